@@ -1,0 +1,32 @@
+# Two set-up commands: `make demo` and `make test` (see README.md).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check -q
+
+.PHONY: demo test install install-test lit pytest clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+install: $(PY)
+	$(PIP) install -e .
+
+install-test: $(PY)
+	$(PIP) install -e '.[test]'
+
+demo: install
+	$(PY) -m irad.demo
+
+pytest: install-test
+	$(PY) -m pytest -q
+
+lit: install-test
+	$(VENV)/bin/lit -v filecheck
+
+test: install-test
+	$(PY) -m pytest -q
+	$(VENV)/bin/lit -v filecheck
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,21 @@
+"""Errors a user of irad can see.
+
+Every message names where the problem is (a Python file:line:col or an IR
+location), what is unsupported, and what to do about it.
+"""
+
+
+class IradError(Exception):
+    """Base class of every error irad raises on purpose."""
+
+
+class UnsupportedError(IradError):
+    """A construct outside the subset irad can lower or differentiate."""
+
+
+class DifferentiationError(IradError):
+    """The differentiation pass could not differentiate a function or call."""
+
+
+class BackendError(IradError):
+    """A backend cannot run an op of the module it was given."""

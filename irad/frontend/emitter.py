@@ -1,0 +1,74 @@
+"""Appends ops to a block, with the numeric conversions Python semantics need."""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from irad.frontend.types import F64, I1, I64, is_bool, is_float, is_int
+
+
+class Emitter:
+    """Builds straight-line code at the end of one block."""
+
+    def __init__(self, block: Block):
+        self.block = block
+
+    def op(self, op: Operation) -> SSAValue:
+        """Append `op`; return its single result (or None if it has none)."""
+        self.block.add_op(op)
+        return op.results[0] if op.results else None
+
+    def results(self, op: Operation) -> tuple[SSAValue, ...]:
+        self.block.add_op(op)
+        return tuple(op.results)
+
+    def const(self, value: float | int | bool, type: Attribute) -> SSAValue:
+        if is_float(type):
+            return self.op(arith.ConstantOp(FloatAttr(float(value), type)))
+        return self.op(arith.ConstantOp(IntegerAttr(int(value), type)))
+
+    def to_float(self, v: SSAValue, type: Attribute = F64) -> SSAValue:
+        """Promote an int or bool to float, as Python does in mixed arithmetic."""
+        if is_float(v.type):
+            if v.type != type:
+                return self.op(arith.ExtFOp(v, type))
+            return v
+        owner = v.owner
+        if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+            literal = owner.value.value.data
+            if is_bool(v.type):
+                literal = literal != 0  # i1 true may be stored as -1
+            return self.const(literal, type)  # a literal needs no conversion op
+        if is_bool(v.type):
+            return self.op(arith.UIToFPOp(v, type))
+        return self.op(arith.SIToFPOp(v, type))
+
+    def to_int(self, v: SSAValue) -> SSAValue:
+        """bool -> int (Python's True == 1)."""
+        if is_bool(v.type):
+            return self.op(arith.ExtUIOp(v, I64))
+        return v
+
+    def to_bool(self, v: SSAValue) -> SSAValue:
+        """Python truthiness of a number: x != 0."""
+        if is_bool(v.type):
+            return v
+        if is_float(v.type):
+            zero = self.const(0.0, v.type)
+            return self.op(arith.CmpfOp(v, zero, "une"))
+        zero = self.const(0, v.type)
+        return self.op(arith.CmpiOp(v, zero, "ne"))
+
+    def unify(self, a: SSAValue, b: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """Bring two numbers to a common type (float wins, then int)."""
+        if is_float(a.type) or is_float(b.type):
+            ftype = a.type if is_float(a.type) else b.type
+            if is_float(a.type) and is_float(b.type) and a.type != b.type:
+                ftype = F64
+            return self.to_float(a, ftype), self.to_float(b, ftype)
+        return self.to_int(a), self.to_int(b)
+
+
+__all__ = ["Emitter", "F64", "I1", "I64"]

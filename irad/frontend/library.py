@@ -1,0 +1,132 @@
+"""The Python library functions the frontend knows, as a table.
+
+Each entry maps a Python callable to an emitter that appends its IR. Functions
+with a single math-dialect op lower to that op (its adjoint lives in
+passes/adjoints.py). Functions irad implements in Python (irad/numerics.py)
+are lowered from their source like user functions, so the rule table sees a
+call to them.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith
+from xdsl.dialects import math as mathd
+from xdsl.ir import SSAValue
+
+from irad import numerics
+from irad.frontend.emitter import Emitter
+from irad.frontend.types import F64, I64, is_float
+
+Emit = Callable[[Emitter, Sequence[SSAValue]], SSAValue]
+
+
+def _unary_float(op_class) -> Emit:
+    def emit(em: Emitter, args: Sequence[SSAValue]) -> SSAValue:
+        return em.op(op_class(em.to_float(args[0])))
+
+    return emit
+
+
+def _binary_float(op_class) -> Emit:
+    def emit(em: Emitter, args: Sequence[SSAValue]) -> SSAValue:
+        a, b = em.unify(em.to_float(args[0]), em.to_float(args[1]))
+        return em.op(op_class(a, b))
+
+    return emit
+
+
+def _rounding(op_class) -> Emit:
+    """math.floor/ceil/trunc return an int in Python."""
+
+    def emit(em: Emitter, args: Sequence[SSAValue]) -> SSAValue:
+        x = args[0]
+        if not is_float(x.type):
+            return em.to_int(x)
+        return em.op(arith.FPToSIOp(em.op(op_class(x)), I64))
+
+    return emit
+
+
+def select_extremum(em: Emitter, args: Sequence[SSAValue], pick_max: bool) -> SSAValue:
+    """Python's min/max: keep the earlier argument unless a later one is strictly beyond it."""
+    best = args[0]
+    for x in args[1:]:
+        best, x = em.unify(best, x)
+        if is_float(best.type):
+            beyond = em.op(arith.CmpfOp(x, best, "ogt" if pick_max else "olt"))
+        else:
+            beyond = em.op(arith.CmpiOp(x, best, "sgt" if pick_max else "slt"))
+        best = em.op(arith.SelectOp(beyond, x, best))
+    return best
+
+
+def _abs(em: Emitter, args: Sequence[SSAValue]) -> SSAValue:
+    x = args[0]
+    if is_float(x.type):
+        return em.op(mathd.AbsFOp(x))
+    return em.op(mathd.AbsIOp(em.to_int(x)))
+
+
+def _float(em: Emitter, args: Sequence[SSAValue]) -> SSAValue:
+    return em.to_float(args[0], args[0].type if is_float(args[0].type) else F64)
+
+
+def _int(em: Emitter, args: Sequence[SSAValue]) -> SSAValue:
+    x = args[0]
+    if is_float(x.type):  # int() truncates toward zero
+        return em.op(arith.FPToSIOp(x, I64))
+    return em.to_int(x)
+
+
+def _pow(em: Emitter, args: Sequence[SSAValue]) -> SSAValue:
+    a, b = em.unify(em.to_float(args[0]), em.to_float(args[1]))
+    return em.op(mathd.PowFOp(a, b))
+
+
+# callable -> (accepted argument counts, emitter)
+OPS: dict[object, tuple[tuple[int, ...], Emit]] = {
+    math.sin: ((1,), _unary_float(mathd.SinOp)),
+    math.cos: ((1,), _unary_float(mathd.CosOp)),
+    math.tan: ((1,), _unary_float(mathd.TanOp)),
+    math.exp: ((1,), _unary_float(mathd.ExpOp)),
+    math.log: ((1,), _unary_float(mathd.LogOp)),
+    math.log1p: ((1,), _unary_float(mathd.Log1pOp)),
+    math.log2: ((1,), _unary_float(mathd.Log2Op)),
+    math.log10: ((1,), _unary_float(mathd.Log10Op)),
+    math.expm1: ((1,), _unary_float(mathd.ExpM1Op)),
+    math.sqrt: ((1,), _unary_float(mathd.SqrtOp)),
+    math.tanh: ((1,), _unary_float(mathd.TanhOp)),
+    math.sinh: ((1,), _unary_float(mathd.SinhOp)),
+    math.cosh: ((1,), _unary_float(mathd.CoshOp)),
+    math.asin: ((1,), _unary_float(mathd.AsinOp)),
+    math.acos: ((1,), _unary_float(mathd.AcosOp)),
+    math.atan: ((1,), _unary_float(mathd.AtanOp)),
+    math.erf: ((1,), _unary_float(mathd.ErfOp)),
+    math.fabs: ((1,), _unary_float(mathd.AbsFOp)),
+    math.atan2: ((2,), _binary_float(mathd.Atan2Op)),
+    math.pow: ((2,), _binary_float(mathd.PowFOp)),
+    math.floor: ((1,), _rounding(mathd.FloorOp)),
+    math.ceil: ((1,), _rounding(mathd.CeilOp)),
+    math.trunc: ((1,), _rounding(mathd.TruncOp)),
+    builtins.abs: ((1,), _abs),
+    builtins.min: ((2, 3, 4, 5, 6, 7, 8), lambda em, a: select_extremum(em, a, False)),
+    builtins.max: ((2, 3, 4, 5, 6, 7, 8), lambda em, a: select_extremum(em, a, True)),
+    builtins.float: ((1,), _float),
+    builtins.int: ((1,), _int),
+    builtins.pow: ((2,), _pow),
+}
+
+# Library functions irad implements in its own Python subset (lowered from source).
+IMPLEMENTED_IN_PYTHON: dict[object, object] = {
+    math.hypot: numerics.hypot,
+}
+
+
+def describe_callable(fn: object) -> str:
+    module = getattr(fn, "__module__", None) or ""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
+    return f"{module}.{name}" if module and module != "builtins" else name

@@ -1,0 +1,634 @@
+"""Lowering of Python functions (their AST) to an xDSL module.
+
+Every Python function reached from the entry point becomes its own `func.func`,
+specialised once per argument-type signature; calls between them stay
+`func.call`, so the call graph survives lowering and the differentiation pass
+can consult the rule table at each call.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import types
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects import math as mathd
+from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
+from xdsl.ir import Attribute, Block, Region, SSAValue
+
+from irad.errors import UnsupportedError
+from irad.frontend.emitter import Emitter
+from irad.frontend.library import IMPLEMENTED_IN_PYTHON, OPS, describe_callable
+from irad.frontend.source import FunctionSource, parse_function
+from irad.frontend.types import I1, describe, is_bool, is_float, is_int, type_of_value
+
+# The largest literal integer exponent expanded into multiplications.
+MAX_UNROLLED_POWER = 64
+
+CONTROL_FLOW_HINT = (
+    "statement-level control flow (if/for/while) is not supported yet; "
+    "use a conditional expression `a if cond else b`"
+)
+
+UNSUPPORTED_STATEMENTS = {
+    ast.If: ("an `if` statement", CONTROL_FLOW_HINT),
+    ast.For: ("a `for` loop", CONTROL_FLOW_HINT),
+    ast.While: ("a `while` loop", CONTROL_FLOW_HINT),
+    ast.Break: ("`break`", CONTROL_FLOW_HINT),
+    ast.Continue: ("`continue`", CONTROL_FLOW_HINT),
+    ast.Try: ("a `try` statement", "exceptions cannot be differentiated; remove it"),
+    ast.Raise: ("a `raise` statement", "exceptions cannot be differentiated; remove it"),
+    ast.With: ("a `with` statement", "remove it"),
+    ast.Assert: ("an `assert` statement", "move the check outside the function"),
+    ast.Import: ("an `import` inside the function", "import at module level"),
+    ast.ImportFrom: ("an `import` inside the function", "import at module level"),
+    ast.FunctionDef: ("a nested function definition", "define it at module level"),
+    ast.ClassDef: ("a class definition", "define it at module level"),
+    ast.Global: ("a `global` statement", "pass the value as an argument"),
+    ast.Nonlocal: ("a `nonlocal` statement", "pass the value as an argument"),
+    ast.Delete: ("a `del` statement", "remove it"),
+}
+
+
+@dataclass(frozen=True)
+class Static:
+    """A Python object known at lowering time (a module, a function, ...)."""
+
+    obj: object
+
+
+Value = SSAValue | tuple | Static | None
+
+
+class ModuleLowering:
+    """Lowers a Python entry function and everything it calls into one module."""
+
+    def __init__(self) -> None:
+        self.module = ModuleOp([])
+        self._functions: dict[tuple[object, tuple[Attribute, ...]], func.FuncOp] = {}
+        self._in_progress: set[tuple[object, tuple[Attribute, ...]]] = set()
+        self._symbols: set[str] = set()
+
+    def function(
+        self, fn, arg_types: tuple[Attribute, ...], call_site: str | None = None
+    ) -> func.FuncOp:
+        """The func.func for `fn` specialised to `arg_types`, lowering it if needed."""
+        key = (fn, arg_types)
+        if key in self._functions:
+            return self._functions[key]
+        if key in self._in_progress:
+            where = f"{call_site}: " if call_site else ""
+            raise UnsupportedError(
+                f"{where}recursive call to {describe_callable(fn)} is not supported yet\n"
+                "  hint: recursion comes with control-flow support; "
+                "rewrite the function without recursion for now"
+            )
+        self._in_progress.add(key)
+        try:
+            op = FunctionLowering(self, parse_function(fn), arg_types).lower()
+        finally:
+            self._in_progress.discard(key)
+        self._functions[key] = op
+        self.module.body.block.add_op(op)
+        return op
+
+    def symbol_for(self, fn) -> tuple[str, str]:
+        """(unique symbol name, rule-table key) for a Python function."""
+        key = f"{fn.__module__}.{fn.__qualname__}"
+        base = key if fn.__module__.startswith("irad.") else fn.__name__
+        name, n = base, 0
+        while name in self._symbols:
+            n += 1
+            name = f"{base}_{n}"
+        self._symbols.add(name)
+        return name, key
+
+
+def lower_function(fn, arg_types: tuple[Attribute, ...]) -> tuple[ModuleOp, str]:
+    """Lower `fn` for `arg_types`. Returns the module and the entry's symbol name."""
+    lowering = ModuleLowering()
+    entry = lowering.function(fn, arg_types)
+    entry.sym_visibility = None  # the entry point is public, helpers private
+    return lowering.module, entry.sym_name.data
+
+
+def signature_of(fn, args: tuple) -> tuple[Attribute, ...]:
+    """The IR types of example arguments, with an error naming a bad one."""
+    types_ = []
+    for i, value in enumerate(args):
+        t = type_of_value(value)
+        if t is None:
+            raise UnsupportedError(
+                f"argument {i} of {describe_callable(fn)} has type "
+                f"{type(value).__name__}, which irad cannot lower\n"
+                "  hint: pass float, int or bool scalars"
+            )
+        types_.append(t)
+    return tuple(types_)
+
+
+class FunctionLowering:
+    """Lowers one Python function body (straight-line code) to a func.func."""
+
+    def __init__(self, owner: ModuleLowering, src: FunctionSource, arg_types):
+        self.owner = owner
+        self.src = src
+        self.fn = src.fn
+        self.arg_types = arg_types
+        self.env: dict[str, Value] = {}
+        self.block = Block(arg_types=arg_types)
+        self.em = Emitter(self.block)
+
+    # ---- function level -------------------------------------------------
+    def lower(self) -> func.FuncOp:
+        tree = self.src.tree
+        params = self._parameters(tree)
+        if len(params) != len(self.arg_types):
+            raise self.src.error(
+                tree,
+                f"{tree.name} takes {len(params)} arguments but was given "
+                f"{len(self.arg_types)}",
+            )
+        for name, arg in zip(params, self.block.args):
+            arg.name_hint = name
+            self.env[name] = arg
+        returned = self._statements(tree.body)
+        results = self._flatten_return(returned)
+        self.em.op(func.ReturnOp(*results))
+        name, key = self.owner.symbol_for(self.fn)
+        op = func.FuncOp(
+            name,
+            FunctionType.from_lists(self.arg_types, [r.type for r in results]),
+            Region(self.block),
+            visibility="private",
+        )
+        if key != name:
+            op.attributes["irad.target"] = StringAttr(key)
+        return op
+
+    def _parameters(self, tree: ast.FunctionDef) -> list[str]:
+        a = tree.args
+        if a.vararg or a.kwarg or a.kwonlyargs:
+            raise self.src.error(
+                tree,
+                f"{tree.name} has *args, **kwargs or keyword-only parameters",
+                "use plain positional parameters",
+            )
+        return [p.arg for p in a.posonlyargs + a.args]
+
+    def _flatten_return(self, value: Value) -> list[SSAValue]:
+        if value is None:
+            return []
+        values = value if isinstance(value, tuple) else (value,)
+        for v in values:
+            if not isinstance(v, SSAValue):
+                raise self.src.error(
+                    self.src.tree,
+                    f"{self.src.tree.name} returns a {type(v).__name__}, "
+                    "not a number or a flat tuple of numbers",
+                )
+        return list(values)
+
+    # ---- statements -------------------------------------------------------
+    def _statements(self, body: list[ast.stmt]) -> Value:
+        """Lower statements up to the first `return`; returns its value."""
+        for stmt in body:
+            if isinstance(stmt, ast.Return):
+                return None if stmt.value is None else self.expr(stmt.value)
+            self.statement(stmt)
+        return None
+
+    def statement(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, ast.Assign):
+            value = self.expr(stmt.value)
+            for target in stmt.targets:
+                self.assign(target, value)
+        elif isinstance(stmt, ast.AugAssign):
+            if not isinstance(stmt.target, ast.Name):
+                raise self.src.error(
+                    stmt, "augmented assignment to anything but a variable",
+                    "in-place updates of containers are not supported",
+                )
+            current = self.name(stmt.target)
+            self.env[stmt.target.id] = self.binary(stmt.op, current, stmt.value, stmt)
+        elif isinstance(stmt, ast.AnnAssign):
+            if stmt.value is not None:
+                self.assign(stmt.target, self.expr(stmt.value))
+        elif isinstance(stmt, ast.Expr):
+            if not (isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)):
+                self.expr(stmt.value)  # pure: evaluated for its errors only
+        elif isinstance(stmt, ast.Pass):
+            pass
+        else:
+            what, hint = UNSUPPORTED_STATEMENTS.get(
+                type(stmt), (f"a `{type(stmt).__name__}` statement", "")
+            )
+            raise self.src.error(stmt, f"{what} is not supported", hint)
+
+    def assign(self, target: ast.expr, value: Value) -> None:
+        if isinstance(target, ast.Name):
+            if isinstance(value, SSAValue) and value.name_hint is None:
+                value.name_hint = target.id
+            self.env[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if not isinstance(value, tuple):
+                raise self.src.error(target, "tuple unpacking of a value that is not a tuple")
+            if len(value) != len(target.elts):
+                raise self.src.error(
+                    target,
+                    f"cannot unpack {len(value)} values into {len(target.elts)} names",
+                )
+            for t, v in zip(target.elts, value):
+                self.assign(t, v)
+        else:
+            raise self.src.error(
+                target,
+                f"assignment to a {type(target).__name__.lower()} is not supported",
+                "assign to plain variable names",
+            )
+
+    # ---- expressions ------------------------------------------------------
+    def expr(self, node: ast.expr) -> Value:
+        method = getattr(self, f"expr_{type(node).__name__}", None)
+        if method is None:
+            raise self.src.error(
+                node, f"{_describe_node(node)} is not supported in irad's Python subset"
+            )
+        return method(node)
+
+    def number(self, node: ast.expr) -> SSAValue:
+        """Evaluate `node`, which must be a number."""
+        value = self.expr(node)
+        if isinstance(value, Static):
+            value = self.materialise(value.obj, node)
+        if not isinstance(value, SSAValue):
+            raise self.src.error(node, f"expected a number here, got {_kind(value)}")
+        return value
+
+    def materialise(self, obj: object, node: ast.AST) -> SSAValue:
+        t = type_of_value(obj)
+        if t is None:
+            raise self.src.error(
+                node, f"{_kind(Static(obj))} cannot be used as a number"
+            )
+        return self.em.const(obj, t)
+
+    def expr_Constant(self, node: ast.Constant) -> Value:
+        if isinstance(node.value, (bool, int, float)):
+            return self.em.const(node.value, type_of_value(node.value))
+        raise self.src.error(node, f"the constant {node.value!r} is not supported")
+
+    def name(self, node: ast.Name) -> Value:
+        return self.expr_Name(node)
+
+    def expr_Name(self, node: ast.Name) -> Value:
+        if node.id in self.env:
+            return self.env[node.id]
+        found, obj = self._lookup_global(node.id)
+        if not found:
+            raise self.src.error(node, f"name '{node.id}' is not defined")
+        return self._static_value(obj, node)
+
+    def _lookup_global(self, name: str) -> tuple[bool, object]:
+        code = self.fn.__code__
+        if name in code.co_freevars and self.fn.__closure__:
+            cell = self.fn.__closure__[code.co_freevars.index(name)]
+            try:
+                return True, cell.cell_contents
+            except ValueError:
+                return False, None
+        if name in self.fn.__globals__:
+            return True, self.fn.__globals__[name]
+        if hasattr(builtins, name):
+            return True, getattr(builtins, name)
+        return False, None
+
+    def _static_value(self, obj: object, node: ast.AST) -> Value:
+        # Numbers from globals/closures are baked in as constants at lowering time.
+        if type_of_value(obj) is not None:
+            return self.materialise(obj, node)
+        return Static(obj)
+
+    def expr_Attribute(self, node: ast.Attribute) -> Value:
+        base = self.expr(node.value)
+        if not isinstance(base, Static):
+            raise self.src.error(
+                node, f"attribute access `.{node.attr}` on a runtime value is not supported"
+            )
+        if not hasattr(base.obj, node.attr):
+            raise self.src.error(node, f"{_kind(base)} has no attribute '{node.attr}'")
+        return self._static_value(getattr(base.obj, node.attr), node)
+
+    def expr_Tuple(self, node: ast.Tuple) -> Value:
+        values = []
+        for elt in node.elts:
+            if isinstance(elt, ast.Starred):
+                raise self.src.error(elt, "starred expressions are not supported")
+            values.append(self.number(elt))
+        return tuple(values)
+
+    def expr_Subscript(self, node: ast.Subscript) -> Value:
+        base = self.expr(node.value)
+        if not isinstance(base, tuple):
+            raise self.src.error(node, f"indexing into {_kind(base)} is not supported")
+        index = _static_index(node.slice)
+        if index is None:
+            raise self.src.error(node, "tuples can only be indexed with constant integers or slices")
+        try:
+            return base[index]
+        except IndexError:
+            raise self.src.error(node, f"tuple index {index} out of range") from None
+
+    def expr_UnaryOp(self, node: ast.UnaryOp) -> Value:
+        x = self.number(node.operand)
+        if isinstance(node.op, ast.UAdd):
+            return self.em.to_int(x) if is_bool(x.type) else x
+        if isinstance(node.op, ast.USub):
+            if is_float(x.type):
+                return self.em.op(arith.NegfOp(x))
+            x = self.em.to_int(x)
+            return self.em.op(arith.SubiOp(self.em.const(0, x.type), x))
+        if isinstance(node.op, ast.Not):
+            b = self.em.to_bool(x)
+            return self.em.op(arith.XOrIOp(b, self.em.const(1, I1)))
+        raise self.src.error(node, "the bitwise operator `~` is not supported")
+
+    def expr_BinOp(self, node: ast.BinOp) -> Value:
+        return self.binary(node.op, self.number(node.left), node.right, node)
+
+    def binary(self, op: ast.operator, left: SSAValue, right_node: ast.expr, node) -> SSAValue:
+        if not isinstance(left, SSAValue):
+            raise self.src.error(node, f"arithmetic on {_kind(left)} is not supported")
+        if isinstance(op, ast.Pow):
+            return self.power(left, right_node, node)
+        right = self.number(right_node)
+        em = self.em
+        if isinstance(op, ast.Div):
+            a, b = em.unify(em.to_float(left), em.to_float(right))
+            return em.op(arith.DivfOp(a, b))
+        a, b = em.unify(left, right)
+        floating = is_float(a.type)
+        if isinstance(op, ast.Add):
+            return em.op(arith.AddfOp(a, b) if floating else arith.AddiOp(a, b))
+        if isinstance(op, ast.Sub):
+            return em.op(arith.SubfOp(a, b) if floating else arith.SubiOp(a, b))
+        if isinstance(op, ast.Mult):
+            return em.op(arith.MulfOp(a, b) if floating else arith.MuliOp(a, b))
+        if isinstance(op, ast.FloorDiv):
+            if floating:
+                return em.op(mathd.FloorOp(em.op(arith.DivfOp(a, b))))
+            return em.op(arith.FloorDivSIOp(a, b))
+        if isinstance(op, ast.Mod):
+            return self.modulo(a, b)
+        raise self.src.error(node, f"the operator {_OPERATOR_NAMES.get(type(op), type(op).__name__)} is not supported")
+
+    def modulo(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        """Python's `%`: the result has the sign of the divisor."""
+        em = self.em
+        if is_float(a.type):
+            q = em.op(mathd.FloorOp(em.op(arith.DivfOp(a, b))))
+            return em.op(arith.SubfOp(a, em.op(arith.MulfOp(q, b))))
+        r = em.op(arith.RemSIOp(a, b))
+        zero = em.const(0, a.type)
+        nonzero = em.op(arith.CmpiOp(r, zero, "ne"))
+        signs_differ = em.op(
+            arith.CmpiOp(em.op(arith.XOrIOp(r, b)), zero, "slt")
+        )
+        fix = em.op(arith.AndIOp(nonzero, signs_differ))
+        return em.op(arith.SelectOp(fix, em.op(arith.AddiOp(r, b)), r))
+
+    def power(self, base: SSAValue, exponent_node: ast.expr, node) -> SSAValue:
+        em = self.em
+        n = _literal_int(exponent_node)
+        if n is not None and abs(n) <= MAX_UNROLLED_POWER:
+            base = em.to_int(base) if is_bool(base.type) else base
+            if n < 0 and not is_float(base.type):
+                base = em.to_float(base)
+            result = _power_by_squaring(em, base, abs(n))
+            if n < 0:
+                return em.op(arith.DivfOp(em.const(1.0, base.type), result))
+            return result
+        exponent = self.number(exponent_node)
+        if not is_float(base.type) and not is_float(exponent.type):
+            raise self.src.error(
+                node,
+                "int ** int with a runtime exponent is not supported",
+                "write float(base) ** n",
+            )
+        a, b = em.unify(em.to_float(base), em.to_float(exponent))
+        return em.op(mathd.PowFOp(a, b))
+
+    def expr_Compare(self, node: ast.Compare) -> Value:
+        left = self.number(node.left)
+        result = None
+        for op, right_node in zip(node.ops, node.comparators):
+            right = self.number(right_node)
+            cmp = self.compare(op, left, right, node)
+            result = cmp if result is None else self.em.op(arith.AndIOp(result, cmp))
+            left = right
+        return result
+
+    def compare(self, op: ast.cmpop, left: SSAValue, right: SSAValue, node) -> SSAValue:
+        predicates = _COMPARISONS.get(type(op))
+        if predicates is None:
+            raise self.src.error(node, f"the comparison `{_CMP_NAMES.get(type(op), type(op).__name__)}` is not supported")
+        a, b = self.em.unify(left, right)
+        if is_float(a.type):
+            return self.em.op(arith.CmpfOp(a, b, predicates[0]))
+        return self.em.op(arith.CmpiOp(a, b, predicates[1]))
+
+    def expr_BoolOp(self, node: ast.BoolOp) -> Value:
+        values = [self.number(v) for v in node.values]
+        for v, sub in zip(values, node.values):
+            if not is_bool(v.type):
+                raise self.src.error(
+                    sub,
+                    "`and`/`or` on a number (not a bool) is not supported",
+                    "compare explicitly, e.g. `x != 0.0`",
+                )
+        op_class = arith.AndIOp if isinstance(node.op, ast.And) else arith.OrIOp
+        result = values[0]
+        for v in values[1:]:
+            result = self.em.op(op_class(result, v))
+        return result
+
+    def expr_IfExp(self, node: ast.IfExp) -> Value:
+        cond = self.em.to_bool(self.number(node.test))
+        then_block, then_value = self._branch(node.body)
+        else_block, else_value = self._branch(node.orelse)
+        if is_float(then_value.type) or is_float(else_value.type):
+            target = then_value.type if is_float(then_value.type) else else_value.type
+            then_value = Emitter(then_block).to_float(then_value, target)
+            else_value = Emitter(else_block).to_float(else_value, target)
+        elif then_value.type != else_value.type:
+            then_value = Emitter(then_block).to_int(then_value)
+            else_value = Emitter(else_block).to_int(else_value)
+        then_block.add_op(scf.YieldOp(then_value))
+        else_block.add_op(scf.YieldOp(else_value))
+        return self.em.op(
+            scf.IfOp(cond, [then_value.type], Region(then_block), Region(else_block))
+        )
+
+    def _branch(self, node: ast.expr) -> tuple[Block, SSAValue]:
+        """Lower one arm of a conditional expression into its own block (lazily run)."""
+        outer = self.em
+        block = Block()
+        self.em = Emitter(block)
+        try:
+            value = self.number(node)
+        finally:
+            self.em = outer
+        return block, value
+
+    def expr_Call(self, node: ast.Call) -> Value:
+        callee = self.expr(node.func)
+        if not isinstance(callee, Static):
+            raise self.src.error(node, f"calling {_kind(callee)} is not supported")
+        target = IMPLEMENTED_IN_PYTHON.get(callee.obj, callee.obj)
+        if target in OPS:
+            return self._library_call(node, callee.obj)
+        if isinstance(target, types.FunctionType):
+            return self._python_call(node, target)
+        raise self.src.error(
+            node,
+            f"call to {describe_callable(callee.obj)} is not supported: it has no "
+            "Python source irad can lower and no lowering in irad's library",
+            "use the math functions irad knows, or rewrite it as a Python function",
+        )
+
+    def _library_call(self, node: ast.Call, fn) -> SSAValue:
+        arities, emit = OPS[fn]
+        if node.keywords:
+            raise self.src.error(node, f"keyword arguments to {describe_callable(fn)} are not supported")
+        if len(node.args) not in arities:
+            raise self.src.error(
+                node,
+                f"{describe_callable(fn)} with {len(node.args)} arguments is not supported",
+            )
+        args = [self.number(a) for a in node.args]
+        return emit(self.em, args)
+
+    def _python_call(self, node: ast.Call, fn) -> Value:
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords
+        ):
+            raise self.src.error(node, "*args / **kwargs in calls are not supported")
+        args = [self.number(a) for a in node.args]
+        kwargs = {k.arg: self.number(k.value) for k in node.keywords}
+        try:
+            bound = inspect.signature(fn).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise self.src.error(node, f"bad call to {describe_callable(fn)}: {exc}") from None
+        bound.apply_defaults()
+        values = []
+        for name, v in bound.arguments.items():
+            if not isinstance(v, SSAValue):
+                v = self.materialise(v, node) if type_of_value(v) is not None else v
+            if not isinstance(v, SSAValue):
+                raise self.src.error(
+                    node, f"argument '{name}' of {describe_callable(fn)} is not a number"
+                )
+            values.append(v)
+        callee = self.owner.function(
+            fn, tuple(v.type for v in values), self.src.location(node)
+        )
+        result_types = callee.function_type.outputs.data
+        results = self.em.results(func.CallOp(callee.sym_name.data, values, result_types))
+        if len(results) == 0:
+            return None
+        return results[0] if len(results) == 1 else results
+
+
+def _power_by_squaring(em: Emitter, base: SSAValue, n: int) -> SSAValue:
+    mul = arith.MulfOp if is_float(base.type) else arith.MuliOp
+    result = None
+    square = base
+    while n:
+        if n & 1:
+            result = square if result is None else em.op(mul(result, square))
+        n >>= 1
+        if n:
+            square = em.op(mul(square, square))
+    return result if result is not None else em.const(1, base.type)
+
+
+def _literal_int(node: ast.expr) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) is int
+    ):
+        return -node.operand.value
+    return None
+
+
+def _static_index(node: ast.expr):
+    n = _literal_int(node)
+    if n is not None:
+        return n
+    if isinstance(node, ast.Slice):
+        parts = [node.lower, node.upper, node.step]
+        values = [None if p is None else _literal_int(p) for p in parts]
+        if all(p is None or v is not None for p, v in zip(parts, values)):
+            return slice(*values)
+    return None
+
+
+def _kind(value: Value) -> str:
+    if isinstance(value, Static):
+        obj = value.obj
+        if isinstance(obj, types.ModuleType):
+            return f"the module {obj.__name__}"
+        if callable(obj):
+            return f"the function {describe_callable(obj)}"
+        return f"a {type(obj).__name__} object"
+    if isinstance(value, tuple):
+        return "a tuple"
+    if value is None:
+        return "None (a call that returns nothing)"
+    return f"a {describe(value.type)} value"
+
+
+_COMPARISONS = {
+    ast.Lt: ("olt", "slt"),
+    ast.LtE: ("ole", "sle"),
+    ast.Gt: ("ogt", "sgt"),
+    ast.GtE: ("oge", "sge"),
+    ast.Eq: ("oeq", "eq"),
+    ast.NotEq: ("une", "ne"),
+}
+_CMP_NAMES = {ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
+_OPERATOR_NAMES = {
+    ast.MatMult: "`@`",
+    ast.BitAnd: "`&`",
+    ast.BitOr: "`|`",
+    ast.BitXor: "`^`",
+    ast.LShift: "`<<`",
+    ast.RShift: "`>>`",
+}
+_NODE_NAMES = {
+    "Lambda": "a lambda",
+    "ListComp": "a list comprehension",
+    "SetComp": "a set comprehension",
+    "DictComp": "a dict comprehension",
+    "GeneratorExp": "a generator expression",
+    "List": "a list",
+    "Dict": "a dict",
+    "Set": "a set",
+    "JoinedStr": "an f-string",
+    "NamedExpr": "an assignment expression (:=)",
+    "Await": "await",
+    "Yield": "yield",
+    "YieldFrom": "yield from",
+    "Starred": "a starred expression",
+}
+
+
+def _describe_node(node: ast.AST) -> str:
+    return _NODE_NAMES.get(type(node).__name__, f"the expression `{type(node).__name__}`")

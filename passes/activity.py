@@ -1,0 +1,49 @@
+"""Activity analysis: which values vary with the differentiated arguments.
+
+A value is active when it is a float that depends on an active argument
+through differentiable ops. Integers and booleans are never active, and
+neither are results of piecewise-constant ops (floor, comparisons, ...), so no
+cotangent code is emitted for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import Float32Type, Float64Type
+from xdsl.ir import Attribute, Block, SSAValue
+
+from irad.passes.adjoints import NON_DIFFERENTIABLE
+
+
+def is_float_type(t: Attribute) -> bool:
+    return isinstance(t, (Float64Type, Float32Type))
+
+
+def active_values(fn: func.FuncOp, active_args: Sequence[bool]) -> set[SSAValue]:
+    active: set[SSAValue] = {
+        arg
+        for arg, is_active in zip(fn.body.block.args, active_args)
+        if is_active and is_float_type(arg.type)
+    }
+    _propagate(fn.body.block, active)
+    return active
+
+
+def _propagate(block: Block, active: set[SSAValue]) -> None:
+    for op in block.ops:
+        if op.name in NON_DIFFERENTIABLE:
+            continue
+        if isinstance(op, scf.IfOp):
+            for region in op.regions:
+                _propagate(region.block, active)
+            yields = [r.block.last_op for r in op.regions]
+            for i, result in enumerate(op.results):
+                if is_float_type(result.type) and any(
+                    y.operands[i] in active for y in yields
+                ):
+                    active.add(result)
+            continue
+        if any(operand in active for operand in op.operands):
+            active.update(r for r in op.results if is_float_type(r.type))

@@ -1,0 +1,252 @@
+"""`irad-differentiate`: reverse-mode differentiation of func/arith/math/scf IR.
+
+The pass replaces each request op (`irad.grad`, `irad.value_and_grad`) by calls
+to generated functions. At every call op with an active argument it asks the
+rule table once, at compile time: a matching rule is inlined; otherwise (no
+rule, or the rule declined) the callee is differentiated into its own
+generated functions, memoised per (callee, activity). Callees are generated
+before their callers by an explicit worklist, so deep call chains do not hit
+Python's recursion limit. It works on IR alone (no Python frontend), so it
+runs inside stock `xdsl-opt` too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr
+from xdsl.ir import Operation, Region
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from irad.dialect import DerivativeRequestOp, ValueAndGradOp
+from irad.errors import DifferentiationError
+from irad.passes.activity import active_values, is_float_type
+from irad.passes.provenance import (
+    AUGMENTED,
+    PULLBACK,
+    activity_string,
+    generated_name,
+    mark_generated,
+)
+from irad.passes.reverse import CallPlan, FunctionPlan, build_reverse, function_types, location
+from irad.rules import RuleTable, default_table
+from irad.rules.table import check_rule_ir
+
+Key = tuple[str, tuple[bool, ...]]  # (primal symbol, activity per argument)
+
+
+@dataclass(frozen=True)
+class Generated:
+    augmented: str
+    pullback: str
+    residual_types: tuple
+
+
+@dataclass(frozen=True)
+class CallDecision:
+    """What happened at one call op (for reports and tests)."""
+
+    caller: str
+    callee: str
+    target: str
+    kind: str  # "rule", "declined" or "no-rule"
+    rule_origin: str = ""
+
+
+@dataclass
+class _Pending:
+    plan: FunctionPlan
+    callees: dict[Operation, Key] = field(default_factory=dict)
+
+
+def rule_key(fn: func.FuncOp) -> str:
+    """The rule-table target of a function: its `irad.target`, else its symbol."""
+    target = fn.attributes.get("irad.target")
+    return target.data if isinstance(target, StringAttr) else fn.sym_name.data
+
+
+class Differentiator:
+    """Generates augmented primals and pullbacks into one module."""
+
+    def __init__(self, module: ModuleOp, table: RuleTable | None = None):
+        self.module = module
+        self.table = table if table is not None else default_table()
+        self.functions: dict[str, func.FuncOp] = {
+            op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)
+        }
+        self.generated: dict[Key, Generated] = {}
+        self.decisions: list[CallDecision] = []
+
+    # ---- entry points ------------------------------------------------------
+    def rewrite_requests(self) -> None:
+        requests = [op for op in self.module.walk() if isinstance(op, DerivativeRequestOp)]
+        for op in requests:
+            self.rewrite_request(op)
+
+    def reverse(self, name: str, active: tuple[bool, ...]) -> Generated:
+        """Generate (or reuse) the augmented primal and pullback of @name."""
+        self._ensure((name, active))
+        return self.generated[(name, active)]
+
+    # ---- request ops -------------------------------------------------------
+    def rewrite_request(self, op: DerivativeRequestOp) -> None:
+        name = op.callee.root_reference.data
+        fn = self.function(name, op)
+        inputs = fn.function_type.inputs.data
+        outputs = fn.function_type.outputs.data
+        if len(outputs) != 1 or not is_float_type(outputs[0]):
+            raise DifferentiationError(
+                f"{location(op)}: @{name} must return exactly one float to take its "
+                f"gradient, but returns ({', '.join(map(str, outputs))})"
+            )
+        for i in op.wrt_indices:
+            if not is_float_type(inputs[i]):
+                raise DifferentiationError(
+                    f"{location(op)}: cannot differentiate with respect to argument {i} "
+                    f"of @{name}: it has type {inputs[i]}, not a float"
+                )
+        active = tuple(i in op.wrt_indices for i in range(len(inputs)))
+        gen = self.reverse(name, active)
+        aug = func.CallOp(gen.augmented, list(op.operands), [*outputs, *gen.residual_types])
+        seed = arith.ConstantOp(FloatAttr(1.0, outputs[0]))
+        grad_types = [inputs[i] for i in op.wrt_indices]
+        pullback = func.CallOp(gen.pullback, [*aug.results[1:], seed.result], grad_types)
+        results = list(pullback.results)
+        if isinstance(op, ValueAndGradOp):
+            results = [aug.results[0], *results]
+        Rewriter.replace_op(op, [aug, seed, pullback], results)
+
+    # ---- the worklist ------------------------------------------------------
+    def _ensure(self, root: Key) -> None:
+        """Generate `root` and every callee it needs, callees first.
+
+        The stack is the current path through the call graph, so meeting a key
+        that is already on it means real recursion.
+        """
+        stack: list[Key] = [root]
+        pending: dict[Key, _Pending] = {}
+        while stack:
+            key = stack[-1]
+            if key in self.generated:
+                stack.pop()
+                continue
+            if key not in pending:
+                pending[key] = self._plan(key)
+            missing = [k for k in pending[key].callees.values() if k not in self.generated]
+            if missing:
+                dep = missing[0]
+                if dep in stack:
+                    cycle = " -> ".join(f"@{k[0]}" for k in stack[stack.index(dep):] + [dep])
+                    raise DifferentiationError(
+                        f"recursive call cycle {cycle}: differentiating recursion is "
+                        "not supported yet\n  hint: rewrite without recursion, or "
+                        "register a rule for the recursive function"
+                    )
+                stack.append(dep)
+                continue
+            self._generate(key, pending.pop(key))
+            stack.pop()
+
+    def _plan(self, key: Key) -> _Pending:
+        name, active_args = key
+        fn = self.function(name)
+        active = active_values(fn, active_args)
+        plan = FunctionPlan(active, {})
+        pending = _Pending(plan)
+        for op in fn.walk():
+            if not isinstance(op, func.CallOp) or not any(o in active for o in op.operands):
+                continue
+            callee_name = op.callee.root_reference.data
+            callee = self.function(callee_name, op)
+            target = rule_key(callee)
+            arg_types = tuple(o.type for o in op.operands)
+            decision = self.table.lookup(target, arg_types)
+            self.decisions.append(
+                CallDecision(
+                    name,
+                    callee_name,
+                    target,
+                    decision.kind,
+                    decision.rule.origin if decision.rule else "",
+                )
+            )
+            if decision.kind == "rule":
+                check_rule_ir(target, decision.ir, arg_types, sum(map(is_float_type, arg_types)))
+                plan.calls[op] = CallPlan("rule", callee_name, target, decision.ir)
+                continue
+            if callee.is_declaration:
+                raise DifferentiationError(
+                    f"{location(op)}: @{callee_name} has no body and no rule "
+                    f"(target '{target}'), so it cannot be differentiated\n"
+                    "  hint: register a rule for it in the rule table"
+                )
+            pending.callees[op] = (callee_name, tuple(o in active for o in op.operands))
+        return pending
+
+    def _generate(self, key: Key, pending: _Pending) -> None:
+        name, active = key
+        primal = self.function(name)
+        for op, callee_key in pending.callees.items():
+            gen = self.generated[callee_key]
+            pending.plan.calls[op] = CallPlan(
+                "generated",
+                callee_key[0],
+                augmented=gen.augmented,
+                pullback=gen.pullback,
+                residual_types=gen.residual_types,
+            )
+        aug_name = generated_name(name, AUGMENTED, active)
+        pb_name = generated_name(name, PULLBACK, active)
+        existing = self._existing(aug_name, pb_name, primal)
+        if existing is not None:
+            self.generated[key] = existing
+            return
+        aug_block, pb_block, residual_types = build_reverse(primal, active, pending.plan)
+        aug_type, pb_type = function_types(primal, active, residual_types)
+        for sym, ftype, block, role in (
+            (aug_name, aug_type, aug_block, AUGMENTED),
+            (pb_name, pb_type, pb_block, PULLBACK),
+        ):
+            generated = func.FuncOp(sym, ftype, Region(block), visibility="private")
+            mark_generated(generated, primal, role)
+            self.module.body.block.add_op(generated)
+            self.functions[sym] = generated
+        self.generated[key] = Generated(aug_name, pb_name, tuple(residual_types))
+
+    def _existing(self, aug_name: str, pb_name: str, primal: func.FuncOp) -> Generated | None:
+        """Reuse functions an earlier run generated; refuse a clashing symbol."""
+        aug, pb = self.functions.get(aug_name), self.functions.get(pb_name)
+        if aug is None and pb is None:
+            return None
+        if aug is None or pb is None or "irad.primal" not in aug.attributes:
+            clash = aug_name if aug is not None else pb_name
+            raise DifferentiationError(
+                f"cannot generate @{clash}: a function with that name already exists\n"
+                "  hint: rename it; names ending in .augmented.* and .pullback.* "
+                "are reserved for generated code"
+            )
+        n = len(primal.function_type.outputs.data)
+        return Generated(aug_name, pb_name, tuple(aug.function_type.outputs.data[n:]))
+
+    def function(self, name: str, use: Operation | None = None) -> func.FuncOp:
+        fn = self.functions.get(name)
+        if fn is None:
+            where = f"{location(use)}: " if use is not None else ""
+            raise DifferentiationError(f"{where}no function @{name} in the module")
+        return fn
+
+
+class DifferentiatePass(ModulePass):
+    """Replace irad.grad / irad.value_and_grad by calls to generated augmented
+    primals and pullbacks, consulting the rule table at every call."""
+
+    name = "irad-differentiate"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        Differentiator(op).rewrite_requests()
+
+
+__all__ = ["DifferentiatePass", "Differentiator", "Generated", "rule_key", "activity_string"]

@@ -1,0 +1,54 @@
+"""Names and provenance metadata of the functions the pass generates.
+
+Naming scheme (stable; FileCheck tests depend on it):
+
+    @<primal>.augmented.<activity>   the augmented primal: results, then residuals
+    @<primal>.pullback.<activity>    the pullback: residuals and result cotangents in,
+                                     argument cotangents out
+
+<activity> has one letter per argument: `d` (differentiated) or `c` (constant).
+It is omitted for functions without arguments.
+
+Metadata (discardable, builtin attributes, so upstream MLIR reads them):
+
+    irad.primal = @f      the original primal function, even for generated code
+    irad.role = "augmented_primal" | "pullback"
+    irad.order = 1        derivative order (differentiating generated code adds one)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr, StringAttr, SymbolRefAttr, i64
+
+AUGMENTED = "augmented_primal"
+PULLBACK = "pullback"
+_SHORT = {AUGMENTED: "augmented", PULLBACK: "pullback"}
+
+
+def activity_string(active: Sequence[bool]) -> str:
+    return "".join("d" if a else "c" for a in active)
+
+
+def generated_name(primal: str, role: str, active: Sequence[bool]) -> str:
+    suffix = activity_string(active)
+    name = f"{primal}.{_SHORT[role]}"
+    return f"{name}.{suffix}" if suffix else name
+
+
+def origin(fn: func.FuncOp) -> tuple[str, int]:
+    """(original primal symbol, derivative order) of a function."""
+    primal = fn.attributes.get("irad.primal")
+    if isinstance(primal, SymbolRefAttr):
+        order = fn.attributes.get("irad.order")
+        return primal.root_reference.data, order.value.data if isinstance(order, IntegerAttr) else 1
+    return fn.sym_name.data, 0
+
+
+def mark_generated(fn: func.FuncOp, primal: func.FuncOp, role: str) -> None:
+    root, order = origin(primal)
+    fn.attributes["irad.primal"] = SymbolRefAttr(root)
+    fn.attributes["irad.role"] = StringAttr(role)
+    fn.attributes["irad.order"] = IntegerAttr(order + 1, i64)

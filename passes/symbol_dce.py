@@ -1,0 +1,41 @@
+"""`irad-symbol-dce`: drop private functions nothing public reaches.
+
+After differentiation the primal helpers (and generated functions whose
+callers were inlined or folded away) are often unused; MLIR has
+`symbol-dce` for this, xDSL 0.75 does not.
+"""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
+from xdsl.passes import ModulePass
+
+
+def _referenced_symbols(op) -> set[str]:
+    names = set()
+    for inner in op.walk():
+        for attr in list(inner.properties.values()) + list(inner.attributes.values()):
+            if isinstance(attr, SymbolRefAttr) and inner is not op:
+                names.add(attr.root_reference.data)
+    return names
+
+
+class SymbolDCEPass(ModulePass):
+    """Erase private func.func ops that no public function can reach."""
+
+    name = "irad-symbol-dce"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        functions = {f.sym_name.data: f for f in op.ops if isinstance(f, func.FuncOp)}
+        live = [name for name, f in functions.items() if f.sym_visibility is None or f.sym_visibility.data != "private"]
+        seen = set(live)
+        while live:
+            for name in _referenced_symbols(functions[live.pop()]):
+                if name in functions and name not in seen:
+                    seen.add(name)
+                    live.append(name)
+        for name, f in functions.items():
+            if name not in seen:
+                op.body.block.erase_op(f)
