@@ -8,16 +8,18 @@
 See docs/ for the supported Python subset and the IR conventions.
 """
 
-from irad.api import grad, lower, value_and_grad, vjp
 from irad.errors import BackendError, DifferentiationError, IradError, UnsupportedError
 
-__all__ = [
-    "BackendError",
-    "DifferentiationError",
-    "IradError",
-    "UnsupportedError",
-    "grad",
-    "lower",
-    "value_and_grad",
-    "vjp",
-]
+_API = ("grad", "lower", "value_and_grad", "vjp")
+
+
+def __getattr__(name: str):
+    # Lazy, so that `xdsl-opt` loading irad's entry point stays cheap.
+    if name in _API:
+        from irad import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'irad' has no attribute {name!r}")
+
+
+__all__ = ["BackendError", "DifferentiationError", "IradError", "UnsupportedError", *_API]

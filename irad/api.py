@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, ModuleOp
+from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Region
 
 from irad.backends.python import compile_module
@@ -68,6 +68,12 @@ def _optimise(module: ModuleOp) -> None:
     module.verify()
 
 
+def _make_private(module: ModuleOp, name: str) -> None:
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == name:
+            op.sym_visibility = StringAttr("private")
+
+
 def _entry_result_type(f, module: ModuleOp, name: str) -> Attribute:
     fn = module.body.block.ops
     outputs = next(op for op in fn if isinstance(op, func.FuncOp) and op.sym_name.data == name)
@@ -86,6 +92,7 @@ def gradient_module(
 ) -> tuple[ModuleOp, str]:
     """The differentiated, optimised module and the name of its entry function."""
     module, name = lower_function(f, signature)
+    _make_private(module, name)  # the request wrapper below is the public entry
     out_type = _entry_result_type(f, module, name)
     kind = "value_and_grad" if with_value else "grad"
     entry_name = f"{name}.{kind}"
@@ -134,8 +141,13 @@ class _GradFunction:
         wrt = _normalise_argnums(self.f, self.argnums, signature)
 
         def build() -> _Compiled:
-            module, entry = gradient_module(self.f, signature, wrt, self.with_value)
-            return _Compiled(module, compile_module(module).function(entry))
+            # the request op wants increasing indices; results come back in argnums order
+            ordered = tuple(sorted(wrt))
+            module, entry = gradient_module(self.f, signature, ordered, self.with_value)
+            run = compile_module(module).function(entry)
+            offset = 1 if self.with_value else 0
+            picks = list(range(offset)) + [offset + ordered.index(i) for i in wrt]
+            return _Compiled(module, lambda *args: [run(*args)[k] for k in picks])
 
         key = (self.f, "value_and_grad" if self.with_value else "grad", wrt, signature)
         return _cached(key, build), wrt
@@ -182,6 +194,7 @@ def vjp(f: Callable, *primals):
         primal = next(op for op in module.ops if op.sym_name.data == name)
         out_types = primal.function_type.outputs.data
         gen = Differentiator(module, default_table()).reverse(name, active)
+        _make_private(module, name)
         for op in module.ops:  # the generated pair is the public interface here
             if op.sym_name.data in (gen.augmented, gen.pullback):
                 op.sym_visibility = None

@@ -248,9 +248,12 @@ def _powf(b, op, dy):
     base, exponent = op.operands
     da = db = None
     if b.is_active(base):
+        # e * a^(e-1), taken as 0 for e == 0 (x^0 is constant, even at x == 0)
         a, e = b.primal(base), b.primal(exponent)
+        zero = b.zero(e.type)
         pow_minus_one = b.op(mathd.PowFOp(a, b.sub(e, b.const(1.0, e.type))))
-        da = b.mul(dy, b.mul(e, pow_minus_one))
+        constant = b.op(arith.CmpfOp(e, zero, "oeq"))
+        da = b.mul(dy, b.op(arith.SelectOp(constant, zero, b.mul(e, pow_minus_one))))
     if b.is_active(exponent):
         # y * log(a), taken as 0 at a == 0 (the limit for a positive exponent)
         a, y = b.primal(base), _y(b, op)

@@ -31,8 +31,15 @@ from irad.passes.provenance import (
     generated_name,
     mark_generated,
 )
-from irad.passes.reverse import CallPlan, FunctionPlan, build_reverse, function_types, location
-from irad.rules import RuleTable, default_table
+from irad.passes.reverse import (
+    CallPlan,
+    FunctionPlan,
+    build_from_rule,
+    build_reverse,
+    function_types,
+    location,
+)
+from irad.rules import Decision, RuleTable, default_table
 from irad.rules.table import check_rule_ir
 
 Key = tuple[str, tuple[bool, ...]]  # (primal symbol, activity per argument)
@@ -60,6 +67,7 @@ class CallDecision:
 class _Pending:
     plan: FunctionPlan
     callees: dict[Operation, Key] = field(default_factory=dict)
+    rule: Decision | None = None  # a rule for the function itself
 
 
 def rule_key(fn: func.FuncOp) -> str:
@@ -118,6 +126,9 @@ class Differentiator:
         if isinstance(op, ValueAndGradOp):
             results = [aug.results[0], *results]
         Rewriter.replace_op(op, [aug, seed, pullback], results)
+        for v in [*aug.results, seed.result]:  # the request's name belongs to its results only
+            if v not in results:
+                v.name_hint = None
 
     # ---- the worklist ------------------------------------------------------
     def _ensure(self, root: Key) -> None:
@@ -156,27 +167,21 @@ class Differentiator:
         active = active_values(fn, active_args)
         plan = FunctionPlan(active, {})
         pending = _Pending(plan)
+        # Reached directly (a request, or the API): a rule for @name itself wins.
+        decision = self._decide(name, name, fn, tuple(fn.function_type.inputs.data))
+        if decision.kind == "rule":
+            pending.rule = decision
+            return pending
         for op in fn.walk():
             if not isinstance(op, func.CallOp) or not any(o in active for o in op.operands):
                 continue
             callee_name = op.callee.root_reference.data
             callee = self.function(callee_name, op)
-            target = rule_key(callee)
-            arg_types = tuple(o.type for o in op.operands)
-            decision = self.table.lookup(target, arg_types)
-            self.decisions.append(
-                CallDecision(
-                    name,
-                    callee_name,
-                    target,
-                    decision.kind,
-                    decision.rule.origin if decision.rule else "",
-                )
-            )
+            decision = self._decide(name, callee_name, callee, tuple(o.type for o in op.operands))
             if decision.kind == "rule":
-                check_rule_ir(target, decision.ir, arg_types, sum(map(is_float_type, arg_types)))
-                plan.calls[op] = CallPlan("rule", callee_name, target, decision.ir)
+                plan.calls[op] = CallPlan("rule", callee_name, rule_key(callee), decision.ir)
                 continue
+            target = rule_key(callee)
             if callee.is_declaration:
                 raise DifferentiationError(
                     f"{location(op)}: @{callee_name} has no body and no rule "
@@ -185,6 +190,16 @@ class Differentiator:
                 )
             pending.callees[op] = (callee_name, tuple(o in active for o in op.operands))
         return pending
+
+    def _decide(self, caller: str, callee_name: str, callee: func.FuncOp, arg_types) -> Decision:
+        """Ask the rule table about one call, and record the answer."""
+        target = rule_key(callee)
+        decision = self.table.lookup(target, arg_types)
+        origin = decision.rule.origin if decision.rule else ""
+        self.decisions.append(CallDecision(caller, callee_name, target, decision.kind, origin))
+        if decision.kind == "rule":
+            check_rule_ir(target, decision.ir, arg_types, sum(map(is_float_type, arg_types)))
+        return decision
 
     def _generate(self, key: Key, pending: _Pending) -> None:
         name, active = key
@@ -204,7 +219,12 @@ class Differentiator:
         if existing is not None:
             self.generated[key] = existing
             return
-        aug_block, pb_block, residual_types = build_reverse(primal, active, pending.plan)
+        if pending.rule is not None:
+            aug_block, pb_block, residual_types = build_from_rule(
+                primal, active, pending.rule.ir, rule_key(primal)
+            )
+        else:
+            aug_block, pb_block, residual_types = build_reverse(primal, active, pending.plan)
         aug_type, pb_type = function_types(primal, active, residual_types)
         for sym, ftype, block, role in (
             (aug_name, aug_type, aug_block, AUGMENTED),

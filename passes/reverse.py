@@ -109,7 +109,7 @@ class PullbackBuilder:
         return op.results[0] if op.results else None
 
     def const(self, value: float, type: Attribute) -> SSAValue:
-        key = (value, type)
+        key = (float(value).hex(), type)  # distinguishes 0.0 from -0.0
         if key not in self._constants:
             self._constants[key] = self._at_entry(arith.ConstantOp(FloatAttr(value, type)))
         return self._constants[key]
@@ -144,7 +144,10 @@ class PullbackBuilder:
     def residual(self, key: ResidualKey, type: Attribute) -> BlockArgument:
         if key not in self._residual_args:
             index = len(self.residual_keys)
-            self._residual_args[key] = self.entry.insert_arg(type, index)
+            arg = self.entry.insert_arg(type, index)
+            if isinstance(key, SSAValue):
+                arg.name_hint = key.name_hint  # readable: the primal value's name
+            self._residual_args[key] = arg
             self.residual_keys.append(key)
         return self._residual_args[key]
 
@@ -217,7 +220,7 @@ class PullbackBuilder:
             if is_float_type(r.type)
         ]
         if call.kind == "rule":
-            arg_cts = iter(self._inline_rule_pullback(call.rule_ir, residuals + result_cts))
+            arg_cts = iter(inline_rule_pullback(call.rule_ir, residuals + result_cts, self.block))
             return [next(arg_cts) if is_float_type(o.type) else None for o in op.operands]
         out = self.op_results(
             func.CallOp(
@@ -232,15 +235,6 @@ class PullbackBuilder:
     def op_results(self, op: Operation) -> tuple[SSAValue, ...]:
         self.block.add_op(op)
         return tuple(op.results)
-
-    def _inline_rule_pullback(self, ir: RuleIR, args: Sequence[SSAValue]) -> list[SSAValue]:
-        body = ir.pullback.body.block
-        mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, args))
-        for rule_op in body.ops:
-            if isinstance(rule_op, func.ReturnOp):
-                return [mapping[v] for v in rule_op.operands]
-            self.block.add_op(rule_op.clone(value_mapper=mapping, clone_name_hints=False))
-        raise DifferentiationError("rule pullback has no func.return")
 
     def reverse_if(self, op: scf.IfOp, cotangents, adj) -> None:
         free = _free_active_values(op, self.plan.active)
@@ -300,6 +294,8 @@ class AugmentedBuilder:
     def build(self) -> Block:
         body = self.primal_fn.body.block
         block = Block(arg_types=[a.type for a in body.args])
+        for primal_arg, arg in zip(body.args, block.args):
+            arg.name_hint = primal_arg.name_hint
         self.values.update(zip(body.args, block.args))
         self.clone_block(body, block)
         results = [self.values[v] for v in body.last_op.operands]
@@ -322,7 +318,7 @@ class AugmentedBuilder:
         args = [self.values[v] for v in op.operands]
         n = len(op.results)
         if call.kind == "rule":
-            outputs = self._inline_rule_forward(call, args, dst)
+            outputs = inline_rule_forward(call.rule_ir, call.rule_target, call.callee, args, dst)
         else:
             types = [r.type for r in op.results] + list(call.residual_types)
             new_call = func.CallOp(call.augmented, args, types)
@@ -335,22 +331,10 @@ class AugmentedBuilder:
         for k, v in enumerate(outputs[n:]):
             self.call_residuals[(op, k)] = v
 
-    def _inline_rule_forward(self, call: CallPlan, args, dst: Block) -> list[SSAValue]:
-        body = call.rule_ir.forward.body.block
-        mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, args))
-        for rule_op in body.ops:
-            if isinstance(rule_op, func.ReturnOp):
-                return [mapping[v] for v in rule_op.operands]
-            clone = rule_op.clone(value_mapper=mapping, clone_name_hints=False)
-            if isinstance(clone, func.CallOp) and clone.callee.root_reference.data == call.rule_target:
-                # "the primal itself": the callee of this call site
-                clone = func.CallOp(call.callee, clone.operands, clone.result_types)
-                mapping.update(zip(rule_op.results, clone.results))
-            dst.add_op(clone)
-        raise DifferentiationError(f"rule for {call.rule_target}: forward has no func.return")
-
     def clone_if(self, op: scf.IfOp, dst: Block) -> None:
-        escaping = [k for k in self.residual_keys if _inside(_anchor(k), op)]
+        escaping = [
+            k for k in self.residual_keys if _anchor(k) is not op and _inside(_anchor(k), op)
+        ]
         branches = []
         for region in op.regions:
             block = Block()
@@ -393,6 +377,52 @@ class AugmentedBuilder:
         block.add_op(op)
         return op.results[0]
 
+
+
+def inline_rule_forward(
+    ir: RuleIR, target: str, callee: str, args: Sequence[SSAValue], dst: Block
+) -> list[SSAValue]:
+    """Clone a rule's forward into `dst`; returns its results, then its residuals."""
+    body = ir.forward.body.block
+    mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, args))
+    for rule_op in body.ops:
+        if isinstance(rule_op, func.ReturnOp):
+            return [mapping[v] for v in rule_op.operands]
+        clone = rule_op.clone(value_mapper=mapping, clone_name_hints=False)
+        if isinstance(clone, func.CallOp) and clone.callee.root_reference.data == target:
+            # a call to the rule's target means the primal itself: this call site's callee
+            clone = func.CallOp(callee, clone.operands, clone.result_types)
+            mapping.update(zip(rule_op.results, clone.results))
+        dst.add_op(clone)
+    raise DifferentiationError(f"rule for {target}: forward has no func.return")
+
+
+def inline_rule_pullback(ir: RuleIR, args: Sequence[SSAValue], dst: Block) -> list[SSAValue]:
+    """Clone a rule's pullback into `dst`; returns one cotangent per float argument."""
+    body = ir.pullback.body.block
+    mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, args))
+    for rule_op in body.ops:
+        if isinstance(rule_op, func.ReturnOp):
+            return [mapping[v] for v in rule_op.operands]
+        dst.add_op(rule_op.clone(value_mapper=mapping, clone_name_hints=False))
+    raise DifferentiationError("rule pullback has no func.return")
+
+
+def build_from_rule(
+    primal: func.FuncOp, active_args: Sequence[bool], ir: RuleIR, target: str
+) -> tuple[Block, Block, list[Attribute]]:
+    """Generated functions whose bodies are a rule for the primal itself."""
+    ins = primal.function_type.inputs.data
+    aug = Block(arg_types=ins)
+    outputs = inline_rule_forward(ir, target, primal.sym_name.data, aug.args, aug)
+    aug.add_op(func.ReturnOp(*outputs))
+    residual_types = list(ir.residual_types)
+    cotangent_types = [t for t in primal.function_type.outputs.data if is_float_type(t)]
+    pb = Block(arg_types=[*residual_types, *cotangent_types])
+    cts = iter(inline_rule_pullback(ir, pb.args, pb))
+    per_arg = [next(cts) if is_float_type(t) else None for t in ins]
+    pb.add_op(func.ReturnOp(*[ct for ct, a in zip(per_arg, active_args) if a and ct is not None]))
+    return aug, pb, residual_types
 
 def build_reverse(
     primal: func.FuncOp, active_args: Sequence[bool], plan: FunctionPlan

@@ -125,6 +125,12 @@ IMPLEMENTED_IN_PYTHON: dict[object, object] = {
     math.hypot: numerics.hypot,
 }
 
+# Functions lowered from source whose arguments are converted to float first,
+# as Python's math functions do (so `logaddexp(x, 0)` meets the float rule).
+FLOAT_FUNCTIONS = frozenset(
+    {numerics.sigmoid, numerics.softplus, numerics.logaddexp, numerics.hypot}
+)
+
 
 def describe_callable(fn: object) -> str:
     module = getattr(fn, "__module__", None) or ""

@@ -21,7 +21,12 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.errors import UnsupportedError
 from irad.frontend.emitter import Emitter
-from irad.frontend.library import IMPLEMENTED_IN_PYTHON, OPS, describe_callable
+from irad.frontend.library import (
+    FLOAT_FUNCTIONS,
+    IMPLEMENTED_IN_PYTHON,
+    OPS,
+    describe_callable,
+)
 from irad.frontend.source import FunctionSource, parse_function
 from irad.frontend.types import I1, describe, is_bool, is_float, is_int, type_of_value
 
@@ -377,20 +382,25 @@ class FunctionLowering:
             return em.op(arith.SubfOp(a, b) if floating else arith.SubiOp(a, b))
         if isinstance(op, ast.Mult):
             return em.op(arith.MulfOp(a, b) if floating else arith.MuliOp(a, b))
-        if isinstance(op, ast.FloorDiv):
+        if isinstance(op, (ast.FloorDiv, ast.Mod)):
+            symbol = "//" if isinstance(op, ast.FloorDiv) else "%"
             if floating:
-                return em.op(mathd.FloorOp(em.op(arith.DivfOp(a, b))))
-            return em.op(arith.FloorDivSIOp(a, b))
-        if isinstance(op, ast.Mod):
+                # CPython computes these through fmod; floor(a / b) differs
+                # (1.0 // 0.1 is 9.0), and xDSL has no remf to do it exactly.
+                raise self.src.error(
+                    node,
+                    f"`{symbol}` on floats is not supported",
+                    "write math.floor(a / b) (or a - b * math.floor(a / b)) if "
+                    "that is what you mean; `//` and `%` on ints are supported",
+                )
+            if isinstance(op, ast.FloorDiv):
+                return em.op(arith.FloorDivSIOp(a, b))
             return self.modulo(a, b)
         raise self.src.error(node, f"the operator {_OPERATOR_NAMES.get(type(op), type(op).__name__)} is not supported")
 
     def modulo(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        """Python's `%`: the result has the sign of the divisor."""
+        """Python's `%` on ints: the result has the sign of the divisor."""
         em = self.em
-        if is_float(a.type):
-            q = em.op(mathd.FloorOp(em.op(arith.DivfOp(a, b))))
-            return em.op(arith.SubfOp(a, em.op(arith.MulfOp(q, b))))
         r = em.op(arith.RemSIOp(a, b))
         zero = em.const(0, a.type)
         nonzero = em.op(arith.CmpiOp(r, zero, "ne"))
@@ -531,6 +541,8 @@ class FunctionLowering:
                 raise self.src.error(
                     node, f"argument '{name}' of {describe_callable(fn)} is not a number"
                 )
+            if fn in FLOAT_FUNCTIONS:  # like math functions, they take floats
+                v = self.em.to_float(v)
             values.append(v)
         callee = self.owner.function(
             fn, tuple(v.type for v in values), self.src.location(node)

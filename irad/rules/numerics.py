@@ -44,16 +44,20 @@ func.func @pullback(%x: f64, %dy: f64) -> f64 {
 
 LOGADDEXP = mlir_rule("irad.numerics.logaddexp", (F64, F64), """
 func.func private @irad.numerics.logaddexp(f64, f64) -> f64
-func.func @forward(%a: f64, %b: f64) -> (f64, f64, f64, f64) {
+func.func @forward(%a: f64, %b: f64) -> (f64, f64, f64) {
   %y = func.call @irad.numerics.logaddexp(%a, %b) : (f64, f64) -> f64
-  func.return %y, %a, %b, %y : f64, f64, f64, f64
+  func.return %y, %a, %b : f64, f64, f64
 }
-func.func @pullback(%a: f64, %b: f64, %y: f64, %dy: f64) -> (f64, f64) {
-  // the softmax weights exp(a - y), exp(b - y)
-  %ra = arith.subf %a, %y : f64
-  %wa = math.exp %ra : f64
-  %rb = arith.subf %b, %y : f64
-  %wb = math.exp %rb : f64
+func.func @pullback(%a: f64, %b: f64, %dy: f64) -> (f64, f64) {
+  // the softmax weights sigmoid(a - b), sigmoid(b - a) = 1/2 +- tanh((a - b)/2)/2,
+  // exactly 1/2 each on a tie
+  %half = arith.constant 0.5 : f64
+  %d = arith.subf %a, %b : f64
+  %hd = arith.mulf %half, %d : f64
+  %t = math.tanh %hd : f64
+  %ht = arith.mulf %half, %t : f64
+  %wa = arith.addf %half, %ht : f64
+  %wb = arith.subf %half, %ht : f64
   %da = arith.mulf %dy, %wa : f64
   %db = arith.mulf %dy, %wb : f64
   func.return %da, %db : f64, f64

@@ -1,0 +1,21 @@
+// RUN: not irad-opt %s -p irad-differentiate 2>&1 | filecheck %s
+// RUN: not irad-opt %s -p irad-differentiate > /dev/null 2>&1
+
+// A callee with neither a body nor a rule cannot be differentiated.
+
+func.func private @external(f64) -> f64
+
+func.func @f(%x: f64) -> f64 {
+  %y = func.call @external(%x) : (f64) -> f64
+  func.return %y : f64
+}
+
+func.func @main(%x: f64) -> f64 {
+  %g = irad.grad @f(%x) {wrt = [0]} : (f64) -> f64
+  func.return %g : f64
+}
+
+// CHECK-NOT: Traceback
+// CHECK: @f: func.call: @external has no body and no rule (target 'external'), so it cannot be differentiated
+// CHECK: hint: register a rule for it in the rule table
+// CHECK-NOT: Traceback

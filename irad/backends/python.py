@@ -1,0 +1,988 @@
+"""Default backend: translate a scalar xDSL module into Python source code.
+
+The module is translated once into straight-line Python (one local variable
+per SSA value, a Python ``if`` per ``scf.if``) and compiled once. The code is
+then executed in two namespaces that bind the same helper names differently:
+
+* the *fast* namespace works on Python floats with operators and ``math``,
+  which raise ZeroDivisionError / ValueError / OverflowError where IEEE 754
+  gives inf or nan (``1.0 / 0.0``, ``math.log(0.0)``, ``math.exp(1000.0)``);
+* the *IEEE* namespace works on ``np.float64`` scalars with numpy ufuncs under
+  ``np.errstate(all="ignore")``, which follow IEEE 754.
+
+Every generated function wraps its body in ``try: ... except _IEEE_ERRORS:``.
+In the fast namespace ``_IEEE_ERRORS`` is those three errors and the handler
+re-runs the same function from the IEEE namespace; in the IEEE namespace it is
+``()``, which catches nothing. So the common case runs at plain-Python speed
+with no wrapper, and an exceptional call (or just the callee that raised)
+still gets IEEE results. Both namespaces follow the MLIR definition of each
+op (e.g. ``math.round`` rounds half away from zero, ``math.powf`` is C
+``pow``, ``math.cbrt`` is the real cube root).
+
+Value representation:
+
+* f64: Python float (``np.float64`` in the IEEE namespace).
+* f32: the same, holding a value on the f32 grid: an f32 op is computed in f64
+  and its result rounded to f32, which is exact for + - * / sqrt.
+* iN and index: Python int *without wraparound* (``addi``/``muli`` never
+  overflow). Ops whose meaning depends on the bit pattern (unsigned ops,
+  ``trunci``, ``extui``) reinterpret the value modulo 2**width; their results
+  are not renormalised. Arithmetic on i1 other than bitwise ops is rejected.
+* i1: Python bool.
+
+Integer division or remainder by zero (undefined behaviour in MLIR) raises
+ZeroDivisionError; ``fptosi``/``fptoui`` of nan or inf (poison in MLIR) raise
+ValueError/OverflowError.
+
+Ops are translated through two tables keyed by op name: ``EXPRESSION_OPS``
+(an op with one result computed by a Python expression) and ``STATEMENT_OPS``
+(ops that emit whole statements: calls, returns, control flow). Supporting a
+new op means adding an entry to one of them.
+"""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+import keyword
+import linecache
+import math
+import re
+import struct
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import (
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    UnregisteredOp,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from irad.errors import BackendError
+
+# --------------------------------------------------------------------------
+# Runtime helpers bound in the namespaces the generated code runs in.
+# --------------------------------------------------------------------------
+
+# Errors by which Python floats and `math` signal what IEEE 754 answers with
+# inf or nan; seeing one means "re-run in the IEEE namespace".
+_NON_IEEE_ERRORS = (ZeroDivisionError, ValueError, OverflowError)
+
+_F32 = struct.Struct("f")
+
+
+def _fast_to_f32(x: float) -> float:
+    # Packing to a C float rounds to nearest-even (overflowing to inf).
+    return _F32.unpack(_F32.pack(x))[0]
+
+
+def _ieee_to_f32(x: Any) -> np.float64:
+    return np.float64(np.float32(x))
+
+
+# math.ceil/floor/trunc return ints, losing the sign of zero (ceil(-0.5) is
+# -0.0 in IEEE); the result of these always has the sign of the argument.
+def _fast_ceil(x: float) -> float:
+    return math.copysign(float(math.ceil(x)), x)
+
+
+def _fast_floor(x: float) -> float:
+    return math.copysign(float(math.floor(x)), x)
+
+
+def _fast_trunc(x: float) -> float:
+    return math.copysign(float(math.trunc(x)), x)
+
+
+def _fast_round(x: float) -> float:
+    """math.round: to nearest, ties away from zero (C `round`)."""
+    t = float(math.trunc(x))
+    # x - t is the exact fractional part, so this test has no rounding error
+    # (unlike floor(x + 0.5), which is wrong for 0.49999999999999994).
+    if abs(x - t) >= 0.5:
+        t += math.copysign(1.0, x)
+    return math.copysign(t, x)
+
+
+def _ieee_round(x: np.float64) -> np.float64:
+    t = np.trunc(x)
+    if abs(x - t) >= 0.5:  # false for inf and nan, which trunc keeps
+        t = t + np.copysign(1.0, x)
+    return np.copysign(t, x)
+
+
+def _fast_roundeven(x: float) -> float:
+    # round() with ndigits returns a float, rounded half to even.
+    return round(x, 0)
+
+
+def _fast_rsqrt(x: float) -> float:
+    return 1.0 / math.sqrt(x)
+
+
+def _ieee_rsqrt(x: np.float64) -> np.float64:
+    return 1.0 / np.sqrt(x)
+
+
+def _ieee_erf(x: np.float64) -> np.float64:
+    # numpy has no erf; math.erf never raises (erf(inf) = 1, erf(nan) = nan).
+    return np.float64(math.erf(x))
+
+
+def _is_odd_integer(y: float) -> bool:
+    return math.isfinite(y) and abs(math.fmod(y, 2.0)) == 1.0
+
+
+def _ieee_powf(base: Any, exponent: Any) -> np.float64:
+    """C `pow` (what math.powf lowers to); np.power differs, e.g. at -inf."""
+    try:
+        return np.float64(math.pow(base, exponent))
+    except OverflowError:
+        negative = base < 0 and _is_odd_integer(exponent)
+        return np.float64(-math.inf if negative else math.inf)
+    except ValueError:
+        if base == 0:  # zero to a negative power is a pole
+            if _is_odd_integer(exponent):
+                return np.float64(math.copysign(math.inf, base))
+            return np.float64(math.inf)
+        return np.float64(math.nan)  # negative base, non-integer exponent
+
+
+def _ieee_fpowi(base: Any, exponent: int) -> np.float64:
+    return _ieee_powf(base, float(exponent))
+
+
+def _fma(a: Any, b: Any, c: Any) -> float:
+    """a * b + c with a single rounding (Python 3.11 has no math.fma)."""
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return a * b + c  # the product is exactly inf or nan
+    if not math.isfinite(c):
+        return c  # a finite product cannot cancel an infinite or nan c
+    na, da = a.as_integer_ratio()
+    nb, db = b.as_integer_ratio()
+    nc, dc = c.as_integer_ratio()
+    numerator = na * nb * dc + nc * da * db
+    if numerator == 0:
+        return a * b + c  # the unfused sum has the IEEE sign of zero
+    try:
+        return numerator / (da * db * dc)  # int / int is correctly rounded
+    except OverflowError:
+        return math.inf if numerator > 0 else -math.inf
+
+
+def _ieee_fma(a: Any, b: Any, c: Any) -> np.float64:
+    return np.float64(_fma(a, b, c))
+
+
+# The min/max helpers only compare and pick an operand, so they are exact and
+# serve both namespaces. -0.0 orders below +0.0 in all four.
+def _maximumf(a: Any, b: Any) -> Any:
+    """arith.maximumf: nan if either operand is nan."""
+    if a != a:
+        return a
+    if b != b:
+        return b
+    if a == b:
+        return b if math.copysign(1.0, a) < 0 else a
+    return a if a > b else b
+
+
+def _minimumf(a: Any, b: Any) -> Any:
+    """arith.minimumf: nan if either operand is nan."""
+    if a != a:
+        return a
+    if b != b:
+        return b
+    if a == b:
+        return a if math.copysign(1.0, a) < 0 else b
+    return a if a < b else b
+
+
+def _maxnumf(a: Any, b: Any) -> Any:
+    """arith.maxnumf: a nan operand is ignored."""
+    if a != a:
+        return b
+    if b != b:
+        return a
+    return _maximumf(a, b)
+
+
+def _minnumf(a: Any, b: Any) -> Any:
+    """arith.minnumf: a nan operand is ignored."""
+    if a != a:
+        return b
+    if b != b:
+        return a
+    return _minimumf(a, b)
+
+
+def _divsi(a: int, b: int) -> int:
+    """Integer division truncating toward zero (C `/`)."""
+    q = a // b
+    if q < 0 and q * b != a:  # Python floored a negative inexact quotient
+        q += 1
+    return q
+
+
+def _remsi(a: int, b: int) -> int:
+    """Remainder with the sign of the dividend (C `%`)."""
+    r = a % b  # Python's has the sign of the divisor
+    if r != 0 and (r < 0) != (a < 0):
+        r -= b
+    return r
+
+
+def _ceildivsi(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _ipowi(base: int, exponent: int) -> int:
+    if exponent >= 0:
+        return base**exponent
+    # A negative power is 1 / base**-exponent truncated: only +-1 survive.
+    if base == 1:
+        return 1
+    if base == -1:
+        return -1 if exponent & 1 else 1
+    if base == 0:
+        raise ZeroDivisionError("math.ipowi: zero raised to a negative power")
+    return 0
+
+
+# Float math functions: name used by the generated code -> (fast, IEEE).
+_FLOAT_FUNCTIONS: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
+    "_acos": (math.acos, np.arccos),
+    "_acosh": (math.acosh, np.arccosh),
+    "_asin": (math.asin, np.arcsin),
+    "_asinh": (math.asinh, np.arcsinh),
+    "_atan": (math.atan, np.arctan),
+    "_atan2": (math.atan2, np.arctan2),
+    "_atanh": (math.atanh, np.arctanh),
+    "_cbrt": (math.cbrt, np.cbrt),
+    "_ceil": (_fast_ceil, np.ceil),
+    "_copysign": (math.copysign, np.copysign),
+    "_cos": (math.cos, np.cos),
+    "_cosh": (math.cosh, np.cosh),
+    "_erf": (math.erf, _ieee_erf),
+    "_exp": (math.exp, np.exp),
+    "_exp2": (math.exp2, np.exp2),
+    "_expm1": (math.expm1, np.expm1),
+    "_floor": (_fast_floor, np.floor),
+    "_fma": (_fma, _ieee_fma),
+    "_fpowi": (math.pow, _ieee_fpowi),
+    "_log": (math.log, np.log),
+    "_log10": (math.log10, np.log10),
+    "_log1p": (math.log1p, np.log1p),
+    "_log2": (math.log2, np.log2),
+    "_powf": (math.pow, _ieee_powf),
+    "_remf": (math.fmod, np.fmod),
+    "_round": (_fast_round, _ieee_round),
+    "_roundeven": (_fast_roundeven, np.rint),
+    "_rsqrt": (_fast_rsqrt, _ieee_rsqrt),
+    "_sin": (math.sin, np.sin),
+    "_sinh": (math.sinh, np.sinh),
+    "_sqrt": (math.sqrt, np.sqrt),
+    "_tan": (math.tan, np.tan),
+    "_tanh": (math.tanh, np.tanh),
+    "_trunc": (_fast_trunc, np.trunc),
+    "_f64": (float, np.float64),
+    "_f32": (_fast_to_f32, _ieee_to_f32),
+}
+
+# Helpers that are correct in both namespaces.
+_SHARED_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "_maximumf": _maximumf,
+    "_minimumf": _minimumf,
+    "_maxnumf": _maxnumf,
+    "_minnumf": _minnumf,
+    "_divsi": _divsi,
+    "_remsi": _remsi,
+    "_ceildivsi": _ceildivsi,
+    "_ipowi": _ipowi,
+}
+
+FAST_NAMESPACE: dict[str, Any] = {
+    **{name: fast for name, (fast, _) in _FLOAT_FUNCTIONS.items()},
+    **_SHARED_FUNCTIONS,
+}
+IEEE_NAMESPACE: dict[str, Any] = {
+    **{name: ieee for name, (_, ieee) in _FLOAT_FUNCTIONS.items()},
+    **_SHARED_FUNCTIONS,
+}
+
+# --------------------------------------------------------------------------
+# Types.
+# --------------------------------------------------------------------------
+
+_INDEX_WIDTH = 64
+
+
+def _is_float(t: Attribute) -> bool:
+    return isinstance(t, (Float64Type, Float32Type))
+
+
+def _is_supported_type(t: Attribute) -> bool:
+    return _is_float(t) or isinstance(t, (IntegerType, IndexType))
+
+
+def _width(t: Attribute) -> int:
+    """Bit width of an integer-like type."""
+    if isinstance(t, IndexType):
+        return _INDEX_WIDTH
+    assert isinstance(t, IntegerType)
+    return t.width.data
+
+
+def _is_i1(t: Attribute) -> bool:
+    return isinstance(t, IntegerType) and t.width.data == 1
+
+
+def _as_signed(expr: str, t: Attribute) -> str:
+    """`expr` (a value of integer type t) read as a signed integer."""
+    return f"(-{expr})" if _is_i1(t) else expr  # i1 true is -1
+
+
+def _as_unsigned(expr: str, t: Attribute) -> str:
+    """`expr` (a value of integer type t) read as an unsigned integer."""
+    if _is_i1(t):
+        return expr  # False < True already
+    return f"({expr} & {hex((1 << _width(t)) - 1)})"
+
+
+def _truncate(expr: str, t: Attribute) -> str:
+    """Keep the low bits of an int, as a signed value of integer type t."""
+    if _is_i1(t):
+        return f"bool({expr} & 1)"
+    half = 1 << (_width(t) - 1)
+    return f"((({expr}) + {hex(half)}) & {hex(2 * half - 1)}) - {hex(half)}"
+
+
+def _to_float(expr: str, t: Attribute) -> str:
+    return f"_f32({expr})" if isinstance(t, Float32Type) else f"_f64({expr})"
+
+
+def _float_literal(value: float) -> str:
+    if math.isnan(value):
+        return "float('nan')"
+    if math.isinf(value):
+        return "float('inf')" if value > 0 else "-float('inf')"
+    return repr(value)
+
+
+def _result_converter(t: Attribute) -> Callable[[Any], Any]:
+    """Turns an IEEE-namespace result into the plain Python type."""
+    if _is_float(t):
+        return float
+    return bool if _is_i1(t) else int
+
+
+def _argument_converter(t: Attribute) -> str:
+    """Name of the callable that normalises an argument of type t on entry."""
+    if isinstance(t, Float32Type):
+        return "_f32"
+    if _is_float(t):
+        return "_f64"
+    return "bool" if _is_i1(t) else "int"
+
+
+# --------------------------------------------------------------------------
+# The op tables.
+# --------------------------------------------------------------------------
+
+# Builds the Python expression for an op with one result.
+ExpressionEmitter = Callable[["FunctionTranslator", Operation], str]
+# Emits the statements for an op (control flow, calls, returns).
+StatementEmitter = Callable[["FunctionTranslator", Operation], None]
+
+
+def _infix(symbol: str) -> ExpressionEmitter:
+    def emit(tr: FunctionTranslator, op: Operation) -> str:
+        lhs, rhs = tr.operands(op)
+        return f"{lhs} {symbol} {rhs}"
+
+    return emit
+
+
+def _call(helper: str) -> ExpressionEmitter:
+    def emit(tr: FunctionTranslator, op: Operation) -> str:
+        return f"{helper}({', '.join(tr.operands(op))})"
+
+    return emit
+
+
+def _integer_arithmetic(emitter: ExpressionEmitter) -> ExpressionEmitter:
+    """Rejects i1 operands, where Python's bool arithmetic would be wrong."""
+
+    def emit(tr: FunctionTranslator, op: Operation) -> str:
+        if _is_i1(op.results[0].type):
+            raise tr.error(op, "arithmetic on i1 is not supported")
+        return emitter(tr, op)
+
+    return emit
+
+
+def _unsigned_infix(symbol: str) -> ExpressionEmitter:
+    def emit(tr: FunctionTranslator, op: Operation) -> str:
+        t = op.operands[0].type
+        lhs, rhs = tr.operands(op)
+        return f"{_as_unsigned(lhs, t)} {symbol} {_as_unsigned(rhs, t)}"
+
+    return _integer_arithmetic(emit)
+
+
+def _emit_constant(tr: FunctionTranslator, op: Operation) -> str:
+    assert isinstance(op, arith.ConstantOp)
+    t = op.result.type
+    attr = op.value
+    if isinstance(attr, FloatAttr):
+        return tr.constant(_to_float(_float_literal(attr.value.data), t))
+    assert isinstance(attr, IntegerAttr)
+    value = attr.value.data
+    if _is_i1(t):
+        return repr(value != 0)
+    # Normalise to the signed reading of the bits, the representation of ints.
+    width = _width(t)
+    if value >= 1 << (width - 1):
+        value -= 1 << width
+    return repr(value)
+
+
+# arith.cmpf: Python comparisons are false on nan, exactly like the ordered
+# predicates; each unordered predicate is the negation of an ordered one.
+_CMPF_TEMPLATES = {
+    "false": "False",
+    "oeq": "{a} == {b}",
+    "ogt": "{a} > {b}",
+    "oge": "{a} >= {b}",
+    "olt": "{a} < {b}",
+    "ole": "{a} <= {b}",
+    "one": "({a} < {b} or {a} > {b})",
+    "ord": "({a} == {a} and {b} == {b})",
+    "ueq": "not ({a} < {b} or {a} > {b})",
+    "ugt": "not ({a} <= {b})",
+    "uge": "not ({a} < {b})",
+    "ult": "not ({a} >= {b})",
+    "ule": "not ({a} > {b})",
+    "une": "{a} != {b}",
+    "uno": "({a} != {a} or {b} != {b})",
+    "true": "True",
+}
+
+
+def _emit_cmpf(tr: FunctionTranslator, op: Operation) -> str:
+    assert isinstance(op, arith.CmpfOp)
+    predicate = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
+    a, b = tr.operands(op)
+    return _CMPF_TEMPLATES[predicate].format(a=a, b=b)
+
+
+# arith.cmpi predicate -> (Python operator, reading of the operands).
+_CMPI_OPERATORS: dict[str, tuple[str, Callable[[str, Attribute], str]]] = {
+    "eq": ("==", _as_signed),
+    "ne": ("!=", _as_signed),
+    "slt": ("<", _as_signed),
+    "sle": ("<=", _as_signed),
+    "sgt": (">", _as_signed),
+    "sge": (">=", _as_signed),
+    "ult": ("<", _as_unsigned),
+    "ule": ("<=", _as_unsigned),
+    "ugt": (">", _as_unsigned),
+    "uge": (">=", _as_unsigned),
+}
+
+
+def _emit_cmpi(tr: FunctionTranslator, op: Operation) -> str:
+    assert isinstance(op, arith.CmpiOp)
+    predicate = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
+    symbol, read = _CMPI_OPERATORS[predicate]
+    t = op.operands[0].type
+    a, b = tr.operands(op)
+    return f"{read(a, t)} {symbol} {read(b, t)}"
+
+
+def _emit_select(tr: FunctionTranslator, op: Operation) -> str:
+    condition, if_true, if_false = tr.operands(op)
+    return f"{if_true} if {condition} else {if_false}"
+
+
+def _emit_sitofp(tr: FunctionTranslator, op: Operation) -> str:
+    (x,) = tr.operands(op)
+    return _to_float(_as_signed(x, op.operands[0].type), op.results[0].type)
+
+
+def _emit_uitofp(tr: FunctionTranslator, op: Operation) -> str:
+    (x,) = tr.operands(op)
+    return _to_float(_as_unsigned(x, op.operands[0].type), op.results[0].type)
+
+
+def _emit_fptoi(tr: FunctionTranslator, op: Operation) -> str:
+    (x,) = tr.operands(op)
+    t = op.results[0].type
+    # int() truncates toward zero, as fptosi/fptoui do.
+    return _truncate(f"int({x})", t) if _is_i1(t) else f"int({x})"
+
+
+def _emit_extf(tr: FunctionTranslator, op: Operation) -> str:
+    (x,) = tr.operands(op)
+    return x  # an f32 value is already an exact f64
+
+
+def _emit_truncf(tr: FunctionTranslator, op: Operation) -> str:
+    (x,) = tr.operands(op)
+    return f"_f32({x})"
+
+
+def _emit_extsi(tr: FunctionTranslator, op: Operation) -> str:
+    (x,) = tr.operands(op)
+    return _as_signed(x, op.operands[0].type)
+
+
+def _emit_extui(tr: FunctionTranslator, op: Operation) -> str:
+    (x,) = tr.operands(op)
+    t = op.operands[0].type
+    return f"int({x})" if _is_i1(t) else _as_unsigned(x, t)
+
+
+def _emit_trunci(tr: FunctionTranslator, op: Operation) -> str:
+    (x,) = tr.operands(op)
+    return _truncate(x, op.results[0].type)
+
+
+def _emit_index_cast(tr: FunctionTranslator, op: Operation) -> str:
+    (x,) = tr.operands(op)
+    source, target = op.operands[0].type, op.results[0].type
+    if _width(target) < _width(source):
+        return _truncate(x, target)
+    return _as_signed(x, source)  # sign extension
+
+
+def _emit_negf(tr: FunctionTranslator, op: Operation) -> str:
+    (x,) = tr.operands(op)
+    return f"-{x}"
+
+
+def _emit_abs(tr: FunctionTranslator, op: Operation) -> str:
+    (x,) = tr.operands(op)
+    return f"abs({x})"
+
+
+EXPRESSION_OPS: dict[str, ExpressionEmitter] = {
+    "arith.constant": _emit_constant,
+    # Float arithmetic.
+    "arith.addf": _infix("+"),
+    "arith.subf": _infix("-"),
+    "arith.mulf": _infix("*"),
+    "arith.divf": _infix("/"),
+    "arith.negf": _emit_negf,
+    "arith.remf": _call("_remf"),
+    "arith.maximumf": _call("_maximumf"),
+    "arith.minimumf": _call("_minimumf"),
+    "arith.maxnumf": _call("_maxnumf"),
+    "arith.minnumf": _call("_minnumf"),
+    "arith.cmpf": _emit_cmpf,
+    # Integer arithmetic.
+    "arith.addi": _integer_arithmetic(_infix("+")),
+    "arith.subi": _integer_arithmetic(_infix("-")),
+    "arith.muli": _integer_arithmetic(_infix("*")),
+    "arith.divsi": _integer_arithmetic(_call("_divsi")),
+    "arith.remsi": _integer_arithmetic(_call("_remsi")),
+    "arith.floordivsi": _integer_arithmetic(_infix("//")),
+    "arith.ceildivsi": _integer_arithmetic(_call("_ceildivsi")),
+    "arith.divui": _unsigned_infix("//"),
+    "arith.remui": _unsigned_infix("%"),
+    "arith.maxsi": _integer_arithmetic(_call("max")),
+    "arith.minsi": _integer_arithmetic(_call("min")),
+    "arith.andi": _infix("&"),
+    "arith.ori": _infix("|"),
+    "arith.xori": _infix("^"),
+    "arith.cmpi": _emit_cmpi,
+    "arith.select": _emit_select,
+    # Casts.
+    "arith.sitofp": _emit_sitofp,
+    "arith.uitofp": _emit_uitofp,
+    "arith.fptosi": _emit_fptoi,
+    "arith.fptoui": _emit_fptoi,
+    "arith.extf": _emit_extf,
+    "arith.truncf": _emit_truncf,
+    "arith.extsi": _emit_extsi,
+    "arith.extui": _emit_extui,
+    "arith.trunci": _emit_trunci,
+    "arith.index_cast": _emit_index_cast,
+    # math.
+    "math.absf": _emit_abs,
+    "math.absi": _integer_arithmetic(_emit_abs),
+    "math.ipowi": _integer_arithmetic(_call("_ipowi")),
+    **{
+        f"math.{name}": _call(f"_{name}")
+        for name in (
+            "acos acosh asin asinh atan atan2 atanh cbrt ceil copysign cos "
+            "cosh erf exp exp2 expm1 floor fma fpowi log log10 log1p log2 powf "
+            "round roundeven rsqrt sin sinh sqrt tan tanh trunc"
+        ).split()
+    },
+}
+
+# Ops with an f32 result that is already on the f32 grid: exact on f32
+# operands, or rounding by themselves. Every other f32 result gets rounded.
+_F32_EXACT_OPS = {
+    "arith.constant",
+    "arith.negf",
+    "arith.select",
+    "arith.remf",
+    "arith.maximumf",
+    "arith.minimumf",
+    "arith.maxnumf",
+    "arith.minnumf",
+    "arith.sitofp",
+    "arith.uitofp",
+    "arith.truncf",
+    "math.absf",
+    "math.copysign",
+    "math.ceil",
+    "math.floor",
+    "math.trunc",
+    "math.round",
+    "math.roundeven",
+}
+
+
+def _emit_return(tr: FunctionTranslator, op: Operation) -> None:
+    tr.line(f"return {_tuple(tr.operands(op))}")
+
+
+def _emit_call(tr: FunctionTranslator, op: Operation) -> None:
+    assert isinstance(op, func.CallOp)
+    callee = tr.function_identifier(op, op.callee.string_value())
+    call = f"{callee}({', '.join(tr.operands(op))})"
+    if op.results:
+        targets = [tr.define(result) for result in op.results]
+        tr.line(f"{_tuple(targets)} = {call}")
+    else:
+        tr.line(call)
+
+
+def _emit_if(tr: FunctionTranslator, op: Operation) -> None:
+    assert isinstance(op, scf.IfOp)
+    # Both branches assign the same variables: the results of the if.
+    targets = [tr.define(result) for result in op.results]
+    tr.line(f"if {tr.value(op.cond)}:")
+    with tr.indented():
+        tr.region_yielding_into(op, op.true_region, targets)
+    if op.false_region.blocks:
+        tr.line("else:")
+        with tr.indented():
+            tr.region_yielding_into(op, op.false_region, targets)
+
+
+STATEMENT_OPS: dict[str, StatementEmitter] = {
+    "func.return": _emit_return,
+    "func.call": _emit_call,
+    "scf.if": _emit_if,
+}
+
+
+def _tuple(items: Sequence[str]) -> str:
+    if len(items) == 1:
+        return f"({items[0]},)"
+    return f"({', '.join(items)})"
+
+
+# --------------------------------------------------------------------------
+# Translation.
+# --------------------------------------------------------------------------
+
+_RESERVED_NAMES = frozenset(dir(builtins)) | frozenset(keyword.kwlist)
+
+
+def _op_name(op: Operation) -> str:
+    if isinstance(op, UnregisteredOp):
+        return op.op_name.data
+    return op.name
+
+
+def _sanitize(text: str) -> str:
+    return re.sub(r"\W", "_", text, flags=re.ASCII)
+
+
+class _Names:
+    """Unique Python identifiers."""
+
+    def __init__(self) -> None:
+        self._used: set[str] = set()
+
+    def fresh(self, base: str) -> str:
+        name = base
+        for suffix in itertools.count(1):
+            if name not in self._used:
+                break
+            name = f"{base}_{suffix}"
+        self._used.add(name)
+        return name
+
+
+class FunctionTranslator:
+    """Translates the body of one func.func into a Python `def`."""
+
+    def __init__(self, module: ModuleTranslator, function: func.FuncOp) -> None:
+        self.module = module
+        self.function = function
+        self.lines: list[str] = []
+        self._indent = 1
+        self._names = _Names()
+        self._values: dict[SSAValue, str] = {}
+
+    # Helpers for emitters.
+
+    def define(self, value: SSAValue) -> str:
+        """A new local variable for an SSA value, named after its hint."""
+        base = _sanitize(value.name_hint or "")
+        # Locals never start with "_" or "fn_" (runtime helpers, functions) and
+        # never shadow a builtin the generated code may call.
+        if (
+            not base
+            or base[0].isdigit()
+            or base.startswith(("_", "fn_"))
+            or base in _RESERVED_NAMES
+        ):
+            base = f"v{base}"
+        name = self._names.fresh(base)
+        self._values[value] = name
+        return name
+
+    def value(self, value: SSAValue) -> str:
+        return self._values[value]
+
+    def operands(self, op: Operation) -> list[str]:
+        return [self.value(operand) for operand in op.operands]
+
+    def constant(self, initializer: str) -> str:
+        return self.module.constant(initializer)
+
+    def function_identifier(self, op: Operation, sym_name: str) -> str:
+        identifier = self.module.function_identifiers.get(sym_name)
+        if identifier is None:
+            raise self.error(op, f"the callee @{sym_name} has no body in this module")
+        return identifier
+
+    def line(self, text: str) -> None:
+        self.lines.append("    " * self._indent + text)
+
+    @contextmanager
+    def indented(self) -> Iterator[None]:
+        self._indent += 1
+        try:
+            yield
+        finally:
+            self._indent -= 1
+
+    def region_yielding_into(
+        self, owner: Operation, region: Region, targets: Sequence[str]
+    ) -> None:
+        """Translates a single-block region ending in scf.yield, assigning
+        the yielded values to `targets`."""
+        block = self._single_block(owner, region)
+        *body, terminator = block.ops
+        emitted = len(self.lines)
+        for op in body:
+            self.translate_op(op)
+        if not isinstance(terminator, scf.YieldOp):
+            raise self.error(terminator, "expected scf.yield ending the region")
+        for target, value in zip(targets, terminator.operands, strict=True):
+            self.line(f"{target} = {self.value(value)}")
+        if len(self.lines) == emitted:
+            self.line("pass")
+
+    def location(self, op: Operation) -> str:
+        """Where `op` is, for error messages."""
+        function = f"function @{self.function.sym_name.data}"
+        if op is self.function:
+            return f"in the signature of {function}"
+        index = next(i for i, o in enumerate(self.function.body.walk()) if o is op)
+        return f"in {function}, op #{index}: {str(op).splitlines()[0]}"
+
+    def error(self, op: Operation, reason: str) -> BackendError:
+        return BackendError(
+            f"the Python backend does not support op '{_op_name(op)}': "
+            f"{reason} ({self.location(op)})"
+        )
+
+    # Translation proper.
+
+    def translate(self, identifier: str) -> list[str]:
+        block = self._single_block(self.function, self.function.body)
+        for arg in block.args:
+            self._check_type(self.function, arg.type)
+        params = [self.define(arg) for arg in block.args]
+        self.lines.append(f"def {identifier}({', '.join(params)}):")
+        self.line("try:")
+        with self.indented():
+            # Normalise arguments (an int passed for an f64; np.float64 in the
+            # IEEE namespace) so the body sees the representation it expects.
+            for param, arg in zip(params, block.args):
+                self.line(f"{param} = {_argument_converter(arg.type)}({param})")
+            for op in block.ops:
+                self.translate_op(op)
+        # The parameters are never reassigned to other values, so the
+        # fallback gets the original arguments.
+        self.line("except _IEEE_ERRORS:")
+        fallback_args = [repr(self.function.sym_name.data), *params]
+        self.line(f"    return _ieee_fallback({', '.join(fallback_args)})")
+        return self.lines
+
+    def translate_op(self, op: Operation) -> None:
+        name = _op_name(op)
+        if name in EXPRESSION_OPS:
+            self._check_types(op)
+            (result,) = op.results
+            expression = EXPRESSION_OPS[name](self, op)
+            if isinstance(result.type, Float32Type) and name not in _F32_EXACT_OPS:
+                expression = f"_f32({expression})"
+            self.line(f"{self.define(result)} = {expression}")
+        elif name in STATEMENT_OPS:
+            self._check_types(op)
+            STATEMENT_OPS[name](self, op)
+        else:
+            raise self.error(op, "no translation for this op")
+
+    def _check_types(self, op: Operation) -> None:
+        for value in (*op.operands, *op.results):
+            self._check_type(op, value.type)
+
+    def _check_type(self, op: Operation, t: Attribute) -> None:
+        if not _is_supported_type(t):
+            raise BackendError(
+                f"the Python backend does not support type {t}, only scalar "
+                f"f64, f32, iN and index ({self.location(op)})"
+            )
+
+    def _single_block(self, owner: Operation, region: Region) -> Block:
+        if len(region.blocks) != 1:
+            raise self.error(owner, "regions with several blocks are not supported")
+        return region.blocks.first  # type: ignore[return-value]
+
+
+class ModuleTranslator:
+    """Translates a ModuleOp into the source of a Python module."""
+
+    def __init__(self, module: ModuleOp) -> None:
+        self.module = module
+        # func.func sym_name -> Python identifier of its def.
+        self.function_identifiers: dict[str, str] = {}
+        # Float constants are module-level names so that each namespace holds
+        # them in its own float type: initializer -> name.
+        self._constants: dict[str, str] = {}
+
+    def constant(self, initializer: str) -> str:
+        if initializer not in self._constants:
+            self._constants[initializer] = f"_k{len(self._constants)}"
+        return self._constants[initializer]
+
+    def translate(self) -> str:
+        functions = self._functions()
+        names = _Names()
+        for function in functions:
+            sym_name = function.sym_name.data
+            self.function_identifiers[sym_name] = names.fresh(
+                f"fn_{_sanitize(sym_name)}"
+            )
+        definitions: list[str] = []
+        for function in functions:
+            identifier = self.function_identifiers[function.sym_name.data]
+            translator = FunctionTranslator(self, function)
+            definitions += ["", ""] + translator.translate(identifier)
+        header = ["# Generated by irad.backends.python."]
+        constants = [f"{name} = {init}" for init, name in self._constants.items()]
+        return "\n".join(header + constants + definitions) + "\n"
+
+    def _functions(self) -> list[func.FuncOp]:
+        functions = []
+        for index, op in enumerate(self.module.ops):
+            if isinstance(op, func.FuncOp):
+                if not op.is_declaration:  # external functions: nothing to run
+                    functions.append(op)
+                continue
+            raise BackendError(
+                f"the Python backend does not support op '{_op_name(op)}' at "
+                f"module level (module op #{index}: {str(op).splitlines()[0]})"
+            )
+        return functions
+
+
+# --------------------------------------------------------------------------
+# Compiled modules.
+# --------------------------------------------------------------------------
+
+_module_counter = itertools.count()
+
+
+class CompiledModule:
+    """A module translated to Python; `function()` gives its callables."""
+
+    def __init__(self, module: ModuleOp) -> None:
+        translator = ModuleTranslator(module)
+        self.source: str = translator.translate()
+        filename = f"<irad.backends.python #{next(_module_counter)}>"
+        # Lets tracebacks through generated code show its lines.
+        linecache.cache[filename] = (
+            len(self.source),
+            None,
+            self.source.splitlines(keepends=True),
+            filename,
+        )
+        code = compile(self.source, filename, "exec")
+        self._identifiers = translator.function_identifiers
+        self._result_converters = {
+            op.sym_name.data: [_result_converter(t) for t in op.function_type.outputs]
+            for op in module.ops
+            if isinstance(op, func.FuncOp)
+        }
+        self._fast: dict[str, Any] = {
+            **FAST_NAMESPACE,
+            "_IEEE_ERRORS": _NON_IEEE_ERRORS,
+            "_ieee_fallback": self._run_ieee,
+        }
+        self._ieee: dict[str, Any] = {
+            **IEEE_NAMESPACE,
+            "_IEEE_ERRORS": (),  # the IEEE version is the last resort
+            "_ieee_fallback": None,
+        }
+        exec(code, self._fast)
+        exec(code, self._ieee)
+
+    @property
+    def function_names(self) -> list[str]:
+        """sym_names of the functions that can be called."""
+        return list(self._identifiers)
+
+    def function(self, name: str) -> Callable[..., tuple[Any, ...]]:
+        """The callable for the func.func with this sym_name. It takes the
+        arguments positionally and returns a tuple of all results."""
+        identifier = self._identifiers.get(name)
+        if identifier is None:
+            raise BackendError(
+                f"no function @{name} with a body in the compiled module "
+                f"(available: {', '.join(self._identifiers) or 'none'})"
+            )
+        return self._fast[identifier]
+
+    def _run_ieee(self, name: str, *args: Any) -> tuple[Any, ...]:
+        """Runs the IEEE version of a function whose fast version raised."""
+        with np.errstate(all="ignore"):
+            results = self._ieee[self._identifiers[name]](*args)
+        converters = self._result_converters[name]
+        return tuple(convert(r) for convert, r in zip(converters, results))
+
+
+def compile_module(module: ModuleOp) -> CompiledModule:
+    """Translates `module` to Python once; raises BackendError for ops or
+    types this backend does not support."""
+    return CompiledModule(module)

@@ -1,0 +1,371 @@
+"""The ``irad`` dialect: requests for derivatives of functions.
+
+Two ops, in the spirit of ``enzyme.autodiff``, ask for the reverse-mode
+derivative of a ``func.func`` at given operands::
+
+    %g:2 = irad.grad @f(%x, %y) {wrt = [0, 1]} : (f64, f64) -> (f64, f64)
+    %v, %gx = irad.value_and_grad @f(%x, %y) {wrt = [0]} : (f64, f64) -> (f64, f64)
+
+The differentiated value is the callee's first result, which must be a scalar
+float. ``wrt`` lists, in strictly increasing order, the 0-based indices of the
+operands to differentiate with respect to; each gives one gradient result
+with that operand's type. ``irad.grad`` returns only the gradients,
+``irad.value_and_grad`` returns the callee's results first, then the
+gradients.
+
+Generic form (``callee`` and ``wrt`` are properties)::
+
+    %g = "irad.grad"(%x, %y) <{callee = @f, wrt = [0 : i64]}> : (f64, f64) -> f64
+
+This module also provides :func:`make_context`, the xDSL context holding the
+dialects irad works with.
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    ArrayAttr,
+    FlatSymbolRefAttrConstr,
+    I64,
+    IntegerAttr,
+    SymbolRefAttr,
+    TensorType,
+    UnitAttr,
+    UnrankedTensorType,
+    VectorType,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    prop_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import SymbolTable
+from xdsl.utils.exceptions import VerifyException
+
+__all__ = [
+    "IRAD",
+    "DerivativeRequestOp",
+    "GradOp",
+    "ValueAndGradOp",
+    "is_differentiable_type",
+    "make_context",
+]
+
+
+def is_differentiable_type(type_: Attribute) -> bool:
+    """Whether a value of this type can have a gradient: a float scalar, or a
+    tensor or vector of floats."""
+    if isinstance(type_, TensorType | UnrankedTensorType | VectorType):
+        type_ = type_.get_element_type()
+    return isinstance(type_, AnyFloat)
+
+
+def _wrt_attr(wrt: Sequence[int]) -> ArrayAttr[IntegerAttr[I64]]:
+    return ArrayAttr(IntegerAttr(index, i64) for index in wrt)
+
+
+class DerivativeRequestOp(IRDLOperation, ABC):
+    """Shared definition of the ops asking for the derivative of ``callee``.
+
+    Subclasses only differ in whether the callee's results precede the
+    gradients (see :attr:`RETURNS_VALUES`).
+    """
+
+    callee = prop_def(FlatSymbolRefAttrConstr)
+    wrt = prop_def(ArrayAttr[IntegerAttr[I64]])
+    args = var_operand_def()
+    res = var_result_def()
+
+    RETURNS_VALUES: ClassVar[bool]
+    """Whether the callee's results come before the gradients."""
+
+    def __init__(
+        self,
+        callee: str | SymbolRefAttr,
+        args: Sequence[SSAValue],
+        wrt: Sequence[int],
+        result_types: Sequence[Attribute],
+    ):
+        super().__init__(
+            operands=[args],
+            result_types=[result_types],
+            properties={"callee": SymbolRefAttr.get(callee), "wrt": _wrt_attr(wrt)},
+        )
+
+    # --- accessors -------------------------------------------------------
+
+    @property
+    def wrt_indices(self) -> tuple[int, ...]:
+        """The 0-based operand indices to differentiate with respect to."""
+        return tuple(attr.value.data for attr in self.wrt.data)
+
+    @property
+    def value_results(self) -> Sequence[SSAValue]:
+        """The callee's results (empty for ``irad.grad``)."""
+        return self.res[: len(self.res) - len(self.wrt.data)]
+
+    @property
+    def gradient_results(self) -> Sequence[SSAValue]:
+        """One gradient per ``wrt`` entry, in ``wrt`` order."""
+        return self.res[len(self.res) - len(self.wrt.data) :]
+
+    # --- custom syntax ---------------------------------------------------
+
+    @classmethod
+    def parse(cls, parser: Parser) -> DerivativeRequestOp:
+        callee = parser.parse_symbol_name()
+        args_pos = parser.pos
+        args = parser.parse_op_args_list()
+
+        dict_pos = parser.pos
+        attributes = parser.parse_optional_attr_dict()
+        if "callee" in attributes:
+            parser.raise_error(
+                f"'{cls.name}' takes its callee before the operands, "
+                "not in the attribute dictionary",
+                dict_pos,
+            )
+        wrt_attr = attributes.pop("wrt", None)
+        if wrt_attr is None:
+            parser.raise_error(
+                f"'{cls.name}' expects an attribute dictionary with "
+                "'wrt = [<operand indices>]'",
+                dict_pos,
+            )
+        if not isinstance(wrt_attr, ArrayAttr) or not all(
+            isinstance(index, IntegerAttr) for index in wrt_attr.data
+        ):
+            parser.raise_error(
+                f"'{cls.name}' expects 'wrt' to be a list of integers, "
+                f"got {wrt_attr}",
+                dict_pos,
+            )
+        wrt = [index.value.data for index in wrt_attr.data]
+
+        parser.parse_punctuation(":")
+        function_type = parser.parse_function_type()
+        operands = parser.resolve_operands(args, function_type.inputs.data, args_pos)
+
+        op = cls(SymbolRefAttr(callee), operands, wrt, function_type.outputs.data)
+        op.attributes.update(attributes)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.callee)
+        printer.print_operands(self.args)
+        printer.print_string(" {wrt = [")
+        # Bare integers: the generic printer would add `: i64` to each.
+        printer.print_string(", ".join(str(index) for index in self.wrt_indices))
+        printer.print_string("]")
+        for name, attr in self.attributes.items():
+            printer.print_string(", ")
+            printer.print_identifier_or_string_literal(name)
+            if not isinstance(attr, UnitAttr):  # unit attributes print bare
+                printer.print_string(" = ")
+                printer.print_attribute(attr)
+        printer.print_string("} : ")
+        printer.print_function_type(self.args.types, self.res.types)
+
+    # --- verification ----------------------------------------------------
+
+    def _error(self, message: str) -> VerifyException:
+        return VerifyException(f"'{self.name}' op {message}")
+
+    def verify_(self) -> None:
+        wrt = self.wrt_indices
+        operand_types = self.args.types
+        self._verify_wrt(wrt, operand_types)
+
+        n_values = len(self.res) - len(wrt)
+        if self.RETURNS_VALUES and n_values != 1:
+            raise self._error(
+                f"expects the callee's result followed by {len(wrt)} "
+                f"gradient(s), but has {len(self.res)} result(s)"
+            )
+        if not self.RETURNS_VALUES and n_values != 0:
+            raise self._error(
+                f"expects one result per 'wrt' entry ({len(wrt)}), "
+                f"but has {len(self.res)}"
+            )
+
+        for position, (index, grad_type) in enumerate(
+            zip(wrt, self.gradient_results.types)
+        ):
+            if grad_type != operand_types[index]:
+                raise self._error(
+                    f"gradient result #{n_values + position} has type {grad_type}, "
+                    f"but it is the gradient of operand #{index} of type "
+                    f"{operand_types[index]}"
+                )
+
+        value_types = self.value_results.types
+        if value_types and not isinstance(value_types[0], AnyFloat):
+            raise self._error(
+                f"differentiates the callee's result, which must be a "
+                f"scalar float, but result #0 has type {value_types[0]}"
+            )
+        self._verify_against_callee(operand_types, value_types)
+
+    def _verify_wrt(
+        self, wrt: tuple[int, ...], operand_types: Sequence[Attribute]
+    ) -> None:
+        if not wrt:
+            raise self._error("expects a non-empty 'wrt' list")
+        for index in wrt:
+            if not 0 <= index < len(operand_types):
+                raise self._error(
+                    f"'wrt' index {index} is out of range for "
+                    f"{len(operand_types)} operand(s)"
+                )
+        if any(a >= b for a, b in zip(wrt, wrt[1:])):
+            raise self._error(
+                f"expects strictly increasing 'wrt' indices, got {list(wrt)}"
+            )
+        for index in wrt:
+            if not is_differentiable_type(operand_types[index]):
+                raise self._error(
+                    f"cannot differentiate with respect to operand #{index} "
+                    f"of type {operand_types[index]} (expected a float, or a "
+                    "tensor or vector of floats)"
+                )
+
+    def _verify_against_callee(
+        self, operand_types: Sequence[Attribute], value_types: Sequence[Attribute]
+    ) -> None:
+        """Check the signature against the callee, when it is a func.func that
+        can be found; detached ops and other callees are left alone."""
+        from xdsl.dialects.func import FuncOp
+
+        try:
+            callee = SymbolTable.lookup_symbol(self, self.callee)
+        except ValueError:  # no enclosing symbol table
+            return
+        if not isinstance(callee, FuncOp):
+            return
+
+        callee_inputs = callee.function_type.inputs.data
+        callee_outputs = callee.function_type.outputs.data
+        name = self.callee.root_reference.data
+        if callee_inputs != tuple(operand_types):
+            raise self._error(
+                f"operand types ({', '.join(map(str, operand_types))}) do not "
+                f"match the inputs of @{name} "
+                f"({', '.join(map(str, callee_inputs))})"
+            )
+        if len(callee_outputs) != 1 or not isinstance(callee_outputs[0], AnyFloat):
+            shown = ", ".join(map(str, callee_outputs)) or "nothing"
+            raise self._error(
+                f"differentiates the result of @{name}, which must be one "
+                f"scalar float, but @{name} returns ({shown})"
+            )
+        if self.RETURNS_VALUES and callee_outputs != tuple(value_types):
+            raise self._error(
+                f"value results ({', '.join(map(str, value_types))}) do not "
+                f"match the results of @{name} "
+                f"({', '.join(map(str, callee_outputs))})"
+            )
+
+
+@irdl_op_definition
+class GradOp(DerivativeRequestOp):
+    """Gradient of ``callee``'s scalar result with respect to the ``wrt``
+    operands; one result per ``wrt`` entry."""
+
+    name = "irad.grad"
+    RETURNS_VALUES: ClassVar[bool] = False
+
+
+@irdl_op_definition
+class ValueAndGradOp(DerivativeRequestOp):
+    """Like :class:`GradOp`, but returns the callee's results first."""
+
+    name = "irad.value_and_grad"
+    RETURNS_VALUES: ClassVar[bool] = True
+
+
+IRAD = Dialect("irad", [GradOp, ValueAndGradOp], [])
+
+
+def _builtin() -> Dialect:
+    from xdsl.dialects.builtin import Builtin
+
+    return Builtin
+
+
+def _func() -> Dialect:
+    from xdsl.dialects.func import Func
+
+    return Func
+
+
+def _arith() -> Dialect:
+    from xdsl.dialects.arith import Arith
+
+    return Arith
+
+
+def _math() -> Dialect:
+    from xdsl.dialects.math import Math
+
+    return Math
+
+
+def _scf() -> Dialect:
+    from xdsl.dialects.scf import Scf
+
+    return Scf
+
+
+def _tensor() -> Dialect:
+    from xdsl.dialects.tensor import Tensor
+
+    return Tensor
+
+
+def _linalg() -> Dialect:
+    from xdsl.dialects.linalg import Linalg
+
+    return Linalg
+
+
+def _irad() -> Dialect:
+    return IRAD
+
+
+_DIALECTS = {
+    "builtin": _builtin,
+    "func": _func,
+    "arith": _arith,
+    "math": _math,
+    "scf": _scf,
+    "tensor": _tensor,
+    "linalg": _linalg,
+    "irad": _irad,
+}
+
+
+def make_context(*, allow_unregistered: bool = False) -> Context:
+    """An xDSL context knowing the dialects irad uses (builtin, func, arith,
+    math, scf, tensor, linalg, irad).
+
+    Dialects are registered, not loaded: each is imported the first time one
+    of its ops or attributes is parsed or looked up, so the whole set of xDSL
+    dialects is never imported.
+    """
+    ctx = Context(allow_unregistered=allow_unregistered)
+    for name, factory in _DIALECTS.items():
+        ctx.register_dialect(name, factory)
+    return ctx

@@ -1,0 +1,53 @@
+"""irad's xDSL universe: the dialect and passes irad adds to xDSL tools.
+
+Registered under the ``xdsl.universe`` entry point (see ``pyproject.toml``),
+so stock ``xdsl-opt`` finds them; ``irad-opt`` registers them explicitly.
+
+Every loader imports its module only when called: xDSL builds the
+multiverse on each ``xdsl-opt`` start, so importing this module must stay
+cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from xdsl.universe import Universe
+
+if TYPE_CHECKING:
+    from xdsl.ir import Dialect
+    from xdsl.passes import ModulePass
+
+
+def _irad_dialect() -> Dialect:
+    from irad.dialect import IRAD
+
+    return IRAD
+
+
+def _differentiate_pass() -> type[ModulePass]:
+    from irad.passes.differentiate import DifferentiatePass
+
+    return DifferentiatePass
+
+
+def _optimize_pass() -> type[ModulePass]:
+    from irad.passes.optimize import OptimizePass
+
+    return OptimizePass
+
+
+def _float_folds_pass() -> type[ModulePass]:
+    from irad.passes.float_folds import FloatFoldsPass
+
+    return FloatFoldsPass
+
+
+IRAD_UNIVERSE = Universe(
+    all_dialects={"irad": _irad_dialect},
+    all_passes={
+        "irad-differentiate": _differentiate_pass,
+        "irad-optimize": _optimize_pass,
+        "irad-float-folds": _float_folds_pass,
+    },
+)

@@ -1,0 +1,541 @@
+"""
+Float folds that xDSL's canonicalization lacks, each exact under IEEE 754.
+
+A fold here gives, for every input including NaN, infinities and signed zeros, the
+value the unfolded IR computes at run time; only the sign and payload of a NaN may
+differ, which IEEE 754 leaves unspecified. Folds that are exact only under fastmath
+flags (`x + 0.0`, `x - x`, ...) fire only when the op carries those flags.
+docs/optimisation.md lists every fold and every fold deliberately not done.
+
+Constants are folded for scalar `FloatAttr` constants only; dense (tensor)
+constants are left alone. A `negf` a fold creates carries no fastmath flags: a sign
+flip is exact, and dropping flags only makes an op more defined.
+"""
+
+import math as libm
+import operator
+from collections.abc import Callable
+
+import numpy as np
+
+from xdsl.context import Context
+from xdsl.dialects import arith, builtin, math
+from xdsl.dialects.builtin import (
+    BoolAttr,
+    FloatAttr,
+    Float32Type,
+    Float64Type,
+    IntegerAttr,
+    IntegerType,
+)
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+_NNAN = arith.FastMathFlag.NO_NANS
+_NSZ = arith.FastMathFlag.NO_SIGNED_ZEROS
+
+# numpy dtype of each float type folded with numpy; a fold computes in the value's
+# own precision so that an f32 result is rounded exactly once, as at run time.
+_NUMPY_TYPES: dict[type, type[np.floating]] = {
+    Float32Type: np.float32,
+    Float64Type: np.float64,
+}
+
+# Significand bits (with the implicit bit) of the float types integers convert to.
+_SIGNIFICAND_BITS: dict[type, int] = {Float32Type: 24, Float64Type: 53}
+
+
+def _float_constant(value: SSAValue) -> float | None:
+    """The value of a scalar float `arith.constant`, or None."""
+    if isinstance(op := value.owner, arith.ConstantOp) and isinstance(
+        attr := op.value, FloatAttr
+    ):
+        return attr.value.data
+    return None
+
+
+def _is_constant(value: SSAValue, expected: float) -> bool:
+    """Whether `value` is the float constant `expected`, telling -0.0 from +0.0."""
+    c = _float_constant(value)
+    return (
+        c is not None
+        and c == expected
+        and libm.copysign(1.0, c) == libm.copysign(1.0, expected)
+    )
+
+
+def _constant(value: float, type: builtin.AnyFloat) -> arith.ConstantOp:
+    return arith.ConstantOp(FloatAttr(value, type))
+
+
+class MulfByOne(RewritePattern):
+    """`x * 1.0 -> x` and `x * -1.0 -> negf x`, the constant on either side."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.MulfOp, rewriter: PatternRewriter, /):
+        for c, x in ((op.rhs, op.lhs), (op.lhs, op.rhs)):
+            if _is_constant(c, 1.0):
+                rewriter.replace(op, (), (x,))
+                return
+            if _is_constant(c, -1.0):
+                rewriter.replace(op, arith.NegfOp(x))
+                return
+
+
+class DivfByOne(RewritePattern):
+    """`x / 1.0 -> x` and `x / -1.0 -> negf x`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.DivfOp, rewriter: PatternRewriter, /):
+        if _is_constant(op.rhs, 1.0):
+            rewriter.replace(op, (), (op.lhs,))
+        elif _is_constant(op.rhs, -1.0):
+            rewriter.replace(op, arith.NegfOp(op.lhs))
+
+
+class AddfOfZero(RewritePattern):
+    """
+    `x + -0.0 -> x`, the constant on either side. With `nsz`, also `x + 0.0 -> x`
+    (without it, -0.0 + 0.0 is +0.0, not -0.0).
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.AddfOp, rewriter: PatternRewriter, /):
+        nsz = _NSZ in op.fastmath.data
+        for c, x in ((op.rhs, op.lhs), (op.lhs, op.rhs)):
+            if _is_constant(c, -0.0) or (nsz and _is_constant(c, 0.0)):
+                rewriter.replace(op, (), (x,))
+                return
+
+
+class SubfOfZero(RewritePattern):
+    """
+    `x - 0.0 -> x` and `-0.0 - x -> negf x`. With `nsz`, also `x - -0.0 -> x` and
+    `0.0 - x -> negf x` (without it, 0.0 - 0.0 is +0.0 where negf 0.0 is -0.0).
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.SubfOp, rewriter: PatternRewriter, /):
+        nsz = _NSZ in op.fastmath.data
+        if _is_constant(op.rhs, 0.0) or (nsz and _is_constant(op.rhs, -0.0)):
+            rewriter.replace(op, (), (op.lhs,))
+        elif _is_constant(op.lhs, -0.0) or (nsz and _is_constant(op.lhs, 0.0)):
+            rewriter.replace(op, arith.NegfOp(op.rhs))
+
+
+class SubfOfSameOperand(RewritePattern):
+    """
+    `x - x -> 0.0`, with `nnan` only: inf - inf and nan - nan are NaN.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.SubfOp, rewriter: PatternRewriter, /):
+        if (
+            op.lhs == op.rhs
+            and _NNAN in op.fastmath.data
+            and isinstance(op.result.type, builtin.AnyFloat)
+        ):
+            rewriter.replace(op, _constant(0.0, op.result.type))
+
+
+class MulfByZero(RewritePattern):
+    """
+    `x * 0.0 -> 0.0`, with `nnan` and `nsz` only: inf * 0.0 is NaN and
+    -1.0 * 0.0 is -0.0.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.MulfOp, rewriter: PatternRewriter, /):
+        if not {_NNAN, _NSZ} <= op.fastmath.data:
+            return
+        for c in (op.rhs, op.lhs):
+            if _is_constant(c, 0.0) or _is_constant(c, -0.0):
+                rewriter.replace(op, (), (c,))
+                return
+
+
+class AddfOfNegf(RewritePattern):
+    """`x + negf y -> x - y`, `negf y` on either side (IEEE defines x - y as x + -y)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.AddfOp, rewriter: PatternRewriter, /):
+        for neg, x in ((op.rhs, op.lhs), (op.lhs, op.rhs)):
+            if isinstance(neg.owner, arith.NegfOp):
+                rewriter.replace(op, arith.SubfOp(x, neg.owner.operand, op.fastmath))
+                return
+
+
+class SubfOfNegf(RewritePattern):
+    """`x - negf y -> x + y`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.SubfOp, rewriter: PatternRewriter, /):
+        if isinstance(neg := op.rhs.owner, arith.NegfOp):
+            rewriter.replace(op, arith.AddfOp(op.lhs, neg.operand, op.fastmath))
+
+
+class MulfDivfOfNegfs(RewritePattern):
+    """`negf x * negf y -> x * y` and `negf x / negf y -> x / y`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: arith.MulfOp | arith.DivfOp, rewriter: PatternRewriter, /
+    ):
+        if isinstance(lhs := op.lhs.owner, arith.NegfOp) and isinstance(
+            rhs := op.rhs.owner, arith.NegfOp
+        ):
+            rewriter.replace(op, type(op)(lhs.operand, rhs.operand, op.fastmath))
+
+
+class NegfOfNegf(RewritePattern):
+    """`negf (negf x) -> x`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.NegfOp, rewriter: PatternRewriter, /):
+        if isinstance(inner := op.operand.owner, arith.NegfOp):
+            rewriter.replace(op, (), (inner.operand,))
+
+
+class NegfOfConstant(RewritePattern):
+    """`negf c -> -c`: flips the sign bit, of zeros and NaNs too."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.NegfOp, rewriter: PatternRewriter, /):
+        if (c := _float_constant(op.operand)) is not None:
+            assert isinstance(op.result.type, builtin.AnyFloat)
+            rewriter.replace(op, _constant(-c, op.result.type))
+
+
+_CMPF_PREDICATES: dict[str, Callable[[float, float], bool]] = {
+    "false": lambda a, b: False,
+    "oeq": operator.eq,
+    "ogt": operator.gt,
+    "oge": operator.ge,
+    "olt": operator.lt,
+    "ole": operator.le,
+    "one": lambda a, b: a < b or a > b,
+    "ord": lambda a, b: a == a and b == b,
+    "ueq": lambda a, b: not (a < b or a > b),
+    "ugt": lambda a, b: not a <= b,
+    "uge": lambda a, b: not a < b,
+    "ult": lambda a, b: not a >= b,
+    "ule": lambda a, b: not a > b,
+    "une": operator.ne,
+    "uno": lambda a, b: a != a or b != b,
+    "true": lambda a, b: True,
+}
+"""Each cmpf predicate on Python floats, whose comparisons are IEEE's."""
+
+# The value of `cmpf pred, x, x` where it does not depend on x (NaN or not).
+_CMPF_SAME_OPERAND: dict[str, bool] = {
+    "ogt": False,
+    "olt": False,
+    "one": False,
+    "ueq": True,
+    "uge": True,
+    "ule": True,
+}
+
+
+class CmpfOfConstants(RewritePattern):
+    """
+    `cmpf pred, c1, c2 -> true/false`; also `cmpf pred, x, x` for the predicates
+    whose answer is the same for every x, NaN included, and `cmpf false/true`.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.CmpfOp, rewriter: PatternRewriter, /):
+        predicate = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
+        if predicate in ("false", "true"):
+            result = predicate == "true"
+        elif op.lhs == op.rhs and predicate in _CMPF_SAME_OPERAND:
+            result = _CMPF_SAME_OPERAND[predicate]
+        elif (a := _float_constant(op.lhs)) is not None and (
+            b := _float_constant(op.rhs)
+        ) is not None:
+            result = _CMPF_PREDICATES[predicate](a, b)
+        else:
+            return
+        rewriter.replace(op, arith.ConstantOp(BoolAttr.from_bool(result)))
+
+
+def _maximum(a: float, b: float) -> float:
+    if libm.isnan(a) or libm.isnan(b):
+        return libm.nan
+    if a == b == 0.0:  # -0.0 < +0.0
+        return a if libm.copysign(1.0, a) > 0 else b
+    return max(a, b)
+
+
+def _minimum(a: float, b: float) -> float:
+    if libm.isnan(a) or libm.isnan(b):
+        return libm.nan
+    if a == b == 0.0:
+        return a if libm.copysign(1.0, a) < 0 else b
+    return min(a, b)
+
+
+def _number_or(
+    pick: Callable[[float, float], float],
+) -> Callable[[float, float], float | None]:
+    """maxnum/minnum: the number if one operand is NaN; unspecified for +-0."""
+
+    def fold(a: float, b: float) -> float | None:
+        if libm.isnan(a) or libm.isnan(b):
+            return b if libm.isnan(a) else a
+        if a == b == 0.0 and libm.copysign(1.0, a) != libm.copysign(1.0, b):
+            return None
+        return pick(a, b)
+
+    return fold
+
+
+_MIN_MAX: dict[type[Operation], Callable[[float, float], float | None]] = {
+    arith.MaximumfOp: _maximum,
+    arith.MinimumfOp: _minimum,
+    arith.MaxnumfOp: _number_or(max),
+    arith.MinnumfOp: _number_or(min),
+}
+
+
+class MinMaxOfConstants(RewritePattern):
+    """
+    `maximumf`/`minimumf`/`maxnumf`/`minnumf` of two constants. maxnumf and minnumf
+    of +0.0 and -0.0 may return either, so those are left alone.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self,
+        op: arith.MaximumfOp | arith.MinimumfOp | arith.MaxnumfOp | arith.MinnumfOp,
+        rewriter: PatternRewriter,
+        /,
+    ):
+        if (
+            (a := _float_constant(op.lhs)) is not None
+            and (b := _float_constant(op.rhs)) is not None
+            and (result := _MIN_MAX[type(op)](a, b)) is not None
+        ):
+            assert isinstance(op.result.type, builtin.AnyFloat)
+            rewriter.replace(op, _constant(result, op.result.type))
+
+
+_MIN_MAX_IDENTITY: dict[type[Operation], float] = {
+    arith.MaximumfOp: -libm.inf,
+    arith.MinimumfOp: libm.inf,
+}
+
+
+class MinMaxIdentity(RewritePattern):
+    """
+    `max(x, x) -> x` and `min(x, x) -> x` for all four, `maximumf(x, -inf) -> x`
+    and `minimumf(x, +inf) -> x`. (maxnumf(nan, -inf) is -inf, so that one is not.)
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self,
+        op: arith.MaximumfOp | arith.MinimumfOp | arith.MaxnumfOp | arith.MinnumfOp,
+        rewriter: PatternRewriter,
+        /,
+    ):
+        if op.lhs == op.rhs:
+            rewriter.replace(op, (), (op.lhs,))
+            return
+        if (identity := _MIN_MAX_IDENTITY.get(type(op))) is None:
+            return
+        for c, x in ((op.rhs, op.lhs), (op.lhs, op.rhs)):
+            if _float_constant(c) == identity:
+                rewriter.replace(op, (), (x,))
+                return
+
+
+def _round_integer(value: int, bits: int) -> int:
+    """`value` rounded to `bits` significant bits, ties to even."""
+    shift = abs(value).bit_length() - bits
+    if shift <= 0:
+        return value
+    magnitude = builtin.FloatSemantics.round_half_even(abs(value), shift) << shift
+    return magnitude if value >= 0 else -magnitude
+
+
+class IntToFloatOfConstant(RewritePattern):
+    """`sitofp c`, `uitofp c` -> the f32/f64 constant nearest c (ties to even)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: arith.SIToFPOp | arith.UIToFPOp, rewriter: PatternRewriter, /
+    ):
+        if (
+            not isinstance(c := op.input.owner, arith.ConstantOp)
+            or not isinstance(attr := c.value, IntegerAttr)
+            or not isinstance(int_type := attr.type, IntegerType)
+            or (bits := _SIGNIFICAND_BITS.get(type(op.result.type))) is None
+        ):
+            return
+        width = int_type.width.data
+        value = attr.value.data % (1 << width)
+        if isinstance(op, arith.SIToFPOp) and value >= 1 << (width - 1):
+            value -= 1 << width
+        # Rounding the integer first makes float() exact: one rounding in all.
+        value = _round_integer(value, bits)
+        try:
+            result = float(value)
+        except OverflowError:
+            result = libm.copysign(libm.inf, value)
+        assert isinstance(op.result.type, builtin.AnyFloat)
+        rewriter.replace(op, _constant(result, op.result.type))
+
+
+class ExtfTruncfOfConstant(RewritePattern):
+    """
+    `extf c` (exact) and `truncf c` (one rounding, to nearest even; not with an
+    explicit `roundingmode`), to f32 or f64.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: arith.ExtFOp | arith.TruncFOp, rewriter: PatternRewriter, /
+    ):
+        if (
+            (c := _float_constant(op.input)) is None
+            or "roundingmode" in op.attributes
+            or type(op.result.type) not in _NUMPY_TYPES
+        ):
+            return
+        assert isinstance(op.result.type, builtin.AnyFloat)
+        rewriter.replace(op, _constant(c, op.result.type))
+
+
+def _libm(function: Callable[..., float], ieee: np.ufunc) -> Callable[..., float]:
+    """
+    `function` from Python's math module, which calls the platform libm, with the
+    IEEE special value (inf, -inf or NaN) from `ieee` where math raises instead.
+    """
+
+    def call(*args: float) -> float:
+        try:
+            return function(*args)
+        except (ValueError, OverflowError):
+            with np.errstate(all="ignore"):
+                return float(ieee(*args))
+
+    return call
+
+
+def _round_half_away(x: np.floating) -> np.floating:
+    """math.round: to nearest, ties away from zero; keeps the sign of zero."""
+    t = np.trunc(x)
+    return t + np.copysign(type(x)(1), x) if abs(x - t) >= 0.5 else t
+
+
+_EXACT_MATH: dict[type[Operation], Callable[..., np.floating]] = {
+    math.AbsFOp: np.abs,
+    math.CeilOp: np.ceil,
+    math.CopySignOp: np.copysign,
+    math.FloorOp: np.floor,
+    math.RoundEvenOp: np.rint,
+    math.RoundOp: _round_half_away,
+    math.SqrtOp: np.sqrt,
+    math.TruncOp: np.trunc,
+}
+"""Correctly rounded math ops: one answer on every IEEE platform, f32 and f64."""
+
+_LIBM_MATH: dict[type[Operation], Callable[..., float]] = {
+    math.AcosOp: _libm(libm.acos, np.arccos),
+    math.AcoshOp: _libm(libm.acosh, np.arccosh),
+    math.AsinOp: _libm(libm.asin, np.arcsin),
+    math.AsinhOp: _libm(libm.asinh, np.arcsinh),
+    math.Atan2Op: _libm(libm.atan2, np.arctan2),
+    math.AtanOp: _libm(libm.atan, np.arctan),
+    math.AtanhOp: _libm(libm.atanh, np.arctanh),
+    math.CbrtOp: _libm(libm.cbrt, np.cbrt),
+    math.CosOp: _libm(libm.cos, np.cos),
+    math.CoshOp: _libm(libm.cosh, np.cosh),
+    math.ErfOp: libm.erf,
+    math.Exp2Op: _libm(libm.exp2, np.exp2),
+    math.ExpM1Op: _libm(libm.expm1, np.expm1),
+    math.ExpOp: _libm(libm.exp, np.exp),
+    math.Log10Op: _libm(libm.log10, np.log10),
+    math.Log1pOp: _libm(libm.log1p, np.log1p),
+    math.Log2Op: _libm(libm.log2, np.log2),
+    math.LogOp: _libm(libm.log, np.log),
+    math.PowFOp: _libm(libm.pow, np.power),
+    math.SinOp: _libm(libm.sin, np.sin),
+    math.SinhOp: _libm(libm.sinh, np.sinh),
+    math.TanOp: _libm(libm.tan, np.tan),
+    math.TanhOp: _libm(libm.tanh, np.tanh),
+}
+"""
+Math ops computed by libm, folded for f64 only: the f64 libm is what Python's math
+module, and the native backend through LLVM, call. No Python function gives the
+f32 libm's (expf, sinf, ...) results, which are not correctly rounded.
+"""
+
+
+def _evaluate_math(op: Operation, args: list[float]) -> float | None:
+    """The value of math op `op` on constant operands, or None if not folded."""
+    result_type = type(op.results[0].type)
+    if type(op) in _EXACT_MATH and (dtype := _NUMPY_TYPES.get(result_type)):
+        with np.errstate(all="ignore"):
+            return float(_EXACT_MATH[type(op)](*map(dtype, args)))
+    if type(op) in _LIBM_MATH and result_type is Float64Type:
+        return _LIBM_MATH[type(op)](*args)
+    return None
+
+
+class MathOfConstants(RewritePattern):
+    """A math op in the tables above whose operands are float constants -> its value."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        if type(op) not in _EXACT_MATH and type(op) not in _LIBM_MATH:
+            return
+        args = [c for x in op.operands if (c := _float_constant(x)) is not None]
+        if len(args) != len(op.operands):
+            return
+        if (result := _evaluate_math(op, args)) is not None:
+            result_type = op.results[0].type
+            assert isinstance(result_type, builtin.AnyFloat)
+            rewriter.replace(op, _constant(result, result_type))
+
+
+FLOAT_FOLDS: tuple[RewritePattern, ...] = (
+    MulfByOne(),
+    DivfByOne(),
+    AddfOfZero(),
+    SubfOfZero(),
+    SubfOfSameOperand(),
+    MulfByZero(),
+    AddfOfNegf(),
+    SubfOfNegf(),
+    MulfDivfOfNegfs(),
+    NegfOfNegf(),
+    NegfOfConstant(),
+    CmpfOfConstants(),
+    MinMaxOfConstants(),
+    MinMaxIdentity(),
+    IntToFloatOfConstant(),
+    ExtfTruncfOfConstant(),
+    MathOfConstants(),
+)
+"""Every pattern of this file, in the order they are tried."""
+
+
+class FloatFoldsPass(ModulePass):
+    """
+    Applies irad's IEEE-exact float folds (and only them; see FLOAT_FOLDS).
+    """
+
+    name = "irad-float-folds"
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier(list(FLOAT_FOLDS), dce_enabled=False)
+        ).rewrite_module(op)

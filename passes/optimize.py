@@ -1,0 +1,55 @@
+"""
+The post-AD optimisation pipeline: canonicalization with irad's float folds, CSE and
+DCE, repeated until nothing changes.
+"""
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import builtin
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
+from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
+from xdsl.transforms.common_subexpression_elimination import cse
+from xdsl.transforms.dead_code_elimination import region_dce
+
+from irad.passes.float_folds import FLOAT_FOLDS
+
+
+def _count_ops(module: builtin.ModuleOp) -> int:
+    return sum(1 for _ in module.walk())
+
+
+@dataclass(frozen=True)
+class OptimizePass(ModulePass):
+    """
+    Runs xDSL's canonicalization patterns and folders together with irad's float
+    folds (one greedy worklist walk, xDSL's `canonicalize` plus FLOAT_FOLDS), then
+    xDSL's CSE and DCE; repeats while CSE or DCE change the module, since what they
+    merge or remove can enable more folds. The walk itself runs to a fixed point, so
+    a round in which CSE and DCE change nothing leaves a fixed point of all four.
+    At most `max_rounds` rounds.
+    """
+
+    name = "irad-optimize"
+
+    max_rounds: int = 10
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        walker = PatternRewriteWalker(
+            GreedyRewritePatternApplier(
+                [CanonicalizationRewritePattern(), *FLOAT_FOLDS],
+                ctx=ctx,
+                folding_enabled=True,
+            ),
+            post_walk_func=region_dce,
+        )
+        for _ in range(self.max_rounds):
+            walker.rewrite_module(op)
+            # CSE erases each op it replaces (bar a multi-result op whose results it
+            # can only partly replace), so the op count tells whether it did anything.
+            size = _count_ops(op)
+            cse(op)
+            removed_dead = region_dce(op.body)
+            if not removed_dead and _count_ops(op) == size:
+                return

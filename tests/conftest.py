@@ -1,0 +1,45 @@
+"""Shared fixtures.
+
+Every module the differentiation pass produces during a test is also parsed by
+upstream mlir-opt 22 when it is installed, so irad never drifts from MLIR.
+"""
+
+import pytest
+
+from irad.backends.mlir_tools import find_tool, mlir_opt_parses
+from irad.passes import differentiate
+
+MLIR_OPT = find_tool("mlir-opt")
+
+
+@pytest.fixture(autouse=True)
+def emitted_modules_parse_in_mlir_opt(monkeypatch):
+    """Record the module after each differentiation; parse them all at teardown."""
+    if MLIR_OPT is None:
+        yield
+        return
+    emitted: list[str] = []
+    inside_requests = []
+    original_requests = differentiate.Differentiator.rewrite_requests
+    original_reverse = differentiate.Differentiator.reverse
+
+    def rewrite_requests(self):
+        inside_requests.append(True)
+        try:
+            original_requests(self)
+        finally:
+            inside_requests.pop()
+        emitted.append(str(self.module))
+
+    def reverse(self, name, active):
+        gen = original_reverse(self, name, active)
+        if not inside_requests:  # a request op is still in the module then
+            emitted.append(str(self.module))
+        return gen
+
+    monkeypatch.setattr(differentiate.Differentiator, "rewrite_requests", rewrite_requests)
+    monkeypatch.setattr(differentiate.Differentiator, "reverse", reverse)
+    yield
+    if emitted:
+        ok, diagnostics = mlir_opt_parses("\n// -----\n".join(emitted), split=True)
+        assert ok, f"mlir-opt rejected a module irad emitted:\n{diagnostics}"

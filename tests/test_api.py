@@ -1,0 +1,101 @@
+"""The Python API: grad, value_and_grad, vjp, lower, and compiled-code caching."""
+
+import math
+
+import pytest
+from xdsl.dialects import func
+from xdsl.dialects.builtin import f64
+
+import irad
+from irad import api
+from irad.rules import default_table
+from irad.rules.from_mlir import mlir_rule
+from tests import programs
+
+
+def central_difference(f, args, i, h=1e-6):
+    up, down = list(args), list(args)
+    up[i] += h
+    down[i] -= h
+    return (f(*up) - f(*down)) / (2 * h)
+
+
+def test_grad_returns_python_floats_and_tuples():
+    g = irad.grad(programs.uses_helper)(0.3, 1.2)
+    assert type(g) is float
+    gs = irad.grad(programs.uses_helper, argnums=(0, 1))(0.3, 1.2)
+    assert isinstance(gs, tuple) and all(type(v) is float for v in gs)
+    for i, v in enumerate(gs):
+        assert v == pytest.approx(central_difference(programs.uses_helper, (0.3, 1.2), i), rel=1e-6)
+
+
+def test_value_and_grad():
+    value, grad = irad.value_and_grad(programs.chain6)(0.4)
+    assert value == pytest.approx(programs.chain6(0.4), rel=1e-14)
+    assert grad == pytest.approx(central_difference(programs.chain6, (0.4,), 0), rel=1e-6)
+
+
+def test_vjp_returns_one_cotangent_per_primal():
+    out, pullback = irad.vjp(programs.two_outputs, 2.0, 3.0)
+    assert out == (6.0, 5.0)
+    assert pullback((1.0, 0.0)) == (3.0, 2.0)
+    assert pullback((0.0, 1.0)) == (1.0, 1.0)
+    out, pullback = irad.vjp(programs.mixed, 2.0, 3)
+    assert pullback(1.0) == (3.0 + programs.SCALE, None)
+
+
+def test_lower_returns_the_module_the_backend_runs():
+    module = irad.grad(programs.uses_helper).lower(0.3, 1.2)
+    names = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)}
+    assert "uses_helper.grad" in names
+    assert "uses_helper" not in names  # the bare primal is dead after differentiation
+    module.verify()
+
+
+def test_compiled_once_per_signature(monkeypatch):
+    calls = []
+    original = api.lower_function
+
+    def counting(f, signature):
+        calls.append(signature)
+        return original(f, signature)
+
+    monkeypatch.setattr(api, "lower_function", counting)
+    g = irad.grad(programs.twice)
+    g(1.5), g(2.5)
+    assert len(calls) == 1
+    irad.grad(programs.twice)(3.5)  # a new grad object shares the cache
+    assert len(calls) == 1
+    with pytest.raises(irad.IradError, match="not a float"):
+        g(2)  # an int is another signature, and cannot be differentiated
+    assert len(calls) == 1
+
+
+def test_int_argument_cannot_be_differentiated():
+    with pytest.raises(irad.IradError, match="argument 1: it is int"):
+        irad.grad(programs.mixed, argnums=1)(1.0, 2)
+
+
+def test_editing_the_rule_table_recompiles():
+    x = 0.25
+    true = irad.grad(programs.with_rule)(x)
+    table = default_table()
+    wrong = mlir_rule("irad.numerics.sigmoid", (f64,), """
+func.func private @irad.numerics.sigmoid(f64) -> f64
+func.func @forward(%x: f64) -> (f64) {
+  %y = func.call @irad.numerics.sigmoid(%x) : (f64) -> f64
+  func.return %y : f64
+}
+func.func @pullback(%dy: f64) -> f64 {
+  %k = arith.constant 100.0 : f64
+  %dx = arith.mulf %dy, %k : f64
+  func.return %dx : f64
+}""")
+    original = next(r for r in table.rules() if r.target == "irad.numerics.sigmoid")
+    table.register(wrong)
+    try:
+        s = 1 / (1 + math.exp(-x))
+        assert irad.grad(programs.with_rule)(x) == pytest.approx(true - s * (1 - s) + 100.0)
+    finally:
+        table.register(original)
+    assert irad.grad(programs.with_rule)(x) == true
