@@ -9,6 +9,7 @@ signature and rule-table version, so a rule edit forces a recompile.
 from __future__ import annotations
 
 import functools
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -18,7 +19,7 @@ from xdsl.ir import Attribute, Block, Region
 
 from irad.backends.python import compile_module
 from irad.dialect import GradOp, ValueAndGradOp, make_context
-from irad.errors import IradError, UnsupportedError
+from irad.errors import IradError
 from irad.frontend import lower_function, signature_of
 from irad.frontend.types import describe, is_float
 from irad.passes.differentiate import Differentiator
@@ -33,30 +34,7 @@ def lower(f: Callable, *example_args) -> ModuleOp:
     return module
 
 
-def _normalise_argnums(f, argnums, signature) -> tuple[int, ...]:
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
-    if not nums:
-        raise IradError(f"argnums of {f.__name__} is empty")
-    out = []
-    for n in nums:
-        if not isinstance(n, int) or not -len(signature) <= n < len(signature):
-            raise IradError(
-                f"argnums {argnums!r} is out of range for {f.__name__}, "
-                f"which was called with {len(signature)} arguments"
-            )
-        n %= len(signature)
-        if not is_float(signature[n]):
-            raise IradError(
-                f"cannot differentiate {f.__name__} with respect to argument {n}: "
-                f"it is {describe(signature[n])}, not a float\n"
-                "  hint: pass a float, or leave it out of argnums"
-            )
-        out.append(n)
-    if len(set(out)) != len(out):
-        raise IradError(f"argnums {argnums!r} repeats an argument")
-    return tuple(out)
-
-
+# ---- building modules ---------------------------------------------------------
 @functools.cache
 def _context():
     return make_context()
@@ -68,20 +46,16 @@ def _optimise(module: ModuleOp) -> None:
     module.verify()
 
 
-def _make_private(module: ModuleOp, name: str) -> None:
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.sym_name.data == name:
-            op.sym_visibility = StringAttr("private")
+def _function(module: ModuleOp, name: str) -> func.FuncOp:
+    return next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
 
 
-def _entry_result_type(f, module: ModuleOp, name: str) -> Attribute:
-    fn = module.body.block.ops
-    outputs = next(op for op in fn if isinstance(op, func.FuncOp) and op.sym_name.data == name)
-    outputs = outputs.function_type.outputs.data
+def _scalar_result_type(f, primal: func.FuncOp) -> Attribute:
+    outputs = primal.function_type.outputs.data
     if len(outputs) != 1 or not is_float(outputs[0]):
         shown = ", ".join(describe(t) for t in outputs) or "nothing"
         raise IradError(
-            f"{f.__name__} must return one float to take its gradient, but returns {shown}\n"
+            f"{_name(f)} must return one float to take its gradient, but returns {shown}\n"
             "  hint: use irad.vjp for functions with several outputs"
         )
     return outputs[0]
@@ -90,29 +64,50 @@ def _entry_result_type(f, module: ModuleOp, name: str) -> Attribute:
 def gradient_module(
     f: Callable, signature: tuple[Attribute, ...], wrt: tuple[int, ...], with_value: bool
 ) -> tuple[ModuleOp, str]:
-    """The differentiated, optimised module and the name of its entry function."""
+    """The differentiated, optimised module and the name of its entry function.
+
+    The entry, `@<f>.grad` or `@<f>.value_and_grad`, holds the request op that
+    irad-differentiate replaces; `wrt` must be increasing.
+    """
     module, name = lower_function(f, signature)
-    _make_private(module, name)  # the request wrapper below is the public entry
-    out_type = _entry_result_type(f, module, name)
-    kind = "value_and_grad" if with_value else "grad"
-    entry_name = f"{name}.{kind}"
+    primal = _function(module, name)
+    primal.sym_visibility = StringAttr("private")  # the entry below is the public one
+    out_type = _scalar_result_type(f, primal)
+    entry_name = f"{name}.{'value_and_grad' if with_value else 'grad'}"
     block = Block(arg_types=signature)
     result_types = ([out_type] if with_value else []) + [signature[i] for i in wrt]
     request = (ValueAndGradOp if with_value else GradOp)(name, block.args, wrt, result_types)
     block.add_op(request)
     block.add_op(func.ReturnOp(*request.results))
-    module.body.block.add_op(
-        func.FuncOp(entry_name, FunctionType.from_lists(signature, result_types), Region(block))
-    )
+    entry_type = FunctionType.from_lists(signature, result_types)
+    module.body.block.add_op(func.FuncOp(entry_name, entry_type, Region(block)))
     Differentiator(module, default_table()).rewrite_requests()
     _optimise(module)
     return module, entry_name
 
 
-@dataclass
+def vjp_module(
+    f: Callable, signature: tuple[Attribute, ...]
+) -> tuple[ModuleOp, str, str, tuple[Attribute, ...]]:
+    """The module with the public augmented primal and pullback of `f`, and f's result types."""
+    module, name = lower_function(f, signature)
+    out_types = tuple(_function(module, name).function_type.outputs.data)
+    active = tuple(is_float(t) for t in signature)
+    generated = Differentiator(module, default_table()).reverse(name, active)
+    for op in module.ops:
+        if isinstance(op, func.FuncOp):
+            public = op.sym_name.data in (generated.augmented, generated.pullback)
+            op.sym_visibility = None if public else StringAttr("private")
+    _optimise(module)
+    return module, generated.augmented, generated.pullback, out_types
+
+
+# ---- compiled-code cache --------------------------------------------------------
+@dataclass(frozen=True)
 class _Compiled:
     module: ModuleOp
     run: Callable
+    out_types: tuple[Attribute, ...] = ()
 
 
 _CACHE: dict[tuple, _Compiled] = {}
@@ -126,6 +121,43 @@ def _cached(key: tuple, build: Callable[[], _Compiled]) -> _Compiled:
     return compiled
 
 
+def _name(f) -> str:
+    return getattr(f, "__name__", repr(f))
+
+
+def _normalise_argnums(f, argnums, signature) -> tuple[int, ...]:
+    single = isinstance(argnums, numbers.Integral) and not isinstance(argnums, bool)
+    if single:
+        nums = (argnums,)
+    elif isinstance(argnums, Sequence) and not isinstance(argnums, str):
+        nums = tuple(argnums)
+    else:
+        raise IradError(f"argnums must be an int or a tuple of ints, got {argnums!r}")
+    if not nums:
+        raise IradError(f"argnums of {_name(f)} is empty")
+    out = []
+    for n in nums:
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+            raise IradError(f"argnums must be an int or a tuple of ints, got {argnums!r}")
+        if not -len(signature) <= n < len(signature):
+            raise IradError(
+                f"argnums {argnums!r} is out of range for {_name(f)}, "
+                f"which was called with {len(signature)} arguments"
+            )
+        n = int(n) % len(signature)
+        if not is_float(signature[n]):
+            raise IradError(
+                f"cannot differentiate {_name(f)} with respect to argument {n}: "
+                f"it is {describe(signature[n])}, not a float\n"
+                "  hint: pass a float, or leave it out of argnums"
+            )
+        out.append(n)
+    if len(set(out)) != len(out):
+        raise IradError(f"argnums {argnums!r} repeats an argument")
+    return tuple(out)
+
+
+# ---- grad / value_and_grad ------------------------------------------------------
 class _GradFunction:
     """The callable returned by grad / value_and_grad."""
 
@@ -133,38 +165,52 @@ class _GradFunction:
         self.f = f
         self.argnums = argnums
         self.with_value = with_value
-        self.__name__ = f"{'value_and_grad' if with_value else 'grad'}({getattr(f, '__name__', f)})"
+        self.single = isinstance(argnums, numbers.Integral)
+        self.__name__ = f"{'value_and_grad' if with_value else 'grad'}({_name(f)})"
         self.__doc__ = getattr(f, "__doc__", None)
+        # Python argument types determine the IR signature, so this cheap key
+        # finds compiled code without lowering anything.
+        self._by_python_types: dict[tuple, _Compiled] = {}
 
-    def _compiled(self, args: Sequence) -> tuple[_Compiled, tuple[int, ...]]:
+    def _compiled(self, args: Sequence) -> _Compiled:
+        key = (tuple(map(type, args)), default_table().version)
+        compiled = self._by_python_types.get(key)
+        if compiled is None:
+            compiled = self._by_python_types[key] = self._compile(args)
+        return compiled
+
+    def _compile(self, args: Sequence) -> _Compiled:
         signature = signature_of(self.f, tuple(args))
         wrt = _normalise_argnums(self.f, self.argnums, signature)
+        kind = "value_and_grad" if self.with_value else "grad"
 
         def build() -> _Compiled:
-            # the request op wants increasing indices; results come back in argnums order
+            # The request op takes increasing indices; hand results back in argnums order.
             ordered = tuple(sorted(wrt))
             module, entry = gradient_module(self.f, signature, ordered, self.with_value)
             run = compile_module(module).function(entry)
-            offset = 1 if self.with_value else 0
-            picks = list(range(offset)) + [offset + ordered.index(i) for i in wrt]
-            return _Compiled(module, lambda *args: [run(*args)[k] for k in picks])
+            if ordered != wrt:
+                offset = 1 if self.with_value else 0
+                picks = list(range(offset)) + [offset + ordered.index(i) for i in wrt]
+                unordered = run
 
-        key = (self.f, "value_and_grad" if self.with_value else "grad", wrt, signature)
-        return _cached(key, build), wrt
+                def run(*a):
+                    results = unordered(*a)
+                    return tuple(results[k] for k in picks)
+
+            return _Compiled(module, run)
+
+        return _cached((self.f, kind, wrt, signature), build)
 
     def lower(self, *args) -> ModuleOp:
         """The differentiated, optimised module the backend runs for these argument types."""
-        return self._compiled(args)[0].module
+        return self._compiled(args).module
 
     def __call__(self, *args):
-        compiled, _ = self._compiled(args)
-        results = compiled.run(*args)
-        if self.with_value:
-            value, grads = results[0], results[1:]
-        else:
-            grads = results
-        grads = grads[0] if isinstance(self.argnums, int) else tuple(grads)
-        return (value, grads) if self.with_value else grads
+        results = self._compiled(args).run(*args)
+        grads = results[1:] if self.with_value else results
+        grads = grads[0] if self.single else tuple(grads)
+        return (results[0], grads) if self.with_value else grads
 
 
 def grad(f: Callable, argnums: int | Sequence[int] = 0) -> _GradFunction:
@@ -180,46 +226,46 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0) -> _GradFuncti
     return _GradFunction(f, argnums, with_value=True)
 
 
+# ---- vjp --------------------------------------------------------------------------
 def vjp(f: Callable, *primals):
     """`(out, pullback)`: `pullback(cotangent)` returns one cotangent per primal.
 
-    The cotangent has the structure of `out` (a number, or a tuple for tuple
-    outputs). Non-float primals get None.
+    The cotangent has the structure of `out`: a number, or a tuple of numbers
+    for tuple outputs (cotangents of int outputs are ignored). Non-float
+    primals get None.
     """
     signature = signature_of(f, primals)
     active = tuple(is_float(t) for t in signature)
 
     def build() -> _Compiled:
-        module, name = lower_function(f, signature)
-        primal = next(op for op in module.ops if op.sym_name.data == name)
-        out_types = primal.function_type.outputs.data
-        gen = Differentiator(module, default_table()).reverse(name, active)
-        _make_private(module, name)
-        for op in module.ops:  # the generated pair is the public interface here
-            if op.sym_name.data in (gen.augmented, gen.pullback):
-                op.sym_visibility = None
-        _optimise(module)
+        module, augmented, pullback, out_types = vjp_module(f, signature)
         compiled = compile_module(module)
-        run = (compiled.function(gen.augmented), compiled.function(gen.pullback), out_types)
-        return _Compiled(module, run)
+        pair = (compiled.function(augmented), compiled.function(pullback))
+        return _Compiled(module, pair, out_types)
 
-    forward, backward, out_types = _cached((f, "vjp", signature), build).run
+    compiled = _cached((f, "vjp", signature), build)
+    forward, backward = compiled.run
+    out_types = compiled.out_types
     results = forward(*primals)
-    n_out = len(out_types)
-    outputs, residuals = results[:n_out], results[n_out:]
-    out = outputs[0] if n_out == 1 else tuple(outputs)
+    outputs, residuals = results[: len(out_types)], results[len(out_types) :]
+    single = len(out_types) == 1
 
     def pullback(cotangent):
-        cts = (cotangent,) if n_out == 1 else tuple(cotangent)
-        if len(cts) != n_out:
-            raise IradError(
-                f"the pullback of {f.__name__} takes {n_out} cotangents, got {len(cts)}"
-            )
-        float_cts = [float(c) for c, t in zip(cts, out_types) if is_float(t)]
+        cts = (cotangent,) if single else cotangent
+        if not isinstance(cts, (tuple, list)) or len(cts) != len(out_types):
+            shape = "one number" if single else f"a tuple of {len(out_types)} numbers"
+            raise IradError(f"the pullback of {_name(f)} takes {shape}, got {cotangent!r}")
+        float_cts = []
+        for i, (ct, t) in enumerate(zip(cts, out_types)):
+            if not is_float(t):
+                continue
+            if isinstance(ct, bool) or not isinstance(ct, numbers.Real):
+                raise IradError(f"cotangent {i} of {_name(f)} must be a real number, got {ct!r}")
+            float_cts.append(float(ct))
         grads = iter(backward(*residuals, *float_cts))
         return tuple(next(grads) if a else None for a in active)
 
-    return out, pullback
+    return (outputs[0] if single else tuple(outputs)), pullback
 
 
-__all__ = ["grad", "lower", "value_and_grad", "vjp"]
+__all__ = ["grad", "gradient_module", "lower", "value_and_grad", "vjp", "vjp_module"]

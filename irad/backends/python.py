@@ -385,6 +385,11 @@ def _result_converter(t: Attribute) -> Callable[[Any], Any]:
     return bool if _is_i1(t) else int
 
 
+def _is_private(function: func.FuncOp) -> bool:
+    visibility = function.sym_visibility
+    return visibility is not None and visibility.data == "private"
+
+
 def _argument_converter(t: Attribute) -> str:
     """Name of the callable that normalises an argument of type t on entry."""
     if isinstance(t, Float32Type):
@@ -827,8 +832,11 @@ class FunctionTranslator:
         with self.indented():
             # Normalise arguments (an int passed for an f64; np.float64 in the
             # IEEE namespace) so the body sees the representation it expects.
-            for param, arg in zip(params, block.args):
-                self.line(f"{param} = {_argument_converter(arg.type)}({param})")
+            # Private functions are only called from generated code, whose
+            # values already have it, so they skip this (it is per-call cost).
+            if not _is_private(self.function):
+                for param, arg in zip(params, block.args):
+                    self.line(f"{param} = {_argument_converter(arg.type)}({param})")
             for op in block.ops:
                 self.translate_op(op)
         # The parameters are never reassigned to other values, so the
@@ -965,7 +973,9 @@ class CompiledModule:
 
     def function(self, name: str) -> Callable[..., tuple[Any, ...]]:
         """The callable for the func.func with this sym_name. It takes the
-        arguments positionally and returns a tuple of all results."""
+        arguments positionally and returns a tuple of all results. A public
+        function converts its arguments to the declared types; a private one
+        (only meant to be called from generated code) expects them already."""
         identifier = self._identifiers.get(name)
         if identifier is None:
             raise BackendError(

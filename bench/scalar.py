@@ -1,0 +1,135 @@
+"""Scalar gradients: irad (Python backend) against the primal, autograd and JAX.
+
+Run: .venv/bin/python bench/scalar.py   (autograd and jax are optional: pip install autograd jax)
+
+Every workload is written once against a math-like module `m` and instantiated
+with `math` (the primal and irad), `autograd.numpy` and `jax.numpy`, then all
+are timed side by side in one run. Reported: median time per call and the
+ratio to the numpy-free Python primal.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import statistics
+import sys
+import time
+import timeit
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import irad  # noqa: E402
+
+
+def make_energy(m):
+    def scale(x, s):
+        return s * m.tanh(x / s)
+
+    def energy(x, y):
+        r = m.sqrt(x * x + y * y + 1.0)
+        return scale(r, 2.0) + m.log1p(m.exp(x - y)) + m.exp(-x * y)
+
+    return energy
+
+
+def make_chain(m):
+    def f1(x, y):
+        return m.sin(x) * y + x
+
+    def f2(x, y):
+        return f1(x, y) * f1(y, x)
+
+    def f3(x, y):
+        return m.exp(0.1 * f2(x, y)) + y
+
+    def f4(x, y):
+        return f3(x, y) / (1.0 + f3(y, x) ** 2)
+
+    def f5(x, y):
+        return m.tanh(f4(x, y)) + m.cos(y)
+
+    def f6(x, y):
+        return f5(x, y) * f5(y, x) + x * y
+
+    return f6
+
+
+def make_polynomial(m):
+    def poly(x, y):
+        acc = 0.0
+        acc = acc * x + 1.5 * m.sin(y)
+        acc = acc * x - 0.5 * m.cos(y)
+        acc = acc * x + 0.25 * m.exp(-y * y)
+        acc = acc * x - 0.125 * m.tanh(y)
+        acc = acc * x + 0.0625 * m.sqrt(1.0 + y * y)
+        acc = acc * x - 0.03125 * m.log1p(y * y)
+        acc = acc * x + m.sin(x * y) * m.cos(x - y)
+        acc = acc * x - m.exp(0.1 * x) * m.tanh(0.3 * y)
+        return acc
+
+    return poly
+
+
+WORKLOADS = {"energy": make_energy, "call chain (6 deep)": make_chain, "polynomial": make_polynomial}
+ARGS = (0.7, -1.3)
+
+
+def median_seconds(fn, *args, budget: float = 0.2) -> float:
+    fn(*args)
+    number = max(1, int(budget / max(timeit.timeit(lambda: fn(*args), number=1), 1e-7) / 5))
+    runs = timeit.repeat(lambda: fn(*args), number=number, repeat=7)
+    return statistics.median(runs) / number
+
+
+def optional(name):
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+def main() -> None:
+    autograd = optional("autograd")
+    jax = optional("jax")
+    rows = []
+    for label, make in WORKLOADS.items():
+        f = make(math)
+        t0 = time.perf_counter()
+        g = irad.grad(f, argnums=(0, 1))
+        g(*ARGS)
+        compile_s = time.perf_counter() - t0
+        row = {
+            "workload": label,
+            "primal": median_seconds(f, *ARGS),
+            "irad": median_seconds(g, *ARGS),
+            "irad compile": compile_s,
+        }
+        if autograd is not None:
+            import autograd.numpy as anp
+
+            row["autograd"] = median_seconds(autograd.grad(make(anp), argnum=(0, 1)), *ARGS)
+        if jax is not None:
+            jax.config.update("jax_enable_x64", True)
+            import jax.numpy as jnp
+
+            jg = jax.jit(jax.grad(make(jnp), argnums=(0, 1)))
+            row["jax jit"] = median_seconds(lambda x, y: [v.block_until_ready() for v in jg(x, y)], *ARGS)
+        rows.append(row)
+
+    anchors = [k for k in ("autograd", "jax jit") if k in rows[0]]
+    header = ["workload", "primal µs", "irad grad µs", "irad/primal"]
+    header += [f"{a} µs" for a in anchors] + [f"{a}/irad" for a in anchors] + ["irad first call ms"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for r in rows:
+        cells = [r["workload"], f"{r['primal'] * 1e6:.2f}", f"{r['irad'] * 1e6:.2f}", f"{r['irad'] / r['primal']:.1f}×"]
+        cells += [f"{r[a] * 1e6:.1f}" for a in anchors]
+        cells += [f"{r[a] / r['irad']:.1f}×" for a in anchors]
+        cells += [f"{r['irad compile'] * 1e3:.0f}"]
+        print("| " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
