@@ -20,7 +20,7 @@ from xdsl.ir import Attribute, Block, Region
 from irad.backends.python import compile_module
 from irad.dialect import GradOp, ValueAndGradOp, make_context
 from irad.errors import IradError
-from irad.frontend import lower_function, signature_of
+from irad.frontend import bind_arguments, lower_function, signature_of
 from irad.frontend.types import describe, is_float
 from irad.passes.differentiate import Differentiator
 from irad.passes.optimize import OptimizePass
@@ -28,9 +28,10 @@ from irad.passes.symbol_dce import SymbolDCEPass
 from irad.rules import default_table
 
 
-def lower(f: Callable, *example_args) -> ModuleOp:
+def lower(f: Callable, *example_args, **example_kwargs) -> ModuleOp:
     """The primal module of `f`, specialised to the example arguments' types."""
-    module, _ = lower_function(f, signature_of(f, example_args))
+    args = bind_arguments(f, example_args, example_kwargs)
+    module, _ = lower_function(f, signature_of(f, args))
     return module
 
 
@@ -202,11 +203,12 @@ class _GradFunction:
 
         return _cached((self.f, kind, wrt, signature), build)
 
-    def lower(self, *args) -> ModuleOp:
+    def lower(self, *args, **kwargs) -> ModuleOp:
         """The differentiated, optimised module the backend runs for these argument types."""
-        return self._compiled(args).module
+        return self._compiled(bind_arguments(self.f, args, kwargs)).module
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        args = bind_arguments(self.f, args, kwargs)
         results = self._compiled(args).run(*args)
         grads = results[1:] if self.with_value else results
         grads = grads[0] if self.single else tuple(grads)
@@ -234,6 +236,7 @@ def vjp(f: Callable, *primals):
     for tuple outputs (cotangents of int outputs are ignored). Non-float
     primals get None.
     """
+    primals = bind_arguments(f, primals, {})
     signature = signature_of(f, primals)
     active = tuple(is_float(t) for t in signature)
 

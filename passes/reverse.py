@@ -388,11 +388,13 @@ def inline_rule_forward(
     for rule_op in body.ops:
         if isinstance(rule_op, func.ReturnOp):
             return [mapping[v] for v in rule_op.operands]
-        clone = rule_op.clone(value_mapper=mapping, clone_name_hints=False)
-        if isinstance(clone, func.CallOp) and clone.callee.root_reference.data == target:
+        if isinstance(rule_op, func.CallOp) and rule_op.callee.root_reference.data == target:
             # a call to the rule's target means the primal itself: this call site's callee
-            clone = func.CallOp(callee, clone.operands, clone.result_types)
+            operands = [mapping[v] for v in rule_op.operands]
+            clone = func.CallOp(callee, operands, rule_op.result_types)
             mapping.update(zip(rule_op.results, clone.results))
+        else:
+            clone = rule_op.clone(value_mapper=mapping, clone_name_hints=False)
         dst.add_op(clone)
     raise DifferentiationError(f"rule for {target}: forward has no func.return")
 

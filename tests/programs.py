@@ -69,3 +69,8 @@ def closure_factory(k):
 
 def two_outputs(x, y):
     return x * y, x + y
+
+
+def helper_sum(a, b=2.0):
+    u, v = helper(a, b)
+    return u + v

@@ -99,3 +99,10 @@ func.func @pullback(%dy: f64) -> f64 {
     finally:
         table.register(original)
     assert irad.grad(programs.with_rule)(x) == true
+
+
+def test_entry_keywords_and_defaults_are_bound():
+    g = irad.grad(programs.helper_sum, argnums=0)
+    assert g(1.0) == g(1.0, b=2.0) == g(1.0, 2.0) == pytest.approx(2.0 + math.cos(1.0) + 1.0)
+    value, _ = irad.value_and_grad(programs.helper_sum)(1.0, b=3.0)
+    assert value == pytest.approx(programs.helper_sum(1.0, 3.0))

@@ -27,7 +27,7 @@ from irad.frontend.library import (
     OPS,
     describe_callable,
 )
-from irad.frontend.source import FunctionSource, parse_function
+from irad.frontend.source import FunctionSource, NoSourceError, parse_function
 from irad.frontend.types import I1, describe, is_bool, is_float, is_int, type_of_value
 
 # The largest literal integer exponent expanded into multiplications.
@@ -93,7 +93,13 @@ class ModuleLowering:
             )
         self._in_progress.add(key)
         try:
-            op = FunctionLowering(self, parse_function(fn), arg_types).lower()
+            try:
+                source = parse_function(fn)
+            except NoSourceError as exc:
+                if call_site is None:
+                    raise
+                raise UnsupportedError(f"{call_site}: {exc}") from None
+            op = FunctionLowering(self, source, arg_types).lower()
         finally:
             self._in_progress.discard(key)
         self._functions[key] = op
@@ -118,6 +124,25 @@ def lower_function(fn, arg_types: tuple[Attribute, ...]) -> tuple[ModuleOp, str]
     entry = lowering.function(fn, arg_types)
     entry.sym_visibility = None  # the entry point is public, helpers private
     return lowering.module, entry.sym_name.data
+
+
+def bind_arguments(fn, args: tuple, kwargs: dict) -> tuple:
+    """All arguments of a call to the entry function, positionally, defaults filled in."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        return tuple(args)  # lowering reports what it cannot handle, with its location
+    if not kwargs and len(args) == code.co_argcount:
+        return tuple(args)
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except (TypeError, ValueError) as exc:
+        raise UnsupportedError(
+            f"{code.co_filename}:{code.co_firstlineno}:1: cannot call "
+            f"{describe_callable(fn)} with these arguments: {exc}\n"
+            "  hint: pass one example value per parameter"
+        ) from None
+    bound.apply_defaults()
+    return tuple(bound.arguments.values())
 
 
 def signature_of(fn, args: tuple) -> tuple[Attribute, ...]:
@@ -160,8 +185,8 @@ class FunctionLowering:
         for name, arg in zip(params, self.block.args):
             arg.name_hint = name
             self.env[name] = arg
-        returned = self._statements(tree.body)
-        results = self._flatten_return(returned)
+        returned, return_node = self._statements(tree.body)
+        results = self._flatten_return(returned, return_node or tree)
         self.em.op(func.ReturnOp(*results))
         name, key = self.owner.symbol_for(self.fn)
         op = func.FuncOp(
@@ -184,27 +209,28 @@ class FunctionLowering:
             )
         return [p.arg for p in a.posonlyargs + a.args]
 
-    def _flatten_return(self, value: Value) -> list[SSAValue]:
+    def _flatten_return(self, value: Value, node: ast.AST) -> list[SSAValue]:
         if value is None:
             return []
         values = value if isinstance(value, tuple) else (value,)
         for v in values:
             if not isinstance(v, SSAValue):
                 raise self.src.error(
-                    self.src.tree,
-                    f"{self.src.tree.name} returns a {type(v).__name__}, "
+                    node,
+                    f"{self.src.tree.name} returns {_kind(v)}, "
                     "not a number or a flat tuple of numbers",
+                    "return numbers (float, int, bool) or a tuple of them",
                 )
         return list(values)
 
     # ---- statements -------------------------------------------------------
-    def _statements(self, body: list[ast.stmt]) -> Value:
-        """Lower statements up to the first `return`; returns its value."""
+    def _statements(self, body: list[ast.stmt]) -> tuple[Value, ast.Return | None]:
+        """Lower statements up to the first `return`; returns its value and node."""
         for stmt in body:
             if isinstance(stmt, ast.Return):
-                return None if stmt.value is None else self.expr(stmt.value)
+                return (None if stmt.value is None else self.expr(stmt.value)), stmt
             self.statement(stmt)
-        return None
+        return None, None
 
     def statement(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, ast.Assign):
@@ -277,14 +303,26 @@ class FunctionLowering:
         t = type_of_value(obj)
         if t is None:
             raise self.src.error(
-                node, f"{_kind(Static(obj))} cannot be used as a number"
+                node,
+                f"{_kind(Static(obj))} cannot be used as a number",
+                "only numbers (float, int, bool) can be values in irad programs",
+            )
+        if is_int(t) and not -(2**63) <= obj < 2**63:
+            raise self.src.error(
+                node,
+                f"the integer {obj} does not fit in 64 bits (irad's int is i64)",
+                "write it as a float literal (e.g. 1e23) if a float is what you need",
             )
         return self.em.const(obj, t)
 
     def expr_Constant(self, node: ast.Constant) -> Value:
         if isinstance(node.value, (bool, int, float)):
-            return self.em.const(node.value, type_of_value(node.value))
-        raise self.src.error(node, f"the constant {node.value!r} is not supported")
+            return self.materialise(node.value, node)
+        raise self.src.error(
+            node,
+            f"the constant {node.value!r} is not supported",
+            "only numeric constants (float, int, bool) are supported",
+        )
 
     def name(self, node: ast.Name) -> Value:
         return self.expr_Name(node)
@@ -525,7 +563,16 @@ class FunctionLowering:
         if any(isinstance(a, ast.Starred) for a in node.args) or any(
             k.arg is None for k in node.keywords
         ):
-            raise self.src.error(node, "*args / **kwargs in calls are not supported")
+            raise self.src.error(
+                node, "*args / **kwargs in calls are not supported", "pass the arguments one by one"
+            )
+        kinds = {p.kind for p in inspect.signature(fn).parameters.values()}
+        if kinds & {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD}:
+            raise self.src.error(
+                node,
+                f"{describe_callable(fn)} takes *args or **kwargs, which irad does not support",
+                "give it plain positional parameters",
+            )
         args = [self.number(a) for a in node.args]
         kwargs = {k.arg: self.number(k.value) for k in node.keywords}
         try:

@@ -1,0 +1,1045 @@
+"""Everything outside irad's Python subset is rejected with an irad.IradError
+whose message starts with `file:line:col:` of the offending construct (in this
+file) and gives a hint -- never an internal exception (KeyError,
+AttributeError, AssertionError, xDSL VerifyException, ...).
+
+Each offending line below ends with a marker comment `# E:<tag>`; the expected
+line number is read from this file, and the expected column is where the
+construct's text starts on that line.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import pathlib
+import random
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+import irad
+
+THIS_FILE = pathlib.Path(__file__).resolve()
+SOURCE_LINES = THIS_FILE.read_text().splitlines()
+LOCATION = re.compile(r"^(?P<file>[^\n]+?):(?P<line>\d+):(?P<col>\d+): ")
+
+
+def marker_line(tag: str) -> int:
+    hits = [i + 1 for i, text in enumerate(SOURCE_LINES) if text.rstrip().endswith(f"# E:{tag}")]
+    assert len(hits) == 1, f"marker {tag!r} found {len(hits)} times"
+    return hits[0]
+
+
+# ---------------------------------------------------------------------------
+# Helpers the programs below call
+# ---------------------------------------------------------------------------
+
+
+def square(v):
+    return v * v
+
+
+def pair(a, b):
+    return a + b, a * b
+
+
+def returns_nothing(v):
+    pass
+
+
+def defaults_none(v, mode=None):
+    return v * 2.0
+
+
+def helper_with_varargs(*vs):
+    return vs[0]
+
+
+def helper_with_loop(v):
+    for _ in (1, 2):  # E:helper_loop
+        v = v * 2.0
+    return v
+
+
+def helper_nested_tuple(v):
+    return v, (v, v)  # E:nested_tuple
+
+
+def helper_returns_module(v):
+    return math  # E:returns_module
+
+
+def passthrough(fn):
+    """A decorator that returns the function itself."""
+    return fn
+
+
+class Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    def scale(self, v):
+        return self.k * v
+
+    def __call__(self, v):
+        return self.k * v
+
+
+SCALER = Scaler(2.0)
+PARTIAL = functools.partial(pair, b=2.0)
+COEFFS = [1.0, 2.0]
+TUP = (1.0, 2.0)
+NAME = "abc"
+BIG = 2**80
+SQ = lambda t: t * t  # noqa: E731  # E:global_lambda
+_namespace: dict = {}
+exec("def from_exec(x):\n    return x * x\n", _namespace)
+FROM_EXEC = _namespace["from_exec"]
+
+
+def make_nonlocal():
+    total = 0.0
+
+    def uses_nonlocal(x):
+        nonlocal total  # E:nonlocal
+        return x + total
+
+    return uses_nonlocal
+
+
+def make_closure_with_loop(k):
+    def closure_loop(x):
+        while x > k:  # E:closure_while
+            x = x - 1.0
+        return x
+
+    return closure_loop
+
+
+# ---------------------------------------------------------------------------
+# Unsupported statements
+# ---------------------------------------------------------------------------
+
+
+def s_if(x):
+    if x > 0.0:  # E:if
+        x = -x
+    return x
+
+
+def s_for(x):
+    for i in (1.0, 2.0):  # E:for
+        x = x * i
+    return x
+
+
+def s_while(x):
+    while x > 1.0:  # E:while
+        x = x / 2.0
+    return x
+
+
+def s_try(x):
+    try:  # E:try
+        y = 1.0 / x
+    except ZeroDivisionError:
+        y = 0.0
+    return y
+
+
+def s_raise(x):
+    raise ValueError("no")  # E:raise
+
+
+def s_with(x):
+    with open("f") as fh:  # E:with
+        pass
+    return x
+
+
+def s_assert(x):
+    assert x > 0.0  # E:assert
+    return x
+
+
+def s_import(x):
+    import cmath  # E:import
+
+    return x
+
+
+def s_import_from(x):
+    from math import sin  # E:import_from
+
+    return sin(x)
+
+
+def s_nested_def(x):
+    def inner(t):  # E:nested_def
+        return t
+
+    return inner(x)
+
+
+def s_class(x):
+    class Inner:  # E:class
+        pass
+
+    return x
+
+
+def s_global(x):
+    global COEFFS  # E:global
+    return x
+
+
+def s_del(x):
+    y = x
+    del y  # E:del
+    return x
+
+
+def s_match(x):
+    match x:  # E:match
+        case _:
+            return x
+
+
+def s_yield(x):
+    yield x  # E:yield
+
+
+def s_yield_from(x):
+    yield from (x, x)  # E:yield_from
+
+
+@passthrough
+def s_decorated_if(x):
+    if x > 0.0:  # E:decorated_if
+        x = -x
+    return x
+
+
+def s_aug_subscript(x):
+    t = (x, x)
+    t[0] += x  # E:aug_subscript
+    return x
+
+
+def s_assign_subscript(x):
+    t = (x, x)
+    t[0] = x  # E:assign_subscript
+    return x
+
+
+def s_assign_attribute(x):
+    x.real = 1.0  # E:assign_attribute
+    return x
+
+
+def s_starred_assign(x):
+    t = (x, x, x)
+    a, *b = t  # E:starred_assign
+    return a
+
+
+def s_print(x):
+    print(x)  # E:print
+    return x
+
+
+# ---------------------------------------------------------------------------
+# Unsupported expressions
+# ---------------------------------------------------------------------------
+
+
+def e_lambda(x):
+    return (lambda t: t * t)(x)  # E:lambda
+
+
+def e_list(x):
+    return [x, x][0]  # E:list
+
+
+def e_dict(x):
+    d = {"a": x}  # E:dict
+    return x
+
+
+def e_set(x):
+    s = {x, 2.0}  # E:set
+    return x
+
+
+def e_listcomp(x):
+    s = [t * 2.0 for t in (x, x)]  # E:listcomp
+    return x
+
+
+def e_setcomp(x):
+    s = {t for t in (x, x)}  # E:setcomp
+    return x
+
+
+def e_dictcomp(x):
+    s = {t: t for t in (x, x)}  # E:dictcomp
+    return x
+
+
+def e_genexp(x):
+    s = (t for t in (x, x))  # E:genexp
+    return x
+
+
+def e_fstring(x):
+    s = f"{x}"  # E:fstring
+    return x
+
+
+def e_string(x):
+    s = "abc"  # E:string
+    return x
+
+
+def e_none(x):
+    s = None  # E:none
+    return x
+
+
+def e_complex_literal(x):
+    return x * 1j  # E:complex_literal
+
+
+def e_walrus(x):
+    return (y := x * 2.0) * y  # E:walrus
+
+
+def e_starred_tuple(x):
+    t = (x, x)
+    return (*t, x)  # E:starred_tuple
+
+
+def e_starred_call(x):
+    t = (x, x)
+    return square(*t)  # E:starred_call
+
+
+def e_kwargs_call(x):
+    return square(**{"v": x})  # E:kwargs_call
+
+
+def e_attribute(x):
+    return x.real  # E:attribute
+
+
+def e_method(x):
+    return x.conjugate()  # E:method
+
+
+def e_recursion(x):
+    return e_recursion(x - 1.0) if x > 0.0 else x  # E:recursion
+
+
+def e_mutual_a(x):
+    return e_mutual_b(x - 1.0) if x > 0.0 else x
+
+
+def e_mutual_b(x):
+    return e_mutual_a(x * 0.5)  # E:mutual
+
+
+def e_gamma(x):
+    return math.gamma(x)  # E:gamma
+
+
+def e_factorial(x):
+    return math.factorial(x)  # E:factorial
+
+
+def e_round(x):
+    return round(x)  # E:round
+
+
+def e_len(x):
+    return len((x, x))  # E:len
+
+
+def e_sum(x):
+    return sum((x, x))  # E:sum
+
+
+def e_bool_call(x):
+    return x if bool(x) else 0.0  # E:bool_call
+
+
+def e_complex_call(x):
+    return complex(x)  # E:complex_call
+
+
+def e_numpy_sin(x):
+    return np.sin(x)  # E:numpy_sin
+
+
+def e_random(x):
+    return random.random() * x  # E:random
+
+
+def e_is(x, y):
+    return x if x is y else y  # E:is
+
+
+def e_in(x, y):
+    return x if x in y else y  # E:in
+
+
+def e_bitand(x, n, m):
+    return x * (n & m)  # E:bitand
+
+
+def e_bitor(x, n, m):
+    return x * (n | m)  # E:bitor
+
+
+def e_bitxor(x, n, m):
+    return x * (n ^ m)  # E:bitxor
+
+
+def e_lshift(x, n, m):
+    return x * (n << m)  # E:lshift
+
+
+def e_rshift(x, n, m):
+    return x * (n >> m)  # E:rshift
+
+
+def e_invert(x, n, m):
+    return x * ~n  # E:invert
+
+
+def e_matmul(x, y):
+    return x @ y  # E:matmul
+
+
+def e_subscript_number(x):
+    return x[0]  # E:subscript_number
+
+
+def e_tuple_variable_index(x, n):
+    t = (x, x)
+    return t[n]  # E:tuple_variable_index
+
+
+def e_tuple_index_range(x):
+    t = (x, x)
+    return t[5]  # E:tuple_index_range
+
+
+def e_unpack_count(x):
+    a, b = (x, x, x)  # E:unpack_count
+    return a
+
+
+def e_unpack_number(x):
+    a, b = x  # E:unpack_number
+    return a
+
+
+def e_float_floordiv(x, y):
+    return x * 2.0 + x // y  # E:float_floordiv
+
+
+def e_float_mod(x, y):
+    return x * 2.0 + x % y  # E:float_mod
+
+
+def e_mixed_floordiv(x, n):
+    return x // n  # E:mixed_floordiv
+
+
+def e_float_aug_mod(x):
+    s = x
+    s %= 2.0  # E:float_aug_mod
+    return s
+
+
+def e_sin_keyword(x):
+    return math.sin(x=x)  # E:sin_keyword
+
+
+def e_log_base(x):
+    return math.log(x, 2.0)  # E:log_base
+
+
+def e_max_one(x):
+    return max(x)  # E:max_one
+
+
+def e_sin_two(x):
+    return math.sin(x, x)  # E:sin_two
+
+
+def e_call_number(x):
+    return x(1.0)  # E:call_number
+
+
+def e_undefined(x):
+    return x + undefined_name  # noqa: F821  # E:undefined
+
+
+def e_missing_attribute(x):
+    return math.foo(x)  # E:missing_attribute
+
+
+def e_module_number(x):
+    return x + math  # E:module_number
+
+
+def e_function_number(x):
+    return x + square  # E:function_number
+
+
+def e_global_list(x):
+    return COEFFS[0] * x  # E:global_list
+
+
+def e_global_string(x):
+    return NAME * x  # E:global_string
+
+
+def e_int_pow_runtime(x, n, m):
+    return x * n**m  # E:int_pow_runtime
+
+
+def e_and_floats(x, y):
+    return x if x and y else y  # E:and_floats
+
+
+def e_or_floats(x, y):
+    return x or y  # E:or_floats
+
+
+def e_bad_arity(x):
+    return square(x, x)  # E:bad_arity
+
+
+def e_bad_keyword(x):
+    return square(x, q=1.0)  # E:bad_keyword
+
+
+def e_default_none(x):
+    return defaults_none(x)  # E:default_none
+
+
+def e_returns_nothing(x):
+    return returns_nothing(x) + 1.0  # E:returns_nothing
+
+
+def e_tuple_arithmetic(x):
+    return pair(x, x) + 1.0  # E:tuple_arithmetic
+
+
+def e_tuple_argument(x):
+    return square((x, x))  # E:tuple_argument
+
+
+def e_tuple_branch(x):
+    return (x, x) if x > 0.0 else (x, -x)  # E:tuple_branch
+
+
+def e_none_branch(x):
+    return x if x > 0.0 else None  # E:none_branch
+
+
+def e_partial(x):
+    return PARTIAL(x)  # E:partial
+
+
+def e_callable_object(x):
+    return SCALER(x)  # E:callable_object
+
+
+def e_bound_method(x):
+    return SCALER.scale(x)  # E:bound_method
+
+
+def e_class_call(x):
+    return Scaler(x)  # E:class_call
+
+
+def e_global_lambda(x):
+    return SQ(x)
+
+
+def e_helper_varargs(x):
+    return helper_with_varargs(x)  # E:helper_varargs
+
+
+def e_helper_loop(x):
+    return helper_with_loop(x) * 2.0
+
+
+def e_nested_tuple(x):
+    a, b = helper_nested_tuple(x)
+    return a
+
+
+def e_returns_module(x):
+    return helper_returns_module(x)
+
+
+def e_return_module(x):
+    return math  # E:return_module
+
+
+def e_return_function(x):
+    return square  # E:return_function
+
+
+def e_calls_exec(x):
+    return FROM_EXEC(x) * 2.0  # E:calls_exec
+
+
+def e_big_literal(x):
+    return x * 100000000000000000000000  # E:big_literal
+
+
+def e_big_global(x):
+    return x * BIG  # E:big_global
+
+
+def e_ellipsis(x):
+    ...  # E:ellipsis
+    return x
+
+
+def e_entry_varargs(*xs):  # E:entry_varargs
+    return xs[0]
+
+
+def e_entry_kwargs(x, **kw):  # E:entry_kwargs
+    return x
+
+
+def e_entry_kwonly(x, *, k=1.0):  # E:entry_kwonly
+    return x * k
+
+
+def e_arg_count(x, y):  # E:arg_count
+    return x * y
+
+
+async def e_async(x):  # E:async
+    return x
+
+
+e_entry_lambda = lambda x: x * x  # noqa: E731  # E:entry_lambda
+
+e_nonlocal = make_nonlocal()
+e_closure_while = make_closure_with_loop(3.0)
+
+
+@dataclass
+class Case:
+    tag: str
+    fn: object
+    args: tuple
+    snippet: str | None  # where on the marked line the construct starts (None: any column)
+    kind: type = irad.UnsupportedError
+
+
+CASES = [
+    # statements
+    Case("if", s_if, (1.0,), "if"),
+    Case("for", s_for, (1.0,), "for"),
+    Case("while", s_while, (1.0,), "while"),
+    Case("try", s_try, (1.0,), "try"),
+    Case("raise", s_raise, (1.0,), "raise"),
+    Case("with", s_with, (1.0,), "with"),
+    Case("assert", s_assert, (1.0,), "assert"),
+    Case("import", s_import, (1.0,), "import"),
+    Case("import_from", s_import_from, (1.0,), "from"),
+    Case("nested_def", s_nested_def, (1.0,), "def"),
+    Case("class", s_class, (1.0,), "class"),
+    Case("global", s_global, (1.0,), "global"),
+    Case("nonlocal", e_nonlocal, (1.0,), "nonlocal"),
+    Case("del", s_del, (1.0,), "del"),
+    Case("match", s_match, (1.0,), "match"),
+    Case("yield", s_yield, (1.0,), "yield"),
+    Case("yield_from", s_yield_from, (1.0,), "yield"),
+    Case("decorated_if", s_decorated_if, (1.0,), "if"),
+    Case("aug_subscript", s_aug_subscript, (1.0,), "t[0]"),
+    Case("assign_subscript", s_assign_subscript, (1.0,), "t[0]"),
+    Case("assign_attribute", s_assign_attribute, (1.0,), "x.real"),
+    Case("starred_assign", s_starred_assign, (1.0,), None),
+    Case("print", s_print, (1.0,), "print"),
+    Case("closure_while", e_closure_while, (5.0,), "while"),
+    # expressions
+    Case("lambda", e_lambda, (1.0,), "lambda"),
+    Case("list", e_list, (1.0,), "[x, x]"),
+    Case("dict", e_dict, (1.0,), "{"),
+    Case("set", e_set, (1.0,), "{"),
+    Case("listcomp", e_listcomp, (1.0,), "["),
+    Case("setcomp", e_setcomp, (1.0,), "{"),
+    Case("dictcomp", e_dictcomp, (1.0,), "{"),
+    Case("genexp", e_genexp, (1.0,), "("),
+    Case("fstring", e_fstring, (1.0,), 'f"'),
+    Case("string", e_string, (1.0,), '"abc"'),
+    Case("none", e_none, (1.0,), "None"),
+    Case("complex_literal", e_complex_literal, (1.0,), "1j"),
+    Case("walrus", e_walrus, (1.0,), "y :="),
+    Case("starred_tuple", e_starred_tuple, (1.0,), "*t"),
+    Case("starred_call", e_starred_call, (1.0,), "square("),
+    Case("kwargs_call", e_kwargs_call, (1.0,), "square("),
+    Case("attribute", e_attribute, (1.0,), "x.real"),
+    Case("method", e_method, (1.0,), "x.conjugate"),
+    Case("recursion", e_recursion, (1.0,), "e_recursion("),
+    Case("mutual", e_mutual_a, (1.0,), "e_mutual_a("),
+    Case("gamma", e_gamma, (1.0,), "math.gamma("),
+    Case("factorial", e_factorial, (3,), "math.factorial("),
+    Case("round", e_round, (1.0,), "round("),
+    Case("len", e_len, (1.0,), "len("),
+    Case("sum", e_sum, (1.0,), "sum("),
+    Case("bool_call", e_bool_call, (1.0,), "bool("),
+    Case("complex_call", e_complex_call, (1.0,), "complex("),
+    Case("numpy_sin", e_numpy_sin, (1.0,), "np.sin("),
+    Case("random", e_random, (1.0,), "random.random("),
+    Case("is", e_is, (1.0, 2.0), "x is y"),
+    Case("in", e_in, (1.0, 2.0), "x in y"),
+    Case("bitand", e_bitand, (1.0, 6, 3), "n & m"),
+    Case("bitor", e_bitor, (1.0, 6, 3), "n | m"),
+    Case("bitxor", e_bitxor, (1.0, 6, 3), "n ^ m"),
+    Case("lshift", e_lshift, (1.0, 6, 3), "n << m"),
+    Case("rshift", e_rshift, (1.0, 6, 3), "n >> m"),
+    Case("invert", e_invert, (1.0, 6, 3), "~n"),
+    Case("matmul", e_matmul, (1.0, 2.0), "x @ y"),
+    Case("subscript_number", e_subscript_number, (1.0,), "x[0]"),
+    Case("tuple_variable_index", e_tuple_variable_index, (1.0, 0), "t[n]"),
+    Case("tuple_index_range", e_tuple_index_range, (1.0,), "t[5]"),
+    Case("unpack_count", e_unpack_count, (1.0,), "a, b"),
+    Case("unpack_number", e_unpack_number, (1.0,), "a, b"),
+    Case("float_floordiv", e_float_floordiv, (7.3, 2.1), "x // y"),
+    Case("float_mod", e_float_mod, (7.3, 2.1), "x % y"),
+    Case("mixed_floordiv", e_mixed_floordiv, (7.3, 2), "x // n"),
+    Case("float_aug_mod", e_float_aug_mod, (7.3,), "s %="),
+    Case("sin_keyword", e_sin_keyword, (1.0,), "math.sin("),
+    Case("log_base", e_log_base, (1.0,), "math.log("),
+    Case("max_one", e_max_one, (1.0,), "max("),
+    Case("sin_two", e_sin_two, (1.0,), "math.sin("),
+    Case("call_number", e_call_number, (1.0,), "x(1.0)"),
+    Case("undefined", e_undefined, (1.0,), "undefined_name"),
+    Case("missing_attribute", e_missing_attribute, (1.0,), "math.foo"),
+    Case("module_number", e_module_number, (1.0,), "math"),
+    Case("function_number", e_function_number, (1.0,), "square"),
+    Case("global_list", e_global_list, (1.0,), "COEFFS[0]"),
+    Case("global_string", e_global_string, (1.0,), "NAME"),
+    Case("int_pow_runtime", e_int_pow_runtime, (1.0, 2, 3), "n**m"),
+    Case("and_floats", e_and_floats, (1.0, 2.0), None),
+    Case("or_floats", e_or_floats, (1.0, 2.0), None),
+    Case("bad_arity", e_bad_arity, (1.0,), "square("),
+    Case("bad_keyword", e_bad_keyword, (1.0,), "square("),
+    Case("default_none", e_default_none, (1.0,), "defaults_none("),
+    Case("returns_nothing", e_returns_nothing, (1.0,), "returns_nothing("),
+    Case("tuple_arithmetic", e_tuple_arithmetic, (1.0,), "pair("),
+    Case("tuple_argument", e_tuple_argument, (1.0,), "(x, x)"),
+    Case("tuple_branch", e_tuple_branch, (1.0,), "(x, x)"),
+    Case("none_branch", e_none_branch, (1.0,), "None"),
+    Case("partial", e_partial, (1.0,), "PARTIAL("),
+    Case("callable_object", e_callable_object, (1.0,), "SCALER("),
+    Case("bound_method", e_bound_method, (1.0,), "SCALER.scale("),
+    Case("class_call", e_class_call, (1.0,), "Scaler("),
+    Case("global_lambda", e_global_lambda, (1.0,), None),
+    Case("helper_varargs", e_helper_varargs, (1.0,), "helper_with_varargs("),
+    Case("helper_loop", e_helper_loop, (1.0,), "for"),
+    Case("nested_tuple", e_nested_tuple, (1.0,), "(v, v)"),
+    Case("returns_module", e_returns_module, (1.0,), "return"),
+    Case("return_module", e_return_module, (1.0,), "return"),
+    Case("return_function", e_return_function, (1.0,), "return"),
+    Case("calls_exec", e_calls_exec, (1.0,), "FROM_EXEC("),
+    Case("ellipsis", e_ellipsis, (1.0,), "..."),
+    Case("entry_varargs", e_entry_varargs, (1.0,), "def"),
+    Case("entry_kwargs", e_entry_kwargs, (1.0,), "def"),
+    Case("entry_kwonly", e_entry_kwonly, (1.0,), "def"),
+    Case("arg_count", e_arg_count, (1.0,), "def"),
+    Case("async", e_async, (1.0,), "async"),
+    Case("entry_lambda", e_entry_lambda, (1.0,), None),
+]
+
+
+def _lower_error(case: Case) -> BaseException:
+    with pytest.raises(irad.IradError) as info:
+        irad.lower(case.fn, *case.args)
+    return info.value
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.tag for c in CASES])
+def test_unsupported_construct_is_located(case: Case):
+    error = _lower_error(case)
+    assert isinstance(error, case.kind), type(error)
+    message = str(error)
+    line = marker_line(case.tag)
+    match = LOCATION.match(message)
+    assert match, f"message does not start with file:line:col: -- {message!r}"
+    assert pathlib.Path(match["file"]).name == THIS_FILE.name, message
+    assert int(match["line"]) == line, f"expected line {line}: {message!r}"
+    if case.snippet is not None:
+        col = SOURCE_LINES[line - 1].index(case.snippet) + 1
+        assert int(match["col"]) == col, f"expected column {col}: {message!r}"
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if isinstance(c.args[0], float)], ids=lambda c: c.tag
+)
+def test_grad_of_unsupported_construct_raises_the_same_error(case: Case):
+    expected = str(_lower_error(case))
+    for transform in (irad.grad(case.fn), irad.value_and_grad(case.fn)):
+        with pytest.raises(irad.IradError) as info:
+            transform(*case.args)
+        assert str(info.value) == expected
+    with pytest.raises(irad.IradError) as info:
+        irad.vjp(case.fn, *case.args)
+    assert str(info.value) == expected
+
+
+def test_every_error_has_a_hint():
+    missing = []
+    for case in CASES:
+        message = str(_lower_error(case))
+        if "\n  hint: " not in message:
+            missing.append(f"{case.tag}: {message}")
+    assert not missing, "errors without a hint:\n" + "\n".join(missing)
+
+
+def test_error_is_not_cached_and_repeats():
+    first = str(_lower_error(CASES[0]))
+    assert str(_lower_error(CASES[0])) == first
+
+
+@pytest.mark.parametrize(
+    "fn,tag,snippet",
+    [(e_big_literal, "big_literal", "100000000000000000000000"), (e_big_global, "big_global", "BIG")],
+    ids=["literal", "global"],
+)
+def test_int_beyond_i64_is_correct_or_rejected(fn, tag, snippet):
+    # x * 10**23: Python gives a float; irad must agree or raise a located error
+    try:
+        value, g = irad.value_and_grad(fn)(1.5)
+    except irad.IradError as error:
+        match = LOCATION.match(str(error))
+        assert match and int(match["line"]) == marker_line(tag), str(error)
+        return
+    assert value == fn(1.5) and g == fn(1.0)
+
+
+# ---------------------------------------------------------------------------
+# Decorated functions: the decorator's behaviour must not be silently dropped
+# ---------------------------------------------------------------------------
+
+
+def doubled(fn):
+    @functools.wraps(fn)
+    def wrapper(*args):
+        return 2.0 * fn(*args)
+
+    return wrapper
+
+
+@doubled
+def decorated_square(x):
+    return x * x
+
+
+@functools.lru_cache(maxsize=None)
+def cached_square(x):
+    return x * x
+
+
+def test_wrapped_function_is_correct_or_rejected():
+    # decorated_square(x) == 2 x^2: the gradient at 3 is 12, or irad must refuse
+    try:
+        g = irad.grad(decorated_square)(3.0)
+    except irad.IradError:
+        return
+    assert g == 12.0, f"grad of a functools.wraps-decorated function ignores the decorator: {g}"
+
+
+def test_lru_cached_function_is_correct_or_rejected():
+    try:
+        g = irad.grad(cached_square)(3.0)
+    except irad.IradError:
+        return
+    assert g == 6.0
+
+
+# ---------------------------------------------------------------------------
+# Functions without usable source
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "fn",
+    [math.sin, abs, SCALER, PARTIAL, FROM_EXEC, np.sin, Scaler, cached_square],
+    ids=["math.sin", "abs", "callable_object", "partial", "exec", "np.sin", "class", "lru_cache"],
+)
+def test_entry_without_source(fn):
+    with pytest.raises(irad.IradError):
+        irad.grad(fn)(1.0)
+    with pytest.raises(irad.IradError):
+        irad.lower(fn, 1.0)
+    with pytest.raises(irad.IradError):
+        irad.vjp(fn, 1.0)
+
+
+# ---------------------------------------------------------------------------
+# Bad example arguments
+# ---------------------------------------------------------------------------
+
+
+def two_args(x, y):
+    return x * y
+
+
+def returns_tuple(x, y):
+    return x * y, x + y
+
+
+def returns_int(x, n):
+    return n * 2
+
+
+def returns_bool(x):
+    return x > 0.0
+
+
+def returns_none(x):
+    pass
+
+
+def returns_floor(x):
+    return math.floor(x)
+
+
+BAD_VALUES = [[1.0], "1.0", None, 1 + 2j, np.array([1.0]), {"x": 1.0}, (1.0, 2.0)]
+BAD_IDS = ["list", "str", "None", "complex", "ndarray", "dict", "tuple"]
+
+
+@pytest.mark.parametrize("bad", BAD_VALUES, ids=BAD_IDS)
+@pytest.mark.parametrize("position", [0, 1])
+def test_bad_example_arguments(bad, position):
+    args = [1.0, 2.0]
+    args[position] = bad
+    for call in (
+        lambda: irad.grad(two_args, argnums=1 - position)(*args),
+        lambda: irad.value_and_grad(two_args, argnums=1 - position)(*args),
+        lambda: irad.vjp(two_args, *args),
+        lambda: irad.lower(two_args, *args),
+        lambda: irad.grad(two_args, argnums=1 - position).lower(*args),
+    ):
+        with pytest.raises(irad.IradError) as info:
+            call()
+        assert f"argument {position}" in str(info.value)
+
+
+def test_wrong_number_of_example_arguments():
+    for args in ((1.0,), (1.0, 2.0, 3.0)):
+        with pytest.raises(irad.IradError) as info:
+            irad.grad(two_args)(*args)
+        assert f"{THIS_FILE.name}:" in str(info.value)
+
+
+# ---------------------------------------------------------------------------
+# argnums
+# ---------------------------------------------------------------------------
+
+
+def mixed(x, n, flag, y):
+    return x * n + (y if flag else -y)
+
+
+MIXED_ARGS = (1.0, 3, True, 2.0)
+
+
+@pytest.mark.parametrize("argnums", [4, -5, 100, (0, 4), (-5,)])
+def test_argnums_out_of_range(argnums):
+    with pytest.raises(irad.IradError) as info:
+        irad.grad(mixed, argnums=argnums)(*MIXED_ARGS)
+    assert "out of range" in str(info.value)
+    with pytest.raises(irad.IradError):
+        irad.value_and_grad(mixed, argnums=argnums)(*MIXED_ARGS)
+
+
+@pytest.mark.parametrize("argnums", [1, 2, -2, -3, (0, 1), (2, 3)])
+def test_argnums_pointing_at_int_or_bool(argnums):
+    with pytest.raises(irad.IradError) as info:
+        irad.grad(mixed, argnums=argnums)(*MIXED_ARGS)
+    assert "hint:" in str(info.value)
+
+
+@pytest.mark.parametrize("argnums", [(), (0, 0), (3, -1), 1.0, "x", None, (0.0,)])
+def test_argnums_malformed(argnums):
+    with pytest.raises(irad.IradError):
+        irad.grad(mixed, argnums=argnums)(*MIXED_ARGS)
+
+
+def test_argnums_error_from_lower_method():
+    with pytest.raises(irad.IradError):
+        irad.grad(mixed, argnums=1).lower(*MIXED_ARGS)
+
+
+# ---------------------------------------------------------------------------
+# grad of functions not returning one float; vjp pullback misuse
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "fn,args",
+    [
+        (returns_tuple, (1.0, 2.0)),
+        (returns_int, (1.0, 2)),
+        (returns_bool, (1.0,)),
+        (returns_none, (1.0,)),
+        (returns_floor, (1.0,)),
+    ],
+    ids=["tuple", "int", "bool", "none", "floor"],
+)
+def test_grad_needs_one_float_output(fn, args):
+    for transform in (irad.grad, irad.value_and_grad):
+        with pytest.raises(irad.IradError) as info:
+            transform(fn)(*args)
+        assert "hint:" in str(info.value)
+
+
+def single_output(x, y):
+    return x * y
+
+
+@pytest.mark.parametrize("cotangent", [(1.0, 2.0), (1.0,), [1.0, 2.0, 3.0]], ids=str)
+def test_pullback_of_single_output_with_tuple(cotangent):
+    _, pullback = irad.vjp(single_output, 1.0, 2.0)
+    with pytest.raises(irad.IradError):
+        pullback(cotangent)
+
+
+@pytest.mark.parametrize(
+    "cotangent", [(1.0,), (1.0, 2.0, 3.0), 1.0, [], "ab"], ids=["one", "three", "float", "empty", "str"]
+)
+def test_pullback_of_tuple_output_with_wrong_cotangents(cotangent):
+    _, pullback = irad.vjp(returns_tuple, 1.0, 2.0)
+    with pytest.raises(irad.IradError):
+        pullback(cotangent)
+
+
+def test_pullback_with_non_number_cotangent():
+    _, pullback = irad.vjp(single_output, 1.0, 2.0)
+    with pytest.raises(irad.IradError):
+        pullback("1.0x")
+    with pytest.raises(irad.IradError):
+        pullback(None)
+
+
+def test_vjp_still_works_after_errors():
+    _, pullback = irad.vjp(returns_tuple, 1.0, 2.0)
+    with pytest.raises(irad.IradError):
+        pullback((1.0,))
+    assert pullback((1.0, 1.0)) == (3.0, 2.0)
