@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: demo test install install-test lit pytest clean
+.PHONY: demo test install install-test lit pytest bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ lit: install-test
 test: install-test
 	$(PY) -m pytest -q
 	$(VENV)/bin/lit -v filecheck
+
+bench: $(PY)
+	$(PIP) install -e '.[bench]'
+	$(PY) bench/scalar.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -43,11 +43,18 @@ def _float_folds_pass() -> type[ModulePass]:
     return FloatFoldsPass
 
 
+def _symbol_dce_pass() -> type[ModulePass]:
+    from irad.passes.symbol_dce import SymbolDCEPass
+
+    return SymbolDCEPass
+
+
 IRAD_UNIVERSE = Universe(
     all_dialects={"irad": _irad_dialect},
     all_passes={
         "irad-differentiate": _differentiate_pass,
         "irad-optimize": _optimize_pass,
         "irad-float-folds": _float_folds_pass,
+        "irad-symbol-dce": _symbol_dce_pass,
     },
 )

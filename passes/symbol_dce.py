@@ -29,7 +29,11 @@ class SymbolDCEPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = {f.sym_name.data: f for f in op.ops if isinstance(f, func.FuncOp)}
-        live = [name for name, f in functions.items() if f.sym_visibility is None or f.sym_visibility.data != "private"]
+        live = [
+            name
+            for name, f in functions.items()
+            if f.sym_visibility is None or f.sym_visibility.data != "private"
+        ]
         seen = set(live)
         while live:
             for name in _referenced_symbols(functions[live.pop()]):
