@@ -55,9 +55,15 @@ def _scalar_result_type(f, primal: func.FuncOp) -> Attribute:
     outputs = primal.function_type.outputs.data
     if len(outputs) != 1 or not is_float(outputs[0]):
         shown = ", ".join(describe(t) for t in outputs) or "nothing"
-        raise IradError(
+        hint = (
+            "use irad.vjp for functions with several outputs"
+            if len(outputs) > 1
+            else "return a float (a gradient of an int, a bool or nothing is not defined)"
+        )
+        raise _error(
+            f,
             f"{_name(f)} must return one float to take its gradient, but returns {shown}\n"
-            "  hint: use irad.vjp for functions with several outputs"
+            f"  hint: {hint}",
         )
     return outputs[0]
 
@@ -126,6 +132,13 @@ def _name(f) -> str:
     return getattr(f, "__name__", repr(f))
 
 
+def _error(f, message: str) -> IradError:
+    """An error about how `f` is called, located at its `def`."""
+    code = getattr(f, "__code__", None)
+    where = f"{code.co_filename}:{code.co_firstlineno}:1: " if code is not None else ""
+    return IradError(where + message)
+
+
 def _normalise_argnums(f, argnums, signature) -> tuple[int, ...]:
     single = isinstance(argnums, numbers.Integral) and not isinstance(argnums, bool)
     if single:
@@ -133,28 +146,30 @@ def _normalise_argnums(f, argnums, signature) -> tuple[int, ...]:
     elif isinstance(argnums, Sequence) and not isinstance(argnums, str):
         nums = tuple(argnums)
     else:
-        raise IradError(f"argnums must be an int or a tuple of ints, got {argnums!r}")
+        raise _error(f, f"argnums must be an int or a tuple of ints, got {argnums!r}")
     if not nums:
-        raise IradError(f"argnums of {_name(f)} is empty")
+        raise _error(f, f"argnums of {_name(f)} is empty")
     out = []
     for n in nums:
         if isinstance(n, bool) or not isinstance(n, numbers.Integral):
-            raise IradError(f"argnums must be an int or a tuple of ints, got {argnums!r}")
+            raise _error(f, f"argnums must be an int or a tuple of ints, got {argnums!r}")
         if not -len(signature) <= n < len(signature):
-            raise IradError(
+            raise _error(
+                f,
                 f"argnums {argnums!r} is out of range for {_name(f)}, "
                 f"which was called with {len(signature)} arguments"
             )
         n = int(n) % len(signature)
         if not is_float(signature[n]):
-            raise IradError(
+            raise _error(
+                f,
                 f"cannot differentiate {_name(f)} with respect to argument {n}: "
                 f"it is {describe(signature[n])}, not a float\n"
                 "  hint: pass a float, or leave it out of argnums"
             )
         out.append(n)
     if len(set(out)) != len(out):
-        raise IradError(f"argnums {argnums!r} repeats an argument")
+        raise _error(f, f"argnums {argnums!r} repeats an argument")
     return tuple(out)
 
 
@@ -257,13 +272,13 @@ def vjp(f: Callable, *primals):
         cts = (cotangent,) if single else cotangent
         if not isinstance(cts, (tuple, list)) or len(cts) != len(out_types):
             shape = "one number" if single else f"a tuple of {len(out_types)} numbers"
-            raise IradError(f"the pullback of {_name(f)} takes {shape}, got {cotangent!r}")
+            raise _error(f, f"the pullback of {_name(f)} takes {shape}, got {cotangent!r}")
         float_cts = []
         for i, (ct, t) in enumerate(zip(cts, out_types)):
             if not is_float(t):
                 continue
             if isinstance(ct, bool) or not isinstance(ct, numbers.Real):
-                raise IradError(f"cotangent {i} of {_name(f)} must be a real number, got {ct!r}")
+                raise _error(f, f"cotangent {i} of {_name(f)} must be a real number, got {ct!r}")
             float_cts.append(float(ct))
         grads = iter(backward(*residuals, *float_cts))
         return tuple(next(grads) if a else None for a in active)
