@@ -145,7 +145,7 @@ class Differentiator:
                 stack.pop()
                 continue
             if key not in pending:
-                pending[key] = self._plan(key)
+                pending[key] = self._plan(key, is_root=key == root)
             missing = [k for k in pending[key].callees.values() if k not in self.generated]
             if missing:
                 dep = missing[0]
@@ -161,17 +161,30 @@ class Differentiator:
             self._generate(key, pending.pop(key))
             stack.pop()
 
-    def _plan(self, key: Key) -> _Pending:
+    def _plan(self, key: Key, is_root: bool) -> _Pending:
         name, active_args = key
         fn = self.function(name)
+        pending = _Pending(FunctionPlan(set(), {}))
+        if is_root:
+            # Reached directly (a request, or the API): a rule for @name itself wins.
+            # Callees were already looked up at their call sites.
+            decision = self._decide(name, name, fn, tuple(fn.function_type.inputs.data))
+            if decision.kind == "rule":
+                pending.rule = decision
+                return pending
+        if fn.is_declaration:
+            raise DifferentiationError(
+                f"@{name} has no body and no rule, so it cannot be differentiated\n"
+                "  hint: register a rule for it in the rule table"
+            )
+        if len(fn.body.blocks) != 1:
+            raise DifferentiationError(
+                f"@{name} has {len(fn.body.blocks)} blocks: unstructured control flow "
+                "is not supported\n  hint: use structured control flow (scf.if)"
+            )
         active = active_values(fn, active_args)
-        plan = FunctionPlan(active, {})
-        pending = _Pending(plan)
-        # Reached directly (a request, or the API): a rule for @name itself wins.
-        decision = self._decide(name, name, fn, tuple(fn.function_type.inputs.data))
-        if decision.kind == "rule":
-            pending.rule = decision
-            return pending
+        plan = pending.plan
+        plan.active.update(active)
         for op in fn.walk():
             if not isinstance(op, func.CallOp) or not any(o in active for o in op.operands):
                 continue

@@ -201,9 +201,13 @@ class PullbackBuilder:
         else:
             adjoint = ADJOINTS.get(op.name)
             if adjoint is None or len(op.results) != 1:
+                hint = (
+                    "control flow other than scf.if is not supported yet"
+                    if op.regions
+                    else "use the ops listed in docs/ir-conventions.md (Supported ops)"
+                )
                 raise DifferentiationError(
-                    f"{location(op)}: no adjoint for the op `{op.name}`\n"
-                    "  hint: wrap the computation in a function and register a rule for it"
+                    f"{location(op)}: no adjoint for the op `{op.name}`\n  hint: {hint}"
                 )
             operand_cts = adjoint(self, op, cotangents[0])
         for operand, ct in zip(op.operands, operand_cts):

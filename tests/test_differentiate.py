@@ -256,3 +256,55 @@ def test_pass_runs_in_the_command_line_drivers(driver, tmp_path):
         capture_output=True, text=True, check=True,
     ).stdout
     assert "func.call @f.augmented.dd" in out and "irad.primal = @g" in out
+
+
+def test_unstructured_control_flow_is_reported():
+    from xdsl.dialects.cf import Cf
+
+    ctx = make_context()
+    ctx.load_dialect(Cf)
+    module = Parser(ctx, """
+func.func @f(%x: f64) -> f64 {
+  cf.br ^bb1
+^bb1:
+  func.return %x : f64
+}
+func.func @main(%x: f64) -> f64 {
+  %g = irad.grad @f(%x) {wrt = [0]} : (f64) -> f64
+  func.return %g : f64
+}
+""").parse_module()
+    with pytest.raises(DifferentiationError, match="@f has 2 blocks"):
+        DifferentiatePass().apply(make_context(), module)
+
+
+def test_loops_are_reported_as_not_supported_yet():
+    module = parse("""
+func.func @f(%x: f64, %n: index) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%a = %x) -> (f64) {
+    %b = arith.mulf %a, %a : f64
+    scf.yield %b : f64
+  }
+  func.return %r : f64
+}
+func.func @main(%x: f64, %n: index) -> f64 {
+  %g = irad.grad @f(%x, %n) {wrt = [0]} : (f64, index) -> f64
+  func.return %g : f64
+}
+""")
+    with pytest.raises(DifferentiationError, match="scf.for.*\n.*control flow other than scf.if"):
+        DifferentiatePass().apply(make_context(), module)
+
+
+def test_a_request_for_a_declared_function_with_a_rule_uses_the_rule():
+    module = differentiate("""
+func.func private @irad.numerics.softplus(f64) -> f64
+func.func @main(%x: f64) -> f64 {
+  %g = irad.grad @irad.numerics.softplus(%x) {wrt = [0]} : (f64) -> f64
+  func.return %g : f64
+}
+""")
+    pb = functions(module)["irad.numerics.softplus.pullback.d"]
+    assert any(op.name == "math.tanh" for op in pb.walk())
