@@ -25,6 +25,7 @@ from irad.frontend.types import describe, is_float
 from irad.passes.differentiate import Differentiator
 from irad.passes.optimize import OptimizePass
 from irad.passes.symbol_dce import SymbolDCEPass
+from irad.recursion import deep_recursion
 from irad.rules import default_table
 
 
@@ -173,6 +174,16 @@ def _normalise_argnums(f, argnums, signature) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _run(fn: Callable, args: Sequence):
+    """Run compiled code; generated functions call each other as Python
+    functions, so a deep call chain may need a higher recursion limit."""
+    try:
+        return fn(*args)
+    except RecursionError:
+        with deep_recursion():
+            return fn(*args)
+
+
 # ---- grad / value_and_grad ------------------------------------------------------
 class _GradFunction:
     """The callable returned by grad / value_and_grad."""
@@ -224,7 +235,7 @@ class _GradFunction:
 
     def __call__(self, *args, **kwargs):
         args = bind_arguments(self.f, args, kwargs)
-        results = self._compiled(args).run(*args)
+        results = _run(self._compiled(args).run, args)
         grads = results[1:] if self.with_value else results
         grads = grads[0] if self.single else tuple(grads)
         return (results[0], grads) if self.with_value else grads
@@ -264,7 +275,7 @@ def vjp(f: Callable, *primals):
     compiled = _cached((f, "vjp", signature), build)
     forward, backward = compiled.run
     out_types = compiled.out_types
-    results = forward(*primals)
+    results = _run(forward, primals)
     outputs, residuals = results[: len(out_types)], results[len(out_types) :]
     single = len(out_types) == 1
 
@@ -280,7 +291,7 @@ def vjp(f: Callable, *primals):
             if isinstance(ct, bool) or not isinstance(ct, numbers.Real):
                 raise _error(f, f"cotangent {i} of {_name(f)} must be a real number, got {ct!r}")
             float_cts.append(float(ct))
-        grads = iter(backward(*residuals, *float_cts))
+        grads = iter(_run(backward, (*residuals, *float_cts)))
         return tuple(next(grads) if a else None for a in active)
 
     return (outputs[0] if single else tuple(outputs)), pullback

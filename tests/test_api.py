@@ -106,3 +106,17 @@ def test_entry_keywords_and_defaults_are_bound():
     assert g(1.0) == g(1.0, b=2.0) == g(1.0, 2.0) == pytest.approx(2.0 + math.cos(1.0) + 1.0)
     value, _ = irad.value_and_grad(programs.helper_sum)(1.0, b=3.0)
     assert value == pytest.approx(programs.helper_sum(1.0, 3.0))
+
+
+def test_deep_call_chain_needs_no_recursion_limit_change(tmp_path, monkeypatch):
+    depth = 300  # about 12 Python frames per level in the frontend: far past the default limit
+    lines = ["import math", "def f0(x):", "    return math.sin(x) + x"]
+    for i in range(1, depth):
+        lines += [f"def f{i}(x):", f"    return f{i - 1}(x) * 0.999 + 0.001"]
+    (tmp_path / "deep_chain.py").write_text("\n".join(lines) + "\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import deep_chain
+
+    x = 0.3
+    expected = 0.999 ** (depth - 1) * (math.cos(x) + 1.0)
+    assert irad.grad(getattr(deep_chain, f"f{depth - 1}"))(x) == pytest.approx(expected, rel=1e-12)

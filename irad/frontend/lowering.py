@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.errors import UnsupportedError
+from irad.recursion import deep_recursion
 from irad.frontend.emitter import Emitter
 from irad.frontend.library import (
     FLOAT_FUNCTIONS,
@@ -121,7 +122,15 @@ class ModuleLowering:
 def lower_function(fn, arg_types: tuple[Attribute, ...]) -> tuple[ModuleOp, str]:
     """Lower `fn` for `arg_types`. Returns the module and the entry's symbol name."""
     lowering = ModuleLowering()
-    entry = lowering.function(fn, arg_types)
+    try:
+        with deep_recursion():  # lowering recurses once per nested helper call
+            entry = lowering.function(fn, arg_types)
+    except RecursionError:
+        raise UnsupportedError(
+            f"the calls below {describe_callable(fn)} nest too deeply for irad's frontend "
+            "(several thousand levels, or a long chain of nested expressions)\n"
+            "  hint: flatten the call chain or split very long expressions"
+        ) from None
     entry.sym_visibility = None  # the entry point is public, helpers private
     return lowering.module, entry.sym_name.data
 
