@@ -192,7 +192,13 @@ class Differentiator:
             callee = self.function(callee_name, op)
             decision = self._decide(name, callee_name, callee, tuple(o.type for o in op.operands))
             if decision.kind == "rule":
-                plan.calls[op] = CallPlan("rule", callee_name, rule_key(callee), decision.ir)
+                plan.calls[op] = CallPlan(
+                    "rule",
+                    callee_name,
+                    rule_key(callee),
+                    decision.ir,
+                    residual_types=decision.ir.residual_types,
+                )
                 continue
             target = rule_key(callee)
             if callee.is_declaration:

@@ -46,17 +46,6 @@ class CallPlan:
     pullback: str = ""
     residual_types: tuple[Attribute, ...] = ()
 
-    @property
-    def num_residuals(self) -> int:
-        if self.rule_ir is not None:
-            return len(self.rule_ir.residual_types)
-        return len(self.residual_types)
-
-    def residual_type(self, k: int) -> Attribute:
-        if self.rule_ir is not None:
-            return self.rule_ir.residual_types[k]
-        return self.residual_types[k]
-
 
 @dataclass
 class FunctionPlan:
@@ -99,6 +88,8 @@ class PullbackBuilder:
         self.residual_keys: list[ResidualKey] = []
         self._residual_args: dict[ResidualKey, BlockArgument] = {}
         self._constants: dict[object, SSAValue] = {}
+        # calls a cotangent reached; the others stay plain calls in the augmented primal
+        self.reversed_calls: set[Operation] = set()
 
     # ---- the interface adjoints use ----------------------------------------
     def is_active(self, v: SSAValue) -> bool:
@@ -215,8 +206,9 @@ class PullbackBuilder:
 
     def reverse_call(self, op: func.CallOp, cotangents) -> list[SSAValue | None]:
         call = self.plan.calls[op]
+        self.reversed_calls.add(op)
         residuals = [
-            self.residual((op, k), call.residual_type(k)) for k in range(call.num_residuals)
+            self.residual((op, k), t) for k, t in enumerate(call.residual_types)
         ]
         result_cts = [
             ct if ct is not None else self.zero(r.type)
@@ -280,16 +272,23 @@ def _free_active_values(region_op: Operation, active: set[SSAValue]) -> list[SSA
 class AugmentedBuilder:
     """Clones the primal forwards, returning the residuals the pullback asked for."""
 
-    def __init__(self, primal: func.FuncOp, plan: FunctionPlan, residual_keys: list[ResidualKey]):
+    def __init__(
+        self,
+        primal: func.FuncOp,
+        plan: FunctionPlan,
+        residual_keys: list[ResidualKey],
+        reversed_calls: set[Operation],
+    ):
         self.primal_fn = primal
         self.plan = plan
         self.residual_keys = residual_keys
+        self.reversed_calls = reversed_calls
         self.values: dict[SSAValue, SSAValue] = {}
         self.call_residuals: dict[tuple[Operation, int], SSAValue] = {}
 
     def key_type(self, key: ResidualKey) -> Attribute:
         if isinstance(key, tuple):
-            return self.plan.calls[key[0]].residual_type(key[1])
+            return self.plan.calls[key[0]].residual_types[key[1]]
         return key.type
 
     def key_value(self, key: ResidualKey) -> SSAValue:
@@ -311,7 +310,7 @@ class AugmentedBuilder:
         for op in src.ops:
             if op is src.last_op and op.has_trait(IsTerminator):
                 continue
-            if isinstance(op, func.CallOp) and op in self.plan.calls:
+            if isinstance(op, func.CallOp) and op in self.reversed_calls:
                 self.clone_call(op, self.plan.calls[op], dst)
             elif isinstance(op, scf.IfOp):
                 self.clone_if(op, dst)
@@ -436,7 +435,7 @@ def build_reverse(
     """The bodies of the augmented primal and pullback, and the residual types."""
     pullback = PullbackBuilder(primal, plan)
     pullback.build()
-    augmented = AugmentedBuilder(primal, plan, pullback.residual_keys)
+    augmented = AugmentedBuilder(primal, plan, pullback.residual_keys, pullback.reversed_calls)
     aug_block = augmented.build()
     _merge_duplicate_residuals(aug_block, pullback.entry, len(primal.function_type.outputs.data))
     n_residuals = len(aug_block.last_op.operands) - len(primal.function_type.outputs.data)
