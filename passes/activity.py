@@ -1,9 +1,11 @@
-"""Activity analysis: which values vary with the differentiated arguments.
+"""Activity analysis: which values need cotangent code.
 
-A value is active when it is a float that depends on an active argument
-through differentiable ops. Integers and booleans are never active, and
+A value is active when it is a float that both *varies* (depends on an active
+argument through differentiable ops) and is *useful* (a returned float depends
+on it through differentiable ops). Integers and booleans are never active, and
 neither are results of piecewise-constant ops (floor, comparisons, ...), so no
-cotangent code is emitted for them.
+cotangent code is emitted for them, and a call whose results only feed a
+comparison is not differentiated at all.
 """
 
 from __future__ import annotations
@@ -22,13 +24,29 @@ def is_float_type(t: Attribute) -> bool:
 
 
 def active_values(fn: func.FuncOp, active_args: Sequence[bool]) -> set[SSAValue]:
-    active: set[SSAValue] = {
+    varied: set[SSAValue] = {
         arg
         for arg, is_active in zip(fn.body.block.args, active_args)
         if is_active and is_float_type(arg.type)
     }
-    _propagate(fn.body.block, active)
-    return active
+    _propagate(fn.body.block, varied)
+    body = fn.body.block
+    useful = {v for v in body.last_op.operands if is_float_type(v.type)}
+    _propagate_back(body, useful)
+    return varied & useful
+
+
+def _propagate_back(block: Block, useful: set[SSAValue]) -> None:
+    for op in reversed(list(block.ops)):
+        if op.name in NON_DIFFERENTIABLE or not any(r in useful for r in op.results):
+            continue
+        if isinstance(op, scf.IfOp):
+            for region in op.regions:
+                yielded = region.block.last_op.operands
+                useful.update(y for y, r in zip(yielded, op.results) if r in useful)
+                _propagate_back(region.block, useful)
+            continue
+        useful.update(o for o in op.operands if is_float_type(o.type))
 
 
 def _propagate(block: Block, active: set[SSAValue]) -> None:

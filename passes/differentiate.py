@@ -186,8 +186,10 @@ class Differentiator:
         plan = pending.plan
         plan.active.update(active)
         for op in fn.walk():
-            if not isinstance(op, func.CallOp) or not any(o in active for o in op.operands):
+            if not isinstance(op, func.CallOp):
                 continue
+            if not any(o in active for o in op.operands) or not any(r in active for r in op.results):
+                continue  # no cotangent flows through this call
             callee_name = op.callee.root_reference.data
             callee = self.function(callee_name, op)
             decision = self._decide(name, callee_name, callee, tuple(o.type for o in op.operands))

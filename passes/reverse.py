@@ -78,8 +78,9 @@ def _anchor(key: ResidualKey) -> Operation | None:
 class PullbackBuilder:
     """Emits the pullback; also the `b` handed to the adjoints in passes/adjoints.py."""
 
-    def __init__(self, primal: func.FuncOp, plan: FunctionPlan):
+    def __init__(self, primal: func.FuncOp, active_args: Sequence[bool], plan: FunctionPlan):
         self.primal_fn = primal
+        self.active_args = active_args
         self.plan = plan
         result_types = primal.function_type.outputs.data
         self.cotangent_types = [t for t in result_types if is_float_type(t)]
@@ -159,10 +160,12 @@ class PullbackBuilder:
             if is_float_type(v.type):
                 self.accumulate(adj, v, next(cotangents))
         self.reverse_block(body, adj)
-        returned = []
-        for arg in body.args:
-            if self.is_active(arg):
-                returned.append(self.cotangent_or_zero(adj, arg))
+        # one cotangent per requested float argument, zero when none reached it
+        returned = [
+            self.cotangent_or_zero(adj, arg)
+            for arg, active in zip(body.args, self.active_args)
+            if active and is_float_type(arg.type)
+        ]
         self.op(func.ReturnOp(*returned))
 
     def cotangent_or_zero(self, adj, v: SSAValue) -> SSAValue:
@@ -433,7 +436,7 @@ def build_reverse(
     primal: func.FuncOp, active_args: Sequence[bool], plan: FunctionPlan
 ) -> tuple[Block, Block, list[Attribute]]:
     """The bodies of the augmented primal and pullback, and the residual types."""
-    pullback = PullbackBuilder(primal, plan)
+    pullback = PullbackBuilder(primal, active_args, plan)
     pullback.build()
     augmented = AugmentedBuilder(primal, plan, pullback.residual_keys, pullback.reversed_calls)
     aug_block = augmented.build()
