@@ -83,6 +83,8 @@ def gradient_module(
     out_type = _scalar_result_type(f, primal)
     entry_name = f"{name}.{'value_and_grad' if with_value else 'grad'}"
     block = Block(arg_types=signature)
+    for arg, primal_arg in zip(block.args, primal.body.block.args):
+        arg.name_hint = primal_arg.name_hint
     result_types = ([out_type] if with_value else []) + [signature[i] for i in wrt]
     request = (ValueAndGradOp if with_value else GradOp)(name, block.args, wrt, result_types)
     block.add_op(request)

@@ -158,7 +158,10 @@ class PullbackBuilder:
         cotangents = iter(self.entry.args)
         for v in body.last_op.operands:
             if is_float_type(v.type):
-                self.accumulate(adj, v, next(cotangents))
+                ct = next(cotangents)
+                if v.name_hint is not None:
+                    ct.name_hint = f"d{v.name_hint}"  # the cotangent of %y reads %dy
+                self.accumulate(adj, v, ct)
         self.reverse_block(body, adj)
         # one cotangent per requested float argument, zero when none reached it
         returned = [
