@@ -23,8 +23,9 @@ dialects irad works with.
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from xdsl.context import Context
@@ -299,62 +300,20 @@ class ValueAndGradOp(DerivativeRequestOp):
 IRAD = Dialect("irad", [GradOp, ValueAndGradOp], [])
 
 
-def _builtin() -> Dialect:
-    from xdsl.dialects.builtin import Builtin
-
-    return Builtin
-
-
-def _func() -> Dialect:
-    from xdsl.dialects.func import Func
-
-    return Func
-
-
-def _arith() -> Dialect:
-    from xdsl.dialects.arith import Arith
-
-    return Arith
-
-
-def _math() -> Dialect:
-    from xdsl.dialects.math import Math
-
-    return Math
-
-
-def _scf() -> Dialect:
-    from xdsl.dialects.scf import Scf
-
-    return Scf
-
-
-def _tensor() -> Dialect:
-    from xdsl.dialects.tensor import Tensor
-
-    return Tensor
-
-
-def _linalg() -> Dialect:
-    from xdsl.dialects.linalg import Linalg
-
-    return Linalg
-
-
-def _irad() -> Dialect:
-    return IRAD
-
-
+# name -> (module, Dialect object): the dialects irad's IR uses, imported on first use.
 _DIALECTS = {
-    "builtin": _builtin,
-    "func": _func,
-    "arith": _arith,
-    "math": _math,
-    "scf": _scf,
-    "tensor": _tensor,
-    "linalg": _linalg,
-    "irad": _irad,
+    "builtin": ("xdsl.dialects.builtin", "Builtin"),
+    "func": ("xdsl.dialects.func", "Func"),
+    "arith": ("xdsl.dialects.arith", "Arith"),
+    "math": ("xdsl.dialects.math", "Math"),
+    "scf": ("xdsl.dialects.scf", "Scf"),
+    "tensor": ("xdsl.dialects.tensor", "Tensor"),
+    "linalg": ("xdsl.dialects.linalg", "Linalg"),
 }
+
+
+def _loader(module: str, attribute: str) -> Callable[[], Dialect]:
+    return lambda: getattr(importlib.import_module(module), attribute)
 
 
 def make_context(*, allow_unregistered: bool = False) -> Context:
@@ -366,6 +325,7 @@ def make_context(*, allow_unregistered: bool = False) -> Context:
     dialects is never imported.
     """
     ctx = Context(allow_unregistered=allow_unregistered)
-    for name, factory in _DIALECTS.items():
-        ctx.register_dialect(name, factory)
+    for name, (module, attribute) in _DIALECTS.items():
+        ctx.register_dialect(name, _loader(module, attribute))
+    ctx.register_dialect("irad", lambda: IRAD)
     return ctx
