@@ -21,6 +21,7 @@ from irad.backends.python import compile_module
 from irad.dialect import GradOp, ValueAndGradOp, make_context
 from irad.errors import IradError
 from irad.frontend import bind_arguments, lower_function, signature_of
+from irad.frontend.source import def_location
 from irad.frontend.types import describe, is_float
 from irad.passes.differentiate import Differentiator
 from irad.passes.optimize import OptimizePass
@@ -137,9 +138,7 @@ def _name(f) -> str:
 
 def _error(f, message: str) -> IradError:
     """An error about how `f` is called, located at its `def`."""
-    code = getattr(f, "__code__", None)
-    where = f"{code.co_filename}:{code.co_firstlineno}:1: " if code is not None else ""
-    return IradError(where + message)
+    return IradError(def_location(f) + message)
 
 
 def _normalise_argnums(f, argnums, signature) -> tuple[int, ...]:

@@ -76,6 +76,14 @@ def rule_key(fn: func.FuncOp) -> str:
     return target.data if isinstance(target, StringAttr) else fn.sym_name.data
 
 
+def _no_body(fn: func.FuncOp, use: Operation | None = None) -> DifferentiationError:
+    where = f"{location(use)}: " if use is not None else ""
+    return DifferentiationError(
+        f"{where}@{fn.sym_name.data} has no body and no rule (target '{rule_key(fn)}'), "
+        "so it cannot be differentiated\n  hint: register a rule for it in the rule table"
+    )
+
+
 class Differentiator:
     """Generates augmented primals and pullbacks into one module."""
 
@@ -164,27 +172,22 @@ class Differentiator:
     def _plan(self, key: Key, is_root: bool) -> _Pending:
         name, active_args = key
         fn = self.function(name)
-        pending = _Pending(FunctionPlan(set(), {}))
         if is_root:
             # Reached directly (a request, or the API): a rule for @name itself wins.
             # Callees were already looked up at their call sites.
             decision = self._decide(name, name, fn, tuple(fn.function_type.inputs.data))
             if decision.kind == "rule":
-                pending.rule = decision
-                return pending
+                return _Pending(FunctionPlan(set(), {}), rule=decision)
         if fn.is_declaration:
-            raise DifferentiationError(
-                f"@{name} has no body and no rule, so it cannot be differentiated\n"
-                "  hint: register a rule for it in the rule table"
-            )
+            raise _no_body(fn)
         if len(fn.body.blocks) != 1:
             raise DifferentiationError(
                 f"@{name} has {len(fn.body.blocks)} blocks: unstructured control flow "
                 "is not supported\n  hint: use structured control flow (scf.if)"
             )
         active = active_values(fn, active_args)
-        plan = pending.plan
-        plan.active.update(active)
+        plan = FunctionPlan(active, {})
+        pending = _Pending(plan)
         for op in fn.walk():
             if not isinstance(op, func.CallOp):
                 continue
@@ -202,13 +205,8 @@ class Differentiator:
                     residual_types=decision.ir.residual_types,
                 )
                 continue
-            target = rule_key(callee)
             if callee.is_declaration:
-                raise DifferentiationError(
-                    f"{location(op)}: @{callee_name} has no body and no rule "
-                    f"(target '{target}'), so it cannot be differentiated\n"
-                    "  hint: register a rule for it in the rule table"
-                )
+                raise _no_body(callee, op)
             pending.callees[op] = (callee_name, tuple(o in active for o in op.operands))
         return pending
 

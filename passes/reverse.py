@@ -387,36 +387,40 @@ class AugmentedBuilder:
         return op.results[0]
 
 
+def _inline(fn: func.FuncOp, args: Sequence[SSAValue], dst: Block, clone=None) -> list[SSAValue]:
+    """Clone `fn`'s body into `dst` with its arguments bound to `args`; returns
+    the values it returns. `clone(op, mapping)` may replace the default clone."""
+    body = fn.body.block
+    mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, args))
+    for op in body.ops:
+        if isinstance(op, func.ReturnOp):
+            return [mapping[v] for v in op.operands]
+        copy = clone(op, mapping) if clone is not None else None
+        if copy is None:
+            copy = op.clone(value_mapper=mapping, clone_name_hints=False)
+        dst.add_op(copy)
+    raise DifferentiationError(f"rule function @{fn.sym_name.data} has no func.return")
+
 
 def inline_rule_forward(
     ir: RuleIR, target: str, callee: str, args: Sequence[SSAValue], dst: Block
 ) -> list[SSAValue]:
     """Clone a rule's forward into `dst`; returns its results, then its residuals."""
-    body = ir.forward.body.block
-    mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, args))
-    for rule_op in body.ops:
-        if isinstance(rule_op, func.ReturnOp):
-            return [mapping[v] for v in rule_op.operands]
-        if isinstance(rule_op, func.CallOp) and rule_op.callee.root_reference.data == target:
-            # a call to the rule's target means the primal itself: this call site's callee
-            operands = [mapping[v] for v in rule_op.operands]
-            clone = func.CallOp(callee, operands, rule_op.result_types)
-            mapping.update(zip(rule_op.results, clone.results))
-        else:
-            clone = rule_op.clone(value_mapper=mapping, clone_name_hints=False)
-        dst.add_op(clone)
-    raise DifferentiationError(f"rule for {target}: forward has no func.return")
+
+    def call_the_primal(op: Operation, mapping) -> Operation | None:
+        # a call to the rule's target means the primal itself: this call site's callee
+        if isinstance(op, func.CallOp) and op.callee.root_reference.data == target:
+            call = func.CallOp(callee, [mapping[v] for v in op.operands], op.result_types)
+            mapping.update(zip(op.results, call.results))
+            return call
+        return None
+
+    return _inline(ir.forward, args, dst, call_the_primal)
 
 
 def inline_rule_pullback(ir: RuleIR, args: Sequence[SSAValue], dst: Block) -> list[SSAValue]:
     """Clone a rule's pullback into `dst`; returns one cotangent per float argument."""
-    body = ir.pullback.body.block
-    mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, args))
-    for rule_op in body.ops:
-        if isinstance(rule_op, func.ReturnOp):
-            return [mapping[v] for v in rule_op.operands]
-        dst.add_op(rule_op.clone(value_mapper=mapping, clone_name_hints=False))
-    raise DifferentiationError("rule pullback has no func.return")
+    return _inline(ir.pullback, args, dst)
 
 
 def build_from_rule(
@@ -434,6 +438,7 @@ def build_from_rule(
     per_arg = [next(cts) if is_float_type(t) else None for t in ins]
     pb.add_op(func.ReturnOp(*[ct for ct, a in zip(per_arg, active_args) if a and ct is not None]))
     return aug, pb, residual_types
+
 
 def build_reverse(
     primal: func.FuncOp, active_args: Sequence[bool], plan: FunctionPlan

@@ -28,7 +28,7 @@ from irad.frontend.library import (
     OPS,
     describe_callable,
 )
-from irad.frontend.source import FunctionSource, NoSourceError, parse_function
+from irad.frontend.source import FunctionSource, NoSourceError, def_location, parse_function
 from irad.frontend.types import I1, describe, is_bool, is_float, is_int, type_of_value
 
 # The largest literal integer exponent expanded into multiplications.
@@ -146,7 +146,7 @@ def bind_arguments(fn, args: tuple, kwargs: dict) -> tuple:
         bound = inspect.signature(fn).bind(*args, **kwargs)
     except (TypeError, ValueError) as exc:
         raise UnsupportedError(
-            f"{code.co_filename}:{code.co_firstlineno}:1: cannot call "
+            f"{def_location(fn)}cannot call "
             f"{describe_callable(fn)} with these arguments: {exc}\n"
             "  hint: pass one example value per parameter"
         ) from None

@@ -36,6 +36,12 @@ class FunctionSource:
         return UnsupportedError(f"{self.location(node)}: {what}\n  hint: {hint}")
 
 
+def def_location(fn) -> str:
+    """`file:line:1: ` of a function's `def`, or "" for an object without code."""
+    code = getattr(fn, "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}:1: " if code is not None else ""
+
+
 def _code_location(fn) -> str:
     """file:line:col of a function's code object, for functions without usable source."""
     code = getattr(fn, "__code__", None)
