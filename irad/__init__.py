@@ -11,6 +11,8 @@ See docs/ for the supported Python subset and the IR conventions.
 from irad.errors import BackendError, DifferentiationError, IradError, UnsupportedError
 
 _API = ("grad", "lower", "value_and_grad", "vjp")
+_RULES = ("rrule", "opt_out", "non_differentiable")
+_LAZY_MODULES = ("rules", "testing")
 
 
 def __getattr__(name: str):
@@ -19,7 +21,32 @@ def __getattr__(name: str):
         from irad import api
 
         return getattr(api, name)
+    if name in _RULES:
+        from irad.rules import registry
+
+        return getattr(registry, name)
+    if name == "stop_gradient":
+        from irad.markers import stop_gradient
+
+        return stop_gradient
+    if name == "explain":
+        from irad.explain import explain
+
+        return explain
+    if name in _LAZY_MODULES:
+        import importlib
+
+        return importlib.import_module(f"irad.{name}")
     raise AttributeError(f"module 'irad' has no attribute {name!r}")
 
 
-__all__ = ["BackendError", "DifferentiationError", "IradError", "UnsupportedError", *_API]
+__all__ = [
+    "BackendError",
+    "DifferentiationError",
+    "IradError",
+    "UnsupportedError",
+    *_API,
+    *_RULES,
+    "explain",
+    "stop_gradient",
+]

@@ -33,7 +33,7 @@ from irad.rules import default_table
 def lower(f: Callable, *example_args, **example_kwargs) -> ModuleOp:
     """The primal module of `f`, specialised to the example arguments' types."""
     args = bind_arguments(f, example_args, example_kwargs)
-    module, _ = lower_function(f, signature_of(f, args))
+    module, _ = lower_function(f, signature_of(f, args), default_table())
     return module
 
 
@@ -78,7 +78,7 @@ def gradient_module(
     The entry, `@<f>.grad` or `@<f>.value_and_grad`, holds the request op that
     irad-differentiate replaces; `wrt` must be increasing.
     """
-    module, name = lower_function(f, signature)
+    module, name = lower_function(f, signature, default_table())
     primal = _function(module, name)
     primal.sym_visibility = StringAttr("private")  # the entry below is the public one
     out_type = _scalar_result_type(f, primal)
@@ -101,7 +101,7 @@ def vjp_module(
     f: Callable, signature: tuple[Attribute, ...]
 ) -> tuple[ModuleOp, str, str, tuple[Attribute, ...]]:
     """The module with the public augmented primal and pullback of `f`, and f's result types."""
-    module, name = lower_function(f, signature)
+    module, name = lower_function(f, signature, default_table())
     out_types = tuple(_function(module, name).function_type.outputs.data)
     active = tuple(is_float(t) for t in signature)
     generated = Differentiator(module, default_table()).reverse(name, active)

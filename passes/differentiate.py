@@ -38,9 +38,10 @@ from irad.passes.reverse import (
     build_reverse,
     function_types,
     location,
+    rename_callees,
 )
 from irad.rules import Decision, RuleTable, default_table
-from irad.rules.table import check_rule_ir
+from irad.rules.table import NON_DIFFERENTIABLE, RuleIR, check_rule_ir
 
 Key = tuple[str, tuple[bool, ...]]  # (primal symbol, activity per argument)
 
@@ -54,13 +55,19 @@ class Generated:
 
 @dataclass(frozen=True)
 class CallDecision:
-    """What happened at one call op (for reports and tests)."""
+    """What happened at one call op (for reports and tests).
+
+    `kind` is the table's answer ("rule", "declined", "opted-out", "no-rule",
+    "non-differentiable"), or "inactive" when no cotangent flows through the
+    call, so nothing was asked.
+    """
 
     caller: str
     callee: str
     target: str
-    kind: str  # "rule", "declined" or "no-rule"
-    rule_origin: str = ""
+    kind: str
+    location: str
+    rule: str = ""  # the entry that decided, described
 
 
 @dataclass
@@ -76,12 +83,23 @@ def rule_key(fn: func.FuncOp) -> str:
     return target.data if isinstance(target, StringAttr) else fn.sym_name.data
 
 
-def _no_body(fn: func.FuncOp, use: Operation | None = None) -> DifferentiationError:
+def _no_body(
+    fn: func.FuncOp, use: Operation | None = None, decision: Decision | None = None
+) -> DifferentiationError:
     where = f"{location(use)}: " if use is not None else ""
+    why = "no rule"
+    if decision is not None and decision.rule is not None:
+        why = f"its {decision.rule.describe()} {decision.kind.replace('-', ' ')}"
     return DifferentiationError(
-        f"{where}@{fn.sym_name.data} has no body and no rule (target '{rule_key(fn)}'), "
-        "so it cannot be differentiated\n  hint: register a rule for it in the rule table"
+        f"{where}@{fn.sym_name.data} has no body and {why} (target '{rule_key(fn)}'), "
+        "so it cannot be differentiated\n  hint: register a rule for it (irad.rrule), "
+        "or mark it irad.non_differentiable"
     )
+
+
+def _same_function(a: func.FuncOp, b: func.FuncOp) -> bool:
+    """Whether a module's function can stand in for a rule's helper of the same name."""
+    return a.function_type == b.function_type and rule_key(a) == rule_key(b)
 
 
 class Differentiator:
@@ -175,9 +193,14 @@ class Differentiator:
         if is_root:
             # Reached directly (a request, or the API): a rule for @name itself wins.
             # Callees were already looked up at their call sites.
-            decision = self._decide(name, name, fn, tuple(fn.function_type.inputs.data))
+            decision = self._decide(name, fn, fn.function_type, name)
             if decision.kind == "rule":
                 return _Pending(FunctionPlan(set(), {}), rule=decision)
+            if decision.kind == "non-differentiable":
+                raise DifferentiationError(
+                    f"@{name} is marked non-differentiable ({decision.rule.describe()}), "
+                    "so it has no gradient\n  hint: remove the entry to differentiate it"
+                )
         if fn.is_declaration:
             raise _no_body(fn)
         if len(fn.body.blocks) != 1:
@@ -185,40 +208,88 @@ class Differentiator:
                 f"@{name} has {len(fn.body.blocks)} blocks: unstructured control flow "
                 "is not supported\n  hint: use structured control flow (scf.if)"
             )
-        active = active_values(fn, active_args)
+        calls = [op for op in fn.walk() if isinstance(op, func.CallOp)]
+        constant = {op for op in calls if self._non_differentiable(op)}
+        active = active_values(fn, active_args, constant)
         plan = FunctionPlan(active, {})
         pending = _Pending(plan)
-        for op in fn.walk():
-            if not isinstance(op, func.CallOp):
-                continue
-            if not any(o in active for o in op.operands) or not any(r in active for r in op.results):
-                continue  # no cotangent flows through this call
+        for op in calls:
             callee_name = op.callee.root_reference.data
             callee = self.function(callee_name, op)
-            decision = self._decide(name, callee_name, callee, tuple(o.type for o in op.operands))
+            if not any(o in active for o in op.operands) or not any(r in active for r in op.results):
+                # no cotangent flows through this call: it stays a plain call
+                kind = "non-differentiable" if op in constant else "inactive"
+                self._record(name, op, callee, kind)
+                continue
+            decision = self._decide(name, callee, callee.function_type, callee_name, op)
             if decision.kind == "rule":
                 plan.calls[op] = CallPlan(
                     "rule",
                     callee_name,
-                    rule_key(callee),
                     decision.ir,
+                    self._import_helpers(decision.ir, callee_name),
                     residual_types=decision.ir.residual_types,
                 )
                 continue
             if callee.is_declaration:
-                raise _no_body(callee, op)
+                raise _no_body(callee, op, decision)
             pending.callees[op] = (callee_name, tuple(o in active for o in op.operands))
         return pending
 
-    def _decide(self, caller: str, callee_name: str, callee: func.FuncOp, arg_types) -> Decision:
-        """Ask the rule table about one call, and record the answer."""
+    def _non_differentiable(self, op: func.CallOp) -> bool:
+        callee = self.function(op.callee.root_reference.data, op)
+        entry = self.table.entry(rule_key(callee), tuple(o.type for o in op.operands))
+        return entry is not None and entry.kind == NON_DIFFERENTIABLE
+
+    def _decide(self, caller: str, callee: func.FuncOp, ftype, callee_name: str, op=None) -> Decision:
+        """Ask the rule table about one call (or a request), and record the answer."""
+        arg_types = tuple(ftype.inputs.data)
         target = rule_key(callee)
-        decision = self.table.lookup(target, arg_types)
-        origin = decision.rule.origin if decision.rule else ""
-        self.decisions.append(CallDecision(caller, callee_name, target, decision.kind, origin))
+        try:
+            decision = self.table.lookup(target, arg_types)
+        except DifferentiationError as exc:
+            where = f"{location(op)}: " if op is not None else ""
+            raise DifferentiationError(f"{where}{exc}") from None
+        self._record(caller, op, callee, decision.kind, decision.rule)
         if decision.kind == "rule":
-            check_rule_ir(target, decision.ir, arg_types, sum(map(is_float_type, arg_types)))
+            check_rule_ir(decision.rule, decision.ir, arg_types, tuple(ftype.outputs.data))
         return decision
+
+    def _record(self, caller: str, op, callee: func.FuncOp, kind: str, rule=None) -> None:
+        where = location(op) if op is not None else f"@{caller}"
+        self.decisions.append(
+            CallDecision(
+                caller, callee.sym_name.data, rule_key(callee), kind, where,
+                rule.describe() if rule is not None else "",
+            )
+        )
+
+    def _import_helpers(self, ir: RuleIR, callee: str) -> dict[str, str]:
+        """Copy the functions a rule's IR calls into the module; returns the
+        renaming of its symbols, with calls to the primal pointing at `callee`."""
+        symbols = {s: callee for s in ir.primal_symbols}
+        fresh = []
+        for helper in ir.helpers:
+            sym = helper.sym_name.data
+            existing = self.functions.get(sym)
+            if existing is not None and _same_function(existing, helper):
+                continue
+            name, n = sym, 0
+            while name in self.functions:
+                n += 1
+                name = f"{sym}_{n}"
+            symbols[sym] = name
+            copy = helper.clone()
+            copy.sym_name = StringAttr(name)
+            copy.sym_visibility = StringAttr("private")
+            if name != sym and "irad.target" not in copy.attributes:
+                copy.attributes["irad.target"] = StringAttr(rule_key(helper))
+            self.functions[name] = copy
+            fresh.append(copy)
+        for copy in fresh:
+            rename_callees(copy, symbols)
+            self.module.body.block.add_op(copy)
+        return symbols
 
     def _generate(self, key: Key, pending: _Pending) -> None:
         name, active = key
@@ -239,8 +310,9 @@ class Differentiator:
             self.generated[key] = existing
             return
         if pending.rule is not None:
+            symbols = self._import_helpers(pending.rule.ir, name)
             aug_block, pb_block, residual_types = build_from_rule(
-                primal, active, pending.rule.ir, rule_key(primal)
+                primal, active, pending.rule.ir, symbols
             )
         else:
             aug_block, pb_block, residual_types = build_reverse(primal, active, pending.plan)

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import FloatAttr, FunctionType
+from xdsl.dialects.builtin import FloatAttr, FunctionType, SymbolRefAttr
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from xdsl.traits import IsTerminator
@@ -40,8 +40,8 @@ class CallPlan:
 
     kind: str  # "rule" or "generated"
     callee: str
-    rule_target: str = ""
     rule_ir: RuleIR | None = None
+    symbols: dict[str, str] | None = None  # rule IR symbol -> symbol in this module
     augmented: str = ""
     pullback: str = ""
     residual_types: tuple[Attribute, ...] = ()
@@ -222,8 +222,9 @@ class PullbackBuilder:
             if is_float_type(r.type)
         ]
         if call.kind == "rule":
-            arg_cts = iter(inline_rule_pullback(call.rule_ir, residuals + result_cts, self.block))
-            return [next(arg_cts) if is_float_type(o.type) else None for o in op.operands]
+            return inline_rule_pullback(
+                call.rule_ir, call.symbols, residuals + result_cts, self.block, len(op.operands)
+            )
         out = self.op_results(
             func.CallOp(
                 call.pullback,
@@ -327,7 +328,7 @@ class AugmentedBuilder:
         args = [self.values[v] for v in op.operands]
         n = len(op.results)
         if call.kind == "rule":
-            outputs = inline_rule_forward(call.rule_ir, call.rule_target, call.callee, args, dst)
+            outputs = inline_rule_forward(call.rule_ir, call.symbols, args, dst)
         else:
             types = [r.type for r in op.results] + list(call.residual_types)
             new_call = func.CallOp(call.augmented, args, types)
@@ -387,56 +388,69 @@ class AugmentedBuilder:
         return op.results[0]
 
 
-def _inline(fn: func.FuncOp, args: Sequence[SSAValue], dst: Block, clone=None) -> list[SSAValue]:
-    """Clone `fn`'s body into `dst` with its arguments bound to `args`; returns
-    the values it returns. `clone(op, mapping)` may replace the default clone."""
+def _inline(
+    fn: func.FuncOp, symbols: dict[str, str], args: Sequence[SSAValue], dst: Block
+) -> list[SSAValue]:
+    """Clone a rule function's body into `dst` with its arguments bound to `args`,
+    renaming the callees of calls by `symbols`; returns the values it returns."""
     body = fn.body.block
     mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, args))
     for op in body.ops:
         if isinstance(op, func.ReturnOp):
             return [mapping[v] for v in op.operands]
-        copy = clone(op, mapping) if clone is not None else None
-        if copy is None:
-            copy = op.clone(value_mapper=mapping, clone_name_hints=False)
+        copy = op.clone(value_mapper=mapping, clone_name_hints=False)
+        rename_callees(copy, symbols)
         dst.add_op(copy)
     raise DifferentiationError(f"rule function @{fn.sym_name.data} has no func.return")
 
 
+def rename_callees(op: Operation, symbols: dict[str, str]) -> None:
+    for inner in op.walk():
+        if isinstance(inner, func.CallOp):
+            new = symbols.get(inner.callee.root_reference.data)
+            if new is not None:
+                inner.properties["callee"] = SymbolRefAttr(new)
+
+
 def inline_rule_forward(
-    ir: RuleIR, target: str, callee: str, args: Sequence[SSAValue], dst: Block
+    ir: RuleIR, symbols: dict[str, str], args: Sequence[SSAValue], dst: Block
 ) -> list[SSAValue]:
     """Clone a rule's forward into `dst`; returns its results, then its residuals."""
-
-    def call_the_primal(op: Operation, mapping) -> Operation | None:
-        # a call to the rule's target means the primal itself: this call site's callee
-        if isinstance(op, func.CallOp) and op.callee.root_reference.data == target:
-            call = func.CallOp(callee, [mapping[v] for v in op.operands], op.result_types)
-            mapping.update(zip(op.results, call.results))
-            return call
-        return None
-
-    return _inline(ir.forward, args, dst, call_the_primal)
+    return _inline(ir.forward, symbols, args, dst)
 
 
-def inline_rule_pullback(ir: RuleIR, args: Sequence[SSAValue], dst: Block) -> list[SSAValue]:
-    """Clone a rule's pullback into `dst`; returns one cotangent per float argument."""
-    return _inline(ir.pullback, args, dst)
+def inline_rule_pullback(
+    ir: RuleIR, symbols: dict[str, str], args: Sequence[SSAValue], dst: Block, num_args: int
+) -> list[SSAValue | None]:
+    """Clone a rule's pullback into `dst`; returns one cotangent per primal
+    argument, None where the rule says it is zero."""
+    per_arg: list[SSAValue | None] = [None] * num_args
+    for i, ct in zip(ir.cotangent_args, _inline(ir.pullback, symbols, args, dst)):
+        per_arg[i] = ct
+    return per_arg
 
 
 def build_from_rule(
-    primal: func.FuncOp, active_args: Sequence[bool], ir: RuleIR, target: str
+    primal: func.FuncOp, active_args: Sequence[bool], ir: RuleIR, symbols: dict[str, str]
 ) -> tuple[Block, Block, list[Attribute]]:
     """Generated functions whose bodies are a rule for the primal itself."""
     ins = primal.function_type.inputs.data
     aug = Block(arg_types=ins)
-    outputs = inline_rule_forward(ir, target, primal.sym_name.data, aug.args, aug)
+    outputs = inline_rule_forward(ir, symbols, aug.args, aug)
     aug.add_op(func.ReturnOp(*outputs))
     residual_types = list(ir.residual_types)
     cotangent_types = [t for t in primal.function_type.outputs.data if is_float_type(t)]
     pb = Block(arg_types=[*residual_types, *cotangent_types])
-    cts = iter(inline_rule_pullback(ir, pb.args, pb))
-    per_arg = [next(cts) if is_float_type(t) else None for t in ins]
-    pb.add_op(func.ReturnOp(*[ct for ct, a in zip(per_arg, active_args) if a and ct is not None]))
+    per_arg = inline_rule_pullback(ir, symbols, pb.args, pb, len(ins))
+    returned = []
+    for ct, t, active in zip(per_arg, ins, active_args):
+        if active and is_float_type(t):
+            if ct is None:  # the signature wants one; the rule says it is zero
+                ct = arith.ConstantOp(FloatAttr(0.0, t))
+                pb.add_op(ct)
+                ct = ct.result
+            returned.append(ct)
+    pb.add_op(func.ReturnOp(*returned))
     return aug, pb, residual_types
 
 

@@ -17,5 +17,5 @@ func.func @main(%x: f64) -> f64 {
 
 // CHECK-NOT: Traceback
 // CHECK: @f: func.call: @external has no body and no rule (target 'external'), so it cannot be differentiated
-// CHECK: hint: register a rule for it in the rule table
+// CHECK: hint: register a rule for it (irad.rrule), or mark it irad.non_differentiable
 // CHECK-NOT: Traceback

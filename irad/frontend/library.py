@@ -136,3 +136,18 @@ def describe_callable(fn: object) -> str:
     module = getattr(fn, "__module__", None) or ""
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
     return f"{module}.{name}" if module and module != "builtins" else name
+
+
+def target_key(obj: object) -> str:
+    """The rule-table name of a callable: `module.qualname`, e.g. "math.sin".
+
+    A library function irad implements in Python is named after that
+    implementation, which is what the frontend calls. Strings name IR-level
+    targets (a function symbol) as they are.
+    """
+    if isinstance(obj, str):
+        return obj
+    obj = IMPLEMENTED_IN_PYTHON.get(obj, obj)
+    module = getattr(obj, "__module__", None) or "builtins"
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
+    return f"{module}.{name}"

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import FileLineColLoc, FunctionType, IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.errors import UnsupportedError
@@ -27,6 +27,7 @@ from irad.frontend.library import (
     IMPLEMENTED_IN_PYTHON,
     OPS,
     describe_callable,
+    target_key,
 )
 from irad.frontend.source import FunctionSource, NoSourceError, def_location, parse_function
 from irad.frontend.types import I1, describe, is_bool, is_float, is_int, type_of_value
@@ -70,10 +71,18 @@ Value = SSAValue | tuple | Static | None
 
 
 class ModuleLowering:
-    """Lowers a Python entry function and everything it calls into one module."""
+    """Lowers a Python entry function and everything it calls into one module.
 
-    def __init__(self) -> None:
+    With a rule table, a call to a library function that has entries in the
+    table becomes a call to a small function wrapping the op, so the pass
+    meets a call op where it consults the table. `symbols_by_key` names every
+    function by its rule-table key (used for modules holding a rule).
+    """
+
+    def __init__(self, table=None, symbols_by_key: bool = False) -> None:
         self.module = ModuleOp([])
+        self.table = table
+        self.symbols_by_key = symbols_by_key
         self._functions: dict[tuple[object, tuple[Attribute, ...]], func.FuncOp] = {}
         self._in_progress: set[tuple[object, tuple[Attribute, ...]]] = set()
         self._symbols: set[str] = set()
@@ -94,34 +103,61 @@ class ModuleLowering:
             )
         self._in_progress.add(key)
         try:
-            try:
-                source = parse_function(fn)
-            except NoSourceError as exc:
-                if call_site is None:
-                    raise
-                raise UnsupportedError(f"{call_site}: {exc}") from None
-            op = FunctionLowering(self, source, arg_types).lower()
+            if fn in OPS:
+                op = self._library_wrapper(fn, arg_types)
+            else:
+                try:
+                    source = parse_function(fn)
+                except NoSourceError as exc:
+                    if call_site is None:
+                        raise
+                    raise UnsupportedError(f"{call_site}: {exc}") from None
+                op = FunctionLowering(self, source, arg_types).lower()
         finally:
             self._in_progress.discard(key)
         self._functions[key] = op
         self.module.body.block.add_op(op)
         return op
 
+    def has_rules(self, fn) -> bool:
+        return self.table is not None and self.table.has_entries(target_key(fn))
+
+    def _library_wrapper(self, fn, arg_types: tuple[Attribute, ...]) -> func.FuncOp:
+        """A function whose body is the library op, so calls to `fn` meet the table."""
+        block = Block(arg_types=arg_types)
+        result = OPS[fn][1](Emitter(block), block.args)
+        block.add_op(func.ReturnOp(result))
+        key = target_key(fn)
+        name = self.unique_symbol(key)
+        op = func.FuncOp(
+            name, FunctionType.from_lists(arg_types, [result.type]), Region(block),
+            visibility="private",
+        )
+        if name != key:
+            op.attributes["irad.target"] = StringAttr(key)
+        return op
+
     def symbol_for(self, fn) -> tuple[str, str]:
         """(unique symbol name, rule-table key) for a Python function."""
-        key = f"{fn.__module__}.{fn.__qualname__}"
-        base = key if fn.__module__.startswith("irad.") else fn.__name__
+        key = target_key(fn)
+        by_key = self.symbols_by_key or fn.__module__.startswith("irad.")
+        return self.unique_symbol(key if by_key else fn.__name__), key
+
+    def unique_symbol(self, base: str) -> str:
         name, n = base, 0
         while name in self._symbols:
             n += 1
             name = f"{base}_{n}"
         self._symbols.add(name)
-        return name, key
+        return name
 
 
-def lower_function(fn, arg_types: tuple[Attribute, ...]) -> tuple[ModuleOp, str]:
-    """Lower `fn` for `arg_types`. Returns the module and the entry's symbol name."""
-    lowering = ModuleLowering()
+def lower_function(fn, arg_types: tuple[Attribute, ...], table=None) -> tuple[ModuleOp, str]:
+    """Lower `fn` for `arg_types`. Returns the module and the entry's symbol name.
+
+    `table` is the rule table the module will be differentiated against.
+    """
+    lowering = ModuleLowering(table)
     try:
         with deep_recursion():  # lowering recurses once per nested helper call
             entry = lowering.function(fn, arg_types)
@@ -237,9 +273,23 @@ class FunctionLowering:
         """Lower statements up to the first `return`; returns its value and node."""
         for stmt in body:
             if isinstance(stmt, ast.Return):
-                return (None if stmt.value is None else self.expr(stmt.value)), stmt
+                return self.returned_value(stmt), stmt
+            if isinstance(stmt, ast.If):
+                test = self.expr(stmt.test)
+                if isinstance(test, Static):
+                    # known while lowering (isinstance, a global flag): only the
+                    # branch taken is lowered, so no runtime branch exists
+                    value, node = self._statements(stmt.body if test.obj else stmt.orelse)
+                    if node is not None:
+                        return value, node
+                    continue
             self.statement(stmt)
         return None, None
+
+    def returned_value(self, stmt: ast.Return) -> Value:
+        if stmt.value is None or _is_none(stmt.value):
+            return None
+        return self.expr(stmt.value)
 
     def statement(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, ast.Assign):
@@ -301,7 +351,9 @@ class FunctionLowering:
 
     def number(self, node: ast.expr) -> SSAValue:
         """Evaluate `node`, which must be a number."""
-        value = self.expr(node)
+        return self.as_number(self.expr(node), node)
+
+    def as_number(self, value: Value, node: ast.expr) -> SSAValue:
         if isinstance(value, Static):
             value = self.materialise(value.obj, node)
         if not isinstance(value, SSAValue):
@@ -395,7 +447,10 @@ class FunctionLowering:
             raise self.src.error(node, f"tuple index {index} out of range") from None
 
     def expr_UnaryOp(self, node: ast.UnaryOp) -> Value:
-        x = self.number(node.operand)
+        operand = self.expr(node.operand)
+        if isinstance(node.op, ast.Not) and isinstance(operand, Static):
+            return Static(not operand.obj)
+        x = self.as_number(operand, node.operand)
         if isinstance(node.op, ast.UAdd):
             return self.em.to_int(x) if is_bool(x.type) else x
         if isinstance(node.op, ast.USub):
@@ -498,7 +553,11 @@ class FunctionLowering:
         return self.em.op(arith.CmpiOp(a, b, predicates[1]))
 
     def expr_BoolOp(self, node: ast.BoolOp) -> Value:
-        values = [self.number(v) for v in node.values]
+        known = [self.expr(v) for v in node.values]
+        if all(isinstance(v, Static) for v in known):  # decided while lowering
+            pick = all if isinstance(node.op, ast.And) else any
+            return Static(pick(v.obj for v in known))
+        values = [self.as_number(k, sub) for k, sub in zip(known, node.values)]
         for v, sub in zip(values, node.values):
             if not is_bool(v.type):
                 raise self.src.error(
@@ -544,6 +603,8 @@ class FunctionLowering:
         callee = self.expr(node.func)
         if not isinstance(callee, Static):
             raise self.src.error(node, f"calling {_kind(callee)} is not supported")
+        if callee.obj is builtins.isinstance:
+            return self._isinstance(node)
         target = IMPLEMENTED_IN_PYTHON.get(callee.obj, callee.obj)
         if target in OPS:
             return self._library_call(node, callee.obj)
@@ -566,7 +627,20 @@ class FunctionLowering:
                 f"{describe_callable(fn)} with {len(node.args)} arguments is not supported",
             )
         args = [self.number(a) for a in node.args]
+        if self.owner.has_rules(fn):  # the pass must meet a call op to consult the table
+            return self.call(fn, args, node)
         return emit(self.em, args)
+
+    def call(self, fn, args: list[SSAValue], node: ast.AST) -> Value:
+        """A func.call to `fn`'s function for these argument types, located at `node`."""
+        callee = self.owner.function(fn, tuple(v.type for v in args), self.src.location(node))
+        op = func.CallOp(callee.sym_name.data, args, callee.function_type.outputs.data)
+        line, col = self.src.line_col(node)
+        op.location = FileLineColLoc(StringAttr(self.src.filename), IntAttr(line), IntAttr(col))
+        results = self.em.results(op)
+        if len(results) == 0:
+            return None
+        return results[0] if len(results) == 1 else results
 
     def _python_call(self, node: ast.Call, fn) -> Value:
         if any(isinstance(a, ast.Starred) for a in node.args) or any(
@@ -600,14 +674,25 @@ class FunctionLowering:
             if fn in FLOAT_FUNCTIONS:  # like math functions, they take floats
                 v = self.em.to_float(v)
             values.append(v)
-        callee = self.owner.function(
-            fn, tuple(v.type for v in values), self.src.location(node)
-        )
-        result_types = callee.function_type.outputs.data
-        results = self.em.results(func.CallOp(callee.sym_name.data, values, result_types))
-        if len(results) == 0:
-            return None
-        return results[0] if len(results) == 1 else results
+        return self.call(fn, values, node)
+
+
+    def _isinstance(self, node: ast.Call) -> Static:
+        """isinstance(x, float/int/bool) on a value: known from its IR type."""
+        if len(node.args) != 2 or node.keywords:
+            raise self.src.error(node, "isinstance takes exactly two arguments")
+        value = self.expr(node.args[0])
+        classes = self.expr(node.args[1])
+        if not isinstance(classes, Static) or not isinstance(classes.obj, (type, tuple)):
+            raise self.src.error(node.args[1], "the second argument of isinstance must be a type")
+        if isinstance(value, SSAValue):  # a runtime value of a known Python type
+            example = False if is_bool(value.type) else 0.0 if is_float(value.type) else 0
+            return Static(isinstance(example, classes.obj))
+        return Static(isinstance(value.obj if isinstance(value, Static) else value, classes.obj))
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _power_by_squaring(em: Emitter, base: SSAValue, n: int) -> SSAValue:

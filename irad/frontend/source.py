@@ -27,9 +27,12 @@ class FunctionSource:
     first_line: int  # line of the first source line (a decorator or the `def`)
     indent: int  # columns removed by dedenting
 
-    def location(self, node: ast.AST) -> str:
+    def line_col(self, node: ast.AST) -> tuple[int, int]:
         line = self.first_line + getattr(node, "lineno", 1) - 1
-        col = getattr(node, "col_offset", 0) + self.indent + 1
+        return line, getattr(node, "col_offset", 0) + self.indent + 1
+
+    def location(self, node: ast.AST) -> str:
+        line, col = self.line_col(node)
         return f"{self.filename}:{line}:{col}"
 
     def error(self, node: ast.AST, what: str, hint: str = SUBSET_HINT) -> UnsupportedError:

@@ -1,10 +1,11 @@
 """The rule table shared by the differentiation pass and users.
 
 `default_table()` is the table the pass consults unless given another; it
-starts with irad's built-in rules, one module per family of functions.
+starts with irad's built-in entries (irad/rules/builtin.py).
 """
 
-from irad.rules.table import Decision, Rule, RuleIR, RuleTable
+from irad.rules.registry import list_rules, non_differentiable, opt_out, remove, rrule
+from irad.rules.table import Decision, Rule, RuleIR, RuleTable, Signature
 
 _DEFAULT: RuleTable | None = None
 
@@ -12,12 +13,23 @@ _DEFAULT: RuleTable | None = None
 def default_table() -> RuleTable:
     global _DEFAULT
     if _DEFAULT is None:
-        from irad.rules import numerics
+        from irad.rules import builtin
 
         _DEFAULT = RuleTable()
-        for rule in numerics.RULES:
-            _DEFAULT.register(rule)
+        builtin.install(_DEFAULT)
     return _DEFAULT
 
 
-__all__ = ["Decision", "Rule", "RuleIR", "RuleTable", "default_table"]
+__all__ = [
+    "Decision",
+    "Rule",
+    "RuleIR",
+    "RuleTable",
+    "Signature",
+    "default_table",
+    "list_rules",
+    "non_differentiable",
+    "opt_out",
+    "remove",
+    "rrule",
+]

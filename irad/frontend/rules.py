@@ -1,0 +1,226 @@
+"""Lowering of rules written in Python, rrule style, to the table's RuleIR.
+
+    def rule(x):                  forward(x)            -> (y, residuals...)
+        y = softplus(x)
+        def pullback(dy):         pullback(residuals..., dy) -> (dx)
+            return dy * sigmoid(x)
+        return y, pullback
+
+The values the pullback closure reads from the rule's body become residuals.
+A rule that returns None for the argument types at hand declines; `if`
+statements whose condition is known while lowering (isinstance, a global
+flag) pick the branch then, so declining never costs a runtime branch.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, replace
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FunctionType
+from xdsl.ir import Attribute, Region, SSAValue
+
+from irad.frontend.library import target_key
+from irad.frontend.lowering import FunctionLowering, ModuleLowering, Static, Value
+from irad.frontend.source import parse_function
+from irad.frontend.types import describe, is_float
+from irad.rules.table import RuleIR
+
+
+@dataclass(frozen=True)
+class _Closure:
+    """A nested `def` in a rule: its pullback."""
+
+    node: ast.FunctionDef
+
+
+@dataclass(frozen=True)
+class _RuleReturn:
+    results: tuple[SSAValue, ...]
+    pullback: _Closure
+
+
+def lower_rule(rule_fn, target, arg_types: tuple[Attribute, ...], table) -> RuleIR | None:
+    """The IR of `rule_fn` (a rule for `target`) at `arg_types`, or None if it declines."""
+    lowering = ModuleLowering(table, symbols_by_key=True)
+    source = parse_function(rule_fn)
+    ir = _RuleLowering(lowering, source, arg_types).lower_rule()
+    if ir is None:
+        return None
+    key = target_key(target)
+    functions = [op for op in lowering.module.ops if isinstance(op, func.FuncOp)]
+    primal = frozenset(
+        op.sym_name.data
+        for op in functions
+        if op.sym_name.data == key or _attr(op, "irad.target") == key
+    )
+    helpers = tuple(op for op in functions if op.sym_name.data not in primal)
+    for op in helpers:
+        op.detach()
+    return replace(ir, helpers=helpers, primal_symbols=primal)
+
+
+def _attr(op: func.FuncOp, name: str) -> str | None:
+    attr = op.attributes.get(name)
+    return getattr(attr, "data", None)
+
+
+class _RuleLowering(FunctionLowering):
+    def statement(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, ast.FunctionDef):
+            self.env[stmt.name] = Static(_Closure(stmt))
+            return
+        super().statement(stmt)
+
+    def returned_value(self, stmt: ast.Return) -> Value:
+        value = stmt.value
+        if value is None or (isinstance(value, ast.Constant) and value.value is None):
+            return None  # the rule declines
+        if not (isinstance(value, ast.Tuple) and len(value.elts) == 2):
+            raise self._shape_error(stmt)
+        results = self.expr(value.elts[0])
+        pullback = self.expr(value.elts[1])
+        if not (isinstance(pullback, Static) and isinstance(pullback.obj, _Closure)):
+            raise self._shape_error(stmt)
+        results = results if isinstance(results, tuple) else (results,)
+        return _RuleReturn(tuple(self.as_number(r, value.elts[0]) for r in results), pullback.obj)
+
+    def _shape_error(self, node: ast.AST):
+        return self.src.error(
+            node,
+            f"the rule {self.src.tree.name} must return `(y, pullback)`, with `pullback` "
+            "a function defined inside it, or None to decline",
+            "see docs/rules.md",
+        )
+
+    def lower_rule(self) -> RuleIR | None:
+        tree = self.src.tree
+        params = self._parameters(tree)
+        if len(params) != len(self.arg_types):
+            raise self.src.error(
+                tree,
+                f"the rule {tree.name} takes {len(params)} arguments, but its target "
+                f"is called with {len(self.arg_types)}",
+            )
+        for name, arg in zip(params, self.block.args):
+            arg.name_hint = name
+            self.env[name] = arg
+        returned, node = self._statements(tree.body)
+        if node is None:
+            raise self._shape_error(tree)
+        if returned is None:
+            return None
+        captured = _captured(returned.pullback.node, self.env)
+        residuals = _residuals(captured)
+        self.em.op(func.ReturnOp(*returned.results, *residuals))
+        forward = func.FuncOp(
+            "forward",
+            FunctionType.from_lists(self.arg_types, [*(r.type for r in returned.results), *(v.type for v in residuals)]),
+            Region(self.block),
+        )
+        pullback, cotangent_args = _PullbackLowering(
+            self.owner, replace(self.src, tree=returned.pullback.node), params, self.arg_types,
+            captured, [r.type for r in returned.results if is_float(r.type)],
+        ).lower_pullback()
+        return RuleIR(forward, pullback, len(returned.results), cotangent_args)
+
+
+def _captured(closure: ast.FunctionDef, env: dict[str, Value]) -> list[tuple[str, Value]]:
+    """The (name, value) pairs of the rule's body that the closure reads."""
+    params = {a.arg for a in closure.args.posonlyargs + closure.args.args}
+    names = [n for n in ast.walk(closure) if isinstance(n, ast.Name)]
+    stored = {n.id for n in names if isinstance(n.ctx, ast.Store)}
+    loaded = dict.fromkeys(n.id for n in names if isinstance(n.ctx, ast.Load))
+    return [
+        (name, env[name]) for name in loaded if name in env and name not in params | stored
+    ]
+
+
+def _residuals(captured: list[tuple[str, Value]]) -> list[SSAValue]:
+    """The runtime values among the captured ones, each once."""
+    values: dict[SSAValue, None] = {}
+    for _, value in captured:
+        for v in value if isinstance(value, tuple) else (value,):
+            if isinstance(v, SSAValue):
+                values[v] = None
+    return list(values)
+
+
+class _PullbackLowering(FunctionLowering):
+    """Lowers a rule's nested pullback: captured values arrive as residuals."""
+
+    def __init__(self, owner, src, rule_params, primal_types, captured, cotangent_types):
+        residuals = _residuals(captured)
+        super().__init__(owner, src, (*(v.type for v in residuals), *cotangent_types))
+        self.rule_params = rule_params
+        self.primal_types = primal_types
+        self.cotangent_types = cotangent_types
+        renamed = dict(zip(residuals, self.block.args))
+        for value, arg in renamed.items():
+            arg.name_hint = value.name_hint
+        for name, value in captured:
+            if isinstance(value, tuple):
+                self.env[name] = tuple(renamed.get(v, v) for v in value)
+            else:
+                self.env[name] = renamed.get(value, value) if isinstance(value, SSAValue) else value
+
+    def returned_value(self, stmt: ast.Return) -> Value:
+        value = stmt.value
+        parts = value.elts if isinstance(value, ast.Tuple) else [value]
+        return tuple(
+            None if p is None or (isinstance(p, ast.Constant) and p.value is None) else self.number(p)
+            for p in parts
+        )
+
+    def lower_pullback(self) -> tuple[func.FuncOp, tuple[int, ...]]:
+        tree = self.src.tree
+        params = self._parameters(tree)
+        if len(params) != len(self.cotangent_types):
+            raise self.src.error(
+                tree,
+                f"the pullback {tree.name} takes {len(params)} arguments, expected one "
+                f"cotangent per float result of the primal ({len(self.cotangent_types)})",
+            )
+        cotangent_args = self.block.args[len(self.block.args) - len(params):]
+        for name, arg in zip(params, cotangent_args):
+            arg.name_hint = name
+            self.env[name] = arg
+        returned, node = self._statements(tree.body)
+        if node is None:
+            raise self.src.error(tree, f"the pullback {tree.name} does not return its cotangents")
+        if len(returned) != len(self.primal_types):
+            raise self.src.error(
+                node,
+                f"the pullback {tree.name} returns {len(returned)} cotangents, expected one "
+                f"per argument of the primal ({len(self.primal_types)}: "
+                f"{', '.join(self.rule_params)})",
+                "return a tuple with one entry per argument; None for a zero cotangent",
+            )
+        kept = []
+        for i, (ct, t) in enumerate(zip(returned, self.primal_types)):
+            arg = f"argument {i} ('{self.rule_params[i]}', {describe(t)})"
+            if ct is None:
+                continue
+            if not is_float(t):
+                raise self.src.error(
+                    node,
+                    f"the pullback {tree.name} returns a cotangent for {arg}; it is not a "
+                    "float, so its cotangent must be None",
+                    "return None in that position",
+                )
+            if ct.type != t:
+                raise self.src.error(
+                    node,
+                    f"the cotangent the pullback {tree.name} returns for {arg} is "
+                    f"{describe(ct.type)}, expected {describe(t)}",
+                    "return a float of the argument's type, or None for a zero cotangent",
+                )
+            kept.append(i)
+        self.em.op(func.ReturnOp(*(returned[i] for i in kept)))
+        op = func.FuncOp(
+            "pullback",
+            FunctionType.from_lists([a.type for a in self.block.args], [returned[i].type for i in kept]),
+            Region(self.block),
+        )
+        return op, tuple(kept)

@@ -1,0 +1,10 @@
+"""Functions that only mean something to differentiation.
+
+They are ordinary Python functions in irad's subset; what makes them special
+is their entry in the rule table (irad/rules/builtin.py).
+"""
+
+
+def stop_gradient(x):
+    """`x`, through which no derivative flows: its cotangent is zero."""
+    return x

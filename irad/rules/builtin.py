@@ -1,0 +1,63 @@
+"""irad's built-in table entries, written with the same rrule users write.
+
+The rules for the stable helpers in irad/numerics.py keep the helper's own
+stable body as the primal and give the closed-form derivative, which is exact
+at the kinks where AD through max/abs would pick a one-sided slope:
+softplus'(0) = 1/2, and logaddexp splits a tie 1/2 : 1/2.
+"""
+
+from __future__ import annotations
+
+import math
+
+from irad import markers, numerics
+from irad.rules.registry import non_differentiable, rrule
+from irad.rules.table import RuleTable
+
+
+def sigmoid_rule(x):
+    y = numerics.sigmoid(x)
+
+    def pullback(dy):
+        return dy * (y * (1.0 - y))
+
+    return y, pullback
+
+
+def softplus_rule(x):
+    y = numerics.softplus(x)
+
+    def pullback(dy):
+        # sigmoid(x) = 1/2 + tanh(x/2)/2: no overflow for any x
+        return dy * (0.5 * math.tanh(0.5 * x) + 0.5)
+
+    return y, pullback
+
+
+def logaddexp_rule(a, b):
+    y = numerics.logaddexp(a, b)
+
+    def pullback(dy):
+        # the softmax weights sigmoid(a - b), sigmoid(b - a); exactly 1/2 on a tie
+        t = 0.5 * math.tanh(0.5 * (a - b))
+        return dy * (0.5 + t), dy * (0.5 - t)
+
+    return y, pullback
+
+
+def hypot_rule(x, y):
+    h = math.hypot(x, y)
+
+    def pullback(dh):
+        s = dh / h
+        return s * x, s * y
+
+    return h, pullback
+
+
+def install(table: RuleTable) -> None:
+    rrule(numerics.sigmoid, types=(float,), table=table)(sigmoid_rule)
+    rrule(numerics.softplus, types=(float,), table=table)(softplus_rule)
+    rrule(numerics.logaddexp, types=(float, float), table=table)(logaddexp_rule)
+    rrule(math.hypot, types=(float, float), table=table)(hypot_rule)
+    non_differentiable(markers.stop_gradient, table=table)
