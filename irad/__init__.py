@@ -30,7 +30,7 @@ def __getattr__(name: str):
 
         return stop_gradient
     if name == "explain":
-        from irad.explain import explain
+        from irad.report import explain
 
         return explain
     if name in _LAZY_MODULES:

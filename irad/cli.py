@@ -81,9 +81,53 @@ def main(args: Sequence[str] | None = None) -> None:
         "opt", help="run irad-opt (see `irad opt --help`)", add_help=False
     )
 
+    explain = commands.add_parser(
+        "explain",
+        help="report what differentiation does at each call of a Python function",
+        description="Differentiate FILE:FUNCTION at the example ARGS (Python literals) "
+        "and print, for each call, the rule inlined, opted out of or declined, or "
+        "the callee differentiated instead.",
+    )
+    explain.add_argument("function", metavar="FILE:FUNCTION")
+    explain.add_argument("args", nargs="*", metavar="ARG")
+    explain.add_argument(
+        "--argnums", help="comma-separated argument indices (default: all float arguments)"
+    )
+
     parsed, rest = parser.parse_known_args(args)
     if parsed.command == "opt":
         irad_opt_main(rest)
+    elif parsed.command == "explain":
+        if rest:
+            parser.error(f"unrecognized arguments: {' '.join(rest)}")
+        try:
+            print(_explain(parsed.function, parsed.args, parsed.argnums))
+        except IradError as error:
+            print(f"irad: error: {error}", file=sys.stderr)
+            sys.exit(1)
+
+
+def _explain(spec: str, arg_texts: Sequence[str], argnums: str | None):
+    import ast
+    import runpy
+
+    from irad.report import explain
+
+    path, _, name = spec.rpartition(":")
+    if not path or not name:
+        raise IradError(f"expected FILE:FUNCTION, got '{spec}'")
+    try:
+        namespace = runpy.run_path(path, run_name="__irad_explain__")
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        raise IradError(f"cannot read {path}: {exc.strerror}") from None
+    if not callable(namespace.get(name)):
+        raise IradError(f"{path} defines no function '{name}'")
+    try:
+        args = [ast.literal_eval(a) for a in arg_texts]
+        nums = None if argnums is None else tuple(int(n) for n in argnums.split(","))
+    except (ValueError, SyntaxError) as exc:
+        raise IradError(f"arguments must be Python literals such as 1.5 or 3 ({exc})") from None
+    return explain(namespace[name], *args, argnums=nums)
 
 
 if __name__ == "__main__":

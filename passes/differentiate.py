@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -39,6 +39,7 @@ from irad.passes.reverse import (
     function_types,
     location,
     rename_callees,
+    source_location,
 )
 from irad.rules import Decision, RuleTable, default_table
 from irad.rules.table import NON_DIFFERENTIABLE, RuleIR, check_rule_ir
@@ -66,8 +67,30 @@ class CallDecision:
     callee: str
     target: str
     kind: str
-    location: str
+    location: str  # file:line:col, else @caller; "" for the requested function itself
     rule: str = ""  # the entry that decided, described
+
+    def describe(self) -> str:
+        """One line: where, which call, what happened, and the deciding entry."""
+        if self.location:
+            text = f"{self.location}: call to @{self.callee}"
+        else:
+            text = f"@{self.callee} itself"
+        if self.target != self.callee:
+            text += f" ({self.target})"
+        text += f": {MEANING[self.kind]}"
+        return text + (f" [{self.rule}]" if self.rule else "")
+
+
+# What each decision kind means, as reports print it.
+MEANING = {
+    "rule": "rule inlined",
+    "declined": "rule declined; callee differentiated",
+    "opted-out": "opted out; callee differentiated",
+    "no-rule": "no rule; callee differentiated",
+    "non-differentiable": "non-differentiable; zero cotangent, no code",
+    "inactive": "no cotangent flows; plain call",
+}
 
 
 @dataclass
@@ -256,7 +279,9 @@ class Differentiator:
         return decision
 
     def _record(self, caller: str, op, callee: func.FuncOp, kind: str, rule=None) -> None:
-        where = location(op) if op is not None else f"@{caller}"
+        where = ""  # a request for the function itself
+        if op is not None:
+            where = source_location(op) or f"@{caller}"
         self.decisions.append(
             CallDecision(
                 caller, callee.sym_name.data, rule_key(callee), kind, where,
@@ -342,6 +367,16 @@ class Differentiator:
         n = len(primal.function_type.outputs.data)
         return Generated(aug_name, pb_name, tuple(aug.function_type.outputs.data[n:]))
 
+    def attach_remarks(self) -> None:
+        """Record the decisions about each primal's calls on its augmented primal."""
+        for (name, _), gen in self.generated.items():
+            lines = dict.fromkeys(
+                d.describe() for d in self.decisions if d.caller == name and d.location
+            )
+            self.functions[gen.augmented].attributes["irad.remarks"] = ArrayAttr(
+                [StringAttr(line) for line in lines]
+            )
+
     def function(self, name: str, use: Operation | None = None) -> func.FuncOp:
         fn = self.functions.get(name)
         if fn is None:
@@ -352,12 +387,20 @@ class Differentiator:
 
 class DifferentiatePass(ModulePass):
     """Replace irad.grad / irad.value_and_grad by calls to generated augmented
-    primals and pullbacks, consulting the rule table at every call."""
+    primals and pullbacks, consulting the rule table at every call.
+
+    With `remarks=true`, each generated augmented primal gets an `irad.remarks`
+    attribute saying what happened at each call of its primal (for FileCheck).
+    """
 
     name = "irad-differentiate"
+    remarks: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        Differentiator(op).rewrite_requests()
+        differentiator = Differentiator(op)
+        differentiator.rewrite_requests()
+        if self.remarks:
+            differentiator.attach_remarks()
 
 
 __all__ = ["DifferentiatePass", "Differentiator", "Generated", "rule_key", "activity_string"]

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import FloatAttr, FunctionType, SymbolRefAttr
+from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, FunctionType, SymbolRefAttr
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from xdsl.traits import IsTerminator
@@ -54,11 +54,21 @@ class FunctionPlan:
 
 
 def location(op: Operation) -> str:
+    """`file:line:col: @function: op.name`; the source position when the op has one."""
     fn = op.parent_op()
     while fn is not None and not isinstance(fn, func.FuncOp):
         fn = fn.parent_op()
     where = f"@{fn.sym_name.data}" if fn is not None else "<module>"
-    return f"{where}: {op.name}"
+    source = source_location(op)
+    return f"{source}: {where}: {op.name}" if source else f"{where}: {op.name}"
+
+
+def source_location(op: Operation) -> str:
+    """`file:line:col` of the Python source an op was lowered from, or ""."""
+    loc = op.location
+    if isinstance(loc, FileLineColLoc):
+        return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
+    return ""
 
 
 def _inside(anchor: Operation | None, region_op: Operation) -> bool:

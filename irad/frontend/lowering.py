@@ -91,6 +91,7 @@ class ModuleLowering:
         self, fn, arg_types: tuple[Attribute, ...], call_site: str | None = None
     ) -> func.FuncOp:
         """The func.func for `fn` specialised to `arg_types`, lowering it if needed."""
+        fn = IMPLEMENTED_IN_PYTHON.get(fn, fn)
         key = (fn, arg_types)
         if key in self._functions:
             return self._functions[key]
