@@ -151,3 +151,10 @@ def target_key(obj: object) -> str:
     module = getattr(obj, "__module__", None) or "builtins"
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
     return f"{module}.{name}"
+
+
+def python_reference(obj: object) -> str:
+    """`module:qualname`, by which the backend imports a callable without source."""
+    module = getattr(obj, "__module__", None) or "builtins"
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    return f"{module}:{name}"

@@ -27,10 +27,11 @@ from irad.frontend.library import (
     IMPLEMENTED_IN_PYTHON,
     OPS,
     describe_callable,
+    python_reference,
     target_key,
 )
 from irad.frontend.source import FunctionSource, NoSourceError, def_location, parse_function
-from irad.frontend.types import I1, describe, is_bool, is_float, is_int, type_of_value
+from irad.frontend.types import F64, I1, describe, is_bool, is_float, is_int, type_of_value
 
 # The largest literal integer exponent expanded into multiplications.
 MAX_UNROLLED_POWER = 64
@@ -106,6 +107,8 @@ class ModuleLowering:
         try:
             if fn in OPS:
                 op = self._library_wrapper(fn, arg_types)
+            elif not isinstance(fn, types.FunctionType) and callable(fn) and self.has_rules(fn):
+                op = self._external(fn, arg_types)
             else:
                 try:
                     source = parse_function(fn)
@@ -134,6 +137,20 @@ class ModuleLowering:
             name, FunctionType.from_lists(arg_types, [result.type]), Region(block),
             visibility="private",
         )
+        if name != key:
+            op.attributes["irad.target"] = StringAttr(key)
+        return op
+
+    def _external(self, fn, arg_types: tuple[Attribute, ...]) -> func.FuncOp:
+        """A declaration the backend binds to the Python callable `fn`.
+
+        Without source its result type is unknown; irad takes it to be one
+        float (f64), as for math functions.
+        """
+        key = target_key(fn)
+        name = self.unique_symbol(key)
+        op = func.FuncOp.external(name, list(arg_types), [F64])
+        op.attributes["irad.python"] = StringAttr(python_reference(fn))
         if name != key:
             op.attributes["irad.target"] = StringAttr(key)
         return op
@@ -611,12 +628,23 @@ class FunctionLowering:
             return self._library_call(node, callee.obj)
         if isinstance(target, types.FunctionType):
             return self._python_call(node, target)
+        if callable(target) and self.owner.has_rules(target):
+            return self._external_call(node, target)
         raise self.src.error(
             node,
             f"call to {describe_callable(callee.obj)} is not supported: it has no "
             "Python source irad can lower and no lowering in irad's library",
-            "use the math functions irad knows, or rewrite it as a Python function",
+            "register a rule for it with @irad.rrule, or mark it irad.non_differentiable "
+            "(then irad calls it as it is); or rewrite it as a Python function",
         )
+
+    def _external_call(self, node: ast.Call, fn) -> Value:
+        """A call to a function without source that the rule table covers."""
+        if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+            raise self.src.error(
+                node, f"{describe_callable(fn)} takes its arguments positionally here"
+            )
+        return self.call(fn, [self.number(a) for a in node.args], node)
 
     def _library_call(self, node: ast.Call, fn) -> SSAValue:
         arities, emit = OPS[fn]

@@ -156,6 +156,7 @@ class _PullbackLowering(FunctionLowering):
         self.rule_params = rule_params
         self.primal_types = primal_types
         self.cotangent_types = cotangent_types
+        self.who = f"rule {self.fn.__qualname__}"
         renamed = dict(zip(residuals, self.block.args))
         for value, arg in renamed.items():
             arg.name_hint = value.name_hint
@@ -179,7 +180,7 @@ class _PullbackLowering(FunctionLowering):
         if len(params) != len(self.cotangent_types):
             raise self.src.error(
                 tree,
-                f"the pullback {tree.name} takes {len(params)} arguments, expected one "
+                f"{self.who}: the pullback takes {len(params)} arguments, expected one "
                 f"cotangent per float result of the primal ({len(self.cotangent_types)})",
             )
         cotangent_args = self.block.args[len(self.block.args) - len(params):]
@@ -188,11 +189,11 @@ class _PullbackLowering(FunctionLowering):
             self.env[name] = arg
         returned, node = self._statements(tree.body)
         if node is None:
-            raise self.src.error(tree, f"the pullback {tree.name} does not return its cotangents")
+            raise self.src.error(tree, f"{self.who}: the pullback does not return its cotangents")
         if len(returned) != len(self.primal_types):
             raise self.src.error(
                 node,
-                f"the pullback {tree.name} returns {len(returned)} cotangents, expected one "
+                f"{self.who}: the pullback returns {len(returned)} cotangents, expected one "
                 f"per argument of the primal ({len(self.primal_types)}: "
                 f"{', '.join(self.rule_params)})",
                 "return a tuple with one entry per argument; None for a zero cotangent",
@@ -205,14 +206,14 @@ class _PullbackLowering(FunctionLowering):
             if not is_float(t):
                 raise self.src.error(
                     node,
-                    f"the pullback {tree.name} returns a cotangent for {arg}; it is not a "
+                    f"{self.who}: the pullback returns a cotangent for {arg}; it is not a "
                     "float, so its cotangent must be None",
                     "return None in that position",
                 )
             if ct.type != t:
                 raise self.src.error(
                     node,
-                    f"the cotangent the pullback {tree.name} returns for {arg} is "
+                    f"{self.who}: the pullback returns a cotangent for {arg} that is "
                     f"{describe(ct.type)}, expected {describe(t)}",
                     "return a float of the argument's type, or None for a zero cotangent",
                 )
