@@ -385,6 +385,7 @@ class Differentiator:
         return fn
 
 
+@dataclass(frozen=True)
 class DifferentiatePass(ModulePass):
     """Replace irad.grad / irad.value_and_grad by calls to generated augmented
     primals and pullbacks, consulting the rule table at every call.
