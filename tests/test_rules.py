@@ -7,6 +7,8 @@ Gradients are checked against central finite differences or closed forms.
 import math
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import irad
 from irad.rules import default_table
@@ -304,3 +306,30 @@ def test_rule_for_a_function_without_source(table):
     irad.rules.remove(operator.mul)
     irad.non_differentiable(operator.mul)
     assert irad.grad(C.uses_erf_like)(1.5) == 1.0
+
+
+# ---- properties ------------------------------------------------------------------------
+
+finite = st.floats(min_value=-40.0, max_value=40.0, allow_nan=False)
+
+
+@settings(deadline=None, derandomize=True, database=None, max_examples=60)
+@given(x=finite, y=finite, dy=st.floats(min_value=-3.0, max_value=3.0))
+def test_builtin_rules_against_finite_differences(x, y, dy):
+    from irad import numerics
+
+    check_rrule(numerics.softplus, x, cotangent=dy, rtol=1e-5, atol=1e-7)
+    check_rrule(numerics.sigmoid, x, cotangent=dy, rtol=1e-5, atol=1e-7)
+    check_rrule(numerics.logaddexp, x, y, cotangent=dy, rtol=1e-5, atol=1e-7)
+    if abs(x) + abs(y) > 1e-3:  # hypot has a cone point at the origin
+        check_rrule(math.hypot, x, y, cotangent=dy, rtol=1e-5, atol=1e-7)
+
+
+@settings(
+    deadline=None, derandomize=True, database=None, max_examples=40,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],  # the same rule every time
+)
+@given(x=finite, y=finite)
+def test_user_rule_program_against_finite_differences(table, x, y):
+    irad.rrule(P.cube)(P.cube_rule)
+    check_grad(P.uses_cube, x / 8, y / 8, rtol=1e-5, atol=1e-6)
