@@ -12,6 +12,7 @@ import ast
 import builtins
 import inspect
 import types
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, scf
@@ -238,16 +239,10 @@ class FunctionLowering:
     # ---- function level -------------------------------------------------
     def lower(self) -> func.FuncOp:
         tree = self.src.tree
-        params = self._parameters(tree)
-        if len(params) != len(self.arg_types):
-            raise self.src.error(
-                tree,
-                f"{tree.name} takes {len(params)} arguments but was given "
-                f"{len(self.arg_types)}",
-            )
-        for name, arg in zip(params, self.block.args):
-            arg.name_hint = name
-            self.env[name] = arg
+        self.bind_parameters(
+            self.block.args,
+            lambda n: f"{tree.name} takes {n} arguments but was given {len(self.arg_types)}",
+        )
         returned, return_node = self._statements(tree.body)
         results = self._flatten_return(returned, return_node or tree)
         self.em.op(func.ReturnOp(*results))
@@ -261,6 +256,17 @@ class FunctionLowering:
         if key != name:
             op.attributes["irad.target"] = StringAttr(key)
         return op
+
+    def bind_parameters(self, args: Sequence[SSAValue], mismatch: Callable[[int], str]) -> list[str]:
+        """Bind the function's parameters to `args`; `mismatch(n)` says what is
+        wrong when it has n parameters instead."""
+        params = self._parameters(self.src.tree)
+        if len(params) != len(args):
+            raise self.src.error(self.src.tree, mismatch(len(params)))
+        for name, arg in zip(params, args):
+            arg.name_hint = name
+            self.env[name] = arg
+        return params
 
     def _parameters(self, tree: ast.FunctionDef) -> list[str]:
         a = tree.args

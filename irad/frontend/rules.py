@@ -96,16 +96,11 @@ class _RuleLowering(FunctionLowering):
 
     def lower_rule(self) -> RuleIR | None:
         tree = self.src.tree
-        params = self._parameters(tree)
-        if len(params) != len(self.arg_types):
-            raise self.src.error(
-                tree,
-                f"the rule {tree.name} takes {len(params)} arguments, but its target "
-                f"is called with {len(self.arg_types)}",
-            )
-        for name, arg in zip(params, self.block.args):
-            arg.name_hint = name
-            self.env[name] = arg
+        params = self.bind_parameters(
+            self.block.args,
+            lambda n: f"the rule {tree.name} takes {n} arguments, but its target is "
+            f"called with {len(self.arg_types)}",
+        )
         returned, node = self._statements(tree.body)
         if node is None:
             raise self._shape_error(tree)
@@ -176,17 +171,12 @@ class _PullbackLowering(FunctionLowering):
 
     def lower_pullback(self) -> tuple[func.FuncOp, tuple[int, ...]]:
         tree = self.src.tree
-        params = self._parameters(tree)
-        if len(params) != len(self.cotangent_types):
-            raise self.src.error(
-                tree,
-                f"{self.who}: the pullback takes {len(params)} arguments, expected one "
-                f"cotangent per float result of the primal ({len(self.cotangent_types)})",
-            )
-        cotangent_args = self.block.args[len(self.block.args) - len(params):]
-        for name, arg in zip(params, cotangent_args):
-            arg.name_hint = name
-            self.env[name] = arg
+        n = len(self.cotangent_types)
+        self.bind_parameters(
+            self.block.args[len(self.block.args) - n :],
+            lambda k: f"{self.who}: the pullback takes {k} arguments, expected one "
+            f"cotangent per float result of the primal ({n})",
+        )
         returned, node = self._statements(tree.body)
         if node is None:
             raise self.src.error(tree, f"{self.who}: the pullback does not return its cotangents")
