@@ -25,6 +25,7 @@ from irad.frontend.source import def_location
 from irad.frontend.types import describe, is_float
 from irad.passes.differentiate import Differentiator
 from irad.passes.optimize import OptimizePass
+from irad.passes.provenance import GRADIENT, mark_generated
 from irad.passes.symbol_dce import SymbolDCEPass
 from irad.recursion import deep_recursion
 from irad.rules import default_table
@@ -76,7 +77,8 @@ def gradient_module(
     """The differentiated, optimised module and the name of its entry function.
 
     The entry, `@<f>.grad` or `@<f>.value_and_grad`, holds the request op that
-    irad-differentiate replaces; `wrt` must be increasing.
+    irad-differentiate replaces. It returns the gradients in `wrt` order (the
+    request op itself takes increasing indices).
     """
     module, name = lower_function(f, signature, default_table())
     primal = _function(module, name)
@@ -86,12 +88,17 @@ def gradient_module(
     block = Block(arg_types=signature)
     for arg, primal_arg in zip(block.args, primal.body.block.args):
         arg.name_hint = primal_arg.name_hint
-    result_types = ([out_type] if with_value else []) + [signature[i] for i in wrt]
-    request = (ValueAndGradOp if with_value else GradOp)(name, block.args, wrt, result_types)
+    ordered = sorted(wrt)
+    values = [out_type] if with_value else []
+    request_types = values + [signature[i] for i in ordered]
+    request = (ValueAndGradOp if with_value else GradOp)(name, block.args, ordered, request_types)
     block.add_op(request)
-    block.add_op(func.ReturnOp(*request.results))
-    entry_type = FunctionType.from_lists(signature, result_types)
-    module.body.block.add_op(func.FuncOp(entry_name, entry_type, Region(block)))
+    grads = {i: r for i, r in zip(ordered, request.results[len(values) :])}
+    block.add_op(func.ReturnOp(*request.results[: len(values)], *(grads[i] for i in wrt)))
+    entry_type = FunctionType.from_lists(signature, values + [signature[i] for i in wrt])
+    entry = func.FuncOp(entry_name, entry_type, Region(block))
+    mark_generated(entry, primal, GRADIENT)
+    module.body.block.add_op(entry)
     Differentiator(module, default_table()).rewrite_requests()
     _optimise(module)
     return module, entry_name
@@ -213,22 +220,16 @@ class _GradFunction:
         kind = "value_and_grad" if self.with_value else "grad"
 
         def build() -> _Compiled:
-            # The request op takes increasing indices; hand results back in argnums order.
-            ordered = tuple(sorted(wrt))
-            module, entry = gradient_module(self.f, signature, ordered, self.with_value)
-            run = compile_module(module).function(entry)
-            if ordered != wrt:
-                offset = 1 if self.with_value else 0
-                picks = list(range(offset)) + [offset + ordered.index(i) for i in wrt]
-                unordered = run
-
-                def run(*a):
-                    results = unordered(*a)
-                    return tuple(results[k] for k in picks)
-
-            return _Compiled(module, run)
+            module, entry = gradient_module(self.f, signature, wrt, self.with_value)
+            return _Compiled(module, compile_module(module).function(entry))
 
         return _cached((self.f, kind, wrt, signature), build)
+
+    def _irad_module(self, signature: tuple[Attribute, ...]) -> tuple[ModuleOp, str]:
+        """A fresh module computing this gradient, for a program that calls it
+        (and so differentiates it again: higher order)."""
+        wrt = _normalise_argnums(self.f, self.argnums, signature)
+        return gradient_module(self.f, signature, wrt, self.with_value)
 
     def lower(self, *args, **kwargs) -> ModuleOp:
         """The differentiated, optimised module the backend runs for these argument types."""
@@ -253,6 +254,10 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0) -> _GradFunction:
 def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0) -> _GradFunction:
     """Like `grad`, returning `(f(*args), gradient)`."""
     return _GradFunction(f, argnums, with_value=True)
+
+
+# Programs may apply these to functions: the frontend evaluates them while lowering.
+grad._irad_transform = value_and_grad._irad_transform = True
 
 
 # ---- vjp --------------------------------------------------------------------------

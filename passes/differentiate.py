@@ -38,10 +38,10 @@ from irad.passes.reverse import (
     build_reverse,
     function_types,
     location,
-    rename_callees,
     source_location,
 )
 from irad.rules import Decision, RuleTable, default_table
+from irad.symbols import fresh_symbol, rename_callees
 from irad.rules.table import NON_DIFFERENTIABLE, RuleIR, check_rule_ir
 
 Key = tuple[str, tuple[bool, ...]]  # (primal symbol, activity per argument)
@@ -299,10 +299,7 @@ class Differentiator:
             existing = self.functions.get(sym)
             if existing is not None and _same_function(existing, helper):
                 continue
-            name, n = sym, 0
-            while name in self.functions:
-                n += 1
-                name = f"{sym}_{n}"
+            name = fresh_symbol(sym, self.functions)
             symbols[sym] = name
             copy = helper.clone()
             copy.sym_name = StringAttr(name)

@@ -12,7 +12,8 @@ It is omitted for functions without arguments.
 Metadata (discardable, builtin attributes, so upstream MLIR reads them):
 
     irad.primal = @f      the original primal function, even for generated code
-    irad.role = "augmented_primal" | "pullback"
+    irad.role = "augmented_primal" | "pullback" | "gradient" | "jvp"
+                          ("gradient": an API entry wrapping a request op)
     irad.order = 1        derivative order (differentiating generated code adds one)
 """
 
@@ -25,7 +26,9 @@ from xdsl.dialects.builtin import IntegerAttr, StringAttr, SymbolRefAttr, i64
 
 AUGMENTED = "augmented_primal"
 PULLBACK = "pullback"
-_SHORT = {AUGMENTED: "augmented", PULLBACK: "pullback"}
+GRADIENT = "gradient"
+JVP = "jvp"
+_SHORT = {AUGMENTED: "augmented", PULLBACK: "pullback", JVP: "jvp"}
 
 
 def activity_string(active: Sequence[bool]) -> str:

@@ -19,12 +19,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, FunctionType, SymbolRefAttr
+from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, FunctionType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from xdsl.traits import IsTerminator
 
 from irad.errors import DifferentiationError
+from irad.symbols import rename_callees
 from irad.passes.activity import is_float_type
 from irad.passes.adjoints import ADJOINTS, NON_DIFFERENTIABLE
 from irad.rules.table import RuleIR
@@ -412,14 +413,6 @@ def _inline(
         rename_callees(copy, symbols)
         dst.add_op(copy)
     raise DifferentiationError(f"rule function @{fn.sym_name.data} has no func.return")
-
-
-def rename_callees(op: Operation, symbols: dict[str, str]) -> None:
-    for inner in op.walk():
-        if isinstance(inner, func.CallOp):
-            new = symbols.get(inner.callee.root_reference.data)
-            if new is not None:
-                inner.properties["callee"] = SymbolRefAttr(new)
 
 
 def inline_rule_forward(

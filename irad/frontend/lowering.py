@@ -22,6 +22,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.errors import UnsupportedError
 from irad.recursion import deep_recursion
+from irad.symbols import fresh_symbol, rename_callees
 from irad.frontend.emitter import Emitter
 from irad.frontend.library import (
     FLOAT_FUNCTIONS,
@@ -108,6 +109,8 @@ class ModuleLowering:
         try:
             if fn in OPS:
                 op = self._library_wrapper(fn, arg_types)
+            elif hasattr(fn, "_irad_module"):
+                op = self._import_derivative(fn, arg_types)
             elif not isinstance(fn, types.FunctionType) and callable(fn) and self.has_rules(fn):
                 op = self._external(fn, arg_types)
             else:
@@ -142,6 +145,24 @@ class ModuleLowering:
             op.attributes["irad.target"] = StringAttr(key)
         return op
 
+    def _import_derivative(self, fn, arg_types: tuple[Attribute, ...]) -> func.FuncOp:
+        """The entry of the module a derivative object (irad.grad(f), ...)
+        builds; its other functions join this module under fresh names."""
+        module, entry_name = fn._irad_module(arg_types)
+        functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
+        symbols = {op.sym_name.data: self.unique_symbol(op.sym_name.data) for op in functions}
+        entry = None
+        for op in functions:
+            op.detach()
+            rename_callees(op, symbols)
+            op.sym_name = StringAttr(symbols[op.sym_name.data])
+            op.sym_visibility = StringAttr("private")
+            if op.sym_name.data == symbols[entry_name]:
+                entry = op
+            else:
+                self.module.body.block.add_op(op)
+        return entry
+
     def _external(self, fn, arg_types: tuple[Attribute, ...]) -> func.FuncOp:
         """A declaration the backend binds to the Python callable `fn`.
 
@@ -163,10 +184,7 @@ class ModuleLowering:
         return self.unique_symbol(key if by_key else fn.__name__), key
 
     def unique_symbol(self, base: str) -> str:
-        name, n = base, 0
-        while name in self._symbols:
-            n += 1
-            name = f"{base}_{n}"
+        name = fresh_symbol(base, self._symbols)
         self._symbols.add(name)
         return name
 
@@ -629,6 +647,10 @@ class FunctionLowering:
             raise self.src.error(node, f"calling {_kind(callee)} is not supported")
         if callee.obj is builtins.isinstance:
             return self._isinstance(node)
+        if getattr(callee.obj, "_irad_transform", False):
+            return self._transform(node, callee.obj)
+        if hasattr(callee.obj, "_irad_module"):  # a derivative object: irad.grad(f), ...
+            return self._external_call(node, callee.obj)
         target = IMPLEMENTED_IN_PYTHON.get(callee.obj, callee.obj)
         if target in OPS:
             return self._library_call(node, callee.obj)
@@ -643,6 +665,26 @@ class FunctionLowering:
             "register a rule for it with @irad.rrule, or mark it irad.non_differentiable "
             "(then irad calls it as it is); or rewrite it as a Python function",
         )
+
+    def _transform(self, node: ast.Call, transform) -> Static:
+        """irad.grad(f, argnums=...) and friends inside a program: applied while
+        lowering, to functions and constants known then."""
+
+        def known(arg: ast.expr):
+            try:
+                return ast.literal_eval(arg)
+            except ValueError:
+                value = self.expr(arg)
+                if not isinstance(value, Static):
+                    raise self.src.error(
+                        arg, f"the arguments of {describe_callable(transform)} must be "
+                        "known while lowering (functions and constants)"
+                    ) from None
+                return value.obj
+
+        args = [known(a) for a in node.args]
+        kwargs = {k.arg: known(k.value) for k in node.keywords}
+        return Static(transform(*args, **kwargs))
 
     def _external_call(self, node: ast.Call, fn) -> Value:
         """A call to a function without source that the rule table covers."""
