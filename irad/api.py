@@ -18,14 +18,15 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Region
 
 from irad.backends.python import compile_module
-from irad.dialect import GradOp, ValueAndGradOp, make_context
+from irad.dialect import GradOp, JvpOp, ValueAndGradOp, make_context
 from irad.errors import IradError
 from irad.frontend import bind_arguments, lower_function, signature_of
 from irad.frontend.source import def_location
 from irad.frontend.types import describe, is_float
 from irad.passes.differentiate import Differentiator
+from irad.passes.forward import ForwardDifferentiator
 from irad.passes.optimize import OptimizePass
-from irad.passes.provenance import GRADIENT, mark_generated
+from irad.passes.provenance import ENTRY, mark_generated
 from irad.passes.symbol_dce import SymbolDCEPass
 from irad.recursion import deep_recursion
 from irad.rules import default_table
@@ -97,7 +98,7 @@ def gradient_module(
     block.add_op(func.ReturnOp(*request.results[: len(values)], *(grads[i] for i in wrt)))
     entry_type = FunctionType.from_lists(signature, values + [signature[i] for i in wrt])
     entry = func.FuncOp(entry_name, entry_type, Region(block))
-    mark_generated(entry, primal, GRADIENT)
+    mark_generated(entry, primal, ENTRY)
     module.body.block.add_op(entry)
     Differentiator(module, default_table()).rewrite_requests()
     _optimise(module)
@@ -118,6 +119,29 @@ def vjp_module(
             op.sym_visibility = None if public else StringAttr("private")
     _optimise(module)
     return module, generated.augmented, generated.pullback, out_types
+
+
+def jvp_module(
+    f: Callable, signature: tuple[Attribute, ...], wrt: tuple[int, ...]
+) -> tuple[ModuleOp, str, tuple[Attribute, ...]]:
+    """The module whose public `@<f>.jvp` takes f's arguments, then one tangent
+    per `wrt` index (increasing), and returns f's results, then their tangents."""
+    module, name = lower_function(f, signature, default_table())
+    primal = _function(module, name)
+    primal.sym_visibility = StringAttr("private")
+    outputs = primal.function_type.outputs.data
+    block = Block(arg_types=[*signature, *(signature[i] for i in wrt)])
+    for arg, primal_arg in zip(block.args, primal.body.block.args):
+        arg.name_hint = primal_arg.name_hint
+    result_types = [*outputs, *(t for t in outputs if is_float(t))]
+    request = JvpOp(name, block.args, wrt, result_types)
+    block.add_ops([request, func.ReturnOp(*request.results)])
+    entry = func.FuncOp(f"{name}.jvp", FunctionType.from_lists(block.arg_types, result_types), Region(block))
+    mark_generated(entry, primal, ENTRY)
+    module.body.block.add_op(entry)
+    ForwardDifferentiator(module, default_table()).rewrite_requests()
+    _optimise(module)
+    return module, entry.sym_name.data, tuple(outputs)
 
 
 # ---- compiled-code cache --------------------------------------------------------
@@ -303,4 +327,49 @@ def vjp(f: Callable, *primals):
     return (outputs[0] if single else tuple(outputs)), pullback
 
 
-__all__ = ["grad", "gradient_module", "lower", "value_and_grad", "vjp", "vjp_module"]
+# ---- jvp --------------------------------------------------------------------------
+def jvp(f: Callable, primals: Sequence, tangents: Sequence, argnums=None):
+    """`(f(*primals), tangent_out)`: forward mode along `tangents`.
+
+    Without `argnums`, `tangents` has one entry per primal (None for an int or
+    bool). With `argnums`, one tangent per entry of `argnums`. `tangent_out`
+    has the structure of the output, with None for int or bool results.
+    """
+    primals = bind_arguments(f, tuple(primals), {})
+    signature = signature_of(f, primals)
+    tangents = tuple(tangents)
+    if argnums is None:
+        if len(tangents) != len(primals):
+            raise _error(
+                f, f"jvp of {_name(f)} takes one tangent per primal ({len(primals)}), "
+                f"got {len(tangents)}\n  hint: None for int or bool arguments"
+            )
+        given = {i: t for i, t in enumerate(tangents) if is_float(signature[i])}
+        for i, t in enumerate(tangents):
+            if i not in given and t is not None:
+                raise _error(f, f"argument {i} of {_name(f)} is not a float: its tangent must be None")
+    else:
+        nums = _normalise_argnums(f, argnums, signature)
+        if len(tangents) != len(nums):
+            raise _error(f, f"jvp of {_name(f)} takes one tangent per argnum ({len(nums)}), got {len(tangents)}")
+        given = dict(zip(nums, tangents))
+    for i, t in given.items():
+        if isinstance(t, bool) or not isinstance(t, numbers.Real):
+            raise _error(f, f"the tangent of argument {i} of {_name(f)} must be a real number, got {t!r}")
+    wrt = tuple(sorted(given))
+
+    def build() -> _Compiled:
+        module, entry, out_types = jvp_module(f, signature, wrt)
+        return _Compiled(module, compile_module(module).function(entry), out_types)
+
+    compiled = _cached((f, "jvp", wrt, signature), build)
+    results = _run(compiled.run, (*primals, *(float(given[i]) for i in wrt)))
+    n = len(compiled.out_types)
+    outputs, tangent_results = results[:n], iter(results[n:])
+    tangent_out = tuple(next(tangent_results) if is_float(t) else None for t in compiled.out_types)
+    if n == 1:
+        return outputs[0], tangent_out[0]
+    return tuple(outputs), tangent_out
+
+
+__all__ = ["grad", "gradient_module", "jvp", "jvp_module", "lower", "value_and_grad", "vjp", "vjp_module"]

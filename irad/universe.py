@@ -31,6 +31,12 @@ def _differentiate_pass() -> type[ModulePass]:
     return DifferentiatePass
 
 
+def _jvp_pass() -> type[ModulePass]:
+    from irad.passes.forward import JvpPass
+
+    return JvpPass
+
+
 def _optimize_pass() -> type[ModulePass]:
     from irad.passes.optimize import OptimizePass
 
@@ -53,6 +59,7 @@ IRAD_UNIVERSE = Universe(
     all_dialects={"irad": _irad_dialect},
     all_passes={
         "irad-differentiate": _differentiate_pass,
+        "irad-jvp": _jvp_pass,
         "irad-optimize": _optimize_pass,
         "irad-float-folds": _float_folds_pass,
         "irad-symbol-dce": _symbol_dce_pass,

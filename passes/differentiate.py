@@ -24,6 +24,7 @@ from xdsl.rewriter import Rewriter
 from irad.dialect import DerivativeRequestOp, ValueAndGradOp
 from irad.errors import DifferentiationError
 from irad.passes.activity import active_values, is_float_type
+from irad.passes.rule_ir import import_helpers, rule_key
 from irad.passes.provenance import (
     AUGMENTED,
     PULLBACK,
@@ -41,8 +42,7 @@ from irad.passes.reverse import (
     source_location,
 )
 from irad.rules import Decision, RuleTable, default_table
-from irad.symbols import fresh_symbol, rename_callees
-from irad.rules.table import NON_DIFFERENTIABLE, RuleIR, check_rule_ir
+from irad.rules.table import NON_DIFFERENTIABLE, check_rule_ir
 
 Key = tuple[str, tuple[bool, ...]]  # (primal symbol, activity per argument)
 
@@ -100,12 +100,6 @@ class _Pending:
     rule: Decision | None = None  # a rule for the function itself
 
 
-def rule_key(fn: func.FuncOp) -> str:
-    """The rule-table target of a function: its `irad.target`, else its symbol."""
-    target = fn.attributes.get("irad.target")
-    return target.data if isinstance(target, StringAttr) else fn.sym_name.data
-
-
 def _no_body(
     fn: func.FuncOp, use: Operation | None = None, decision: Decision | None = None
 ) -> DifferentiationError:
@@ -118,11 +112,6 @@ def _no_body(
         "so it cannot be differentiated\n  hint: register a rule for it (irad.rrule), "
         "or mark it irad.non_differentiable"
     )
-
-
-def _same_function(a: func.FuncOp, b: func.FuncOp) -> bool:
-    """Whether a module's function can stand in for a rule's helper of the same name."""
-    return a.function_type == b.function_type and rule_key(a) == rule_key(b)
 
 
 class Differentiator:
@@ -250,7 +239,7 @@ class Differentiator:
                     "rule",
                     callee_name,
                     decision.ir,
-                    self._import_helpers(decision.ir, callee_name),
+                    import_helpers(self.module, self.functions, decision.ir, callee_name),
                     residual_types=decision.ir.residual_types,
                 )
                 continue
@@ -289,30 +278,6 @@ class Differentiator:
             )
         )
 
-    def _import_helpers(self, ir: RuleIR, callee: str) -> dict[str, str]:
-        """Copy the functions a rule's IR calls into the module; returns the
-        renaming of its symbols, with calls to the primal pointing at `callee`."""
-        symbols = {s: callee for s in ir.primal_symbols}
-        fresh = []
-        for helper in ir.helpers:
-            sym = helper.sym_name.data
-            existing = self.functions.get(sym)
-            if existing is not None and _same_function(existing, helper):
-                continue
-            name = fresh_symbol(sym, self.functions)
-            symbols[sym] = name
-            copy = helper.clone()
-            copy.sym_name = StringAttr(name)
-            copy.sym_visibility = StringAttr("private")
-            if name != sym and "irad.target" not in copy.attributes:
-                copy.attributes["irad.target"] = StringAttr(rule_key(helper))
-            self.functions[name] = copy
-            fresh.append(copy)
-        for copy in fresh:
-            rename_callees(copy, symbols)
-            self.module.body.block.add_op(copy)
-        return symbols
-
     def _generate(self, key: Key, pending: _Pending) -> None:
         name, active = key
         primal = self.function(name)
@@ -332,7 +297,7 @@ class Differentiator:
             self.generated[key] = existing
             return
         if pending.rule is not None:
-            symbols = self._import_helpers(pending.rule.ir, name)
+            symbols = import_helpers(self.module, self.functions, pending.rule.ir, name)
             aug_block, pb_block, residual_types = build_from_rule(
                 primal, active, pending.rule.ir, symbols
             )

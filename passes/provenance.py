@@ -12,8 +12,8 @@ It is omitted for functions without arguments.
 Metadata (discardable, builtin attributes, so upstream MLIR reads them):
 
     irad.primal = @f      the original primal function, even for generated code
-    irad.role = "augmented_primal" | "pullback" | "gradient" | "jvp"
-                          ("gradient": an API entry wrapping a request op)
+    irad.role = "augmented_primal" | "pullback" | "jvp" | "entry"
+                          ("entry": an API function wrapping request ops)
     irad.order = 1        derivative order (differentiating generated code adds one)
 """
 
@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import IntegerAttr, StringAttr, SymbolRefAttr, i64
 
 AUGMENTED = "augmented_primal"
 PULLBACK = "pullback"
-GRADIENT = "gradient"
+ENTRY = "entry"
 JVP = "jvp"
 _SHORT = {AUGMENTED: "augmented", PULLBACK: "pullback", JVP: "jvp"}
 

@@ -25,7 +25,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.traits import IsTerminator
 
 from irad.errors import DifferentiationError
-from irad.symbols import rename_callees
+from irad.passes.rule_ir import inline_body
 from irad.passes.activity import is_float_type
 from irad.passes.adjoints import ADJOINTS, NON_DIFFERENTIABLE
 from irad.rules.table import RuleIR
@@ -399,27 +399,11 @@ class AugmentedBuilder:
         return op.results[0]
 
 
-def _inline(
-    fn: func.FuncOp, symbols: dict[str, str], args: Sequence[SSAValue], dst: Block
-) -> list[SSAValue]:
-    """Clone a rule function's body into `dst` with its arguments bound to `args`,
-    renaming the callees of calls by `symbols`; returns the values it returns."""
-    body = fn.body.block
-    mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, args))
-    for op in body.ops:
-        if isinstance(op, func.ReturnOp):
-            return [mapping[v] for v in op.operands]
-        copy = op.clone(value_mapper=mapping, clone_name_hints=False)
-        rename_callees(copy, symbols)
-        dst.add_op(copy)
-    raise DifferentiationError(f"rule function @{fn.sym_name.data} has no func.return")
-
-
 def inline_rule_forward(
     ir: RuleIR, symbols: dict[str, str], args: Sequence[SSAValue], dst: Block
 ) -> list[SSAValue]:
     """Clone a rule's forward into `dst`; returns its results, then its residuals."""
-    return _inline(ir.forward, symbols, args, dst)
+    return inline_body(ir.forward, symbols, args, dst)
 
 
 def inline_rule_pullback(
@@ -428,7 +412,7 @@ def inline_rule_pullback(
     """Clone a rule's pullback into `dst`; returns one cotangent per primal
     argument, None where the rule says it is zero."""
     per_arg: list[SSAValue | None] = [None] * num_args
-    for i, ct in zip(ir.cotangent_args, _inline(ir.pullback, symbols, args, dst)):
+    for i, ct in zip(ir.cotangent_args, inline_body(ir.pullback, symbols, args, dst)):
         per_arg[i] = ct
     return per_arg
 

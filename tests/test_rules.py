@@ -24,7 +24,7 @@ def table():
     yield t
     for rule in t.rules():
         if not any(rule is b for b in before):
-            t.remove(rule.target, rule.signature)
+            t.remove(rule.target, rule.signature, rule.mode)
     for rule in before:
         if not any(rule is r for r in t.rules()):
             t.register(rule)

@@ -275,14 +275,15 @@ class FunctionLowering:
             op.attributes["irad.target"] = StringAttr(key)
         return op
 
-    def bind_parameters(self, args: Sequence[SSAValue], mismatch: Callable[[int], str]) -> list[str]:
+    def bind_parameters(self, args: Sequence[Value], mismatch: Callable[[int], str]) -> list[str]:
         """Bind the function's parameters to `args`; `mismatch(n)` says what is
         wrong when it has n parameters instead."""
         params = self._parameters(self.src.tree)
         if len(params) != len(args):
             raise self.src.error(self.src.tree, mismatch(len(params)))
         for name, arg in zip(params, args):
-            arg.name_hint = name
+            if isinstance(arg, SSAValue):
+                arg.name_hint = name
             self.env[name] = arg
         return params
 

@@ -25,7 +25,7 @@ from irad.frontend.library import target_key
 from irad.frontend.lowering import FunctionLowering, ModuleLowering, Static, Value
 from irad.frontend.source import parse_function
 from irad.frontend.types import describe, is_float
-from irad.rules.table import RuleIR
+from irad.rules.table import FruleIR, RuleIR
 
 
 @dataclass(frozen=True)
@@ -41,13 +41,23 @@ class _RuleReturn:
     pullback: _Closure
 
 
-def lower_rule(rule_fn, target, arg_types: tuple[Attribute, ...], table) -> RuleIR | None:
-    """The IR of `rule_fn` (a rule for `target`) at `arg_types`, or None if it declines."""
+def lower_rrule(rule_fn, target, arg_types: tuple[Attribute, ...], table) -> RuleIR | None:
+    """The IR of `rule_fn` (an rrule for `target`) at `arg_types`, or None if it declines."""
     lowering = ModuleLowering(table, symbols_by_key=True)
-    source = parse_function(rule_fn)
-    ir = _RuleLowering(lowering, source, arg_types).lower_rule()
-    if ir is None:
-        return None
+    ir = _RuleLowering(lowering, parse_function(rule_fn), arg_types).lower_rule()
+    return None if ir is None else _with_helpers(ir, lowering, target)
+
+
+def lower_frule(rule_fn, target, arg_types: tuple[Attribute, ...], table) -> FruleIR | None:
+    """The IR of `rule_fn` (an frule for `target`) at `arg_types`, or None if it declines."""
+    lowering = ModuleLowering(table, symbols_by_key=True)
+    ir = _FruleLowering(lowering, parse_function(rule_fn), arg_types).lower_frule()
+    return None if ir is None else _with_helpers(ir, lowering, target)
+
+
+def _with_helpers(ir, lowering: ModuleLowering, target):
+    """`ir` with the functions its rule calls: calls to the target mean the
+    primal itself; the others are helpers the pass copies."""
     key = target_key(target)
     functions = [op for op in lowering.module.ops if isinstance(op, func.FuncOp)]
     primal = frozenset(
@@ -75,7 +85,7 @@ class _RuleLowering(FunctionLowering):
 
     def returned_value(self, stmt: ast.Return) -> Value:
         value = stmt.value
-        if value is None or (isinstance(value, ast.Constant) and value.value is None):
+        if _is_none(value):
             return None  # the rule declines
         if not (isinstance(value, ast.Tuple) and len(value.elts) == 2):
             raise self._shape_error(stmt)
@@ -165,7 +175,7 @@ class _PullbackLowering(FunctionLowering):
         value = stmt.value
         parts = value.elts if isinstance(value, ast.Tuple) else [value]
         return tuple(
-            None if p is None or (isinstance(p, ast.Constant) and p.value is None) else self.number(p)
+            None if _is_none(p) else self.number(p)
             for p in parts
         )
 
@@ -215,3 +225,86 @@ class _PullbackLowering(FunctionLowering):
             Region(self.block),
         )
         return op, tuple(kept)
+
+
+class _FruleLowering(FunctionLowering):
+    """Lowers an frule: `rule(x..., dx...)` returning `(y, dy)` or None.
+
+    Tangent parameters of int and bool arguments are bound to None."""
+
+    def __init__(self, owner, src, arg_types):
+        self.primal_types = arg_types
+        tangent_types = [t for t in arg_types if is_float(t)]
+        super().__init__(owner, src, (*arg_types, *tangent_types))
+        self.who = f"frule {self.fn.__qualname__}"
+
+    def returned_value(self, stmt: ast.Return) -> Value:
+        value = stmt.value
+        if _is_none(value):
+            return None  # the rule declines
+        if not (isinstance(value, ast.Tuple) and len(value.elts) == 2):
+            raise self.src.error(
+                stmt, f"{self.who} must return `(y, dy)`: the value and its tangent, or None "
+                "to decline", "see docs/forward-mode.md",
+            )
+        results = self.expr(value.elts[0])
+        results = results if isinstance(results, tuple) else (results,)
+        tangents = value.elts[1]
+        parts = tangents.elts if isinstance(tangents, ast.Tuple) else [tangents]
+        return (
+            tuple(self.as_number(r, value.elts[0]) for r in results),
+            tuple(None if _is_none(p) else self.number(p) for p in parts),
+            stmt,
+        )
+
+    def lower_frule(self) -> FruleIR | None:
+        n = len(self.primal_types)
+        tree = self.src.tree
+        tangents = iter(self.block.args[n:])
+        self.bind_parameters(
+            [*self.block.args[:n], *(next(tangents) if is_float(t) else None for t in self.primal_types)],
+            lambda k: f"{self.who} takes {k} arguments, expected the target's {n} arguments "
+            f"followed by one tangent each ({2 * n})",
+        )
+        returned, node = self._statements(tree.body)
+        if node is None:
+            raise self.src.error(tree, f"{self.who} does not return `(y, dy)` or None")
+        if returned is None:
+            return None
+        results, tangents, stmt = returned
+        if len(tangents) != len(results):
+            raise self.src.error(
+                stmt, f"{self.who} returns {len(tangents)} tangents for {len(results)} results",
+                "return one tangent per result; None for a zero tangent",
+            )
+        out = []
+        for i, (r, t) in enumerate(zip(results, tangents)):
+            if not is_float(r.type):
+                if t is not None:
+                    raise self.src.error(
+                        stmt, f"{self.who} returns a tangent for result {i}, which is "
+                        f"{describe(r.type)}; its tangent must be None",
+                    )
+                continue
+            if t is None:
+                t = self.em.const(0.0, r.type)
+            elif t.type != r.type:
+                raise self.src.error(
+                    stmt, f"{self.who} returns a tangent of type {describe(t.type)} for "
+                    f"result {i}, which is {describe(r.type)}",
+                    "return a float of the result's type, or None for a zero tangent",
+                )
+            out.append(t)
+        self.em.op(func.ReturnOp(*results, *out))
+        jvp = func.FuncOp(
+            "jvp",
+            FunctionType.from_lists(
+                [a.type for a in self.block.args], [*(r.type for r in results), *(t.type for t in out)]
+            ),
+            Region(self.block),
+        )
+        return FruleIR(jvp, len(results))
+
+
+def _is_none(node: ast.expr | None) -> bool:
+    return node is None or (isinstance(node, ast.Constant) and node.value is None)
