@@ -31,6 +31,7 @@ from irad.passes.provenance import (
     activity_string,
     generated_name,
     mark_generated,
+    origin,
 )
 from irad.passes.reverse import (
     CallPlan,
@@ -42,7 +43,8 @@ from irad.passes.reverse import (
     source_location,
 )
 from irad.rules import Decision, RuleTable, default_table
-from irad.rules.table import NON_DIFFERENTIABLE, check_rule_ir
+from irad.symbols import fresh_symbol
+from irad.rules.table import NON_DIFFERENTIABLE, REVERSE, check_rule_ir
 
 Key = tuple[str, tuple[bool, ...]]  # (primal symbol, activity per argument)
 
@@ -202,10 +204,11 @@ class Differentiator:
     def _plan(self, key: Key, is_root: bool) -> _Pending:
         name, active_args = key
         fn = self.function(name)
+        order = origin(fn)[1] + 1  # calls inside generated code are differentiated again
         if is_root:
             # Reached directly (a request, or the API): a rule for @name itself wins.
             # Callees were already looked up at their call sites.
-            decision = self._decide(name, fn, fn.function_type, name)
+            decision = self._decide(name, fn, fn.function_type, name, order)
             if decision.kind == "rule":
                 return _Pending(FunctionPlan(set(), {}), rule=decision)
             if decision.kind == "non-differentiable":
@@ -233,7 +236,7 @@ class Differentiator:
                 kind = "non-differentiable" if op in constant else "inactive"
                 self._record(name, op, callee, kind)
                 continue
-            decision = self._decide(name, callee, callee.function_type, callee_name, op)
+            decision = self._decide(name, callee, callee.function_type, callee_name, order, op)
             if decision.kind == "rule":
                 plan.calls[op] = CallPlan(
                     "rule",
@@ -253,12 +256,14 @@ class Differentiator:
         entry = self.table.entry(rule_key(callee), tuple(o.type for o in op.operands))
         return entry is not None and entry.kind == NON_DIFFERENTIABLE
 
-    def _decide(self, caller: str, callee: func.FuncOp, ftype, callee_name: str, op=None) -> Decision:
+    def _decide(
+        self, caller: str, callee: func.FuncOp, ftype, callee_name: str, order: int, op=None
+    ) -> Decision:
         """Ask the rule table about one call (or a request), and record the answer."""
         arg_types = tuple(ftype.inputs.data)
         target = rule_key(callee)
         try:
-            decision = self.table.lookup(target, arg_types)
+            decision = self.table.lookup(target, arg_types, REVERSE, order)
         except DifferentiationError as exc:
             where = f"{location(op)}: " if op is not None else ""
             raise DifferentiationError(f"{where}{exc}") from None
@@ -292,10 +297,16 @@ class Differentiator:
             )
         aug_name = generated_name(name, AUGMENTED, active)
         pb_name = generated_name(name, PULLBACK, active)
-        existing = self._existing(aug_name, pb_name, primal)
+        rule = pending.rule.rule.describe() if pending.rule is not None else None
+        existing = self._existing(aug_name, pb_name, primal, rule)
         if existing is not None:
             self.generated[key] = existing
             return
+        if aug_name in self.functions or pb_name in self.functions:
+            # an earlier run made these from another decision (e.g. a rule that
+            # declines at this order): keep both, under fresh names
+            aug_name = fresh_symbol(aug_name, self.functions)
+            pb_name = fresh_symbol(pb_name, self.functions)
         if pending.rule is not None:
             symbols = import_helpers(self.module, self.functions, pending.rule.ir, name)
             aug_block, pb_block, residual_types = build_from_rule(
@@ -310,12 +321,17 @@ class Differentiator:
         ):
             generated = func.FuncOp(sym, ftype, Region(block), visibility="private")
             mark_generated(generated, primal, role)
+            if rule is not None:
+                generated.attributes["irad.rule"] = StringAttr(rule)
             self.module.body.block.add_op(generated)
             self.functions[sym] = generated
         self.generated[key] = Generated(aug_name, pb_name, tuple(residual_types))
 
-    def _existing(self, aug_name: str, pb_name: str, primal: func.FuncOp) -> Generated | None:
-        """Reuse functions an earlier run generated; refuse a clashing symbol."""
+    def _existing(
+        self, aug_name: str, pb_name: str, primal: func.FuncOp, rule: str | None
+    ) -> Generated | None:
+        """Reuse functions an earlier run generated the same way (from the same
+        rule, or from the body); refuse a clashing symbol that is not generated."""
         aug, pb = self.functions.get(aug_name), self.functions.get(pb_name)
         if aug is None and pb is None:
             return None
@@ -326,6 +342,9 @@ class Differentiator:
                 "  hint: rename it; names ending in .augmented.* and .pullback.* "
                 "are reserved for generated code"
             )
+        made_from = aug.attributes.get("irad.rule")
+        if (made_from.data if isinstance(made_from, StringAttr) else None) != rule:
+            return None
         n = len(primal.function_type.outputs.data)
         return Generated(aug_name, pb_name, tuple(aug.function_type.outputs.data[n:]))
 

@@ -36,7 +36,7 @@ from irad.dialect import JvpOp
 from irad.errors import DifferentiationError
 from irad.passes.activity import is_float_type
 from irad.passes.adjoints import ADJOINTS, NON_DIFFERENTIABLE
-from irad.passes.provenance import JVP, generated_name, mark_generated
+from irad.passes.provenance import JVP, generated_name, mark_generated, origin
 from irad.passes.reverse import location
 from irad.passes.rule_ir import import_helpers, inline_body, rule_key
 from irad.rules import RuleTable, default_table
@@ -141,6 +141,7 @@ class TangentBuilder:
         self.tangents: dict[SSAValue, SSAValue] = {}
         self.block = Block()
         self._pushing: SSAValue | None = None
+        self.order = origin(primal)[1] + 1  # calls inside generated code: a higher order
 
     # ---- the interface adjoints use ----------------------------------------
     def is_active(self, v: SSAValue) -> bool:
@@ -252,7 +253,7 @@ class TangentBuilder:
         callee_name = op.callee.root_reference.data
         callee = owner.function(callee_name, op)
         arg_types = tuple(o.type for o in op.operands)
-        decision = owner.table.lookup(rule_key(callee), arg_types, FORWARD)
+        decision = owner.table.lookup(rule_key(callee), arg_types, FORWARD, self.order)
         args = [self.values[o] for o in op.operands]
         float_results = [r for r in op.results if is_float_type(r.type)]
         if not float_results or decision.kind == "non-differentiable":

@@ -15,6 +15,7 @@ Metadata (discardable, builtin attributes, so upstream MLIR reads them):
     irad.role = "augmented_primal" | "pullback" | "jvp" | "entry"
                           ("entry": an API function wrapping request ops)
     irad.order = 1        derivative order (differentiating generated code adds one)
+    irad.rule = "..."     on functions made from a rule for the primal itself: which one
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 """Shared fixtures.
 
-Every module the differentiation pass produces during a test is also parsed by
+Every module the differentiation passes produce during a test is also parsed by
 upstream mlir-opt 22 when it is installed, so irad never drifts from MLIR.
 """
 
 import pytest
 
 from irad.backends.mlir_tools import find_tool, mlir_opt_parses
-from irad.passes import differentiate
+from irad.passes import differentiate, forward
 
 MLIR_OPT = find_tool("mlir-opt")
 
@@ -37,7 +37,14 @@ def emitted_modules_parse_in_mlir_opt(monkeypatch):
             emitted.append(str(self.module))
         return gen
 
+    original_jvp_requests = forward.ForwardDifferentiator.rewrite_requests
+
+    def jvp_requests(self):
+        original_jvp_requests(self)
+        emitted.append(str(self.module))
+
     monkeypatch.setattr(differentiate.Differentiator, "rewrite_requests", rewrite_requests)
+    monkeypatch.setattr(forward.ForwardDifferentiator, "rewrite_requests", jvp_requests)
     monkeypatch.setattr(differentiate.Differentiator, "reverse", reverse)
     yield
     if emitted:

@@ -45,20 +45,28 @@ def _origin(fn) -> str:
     return f"{code.co_filename}:{code.co_firstlineno}" if code else caller_location(3)
 
 
-def rrule(target, types: Sequence | None = None, *, table: RuleTable | None = None):
+def rrule(
+    target, types: Sequence | None = None, *, max_order: int | None = None,
+    table: RuleTable | None = None,
+):
     """Register the decorated function as the reverse rule of `target`.
 
     The rule takes the target's arguments and returns `(y, pullback)`, where
     `pullback(dy)` is a function defined inside it returning one cotangent per
     argument (None for zero); or it returns None to decline for the argument
     types at hand. It is written in irad's Python subset and lowered to IR.
+    With `max_order`, the rule declines when differentiating beyond that
+    order (inside generated code), and the target's body is differentiated.
     """
     from irad.frontend.rules import lower_rrule
 
-    return _rule_decorator(target, types, table, RRULE, REVERSE, lower_rrule)
+    return _rule_decorator(target, types, table, RRULE, REVERSE, lower_rrule, max_order)
 
 
-def frule(target, types: Sequence | None = None, *, table: RuleTable | None = None):
+def frule(
+    target, types: Sequence | None = None, *, max_order: int | None = None,
+    table: RuleTable | None = None,
+):
     """Register the decorated function as the forward rule of `target`.
 
     The rule takes the target's arguments, then one tangent per argument (None
@@ -67,10 +75,10 @@ def frule(target, types: Sequence | None = None, *, table: RuleTable | None = No
     """
     from irad.frontend.rules import lower_frule
 
-    return _rule_decorator(target, types, table, FRULE, FORWARD, lower_frule)
+    return _rule_decorator(target, types, table, FRULE, FORWARD, lower_frule, max_order)
 
 
-def _rule_decorator(target, types, table, kind: str, mode: str, lower):
+def _rule_decorator(target, types, table, kind: str, mode: str, lower, max_order):
     key = _key(target)
     signature = Signature.of(types)
 
@@ -85,7 +93,7 @@ def _rule_decorator(target, types, table, kind: str, mode: str, lower):
         def build(arg_types):
             return lower(rule_fn, target, arg_types, tbl)
 
-        tbl.register(Rule(key, signature, kind, build, _origin(rule_fn), mode))
+        tbl.register(Rule(key, signature, kind, build, _origin(rule_fn), mode, max_order))
         return rule_fn
 
     return register

@@ -165,6 +165,7 @@ class Rule:
     build: RuleBuilder | None = field(compare=False, default=None)
     origin: str = field(compare=False, default="<unknown>")
     mode: str = BOTH
+    max_order: int | None = None  # a rule declines beyond this derivative order
 
     def serves(self, mode: str) -> bool:
         return BOTH in (self.mode, mode) or self.mode == mode
@@ -264,14 +265,19 @@ class RuleTable:
             )
         return best[0] if best else None
 
-    def lookup(self, target: str, arg_types: Sequence[Attribute], mode: str = REVERSE) -> Decision:
-        """The decision for a call to `target` with `arg_types` in `mode`."""
+    def lookup(
+        self, target: str, arg_types: Sequence[Attribute], mode: str = REVERSE, order: int = 1
+    ) -> Decision:
+        """The decision for a call to `target` with `arg_types` in `mode`, when
+        differentiating to derivative `order` (2 inside first-order generated code)."""
         arg_types = tuple(arg_types)
         rule = self.entry(target, arg_types, mode)
         if rule is None:
             return Decision("no-rule")
         if rule.kind not in (RRULE, FRULE):
             return Decision(_DECISION_OF_KIND[rule.kind], rule)
+        if rule.max_order is not None and order > rule.max_order:
+            return Decision("declined", rule)
         key = (rule, arg_types)
         if key not in self._built:
             self._built[key] = rule.build(arg_types)
