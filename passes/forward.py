@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import FloatAttr, FunctionType, ModuleOp
+from xdsl.dialects.builtin import FloatAttr, FunctionType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -39,7 +39,8 @@ from irad.passes.adjoints import ADJOINTS, NON_DIFFERENTIABLE
 from irad.passes.provenance import JVP, generated_name, mark_generated, origin
 from irad.passes.reverse import location
 from irad.passes.rule_ir import import_helpers, inline_body, rule_key
-from irad.rules import RuleTable, default_table
+from irad.rules import Decision, RuleTable, default_table
+from irad.symbols import fresh_symbol
 from irad.rules.table import FORWARD
 
 Key = tuple[str, tuple[bool, ...]]  # (primal symbol, which arguments carry tangents)
@@ -62,8 +63,8 @@ class ForwardDifferentiator:
         self.functions: dict[str, func.FuncOp] = {
             op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)
         }
-        self.generated: dict[Key, str] = {}
-        self._queue: list[Key] = []
+        self.generated: dict[tuple[Key, str | None], str] = {}
+        self._queue: list[tuple[Key, Decision | None, str]] = []
 
     def rewrite_requests(self) -> None:
         for op in [op for op in self.module.walk() if isinstance(op, JvpOp)]:
@@ -80,40 +81,58 @@ class ForwardDifferentiator:
 
     def jvp(self, name: str, active: tuple[bool, ...]) -> str:
         """The symbol of @name's jvp function for `active`, generating it and
-        every jvp function it calls (from a queue: no recursion on call depth)."""
-        symbol = self._request((name, active))
+        every jvp function it calls (from a queue: no recursion on call depth).
+        Requested directly, a rule for @name itself applies; callees were
+        looked up at their call sites already."""
+        fn = self.function(name)
+        arg_types = tuple(fn.function_type.inputs.data)
+        decision = self.table.lookup(rule_key(fn), arg_types, FORWARD, origin(fn)[1] + 1)
+        symbol = self._request((name, active), decision if decision.kind == "rule" else None)
         while self._queue:
-            self._generate(self._queue.pop())
+            self._generate(*self._queue.pop())
         return symbol
 
-    def _request(self, key: Key) -> str:
-        if key not in self.generated:
+    def _request(self, key: Key, rule: Decision | None = None) -> str:
+        """The symbol of the jvp function for `key`, made from `rule` or from
+        the body; generated later unless it exists (from an earlier run)."""
+        made_from = rule.rule.describe() if rule is not None else None
+        request = (key, made_from)
+        if request not in self.generated:
             name, active = key
-            self.generated[key] = generated_name(name, JVP, active)
-            self._queue.append(key)
-        return self.generated[key]
-
-    def _generate(self, key: Key) -> None:
-        name, active = key
-        primal = self.function(name)
-        symbol = self.generated[key]
-        existing = self.functions.get(symbol)
-        if existing is not None:
-            if "irad.primal" not in existing.attributes:
+            symbol = generated_name(name, JVP, active)
+            existing = self.functions.get(symbol)
+            if existing is not None and "irad.primal" not in existing.attributes:
                 raise DifferentiationError(
                     f"cannot generate @{symbol}: a function with that name already exists\n"
                     "  hint: rename it; names ending in .jvp.* are reserved for generated code"
                 )
-            return
-        if primal.is_declaration:
+            if existing is not None and _made_from(existing) == made_from:
+                self.generated[request] = symbol
+                return symbol
+            symbol = fresh_symbol(symbol, self.functions)
+            self.functions[symbol] = None  # reserved until generated
+            self.generated[request] = symbol
+            self._queue.append((key, rule, symbol))
+        return self.generated[request]
+
+    def _generate(self, key: Key, rule: Decision | None, symbol: str) -> None:
+        name, active = key
+        primal = self.function(name)
+        builder = TangentBuilder(self, primal, active)
+        if rule is not None:
+            block = builder.build_from_rule(rule.ir)
+        elif primal.is_declaration:
             raise DifferentiationError(
                 f"@{name} has no body and no frule (target '{rule_key(primal)}'), so its "
                 "tangent cannot be computed\n  hint: register one with irad.frule, or mark "
                 "it irad.non_differentiable"
             )
-        block = TangentBuilder(self, primal, active).build()
+        else:
+            block = builder.build()
         fn = func.FuncOp(symbol, jvp_type(primal, active), Region(block), visibility="private")
         mark_generated(fn, primal, JVP)
+        if rule is not None:
+            fn.attributes["irad.rule"] = StringAttr(rule.rule.describe())
         self.module.body.block.add_op(fn)
         self.functions[symbol] = fn
 
@@ -193,6 +212,24 @@ class TangentBuilder:
         returned = body.last_op.operands
         tangents = [self.tangent_or_zero(v) for v in returned if is_float_type(v.type)]
         self.block.add_op(func.ReturnOp(*(self.values[v] for v in returned), *tangents))
+        return self.block
+
+    def build_from_rule(self, ir) -> Block:
+        """The body as the function's own frule."""
+        primal = self.primal_fn
+        arg_types = tuple(primal.function_type.inputs.data)
+        n = len(arg_types)
+        self.block = Block(arg_types=[*arg_types, *(t for t, a in zip(arg_types, self.active) if a)])
+        given = iter(self.block.args[n:])
+        tangents = [
+            (next(given) if a else self.zero(t))
+            for t, a in zip(arg_types, self.active)
+            if is_float_type(t)
+        ]
+        owner = self.owner
+        symbols = import_helpers(owner.module, owner.functions, ir, primal.sym_name.data)
+        outputs = inline_body(ir.jvp, symbols, [*self.block.args[:n], *tangents], self.block)
+        self.block.add_op(func.ReturnOp(*outputs))
         return self.block
 
     def tangent_or_zero(self, v: SSAValue) -> SSAValue:
@@ -304,6 +341,12 @@ class TangentBuilder:
             self.values[r] = v
         for i, t in zip(with_tangent, new.results[n:]):
             self.tangents[op.results[i]] = t
+
+
+def _made_from(fn: func.FuncOp) -> str | None:
+    """The rule a generated function was made from (its `irad.rule`), if any."""
+    attr = fn.attributes.get("irad.rule")
+    return attr.data if isinstance(attr, StringAttr) else None
 
 
 def _uses_any(op: Operation, values: dict[SSAValue, SSAValue]) -> bool:

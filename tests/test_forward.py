@@ -223,3 +223,15 @@ def test_rrule_declines_beyond_max_order(table, max_order, second):
     x = 2.0
     assert irad.grad(P.cube)(x) == pytest.approx(30 * x * x)
     assert irad.grad(irad.grad(P.cube))(x) == pytest.approx(second * x)
+
+
+@pytest.mark.parametrize("x", [0.0, -3.0, 2.5])
+def test_builtin_frules_exact_at_kinks(x):
+    from irad import numerics
+
+    assert irad.jvp(numerics.softplus, (x,), (1.0,))[1] == pytest.approx(irad.grad(numerics.softplus)(x), rel=1e-15)
+    assert irad.jvp(numerics.softplus, (0.0,), (1.0,))[1] == 0.5
+    _, t = irad.jvp(numerics.logaddexp, (x, x), (1.0, 0.0))
+    assert t == 0.5
+    _, t = irad.jvp(math.hypot, (3.0, x + 4.0), (0.5, -1.0))
+    assert t == pytest.approx(fd(math.hypot, (3.0, x + 4.0), 0) * 0.5 - fd(math.hypot, (3.0, x + 4.0), 1), rel=1e-6)
