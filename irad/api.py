@@ -255,6 +255,11 @@ class _GradFunction:
         wrt = _normalise_argnums(self.f, self.argnums, signature)
         return gradient_module(self.f, signature, wrt, self.with_value)
 
+    @property
+    def returns_tuple(self) -> bool:
+        """Whether calls return a tuple (even of one gradient), for jacobians of this."""
+        return self.with_value or not self.single
+
     def lower(self, *args, **kwargs) -> ModuleOp:
         """The differentiated, optimised module the backend runs for these argument types."""
         return self._compiled(bind_arguments(self.f, args, kwargs)).module

@@ -82,7 +82,8 @@ class _JacobianFunction:
         width = len(flat) // len(compiled.out_types)
         rows = [flat[i * width : (i + 1) * width] for i in range(len(compiled.out_types))]
         rows = [row[0] if self.single else tuple(row) for row in rows]
-        return rows[0] if len(rows) == 1 else tuple(rows)
+        returns_tuple = len(rows) > 1 or getattr(self.f, "returns_tuple", False)
+        return tuple(rows) if returns_tuple else rows[0]
 
 
 def jacobian_module(
