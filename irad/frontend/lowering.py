@@ -21,6 +21,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.errors import UnsupportedError
 from irad.recursion import deep_recursion
+from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
 from irad.frontend.emitter import Emitter
 from irad.frontend.library import (
     FLOAT_FUNCTIONS,
@@ -29,22 +30,12 @@ from irad.frontend.library import (
     describe_callable,
 )
 from irad.frontend.source import FunctionSource, NoSourceError, def_location, parse_function
-from irad.frontend.types import I1, describe, is_bool, is_float, is_int, type_of_value
+from irad.frontend.types import F64, I1, describe, is_bool, is_float, is_int, type_of_value
 
 # The largest literal integer exponent expanded into multiplications.
 MAX_UNROLLED_POWER = 64
 
-CONTROL_FLOW_HINT = (
-    "statement-level control flow (if/for/while) is not supported yet; "
-    "use a conditional expression `a if cond else b`"
-)
-
 UNSUPPORTED_STATEMENTS = {
-    ast.If: ("an `if` statement", CONTROL_FLOW_HINT),
-    ast.For: ("a `for` loop", CONTROL_FLOW_HINT),
-    ast.While: ("a `while` loop", CONTROL_FLOW_HINT),
-    ast.Break: ("`break`", CONTROL_FLOW_HINT),
-    ast.Continue: ("`continue`", CONTROL_FLOW_HINT),
     ast.Try: ("a `try` statement", "exceptions cannot be differentiated; remove it"),
     ast.Raise: ("a `raise` statement", "exceptions cannot be differentiated; remove it"),
     ast.With: ("a `with` statement", "remove it"),
@@ -75,7 +66,8 @@ class ModuleLowering:
     def __init__(self) -> None:
         self.module = ModuleOp([])
         self._functions: dict[tuple[object, tuple[Attribute, ...]], func.FuncOp] = {}
-        self._in_progress: set[tuple[object, tuple[Attribute, ...]]] = set()
+        # functions being lowered -> a declaration standing in for recursive calls
+        self._in_progress: dict[tuple[object, tuple[Attribute, ...]], func.FuncOp] = {}
         self._symbols: set[str] = set()
 
     def function(
@@ -86,26 +78,43 @@ class ModuleLowering:
         if key in self._functions:
             return self._functions[key]
         if key in self._in_progress:
-            where = f"{call_site}: " if call_site else ""
-            raise UnsupportedError(
-                f"{where}recursive call to {describe_callable(fn)} is not supported yet\n"
-                "  hint: recursion comes with control-flow support; "
-                "rewrite the function without recursion for now"
-            )
-        self._in_progress.add(key)
+            # Recursion: the call sees the declaration with the result types
+            # assumed so far; `_lower_recursive` checks them afterwards.
+            declaration = self._in_progress[key]
+            declaration.attributes["irad.used"] = StringAttr("recursive")
+            return declaration
         try:
-            try:
-                source = parse_function(fn)
-            except NoSourceError as exc:
-                if call_site is None:
-                    raise
-                raise UnsupportedError(f"{call_site}: {exc}") from None
-            op = FunctionLowering(self, source, arg_types).lower()
-        finally:
-            self._in_progress.discard(key)
+            source = parse_function(fn)
+        except NoSourceError as exc:
+            if call_site is None:
+                raise
+            raise UnsupportedError(f"{call_site}: {exc}") from None
+        name, target = self.symbol_for(fn)
+        op = self._lower_recursive(key, source, name, target)
         self._functions[key] = op
         self.module.body.block.add_op(op)
         return op
+
+    def _lower_recursive(self, key, source, name: str, target: str) -> func.FuncOp:
+        """Lower a function; if it calls itself (directly or through others), lower
+        it again until the result types its recursive calls assumed are its own."""
+        assumed: list[Attribute] = [F64]  # numeric code mostly returns one float
+        for _ in range(3):
+            declaration = func.FuncOp.external(name, list(key[1]), assumed)
+            self._in_progress[key] = declaration
+            try:
+                op = FunctionLowering(self, source, key[1], name, target).lower()
+            finally:
+                del self._in_progress[key]
+            actual = list(op.function_type.outputs.data)
+            if "irad.used" not in declaration.attributes or actual == assumed:
+                return op
+            assumed = actual
+        raise UnsupportedError(
+            f"{source.location(source.tree)}: the result types of the recursive function "
+            f"{describe_callable(source.fn)} depend on its recursive calls\n"
+            "  hint: make every return give the same type (e.g. return floats everywhere)"
+        )
 
     def symbol_for(self, fn) -> tuple[str, str]:
         """(unique symbol name, rule-table key) for a Python function."""
@@ -169,11 +178,12 @@ def signature_of(fn, args: tuple) -> tuple[Attribute, ...]:
     return tuple(types_)
 
 
-class FunctionLowering:
-    """Lowers one Python function body (straight-line code) to a func.func."""
+class FunctionLowering(ControlFlowLowering):
+    """Lowers one Python function body to a func.func."""
 
-    def __init__(self, owner: ModuleLowering, src: FunctionSource, arg_types):
+    def __init__(self, owner: ModuleLowering, src: FunctionSource, arg_types, name: str, target: str):
         self.owner = owner
+        self.name_and_target = (name, target)
         self.src = src
         self.fn = src.fn
         self.arg_types = arg_types
@@ -194,10 +204,17 @@ class FunctionLowering:
         for name, arg in zip(params, self.block.args):
             arg.name_hint = name
             self.env[name] = arg
-        returned, return_node = self._statements(tree.body)
-        results = self._flatten_return(returned, return_node or tree)
+        self.run_statements(tree.body)
+        returned = self.env.get(RETURNED, False)
+        if returned is not True and returned is not False:
+            raise self.src.error(
+                tree,
+                f"{tree.name} returns a value on some paths but reaches its end on others",
+                "end the function with a `return`",
+            )
+        results = self._flatten_return(self.env.get(VALUE) if returned else None, tree)
         self.em.op(func.ReturnOp(*results))
-        name, key = self.owner.symbol_for(self.fn)
+        name, key = self.name_and_target
         op = func.FuncOp(
             name,
             FunctionType.from_lists(self.arg_types, [r.type for r in results]),
@@ -233,14 +250,6 @@ class FunctionLowering:
         return list(values)
 
     # ---- statements -------------------------------------------------------
-    def _statements(self, body: list[ast.stmt]) -> tuple[Value, ast.Return | None]:
-        """Lower statements up to the first `return`; returns its value and node."""
-        for stmt in body:
-            if isinstance(stmt, ast.Return):
-                return (None if stmt.value is None else self.expr(stmt.value)), stmt
-            self.statement(stmt)
-        return None, None
-
     def statement(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, ast.Assign):
             value = self.expr(stmt.value)
@@ -262,6 +271,8 @@ class FunctionLowering:
                 self.expr(stmt.value)  # pure: evaluated for its errors only
         elif isinstance(stmt, ast.Pass):
             pass
+        elif hasattr(self, f"stmt_{type(stmt).__name__}"):
+            getattr(self, f"stmt_{type(stmt).__name__}")(stmt)
         else:
             what, hint = UNSUPPORTED_STATEMENTS.get(
                 type(stmt), (f"a `{type(stmt).__name__}` statement", "")
