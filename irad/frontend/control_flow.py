@@ -143,7 +143,9 @@ class ControlFlowLowering:
         return result
 
     def stmt_Return(self, stmt: ast.Return) -> None:
-        self.env[VALUE] = None if stmt.value is None else self.expr(stmt.value)
+        value = None if stmt.value is None else self.expr(stmt.value)
+        self._flatten_return(value, stmt)  # reports a non-number where it is returned
+        self.env[VALUE] = value
         self.env[RETURNED] = True
 
     def stmt_Break(self, stmt: ast.Break) -> None:
