@@ -228,6 +228,7 @@ def clone_loop(a, op: Operation, dst: Block) -> None:
         new.name_hint = old.name_hint
     a.values.update(zip(body.args, new_body.args))
     tape, start, count = new_body.args[-3:]
+    tape.name_hint, start.name_hint, count.name_hint = "tape", "pos", "trip"
     a.tape, a.pos = tape, start
     a.clone_block(body, new_body)
     yields = [a.values[v] for v in body.last_op.operands]
@@ -243,6 +244,8 @@ def clone_loop(a, op: Operation, dst: Block) -> None:
     else:
         before = op.before_region.block
         new_before = Block(arg_types=[*(arg.type for arg in before.args), *extra_types])
+        for old, new in zip(before.args, new_before.args):
+            new.name_hint = old.name_hint
         a.values.update(zip(before.args, new_before.args))
         a.clone_block(before, new_before)
         condition = before.last_op
@@ -290,6 +293,7 @@ def reverse_loop(b, op: Operation, cotangents, adj) -> None:
     rbody = Block(
         arg_types=[INDEX, INDEX, *(args[j].type for j in slots), *(f.type for f in free)]
     )
+    rbody.args[1].name_hint = "end"
     cts = rbody.args[2 : 2 + len(slots)]
     sums = rbody.args[2 + len(slots) :]
     b.open_scope(op, rbody)

@@ -133,6 +133,8 @@ class PullbackBuilder:
         self.tape_mode = tape
         self.entry = Block(arg_types=[*([TAPE, INDEX] if tape else []), *self.cotangent_types])
         self.tape = self.entry.args[0] if tape else None
+        if tape:
+            self.entry.args[0].name_hint, self.entry.args[1].name_hint = "tape", "end"
         self.block = self.entry
         self.scopes: dict[Operation | None, Scope] = {
             None: Scope(self.entry, 2 if tape else 0, [], {})
@@ -391,6 +393,7 @@ class AugmentedBuilder:
         self.values.update(zip(body.args, block.args))
         if self.tape_mode:
             self.tape, self.pos = block.args[-2:]
+            self.tape.name_hint, self.pos.name_hint = "tape", "pos"
         self.clone_block(body, block)
         results = [self.values[v] for v in body.last_op.operands]
         residuals = [self.key_value(k) for k in self.residual_keys]
@@ -468,6 +471,7 @@ class AugmentedBuilder:
         n = len(op.results)
         for r, v in zip(op.results, new_if.results[:n]):
             self.values[r] = v
+            v.name_hint = r.name_hint
         if threads_tape:
             self.tape, self.pos = new_if.results[n : n + 2]
             n += 2
