@@ -71,7 +71,11 @@ def _scalar_result_type(f, primal: func.FuncOp) -> Attribute:
 
 
 def gradient_module(
-    f: Callable, signature: tuple[Attribute, ...], wrt: tuple[int, ...], with_value: bool
+    f: Callable,
+    signature: tuple[Attribute, ...],
+    wrt: tuple[int, ...],
+    with_value: bool,
+    checkpoint: bool = False,
 ) -> tuple[ModuleOp, str]:
     """The differentiated, optimised module and the name of its entry function.
 
@@ -92,7 +96,7 @@ def gradient_module(
     block.add_op(func.ReturnOp(*request.results))
     entry_type = FunctionType.from_lists(signature, result_types)
     module.body.block.add_op(func.FuncOp(entry_name, entry_type, Region(block)))
-    Differentiator(module, default_table()).rewrite_requests()
+    Differentiator(module, default_table(), checkpoint=checkpoint).rewrite_requests()
     _optimise(module)
     return module, entry_name
 
@@ -189,10 +193,11 @@ def _run(fn: Callable, args: Sequence):
 class _GradFunction:
     """The callable returned by grad / value_and_grad."""
 
-    def __init__(self, f: Callable, argnums, with_value: bool):
+    def __init__(self, f: Callable, argnums, with_value: bool, checkpoint: bool = False):
         self.f = f
         self.argnums = argnums
         self.with_value = with_value
+        self.checkpoint = checkpoint
         self.single = isinstance(argnums, numbers.Integral)
         self.__name__ = f"{'value_and_grad' if with_value else 'grad'}({_name(f)})"
         self.__doc__ = getattr(f, "__doc__", None)
@@ -215,7 +220,9 @@ class _GradFunction:
         def build() -> _Compiled:
             # The request op takes increasing indices; hand results back in argnums order.
             ordered = tuple(sorted(wrt))
-            module, entry = gradient_module(self.f, signature, ordered, self.with_value)
+            module, entry = gradient_module(
+                self.f, signature, ordered, self.with_value, self.checkpoint
+            )
             run = compile_module(module).function(entry)
             if ordered != wrt:
                 offset = 1 if self.with_value else 0
@@ -228,7 +235,7 @@ class _GradFunction:
 
             return _Compiled(module, run)
 
-        return _cached((self.f, kind, wrt, signature), build)
+        return _cached((self.f, kind, wrt, signature, self.checkpoint), build)
 
     def lower(self, *args, **kwargs) -> ModuleOp:
         """The differentiated, optimised module the backend runs for these argument types."""
@@ -242,17 +249,24 @@ class _GradFunction:
         return (results[0], grads) if self.with_value else grads
 
 
-def grad(f: Callable, argnums: int | Sequence[int] = 0) -> _GradFunction:
+def grad(
+    f: Callable, argnums: int | Sequence[int] = 0, *, checkpoint: bool = False
+) -> _GradFunction:
     """The gradient of `f` (which returns one float) with respect to `argnums`.
 
     An int `argnums` gives one gradient; a tuple gives a tuple, as in jax.grad.
+    `checkpoint=True` makes loops store only each iteration's inputs and
+    recompute the body in the reverse sweep (less memory, more time; see
+    docs/control-flow.md).
     """
-    return _GradFunction(f, argnums, with_value=False)
+    return _GradFunction(f, argnums, with_value=False, checkpoint=checkpoint)
 
 
-def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0) -> _GradFunction:
+def value_and_grad(
+    f: Callable, argnums: int | Sequence[int] = 0, *, checkpoint: bool = False
+) -> _GradFunction:
     """Like `grad`, returning `(f(*args), gradient)`."""
-    return _GradFunction(f, argnums, with_value=True)
+    return _GradFunction(f, argnums, with_value=True, checkpoint=checkpoint)
 
 
 # ---- vjp --------------------------------------------------------------------------

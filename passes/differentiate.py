@@ -102,8 +102,12 @@ def _no_body(fn: func.FuncOp, use: Operation | None = None) -> DifferentiationEr
 class Differentiator:
     """Generates augmented primals and pullbacks into one module."""
 
-    def __init__(self, module: ModuleOp, table: RuleTable | None = None):
+    def __init__(
+        self, module: ModuleOp, table: RuleTable | None = None, checkpoint: bool = False
+    ):
         self.module = module
+        # recompute loop bodies in the reverse sweep instead of recording residuals
+        self.checkpoint = checkpoint
         self.table = table if table is not None else default_table()
         self.functions: dict[str, func.FuncOp] = {
             op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)
@@ -205,7 +209,7 @@ class Differentiator:
                 "is not supported\n  hint: use structured control flow (scf.if)"
             )
         active = active_values(fn, active_args)
-        plan = FunctionPlan(active, {})
+        plan = FunctionPlan(active, {}, checkpoint=self.checkpoint)
         pending = _Pending(plan)
         for op in fn.walk():
             if not isinstance(op, func.CallOp):
@@ -317,14 +321,20 @@ class Differentiator:
         return fn
 
 
+@dataclass(frozen=True)
 class DifferentiatePass(ModulePass):
     """Replace irad.grad / irad.value_and_grad by calls to generated augmented
-    primals and pullbacks, consulting the rule table at every call."""
+    primals and pullbacks, consulting the rule table at every call.
+
+    `checkpoint=true`: loops record only each iteration's inputs, and the
+    reverse sweep recomputes the body (less memory, about one more forward sweep)."""
 
     name = "irad-differentiate"
 
+    checkpoint: bool = False
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        Differentiator(op).rewrite_requests()
+        Differentiator(op, checkpoint=self.checkpoint).rewrite_requests()
 
 
 __all__ = ["DifferentiatePass", "Differentiator", "Generated", "rule_key", "activity_string"]

@@ -232,7 +232,10 @@ def clone_loop(a, op: Operation, dst: Block) -> None:
     a.tape, a.pos = tape, start
     a.clone_block(body, new_body)
     yields = [a.values[v] for v in body.last_op.operands]
-    record = [start, *(a.key_value(k) for k in a.scope_keys.get(op, []))]
+    if recomputes(op, a.plan):  # checkpointing: the iteration's inputs only
+        record = [start, *(a.values[arg] for arg in replay_inputs(op))]
+    else:
+        record = [start, *(a.key_value(k) for k in a.scope_keys.get(op, []))]
     c = Cursor(new_body)
     tape, end = push(c, a.tape, a.pos, record)
     count = c.value(arith.AddiOp(count, c.index(1)))
@@ -305,9 +308,12 @@ def reverse_loop(b, op: Operation, cotangents, adj) -> None:
     new_cts = [b.cotangent_or_zero(local, args[j]) for j in slots]
     new_sums = [b.add(s, local[f]) if f in local else s for s, f in zip(sums, free)]
     scope = b.close_scope(op)
-    (start,) = loads_for_args(
-        rbody, [scope.args[k] for k in scope.keys], b.tape, rbody.args[1], leading=[INDEX]
-    )
+    if recomputes(op, b.plan):
+        start = _recompute_residuals(b, op, rbody, scope)
+    else:
+        (start,) = loads_for_args(
+            rbody, [scope.args[k] for k in scope.keys], b.tape, rbody.args[1], leading=[INDEX]
+        )
     rbody.add_op(scf.YieldOp(start, *new_cts, *new_sums))
     b.block = outer
     zeros = [b.zero(f.type) for f in free]
@@ -316,3 +322,62 @@ def reverse_loop(b, op: Operation, cotangents, adj) -> None:
         b.accumulate(adj, inits[j], ct)
     for f, ct in zip(free, results[1 + len(slots) :]):
         b.accumulate(adj, f, ct)
+
+
+# ---- checkpointing: recompute a body instead of recording its residuals ----------
+def recomputes(op: Operation, plan) -> bool:
+    """Is this loop checkpointed? Only when asked for, and only loops whose body
+    writes no records of its own (nested reversed loops, tape-threading calls):
+    those keep recording, since replaying them would have to rewrite the tape."""
+    if not plan.checkpoint:
+        return False
+    for inner in op.walk():
+        if inner is op:
+            continue
+        if is_loop(inner) and any(r in plan.active for r in inner.results):
+            return False
+        if inner in plan.calls and plan.calls[inner].tape:
+            return False
+    return True
+
+
+def replay_inputs(op: Operation) -> list[SSAValue]:
+    """The body arguments a replay of the body reads (an unused induction
+    variable is not recorded)."""
+    return [arg for arg in loop_body(op).args if arg.uses]
+
+
+def _recompute_residuals(b, op: Operation, rbody: Block, scope) -> SSAValue:
+    """Load the iteration's inputs (its block arguments) from its record and run
+    the body forwards again, at the start of the reversed iteration, to get the
+    values the adjoint code asked for. Returns the iteration's start position."""
+    from irad.passes.reverse import AugmentedBuilder, _free_active_values
+
+    body = loop_body(op)
+    b.loop_keys.pop(op, None)  # the forward sweep records no residuals for it
+    first_adjoint_op = rbody.first_op
+    args = replay_inputs(op)
+    start, *inputs = loads_for_args(
+        rbody, [], b.tape, rbody.args[1], leading=[INDEX, *(arg.type for arg in args)]
+    )
+    # Values the body uses from outside the loop come from the enclosing scope.
+    outer = b.block
+    replay = AugmentedBuilder(b.primal_fn, b.plan, {None: [], op: scope.keys}, b.reversed_calls)
+    replay.values.update(zip(args, inputs))
+    b.block = rbody
+    for v in _free_active_values(op, None):
+        replay.values[v] = b.primal(v)
+    b.block = outer
+    scratch = Block()
+    replay.clone_block(body, scratch)
+    for inner in list(scratch.ops):
+        inner.detach()
+        if first_adjoint_op is None:
+            rbody.add_op(inner)
+        else:
+            rbody.insert_op_before(inner, first_adjoint_op)
+    for key in scope.keys:
+        arg = scope.args[key]
+        arg.replace_all_uses_with(replay.key_value(key))
+        rbody.erase_arg(arg)
+    return start

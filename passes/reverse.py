@@ -65,6 +65,7 @@ class CallPlan:
 class FunctionPlan:
     active: set[SSAValue]
     calls: dict[Operation, CallPlan]
+    checkpoint: bool = False  # loops recompute their bodies instead of recording residuals
 
 
 def location(op: Operation) -> str:
@@ -329,13 +330,16 @@ class PullbackBuilder:
             self.accumulate(adj, v, ct)
 
 
-def _free_active_values(region_op: Operation, active: set[SSAValue]) -> list[SSAValue]:
-    """Active values used inside `region_op` but defined outside it, in order."""
+def _free_active_values(
+    region_op: Operation, active: set[SSAValue] | None
+) -> list[SSAValue]:
+    """Active values (all values if `active` is None) used inside `region_op`
+    but defined outside it, in order."""
     seen: dict[SSAValue, None] = {}
     for region in region_op.regions:
         for inner in region.walk():
             for v in inner.operands:
-                if v in active and v not in seen:
+                if (active is None or v in active) and v not in seen:
                     if isinstance(v, BlockArgument):
                         defined_inside = _inside(v.block.parent_op(), region_op)
                     else:
