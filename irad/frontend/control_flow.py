@@ -39,8 +39,8 @@ CONTINUED = "$continue"
 FLAGS = (RETURNED, BROKE, CONTINUED)
 INDEX = IndexType()
 _MISSING = object()
-# More promotion rounds than bool -> int -> float can need means a bug.
-_MAX_TYPE_ROUNDS = 4
+# Rounds enough for learning the returned value's type and bool -> int -> float.
+_MAX_TYPE_ROUNDS = 6
 
 
 def assigned_names(body: list[ast.stmt]) -> list[str]:

@@ -68,6 +68,7 @@ class ModuleLowering:
         self._functions: dict[tuple[object, tuple[Attribute, ...]], func.FuncOp] = {}
         # functions being lowered -> a declaration standing in for recursive calls
         self._in_progress: dict[tuple[object, tuple[Attribute, ...]], func.FuncOp] = {}
+        self._called_recursively: set[tuple[object, tuple[Attribute, ...]]] = set()
         self._symbols: set[str] = set()
 
     def function(
@@ -80,9 +81,8 @@ class ModuleLowering:
         if key in self._in_progress:
             # Recursion: the call sees the declaration with the result types
             # assumed so far; `_lower_recursive` checks them afterwards.
-            declaration = self._in_progress[key]
-            declaration.attributes["irad.used"] = StringAttr("recursive")
-            return declaration
+            self._called_recursively.add(key)
+            return self._in_progress[key]
         try:
             source = parse_function(fn)
         except NoSourceError as exc:
@@ -100,21 +100,30 @@ class ModuleLowering:
         it again until the result types its recursive calls assumed are its own."""
         assumed: list[Attribute] = [F64]  # numeric code mostly returns one float
         for _ in range(3):
-            declaration = func.FuncOp.external(name, list(key[1]), assumed)
-            self._in_progress[key] = declaration
+            self._in_progress[key] = func.FuncOp.external(name, list(key[1]), assumed)
+            self._called_recursively.discard(key)
+            lowered_before = set(self._functions)
             try:
                 op = FunctionLowering(self, source, key[1], name, target).lower()
             finally:
                 del self._in_progress[key]
             actual = list(op.function_type.outputs.data)
-            if "irad.used" not in declaration.attributes or actual == assumed:
+            if key not in self._called_recursively or actual == assumed:
                 return op
             assumed = actual
+            # functions lowered meanwhile may call this one with the wrong type
+            for stale in set(self._functions) - lowered_before:
+                self._forget(self._functions.pop(stale))
         raise UnsupportedError(
             f"{source.location(source.tree)}: the result types of the recursive function "
             f"{describe_callable(source.fn)} depend on its recursive calls\n"
             "  hint: make every return give the same type (e.g. return floats everywhere)"
         )
+
+    def _forget(self, op: func.FuncOp) -> None:
+        self._symbols.discard(op.sym_name.data)
+        op.detach()
+        op.erase(safe_erase=False)
 
     def symbol_for(self, fn) -> tuple[str, str]:
         """(unique symbol name, rule-table key) for a Python function."""
