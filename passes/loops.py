@@ -53,6 +53,9 @@ END_POSITION = -1
 TRIP_COUNT = -2
 
 LOOPS = (scf.ForOp, scf.WhileOp)
+# What a reversed loop records per iteration: nothing (its adjoint reads no
+# primal value), its body's residuals, or (checkpointing) its body's inputs.
+NOTHING, CACHE, REPLAY = "nothing", "cache", "replay"
 
 
 def is_loop(op: Operation | None) -> bool:
@@ -232,10 +235,13 @@ def clone_loop(a, op: Operation, dst: Block) -> None:
     a.tape, a.pos = tape, start
     a.clone_block(body, new_body)
     yields = [a.values[v] for v in body.last_op.operands]
-    if recomputes(op, a.plan):  # checkpointing: the iteration's inputs only
+    kind = a.loop_records.get(op, NOTHING)  # as the pullback decided
+    if kind == REPLAY:  # checkpointing: the iteration's inputs only
         record = [start, *(a.values[arg] for arg in replay_inputs(op))]
-    else:
+    elif kind == CACHE:
         record = [start, *(a.key_value(k) for k in a.scope_keys.get(op, []))]
+    else:
+        record = []
     c = Cursor(new_body)
     tape, end = push(c, a.tape, a.pos, record)
     count = c.value(arith.AddiOp(count, c.index(1)))
@@ -308,9 +314,14 @@ def reverse_loop(b, op: Operation, cotangents, adj) -> None:
     new_cts = [b.cotangent_or_zero(local, args[j]) for j in slots]
     new_sums = [b.add(s, local[f]) if f in local else s for s, f in zip(sums, free)]
     scope = b.close_scope(op)
-    if recomputes(op, b.plan):
+    if records_nothing(op, b.plan, scope.keys):
+        b.loop_records[op] = NOTHING
+        start = rbody.args[1]
+    elif recomputes(op, b.plan):
+        b.loop_records[op] = REPLAY
         start = _recompute_residuals(b, op, rbody, scope)
     else:
+        b.loop_records[op] = CACHE
         (start,) = loads_for_args(
             rbody, [scope.args[k] for k in scope.keys], b.tape, rbody.args[1], leading=[INDEX]
         )
@@ -325,20 +336,29 @@ def reverse_loop(b, op: Operation, cotangents, adj) -> None:
 
 
 # ---- checkpointing: recompute a body instead of recording its residuals ----------
-def recomputes(op: Operation, plan) -> bool:
-    """Is this loop checkpointed? Only when asked for, and only loops whose body
-    writes no records of its own (nested reversed loops, tape-threading calls):
-    those keep recording, since replaying them would have to rewrite the tape."""
-    if not plan.checkpoint:
-        return False
+def _writes_records_inside(op: Operation, plan) -> bool:
+    """Does the body hold reversed loops or tape-threading calls?"""
     for inner in op.walk():
         if inner is op:
             continue
         if is_loop(inner) and any(r in plan.active for r in inner.results):
-            return False
+            return True
         if inner in plan.calls and plan.calls[inner].tape:
-            return False
-    return True
+            return True
+    return False
+
+
+def records_nothing(op: Operation, plan, keys) -> bool:
+    """A body whose adjoint reads no primal value and that writes no records
+    (e.g. `s = s + c * x`) needs no record per iteration: only the trip count."""
+    return not keys and not _writes_records_inside(op, plan)
+
+
+def recomputes(op: Operation, plan) -> bool:
+    """Is this loop checkpointed? Only when asked for, and only loops whose body
+    writes no records of its own (nested reversed loops, tape-threading calls):
+    those keep recording, since replaying them would have to rewrite the tape."""
+    return plan.checkpoint and not _writes_records_inside(op, plan)
 
 
 def replay_inputs(op: Operation) -> list[SSAValue]:
@@ -354,7 +374,6 @@ def _recompute_residuals(b, op: Operation, rbody: Block, scope) -> SSAValue:
     from irad.passes.reverse import AugmentedBuilder, _free_active_values
 
     body = loop_body(op)
-    b.loop_keys.pop(op, None)  # the forward sweep records no residuals for it
     first_adjoint_op = rbody.first_op
     args = replay_inputs(op)
     start, *inputs = loads_for_args(

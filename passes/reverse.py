@@ -28,6 +28,7 @@ from irad.errors import DifferentiationError
 from irad.passes.activity import is_float_type
 from irad.passes.adjoints import ADJOINTS, NON_DIFFERENTIABLE
 from irad.passes.loops import (
+    CACHE,
     END_POSITION,
     INDEX,
     TAPE,
@@ -142,6 +143,7 @@ class PullbackBuilder:
         }
         self.residual_keys = self.scopes[None].keys
         self.loop_keys: dict[Operation, list[ResidualKey]] = {}  # kept as scopes close
+        self.loop_records: dict[Operation, str] = {}  # what each reversed loop records
         self._constants: dict[object, SSAValue] = {}
         # calls a cotangent reached; the others stay plain calls in the augmented primal
         self.reversed_calls: set[Operation] = set()
@@ -359,8 +361,10 @@ class AugmentedBuilder:
         scope_keys: dict[Operation | None, list[ResidualKey]],
         reversed_calls: set[Operation],
         tape: bool = False,
+        loop_records: dict[Operation, str] | None = None,
     ):
         self.primal_fn = primal
+        self.loop_records = loop_records or {}
         self.plan = plan
         self.scope_keys = scope_keys
         self.residual_keys = scope_keys[None]
@@ -573,8 +577,15 @@ def build_reverse(
     (none in tape mode: the residuals are records on the tape)."""
     pullback = PullbackBuilder(primal, active_args, plan, tape)
     pullback.build()
-    scope_keys = {None: pullback.residual_keys, **pullback.loop_keys}
-    augmented = AugmentedBuilder(primal, plan, scope_keys, pullback.reversed_calls, tape)
+    cached = {
+        loop: keys
+        for loop, keys in pullback.loop_keys.items()
+        if pullback.loop_records[loop] == CACHE
+    }
+    scope_keys = {None: pullback.residual_keys, **cached}
+    augmented = AugmentedBuilder(
+        primal, plan, scope_keys, pullback.reversed_calls, tape, pullback.loop_records
+    )
     aug_block = augmented.build()
     if tape:
         return aug_block, pullback.entry, []

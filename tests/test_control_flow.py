@@ -543,3 +543,16 @@ def test_checkpointing_records_less():
     # per iteration: the start position, the induction variable and `a`,
     # instead of every residual of the body
     assert checkpointed <= 3 * 50 + 4 < cached
+
+
+def linear_loop(x, n):
+    s = 0.0
+    for i in range(n):
+        s = s + 2.0 * x
+    return s
+
+
+def test_a_loop_whose_adjoint_reads_nothing_records_nothing():
+    # only the loop's trip count and end position, whatever n is
+    assert _tape_length(linear_loop, (1.0, 10), False) == _tape_length(linear_loop, (1.0, 1000), False)
+    assert irad.grad(linear_loop)(1.0, 7) == 14.0
