@@ -589,6 +589,16 @@ def _emit_abs(tr: FunctionTranslator, op: Operation) -> str:
     return f"abs({x})"
 
 
+def _emit_load(tr: FunctionTranslator, op: Operation) -> str:
+    memref, index = tr.operands(op)
+    return f"{memref}[{index}]"
+
+
+def _emit_dim(tr: FunctionTranslator, op: Operation) -> str:
+    memref, _ = tr.operands(op)  # a tape has one dimension
+    return f"len({memref})"
+
+
 EXPRESSION_OPS: dict[str, ExpressionEmitter] = {
     "arith.constant": _emit_constant,
     # Float arithmetic.
@@ -632,8 +642,8 @@ EXPRESSION_OPS: dict[str, ExpressionEmitter] = {
     "arith.trunci": _emit_trunci,
     "arith.index_cast": _emit_index_cast,
     # The tape (memref<?xf64> as a Python list).
-    "memref.load": lambda tr, op: "{}[{}]".format(*tr.operands(op)),
-    "memref.dim": lambda tr, op: f"len({tr.operands(op)[0]})",
+    "memref.load": _emit_load,
+    "memref.dim": _emit_dim,
     # math.
     "math.absf": _emit_abs,
     "math.absi": _integer_arithmetic(_emit_abs),

@@ -195,6 +195,9 @@ class ControlFlowLowering:
                 # the arm that did not return yields a placeholder of the same shape
                 a = self._placeholder_like(b, then_block) if a is _MISSING else a
                 b = self._placeholder_like(a, else_block) if b is _MISSING else b
+                if a is None and b is None:  # `return` without a value
+                    self.env[name] = None
+                    continue
             elif a is _MISSING or b is _MISSING:
                 self.env.pop(name, None)  # defined on one path only: undefined after
                 continue
@@ -260,7 +263,7 @@ class ControlFlowLowering:
             i.name_hint = target
             self.env[target] = i
 
-        def build(inits: list[SSAValue], before_fn, body: Block) -> list[SSAValue]:
+        def build(inits: list[SSAValue], _before: Block | None, body: Block) -> list[SSAValue]:
             return list(self.em.results(scf.ForOp(lower, upper, one, inits, Region(body))))
 
         self._loop(stmt, [INDEX], bind_target, None, build, exclude={target})
