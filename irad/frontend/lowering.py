@@ -215,7 +215,7 @@ class FunctionLowering(ControlFlowLowering):
             self.env[name] = arg
         self.run_statements(tree.body)
         returned = self.env.get(RETURNED, False)
-        if returned is not True and returned is not False:
+        if returned is not True and returned is not False and self.env.get(VALUE) is not None:
             raise self.src.error(
                 tree,
                 f"{tree.name} returns a value on some paths but reaches its end on others",
