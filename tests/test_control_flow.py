@@ -525,7 +525,6 @@ def test_checkpointed_gradients_match_finite_differences(fn, args):
 def _tape_length(fn, args, checkpoint: bool) -> int:
     """How many tape slots the augmented primal fills."""
     from irad.backends.python import compile_module
-    from irad.dialect import make_context  # noqa: F401  (registers the dialect)
     from irad.passes.differentiate import Differentiator
 
     module, name = lower_function(fn, signature_of(fn, args))

@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.frontend.emitter import Emitter
-from irad.frontend.types import F64, I1, I64, is_bool, is_float
+from irad.frontend.types import F64, I1, I64, is_float
 
 RETURNED = "$return"
 VALUE = "$value"
