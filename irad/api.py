@@ -73,7 +73,11 @@ def _scalar_result_type(f, primal: func.FuncOp) -> Attribute:
 
 
 def gradient_module(
-    f: Callable, signature: tuple[Attribute, ...], wrt: tuple[int, ...], with_value: bool
+    f: Callable,
+    signature: tuple[Attribute, ...],
+    wrt: tuple[int, ...],
+    with_value: bool,
+    checkpoint: bool = False,
 ) -> tuple[ModuleOp, str]:
     """The differentiated, optimised module and the name of its entry function.
 
@@ -100,7 +104,7 @@ def gradient_module(
     entry = func.FuncOp(entry_name, entry_type, Region(block))
     mark_generated(entry, primal, ENTRY)
     module.body.block.add_op(entry)
-    Differentiator(module, default_table()).rewrite_requests()
+    Differentiator(module, default_table(), checkpoint=checkpoint).rewrite_requests()
     _optimise(module)
     return module, entry_name
 
@@ -220,10 +224,11 @@ def _run(fn: Callable, args: Sequence):
 class _GradFunction:
     """The callable returned by grad / value_and_grad."""
 
-    def __init__(self, f: Callable, argnums, with_value: bool):
+    def __init__(self, f: Callable, argnums, with_value: bool, checkpoint: bool = False):
         self.f = f
         self.argnums = argnums
         self.with_value = with_value
+        self.checkpoint = checkpoint
         self.single = isinstance(argnums, numbers.Integral)
         self.__name__ = f"{'value_and_grad' if with_value else 'grad'}({_name(f)})"
         self.__doc__ = getattr(f, "__doc__", None)
@@ -244,16 +249,18 @@ class _GradFunction:
         kind = "value_and_grad" if self.with_value else "grad"
 
         def build() -> _Compiled:
-            module, entry = gradient_module(self.f, signature, wrt, self.with_value)
+            module, entry = gradient_module(
+                self.f, signature, wrt, self.with_value, self.checkpoint
+            )
             return _Compiled(module, compile_module(module).function(entry))
 
-        return _cached((self.f, kind, wrt, signature), build)
+        return _cached((self.f, kind, wrt, signature, self.checkpoint), build)
 
     def _irad_module(self, signature: tuple[Attribute, ...]) -> tuple[ModuleOp, str]:
         """A fresh module computing this gradient, for a program that calls it
         (and so differentiates it again: higher order)."""
         wrt = _normalise_argnums(self.f, self.argnums, signature)
-        return gradient_module(self.f, signature, wrt, self.with_value)
+        return gradient_module(self.f, signature, wrt, self.with_value, self.checkpoint)
 
     @property
     def returns_tuple(self) -> bool:
@@ -272,17 +279,24 @@ class _GradFunction:
         return (results[0], grads) if self.with_value else grads
 
 
-def grad(f: Callable, argnums: int | Sequence[int] = 0) -> _GradFunction:
+def grad(
+    f: Callable, argnums: int | Sequence[int] = 0, *, checkpoint: bool = False
+) -> _GradFunction:
     """The gradient of `f` (which returns one float) with respect to `argnums`.
 
     An int `argnums` gives one gradient; a tuple gives a tuple, as in jax.grad.
+    `checkpoint=True` makes loops store only each iteration's inputs and
+    recompute the body in the reverse sweep (less memory, more time; see
+    docs/control-flow.md).
     """
-    return _GradFunction(f, argnums, with_value=False)
+    return _GradFunction(f, argnums, with_value=False, checkpoint=checkpoint)
 
 
-def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0) -> _GradFunction:
+def value_and_grad(
+    f: Callable, argnums: int | Sequence[int] = 0, *, checkpoint: bool = False
+) -> _GradFunction:
     """Like `grad`, returning `(f(*args), gradient)`."""
-    return _GradFunction(f, argnums, with_value=True)
+    return _GradFunction(f, argnums, with_value=True, checkpoint=checkpoint)
 
 
 # Programs may apply these to functions: the frontend evaluates them while lowering.

@@ -40,11 +40,46 @@ def active_values(
     return varied & useful
 
 
+def _loop_links(op) -> list[tuple[SSAValue, ...]]:
+    """Per carried value of a loop: (init, body argument, yielded value, result,
+    and for scf.while the condition region's argument) — one value over time."""
+    if isinstance(op, scf.ForOp):
+        body = op.body.block
+        return [
+            (init, arg, y, r)
+            for init, arg, y, r in zip(op.operands[3:], body.args[1:], body.last_op.operands, op.results)
+        ]
+    after = op.after_region.block
+    before = op.before_region.block
+    return list(zip(op.operands, after.args, after.last_op.operands, op.results, before.args))
+
+
+def _loop_blocks(op) -> list[Block]:
+    return [r.block for r in op.regions]
+
+
+def _propagate_loop(op, values: set[SSAValue], propagate) -> None:
+    """Iterate a loop's body to a fixed point: a carried value is in `values` as
+    soon as any of its stages is (the analysis is the same both ways)."""
+    while True:
+        size = len(values)
+        for link in _loop_links(op):
+            if is_float_type(link[0].type) and any(v in values for v in link):
+                values.update(link)
+        for block in _loop_blocks(op):
+            propagate(block, values)
+        if len(values) == size:
+            return
+
+
 def _propagate_back(block: Block, useful: set[SSAValue], constant: Set[Operation]) -> None:
     for op in reversed(list(block.ops)):
         if op.name in NON_DIFFERENTIABLE or op in constant:
             continue
         if not any(r in useful for r in op.results):
+            continue
+        if isinstance(op, (scf.ForOp, scf.WhileOp)):
+            _propagate_loop(op, useful, lambda b, v: _propagate_back(b, v, constant))
             continue
         if isinstance(op, scf.IfOp):
             for region in op.regions:
@@ -58,6 +93,9 @@ def _propagate_back(block: Block, useful: set[SSAValue], constant: Set[Operation
 def _propagate(block: Block, active: set[SSAValue], constant: Set[Operation]) -> None:
     for op in block.ops:
         if op.name in NON_DIFFERENTIABLE or op in constant:
+            continue
+        if isinstance(op, (scf.ForOp, scf.WhileOp)):
+            _propagate_loop(op, active, lambda b, v: _propagate(b, v, constant))
             continue
         if isinstance(op, scf.IfOp):
             for region in op.regions:

@@ -38,9 +38,11 @@ from irad.passes.reverse import (
     FunctionPlan,
     build_from_rule,
     build_reverse,
+    build_tape_entry,
     function_types,
     location,
     source_location,
+    needs_tape,
 )
 from irad.rules import Decision, RuleTable, default_table
 from irad.symbols import fresh_symbol
@@ -51,9 +53,22 @@ Key = tuple[str, tuple[bool, ...]]  # (primal symbol, activity per argument)
 
 @dataclass(frozen=True)
 class Generated:
+    """The generated pair callers use (flat residuals) and, for a function in
+    tape mode, the pair that threads a tape (see passes/loops.py)."""
+
     augmented: str
     pullback: str
     residual_types: tuple
+    tape_augmented: str = ""
+    tape_pullback: str = ""
+
+
+def tape_names(name: str, active: tuple[bool, ...]) -> tuple[str, str]:
+    """@f.augmented.tape.<act> / @f.pullback.tape.<act>: the tape-threading pair."""
+    return (
+        generated_name(name, AUGMENTED, active, "tape"),
+        generated_name(name, PULLBACK, active, "tape"),
+    )
 
 
 @dataclass(frozen=True)
@@ -119,13 +134,19 @@ def _no_body(
 class Differentiator:
     """Generates augmented primals and pullbacks into one module."""
 
-    def __init__(self, module: ModuleOp, table: RuleTable | None = None):
+    def __init__(
+        self, module: ModuleOp, table: RuleTable | None = None, checkpoint: bool = False
+    ):
         self.module = module
+        # recompute loop bodies in the reverse sweep instead of recording residuals
+        self.checkpoint = checkpoint
         self.table = table if table is not None else default_table()
         self.functions: dict[str, func.FuncOp] = {
             op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)
         }
         self.generated: dict[Key, Generated] = {}
+        # keys on a call cycle: their pairs thread a tape and call each other
+        self.recursive: set[Key] = set()
         self.decisions: list[CallDecision] = []
 
     # ---- entry points ------------------------------------------------------
@@ -175,7 +196,9 @@ class Differentiator:
         """Generate `root` and every callee it needs, callees first.
 
         The stack is the current path through the call graph, so meeting a key
-        that is already on it means real recursion.
+        that is already on it means real recursion: every key on the cycle is
+        generated in tape mode, whose signatures are known before the bodies, so
+        the cycle's members can call each other's generated functions.
         """
         stack: list[Key] = [root]
         pending: dict[Key, _Pending] = {}
@@ -186,16 +209,16 @@ class Differentiator:
                 continue
             if key not in pending:
                 pending[key] = self._plan(key, is_root=key == root)
-            missing = [k for k in pending[key].callees.values() if k not in self.generated]
+            missing = [
+                k
+                for k in pending[key].callees.values()
+                if k not in self.generated and k not in self.recursive
+            ]
             if missing:
                 dep = missing[0]
                 if dep in stack:
-                    cycle = " -> ".join(f"@{k[0]}" for k in stack[stack.index(dep):] + [dep])
-                    raise DifferentiationError(
-                        f"recursive call cycle {cycle}: differentiating recursion is "
-                        "not supported yet\n  hint: rewrite without recursion, or "
-                        "register a rule for the recursive function"
-                    )
+                    self.recursive.update(stack[stack.index(dep) :])
+                    continue
                 stack.append(dep)
                 continue
             self._generate(key, pending.pop(key))
@@ -226,7 +249,7 @@ class Differentiator:
         calls = [op for op in fn.walk() if isinstance(op, func.CallOp)]
         constant = {op for op in calls if self._non_differentiable(op)}
         active = active_values(fn, active_args, constant)
-        plan = FunctionPlan(active, {})
+        plan = FunctionPlan(active, {}, checkpoint=self.checkpoint)
         pending = _Pending(plan)
         for op in calls:
             callee_name = op.callee.root_reference.data
@@ -287,18 +310,23 @@ class Differentiator:
         name, active = key
         primal = self.function(name)
         for op, callee_key in pending.callees.items():
-            gen = self.generated[callee_key]
+            if callee_key in self.generated:
+                gen = self.generated[callee_key]
+            else:  # a recursive call to a member of the cycle, generated later
+                gen = Generated("", "", (), *tape_names(*callee_key))
+            tape = bool(gen.tape_augmented)
             pending.plan.calls[op] = CallPlan(
                 "generated",
                 callee_key[0],
-                augmented=gen.augmented,
-                pullback=gen.pullback,
-                residual_types=gen.residual_types,
+                augmented=gen.tape_augmented if tape else gen.augmented,
+                pullback=gen.tape_pullback if tape else gen.pullback,
+                residual_types=() if tape else gen.residual_types,
+                tape=tape,
             )
         aug_name = generated_name(name, AUGMENTED, active)
         pb_name = generated_name(name, PULLBACK, active)
         rule = pending.rule.rule.describe() if pending.rule is not None else None
-        existing = self._existing(aug_name, pb_name, primal, rule)
+        existing = self._existing(aug_name, pb_name, primal, key, rule)
         if existing is not None:
             self.generated[key] = existing
             return
@@ -307,28 +335,38 @@ class Differentiator:
             # declines at this order): keep both, under fresh names
             aug_name = fresh_symbol(aug_name, self.functions)
             pb_name = fresh_symbol(pb_name, self.functions)
+        tape = pending.rule is None and (key in self.recursive or needs_tape(primal, pending.plan))
         if pending.rule is not None:
             symbols = import_helpers(self.module, self.functions, pending.rule.ir, name)
             aug_block, pb_block, residual_types = build_from_rule(
                 primal, active, pending.rule.ir, symbols
             )
         else:
-            aug_block, pb_block, residual_types = build_reverse(primal, active, pending.plan)
-        aug_type, pb_type = function_types(primal, active, residual_types)
-        for sym, ftype, block, role in (
-            (aug_name, aug_type, aug_block, AUGMENTED),
-            (pb_name, pb_type, pb_block, PULLBACK),
-        ):
-            generated = func.FuncOp(sym, ftype, Region(block), visibility="private")
-            mark_generated(generated, primal, role)
-            if rule is not None:
-                generated.attributes["irad.rule"] = StringAttr(rule)
-            self.module.body.block.add_op(generated)
-            self.functions[sym] = generated
-        self.generated[key] = Generated(aug_name, pb_name, tuple(residual_types))
+            aug_block, pb_block, residual_types = build_reverse(primal, active, pending.plan, tape)
+        pairs = []
+        if tape:
+            tape_aug, tape_pb = tape_names(name, active)
+            pairs.append((tape_aug, tape_pb, aug_block, pb_block, [], True))
+            aug_block, pb_block, residual_types = build_tape_entry(primal, active, tape_aug, tape_pb)
+        pairs.append((aug_name, pb_name, aug_block, pb_block, residual_types, False))
+        for aug_sym, pb_sym, aug_body, pb_body, residuals, threaded in pairs:
+            aug_type, pb_type = function_types(primal, active, residuals, threaded)
+            for sym, ftype, block, role in (
+                (aug_sym, aug_type, aug_body, AUGMENTED),
+                (pb_sym, pb_type, pb_body, PULLBACK),
+            ):
+                generated = func.FuncOp(sym, ftype, Region(block), visibility="private")
+                mark_generated(generated, primal, role)
+                if rule is not None:
+                    generated.attributes["irad.rule"] = StringAttr(rule)
+                self.module.body.block.add_op(generated)
+                self.functions[sym] = generated
+        self.generated[key] = Generated(
+            aug_name, pb_name, tuple(residual_types), *(tape_names(name, active) if tape else ("", ""))
+        )
 
     def _existing(
-        self, aug_name: str, pb_name: str, primal: func.FuncOp, rule: str | None
+        self, aug_name: str, pb_name: str, primal: func.FuncOp, key: Key, rule: str | None
     ) -> Generated | None:
         """Reuse functions an earlier run generated the same way (from the same
         rule, or from the body); refuse a clashing symbol that is not generated."""
@@ -346,7 +384,10 @@ class Differentiator:
         if (made_from.data if isinstance(made_from, StringAttr) else None) != rule:
             return None
         n = len(primal.function_type.outputs.data)
-        return Generated(aug_name, pb_name, tuple(aug.function_type.outputs.data[n:]))
+        threaded = tape_names(*key)
+        if threaded[0] not in self.functions:
+            threaded = ("", "")
+        return Generated(aug_name, pb_name, tuple(aug.function_type.outputs.data[n:]), *threaded)
 
     def attach_remarks(self) -> None:
         """Record the decisions about each primal's calls on its augmented primal."""
@@ -373,13 +414,17 @@ class DifferentiatePass(ModulePass):
 
     With `remarks=true`, each generated augmented primal gets an `irad.remarks`
     attribute saying what happened at each call of its primal (for FileCheck).
+    With `checkpoint=true`, loops record only each iteration's inputs, and the
+    reverse sweep recomputes the body (less memory, about one more forward sweep).
     """
 
     name = "irad-differentiate"
     remarks: bool = False
 
+    checkpoint: bool = False
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        differentiator = Differentiator(op)
+        differentiator = Differentiator(op, checkpoint=self.checkpoint)
         differentiator.rewrite_requests()
         if self.remarks:
             differentiator.attach_remarks()

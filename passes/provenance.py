@@ -5,6 +5,10 @@ Naming scheme (stable; FileCheck tests depend on it):
     @<primal>.augmented.<activity>   the augmented primal: results, then residuals
     @<primal>.pullback.<activity>    the pullback: residuals and result cotangents in,
                                      argument cotangents out
+    @<primal>.augmented.tape.<activity>, @<primal>.pullback.tape.<activity>
+                                     the pair of a function in tape mode (loops,
+                                     recursion), threading the tape; the pair above
+                                     then allocates a tape and calls it
 
 <activity> has one letter per argument: `d` (differentiated) or `c` (constant).
 It is omitted for functions without arguments.
@@ -36,9 +40,9 @@ def activity_string(active: Sequence[bool]) -> str:
     return "".join("d" if a else "c" for a in active)
 
 
-def generated_name(primal: str, role: str, active: Sequence[bool]) -> str:
+def generated_name(primal: str, role: str, active: Sequence[bool], variant: str = "") -> str:
     suffix = activity_string(active)
-    name = f"{primal}.{_SHORT[role]}"
+    name = f"{primal}.{_SHORT[role]}" + (f".{variant}" if variant else "")
     return f"{name}.{suffix}" if suffix else name
 
 

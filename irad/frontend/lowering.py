@@ -23,7 +23,9 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from irad.errors import UnsupportedError
 from irad.recursion import deep_recursion
 from irad.symbols import fresh_symbol, rename_callees
+from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
 from irad.frontend.emitter import Emitter
+from irad.frontend.values import Static, Value
 from irad.frontend.library import (
     FLOAT_FUNCTIONS,
     IMPLEMENTED_IN_PYTHON,
@@ -38,17 +40,7 @@ from irad.frontend.types import F64, I1, describe, is_bool, is_float, is_int, ty
 # The largest literal integer exponent expanded into multiplications.
 MAX_UNROLLED_POWER = 64
 
-CONTROL_FLOW_HINT = (
-    "statement-level control flow (if/for/while) is not supported yet; "
-    "use a conditional expression `a if cond else b`"
-)
-
 UNSUPPORTED_STATEMENTS = {
-    ast.If: ("an `if` statement", CONTROL_FLOW_HINT),
-    ast.For: ("a `for` loop", CONTROL_FLOW_HINT),
-    ast.While: ("a `while` loop", CONTROL_FLOW_HINT),
-    ast.Break: ("`break`", CONTROL_FLOW_HINT),
-    ast.Continue: ("`continue`", CONTROL_FLOW_HINT),
     ast.Try: ("a `try` statement", "exceptions cannot be differentiated; remove it"),
     ast.Raise: ("a `raise` statement", "exceptions cannot be differentiated; remove it"),
     ast.With: ("a `with` statement", "remove it"),
@@ -61,16 +53,6 @@ UNSUPPORTED_STATEMENTS = {
     ast.Nonlocal: ("a `nonlocal` statement", "pass the value as an argument"),
     ast.Delete: ("a `del` statement", "remove it"),
 }
-
-
-@dataclass(frozen=True)
-class Static:
-    """A Python object known at lowering time (a module, a function, ...)."""
-
-    obj: object
-
-
-Value = SSAValue | tuple | Static | None
 
 
 class ModuleLowering:
@@ -87,7 +69,9 @@ class ModuleLowering:
         self.table = table
         self.symbols_by_key = symbols_by_key
         self._functions: dict[tuple[object, tuple[Attribute, ...]], func.FuncOp] = {}
-        self._in_progress: set[tuple[object, tuple[Attribute, ...]]] = set()
+        # functions being lowered -> a declaration standing in for recursive calls
+        self._in_progress: dict[tuple[object, tuple[Attribute, ...]], func.FuncOp] = {}
+        self._called_recursively: set[tuple[object, tuple[Attribute, ...]]] = set()
         self._symbols: set[str] = set()
 
     def function(
@@ -99,13 +83,10 @@ class ModuleLowering:
         if key in self._functions:
             return self._functions[key]
         if key in self._in_progress:
-            where = f"{call_site}: " if call_site else ""
-            raise UnsupportedError(
-                f"{where}recursive call to {describe_callable(fn)} is not supported yet\n"
-                "  hint: recursion comes with control-flow support; "
-                "rewrite the function without recursion for now"
-            )
-        self._in_progress.add(key)
+            # Recursion: the call sees the declaration with the result types
+            # assumed so far; `_lower_recursive` checks them afterwards.
+            self._called_recursively.add(key)
+            return self._in_progress[key]
         try:
             if fn in OPS:
                 op = self._library_wrapper(fn, arg_types)
@@ -114,15 +95,15 @@ class ModuleLowering:
             elif not isinstance(fn, types.FunctionType) and callable(fn) and self.has_rules(fn):
                 op = self._external(fn, arg_types)
             else:
-                try:
-                    source = parse_function(fn)
-                except NoSourceError as exc:
-                    if call_site is None:
-                        raise
-                    raise UnsupportedError(f"{call_site}: {exc}") from None
-                op = FunctionLowering(self, source, arg_types).lower()
-        finally:
-            self._in_progress.discard(key)
+                op = None
+                source = parse_function(fn)
+        except NoSourceError as exc:
+            if call_site is None:
+                raise
+            raise UnsupportedError(f"{call_site}: {exc}") from None
+        if op is None:
+            name, target = self.symbol_for(fn)
+            op = self._lower_recursive(key, source, name, target)
         self._functions[key] = op
         self.module.body.block.add_op(op)
         return op
@@ -176,6 +157,35 @@ class ModuleLowering:
         if name != key:
             op.attributes["irad.target"] = StringAttr(key)
         return op
+    def _lower_recursive(self, key, source, name: str, target: str) -> func.FuncOp:
+        """Lower a function; if it calls itself (directly or through others), lower
+        it again until the result types its recursive calls assumed are its own."""
+        assumed: list[Attribute] = [F64]  # numeric code mostly returns one float
+        for _ in range(3):
+            self._in_progress[key] = func.FuncOp.external(name, list(key[1]), assumed)
+            self._called_recursively.discard(key)
+            lowered_before = set(self._functions)
+            try:
+                op = FunctionLowering(self, source, key[1], name, target).lower()
+            finally:
+                del self._in_progress[key]
+            actual = list(op.function_type.outputs.data)
+            if key not in self._called_recursively or actual == assumed:
+                return op
+            assumed = actual
+            # functions lowered meanwhile may call this one with the wrong type
+            for stale in set(self._functions) - lowered_before:
+                self._forget(self._functions.pop(stale))
+        raise UnsupportedError(
+            f"{source.location(source.tree)}: the result types of the recursive function "
+            f"{describe_callable(source.fn)} depend on its recursive calls\n"
+            "  hint: make every return give the same type (e.g. return floats everywhere)"
+        )
+
+    def _forget(self, op: func.FuncOp) -> None:
+        self._symbols.discard(op.sym_name.data)
+        op.detach()
+        op.erase(safe_erase=False)
 
     def symbol_for(self, fn) -> tuple[str, str]:
         """(unique symbol name, rule-table key) for a Python function."""
@@ -242,11 +252,14 @@ def signature_of(fn, args: tuple) -> tuple[Attribute, ...]:
     return tuple(types_)
 
 
-class FunctionLowering:
-    """Lowers one Python function body (straight-line code) to a func.func."""
+class FunctionLowering(ControlFlowLowering):
+    """Lowers one Python function body to a func.func."""
 
-    def __init__(self, owner: ModuleLowering, src: FunctionSource, arg_types):
+    def __init__(
+        self, owner: ModuleLowering, src: FunctionSource, arg_types, name: str = "", target: str = ""
+    ):
         self.owner = owner
+        self.name_and_target = (name, target)
         self.src = src
         self.fn = src.fn
         self.arg_types = arg_types
@@ -261,10 +274,17 @@ class FunctionLowering:
             self.block.args,
             lambda n: f"{tree.name} takes {n} arguments but was given {len(self.arg_types)}",
         )
-        returned, return_node = self._statements(tree.body)
-        results = self._flatten_return(returned, return_node or tree)
+        self.run_statements(tree.body)
+        returned = self.env.get(RETURNED, False)
+        if returned is not True and returned is not False and self.env.get(VALUE) is not None:
+            raise self.src.error(
+                tree,
+                f"{tree.name} returns a value on some paths but reaches its end on others",
+                "end the function with a `return`",
+            )
+        results = self._flatten_return(self.env.get(VALUE) if returned else None, tree)
         self.em.op(func.ReturnOp(*results))
-        name, key = self.owner.symbol_for(self.fn)
+        name, key = self.name_and_target
         op = func.FuncOp(
             name,
             FunctionType.from_lists(self.arg_types, [r.type for r in results]),
@@ -274,6 +294,12 @@ class FunctionLowering:
         if key != name:
             op.attributes["irad.target"] = StringAttr(key)
         return op
+
+    def returned_value(self, stmt: ast.Return) -> Value:
+        """What a `return` gives (rules and pullbacks return other things)."""
+        value = None if stmt.value is None else self.expr(stmt.value)
+        self._flatten_return(value, stmt)  # reports a non-number where it is returned
+        return value
 
     def bind_parameters(self, args: Sequence[Value], mismatch: Callable[[int], str]) -> list[str]:
         """Bind the function's parameters to `args`; `mismatch(n)` says what is
@@ -312,28 +338,6 @@ class FunctionLowering:
         return list(values)
 
     # ---- statements -------------------------------------------------------
-    def _statements(self, body: list[ast.stmt]) -> tuple[Value, ast.Return | None]:
-        """Lower statements up to the first `return`; returns its value and node."""
-        for stmt in body:
-            if isinstance(stmt, ast.Return):
-                return self.returned_value(stmt), stmt
-            if isinstance(stmt, ast.If):
-                test = self.expr(stmt.test)
-                if isinstance(test, Static):
-                    # known while lowering (isinstance, a global flag): only the
-                    # branch taken is lowered, so no runtime branch exists
-                    value, node = self._statements(stmt.body if test.obj else stmt.orelse)
-                    if node is not None:
-                        return value, node
-                    continue
-            self.statement(stmt)
-        return None, None
-
-    def returned_value(self, stmt: ast.Return) -> Value:
-        if stmt.value is None or _is_none(stmt.value):
-            return None
-        return self.expr(stmt.value)
-
     def statement(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, ast.Assign):
             value = self.expr(stmt.value)
@@ -355,6 +359,8 @@ class FunctionLowering:
                 self.expr(stmt.value)  # pure: evaluated for its errors only
         elif isinstance(stmt, ast.Pass):
             pass
+        elif hasattr(self, f"stmt_{type(stmt).__name__}"):
+            getattr(self, f"stmt_{type(stmt).__name__}")(stmt)
         else:
             what, hint = UNSUPPORTED_STATEMENTS.get(
                 type(stmt), (f"a `{type(stmt).__name__}` statement", "")

@@ -22,7 +22,9 @@ from xdsl.dialects.builtin import FunctionType
 from xdsl.ir import Attribute, Region, SSAValue
 
 from irad.frontend.library import target_key
-from irad.frontend.lowering import FunctionLowering, ModuleLowering, Static, Value
+from irad.frontend.control_flow import RETURNED, VALUE
+from irad.frontend.lowering import FunctionLowering, ModuleLowering
+from irad.frontend.values import Static, Value
 from irad.frontend.source import parse_function
 from irad.frontend.types import describe, is_float
 from irad.rules.table import FruleIR, RuleIR
@@ -111,9 +113,7 @@ class _RuleLowering(FunctionLowering):
             lambda n: f"the rule {tree.name} takes {n} arguments, but its target is "
             f"called with {len(self.arg_types)}",
         )
-        returned, node = self._statements(tree.body)
-        if node is None:
-            raise self._shape_error(tree)
+        returned = _run_body(self, lambda: self._shape_error(tree))
         if returned is None:
             return None
         captured = _captured(returned.pullback.node, self.env)
@@ -174,10 +174,7 @@ class _PullbackLowering(FunctionLowering):
     def returned_value(self, stmt: ast.Return) -> Value:
         value = stmt.value
         parts = value.elts if isinstance(value, ast.Tuple) else [value]
-        return tuple(
-            None if _is_none(p) else self.number(p)
-            for p in parts
-        )
+        return tuple(None if _is_none(p) else self.number(p) for p in parts), stmt
 
     def lower_pullback(self) -> tuple[func.FuncOp, tuple[int, ...]]:
         tree = self.src.tree
@@ -187,9 +184,9 @@ class _PullbackLowering(FunctionLowering):
             lambda k: f"{self.who}: the pullback takes {k} arguments, expected one "
             f"cotangent per float result of the primal ({n})",
         )
-        returned, node = self._statements(tree.body)
-        if node is None:
-            raise self.src.error(tree, f"{self.who}: the pullback does not return its cotangents")
+        returned, node = _run_body(
+            self, lambda: self.src.error(tree, f"{self.who}: the pullback does not return its cotangents")
+        )
         if len(returned) != len(self.primal_types):
             raise self.src.error(
                 node,
@@ -266,9 +263,9 @@ class _FruleLowering(FunctionLowering):
             lambda k: f"{self.who} takes {k} arguments, expected the target's {n} arguments "
             f"followed by one tangent each ({2 * n})",
         )
-        returned, node = self._statements(tree.body)
-        if node is None:
-            raise self.src.error(tree, f"{self.who} does not return `(y, dy)` or None")
+        returned = _run_body(
+            self, lambda: self.src.error(tree, f"{self.who} does not return `(y, dy)` or None")
+        )
         if returned is None:
             return None
         results, tangents, stmt = returned
@@ -304,6 +301,23 @@ class _FruleLowering(FunctionLowering):
             Region(self.block),
         )
         return FruleIR(jvp, len(results))
+
+
+def _run_body(lowering: FunctionLowering, missing_return) -> Value:
+    """Lower a rule's (or pullback's) body; what its `return` gives. Whether it
+    returns, and so whether a rule declines, must be known while lowering."""
+    lowering.run_statements(lowering.src.tree.body)
+    returned = lowering.env.get(RETURNED, False)
+    if returned is False:
+        raise missing_return()
+    if returned is not True:
+        raise lowering.src.error(
+            lowering.src.tree,
+            f"{lowering.src.tree.name} returns on some paths only, decided at run time",
+            "a rule decides at lowering time: test static properties (isinstance) "
+            "before returning None, and return on every path",
+        )
+    return lowering.env.get(VALUE)
 
 
 def _is_none(node: ast.expr | None) -> bool:
