@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence, Set
 
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import Float32Type, Float64Type
+from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from irad.passes.adjoints import NON_DIFFERENTIABLE
@@ -38,6 +38,31 @@ def active_values(
     useful = {v for v in body.last_op.operands if is_float_type(v.type)}
     _propagate_back(body, useful, constant)
     return varied & useful
+
+
+def varied_memory(
+    fn: func.FuncOp, active_args: Sequence[bool], constant: Set[Operation] = frozenset()
+) -> Operation | None:
+    """An op that puts a value depending on an active argument into memory (a
+    memref.store of it, or a call taking it and returning a memref), if any.
+
+    Reverse mode does not follow derivatives through memory, so such code
+    (generated code's tape, differentiated again) must be refused, not given a
+    silently wrong zero."""
+    varied: set[SSAValue] = {
+        arg
+        for arg, is_active in zip(fn.body.block.args, active_args)
+        if is_active and is_float_type(arg.type)
+    }
+    _propagate(fn.body.block, varied, constant)
+    for op in fn.walk():
+        if op.name == "memref.store" and op.operands[0] in varied:
+            return op
+        if any(isinstance(r.type, MemRefType) for r in op.results) and any(
+            o in varied for o in op.operands
+        ):
+            return op
+    return None
 
 
 def _loop_links(op) -> list[tuple[SSAValue, ...]]:

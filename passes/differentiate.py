@@ -23,7 +23,7 @@ from xdsl.rewriter import Rewriter
 
 from irad.dialect import DerivativeRequestOp, ValueAndGradOp
 from irad.errors import DifferentiationError
-from irad.passes.activity import active_values, is_float_type
+from irad.passes.activity import active_values, is_float_type, varied_memory
 from irad.passes.rule_ir import import_helpers, rule_key
 from irad.passes.provenance import (
     AUGMENTED,
@@ -248,6 +248,16 @@ class Differentiator:
             )
         calls = [op for op in fn.walk() if isinstance(op, func.CallOp)]
         constant = {op for op in calls if self._non_differentiable(op)}
+        into_memory = varied_memory(fn, active_args, constant)
+        if into_memory is not None:
+            raise DifferentiationError(
+                f"{location(into_memory)}: reverse mode cannot follow derivatives through "
+                f"memory: @{name} puts a value that depends on the differentiated arguments "
+                "into a memref (the tape of a loop or recursion, differentiated again)\n"
+                "  hint: for second "
+                "derivatives of programs with loops or recursion use irad.hessian or "
+                "irad.jacfwd(irad.grad(f)) (forward over reverse)"
+            )
         active = active_values(fn, active_args, constant)
         plan = FunctionPlan(active, {}, checkpoint=self.checkpoint)
         pending = _Pending(plan)

@@ -36,6 +36,7 @@ from irad.dialect import JvpOp
 from irad.errors import DifferentiationError
 from irad.passes.activity import is_float_type
 from irad.passes.adjoints import ADJOINTS, NON_DIFFERENTIABLE
+from irad.passes.forward_regions import ForwardRegions, has_tangent_type
 from irad.passes.provenance import JVP, generated_name, mark_generated, origin
 from irad.passes.reverse import location
 from irad.passes.rule_ir import import_helpers, inline_body, rule_key
@@ -50,7 +51,7 @@ def jvp_type(primal: func.FuncOp, active: Sequence[bool]) -> FunctionType:
     ins = primal.function_type.inputs.data
     outs = primal.function_type.outputs.data
     tangents_in = [t for t, a in zip(ins, active) if a]
-    tangents_out = [t for t in outs if is_float_type(t)]
+    tangents_out = [t for t in outs if has_tangent_type(t)]
     return FunctionType.from_lists([*ins, *tangents_in], [*outs, *tangents_out])
 
 
@@ -144,7 +145,7 @@ class ForwardDifferentiator:
         return fn
 
 
-class TangentBuilder:
+class TangentBuilder(ForwardRegions):
     """Clones one primal and computes tangents beside it.
 
     It is also the `b` the adjoints in passes/adjoints.py are written against:
@@ -210,7 +211,7 @@ class TangentBuilder:
                 self.tangents[arg] = t
         self.clone_block(body)
         returned = body.last_op.operands
-        tangents = [self.tangent_or_zero(v) for v in returned if is_float_type(v.type)]
+        tangents = [self.tangent_or_zero(v) for v in returned if has_tangent_type(v.type)]
         self.block.add_op(func.ReturnOp(*(self.values[v] for v in returned), *tangents))
         return self.block
 
@@ -234,21 +235,28 @@ class TangentBuilder:
 
     def tangent_or_zero(self, v: SSAValue) -> SSAValue:
         t = self.tangents.get(v)
-        return t if t is not None else self.zero(v.type)
+        if t is not None:
+            return t
+        if not is_float_type(v.type):
+            raise DifferentiationError(f"internal: no shadow for the memref {v} in forward mode")
+        return self.zero(v.type)
 
     def clone_block(self, src: Block) -> None:
         for op in src.ops:
             if op is src.last_op and op.has_trait(IsTerminator):
                 continue
-            varied = any(o in self.tangents for o in op.operands) or (
-                op.regions and _uses_any(op, self.tangents)
-            )
-            if not varied or op.name in NON_DIFFERENTIABLE:
+            if isinstance(op, scf.IfOp) and op.results:
+                self.if_(op)  # structured ops are rebuilt: they may carry tangents or shadows
+            elif isinstance(op, scf.ForOp):
+                self.for_(op)
+            elif isinstance(op, scf.WhileOp):
+                self.while_(op)
+            elif op.name.startswith("memref."):
+                self.memory(op)
+            elif op.name in NON_DIFFERENTIABLE or not any(o in self.tangents for o in op.operands):
                 self.block.add_op(op.clone(value_mapper=self.values))
             elif isinstance(op, func.CallOp):
                 self.call(op)
-            elif isinstance(op, scf.IfOp):
-                self.if_(op)
             else:
                 self.block.add_op(op.clone(value_mapper=self.values))
                 self.push_tangents(op)
@@ -292,7 +300,7 @@ class TangentBuilder:
         arg_types = tuple(o.type for o in op.operands)
         decision = owner.table.lookup(rule_key(callee), arg_types, FORWARD, self.order)
         args = [self.values[o] for o in op.operands]
-        float_results = [r for r in op.results if is_float_type(r.type)]
+        float_results = [r for r in op.results if has_tangent_type(r.type)]
         if not float_results or decision.kind == "non-differentiable":
             self.block.add_op(op.clone(value_mapper=self.values))
             return
@@ -302,7 +310,7 @@ class TangentBuilder:
             tangents = [self.tangent_or_zero(o) for o in op.operands if is_float_type(o.type)]
             outputs = inline_body(ir.jvp, symbols, [*args, *tangents], self.block)
         else:
-            active = tuple(o in self.tangents and is_float_type(o.type) for o in op.operands)
+            active = tuple(o in self.tangents and has_tangent_type(o.type) for o in op.operands)
             symbol = owner._request((callee_name, active))
             tangents = [self.tangents[o] for o, a in zip(op.operands, active) if a]
             call = func.CallOp(symbol, [*args, *tangents], jvp_type(callee, active).outputs.data)
@@ -314,44 +322,12 @@ class TangentBuilder:
         for r, t in zip(float_results, outputs[n:]):
             self.tangents[r] = t
 
-    def if_(self, op: scf.IfOp) -> None:
-        outer = self.block
-        branches = []
-        for region in op.regions:
-            self.block = Block()
-            self.clone_block(region.block)
-            yielded = region.block.last_op.operands
-            branches.append((self.block, yielded))
-        self.block = outer
-        with_tangent = [
-            i
-            for i, r in enumerate(op.results)
-            if is_float_type(r.type) and any(y[i] in self.tangents for _, y in branches)
-        ]
-        for block, yielded in branches:
-            self.block = block
-            extra = [self.tangent_or_zero(yielded[i]) for i in with_tangent]
-            block.add_op(scf.YieldOp(*(self.values[v] for v in yielded), *extra))
-        self.block = outer
-        types = [*(r.type for r in op.results), *(op.results[i].type for i in with_tangent)]
-        new = scf.IfOp(self.values[op.cond], types, Region(branches[0][0]), Region(branches[1][0]))
-        self.block.add_op(new)
-        n = len(op.results)
-        for r, v in zip(op.results, new.results[:n]):
-            self.values[r] = v
-        for i, t in zip(with_tangent, new.results[n:]):
-            self.tangents[op.results[i]] = t
 
 
 def _made_from(fn: func.FuncOp) -> str | None:
     """The rule a generated function was made from (its `irad.rule`), if any."""
     attr = fn.attributes.get("irad.rule")
     return attr.data if isinstance(attr, StringAttr) else None
-
-
-def _uses_any(op: Operation, values: dict[SSAValue, SSAValue]) -> bool:
-    """Whether any op nested in `op` reads one of `values`."""
-    return any(o in values for inner in op.walk() for o in inner.operands)
 
 
 # ---- tangent rules for ops whose adjoint is not their own tangent rule ----------------

@@ -235,3 +235,59 @@ def test_builtin_frules_exact_at_kinks(x):
     assert t == 0.5
     _, t = irad.jvp(math.hypot, (3.0, x + 4.0), (0.5, -1.0))
     assert t == pytest.approx(fd(math.hypot, (3.0, x + 4.0), 0) * 0.5 - fd(math.hypot, (3.0, x + 4.0), 1), rel=1e-6)
+
+
+# ---- control flow: forward mode, and Hessians through the reverse-mode tape ------------
+from tests import test_control_flow as CF  # noqa: E402  (programs live in that file)
+
+CONTROL_FLOW = [
+    (CF.piecewise, (1.7,)),
+    (CF.piecewise, (0.4,)),
+    (CF.elif_chain, (-0.9, 1.3)),
+    (CF.several_carried, (0.7, 1.1, 5)),
+    (CF.nested_loops, (0.3, 4)),
+    (CF.loop_calls_looping_helper, (0.45, 3)),
+    (CF.loop_with_branch, (0.8, 6)),
+    (CF.halve_until_small, (37.0,)),
+    (CF.newton_sqrt, (2.5,)),
+    (CF.early_return_in_loop, (0.6, 7)),
+    (CF.break_and_continue, (0.35,)),
+    (CF.while_with_break, (0.9,)),
+    (CF.return_in_nested_loop, (0.7, 4)),
+    (CF.power_rec, (1.1, 5)),
+    (CF.even_part, (0.9, 6)),
+    (CF.tree_rec, (0.8, 4)),
+    (CF.recursion_in_a_loop, (0.6, 3)),
+]
+
+
+def _floats(args):
+    return [i for i, a in enumerate(args) if isinstance(a, float)]
+
+
+@pytest.mark.parametrize("f, args", CONTROL_FLOW, ids=lambda v: getattr(v, "__name__", ""))
+def test_jvp_of_control_flow(f, args):
+    direction = [0.7 if isinstance(a, float) else None for a in args]
+    _, tangent = irad.jvp(f, args, direction)
+    expected = sum(0.7 * fd(f, args, i) for i in _floats(args))
+    assert tangent == pytest.approx(expected, rel=1e-6, abs=1e-8)
+
+
+@pytest.mark.parametrize("f, args", CONTROL_FLOW, ids=lambda v: getattr(v, "__name__", ""))
+def test_hessian_of_control_flow(f, args):
+    """Forward over reverse, through the tape of loops and recursion."""
+    wrt = tuple(_floats(args))
+    h = irad.hessian(f, wrt)(*args)
+    g = irad.grad(f, wrt)
+    rows = h if isinstance(h, tuple) else (h,)
+    for i, row in enumerate(rows):
+        row = row if isinstance(row, tuple) else (row,)
+        for j, value in zip(wrt, row):
+            want = central_difference(lambda *a: g(*a)[i], args, j, [1.0])
+            assert value == pytest.approx(want, rel=1e-5, abs=1e-6)
+
+
+def test_reverse_over_reverse_through_a_tape_is_refused():
+    with pytest.raises(irad.DifferentiationError, match="cannot follow derivatives through memory") as err:
+        irad.grad(irad.grad(CF.power_rec))(1.1, 5)
+    assert "irad.hessian" in str(err.value)
