@@ -1,0 +1,70 @@
+"""Just-in-time compilation of textual LLVM IR with llvmlite.
+
+llvmlite (PyPI) bundles its own LLVM, version 22 for llvmlite 0.50, the same
+major version as the `mlir-translate` that writes the IR, so the textual IR
+parses as is. One `JitModule` owns one MCJIT engine; the addresses it hands out
+stay valid while the module lives.
+"""
+
+from __future__ import annotations
+
+import ctypes.util
+import functools
+
+from irad.errors import BackendError
+
+LLVMLITE_HINT = "install llvmlite (pip install 'irad[native]', or pip install llvmlite)"
+
+
+@functools.cache
+def _llvm():
+    try:
+        import llvmlite.binding as llvm
+    except ImportError as exc:
+        raise BackendError(f"backend='native' needs llvmlite, which is not importable: {exc}\n  hint: {LLVMLITE_HINT}") from None
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    # Generated code calls libc (malloc, free) and libm (sin, erf, ...). The JIT
+    # resolves symbols in this process; libm is made sure of by name.
+    libm = ctypes.util.find_library("m")
+    if libm:
+        llvm.load_library_permanently(libm)
+    return llvm
+
+
+@functools.cache
+def _target_machine():
+    llvm = _llvm()
+    return llvm.Target.from_default_triple().create_target_machine(opt=3, jit=True)
+
+
+def llvmlite_available() -> bool:
+    try:
+        _llvm()
+    except BackendError:
+        return False
+    return True
+
+
+class JitModule:
+    """LLVM IR text, optimised at -O3 and compiled to machine code in this process."""
+
+    def __init__(self, llvm_ir: str, *, where: str = "the lowered module"):
+        llvm = _llvm()
+        try:
+            module = llvm.parse_assembly(llvm_ir)
+            module.verify()
+        except RuntimeError as exc:
+            raise BackendError(f"llvmlite rejected the LLVM IR of {where}:\n{exc}") from None
+        machine = _target_machine()
+        tuning = llvm.create_pipeline_tuning_options(speed_level=3)
+        builder = llvm.create_pass_builder(machine, tuning)
+        builder.getModulePassManager().run(module, builder)
+        self._engine = llvm.create_mcjit_compiler(module, machine)
+        self._engine.finalize_object()
+
+    def address(self, symbol: str) -> int:
+        address = self._engine.get_function_address(symbol)
+        if not address:
+            raise BackendError(f"the native module has no function {symbol!r}")
+        return address

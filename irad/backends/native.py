@@ -1,0 +1,251 @@
+"""Native backend: lower a module through upstream MLIR 22 and run machine code.
+
+    xDSL module --(text)--> mlir-opt (LOWERING) --> mlir-translate --mlir-to-llvmir
+               --> llvmlite: -O3, MCJIT --> ctypes calls
+
+Every public function gets `llvm.emit_c_interface`, so MLIR also emits a
+`_mlir_ciface_<name>` wrapper with a fixed C calling convention, which is what
+Python calls through ctypes:
+
+* scalars are passed and returned by value (f64 -> double, f32 -> float,
+  iN -> intN_t, i1 -> bool, index -> int64_t);
+* a memref is passed as a pointer to its descriptor
+  `{allocated, aligned, offset, sizes[rank], strides[rank]}`;
+* several results, or a memref result, come back through a pointer to a
+  struct, passed as the first argument.
+
+Memory: a gradient request frees its tape itself (irad-differentiate puts a
+`memref.dealloc` after its pullback). A memref a public function returns (the
+tape among `irad.vjp`'s residuals) belongs to Python: `NativeBuffer` frees it
+with libc `free` (memref.alloc lowers to `malloc`) when it is garbage-collected.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import subprocess
+import tempfile
+import weakref
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    UnitAttr,
+)
+from xdsl.ir import Attribute
+
+from irad.backends.llvm_jit import JitModule
+from irad.backends.mlir_tools import INSTALL_HINT, find_tool
+from irad.errors import BackendError
+
+# mlir-opt passes from the dialects irad emits (func, arith, math, scf, memref)
+# to the LLVM dialect. math-to-funcs first: it expands math.ipowi, which has
+# no LLVM intrinsic; math-to-llvm takes the ops with intrinsics and
+# math-to-libm the rest (erf, cbrt, ...), which become calls into libm.
+LOWERING = (
+    "--convert-math-to-funcs",
+    "--convert-scf-to-cf",
+    "--convert-math-to-llvm",
+    "--convert-math-to-libm",
+    "--expand-strided-metadata",
+    "--finalize-memref-to-llvm",
+    "--convert-arith-to-llvm",
+    "--convert-index-to-llvm",
+    "--convert-cf-to-llvm",
+    "--convert-func-to-llvm",
+    "--reconcile-unrealized-casts",
+)
+
+C_INTERFACE = "llvm.emit_c_interface"
+_TIMEOUT = 300
+
+
+# ---- mlir-opt and mlir-translate ---------------------------------------------------
+def require_tool(name: str) -> str:
+    path = find_tool(name)
+    if path is None:
+        variable = "IRAD_" + name.upper().replace("-", "_")
+        raise BackendError(
+            f"backend='native' needs {name}, which was found neither in ${variable}, "
+            f"nor on PATH, nor in /usr/lib/llvm-22/bin\n  hint: {INSTALL_HINT}, or set "
+            f"{variable} to the {name} of an LLVM/MLIR 22 installation"
+        )
+    return path
+
+
+def native_tools_available() -> bool:
+    return all(find_tool(t) for t in ("mlir-opt", "mlir-translate"))
+
+
+def with_c_interface(module: ModuleOp) -> ModuleOp:
+    """A copy of `module` whose public functions get `_mlir_ciface_` wrappers."""
+    module = module.clone()
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_visibility is None and op.body.blocks:
+            op.attributes[C_INTERFACE] = UnitAttr()
+    return module
+
+
+def _run_tool(args: Sequence[str], text: str, what: str) -> str:
+    proc = subprocess.run(list(args), input=text, capture_output=True, text=True, timeout=_TIMEOUT)
+    if proc.returncode == 0:
+        return proc.stdout
+    fd, path = tempfile.mkstemp(prefix="irad-native-", suffix=".mlir")
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+    raise BackendError(
+        f"{what} failed (exit status {proc.returncode}); the module is saved in {path}\n"
+        f"  command: {' '.join(args)} {path}\n{proc.stderr.strip()}"
+    )
+
+
+def lower_to_llvm_ir(mlir_text: str) -> str:
+    """LLVM IR for a module of func/arith/math/scf/memref ops, via mlir-opt 22."""
+    opt, translate = require_tool("mlir-opt"), require_tool("mlir-translate")
+    llvm_dialect = _run_tool([opt, *LOWERING], mlir_text, "lowering to the LLVM dialect with mlir-opt")
+    return _run_tool([translate, "--mlir-to-llvmir"], llvm_dialect, "mlir-translate --mlir-to-llvmir")
+
+
+# ---- the C calling convention -----------------------------------------------------
+_INTEGERS = {1: ctypes.c_bool, 8: ctypes.c_int8, 16: ctypes.c_int16, 32: ctypes.c_int32, 64: ctypes.c_int64}
+
+
+@functools.cache
+def _descriptor(rank: int) -> type[ctypes.Structure]:
+    """The C struct of a ranked memref descriptor (what MLIR's LLVM lowering uses)."""
+    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p), ("offset", ctypes.c_int64)]
+    if rank:
+        fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
+    return type(f"MemRefDescriptor{rank}", (ctypes.Structure,), {"_fields_": fields})
+
+
+def c_type(t: Attribute) -> type:
+    """The ctypes type a value of IR type `t` has in the C interface."""
+    if isinstance(t, Float64Type):
+        return ctypes.c_double
+    if isinstance(t, Float32Type):
+        return ctypes.c_float
+    if isinstance(t, IndexType):
+        return ctypes.c_int64
+    if isinstance(t, IntegerType) and t.width.data in _INTEGERS:
+        return _INTEGERS[t.width.data]
+    if isinstance(t, MemRefType):
+        return _descriptor(len(t.shape))
+    raise BackendError(f"the native backend cannot pass a value of type {t} between Python and native code")
+
+
+_libc_free = ctypes.CDLL(None).free
+_libc_free.argtypes = [ctypes.c_void_p]
+
+
+class NativeBuffer:
+    """A memref a native function returned; its memory is freed with it."""
+
+    __slots__ = ("descriptor", "__weakref__")
+
+    def __init__(self, descriptor: ctypes.Structure):
+        self.descriptor = descriptor
+        if descriptor.allocated:
+            weakref.finalize(self, _libc_free, descriptor.allocated)
+
+
+def _argument(t: Attribute) -> tuple[type, Callable | None]:
+    """The ctypes argument type and a converter from the Python value (None: ctypes converts)."""
+    if isinstance(t, MemRefType):
+        descriptor = c_type(t)
+
+        def by_reference(value):
+            if not isinstance(value, NativeBuffer):
+                raise BackendError(f"a native function expected a memref ({t}) from native code, got {value!r}")
+            return ctypes.byref(value.descriptor)
+
+        return ctypes.POINTER(descriptor), by_reference
+    return c_type(t), None
+
+
+def _result(value, t: Attribute):
+    return NativeBuffer(value) if isinstance(t, MemRefType) else value
+
+
+def _callable(address: int, function: func.FuncOp) -> Callable[..., tuple]:
+    """A Python function calling the C interface at `address`; it returns a tuple."""
+    inputs = function.function_type.inputs.data
+    outputs = function.function_type.outputs.data
+    arguments = [_argument(t) for t in inputs]
+    converters = [(i, convert) for i, (_, convert) in enumerate(arguments) if convert]
+    argtypes = [c for c, _ in arguments]
+    by_pointer = len(outputs) > 1 or any(isinstance(t, MemRefType) for t in outputs)
+    if by_pointer:
+        fields = [(f"r{i}", c_type(t)) for i, t in enumerate(outputs)]
+        results = fields[0][1] if len(outputs) == 1 else type("Results", (ctypes.Structure,), {"_fields_": fields})
+        c_function = ctypes.CFUNCTYPE(None, ctypes.POINTER(results), *argtypes)(address)
+    else:
+        restype = c_type(outputs[0]) if outputs else None
+        c_function = ctypes.CFUNCTYPE(restype, *argtypes)(address)
+
+    def convert(args: Sequence) -> Sequence:
+        if not converters:
+            return args
+        args = list(args)
+        for i, to_c in converters:
+            args[i] = to_c(args[i])
+        return args
+
+    if not by_pointer:
+        if not outputs:
+            return lambda *args: (c_function(*convert(args)), ())[1]
+        return lambda *args: (c_function(*convert(args)),)
+
+    if len(outputs) == 1:
+
+        def call_one(*args):
+            out = results()
+            c_function(ctypes.byref(out), *convert(args))
+            return (_result(out, outputs[0]),)
+
+        return call_one
+
+    names = [(name, t) for (name, _), t in zip(fields, outputs)]
+
+    def call(*args):
+        out = results()
+        c_function(ctypes.byref(out), *convert(args))
+        return tuple(_result(getattr(out, name), t) for name, t in names)
+
+    return call
+
+
+# ---- compiled modules -------------------------------------------------------------
+class NativeModule:
+    """A module compiled to machine code; `function(name)` is a public function
+    callable from Python, returning a tuple (as the Python backend does)."""
+
+    def __init__(self, module: ModuleOp):
+        self.functions = {
+            op.sym_name.data: op
+            for op in module.ops
+            if isinstance(op, func.FuncOp) and op.sym_visibility is None and op.body.blocks
+        }
+        self.llvm_ir = lower_to_llvm_ir(str(with_c_interface(module)))
+        self.jit = JitModule(self.llvm_ir)
+
+    def function(self, name: str) -> Callable[..., tuple]:
+        if name not in self.functions:
+            raise BackendError(f"the native module has no public function @{name}")
+        address = self.jit.address(f"_mlir_ciface_{name}")
+        call = _callable(address, self.functions[name])
+        call.__name__ = name
+        call.native_module = self  # the machine code lives as long as the callable
+        return call
+
+
+def compile_module(module: ModuleOp) -> NativeModule:
+    return NativeModule(module)
