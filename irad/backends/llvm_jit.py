@@ -13,7 +13,8 @@ import functools
 
 from irad.errors import BackendError
 
-LLVMLITE_HINT = "install llvmlite (pip install 'irad[native]', or pip install llvmlite)"
+LLVMLITE_HINT = "pip install 'irad[native]' (llvmlite >= 0.50)"
+LLVM_MAJOR = 22
 
 
 @functools.cache
@@ -22,6 +23,12 @@ def _llvm():
         import llvmlite.binding as llvm
     except ImportError as exc:
         raise BackendError(f"backend='native' needs llvmlite, which is not importable: {exc}\n  hint: {LLVMLITE_HINT}") from None
+    if llvm.llvm_version_info[0] < LLVM_MAJOR:
+        version = ".".join(map(str, llvm.llvm_version_info))
+        raise BackendError(
+            f"backend='native' needs llvmlite built on LLVM {LLVM_MAJOR} or later, to read the IR "
+            f"mlir-translate 22 writes; this llvmlite has LLVM {version}\n  hint: {LLVMLITE_HINT}"
+        )
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     # Generated code calls libc (malloc, free) and libm (sin, erf, ...). The JIT
@@ -30,12 +37,6 @@ def _llvm():
     if libm:
         llvm.load_library_permanently(libm)
     return llvm
-
-
-@functools.cache
-def _target_machine():
-    llvm = _llvm()
-    return llvm.Target.from_default_triple().create_target_machine(opt=3, jit=True)
 
 
 def llvmlite_available() -> bool:
@@ -56,12 +57,15 @@ class JitModule:
             module.verify()
         except RuntimeError as exc:
             raise BackendError(f"llvmlite rejected the LLVM IR of {where}:\n{exc}") from None
-        machine = _target_machine()
+        # One target machine per module: llvmlite's pass builder and engine
+        # refer to it, and sharing one across modules crashed after a dispose.
+        machine = llvm.Target.from_default_triple().create_target_machine(opt=3, jit=True)
         tuning = llvm.create_pipeline_tuning_options(speed_level=3)
         builder = llvm.create_pass_builder(machine, tuning)
         builder.getModulePassManager().run(module, builder)
         self._engine = llvm.create_mcjit_compiler(module, machine)
         self._engine.finalize_object()
+        self._keep = (machine, tuning, builder)
 
     def address(self, symbol: str) -> int:
         address = self._engine.get_function_address(symbol)
