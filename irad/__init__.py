@@ -35,7 +35,7 @@ def __getattr__(name: str):
 
         return stop_gradient
     if name == "export":
-        from irad.export import export
+        from irad.mlir_export import export
 
         return export
     if name == "explain":

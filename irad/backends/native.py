@@ -149,12 +149,11 @@ _libc_free.argtypes = [ctypes.c_void_p]
 class NativeBuffer:
     """A memref a native function returned; its memory is freed with it."""
 
-    __slots__ = ("descriptor", "__weakref__")
+    __slots__ = ("descriptor", "free", "__weakref__")
 
     def __init__(self, descriptor: ctypes.Structure):
         self.descriptor = descriptor
-        if descriptor.allocated:
-            weakref.finalize(self, _libc_free, descriptor.allocated)
+        self.free = weakref.finalize(self, _libc_free, descriptor.allocated)
 
 
 def _argument(t: Attribute) -> tuple[type, Callable | None]:
