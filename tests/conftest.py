@@ -50,3 +50,19 @@ def emitted_modules_parse_in_mlir_opt(monkeypatch):
     if emitted:
         ok, diagnostics = mlir_opt_parses("\n// -----\n".join(emitted), split=True)
         assert ok, f"mlir-opt rejected a module irad emitted:\n{diagnostics}"
+
+
+@pytest.fixture
+def rule_table():
+    """The default rule table, restored to its entries after the test."""
+    from irad.rules import default_table
+
+    table = default_table()
+    before = table.rules()
+    yield table
+    for rule in table.rules():
+        if not any(rule is b for b in before):
+            table.remove(rule.target, rule.signature, rule.mode)
+    for rule in before:
+        if not any(rule is r for r in table.rules()):
+            table.register(rule)
