@@ -1,6 +1,6 @@
 """
-The post-AD optimisation pipeline: canonicalization with irad's float folds, CSE and
-DCE, repeated until nothing changes.
+The post-AD optimisation pipeline: the metadata-aware inliner, canonicalization with
+irad's float folds, CSE and DCE, repeated until nothing changes.
 """
 
 from dataclasses import dataclass
@@ -14,6 +14,7 @@ from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from irad.passes.float_folds import FLOAT_FOLDS
+from irad.passes.inline import DEFAULT_MAX_DEPTH, DEFAULT_THRESHOLD, inline_calls
 
 
 def _count_ops(module: builtin.ModuleOp) -> int:
@@ -23,17 +24,21 @@ def _count_ops(module: builtin.ModuleOp) -> int:
 @dataclass(frozen=True)
 class OptimizePass(ModulePass):
     """
-    Runs xDSL's canonicalization patterns and folders together with irad's float
+    Inlines calls as `irad-inline` does (`threshold`, `max-depth` are its options),
+    then runs xDSL's canonicalization patterns and folders together with irad's float
     folds (one greedy worklist walk, xDSL's `canonicalize` plus FLOAT_FOLDS), then
-    xDSL's CSE and DCE; repeats while CSE or DCE change the module, since what they
-    merge or remove can enable more folds. The walk itself runs to a fixed point, so
-    a round in which CSE and DCE change nothing leaves a fixed point of all four.
+    xDSL's CSE and DCE; repeats while the inliner, CSE or DCE change the module: what
+    they inline, merge or remove can enable more folds, and folds can shrink a function
+    below the inliner's threshold. The walk itself runs to a fixed point, so a round in
+    which the inliner, CSE and DCE change nothing leaves a fixed point of all of them.
     At most `max_rounds` rounds.
     """
 
     name = "irad-optimize"
 
     max_rounds: int = 10
+    threshold: int = DEFAULT_THRESHOLD
+    max_depth: int = DEFAULT_MAX_DEPTH
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         walker = PatternRewriteWalker(
@@ -45,11 +50,12 @@ class OptimizePass(ModulePass):
             post_walk_func=region_dce,
         )
         for _ in range(self.max_rounds):
+            inlined = inline_calls(op, self.threshold, self.max_depth)
             walker.rewrite_module(op)
             # CSE erases each op it replaces (bar a multi-result op whose results it
             # can only partly replace), so the op count tells whether it did anything.
             size = _count_ops(op)
             cse(op)
             removed_dead = region_dce(op.body)
-            if not removed_dead and _count_ops(op) == size:
+            if not inlined and not removed_dead and _count_ops(op) == size:
                 return
