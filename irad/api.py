@@ -23,6 +23,7 @@ from irad.errors import IradError
 from irad.frontend import bind_arguments, lower_function, signature_of
 from irad.frontend.source import def_location
 from irad.frontend.types import describe, is_float
+from irad.gc_pause import gc_paused
 from irad.passes.differentiate import Differentiator
 from irad.passes.optimize import OptimizePass
 from irad.passes.symbol_dce import SymbolDCEPass
@@ -128,7 +129,8 @@ def _cached(key: tuple, build: Callable[[], _Compiled]) -> _Compiled:
     key = (*key, default_table().version)
     compiled = _CACHE.get(key)
     if compiled is None:
-        compiled = _CACHE[key] = build()
+        with gc_paused():
+            compiled = _CACHE[key] = build()
     return compiled
 
 

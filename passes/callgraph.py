@@ -13,11 +13,13 @@ stack, so a 10,000-deep chain costs no Python recursion.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
+from xdsl.ir import Operation
 
 from irad.passes.provenance import origin
 
@@ -34,6 +36,12 @@ def role_of(fn: func.FuncOp) -> str:
 
 def is_generated(fn: func.FuncOp) -> bool:
     return "irad.primal" in fn.attributes
+
+
+def symbol_uses(op: Operation) -> list[str]:
+    """The symbols one op names in its properties and attributes."""
+    attrs = [*op.properties.values(), *op.attributes.values()]
+    return [a.root_reference.data for a in attrs if isinstance(a, SymbolRefAttr)]
 
 
 def strongly_connected(edges: Mapping[Hashable, Iterable[Hashable]]) -> list[list]:
@@ -89,6 +97,8 @@ class CallGraph:
 
     functions: dict[str, func.FuncOp]
     calls: dict[str, list[func.CallOp]] = field(default_factory=dict)
+    uses: Counter = field(default_factory=Counter)  # references to each symbol
+    size: dict[str, int] = field(default_factory=dict)  # ops in each function's body
     # components in reverse topological order: callees first
     order: list[list[str]] = field(default_factory=list)
     component: dict[str, int] = field(default_factory=dict)
@@ -101,8 +111,18 @@ class CallGraph:
         graph = CallGraph(functions)
         raw: dict[str, list[str]] = {}
         primal: dict[str, list[str]] = {}
+        for top in module.ops:
+            if not isinstance(top, func.FuncOp):
+                graph.uses.update(symbol_uses(top))
         for name, fn in functions.items():
-            sites = [op for op in fn.walk() if isinstance(op, func.CallOp)]
+            sites = []
+            graph.size[name] = -1  # not counting the func.func itself
+            for op in fn.walk():
+                graph.size[name] += 1
+                if isinstance(op, func.CallOp):
+                    sites.append(op)
+                if op is not fn:  # its own attributes (irad.primal) are provenance, not a use
+                    graph.uses.update(symbol_uses(op))
             graph.calls[name] = sites
             raw[name] = [s.callee.root_reference.data for s in sites]
             here = node_of(fn)

@@ -31,12 +31,12 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from irad.passes.callgraph import CallGraph, is_generated, node_of
+from irad.passes.callgraph import CallGraph, is_generated, node_of, symbol_uses
 
 DEFAULT_THRESHOLD = 32
 DEFAULT_MAX_DEPTH = 1000
@@ -44,36 +44,6 @@ DEFAULT_MAX_DEPTH = 1000
 
 def _is_private(fn: func.FuncOp) -> bool:
     return fn.sym_visibility is not None and fn.sym_visibility.data == "private"
-
-
-def _symbols(op: Operation, own_attributes: bool = True) -> list[str]:
-    """The symbols one op names in its properties (and attributes)."""
-    attrs = list(op.properties.values())
-    if own_attributes:
-        attrs += op.attributes.values()
-    return [a.root_reference.data for a in attrs if isinstance(a, SymbolRefAttr)]
-
-
-def _references(module: ModuleOp) -> dict[str, Counter]:
-    """Per function (and "" for the module's other ops): the symbols its ops name.
-
-    A function's own attributes (its `irad.primal`) do not count: provenance is
-    not a use.
-    """
-    refs: dict[str, Counter] = {}
-    for top in module.ops:
-        own_function = isinstance(top, func.FuncOp)
-        counter = refs.setdefault(top.sym_name.data if own_function else "", Counter())
-        for op in top.walk():
-            counter.update(_symbols(op, op is not top or not own_function))
-    return refs
-
-
-def _total(refs: dict[str, Counter]) -> Counter:
-    total = Counter()
-    for counter in refs.values():
-        total.update(counter)
-    return total
 
 
 @dataclass
@@ -84,15 +54,13 @@ class _Inliner:
 
     graph: CallGraph = field(init=False)
     uses: Counter = field(init=False)  # references per symbol, kept up to date
-    size: dict[str, int] = field(init=False)  # ops per function, as first seen
     erased: set[str] = field(init=False)
 
     def run(self) -> int:
-        _erase_unused_private(self.module, _references(self.module))
         graph = self.graph = CallGraph.build(self.module)
-        self.uses = _total(_references(self.module))
-        self.size = {name: sum(1 for _ in fn.walk()) - 1 for name, fn in graph.functions.items()}
+        self.uses = graph.uses
         self.erased = set()
+        self._erase_unused_private()
         inlined = 0
         # Callers first: a callee's body is inlined as it was lowered or generated,
         # and the calls it exposes are handled in the caller's worklist, so every op
@@ -101,9 +69,29 @@ class _Inliner:
             for name in members:
                 if name not in self.erased:
                     inlined += self._inline_into(name)
-        if inlined:
-            _erase_unused_private(self.module, _references(self.module))
+        self._erase_unused_private()
         return inlined
+
+    def _erase_unused_private(self) -> None:
+        """Erase private functions nothing references, and what only they referenced."""
+        functions = self.graph.functions
+        dead = [
+            n for n, f in functions.items()
+            if n not in self.erased and _is_private(f) and self.uses[n] == 0
+        ]
+        while dead:
+            name = dead.pop()
+            fn = functions[name]
+            self.erased.add(name)
+            for op in fn.body.walk():
+                for used in symbol_uses(op):
+                    self.uses[used] -= 1
+                    if (
+                        used in functions and used not in self.erased
+                        and self.uses[used] == 0 and _is_private(functions[used])
+                    ):
+                        dead.append(used)
+            self.module.body.block.erase_op(fn)
 
     def _inline_into(self, name: str) -> int:
         inlined = 0
@@ -129,7 +117,7 @@ class _Inliner:
             for op in new_ops:
                 for inner in op.walk():
                     if not move:
-                        self.uses.update(_symbols(inner))
+                        self.uses.update(symbol_uses(inner))
                     if isinstance(inner, func.CallOp):
                         work.append((inner, depth + 1))
         return inlined
@@ -143,7 +131,7 @@ class _Inliner:
             return False  # a call inside a cycle of the raw call graph
         if is_generated(callee):
             return node_of(callee) not in graph.primal_recursive
-        return name not in graph.raw_recursive and self.size[name] <= self.threshold
+        return name not in graph.raw_recursive and graph.size[name] <= self.threshold
 
 
 def _inline_call(call: func.CallOp, callee: func.FuncOp, move: bool) -> list[Operation]:
@@ -193,21 +181,6 @@ def _replace_all(pairs) -> None:
             users[use.operation] = None
     for user in users:
         user.operands = [mapping.get(v, v) for v in user.operands]
-
-
-def _erase_unused_private(module: ModuleOp, refs: dict[str, Counter]) -> None:
-    """Erase private functions nothing references, and what only they referenced."""
-    uses = _total(refs)
-    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
-    dead = [n for n, f in functions.items() if _is_private(f) and uses[n] == 0]
-    while dead:
-        name = dead.pop()
-        module.body.block.erase_op(functions.pop(name))
-        for used, count in refs.get(name, Counter()).items():
-            uses[used] -= count
-            fn = functions.get(used)
-            if fn is not None and uses[used] == 0 and _is_private(fn):
-                dead.append(used)
 
 
 def inline_calls(

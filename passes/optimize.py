@@ -51,6 +51,11 @@ class OptimizePass(ModulePass):
         )
         for _ in range(self.max_rounds):
             inlined = inline_calls(op, self.threshold, self.max_depth)
+            if inlined:
+                # Inlined bodies repeat constants and shared primal values; merging
+                # them first shrinks what the walk visits (to less than half on a
+                # gradient call tree).
+                cse(op)
             walker.rewrite_module(op)
             # CSE erases each op it replaces (bar a multi-result op whose results it
             # can only partly replace), so the op count tells whether it did anything.
