@@ -98,7 +98,7 @@ class CallGraph:
     functions: dict[str, func.FuncOp]
     calls: dict[str, list[func.CallOp]] = field(default_factory=dict)
     uses: Counter = field(default_factory=Counter)  # references to each symbol
-    size: dict[str, int] = field(default_factory=dict)  # ops in each function's body
+    size: dict[str, int] = field(default_factory=dict)  # ops in each body, bar terminators
     # components in reverse topological order: callees first
     order: list[list[str]] = field(default_factory=list)
     component: dict[str, int] = field(default_factory=dict)
@@ -116,7 +116,7 @@ class CallGraph:
                 graph.uses.update(symbol_uses(top))
         for name, fn in functions.items():
             sites = []
-            graph.size[name] = -1  # not counting the func.func itself
+            graph.size[name] = -1 - len(fn.body.blocks)  # not the func.func, nor terminators
             for op in fn.walk():
                 graph.size[name] += 1
                 if isinstance(op, func.CallOp):

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import OpResult, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -156,6 +156,10 @@ def _inline_call(call: func.CallOp, callee: func.FuncOp, move: bool) -> list[Ope
                 break
             new_ops.append(op.clone(value_mapper=mapping))
             block.insert_op_before(new_ops[-1], call)
+    inlined = set(new_ops)
+    for old, new in zip(call.results, results, strict=True):
+        if old.name_hint is not None and isinstance(new, OpResult) and new.owner in inlined:
+            new.name_hint = old.name_hint  # the caller's name reads better in the caller
     _replace_all(zip(call.results, results, strict=True))
     call.detach()
     call.erase()
