@@ -24,14 +24,14 @@ def _count_ops(module: builtin.ModuleOp) -> int:
 @dataclass(frozen=True)
 class OptimizePass(ModulePass):
     """
-    Inlines calls as `irad-inline` does (`threshold`, `max-depth` are its options),
-    then runs xDSL's canonicalization patterns and folders together with irad's float
-    folds (one greedy worklist walk, xDSL's `canonicalize` plus FLOAT_FOLDS), then
-    xDSL's CSE and DCE; repeats while the inliner, CSE or DCE change the module: what
-    they inline, merge or remove can enable more folds, and folds can shrink a function
-    below the inliner's threshold. The walk itself runs to a fixed point, so a round in
-    which the inliner, CSE and DCE change nothing leaves a fixed point of all of them.
-    At most `max_rounds` rounds.
+    Inlines calls as `irad-inline` does (`threshold`, `max-depth` are its options;
+    followed by CSE when it inlined anything), then runs xDSL's canonicalization
+    patterns and folders together with irad's float folds (one greedy worklist walk,
+    xDSL's `canonicalize` plus FLOAT_FOLDS), then xDSL's CSE and DCE; repeats the
+    last three while CSE or DCE change the module, since what they merge or remove
+    can enable more folds. The walk itself runs to a fixed point, so a round in which
+    CSE and DCE change nothing leaves a fixed point of all three. At most
+    `max_rounds` rounds.
     """
 
     name = "irad-optimize"
@@ -49,18 +49,20 @@ class OptimizePass(ModulePass):
             ),
             post_walk_func=region_dce,
         )
+        # The inliner runs once: it already reaches its own fixed point (callers
+        # first, each exposed call judged in turn), and a second run would start
+        # counting `max-depth` afresh below the calls the first one kept.
+        if inline_calls(op, self.threshold, self.max_depth):
+            # Inlined bodies repeat constants and shared primal values; merging
+            # them first shrinks what the walk visits (to less than half on a
+            # gradient call tree).
+            cse(op)
         for _ in range(self.max_rounds):
-            inlined = inline_calls(op, self.threshold, self.max_depth)
-            if inlined:
-                # Inlined bodies repeat constants and shared primal values; merging
-                # them first shrinks what the walk visits (to less than half on a
-                # gradient call tree).
-                cse(op)
             walker.rewrite_module(op)
             # CSE erases each op it replaces (bar a multi-result op whose results it
             # can only partly replace), so the op count tells whether it did anything.
             size = _count_ops(op)
             cse(op)
             removed_dead = region_dce(op.body)
-            if not inlined and not removed_dead and _count_ops(op) == size:
+            if not removed_dead and _count_ops(op) == size:
                 return
