@@ -23,10 +23,12 @@ from xdsl.parser import Parser
 import irad
 from irad import testing
 from irad.api import gradient_module
+from irad.backends.python import compile_module
 from irad.backends.mlir_tools import find_tool, mlir_opt_parses
 from irad.dialect import make_context
+from irad.gc_pause import gc_paused
 from irad.passes.callgraph import strongly_connected
-from irad.passes.differentiate import DifferentiatePass, Differentiator
+from irad.passes.differentiate import Differentiator
 from irad.passes.inline import InlinePass, inline_calls
 from irad.passes.optimize import OptimizePass
 
@@ -165,25 +167,20 @@ def test_strongly_connected_needs_no_recursion_on_depth():
     assert strongly_connected(path)[0] == [n - 1]
 
 
-def test_a_2000_deep_chain_needs_no_recursion_in_the_passes(tmp_path, monkeypatch):
+def test_a_2000_deep_chain_needs_no_recursion_in_the_passes(tmp_path):
     depth = 2000
     program = testing.chain(depth, affine=True)
     module = testing.load(program.source(), "deep_chain", tmp_path)
     f = getattr(module, program.entry)
     # The frontend raises the limit for its own recursion over the source; the
-    # differentiator and the optimiser must not need it.
-    from irad.frontend import lower_function
-
-    primal, name = lower_function(f, (f64,))
-    low = len(_frames()) + 150
+    # differentiator and the optimiser must do without it.
     old = sys.getrecursionlimit()
-    sys.setrecursionlimit(low)
+    sys.setrecursionlimit(len(_frames()) + 150)
     try:
-        grad_module, entry = _gradient_of_lowered(primal, name)
+        with gc_paused():
+            grad_module, entry = gradient_module(f, (f64,), (0,), False)
     finally:
         sys.setrecursionlimit(old)
-    from irad.backends.python import compile_module
-
     run = compile_module(grad_module).function(entry)
     x = 0.4
     d = math.sin(x) + x * math.cos(x) + 0.5  # f0'(x); each level: 0.999 * d + 0.5
@@ -198,24 +195,6 @@ def _frames() -> list:
         frames.append(frame)
         frame = frame.f_back
     return frames
-
-
-def _gradient_of_lowered(module, name):
-    """The request op and passes of irad.api.gradient_module, on a lowered module."""
-    text = str(module).rstrip().removesuffix("}")
-    text += (
-        f"  func.func @main(%x: f64) -> f64 {{\n"
-        f'    %d = irad.grad @"{name}"(%x) {{wrt = [0]}} : (f64) -> f64\n'
-        f"    func.return %d : f64\n  }}\n}}\n"
-    )
-    module = parse(text)
-    for op in functions(module).values():
-        if op.sym_name.data != "main":
-            op.sym_visibility = StringAttr("private")
-    DifferentiatePass().apply(CTX, module)
-    OptimizePass().apply(CTX, module)
-    module.verify()
-    return module, "main"
 
 
 TWO_LEVELS = """
