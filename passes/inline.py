@@ -36,6 +36,7 @@ from xdsl.ir import OpResult, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from irad.errors import IradError
 from irad.passes.callgraph import CallGraph, is_generated, node_of, symbol_uses
 
 DEFAULT_THRESHOLD = 32
@@ -191,6 +192,13 @@ def inline_calls(
     module: ModuleOp, threshold: int = DEFAULT_THRESHOLD, max_depth: int = DEFAULT_MAX_DEPTH
 ) -> int:
     """Inline what the rules above allow; returns the number of calls inlined."""
+    for option, value in (("threshold", threshold), ("max-depth", max_depth)):
+        if value < 0:
+            raise IradError(
+                f"irad-inline: {option}={value} is negative\n"
+                f"  hint: give a count of ops (threshold) or call levels (max-depth); "
+                "max-depth=0 turns inlining off"
+            )
     return _Inliner(module, threshold, max_depth).run()
 
 
