@@ -4,8 +4,8 @@ Functions are grouped into *nodes*: a generated function belongs to the node of
 the primal its `irad.primal` names, any other function to its own symbol. So
 `@f.pullback.d -> @g.pullback.d` is the edge `f -> g` of the primal call graph,
 and only a cycle there is recursion. A call between two functions of one node
-with different roles (a rule's augmented primal calling the primal itself) is
-not an edge: it is how the node computes, not recursion.
+with different roles or orders (a rule's augmented primal calling the primal
+itself) is not an edge: it is how the node computes, not recursion.
 
 Strongly connected components are found by Tarjan's algorithm with an explicit
 stack, so a 10,000-deep chain costs no Python recursion.
@@ -29,9 +29,10 @@ def node_of(fn: func.FuncOp) -> str:
     return origin(fn)[0]
 
 
-def role_of(fn: func.FuncOp) -> str:
+def role_of(fn: func.FuncOp) -> tuple[str, int]:
+    """What a function is for its node: its role and derivative order ("", 0 for a primal)."""
     role = fn.attributes.get("irad.role")
-    return role.data if isinstance(role, StringAttr) else ""
+    return (role.data if isinstance(role, StringAttr) else "", origin(fn)[1])
 
 
 def is_generated(fn: func.FuncOp) -> bool:
@@ -133,7 +134,7 @@ class CallGraph:
                     continue
                 there = node_of(callee)
                 if there == here and role_of(callee) != role_of(fn):
-                    continue  # a node's own functions calling each other: not recursion
+                    continue  # a node's functions of other roles or orders: not recursion
                 edges.append(there)
         graph.order = strongly_connected(raw)
         for i, members in enumerate(graph.order):
