@@ -252,3 +252,34 @@ def test_differentiating_generated_code_raises_the_order_and_keeps_the_primal():
     inner = [fns[c] for c in calls(fns[second.pullback]) if c in fns]
     assert [_metadata(fn) for fn in inner] == [("g", "pullback", 2)]
     module.verify()
+
+
+def _big_function(name: str, attributes: str) -> str:
+    ops = "\n".join(f"  %v{i} = arith.mulf %v{i - 1}, %x : f64" for i in range(1, 41))
+    return f"""
+func.func private @{name}(%x: f64) -> f64 {attributes} {{
+  %v0 = math.sin %x : f64
+{ops}
+  func.return %v40 : f64
+}}"""
+
+
+def test_metadata_lifts_the_size_threshold():
+    # 41 ops, above the default threshold of 32: without metadata the callee
+    # stays a call, as a generated function it is inlined.
+    generated = 'attributes {irad.primal = @big, irad.role = "pullback", irad.order = 1 : i64}'
+    text = (
+        _big_function("big.pullback.d", generated)
+        + _big_function("other", "")
+        + """
+func.func @main(%x: f64) -> (f64, f64) {
+  %a = func.call @big.pullback.d(%x) : (f64) -> f64
+  %b = func.call @other(%x) : (f64) -> f64
+  func.return %a, %b : f64, f64
+}"""
+    )
+    module = parse(text)
+    assert inline_calls(module) == 1
+    assert calls(functions(module)["main"]) == ["other"]
+    module = parse(text)
+    assert inline_calls(module, threshold=41) == 2
