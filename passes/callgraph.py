@@ -114,7 +114,8 @@ class CallGraph:
         primal: dict[str, list[str]] = {}
         for top in module.ops:
             if not isinstance(top, func.FuncOp):
-                graph.uses.update(symbol_uses(top))
+                for op in top.walk():
+                    graph.uses.update(symbol_uses(op))
         for name, fn in functions.items():
             sites = []
             graph.size[name] = -1 - len(fn.body.blocks)  # not the func.func, nor terminators
