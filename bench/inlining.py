@@ -1,6 +1,7 @@
 """Nested pullbacks stay optimisable: the figures behind docs/benchmarks.md.
 
-Run: .venv/bin/python bench/inlining.py   (no optional packages needed)
+Run: .venv/bin/python bench/inlining.py [flat] [scaling] [depth] [first-call]
+(all four sections by default; no optional packages needed)
 
 1. Chain vs flat: the optimised gradient of a call chain (depths 5, 20, 50)
    and of a call tree with shared callees, against the gradient of the same
@@ -52,10 +53,6 @@ def timed(fn) -> float:
         return time.perf_counter() - start
 
 
-def median_time(fn, repeats: int = REPEATS) -> float:
-    return statistics.median(timed(fn) for _ in range(repeats))
-
-
 def grad_of(f):
     return gradient_module(f, (f64,), (0,), False)[0]
 
@@ -76,20 +73,26 @@ def chain_vs_flat() -> None:
 
 def scaling() -> None:
     print(f"## Scaling: complete 3-ary call trees (median of {REPEATS} runs)\n")
+    sizes = (100, 200, 500, 1000)
+    functions = {n: load(testing.tree(n), f"tree{n}") for n in sizes}
+    lowers: dict[int, list[float]] = {n: [] for n in sizes}
+    totals: dict[int, list[float]] = {n: [] for n in sizes}
+    for _ in range(REPEATS):  # interleaved, so a burst of load hits every size alike
+        for n, f in functions.items():
+            lowers[n].append(timed(lambda: lower_function(f, (f64,))))
+            totals[n].append(timed(lambda: grad_of(f)))
     print("| functions | lower ms | lower + differentiate + optimise ms | differentiate + optimise ms | ops |")
     print("|---|---|---|---|---|")
-    totals, passes = {}, {}
-    for n in (100, 200, 500, 1000):
-        f = load(testing.tree(n), f"tree{n}")
-        lower = median_time(lambda: lower_function(f, (f64,)))
-        total = median_time(lambda: grad_of(f))
-        totals[n], passes[n] = total, total - lower
+    total = {n: statistics.median(totals[n]) for n in sizes}
+    passes = {n: total[n] - statistics.median(lowers[n]) for n in sizes}
+    for n, f in functions.items():
+        lower = statistics.median(lowers[n])
         ops = op_count(grad_of(f))
-        print(f"| {n} | {lower * 1e3:.0f} | {total * 1e3:.0f} | {passes[n] * 1e3:.0f} | {ops} |")
+        print(f"| {n} | {lower * 1e3:.0f} | {total[n] * 1e3:.0f} | {passes[n] * 1e3:.0f} | {ops} |")
     print()
     for a, b in ((100, 200), (500, 1000)):
         print(
-            f"t({b})/t({a}): {totals[b] / totals[a]:.2f} with lowering, "
+            f"t({b})/t({a}): {total[b] / total[a]:.2f} with lowering, "
             f"{passes[b] / passes[a]:.2f} differentiate + optimise"
         )
     print()
@@ -145,12 +148,17 @@ def first_call() -> None:
     print(f"the same, including `from irad import grad` (xDSL, numpy): {with_import * 1e3:.0f} ms\n")
 
 
+SECTIONS = {"flat": chain_vs_flat, "scaling": scaling, "depth": depth, "first-call": first_call}
+
+
 def main() -> None:
+    chosen = sys.argv[1:] or list(SECTIONS)
+    unknown = [name for name in chosen if name not in SECTIONS]
+    if unknown:
+        sys.exit(f"unknown section {unknown[0]!r}; choose from: {', '.join(SECTIONS)}")
     grad_of(load(testing.chain(2), "warm_up"))  # imports are not compile time
-    chain_vs_flat()
-    scaling()
-    depth()
-    first_call()
+    for name in chosen:
+        SECTIONS[name]()
 
 
 if __name__ == "__main__":
