@@ -104,7 +104,7 @@ class _Inliner:
             call, depth = work.popleft()
             callee_name = call.callee.root_reference.data
             callee = self.graph.functions.get(callee_name)
-            if callee is None or callee_name in self.erased or call.callee.nested_references:
+            if callee is None or callee_name in self.erased or call.callee.nested_references.data:
                 continue  # not a function of this module (or one already inlined away)
             if depth >= self.max_depth or not self._inlinable(name, callee):
                 continue

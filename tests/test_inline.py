@@ -222,11 +222,13 @@ def _metadata(fn: func.FuncOp) -> tuple:
 def test_metadata_survives_print_and_parse():
     module = parse(TWO_LEVELS)
     Differentiator(module).reverse("f", (True,))
-    before = {n: _metadata(fn) for n, fn in functions(module).items() if "irad.primal" in fn.attributes}
+    before = _all_metadata(module)
     assert before["g.pullback.d"] == ("g", "pullback", 1)
-    again = parse(str(module))
-    after = {n: _metadata(fn) for n, fn in functions(again).items() if "irad.primal" in fn.attributes}
-    assert after == before
+    assert _all_metadata(parse(str(module))) == before
+
+
+def _all_metadata(module) -> dict[str, tuple]:
+    return {n: _metadata(fn) for n, fn in functions(module).items() if "irad.primal" in fn.attributes}
 
 
 @pytest.mark.skipif(find_tool("mlir-opt") is None, reason="mlir-opt 22 not installed")
