@@ -54,8 +54,8 @@ class OptimizePass(ModulePass):
         # counting `max-depth` afresh below the calls the first one kept.
         if inline_calls(op, self.threshold, self.max_depth):
             # Inlined bodies repeat constants and shared primal values; merging
-            # them first shrinks what the walk visits (to less than half on a
-            # gradient call tree).
+            # them first shrinks what the walk visits (by 15% on the call trees of
+            # bench/inlining.py, by 60% when the callees share their arguments).
             cse(op)
         for _ in range(self.max_rounds):
             walker.rewrite_module(op)
