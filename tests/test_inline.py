@@ -285,3 +285,52 @@ func.func @main(%x: f64) -> (f64, f64) {
     assert calls(functions(module)["main"]) == ["other"]
     module = parse(text)
     assert inline_calls(module, threshold=41) == 2
+
+
+@st.composite
+def call_dags(draw):
+    """MLIR text of a random call DAG: @fN may call any @fK with K < N, some of
+    them twice, some with metadata; @main calls the last one."""
+    count = draw(st.integers(1, 6))
+    lines = []
+    for n in range(count):
+        generated = draw(st.booleans())
+        attrs = (
+            f' attributes {{irad.primal = @p{n}, irad.role = "pullback", irad.order = 1 : i64}}'
+            if generated else ""
+        )
+        body = ["%v0 = arith.mulf %x, %y : f64"]
+        values = ["%x", "%y", "%v0"]
+        for i, callee in enumerate(draw(st.lists(st.integers(0, max(n - 1, 0)), max_size=3))):
+            if n == 0:
+                break
+            a, b = draw(st.sampled_from(values)), draw(st.sampled_from(values))
+            body.append(f"%c{i} = func.call @f{callee}({a}, {b}) : (f64, f64) -> f64")
+            body.append(f"%s{i} = math.sin %c{i} : f64")
+            values += [f"%c{i}", f"%s{i}"]
+        result = draw(st.sampled_from(values))
+        body.append(f"%r = arith.addf {result}, %x : f64")
+        visibility = "private " if draw(st.booleans()) else ""
+        lines.append(
+            f"func.func {visibility}@f{n}(%x: f64, %y: f64) -> f64{attrs} {{\n  "
+            + "\n  ".join(body) + "\n  func.return %r : f64\n}"
+        )
+    lines.append(
+        f"func.func @main(%x: f64, %y: f64) -> f64 {{\n"
+        f"  %r = func.call @f{count - 1}(%x, %y) : (f64, f64) -> f64\n  func.return %r : f64\n}}"
+    )
+    return "\n".join(lines)
+
+
+@settings(max_examples=60, deadline=None)
+@given(call_dags(), st.integers(0, 8), st.integers(0, 7))
+def test_inlining_preserves_what_main_computes(text, threshold, max_depth):
+    module = parse(text)
+    before = compile_module(module).function("main")
+    inline_calls(module, threshold=threshold, max_depth=max_depth)
+    module.verify()
+    after = compile_module(module).function("main")
+    for x, y in ((0.3, -1.2), (2.0, 0.5)):
+        assert after(x, y) == before(x, y)
+    if max_depth >= 6 and threshold >= 8:
+        assert calls(functions(module)["main"]) == []
