@@ -24,9 +24,10 @@ from irad.errors import IradError
 from irad.frontend import bind_arguments, lower_function, signature_of
 from irad.frontend.source import def_location
 from irad.frontend.types import describe, is_float
+from irad.gc_pause import gc_paused
 from irad.passes.differentiate import Differentiator
 from irad.passes.forward import ForwardDifferentiator
-from irad.passes.optimize import OptimizePass
+from irad.passes.optimize import DEFAULT_MAX_DEPTH, OptimizePass
 from irad.passes.provenance import ENTRY, mark_generated
 from irad.passes.symbol_dce import SymbolDCEPass
 from irad.recursion import deep_recursion
@@ -46,8 +47,10 @@ def _context():
     return make_context()
 
 
-def _optimise(module: ModuleOp) -> None:
-    OptimizePass().apply(_context(), module)
+def _optimise(module: ModuleOp, inline: bool = True) -> None:
+    """The standard pipeline. A module built to be differentiated again is not
+    inlined: its calls (to rule targets above all) must meet the table again."""
+    OptimizePass(max_depth=DEFAULT_MAX_DEPTH if inline else 0).apply(_context(), module)
     SymbolDCEPass().apply(_context(), module)
     module.verify()
 
@@ -79,6 +82,7 @@ def gradient_module(
     wrt: tuple[int, ...],
     with_value: bool,
     checkpoint: bool = False,
+    inline: bool = True,
 ) -> tuple[ModuleOp, str]:
     """The differentiated, optimised module and the name of its entry function.
 
@@ -106,7 +110,7 @@ def gradient_module(
     mark_generated(entry, primal, ENTRY)
     module.body.block.add_op(entry)
     Differentiator(module, default_table(), checkpoint=checkpoint).rewrite_requests()
-    _optimise(module)
+    _optimise(module, inline)
     return module, entry_name
 
 
@@ -164,7 +168,8 @@ def _cached(key: tuple, build: Callable[[], _Compiled]) -> _Compiled:
     key = (*key, default_table().version)
     compiled = _CACHE.get(key)
     if compiled is None:
-        compiled = _CACHE[key] = build()
+        with gc_paused():
+            compiled = _CACHE[key] = build()
     return compiled
 
 
@@ -264,7 +269,9 @@ class _GradFunction:
         """A fresh module computing this gradient, for a program that calls it
         (and so differentiates it again: higher order)."""
         wrt = _normalise_argnums(self.f, self.argnums, signature)
-        return gradient_module(self.f, signature, wrt, self.with_value, self.checkpoint)
+        return gradient_module(
+            self.f, signature, wrt, self.with_value, self.checkpoint, inline=False
+        )
 
     @property
     def returns_tuple(self) -> bool:

@@ -113,6 +113,14 @@ class RequestOp(IRDLOperation, ABC):
     def _error(self, message: str) -> VerifyException:
         return VerifyException(f"'{self.name}' op {message}")
 
+    def _verify_inputs(self, callee, operand_types: Sequence[Attribute]) -> None:
+        inputs = callee.function_type.inputs.data
+        if inputs != tuple(operand_types):
+            raise self._error(
+                f"operand types ({', '.join(map(str, operand_types))}) do not match the "
+                f"inputs of @{self.callee.root_reference.data} ({', '.join(map(str, inputs))})"
+            )
+
     def _callee_function(self):
         """The callee, when it is a func.func that can be found (detached ops
         and other callees are left alone)."""
@@ -269,16 +277,9 @@ class DerivativeRequestOp(RequestOp, ABC):
         callee = self._callee_function()
         if callee is None:
             return
-
-        callee_inputs = callee.function_type.inputs.data
+        self._verify_inputs(callee, operand_types)
         callee_outputs = callee.function_type.outputs.data
         name = self.callee.root_reference.data
-        if callee_inputs != tuple(operand_types):
-            raise self._error(
-                f"operand types ({', '.join(map(str, operand_types))}) do not "
-                f"match the inputs of @{name} "
-                f"({', '.join(map(str, callee_inputs))})"
-            )
         if len(callee_outputs) != 1 or not isinstance(callee_outputs[0], AnyFloat):
             shown = ", ".join(map(str, callee_outputs)) or "nothing"
             raise self._error(
@@ -347,14 +348,9 @@ class JvpOp(RequestOp):
         callee = self._callee_function()
         if callee is None:
             return
-        inputs = callee.function_type.inputs.data
+        self._verify_inputs(callee, primal_types)
         outputs = callee.function_type.outputs.data
         name = self.callee.root_reference.data
-        if inputs != tuple(primal_types):
-            raise self._error(
-                f"operand types ({', '.join(map(str, primal_types))}) do not match "
-                f"the inputs of @{name} ({', '.join(map(str, inputs))})"
-            )
         expected = (*outputs, *(t for t in outputs if is_differentiable_type(t)))
         if tuple(self.res.types) != expected:
             raise self._error(

@@ -59,7 +59,7 @@ class _JacobianFunction:
 
     def _irad_module(self, signature: tuple[Attribute, ...]) -> tuple[ModuleOp, str]:
         nums = _normalise_argnums(self.f, self.argnums, signature)
-        module, entry, _ = jacobian_module(self.f, signature, nums, self.mode)
+        module, entry, _ = jacobian_module(self.f, signature, nums, self.mode, inline=False)
         return module, entry
 
     def _compiled(self, args: Sequence) -> _Compiled:
@@ -88,10 +88,15 @@ class _JacobianFunction:
 
 
 def jacobian_module(
-    f: Callable, signature: tuple[Attribute, ...], argnums: tuple[int, ...], mode: str
+    f: Callable,
+    signature: tuple[Attribute, ...],
+    argnums: tuple[int, ...],
+    mode: str,
+    inline: bool = True,
 ) -> tuple[ModuleOp, str, tuple[Attribute, ...]]:
     """The module whose public `@<f>.<mode>` returns the Jacobian's entries,
-    row-major; also f's result types."""
+    row-major; also f's result types. (`inline=False` for a module to be
+    differentiated again.)"""
     module, name = lower_function(f, signature, default_table())
     primal = _function(module, name)
     primal.sym_visibility = StringAttr("private")
@@ -115,7 +120,7 @@ def jacobian_module(
     module.body.block.add_op(entry)
     if mode == "jacfwd":
         ForwardDifferentiator(module, default_table()).rewrite_requests()
-    _optimise(module)
+    _optimise(module, inline)
     return module, entry.sym_name.data, outputs
 
 

@@ -43,6 +43,12 @@ def _optimize_pass() -> type[ModulePass]:
     return OptimizePass
 
 
+def _inline_pass() -> type[ModulePass]:
+    from irad.passes.inline import InlinePass
+
+    return InlinePass
+
+
 def _float_folds_pass() -> type[ModulePass]:
     from irad.passes.float_folds import FloatFoldsPass
 
@@ -60,6 +66,7 @@ IRAD_UNIVERSE = Universe(
     all_passes={
         "irad-differentiate": _differentiate_pass,
         "irad-jvp": _jvp_pass,
+        "irad-inline": _inline_pass,
         "irad-optimize": _optimize_pass,
         "irad-float-folds": _float_folds_pass,
         "irad-symbol-dce": _symbol_dce_pass,

@@ -28,16 +28,20 @@ def active_values(
 ) -> set[SSAValue]:
     """`constant` are ops (calls to non-differentiable functions) whose results
     carry no derivative."""
-    varied: set[SSAValue] = {
-        arg
-        for arg, is_active in zip(fn.body.block.args, active_args)
-        if is_active and is_float_type(arg.type)
-    }
+    varied = _active_arguments(fn, active_args)
     _propagate(fn.body.block, varied, constant)
     body = fn.body.block
     useful = {v for v in body.last_op.operands if is_float_type(v.type)}
     _propagate_back(body, useful, constant)
     return varied & useful
+
+
+def _active_arguments(fn: func.FuncOp, active_args: Sequence[bool]) -> set[SSAValue]:
+    return {
+        arg
+        for arg, is_active in zip(fn.body.block.args, active_args)
+        if is_active and is_float_type(arg.type)
+    }
 
 
 def varied_memory(
@@ -49,11 +53,7 @@ def varied_memory(
     Reverse mode does not follow derivatives through memory, so such code
     (generated code's tape, differentiated again) must be refused, not given a
     silently wrong zero."""
-    varied: set[SSAValue] = {
-        arg
-        for arg, is_active in zip(fn.body.block.args, active_args)
-        if is_active and is_float_type(arg.type)
-    }
+    varied = _active_arguments(fn, active_args)
     _propagate(fn.body.block, varied, constant)
     for op in fn.walk():
         if op.name == "memref.store" and op.operands[0] in varied:

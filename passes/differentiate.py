@@ -40,6 +40,7 @@ from irad.passes.reverse import (
     build_reverse,
     build_tape_entry,
     function_types,
+    find_function,
     location,
     source_location,
     needs_tape,
@@ -413,11 +414,7 @@ class Differentiator:
             )
 
     def function(self, name: str, use: Operation | None = None) -> func.FuncOp:
-        fn = self.functions.get(name)
-        if fn is None:
-            where = f"{location(use)}: " if use is not None else ""
-            raise DifferentiationError(f"{where}no function @{name} in the module")
-        return fn
+        return find_function(self.functions, name, use)
 
 
 @dataclass(frozen=True)

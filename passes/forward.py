@@ -36,9 +36,10 @@ from irad.dialect import JvpOp
 from irad.errors import DifferentiationError
 from irad.passes.activity import is_float_type
 from irad.passes.adjoints import ADJOINTS, NON_DIFFERENTIABLE
+from irad.passes.builder import ArithBuilder
 from irad.passes.forward_regions import ForwardRegions, has_tangent_type
 from irad.passes.provenance import JVP, generated_name, mark_generated, origin
-from irad.passes.reverse import location
+from irad.passes.reverse import find_function, location
 from irad.passes.rule_ir import import_helpers, inline_body, rule_key
 from irad.rules import Decision, RuleTable, default_table
 from irad.symbols import fresh_symbol
@@ -138,14 +139,10 @@ class ForwardDifferentiator:
         self.functions[symbol] = fn
 
     def function(self, name: str, use: Operation | None = None) -> func.FuncOp:
-        fn = self.functions.get(name)
-        if fn is None:
-            where = f"{location(use)}: " if use is not None else ""
-            raise DifferentiationError(f"{where}no function @{name} in the module")
-        return fn
+        return find_function(self.functions, name, use)
 
 
-class TangentBuilder(ForwardRegions):
+class TangentBuilder(ArithBuilder, ForwardRegions):
     """Clones one primal and computes tangents beside it.
 
     It is also the `b` the adjoints in passes/adjoints.py are written against:
@@ -170,30 +167,8 @@ class TangentBuilder(ForwardRegions):
     def primal(self, v: SSAValue) -> SSAValue:
         return self.values[v]
 
-    def op(self, op: Operation) -> SSAValue:
-        self.block.add_op(op)
-        return op.results[0] if op.results else None
-
     def const(self, value: float, type: Attribute) -> SSAValue:
         return self.op(arith.ConstantOp(FloatAttr(value, type)))
-
-    def zero(self, type: Attribute) -> SSAValue:
-        return self.const(0.0, type)
-
-    def add(self, a, b):
-        return self.op(arith.AddfOp(a, b))
-
-    def sub(self, a, b):
-        return self.op(arith.SubfOp(a, b))
-
-    def mul(self, a, b):
-        return self.op(arith.MulfOp(a, b))
-
-    def div(self, a, b):
-        return self.op(arith.DivfOp(a, b))
-
-    def neg(self, a):
-        return self.op(arith.NegfOp(a))
 
     # ---- the sweep ---------------------------------------------------------------
     def build(self) -> Block:

@@ -28,6 +28,7 @@ from irad.errors import DifferentiationError
 from irad.passes.rule_ir import inline_body
 from irad.passes.activity import is_float_type
 from irad.passes.adjoints import ADJOINTS, NON_DIFFERENTIABLE
+from irad.passes.builder import ArithBuilder
 from irad.passes.loops import (
     CACHE,
     END_POSITION,
@@ -78,6 +79,15 @@ def location(op: Operation) -> str:
     where = f"@{fn.sym_name.data}" if fn is not None else "<module>"
     source = source_location(op)
     return f"{source}: {where}: {op.name}" if source else f"{where}: {op.name}"
+
+
+def find_function(functions: dict[str, func.FuncOp], name: str, use: Operation | None = None) -> func.FuncOp:
+    """@name among `functions`, or an error located at the op that uses it."""
+    fn = functions.get(name)
+    if fn is None:
+        where = f"{location(use)}: " if use is not None else ""
+        raise DifferentiationError(f"{where}no function @{name} in the module")
+    return fn
 
 
 def source_location(op: Operation) -> str:
@@ -131,7 +141,7 @@ def _anchor(key: ResidualKey) -> Operation | None:
     return None if isinstance(key, BlockArgument) else key.owner
 
 
-class PullbackBuilder:
+class PullbackBuilder(ArithBuilder):
     """Emits the pullback; also the `b` handed to the adjoints in passes/adjoints.py."""
 
     def __init__(
@@ -163,33 +173,11 @@ class PullbackBuilder:
     def is_active(self, v: SSAValue) -> bool:
         return v in self.plan.active
 
-    def op(self, op: Operation) -> SSAValue:
-        self.block.add_op(op)
-        return op.results[0] if op.results else None
-
     def const(self, value: float, type: Attribute) -> SSAValue:
         key = (float(value).hex(), type)  # distinguishes 0.0 from -0.0
         if key not in self._constants:
             self._constants[key] = self._at_entry(arith.ConstantOp(FloatAttr(value, type)))
         return self._constants[key]
-
-    def zero(self, type: Attribute) -> SSAValue:
-        return self.const(0.0, type)
-
-    def add(self, a, b):
-        return self.op(arith.AddfOp(a, b))
-
-    def sub(self, a, b):
-        return self.op(arith.SubfOp(a, b))
-
-    def mul(self, a, b):
-        return self.op(arith.MulfOp(a, b))
-
-    def div(self, a, b):
-        return self.op(arith.DivfOp(a, b))
-
-    def neg(self, a):
-        return self.op(arith.NegfOp(a))
 
     def primal(self, v: SSAValue) -> SSAValue:
         """The value of primal `v` inside the pullback."""

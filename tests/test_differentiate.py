@@ -255,11 +255,16 @@ func.func @main(%x: f64) -> f64 {
 def test_pass_runs_in_the_command_line_drivers(driver, tmp_path):
     source = tmp_path / "chain.mlir"
     source.write_text(CHAIN)
-    out = subprocess.run(
-        [str(VENV_BIN / driver), str(source), "-p", "irad-differentiate,irad-optimize"],
-        capture_output=True, text=True, check=True,
-    ).stdout
-    assert "func.call @f.augmented.dd" in out and "irad.primal = @g" in out
+
+    def run(pipeline: str) -> str:
+        return subprocess.run(
+            [str(VENV_BIN / driver), str(source), "-p", pipeline],
+            capture_output=True, text=True, check=True,
+        ).stdout
+
+    kept = run("irad-differentiate,irad-optimize{max-depth=0}")  # inlining off
+    assert "func.call @f.augmented.dd" in kept and "irad.primal = @g" in kept
+    assert "func.call" not in run("irad-differentiate,irad-optimize")
 
 
 def test_unstructured_control_flow_is_reported():
