@@ -168,7 +168,7 @@ def table(rows) -> list[str]:
         ("native grad/primal", lambda r: f"{r['native grad'] / r['native primal']:.1f}×"),
         ("python primal µs", lambda r: us(r["python primal"])),
         ("python-backend grad µs", lambda r: us(r["python grad"])),
-        ("python grad / native grad", lambda r: f"{r['python grad'] / r['native grad']:.0f}×"),
+        ("python grad / native grad", lambda r: f"{r['python grad'] / r['native grad']:.1f}×"),
     ]
     if has("jax grad"):
         columns += [

@@ -22,18 +22,13 @@ import pytest
 import irad
 from irad import api
 from irad.backends import mlir_tools, native
-from irad.backends.llvm_jit import JitModule, llvmlite_available
+from irad.backends.llvm_jit import JitModule
 from irad.dialect import make_context
 from tests import test_control_flow as cf
 from tests import test_forward as fw
 from tests import test_gradients as tg
 
-NATIVE_MISSING = (
-    None
-    if native.native_tools_available() and llvmlite_available()
-    else f"the native backend needs mlir-opt and mlir-translate 22 ({mlir_tools.INSTALL_HINT}) "
-    "and llvmlite >= 0.50 (pip install 'irad[native]')"
-)
+NATIVE_MISSING = native.unavailable_reason()
 needs_native = pytest.mark.skipif(NATIVE_MISSING is not None, reason=NATIVE_MISSING or "")
 
 

@@ -39,14 +39,6 @@ def _llvm():
     return llvm
 
 
-def llvmlite_available() -> bool:
-    try:
-        _llvm()
-    except BackendError:
-        return False
-    return True
-
-
 class JitModule:
     """LLVM IR text, optimised at -O3 and compiled to machine code in this process."""
 
@@ -66,6 +58,11 @@ class JitModule:
         self._engine = llvm.create_mcjit_compiler(module, machine)
         self._engine.finalize_object()
         self._keep = (machine, tuning, builder)
+
+    @staticmethod
+    def check_llvmlite() -> None:
+        """Raise BackendError saying what to install if llvmlite cannot be used."""
+        _llvm()
 
     def address(self, symbol: str) -> int:
         address = self._engine.get_function_address(symbol)

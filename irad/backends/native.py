@@ -86,6 +86,17 @@ def native_tools_available() -> bool:
     return all(find_tool(t) for t in ("mlir-opt", "mlir-translate"))
 
 
+def unavailable_reason() -> str | None:
+    """Why backend="native" cannot run here, or None if it can."""
+    if not native_tools_available():
+        return f"the native backend needs mlir-opt and mlir-translate 22: {INSTALL_HINT}"
+    try:
+        JitModule.check_llvmlite()
+    except BackendError as exc:
+        return str(exc)
+    return None
+
+
 def with_c_interface(module: ModuleOp) -> ModuleOp:
     """A copy of `module` whose public functions get `_mlir_ciface_` wrappers."""
     module = module.clone()
