@@ -22,6 +22,7 @@ import pytest
 import irad
 from irad import api
 from irad.backends import mlir_tools, native
+from irad.backends import python as python_backend
 from irad.backends.llvm_jit import JitModule
 from irad.dialect import make_context
 from tests import test_control_flow as cf
@@ -174,6 +175,40 @@ def test_compiled_once_per_signature(monkeypatch):
     assert len(lowered) == 2
 
 
+def _parse(text: str):
+    from xdsl.parser import Parser
+
+    return Parser(make_context(), text).parse_module()
+
+
+@needs_native
+def test_calling_convention_for_every_scalar_type():
+    # f32, i1, i32, index and several results, one result, none: both backends agree
+    module = _parse("""
+      func.func @many(%x: f32, %b: i1, %n: i32, %k: index) -> (f32, i1, i32, index, f64) {
+        %y = arith.mulf %x, %x : f32
+        %nb = arith.xori %b, %b : i1
+        %m = arith.muli %n, %n : i32
+        %c = arith.constant 3 : index
+        %kk = arith.addi %k, %c : index
+        %w = arith.extf %y : f32 to f64
+        func.return %y, %nb, %m, %kk, %w : f32, i1, i32, index, f64
+      }
+      func.func @one(%x: f32) -> i1 {
+        %z = arith.constant 0.0 : f32
+        %p = arith.cmpf ogt, %x, %z : f32
+        func.return %p : i1
+      }
+      func.func @none(%x: f64) {
+        func.return
+      }""")
+    compiled = native.compile_module(module)
+    reference = python_backend.compile_module(module)
+    for name, args in [("many", (1.1, True, -7, 40)), ("one", (-0.5,)), ("one", (0.5,)), ("none", (2.0,))]:
+        got, want = compiled.function(name)(*args), reference.function(name)(*args)
+        assert got == want and list(map(type, got)) == list(map(type, want)), name
+
+
 # ---- export ---------------------------------------------------------------------
 def _runner_utils() -> str | None:
     runner = mlir_tools.find_tool("mlir-runner")
@@ -262,14 +297,12 @@ def test_unknown_backend():
 @needs_native
 def test_lowering_failure_reports_diagnostics_and_saves_the_module():
     # an irad.grad request op left in a module: upstream MLIR does not know it
-    from xdsl.parser import Parser
-
-    module = Parser(make_context(), """
+    module = _parse("""
       func.func private @f(%x: f64) -> f64 { func.return %x : f64 }
       func.func @g(%x: f64) -> f64 {
         %d = irad.grad @f(%x) {wrt = [0]} : (f64) -> f64
         func.return %d : f64
-      }""").parse_module()
+      }""")
     with pytest.raises(irad.BackendError, match="mlir-opt failed") as info:
         native.compile_module(module)
     message = str(info.value)

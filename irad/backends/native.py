@@ -212,7 +212,12 @@ def _callable(address: int, function: func.FuncOp) -> Callable[..., tuple]:
 
     if not by_pointer:
         if not outputs:
-            return lambda *args: (c_function(*convert(args)), ())[1]
+
+            def call_void(*args):
+                c_function(*convert(args))
+                return ()
+
+            return call_void
         return lambda *args: (c_function(*convert(args)),)
 
     if len(outputs) == 1:
