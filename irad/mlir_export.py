@@ -13,6 +13,7 @@ utilities' `printF64`, one per line: `mlir-runner -e main
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, func
@@ -30,7 +31,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Region
 
 from irad.api import _error, _normalise_argnums, gradient_module, vjp_module
-from irad.backends.native import LOWERING, with_c_interface
+from irad.backends.native import lowering_for, with_c_interface
 from irad.errors import IradError
 from irad.frontend import bind_arguments, signature_of
 
@@ -69,7 +70,7 @@ def export(
     if main:
         module.body.block.add_ops(_printing_main(module, entry, args))
     text = f"// irad.export of {getattr(f, '__qualname__', f)} ({kind}); lower with:\n"
-    text += f"//   mlir-opt {' '.join(LOWERING)}\n{str(module)}\n"
+    text += f"//   {shlex.join(['mlir-opt', *lowering_for(module)])}\n{str(module)}\n"
     if path is not None:
         with open(path, "w") as out:
             out.write(text)

@@ -17,6 +17,7 @@ import math
 import os
 import subprocess
 
+import numpy as np
 import pytest
 
 import irad
@@ -164,7 +165,7 @@ def test_compiled_once_per_signature(monkeypatch):
     monkeypatch.setattr(api, "_CACHE", {})
     lowered = []
     real = native.lower_to_llvm_ir
-    monkeypatch.setattr(native, "lower_to_llvm_ir", lambda text: lowered.append(text) or real(text))
+    monkeypatch.setattr(native, "lower_to_llvm_ir", lambda text, passes: lowered.append(text) or real(text, passes))
     g = irad.grad(cached_program, backend="native")
     assert g(0.5, 2) == pytest.approx(2 - math.sin(0.5))
     assert g(1.5, 3) == pytest.approx(3 - math.sin(1.5))
@@ -178,7 +179,68 @@ def test_compiled_once_per_signature(monkeypatch):
 def _parse(text: str):
     from xdsl.parser import Parser
 
-    return Parser(make_context(), text).parse_module()
+    from xdsl.dialects.memref import MemRef
+
+    context = make_context()  # linalg and tensor are registered there, memref is not
+    if "memref" not in context.registered_dialect_names:
+        context.load_dialect(MemRef)
+    return Parser(context, text).parse_module()
+
+
+TENSOR_PROGRAM = """
+  func.func @f(%a: tensor<200x100xf64>, %v: tensor<100x1xf64>, %s: f64)
+      -> (tensor<200x1xf64>, f64, tensor<200x100xf64>) {
+    %e = tensor.empty() : tensor<200x1xf64>
+    %z = arith.constant 0.0 : f64
+    %init = linalg.fill ins(%z : f64) outs(%e : tensor<200x1xf64>) -> tensor<200x1xf64>
+    %mv = linalg.matmul ins(%a, %v : tensor<200x100xf64>, tensor<100x1xf64>)
+                        outs(%init : tensor<200x1xf64>) -> tensor<200x1xf64>
+    %ex = math.exp %mv : tensor<200x1xf64>
+    %sq = arith.mulf %a, %a : tensor<200x100xf64>
+    %c0 = arith.constant 0 : index
+    %first = tensor.extract %ex[%c0, %c0] : tensor<200x1xf64>
+    %r = arith.mulf %first, %s : f64
+    func.return %ex, %r, %sq : tensor<200x1xf64>, f64, tensor<200x100xf64>
+  }"""
+
+
+@needs_native
+def test_tensors_cross_as_numpy_arrays_and_results_are_freed_with_them():
+    # bufferization, linalg and the memref descriptors numpy arrays travel in
+    f = native.compile_module(_parse(TENSOR_PROGRAM)).function("f")
+    rng = np.random.default_rng(0)
+    a = 0.01 * rng.normal(size=(100, 200)).T  # not C-contiguous: passed as a copy
+    v = rng.normal(size=(100, 1))
+    ex, r, sq = f(a, v, 2.0)
+    assert ex == pytest.approx(np.exp(a @ v), rel=1e-12)
+    assert r == pytest.approx(2.0 * np.exp(a @ v)[0, 0], rel=1e-12)
+    assert np.array_equal(sq, a * a)
+    with pytest.raises(irad.BackendError, match=r"shape \(100, 1\).*got \(1, 100\)"):
+        f(a, v.T, 2.0)
+    free = sq.base.owner.free
+    view = sq[3:5]
+    del sq
+    gc.collect()
+    assert free.alive and view[0, 0] == a[3, 0] ** 2  # a view keeps the buffer
+    del view
+    gc.collect()
+    assert not free.alive
+    if os.path.exists("/proc/self/statm"):  # 300 leaked calls would be 48 MB
+        before = _resident_bytes()
+        for _ in range(300):
+            f(a, v, 2.0)
+        assert _resident_bytes() - before < 16 * 2**20
+
+
+def test_arrays_and_a_tape_in_one_native_module_are_refused():
+    module = _parse("""
+      func.func @g(%t: tensor<2xf64>, %n: index) -> tensor<2xf64> {
+        %m = memref.alloc(%n) : memref<?xf64>
+        memref.dealloc %m : memref<?xf64>
+        func.return %t : tensor<2xf64>
+      }""")
+    with pytest.raises(irad.BackendError, match="both arrays and a loop or recursion tape"):
+        native.lowering_for(module)
 
 
 @needs_native

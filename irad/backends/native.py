@@ -31,7 +31,8 @@ import tempfile
 import weakref
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import func
+import numpy as np
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
@@ -39,6 +40,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    TensorType,
     UnitAttr,
 )
 from xdsl.ir import Attribute
@@ -63,6 +65,20 @@ LOWERING = (
     "--convert-cf-to-llvm",
     "--convert-func-to-llvm",
     "--reconcile-unrealized-casts",
+)
+
+# Before LOWERING, for modules with tensors: elementwise arith/math on tensors
+# become linalg.generic; one-shot bufferization turns tensors into memrefs
+# (function boundaries included, identity layouts, so arguments are plain
+# strided buffers numpy can hand over); the deallocation pipeline frees every
+# temporary and makes every returned buffer a fresh one the caller owns;
+# linalg becomes scf loops.
+BUFFERIZATION = (
+    "--convert-elementwise-to-linalg",
+    "--one-shot-bufferize=bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map",
+    "--buffer-deallocation-pipeline",
+    "--convert-bufferization-to-memref",
+    "--convert-linalg-to-loops",
 )
 
 C_INTERFACE = "llvm.emit_c_interface"
@@ -119,10 +135,34 @@ def _run_tool(args: Sequence[str], text: str, what: str) -> str:
     )
 
 
-def lower_to_llvm_ir(mlir_text: str) -> str:
-    """LLVM IR for a module of func/arith/math/scf/memref ops, via mlir-opt 22."""
+def _has_tensors(module: ModuleOp) -> bool:
+    for op in module.walk():
+        types = [*op.result_types, *op.operand_types]
+        if isinstance(op, func.FuncOp):
+            types += [*op.function_type.inputs.data, *op.function_type.outputs.data]
+        if any(isinstance(t, TensorType) for t in types):
+            return True
+    return False
+
+
+def lowering_for(module: ModuleOp) -> tuple[str, ...]:
+    """The mlir-opt passes that take `module` to the LLVM dialect."""
+    if not _has_tensors(module):
+        return LOWERING
+    if any(isinstance(op, memref.DeallocOp) for op in module.walk()):
+        # MLIR's deallocation pipeline refuses modules that free memory themselves.
+        raise BackendError(
+            "the native backend cannot yet lower a module with both arrays and a loop or "
+            "recursion tape (the tape frees its own memory, which MLIR's buffer deallocation "
+            "refuses)\n  hint: use backend='python' for this program"
+        )
+    return BUFFERIZATION + LOWERING
+
+
+def lower_to_llvm_ir(mlir_text: str, passes: Sequence[str] = LOWERING) -> str:
+    """LLVM IR for a module, lowered by mlir-opt 22 with `passes`."""
     opt, translate = require_tool("mlir-opt"), require_tool("mlir-translate")
-    llvm_dialect = _run_tool([opt, *LOWERING], mlir_text, "lowering to the LLVM dialect with mlir-opt")
+    llvm_dialect = _run_tool([opt, *passes], mlir_text, "lowering to the LLVM dialect with mlir-opt")
     return _run_tool([translate, "--mlir-to-llvmir"], llvm_dialect, "mlir-translate --mlir-to-llvmir")
 
 
@@ -149,9 +189,24 @@ def c_type(t: Attribute) -> type:
         return ctypes.c_int64
     if isinstance(t, IntegerType) and t.width.data in _INTEGERS:
         return _INTEGERS[t.width.data]
-    if isinstance(t, MemRefType):
+    if _is_buffer(t):
         return _descriptor(len(t.shape))
     raise BackendError(f"the native backend cannot pass a value of type {t} between Python and native code")
+
+
+def _is_buffer(t: Attribute) -> bool:
+    """Passed as a memref descriptor: memrefs, and tensors (memrefs once bufferized)."""
+    return isinstance(t, (MemRefType, TensorType))
+
+
+_DTYPES = {"f64": np.float64, "f32": np.float32, "i64": np.int64, "i32": np.int32, "i1": np.bool_}
+
+
+def _dtype(t: TensorType) -> np.dtype:
+    name = str(t.element_type)
+    if name not in _DTYPES:
+        raise BackendError(f"the native backend cannot pass a {t} to or from numpy")
+    return np.dtype(_DTYPES[name])
 
 
 _libc_free = ctypes.CDLL(None).free
@@ -168,8 +223,42 @@ class NativeBuffer:
         self.free = weakref.finalize(self, _libc_free, descriptor.allocated)
 
 
+def _array_descriptor(t: TensorType) -> Callable:
+    """A converter from a numpy array to a pointer to a descriptor of its data."""
+    descriptor, dtype, shape = c_type(t), _dtype(t), tuple(t.get_shape())
+
+    def from_numpy(value):
+        array = np.ascontiguousarray(value, dtype=dtype)  # identity layout, as bufferized
+        if array.shape != shape:
+            raise BackendError(f"a native function expected an array of shape {shape} ({t}), got {array.shape}")
+        d = descriptor()
+        d.allocated = d.aligned = array.ctypes.data
+        d.offset = 0
+        if array.ndim:
+            d.sizes[:] = array.shape
+            d.strides[:] = [stride // array.itemsize for stride in array.strides]
+        d.array = array  # alive until the call returns
+        return ctypes.byref(d)
+
+    return from_numpy
+
+
+def _to_numpy(d: ctypes.Structure, t: TensorType) -> np.ndarray:
+    """A numpy array over a buffer native code returned; the array frees it."""
+    dtype = _dtype(t)
+    shape = tuple(d.sizes) if t.get_shape() else ()
+    strides = tuple(s * dtype.itemsize for s in d.strides) if shape else ()
+    last = d.offset + sum((n - 1) * s for n, s in zip(shape, d.strides))  # the furthest element
+    count = last + 1 if all(shape) else 0
+    memory = (ctypes.c_char * (count * dtype.itemsize)).from_address(d.aligned)
+    memory.owner = NativeBuffer(d)  # freed with the last array that views it
+    return np.ndarray(shape, dtype, memory, d.offset * dtype.itemsize, strides)
+
+
 def _argument(t: Attribute) -> tuple[type, Callable | None]:
     """The ctypes argument type and a converter from the Python value (None: ctypes converts)."""
+    if isinstance(t, TensorType):
+        return ctypes.POINTER(c_type(t)), _array_descriptor(t)
     if isinstance(t, MemRefType):
         descriptor = c_type(t)
 
@@ -183,6 +272,8 @@ def _argument(t: Attribute) -> tuple[type, Callable | None]:
 
 
 def _result(value, t: Attribute):
+    if isinstance(t, TensorType):
+        return _to_numpy(value, t)
     return NativeBuffer(value) if isinstance(t, MemRefType) else value
 
 
@@ -193,7 +284,7 @@ def _callable(address: int, function: func.FuncOp) -> Callable[..., tuple]:
     arguments = [_argument(t) for t in inputs]
     converters = [(i, convert) for i, (_, convert) in enumerate(arguments) if convert]
     argtypes = [c for c, _ in arguments]
-    by_pointer = len(outputs) > 1 or any(isinstance(t, MemRefType) for t in outputs)
+    by_pointer = len(outputs) > 1 or any(map(_is_buffer, outputs))
     if by_pointer:
         fields = [(f"r{i}", c_type(t)) for i, t in enumerate(outputs)]
         results = fields[0][1] if len(outputs) == 1 else type("Results", (ctypes.Structure,), {"_fields_": fields})
@@ -230,7 +321,7 @@ def _callable(address: int, function: func.FuncOp) -> Callable[..., tuple]:
         return call_one
 
     fields_of = operator.attrgetter(*(name for name, _ in fields))  # returns a tuple
-    if not any(isinstance(t, MemRefType) for t in outputs) and not converters:
+    if not any(map(_is_buffer, outputs)) and not converters:
 
         def call_scalars(*args):  # the common case, kept lean: ~1 µs per call
             out = results()
@@ -258,7 +349,7 @@ class NativeModule:
             for op in module.ops
             if isinstance(op, func.FuncOp) and op.sym_visibility is None and op.body.blocks
         }
-        self.llvm_ir = lower_to_llvm_ir(str(with_c_interface(module)))
+        self.llvm_ir = lower_to_llvm_ir(str(with_c_interface(module)), lowering_for(module))
         self.jit = JitModule(self.llvm_ir)
 
     def function(self, name: str) -> Callable[..., tuple]:
