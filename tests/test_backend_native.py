@@ -209,12 +209,15 @@ def test_tensors_cross_as_numpy_arrays_and_results_are_freed_with_them():
     # bufferization, linalg and the memref descriptors numpy arrays travel in
     f = native.compile_module(_parse(TENSOR_PROGRAM)).function("f")
     rng = np.random.default_rng(0)
-    a = 0.01 * rng.normal(size=(100, 200)).T  # not C-contiguous: passed as a copy
+    a = 0.01 * rng.normal(size=(200, 100))
     v = rng.normal(size=(100, 1))
+    a_before = a.copy()
     ex, r, sq = f(a, v, 2.0)
+    assert np.array_equal(a, a_before)  # %sq is not computed in place of the argument
     assert ex == pytest.approx(np.exp(a @ v), rel=1e-12)
     assert r == pytest.approx(2.0 * np.exp(a @ v)[0, 0], rel=1e-12)
     assert np.array_equal(sq, a * a)
+    assert f(a.T.copy().T, v, 2.0)[1] == r  # a Fortran-ordered array is passed as a C copy
     with pytest.raises(irad.BackendError, match=r"shape \(100, 1\).*got \(1, 100\)"):
         f(a, v.T, 2.0)
     free = sq.base.owner.free

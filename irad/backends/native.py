@@ -34,6 +34,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BoolAttr,
+    DictionaryAttr,
     Float32Type,
     Float64Type,
     IndexType,
@@ -42,6 +45,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     TensorType,
     UnitAttr,
+    i1,
 )
 from xdsl.ir import Attribute
 
@@ -82,6 +86,7 @@ BUFFERIZATION = (
 )
 
 C_INTERFACE = "llvm.emit_c_interface"
+WRITABLE = "bufferization.writable"
 _TIMEOUT = 300
 
 
@@ -113,12 +118,23 @@ def unavailable_reason() -> str | None:
     return None
 
 
-def with_c_interface(module: ModuleOp) -> ModuleOp:
-    """A copy of `module` whose public functions get `_mlir_ciface_` wrappers."""
+def public_interface(module: ModuleOp) -> ModuleOp:
+    """A copy of `module` whose public functions get `_mlir_ciface_` wrappers and
+    read-only array arguments: bufferization would otherwise reuse an argument's
+    buffer for a result, overwriting the caller's numpy array."""
     module = module.clone()
     for op in module.ops:
         if isinstance(op, func.FuncOp) and op.sym_visibility is None and op.body.blocks:
             op.attributes[C_INTERFACE] = UnitAttr()
+            inputs = op.function_type.inputs.data
+            if any(isinstance(t, TensorType) for t in inputs):
+                old = op.arg_attrs.data if op.arg_attrs else [DictionaryAttr({})] * len(inputs)
+                op.arg_attrs = ArrayAttr(
+                    [
+                        DictionaryAttr({**attrs.data, WRITABLE: BoolAttr(False, i1)}) if isinstance(t, TensorType) else attrs
+                        for attrs, t in zip(old, inputs)
+                    ]
+                )
     return module
 
 
@@ -349,7 +365,7 @@ class NativeModule:
             for op in module.ops
             if isinstance(op, func.FuncOp) and op.sym_visibility is None and op.body.blocks
         }
-        self.llvm_ir = lower_to_llvm_ir(str(with_c_interface(module)), lowering_for(module))
+        self.llvm_ir = lower_to_llvm_ir(str(public_interface(module)), lowering_for(module))
         self.jit = JitModule(self.llvm_ir)
 
     def function(self, name: str) -> Callable[..., tuple]:
