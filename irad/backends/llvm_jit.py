@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes.util
 import functools
+from collections.abc import Sequence
 
 from irad.errors import BackendError
 
@@ -39,11 +40,33 @@ def _llvm():
     return llvm
 
 
+@functools.cache
+def _load_library(path: str) -> None:
+    _llvm().load_library_permanently(path)
+
+
+def _check_externals(llvm, module, where: str) -> None:
+    """An unresolved function would crash the process when called: refuse it now."""
+    missing = [
+        f.name
+        for f in module.functions
+        if f.is_declaration and not f.name.startswith("llvm.") and not llvm.address_of_symbol(f.name)
+    ]
+    if missing:
+        raise BackendError(
+            f"the machine code of {where} calls {', '.join(missing)}, which this process does not "
+            "provide\n  hint: the MLIR runner utilities (libmlir_c_runner_utils, installed with "
+            "mlir-22-tools) may be missing beside mlir-opt"
+        )
+
+
 class JitModule:
     """LLVM IR text, optimised at -O3 and compiled to machine code in this process."""
 
-    def __init__(self, llvm_ir: str, *, where: str = "the lowered module"):
+    def __init__(self, llvm_ir: str, *, libraries: Sequence[str] = (), where: str = "the lowered module"):
         llvm = _llvm()
+        for library in libraries:  # loaded once per process; symbols resolve from them
+            _load_library(library)
         try:
             module = llvm.parse_assembly(llvm_ir)
             module.verify()
@@ -51,6 +74,7 @@ class JitModule:
             raise BackendError(f"llvmlite rejected the LLVM IR of {where}:\n{exc}") from None
         # One target machine per module: llvmlite's pass builder and engine
         # refer to it, and sharing one across modules crashed after a dispose.
+        _check_externals(llvm, module, where)
         machine = llvm.Target.from_default_triple().create_target_machine(opt=3, jit=True)
         tuning = llvm.create_pipeline_tuning_options(speed_level=3)
         builder = llvm.create_pass_builder(machine, tuning)

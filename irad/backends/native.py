@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import glob
 import operator
 import os
 import subprocess
@@ -63,6 +64,7 @@ LOWERING = (
     "--convert-math-to-llvm",
     "--convert-math-to-libm",
     "--expand-strided-metadata",
+    "--lower-affine",  # expand-strided-metadata computes offsets with affine.apply
     "--finalize-memref-to-llvm",
     "--convert-arith-to-llvm",
     "--convert-index-to-llvm",
@@ -107,6 +109,14 @@ def require_tool(name: str) -> str:
             f"{variable} to the {name} of an LLVM/MLIR 22 installation"
         )
     return path
+
+
+def runtime_libraries() -> list[str]:
+    """MLIR's C runner utilities, beside mlir-opt: copies between strided
+    memrefs (a slice of an array) lower to calls to its `memrefCopy`."""
+    opt = require_tool("mlir-opt")
+    found = glob.glob(os.path.join(os.path.dirname(os.path.realpath(opt)), "..", "lib", "libmlir_c_runner_utils.so*"))
+    return sorted(found)[:1]
 
 
 def native_tools_available() -> bool:
@@ -372,7 +382,7 @@ class NativeModule:
             if isinstance(op, func.FuncOp) and op.sym_visibility is None and op.body.blocks
         }
         self.llvm_ir = lower_to_llvm_ir(str(public_interface(module)), lowering_for(module))
-        self.jit = JitModule(self.llvm_ir)
+        self.jit = JitModule(self.llvm_ir, libraries=runtime_libraries())
 
     def function(self, name: str) -> Callable[..., tuple]:
         if name not in self.functions:
