@@ -27,6 +27,8 @@ from xdsl.traits import IsTerminator
 from irad.errors import DifferentiationError
 from irad.passes.activity import is_float_type
 from irad.passes.adjoints import ADJOINTS, NON_DIFFERENTIABLE
+from irad.passes.array_adjoints import array_adjoint
+from irad.passes.constants import float_constant
 from irad.rules.table import RuleIR
 
 # A residual is keyed by the primal value it holds, or by (call op, index) for
@@ -113,7 +115,7 @@ class PullbackBuilder:
     def const(self, value: float, type: Attribute) -> SSAValue:
         key = (float(value).hex(), type)  # distinguishes 0.0 from -0.0
         if key not in self._constants:
-            self._constants[key] = self._at_entry(arith.ConstantOp(FloatAttr(value, type)))
+            self._constants[key] = self._at_entry(float_constant(value, type))
         return self._constants[key]
 
     def zero(self, type: Attribute) -> SSAValue:
@@ -206,7 +208,7 @@ class PullbackBuilder:
             self.reverse_if(op, cotangents, adj)
             return
         else:
-            adjoint = ADJOINTS.get(op.name)
+            adjoint = array_adjoint(op) or ADJOINTS.get(op.name)
             if adjoint is None or len(op.results) != 1:
                 hint = (
                     "control flow other than scf.if is not supported yet"
@@ -391,7 +393,7 @@ class AugmentedBuilder:
     @staticmethod
     def _placeholder(type: Attribute, block: Block) -> SSAValue:
         if is_float_type(type):
-            op = arith.ConstantOp(FloatAttr(0.0, type))
+            op = float_constant(0.0, type)
         else:
             op = arith.ConstantOp.from_int_and_width(0, type)
         block.add_op(op)
@@ -456,7 +458,7 @@ def build_from_rule(
     for ct, t, active in zip(per_arg, ins, active_args):
         if active and is_float_type(t):
             if ct is None:  # the signature wants one; the rule says it is zero
-                ct = arith.ConstantOp(FloatAttr(0.0, t))
+                ct = float_constant(0.0, t)
                 pb.add_op(ct)
                 ct = ct.result
             returned.append(ct)
