@@ -68,6 +68,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
+from irad.backends import python_arrays
 from irad.errors import BackendError
 
 # --------------------------------------------------------------------------
@@ -314,10 +315,12 @@ _SHARED_FUNCTIONS: dict[str, Callable[..., Any]] = {
 FAST_NAMESPACE: dict[str, Any] = {
     **{name: fast for name, (fast, _) in _FLOAT_FUNCTIONS.items()},
     **_SHARED_FUNCTIONS,
+    **python_arrays.NAMESPACE,
 }
 IEEE_NAMESPACE: dict[str, Any] = {
     **{name: ieee for name, (_, ieee) in _FLOAT_FUNCTIONS.items()},
     **_SHARED_FUNCTIONS,
+    **python_arrays.NAMESPACE,
 }
 
 # --------------------------------------------------------------------------
@@ -332,6 +335,8 @@ def _is_float(t: Attribute) -> bool:
 
 
 def _is_supported_type(t: Attribute) -> bool:
+    if python_arrays.is_tensor(t):  # numpy arrays: python_arrays.py
+        return python_arrays.is_supported_tensor(t) and _is_supported_type(t.element_type)
     return _is_float(t) or isinstance(t, (IntegerType, IndexType))
 
 
@@ -381,6 +386,8 @@ def _float_literal(value: float) -> str:
 
 def _result_converter(t: Attribute) -> Callable[[Any], Any]:
     """Turns an IEEE-namespace result into the plain Python type."""
+    if python_arrays.is_tensor(t):
+        return python_arrays.owned
     if _is_float(t):
         return float
     return bool if _is_i1(t) else int
@@ -393,6 +400,8 @@ def _is_private(function: func.FuncOp) -> bool:
 
 def _argument_converter(t: Attribute) -> str:
     """Name of the callable that normalises an argument of type t on entry."""
+    if python_arrays.is_tensor(t):
+        return python_arrays.argument_converter(t)
     if isinstance(t, Float32Type):
         return "_f32"
     if _is_float(t):
@@ -847,9 +856,16 @@ class FunctionTranslator:
         self.line(f"    return _ieee_fallback({', '.join(fallback_args)})")
         return self.lines
 
+    def fresh_local(self) -> str:
+        return self._names.fresh("t")
+
     def translate_op(self, op: Operation) -> None:
         name = _op_name(op)
-        if name in EXPRESSION_OPS:
+        if name in python_arrays.ARRAY_OPS and python_arrays.has_tensor(op):
+            self._check_types(op)  # a tensor op: one vectorised numpy call
+            expression = python_arrays.ARRAY_OPS[name](self, op)
+            self.line(f"{self.define(op.results[0])} = {expression}")
+        elif name in EXPRESSION_OPS:
             self._check_types(op)
             (result,) = op.results
             expression = EXPRESSION_OPS[name](self, op)
@@ -963,6 +979,9 @@ class CompiledModule:
         )
         code = compile(self.source, filename, "exec")
         self._identifiers = translator.function_identifiers
+        self._signatures = {
+            op.sym_name.data: op.function_type for op in module.ops if isinstance(op, func.FuncOp)
+        }
         self._result_converters = {
             op.sym_name.data: [_result_converter(t) for t in op.function_type.outputs]
             for op in module.ops
@@ -1002,7 +1021,11 @@ class CompiledModule:
                 f"no function @{name} with a body in the compiled module "
                 f"(available: {', '.join(self._identifiers) or 'none'})"
             )
-        return self._fast[identifier]
+        fn = self._fast[identifier]
+        signature = self._signatures[name]
+        if any(python_arrays.is_tensor(t) for t in (*signature.inputs, *signature.outputs)):
+            return _with_arrays(fn)
+        return fn
 
     def _run_ieee(self, name: str, *args: Any) -> tuple[Any, ...]:
         """Runs the IEEE version of a function whose fast version raised."""
@@ -1010,6 +1033,17 @@ class CompiledModule:
             results = self._ieee[self._identifiers[name]](*args)
         converters = self._result_converters[name]
         return tuple(convert(r) for convert, r in zip(converters, results))
+
+
+def _with_arrays(fn: Callable[..., tuple[Any, ...]]) -> Callable[..., tuple[Any, ...]]:
+    """numpy follows IEEE 754 on arrays but warns; results are arrays the caller owns."""
+
+    def run(*args: Any) -> tuple[Any, ...]:
+        with np.errstate(all="ignore"):
+            results = fn(*args)
+        return tuple(python_arrays.owned(r) for r in results)
+
+    return run
 
 
 def _import_callable(reference: str) -> Callable[..., Any]:
