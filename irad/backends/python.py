@@ -315,12 +315,10 @@ _SHARED_FUNCTIONS: dict[str, Callable[..., Any]] = {
 FAST_NAMESPACE: dict[str, Any] = {
     **{name: fast for name, (fast, _) in _FLOAT_FUNCTIONS.items()},
     **_SHARED_FUNCTIONS,
-    **python_arrays.NAMESPACE,
 }
 IEEE_NAMESPACE: dict[str, Any] = {
     **{name: ieee for name, (_, ieee) in _FLOAT_FUNCTIONS.items()},
     **_SHARED_FUNCTIONS,
-    **python_arrays.NAMESPACE,
 }
 
 # --------------------------------------------------------------------------
@@ -989,11 +987,13 @@ class CompiledModule:
         }
         self._fast: dict[str, Any] = {
             **FAST_NAMESPACE,
+            **python_arrays.NAMESPACE,
             "_IEEE_ERRORS": _NON_IEEE_ERRORS,
             "_ieee_fallback": self._run_ieee,
         }
         self._ieee: dict[str, Any] = {
             **IEEE_NAMESPACE,
+            **python_arrays.NAMESPACE,
             "_IEEE_ERRORS": (),  # the IEEE version is the last resort
             "_ieee_fallback": None,
         }
