@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import DenseArrayBase, TensorType, i64
 from xdsl.dialects.linalg.ops import BroadcastOp
 from xdsl.ir import Operation, SSAValue
 
+from irad.errors import DifferentiationError
 from irad.passes import tensor_ir as T
 
 ArrayAdjoint = Callable[[object, Operation, SSAValue], list[SSAValue | None]]
@@ -194,12 +195,25 @@ def _from_elements(b, op, dy):
     ]
 
 
+# ops from which an elementwise body built from comparisons (np.sign) is piecewise constant
+_PIECEWISE_CONSTANT = frozenset({"arith.constant", "arith.cmpf", "arith.uitofp", "arith.subf", "linalg.yield"})
+
+
 @_register(TENSOR_ADJOINTS, "linalg.generic")
 def _generic(b, op, dy):
-    """np.where: the cotangent goes to the selected side."""
+    """np.where: the cotangent goes to the selected side; np.sign: none."""
     body = list(op.regions[0].block.ops)
+    if all(inner.name in _PIECEWISE_CONSTANT for inner in body) and any(
+        inner.name == "arith.cmpf" for inner in body
+    ):
+        return [None] * len(op.operands)
     if not (len(body) == 2 and isinstance(body[0], arith.SelectOp)):
-        return None
+        from irad.passes.reverse import location  # reverse.py imports this table
+
+        raise DifferentiationError(
+            f"{location(op)}: no adjoint for this linalg.generic (irad differentiates the "
+            "elementwise selects it emits for np.where)"
+        )
     cond = b.primal(op.operands[0])
     zero = b.zero(dy.type)
     return _none(op, [None, T.select(b, cond, dy, zero), T.select(b, cond, zero, dy)])

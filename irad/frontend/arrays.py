@@ -92,6 +92,8 @@ class ArrayLowering:
 
         if isinstance(value, Static):
             return value.obj
+        if isinstance(value, (int, float)):  # already static
+            return value
         if isinstance(value, tuple):
             return tuple(self.static(v, node, what) for v in value)
         if isinstance(value, SSAValue) and isinstance(value.owner, arith.ConstantOp):
@@ -101,6 +103,9 @@ class ArrayLowering:
                 return bool(raw) if is_bool(value.type) else raw
         if value is None:
             return None
+        if isinstance(value, SSAValue) and isinstance(value.owner, (arith.SubiOp, arith.NegfOp)):
+            operands = [self.static(v, node, what) for v in value.owner.operands]
+            return -operands[0] if len(operands) == 1 else operands[0] - operands[1]  # -1
         raise self.error(node, f"{what} must be known while lowering (a constant or a shape)")
 
     def static_axes(self, axis, rank: int, node) -> tuple[int, ...]:
@@ -297,7 +302,7 @@ class ArrayLowering:
             return self.stack_values(items, 0, node)
         elem = self.result_element([]) if any(is_float(v.type) for v in items) else I64
         items = [self.to_element(v, elem) if elem == F64 else self.em.to_int(v) for v in items]
-        return self.new(self.em.op(tensor.FromElementsOp(items, TensorType(elem, [len(items)]))))
+        return self.new(self.em.op(tensor.FromElementsOp(*items)))
 
     def dtype(self, value, node, default: Attribute) -> Attribute:
         obj = self.static(value, node, "dtype")
@@ -867,7 +872,7 @@ def _eye(al, node, n, m, dtype):
 _METHODS = {
     "sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod,
     "dot": np.dot, "transpose": np.transpose, "ravel": np.ravel, "squeeze": np.squeeze,
-    "copy": np.copy, "clip": np.clip,
+    "copy": np.copy, "clip": np.clip, "reshape": np.reshape,
 }
 
 
