@@ -335,3 +335,30 @@ def gmm_log_likelihood(alphas, means, log_sigmas, x):
     m = np.max(terms, axis=1, keepdims=True)
     per_point = np.log(np.sum(np.exp(terms - m), axis=1)) + m[:, 0]
     return np.sum(per_point) - 0.5 * x.shape[0] * x.shape[1] * np.log(2.0 * np.pi)
+
+
+# ---- rules for numpy functions ------------------------------------------------------------
+def uses_np_sin(x):
+    return np.sum(np.sin(x) * x)
+
+
+def np_sin_rule(x):
+    y = np.sin(x)
+    c = np.cos(x)
+
+    def pullback(dy):
+        return 2.0 * dy * c  # twice the truth: shows the rule replaced the op's adjoint
+
+    return y, pullback
+
+
+def np_sin_rule_declining(x):
+    if x.shape[0] < 8:  # a static shape: decided while lowering the rule
+        return None
+    y = np.sin(x)
+    c = np.cos(x)
+
+    def pullback(dy):
+        return 2.0 * dy * c
+
+    return y, pullback

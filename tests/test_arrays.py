@@ -234,3 +234,33 @@ def test_unbroadcast_is_a_reduction():
     module = irad.grad(p.add_mul, (0, 1)).lower(normal(3, 1), normal(1, 4))
     names = _ops(module)
     assert "linalg.broadcast" in names and "linalg.reduce" in names
+
+
+@pytest.fixture
+def table():
+    """The default table, restored to its entries after the test."""
+    from irad.rules import default_table
+
+    t = default_table()
+    before = t.rules()
+    yield t
+    for rule in t.rules():
+        if not any(rule is b for b in before):
+            t.remove(rule.target, rule.signature)
+    for rule in before:
+        if not any(rule is r for r in t.rules()):
+            t.register(rule)
+
+
+def test_rrule_for_a_numpy_function_replaces_its_op_adjoint(table):
+    x = normal(3)
+    np.testing.assert_allclose(irad.grad(p.uses_np_sin)(x), np.cos(x) * x + np.sin(x))
+    irad.rrule(np.sin)(p.np_sin_rule)
+    np.testing.assert_allclose(irad.grad(p.uses_np_sin)(x), 2 * np.cos(x) * x + np.sin(x))
+
+
+def test_numpy_rule_declines_on_a_static_shape(table):
+    irad.rrule(np.sin)(p.np_sin_rule_declining)
+    small, large = normal(3), normal(8)
+    np.testing.assert_allclose(irad.grad(p.uses_np_sin)(small), np.cos(small) * small + np.sin(small))
+    np.testing.assert_allclose(irad.grad(p.uses_np_sin)(large), 2 * np.cos(large) * large + np.sin(large))

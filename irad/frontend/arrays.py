@@ -592,6 +592,35 @@ def _append(block: Block, op) -> SSAValue:
     return op.results[0]
 
 
+class _WrapperSource:
+    """Errors inside a rule-table wrapper have no Python source to point at."""
+
+    def error(self, node, message: str, hint: str = ""):
+        from irad.errors import UnsupportedError
+
+        return UnsupportedError(message + (f"\n  hint: {hint}" if hint else ""))
+
+
+class _WrapperLowering:
+    """The part of FunctionLowering ArrayLowering uses, for a wrapper's body."""
+
+    def __init__(self, owner, em) -> None:
+        self.owner, self.em, self.env, self.src = owner, em, {}, _WrapperSource()
+
+    def as_number(self, value, node):
+        return value
+
+
+def lower_wrapper_body(owner, fn, em, args) -> SSAValue:
+    """The body of the function a rule-covered numpy call becomes: the op itself,
+    so the pass meets a call op where it consults the table (as for math.sin)."""
+    from irad.frontend.lowering import Static
+
+    handler, params = NUMPY[fn]
+    padded = list(args) + [Static(None)] * (len(params) - len(args))
+    return handler(ArrayLowering(_WrapperLowering(owner, em)), None, *padded)
+
+
 # ---- the numpy table: function -> (handler, parameter names; "?" marks optional) ----
 Handler = Callable[..., object]
 NUMPY: dict[object, tuple[Handler, tuple[str, ...]]] = {}

@@ -24,12 +24,14 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from irad.errors import UnsupportedError
 from irad.recursion import deep_recursion
 from irad.frontend.arrays import (
+    NUMPY,
     STATIC_OPERATORS,
     ArrayLowering,
     BoundMethod,
     builtin_on_array,
     is_array,
     is_numpy_callable,
+    lower_wrapper_body,
     reshape_method,
 )
 from irad.frontend.emitter import Emitter
@@ -116,7 +118,7 @@ class ModuleLowering:
             )
         self._in_progress.add(key)
         try:
-            if fn in OPS:
+            if fn in OPS or fn in NUMPY:
                 op = self._library_wrapper(fn, arg_types)
             elif not isinstance(fn, types.FunctionType) and callable(fn) and self.has_rules(fn):
                 op = self._external(fn, arg_types)
@@ -140,7 +142,10 @@ class ModuleLowering:
     def _library_wrapper(self, fn, arg_types: tuple[Attribute, ...]) -> func.FuncOp:
         """A function whose body is the library op, so calls to `fn` meet the table."""
         block = Block(arg_types=arg_types)
-        result = OPS[fn][1](Emitter(block), block.args)
+        if fn in NUMPY:
+            result = lower_wrapper_body(self, fn, Emitter(block), block.args)
+        else:
+            result = OPS[fn][1](Emitter(block), block.args)
         block.add_op(func.ReturnOp(result))
         key = target_key(fn)
         name = self.unique_symbol(key)

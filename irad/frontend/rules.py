@@ -24,7 +24,7 @@ from xdsl.ir import Attribute, Region, SSAValue
 from irad.frontend.library import target_key
 from irad.frontend.lowering import FunctionLowering, ModuleLowering, Static, Value
 from irad.frontend.source import parse_function
-from irad.frontend.types import describe, is_float
+from irad.frontend.types import describe, is_differentiable
 from irad.rules.table import RuleIR
 
 
@@ -116,7 +116,7 @@ class _RuleLowering(FunctionLowering):
         )
         pullback, cotangent_args = _PullbackLowering(
             self.owner, replace(self.src, tree=returned.pullback.node), params, self.arg_types,
-            captured, [r.type for r in returned.results if is_float(r.type)],
+            captured, [r.type for r in returned.results if is_differentiable(r.type)],
         ).lower_pullback()
         return RuleIR(forward, pullback, len(returned.results), cotangent_args)
 
@@ -193,7 +193,7 @@ class _PullbackLowering(FunctionLowering):
             arg = f"argument {i} ('{self.rule_params[i]}', {describe(t)})"
             if ct is None:
                 continue
-            if not is_float(t):
+            if not is_differentiable(t):
                 raise self.src.error(
                     node,
                     f"{self.who}: the pullback returns a cotangent for {arg}; it is not a "
