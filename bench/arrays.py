@@ -135,7 +135,12 @@ def _check(reference, got) -> None:
             raise AssertionError("gradients disagree between irad and the reference")
 
 
+def _warm_up(x):
+    return np.sum(x * x)
+
+
 def main() -> None:
+    irad.grad(_warm_up)(np.ones(2))  # import cost is not compile latency
     autograd = optional("autograd")
     jax = optional("jax")
     if jax is not None:

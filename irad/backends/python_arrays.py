@@ -126,11 +126,15 @@ def _astype(tr, op):
 
 def _splat(tr, op):
     t = op.result.type
+    if implicitly_broadcast(op):  # numpy broadcasts the number itself
+        if isinstance(t.element_type, Float32Type):
+            return f"np.float32({tr.value(op.input)})"  # keeps float32 arithmetic float32
+        return tr.value(op.input)
     return f"np.full({tuple(t.get_shape())!r}, {tr.value(op.input)}, dtype={dtype_name(t)})"
 
 
 def _reshape(tr, op):
-    return f"np.reshape({tr.value(op.source)}, {tuple(op.result.type.get_shape())!r})"
+    return f"{tr.value(op.source)}.reshape({tuple(op.result.type.get_shape())!r})"
 
 
 def _scalar(op: Operation, expr: str) -> str:
@@ -178,10 +182,10 @@ def _insert_slice(tr, op):
     if isinstance(dest.owner, tensor.EmptyOp) and tuple(op.static_sizes.get_values()) == tuple(
         dest.type.get_shape()
     ):
-        return f"np.reshape({tr.value(op.source)}, {tuple(dest.type.get_shape())!r})"  # a whole copy
+        return f"{tr.value(op.source)}.reshape({tuple(dest.type.get_shape())!r})"  # a whole copy
     if isinstance(dest.owner, tensor.EmptyOp):
         raise tr.error(op, "a partial insert_slice into tensor.empty is not supported")
-    source = f"np.reshape({tr.value(op.source)}, {tuple(op.static_sizes.get_values())!r})"
+    source = f"{tr.value(op.source)}.reshape({tuple(op.static_sizes.get_values())!r})"
     return f"_insert({tr.value(dest)}, np.s_[{_slices(tr, op)}], {source})"
 
 
@@ -198,14 +202,16 @@ def _broadcast(tr, op):
     out = tuple(op.results[0].type.get_shape())
     added = set(op.dimensions.get_values())
     expanded = tuple(1 if d in added else n for d, n in enumerate(out))
-    return f"np.broadcast_to(np.reshape({tr.value(op.input)}, {expanded!r}), {out!r})"
+    if implicitly_broadcast(op):
+        return f"{tr.value(op.input)}.reshape({expanded!r})"  # numpy broadcasts it in its user
+    return f"np.broadcast_to({tr.value(op.input)}.reshape({expanded!r}), {out!r})"
 
 
 _REDUCE_FUNCTIONS = {
-    arith.AddfOp: ("np.sum", "np.add"),
-    arith.MulfOp: ("np.prod", "np.multiply"),
-    arith.MaximumfOp: ("np.max", "np.maximum"),
-    arith.MinimumfOp: ("np.min", "np.minimum"),
+    arith.AddfOp: ("sum", "np.add"),
+    arith.MulfOp: ("prod", "np.multiply"),
+    arith.MaximumfOp: ("max", "np.maximum"),
+    arith.MinimumfOp: ("min", "np.minimum"),
 }
 
 
@@ -221,17 +227,17 @@ def _reduce(tr, op):
     combiner = type(next(iter(op.regions[0].block.ops)))
     if combiner not in _REDUCE_FUNCTIONS:
         raise tr.error(op, f"reduction by {combiner.name} is not supported")
-    reduce_fn, combine_fn = _REDUCE_FUNCTIONS[combiner]
+    method, combine_fn = _REDUCE_FUNCTIONS[combiner]
     axes = tuple(op.dimensions.get_values())
-    reduced = f"{reduce_fn}({tr.value(op.operands[0])}, axis={axes!r})"
+    reduced = f"{tr.value(op.operands[0])}.{method}(axis={axes!r})"
     init = op.operands[1]
     if _is_splat_of(init, REDUCTIONS[combiner]):
-        return f"np.asarray({reduced})"
+        return reduced  # a full reduction gives a numpy scalar, which serves as a 0-d array
     return f"{combine_fn}({tr.value(init)}, {reduced})"
 
 
 def _transpose(tr, op):
-    return f"np.transpose({tr.value(op.operands[0])}, {tuple(op.permutation.get_values())!r})"
+    return f"{tr.value(op.operands[0])}.transpose({tuple(op.permutation.get_values())!r})"
 
 
 def _matmul(tr, op):
@@ -277,8 +283,48 @@ def _generic(tr, op):
         local = tr.fresh_local()
         tr.line(f"{local} = {expr}")
         values[inner.results[0]] = local
-    shape = tuple(op.results[0].type.get_shape())
-    return f"np.broadcast_to({result}, {shape!r})"
+    if _has_full_operand(op, op.inputs):
+        return result
+    return f"np.broadcast_to({result}, {tuple(op.results[0].type.get_shape())!r})"
+
+
+# ---- implicit broadcasting ------------------------------------------------------
+# np.broadcast_to costs microseconds. A broadcast (or splat) whose every user is
+# an elementwise op with another operand of the full shape is left to numpy's
+# own broadcasting: the user's result has the full shape all the same.
+def _is_elementwise(op: Operation) -> bool:
+    name = op.name
+    return name in _ELEMENTWISE_BINARY or name == "linalg.generic" or (
+        name.startswith("math.") and len(op.operands) == 2
+    )
+
+
+_ELEMENTWISE_BINARY = frozenset(
+    {"arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.maximumf", "arith.minimumf"}
+)
+
+
+def _is_broadcast(v) -> bool:
+    return isinstance(v.owner, Operation) and v.owner.name in ("linalg.broadcast", "tensor.splat")
+
+
+def _has_full_operand(user: Operation, inputs) -> bool:
+    shape = user.results[0].type.get_shape()
+    return any(
+        isinstance(v.type, TensorType) and v.type.get_shape() == shape and not _is_broadcast(v)
+        for v in inputs
+    )
+
+
+def implicitly_broadcast(op: Operation) -> bool:
+    for use in op.results[0].uses:
+        user = use.operation
+        if not _is_elementwise(user):
+            return False
+        inputs = user.inputs if user.name == "linalg.generic" else user.operands
+        if not _has_full_operand(user, inputs):
+            return False
+    return True
 
 
 _MATH = {
