@@ -31,6 +31,7 @@ test: install-test
 bench: $(PY)
 	$(PIP) install -e '.[bench]'
 	$(PY) bench/scalar.py
+	$(PY) bench/arrays.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

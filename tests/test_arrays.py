@@ -3,6 +3,9 @@ float32, in-place writes, errors, and the shape of the emitted IR."""
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import irad
 from irad.frontend.types import type_of_value
@@ -264,3 +267,11 @@ def test_numpy_rule_declines_on_a_static_shape(table):
     small, large = normal(3), normal(8)
     np.testing.assert_allclose(irad.grad(p.uses_np_sin)(small), np.cos(small) * small + np.sin(small))
     np.testing.assert_allclose(irad.grad(p.uses_np_sin)(large), 2 * np.cos(large) * large + np.sin(large))
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=3), st.integers(0, 2**32 - 1))
+def test_broadcasting_at_random_shapes(shapes, seed):
+    rng = np.random.default_rng(seed)
+    x, y = (rng.normal(size=s) if s else float(rng.normal()) for s in shapes.input_shapes)
+    check(p.broadcast_mix, x, y)

@@ -290,8 +290,14 @@ def _generic(tr, op):
 
 # ---- implicit broadcasting ------------------------------------------------------
 # np.broadcast_to costs microseconds. A broadcast (or splat) whose every user is
-# an elementwise op with another operand of the full shape is left to numpy's
-# own broadcasting: the user's result has the full shape all the same.
+# an elementwise op that gets its full result shape from numpy's own
+# broadcasting, even if all its broadcast operands stay unexpanded, is left
+# unexpanded: `x.reshape(...)` with size-1 axes, or the number itself.
+_ELEMENTWISE_BINARY = frozenset(
+    {"arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.maximumf", "arith.minimumf"}
+)
+
+
 def _is_elementwise(op: Operation) -> bool:
     name = op.name
     return name in _ELEMENTWISE_BINARY or name == "linalg.generic" or (
@@ -299,21 +305,21 @@ def _is_elementwise(op: Operation) -> bool:
     )
 
 
-_ELEMENTWISE_BINARY = frozenset(
-    {"arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.maximumf", "arith.minimumf"}
-)
-
-
-def _is_broadcast(v) -> bool:
-    return isinstance(v.owner, Operation) and v.owner.name in ("linalg.broadcast", "tensor.splat")
+def _smallest_shape(v) -> tuple[int, ...]:
+    """The shape `v` has at run time if every broadcast stays unexpanded."""
+    owner = v.owner
+    if isinstance(owner, Operation) and owner.name == "tensor.splat":
+        return ()
+    if isinstance(owner, Operation) and owner.name == "linalg.broadcast":
+        added = set(owner.dimensions.get_values())
+        return tuple(1 if d in added else n for d, n in enumerate(v.type.get_shape()))
+    return tuple(v.type.get_shape()) if isinstance(v.type, TensorType) else ()
 
 
 def _has_full_operand(user: Operation, inputs) -> bool:
-    shape = user.results[0].type.get_shape()
-    return any(
-        isinstance(v.type, TensorType) and v.type.get_shape() == shape and not _is_broadcast(v)
-        for v in inputs
-    )
+    """numpy's broadcasting of `inputs` gives `user`'s result shape."""
+    shapes = [_smallest_shape(v) for v in inputs]
+    return np.broadcast_shapes(*shapes) == tuple(user.results[0].type.get_shape())
 
 
 def implicitly_broadcast(op: Operation) -> bool:

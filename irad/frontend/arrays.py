@@ -166,6 +166,10 @@ class ArrayLowering:
         cls = classes.get(type(op))
         if cls is None:
             raise self.error(node, f"the operator {type(op).__name__} on arrays is not supported")
+        if not isinstance(op, ast.Div) and not any(is_float(T.element(v)) for v in (a, b)):
+            # numpy keeps int arrays int; irad's arrays of ints only index and compare
+            raise self.error(node, "arithmetic on int or bool arrays is not supported",
+                             "convert to float first, e.g. idx * 1.0 or np.array(idx, dtype=np.float64)")
         x, y = self.floats(node, a, b)
         return self.new(self.em.op(cls(x, y)))
 
