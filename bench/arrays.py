@@ -11,18 +11,17 @@ generation, after import.
 
 from __future__ import annotations
 
-import importlib
-import statistics
 import sys
 import time
-import timeit
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import irad  # noqa: E402
+from timing import median_seconds, optional, print_table  # noqa: E402
 
 
 def make_gmm(m):
@@ -115,20 +114,6 @@ def _arguments(size: str):
     }
 
 
-def median_seconds(fn, *args, budget: float = 0.3) -> float:
-    fn(*args)
-    number = max(1, int(budget / max(timeit.timeit(lambda: fn(*args), number=1), 1e-7) / 5))
-    runs = timeit.repeat(lambda: fn(*args), number=number, repeat=7)
-    return statistics.median(runs) / number
-
-
-def optional(name):
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
-
-
 def _check(reference, got) -> None:
     for r, g in zip(reference, got):
         if not np.allclose(np.asarray(r), np.asarray(g), rtol=1e-6, atol=1e-8):
@@ -175,18 +160,7 @@ def _table(size: str, autograd, jax) -> None:
             row["jax jit"] = median_seconds(lambda *a: [v.block_until_ready() for v in jg(*a)], *jargs)
         rows.append(row)
 
-    anchors = [k for k in ("autograd", "jax jit") if k in rows[0]]
-    header = ["workload", "numpy primal µs", "irad grad µs", "irad/primal"]
-    header += [f"{a} µs" for a in anchors] + [f"{a}/irad" for a in anchors] + ["irad first call ms"]
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
-    for r in rows:
-        cells = [r["workload"], f"{r['primal'] * 1e6:.1f}", f"{r['irad'] * 1e6:.1f}", f"{r['irad'] / r['primal']:.1f}×"]
-        cells += [f"{r[a] * 1e6:.1f}" for a in anchors]
-        cells += [f"{r[a] / r['irad']:.1f}×" for a in anchors]
-        cells += [f"{r['irad compile'] * 1e3:.0f}"]
-        print("| " + " | ".join(cells) + " |")
-
+    print_table(rows, "numpy primal", 1)
 
 if __name__ == "__main__":
     main()

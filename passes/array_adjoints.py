@@ -2,9 +2,9 @@
 
 Same interface as passes/adjoints.py: `adjoint(b, op, dy)` returns one
 cotangent per operand (None for none). Elementwise arith/math ops on tensors
-reuse the scalar adjoints, which build tensor constants through `b.const`;
-the few scalar adjoints that compare or select (abs, max/min, pow) have tensor
-versions here, since comparisons and selects on tensors are linalg.generic ops.
+reuse the scalar adjoints, which build tensor constants through `b.const` and
+compare and select through tensor_ir.py (a linalg.generic on tensors); only
+`math.absf` has a tensor version here (sign through comparisons, not copysign).
 
 Cotangents take their primal's shape and dtype (ChainRules' ProjectTo):
 broadcasting ops have reductions as adjoints (the unbroadcast), so an operand
@@ -223,30 +223,3 @@ def _generic(b, op, dy):
 @_register(ELEMENTWISE_ADJOINTS, "math.absf")
 def _absf(b, op, dy):
     return [b.mul(dy, T.sign(b, b.primal(op.operands[0])))]
-
-
-@_register(ELEMENTWISE_ADJOINTS, "arith.maximumf", "arith.minimumf")
-def _extremum(b, op, dy):
-    predicate = "oge" if "max" in op.name else "ole"
-    first = T.compare(b, predicate, b.primal(op.operands[0]), b.primal(op.operands[1]))
-    zero = b.zero(dy.type)
-    return [T.select(b, first, dy, zero), T.select(b, first, zero, dy)]
-
-
-@_register(ELEMENTWISE_ADJOINTS, "math.powf")
-def _powf(b, op, dy):
-    base, exponent = op.operands
-    da = db = None
-    if b.is_active(base):
-        # e * a^(e-1), 0 where e == 0
-        a, e = b.primal(base), b.primal(exponent)
-        zero = b.zero(e.type)
-        slope = b.mul(e, b.op(mathd.PowFOp(a, b.sub(e, b.const(1.0, e.type)))))
-        da = b.mul(dy, T.select(b, T.compare(b, "oeq", e, zero), zero, slope))
-    if b.is_active(exponent):
-        # y * log(a), 0 where a == 0
-        a, y = b.primal(base), b.primal(op.results[0])
-        zero = b.zero(a.type)
-        slope = b.mul(y, b.op(mathd.LogOp(a)))
-        db = b.mul(dy, T.select(b, T.compare(b, "oeq", a, zero), zero, slope))
-    return [da, db]

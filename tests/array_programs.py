@@ -298,58 +298,9 @@ def variance(x):
     return np.sum(np.mean((x - mu) ** 2, axis=0))
 
 
-def sigmoid(x):
-    return 1.0 / (1.0 + np.exp(-x))
-
-
-def lstm_step(wx, wh, b, h, c, x):
-    gates = x @ wx + h @ wh + b
-    n = h.shape[1]
-    i = sigmoid(gates[:, 0:n])
-    f = sigmoid(gates[:, n:2 * n])
-    o = sigmoid(gates[:, 2 * n:3 * n])
-    g = np.tanh(gates[:, 3 * n:4 * n])
-    c = f * c + i * g
-    h = o * np.tanh(c)
-    return h, c
-
-
-def lstm_loss(wx, wh, b, xs):
-    """An LSTM over a short sequence (unrolled: the sequence length is static)."""
-    h = np.zeros((xs.shape[1], wh.shape[0]))
-    c = np.zeros((xs.shape[1], wh.shape[0]))
-    h, c = lstm_step(wx, wh, b, h, c, xs[0])
-    h, c = lstm_step(wx, wh, b, h, c, xs[1])
-    h, c = lstm_step(wx, wh, b, h, c, xs[2])
-    return np.sum(h**2) + np.sum(c)
-
-
-def gmm_log_likelihood(alphas, means, log_sigmas, x):
-    """Log-likelihood of points x (n, d) under a diagonal Gaussian mixture (k components)."""
-    diff = x[:, None, :] - means[None, :, :]  # (n, k, d)
-    inv_var = np.exp(-2.0 * log_sigmas)  # (k, d)
-    mahalanobis = np.sum(diff**2 * inv_var[None, :, :], axis=2)  # (n, k)
-    log_det = np.sum(log_sigmas, axis=1)  # (k,)
-    log_weights = alphas - np.log(np.sum(np.exp(alphas)))
-    terms = log_weights[None, :] - log_det[None, :] - 0.5 * mahalanobis
-    m = np.max(terms, axis=1, keepdims=True)
-    per_point = np.log(np.sum(np.exp(terms - m), axis=1)) + m[:, 0]
-    return np.sum(per_point) - 0.5 * x.shape[0] * x.shape[1] * np.log(2.0 * np.pi)
-
-
 # ---- rules for numpy functions ------------------------------------------------------------
 def uses_np_sin(x):
     return np.sum(np.sin(x) * x)
-
-
-def np_sin_rule(x):
-    y = np.sin(x)
-    c = np.cos(x)
-
-    def pullback(dy):
-        return 2.0 * dy * c  # twice the truth: shows the rule replaced the op's adjoint
-
-    return y, pullback
 
 
 def np_sin_rule_declining(x):

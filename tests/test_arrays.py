@@ -1,6 +1,10 @@
 """numpy arrays: gradients against central finite differences, projection,
 float32, in-place writes, errors, and the shape of the emitted IR."""
 
+import runpy
+from pathlib import Path
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -10,8 +14,10 @@ from hypothesis.extra import numpy as hnp
 import irad
 from irad.frontend.types import type_of_value
 from tests import array_programs as p
+from tests.test_rules import table  # noqa: F401  (the fixture restoring the rule table)
 
 RNG = np.random.default_rng(0)
+BENCH = SimpleNamespace(**runpy.run_path(str(Path(__file__).resolve().parent.parent / "bench" / "arrays.py")))
 
 
 def normal(*shape):
@@ -114,8 +120,8 @@ CASES = [
     (p.logsumexp, lambda: (normal(3, 4),)),
     (p.softmax_cross_entropy, lambda: (normal(4, 3), np.eye(3)[[0, 2, 1, 1]])),
     (p.variance, lambda: (normal(5, 3),)),
-    (p.lstm_loss, lambda: (0.5 * normal(2, 12), 0.5 * normal(3, 12), normal(12), normal(3, 4, 2))),
-    (p.gmm_log_likelihood, lambda: (normal(3), normal(3, 2), 0.3 * normal(3, 2), normal(5, 2))),
+    # the benchmark's workloads: an LSTM over a sequence and a Gaussian mixture
+    *[(make(np), lambda args=args: args) for make, args, _ in BENCH._arguments("small").values()],
 ]
 
 
@@ -239,33 +245,12 @@ def test_unbroadcast_is_a_reduction():
     assert "linalg.broadcast" in names and "linalg.reduce" in names
 
 
-@pytest.fixture
-def table():
-    """The default table, restored to its entries after the test."""
-    from irad.rules import default_table
-
-    t = default_table()
-    before = t.rules()
-    yield t
-    for rule in t.rules():
-        if not any(rule is b for b in before):
-            t.remove(rule.target, rule.signature)
-    for rule in before:
-        if not any(rule is r for r in t.rules()):
-            t.register(rule)
-
-
-def test_rrule_for_a_numpy_function_replaces_its_op_adjoint(table):
-    x = normal(3)
-    np.testing.assert_allclose(irad.grad(p.uses_np_sin)(x), np.cos(x) * x + np.sin(x))
-    irad.rrule(np.sin)(p.np_sin_rule)
-    np.testing.assert_allclose(irad.grad(p.uses_np_sin)(x), 2 * np.cos(x) * x + np.sin(x))
-
-
-def test_numpy_rule_declines_on_a_static_shape(table):
-    irad.rrule(np.sin)(p.np_sin_rule_declining)
+def test_rrule_for_a_numpy_function_replaces_its_op_adjoint_or_declines(table):
     small, large = normal(3), normal(8)
+    irad.rrule(np.sin)(p.np_sin_rule_declining)
+    # the rule declines below 8 elements (a static shape): differentiated through its IR
     np.testing.assert_allclose(irad.grad(p.uses_np_sin)(small), np.cos(small) * small + np.sin(small))
+    # otherwise its pullback (twice the truth) replaces the op's adjoint
     np.testing.assert_allclose(irad.grad(p.uses_np_sin)(large), 2 * np.cos(large) * large + np.sin(large))
 
 

@@ -200,8 +200,7 @@ def _from_elements(tr, op):
 
 def _broadcast(tr, op):
     out = tuple(op.results[0].type.get_shape())
-    added = set(op.dimensions.get_values())
-    expanded = tuple(1 if d in added else n for d, n in enumerate(out))
+    expanded = _smallest_shape(op.results[0])
     if implicitly_broadcast(op):
         return f"{tr.value(op.input)}.reshape({expanded!r})"  # numpy broadcasts it in its user
     return f"np.broadcast_to({tr.value(op.input)}.reshape({expanded!r}), {out!r})"
