@@ -86,6 +86,8 @@ def splat(b, scalar: SSAValue, dims: Sequence[int]) -> SSAValue:
 
 def reshape(b, x: SSAValue, dims: Sequence[int]) -> SSAValue:
     dims = tuple(dims)
+    if isinstance(x.owner, tensor.ReshapeOp):  # a reshape of a reshape is one reshape
+        x = x.owner.source
     if shape(x) == dims:
         return x
     spec = dense(b, np.array(dims, dtype=np.int64), tensor_type(i64, [len(dims)]))
