@@ -28,7 +28,7 @@ from irad.errors import DifferentiationError
 from irad.passes.activity import is_float_type
 from irad.passes.adjoints import ADJOINTS, NON_DIFFERENTIABLE
 from irad.passes.array_adjoints import array_adjoint
-from irad.passes.constants import float_constant
+from irad.passes.constants import float_constant, zero_constant
 from irad.rules.table import RuleIR
 
 # A residual is keyed by the primal value it holds, or by (call op, index) for
@@ -392,10 +392,7 @@ class AugmentedBuilder:
 
     @staticmethod
     def _placeholder(type: Attribute, block: Block) -> SSAValue:
-        if is_float_type(type):
-            op = float_constant(0.0, type)
-        else:
-            op = arith.ConstantOp.from_int_and_width(0, type)
+        op = zero_constant(type)
         block.add_op(op)
         return op.results[0]
 

@@ -317,3 +317,23 @@ def np_sin_rule_declining(x):
 
 def broadcast_mix(x, y):
     return np.sum(np.sin(x) * y + x / (1.0 + y * y) - np.maximum(x, y))
+
+
+def more_ufuncs(x, y):
+    a = np.add(x, y) - np.subtract(x, y) + np.multiply(x, y) / np.divide(y, 2.0) - np.negative(np.square(x))
+    b = np.arctan(x) + np.sinh(x) * np.cosh(y) + np.log2(y) + np.log10(y) + np.arctan2(x, y)
+    return np.sum(a + b) + np.amax(x) - np.amin(y) + np.sum(np.absolute(x))
+
+
+def more_shapes(m, v):
+    r = np.ravel(m) @ np.ravel(m)
+    e = np.expand_dims(v, 0) @ m.transpose()
+    return r + np.sum(e) + m.dot(v).sum() + np.sum(np.asarray(v) * np.copy(v)) + np.sum(m.astype(np.float64))
+
+
+def conditional_arrays(x):
+    return np.sum(np.where(x > 0.0, x, -x) if np.sum(x) > 0.0 else x * 3.0)
+
+
+def truth_of_array(x):
+    return 1.0 if x > 0.0 else 2.0

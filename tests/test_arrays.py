@@ -116,6 +116,10 @@ CASES = [
     (p.w_slice_add, lambda: (normal(3), normal(3))),
     (p.w_scale_element, lambda: (normal(2, 3),)),
     (p.w_runtime_index, lambda: (normal(4), 2)),
+    (p.more_ufuncs, lambda: (normal(2, 3), positive(3))),
+    (p.more_shapes, lambda: (normal(2, 3), normal(3))),
+    (p.conditional_arrays, lambda: (positive(3),)),
+    (p.conditional_arrays, lambda: (-positive(3),)),
     (p.mlp_loss, lambda: (normal(3, 5), normal(5), normal(5, 2), normal(2), normal(4, 3), normal(4, 2))),
     (p.logsumexp, lambda: (normal(3, 4),)),
     (p.softmax_cross_entropy, lambda: (normal(4, 3), np.eye(3)[[0, 2, 1, 1]])),
@@ -184,9 +188,10 @@ def test_gradients_are_owned_arrays():
         (p.w_argument, (np.ones(3),), "in-place write to the argument array 'x'"),
         (p.w_view, (np.ones(3),), "may be a view"),
         (p.w_alias, (np.ones(3),), "also bound to 'y'"),
+        (p.truth_of_array, (np.ones(3),), "truth value of an array is ambiguous"),
     ],
 )
-def test_unsafe_in_place_writes_are_errors(f, args, message):
+def test_unsupported_array_code_is_a_located_error(f, args, message):
     with pytest.raises(irad.UnsupportedError, match=message) as info:
         irad.grad(f)(*args)
     assert "array_programs.py:" in str(info.value)
@@ -199,6 +204,12 @@ def test_unsupported_numpy_function_is_named():
     with pytest.raises(irad.UnsupportedError, match=r"numpy\.cumsum is not supported") as info:
         irad.grad(f)(np.ones(3))
     assert "test_arrays.py:" in str(info.value) and "hint:" in str(info.value)
+
+    def g(x):
+        return np.linalg.norm(x)
+
+    with pytest.raises(irad.UnsupportedError, match=r"numpy\.linalg\.norm is not supported"):
+        irad.grad(g)(np.ones(3))
 
 
 def test_broadcast_error_names_shapes():

@@ -63,7 +63,10 @@ _DTYPES: dict[object, Attribute] = {
 
 
 def numpy_name(fn) -> str:
-    return f"numpy.{getattr(fn, '__name__', repr(fn))}"
+    if isinstance(fn, str):
+        return fn
+    module = getattr(fn, "__module__", None) or "numpy"
+    return f"{module}.{getattr(fn, '__name__', repr(fn))}"
 
 
 class ArrayLowering:
@@ -132,7 +135,8 @@ class ArrayLowering:
         if src == elem:
             return v
         if is_float(src):
-            return em.op(arith.ExtFOp(v, TensorType(elem, T.shape(v))))
+            cast = arith.TruncFOp if elem == F32 else arith.ExtFOp
+            return em.op(cast(v, TensorType(elem, T.shape(v))))
         return T.to_float(em, v, elem)
 
     def result_element(self, values) -> Attribute:
@@ -237,6 +241,8 @@ class ArrayLowering:
             return T.transpose(self.em, x, list(reversed(range(len(dims)))))
         if name in _METHODS:
             return Static(BoundMethod(_METHODS[name], x))
+        if name == "astype":
+            return Static(BoundMethod("ndarray.astype", x))
         raise self.error(node, f"the array attribute or method `.{name}` is not supported",
                          "see docs/arrays.md for the supported numpy surface")
 
@@ -899,6 +905,15 @@ def _eye(al, node, n, m, dtype):
     n, m = al.static(n, node, "N"), al.static(m, node, "M")
     values = np.eye(n, m)
     return al.new(T.dense(al.em, values, TensorType(al.dtype(dtype, node, F64), values.shape)))
+
+
+@numpy_function("ndarray.astype", params=("x", "dtype"))  # a method without a numpy function
+def _astype_handler(al, node, x, dtype):
+    x = al.array(x, node)
+    elem = al.dtype(dtype, node, T.element(x))
+    if not is_float(elem):
+        raise al.error(node, "astype to an int or bool dtype is not supported")
+    return al.new(al.to_element(x, elem)) if is_array(x) else al.to_element(x, elem)
 
 
 # methods of arrays: name -> the numpy function they call with the array first

@@ -657,7 +657,13 @@ class FunctionLowering:
         return result
 
     def expr_IfExp(self, node: ast.IfExp) -> Value:
-        cond = self.em.to_bool(self.number(node.test))
+        test = self.number(node.test)
+        if is_array(test):
+            raise self.src.error(
+                node.test, "the truth value of an array is ambiguous",
+                "use np.where(cond, a, b) for an elementwise choice",
+            )
+        cond = self.em.to_bool(test)
         then_block, then_value = self._branch(node.body)
         else_block, else_value = self._branch(node.orelse)
         if is_float(then_value.type) or is_float(else_value.type):
