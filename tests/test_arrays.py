@@ -271,3 +271,12 @@ def test_broadcasting_at_random_shapes(shapes, seed):
     rng = np.random.default_rng(seed)
     x, y = (rng.normal(size=s) if s else float(rng.normal()) for s in shapes.input_shapes)
     check(p.broadcast_mix, x, y)
+
+
+def test_check_grad_on_arrays(table):
+    from irad.testing import check_grad
+
+    check_grad(p.la_matmul, normal(2, 3), normal(3, 2))
+    irad.rrule(np.sin)(p.np_sin_rule_declining)  # twice the truth from 8 elements on
+    with pytest.raises(AssertionError, match=r"d/d arg 0\[3\]"):
+        check_grad(p.uses_np_sin, normal(8))
