@@ -280,3 +280,11 @@ def test_check_grad_on_arrays(table):
     irad.rrule(np.sin)(p.np_sin_rule_declining)  # twice the truth from 8 elements on
     with pytest.raises(AssertionError, match=r"d/d arg 0\[3\]"):
         check_grad(p.uses_np_sin, normal(8))
+
+
+def test_rule_signature_names_an_array_type_by_example(table):
+    irad.rrule(np.sin, types=(np.zeros(4),))(p.np_sin_rule_declining)  # 4 < 8: it declines...
+    irad.rrule(np.sin, types=(np.zeros(9),))(p.np_sin_rule_declining)  # ...9 does not
+    for n, factor in ((4, 1.0), (9, 2.0), (10, 1.0)):  # shape 10 matches no entry
+        x = normal(n)
+        np.testing.assert_allclose(irad.grad(p.uses_np_sin)(x), factor * np.cos(x) * x + np.sin(x))

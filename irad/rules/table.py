@@ -25,11 +25,13 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType
 from xdsl.ir import Attribute
 
 from irad.errors import DifferentiationError
+from irad.frontend.types import type_of_value
 
 RRULE = "rrule"
 OPT_OUT = "opt-out"
@@ -120,9 +122,11 @@ def _constraint(t) -> frozenset[Attribute] | None:
         return _PYTHON_TYPES[t]
     if isinstance(t, Attribute):
         return frozenset({t})
+    if isinstance(t, np.ndarray) and type_of_value(t) is not None:
+        return frozenset({type_of_value(t)})  # an example array names its dtype and shape
     raise TypeError(
-        f"cannot use {t!r} in a rule signature: use float, int, bool, None (any) "
-        "or an IR type such as xdsl's f64"
+        f"cannot use {t!r} in a rule signature: use float, int, bool, None (any), "
+        "an example numpy array, or an IR type such as xdsl's f64"
     )
 
 
