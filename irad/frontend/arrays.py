@@ -22,7 +22,7 @@ import builtins
 import math
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import arith, tensor
@@ -30,7 +30,8 @@ from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, SSAValue
 
-from irad.frontend.types import F32, F64, I1, I64, is_bool, is_float, is_int, type_of_value
+from irad.frontend.static import Static
+from irad.frontend.types import F32, F64, I1, I64, is_bool, is_float, is_int
 from irad.passes import tensor_ir as T
 
 INDEX = IndexType()
@@ -91,25 +92,14 @@ class ArrayLowering:
     # ---- static values ----------------------------------------------------
     def static(self, value, node, what: str):
         """A value known while lowering: Static objects, literal constants, tuples of them."""
-        from irad.frontend.lowering import Static
+        known, obj = _known(value)
+        if not known:
+            raise self.error(node, f"{what} must be known while lowering (a constant or a shape)")
+        return obj
 
-        if isinstance(value, Static):
-            return value.obj
-        if isinstance(value, (int, float)):  # already static
-            return value
-        if isinstance(value, tuple):
-            return tuple(self.static(v, node, what) for v in value)
-        if isinstance(value, SSAValue) and isinstance(value.owner, arith.ConstantOp):
-            attr = value.owner.value
-            if not isinstance(value.type, TensorType):
-                raw = attr.value.data
-                return bool(raw) if is_bool(value.type) else raw
-        if value is None:
-            return None
-        if isinstance(value, SSAValue) and isinstance(value.owner, (arith.SubiOp, arith.NegfOp)):
-            operands = [self.static(v, node, what) for v in value.owner.operands]
-            return -operands[0] if len(operands) == 1 else operands[0] - operands[1]  # -1
-        raise self.error(node, f"{what} must be known while lowering (a constant or a shape)")
+    @staticmethod
+    def is_static(value) -> bool:
+        return _known(value)[0]
 
     def static_axes(self, axis, rank: int, node) -> tuple[int, ...]:
         axis = self.static(axis, node, "the axis")
@@ -178,8 +168,8 @@ class ArrayLowering:
         return self.new(self.em.op(cls(x, y)))
 
     def power(self, a: SSAValue, b: SSAValue, node) -> SSAValue:
-        n = self.static_int_or_none(b)
-        if n is not None and abs(n) <= 8 and not is_array(b):
+        known, n = _known(b)
+        if known and type(n) is int and abs(n) <= 8:  # x ** 2, x ** -1: multiplications
             (x,) = self.floats(node, a)
             result = None
             for _ in range(abs(n)):
@@ -190,12 +180,6 @@ class ArrayLowering:
             return self.new(self.em.op(arith.DivfOp(one, result)) if n < 0 else result)
         x, y = self.floats(node, a, b)
         return self.new(self.em.op(mathd.PowFOp(x, y)))
-
-    @staticmethod
-    def static_int_or_none(v) -> int | None:
-        if isinstance(v, SSAValue) and isinstance(v.owner, arith.ConstantOp) and is_int(v.type):
-            return v.owner.value.value.data
-        return None
 
     def negate(self, x: SSAValue, node) -> SSAValue:
         (x,) = self.floats(node, x)
@@ -228,8 +212,6 @@ class ArrayLowering:
 
     # ---- attributes and methods -----------------------------------------------
     def attribute(self, x: SSAValue, name: str, node):
-        from irad.frontend.lowering import Static
-
         dims = T.shape(x)
         if name == "shape":
             return Static(dims)
@@ -273,14 +255,10 @@ class ArrayLowering:
         if isinstance(node, ast.List):
             return tuple(self.argument(e) for e in node.elts)
         if isinstance(node, ast.Constant) and node.value is None:
-            from irad.frontend.lowering import Static
-
             return Static(None)
         return self.fl.expr(node)
 
     def bind(self, fn, params: tuple[str, ...], args, kwargs, node) -> list:
-        from irad.frontend.lowering import Static
-
         names = [p.lstrip("?") for p in params]
         required = [p for p in params if not p.startswith("?")]
         if len(args) > len(params):
@@ -353,7 +331,7 @@ class ArrayLowering:
             return total
         axes = self.static_axes(axis, len(T.shape(x)), node)
         count = math.prod(T.shape(x)[a] for a in axes)
-        (divisor,) = [self.em.const(float(count), T.element(total))]
+        divisor = self.em.const(float(count), T.element(total))
         return self.binary(ast.Div(), total, divisor, node)
 
     # ---- shapes ----------------------------------------------------------------------
@@ -427,7 +405,7 @@ class ArrayLowering:
                 raise self.error(node, f"cannot assign a value of shape {T.shape(v)} to a slice of shape {target}")
             v = T.reshape(self.em, T.broadcast_to(self.em, v, target), plan.sizes)
             updated = self.em.op(tensor.InsertSliceOp.get(
-                v, y, [s if isinstance(s, int) else -1 for s in plan.sizes],
+                v, y, plan.sizes,
                 static_offsets=[o if isinstance(o, int) else T.DYNAMIC for o in plan.offsets],
                 static_strides=plan.strides,
                 offsets=[o for o in plan.offsets if not isinstance(o, int)],
@@ -500,10 +478,8 @@ class ArrayLowering:
 
     def int_index(self, value, n: int, node):
         """A static int (normalised) or a runtime index value (negatives wrap as in Python)."""
-        from irad.frontend.lowering import Static
-
-        if isinstance(value, Static) and isinstance(value.obj, int) or self.static_int_or_none(value) is not None:
-            i = value.obj if isinstance(value, Static) else self.static_int_or_none(value)
+        known, i = _known(value)
+        if known and type(i) is int:
             if not -n <= i < n:
                 raise self.error(node, f"index {i} is out of bounds for an axis of size {n}")
             return i % n
@@ -522,12 +498,8 @@ class ArrayLowering:
             raise self.error(node, "slices need a positive constant step")
         lower = None if part.lower is None else self.fl.expr(part.lower)
         upper = None if part.upper is None else self.fl.expr(part.upper)
-        try:
-            lo = None if lower is None else self.static(lower, node, "")
-            hi = None if upper is None else self.static(upper, node, "")
-        except Exception:
-            lo = hi = _RUNTIME
-        if lo is not _RUNTIME:
+        if self.is_static(lower) and self.is_static(upper):
+            lo, hi = self.static(lower, node, ""), self.static(upper, node, "")
             start, stop, _ = slice(lo, hi, step).indices(n)
             return start, max(0, -(-(stop - start) // step)), step
         length = _constant_offset(part.lower, part.upper)
@@ -565,20 +537,43 @@ class ArrayLowering:
         return T.reshape(em, T.matmul(em, onehot, flat), (k, *dims[1:]))
 
 
-_RUNTIME = object()
 
 
 @dataclass
 class _IndexPlan:
-    offsets: list = None
-    sizes: list = None
-    strides: list = None
-    result_dims: list = None
+    """How an index reads or writes: per axis of the source an offset (int or
+    index value), a size and a stride; the result's shape (ints dropped, None
+    added); whether it is one element; or an int array to gather with."""
+
+    offsets: list = field(default_factory=list)
+    sizes: list = field(default_factory=list)
+    strides: list = field(default_factory=list)
+    result_dims: list = field(default_factory=list)
     element: bool = False
     gather: SSAValue | None = None
 
-    def __post_init__(self):
-        self.offsets, self.sizes, self.strides, self.result_dims = [], [], [], []
+
+def _known(value) -> tuple[bool, object]:
+    """(True, the Python value) when `value` is known while lowering; None is an omitted value."""
+    if value is None or isinstance(value, (int, float)):
+        return True, value
+    if isinstance(value, Static):
+        return True, value.obj
+    if isinstance(value, tuple):
+        parts = [_known(v) for v in value]
+        return all(k for k, _ in parts), tuple(v for _, v in parts)
+    if not isinstance(value, SSAValue) or isinstance(value.type, TensorType):
+        return False, None
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp):
+        raw = owner.value.value.data
+        return True, bool(raw) if is_bool(value.type) else raw
+    if isinstance(owner, (arith.SubiOp, arith.NegfOp)):  # -1 is 0 - 1 in the IR
+        parts = [_known(v) for v in owner.operands]
+        if all(k for k, _ in parts):
+            values = [v for _, v in parts]
+            return True, -values[0] if len(values) == 1 else values[0] - values[1]
+    return False, None
 
 
 def _holds(value, target) -> bool:
@@ -624,8 +619,6 @@ class _WrapperLowering:
 def lower_wrapper_body(owner, fn, em, args) -> SSAValue:
     """The body of the function a rule-covered numpy call becomes: the op itself,
     so the pass meets a call op where it consults the table (as for math.sin)."""
-    from irad.frontend.lowering import Static
-
     handler, params = NUMPY[fn]
     padded = list(args) + [Static(None)] * (len(params) - len(args))
     return handler(ArrayLowering(_WrapperLowering(owner, em)), None, *padded)
@@ -934,8 +927,6 @@ def reshape_method(al: ArrayLowering, x: SSAValue, node: ast.Call):
 
 def builtin_on_array(al: ArrayLowering, fn, args, node):
     """Python builtins applied to arrays: len, abs; None if `fn` is not one of them."""
-    from irad.frontend.lowering import Static
-
     if fn is builtins.len and len(args) == 1 and is_array(args[0]):
         return Static(T.shape(args[0])[0])
     if fn is builtins.abs and len(args) == 1 and is_array(args[0]):
@@ -951,10 +942,4 @@ STATIC_OPERATORS = {
 }
 
 
-def is_static_int(value) -> bool:
-    from irad.frontend.lowering import Static
-
-    return isinstance(value, Static) and type(value.obj) is int
-
-
-__all__ = ["ArrayLowering", "BoundMethod", "NUMPY", "is_array", "is_numpy_callable", "type_of_value"]
+__all__ = ["ArrayLowering", "BoundMethod", "NUMPY", "is_array", "is_numpy_callable"]

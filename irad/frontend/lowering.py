@@ -13,7 +13,6 @@ import builtins
 import inspect
 import types
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import arith, func, scf
@@ -43,6 +42,7 @@ from irad.frontend.library import (
     python_reference,
     target_key,
 )
+from irad.frontend.static import Static
 from irad.frontend.source import FunctionSource, NoSourceError, def_location, parse_function
 from irad.frontend.types import F64, I1, describe, is_bool, is_float, is_int, type_of_value
 
@@ -72,13 +72,6 @@ UNSUPPORTED_STATEMENTS = {
     ast.Nonlocal: ("a `nonlocal` statement", "pass the value as an argument"),
     ast.Delete: ("a `del` statement", "remove it"),
 }
-
-
-@dataclass(frozen=True)
-class Static:
-    """A Python object known at lowering time (a module, a function, ...)."""
-
-    obj: object
 
 
 Value = SSAValue | tuple | Static | None
