@@ -337,3 +337,12 @@ def conditional_arrays(x):
 
 def truth_of_array(x):
     return 1.0 if x > 0.0 else 2.0
+
+
+def make_reduction(reduce, axis, keepdims):
+    """A program reducing with static `axis` and `keepdims` (closure values are baked in)."""
+
+    def reduced(x):
+        return np.sum(np.sin(reduce(x, axis=axis, keepdims=keepdims)) * 1.5)
+
+    return reduced

@@ -288,3 +288,25 @@ def test_rule_signature_names_an_array_type_by_example(table):
     for n, factor in ((4, 1.0), (9, 2.0), (10, 1.0)):  # shape 10 matches no entry
         x = normal(n)
         np.testing.assert_allclose(irad.grad(p.uses_np_sin)(x), factor * np.cos(x) * x + np.sin(x))
+
+
+@st.composite
+def reductions(draw):
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=3))
+    rank = len(shape)
+    axis = draw(st.one_of(
+        st.none(),
+        st.integers(-rank, rank - 1),
+        st.lists(st.integers(0, rank - 1), min_size=1, max_size=rank, unique=True).map(tuple),
+    ))
+    reduce = draw(st.sampled_from([np.sum, np.mean, np.max, np.min, np.prod]))
+    return shape, axis, draw(st.booleans()), reduce
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(reductions(), st.integers(0, 2**32 - 1))
+def test_reductions_at_random_shapes_axes_and_keepdims(case, seed):
+    shape, axis, keepdims, reduce = case
+    x = np.random.default_rng(seed).uniform(0.5, 1.5, size=shape) * np.where(
+        np.arange(np.prod(shape)).reshape(shape) % 2, 1.0, -1.0)  # distinct values: no ties
+    check(p.make_reduction(reduce, axis, keepdims), x)
