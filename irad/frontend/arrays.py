@@ -417,7 +417,7 @@ class ArrayLowering:
         y = self.fl.env.get(name)
         if not is_array(y):
             raise self.error(node, f"item assignment to '{name}', which is not an array")
-        if isinstance(y, BlockArgument):
+        if isinstance(y, BlockArgument) and y.owner is self.fl.block:  # the function's own
             raise self.error(node, f"in-place write to the argument array '{name}'",
                              f"copy it first: {name} = np.copy({name}) (irad would not "
                              "update the caller's array, so this is rejected rather than "
