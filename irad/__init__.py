@@ -10,8 +10,9 @@ See docs/ for the supported Python subset and the IR conventions.
 
 from irad.errors import BackendError, DifferentiationError, IradError, UnsupportedError
 
-_API = ("grad", "lower", "value_and_grad", "vjp")
-_RULES = ("rrule", "opt_out", "non_differentiable")
+_API = ("grad", "jvp", "lower", "value_and_grad", "vjp")
+_JACOBIANS = ("jacfwd", "jacrev", "hessian")
+_RULES = ("rrule", "frule", "opt_out", "non_differentiable")
 _LAZY_MODULES = ("rules", "testing")
 
 
@@ -21,6 +22,10 @@ def __getattr__(name: str):
         from irad import api
 
         return getattr(api, name)
+    if name in _JACOBIANS:
+        from irad import jacobians
+
+        return getattr(jacobians, name)
     if name in _RULES:
         from irad.rules import registry
 
@@ -46,6 +51,7 @@ __all__ = [
     "IradError",
     "UnsupportedError",
     *_API,
+    *_JACOBIANS,
     *_RULES,
     "explain",
     "stop_gradient",

@@ -20,13 +20,16 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Region
 
 from irad.backends.python import compile_module
-from irad.dialect import GradOp, ValueAndGradOp, make_context
+from irad.dialect import GradOp, JvpOp, ValueAndGradOp, make_context
 from irad.errors import IradError
 from irad.frontend import bind_arguments, lower_function, signature_of
 from irad.frontend.source import def_location
 from irad.frontend.types import describe, is_differentiable, is_float, is_tensor
+from irad.gc_pause import gc_paused
 from irad.passes.differentiate import Differentiator
-from irad.passes.optimize import OptimizePass
+from irad.passes.forward import ForwardDifferentiator
+from irad.passes.optimize import DEFAULT_MAX_DEPTH, OptimizePass
+from irad.passes.provenance import ENTRY, mark_generated
 from irad.passes.symbol_dce import SymbolDCEPass
 from irad.recursion import deep_recursion
 from irad.rules import default_table
@@ -45,8 +48,10 @@ def _context():
     return make_context()
 
 
-def _optimise(module: ModuleOp) -> None:
-    OptimizePass().apply(_context(), module)
+def _optimise(module: ModuleOp, inline: bool = True) -> None:
+    """The standard pipeline. A module built to be differentiated again is not
+    inlined: its calls (to rule targets above all) must meet the table again."""
+    OptimizePass(max_depth=DEFAULT_MAX_DEPTH if inline else 0).apply(_context(), module)
     SymbolDCEPass().apply(_context(), module)
     module.verify()
 
@@ -73,12 +78,18 @@ def _scalar_result_type(f, primal: func.FuncOp) -> Attribute:
 
 
 def gradient_module(
-    f: Callable, signature: tuple[Attribute, ...], wrt: tuple[int, ...], with_value: bool
+    f: Callable,
+    signature: tuple[Attribute, ...],
+    wrt: tuple[int, ...],
+    with_value: bool,
+    checkpoint: bool = False,
+    inline: bool = True,
 ) -> tuple[ModuleOp, str]:
     """The differentiated, optimised module and the name of its entry function.
 
     The entry, `@<f>.grad` or `@<f>.value_and_grad`, holds the request op that
-    irad-differentiate replaces; `wrt` must be increasing.
+    irad-differentiate replaces. It returns the gradients in `wrt` order (the
+    request op itself takes increasing indices).
     """
     module, name = lower_function(f, signature, default_table())
     primal = _function(module, name)
@@ -88,14 +99,19 @@ def gradient_module(
     block = Block(arg_types=signature)
     for arg, primal_arg in zip(block.args, primal.body.block.args):
         arg.name_hint = primal_arg.name_hint
-    result_types = ([out_type] if with_value else []) + [signature[i] for i in wrt]
-    request = (ValueAndGradOp if with_value else GradOp)(name, block.args, wrt, result_types)
+    ordered = sorted(wrt)
+    values = [out_type] if with_value else []
+    request_types = values + [signature[i] for i in ordered]
+    request = (ValueAndGradOp if with_value else GradOp)(name, block.args, ordered, request_types)
     block.add_op(request)
-    block.add_op(func.ReturnOp(*request.results))
-    entry_type = FunctionType.from_lists(signature, result_types)
-    module.body.block.add_op(func.FuncOp(entry_name, entry_type, Region(block)))
-    Differentiator(module, default_table()).rewrite_requests()
-    _optimise(module)
+    grads = {i: r for i, r in zip(ordered, request.results[len(values) :])}
+    block.add_op(func.ReturnOp(*request.results[: len(values)], *(grads[i] for i in wrt)))
+    entry_type = FunctionType.from_lists(signature, values + [signature[i] for i in wrt])
+    entry = func.FuncOp(entry_name, entry_type, Region(block))
+    mark_generated(entry, primal, ENTRY)
+    module.body.block.add_op(entry)
+    Differentiator(module, default_table(), checkpoint=checkpoint).rewrite_requests()
+    _optimise(module, inline)
     return module, entry_name
 
 
@@ -115,6 +131,29 @@ def vjp_module(
     return module, generated.augmented, generated.pullback, out_types
 
 
+def jvp_module(
+    f: Callable, signature: tuple[Attribute, ...], wrt: tuple[int, ...]
+) -> tuple[ModuleOp, str, tuple[Attribute, ...]]:
+    """The module whose public `@<f>.jvp` takes f's arguments, then one tangent
+    per `wrt` index (increasing), and returns f's results, then their tangents."""
+    module, name = lower_function(f, signature, default_table())
+    primal = _function(module, name)
+    primal.sym_visibility = StringAttr("private")
+    outputs = primal.function_type.outputs.data
+    block = Block(arg_types=[*signature, *(signature[i] for i in wrt)])
+    for arg, primal_arg in zip(block.args, primal.body.block.args):
+        arg.name_hint = primal_arg.name_hint
+    result_types = [*outputs, *(t for t in outputs if is_float(t))]
+    request = JvpOp(name, block.args, wrt, result_types)
+    block.add_ops([request, func.ReturnOp(*request.results)])
+    entry = func.FuncOp(f"{name}.jvp", FunctionType.from_lists(block.arg_types, result_types), Region(block))
+    mark_generated(entry, primal, ENTRY)
+    module.body.block.add_op(entry)
+    ForwardDifferentiator(module, default_table()).rewrite_requests()
+    _optimise(module)
+    return module, entry.sym_name.data, tuple(outputs)
+
+
 # ---- compiled-code cache --------------------------------------------------------
 @dataclass(frozen=True)
 class _Compiled:
@@ -130,7 +169,8 @@ def _cached(key: tuple, build: Callable[[], _Compiled]) -> _Compiled:
     key = (*key, default_table().version)
     compiled = _CACHE.get(key)
     if compiled is None:
-        compiled = _CACHE[key] = build()
+        with gc_paused():
+            compiled = _CACHE[key] = build()
     return compiled
 
 
@@ -199,10 +239,11 @@ def _run(fn: Callable, args: Sequence):
 class _GradFunction:
     """The callable returned by grad / value_and_grad."""
 
-    def __init__(self, f: Callable, argnums, with_value: bool):
+    def __init__(self, f: Callable, argnums, with_value: bool, checkpoint: bool = False):
         self.f = f
         self.argnums = argnums
         self.with_value = with_value
+        self.checkpoint = checkpoint
         self.single = isinstance(argnums, numbers.Integral)
         self.__name__ = f"{'value_and_grad' if with_value else 'grad'}({_name(f)})"
         self.__doc__ = getattr(f, "__doc__", None)
@@ -223,22 +264,25 @@ class _GradFunction:
         kind = "value_and_grad" if self.with_value else "grad"
 
         def build() -> _Compiled:
-            # The request op takes increasing indices; hand results back in argnums order.
-            ordered = tuple(sorted(wrt))
-            module, entry = gradient_module(self.f, signature, ordered, self.with_value)
-            run = compile_module(module).function(entry)
-            if ordered != wrt:
-                offset = 1 if self.with_value else 0
-                picks = list(range(offset)) + [offset + ordered.index(i) for i in wrt]
-                unordered = run
+            module, entry = gradient_module(
+                self.f, signature, wrt, self.with_value, self.checkpoint
+            )
+            return _Compiled(module, compile_module(module).function(entry))
 
-                def run(*a):
-                    results = unordered(*a)
-                    return tuple(results[k] for k in picks)
+        return _cached((self.f, kind, wrt, signature, self.checkpoint), build)
 
-            return _Compiled(module, run)
+    def _irad_module(self, signature: tuple[Attribute, ...]) -> tuple[ModuleOp, str]:
+        """A fresh module computing this gradient, for a program that calls it
+        (and so differentiates it again: higher order)."""
+        wrt = _normalise_argnums(self.f, self.argnums, signature)
+        return gradient_module(
+            self.f, signature, wrt, self.with_value, self.checkpoint, inline=False
+        )
 
-        return _cached((self.f, kind, wrt, signature), build)
+    @property
+    def returns_tuple(self) -> bool:
+        """Whether calls return a tuple (even of one gradient), for jacobians of this."""
+        return self.with_value or not self.single
 
     def lower(self, *args, **kwargs) -> ModuleOp:
         """The differentiated, optimised module the backend runs for these argument types."""
@@ -252,17 +296,28 @@ class _GradFunction:
         return (results[0], grads) if self.with_value else grads
 
 
-def grad(f: Callable, argnums: int | Sequence[int] = 0) -> _GradFunction:
+def grad(
+    f: Callable, argnums: int | Sequence[int] = 0, *, checkpoint: bool = False
+) -> _GradFunction:
     """The gradient of `f` (which returns one float) with respect to `argnums`.
 
     An int `argnums` gives one gradient; a tuple gives a tuple, as in jax.grad.
+    `checkpoint=True` makes loops store only each iteration's inputs and
+    recompute the body in the reverse sweep (less memory, more time; see
+    docs/control-flow.md).
     """
-    return _GradFunction(f, argnums, with_value=False)
+    return _GradFunction(f, argnums, with_value=False, checkpoint=checkpoint)
 
 
-def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0) -> _GradFunction:
+def value_and_grad(
+    f: Callable, argnums: int | Sequence[int] = 0, *, checkpoint: bool = False
+) -> _GradFunction:
     """Like `grad`, returning `(f(*args), gradient)`."""
-    return _GradFunction(f, argnums, with_value=True)
+    return _GradFunction(f, argnums, with_value=True, checkpoint=checkpoint)
+
+
+# Programs may apply these to functions: the frontend evaluates them while lowering.
+grad._irad_transform = value_and_grad._irad_transform = True
 
 
 # ---- vjp --------------------------------------------------------------------------
@@ -311,6 +366,51 @@ def vjp(f: Callable, *primals):
     return (outputs[0] if single else tuple(outputs)), pullback
 
 
+# ---- jvp --------------------------------------------------------------------------
+def jvp(f: Callable, primals: Sequence, tangents: Sequence, argnums=None):
+    """`(f(*primals), tangent_out)`: forward mode along `tangents`.
+
+    Without `argnums`, `tangents` has one entry per primal (None for an int or
+    bool). With `argnums`, one tangent per entry of `argnums`. `tangent_out`
+    has the structure of the output, with None for int or bool results.
+    """
+    primals = bind_arguments(f, tuple(primals), {})
+    signature = signature_of(f, primals)
+    tangents = tuple(tangents)
+    if argnums is None:
+        if len(tangents) != len(primals):
+            raise _error(
+                f, f"jvp of {_name(f)} takes one tangent per primal ({len(primals)}), "
+                f"got {len(tangents)}\n  hint: None for int or bool arguments"
+            )
+        given = {i: t for i, t in enumerate(tangents) if is_float(signature[i])}
+        for i, t in enumerate(tangents):
+            if i not in given and t is not None:
+                raise _error(f, f"argument {i} of {_name(f)} is not a float: its tangent must be None")
+    else:
+        nums = _normalise_argnums(f, argnums, signature)
+        if len(tangents) != len(nums):
+            raise _error(f, f"jvp of {_name(f)} takes one tangent per argnum ({len(nums)}), got {len(tangents)}")
+        given = dict(zip(nums, tangents))
+    for i, t in given.items():
+        if isinstance(t, bool) or not isinstance(t, numbers.Real):
+            raise _error(f, f"the tangent of argument {i} of {_name(f)} must be a real number, got {t!r}")
+    wrt = tuple(sorted(given))
+
+    def build() -> _Compiled:
+        module, entry, out_types = jvp_module(f, signature, wrt)
+        return _Compiled(module, compile_module(module).function(entry), out_types)
+
+    compiled = _cached((f, "jvp", wrt, signature), build)
+    results = _run(compiled.run, (*primals, *(float(given[i]) for i in wrt)))
+    n = len(compiled.out_types)
+    outputs, tangent_results = results[:n], iter(results[n:])
+    tangent_out = tuple(next(tangent_results) if is_float(t) else None for t in compiled.out_types)
+    if n == 1:
+        return outputs[0], tangent_out[0]
+    return tuple(outputs), tangent_out
+
+
 def _array_cotangent(f, i: int, ct, t) -> np.ndarray:
     """A cotangent for an array output: an array of that output's shape."""
     shape = tuple(t.get_shape())
@@ -320,4 +420,4 @@ def _array_cotangent(f, i: int, ct, t) -> np.ndarray:
     return array
 
 
-__all__ = ["grad", "gradient_module", "lower", "value_and_grad", "vjp", "vjp_module"]
+__all__ = ["grad", "gradient_module", "jvp", "jvp_module", "lower", "value_and_grad", "vjp", "vjp_module"]

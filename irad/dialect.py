@@ -1,7 +1,7 @@
 """The ``irad`` dialect: requests for derivatives of functions.
 
-Two ops, in the spirit of ``enzyme.autodiff``, ask for the reverse-mode
-derivative of a ``func.func`` at given operands::
+Ops in the spirit of ``enzyme.autodiff`` ask for a derivative of a
+``func.func`` at given operands; two for reverse mode::
 
     %g:2 = irad.grad @f(%x, %y) {wrt = [0, 1]} : (f64, f64) -> (f64, f64)
     %v, %gx = irad.value_and_grad @f(%x, %y) {wrt = [0]} : (f64, f64) -> (f64, f64)
@@ -12,6 +12,8 @@ operands to differentiate with respect to; each gives one gradient result
 with that operand's type. ``irad.grad`` returns only the gradients,
 ``irad.value_and_grad`` returns the callee's results first, then the
 gradients.
+
+and ``irad.jvp`` for forward mode (see :class:`JvpOp`).
 
 Generic form (``callee`` and ``wrt`` are properties)::
 
@@ -59,6 +61,8 @@ __all__ = [
     "IRAD",
     "DerivativeRequestOp",
     "GradOp",
+    "JvpOp",
+    "RequestOp",
     "ValueAndGradOp",
     "is_differentiable_type",
     "make_context",
@@ -77,20 +81,14 @@ def _wrt_attr(wrt: Sequence[int]) -> ArrayAttr[IntegerAttr[I64]]:
     return ArrayAttr(IntegerAttr(index, i64) for index in wrt)
 
 
-class DerivativeRequestOp(IRDLOperation, ABC):
-    """Shared definition of the ops asking for the derivative of ``callee``.
-
-    Subclasses only differ in whether the callee's results precede the
-    gradients (see :attr:`RETURNS_VALUES`).
-    """
+class RequestOp(IRDLOperation, ABC):
+    """Shared definition of the ops asking for a derivative of ``callee``:
+    operands, ``wrt``, the custom syntax and the checks of ``wrt``."""
 
     callee = prop_def(FlatSymbolRefAttrConstr)
     wrt = prop_def(ArrayAttr[IntegerAttr[I64]])
     args = var_operand_def()
     res = var_result_def()
-
-    RETURNS_VALUES: ClassVar[bool]
-    """Whether the callee's results come before the gradients."""
 
     def __init__(
         self,
@@ -112,20 +110,32 @@ class DerivativeRequestOp(IRDLOperation, ABC):
         """The 0-based operand indices to differentiate with respect to."""
         return tuple(attr.value.data for attr in self.wrt.data)
 
-    @property
-    def value_results(self) -> Sequence[SSAValue]:
-        """The callee's results (empty for ``irad.grad``)."""
-        return self.res[: len(self.res) - len(self.wrt.data)]
+    def _error(self, message: str) -> VerifyException:
+        return VerifyException(f"'{self.name}' op {message}")
 
-    @property
-    def gradient_results(self) -> Sequence[SSAValue]:
-        """One gradient per ``wrt`` entry, in ``wrt`` order."""
-        return self.res[len(self.res) - len(self.wrt.data) :]
+    def _verify_inputs(self, callee, operand_types: Sequence[Attribute]) -> None:
+        inputs = callee.function_type.inputs.data
+        if inputs != tuple(operand_types):
+            raise self._error(
+                f"operand types ({', '.join(map(str, operand_types))}) do not match the "
+                f"inputs of @{self.callee.root_reference.data} ({', '.join(map(str, inputs))})"
+            )
+
+    def _callee_function(self):
+        """The callee, when it is a func.func that can be found (detached ops
+        and other callees are left alone)."""
+        from xdsl.dialects.func import FuncOp
+
+        try:
+            callee = SymbolTable.lookup_symbol(self, self.callee)
+        except ValueError:  # no enclosing symbol table
+            return None
+        return callee if isinstance(callee, FuncOp) else None
 
     # --- custom syntax ---------------------------------------------------
 
     @classmethod
-    def parse(cls, parser: Parser) -> DerivativeRequestOp:
+    def parse(cls, parser: Parser) -> RequestOp:
         callee = parser.parse_symbol_name()
         args_pos = parser.pos
         args = parser.parse_op_args_list()
@@ -180,10 +190,49 @@ class DerivativeRequestOp(IRDLOperation, ABC):
         printer.print_string("} : ")
         printer.print_function_type(self.args.types, self.res.types)
 
-    # --- verification ----------------------------------------------------
+    def _verify_wrt(
+        self, wrt: tuple[int, ...], operand_types: Sequence[Attribute]
+    ) -> None:
+        if not wrt:
+            raise self._error("expects a non-empty 'wrt' list")
+        for index in wrt:
+            if not 0 <= index < len(operand_types):
+                raise self._error(
+                    f"'wrt' index {index} is out of range for "
+                    f"{len(operand_types)} operand(s)"
+                )
+        if any(a >= b for a, b in zip(wrt, wrt[1:])):
+            raise self._error(
+                f"expects strictly increasing 'wrt' indices, got {list(wrt)}"
+            )
+        for index in wrt:
+            if not is_differentiable_type(operand_types[index]):
+                raise self._error(
+                    f"cannot differentiate with respect to operand #{index} "
+                    f"of type {operand_types[index]} (expected a float, or a "
+                    "tensor or vector of floats)"
+                )
 
-    def _error(self, message: str) -> VerifyException:
-        return VerifyException(f"'{self.name}' op {message}")
+
+
+class DerivativeRequestOp(RequestOp, ABC):
+    """The reverse-mode requests. Subclasses only differ in whether the
+    callee's results precede the gradients (see :attr:`RETURNS_VALUES`)."""
+
+    RETURNS_VALUES: ClassVar[bool]
+    """Whether the callee's results come before the gradients."""
+
+    @property
+    def value_results(self) -> Sequence[SSAValue]:
+        """The callee's results (empty for ``irad.grad``)."""
+        return self.res[: len(self.res) - len(self.wrt.data)]
+
+    @property
+    def gradient_results(self) -> Sequence[SSAValue]:
+        """One gradient per ``wrt`` entry, in ``wrt`` order."""
+        return self.res[len(self.res) - len(self.wrt.data) :]
+
+    # --- verification ----------------------------------------------------
 
     def verify_(self) -> None:
         wrt = self.wrt_indices
@@ -220,52 +269,17 @@ class DerivativeRequestOp(IRDLOperation, ABC):
             )
         self._verify_against_callee(operand_types, value_types)
 
-    def _verify_wrt(
-        self, wrt: tuple[int, ...], operand_types: Sequence[Attribute]
-    ) -> None:
-        if not wrt:
-            raise self._error("expects a non-empty 'wrt' list")
-        for index in wrt:
-            if not 0 <= index < len(operand_types):
-                raise self._error(
-                    f"'wrt' index {index} is out of range for "
-                    f"{len(operand_types)} operand(s)"
-                )
-        if any(a >= b for a, b in zip(wrt, wrt[1:])):
-            raise self._error(
-                f"expects strictly increasing 'wrt' indices, got {list(wrt)}"
-            )
-        for index in wrt:
-            if not is_differentiable_type(operand_types[index]):
-                raise self._error(
-                    f"cannot differentiate with respect to operand #{index} "
-                    f"of type {operand_types[index]} (expected a float, or a "
-                    "tensor or vector of floats)"
-                )
-
     def _verify_against_callee(
         self, operand_types: Sequence[Attribute], value_types: Sequence[Attribute]
     ) -> None:
         """Check the signature against the callee, when it is a func.func that
         can be found; detached ops and other callees are left alone."""
-        from xdsl.dialects.func import FuncOp
-
-        try:
-            callee = SymbolTable.lookup_symbol(self, self.callee)
-        except ValueError:  # no enclosing symbol table
+        callee = self._callee_function()
+        if callee is None:
             return
-        if not isinstance(callee, FuncOp):
-            return
-
-        callee_inputs = callee.function_type.inputs.data
+        self._verify_inputs(callee, operand_types)
         callee_outputs = callee.function_type.outputs.data
         name = self.callee.root_reference.data
-        if callee_inputs != tuple(operand_types):
-            raise self._error(
-                f"operand types ({', '.join(map(str, operand_types))}) do not "
-                f"match the inputs of @{name} "
-                f"({', '.join(map(str, callee_inputs))})"
-            )
         if len(callee_outputs) != 1 or not isinstance(callee_outputs[0], AnyFloat):
             shown = ", ".join(map(str, callee_outputs)) or "nothing"
             raise self._error(
@@ -297,7 +311,56 @@ class ValueAndGradOp(DerivativeRequestOp):
     RETURNS_VALUES: ClassVar[bool] = True
 
 
-IRAD = Dialect("irad", [GradOp, ValueAndGradOp], [])
+@irdl_op_definition
+class JvpOp(RequestOp):
+    """Forward mode: the callee's results, then one tangent per float result,
+    along the tangents given for the ``wrt`` operands::
+
+        %y, %ty = irad.jvp @f(%x, %n, %tx) {wrt = [0]} : (f64, i64, f64) -> (f64, f64)
+
+    The operands are the callee's arguments followed by one tangent per
+    ``wrt`` entry, of that argument's type.
+    """
+
+    name = "irad.jvp"
+
+    @property
+    def primal_args(self) -> Sequence[SSAValue]:
+        return self.args[: len(self.args) - len(self.wrt.data)]
+
+    @property
+    def tangent_args(self) -> Sequence[SSAValue]:
+        return self.args[len(self.args) - len(self.wrt.data) :]
+
+    def verify_(self) -> None:
+        wrt = self.wrt_indices
+        n = len(self.args) - len(wrt)
+        if n < 0:
+            raise self._error(f"expects the callee's arguments, then {len(wrt)} tangent(s)")
+        primal_types = self.args.types[:n]
+        self._verify_wrt(wrt, primal_types)
+        for index, tangent in zip(wrt, self.tangent_args):
+            if tangent.type != primal_types[index]:
+                raise self._error(
+                    f"the tangent of operand #{index} has type {tangent.type}, "
+                    f"expected {primal_types[index]}"
+                )
+        callee = self._callee_function()
+        if callee is None:
+            return
+        self._verify_inputs(callee, primal_types)
+        outputs = callee.function_type.outputs.data
+        name = self.callee.root_reference.data
+        expected = (*outputs, *(t for t in outputs if is_differentiable_type(t)))
+        if tuple(self.res.types) != expected:
+            raise self._error(
+                f"expects the results of @{name}, then one tangent per float result: "
+                f"({', '.join(map(str, expected))}), but has "
+                f"({', '.join(map(str, self.res.types))})"
+            )
+
+
+IRAD = Dialect("irad", [GradOp, ValueAndGradOp, JvpOp], [])
 
 
 # name -> (module, Dialect object): the dialects irad's IR uses, imported on first use.

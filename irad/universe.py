@@ -31,10 +31,22 @@ def _differentiate_pass() -> type[ModulePass]:
     return DifferentiatePass
 
 
+def _jvp_pass() -> type[ModulePass]:
+    from irad.passes.forward import JvpPass
+
+    return JvpPass
+
+
 def _optimize_pass() -> type[ModulePass]:
     from irad.passes.optimize import OptimizePass
 
     return OptimizePass
+
+
+def _inline_pass() -> type[ModulePass]:
+    from irad.passes.inline import InlinePass
+
+    return InlinePass
 
 
 def _float_folds_pass() -> type[ModulePass]:
@@ -53,6 +65,8 @@ IRAD_UNIVERSE = Universe(
     all_dialects={"irad": _irad_dialect},
     all_passes={
         "irad-differentiate": _differentiate_pass,
+        "irad-jvp": _jvp_pass,
+        "irad-inline": _inline_pass,
         "irad-optimize": _optimize_pass,
         "irad-float-folds": _float_folds_pass,
         "irad-symbol-dce": _symbol_dce_pass,

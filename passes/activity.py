@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence, Set
 
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import Float32Type, Float64Type, TensorType
+from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from irad.passes.adjoints import NON_DIFFERENTIABLE
@@ -31,11 +31,7 @@ def active_values(
 ) -> set[SSAValue]:
     """`constant` are ops (calls to non-differentiable functions) whose results
     carry no derivative."""
-    varied: set[SSAValue] = {
-        arg
-        for arg, is_active in zip(fn.body.block.args, active_args)
-        if is_active and is_float_type(arg.type)
-    }
+    varied = _active_arguments(fn, active_args)
     _propagate(fn.body.block, varied, constant)
     body = fn.body.block
     useful = {v for v in body.last_op.operands if is_float_type(v.type)}
@@ -43,11 +39,75 @@ def active_values(
     return varied & useful
 
 
+def _active_arguments(fn: func.FuncOp, active_args: Sequence[bool]) -> set[SSAValue]:
+    return {
+        arg
+        for arg, is_active in zip(fn.body.block.args, active_args)
+        if is_active and is_float_type(arg.type)
+    }
+
+
+def varied_memory(
+    fn: func.FuncOp, active_args: Sequence[bool], constant: Set[Operation] = frozenset()
+) -> Operation | None:
+    """An op that puts a value depending on an active argument into memory (a
+    memref.store of it, or a call taking it and returning a memref), if any.
+
+    Reverse mode does not follow derivatives through memory, so such code
+    (generated code's tape, differentiated again) must be refused, not given a
+    silently wrong zero."""
+    varied = _active_arguments(fn, active_args)
+    _propagate(fn.body.block, varied, constant)
+    for op in fn.walk():
+        if op.name == "memref.store" and op.operands[0] in varied:
+            return op
+        if any(isinstance(r.type, MemRefType) for r in op.results) and any(
+            o in varied for o in op.operands
+        ):
+            return op
+    return None
+
+
+def _loop_links(op) -> list[tuple[SSAValue, ...]]:
+    """Per carried value of a loop: (init, body argument, yielded value, result,
+    and for scf.while the condition region's argument) — one value over time."""
+    if isinstance(op, scf.ForOp):
+        body = op.body.block
+        return [
+            (init, arg, y, r)
+            for init, arg, y, r in zip(op.operands[3:], body.args[1:], body.last_op.operands, op.results)
+        ]
+    after = op.after_region.block
+    before = op.before_region.block
+    return list(zip(op.operands, after.args, after.last_op.operands, op.results, before.args))
+
+
+def _loop_blocks(op) -> list[Block]:
+    return [r.block for r in op.regions]
+
+
+def _propagate_loop(op, values: set[SSAValue], propagate) -> None:
+    """Iterate a loop's body to a fixed point: a carried value is in `values` as
+    soon as any of its stages is (the analysis is the same both ways)."""
+    while True:
+        size = len(values)
+        for link in _loop_links(op):
+            if is_float_type(link[0].type) and any(v in values for v in link):
+                values.update(link)
+        for block in _loop_blocks(op):
+            propagate(block, values)
+        if len(values) == size:
+            return
+
+
 def _propagate_back(block: Block, useful: set[SSAValue], constant: Set[Operation]) -> None:
     for op in reversed(list(block.ops)):
         if op.name in NON_DIFFERENTIABLE or op in constant:
             continue
         if not any(r in useful for r in op.results):
+            continue
+        if isinstance(op, (scf.ForOp, scf.WhileOp)):
+            _propagate_loop(op, useful, lambda b, v: _propagate_back(b, v, constant))
             continue
         if isinstance(op, scf.IfOp):
             for region in op.regions:
@@ -61,6 +121,9 @@ def _propagate_back(block: Block, useful: set[SSAValue], constant: Set[Operation
 def _propagate(block: Block, active: set[SSAValue], constant: Set[Operation]) -> None:
     for op in block.ops:
         if op.name in NON_DIFFERENTIABLE or op in constant:
+            continue
+        if isinstance(op, (scf.ForOp, scf.WhileOp)):
+            _propagate_loop(op, active, lambda b, v: _propagate(b, v, constant))
             continue
         if isinstance(op, scf.IfOp):
             for region in op.regions:

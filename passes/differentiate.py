@@ -23,35 +23,53 @@ from xdsl.rewriter import Rewriter
 
 from irad.dialect import DerivativeRequestOp, ValueAndGradOp
 from irad.errors import DifferentiationError
-from irad.passes.activity import active_values, is_float_type
+from irad.passes.activity import active_values, is_float_type, varied_memory
+from irad.passes.rule_ir import import_helpers, rule_key
 from irad.passes.provenance import (
     AUGMENTED,
     PULLBACK,
     activity_string,
     generated_name,
     mark_generated,
+    origin,
 )
 from irad.passes.reverse import (
     CallPlan,
     FunctionPlan,
     build_from_rule,
     build_reverse,
+    build_tape_entry,
     function_types,
+    find_function,
     location,
-    rename_callees,
     source_location,
+    needs_tape,
 )
 from irad.rules import Decision, RuleTable, default_table
-from irad.rules.table import NON_DIFFERENTIABLE, RuleIR, check_rule_ir
+from irad.symbols import fresh_symbol
+from irad.rules.table import NON_DIFFERENTIABLE, REVERSE, check_rule_ir
 
 Key = tuple[str, tuple[bool, ...]]  # (primal symbol, activity per argument)
 
 
 @dataclass(frozen=True)
 class Generated:
+    """The generated pair callers use (flat residuals) and, for a function in
+    tape mode, the pair that threads a tape (see passes/loops.py)."""
+
     augmented: str
     pullback: str
     residual_types: tuple
+    tape_augmented: str = ""
+    tape_pullback: str = ""
+
+
+def tape_names(name: str, active: tuple[bool, ...]) -> tuple[str, str]:
+    """@f.augmented.tape.<act> / @f.pullback.tape.<act>: the tape-threading pair."""
+    return (
+        generated_name(name, AUGMENTED, active, "tape"),
+        generated_name(name, PULLBACK, active, "tape"),
+    )
 
 
 @dataclass(frozen=True)
@@ -100,12 +118,6 @@ class _Pending:
     rule: Decision | None = None  # a rule for the function itself
 
 
-def rule_key(fn: func.FuncOp) -> str:
-    """The rule-table target of a function: its `irad.target`, else its symbol."""
-    target = fn.attributes.get("irad.target")
-    return target.data if isinstance(target, StringAttr) else fn.sym_name.data
-
-
 def _no_body(
     fn: func.FuncOp, use: Operation | None = None, decision: Decision | None = None
 ) -> DifferentiationError:
@@ -120,21 +132,22 @@ def _no_body(
     )
 
 
-def _same_function(a: func.FuncOp, b: func.FuncOp) -> bool:
-    """Whether a module's function can stand in for a rule's helper of the same name."""
-    return a.function_type == b.function_type and rule_key(a) == rule_key(b)
-
-
 class Differentiator:
     """Generates augmented primals and pullbacks into one module."""
 
-    def __init__(self, module: ModuleOp, table: RuleTable | None = None):
+    def __init__(
+        self, module: ModuleOp, table: RuleTable | None = None, checkpoint: bool = False
+    ):
         self.module = module
+        # recompute loop bodies in the reverse sweep instead of recording residuals
+        self.checkpoint = checkpoint
         self.table = table if table is not None else default_table()
         self.functions: dict[str, func.FuncOp] = {
             op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)
         }
         self.generated: dict[Key, Generated] = {}
+        # keys on a call cycle: their pairs thread a tape and call each other
+        self.recursive: set[Key] = set()
         self.decisions: list[CallDecision] = []
 
     # ---- entry points ------------------------------------------------------
@@ -184,7 +197,9 @@ class Differentiator:
         """Generate `root` and every callee it needs, callees first.
 
         The stack is the current path through the call graph, so meeting a key
-        that is already on it means real recursion.
+        that is already on it means real recursion: every key on the cycle is
+        generated in tape mode, whose signatures are known before the bodies, so
+        the cycle's members can call each other's generated functions.
         """
         stack: list[Key] = [root]
         pending: dict[Key, _Pending] = {}
@@ -195,16 +210,16 @@ class Differentiator:
                 continue
             if key not in pending:
                 pending[key] = self._plan(key, is_root=key == root)
-            missing = [k for k in pending[key].callees.values() if k not in self.generated]
+            missing = [
+                k
+                for k in pending[key].callees.values()
+                if k not in self.generated and k not in self.recursive
+            ]
             if missing:
                 dep = missing[0]
                 if dep in stack:
-                    cycle = " -> ".join(f"@{k[0]}" for k in stack[stack.index(dep):] + [dep])
-                    raise DifferentiationError(
-                        f"recursive call cycle {cycle}: differentiating recursion is "
-                        "not supported yet\n  hint: rewrite without recursion, or "
-                        "register a rule for the recursive function"
-                    )
+                    self.recursive.update(stack[stack.index(dep) :])
+                    continue
                 stack.append(dep)
                 continue
             self._generate(key, pending.pop(key))
@@ -213,10 +228,11 @@ class Differentiator:
     def _plan(self, key: Key, is_root: bool) -> _Pending:
         name, active_args = key
         fn = self.function(name)
+        order = origin(fn)[1] + 1  # calls inside generated code are differentiated again
         if is_root:
             # Reached directly (a request, or the API): a rule for @name itself wins.
             # Callees were already looked up at their call sites.
-            decision = self._decide(name, fn, fn.function_type, name)
+            decision = self._decide(name, fn, fn.function_type, name, order)
             if decision.kind == "rule":
                 return _Pending(FunctionPlan(set(), {}), rule=decision)
             if decision.kind == "non-differentiable":
@@ -233,8 +249,18 @@ class Differentiator:
             )
         calls = [op for op in fn.walk() if isinstance(op, func.CallOp)]
         constant = {op for op in calls if self._non_differentiable(op)}
+        into_memory = varied_memory(fn, active_args, constant)
+        if into_memory is not None:
+            raise DifferentiationError(
+                f"{location(into_memory)}: reverse mode cannot follow derivatives through "
+                f"memory: @{name} puts a value that depends on the differentiated arguments "
+                "into a memref (the tape of a loop or recursion, differentiated again)\n"
+                "  hint: for second "
+                "derivatives of programs with loops or recursion use irad.hessian or "
+                "irad.jacfwd(irad.grad(f)) (forward over reverse)"
+            )
         active = active_values(fn, active_args, constant)
-        plan = FunctionPlan(active, {})
+        plan = FunctionPlan(active, {}, checkpoint=self.checkpoint)
         pending = _Pending(plan)
         for op in calls:
             callee_name = op.callee.root_reference.data
@@ -244,13 +270,13 @@ class Differentiator:
                 kind = "non-differentiable" if op in constant else "inactive"
                 self._record(name, op, callee, kind)
                 continue
-            decision = self._decide(name, callee, callee.function_type, callee_name, op)
+            decision = self._decide(name, callee, callee.function_type, callee_name, order, op)
             if decision.kind == "rule":
                 plan.calls[op] = CallPlan(
                     "rule",
                     callee_name,
                     decision.ir,
-                    self._import_helpers(decision.ir, callee_name),
+                    import_helpers(self.module, self.functions, decision.ir, callee_name),
                     residual_types=decision.ir.residual_types,
                 )
                 continue
@@ -264,12 +290,14 @@ class Differentiator:
         entry = self.table.entry(rule_key(callee), tuple(o.type for o in op.operands))
         return entry is not None and entry.kind == NON_DIFFERENTIABLE
 
-    def _decide(self, caller: str, callee: func.FuncOp, ftype, callee_name: str, op=None) -> Decision:
+    def _decide(
+        self, caller: str, callee: func.FuncOp, ftype, callee_name: str, order: int, op=None
+    ) -> Decision:
         """Ask the rule table about one call (or a request), and record the answer."""
         arg_types = tuple(ftype.inputs.data)
         target = rule_key(callee)
         try:
-            decision = self.table.lookup(target, arg_types)
+            decision = self.table.lookup(target, arg_types, REVERSE, order)
         except DifferentiationError as exc:
             where = f"{location(op)}: " if op is not None else ""
             raise DifferentiationError(f"{where}{exc}") from None
@@ -289,71 +317,70 @@ class Differentiator:
             )
         )
 
-    def _import_helpers(self, ir: RuleIR, callee: str) -> dict[str, str]:
-        """Copy the functions a rule's IR calls into the module; returns the
-        renaming of its symbols, with calls to the primal pointing at `callee`."""
-        symbols = {s: callee for s in ir.primal_symbols}
-        fresh = []
-        for helper in ir.helpers:
-            sym = helper.sym_name.data
-            existing = self.functions.get(sym)
-            if existing is not None and _same_function(existing, helper):
-                continue
-            name, n = sym, 0
-            while name in self.functions:
-                n += 1
-                name = f"{sym}_{n}"
-            symbols[sym] = name
-            copy = helper.clone()
-            copy.sym_name = StringAttr(name)
-            copy.sym_visibility = StringAttr("private")
-            if name != sym and "irad.target" not in copy.attributes:
-                copy.attributes["irad.target"] = StringAttr(rule_key(helper))
-            self.functions[name] = copy
-            fresh.append(copy)
-        for copy in fresh:
-            rename_callees(copy, symbols)
-            self.module.body.block.add_op(copy)
-        return symbols
-
     def _generate(self, key: Key, pending: _Pending) -> None:
         name, active = key
         primal = self.function(name)
         for op, callee_key in pending.callees.items():
-            gen = self.generated[callee_key]
+            if callee_key in self.generated:
+                gen = self.generated[callee_key]
+            else:  # a recursive call to a member of the cycle, generated later
+                gen = Generated("", "", (), *tape_names(*callee_key))
+            tape = bool(gen.tape_augmented)
             pending.plan.calls[op] = CallPlan(
                 "generated",
                 callee_key[0],
-                augmented=gen.augmented,
-                pullback=gen.pullback,
-                residual_types=gen.residual_types,
+                augmented=gen.tape_augmented if tape else gen.augmented,
+                pullback=gen.tape_pullback if tape else gen.pullback,
+                residual_types=() if tape else gen.residual_types,
+                tape=tape,
             )
         aug_name = generated_name(name, AUGMENTED, active)
         pb_name = generated_name(name, PULLBACK, active)
-        existing = self._existing(aug_name, pb_name, primal)
+        rule = pending.rule.rule.describe() if pending.rule is not None else None
+        existing = self._existing(aug_name, pb_name, primal, key, rule)
         if existing is not None:
             self.generated[key] = existing
             return
+        if aug_name in self.functions or pb_name in self.functions:
+            # an earlier run made these from another decision (e.g. a rule that
+            # declines at this order): keep both, under fresh names
+            aug_name = fresh_symbol(aug_name, self.functions)
+            pb_name = fresh_symbol(pb_name, self.functions)
+        tape = pending.rule is None and (key in self.recursive or needs_tape(primal, pending.plan))
         if pending.rule is not None:
-            symbols = self._import_helpers(pending.rule.ir, name)
+            symbols = import_helpers(self.module, self.functions, pending.rule.ir, name)
             aug_block, pb_block, residual_types = build_from_rule(
                 primal, active, pending.rule.ir, symbols
             )
         else:
-            aug_block, pb_block, residual_types = build_reverse(primal, active, pending.plan)
-        aug_type, pb_type = function_types(primal, active, residual_types)
-        for sym, ftype, block, role in (
-            (aug_name, aug_type, aug_block, AUGMENTED),
-            (pb_name, pb_type, pb_block, PULLBACK),
-        ):
-            generated = func.FuncOp(sym, ftype, Region(block), visibility="private")
-            mark_generated(generated, primal, role)
-            self.module.body.block.add_op(generated)
-            self.functions[sym] = generated
-        self.generated[key] = Generated(aug_name, pb_name, tuple(residual_types))
+            aug_block, pb_block, residual_types = build_reverse(primal, active, pending.plan, tape)
+        pairs = []
+        if tape:
+            tape_aug, tape_pb = tape_names(name, active)
+            pairs.append((tape_aug, tape_pb, aug_block, pb_block, [], True))
+            aug_block, pb_block, residual_types = build_tape_entry(primal, active, tape_aug, tape_pb)
+        pairs.append((aug_name, pb_name, aug_block, pb_block, residual_types, False))
+        for aug_sym, pb_sym, aug_body, pb_body, residuals, threaded in pairs:
+            aug_type, pb_type = function_types(primal, active, residuals, threaded)
+            for sym, ftype, block, role in (
+                (aug_sym, aug_type, aug_body, AUGMENTED),
+                (pb_sym, pb_type, pb_body, PULLBACK),
+            ):
+                generated = func.FuncOp(sym, ftype, Region(block), visibility="private")
+                mark_generated(generated, primal, role)
+                if rule is not None:
+                    generated.attributes["irad.rule"] = StringAttr(rule)
+                self.module.body.block.add_op(generated)
+                self.functions[sym] = generated
+        self.generated[key] = Generated(
+            aug_name, pb_name, tuple(residual_types), *(tape_names(name, active) if tape else ("", ""))
+        )
 
-    def _existing(self, aug_name: str, pb_name: str, primal: func.FuncOp) -> Generated | None:
-        """Reuse functions an earlier run generated; refuse a clashing symbol."""
+    def _existing(
+        self, aug_name: str, pb_name: str, primal: func.FuncOp, key: Key, rule: str | None
+    ) -> Generated | None:
+        """Reuse functions an earlier run generated the same way (from the same
+        rule, or from the body); refuse a clashing symbol that is not generated."""
         aug, pb = self.functions.get(aug_name), self.functions.get(pb_name)
         if aug is None and pb is None:
             return None
@@ -364,8 +391,14 @@ class Differentiator:
                 "  hint: rename it; names ending in .augmented.* and .pullback.* "
                 "are reserved for generated code"
             )
+        made_from = aug.attributes.get("irad.rule")
+        if (made_from.data if isinstance(made_from, StringAttr) else None) != rule:
+            return None
         n = len(primal.function_type.outputs.data)
-        return Generated(aug_name, pb_name, tuple(aug.function_type.outputs.data[n:]))
+        threaded = tape_names(*key)
+        if threaded[0] not in self.functions:
+            threaded = ("", "")
+        return Generated(aug_name, pb_name, tuple(aug.function_type.outputs.data[n:]), *threaded)
 
     def attach_remarks(self) -> None:
         """Record the decisions about each primal's calls on its augmented primal."""
@@ -378,11 +411,7 @@ class Differentiator:
             )
 
     def function(self, name: str, use: Operation | None = None) -> func.FuncOp:
-        fn = self.functions.get(name)
-        if fn is None:
-            where = f"{location(use)}: " if use is not None else ""
-            raise DifferentiationError(f"{where}no function @{name} in the module")
-        return fn
+        return find_function(self.functions, name, use)
 
 
 @dataclass(frozen=True)
@@ -392,13 +421,17 @@ class DifferentiatePass(ModulePass):
 
     With `remarks=true`, each generated augmented primal gets an `irad.remarks`
     attribute saying what happened at each call of its primal (for FileCheck).
+    With `checkpoint=true`, loops record only each iteration's inputs, and the
+    reverse sweep recomputes the body (less memory, about one more forward sweep).
     """
 
     name = "irad-differentiate"
     remarks: bool = False
 
+    checkpoint: bool = False
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        differentiator = Differentiator(op)
+        differentiator = Differentiator(op, checkpoint=self.checkpoint)
         differentiator.rewrite_requests()
         if self.remarks:
             differentiator.attach_remarks()

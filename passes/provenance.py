@@ -5,6 +5,10 @@ Naming scheme (stable; FileCheck tests depend on it):
     @<primal>.augmented.<activity>   the augmented primal: results, then residuals
     @<primal>.pullback.<activity>    the pullback: residuals and result cotangents in,
                                      argument cotangents out
+    @<primal>.augmented.tape.<activity>, @<primal>.pullback.tape.<activity>
+                                     the pair of a function in tape mode (loops,
+                                     recursion), threading the tape; the pair above
+                                     then allocates a tape and calls it
 
 <activity> has one letter per argument: `d` (differentiated) or `c` (constant).
 It is omitted for functions without arguments.
@@ -12,8 +16,10 @@ It is omitted for functions without arguments.
 Metadata (discardable, builtin attributes, so upstream MLIR reads them):
 
     irad.primal = @f      the original primal function, even for generated code
-    irad.role = "augmented_primal" | "pullback"
+    irad.role = "augmented_primal" | "pullback" | "jvp" | "entry"
+                          ("entry": an API function wrapping request ops)
     irad.order = 1        derivative order (differentiating generated code adds one)
+    irad.rule = "..."     on functions made from a rule for the primal itself: which one
 """
 
 from __future__ import annotations
@@ -25,16 +31,18 @@ from xdsl.dialects.builtin import IntegerAttr, StringAttr, SymbolRefAttr, i64
 
 AUGMENTED = "augmented_primal"
 PULLBACK = "pullback"
-_SHORT = {AUGMENTED: "augmented", PULLBACK: "pullback"}
+ENTRY = "entry"
+JVP = "jvp"
+_SHORT = {AUGMENTED: "augmented", PULLBACK: "pullback", JVP: "jvp"}
 
 
 def activity_string(active: Sequence[bool]) -> str:
     return "".join("d" if a else "c" for a in active)
 
 
-def generated_name(primal: str, role: str, active: Sequence[bool]) -> str:
+def generated_name(primal: str, role: str, active: Sequence[bool], variant: str = "") -> str:
     suffix = activity_string(active)
-    name = f"{primal}.{_SHORT[role]}"
+    name = f"{primal}.{_SHORT[role]}" + (f".{variant}" if variant else "")
     return f"{name}.{suffix}" if suffix else name
 
 

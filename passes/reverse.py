@@ -19,14 +19,30 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, FunctionType, SymbolRefAttr
+from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, FunctionType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from xdsl.traits import IsTerminator
 
 from irad.errors import DifferentiationError
+from irad.passes.rule_ir import inline_body
 from irad.passes.activity import is_float_type
 from irad.passes.adjoints import ADJOINTS, NON_DIFFERENTIABLE
+from irad.passes.builder import ArithBuilder
+from irad.passes.loops import (
+    CACHE,
+    END_POSITION,
+    INDEX,
+    TAPE,
+    TRIP_COUNT,
+    Cursor,
+    clone_loop,
+    is_loop,
+    loads_for_args,
+    new_tape,
+    push,
+    reverse_loop,
+)
 from irad.passes.array_adjoints import array_adjoint
 from irad.passes.constants import float_constant, zero_constant
 from irad.rules.table import RuleIR
@@ -47,12 +63,14 @@ class CallPlan:
     augmented: str = ""
     pullback: str = ""
     residual_types: tuple[Attribute, ...] = ()
+    tape: bool = False  # the callee threads the caller's tape (see passes/loops.py)
 
 
 @dataclass
 class FunctionPlan:
     active: set[SSAValue]
     calls: dict[Operation, CallPlan]
+    checkpoint: bool = False  # loops recompute their bodies instead of recording residuals
 
 
 def location(op: Operation) -> str:
@@ -63,6 +81,15 @@ def location(op: Operation) -> str:
     where = f"@{fn.sym_name.data}" if fn is not None else "<module>"
     source = source_location(op)
     return f"{source}: {where}: {op.name}" if source else f"{where}: {op.name}"
+
+
+def find_function(functions: dict[str, func.FuncOp], name: str, use: Operation | None = None) -> func.FuncOp:
+    """@name among `functions`, or an error located at the op that uses it."""
+    fn = functions.get(name)
+    if fn is None:
+        where = f"{location(use)}: " if use is not None else ""
+        raise DifferentiationError(f"{where}no function @{name} in the module")
+    return fn
 
 
 def source_location(op: Operation) -> str:
@@ -81,25 +108,65 @@ def _inside(anchor: Operation | None, region_op: Operation) -> bool:
     return False
 
 
+def scope_of(key: ResidualKey) -> Operation | None:
+    """The innermost primal loop a residual belongs to (None: the function).
+
+    A value defined in a loop body differs per iteration, so it is recorded on
+    the tape per iteration; the results of a loop and of a call belong to the
+    scope around that op."""
+    if isinstance(key, tuple):
+        parent = key[0].parent_op()
+    elif isinstance(key, BlockArgument):
+        parent = key.block.parent_op()
+    else:
+        parent = key.owner.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        if is_loop(parent):
+            return parent
+        parent = parent.parent_op()
+    return None
+
+
+@dataclass
+class Scope:
+    """Residuals of one scope: the function, or one loop body (per iteration)."""
+
+    block: Block  # where the residuals are block arguments while the sweep is built
+    first_arg: int  # index of the first residual argument
+    keys: list[ResidualKey]
+    args: dict[ResidualKey, BlockArgument]
+
+
 def _anchor(key: ResidualKey) -> Operation | None:
     if isinstance(key, tuple):
         return key[0]
     return None if isinstance(key, BlockArgument) else key.owner
 
 
-class PullbackBuilder:
+class PullbackBuilder(ArithBuilder):
     """Emits the pullback; also the `b` handed to the adjoints in passes/adjoints.py."""
 
-    def __init__(self, primal: func.FuncOp, active_args: Sequence[bool], plan: FunctionPlan):
+    def __init__(
+        self, primal: func.FuncOp, active_args: Sequence[bool], plan: FunctionPlan, tape: bool = False
+    ):
         self.primal_fn = primal
         self.active_args = active_args
         self.plan = plan
         result_types = primal.function_type.outputs.data
         self.cotangent_types = [t for t in result_types if is_float_type(t)]
-        self.entry = Block(arg_types=self.cotangent_types)
+        # In tape mode the pullback takes (tape, end position, cotangents).
+        self.tape_mode = tape
+        self.entry = Block(arg_types=[*([TAPE, INDEX] if tape else []), *self.cotangent_types])
+        self.tape = self.entry.args[0] if tape else None
+        if tape:
+            self.entry.args[0].name_hint, self.entry.args[1].name_hint = "tape", "end"
         self.block = self.entry
-        self.residual_keys: list[ResidualKey] = []
-        self._residual_args: dict[ResidualKey, BlockArgument] = {}
+        self.scopes: dict[Operation | None, Scope] = {
+            None: Scope(self.entry, 2 if tape else 0, [], {})
+        }
+        self.residual_keys = self.scopes[None].keys
+        self.loop_keys: dict[Operation, list[ResidualKey]] = {}  # kept as scopes close
+        self.loop_records: dict[Operation, str] = {}  # what each reversed loop records
         self._constants: dict[object, SSAValue] = {}
         # calls a cotangent reached; the others stay plain calls in the augmented primal
         self.reversed_calls: set[Operation] = set()
@@ -108,33 +175,11 @@ class PullbackBuilder:
     def is_active(self, v: SSAValue) -> bool:
         return v in self.plan.active
 
-    def op(self, op: Operation) -> SSAValue:
-        self.block.add_op(op)
-        return op.results[0] if op.results else None
-
     def const(self, value: float, type: Attribute) -> SSAValue:
         key = (float(value).hex(), type)  # distinguishes 0.0 from -0.0
         if key not in self._constants:
             self._constants[key] = self._at_entry(float_constant(value, type))
         return self._constants[key]
-
-    def zero(self, type: Attribute) -> SSAValue:
-        return self.const(0.0, type)
-
-    def add(self, a, b):
-        return self.op(arith.AddfOp(a, b))
-
-    def sub(self, a, b):
-        return self.op(arith.SubfOp(a, b))
-
-    def mul(self, a, b):
-        return self.op(arith.MulfOp(a, b))
-
-    def div(self, a, b):
-        return self.op(arith.DivfOp(a, b))
-
-    def neg(self, a):
-        return self.op(arith.NegfOp(a))
 
     def primal(self, v: SSAValue) -> SSAValue:
         """The value of primal `v` inside the pullback."""
@@ -146,14 +191,22 @@ class PullbackBuilder:
         return self.residual(v, v.type)
 
     def residual(self, key: ResidualKey, type: Attribute) -> BlockArgument:
-        if key not in self._residual_args:
-            index = len(self.residual_keys)
-            arg = self.entry.insert_arg(type, index)
+        scope = self.scopes[scope_of(key)]
+        if key not in scope.args:
+            arg = scope.block.insert_arg(type, scope.first_arg + len(scope.keys))
             if isinstance(key, SSAValue):
                 arg.name_hint = key.name_hint  # readable: the primal value's name
-            self._residual_args[key] = arg
-            self.residual_keys.append(key)
-        return self._residual_args[key]
+            scope.args[key] = arg
+            scope.keys.append(key)
+        return scope.args[key]
+
+    def open_scope(self, loop: Operation, block: Block) -> None:
+        self.scopes[loop] = Scope(block, len(block.args), [], {})
+
+    def close_scope(self, loop: Operation) -> Scope:
+        scope = self.scopes.pop(loop)
+        self.loop_keys[loop] = scope.keys
+        return scope
 
     def _at_entry(self, op: Operation) -> SSAValue:
         first = self.entry.first_op
@@ -167,7 +220,7 @@ class PullbackBuilder:
     def build(self) -> None:
         body = self.primal_fn.body.block
         adj: dict[SSAValue, SSAValue] = {}
-        cotangents = iter(self.entry.args)
+        cotangents = iter(self.entry.args[self.scopes[None].first_arg :])
         for v in body.last_op.operands:
             if is_float_type(v.type):
                 ct = next(cotangents)
@@ -182,6 +235,9 @@ class PullbackBuilder:
             if active and is_float_type(arg.type)
         ]
         self.op(func.ReturnOp(*returned))
+        if self.tape_mode:  # the function's own residuals are its last record
+            scope = self.scopes[None]
+            loads_for_args(self.entry, [scope.args[k] for k in scope.keys], self.tape, self.entry.args[1])
 
     def cotangent_or_zero(self, adj, v: SSAValue) -> SSAValue:
         ct = adj.get(v)
@@ -207,11 +263,14 @@ class PullbackBuilder:
         elif isinstance(op, scf.IfOp):
             self.reverse_if(op, cotangents, adj)
             return
+        elif is_loop(op):
+            reverse_loop(self, op, cotangents, adj)
+            return
         else:
             adjoint = array_adjoint(op) or ADJOINTS.get(op.name)
             if adjoint is None or len(op.results) != 1:
                 hint = (
-                    "control flow other than scf.if is not supported yet"
+                    "the region ops irad reverses are scf.if, scf.for and scf.while"
                     if op.regions
                     else "use the ops listed in docs/ir-conventions.md (Supported ops)"
                 )
@@ -225,9 +284,12 @@ class PullbackBuilder:
     def reverse_call(self, op: func.CallOp, cotangents) -> list[SSAValue | None]:
         call = self.plan.calls[op]
         self.reversed_calls.add(op)
-        residuals = [
-            self.residual((op, k), t) for k, t in enumerate(call.residual_types)
-        ]
+        if call.tape:  # the callee's records end where the call left the tape
+            residuals = [self.tape, self.residual((op, END_POSITION), INDEX)]
+        else:
+            residuals = [
+                self.residual((op, k), t) for k, t in enumerate(call.residual_types)
+            ]
         result_cts = [
             ct if ct is not None else self.zero(r.type)
             for r, ct in zip(op.results, cotangents)
@@ -272,13 +334,16 @@ class PullbackBuilder:
             self.accumulate(adj, v, ct)
 
 
-def _free_active_values(region_op: Operation, active: set[SSAValue]) -> list[SSAValue]:
-    """Active values used inside `region_op` but defined outside it, in order."""
+def _free_active_values(
+    region_op: Operation, active: set[SSAValue] | None
+) -> list[SSAValue]:
+    """Active values (all values if `active` is None) used inside `region_op`
+    but defined outside it, in order."""
     seen: dict[SSAValue, None] = {}
     for region in region_op.regions:
         for inner in region.walk():
             for v in inner.operands:
-                if v in active and v not in seen:
+                if (active is None or v in active) and v not in seen:
                     if isinstance(v, BlockArgument):
                         defined_inside = _inside(v.block.parent_op(), region_op)
                     else:
@@ -295,33 +360,55 @@ class AugmentedBuilder:
         self,
         primal: func.FuncOp,
         plan: FunctionPlan,
-        residual_keys: list[ResidualKey],
+        scope_keys: dict[Operation | None, list[ResidualKey]],
         reversed_calls: set[Operation],
+        tape: bool = False,
+        loop_records: dict[Operation, str] | None = None,
     ):
         self.primal_fn = primal
+        self.loop_records = loop_records or {}
         self.plan = plan
-        self.residual_keys = residual_keys
+        self.scope_keys = scope_keys
+        self.residual_keys = scope_keys[None]
         self.reversed_calls = reversed_calls
+        self.tape_mode = tape
+        # the tape and the position where the next record goes, as cloning proceeds
+        self.tape: SSAValue | None = None
+        self.pos: SSAValue | None = None
         self.values: dict[SSAValue, SSAValue] = {}
         self.call_residuals: dict[tuple[Operation, int], SSAValue] = {}
 
     def key_type(self, key: ResidualKey) -> Attribute:
         if isinstance(key, tuple):
+            if key[1] in (END_POSITION, TRIP_COUNT):
+                return INDEX
             return self.plan.calls[key[0]].residual_types[key[1]]
         return key.type
+
+    def records(self, op: Operation) -> bool:
+        """Does cloning `op` write to the tape?"""
+        if is_loop(op):
+            return any(r in self.plan.active for r in op.results)
+        return op in self.reversed_calls and self.plan.calls[op].tape
 
     def key_value(self, key: ResidualKey) -> SSAValue:
         return self.call_residuals[key] if isinstance(key, tuple) else self.values[key]
 
     def build(self) -> Block:
         body = self.primal_fn.body.block
-        block = Block(arg_types=[a.type for a in body.args])
+        tape_types = [TAPE, INDEX] if self.tape_mode else []
+        block = Block(arg_types=[*(a.type for a in body.args), *tape_types])
         for primal_arg, arg in zip(body.args, block.args):
             arg.name_hint = primal_arg.name_hint
         self.values.update(zip(body.args, block.args))
+        if self.tape_mode:
+            self.tape, self.pos = block.args[-2:]
+            self.tape.name_hint, self.pos.name_hint = "tape", "pos"
         self.clone_block(body, block)
         results = [self.values[v] for v in body.last_op.operands]
         residuals = [self.key_value(k) for k in self.residual_keys]
+        if self.tape_mode:  # the function's own residuals are its last record
+            residuals = list(push(Cursor(block), self.tape, self.pos, residuals))
         block.add_op(func.ReturnOp(*results, *residuals))
         return block
 
@@ -331,6 +418,8 @@ class AugmentedBuilder:
                 continue
             if isinstance(op, func.CallOp) and op in self.reversed_calls:
                 self.clone_call(op, self.plan.calls[op], dst)
+            elif self.records(op):
+                clone_loop(self, op, dst)
             elif isinstance(op, scf.IfOp):
                 self.clone_if(op, dst)
             else:
@@ -341,6 +430,13 @@ class AugmentedBuilder:
         n = len(op.results)
         if call.kind == "rule":
             outputs = inline_rule_forward(call.rule_ir, call.symbols, args, dst)
+        elif call.tape:
+            types = [r.type for r in op.results] + [TAPE, INDEX]
+            new_call = func.CallOp(call.augmented, [*args, self.tape, self.pos], types)
+            dst.add_op(new_call)
+            outputs = list(new_call.results[:n])
+            self.tape, self.pos = new_call.results[n:]
+            self.call_residuals[(op, END_POSITION)] = self.pos
         else:
             types = [r.type for r in op.results] + list(call.residual_types)
             new_call = func.CallOp(call.augmented, args, types)
@@ -354,14 +450,23 @@ class AugmentedBuilder:
             self.call_residuals[(op, k)] = v
 
     def clone_if(self, op: scf.IfOp, dst: Block) -> None:
+        scope = scope_of((op, 0))
         escaping = [
-            k for k in self.residual_keys if _anchor(k) is not op and _inside(_anchor(k), op)
+            k
+            for k in self.scope_keys.get(scope, [])
+            if _anchor(k) is not op and _inside(_anchor(k), op)
         ]
+        # a branch that writes records hands on the tape it ends with
+        threads_tape = any(self.records(inner) for inner in op.walk() if inner is not op)
+        entry_tape = (self.tape, self.pos)
         branches = []
         for region in op.regions:
             block = Block()
+            self.tape, self.pos = entry_tape
             self.clone_block(region.block, block)
             yielded = [self.values[v] for v in region.block.last_op.operands]
+            if threads_tape:
+                yielded += [self.tape, self.pos]
             for key in escaping:
                 if self._defined_in(key, region):
                     yielded.append(self.key_value(key))
@@ -369,12 +474,17 @@ class AugmentedBuilder:
                     yielded.append(self._placeholder(self.key_type(key), block))
             block.add_op(scf.YieldOp(*yielded))
             branches.append(block)
-        types = [r.type for r in op.results] + [self.key_type(k) for k in escaping]
+        tape_types = [TAPE, INDEX] if threads_tape else []
+        types = [r.type for r in op.results] + tape_types + [self.key_type(k) for k in escaping]
         new_if = scf.IfOp(self.values[op.cond], types, Region(branches[0]), Region(branches[1]))
         dst.add_op(new_if)
         n = len(op.results)
         for r, v in zip(op.results, new_if.results[:n]):
             self.values[r] = v
+            v.name_hint = r.name_hint
+        if threads_tape:
+            self.tape, self.pos = new_if.results[n : n + 2]
+            n += 2
         for key, v in zip(escaping, new_if.results[n:]):
             if isinstance(key, tuple):
                 self.call_residuals[key] = v
@@ -397,35 +507,11 @@ class AugmentedBuilder:
         return op.results[0]
 
 
-def _inline(
-    fn: func.FuncOp, symbols: dict[str, str], args: Sequence[SSAValue], dst: Block
-) -> list[SSAValue]:
-    """Clone a rule function's body into `dst` with its arguments bound to `args`,
-    renaming the callees of calls by `symbols`; returns the values it returns."""
-    body = fn.body.block
-    mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, args))
-    for op in body.ops:
-        if isinstance(op, func.ReturnOp):
-            return [mapping[v] for v in op.operands]
-        copy = op.clone(value_mapper=mapping, clone_name_hints=False)
-        rename_callees(copy, symbols)
-        dst.add_op(copy)
-    raise DifferentiationError(f"rule function @{fn.sym_name.data} has no func.return")
-
-
-def rename_callees(op: Operation, symbols: dict[str, str]) -> None:
-    for inner in op.walk():
-        if isinstance(inner, func.CallOp):
-            new = symbols.get(inner.callee.root_reference.data)
-            if new is not None:
-                inner.properties["callee"] = SymbolRefAttr(new)
-
-
 def inline_rule_forward(
     ir: RuleIR, symbols: dict[str, str], args: Sequence[SSAValue], dst: Block
 ) -> list[SSAValue]:
     """Clone a rule's forward into `dst`; returns its results, then its residuals."""
-    return _inline(ir.forward, symbols, args, dst)
+    return inline_body(ir.forward, symbols, args, dst)
 
 
 def inline_rule_pullback(
@@ -434,7 +520,7 @@ def inline_rule_pullback(
     """Clone a rule's pullback into `dst`; returns one cotangent per primal
     argument, None where the rule says it is zero."""
     per_arg: list[SSAValue | None] = [None] * num_args
-    for i, ct in zip(ir.cotangent_args, _inline(ir.pullback, symbols, args, dst)):
+    for i, ct in zip(ir.cotangent_args, inline_body(ir.pullback, symbols, args, dst)):
         per_arg[i] = ct
     return per_arg
 
@@ -463,14 +549,34 @@ def build_from_rule(
     return aug, pb, residual_types
 
 
+def needs_tape(fn: func.FuncOp, plan: FunctionPlan) -> bool:
+    """Does the function reverse a loop or call a function that threads a tape?"""
+    return any(
+        (is_loop(op) and any(r in plan.active for r in op.results))
+        or (op in plan.calls and plan.calls[op].tape)
+        for op in fn.walk()
+    )
+
+
 def build_reverse(
-    primal: func.FuncOp, active_args: Sequence[bool], plan: FunctionPlan
+    primal: func.FuncOp, active_args: Sequence[bool], plan: FunctionPlan, tape: bool = False
 ) -> tuple[Block, Block, list[Attribute]]:
-    """The bodies of the augmented primal and pullback, and the residual types."""
-    pullback = PullbackBuilder(primal, active_args, plan)
+    """The bodies of the augmented primal and pullback, and the residual types
+    (none in tape mode: the residuals are records on the tape)."""
+    pullback = PullbackBuilder(primal, active_args, plan, tape)
     pullback.build()
-    augmented = AugmentedBuilder(primal, plan, pullback.residual_keys, pullback.reversed_calls)
+    cached = {
+        loop: keys
+        for loop, keys in pullback.loop_keys.items()
+        if pullback.loop_records[loop] == CACHE
+    }
+    scope_keys = {None: pullback.residual_keys, **cached}
+    augmented = AugmentedBuilder(
+        primal, plan, scope_keys, pullback.reversed_calls, tape, pullback.loop_records
+    )
     aug_block = augmented.build()
+    if tape:
+        return aug_block, pullback.entry, []
     _merge_duplicate_residuals(aug_block, pullback.entry, len(primal.function_type.outputs.data))
     n_residuals = len(aug_block.last_op.operands) - len(primal.function_type.outputs.data)
     residual_types = [a.type for a in pullback.entry.args[:n_residuals]]
@@ -497,12 +603,38 @@ def _merge_duplicate_residuals(aug: Block, pullback: Block, num_results: int) ->
 
 
 def function_types(
-    primal: func.FuncOp, active_args: Sequence[bool], residual_types: Sequence[Attribute]
+    primal: func.FuncOp,
+    active_args: Sequence[bool],
+    residual_types: Sequence[Attribute],
+    tape: bool = False,
 ) -> tuple[FunctionType, FunctionType]:
+    """Signatures of the pair; in tape mode the augmented primal takes and returns
+    (tape, position) and the pullback takes them where residuals would be."""
     ins = primal.function_type.inputs.data
     outs = primal.function_type.outputs.data
-    aug = FunctionType.from_lists(ins, [*outs, *residual_types])
+    tape_types = [TAPE, INDEX] if tape else []
+    aug = FunctionType.from_lists([*ins, *tape_types], [*outs, *residual_types, *tape_types])
     cts = [t for t in outs if is_float_type(t)]
     grads = [t for t, a in zip(ins, active_args) if a and is_float_type(t)]
-    pb = FunctionType.from_lists([*residual_types, *cts], grads)
+    pb = FunctionType.from_lists([*tape_types, *residual_types, *cts], grads)
     return aug, pb
+
+
+def build_tape_entry(
+    primal: func.FuncOp, active_args: Sequence[bool], augmented: str, pullback: str
+) -> tuple[Block, Block, list[Attribute]]:
+    """The usual (flat-residual) pair for a tape-mode function: the augmented
+    primal allocates a tape and calls the threaded one; the residuals are the
+    tape and its end position."""
+    aug_type, pb_type = function_types(primal, active_args, [], tape=True)
+    ins = primal.function_type.inputs.data
+    aug = Block(arg_types=ins)
+    tape, start = new_tape(Cursor(aug))
+    call = func.CallOp(augmented, [*aug.args, tape, start], aug_type.outputs.data)
+    aug.add_op(call)
+    aug.add_op(func.ReturnOp(*call.results))
+    pb = Block(arg_types=pb_type.inputs.data)
+    back = func.CallOp(pullback, list(pb.args), pb_type.outputs.data)
+    pb.add_op(back)
+    pb.add_op(func.ReturnOp(*back.results))
+    return aug, pb, [TAPE, INDEX]

@@ -1,13 +1,15 @@
 """Shared fixtures.
 
-Every module the differentiation pass produces during a test is also parsed by
-upstream mlir-opt 22 when it is installed, so irad never drifts from MLIR.
+Every module the differentiation passes produce during a test, and every module the
+API optimises (inlined), is also parsed by upstream mlir-opt 22 when it is
+installed, so irad never drifts from MLIR.
 """
 
 import pytest
 
+from irad import api
 from irad.backends.mlir_tools import find_tool, mlir_opt_parses
-from irad.passes import differentiate
+from irad.passes import differentiate, forward
 
 MLIR_OPT = find_tool("mlir-opt")
 
@@ -37,9 +39,38 @@ def emitted_modules_parse_in_mlir_opt(monkeypatch):
             emitted.append(str(self.module))
         return gen
 
+    original_jvp_requests = forward.ForwardDifferentiator.rewrite_requests
+
+    def jvp_requests(self):
+        original_jvp_requests(self)
+        emitted.append(str(self.module))
+
+    def optimise(module, inline=True):
+        original_optimise(module, inline)
+        emitted.append(str(module))  # after inlining too
+
+    original_optimise = api._optimise
     monkeypatch.setattr(differentiate.Differentiator, "rewrite_requests", rewrite_requests)
+    monkeypatch.setattr(forward.ForwardDifferentiator, "rewrite_requests", jvp_requests)
     monkeypatch.setattr(differentiate.Differentiator, "reverse", reverse)
+    monkeypatch.setattr(api, "_optimise", optimise)
     yield
     if emitted:
         ok, diagnostics = mlir_opt_parses("\n// -----\n".join(emitted), split=True)
         assert ok, f"mlir-opt rejected a module irad emitted:\n{diagnostics}"
+
+
+@pytest.fixture
+def rule_table():
+    """The default rule table, restored to its entries after the test."""
+    from irad.rules import default_table
+
+    table = default_table()
+    before = table.rules()
+    yield table
+    for rule in table.rules():
+        if not any(rule is b for b in before):
+            table.remove(rule.target, rule.signature, rule.mode)
+    for rule in before:
+        if not any(rule is r for r in table.rules()):
+            table.register(rule)

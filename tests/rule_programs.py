@@ -151,3 +151,35 @@ def helper_rule(x):
         return dy * (3.0 * x * x) + 0.0 * tanh_helper(t)
 
     return y, pullback
+
+
+# ---- forward rules ----------------------------------------------------------------
+def cube_frule_scaled(x, dx):
+    """Tenfold, to tell that it fired."""
+    return cube(x), 30.0 * x * x * dx
+
+
+def scaled_frule(x, n, dx, dn):
+    if isinstance(n, int):
+        return scaled(x, n), dx * n
+    return scaled(x, n), dx * n + x * dn
+
+
+def cube_frule_declines_for_ints(x, dx):
+    if isinstance(x, int):
+        return None
+    return cube(x), 30.0 * x * x * dx
+
+
+def cube_frule_bad(x, dx):
+    return cube(x), (dx, dx)
+
+
+def cube_rule_from_value(x):
+    """Tenfold, and its pullback reads the primal value (30 y / x = 30 x^2)."""
+    y = cube(x)
+
+    def pullback(dy):
+        return dy * 30.0 * y / x
+
+    return y, pullback

@@ -14,7 +14,6 @@ from hypothesis.extra import numpy as hnp
 import irad
 from irad.frontend.types import type_of_value
 from tests import array_programs as p
-from tests.test_rules import table  # noqa: F401  (the fixture restoring the rule table)
 
 RNG = np.random.default_rng(0)
 BENCH = SimpleNamespace(**runpy.run_path(str(Path(__file__).resolve().parent.parent / "bench" / "arrays.py")))
@@ -256,7 +255,7 @@ def test_unbroadcast_is_a_reduction():
     assert "linalg.broadcast" in names and "linalg.reduce" in names
 
 
-def test_rrule_for_a_numpy_function_replaces_its_op_adjoint_or_declines(table):
+def test_rrule_for_a_numpy_function_replaces_its_op_adjoint_or_declines(rule_table):
     small, large = normal(3), normal(8)
     irad.rrule(np.sin)(p.np_sin_rule_declining)
     # the rule declines below 8 elements (a static shape): differentiated through its IR
@@ -273,7 +272,7 @@ def test_broadcasting_at_random_shapes(shapes, seed):
     check(p.broadcast_mix, x, y)
 
 
-def test_check_grad_on_arrays(table):
+def test_check_grad_on_arrays(rule_table):
     from irad.testing import check_grad
 
     check_grad(p.la_matmul, normal(2, 3), normal(3, 2))
@@ -282,7 +281,7 @@ def test_check_grad_on_arrays(table):
         check_grad(p.uses_np_sin, normal(8))
 
 
-def test_rule_signature_names_an_array_type_by_example(table):
+def test_rule_signature_names_an_array_type_by_example(rule_table):
     irad.rrule(np.sin, types=(np.zeros(4),))(p.np_sin_rule_declining)  # 4 < 8: it declines...
     irad.rrule(np.sin, types=(np.zeros(9),))(p.np_sin_rule_declining)  # ...9 does not
     for n, factor in ((4, 1.0), (9, 2.0), (10, 1.0)):  # shape 10 matches no entry

@@ -38,7 +38,14 @@ from irad.dialect import (
 )
 from irad.universe import IRAD_UNIVERSE
 
-IRAD_PASSES = ("irad-differentiate", "irad-optimize", "irad-float-folds", "irad-symbol-dce")
+IRAD_PASSES = (
+    "irad-differentiate",
+    "irad-jvp",
+    "irad-inline",
+    "irad-optimize",
+    "irad-float-folds",
+    "irad-symbol-dce",
+)
 
 
 # --- helpers --------------------------------------------------------------

@@ -114,6 +114,8 @@ def make_closure_with_loop(k):
     def closure_loop(x):
         while x > k:  # E:closure_while
             x = x - 1.0
+        else:
+            x = x + 1.0
         return x
 
     return closure_loop
@@ -126,8 +128,10 @@ def make_closure_with_loop(k):
 
 def s_if(x):
     if x > 0.0:  # E:if
-        x = -x
-    return x
+        y = (x, x)
+    else:
+        y = x
+    return y[0]
 
 
 def s_for(x):
@@ -139,6 +143,8 @@ def s_for(x):
 def s_while(x):
     while x > 1.0:  # E:while
         x = x / 2.0
+    else:
+        x = 0.0
     return x
 
 
@@ -219,7 +225,7 @@ def s_yield_from(x):
 @passthrough
 def s_decorated_if(x):
     if x > 0.0:  # E:decorated_if
-        x = -x
+        x = math
     return x
 
 
@@ -339,16 +345,15 @@ def e_method(x):
     return x.conjugate()  # E:method
 
 
-def e_recursion(x):
-    return e_recursion(x - 1.0) if x > 0.0 else x  # E:recursion
+def e_recursion(x):  # E:recursion
+    if x > 0.0:
+        return e_recursion(x - 1.0)
 
 
-def e_mutual_a(x):
-    return e_mutual_b(x - 1.0) if x > 0.0 else x
-
-
-def e_mutual_b(x):
-    return e_mutual_a(x * 0.5)  # E:mutual
+def e_loop_over_tuple(x):
+    for t in (x, x):  # E:loop_over_tuple
+        x = x * t
+    return x
 
 
 def e_gamma(x):
@@ -695,8 +700,8 @@ CASES = [
     Case("kwargs_call", e_kwargs_call, (1.0,), "square("),
     Case("attribute", e_attribute, (1.0,), "x.real"),
     Case("method", e_method, (1.0,), "x.conjugate"),
-    Case("recursion", e_recursion, (1.0,), "e_recursion("),
-    Case("mutual", e_mutual_a, (1.0,), "e_mutual_a("),
+    Case("recursion", e_recursion, (1.0,), None),
+    Case("loop_over_tuple", e_loop_over_tuple, (1.0,), "for"),
     Case("gamma", e_gamma, (1.0,), "math.gamma("),
     Case("factorial", e_factorial, (3,), "math.factorial("),
     Case("round", e_round, (1.0,), "round("),

@@ -305,6 +305,50 @@ def test_vjp_agrees_with_grad(program, data):
         assert math.isclose(c, ct * g, rel_tol=1e-9, abs_tol=1e-12 * scale), (c, ct * g)
 
 
+@settings(SETTINGS, max_examples=25)
+@given(program=programs(), data=st.data())
+def test_jvp_matches_finite_differences(program, data):
+    """Forward mode along a random direction: the directional derivative."""
+    note(program.source)
+    f = load(program).f
+    xs = draw_point(data, program.n_float)
+    k = data.draw(st.integers(-3, 3))
+    args = (*xs, k)
+    expected_value = f(*args)
+    assume(math.isfinite(expected_value))
+    direction = [data.draw(st.floats(-2.0, 2.0, allow_nan=False)) for _ in xs]
+
+    def along(t, k):  # f on the line through xs along `direction`
+        return f(*(x + t * d for x, d in zip(xs, direction)), k)
+
+    reference = reference_derivatives(along, (0.0, k), 0)
+    assume(reference is not None)  # differentiable along the line
+    value, tangent = irad.jvp(f, args, (*direction, None))
+    scale = max(1.0, abs(expected_value))
+    assert math.isclose(value, expected_value, rel_tol=1e-10, abs_tol=1e-12 * scale)
+    assert close(tangent, reference, scale * max(1.0, sum(map(abs, direction)))), (tangent, reference)
+
+
+@settings(SETTINGS, max_examples=10)
+@given(program=programs(), data=st.data())
+def test_hessian_is_the_jacobian_of_the_gradient(program, data):
+    """Forward over reverse against reverse over reverse, and symmetric where smooth."""
+    note(program.source)
+    f = load(program).f
+    xs = draw_point(data, program.n_float)
+    args = (*xs, data.draw(st.integers(-3, 3)))
+    assume(math.isfinite(f(*args)))
+    wrt = tuple(range(program.n_float))
+    hessian = irad.hessian(f, argnums=wrt)(*args)
+    for i in wrt:
+        row = irad.jacrev(irad.grad(f, argnums=i), argnums=wrt)(*args)
+        for j in wrt:
+            a, b = hessian[i][j], row[j]
+            assert math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9) or (
+                math.isnan(a) and math.isnan(b)
+            ), (i, j, a, b)
+
+
 # The generator itself: programs run as plain Python, and irad lowers them.
 @settings(SETTINGS, max_examples=8)
 @given(program=programs())

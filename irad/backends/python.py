@@ -63,6 +63,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
+    MemRefType,
     ModuleOp,
     UnregisteredOp,
 )
@@ -332,10 +333,14 @@ def _is_float(t: Attribute) -> bool:
     return isinstance(t, (Float64Type, Float32Type))
 
 
+def _is_tape(t: Attribute) -> bool:
+    return isinstance(t, MemRefType) and len(t.shape) == 1 and _is_float(t.element_type)
+
+
 def _is_supported_type(t: Attribute) -> bool:
     if python_arrays.is_tensor(t):  # numpy arrays: python_arrays.py
         return python_arrays.is_supported_tensor(t) and _is_supported_type(t.element_type)
-    return _is_float(t) or isinstance(t, (IntegerType, IndexType))
+    return _is_float(t) or isinstance(t, (IntegerType, IndexType)) or _is_tape(t)
 
 
 def _width(t: Attribute) -> int:
@@ -388,6 +393,8 @@ def _result_converter(t: Attribute) -> Callable[[Any], Any]:
         return python_arrays.owned
     if _is_float(t):
         return float
+    if _is_tape(t):
+        return list
     return bool if _is_i1(t) else int
 
 
@@ -404,6 +411,8 @@ def _argument_converter(t: Attribute) -> str:
         return "_f32"
     if _is_float(t):
         return "_f64"
+    if _is_tape(t):
+        return "list"
     return "bool" if _is_i1(t) else "int"
 
 
@@ -588,6 +597,16 @@ def _emit_abs(tr: FunctionTranslator, op: Operation) -> str:
     return f"abs({x})"
 
 
+def _emit_load(tr: FunctionTranslator, op: Operation) -> str:
+    memref, index = tr.operands(op)
+    return f"{memref}[{index}]"
+
+
+def _emit_dim(tr: FunctionTranslator, op: Operation) -> str:
+    memref, _ = tr.operands(op)  # a tape has one dimension
+    return f"len({memref})"
+
+
 EXPRESSION_OPS: dict[str, ExpressionEmitter] = {
     "arith.constant": _emit_constant,
     # Float arithmetic.
@@ -630,6 +649,9 @@ EXPRESSION_OPS: dict[str, ExpressionEmitter] = {
     "arith.extui": _emit_extui,
     "arith.trunci": _emit_trunci,
     "arith.index_cast": _emit_index_cast,
+    # The tape (memref<?xf64> as a Python list).
+    "memref.load": _emit_load,
+    "memref.dim": _emit_dim,
     # math.
     "math.absf": _emit_abs,
     "math.absi": _integer_arithmetic(_emit_abs),
@@ -696,10 +718,69 @@ def _emit_if(tr: FunctionTranslator, op: Operation) -> None:
             tr.region_yielding_into(op, op.false_region, targets)
 
 
+def _assign(tr: FunctionTranslator, targets: Sequence[str], values: Sequence[str]) -> None:
+    """Assign all values at once (a loop may swap its carried values)."""
+    if targets:
+        tr.line(f"{', '.join(targets)} = {', '.join(values)}")
+
+
+def _emit_for(tr: FunctionTranslator, op: Operation) -> None:
+    assert isinstance(op, scf.ForOp)
+    body = tr._single_block(op, op.body)
+    lower, upper, step, *inits = tr.operands(op)
+    carried = [tr.define(arg) for arg in body.args[1:]]
+    _assign(tr, carried, inits)
+    tr.line(f"for {tr.define(body.args[0])} in range({lower}, {upper}, {step}):")
+    with tr.indented():
+        tr.region_yielding_into(op, op.body, carried)
+    _assign(tr, [tr.define(r) for r in op.results], carried)
+
+
+def _emit_while(tr: FunctionTranslator, op: Operation) -> None:
+    assert isinstance(op, scf.WhileOp)
+    before = tr._single_block(op, op.before_region)
+    after = tr._single_block(op, op.after_region)
+    carried = [tr.define(arg) for arg in before.args]
+    _assign(tr, carried, tr.operands(op))
+    results = [tr.define(r) for r in op.results]
+    tr.line("while True:")
+    with tr.indented():
+        *ops, condition = before.ops
+        for inner in ops:
+            tr.translate_op(inner)
+        if not isinstance(condition, scf.ConditionOp):
+            raise tr.error(condition, "expected scf.condition ending the before region")
+        _assign(tr, results, [tr.value(v) for v in condition.operands[1:]])
+        tr.line(f"if not {tr.value(condition.operands[0])}:")
+        tr.line("    break")
+        _assign(tr, [tr.define(arg) for arg in after.args], results)
+        tr.region_yielding_into(op, op.after_region, carried)
+
+
+# The tape is a memref<?xf64>: a Python list, written in place.
+def _emit_alloc(tr: FunctionTranslator, op: Operation) -> None:
+    (size,) = tr.operands(op)
+    tr.line(f"{tr.define(op.results[0])} = [0.0] * {size}")
+
+
+def _emit_store(tr: FunctionTranslator, op: Operation) -> None:
+    value, memref, index = tr.operands(op)
+    tr.line(f"{memref}[{index}] = {value}")
+
+
+def _emit_dealloc(tr: FunctionTranslator, op: Operation) -> None:
+    pass  # Python frees the list when it is no longer referenced
+
+
 STATEMENT_OPS: dict[str, StatementEmitter] = {
     "func.return": _emit_return,
     "func.call": _emit_call,
     "scf.if": _emit_if,
+    "scf.for": _emit_for,
+    "scf.while": _emit_while,
+    "memref.alloc": _emit_alloc,
+    "memref.store": _emit_store,
+    "memref.dealloc": _emit_dealloc,
 }
 
 
@@ -884,7 +965,7 @@ class FunctionTranslator:
         if not _is_supported_type(t):
             raise BackendError(
                 f"the Python backend does not support type {t}, only scalar "
-                f"f64, f32, iN and index ({self.location(op)})"
+                f"f64, f32, iN, index and the memref<?xf64> tape ({self.location(op)})"
             )
 
     def _single_block(self, owner: Operation, region: Region) -> Block:

@@ -30,7 +30,7 @@ from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, SSAValue
 
-from irad.frontend.static import Static
+from irad.frontend.values import Static
 from irad.frontend.types import F32, F64, I1, I64, is_bool, is_float, is_int
 from irad.passes import tensor_ir as T
 

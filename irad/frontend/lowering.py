@@ -33,7 +33,10 @@ from irad.frontend.arrays import (
     lower_wrapper_body,
     reshape_method,
 )
+from irad.symbols import fresh_symbol, rename_callees
+from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
 from irad.frontend.emitter import Emitter
+from irad.frontend.values import Static, Value
 from irad.frontend.library import (
     FLOAT_FUNCTIONS,
     IMPLEMENTED_IN_PYTHON,
@@ -42,24 +45,13 @@ from irad.frontend.library import (
     python_reference,
     target_key,
 )
-from irad.frontend.static import Static
 from irad.frontend.source import FunctionSource, NoSourceError, def_location, parse_function
 from irad.frontend.types import F64, I1, describe, is_bool, is_float, is_int, type_of_value
 
 # The largest literal integer exponent expanded into multiplications.
 MAX_UNROLLED_POWER = 64
 
-CONTROL_FLOW_HINT = (
-    "statement-level control flow (if/for/while) is not supported yet; "
-    "use a conditional expression `a if cond else b`"
-)
-
 UNSUPPORTED_STATEMENTS = {
-    ast.If: ("an `if` statement", CONTROL_FLOW_HINT),
-    ast.For: ("a `for` loop", CONTROL_FLOW_HINT),
-    ast.While: ("a `while` loop", CONTROL_FLOW_HINT),
-    ast.Break: ("`break`", CONTROL_FLOW_HINT),
-    ast.Continue: ("`continue`", CONTROL_FLOW_HINT),
     ast.Try: ("a `try` statement", "exceptions cannot be differentiated; remove it"),
     ast.Raise: ("a `raise` statement", "exceptions cannot be differentiated; remove it"),
     ast.With: ("a `with` statement", "remove it"),
@@ -72,9 +64,6 @@ UNSUPPORTED_STATEMENTS = {
     ast.Nonlocal: ("a `nonlocal` statement", "pass the value as an argument"),
     ast.Delete: ("a `del` statement", "remove it"),
 }
-
-
-Value = SSAValue | tuple | Static | None
 
 
 class ModuleLowering:
@@ -91,7 +80,9 @@ class ModuleLowering:
         self.table = table
         self.symbols_by_key = symbols_by_key
         self._functions: dict[tuple[object, tuple[Attribute, ...]], func.FuncOp] = {}
-        self._in_progress: set[tuple[object, tuple[Attribute, ...]]] = set()
+        # functions being lowered -> a declaration standing in for recursive calls
+        self._in_progress: dict[tuple[object, tuple[Attribute, ...]], func.FuncOp] = {}
+        self._called_recursively: set[tuple[object, tuple[Attribute, ...]]] = set()
         self._symbols: set[str] = set()
 
     def function(
@@ -103,28 +94,27 @@ class ModuleLowering:
         if key in self._functions:
             return self._functions[key]
         if key in self._in_progress:
-            where = f"{call_site}: " if call_site else ""
-            raise UnsupportedError(
-                f"{where}recursive call to {describe_callable(fn)} is not supported yet\n"
-                "  hint: recursion comes with control-flow support; "
-                "rewrite the function without recursion for now"
-            )
-        self._in_progress.add(key)
+            # Recursion: the call sees the declaration with the result types
+            # assumed so far; `_lower_recursive` checks them afterwards.
+            self._called_recursively.add(key)
+            return self._in_progress[key]
         try:
             if fn in OPS or fn in NUMPY:
                 op = self._library_wrapper(fn, arg_types)
+            elif hasattr(fn, "_irad_module"):
+                op = self._import_derivative(fn, arg_types)
             elif not isinstance(fn, types.FunctionType) and callable(fn) and self.has_rules(fn):
                 op = self._external(fn, arg_types)
             else:
-                try:
-                    source = parse_function(fn)
-                except NoSourceError as exc:
-                    if call_site is None:
-                        raise
-                    raise UnsupportedError(f"{call_site}: {exc}") from None
-                op = FunctionLowering(self, source, arg_types).lower()
-        finally:
-            self._in_progress.discard(key)
+                op = None
+                source = parse_function(fn)
+        except NoSourceError as exc:
+            if call_site is None:
+                raise
+            raise UnsupportedError(f"{call_site}: {exc}") from None
+        if op is None:
+            name, target = self.symbol_for(fn)
+            op = self._lower_recursive(key, source, name, target)
         self._functions[key] = op
         self.module.body.block.add_op(op)
         return op
@@ -150,6 +140,24 @@ class ModuleLowering:
             op.attributes["irad.target"] = StringAttr(key)
         return op
 
+    def _import_derivative(self, fn, arg_types: tuple[Attribute, ...]) -> func.FuncOp:
+        """The entry of the module a derivative object (irad.grad(f), ...)
+        builds; its other functions join this module under fresh names."""
+        module, entry_name = fn._irad_module(arg_types)
+        functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
+        symbols = {op.sym_name.data: self.unique_symbol(op.sym_name.data) for op in functions}
+        entry = None
+        for op in functions:
+            op.detach()
+            rename_callees(op, symbols)
+            op.sym_name = StringAttr(symbols[op.sym_name.data])
+            op.sym_visibility = StringAttr("private")
+            if op.sym_name.data == symbols[entry_name]:
+                entry = op
+            else:
+                self.module.body.block.add_op(op)
+        return entry
+
     def _external(self, fn, arg_types: tuple[Attribute, ...]) -> func.FuncOp:
         """A declaration the backend binds to the Python callable `fn`.
 
@@ -163,6 +171,35 @@ class ModuleLowering:
         if name != key:
             op.attributes["irad.target"] = StringAttr(key)
         return op
+    def _lower_recursive(self, key, source, name: str, target: str) -> func.FuncOp:
+        """Lower a function; if it calls itself (directly or through others), lower
+        it again until the result types its recursive calls assumed are its own."""
+        assumed: list[Attribute] = [F64]  # numeric code mostly returns one float
+        for _ in range(3):
+            self._in_progress[key] = func.FuncOp.external(name, list(key[1]), assumed)
+            self._called_recursively.discard(key)
+            lowered_before = set(self._functions)
+            try:
+                op = FunctionLowering(self, source, key[1], name, target).lower()
+            finally:
+                del self._in_progress[key]
+            actual = list(op.function_type.outputs.data)
+            if key not in self._called_recursively or actual == assumed:
+                return op
+            assumed = actual
+            # functions lowered meanwhile may call this one with the wrong type
+            for stale in set(self._functions) - lowered_before:
+                self._forget(self._functions.pop(stale))
+        raise UnsupportedError(
+            f"{source.location(source.tree)}: the result types of the recursive function "
+            f"{describe_callable(source.fn)} depend on its recursive calls\n"
+            "  hint: make every return give the same type (e.g. return floats everywhere)"
+        )
+
+    def _forget(self, op: func.FuncOp) -> None:
+        self._symbols.discard(op.sym_name.data)
+        op.detach()
+        op.erase(safe_erase=False)
 
     def symbol_for(self, fn) -> tuple[str, str]:
         """(unique symbol name, rule-table key) for a Python function."""
@@ -171,10 +208,7 @@ class ModuleLowering:
         return self.unique_symbol(key if by_key else fn.__name__), key
 
     def unique_symbol(self, base: str) -> str:
-        name, n = base, 0
-        while name in self._symbols:
-            n += 1
-            name = f"{base}_{n}"
+        name = fresh_symbol(base, self._symbols)
         self._symbols.add(name)
         return name
 
@@ -232,11 +266,14 @@ def signature_of(fn, args: tuple) -> tuple[Attribute, ...]:
     return tuple(types_)
 
 
-class FunctionLowering:
-    """Lowers one Python function body (straight-line code) to a func.func."""
+class FunctionLowering(ControlFlowLowering):
+    """Lowers one Python function body to a func.func."""
 
-    def __init__(self, owner: ModuleLowering, src: FunctionSource, arg_types):
+    def __init__(
+        self, owner: ModuleLowering, src: FunctionSource, arg_types, name: str = "", target: str = ""
+    ):
         self.owner = owner
+        self.name_and_target = (name, target)
         self.src = src
         self.fn = src.fn
         self.arg_types = arg_types
@@ -252,10 +289,17 @@ class FunctionLowering:
             self.block.args,
             lambda n: f"{tree.name} takes {n} arguments but was given {len(self.arg_types)}",
         )
-        returned, return_node = self._statements(tree.body)
-        results = self._flatten_return(returned, return_node or tree)
+        self.run_statements(tree.body)
+        returned = self.env.get(RETURNED, False)
+        if returned is not True and returned is not False and self.env.get(VALUE) is not None:
+            raise self.src.error(
+                tree,
+                f"{tree.name} returns a value on some paths but reaches its end on others",
+                "end the function with a `return`",
+            )
+        results = self._flatten_return(self.env.get(VALUE) if returned else None, tree)
         self.em.op(func.ReturnOp(*results))
-        name, key = self.owner.symbol_for(self.fn)
+        name, key = self.name_and_target
         op = func.FuncOp(
             name,
             FunctionType.from_lists(self.arg_types, [r.type for r in results]),
@@ -266,14 +310,21 @@ class FunctionLowering:
             op.attributes["irad.target"] = StringAttr(key)
         return op
 
-    def bind_parameters(self, args: Sequence[SSAValue], mismatch: Callable[[int], str]) -> list[str]:
+    def returned_value(self, stmt: ast.Return) -> Value:
+        """What a `return` gives (rules and pullbacks return other things)."""
+        value = None if stmt.value is None else self.expr(stmt.value)
+        self._flatten_return(value, stmt)  # reports a non-number where it is returned
+        return value
+
+    def bind_parameters(self, args: Sequence[Value], mismatch: Callable[[int], str]) -> list[str]:
         """Bind the function's parameters to `args`; `mismatch(n)` says what is
         wrong when it has n parameters instead."""
         params = self._parameters(self.src.tree)
         if len(params) != len(args):
             raise self.src.error(self.src.tree, mismatch(len(params)))
         for name, arg in zip(params, args):
-            arg.name_hint = name
+            if isinstance(arg, SSAValue):
+                arg.name_hint = name
             self.env[name] = arg
         return params
 
@@ -302,28 +353,6 @@ class FunctionLowering:
         return list(values)
 
     # ---- statements -------------------------------------------------------
-    def _statements(self, body: list[ast.stmt]) -> tuple[Value, ast.Return | None]:
-        """Lower statements up to the first `return`; returns its value and node."""
-        for stmt in body:
-            if isinstance(stmt, ast.Return):
-                return self.returned_value(stmt), stmt
-            if isinstance(stmt, ast.If):
-                test = self.expr(stmt.test)
-                if isinstance(test, Static):
-                    # known while lowering (isinstance, a global flag): only the
-                    # branch taken is lowered, so no runtime branch exists
-                    value, node = self._statements(stmt.body if test.obj else stmt.orelse)
-                    if node is not None:
-                        return value, node
-                    continue
-            self.statement(stmt)
-        return None, None
-
-    def returned_value(self, stmt: ast.Return) -> Value:
-        if stmt.value is None or _is_none(stmt.value):
-            return None
-        return self.expr(stmt.value)
-
     def statement(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, ast.Assign):
             value = self.expr(stmt.value)
@@ -351,6 +380,8 @@ class FunctionLowering:
                 self.expr(stmt.value)  # pure: evaluated for its errors only
         elif isinstance(stmt, ast.Pass):
             pass
+        elif hasattr(self, f"stmt_{type(stmt).__name__}"):
+            getattr(self, f"stmt_{type(stmt).__name__}")(stmt)
         else:
             what, hint = UNSUPPORTED_STATEMENTS.get(
                 type(stmt), (f"a `{type(stmt).__name__}` statement", "")
@@ -699,6 +730,10 @@ class FunctionLowering:
             return builtin_on_array(self.arrays, builtins.len, [self.expr(node.args[0])], node) or (
                 self._not_supported(node, callee)
             )
+        if getattr(callee.obj, "_irad_transform", False):
+            return self._transform(node, callee.obj)
+        if hasattr(callee.obj, "_irad_module"):  # a derivative object: irad.grad(f), ...
+            return self._external_call(node, callee.obj)
         target = IMPLEMENTED_IN_PYTHON.get(callee.obj, callee.obj)
         if target in OPS:
             return self._library_call(node, callee.obj)
@@ -716,6 +751,26 @@ class FunctionLowering:
             "register a rule for it with @irad.rrule, or mark it irad.non_differentiable "
             "(then irad calls it as it is); or rewrite it as a Python function",
         )
+
+    def _transform(self, node: ast.Call, transform) -> Static:
+        """irad.grad(f, argnums=...) and friends inside a program: applied while
+        lowering, to functions and constants known then."""
+
+        def known(arg: ast.expr):
+            try:
+                return ast.literal_eval(arg)
+            except ValueError:
+                value = self.expr(arg)
+                if not isinstance(value, Static):
+                    raise self.src.error(
+                        arg, f"the arguments of {describe_callable(transform)} must be "
+                        "known while lowering (functions and constants)"
+                    ) from None
+                return value.obj
+
+        args = [known(a) for a in node.args]
+        kwargs = {k.arg: known(k.value) for k in node.keywords}
+        return Static(transform(*args, **kwargs))
 
     def _external_call(self, node: ast.Call, fn) -> Value:
         """A call to a function without source that the rule table covers."""

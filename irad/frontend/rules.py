@@ -22,10 +22,12 @@ from xdsl.dialects.builtin import FunctionType
 from xdsl.ir import Attribute, Region, SSAValue
 
 from irad.frontend.library import target_key
-from irad.frontend.lowering import FunctionLowering, ModuleLowering, Static, Value
+from irad.frontend.control_flow import RETURNED, VALUE
+from irad.frontend.lowering import FunctionLowering, ModuleLowering
+from irad.frontend.values import Static, Value
 from irad.frontend.source import parse_function
-from irad.frontend.types import describe, is_differentiable
-from irad.rules.table import RuleIR
+from irad.frontend.types import describe, is_differentiable, is_float
+from irad.rules.table import FruleIR, RuleIR
 
 
 @dataclass(frozen=True)
@@ -41,13 +43,23 @@ class _RuleReturn:
     pullback: _Closure
 
 
-def lower_rule(rule_fn, target, arg_types: tuple[Attribute, ...], table) -> RuleIR | None:
-    """The IR of `rule_fn` (a rule for `target`) at `arg_types`, or None if it declines."""
+def lower_rrule(rule_fn, target, arg_types: tuple[Attribute, ...], table) -> RuleIR | None:
+    """The IR of `rule_fn` (an rrule for `target`) at `arg_types`, or None if it declines."""
     lowering = ModuleLowering(table, symbols_by_key=True)
-    source = parse_function(rule_fn)
-    ir = _RuleLowering(lowering, source, arg_types).lower_rule()
-    if ir is None:
-        return None
+    ir = _RuleLowering(lowering, parse_function(rule_fn), arg_types).lower_rule()
+    return None if ir is None else _with_helpers(ir, lowering, target)
+
+
+def lower_frule(rule_fn, target, arg_types: tuple[Attribute, ...], table) -> FruleIR | None:
+    """The IR of `rule_fn` (an frule for `target`) at `arg_types`, or None if it declines."""
+    lowering = ModuleLowering(table, symbols_by_key=True)
+    ir = _FruleLowering(lowering, parse_function(rule_fn), arg_types).lower_frule()
+    return None if ir is None else _with_helpers(ir, lowering, target)
+
+
+def _with_helpers(ir, lowering: ModuleLowering, target):
+    """`ir` with the functions its rule calls: calls to the target mean the
+    primal itself; the others are helpers the pass copies."""
     key = target_key(target)
     functions = [op for op in lowering.module.ops if isinstance(op, func.FuncOp)]
     primal = frozenset(
@@ -75,7 +87,7 @@ class _RuleLowering(FunctionLowering):
 
     def returned_value(self, stmt: ast.Return) -> Value:
         value = stmt.value
-        if value is None or (isinstance(value, ast.Constant) and value.value is None):
+        if _is_none(value):
             return None  # the rule declines
         if not (isinstance(value, ast.Tuple) and len(value.elts) == 2):
             raise self._shape_error(stmt)
@@ -101,9 +113,7 @@ class _RuleLowering(FunctionLowering):
             lambda n: f"the rule {tree.name} takes {n} arguments, but its target is "
             f"called with {len(self.arg_types)}",
         )
-        returned, node = self._statements(tree.body)
-        if node is None:
-            raise self._shape_error(tree)
+        returned = _run_body(self, lambda: self._shape_error(tree))
         if returned is None:
             return None
         captured = _captured(returned.pullback.node, self.env)
@@ -164,10 +174,7 @@ class _PullbackLowering(FunctionLowering):
     def returned_value(self, stmt: ast.Return) -> Value:
         value = stmt.value
         parts = value.elts if isinstance(value, ast.Tuple) else [value]
-        return tuple(
-            None if p is None or (isinstance(p, ast.Constant) and p.value is None) else self.number(p)
-            for p in parts
-        )
+        return tuple(None if _is_none(p) else self.number(p) for p in parts), stmt
 
     def lower_pullback(self) -> tuple[func.FuncOp, tuple[int, ...]]:
         tree = self.src.tree
@@ -177,9 +184,9 @@ class _PullbackLowering(FunctionLowering):
             lambda k: f"{self.who}: the pullback takes {k} arguments, expected one "
             f"cotangent per float result of the primal ({n})",
         )
-        returned, node = self._statements(tree.body)
-        if node is None:
-            raise self.src.error(tree, f"{self.who}: the pullback does not return its cotangents")
+        returned, node = _run_body(
+            self, lambda: self.src.error(tree, f"{self.who}: the pullback does not return its cotangents")
+        )
         if len(returned) != len(self.primal_types):
             raise self.src.error(
                 node,
@@ -215,3 +222,103 @@ class _PullbackLowering(FunctionLowering):
             Region(self.block),
         )
         return op, tuple(kept)
+
+
+class _FruleLowering(FunctionLowering):
+    """Lowers an frule: `rule(x..., dx...)` returning `(y, dy)` or None.
+
+    Tangent parameters of int and bool arguments are bound to None."""
+
+    def __init__(self, owner, src, arg_types):
+        self.primal_types = arg_types
+        tangent_types = [t for t in arg_types if is_float(t)]
+        super().__init__(owner, src, (*arg_types, *tangent_types))
+        self.who = f"frule {self.fn.__qualname__}"
+
+    def returned_value(self, stmt: ast.Return) -> Value:
+        value = stmt.value
+        if _is_none(value):
+            return None  # the rule declines
+        if not (isinstance(value, ast.Tuple) and len(value.elts) == 2):
+            raise self.src.error(
+                stmt, f"{self.who} must return `(y, dy)`: the value and its tangent, or None "
+                "to decline", "see docs/forward-mode.md",
+            )
+        results = self.expr(value.elts[0])
+        results = results if isinstance(results, tuple) else (results,)
+        tangents = value.elts[1]
+        parts = tangents.elts if isinstance(tangents, ast.Tuple) else [tangents]
+        return (
+            tuple(self.as_number(r, value.elts[0]) for r in results),
+            tuple(None if _is_none(p) else self.number(p) for p in parts),
+            stmt,
+        )
+
+    def lower_frule(self) -> FruleIR | None:
+        n = len(self.primal_types)
+        tree = self.src.tree
+        tangents = iter(self.block.args[n:])
+        self.bind_parameters(
+            [*self.block.args[:n], *(next(tangents) if is_float(t) else None for t in self.primal_types)],
+            lambda k: f"{self.who} takes {k} arguments, expected the target's {n} arguments "
+            f"followed by one tangent each ({2 * n})",
+        )
+        returned = _run_body(
+            self, lambda: self.src.error(tree, f"{self.who} does not return `(y, dy)` or None")
+        )
+        if returned is None:
+            return None
+        results, tangents, stmt = returned
+        if len(tangents) != len(results):
+            raise self.src.error(
+                stmt, f"{self.who} returns {len(tangents)} tangents for {len(results)} results",
+                "return one tangent per result; None for a zero tangent",
+            )
+        out = []
+        for i, (r, t) in enumerate(zip(results, tangents)):
+            if not is_float(r.type):
+                if t is not None:
+                    raise self.src.error(
+                        stmt, f"{self.who} returns a tangent for result {i}, which is "
+                        f"{describe(r.type)}; its tangent must be None",
+                    )
+                continue
+            if t is None:
+                t = self.em.const(0.0, r.type)
+            elif t.type != r.type:
+                raise self.src.error(
+                    stmt, f"{self.who} returns a tangent of type {describe(t.type)} for "
+                    f"result {i}, which is {describe(r.type)}",
+                    "return a float of the result's type, or None for a zero tangent",
+                )
+            out.append(t)
+        self.em.op(func.ReturnOp(*results, *out))
+        jvp = func.FuncOp(
+            "jvp",
+            FunctionType.from_lists(
+                [a.type for a in self.block.args], [*(r.type for r in results), *(t.type for t in out)]
+            ),
+            Region(self.block),
+        )
+        return FruleIR(jvp, len(results))
+
+
+def _run_body(lowering: FunctionLowering, missing_return) -> Value:
+    """Lower a rule's (or pullback's) body; what its `return` gives. Whether it
+    returns, and so whether a rule declines, must be known while lowering."""
+    lowering.run_statements(lowering.src.tree.body)
+    returned = lowering.env.get(RETURNED, False)
+    if returned is False:
+        raise missing_return()
+    if returned is not True:
+        raise lowering.src.error(
+            lowering.src.tree,
+            f"{lowering.src.tree.name} returns on some paths only, decided at run time",
+            "a rule decides at lowering time: test static properties (isinstance) "
+            "before returning None, and return on every path",
+        )
+    return lowering.env.get(VALUE)
+
+
+def _is_none(node: ast.expr | None) -> bool:
+    return node is None or (isinstance(node, ast.Constant) and node.value is None)

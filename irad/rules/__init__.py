@@ -4,7 +4,7 @@
 starts with irad's built-in entries (irad/rules/builtin.py).
 """
 
-from irad.rules.registry import list_rules, non_differentiable, opt_out, remove, rrule
+from irad.rules.registry import frule, list_rules, non_differentiable, opt_out, remove, rrule
 from irad.rules.table import Decision, Rule, RuleIR, RuleTable, Signature
 
 _DEFAULT: RuleTable | None = None
@@ -27,6 +27,7 @@ __all__ = [
     "RuleTable",
     "Signature",
     "default_table",
+    "frule",
     "list_rules",
     "non_differentiable",
     "opt_out",

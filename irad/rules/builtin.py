@@ -1,4 +1,4 @@
-"""irad's built-in table entries, written with the same rrule users write.
+"""irad's built-in table entries, written with the same rrule/frule users write.
 
 The rules for the stable helpers in irad/numerics.py keep the helper's own
 stable body as the primal and give the closed-form derivative, which is exact
@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from irad import markers, numerics
-from irad.rules.registry import non_differentiable, rrule
+from irad.rules.registry import frule, non_differentiable, rrule
 from irad.rules.table import RuleTable
 
 
@@ -55,9 +55,33 @@ def hypot_rule(x, y):
     return h, pullback
 
 
+# ---- the same derivatives in forward mode ------------------------------------------
+def sigmoid_frule(x, dx):
+    y = numerics.sigmoid(x)
+    return y, dx * (y * (1.0 - y))
+
+
+def softplus_frule(x, dx):
+    return numerics.softplus(x), dx * (0.5 * math.tanh(0.5 * x) + 0.5)
+
+
+def logaddexp_frule(a, b, da, db):
+    t = 0.5 * math.tanh(0.5 * (a - b))
+    return numerics.logaddexp(a, b), da * (0.5 + t) + db * (0.5 - t)
+
+
+def hypot_frule(x, y, dx, dy):
+    h = math.hypot(x, y)
+    return h, (x * dx + y * dy) / h
+
+
 def install(table: RuleTable) -> None:
     rrule(numerics.sigmoid, types=(float,), table=table)(sigmoid_rule)
     rrule(numerics.softplus, types=(float,), table=table)(softplus_rule)
     rrule(numerics.logaddexp, types=(float, float), table=table)(logaddexp_rule)
     rrule(math.hypot, types=(float, float), table=table)(hypot_rule)
+    frule(numerics.sigmoid, types=(float,), table=table)(sigmoid_frule)
+    frule(numerics.softplus, types=(float,), table=table)(softplus_frule)
+    frule(numerics.logaddexp, types=(float, float), table=table)(logaddexp_frule)
+    frule(math.hypot, types=(float, float), table=table)(hypot_frule)
     non_differentiable(markers.stop_gradient, table=table)

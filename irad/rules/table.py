@@ -1,11 +1,13 @@
 """The rule table: the one place the differentiation pass asks "is there a rule?".
 
 An entry is keyed by a target name (a library function such as "math.hypot",
-or a user function's "module.qualname") and a signature. It is one of
+or a user function's "module.qualname"), a signature and the mode it serves
+(reverse, forward or both). It is one of
 
-    rrule               IR for the call, in the split shape generated functions have
-    opt-out             differentiate the callee, even if a more generic rrule matches
-    non-differentiable  zero cotangents; no code is generated for the call
+    rrule               reverse-mode IR for the call, in the split shape generated functions have
+    frule               forward-mode IR: jvp(args..., tangents...) -> (results..., tangents...)
+    opt-out             differentiate the callee, even if a more generic rule matches
+    non-differentiable  zero derivative; no code is generated for the call
 
 An rrule yields, per concrete argument types, IR of this shape (or None to
 decline, and the pass then differentiates the callee):
@@ -33,8 +35,14 @@ from xdsl.ir import Attribute
 from irad.errors import DifferentiationError
 
 RRULE = "rrule"
+FRULE = "frule"
 OPT_OUT = "opt-out"
 NON_DIFFERENTIABLE = "non-differentiable"
+
+# The mode an entry serves: reverse (rrule), forward (frule), or both.
+REVERSE = "reverse"
+FORWARD = "forward"
+BOTH = "both"
 
 
 @dataclass(frozen=True)
@@ -60,8 +68,20 @@ class RuleIR:
         return tuple(self.forward.function_type.outputs.data[self.num_results :])
 
 
+@dataclass(frozen=True)
+class FruleIR:
+    """The IR of a forward rule for one signature: `jvp` takes the arguments,
+    then one tangent per float argument, and returns the results, then one
+    tangent per float result."""
+
+    jvp: func.FuncOp
+    num_results: int
+    helpers: tuple[func.FuncOp, ...] = ()
+    primal_symbols: frozenset[str] = frozenset()
+
+
 # A builder returns the rule's IR for concrete argument types, or None to decline.
-RuleBuilder = Callable[[tuple[Attribute, ...]], RuleIR | None]
+RuleBuilder = Callable[[tuple[Attribute, ...]], "RuleIR | FruleIR | None"]
 
 # Python types name sets of IR types in signatures.
 _PYTHON_TYPES: dict[type, frozenset[Attribute]] = {
@@ -152,9 +172,18 @@ class Rule:
     kind: str = RRULE
     build: RuleBuilder | None = field(compare=False, default=None)
     origin: str = field(compare=False, default="<unknown>")
+    mode: str = BOTH
+    max_order: int | None = None  # a rule declines beyond this derivative order
+
+    def serves(self, mode: str) -> bool:
+        return BOTH in (self.mode, mode) or self.mode == mode
 
     def describe(self) -> str:
-        return f"{self.kind} for {self.target} {self.signature.describe()} defined at {self.origin}"
+        modes = f" ({self.mode} mode)" if self.kind == OPT_OUT and self.mode != BOTH else ""
+        return (
+            f"{self.kind}{modes} for {self.target} {self.signature.describe()} "
+            f"defined at {self.origin}"
+        )
 
 
 @dataclass(frozen=True)
@@ -163,7 +192,7 @@ class Decision:
 
     kind: str  # "rule", "no-rule", "declined", "opted-out", "non-differentiable"
     rule: Rule | None = None
-    ir: RuleIR | None = None
+    ir: RuleIR | FruleIR | None = None
 
 
 _DECISION_OF_KIND = {OPT_OUT: "opted-out", NON_DIFFERENTIABLE: "non-differentiable"}
@@ -178,24 +207,33 @@ class RuleTable:
         self.version = 0
 
     def register(self, rule: Rule) -> Rule:
-        """Add `rule`, replacing an entry with the same target and signature."""
+        """Add `rule`, replacing the entries for the same target and signature
+        in the modes it serves."""
         entries = self._rules.setdefault(rule.target, [])
-        entries[:] = [r for r in entries if r.signature != rule.signature]
+        entries[:] = [
+            r for r in entries if r.signature != rule.signature or not r.serves(rule.mode)
+        ]
         entries.append(rule)
         self._changed()
         return rule
 
-    def remove(self, target: str, signature: Signature | None = None) -> Rule:
-        """Remove the entry for `target` with `signature` (the only one if None)."""
+    def remove(
+        self, target: str, signature: Signature | None = None, mode: str | None = None
+    ) -> Rule:
+        """Remove the one entry for `target` with `signature` and `mode` (None: any)."""
         entries = self._rules.get(target, [])
-        if signature is None and len(entries) == 1:
-            signature = entries[0].signature
-        matching = [r for r in entries if r.signature == signature]
-        if not matching:
+        matching = [
+            r
+            for r in entries
+            if (signature is None or r.signature == signature) and (mode is None or r.mode == mode)
+        ]
+        if len(matching) != 1:
             known = "; ".join(r.describe() for r in entries) or "none"
+            what = "no entry" if not matching else "several entries"
             raise KeyError(
-                f"no entry for {target} with signature "
-                f"{signature.describe() if signature else '(unspecified)'} (entries: {known})"
+                f"{what} for {target} with signature "
+                f"{signature.describe() if signature else '(any)'} and mode {mode or '(any)'} "
+                f"(entries: {known}); pass types= or mode= to pick one"
             )
         entries.remove(matching[0])
         if not entries:
@@ -211,9 +249,13 @@ class RuleTable:
     def has_entries(self, target: str) -> bool:
         return bool(self._rules.get(target))
 
-    def entry(self, target: str, arg_types: Sequence[Attribute]) -> Rule | None:
-        """The most specific entry matching a call, or None."""
-        candidates = [r for r in self._rules.get(target, []) if r.signature.matches(arg_types)]
+    def entry(self, target: str, arg_types: Sequence[Attribute], mode: str = REVERSE) -> Rule | None:
+        """The most specific entry matching a call in `mode`, or None."""
+        candidates = [
+            r
+            for r in self._rules.get(target, [])
+            if r.serves(mode) and r.signature.matches(arg_types)
+        ]
         best = [
             r
             for r in candidates
@@ -231,14 +273,19 @@ class RuleTable:
             )
         return best[0] if best else None
 
-    def lookup(self, target: str, arg_types: Sequence[Attribute]) -> Decision:
-        """The decision for a call to `target` with `arg_types`."""
+    def lookup(
+        self, target: str, arg_types: Sequence[Attribute], mode: str = REVERSE, order: int = 1
+    ) -> Decision:
+        """The decision for a call to `target` with `arg_types` in `mode`, when
+        differentiating to derivative `order` (2 inside first-order generated code)."""
         arg_types = tuple(arg_types)
-        rule = self.entry(target, arg_types)
+        rule = self.entry(target, arg_types, mode)
         if rule is None:
             return Decision("no-rule")
-        if rule.kind != RRULE:
+        if rule.kind not in (RRULE, FRULE):
             return Decision(_DECISION_OF_KIND[rule.kind], rule)
+        if rule.max_order is not None and order > rule.max_order:
+            return Decision("declined", rule)
         key = (rule, arg_types)
         if key not in self._built:
             self._built[key] = rule.build(arg_types)

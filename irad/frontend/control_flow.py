@@ -1,0 +1,492 @@
+"""Statement-level control flow: `if`/`elif`/`else`, `for ... in range`, `while`,
+`break`, `continue` and `return` anywhere, lowered to structured `scf` ops.
+
+Python's jumps become *flags* kept in the variable environment beside the user's
+variables (`$return`, `$break`, `$continue`, and the returned value `$value`).
+A flag is a Python bool while it is known at lowering time and an `i1` value
+once it depends on data. Statements after a possible jump run under
+`scf.if not flag` (`run_statements`), so every form reduces to `scf.if`,
+`scf.for` and `scf.while` with values carried as results and iter_args:
+
+* `if`: both arms are lowered into their own blocks from a copy of the
+  environment; variables that differ afterwards leave the `scf.if` as results.
+* `for i in range(...)`: an `scf.for` over the trip count (0 to n step 1, in
+  `index`), with `i = start + k * step`; `break` and `return` set a flag that
+  is carried and guards the rest of the body and all later iterations.
+* `while`: an `scf.while` whose condition also tests the break/return flags.
+
+The types a loop carries are found by lowering the body once (into a block that
+is thrown away) and promoting int to float where the body does (`s = 0`
+then `s += x`), until they are stable.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType
+from xdsl.ir import Attribute, Block, Region, SSAValue
+
+from irad.frontend.emitter import Emitter
+from irad.frontend.values import Static
+from irad.frontend.types import F64, I1, I64, is_float
+
+RETURNED = "$return"
+VALUE = "$value"
+BROKE = "$break"
+CONTINUED = "$continue"
+FLAGS = (RETURNED, BROKE, CONTINUED)
+INDEX = IndexType()
+_MISSING = object()
+# Rounds enough for learning the returned value's type and bool -> int -> float.
+_MAX_TYPE_ROUNDS = 6
+
+
+def assigned_names(body: list[ast.stmt]) -> list[str]:
+    """Variables a statement list assigns, in order of first assignment."""
+    seen: dict[str, None] = {}
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                seen.setdefault(node.id, None)
+    return list(seen)
+
+
+def _contains(body: list[ast.stmt], kinds: tuple, stop_at_loops: bool) -> bool:
+    """Does `body` hold a statement of `kinds` (outside nested loops if asked)?"""
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, kinds):
+            return True
+        if stop_at_loops and isinstance(node, (ast.For, ast.While)):
+            continue
+        stack.extend(n for n in ast.iter_child_nodes(node) if isinstance(n, ast.stmt))
+    return False
+
+
+def flatten(value) -> list[SSAValue] | None:
+    """The SSA values of an environment entry, or None if it holds something else."""
+    if isinstance(value, SSAValue):
+        return [value]
+    if isinstance(value, tuple) and all(isinstance(v, SSAValue) for v in value):
+        return list(value)
+    return None
+
+
+def _rebuild(like, values: list[SSAValue]):
+    return values[0] if isinstance(like, SSAValue) else tuple(values)
+
+
+def join_types(a: Attribute, b: Attribute) -> Attribute:
+    """The type both may be converted to, as Python's mixed arithmetic would."""
+    if a == b:
+        return a
+    if is_float(a) or is_float(b):
+        return a if is_float(a) and not is_float(b) else (b if not is_float(a) else F64)
+    return I64  # bool and int
+
+
+def _convert(em: Emitter, v: SSAValue, t: Attribute) -> SSAValue:
+    if v.type == t:
+        return v
+    return em.to_float(v, t) if is_float(t) else em.to_int(v)
+
+
+def _discard(block: Block) -> None:
+    """Forget a block lowered only to learn types (its ops use outer values)."""
+    block.drop_all_references()
+
+
+class ControlFlowLowering:
+    """Mixin of FunctionLowering: the statements that branch, loop or jump."""
+
+    # ---- statement lists under jump flags ---------------------------------
+    def run_statements(self, body: list[ast.stmt]) -> None:
+        """Lower statements; those after a possible jump run only if it was not taken."""
+        for i, stmt in enumerate(body):
+            jumped = self._jumped()
+            if jumped is True:
+                return  # unreachable, as after a `return` in plain Python
+            if jumped is not False:
+                self._if(jumped, self._taken, lambda rest=body[i:]: self._resume(rest), stmt)
+                return
+            self.statement(stmt)
+
+    def _taken(self) -> None:
+        # On this path a jump was taken; with a single dynamic flag it is that one.
+        dynamic = [f for f in FLAGS if self.env.get(f, False) not in (True, False)]
+        if len(dynamic) == 1:
+            self.env[dynamic[0]] = True
+
+    def _resume(self, rest: list[ast.stmt]) -> None:
+        for flag in FLAGS:  # on this path no jump was taken
+            if flag in self.env:
+                self.env[flag] = False
+        self.run_statements(rest)
+
+    def _jumped(self):
+        """False, True, or an i1 value: has a return/break/continue been taken?"""
+        dynamic = []
+        for flag in FLAGS:
+            state = self.env.get(flag, False)
+            if state is True:
+                return True
+            if state is not False:
+                dynamic.append(state)
+        if not dynamic:
+            return False
+        result = dynamic[0]
+        for v in dynamic[1:]:
+            result = self.em.op(arith.OrIOp(result, v))
+        return result
+
+    def stmt_Return(self, stmt: ast.Return) -> None:
+        self.env[VALUE] = self.returned_value(stmt)
+        self.env[RETURNED] = True
+
+    def stmt_Break(self, stmt: ast.Break) -> None:
+        self.env[BROKE] = True
+
+    def stmt_Continue(self, stmt: ast.Continue) -> None:
+        self.env[CONTINUED] = True
+
+    # ---- if ---------------------------------------------------------------
+    def stmt_If(self, stmt: ast.If) -> None:
+        test = self.expr(stmt.test)
+        if isinstance(test, Static):
+            # known while lowering (isinstance, a global flag): only the branch
+            # taken is lowered, so no runtime branch exists
+            self.run_statements(stmt.body if test.obj else stmt.orelse)
+            return
+        cond = self.em.to_bool(self.as_number(test, stmt.test))
+        self._if(
+            cond,
+            lambda: self.run_statements(stmt.body),
+            lambda: self.run_statements(stmt.orelse),
+            stmt,
+        )
+
+    def _if(self, cond: SSAValue, then_fn, else_fn, node: ast.AST) -> None:
+        """Lower two arms into an scf.if; variables that differ become results."""
+        before, outer = self.env, self.em
+        arms = []
+        for lower_arm in (then_fn, else_fn):
+            block = Block()
+            self.em, self.env = Emitter(block), dict(before)
+            lower_arm()
+            arms.append((block, self.env))
+        self.em, self.env = outer, dict(before)
+        (then_block, then_env), (else_block, else_env) = arms
+        merged: list[tuple[str, object, list[SSAValue], list[SSAValue]]] = []
+        for name in dict.fromkeys([*then_env, *else_env]):
+            a, b = then_env.get(name, _MISSING), else_env.get(name, _MISSING)
+            if name in FLAGS:
+                a, b = (False if a is _MISSING else a), (False if b is _MISSING else b)
+            if a is b or (isinstance(a, tuple) and a == b):
+                if a is not _MISSING:
+                    self.env[name] = a
+                continue
+            if name in FLAGS and isinstance(a, bool) and isinstance(b, bool):
+                # set on exactly one path: the flag is the condition (or its negation)
+                self.env[name] = cond if a else self.em.op(arith.XOrIOp(cond, self.em.const(1, I1)))
+                continue
+            if name in FLAGS:
+                a = self._as_flag(a, then_block)
+                b = self._as_flag(b, else_block)
+            elif name == VALUE and (a is _MISSING or b is _MISSING):
+                # the arm that did not return yields a placeholder of the same shape
+                a = self._placeholder_like(b, then_block) if a is _MISSING else a
+                b = self._placeholder_like(a, else_block) if b is _MISSING else b
+                if a is None and b is None:  # `return` without a value
+                    self.env[name] = None
+                    continue
+            elif a is _MISSING or b is _MISSING:
+                self.env.pop(name, None)  # defined on one path only: undefined after
+                continue
+            fa, fb = flatten(a), flatten(b)
+            if fa is None or fb is None or len(fa) != len(fb):
+                what = "the returned value" if name == VALUE else f"'{name}'"
+                raise self.src.error(
+                    node,
+                    f"{what} holds different kinds of values on the two paths of this branch",
+                    "give it a number (or a tuple of numbers of the same length) on every path",
+                )
+            types = [join_types(x.type, y.type) for x, y in zip(fa, fb)]
+            fa = [_convert(Emitter(then_block), v, t) for v, t in zip(fa, types)]
+            fb = [_convert(Emitter(else_block), v, t) for v, t in zip(fb, types)]
+            merged.append((name, a, fa, fb))
+        if not merged:  # no variable changes: the arms' pure ops have no effect
+            _discard(then_block)
+            _discard(else_block)
+            return
+        then_block.add_op(scf.YieldOp(*[v for m in merged for v in m[2]]))
+        else_block.add_op(scf.YieldOp(*[v for m in merged for v in m[3]]))
+        types = [v.type for m in merged for v in m[2]]
+        results = list(self.em.results(scf.IfOp(cond, types, Region(then_block), Region(else_block))))
+        for name, like, fa, _ in merged:
+            values, results = results[: len(fa)], results[len(fa) :]
+            for v in values:
+                if not name.startswith("$"):
+                    v.name_hint = name
+            self.env[name] = _rebuild(like, values)
+
+    def _as_flag(self, state, block: Block) -> SSAValue:
+        if isinstance(state, bool):
+            return Emitter(block).const(state, I1)
+        return state
+
+    def _placeholder_like(self, value, block: Block):
+        values = flatten(value)
+        if values is None:
+            return value  # e.g. None on both paths; the merge reports a mismatch
+        em = Emitter(block)
+        return _rebuild(value, [em.const(0, v.type) for v in values])
+
+    # ---- loops --------------------------------------------------------------
+    def stmt_For(self, stmt: ast.For) -> None:
+        start, stop, step, step_sign = self._range_bounds(stmt)
+        if not isinstance(stmt.target, ast.Name):
+            raise self.src.error(
+                stmt.target, "the loop variable must be a plain name", "write `for i in range(...)`"
+            )
+        if stmt.orelse:
+            raise self.src.error(stmt, "`for ... else` is not supported", "use a flag variable")
+        em = self.em
+        trips = self._trip_count(start, stop, step, step_sign)
+        lower = em.op(arith.ConstantOp.from_int_and_width(0, INDEX))
+        upper = em.op(arith.IndexCastOp(trips, INDEX))
+        one = em.op(arith.ConstantOp.from_int_and_width(1, INDEX))
+        target = stmt.target.id
+
+        def bind_target(block: Block) -> None:
+            body_em = Emitter(block)
+            k = body_em.op(arith.IndexCastOp(block.args[0], I64))
+            i = body_em.op(arith.AddiOp(start, body_em.op(arith.MuliOp(k, step))))
+            i.name_hint = target
+            self.env[target] = i
+
+        def build(inits: list[SSAValue], _before: Block | None, body: Block) -> list[SSAValue]:
+            return list(self.em.results(scf.ForOp(lower, upper, one, inits, Region(body))))
+
+        self._loop(stmt, [INDEX], bind_target, None, build, exclude={target})
+        self.env.pop(target, None)  # the loop variable is not kept after the loop
+
+    def stmt_While(self, stmt: ast.While) -> None:
+        if stmt.orelse:
+            raise self.src.error(stmt, "`while ... else` is not supported", "use a flag variable")
+
+        def condition(block: Block) -> None:
+            outer = self.em
+            self.em = Emitter(block)
+            try:
+                cond = self.em.to_bool(self.number(stmt.test))
+                running = self._jumped()  # a break or return ends the loop
+                if running is not False:
+                    running = self.em.op(arith.XOrIOp(running, self.em.const(1, I1)))
+                    cond = self.em.op(arith.AndIOp(running, cond))
+                block.add_op(scf.ConditionOp(cond, *block.args))
+            finally:
+                self.em = outer
+
+        def build(inits: list[SSAValue], before: Block, body: Block) -> list[SSAValue]:
+            types = [v.type for v in inits]
+            op = scf.WhileOp(inits, types, Region(before), Region(body))
+            return list(self.em.results(op))
+
+        self._loop(stmt, [], None, condition, build, exclude=set())
+
+    def _loop(self, stmt, extra_args, bind_target, condition, build, exclude) -> None:
+        """Lower a loop whose carried values are the variables its body assigns."""
+        body = stmt.body
+        names = [n for n in assigned_names(body) if n in self.env and n not in exclude]
+        for name in names:
+            if flatten(self.env[name]) is None:
+                raise self.src.error(
+                    stmt,
+                    f"the loop assigns '{name}', which holds something other than a number "
+                    "before the loop; only numbers can be carried through a loop",
+                    "carry numbers or tuples of numbers",
+                )
+        saved = {f: self.env.get(f, _MISSING) for f in (BROKE, CONTINUED)}
+        carried = list(names)
+        if _contains(body, (ast.Break,), stop_at_loops=True):
+            self.env[BROKE] = False
+            carried.append(BROKE)
+        returns = _contains(body, (ast.Return,), stop_at_loops=False)
+        if returns:
+            carried.append(RETURNED)
+            self.env.setdefault(RETURNED, False)
+        inits = {n: self._carried_init(n) for n in carried}
+        value_like = self.env.get(VALUE)
+        types = {n: [v.type for v in inits[n]] for n in carried}
+        if returns and VALUE not in self.env:
+            value_like = None  # the returned value's type comes from the body
+        for _ in range(_MAX_TYPE_ROUNDS):
+            slots = carried + ([VALUE] if returns and value_like is not None else [])
+            if VALUE in slots and VALUE not in types:
+                types[VALUE] = [v.type for v in flatten(value_like)]
+            before, after, outs = self._lower_loop_body(
+                stmt, slots, types, value_like, extra_args, bind_target, condition
+            )
+            out_types = {n: [v.type for v in outs[n]] for n in slots}
+            new_value = outs.get("$new_value")
+            if returns and value_like is None and new_value is not None:
+                value_like = new_value  # learned the type; lower again carrying it
+                _discard(after)
+                if before is not None:
+                    _discard(before)
+                continue
+            joined = {n: [join_types(a, b) for a, b in zip(types[n], out_types[n])] for n in slots}
+            if joined == types:
+                break
+            types = joined
+            _discard(after)
+            if before is not None:
+                _discard(before)
+        else:  # pragma: no cover - promotion is monotone and short
+            raise self.src.error(stmt, "the types this loop carries do not settle")
+        init_values = []
+        for n in slots:
+            values = inits[n] if n != VALUE else self._value_init(value_like, types[VALUE])
+            init_values += [_convert(self.em, v, t) for v, t in zip(values, types[n])]
+        after.add_op(scf.YieldOp(*[v for n in slots for v in outs[n]]))
+        results = build(init_values, before, after)
+        for n in slots:
+            count = len(types[n])
+            values, results = results[:count], results[count:]
+            like = value_like if n == VALUE else self.env.get(n)
+            if n in FLAGS:
+                self.env[n] = values[0]
+            else:
+                for v in values:
+                    if not n.startswith("$"):
+                        v.name_hint = n
+                self.env[n] = _rebuild(like, values)
+        for flag, state in saved.items():  # break/continue belong to this loop only
+            if state is _MISSING:
+                self.env.pop(flag, None)
+            else:
+                self.env[flag] = state
+
+    def _carried_init(self, name: str) -> list[SSAValue]:
+        value = self.env[name]
+        if name in FLAGS:
+            return [self._as_flag(value, self.em.block)]
+        return flatten(value)
+
+    def _value_init(self, like, types: list[Attribute]) -> list[SSAValue]:
+        current = self.env.get(VALUE)
+        if current is not None and flatten(current) is not None:
+            return flatten(current)
+        return [self.em.const(0, t) for t in types]
+
+    def _lower_loop_body(self, stmt, slots, types, value_like, extra_args, bind_target, condition):
+        """Lower the (condition and) body once for the given carried types."""
+        outer_env, outer_em = self.env, self.em
+        arg_types = [t for n in slots for t in types[n]]
+
+        def bind(block: Block, offset: int) -> None:
+            args = list(block.args[offset:])
+            for n in slots:
+                count = len(types[n])
+                values, args = args[:count], args[count:]
+                like = value_like if n == VALUE else outer_env.get(n)
+                self.env[n] = values[0] if n in FLAGS else _rebuild(like, values)
+                for v in values:
+                    if not n.startswith("$"):
+                        v.name_hint = n
+
+        before = None
+        try:
+            if condition is not None:
+                before = Block(arg_types=arg_types)
+                self.env = dict(outer_env)
+                bind(before, 0)
+                condition(before)
+            after = Block(arg_types=[*extra_args, *arg_types])
+            self.env, self.em = dict(outer_env), Emitter(after)
+            bind(after, len(extra_args))
+            if bind_target is not None:
+                bind_target(after)
+            self.env[CONTINUED] = False
+            self.run_statements(stmt.body)
+            outs: dict[str, list[SSAValue]] = {}
+            for n in slots:
+                value = self.env.get(n, _MISSING)
+                if n in FLAGS:
+                    outs[n] = [self._as_flag(value if value is not _MISSING else False, after)]
+                    continue
+                values = flatten(value) if value is not _MISSING else None
+                if values is None or len(values) != len(types[n]):
+                    what = "the returned value" if n == VALUE else f"'{n}'"
+                    raise self.src.error(
+                        stmt,
+                        f"{what} changes shape inside the loop",
+                        "keep a variable a number (or a tuple of the same length) in loops",
+                    )
+                outs[n] = [_convert(self.em, v, t) for v, t in zip(values, types[n])]
+            if VALUE not in slots and RETURNED in slots:
+                outs["$new_value"] = self.env.get(VALUE)
+            return before, after, outs
+        finally:
+            self.env, self.em = outer_env, outer_em
+
+    # ---- range() -------------------------------------------------------------
+    def _range_bounds(self, stmt: ast.For):
+        call = stmt.iter
+        is_range = (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id not in self.env
+            and self._lookup_global(call.func.id) == (True, builtins.range)
+        )
+        if not is_range or call.keywords or not 1 <= len(call.args) <= 3:
+            raise self.src.error(
+                stmt,
+                "a `for` loop over something other than `range(...)` is not supported",
+                "loop over range(start, stop, step) with int bounds",
+            )
+        values = []
+        for arg in call.args:
+            v = self.number(arg)
+            if is_float(v.type):
+                raise self.src.error(arg, "range() takes ints, not floats", "convert with int(...)")
+            values.append(self.em.to_int(v))
+        if len(values) == 1:
+            values.insert(0, self.em.const(0, I64))
+        if len(values) == 2:
+            values.append(self.em.const(1, I64))
+        start, stop, step = values
+        step_sign = 0
+        owner = step.owner
+        if isinstance(owner, arith.ConstantOp):
+            literal = owner.value.value.data
+            if literal == 0:
+                raise self.src.error(call, "range() with a step of 0", "use a nonzero step")
+            step_sign = 1 if literal > 0 else -1
+        return start, stop, step, step_sign
+
+    def _trip_count(self, start, stop, step, step_sign) -> SSAValue:
+        """len(range(start, stop, step)) as i64 (`step_sign` 0: known at run time)."""
+        em = self.em
+        zero, one = em.const(0, I64), em.const(1, I64)
+
+        def upward() -> SSAValue:  # max(0, (stop - start + step - 1) // step)
+            span = em.op(arith.SubiOp(em.op(arith.AddiOp(em.op(arith.SubiOp(stop, start)), step)), one))
+            return em.op(arith.MaxSIOp(zero, em.op(arith.FloorDivSIOp(span, step))))
+
+        def downward() -> SSAValue:  # max(0, (start - stop - step - 1) // -step)
+            span = em.op(arith.SubiOp(em.op(arith.SubiOp(em.op(arith.SubiOp(start, stop)), step)), one))
+            return em.op(arith.MaxSIOp(zero, em.op(arith.FloorDivSIOp(span, em.op(arith.SubiOp(zero, step))))))
+
+        if step_sign > 0 and isinstance(step.owner, arith.ConstantOp) and step.owner.value.value.data == 1:
+            return em.op(arith.MaxSIOp(zero, em.op(arith.SubiOp(stop, start))))
+        if step_sign > 0:
+            return upward()
+        if step_sign < 0:
+            return downward()
+        positive = em.op(arith.CmpiOp(step, zero, "sgt"))
+        return em.op(arith.SelectOp(positive, upward(), downward()))

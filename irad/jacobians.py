@@ -1,0 +1,181 @@
+"""Jacobians and Hessians: jacfwd (forward mode), jacrev (reverse mode), hessian.
+
+Each builds one module whose entry returns the Jacobian's entries, row-major
+(output by output, `argnums` by `argnums`):
+
+- jacfwd: one `irad.jvp` request per argument in `argnums`, along a unit tangent;
+- jacrev: one augmented primal, then one pullback call per float output, with
+  a unit cotangent;
+- hessian(f) = jacfwd(grad(f)): forward over reverse, the jvp pass applied to
+  the gradient's IR.
+
+The results keep JAX's structure: for a function returning one float, a float
+for an int `argnums` and a tuple for a tuple; for several float outputs, a
+tuple of those, one per output. The objects are derivative objects like
+`irad.grad(f)`, so they compose (`jacfwd(jacrev(f))`) and programs may call
+them; inside a program the entries come flat, row-major.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import FloatAttr, FunctionType, ModuleOp, StringAttr
+from xdsl.ir import Attribute, Block, Region, SSAValue
+
+from irad.api import (
+    _Compiled,
+    _cached,
+    _error,
+    _function,
+    _name,
+    _normalise_argnums,
+    _optimise,
+    _run,
+    grad,
+)
+from irad.backends.python import compile_module
+from irad.dialect import JvpOp
+from irad.frontend import bind_arguments, lower_function, signature_of
+from irad.frontend.types import describe, is_float
+from irad.passes.differentiate import Differentiator
+from irad.passes.forward import ForwardDifferentiator
+from irad.passes.provenance import ENTRY, mark_generated
+from irad.rules import default_table
+
+
+class _JacobianFunction:
+    """The callable returned by jacfwd / jacrev."""
+
+    def __init__(self, f: Callable, argnums, mode: str):
+        self.f = f
+        self.argnums = argnums
+        self.mode = mode
+        self.single = isinstance(argnums, numbers.Integral)
+        self.__name__ = f"{mode}({_name(f)})"
+
+    def _irad_module(self, signature: tuple[Attribute, ...]) -> tuple[ModuleOp, str]:
+        nums = _normalise_argnums(self.f, self.argnums, signature)
+        module, entry, _ = jacobian_module(self.f, signature, nums, self.mode, inline=False)
+        return module, entry
+
+    def _compiled(self, args: Sequence) -> _Compiled:
+        signature = signature_of(self.f, tuple(args))
+        nums = _normalise_argnums(self.f, self.argnums, signature)
+
+        def build() -> _Compiled:
+            module, entry, outputs = jacobian_module(self.f, signature, nums, self.mode)
+            return _Compiled(module, compile_module(module).function(entry), outputs)
+
+        return _cached((self.f, self.mode, nums, signature), build)
+
+    def lower(self, *args, **kwargs) -> ModuleOp:
+        """The differentiated, optimised module for these argument types."""
+        return self._compiled(bind_arguments(self.f, args, kwargs)).module
+
+    def __call__(self, *args, **kwargs):
+        args = bind_arguments(self.f, args, kwargs)
+        compiled = self._compiled(args)
+        flat = _run(compiled.run, args)
+        width = len(flat) // len(compiled.out_types)
+        rows = [flat[i * width : (i + 1) * width] for i in range(len(compiled.out_types))]
+        rows = [row[0] if self.single else tuple(row) for row in rows]
+        returns_tuple = len(rows) > 1 or getattr(self.f, "returns_tuple", False)
+        return tuple(rows) if returns_tuple else rows[0]
+
+
+def jacobian_module(
+    f: Callable,
+    signature: tuple[Attribute, ...],
+    argnums: tuple[int, ...],
+    mode: str,
+    inline: bool = True,
+) -> tuple[ModuleOp, str, tuple[Attribute, ...]]:
+    """The module whose public `@<f>.<mode>` returns the Jacobian's entries,
+    row-major; also f's result types. (`inline=False` for a module to be
+    differentiated again.)"""
+    module, name = lower_function(f, signature, default_table())
+    primal = _function(module, name)
+    primal.sym_visibility = StringAttr("private")
+    outputs = tuple(primal.function_type.outputs.data)
+    bad = [describe(t) for t in outputs if not is_float(t)]
+    if not outputs or bad:
+        raise _error(
+            f,
+            f"{_name(f)} must return floats for its Jacobian, but returns "
+            f"({', '.join(describe(t) for t in outputs) or 'nothing'})",
+        )
+    block = Block(arg_types=signature)
+    for arg, primal_arg in zip(block.args, primal.body.block.args):
+        arg.name_hint = primal_arg.name_hint
+    build = _forward_entries if mode == "jacfwd" else _reverse_entries
+    entries = build(module, name, block, argnums, outputs)
+    block.add_op(func.ReturnOp(*entries))
+    result_types = [v.type for v in entries]
+    entry = func.FuncOp(f"{name}.{mode}", FunctionType.from_lists(signature, result_types), Region(block))
+    mark_generated(entry, primal, ENTRY)
+    module.body.block.add_op(entry)
+    if mode == "jacfwd":
+        ForwardDifferentiator(module, default_table()).rewrite_requests()
+    _optimise(module, inline)
+    return module, entry.sym_name.data, outputs
+
+
+def _unit(block: Block, type_: Attribute, value: float) -> SSAValue:
+    op = arith.ConstantOp(FloatAttr(value, type_))
+    block.add_op(op)
+    return op.result
+
+
+def _forward_entries(module, name, block, argnums, outputs) -> list[SSAValue]:
+    """One jvp per argument; column j holds the tangents of every output."""
+    n = len(outputs)
+    columns = []
+    for a in argnums:
+        one = _unit(block, block.args[a].type, 1.0)
+        request = JvpOp(name, [*block.args, one], [a], [*outputs, *outputs])
+        block.add_op(request)
+        columns.append(request.results[n:])
+    return [columns[j][i] for i in range(n) for j in range(len(argnums))]
+
+
+def _reverse_entries(module, name, block, argnums, outputs) -> list[SSAValue]:
+    """One pullback per output; row i holds the cotangents of every argument."""
+    active = tuple(i in argnums for i in range(len(block.args)))
+    generated = Differentiator(module, default_table()).reverse(name, active)
+    augmented = func.CallOp(generated.augmented, list(block.args), [*outputs, *generated.residual_types])
+    block.add_op(augmented)
+    residuals = augmented.results[len(outputs) :]
+    ordered = sorted(argnums)
+    grad_types = [block.args[i].type for i in ordered]
+    rows = []
+    for i, t in enumerate(outputs):
+        seeds = [_unit(block, u, 1.0 if k == i else 0.0) for k, u in enumerate(outputs)]
+        pullback = func.CallOp(generated.pullback, [*residuals, *seeds], grad_types)
+        block.add_op(pullback)
+        rows.append([pullback.results[ordered.index(a)] for a in argnums])
+    return [v for row in rows for v in row]
+
+
+def jacfwd(f: Callable, argnums: int | Sequence[int] = 0) -> _JacobianFunction:
+    """The Jacobian of `f` with respect to `argnums`, by forward mode."""
+    return _JacobianFunction(f, argnums, "jacfwd")
+
+
+def jacrev(f: Callable, argnums: int | Sequence[int] = 0) -> _JacobianFunction:
+    """The Jacobian of `f` with respect to `argnums`, by reverse mode."""
+    return _JacobianFunction(f, argnums, "jacrev")
+
+
+def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> _JacobianFunction:
+    """The Hessian of `f` (which returns one float): jacfwd(grad(f)), forward
+    over reverse."""
+    return jacfwd(grad(f, argnums), argnums)
+
+
+# Programs may apply these to functions: the frontend evaluates them while lowering.
+jacfwd._irad_transform = jacrev._irad_transform = hessian._irad_transform = True
+
+__all__ = ["hessian", "jacfwd", "jacobian_module", "jacrev"]

@@ -1,0 +1,155 @@
+"""The call graph of a module, and the two views of recursion the inliner needs.
+
+Functions are grouped into *nodes*: a generated function belongs to the node of
+the primal its `irad.primal` names, any other function to its own symbol. So
+`@f.pullback.d -> @g.pullback.d` is the edge `f -> g` of the primal call graph,
+and only a cycle there is recursion. A call between two functions of one node
+with different roles or orders (a rule's augmented primal calling the primal
+itself) is not an edge: it is how the node computes, not recursion.
+
+Strongly connected components are found by Tarjan's algorithm with an explicit
+stack, so a 10,000-deep chain costs no Python recursion.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
+from xdsl.ir import Operation
+
+from irad.passes.provenance import origin
+
+
+def node_of(fn: func.FuncOp) -> str:
+    """The primal-call-graph node of a function: its original primal's symbol."""
+    return origin(fn)[0]
+
+
+def role_of(fn: func.FuncOp) -> tuple[str, int]:
+    """What a function is for its node: its role and derivative order ("", 0 for a primal)."""
+    role = fn.attributes.get("irad.role")
+    return (role.data if isinstance(role, StringAttr) else "", origin(fn)[1])
+
+
+def is_generated(fn: func.FuncOp) -> bool:
+    return "irad.primal" in fn.attributes
+
+
+def symbol_uses(op: Operation) -> list[str]:
+    """The symbols one op names in its properties and attributes."""
+    attrs = [*op.properties.values(), *op.attributes.values()]
+    return [a.root_reference.data for a in attrs if isinstance(a, SymbolRefAttr)]
+
+
+def strongly_connected(edges: Mapping[Hashable, Iterable[Hashable]]) -> list[list]:
+    """Tarjan's SCCs of the graph whose nodes are the keys of `edges`, callees'
+    components before their callers' (reverse topological order). Successors
+    that are not keys are ignored."""
+    index: dict = {}
+    low: dict = {}
+    on_stack: set = set()
+    stack: list = []
+    components: list[list] = []
+
+    def visit(node) -> tuple:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        return node, iter(edges[node])
+
+    for start in edges:
+        if start in index:
+            continue
+        path = [visit(start)]  # the DFS path, each node with its remaining successors
+        while path:
+            node, successors = path[-1]
+            for succ in successors:
+                if succ not in edges:
+                    continue
+                if succ not in index:
+                    path.append(visit(succ))
+                    break
+                if succ in on_stack:
+                    low[node] = min(low[node], index[succ])
+            else:
+                path.pop()
+                if path:
+                    parent = path[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    components.append(component)
+    return components
+
+
+@dataclass
+class CallGraph:
+    """Functions by symbol, the calls in each, and which of them recurse."""
+
+    functions: dict[str, func.FuncOp]
+    calls: dict[str, list[func.CallOp]] = field(default_factory=dict)
+    uses: Counter = field(default_factory=Counter)  # references to each symbol
+    size: dict[str, int] = field(default_factory=dict)  # ops in each body, bar terminators
+    # components in reverse topological order: callees first
+    order: list[list[str]] = field(default_factory=list)
+    component: dict[str, int] = field(default_factory=dict)
+    raw_recursive: set[str] = field(default_factory=set)
+    primal_recursive: set[str] = field(default_factory=set)  # nodes, not symbols
+
+    @staticmethod
+    def build(module: ModuleOp) -> CallGraph:
+        functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+        graph = CallGraph(functions)
+        raw: dict[str, list[str]] = {}
+        primal: dict[str, list[str]] = {}
+        for top in module.ops:
+            if not isinstance(top, func.FuncOp):
+                for op in top.walk():
+                    graph.uses.update(symbol_uses(op))
+        for name, fn in functions.items():
+            sites = []
+            graph.size[name] = -1 - len(fn.body.blocks)  # not the func.func, nor terminators
+            for op in fn.walk():
+                graph.size[name] += 1
+                if isinstance(op, func.CallOp):
+                    sites.append(op)
+                if op is not fn:  # its own attributes (irad.primal) are provenance, not a use
+                    graph.uses.update(symbol_uses(op))
+            graph.calls[name] = sites
+            raw[name] = [s.callee.root_reference.data for s in sites]
+            here = node_of(fn)
+            edges = primal.setdefault(here, [])
+            for callee_name in raw[name]:
+                callee = functions.get(callee_name)
+                if callee is None:
+                    continue
+                there = node_of(callee)
+                if there == here and role_of(callee) != role_of(fn):
+                    continue  # a node's functions of other roles or orders: not recursion
+                edges.append(there)
+        graph.order = strongly_connected(raw)
+        for i, members in enumerate(graph.order):
+            for name in members:
+                graph.component[name] = i
+        graph.raw_recursive = _recursive(graph.order, raw)
+        graph.primal_recursive = _recursive(strongly_connected(primal), primal)
+        return graph
+
+
+def _recursive(components: list[list], edges: Mapping) -> set:
+    """Members of a cycle: a component of two or more, or one that calls itself."""
+    out = set()
+    for members in components:
+        if len(members) > 1 or members[0] in edges.get(members[0], ()):
+            out.update(members)
+    return out

@@ -1,0 +1,349 @@
+"""`irad-jvp`: forward-mode differentiation of func/arith/math/scf IR.
+
+The pass replaces each `irad.jvp` request by a call to a generated function
+
+    @f.jvp.<activity>(args..., tangents of the active float args...)
+        -> (results..., tangents of the float results...)
+
+which computes the primal and its tangent side by side. At every call op whose
+arguments carry tangents it asks the rule table once, at compile time, in
+forward mode: a matching frule is inlined; otherwise (no rule, declined, opted
+out) the callee gets its own generated jvp function; a non-differentiable
+callee gives a zero tangent. Nothing is cached for a later sweep, so recursion
+needs nothing special: a recursive primal gives a recursive jvp function.
+
+The tangent of a scalar op is its adjoint applied to the tangent: every scalar
+op has a 1x1 Jacobian per operand, so the adjoints in passes/adjoints.py
+(dx = dy * df/dx) are also the tangent rules (dy = df/dx * dx), with the
+tangent of each active operand in turn. Ops whose adjoint changes type or
+structure (extf, truncf, select) have their own entries in TANGENTS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import FloatAttr, FunctionType, ModuleOp, StringAttr
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+from xdsl.traits import IsTerminator
+
+from irad.dialect import JvpOp
+from irad.errors import DifferentiationError
+from irad.passes.activity import is_float_type
+from irad.passes.adjoints import ADJOINTS, NON_DIFFERENTIABLE
+from irad.passes.builder import ArithBuilder
+from irad.passes.forward_regions import ForwardRegions, has_tangent_type
+from irad.passes.provenance import JVP, generated_name, mark_generated, origin
+from irad.passes.reverse import find_function, location
+from irad.passes.rule_ir import import_helpers, inline_body, rule_key
+from irad.rules import Decision, RuleTable, default_table
+from irad.symbols import fresh_symbol
+from irad.rules.table import FORWARD
+
+Key = tuple[str, tuple[bool, ...]]  # (primal symbol, which arguments carry tangents)
+
+
+def jvp_type(primal: func.FuncOp, active: Sequence[bool]) -> FunctionType:
+    ins = primal.function_type.inputs.data
+    outs = primal.function_type.outputs.data
+    tangents_in = [t for t, a in zip(ins, active) if a]
+    tangents_out = [t for t in outs if has_tangent_type(t)]
+    return FunctionType.from_lists([*ins, *tangents_in], [*outs, *tangents_out])
+
+
+class ForwardDifferentiator:
+    """Generates jvp functions into one module."""
+
+    def __init__(self, module: ModuleOp, table: RuleTable | None = None):
+        self.module = module
+        self.table = table if table is not None else default_table()
+        self.functions: dict[str, func.FuncOp] = {
+            op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)
+        }
+        self.generated: dict[tuple[Key, str | None], str] = {}
+        self._queue: list[tuple[Key, Decision | None, str]] = []
+
+    def rewrite_requests(self) -> None:
+        for op in [op for op in self.module.walk() if isinstance(op, JvpOp)]:
+            self.rewrite_request(op)
+
+    def rewrite_request(self, op: JvpOp) -> None:
+        name = op.callee.root_reference.data
+        fn = self.function(name, op)
+        n = len(fn.function_type.inputs.data)
+        active = tuple(i in op.wrt_indices for i in range(n))
+        symbol = self.jvp(name, active)
+        call = func.CallOp(symbol, list(op.args), jvp_type(fn, active).outputs.data)
+        Rewriter.replace_op(op, call)
+
+    def jvp(self, name: str, active: tuple[bool, ...]) -> str:
+        """The symbol of @name's jvp function for `active`, generating it and
+        every jvp function it calls (from a queue: no recursion on call depth).
+        Requested directly, a rule for @name itself applies; callees were
+        looked up at their call sites already."""
+        fn = self.function(name)
+        arg_types = tuple(fn.function_type.inputs.data)
+        decision = self.table.lookup(rule_key(fn), arg_types, FORWARD, origin(fn)[1] + 1)
+        symbol = self._request((name, active), decision if decision.kind == "rule" else None)
+        while self._queue:
+            self._generate(*self._queue.pop())
+        return symbol
+
+    def _request(self, key: Key, rule: Decision | None = None) -> str:
+        """The symbol of the jvp function for `key`, made from `rule` or from
+        the body; generated later unless it exists (from an earlier run)."""
+        made_from = rule.rule.describe() if rule is not None else None
+        request = (key, made_from)
+        if request not in self.generated:
+            name, active = key
+            symbol = generated_name(name, JVP, active)
+            existing = self.functions.get(symbol)
+            if existing is not None and "irad.primal" not in existing.attributes:
+                raise DifferentiationError(
+                    f"cannot generate @{symbol}: a function with that name already exists\n"
+                    "  hint: rename it; names ending in .jvp.* are reserved for generated code"
+                )
+            if existing is not None and _made_from(existing) == made_from:
+                self.generated[request] = symbol
+                return symbol
+            symbol = fresh_symbol(symbol, self.functions)
+            self.functions[symbol] = None  # reserved until generated
+            self.generated[request] = symbol
+            self._queue.append((key, rule, symbol))
+        return self.generated[request]
+
+    def _generate(self, key: Key, rule: Decision | None, symbol: str) -> None:
+        name, active = key
+        primal = self.function(name)
+        builder = TangentBuilder(self, primal, active)
+        if rule is not None:
+            block = builder.build_from_rule(rule.ir)
+        elif primal.is_declaration:
+            raise DifferentiationError(
+                f"@{name} has no body and no frule (target '{rule_key(primal)}'), so its "
+                "tangent cannot be computed\n  hint: register one with irad.frule, or mark "
+                "it irad.non_differentiable"
+            )
+        else:
+            block = builder.build()
+        fn = func.FuncOp(symbol, jvp_type(primal, active), Region(block), visibility="private")
+        mark_generated(fn, primal, JVP)
+        if rule is not None:
+            fn.attributes["irad.rule"] = StringAttr(rule.rule.describe())
+        self.module.body.block.add_op(fn)
+        self.functions[symbol] = fn
+
+    def function(self, name: str, use: Operation | None = None) -> func.FuncOp:
+        return find_function(self.functions, name, use)
+
+
+class TangentBuilder(ArithBuilder, ForwardRegions):
+    """Clones one primal and computes tangents beside it.
+
+    It is also the `b` the adjoints in passes/adjoints.py are written against:
+    `primal(v)` is the cloned value of `v`, and `is_active(v)` holds for the one
+    operand whose tangent is being pushed through.
+    """
+
+    def __init__(self, owner: ForwardDifferentiator, primal: func.FuncOp, active: Sequence[bool]):
+        self.owner = owner
+        self.primal_fn = primal
+        self.active = active
+        self.values: dict[SSAValue, SSAValue] = {}
+        self.tangents: dict[SSAValue, SSAValue] = {}
+        self.block = Block()
+        self._pushing: SSAValue | None = None
+        self.order = origin(primal)[1] + 1  # calls inside generated code: a higher order
+
+    # ---- the interface adjoints use ----------------------------------------
+    def is_active(self, v: SSAValue) -> bool:
+        return v is self._pushing
+
+    def primal(self, v: SSAValue) -> SSAValue:
+        return self.values[v]
+
+    def const(self, value: float, type: Attribute) -> SSAValue:
+        return self.op(arith.ConstantOp(FloatAttr(value, type)))
+
+    # ---- the sweep ---------------------------------------------------------------
+    def build(self) -> Block:
+        body = self.primal_fn.body.block
+        n = len(body.args)
+        tangent_types = [a.type for a, act in zip(body.args, self.active) if act]
+        self.block = Block(arg_types=[*(a.type for a in body.args), *tangent_types])
+        tangent_args = iter(self.block.args[n:])
+        for arg, new, act in zip(body.args, self.block.args, self.active):
+            new.name_hint = arg.name_hint
+            self.values[arg] = new
+            if act:
+                t = next(tangent_args)
+                t.name_hint = f"t{arg.name_hint}" if arg.name_hint else None
+                self.tangents[arg] = t
+        self.clone_block(body)
+        returned = body.last_op.operands
+        tangents = [self.tangent_or_zero(v) for v in returned if has_tangent_type(v.type)]
+        self.block.add_op(func.ReturnOp(*(self.values[v] for v in returned), *tangents))
+        return self.block
+
+    def build_from_rule(self, ir) -> Block:
+        """The body as the function's own frule."""
+        primal = self.primal_fn
+        arg_types = tuple(primal.function_type.inputs.data)
+        n = len(arg_types)
+        self.block = Block(arg_types=[*arg_types, *(t for t, a in zip(arg_types, self.active) if a)])
+        given = iter(self.block.args[n:])
+        tangents = [
+            (next(given) if a else self.zero(t))
+            for t, a in zip(arg_types, self.active)
+            if is_float_type(t)
+        ]
+        owner = self.owner
+        symbols = import_helpers(owner.module, owner.functions, ir, primal.sym_name.data)
+        outputs = inline_body(ir.jvp, symbols, [*self.block.args[:n], *tangents], self.block)
+        self.block.add_op(func.ReturnOp(*outputs))
+        return self.block
+
+    def tangent_or_zero(self, v: SSAValue) -> SSAValue:
+        t = self.tangents.get(v)
+        if t is not None:
+            return t
+        if not is_float_type(v.type):
+            raise DifferentiationError(f"internal: no shadow for the memref {v} in forward mode")
+        return self.zero(v.type)
+
+    def clone_block(self, src: Block) -> None:
+        for op in src.ops:
+            if op is src.last_op and op.has_trait(IsTerminator):
+                continue
+            if isinstance(op, scf.IfOp) and op.results:
+                self.if_(op)  # structured ops are rebuilt: they may carry tangents or shadows
+            elif isinstance(op, scf.ForOp):
+                self.for_(op)
+            elif isinstance(op, scf.WhileOp):
+                self.while_(op)
+            elif op.name.startswith("memref."):
+                self.memory(op)
+            elif op.name in NON_DIFFERENTIABLE or not any(o in self.tangents for o in op.operands):
+                self.block.add_op(op.clone(value_mapper=self.values))
+            elif isinstance(op, func.CallOp):
+                self.call(op)
+            else:
+                self.block.add_op(op.clone(value_mapper=self.values))
+                self.push_tangents(op)
+
+    def push_tangents(self, op: Operation) -> None:
+        result = op.results[0] if len(op.results) == 1 else None
+        if result is None or not is_float_type(result.type):
+            if op.regions or any(is_float_type(r.type) for r in op.results):
+                raise DifferentiationError(
+                    f"{location(op)}: forward mode does not support the op `{op.name}` yet"
+                )
+            return
+        rule = TANGENTS.get(op.name)
+        if rule is not None:
+            self.tangents[result] = rule(self, op)
+            return
+        adjoint = ADJOINTS.get(op.name)
+        if adjoint is None:
+            raise DifferentiationError(
+                f"{location(op)}: no tangent rule for the op `{op.name}`\n"
+                "  hint: use the ops listed in docs/ir-conventions.md (Supported ops)"
+            )
+        total = None
+        for i, operand in enumerate(op.operands):
+            t = self.tangents.get(operand)
+            if t is None:
+                continue
+            self._pushing = operand
+            try:
+                part = adjoint(self, op, t)[i]
+            finally:
+                self._pushing = None
+            total = part if total is None else self.add(total, part)
+        if total is not None:
+            self.tangents[result] = total
+
+    def call(self, op: func.CallOp) -> None:
+        owner = self.owner
+        callee_name = op.callee.root_reference.data
+        callee = owner.function(callee_name, op)
+        arg_types = tuple(o.type for o in op.operands)
+        decision = owner.table.lookup(rule_key(callee), arg_types, FORWARD, self.order)
+        args = [self.values[o] for o in op.operands]
+        float_results = [r for r in op.results if has_tangent_type(r.type)]
+        if not float_results or decision.kind == "non-differentiable":
+            self.block.add_op(op.clone(value_mapper=self.values))
+            return
+        if decision.kind == "rule":
+            ir = decision.ir
+            symbols = import_helpers(owner.module, owner.functions, ir, callee_name)
+            tangents = [self.tangent_or_zero(o) for o in op.operands if is_float_type(o.type)]
+            outputs = inline_body(ir.jvp, symbols, [*args, *tangents], self.block)
+        else:
+            active = tuple(o in self.tangents and has_tangent_type(o.type) for o in op.operands)
+            symbol = owner._request((callee_name, active))
+            tangents = [self.tangents[o] for o, a in zip(op.operands, active) if a]
+            call = func.CallOp(symbol, [*args, *tangents], jvp_type(callee, active).outputs.data)
+            self.block.add_op(call)
+            outputs = list(call.results)
+        n = len(op.results)
+        for r, v in zip(op.results, outputs[:n]):
+            self.values[r] = v
+        for r, t in zip(float_results, outputs[n:]):
+            self.tangents[r] = t
+
+
+
+def _made_from(fn: func.FuncOp) -> str | None:
+    """The rule a generated function was made from (its `irad.rule`), if any."""
+    attr = fn.attributes.get("irad.rule")
+    return attr.data if isinstance(attr, StringAttr) else None
+
+
+# ---- tangent rules for ops whose adjoint is not their own tangent rule ----------------
+TangentRule = Callable[[TangentBuilder, Operation], SSAValue]
+
+
+def _tangent(b: TangentBuilder, op: Operation, i: int) -> SSAValue | None:
+    return b.tangents.get(op.operands[i])
+
+
+def _select(b: TangentBuilder, op: Operation) -> SSAValue:
+    ty = op.results[0].type
+    t1 = _tangent(b, op, 1) or b.zero(ty)
+    t2 = _tangent(b, op, 2) or b.zero(ty)
+    return b.op(arith.SelectOp(b.primal(op.operands[0]), t1, t2))
+
+
+def _extf(b: TangentBuilder, op: Operation) -> SSAValue:
+    return b.op(arith.ExtFOp(_tangent(b, op, 0), op.results[0].type))
+
+
+def _truncf(b: TangentBuilder, op: Operation) -> SSAValue:
+    return b.op(arith.TruncFOp(_tangent(b, op, 0), op.results[0].type))
+
+
+TANGENTS: dict[str, TangentRule] = {
+    "arith.select": _select,
+    "arith.extf": _extf,
+    "arith.truncf": _truncf,
+}
+
+
+@dataclass(frozen=True)
+class JvpPass(ModulePass):
+    """Replace irad.jvp requests by calls to generated jvp functions,
+    consulting the rule table (forward mode) at every call."""
+
+    name = "irad-jvp"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        ForwardDifferentiator(op).rewrite_requests()
+
+
+__all__ = ["ForwardDifferentiator", "JvpPass", "TANGENTS", "jvp_type"]

@@ -1,0 +1,218 @@
+"""`irad-inline`: a `func.call` inliner that reads irad's provenance metadata.
+
+xDSL 0.75 has no inliner. This one decides on the *primal* call graph (see
+passes/callgraph.py): a generated function (it carries `irad.primal`) is
+inlined at every call unless its primal is recursive, so the pullbacks of a
+non-recursive call tree end up in the top-level gradient function, while the
+generated functions of a recursive primal stay calls and are never unrolled.
+
+Functions without metadata come from elsewhere, so the rule for them is
+conservative: inline only a callee of at most `threshold` ops that is not on
+a cycle of the call graph.
+
+For both, a call is inlined only while at most `max-depth` levels of calls
+are nested into one function; `max-depth=0` turns inlining off.
+
+Functions are visited callers first (the SCCs of the call graph in
+topological order), each with a worklist of its calls: a callee's body goes
+in as it is, and the calls it brings along join the worklist one level
+deeper. The last use of a private callee has its body moved rather than
+cloned, so each op is moved or cloned once per function it ends up in and a
+long chain costs linear time. No Python recursion on call depth anywhere.
+Private functions nothing references are erased, before and after. Only
+single-block callees are inlined (irad's IR is structured; a multi-block body
+would need its caller's block split).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import OpResult, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from irad.errors import IradError
+from irad.passes.callgraph import CallGraph, is_generated, node_of, symbol_uses
+
+DEFAULT_THRESHOLD = 32
+DEFAULT_MAX_DEPTH = 1000
+
+
+def _is_private(fn: func.FuncOp) -> bool:
+    return fn.sym_visibility is not None and fn.sym_visibility.data == "private"
+
+
+@dataclass
+class _Inliner:
+    module: ModuleOp
+    threshold: int
+    max_depth: int
+
+    graph: CallGraph = field(init=False)
+    uses: Counter = field(init=False)  # references per symbol, kept up to date
+    erased: set[str] = field(init=False)
+
+    def run(self) -> int:
+        graph = self.graph = CallGraph.build(self.module)
+        self.uses = graph.uses
+        self.erased = set()
+        self._erase_unused_private()
+        inlined = 0
+        # Callers first: a callee's body is inlined as it was lowered or generated,
+        # and the calls it exposes are handled in the caller's worklist, so every op
+        # is moved or cloned once per function it ends up in (linear for a chain).
+        for members in reversed(graph.order):
+            for name in members:
+                if name not in self.erased:
+                    inlined += self._inline_into(name)
+        self._erase_unused_private()
+        return inlined
+
+    def _erase_unused_private(self) -> None:
+        """Erase private functions nothing references, and what only they referenced."""
+        functions = self.graph.functions
+        dead = [
+            n for n, f in functions.items()
+            if n not in self.erased and _is_private(f) and self.uses[n] == 0
+        ]
+        while dead:
+            name = dead.pop()
+            fn = functions[name]
+            self.erased.add(name)
+            for op in fn.body.walk():
+                for used in symbol_uses(op):
+                    self.uses[used] -= 1
+                    if (
+                        used in functions and used not in self.erased
+                        and self.uses[used] == 0 and _is_private(functions[used])
+                    ):
+                        dead.append(used)
+            self.module.body.block.erase_op(fn)
+
+    def _inline_into(self, name: str) -> int:
+        inlined = 0
+        # Breadth first: the pullback call that takes all of an augmented primal's
+        # residuals is inlined before the calls that produce them, so each residual
+        # is rewired into the (smaller) call of its own subtree, not the root's.
+        work = deque((call, 0) for call in self.graph.calls[name])
+        while work:
+            call, depth = work.popleft()
+            callee_name = call.callee.root_reference.data
+            callee = self.graph.functions.get(callee_name)
+            if callee is None or callee_name in self.erased or call.callee.nested_references.data:
+                continue  # not a function of this module (or one already inlined away)
+            if depth >= self.max_depth or not self._inlinable(name, callee):
+                continue
+            self.uses[callee_name] -= 1
+            move = _is_private(callee) and self.uses[callee_name] == 0
+            new_ops = _inline_call(call, callee, move)
+            inlined += 1
+            if move:
+                self.erased.add(callee_name)
+                self.module.body.block.erase_op(callee)
+            for op in new_ops:
+                for inner in op.walk():
+                    if not move:
+                        self.uses.update(symbol_uses(inner))
+                    if isinstance(inner, func.CallOp):
+                        work.append((inner, depth + 1))
+        return inlined
+
+    def _inlinable(self, caller: str, callee: func.FuncOp) -> bool:
+        name = callee.sym_name.data
+        graph = self.graph
+        if callee.is_declaration or len(callee.body.blocks) != 1:
+            return False
+        if graph.component[name] == graph.component[caller]:
+            return False  # a call inside a cycle of the raw call graph
+        if is_generated(callee):
+            return node_of(callee) not in graph.primal_recursive
+        return name not in graph.raw_recursive and graph.size[name] <= self.threshold
+
+
+def _inline_call(call: func.CallOp, callee: func.FuncOp, move: bool) -> list[Operation]:
+    """Replace `call` by the callee's body, moved when nothing else uses the callee,
+    else cloned; returns the ops now in the caller."""
+    body = callee.body.block
+    if move:
+        ret = body.last_op
+        new_ops = list(body.ops)[:-1]
+        _replace_all(zip(body.args, call.operands))
+        Rewriter.inline_block(body, InsertPoint.before(call))
+        results: list[SSAValue] = list(ret.operands)
+        ret.detach()
+        ret.erase()
+    else:
+        mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, call.operands))
+        block = call.parent_block()
+        new_ops = []
+        for op in body.ops:
+            if op is body.last_op:
+                results = [mapping.get(v, v) for v in op.operands]
+                break
+            new_ops.append(op.clone(value_mapper=mapping))
+            block.insert_op_before(new_ops[-1], call)
+    inlined = set(new_ops)
+    for old, new in zip(call.results, results, strict=True):
+        if old.name_hint is not None and isinstance(new, OpResult) and new.owner in inlined:
+            new.name_hint = old.name_hint  # the caller's name reads better in the caller
+    _replace_all(zip(call.results, results, strict=True))
+    call.detach()
+    call.erase()
+    return new_ops
+
+
+def _replace_all(pairs) -> None:
+    """Replace every use of each old value by its new one.
+
+    Each user gets its operand tuple rebuilt once: a call passing k residuals
+    would otherwise be rebuilt k times (`replace_all_uses_with` sets one operand
+    at a time), quadratic in the residuals a pullback forwards.
+    """
+    mapping: dict[SSAValue, SSAValue] = {}
+    users: dict[Operation, None] = {}
+    for old, new in pairs:
+        if old is new:
+            continue
+        mapping[old] = new
+        if new.name_hint is None:
+            new.name_hint = old.name_hint
+        for use in old.uses:
+            users[use.operation] = None
+    for user in users:
+        user.operands = [mapping.get(v, v) for v in user.operands]
+
+
+def inline_calls(
+    module: ModuleOp, threshold: int = DEFAULT_THRESHOLD, max_depth: int = DEFAULT_MAX_DEPTH
+) -> int:
+    """Inline what the rules above allow; returns the number of calls inlined."""
+    for option, value in (("threshold", threshold), ("max-depth", max_depth)):
+        if value < 0:
+            raise IradError(
+                f"irad-inline: {option}={value} is negative\n"
+                f"  hint: give a count of ops (threshold) or call levels (max-depth); "
+                "max-depth=0 turns inlining off"
+            )
+    return _Inliner(module, threshold, max_depth).run()
+
+
+@dataclass(frozen=True)
+class InlinePass(ModulePass):
+    """Inline `func.call`s judged on the primal call graph (see the module docstring)."""
+
+    name = "irad-inline"
+
+    threshold: int = DEFAULT_THRESHOLD
+    max_depth: int = DEFAULT_MAX_DEPTH
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        inline_calls(op, self.threshold, self.max_depth)
+
+
+__all__ = ["InlinePass", "inline_calls"]

@@ -1,0 +1,402 @@
+"""Loops and the tape: reversing `scf.for` / `scf.while`, and the memory the
+reverse sweep reads the forward sweep's per-iteration values from.
+
+The tape is a `memref<?xf64>` plus an `index` position, threaded through the
+augmented primal (as loop iter_args, `scf.if` results and call arguments). It
+is a stack of *records*:
+
+* at the end of every iteration of a reversed loop, the augmented primal
+  pushes the loop body's residuals, after the position the iteration started
+  at: `[start, r0, r1, ...]`;
+* a function in tape mode (it has such loops, calls a function that does, or is
+  recursive) pushes its own residuals once, before it returns.
+
+Every construct that writes records also leaves its end position (and a loop
+its trip count) as a residual of the enclosing scope, so the pullback finds
+each record by position: the reversed loop starts at the loop's end position
+and steps back one record per iteration, whatever nested loops or calls wrote
+in between, and a construct the pullback skips cannot misalign the rest.
+Values are stored as f64: f32 is widened, ints and indices go through
+sitofp/fptosi (exact below 2**53), i1 through uitofp.
+
+The tape grows by doubling (a fresh buffer and a copy loop), so pushing is
+amortised O(1) and a run costs O(total iterations). Everything is standard
+memref/arith/scf, which mlir-opt 22 parses and lowers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    FloatAttr,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    f64,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from irad.errors import DifferentiationError
+
+TAPE = MemRefType(f64, [DYNAMIC_INDEX])
+INDEX = IndexType()
+# Initial capacity of a tape, in f64 slots.
+INITIAL_CAPACITY = 64
+# Residual keys a loop or tape-mode call leaves in its enclosing scope.
+END_POSITION = -1
+TRIP_COUNT = -2
+
+LOOPS = (scf.ForOp, scf.WhileOp)
+# What a reversed loop records per iteration: nothing (its adjoint reads no
+# primal value), its body's residuals, or (checkpointing) its body's inputs.
+NOTHING, CACHE, REPLAY = "nothing", "cache", "replay"
+
+
+def is_loop(op: Operation | None) -> bool:
+    return isinstance(op, LOOPS)
+
+
+class Cursor:
+    """Appends ops to a block, or inserts them before an op of it."""
+
+    def __init__(self, block: Block, before: Operation | None = None):
+        self.block, self.before = block, before
+
+    def add(self, op: Operation) -> Operation:
+        if self.before is None:
+            self.block.add_op(op)
+        else:
+            self.block.insert_op_before(op, self.before)
+        return op
+
+    def value(self, op: Operation) -> SSAValue:
+        return self.add(op).results[0]
+
+    def index(self, n: int) -> SSAValue:
+        return self.value(arith.ConstantOp.from_int_and_width(n, INDEX))
+
+
+def encodable(t: Attribute) -> bool:
+    return isinstance(t, (Float64Type, Float32Type, IntegerType, IndexType))
+
+
+def _encode(c: Cursor, v: SSAValue) -> SSAValue:
+    t = v.type
+    if isinstance(t, Float64Type):
+        return v
+    if isinstance(t, Float32Type):
+        return c.value(arith.ExtFOp(v, f64))
+    if isinstance(t, IndexType):
+        v = c.value(arith.IndexCastOp(v, i64))
+        t = i64
+    if isinstance(t, IntegerType):
+        if t.width.data == 1:
+            return c.value(arith.UIToFPOp(v, f64))
+        return c.value(arith.SIToFPOp(v, f64))
+    raise DifferentiationError(
+        f"a value of type {t} is needed by the reverse sweep inside a loop or a "
+        "recursive function, and irad's tape holds only numbers\n"
+        "  hint: keep non-numeric values out of loops and recursive functions"
+    )
+
+
+def _decode(c: Cursor, raw: SSAValue, t: Attribute) -> SSAValue:
+    if isinstance(t, Float64Type):
+        return raw
+    if isinstance(t, Float32Type):
+        return c.value(arith.TruncFOp(raw, t))
+    if isinstance(t, IntegerType) and t.width.data == 1:
+        return c.value(arith.CmpfOp(raw, c.value(arith.ConstantOp(FloatAttr(0.0, f64))), "une"))
+    as_int = c.value(arith.FPToSIOp(raw, i64))
+    if isinstance(t, IndexType):
+        return c.value(arith.IndexCastOp(as_int, INDEX))
+    if t.width.data != 64:
+        return c.value(arith.TruncIOp(as_int, t))
+    return as_int
+
+
+def new_tape(c: Cursor) -> tuple[SSAValue, SSAValue]:
+    """A fresh, empty tape and its start position."""
+    tape = c.value(memref.AllocOp.get(f64, shape=[DYNAMIC_INDEX], dynamic_sizes=[c.index(INITIAL_CAPACITY)]))
+    return tape, c.index(0)
+
+
+def push(
+    c: Cursor, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue]
+) -> tuple[SSAValue, SSAValue]:
+    """Append `values` as one record; returns the (possibly new) tape and the end."""
+    if not values:
+        return tape, pos
+    end = c.value(arith.AddiOp(pos, c.index(len(values))))
+    capacity = c.value(memref.DimOp(tape, c.index(0)))
+    full = c.value(arith.CmpiOp(end, capacity, "ugt"))
+    grown = Block()
+    g = Cursor(grown)
+    doubled = g.value(arith.MaxSIOp(g.value(arith.AddiOp(capacity, capacity)), end))
+    bigger = g.value(memref.AllocOp.get(f64, shape=[DYNAMIC_INDEX], dynamic_sizes=[doubled]))
+    copy = Block(arg_types=[INDEX])
+    k = copy.args[0]
+    copy.add_op(load := memref.LoadOp.get(tape, [k]))
+    copy.add_op(memref.StoreOp.get(load.res, bigger, [k]))
+    copy.add_op(scf.YieldOp())
+    g.add(scf.ForOp(g.index(0), pos, g.index(1), [], Region(copy)))
+    g.add(memref.DeallocOp.get(tape))
+    g.add(scf.YieldOp(bigger))
+    same = Block()
+    same.add_op(scf.YieldOp(tape))
+    tape = c.value(scf.IfOp(full, [TAPE], Region(grown), Region(same)))
+    for j, v in enumerate(values):
+        raw = _encode(c, v)
+        c.add(memref.StoreOp.get(raw, tape, [c.value(arith.AddiOp(pos, c.index(j)))]))
+    return tape, end
+
+
+def load_record(
+    c: Cursor, tape: SSAValue, end: SSAValue, types: Sequence[Attribute]
+) -> list[SSAValue]:
+    """Read back the record of `types` that ends at position `end`."""
+    base = c.value(arith.SubiOp(end, c.index(len(types))))
+    values = []
+    for j, t in enumerate(types):
+        raw = c.value(memref.LoadOp.get(tape, [c.value(arith.AddiOp(base, c.index(j)))]))
+        values.append(_decode(c, raw, t))
+    return values
+
+
+def loads_for_args(block: Block, args: Sequence[SSAValue], tape: SSAValue, end: SSAValue,
+                   leading: Sequence[Attribute] = ()) -> list[SSAValue]:
+    """Replace block arguments standing for residuals by loads from the record
+    ending at `end`, inserted at the start of `block`. The record may begin with
+    `leading` slots (a loop's start position); their values are returned."""
+    c = Cursor(block, block.first_op)
+    values = load_record(c, tape, end, [*leading, *(a.type for a in args)])
+    for arg, v in zip(args, values[len(leading):]):
+        arg.replace_all_uses_with(v)
+        block.erase_arg(arg)
+    return values[: len(leading)]
+
+
+# ---- the shape of the two loop forms ------------------------------------------
+def loop_body(op: Operation) -> Block:
+    return op.body.block if isinstance(op, scf.ForOp) else op.after_region.block
+
+
+def carried_args(op: Operation) -> list[SSAValue]:
+    """The body's block arguments that carry values between iterations."""
+    body = loop_body(op)
+    return list(body.args[1:]) if isinstance(op, scf.ForOp) else list(body.args)
+
+
+def loop_inits(op: Operation) -> list[SSAValue]:
+    return list(op.operands[3:]) if isinstance(op, scf.ForOp) else list(op.operands)
+
+
+def check_while(op: scf.WhileOp, active: set[SSAValue], where: str) -> None:
+    """The reversible scf.while: its condition forwards the carried values
+    unchanged and computes nothing that needs a derivative."""
+    before = op.before_region.block
+    condition = before.last_op
+    forwarded = list(condition.operands[1:])
+    if forwarded != list(before.args):
+        raise DifferentiationError(
+            f"{where}: an scf.while whose condition region passes on values other "
+            "than its own arguments (in order) cannot be reversed\n"
+            "  hint: compute new values in the `do` region"
+        )
+    for inner in op.before_region.walk():
+        if any(r in active for r in inner.results):
+            raise DifferentiationError(
+                f"{where}: the condition region of an scf.while computes a value "
+                "that needs a derivative\n  hint: compute it in the `do` region"
+            )
+
+
+# ---- the forward sweep: a loop that records its iterations ----------------------
+def clone_loop(a, op: Operation, dst: Block) -> None:
+    """Clone a loop into the augmented primal (builder `a`), carrying the tape,
+    the position and a trip counter, and pushing one record per iteration."""
+    inits = [a.values[v] for v in loop_inits(op)]
+    zero = Cursor(dst).index(0)
+    extra = [a.tape, a.pos, zero]
+    extra_types = [TAPE, INDEX, INDEX]
+    body = loop_body(op)
+    new_body = Block(arg_types=[*(arg.type for arg in body.args), *extra_types])
+    for old, new in zip(body.args, new_body.args):
+        new.name_hint = old.name_hint
+    a.values.update(zip(body.args, new_body.args))
+    tape, start, count = new_body.args[-3:]
+    tape.name_hint, start.name_hint, count.name_hint = "tape", "pos", "trip"
+    a.tape, a.pos = tape, start
+    a.clone_block(body, new_body)
+    yields = [a.values[v] for v in body.last_op.operands]
+    kind = a.loop_records.get(op, NOTHING)  # as the pullback decided
+    if kind == REPLAY:  # checkpointing: the iteration's inputs only
+        record = [start, *(a.values[arg] for arg in replay_inputs(op))]
+    elif kind == CACHE:
+        record = [start, *(a.key_value(k) for k in a.scope_keys.get(op, []))]
+    else:
+        record = []
+    c = Cursor(new_body)
+    tape, end = push(c, a.tape, a.pos, record)
+    count = c.value(arith.AddiOp(count, c.index(1)))
+    new_body.add_op(scf.YieldOp(*yields, tape, end, count))
+    result_types = [*(r.type for r in op.results), *extra_types]
+    if isinstance(op, scf.ForOp):
+        lower, upper, step = (a.values[v] for v in op.operands[:3])
+        new = scf.ForOp(lower, upper, step, [*inits, *extra], Region(new_body))
+    else:
+        before = op.before_region.block
+        new_before = Block(arg_types=[*(arg.type for arg in before.args), *extra_types])
+        for old, new in zip(before.args, new_before.args):
+            new.name_hint = old.name_hint
+        a.values.update(zip(before.args, new_before.args))
+        a.clone_block(before, new_before)
+        condition = before.last_op
+        new_before.add_op(
+            scf.ConditionOp(
+                a.values[condition.operands[0]],
+                *(a.values[v] for v in condition.operands[1:]),
+                *new_before.args[-3:],
+            )
+        )
+        new = scf.WhileOp([*inits, *extra], result_types, Region(new_before), Region(new_body))
+    dst.add_op(new)
+    n = len(op.results)
+    for r, v in zip(op.results, new.results[:n]):
+        a.values[r] = v
+        v.name_hint = r.name_hint
+    a.tape, a.pos, trips = new.results[n:]
+    a.call_residuals[(op, END_POSITION)] = a.pos
+    a.call_residuals[(op, TRIP_COUNT)] = trips
+
+
+# ---- the reverse sweep: the same iterations, last first --------------------------
+def reverse_loop(b, op: Operation, cotangents, adj) -> None:
+    """Emit the adjoint of a loop into the pullback (builder `b`): an scf.for over
+    the trip count that reads each iteration's record, newest first, carrying
+    the cotangents of the carried values and accumulating those of the values
+    the body uses from outside."""
+    from irad.passes.reverse import _free_active_values, location  # one module, two halves
+
+    if isinstance(op, scf.WhileOp):
+        check_while(op, b.plan.active, location(op))
+    body = loop_body(op)
+    args, inits = carried_args(op), loop_inits(op)
+    yields = list(body.last_op.operands)
+    slots = [j for j, arg in enumerate(args) if b.is_active(arg) or b.is_active(op.results[j])]
+    free = _free_active_values(op, b.plan.active)
+    trips = b.residual((op, TRIP_COUNT), INDEX)
+    end = b.residual((op, END_POSITION), INDEX)
+    seeds = [
+        cotangents[j] if cotangents[j] is not None else b.zero(args[j].type) for j in slots
+    ]
+    outer = b.block
+    c = Cursor(outer)
+    lower, one = c.index(0), c.index(1)
+    rbody = Block(
+        arg_types=[INDEX, INDEX, *(args[j].type for j in slots), *(f.type for f in free)]
+    )
+    rbody.args[1].name_hint = "end"
+    cts = rbody.args[2 : 2 + len(slots)]
+    sums = rbody.args[2 + len(slots) :]
+    b.open_scope(op, rbody)
+    b.block = rbody
+    local: dict[SSAValue, SSAValue] = {}
+    for j, ct in zip(slots, cts):
+        b.accumulate(local, yields[j], ct)
+    b.reverse_block(body, local)
+    new_cts = [b.cotangent_or_zero(local, args[j]) for j in slots]
+    new_sums = [b.add(s, local[f]) if f in local else s for s, f in zip(sums, free)]
+    scope = b.close_scope(op)
+    if records_nothing(op, b.plan, scope.keys):
+        b.loop_records[op] = NOTHING
+        start = rbody.args[1]
+    elif recomputes(op, b.plan):
+        b.loop_records[op] = REPLAY
+        start = _recompute_residuals(b, op, rbody, scope)
+    else:
+        b.loop_records[op] = CACHE
+        (start,) = loads_for_args(
+            rbody, [scope.args[k] for k in scope.keys], b.tape, rbody.args[1], leading=[INDEX]
+        )
+    rbody.add_op(scf.YieldOp(start, *new_cts, *new_sums))
+    b.block = outer
+    zeros = [b.zero(f.type) for f in free]
+    results = b.op_results(scf.ForOp(lower, trips, one, [end, *seeds, *zeros], Region(rbody)))
+    for j, ct in zip(slots, results[1 : 1 + len(slots)]):
+        b.accumulate(adj, inits[j], ct)
+    for f, ct in zip(free, results[1 + len(slots) :]):
+        b.accumulate(adj, f, ct)
+
+
+# ---- checkpointing: recompute a body instead of recording its residuals ----------
+def _writes_records_inside(op: Operation, plan) -> bool:
+    """Does the body hold reversed loops or tape-threading calls?"""
+    for inner in op.walk():
+        if inner is op:
+            continue
+        if is_loop(inner) and any(r in plan.active for r in inner.results):
+            return True
+        if inner in plan.calls and plan.calls[inner].tape:
+            return True
+    return False
+
+
+def records_nothing(op: Operation, plan, keys) -> bool:
+    """A body whose adjoint reads no primal value and that writes no records
+    (e.g. `s = s + c * x`) needs no record per iteration: only the trip count."""
+    return not keys and not _writes_records_inside(op, plan)
+
+
+def recomputes(op: Operation, plan) -> bool:
+    """Is this loop checkpointed? Only when asked for, and only loops whose body
+    writes no records of its own (nested reversed loops, tape-threading calls):
+    those keep recording, since replaying them would have to rewrite the tape."""
+    return plan.checkpoint and not _writes_records_inside(op, plan)
+
+
+def replay_inputs(op: Operation) -> list[SSAValue]:
+    """The body arguments a replay of the body reads (an unused induction
+    variable is not recorded)."""
+    return [arg for arg in loop_body(op).args if arg.uses]
+
+
+def _recompute_residuals(b, op: Operation, rbody: Block, scope) -> SSAValue:
+    """Load the iteration's inputs (its block arguments) from its record and run
+    the body forwards again, at the start of the reversed iteration, to get the
+    values the adjoint code asked for. Returns the iteration's start position."""
+    from irad.passes.reverse import AugmentedBuilder, _free_active_values
+
+    body = loop_body(op)
+    first_adjoint_op = rbody.first_op
+    args = replay_inputs(op)
+    start, *inputs = loads_for_args(
+        rbody, [], b.tape, rbody.args[1], leading=[INDEX, *(arg.type for arg in args)]
+    )
+    # Values the body uses from outside the loop come from the enclosing scope.
+    outer = b.block
+    replay = AugmentedBuilder(b.primal_fn, b.plan, {None: [], op: scope.keys}, b.reversed_calls)
+    replay.values.update(zip(args, inputs))
+    b.block = rbody
+    for v in _free_active_values(op, None):
+        replay.values[v] = b.primal(v)
+    b.block = outer
+    scratch = Block()
+    replay.clone_block(body, scratch)
+    for inner in list(scratch.ops):
+        inner.detach()
+        if first_adjoint_op is None:
+            rbody.add_op(inner)
+        else:
+            rbody.insert_op_before(inner, first_adjoint_op)
+    for key in scope.keys:
+        arg = scope.args[key]
+        arg.replace_all_uses_with(replay.key_value(key))
+        rbody.erase_arg(arg)
+    return start
