@@ -346,3 +346,63 @@ def make_reduction(reduce, axis, keepdims):
         return np.sum(np.sin(reduce(x, axis=axis, keepdims=keepdims)) * 1.5)
 
     return reduced
+
+
+# ---- loops and branches with arrays --------------------------------------------------
+def rnn_loop(w, u, xs):
+    """A recurrent cell run over a sequence with a loop (tensors on the tape)."""
+    h = np.zeros(w.shape[0])
+    for t in range(xs.shape[0]):
+        h = np.tanh(w @ h + u @ xs[t])
+    return np.sum(h**2)
+
+
+def lstm_loop(wx, wh, b, xs):
+    n = wh.shape[0]
+    h = np.zeros((xs.shape[1], n))
+    c = np.zeros((xs.shape[1], n))
+    for t in range(xs.shape[0]):
+        gates = xs[t] @ wx + h @ wh + b
+        i = 1.0 / (1.0 + np.exp(-gates[:, 0:n]))
+        f = 1.0 / (1.0 + np.exp(-gates[:, n:2 * n]))
+        o = 1.0 / (1.0 + np.exp(-gates[:, 2 * n:3 * n]))
+        g = np.tanh(gates[:, 3 * n:4 * n])
+        c = f * c + i * g
+        h = o * np.tanh(c)
+    return np.sum(h**2) + np.sum(c)
+
+
+def w_in_loop(x):
+    y = np.zeros(4)
+    acc = 0.0
+    for i in range(4):
+        acc = acc + x[i] * x[i]
+        y[i] = acc
+    return np.sum(y * np.arange(1.0, 5.0))
+
+
+def w_slices_in_loop(x):
+    y = np.ones(6)
+    for i in range(3):
+        y[2 * i:2 * i + 2] *= x[i]
+    return np.sum(y**2)
+
+
+def w_in_while_with_mask(x):
+    y = np.copy(x)
+    k = 0
+    while k < 3:
+        y = np.where(y > 0.0, y * y, -y)  # a bool mask on the tape
+        y[k] += 0.5
+        k += 1
+    return np.sum(y)
+
+
+def w_in_branches(x, s):
+    y = np.zeros(3)
+    if s > 0.0:
+        y[0] = s * x[0]
+    else:
+        y[1:] += x[1:] * s
+    y[2] *= x[2]
+    return np.sum(y) + y[2]

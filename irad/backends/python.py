@@ -340,6 +340,8 @@ def _is_tape(t: Attribute) -> bool:
 def _is_supported_type(t: Attribute) -> bool:
     if python_arrays.is_tensor(t):  # numpy arrays: python_arrays.py
         return python_arrays.is_supported_tensor(t) and _is_supported_type(t.element_type)
+    if python_arrays.is_tape_view(t) or python_arrays.is_buffer(t):
+        return True
     return _is_float(t) or isinstance(t, (IntegerType, IndexType)) or _is_tape(t)
 
 
@@ -651,6 +653,7 @@ EXPRESSION_OPS: dict[str, ExpressionEmitter] = {
     "arith.index_cast": _emit_index_cast,
     # The tape (memref<?xf64> as a Python list).
     "memref.load": _emit_load,
+    **python_arrays.TAPE_EXPRESSIONS,  # tensors on the tape
     "memref.dim": _emit_dim,
     # math.
     "math.absf": _emit_abs,
@@ -759,6 +762,8 @@ def _emit_while(tr: FunctionTranslator, op: Operation) -> None:
 
 # The tape is a memref<?xf64>: a Python list, written in place.
 def _emit_alloc(tr: FunctionTranslator, op: Operation) -> None:
+    if python_arrays.is_buffer(op.results[0].type):  # a tensor's record: python_arrays.py
+        return python_arrays.emit_static_alloc(tr, op)
     (size,) = tr.operands(op)
     tr.line(f"{tr.define(op.results[0])} = [0.0] * {size}")
 
@@ -781,6 +786,7 @@ STATEMENT_OPS: dict[str, StatementEmitter] = {
     "memref.alloc": _emit_alloc,
     "memref.store": _emit_store,
     "memref.dealloc": _emit_dealloc,
+    "memref.copy": python_arrays.emit_copy,
 }
 
 

@@ -14,6 +14,7 @@ comparisons, selects, casts) is translated op by op on whole arrays.
 from __future__ import annotations
 
 import math
+from math import prod
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,8 @@ import numpy as np
 from xdsl.dialects import arith, tensor
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
+    MemRefType,
+    NoneAttr,
     Float32Type,
     Float64Type,
     IntegerType,
@@ -29,6 +32,44 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation
 
 from irad.passes.tensor_ir import DYNAMIC, REDUCTIONS
+
+# ---- tensors on the tape (passes/loops.py) -------------------------------------
+# A subview of the tape (a Python list) is `(list, start)`; a static buffer is
+# a numpy array; copies between them move a whole record slice at once.
+
+
+def is_tape_view(t: Attribute) -> bool:
+    return isinstance(t, MemRefType) and not isinstance(t.layout, NoneAttr) and t.has_static_shape()
+
+
+def is_buffer(t: Attribute) -> bool:
+    return isinstance(t, MemRefType) and isinstance(t.layout, NoneAttr) and t.has_static_shape()
+
+
+def _subview(tr, op):
+    (offset,) = [tr.value(v) for v in op.offsets]
+    return f"({tr.value(op.source)}, {offset})"
+
+
+def emit_copy(tr, op) -> None:
+    source, dest = tr.operands(op)
+    n = prod(op.source.type.get_shape())
+    if is_tape_view(op.destination.type):  # a record slice of the tape
+        tr.line(f"{dest}[0][{dest}[1]:{dest}[1] + {n}] = {source}.tolist()")
+    else:
+        tr.line(f"{dest}[:] = {source}[0][{source}[1]:{source}[1] + {n}]")
+
+
+def emit_static_alloc(tr, op) -> None:
+    t = op.results[0].type
+    tr.line(f"{tr.define(op.results[0])} = np.empty({tuple(t.get_shape())!r}, dtype={dtype_name(t)})")
+
+
+TAPE_EXPRESSIONS: dict[str, Callable] = {
+    "memref.subview": _subview,
+    "bufferization.to_buffer": lambda tr, op: f"np.ravel({tr.value(op.tensor)})",
+    "bufferization.to_tensor": lambda tr, op: tr.value(op.memref),
+}
 
 
 def is_tensor(t: Attribute) -> bool:
@@ -40,7 +81,7 @@ def has_tensor(op: Operation) -> bool:
 
 
 def dtype_name(t: Attribute) -> str:
-    elem = t.element_type if isinstance(t, TensorType) else t
+    elem = t.element_type if isinstance(t, (TensorType, MemRefType)) else t
     if isinstance(elem, Float64Type):
         return "np.float64"
     if isinstance(elem, Float32Type):
@@ -258,7 +299,8 @@ def _generic(tr, op):
     values: dict = {arg: tr.value(v) for arg, v in zip(body.args, op.inputs)}
     result = None
     for inner in body.ops:
-        args = [values.get(v) for v in inner.operands]
+        # values from outside the body (a constant hoisted out of it) are plain values
+        args = [values[v] if v in values else tr.value(v) for v in inner.operands]
         name = inner.name
         if name == "linalg.yield":
             result = args[0]

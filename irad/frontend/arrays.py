@@ -89,6 +89,13 @@ class ArrayLowering:
         self.fresh.add(v)
         return v
 
+    def carried(self, results, *sources) -> None:
+        """Values control flow merges (scf.if/for/while results, loop-carried block
+        arguments) stay writable where every value they stand for was."""
+        for k, v in enumerate(results):
+            if all(k < len(s) and s[k] in self.fresh for s in sources):
+                self.fresh.add(v)
+
     # ---- static values ----------------------------------------------------
     def static(self, value, node, what: str):
         """A value known while lowering: Static objects, literal constants, tuples of them."""
