@@ -14,7 +14,6 @@ comparisons, selects, casts) is translated op by op on whole arrays.
 from __future__ import annotations
 
 import math
-from math import prod
 from collections.abc import Callable
 from typing import Any
 
@@ -35,7 +34,9 @@ from irad.passes.tensor_ir import DYNAMIC, REDUCTIONS
 
 # ---- tensors on the tape (passes/loops.py) -------------------------------------
 # A subview of the tape (a Python list) is `(list, start)`; a static buffer is
-# a numpy array; copies between them move a whole record slice at once.
+# a numpy array. A tensor's record keeps the flat array itself in its first
+# slot (the other slots it reserves stay unused), so pushing and reading it
+# back is one array copy, not one Python float per element.
 
 
 def is_tape_view(t: Attribute) -> bool:
@@ -53,11 +54,10 @@ def _subview(tr, op):
 
 def emit_copy(tr, op) -> None:
     source, dest = tr.operands(op)
-    n = prod(op.source.type.get_shape())
-    if is_tape_view(op.destination.type):  # a record slice of the tape
-        tr.line(f"{dest}[0][{dest}[1]:{dest}[1] + {n}] = {source}.tolist()")
+    if is_tape_view(op.destination.type):  # into a record of the tape
+        tr.line(f"{dest}[0][{dest}[1]] = {source}")  # arrays are never written in place
     else:
-        tr.line(f"{dest}[:] = {source}[0][{source}[1]:{source}[1] + {n}]")
+        tr.line(f"{dest}[:] = {source}[0][{source}[1]]")
 
 
 def emit_static_alloc(tr, op) -> None:
