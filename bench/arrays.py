@@ -69,6 +69,24 @@ def make_lstm(m):
     return lstm
 
 
+def make_lstm_loop(m):
+    def sigmoid(x):
+        return 1.0 / (1.0 + m.exp(-x))
+
+    def lstm_loop(wx, wh, b, xs):
+        """The same LSTM as a Python loop over the sequence (irad: scf.for and its tape)."""
+        n = wh.shape[0]
+        h = m.zeros((xs.shape[1], n))
+        c = m.zeros((xs.shape[1], n))
+        for t in range(xs.shape[0]):
+            gates = xs[t] @ wx + h @ wh + b
+            c = sigmoid(gates[:, n:2 * n]) * c + sigmoid(gates[:, 0:n]) * m.tanh(gates[:, 3 * n:4 * n])
+            h = sigmoid(gates[:, 2 * n:3 * n]) * m.tanh(c)
+        return m.sum(h**2)
+
+    return lstm_loop
+
+
 def make_mlp(m):
     def mlp(w1, b1, w2, b2, x, labels):
         """A two-layer tanh MLP with a softmax cross-entropy loss."""
@@ -110,6 +128,7 @@ def _arguments(size: str):
     return {
         f"GMM (n={n}, d={d}, k={k})": (make_gmm, gmm, (0, 1, 2)),
         f"LSTM (6 steps, batch {batch}, {inputs}→{hidden})": (make_lstm, lstm, (0, 1, 2)),
+        f"LSTM as a loop (6 steps, batch {batch}, {inputs}→{hidden})": (make_lstm_loop, lstm, (0, 1, 2)),
         f"MLP ({samples}×{features}→{width}→{classes}, softmax CE)": (make_mlp, mlp, (0, 1, 2, 3)),
     }
 
