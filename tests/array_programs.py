@@ -357,21 +357,6 @@ def rnn_loop(w, u, xs):
     return np.sum(h**2)
 
 
-def lstm_loop(wx, wh, b, xs):
-    n = wh.shape[0]
-    h = np.zeros((xs.shape[1], n))
-    c = np.zeros((xs.shape[1], n))
-    for t in range(xs.shape[0]):
-        gates = xs[t] @ wx + h @ wh + b
-        i = 1.0 / (1.0 + np.exp(-gates[:, 0:n]))
-        f = 1.0 / (1.0 + np.exp(-gates[:, n:2 * n]))
-        o = 1.0 / (1.0 + np.exp(-gates[:, 2 * n:3 * n]))
-        g = np.tanh(gates[:, 3 * n:4 * n])
-        c = f * c + i * g
-        h = o * np.tanh(c)
-    return np.sum(h**2) + np.sum(c)
-
-
 def w_in_loop(x):
     y = np.zeros(4)
     acc = 0.0
