@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import functools
 import numbers
-
-import numpy as np
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Region
@@ -48,12 +48,18 @@ def _context():
     return make_context()
 
 
+# Verify every module the API builds (IRAD_VERIFY=1; the tests set it). Off by
+# default: a whole-module verify is a tenth of compile time on large call trees.
+VERIFY = os.environ.get("IRAD_VERIFY") == "1"
+
+
 def _optimise(module: ModuleOp, inline: bool = True) -> None:
     """The standard pipeline. A module built to be differentiated again is not
     inlined: its calls (to rule targets above all) must meet the table again."""
     OptimizePass(max_depth=DEFAULT_MAX_DEPTH if inline else 0).apply(_context(), module)
     SymbolDCEPass().apply(_context(), module)
-    module.verify()
+    if VERIFY:
+        module.verify()
 
 
 def _function(module: ModuleOp, name: str) -> func.FuncOp:

@@ -1,7 +1,8 @@
 """The call graph of a module, and the two views of recursion the inliner needs.
 
 Functions are grouped into *nodes*: a generated function belongs to the node of
-the primal its `irad.primal` names, any other function to its own symbol. So
+the primal its `irad.primal` names (at order 2 and above, of the function its
+`irad.derived_from` names), any other function to its own symbol. So
 `@f.pullback.d -> @g.pullback.d` is the edge `f -> g` of the primal call graph,
 and only a cycle there is recursion. A call between two functions of one node
 with different roles or orders (a rule's augmented primal calling the primal
@@ -21,12 +22,15 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.ir import Operation
 
-from irad.passes.provenance import origin
+from irad.passes.provenance import derived_from, origin
 
 
 def node_of(fn: func.FuncOp) -> str:
-    """The primal-call-graph node of a function: its original primal's symbol."""
-    return origin(fn)[0]
+    """The primal-call-graph node of a function: the function it was generated
+    from (its original primal at order 1). At order 2 that keeps apart what one
+    primal's order-1 functions were: `@f.grad.augmented` calling
+    `@f.augmented.augmented` is the edge `f.grad -> f.augmented`, not recursion."""
+    return derived_from(fn)
 
 
 def role_of(fn: func.FuncOp) -> tuple[str, int]:

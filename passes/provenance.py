@@ -20,6 +20,8 @@ Metadata (discardable, builtin attributes, so upstream MLIR reads them):
                           ("entry": an API function wrapping request ops)
     irad.order = 1        derivative order (differentiating generated code adds one)
     irad.rule = "..."     on functions made from a rule for the primal itself: which one
+    irad.derived_from = @g   at order 2 and above: the generated function this one was
+                          generated from (the inliner judges recursion on those)
 """
 
 from __future__ import annotations
@@ -60,3 +62,14 @@ def mark_generated(fn: func.FuncOp, primal: func.FuncOp, role: str) -> None:
     fn.attributes["irad.primal"] = SymbolRefAttr(root)
     fn.attributes["irad.role"] = StringAttr(role)
     fn.attributes["irad.order"] = IntegerAttr(order + 1, i64)
+    if order >= 1:  # generated from generated code: name the function it came from
+        fn.attributes["irad.derived_from"] = SymbolRefAttr(primal.sym_name.data)
+
+
+def derived_from(fn: func.FuncOp) -> str:
+    """The function `fn` was generated from: `irad.derived_from` at order 2 and
+    above, else the original primal (its own symbol for a primal)."""
+    source = fn.attributes.get("irad.derived_from")
+    if isinstance(source, SymbolRefAttr):
+        return source.root_reference.data
+    return origin(fn)[0]

@@ -11,6 +11,8 @@ from irad import api
 from irad.backends.mlir_tools import find_tool, mlir_opt_parses
 from irad.passes import differentiate, forward
 
+api.VERIFY = True  # every module the API builds is verified during the tests
+
 MLIR_OPT = find_tool("mlir-opt")
 
 

@@ -161,9 +161,16 @@ def test_metadata_of_second_order_code(monkeypatch):
     assert orders["closed_form.augmented.dc"] == 1
     assert orders["closed_form.augmented.dc.augmented.dc"] == 2
     assert orders["closed_form.grad.grad"] == 2
-    jvp_module = irad.hessian(closed_form).lower(0.4, 1.7)
-    roles = {fn.attributes["irad.role"].data for fn in jvp_module.ops if "irad.role" in fn.attributes}
-    assert "jvp" in roles
+    from irad.jacobians import jacobian_module
+    from xdsl.dialects.builtin import f64
+
+    jvp_module, _, _ = jacobian_module(irad.grad(closed_form), (f64, f64), (0,), "jacfwd", inline=False)
+    derived = {
+        fn.sym_name.data: fn.attributes["irad.derived_from"].root_reference.data
+        for fn in jvp_module.ops
+        if fn.attributes.get("irad.role") is not None and fn.attributes["irad.role"].data == "jvp"
+    }
+    assert derived and all(fn.startswith(source) for fn, source in derived.items()), derived
 
 
 # ---- frule ----------------------------------------------------------------------------
@@ -287,3 +294,32 @@ def test_reverse_over_reverse_through_a_tape_is_refused():
     with pytest.raises(irad.DifferentiationError, match="cannot follow derivatives through memory") as err:
         irad.grad(irad.grad(CF.power_rec))(1.1, 5)
     assert "irad.hessian" in str(err.value)
+
+
+def _functions(module):
+    from xdsl.dialects import func
+
+    return [op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)]
+
+
+def nested(x, y):
+    return smooth(x, y) * calls_helpers(y, x)
+
+
+@pytest.mark.parametrize("derivative", [
+    lambda f: irad.grad(irad.grad(f)),
+    lambda f: irad.hessian(f, (0, 1)),
+    lambda f: irad.jacrev(irad.grad(f, 1), (0, 1)),
+], ids=["grad-grad", "hessian", "jacrev-grad"])
+def test_order_two_code_is_inlined_completely(derivative):
+    """At order 2 every generated function of a non-recursive call tree is inlined
+    into the entry, as at order 1 (irad.derived_from keeps the nodes apart)."""
+    module = derivative(nested).lower(0.7, 1.3)
+    assert len(_functions(module)) == 1, _functions(module)
+
+
+def test_order_two_recursion_stays_calls():
+    module = irad.hessian(CF.power_rec).lower(1.1, 5)
+    names = _functions(module)
+    assert len(names) > 1 and any(".tape." in n for n in names)
+    assert irad.hessian(CF.power_rec)(1.1, 5) == pytest.approx(20 * 1.1**3, rel=1e-12)

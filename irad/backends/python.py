@@ -838,13 +838,16 @@ class _Names:
 
     def __init__(self) -> None:
         self._used: set[str] = set()
+        self._next: dict[str, int] = {}  # base -> next suffix to try: O(1) per name
 
     def fresh(self, base: str) -> str:
-        name = base
-        for suffix in itertools.count(1):
-            if name not in self._used:
-                break
+        name, suffix = base, self._next.get(base, 1)
+        if name in self._used:
             name = f"{base}_{suffix}"
+            while name in self._used:
+                suffix += 1
+                name = f"{base}_{suffix}"
+            self._next[base] = suffix + 1
         self._used.add(name)
         return name
 
