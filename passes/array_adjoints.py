@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects import arith, tensor
-from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import DenseArrayBase, TensorType, i64
 from xdsl.dialects.linalg.ops import BroadcastOp
 from xdsl.ir import Operation, SSAValue
