@@ -31,6 +31,7 @@ test: install-test
 bench: $(PY)
 	$(PIP) install -e '.[bench]'
 	$(PY) bench/scalar.py
+	$(PY) bench/arrays.py
 	$(PY) bench/native.py
 	$(PY) bench/inlining.py
 

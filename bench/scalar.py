@@ -11,17 +11,16 @@ lowering + differentiation + optimisation + code generation, after import.
 
 from __future__ import annotations
 
-import importlib
 import math
-import statistics
 import sys
 import time
-import timeit
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import irad  # noqa: E402
+from timing import median_seconds, optional, print_table  # noqa: E402
 
 
 def make_energy(m):
@@ -77,20 +76,6 @@ WORKLOADS = {"energy": make_energy, "call chain (6 deep)": make_chain, "polynomi
 ARGS = (0.7, -1.3)
 
 
-def median_seconds(fn, *args, budget: float = 0.2) -> float:
-    fn(*args)
-    number = max(1, int(budget / max(timeit.timeit(lambda: fn(*args), number=1), 1e-7) / 5))
-    runs = timeit.repeat(lambda: fn(*args), number=number, repeat=7)
-    return statistics.median(runs) / number
-
-
-def optional(name):
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
-
-
 def _warm_up(x):
     return x * x
 
@@ -124,18 +109,7 @@ def main() -> None:
             row["jax jit"] = median_seconds(lambda x, y: [v.block_until_ready() for v in jg(x, y)], *ARGS)
         rows.append(row)
 
-    anchors = [k for k in ("autograd", "jax jit") if k in rows[0]]
-    header = ["workload", "primal µs", "irad grad µs", "irad/primal"]
-    header += [f"{a} µs" for a in anchors] + [f"{a}/irad" for a in anchors] + ["irad first call ms"]
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
-    for r in rows:
-        cells = [r["workload"], f"{r['primal'] * 1e6:.2f}", f"{r['irad'] * 1e6:.2f}", f"{r['irad'] / r['primal']:.1f}×"]
-        cells += [f"{r[a] * 1e6:.1f}" for a in anchors]
-        cells += [f"{r[a] / r['irad']:.1f}×" for a in anchors]
-        cells += [f"{r['irad compile'] * 1e3:.0f}"]
-        print("| " + " | ".join(cells) + " |")
-
+    print_table(rows, "primal", 2)
 
 if __name__ == "__main__":
     main()

@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Region
@@ -24,7 +25,7 @@ from irad.dialect import GradOp, JvpOp, ValueAndGradOp, make_context
 from irad.errors import IradError
 from irad.frontend import bind_arguments, lower_function, signature_of
 from irad.frontend.source import def_location
-from irad.frontend.types import describe, is_float
+from irad.frontend.types import describe, is_differentiable, is_float, is_tensor
 from irad.gc_pause import gc_paused
 from irad.passes.differentiate import Differentiator
 from irad.passes.forward import ForwardDifferentiator
@@ -127,7 +128,7 @@ def vjp_module(
     """The module with the public augmented primal and pullback of `f`, and f's result types."""
     module, name = lower_function(f, signature, default_table())
     out_types = tuple(_function(module, name).function_type.outputs.data)
-    active = tuple(is_float(t) for t in signature)
+    active = tuple(is_differentiable(t) for t in signature)
     generated = Differentiator(module, default_table()).reverse(name, active)
     for op in module.ops:
         if isinstance(op, func.FuncOp):
@@ -210,7 +211,7 @@ def _normalise_argnums(f, argnums, signature) -> tuple[int, ...]:
                 f"which was called with {len(signature)} arguments"
             )
         n = int(n) % len(signature)
-        if not is_float(signature[n]):
+        if not is_differentiable(signature[n]):
             raise _error(
                 f,
                 f"cannot differentiate {_name(f)} with respect to argument {n}: "
@@ -221,6 +222,14 @@ def _normalise_argnums(f, argnums, signature) -> tuple[int, ...]:
     if len(set(out)) != len(out):
         raise _error(f, f"argnums {argnums!r} repeats an argument")
     return tuple(out)
+
+
+def _python_type(value) -> object:
+    """What decides an argument's IR type: its Python type; for an array also
+    its dtype and shape (a function is specialised per static shape)."""
+    if isinstance(value, np.ndarray):
+        return (np.ndarray, value.dtype.str, value.shape)
+    return type(value)
 
 
 def _run(fn: Callable, args: Sequence):
@@ -253,7 +262,7 @@ class _GradFunction:
         self._by_python_types: dict[tuple, _Compiled] = {}
 
     def _compiled(self, args: Sequence) -> _Compiled:
-        key = (tuple(map(type, args)), default_table().version)
+        key = (tuple(map(_python_type, args)), default_table().version)
         compiled = self._by_python_types.get(key)
         if compiled is None:
             compiled = self._by_python_types[key] = self._compile(args)
@@ -333,7 +342,7 @@ def vjp(f: Callable, *primals, backend: str = "python"):
     check_backend(backend)
     primals = bind_arguments(f, primals, {})
     signature = signature_of(f, primals)
-    active = tuple(is_float(t) for t in signature)
+    active = tuple(is_differentiable(t) for t in signature)
 
     def build() -> _Compiled:
         module, augmented, pullback, out_types = vjp_module(f, signature)
@@ -355,7 +364,10 @@ def vjp(f: Callable, *primals, backend: str = "python"):
             raise _error(f, f"the pullback of {_name(f)} takes {shape}, got {cotangent!r}")
         float_cts = []
         for i, (ct, t) in enumerate(zip(cts, out_types)):
-            if not is_float(t):
+            if not is_differentiable(t):
+                continue
+            if is_tensor(t):
+                float_cts.append(_array_cotangent(f, i, ct, t))
                 continue
             if isinstance(ct, bool) or not isinstance(ct, numbers.Real):
                 raise _error(f, f"cotangent {i} of {_name(f)} must be a real number, got {ct!r}")
@@ -411,6 +423,15 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, argnums=None, *, bac
     if n == 1:
         return outputs[0], tangent_out[0]
     return tuple(outputs), tangent_out
+
+
+def _array_cotangent(f, i: int, ct, t) -> np.ndarray:
+    """A cotangent for an array output: an array of that output's shape."""
+    shape = tuple(t.get_shape())
+    array = np.asarray(ct)
+    if array.shape != shape or array.dtype.kind not in "fiu":
+        raise _error(f, f"cotangent {i} of {_name(f)} must be a real array of shape {shape}, got {ct!r}")
+    return array
 
 
 __all__ = ["grad", "gradient_module", "jvp", "jvp_module", "lower", "value_and_grad", "vjp", "vjp_module"]

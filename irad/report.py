@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from irad.frontend import bind_arguments, lower_function, signature_of
-from irad.frontend.types import is_float
+from irad.frontend.types import is_differentiable
 from irad.passes.differentiate import CallDecision, Differentiator
 from irad.rules import RuleTable, default_table
 
@@ -38,12 +38,12 @@ def explain(
     args = bind_arguments(f, args, {})
     signature = signature_of(f, args)
     if argnums is None:
-        wrt = {i for i, t in enumerate(signature) if is_float(t)}
+        wrt = {i for i, t in enumerate(signature) if is_differentiable(t)}
     else:
         wrt = {argnums % len(signature)} if isinstance(argnums, int) else {
             n % len(signature) for n in argnums
         }
     module, name = lower_function(f, signature, table)
     differentiator = Differentiator(module, table)
-    differentiator.reverse(name, tuple(i in wrt and is_float(t) for i, t in enumerate(signature)))
+    differentiator.reverse(name, tuple(i in wrt and is_differentiable(t) for i, t in enumerate(signature)))
     return Report(getattr(f, "__qualname__", name), tuple(differentiator.decisions))

@@ -12,6 +12,8 @@ import math
 import numbers
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from irad.rules import RuleTable, default_table
 
 
@@ -31,7 +33,26 @@ def central_difference(f: Callable, args: Sequence, i: int, cotangents: Sequence
 
 
 def _float_positions(args: Sequence) -> list[int]:
-    return [i for i, a in enumerate(args) if isinstance(a, float)]
+    return [
+        i for i, a in enumerate(args)
+        if isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype.kind == "f")
+    ]
+
+
+def _array_partials(f: Callable, args: Sequence, i: int, got) -> list[tuple[str, float, float]]:
+    """One row per element of the array args[i]: irad's partial and central differences (float64)."""
+    rows = []
+    for index in np.ndindex(args[i].shape):
+        def at(value: float, index=index) -> float:
+            moved = list(args)
+            moved[i] = np.array(args[i], dtype=np.float64)
+            moved[i][index] = value
+            return float(f(*moved))
+
+        x = float(args[i][index])
+        h = 1e-6 * max(1.0, abs(x))
+        rows.append((f"d/d arg {i}{list(index)}", float(got[index]), (at(x + h) - at(x - h)) / (2 * h)))
+    return rows
 
 
 def _close(a: float, b: float, rtol: float, atol: float) -> bool:
@@ -99,7 +120,8 @@ def check_rrule(
 
 def check_grad(f: Callable, *args, argnums: int | Sequence[int] | None = None,
                rtol: float = 1e-6, atol: float = 1e-8) -> None:
-    """Check irad.grad(f) at `args` against central differences of `f`."""
+    """Check irad.grad(f) at `args` against central differences of `f`; float
+    arrays are checked element by element."""
     from irad.api import grad
 
     if argnums is None:
@@ -107,9 +129,12 @@ def check_grad(f: Callable, *args, argnums: int | Sequence[int] | None = None,
     else:
         nums = (argnums,) if isinstance(argnums, numbers.Integral) else tuple(argnums)
     got = grad(f, argnums=nums)(*args)
-    rows = [
-        (f"d/d arg {i}", g, central_difference(f, args, i, [1.0])) for i, g in zip(nums, got)
-    ]
+    rows = []
+    for i, g in zip(nums, got):
+        if isinstance(args[i], np.ndarray):
+            rows += _array_partials(f, args, i, g)
+        else:
+            rows.append((f"d/d arg {i}", g, central_difference(f, args, i, [1.0])))
     ok, shown = _table_of(rows, rtol, atol)
     if not ok:
         name = getattr(f, "__qualname__", repr(f))

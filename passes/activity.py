@@ -13,13 +13,16 @@ from __future__ import annotations
 from collections.abc import Sequence, Set
 
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType
+from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from irad.passes.adjoints import NON_DIFFERENTIABLE
 
 
 def is_float_type(t: Attribute) -> bool:
+    """A float, or a tensor of floats (whose cotangent is a tensor of its shape)."""
+    if isinstance(t, TensorType):
+        t = t.element_type
     return isinstance(t, (Float64Type, Float32Type))
 
 

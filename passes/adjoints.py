@@ -17,6 +17,8 @@ from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 from xdsl.ir import Operation, SSAValue
 
+from irad.passes.tensor_ir import compare, select
+
 Adjoint = Callable[["object", Operation, SSAValue], list[SSAValue | None]]
 
 ADJOINTS: dict[str, Adjoint] = {}
@@ -102,13 +104,11 @@ def _select(b, op, dy):
 @adjoint("arith.maximumf", "arith.maxnumf", "arith.minimumf", "arith.minnumf")
 def _extremum(b, op, dy):
     # The cotangent goes to the operand that was selected (the first on a tie).
+    # compare/select also build the elementwise form on tensors (tensor_ir.py).
     predicate = "oge" if "max" in op.name else "ole"
-    first_wins = b.op(arith.CmpfOp(_x(b, op, 0), _x(b, op, 1), predicate))
+    first_wins = compare(b, predicate, _x(b, op, 0), _x(b, op, 1))
     zero = b.zero(dy.type)
-    return [
-        b.op(arith.SelectOp(first_wins, dy, zero)),
-        b.op(arith.SelectOp(first_wins, zero, dy)),
-    ]
+    return [select(b, first_wins, dy, zero), select(b, first_wins, zero, dy)]
 
 
 @adjoint("arith.extf")
@@ -252,15 +252,15 @@ def _powf(b, op, dy):
         a, e = b.primal(base), b.primal(exponent)
         zero = b.zero(e.type)
         pow_minus_one = b.op(mathd.PowFOp(a, b.sub(e, b.const(1.0, e.type))))
-        constant = b.op(arith.CmpfOp(e, zero, "oeq"))
-        da = b.mul(dy, b.op(arith.SelectOp(constant, zero, b.mul(e, pow_minus_one))))
+        constant = compare(b, "oeq", e, zero)
+        da = b.mul(dy, select(b, constant, zero, b.mul(e, pow_minus_one)))
     if b.is_active(exponent):
         # y * log(a), taken as 0 at a == 0 (the limit for a positive exponent)
         a, y = b.primal(base), _y(b, op)
         zero = b.zero(a.type)
         log_a = b.op(mathd.LogOp(a))
-        at_zero = b.op(arith.CmpfOp(a, zero, "oeq"))
-        db = b.mul(dy, b.op(arith.SelectOp(at_zero, zero, b.mul(y, log_a))))
+        at_zero = compare(b, "oeq", a, zero)
+        db = b.mul(dy, select(b, at_zero, zero, b.mul(y, log_a)))
     return [da, db]
 
 

@@ -17,7 +17,10 @@ each record by position: the reversed loop starts at the loop's end position
 and steps back one record per iteration, whatever nested loops or calls wrote
 in between, and a construct the pullback skips cannot misalign the rest.
 Values are stored as f64: f32 is widened, ints and indices go through
-sitofp/fptosi (exact below 2**53), i1 through uitofp.
+sitofp/fptosi (exact below 2**53), i1 through uitofp. A tensor (a numpy array,
+of static shape) takes one slot per element: it is copied into a
+`memref.subview` of the tape (`bufferization.to_buffer` + `memref.copy`) and
+read back by a copy into a buffer and `bufferization.to_tensor`.
 
 The tape grows by doubling (a fresh buffer and a copy loop), so pushing is
 amortised O(1) and a run costs O(total iterations). Everything is standard
@@ -28,7 +31,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import arith, memref, scf
+from math import prod
+
+from xdsl.dialects import arith, bufferization, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     FloatAttr,
@@ -37,12 +42,14 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerType,
     MemRefType,
+    TensorType,
     f64,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from irad.errors import DifferentiationError
+from irad.passes import tensor_ir as T
 
 TAPE = MemRefType(f64, [DYNAMIC_INDEX])
 INDEX = IndexType()
@@ -83,7 +90,58 @@ class Cursor:
 
 
 def encodable(t: Attribute) -> bool:
+    if isinstance(t, TensorType):
+        return t.has_static_shape() and encodable(t.element_type)
     return isinstance(t, (Float64Type, Float32Type, IntegerType, IndexType))
+
+
+def _slots(t: Attribute) -> int:
+    return prod(t.get_shape()) if isinstance(t, TensorType) else 1
+
+
+class _Ops:
+    """A Cursor seen as the `b` of passes/tensor_ir.py."""
+
+    def __init__(self, c: Cursor):
+        self.c = c
+
+    def op(self, op: Operation) -> SSAValue | None:
+        self.c.add(op)
+        return op.results[0] if op.results else None
+
+
+def _tape_view(c: Cursor, tape: SSAValue, at: SSAValue, n: int) -> SSAValue:
+    view_type = memref.SubviewOp.infer_result_type(TAPE, [at], [n], [1])
+    return c.value(memref.SubviewOp.get(tape, [at], [n], [1], view_type))
+
+
+def _push_tensor(c: Cursor, tape: SSAValue, at: SSAValue, v: SSAValue) -> None:
+    b, t = _Ops(c), v.type
+    if not isinstance(t.element_type, Float64Type):
+        v = T.to_float(b, v, f64) if isinstance(t.element_type, IntegerType) else (
+            c.value(arith.ExtFOp(v, TensorType(f64, t.get_shape())))
+        )
+    flat = T.reshape(b, v, [_slots(t)])
+    buffer = c.value(bufferization.ToBufferOp(operands=[flat], result_types=[MemRefType(f64, [_slots(t)])]))
+    c.add(memref.CopyOp(buffer, _tape_view(c, tape, at, _slots(t))))
+
+
+def _load_tensor(c: Cursor, tape: SSAValue, at: SSAValue, t: TensorType) -> SSAValue:
+    b, n = _Ops(c), _slots(t)
+    buffer = c.value(memref.AllocOp.get(f64, shape=[n]))  # to_tensor wants an identity layout
+    c.add(memref.CopyOp(_tape_view(c, tape, at, n), buffer))
+    flat = c.value(bufferization.ToTensorOp(buffer, restrict=True))
+    raw = T.reshape(b, flat, t.get_shape())
+    elem = t.element_type
+    if isinstance(elem, Float64Type):
+        return raw
+    if isinstance(elem, Float32Type):
+        return c.value(arith.TruncFOp(raw, t))
+
+    def decode(blk: Block, args) -> SSAValue:
+        return _decode(Cursor(blk), args[0], elem)
+
+    return T.elementwise(b, decode, [raw], elem)
 
 
 def _encode(c: Cursor, v: SSAValue) -> SSAValue:
@@ -133,7 +191,7 @@ def push(
     """Append `values` as one record; returns the (possibly new) tape and the end."""
     if not values:
         return tape, pos
-    end = c.value(arith.AddiOp(pos, c.index(len(values))))
+    end = c.value(arith.AddiOp(pos, c.index(sum(_slots(v.type) for v in values))))
     capacity = c.value(memref.DimOp(tape, c.index(0)))
     full = c.value(arith.CmpiOp(end, capacity, "ugt"))
     grown = Block()
@@ -151,9 +209,14 @@ def push(
     same = Block()
     same.add_op(scf.YieldOp(tape))
     tape = c.value(scf.IfOp(full, [TAPE], Region(grown), Region(same)))
-    for j, v in enumerate(values):
-        raw = _encode(c, v)
-        c.add(memref.StoreOp.get(raw, tape, [c.value(arith.AddiOp(pos, c.index(j)))]))
+    j = 0
+    for v in values:
+        at = c.value(arith.AddiOp(pos, c.index(j)))
+        if isinstance(v.type, TensorType):
+            _push_tensor(c, tape, at, v)
+        else:
+            c.add(memref.StoreOp.get(_encode(c, v), tape, [at]))
+        j += _slots(v.type)
     return tape, end
 
 
@@ -161,11 +224,15 @@ def load_record(
     c: Cursor, tape: SSAValue, end: SSAValue, types: Sequence[Attribute]
 ) -> list[SSAValue]:
     """Read back the record of `types` that ends at position `end`."""
-    base = c.value(arith.SubiOp(end, c.index(len(types))))
-    values = []
-    for j, t in enumerate(types):
-        raw = c.value(memref.LoadOp.get(tape, [c.value(arith.AddiOp(base, c.index(j)))]))
-        values.append(_decode(c, raw, t))
+    base = c.value(arith.SubiOp(end, c.index(sum(_slots(t) for t in types))))
+    values, j = [], 0
+    for t in types:
+        at = c.value(arith.AddiOp(base, c.index(j)))
+        if isinstance(t, TensorType):
+            values.append(_load_tensor(c, tape, at, t))
+        else:
+            values.append(_decode(c, c.value(memref.LoadOp.get(tape, [at])), t))
+        j += _slots(t)
     return values
 
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, FunctionType
+from xdsl.dialects.builtin import FileLineColLoc, FunctionType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from xdsl.traits import IsTerminator
@@ -43,6 +43,8 @@ from irad.passes.loops import (
     push,
     reverse_loop,
 )
+from irad.passes.array_adjoints import array_adjoint
+from irad.passes.constants import float_constant, zero_constant
 from irad.rules.table import RuleIR
 
 # A residual is keyed by the primal value it holds, or by (call op, index) for
@@ -176,7 +178,7 @@ class PullbackBuilder(ArithBuilder):
     def const(self, value: float, type: Attribute) -> SSAValue:
         key = (float(value).hex(), type)  # distinguishes 0.0 from -0.0
         if key not in self._constants:
-            self._constants[key] = self._at_entry(arith.ConstantOp(FloatAttr(value, type)))
+            self._constants[key] = self._at_entry(float_constant(value, type))
         return self._constants[key]
 
     def primal(self, v: SSAValue) -> SSAValue:
@@ -265,7 +267,7 @@ class PullbackBuilder(ArithBuilder):
             reverse_loop(self, op, cotangents, adj)
             return
         else:
-            adjoint = ADJOINTS.get(op.name)
+            adjoint = array_adjoint(op) or ADJOINTS.get(op.name)
             if adjoint is None or len(op.results) != 1:
                 hint = (
                     "the region ops irad reverses are scf.if, scf.for and scf.while"
@@ -500,10 +502,7 @@ class AugmentedBuilder:
 
     @staticmethod
     def _placeholder(type: Attribute, block: Block) -> SSAValue:
-        if is_float_type(type):
-            op = arith.ConstantOp(FloatAttr(0.0, type))
-        else:
-            op = arith.ConstantOp.from_int_and_width(0, type)
+        op = zero_constant(type)
         block.add_op(op)
         return op.results[0]
 
@@ -542,7 +541,7 @@ def build_from_rule(
     for ct, t, active in zip(per_arg, ins, active_args):
         if active and is_float_type(t):
             if ct is None:  # the signature wants one; the rule says it is zero
-                ct = arith.ConstantOp(FloatAttr(0.0, t))
+                ct = float_constant(0.0, t)
                 pb.add_op(ct)
                 ct = ct.result
             returned.append(ct)

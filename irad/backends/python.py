@@ -55,7 +55,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
@@ -69,6 +69,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
+from irad.backends import python_arrays
 from irad.errors import BackendError
 
 # --------------------------------------------------------------------------
@@ -337,6 +338,10 @@ def _is_tape(t: Attribute) -> bool:
 
 
 def _is_supported_type(t: Attribute) -> bool:
+    if python_arrays.is_tensor(t):  # numpy arrays: python_arrays.py
+        return python_arrays.is_supported_tensor(t) and _is_supported_type(t.element_type)
+    if python_arrays.is_tape_view(t) or python_arrays.is_buffer(t):
+        return True
     return _is_float(t) or isinstance(t, (IntegerType, IndexType)) or _is_tape(t)
 
 
@@ -386,6 +391,8 @@ def _float_literal(value: float) -> str:
 
 def _result_converter(t: Attribute) -> Callable[[Any], Any]:
     """Turns an IEEE-namespace result into the plain Python type."""
+    if python_arrays.is_tensor(t):
+        return python_arrays.owned
     if _is_float(t):
         return float
     if _is_tape(t):
@@ -400,6 +407,8 @@ def _is_private(function: func.FuncOp) -> bool:
 
 def _argument_converter(t: Attribute) -> str:
     """Name of the callable that normalises an argument of type t on entry."""
+    if python_arrays.is_tensor(t):
+        return python_arrays.argument_converter(t)
     if isinstance(t, Float32Type):
         return "_f32"
     if _is_float(t):
@@ -644,6 +653,7 @@ EXPRESSION_OPS: dict[str, ExpressionEmitter] = {
     "arith.index_cast": _emit_index_cast,
     # The tape (memref<?xf64> as a Python list).
     "memref.load": _emit_load,
+    **python_arrays.TAPE_EXPRESSIONS,  # tensors on the tape
     "memref.dim": _emit_dim,
     # math.
     "math.absf": _emit_abs,
@@ -721,12 +731,32 @@ def _emit_for(tr: FunctionTranslator, op: Operation) -> None:
     assert isinstance(op, scf.ForOp)
     body = tr._single_block(op, op.body)
     lower, upper, step, *inits = tr.operands(op)
+    if _is_copy_loop(op, body):  # the tape growing: one slice copy, not a loop
+        load, store = list(body.ops)[:2]
+        source, dest = tr.value(load.memref), tr.value(store.memref)
+        tr.line(f"{dest}[{lower}:{upper}] = {source}[{lower}:{upper}]")
+        return
     carried = [tr.define(arg) for arg in body.args[1:]]
     _assign(tr, carried, inits)
     tr.line(f"for {tr.define(body.args[0])} in range({lower}, {upper}, {step}):")
     with tr.indented():
         tr.region_yielding_into(op, op.body, carried)
     _assign(tr, [tr.define(r) for r in op.results], carried)
+
+
+def _is_copy_loop(op: scf.ForOp, body: Block) -> bool:
+    """`for k in range(lo, hi): dest[k] = source[k]` over tapes, step 1, nothing carried."""
+    ops = list(body.ops)
+    if op.results or len(ops) != 3 or not isinstance(op.step.owner, arith.ConstantOp):
+        return False
+    load, store, _ = ops
+    k = body.args[0]
+    return (
+        op.step.owner.value.value.data == 1
+        and isinstance(load, memref.LoadOp) and isinstance(store, memref.StoreOp)
+        and list(load.indices) == [k] and list(store.indices) == [k]
+        and store.value is load.res and load.memref is not store.memref
+    )
 
 
 def _emit_while(tr: FunctionTranslator, op: Operation) -> None:
@@ -752,6 +782,8 @@ def _emit_while(tr: FunctionTranslator, op: Operation) -> None:
 
 # The tape is a memref<?xf64>: a Python list, written in place.
 def _emit_alloc(tr: FunctionTranslator, op: Operation) -> None:
+    if python_arrays.is_buffer(op.results[0].type):  # a tensor's record: python_arrays.py
+        return python_arrays.emit_static_alloc(tr, op)
     (size,) = tr.operands(op)
     tr.line(f"{tr.define(op.results[0])} = [0.0] * {size}")
 
@@ -774,6 +806,7 @@ STATEMENT_OPS: dict[str, StatementEmitter] = {
     "memref.alloc": _emit_alloc,
     "memref.store": _emit_store,
     "memref.dealloc": _emit_dealloc,
+    "memref.copy": python_arrays.emit_copy,
 }
 
 
@@ -931,9 +964,16 @@ class FunctionTranslator:
         self.line(f"    return _ieee_fallback({', '.join(fallback_args)})")
         return self.lines
 
+    def fresh_local(self) -> str:
+        return self._names.fresh("t")
+
     def translate_op(self, op: Operation) -> None:
         name = _op_name(op)
-        if name in EXPRESSION_OPS:
+        if name in python_arrays.ARRAY_OPS and python_arrays.has_tensor(op):
+            self._check_types(op)  # a tensor op: one vectorised numpy call
+            expression = python_arrays.ARRAY_OPS[name](self, op)
+            self.line(f"{self.define(op.results[0])} = {expression}")
+        elif name in EXPRESSION_OPS:
             self._check_types(op)
             (result,) = op.results
             expression = EXPRESSION_OPS[name](self, op)
@@ -1047,6 +1087,9 @@ class CompiledModule:
         )
         code = compile(self.source, filename, "exec")
         self._identifiers = translator.function_identifiers
+        self._signatures = {
+            op.sym_name.data: op.function_type for op in module.ops if isinstance(op, func.FuncOp)
+        }
         self._result_converters = {
             op.sym_name.data: [_result_converter(t) for t in op.function_type.outputs]
             for op in module.ops
@@ -1054,11 +1097,13 @@ class CompiledModule:
         }
         self._fast: dict[str, Any] = {
             **FAST_NAMESPACE,
+            **python_arrays.NAMESPACE,
             "_IEEE_ERRORS": _NON_IEEE_ERRORS,
             "_ieee_fallback": self._run_ieee,
         }
         self._ieee: dict[str, Any] = {
             **IEEE_NAMESPACE,
+            **python_arrays.NAMESPACE,
             "_IEEE_ERRORS": (),  # the IEEE version is the last resort
             "_ieee_fallback": None,
         }
@@ -1086,7 +1131,11 @@ class CompiledModule:
                 f"no function @{name} with a body in the compiled module "
                 f"(available: {', '.join(self._identifiers) or 'none'})"
             )
-        return self._fast[identifier]
+        fn = self._fast[identifier]
+        signature = self._signatures[name]
+        if any(python_arrays.is_tensor(t) for t in (*signature.inputs, *signature.outputs)):
+            return _with_arrays(fn)
+        return fn
 
     def _run_ieee(self, name: str, *args: Any) -> tuple[Any, ...]:
         """Runs the IEEE version of a function whose fast version raised."""
@@ -1094,6 +1143,17 @@ class CompiledModule:
             results = self._ieee[self._identifiers[name]](*args)
         converters = self._result_converters[name]
         return tuple(convert(r) for convert, r in zip(converters, results))
+
+
+def _with_arrays(fn: Callable[..., tuple[Any, ...]]) -> Callable[..., tuple[Any, ...]]:
+    """numpy follows IEEE 754 on arrays but warns; results are arrays the caller owns."""
+
+    def run(*args: Any) -> tuple[Any, ...]:
+        with np.errstate(all="ignore"):
+            results = fn(*args)
+        return tuple(python_arrays.owned(r) for r in results)
+
+    return run
 
 
 def _import_callable(reference: str) -> Callable[..., Any]:

@@ -51,6 +51,9 @@ def assigned_names(body: list[ast.stmt]) -> list[str]:
         for node in ast.walk(stmt):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 seen.setdefault(node.id, None)
+            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+                if isinstance(node.value, ast.Name):  # y[i] = v rebinds the array y
+                    seen.setdefault(node.value.id, None)
     return list(seen)
 
 
@@ -232,6 +235,7 @@ class ControlFlowLowering:
                 if not name.startswith("$"):
                     v.name_hint = name
             self.env[name] = _rebuild(like, values)
+            self.arrays.carried(values, fa, fb)  # writable after, if writable on both paths
 
     def _as_flag(self, state, block: Block) -> SSAValue:
         if isinstance(state, bool):
@@ -365,6 +369,7 @@ class ControlFlowLowering:
                     if not n.startswith("$"):
                         v.name_hint = n
                 self.env[n] = _rebuild(like, values)
+                self.arrays.carried(values, inits.get(n, []), outs[n])  # arrays stay writable
         for flag, state in saved.items():  # break/continue belong to this loop only
             if state is _MISSING:
                 self.env.pop(flag, None)
@@ -395,6 +400,7 @@ class ControlFlowLowering:
                 values, args = args[:count], args[count:]
                 like = value_like if n == VALUE else outer_env.get(n)
                 self.env[n] = values[0] if n in FLAGS else _rebuild(like, values)
+                self.arrays.carried(values, flatten(like) or [])
                 for v in values:
                     if not n.startswith("$"):
                         v.name_hint = n

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from irad.frontend.types import F64, I1, I64, is_bool, is_float, is_int
@@ -24,7 +24,11 @@ class Emitter:
         self.block.add_op(op)
         return tuple(op.results)
 
-    def const(self, value: float | int | bool, type: Attribute) -> SSAValue:
+    def const(self, value, type: Attribute) -> SSAValue:
+        if isinstance(type, TensorType):  # a numpy array (or a splat of one number)
+            from irad.passes.tensor_ir import dense
+
+            return dense(self, value, type)
         if is_float(type):
             return self.op(arith.ConstantOp(FloatAttr(float(value), type)))
         return self.op(arith.ConstantOp(IntegerAttr(int(value), type)))

@@ -13,8 +13,8 @@ import builtins
 import inspect
 import types
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
+import numpy as np
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import FileLineColLoc, FunctionType, IntAttr, ModuleOp, StringAttr
@@ -22,6 +22,17 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.errors import UnsupportedError
 from irad.recursion import deep_recursion
+from irad.frontend.arrays import (
+    NUMPY,
+    STATIC_OPERATORS,
+    ArrayLowering,
+    BoundMethod,
+    builtin_on_array,
+    is_array,
+    is_numpy_callable,
+    lower_wrapper_body,
+    reshape_method,
+)
 from irad.symbols import fresh_symbol, rename_callees
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
 from irad.frontend.emitter import Emitter
@@ -88,7 +99,7 @@ class ModuleLowering:
             self._called_recursively.add(key)
             return self._in_progress[key]
         try:
-            if fn in OPS:
+            if fn in OPS or fn in NUMPY:
                 op = self._library_wrapper(fn, arg_types)
             elif hasattr(fn, "_irad_module"):
                 op = self._import_derivative(fn, arg_types)
@@ -114,7 +125,10 @@ class ModuleLowering:
     def _library_wrapper(self, fn, arg_types: tuple[Attribute, ...]) -> func.FuncOp:
         """A function whose body is the library op, so calls to `fn` meet the table."""
         block = Block(arg_types=arg_types)
-        result = OPS[fn][1](Emitter(block), block.args)
+        if fn in NUMPY:
+            result = lower_wrapper_body(self, fn, Emitter(block), block.args)
+        else:
+            result = OPS[fn][1](Emitter(block), block.args)
         block.add_op(func.ReturnOp(result))
         key = target_key(fn)
         name = self.unique_symbol(key)
@@ -246,7 +260,7 @@ def signature_of(fn, args: tuple) -> tuple[Attribute, ...]:
             raise UnsupportedError(
                 f"argument {i} of {describe_callable(fn)} has type "
                 f"{type(value).__name__}, which irad cannot lower\n"
-                "  hint: pass float, int or bool scalars"
+                "  hint: pass float, int or bool scalars, or numpy arrays of float64, float32, int or bool"
             )
         types_.append(t)
     return tuple(types_)
@@ -266,6 +280,7 @@ class FunctionLowering(ControlFlowLowering):
         self.env: dict[str, Value] = {}
         self.block = Block(arg_types=arg_types)
         self.em = Emitter(self.block)
+        self.arrays = ArrayLowering(self)  # numpy arrays: irad/frontend/arrays.py
 
     # ---- function level -------------------------------------------------
     def lower(self) -> func.FuncOp:
@@ -343,6 +358,12 @@ class FunctionLowering(ControlFlowLowering):
             value = self.expr(stmt.value)
             for target in stmt.targets:
                 self.assign(target, value)
+        elif isinstance(stmt, ast.AugAssign) and _is_item(stmt.target):
+            target = stmt.target  # y[i] += v: read, combine, write back
+            current = self.expr_Subscript(target)
+            self.arrays.assign_item(
+                target.value.id, target.slice, self.binary(stmt.op, current, stmt.value, stmt), stmt
+            )
         elif isinstance(stmt, ast.AugAssign):
             if not isinstance(stmt.target, ast.Name):
                 raise self.src.error(
@@ -382,6 +403,8 @@ class FunctionLowering(ControlFlowLowering):
                 )
             for t, v in zip(target.elts, value):
                 self.assign(t, v)
+        elif _is_item(target):
+            self.arrays.assign_item(target.value.id, target.slice, value, target)
         else:
             raise self.src.error(
                 target,
@@ -467,6 +490,8 @@ class FunctionLowering(ControlFlowLowering):
 
     def expr_Attribute(self, node: ast.Attribute) -> Value:
         base = self.expr(node.value)
+        if is_array(base):
+            return self.arrays.attribute(base, node.attr, node)
         if not isinstance(base, Static):
             raise self.src.error(
                 node, f"attribute access `.{node.attr}` on a runtime value is not supported"
@@ -485,6 +510,10 @@ class FunctionLowering(ControlFlowLowering):
 
     def expr_Subscript(self, node: ast.Subscript) -> Value:
         base = self.expr(node.value)
+        if is_array(base):
+            return self.arrays.subscript(base, node.slice, node)
+        if isinstance(base, Static) and isinstance(base.obj, tuple):  # x.shape[0]
+            base = tuple(Static(v) for v in base.obj)
         if not isinstance(base, tuple):
             raise self.src.error(node, f"indexing into {_kind(base)} is not supported")
         index = _static_index(node.slice)
@@ -503,6 +532,8 @@ class FunctionLowering(ControlFlowLowering):
         if isinstance(node.op, ast.UAdd):
             return self.em.to_int(x) if is_bool(x.type) else x
         if isinstance(node.op, ast.USub):
+            if is_array(x):
+                return self.arrays.negate(x, node)
             if is_float(x.type):
                 return self.em.op(arith.NegfOp(x))
             x = self.em.to_int(x)
@@ -513,14 +544,29 @@ class FunctionLowering(ControlFlowLowering):
         raise self.src.error(node, "the bitwise operator `~` is not supported")
 
     def expr_BinOp(self, node: ast.BinOp) -> Value:
-        return self.binary(node.op, self.number(node.left), node.right, node)
+        left = self.expr(node.left)
+        if isinstance(node.op, ast.Pow) and _literal_int(node.right) is not None and not is_array(left):
+            return self.power(self.as_number(left, node.left), node.right, node, None)
+        right = self.expr(node.right)
+        static = _static_arithmetic(node.op, left, right)
+        if static is not None:  # shapes: x.shape[0] * 2 is known while lowering
+            return static
+        return self.binary(node.op, self.as_number(left, node.left), node.right, node, right)
 
-    def binary(self, op: ast.operator, left: SSAValue, right_node: ast.expr, node) -> SSAValue:
+    def binary(
+        self, op: ast.operator, left: SSAValue, right_node: ast.expr, node, right: Value = None
+    ) -> SSAValue:
         if not isinstance(left, SSAValue):
             raise self.src.error(node, f"arithmetic on {_kind(left)} is not supported")
+        if isinstance(op, ast.Pow) and not is_array(left) and _literal_int(right_node) is not None:
+            return self.power(left, right_node, node, None)
+        if right is None:
+            right = self.expr(right_node)
+        right = self.as_number(right, right_node)
+        if is_array(left) or is_array(right):
+            return self.arrays.binary(op, left, right, node)
         if isinstance(op, ast.Pow):
-            return self.power(left, right_node, node)
-        right = self.number(right_node)
+            return self.power(left, right_node, node, right)
         em = self.em
         if isinstance(op, ast.Div):
             a, b = em.unify(em.to_float(left), em.to_float(right))
@@ -561,7 +607,9 @@ class FunctionLowering(ControlFlowLowering):
         fix = em.op(arith.AndIOp(nonzero, signs_differ))
         return em.op(arith.SelectOp(fix, em.op(arith.AddiOp(r, b)), r))
 
-    def power(self, base: SSAValue, exponent_node: ast.expr, node) -> SSAValue:
+    def power(
+        self, base: SSAValue, exponent_node: ast.expr, node, exponent: SSAValue | None
+    ) -> SSAValue:
         em = self.em
         n = _literal_int(exponent_node)
         if n is not None and abs(n) <= MAX_UNROLLED_POWER:
@@ -572,7 +620,8 @@ class FunctionLowering(ControlFlowLowering):
             if n < 0:
                 return em.op(arith.DivfOp(em.const(1.0, base.type), result))
             return result
-        exponent = self.number(exponent_node)
+        if exponent is None:
+            exponent = self.number(exponent_node)
         if not is_float(base.type) and not is_float(exponent.type):
             raise self.src.error(
                 node,
@@ -583,7 +632,16 @@ class FunctionLowering(ControlFlowLowering):
         return em.op(mathd.PowFOp(a, b))
 
     def expr_Compare(self, node: ast.Compare) -> Value:
-        left = self.number(node.left)
+        left = self.expr(node.left)
+        if len(node.ops) == 1:
+            right = self.expr(node.comparators[0])
+            static = _static_arithmetic(node.ops[0], left, right)
+            if static is not None:  # a rule may decline on a shape: x.shape[0] < 8
+                return static
+            return self.compare(
+                node.ops[0], self.as_number(left, node.left), self.as_number(right, node.comparators[0]), node
+            )
+        left = self.as_number(left, node.left)
         result = None
         for op, right_node in zip(node.ops, node.comparators):
             right = self.number(right_node)
@@ -596,6 +654,8 @@ class FunctionLowering(ControlFlowLowering):
         predicates = _COMPARISONS.get(type(op))
         if predicates is None:
             raise self.src.error(node, f"the comparison `{_CMP_NAMES.get(type(op), type(op).__name__)}` is not supported")
+        if is_array(left) or is_array(right):
+            return self.arrays.compare(predicates[0], left, right, node)
         a, b = self.em.unify(left, right)
         if is_float(a.type):
             return self.em.op(arith.CmpfOp(a, b, predicates[0]))
@@ -621,7 +681,13 @@ class FunctionLowering(ControlFlowLowering):
         return result
 
     def expr_IfExp(self, node: ast.IfExp) -> Value:
-        cond = self.em.to_bool(self.number(node.test))
+        test = self.number(node.test)
+        if is_array(test):
+            raise self.src.error(
+                node.test, "the truth value of an array is ambiguous",
+                "use np.where(cond, a, b) for an elementwise choice",
+            )
+        cond = self.em.to_bool(test)
         then_block, then_value = self._branch(node.body)
         else_block, else_value = self._branch(node.orelse)
         if is_float(then_value.type) or is_float(else_value.type):
@@ -654,6 +720,16 @@ class FunctionLowering(ControlFlowLowering):
             raise self.src.error(node, f"calling {_kind(callee)} is not supported")
         if callee.obj is builtins.isinstance:
             return self._isinstance(node)
+        if isinstance(callee.obj, BoundMethod):  # x.sum(axis=0), x.reshape(2, 3)
+            if callee.obj.fn is np.reshape:
+                return reshape_method(self.arrays, callee.obj.array, node)
+            return self.arrays.call(callee.obj.fn, node, bound=callee.obj.array)
+        if is_numpy_callable(callee.obj):
+            return self.arrays.call(callee.obj, node)
+        if callee.obj is builtins.len and len(node.args) == 1:
+            return builtin_on_array(self.arrays, builtins.len, [self.expr(node.args[0])], node) or (
+                self._not_supported(node, callee)
+            )
         if getattr(callee.obj, "_irad_transform", False):
             return self._transform(node, callee.obj)
         if hasattr(callee.obj, "_irad_module"):  # a derivative object: irad.grad(f), ...
@@ -665,6 +741,9 @@ class FunctionLowering(ControlFlowLowering):
             return self._python_call(node, target)
         if callable(target) and self.owner.has_rules(target):
             return self._external_call(node, target)
+        self._not_supported(node, callee)
+
+    def _not_supported(self, node: ast.Call, callee: Static):
         raise self.src.error(
             node,
             f"call to {describe_callable(callee.obj)} is not supported: it has no "
@@ -711,6 +790,14 @@ class FunctionLowering(ControlFlowLowering):
                 f"{describe_callable(fn)} with {len(node.args)} arguments is not supported",
             )
         args = [self.number(a) for a in node.args]
+        if any(is_array(a) for a in args):
+            result = builtin_on_array(self.arrays, fn, args, node)
+            if result is None:
+                raise self.src.error(
+                    node, f"{describe_callable(fn)} on arrays is not supported",
+                    "use the numpy function (np.maximum, np.abs, ...)",
+                )
+            return result
         if self.owner.has_rules(fn):  # the pass must meet a call op to consult the table
             return self.call(fn, args, node)
         return emit(self.em, args)
@@ -773,6 +860,30 @@ class FunctionLowering(ControlFlowLowering):
             example = False if is_bool(value.type) else 0.0 if is_float(value.type) else 0
             return Static(isinstance(example, classes.obj))
         return Static(isinstance(value.obj if isinstance(value, Static) else value, classes.obj))
+
+
+def _is_item(target: ast.expr) -> bool:
+    """`name[...]`: an in-place write to an array."""
+    return isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
+
+
+def _static_int(value: Value) -> int | None:
+    if isinstance(value, Static) and type(value.obj) is int:
+        return value.obj
+    if isinstance(value, SSAValue) and isinstance(value.owner, arith.ConstantOp) and is_int(value.type):
+        return value.owner.value.value.data
+    return None
+
+
+def _static_arithmetic(op, left: Value, right: Value) -> Static | None:
+    """int op int evaluated while lowering when one side is static (a shape)."""
+    if not (isinstance(left, Static) or isinstance(right, Static)):
+        return None
+    a, b = _static_int(left), _static_int(right)
+    fn = STATIC_OPERATORS.get(type(op))
+    if a is None or b is None or fn is None:
+        return None
+    return Static(fn(a, b))
 
 
 def _is_none(node: ast.expr) -> bool:

@@ -26,7 +26,7 @@ from irad.frontend.control_flow import RETURNED, VALUE
 from irad.frontend.lowering import FunctionLowering, ModuleLowering
 from irad.frontend.values import Static, Value
 from irad.frontend.source import parse_function
-from irad.frontend.types import describe, is_float
+from irad.frontend.types import describe, is_differentiable, is_float
 from irad.rules.table import FruleIR, RuleIR
 
 
@@ -126,7 +126,7 @@ class _RuleLowering(FunctionLowering):
         )
         pullback, cotangent_args = _PullbackLowering(
             self.owner, replace(self.src, tree=returned.pullback.node), params, self.arg_types,
-            captured, [r.type for r in returned.results if is_float(r.type)],
+            captured, [r.type for r in returned.results if is_differentiable(r.type)],
         ).lower_pullback()
         return RuleIR(forward, pullback, len(returned.results), cotangent_args)
 
@@ -200,7 +200,7 @@ class _PullbackLowering(FunctionLowering):
             arg = f"argument {i} ('{self.rule_params[i]}', {describe(t)})"
             if ct is None:
                 continue
-            if not is_float(t):
+            if not is_differentiable(t):
                 raise self.src.error(
                     node,
                     f"{self.who}: the pullback returns a cotangent for {arg}; it is not a "

@@ -27,6 +27,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType
 from xdsl.ir import Attribute
@@ -140,9 +141,16 @@ def _constraint(t) -> frozenset[Attribute] | None:
         return _PYTHON_TYPES[t]
     if isinstance(t, Attribute):
         return frozenset({t})
+    if isinstance(t, np.ndarray):
+        # an example array names its dtype and shape; imported here because the
+        # pass imports this table and must not import the frontend
+        from irad.frontend.types import type_of_value
+
+        if type_of_value(t) is not None:
+            return frozenset({type_of_value(t)})
     raise TypeError(
-        f"cannot use {t!r} in a rule signature: use float, int, bool, None (any) "
-        "or an IR type such as xdsl's f64"
+        f"cannot use {t!r} in a rule signature: use float, int, bool, None (any), "
+        "an example numpy array, or an IR type such as xdsl's f64"
     )
 
 

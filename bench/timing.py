@@ -1,0 +1,38 @@
+"""Timing and reporting shared by the benchmarks: medians of repeats, optional
+anchors (autograd, JAX), and the markdown table docs/benchmarks.md records."""
+
+from __future__ import annotations
+
+import importlib
+import statistics
+import timeit
+
+
+def median_seconds(fn, *args, budget: float = 0.2) -> float:
+    fn(*args)
+    number = max(1, int(budget / max(timeit.timeit(lambda: fn(*args), number=1), 1e-7) / 5))
+    runs = timeit.repeat(lambda: fn(*args), number=number, repeat=7)
+    return statistics.median(runs) / number
+
+
+def optional(name):
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+def print_table(rows: list[dict], primal_label: str, digits: int) -> None:
+    """One row per workload: primal and irad times, the anchors, and the ratios."""
+    anchors = [k for k in ("autograd", "jax jit") if k in rows[0]]
+    header = ["workload", f"{primal_label} µs", "irad grad µs", "irad/primal"]
+    header += [f"{a} µs" for a in anchors] + [f"{a}/irad" for a in anchors] + ["irad first call ms"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for r in rows:
+        cells = [r["workload"], f"{r['primal'] * 1e6:.{digits}f}", f"{r['irad'] * 1e6:.{digits}f}",
+                 f"{r['irad'] / r['primal']:.1f}×"]
+        cells += [f"{r[a] * 1e6:.1f}" for a in anchors]
+        cells += [f"{r[a] / r['irad']:.1f}×" for a in anchors]
+        cells += [f"{r['irad compile'] * 1e3:.0f}"]
+        print("| " + " | ".join(cells) + " |")

@@ -1,0 +1,411 @@
+"""The tensor part of the Python backend: tensor ops as vectorised numpy.
+
+A tensor value at run time is a numpy array of its dtype (float32 stays
+float32). Tensors have value semantics in the IR, so generated code never
+writes into an array it did not just copy; constant arrays are read-only to
+guarantee it. Every op is one numpy call: there are no per-element loops.
+
+`ARRAY_OPS` maps an op name to an emitter returning the Python expression of
+its result, like EXPRESSION_OPS in python.py, which consults this table for
+any op with a tensor operand or result. `linalg.generic` (elementwise
+comparisons, selects, casts) is translated op by op on whole arrays.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import arith, tensor
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    MemRefType,
+    NoneAttr,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    TensorType,
+)
+from xdsl.ir import Attribute, Operation
+
+from irad.passes.tensor_ir import DYNAMIC, REDUCTIONS
+
+# ---- tensors on the tape (passes/loops.py) -------------------------------------
+# A subview of the tape (a Python list) is `(list, start)`; a static buffer is
+# a numpy array. A tensor's record keeps the flat array itself in its first
+# slot (the other slots it reserves stay unused), so pushing and reading it
+# back is one array copy, not one Python float per element.
+
+
+def is_tape_view(t: Attribute) -> bool:
+    return isinstance(t, MemRefType) and not isinstance(t.layout, NoneAttr) and t.has_static_shape()
+
+
+def is_buffer(t: Attribute) -> bool:
+    return isinstance(t, MemRefType) and isinstance(t.layout, NoneAttr) and t.has_static_shape()
+
+
+def _subview(tr, op):
+    (offset,) = [tr.value(v) for v in op.offsets]
+    return f"({tr.value(op.source)}, {offset})"
+
+
+def emit_copy(tr, op) -> None:
+    source, dest = tr.operands(op)
+    if is_tape_view(op.destination.type):  # into a record of the tape
+        tr.line(f"{dest}[0][{dest}[1]] = {source}")  # arrays are never written in place
+    else:
+        tr.line(f"{dest}[:] = {source}[0][{source}[1]]")
+
+
+def emit_static_alloc(tr, op) -> None:
+    t = op.results[0].type
+    tr.line(f"{tr.define(op.results[0])} = np.empty({tuple(t.get_shape())!r}, dtype={dtype_name(t)})")
+
+
+TAPE_EXPRESSIONS: dict[str, Callable] = {
+    "memref.subview": _subview,
+    "bufferization.to_buffer": lambda tr, op: f"np.ravel({tr.value(op.tensor)})",
+    "bufferization.to_tensor": lambda tr, op: tr.value(op.memref),
+}
+
+
+def is_tensor(t: Attribute) -> bool:
+    return isinstance(t, TensorType)
+
+
+def has_tensor(op: Operation) -> bool:
+    return any(isinstance(v.type, TensorType) for v in (*op.operands, *op.results))
+
+
+def dtype_name(t: Attribute) -> str:
+    elem = t.element_type if isinstance(t, (TensorType, MemRefType)) else t
+    if isinstance(elem, Float64Type):
+        return "np.float64"
+    if isinstance(elem, Float32Type):
+        return "np.float32"
+    if isinstance(elem, IntegerType) and elem.width.data == 1:
+        return "np.bool_"
+    return "np.int64"
+
+
+def is_supported_tensor(t: Attribute) -> bool:
+    return isinstance(t, TensorType) and all(d >= 0 for d in t.get_shape())
+
+
+def argument_converter(t: TensorType) -> str:
+    return f"_array_of_{dtype_name(t)[3:]}"
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
+
+
+def _insert(dest: np.ndarray, index: tuple, value: Any) -> np.ndarray:
+    """A copy of `dest` with `dest[index] = value` (tensor.insert / insert_slice)."""
+    out = np.array(dest)
+    out[index] = value
+    return out
+
+
+def owned(x: Any) -> Any:
+    """A result handed to the user: a fresh writable array, never a view or a constant."""
+    return np.array(x) if isinstance(x, np.ndarray) else x
+
+
+NAMESPACE: dict[str, Any] = {
+    "np": np,
+    "_frozen": _frozen,
+    "_insert": _insert,
+    "_array_of_float64": lambda x: np.asarray(x, dtype=np.float64),
+    "_array_of_float32": lambda x: np.asarray(x, dtype=np.float32),
+    "_array_of_int64": lambda x: np.asarray(x, dtype=np.int64),
+    "_array_of_bool_": lambda x: np.asarray(x, dtype=np.bool_),
+}
+
+
+def constant_initializer(attr: DenseIntOrFPElementsAttr, t: TensorType) -> str:
+    from irad.backends.python import _float_literal
+
+    dims = tuple(t.get_shape())
+    dtype = dtype_name(t)
+    values = attr.get_values()
+    if values and all(v == values[0] for v in values) and not (isinstance(values[0], float) and math.isnan(values[0])):
+        fill = _float_literal(values[0]) if isinstance(values[0], float) else repr(values[0])
+        return f"_frozen(np.full({dims!r}, {fill}, dtype={dtype}))"
+    items = ", ".join(_float_literal(v) if isinstance(v, float) else repr(v) for v in values)
+    return f"_frozen(np.array([{items}], dtype={dtype}).reshape({dims!r}))"
+
+
+# ---- emitters ---------------------------------------------------------------
+Emitter = Callable[[Any, Operation], str]
+
+
+def _call(fn: str) -> Emitter:
+    return lambda tr, op: f"{fn}({', '.join(tr.operands(op))})"
+
+
+def _infix(symbol: str) -> Emitter:
+    def emit(tr, op):
+        a, b = tr.operands(op)
+        return f"({a} {symbol} {b})"
+
+    return emit
+
+
+def _constant(tr, op):
+    return tr.constant(constant_initializer(op.value, op.result.type))
+
+
+def _astype(tr, op):
+    (x,) = tr.operands(op)
+    return f"{x}.astype({dtype_name(op.results[0].type)})"
+
+
+def _splat(tr, op):
+    t = op.result.type
+    if implicitly_broadcast(op):  # numpy broadcasts the number itself
+        if isinstance(t.element_type, Float32Type):
+            return f"np.float32({tr.value(op.input)})"  # keeps float32 arithmetic float32
+        return tr.value(op.input)
+    return f"np.full({tuple(t.get_shape())!r}, {tr.value(op.input)}, dtype={dtype_name(t)})"
+
+
+def _reshape(tr, op):
+    return f"{tr.value(op.source)}.reshape({tuple(op.result.type.get_shape())!r})"
+
+
+def _scalar(op: Operation, expr: str) -> str:
+    t = op.results[0].type
+    if isinstance(t, IntegerType):
+        return f"bool({expr})" if t.width.data == 1 else f"int({expr})"
+    return f"_f64({expr})"  # a Python float (np.float64 in the IEEE namespace)
+
+
+def _index_tuple(tr, indices) -> str:
+    return "(" + "".join(f"{tr.value(i)}, " for i in indices) + ")"
+
+
+def _extract(tr, op):
+    return _scalar(op, f"{tr.value(op.tensor)}[{_index_tuple(tr, op.indices)}]")
+
+
+def _insert_element(tr, op):
+    return f"_insert({tr.value(op.dest)}, {_index_tuple(tr, op.indices)}, {tr.value(op.scalar)})"
+
+
+def _slices(tr, op) -> str:
+    """The numpy index of an extract_slice/insert_slice: `a:b, c:d:2, `."""
+    dynamic = iter(op.offsets)
+    parts = []
+    for offset, size, stride in zip(
+        op.static_offsets.get_values(), op.static_sizes.get_values(), op.static_strides.get_values()
+    ):
+        span = (size - 1) * stride + 1 if size else 0
+        if offset == DYNAMIC:
+            start = tr.value(next(dynamic))
+            stop = f"{start} + {span}"
+        else:
+            start, stop = str(offset), str(offset + span)
+        parts.append(f"{start}:{stop}" + (f":{stride}" if stride != 1 else ""))
+    return "".join(p + ", " for p in parts)
+
+
+def _extract_slice(tr, op):
+    return f"{tr.value(op.source)}[{_slices(tr, op)}]"  # a view: never written to
+
+
+def _insert_slice(tr, op):
+    dest = op.dest
+    if isinstance(dest.owner, tensor.EmptyOp) and tuple(op.static_sizes.get_values()) == tuple(
+        dest.type.get_shape()
+    ):
+        return f"{tr.value(op.source)}.reshape({tuple(dest.type.get_shape())!r})"  # a whole copy
+    if isinstance(dest.owner, tensor.EmptyOp):
+        raise tr.error(op, "a partial insert_slice into tensor.empty is not supported")
+    source = f"{tr.value(op.source)}.reshape({tuple(op.static_sizes.get_values())!r})"
+    return f"_insert({tr.value(dest)}, np.s_[{_slices(tr, op)}], {source})"
+
+
+def _concat(tr, op):
+    return f"np.concatenate(({''.join(v + ', ' for v in tr.operands(op))}), axis={op.dim.value.data})"
+
+
+def _from_elements(tr, op):
+    t = op.result.type
+    return f"np.array([{', '.join(tr.operands(op))}], dtype={dtype_name(t)}).reshape({tuple(t.get_shape())!r})"
+
+
+def _broadcast(tr, op):
+    out = tuple(op.results[0].type.get_shape())
+    expanded = _smallest_shape(op.results[0])
+    if implicitly_broadcast(op):
+        return f"{tr.value(op.input)}.reshape({expanded!r})"  # numpy broadcasts it in its user
+    return f"np.broadcast_to({tr.value(op.input)}.reshape({expanded!r}), {out!r})"
+
+
+_REDUCE_FUNCTIONS = {
+    arith.AddfOp: ("sum", "np.add"),
+    arith.MulfOp: ("prod", "np.multiply"),
+    arith.MaximumfOp: ("max", "np.maximum"),
+    arith.MinimumfOp: ("min", "np.minimum"),
+}
+
+
+def _is_splat_of(value, number: float) -> bool:
+    owner = value.owner
+    if not isinstance(owner, arith.ConstantOp) or not isinstance(owner.value, DenseIntOrFPElementsAttr):
+        return False
+    values = owner.value.get_values()
+    return all(v == number for v in values)
+
+
+def _reduce(tr, op):
+    combiner = type(next(iter(op.regions[0].block.ops)))
+    if combiner not in _REDUCE_FUNCTIONS:
+        raise tr.error(op, f"reduction by {combiner.name} is not supported")
+    method, combine_fn = _REDUCE_FUNCTIONS[combiner]
+    axes = tuple(op.dimensions.get_values())
+    reduced = f"{tr.value(op.operands[0])}.{method}(axis={axes!r})"
+    init = op.operands[1]
+    if _is_splat_of(init, REDUCTIONS[combiner]):
+        return reduced  # a full reduction gives a numpy scalar, which serves as a 0-d array
+    return f"{combine_fn}({tr.value(init)}, {reduced})"
+
+
+def _transpose(tr, op):
+    return f"{tr.value(op.operands[0])}.transpose({tuple(op.permutation.get_values())!r})"
+
+
+def _matmul(tr, op):
+    a, b, init = tr.operands(op)
+    if _is_splat_of(op.operands[2], 0.0):
+        return f"({a} @ {b})"
+    return f"({init} + {a} @ {b})"
+
+
+# Ops inside an elementwise linalg.generic, on whole arrays.
+_CMP = {"oeq": "==", "ogt": ">", "oge": ">=", "olt": "<", "ole": "<=", "une": "!=",
+        "eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">="}
+
+
+def _generic(tr, op):
+    from irad.backends.python import _float_literal
+
+    body = op.regions[0].block
+    values: dict = {arg: tr.value(v) for arg, v in zip(body.args, op.inputs)}
+    result = None
+    for inner in body.ops:
+        # values from outside the body (a constant hoisted out of it) are plain values
+        args = [values[v] if v in values else tr.value(v) for v in inner.operands]
+        name = inner.name
+        if name == "linalg.yield":
+            result = args[0]
+            break
+        if name == "arith.constant":
+            expr = _float_literal(inner.value.value.data) if isinstance(inner.value.value.data, float) else repr(inner.value.value.data)
+        elif name == "arith.cmpf":
+            predicate = arith.CMPF_COMPARISON_OPERATIONS[inner.predicate.value.data]
+            expr = f"({args[0]} {_CMP[predicate]} {args[1]})"
+        elif name == "arith.cmpi":
+            predicate = arith.CMPI_COMPARISON_OPERATIONS[inner.predicate.value.data]
+            expr = f"({args[0]} {_CMP[predicate]} {args[1]})"
+        elif name == "arith.select":
+            expr = f"np.where({args[0]}, {args[1]}, {args[2]})"
+        elif name in ("arith.uitofp", "arith.sitofp"):
+            expr = f"np.asarray({args[0]}).astype({dtype_name(inner.results[0].type)})"
+        elif name in ("arith.addf", "arith.addi", "arith.subf", "arith.mulf"):
+            expr = f"({args[0]} {'+' if 'add' in name else '-' if 'sub' in name else '*'} {args[1]})"
+        else:
+            raise tr.error(op, f"the op {name} inside linalg.generic is not supported")
+        local = tr.fresh_local()
+        tr.line(f"{local} = {expr}")
+        values[inner.results[0]] = local
+    if _has_full_operand(op, op.inputs):
+        return result
+    return f"np.broadcast_to({result}, {tuple(op.results[0].type.get_shape())!r})"
+
+
+# ---- implicit broadcasting ------------------------------------------------------
+# np.broadcast_to costs microseconds. A broadcast (or splat) whose every user is
+# an elementwise op that gets its full result shape from numpy's own
+# broadcasting, even if all its broadcast operands stay unexpanded, is left
+# unexpanded: `x.reshape(...)` with size-1 axes, or the number itself.
+_ELEMENTWISE_BINARY = frozenset(
+    {"arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.maximumf", "arith.minimumf"}
+)
+
+
+def _is_elementwise(op: Operation) -> bool:
+    name = op.name
+    return name in _ELEMENTWISE_BINARY or name == "linalg.generic" or (
+        name.startswith("math.") and len(op.operands) == 2
+    )
+
+
+def _smallest_shape(v) -> tuple[int, ...]:
+    """The shape `v` has at run time if every broadcast stays unexpanded."""
+    owner = v.owner
+    if isinstance(owner, Operation) and owner.name == "tensor.splat":
+        return ()
+    if isinstance(owner, Operation) and owner.name == "linalg.broadcast":
+        added = set(owner.dimensions.get_values())
+        return tuple(1 if d in added else n for d, n in enumerate(v.type.get_shape()))
+    return tuple(v.type.get_shape()) if isinstance(v.type, TensorType) else ()
+
+
+def _has_full_operand(user: Operation, inputs) -> bool:
+    """numpy's broadcasting of `inputs` gives `user`'s result shape."""
+    shapes = [_smallest_shape(v) for v in inputs]
+    return np.broadcast_shapes(*shapes) == tuple(user.results[0].type.get_shape())
+
+
+def implicitly_broadcast(op: Operation) -> bool:
+    for use in op.results[0].uses:
+        user = use.operation
+        if not _is_elementwise(user):
+            return False
+        inputs = user.inputs if user.name == "linalg.generic" else user.operands
+        if not _has_full_operand(user, inputs):
+            return False
+    return True
+
+
+_MATH = {
+    "sin": "np.sin", "cos": "np.cos", "tan": "np.tan", "exp": "np.exp", "log": "np.log",
+    "log1p": "np.log1p", "expm1": "np.expm1", "sqrt": "np.sqrt", "tanh": "np.tanh",
+    "sinh": "np.sinh", "cosh": "np.cosh", "atan": "np.arctan", "asin": "np.arcsin",
+    "acos": "np.arccos", "log2": "np.log2", "log10": "np.log10", "absf": "np.abs",
+    "powf": "np.power", "atan2": "np.arctan2", "copysign": "np.copysign", "exp2": "np.exp2",
+}
+
+ARRAY_OPS: dict[str, Emitter] = {
+    "arith.constant": _constant,
+    "arith.addf": _infix("+"),
+    "arith.subf": _infix("-"),
+    "arith.mulf": _infix("*"),
+    "arith.divf": _infix("/"),
+    "arith.negf": lambda tr, op: f"(-{tr.value(op.operands[0])})",
+    "arith.maximumf": _call("np.maximum"),
+    "arith.minimumf": _call("np.minimum"),
+    "arith.extf": _astype,
+    "arith.truncf": _astype,
+    **{f"math.{name}": _call(fn) for name, fn in _MATH.items()},
+    "tensor.empty": lambda tr, op: "None",  # only ever an init that ops overwrite
+    "tensor.splat": _splat,
+    "tensor.reshape": _reshape,
+    "tensor.extract": _extract,
+    "tensor.insert": _insert_element,
+    "tensor.extract_slice": _extract_slice,
+    "tensor.insert_slice": _insert_slice,
+    "tensor.concat": _concat,
+    "tensor.from_elements": _from_elements,
+    "linalg.broadcast": _broadcast,
+    "linalg.reduce": _reduce,
+    "linalg.transpose": _transpose,
+    "linalg.matmul": _matmul,
+    "linalg.generic": _generic,
+}

@@ -1,0 +1,952 @@
+"""Lowering of numpy arrays: operators, indexing, in-place writes and the
+numpy functions irad knows (the table `NUMPY`).
+
+A numpy array of static shape is a ranked tensor. Everything lowers to the
+tensor IR of passes/tensor_ir.py, with broadcasting made explicit, so every op
+has a simple adjoint. Shapes, axes and dtypes are known while lowering: they
+are `Static` values (`x.shape` is a static tuple, `len(x)` a static int), and
+arithmetic and comparisons of static ints are evaluated statically, so a rule
+can decline on a shape (`if x.shape[0] < 8: return None`).
+
+In-place writes (`y[i] = v`, `y[a:b] += v`) become value-semantic tensor
+updates that rebind the variable. They are only allowed on arrays the function
+created itself (a fresh result of a numpy function or of arithmetic) and bound
+to one name; writing to an argument, a view or an alias is an error, since
+value semantics would then differ from numpy's.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import math
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects import arith, tensor
+from xdsl.dialects import math as mathd
+from xdsl.dialects.builtin import IndexType, TensorType
+from xdsl.ir import Attribute, Block, BlockArgument, SSAValue
+
+from irad.frontend.values import Static
+from irad.frontend.types import F32, F64, I1, I64, is_bool, is_float, is_int
+from irad.passes import tensor_ir as T
+
+INDEX = IndexType()
+
+
+@dataclass(frozen=True)
+class BoundMethod:
+    """`x.sum` and friends: a numpy function with the array as first argument."""
+
+    fn: object
+    array: SSAValue
+
+
+def is_array(v) -> bool:
+    return isinstance(v, SSAValue) and isinstance(v.type, TensorType)
+
+
+def is_numpy_callable(obj) -> bool:
+    """A function of the numpy namespace (which irad handles or rejects by name)."""
+    if isinstance(obj, np.ufunc):
+        return True
+    module = getattr(obj, "__module__", None) or ""
+    return callable(obj) and not isinstance(obj, type) and module.split(".")[0] == "numpy"
+
+
+_DTYPES: dict[object, Attribute] = {
+    np.float64: F64, float: F64, np.float32: F32, np.int64: I64, int: I64,
+    np.bool_: I1, bool: I1,
+}
+
+
+def numpy_name(fn) -> str:
+    if isinstance(fn, str):
+        return fn
+    module = getattr(fn, "__module__", None) or "numpy"
+    return f"{module}.{getattr(fn, '__name__', repr(fn))}"
+
+
+class ArrayLowering:
+    """The numpy part of one FunctionLowering (`fl`), which owns env and errors."""
+
+    def __init__(self, fl) -> None:
+        self.fl = fl
+        self.fresh: set[SSAValue] = set()  # arrays this function created: writable
+
+    @property
+    def em(self):
+        return self.fl.em
+
+    def error(self, node, message: str, hint: str = ""):
+        return self.fl.src.error(node, message, hint)
+
+    def new(self, v: SSAValue) -> SSAValue:
+        """Mark a freshly created array (numpy would return a new array)."""
+        self.fresh.add(v)
+        return v
+
+    def carried(self, results, *sources) -> None:
+        """Values control flow merges (scf.if/for/while results, loop-carried block
+        arguments) stay writable where every value they stand for was."""
+        for k, v in enumerate(results):
+            if all(k < len(s) and s[k] in self.fresh for s in sources):
+                self.fresh.add(v)
+
+    # ---- static values ----------------------------------------------------
+    def static(self, value, node, what: str):
+        """A value known while lowering: Static objects, literal constants, tuples of them."""
+        known, obj = _known(value)
+        if not known:
+            raise self.error(node, f"{what} must be known while lowering (a constant or a shape)")
+        return obj
+
+    @staticmethod
+    def is_static(value) -> bool:
+        return _known(value)[0]
+
+    def static_axes(self, axis, rank: int, node) -> tuple[int, ...]:
+        axis = self.static(axis, node, "the axis")
+        if axis is None:
+            return tuple(range(rank))
+        axes = axis if isinstance(axis, tuple) else (axis,)
+        out = []
+        for a in axes:
+            if not isinstance(a, int) or not -rank <= a < rank:
+                raise self.error(node, f"axis {a} is out of bounds for an array of rank {rank}")
+            out.append(a % rank)
+        return tuple(sorted(set(out)))
+
+    # ---- conversions --------------------------------------------------------
+    def to_element(self, v: SSAValue, elem: Attribute) -> SSAValue:
+        """Convert a number or array to element type `elem` (float)."""
+        em = self.em
+        if not is_array(v):
+            if is_float(v.type) and v.type != elem and elem == F32:
+                return em.op(arith.TruncFOp(v, F32))  # a Python float is weak, as in numpy
+            return em.to_float(v, elem)
+        src = T.element(v)
+        if src == elem:
+            return v
+        if is_float(src):
+            cast = arith.TruncFOp if elem == F32 else arith.ExtFOp
+            return em.op(cast(v, TensorType(elem, T.shape(v))))
+        return T.to_float(em, v, elem)
+
+    def result_element(self, values) -> Attribute:
+        """numpy's result dtype for floats: arrays decide, f32 unless an f64 array joins."""
+        arrays = [T.element(v) for v in values if is_array(v)]
+        if F64 in arrays:
+            return F64
+        if F32 in arrays:
+            return F32
+        return F64
+
+    def broadcast(self, node, *values: SSAValue) -> list[SSAValue]:
+        dims = T.broadcast_shapes(*(T.shape(v) for v in values))
+        if dims is None:
+            shown = " and ".join(str(T.shape(v)) for v in values)
+            raise self.error(node, f"shapes {shown} cannot be broadcast together")
+        return [T.broadcast_to(self.em, v, dims) for v in values]
+
+    def floats(self, node, *values: SSAValue) -> list[SSAValue]:
+        """Bring operands to a common float dtype and a common shape."""
+        elem = self.result_element(values)
+        return self.broadcast(node, *(self.to_element(v, elem) for v in values))
+
+    # ---- operators ------------------------------------------------------------
+    def binary(self, op: ast.operator, a: SSAValue, b: SSAValue, node) -> SSAValue:
+        if isinstance(op, ast.MatMult):
+            return self.matmul(a, b, node)
+        classes = {ast.Add: arith.AddfOp, ast.Sub: arith.SubfOp, ast.Mult: arith.MulfOp, ast.Div: arith.DivfOp}
+        if isinstance(op, ast.Pow):
+            return self.power(a, b, node)
+        cls = classes.get(type(op))
+        if cls is None:
+            raise self.error(node, f"the operator {type(op).__name__} on arrays is not supported")
+        if not isinstance(op, ast.Div) and not any(is_float(T.element(v)) for v in (a, b)):
+            # numpy keeps int arrays int; irad's arrays of ints only index and compare
+            raise self.error(node, "arithmetic on int or bool arrays is not supported",
+                             "convert to float first, e.g. idx * 1.0 or np.array(idx, dtype=np.float64)")
+        x, y = self.floats(node, a, b)
+        return self.new(self.em.op(cls(x, y)))
+
+    def power(self, a: SSAValue, b: SSAValue, node) -> SSAValue:
+        known, n = _known(b)
+        if known and type(n) is int and abs(n) <= 8:  # x ** 2, x ** -1: multiplications
+            (x,) = self.floats(node, a)
+            result = None
+            for _ in range(abs(n)):
+                result = x if result is None else self.em.op(arith.MulfOp(result, x))
+            one = T.dense(self.em, 1.0, x.type) if is_array(x) else self.em.const(1.0, x.type)
+            if result is None:
+                return self.new(one)
+            return self.new(self.em.op(arith.DivfOp(one, result)) if n < 0 else result)
+        x, y = self.floats(node, a, b)
+        return self.new(self.em.op(mathd.PowFOp(x, y)))
+
+    def negate(self, x: SSAValue, node) -> SSAValue:
+        (x,) = self.floats(node, x)
+        return self.new(self.em.op(arith.NegfOp(x)))
+
+    def compare(self, predicate: str, a: SSAValue, b: SSAValue, node) -> SSAValue:
+        x, y = self.floats(node, a, b)
+        return self.new(T.compare(self.em, predicate, x, y))
+
+    def matmul(self, a: SSAValue, b: SSAValue, node) -> SSAValue:
+        em = self.em
+        if not is_array(a) or not is_array(b):
+            x, y = self.floats(node, a, b)
+            return self.new(em.op(arith.MulfOp(x, y)))
+        elem = self.result_element([a, b])
+        a, b = self.to_element(a, elem), self.to_element(b, elem)
+        sa, sb = T.shape(a), T.shape(b)
+        if len(sa) > 2 or len(sb) > 2:
+            raise self.error(node, "matmul/dot of arrays of rank above 2 is not supported",
+                             "reshape to matrices, or use a loop over the batch")
+        if sa[-1] != sb[0]:
+            raise self.error(node, f"matmul: shapes {sa} and {sb} are not aligned")
+        if len(sa) == 1 and len(sb) == 1:
+            return T.reduce_all(em, em.op(arith.MulfOp(a, b)))
+        x = T.reshape(em, a, (1, sa[0])) if len(sa) == 1 else a
+        y = T.reshape(em, b, (sb[0], 1)) if len(sb) == 1 else b
+        out = T.matmul(em, x, y)
+        dims = tuple(T.shape(out)[i] for i, keep in enumerate((len(sa) == 2, len(sb) == 2)) if keep)
+        return self.new(T.reshape(em, out, dims))
+
+    # ---- attributes and methods -----------------------------------------------
+    def attribute(self, x: SSAValue, name: str, node):
+        dims = T.shape(x)
+        if name == "shape":
+            return Static(dims)
+        if name == "ndim":
+            return Static(len(dims))
+        if name == "size":
+            return Static(math.prod(dims))
+        if name == "T":
+            return T.transpose(self.em, x, list(reversed(range(len(dims)))))
+        if name in _METHODS:
+            return Static(BoundMethod(_METHODS[name], x))
+        if name == "astype":
+            return Static(BoundMethod("ndarray.astype", x))
+        raise self.error(node, f"the array attribute or method `.{name}` is not supported",
+                         "see docs/arrays.md for the supported numpy surface")
+
+    # ---- calls ------------------------------------------------------------------
+    def call(self, fn, node: ast.Call, bound: SSAValue | None = None):
+        entry = NUMPY.get(fn)
+        if entry is None:
+            raise self.error(
+                node, f"the numpy function {numpy_name(fn)} is not supported by irad",
+                "see docs/arrays.md for the supported functions; register a rule with "
+                "@irad.rrule for it, or write it with supported functions",
+            )
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            raise self.error(node, f"*args / **kwargs in a call to {numpy_name(fn)} are not supported")
+        args = [self.argument(a) for a in node.args]
+        if bound is not None:
+            args.insert(0, bound)
+        kwargs = {k.arg: self.argument(k.value) for k in node.keywords}
+        handler, params = entry
+        bound_args = self.bind(fn, params, args, kwargs, node)
+        if self.fl.owner.has_rules(fn) and all(isinstance(v, SSAValue) for v in args) and not kwargs:
+            # the pass must meet a call op to consult the rule table
+            return self.fl.call(fn, list(args), node)
+        return handler(self, node, *bound_args)
+
+    def argument(self, node: ast.expr):
+        """An argument: a value, or a list/tuple literal of values (for shapes, sequences)."""
+        if isinstance(node, ast.List):
+            return tuple(self.argument(e) for e in node.elts)
+        if isinstance(node, ast.Constant) and node.value is None:
+            return Static(None)
+        return self.fl.expr(node)
+
+    def bind(self, fn, params: tuple[str, ...], args, kwargs, node) -> list:
+        names = [p.lstrip("?") for p in params]
+        required = [p for p in params if not p.startswith("?")]
+        if len(args) > len(params):
+            raise self.error(node, f"{numpy_name(fn)} takes at most {len(params)} arguments here")
+        values = dict(zip(names, args))
+        for k, v in kwargs.items():
+            if k not in names or k in values:
+                raise self.error(node, f"{numpy_name(fn)}: unsupported or repeated argument '{k}'",
+                                 f"supported: {', '.join(names)}")
+            values[k] = v
+        for p in required:
+            if p not in values:
+                raise self.error(node, f"{numpy_name(fn)} needs the argument '{p}'")
+        return [values.get(n, Static(None)) for n in names]
+
+    def value(self, v, node) -> SSAValue:
+        return self.fl.as_number(v, node)
+
+    def array(self, v, node) -> SSAValue:
+        """A numpy argument as an SSA value (a number or an array)."""
+        if isinstance(v, tuple):
+            return self.from_sequence(v, node)
+        return self.value(v, node)
+
+    def from_sequence(self, values: tuple, node) -> SSAValue:
+        """np.array([...]) of numbers: a constant, or tensor.from_elements."""
+        items = [self.array(v, node) for v in values]
+        if any(is_array(v) for v in items):
+            return self.stack_values(items, 0, node)
+        elem = self.result_element([]) if any(is_float(v.type) for v in items) else I64
+        items = [self.to_element(v, elem) if elem == F64 else self.em.to_int(v) for v in items]
+        return self.new(self.em.op(tensor.FromElementsOp(*items)))
+
+    def dtype(self, value, node, default: Attribute) -> Attribute:
+        obj = self.static(value, node, "dtype")
+        if obj is None:
+            return default
+        obj = getattr(obj, "type", obj) if isinstance(obj, np.dtype) else obj
+        if obj not in _DTYPES:
+            raise self.error(node, f"dtype {obj!r} is not supported", "use float64, float32, int64 or bool")
+        return _DTYPES[obj]
+
+    def shape_arg(self, value, node) -> tuple[int, ...]:
+        dims = self.static(value, node, "a shape")
+        dims = dims if isinstance(dims, tuple) else (dims,)
+        if not all(isinstance(d, int) and d >= 0 for d in dims):
+            raise self.error(node, f"the shape {dims} must be non-negative ints")
+        return dims
+
+    # ---- reductions -----------------------------------------------------------------
+    def reduction(self, x, axis, keepdims, node, combiner) -> SSAValue:
+        x = self.array(x, node)
+        if not is_array(x):
+            return self.to_element(x, F64) if not is_float(x.type) else x
+        (x,) = self.floats(node, x)
+        dims = T.shape(x)
+        axes = self.static_axes(axis, len(dims), node)
+        keep = self.static(keepdims, node, "keepdims")
+        if keep:
+            reduced = T.reduce(self.em, x, axes, combiner)
+            return self.new(T.reshape(self.em, reduced, [1 if i in axes else n for i, n in enumerate(dims)]))
+        if len(axes) == len(dims):
+            return T.reduce_all(self.em, x, combiner)
+        return self.new(T.reduce(self.em, x, axes, combiner))
+
+    def mean(self, x, axis, keepdims, node) -> SSAValue:
+        x = self.array(x, node)
+        total = self.reduction(x, axis, keepdims, node, arith.AddfOp)
+        if not is_array(x):
+            return total
+        axes = self.static_axes(axis, len(T.shape(x)), node)
+        count = math.prod(T.shape(x)[a] for a in axes)
+        divisor = self.em.const(float(count), T.element(total))
+        return self.binary(ast.Div(), total, divisor, node)
+
+    # ---- shapes ----------------------------------------------------------------------
+    def reshape_to(self, x: SSAValue, dims, node) -> SSAValue:
+        dims = list(dims)
+        size = math.prod(T.shape(x))
+        if dims.count(-1) == 1:
+            known = math.prod(d for d in dims if d != -1)
+            dims[dims.index(-1)] = size // known if known else 0
+        if math.prod(dims) != size or any(d < 0 for d in dims):
+            raise self.error(node, f"cannot reshape an array of shape {T.shape(x)} into {tuple(dims)}")
+        return T.reshape(self.em, x, dims)
+
+    def concat(self, items: list[SSAValue], axis: int, node) -> SSAValue:
+        elem = self.result_element(items)
+        items = [self.to_element(v, elem) for v in items]
+        ranks = {len(T.shape(v)) for v in items}
+        if not all(is_array(v) for v in items) or len(ranks) != 1:
+            raise self.error(node, "concatenate needs arrays of one rank")
+        rank = ranks.pop()
+        axis = self.static_axes(axis, rank, node)[0]
+        dims = [T.shape(v) for v in items]
+        if any(d[:axis] + d[axis + 1:] != dims[0][:axis] + dims[0][axis + 1:] for d in dims):
+            raise self.error(node, f"concatenate: shapes {dims} differ outside axis {axis}")
+        if len(items) == 1:
+            return items[0]
+        out = list(dims[0])
+        out[axis] = sum(d[axis] for d in dims)
+        return self.new(self.em.op(tensor.ConcatOp(items, axis, TensorType(elem, out))))
+
+    def stack_values(self, items: list[SSAValue], axis, node) -> SSAValue:
+        elem = self.result_element(items)
+        items = [self.to_element(v, elem) for v in items]
+        dims = {T.shape(v) for v in items}
+        if len(dims) != 1:
+            raise self.error(node, f"stack needs arrays of one shape, got {sorted(dims)}")
+        dims = dims.pop()
+        axis = self.static_axes(axis, len(dims) + 1, node)[0]
+        expanded = [T.reshape(self.em, self.as_tensor(v), dims[:axis] + (1,) + dims[axis:]) for v in items]
+        return self.concat(expanded, axis, node)
+
+    def as_tensor(self, v: SSAValue) -> SSAValue:
+        return v if is_array(v) else T.splat(self.em, v, (1,))
+
+    # ---- indexing ---------------------------------------------------------------------
+    def subscript(self, x: SSAValue, index_node: ast.expr, node) -> SSAValue:
+        plan = self.index_plan(x, index_node, node)
+        if plan.gather is not None:
+            return self.new(self.gather(x, plan.gather, node))
+        if plan.element:
+            return self.em.op(tensor.ExtractOp(x, plan.offsets, T.element(x)))
+        sliced = self.em.op(tensor.ExtractSliceOp(x, plan.offsets, plan.sizes, plan.strides,
+                                                   TensorType(T.element(x), plan.sizes)))
+        return T.reshape(self.em, sliced, plan.result_dims)
+
+    def assign_item(self, name: str, index_node: ast.expr, value, node) -> None:
+        """`name[index] = value` as a value-semantic update rebinding `name`."""
+        y = self.writable(name, node)
+        plan = self.index_plan(y, index_node, node)
+        if plan.gather is not None:
+            raise self.error(node, "assignment through an integer-array index is not supported",
+                             "write the elements one by one, or build the array with np.where")
+        v = self.to_element(self.value(value, node), T.element(y))
+        if plan.element:
+            if is_array(v):
+                raise self.error(node, "cannot assign an array to a single element")
+            updated = self.em.op(tensor.InsertOp(v, y, plan.offsets))
+        else:
+            target = tuple(plan.result_dims)
+            if T.broadcast_shapes(T.shape(v), target) != target:
+                raise self.error(node, f"cannot assign a value of shape {T.shape(v)} to a slice of shape {target}")
+            v = T.reshape(self.em, T.broadcast_to(self.em, v, target), plan.sizes)
+            updated = self.em.op(tensor.InsertSliceOp.get(
+                v, y, plan.sizes,
+                static_offsets=[o if isinstance(o, int) else T.DYNAMIC for o in plan.offsets],
+                static_strides=plan.strides,
+                offsets=[o for o in plan.offsets if not isinstance(o, int)],
+            ))
+        updated.name_hint = name
+        self.fl.env[name] = self.new(updated)
+
+    def writable(self, name: str, node) -> SSAValue:
+        y = self.fl.env.get(name)
+        if not is_array(y):
+            raise self.error(node, f"item assignment to '{name}', which is not an array")
+        if isinstance(y, BlockArgument) and y.owner is self.fl.block:  # the function's own
+            raise self.error(node, f"in-place write to the argument array '{name}'",
+                             f"copy it first: {name} = np.copy({name}) (irad would not "
+                             "update the caller's array, so this is rejected rather than "
+                             "differentiated differently from numpy)")
+        if y not in self.fresh:
+            raise self.error(node, f"in-place write to '{name}', which may be a view of another array",
+                             f"write to a fresh array: {name} = np.copy(...)")
+        aliases = [k for k, v in self.fl.env.items() if k != name and _holds(v, y)]
+        if aliases:
+            raise self.error(node, f"in-place write to '{name}', which is also bound to "
+                             f"{', '.join(repr(a) for a in aliases)}",
+                             "numpy would change both; copy it with np.copy first")
+        return y
+
+    def index_plan(self, x: SSAValue, index_node: ast.expr, node) -> _IndexPlan:
+        parts = list(index_node.elts) if isinstance(index_node, ast.Tuple) else [index_node]
+        dims = T.shape(x)
+        plan = _IndexPlan()
+        axis = 0
+        for part in parts:
+            if isinstance(part, ast.Constant) and part.value is None:
+                plan.result_dims.append(1)
+                continue
+            if axis >= len(dims):
+                raise self.error(node, f"too many indices for an array of rank {len(dims)}")
+            n = dims[axis]
+            if isinstance(part, ast.Slice):
+                offset, size, stride = self.slice_bounds(part, n, node)
+                plan.offsets.append(offset)
+                plan.sizes.append(size)
+                plan.strides.append(stride)
+                plan.result_dims.append(size)
+            else:
+                value = self.fl.expr(part)
+                if is_array(value):
+                    if len(parts) != 1:
+                        raise self.error(node, "an integer-array index must be the only index")
+                    plan.gather = value
+                    return plan
+                plan.offsets.append(self.int_index(value, n, part))
+                plan.sizes.append(1)
+                plan.strides.append(1)
+            axis += 1
+        for n in dims[axis:]:
+            plan.offsets.append(0)
+            plan.sizes.append(n)
+            plan.strides.append(1)
+            plan.result_dims.append(n)
+        plan.element = len(plan.result_dims) == 0 and all(s == 1 for s in plan.strides)
+        if plan.element:
+            plan.offsets = [self.index_value(o) for o in plan.offsets]
+        return plan
+
+    def index_value(self, o) -> SSAValue:
+        if isinstance(o, int):
+            return self.em.op(arith.ConstantOp.from_int_and_width(o, INDEX))
+        return o
+
+    def int_index(self, value, n: int, node):
+        """A static int (normalised) or a runtime index value (negatives wrap as in Python)."""
+        known, i = _known(value)
+        if known and type(i) is int:
+            if not -n <= i < n:
+                raise self.error(node, f"index {i} is out of bounds for an axis of size {n}")
+            return i % n
+        v = self.value(value, node)
+        if not is_int(v.type):
+            raise self.error(node, f"array indices must be ints, got a {v.type} value")
+        em = self.em
+        negative = em.op(arith.CmpiOp(v, em.const(0, I64), "slt"))
+        wrapped = em.op(arith.SelectOp(negative, em.op(arith.AddiOp(v, em.const(n, I64))), v))
+        return em.op(arith.IndexCastOp(wrapped, INDEX))
+
+    def slice_bounds(self, part: ast.Slice, n: int, node):
+        """(offset, size, stride): static, or a runtime start with `start + k` as the stop."""
+        step = 1 if part.step is None else self.static(self.fl.expr(part.step), node, "a slice step")
+        if not isinstance(step, int) or step <= 0:
+            raise self.error(node, "slices need a positive constant step")
+        lower = None if part.lower is None else self.fl.expr(part.lower)
+        upper = None if part.upper is None else self.fl.expr(part.upper)
+        if self.is_static(lower) and self.is_static(upper):
+            lo, hi = self.static(lower, node, ""), self.static(upper, node, "")
+            start, stop, _ = slice(lo, hi, step).indices(n)
+            return start, max(0, -(-(stop - start) // step)), step
+        length = _constant_offset(part.lower, part.upper)
+        if length is None or step != 1:
+            raise self.error(node, "a slice with a runtime start must look like x[i:i + k] "
+                             "with a constant k and step 1",
+                             "the shape of every array must be known while lowering")
+        start = self.value(lower, node)
+        if not is_int(start.type):
+            raise self.error(node, "slice bounds must be ints")
+        # numpy clamps; irad needs a static size, so the slice is clamped to fit
+        em = self.em
+        start = em.op(arith.MaxSIOp(em.op(arith.MinSIOp(start, em.const(n - length, I64))), em.const(0, I64)))
+        return em.op(arith.IndexCastOp(start, INDEX)), length, 1
+
+    def gather(self, x: SSAValue, idx: SSAValue, node) -> SSAValue:
+        """x[idx] for an int array idx: a one-hot matrix times x, so the adjoint is a matmul."""
+        if not is_int(T.element(idx)) or len(T.shape(idx)) != 1:
+            raise self.error(node, "integer-array indices must be 1-d int arrays")
+        em = self.em
+        (x,) = self.floats(node, x)
+        (k,), dims = T.shape(idx), T.shape(x)
+        n = dims[0]
+        positions = T.dense(em, np.broadcast_to(np.arange(n), (k, n)), TensorType(I64, [k, n]))
+        spread = T.broadcast_to(em, T.reshape(em, idx, (k, 1)), (k, n))
+        size = T.dense(em, n, TensorType(I64, [k, n]))
+        negative = T.elementwise(em, lambda b, a: _append(b, arith.CmpiOp(a[0], a[1], "slt")),
+                                 [spread, T.dense(em, 0, TensorType(I64, [k, n]))], I1)
+        wrapped = T.elementwise(em, lambda b, a: _append(b, arith.SelectOp(
+            a[0], _append(b, arith.AddiOp(a[1], a[2])), a[1])), [negative, spread, size], I64)
+        hits = T.elementwise(em, lambda b, a: _append(b, arith.CmpiOp(a[0], a[1], "eq")),
+                             [wrapped, positions], I1)
+        onehot = self.to_element(hits, T.element(x))
+        flat = T.reshape(em, x, (n, math.prod(dims[1:])))
+        return T.reshape(em, T.matmul(em, onehot, flat), (k, *dims[1:]))
+
+
+
+
+@dataclass
+class _IndexPlan:
+    """How an index reads or writes: per axis of the source an offset (int or
+    index value), a size and a stride; the result's shape (ints dropped, None
+    added); whether it is one element; or an int array to gather with."""
+
+    offsets: list = field(default_factory=list)
+    sizes: list = field(default_factory=list)
+    strides: list = field(default_factory=list)
+    result_dims: list = field(default_factory=list)
+    element: bool = False
+    gather: SSAValue | None = None
+
+
+def _known(value) -> tuple[bool, object]:
+    """(True, the Python value) when `value` is known while lowering; None is an omitted value."""
+    if value is None or isinstance(value, (int, float)):
+        return True, value
+    if isinstance(value, Static):
+        return True, value.obj
+    if isinstance(value, tuple):
+        parts = [_known(v) for v in value]
+        return all(k for k, _ in parts), tuple(v for _, v in parts)
+    if not isinstance(value, SSAValue) or isinstance(value.type, TensorType):
+        return False, None
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp):
+        raw = owner.value.value.data
+        return True, bool(raw) if is_bool(value.type) else raw
+    if isinstance(owner, (arith.SubiOp, arith.NegfOp)):  # -1 is 0 - 1 in the IR
+        parts = [_known(v) for v in owner.operands]
+        if all(k for k, _ in parts):
+            values = [v for _, v in parts]
+            return True, -values[0] if len(values) == 1 else values[0] - values[1]
+    return False, None
+
+
+def _holds(value, target) -> bool:
+    if isinstance(value, tuple):
+        return any(_holds(v, target) for v in value)
+    return value is target
+
+
+def _constant_offset(lower: ast.expr | None, upper: ast.expr | None) -> int | None:
+    """k when `upper` is the expression `lower + k` (k a literal int)."""
+    if lower is None or not isinstance(upper, ast.BinOp) or not isinstance(upper.op, ast.Add):
+        return None
+    if ast.dump(upper.left) != ast.dump(lower) or not isinstance(upper.right, ast.Constant):
+        return None
+    k = upper.right.value
+    return k if type(k) is int and k >= 0 else None
+
+
+def _append(block: Block, op) -> SSAValue:
+    block.add_op(op)
+    return op.results[0]
+
+
+class _WrapperSource:
+    """Errors inside a rule-table wrapper have no Python source to point at."""
+
+    def error(self, node, message: str, hint: str = ""):
+        from irad.errors import UnsupportedError
+
+        return UnsupportedError(message + (f"\n  hint: {hint}" if hint else ""))
+
+
+class _WrapperLowering:
+    """The part of FunctionLowering ArrayLowering uses, for a wrapper's body."""
+
+    def __init__(self, owner, em) -> None:
+        self.owner, self.em, self.env, self.src = owner, em, {}, _WrapperSource()
+
+    def as_number(self, value, node):
+        return value
+
+
+def lower_wrapper_body(owner, fn, em, args) -> SSAValue:
+    """The body of the function a rule-covered numpy call becomes: the op itself,
+    so the pass meets a call op where it consults the table (as for math.sin)."""
+    handler, params = NUMPY[fn]
+    padded = list(args) + [Static(None)] * (len(params) - len(args))
+    return handler(ArrayLowering(_WrapperLowering(owner, em)), None, *padded)
+
+
+# ---- the numpy table: function -> (handler, parameter names; "?" marks optional) ----
+Handler = Callable[..., object]
+NUMPY: dict[object, tuple[Handler, tuple[str, ...]]] = {}
+
+
+def numpy_function(*fns, params: tuple[str, ...]):
+    def register(handler: Handler) -> Handler:
+        for fn in fns:
+            NUMPY[fn] = (handler, params)
+        return handler
+
+    return register
+
+
+_UNARY = {
+    np.sin: mathd.SinOp, np.cos: mathd.CosOp, np.tan: mathd.TanOp, np.exp: mathd.ExpOp,
+    np.log: mathd.LogOp, np.log1p: mathd.Log1pOp, np.expm1: mathd.ExpM1Op,
+    np.sqrt: mathd.SqrtOp, np.tanh: mathd.TanhOp, np.abs: mathd.AbsFOp,
+    np.sinh: mathd.SinhOp, np.cosh: mathd.CoshOp, np.arctan: mathd.AtanOp,
+    np.log2: mathd.Log2Op, np.log10: mathd.Log10Op,
+}
+
+
+def _unary(op_class):
+    def handler(al: ArrayLowering, node, x):
+        (x,) = al.floats(node, al.array(x, node))
+        result = al.em.op(op_class(x))
+        return al.new(result) if is_array(result) else result
+
+    return handler
+
+
+for _fn, _cls in _UNARY.items():
+    NUMPY[_fn] = (_unary(_cls), ("x",))
+NUMPY[np.absolute] = NUMPY[np.abs]
+
+
+def _binary(op_class):
+    def handler(al: ArrayLowering, node, a, b):
+        x, y = al.floats(node, al.array(a, node), al.array(b, node))
+        result = al.em.op(op_class(x, y))
+        return al.new(result) if is_array(result) else result
+
+    return handler
+
+
+for _fn, _cls in {
+    np.add: arith.AddfOp, np.subtract: arith.SubfOp, np.multiply: arith.MulfOp,
+    np.divide: arith.DivfOp, np.maximum: arith.MaximumfOp, np.minimum: arith.MinimumfOp,
+    np.power: mathd.PowFOp, np.arctan2: mathd.Atan2Op,
+}.items():
+    NUMPY[_fn] = (_binary(_cls), ("x1", "x2"))
+NUMPY[np.true_divide] = NUMPY[np.divide]
+
+
+@numpy_function(np.negative, params=("x",))
+def _negative(al, node, x):
+    return al.negate(al.array(x, node), node)
+
+
+@numpy_function(np.square, params=("x",))
+def _square(al, node, x):
+    (x,) = al.floats(node, al.array(x, node))
+    result = al.em.op(arith.MulfOp(x, x))
+    return al.new(result) if is_array(result) else result
+
+
+@numpy_function(np.sign, params=("x",))
+def _sign(al, node, x):
+    (x,) = al.floats(node, al.array(x, node))
+    result = T.sign(al.em, x)
+    return al.new(result) if is_array(result) else result
+
+
+@numpy_function(np.where, params=("condition", "x", "y"))
+def _where(al, node, cond, x, y):
+    cond = al.array(cond, node)
+    if not is_bool(T.element(cond)):
+        raise al.error(node, "the condition of np.where must be a bool array (a comparison)")
+    x, y = al.floats(node, al.array(x, node), al.array(y, node))
+    cond, x, y = al.broadcast(node, cond, x, y)
+    return al.new(T.select(al.em, cond, x, y))
+
+
+@numpy_function(np.clip, params=("a", "a_min", "a_max"))
+def _clip(al, node, a, lo, hi):
+    x, lo_ = al.floats(node, al.array(a, node), al.array(lo, node))
+    x = al.em.op(arith.MaximumfOp(x, lo_))
+    x, hi_ = al.floats(node, x, al.array(hi, node))
+    result = al.em.op(arith.MinimumfOp(x, hi_))
+    return al.new(result) if is_array(result) else result
+
+
+def _reduction(combiner):
+    def handler(al, node, a, axis, keepdims):
+        return al.reduction(a, axis, keepdims, node, combiner)
+
+    return handler
+
+
+NUMPY[np.sum] = (_reduction(arith.AddfOp), ("a", "?axis", "?keepdims"))
+NUMPY[np.prod] = (_reduction(arith.MulfOp), ("a", "?axis", "?keepdims"))
+NUMPY[np.max] = NUMPY[np.amax] = (_reduction(arith.MaximumfOp), ("a", "?axis", "?keepdims"))
+NUMPY[np.min] = NUMPY[np.amin] = (_reduction(arith.MinimumfOp), ("a", "?axis", "?keepdims"))
+
+
+@numpy_function(np.mean, params=("a", "?axis", "?keepdims"))
+def _mean(al, node, a, axis, keepdims):
+    return al.mean(a, axis, keepdims, node)
+
+
+@numpy_function(np.dot, np.matmul, params=("a", "b"))
+def _dot(al, node, a, b):
+    return al.matmul(al.array(a, node), al.array(b, node), node)
+
+
+@numpy_function(np.outer, params=("a", "b"))
+def _outer(al, node, a, b):
+    a, b = al.array(a, node), al.array(b, node)
+    a = T.reshape(al.em, al.as_tensor(a), (math.prod(T.shape(al.as_tensor(a))), 1))
+    b = T.reshape(al.em, al.as_tensor(b), (1, math.prod(T.shape(al.as_tensor(b)))))
+    return al.binary(ast.Mult(), a, b, node)
+
+
+@numpy_function(np.trace, params=("a",))
+def _trace(al, node, a):
+    (a,) = al.floats(node, al.array(a, node))
+    if len(T.shape(a)) != 2:
+        raise al.error(node, "np.trace is supported for matrices")
+    eye = T.dense(al.em, np.eye(*T.shape(a)), a.type)
+    return T.reduce_all(al.em, al.em.op(arith.MulfOp(a, eye)))
+
+
+@numpy_function(np.transpose, params=("a", "?axes"))
+def _transpose(al, node, a, axes):
+    a = al.array(a, node)
+    rank = len(T.shape(a))
+    perm = al.static(axes, node, "axes")
+    perm = tuple(reversed(range(rank))) if perm is None else tuple(p % rank for p in perm)
+    if sorted(perm) != list(range(rank)):
+        raise al.error(node, f"axes {perm} are not a permutation of the array's axes")
+    return T.transpose(al.em, a, perm)
+
+
+@numpy_function(np.reshape, params=("a", "shape"))
+def _reshape(al, node, a, shape):
+    return al.reshape_to(al.array(a, node), al.shape_arg(shape, node), node)
+
+
+@numpy_function(np.ravel, params=("a",))
+def _ravel(al, node, a):
+    a = al.array(a, node)
+    return T.reshape(al.em, a, (math.prod(T.shape(a)),))
+
+
+@numpy_function(np.squeeze, params=("a", "?axis"))
+def _squeeze(al, node, a, axis):
+    a = al.array(a, node)
+    dims = T.shape(a)
+    if al.static(axis, node, "axis") is None:
+        axes = [i for i, n in enumerate(dims) if n == 1]
+    else:
+        axes = al.static_axes(axis, len(dims), node)
+        if any(dims[i] != 1 for i in axes):
+            raise al.error(node, "cannot squeeze an axis whose size is not 1")
+    return T.reshape(al.em, a, [n for i, n in enumerate(dims) if i not in axes])
+
+
+@numpy_function(np.expand_dims, params=("a", "axis"))
+def _expand_dims(al, node, a, axis):
+    a = al.array(a, node)
+    dims = list(T.shape(a))
+    axis = al.static_axes(axis, len(dims) + 1, node)[0]
+    return T.reshape(al.em, a, dims[:axis] + [1] + dims[axis:])
+
+
+@numpy_function(np.concatenate, params=("arrays", "?axis"))
+def _concatenate(al, node, arrays, axis):
+    if not isinstance(arrays, tuple):
+        raise al.error(node, "np.concatenate takes a list or tuple of arrays")
+    axis = 0 if al.static(axis, node, "axis") is None else axis
+    return al.concat([al.array(v, node) for v in arrays], axis, node)
+
+
+@numpy_function(np.stack, params=("arrays", "?axis"))
+def _stack(al, node, arrays, axis):
+    if not isinstance(arrays, tuple):
+        raise al.error(node, "np.stack takes a list or tuple of arrays")
+    axis = 0 if al.static(axis, node, "axis") is None else al.static(axis, node, "axis")
+    return al.stack_values([al.array(v, node) for v in arrays], axis, node)
+
+
+@numpy_function(np.array, np.asarray, params=("object", "?dtype"))
+def _array(al, node, obj, dtype):
+    x = al.array(obj, node)
+    elem = al.dtype(dtype, node, T.element(x))
+    if is_float(elem):
+        x = al.to_element(x, elem)
+    return al.new(x) if is_array(x) else x
+
+
+@numpy_function(np.copy, params=("a",))
+def _copy(al, node, a):
+    # value semantics: a copy is the same value, marked as a fresh (writable) array;
+    # the backend never mutates arrays in place
+    x = al.array(a, node)
+    if not is_array(x):
+        return x
+    return al.new(_copy_op(al, x))
+
+
+def _copy_op(al, x):
+    """A new SSA value equal to x: x inserted whole into a tensor.empty."""
+    empty = al.em.op(tensor.EmptyOp([], x.type))
+    return al.em.op(tensor.InsertSliceOp.get(x, empty, list(T.shape(x))))
+
+
+def _filled(al, node, dims, value: SSAValue | float, elem: Attribute) -> SSAValue:
+    if isinstance(value, (int, float)):
+        return al.new(T.dense(al.em, value, TensorType(elem, dims)))
+    v = al.to_element(value, elem) if is_float(elem) else al.em.to_int(value)
+    return al.new(T.splat(al.em, v, dims))
+
+
+@numpy_function(np.zeros, params=("shape", "?dtype"))
+def _zeros(al, node, shape, dtype):
+    return _filled(al, node, al.shape_arg(shape, node), 0.0, al.dtype(dtype, node, F64))
+
+
+@numpy_function(np.ones, params=("shape", "?dtype"))
+def _ones(al, node, shape, dtype):
+    return _filled(al, node, al.shape_arg(shape, node), 1.0, al.dtype(dtype, node, F64))
+
+
+@numpy_function(np.full, params=("shape", "fill_value", "?dtype"))
+def _full(al, node, shape, value, dtype):
+    v = al.value(value, node)
+    default = F64 if is_float(v.type) else v.type
+    return _filled(al, node, al.shape_arg(shape, node), v, al.dtype(dtype, node, default))
+
+
+def _like(fill):
+    def handler(al, node, a, dtype):
+        a = al.array(a, node)
+        return _filled(al, node, T.shape(a), fill, al.dtype(dtype, node, T.element(a)))
+
+    return handler
+
+
+NUMPY[np.zeros_like] = (_like(0.0), ("a", "?dtype"))
+NUMPY[np.ones_like] = (_like(1.0), ("a", "?dtype"))
+
+
+@numpy_function(np.full_like, params=("a", "fill_value", "?dtype"))
+def _full_like(al, node, a, value, dtype):
+    a = al.array(a, node)
+    return _filled(al, node, T.shape(a), al.value(value, node), al.dtype(dtype, node, T.element(a)))
+
+
+@numpy_function(np.arange, params=("start", "?stop", "?step", "?dtype"))
+def _arange(al, node, start, stop, step, dtype):
+    bounds = [al.static(v, node, "arange's bounds") for v in (start, stop, step)]
+    bounds = [b for b in bounds if b is not None]
+    values = np.arange(*bounds)
+    default = F64 if values.dtype.kind == "f" else I64
+    elem = al.dtype(dtype, node, default)
+    return al.new(T.dense(al.em, values, TensorType(elem, values.shape)))
+
+
+@numpy_function(np.eye, params=("N", "?M", "?dtype"))
+def _eye(al, node, n, m, dtype):
+    n, m = al.static(n, node, "N"), al.static(m, node, "M")
+    values = np.eye(n, m)
+    return al.new(T.dense(al.em, values, TensorType(al.dtype(dtype, node, F64), values.shape)))
+
+
+@numpy_function("ndarray.astype", params=("x", "dtype"))  # a method without a numpy function
+def _astype_handler(al, node, x, dtype):
+    x = al.array(x, node)
+    elem = al.dtype(dtype, node, T.element(x))
+    if not is_float(elem):
+        raise al.error(node, "astype to an int or bool dtype is not supported")
+    return al.new(al.to_element(x, elem)) if is_array(x) else al.to_element(x, elem)
+
+
+# methods of arrays: name -> the numpy function they call with the array first
+_METHODS = {
+    "sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod,
+    "dot": np.dot, "transpose": np.transpose, "ravel": np.ravel, "squeeze": np.squeeze,
+    "copy": np.copy, "clip": np.clip, "reshape": np.reshape,
+}
+
+
+def reshape_method(al: ArrayLowering, x: SSAValue, node: ast.Call):
+    """x.reshape(2, 3) or x.reshape((2, 3))."""
+    args = [al.argument(a) for a in node.args]
+    dims = al.static(args[0] if len(args) == 1 else tuple(args), node, "a shape")
+    dims = dims if isinstance(dims, tuple) else (dims,)
+    return al.reshape_to(x, dims, node)
+
+
+def builtin_on_array(al: ArrayLowering, fn, args, node):
+    """Python builtins applied to arrays: len, abs; None if `fn` is not one of them."""
+    if fn is builtins.len and len(args) == 1 and is_array(args[0]):
+        return Static(T.shape(args[0])[0])
+    if fn is builtins.abs and len(args) == 1 and is_array(args[0]):
+        return _unary(mathd.AbsFOp)(al, node, args[0])
+    return None
+
+
+STATIC_OPERATORS = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+    ast.Eq: operator.eq, ast.NotEq: operator.ne,
+}
+
+
+__all__ = ["ArrayLowering", "BoundMethod", "NUMPY", "is_array", "is_numpy_callable"]

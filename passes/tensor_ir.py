@@ -1,0 +1,251 @@
+"""Builders for the tensor IR irad uses for numpy arrays.
+
+Both the frontend (lowering numpy calls) and the array adjoints emit this IR,
+so it lives beside the passes (which never import the frontend). Every builder
+takes `b`, anything with an `op(operation) -> first result` method: the
+frontend's Emitter or the pass's PullbackBuilder.
+
+The vocabulary is small on purpose, so each op has a simple adjoint:
+elementwise `arith`/`math` ops on tensors of one shape; `linalg.generic` with
+identity maps for elementwise comparisons and selects (xDSL 0.75 builds
+`arith.cmpf`/`arith.select` for scalars only); `tensor.splat` and
+`linalg.broadcast` + `tensor.reshape` for numpy broadcasting, whose adjoint is
+`linalg.reduce` (the unbroadcast); `linalg.matmul`, `linalg.transpose`;
+`tensor.extract`/`insert`, `extract_slice`/`insert_slice` and `concat`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.dialects import arith, tensor
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    FloatAttr,
+    IndexType,
+    IntegerType,
+    TensorType,
+    i64,
+)
+from xdsl.dialects.linalg.attrs import IteratorTypeAttr
+from xdsl.dialects.linalg.ops import (
+    BroadcastOp,
+    GenericOp,
+    MatmulOp,
+    ReduceOp,
+    TransposeOp,
+    YieldOp,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineMap
+
+I1 = IntegerType(1)
+
+# linalg.reduce combiner -> its neutral element
+REDUCTIONS: dict[type, float] = {
+    arith.AddfOp: 0.0,
+    arith.MulfOp: 1.0,
+    arith.MaximumfOp: -np.inf,
+    arith.MinimumfOp: np.inf,
+}
+
+
+def shape(v: SSAValue) -> tuple[int, ...]:
+    t = v.type
+    return tuple(t.get_shape()) if isinstance(t, TensorType) else ()
+
+
+def element(v: SSAValue | Attribute) -> Attribute:
+    t = v.type if isinstance(v, SSAValue) else v
+    return t.element_type if isinstance(t, TensorType) else t
+
+
+def is_tensor(v: SSAValue) -> bool:
+    return isinstance(v.type, TensorType)
+
+
+def tensor_type(elem: Attribute, dims: Sequence[int]) -> TensorType:
+    return TensorType(elem, list(dims))
+
+
+def dense(b, values, type: TensorType) -> SSAValue:
+    """A constant tensor from a numpy array (or a splat from one number)."""
+    flat = np.asarray(values).ravel().tolist()
+    if isinstance(type.element_type, IntegerType) and type.element_type.width.data == 1:
+        flat = [int(bool(x)) for x in flat]
+    return b.op(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(type, flat)))
+
+
+def splat(b, scalar: SSAValue, dims: Sequence[int]) -> SSAValue:
+    return b.op(tensor.SplatOp(scalar, [], tensor_type(scalar.type, dims)))
+
+
+def reshape(b, x: SSAValue, dims: Sequence[int]) -> SSAValue:
+    dims = tuple(dims)
+    if isinstance(x.owner, tensor.ReshapeOp):  # a reshape of a reshape is one reshape
+        x = x.owner.source
+    if shape(x) == dims:
+        return x
+    spec = dense(b, np.array(dims, dtype=np.int64), tensor_type(i64, [len(dims)]))
+    return b.op(tensor.ReshapeOp(x, spec, tensor_type(element(x), dims)))
+
+
+def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        return None
+
+
+def broadcast_to(b, x: SSAValue, dims: Sequence[int]) -> SSAValue:
+    """numpy broadcasting made explicit: drop the size-1 axes that stretch
+    (tensor.reshape), then add the missing axes (linalg.broadcast)."""
+    dims = tuple(dims)
+    if not is_tensor(x):
+        return splat(b, x, dims) if dims else x
+    src = shape(x)
+    if src == dims:
+        return x
+    offset = len(dims) - len(src)
+    kept = [i for i, n in enumerate(src) if n == dims[offset + i]]
+    x = reshape(b, x, [src[i] for i in kept])
+    added = [d for d in range(len(dims)) if d - offset not in kept]
+    init = b.op(tensor.EmptyOp([], tensor_type(element(x), dims)))
+    return b.op(BroadcastOp(x, init, DenseArrayBase.from_list(i64, added)))
+
+
+def reduce(b, x: SSAValue, axes: Sequence[int], combiner: type = arith.AddfOp) -> SSAValue:
+    """linalg.reduce over `axes` (the axes disappear from the shape)."""
+    axes = sorted(set(axes))
+    if not axes:
+        return x
+    elem = element(x)
+    out = [n for i, n in enumerate(shape(x)) if i not in axes]
+    init = dense(b, REDUCTIONS[combiner], tensor_type(elem, out))
+    body = Block(arg_types=[elem, elem])
+    combined = combiner(body.args[0], body.args[1])
+    body.add_ops([combined, YieldOp(combined.result)])
+    return b.op(ReduceOp(x, init, DenseArrayBase.from_list(i64, axes), Region(body)))
+
+
+def extract_scalar(b, x: SSAValue) -> SSAValue:
+    """The element of a 0-d tensor."""
+    return b.op(tensor.ExtractOp(x, [], element(x)))
+
+
+def reduce_all(b, x: SSAValue, combiner: type = arith.AddfOp) -> SSAValue:
+    return extract_scalar(b, reduce(b, x, range(len(shape(x))), combiner))
+
+
+def unbroadcast(b, ct: SSAValue, target: Attribute) -> SSAValue:
+    """The adjoint of broadcasting to `ct`'s shape from a value of type
+    `target`: sum over the axes broadcasting added or stretched (ProjectTo)."""
+    if not isinstance(target, TensorType):
+        return reduce_all(b, ct) if is_tensor(ct) else ct
+    src, dims = tuple(target.get_shape()), shape(ct)
+    if src == dims:
+        return ct
+    offset = len(dims) - len(src)
+    axes = [d for d in range(len(dims)) if d < offset or src[d - offset] != dims[d]]
+    return reshape(b, reduce(b, ct, axes), src)
+
+
+def transpose(b, x: SSAValue, perm: Sequence[int]) -> SSAValue:
+    perm = list(perm)
+    if perm == list(range(len(perm))):
+        return x
+    dims = [shape(x)[p] for p in perm]
+    init = b.op(tensor.EmptyOp([], tensor_type(element(x), dims)))
+    return b.op(TransposeOp(x, init, DenseArrayBase.from_list(i64, perm)))
+
+
+def matmul(b, x: SSAValue, y: SSAValue) -> SSAValue:
+    out = tensor_type(element(x), [shape(x)[0], shape(y)[1]])
+    return b.op(MatmulOp([x, y], [dense(b, 0.0, out)]))
+
+
+def elementwise(
+    b,
+    body: Callable[[Block, Sequence[SSAValue]], SSAValue],
+    inputs: Sequence[SSAValue],
+    result_element: Attribute,
+) -> SSAValue:
+    """linalg.generic with identity maps over tensors of one shape; `body`
+    appends scalar ops to the block it is given and returns the yielded value."""
+    dims = shape(inputs[0])
+    out_type = tensor_type(result_element, dims)
+    init = b.op(tensor.EmptyOp([], out_type))
+    block = Block(arg_types=[*(element(v) for v in inputs), result_element])
+    result = body(block, block.args[: len(inputs)])
+    block.add_op(YieldOp(result))
+    identity = AffineMapAttr(AffineMap.identity(len(dims)))
+    op = GenericOp(
+        list(inputs), [init], Region(block), [identity] * (len(inputs) + 1),
+        [IteratorTypeAttr.parallel()] * len(dims), [out_type],
+    )
+    return b.op(op)
+
+
+def _append(block: Block, op: Operation) -> SSAValue:
+    block.add_op(op)
+    return op.results[0]
+
+
+def compare(b, predicate: str, x: SSAValue, y: SSAValue) -> SSAValue:
+    """arith.cmpf, elementwise on tensors."""
+    if not is_tensor(x):
+        return b.op(arith.CmpfOp(x, y, predicate))
+    return elementwise(b, lambda blk, a: _append(blk, arith.CmpfOp(a[0], a[1], predicate)), [x, y], I1)
+
+
+def select(b, cond: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
+    """arith.select, elementwise on tensors."""
+    if not is_tensor(x):
+        return b.op(arith.SelectOp(cond, x, y))
+    return elementwise(
+        b, lambda blk, a: _append(blk, arith.SelectOp(a[0], a[1], a[2])), [cond, x, y], element(x)
+    )
+
+
+def is_f32(v: SSAValue) -> bool:
+    return isinstance(element(v), Float32Type)
+
+
+DYNAMIC = -(2**63)  # a dynamic offset in tensor.extract_slice/insert_slice
+INDEX = IndexType()
+
+
+def to_float(b, x: SSAValue, elem: Attribute) -> SSAValue:
+    """An int or bool tensor as floats (arith casts on tensors, as a linalg.generic)."""
+    src = element(x)
+    cast = arith.UIToFPOp if isinstance(src, IntegerType) and src.width.data == 1 else arith.SIToFPOp
+    return elementwise(b, lambda blk, a: _append(blk, cast(a[0], elem)), [x], elem)
+
+
+def sign(b, x: SSAValue) -> SSAValue:
+    """(x > 0) - (x < 0), elementwise: built from comparisons, so its derivative is 0."""
+    elem = element(x)
+
+    def body(blk: Block, a: Sequence[SSAValue]) -> SSAValue:
+        zero = _append(blk, arith.ConstantOp(FloatAttr(0.0, elem)))
+        pos = _append(blk, arith.UIToFPOp(_append(blk, arith.CmpfOp(a[0], zero, "ogt")), elem))
+        neg = _append(blk, arith.UIToFPOp(_append(blk, arith.CmpfOp(a[0], zero, "olt")), elem))
+        return _append(blk, arith.SubfOp(pos, neg))
+
+    if not is_tensor(x):
+        return body(_Appender(b), [x])
+    return elementwise(b, body, [x], elem)
+
+
+class _Appender:
+    """Lets a body builder append to the pullback or emitter `b` like to a block."""
+
+    def __init__(self, b):
+        self.b = b
+
+    def add_op(self, op: Operation) -> None:
+        self.b.op(op)
