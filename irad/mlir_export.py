@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Region
 
 from irad.api import _error, _normalise_argnums, gradient_module, vjp_module
-from irad.backends.native import lowering_for, public_interface
+from irad.backends.native import for_mlir_opt
 from irad.errors import IradError
 from irad.frontend import bind_arguments, signature_of
 
@@ -66,11 +66,11 @@ def export(
     else:
         wrt = _normalise_argnums(f, argnums, signature)
         module, entry = gradient_module(f, signature, wrt, kind == "value_and_grad")
-    module = public_interface(module)
+    module, passes = for_mlir_opt(module)
     if main:
         module.body.block.add_ops(_printing_main(module, entry, args))
     text = f"// irad.export of {getattr(f, '__qualname__', f)} ({kind}); lower with:\n"
-    text += f"//   {shlex.join(['mlir-opt', *lowering_for(module)])}\n{str(module)}\n"
+    text += f"//   {shlex.join(['mlir-opt', *passes])}\n{str(module)}\n"
     if path is not None:
         with open(path, "w") as out:
             out.write(text)

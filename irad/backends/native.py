@@ -87,8 +87,9 @@ BUFFERIZATION = (
     "--linalg-fuse-elementwise-ops",
     "--canonicalize",
     "--cse",
-    "--one-shot-bufferize=bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map",
-    "--buffer-deallocation-pipeline",
+    "--one-shot-bufferize=bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map"
+    " allow-return-allocs-from-loops",
+    "--buffer-deallocation-pipeline=private-function-dynamic-ownership=true",
     "--convert-bufferization-to-memref",
     "--convert-linalg-to-loops",
 )
@@ -177,18 +178,24 @@ def _has_tensors(module: ModuleOp) -> bool:
     return False
 
 
-def lowering_for(module: ModuleOp) -> tuple[str, ...]:
-    """The mlir-opt passes that take `module` to the LLVM dialect."""
+def for_mlir_opt(module: ModuleOp) -> tuple[ModuleOp, tuple[str, ...]]:
+    """A copy of `module` ready for mlir-opt, and the passes that take it to the
+    LLVM dialect.
+
+    With tensors, MLIR's buffer-deallocation pipeline frees every buffer, and
+    it refuses a module that frees memory itself. The tape's own frees
+    (growth, and a request's free after its pullback) are dropped then, and
+    the pipeline frees the tape like any buffer; private functions pass
+    ownership back to their callers, so the tape threaded through them is
+    never cloned.
+    """
+    module = public_interface(module)
     if not _has_tensors(module):
-        return LOWERING
-    if any(isinstance(op, memref.DeallocOp) for op in module.walk()):
-        # MLIR's deallocation pipeline refuses modules that free memory themselves.
-        raise BackendError(
-            "the native backend cannot yet lower a module with both arrays and a loop or "
-            "recursion tape (the tape frees its own memory, which MLIR's buffer deallocation "
-            "refuses)\n  hint: use backend='python' for this program"
-        )
-    return BUFFERIZATION + LOWERING
+        return module, LOWERING
+    for op in [op for op in module.walk() if isinstance(op, memref.DeallocOp)]:
+        op.detach()
+        op.erase()
+    return module, BUFFERIZATION + LOWERING
 
 
 def lower_to_llvm_ir(mlir_text: str, passes: Sequence[str] = LOWERING) -> str:
@@ -381,7 +388,8 @@ class NativeModule:
             for op in module.ops
             if isinstance(op, func.FuncOp) and op.sym_visibility is None and op.body.blocks
         }
-        self.llvm_ir = lower_to_llvm_ir(str(public_interface(module)), lowering_for(module))
+        ready, passes = for_mlir_opt(module)
+        self.llvm_ir = lower_to_llvm_ir(str(ready), passes)
         self.jit = JitModule(self.llvm_ir, libraries=runtime_libraries())
 
     def function(self, name: str) -> Callable[..., tuple]:
