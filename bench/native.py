@@ -1,25 +1,28 @@
-"""The native backend against its own primal, the Python backend, JAX jit and
-autograd, on scalar and loop workloads in the ADBench style.
+"""The native backend against its own primal, the Python/numpy backend, JAX
+jit and autograd, on workloads in the ADBench style.
 
 Run: .venv/bin/python bench/native.py   (make bench installs llvmlite, JAX and autograd)
 
 Every workload is written once against a math-like module `m` and
-instantiated with `math` (the Python primal and irad), `autograd.numpy` and
-`jax.numpy`. All columns are measured side by side in one run; each is the
-median of 7 repeats. Ratios are gradient time / primal time of the same system
-(irad native against the same program compiled natively without
-differentiation), and JAX jit's gradient time / irad native's. "first call" is
-everything before the first result: lowering, differentiation, optimisation
-and mlir-opt + llvmlite compilation for native, tracing and XLA compilation
-for JAX.
+instantiated with `math` or `numpy` (the primal and irad), `autograd.numpy`
+and `jax.numpy`. All columns are measured side by side in one run; each is
+the median of 7 repeats. Ratios are gradient time / primal time of the same
+system (irad native against the same program compiled natively without
+differentiation), and JAX jit's gradient time / irad native's. "first call"
+is everything before the first result: lowering, differentiation,
+optimisation and mlir-opt + llvmlite compilation for native, tracing and XLA
+compilation for JAX.
 
-ADBench's GMM and array LSTM need numpy arrays (issue 5); the LSTM and the
-bundle-adjustment reprojection here are their scalar forms: the same
-arithmetic per step or per point, in a loop over a sequence or over points.
+Workloads: GMM (ADBench's objective at d = 2-10, K = 3-25, N = 100-1000), an
+LSTM over a sequence (unrolled, and as a loop whose arrays go on the tape),
+and a bundle-adjustment reprojection residual (vectorised over N points);
+plus scalar forms (Python floats in loops) of the LSTM and the reprojection,
+and two small scalar programs.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from pathlib import Path
@@ -27,10 +30,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import numpy as np  # noqa: E402
+from arrays import make_gmm, make_lstm_loop  # noqa: E402
+from arrays import make_lstm as make_array_lstm  # noqa: E402
+from scalar import make_chain, make_energy  # noqa: E402
+from timing import median_seconds, optional  # noqa: E402
+from xdsl.dialects import func  # noqa: E402
+
 import irad  # noqa: E402
 from irad.backends import native  # noqa: E402
-from scalar import make_chain, make_energy, median_seconds, optional  # noqa: E402
-from xdsl.dialects import func  # noqa: E402
 
 
 def make_lstm(m):
@@ -97,6 +105,50 @@ def make_reprojection(m):
     return reprojection
 
 
+def make_array_reprojection(m):
+    """The reprojection error of one camera (Rodrigues rotation, centre, focal
+    length, two distortion terms in `cam`) over N points at once."""
+
+    def reprojection(cam, points, observed):
+        r = cam[0:3]
+        theta = m.sqrt(m.sum(r * r))
+        a = r / theta
+        p = points - cam[3:6]
+        cs = m.cos(theta)
+        sn = m.sin(theta)
+        dot = (p @ a) * (1.0 - cs)
+        x, y, z = p[:, 0], p[:, 1], p[:, 2]
+        qx = x * cs + (a[1] * z - a[2] * y) * sn + a[0] * dot
+        qy = y * cs + (a[2] * x - a[0] * z) * sn + a[1] * dot
+        qz = z * cs + (a[0] * y - a[1] * x) * sn + a[2] * dot
+        xp = qx / qz
+        yp = qy / qz
+        rr = xp * xp + yp * yp
+        distortion = 1.0 + cam[7] * rr + cam[8] * rr * rr
+        eu = cam[6] * distortion * xp - observed[:, 0]
+        ev = cam[6] * distortion * yp - observed[:, 1]
+        return m.sum(eu * eu + ev * ev)
+
+    return reprojection
+
+
+def _array_workloads() -> dict:
+    rng = np.random.default_rng(0)
+    workloads = {}
+    for n, d, k in [(100, 2, 3), (1000, 5, 10), (1000, 10, 25)]:
+        args = (rng.normal(size=k), rng.normal(size=(k, d)), 0.1 * rng.normal(size=(k, d)), rng.normal(size=(n, d)))
+        workloads[f"GMM n={n} d={d} K={k}"] = (make_gmm, args, (0, 1, 2))
+    batch, inputs, hidden = 16, 10, 20
+    lstm = (0.3 * rng.normal(size=(inputs, 4 * hidden)), 0.3 * rng.normal(size=(hidden, 4 * hidden)),
+            0.1 * rng.normal(size=4 * hidden), rng.normal(size=(6, batch, inputs)))
+    workloads[f"LSTM arrays, 6 steps unrolled, batch {batch}, {inputs}→{hidden}"] = (make_array_lstm, lstm, (0, 1, 2))
+    workloads[f"LSTM arrays, 6 steps as a loop, batch {batch}, {inputs}→{hidden}"] = (make_lstm_loop, lstm, (0, 1, 2))
+    points = rng.normal(size=(1000, 3)) + np.array([0.0, 0.0, 8.0])
+    cam = np.array([0.1, -0.05, 0.02, 0.1, 0.2, -3.0, 1.2, 0.01, -0.001])
+    workloads["reprojection arrays, N=1000"] = (make_array_reprojection, (cam, points, 0.1 * rng.normal(size=(1000, 2))), (0,))
+    return workloads
+
+
 # label -> (builder, arguments, argnums); the int last argument is a loop length.
 WORKLOADS = {
     "energy (scalar)": (make_energy, (0.7, -1.3), (0, 1)),
@@ -107,6 +159,7 @@ WORKLOADS = {
         (0.1, -0.05, 0.02, 0.1, 0.2, -3.0, 1.2, 0.01, -0.001, 100),
         tuple(range(9)),
     ),
+    **_array_workloads(),
 }
 
 
@@ -130,7 +183,7 @@ def first_call(make_callable, args) -> tuple[object, float]:
 
 
 def measure(label, make, args, argnums, autograd, jax) -> dict:
-    f = make(__import__("math"))
+    f = make(np if any(isinstance(a, np.ndarray) for a in args) else math)
     row = {"workload": label}
     row["python primal"] = median_seconds(f, *args)
     g_native, row["native first"] = first_call(lambda: irad.grad(f, argnums, backend="native"), args)
@@ -138,7 +191,7 @@ def measure(label, make, args, argnums, autograd, jax) -> dict:
     row["native primal"] = median_seconds(native_primal(f, args), *args)
     row["native grad"] = median_seconds(g_native, *args)
     row["python grad"] = median_seconds(g_python, *args)
-    check = max(abs(a - b) / max(1.0, abs(b)) for a, b in zip(g_native(*args), g_python(*args)))
+    check = max(np.max(np.abs(a - b) / np.maximum(1.0, np.abs(b))) for a, b in zip(g_native(*args), g_python(*args)))
     assert check < 1e-9, f"{label}: native and Python gradients differ by {check}"
     if autograd is not None:
         import autograd.numpy as anp
@@ -166,9 +219,9 @@ def table(rows) -> list[str]:
         ("native primal µs", lambda r: us(r["native primal"])),
         ("native grad µs", lambda r: us(r["native grad"])),
         ("native grad/primal", lambda r: f"{r['native grad'] / r['native primal']:.1f}×"),
-        ("python primal µs", lambda r: us(r["python primal"])),
-        ("python-backend grad µs", lambda r: us(r["python grad"])),
-        ("python grad / native grad", lambda r: f"{r['python grad'] / r['native grad']:.1f}×"),
+        ("python/numpy primal µs", lambda r: us(r["python primal"])),
+        ("python/numpy-backend grad µs", lambda r: us(r["python grad"])),
+        ("python/numpy grad / native grad", lambda r: f"{r['python grad'] / r['native grad']:.1f}×"),
     ]
     if has("jax grad"):
         columns += [
