@@ -1,7 +1,7 @@
 """Native backend: lower a module through upstream MLIR 22 and run machine code.
 
     xDSL module --(text)--> mlir-opt (LOWERING) --> mlir-translate --mlir-to-llvmir
-               --> llvmlite: -O3, MCJIT --> ctypes calls
+               --> llvmlite: -O2, MCJIT --> ctypes calls
 
 Every public function gets `llvm.emit_c_interface`, so MLIR also emits a
 `_mlir_ciface_<name>` wrapper with a fixed C calling convention, which is what
