@@ -405,6 +405,13 @@ def test_missing_mlir_opt_names_the_package(monkeypatch):
     assert "IRAD_MLIR_OPT" in str(info.value)
 
 
+@needs_native
+def test_bad_opt_level_is_named(monkeypatch):
+    monkeypatch.setenv("IRAD_NATIVE_OPT_LEVEL", "fast")
+    with pytest.raises(irad.BackendError, match="IRAD_NATIVE_OPT_LEVEL must be 0, 1, 2 or 3, not 'fast'"):
+        JitModule("define i32 @f() {\n  ret i32 0\n}\n")
+
+
 def test_unknown_backend():
     with pytest.raises(irad.BackendError, match="unknown backend 'c'") as info:
         irad.grad(cached_program, backend="c")
