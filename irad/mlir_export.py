@@ -68,6 +68,9 @@ def export(
         module, entry = gradient_module(f, signature, wrt, kind == "value_and_grad")
     module, passes = for_mlir_opt(module)
     if main:
+        if not all(isinstance(t, (Float64Type, Float32Type, IntegerType, IndexType)) for t in signature):
+            raise _error(f, "export(main=True) bakes scalar arguments into @main; arrays are not supported there\n"
+                            "  hint: export with main=False and call the C interface with memref descriptors")
         module.body.block.add_ops(_printing_main(module, entry, args))
     text = f"// irad.export of {getattr(f, '__qualname__', f)} ({kind}); lower with:\n"
     text += f"//   {shlex.join(['mlir-opt', *passes])}\n{str(module)}\n"

@@ -378,6 +378,18 @@ def test_export_of_a_vjp_has_both_halves():
     assert "func.func @loop_with_branch.pullback.dc" in text
 
 
+@needs_native
+def test_export_of_an_array_gradient_lowers(tmp_path):
+    f = BENCH_ARRAYS["make_gmm"](np)
+    rng = np.random.default_rng(3)
+    args = (rng.normal(size=3), rng.normal(size=(3, 2)), 0.1 * rng.normal(size=(3, 2)), rng.normal(size=(10, 2)))
+    text = irad.export(f, *args, argnums=(0, 1, 2))
+    assert "--one-shot-bufferize" in text.splitlines()[1]  # the header names the tensor pipeline
+    assert "define" in native.lower_to_llvm_ir(text, native.BUFFERIZATION + native.LOWERING)
+    with pytest.raises(irad.IradError, match="arrays are not supported there"):
+        irad.export(f, *args, main=True)
+
+
 def main(n):  # recursive, so the inliner keeps it
     return 0 if n <= 0 else main(n - 1) + 2
 
