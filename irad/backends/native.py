@@ -1,7 +1,7 @@
 """Native backend: lower a module through upstream MLIR 22 and run machine code.
 
-    xDSL module --(text)--> mlir-opt (LOWERING) --> mlir-translate --mlir-to-llvmir
-               --> llvmlite: -O2, MCJIT --> ctypes calls
+    xDSL module --(text)--> mlir-opt ([BUFFERIZATION +] LOWERING)
+               --> mlir-translate --mlir-to-llvmir --> llvmlite: -O2, MCJIT --> ctypes calls
 
 Every public function gets `llvm.emit_c_interface`, so MLIR also emits a
 `_mlir_ciface_<name>` wrapper with a fixed C calling convention, which is what
@@ -9,15 +9,18 @@ Python calls through ctypes:
 
 * scalars are passed and returned by value (f64 -> double, f32 -> float,
   iN -> intN_t, i1 -> bool, index -> int64_t);
-* a memref is passed as a pointer to its descriptor
+* a memref, or a tensor (a memref once bufferized; a numpy array in Python),
+  is passed as a pointer to its descriptor
   `{allocated, aligned, offset, sizes[rank], strides[rank]}`;
 * several results, or a memref result, come back through a pointer to a
   struct, passed as the first argument.
 
-Memory: a gradient request frees its tape itself (irad-differentiate puts a
-`memref.dealloc` after its pullback). A memref a public function returns (the
-tape among `irad.vjp`'s residuals) belongs to Python: `NativeBuffer` frees it
-with libc `free` (memref.alloc lowers to `malloc`) when it is garbage-collected.
+Memory: without tensors, a gradient request frees its tape itself
+(irad-differentiate puts a `memref.dealloc` after its pullback); with tensors,
+MLIR's buffer-deallocation pipeline frees everything (see for_mlir_opt). A
+buffer a public function returns belongs to Python: `NativeBuffer` frees it
+with libc `free` (memref.alloc lowers to `malloc`) when it is garbage-collected,
+and an array result is a numpy array whose memory keeps that NativeBuffer.
 """
 
 from __future__ import annotations
