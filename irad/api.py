@@ -150,7 +150,7 @@ def jvp_module(
     block = Block(arg_types=[*signature, *(signature[i] for i in wrt)])
     for arg, primal_arg in zip(block.args, primal.body.block.args):
         arg.name_hint = primal_arg.name_hint
-    result_types = [*outputs, *(t for t in outputs if is_float(t))]
+    result_types = [*outputs, *(t for t in outputs if is_differentiable(t))]
     request = JvpOp(name, block.args, wrt, result_types)
     block.add_ops([request, func.ReturnOp(*request.results)])
     entry = func.FuncOp(f"{name}.jvp", FunctionType.from_lists(block.arg_types, result_types), Region(block))
@@ -366,12 +366,7 @@ def vjp(f: Callable, *primals, backend: str = "python"):
         for i, (ct, t) in enumerate(zip(cts, out_types)):
             if not is_differentiable(t):
                 continue
-            if is_tensor(t):
-                float_cts.append(_array_cotangent(f, i, ct, t))
-                continue
-            if isinstance(ct, bool) or not isinstance(ct, numbers.Real):
-                raise _error(f, f"cotangent {i} of {_name(f)} must be a real number, got {ct!r}")
-            float_cts.append(float(ct))
+            float_cts.append(_seed(f, "cotangent", i, ct, t))
         grads = iter(_run(backward, (*residuals, *float_cts)))
         return tuple(next(grads) if a else None for a in active)
 
@@ -397,7 +392,7 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, argnums=None, *, bac
                 f, f"jvp of {_name(f)} takes one tangent per primal ({len(primals)}), "
                 f"got {len(tangents)}\n  hint: None for int or bool arguments"
             )
-        given = {i: t for i, t in enumerate(tangents) if is_float(signature[i])}
+        given = {i: t for i, t in enumerate(tangents) if is_differentiable(signature[i])}
         for i, t in enumerate(tangents):
             if i not in given and t is not None:
                 raise _error(f, f"argument {i} of {_name(f)} is not a float: its tangent must be None")
@@ -406,9 +401,7 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, argnums=None, *, bac
         if len(tangents) != len(nums):
             raise _error(f, f"jvp of {_name(f)} takes one tangent per argnum ({len(nums)}), got {len(tangents)}")
         given = dict(zip(nums, tangents))
-    for i, t in given.items():
-        if isinstance(t, bool) or not isinstance(t, numbers.Real):
-            raise _error(f, f"the tangent of argument {i} of {_name(f)} must be a real number, got {t!r}")
+    given = {i: _seed(f, "the tangent of argument", i, t, signature[i]) for i, t in given.items()}
     wrt = tuple(sorted(given))
 
     def build() -> _Compiled:
@@ -416,22 +409,29 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, argnums=None, *, bac
         return _Compiled(module, compile_for(module, backend).function(entry), out_types)
 
     compiled = _cached((f, "jvp", wrt, signature, backend), build)
-    results = _run(compiled.run, (*primals, *(float(given[i]) for i in wrt)))
+    results = _run(compiled.run, (*primals, *(given[i] for i in wrt)))
     n = len(compiled.out_types)
     outputs, tangent_results = results[:n], iter(results[n:])
-    tangent_out = tuple(next(tangent_results) if is_float(t) else None for t in compiled.out_types)
+    tangent_out = tuple(
+        next(tangent_results) if is_differentiable(t) else None for t in compiled.out_types
+    )
     if n == 1:
         return outputs[0], tangent_out[0]
     return tuple(outputs), tangent_out
 
 
-def _array_cotangent(f, i: int, ct, t) -> np.ndarray:
-    """A cotangent for an array output: an array of that output's shape."""
-    shape = tuple(t.get_shape())
-    array = np.asarray(ct)
-    if array.shape != shape or array.dtype.kind not in "fiu":
-        raise _error(f, f"cotangent {i} of {_name(f)} must be a real array of shape {shape}, got {ct!r}")
-    return array
+def _seed(f, what: str, i: int, value, t: Attribute):
+    """A cotangent or tangent the caller passes for a value of type `t`: a real
+    number for a float, a real array of its shape for an array."""
+    if is_tensor(t):
+        shape = tuple(t.get_shape())
+        array = np.asarray(value)
+        if array.shape != shape or array.dtype.kind not in "fiu":
+            raise _error(f, f"{what} {i} of {_name(f)} must be a real array of shape {shape}, got {value!r}")
+        return array
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise _error(f, f"{what} {i} of {_name(f)} must be a real number, got {value!r}")
+    return float(value)
 
 
 __all__ = ["grad", "gradient_module", "jvp", "jvp_module", "lower", "value_and_grad", "vjp", "vjp_module"]

@@ -19,6 +19,8 @@ them; inside a program the entries come flat, row-major.
 from __future__ import annotations
 
 import numbers
+
+import numpy as np
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, func, memref
@@ -27,6 +29,8 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.api import (
     _Compiled,
+    jvp,
+    vjp,
     _cached,
     _error,
     _function,
@@ -39,7 +43,7 @@ from irad.api import (
 from irad.backends import check_backend, compile_for
 from irad.dialect import JvpOp
 from irad.frontend import bind_arguments, lower_function, signature_of
-from irad.frontend.types import describe, is_float
+from irad.frontend.types import describe, is_differentiable, is_float, is_tensor
 from irad.passes.differentiate import Differentiator
 from irad.passes.forward import ForwardDifferentiator
 from irad.passes.provenance import ENTRY, mark_generated
@@ -78,6 +82,10 @@ class _JacobianFunction:
 
     def __call__(self, *args, **kwargs):
         args = bind_arguments(self.f, args, kwargs)
+        signature = signature_of(self.f, tuple(args))
+        nums = _normalise_argnums(self.f, self.argnums, signature)
+        if any(is_tensor(signature[a]) for a in nums) or self._array_outputs(args, signature):
+            return self._array_jacobian(args, signature, nums)
         compiled = self._compiled(args)
         flat = _run(compiled.run, args)
         width = len(flat) // len(compiled.out_types)
@@ -85,6 +93,53 @@ class _JacobianFunction:
         rows = [row[0] if self.single else tuple(row) for row in rows]
         returns_tuple = len(rows) > 1 or getattr(self.f, "returns_tuple", False)
         return tuple(rows) if returns_tuple else rows[0]
+
+
+    # ---- arrays: one sweep per element, assembled with numpy --------------------
+    def _array_outputs(self, args, signature) -> bool:
+        """Does f return an array? (Known from a jvp along zero, compiled once.)"""
+        floats = [a for a in range(len(args)) if is_differentiable(signature[a])]
+        zeros = [np.zeros(np.shape(args[a])) if is_tensor(signature[a]) else 0.0 for a in floats]
+        out, _ = jvp(self.f, args, zeros, argnums=floats)
+        return any(isinstance(o, np.ndarray) for o in (out if isinstance(out, tuple) else (out,)))
+
+    def _array_jacobian(self, args, signature, nums):
+        """J[output][argument] of shape output.shape + argument.shape, as JAX gives it."""
+        per_arg = []
+        if self.mode == "jacfwd":
+            for a in nums:
+                shape = np.shape(args[a])
+                columns = []
+                for k in range(int(np.prod(shape))):
+                    direction = np.zeros(shape)
+                    direction.flat[k] = 1.0
+                    out, tangent = jvp(self.f, args, [direction if shape else 1.0], argnums=a)
+                    columns.append(tangent if isinstance(out, tuple) else (tangent,))
+                outs = out if isinstance(out, tuple) else (out,)
+                per_arg.append([
+                    np.stack([np.asarray(c[o]) for c in columns], axis=-1).reshape(np.shape(outs[o]) + shape)
+                    for o in range(len(outs))
+                ])
+            rows = [[per_arg[j][o] for j in range(len(nums))] for o in range(len(per_arg[0]))]
+        else:
+            out, pullback = vjp(self.f, *args)
+            outs = out if isinstance(out, tuple) else (out,)
+            rows = []
+            for o, value in enumerate(outs):
+                shape = np.shape(value)
+                grads = []
+                for k in range(int(np.prod(shape))):
+                    seed = np.zeros(shape)
+                    seed.flat[k] = 1.0
+                    cts = [np.zeros(np.shape(v)) if isinstance(v, np.ndarray) else 0.0 for v in outs]
+                    cts[o] = seed if shape else 1.0
+                    grads.append(pullback(cts[0] if len(outs) == 1 else tuple(cts)))
+                rows.append([
+                    np.stack([np.asarray(g[a]) for g in grads]).reshape(shape + np.shape(args[a]))
+                    for a in nums
+                ])
+        rows = [row[0] if self.single else tuple(row) for row in rows]
+        return rows[0] if len(rows) == 1 and not getattr(self.f, "returns_tuple", False) else tuple(rows)
 
 
 def jacobian_module(

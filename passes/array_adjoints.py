@@ -33,9 +33,12 @@ ELEMENTWISE_ADJOINTS: dict[str, ArrayAdjoint] = {}
 
 def array_adjoint(op: Operation) -> ArrayAdjoint | None:
     """The adjoint for `op` if it is a tensor op; None defers to passes/adjoints.py."""
-    adjoint = TENSOR_ADJOINTS.get(op.name)
-    if adjoint is not None:
-        return adjoint
+    return TENSOR_ADJOINTS.get(op.name) or elementwise_tensor_adjoint(op)
+
+
+def elementwise_tensor_adjoint(op: Operation) -> ArrayAdjoint | None:
+    """The tensor version of an elementwise op's adjoint, if it has one; such an
+    adjoint is also the op's tangent rule (a diagonal Jacobian)."""
     if op.results and isinstance(op.results[0].type, TensorType):
         return ELEMENTWISE_ADJOINTS.get(op.name)
     return None
@@ -55,12 +58,6 @@ def _none(op: Operation, first: list) -> list:
     return first + [None] * (len(op.operands) - len(first))
 
 
-def _broadcast_back(b, dy: SSAValue, like: SSAValue, dims) -> SSAValue:
-    """Undo a reduction over `dims`: broadcast `dy` to the shape of `like`."""
-    init = b.op(tensor.EmptyOp([], TensorType(T.element(dy), T.shape(like))))
-    return b.op(BroadcastOp(dy, init, DenseArrayBase.from_list(i64, list(dims))))
-
-
 # ---- broadcasting and reductions -------------------------------------------------
 @_register(TENSOR_ADJOINTS, "linalg.broadcast")
 def _broadcast(b, op, dy):
@@ -78,16 +75,16 @@ def _reduce(b, op, dy):
     combiner = next(iter(op.regions[0].block.ops))
     x_value = op.operands[0]
     if isinstance(combiner, arith.AddfOp):
-        return _none(op, [_broadcast_back(b, dy, x_value, dims)])
+        return _none(op, [T.broadcast_back(b, dy, x_value, dims)])
     x, y = b.primal(x_value), b.primal(op.results[0])
-    spread = _broadcast_back(b, dy, x_value, dims)
+    spread = T.broadcast_back(b, dy, x_value, dims)
     if isinstance(combiner, arith.MulfOp):
         # d prod / d x_i = prod / x_i (undefined where an x_i is 0)
-        return _none(op, [b.mul(spread, b.div(_broadcast_back(b, y, x_value, dims), x))])
+        return _none(op, [b.mul(spread, b.div(T.broadcast_back(b, y, x_value, dims), x))])
     # max/min: the cotangent is shared equally by the elements that attain it
-    hits = T.compare(b, "oeq", x, _broadcast_back(b, y, x_value, dims))
+    hits = T.compare(b, "oeq", x, T.broadcast_back(b, y, x_value, dims))
     as_float = T.to_float(b, hits, T.element(x))
-    count = _broadcast_back(b, T.reduce(b, as_float, dims), x_value, dims)
+    count = T.broadcast_back(b, T.reduce(b, as_float, dims), x_value, dims)
     return _none(op, [b.mul(as_float, b.div(spread, count))])
 
 
@@ -194,19 +191,13 @@ def _from_elements(b, op, dy):
     ]
 
 
-# ops from which an elementwise body built from comparisons (np.sign) is piecewise constant
-_PIECEWISE_CONSTANT = frozenset({"arith.constant", "arith.cmpf", "arith.uitofp", "arith.subf", "linalg.yield"})
-
-
 @_register(TENSOR_ADJOINTS, "linalg.generic")
 def _generic(b, op, dy):
     """np.where: the cotangent goes to the selected side; np.sign: none."""
-    body = list(op.regions[0].block.ops)
-    if all(inner.name in _PIECEWISE_CONSTANT for inner in body) and any(
-        inner.name == "arith.cmpf" for inner in body
-    ):
+    kind = T.generic_kind(op)
+    if kind == "piecewise-constant":
         return [None] * len(op.operands)
-    if not (len(body) == 2 and isinstance(body[0], arith.SelectOp)):
+    if kind != "select":
         from irad.passes.reverse import location  # reverse.py imports this table
 
         raise DifferentiationError(

@@ -12,9 +12,12 @@ constants are left alone. A `negf` a fold creates carries no fastmath flags: a s
 flip is exact, and dropping flags only makes an op more defined.
 """
 
+import inspect
 import math as libm
 import operator
 from collections.abc import Callable
+from types import UnionType
+from typing import Union, get_args, get_origin
 
 import numpy as np
 
@@ -526,6 +529,38 @@ FLOAT_FOLDS: tuple[RewritePattern, ...] = (
     MathOfConstants(),
 )
 """Every pattern of this file, in the order they are tried."""
+
+
+def _matched_types(pattern: RewritePattern) -> tuple[type, ...]:
+    """The op types an @op_type_rewrite_pattern method accepts (its annotation)."""
+    expected = inspect.getclosurevars(type(pattern).match_and_rewrite).nonlocals.get("expected_type")
+    if expected is None:  # not an @op_type_rewrite_pattern method: try it on every op
+        return (Operation,)
+    return get_args(expected) if get_origin(expected) in (Union, UnionType) else (expected,)
+
+
+class DispatchedFloatFolds(RewritePattern):
+    """FLOAT_FOLDS, looked up by op type: one dict lookup per op instead of trying
+    each pattern's type check in turn (the optimiser visits every op of a module
+    several times, so this is a measurable share of compile time)."""
+
+    def __init__(self) -> None:
+        self.accepts = [(pattern, _matched_types(pattern)) for pattern in FLOAT_FOLDS]
+        self.by_type: dict[type, list[RewritePattern]] = {}
+
+    def patterns_for(self, op_type: type) -> list[RewritePattern]:
+        found = self.by_type.get(op_type)
+        if found is None:  # the patterns whose type check this op type passes, in order
+            found = self.by_type[op_type] = [
+                p for p, types in self.accepts if issubclass(op_type, types)
+            ]
+        return found
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        for pattern in self.patterns_for(type(op)):
+            pattern.match_and_rewrite(op, rewriter)
+            if rewriter.has_done_action:
+                return
 
 
 class FloatFoldsPass(ModulePass):

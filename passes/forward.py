@@ -16,7 +16,8 @@ The tangent of a scalar op is its adjoint applied to the tangent: every scalar
 op has a 1x1 Jacobian per operand, so the adjoints in passes/adjoints.py
 (dx = dy * df/dx) are also the tangent rules (dy = df/dx * dx), with the
 tangent of each active operand in turn. Ops whose adjoint changes type or
-structure (extf, truncf, select) have their own entries in TANGENTS.
+structure (extf, truncf, select) have their own entries in TANGENTS, and ops
+that move or combine tensor elements theirs in passes/array_tangents.py.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import FloatAttr, FunctionType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -36,6 +37,9 @@ from irad.dialect import JvpOp
 from irad.errors import DifferentiationError
 from irad.passes.activity import is_float_type
 from irad.passes.adjoints import ADJOINTS, NON_DIFFERENTIABLE
+from irad.passes.array_adjoints import elementwise_tensor_adjoint
+from irad.passes.array_tangents import TENSOR_TANGENTS
+from irad.passes.constants import float_constant
 from irad.passes.builder import ArithBuilder
 from irad.passes.forward_regions import ForwardRegions, has_tangent_type
 from irad.passes.provenance import JVP, generated_name, mark_generated, origin
@@ -168,7 +172,7 @@ class TangentBuilder(ArithBuilder, ForwardRegions):
         return self.values[v]
 
     def const(self, value: float, type: Attribute) -> SSAValue:
-        return self.op(arith.ConstantOp(FloatAttr(value, type)))
+        return self.op(float_constant(value, type))
 
     # ---- the sweep ---------------------------------------------------------------
     def build(self) -> Block:
@@ -226,7 +230,7 @@ class TangentBuilder(ArithBuilder, ForwardRegions):
                 self.for_(op)
             elif isinstance(op, scf.WhileOp):
                 self.while_(op)
-            elif op.name.startswith("memref."):
+            elif op.name.startswith(("memref.", "bufferization.")):
                 self.memory(op)
             elif op.name in NON_DIFFERENTIABLE or not any(o in self.tangents for o in op.operands):
                 self.block.add_op(op.clone(value_mapper=self.values))
@@ -237,18 +241,20 @@ class TangentBuilder(ArithBuilder, ForwardRegions):
                 self.push_tangents(op)
 
     def push_tangents(self, op: Operation) -> None:
-        result = op.results[0] if len(op.results) == 1 else None
-        if result is None or not is_float_type(result.type):
-            if op.regions or any(is_float_type(r.type) for r in op.results):
-                raise DifferentiationError(
-                    f"{location(op)}: forward mode does not support the op `{op.name}` yet"
-                )
-            return
-        rule = TANGENTS.get(op.name)
+        if not any(is_float_type(r.type) for r in op.results):
+            return  # comparisons and other piecewise-constant results carry no tangent
+        if len(op.results) != 1:
+            raise DifferentiationError(
+                f"{location(op)}: forward mode does not support the op `{op.name}` yet"
+            )
+        result = op.results[0]
+        rule = TANGENTS.get(op.name) or TENSOR_TANGENTS.get(op.name)
         if rule is not None:
-            self.tangents[result] = rule(self, op)
+            tangent = rule(self, op)
+            if tangent is not None:
+                self.tangents[result] = tangent
             return
-        adjoint = ADJOINTS.get(op.name)
+        adjoint = elementwise_tensor_adjoint(op) or ADJOINTS.get(op.name)
         if adjoint is None:
             raise DifferentiationError(
                 f"{location(op)}: no tangent rule for the op `{op.name}`\n"

@@ -10,7 +10,7 @@ shadow memory. The mixin below is part of TangentBuilder (passes/forward.py).
 
 from __future__ import annotations
 
-from xdsl.dialects import memref, scf
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
@@ -18,7 +18,7 @@ from irad.passes.activity import is_float_type
 
 
 def has_tangent_type(t: Attribute) -> bool:
-    """Floats carry tangents; memrefs of floats carry shadow memrefs."""
+    """Floats (and float tensors) carry tangents; memrefs of floats carry shadow memrefs."""
     return is_float_type(t) or (isinstance(t, MemRefType) and is_float_type(t.element_type))
 
 
@@ -173,21 +173,38 @@ class ForwardRegions:
 
     # ---- memory: shadow memrefs -----------------------------------------------------
     def memory(self, op: Operation) -> None:
+        """Clone a memref/bufferization op, then mirror it on the shadows: the same
+        op with each float memref or value replaced by its shadow or tangent
+        (alloc, store, load, dealloc, subview, copy, to_buffer, to_tensor alike)."""
         self.block.add_op(op.clone(value_mapper=self.values))
-        if isinstance(op, memref.AllocOp) and has_tangent_type(op.memref.type):
-            shadow = op.clone(value_mapper=dict(self.values))
-            self.block.add_op(shadow)
-            self.tangents[op.memref] = shadow.memref
-        elif isinstance(op, memref.StoreOp) and op.memref in self.tangents:
-            indices = [self.values[i] for i in op.indices]
-            self.block.add_op(memref.StoreOp.get(self.tangent_or_zero(op.value), self.tangents[op.memref], indices))
-        elif isinstance(op, memref.LoadOp) and op.memref in self.tangents:
-            indices = [self.values[i] for i in op.indices]
-            load = memref.LoadOp.get(self.tangents[op.memref], indices)
-            self.block.add_op(load)
-            self.tangents[op.res] = load.res
-        elif isinstance(op, memref.DeallocOp) and op.memref in self.tangents:
-            self.block.add_op(memref.DeallocOp.get(self.tangents[op.memref]))
+        if op.name not in MIRRORED or not any(
+            has_tangent_type(v.type) for v in (*op.operands, *op.results)
+        ):
+            return
+        mapping = dict(self.values)
+        for v in op.operands:
+            if has_tangent_type(v.type):
+                mapping[v] = self.tangent_or_zero(v)
+        mirror = op.clone(value_mapper=mapping)
+        self.block.add_op(mirror)
+        for r, m in zip(op.results, mirror.results):
+            if has_tangent_type(r.type):
+                self.tangents[r] = m
+
+
+# Memory ops mirrored on shadow memrefs (memref.dim only reads a size).
+MIRRORED = frozenset(
+    {
+        "memref.alloc",
+        "memref.store",
+        "memref.load",
+        "memref.dealloc",
+        "memref.subview",
+        "memref.copy",
+        "bufferization.to_buffer",
+        "bufferization.to_tensor",
+    }
+)
 
 
 class _Single:

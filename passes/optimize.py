@@ -13,7 +13,7 @@ from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
 from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.transforms.dead_code_elimination import region_dce
 
-from irad.passes.float_folds import FLOAT_FOLDS
+from irad.passes.float_folds import DispatchedFloatFolds
 from irad.passes.inline import DEFAULT_MAX_DEPTH, DEFAULT_THRESHOLD, inline_calls
 
 
@@ -43,7 +43,7 @@ class OptimizePass(ModulePass):
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         walker = PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [CanonicalizationRewritePattern(), *FLOAT_FOLDS],
+                [CanonicalizationRewritePattern(), DispatchedFloatFolds()],
                 ctx=ctx,
                 folding_enabled=True,
             ),

@@ -249,3 +249,28 @@ class _Appender:
 
     def add_op(self, op: Operation) -> None:
         self.b.op(op)
+
+
+def broadcast_back(b, y: SSAValue, like: SSAValue, dims) -> SSAValue:
+    """Undo a reduction over `dims`: broadcast `y` to the shape of `like`."""
+    init = b.op(tensor.EmptyOp([], TensorType(element(y), shape(like))))
+    return b.op(BroadcastOp(y, init, DenseArrayBase.from_list(i64, list(dims))))
+
+
+# ops from which an elementwise body built from comparisons (np.sign) is piecewise constant
+_PIECEWISE_CONSTANT = frozenset(
+    {"arith.constant", "arith.cmpf", "arith.uitofp", "arith.subf", "linalg.yield"}
+)
+
+
+def generic_kind(op: Operation) -> str:
+    """What a linalg.generic irad emits computes: "piecewise-constant" (np.sign),
+    "select" (np.where), or "other"."""
+    body = list(op.regions[0].block.ops)
+    if all(inner.name in _PIECEWISE_CONSTANT for inner in body) and any(
+        inner.name == "arith.cmpf" for inner in body
+    ):
+        return "piecewise-constant"
+    if len(body) == 2 and isinstance(body[0], arith.SelectOp):
+        return "select"
+    return "other"
