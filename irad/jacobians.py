@@ -100,7 +100,7 @@ class _JacobianFunction:
         """Does f return an array? (Known from a jvp along zero, compiled once.)"""
         floats = [a for a in range(len(args)) if is_differentiable(signature[a])]
         zeros = [np.zeros(np.shape(args[a])) if is_tensor(signature[a]) else 0.0 for a in floats]
-        out, _ = jvp(self.f, args, zeros, argnums=floats)
+        out, _ = jvp(self.f, args, zeros, argnums=floats, backend=self.backend)
         return any(isinstance(o, np.ndarray) for o in (out if isinstance(out, tuple) else (out,)))
 
     def _array_jacobian(self, args, signature, nums):
@@ -113,7 +113,8 @@ class _JacobianFunction:
                 for k in range(int(np.prod(shape))):
                     direction = np.zeros(shape)
                     direction.flat[k] = 1.0
-                    out, tangent = jvp(self.f, args, [direction if shape else 1.0], argnums=a)
+                    seed = [direction if shape else 1.0]
+                    out, tangent = jvp(self.f, args, seed, argnums=a, backend=self.backend)
                     columns.append(tangent if isinstance(out, tuple) else (tangent,))
                 outs = out if isinstance(out, tuple) else (out,)
                 per_arg.append([
@@ -122,7 +123,7 @@ class _JacobianFunction:
                 ])
             rows = [[per_arg[j][o] for j in range(len(nums))] for o in range(len(per_arg[0]))]
         else:
-            out, pullback = vjp(self.f, *args)
+            out, pullback = vjp(self.f, *args, backend=self.backend)
             outs = out if isinstance(out, tuple) else (out,)
             rows = []
             for o, value in enumerate(outs):

@@ -390,6 +390,32 @@ def test_export_of_an_array_gradient_lowers(tmp_path):
         irad.export(f, *args, main=True)
 
 
+def array_map(x, w):
+    return np.tanh(w @ x) * np.sum(x * x)
+
+
+@needs_native
+def test_array_jacobians_and_jvp_agree(monkeypatch):
+    monkeypatch.setattr(api, "_CACHE", {})
+    lowered = []
+    real = native.lower_to_llvm_ir
+    monkeypatch.setattr(native, "lower_to_llvm_ir", lambda text, passes: lowered.append(text) or real(text, passes))
+    rng = np.random.default_rng(4)
+    x, w = rng.normal(size=3), rng.normal(size=(2, 3))
+    for jac in (irad.jacfwd, irad.jacrev):
+        lowered.clear()
+        got = jac(array_map, argnums=(0, 1), backend="native")(x, w)
+        assert lowered, f"{jac.__name__} of arrays did not run natively"
+        want = jac(array_map, argnums=(0, 1))(x, w)
+        for g, r in zip(got, want):
+            np.testing.assert_allclose(g, r, rtol=1e-12, atol=1e-13)
+    direction = (rng.normal(size=3), rng.normal(size=(2, 3)))
+    out, tangent = irad.jvp(array_map, (x, w), direction, backend="native")
+    ref_out, ref_tangent = irad.jvp(array_map, (x, w), direction)
+    np.testing.assert_allclose(out, ref_out, rtol=1e-12)
+    np.testing.assert_allclose(tangent, ref_tangent, rtol=1e-12, atol=1e-13)
+
+
 def main(n):  # recursive, so the inliner keeps it
     return 0 if n <= 0 else main(n - 1) + 2
 
