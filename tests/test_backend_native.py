@@ -164,12 +164,18 @@ def cached_program(x, n):
     return x * n + math.cos(x)
 
 
-@needs_native
-def test_compiled_once_per_signature(monkeypatch):
+@pytest.fixture
+def lowered(monkeypatch) -> list[str]:
+    """The modules the native backend lowers from now on, with an empty API cache."""
     monkeypatch.setattr(api, "_CACHE", {})
-    lowered = []
+    modules: list[str] = []
     real = native.lower_to_llvm_ir
-    monkeypatch.setattr(native, "lower_to_llvm_ir", lambda text, passes: lowered.append(text) or real(text, passes))
+    monkeypatch.setattr(native, "lower_to_llvm_ir", lambda text, passes: modules.append(text) or real(text, passes))
+    return modules
+
+
+@needs_native
+def test_compiled_once_per_signature(lowered):
     g = irad.grad(cached_program, backend="native")
     assert g(0.5, 2) == pytest.approx(2 - math.sin(0.5))
     assert g(1.5, 3) == pytest.approx(3 - math.sin(1.5))
@@ -395,11 +401,7 @@ def array_map(x, w):
 
 
 @needs_native
-def test_array_jacobians_and_jvp_agree(monkeypatch):
-    monkeypatch.setattr(api, "_CACHE", {})
-    lowered = []
-    real = native.lower_to_llvm_ir
-    monkeypatch.setattr(native, "lower_to_llvm_ir", lambda text, passes: lowered.append(text) or real(text, passes))
+def test_array_jacobians_and_jvp_agree(lowered):
     rng = np.random.default_rng(4)
     x, w = rng.normal(size=3), rng.normal(size=(2, 3))
     for jac in (irad.jacfwd, irad.jacrev):
