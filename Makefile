@@ -32,6 +32,7 @@ bench: $(PY)
 	$(PIP) install -e '.[bench]'
 	$(PY) bench/scalar.py
 	$(PY) bench/arrays.py
+	$(PY) bench/native.py
 	$(PY) bench/inlining.py
 
 clean:

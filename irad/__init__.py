@@ -34,6 +34,10 @@ def __getattr__(name: str):
         from irad.markers import stop_gradient
 
         return stop_gradient
+    if name == "export":
+        from irad.mlir_export import export
+
+        return export
     if name == "explain":
         from irad.report import explain
 
@@ -54,5 +58,6 @@ __all__ = [
     *_JACOBIANS,
     *_RULES,
     "explain",
+    "export",
     "stop_gradient",
 ]

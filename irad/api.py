@@ -2,8 +2,9 @@
 
 Each transformation lowers the function for the example arguments' types,
 runs `irad-differentiate` and `irad-optimize`, and compiles the result with
-the default (Python) backend. Compiled code is cached per function, argument
-signature and rule-table version, so a rule edit forces a recompile.
+the chosen backend ("python" by default, or "native"). Compiled code is cached
+per function, argument signature, backend and rule-table version, so a rule
+edit forces a recompile.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Region
 
-from irad.backends.python import compile_module
+from irad.backends import check_backend, compile_for
 from irad.dialect import GradOp, JvpOp, ValueAndGradOp, make_context
 from irad.errors import IradError
 from irad.frontend import bind_arguments, lower_function, signature_of
@@ -245,11 +246,14 @@ def _run(fn: Callable, args: Sequence):
 class _GradFunction:
     """The callable returned by grad / value_and_grad."""
 
-    def __init__(self, f: Callable, argnums, with_value: bool, checkpoint: bool = False):
+    def __init__(
+        self, f: Callable, argnums, with_value: bool, checkpoint: bool = False, backend: str = "python"
+    ):
         self.f = f
         self.argnums = argnums
         self.with_value = with_value
         self.checkpoint = checkpoint
+        self.backend = check_backend(backend)
         self.single = isinstance(argnums, numbers.Integral)
         self.__name__ = f"{'value_and_grad' if with_value else 'grad'}({_name(f)})"
         self.__doc__ = getattr(f, "__doc__", None)
@@ -273,9 +277,9 @@ class _GradFunction:
             module, entry = gradient_module(
                 self.f, signature, wrt, self.with_value, self.checkpoint
             )
-            return _Compiled(module, compile_module(module).function(entry))
+            return _Compiled(module, compile_for(module, self.backend).function(entry))
 
-        return _cached((self.f, kind, wrt, signature, self.checkpoint), build)
+        return _cached((self.f, kind, wrt, signature, self.checkpoint, self.backend), build)
 
     def _irad_module(self, signature: tuple[Attribute, ...]) -> tuple[ModuleOp, str]:
         """A fresh module computing this gradient, for a program that calls it
@@ -303,23 +307,24 @@ class _GradFunction:
 
 
 def grad(
-    f: Callable, argnums: int | Sequence[int] = 0, *, checkpoint: bool = False
+    f: Callable, argnums: int | Sequence[int] = 0, *, checkpoint: bool = False, backend: str = "python"
 ) -> _GradFunction:
     """The gradient of `f` (which returns one float) with respect to `argnums`.
 
     An int `argnums` gives one gradient; a tuple gives a tuple, as in jax.grad.
     `checkpoint=True` makes loops store only each iteration's inputs and
     recompute the body in the reverse sweep (less memory, more time; see
-    docs/control-flow.md).
+    docs/control-flow.md). `backend="native"` runs machine code compiled by
+    upstream MLIR 22 and llvmlite (see docs/backends.md).
     """
-    return _GradFunction(f, argnums, with_value=False, checkpoint=checkpoint)
+    return _GradFunction(f, argnums, with_value=False, checkpoint=checkpoint, backend=backend)
 
 
 def value_and_grad(
-    f: Callable, argnums: int | Sequence[int] = 0, *, checkpoint: bool = False
+    f: Callable, argnums: int | Sequence[int] = 0, *, checkpoint: bool = False, backend: str = "python"
 ) -> _GradFunction:
     """Like `grad`, returning `(f(*args), gradient)`."""
-    return _GradFunction(f, argnums, with_value=True, checkpoint=checkpoint)
+    return _GradFunction(f, argnums, with_value=True, checkpoint=checkpoint, backend=backend)
 
 
 # Programs may apply these to functions: the frontend evaluates them while lowering.
@@ -327,24 +332,25 @@ grad._irad_transform = value_and_grad._irad_transform = True
 
 
 # ---- vjp --------------------------------------------------------------------------
-def vjp(f: Callable, *primals):
+def vjp(f: Callable, *primals, backend: str = "python"):
     """`(out, pullback)`: `pullback(cotangent)` returns one cotangent per primal.
 
     The cotangent has the structure of `out`: a number, or a tuple of numbers
     for tuple outputs (cotangents of int outputs are ignored). Non-float
-    primals get None.
+    primals get None. `backend` is "python" or "native", as for `grad`.
     """
+    check_backend(backend)
     primals = bind_arguments(f, primals, {})
     signature = signature_of(f, primals)
     active = tuple(is_differentiable(t) for t in signature)
 
     def build() -> _Compiled:
         module, augmented, pullback, out_types = vjp_module(f, signature)
-        compiled = compile_module(module)
+        compiled = compile_for(module, backend)
         pair = (compiled.function(augmented), compiled.function(pullback))
         return _Compiled(module, pair, out_types)
 
-    compiled = _cached((f, "vjp", signature), build)
+    compiled = _cached((f, "vjp", signature, backend), build)
     forward, backward = compiled.run
     out_types = compiled.out_types
     results = _run(forward, primals)
@@ -368,13 +374,15 @@ def vjp(f: Callable, *primals):
 
 
 # ---- jvp --------------------------------------------------------------------------
-def jvp(f: Callable, primals: Sequence, tangents: Sequence, argnums=None):
+def jvp(f: Callable, primals: Sequence, tangents: Sequence, argnums=None, *, backend: str = "python"):
     """`(f(*primals), tangent_out)`: forward mode along `tangents`.
 
     Without `argnums`, `tangents` has one entry per primal (None for an int or
     bool). With `argnums`, one tangent per entry of `argnums`. `tangent_out`
     has the structure of the output, with None for int or bool results.
+    `backend` is "python" or "native", as for `grad`.
     """
+    check_backend(backend)
     primals = bind_arguments(f, tuple(primals), {})
     signature = signature_of(f, primals)
     tangents = tuple(tangents)
@@ -398,9 +406,9 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, argnums=None):
 
     def build() -> _Compiled:
         module, entry, out_types = jvp_module(f, signature, wrt)
-        return _Compiled(module, compile_module(module).function(entry), out_types)
+        return _Compiled(module, compile_for(module, backend).function(entry), out_types)
 
-    compiled = _cached((f, "jvp", wrt, signature), build)
+    compiled = _cached((f, "jvp", wrt, signature, backend), build)
     results = _run(compiled.run, (*primals, *(given[i] for i in wrt)))
     n = len(compiled.out_types)
     outputs, tangent_results = results[:n], iter(results[n:])

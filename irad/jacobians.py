@@ -23,8 +23,8 @@ import numbers
 import numpy as np
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import FloatAttr, FunctionType, ModuleOp, StringAttr
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import FloatAttr, FunctionType, MemRefType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.api import (
@@ -40,7 +40,7 @@ from irad.api import (
     _run,
     grad,
 )
-from irad.backends.python import compile_module
+from irad.backends import check_backend, compile_for
 from irad.dialect import JvpOp
 from irad.frontend import bind_arguments, lower_function, signature_of
 from irad.frontend.types import describe, is_differentiable, is_float, is_tensor
@@ -53,10 +53,11 @@ from irad.rules import default_table
 class _JacobianFunction:
     """The callable returned by jacfwd / jacrev."""
 
-    def __init__(self, f: Callable, argnums, mode: str):
+    def __init__(self, f: Callable, argnums, mode: str, backend: str = "python"):
         self.f = f
         self.argnums = argnums
         self.mode = mode
+        self.backend = check_backend(backend)
         self.single = isinstance(argnums, numbers.Integral)
         self.__name__ = f"{mode}({_name(f)})"
 
@@ -71,9 +72,9 @@ class _JacobianFunction:
 
         def build() -> _Compiled:
             module, entry, outputs = jacobian_module(self.f, signature, nums, self.mode)
-            return _Compiled(module, compile_module(module).function(entry), outputs)
+            return _Compiled(module, compile_for(module, self.backend).function(entry), outputs)
 
-        return _cached((self.f, self.mode, nums, signature), build)
+        return _cached((self.f, self.mode, nums, signature, self.backend), build)
 
     def lower(self, *args, **kwargs) -> ModuleOp:
         """The differentiated, optimised module for these argument types."""
@@ -99,7 +100,7 @@ class _JacobianFunction:
         """Does f return an array? (Known from a jvp along zero, compiled once.)"""
         floats = [a for a in range(len(args)) if is_differentiable(signature[a])]
         zeros = [np.zeros(np.shape(args[a])) if is_tensor(signature[a]) else 0.0 for a in floats]
-        out, _ = jvp(self.f, args, zeros, argnums=floats)
+        out, _ = jvp(self.f, args, zeros, argnums=floats, backend=self.backend)
         return any(isinstance(o, np.ndarray) for o in (out if isinstance(out, tuple) else (out,)))
 
     def _array_jacobian(self, args, signature, nums):
@@ -112,7 +113,8 @@ class _JacobianFunction:
                 for k in range(int(np.prod(shape))):
                     direction = np.zeros(shape)
                     direction.flat[k] = 1.0
-                    out, tangent = jvp(self.f, args, [direction if shape else 1.0], argnums=a)
+                    seed = [direction if shape else 1.0]
+                    out, tangent = jvp(self.f, args, seed, argnums=a, backend=self.backend)
                     columns.append(tangent if isinstance(out, tuple) else (tangent,))
                 outs = out if isinstance(out, tuple) else (out,)
                 per_arg.append([
@@ -121,7 +123,7 @@ class _JacobianFunction:
                 ])
             rows = [[per_arg[j][o] for j in range(len(nums))] for o in range(len(per_arg[0]))]
         else:
-            out, pullback = vjp(self.f, *args)
+            out, pullback = vjp(self.f, *args, backend=self.backend)
             outs = out if isinstance(out, tuple) else (out,)
             rows = []
             for o, value in enumerate(outs):
@@ -211,23 +213,25 @@ def _reverse_entries(module, name, block, argnums, outputs) -> list[SSAValue]:
         pullback = func.CallOp(generated.pullback, [*residuals, *seeds], grad_types)
         block.add_op(pullback)
         rows.append([pullback.results[ordered.index(a)] for a in argnums])
+    for tape in (r for r in residuals if isinstance(r.type, MemRefType)):
+        block.add_op(memref.DeallocOp.get(tape))  # the last pullback has run
     return [v for row in rows for v in row]
 
 
-def jacfwd(f: Callable, argnums: int | Sequence[int] = 0) -> _JacobianFunction:
+def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, *, backend: str = "python") -> _JacobianFunction:
     """The Jacobian of `f` with respect to `argnums`, by forward mode."""
-    return _JacobianFunction(f, argnums, "jacfwd")
+    return _JacobianFunction(f, argnums, "jacfwd", backend)
 
 
-def jacrev(f: Callable, argnums: int | Sequence[int] = 0) -> _JacobianFunction:
+def jacrev(f: Callable, argnums: int | Sequence[int] = 0, *, backend: str = "python") -> _JacobianFunction:
     """The Jacobian of `f` with respect to `argnums`, by reverse mode."""
-    return _JacobianFunction(f, argnums, "jacrev")
+    return _JacobianFunction(f, argnums, "jacrev", backend)
 
 
-def hessian(f: Callable, argnums: int | Sequence[int] = 0) -> _JacobianFunction:
+def hessian(f: Callable, argnums: int | Sequence[int] = 0, *, backend: str = "python") -> _JacobianFunction:
     """The Hessian of `f` (which returns one float): jacfwd(grad(f)), forward
     over reverse."""
-    return jacfwd(grad(f, argnums), argnums)
+    return jacfwd(grad(f, argnums), argnums, backend=backend)
 
 
 # Programs may apply these to functions: the frontend evaluates them while lowering.

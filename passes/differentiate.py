@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, ModuleOp, StringAttr
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, MemRefType, ModuleOp, StringAttr
 from xdsl.ir import Operation, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -187,7 +187,10 @@ class Differentiator:
         results = list(pullback.results)
         if isinstance(op, ValueAndGradOp):
             results = [aug.results[0], *results]
-        Rewriter.replace_op(op, [aug, seed, pullback], results)
+        # The request owns the tape its augmented primal allocated, and its
+        # pullback runs once: free the tape (a no-op in the Python backend).
+        frees = [memref.DeallocOp.get(r) for r in aug.results[1:] if isinstance(r.type, MemRefType)]
+        Rewriter.replace_op(op, [aug, seed, pullback, *frees], results)
         for v in [*aug.results, seed.result]:  # the request's name belongs to its results only
             if v not in results:
                 v.name_hint = None

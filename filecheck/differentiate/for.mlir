@@ -26,6 +26,8 @@ func.func @main(%x: f64, %n: index) -> f64 {
 // CHECK:       func.func @main(%x: f64, %n: index) -> f64 {
 // CHECK-NEXT:    %{{.*}}, %[[T:.*]], %[[E:.*]] = func.call @f.augmented.dc(%x, %n) : (f64, index) -> (f64, memref<?xf64>, index)
 // CHECK:         func.call @f.pullback.dc(%[[T]], %[[E]], %{{.*}}) : (memref<?xf64>, index, f64) -> f64
+// The request's pullback runs once, so the request frees the tape.
+// CHECK-NEXT:    memref.dealloc %[[T]] : memref<?xf64>
 
 // CHECK:       func.func private @f.augmented.tape.dc(%x: f64, %n: index, %tape: memref<?xf64>, %pos: index) -> (f64, memref<?xf64>, index)
 // CHECK:         %r, %[[T2:.*]], %[[P2:.*]], %[[N:.*]] = scf.for %i = %c0 to %n step %c1 iter_args(%a = %x, %tape_1 = %tape, %pos_1 = %pos, %trip = %{{.*}}) -> (f64, memref<?xf64>, index, index) {

@@ -1,0 +1,409 @@
+"""Native backend: lower a module through upstream MLIR 22 and run machine code.
+
+    xDSL module --(text)--> mlir-opt ([BUFFERIZATION +] LOWERING)
+               --> mlir-translate --mlir-to-llvmir --> llvmlite: -O2, MCJIT --> ctypes calls
+
+Every public function gets `llvm.emit_c_interface`, so MLIR also emits a
+`_mlir_ciface_<name>` wrapper with a fixed C calling convention, which is what
+Python calls through ctypes:
+
+* scalars are passed and returned by value (f64 -> double, f32 -> float,
+  iN -> intN_t, i1 -> bool, index -> int64_t);
+* a memref, or a tensor (a memref once bufferized; a numpy array in Python),
+  is passed as a pointer to its descriptor
+  `{allocated, aligned, offset, sizes[rank], strides[rank]}`;
+* several results, or a memref result, come back through a pointer to a
+  struct, passed as the first argument.
+
+Memory: without tensors, a gradient request frees its tape itself
+(irad-differentiate puts a `memref.dealloc` after its pullback); with tensors,
+MLIR's buffer-deallocation pipeline frees everything (see for_mlir_opt). A
+buffer a public function returns belongs to Python: `NativeBuffer` frees it
+with libc `free` (memref.alloc lowers to `malloc`) when it is garbage-collected,
+and an array result is a numpy array whose memory keeps that NativeBuffer.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import glob
+import operator
+import os
+import subprocess
+import tempfile
+import weakref
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BoolAttr,
+    DictionaryAttr,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    TensorType,
+    UnitAttr,
+    i1,
+)
+from xdsl.ir import Attribute
+
+from irad.backends.llvm_jit import JitModule
+from irad.backends.mlir_tools import INSTALL_HINT, find_tool
+from irad.errors import BackendError
+
+# mlir-opt passes from the dialects irad emits (func, arith, math, scf, memref)
+# to the LLVM dialect. math-to-funcs first: it expands math.ipowi, which has
+# no LLVM intrinsic; math-to-llvm takes the ops with intrinsics and
+# math-to-libm the rest (erf, cbrt, ...), which become calls into libm.
+LOWERING = (
+    "--convert-math-to-funcs",
+    "--convert-scf-to-cf",
+    "--convert-math-to-llvm",
+    "--convert-math-to-libm",
+    "--expand-strided-metadata",
+    "--lower-affine",  # expand-strided-metadata computes offsets with affine.apply
+    "--finalize-memref-to-llvm",
+    "--convert-arith-to-llvm",
+    "--convert-index-to-llvm",
+    "--convert-cf-to-llvm",
+    "--convert-func-to-llvm",
+    "--reconcile-unrealized-casts",
+)
+
+# Before LOWERING, for modules with tensors: elementwise arith/math on tensors
+# and named linalg ops (broadcast, reduce, matmul) become linalg.generic, and
+# producers fuse into consumers (a broadcast is read in place instead of being
+# materialised: 1.6x on the GMM gradient); one-shot bufferization turns tensors
+# into memrefs (function boundaries included, identity layouts, so arguments
+# are plain strided buffers numpy can hand over); the deallocation pipeline
+# frees every temporary and makes every returned buffer a fresh one the caller
+# owns; linalg becomes scf loops.
+BUFFERIZATION = (
+    "--convert-elementwise-to-linalg",
+    "--linalg-generalize-named-ops",
+    "--linalg-fuse-elementwise-ops",
+    "--canonicalize",
+    "--cse",
+    "--one-shot-bufferize=bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map"
+    " allow-return-allocs-from-loops",
+    "--buffer-deallocation-pipeline=private-function-dynamic-ownership=true",
+    "--convert-bufferization-to-memref",
+    "--convert-linalg-to-loops",
+)
+
+C_INTERFACE = "llvm.emit_c_interface"
+WRITABLE = "bufferization.writable"
+_TIMEOUT = 300
+
+
+# ---- mlir-opt and mlir-translate ---------------------------------------------------
+def require_tool(name: str) -> str:
+    path = find_tool(name)
+    if path is None:
+        variable = "IRAD_" + name.upper().replace("-", "_")
+        raise BackendError(
+            f"backend='native' needs {name}, which was found neither in ${variable}, "
+            f"nor on PATH, nor in /usr/lib/llvm-22/bin\n  hint: {INSTALL_HINT}, or set "
+            f"{variable} to the {name} of an LLVM/MLIR 22 installation"
+        )
+    return path
+
+
+def runtime_libraries() -> list[str]:
+    """MLIR's C runner utilities, beside mlir-opt: copies between strided
+    memrefs (a slice of an array) lower to calls to its `memrefCopy`."""
+    opt = require_tool("mlir-opt")
+    found = glob.glob(os.path.join(os.path.dirname(os.path.realpath(opt)), "..", "lib", "libmlir_c_runner_utils.so*"))
+    return sorted(found)[:1]
+
+
+def native_tools_available() -> bool:
+    return all(find_tool(t) for t in ("mlir-opt", "mlir-translate"))
+
+
+def unavailable_reason() -> str | None:
+    """Why backend="native" cannot run here, or None if it can."""
+    if not native_tools_available():
+        return f"the native backend needs mlir-opt and mlir-translate 22: {INSTALL_HINT}"
+    try:
+        JitModule.check_llvmlite()
+    except BackendError as exc:
+        return str(exc)
+    return None
+
+
+def public_interface(module: ModuleOp) -> ModuleOp:
+    """A copy of `module` whose public functions get `_mlir_ciface_` wrappers and
+    read-only array arguments: bufferization would otherwise reuse an argument's
+    buffer for a result, overwriting the caller's numpy array."""
+    module = module.clone()
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_visibility is None and op.body.blocks:
+            op.attributes[C_INTERFACE] = UnitAttr()
+            inputs = op.function_type.inputs.data
+            if any(isinstance(t, TensorType) for t in inputs):
+                old = op.arg_attrs.data if op.arg_attrs else [DictionaryAttr({})] * len(inputs)
+                op.arg_attrs = ArrayAttr(
+                    [
+                        DictionaryAttr({**attrs.data, WRITABLE: BoolAttr(False, i1)}) if isinstance(t, TensorType) else attrs
+                        for attrs, t in zip(old, inputs)
+                    ]
+                )
+    return module
+
+
+def _run_tool(args: Sequence[str], text: str, what: str) -> str:
+    proc = subprocess.run(list(args), input=text, capture_output=True, text=True, timeout=_TIMEOUT)
+    if proc.returncode == 0:
+        return proc.stdout
+    fd, path = tempfile.mkstemp(prefix="irad-native-", suffix=".mlir")
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+    raise BackendError(
+        f"{what} failed (exit status {proc.returncode}); the module is saved in {path}\n"
+        f"  command: {' '.join(args)} {path}\n{proc.stderr.strip()}"
+    )
+
+
+def _has_tensors(module: ModuleOp) -> bool:
+    for op in module.walk():
+        types = [*op.result_types, *op.operand_types]
+        if isinstance(op, func.FuncOp):
+            types += [*op.function_type.inputs.data, *op.function_type.outputs.data]
+        if any(isinstance(t, TensorType) for t in types):
+            return True
+    return False
+
+
+def for_mlir_opt(module: ModuleOp) -> tuple[ModuleOp, tuple[str, ...]]:
+    """A copy of `module` ready for mlir-opt, and the passes that take it to the
+    LLVM dialect.
+
+    With tensors, MLIR's buffer-deallocation pipeline frees every buffer, and
+    it refuses a module that frees memory itself. The tape's own frees
+    (growth, and a request's free after its pullback) are dropped then, and
+    the pipeline frees the tape like any buffer; private functions pass
+    ownership back to their callers, so the tape threaded through them is
+    never cloned.
+    """
+    module = public_interface(module)
+    if not _has_tensors(module):
+        return module, LOWERING
+    for op in [op for op in module.walk() if isinstance(op, memref.DeallocOp)]:
+        op.detach()
+        op.erase()
+    return module, BUFFERIZATION + LOWERING
+
+
+def lower_to_llvm_ir(mlir_text: str, passes: Sequence[str] = LOWERING) -> str:
+    """LLVM IR for a module, lowered by mlir-opt 22 with `passes`."""
+    opt, translate = require_tool("mlir-opt"), require_tool("mlir-translate")
+    llvm_dialect = _run_tool([opt, *passes], mlir_text, "lowering to the LLVM dialect with mlir-opt")
+    return _run_tool([translate, "--mlir-to-llvmir"], llvm_dialect, "mlir-translate --mlir-to-llvmir")
+
+
+# ---- the C calling convention -----------------------------------------------------
+_INTEGERS = {1: ctypes.c_bool, 8: ctypes.c_int8, 16: ctypes.c_int16, 32: ctypes.c_int32, 64: ctypes.c_int64}
+
+
+@functools.cache
+def _descriptor(rank: int) -> type[ctypes.Structure]:
+    """The C struct of a ranked memref descriptor (what MLIR's LLVM lowering uses)."""
+    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p), ("offset", ctypes.c_int64)]
+    if rank:
+        fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
+    return type(f"MemRefDescriptor{rank}", (ctypes.Structure,), {"_fields_": fields})
+
+
+def c_type(t: Attribute) -> type:
+    """The ctypes type a value of IR type `t` has in the C interface."""
+    if isinstance(t, Float64Type):
+        return ctypes.c_double
+    if isinstance(t, Float32Type):
+        return ctypes.c_float
+    if isinstance(t, IndexType):
+        return ctypes.c_int64
+    if isinstance(t, IntegerType) and t.width.data in _INTEGERS:
+        return _INTEGERS[t.width.data]
+    if _is_buffer(t):
+        return _descriptor(len(t.shape))
+    raise BackendError(f"the native backend cannot pass a value of type {t} between Python and native code")
+
+
+def _is_buffer(t: Attribute) -> bool:
+    """Passed as a memref descriptor: memrefs, and tensors (memrefs once bufferized)."""
+    return isinstance(t, (MemRefType, TensorType))
+
+
+_DTYPES = {"f64": np.float64, "f32": np.float32, "i64": np.int64, "i32": np.int32, "i1": np.bool_}
+
+
+def _dtype(t: TensorType) -> np.dtype:
+    name = str(t.element_type)
+    if name not in _DTYPES:
+        raise BackendError(f"the native backend cannot pass a {t} to or from numpy")
+    return np.dtype(_DTYPES[name])
+
+
+_libc_free = ctypes.CDLL(None).free
+_libc_free.argtypes = [ctypes.c_void_p]
+
+
+class NativeBuffer:
+    """A memref a native function returned; its memory is freed with it."""
+
+    __slots__ = ("descriptor", "free", "__weakref__")
+
+    def __init__(self, descriptor: ctypes.Structure):
+        self.descriptor = descriptor
+        self.free = weakref.finalize(self, _libc_free, descriptor.allocated)
+
+
+def _array_descriptor(t: TensorType) -> Callable:
+    """A converter from a numpy array to a pointer to a descriptor of its data."""
+    descriptor, dtype, shape = c_type(t), _dtype(t), tuple(t.get_shape())
+
+    def from_numpy(value):
+        array = np.ascontiguousarray(value, dtype=dtype)  # identity layout, as bufferized
+        if array.shape != shape:
+            raise BackendError(f"a native function expected an array of shape {shape} ({t}), got {array.shape}")
+        d = descriptor()
+        d.allocated = d.aligned = array.ctypes.data
+        d.offset = 0
+        if array.ndim:
+            d.sizes[:] = array.shape
+            d.strides[:] = [stride // array.itemsize for stride in array.strides]
+        d.array = array  # alive until the call returns
+        return ctypes.byref(d)
+
+    return from_numpy
+
+
+def _to_numpy(d: ctypes.Structure, t: TensorType) -> np.ndarray:
+    """A numpy array over a buffer native code returned; the array frees it."""
+    dtype = _dtype(t)
+    shape = tuple(d.sizes) if t.get_shape() else ()
+    strides = tuple(s * dtype.itemsize for s in d.strides) if shape else ()
+    last = d.offset + sum((n - 1) * s for n, s in zip(shape, d.strides))  # the furthest element
+    count = last + 1 if all(shape) else 0
+    memory = (ctypes.c_char * (count * dtype.itemsize)).from_address(d.aligned)
+    memory.owner = NativeBuffer(d)  # freed with the last array that views it
+    return np.ndarray(shape, dtype, memory, d.offset * dtype.itemsize, strides)
+
+
+def _argument(t: Attribute) -> tuple[type, Callable | None]:
+    """The ctypes argument type and a converter from the Python value (None: ctypes converts)."""
+    if isinstance(t, TensorType):
+        return ctypes.POINTER(c_type(t)), _array_descriptor(t)
+    if isinstance(t, MemRefType):
+        descriptor = c_type(t)
+
+        def by_reference(value):
+            if not isinstance(value, NativeBuffer):
+                raise BackendError(f"a native function expected a memref ({t}) from native code, got {value!r}")
+            return ctypes.byref(value.descriptor)
+
+        return ctypes.POINTER(descriptor), by_reference
+    return c_type(t), None
+
+
+def _result(value, t: Attribute):
+    if isinstance(t, TensorType):
+        return _to_numpy(value, t)
+    return NativeBuffer(value) if isinstance(t, MemRefType) else value
+
+
+def _callable(address: int, function: func.FuncOp) -> Callable[..., tuple]:
+    """A Python function calling the C interface at `address`; it returns a tuple."""
+    inputs = function.function_type.inputs.data
+    outputs = function.function_type.outputs.data
+    arguments = [_argument(t) for t in inputs]
+    converters = [(i, convert) for i, (_, convert) in enumerate(arguments) if convert]
+    argtypes = [c for c, _ in arguments]
+    by_pointer = len(outputs) > 1 or any(map(_is_buffer, outputs))
+    if by_pointer:
+        fields = [(f"r{i}", c_type(t)) for i, t in enumerate(outputs)]
+        results = fields[0][1] if len(outputs) == 1 else type("Results", (ctypes.Structure,), {"_fields_": fields})
+        c_function = ctypes.CFUNCTYPE(None, ctypes.POINTER(results), *argtypes)(address)
+    else:
+        restype = c_type(outputs[0]) if outputs else None
+        c_function = ctypes.CFUNCTYPE(restype, *argtypes)(address)
+
+    def convert(args: Sequence) -> Sequence:
+        if not converters:
+            return args
+        args = list(args)
+        for i, to_c in converters:
+            args[i] = to_c(args[i])
+        return args
+
+    if not by_pointer:
+        if not outputs:
+
+            def call_void(*args):
+                c_function(*convert(args))
+                return ()
+
+            return call_void
+        return lambda *args: (c_function(*convert(args)),)
+
+    if len(outputs) == 1:
+
+        def call_one(*args):
+            out = results()
+            c_function(ctypes.byref(out), *convert(args))
+            return (_result(out, outputs[0]),)
+
+        return call_one
+
+    fields_of = operator.attrgetter(*(name for name, _ in fields))  # returns a tuple
+    if not any(map(_is_buffer, outputs)) and not converters:
+
+        def call_scalars(*args):  # the common case, kept lean: ~1 µs per call
+            out = results()
+            c_function(ctypes.byref(out), *args)
+            return fields_of(out)
+
+        return call_scalars
+
+    def call(*args):
+        out = results()
+        c_function(ctypes.byref(out), *convert(args))
+        return tuple(map(_result, fields_of(out), outputs))
+
+    return call
+
+
+# ---- compiled modules -------------------------------------------------------------
+class NativeModule:
+    """A module compiled to machine code; `function(name)` is a public function
+    callable from Python, returning a tuple (as the Python backend does)."""
+
+    def __init__(self, module: ModuleOp):
+        self.functions = {
+            op.sym_name.data: op
+            for op in module.ops
+            if isinstance(op, func.FuncOp) and op.sym_visibility is None and op.body.blocks
+        }
+        ready, passes = for_mlir_opt(module)
+        self.llvm_ir = lower_to_llvm_ir(str(ready), passes)
+        self.jit = JitModule(self.llvm_ir, libraries=runtime_libraries())
+
+    def function(self, name: str) -> Callable[..., tuple]:
+        if name not in self.functions:
+            raise BackendError(f"the native module has no public function @{name}")
+        address = self.jit.address(f"_mlir_ciface_{name}")
+        call = _callable(address, self.functions[name])
+        call.__name__ = name
+        call.native_module = self  # the machine code lives as long as the callable
+        return call
+
+
+def compile_module(module: ModuleOp) -> NativeModule:
+    return NativeModule(module)

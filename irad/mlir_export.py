@@ -1,0 +1,116 @@
+"""irad.export: the differentiated, optimised module of a Python function as a
+standalone `.mlir` file that upstream MLIR 22 lowers and runs.
+
+The file holds only standard dialects (func, arith, math, scf, memref) and
+builtin metadata, so `mlir-opt` parses it without irad. Public functions carry
+`llvm.emit_c_interface`, so C (or ctypes) can call the `_mlir_ciface_<name>`
+wrapper after lowering. With `main=True` a `@main()` is added that calls the
+entry on the example arguments and prints each result with the MLIR runner
+utilities' `printF64`, one per line: `mlir-runner -e main
+--entry-point-result=void` runs it (docs/backends.md has the commands).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import (
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    f64,
+)
+from xdsl.ir import Block, Region
+
+from irad.api import _error, _normalise_argnums, gradient_module, vjp_module
+from irad.backends.native import for_mlir_opt
+from irad.errors import IradError
+from irad.frontend import bind_arguments, signature_of
+
+KINDS = ("grad", "value_and_grad", "vjp")
+
+
+def export(
+    f: Callable,
+    *args,
+    path: str | os.PathLike | None = None,
+    kind: str = "grad",
+    argnums: int | Sequence[int] = 0,
+    main: bool = False,
+) -> str:
+    """The MLIR text of `f` differentiated for the example `args`; also written
+    to `path` when given.
+
+    kind="grad" or "value_and_grad": the public entry is `@<f>.<kind>`, taking
+    f's arguments and returning (the value and) the gradients in `argnums`
+    order. kind="vjp": the public augmented primal and pullback, as `irad.vjp`
+    runs them. `main=True` (grad kinds) adds `@main()` printing the results at
+    `args`, for `mlir-runner`.
+    """
+    if kind not in KINDS:
+        raise _error(f, f"export kind {kind!r} is not one of {', '.join(KINDS)}")
+    args = bind_arguments(f, args, {})
+    signature = signature_of(f, args)
+    if kind == "vjp":
+        if main:
+            raise _error(f, "main=True prints a gradient; use kind='grad' or 'value_and_grad' with it")
+        module = vjp_module(f, signature)[0]
+    else:
+        wrt = _normalise_argnums(f, argnums, signature)
+        module, entry = gradient_module(f, signature, wrt, kind == "value_and_grad")
+    module, passes = for_mlir_opt(module)
+    if main:
+        if not all(isinstance(t, (Float64Type, Float32Type, IntegerType, IndexType)) for t in signature):
+            raise _error(f, "export(main=True) bakes scalar arguments into @main; arrays are not supported there\n"
+                            "  hint: export with main=False and call the C interface with memref descriptors")
+        module.body.block.add_ops(_printing_main(module, entry, args))
+    text = f"// irad.export of {getattr(f, '__qualname__', f)} ({kind}); lower with:\n"
+    text += f"//   {shlex.join(['mlir-opt', *passes])}\n{str(module)}\n"
+    if path is not None:
+        with open(path, "w") as out:
+            out.write(text)
+    return text
+
+
+def _constant(value, t) -> arith.ConstantOp:
+    if isinstance(t, (Float64Type, Float32Type)):
+        return arith.ConstantOp(FloatAttr(float(value), t))
+    if isinstance(t, (IntegerType, IndexType)):
+        return arith.ConstantOp(IntegerAttr(int(value), t))
+    raise TypeError(f"no constant of type {t}")  # signature_of admits only the types above
+
+
+def _printing_main(module: ModuleOp, entry: str, args: tuple) -> list[func.FuncOp]:
+    """`@main()`: call `@entry` on `args` and print every (float) result."""
+    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+    taken = sorted({"main", "printF64", "printNewline"} & functions.keys())
+    if taken:
+        raise IradError(
+            f"export(main=True) adds @main, @printF64 and @printNewline, but the module already "
+            f"has @{', @'.join(taken)}\n  hint: rename that Python function, or export with main=False"
+        )
+    callee = functions[entry]
+    inputs, outputs = callee.function_type.inputs.data, callee.function_type.outputs.data
+    block = Block()
+    constants = [_constant(a, t) for a, t in zip(args, inputs)]
+    block.add_ops(constants)
+    call = func.CallOp(entry, [c.result for c in constants], list(outputs))
+    block.add_op(call)
+    for result, t in zip(call.results, outputs):
+        if not isinstance(t, Float64Type):
+            result = block.add_op(arith.ExtFOp(result, f64)).result  # f32 gradients print as f64
+        block.add_op(func.CallOp("printF64", [result], []))
+        block.add_op(func.CallOp("printNewline", [], []))
+    block.add_op(func.ReturnOp())
+    main = func.FuncOp("main", FunctionType.from_lists([], []), Region(block))
+    print_f64 = func.FuncOp.external("printF64", [f64], [])
+    newline = func.FuncOp.external("printNewline", [], [])
+    return [print_f64, newline, main]
