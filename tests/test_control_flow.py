@@ -555,3 +555,52 @@ def test_a_loop_whose_adjoint_reads_nothing_records_nothing():
     # only the loop's trip count and end position, whatever n is
     assert _tape_length(linear_loop, (1.0, 10), False) == _tape_length(linear_loop, (1.0, 1000), False)
     assert irad.grad(linear_loop)(1.0, 7) == 14.0
+
+
+# ---------------------------------------------------------------------------
+# Loops whose iterations swap or shift their carried values
+# ---------------------------------------------------------------------------
+
+
+def swap_loop(x, y, n):
+    a = x
+    b = y
+    for i in range(n):
+        a, b = b, a
+    return a * 3.0 + b
+
+
+def shift_loop(x, n):
+    a = x
+    b = 0.5
+    for i in range(n):
+        a, b = math.sin(a) + b, a * x
+    return a
+
+
+def swap_while(x, y):
+    a = x
+    b = y
+    k = 0
+    while k < 3:
+        a, b = b * 1.5, a
+        k += 1
+    return a - 2.0 * b
+
+
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_loop_swapping_its_variables(n):
+    """Each yield assigns its values at once: a swap reads the old values."""
+    check_fd(swap_loop, 0.6, 0.2, n)
+    value, _ = irad.value_and_grad(swap_loop, (0, 1))(0.6, 0.2, n)
+    assert value == pytest.approx(swap_loop(0.6, 0.2, n))
+    _, tangent = irad.jvp(swap_loop, (0.6, 0.2, n), (1.0, 0.0, None))
+    assert tangent == pytest.approx(finite_difference(swap_loop, (0.6, 0.2, n), 0))
+
+
+def test_loop_shifting_its_variables():
+    check_fd(shift_loop, 0.7, 5)
+
+
+def test_while_swapping_its_variables():
+    check_fd(swap_while, 0.4, -1.1)

@@ -919,8 +919,10 @@ class FunctionTranslator:
             self.translate_op(op)
         if not isinstance(terminator, scf.YieldOp):
             raise self.error(terminator, "expected scf.yield ending the region")
-        for target, value in zip(targets, terminator.operands, strict=True):
-            self.line(f"{target} = {self.value(value)}")
+        if len(targets) != len(terminator.operands):
+            raise self.error(terminator, "scf.yield yields a different number of values")
+        # all at once: a loop's yield may swap or shift its carried values
+        _assign(self, targets, [self.value(v) for v in terminator.operands])
         if len(self.lines) == emitted:
             self.line("pass")
 
