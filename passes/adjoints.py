@@ -274,6 +274,15 @@ def _absf(b, op, dy):
     return [b.op(arith.SelectOp(at_zero, zero, signed))]
 
 
+@adjoint("math.copysign")
+def _copysign(b, op, dy):
+    # |a| with b's sign: d/da = sign(a) * sign(b); piecewise constant in b
+    a, sgn = _x(b, op, 0), _x(b, op, 1)
+    one = b.const(1.0, a.type)
+    flip = b.mul(b.op(mathd.CopySignOp(one, a)), b.op(mathd.CopySignOp(one, sgn)))
+    return [b.mul(dy, flip) if b.is_active(op.operands[0]) else None, None]
+
+
 @adjoint("math.erf")
 def _erf(b, op, dy):
     x = _x(b, op)

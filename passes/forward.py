@@ -41,7 +41,7 @@ from irad.passes.array_adjoints import elementwise_tensor_adjoint
 from irad.passes.array_tangents import TENSOR_TANGENTS
 from irad.passes.constants import float_constant
 from irad.passes.builder import ArithBuilder
-from irad.passes.forward_regions import ForwardRegions, has_tangent_type
+from irad.passes.forward_regions import ForwardRegions, has_tangent_type, varied_values
 from irad.passes.provenance import JVP, generated_name, mark_generated, origin
 from irad.passes.reverse import find_function, location
 from irad.passes.rule_ir import import_helpers, inline_body, rule_key
@@ -71,6 +71,7 @@ class ForwardDifferentiator:
         }
         self.generated: dict[tuple[Key, str | None], str] = {}
         self._queue: list[tuple[Key, Decision | None, str]] = []
+        self._varied: dict[Key, list[bool]] = {}
 
     def rewrite_requests(self) -> None:
         for op in [op for op in self.module.walk() if isinstance(op, JvpOp)]:
@@ -144,6 +145,18 @@ class ForwardDifferentiator:
 
     def function(self, name: str, use: Operation | None = None) -> func.FuncOp:
         return find_function(self.functions, name, use)
+
+    def varied_results(self, fn: func.FuncOp, active: tuple[bool, ...]) -> list[bool]:
+        """Per result of `fn` that has a tangent: does it depend on the active arguments?"""
+        key = (fn.sym_name.data, active)
+        if fn.is_declaration:  # reported when its jvp function is generated
+            return [True] * sum(has_tangent_type(t) for t in fn.function_type.outputs.data)
+        if key not in self._varied:
+            body = fn.body.block
+            varied = {a for a, act in zip(body.args, active) if act}
+            varied_values(body, varied)
+            self._varied[key] = [v in varied for v in body.last_op.operands if has_tangent_type(v.type)]
+        return self._varied[key]
 
 
 class TangentBuilder(ArithBuilder, ForwardRegions):
@@ -270,7 +283,8 @@ class TangentBuilder(ArithBuilder, ForwardRegions):
                 part = adjoint(self, op, t)[i]
             finally:
                 self._pushing = None
-            total = part if total is None else self.add(total, part)
+            if part is not None:  # None: the result does not vary with this operand
+                total = part if total is None else self.add(total, part)
         if total is not None:
             self.tangents[result] = total
 
@@ -282,6 +296,7 @@ class TangentBuilder(ArithBuilder, ForwardRegions):
         decision = owner.table.lookup(rule_key(callee), arg_types, FORWARD, self.order)
         args = [self.values[o] for o in op.operands]
         float_results = [r for r in op.results if has_tangent_type(r.type)]
+        n = len(op.results)
         if not float_results or decision.kind == "non-differentiable":
             self.block.add_op(op.clone(value_mapper=self.values))
             return
@@ -297,7 +312,12 @@ class TangentBuilder(ArithBuilder, ForwardRegions):
             call = func.CallOp(symbol, [*args, *tangents], jvp_type(callee, active).outputs.data)
             self.block.add_op(call)
             outputs = list(call.results)
-        n = len(op.results)
+            # a result that does not depend on the active arguments has a zero
+            # tangent: it must not count as a tangent here, or 0 * (a NaN partial,
+            # such as log(x) for x < 0) would poison what it meets
+            varies = owner.varied_results(callee, active)
+            float_results = [r for r, v in zip(float_results, varies) if v]
+            outputs = outputs[:n] + [t for t, v in zip(outputs[n:], varies) if v]
         for r, v in zip(op.results, outputs[:n]):
             self.values[r] = v
         for r, t in zip(float_results, outputs[n:]):

@@ -323,3 +323,32 @@ def test_order_two_recursion_stays_calls():
     names = _functions(module)
     assert len(names) > 1 and any(".tape." in n for n in names)
     assert irad.hessian(CF.power_rec)(1.1, 5) == pytest.approx(20 * 1.1**3, rel=1e-12)
+
+
+def pow_of_args(x, y):
+    return x ** y
+
+
+def pow_runtime_int(x, n):
+    return x ** n
+
+
+def abs_times(x):
+    return abs(x) * x + math.fabs(x - 2.0) * x * x
+
+
+def test_inactive_exponent_gives_no_nan_at_order_two():
+    """A residual that does not depend on x has no tangent, so d(log x) at x < 0
+    (NaN) is never multiplied in (0 * NaN)."""
+    assert irad.hessian(pow_of_args, 0)(-2.0, 2.0) == pytest.approx(2.0)
+    assert irad.hessian(pow_runtime_int)(-2.0, 3) == pytest.approx(-12.0)
+    assert irad.jvp(irad.grad(pow_runtime_int), (-2.0, 3), (1.0,), argnums=0)[1] == pytest.approx(-12.0)
+
+
+@pytest.mark.parametrize("x", [0.5, -1.5, 3.0])
+def test_second_derivative_through_abs(x):
+    """abs's adjoint uses copysign, which second-order code differentiates."""
+    # d2/dx2 [|x| x + |x - 2| x^2] = 2 sign(x) + sign(x - 2) (6x - 4)
+    want = 2 * math.copysign(1, x) + math.copysign(1, x - 2) * (6 * x - 4)
+    assert irad.grad(irad.grad(abs_times))(x) == pytest.approx(want, rel=1e-12)
+    assert irad.hessian(abs_times)(x) == pytest.approx(want, rel=1e-12)
