@@ -604,3 +604,22 @@ def test_loop_shifting_its_variables():
 
 def test_while_swapping_its_variables():
     check_fd(swap_while, 0.4, -1.1)
+
+
+def f32_loop(x):
+    s = x
+    for i in range(3):
+        s = 1.5 * x / (s + 2.0)
+    return s
+
+
+def test_float32_division_in_a_loop_stays_float32():
+    """A loop joining an f64 value into an f32 carried value narrows it with
+    truncf (it was an extf f64 -> f32, which does not verify)."""
+    import numpy as np
+
+    x = np.float32(0.3)
+    irad.lower(f32_loop, x).verify()
+    irad.grad(f32_loop).lower(x).verify()
+    g = irad.grad(f32_loop)(x)
+    assert g == pytest.approx(finite_difference(f32_loop, (0.3,), 0), rel=1e-4)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
+from xdsl.dialects.builtin import Float64Type, FloatAttr, IntegerAttr, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from irad.frontend.types import F64, I1, I64, is_bool, is_float, is_int
@@ -36,9 +36,10 @@ class Emitter:
     def to_float(self, v: SSAValue, type: Attribute = F64) -> SSAValue:
         """Promote an int or bool to float, as Python does in mixed arithmetic."""
         if is_float(v.type):
-            if v.type != type:
-                return self.op(arith.ExtFOp(v, type))
-            return v
+            if v.type == type:
+                return v
+            narrowing = isinstance(v.type, Float64Type)  # f64 -> f32 (the loop joins types)
+            return self.op((arith.TruncFOp if narrowing else arith.ExtFOp)(v, type))
         owner = v.owner
         if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
             literal = owner.value.value.data

@@ -568,8 +568,11 @@ class FunctionLowering(ControlFlowLowering):
         if isinstance(op, ast.Pow):
             return self.power(left, right_node, node, right)
         em = self.em
-        if isinstance(op, ast.Div):
-            a, b = em.unify(em.to_float(left), em.to_float(right))
+        if isinstance(op, ast.Div):  # true division: floats keep their precision
+            if is_float(left.type) or is_float(right.type):
+                a, b = em.unify(left, right)
+            else:
+                a, b = em.to_float(left), em.to_float(right)
             return em.op(arith.DivfOp(a, b))
         a, b = em.unify(left, right)
         floating = is_float(a.type)
