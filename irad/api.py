@@ -383,6 +383,12 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, argnums=None, *, bac
     `backend` is "python" or "native", as for `grad`.
     """
     check_backend(backend)
+    for what, given_values in (("primals", primals), ("tangents", tangents)):
+        if not isinstance(given_values, (tuple, list)):
+            raise _error(
+                f, f"jvp of {_name(f)} takes its {what} as a tuple, got {given_values!r}\n"
+                f"  hint: irad.jvp(f, (x,), (dx,))"
+            )
     primals = bind_arguments(f, tuple(primals), {})
     signature = signature_of(f, primals)
     tangents = tuple(tangents)

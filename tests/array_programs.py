@@ -391,3 +391,10 @@ def w_in_branches(x, s):
         y[1:] += x[1:] * s
     y[2] *= x[2]
     return np.sum(y) + y[2]
+
+
+def gather_in_loop(x, ii):
+    s = 0.0
+    for k in range(3):
+        s = s + np.sum(x[ii]) * (k + 1.0)
+    return s

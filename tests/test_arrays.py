@@ -316,3 +316,11 @@ def test_reductions_at_random_shapes_axes_and_keepdims(case, seed):
     x = np.random.default_rng(seed).uniform(0.5, 1.5, size=shape) * np.where(
         np.arange(np.prod(shape)).reshape(shape) % 2, 1.0, -1.0)  # distinct values: no ties
     check(p.make_reduction(reduce, axis, keepdims), x)
+
+
+def test_checkpointed_loop_reading_an_int_index_array():
+    """Checkpointing records the int index tensor; reading it back converts it
+    (fptosi) inside a linalg.generic, which the numpy backend runs."""
+    x, ii = normal(4), np.array([3, 0, 0])
+    g = irad.grad(p.gather_in_loop, checkpoint=True)(x, ii)
+    np.testing.assert_allclose(g, central_difference(p.gather_in_loop, (x, ii), 0), rtol=1e-6)

@@ -352,3 +352,8 @@ def test_second_derivative_through_abs(x):
     want = 2 * math.copysign(1, x) + math.copysign(1, x - 2) * (6 * x - 4)
     assert irad.grad(irad.grad(abs_times))(x) == pytest.approx(want, rel=1e-12)
     assert irad.hessian(abs_times)(x) == pytest.approx(want, rel=1e-12)
+
+
+def test_jvp_wants_tuples():
+    with pytest.raises(irad.IradError, match=r"takes its primals as a tuple.*\n  hint: irad.jvp\(f, \(x,\), \(dx,\)\)"):
+        irad.jvp(smooth, 1.0, 1.0)

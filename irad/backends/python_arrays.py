@@ -315,7 +315,8 @@ def _generic(tr, op):
             expr = f"({args[0]} {_CMP[predicate]} {args[1]})"
         elif name == "arith.select":
             expr = f"np.where({args[0]}, {args[1]}, {args[2]})"
-        elif name in ("arith.uitofp", "arith.sitofp"):
+        elif name in ("arith.uitofp", "arith.sitofp", "arith.fptosi", "arith.extf", "arith.truncf"):
+            # conversions (fptosi: a tape's int tensor read back): numpy's casts truncate alike
             expr = f"np.asarray({args[0]}).astype({dtype_name(inner.results[0].type)})"
         elif name in ("arith.addf", "arith.addi", "arith.subf", "arith.mulf"):
             expr = f"({args[0]} {'+' if 'add' in name else '-' if 'sub' in name else '*'} {args[1]})"
