@@ -370,6 +370,7 @@ _DIALECTS = {
     "arith": ("xdsl.dialects.arith", "Arith"),
     "math": ("xdsl.dialects.math", "Math"),
     "scf": ("xdsl.dialects.scf", "Scf"),
+    "cf": ("xdsl.dialects.cf", "Cf"),
     "tensor": ("xdsl.dialects.tensor", "Tensor"),
     "linalg": ("xdsl.dialects.linalg", "Linalg"),
 }
@@ -381,7 +382,7 @@ def _loader(module: str, attribute: str) -> Callable[[], Dialect]:
 
 def make_context(*, allow_unregistered: bool = False) -> Context:
     """An xDSL context knowing the dialects irad uses (builtin, func, arith,
-    math, scf, tensor, linalg, irad).
+    math, scf, cf (runtime checks), tensor, linalg, irad).
 
     Dialects are registered, not loaded: each is imported the first time one
     of its ops or attributes is parsed or looked up, so the whole set of xDSL

@@ -19,3 +19,8 @@ class DifferentiationError(IradError):
 
 class BackendError(IradError):
     """A backend cannot run an op of the module it was given."""
+
+
+class RuntimeCheckError(IradError, IndexError):
+    """A check compiled into the program failed while it ran (an index out of
+    bounds): what numpy would raise an IndexError for."""

@@ -324,3 +324,20 @@ def test_checkpointed_loop_reading_an_int_index_array():
     x, ii = normal(4), np.array([3, 0, 0])
     g = irad.grad(p.gather_in_loop, checkpoint=True)(x, ii)
     np.testing.assert_allclose(g, central_difference(p.gather_in_loop, (x, ii), 0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("f, args, message", [
+    (p.i_runtime_int, lambda: (normal(4), 4), "index out of bounds for an axis of size 4"),
+    (p.i_runtime_int, lambda: (normal(4), -5), "index out of bounds for an axis of size 4"),
+    (p.i_runtime_start, lambda: (normal(5, 2), 4), "does not fit an axis of size 5"),
+    (p.i_runtime_start, lambda: (normal(5, 2), -1), "does not fit an axis of size 5"),
+    (p.i_int_array, lambda: (normal(4, 2), np.array([3, 4, 0, 1])), "index out of bounds"),
+], ids=["past-the-end", "too-negative", "slice-past-the-end", "slice-negative", "index-array"])
+def test_runtime_indices_are_checked(f, args, message):
+    """An index only known at run time is checked where numpy would raise an
+    IndexError: irad raises RuntimeCheckError (an IndexError) naming the source line,
+    never a wrong element."""
+    with pytest.raises(irad.errors.RuntimeCheckError, match=message) as err:
+        irad.grad(f)(*args())
+    assert "array_programs.py:" in str(err.value)
+    assert isinstance(err.value, IndexError)

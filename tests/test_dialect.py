@@ -274,7 +274,7 @@ def test_verifier_skips_unknown_callee():
 def test_make_context_registers_irad_dialects():
     ctx = make_context()
     assert set(ctx.registered_dialect_names) == {
-        "builtin", "func", "arith", "math", "scf", "tensor", "linalg", "irad",
+        "builtin", "func", "arith", "math", "scf", "cf", "tensor", "linalg", "irad",
     }  # fmt: skip
     assert ctx.get_op("irad.grad") is GradOp
     assert ctx.get_op("irad.value_and_grad") is ValueAndGradOp

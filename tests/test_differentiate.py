@@ -268,11 +268,7 @@ def test_pass_runs_in_the_command_line_drivers(driver, tmp_path):
 
 
 def test_unstructured_control_flow_is_reported():
-    from xdsl.dialects.cf import Cf
-
-    ctx = make_context()
-    ctx.load_dialect(Cf)
-    module = Parser(ctx, """
+    module = Parser(make_context(), """
 func.func @f(%x: f64) -> f64 {
   cf.br ^bb1
 ^bb1:

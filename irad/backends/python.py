@@ -70,7 +70,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from irad.backends import python_arrays
-from irad.errors import BackendError
+from irad.errors import BackendError, RuntimeCheckError
 
 # --------------------------------------------------------------------------
 # Runtime helpers bound in the namespaces the generated code runs in.
@@ -316,10 +316,12 @@ _SHARED_FUNCTIONS: dict[str, Callable[..., Any]] = {
 FAST_NAMESPACE: dict[str, Any] = {
     **{name: fast for name, (fast, _) in _FLOAT_FUNCTIONS.items()},
     **_SHARED_FUNCTIONS,
+    "_RuntimeCheckError": RuntimeCheckError,  # cf.assert
 }
 IEEE_NAMESPACE: dict[str, Any] = {
     **{name: ieee for name, (_, ieee) in _FLOAT_FUNCTIONS.items()},
     **_SHARED_FUNCTIONS,
+    "_RuntimeCheckError": RuntimeCheckError,
 }
 
 # --------------------------------------------------------------------------
@@ -727,6 +729,13 @@ def _assign(tr: FunctionTranslator, targets: Sequence[str], values: Sequence[str
         tr.line(f"{', '.join(targets)} = {', '.join(values)}")
 
 
+def _emit_assert(tr: FunctionTranslator, op: Operation) -> None:
+    # a check compiled into the program (an index in bounds): numpy's IndexError
+    tr.line(f"if not {tr.value(op.operands[0])}:")
+    with tr.indented():
+        tr.line(f"raise _RuntimeCheckError({op.msg.data!r})")
+
+
 def _emit_for(tr: FunctionTranslator, op: Operation) -> None:
     assert isinstance(op, scf.ForOp)
     body = tr._single_block(op, op.body)
@@ -801,6 +810,7 @@ STATEMENT_OPS: dict[str, StatementEmitter] = {
     "func.return": _emit_return,
     "func.call": _emit_call,
     "scf.if": _emit_if,
+    "cf.assert": _emit_assert,
     "scf.for": _emit_for,
     "scf.while": _emit_while,
     "memref.alloc": _emit_alloc,

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from xdsl.dialects import arith, tensor
+from xdsl.dialects import arith, cf, tensor
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, SSAValue
@@ -83,6 +83,11 @@ class ArrayLowering:
 
     def error(self, node, message: str, hint: str = ""):
         return self.fl.src.error(node, message, hint)
+
+    def check(self, condition: SSAValue, node, message: str) -> None:
+        """A check at run time (cf.assert): the backends raise RuntimeCheckError
+        (Python) or abort with the message (native) when it fails."""
+        self.em.op(cf.AssertOp(condition, f"{self.fl.src.location(node)}: {message}"))
 
     def new(self, v: SSAValue) -> SSAValue:
         """Mark a freshly created array (numpy would return a new array)."""
@@ -494,6 +499,9 @@ class ArrayLowering:
         if not is_int(v.type):
             raise self.error(node, f"array indices must be ints, got a {v.type} value")
         em = self.em
+        above = em.op(arith.CmpiOp(v, em.const(-n, I64), "sge"))
+        below = em.op(arith.CmpiOp(v, em.const(n, I64), "slt"))
+        self.check(em.op(arith.AndIOp(above, below)), node, f"index out of bounds for an axis of size {n}")
         negative = em.op(arith.CmpiOp(v, em.const(0, I64), "slt"))
         wrapped = em.op(arith.SelectOp(negative, em.op(arith.AddiOp(v, em.const(n, I64))), v))
         return em.op(arith.IndexCastOp(wrapped, INDEX))
@@ -517,9 +525,14 @@ class ArrayLowering:
         start = self.value(lower, node)
         if not is_int(start.type):
             raise self.error(node, "slice bounds must be ints")
-        # numpy clamps; irad needs a static size, so the slice is clamped to fit
+        # numpy would shorten a slice running off the end; irad's shapes are static,
+        # so such a start is an error at run time rather than a different slice
         em = self.em
-        start = em.op(arith.MaxSIOp(em.op(arith.MinSIOp(start, em.const(n - length, I64))), em.const(0, I64)))
+        fits = em.op(arith.AndIOp(
+            em.op(arith.CmpiOp(start, em.const(0, I64), "sge")),
+            em.op(arith.CmpiOp(start, em.const(n - length, I64), "sle")),
+        ))
+        self.check(fits, node, f"a slice of {length} starting there does not fit an axis of size {n}")
         return em.op(arith.IndexCastOp(start, INDEX)), length, 1
 
     def gather(self, x: SSAValue, idx: SSAValue, node) -> SSAValue:
@@ -540,6 +553,10 @@ class ArrayLowering:
         hits = T.elementwise(em, lambda b, a: _append(b, arith.CmpiOp(a[0], a[1], "eq")),
                              [wrapped, positions], I1)
         onehot = self.to_element(hits, T.element(x))
+        # every index hits exactly one position iff it is in bounds (exact: counts < 2**24)
+        found = T.reduce_all(em, onehot)
+        self.check(em.op(arith.CmpfOp(found, em.const(float(k), T.element(x)), "oeq")),
+                   node, f"an index array holds an index out of bounds for an axis of size {n}")
         flat = T.reshape(em, x, (n, math.prod(dims[1:])))
         return T.reshape(em, T.matmul(em, onehot, flat), (k, *dims[1:]))
 
