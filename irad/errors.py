@@ -21,6 +21,6 @@ class BackendError(IradError):
     """A backend cannot run an op of the module it was given."""
 
 
-class RuntimeCheckError(IradError, IndexError):
-    """A check compiled into the program failed while it ran (an index out of
-    bounds): what numpy would raise an IndexError for."""
+class RuntimeCheckError(IradError):
+    """A check compiled into the program failed while it ran: an index out of
+    bounds, a range step of zero (where Python or numpy would raise)."""

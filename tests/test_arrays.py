@@ -335,9 +335,8 @@ def test_checkpointed_loop_reading_an_int_index_array():
 ], ids=["past-the-end", "too-negative", "slice-past-the-end", "slice-negative", "index-array"])
 def test_runtime_indices_are_checked(f, args, message):
     """An index only known at run time is checked where numpy would raise an
-    IndexError: irad raises RuntimeCheckError (an IndexError) naming the source line,
-    never a wrong element."""
+    IndexError: irad raises RuntimeCheckError naming the source line, never a
+    wrong element."""
     with pytest.raises(irad.errors.RuntimeCheckError, match=message) as err:
         irad.grad(f)(*args())
     assert "array_programs.py:" in str(err.value)
-    assert isinstance(err.value, IndexError)

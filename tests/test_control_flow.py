@@ -623,3 +623,8 @@ def test_float32_division_in_a_loop_stays_float32():
     irad.grad(f32_loop).lower(x).verify()
     g = irad.grad(f32_loop)(x)
     assert g == pytest.approx(finite_difference(f32_loop, (0.3,), 0), rel=1e-4)
+
+
+def test_runtime_zero_step_is_a_checked_error():
+    with pytest.raises(irad.errors.RuntimeCheckError, match=r"test_control_flow.py:\d+:\d+: range\(\) arg 3 must not be zero"):
+        irad.grad(runtime_step)(0.4, 0)

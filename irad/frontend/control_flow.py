@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 import builtins
 
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith, cf, scf
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
@@ -259,6 +259,10 @@ class ControlFlowLowering:
         if stmt.orelse:
             raise self.src.error(stmt, "`for ... else` is not supported", "use a flag variable")
         em = self.em
+        if step_sign == 0:  # known at run time: Python raises for 0, MLIR would divide by it
+            nonzero = em.op(arith.CmpiOp(step, em.const(0, step.type), "ne"))
+            where = self.src.location(stmt.iter)
+            em.op(cf.AssertOp(nonzero, f"{where}: range() arg 3 must not be zero"))
         trips = self._trip_count(start, stop, step, step_sign)
         lower = em.op(arith.ConstantOp.from_int_and_width(0, INDEX))
         upper = em.op(arith.IndexCastOp(trips, INDEX))
