@@ -34,6 +34,9 @@ from irad.frontend.values import Static
 from irad.frontend.types import F32, F64, I1, I64, is_bool, is_float, is_int
 from irad.passes import tensor_ir as T
 
+# What an array error without a more specific hint points to.
+ARRAYS_HINT = "docs/arrays.md lists the numpy functions, shapes and indexing irad supports"
+
 INDEX = IndexType()
 
 
@@ -81,7 +84,7 @@ class ArrayLowering:
     def em(self):
         return self.fl.em
 
-    def error(self, node, message: str, hint: str = ""):
+    def error(self, node, message: str, hint: str = ARRAYS_HINT):
         return self.fl.src.error(node, message, hint)
 
     def check(self, condition: SSAValue, node, message: str) -> None:
@@ -624,7 +627,7 @@ def _append(block: Block, op) -> SSAValue:
 class _WrapperSource:
     """Errors inside a rule-table wrapper have no Python source to point at."""
 
-    def error(self, node, message: str, hint: str = ""):
+    def error(self, node, message: str, hint: str = ARRAYS_HINT):
         from irad.errors import UnsupportedError
 
         return UnsupportedError(message + (f"\n  hint: {hint}" if hint else ""))

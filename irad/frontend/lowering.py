@@ -45,7 +45,13 @@ from irad.frontend.library import (
     python_reference,
     target_key,
 )
-from irad.frontend.source import FunctionSource, NoSourceError, def_location, parse_function
+from irad.frontend.source import (
+    SUBSET_HINT,
+    FunctionSource,
+    NoSourceError,
+    def_location,
+    parse_function,
+)
 from irad.frontend.types import F64, I1, describe, is_bool, is_float, is_int, type_of_value
 
 # The largest literal integer exponent expanded into multiplications.
@@ -384,7 +390,7 @@ class FunctionLowering(ControlFlowLowering):
             getattr(self, f"stmt_{type(stmt).__name__}")(stmt)
         else:
             what, hint = UNSUPPORTED_STATEMENTS.get(
-                type(stmt), (f"a `{type(stmt).__name__}` statement", "")
+                type(stmt), (f"a `{type(stmt).__name__}` statement", SUBSET_HINT)
             )
             raise self.src.error(stmt, f"{what} is not supported", hint)
 

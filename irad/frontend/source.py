@@ -36,7 +36,8 @@ class FunctionSource:
         return f"{self.filename}:{line}:{col}"
 
     def error(self, node: ast.AST, what: str, hint: str = SUBSET_HINT) -> UnsupportedError:
-        return UnsupportedError(f"{self.location(node)}: {what}\n  hint: {hint}")
+        hint_line = f"\n  hint: {hint}" if hint else ""
+        return UnsupportedError(f"{self.location(node)}: {what}{hint_line}")
 
 
 def def_location(fn) -> str:
