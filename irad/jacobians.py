@@ -60,6 +60,7 @@ class _JacobianFunction:
         self.backend = check_backend(backend)
         self.single = isinstance(argnums, numbers.Integral)
         self.__name__ = f"{mode}({_name(f)})"
+        self._returns_arrays: dict[tuple[Attribute, ...], bool] = {}  # by signature
 
     def _irad_module(self, signature: tuple[Attribute, ...]) -> tuple[ModuleOp, str]:
         nums = _normalise_argnums(self.f, self.argnums, signature)
@@ -94,14 +95,17 @@ class _JacobianFunction:
         returns_tuple = len(rows) > 1 or getattr(self.f, "returns_tuple", False)
         return tuple(rows) if returns_tuple else rows[0]
 
-
     # ---- arrays: one sweep per element, assembled with numpy --------------------
     def _array_outputs(self, args, signature) -> bool:
-        """Does f return an array? (Known from a jvp along zero, compiled once.)"""
-        floats = [a for a in range(len(args)) if is_differentiable(signature[a])]
-        zeros = [np.zeros(np.shape(args[a])) if is_tensor(signature[a]) else 0.0 for a in floats]
-        out, _ = jvp(self.f, args, zeros, argnums=floats, backend=self.backend)
-        return any(isinstance(o, np.ndarray) for o in (out if isinstance(out, tuple) else (out,)))
+        """Does f return an array? Shapes are static, so a jvp along zero answers
+        once per signature."""
+        if signature not in self._returns_arrays:
+            floats = [a for a in range(len(args)) if is_differentiable(signature[a])]
+            zeros = [np.zeros(np.shape(args[a])) if is_tensor(signature[a]) else 0.0 for a in floats]
+            out, _ = jvp(self.f, args, zeros, argnums=floats, backend=self.backend)
+            outs = out if isinstance(out, tuple) else (out,)
+            self._returns_arrays[signature] = any(isinstance(o, np.ndarray) for o in outs)
+        return self._returns_arrays[signature]
 
     def _array_jacobian(self, args, signature, nums):
         """J[output][argument] of shape output.shape + argument.shape, as JAX gives it."""

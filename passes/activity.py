@@ -68,34 +68,31 @@ def varied_memory(
     return None
 
 
-def _loop_links(op) -> list[tuple[SSAValue, ...]]:
-    """Per carried value of a loop: (init, body argument, yielded value, result,
-    and for scf.while the condition region's argument) — one value over time."""
+def loop_links(op: Operation) -> list[tuple[SSAValue, ...]]:
+    """Per value a loop carries, its stages: one value over time. scf.for:
+    (init, body argument, yielded value, result). scf.while: (init, before-region
+    argument, value the after region yields), and for what the condition passes
+    on, (condition operand, after-region argument, result)."""
     if isinstance(op, scf.ForOp):
         body = op.body.block
-        return [
-            (init, arg, y, r)
-            for init, arg, y, r in zip(op.operands[3:], body.args[1:], body.last_op.operands, op.results)
-        ]
-    after = op.after_region.block
-    before = op.before_region.block
-    return list(zip(op.operands, after.args, after.last_op.operands, op.results, before.args))
+        return list(zip(op.operands[3:], body.args[1:], body.last_op.operands, op.results))
+    before, after = op.before_region.block, op.after_region.block
+    carried = list(zip(op.operands, before.args, after.last_op.operands))
+    forwarded = list(zip(before.last_op.operands[1:], after.args, op.results))
+    return carried + forwarded
 
 
-def _loop_blocks(op) -> list[Block]:
-    return [r.block for r in op.regions]
-
-
-def _propagate_loop(op, values: set[SSAValue], propagate) -> None:
-    """Iterate a loop's body to a fixed point: a carried value is in `values` as
-    soon as any of its stages is (the analysis is the same both ways)."""
+def propagate_loop(op: Operation, values: set[SSAValue], propagate, carries=is_float_type) -> None:
+    """Iterate a loop's body to a fixed point: a carried value (of a type
+    `carries` accepts) is in `values` as soon as any of its stages is (the
+    analysis is the same both ways)."""
     while True:
         size = len(values)
-        for link in _loop_links(op):
-            if is_float_type(link[0].type) and any(v in values for v in link):
+        for link in loop_links(op):
+            if carries(link[0].type) and any(v in values for v in link):
                 values.update(link)
-        for block in _loop_blocks(op):
-            propagate(block, values)
+        for region in op.regions:
+            propagate(region.block, values)
         if len(values) == size:
             return
 
@@ -107,7 +104,7 @@ def _propagate_back(block: Block, useful: set[SSAValue], constant: Set[Operation
         if not any(r in useful for r in op.results):
             continue
         if isinstance(op, (scf.ForOp, scf.WhileOp)):
-            _propagate_loop(op, useful, lambda b, v: _propagate_back(b, v, constant))
+            propagate_loop(op, useful, lambda b, v: _propagate_back(b, v, constant))
             continue
         if isinstance(op, scf.IfOp):
             for region in op.regions:
@@ -123,7 +120,7 @@ def _propagate(block: Block, active: set[SSAValue], constant: Set[Operation]) ->
         if op.name in NON_DIFFERENTIABLE or op in constant:
             continue
         if isinstance(op, (scf.ForOp, scf.WhileOp)):
-            _propagate_loop(op, active, lambda b, v: _propagate(b, v, constant))
+            propagate_loop(op, active, lambda b, v: _propagate(b, v, constant))
             continue
         if isinstance(op, scf.IfOp):
             for region in op.regions:

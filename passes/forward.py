@@ -154,7 +154,7 @@ class ForwardDifferentiator:
         if key not in self._varied:
             body = fn.body.block
             varied = {a for a, act in zip(body.args, active) if act}
-            varied_values(body, varied)
+            varied_values(body.ops, varied)
             self._varied[key] = [v in varied for v in body.last_op.operands if has_tangent_type(v.type)]
         return self._varied[key]
 

@@ -10,11 +10,13 @@ shadow memory. The mixin below is part of TangentBuilder (passes/forward.py).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from irad.passes.activity import is_float_type
+from irad.passes.activity import is_float_type, propagate_loop
 
 
 def has_tangent_type(t: Attribute) -> bool:
@@ -22,17 +24,17 @@ def has_tangent_type(t: Attribute) -> bool:
     return is_float_type(t) or (isinstance(t, MemRefType) and is_float_type(t.element_type))
 
 
-def varied_values(block: Block, varied: set[SSAValue]) -> None:
-    """Add to `varied` the values of `block` (and nested regions) that depend on
+def varied_values(ops: Iterable[Operation], varied: set[SSAValue]) -> None:
+    """Add to `varied` the values of `ops` (and nested regions) that depend on
     it; memrefs of floats always count, for their shadows always exist."""
-    for op in block.ops:
+    for op in ops:
         if isinstance(op, (scf.ForOp, scf.WhileOp)):
-            _varied_loop(op, varied)
+            propagate_loop(op, varied, lambda b, v: varied_values(b.ops, v), has_tangent_type)
             continue
         for region in op.regions:
             for inner in region.blocks:
                 varied.update(a for a in inner.args if has_tangent_type(a.type) and not is_float_type(a.type))
-                varied_values(inner, varied)
+                varied_values(inner.ops, varied)
         inputs = [*op.operands, *_yielded(op)]
         depends = any(v in varied for v in inputs)
         varied.update(
@@ -43,30 +45,6 @@ def varied_values(block: Block, varied: set[SSAValue]) -> None:
 
 def _yielded(op: Operation) -> list[SSAValue]:
     return [v for region in op.regions for b in region.blocks if b.ops for v in b.last_op.operands]
-
-
-def loop_links(op: Operation) -> list[tuple[SSAValue, ...]]:
-    """Per carried value of a loop, its stages: one value over time."""
-    if isinstance(op, scf.ForOp):
-        body = op.body.block
-        return list(zip(op.operands[3:], body.args[1:], body.last_op.operands, op.results))
-    before, after = op.before_region.block, op.after_region.block
-    condition = before.last_op
-    carried = list(zip(op.operands, before.args, after.last_op.operands))
-    forwarded = list(zip(condition.operands[1:], after.args, op.results))
-    return carried + forwarded
-
-
-def _varied_loop(op: Operation, varied: set[SSAValue]) -> None:
-    while True:
-        size = len(varied)
-        for link in loop_links(op):
-            if has_tangent_type(link[0].type) and any(v in varied for v in link):
-                varied.update(link)
-        for region in op.regions:
-            varied_values(region.block, varied)
-        if len(varied) == size:
-            return
 
 
 class ForwardRegions:
@@ -94,15 +72,17 @@ class ForwardRegions:
         self._bind_results(op, new, with_tangent)
 
     # ---- loops --------------------------------------------------------------
-    def _carried_with_tangent(self, op: Operation, args: list[SSAValue]) -> list[int]:
-        varied = {v for v in self.tangents}
-        varied_values(self.owner_block_of(op), varied)  # fixed point over the loop
-        return [i for i, a in enumerate(args) if a in varied]
+    def _with_tangent(self, op: Operation, *arg_lists) -> list[list[int]]:
+        """Per list of a loop's region arguments, which of them vary (the fixed
+        point over the loop, from the values that have tangents now)."""
+        varied = set(self.tangents)
+        varied_values([op], varied)
+        return [[i for i, a in enumerate(args) if a in varied] for args in arg_lists]
 
     def for_(self, op: scf.ForOp) -> None:
         body = op.body.block
         carried = body.args[1:]
-        with_tangent = self._carried_with_tangent(op, carried)
+        (with_tangent,) = self._with_tangent(op, carried)
         inits = op.operands[3:]
         new_inits = [self.values[v] for v in inits] + [self.tangent_or_zero(inits[i]) for i in with_tangent]
         block = Block(arg_types=[body.args[0].type, *(a.type for a in carried), *(carried[i].type for i in with_tangent)])
@@ -116,10 +96,7 @@ class ForwardRegions:
         before, after = op.before_region.block, op.after_region.block
         carried = list(before.args)
         forwarded = list(after.args)
-        varied = set(self.tangents)
-        varied_values(self.owner_block_of(op), varied)
-        carried_t = [i for i, a in enumerate(carried) if a in varied]
-        forwarded_t = [i for i, a in enumerate(forwarded) if a in varied]
+        carried_t, forwarded_t = self._with_tangent(op, carried, forwarded)
         inits = list(op.operands)
         new_inits = [self.values[v] for v in inits] + [self.tangent_or_zero(inits[i]) for i in carried_t]
         new_before = Block(arg_types=[*(a.type for a in carried), *(carried[i].type for i in carried_t)])
@@ -167,10 +144,6 @@ class ForwardRegions:
         for i, t in zip(with_tangent, new.results[n:]):
             self.tangents[op.results[i]] = t
 
-    def owner_block_of(self, op: Operation) -> Block:
-        """A block holding just `op`, for the fixed point over its regions."""
-        return _Single(op)
-
     # ---- memory: shadow memrefs -----------------------------------------------------
     def memory(self, op: Operation) -> None:
         """Clone a memref/bufferization op, then mirror it on the shadows: the same
@@ -205,10 +178,3 @@ MIRRORED = frozenset(
         "bufferization.to_tensor",
     }
 )
-
-
-class _Single:
-    """Quacks like a Block whose only op is `op` (for varied_values)."""
-
-    def __init__(self, op: Operation):
-        self.ops = [op]

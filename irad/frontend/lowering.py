@@ -895,10 +895,6 @@ def _static_arithmetic(op, left: Value, right: Value) -> Static | None:
     return Static(fn(a, b))
 
 
-def _is_none(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
-
-
 def _power_by_squaring(em: Emitter, base: SSAValue, n: int) -> SSAValue:
     mul = arith.MulfOp if is_float(base.type) else arith.MuliOp
     result = None
