@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from xdsl.dialects.builtin import f64  # noqa: E402
 
 from irad import generated_programs as testing  # noqa: E402
-from irad.api import gradient_module  # noqa: E402
+from irad.pipeline import gradient_module  # noqa: E402
 from irad.frontend import lower_function  # noqa: E402
 from irad.gc_pause import gc_paused  # noqa: E402
 

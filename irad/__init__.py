@@ -27,9 +27,10 @@ def __getattr__(name: str):
 
         return getattr(jacobians, name)
     if name in _RULES:
+        from irad.frontend import registration  # loads the built-in rules too
         from irad.rules import registry
 
-        return getattr(registry, name)
+        return getattr(registration if hasattr(registration, name) else registry, name)
     if name == "stop_gradient":
         from irad.markers import stop_gradient
 
@@ -44,6 +45,8 @@ def __getattr__(name: str):
         return explain
     if name in _LAZY_MODULES:
         import importlib
+
+        import irad.frontend  # noqa: F401  (the default table's built-in rules)
 
         return importlib.import_module(f"irad.{name}")
     raise AttributeError(f"module 'irad' has no attribute {name!r}")

@@ -27,26 +27,15 @@ from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import FloatAttr, FunctionType, MemRefType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from irad.api import (
-    _Compiled,
-    jvp,
-    vjp,
-    _cached,
-    _error,
-    _function,
-    _name,
-    _normalise_argnums,
-    _optimise,
-    _run,
-    grad,
-)
+from irad.api import grad, jvp, vjp
+from irad.compiled import Compiled, cached, error_at, name_of, normalise_argnums, run_compiled
 from irad.backends import check_backend, compile_for
-from irad.dialect import JvpOp
+from irad.ir.dialect import JvpOp
 from irad.frontend import bind_arguments, lower_function, signature_of
-from irad.frontend.types import describe, is_differentiable, is_float, is_tensor
+from irad.ir.types import describe, is_differentiable, is_float, is_tensor
 from irad.passes.differentiate import Differentiator
-from irad.passes.forward import ForwardDifferentiator
-from irad.passes.provenance import ENTRY, mark_generated
+from irad.ir.metadata import ENTRY, mark_generated
+from irad.pipeline import function_named, jvp_spec, optimise, run
 from irad.rules import default_table
 
 
@@ -59,23 +48,23 @@ class _JacobianFunction:
         self.mode = mode
         self.backend = check_backend(backend)
         self.single = isinstance(argnums, numbers.Integral)
-        self.__name__ = f"{mode}({_name(f)})"
+        self.__name__ = f"{mode}({name_of(f)})"
         self._returns_arrays: dict[tuple[Attribute, ...], bool] = {}  # by signature
 
     def _irad_module(self, signature: tuple[Attribute, ...]) -> tuple[ModuleOp, str]:
-        nums = _normalise_argnums(self.f, self.argnums, signature)
+        nums = normalise_argnums(self.f, self.argnums, signature)
         module, entry, _ = jacobian_module(self.f, signature, nums, self.mode, inline=False)
         return module, entry
 
-    def _compiled(self, args: Sequence) -> _Compiled:
+    def _compiled(self, args: Sequence) -> Compiled:
         signature = signature_of(self.f, tuple(args))
-        nums = _normalise_argnums(self.f, self.argnums, signature)
+        nums = normalise_argnums(self.f, self.argnums, signature)
 
-        def build() -> _Compiled:
+        def build() -> Compiled:
             module, entry, outputs = jacobian_module(self.f, signature, nums, self.mode)
-            return _Compiled(module, compile_for(module, self.backend).function(entry), outputs)
+            return Compiled(module, compile_for(module, self.backend).function(entry), outputs)
 
-        return _cached((self.f, self.mode, nums, signature, self.backend), build)
+        return cached((self.f, self.mode, nums, signature, self.backend), build)
 
     def lower(self, *args, **kwargs) -> ModuleOp:
         """The differentiated, optimised module for these argument types."""
@@ -84,11 +73,11 @@ class _JacobianFunction:
     def __call__(self, *args, **kwargs):
         args = bind_arguments(self.f, args, kwargs)
         signature = signature_of(self.f, tuple(args))
-        nums = _normalise_argnums(self.f, self.argnums, signature)
+        nums = normalise_argnums(self.f, self.argnums, signature)
         if any(is_tensor(signature[a]) for a in nums) or self._array_outputs(args, signature):
             return self._array_jacobian(args, signature, nums)
         compiled = self._compiled(args)
-        flat = _run(compiled.run, args)
+        flat = run_compiled(compiled.run, args)
         width = len(flat) // len(compiled.out_types)
         rows = [flat[i * width : (i + 1) * width] for i in range(len(compiled.out_types))]
         rows = [row[0] if self.single else tuple(row) for row in rows]
@@ -158,14 +147,14 @@ def jacobian_module(
     row-major; also f's result types. (`inline=False` for a module to be
     differentiated again.)"""
     module, name = lower_function(f, signature, default_table())
-    primal = _function(module, name)
+    primal = function_named(module, name)
     primal.sym_visibility = StringAttr("private")
     outputs = tuple(primal.function_type.outputs.data)
     bad = [describe(t) for t in outputs if not is_float(t)]
     if not outputs or bad:
-        raise _error(
+        raise error_at(
             f,
-            f"{_name(f)} must return floats for its Jacobian, but returns "
+            f"{name_of(f)} must return floats for its Jacobian, but returns "
             f"({', '.join(describe(t) for t in outputs) or 'nothing'})",
         )
     block = Block(arg_types=signature)
@@ -179,8 +168,9 @@ def jacobian_module(
     mark_generated(entry, primal, ENTRY)
     module.body.block.add_op(entry)
     if mode == "jacfwd":
-        ForwardDifferentiator(module, default_table()).rewrite_requests()
-    _optimise(module, inline)
+        run(module, jvp_spec(inline))
+    else:
+        optimise(module, inline)
     return module, entry.sym_name.data, outputs
 
 

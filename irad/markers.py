@@ -1,7 +1,7 @@
 """Functions that only mean something to differentiation.
 
 They are ordinary Python functions in irad's subset; what makes them special
-is their entry in the rule table (irad/rules/builtin.py).
+is their entry in the rule table (irad/frontend/builtin_rules.py).
 """
 
 

@@ -30,7 +30,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Region
 
-from irad.api import _error, _normalise_argnums, gradient_module, vjp_module
+from irad.compiled import error_at, normalise_argnums
+from irad.pipeline import gradient_module, vjp_module
 from irad.backends.native import for_mlir_opt
 from irad.errors import IradError
 from irad.frontend import bind_arguments, signature_of
@@ -56,20 +57,20 @@ def export(
     `args`, for `mlir-runner`.
     """
     if kind not in KINDS:
-        raise _error(f, f"export kind {kind!r} is not one of {', '.join(KINDS)}")
+        raise error_at(f, f"export kind {kind!r} is not one of {', '.join(KINDS)}")
     args = bind_arguments(f, args, {})
     signature = signature_of(f, args)
     if kind == "vjp":
         if main:
-            raise _error(f, "main=True prints a gradient; use kind='grad' or 'value_and_grad' with it")
+            raise error_at(f, "main=True prints a gradient; use kind='grad' or 'value_and_grad' with it")
         module = vjp_module(f, signature)[0]
     else:
-        wrt = _normalise_argnums(f, argnums, signature)
+        wrt = normalise_argnums(f, argnums, signature)
         module, entry = gradient_module(f, signature, wrt, kind == "value_and_grad")
     module, passes = for_mlir_opt(module)
     if main:
         if not all(isinstance(t, (Float64Type, Float32Type, IntegerType, IndexType)) for t in signature):
-            raise _error(f, "export(main=True) bakes scalar arguments into @main; arrays are not supported there\n"
+            raise error_at(f, "export(main=True) bakes scalar arguments into @main; arrays are not supported there\n"
                             "  hint: export with main=False and call the C interface with memref descriptors")
         module.body.block.add_ops(_printing_main(module, entry, args))
     text = f"// irad.export of {getattr(f, '__qualname__', f)} ({kind}); lower with:\n"

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from irad.frontend import bind_arguments, lower_function, signature_of
-from irad.frontend.types import is_differentiable
+from irad.ir.types import is_differentiable
 from irad.passes.differentiate import CallDecision, Differentiator
 from irad.rules import RuleTable, default_table
 

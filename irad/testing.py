@@ -82,7 +82,7 @@ def check_rrule(
 ) -> None:
     """Check the rule registered for `target` at `args`."""
     from irad.api import vjp
-    from irad.frontend.library import target_key
+    from irad.rules.keys import target_key
     from irad.frontend.lowering import signature_of
 
     table = table if table is not None else default_table()

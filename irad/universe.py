@@ -20,18 +20,20 @@ if TYPE_CHECKING:
 
 
 def _irad_dialect() -> Dialect:
-    from irad.dialect import IRAD
+    from irad.ir.dialect import IRAD
 
     return IRAD
 
 
 def _differentiate_pass() -> type[ModulePass]:
+    import irad.frontend  # noqa: F401  (adds the built-in Python-written rules to the table)
     from irad.passes.differentiate import DifferentiatePass
 
     return DifferentiatePass
 
 
 def _jvp_pass() -> type[ModulePass]:
+    import irad.frontend  # noqa: F401  (adds the built-in Python-written rules to the table)
     from irad.passes.forward import JvpPass
 
     return JvpPass

@@ -14,7 +14,7 @@ from collections.abc import Sequence, Set
 
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType, TensorType
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
 from irad.passes.adjoints import NON_DIFFERENTIABLE
 
@@ -134,3 +134,31 @@ def _propagate(block: Block, active: set[SSAValue], constant: Set[Operation]) ->
             continue
         if any(operand in active for operand in op.operands):
             active.update(r for r in op.results if is_float_type(r.type))
+
+
+def inside(anchor: Operation | None, region_op: Operation) -> bool:
+    """Whether `anchor` is `region_op` or nested in it."""
+    while anchor is not None:
+        if anchor is region_op:
+            return True
+        anchor = anchor.parent_op()
+    return False
+
+
+def free_values(
+    region_op: Operation, active: set[SSAValue] | None
+) -> list[SSAValue]:
+    """Active values (all values if `active` is None) used inside `region_op`
+    but defined outside it, in order."""
+    seen: dict[SSAValue, None] = {}
+    for region in region_op.regions:
+        for inner in region.walk():
+            for v in inner.operands:
+                if (active is None or v in active) and v not in seen:
+                    if isinstance(v, BlockArgument):
+                        defined_inside = inside(v.block.parent_op(), region_op)
+                    else:
+                        defined_inside = inside(v.owner, region_op)
+                    if not defined_inside:
+                        seen[v] = None
+    return list(seen)

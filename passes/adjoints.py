@@ -17,7 +17,7 @@ from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 from xdsl.ir import Operation, SSAValue
 
-from irad.passes.tensor_ir import compare, select
+from irad.ir.tensor import compare, select
 
 Adjoint = Callable[["object", Operation, SSAValue], list[SSAValue | None]]
 
@@ -104,7 +104,7 @@ def _select(b, op, dy):
 @adjoint("arith.maximumf", "arith.maxnumf", "arith.minimumf", "arith.minnumf")
 def _extremum(b, op, dy):
     # The cotangent goes to the operand that was selected (the first on a tie).
-    # compare/select also build the elementwise form on tensors (tensor_ir.py).
+    # compare/select also build the elementwise form on tensors (irad/ir/tensor.py).
     predicate = "oge" if "max" in op.name else "ole"
     first_wins = compare(b, predicate, _x(b, op, 0), _x(b, op, 1))
     zero = b.zero(dy.type)

@@ -1,9 +1,9 @@
-"""Adjoints of the tensor ops numpy arrays lower to (passes/tensor_ir.py), as a table.
+"""Adjoints of the tensor ops numpy arrays lower to (irad/ir/tensor.py), as a table.
 
 Same interface as passes/adjoints.py: `adjoint(b, op, dy)` returns one
 cotangent per operand (None for none). Elementwise arith/math ops on tensors
 reuse the scalar adjoints, which build tensor constants through `b.const` and
-compare and select through tensor_ir.py (a linalg.generic on tensors); only
+compare and select through irad/ir/tensor.py (a linalg.generic on tensors); only
 `math.absf` has a tensor version here (sign through comparisons, not copysign).
 
 Cotangents take their primal's shape and dtype (ChainRules' ProjectTo):
@@ -16,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import DenseArrayBase, TensorType, i64
-from xdsl.dialects.linalg.ops import BroadcastOp
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from irad.errors import DifferentiationError
-from irad.passes import tensor_ir as T
+from irad.ir.locations import location
+from irad.ir import tensor as T
 
 ArrayAdjoint = Callable[[object, Operation, SSAValue], list[SSAValue | None]]
 
@@ -198,8 +198,6 @@ def _generic(b, op, dy):
     if kind == "piecewise-constant":
         return [None] * len(op.operands)
     if kind != "select":
-        from irad.passes.reverse import location  # reverse.py imports this table
-
         raise DifferentiationError(
             f"{location(op)}: no adjoint for this linalg.generic (irad differentiates the "
             "elementwise selects it emits for np.where)"

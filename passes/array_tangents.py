@@ -1,4 +1,4 @@
-"""Tangent rules of the tensor ops numpy arrays lower to (passes/tensor_ir.py).
+"""Tangent rules of the tensor ops numpy arrays lower to (irad/ir/tensor.py).
 
 Forward mode pushes tangents through elementwise ops with their adjoints (a
 diagonal Jacobian is its own transpose), but not through ops that move,
@@ -22,7 +22,7 @@ from xdsl.dialects import arith
 from xdsl.ir import Operation, SSAValue
 
 from irad.errors import DifferentiationError
-from irad.passes import tensor_ir as T
+from irad.ir import tensor as T
 
 TensorTangent = Callable[[object, Operation], SSAValue | None]
 

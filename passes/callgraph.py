@@ -22,7 +22,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.ir import Operation
 
-from irad.passes.provenance import derived_from, origin
+from irad.ir.metadata import derived_from, origin
 
 
 def node_of(fn: func.FuncOp) -> str:

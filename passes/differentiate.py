@@ -21,11 +21,11 @@ from xdsl.ir import Operation, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from irad.dialect import DerivativeRequestOp, ValueAndGradOp
+from irad.ir.dialect import DerivativeRequestOp, ValueAndGradOp
 from irad.errors import DifferentiationError
 from irad.passes.activity import active_values, is_float_type, varied_memory
 from irad.passes.rule_ir import import_helpers, rule_key
-from irad.passes.provenance import (
+from irad.ir.metadata import (
     AUGMENTED,
     PULLBACK,
     activity_string,
@@ -33,6 +33,7 @@ from irad.passes.provenance import (
     mark_generated,
     origin,
 )
+from irad.ir.locations import find_function, location, source_location
 from irad.passes.reverse import (
     CallPlan,
     FunctionPlan,
@@ -40,13 +41,10 @@ from irad.passes.reverse import (
     build_reverse,
     build_tape_entry,
     function_types,
-    find_function,
-    location,
-    source_location,
     needs_tape,
 )
 from irad.rules import Decision, RuleTable, default_table
-from irad.symbols import fresh_symbol
+from irad.ir.symbols import fresh_symbol
 from irad.rules.table import NON_DIFFERENTIABLE, REVERSE, check_rule_ir
 
 Key = tuple[str, tuple[bool, ...]]  # (primal symbol, activity per argument)

@@ -33,20 +33,20 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.traits import IsTerminator
 
-from irad.dialect import JvpOp
+from irad.ir.dialect import JvpOp
 from irad.errors import DifferentiationError
 from irad.passes.activity import is_float_type
 from irad.passes.adjoints import ADJOINTS, NON_DIFFERENTIABLE
 from irad.passes.array_adjoints import elementwise_tensor_adjoint
 from irad.passes.array_tangents import TENSOR_TANGENTS
-from irad.passes.constants import float_constant
-from irad.passes.builder import ArithBuilder
+from irad.ir.constants import float_constant
+from irad.ir.builder import ArithBuilder
 from irad.passes.forward_regions import ForwardRegions, has_tangent_type, varied_values
-from irad.passes.provenance import JVP, generated_name, mark_generated, origin
-from irad.passes.reverse import find_function, location
+from irad.ir.metadata import JVP, generated_name, mark_generated, origin
+from irad.ir.locations import find_function, location
 from irad.passes.rule_ir import import_helpers, inline_body, rule_key
 from irad.rules import Decision, RuleTable, default_table
-from irad.symbols import fresh_symbol
+from irad.ir.symbols import fresh_symbol
 from irad.rules.table import FORWARD
 
 Key = tuple[str, tuple[bool, ...]]  # (primal symbol, which arguments carry tangents)

@@ -49,7 +49,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from irad.errors import DifferentiationError
-from irad.passes import tensor_ir as T
+from irad.ir.locations import location
+from irad.passes.activity import free_values
+from irad.ir import tensor as T
 
 TAPE = MemRefType(f64, [DYNAMIC_INDEX])
 INDEX = IndexType()
@@ -100,7 +102,7 @@ def _slots(t: Attribute) -> int:
 
 
 class _Ops:
-    """A Cursor seen as the `b` of passes/tensor_ir.py."""
+    """A Cursor seen as the `b` of irad/ir/tensor.py."""
 
     def __init__(self, c: Cursor):
         self.c = c
@@ -349,15 +351,13 @@ def reverse_loop(b, op: Operation, cotangents, adj) -> None:
     the trip count that reads each iteration's record, newest first, carrying
     the cotangents of the carried values and accumulating those of the values
     the body uses from outside."""
-    from irad.passes.reverse import _free_active_values, location  # one module, two halves
-
     if isinstance(op, scf.WhileOp):
         check_while(op, b.plan.active, location(op))
     body = loop_body(op)
     args, inits = carried_args(op), loop_inits(op)
     yields = list(body.last_op.operands)
     slots = [j for j, arg in enumerate(args) if b.is_active(arg) or b.is_active(op.results[j])]
-    free = _free_active_values(op, b.plan.active)
+    free = free_values(op, b.plan.active)
     trips = b.residual((op, TRIP_COUNT), INDEX)
     end = b.residual((op, END_POSITION), INDEX)
     seeds = [
@@ -438,8 +438,6 @@ def _recompute_residuals(b, op: Operation, rbody: Block, scope) -> SSAValue:
     """Load the iteration's inputs (its block arguments) from its record and run
     the body forwards again, at the start of the reversed iteration, to get the
     values the adjoint code asked for. Returns the iteration's start position."""
-    from irad.passes.reverse import AugmentedBuilder, _free_active_values
-
     body = loop_body(op)
     first_adjoint_op = rbody.first_op
     args = replay_inputs(op)
@@ -448,10 +446,10 @@ def _recompute_residuals(b, op: Operation, rbody: Block, scope) -> SSAValue:
     )
     # Values the body uses from outside the loop come from the enclosing scope.
     outer = b.block
-    replay = AugmentedBuilder(b.primal_fn, b.plan, {None: [], op: scope.keys}, b.reversed_calls)
+    replay = b.replayer({op: scope.keys})
     replay.values.update(zip(args, inputs))
     b.block = rbody
-    for v in _free_active_values(op, None):
+    for v in free_values(op, None):
         replay.values[v] = b.primal(v)
     b.block = outer
     scratch = Block()

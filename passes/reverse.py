@@ -19,16 +19,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import FileLineColLoc, FunctionType
+from xdsl.dialects.builtin import FunctionType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from xdsl.traits import IsTerminator
 
 from irad.errors import DifferentiationError
+from irad.ir.locations import location
 from irad.passes.rule_ir import inline_body
-from irad.passes.activity import is_float_type
+from irad.passes.activity import free_values, inside, is_float_type
 from irad.passes.adjoints import ADJOINTS, NON_DIFFERENTIABLE
-from irad.passes.builder import ArithBuilder
+from irad.ir.builder import ArithBuilder
 from irad.passes.loops import (
     CACHE,
     END_POSITION,
@@ -44,7 +45,7 @@ from irad.passes.loops import (
     reverse_loop,
 )
 from irad.passes.array_adjoints import array_adjoint
-from irad.passes.constants import float_constant, zero_constant
+from irad.ir.constants import float_constant, zero_constant
 from irad.rules.table import RuleIR
 
 # A residual is keyed by the primal value it holds, or by (call op, index) for
@@ -71,41 +72,6 @@ class FunctionPlan:
     active: set[SSAValue]
     calls: dict[Operation, CallPlan]
     checkpoint: bool = False  # loops recompute their bodies instead of recording residuals
-
-
-def location(op: Operation) -> str:
-    """`file:line:col: @function: op.name`; the source position when the op has one."""
-    fn = op.parent_op()
-    while fn is not None and not isinstance(fn, func.FuncOp):
-        fn = fn.parent_op()
-    where = f"@{fn.sym_name.data}" if fn is not None else "<module>"
-    source = source_location(op)
-    return f"{source}: {where}: {op.name}" if source else f"{where}: {op.name}"
-
-
-def find_function(functions: dict[str, func.FuncOp], name: str, use: Operation | None = None) -> func.FuncOp:
-    """@name among `functions`, or an error located at the op that uses it."""
-    fn = functions.get(name)
-    if fn is None:
-        where = f"{location(use)}: " if use is not None else ""
-        raise DifferentiationError(f"{where}no function @{name} in the module")
-    return fn
-
-
-def source_location(op: Operation) -> str:
-    """`file:line:col` of the Python source an op was lowered from, or ""."""
-    loc = op.location
-    if isinstance(loc, FileLineColLoc):
-        return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
-    return ""
-
-
-def _inside(anchor: Operation | None, region_op: Operation) -> bool:
-    while anchor is not None:
-        if anchor is region_op:
-            return True
-        anchor = anchor.parent_op()
-    return False
 
 
 def scope_of(key: ResidualKey) -> Operation | None:
@@ -170,6 +136,11 @@ class PullbackBuilder(ArithBuilder):
         self._constants: dict[object, SSAValue] = {}
         # calls a cotangent reached; the others stay plain calls in the augmented primal
         self.reversed_calls: set[Operation] = set()
+
+    def replayer(self, keys: list[ResidualKey]) -> AugmentedBuilder:
+        """An augmented builder that recomputes a checkpointed loop's body (whose
+        residuals are `keys`) inside this pullback."""
+        return AugmentedBuilder(self.primal_fn, self.plan, {None: [], **keys}, self.reversed_calls)
 
     # ---- the interface adjoints use ----------------------------------------
     def is_active(self, v: SSAValue) -> bool:
@@ -314,7 +285,7 @@ class PullbackBuilder(ArithBuilder):
         return tuple(op.results)
 
     def reverse_if(self, op: scf.IfOp, cotangents, adj) -> None:
-        free = _free_active_values(op, self.plan.active)
+        free = free_values(op, self.plan.active)
         if not free:
             return
         cond = self.primal(op.cond)
@@ -332,25 +303,6 @@ class PullbackBuilder(ArithBuilder):
         reversed_if = scf.IfOp(cond, [v.type for v in free], Region(branches[0]), Region(branches[1]))
         for v, ct in zip(free, self.op_results(reversed_if)):
             self.accumulate(adj, v, ct)
-
-
-def _free_active_values(
-    region_op: Operation, active: set[SSAValue] | None
-) -> list[SSAValue]:
-    """Active values (all values if `active` is None) used inside `region_op`
-    but defined outside it, in order."""
-    seen: dict[SSAValue, None] = {}
-    for region in region_op.regions:
-        for inner in region.walk():
-            for v in inner.operands:
-                if (active is None or v in active) and v not in seen:
-                    if isinstance(v, BlockArgument):
-                        defined_inside = _inside(v.block.parent_op(), region_op)
-                    else:
-                        defined_inside = _inside(v.owner, region_op)
-                    if not defined_inside:
-                        seen[v] = None
-    return list(seen)
 
 
 class AugmentedBuilder:
@@ -454,7 +406,7 @@ class AugmentedBuilder:
         escaping = [
             k
             for k in self.scope_keys.get(scope, [])
-            if _anchor(k) is not op and _inside(_anchor(k), op)
+            if _anchor(k) is not op and inside(_anchor(k), op)
         ]
         # a branch that writes records hands on the tape it ends with
         threads_tape = any(self.records(inner) for inner in op.walk() if inner is not op)

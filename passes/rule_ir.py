@@ -12,7 +12,7 @@ from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Block, SSAValue
 
 from irad.errors import DifferentiationError
-from irad.symbols import fresh_symbol, rename_callees
+from irad.ir.symbols import fresh_symbol, rename_callees
 
 
 def rule_key(fn: func.FuncOp) -> str:

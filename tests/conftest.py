@@ -1,62 +1,55 @@
 """Shared fixtures.
 
-Every module the differentiation passes produce during a test, and every module the
-API optimises (inlined), is also parsed by upstream mlir-opt 22 when it is
-installed, so irad never drifts from MLIR.
+Every module an irad pipeline leaves after differentiating, and at its end, is
+also parsed by upstream mlir-opt 22 when it is installed, so irad never drifts
+from MLIR: a callback on the pipeline (irad.pipeline.AFTER_PASS) records them
+and each test parses its own at teardown. `pytest --no-mlir-roundtrip` skips
+that check for quick local runs; `make test` and CI keep it on.
 """
 
 import pytest
 
-from irad import api
+from irad import pipeline
 from irad.backends.mlir_tools import find_tool, mlir_opt_parses
-from irad.passes import differentiate, forward
 
-api.VERIFY = True  # every module the API builds is verified during the tests
+pipeline.VERIFY = True  # every module a pipeline builds is verified during the tests
 
 MLIR_OPT = find_tool("mlir-opt")
 
+# the passes after which the module is recorded (and the last pass of each pipeline)
+_RECORDED_AFTER = frozenset({"irad-differentiate", "irad-jvp"})
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--no-mlir-roundtrip", action="store_true",
+        help="do not parse every module irad emits with upstream mlir-opt",
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "test_backend_native" in item.nodeid:
+            item.add_marker(pytest.mark.native)
+
 
 @pytest.fixture(autouse=True)
-def emitted_modules_parse_in_mlir_opt(monkeypatch):
-    """Record the module after each differentiation; parse them all at teardown."""
-    if MLIR_OPT is None:
+def emitted_modules_parse_in_mlir_opt(request):
+    """Record the modules pipelines emit during the test; parse them all at teardown."""
+    if MLIR_OPT is None or request.config.getoption("--no-mlir-roundtrip"):
         yield
         return
     emitted: list[str] = []
-    inside_requests = []
-    original_requests = differentiate.Differentiator.rewrite_requests
-    original_reverse = differentiate.Differentiator.reverse
 
-    def rewrite_requests(self):
-        inside_requests.append(True)
-        try:
-            original_requests(self)
-        finally:
-            inside_requests.pop()
-        emitted.append(str(self.module))
+    def record(previous, module, last: bool):
+        if last or previous.name in _RECORDED_AFTER:
+            emitted.append(str(module))
 
-    def reverse(self, name, active):
-        gen = original_reverse(self, name, active)
-        if not inside_requests:  # a request op is still in the module then
-            emitted.append(str(self.module))
-        return gen
-
-    original_jvp_requests = forward.ForwardDifferentiator.rewrite_requests
-
-    def jvp_requests(self):
-        original_jvp_requests(self)
-        emitted.append(str(self.module))
-
-    def optimise(module, inline=True):
-        original_optimise(module, inline)
-        emitted.append(str(module))  # after inlining too
-
-    original_optimise = api._optimise
-    monkeypatch.setattr(differentiate.Differentiator, "rewrite_requests", rewrite_requests)
-    monkeypatch.setattr(forward.ForwardDifferentiator, "rewrite_requests", jvp_requests)
-    monkeypatch.setattr(differentiate.Differentiator, "reverse", reverse)
-    monkeypatch.setattr(api, "_optimise", optimise)
-    yield
+    pipeline.AFTER_PASS.append(record)
+    try:
+        yield
+    finally:
+        pipeline.AFTER_PASS.remove(record)
     if emitted:
         ok, diagnostics = mlir_opt_parses("\n// -----\n".join(emitted), split=True)
         assert ok, f"mlir-opt rejected a module irad emitted:\n{diagnostics}"

@@ -6,7 +6,7 @@ import pytest
 from xdsl.dialects import func
 
 import irad
-from irad import api
+from irad import pipeline
 from tests import programs
 
 
@@ -51,13 +51,13 @@ def test_lower_returns_the_module_the_backend_runs():
 
 def test_compiled_once_per_signature(monkeypatch):
     calls = []
-    original = api.lower_function
+    original = pipeline.lower_function
 
     def counting(f, signature, table=None):
         calls.append(signature)
         return original(f, signature, table)
 
-    monkeypatch.setattr(api, "lower_function", counting)
+    monkeypatch.setattr(pipeline, "lower_function", counting)
     g = irad.grad(programs.twice)
     g(1.5), g(2.5)
     assert len(calls) == 1

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import irad
-from irad.frontend.types import type_of_value
+from irad.ir.types import type_of_value
 from tests import array_programs as p
 
 RNG = np.random.default_rng(0)

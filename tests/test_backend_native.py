@@ -23,11 +23,11 @@ import numpy as np
 import pytest
 
 import irad
-from irad import api
+from irad import api, compiled
 from irad.backends import mlir_tools, native
 from irad.backends import python as python_backend
 from irad.backends.llvm_jit import JitModule
-from irad.dialect import make_context
+from irad.ir.dialect import make_context
 from tests import test_arrays as ta
 from tests import test_control_flow as cf
 from tests import test_forward as fw
@@ -167,7 +167,7 @@ def cached_program(x, n):
 @pytest.fixture
 def lowered(monkeypatch) -> list[str]:
     """The modules the native backend lowers from now on, with an empty API cache."""
-    monkeypatch.setattr(api, "_CACHE", {})
+    monkeypatch.setattr(compiled, "_CACHE", {})
     modules: list[str] = []
     real = native.lower_to_llvm_ir
     monkeypatch.setattr(native, "lower_to_llvm_ir", lambda text, passes: modules.append(text) or real(text, passes))
@@ -434,7 +434,7 @@ def test_export_main_refuses_to_shadow_a_function_named_main():
 
 # ---- errors -----------------------------------------------------------------------
 def test_missing_mlir_opt_names_the_package(monkeypatch):
-    monkeypatch.setattr(api, "_CACHE", {})
+    monkeypatch.setattr(compiled, "_CACHE", {})
     # undone before the conftest fixture runs mlir-opt at teardown
     with monkeypatch.context() as patch:
         patch.setenv("IRAD_MLIR_OPT", "/nonexistent/mlir-opt")

@@ -28,7 +28,7 @@ from xdsl.universe import Universe
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from irad.cli import IradOptMain, irad_opt_main, main
-from irad.dialect import (
+from irad.ir.dialect import (
     IRAD,
     DerivativeRequestOp,
     GradOp,
@@ -290,11 +290,11 @@ def _imported_modules_after(statement: str) -> set[str]:
 
 def test_imports_stay_lazy():
     after_universe = _imported_modules_after("import irad.universe")
-    assert "irad.dialect" not in after_universe
+    assert "irad.ir.dialect" not in after_universe
     assert not any(name.startswith("irad.passes.") for name in after_universe)
 
     after_context = _imported_modules_after(
-        "from irad.dialect import make_context; make_context()"
+        "from irad.ir.dialect import make_context; make_context()"
     )
     assert "xdsl.dialects.linalg" not in after_context
     assert "xdsl.dialects.riscv" not in after_context

@@ -10,7 +10,7 @@ from xdsl.dialects import func
 from xdsl.parser import Parser
 
 from irad.backends.python import compile_module
-from irad.dialect import make_context
+from irad.ir.dialect import make_context
 from irad.errors import DifferentiationError
 from irad.passes.differentiate import DifferentiatePass, Differentiator
 

@@ -22,10 +22,10 @@ from xdsl.parser import Parser
 
 import irad
 from irad import generated_programs as testing
-from irad.api import gradient_module
+from irad.pipeline import gradient_module
 from irad.backends.python import compile_module
 from irad.backends.mlir_tools import find_tool, mlir_opt_parses
-from irad.dialect import make_context
+from irad.ir.dialect import make_context
 from irad.gc_pause import gc_paused
 from irad.passes.callgraph import strongly_connected
 from irad.passes.differentiate import Differentiator

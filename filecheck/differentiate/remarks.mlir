@@ -37,7 +37,7 @@ func.func @main(%x: f64) -> f64 {
 // CHECK-SAME: irad.remarks = []
 // CHECK:      func.func private @f.augmented.d(
 // CHECK-SAME: irad.remarks = [
-// CHECK-SAME: "@f: call to @irad.numerics.softplus: rule inlined [rrule for irad.numerics.softplus (float) defined at {{.*}}irad/rules/builtin.py:{{[0-9]+}}]",
+// CHECK-SAME: "@f: call to @irad.numerics.softplus: rule inlined [rrule for irad.numerics.softplus (float) defined at {{.*}}irad/frontend/builtin_rules.py:{{[0-9]+}}]",
 // CHECK-SAME: "@f: call to @irad.markers.stop_gradient: non-differentiable; zero cotangent, no code",
 // CHECK-SAME: "@f: call to @helper: no rule; callee differentiated"]
 

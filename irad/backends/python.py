@@ -70,6 +70,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from irad.backends import python_arrays
+from irad.backends.python_arrays import float_literal as _float_literal
 from irad.errors import BackendError, RuntimeCheckError
 
 # --------------------------------------------------------------------------
@@ -381,14 +382,6 @@ def _truncate(expr: str, t: Attribute) -> str:
 
 def _to_float(expr: str, t: Attribute) -> str:
     return f"_f32({expr})" if isinstance(t, Float32Type) else f"_f64({expr})"
-
-
-def _float_literal(value: float) -> str:
-    if math.isnan(value):
-        return "float('nan')"
-    if math.isinf(value):
-        return "float('inf')" if value > 0 else "-float('inf')"
-    return repr(value)
 
 
 def _result_converter(t: Attribute) -> Callable[[Any], Any]:

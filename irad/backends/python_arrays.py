@@ -30,13 +30,22 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 
-from irad.passes.tensor_ir import DYNAMIC, REDUCTIONS
+from irad.ir.tensor import DYNAMIC, REDUCTIONS
 
 # ---- tensors on the tape (passes/loops.py) -------------------------------------
 # A subview of the tape (a Python list) is `(list, start)`; a static buffer is
 # a numpy array. A tensor's record keeps the flat array itself in its first
 # slot (the other slots it reserves stay unused), so pushing and reading it
 # back is one array copy, not one Python float per element.
+
+
+def float_literal(value: float) -> str:
+    """Python source for a float, inf and nan included (shared with python.py)."""
+    if math.isnan(value):
+        return "float('nan')"
+    if math.isinf(value):
+        return "float('inf')" if value > 0 else "-float('inf')"
+    return repr(value)
 
 
 def is_tape_view(t: Attribute) -> bool:
@@ -128,15 +137,13 @@ NAMESPACE: dict[str, Any] = {
 
 
 def constant_initializer(attr: DenseIntOrFPElementsAttr, t: TensorType) -> str:
-    from irad.backends.python import _float_literal
-
     dims = tuple(t.get_shape())
     dtype = dtype_name(t)
     values = attr.get_values()
     if values and all(v == values[0] for v in values) and not (isinstance(values[0], float) and math.isnan(values[0])):
-        fill = _float_literal(values[0]) if isinstance(values[0], float) else repr(values[0])
+        fill = float_literal(values[0]) if isinstance(values[0], float) else repr(values[0])
         return f"_frozen(np.full({dims!r}, {fill}, dtype={dtype}))"
-    items = ", ".join(_float_literal(v) if isinstance(v, float) else repr(v) for v in values)
+    items = ", ".join(float_literal(v) if isinstance(v, float) else repr(v) for v in values)
     return f"_frozen(np.array([{items}], dtype={dtype}).reshape({dims!r}))"
 
 
@@ -293,8 +300,6 @@ _CMP = {"oeq": "==", "ogt": ">", "oge": ">=", "olt": "<", "ole": "<=", "une": "!
 
 
 def _generic(tr, op):
-    from irad.backends.python import _float_literal
-
     body = op.regions[0].block
     values: dict = {arg: tr.value(v) for arg, v in zip(body.args, op.inputs)}
     result = None
@@ -306,7 +311,7 @@ def _generic(tr, op):
             result = args[0]
             break
         if name == "arith.constant":
-            expr = _float_literal(inner.value.value.data) if isinstance(inner.value.value.data, float) else repr(inner.value.value.data)
+            expr = float_literal(inner.value.value.data) if isinstance(inner.value.value.data, float) else repr(inner.value.value.data)
         elif name == "arith.cmpf":
             predicate = arith.CMPF_COMPARISON_OPERATIONS[inner.predicate.value.data]
             expr = f"({args[0]} {_CMP[predicate]} {args[1]})"

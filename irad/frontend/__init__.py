@@ -1,5 +1,12 @@
-"""Frontend: Python source (AST) -> xDSL module (func/arith/math/scf)."""
+"""Frontend: Python source (AST) -> xDSL module (func/arith/math/scf/tensor/linalg).
 
+Importing it adds irad's Python-written built-in rules to the default table.
+"""
+
+from irad.frontend import builtin_rules
 from irad.frontend.lowering import bind_arguments, lower_function, signature_of
+from irad.rules import add_builtins
+
+add_builtins(builtin_rules.install)
 
 __all__ = ["bind_arguments", "lower_function", "signature_of"]

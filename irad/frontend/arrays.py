@@ -2,7 +2,7 @@
 numpy functions irad knows (the table `NUMPY`).
 
 A numpy array of static shape is a ranked tensor. Everything lowers to the
-tensor IR of passes/tensor_ir.py, with broadcasting made explicit, so every op
+tensor IR of irad/ir/tensor.py, with broadcasting made explicit, so every op
 has a simple adjoint. Shapes, axes and dtypes are known while lowering: they
 are `Static` values (`x.shape` is a static tuple, `len(x)` a static int), and
 arithmetic and comparisons of static ints are evaluated statically, so a rule
@@ -31,8 +31,8 @@ from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, SSAValue
 
 from irad.frontend.values import Static
-from irad.frontend.types import F32, F64, I1, I64, is_bool, is_float, is_int
-from irad.passes import tensor_ir as T
+from irad.ir.types import F32, F64, I1, I64, is_bool, is_float, is_int
+from irad.ir import tensor as T
 
 # What an array error without a more specific hint points to.
 ARRAYS_HINT = "docs/arrays.md lists the numpy functions, shapes and indexing irad supports"

@@ -31,7 +31,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.frontend.emitter import Emitter
 from irad.frontend.values import Static
-from irad.frontend.types import F64, I1, I64, is_float
+from irad.ir.types import F64, I1, I64, is_float
 
 RETURNED = "$return"
 VALUE = "$value"

@@ -6,7 +6,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float64Type, FloatAttr, IntegerAttr, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from irad.frontend.types import F64, I1, I64, is_bool, is_float, is_int
+from irad.ir.types import F64, I1, I64, is_bool, is_float
 
 
 class Emitter:
@@ -26,7 +26,7 @@ class Emitter:
 
     def const(self, value, type: Attribute) -> SSAValue:
         if isinstance(type, TensorType):  # a numpy array (or a splat of one number)
-            from irad.passes.tensor_ir import dense
+            from irad.ir.tensor import dense
 
             return dense(self, value, type)
         if is_float(type):

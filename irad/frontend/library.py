@@ -19,7 +19,7 @@ from xdsl.ir import SSAValue
 
 from irad import numerics
 from irad.frontend.emitter import Emitter
-from irad.frontend.types import F64, I64, is_float
+from irad.ir.types import F64, I64, is_float
 
 Emit = Callable[[Emitter, Sequence[SSAValue]], SSAValue]
 
@@ -120,11 +120,6 @@ OPS: dict[object, tuple[tuple[int, ...], Emit]] = {
     builtins.pow: ((2,), _pow),
 }
 
-# Library functions irad implements in its own Python subset (lowered from source).
-IMPLEMENTED_IN_PYTHON: dict[object, object] = {
-    math.hypot: numerics.hypot,
-}
-
 # Functions lowered from source whose arguments are converted to float first,
 # as Python's math functions do (so `logaddexp(x, 0)` meets the float rule).
 FLOAT_FUNCTIONS = frozenset(
@@ -136,21 +131,6 @@ def describe_callable(fn: object) -> str:
     module = getattr(fn, "__module__", None) or ""
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
     return f"{module}.{name}" if module and module != "builtins" else name
-
-
-def target_key(obj: object) -> str:
-    """The rule-table name of a callable: `module.qualname`, e.g. "math.sin".
-
-    A library function irad implements in Python is named after that
-    implementation, which is what the frontend calls. Strings name IR-level
-    targets (a function symbol) as they are.
-    """
-    if isinstance(obj, str):
-        return obj
-    obj = IMPLEMENTED_IN_PYTHON.get(obj, obj)
-    module = getattr(obj, "__module__", None) or "builtins"
-    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
-    return f"{module}.{name}"
 
 
 def python_reference(obj: object) -> str:

@@ -33,18 +33,17 @@ from irad.frontend.arrays import (
     lower_wrapper_body,
     reshape_method,
 )
-from irad.symbols import fresh_symbol, rename_callees
+from irad.ir.symbols import fresh_symbol, rename_callees
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
 from irad.frontend.emitter import Emitter
 from irad.frontend.values import Static, Value
 from irad.frontend.library import (
     FLOAT_FUNCTIONS,
-    IMPLEMENTED_IN_PYTHON,
     OPS,
     describe_callable,
     python_reference,
-    target_key,
 )
+from irad.rules.keys import IMPLEMENTED_IN_PYTHON, target_key
 from irad.frontend.source import (
     SUBSET_HINT,
     FunctionSource,
@@ -52,7 +51,7 @@ from irad.frontend.source import (
     def_location,
     parse_function,
 )
-from irad.frontend.types import F64, I1, describe, is_bool, is_float, is_int, type_of_value
+from irad.ir.types import F64, I1, describe, is_bool, is_float, is_int, type_of_value
 
 # The largest literal integer exponent expanded into multiplications.
 MAX_UNROLLED_POWER = 64

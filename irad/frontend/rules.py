@@ -21,12 +21,12 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType
 from xdsl.ir import Attribute, Region, SSAValue
 
-from irad.frontend.library import target_key
 from irad.frontend.control_flow import RETURNED, VALUE
 from irad.frontend.lowering import FunctionLowering, ModuleLowering
 from irad.frontend.values import Static, Value
 from irad.frontend.source import parse_function
-from irad.frontend.types import describe, is_differentiable, is_float
+from irad.ir.types import describe, is_differentiable, is_float
+from irad.rules.keys import target_key
 from irad.rules.table import FruleIR, RuleIR
 
 

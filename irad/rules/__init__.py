@@ -1,24 +1,14 @@
-"""The rule table shared by the differentiation pass and users.
+"""The rule table shared by the differentiation passes and users.
 
-`default_table()` is the table the pass consults unless given another; it
-starts with irad's built-in entries (irad/rules/builtin.py).
+`default_table()` is the table the passes consult unless given another; the
+frontend adds irad's built-in Python-written entries to it
+(irad/frontend/builtin_rules.py). `irad.rrule` and `irad.frule`, which lower
+Python-written rules, are the frontend's (irad/frontend/registration.py).
 """
 
-from irad.rules.registry import frule, list_rules, non_differentiable, opt_out, remove, rrule
+from irad.rules.default import add_builtins, default_table
+from irad.rules.registry import list_rules, non_differentiable, opt_out, remove
 from irad.rules.table import Decision, Rule, RuleIR, RuleTable, Signature
-
-_DEFAULT: RuleTable | None = None
-
-
-def default_table() -> RuleTable:
-    global _DEFAULT
-    if _DEFAULT is None:
-        from irad.rules import builtin
-
-        _DEFAULT = RuleTable()
-        builtin.install(_DEFAULT)
-    return _DEFAULT
-
 
 __all__ = [
     "Decision",
@@ -26,11 +16,10 @@ __all__ = [
     "RuleIR",
     "RuleTable",
     "Signature",
+    "add_builtins",
     "default_table",
-    "frule",
     "list_rules",
     "non_differentiable",
     "opt_out",
     "remove",
-    "rrule",
 ]

@@ -144,7 +144,7 @@ def _constraint(t) -> frozenset[Attribute] | None:
     if isinstance(t, np.ndarray):
         # an example array names its dtype and shape; imported here because the
         # pass imports this table and must not import the frontend
-        from irad.frontend.types import type_of_value
+        from irad.ir.types import type_of_value
 
         if type_of_value(t) is not None:
             return frozenset({type_of_value(t)})

@@ -1,5 +1,7 @@
 """irad's built-in table entries, written with the same rrule/frule users write.
 
+Each function's reverse rule sits beside its forward rule, as ChainRules groups them.
+
 The rules for the stable helpers in irad/numerics.py keep the helper's own
 stable body as the primal and give the closed-form derivative, which is exact
 at the kinks where AD through max/abs would pick a one-sided slope:
@@ -11,10 +13,12 @@ from __future__ import annotations
 import math
 
 from irad import markers, numerics
-from irad.rules.registry import frule, non_differentiable, rrule
+from irad.frontend.registration import frule, rrule
+from irad.rules.registry import non_differentiable
 from irad.rules.table import RuleTable
 
 
+# ---- sigmoid -------------------------------------------------------------------
 def sigmoid_rule(x):
     y = numerics.sigmoid(x)
 
@@ -24,6 +28,12 @@ def sigmoid_rule(x):
     return y, pullback
 
 
+def sigmoid_frule(x, dx):
+    y = numerics.sigmoid(x)
+    return y, dx * (y * (1.0 - y))
+
+
+# ---- softplus ------------------------------------------------------------------
 def softplus_rule(x):
     y = numerics.softplus(x)
 
@@ -34,6 +44,11 @@ def softplus_rule(x):
     return y, pullback
 
 
+def softplus_frule(x, dx):
+    return numerics.softplus(x), dx * (0.5 * math.tanh(0.5 * x) + 0.5)
+
+
+# ---- logaddexp -----------------------------------------------------------------
 def logaddexp_rule(a, b):
     y = numerics.logaddexp(a, b)
 
@@ -45,6 +60,12 @@ def logaddexp_rule(a, b):
     return y, pullback
 
 
+def logaddexp_frule(a, b, da, db):
+    t = 0.5 * math.tanh(0.5 * (a - b))
+    return numerics.logaddexp(a, b), da * (0.5 + t) + db * (0.5 - t)
+
+
+# ---- hypot ---------------------------------------------------------------------
 def hypot_rule(x, y):
     h = math.hypot(x, y)
 
@@ -55,33 +76,18 @@ def hypot_rule(x, y):
     return h, pullback
 
 
-# ---- the same derivatives in forward mode ------------------------------------------
-def sigmoid_frule(x, dx):
-    y = numerics.sigmoid(x)
-    return y, dx * (y * (1.0 - y))
-
-
-def softplus_frule(x, dx):
-    return numerics.softplus(x), dx * (0.5 * math.tanh(0.5 * x) + 0.5)
-
-
-def logaddexp_frule(a, b, da, db):
-    t = 0.5 * math.tanh(0.5 * (a - b))
-    return numerics.logaddexp(a, b), da * (0.5 + t) + db * (0.5 - t)
-
-
 def hypot_frule(x, y, dx, dy):
     h = math.hypot(x, y)
     return h, (x * dx + y * dy) / h
 
 
 def install(table: RuleTable) -> None:
-    rrule(numerics.sigmoid, types=(float,), table=table)(sigmoid_rule)
-    rrule(numerics.softplus, types=(float,), table=table)(softplus_rule)
-    rrule(numerics.logaddexp, types=(float, float), table=table)(logaddexp_rule)
-    rrule(math.hypot, types=(float, float), table=table)(hypot_rule)
-    frule(numerics.sigmoid, types=(float,), table=table)(sigmoid_frule)
-    frule(numerics.softplus, types=(float,), table=table)(softplus_frule)
-    frule(numerics.logaddexp, types=(float, float), table=table)(logaddexp_frule)
-    frule(math.hypot, types=(float, float), table=table)(hypot_frule)
+    for target, types, reverse, forward in (
+        (numerics.sigmoid, (float,), sigmoid_rule, sigmoid_frule),
+        (numerics.softplus, (float,), softplus_rule, softplus_frule),
+        (numerics.logaddexp, (float, float), logaddexp_rule, logaddexp_frule),
+        (math.hypot, (float, float), hypot_rule, hypot_frule),
+    ):
+        rrule(target, types=types, table=table)(reverse)
+        frule(target, types=types, table=table)(forward)
     non_differentiable(markers.stop_gradient, table=table)

@@ -1,0 +1,6 @@
+"""The shared IR vocabulary every layer above builds on.
+
+dialect (the irad ops), types (the one differentiability predicate), tensor (the
+tensor-op vocabulary), constants, metadata (provenance of generated functions),
+locations, symbols and the builder. Nothing here imports another irad layer.
+"""

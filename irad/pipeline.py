@@ -1,0 +1,185 @@
+"""irad's pipelines, defined once, as xDSL `PassPipeline`s built from pass names.
+
+    gradient:  irad-differentiate{checkpoint=...},irad-optimize{max-depth=...},irad-symbol-dce
+    jvp:       irad-jvp,irad-optimize,irad-symbol-dce
+    optimise:  irad-optimize{max-depth=...},irad-symbol-dce
+
+The API, the Jacobians and `irad.export` run them; `irad-opt` and stock
+`xdsl-opt` take the same names. A module built to be differentiated again is
+not inlined (max-depth=0): its calls, to rule targets above all, must meet the
+rule table again.
+
+Callbacks in `AFTER_PASS` see the module after every pass (the test suite
+parses each one with upstream mlir-opt there); with IRAD_VERIFY=1, or
+`VERIFY = True`, the module is verified at the end of each pipeline.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
+from xdsl.ir import Attribute, Block, Region
+from xdsl.passes import ModulePass, PassPipeline
+
+from irad.compiled import error_at, name_of
+from irad.frontend import lower_function
+from irad.ir.dialect import GradOp, JvpOp, ValueAndGradOp, make_context
+from irad.ir.metadata import ENTRY, mark_generated
+from irad.ir.types import describe, is_differentiable, is_float
+from irad.passes.differentiate import Differentiator
+from irad.passes.inline import DEFAULT_MAX_DEPTH
+from irad.rules import default_table
+from irad.universe import IRAD_UNIVERSE
+
+# Verify every module a pipeline leaves (IRAD_VERIFY=1; the tests set it). Off by
+# default: a whole-module verify is a tenth of compile time on large call trees.
+VERIFY = os.environ.get("IRAD_VERIFY") == "1"
+
+# callback(pass_that_ran, module, last): called after every pass of every pipeline
+AFTER_PASS: list[Callable[[ModulePass, ModuleOp, bool], None]] = []
+
+
+@functools.cache
+def context() -> Context:
+    return make_context()
+
+
+def optimise_spec(inline: bool = True) -> str:
+    return f"irad-optimize{{max-depth={DEFAULT_MAX_DEPTH if inline else 0}}},irad-symbol-dce"
+
+
+def _joined(*specs: str) -> str:
+    return ",".join(s for s in specs if s)
+
+
+def gradient_spec(checkpoint: bool = False, inline: bool = True) -> str:
+    return _joined(f"irad-differentiate{{checkpoint={str(checkpoint).lower()}}}", optimise_spec(inline))
+
+
+def jvp_spec(inline: bool = True) -> str:
+    return _joined("irad-jvp", optimise_spec(inline))
+
+
+def _after_pass(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:
+    if previous is not None:
+        for callback in AFTER_PASS:
+            callback(previous, module, following is None)
+
+
+@functools.cache
+def pipeline(spec: str) -> PassPipeline:
+    return PassPipeline.parse_spec(IRAD_UNIVERSE.all_passes, spec, _after_pass)
+
+
+def run(module: ModuleOp, spec: str) -> None:
+    """Run the pipeline `spec` (pass names, as `irad-opt -p` takes them) on `module`."""
+    if spec:
+        pipeline(spec).apply(context(), module)
+    if VERIFY:
+        module.verify()
+
+
+def optimise(module: ModuleOp, inline: bool = True) -> None:
+    run(module, optimise_spec(inline))
+
+
+def function_named(module: ModuleOp, name: str) -> func.FuncOp:
+    return next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
+
+
+# ---- from a Python function to an optimised module ------------------------------
+def scalar_result_type(f, primal: func.FuncOp) -> Attribute:
+    outputs = primal.function_type.outputs.data
+    if len(outputs) != 1 or not is_float(outputs[0]):
+        shown = ", ".join(describe(t) for t in outputs) or "nothing"
+        hint = (
+            "use irad.vjp for functions with several outputs"
+            if len(outputs) > 1
+            else "return a float (a gradient of an int, a bool or nothing is not defined)"
+        )
+        raise error_at(
+            f,
+            f"{name_of(f)} must return one float to take its gradient, but returns {shown}\n"
+            f"  hint: {hint}",
+        )
+    return outputs[0]
+
+
+def gradient_module(
+    f: Callable,
+    signature: tuple[Attribute, ...],
+    wrt: tuple[int, ...],
+    with_value: bool,
+    checkpoint: bool = False,
+    inline: bool = True,
+) -> tuple[ModuleOp, str]:
+    """The differentiated, optimised module and the name of its entry function.
+
+    The entry, `@<f>.grad` or `@<f>.value_and_grad`, holds the request op that
+    irad-differentiate replaces. It returns the gradients in `wrt` order (the
+    request op itself takes increasing indices).
+    """
+    module, name = lower_function(f, signature, default_table())
+    primal = function_named(module, name)
+    primal.sym_visibility = StringAttr("private")  # the entry below is the public one
+    out_type = scalar_result_type(f, primal)
+    entry_name = f"{name}.{'value_and_grad' if with_value else 'grad'}"
+    block = Block(arg_types=signature)
+    for arg, primal_arg in zip(block.args, primal.body.block.args):
+        arg.name_hint = primal_arg.name_hint
+    ordered = sorted(wrt)
+    values = [out_type] if with_value else []
+    request_types = values + [signature[i] for i in ordered]
+    request = (ValueAndGradOp if with_value else GradOp)(name, block.args, ordered, request_types)
+    block.add_op(request)
+    grads = {i: r for i, r in zip(ordered, request.results[len(values) :])}
+    block.add_op(func.ReturnOp(*request.results[: len(values)], *(grads[i] for i in wrt)))
+    entry_type = FunctionType.from_lists(signature, values + [signature[i] for i in wrt])
+    entry = func.FuncOp(entry_name, entry_type, Region(block))
+    mark_generated(entry, primal, ENTRY)
+    module.body.block.add_op(entry)
+    run(module, gradient_spec(checkpoint, inline))
+    return module, entry_name
+
+
+def vjp_module(
+    f: Callable, signature: tuple[Attribute, ...]
+) -> tuple[ModuleOp, str, str, tuple[Attribute, ...]]:
+    """The module with the public augmented primal and pullback of `f`, and f's result types."""
+    module, name = lower_function(f, signature, default_table())
+    out_types = tuple(function_named(module, name).function_type.outputs.data)
+    active = tuple(is_differentiable(t) for t in signature)
+    generated = Differentiator(module, default_table()).reverse(name, active)
+    for op in module.ops:
+        if isinstance(op, func.FuncOp):
+            public = op.sym_name.data in (generated.augmented, generated.pullback)
+            op.sym_visibility = None if public else StringAttr("private")
+    optimise(module)
+    return module, generated.augmented, generated.pullback, out_types
+
+
+def jvp_module(
+    f: Callable, signature: tuple[Attribute, ...], wrt: tuple[int, ...]
+) -> tuple[ModuleOp, str, tuple[Attribute, ...]]:
+    """The module whose public `@<f>.jvp` takes f's arguments, then one tangent
+    per `wrt` index (increasing), and returns f's results, then their tangents."""
+    module, name = lower_function(f, signature, default_table())
+    primal = function_named(module, name)
+    primal.sym_visibility = StringAttr("private")
+    outputs = primal.function_type.outputs.data
+    block = Block(arg_types=[*signature, *(signature[i] for i in wrt)])
+    for arg, primal_arg in zip(block.args, primal.body.block.args):
+        arg.name_hint = primal_arg.name_hint
+    result_types = [*outputs, *(t for t in outputs if is_differentiable(t))]
+    request = JvpOp(name, block.args, wrt, result_types)
+    block.add_ops([request, func.ReturnOp(*request.results)])
+    entry = func.FuncOp(f"{name}.jvp", FunctionType.from_lists(block.arg_types, result_types), Region(block))
+    mark_generated(entry, primal, ENTRY)
+    module.body.block.add_op(entry)
+    run(module, jvp_spec())
+    return module, entry.sym_name.data, tuple(outputs)
