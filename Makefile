@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: demo test install install-test lit pytest bench clean
+.PHONY: demo test quick install install-test install-check lit pytest bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,11 @@ demo: install
 
 pytest: install-test
 	$(PY) -m pytest -q
+
+# A quick local run: no native backend, no upstream mlir-opt round trip.
+quick: install-test
+	$(PY) -m pytest -q -m "not native" --no-mlir-roundtrip
+	$(VENV)/bin/lit -q filecheck
 
 lit: install-test
 	$(VENV)/bin/lit -v filecheck

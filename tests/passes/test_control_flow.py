@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import irad
 from irad.frontend.lowering import lower_function, signature_of
-from tests.test_gradients import check_fd, finite_difference
+from tests.api.test_gradients import check_fd, finite_difference
 
 # ---------------------------------------------------------------------------
 # Branches

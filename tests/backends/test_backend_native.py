@@ -28,14 +28,14 @@ from irad.backends import mlir_tools, native
 from irad.backends import python as python_backend
 from irad.backends.llvm_jit import JitModule
 from irad.ir.dialect import make_context
-from tests import test_arrays as ta
-from tests import test_control_flow as cf
-from tests import test_forward as fw
-from tests import test_gradients as tg
+from tests.frontend import test_arrays as ta
+from tests.passes import test_control_flow as cf
+from tests.passes import test_forward as fw
+from tests.api import test_gradients as tg
 
 NATIVE_MISSING = native.unavailable_reason()
 needs_native = pytest.mark.skipif(NATIVE_MISSING is not None, reason=NATIVE_MISSING or "")
-BENCH_ARRAYS = runpy.run_path(str(Path(__file__).resolve().parent.parent / "bench" / "arrays.py"))
+BENCH_ARRAYS = runpy.run_path(str(Path(__file__).resolve().parents[2] / "bench" / "arrays.py"))
 
 
 def _program_points():
@@ -342,6 +342,7 @@ def _runner_utils() -> str | None:
 
 
 @needs_native
+@pytest.mark.mlir
 @pytest.mark.skipif(_runner_utils() is None, reason="needs mlir-runner and libmlir_c_runner_utils")
 def test_export_runs_in_mlir_runner(tmp_path):
     path = tmp_path / "grad.mlir"

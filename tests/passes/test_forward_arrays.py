@@ -7,7 +7,7 @@ import pytest
 
 import irad
 from tests import array_programs as p
-from tests.test_arrays import CASES, normal
+from tests.frontend.test_arrays import CASES, normal
 
 RNG = np.random.default_rng(7)
 

@@ -231,6 +231,7 @@ def _all_metadata(module) -> dict[str, tuple]:
     return {n: _metadata(fn) for n, fn in functions(module).items() if "irad.primal" in fn.attributes}
 
 
+@pytest.mark.mlir
 @pytest.mark.skipif(find_tool("mlir-opt") is None, reason="mlir-opt 22 not installed")
 def test_what_the_inliner_keeps_parses_in_mlir_opt():
     module = parse(RECURSIVE)

@@ -241,7 +241,7 @@ def test_builtin_frules_exact_at_kinks(x):
 
 
 # ---- control flow: forward mode, and Hessians through the reverse-mode tape ------------
-from tests import test_control_flow as CF  # noqa: E402  (programs live in that file)
+from tests.passes import test_control_flow as CF  # noqa: E402  (programs live in that file)
 
 CONTROL_FLOW = [
     (CF.piecewise, (1.7,)),

@@ -16,7 +16,7 @@ from irad.ir.types import type_of_value
 from tests import array_programs as p
 
 RNG = np.random.default_rng(0)
-BENCH = SimpleNamespace(**runpy.run_path(str(Path(__file__).resolve().parent.parent / "bench" / "arrays.py")))
+BENCH = SimpleNamespace(**runpy.run_path(str(Path(__file__).resolve().parents[2] / "bench" / "arrays.py")))
 
 
 def normal(*shape):
