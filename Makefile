@@ -21,6 +21,15 @@ demo: install
 pytest: install-test
 	$(PY) -m pytest -q
 
+# A non-editable install (`pip install .`) into a fresh venv, then the demo, run
+# outside the source tree so that only the installed package is imported.
+install-check:
+	rm -rf build/install-check
+	$(PYTHON) -m venv build/install-check/venv
+	build/install-check/venv/bin/python -m pip --disable-pip-version-check -q install .
+	cd build/install-check && venv/bin/python -c "import irad, irad.passes.differentiate; assert 'site-packages' in irad.__file__, irad.__file__"
+	cd build/install-check && venv/bin/python -m irad.demo
+
 # A quick local run: no native backend, no upstream mlir-opt round trip.
 quick: install-test
 	$(PY) -m pytest -q -m "not native" --no-mlir-roundtrip
