@@ -32,16 +32,12 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
-    AnyFloat,
     ArrayAttr,
     FlatSymbolRefAttrConstr,
     I64,
     IntegerAttr,
     SymbolRefAttr,
-    TensorType,
     UnitAttr,
-    UnrankedTensorType,
-    VectorType,
     i64,
 )
 from xdsl.ir import Attribute, Dialect, SSAValue
@@ -57,6 +53,8 @@ from xdsl.printer import Printer
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
+from irad.ir.types import is_differentiable, is_float
+
 __all__ = [
     "IRAD",
     "DerivativeRequestOp",
@@ -64,17 +62,8 @@ __all__ = [
     "JvpOp",
     "RequestOp",
     "ValueAndGradOp",
-    "is_differentiable_type",
     "make_context",
 ]
-
-
-def is_differentiable_type(type_: Attribute) -> bool:
-    """Whether a value of this type can have a gradient: a float scalar, or a
-    tensor or vector of floats."""
-    if isinstance(type_, TensorType | UnrankedTensorType | VectorType):
-        type_ = type_.get_element_type()
-    return isinstance(type_, AnyFloat)
 
 
 def _wrt_attr(wrt: Sequence[int]) -> ArrayAttr[IntegerAttr[I64]]:
@@ -206,7 +195,7 @@ class RequestOp(IRDLOperation, ABC):
                 f"expects strictly increasing 'wrt' indices, got {list(wrt)}"
             )
         for index in wrt:
-            if not is_differentiable_type(operand_types[index]):
+            if not is_differentiable(operand_types[index]):
                 raise self._error(
                     f"cannot differentiate with respect to operand #{index} "
                     f"of type {operand_types[index]} (expected a float, or a "
@@ -262,7 +251,7 @@ class DerivativeRequestOp(RequestOp, ABC):
                 )
 
         value_types = self.value_results.types
-        if value_types and not isinstance(value_types[0], AnyFloat):
+        if value_types and not is_float(value_types[0]):
             raise self._error(
                 f"differentiates the callee's result, which must be a "
                 f"scalar float, but result #0 has type {value_types[0]}"
@@ -280,7 +269,7 @@ class DerivativeRequestOp(RequestOp, ABC):
         self._verify_inputs(callee, operand_types)
         callee_outputs = callee.function_type.outputs.data
         name = self.callee.root_reference.data
-        if len(callee_outputs) != 1 or not isinstance(callee_outputs[0], AnyFloat):
+        if len(callee_outputs) != 1 or not is_float(callee_outputs[0]):
             shown = ", ".join(map(str, callee_outputs)) or "nothing"
             raise self._error(
                 f"differentiates the result of @{name}, which must be one "
@@ -351,7 +340,7 @@ class JvpOp(RequestOp):
         self._verify_inputs(callee, primal_types)
         outputs = callee.function_type.outputs.data
         name = self.callee.root_reference.data
-        expected = (*outputs, *(t for t in outputs if is_differentiable_type(t)))
+        expected = (*outputs, *(t for t in outputs if is_differentiable(t)))
         if tuple(self.res.types) != expected:
             raise self._error(
                 f"expects the results of @{name}, then one tangent per float result: "

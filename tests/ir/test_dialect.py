@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolRefAttr,
     TensorType,
+    f16,
     f32,
     f64,
     i32,
@@ -28,12 +29,12 @@ from xdsl.universe import Universe
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from irad.cli import IradOptMain, irad_opt_main, main
+from irad.ir.types import is_differentiable
 from irad.ir.dialect import (
     IRAD,
     DerivativeRequestOp,
     GradOp,
     ValueAndGradOp,
-    is_differentiable_type,
     make_context,
 )
 from irad.universe import IRAD_UNIVERSE
@@ -118,11 +119,21 @@ def test_value_and_grad_op_construction_and_accessors():
     op.verify()
 
 
-def test_is_differentiable_type():
-    assert is_differentiable_type(f64)
-    assert is_differentiable_type(TensorType(f32, [3]))
-    assert not is_differentiable_type(i32)
-    assert not is_differentiable_type(TensorType(i32, [3]))
+def test_is_differentiable():
+    assert is_differentiable(f64)
+    assert is_differentiable(TensorType(f32, [3]))
+    assert not is_differentiable(i32)
+    assert not is_differentiable(TensorType(i32, [3]))
+    # the one predicate the verifier, the frontend and the passes share: f16 is
+    # not differentiated anywhere, so the verifier refuses it too
+    assert not is_differentiable(f16)
+    assert not is_differentiable(TensorType(f16, [3]))
+
+
+def test_verifier_refuses_a_request_the_pass_cannot_serve():
+    h = _detached_args(f16)[0]
+    with pytest.raises(VerifyException, match="operand #0 of type f16"):
+        GradOp("f", [h], [0], [f16]).verify()
 
 
 # --- printing and parsing -------------------------------------------------
