@@ -1,0 +1,37 @@
+"""The pipelines are defined once (irad/pipeline.py) from pass names, and say what they run."""
+
+import pytest
+
+import irad
+from irad import compiled, pipeline
+from tests import programs
+
+
+def test_specs_name_the_passes_irad_opt_takes():
+    names = [p.name for p in pipeline.pipeline(pipeline.gradient_spec(checkpoint=True)).passes]
+    assert names == ["irad-differentiate", "irad-optimize", "irad-symbol-dce"]
+    assert pipeline.pipeline(pipeline.gradient_spec(checkpoint=True)).passes[0].checkpoint
+    assert [p.name for p in pipeline.pipeline(pipeline.jvp_spec()).passes][0] == "irad-jvp"
+    # a module to be differentiated again is not inlined
+    assert pipeline.pipeline(pipeline.optimise_spec(inline=False)).passes[0].max_depth == 0
+
+
+def test_callbacks_see_every_pass_of_an_api_call(monkeypatch):
+    monkeypatch.setattr(compiled, "_CACHE", {})  # compile afresh, whatever ran before
+    seen = []
+
+    def record(previous, module, last):
+        seen.append((previous.name, last))
+
+    pipeline.AFTER_PASS.append(record)
+    try:
+        g = irad.grad(programs.twice)(0.7)
+    finally:
+        pipeline.AFTER_PASS.remove(record)
+    assert g == pytest.approx(4 * 0.7**3)  # d/dx x**4
+    assert seen == [("irad-differentiate", False), ("irad-optimize", False), ("irad-symbol-dce", True)]
+
+
+def test_an_unknown_pass_name_is_refused():
+    with pytest.raises(ValueError, match="irad-nonsense"):
+        pipeline.pipeline("irad-optimize,irad-nonsense")
