@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 from irad.frontend.rules import lower_frule, lower_rrule
 from irad.frontend.source import parse_function
 from irad.rules.registry import key_of, origin_of, table_or_default
-from irad.rules.table import FORWARD, FRULE, REVERSE, RRULE, Rule, RuleTable, Signature
+from irad.rules.signature import Signature
+from irad.rules.table import FORWARD, FRULE, REVERSE, RRULE, Rule, RuleTable
 
 
 def rrule(

@@ -8,7 +8,8 @@ Python-written rules, are the frontend's (irad/frontend/registration.py).
 
 from irad.rules.default import add_builtins, default_table
 from irad.rules.registry import list_rules, non_differentiable, opt_out, remove
-from irad.rules.table import Decision, Rule, RuleIR, RuleTable, Signature
+from irad.rules.signature import Signature
+from irad.rules.table import Decision, Rule, RuleIR, RuleTable
 
 __all__ = [
     "Decision",

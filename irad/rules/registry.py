@@ -22,9 +22,9 @@ from irad.rules.table import (
     REVERSE,
     Rule,
     RuleTable,
-    Signature,
     caller_location,
 )
+from irad.rules.signature import Signature
 
 
 def table_or_default(table: RuleTable | None) -> RuleTable:
