@@ -2,8 +2,9 @@
 
 Every module an irad pipeline leaves after differentiating, and at its end, is
 also parsed by upstream mlir-opt 22 when it is installed, so irad never drifts
-from MLIR: a callback on the pipeline (irad.pipeline.AFTER_PASS) records them
-and each test parses its own at teardown. `pytest --no-mlir-roundtrip` skips
+from MLIR: a callback on the pipeline (irad.pipeline.AFTER_PASS) records them,
+tests that run a pass directly record theirs (tests/mlir_roundtrip.py), and each
+test parses its own at teardown. `pytest --no-mlir-roundtrip` skips
 that check for quick local runs; `make test` and CI keep it on.
 """
 
@@ -11,6 +12,7 @@ import pytest
 
 from irad import pipeline
 from irad.backends.mlir_tools import find_tool, mlir_opt_parses
+from tests import mlir_roundtrip
 
 pipeline.VERIFY = True  # every module a pipeline builds is verified during the tests
 
@@ -39,17 +41,18 @@ def emitted_modules_parse_in_mlir_opt(request):
     if MLIR_OPT is None or request.config.getoption("--no-mlir-roundtrip"):
         yield
         return
-    emitted: list[str] = []
+    emitted = mlir_roundtrip.EMITTED = []
 
     def record(previous, module, last: bool):
         if last or previous.name in _RECORDED_AFTER:
-            emitted.append(str(module))
+            mlir_roundtrip.record(module)
 
     pipeline.AFTER_PASS.append(record)
     try:
         yield
     finally:
         pipeline.AFTER_PASS.remove(record)
+        mlir_roundtrip.EMITTED = None
     if emitted:
         ok, diagnostics = mlir_opt_parses("\n// -----\n".join(emitted), split=True)
         assert ok, f"mlir-opt rejected a module irad emitted:\n{diagnostics}"

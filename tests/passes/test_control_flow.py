@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import irad
 from irad.frontend.lowering import lower_function, signature_of
 from tests.api.test_gradients import check_fd, finite_difference
+from tests.mlir_roundtrip import record
 
 # ---------------------------------------------------------------------------
 # Branches
@@ -530,6 +531,7 @@ def _tape_length(fn, args, checkpoint: bool) -> int:
     module, name = lower_function(fn, signature_of(fn, args))
     active = tuple(isinstance(a, float) for a in args)
     gen = Differentiator(module, checkpoint=checkpoint).reverse(name, active)
+    record(module)
     for op in module.ops:
         op.sym_visibility = None
     _, _tape, end = compile_module(module).function(gen.augmented)(*args)

@@ -13,6 +13,7 @@ from irad.backends.python import compile_module
 from irad.ir.dialect import make_context
 from irad.errors import DifferentiationError
 from irad.passes.differentiate import DifferentiatePass, Differentiator
+from tests.mlir_roundtrip import record
 
 VENV_BIN = Path(sys.executable).parent
 
@@ -25,6 +26,7 @@ def differentiate(text):
     module = parse(text)
     DifferentiatePass().apply(make_context(), module)
     module.verify()
+    record(module)
     return module
 
 

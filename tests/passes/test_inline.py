@@ -30,6 +30,7 @@ from irad.gc_pause import gc_paused
 from irad.passes.callgraph import strongly_connected
 from irad.passes.differentiate import Differentiator
 from irad.passes.inline import InlinePass, inline_calls
+from tests.mlir_roundtrip import record
 from irad.passes.optimize import OptimizePass
 
 CTX = make_context()
@@ -222,6 +223,7 @@ def _metadata(fn: func.FuncOp) -> tuple:
 def test_metadata_survives_print_and_parse():
     module = parse(TWO_LEVELS)
     Differentiator(module).reverse("f", (True,))
+    record(module)
     before = _all_metadata(module)
     assert before["g.pullback.d"] == ("g", "pullback", 1)
     assert _all_metadata(parse(str(module))) == before
@@ -248,6 +250,7 @@ def test_differentiating_generated_code_raises_the_order_and_keeps_the_primal():
     pullback = functions(module)[first.pullback]
     active = tuple(True for _ in pullback.function_type.inputs.data)
     second = Differentiator(module).reverse(first.pullback, active)
+    record(module)
     fns = functions(module)
     for name, role in ((second.augmented, "augmented_primal"), (second.pullback, "pullback")):
         assert _metadata(fns[name]) == ("f", role, 2)
