@@ -4,25 +4,17 @@ from __future__ import annotations
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float64Type, FloatAttr, IntegerAttr, TensorType
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, SSAValue
 
+from irad.ir.builder import IRBuilder
 from irad.ir.types import F64, I1, I64, is_bool, is_float
 
 
-class Emitter:
+class Emitter(IRBuilder):
     """Builds straight-line code at the end of one block."""
 
     def __init__(self, block: Block):
-        self.block = block
-
-    def op(self, op: Operation) -> SSAValue:
-        """Append `op`; return its single result (or None if it has none)."""
-        self.block.add_op(op)
-        return op.results[0] if op.results else None
-
-    def results(self, op: Operation) -> tuple[SSAValue, ...]:
-        self.block.add_op(op)
-        return tuple(op.results)
+        super().__init__(block)
 
     def const(self, value, type: Attribute) -> SSAValue:
         if isinstance(type, TensorType):  # a numpy array (or a splat of one number)

@@ -1,18 +1,72 @@
-"""Emitting float arithmetic into the block being built.
+"""The one builder irad's emitters share: xDSL's `Builder` plus a small vocabulary.
 
-The base of the builders the derivative rules in passes/adjoints.py are
-written against (`b.add(...)`, `b.mul(...)`, ...): reverse mode's
-PullbackBuilder and forward mode's TangentBuilder differ only in where
-constants go and what `primal(v)` means.
+xDSL's Builder keeps the insertion point (the end of a block, or before an op)
+and its listeners. On top, `op(...)` inserts an op and returns its single
+result, `results(...)` all of them, `block` moves the insertion point to the
+end of another block, and the float arithmetic the derivative rules are
+written against (`b.add(...)`, `b.mul(...)`, ...). The frontend's Emitter,
+reverse mode's builders, forward mode's TangentBuilder and the tape code all
+build on it; they differ in where constants go and what `primal(v)` means.
 """
 
 from __future__ import annotations
 
+from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.rewriter import InsertPoint
+
+
+class IRBuilder(Builder):
+    def __init__(self, block: Block | None = None, before: Operation | None = None):
+        if before is not None:
+            super().__init__(InsertPoint.before(before))
+        else:
+            super().__init__(InsertPoint.at_end(block if block is not None else Block()))
+
+    @property
+    def block(self) -> Block:
+        return self.insertion_point.block
+
+    @block.setter
+    def block(self, block: Block) -> None:
+        self.insertion_point = InsertPoint.at_end(block)
+
+    def op(self, op: Operation) -> SSAValue | None:
+        """Insert `op`; return its single result (or None if it has none)."""
+        self.insert(op)
+        return op.results[0] if op.results else None
+
+    def results(self, op: Operation) -> tuple[SSAValue, ...]:
+        self.insert(op)
+        return tuple(op.results)
+
+    def const(self, value: float, type: Attribute) -> SSAValue:
+        raise NotImplementedError
+
+    def zero(self, type: Attribute) -> SSAValue:
+        return self.const(0.0, type)
+
+    def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(arith.AddfOp(a, b))
+
+    def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(arith.SubfOp(a, b))
+
+    def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(arith.MulfOp(a, b))
+
+    def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.op(arith.DivfOp(a, b))
+
+    def neg(self, a: SSAValue) -> SSAValue:
+        return self.op(arith.NegfOp(a))
 
 
 class ArithBuilder:
+    """The same vocabulary for the reverse and forward builders, which still
+    append to `self.block` directly (to be moved onto IRBuilder)."""
+
     block: Block
 
     def op(self, op: Operation) -> SSAValue:
@@ -22,20 +76,9 @@ class ArithBuilder:
     def const(self, value: float, type: Attribute) -> SSAValue:
         raise NotImplementedError
 
-    def zero(self, type: Attribute) -> SSAValue:
-        return self.const(0.0, type)
-
-    def add(self, a, b):
-        return self.op(arith.AddfOp(a, b))
-
-    def sub(self, a, b):
-        return self.op(arith.SubfOp(a, b))
-
-    def mul(self, a, b):
-        return self.op(arith.MulfOp(a, b))
-
-    def div(self, a, b):
-        return self.op(arith.DivfOp(a, b))
-
-    def neg(self, a):
-        return self.op(arith.NegfOp(a))
+    zero = IRBuilder.zero
+    add = IRBuilder.add
+    sub = IRBuilder.sub
+    mul = IRBuilder.mul
+    div = IRBuilder.div
+    neg = IRBuilder.neg
