@@ -14,7 +14,6 @@ flip is exact, and dropping flags only makes an op more defined.
 
 import inspect
 import math as libm
-import operator
 from collections.abc import Callable
 from types import UnionType
 from typing import Union, get_args, get_origin
@@ -22,7 +21,7 @@ from typing import Union, get_args, get_origin
 import numpy as np
 
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin, math
+from xdsl.dialects import arith, builtin
 from xdsl.dialects.builtin import (
     BoolAttr,
     FloatAttr,
@@ -41,15 +40,10 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from irad.ir import ieee
+
 _NNAN = arith.FastMathFlag.NO_NANS
 _NSZ = arith.FastMathFlag.NO_SIGNED_ZEROS
-
-# numpy dtype of each float type folded with numpy; a fold computes in the value's
-# own precision so that an f32 result is rounded exactly once, as at run time.
-_NUMPY_TYPES: dict[type, type[np.floating]] = {
-    Float32Type: np.float32,
-    Float64Type: np.float64,
-}
 
 # Significand bits (with the implicit bit) of the float types integers convert to.
 _SIGNIFICAND_BITS: dict[type, int] = {Float32Type: 24, Float64Type: 53}
@@ -216,26 +210,6 @@ class NegfOfConstant(RewritePattern):
             rewriter.replace(op, _constant(-c, op.result.type))
 
 
-_CMPF_PREDICATES: dict[str, Callable[[float, float], bool]] = {
-    "false": lambda a, b: False,
-    "oeq": operator.eq,
-    "ogt": operator.gt,
-    "oge": operator.ge,
-    "olt": operator.lt,
-    "ole": operator.le,
-    "one": lambda a, b: a < b or a > b,
-    "ord": lambda a, b: a == a and b == b,
-    "ueq": lambda a, b: not (a < b or a > b),
-    "ugt": lambda a, b: not a <= b,
-    "uge": lambda a, b: not a < b,
-    "ult": lambda a, b: not a >= b,
-    "ule": lambda a, b: not a > b,
-    "une": operator.ne,
-    "uno": lambda a, b: a != a or b != b,
-    "true": lambda a, b: True,
-}
-"""Each cmpf predicate on Python floats, whose comparisons are IEEE's."""
-
 # The value of `cmpf pred, x, x` where it does not depend on x (NaN or not).
 _CMPF_SAME_OPERAND: dict[str, bool] = {
     "ogt": False,
@@ -263,49 +237,14 @@ class CmpfOfConstants(RewritePattern):
         elif (a := _float_constant(op.lhs)) is not None and (
             b := _float_constant(op.rhs)
         ) is not None:
-            result = _CMPF_PREDICATES[predicate](a, b)
+            result = ieee.CMPF[predicate](a, b)
         else:
             return
         rewriter.replace(op, arith.ConstantOp(BoolAttr.from_bool(result)))
 
 
-def _maximum(a: float, b: float) -> float:
-    if libm.isnan(a) or libm.isnan(b):
-        return libm.nan
-    if a == b == 0.0:  # -0.0 < +0.0
-        return a if libm.copysign(1.0, a) > 0 else b
-    return max(a, b)
-
-
-def _minimum(a: float, b: float) -> float:
-    if libm.isnan(a) or libm.isnan(b):
-        return libm.nan
-    if a == b == 0.0:
-        return a if libm.copysign(1.0, a) < 0 else b
-    return min(a, b)
-
-
-def _number_or(
-    pick: Callable[[float, float], float],
-) -> Callable[[float, float], float | None]:
-    """maxnum/minnum: the number if one operand is NaN; unspecified for +-0."""
-
-    def fold(a: float, b: float) -> float | None:
-        if libm.isnan(a) or libm.isnan(b):
-            return b if libm.isnan(a) else a
-        if a == b == 0.0 and libm.copysign(1.0, a) != libm.copysign(1.0, b):
-            return None
-        return pick(a, b)
-
-    return fold
-
-
-_MIN_MAX: dict[type[Operation], Callable[[float, float], float | None]] = {
-    arith.MaximumfOp: _maximum,
-    arith.MinimumfOp: _minimum,
-    arith.MaxnumfOp: _number_or(max),
-    arith.MinnumfOp: _number_or(min),
-}
+def _is_signed_zero_pair(a: float, b: float) -> bool:
+    return a == b == 0.0 and libm.copysign(1.0, a) != libm.copysign(1.0, b)
 
 
 class MinMaxOfConstants(RewritePattern):
@@ -321,13 +260,14 @@ class MinMaxOfConstants(RewritePattern):
         rewriter: PatternRewriter,
         /,
     ):
-        if (
-            (a := _float_constant(op.lhs)) is not None
-            and (b := _float_constant(op.rhs)) is not None
-            and (result := _MIN_MAX[type(op)](a, b)) is not None
-        ):
-            assert isinstance(op.result.type, builtin.AnyFloat)
-            rewriter.replace(op, _constant(result, op.result.type))
+        if (a := _float_constant(op.lhs)) is None or (b := _float_constant(op.rhs)) is None:
+            return
+        # ieee.maxnumf/minnumf pick one zero, as the Python backend does; compiled
+        # code may pick the other, so a fold may not.
+        if isinstance(op, arith.MaxnumfOp | arith.MinnumfOp) and _is_signed_zero_pair(a, b):
+            return
+        assert isinstance(op.result.type, builtin.AnyFloat)
+        rewriter.replace(op, _constant(ieee.MIN_MAX[op.name](a, b), op.result.type))
 
 
 _MIN_MAX_IDENTITY: dict[type[Operation], float] = {
@@ -410,95 +350,36 @@ class ExtfTruncfOfConstant(RewritePattern):
         if (
             (c := _float_constant(op.input)) is None
             or "roundingmode" in op.attributes
-            or type(op.result.type) not in _NUMPY_TYPES
+            or type(op.result.type) not in ieee.NUMPY_FLOATS
         ):
             return
         assert isinstance(op.result.type, builtin.AnyFloat)
         rewriter.replace(op, _constant(c, op.result.type))
 
 
-def _libm(function: Callable[..., float], ieee: np.ufunc) -> Callable[..., float]:
-    """
-    `function` from Python's math module, which calls the platform libm, with the
-    IEEE special value (inf, -inf or NaN) from `ieee` where math raises instead.
-    """
-
-    def call(*args: float) -> float:
-        try:
-            return function(*args)
-        except (ValueError, OverflowError):
-            with np.errstate(all="ignore"):
-                return float(ieee(*args))
-
-    return call
-
-
-def _round_half_away(x: np.floating) -> np.floating:
-    """math.round: to nearest, ties away from zero; keeps the sign of zero."""
-    t = np.trunc(x)
-    return t + np.copysign(type(x)(1), x) if abs(x - t) >= 0.5 else t
-
-
-_EXACT_MATH: dict[type[Operation], Callable[..., np.floating]] = {
-    math.AbsFOp: np.abs,
-    math.CeilOp: np.ceil,
-    math.CopySignOp: np.copysign,
-    math.FloorOp: np.floor,
-    math.RoundEvenOp: np.rint,
-    math.RoundOp: _round_half_away,
-    math.SqrtOp: np.sqrt,
-    math.TruncOp: np.trunc,
-}
-"""Correctly rounded math ops: one answer on every IEEE platform, f32 and f64."""
-
-_LIBM_MATH: dict[type[Operation], Callable[..., float]] = {
-    math.AcosOp: _libm(libm.acos, np.arccos),
-    math.AcoshOp: _libm(libm.acosh, np.arccosh),
-    math.AsinOp: _libm(libm.asin, np.arcsin),
-    math.AsinhOp: _libm(libm.asinh, np.arcsinh),
-    math.Atan2Op: _libm(libm.atan2, np.arctan2),
-    math.AtanOp: _libm(libm.atan, np.arctan),
-    math.AtanhOp: _libm(libm.atanh, np.arctanh),
-    math.CbrtOp: _libm(libm.cbrt, np.cbrt),
-    math.CosOp: _libm(libm.cos, np.cos),
-    math.CoshOp: _libm(libm.cosh, np.cosh),
-    math.ErfOp: libm.erf,
-    math.Exp2Op: _libm(libm.exp2, np.exp2),
-    math.ExpM1Op: _libm(libm.expm1, np.expm1),
-    math.ExpOp: _libm(libm.exp, np.exp),
-    math.Log10Op: _libm(libm.log10, np.log10),
-    math.Log1pOp: _libm(libm.log1p, np.log1p),
-    math.Log2Op: _libm(libm.log2, np.log2),
-    math.LogOp: _libm(libm.log, np.log),
-    math.PowFOp: _libm(libm.pow, np.power),
-    math.SinOp: _libm(libm.sin, np.sin),
-    math.SinhOp: _libm(libm.sinh, np.sinh),
-    math.TanOp: _libm(libm.tan, np.tan),
-    math.TanhOp: _libm(libm.tanh, np.tanh),
-}
-"""
-Math ops computed by libm, folded for f64 only: the f64 libm is what Python's math
-module, and the native backend through LLVM, call. No Python function gives the
-f32 libm's (expf, sinf, ...) results, which are not correctly rounded.
-"""
+# Math ops folded for f64 only: the f64 libm is what Python's math module, and the
+# native backend through LLVM, call (see ieee.LIBM).
+_LIBM_MATH: dict[str, Callable[..., float]] = {name: ieee.libm(name) for name in ieee.LIBM}
 
 
 def _evaluate_math(op: Operation, args: list[float]) -> float | None:
     """The value of math op `op` on constant operands, or None if not folded."""
     result_type = type(op.results[0].type)
-    if type(op) in _EXACT_MATH and (dtype := _NUMPY_TYPES.get(result_type)):
-        with np.errstate(all="ignore"):
-            return float(_EXACT_MATH[type(op)](*map(dtype, args)))
-    if type(op) in _LIBM_MATH and result_type is Float64Type:
-        return _LIBM_MATH[type(op)](*args)
+    if (exact := ieee.CORRECTLY_ROUNDED.get(op.name)) and (
+        dtype := ieee.NUMPY_FLOATS.get(result_type)
+    ):
+        with np.errstate(all="ignore"):  # computed in the result's precision
+            return float(exact(*map(dtype, args)))
+    if op.name in _LIBM_MATH and result_type is Float64Type:
+        return _LIBM_MATH[op.name](*args)
     return None
 
 
 class MathOfConstants(RewritePattern):
-    """A math op in the tables above whose operands are float constants -> its value."""
+    """A math op of ieee.CORRECTLY_ROUNDED or ieee.LIBM on float constants -> its value."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
-        if type(op) not in _EXACT_MATH and type(op) not in _LIBM_MATH:
+        if op.name not in ieee.CORRECTLY_ROUNDED and op.name not in _LIBM_MATH:
             return
         args = [c for x in op.operands if (c := _float_constant(x)) is not None]
         if len(args) != len(op.operands):

@@ -16,8 +16,8 @@ re-runs the same function from the IEEE namespace; in the IEEE namespace it is
 ``()``, which catches nothing. So the common case runs at plain-Python speed
 with no wrapper, and an exceptional call (or just the callee that raised)
 still gets IEEE results. Both namespaces follow the MLIR definition of each
-op (e.g. ``math.round`` rounds half away from zero, ``math.powf`` is C
-``pow``, ``math.cbrt`` is the real cube root).
+op, as irad/ir/ieee.py states it (e.g. ``math.round`` rounds half away from
+zero, ``math.powf`` is C ``pow``, ``math.cbrt`` is the real cube root).
 
 Value representation:
 
@@ -72,6 +72,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from irad.backends import python_arrays
 from irad.backends.python_arrays import float_literal as _float_literal
 from irad.errors import BackendError, RuntimeCheckError
+from irad.ir import ieee
 
 # --------------------------------------------------------------------------
 # Runtime helpers bound in the namespaces the generated code runs in.
@@ -89,12 +90,9 @@ def _fast_to_f32(x: float) -> float:
     return _F32.unpack(_F32.pack(x))[0]
 
 
-def _ieee_to_f32(x: Any) -> np.float64:
-    return np.float64(np.float32(x))
-
-
-# math.ceil/floor/trunc return ints, losing the sign of zero (ceil(-0.5) is
-# -0.0 in IEEE); the result of these always has the sign of the argument.
+# ieee.CORRECTLY_ROUNDED on Python floats, at plain-Python speed. math's
+# ceil/floor/trunc return ints, losing the sign of zero (ceil(-0.5) is -0.0 in
+# IEEE), and raise on inf and nan.
 def _fast_ceil(x: float) -> float:
     return math.copysign(float(math.ceil(x)), x)
 
@@ -108,20 +106,7 @@ def _fast_trunc(x: float) -> float:
 
 
 def _fast_round(x: float) -> float:
-    """math.round: to nearest, ties away from zero (C `round`)."""
-    t = float(math.trunc(x))
-    # x - t is the exact fractional part, so this test has no rounding error
-    # (unlike floor(x + 0.5), which is wrong for 0.49999999999999994).
-    if abs(x - t) >= 0.5:
-        t += math.copysign(1.0, x)
-    return math.copysign(t, x)
-
-
-def _ieee_round(x: np.float64) -> np.float64:
-    t = np.trunc(x)
-    if abs(x - t) >= 0.5:  # false for inf and nan, which trunc keeps
-        t = t + np.copysign(1.0, x)
-    return np.copysign(t, x)
+    return float(ieee.round_half_away(x))  # rare (the frontend never emits it): no math version
 
 
 def _fast_roundeven(x: float) -> float:
@@ -129,189 +114,53 @@ def _fast_roundeven(x: float) -> float:
     return round(x, 0)
 
 
+_FAST_CORRECTLY_ROUNDED: dict[str, Callable[..., float]] = {
+    "math.ceil": _fast_ceil,
+    "math.copysign": math.copysign,
+    "math.floor": _fast_floor,
+    "math.round": _fast_round,
+    "math.roundeven": _fast_roundeven,
+    "math.sqrt": math.sqrt,
+    "math.trunc": _fast_trunc,
+}
+
+
 def _fast_rsqrt(x: float) -> float:
     return 1.0 / math.sqrt(x)
 
 
-def _ieee_rsqrt(x: np.float64) -> np.float64:
-    return 1.0 / np.sqrt(x)
-
-
-def _ieee_erf(x: np.float64) -> np.float64:
-    # numpy has no erf; math.erf never raises (erf(inf) = 1, erf(nan) = nan).
-    return np.float64(math.erf(x))
-
-
-def _is_odd_integer(y: float) -> bool:
-    return math.isfinite(y) and abs(math.fmod(y, 2.0)) == 1.0
-
-
-def _ieee_powf(base: Any, exponent: Any) -> np.float64:
-    """C `pow` (what math.powf lowers to); np.power differs, e.g. at -inf."""
-    try:
-        return np.float64(math.pow(base, exponent))
-    except OverflowError:
-        negative = base < 0 and _is_odd_integer(exponent)
-        return np.float64(-math.inf if negative else math.inf)
-    except ValueError:
-        if base == 0:  # zero to a negative power is a pole
-            if _is_odd_integer(exponent):
-                return np.float64(math.copysign(math.inf, base))
-            return np.float64(math.inf)
-        return np.float64(math.nan)  # negative base, non-integer exponent
-
-
-def _ieee_fpowi(base: Any, exponent: int) -> np.float64:
-    return _ieee_powf(base, float(exponent))
-
-
-def _fma(a: Any, b: Any, c: Any) -> float:
-    """a * b + c with a single rounding (Python 3.11 has no math.fma)."""
-    if not (math.isfinite(a) and math.isfinite(b)):
-        return a * b + c  # the product is exactly inf or nan
-    if not math.isfinite(c):
-        return c  # a finite product cannot cancel an infinite or nan c
-    na, da = a.as_integer_ratio()
-    nb, db = b.as_integer_ratio()
-    nc, dc = c.as_integer_ratio()
-    numerator = na * nb * dc + nc * da * db
-    if numerator == 0:
-        return a * b + c  # the unfused sum has the IEEE sign of zero
-    try:
-        return numerator / (da * db * dc)  # int / int is correctly rounded
-    except OverflowError:
-        return math.inf if numerator > 0 else -math.inf
-
-
 def _ieee_fma(a: Any, b: Any, c: Any) -> np.float64:
-    return np.float64(_fma(a, b, c))
+    return np.float64(ieee.fma(a, b, c))
 
 
-# The min/max helpers only compare and pick an operand, so they are exact and
-# serve both namespaces. -0.0 orders below +0.0 in all four.
-def _maximumf(a: Any, b: Any) -> Any:
-    """arith.maximumf: nan if either operand is nan."""
-    if a != a:
-        return a
-    if b != b:
-        return b
-    if a == b:
-        return b if math.copysign(1.0, a) < 0 else a
-    return a if a > b else b
-
-
-def _minimumf(a: Any, b: Any) -> Any:
-    """arith.minimumf: nan if either operand is nan."""
-    if a != a:
-        return a
-    if b != b:
-        return b
-    if a == b:
-        return a if math.copysign(1.0, a) < 0 else b
-    return a if a < b else b
-
-
-def _maxnumf(a: Any, b: Any) -> Any:
-    """arith.maxnumf: a nan operand is ignored."""
-    if a != a:
-        return b
-    if b != b:
-        return a
-    return _maximumf(a, b)
-
-
-def _minnumf(a: Any, b: Any) -> Any:
-    """arith.minnumf: a nan operand is ignored."""
-    if a != a:
-        return b
-    if b != b:
-        return a
-    return _minimumf(a, b)
-
-
-def _divsi(a: int, b: int) -> int:
-    """Integer division truncating toward zero (C `/`)."""
-    q = a // b
-    if q < 0 and q * b != a:  # Python floored a negative inexact quotient
-        q += 1
-    return q
-
-
-def _remsi(a: int, b: int) -> int:
-    """Remainder with the sign of the dividend (C `%`)."""
-    r = a % b  # Python's has the sign of the divisor
-    if r != 0 and (r < 0) != (a < 0):
-        r -= b
-    return r
-
-
-def _ceildivsi(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-def _ipowi(base: int, exponent: int) -> int:
-    if exponent >= 0:
-        return base**exponent
-    # A negative power is 1 / base**-exponent truncated: only +-1 survive.
-    if base == 1:
-        return 1
-    if base == -1:
-        return -1 if exponent & 1 else 1
-    if base == 0:
-        raise ZeroDivisionError("math.ipowi: zero raised to a negative power")
-    return 0
+def _helper(op_name: str) -> str:
+    """The name generated code calls op `op_name` by: `_sin` for math.sin."""
+    return "_" + op_name.partition(".")[2]
 
 
 # Float math functions: name used by the generated code -> (fast, IEEE).
 _FLOAT_FUNCTIONS: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
-    "_acos": (math.acos, np.arccos),
-    "_acosh": (math.acosh, np.arccosh),
-    "_asin": (math.asin, np.arcsin),
-    "_asinh": (math.asinh, np.arcsinh),
-    "_atan": (math.atan, np.arctan),
-    "_atan2": (math.atan2, np.arctan2),
-    "_atanh": (math.atanh, np.arctanh),
-    "_cbrt": (math.cbrt, np.cbrt),
-    "_ceil": (_fast_ceil, np.ceil),
-    "_copysign": (math.copysign, np.copysign),
-    "_cos": (math.cos, np.cos),
-    "_cosh": (math.cosh, np.cosh),
-    "_erf": (math.erf, _ieee_erf),
-    "_exp": (math.exp, np.exp),
-    "_exp2": (math.exp2, np.exp2),
-    "_expm1": (math.expm1, np.expm1),
-    "_floor": (_fast_floor, np.floor),
-    "_fma": (_fma, _ieee_fma),
-    "_fpowi": (math.pow, _ieee_fpowi),
-    "_log": (math.log, np.log),
-    "_log10": (math.log10, np.log10),
-    "_log1p": (math.log1p, np.log1p),
-    "_log2": (math.log2, np.log2),
-    "_powf": (math.pow, _ieee_powf),
+    **{_helper(name): pair for name, pair in ieee.LIBM.items()},
+    **{
+        _helper(name): (fast, ieee.CORRECTLY_ROUNDED[name])
+        for name, fast in _FAST_CORRECTLY_ROUNDED.items()
+    },
+    "_fma": (ieee.fma, _ieee_fma),
+    "_fpowi": (math.pow, ieee.fpowi),
     "_remf": (math.fmod, np.fmod),
-    "_round": (_fast_round, _ieee_round),
-    "_roundeven": (_fast_roundeven, np.rint),
-    "_rsqrt": (_fast_rsqrt, _ieee_rsqrt),
-    "_sin": (math.sin, np.sin),
-    "_sinh": (math.sinh, np.sinh),
-    "_sqrt": (math.sqrt, np.sqrt),
-    "_tan": (math.tan, np.tan),
-    "_tanh": (math.tanh, np.tanh),
-    "_trunc": (_fast_trunc, np.trunc),
+    "_rsqrt": (_fast_rsqrt, ieee.rsqrt),
     "_f64": (float, np.float64),
-    "_f32": (_fast_to_f32, _ieee_to_f32),
+    "_f32": (_fast_to_f32, ieee.round_to_f32),
 }
 
-# Helpers that are correct in both namespaces.
+# Helpers that are correct in both namespaces: they only compare and pick, or
+# work on ints.
 _SHARED_FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "_maximumf": _maximumf,
-    "_minimumf": _minimumf,
-    "_maxnumf": _maxnumf,
-    "_minnumf": _minnumf,
-    "_divsi": _divsi,
-    "_remsi": _remsi,
-    "_ceildivsi": _ceildivsi,
-    "_ipowi": _ipowi,
+    **{_helper(name): pick for name, pick in ieee.MIN_MAX.items()},
+    "_divsi": ieee.divsi,
+    "_remsi": ieee.remsi,
+    "_ceildivsi": ieee.ceildivsi,
+    "_ipowi": ieee.ipowi,
 }
 
 FAST_NAMESPACE: dict[str, Any] = {
@@ -320,7 +169,7 @@ FAST_NAMESPACE: dict[str, Any] = {
     "_RuntimeCheckError": RuntimeCheckError,  # cf.assert
 }
 IEEE_NAMESPACE: dict[str, Any] = {
-    **{name: ieee for name, (_, ieee) in _FLOAT_FUNCTIONS.items()},
+    **{name: precise for name, (_, precise) in _FLOAT_FUNCTIONS.items()},
     **_SHARED_FUNCTIONS,
     "_RuntimeCheckError": RuntimeCheckError,
 }
@@ -475,33 +324,11 @@ def _emit_constant(tr: FunctionTranslator, op: Operation) -> str:
     return repr(value)
 
 
-# arith.cmpf: Python comparisons are false on nan, exactly like the ordered
-# predicates; each unordered predicate is the negation of an ordered one.
-_CMPF_TEMPLATES = {
-    "false": "False",
-    "oeq": "{a} == {b}",
-    "ogt": "{a} > {b}",
-    "oge": "{a} >= {b}",
-    "olt": "{a} < {b}",
-    "ole": "{a} <= {b}",
-    "one": "({a} < {b} or {a} > {b})",
-    "ord": "({a} == {a} and {b} == {b})",
-    "ueq": "not ({a} < {b} or {a} > {b})",
-    "ugt": "not ({a} <= {b})",
-    "uge": "not ({a} < {b})",
-    "ult": "not ({a} >= {b})",
-    "ule": "not ({a} > {b})",
-    "une": "{a} != {b}",
-    "uno": "({a} != {a} or {b} != {b})",
-    "true": "True",
-}
-
-
 def _emit_cmpf(tr: FunctionTranslator, op: Operation) -> str:
     assert isinstance(op, arith.CmpfOp)
     predicate = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
     a, b = tr.operands(op)
-    return _CMPF_TEMPLATES[predicate].format(a=a, b=b)
+    return ieee.CMPF_EXPRESSIONS[predicate].format(a=a, b=b)
 
 
 # arith.cmpi predicate -> (Python operator, reading of the operands).

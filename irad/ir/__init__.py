@@ -1,6 +1,7 @@
 """The shared IR vocabulary every layer above builds on.
 
 dialect (the irad ops), types (the one differentiability predicate), tensor (the
-tensor-op vocabulary), constants, metadata (provenance of generated functions),
-locations, symbols and the builder. Nothing here imports another irad layer.
+tensor-op vocabulary), ieee (what arith/math ops compute on IEEE floats),
+constants, metadata (provenance of generated functions), locations, symbols and
+the builder. Nothing here imports another irad layer.
 """

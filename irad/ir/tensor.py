@@ -8,7 +8,8 @@ frontend's Emitter or the pass's PullbackBuilder.
 The vocabulary is small on purpose, so each op has a simple adjoint:
 elementwise `arith`/`math` ops on tensors of one shape; `linalg.generic` with
 identity maps for elementwise comparisons and selects (xDSL 0.75 builds
-`arith.cmpf`/`arith.select` for scalars only); `tensor.splat` and
+`arith.cmpf`/`arith.select` for scalars only), each recording what it computes
+where it is built (`irad.kind`, see GENERIC_KINDS); `tensor.splat` and
 `linalg.broadcast` + `tensor.reshape` for numpy broadcasting, whose adjoint is
 `linalg.reduce` (the unbroadcast); `linalg.matmul`, `linalg.transpose`;
 `tensor.extract`/`insert`, `extract_slice`/`insert_slice` and `concat`.
@@ -28,6 +29,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IndexType,
     IntegerType,
+    StringAttr,
     TensorType,
     i64,
 )
@@ -42,6 +44,9 @@ from xdsl.dialects.linalg.ops import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineMap
+
+from irad.errors import DifferentiationError
+from irad.ir.locations import location
 
 I1 = IntegerType(1)
 
@@ -168,14 +173,28 @@ def matmul(b, x: SSAValue, y: SSAValue) -> SSAValue:
     return b.op(MatmulOp([x, y], [dense(b, 0.0, out)]))
 
 
+# What a linalg.generic irad builds computes, as far as its derivative goes. The
+# builder that knows records it on the op (a discardable StringAttr, so upstream
+# MLIR keeps it), and the adjoints read it instead of inspecting the body.
+KIND = "irad.kind"
+GENERIC_KINDS: dict[str, str] = {
+    "select": "np.where: operand 0 picks operand 1 or operand 2, elementwise",
+    "piecewise-constant": "comparisons and np.sign: constant near every point, derivative 0",
+    "other": "anything else (casts, integer index arithmetic): no derivative rule",
+}
+
+
 def elementwise(
     b,
     body: Callable[[Block, Sequence[SSAValue]], SSAValue],
     inputs: Sequence[SSAValue],
     result_element: Attribute,
+    kind: str = "other",
 ) -> SSAValue:
     """linalg.generic with identity maps over tensors of one shape; `body`
-    appends scalar ops to the block it is given and returns the yielded value."""
+    appends scalar ops to the block it is given and returns the yielded value.
+    `kind` (GENERIC_KINDS) says what it computes; "other" has no adjoint."""
+    assert kind in GENERIC_KINDS, kind
     dims = shape(inputs[0])
     out_type = tensor_type(result_element, dims)
     init = b.op(tensor.EmptyOp([], out_type))
@@ -187,6 +206,7 @@ def elementwise(
         list(inputs), [init], Region(block), [identity] * (len(inputs) + 1),
         [IteratorTypeAttr.parallel()] * len(dims), [out_type],
     )
+    op.attributes[KIND] = StringAttr(kind)
     return b.op(op)
 
 
@@ -199,7 +219,10 @@ def compare(b, predicate: str, x: SSAValue, y: SSAValue) -> SSAValue:
     """arith.cmpf, elementwise on tensors."""
     if not is_tensor(x):
         return b.op(arith.CmpfOp(x, y, predicate))
-    return elementwise(b, lambda blk, a: _append(blk, arith.CmpfOp(a[0], a[1], predicate)), [x, y], I1)
+    return elementwise(
+        b, lambda blk, a: _append(blk, arith.CmpfOp(a[0], a[1], predicate)), [x, y], I1,
+        "piecewise-constant",
+    )
 
 
 def select(b, cond: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
@@ -207,7 +230,8 @@ def select(b, cond: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
     if not is_tensor(x):
         return b.op(arith.SelectOp(cond, x, y))
     return elementwise(
-        b, lambda blk, a: _append(blk, arith.SelectOp(a[0], a[1], a[2])), [cond, x, y], element(x)
+        b, lambda blk, a: _append(blk, arith.SelectOp(a[0], a[1], a[2])), [cond, x, y], element(x),
+        "select",
     )
 
 
@@ -238,7 +262,7 @@ def sign(b, x: SSAValue) -> SSAValue:
 
     if not is_tensor(x):
         return body(_Appender(b), [x])
-    return elementwise(b, body, [x], elem)
+    return elementwise(b, body, [x], elem, "piecewise-constant")
 
 
 class _Appender:
@@ -257,20 +281,15 @@ def broadcast_back(b, y: SSAValue, like: SSAValue, dims) -> SSAValue:
     return b.op(BroadcastOp(y, init, DenseArrayBase.from_list(i64, list(dims))))
 
 
-# ops from which an elementwise body built from comparisons (np.sign) is piecewise constant
-_PIECEWISE_CONSTANT = frozenset(
-    {"arith.constant", "arith.cmpf", "arith.uitofp", "arith.subf", "linalg.yield"}
-)
-
-
 def generic_kind(op: Operation) -> str:
-    """What a linalg.generic irad emits computes: "piecewise-constant" (np.sign),
-    "select" (np.where), or "other"."""
-    body = list(op.regions[0].block.ops)
-    if all(inner.name in _PIECEWISE_CONSTANT for inner in body) and any(
-        inner.name == "arith.cmpf" for inner in body
-    ):
-        return "piecewise-constant"
-    if len(body) == 2 and isinstance(body[0], arith.SelectOp):
-        return "select"
-    return "other"
+    """What a linalg.generic irad built computes (GENERIC_KINDS), as its builder
+    recorded it. One irad did not build (hand-written IR) has no kind: an error,
+    rather than a guess from its body."""
+    kind = op.attributes.get(KIND)
+    if not isinstance(kind, StringAttr):
+        raise DifferentiationError(
+            f"{location(op)}: no `{KIND}` attribute says what it computes; irad "
+            "differentiates only the linalg.generic ops it builds (np.where, np.sign, "
+            "comparisons), which record it"
+        )
+    return kind.data
