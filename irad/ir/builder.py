@@ -1,6 +1,6 @@
 """Emitting float arithmetic into the block being built.
 
-The base of the builders the derivative rules in passes/adjoints.py are
+The base of the builders the derivative rules in passes/derivatives/ are
 written against (`b.add(...)`, `b.mul(...)`, ...): reverse mode's
 PullbackBuilder and forward mode's TangentBuilder differ only in where
 constants go and what `primal(v)` means.
