@@ -230,6 +230,12 @@ def _acos(b, op, dy):
     return [b.neg(b.div(dy, _one_minus_square_root(b, _x(b, op))))]
 
 
+@derivative("math.asinh")
+def _asinh(b, op, dy):
+    x = _x(b, op)
+    return [b.div(dy, b.op(mathd.SqrtOp(b.add(b.mul(x, x), b.const(1.0, x.type)))))]
+
+
 @derivative("math.atan")
 def _atan(b, op, dy):
     x = _x(b, op)

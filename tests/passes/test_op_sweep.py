@@ -71,6 +71,7 @@ DOMAINS = {
     "math.sinh": (WIDE,),
     "math.cosh": (WIDE,),
     "math.asin": (_uniform(-0.9, 0.9),),
+    "math.asinh": (WIDE,),
     "math.acos": (_uniform(-0.9, 0.9),),
     "math.atan": (WIDE,),
     "math.atan2": (NONZERO, NONZERO),
@@ -84,7 +85,7 @@ DOMAINS = {
 CONVERSIONS = {"arith.extf": ("f32", "f64"), "arith.truncf": ("f64", "f32")}
 # elementwise ops the Python backend does not run on tensors yet (the frontend
 # never emits them on arrays): strict xfails, so support shows up here
-NO_TENSOR_BACKEND = {"arith.maxnumf", "arith.minnumf", "math.cbrt", "math.erf", "math.rsqrt"}
+NO_TENSOR_BACKEND = {"arith.maxnumf", "arith.minnumf", "math.asinh", "math.cbrt", "math.erf", "math.rsqrt"}
 SHAPE = (3,)
 
 
