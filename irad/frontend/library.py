@@ -103,6 +103,7 @@ OPS: dict[object, tuple[tuple[int, ...], Emit]] = {
     math.sinh: ((1,), _unary_float(mathd.SinhOp)),
     math.cosh: ((1,), _unary_float(mathd.CoshOp)),
     math.asin: ((1,), _unary_float(mathd.AsinOp)),
+    math.asinh: ((1,), _unary_float(mathd.AsinhOp)),
     math.acos: ((1,), _unary_float(mathd.AcosOp)),
     math.atan: ((1,), _unary_float(mathd.AtanOp)),
     math.erf: ((1,), _unary_float(mathd.ErfOp)),
