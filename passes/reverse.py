@@ -248,6 +248,7 @@ class PullbackBuilder(ArithBuilder):
             self.accumulate(adj, operand, ct)
 
     def reverse_loop(self, op: Operation, cotangents, adj) -> None:
+        """scf.for and scf.while, with a tape (passes/loops.py)."""
         reverse_loop(self, op, cotangents, adj)
 
     def reverse_call(self, op: func.CallOp, cotangents) -> list[SSAValue | None]:
