@@ -252,13 +252,11 @@ class TangentBuilder(ArithBuilder, ForwardRegions):
                 self.memory(op)
             elif entry is not None and entry.structured:
                 entry.forward(self, op)  # rebuilt: they may carry tangents or shadows
-            elif (entry is not None and not entry.differentiable) or not any(
-                o in self.tangents for o in op.operands
-            ):
-                self.clone(op)
             else:
                 self.clone(op)
-                self.push_tangents(op, entry)
+                varies = any(o in self.tangents for o in op.operands)
+                if varies and (entry is None or entry.differentiable):
+                    self.push_tangents(op, entry)
 
     def push_tangents(self, op: Operation, entry: OpDerivative | None) -> None:
         if not any(is_float_type(r.type) for r in op.results):

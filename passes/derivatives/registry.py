@@ -13,7 +13,7 @@ An entry holds, side by side, everything the passes need to know about an op:
   results; activity analysis (passes/activity.py) stops at them.
 - `operands`: the operand positions that can carry a derivative (None: all).
 - `elementwise`: the op applies pointwise to scalars or to the elements of
-  tensors (the op sweep in tests/passes/test_op_sweep.py differentiates these).
+  tensors (tests/passes/test_op_sweep.py samples these on scalars and tensors).
 - `structured`: the op's rules build it whole: `reverse(b, op, cotangents, adj)`
   accumulates into `adj` itself and `forward(b, op)` clones the op (regions and
   calls, which carry any number of results).
