@@ -16,7 +16,7 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
-from irad.passes.adjoints import NON_DIFFERENTIABLE
+from irad.passes.derivatives import is_non_differentiable
 
 
 def is_float_type(t: Attribute) -> bool:
@@ -99,7 +99,7 @@ def propagate_loop(op: Operation, values: set[SSAValue], propagate, carries=is_f
 
 def _propagate_back(block: Block, useful: set[SSAValue], constant: Set[Operation]) -> None:
     for op in reversed(list(block.ops)):
-        if op.name in NON_DIFFERENTIABLE or op in constant:
+        if is_non_differentiable(op) or op in constant:
             continue
         if not any(r in useful for r in op.results):
             continue
@@ -117,7 +117,7 @@ def _propagate_back(block: Block, useful: set[SSAValue], constant: Set[Operation
 
 def _propagate(block: Block, active: set[SSAValue], constant: Set[Operation]) -> None:
     for op in block.ops:
-        if op.name in NON_DIFFERENTIABLE or op in constant:
+        if is_non_differentiable(op) or op in constant:
             continue
         if isinstance(op, (scf.ForOp, scf.WhileOp)):
             propagate_loop(op, active, lambda b, v: _propagate(b, v, constant))

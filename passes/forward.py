@@ -12,21 +12,21 @@ out) the callee gets its own generated jvp function; a non-differentiable
 callee gives a zero tangent. Nothing is cached for a later sweep, so recursion
 needs nothing special: a recursive primal gives a recursive jvp function.
 
-The tangent of a scalar op is its adjoint applied to the tangent: every scalar
-op has a 1x1 Jacobian per operand, so the adjoints in passes/adjoints.py
-(dx = dy * df/dx) are also the tangent rules (dy = df/dx * dx), with the
-tangent of each active operand in turn. Ops whose adjoint changes type or
-structure (extf, truncf, select) have their own entries in TANGENTS, and ops
-that move or combine tensor elements theirs in passes/array_tangents.py.
+Each op's tangent comes from its forward rule in the registry of op
+derivatives (passes/derivatives/). For a scalar or elementwise op that is by
+default its reverse rule applied to the tangent: a 1x1 Jacobian per operand is
+its own transpose, so dx = dy * df/dx also gives dy = df/dx * dx, with the
+tangent of each active operand in turn.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -36,9 +36,7 @@ from xdsl.traits import IsTerminator
 from irad.ir.dialect import JvpOp
 from irad.errors import DifferentiationError
 from irad.passes.activity import is_float_type
-from irad.passes.adjoints import ADJOINTS, NON_DIFFERENTIABLE
-from irad.passes.array_adjoints import elementwise_tensor_adjoint
-from irad.passes.array_tangents import TENSOR_TANGENTS
+from irad.passes.derivatives import OpDerivative, derivative_of
 from irad.ir.constants import float_constant
 from irad.ir.builder import ArithBuilder
 from irad.passes.forward_regions import ForwardRegions, has_tangent_type, varied_values
@@ -162,9 +160,10 @@ class ForwardDifferentiator:
 class TangentBuilder(ArithBuilder, ForwardRegions):
     """Clones one primal and computes tangents beside it.
 
-    It is also the `b` the adjoints in passes/adjoints.py are written against:
-    `primal(v)` is the cloned value of `v`, and `is_active(v)` holds for the one
-    operand whose tangent is being pushed through.
+    It is also the `b` the rules in passes/derivatives/ are written against:
+    `primal(v)` is the cloned value of `v`, `tangents` maps primal values to
+    their tangents, and in a reverse rule used forwards `is_active(v)` holds for
+    the one operand whose tangent is being pushed through (`pushing`).
     """
 
     def __init__(self, owner: ForwardDifferentiator, primal: func.FuncOp, active: Sequence[bool]):
@@ -177,9 +176,17 @@ class TangentBuilder(ArithBuilder, ForwardRegions):
         self._pushing: SSAValue | None = None
         self.order = origin(primal)[1] + 1  # calls inside generated code: a higher order
 
-    # ---- the interface adjoints use ----------------------------------------
+    # ---- the interface the derivative rules use ---------------------------------
     def is_active(self, v: SSAValue) -> bool:
         return v is self._pushing
+
+    @contextmanager
+    def pushing(self, v: SSAValue) -> Iterator[None]:
+        self._pushing = v
+        try:
+            yield
+        finally:
+            self._pushing = None
 
     def primal(self, v: SSAValue) -> SSAValue:
         return self.values[v]
@@ -233,60 +240,39 @@ class TangentBuilder(ArithBuilder, ForwardRegions):
             raise DifferentiationError(f"internal: no shadow for the memref {v} in forward mode")
         return self.zero(v.type)
 
+    def clone(self, op: Operation) -> None:
+        self.block.add_op(op.clone(value_mapper=self.values))
+
     def clone_block(self, src: Block) -> None:
         for op in src.ops:
             if op is src.last_op and op.has_trait(IsTerminator):
                 continue
-            if isinstance(op, scf.IfOp) and op.results:
-                self.if_(op)  # structured ops are rebuilt: they may carry tangents or shadows
-            elif isinstance(op, scf.ForOp):
-                self.for_(op)
-            elif isinstance(op, scf.WhileOp):
-                self.while_(op)
-            elif op.name.startswith(("memref.", "bufferization.")):
+            entry = derivative_of(op)
+            if op.name.startswith(("memref.", "bufferization.")):
                 self.memory(op)
-            elif op.name in NON_DIFFERENTIABLE or not any(o in self.tangents for o in op.operands):
-                self.block.add_op(op.clone(value_mapper=self.values))
-            elif isinstance(op, func.CallOp):
-                self.call(op)
+            elif entry is not None and entry.structured:
+                entry.forward(self, op)  # rebuilt: they may carry tangents or shadows
             else:
-                self.block.add_op(op.clone(value_mapper=self.values))
-                self.push_tangents(op)
+                self.clone(op)
+                varies = any(o in self.tangents for o in op.operands)
+                if varies and (entry is None or entry.differentiable):
+                    self.push_tangents(op, entry)
 
-    def push_tangents(self, op: Operation) -> None:
+    def push_tangents(self, op: Operation, entry: OpDerivative | None) -> None:
         if not any(is_float_type(r.type) for r in op.results):
             return  # comparisons and other piecewise-constant results carry no tangent
         if len(op.results) != 1:
             raise DifferentiationError(
                 f"{location(op)}: forward mode does not support the op `{op.name}` yet"
             )
-        result = op.results[0]
-        rule = TANGENTS.get(op.name) or TENSOR_TANGENTS.get(op.name)
-        if rule is not None:
-            tangent = rule(self, op)
-            if tangent is not None:
-                self.tangents[result] = tangent
-            return
-        adjoint = elementwise_tensor_adjoint(op) or ADJOINTS.get(op.name)
-        if adjoint is None:
+        if entry is None:
             raise DifferentiationError(
                 f"{location(op)}: no tangent rule for the op `{op.name}`\n"
                 "  hint: use the ops listed in docs/ir-conventions.md (Supported ops)"
             )
-        total = None
-        for i, operand in enumerate(op.operands):
-            t = self.tangents.get(operand)
-            if t is None:
-                continue
-            self._pushing = operand
-            try:
-                part = adjoint(self, op, t)[i]
-            finally:
-                self._pushing = None
-            if part is not None:  # None: the result does not vary with this operand
-                total = part if total is None else self.add(total, part)
-        if total is not None:
-            self.tangents[result] = total
+        tangent = entry.forward(self, op)
+        if tangent is not None:
+            self.tangents[op.results[0]] = tangent
 
     def call(self, op: func.CallOp) -> None:
         owner = self.owner
@@ -331,36 +317,6 @@ def _made_from(fn: func.FuncOp) -> str | None:
     return attr.data if isinstance(attr, StringAttr) else None
 
 
-# ---- tangent rules for ops whose adjoint is not their own tangent rule ----------------
-TangentRule = Callable[[TangentBuilder, Operation], SSAValue]
-
-
-def _tangent(b: TangentBuilder, op: Operation, i: int) -> SSAValue | None:
-    return b.tangents.get(op.operands[i])
-
-
-def _select(b: TangentBuilder, op: Operation) -> SSAValue:
-    ty = op.results[0].type
-    t1 = _tangent(b, op, 1) or b.zero(ty)
-    t2 = _tangent(b, op, 2) or b.zero(ty)
-    return b.op(arith.SelectOp(b.primal(op.operands[0]), t1, t2))
-
-
-def _extf(b: TangentBuilder, op: Operation) -> SSAValue:
-    return b.op(arith.ExtFOp(_tangent(b, op, 0), op.results[0].type))
-
-
-def _truncf(b: TangentBuilder, op: Operation) -> SSAValue:
-    return b.op(arith.TruncFOp(_tangent(b, op, 0), op.results[0].type))
-
-
-TANGENTS: dict[str, TangentRule] = {
-    "arith.select": _select,
-    "arith.extf": _extf,
-    "arith.truncf": _truncf,
-}
-
-
 @dataclass(frozen=True)
 class JvpPass(ModulePass):
     """Replace irad.jvp requests by calls to generated jvp functions,
@@ -372,4 +328,4 @@ class JvpPass(ModulePass):
         ForwardDifferentiator(op).rewrite_requests()
 
 
-__all__ = ["ForwardDifferentiator", "JvpPass", "TANGENTS", "jvp_type"]
+__all__ = ["ForwardDifferentiator", "JvpPass", "jvp_type"]

@@ -28,7 +28,7 @@ from irad.errors import DifferentiationError
 from irad.ir.locations import location
 from irad.passes.rule_ir import inline_body
 from irad.passes.activity import free_values, inside, is_float_type
-from irad.passes.adjoints import ADJOINTS, NON_DIFFERENTIABLE
+from irad.passes.derivatives import derivative_of
 from irad.ir.builder import ArithBuilder
 from irad.passes.loops import (
     CACHE,
@@ -44,7 +44,6 @@ from irad.passes.loops import (
     push,
     reverse_loop,
 )
-from irad.passes.array_adjoints import array_adjoint
 from irad.ir.constants import float_constant, zero_constant
 from irad.rules.table import RuleIR
 
@@ -110,7 +109,8 @@ def _anchor(key: ResidualKey) -> Operation | None:
 
 
 class PullbackBuilder(ArithBuilder):
-    """Emits the pullback; also the `b` handed to the adjoints in passes/adjoints.py."""
+    """Emits the pullback; also the `b` handed to the reverse rules of the op
+    derivatives (passes/derivatives/)."""
 
     def __init__(
         self, primal: func.FuncOp, active_args: Sequence[bool], plan: FunctionPlan, tape: bool = False
@@ -142,7 +142,7 @@ class PullbackBuilder(ArithBuilder):
         residuals are `keys`) inside this pullback."""
         return AugmentedBuilder(self.primal_fn, self.plan, {None: [], **keys}, self.reversed_calls)
 
-    # ---- the interface adjoints use ----------------------------------------
+    # ---- the interface reverse rules use ------------------------------------
     def is_active(self, v: SSAValue) -> bool:
         return v in self.plan.active
 
@@ -227,30 +227,29 @@ class PullbackBuilder(ArithBuilder):
 
     def reverse_op(self, op: Operation, adj) -> None:
         cotangents = [adj.get(r) for r in op.results]
-        if all(c is None for c in cotangents) or op.name in NON_DIFFERENTIABLE:
+        if all(c is None for c in cotangents):
             return
-        if isinstance(op, func.CallOp):
-            operand_cts = self.reverse_call(op, cotangents)
-        elif isinstance(op, scf.IfOp):
-            self.reverse_if(op, cotangents, adj)
+        entry = derivative_of(op)
+        if entry is not None and not entry.differentiable:
             return
-        elif is_loop(op):
-            reverse_loop(self, op, cotangents, adj)
+        if entry is not None and entry.structured:
+            entry.reverse(self, op, cotangents, adj)
             return
-        else:
-            adjoint = array_adjoint(op) or ADJOINTS.get(op.name)
-            if adjoint is None or len(op.results) != 1:
-                hint = (
-                    "the region ops irad reverses are scf.if, scf.for and scf.while"
-                    if op.regions
-                    else "use the ops listed in docs/ir-conventions.md (Supported ops)"
-                )
-                raise DifferentiationError(
-                    f"{location(op)}: no adjoint for the op `{op.name}`\n  hint: {hint}"
-                )
-            operand_cts = adjoint(self, op, cotangents[0])
-        for operand, ct in zip(op.operands, operand_cts):
+        if entry is None or len(op.results) != 1:
+            hint = (
+                "the region ops irad reverses are scf.if, scf.for and scf.while"
+                if op.regions
+                else "use the ops listed in docs/ir-conventions.md (Supported ops)"
+            )
+            raise DifferentiationError(
+                f"{location(op)}: no adjoint for the op `{op.name}`\n  hint: {hint}"
+            )
+        for operand, ct in zip(op.operands, entry.reverse(self, op, cotangents[0])):
             self.accumulate(adj, operand, ct)
+
+    def reverse_loop(self, op: Operation, cotangents, adj) -> None:
+        """scf.for and scf.while, with a tape (passes/loops.py)."""
+        reverse_loop(self, op, cotangents, adj)
 
     def reverse_call(self, op: func.CallOp, cotangents) -> list[SSAValue | None]:
         call = self.plan.calls[op]

@@ -1,8 +1,8 @@
 """The Python library functions the frontend knows, as a table.
 
 Each entry maps a Python callable to an emitter that appends its IR. Functions
-with a single math-dialect op lower to that op (its adjoint lives in
-passes/adjoints.py). Functions irad implements in Python (irad/numerics.py)
+with a single math-dialect op lower to that op (its derivative lives in
+passes/derivatives/scalar.py). Functions irad implements in Python (irad/numerics.py)
 are lowered from their source like user functions, so the rule table sees a
 call to them.
 """
@@ -103,6 +103,7 @@ OPS: dict[object, tuple[tuple[int, ...], Emit]] = {
     math.sinh: ((1,), _unary_float(mathd.SinhOp)),
     math.cosh: ((1,), _unary_float(mathd.CoshOp)),
     math.asin: ((1,), _unary_float(mathd.AsinOp)),
+    math.asinh: ((1,), _unary_float(mathd.AsinhOp)),
     math.acos: ((1,), _unary_float(mathd.AcosOp)),
     math.atan: ((1,), _unary_float(mathd.AtanOp)),
     math.erf: ((1,), _unary_float(mathd.ErfOp)),

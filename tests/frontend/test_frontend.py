@@ -1,5 +1,8 @@
 """The frontend: Python source -> func/arith/math/scf IR."""
 
+import math
+
+import pytest
 from xdsl.dialects import func
 
 import irad
@@ -73,3 +76,12 @@ def test_library_helpers_keep_their_rule_target_as_symbol():
 def test_literal_integer_powers_are_multiplications():
     fn = functions(irad.lower(programs.square, 1.0))["square"]
     assert op_names(fn) == ["arith.mulf", "func.return"]
+
+
+def asinh_times_x(x):
+    return math.asinh(x) * x
+
+
+def test_math_asinh_lowers_to_its_op():
+    assert "math.asinh" in op_names(functions(irad.lower(asinh_times_x, 0.7))["asinh_times_x"])
+    assert irad.grad(asinh_times_x)(0.7) == pytest.approx(math.asinh(0.7) + 0.7 / math.sqrt(1.49), rel=1e-14)

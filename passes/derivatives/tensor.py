@@ -1,56 +1,39 @@
-"""Adjoints of the tensor ops numpy arrays lower to (irad/ir/tensor.py), as a table.
+"""Derivatives of the tensor ops numpy arrays lower to (irad/ir/tensor.py).
 
-Same interface as passes/adjoints.py: `adjoint(b, op, dy)` returns one
-cotangent per operand (None for none). Elementwise arith/math ops on tensors
-reuse the scalar adjoints, which build tensor constants through `b.const` and
-compare and select through irad/ir/tensor.py (a linalg.generic on tensors); only
-`math.absf` has a tensor version here (sign through comparisons, not copysign).
+Each op is one entry with both rules, the reverse rule decorated and its
+forward rule beside it (the interfaces are in registry.py):
+
+- structural ops (broadcast, splat, reshape, transpose, extract, inserts,
+  slices, concat, from_elements) are linear in their data operands: the tangent
+  is the same op on the tangents, the cotangent the transposed map;
+- reductions: a sum is linear; max/min share the derivative among the elements
+  that attain it; a product's is prod / x per element;
+- matmul is bilinear: tA B + A tB forwards, dC B^T and A^T dC backwards;
+- linalg.generic: np.where selects as it selects values; np.sign has none.
 
 Cotangents take their primal's shape and dtype (ChainRules' ProjectTo):
 broadcasting ops have reductions as adjoints (the unbroadcast), so an operand
 broadcast from a scalar or a size-1 axis gets a cotangent of its own shape.
+
+Elementwise arith/math ops on tensors use the scalar entries (scalar.py), except
+those in TENSOR_FORMS, whose scalar rule does not carry over to tensors.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from irad.errors import DifferentiationError
-from irad.ir.locations import location
 from irad.ir import tensor as T
+from irad.ir.locations import location
+from irad.passes.derivatives.registry import ForwardRule, OpDerivative, registrar
 
-ArrayAdjoint = Callable[[object, Operation, SSAValue], list[SSAValue | None]]
-
-# ops that only exist on tensors
-TENSOR_ADJOINTS: dict[str, ArrayAdjoint] = {}
-# elementwise ops whose scalar adjoint compares or selects: tensor versions
-ELEMENTWISE_ADJOINTS: dict[str, ArrayAdjoint] = {}
-
-
-def array_adjoint(op: Operation) -> ArrayAdjoint | None:
-    """The adjoint for `op` if it is a tensor op; None defers to passes/adjoints.py."""
-    return TENSOR_ADJOINTS.get(op.name) or elementwise_tensor_adjoint(op)
-
-
-def elementwise_tensor_adjoint(op: Operation) -> ArrayAdjoint | None:
-    """The tensor version of an elementwise op's adjoint, if it has one; such an
-    adjoint is also the op's tangent rule (a diagonal Jacobian)."""
-    if op.results and isinstance(op.results[0].type, TensorType):
-        return ELEMENTWISE_ADJOINTS.get(op.name)
-    return None
-
-
-def _register(table, *names: str):
-    def register(fn: ArrayAdjoint) -> ArrayAdjoint:
-        for name in names:
-            table[name] = fn
-        return fn
-
-    return register
+ENTRIES: dict[str, OpDerivative] = {}
+derivative = registrar(ENTRIES)
+# elementwise ops on tensors whose scalar rule does not carry over (absf: copysign)
+TENSOR_FORMS: dict[str, OpDerivative] = {}
+tensor_form = registrar(TENSOR_FORMS, elementwise=True)
 
 
 def _none(op: Operation, first: list) -> list:
@@ -58,18 +41,56 @@ def _none(op: Operation, first: list) -> list:
     return first + [None] * (len(op.operands) - len(first))
 
 
+def _linear_in(operands: tuple[int, ...] | None) -> ForwardRule:
+    """The op itself, applied to the tangents of `operands` (None: all of them)."""
+
+    def forward(b, op: Operation) -> SSAValue:
+        mapping = dict(b.values)
+        for i in operands if operands is not None else range(len(op.operands)):
+            v = op.operands[i]
+            mapping[v] = b.tangent_or_zero(v)
+        copy = op.clone(value_mapper=mapping)
+        b.block.add_op(copy)
+        return copy.results[0]
+
+    return forward
+
+
+def structural(*names: str, operands: tuple[int, ...] | None):
+    """An op linear in `operands` (None: all): its own tangent rule."""
+    return derivative(*names, forward=_linear_in(operands), operands=operands)
+
+
 # ---- broadcasting and reductions -------------------------------------------------
-@_register(TENSOR_ADJOINTS, "linalg.broadcast")
+@structural("linalg.broadcast", operands=(0,))
 def _broadcast(b, op, dy):
     return _none(op, [T.reduce(b, dy, op.dimensions.get_values())])
 
 
-@_register(TENSOR_ADJOINTS, "tensor.splat")
+@structural("tensor.splat", operands=(0,))
 def _splat(b, op, dy):
     return _none(op, [T.reduce_all(b, dy)])
 
 
-@_register(TENSOR_ADJOINTS, "linalg.reduce")
+def _reduce_tangent(b, op: Operation) -> SSAValue:
+    dims = op.dimensions.get_values()
+    combiner = next(iter(op.regions[0].block.ops))
+    x_value = op.operands[0]
+    t = b.tangent_or_zero(x_value)
+    if isinstance(combiner, arith.AddfOp):
+        return T.reduce(b, t, dims)
+    x, y = b.primal(x_value), b.primal(op.results[0])
+    y_spread = T.broadcast_back(b, y, x_value, dims)
+    if isinstance(combiner, arith.MulfOp):
+        return T.reduce(b, b.mul(t, b.div(y_spread, x)), dims)  # d prod = sum(t * prod / x)
+    if not isinstance(combiner, (arith.MaximumfOp, arith.MinimumfOp, arith.MaxnumfOp, arith.MinnumfOp)):
+        raise DifferentiationError(f"forward mode: no tangent rule for a reduction by {combiner.name}")
+    hits = T.to_float(b, T.compare(b, "oeq", x, y_spread), T.element(x))
+    count = T.reduce(b, hits, dims)
+    return b.div(T.reduce(b, b.mul(hits, t), dims), count)
+
+
+@derivative("linalg.reduce", forward=_reduce_tangent, operands=(0,))
 def _reduce(b, op, dy):
     dims = op.dimensions.get_values()
     combiner = next(iter(op.regions[0].block.ops))
@@ -88,19 +109,29 @@ def _reduce(b, op, dy):
     return _none(op, [b.mul(as_float, b.div(spread, count))])
 
 
-@_register(TENSOR_ADJOINTS, "tensor.reshape")
+@structural("tensor.reshape", operands=(0,))
 def _reshape(b, op, dy):
     return _none(op, [T.reshape(b, dy, T.shape(op.operands[0]))])
 
 
-@_register(TENSOR_ADJOINTS, "linalg.transpose")
+@structural("linalg.transpose", operands=(0,))
 def _transpose(b, op, dy):
     perm = op.permutation.get_values()
     inverse = [perm.index(i) for i in range(len(perm))]
     return _none(op, [T.transpose(b, dy, inverse)])
 
 
-@_register(TENSOR_ADJOINTS, "linalg.matmul")
+def _matmul_tangent(b, op: Operation) -> SSAValue:
+    lhs, rhs = op.operands[0], op.operands[1]
+    parts = []
+    if lhs in b.tangents:
+        parts.append(T.matmul(b, b.tangents[lhs], b.primal(rhs)))
+    if rhs in b.tangents:
+        parts.append(T.matmul(b, b.primal(lhs), b.tangents[rhs]))
+    return parts[0] if len(parts) == 1 else b.add(parts[0], parts[1])
+
+
+@derivative("linalg.matmul", forward=_matmul_tangent, operands=(0, 1))
 def _matmul(b, op, dy):
     # C = A B: dA = dC B^T, dB = A^T dC -- two matmuls
     lhs, rhs = op.operands[0], op.operands[1]
@@ -114,14 +145,14 @@ def _indices(b, op, operands) -> list[SSAValue]:
     return [b.primal(v) for v in operands]
 
 
-@_register(TENSOR_ADJOINTS, "tensor.extract")
+@structural("tensor.extract", operands=(0,))
 def _extract(b, op, dy):
     source = op.operands[0]
     zero = b.zero(source.type)
     return _none(op, [b.op(tensor.InsertOp(dy, zero, _indices(b, op, op.indices)))])
 
 
-@_register(TENSOR_ADJOINTS, "tensor.insert")
+@structural("tensor.insert", operands=(0, 1))
 def _insert(b, op, dy):
     scalar, dest = op.operands[0], op.operands[1]
     index = _indices(b, op, op.indices)
@@ -150,14 +181,14 @@ def _insert_slice(b, source, dest, offsets, sizes, strides) -> SSAValue:
     return b.op(tensor.InsertSliceOp.get(source, dest, sizes, static_offsets, strides, dynamic))
 
 
-@_register(TENSOR_ADJOINTS, "tensor.extract_slice")
+@structural("tensor.extract_slice", operands=(0,))
 def _extract_slice(b, op, dy):
     offsets, sizes, strides = _slice_parameters(b, op)
     zero = b.zero(op.operands[0].type)
     return _none(op, [_insert_slice(b, dy, zero, offsets, sizes, strides)])
 
 
-@_register(TENSOR_ADJOINTS, "tensor.insert_slice")
+@structural("tensor.insert_slice", operands=(0, 1))
 def _insert_slice_adjoint(b, op, dy):
     source, dest = op.operands[0], op.operands[1]
     offsets, sizes, strides = _slice_parameters(b, op)
@@ -169,7 +200,7 @@ def _insert_slice_adjoint(b, op, dy):
     return _none(op, [d_source, d_dest])
 
 
-@_register(TENSOR_ADJOINTS, "tensor.concat")
+@structural("tensor.concat", operands=None)
 def _concat(b, op, dy):
     axis = op.dim.value.data
     start, cts = 0, []
@@ -182,7 +213,7 @@ def _concat(b, op, dy):
     return cts
 
 
-@_register(TENSOR_ADJOINTS, "tensor.from_elements")
+@structural("tensor.from_elements", operands=None)
 def _from_elements(b, op, dy):
     return [
         b.op(tensor.ExtractOp(dy, [b.op(arith.ConstantOp.from_int_and_width(i, T.INDEX))], v.type))
@@ -191,7 +222,21 @@ def _from_elements(b, op, dy):
     ]
 
 
-@_register(TENSOR_ADJOINTS, "linalg.generic")
+# ---- np.where and np.sign ------------------------------------------------------------
+def _generic_tangent(b, op: Operation) -> SSAValue | None:
+    kind = T.generic_kind(op)
+    if kind == "piecewise-constant":
+        return None  # np.sign
+    if kind != "select":
+        raise DifferentiationError(
+            "forward mode: no tangent rule for this linalg.generic (irad differentiates "
+            "the elementwise selects it emits for np.where)"
+        )
+    cond = b.primal(op.operands[0])
+    return T.select(b, cond, b.tangent_or_zero(op.operands[1]), b.tangent_or_zero(op.operands[2]))
+
+
+@derivative("linalg.generic", forward=_generic_tangent, operands=(1, 2))
 def _generic(b, op, dy):
     """np.where: the cotangent goes to the selected side; np.sign: none."""
     kind = T.generic_kind(op)
@@ -207,7 +252,8 @@ def _generic(b, op, dy):
     return _none(op, [None, T.select(b, cond, dy, zero), T.select(b, cond, zero, dy)])
 
 
-# ---- elementwise ops that compare or select ---------------------------------------
-@_register(ELEMENTWISE_ADJOINTS, "math.absf")
+# ---- elementwise ops whose scalar rule does not carry over -------------------------
+@tensor_form("math.absf")
 def _absf(b, op, dy):
+    # the sign through comparisons (T.sign), not copysign
     return [b.mul(dy, T.sign(b, b.primal(op.operands[0])))]

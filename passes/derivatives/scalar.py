@@ -1,52 +1,45 @@
-"""Adjoints of the primitive arith/math ops, as a table (one small entry per op).
+"""Derivatives of the scalar arith/math ops (entries of passes/derivatives/).
 
-An adjoint receives the builder of the pullback being emitted, the primal op
-and the cotangent of its result, and returns one cotangent per operand (None
-for an operand that gets none). `b.primal(v)` is the value of primal `v` inside
-the pullback: a residual kept by the augmented primal, or a rematerialised
-constant. Ops missing here and not listed as non-differentiable are rejected
-by the pass with an error naming the op.
+One small entry per op: its reverse rule, decorated. The forward rule is the
+reverse rule used as a linear map (registry.linearised: a 1x1 Jacobian per
+operand is its own transpose), except for the ops whose reverse rule changes
+type or structure (select, extf, truncf), which have their own. The same rules
+serve the elementwise ops on tensors: `b.const` builds tensor constants, and
+compare/select come from irad/ir/tensor.py; tensor.py has the tensor forms that
+differ.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 from xdsl.ir import Operation, SSAValue
 
 from irad.ir.tensor import compare, select
+from irad.passes.derivatives.registry import OpDerivative, non_differentiable, registrar
 
-Adjoint = Callable[["object", Operation, SSAValue], list[SSAValue | None]]
+ENTRIES: dict[str, OpDerivative] = {}
+derivative = registrar(ENTRIES, elementwise=True)
 
-ADJOINTS: dict[str, Adjoint] = {}
-
-# Ops whose results carry no derivative (piecewise constant, or not floats).
-NON_DIFFERENTIABLE = frozenset(
-    {
-        "arith.constant",
-        "arith.cmpf",
-        "arith.cmpi",
-        "arith.fptosi",
-        "arith.fptoui",
-        "math.floor",
-        "math.ceil",
-        "math.trunc",
-        "math.round",
-        "math.roundeven",
-    }
+# Ops whose results carry no derivative: piecewise constant, or not floats, or
+# from integers (which never carry one).
+non_differentiable(
+    ENTRIES,
+    "arith.constant",
+    "arith.cmpf",
+    "arith.cmpi",
+    "arith.fptosi",
+    "arith.fptoui",
+    "arith.sitofp",
+    "arith.uitofp",
+    "math.floor",
+    "math.ceil",
+    "math.trunc",
+    "math.round",
+    "math.roundeven",
 )
-
-
-def adjoint(*names: str):
-    def register(fn: Adjoint) -> Adjoint:
-        for name in names:
-            ADJOINTS[name] = fn
-        return fn
-
-    return register
 
 
 def _x(b, op: Operation, i: int = 0) -> SSAValue:
@@ -58,17 +51,17 @@ def _y(b, op: Operation) -> SSAValue:
 
 
 # ---- arith ------------------------------------------------------------------
-@adjoint("arith.addf")
+@derivative("arith.addf")
 def _addf(b, op, dy):
     return [dy, dy]
 
 
-@adjoint("arith.subf")
+@derivative("arith.subf")
 def _subf(b, op, dy):
     return [dy, b.neg(dy)]
 
 
-@adjoint("arith.mulf")
+@derivative("arith.mulf")
 def _mulf(b, op, dy):
     lhs, rhs = op.operands
     return [
@@ -77,7 +70,7 @@ def _mulf(b, op, dy):
     ]
 
 
-@adjoint("arith.divf")
+@derivative("arith.divf")
 def _divf(b, op, dy):
     # d(a/b) = da/b - (a/b) db/b
     da = b.div(dy, _x(b, op, 1))
@@ -85,12 +78,19 @@ def _divf(b, op, dy):
     return [da, db]
 
 
-@adjoint("arith.negf")
+@derivative("arith.negf")
 def _negf(b, op, dy):
     return [b.neg(dy)]
 
 
-@adjoint("arith.select")
+def _select_tangent(b, op):
+    ty = op.results[0].type
+    t1 = b.tangents.get(op.operands[1]) or b.zero(ty)
+    t2 = b.tangents.get(op.operands[2]) or b.zero(ty)
+    return b.op(arith.SelectOp(b.primal(op.operands[0]), t1, t2))
+
+
+@derivative("arith.select", forward=_select_tangent, operands=(1, 2), elementwise=False)
 def _select(b, op, dy):
     cond = _x(b, op, 0)
     zero = b.zero(dy.type)
@@ -101,7 +101,7 @@ def _select(b, op, dy):
     ]
 
 
-@adjoint("arith.maximumf", "arith.maxnumf", "arith.minimumf", "arith.minnumf")
+@derivative("arith.maximumf", "arith.maxnumf", "arith.minimumf", "arith.minnumf")
 def _extremum(b, op, dy):
     # The cotangent goes to the operand that was selected (the first on a tie).
     # compare/select also build the elementwise form on tensors (irad/ir/tensor.py).
@@ -111,103 +111,107 @@ def _extremum(b, op, dy):
     return [select(b, first_wins, dy, zero), select(b, first_wins, zero, dy)]
 
 
-@adjoint("arith.extf")
+# A conversion's tangent converts like its value; its cotangent converts back.
+def _extf_tangent(b, op):
+    return b.op(arith.ExtFOp(b.tangents[op.operands[0]], op.results[0].type))
+
+
+@derivative("arith.extf", forward=_extf_tangent)
 def _extf(b, op, dy):
     return [b.op(arith.TruncFOp(dy, op.operands[0].type))]
 
 
-@adjoint("arith.truncf")
+def _truncf_tangent(b, op):
+    return b.op(arith.TruncFOp(b.tangents[op.operands[0]], op.results[0].type))
+
+
+@derivative("arith.truncf", forward=_truncf_tangent)
 def _truncf(b, op, dy):
     return [b.op(arith.ExtFOp(dy, op.operands[0].type))]
 
 
-@adjoint("arith.sitofp", "arith.uitofp")
-def _int_to_float(b, op, dy):
-    return [None]
-
-
 # ---- math -------------------------------------------------------------------
-@adjoint("math.sin")
+@derivative("math.sin")
 def _sin(b, op, dy):
     return [b.mul(dy, b.op(mathd.CosOp(_x(b, op))))]
 
 
-@adjoint("math.cos")
+@derivative("math.cos")
 def _cos(b, op, dy):
     return [b.neg(b.mul(dy, b.op(mathd.SinOp(_x(b, op)))))]
 
 
-@adjoint("math.tan")
+@derivative("math.tan")
 def _tan(b, op, dy):
     y = _y(b, op)  # 1 + tan^2
     return [b.mul(dy, b.add(b.const(1.0, y.type), b.mul(y, y)))]
 
 
-@adjoint("math.exp")
+@derivative("math.exp")
 def _exp(b, op, dy):
     return [b.mul(dy, _y(b, op))]
 
 
-@adjoint("math.exp2")
+@derivative("math.exp2")
 def _exp2(b, op, dy):
     y = _y(b, op)
     return [b.mul(dy, b.mul(y, b.const(math.log(2.0), y.type)))]
 
 
-@adjoint("math.expm1")
+@derivative("math.expm1")
 def _expm1(b, op, dy):
     y = _y(b, op)
     return [b.mul(dy, b.add(y, b.const(1.0, y.type)))]
 
 
-@adjoint("math.log")
+@derivative("math.log")
 def _log(b, op, dy):
     return [b.div(dy, _x(b, op))]
 
 
-@adjoint("math.log2", "math.log10")
+@derivative("math.log2", "math.log10")
 def _log_base(b, op, dy):
     x = _x(b, op)
     ln_base = math.log(2.0) if op.name == "math.log2" else math.log(10.0)
     return [b.div(dy, b.mul(x, b.const(ln_base, x.type)))]
 
 
-@adjoint("math.log1p")
+@derivative("math.log1p")
 def _log1p(b, op, dy):
     x = _x(b, op)
     return [b.div(dy, b.add(x, b.const(1.0, x.type)))]
 
 
-@adjoint("math.sqrt")
+@derivative("math.sqrt")
 def _sqrt(b, op, dy):
     y = _y(b, op)
     return [b.div(b.mul(dy, b.const(0.5, y.type)), y)]
 
 
-@adjoint("math.rsqrt")
+@derivative("math.rsqrt")
 def _rsqrt(b, op, dy):
     y = _y(b, op)  # d/dx x^-1/2 = -y^3 / 2
     return [b.mul(dy, b.mul(b.const(-0.5, y.type), b.mul(y, b.mul(y, y))))]
 
 
-@adjoint("math.cbrt")
+@derivative("math.cbrt")
 def _cbrt(b, op, dy):
     y = _y(b, op)
     return [b.div(dy, b.mul(b.const(3.0, y.type), b.mul(y, y)))]
 
 
-@adjoint("math.tanh")
+@derivative("math.tanh")
 def _tanh(b, op, dy):
     y = _y(b, op)
     return [b.mul(dy, b.sub(b.const(1.0, y.type), b.mul(y, y)))]
 
 
-@adjoint("math.sinh")
+@derivative("math.sinh")
 def _sinh(b, op, dy):
     return [b.mul(dy, b.op(mathd.CoshOp(_x(b, op))))]
 
 
-@adjoint("math.cosh")
+@derivative("math.cosh")
 def _cosh(b, op, dy):
     return [b.mul(dy, b.op(mathd.SinhOp(_x(b, op))))]
 
@@ -216,23 +220,29 @@ def _one_minus_square_root(b, x):
     return b.op(mathd.SqrtOp(b.sub(b.const(1.0, x.type), b.mul(x, x))))
 
 
-@adjoint("math.asin")
+@derivative("math.asin")
 def _asin(b, op, dy):
     return [b.div(dy, _one_minus_square_root(b, _x(b, op)))]
 
 
-@adjoint("math.acos")
+@derivative("math.acos")
 def _acos(b, op, dy):
     return [b.neg(b.div(dy, _one_minus_square_root(b, _x(b, op))))]
 
 
-@adjoint("math.atan")
+@derivative("math.asinh")
+def _asinh(b, op, dy):
+    x = _x(b, op)
+    return [b.div(dy, b.op(mathd.SqrtOp(b.add(b.mul(x, x), b.const(1.0, x.type)))))]
+
+
+@derivative("math.atan")
 def _atan(b, op, dy):
     x = _x(b, op)
     return [b.div(dy, b.add(b.const(1.0, x.type), b.mul(x, x)))]
 
 
-@adjoint("math.atan2")
+@derivative("math.atan2")
 def _atan2(b, op, dy):
     # y = atan2(p, q): dp = q / (p^2 + q^2), dq = -p / (p^2 + q^2)
     p, q = _x(b, op, 0), _x(b, op, 1)
@@ -243,7 +253,7 @@ def _atan2(b, op, dy):
     ]
 
 
-@adjoint("math.powf")
+@derivative("math.powf")
 def _powf(b, op, dy):
     base, exponent = op.operands
     da = db = None
@@ -264,7 +274,7 @@ def _powf(b, op, dy):
     return [da, db]
 
 
-@adjoint("math.absf")
+@derivative("math.absf")
 def _absf(b, op, dy):
     # dy * sign(x), with sign(0) = 0
     x = _x(b, op)
@@ -274,7 +284,7 @@ def _absf(b, op, dy):
     return [b.op(arith.SelectOp(at_zero, zero, signed))]
 
 
-@adjoint("math.copysign")
+@derivative("math.copysign", operands=(0,))
 def _copysign(b, op, dy):
     # |a| with b's sign: d/da = sign(a) * sign(b); piecewise constant in b
     a, sgn = _x(b, op, 0), _x(b, op, 1)
@@ -283,7 +293,7 @@ def _copysign(b, op, dy):
     return [b.mul(dy, flip) if b.is_active(op.operands[0]) else None, None]
 
 
-@adjoint("math.erf")
+@derivative("math.erf")
 def _erf(b, op, dy):
     x = _x(b, op)
     gauss = b.op(mathd.ExpOp(b.neg(b.mul(x, x))))

@@ -1,0 +1,48 @@
+"""The registry of op derivatives: one entry per op name, listing its reverse
+rule, its forward rule and what activity analysis needs (registry.py), like
+JAX's primitive_jvps and primitive_transposes beside its primitives.
+
+The families: scalar.py (arith/math), tensor.py (tensor/linalg ops, and the
+tensor forms of elementwise ops whose scalar rule does not carry over),
+regions.py (scf.if/for/while and func.call, delegating to the builders). An op
+with no entry has no derivative: the passes refuse it, naming the op.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation
+
+from irad.passes.derivatives import regions, scalar, tensor
+from irad.passes.derivatives.registry import OpDerivative
+
+
+def _merged(*families: dict[str, OpDerivative]) -> dict[str, OpDerivative]:
+    merged: dict[str, OpDerivative] = {}
+    for family in families:
+        twice = merged.keys() & family.keys()
+        if twice:
+            raise ValueError(f"ops in two derivative families: {sorted(twice)}")
+        merged.update(family)
+    return merged
+
+
+DERIVATIVES: dict[str, OpDerivative] = _merged(scalar.ENTRIES, tensor.ENTRIES, regions.ENTRIES)
+TENSOR_FORMS: dict[str, OpDerivative] = tensor.TENSOR_FORMS
+
+
+def derivative_of(op: Operation) -> OpDerivative | None:
+    """The entry for `op` (None: it has no derivative rules); an elementwise op
+    on tensors gets its tensor form where it has one."""
+    if op.name in TENSOR_FORMS and op.results and isinstance(op.results[0].type, TensorType):
+        return TENSOR_FORMS[op.name]
+    return DERIVATIVES.get(op.name)
+
+
+def is_non_differentiable(op: Operation) -> bool:
+    """Does the registry say `op`'s results carry no derivative?"""
+    entry = DERIVATIVES.get(op.name)
+    return entry is not None and not entry.differentiable
+
+
+__all__ = ["DERIVATIVES", "TENSOR_FORMS", "OpDerivative", "derivative_of", "is_non_differentiable"]
