@@ -386,6 +386,7 @@ _MATH = {
     "sinh": "np.sinh", "cosh": "np.cosh", "atan": "np.arctan", "asin": "np.arcsin",
     "acos": "np.arccos", "log2": "np.log2", "log10": "np.log10", "absf": "np.abs",
     "powf": "np.power", "atan2": "np.arctan2", "copysign": "np.copysign", "exp2": "np.exp2",
+    "asinh": "np.arcsinh", "cbrt": "np.cbrt",
 }
 
 ARRAY_OPS: dict[str, Emitter] = {
@@ -397,6 +398,10 @@ ARRAY_OPS: dict[str, Emitter] = {
     "arith.negf": lambda tr, op: f"(-{tr.value(op.operands[0])})",
     "arith.maximumf": _call("np.maximum"),
     "arith.minimumf": _call("np.minimum"),
+    # maxnum/minnum ignore a NaN operand, as np.fmax/np.fmin do
+    "arith.maxnumf": _call("np.fmax"),
+    "arith.minnumf": _call("np.fmin"),
+    "math.rsqrt": lambda tr, op: f"(1.0 / np.sqrt({tr.value(op.operands[0])}))",
     "arith.extf": _astype,
     "arith.truncf": _astype,
     **{f"math.{name}": _call(fn) for name, fn in _MATH.items()},
