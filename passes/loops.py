@@ -50,6 +50,7 @@ def is_loop(op: Operation | None) -> bool:
 
 
 def _check_recordable(types: Sequence[Attribute]) -> None:
+    """The user's error for what the tape ops' verifiers would refuse."""
     for t in types:
         if not is_recordable_type(t):
             raise DifferentiationError(

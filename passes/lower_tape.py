@@ -148,6 +148,12 @@ def _grown(c: Cursor, tape: SSAValue, pos: SSAValue, end: SSAValue) -> SSAValue:
     return c.value(scf.IfOp(full, [TAPE], Region(grown), Region(same)))
 
 
+def _create(c: Cursor) -> list[SSAValue]:
+    size = c.index(INITIAL_CAPACITY)
+    tape = c.value(memref.AllocOp.get(f64, shape=[DYNAMIC_INDEX], dynamic_sizes=[size]))
+    return [tape, c.index(0)]
+
+
 def _push(c: Cursor, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue]) -> list[SSAValue]:
     end = c.value(arith.AddiOp(pos, c.index(sum(_slots(v.type) for v in values))))
     tape = _grown(c, tape, pos, end)
@@ -186,12 +192,7 @@ def _lower(op, rewriter: PatternRewriter, emit) -> None:
 class LowerTapeCreate(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: TapeCreateOp, rewriter: PatternRewriter, /):
-        def emit(c: Cursor) -> list[SSAValue]:
-            size = c.index(INITIAL_CAPACITY)
-            tape = c.value(memref.AllocOp.get(f64, shape=[DYNAMIC_INDEX], dynamic_sizes=[size]))
-            return [tape, c.index(0)]
-
-        _lower(op, rewriter, emit)
+        _lower(op, rewriter, _create)
 
 
 class LowerTapePush(RewritePattern):
