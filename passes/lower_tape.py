@@ -44,7 +44,6 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -213,18 +212,22 @@ class LowerTapeFree(RewritePattern):
         rewriter.replace(op, memref.DeallocOp.get(op.tape), [])
 
 
+_TAPE_OPS = (TapeCreateOp, TapePushOp, TapeReadOp, TapeFreeOp)
+
+
 class LowerTapePass(ModulePass):
     """Lower irad's tape ops to memref code (see the module docstring)."""
 
     name = "irad-lower-tape"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        # Only lowering: the optimiser later sees exactly the code that was
-        # emitted, dead code included.
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [LowerTapeCreate(), LowerTapePush(), LowerTapeRead(), LowerTapeFree()],
-                dce_enabled=False,
-            ),
-            apply_recursively=False,
-        ).rewrite_module(op)
+        # Only the tape ops are visited, each rewritten once: the greedy walker
+        # would try the patterns on every op of what may be a large module with
+        # no tape at all (4x the time). Without DCE, an unused read is lowered
+        # too, so the optimiser sees exactly the code reverse mode emitted.
+        lower = GreedyRewritePatternApplier(
+            [LowerTapeCreate(), LowerTapePush(), LowerTapeRead(), LowerTapeFree()],
+            dce_enabled=False,
+        )
+        for tape_op in [inner for inner in op.walk() if isinstance(inner, _TAPE_OPS)]:
+            lower.match_and_rewrite(tape_op, PatternRewriter(tape_op))
