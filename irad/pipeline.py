@@ -7,10 +7,11 @@
 
 The API, the Jacobians and `irad.export` run them; `irad-opt` and stock
 `xdsl-opt` take the same names. `reversed` follows reverse mode run without the
-pass (`Differentiator.reverse`, for vjp and jacrev): its tape ops become memref
-code before the optimiser and the backends see them. A module built to be differentiated again is
-not inlined (max-depth=0): its calls, to rule targets above all, must meet the
-rule table again.
+pass (`Differentiator.reverse`, for vjp and jacrev). Whatever differentiates in
+reverse mode lowers the tape ops to memref code (irad-lower-tape) before the
+optimiser and the backends see them. A module built to be differentiated again
+is not inlined (max-depth=0): its calls, to rule targets above all, must meet
+the rule table again.
 
 Callbacks in `AFTER_PASS` see the module after every pass (the test suite
 parses each one with upstream mlir-opt there); with IRAD_VERIFY=1, or
