@@ -1,8 +1,8 @@
 """The Python API: lower, grad, value_and_grad, vjp.
 
 Each transformation lowers the function for the example arguments' types,
-runs `irad-differentiate` and `irad-optimize`, and compiles the result with
-the chosen backend ("python" by default, or "native"). Compiled code is cached
+runs `irad-differentiate`, `irad-lower-tape` and `irad-optimize`, and compiles
+the result with the chosen backend ("python" by default, or "native"). Compiled code is cached
 per function, argument signature, backend and rule-table version, so a rule
 edit forces a recompile.
 """

@@ -4,7 +4,7 @@
 explicitly, so it works even when the ``xdsl.universe`` entry point is not
 installed::
 
-    irad-opt f.mlir -p irad-differentiate,irad-optimize
+    irad-opt f.mlir -p irad-differentiate,irad-lower-tape,irad-optimize
 
 ``irad`` groups irad's commands; ``irad opt ...`` forwards to ``irad-opt``.
 

@@ -23,19 +23,19 @@ import numbers
 import numpy as np
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import FloatAttr, FunctionType, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import FloatAttr, FunctionType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.api import grad, jvp, vjp
 from irad.compiled import Compiled, cached, error_at, name_of, normalise_argnums, run_compiled
 from irad.backends import check_backend, compile_for
-from irad.ir.dialect import JvpOp
+from irad.ir.dialect import TAPE, JvpOp, TapeFreeOp
 from irad.frontend import bind_arguments, lower_function, signature_of
 from irad.ir.types import describe, is_differentiable, is_float, is_tensor
 from irad.passes.differentiate import Differentiator
 from irad.ir.metadata import ENTRY, mark_generated
-from irad.pipeline import function_named, jvp_spec, optimise, run
+from irad.pipeline import function_named, jvp_spec, run, reversed_spec
 from irad.rules import default_table
 
 
@@ -170,7 +170,7 @@ def jacobian_module(
     if mode == "jacfwd":
         run(module, jvp_spec(inline))
     else:
-        optimise(module, inline)
+        run(module, reversed_spec(inline))
     return module, entry.sym_name.data, outputs
 
 
@@ -207,8 +207,8 @@ def _reverse_entries(module, name, block, argnums, outputs) -> list[SSAValue]:
         pullback = func.CallOp(generated.pullback, [*residuals, *seeds], grad_types)
         block.add_op(pullback)
         rows.append([pullback.results[ordered.index(a)] for a in argnums])
-    for tape in (r for r in residuals if isinstance(r.type, MemRefType)):
-        block.add_op(memref.DeallocOp.get(tape))  # the last pullback has run
+    for tape in (r for r in residuals if r.type == TAPE):
+        block.add_op(TapeFreeOp(tape))  # the last pullback has run
     return [v for row in rows for v in row]
 
 

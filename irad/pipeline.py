@@ -1,13 +1,17 @@
 """irad's pipelines, defined once, as xDSL `PassPipeline`s built from pass names.
 
-    gradient:  irad-differentiate{checkpoint=...},irad-optimize{max-depth=...},irad-symbol-dce
+    gradient:  irad-differentiate{checkpoint=...},irad-lower-tape,irad-optimize{max-depth=...},irad-symbol-dce
+    reversed:  irad-lower-tape,irad-optimize{max-depth=...},irad-symbol-dce
     jvp:       irad-jvp,irad-optimize,irad-symbol-dce
     optimise:  irad-optimize{max-depth=...},irad-symbol-dce
 
 The API, the Jacobians and `irad.export` run them; `irad-opt` and stock
-`xdsl-opt` take the same names. A module built to be differentiated again is
-not inlined (max-depth=0): its calls, to rule targets above all, must meet the
-rule table again.
+`xdsl-opt` take the same names. `reversed` follows reverse mode run without the
+pass (`Differentiator.reverse`, for vjp and jacrev). Whatever differentiates in
+reverse mode lowers the tape ops to memref code (irad-lower-tape) before the
+optimiser and the backends see them. A module built to be differentiated again
+is not inlined (max-depth=0): its calls, to rule targets above all, must meet
+the rule table again.
 
 Callbacks in `AFTER_PASS` see the module after every pass (the test suite
 parses each one with upstream mlir-opt there); with IRAD_VERIFY=1, or
@@ -57,8 +61,12 @@ def _joined(*specs: str) -> str:
     return ",".join(s for s in specs if s)
 
 
+def reversed_spec(inline: bool = True) -> str:
+    return _joined("irad-lower-tape", optimise_spec(inline))
+
+
 def gradient_spec(checkpoint: bool = False, inline: bool = True) -> str:
-    return _joined(f"irad-differentiate{{checkpoint={str(checkpoint).lower()}}}", optimise_spec(inline))
+    return _joined(f"irad-differentiate{{checkpoint={str(checkpoint).lower()}}}", reversed_spec(inline))
 
 
 def jvp_spec(inline: bool = True) -> str:
@@ -82,10 +90,6 @@ def run(module: ModuleOp, spec: str) -> None:
         pipeline(spec).apply(context(), module)
     if VERIFY:
         module.verify()
-
-
-def optimise(module: ModuleOp, inline: bool = True) -> None:
-    run(module, optimise_spec(inline))
 
 
 def function_named(module: ModuleOp, name: str) -> func.FuncOp:
@@ -159,7 +163,7 @@ def vjp_module(
         if isinstance(op, func.FuncOp):
             public = op.sym_name.data in (generated.augmented, generated.pullback)
             op.sym_visibility = None if public else StringAttr("private")
-    optimise(module)
+    run(module, reversed_spec())
     return module, generated.augmented, generated.pullback, out_types
 
 

@@ -39,6 +39,12 @@ def _jvp_pass() -> type[ModulePass]:
     return JvpPass
 
 
+def _lower_tape_pass() -> type[ModulePass]:
+    from irad.passes.lower_tape import LowerTapePass
+
+    return LowerTapePass
+
+
 def _optimize_pass() -> type[ModulePass]:
     from irad.passes.optimize import OptimizePass
 
@@ -68,6 +74,7 @@ IRAD_UNIVERSE = Universe(
     all_passes={
         "irad-differentiate": _differentiate_pass,
         "irad-jvp": _jvp_pass,
+        "irad-lower-tape": _lower_tape_pass,
         "irad-inline": _inline_pass,
         "irad-optimize": _optimize_pass,
         "irad-float-folds": _float_folds_pass,

@@ -15,13 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from irad.ir.dialect import DerivativeRequestOp, ValueAndGradOp
+from irad.ir.dialect import TAPE, DerivativeRequestOp, TapeFreeOp, ValueAndGradOp
 from irad.errors import DifferentiationError
 from irad.passes.activity import active_values, is_float_type, varied_memory
 from irad.passes.rule_ir import import_helpers, rule_key
@@ -187,7 +187,7 @@ class Differentiator:
             results = [aug.results[0], *results]
         # The request owns the tape its augmented primal allocated, and its
         # pullback runs once: free the tape (a no-op in the Python backend).
-        frees = [memref.DeallocOp.get(r) for r in aug.results[1:] if isinstance(r.type, MemRefType)]
+        frees = [TapeFreeOp(r) for r in aug.results[1:] if r.type == TAPE]
         Rewriter.replace_op(op, [aug, seed, pullback, *frees], results)
         for v in [*aug.results, seed.result]:  # the request's name belongs to its results only
             if v not in results:

@@ -1,9 +1,9 @@
-"""Loops and the tape: reversing `scf.for` / `scf.while`, and the memory the
+"""Loops and the tape: reversing `scf.for` / `scf.while`, and the records the
 reverse sweep reads the forward sweep's per-iteration values from.
 
-The tape is a `memref<?xf64>` plus an `index` position, threaded through the
-augmented primal (as loop iter_args, `scf.if` results and call arguments). It
-is a stack of *records*:
+The tape (`irad.tape_*` ops, irad/ir/dialect.py) is a `memref<?xf64>` value
+plus an `index` position, threaded through the augmented primal (as loop
+iter_args, `scf.if` results and call arguments). It is a stack of *records*:
 
 * at the end of every iteration of a reversed loop, the augmented primal
   pushes the loop body's residuals, after the position the iteration started
@@ -16,47 +16,25 @@ its trip count) as a residual of the enclosing scope, so the pullback finds
 each record by position: the reversed loop starts at the loop's end position
 and steps back one record per iteration, whatever nested loops or calls wrote
 in between, and a construct the pullback skips cannot misalign the rest.
-Values are stored as f64: f32 is widened, ints and indices go through
-sitofp/fptosi (exact below 2**53), i1 through uitofp. A tensor (a numpy array,
-of static shape) takes one slot per element: it is copied into a
-`memref.subview` of the tape (`bufferization.to_buffer` + `memref.copy`) and
-read back by a copy into a buffer and `bufferization.to_tensor`.
-
-The tape grows by doubling (a fresh buffer and a copy loop), so pushing is
-amortised O(1) and a run costs O(total iterations). Everything is standard
-memref/arith/scf, which mlir-opt 22 parses and lowers.
+A record holds numbers and tensors of static shape; irad-lower-tape
+(passes/lower_tape.py) turns the ops into memref code.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from math import prod
-
-from xdsl.dialects import arith, bufferization, memref, scf
-from xdsl.dialects.builtin import (
-    DYNAMIC_INDEX,
-    FloatAttr,
-    Float32Type,
-    Float64Type,
-    IndexType,
-    IntegerType,
-    MemRefType,
-    TensorType,
-    f64,
-    i64,
-)
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from irad.errors import DifferentiationError
+from irad.ir.builder import Cursor
+from irad.ir.dialect import TAPE, TapePushOp, TapeReadOp, is_recordable_type
 from irad.ir.locations import location
 from irad.passes.activity import free_values
-from irad.ir import tensor as T
 
-TAPE = MemRefType(f64, [DYNAMIC_INDEX])
 INDEX = IndexType()
-# Initial capacity of a tape, in f64 slots.
-INITIAL_CAPACITY = 64
 # Residual keys a loop or tape-mode call leaves in its enclosing scope.
 END_POSITION = -1
 TRIP_COUNT = -2
@@ -71,120 +49,15 @@ def is_loop(op: Operation | None) -> bool:
     return isinstance(op, LOOPS)
 
 
-class Cursor:
-    """Appends ops to a block, or inserts them before an op of it."""
-
-    def __init__(self, block: Block, before: Operation | None = None):
-        self.block, self.before = block, before
-
-    def add(self, op: Operation) -> Operation:
-        if self.before is None:
-            self.block.add_op(op)
-        else:
-            self.block.insert_op_before(op, self.before)
-        return op
-
-    def value(self, op: Operation) -> SSAValue:
-        return self.add(op).results[0]
-
-    def index(self, n: int) -> SSAValue:
-        return self.value(arith.ConstantOp.from_int_and_width(n, INDEX))
-
-
-def encodable(t: Attribute) -> bool:
-    if isinstance(t, TensorType):
-        return t.has_static_shape() and encodable(t.element_type)
-    return isinstance(t, (Float64Type, Float32Type, IntegerType, IndexType))
-
-
-def _slots(t: Attribute) -> int:
-    return prod(t.get_shape()) if isinstance(t, TensorType) else 1
-
-
-class _Ops:
-    """A Cursor seen as the `b` of irad/ir/tensor.py."""
-
-    def __init__(self, c: Cursor):
-        self.c = c
-
-    def op(self, op: Operation) -> SSAValue | None:
-        self.c.add(op)
-        return op.results[0] if op.results else None
-
-
-def _tape_view(c: Cursor, tape: SSAValue, at: SSAValue, n: int) -> SSAValue:
-    view_type = memref.SubviewOp.infer_result_type(TAPE, [at], [n], [1])
-    return c.value(memref.SubviewOp.get(tape, [at], [n], [1], view_type))
-
-
-def _push_tensor(c: Cursor, tape: SSAValue, at: SSAValue, v: SSAValue) -> None:
-    b, t = _Ops(c), v.type
-    if not isinstance(t.element_type, Float64Type):
-        v = T.to_float(b, v, f64) if isinstance(t.element_type, IntegerType) else (
-            c.value(arith.ExtFOp(v, TensorType(f64, t.get_shape())))
-        )
-    flat = T.reshape(b, v, [_slots(t)])
-    buffer = c.value(bufferization.ToBufferOp(operands=[flat], result_types=[MemRefType(f64, [_slots(t)])]))
-    c.add(memref.CopyOp(buffer, _tape_view(c, tape, at, _slots(t))))
-
-
-def _load_tensor(c: Cursor, tape: SSAValue, at: SSAValue, t: TensorType) -> SSAValue:
-    b, n = _Ops(c), _slots(t)
-    buffer = c.value(memref.AllocOp.get(f64, shape=[n]))  # to_tensor wants an identity layout
-    c.add(memref.CopyOp(_tape_view(c, tape, at, n), buffer))
-    flat = c.value(bufferization.ToTensorOp(buffer, restrict=True))
-    raw = T.reshape(b, flat, t.get_shape())
-    elem = t.element_type
-    if isinstance(elem, Float64Type):
-        return raw
-    if isinstance(elem, Float32Type):
-        return c.value(arith.TruncFOp(raw, t))
-
-    def decode(blk: Block, args) -> SSAValue:
-        return _decode(Cursor(blk), args[0], elem)
-
-    return T.elementwise(b, decode, [raw], elem)
-
-
-def _encode(c: Cursor, v: SSAValue) -> SSAValue:
-    t = v.type
-    if isinstance(t, Float64Type):
-        return v
-    if isinstance(t, Float32Type):
-        return c.value(arith.ExtFOp(v, f64))
-    if isinstance(t, IndexType):
-        v = c.value(arith.IndexCastOp(v, i64))
-        t = i64
-    if isinstance(t, IntegerType):
-        if t.width.data == 1:
-            return c.value(arith.UIToFPOp(v, f64))
-        return c.value(arith.SIToFPOp(v, f64))
-    raise DifferentiationError(
-        f"a value of type {t} is needed by the reverse sweep inside a loop or a "
-        "recursive function, and irad's tape holds only numbers\n"
-        "  hint: keep non-numeric values out of loops and recursive functions"
-    )
-
-
-def _decode(c: Cursor, raw: SSAValue, t: Attribute) -> SSAValue:
-    if isinstance(t, Float64Type):
-        return raw
-    if isinstance(t, Float32Type):
-        return c.value(arith.TruncFOp(raw, t))
-    if isinstance(t, IntegerType) and t.width.data == 1:
-        return c.value(arith.CmpfOp(raw, c.value(arith.ConstantOp(FloatAttr(0.0, f64))), "une"))
-    as_int = c.value(arith.FPToSIOp(raw, i64))
-    if isinstance(t, IndexType):
-        return c.value(arith.IndexCastOp(as_int, INDEX))
-    if t.width.data != 64:
-        return c.value(arith.TruncIOp(as_int, t))
-    return as_int
-
-
-def new_tape(c: Cursor) -> tuple[SSAValue, SSAValue]:
-    """A fresh, empty tape and its start position."""
-    tape = c.value(memref.AllocOp.get(f64, shape=[DYNAMIC_INDEX], dynamic_sizes=[c.index(INITIAL_CAPACITY)]))
-    return tape, c.index(0)
+def _check_recordable(types: Sequence[Attribute]) -> None:
+    """The user's error for what the tape ops' verifiers would refuse."""
+    for t in types:
+        if not is_recordable_type(t):
+            raise DifferentiationError(
+                f"a value of type {t} is needed by the reverse sweep inside a loop or a "
+                "recursive function, and irad's tape holds only numbers\n"
+                "  hint: keep non-numeric values out of loops and recursive functions"
+            )
 
 
 def push(
@@ -193,58 +66,20 @@ def push(
     """Append `values` as one record; returns the (possibly new) tape and the end."""
     if not values:
         return tape, pos
-    end = c.value(arith.AddiOp(pos, c.index(sum(_slots(v.type) for v in values))))
-    capacity = c.value(memref.DimOp(tape, c.index(0)))
-    full = c.value(arith.CmpiOp(end, capacity, "ugt"))
-    grown = Block()
-    g = Cursor(grown)
-    doubled = g.value(arith.MaxSIOp(g.value(arith.AddiOp(capacity, capacity)), end))
-    bigger = g.value(memref.AllocOp.get(f64, shape=[DYNAMIC_INDEX], dynamic_sizes=[doubled]))
-    copy = Block(arg_types=[INDEX])
-    k = copy.args[0]
-    copy.add_op(load := memref.LoadOp.get(tape, [k]))
-    copy.add_op(memref.StoreOp.get(load.res, bigger, [k]))
-    copy.add_op(scf.YieldOp())
-    g.add(scf.ForOp(g.index(0), pos, g.index(1), [], Region(copy)))
-    g.add(memref.DeallocOp.get(tape))
-    g.add(scf.YieldOp(bigger))
-    same = Block()
-    same.add_op(scf.YieldOp(tape))
-    tape = c.value(scf.IfOp(full, [TAPE], Region(grown), Region(same)))
-    j = 0
-    for v in values:
-        at = c.value(arith.AddiOp(pos, c.index(j)))
-        if isinstance(v.type, TensorType):
-            _push_tensor(c, tape, at, v)
-        else:
-            c.add(memref.StoreOp.get(_encode(c, v), tape, [at]))
-        j += _slots(v.type)
-    return tape, end
-
-
-def load_record(
-    c: Cursor, tape: SSAValue, end: SSAValue, types: Sequence[Attribute]
-) -> list[SSAValue]:
-    """Read back the record of `types` that ends at position `end`."""
-    base = c.value(arith.SubiOp(end, c.index(sum(_slots(t) for t in types))))
-    values, j = [], 0
-    for t in types:
-        at = c.value(arith.AddiOp(base, c.index(j)))
-        if isinstance(t, TensorType):
-            values.append(_load_tensor(c, tape, at, t))
-        else:
-            values.append(_decode(c, c.value(memref.LoadOp.get(tape, [at])), t))
-        j += _slots(t)
-    return values
+    _check_recordable([v.type for v in values])
+    return tuple(c.add(TapePushOp(tape, pos, values)).results)
 
 
 def loads_for_args(block: Block, args: Sequence[SSAValue], tape: SSAValue, end: SSAValue,
                    leading: Sequence[Attribute] = ()) -> list[SSAValue]:
     """Replace block arguments standing for residuals by loads from the record
     ending at `end`, inserted at the start of `block`. The record may begin with
-    `leading` slots (a loop's start position); their values are returned."""
-    c = Cursor(block, block.first_op)
-    values = load_record(c, tape, end, [*leading, *(a.type for a in args)])
+    `leading` values (a loop's start position); their values are returned."""
+    types = [*leading, *(a.type for a in args)]
+    if not types:
+        return []
+    _check_recordable(types)
+    values = Cursor(block, block.first_op).add(TapeReadOp(tape, end, types)).results
     for arg, v in zip(args, values[len(leading):]):
         arg.replace_all_uses_with(v)
         block.erase_arg(arg)

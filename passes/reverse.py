@@ -29,18 +29,16 @@ from irad.ir.locations import location
 from irad.passes.rule_ir import inline_body
 from irad.passes.activity import free_values, inside, is_float_type
 from irad.passes.derivatives import derivative_of
-from irad.ir.builder import ArithBuilder
+from irad.ir.builder import ArithBuilder, Cursor
+from irad.ir.dialect import TAPE, TapeCreateOp
 from irad.passes.loops import (
     CACHE,
     END_POSITION,
     INDEX,
-    TAPE,
     TRIP_COUNT,
-    Cursor,
     clone_loop,
     is_loop,
     loads_for_args,
-    new_tape,
     push,
     reverse_loop,
 )
@@ -580,7 +578,7 @@ def build_tape_entry(
     aug_type, pb_type = function_types(primal, active_args, [], tape=True)
     ins = primal.function_type.inputs.data
     aug = Block(arg_types=ins)
-    tape, start = new_tape(Cursor(aug))
+    tape, start = Cursor(aug).add(TapeCreateOp()).results
     call = func.CallOp(augmented, [*aug.args, tape, start], aug_type.outputs.data)
     aug.add_op(call)
     aug.add_op(func.ReturnOp(*call.results))

@@ -18,8 +18,10 @@ pipeline.VERIFY = True  # every module a pipeline builds is verified during the 
 
 MLIR_OPT = find_tool("mlir-opt")
 
-# the passes after which the module is recorded (and the last pass of each pipeline)
-_RECORDED_AFTER = frozenset({"irad-differentiate", "irad-jvp"})
+# the passes after which the module is recorded (and the last pass of each
+# pipeline): after differentiating, once the tape ops (which mlir-opt does not
+# know) are lowered
+_RECORDED_AFTER = frozenset({"irad-lower-tape", "irad-jvp"})
 
 
 def pytest_addoption(parser):

@@ -1,4 +1,4 @@
-// RUN: irad-opt %s -p 'irad-differentiate{checkpoint=true}' | filecheck %s
+// RUN: irad-opt %s -p 'irad-differentiate{checkpoint=true},irad-lower-tape' | filecheck %s
 
 // Checkpointing: each iteration records only its start position and the
 // values its body reads (%a), and the reversed iteration runs the body again

@@ -1,4 +1,4 @@
-// RUN: irad-opt %s -p irad-differentiate | filecheck %s
+// RUN: irad-opt %s -p irad-differentiate,irad-lower-tape | filecheck %s
 
 // scf.for: the augmented primal carries the tape, the position and a trip
 // counter, and pushes one record per iteration ([start, residuals...]); the

@@ -1,4 +1,4 @@
-// RUN: irad-opt %s -p irad-differentiate | filecheck %s
+// RUN: irad-opt %s -p irad-differentiate,irad-lower-tape | filecheck %s
 
 // Recursion: the generated functions call each other as the primal does. Each
 // level pushes its own residuals (and where its recursive call left the tape)

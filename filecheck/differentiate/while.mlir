@@ -1,4 +1,4 @@
-// RUN: irad-opt %s -p irad-differentiate | filecheck %s
+// RUN: irad-opt %s -p irad-differentiate,irad-lower-tape | filecheck %s
 
 // scf.while: the forward loop counts its trips (an extra carried index) and
 // pushes a record per trip of its `do` region; the condition region forwards

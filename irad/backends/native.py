@@ -16,8 +16,9 @@ Python calls through ctypes:
   struct, passed as the first argument.
 
 Memory: without tensors, a gradient request frees its tape itself
-(irad-differentiate puts a `memref.dealloc` after its pullback); with tensors,
-MLIR's buffer-deallocation pipeline frees everything (see for_mlir_opt). A
+(irad-differentiate puts an `irad.tape_free`, a `memref.dealloc` once lowered,
+after its pullback); with tensors, MLIR's buffer-deallocation pipeline frees
+everything (see for_mlir_opt). A
 buffer a public function returns belongs to Python: `NativeBuffer` frees it
 with libc `free` (memref.alloc lowers to `malloc`) when it is garbage-collected,
 and an array result is a numpy array whose memory keeps that NativeBuffer.

@@ -32,7 +32,7 @@ from xdsl.ir import Attribute, Operation
 
 from irad.ir.tensor import DYNAMIC, REDUCTIONS
 
-# ---- tensors on the tape (passes/loops.py) -------------------------------------
+# ---- tensors on the tape (passes/lower_tape.py) ---------------------------------
 # A subview of the tape (a Python list) is `(list, start)`; a static buffer is
 # a numpy array. A tensor's record keeps the flat array itself in its first
 # slot (the other slots it reserves stay unused), so pushing and reading it

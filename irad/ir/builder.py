@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -61,6 +62,31 @@ class IRBuilder(Builder):
 
     def neg(self, a: SSAValue) -> SSAValue:
         return self.op(arith.NegfOp(a))
+
+
+class Cursor:
+    """Appends ops to a block, or inserts them before an op of it. Also the `b`
+    of irad/ir/tensor.py."""
+
+    def __init__(self, block: Block, before: Operation | None = None):
+        self.block, self.before = block, before
+
+    def add(self, op: Operation) -> Operation:
+        if self.before is None:
+            self.block.add_op(op)
+        else:
+            self.block.insert_op_before(op, self.before)
+        return op
+
+    def op(self, op: Operation) -> SSAValue | None:
+        self.add(op)
+        return op.results[0] if op.results else None
+
+    def value(self, op: Operation) -> SSAValue:
+        return self.add(op).results[0]
+
+    def index(self, n: int) -> SSAValue:
+        return self.value(arith.ConstantOp.from_int_and_width(n, IndexType()))
 
 
 class ArithBuilder:

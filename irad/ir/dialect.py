@@ -15,6 +15,20 @@ gradients.
 
 and ``irad.jvp`` for forward mode (see :class:`JvpOp`).
 
+Reverse mode's generated code keeps the values its pullback needs from loops
+and recursion on a *tape*, through four ops typed by their records (see
+passes/loops.py for what is recorded, passes/lower_tape.py for the memref
+code ``irad-lower-tape`` turns them into)::
+
+    %tape, %pos = irad.tape_create
+    %tape2, %end = irad.tape_push %tape[%pos] %x, %n, %a : f64, i64, tensor<3xf64>
+    %x2, %n2, %a2 = irad.tape_read %tape2[%end] : f64, i64, tensor<3xf64>
+    irad.tape_free %tape2
+
+The tape value is a ``memref<?xf64>`` and a position an ``index``, so code
+that threads them (loop iter_args, ``scf.if`` results, call arguments) is
+ordinary IR.
+
 Generic form (``callee`` and ``wrt`` are properties)::
 
     %g = "irad.grad"(%x, %y) <{callee = @f, wrt = [0 : i64]}> : (f64, f64) -> f64
@@ -32,25 +46,42 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     ArrayAttr,
     FlatSymbolRefAttrConstr,
+    Float32Type,
+    Float64Type,
     I64,
+    IndexType,
     IntegerAttr,
+    IntegerType,
+    MemRefType,
     SymbolRefAttr,
+    TensorType,
     UnitAttr,
+    f64,
     i64,
 )
 from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
+    operand_def,
     prop_def,
+    result_def,
+    traits_def,
     var_operand_def,
     var_result_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import SymbolTable
+from xdsl.traits import (
+    MemoryAllocEffect,
+    MemoryFreeEffect,
+    MemoryReadEffect,
+    MemoryWriteEffect,
+    SymbolTable,
+)
 from xdsl.utils.exceptions import VerifyException
 
 from irad.ir.types import is_differentiable, is_float
@@ -61,7 +92,13 @@ __all__ = [
     "GradOp",
     "JvpOp",
     "RequestOp",
+    "TAPE",
+    "TapeCreateOp",
+    "TapeFreeOp",
+    "TapePushOp",
+    "TapeReadOp",
     "ValueAndGradOp",
+    "is_recordable_type",
     "make_context",
 ]
 
@@ -349,7 +386,105 @@ class JvpOp(RequestOp):
             )
 
 
-IRAD = Dialect("irad", [GradOp, ValueAndGradOp, JvpOp], [])
+# ---- the tape ---------------------------------------------------------------
+
+TAPE = MemRefType(f64, [DYNAMIC_INDEX])
+"""The type of a tape value (its memory once irad-lower-tape has run)."""
+
+
+def is_recordable_type(type_: Attribute) -> bool:
+    """Whether a value of this type can be part of a tape record: a number
+    (f64, f32, iN, index) or a tensor of numbers of static shape."""
+    if isinstance(type_, TensorType):
+        return type_.has_static_shape() and is_recordable_type(type_.element_type)
+    return isinstance(type_, Float64Type | Float32Type | IntegerType | IndexType)
+
+
+def _verify_record(op: IRDLOperation, types: Sequence[Attribute]) -> None:
+    if not types:
+        raise VerifyException(f"'{op.name}' op expects a non-empty record")
+    for position, type_ in enumerate(types):
+        if not is_recordable_type(type_):
+            raise VerifyException(
+                f"'{op.name}' op cannot record value #{position} of type {type_} "
+                "(expected f64, f32, an integer, index, or a tensor of them of static shape)"
+            )
+
+
+@irdl_op_definition
+class TapeCreateOp(IRDLOperation):
+    """A fresh, empty tape and the position of its first record."""
+
+    name = "irad.tape_create"
+    tape = result_def(TAPE)
+    pos = result_def(IndexType)
+    traits = traits_def(MemoryAllocEffect())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__(result_types=[TAPE, IndexType()])
+
+
+@irdl_op_definition
+class TapePushOp(IRDLOperation):
+    """Append one record, the ``values``, at position ``pos``; returns the
+    tape (a new one when it had to grow) and the position after the record."""
+
+    name = "irad.tape_push"
+    tape = operand_def(TAPE)
+    pos = operand_def(IndexType)
+    values = var_operand_def()
+    new_tape = result_def(TAPE)
+    end = result_def(IndexType)
+    # reads and frees the old tape when it grows; never dead, never merged
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect(), MemoryAllocEffect(), MemoryFreeEffect())
+    assembly_format = "$tape `[` $pos `]` $values attr-dict `:` type($values)"
+
+    def __init__(self, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue]):
+        super().__init__(operands=[tape, pos, values], result_types=[TAPE, IndexType()])
+
+    def verify_(self) -> None:
+        _verify_record(self, self.values.types)
+
+
+@irdl_op_definition
+class TapeReadOp(IRDLOperation):
+    """The values of the record that ends at position ``end`` (the tape is
+    not changed: a reversed loop steps back through its records by the start
+    position each record holds)."""
+
+    name = "irad.tape_read"
+    tape = operand_def(TAPE)
+    end = operand_def(IndexType)
+    values = var_result_def()
+    traits = traits_def(MemoryReadEffect())
+    assembly_format = "$tape `[` $end `]` attr-dict `:` type($values)"
+
+    def __init__(self, tape: SSAValue, end: SSAValue, types: Sequence[Attribute]):
+        super().__init__(operands=[tape, end], result_types=[types])
+
+    def verify_(self) -> None:
+        _verify_record(self, self.values.types)
+
+
+@irdl_op_definition
+class TapeFreeOp(IRDLOperation):
+    """Release a tape once its last reader has run."""
+
+    name = "irad.tape_free"
+    tape = operand_def(TAPE)
+    traits = traits_def(MemoryFreeEffect())
+    assembly_format = "$tape attr-dict"
+
+    def __init__(self, tape: SSAValue):
+        super().__init__(operands=[tape])
+
+
+IRAD = Dialect(
+    "irad",
+    [GradOp, ValueAndGradOp, JvpOp, TapeCreateOp, TapePushOp, TapeReadOp, TapeFreeOp],
+    [],
+)
 
 
 # name -> (module, Dialect object): the dialects irad's IR uses, imported on first use.

@@ -42,6 +42,7 @@ from irad.universe import IRAD_UNIVERSE
 IRAD_PASSES = (
     "irad-differentiate",
     "irad-jvp",
+    "irad-lower-tape",
     "irad-inline",
     "irad-optimize",
     "irad-float-folds",

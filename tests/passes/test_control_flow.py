@@ -527,10 +527,12 @@ def _tape_length(fn, args, checkpoint: bool) -> int:
     """How many tape slots the augmented primal fills."""
     from irad.backends.python import compile_module
     from irad.passes.differentiate import Differentiator
+    from irad.pipeline import run
 
     module, name = lower_function(fn, signature_of(fn, args))
     active = tuple(isinstance(a, float) for a in args)
     gen = Differentiator(module, checkpoint=checkpoint).reverse(name, active)
+    run(module, "irad-lower-tape")
     record(module)
     for op in module.ops:
         op.sym_visibility = None

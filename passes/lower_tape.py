@@ -1,0 +1,233 @@
+"""`irad-lower-tape`: the tape ops of the irad dialect as memref code.
+
+Reverse mode emits `irad.tape_create`, `irad.tape_push`, `irad.tape_read` and
+`irad.tape_free` (see irad/ir/dialect.py; passes/loops.py says what the
+records hold). This pass turns them into standard memref/arith/scf code, which
+both backends run and mlir-opt 22 parses and lowers:
+
+* the tape is a `memref<?xf64>`, created with room for INITIAL_CAPACITY slots;
+* a push computes its end position and, if the record does not fit, grows the
+  tape by doubling (a fresh buffer, a copy loop, a dealloc of the old one), so
+  pushing is amortised O(1) and a run costs O(total iterations); then it
+  stores each value at the next slots;
+* values are stored as f64: f32 is widened, ints and indices go through
+  sitofp/fptosi (exact below 2**53), i1 through uitofp. A tensor (of static
+  shape) takes one slot per element: it is copied into a `memref.subview` of
+  the tape (`bufferization.to_buffer` + `memref.copy`) and read back by a copy
+  into a buffer and `bufferization.to_tensor`;
+* a read loads the record that ends at its position, field by field;
+* a free is a `memref.dealloc`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import prod
+
+from xdsl.context import Context
+from xdsl.dialects import arith, bufferization, memref, scf
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    TensorType,
+    f64,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+
+from irad.ir import tensor as T
+from irad.ir.builder import Cursor
+from irad.ir.dialect import TAPE, TapeCreateOp, TapeFreeOp, TapePushOp, TapeReadOp
+
+INDEX = IndexType()
+# Initial capacity of a tape, in f64 slots.
+INITIAL_CAPACITY = 64
+
+
+def _slots(t: Attribute) -> int:
+    return prod(t.get_shape()) if isinstance(t, TensorType) else 1
+
+
+def _tape_view(c: Cursor, tape: SSAValue, at: SSAValue, n: int) -> SSAValue:
+    view_type = memref.SubviewOp.infer_result_type(TAPE, [at], [n], [1])
+    return c.value(memref.SubviewOp.get(tape, [at], [n], [1], view_type))
+
+
+def _push_tensor(c: Cursor, tape: SSAValue, at: SSAValue, v: SSAValue) -> None:
+    t = v.type
+    if not isinstance(t.element_type, Float64Type):
+        v = T.to_float(c, v, f64) if isinstance(t.element_type, IntegerType) else (
+            c.value(arith.ExtFOp(v, TensorType(f64, t.get_shape())))
+        )
+    flat = T.reshape(c, v, [_slots(t)])
+    buffer = c.value(bufferization.ToBufferOp(operands=[flat], result_types=[MemRefType(f64, [_slots(t)])]))
+    c.add(memref.CopyOp(buffer, _tape_view(c, tape, at, _slots(t))))
+
+
+def _load_tensor(c: Cursor, tape: SSAValue, at: SSAValue, t: TensorType) -> SSAValue:
+    n = _slots(t)
+    buffer = c.value(memref.AllocOp.get(f64, shape=[n]))  # to_tensor wants an identity layout
+    c.add(memref.CopyOp(_tape_view(c, tape, at, n), buffer))
+    flat = c.value(bufferization.ToTensorOp(buffer, restrict=True))
+    raw = T.reshape(c, flat, t.get_shape())
+    elem = t.element_type
+    if isinstance(elem, Float64Type):
+        return raw
+    if isinstance(elem, Float32Type):
+        return c.value(arith.TruncFOp(raw, t))
+
+    def decode(blk: Block, args) -> SSAValue:
+        return _decode(Cursor(blk), args[0], elem)
+
+    return T.elementwise(c, decode, [raw], elem)
+
+
+def _encode(c: Cursor, v: SSAValue) -> SSAValue:
+    t = v.type
+    if isinstance(t, Float64Type):
+        return v
+    if isinstance(t, Float32Type):
+        return c.value(arith.ExtFOp(v, f64))
+    if isinstance(t, IndexType):
+        v = c.value(arith.IndexCastOp(v, i64))
+        t = i64
+    if t.width.data == 1:
+        return c.value(arith.UIToFPOp(v, f64))
+    return c.value(arith.SIToFPOp(v, f64))
+
+
+def _decode(c: Cursor, raw: SSAValue, t: Attribute) -> SSAValue:
+    if isinstance(t, Float64Type):
+        return raw
+    if isinstance(t, Float32Type):
+        return c.value(arith.TruncFOp(raw, t))
+    if isinstance(t, IntegerType) and t.width.data == 1:
+        return c.value(arith.CmpfOp(raw, c.value(arith.ConstantOp(FloatAttr(0.0, f64))), "une"))
+    as_int = c.value(arith.FPToSIOp(raw, i64))
+    if isinstance(t, IndexType):
+        return c.value(arith.IndexCastOp(as_int, INDEX))
+    if t.width.data != 64:
+        return c.value(arith.TruncIOp(as_int, t))
+    return as_int
+
+
+def _grown(c: Cursor, tape: SSAValue, pos: SSAValue, end: SSAValue) -> SSAValue:
+    """The tape, or a copy of its first `pos` slots twice as large (at least
+    `end` slots) when `end` is past its capacity."""
+    capacity = c.value(memref.DimOp(tape, c.index(0)))
+    full = c.value(arith.CmpiOp(end, capacity, "ugt"))
+    grown = Block()
+    g = Cursor(grown)
+    doubled = g.value(arith.MaxSIOp(g.value(arith.AddiOp(capacity, capacity)), end))
+    bigger = g.value(memref.AllocOp.get(f64, shape=[DYNAMIC_INDEX], dynamic_sizes=[doubled]))
+    copy = Block(arg_types=[INDEX])
+    k = copy.args[0]
+    copy.add_op(load := memref.LoadOp.get(tape, [k]))
+    copy.add_op(memref.StoreOp.get(load.res, bigger, [k]))
+    copy.add_op(scf.YieldOp())
+    g.add(scf.ForOp(g.index(0), pos, g.index(1), [], Region(copy)))
+    g.add(memref.DeallocOp.get(tape))
+    g.add(scf.YieldOp(bigger))
+    same = Block()
+    same.add_op(scf.YieldOp(tape))
+    return c.value(scf.IfOp(full, [TAPE], Region(grown), Region(same)))
+
+
+def _create(c: Cursor) -> list[SSAValue]:
+    size = c.index(INITIAL_CAPACITY)
+    tape = c.value(memref.AllocOp.get(f64, shape=[DYNAMIC_INDEX], dynamic_sizes=[size]))
+    return [tape, c.index(0)]
+
+
+def _push(c: Cursor, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue]) -> list[SSAValue]:
+    end = c.value(arith.AddiOp(pos, c.index(sum(_slots(v.type) for v in values))))
+    tape = _grown(c, tape, pos, end)
+    j = 0
+    for v in values:
+        at = c.value(arith.AddiOp(pos, c.index(j)))
+        if isinstance(v.type, TensorType):
+            _push_tensor(c, tape, at, v)
+        else:
+            c.add(memref.StoreOp.get(_encode(c, v), tape, [at]))
+        j += _slots(v.type)
+    return [tape, end]
+
+
+def _read(c: Cursor, tape: SSAValue, end: SSAValue, types: Sequence[Attribute]) -> list[SSAValue]:
+    base = c.value(arith.SubiOp(end, c.index(sum(_slots(t) for t in types))))
+    values, j = [], 0
+    for t in types:
+        at = c.value(arith.AddiOp(base, c.index(j)))
+        if isinstance(t, TensorType):
+            values.append(_load_tensor(c, tape, at, t))
+        else:
+            values.append(_decode(c, c.value(memref.LoadOp.get(tape, [at])), t))
+        j += _slots(t)
+    return values
+
+
+def _lower(op, rewriter: PatternRewriter, emit) -> None:
+    """Replace `op` by the code `emit(cursor)` builds, whose values replace its results."""
+    code = Block()
+    results = emit(Cursor(code))
+    rewriter.inline_block(code, InsertPoint.before(op))
+    rewriter.replace(op, [], results)
+
+
+class LowerTapeCreate(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TapeCreateOp, rewriter: PatternRewriter, /):
+        _lower(op, rewriter, _create)
+
+
+class LowerTapePush(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TapePushOp, rewriter: PatternRewriter, /):
+        _lower(op, rewriter, lambda c: _push(c, op.tape, op.pos, op.values))
+
+
+class LowerTapeRead(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TapeReadOp, rewriter: PatternRewriter, /):
+        _lower(op, rewriter, lambda c: _read(c, op.tape, op.end, op.values.types))
+
+
+class LowerTapeFree(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TapeFreeOp, rewriter: PatternRewriter, /):
+        rewriter.replace(op, memref.DeallocOp.get(op.tape), [])
+
+
+_TAPE_OPS = (TapeCreateOp, TapePushOp, TapeReadOp, TapeFreeOp)
+
+
+class LowerTapePass(ModulePass):
+    """Lower irad's tape ops to memref code (see the module docstring)."""
+
+    name = "irad-lower-tape"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        # Only the tape ops are visited, each rewritten once: the greedy walker
+        # would try the patterns on every op of what may be a large module with
+        # no tape at all (4x the time). Without DCE, an unused read is lowered
+        # too, so the optimiser sees exactly the code reverse mode emitted.
+        lower = GreedyRewritePatternApplier(
+            [LowerTapeCreate(), LowerTapePush(), LowerTapeRead(), LowerTapeFree()],
+            dce_enabled=False,
+        )
+        for tape_op in [inner for inner in op.walk() if isinstance(inner, _TAPE_OPS)]:
+            lower.match_and_rewrite(tape_op, PatternRewriter(tape_op))
