@@ -9,7 +9,7 @@ from tests import programs
 
 def test_specs_name_the_passes_irad_opt_takes():
     names = [p.name for p in pipeline.pipeline(pipeline.gradient_spec(checkpoint=True)).passes]
-    assert names == ["irad-differentiate", "irad-optimize", "irad-symbol-dce"]
+    assert names == ["irad-differentiate", "irad-lower-tape", "irad-optimize", "irad-symbol-dce"]
     assert pipeline.pipeline(pipeline.gradient_spec(checkpoint=True)).passes[0].checkpoint
     assert [p.name for p in pipeline.pipeline(pipeline.jvp_spec()).passes][0] == "irad-jvp"
     # a module to be differentiated again is not inlined
@@ -29,7 +29,10 @@ def test_callbacks_see_every_pass_of_an_api_call(monkeypatch):
     finally:
         pipeline.AFTER_PASS.remove(record)
     assert g == pytest.approx(4 * 0.7**3)  # d/dx x**4
-    assert seen == [("irad-differentiate", False), ("irad-optimize", False), ("irad-symbol-dce", True)]
+    assert seen == [
+        ("irad-differentiate", False), ("irad-lower-tape", False),
+        ("irad-optimize", False), ("irad-symbol-dce", True),
+    ]
 
 
 def test_an_unknown_pass_name_is_refused():

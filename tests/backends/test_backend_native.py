@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import irad
-from irad import api, compiled
+from irad import compiled
 from irad.backends import mlir_tools, native
 from irad.backends import python as python_backend
 from irad.backends.llvm_jit import JitModule

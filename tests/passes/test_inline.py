@@ -31,7 +31,6 @@ from irad.passes.callgraph import strongly_connected
 from irad.passes.differentiate import Differentiator
 from irad.passes.inline import InlinePass, inline_calls
 from tests.mlir_roundtrip import record
-from irad.passes.optimize import OptimizePass
 
 CTX = make_context()
 
