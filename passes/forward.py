@@ -38,7 +38,7 @@ from irad.errors import DifferentiationError
 from irad.passes.activity import is_float_type
 from irad.passes.derivatives import OpDerivative, derivative_of
 from irad.ir.constants import float_constant
-from irad.ir.builder import ArithBuilder
+from irad.ir.builder import IRBuilder
 from irad.passes.forward_regions import ForwardRegions, has_tangent_type, varied_values
 from irad.ir.metadata import JVP, generated_name, mark_generated, origin
 from irad.ir.locations import find_function, location
@@ -157,7 +157,7 @@ class ForwardDifferentiator:
         return self._varied[key]
 
 
-class TangentBuilder(ArithBuilder, ForwardRegions):
+class TangentBuilder(IRBuilder, ForwardRegions):
     """Clones one primal and computes tangents beside it.
 
     It is also the `b` the rules in passes/derivatives/ are written against:
@@ -167,6 +167,7 @@ class TangentBuilder(ArithBuilder, ForwardRegions):
     """
 
     def __init__(self, owner: ForwardDifferentiator, primal: func.FuncOp, active: Sequence[bool]):
+        super().__init__()
         self.owner = owner
         self.primal_fn = primal
         self.active = active

@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from irad.errors import DifferentiationError
-from irad.ir.builder import Cursor
+from irad.ir.builder import IRBuilder
 from irad.ir.dialect import TAPE, TapePushOp, TapeReadOp, is_recordable_type
 from irad.ir.locations import location
 from irad.passes.activity import free_values
@@ -61,13 +61,13 @@ def _check_recordable(types: Sequence[Attribute]) -> None:
 
 
 def push(
-    c: Cursor, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue]
+    c: IRBuilder, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue]
 ) -> tuple[SSAValue, SSAValue]:
     """Append `values` as one record; returns the (possibly new) tape and the end."""
     if not values:
         return tape, pos
     _check_recordable([v.type for v in values])
-    return tuple(c.add(TapePushOp(tape, pos, values)).results)
+    return tuple(c.insert(TapePushOp(tape, pos, values)).results)
 
 
 def loads_for_args(block: Block, args: Sequence[SSAValue], tape: SSAValue, end: SSAValue,
@@ -79,7 +79,7 @@ def loads_for_args(block: Block, args: Sequence[SSAValue], tape: SSAValue, end: 
     if not types:
         return []
     _check_recordable(types)
-    values = Cursor(block, block.first_op).add(TapeReadOp(tape, end, types)).results
+    values = IRBuilder(block, block.first_op).insert(TapeReadOp(tape, end, types)).results
     for arg, v in zip(args, values[len(leading):]):
         arg.replace_all_uses_with(v)
         block.erase_arg(arg)
@@ -126,7 +126,7 @@ def clone_loop(a, op: Operation, dst: Block) -> None:
     """Clone a loop into the augmented primal (builder `a`), carrying the tape,
     the position and a trip counter, and pushing one record per iteration."""
     inits = [a.values[v] for v in loop_inits(op)]
-    zero = Cursor(dst).index(0)
+    zero = IRBuilder(dst).index(0)
     extra = [a.tape, a.pos, zero]
     extra_types = [TAPE, INDEX, INDEX]
     body = loop_body(op)
@@ -146,7 +146,7 @@ def clone_loop(a, op: Operation, dst: Block) -> None:
         record = [start, *(a.key_value(k) for k in a.scope_keys.get(op, []))]
     else:
         record = []
-    c = Cursor(new_body)
+    c = IRBuilder(new_body)
     tape, end = push(c, a.tape, a.pos, record)
     count = c.value(arith.AddiOp(count, c.index(1)))
     new_body.add_op(scf.YieldOp(*yields, tape, end, count))
@@ -199,7 +199,7 @@ def reverse_loop(b, op: Operation, cotangents, adj) -> None:
         cotangents[j] if cotangents[j] is not None else b.zero(args[j].type) for j in slots
     ]
     outer = b.block
-    c = Cursor(outer)
+    c = IRBuilder(outer)
     lower, one = c.index(0), c.index(1)
     rbody = Block(
         arg_types=[INDEX, INDEX, *(args[j].type for j in slots), *(f.type for f in free)]

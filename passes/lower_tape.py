@@ -50,7 +50,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from irad.ir import tensor as T
-from irad.ir.builder import Cursor
+from irad.ir.builder import IRBuilder
 from irad.ir.dialect import TAPE, TapeCreateOp, TapeFreeOp, TapePushOp, TapeReadOp
 
 INDEX = IndexType()
@@ -62,12 +62,12 @@ def _slots(t: Attribute) -> int:
     return prod(t.get_shape()) if isinstance(t, TensorType) else 1
 
 
-def _tape_view(c: Cursor, tape: SSAValue, at: SSAValue, n: int) -> SSAValue:
+def _tape_view(c: IRBuilder, tape: SSAValue, at: SSAValue, n: int) -> SSAValue:
     view_type = memref.SubviewOp.infer_result_type(TAPE, [at], [n], [1])
     return c.value(memref.SubviewOp.get(tape, [at], [n], [1], view_type))
 
 
-def _push_tensor(c: Cursor, tape: SSAValue, at: SSAValue, v: SSAValue) -> None:
+def _push_tensor(c: IRBuilder, tape: SSAValue, at: SSAValue, v: SSAValue) -> None:
     t = v.type
     if not isinstance(t.element_type, Float64Type):
         v = T.to_float(c, v, f64) if isinstance(t.element_type, IntegerType) else (
@@ -75,13 +75,13 @@ def _push_tensor(c: Cursor, tape: SSAValue, at: SSAValue, v: SSAValue) -> None:
         )
     flat = T.reshape(c, v, [_slots(t)])
     buffer = c.value(bufferization.ToBufferOp(operands=[flat], result_types=[MemRefType(f64, [_slots(t)])]))
-    c.add(memref.CopyOp(buffer, _tape_view(c, tape, at, _slots(t))))
+    c.insert(memref.CopyOp(buffer, _tape_view(c, tape, at, _slots(t))))
 
 
-def _load_tensor(c: Cursor, tape: SSAValue, at: SSAValue, t: TensorType) -> SSAValue:
+def _load_tensor(c: IRBuilder, tape: SSAValue, at: SSAValue, t: TensorType) -> SSAValue:
     n = _slots(t)
     buffer = c.value(memref.AllocOp.get(f64, shape=[n]))  # to_tensor wants an identity layout
-    c.add(memref.CopyOp(_tape_view(c, tape, at, n), buffer))
+    c.insert(memref.CopyOp(_tape_view(c, tape, at, n), buffer))
     flat = c.value(bufferization.ToTensorOp(buffer, restrict=True))
     raw = T.reshape(c, flat, t.get_shape())
     elem = t.element_type
@@ -90,13 +90,13 @@ def _load_tensor(c: Cursor, tape: SSAValue, at: SSAValue, t: TensorType) -> SSAV
     if isinstance(elem, Float32Type):
         return c.value(arith.TruncFOp(raw, t))
 
-    def decode(blk: Block, args) -> SSAValue:
-        return _decode(Cursor(blk), args[0], elem)
+    def decode(e: IRBuilder, args) -> SSAValue:
+        return _decode(e, args[0], elem)
 
     return T.elementwise(c, decode, [raw], elem)
 
 
-def _encode(c: Cursor, v: SSAValue) -> SSAValue:
+def _encode(c: IRBuilder, v: SSAValue) -> SSAValue:
     t = v.type
     if isinstance(t, Float64Type):
         return v
@@ -110,7 +110,7 @@ def _encode(c: Cursor, v: SSAValue) -> SSAValue:
     return c.value(arith.SIToFPOp(v, f64))
 
 
-def _decode(c: Cursor, raw: SSAValue, t: Attribute) -> SSAValue:
+def _decode(c: IRBuilder, raw: SSAValue, t: Attribute) -> SSAValue:
     if isinstance(t, Float64Type):
         return raw
     if isinstance(t, Float32Type):
@@ -125,13 +125,13 @@ def _decode(c: Cursor, raw: SSAValue, t: Attribute) -> SSAValue:
     return as_int
 
 
-def _grown(c: Cursor, tape: SSAValue, pos: SSAValue, end: SSAValue) -> SSAValue:
+def _grown(c: IRBuilder, tape: SSAValue, pos: SSAValue, end: SSAValue) -> SSAValue:
     """The tape, or a copy of its first `pos` slots twice as large (at least
     `end` slots) when `end` is past its capacity."""
     capacity = c.value(memref.DimOp(tape, c.index(0)))
     full = c.value(arith.CmpiOp(end, capacity, "ugt"))
     grown = Block()
-    g = Cursor(grown)
+    g = IRBuilder(grown)
     doubled = g.value(arith.MaxSIOp(g.value(arith.AddiOp(capacity, capacity)), end))
     bigger = g.value(memref.AllocOp.get(f64, shape=[DYNAMIC_INDEX], dynamic_sizes=[doubled]))
     copy = Block(arg_types=[INDEX])
@@ -139,21 +139,21 @@ def _grown(c: Cursor, tape: SSAValue, pos: SSAValue, end: SSAValue) -> SSAValue:
     copy.add_op(load := memref.LoadOp.get(tape, [k]))
     copy.add_op(memref.StoreOp.get(load.res, bigger, [k]))
     copy.add_op(scf.YieldOp())
-    g.add(scf.ForOp(g.index(0), pos, g.index(1), [], Region(copy)))
-    g.add(memref.DeallocOp.get(tape))
-    g.add(scf.YieldOp(bigger))
+    g.insert(scf.ForOp(g.index(0), pos, g.index(1), [], Region(copy)))
+    g.insert(memref.DeallocOp.get(tape))
+    g.insert(scf.YieldOp(bigger))
     same = Block()
     same.add_op(scf.YieldOp(tape))
     return c.value(scf.IfOp(full, [TAPE], Region(grown), Region(same)))
 
 
-def _create(c: Cursor) -> list[SSAValue]:
+def _create(c: IRBuilder) -> list[SSAValue]:
     size = c.index(INITIAL_CAPACITY)
     tape = c.value(memref.AllocOp.get(f64, shape=[DYNAMIC_INDEX], dynamic_sizes=[size]))
     return [tape, c.index(0)]
 
 
-def _push(c: Cursor, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue]) -> list[SSAValue]:
+def _push(c: IRBuilder, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue]) -> list[SSAValue]:
     end = c.value(arith.AddiOp(pos, c.index(sum(_slots(v.type) for v in values))))
     tape = _grown(c, tape, pos, end)
     j = 0
@@ -162,12 +162,12 @@ def _push(c: Cursor, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue]) 
         if isinstance(v.type, TensorType):
             _push_tensor(c, tape, at, v)
         else:
-            c.add(memref.StoreOp.get(_encode(c, v), tape, [at]))
+            c.insert(memref.StoreOp.get(_encode(c, v), tape, [at]))
         j += _slots(v.type)
     return [tape, end]
 
 
-def _read(c: Cursor, tape: SSAValue, end: SSAValue, types: Sequence[Attribute]) -> list[SSAValue]:
+def _read(c: IRBuilder, tape: SSAValue, end: SSAValue, types: Sequence[Attribute]) -> list[SSAValue]:
     base = c.value(arith.SubiOp(end, c.index(sum(_slots(t) for t in types))))
     values, j = [], 0
     for t in types:
@@ -183,7 +183,7 @@ def _read(c: Cursor, tape: SSAValue, end: SSAValue, types: Sequence[Attribute]) 
 def _lower(op, rewriter: PatternRewriter, emit) -> None:
     """Replace `op` by the code `emit(cursor)` builds, whose values replace its results."""
     code = Block()
-    results = emit(Cursor(code))
+    results = emit(IRBuilder(code))
     rewriter.inline_block(code, InsertPoint.before(op))
     rewriter.replace(op, [], results)
 

@@ -29,7 +29,7 @@ from irad.ir.locations import location
 from irad.passes.rule_ir import inline_body
 from irad.passes.activity import free_values, inside, is_float_type
 from irad.passes.derivatives import derivative_of
-from irad.ir.builder import ArithBuilder, Cursor
+from irad.ir.builder import IRBuilder
 from irad.ir.dialect import TAPE, TapeCreateOp
 from irad.passes.loops import (
     CACHE,
@@ -106,13 +106,14 @@ def _anchor(key: ResidualKey) -> Operation | None:
     return None if isinstance(key, BlockArgument) else key.owner
 
 
-class PullbackBuilder(ArithBuilder):
+class PullbackBuilder(IRBuilder):
     """Emits the pullback; also the `b` handed to the reverse rules of the op
     derivatives (passes/derivatives/)."""
 
     def __init__(
         self, primal: func.FuncOp, active_args: Sequence[bool], plan: FunctionPlan, tape: bool = False
     ):
+        super().__init__()
         self.primal_fn = primal
         self.active_args = active_args
         self.plan = plan
@@ -357,7 +358,7 @@ class AugmentedBuilder:
         results = [self.values[v] for v in body.last_op.operands]
         residuals = [self.key_value(k) for k in self.residual_keys]
         if self.tape_mode:  # the function's own residuals are its last record
-            residuals = list(push(Cursor(block), self.tape, self.pos, residuals))
+            residuals = list(push(IRBuilder(block), self.tape, self.pos, residuals))
         block.add_op(func.ReturnOp(*results, *residuals))
         return block
 
@@ -578,7 +579,7 @@ def build_tape_entry(
     aug_type, pb_type = function_types(primal, active_args, [], tape=True)
     ins = primal.function_type.inputs.data
     aug = Block(arg_types=ins)
-    tape, start = Cursor(aug).add(TapeCreateOp()).results
+    tape, start = IRBuilder(aug).insert(TapeCreateOp()).results
     call = func.CallOp(augmented, [*aug.args, tape, start], aug_type.outputs.data)
     aug.add_op(call)
     aug.add_op(func.ReturnOp(*call.results))

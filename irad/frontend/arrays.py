@@ -28,7 +28,7 @@ import numpy as np
 from xdsl.dialects import arith, cf, tensor
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import IndexType, TensorType
-from xdsl.ir import Attribute, Block, BlockArgument, SSAValue
+from xdsl.ir import Attribute, BlockArgument, SSAValue
 
 from irad.frontend.values import Static
 from irad.ir.types import F32, F64, I1, I64, is_bool, is_float, is_int
@@ -549,11 +549,11 @@ class ArrayLowering:
         positions = T.dense(em, np.broadcast_to(np.arange(n), (k, n)), TensorType(I64, [k, n]))
         spread = T.broadcast_to(em, T.reshape(em, idx, (k, 1)), (k, n))
         size = T.dense(em, n, TensorType(I64, [k, n]))
-        negative = T.elementwise(em, lambda b, a: _append(b, arith.CmpiOp(a[0], a[1], "slt")),
+        negative = T.elementwise(em, lambda e, a: e.op(arith.CmpiOp(a[0], a[1], "slt")),
                                  [spread, T.dense(em, 0, TensorType(I64, [k, n]))], I1)
-        wrapped = T.elementwise(em, lambda b, a: _append(b, arith.SelectOp(
-            a[0], _append(b, arith.AddiOp(a[1], a[2])), a[1])), [negative, spread, size], I64)
-        hits = T.elementwise(em, lambda b, a: _append(b, arith.CmpiOp(a[0], a[1], "eq")),
+        wrapped = T.elementwise(em, lambda e, a: e.op(arith.SelectOp(
+            a[0], e.op(arith.AddiOp(a[1], a[2])), a[1])), [negative, spread, size], I64)
+        hits = T.elementwise(em, lambda e, a: e.op(arith.CmpiOp(a[0], a[1], "eq")),
                              [wrapped, positions], I1)
         onehot = self.to_element(hits, T.element(x))
         # every index hits exactly one position iff it is in bounds (exact: counts < 2**24)
@@ -617,11 +617,6 @@ def _constant_offset(lower: ast.expr | None, upper: ast.expr | None) -> int | No
         return None
     k = upper.right.value
     return k if type(k) is int and k >= 0 else None
-
-
-def _append(block: Block, op) -> SSAValue:
-    block.add_op(op)
-    return op.results[0]
 
 
 class _WrapperSource:

@@ -19,6 +19,10 @@ from xdsl.rewriter import InsertPoint
 
 
 class IRBuilder(Builder):
+    # builders are compared and hashed by identity (xDSL's dataclass compares fields)
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
     def __init__(self, block: Block | None = None, before: Operation | None = None):
         if before is not None:
             super().__init__(InsertPoint.before(before))
@@ -42,6 +46,12 @@ class IRBuilder(Builder):
         self.insert(op)
         return tuple(op.results)
 
+    def value(self, op: Operation) -> SSAValue:
+        return self.insert(op).results[0]
+
+    def index(self, n: int) -> SSAValue:
+        return self.value(arith.ConstantOp.from_int_and_width(n, IndexType()))
+
     def const(self, value: float, type: Attribute) -> SSAValue:
         raise NotImplementedError
 
@@ -62,49 +72,3 @@ class IRBuilder(Builder):
 
     def neg(self, a: SSAValue) -> SSAValue:
         return self.op(arith.NegfOp(a))
-
-
-class Cursor:
-    """Appends ops to a block, or inserts them before an op of it. Also the `b`
-    of irad/ir/tensor.py."""
-
-    def __init__(self, block: Block, before: Operation | None = None):
-        self.block, self.before = block, before
-
-    def add(self, op: Operation) -> Operation:
-        if self.before is None:
-            self.block.add_op(op)
-        else:
-            self.block.insert_op_before(op, self.before)
-        return op
-
-    def op(self, op: Operation) -> SSAValue | None:
-        self.add(op)
-        return op.results[0] if op.results else None
-
-    def value(self, op: Operation) -> SSAValue:
-        return self.add(op).results[0]
-
-    def index(self, n: int) -> SSAValue:
-        return self.value(arith.ConstantOp.from_int_and_width(n, IndexType()))
-
-
-class ArithBuilder:
-    """The same vocabulary for the reverse and forward builders, which still
-    append to `self.block` directly (to be moved onto IRBuilder)."""
-
-    block: Block
-
-    def op(self, op: Operation) -> SSAValue:
-        self.block.add_op(op)
-        return op.results[0] if op.results else None
-
-    def const(self, value: float, type: Attribute) -> SSAValue:
-        raise NotImplementedError
-
-    zero = IRBuilder.zero
-    add = IRBuilder.add
-    sub = IRBuilder.sub
-    mul = IRBuilder.mul
-    div = IRBuilder.div
-    neg = IRBuilder.neg

@@ -46,6 +46,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineMap
 
 from irad.errors import DifferentiationError
+from irad.ir.builder import IRBuilder
 from irad.ir.locations import location
 
 I1 = IntegerType(1)
@@ -186,20 +187,20 @@ GENERIC_KINDS: dict[str, str] = {
 
 def elementwise(
     b,
-    body: Callable[[Block, Sequence[SSAValue]], SSAValue],
+    body: Callable[[IRBuilder, Sequence[SSAValue]], SSAValue],
     inputs: Sequence[SSAValue],
     result_element: Attribute,
     kind: str = "other",
 ) -> SSAValue:
     """linalg.generic with identity maps over tensors of one shape; `body`
-    appends scalar ops to the block it is given and returns the yielded value.
+    emits scalar ops with the builder it is given and returns the yielded value.
     `kind` (GENERIC_KINDS) says what it computes; "other" has no adjoint."""
     assert kind in GENERIC_KINDS, kind
     dims = shape(inputs[0])
     out_type = tensor_type(result_element, dims)
     init = b.op(tensor.EmptyOp([], out_type))
     block = Block(arg_types=[*(element(v) for v in inputs), result_element])
-    result = body(block, block.args[: len(inputs)])
+    result = body(IRBuilder(block), block.args[: len(inputs)])
     block.add_op(YieldOp(result))
     identity = AffineMapAttr(AffineMap.identity(len(dims)))
     op = GenericOp(
@@ -210,17 +211,12 @@ def elementwise(
     return b.op(op)
 
 
-def _append(block: Block, op: Operation) -> SSAValue:
-    block.add_op(op)
-    return op.results[0]
-
-
 def compare(b, predicate: str, x: SSAValue, y: SSAValue) -> SSAValue:
     """arith.cmpf, elementwise on tensors."""
     if not is_tensor(x):
         return b.op(arith.CmpfOp(x, y, predicate))
     return elementwise(
-        b, lambda blk, a: _append(blk, arith.CmpfOp(a[0], a[1], predicate)), [x, y], I1,
+        b, lambda e, a: e.op(arith.CmpfOp(a[0], a[1], predicate)), [x, y], I1,
         "piecewise-constant",
     )
 
@@ -230,7 +226,7 @@ def select(b, cond: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
     if not is_tensor(x):
         return b.op(arith.SelectOp(cond, x, y))
     return elementwise(
-        b, lambda blk, a: _append(blk, arith.SelectOp(a[0], a[1], a[2])), [cond, x, y], element(x),
+        b, lambda e, a: e.op(arith.SelectOp(a[0], a[1], a[2])), [cond, x, y], element(x),
         "select",
     )
 
@@ -247,32 +243,22 @@ def to_float(b, x: SSAValue, elem: Attribute) -> SSAValue:
     """An int or bool tensor as floats (arith casts on tensors, as a linalg.generic)."""
     src = element(x)
     cast = arith.UIToFPOp if isinstance(src, IntegerType) and src.width.data == 1 else arith.SIToFPOp
-    return elementwise(b, lambda blk, a: _append(blk, cast(a[0], elem)), [x], elem)
+    return elementwise(b, lambda e, a: e.op(cast(a[0], elem)), [x], elem)
 
 
 def sign(b, x: SSAValue) -> SSAValue:
     """(x > 0) - (x < 0), elementwise: built from comparisons, so its derivative is 0."""
     elem = element(x)
 
-    def body(blk: Block, a: Sequence[SSAValue]) -> SSAValue:
-        zero = _append(blk, arith.ConstantOp(FloatAttr(0.0, elem)))
-        pos = _append(blk, arith.UIToFPOp(_append(blk, arith.CmpfOp(a[0], zero, "ogt")), elem))
-        neg = _append(blk, arith.UIToFPOp(_append(blk, arith.CmpfOp(a[0], zero, "olt")), elem))
-        return _append(blk, arith.SubfOp(pos, neg))
+    def body(e, a: Sequence[SSAValue]) -> SSAValue:
+        zero = e.op(arith.ConstantOp(FloatAttr(0.0, elem)))
+        pos = e.op(arith.UIToFPOp(e.op(arith.CmpfOp(a[0], zero, "ogt")), elem))
+        neg = e.op(arith.UIToFPOp(e.op(arith.CmpfOp(a[0], zero, "olt")), elem))
+        return e.op(arith.SubfOp(pos, neg))
 
     if not is_tensor(x):
-        return body(_Appender(b), [x])
+        return body(b, [x])
     return elementwise(b, body, [x], elem, "piecewise-constant")
-
-
-class _Appender:
-    """Lets a body builder append to the pullback or emitter `b` like to a block."""
-
-    def __init__(self, b):
-        self.b = b
-
-    def add_op(self, op: Operation) -> None:
-        self.b.op(op)
 
 
 def broadcast_back(b, y: SSAValue, like: SSAValue, dims) -> SSAValue:

@@ -27,7 +27,7 @@ from xdsl.parser import Parser
 
 from irad.backends.python import compile_module
 from irad.ir import tensor as T
-from irad.ir.builder import ArithBuilder
+from irad.ir.builder import IRBuilder
 from irad.ir.constants import float_constant
 from irad.ir.dialect import make_context
 from irad.passes.derivatives import DERIVATIVES, TENSOR_FORMS
@@ -99,11 +99,8 @@ SHAPE = (3,)
 
 
 # ---- differentiating one function of the op --------------------------------------
-class _Emitter(ArithBuilder):
+class _Emitter(IRBuilder):
     """Appends to one block, as the frontend's emitter does."""
-
-    def __init__(self, block: Block):
-        self.block = block
 
     def const(self, value: float, type: Attribute) -> SSAValue:
         return self.op(float_constant(value, type))
