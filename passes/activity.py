@@ -13,17 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence, Set
 
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType, TensorType
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
+from irad.ir.types import is_differentiable
 from irad.passes.derivatives import is_non_differentiable
-
-
-def is_float_type(t: Attribute) -> bool:
-    """A float, or a tensor of floats (whose cotangent is a tensor of its shape)."""
-    if isinstance(t, TensorType):
-        t = t.element_type
-    return isinstance(t, (Float64Type, Float32Type))
 
 
 def active_values(
@@ -34,7 +28,7 @@ def active_values(
     varied = _active_arguments(fn, active_args)
     _propagate(fn.body.block, varied, constant)
     body = fn.body.block
-    useful = {v for v in body.last_op.operands if is_float_type(v.type)}
+    useful = {v for v in body.last_op.operands if is_differentiable(v.type)}
     _propagate_back(body, useful, constant)
     return varied & useful
 
@@ -43,7 +37,7 @@ def _active_arguments(fn: func.FuncOp, active_args: Sequence[bool]) -> set[SSAVa
     return {
         arg
         for arg, is_active in zip(fn.body.block.args, active_args)
-        if is_active and is_float_type(arg.type)
+        if is_active and is_differentiable(arg.type)
     }
 
 
@@ -82,7 +76,7 @@ def loop_links(op: Operation) -> list[tuple[SSAValue, ...]]:
     return carried + forwarded
 
 
-def propagate_loop(op: Operation, values: set[SSAValue], propagate, carries=is_float_type) -> None:
+def propagate_loop(op: Operation, values: set[SSAValue], propagate, carries=is_differentiable) -> None:
     """Iterate a loop's body to a fixed point: a carried value (of a type
     `carries` accepts) is in `values` as soon as any of its stages is (the
     analysis is the same both ways)."""
@@ -112,7 +106,7 @@ def _propagate_back(block: Block, useful: set[SSAValue], constant: Set[Operation
                 useful.update(y for y, r in zip(yielded, op.results) if r in useful)
                 _propagate_back(region.block, useful, constant)
             continue
-        useful.update(o for o in op.operands if is_float_type(o.type))
+        useful.update(o for o in op.operands if is_differentiable(o.type))
 
 
 def _propagate(block: Block, active: set[SSAValue], constant: Set[Operation]) -> None:
@@ -127,13 +121,13 @@ def _propagate(block: Block, active: set[SSAValue], constant: Set[Operation]) ->
                 _propagate(region.block, active, constant)
             yields = [r.block.last_op for r in op.regions]
             for i, result in enumerate(op.results):
-                if is_float_type(result.type) and any(
+                if is_differentiable(result.type) and any(
                     y.operands[i] in active for y in yields
                 ):
                     active.add(result)
             continue
         if any(operand in active for operand in op.operands):
-            active.update(r for r in op.results if is_float_type(r.type))
+            active.update(r for r in op.results if is_differentiable(r.type))
 
 
 def inside(anchor: Operation | None, region_op: Operation) -> bool:

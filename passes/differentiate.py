@@ -23,7 +23,8 @@ from xdsl.rewriter import Rewriter
 
 from irad.ir.dialect import TAPE, DerivativeRequestOp, TapeFreeOp, ValueAndGradOp
 from irad.errors import DifferentiationError
-from irad.passes.activity import active_values, is_float_type, varied_memory
+from irad.ir.types import is_differentiable
+from irad.passes.activity import active_values, varied_memory
 from irad.passes.rule_ir import import_helpers, rule_key
 from irad.ir.metadata import (
     AUGMENTED,
@@ -165,13 +166,13 @@ class Differentiator:
         fn = self.function(name, op)
         inputs = fn.function_type.inputs.data
         outputs = fn.function_type.outputs.data
-        if len(outputs) != 1 or not is_float_type(outputs[0]):
+        if len(outputs) != 1 or not is_differentiable(outputs[0]):
             raise DifferentiationError(
                 f"{location(op)}: @{name} must return exactly one float to take its "
                 f"gradient, but returns ({', '.join(map(str, outputs))})"
             )
         for i in op.wrt_indices:
-            if not is_float_type(inputs[i]):
+            if not is_differentiable(inputs[i]):
                 raise DifferentiationError(
                     f"{location(op)}: cannot differentiate with respect to argument {i} "
                     f"of @{name}: it has type {inputs[i]}, not a float"

@@ -35,7 +35,7 @@ from xdsl.traits import IsTerminator
 
 from irad.ir.dialect import JvpOp
 from irad.errors import DifferentiationError
-from irad.passes.activity import is_float_type
+from irad.ir.types import is_differentiable
 from irad.passes.derivatives import OpDerivative, derivative_of
 from irad.ir.constants import float_constant
 from irad.ir.builder import IRBuilder
@@ -225,7 +225,7 @@ class TangentBuilder(IRBuilder, ForwardRegions):
         tangents = [
             (next(given) if a else self.zero(t))
             for t, a in zip(arg_types, self.active)
-            if is_float_type(t)
+            if is_differentiable(t)
         ]
         owner = self.owner
         symbols = import_helpers(owner.module, owner.functions, ir, primal.sym_name.data)
@@ -237,7 +237,7 @@ class TangentBuilder(IRBuilder, ForwardRegions):
         t = self.tangents.get(v)
         if t is not None:
             return t
-        if not is_float_type(v.type):
+        if not is_differentiable(v.type):
             raise DifferentiationError(f"internal: no shadow for the memref {v} in forward mode")
         return self.zero(v.type)
 
@@ -260,7 +260,7 @@ class TangentBuilder(IRBuilder, ForwardRegions):
                     self.push_tangents(op, entry)
 
     def push_tangents(self, op: Operation, entry: OpDerivative | None) -> None:
-        if not any(is_float_type(r.type) for r in op.results):
+        if not any(is_differentiable(r.type) for r in op.results):
             return  # comparisons and other piecewise-constant results carry no tangent
         if len(op.results) != 1:
             raise DifferentiationError(
@@ -290,7 +290,7 @@ class TangentBuilder(IRBuilder, ForwardRegions):
         if decision.kind == "rule":
             ir = decision.ir
             symbols = import_helpers(owner.module, owner.functions, ir, callee_name)
-            tangents = [self.tangent_or_zero(o) for o in op.operands if is_float_type(o.type)]
+            tangents = [self.tangent_or_zero(o) for o in op.operands if is_differentiable(o.type)]
             outputs = inline_body(ir.jvp, symbols, [*args, *tangents], self.block)
         else:
             active = tuple(o in self.tangents and has_tangent_type(o.type) for o in op.operands)

@@ -16,12 +16,13 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from irad.passes.activity import is_float_type, propagate_loop
+from irad.ir.types import is_differentiable
+from irad.passes.activity import propagate_loop
 
 
 def has_tangent_type(t: Attribute) -> bool:
     """Floats (and float tensors) carry tangents; memrefs of floats carry shadow memrefs."""
-    return is_float_type(t) or (isinstance(t, MemRefType) and is_float_type(t.element_type))
+    return is_differentiable(t) or (isinstance(t, MemRefType) and is_differentiable(t.element_type))
 
 
 def varied_values(ops: Iterable[Operation], varied: set[SSAValue]) -> None:
@@ -33,13 +34,13 @@ def varied_values(ops: Iterable[Operation], varied: set[SSAValue]) -> None:
             continue
         for region in op.regions:
             for inner in region.blocks:
-                varied.update(a for a in inner.args if has_tangent_type(a.type) and not is_float_type(a.type))
+                varied.update(a for a in inner.args if has_tangent_type(a.type) and not is_differentiable(a.type))
                 varied_values(inner.ops, varied)
         inputs = [*op.operands, *_yielded(op)]
         depends = any(v in varied for v in inputs)
         varied.update(
             r for r in op.results
-            if has_tangent_type(r.type) and (depends or not is_float_type(r.type))
+            if has_tangent_type(r.type) and (depends or not is_differentiable(r.type))
         )
 
 

@@ -27,7 +27,8 @@ from xdsl.traits import IsTerminator
 from irad.errors import DifferentiationError
 from irad.ir.locations import location
 from irad.passes.rule_ir import inline_body
-from irad.passes.activity import free_values, inside, is_float_type
+from irad.ir.types import is_differentiable
+from irad.passes.activity import free_values, inside
 from irad.passes.derivatives import derivative_of
 from irad.ir.builder import IRBuilder
 from irad.ir.dialect import TAPE, TapeCreateOp
@@ -118,7 +119,7 @@ class PullbackBuilder(IRBuilder):
         self.active_args = active_args
         self.plan = plan
         result_types = primal.function_type.outputs.data
-        self.cotangent_types = [t for t in result_types if is_float_type(t)]
+        self.cotangent_types = [t for t in result_types if is_differentiable(t)]
         # In tape mode the pullback takes (tape, end position, cotangents).
         self.tape_mode = tape
         self.entry = Block(arg_types=[*([TAPE, INDEX] if tape else []), *self.cotangent_types])
@@ -192,7 +193,7 @@ class PullbackBuilder(IRBuilder):
         adj: dict[SSAValue, SSAValue] = {}
         cotangents = iter(self.entry.args[self.scopes[None].first_arg :])
         for v in body.last_op.operands:
-            if is_float_type(v.type):
+            if is_differentiable(v.type):
                 ct = next(cotangents)
                 if v.name_hint is not None:
                     ct.name_hint = f"d{v.name_hint}"  # the cotangent of %y reads %dy
@@ -202,7 +203,7 @@ class PullbackBuilder(IRBuilder):
         returned = [
             self.cotangent_or_zero(adj, arg)
             for arg, active in zip(body.args, self.active_args)
-            if active and is_float_type(arg.type)
+            if active and is_differentiable(arg.type)
         ]
         self.op(func.ReturnOp(*returned))
         if self.tape_mode:  # the function's own residuals are its last record
@@ -262,7 +263,7 @@ class PullbackBuilder(IRBuilder):
         result_cts = [
             ct if ct is not None else self.zero(r.type)
             for r, ct in zip(op.results, cotangents)
-            if is_float_type(r.type)
+            if is_differentiable(r.type)
         ]
         if call.kind == "rule":
             return inline_rule_pullback(
@@ -484,12 +485,12 @@ def build_from_rule(
     outputs = inline_rule_forward(ir, symbols, aug.args, aug)
     aug.add_op(func.ReturnOp(*outputs))
     residual_types = list(ir.residual_types)
-    cotangent_types = [t for t in primal.function_type.outputs.data if is_float_type(t)]
+    cotangent_types = [t for t in primal.function_type.outputs.data if is_differentiable(t)]
     pb = Block(arg_types=[*residual_types, *cotangent_types])
     per_arg = inline_rule_pullback(ir, symbols, pb.args, pb, len(ins))
     returned = []
     for ct, t, active in zip(per_arg, ins, active_args):
-        if active and is_float_type(t):
+        if active and is_differentiable(t):
             if ct is None:  # the signature wants one; the rule says it is zero
                 ct = float_constant(0.0, t)
                 pb.add_op(ct)
@@ -564,8 +565,8 @@ def function_types(
     outs = primal.function_type.outputs.data
     tape_types = [TAPE, INDEX] if tape else []
     aug = FunctionType.from_lists([*ins, *tape_types], [*outs, *residual_types, *tape_types])
-    cts = [t for t in outs if is_float_type(t)]
-    grads = [t for t, a in zip(ins, active_args) if a and is_float_type(t)]
+    cts = [t for t in outs if is_differentiable(t)]
+    grads = [t for t, a in zip(ins, active_args) if a and is_differentiable(t)]
     pb = FunctionType.from_lists([*tape_types, *residual_types, *cts], grads)
     return aug, pb
 
