@@ -36,6 +36,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     TensorType,
+    UnitAttr,
     f64,
     i64,
 )
@@ -51,7 +52,7 @@ from xdsl.rewriter import InsertPoint
 
 from irad.ir import tensor as T
 from irad.ir.builder import IRBuilder
-from irad.ir.dialect import TAPE, TapeCreateOp, TapeFreeOp, TapePushOp, TapeReadOp
+from irad.ir.dialect import TAPE, TAPE_COPY, TapeCreateOp, TapeFreeOp, TapePushOp, TapeReadOp
 
 INDEX = IndexType()
 # Initial capacity of a tape, in f64 slots.
@@ -139,7 +140,8 @@ def _grown(c: IRBuilder, tape: SSAValue, pos: SSAValue, end: SSAValue) -> SSAVal
     copy.add_op(load := memref.LoadOp.get(tape, [k]))
     copy.add_op(memref.StoreOp.get(load.res, bigger, [k]))
     copy.add_op(scf.YieldOp())
-    g.insert(scf.ForOp(g.index(0), pos, g.index(1), [], Region(copy)))
+    copy_loop = g.insert(scf.ForOp(g.index(0), pos, g.index(1), [], Region(copy)))
+    copy_loop.attributes[TAPE_COPY] = UnitAttr()
     g.insert(memref.DeallocOp.get(tape))
     g.insert(scf.YieldOp(bigger))
     same = Block()

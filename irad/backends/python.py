@@ -55,7 +55,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
@@ -73,6 +73,7 @@ from irad.backends import python_arrays
 from irad.backends.python_arrays import float_literal as _float_literal
 from irad.errors import BackendError, RuntimeCheckError
 from irad.ir import ieee
+from irad.ir.dialect import TAPE_COPY
 
 # --------------------------------------------------------------------------
 # Runtime helpers bound in the namespaces the generated code runs in.
@@ -560,7 +561,7 @@ def _emit_for(tr: FunctionTranslator, op: Operation) -> None:
     assert isinstance(op, scf.ForOp)
     body = tr._single_block(op, op.body)
     lower, upper, step, *inits = tr.operands(op)
-    if _is_copy_loop(op, body):  # the tape growing: one slice copy, not a loop
+    if TAPE_COPY in op.attributes:  # the tape growing: one slice copy, not a loop
         load, store = list(body.ops)[:2]
         source, dest = tr.value(load.memref), tr.value(store.memref)
         tr.line(f"{dest}[{lower}:{upper}] = {source}[{lower}:{upper}]")
@@ -571,21 +572,6 @@ def _emit_for(tr: FunctionTranslator, op: Operation) -> None:
     with tr.indented():
         tr.region_yielding_into(op, op.body, carried)
     _assign(tr, [tr.define(r) for r in op.results], carried)
-
-
-def _is_copy_loop(op: scf.ForOp, body: Block) -> bool:
-    """`for k in range(lo, hi): dest[k] = source[k]` over tapes, step 1, nothing carried."""
-    ops = list(body.ops)
-    if op.results or len(ops) != 3 or not isinstance(op.step.owner, arith.ConstantOp):
-        return False
-    load, store, _ = ops
-    k = body.args[0]
-    return (
-        op.step.owner.value.value.data == 1
-        and isinstance(load, memref.LoadOp) and isinstance(store, memref.StoreOp)
-        and list(load.indices) == [k] and list(store.indices) == [k]
-        and store.value is load.res and load.memref is not store.memref
-    )
 
 
 def _emit_while(tr: FunctionTranslator, op: Operation) -> None:

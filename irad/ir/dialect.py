@@ -391,6 +391,11 @@ class JvpOp(RequestOp):
 TAPE = MemRefType(f64, [DYNAMIC_INDEX])
 """The type of a tape value (its memory once irad-lower-tape has run)."""
 
+TAPE_COPY = "irad.tape_copy"
+"""A discardable unit attribute irad-lower-tape puts on the `scf.for` that copies a
+tape into its grown buffer (`dest[k] = source[k]` for k in its range, nothing
+else), so that a backend may run it as one slice copy without matching its shape."""
+
 
 def is_recordable_type(type_: Attribute) -> bool:
     """Whether a value of this type can be part of a tape record: a number

@@ -9,6 +9,7 @@ every emitted module with mlir-opt 22.
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -218,6 +219,17 @@ def test_loop_with_a_branch_inside(x):
 def test_long_loop_grows_the_tape():
     # 3000 iterations record far more than the tape's initial capacity
     check_fd(loop_with_branch, 0.3, 3000)
+
+
+def test_the_tape_grows_by_one_slice_copy_on_the_python_backend():
+    # irad-lower-tape marks its copy loop (irad.tape_copy), so the backend runs
+    # it as one slice assignment instead of a Python loop over the slots
+    from irad.backends.python import compile_module
+
+    module = irad.grad(loop_with_branch).lower(0.3, 5)
+    assert "irad.tape_copy" in str(module)
+    source = compile_module(module).source
+    assert re.search(r"\w+\[(\w+):(\w+)\] = \w+\[\1:\2\]", source), source
 
 
 # ---------------------------------------------------------------------------
