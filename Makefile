@@ -19,7 +19,7 @@ demo: install
 	$(PY) -m irad.demo
 
 pytest: install-test
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto
 
 # A non-editable install (`pip install .`) into a fresh venv, then the demo, run
 # outside the source tree so that only the installed package is imported.
@@ -32,14 +32,14 @@ install-check:
 
 # A quick local run: no native backend, no upstream mlir-opt round trip.
 quick: install-test
-	$(PY) -m pytest -q -m "not native" --no-mlir-roundtrip
+	$(PY) -m pytest -q -n auto -m "not native" --no-mlir-roundtrip
 	$(VENV)/bin/lit -q filecheck
 
 lit: install-test
 	$(VENV)/bin/lit -v filecheck
 
 test: install-test
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto
 	$(VENV)/bin/lit -v filecheck
 
 bench: $(PY)
