@@ -56,13 +56,13 @@ class _GradFunction:
         self.__doc__ = getattr(f, "__doc__", None)
         # Python argument types determine the IR signature, so this cheap key
         # finds compiled code without lowering anything.
-        self._bypython_types: dict[tuple, Compiled] = {}
+        self._by_python_types: dict[tuple, Compiled] = {}
 
     def _compiled(self, args: Sequence) -> Compiled:
         key = (tuple(map(python_type, args)), default_table().version)
-        compiled = self._bypython_types.get(key)
+        compiled = self._by_python_types.get(key)
         if compiled is None:
-            compiled = self._bypython_types[key] = self._compile(args)
+            compiled = self._by_python_types[key] = self._compile(args)
         return compiled
 
     def _compile(self, args: Sequence) -> Compiled:
