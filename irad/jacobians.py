@@ -24,8 +24,8 @@ import numpy as np
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import FloatAttr, FunctionType, ModuleOp, StringAttr
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr
+from xdsl.ir import Attribute, Block, SSAValue
 
 from irad.api import grad, jvp, vjp
 from irad.compiled import Compiled, cached, error_at, name_of, normalise_argnums, run_compiled
@@ -34,8 +34,7 @@ from irad.ir.dialect import TAPE, JvpOp, TapeFreeOp
 from irad.frontend import bind_arguments, lower_function, signature_of
 from irad.ir.types import describe, is_differentiable, is_float, is_tensor
 from irad.passes.differentiate import Differentiator
-from irad.ir.metadata import ENTRY, mark_generated
-from irad.pipeline import function_named, jvp_spec, run, reversed_spec
+from irad.pipeline import add_entry, entry_block, function_named, jvp_spec, reversed_spec, run
 from irad.rules import default_table
 
 
@@ -157,16 +156,12 @@ def jacobian_module(
             f"{name_of(f)} must return floats for its Jacobian, but returns "
             f"({', '.join(describe(t) for t in outputs) or 'nothing'})",
         )
-    block = Block(arg_types=signature)
-    for arg, primal_arg in zip(block.args, primal.body.block.args):
-        arg.name_hint = primal_arg.name_hint
+    block = entry_block(primal, signature)
     build = _forward_entries if mode == "jacfwd" else _reverse_entries
     entries = build(module, name, block, argnums, outputs)
     block.add_op(func.ReturnOp(*entries))
     result_types = [v.type for v in entries]
-    entry = func.FuncOp(f"{name}.{mode}", FunctionType.from_lists(signature, result_types), Region(block))
-    mark_generated(entry, primal, ENTRY)
-    module.body.block.add_op(entry)
+    entry = add_entry(module, primal, f"{name}.{mode}", block, result_types)
     if mode == "jacfwd":
         run(module, jvp_spec(inline))
     else:

@@ -97,6 +97,22 @@ def function_named(module: ModuleOp, name: str) -> func.FuncOp:
 
 
 # ---- from a Python function to an optimised module ------------------------------
+def entry_block(primal: func.FuncOp, arg_types) -> Block:
+    """The block of an entry function into `primal`, its arguments named like primal's."""
+    block = Block(arg_types=arg_types)
+    for arg, primal_arg in zip(block.args, primal.body.block.args):
+        arg.name_hint = primal_arg.name_hint
+    return block
+
+
+def add_entry(module: ModuleOp, primal: func.FuncOp, name: str, block: Block, result_types) -> func.FuncOp:
+    """Add the public function `name` with body `block`, marked as `primal`'s entry."""
+    entry = func.FuncOp(name, FunctionType.from_lists(block.arg_types, result_types), Region(block))
+    mark_generated(entry, primal, ENTRY)
+    module.body.block.add_op(entry)
+    return entry
+
+
 def scalar_result_type(f, primal: func.FuncOp) -> Attribute:
     outputs = primal.function_type.outputs.data
     if len(outputs) != 1 or not is_float(outputs[0]):
@@ -133,9 +149,7 @@ def gradient_module(
     primal.sym_visibility = StringAttr("private")  # the entry below is the public one
     out_type = scalar_result_type(f, primal)
     entry_name = f"{name}.{'value_and_grad' if with_value else 'grad'}"
-    block = Block(arg_types=signature)
-    for arg, primal_arg in zip(block.args, primal.body.block.args):
-        arg.name_hint = primal_arg.name_hint
+    block = entry_block(primal, signature)
     ordered = sorted(wrt)
     values = [out_type] if with_value else []
     request_types = values + [signature[i] for i in ordered]
@@ -143,10 +157,7 @@ def gradient_module(
     block.add_op(request)
     grads = {i: r for i, r in zip(ordered, request.results[len(values) :])}
     block.add_op(func.ReturnOp(*request.results[: len(values)], *(grads[i] for i in wrt)))
-    entry_type = FunctionType.from_lists(signature, values + [signature[i] for i in wrt])
-    entry = func.FuncOp(entry_name, entry_type, Region(block))
-    mark_generated(entry, primal, ENTRY)
-    module.body.block.add_op(entry)
+    add_entry(module, primal, entry_name, block, values + [signature[i] for i in wrt])
     run(module, gradient_spec(checkpoint, inline))
     return module, entry_name
 
@@ -176,14 +187,10 @@ def jvp_module(
     primal = function_named(module, name)
     primal.sym_visibility = StringAttr("private")
     outputs = primal.function_type.outputs.data
-    block = Block(arg_types=[*signature, *(signature[i] for i in wrt)])
-    for arg, primal_arg in zip(block.args, primal.body.block.args):
-        arg.name_hint = primal_arg.name_hint
+    block = entry_block(primal, [*signature, *(signature[i] for i in wrt)])
     result_types = [*outputs, *(t for t in outputs if is_differentiable(t))]
     request = JvpOp(name, block.args, wrt, result_types)
     block.add_ops([request, func.ReturnOp(*request.results)])
-    entry = func.FuncOp(f"{name}.jvp", FunctionType.from_lists(block.arg_types, result_types), Region(block))
-    mark_generated(entry, primal, ENTRY)
-    module.body.block.add_op(entry)
+    entry = add_entry(module, primal, f"{name}.jvp", block, result_types)
     run(module, jvp_spec())
     return module, entry.sym_name.data, tuple(outputs)
