@@ -12,7 +12,9 @@ from irad.errors import BackendError, DifferentiationError, IradError, Unsupport
 
 _API = ("grad", "jvp", "lower", "value_and_grad", "vjp")
 _JACOBIANS = ("jacfwd", "jacrev", "hessian")
-_RULES = ("rrule", "frule", "opt_out", "non_differentiable")
+_PYTHON_RULES = ("rrule", "frule")  # lowered by the frontend
+_TABLE_EDITS = ("opt_out", "non_differentiable")
+_RULES = (*_PYTHON_RULES, *_TABLE_EDITS)
 _LAZY_MODULES = ("rules", "testing")
 
 
@@ -26,11 +28,15 @@ def __getattr__(name: str):
         from irad import jacobians
 
         return getattr(jacobians, name)
-    if name in _RULES:
-        from irad.frontend import registration  # loads the built-in rules too
+    if name in _PYTHON_RULES:
+        from irad.frontend import registration
+
+        return getattr(registration, name)
+    if name in _TABLE_EDITS:
+        import irad.frontend  # noqa: F401  (the default table's built-in rules)
         from irad.rules import registry
 
-        return getattr(registration if hasattr(registration, name) else registry, name)
+        return getattr(registry, name)
     if name == "stop_gradient":
         from irad.markers import stop_gradient
 

@@ -33,18 +33,18 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.traits import IsTerminator
 
-from irad.ir.dialect import JvpOp
 from irad.errors import DifferentiationError
+from irad.ir.builder import IRBuilder
+from irad.ir.constants import float_constant
+from irad.ir.dialect import JvpOp
+from irad.ir.locations import find_function, location
+from irad.ir.metadata import JVP, generated_name, mark_generated, origin
+from irad.ir.symbols import fresh_symbol
 from irad.ir.types import is_differentiable
 from irad.passes.derivatives import OpDerivative, derivative_of
-from irad.ir.constants import float_constant
-from irad.ir.builder import IRBuilder
 from irad.passes.forward_regions import ForwardRegions, has_tangent_type, varied_values
-from irad.ir.metadata import JVP, generated_name, mark_generated, origin
-from irad.ir.locations import find_function, location
 from irad.passes.rule_ir import import_helpers, inline_body, rule_key
 from irad.rules import Decision, RuleTable, default_table
-from irad.ir.symbols import fresh_symbol
 from irad.rules.table import FORWARD
 
 Key = tuple[str, tuple[bool, ...]]  # (primal symbol, which arguments carry tangents)
@@ -242,7 +242,7 @@ class TangentBuilder(IRBuilder, ForwardRegions):
         return self.zero(v.type)
 
     def clone(self, op: Operation) -> None:
-        self.block.add_op(op.clone(value_mapper=self.values))
+        self.insert(op.clone(value_mapper=self.values))
 
     def clone_block(self, src: Block) -> None:
         for op in src.ops:

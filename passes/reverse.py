@@ -25,13 +25,13 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.traits import IsTerminator
 
 from irad.errors import DifferentiationError
+from irad.ir.builder import IRBuilder
+from irad.ir.constants import float_constant, zero_constant
+from irad.ir.dialect import TAPE, TapeCreateOp
 from irad.ir.locations import location
-from irad.passes.rule_ir import inline_body
 from irad.ir.types import is_differentiable
 from irad.passes.activity import free_values, inside
 from irad.passes.derivatives import derivative_of
-from irad.ir.builder import IRBuilder
-from irad.ir.dialect import TAPE, TapeCreateOp
 from irad.passes.loops import (
     CACHE,
     END_POSITION,
@@ -43,7 +43,7 @@ from irad.passes.loops import (
     push,
     reverse_loop,
 )
-from irad.ir.constants import float_constant, zero_constant
+from irad.passes.rule_ir import inline_body
 from irad.rules.table import RuleIR
 
 # A residual is keyed by the primal value it holds, or by (call op, index) for
@@ -137,9 +137,9 @@ class PullbackBuilder(IRBuilder):
         # calls a cotangent reached; the others stay plain calls in the augmented primal
         self.reversed_calls: set[Operation] = set()
 
-    def replayer(self, keys: list[ResidualKey]) -> AugmentedBuilder:
-        """An augmented builder that recomputes a checkpointed loop's body (whose
-        residuals are `keys`) inside this pullback."""
+    def replayer(self, keys: dict[Operation, list[ResidualKey]]) -> AugmentedBuilder:
+        """An augmented builder that recomputes a checkpointed loop's body inside
+        this pullback; `keys` maps the loop to the residuals it asks for."""
         return AugmentedBuilder(self.primal_fn, self.plan, {None: [], **keys}, self.reversed_calls)
 
     # ---- the interface reverse rules use ------------------------------------

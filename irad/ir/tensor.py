@@ -25,7 +25,6 @@ from xdsl.dialects.builtin import (
     AffineMapAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
-    Float32Type,
     FloatAttr,
     IndexType,
     IntegerType,
@@ -229,10 +228,6 @@ def select(b, cond: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
         b, lambda e, a: e.op(arith.SelectOp(a[0], a[1], a[2])), [cond, x, y], element(x),
         "select",
     )
-
-
-def is_f32(v: SSAValue) -> bool:
-    return isinstance(element(v), Float32Type)
 
 
 DYNAMIC = -(2**63)  # a dynamic offset in tensor.extract_slice/insert_slice

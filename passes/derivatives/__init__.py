@@ -41,7 +41,7 @@ def derivative_of(op: Operation) -> OpDerivative | None:
 
 def is_non_differentiable(op: Operation) -> bool:
     """Does the registry say `op`'s results carry no derivative?"""
-    entry = DERIVATIVES.get(op.name)
+    entry = derivative_of(op)
     return entry is not None and not entry.differentiable
 
 
