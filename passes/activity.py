@@ -76,15 +76,20 @@ def loop_links(op: Operation) -> list[tuple[SSAValue, ...]]:
     return carried + forwarded
 
 
-def propagate_loop(op: Operation, values: set[SSAValue], propagate, carries=is_differentiable) -> None:
+def propagate_loop(
+    op: Operation, values: set[SSAValue], propagate, carries=is_differentiable, *, forward: bool
+) -> None:
     """Iterate a loop's body to a fixed point: a carried value (of a type
-    `carries` accepts) is in `values` as soon as any of its stages is (the
-    analysis is the same both ways)."""
+    `carries` accepts) is in `values` as soon as any of its stages is. Going
+    forward (what varies), the initial value is the one stage that does not
+    follow: a loop that makes `v` vary does not make `v`'s starting value vary
+    (it may come from a constant call that is never differentiated)."""
+    initial = set(op.operands) if forward else set()
     while True:
         size = len(values)
         for link in loop_links(op):
             if carries(link[0].type) and any(v in values for v in link):
-                values.update(link)
+                values.update(v for v in link if v not in initial)
         for region in op.regions:
             propagate(region.block, values)
         if len(values) == size:
@@ -98,7 +103,7 @@ def _propagate_back(block: Block, useful: set[SSAValue], constant: Set[Operation
         if not any(r in useful for r in op.results):
             continue
         if isinstance(op, (scf.ForOp, scf.WhileOp)):
-            propagate_loop(op, useful, lambda b, v: _propagate_back(b, v, constant))
+            propagate_loop(op, useful, lambda b, v: _propagate_back(b, v, constant), forward=False)
             continue
         if isinstance(op, scf.IfOp):
             for region in op.regions:
@@ -114,7 +119,7 @@ def _propagate(block: Block, active: set[SSAValue], constant: Set[Operation]) ->
         if is_non_differentiable(op) or op in constant:
             continue
         if isinstance(op, (scf.ForOp, scf.WhileOp)):
-            propagate_loop(op, active, lambda b, v: _propagate(b, v, constant))
+            propagate_loop(op, active, lambda b, v: _propagate(b, v, constant), forward=True)
             continue
         if isinstance(op, scf.IfOp):
             for region in op.regions:

@@ -30,7 +30,7 @@ def varied_values(ops: Iterable[Operation], varied: set[SSAValue]) -> None:
     it; memrefs of floats always count, for their shadows always exist."""
     for op in ops:
         if isinstance(op, (scf.ForOp, scf.WhileOp)):
-            propagate_loop(op, varied, lambda b, v: varied_values(b.ops, v), has_tangent_type)
+            propagate_loop(op, varied, lambda b, v: varied_values(b.ops, v), has_tangent_type, forward=True)
             continue
         for region in op.regions:
             for inner in region.blocks:

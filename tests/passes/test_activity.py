@@ -85,6 +85,31 @@ def test_a_loop_carries_activity_to_a_fixed_point():
     ]
 
 
+def test_a_loop_does_not_make_its_starting_value_vary():
+    # %start comes from a call with constant arguments; the loop makes %v vary
+    # but its starting value stays inactive (issue 13, item 11: a KeyError)
+    fn = parse_function("""
+    func.func @f(%x: f64) -> f64 {
+      %lb = arith.constant 0 : index
+      %ub = arith.constant 2 : index
+      %st = arith.constant 1 : index
+      %c = arith.constant 0.3 : f64
+      %start = func.call @h(%c) : (f64) -> f64
+      %r = scf.for %i = %lb to %ub step %st iter_args(%v = %start) -> (f64) {
+        %next = arith.mulf %v, %x : f64
+        scf.yield %next : f64
+      }
+      func.return %r : f64
+    }
+    func.func private @h(%q: f64) -> f64 {
+      func.return %q : f64
+    }
+    """)
+    active = named(fn, active_values(fn, (True,)))
+    assert {"x", "v", "next", "r"} <= active
+    assert "start" not in active
+
+
 def test_free_values_are_the_uses_from_outside_in_order():
     fn = parse_function(LOOP)
     loop = next(op for op in fn.walk() if isinstance(op, scf.ForOp))

@@ -181,6 +181,29 @@ def runtime_step(x, step):
     return s
 
 
+def constant_start(q):
+    return math.cos(q)
+
+
+def loop_from_a_constant_call(x):
+    v = constant_start(0.3)  # a call that is never differentiated starts v
+    for i in range(2):
+        v = v * x
+    k = 0
+    while k < 2:
+        v = v * x + constant_start(0.2)
+        k += 1
+    return v
+
+
+@pytest.mark.parametrize("x", [0.7, -1.3])
+def test_a_loop_starting_from_a_constant_call(x):
+    # issue 13, item 11: the starting value was taken for active, a KeyError
+    check_fd(loop_from_a_constant_call, x)
+    _, tangent = irad.jvp(loop_from_a_constant_call, (x,), (1.0,))
+    assert tangent == pytest.approx(finite_difference(loop_from_a_constant_call, (x,), 0), rel=1e-6)
+
+
 @pytest.mark.parametrize("n", [0, 1, 4])
 def test_loop_with_several_carried_variables(n):
     check_fd(several_carried, 0.3, 1.1, n)
