@@ -35,6 +35,7 @@ from irad.frontend.arrays import (
 )
 from irad.ir.symbols import fresh_symbol, rename_callees
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
+from irad.frontend import integers
 from irad.frontend.emitter import Emitter
 from irad.frontend.values import Static, Value
 from irad.frontend.library import (
@@ -51,7 +52,7 @@ from irad.frontend.source import (
     def_location,
     parse_function,
 )
-from irad.ir.types import F64, I1, describe, is_bool, is_float, is_int, type_of_value
+from irad.ir.types import F64, I1, I64, describe, is_bool, is_float, is_int, type_of_value
 
 # The largest literal integer exponent expanded into multiplications.
 MAX_UNROLLED_POWER = 64
@@ -453,6 +454,13 @@ class FunctionLowering(ControlFlowLowering):
             )
         return self.em.const(obj, t)
 
+    def integer(self, n: int, node: ast.AST) -> Value:
+        """An int known while lowering: a constant when it fits in i64, else kept
+        exact (Static), as Python would, until it is used as a run-time value."""
+        if integers.INT64_MIN <= n <= integers.INT64_MAX:
+            return self.em.const(n, I64)
+        return Static(n)
+
     def expr_Constant(self, node: ast.Constant) -> Value:
         if isinstance(node.value, (bool, int, float)):
             return self.materialise(node.value, node)
@@ -533,6 +541,9 @@ class FunctionLowering(ControlFlowLowering):
         operand = self.expr(node.operand)
         if isinstance(node.op, ast.Not) and isinstance(operand, Static):
             return Static(not operand.obj)
+        if isinstance(node.op, (ast.USub, ast.UAdd)) and _static_int(operand) is not None:
+            n = _static_int(operand)
+            return self.integer(-n if isinstance(node.op, ast.USub) else n, node)
         x = self.as_number(operand, node.operand)
         if isinstance(node.op, ast.UAdd):
             return self.em.to_int(x) if is_bool(x.type) else x
@@ -542,7 +553,10 @@ class FunctionLowering(ControlFlowLowering):
             if is_float(x.type):
                 return self.em.op(arith.NegfOp(x))
             x = self.em.to_int(x)
-            return self.em.op(arith.SubiOp(self.em.const(0, x.type), x))
+            folded = integers.constant_int(x)
+            if folded is not None:
+                return self.integer(-folded, node)
+            return integers.CheckedIntegers(self.em, self.src.location(node)).negate(x)
         if isinstance(node.op, ast.Not):
             b = self.em.to_bool(x)
             return self.em.op(arith.XOrIOp(b, self.em.const(1, I1)))
@@ -581,12 +595,17 @@ class FunctionLowering(ControlFlowLowering):
             return em.op(arith.DivfOp(a, b))
         a, b = em.unify(left, right)
         floating = is_float(a.type)
+        if not floating:
+            folded = integers.fold(op, a, b)
+            if folded is not None:  # exact, as Python computes it
+                return self.integer(folded, node)
+            checked = integers.CheckedIntegers(em, self.src.location(node))
         if isinstance(op, ast.Add):
-            return em.op(arith.AddfOp(a, b) if floating else arith.AddiOp(a, b))
+            return em.op(arith.AddfOp(a, b)) if floating else checked.add(a, b)
         if isinstance(op, ast.Sub):
-            return em.op(arith.SubfOp(a, b) if floating else arith.SubiOp(a, b))
+            return em.op(arith.SubfOp(a, b)) if floating else checked.sub(a, b)
         if isinstance(op, ast.Mult):
-            return em.op(arith.MulfOp(a, b) if floating else arith.MuliOp(a, b))
+            return em.op(arith.MulfOp(a, b)) if floating else checked.mul(a, b)
         if isinstance(op, (ast.FloorDiv, ast.Mod)):
             symbol = "//" if isinstance(op, ast.FloorDiv) else "%"
             if floating:
@@ -624,7 +643,13 @@ class FunctionLowering(ControlFlowLowering):
             base = em.to_int(base) if is_bool(base.type) else base
             if n < 0 and not is_float(base.type):
                 base = em.to_float(base)
-            result = _power_by_squaring(em, base, abs(n))
+            if is_float(base.type):
+                result = _power_by_squaring(em, base, abs(n), lambda a, b: em.op(arith.MulfOp(a, b)))
+            elif integers.constant_int(base) is not None:  # exact, as Python computes it
+                return self.integer(integers.constant_int(base) ** n, node)
+            else:
+                checked = integers.CheckedIntegers(em, self.src.location(node))
+                result = _power_by_squaring(em, base, n, checked.mul)
             if n < 0:
                 return em.op(arith.DivfOp(em.const(1.0, base.type), result))
             return result
@@ -878,8 +903,8 @@ def _is_item(target: ast.expr) -> bool:
 def _static_int(value: Value) -> int | None:
     if isinstance(value, Static) and type(value.obj) is int:
         return value.obj
-    if isinstance(value, SSAValue) and isinstance(value.owner, arith.ConstantOp) and is_int(value.type):
-        return value.owner.value.value.data
+    if isinstance(value, SSAValue):
+        return integers.constant_int(value)
     return None
 
 
@@ -894,16 +919,15 @@ def _static_arithmetic(op, left: Value, right: Value) -> Static | None:
     return Static(fn(a, b))
 
 
-def _power_by_squaring(em: Emitter, base: SSAValue, n: int) -> SSAValue:
-    mul = arith.MulfOp if is_float(base.type) else arith.MuliOp
+def _power_by_squaring(em: Emitter, base: SSAValue, n: int, mul) -> SSAValue:
     result = None
     square = base
     while n:
         if n & 1:
-            result = square if result is None else em.op(mul(result, square))
+            result = square if result is None else mul(result, square)
         n >>= 1
         if n:
-            square = em.op(mul(square, square))
+            square = mul(square, square)
     return result if result is not None else em.const(1, base.type)
 
 

@@ -1,0 +1,163 @@
+"""Python's int on irad's i64: exact where it is known, checked where it is not.
+
+A Python int never wraps. irad's int is i64, so
+
+* int arithmetic on two constants is folded while lowering, with Python's own
+  operators (`2**64 % 1000` is exact), and a result outside 64 bits is an error
+  at lowering naming the line (`materialise` refuses it);
+* int `+`, `-` and `*` of run-time values carry an overflow check (cf.assert,
+  a RuntimeCheckError on either backend) instead of wrapping as MLIR's i64 and
+  numpy's int64 do.
+
+The checks only use ops that cannot overflow themselves (the limits minus an
+operand, quotients by a non-zero divisor), so they mean the same on the Python
+backend, whose ints are unbounded, and on native code, whose ints wrap.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+
+from xdsl.dialects import arith, cf
+from xdsl.ir import SSAValue
+
+from irad.frontend.emitter import Emitter
+from irad.ir.types import I64, is_int
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+# Python's operators on ints, for folding two constants.
+FOLDS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+}
+
+
+def constant_int(v: SSAValue) -> int | None:
+    """The value of an int constant (not a bool), if `v` is one."""
+    owner = v.owner
+    if isinstance(owner, arith.ConstantOp) and is_int(v.type):
+        return owner.value.value.data
+    return None
+
+
+def fold(op: ast.operator, a: SSAValue, b: SSAValue) -> int | None:
+    """`a op b` by Python's rules when both are int constants; None otherwise,
+    and for a division by zero, which is left to the run-time check."""
+    x, y = constant_int(a), constant_int(b)
+    fn = FOLDS.get(type(op))
+    if x is None or y is None or fn is None:
+        return None
+    if y == 0 and isinstance(op, (ast.FloorDiv, ast.Mod)):
+        return None
+    return fn(x, y)
+
+
+class CheckedIntegers:
+    """Emits i64 `+ - *` that raise instead of wrapping."""
+
+    def __init__(self, em: Emitter, where: str):
+        self.em = em
+        self.where = where  # file:line:col of the expression, for the message
+
+    def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        for x, c in ((a, constant_int(b)), (b, constant_int(a))):
+            if c is not None:  # x + c fits iff x is in [MIN - c, MAX - c]
+                self._assert_within(x, INT64_MIN - c, INT64_MAX - c, "+")
+                return self.em.op(arith.AddiOp(a, b))
+        # b > 0: a > MAX - b overflows; b < 0: a < MIN - b does
+        em = self.em
+        positive = self._cmp(b, "sgt", em.const(0, I64))
+        above = self._cmp(a, "sgt", em.op(arith.SubiOp(self._const(INT64_MAX), b)))
+        below = self._cmp(a, "slt", em.op(arith.SubiOp(self._const(INT64_MIN), b)))
+        self._assert_not(em.op(arith.SelectOp(positive, above, below)), "+")
+        return em.op(arith.AddiOp(a, b))
+
+    def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        em = self.em
+        c = constant_int(b)
+        if c is not None:  # a - c fits iff a is in [MIN + c, MAX + c]
+            self._assert_within(a, INT64_MIN + c, INT64_MAX + c, "-")
+            return em.op(arith.SubiOp(a, b))
+        c = constant_int(a)
+        if c is not None:  # c - b fits iff b is in [c - MAX, c - MIN]
+            self._assert_within(b, c - INT64_MAX, c - INT64_MIN, "-")
+            return em.op(arith.SubiOp(a, b))
+        # b < 0: a > MAX + b overflows; b > 0: a < MIN + b does
+        negative = self._cmp(b, "slt", em.const(0, I64))
+        above = self._cmp(a, "sgt", em.op(arith.AddiOp(self._const(INT64_MAX), b)))
+        below = self._cmp(a, "slt", em.op(arith.AddiOp(self._const(INT64_MIN), b)))
+        self._assert_not(em.op(arith.SelectOp(negative, above, below)), "-")
+        return em.op(arith.SubiOp(a, b))
+
+    def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        em = self.em
+        for x, c in ((a, constant_int(b)), (b, constant_int(a))):
+            if c is not None:  # x * c fits iff x is in [lo, hi]
+                if c > 0:
+                    self._assert_within(x, _ceil_div(INT64_MIN, c), INT64_MAX // c, "*")
+                elif c < 0:  # dividing by a negative number swaps the bounds
+                    self._assert_within(x, _ceil_div(INT64_MAX, c), INT64_MIN // c, "*")
+                return em.op(arith.MuliOp(a, b))
+        # Two run-time factors. With a > 0: b must lie in [ceil(MIN/a), floor(MAX/a)];
+        # with a < -1 in [ceil(MAX/a), floor(MIN/a)]; with a == -1, b != MIN
+        # (the one quotient MIN / a that overflows, so that lane divides by 1).
+        zero, one = em.const(0, I64), em.const(1, I64)
+        a_is_zero = self._cmp(a, "eq", zero)
+        a_is_minus_one = self._cmp(a, "eq", em.const(-1, I64))
+        divisor = em.op(arith.SelectOp(em.op(arith.OrIOp(a_is_zero, a_is_minus_one)), one, a))
+        positive = self._cmp(a, "sgt", zero)
+        top, bottom = self._const(INT64_MAX), self._const(INT64_MIN)
+        lo = em.op(arith.SelectOp(
+            positive,
+            em.op(arith.CeilDivSIOp(bottom, divisor)),
+            em.op(arith.CeilDivSIOp(top, divisor)),
+        ))
+        hi = em.op(arith.SelectOp(
+            positive,
+            em.op(arith.FloorDivSIOp(top, divisor)),
+            em.op(arith.FloorDivSIOp(bottom, divisor)),
+        ))
+        outside = em.op(arith.OrIOp(self._cmp(b, "slt", lo), self._cmp(b, "sgt", hi)))
+        outside = em.op(arith.SelectOp(a_is_minus_one, self._cmp(b, "eq", bottom), outside))
+        self._assert_not(em.op(arith.SelectOp(a_is_zero, em.const(0, outside.type), outside)), "*")
+        return em.op(arith.MuliOp(a, b))
+
+    def negate(self, a: SSAValue) -> SSAValue:
+        return self.sub(self.em.const(0, I64), a)
+
+    # ---- helpers -------------------------------------------------------------
+    def _cmp(self, a: SSAValue, predicate: str, b: SSAValue) -> SSAValue:
+        return self.em.op(arith.CmpiOp(a, b, predicate))
+
+    def _const(self, value: int) -> SSAValue:
+        return self.em.const(value, I64)
+
+    def _assert_within(self, x: SSAValue, lo: int, hi: int, symbol: str) -> None:
+        """x in [lo, hi], checking only the bounds that exclude some i64."""
+        em = self.em
+        overflow = None
+        for bound, predicate, needed in ((lo, "slt", lo > INT64_MIN), (hi, "sgt", hi < INT64_MAX)):
+            if needed:
+                out = self._cmp(x, predicate, self._const(bound))
+                overflow = out if overflow is None else em.op(arith.OrIOp(overflow, out))
+        if overflow is not None:
+            self._assert_not(overflow, symbol)
+
+    def _assert_not(self, overflow: SSAValue, symbol: str) -> None:
+        em = self.em
+        ok = em.op(arith.XOrIOp(overflow, em.const(1, overflow.type)))
+        em.op(cf.AssertOp(
+            ok,
+            f"{self.where}: integer overflow in `{symbol}`: the result does not fit "
+            "in 64 bits (irad's int is i64)",
+        ))
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
