@@ -29,9 +29,10 @@ from xdsl.dialects import arith, cf, scf
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
+from irad.frontend import joins
 from irad.frontend.emitter import Emitter
 from irad.frontend.values import Static
-from irad.ir.types import F64, I1, I64, is_float
+from irad.ir.types import I1, I64, describe, is_float
 
 RETURNED = "$return"
 VALUE = "$value"
@@ -83,19 +84,10 @@ def _rebuild(like, values: list[SSAValue]):
     return values[0] if isinstance(like, SSAValue) else tuple(values)
 
 
-def join_types(a: Attribute, b: Attribute) -> Attribute:
-    """The type both may be converted to, as Python's mixed arithmetic would."""
-    if a == b:
-        return a
-    if is_float(a) or is_float(b):
-        return a if is_float(a) and not is_float(b) else (b if not is_float(a) else F64)
-    return I64  # bool and int
-
-
-def _convert(em: Emitter, v: SSAValue, t: Attribute) -> SSAValue:
-    if v.type == t:
-        return v
-    return em.to_float(v, t) if is_float(t) else em.to_int(v)
+def _widen(em: Emitter, v: SSAValue, t: Attribute) -> SSAValue:
+    """`v` as `t` where `t` is the join of its type; otherwise `v` unchanged (a
+    loop body that widened a variable: the next round carries the join)."""
+    return joins.convert(em, v, t) if joins.join_types(v.type, t) == t else v
 
 
 def _discard(block: Block) -> None:
@@ -217,9 +209,17 @@ class ControlFlowLowering:
                     f"{what} holds different kinds of values on the two paths of this branch",
                     "give it a number (or a tuple of numbers of the same length) on every path",
                 )
-            types = [join_types(x.type, y.type) for x, y in zip(fa, fb)]
-            fa = [_convert(Emitter(then_block), v, t) for v, t in zip(fa, types)]
-            fb = [_convert(Emitter(else_block), v, t) for v, t in zip(fb, types)]
+            types = [joins.join_types(x.type, y.type) for x, y in zip(fa, fb)]
+            for x, y, t in zip(fa, fb, types):
+                if t is None:
+                    what = "the returned value" if name == VALUE else f"'{name}'"
+                    raise self.src.error(
+                        node,
+                        f"{what} has no common type after this branch: {joins.mismatch(x.type, y.type)}",
+                        "irad's array shapes are static: give it the same shape on every path",
+                    )
+            fa = [joins.convert(Emitter(then_block), v, t) for v, t in zip(fa, types)]
+            fb = [joins.convert(Emitter(else_block), v, t) for v, t in zip(fb, types)]
             merged.append((name, a, fa, fb))
         if not merged:  # no variable changes: the arms' pure ops have no effect
             _discard(then_block)
@@ -347,7 +347,17 @@ class ControlFlowLowering:
                 if before is not None:
                     _discard(before)
                 continue
-            joined = {n: [join_types(a, b) for a, b in zip(types[n], out_types[n])] for n in slots}
+            joined = {n: [joins.join_types(a, b) for a, b in zip(types[n], out_types[n])] for n in slots}
+            for n in slots:
+                for a, b in zip(types[n], out_types[n]):
+                    if joins.join_types(a, b) is None:
+                        what = "the returned value" if n == VALUE else f"'{n}'"
+                        raise self.src.error(
+                            stmt,
+                            f"{what} has no common type across the iterations of this loop: "
+                            f"{describe(a)} before an iteration, {describe(b)} after it",
+                            "irad's array shapes are static: keep its shape the same in every iteration",
+                        )
             if joined == types:
                 break
             types = joined
@@ -359,7 +369,7 @@ class ControlFlowLowering:
         init_values = []
         for n in slots:
             values = inits[n] if n != VALUE else self._value_init(value_like, types[VALUE])
-            init_values += [_convert(self.em, v, t) for v, t in zip(values, types[n])]
+            init_values += [joins.convert(self.em, v, t) for v, t in zip(values, types[n])]
         after.add_op(scf.YieldOp(*[v for n in slots for v in outs[n]]))
         results = build(init_values, before, after)
         for n in slots:
@@ -437,7 +447,7 @@ class ControlFlowLowering:
                         f"{what} changes shape inside the loop",
                         "keep a variable a number (or a tuple of the same length) in loops",
                     )
-                outs[n] = [_convert(self.em, v, t) for v, t in zip(values, types[n])]
+                outs[n] = [_widen(self.em, v, t) for v, t in zip(values, types[n])]
             if VALUE not in slots and RETURNED in slots:
                 outs["$new_value"] = self.env.get(VALUE)
             return before, after, outs

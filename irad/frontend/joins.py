@@ -1,0 +1,85 @@
+"""Where two types meet: the one place that decides what a variable holds after
+an `if`, across loop iterations, and what a recursive function returns.
+
+The join is numpy's: bool < int < float; a float32 and a float64 make float64;
+a number joined with an array is broadcast to the array's shape (a Python float
+is "weak" beside a float32 array, as in numpy); two arrays of the same shape
+join their dtypes. Arrays of different static shapes have no join: irad's
+shapes are static, so that is an error at lowering, never invalid IR.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, SSAValue
+
+from irad.frontend.emitter import Emitter
+from irad.ir import tensor as T
+from irad.ir.types import F32, F64, I64, describe, is_float
+
+
+def join_scalars(a: Attribute, b: Attribute) -> Attribute:
+    """bool < int < float; float32 with float64 is float64."""
+    if a == b:
+        return a
+    if is_float(a) and is_float(b):
+        return F64
+    if is_float(a) or is_float(b):
+        return a if is_float(a) else b
+    return I64  # bool and int
+
+
+def join_types(a: Attribute, b: Attribute) -> Attribute | None:
+    """The type both a and b convert to, or None when there is none."""
+    if a == b:
+        return a
+    a_array, b_array = isinstance(a, TensorType), isinstance(b, TensorType)
+    if not a_array and not b_array:
+        return join_scalars(a, b)
+    if a_array and b_array:
+        if a.get_shape() != b.get_shape():
+            return None
+        elem = _join_elements(a.element_type, b.element_type)
+        return None if elem is None else TensorType(elem, a.get_shape())
+    array, number = (a, b) if a_array else (b, a)
+    elem = array.element_type
+    if is_float(elem):  # a number beside a float array takes the array's dtype
+        return array
+    if is_float(number):  # an int or bool array with a float: float64, as numpy
+        return TensorType(F64, array.get_shape())
+    return array if number == elem else None
+
+
+def _join_elements(a: Attribute, b: Attribute) -> Attribute | None:
+    if a == b:
+        return a
+    if is_float(a) or is_float(b):
+        return join_scalars(a, b)
+    return None  # int with bool arrays: not needed by any program yet
+
+
+def mismatch(a: Attribute, b: Attribute) -> str:
+    """Why two types have no join, for the error message."""
+    return f"{describe(a)} on one path and {describe(b)} on the other"
+
+
+def convert(em: Emitter, v: SSAValue, t: Attribute) -> SSAValue:
+    """`v` as type `t`, a join of its type (see join_types)."""
+    if v.type == t:
+        return v
+    if not isinstance(t, TensorType):
+        return em.to_float(v, t) if is_float(t) else em.to_int(v)
+    elem = t.element_type
+    if not isinstance(v.type, TensorType):  # a number broadcast to the array's shape
+        if is_float(elem) and is_float(v.type) and v.type != elem:
+            scalar = em.op((arith.TruncFOp if elem == F32 else arith.ExtFOp)(v, elem))
+        elif is_float(elem):
+            scalar = em.to_float(v, elem)
+        else:
+            scalar = em.to_int(v)
+        return T.splat(em, scalar, t.get_shape())
+    src = v.type.element_type
+    if is_float(src):
+        return em.op((arith.TruncFOp if elem == F32 else arith.ExtFOp)(v, t))
+    return T.to_float(em, v, elem)
