@@ -329,6 +329,26 @@ def break_keeps_views(x):
     return np.sum(y * x)
 
 
+def view_after_early_return(x, c):
+    y = x * 1.0
+    r = x[1:] * 0.0
+    if c > 5.0:
+        return c
+    else:
+        r = y[1:]
+    r += c
+    return np.sum(y * x)
+
+
+def nested_loops_through_row(X):
+    Y = X * 1.0
+    for i in range(2):
+        r = Y[i]
+        for j in range(3):
+            r[j] = r[j] * X[i, j] + 1.0
+    return np.sum(Y * Y)
+
+
 # ---- float32 --------------------------------------------------------------------------------------
 def float32_aug_stays_float32(x):
     y = x * 1.0
@@ -392,6 +412,9 @@ PROGRAMS = [
     (alias_written_in_branch, lambda r: (r.normal(size=3), -1.5)),
     (break_keeps_views, lambda r: (np.array([0.5, 20.0, 1.0, 2.0]),)),
     (break_keeps_views, lambda r: (np.array([0.5, 2.0, 1.0, 2.0]),)),
+    (view_after_early_return, lambda r: (r.normal(size=3), 1.0)),
+    (view_after_early_return, lambda r: (r.normal(size=3), 6.0)),
+    (nested_loops_through_row, lambda r: (r.normal(size=(2, 3)),)),
     (float32_aug_stays_float32, lambda r: (r.normal(size=3).astype(np.float32),)),
     (float32_alias, lambda r: (r.normal(size=3).astype(np.float32),)),
 ]

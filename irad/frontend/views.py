@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import BlockArgument, SSAValue
 
 from irad.ir import tensor as T
+from irad.ir.types import is_float
 
 VIEWS = "$views"
 BASE = "$base"
@@ -203,6 +204,9 @@ class Views:
     # ---- binding a name -----------------------------------------------------------
     def bind(self, name: str, value) -> None:
         """`name = value`: `name` leaves its base and joins the one `value` belongs to."""
+        table = self.table
+        if not _is_array(value) and name not in table.members and name not in table.conflicts:
+            return  # nothing shared before or after: the table stays the same object
         members, origins = dict(self.table.members), dict(self.table.origins)
         conflicts = {k: v for k, v in self.table.conflicts.items() if k != name}
         place = self._locate(value, members, origins) if _is_array(value) else None
@@ -344,7 +348,8 @@ class Views:
             kept = (a, b)[live]
             for base in kept.origins:  # the arm that jumped yields a stand-in for a base it lacks
                 if base in envs[live] and base not in envs[dead]:
-                    envs[dead][base] = T.dense(emitters[dead], 0, envs[live][base].type)
+                    kind = envs[live][base].type
+                    envs[dead][base] = T.dense(emitters[dead], 0.0 if is_float(T.element(envs[live][base])) else 0, kind)
             then_env[VIEWS] = else_env[VIEWS] = kept
             return
         common = [n for n in then_env if n in else_env and not n.startswith("$")]
@@ -399,8 +404,9 @@ class Views:
                 b_env.pop(old, None)
         b_env.update(values)
         unmatched = [(a, ga[base]) for base in ga if base not in origins] + [(b, s) for s in by_shape]
+        order = {n: k for k, n in enumerate(names)}  # messages name the names in program order
         for _, shape in unmatched:
-            for n, _ in shape:
+            for n in sorted((n for n, _ in shape), key=order.__getitem__):
                 conflicts[n] = self._conflict(a, b, n, names, where)
         return Table(members, origins, conflicts)
 
