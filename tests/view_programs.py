@@ -280,6 +280,15 @@ def view_made_before_loop(X):
     return np.sum(r * X[0])
 
 
+def loop_rebinds_before_writing(x):
+    y = x * 1.0
+    prev = y * 0.0
+    for _ in range(3):
+        prev = y  # the same array from here on, in every iteration
+        y += 0.5 * x * prev
+    return np.sum(prev * x)
+
+
 def alias_in_while(x):
     y = x * 1.0
     z = y
@@ -403,6 +412,7 @@ PROGRAMS = [
     (alias_through_loop, lambda r: (r.normal(size=3),)),
     (row_writes_in_loop, lambda r: (r.normal(size=(3, 2)),)),
     (view_made_before_loop, lambda r: (r.normal(size=(2, 3)),)),
+    (loop_rebinds_before_writing, lambda r: (r.normal(size=3),)),
     (alias_in_while, lambda r: (r.normal(size=3),)),
     (view_in_branch, lambda r: (r.normal(size=3), 0.7)),
     (view_in_branch, lambda r: (r.normal(size=3), -0.7)),
@@ -493,9 +503,9 @@ REFUSED = [
     (write_argument_by_aug, (np.ones(3),), "in-place write to the argument array 'x'"),
     (write_alias_of_argument, (np.ones(3),), "'z', which is another name for the argument array 'x'"),
     (write_view_of_argument, (np.ones((2, 2)),), "'r', which is a view of the argument array 'X'"),
-    (alias_on_one_path, (np.ones(3), 1.0), "'z' and 'y' share one array on one path into the `if` at .*view_programs.py:[0-9]+:[0-9]+ but not on the other"),
-    (different_views_on_paths, (np.ones(3), 1.0), "'r' and 'y' share one array on one path into the `if` at"),
-    (loop_changes_sharing, (np.ones(3),), "'y' and 'z' share one array on one path into this loop but not on the other"),
+    (alias_on_one_path, (np.ones(3), 1.0), "'y' and 'z' share one array on one path into the `if` at .*view_programs.py:[0-9]+:[0-9]+ but not on the other"),
+    (different_views_on_paths, (np.ones(3), 1.0), "'y' and 'r' share one array on one path into the `if` at"),
+    (loop_changes_sharing, (np.ones(3),), "'y' and 'z' share one array on one path into the loop at .*view_programs.py:[0-9]+:[0-9]+ but not on the other"),
     (tuple_holds_array, (np.ones(3),), "in-place write to 'y', whose array the tuple 't' also holds"),
     (write_call_result, (np.ones(3),), "in-place write to 'z', which may be a view of another array"),
     (aug_changes_shape, (np.ones(3),), "cannot be written into 'y' of shape \\(3,\\)"),

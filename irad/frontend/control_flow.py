@@ -346,11 +346,14 @@ class ControlFlowLowering:
             )
             shared = [n for n in outs.pop("$changed") if n not in exclude and n not in carried]
             after_views = outs.pop("$views")
-            if shared:  # names sharing an array with one the body writes change too: carry them
+            if shared or after_views is not self.env.get(VIEWS):
+                # names sharing an array with one the body writes change too: carry them;
+                # and lower again from the sharing every iteration may start with
                 carried += shared
                 for n in shared:
                     inits[n] = self._carried_init(n)
                     types[n] = [v.type for v in inits[n]]
+                self.env[VIEWS] = after_views
                 _discard(after)
                 if before is not None:
                     _discard(before)
@@ -427,7 +430,6 @@ class ControlFlowLowering:
                         v.name_hint = n
 
         before = None
-        writes = self.arrays.views.writes
         try:
             if condition is not None:
                 before = Block(arg_types=arg_types)
@@ -459,10 +461,7 @@ class ControlFlowLowering:
             if VALUE not in slots and RETURNED in slots:
                 outs["$new_value"] = self.env.get(VALUE)
             names = [n for n in outer_env if not n.startswith("$") or n.startswith(BASE)]
-            outs["$views"] = self.arrays.views.join_loop(
-                outer_env.get(VIEWS), self.env, names, self.src.location(stmt), self.arrays.views.writes > writes,
-                lambda message: self.src.error(stmt, message, "copy with np.copy so the names share arrays the same way in every iteration"),
-            )
+            outs["$views"] = self.arrays.views.join_loop(outer_env.get(VIEWS), self.env, names, self.src.location(stmt))
             outs["$changed"] = [n for n in names if n in self.env and self.env[n] is not outer_env[n]]
             return before, after, outs
         finally:

@@ -13,10 +13,12 @@ passes already differentiate. Names bound to their own array are not members.
 
 The table of members is itself an environment entry (`$views`), so the arms
 of a branch and a loop body each work on their own copy, and joins compare
-them: names that share an array on one path into a join but not on another
-(or through different views) may not be written afterwards, since numpy would
-make the write visible on one path only; a loop whose body changes how its
-names share arrays and also writes through one is an error at once.
+them: two names that share an array on one path into a join but not on another
+(or through different views) are a *conflict*, and a write through either (or
+through a name sharing their array) is an error until one of them is bound
+anew, since numpy would make the write visible on one path only. A loop body
+is lowered again from the join of the table before the loop and the one its
+body leaves, until that join settles.
 """
 
 from __future__ import annotations
@@ -129,11 +131,17 @@ class Member:
 @dataclass(frozen=True)
 class Table:
     """Who shares which base (immutable: branches share it until one changes it).
-    `conflicts` holds, per name, why a write through it is refused after a join."""
+    `conflicts` holds, per pair of names (or one name), why a write through them is refused."""
 
     members: dict = field(default_factory=dict)  # name -> Member
     origins: dict = field(default_factory=dict)  # base key -> (FRESH/OPAQUE/ARGUMENT, argument name)
-    conflicts: dict = field(default_factory=dict)  # name -> message
+    conflicts: dict = field(default_factory=dict)  # frozenset of names -> message
+
+    def same_as(self, other: Table) -> bool:
+        """The same sharing (chains compared step by step, SSA offsets by identity)."""
+        def shape(t):
+            return {n: (m.base, m.key()) for n, m in t.members.items()}, t.origins, t.conflicts
+        return self is other or shape(self) == shape(other)
 
 
 EMPTY = Table()
@@ -145,7 +153,6 @@ class Views:
     def __init__(self, al) -> None:
         self.al = al
         self.derived: dict[SSAValue, tuple[SSAValue, object]] = {}  # view value -> (source, step)
-        self.writes = 0  # in-place writes lowered so far (a loop body that writes is checked strictly)
         self.bases = 0
 
     @property
@@ -205,10 +212,11 @@ class Views:
     def bind(self, name: str, value) -> None:
         """`name = value`: `name` leaves its base and joins the one `value` belongs to."""
         table = self.table
-        if not _is_array(value) and name not in table.members and name not in table.conflicts:
+        conflicted = any(name in pair for pair in table.conflicts)
+        if not _is_array(value) and name not in table.members and not conflicted:
             return  # nothing shared before or after: the table stays the same object
         members, origins = dict(self.table.members), dict(self.table.origins)
-        conflicts = {k: v for k, v in self.table.conflicts.items() if k != name}
+        conflicts = {k: v for k, v in self.table.conflicts.items() if name not in k}
         place = self._locate(value, members, origins) if _is_array(value) else None
         old = members.pop(name, None)
         if place is not None:
@@ -272,9 +280,9 @@ class Views:
         table = self.table
         member = table.members.get(name)
         group = [n for n, m in table.members.items() if member is not None and m.base == member.base]
-        for n in [name, *group]:
-            if n in table.conflicts:
-                return table.conflicts[n], "make the names share arrays the same way on every path (copy with np.copy)"
+        for pair, message in table.conflicts.items():
+            if pair & {name, *group}:
+                return message, "make the names share arrays the same way on every path (copy with np.copy)"
         value = self.env.get(name)
         if member is None:
             kind, argument = self._origin(value)
@@ -309,7 +317,6 @@ class Views:
     def write(self, name: str, value: SSAValue) -> None:
         """`name`'s array now holds `value` (an in-place write already checked by `refusal`):
         scatter it into its base and re-derive every name sharing the base."""
-        self.writes += 1
         em, env = self.al.em, self.env
         member = self.table.members.get(name)
         value.name_hint = name
@@ -355,23 +362,14 @@ class Views:
         common = [n for n in then_env if n in else_env and not n.startswith("$")]
         then_env[VIEWS] = else_env[VIEWS] = self._join(a, b, else_env, common, f"the `if` at {where}")
 
-    def join_loop(self, start: Table | None, body_env: dict, names, where: str, wrote: bool, error) -> Table:
-        """At the end of a loop body, the table after the loop. The next iteration
-        starts from the start's table, so the body's must match it (its bases are
-        renamed to the start's); where it does not and the body writes, the body
-        was lowered for the wrong sharing, which is an error at once."""
-        start = start or EMPTY
+    def join_loop(self, start: Table | None, body_env: dict, names, where: str) -> Table:
+        """At the end of a loop body: the table the next iteration starts from, the
+        join of the body's start and end (the body's bases renamed to the start's)."""
         end = body_env.get(VIEWS, EMPTY)
-        if end is start:
+        if end is (start or EMPTY):
             return start
-        joined = self._join(start, end, body_env, [n for n in names if n in body_env], f"the loop at {where}")
-        changed = [m for n, m in joined.conflicts.items() if start.conflicts.get(n) != m]
-        if changed and wrote:
-            # the body was lowered for the sharing at its start, which the next iteration lacks
-            raise error(self._join(start, end, {}, [n for n in names if n in body_env], "this loop")
-                        .conflicts[next(n for n, m in joined.conflicts.items() if start.conflicts.get(n) != m)])
-        body_env[VIEWS] = start
-        return joined if changed else start
+        joined = self._join(start or EMPTY, end, body_env, [n for n in names if n in body_env], f"the loop at {where}")
+        return start if joined.same_as(start or EMPTY) else joined
 
     def _join(self, a: Table, b: Table, b_env: dict, names, where: str) -> Table:
         """The table after a join of `a` and `b` over `names`; `b`'s bases are renamed
@@ -390,7 +388,7 @@ class Views:
         by_shape = {shape: base for base, shape in gb.items()}
         members, origins, conflicts = {}, {}, {}
         for t in (a, b):
-            conflicts.update({n: m for n, m in t.conflicts.items() if n in names})
+            conflicts.update({pair: m for pair, m in t.conflicts.items() if pair <= set(names)})
         renames = {}
         for base, shape in ga.items():
             if shape in by_shape:
@@ -407,7 +405,8 @@ class Views:
         order = {n: k for k, n in enumerate(names)}  # messages name the names in program order
         for _, shape in unmatched:
             for n in sorted((n for n, _ in shape), key=order.__getitem__):
-                conflicts[n] = self._conflict(a, b, n, names, where)
+                pair, message = self._conflict(a, b, n, names, where)
+                conflicts.setdefault(pair, message)
         return Table(members, origins, conflicts)
 
     def _conflict(self, a: Table, b: Table, name: str, names, where: str) -> str:
@@ -420,11 +419,12 @@ class Views:
 
         other = partner(a) or partner(b)
         if other is None:
-            return (f"'{name}' is a view of another array on one path into {where} "
-                    "but not on the other (or a different view)")
-        return (f"'{name}' and '{other}' share one array on one path into {where} "
-                "but not on the other (or through a different view); numpy would make the write "
-                "visible through the other name on one path only")
+            return frozenset({name}), (f"'{name}' is a view of another array on one path into {where} "
+                                       "but not on the other (or a different view)")
+        return frozenset({name, other}), (
+            f"'{name}' and '{other}' share one array on one path into {where} "
+            "but not on the other (or through a different view); numpy would make the write "
+            "visible through the other name on one path only")
 
 
 __all__ = ["VIEWS", "Views", "Slice", "Transpose", "Reshape"]
