@@ -393,7 +393,8 @@ class ControlFlowLowering:
                         v.name_hint = n
                 self.env[n] = _rebuild(like, values)
                 self.arrays.carried(values, inits.get(n, []), outs[n])  # arrays stay writable
-        self.env[VIEWS] = after_views
+        if after_views is not None:
+            self.env[VIEWS] = after_views
         for flag, state in saved.items():  # break/continue belong to this loop only
             if state is _MISSING:
                 self.env.pop(flag, None)

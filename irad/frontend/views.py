@@ -161,7 +161,7 @@ class Views:
 
     @property
     def table(self) -> Table:
-        return self.env.get(VIEWS, EMPTY)
+        return self.env.get(VIEWS) or EMPTY
 
     def _set(self, members, origins, conflicts=None) -> None:
         self.env[VIEWS] = Table(members, origins, self.table.conflicts if conflicts is None else conflicts)

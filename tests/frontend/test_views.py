@@ -112,7 +112,9 @@ def test_a_join_conflict_is_only_an_error_when_written():
 # ---- random programs: view creations and writes on one buffer, against numpy -------------------
 _VIEWS = ["Y[{i}]", "Y[:, {j}]", "Y[{i}, 1:]", "Y[::2]", "Y.T", "Y.reshape(-1)", "Y[1:].T", "Y[:, ::2]"]
 _WRITES = ["{v} += x[{j}]", "{v} *= 1.5", "{v} -= {v} * 0.5", "{v}[:] = x[{i}] * 2.0",
-           "Y[{i}, {j}] = x[{j}] * x[{i}]", "{v} **= 2"]
+           "Y[{i}, {j}] = x[{j}] * x[{i}]", "{v} **= 2",
+           "if x[{i}] > 0.0:\n        {v} *= x[{j}]\n    else:\n        Y[{j}] += x[{i}]",
+           "for k in range(2):\n        {v} += 0.5 * x[{j}]"]
 
 
 @st.composite
