@@ -128,6 +128,12 @@ def _program(draw):
             lines.append(f"    {name} = " + draw(st.sampled_from(_VIEWS)).format(i=i, j=j))
             views.append(name)
         v = draw(st.sampled_from(views))
+        move = draw(st.sampled_from(["write"] * 4 + ["alias", "rebind"]))
+        if move == "alias":  # another name for the same array
+            w = draw(st.sampled_from(views))
+            lines.append(f"    {v} = {w}")
+        elif move == "rebind":  # a new array: later writes to it are not seen elsewhere
+            lines.append(f"    {v} = {v} * 1.0")
         lines.append("    " + draw(st.sampled_from(_WRITES)).format(v=v, i=i, j=j))
     returned = " + ".join(f"np.sum({v} * {v})" for v in views)
     lines.append(f"    return np.sum(Y * Y) + {returned}")
