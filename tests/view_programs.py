@@ -328,6 +328,26 @@ def alias_written_in_branch(x, c):
     return np.sum(y * x)
 
 
+def anonymous_views_differ(x, c):
+    if c > 0.0:
+        r = (x * 1.0)[0:2]
+    else:
+        r = (x * 2.0)[1:3]
+    r += c  # on each path r is the only name for its array
+    return np.sum(r * x[:2])
+
+
+def two_names_keep_sharing(x, c):
+    y = x * 1.0
+    z = y
+    w = y * 2.0
+    if c > 0.0:
+        w = y
+    w = x * 3.0  # settles w; y and z still share one array
+    z[0] = c
+    return np.sum(y * x) + np.sum(w)
+
+
 def break_keeps_views(x):
     y = x * 1.0
     r = y[1:]
@@ -420,6 +440,10 @@ PROGRAMS = [
     (same_view_both_branches, lambda r: (r.normal(size=3), -0.7)),
     (alias_written_in_branch, lambda r: (r.normal(size=3), 1.5)),
     (alias_written_in_branch, lambda r: (r.normal(size=3), -1.5)),
+    (anonymous_views_differ, lambda r: (r.normal(size=3), 0.5)),
+    (anonymous_views_differ, lambda r: (r.normal(size=3), -0.5)),
+    (two_names_keep_sharing, lambda r: (r.normal(size=3), 0.5)),
+    (two_names_keep_sharing, lambda r: (r.normal(size=3), -0.5)),
     (break_keeps_views, lambda r: (np.array([0.5, 20.0, 1.0, 2.0]),)),
     (break_keeps_views, lambda r: (np.array([0.5, 2.0, 1.0, 2.0]),)),
     (view_after_early_return, lambda r: (r.normal(size=3), 1.0)),
@@ -467,6 +491,16 @@ def different_views_on_paths(x, c):
     return np.sum(y)
 
 
+def third_name_on_one_path(x, c):
+    y = x * 1.0
+    z = y
+    w = y * 2.0
+    if c > 0.0:
+        w = y
+    z[0] = c
+    return np.sum(w)
+
+
 def loop_changes_sharing(x):
     y = x * 1.0
     z = y
@@ -505,6 +539,7 @@ REFUSED = [
     (write_view_of_argument, (np.ones((2, 2)),), "'r', which is a view of the argument array 'X'"),
     (alias_on_one_path, (np.ones(3), 1.0), "'y' and 'z' share one array on one path into the `if` at .*view_programs.py:[0-9]+:[0-9]+ but not on the other"),
     (different_views_on_paths, (np.ones(3), 1.0), "'y' and 'r' share one array on one path into the `if` at"),
+    (third_name_on_one_path, (np.ones(3), 1.0), "'y' and 'w' share one array on one path into the `if` at"),
     (loop_changes_sharing, (np.ones(3),), "'y' and 'z' share one array on one path into the loop at .*view_programs.py:[0-9]+:[0-9]+ but not on the other"),
     (tuple_holds_array, (np.ones(3),), "in-place write to 'y', whose array the tuple 't' also holds"),
     (write_call_result, (np.ones(3),), "in-place write to 'z', which may be a view of another array"),

@@ -462,7 +462,8 @@ class ControlFlowLowering:
             if VALUE not in slots and RETURNED in slots:
                 outs["$new_value"] = self.env.get(VALUE)
             names = [n for n in outer_env if not n.startswith("$") or n.startswith(BASE)]
-            outs["$views"] = self.arrays.views.join_loop(outer_env.get(VIEWS), self.env, names, self.src.location(stmt))
+            outs["$views"] = self.arrays.views.join_loop(outer_env, self.env, names, self.src.location(stmt))
+            names = [n for n in outer_env if not n.startswith("$") or n.startswith(BASE)]  # the join may add bases
             outs["$changed"] = [n for n in names if n in self.env and self.env[n] is not outer_env[n]]
             return before, after, outs
         finally:

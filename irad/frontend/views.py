@@ -249,8 +249,7 @@ class Views:
         return Member(base, tuple(steps))
 
     def _new_base(self, value: SSAValue, origins) -> str:
-        self.bases += 1
-        key = f"{BASE}{self.bases}"
+        key = self._fresh_key()
         self.env[key] = value
         origins[key] = self._origin(value)
         return key
@@ -360,71 +359,81 @@ class Views:
             then_env[VIEWS] = else_env[VIEWS] = kept
             return
         common = [n for n in then_env if n in else_env and not n.startswith("$")]
-        then_env[VIEWS] = else_env[VIEWS] = self._join(a, b, else_env, common, f"the `if` at {where}")
+        then_env[VIEWS] = else_env[VIEWS] = self._join((a, then_env), (b, else_env), common, f"the `if` at {where}")
 
-    def join_loop(self, start: Table | None, body_env: dict, names, where: str) -> Table:
+    def join_loop(self, start_env: dict, body_env: dict, names, where: str) -> Table | None:
         """At the end of a loop body: the table the next iteration starts from, the
         join of the body's start and end (the body's bases renamed to the start's)."""
+        start = start_env.get(VIEWS)
         end = body_env.get(VIEWS, EMPTY)
         if end is (start or EMPTY):
             return start
-        joined = self._join(start or EMPTY, end, body_env, [n for n in names if n in body_env], f"the loop at {where}")
+        names = [n for n in names if n in body_env]
+        joined = self._join((start or EMPTY, start_env), (end, body_env), names, f"the loop at {where}",
+                            prune_first=False)
         return start if joined.same_as(start or EMPTY) else joined
 
-    def _join(self, a: Table, b: Table, b_env: dict, names, where: str) -> Table:
-        """The table after a join of `a` and `b` over `names`; `b`'s bases are renamed
-        to `a`'s in `b_env`. Names whose sharing differs keep a conflict."""
-        def groups(t: Table):
-            out = {}
-            for n in names:
-                m = t.members.get(n)
-                if m is not None:
-                    out.setdefault(m.base, {})[n] = m.key()
-            # one name that is all of its base shares nothing
-            return {base: frozenset(g.items()) for base, g in out.items()
-                    if len(g) > 1 or next(iter(g.values())) != ()}
-
-        ga, gb = groups(a), groups(b)
-        by_shape = {shape: base for base, shape in gb.items()}
+    def _join(self, a_side, b_side, names, where: str, prune_first: bool = True) -> Table:
+        """The table after a join of the tables of two environments over `names`.
+        Names stay together where they share a base through the same chains on both
+        paths (the second environment's base renamed to the first's); each pair of
+        names whose sharing differs becomes a conflict. Bases no name reaches are
+        dropped (from the first environment only if `prune_first`: a loop's start
+        keeps its variables)."""
+        (a, a_env), (b, b_env) = a_side, b_side
+        buckets: dict[tuple[str, str], list[str]] = {}
+        for n in names:
+            ma, mb = a.members.get(n), b.members.get(n)
+            if ma is not None and mb is not None and ma.key() == mb.key():
+                buckets.setdefault((ma.base, mb.base), []).append(n)
         members, origins, conflicts = {}, {}, {}
         for t in (a, b):
             conflicts.update({pair: m for pair, m in t.conflicts.items() if pair <= set(names)})
-        renames = {}
-        for base, shape in ga.items():
-            if shape in by_shape:
-                other = by_shape.pop(shape)
-                renames[other] = base
-                origins[base] = max(a.origins[base], b.origins[other], key=lambda o: _RANK[o[0]])
-                members.update({n: a.members[n] for n, _ in shape})
-        values = {new: b_env[old] for old, new in renames.items() if old in b_env}
-        for old in renames:
-            if old not in renames.values():
-                b_env.pop(old, None)
-        b_env.update(values)
-        unmatched = [(a, ga[base]) for base in ga if base not in origins] + [(b, s) for s in by_shape]
-        order = {n: k for k, n in enumerate(names)}  # messages name the names in program order
-        for _, shape in unmatched:
-            for n in sorted((n for n, _ in shape), key=order.__getitem__):
-                pair, message = self._conflict(a, b, n, names, where)
-                conflicts.setdefault(pair, message)
+        a_values, b_values = {}, {}
+        for (base_a, base_b), group in buckets.items():
+            if len(group) == 1 and a.members[group[0]].chain == ():
+                continue  # one name that is all of its base shares nothing
+            key = base_a if base_a not in origins else self._fresh_key()
+            a_values[key], b_values[key] = a_env[base_a], b_env[base_b]
+            origins[key] = max(a.origins[base_a], b.origins[base_b], key=lambda o: _RANK[o[0]])
+            members.update({n: Member(key, a.members[n].chain) for n in group})
+        for env, values, t in ((a_env, a_values, a), (b_env, b_values, b)):
+            for old in t.origins:
+                if old not in values and (env is b_env or prune_first):
+                    env.pop(old, None)  # a base no name reaches after the join
+            env.update(values)
+        formerly = [n for n in names if n in a.members or n in b.members]
+        for n in formerly:
+            for m in names:
+                if m != n and _relation(a, n, m) != _relation(b, n, m):
+                    pair = sorted((n, m), key=names.index)
+                    conflicts.setdefault(frozenset(pair), self._conflict(*pair, where))
+            if n in members:
+                continue
+            # a name left with an array of its own may be written if it was writable on both paths
+            sides = [(t, env[n]) for t, env in ((a, a_env), (b, b_env)) if _is_array(env.get(n))]
+            if all((t.origins[t.members[n].base][0] if n in t.members else self._origin(v)[0]) == FRESH
+                   for t, v in sides):
+                self.al.fresh.update(v for _, v in sides)
         return Table(members, origins, conflicts)
 
-    def _conflict(self, a: Table, b: Table, name: str, names, where: str) -> str:
-        def partner(t: Table):
-            m = t.members.get(name)
-            if m is None:
-                return None
-            others = [n for n in names if n != name and n in t.members and t.members[n].base == m.base]
-            return others[0] if others else None
+    def _fresh_key(self) -> str:
+        self.bases += 1
+        return f"{BASE}{self.bases}"
 
-        other = partner(a) or partner(b)
-        if other is None:
-            return frozenset({name}), (f"'{name}' is a view of another array on one path into {where} "
-                                       "but not on the other (or a different view)")
-        return frozenset({name, other}), (
-            f"'{name}' and '{other}' share one array on one path into {where} "
-            "but not on the other (or through a different view); numpy would make the write "
-            "visible through the other name on one path only")
+    @staticmethod
+    def _conflict(name: str, other: str, where: str) -> str:
+        return (f"'{name}' and '{other}' share one array on one path into {where} "
+                "but not on the other (or through a different view); numpy would make the write "
+                "visible through the other name on one path only")
+
+
+def _relation(t: Table, n: str, m: str):
+    """How `n` and `m` share an array in `t`: their chains from one base, or None."""
+    a, b = t.members.get(n), t.members.get(m)
+    if a is None or b is None or a.base != b.base:
+        return None
+    return a.key(), b.key()
 
 
 __all__ = ["VIEWS", "Views", "Slice", "Transpose", "Reshape"]
