@@ -23,7 +23,7 @@ body leaves, until that join settles.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import tensor
@@ -163,9 +163,6 @@ class Views:
     def table(self) -> Table:
         return self.env.get(VIEWS) or EMPTY
 
-    def _set(self, members, origins, conflicts=None) -> None:
-        self.env[VIEWS] = Table(members, origins, self.table.conflicts if conflicts is None else conflicts)
-
     # ---- views made by expressions ---------------------------------------------
     def derive(self, result: SSAValue, source: SSAValue, step) -> SSAValue:
         """Record that `result` is the view `step` of `source` (numpy returns a view)."""
@@ -187,15 +184,20 @@ class Views:
 
     def _trace(self, value: SSAValue):
         """(the array `value` is a view of, the chain to it), without changing the table."""
-        steps = []
-        v = value
+        holder, root, steps = self._walk(value)
+        if holder in self.table.members:
+            m = self.table.members[holder]
+            return self.env[m.base], m.chain + steps
+        return (root, steps) if steps else None
+
+    def _walk(self, value: SSAValue):
+        """Follow the views `value` was made by back to a value a name or a base
+        holds: (its holder or None, that value, the steps from it to `value`)."""
+        steps, v = [], value
         while True:
             holder = self._holder(v)
-            if holder in self.table.members:
-                m = self.table.members[holder]
-                return self.env[m.base], m.chain + tuple(steps)
             if holder is not None or v not in self.derived:
-                return (v, tuple(steps)) if steps else None
+                return holder, v, tuple(steps)
             v, step = self.derived[v]
             steps.insert(0, step)
 
@@ -223,30 +225,23 @@ class Views:
             members[name] = place
         if old is not None:
             self._dissolve_if_trivial(old.base, members, origins)
-        self._set(members, origins, conflicts)
+        self.env[VIEWS] = Table(members, origins, conflicts)
 
     def _locate(self, value: SSAValue, members, origins) -> Member | None:
         """The base and chain `value` is reached by, making a base for the array
         it is a view of (or an alias of) if that array had none."""
-        steps = []
-        v = value
-        while True:
-            holder = self._holder(v)
-            if holder is not None or v not in self.derived:
-                break
-            v, step = self.derived[v]
-            steps.insert(0, step)
+        holder, root, steps = self._walk(value)
         if holder in members:
             m = members[holder]
-            return Member(m.base, m.chain + tuple(steps))
+            return Member(m.base, m.chain + steps)
         if holder is not None and holder.startswith(BASE):
-            return Member(holder, tuple(steps))
+            return Member(holder, steps)
         if holder is None and not steps:
             return None  # a new array of its own
-        base = self._new_base(v, origins)
+        base = self._new_base(root, origins)
         if holder is not None:
             members[holder] = Member(base)
-        return Member(base, tuple(steps))
+        return Member(base, steps)
 
     def _new_base(self, value: SSAValue, origins) -> str:
         key = self._fresh_key()
@@ -354,8 +349,8 @@ class Views:
             kept = (a, b)[live]
             for base in kept.origins:  # the arm that jumped yields a stand-in for a base it lacks
                 if base in envs[live] and base not in envs[dead]:
-                    kind = envs[live][base].type
-                    envs[dead][base] = T.dense(emitters[dead], 0.0 if is_float(T.element(envs[live][base])) else 0, kind)
+                    like = envs[live][base]
+                    envs[dead][base] = T.dense(emitters[dead], 0.0 if is_float(T.element(like)) else 0, like.type)
             then_env[VIEWS] = else_env[VIEWS] = kept
             return
         common = [n for n in then_env if n in else_env and not n.startswith("$")]
