@@ -378,6 +378,49 @@ def nested_loops_through_row(X):
     return np.sum(Y * Y)
 
 
+def _sum_of_squares(a):
+    return np.sum(a * a)
+
+
+def column_aug_then_views_into_helper(X):
+    Y = X * 1.0
+    Y[:, 0] += Y[:, 1]
+    return _sum_of_squares(Y[1]) + _sum_of_squares(Y.T[0])
+
+
+def while_with_runtime_slice_views(x):
+    y = x * 1.0
+    k = 0
+    while k < 3:
+        r = y[k:k + 1]
+        if x[k] > 0.0:
+            r *= 2.0
+        else:
+            y[k] = -1.0
+        k = k + 1
+    return np.sum(y * x)
+
+
+def column_views_in_nested_loops(X):
+    Y = X * 1.0
+    for i in range(2):
+        for j in range(2):
+            if X[i, j] > 0.0:
+                c = Y[:, j]
+                c += X[i, j]
+    return np.sum(Y * X)
+
+
+def transpose_round_trip(x):
+    y = np.zeros((2, 3))
+    y[0] = x
+    t = y.T
+    t[:, 1] = x * 2.0
+    z = t.T
+    z *= x
+    return np.sum(y * y)
+
+
 # ---- float32 --------------------------------------------------------------------------------------
 def float32_aug_stays_float32(x):
     y = x * 1.0
@@ -449,6 +492,10 @@ PROGRAMS = [
     (view_after_early_return, lambda r: (r.normal(size=3), 1.0)),
     (view_after_early_return, lambda r: (r.normal(size=3), 6.0)),
     (nested_loops_through_row, lambda r: (r.normal(size=(2, 3)),)),
+    (column_aug_then_views_into_helper, lambda r: (r.normal(size=(2, 2)),)),
+    (while_with_runtime_slice_views, lambda r: (np.array([1.0, -2.0, 0.5]),)),
+    (column_views_in_nested_loops, lambda r: (np.array([[1.0, -2.0], [0.5, 3.0]]),)),
+    (transpose_round_trip, lambda r: (r.normal(size=3),)),
     (float32_aug_stays_float32, lambda r: (r.normal(size=3).astype(np.float32),)),
     (float32_alias, lambda r: (r.normal(size=3).astype(np.float32),)),
 ]

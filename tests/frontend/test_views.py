@@ -151,3 +151,16 @@ def test_random_view_programs_match_numpy(tmp_path_factory, source):
     x = np.array([0.3, -0.7, 0.9, 0.4])
     # every view here has 3 or more elements, so x[...] with 0..2 stays in bounds
     check_against_numpy(module.program, (x,))
+
+
+@pytest.mark.parametrize("f", [vp.transpose_round_trip, vp.alias_through_loop, vp.view_of_view],
+                         ids=lambda f: f.__name__)
+def test_forward_mode_sees_writes_through_views(f):
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(3, 3)) if f is vp.view_of_view else rng.normal(size=3)
+    direction = rng.normal(size=x.shape)
+    value, tangent = irad.jvp(f, (x,), (direction,))
+    eps = 1e-6
+    expected = (f(x + eps * direction) - f(x - eps * direction)) / (2 * eps)
+    assert value == pytest.approx(f(np.copy(x)), rel=1e-12)
+    assert tangent == pytest.approx(expected, rel=1e-6, abs=1e-8)
