@@ -255,18 +255,20 @@ def w_argument(x):
     return np.sum(x)
 
 
-def w_view(x):
-    y = np.zeros((3, 3))
-    z = y[0]
-    z[1] = x[0]
-    return np.sum(y)
+def w_view_of_argument(x):
+    z = x[1:]
+    z[0] = 2.0
+    return np.sum(x)
 
 
-def w_alias(x):
-    y = np.zeros(3)
-    z = y
+def _first_row(a):
+    return a[0]
+
+
+def w_call_result(x):
+    z = _first_row(np.ones((2, 3)))
     z[1] = x[0]
-    return np.sum(y)
+    return np.sum(z)
 
 
 # ---- float32 ----------------------------------------------------------------------------------

@@ -8,11 +8,11 @@ are `Static` values (`x.shape` is a static tuple, `len(x)` a static int), and
 arithmetic and comparisons of static ints are evaluated statically, so a rule
 can decline on a shape (`if x.shape[0] < 8: return None`).
 
-In-place writes (`y[i] = v`, `y[a:b] += v`) become value-semantic tensor
-updates that rebind the variable. They are only allowed on arrays the function
-created itself (a fresh result of a numpy function or of arithmetic) and bound
-to one name; writing to an argument, a view or an alias is an error, since
-value semantics would then differ from numpy's.
+In-place writes (`y[i] = v`, `y[a:b] += v`, `y += v`) become value-semantic
+tensor updates that rebind the variable and every name sharing its array
+(irad/frontend/views.py follows numpy's aliases and views). Writing to an
+argument, or to an array whose origin irad cannot trace (a call's result), is
+an error, since the caller's array would change.
 """
 
 from __future__ import annotations
@@ -28,9 +28,10 @@ import numpy as np
 from xdsl.dialects import arith, cf, tensor
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import IndexType, TensorType
-from xdsl.ir import Attribute, BlockArgument, SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from irad.frontend.values import Static
+from irad.frontend.views import Reshape, Slice, Transpose, Views
 from irad.ir.types import F32, F64, I1, I64, is_bool, is_float, is_int
 from irad.ir import tensor as T
 
@@ -79,6 +80,7 @@ class ArrayLowering:
     def __init__(self, fl) -> None:
         self.fl = fl
         self.fresh: set[SSAValue] = set()  # arrays this function created: writable
+        self.views = Views(self)  # which names share an array, and through which views
 
     @property
     def em(self):
@@ -235,7 +237,7 @@ class ArrayLowering:
         if name == "size":
             return Static(math.prod(dims))
         if name == "T":
-            return T.transpose(self.em, x, list(reversed(range(len(dims)))))
+            return self.transpose_view(x, tuple(reversed(range(len(dims)))))
         if name in _METHODS:
             return Static(BoundMethod(_METHODS[name], x))
         if name == "astype":
@@ -358,7 +360,7 @@ class ArrayLowering:
             dims[dims.index(-1)] = size // known if known else 0
         if math.prod(dims) != size or any(d < 0 for d in dims):
             raise self.error(node, f"cannot reshape an array of shape {T.shape(x)} into {tuple(dims)}")
-        return T.reshape(self.em, x, dims)
+        return self.reshape_view(x, dims)
 
     def concat(self, items: list[SSAValue], axis: int, node) -> SSAValue:
         elem = self.result_element(items)
@@ -372,7 +374,7 @@ class ArrayLowering:
         if any(d[:axis] + d[axis + 1:] != dims[0][:axis] + dims[0][axis + 1:] for d in dims):
             raise self.error(node, f"concatenate: shapes {dims} differ outside axis {axis}")
         if len(items) == 1:
-            return items[0]
+            return self.new(_copy_op(self, items[0]))  # numpy's concatenate copies
         out = list(dims[0])
         out[axis] = sum(d[axis] for d in dims)
         return self.new(self.em.op(tensor.ConcatOp(items, axis, TensorType(elem, out))))
@@ -398,13 +400,42 @@ class ArrayLowering:
             return self.new(self.gather(x, plan.gather, node))
         if plan.element:
             return self.em.op(tensor.ExtractOp(x, plan.offsets, T.element(x)))
-        sliced = self.em.op(tensor.ExtractSliceOp(x, plan.offsets, plan.sizes, plan.strides,
-                                                   TensorType(T.element(x), plan.sizes)))
-        return T.reshape(self.em, sliced, plan.result_dims)
+        step = _slice_step(plan)
+        return self.views.derive(step.read(self.em, x), x, step)  # a basic index is a view
+
+    def transpose_view(self, x: SSAValue, perm) -> SSAValue:
+        return self.views.derive(T.transpose(self.em, x, perm), x, Transpose(tuple(perm)))
+
+    def reshape_view(self, x: SSAValue, dims) -> SSAValue:
+        """numpy's reshape: a view where the layout allows, else a copy."""
+        dims = tuple(dims)
+        result = T.reshape(self.em, x, dims)
+        if self.views.reshape_is_view(x, dims):
+            return self.views.derive(result, x, Reshape(dims, T.shape(x)))
+        return self.new(result if result is not x else _copy_op(self, x))
+
+    def update(self, name: str, current: SSAValue, result: SSAValue, node) -> None:
+        """`name op= v` on an array: numpy writes the result into `name`'s array
+        (np.add(y, v, out=y)), so its shape stays and its dtype casts."""
+        self.refuse_write(name, node)
+        if T.shape(result) != T.shape(current):
+            raise self.error(node, f"the result of shape {T.shape(result)} cannot be written into "
+                             f"'{name}' of shape {T.shape(current)} (numpy: non-broadcastable output)")
+        if not is_float(T.element(current)):
+            raise self.error(node, f"in-place arithmetic on the int or bool array '{name}' is not supported")
+        self.views.write(name, self.to_element(result, T.element(current)))
+
+    def refuse_write(self, name: str, node) -> None:
+        refusal = self.views.refusal(name)
+        if refusal is not None:
+            raise self.error(node, *refusal)
 
     def assign_item(self, name: str, index_node: ast.expr, value, node) -> None:
-        """`name[index] = value` as a value-semantic update rebinding `name`."""
-        y = self.writable(name, node)
+        """`name[index] = value` as a value-semantic update of `name`'s array."""
+        y = self.fl.env.get(name)
+        if not is_array(y):
+            raise self.error(node, f"item assignment to '{name}', which is not an array")
+        self.refuse_write(name, node)
         plan = self.index_plan(y, index_node, node)
         if plan.gather is not None:
             raise self.error(node, "assignment through an integer-array index is not supported",
@@ -418,34 +449,8 @@ class ArrayLowering:
             target = tuple(plan.result_dims)
             if T.broadcast_shapes(T.shape(v), target) != target:
                 raise self.error(node, f"cannot assign a value of shape {T.shape(v)} to a slice of shape {target}")
-            v = T.reshape(self.em, T.broadcast_to(self.em, v, target), plan.sizes)
-            updated = self.em.op(tensor.InsertSliceOp.get(
-                v, y, plan.sizes,
-                static_offsets=[o if isinstance(o, int) else T.DYNAMIC for o in plan.offsets],
-                static_strides=plan.strides,
-                offsets=[o for o in plan.offsets if not isinstance(o, int)],
-            ))
-        updated.name_hint = name
-        self.fl.env[name] = self.new(updated)
-
-    def writable(self, name: str, node) -> SSAValue:
-        y = self.fl.env.get(name)
-        if not is_array(y):
-            raise self.error(node, f"item assignment to '{name}', which is not an array")
-        if isinstance(y, BlockArgument) and y.owner is self.fl.block:  # the function's own
-            raise self.error(node, f"in-place write to the argument array '{name}'",
-                             f"copy it first: {name} = np.copy({name}) (irad would not "
-                             "update the caller's array, so this is rejected rather than "
-                             "differentiated differently from numpy)")
-        if y not in self.fresh:
-            raise self.error(node, f"in-place write to '{name}', which may be a view of another array",
-                             f"write to a fresh array: {name} = np.copy(...)")
-        aliases = [k for k, v in self.fl.env.items() if k != name and _holds(v, y)]
-        if aliases:
-            raise self.error(node, f"in-place write to '{name}', which is also bound to "
-                             f"{', '.join(repr(a) for a in aliases)}",
-                             "numpy would change both; copy it with np.copy first")
-        return y
+            updated = _slice_step(plan).write(self.em, y, T.broadcast_to(self.em, v, target))
+        self.views.write(name, updated)
 
     def index_plan(self, x: SSAValue, index_node: ast.expr, node) -> _IndexPlan:
         parts = list(index_node.elts) if isinstance(index_node, ast.Tuple) else [index_node]
@@ -603,10 +608,8 @@ def _known(value) -> tuple[bool, object]:
     return False, None
 
 
-def _holds(value, target) -> bool:
-    if isinstance(value, tuple):
-        return any(_holds(v, target) for v in value)
-    return value is target
+def _slice_step(plan: _IndexPlan) -> Slice:
+    return Slice(tuple(plan.offsets), tuple(plan.sizes), tuple(plan.strides), tuple(plan.result_dims))
 
 
 def _constant_offset(lower: ast.expr | None, upper: ast.expr | None) -> int | None:
@@ -787,7 +790,7 @@ def _transpose(al, node, a, axes):
     perm = tuple(reversed(range(rank))) if perm is None else tuple(p % rank for p in perm)
     if sorted(perm) != list(range(rank)):
         raise al.error(node, f"axes {perm} are not a permutation of the array's axes")
-    return T.transpose(al.em, a, perm)
+    return al.transpose_view(a, perm)
 
 
 @numpy_function(np.reshape, params=("a", "shape"))
@@ -798,7 +801,7 @@ def _reshape(al, node, a, shape):
 @numpy_function(np.ravel, params=("a",))
 def _ravel(al, node, a):
     a = al.array(a, node)
-    return T.reshape(al.em, a, (math.prod(T.shape(a)),))
+    return al.reshape_view(a, (math.prod(T.shape(a)),))
 
 
 @numpy_function(np.squeeze, params=("a", "?axis"))
@@ -811,7 +814,7 @@ def _squeeze(al, node, a, axis):
         axes = al.static_axes(axis, len(dims), node)
         if any(dims[i] != 1 for i in axes):
             raise al.error(node, "cannot squeeze an axis whose size is not 1")
-    return T.reshape(al.em, a, [n for i, n in enumerate(dims) if i not in axes])
+    return al.reshape_view(a, [n for i, n in enumerate(dims) if i not in axes])
 
 
 @numpy_function(np.expand_dims, params=("a", "axis"))
@@ -819,7 +822,7 @@ def _expand_dims(al, node, a, axis):
     a = al.array(a, node)
     dims = list(T.shape(a))
     axis = al.static_axes(axis, len(dims) + 1, node)[0]
-    return T.reshape(al.em, a, dims[:axis] + [1] + dims[axis:])
+    return al.reshape_view(a, dims[:axis] + [1] + dims[axis:])
 
 
 @numpy_function(np.concatenate, params=("arrays", "?axis"))
@@ -840,11 +843,21 @@ def _stack(al, node, arrays, axis):
 
 @numpy_function(np.array, np.asarray, params=("object", "?dtype"))
 def _array(al, node, obj, dtype):
-    x = al.array(obj, node)
-    elem = al.dtype(dtype, node, T.element(x))
-    if is_float(elem):
-        x = al.to_element(x, elem)
-    return al.new(x) if is_array(x) else x
+    source = al.array(obj, node)
+    elem = al.dtype(dtype, node, T.element(source))
+    x = al.to_element(source, elem) if is_float(elem) else source
+    if not is_array(x):
+        return x
+    if x is source and not isinstance(obj, tuple):
+        # np.asarray(an array) is that array; np.array copies it
+        return x if node is not None and _called(al, node) is np.asarray else al.new(_copy_op(al, x))
+    return al.new(x)
+
+
+def _called(al, node: ast.Call):
+    """The numpy function a call node names (np.array or np.asarray)."""
+    callee = al.fl.expr(node.func) if isinstance(node, ast.Call) else None
+    return callee.obj if isinstance(callee, Static) else None
 
 
 @numpy_function(np.copy, params=("a",))
@@ -928,7 +941,10 @@ def _astype_handler(al, node, x, dtype):
     elem = al.dtype(dtype, node, T.element(x))
     if not is_float(elem):
         raise al.error(node, "astype to an int or bool dtype is not supported")
-    return al.new(al.to_element(x, elem)) if is_array(x) else al.to_element(x, elem)
+    if not is_array(x):
+        return al.to_element(x, elem)
+    converted = al.to_element(x, elem)
+    return al.new(converted if converted is not x else _copy_op(al, x))  # astype copies
 
 
 # methods of arrays: name -> the numpy function they call with the array first

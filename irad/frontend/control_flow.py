@@ -31,6 +31,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.frontend import joins
 from irad.frontend.emitter import Emitter
+from irad.frontend.views import BASE, VIEWS
 from irad.frontend.values import Static
 from irad.ir.types import I1, I64, describe, is_float
 
@@ -175,6 +176,10 @@ class ControlFlowLowering:
             arms.append((block, self.env))
         self.em, self.env = outer, dict(before)
         (then_block, then_env), (else_block, else_env) = arms
+        jumped = tuple(any(env.get(f) is True for f in FLAGS) for env in (then_env, else_env))
+        self.arrays.views.join_branches(  # which names share arrays after the join
+            (then_env, else_env), (Emitter(then_block), Emitter(else_block)), jumped, self.src.location(node)
+        )
         merged: list[tuple[str, object, list[SSAValue], list[SSAValue]]] = []
         for name in dict.fromkeys([*then_env, *else_env]):
             a, b = then_env.get(name, _MISSING), else_env.get(name, _MISSING)
@@ -229,7 +234,7 @@ class ControlFlowLowering:
         else_block.add_op(scf.YieldOp(*[v for m in merged for v in m[3]]))
         types = [v.type for m in merged for v in m[2]]
         results = list(self.em.results(scf.IfOp(cond, types, Region(then_block), Region(else_block))))
-        for name, like, fa, _ in merged:
+        for name, like, fa, fb in merged:
             values, results = results[: len(fa)], results[len(fa) :]
             for v in values:
                 if not name.startswith("$"):
@@ -339,6 +344,20 @@ class ControlFlowLowering:
             before, after, outs = self._lower_loop_body(
                 stmt, slots, types, value_like, extra_args, bind_target, condition
             )
+            shared = [n for n in outs.pop("$changed") if n not in exclude and n not in carried]
+            after_views = outs.pop("$views")
+            if shared or after_views is not self.env.get(VIEWS):
+                # names sharing an array with one the body writes change too: carry them;
+                # and lower again from the sharing every iteration may start with
+                carried += shared
+                for n in shared:
+                    inits[n] = self._carried_init(n)
+                    types[n] = [v.type for v in inits[n]]
+                self.env[VIEWS] = after_views
+                _discard(after)
+                if before is not None:
+                    _discard(before)
+                continue
             out_types = {n: [v.type for v in outs[n]] for n in slots}
             new_value = outs.get("$new_value")
             if returns and value_like is None and new_value is not None:
@@ -384,6 +403,8 @@ class ControlFlowLowering:
                         v.name_hint = n
                 self.env[n] = _rebuild(like, values)
                 self.arrays.carried(values, inits.get(n, []), outs[n])  # arrays stay writable
+        if after_views is not None:
+            self.env[VIEWS] = after_views
         for flag, state in saved.items():  # break/continue belong to this loop only
             if state is _MISSING:
                 self.env.pop(flag, None)
@@ -450,6 +471,10 @@ class ControlFlowLowering:
                 outs[n] = [_widen(self.em, v, t) for v, t in zip(values, types[n])]
             if VALUE not in slots and RETURNED in slots:
                 outs["$new_value"] = self.env.get(VALUE)
+            names = [n for n in outer_env if not n.startswith("$") or n.startswith(BASE)]
+            outs["$views"] = self.arrays.views.join_loop(outer_env, self.env, names, self.src.location(stmt))
+            names = [n for n in outer_env if not n.startswith("$") or n.startswith(BASE)]  # the join may add bases
+            outs["$changed"] = [n for n in names if n in self.env and self.env[n] is not outer_env[n]]
             return before, after, outs
         finally:
             self.env, self.em = outer_env, outer_em

@@ -377,7 +377,11 @@ class FunctionLowering(ControlFlowLowering):
                     "in-place updates of containers are not supported",
                 )
             current = self.name(stmt.target)
-            self.env[stmt.target.id] = self.binary(stmt.op, current, stmt.value, stmt)
+            result = self.binary(stmt.op, current, stmt.value, stmt)
+            if is_array(current):  # numpy updates the array in place: y += v is np.add(y, v, out=y)
+                self.arrays.update(stmt.target.id, current, result, stmt)
+            else:
+                self.assign(stmt.target, result)
         elif isinstance(stmt, ast.AnnAssign):
             if stmt.value is not None:
                 self.assign(stmt.target, self.expr(stmt.value))
@@ -398,6 +402,7 @@ class FunctionLowering(ControlFlowLowering):
         if isinstance(target, ast.Name):
             if isinstance(value, SSAValue) and value.name_hint is None:
                 value.name_hint = target.id
+            self.arrays.views.bind(target.id, value)  # an alias or a view shares an array
             self.env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
             if not isinstance(value, tuple):

@@ -192,8 +192,8 @@ def test_gradients_are_owned_arrays():
     "f, args, message",
     [
         (p.w_argument, (np.ones(3),), "in-place write to the argument array 'x'"),
-        (p.w_view, (np.ones(3),), "may be a view"),
-        (p.w_alias, (np.ones(3),), "also bound to 'y'"),
+        (p.w_view_of_argument, (np.ones(3),), "in-place write to 'z', which is a view of the argument array 'x'"),
+        (p.w_call_result, (np.ones(3),), "'z', which may be a view of another array"),
         (p.truth_of_array, (np.ones(3),), "truth value of an array is ambiguous"),
     ],
 )
