@@ -26,16 +26,16 @@ from irad.compiled import (
     run_compiled,
     seed,
 )
-from irad.frontend import bind_arguments, lower_function, signature_of
+from irad.frontend import bind_arguments, signature_of
 from irad.ir.types import is_differentiable
-from irad.pipeline import gradient_module, jvp_module, vjp_module
+from irad.pipeline import gradient_module, jvp_module, lowered, vjp_module
 from irad.rules import default_table
 
 
 def lower(f: Callable, *example_args, **example_kwargs) -> ModuleOp:
     """The primal module of `f`, specialised to the example arguments' types."""
     args = bind_arguments(f, example_args, example_kwargs)
-    module, _ = lower_function(f, signature_of(f, args), default_table())
+    module, _ = lowered(f, signature_of(f, args))
     return module
 
 

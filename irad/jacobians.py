@@ -31,10 +31,10 @@ from irad.api import grad, jvp, vjp
 from irad.compiled import Compiled, cached, error_at, name_of, normalise_argnums, run_compiled
 from irad.backends import check_backend, compile_for
 from irad.ir.dialect import TAPE, JvpOp, TapeFreeOp
-from irad.frontend import bind_arguments, lower_function, signature_of
+from irad.frontend import bind_arguments, signature_of
 from irad.ir.types import describe, is_differentiable, is_float, is_tensor
 from irad.passes.differentiate import Differentiator
-from irad.pipeline import add_entry, entry_block, function_named, jvp_spec, reversed_spec, run
+from irad.pipeline import add_entry, entry_block, function_named, jvp_spec, lowered, reversed_spec, run
 from irad.rules import default_table
 
 
@@ -145,7 +145,7 @@ def jacobian_module(
     """The module whose public `@<f>.<mode>` returns the Jacobian's entries,
     row-major; also f's result types. (`inline=False` for a module to be
     differentiated again.)"""
-    module, name = lower_function(f, signature, default_table())
+    module, name = lowered(f, signature)
     primal = function_named(module, name)
     primal.sym_visibility = StringAttr("private")
     outputs = tuple(primal.function_type.outputs.data)

@@ -92,6 +92,15 @@ def run(module: ModuleOp, spec: str) -> None:
         module.verify()
 
 
+def lowered(f, signature, table=None) -> tuple[ModuleOp, str]:
+    """The frontend's module of `f` for `signature`, verified when VERIFY is on
+    (the tests), so invalid IR from the frontend fails where it is built."""
+    module, name = lower_function(f, signature, default_table() if table is None else table)
+    if VERIFY:
+        module.verify()
+    return module, name
+
+
 def function_named(module: ModuleOp, name: str) -> func.FuncOp:
     return next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
 
@@ -144,7 +153,7 @@ def gradient_module(
     irad-differentiate replaces. It returns the gradients in `wrt` order (the
     request op itself takes increasing indices).
     """
-    module, name = lower_function(f, signature, default_table())
+    module, name = lowered(f, signature)
     primal = function_named(module, name)
     primal.sym_visibility = StringAttr("private")  # the entry below is the public one
     out_type = scalar_result_type(f, primal)
@@ -166,7 +175,7 @@ def vjp_module(
     f: Callable, signature: tuple[Attribute, ...]
 ) -> tuple[ModuleOp, str, str, tuple[Attribute, ...]]:
     """The module with the public augmented primal and pullback of `f`, and f's result types."""
-    module, name = lower_function(f, signature, default_table())
+    module, name = lowered(f, signature)
     out_types = tuple(function_named(module, name).function_type.outputs.data)
     active = tuple(is_differentiable(t) for t in signature)
     generated = Differentiator(module, default_table()).reverse(name, active)
@@ -183,7 +192,7 @@ def jvp_module(
 ) -> tuple[ModuleOp, str, tuple[Attribute, ...]]:
     """The module whose public `@<f>.jvp` takes f's arguments, then one tangent
     per `wrt` index (increasing), and returns f's results, then their tangents."""
-    module, name = lower_function(f, signature, default_table())
+    module, name = lowered(f, signature)
     primal = function_named(module, name)
     primal.sym_visibility = StringAttr("private")
     outputs = primal.function_type.outputs.data

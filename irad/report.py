@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from irad.frontend import bind_arguments, lower_function, signature_of
+from irad.frontend import bind_arguments, signature_of
 from irad.ir.types import is_differentiable
 from irad.passes.differentiate import CallDecision, Differentiator
+from irad.pipeline import lowered
 from irad.rules import RuleTable, default_table
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ def explain(
         wrt = {argnums % len(signature)} if isinstance(argnums, int) else {
             n % len(signature) for n in argnums
         }
-    module, name = lower_function(f, signature, table)
+    module, name = lowered(f, signature, table)
     differentiator = Differentiator(module, table)
     differentiator.reverse(name, tuple(i in wrt and is_differentiable(t) for i, t in enumerate(signature)))
     return Report(getattr(f, "__qualname__", name), tuple(differentiator.decisions))

@@ -33,7 +33,8 @@ from irad.frontend import joins
 from irad.frontend.emitter import Emitter
 from irad.frontend.views import BASE, VIEWS
 from irad.frontend.values import Static
-from irad.ir.types import I1, I64, describe, is_float
+from irad.errors import UnsupportedError
+from irad.ir.types import F64, I1, I64, describe, is_float, is_int
 
 RETURNED = "$return"
 VALUE = "$value"
@@ -89,6 +90,14 @@ def _widen(em: Emitter, v: SSAValue, t: Attribute) -> SSAValue:
     """`v` as `t` where `t` is the join of its type; otherwise `v` unchanged (a
     loop body that widened a variable: the next round carries the join)."""
     return joins.convert(em, v, t) if joins.join_types(v.type, t) == t else v
+
+
+def _ints_as_floats(types: dict[str, list[Attribute]], slots) -> dict[str, list[Attribute]]:
+    """The carried types with every int (not a flag, bool or array) as f64."""
+    return {
+        n: [F64 if n in slots and n not in FLAGS and is_int(t) else t for t in ts]
+        for n, ts in types.items()
+    }
 
 
 def _discard(block: Block) -> None:
@@ -177,6 +186,7 @@ class ControlFlowLowering:
         self.em, self.env = outer, dict(before)
         (then_block, then_env), (else_block, else_env) = arms
         jumped = tuple(any(env.get(f) is True for f in FLAGS) for env in (then_env, else_env))
+        returned = tuple(env.get(RETURNED) is True for env in (then_env, else_env))
         self.arrays.views.join_branches(  # which names share arrays after the join
             (then_env, else_env), (Emitter(then_block), Emitter(else_block)), jumped, self.src.location(node)
         )
@@ -206,6 +216,11 @@ class ControlFlowLowering:
             elif a is _MISSING or b is _MISSING:
                 self.env.pop(name, None)  # defined on one path only: undefined after
                 continue
+            elif returned[0] != returned[1] and name != VALUE:
+                # after an arm that returned, a variable is never read again: the
+                # other arm's value is the one that matters, whatever its type
+                a = self._placeholder_like(b, then_block) if returned[0] else a
+                b = self._placeholder_like(a, else_block) if returned[1] else b
             fa, fb = flatten(a), flatten(b)
             if fa is None or fb is None or len(fa) != len(fb):
                 what = "the returned value" if name == VALUE else f"'{name}'"
@@ -252,7 +267,8 @@ class ControlFlowLowering:
         if values is None:
             return value  # e.g. None on both paths; the merge reports a mismatch
         em = Emitter(block)
-        return _rebuild(value, [em.const(0, v.type) for v in values])
+        # a placeholder is a fresh array: it stands for nothing a write could reach
+        return _rebuild(value, [self.arrays.new(em.const(0, v.type)) for v in values])
 
     # ---- loops --------------------------------------------------------------
     def stmt_For(self, stmt: ast.For) -> None:
@@ -337,13 +353,25 @@ class ControlFlowLowering:
         types = {n: [v.type for v in inits[n]] for n in carried}
         if returns and VALUE not in self.env:
             value_like = None  # the returned value's type comes from the body
+        widening_failed = None  # the error of the round before ints were widened
         for _ in range(_MAX_TYPE_ROUNDS):
             slots = carried + ([VALUE] if returns and value_like is not None else [])
             if VALUE in slots and VALUE not in types:
                 types[VALUE] = [v.type for v in flatten(value_like)]
-            before, after, outs = self._lower_loop_body(
-                stmt, slots, types, value_like, extra_args, bind_target, condition
-            )
+            try:
+                before, after, outs = self._lower_loop_body(
+                    stmt, slots, types, value_like, extra_args, bind_target, condition
+                )
+            except UnsupportedError as error:
+                # The types tried are provisional: an int that the body makes a
+                # float (`s = 0; s = s + x + h(s)`) may fail while still an int.
+                # Carry such ints as floats and try again; if that fails too, the
+                # program is at fault, and the error is the first one.
+                widened = _ints_as_floats(types, slots)
+                if widened == types or widening_failed is not None:
+                    raise (widening_failed or error) from None
+                widening_failed, types = error, widened
+                continue
             shared = [n for n in outs.pop("$changed") if n not in exclude and n not in carried]
             after_views = outs.pop("$views")
             if shared or after_views is not self.env.get(VIEWS):
@@ -440,7 +468,7 @@ class ControlFlowLowering:
                     if not n.startswith("$"):
                         v.name_hint = n
 
-        before = None
+        before = after = None
         try:
             if condition is not None:
                 before = Block(arg_types=arg_types)
@@ -476,6 +504,11 @@ class ControlFlowLowering:
             names = [n for n in outer_env if not n.startswith("$") or n.startswith(BASE)]  # the join may add bases
             outs["$changed"] = [n for n in names if n in self.env and self.env[n] is not outer_env[n]]
             return before, after, outs
+        except UnsupportedError:
+            for block in (before, after):  # a failed round leaves no uses behind
+                if block is not None:
+                    _discard(block)
+            raise
         finally:
             self.env, self.em = outer_env, outer_em
 

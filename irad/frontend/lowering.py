@@ -185,8 +185,19 @@ class ModuleLowering:
             self._in_progress[key] = func.FuncOp.external(name, list(key[1]), assumed)
             self._called_recursively.discard(key)
             lowered_before = set(self._functions)
+            lowering = FunctionLowering(self, source, key[1], name, target)
             try:
-                op = FunctionLowering(self, source, key[1], name, target).lower()
+                op = lowering.lower()
+            except UnsupportedError:
+                # the recursive calls' assumed result may be what failed (a tuple
+                # unpacked from an assumed float): retry with what a return gave
+                learned = lowering.first_return_types
+                if key not in self._called_recursively or learned in (None, assumed):
+                    raise
+                assumed = learned
+                for stale in set(self._functions) - lowered_before:
+                    self._forget(self._functions.pop(stale))
+                continue
             finally:
                 del self._in_progress[key]
             actual = list(op.function_type.outputs.data)
@@ -287,6 +298,9 @@ class FunctionLowering(ControlFlowLowering):
         self.block = Block(arg_types=arg_types)
         self.em = Emitter(self.block)
         self.arrays = ArrayLowering(self)  # numpy arrays: irad/frontend/arrays.py
+        # the types of the first `return` lowered (a base case, usually): what a
+        # recursive function is assumed to return when its first guess was wrong
+        self.first_return_types: list[Attribute] | None = None
 
     # ---- function level -------------------------------------------------
     def lower(self) -> func.FuncOp:
@@ -319,7 +333,9 @@ class FunctionLowering(ControlFlowLowering):
     def returned_value(self, stmt: ast.Return) -> Value:
         """What a `return` gives (rules and pullbacks return other things)."""
         value = None if stmt.value is None else self.expr(stmt.value)
-        self._flatten_return(value, stmt)  # reports a non-number where it is returned
+        values = self._flatten_return(value, stmt)  # reports a non-number where it is returned
+        if self.first_return_types is None:
+            self.first_return_types = [v.type for v in values]
         return value
 
     def bind_parameters(self, args: Sequence[Value], mismatch: Callable[[int], str]) -> list[str]:

@@ -1,0 +1,172 @@
+"""Types that meet at control flow (irad/frontend/joins.py) and types that are
+learned while lowering: loops, branches and recursion (issue 13, items 6, 12, 14).
+
+Each program's value is checked against plain Python/numpy and its gradient
+against central finite differences (irad.testing.check_grad), on the Python
+backend and natively."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import irad
+from irad.backends.native import unavailable_reason
+from irad.errors import UnsupportedError
+from irad.testing import check_grad
+
+NATIVE = pytest.param(
+    "native",
+    marks=[pytest.mark.native, pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))],
+)
+BACKENDS = ["python", NATIVE]
+
+
+def scalar_accumulator_of_rows(X):
+    acc = 0.0  # a float that the loop makes an array
+    for i in range(X.shape[0]):
+        acc = acc + X[i]
+    return np.sum(acc * acc)
+
+
+def int_accumulator_of_rows(X):
+    acc = 0
+    for i in range(X.shape[0]):
+        acc = acc + X[i] * (i + 1)
+    return np.sum(np.sin(acc))
+
+
+def number_or_array(x, c):
+    if c > 0:
+        y = 1.0
+    else:
+        y = x * 2.0
+    return np.sum(y * x)
+
+
+def float32_or_float64(x, c):
+    y = x  # float32 on one path, float64 on the other: float64 after
+    if c > 0:
+        y = x * np.ones(3)
+    return np.sum(y * y)
+
+
+def doubled(x, n):
+    if n == 0:
+        return x
+    return doubled(x * 2.0, n - 1)
+
+
+def recursion_returning_an_array(x):
+    return np.sum(np.sin(doubled(x, 3)))
+
+
+def powers(x, d):
+    if d == 0:
+        return x, 1.0
+    a, b = powers(x, d - 1)  # unpacks its own tuple result
+    return a * x, b + a
+
+
+def recursion_returning_a_tuple(x):
+    a, b = powers(x, 3)
+    return a + b
+
+
+def power_of(q, d):
+    return q ** d
+
+
+def int_start_made_float_by_a_call(x, n):
+    s = 0  # an int until x joins; while it is an int, q ** d would be refused
+    for i in range(n):
+        s = s + x + power_of(s, n)
+    return s
+
+
+def shape_differs_after_a_return(x, c):
+    r = x * 0.0
+    if c > 5.0:
+        return c
+    else:
+        r = x[1:]  # only this path goes on, so r's shape is that of x[1:]
+    return np.sum(r)
+
+
+ARRAY = np.array([0.3, -1.2, 0.7])
+MATRIX = np.array([[0.5, -0.2], [1.5, 0.1], [-0.7, 0.9]])
+CASES = [
+    (scalar_accumulator_of_rows, (MATRIX,)),
+    (int_accumulator_of_rows, (MATRIX,)),
+    (number_or_array, (ARRAY, 1.0)),
+    (number_or_array, (ARRAY, -1.0)),
+    (float32_or_float64, (ARRAY.astype(np.float32), 1.0)),
+    (float32_or_float64, (ARRAY.astype(np.float32), -1.0)),
+    (recursion_returning_an_array, (ARRAY,)),
+    (recursion_returning_a_tuple, (0.7,)),
+    (int_start_made_float_by_a_call, (0.7, 2)),
+    (int_start_made_float_by_a_call, (-0.4, 3)),
+    (shape_differs_after_a_return, (ARRAY, 1.0)),
+    (shape_differs_after_a_return, (ARRAY, 7.0)),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f,args", CASES, ids=[f"{f.__name__}-{i}" for i, (f, _) in enumerate(CASES)])
+def test_joined_types_give_numpys_value_and_gradient(f, args, backend):
+    value, _ = irad.value_and_grad(f, backend=backend)(*args)
+    expected = f(*args)
+    tol = 1e-5 if any(getattr(a, "dtype", None) == np.float32 for a in args) else 1e-12
+    assert value == pytest.approx(float(expected), rel=tol, abs=tol)
+    if all(getattr(a, "dtype", np.float64) == np.float64 for a in args):
+        check_grad(f, *args)
+
+
+def rows_of_different_shapes(x, c):
+    if c > 0:
+        y = x
+    else:
+        y = x[1:]
+    return np.sum(y)
+
+
+def loop_changes_the_shape(x):
+    y = x
+    for i in range(2):
+        y = y[1:]
+    return np.sum(y)
+
+
+@pytest.mark.parametrize(
+    "f,message",
+    [
+        (rows_of_different_shapes, r"test_joins.py:\d+:\d+: 'y' has no common type after this branch: "
+         r"float64 array of shape \(3,\).* on one path and float64 array of shape \(2,\).* on the other"),
+        (loop_changes_the_shape, r"test_joins.py:\d+:\d+: 'y' has no common type across the iterations "
+         r"of this loop: float64 array of shape \(3,\).* before an iteration, float64 array of shape \(2,\)"),
+    ],
+)
+def test_arrays_of_different_shapes_do_not_join(f, message):
+    args = (ARRAY, 1.0) if f is rows_of_different_shapes else (ARRAY,)
+    with pytest.raises(UnsupportedError, match=message):
+        irad.grad(f)(*args)
+
+
+def int_power_of_an_int(x, n):
+    s = 0
+    for i in range(n):
+        s = s + power_of(i, n)  # int ** int stays an int: the refusal is real
+    return x * s
+
+
+def test_widening_a_provisional_int_does_not_hide_a_real_error():
+    with pytest.raises(UnsupportedError, match=r"int \*\* int with a runtime exponent"):
+        irad.grad(int_power_of_an_int)(0.5, 3)
+
+
+def test_recursion_learns_its_tuple_result_from_the_base_case():
+    # d/dx (x^4 + 1 + x + x^2 + x^3)
+    assert irad.grad(recursion_returning_a_tuple)(0.7) == pytest.approx(4 * 0.7**3 + 1 + 2 * 0.7 + 3 * 0.7**2)
+    assert math.isclose(irad.value_and_grad(recursion_returning_a_tuple)(0.7)[0], recursion_returning_a_tuple(0.7))
