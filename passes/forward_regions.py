@@ -149,7 +149,7 @@ class ForwardRegions:
     def memory(self, op: Operation) -> None:
         """Clone a memref/bufferization op, then mirror it on the shadows: the same
         op with each float memref or value replaced by its shadow or tangent
-        (alloc, store, load, dealloc, subview, copy, to_buffer, to_tensor alike)."""
+        (alloc, store, load, dealloc, subview, copy, materialize_in_destination, to_tensor alike)."""
         self.block.add_op(op.clone(value_mapper=self.values))
         if op.name not in MIRRORED or not any(
             has_tangent_type(v.type) for v in (*op.operands, *op.results)
@@ -175,7 +175,7 @@ MIRRORED = frozenset(
         "memref.dealloc",
         "memref.subview",
         "memref.copy",
-        "bufferization.to_buffer",
+        "bufferization.materialize_in_destination",
         "bufferization.to_tensor",
     }
 )

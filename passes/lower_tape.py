@@ -13,7 +13,7 @@ both backends run and mlir-opt 22 parses and lowers:
 * values are stored as f64: f32 is widened, ints and indices go through
   sitofp/fptosi (exact below 2**53), i1 through uitofp. A tensor (of static
   shape) takes one slot per element: it is copied into a `memref.subview` of
-  the tape (`bufferization.to_buffer` + `memref.copy`) and read back by a copy
+  the tape (`bufferization.materialize_in_destination` into a buffer, then `memref.copy`) and read back by a copy
   into a buffer and `bufferization.to_tensor`;
 * a read loads the record that ends at its position, field by field;
 * a free is a `memref.dealloc`.
@@ -74,9 +74,20 @@ def _push_tensor(c: IRBuilder, tape: SSAValue, at: SSAValue, v: SSAValue) -> Non
         v = T.to_float(c, v, f64) if isinstance(t.element_type, IntegerType) else (
             c.value(arith.ExtFOp(v, TensorType(f64, t.get_shape())))
         )
-    flat = T.reshape(c, v, [_slots(t)])
-    buffer = c.value(bufferization.ToBufferOp(operands=[flat], result_types=[MemRefType(f64, [_slots(t)])]))
-    c.insert(memref.CopyOp(buffer, _tape_view(c, tape, at, _slots(t))))
+    n = _slots(t)
+    flat = T.reshape(c, v, [n])
+    # Into a buffer of its own, then onto the tape. Not to_buffer + copy:
+    # bufferization does not see a to_buffer's memref used later and may reuse
+    # its buffer meanwhile (two pushes of one value, CSE'd into one to_buffer,
+    # stored another op's result). The buffer is freed by MLIR's deallocation
+    # pipeline (natively) or by the garbage collector (Python backend).
+    buffer = c.value(memref.AllocOp.get(f64, shape=[n]))
+    c.insert(bufferization.MaterializeInDestinationOp(
+        operands=[flat, buffer],
+        properties={"restrict": UnitAttr(), "writable": UnitAttr()},
+        result_types=[[]],
+    ))
+    c.insert(memref.CopyOp(buffer, _tape_view(c, tape, at, n)))
 
 
 def _load_tensor(c: IRBuilder, tape: SSAValue, at: SSAValue, t: TensorType) -> SSAValue:

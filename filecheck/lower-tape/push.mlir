@@ -52,7 +52,7 @@ func.func @push(%tape: memref<?xf64>, %pos: index, %x: f64, %y: f32, %n: i32, %k
 // CHECK-NEXT:    memref.store %[[BF]], %[[T]][%[[AT4]]] : memref<?xf64>
 // CHECK-NEXT:    func.return %[[T]], %[[END]] : memref<?xf64>, index
 
-// A tensor takes one slot per element: a copy into a subview of the tape.
+// A tensor takes one slot per element: materialised into a subview of the tape.
 func.func @push_tensor(%tape: memref<?xf64>, %pos: index, %a: tensor<2x3xf64>) -> (memref<?xf64>, index) {
   %t, %end = irad.tape_push %tape[%pos] %a : tensor<2x3xf64>
   func.return %t, %end : memref<?xf64>, index
@@ -64,7 +64,8 @@ func.func @push_tensor(%tape: memref<?xf64>, %pos: index, %a: tensor<2x3xf64>) -
 // CHECK:         %[[T:.*]] = scf.if
 // CHECK:         %[[AT:.*]] = arith.addi %pos,
 // CHECK:         %[[FLAT:.*]] = tensor.reshape %a(%{{.*}}) : (tensor<2x3xf64>, tensor<1xi64>) -> tensor<6xf64>
-// CHECK-NEXT:    %[[BUF:.*]] = bufferization.to_buffer %[[FLAT]] : tensor<6xf64> to memref<6xf64>
+// CHECK-NEXT:    %[[BUF:.*]] = memref.alloc() : memref<6xf64>
+// CHECK-NEXT:    bufferization.materialize_in_destination %[[FLAT]] in restrict writable %[[BUF]] : (tensor<6xf64>, memref<6xf64>) -> ()
 // CHECK-NEXT:    %[[VIEW:.*]] = memref.subview %[[T]][%[[AT]]] [6] [1] : memref<?xf64> to memref<6xf64, strided<[1], offset: ?>>
 // CHECK-NEXT:    "memref.copy"(%[[BUF]], %[[VIEW]]) : (memref<6xf64>, memref<6xf64, strided<[1], offset: ?>>) -> ()
 // CHECK-NEXT:    func.return %[[T]], %[[END]] : memref<?xf64>, index

@@ -623,6 +623,7 @@ STATEMENT_OPS: dict[str, StatementEmitter] = {
     "memref.store": _emit_store,
     "memref.dealloc": _emit_dealloc,
     "memref.copy": python_arrays.emit_copy,
+    "bufferization.materialize_in_destination": python_arrays.emit_materialize,
 }
 
 

@@ -64,9 +64,15 @@ def _subview(tr, op):
 def emit_copy(tr, op) -> None:
     source, dest = tr.operands(op)
     if is_tape_view(op.destination.type):  # into a record of the tape
-        tr.line(f"{dest}[0][{dest}[1]] = {source}")  # arrays are never written in place
+        tr.line(f"{dest}[0][{dest}[1]] = {source}")  # a fresh buffer, never written again
     else:
         tr.line(f"{dest}[:] = {source}[0][{source}[1]]")
+
+
+def emit_materialize(tr, op) -> None:
+    """A tensor into a buffer (irad-lower-tape's push, before its copy onto the tape)."""
+    source, dest = tr.operands(op)
+    tr.line(f"{dest}[:] = np.ravel({source})")
 
 
 def emit_static_alloc(tr, op) -> None:
@@ -76,7 +82,6 @@ def emit_static_alloc(tr, op) -> None:
 
 TAPE_EXPRESSIONS: dict[str, Callable] = {
     "memref.subview": _subview,
-    "bufferization.to_buffer": lambda tr, op: f"np.ravel({tr.value(op.tensor)})",
     "bufferization.to_tensor": lambda tr, op: tr.value(op.memref),
 }
 

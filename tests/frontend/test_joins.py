@@ -170,3 +170,56 @@ def test_recursion_learns_its_tuple_result_from_the_base_case():
     # d/dx (x^4 + 1 + x + x^2 + x^3)
     assert irad.grad(recursion_returning_a_tuple)(0.7) == pytest.approx(4 * 0.7**3 + 1 + 2 * 0.7 + 3 * 0.7**2)
     assert math.isclose(irad.value_and_grad(recursion_returning_a_tuple)(0.7)[0], recursion_returning_a_tuple(0.7))
+
+
+# ---- float32 through a loop's tape (issue 13, item 10) ------------------------------------
+# Natively these were silently wrong: two pushes of one value (CSE'd) went through
+# one bufferization.to_buffer, whose buffer bufferization reused for another result.
+
+
+def halves_around_exp(w):
+    a = w
+    for i in range(1):
+        a = 0.5 * a + np.exp(w)
+        a = 0.5 * a
+    return np.sum(a)
+
+
+def scalar_factor_in_a_loop(w, x):
+    s = 0.5
+    for i in range(1):
+        s *= x
+    return np.sum(np.sin(w) * (np.sin(w) * s))
+
+
+def repeated_factor(w):
+    a = w
+    for i in range(3):
+        a = 0.5 * np.tanh(a) + 0.5 * w
+    return np.sum(a * a)
+
+
+W32 = np.array([1.43, 0.85, 1.07], np.float32)
+FLOAT32_CASES = [
+    (halves_around_exp, (W32,), 0),
+    (scalar_factor_in_a_loop, (W32, np.float32(0.7)), 0),
+    (scalar_factor_in_a_loop, (W32, np.float32(0.7)), 1),
+    (repeated_factor, (W32,), 0),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f,args,argnum", FLOAT32_CASES, ids=[f"{c[0].__name__}-{c[2]}" for c in FLOAT32_CASES])
+def test_float32_through_a_tape_matches_float64_differences(f, args, argnum, backend):
+    grads = irad.grad(f, argnums=(0, 1) if len(args) == 2 else 0, backend=backend)(*args)
+    got = np.asarray(grads[argnum] if len(args) == 2 else grads, dtype=np.float64)
+    wide = tuple(np.asarray(a, dtype=np.float64) for a in args)
+    x = wide[argnum]
+    expected = np.zeros_like(x)
+    for k in np.ndindex(x.shape):
+        h = 1e-6
+        up, down = [a.copy() for a in wide], [a.copy() for a in wide]
+        up[argnum][k] += h
+        down[argnum][k] -= h
+        expected[k] = (f(*up) - f(*down)) / (2 * h)
+    np.testing.assert_allclose(got, expected, rtol=2e-5, atol=2e-5)
