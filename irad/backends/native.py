@@ -321,12 +321,13 @@ def _to_numpy(d: ctypes.Structure, t: TensorType, owner: object) -> np.ndarray:
     """A numpy array over a buffer native code returned, keeping `owner` alive."""
     dtype = _dtype(t)
     shape = tuple(d.sizes) if t.get_shape() else ()
-    element_strides = tuple(d.strides) if shape else ()
+    element_strides = tuple(d.strides) if shape else ()  # a rank-0 descriptor has none
     last = d.offset + sum((n - 1) * s for n, s in zip(shape, element_strides))  # the furthest element
     count = last + 1 if all(shape) else 0
     memory = (ctypes.c_char * (count * dtype.itemsize)).from_address(d.aligned)
     memory.owner = owner
-    return np.ndarray(shape, dtype, memory, d.offset * dtype.itemsize, tuple(s * dtype.itemsize for s in element_strides))
+    strides = tuple(s * dtype.itemsize for s in element_strides)
+    return np.ndarray(shape, dtype, memory, d.offset * dtype.itemsize, strides)
 
 
 def _claim(values: Sequence, types: Sequence[Attribute], arguments: Sequence) -> tuple:

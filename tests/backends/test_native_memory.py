@@ -254,8 +254,10 @@ def test_the_tape_of_a_vjp_is_owned_once_and_freed_with_the_pullback():
             rng.normal(size=(3, 2, 4)))
     out, pullback = irad.vjp(f, *args, backend="native")
     ref_out, ref_pullback = irad.vjp(f, *args)
-    residuals = next(c.cell_contents for c in pullback.__closure__
-                     if isinstance(c.cell_contents, tuple) and any(isinstance(r, native.NativeMemRef) for r in c.cell_contents))
+    residuals = next(
+        c.cell_contents for c in pullback.__closure__
+        if isinstance(c.cell_contents, tuple) and any(isinstance(r, native.NativeMemRef) for r in c.cell_contents)
+    )
     tapes = [r for r in residuals if isinstance(r, native.NativeMemRef)]
     owners = {id(r.descriptor.owner) for r in tapes}
     assert len(owners) == len(tapes) == 1
@@ -274,7 +276,10 @@ ARRAY_CASES = [(f, make()) for f, make in ta.CASES]
 
 
 def _floats(args):
-    return [i for i, a in enumerate(args) if isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype.kind == "f")]
+    return [
+        i for i, a in enumerate(args)
+        if isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype.kind == "f")
+    ]
 
 
 @pytest.mark.parametrize("point", ARRAY_CASES, ids=[f"{f.__name__}-{i}" for i, (f, _) in enumerate(ARRAY_CASES)])
@@ -298,8 +303,11 @@ def test_vjp_and_jacrev_of_every_array_program(point):
 
 # ---- leaks: libc's bytes in use over a loop of calls -------------------------------
 class _Mallinfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in
-                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks",
+                     "keepcost")
+    ]
 
 
 def _mallinfo2():
