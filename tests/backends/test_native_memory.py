@@ -85,6 +85,11 @@ def sum_of_exp(x, y):
     return np.sum(np.exp(x + y))
 
 
+def output_twice_and_input(z):
+    y = np.exp(z)
+    return y, y * 1.0, z
+
+
 def _softmax_jacobian(z):
     s = softmax(z)
     return np.diag(s) - np.outer(s, s)
@@ -153,6 +158,22 @@ def test_gradients_with_respect_to_two_arguments_are_independent_arrays(backend)
     del dx
     gc.collect()
     np.testing.assert_allclose(dy, np.exp(x + y), rtol=1e-13)
+
+
+@pytest.mark.parametrize("backend", ["native", "python"])
+def test_tuple_outputs_share_memory_with_nothing(backend):
+    z = Z.copy()
+    (y, same, back), pullback = irad.vjp(output_twice_and_input, z, backend=backend)
+    assert not np.shares_memory(y, same) and not np.shares_memory(back, z)
+    y[:] = 0.0
+    back[:] = 0.0
+    np.testing.assert_allclose(same, np.exp(Z), rtol=1e-13)
+    np.testing.assert_array_equal(z, Z)
+    (got,) = pullback((np.ones(3), np.ones(3), np.ones(3)))
+    np.testing.assert_allclose(got, 2.0 * np.exp(Z) + 1.0, rtol=1e-13)
+    value, tangent = irad.jvp(output_twice_and_input, (z,), (np.ones(3),), backend=backend)
+    assert not any(np.shares_memory(a, b) for a in (*value, *tangent) for b in (*value, *tangent) if a is not b)
+    np.testing.assert_allclose(tangent[0], np.exp(Z), rtol=1e-13)
 
 
 # reductions along an axis: their residuals include rank-0 and keepdims arrays
