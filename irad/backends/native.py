@@ -18,10 +18,20 @@ Python calls through ctypes:
 Memory: without tensors, a gradient request frees its tape itself
 (irad-differentiate puts an `irad.tape_free`, a `memref.dealloc` once lowered,
 after its pullback); with tensors, MLIR's buffer-deallocation pipeline frees
-everything (see for_mlir_opt). A
-buffer a public function returns belongs to Python: `NativeBuffer` frees it
-with libc `free` (memref.alloc lowers to `malloc`) when it is garbage-collected,
-and an array result is a numpy array whose memory keeps that NativeBuffer.
+everything (see for_mlir_opt). A public function never frees its arguments
+(they are not owned, for the pipeline) and hands every buffer it returns to
+its caller. At the call boundary (`_claim`), the buffers of one call become
+Python values by one rule:
+
+* each allocation (a descriptor's `allocated` pointer) gets exactly one owner,
+  a `NativeBuffer`, which frees it with libc `free` (memref.alloc lowers to
+  `malloc`) when the last value viewing it goes; an allocation that is an
+  argument's memory is not owned again, its values keep the argument alive;
+* the arrays a call hands out share memory with nothing else: an array result
+  whose allocation is an argument's or an earlier result's (`func.return %0,
+  %0` for an output and its residual, two equal gradients) is copied. Only
+  that case copies; a memref result (the tape, only ever passed back to native
+  code) is shared, not copied.
 """
 
 from __future__ import annotations
@@ -98,6 +108,15 @@ BUFFERIZATION = (
     "--convert-linalg-to-loops",
 )
 
+# Set to 1 (`make memcheck` does), every memref access is checked at run time
+# (bounds, casts, subviews: MLIR's runtime op verification, on the memrefs
+# bufferization leaves); a failed check aborts the process with its location.
+VERIFY_MEMREFS = "IRAD_NATIVE_VERIFY_MEMREFS"
+RUNTIME_VERIFICATION = ("--generate-runtime-verification",)
+
+# Set to 1, a module mlir-opt or mlir-translate rejects is kept in a temporary
+# file (irad-native-*.mlir) named in the error; by default nothing is written.
+KEEP_FAILED_MODULES = "IRAD_KEEP_FAILED_MODULES"
 C_INTERFACE = "llvm.emit_c_interface"
 WRITABLE = "bufferization.writable"
 _TIMEOUT = 300
@@ -163,13 +182,14 @@ def _run_tool(args: Sequence[str], text: str, what: str) -> str:
     proc = subprocess.run(list(args), input=text, capture_output=True, text=True, timeout=_TIMEOUT)
     if proc.returncode == 0:
         return proc.stdout
-    fd, path = tempfile.mkstemp(prefix="irad-native-", suffix=".mlir")
-    with os.fdopen(fd, "w") as out:
-        out.write(text)
-    raise BackendError(
-        f"{what} failed (exit status {proc.returncode}); the module is saved in {path}\n"
-        f"  command: {' '.join(args)} {path}\n{proc.stderr.strip()}"
-    )
+    if os.environ.get(KEEP_FAILED_MODULES, "") not in ("", "0"):
+        fd, path = tempfile.mkstemp(prefix="irad-native-", suffix=".mlir")
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
+        kept = f"; the module is saved in {path}\n  command: {' '.join(args)} {path}"
+    else:
+        kept = f"\n  hint: set {KEEP_FAILED_MODULES}=1 to keep the module in a temporary file"
+    raise BackendError(f"{what} failed (exit status {proc.returncode}){kept}\n{proc.stderr.strip()}")
 
 
 def _has_tensors(module: ModuleOp) -> bool:
@@ -194,12 +214,13 @@ def for_mlir_opt(module: ModuleOp) -> tuple[ModuleOp, tuple[str, ...]]:
     never cloned.
     """
     module = public_interface(module)
+    checks = RUNTIME_VERIFICATION if os.environ.get(VERIFY_MEMREFS, "") not in ("", "0") else ()
     if not _has_tensors(module):
-        return module, LOWERING
+        return module, checks + LOWERING
     for op in [op for op in module.walk() if isinstance(op, memref.DeallocOp)]:
         op.detach()
         op.erase()
-    return module, BUFFERIZATION + LOWERING
+    return module, BUFFERIZATION + checks + LOWERING
 
 
 def lower_to_llvm_ir(mlir_text: str, passes: Sequence[str] = LOWERING) -> str:
@@ -257,21 +278,31 @@ _libc_free.argtypes = [ctypes.c_void_p]
 
 
 class NativeBuffer:
-    """A memref a native function returned; its memory is freed with it."""
+    """One allocation native code returned; libc `free` runs when the last
+    value viewing it (a numpy array, a NativeMemRef) goes."""
 
-    __slots__ = ("descriptor", "free", "__weakref__")
+    __slots__ = ("free", "__weakref__")
+
+    def __init__(self, allocated: int | None):
+        self.free = weakref.finalize(self, _libc_free, allocated)
+
+
+class NativeMemRef:
+    """A memref result (the tape) kept for a later native call; its
+    descriptor's `owner` keeps the memory alive."""
+
+    __slots__ = ("descriptor",)
 
     def __init__(self, descriptor: ctypes.Structure):
         self.descriptor = descriptor
-        self.free = weakref.finalize(self, _libc_free, descriptor.allocated)
 
 
 def _array_descriptor(t: TensorType) -> Callable:
-    """A converter from a numpy array to a pointer to a descriptor of its data."""
+    """A converter from a numpy array to a descriptor of its data."""
     descriptor, dtype, shape = c_type(t), _dtype(t), tuple(t.get_shape())
 
     def from_numpy(value):
-        array = np.ascontiguousarray(value, dtype=dtype)  # identity layout, as bufferized
+        array = np.asarray(value, dtype=dtype, order="C")  # identity layout, as bufferized; 0-d stays 0-d
         if array.shape != shape:
             raise BackendError(f"a native function expected an array of shape {shape} ({t}), got {array.shape}")
         d = descriptor()
@@ -280,22 +311,46 @@ def _array_descriptor(t: TensorType) -> Callable:
         if array.ndim:
             d.sizes[:] = array.shape
             d.strides[:] = [stride // array.itemsize for stride in array.strides]
-        d.array = array  # alive until the call returns
-        return ctypes.byref(d)
+        d.owner = array  # alive until the call returns
+        return d  # ctypes passes it by reference (the argtype is a pointer)
 
     return from_numpy
 
 
-def _to_numpy(d: ctypes.Structure, t: TensorType) -> np.ndarray:
-    """A numpy array over a buffer native code returned; the array frees it."""
+def _to_numpy(d: ctypes.Structure, t: TensorType, owner: object) -> np.ndarray:
+    """A numpy array over a buffer native code returned, keeping `owner` alive."""
     dtype = _dtype(t)
     shape = tuple(d.sizes) if t.get_shape() else ()
-    strides = tuple(s * dtype.itemsize for s in d.strides) if shape else ()
-    last = d.offset + sum((n - 1) * s for n, s in zip(shape, d.strides))  # the furthest element
+    element_strides = tuple(d.strides) if shape else ()  # a rank-0 descriptor has none
+    last = d.offset + sum((n - 1) * s for n, s in zip(shape, element_strides))  # the furthest element
     count = last + 1 if all(shape) else 0
     memory = (ctypes.c_char * (count * dtype.itemsize)).from_address(d.aligned)
-    memory.owner = NativeBuffer(d)  # freed with the last array that views it
+    memory.owner = owner
+    strides = tuple(s * dtype.itemsize for s in element_strides)
     return np.ndarray(shape, dtype, memory, d.offset * dtype.itemsize, strides)
+
+
+def _claim(values: Sequence, types: Sequence[Attribute], arguments: Sequence) -> tuple:
+    """The Python values of one call's results (the ownership rule of the
+    module docstring): one owner per allocation, and arrays that share memory
+    with no argument and no other result."""
+    owners = {a.allocated: a.owner for a in arguments if isinstance(a, ctypes.Structure)}
+    claimed = []
+    for value, t in zip(values, types):
+        if not _is_buffer(t):
+            claimed.append(value)
+            continue
+        owner = owners.get(value.allocated)
+        shared = owner is not None
+        if not shared:
+            owner = owners[value.allocated] = NativeBuffer(value.allocated)
+        if isinstance(t, TensorType):
+            array = _to_numpy(value, t, owner)
+            claimed.append(array.copy() if shared else array)
+        else:
+            value.owner = owner
+            claimed.append(NativeMemRef(value))
+    return tuple(claimed)
 
 
 def _argument(t: Attribute) -> tuple[type, Callable | None]:
@@ -306,18 +361,12 @@ def _argument(t: Attribute) -> tuple[type, Callable | None]:
         descriptor = c_type(t)
 
         def by_reference(value):
-            if not isinstance(value, NativeBuffer):
+            if not isinstance(value, NativeMemRef):
                 raise BackendError(f"a native function expected a memref ({t}) from native code, got {value!r}")
-            return ctypes.byref(value.descriptor)
+            return value.descriptor
 
         return ctypes.POINTER(descriptor), by_reference
     return c_type(t), None
-
-
-def _result(value, t: Attribute):
-    if isinstance(t, TensorType):
-        return _to_numpy(value, t)
-    return NativeBuffer(value) if isinstance(t, MemRefType) else value
 
 
 def _callable(address: int, function: func.FuncOp) -> Callable[..., tuple]:
@@ -358,8 +407,9 @@ def _callable(address: int, function: func.FuncOp) -> Callable[..., tuple]:
 
         def call_one(*args):
             out = results()
-            c_function(ctypes.byref(out), *convert(args))
-            return (_result(out, outputs[0]),)
+            args = convert(args)
+            c_function(ctypes.byref(out), *args)
+            return _claim((out,), outputs, args)
 
         return call_one
 
@@ -375,8 +425,9 @@ def _callable(address: int, function: func.FuncOp) -> Callable[..., tuple]:
 
     def call(*args):
         out = results()
-        c_function(ctypes.byref(out), *convert(args))
-        return tuple(map(_result, fields_of(out), outputs))
+        args = convert(args)
+        c_function(ctypes.byref(out), *args)
+        return _claim(fields_of(out), outputs, args)
 
     return call
 

@@ -17,6 +17,7 @@ import math
 import os
 import runpy
 import subprocess
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -134,7 +135,7 @@ def test_vjp_pullback_runs_again_and_frees_the_tape_with_the_pullback():
     assert dx == pytest.approx(2.0 * tg.finite_difference(cf.loop_with_branch, (0.3, 6), 0), rel=1e-6)
     assert pullback(1.0)[0] == pytest.approx(dx / 2.0, rel=1e-12)
     tapes = [c.cell_contents for c in pullback.__closure__ if isinstance(c.cell_contents, tuple)]
-    buffers = [b for t in tapes for b in t if isinstance(b, native.NativeBuffer)]
+    buffers = [b.descriptor.owner for t in tapes for b in t if isinstance(b, native.NativeMemRef)]
     assert len(buffers) == 1
     free = buffers[0].free
     assert free.alive
@@ -459,20 +460,38 @@ def test_unknown_backend():
     assert "use one of 'python', 'native'" in str(info.value)
 
 
+FAILING_MODULE = """
+  func.func private @f(%x: f64) -> f64 { func.return %x : f64 }
+  func.func @g(%x: f64) -> f64 {
+    %d = irad.grad @f(%x) {wrt = [0]} : (f64) -> f64
+    func.return %d : f64
+  }"""
+
+
+def _saved_modules() -> set[str]:
+    return set(glob.glob(os.path.join(tempfile.gettempdir(), "irad-native-*.mlir")))
+
+
 @needs_native
-def test_lowering_failure_reports_diagnostics_and_saves_the_module():
+def test_lowering_failure_reports_diagnostics_and_writes_no_file(monkeypatch):
     # an irad.grad request op left in a module: upstream MLIR does not know it
-    module = _parse("""
-      func.func private @f(%x: f64) -> f64 { func.return %x : f64 }
-      func.func @g(%x: f64) -> f64 {
-        %d = irad.grad @f(%x) {wrt = [0]} : (f64) -> f64
-        func.return %d : f64
-      }""")
+    monkeypatch.delenv(native.KEEP_FAILED_MODULES, raising=False)
+    before = _saved_modules()
     with pytest.raises(irad.BackendError, match="mlir-opt failed") as info:
-        native.compile_module(module)
+        native.compile_module(_parse(FAILING_MODULE))
+    message = str(info.value)
+    assert "irad.grad" in message and "saved" not in message
+    assert f"set {native.KEEP_FAILED_MODULES}=1" in message
+    assert _saved_modules() == before
+
+
+@needs_native
+def test_lowering_failure_keeps_the_module_when_asked(monkeypatch):
+    monkeypatch.setenv(native.KEEP_FAILED_MODULES, "1")
+    with pytest.raises(irad.BackendError, match="mlir-opt failed") as info:
+        native.compile_module(_parse(FAILING_MODULE))
     message = str(info.value)
     assert "irad.grad" in message
     saved = message.split("the module is saved in ")[1].split()[0]
     assert "irad.grad @f" in open(saved).read()
     os.remove(saved)
-
