@@ -51,6 +51,15 @@ memcheck: install-test
 	LD_PRELOAD=$(MALLOC_DEBUG) MALLOC_CHECK_=3 MALLOC_PERTURB_=165 IRAD_NATIVE_VERIFY_MEMREFS=1 \
 	  $(PY) -m pytest -q -n auto -p no:cacheprovider -m native tests/backends/test_native_memory.py
 
+# The random-program fuzzer at length: FUZZ_EXAMPLES programs (10,000 by default)
+# from the seed FUZZ_SEED (random, and printed, by default). Failures are shrunk,
+# printed and saved under tests/fuzz/regressions/ (see docs/testing.md).
+FUZZ_EXAMPLES ?= 10000
+FUZZ_SEED ?= $(shell $(PYTHON) -c "import random; print(random.randrange(2**32))")
+fuzz: install-test
+	@echo "fuzzing $(FUZZ_EXAMPLES) programs, seed $(FUZZ_SEED)"
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -n auto -p no:randomly tests/fuzz/test_fuzz.py --hypothesis-seed=$(FUZZ_SEED) --hypothesis-show-statistics
+
 bench: $(PY)
 	$(PIP) install -e '.[bench]'
 	$(PY) bench/scalar.py

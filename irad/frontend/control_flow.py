@@ -34,6 +34,7 @@ from irad.frontend.emitter import Emitter
 from irad.frontend.views import BASE, VIEWS
 from irad.frontend.values import Static
 from irad.errors import UnsupportedError
+from irad.ir.symbols import value_name
 from irad.ir.types import F64, I1, I64, describe, is_float, is_int
 
 RETURNED = "$return"
@@ -253,7 +254,7 @@ class ControlFlowLowering:
             values, results = results[: len(fa)], results[len(fa) :]
             for v in values:
                 if not name.startswith("$"):
-                    v.name_hint = name
+                    v.name_hint = value_name(name)
             self.env[name] = _rebuild(like, values)
             self.arrays.carried(values, fa, fb)  # writable after, if writable on both paths
 
@@ -294,7 +295,7 @@ class ControlFlowLowering:
             body_em = Emitter(block)
             k = body_em.op(arith.IndexCastOp(block.args[0], I64))
             i = body_em.op(arith.AddiOp(start, body_em.op(arith.MuliOp(k, step))))
-            i.name_hint = target
+            i.name_hint = value_name(target)
             self.env[target] = i
 
         def build(inits: list[SSAValue], _before: Block | None, body: Block) -> list[SSAValue]:
@@ -428,7 +429,7 @@ class ControlFlowLowering:
             else:
                 for v in values:
                     if not n.startswith("$"):
-                        v.name_hint = n
+                        v.name_hint = value_name(n)
                 self.env[n] = _rebuild(like, values)
                 self.arrays.carried(values, inits.get(n, []), outs[n])  # arrays stay writable
         if after_views is not None:
@@ -466,7 +467,7 @@ class ControlFlowLowering:
                 self.arrays.carried(values, flatten(like) or [])
                 for v in values:
                     if not n.startswith("$"):
-                        v.name_hint = n
+                        v.name_hint = value_name(n)
 
         before = after = None
         try:

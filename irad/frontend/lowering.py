@@ -33,7 +33,7 @@ from irad.frontend.arrays import (
     lower_wrapper_body,
     reshape_method,
 )
-from irad.ir.symbols import fresh_symbol, rename_callees
+from irad.ir.symbols import fresh_symbol, rename_callees, value_name
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
 from irad.frontend import integers
 from irad.frontend.emitter import Emitter
@@ -346,7 +346,7 @@ class FunctionLowering(ControlFlowLowering):
             raise self.src.error(self.src.tree, mismatch(len(params)))
         for name, arg in zip(params, args):
             if isinstance(arg, SSAValue):
-                arg.name_hint = name
+                arg.name_hint = value_name(name)
             self.env[name] = arg
         return params
 
@@ -417,7 +417,7 @@ class FunctionLowering(ControlFlowLowering):
     def assign(self, target: ast.expr, value: Value) -> None:
         if isinstance(target, ast.Name):
             if isinstance(value, SSAValue) and value.name_hint is None:
-                value.name_hint = target.id
+                value.name_hint = value_name(target.id)
             self.arrays.views.bind(target.id, value)  # an alias or a view shares an array
             self.env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):

@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import BlockArgument, SSAValue
 
 from irad.ir import tensor as T
+from irad.ir.symbols import value_name
 from irad.ir.types import is_float
 
 VIEWS = "$views"
@@ -313,7 +314,7 @@ class Views:
         scatter it into its base and re-derive every name sharing the base."""
         em, env = self.al.em, self.env
         member = self.table.members.get(name)
-        value.name_hint = name
+        value.name_hint = value_name(name)
         if member is None:
             env[name] = self.al.new(value)
             return
@@ -333,7 +334,7 @@ class Views:
             v = new
             for step in m.chain:
                 v = step.read(em, v)
-            v.name_hint = other
+            v.name_hint = value_name(other)
             env[other] = self.al.new(v)
 
     # ---- joins ----------------------------------------------------------------------------

@@ -1,12 +1,27 @@
-"""Moving functions between modules: fresh symbol names and call renaming."""
+"""Names in IR: fresh symbol names, call renaming, and SSA value names."""
 
 from __future__ import annotations
+
+import re
 
 from collections.abc import Container, Mapping
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import SymbolRefAttr
 from xdsl.ir import Operation
+
+
+_NUMBERED = re.compile(r"(_\d+)+$")
+
+
+def value_name(name: str) -> str:
+    """A name hint for an SSA value named after a Python variable.
+
+    xDSL's printer numbers repeated hints `w`, `w_1`, `w_2`, and strips one
+    `_<n>` from a hint, so a variable `w_2_4` (hint `w_2`) would print as a
+    second `%w_2`: invalid IR. All trailing `_<n>` go, so hints never look
+    numbered and the printer's numbering keeps names unique."""
+    return _NUMBERED.sub("", name) or name
 
 
 def fresh_symbol(base: str, taken: Container[str]) -> str:

@@ -223,3 +223,20 @@ def test_float32_through_a_tape_matches_float64_differences(f, args, argnum, bac
         down[argnum][k] -= h
         expected[k] = (f(*up) - f(*down)) / (2 * h)
     np.testing.assert_allclose(got, expected, rtol=2e-5, atol=2e-5)
+
+
+def numbered_names(w, x):
+    w = w + x  # printed %w_1
+    w = w * x  # printed %w_2
+    w_2_4 = w * 2.0  # hint "w_2" once xDSL strips "_4": it printed as a second %w_2
+    return np.sum(w * w_2_4)
+
+
+def test_variables_with_numbered_names_print_as_valid_ir():
+    # found by the fuzzer: the printed module redefined %w_2, and mlir-opt refused it
+    from irad.backends.mlir_tools import mlir_opt_parses, find_tool
+
+    check_grad(numbered_names, ARRAY, 0.5)
+    if find_tool("mlir-opt") is not None:
+        ok, diagnostics = mlir_opt_parses(str(irad.lower(numbered_names, ARRAY, 0.5)))
+        assert ok, diagnostics

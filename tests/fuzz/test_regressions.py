@@ -1,0 +1,23 @@
+"""Programs the fuzzer found failing, kept under tests/fuzz/regressions/ (one
+file each: the program's source, with its arguments in an `# ARGS =` line),
+checked as the fuzzer checks them."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.fuzz.checks import REGRESSIONS, check_program
+
+CASES = sorted(REGRESSIONS.glob("case_*.py"))
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_saved_program(path: Path):
+    source = path.read_text()
+    args = eval(re.search(r"^# ARGS = (.*)$", source, re.M).group(1), {"np": np})
+    check_program(source, args, Path(tempfile.mkdtemp(prefix="irad-regression-")))
