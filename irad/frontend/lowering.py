@@ -35,7 +35,7 @@ from irad.frontend.arrays import (
 )
 from irad.ir.symbols import fresh_symbol, rename_callees, value_name
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
-from irad.frontend import integers
+from irad.frontend import integers, joins
 from irad.frontend.emitter import Emitter
 from irad.frontend.values import Static, Value
 from irad.frontend.library import (
@@ -744,13 +744,16 @@ class FunctionLowering(ControlFlowLowering):
         cond = self.em.to_bool(test)
         then_block, then_value = self._branch(node.body)
         else_block, else_value = self._branch(node.orelse)
-        if is_float(then_value.type) or is_float(else_value.type):
-            target = then_value.type if is_float(then_value.type) else else_value.type
-            then_value = Emitter(then_block).to_float(then_value, target)
-            else_value = Emitter(else_block).to_float(else_value, target)
-        elif then_value.type != else_value.type:
-            then_value = Emitter(then_block).to_int(then_value)
-            else_value = Emitter(else_block).to_int(else_value)
+        joined = joins.join_types(then_value.type, else_value.type)
+        if joined is None:
+            raise self.src.error(
+                node,
+                "the two values of this conditional expression have no common type: "
+                f"{joins.mismatch(then_value.type, else_value.type)}",
+                "irad's array shapes are static: give both the same shape",
+            )
+        then_value = joins.convert(Emitter(then_block), then_value, joined)
+        else_value = joins.convert(Emitter(else_block), else_value, joined)
         then_block.add_op(scf.YieldOp(then_value))
         else_block.add_op(scf.YieldOp(else_value))
         return self.em.op(

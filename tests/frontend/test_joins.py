@@ -95,6 +95,16 @@ def shape_differs_after_a_return(x, c):
     return np.sum(r)
 
 
+def conditional_number_or_array(x, c):
+    y = 1.5 if c > 0 else x * 2.0
+    return np.sum(y * x)
+
+
+def conditional_shapes_differ(x, c):
+    y = x if c > 0 else x[1:]
+    return np.sum(y)
+
+
 ARRAY = np.array([0.3, -1.2, 0.7])
 MATRIX = np.array([[0.5, -0.2], [1.5, 0.1], [-0.7, 0.9]])
 CASES = [
@@ -110,6 +120,8 @@ CASES = [
     (int_start_made_float_by_a_call, (-0.4, 3)),
     (shape_differs_after_a_return, (ARRAY, 1.0)),
     (shape_differs_after_a_return, (ARRAY, 7.0)),
+    (conditional_number_or_array, (ARRAY, 1.0)),
+    (conditional_number_or_array, (ARRAY, -1.0)),
 ]
 
 
@@ -144,12 +156,14 @@ def loop_changes_the_shape(x):
     [
         (rows_of_different_shapes, r"test_joins.py:\d+:\d+: 'y' has no common type after this branch: "
          r"float64 array of shape \(3,\).* on one path and float64 array of shape \(2,\).* on the other"),
+        (conditional_shapes_differ, r"test_joins.py:\d+:\d+: the two values of this conditional expression "
+         r"have no common type: float64 array of shape \(3,\).* on one path and float64 array of shape \(2,\)"),
         (loop_changes_the_shape, r"test_joins.py:\d+:\d+: 'y' has no common type across the iterations "
          r"of this loop: float64 array of shape \(3,\).* before an iteration, float64 array of shape \(2,\)"),
     ],
 )
 def test_arrays_of_different_shapes_do_not_join(f, message):
-    args = (ARRAY, 1.0) if f is rows_of_different_shapes else (ARRAY,)
+    args = (ARRAY,) if f is loop_changes_the_shape else (ARRAY, 1.0)
     with pytest.raises(UnsupportedError, match=message):
         irad.grad(f)(*args)
 
