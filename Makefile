@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: demo test quick install install-test install-check lit pytest memcheck bench clean
+.PHONY: demo test quick install install-test install-check lit pytest memcheck fuzz bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
