@@ -33,7 +33,6 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IndexType,
     IntegerType,
-    MemRefType,
     ModuleOp,
     TensorType,
     UnitAttr,
