@@ -121,6 +121,10 @@ OPS: dict[object, tuple[tuple[int, ...], Emit]] = {
     builtins.pow: ((2,), _pow),
 }
 
+# The callables above that convert a float to an int (fptosi): the call site
+# checks the argument first (see FunctionLowering.check_int_conversion).
+FLOAT_TO_INT = frozenset({math.floor, math.ceil, math.trunc, builtins.int})
+
 # Functions lowered from source whose arguments are converted to float first,
 # as Python's math functions do (so `logaddexp(x, 0)` meets the float rule).
 FLOAT_FUNCTIONS = frozenset(

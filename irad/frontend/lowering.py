@@ -15,7 +15,7 @@ import types
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, cf, func, scf
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import FileLineColLoc, FunctionType, IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Region, SSAValue
@@ -40,6 +40,7 @@ from irad.frontend.emitter import Emitter
 from irad.frontend.values import Static, Value
 from irad.frontend.library import (
     FLOAT_FUNCTIONS,
+    FLOAT_TO_INT,
     OPS,
     describe_callable,
     python_reference,
@@ -638,10 +639,31 @@ class FunctionLowering(ControlFlowLowering):
                     "write math.floor(a / b) (or a - b * math.floor(a / b)) if "
                     "that is what you mean; `//` and `%` on ints are supported",
                 )
+            if integers.constant_int(b) in (None, 0):  # MLIR leaves x // 0 undefined
+                self.check(
+                    em.op(arith.CmpiOp(b, em.const(0, b.type), "ne")), node,
+                    "integer division or modulo by zero",
+                )
             if isinstance(op, ast.FloorDiv):
                 return em.op(arith.FloorDivSIOp(a, b))
             return self.modulo(a, b)
         raise self.src.error(node, f"the operator {_OPERATOR_NAMES.get(type(op), type(op).__name__)} is not supported")
+
+    def check(self, condition: SSAValue, node: ast.AST, message: str) -> None:
+        """A run-time check: fails with `file:line: message` unless `condition` holds."""
+        self.em.op(cf.AssertOp(condition, f"{self.src.location(node)}: {message}"))
+
+    def check_int_conversion(self, x: SSAValue, node: ast.AST) -> None:
+        """Before a float -> i64 conversion (fptosi is poison outside i64 and for
+        inf/nan). Checking x itself suffices for floor/ceil/trunc too: no double
+        lies strictly between 2**63 - 1024 and 2**63, nor just below -2**63."""
+        em = self.em
+        inside = em.op(arith.AndIOp(  # ordered comparisons: false for nan
+            em.op(arith.CmpfOp(x, em.const(-(2.0**63), x.type), "oge")),
+            em.op(arith.CmpfOp(x, em.const(2.0**63, x.type), "olt")),
+        ))
+        self.check(inside, node, "cannot convert float infinity or NaN to integer "
+                   "(or the integer does not fit in 64 bits)")
 
     def modulo(self, a: SSAValue, b: SSAValue) -> SSAValue:
         """Python's `%` on ints: the result has the sign of the divisor."""
@@ -855,6 +877,8 @@ class FunctionLowering(ControlFlowLowering):
                     "use the numpy function (np.maximum, np.abs, ...)",
                 )
             return result
+        if fn in FLOAT_TO_INT and is_float(args[0].type):
+            self.check_int_conversion(args[0], node)
         if self.owner.has_rules(fn):  # the pass must meet a call op to consult the table
             return self.call(fn, args, node)
         return emit(self.em, args)
