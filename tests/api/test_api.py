@@ -6,6 +6,7 @@ import pytest
 from xdsl.dialects import func
 
 import irad
+from irad import generated_programs as testing
 from irad import pipeline
 from tests import programs
 
@@ -80,14 +81,13 @@ def test_entry_keywords_and_defaults_are_bound():
     assert value == pytest.approx(programs.helper_sum(1.0, 3.0))
 
 
-def test_deep_call_chain_needs_no_recursion_limit_change(tmp_path, monkeypatch):
+def test_deep_call_chain_needs_no_recursion_limit_change(tmp_path):
     depth = 300  # about 12 Python frames per level in the frontend: far past the default limit
     lines = ["import math", "def f0(x):", "    return math.sin(x) + x"]
     for i in range(1, depth):
         lines += [f"def f{i}(x):", f"    return f{i - 1}(x) * 0.999 + 0.001"]
-    (tmp_path / "deep_chain.py").write_text("\n".join(lines) + "\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    import deep_chain
+    # its own module name: test_inline's chain is another `deep_chain` in sys.modules
+    deep_chain = testing.load("\n".join(lines) + "\n", "deep_chain_of_300", tmp_path)
 
     x = 0.3
     expected = 0.999 ** (depth - 1) * (math.cos(x) + 1.0)
