@@ -13,27 +13,19 @@ subset, so an "unsupported" error is a bug in irad or in the generator.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 
 import irad
+from irad import generated_programs
 
 REGRESSIONS = Path(__file__).parent / "regressions"
 
 
 def load(source: str, directory: Path):
     """Import `source` as a module from a file (irad reads functions' source)."""
-    name = "fuzz_" + hashlib.sha1(source.encode()).hexdigest()[:12]
-    path = directory / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return generated_programs.load(source, "fuzz_" + hashlib.sha1(source.encode()).hexdigest()[:12], directory)
 
 
 def _as_float64(args):
