@@ -32,6 +32,7 @@ from irad.compiled import Compiled, cached, error_at, name_of, normalise_argnums
 from irad.backends import check_backend, compile_for
 from irad.ir.dialect import TAPE, JvpOp, TapeFreeOp
 from irad.frontend import bind_arguments, signature_of
+from irad.frontend.globals import HiddenGlobals
 from irad.ir.types import describe, is_differentiable, is_float, is_tensor
 from irad.passes.differentiate import Differentiator
 from irad.pipeline import add_entry, entry_block, function_named, jvp_spec, lowered, reversed_spec, run
@@ -50,24 +51,25 @@ class _JacobianFunction:
         self.__name__ = f"{mode}({name_of(f)})"
         self._returns_arrays: dict[tuple[Attribute, ...], bool] = {}  # by signature
 
-    def _irad_module(self, signature: tuple[Attribute, ...]) -> tuple[ModuleOp, str]:
+    def _irad_module(self, signature: tuple[Attribute, ...]) -> tuple[ModuleOp, str, HiddenGlobals]:
         nums = normalise_argnums(self.f, self.argnums, signature)
-        module, entry, _ = jacobian_module(self.f, signature, nums, self.mode, inline=False)
-        return module, entry
+        module, entry, _, hidden = jacobian_module(self.f, signature, nums, self.mode, inline=False)
+        return module, entry, hidden
 
-    def _compiled(self, args: Sequence) -> Compiled:
+    def _compiled(self, args: Sequence) -> tuple[Compiled, tuple]:
+        """The compiled Jacobian for these arguments, and the hidden arrays' values."""
         signature = signature_of(self.f, tuple(args))
         nums = normalise_argnums(self.f, self.argnums, signature)
 
         def build() -> Compiled:
-            module, entry, outputs = jacobian_module(self.f, signature, nums, self.mode)
-            return Compiled(module, compile_for(module, self.backend).function(entry), outputs)
+            module, entry, outputs, hidden = jacobian_module(self.f, signature, nums, self.mode)
+            return Compiled(module, compile_for(module, self.backend).function(entry), outputs, hidden)
 
         return cached((self.f, self.mode, nums, signature, self.backend), build)
 
     def lower(self, *args, **kwargs) -> ModuleOp:
         """The differentiated, optimised module for these argument types."""
-        return self._compiled(bind_arguments(self.f, args, kwargs)).module
+        return self._compiled(bind_arguments(self.f, args, kwargs))[0].module
 
     def __call__(self, *args, **kwargs):
         args = bind_arguments(self.f, args, kwargs)
@@ -75,8 +77,8 @@ class _JacobianFunction:
         nums = normalise_argnums(self.f, self.argnums, signature)
         if any(is_tensor(signature[a]) for a in nums) or self._array_outputs(args, signature):
             return self._array_jacobian(args, signature, nums)
-        compiled = self._compiled(args)
-        flat = run_compiled(compiled.run, args)
+        compiled, hidden = self._compiled(args)
+        flat = run_compiled(compiled.run, (*args, *hidden))
         width = len(flat) // len(compiled.out_types)
         rows = [flat[i * width : (i + 1) * width] for i in range(len(compiled.out_types))]
         rows = [row[0] if self.single else tuple(row) for row in rows]
@@ -141,11 +143,12 @@ def jacobian_module(
     argnums: tuple[int, ...],
     mode: str,
     inline: bool = True,
-) -> tuple[ModuleOp, str, tuple[Attribute, ...]]:
+) -> tuple[ModuleOp, str, tuple[Attribute, ...], HiddenGlobals]:
     """The module whose public `@<f>.<mode>` returns the Jacobian's entries,
-    row-major; also f's result types. (`inline=False` for a module to be
-    differentiated again.)"""
-    module, name = lowered(f, signature)
+    row-major; also f's result types and the global arrays the entry takes
+    after f's arguments. (`inline=False` for a module to be differentiated
+    again.)"""
+    module, name, hidden = lowered(f, signature)
     primal = function_named(module, name)
     primal.sym_visibility = StringAttr("private")
     outputs = tuple(primal.function_type.outputs.data)
@@ -166,7 +169,7 @@ def jacobian_module(
         run(module, jvp_spec(inline))
     else:
         run(module, reversed_spec(inline))
-    return module, entry.sym_name.data, outputs
+    return module, entry.sym_name.data, outputs, hidden
 
 
 def _unit(block: Block, type_: Attribute, value: float) -> SSAValue:
