@@ -190,20 +190,21 @@ class HiddenGlobals:
         has another dtype or shape than when compiled (compile again)."""
         values = []
         for g, key in zip(self.globals, self.keys):
-            value = self._current(g)
-            if array_key(value) != key:
+            try:
+                value = g.read()
+            except LookupError:
+                raise UnsupportedError(
+                    f"{g.where}: {g.describe()}, an array {self.reader} reads, is no longer defined\n"
+                    "  hint: irad reads global arrays at each call; keep it bound to a numpy array"
+                ) from None
+            if not (isinstance(value, np.ndarray) and array_key(value) == key):
+                self._check(g, value)
                 return None
             values.append(value)
         return tuple(values)
 
-    def _current(self, g: Global) -> np.ndarray:
-        try:
-            value = g.read()
-        except LookupError:
-            raise UnsupportedError(
-                f"{g.where}: {g.describe()}, an array {self.reader} reads, is no longer defined\n"
-                "  hint: irad reads global arrays at each call; keep it bound to a numpy array"
-            ) from None
+    def _check(self, g: Global, value: object) -> None:
+        """An error unless `value` is an array irad can take in place of the one at `g`."""
         if not is_hidden(value):
             if isinstance(value, np.ndarray):
                 what = f"an array of dtype {value.dtype}, which irad cannot lower"
@@ -214,7 +215,6 @@ class HiddenGlobals:
                 "  hint: irad reads global arrays at each call; rebind it to a numpy array of "
                 "float, int or bool (np.asarray(...)), or pass the value as an argument"
             )
-        return value
 
 
 NO_GLOBALS = HiddenGlobals()
