@@ -37,7 +37,8 @@ from irad.rules import default_table
 
 
 def lower(f: Callable, *example_args, **example_kwargs) -> ModuleOp:
-    """The primal module of `f`, specialised to the example arguments' types."""
+    """The primal module of `f`, specialised to the example arguments' types.
+    Global arrays `f` reads are arguments after its own, named after them."""
     args = bind_arguments(f, example_args, example_kwargs)
     return lowered(f, signature_of(f, args))[0]
 
@@ -116,7 +117,9 @@ def grad(
     `checkpoint=True` makes loops store only each iteration's inputs and
     recompute the body in the reverse sweep (less memory, more time; see
     docs/control-flow.md). `backend="native"` runs machine code compiled by
-    upstream MLIR 22 and llvmlite (see docs/backends.md).
+    upstream MLIR 22 and llvmlite (see docs/backends.md). Global arrays `f`
+    reads are read at each call and never differentiated (see
+    docs/python-subset.md).
     """
     return _GradFunction(f, argnums, with_value=False, checkpoint=checkpoint, backend=backend)
 

@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, SSAValue
 
 from irad.api import grad, jvp, vjp
-from irad.compiled import Compiled, cached, error_at, name_of, normalise_argnums, run_compiled
+from irad.compiled import Compiled, cached, error_at, name_of, normalise_argnums, run_compiled, variant
 from irad.backends import check_backend, compile_for
 from irad.ir.dialect import TAPE, JvpOp, TapeFreeOp
 from irad.frontend import bind_arguments, signature_of
@@ -49,7 +49,8 @@ class _JacobianFunction:
         self.backend = check_backend(backend)
         self.single = isinstance(argnums, numbers.Integral)
         self.__name__ = f"{mode}({name_of(f)})"
-        self._returns_arrays: dict[tuple[Attribute, ...], bool] = {}  # by signature
+        # f's primal, by signature, then by the global arrays it reads: its result types
+        self._primals: dict[tuple[Attribute, ...], list[Compiled]] = {}
 
     def _irad_module(self, signature: tuple[Attribute, ...]) -> tuple[ModuleOp, str, HiddenGlobals]:
         nums = normalise_argnums(self.f, self.argnums, signature)
@@ -75,7 +76,7 @@ class _JacobianFunction:
         args = bind_arguments(self.f, args, kwargs)
         signature = signature_of(self.f, tuple(args))
         nums = normalise_argnums(self.f, self.argnums, signature)
-        if any(is_tensor(signature[a]) for a in nums) or self._array_outputs(args, signature):
+        if any(is_tensor(signature[a]) for a in nums) or self._array_outputs(signature):
             return self._array_jacobian(args, signature, nums)
         compiled, hidden = self._compiled(args)
         flat = run_compiled(compiled.run, (*args, *hidden))
@@ -86,16 +87,16 @@ class _JacobianFunction:
         return tuple(rows) if returns_tuple else rows[0]
 
     # ---- arrays: one sweep per element, assembled with numpy --------------------
-    def _array_outputs(self, args, signature) -> bool:
-        """Does f return an array? Shapes are static, so a jvp along zero answers
-        once per signature."""
-        if signature not in self._returns_arrays:
-            floats = [a for a in range(len(args)) if is_differentiable(signature[a])]
-            zeros = [np.zeros(np.shape(args[a])) if is_tensor(signature[a]) else 0.0 for a in floats]
-            out, _ = jvp(self.f, args, zeros, argnums=floats, backend=self.backend)
-            outs = out if isinstance(out, tuple) else (out,)
-            self._returns_arrays[signature] = any(isinstance(o, np.ndarray) for o in outs)
-        return self._returns_arrays[signature]
+    def _array_outputs(self, signature) -> bool:
+        """Does f return an array? Shapes are static, so f's result types say,
+        once per signature and dtypes and shapes of the global arrays it reads."""
+
+        def build() -> Compiled:
+            module, name, hidden = lowered(self.f, signature)
+            return Compiled(module, None, tuple(function_named(module, name).function_type.outputs.data), hidden)
+
+        primal, _ = variant(self._primals.setdefault(signature, []), build)
+        return any(is_tensor(t) for t in primal.out_types)
 
     def _array_jacobian(self, args, signature, nums):
         """J[output][argument] of shape output.shape + argument.shape, as JAX gives it."""

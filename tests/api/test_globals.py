@@ -266,6 +266,20 @@ def test_jvp_jacfwd_jacrev_hessian_and_grad_of_grad_see_new_values(backend):
         )
 
 
+def scaled_by_shift(s):
+    return np.sin(s * SHIFT)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("jacobian", [irad.jacfwd, irad.jacrev])
+def test_a_jacobian_follows_a_global_that_turns_its_output_into_an_array(backend, jacobian, monkeypatch):
+    """SHIFT 0-d makes a float output, SHIFT of shape (2,) an array output."""
+    j = jacobian(scaled_by_shift, backend=backend)
+    for shift in (np.array(2.0), np.array([1.0, -3.0]), np.array(0.5)):
+        monkeypatch.setattr(THIS, "SHIFT", shift)
+        np.testing.assert_allclose(j(0.3), np.cos(0.3 * shift) * shift, rtol=1e-13)
+
+
 def calls_grad_of_scalar_in(s):
     return irad.grad(scalar_in)(s) * s
 
