@@ -161,7 +161,7 @@ def gradient_module(
     with_value: bool,
     checkpoint: bool = False,
     inline: bool = True,
-) -> tuple[ModuleOp, str]:
+) -> tuple[ModuleOp, str, HiddenGlobals]:
     """The differentiated, optimised module, the name of its entry function and
     the global arrays it takes after f's arguments.
 
