@@ -14,33 +14,33 @@ from __future__ import annotations
 import numbers
 from collections.abc import Callable, Sequence
 
+import numpy as np
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Attribute
 
-from irad.backends import check_backend, compile_for
-from irad.compiled import (
-    Compiled,
-    cached,
+from irad.arguments import (
+    argument_trees,
+    arguments,
+    check_tree,
     error_at,
     name_of,
     normalise_argnums,
-    python_type,
-    run_compiled,
-    seed,
-    variant,
+    ranges,
 )
-from irad.frontend import bind_arguments, signature_of
+from irad.backends import check_backend, compile_for
+from irad.compiled import Compiled, cached, run_compiled, variant
 from irad.frontend.globals import HiddenGlobals
-from irad.ir.types import is_differentiable
+from irad.frontend.pytrees import Node, Tree, leaf_types, tuple_tree, unflatten
+from irad.ir.types import is_differentiable, is_tensor
 from irad.pipeline import gradient_module, jvp_module, lowered, vjp_module
 from irad.rules import default_table
 
 
 def lower(f: Callable, *example_args, **example_kwargs) -> ModuleOp:
     """The primal module of `f`, specialised to the example arguments' types.
-    Global arrays `f` reads are arguments after its own, named after them."""
-    args = bind_arguments(f, example_args, example_kwargs)
-    return lowered(f, signature_of(f, args))[0]
+    Arguments that are pytrees (tuples, dicts, ...) are flattened into one IR
+    argument per leaf, named after its path (`%params.W`); global arrays `f`
+    reads are arguments after its own, named after them."""
+    return lowered(f, arguments(f, example_args, example_kwargs)[1])[0]
 
 
 # ---- grad / value_and_grad ------------------------------------------------------
@@ -48,72 +48,73 @@ class _GradFunction:
     """The callable returned by grad / value_and_grad."""
 
     def __init__(
-        self, f: Callable, argnums, with_value: bool, checkpoint: bool = False, backend: str = "python"
+        self, f: Callable, argnums, with_value: bool, checkpoint: bool = False, backend: str = "python",
+        has_aux: bool = False,
     ):
         self.f = f
         self.argnums = argnums
         self.with_value = with_value
         self.checkpoint = checkpoint
+        self.has_aux = has_aux
         self.backend = check_backend(backend)
         self.single = isinstance(argnums, numbers.Integral)
         self.__name__ = f"{'value_and_grad' if with_value else 'grad'}({name_of(f)})"
         self.__doc__ = getattr(f, "__doc__", None)
-        # Python argument types determine the IR signature, so this cheap key
-        # finds compiled code (its variants, by global arrays) without lowering.
-        self._by_python_types: dict[tuple, list[Compiled]] = {}
+        # The signature (the arguments' trees and leaf types) determines the IR,
+        # so this key finds compiled code (its variants, by global arrays) without lowering.
+        self._by_signature: dict[tuple, list[Compiled]] = {}
 
-    def _compiled(self, args: Sequence) -> tuple[Compiled, tuple]:
+    def _compiled(self, signature: Node) -> tuple[Compiled, tuple]:
         """The compiled gradient for these arguments, and the hidden arrays' values."""
-        key = (tuple(map(python_type, args)), default_table().version)
-        variants = self._by_python_types.setdefault(key, [])
-        return variant(variants, lambda: self._compile(args)[0])
+        key = (signature, default_table().version)
+        variants = self._by_signature.setdefault(key, [])
+        return variant(variants, lambda: self._compile(signature)[0])
 
-    def _compile(self, args: Sequence) -> tuple[Compiled, tuple]:
-        signature = signature_of(self.f, tuple(args))
-        wrt = normalise_argnums(self.f, self.argnums, signature)
+    def _compile(self, signature: Node) -> tuple[Compiled, tuple]:
+        nums = normalise_argnums(self.f, self.argnums, signature)
         kind = "value_and_grad" if self.with_value else "grad"
 
         def build() -> Compiled:
-            module, entry, hidden = gradient_module(
-                self.f, signature, wrt, self.with_value, self.checkpoint
-            )
-            return Compiled(module, compile_for(module, self.backend).function(entry), hidden=hidden)
+            module, entry, hidden, results = self._module(signature, nums, inline=True)
+            run = compile_for(module, self.backend).function(entry)
+            return Compiled(module, run, hidden=hidden, results=results)
 
-        return cached((self.f, kind, wrt, signature, self.checkpoint, self.backend), build)
+        key = (self.f, kind, nums, self.single, self.has_aux, signature, self.checkpoint, self.backend)
+        return cached(key, build)
 
-    def _irad_module(self, signature: tuple[Attribute, ...]) -> tuple[ModuleOp, str, HiddenGlobals]:
-        """A fresh module computing this gradient, for a program that calls it
-        (and so differentiates it again: higher order); its entry takes the
-        global arrays f reads after `signature`."""
-        wrt = normalise_argnums(self.f, self.argnums, signature)
+    def _module(self, signature: Node, nums, inline: bool):
         return gradient_module(
-            self.f, signature, wrt, self.with_value, self.checkpoint, inline=False
+            self.f, signature, nums, self.with_value, self.checkpoint, inline, self.has_aux, self.single
         )
 
-    @property
-    def returns_tuple(self) -> bool:
-        """Whether calls return a tuple (even of one gradient), for jacobians of this."""
-        return self.with_value or not self.single
+    def _irad_module(self, signature: Node) -> tuple[ModuleOp, str, HiddenGlobals, Tree]:
+        """A fresh module computing this gradient, for a program that calls it
+        (and so differentiates it again: higher order); its entry takes the
+        global arrays f reads after the signature's leaves."""
+        return self._module(signature, normalise_argnums(self.f, self.argnums, signature), inline=False)
 
     def lower(self, *args, **kwargs) -> ModuleOp:
         """The differentiated, optimised module the backend runs for these argument types."""
-        return self._compiled(bind_arguments(self.f, args, kwargs))[0].module
+        return self._compiled(arguments(self.f, args, kwargs)[1])[0].module
 
     def __call__(self, *args, **kwargs):
-        args = bind_arguments(self.f, args, kwargs)
-        compiled, hidden = self._compiled(args)
-        results = run_compiled(compiled.run, (*args, *hidden))
-        grads = results[1:] if self.with_value else results
-        grads = grads[0] if self.single else tuple(grads)
-        return (results[0], grads) if self.with_value else grads
+        leaves, signature = arguments(self.f, args, kwargs)
+        compiled, hidden = self._compiled(signature)
+        results = run_compiled(compiled.run, (*leaves, *hidden))
+        return unflatten(compiled.results, iter(results))
 
 
 def grad(
-    f: Callable, argnums: int | Sequence[int] = 0, *, checkpoint: bool = False, backend: str = "python"
+    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, checkpoint: bool = False,
+    backend: str = "python",
 ) -> _GradFunction:
     """The gradient of `f` (which returns one float) with respect to `argnums`.
 
     An int `argnums` gives one gradient; a tuple gives a tuple, as in jax.grad.
+    Arguments may be pytrees (tuples, lists, dicts, NamedTuples, dataclasses of
+    floats and arrays): the gradient of one has its structure, with None for
+    int and bool leaves. `has_aux=True`: f returns `(value, aux)`, and the call
+    returns `(gradient, aux)`; aux (any pytree) is not differentiated.
     `checkpoint=True` makes loops store only each iteration's inputs and
     recompute the body in the reverse sweep (less memory, more time; see
     docs/control-flow.md). `backend="native"` runs machine code compiled by
@@ -121,14 +122,16 @@ def grad(
     reads are read at each call and never differentiated (see
     docs/python-subset.md).
     """
-    return _GradFunction(f, argnums, with_value=False, checkpoint=checkpoint, backend=backend)
+    return _GradFunction(f, argnums, False, checkpoint, backend, has_aux)
 
 
 def value_and_grad(
-    f: Callable, argnums: int | Sequence[int] = 0, *, checkpoint: bool = False, backend: str = "python"
+    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, checkpoint: bool = False,
+    backend: str = "python",
 ) -> _GradFunction:
-    """Like `grad`, returning `(f(*args), gradient)`."""
-    return _GradFunction(f, argnums, with_value=True, checkpoint=checkpoint, backend=backend)
+    """Like `grad`, returning `(f(*args), gradient)`; with has_aux,
+    `((value, aux), gradient)`."""
+    return _GradFunction(f, argnums, True, checkpoint, backend, has_aux)
 
 
 # Programs may apply these to functions: the frontend evaluates them while lowering.
@@ -136,56 +139,70 @@ grad._irad_transform = value_and_grad._irad_transform = True
 
 
 # ---- vjp --------------------------------------------------------------------------
-def vjp(f: Callable, *primals, backend: str = "python"):
-    """`(out, pullback)`: `pullback(cotangent)` returns one cotangent per primal.
+def vjp(f: Callable, *primals, has_aux: bool = False, backend: str = "python"):
+    """`(out, pullback)`: `pullback(cotangent)` returns a tuple with one
+    cotangent per primal, each of that primal's structure.
 
-    The cotangent has the structure of `out`: a number, or a tuple of numbers
-    for tuple outputs (cotangents of int outputs are ignored). Non-float
-    primals get None. `backend` is "python" or "native", as for `grad`.
+    The cotangent has the structure of `out` (a number, an array, or a pytree
+    of them); its entries for int or bool outputs are ignored. Int and bool
+    primals (or leaves) get None. With `has_aux=True`, f returns `(out, aux)`
+    and vjp returns `(out, pullback, aux)`; aux is not differentiated.
+    `backend` is "python" or "native", as for `grad`.
     """
     check_backend(backend)
-    primals = bind_arguments(f, primals, {})
-    signature = signature_of(f, primals)
-    active = tuple(is_differentiable(t) for t in signature)
-
-    def build() -> Compiled:
-        module, augmented, pullback, out_types, hidden = vjp_module(f, signature)
-        compiled = compile_for(module, backend)
-        pair = (compiled.function(augmented), compiled.function(pullback))
-        return Compiled(module, pair, out_types, hidden)
-
-    compiled, hidden = cached((f, "vjp", signature, backend), build)
+    leaves, signature = arguments(f, primals)
+    types = leaf_types(signature)
+    compiled, hidden = vjp_compiled(f, signature, has_aux, backend)
     forward, backward = compiled.run
-    out_types = compiled.out_types
+    out_tree, aux_tree = compiled.results.children if has_aux else (compiled.results, None)
     # the residuals the pullback gets hold what the global arrays were now
-    results = run_compiled(forward, (*primals, *hidden))
-    outputs, residuals = results[: len(out_types)], results[len(out_types) :]
-    single = len(out_types) == 1
+    results = run_compiled(forward, (*leaves, *hidden))
+    n_out = len(leaf_types(out_tree))
+    n = len(compiled.out_types)
+    outputs, aux, residuals = results[:n_out], results[n_out:n], results[n:]
+    aux_zeros = [_zero(t) for t in (leaf_types(aux_tree) if has_aux else ()) if is_differentiable(t)]
 
     def pullback(cotangent):
-        cts = (cotangent,) if single else cotangent
-        if not isinstance(cts, (tuple, list)) or len(cts) != len(out_types):
-            shape = "one number" if single else f"a tuple of {len(out_types)} numbers"
-            raise error_at(f, f"the pullback of {name_of(f)} takes {shape}, got {cotangent!r}")
-        float_cts = []
-        for i, (ct, t) in enumerate(zip(cts, out_types)):
-            if not is_differentiable(t):
-                continue
-            float_cts.append(seed(f, "cotangent", i, ct, t))
-        grads = iter(run_compiled(backward, (*residuals, *float_cts)))
-        return tuple(next(grads) if a else None for a in active)
+        cts = check_tree(f, "the cotangent", cotangent, out_tree, skip_inactive=True)
+        float_cts = [c for c, t in zip(cts, leaf_types(out_tree)) if is_differentiable(t)]
+        grads = run_compiled(backward, (*residuals, *float_cts, *aux_zeros))
+        active = [i for i, t in enumerate(types) if is_differentiable(t)]
+        by_leaf = dict(zip(active, grads))
+        return tuple(argument_trees(signature, range(len(signature.children)), by_leaf))
 
-    return (outputs[0] if single else tuple(outputs)), pullback
+    out = unflatten(out_tree, iter(outputs))
+    if has_aux:
+        return out, pullback, unflatten(aux_tree, iter(aux))
+    return out, pullback
+
+
+def vjp_compiled(f: Callable, signature: Node, has_aux: bool, backend: str) -> tuple[Compiled, tuple]:
+    """The compiled (augmented primal, pullback) of f, and the hidden arrays'
+    values. Its results: the tree of f's results, or (out, aux)."""
+
+    def build() -> Compiled:
+        module, augmented, pullback, out_tree, hidden, aux_tree = vjp_module(f, signature, has_aux)
+        compiled = compile_for(module, backend)
+        pair = (compiled.function(augmented), compiled.function(pullback))
+        results = tuple_tree([out_tree, aux_tree]) if has_aux else out_tree
+        return Compiled(module, pair, tuple(leaf_types(results)), hidden, results)
+
+    return cached((f, "vjp", has_aux, signature, backend), build)
+
+
+def _zero(t):
+    return np.zeros(tuple(t.get_shape())) if is_tensor(t) else 0.0
 
 
 # ---- jvp --------------------------------------------------------------------------
 def jvp(f: Callable, primals: Sequence, tangents: Sequence, argnums=None, *, backend: str = "python"):
     """`(f(*primals), tangent_out)`: forward mode along `tangents`.
 
-    Without `argnums`, `tangents` has one entry per primal (None for an int or
-    bool). With `argnums`, one tangent per entry of `argnums`. `tangent_out`
-    has the structure of the output, with None for int or bool results.
-    `backend` is "python" or "native", as for `grad`.
+    Without `argnums`, `tangents` has one entry per primal, of its structure
+    (None at int and bool leaves, or for a primal without float leaves). With
+    `argnums`, one tangent per entry of `argnums`. `tangent_out` has the
+    structure of the output, with None for int or bool results. `backend` is
+    "python" or "native", as for `grad`.
     """
     check_backend(backend)
     for what, given_values in (("primals", primals), ("tangents", tangents)):
@@ -194,41 +211,45 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, argnums=None, *, bac
                 f, f"jvp of {name_of(f)} takes its {what} as a tuple, got {given_values!r}\n"
                 f"  hint: irad.jvp(f, (x,), (dx,))"
             )
-    primals = bind_arguments(f, tuple(primals), {})
-    signature = signature_of(f, primals)
+    leaves, signature = arguments(f, tuple(primals))
     tangents = tuple(tangents)
     if argnums is None:
-        if len(tangents) != len(primals):
+        nums = tuple(range(len(signature.children)))
+        if len(tangents) != len(nums):
             raise error_at(
-                f, f"jvp of {name_of(f)} takes one tangent per primal ({len(primals)}), "
+                f, f"jvp of {name_of(f)} takes one tangent per primal ({len(nums)}), "
                 f"got {len(tangents)}\n  hint: None for int or bool arguments"
             )
-        given = {i: t for i, t in enumerate(tangents) if is_differentiable(signature[i])}
-        for i, t in enumerate(tangents):
-            if i not in given and t is not None:
-                raise error_at(f, f"argument {i} of {name_of(f)} is not a float: its tangent must be None")
     else:
         nums = normalise_argnums(f, argnums, signature)
         if len(tangents) != len(nums):
             raise error_at(f, f"jvp of {name_of(f)} takes one tangent per argnum ({len(nums)}), got {len(tangents)}")
-        given = dict(zip(nums, tangents))
-    given = {i: seed(f, "the tangent of argument", i, t, signature[i]) for i, t in given.items()}
+    spans = ranges(signature)
+    given = {}
+    for a, t in zip(nums, tangents):
+        tree = signature.children[a]
+        if t is None and not any(is_differentiable(u) for u in leaf_types(tree)):
+            continue  # an argument without float leaves
+        values = check_tree(f, f"the tangent of argument {a}", t, tree, skip_inactive=False)
+        given.update((i, v) for i, v in zip(spans[a], values) if v is not None)
     wrt = tuple(sorted(given))
-
-    def build() -> Compiled:
-        module, entry, out_types, hidden = jvp_module(f, signature, wrt)
-        return Compiled(module, compile_for(module, backend).function(entry), out_types, hidden)
-
-    compiled, hidden = cached((f, "jvp", wrt, signature, backend), build)
-    results = run_compiled(compiled.run, (*primals, *(given[i] for i in wrt), *hidden))
+    compiled, hidden = jvp_compiled(f, signature, wrt, backend)
+    results = run_compiled(compiled.run, (*leaves, *(given[i] for i in wrt), *hidden))
     n = len(compiled.out_types)
     outputs, tangent_results = results[:n], iter(results[n:])
-    tangent_out = tuple(
-        next(tangent_results) if is_differentiable(t) else None for t in compiled.out_types
-    )
-    if n == 1:
-        return outputs[0], tangent_out[0]
-    return tuple(outputs), tangent_out
+    tangent_out = [next(tangent_results) if is_differentiable(t) else None for t in compiled.out_types]
+    return unflatten(compiled.results, iter(outputs)), unflatten(compiled.results, iter(tangent_out))
+
+
+def jvp_compiled(f: Callable, signature: Node, wrt: tuple[int, ...], backend: str) -> tuple[Compiled, tuple]:
+    """The compiled jvp of f along the leaves `wrt` (increasing), and the hidden arrays' values."""
+
+    def build() -> Compiled:
+        module, entry, results, hidden = jvp_module(f, signature, wrt)
+        run = compile_for(module, backend).function(entry)
+        return Compiled(module, run, tuple(leaf_types(results)), hidden, results)
+
+    return cached((f, "jvp", wrt, signature, backend), build)
 
 
 __all__ = ["grad", "jvp", "lower", "value_and_grad", "vjp"]

@@ -36,11 +36,11 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Region
 
-from irad.compiled import error_at, normalise_argnums
+from irad.arguments import arguments, error_at, normalise_argnums
 from irad.pipeline import gradient_module, vjp_module
 from irad.backends.native import for_mlir_opt
 from irad.errors import IradError
-from irad.frontend import bind_arguments, signature_of
+from irad.frontend.pytrees import leaf_types
 from irad.ir.tensor import dense_attr
 
 KINDS = ("grad", "value_and_grad", "vjp")
@@ -65,21 +65,23 @@ def export(
     """
     if kind not in KINDS:
         raise error_at(f, f"export kind {kind!r} is not one of {', '.join(KINDS)}")
-    args = bind_arguments(f, args, {})
-    signature = signature_of(f, args)
+    leaves, signature = arguments(f, args)
     if kind == "vjp":
         if main:
             raise error_at(f, "main=True prints a gradient; use kind='grad' or 'value_and_grad' with it")
-        module, *_, hidden = vjp_module(f, signature)
+        module, _, _, _, hidden, _ = vjp_module(f, signature)
     else:
-        wrt = normalise_argnums(f, argnums, signature)
-        module, entry, hidden = gradient_module(f, signature, wrt, kind == "value_and_grad")
+        nums = normalise_argnums(f, argnums, signature)
+        module, entry, hidden, _ = gradient_module(
+            f, signature, nums, kind == "value_and_grad", single=isinstance(argnums, int)
+        )
     module, passes = for_mlir_opt(module)
     if main:
-        if not all(isinstance(t, (Float64Type, Float32Type, IntegerType, IndexType)) for t in signature):
+        types = leaf_types(signature)
+        if not all(isinstance(t, (Float64Type, Float32Type, IntegerType, IndexType)) for t in types):
             raise error_at(f, "export(main=True) bakes scalar arguments into @main; arrays are not supported there\n"
                             "  hint: export with main=False and call the C interface with memref descriptors")
-        module.body.block.add_ops(_printing_main(module, entry, (*args, *hidden.read())))
+        module.body.block.add_ops(_printing_main(module, entry, (*leaves, *hidden.read())))
     text = f"// irad.export of {getattr(f, '__qualname__', f)} ({kind}); lower with:\n"
     text += f"//   {shlex.join(['mlir-opt', *passes])}\n"
     if hidden.globals:
@@ -99,7 +101,7 @@ def _constant(value, t) -> arith.ConstantOp:
         return arith.ConstantOp(FloatAttr(float(value), t))
     if isinstance(t, (IntegerType, IndexType)):
         return arith.ConstantOp(IntegerAttr(int(value), t))
-    raise TypeError(f"no constant of type {t}")  # signature_of admits only the types above
+    raise TypeError(f"no constant of type {t}")  # arguments admits only the types above
 
 
 def _printing_main(module: ModuleOp, entry: str, args: tuple) -> list[func.FuncOp]:

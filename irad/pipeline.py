@@ -30,15 +30,25 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Region
 from xdsl.passes import ModulePass, PassPipeline
 
-from irad.compiled import error_at, name_of
+from xdsl.ir import SSAValue
+from xdsl.rewriter import Rewriter
+
+from irad.arguments import error_at, float_leaves, gradient_structure, name_of
 from irad.frontend import lower_function
+from irad.frontend.lowering import as_signature
 from irad.frontend.globals import HiddenGlobals
-from irad.ir.dialect import GradOp, JvpOp, ValueAndGradOp, make_context
+from irad.frontend.pytrees import Node, Tree, leaf_types, tuple_tree, with_leaf_types
+from irad.ir.constants import float_constant
+from irad.ir.dialect import TAPE, GradOp, JvpOp, TapeFreeOp, ValueAndGradOp, make_context
 from irad.ir.metadata import ENTRY, mark_generated
+from irad.ir.symbols import fresh_symbol
 from irad.ir.types import describe, is_differentiable, is_float
+from irad.markers import stop_gradient
 from irad.passes.differentiate import Differentiator
 from irad.passes.inline import DEFAULT_MAX_DEPTH
+from irad.passes.rule_ir import rule_key
 from irad.rules import default_table
+from irad.rules.keys import target_key
 from irad.universe import IRAD_UNIVERSE
 
 # Verify every module a pipeline leaves (IRAD_VERIFY=1; the tests set it). Off by
@@ -93,19 +103,20 @@ def run(module: ModuleOp, spec: str) -> None:
         module.verify()
 
 
-def lowered(f, signature, table=None) -> tuple[ModuleOp, str, HiddenGlobals]:
-    """The frontend's module of `f` for `signature`, verified when VERIFY is on
-    (the tests), so invalid IR from the frontend fails where it is built; its
-    entry's name and the global arrays it takes after `signature`."""
-    module, name, hidden = lower_function(f, signature, default_table() if table is None else table)
+def lowered(f, signature, table=None) -> tuple[ModuleOp, str, HiddenGlobals, Tree]:
+    """The frontend's module of `f` for `signature` (the tree of its arguments),
+    verified when VERIFY is on (the tests), so invalid IR from the frontend
+    fails where it is built; its entry's name, the global arrays it takes after
+    the signature's leaves and the tree of its results."""
+    module, name, hidden, results = lower_function(f, signature, default_table() if table is None else table)
     if VERIFY:
         module.verify()
-    return module, name, hidden
+    return module, name, hidden, results
 
 
-def hidden_types(primal: func.FuncOp, signature) -> list[Attribute]:
-    """The types of the hidden arguments (global arrays) `primal` takes after `signature`."""
-    return list(primal.function_type.inputs.data[len(signature) :])
+def hidden_types(primal: func.FuncOp, arg_types) -> list[Attribute]:
+    """The types of the hidden arguments (global arrays) `primal` takes after `arg_types`."""
+    return list(primal.function_type.inputs.data[len(arg_types) :])
 
 
 def function_named(module: ModuleOp, name: str) -> func.FuncOp:
@@ -113,18 +124,18 @@ def function_named(module: ModuleOp, name: str) -> func.FuncOp:
 
 
 # ---- from a Python function to an optimised module ------------------------------
-# An entry function takes f's arguments, then what the request adds (tangents),
-# then the hidden arguments: the global arrays f reads, which the API passes
-# last, read at each call.
-def entry_block(primal: func.FuncOp, signature, extra=()) -> Block:
-    """The block of an entry function into `primal`: `signature`, `extra`, then
+# An entry function takes f's arguments (the leaves of their trees), then what
+# the request adds (tangents), then the hidden arguments: the global arrays f
+# reads, which the API passes last, read at each call.
+def entry_block(primal: func.FuncOp, arg_types, extra=()) -> Block:
+    """The block of an entry function into `primal`: `arg_types`, `extra`, then
     primal's hidden arguments; named like primal's arguments."""
-    hidden = hidden_types(primal, signature)
-    block = Block(arg_types=[*signature, *extra, *hidden])
+    hidden = hidden_types(primal, arg_types)
+    block = Block(arg_types=[*arg_types, *extra, *hidden])
     params = primal.body.block.args
-    for arg, primal_arg in zip(block.args, params[: len(signature)]):
+    for arg, primal_arg in zip(block.args, params[: len(arg_types)]):
         arg.name_hint = primal_arg.name_hint
-    for arg, primal_arg in zip(block.args[len(block.args) - len(hidden) :], params[len(signature) :]):
+    for arg, primal_arg in zip(block.args[len(block.args) - len(hidden) :], params[len(arg_types) :]):
         arg.name_hint = primal_arg.name_hint
     return block
 
@@ -137,91 +148,211 @@ def add_entry(module: ModuleOp, primal: func.FuncOp, name: str, block: Block, re
     return entry
 
 
-def scalar_result_type(f, primal: func.FuncOp) -> Attribute:
-    outputs = primal.function_type.outputs.data
-    if len(outputs) != 1 or not is_float(outputs[0]):
-        shown = ", ".join(describe(t) for t in outputs) or "nothing"
-        hint = (
-            "use irad.vjp for functions with several outputs"
-            if len(outputs) > 1
-            else "return a float (a gradient of an int, a bool or nothing is not defined)"
-        )
-        raise error_at(
-            f,
-            f"{name_of(f)} must return one float to take its gradient, but returns {shown}\n"
-            f"  hint: {hint}",
-        )
-    return outputs[0]
+def check_scalar_result(f, tree: Tree, has_aux: bool) -> Attribute:
+    """The type of the one float f returns (with has_aux: the first of its pair)."""
+    if not isinstance(tree, Node) and is_float(tree):
+        return tree
+    shown = describe(tree) if not isinstance(tree, Node) else repr(tree)
+    if isinstance(tree, Node) and tree.cls is tuple and len(tree.children) == 2 and not has_aux:
+        hint = "with has_aux=True, f may return (value, aux); use irad.vjp for functions with several outputs"
+    elif isinstance(tree, Node) and len(leaf_types(tree)) > 1:
+        hint = "use irad.vjp or irad.jacrev for functions with several outputs"
+    else:
+        hint = "return a float (a gradient of an int, a bool, an array or nothing is not defined)"
+    what = "the first of the pair it" if has_aux else "it"
+    raise error_at(
+        f,
+        f"{name_of(f)} must return one float to take its gradient, but {what} returns {shown}\n"
+        f"  hint: {hint}",
+    )
+
+
+def stop_gradient_function(module: ModuleOp, t: Attribute) -> str:
+    """A function `x -> x` of type `t` that the rule table marks non-differentiable
+    (irad.stop_gradient): no cotangent flows through a call to it."""
+    key = target_key(stop_gradient)
+    taken = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+    for name, op in taken.items():
+        if rule_key(op) == key and tuple(op.function_type.inputs.data) == (t,):
+            return name
+    name = fresh_symbol(key, taken)
+    block = Block(arg_types=[t])
+    block.add_op(func.ReturnOp(block.args[0]))
+    op = func.FuncOp(name, FunctionType.from_lists([t], [t]), Region(block), visibility="private")
+    if name != key:
+        op.attributes["irad.target"] = StringAttr(key)
+    module.body.block.add_op(op)
+    return name
+
+
+def cut_aux(module: ModuleOp, name: str, differentiated: int) -> str:
+    """A copy of @name whose float results after the first `differentiated`
+    (the aux of has_aux) pass through irad.stop_gradient, so no cotangent
+    reaches what computes them: zero cotangents fed to their pullbacks could
+    still make NaN (0 * inf). @name itself is unchanged (its recursive calls
+    use all its results). Returns the copy's name."""
+    primal = function_named(module, name)
+    copy = primal.clone()
+    taken = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)}
+    copy.sym_name = StringAttr(fresh_symbol(f"{name}.aux", taken))
+    copy.sym_visibility = StringAttr("private")
+    ret = copy.body.block.last_op
+    values = list(ret.operands)
+    for i in range(differentiated, len(values)):
+        if is_differentiable(values[i].type):
+            stop = func.CallOp(stop_gradient_function(module, values[i].type), [values[i]], [values[i].type])
+            copy.body.block.insert_op_before(stop, ret)
+            values[i] = stop.res[0]
+    Rewriter.replace_op(ret, func.ReturnOp(*values))
+    module.body.block.add_op(copy)
+    return copy.sym_name.data
+
+
+def reverse_sweeps(
+    module: ModuleOp, name: str, block: Block, active: tuple[bool, ...], seeds: list[list[float]],
+    checkpoint: bool = False,
+) -> tuple[list[SSAValue], list[list[SSAValue]]]:
+    """Call @name's augmented primal on `block`'s arguments, then its pullback
+    once per entry of `seeds` (one number per float result: 1.0 or 0.0, a
+    splat for an array). Returns @name's results and, per sweep, the
+    cotangents of the `active` arguments (in order)."""
+    primal = function_named(module, name)
+    outputs = list(primal.function_type.outputs.data)
+    inputs = primal.function_type.inputs.data
+    generated = Differentiator(module, default_table(), checkpoint).reverse(name, active)
+    augmented = func.CallOp(generated.augmented, list(block.args), [*outputs, *generated.residual_types])
+    block.add_op(augmented)
+    residuals = augmented.results[len(outputs) :]
+    grad_types = [t for t, a in zip(inputs, active) if a]
+    sweeps = []
+    float_outputs = [t for t in outputs if is_differentiable(t)]
+    for seed in seeds:
+        constants = [float_constant(s, t) for s, t in zip(seed, float_outputs, strict=True)]
+        block.add_ops(constants)
+        pullback = func.CallOp(generated.pullback, [*residuals, *(c.result for c in constants)], grad_types)
+        block.add_op(pullback)
+        sweeps.append(list(pullback.results))
+    for tape in (r for r in residuals if r.type == TAPE):
+        block.add_op(TapeFreeOp(tape))  # the last pullback has run
+    return list(augmented.results[: len(outputs)]), sweeps
 
 
 def gradient_module(
     f: Callable,
-    signature: tuple[Attribute, ...],
-    wrt: tuple[int, ...],
+    signature: Node,
+    argnums: tuple[int, ...],
     with_value: bool,
     checkpoint: bool = False,
     inline: bool = True,
-) -> tuple[ModuleOp, str, HiddenGlobals]:
-    """The differentiated, optimised module, the name of its entry function and
-    the global arrays it takes after f's arguments.
+    has_aux: bool = False,
+    single: bool = True,
+) -> tuple[ModuleOp, str, HiddenGlobals, Tree]:
+    """The differentiated, optimised module, the name of its entry function,
+    the global arrays it takes after f's arguments and the tree of its results.
 
-    The entry, `@<f>.grad` or `@<f>.value_and_grad`, holds the request op that
-    irad-differentiate replaces. It returns the gradients in `wrt` order (the
-    request op itself takes increasing indices).
+    The entry, `@<f>.grad` or `@<f>.value_and_grad`, returns what grad or
+    value_and_grad return, flattened: (the value,) the gradients of the float
+    leaves of `argnums` (argument by argument), and with has_aux the aux
+    values, in the order of the tree: `grads, aux` for grad and
+    `(value, aux), grads` for value_and_grad. Without has_aux it holds the
+    request op that irad-differentiate replaces (which takes increasing indices).
     """
-    module, name, hidden = lowered(f, signature)
+    signature = as_signature(signature)
+    module, name, hidden, results = lowered(f, signature)
     primal = function_named(module, name)
     primal.sym_visibility = StringAttr("private")  # the entry below is the public one
-    out_type = scalar_result_type(f, primal)
+    out_tree, aux_tree = results, None
+    if has_aux:
+        out_tree, aux_tree = _pair(f, results)
+    out_type = check_scalar_result(f, out_tree, has_aux)
+    arg_types = leaf_types(signature)
+    wrt = float_leaves(signature, argnums)
     entry_name = f"{name}.{'value_and_grad' if with_value else 'grad'}"
-    block = entry_block(primal, signature)
+    block = entry_block(primal, arg_types)
+    grad_types = [arg_types[i] for i in wrt]
+    grads_tree = with_leaf_types(gradient_structure(signature, argnums, single), grad_types)
+    if has_aux:
+        cut = cut_aux(module, name, 1)
+        active = tuple(i in wrt for i in range(len(block.args)))
+        n_aux = len([t for t in leaf_types(aux_tree) if is_differentiable(t)])
+        outs, (grads,) = reverse_sweeps(module, cut, block, active, [[1.0] + [0.0] * n_aux], checkpoint)
+        by_index = dict(zip(sorted(wrt), grads))
+        grads = [by_index[i] for i in wrt]
+        value, aux = outs[0], outs[1:]
+        returned = [value, *aux, *grads] if with_value else [*grads, *aux]
+        tree = tuple_tree([tuple_tree([out_type, aux_tree]), grads_tree]) if with_value else tuple_tree([grads_tree, aux_tree])
+        block.add_op(func.ReturnOp(*returned))
+        add_entry(module, primal, entry_name, block, [v.type for v in returned])
+        run(module, reversed_spec(inline))
+        return module, entry_name, hidden, tree
     ordered = sorted(wrt)
     values = [out_type] if with_value else []
-    request_types = values + [signature[i] for i in ordered]
+    request_types = values + [arg_types[i] for i in ordered]
     request = (ValueAndGradOp if with_value else GradOp)(name, block.args, ordered, request_types)
     block.add_op(request)
     grads = {i: r for i, r in zip(ordered, request.results[len(values) :])}
     block.add_op(func.ReturnOp(*request.results[: len(values)], *(grads[i] for i in wrt)))
-    add_entry(module, primal, entry_name, block, values + [signature[i] for i in wrt])
+    add_entry(module, primal, entry_name, block, values + grad_types)
     run(module, gradient_spec(checkpoint, inline))
-    return module, entry_name, hidden
+    tree = tuple_tree([out_type, grads_tree]) if with_value else grads_tree
+    return module, entry_name, hidden, tree
+
+
+def _pair(f, results: Tree) -> tuple[Tree, Tree]:
+    """(output, aux) of a function called with has_aux=True."""
+    if not (isinstance(results, Node) and results.cls is tuple and len(results.children) == 2):
+        shown = describe(results) if not isinstance(results, Node) else repr(results)
+        raise error_at(
+            f,
+            f"with has_aux=True, {name_of(f)} must return a pair (output, aux), but returns {shown}\n"
+            "  hint: return (output, aux); aux may be any pytree, and is not differentiated",
+        )
+    return results.children[0], results.children[1]
 
 
 def vjp_module(
-    f: Callable, signature: tuple[Attribute, ...]
-) -> tuple[ModuleOp, str, str, tuple[Attribute, ...], HiddenGlobals]:
-    """The module with the public augmented primal and pullback of `f`, f's
-    result types and the global arrays the augmented primal takes after f's
-    arguments (never differentiated)."""
-    module, name, hidden = lowered(f, signature)
+    f: Callable, signature: Node, has_aux: bool = False
+) -> tuple[ModuleOp, str, str, Tree, HiddenGlobals, Tree | None]:
+    """The module with the public augmented primal and pullback of `f`, the
+    tree of f's (differentiated) results, the global arrays the augmented
+    primal takes after f's arguments (never differentiated) and, with has_aux,
+    the tree of the aux results the augmented primal returns after them."""
+    signature = as_signature(signature)
+    module, name, hidden, results = lowered(f, signature)
+    out_tree, aux_tree = _pair(f, results) if has_aux else (results, None)
+    if has_aux:
+        name = cut_aux(module, name, len(leaf_types(out_tree)))
     primal = function_named(module, name)
-    out_types = tuple(primal.function_type.outputs.data)
-    active = tuple(is_differentiable(t) for t in signature) + (False,) * len(hidden_types(primal, signature))
+    arg_types = leaf_types(signature)
+    active = tuple(is_differentiable(t) for t in arg_types) + (False,) * len(hidden_types(primal, arg_types))
     generated = Differentiator(module, default_table()).reverse(name, active)
     for op in module.ops:
         if isinstance(op, func.FuncOp):
             public = op.sym_name.data in (generated.augmented, generated.pullback)
             op.sym_visibility = None if public else StringAttr("private")
     run(module, reversed_spec())
-    return module, generated.augmented, generated.pullback, out_types, hidden
+    return module, generated.augmented, generated.pullback, out_tree, hidden, aux_tree
 
 
 def jvp_module(
-    f: Callable, signature: tuple[Attribute, ...], wrt: tuple[int, ...]
-) -> tuple[ModuleOp, str, tuple[Attribute, ...], HiddenGlobals]:
-    """The module whose public `@<f>.jvp` takes f's arguments, then one tangent
-    per `wrt` index (increasing), then the global arrays f reads, and returns
-    f's results, then their tangents."""
-    module, name, hidden = lowered(f, signature)
+    f: Callable, signature: Node, wrt: tuple[int, ...]
+) -> tuple[ModuleOp, str, Tree, HiddenGlobals]:
+    """The module whose public `@<f>.jvp` takes f's arguments (leaves), then one
+    tangent per `wrt` leaf (increasing), then the global arrays f reads, and
+    returns f's results, then the tangents of its float results; also the
+    tree of f's results."""
+    signature = as_signature(signature)
+    module, name, hidden, results = lowered(f, signature)
     primal = function_named(module, name)
     primal.sym_visibility = StringAttr("private")
     outputs = primal.function_type.outputs.data
-    tangents = [signature[i] for i in wrt]
-    block = entry_block(primal, signature, tangents)
-    n, k = len(signature), len(tangents)
+    arg_types = leaf_types(signature)
+    tangents = [arg_types[i] for i in wrt]
+    block = entry_block(primal, arg_types, tangents)
+    n, k = len(arg_types), len(tangents)
     result_types = [*outputs, *(t for t in outputs if is_differentiable(t))]
     request = JvpOp(name, [*block.args[:n], *block.args[n + k :], *block.args[n : n + k]], wrt, result_types)
     block.add_ops([request, func.ReturnOp(*request.results)])
     entry = add_entry(module, primal, f"{name}.jvp", block, result_types)
     run(module, jvp_spec())
-    return module, entry.sym_name.data, tuple(outputs), hidden
+    return module, entry.sym_name.data, results, hidden

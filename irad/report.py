@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from irad.frontend import bind_arguments, signature_of
+from irad.arguments import arguments, float_leaves
+from irad.frontend.pytrees import leaf_types
 from irad.ir.types import is_differentiable
 from irad.passes.differentiate import CallDecision, Differentiator
 from irad.pipeline import lowered
@@ -36,16 +37,15 @@ def explain(
     """The decision report for differentiating `f` at `args` (all float
     arguments unless `argnums` says otherwise)."""
     table = table if table is not None else default_table()
-    args = bind_arguments(f, args, {})
-    signature = signature_of(f, args)
+    signature = arguments(f, args)[1]
+    n = len(signature.children)
     if argnums is None:
-        wrt = {i for i, t in enumerate(signature) if is_differentiable(t)}
+        nums = range(n)
     else:
-        wrt = {argnums % len(signature)} if isinstance(argnums, int) else {
-            n % len(signature) for n in argnums
-        }
-    module, name, hidden = lowered(f, signature, table)
+        nums = [argnums % n] if isinstance(argnums, int) else [a % n for a in argnums]
+    wrt = set(float_leaves(signature, nums))
+    module, name, hidden, _ = lowered(f, signature, table)
     differentiator = Differentiator(module, table)
-    active = tuple(i in wrt and is_differentiable(t) for i, t in enumerate(signature))
+    active = tuple(i in wrt and is_differentiable(t) for i, t in enumerate(leaf_types(signature)))
     differentiator.reverse(name, active + (False,) * len(hidden.globals))  # global arrays: never
     return Report(getattr(f, "__qualname__", name), tuple(differentiator.decisions))

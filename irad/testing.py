@@ -84,10 +84,11 @@ def check_rrule(
     from irad.api import vjp
     from irad.rules.keys import target_key
     from irad.frontend.lowering import signature_of
+    from irad.frontend.pytrees import leaf_types
 
     table = table if table is not None else default_table()
     key = target_key(target)
-    signature = signature_of(target, tuple(args))
+    signature = tuple(leaf_types(signature_of(target, tuple(args))))
     rule = table.entry(key, signature)
     if rule is None or rule.kind != "rrule":
         found = "no entry" if rule is None else rule.describe()

@@ -29,7 +29,7 @@ from xdsl.dialects import arith, cf, scf
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from irad.frontend import joins
+from irad.frontend import joins, pytrees
 from irad.frontend.emitter import Emitter
 from irad.frontend.views import BASE, VIEWS
 from irad.frontend.values import Static
@@ -75,16 +75,22 @@ def _contains(body: list[ast.stmt], kinds: tuple, stop_at_loops: bool) -> bool:
 
 
 def flatten(value) -> list[SSAValue] | None:
-    """The SSA values of an environment entry, or None if it holds something else."""
-    if isinstance(value, SSAValue):
-        return [value]
-    if isinstance(value, tuple) and all(isinstance(v, SSAValue) for v in value):
-        return list(value)
-    return None
+    """The SSA values of an environment entry (a number, an array, or a tuple,
+    list, dict, NamedTuple or dataclass of them), or None if it holds something else."""
+    if not (isinstance(value, SSAValue) or pytrees.is_container(value)):
+        return None
+    found = pytrees.value_leaves(value, pytrees.ssa_leaf)
+    return None if found is None else found[0]
+
+
+def _structure(value) -> object:
+    """What two values must share to be joined: their containers and keys."""
+    return pytrees.structure(pytrees.value_leaves(value, pytrees.ssa_leaf)[1])
 
 
 def _rebuild(like, values: list[SSAValue]):
-    return values[0] if isinstance(like, SSAValue) else tuple(values)
+    """`like`'s structure with `values` as its leaves."""
+    return pytrees.rebuild(pytrees.value_leaves(like, pytrees.ssa_leaf)[1], iter(values))
 
 
 def _widen(em: Emitter, v: SSAValue, t: Attribute) -> SSAValue:
@@ -223,12 +229,13 @@ class ControlFlowLowering:
                 a = self._placeholder_like(b, then_block) if returned[0] else a
                 b = self._placeholder_like(a, else_block) if returned[1] else b
             fa, fb = flatten(a), flatten(b)
-            if fa is None or fb is None or len(fa) != len(fb):
+            if fa is None or fb is None or _structure(a) != _structure(b):
                 what = "the returned value" if name == VALUE else f"'{name}'"
                 raise self.src.error(
                     node,
                     f"{what} holds different kinds of values on the two paths of this branch",
-                    "give it a number (or a tuple of numbers of the same length) on every path",
+                    "give it a number, an array, or a container of the same structure "
+                    "(the same keys, fields and lengths) on every path",
                 )
             types = [joins.join_types(x.type, y.type) for x, y in zip(fa, fb)]
             for x, y, t in zip(fa, fb, types):
@@ -338,7 +345,7 @@ class ControlFlowLowering:
                     stmt,
                     f"the loop assigns '{name}', which holds something other than a number "
                     "before the loop; only numbers can be carried through a loop",
-                    "carry numbers or tuples of numbers",
+                    "carry numbers, arrays, or tuples, lists and dicts of them",
                 )
         saved = {f: self.env.get(f, _MISSING) for f in (BROKE, CONTINUED)}
         carried = list(names)
@@ -490,12 +497,15 @@ class ControlFlowLowering:
                     outs[n] = [self._as_flag(value if value is not _MISSING else False, after)]
                     continue
                 values = flatten(value) if value is not _MISSING else None
-                if values is None or len(values) != len(types[n]):
+                like = value_like if n == VALUE else outer_env.get(n)
+                if values is None or len(values) != len(types[n]) or (
+                    like is not None and _structure(value) != _structure(like)
+                ):
                     what = "the returned value" if n == VALUE else f"'{n}'"
                     raise self.src.error(
                         stmt,
                         f"{what} changes shape inside the loop",
-                        "keep a variable a number (or a tuple of the same length) in loops",
+                        "keep a variable a number, an array or a container of the same structure in loops",
                     )
                 outs[n] = [_widen(self.em, v, t) for v, t in zip(values, types[n])]
             if VALUE not in slots and RETURNED in slots:

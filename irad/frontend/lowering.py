@@ -38,6 +38,8 @@ from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
 from irad.frontend import integers, joins
 from irad.frontend.emitter import Emitter
 from irad.frontend.globals import CLOSURE, DEFAULT, Global, HiddenArguments, HiddenGlobals, is_hidden
+from irad.frontend import pytrees
+from irad.frontend.pytrees import ListValue, MappingValue, Node, RecordValue, Tree, tuple_tree
 from irad.frontend.values import Static, Value
 from irad.frontend.library import (
     FLOAT_FUNCTIONS,
@@ -93,6 +95,7 @@ class ModuleLowering:
         self.symbols_by_key = symbols_by_key
         self.hidden_globals = hidden_globals
         self._globals: dict[str, tuple[Global, ...]] = {}  # function symbol -> its hidden globals
+        self._results: dict[str, Tree] = {}  # function symbol -> the tree of its results
         self._functions: dict[tuple[object, tuple[Attribute, ...]], func.FuncOp] = {}
         # functions being lowered -> a declaration standing in for recursive calls
         self._in_progress: dict[tuple[object, tuple[Attribute, ...]], func.FuncOp] = {}
@@ -100,11 +103,15 @@ class ModuleLowering:
         self._symbols: set[str] = set()
 
     def function(
-        self, fn, arg_types: tuple[Attribute, ...], call_site: str | None = None
+        self, fn, signature: Node | tuple[Attribute, ...], call_site: str | None = None
     ) -> func.FuncOp:
-        """The func.func for `fn` specialised to `arg_types`, lowering it if needed."""
+        """The func.func for `fn` specialised to `signature` (the tree of its
+        arguments, or their IR types when each is a number or an array),
+        lowering it if needed. Its arguments are the signature's leaves."""
         fn = IMPLEMENTED_IN_PYTHON.get(fn, fn)
-        key = (fn, arg_types)
+        signature = as_signature(signature)
+        arg_types = tuple(pytrees.leaf_types(signature))
+        key = (fn, signature)
         if key in self._functions:
             return self._functions[key]
         if key in self._in_progress:
@@ -116,7 +123,7 @@ class ModuleLowering:
             if fn in OPS or fn in NUMPY:
                 op = self._library_wrapper(fn, arg_types)
             elif hasattr(fn, "_irad_module"):
-                op = self._import_derivative(fn, arg_types)
+                op = self._import_derivative(fn, signature)
             elif not isinstance(fn, types.FunctionType) and callable(fn) and self.has_rules(fn):
                 op = self._external(fn, arg_types)
             else:
@@ -140,6 +147,15 @@ class ModuleLowering:
         """The globals `op` takes as hidden arguments, after its own, in order."""
         return self._globals.get(op.sym_name.data, ())
 
+    def results_of(self, op: func.FuncOp) -> Tree:
+        """The tree of `op`'s results: recorded for functions lowered from Python
+        (a dict, nested tuples, ...); otherwise a number or a flat tuple."""
+        found = self._results.get(op.sym_name.data)
+        if found is not None:
+            return found
+        outputs = op.function_type.outputs.data
+        return outputs[0] if len(outputs) == 1 else tuple_tree(outputs) if outputs else pytrees.NONE
+
     def _library_wrapper(self, fn, arg_types: tuple[Attribute, ...]) -> func.FuncOp:
         """A function whose body is the library op, so calls to `fn` meet the table."""
         block = Block(arg_types=arg_types)
@@ -158,10 +174,10 @@ class ModuleLowering:
             op.attributes["irad.target"] = StringAttr(key)
         return op
 
-    def _import_derivative(self, fn, arg_types: tuple[Attribute, ...]) -> func.FuncOp:
+    def _import_derivative(self, fn, signature: Node) -> func.FuncOp:
         """The entry of the module a derivative object (irad.grad(f), ...)
         builds; its other functions join this module under fresh names."""
-        module, entry_name, hidden = fn._irad_module(arg_types)
+        module, entry_name, hidden, results = fn._irad_module(signature)
         functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
         symbols = {op.sym_name.data: self.unique_symbol(op.sym_name.data) for op in functions}
         entry = None
@@ -175,6 +191,7 @@ class ModuleLowering:
             else:
                 self.module.body.block.add_op(op)
         self._globals[entry.sym_name.data] = hidden.globals
+        self._results[entry.sym_name.data] = results
         return entry
 
     def _external(self, fn, arg_types: tuple[Attribute, ...]) -> func.FuncOp:
@@ -195,22 +212,25 @@ class ModuleLowering:
         it again until the result types and the hidden globals its recursive calls
         assumed are its own. The globals only grow (the assumed ones come first,
         in order), so that part stops; type changes get three rounds."""
-        assumed: list[Attribute] = [F64]  # numeric code mostly returns one float
+        assumed: Tree = F64  # numeric code mostly returns one float
         hidden: tuple[tuple[Global, Attribute], ...] = ()  # assumed hidden globals and types
+        signature = key[1]
+        arg_types = tuple(pytrees.leaf_types(signature))
         type_rounds = 0
         while type_rounds < 3:
-            inputs = [*key[1], *(t for _, t in hidden)]
-            self._in_progress[key] = func.FuncOp.external(name, inputs, assumed)
+            inputs = [*arg_types, *(t for _, t in hidden)]
+            self._in_progress[key] = func.FuncOp.external(name, inputs, pytrees.leaf_types(assumed))
             self._globals[name] = tuple(g for g, _ in hidden)
+            self._results[name] = assumed
             self._called_recursively.discard(key)
             lowered_before = set(self._functions)
-            lowering = FunctionLowering(self, source, key[1], name, target, hidden)
+            lowering = FunctionLowering(self, source, arg_types, name, target, hidden, signature)
             try:
                 op = lowering.lower()
             except UnsupportedError:
                 # the recursive calls' assumed result may be what failed (a tuple
                 # unpacked from an assumed float): retry with what a return gave
-                learned = lowering.first_return_types
+                learned = lowering.first_return_tree
                 if key not in self._called_recursively or learned in (None, assumed):
                     raise
                 assumed = learned
@@ -220,9 +240,10 @@ class ModuleLowering:
                 continue
             finally:
                 del self._in_progress[key]
-            actual = list(op.function_type.outputs.data)
+            actual = lowering.result_tree
             found = lowering.hidden.items()
             self._globals[name] = tuple(g for g, _ in found)
+            self._results[name] = actual
             if key not in self._called_recursively or (actual == assumed and found == hidden):
                 return op
             type_rounds += actual != assumed
@@ -240,6 +261,7 @@ class ModuleLowering:
     def _forget(self, op: func.FuncOp) -> None:
         self._symbols.discard(op.sym_name.data)
         self._globals.pop(op.sym_name.data, None)
+        self._results.pop(op.sym_name.data, None)
         op.detach()
         op.erase(safe_erase=False)
 
@@ -256,17 +278,19 @@ class ModuleLowering:
 
 
 def lower_function(
-    fn, arg_types: tuple[Attribute, ...], table=None
-) -> tuple[ModuleOp, str, HiddenGlobals]:
-    """Lower `fn` for `arg_types`. Returns the module, the entry's symbol name
-    and the global arrays the entry takes after `arg_types` (hidden arguments).
+    fn, signature: Node | tuple[Attribute, ...], table=None
+) -> tuple[ModuleOp, str, HiddenGlobals, Tree]:
+    """Lower `fn` for `signature` (the tree of its arguments, or their IR types).
+    Returns the module, the entry's symbol name, the global arrays the entry
+    takes after the signature's leaves (hidden arguments) and the tree of its
+    results.
 
     `table` is the rule table the module will be differentiated against.
     """
     lowering = ModuleLowering(table)
     try:
         with deep_recursion():  # lowering recurses once per nested helper call
-            entry = lowering.function(fn, arg_types)
+            entry = lowering.function(fn, signature)
     except RecursionError:
         raise UnsupportedError(
             f"the calls below {describe_callable(fn)} nest too deeply for irad's frontend "
@@ -275,7 +299,12 @@ def lower_function(
         ) from None
     entry.sym_visibility = None  # the entry point is public, helpers private
     hidden = HiddenGlobals.now(lowering.globals_of(entry), describe_callable(fn))
-    return lowering.module, entry.sym_name.data, hidden
+    return lowering.module, entry.sym_name.data, hidden, lowering.results_of(entry)
+
+
+def as_signature(signature: Node | tuple[Attribute, ...]) -> Node:
+    """The tree of a call's arguments; IR types alone mean one leaf per argument."""
+    return signature if isinstance(signature, Node) else tuple_tree(signature)
 
 
 def bind_arguments(fn, args: tuple, kwargs: dict) -> tuple:
@@ -297,19 +326,42 @@ def bind_arguments(fn, args: tuple, kwargs: dict) -> tuple:
     return tuple(bound.arguments.values())
 
 
-def signature_of(fn, args: tuple) -> tuple[Attribute, ...]:
-    """The IR types of example arguments, with an error naming a bad one."""
-    types_ = []
+def flatten_arguments(fn, args: tuple, where: Callable[[], str] | None = None) -> tuple[list, Node]:
+    """The leaves of example arguments (pytrees) and the tree of the call: what
+    the function is specialised for. A value irad cannot take is an error
+    naming the function, the argument and the path to the value, prefixed by
+    `where()` (the caller's file:line)."""
+    leaves: list = []
+    trees = []
+    names = parameter_names(fn, len(args))
     for i, value in enumerate(args):
-        t = type_of_value(value)
-        if t is None:
+        try:
+            found, tree = pytrees.flatten(value, names[i])
+        except pytrees.BadLeaf as bad:
+            defined = def_location(fn)
             raise UnsupportedError(
-                f"argument {i} of {describe_callable(fn)} has type "
-                f"{type(value).__name__}, which irad cannot lower\n"
-                "  hint: pass float, int or bool scalars, or numpy arrays of float64, float32, int or bool"
-            )
-        types_.append(t)
-    return tuple(types_)
+                f"{where() if where else ''}{describe_callable(fn)} cannot take argument {i} ('{names[i]}'): "
+                f"{bad.describe()}"
+                + (f"\n  {describe_callable(fn)} is defined at {defined[:-2]}" if defined else "")
+                + f"\n  hint: irad takes {pytrees.ACCEPTED}"
+            ) from None
+        leaves += found
+        trees.append(tree)
+    return leaves, tuple_tree(trees)
+
+
+def signature_of(fn, args: tuple) -> Node:
+    """The tree of example arguments, with an error naming a bad one."""
+    return flatten_arguments(fn, args)[1]
+
+
+def parameter_names(fn, n: int) -> list[str]:
+    """The names of a function's first n parameters (of the function a
+    derivative object differentiates), `arg<i>` where there is none."""
+    target = getattr(fn, "f", fn)
+    code = getattr(target, "__code__", None)
+    names = list(code.co_varnames[: code.co_argcount]) if code is not None else []
+    return [names[i] if i < len(names) else f"arg{i}" for i in range(n)]
 
 
 class FunctionLowering(ControlFlowLowering):
@@ -317,29 +369,36 @@ class FunctionLowering(ControlFlowLowering):
 
     def __init__(
         self, owner: ModuleLowering, src: FunctionSource, arg_types, name: str = "", target: str = "",
-        hidden: tuple = (),
+        hidden: tuple = (), signature: Node | None = None,
     ):
         self.owner = owner
         self.name_and_target = (name, target)
         self.src = src
         self.fn = src.fn
         self.arg_types = arg_types
+        # the tree of the arguments: one per parameter, whose leaves are arg_types
+        self.signature = signature if signature is not None else tuple_tree(arg_types)
         self.env: dict[str, Value] = {}
         self.block = Block(arg_types=arg_types)
         # global arrays read at each call: block arguments after the parameters
         self.hidden = HiddenArguments(self.block, hidden, owner.hidden_globals)
         self.em = Emitter(self.block)
         self.arrays = ArrayLowering(self)  # numpy arrays: irad/frontend/arrays.py
-        # the types of the first `return` lowered (a base case, usually): what a
+        # the tree of the first `return` lowered (a base case, usually): what a
         # recursive function is assumed to return when its first guess was wrong
-        self.first_return_types: list[Attribute] | None = None
+        self.first_return_tree: Tree | None = None
+        self.result_tree: Tree = pytrees.NONE
 
     # ---- function level -------------------------------------------------
     def lower(self) -> func.FuncOp:
         tree = self.src.tree
+        leaves = iter(self.block.args[: len(self.arg_types)])
+        params = [pytrees.rebuild(t, leaves) for t in self.signature.children]
+        for name, t, value in zip(self._parameters(tree), self.signature.children, params):
+            if isinstance(t, Node):  # a container: its leaves are named after their paths
+                pytrees.name_leaves(t, pytrees.value_leaves(value, pytrees.ssa_leaf)[0], name)
         self.bind_parameters(
-            self.block.args[: len(self.arg_types)],
-            lambda n: f"{tree.name} takes {n} arguments but was given {len(self.arg_types)}",
+            params, lambda n: f"{tree.name} takes {n} arguments but was given {len(params)}"
         )
         self.run_statements(tree.body)
         returned = self.env.get(RETURNED, False)
@@ -349,7 +408,7 @@ class FunctionLowering(ControlFlowLowering):
                 f"{tree.name} returns a value on some paths but reaches its end on others",
                 "end the function with a `return`",
             )
-        results = self._flatten_return(self.env.get(VALUE) if returned else None, tree)
+        results, self.result_tree = self._flatten_return(self.env.get(VALUE) if returned else None, tree)
         self.em.op(func.ReturnOp(*results))
         name, key = self.name_and_target
         op = func.FuncOp(
@@ -365,10 +424,12 @@ class FunctionLowering(ControlFlowLowering):
     def returned_value(self, stmt: ast.Return) -> Value:
         """What a `return` gives (rules and pullbacks return other things)."""
         value = None if stmt.value is None else self.expr(stmt.value)
-        values = self._flatten_return(value, stmt)  # reports a non-number where it is returned
-        if self.first_return_types is None:
-            self.first_return_types = [v.type for v in values]
-        return value
+        leaves, tree = self._flatten_return(value, stmt)  # reports a non-number where it is returned
+        if self.first_return_tree is None:
+            self.first_return_tree = tree
+        if tree == pytrees.NONE:
+            return None
+        return pytrees.rebuild(tree, iter(leaves))  # numbers known while lowering become constants
 
     def bind_parameters(self, args: Sequence[Value], mismatch: Callable[[int], str]) -> list[str]:
         """Bind the function's parameters to `args`; `mismatch(n)` says what is
@@ -392,19 +453,34 @@ class FunctionLowering(ControlFlowLowering):
             )
         return [p.arg for p in a.posonlyargs + a.args]
 
-    def _flatten_return(self, value: Value, node: ast.AST) -> list[SSAValue]:
-        if value is None:
-            return []
-        values = value if isinstance(value, tuple) else (value,)
-        for v in values:
-            if not isinstance(v, SSAValue):
-                raise self.src.error(
-                    node,
-                    f"{self.src.tree.name} returns {_kind(v)}, "
-                    "not a number or a flat tuple of numbers",
-                    "return numbers (float, int, bool) or a tuple of them",
-                )
-        return list(values)
+    def _flatten_return(self, value: Value, node: ast.AST) -> tuple[list[SSAValue], Tree]:
+        """The leaves of a returned value (numbers, arrays, and tuples, lists,
+        dicts, NamedTuples and dataclasses of them) and its tree."""
+        found = self.tree_leaves(value, node)
+        if found is None:
+            raise self.src.error(
+                node,
+                f"{self.src.tree.name} returns {_kind(value)}, not a number, an array, or a "
+                "tuple, list, dict, NamedTuple or dataclass of them",
+                "return numbers (float, int, bool), arrays, or containers of them",
+            )
+        return found
+
+    def tree_leaves(self, value: Value, node: ast.AST) -> tuple[list[SSAValue], Tree] | None:
+        """The SSA leaves of a value and its tree (numbers known while lowering
+        become constants); None when it holds something else (a function, ...)."""
+
+        def leaf(v):
+            if isinstance(v, Static) and self.is_number(v.obj):
+                return self.static_number(v, node)
+            return v if isinstance(v, SSAValue) else None
+
+        return pytrees.value_leaves(value, leaf)
+
+    @staticmethod
+    def is_number(obj) -> bool:
+        """A Python number (or a numpy scalar), not an array."""
+        return type_of_value(obj) is not None and not isinstance(obj, np.ndarray)
 
     # ---- statements -------------------------------------------------------
     def statement(self, stmt: ast.stmt) -> None:
@@ -525,10 +601,12 @@ class FunctionLowering(ControlFlowLowering):
     def expr_Constant(self, node: ast.Constant) -> Value:
         if isinstance(node.value, (bool, int, float)):
             return self.materialise(node.value, node)
+        if isinstance(node.value, str) or node.value is None or node.value is Ellipsis:
+            return Static(node.value)  # known while lowering: a dict key, a None default
         raise self.src.error(
             node,
             f"the constant {node.value!r} is not supported",
-            "only numeric constants (float, int, bool) are supported",
+            "only numeric constants (float, int, bool), strings and None are supported",
         )
 
     def name(self, node: ast.Name) -> Value:
@@ -577,6 +655,8 @@ class FunctionLowering(ControlFlowLowering):
         base = self.expr(node.value)
         if is_array(base):
             return self.arrays.attribute(base, node.attr, node)
+        if isinstance(base, (RecordValue, MappingValue)) and base.cls is not dict:
+            return self._field(base, node)
         if not isinstance(base, Static):
             raise self.src.error(
                 node, f"attribute access `.{node.attr}` on a runtime value is not supported"
@@ -586,30 +666,93 @@ class FunctionLowering(ControlFlowLowering):
         origin = base.origin.attribute(node.attr) if base.origin is not None else None
         return self._static_value(Static(getattr(base.obj, node.attr), origin), node)
 
+    def _field(self, record, node: ast.Attribute) -> Value:
+        """`state.v`: a field of a NamedTuple or dataclass value."""
+        fields = record.cls._fields if isinstance(record, RecordValue) else record.keys()
+        if node.attr in fields:
+            return record.field(node.attr) if isinstance(record, RecordValue) else record.get(node.attr)
+        method = getattr(record.cls, node.attr, None)
+        if isinstance(method, types.FunctionType):  # model.forward: called with the value as self
+            return pytrees.Method(method, record)
+        raise self.src.error(
+            node,
+            f"`.{node.attr}` of a {record.cls.__name__} value: irad reads its fields "
+            f"({', '.join(fields)}) and calls its methods inside a program, not other attributes",
+            "read the fields you need, or compute the attribute from them",
+        )
+
     def expr_Tuple(self, node: ast.Tuple) -> Value:
+        return tuple(self._elements(node.elts))
+
+    def expr_List(self, node: ast.List) -> Value:
+        return ListValue(self._elements(node.elts))
+
+    def _elements(self, elts: list[ast.expr]) -> list[Value]:
+        """The items of a tuple or list display: numbers known while lowering
+        become constants, containers and other known objects stay as they are."""
         values = []
-        for elt in node.elts:
+        for elt in elts:
             if isinstance(elt, ast.Starred):
                 raise self.src.error(elt, "starred expressions are not supported")
-            values.append(self.number(elt))
-        return tuple(values)
+            value = self.expr(elt)
+            if isinstance(value, Static) and self.is_number(value.obj):
+                value = self.static_number(value, elt)
+            values.append(value)
+        return values
+
+    def expr_Dict(self, node: ast.Dict) -> Value:
+        """`{"W": w, "b": b}`: a dict with keys known while lowering (str)."""
+        items = {}
+        for key_node, value_node in zip(node.keys, node.values):
+            if key_node is None:
+                raise self.src.error(value_node, "`**` in a dict display is not supported", "write each key")
+            items[self._key(key_node, "a dict key")] = self._elements([value_node])[0]
+        return MappingValue(dict, tuple(items.items()))
+
+    def _key(self, node: ast.expr, what: str) -> str:
+        key = self.expr(node)
+        if not (isinstance(key, Static) and isinstance(key.obj, str)):
+            raise self.src.error(
+                node, f"{what} must be a str known while lowering, got {_kind(key)}",
+                "use constant str keys: irad's dicts have a fixed structure",
+            )
+        return key.obj
 
     def expr_Subscript(self, node: ast.Subscript) -> Value:
         base = self.expr(node.value)
         if is_array(base):
             return self.arrays.subscript(base, node.slice, node)
-        if isinstance(base, Static) and isinstance(base.obj, tuple):  # x.shape[0], a global tuple
-            origin = base.origin
-            base = tuple(Static(v, origin and origin.item(i)) for i, v in enumerate(base.obj))
+        if isinstance(base, MappingValue) and base.cls is dict:
+            key = self._key(node.slice, "a dict index")
+            if key not in base.keys():
+                raise self.src.error(node, f"the dict has no key {key!r} (its keys: {', '.join(map(repr, base.keys()))})")
+            return base.get(key)
+        if isinstance(base, Static) and isinstance(base.obj, (tuple, list, dict)):  # x.shape[0], a global
+            return self._static_item(base, node)
         if not isinstance(base, tuple):
             raise self.src.error(node, f"indexing into {_kind(base)} is not supported")
         index = _static_index(node.slice)
         if index is None:
-            raise self.src.error(node, "tuples can only be indexed with constant integers or slices")
+            raise self.src.error(node, "tuples and lists can only be indexed with constant integers or slices")
         try:
-            return base[index]
+            item = base[index]
         except IndexError:
-            raise self.src.error(node, f"tuple index {index} out of range") from None
+            raise self.src.error(node, f"index {index} out of range") from None
+        return ListValue(item) if isinstance(base, ListValue) and isinstance(index, slice) else item
+
+    def _static_item(self, base: Static, node: ast.Subscript) -> Value:
+        """An item of a tuple, list or dict known while lowering (a shape, a
+        global); an array found there is a hidden argument."""
+        index = _static_index(node.slice) if not isinstance(base.obj, dict) else self._key(node.slice, "a dict index")
+        if index is None:
+            raise self.src.error(node, "tuples and lists can only be indexed with constant integers or slices")
+        try:
+            item = base.obj[index]
+        except (IndexError, KeyError):
+            raise self.src.error(node, f"index {index!r} is not in {_kind(base)}") from None
+        if isinstance(index, slice):
+            return Static(item)
+        return Static(item, base.origin and base.origin.item(index))
 
     def expr_UnaryOp(self, node: ast.UnaryOp) -> Value:
         operand = self.expr(node.operand)
@@ -847,10 +990,18 @@ class FunctionLowering(ControlFlowLowering):
 
     def expr_Call(self, node: ast.Call) -> Value:
         callee = self.expr(node.func)
+        if isinstance(callee, pytrees.Method):  # model.forward(x) on a dataclass value
+            return self._python_call(node, callee.fn, (callee.receiver,))
+        if isinstance(callee, (RecordValue, MappingValue)) and callee.cls is not dict:
+            method = getattr(callee.cls, "__call__", None)  # model(x): its class's __call__
+            if isinstance(method, types.FunctionType):
+                return self._python_call(node, method, (callee,))
         if not isinstance(callee, Static):
             raise self.src.error(node, f"calling {_kind(callee)} is not supported")
         if callee.obj is builtins.isinstance:
             return self._isinstance(node)
+        if pytrees.is_record_class(callee.obj):  # State(x=..., v=...)
+            return self._construct(node, callee.obj)
         if isinstance(callee.obj, BoundMethod):  # x.sum(axis=0), x.reshape(2, 3)
             if callee.obj.fn is np.reshape:
                 return reshape_method(self.arrays, callee.obj.array, node)
@@ -858,7 +1009,10 @@ class FunctionLowering(ControlFlowLowering):
         if is_numpy_callable(callee.obj):
             return self.arrays.call(callee.obj, node)
         if callee.obj is builtins.len and len(node.args) == 1:
-            return builtin_on_array(self.arrays, builtins.len, [self.expr(node.args[0])], node) or (
+            value = self.expr(node.args[0])
+            if pytrees.is_container(value):  # len(params): known while lowering
+                return Static(len(value.items if isinstance(value, MappingValue) else value))
+            return builtin_on_array(self.arrays, builtins.len, [value], node) or (
                 self._not_supported(node, callee)
             )
         if getattr(callee.obj, "_irad_transform", False):
@@ -935,21 +1089,27 @@ class FunctionLowering(ControlFlowLowering):
             return self.call(fn, args, node)
         return emit(self.em, args)
 
-    def call(self, fn, args: list[SSAValue], node: ast.AST) -> Value:
-        """A func.call to `fn`'s function for these argument types, located at `node`;
-        the callee's hidden globals come from this function's own."""
-        callee = self.owner.function(fn, tuple(v.type for v in args), self.src.location(node))
+    def call(self, fn, args: list[SSAValue], node: ast.AST, signature: Node | None = None) -> Value:
+        """A func.call to `fn`'s function for these arguments (the leaves of
+        `signature`, when given: the tree of the call's arguments), located at
+        `node`; the callee's hidden globals come from this function's own. The
+        results are rebuilt into the tree the callee returns."""
+        signature = signature if signature is not None else tuple(v.type for v in args)
+        callee = self.owner.function(fn, signature, self.src.location(node))
         declared = callee.function_type.inputs.data[len(args) :]
         hidden = [self.hidden.argument(g, t) for g, t in zip(self.owner.globals_of(callee), declared, strict=True)]
         op = func.CallOp(callee.sym_name.data, [*args, *hidden], callee.function_type.outputs.data)
         line, col = self.src.line_col(node)
         op.location = FileLineColLoc(StringAttr(self.src.filename), IntAttr(line), IntAttr(col))
         results = self.em.results(op)
-        if len(results) == 0:
-            return None
-        return results[0] if len(results) == 1 else results
+        tree = self.owner.results_of(callee)
+        return None if tree == pytrees.NONE else pytrees.rebuild(tree, iter(results))
 
-    def _python_call(self, node: ast.Call, fn) -> Value:
+    def _python_call(self, node: ast.Call, fn, bound_first: tuple = ()) -> Value:
+        """A call to a Python function: its arguments are numbers, arrays or
+        containers of them (flattened into the call's operands: the callee is
+        specialised per tree); `bound_first` are arguments before the call's
+        own (a method's receiver)."""
         if any(isinstance(a, ast.Starred) for a in node.args) or any(
             k.arg is None for k in node.keywords
         ):
@@ -963,39 +1123,83 @@ class FunctionLowering(ControlFlowLowering):
                 f"{describe_callable(fn)} takes *args or **kwargs, which irad does not support",
                 "give it plain positional parameters",
             )
-        args = [self.number(a) for a in node.args]
-        kwargs = {k.arg: self.number(k.value) for k in node.keywords}
+        args = [*bound_first, *(self.expr(a) for a in node.args)]
+        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
         try:
             bound = inspect.signature(fn).bind(*args, **kwargs)
         except TypeError as exc:
             raise self.src.error(node, f"bad call to {describe_callable(fn)}: {exc}") from None
         bound.apply_defaults()
-        values = []
+        leaves: list[SSAValue] = []
+        trees = []
         for name, v in bound.arguments.items():
-            if not isinstance(v, SSAValue) and type_of_value(v) is not None:  # a default value
-                v = self.static_number(Static(v, Global(fn, name, DEFAULT)), node)
-            if not isinstance(v, SSAValue):
+            if not isinstance(v, (SSAValue, Static)) and not pytrees.is_container(v):  # a default value
+                v = Static(v, Global(fn, name, DEFAULT))
+            if isinstance(v, Static) and type_of_value(v.obj) is not None:
+                v = self.static_number(v, node)
+            found = self.tree_leaves(v, node)
+            if found is None:
                 raise self.src.error(
-                    node, f"argument '{name}' of {describe_callable(fn)} is not a number"
+                    node, f"argument '{name}' of {describe_callable(fn)} is {_kind(v)}, not a number, "
+                    "an array, or a tuple, list, dict, NamedTuple or dataclass of them"
                 )
-            if fn in FLOAT_FUNCTIONS:  # like math functions, they take floats
-                v = self.em.to_float(v)
-            values.append(v)
-        return self.call(fn, values, node)
+            values, tree = found
+            if fn in FLOAT_FUNCTIONS and not isinstance(tree, Node):  # like math functions, they take floats
+                values = [self.em.to_float(values[0])]
+                tree = values[0].type
+            leaves += values
+            trees.append(tree)
+        return self.call(fn, leaves, node, tuple_tree(trees))
+
+    def _construct(self, node: ast.Call, cls: type) -> Value:
+        """`State(x=x, v=v)`: a NamedTuple or dataclass value, its fields bound as
+        the class's constructor binds them (defaults that are numbers included)."""
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            raise self.src.error(node, "*args / **kwargs in calls are not supported", "pass the arguments one by one")
+        if getattr(cls, "__post_init__", None) is not None:
+            raise self.src.error(
+                node, f"creating a {cls.__name__} inside a program: its __post_init__ would not run",
+                "build it outside the program, or drop __post_init__",
+            )
+        args = self._elements(node.args)
+        kwargs = dict(zip((k.arg for k in node.keywords), self._elements([k.value for k in node.keywords])))
+        try:
+            bound = inspect.signature(cls).bind(*args, **kwargs)
+        except TypeError as exc:
+            raise self.src.error(node, f"bad call to {cls.__name__}: {exc}") from None
+        bound.apply_defaults()
+        keys = pytrees.record_fields(cls)
+        missing = [k for k in keys if k not in bound.arguments]
+        if missing:
+            raise self.src.error(
+                node, f"{cls.__name__} has fields its constructor does not set ({', '.join(missing)})",
+                "build it outside the program",
+            )
+        items = []
+        for key in keys:
+            value = bound.arguments[key]
+            if not isinstance(value, (SSAValue, Static)) and not pytrees.is_container(value):
+                value = self._static_value(Static(value), node)  # a default
+            items.append(value)
+        return pytrees.make_value(cls, keys, items)
 
 
     def _isinstance(self, node: ast.Call) -> Static:
-        """isinstance(x, float/int/bool) on a value: known from its IR type."""
+        """isinstance(x, cls) on a value: known from its IR type (float, int,
+        bool, np.ndarray) or its container (tuple, list, dict, a NamedTuple or
+        dataclass)."""
         if len(node.args) != 2 or node.keywords:
             raise self.src.error(node, "isinstance takes exactly two arguments")
         value = self.expr(node.args[0])
         classes = self.expr(node.args[1])
         if not isinstance(classes, Static) or not isinstance(classes.obj, (type, tuple)):
             raise self.src.error(node.args[1], "the second argument of isinstance must be a type")
-        if isinstance(value, SSAValue):  # a runtime value of a known Python type
-            example = False if is_bool(value.type) else 0.0 if is_float(value.type) else 0
-            return Static(isinstance(example, classes.obj))
-        return Static(isinstance(value.obj if isinstance(value, Static) else value, classes.obj))
+        if isinstance(value, Static):
+            return Static(isinstance(value.obj, classes.obj))
+        cls = pytrees.python_class(value)  # a run-time value: its class follows from its type
+        if cls is None:
+            raise self.src.error(node, f"isinstance of {_kind(value)} is not supported")
+        return Static(issubclass(cls, classes.obj))
 
 
 def _is_item(target: ast.expr) -> bool:

@@ -79,7 +79,7 @@ def type_of_value(value: object) -> Attribute | None:
         return I1
     if isinstance(value, np.floating) and value.dtype == np.float32:
         return F32
-    if isinstance(value, (float, np.floating)):
+    if isinstance(value, float):  # numpy.float64 too (not float16 or longdouble)
         return F64
     if isinstance(value, numbers.Integral):
         return I64

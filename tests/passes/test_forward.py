@@ -58,7 +58,7 @@ def test_jvp_with_argnums_and_int_arguments():
     assert tangent == pytest.approx((2.0 * 1.5 * 3, 2.0, None, 2.0 * -2 * 0.5 * (1 - math.tanh(1.5 - 0.25) ** 2)))
     _, t = irad.jvp(vector, (1.5, 0.5, 3), (1.0, 0.0, None))
     assert t[2] is None
-    with pytest.raises(irad.IradError, match="not a float: its tangent must be None"):
+    with pytest.raises(irad.IradError, match="int \\(i64\\), not a float: it must be None"):
         irad.jvp(vector, (1.5, 0.5, 3), (1.0, 0.0, 1.0))
     with pytest.raises(irad.IradError, match="one tangent per primal"):
         irad.jvp(vector, (1.5, 0.5, 3), (1.0,))
@@ -355,5 +355,5 @@ def test_second_derivative_through_abs(x):
 
 
 def test_jvp_wants_tuples():
-    with pytest.raises(irad.IradError, match=r"takes its primals as a tuple.*\n  hint: irad.jvp\(f, \(x,\), \(dx,\)\)"):
+    with pytest.raises(irad.IradError, match=r"takes its primals as a tuple.*\n.*\n  hint: irad.jvp\(f, \(x,\), \(dx,\)\)"):
         irad.jvp(smooth, 1.0, 1.0)

@@ -1,0 +1,203 @@
+"""How a call's Python arguments become IR arguments, and how results come back.
+
+Arguments and results are pytrees (irad/frontend/pytrees.py): tuples, lists,
+dicts with str keys, NamedTuples and dataclasses of numbers and arrays,
+nested. Each argument is flattened into its leaves; the IR function takes
+every leaf, in order, then the global arrays it reads (hidden arguments). The
+*signature*, the tree of the call with each leaf's IR type, is what a function
+is specialised and cached for.
+
+`argnums` selects whole arguments. Their float leaves are differentiated; int
+and bool leaves are inactive and get None in the gradient, which has the
+argument's structure (a dict for a dict, ...).
+
+A bad argument is an error naming the caller's line (the first frame outside
+irad), the function and its `def`, the argument and the path to the value.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+import sys
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.ir import Attribute
+
+from irad.errors import IradError
+from irad.frontend import bind_arguments
+from irad.frontend.lowering import flatten_arguments, parameter_names
+from irad.frontend.pytrees import NONE, Node, Tree, leaf_types, step, tuple_tree, unflatten
+from irad.frontend.source import def_location
+from irad.ir.types import describe, is_differentiable, is_tensor
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))  # irad/
+
+
+def call_site() -> str:
+    """`file:line: ` of the innermost frame outside irad: the user's call."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = os.path.abspath(frame.f_code.co_filename)
+        if not filename.startswith(_PACKAGE + os.sep):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}: "
+        frame = frame.f_back
+    return ""
+
+
+def name_of(f) -> str:
+    return getattr(f, "__name__", repr(f))
+
+
+def error_at(f, message: str) -> IradError:
+    """An error about how `f` is called, located at the caller's line when it
+    is known, else at f's `def`."""
+    where = call_site()
+    defined = def_location(f)
+    if where and defined:
+        first, _, rest = message.partition("\n")
+        message = f"{first}\n  ({name_of(f)} is defined at {defined[:-2]})" + (f"\n{rest}" if rest else "")
+    return IradError((where or defined) + message)
+
+
+def arguments(f, args: tuple, kwargs: dict | None = None) -> tuple[list, Node]:
+    """The leaves of a call's arguments (defaults filled in) and its signature."""
+    args = bind_arguments(f, tuple(args), kwargs or {})
+    return flatten_arguments(f, args, call_site)
+
+
+def ranges(signature: Node) -> list[range]:
+    """The leaf indices of each argument."""
+    out, start = [], 0
+    for tree in signature.children:
+        n = len(leaf_types(tree))
+        out.append(range(start, start + n))
+        start += n
+    return out
+
+
+def normalise_argnums(f, argnums, signature: Node) -> tuple[int, ...]:
+    """The arguments `argnums` selects, each with at least one float leaf."""
+    single = isinstance(argnums, numbers.Integral) and not isinstance(argnums, bool)
+    if single:
+        nums = (argnums,)
+    elif isinstance(argnums, Sequence) and not isinstance(argnums, str):
+        nums = tuple(argnums)
+    else:
+        raise error_at(f, f"argnums must be an int or a tuple of ints, got {argnums!r}")
+    if not nums:
+        raise error_at(f, f"argnums of {name_of(f)} is empty")
+    n_args = len(signature.children)
+    names = parameter_names(f, n_args)
+    out = []
+    for n in nums:
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+            raise error_at(f, f"argnums must be an int or a tuple of ints, got {argnums!r}")
+        if not -n_args <= n < n_args:
+            raise error_at(
+                f,
+                f"argnums {argnums!r} is out of range for {name_of(f)}, "
+                f"which was called with {n_args} arguments"
+            )
+        n = int(n) % n_args
+        tree = signature.children[n]
+        if not any(is_differentiable(t) for t in leaf_types(tree)):
+            what = describe(tree) if not isinstance(tree, Node) else f"a {tree.cls.__name__} without float leaves"
+            raise error_at(
+                f,
+                f"cannot differentiate {name_of(f)} with respect to argument {n} ('{names[n]}'): "
+                f"it is {what}, not a float\n"
+                "  hint: pass a float, or leave it out of argnums"
+            )
+        out.append(n)
+    if len(set(out)) != len(out):
+        raise error_at(f, f"argnums {argnums!r} repeats an argument")
+    return tuple(out)
+
+
+def float_leaves(signature: Node, nums: Sequence[int]) -> tuple[int, ...]:
+    """The float leaves of the arguments `nums`, argument by argument."""
+    types = leaf_types(signature)
+    spans = ranges(signature)
+    return tuple(i for a in nums for i in spans[a] if is_differentiable(types[i]))
+
+
+def gradient_structure(signature: Node, nums: Sequence[int], single: bool) -> Tree:
+    """The tree of the gradients of the arguments `nums`: each argument's tree
+    with None in place of its int and bool leaves (one tree when `single`, else
+    a tuple of them). Its leaves are the float leaves, in `float_leaves` order."""
+    trees = [_floats_only(signature.children[a]) for a in nums]
+    return trees[0] if single else tuple_tree(trees)
+
+
+def _floats_only(tree: Tree) -> Tree:
+    if isinstance(tree, Node):
+        return Node(tree.cls, tree.keys, tuple(_floats_only(c) for c in tree.children))
+    return tree if is_differentiable(tree) else NONE
+
+
+def argument_trees(signature: Node, nums: Sequence[int], values: dict[int, object]) -> list:
+    """For each argument in `nums`, its tree with the leaf values `values`
+    (by leaf index); None where a leaf has none (int and bool leaves)."""
+    spans = ranges(signature)
+    return [unflatten(signature.children[a], iter([values.get(i) for i in spans[a]])) for a in nums]
+
+
+def check_tree(f, what: str, value, tree: Tree, skip_inactive: bool) -> list:
+    """The leaves of a cotangent or tangent the caller passes for values of
+    tree `tree` (named `what` in errors): real numbers or arrays at float
+    leaves; at int and bool leaves None (or, with `skip_inactive`, anything:
+    it is ignored). A tuple may stand for a list and a list for a tuple."""
+    out: list = []
+
+    def walk(v, t: Tree, path: str) -> None:
+        if not isinstance(t, Node):
+            if is_differentiable(t):
+                out.append(seed(f, path, v, t))
+            elif v is None or skip_inactive:
+                out.append(None)
+            else:
+                raise error_at(f, f"{path} is for {describe(t)}, not a float: it must be None")
+            return
+        items = _items(v, t)
+        if items is None:
+            raise error_at(f, f"{path} must have the structure {t!r}, got {_short(v)}")
+        for key, child, item in zip(t.keys, t.children, items):
+            walk(item, child, path + step(t, key))
+
+    walk(value, tree, what)
+    return out
+
+
+def _items(v, node: Node) -> list | None:
+    """The items of `v` under `node`'s keys, or None if it has another structure."""
+    if node.cls is type(None):
+        return [] if v is None else None
+    if node.cls is dict:
+        return [v[k] for k in node.keys] if isinstance(v, dict) and sorted(v) == list(node.keys) else None
+    if node.cls in (tuple, list):
+        ok = type(v) in (tuple, list) and len(v) == len(node.keys)
+        return list(v) if ok else None
+    if not isinstance(v, node.cls):
+        return None
+    return [getattr(v, k) for k in node.keys]
+
+
+def _short(v) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def seed(f, what: str, value, t: Attribute):
+    """A cotangent or tangent the caller passes for a value of type `t`: a real
+    number for a float, a real array of its shape for an array."""
+    if is_tensor(t):
+        shape = tuple(t.get_shape())
+        array = np.asarray(value)
+        if array.shape != shape or array.dtype.kind not in "fiu":
+            raise error_at(f, f"{what} of {name_of(f)} must be a real array of shape {shape}, got {_short(value)}")
+        return array
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise error_at(f, f"{what} of {name_of(f)} must be a real number, got {_short(value)}")
+    return float(value)

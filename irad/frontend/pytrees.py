@@ -1,0 +1,406 @@
+"""Pytrees: nested tuples, lists, dicts, NamedTuples and dataclasses of numbers
+and arrays, as in JAX, and how they map to IR arguments and results.
+
+A *tree* describes one structure: a leaf is its IR type (f64, i64, tensor<…>),
+a container is a `Node` (its class, its keys and its children's trees). Trees
+are hashable, so they are part of every cache key: a function is specialised
+once per tree of its arguments.
+
+In IR a tree is flattened into its leaves, one function argument (or result)
+each, in this order:
+
+* tuples, lists and NamedTuples: by position;
+* dicts (str keys only): by sorted key, as JAX does;
+* dataclasses: by field, in `dataclasses.fields` order;
+* None: an empty node, no leaf.
+
+A leaf argument is named after its path: `%params.W`, `%layers.0.b`,
+`%state.v` (the parameter's name, then each key or field).
+
+Two views of the same structure live here:
+
+* Python objects at the API boundary: `flatten` (arguments) and `unflatten`
+  (results, gradients);
+* values inside a program being lowered: `ListValue` and `RecordValue` (a
+  list or NamedTuple: a tuple of its items that remembers its class),
+  `MappingValue` (a dict or a dataclass); `value_leaves` / `rebuild` flatten
+  them into SSA values and back, for calls, returns and control flow.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.ir import Attribute, SSAValue
+
+from irad.frontend.values import Static
+from irad.ir.symbols import value_name
+from irad.ir.types import F32, is_bool, is_float, is_int, is_tensor, type_of_value
+
+ACCEPTED = (
+    "float, int or bool scalars, numpy arrays of float64, float32, int or bool, and "
+    "tuples, lists, dicts with str keys, NamedTuples and dataclasses of them (nested)"
+)
+_NONE = type(None)
+_INT64 = (-(2**63), 2**63)
+
+
+# ---- the structure ---------------------------------------------------------------
+@dataclass(frozen=True)
+class Node:
+    """A container: its class, its keys (positions, sorted dict keys or field
+    names, in flattening order) and one tree per key."""
+
+    cls: type
+    keys: tuple
+    children: tuple
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.keys, self.children))
+        return f"{self.cls.__name__}({inner})"
+
+
+Tree = Attribute | Node
+NONE = Node(_NONE, (), ())
+
+
+def tuple_tree(children) -> Node:
+    children = tuple(children)
+    return Node(tuple, tuple(range(len(children))), children)
+
+
+def is_namedtuple_class(cls) -> bool:
+    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")
+
+
+def is_dataclass_class(cls) -> bool:
+    return isinstance(cls, type) and dataclasses.is_dataclass(cls)
+
+
+def leaf_types(tree: Tree) -> list[Attribute]:
+    out: list[Attribute] = []
+    _leaves(tree, out.append)
+    return out
+
+
+def _leaves(tree: Tree, add: Callable) -> None:
+    if isinstance(tree, Node):
+        for child in tree.children:
+            _leaves(child, add)
+    else:
+        add(tree)
+
+
+def with_leaf_types(tree: Tree, types) -> Tree:
+    """`tree` with its leaves' types replaced, in order, by `types`."""
+    types = iter(types)
+
+    def walk(t: Tree) -> Tree:
+        if isinstance(t, Node):
+            return Node(t.cls, t.keys, tuple(walk(c) for c in t.children))
+        return next(types)
+
+    return walk(tree)
+
+
+def step(node: Node, key) -> str:
+    """How Python spells one step into `node`: `[0]`, `['W']` or `.field`."""
+    if node.cls is dict:
+        return f"[{key!r}]"
+    if node.cls in (tuple, list):
+        return f"[{key}]"
+    return f".{key}"
+
+
+def leaf_paths(tree: Tree, root: str) -> list[str]:
+    """The Python path of each leaf: `params['W']`, `layers[0]`, `state.v`."""
+    out: list[str] = []
+
+    def walk(t: Tree, path: str) -> None:
+        if isinstance(t, Node):
+            for key, child in zip(t.keys, t.children):
+                walk(child, path + step(t, key))
+        else:
+            out.append(path)
+
+    walk(tree, root)
+    return out
+
+
+def leaf_names(tree: Tree, root: str) -> list[str]:
+    """The IR name of each leaf: `params.W`, `layers.0`, `state.v`."""
+    return [ir_name(p) for p in leaf_paths(tree, root)]
+
+
+def ir_name(path: str) -> str:
+    """`params['W']` -> `params.W`: the characters MLIR allows in a value name."""
+    return value_name(re.sub(r"[^\w$.-]+", ".", path).strip(".") or "arg")
+
+
+# ---- Python objects: arguments in, results out ------------------------------------
+class BadLeaf(Exception):
+    """A value in an argument irad cannot take, and where it is."""
+
+    def __init__(self, path: str, obj: object, why: str = ""):
+        super().__init__(path)
+        self.path, self.obj, self.why = path, obj, why
+
+    def describe(self) -> str:
+        """`params['W'] is a str ('relu')`."""
+        what = self.why or f"is {describe_object(self.obj)}"
+        return f"{self.path} {what}"
+
+
+def describe_object(obj: object) -> str:
+    if isinstance(obj, np.ndarray):
+        return f"a numpy array of dtype {obj.dtype}"
+    if isinstance(obj, np.generic):
+        return f"a numpy {obj.dtype} scalar"
+    text = repr(obj)
+    text = text if len(text) <= 40 else text[:37] + "..."
+    return f"a {type(obj).__name__} ({text})"
+
+
+def flatten(obj: object, path: str) -> tuple[list, Tree]:
+    """The leaves of a Python object and its tree; BadLeaf names the first
+    value irad cannot take."""
+    leaves: list = []
+    return leaves, _flatten(obj, path, leaves)
+
+
+def _flatten(obj: object, path: str, leaves: list) -> Tree:
+    t = type_of_value(obj)
+    if t is not None:
+        if is_int(t) and not isinstance(obj, np.ndarray) and not _INT64[0] <= obj < _INT64[1]:
+            raise BadLeaf(path, obj, f"is the int {obj}, which does not fit in 64 bits (irad's int is i64)")
+        leaves.append(obj)
+        return t
+    if obj is None:
+        return NONE
+    cls = type(obj)
+    if cls in (tuple, list) or is_namedtuple_class(cls):
+        keys = tuple(range(len(obj))) if not is_namedtuple_class(cls) else tuple(cls._fields)
+        node = Node(cls, keys, ())
+        items = obj if not is_namedtuple_class(cls) else obj
+        return Node(cls, keys, tuple(_flatten(v, path + step(node, k), leaves) for k, v in zip(keys, items)))
+    if cls is dict:
+        bad = [k for k in obj if not isinstance(k, str)]
+        if bad:
+            raise BadLeaf(path, obj, f"is a dict with the key {bad[0]!r}; irad takes dicts with str keys only")
+        keys = tuple(sorted(obj))
+        node = Node(dict, keys, ())
+        return Node(dict, keys, tuple(_flatten(obj[k], path + step(node, k), leaves) for k in keys))
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        keys = tuple(f.name for f in dataclasses.fields(obj))
+        node = Node(cls, keys, ())
+        return Node(cls, keys, tuple(_flatten(getattr(obj, k), path + step(node, k), leaves) for k in keys))
+    raise BadLeaf(path, obj)
+
+
+def unflatten(tree: Tree, leaves: Iterator) -> object:
+    """The Python object of `tree` with its leaves taken, in order, from `leaves`."""
+    if not isinstance(tree, Node):
+        return next(leaves)
+    items = [unflatten(child, leaves) for child in tree.children]
+    return build(tree.cls, tree.keys, items)
+
+
+def build(cls: type, keys: tuple, items: list) -> object:
+    """An object of a node's class from its items."""
+    if cls is _NONE:
+        return None
+    if cls in (tuple, list):
+        return cls(items)
+    if cls is dict:
+        return dict(zip(keys, items))
+    if is_namedtuple_class(cls):
+        return cls(*items)
+    # a dataclass: set its fields, as they were, without running __init__ (whose
+    # __post_init__ may check or derive what a gradient does not satisfy)
+    obj = cls.__new__(cls)
+    for key, item in zip(keys, items):
+        object.__setattr__(obj, key, item)
+    return obj
+
+
+def structure(tree: Tree) -> object:
+    """The tree without its leaf types: what two values must share to be joined."""
+    if isinstance(tree, Node):
+        return (tree.cls, tree.keys, tuple(structure(c) for c in tree.children))
+    return None
+
+
+# ---- values inside a program ------------------------------------------------------
+class ListValue(tuple):
+    """A list in a program: a tuple of its items (so unpacking, indexing and
+    iteration work as on a tuple) that flattens and rebuilds as a list."""
+
+    cls = list
+
+
+class RecordValue(tuple):
+    """A NamedTuple in a program: its items, and its class (for fields)."""
+
+    def __new__(cls, items, record_cls: type):
+        value = super().__new__(cls, items)
+        value.cls = record_cls
+        return value
+
+    def field(self, name: str):
+        return self[self.cls._fields.index(name)]
+
+
+@dataclass(frozen=True, eq=False)
+class MappingValue:
+    """A dict (str keys) or a dataclass instance in a program: its keys and values,
+    in the order they were written (a dict flattens by sorted key)."""
+
+    cls: type
+    items: tuple  # ((key, value), ...)
+
+    def get(self, key: str, default=None):
+        for k, v in self.items:
+            if k == key:
+                return v
+        return default
+
+    def keys(self) -> tuple:
+        return tuple(k for k, _ in self.items)
+
+
+@dataclass(frozen=True, eq=False)
+class Method:
+    """`model.forward` for a NamedTuple or dataclass value: a function of its
+    class, called with the value as its first argument."""
+
+    fn: object
+    receiver: object
+
+
+def is_record_class(cls) -> bool:
+    """A NamedTuple or dataclass class, whose instances are pytree nodes."""
+    return is_namedtuple_class(cls) or is_dataclass_class(cls)
+
+
+def record_fields(cls: type) -> tuple[str, ...]:
+    if is_namedtuple_class(cls):
+        return tuple(cls._fields)
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def is_container(value) -> bool:
+    return isinstance(value, (tuple, MappingValue))
+
+
+def value_node(value) -> tuple[Node, tuple] | None:
+    """The node of a container value and its items in flattening order."""
+    if isinstance(value, RecordValue):
+        return Node(value.cls, tuple(value.cls._fields), ()), tuple(value)
+    if isinstance(value, tuple):
+        cls = value.cls if isinstance(value, ListValue) else tuple
+        return Node(cls, tuple(range(len(value))), ()), tuple(value)
+    if isinstance(value, MappingValue):
+        keys = tuple(sorted(value.keys())) if value.cls is dict else value.keys()
+        return Node(value.cls, keys, ()), tuple(value.get(k) for k in keys)
+    if value is None or (isinstance(value, Static) and value.obj is None):
+        return NONE, ()
+    return None
+
+
+def value_leaves(value, leaf: Callable[[object], SSAValue | None]) -> tuple[list[SSAValue], Tree] | None:
+    """The SSA leaves of a value and its tree; `leaf(v)` gives the SSA value of
+    a non-container (None: it cannot be a leaf, and this returns None)."""
+    leaves: list[SSAValue] = []
+
+    def walk(v) -> Tree | None:
+        found = value_node(v)
+        if found is None:
+            s = leaf(v)
+            if s is None:
+                return None
+            leaves.append(s)
+            return s.type
+        node, items = found
+        children = [walk(item) for item in items]
+        if any(c is None for c in children):
+            return None
+        return Node(node.cls, node.keys, tuple(children))
+
+    tree = walk(value)
+    return None if tree is None else (leaves, tree)
+
+
+def ssa_leaf(value) -> SSAValue | None:
+    return value if isinstance(value, SSAValue) else None
+
+
+def rebuild(tree: Tree, leaves: Iterator[SSAValue]):
+    """The program value of `tree`, its leaves taken in order from `leaves`."""
+    if not isinstance(tree, Node):
+        return next(leaves)
+    items = [rebuild(child, leaves) for child in tree.children]
+    return make_value(tree.cls, tree.keys, items)
+
+
+def make_value(cls: type, keys: tuple, items: list):
+    """A program value of class `cls` holding `items` under `keys`."""
+    if cls is _NONE:
+        return Static(None)
+    if cls is tuple:
+        return tuple(items)
+    if cls is list:
+        return ListValue(items)
+    if is_namedtuple_class(cls):
+        return RecordValue(items, cls)
+    return MappingValue(cls, tuple(zip(keys, items)))
+
+
+def python_class(value) -> type | None:
+    """The Python class a value of a program has at run time, from its IR type
+    or its container: what `isinstance` answers from."""
+    if isinstance(value, SSAValue):
+        t = value.type
+        if is_tensor(t):
+            return np.ndarray
+        if is_float(t):
+            return np.float32 if t == F32 else float
+        if is_bool(t):
+            return bool
+        return int if is_int(t) else None
+    if isinstance(value, (ListValue, RecordValue, MappingValue)):
+        return value.cls
+    if isinstance(value, tuple):
+        return tuple
+    return None
+
+
+def name_leaves(tree: Tree, leaves, root: str) -> None:
+    """Name SSA values (block arguments) after their paths."""
+    for value, name in zip(leaves, leaf_names(tree, root)):
+        value.name_hint = name
+
+
+__all__ = [
+    "ACCEPTED",
+    "BadLeaf",
+    "ListValue",
+    "MappingValue",
+    "NONE",
+    "Node",
+    "RecordValue",
+    "Tree",
+    "flatten",
+    "leaf_names",
+    "leaf_paths",
+    "leaf_types",
+    "python_class",
+    "rebuild",
+    "tuple_tree",
+    "unflatten",
+    "value_leaves",
+]
