@@ -268,7 +268,7 @@ class ModuleLowering:
     def symbol_for(self, fn) -> tuple[str, str]:
         """(unique symbol name, rule-table key) for a Python function."""
         key = target_key(fn)
-        by_key = self.symbols_by_key or fn.__module__.startswith("irad.")
+        by_key = self.symbols_by_key or (fn.__module__ or "").startswith("irad.")
         return self.unique_symbol(key if by_key else fn.__name__), key
 
     def unique_symbol(self, base: str) -> str:
@@ -725,7 +725,10 @@ class FunctionLowering(ControlFlowLowering):
         if isinstance(base, MappingValue) and base.cls is dict:
             key = self._key(node.slice, "a dict index")
             if key not in base.keys():
-                raise self.src.error(node, f"the dict has no key {key!r} (its keys: {', '.join(map(repr, base.keys()))})")
+                raise self.src.error(
+                    node, f"the dict has no key {key!r} (its keys: {', '.join(map(repr, base.keys()))})",
+                    "irad's dicts have the keys they were built (or passed) with",
+                )
             return base.get(key)
         if isinstance(base, Static) and isinstance(base.obj, (tuple, list, dict)):  # x.shape[0], a global
             return self._static_item(base, node)
@@ -959,34 +962,42 @@ class FunctionLowering(ControlFlowLowering):
                 "use np.where(cond, a, b) for an elementwise choice",
             )
         cond = self.em.to_bool(test)
-        then_block, then_value = self._branch(node.body)
-        else_block, else_value = self._branch(node.orelse)
-        joined = joins.join_types(then_value.type, else_value.type)
-        if joined is None:
-            raise self.src.error(
-                node,
-                "the two values of this conditional expression have no common type: "
-                f"{joins.mismatch(then_value.type, else_value.type)}",
-                "irad's array shapes are static: give both the same shape",
-            )
-        then_value = joins.convert(Emitter(then_block), then_value, joined)
-        else_value = joins.convert(Emitter(else_block), else_value, joined)
-        then_block.add_op(scf.YieldOp(then_value))
-        else_block.add_op(scf.YieldOp(else_value))
-        return self.em.op(
-            scf.IfOp(cond, [then_value.type], Region(then_block), Region(else_block))
+        (then_block, then_leaves, tree), (else_block, else_leaves, else_tree) = (
+            self._branch(node.body), self._branch(node.orelse)
         )
+        if pytrees.structure(tree) != pytrees.structure(else_tree):
+            raise self.src.error(
+                node, "the two values of this conditional expression are containers of different structures",
+                "give both the same keys, fields and lengths",
+            )
+        joined = [joins.join_types(a.type, b.type) for a, b in zip(then_leaves, else_leaves)]
+        for a, b, t in zip(then_leaves, else_leaves, joined):
+            if t is None:
+                raise self.src.error(
+                    node,
+                    "the two values of this conditional expression have no common type: "
+                    f"{joins.mismatch(a.type, b.type)}",
+                    "irad's array shapes are static: give both the same shape",
+                )
+        then_block.add_op(scf.YieldOp(*(joins.convert(Emitter(then_block), v, t) for v, t in zip(then_leaves, joined))))
+        else_block.add_op(scf.YieldOp(*(joins.convert(Emitter(else_block), v, t) for v, t in zip(else_leaves, joined))))
+        results = self.em.results(scf.IfOp(cond, joined, Region(then_block), Region(else_block)))
+        return pytrees.rebuild(tree, iter(results))
 
-    def _branch(self, node: ast.expr) -> tuple[Block, SSAValue]:
-        """Lower one arm of a conditional expression into its own block (lazily run)."""
+    def _branch(self, node: ast.expr) -> tuple[Block, list[SSAValue], Tree]:
+        """Lower one arm of a conditional expression into its own block (lazily
+        run): its leaves (a number, an array or a container of them) and tree."""
         outer = self.em
         block = Block()
         self.em = Emitter(block)
         try:
-            value = self.number(node)
+            value = self.expr(node)
+            found = self.tree_leaves(value, node)
+            if found is None or found[1] == pytrees.NONE:
+                raise self.src.error(node, f"expected a number here, got {_kind(value)}")
         finally:
             self.em = outer
-        return block, value
+        return block, *found
 
     def expr_Call(self, node: ast.Call) -> Value:
         callee = self.expr(node.func)
@@ -1271,8 +1282,13 @@ def _kind(value: Value) -> str:
         if callable(obj):
             return f"the function {describe_callable(obj)}"
         return f"a {type(obj).__name__} object"
+    if isinstance(value, (ListValue, RecordValue, MappingValue)):
+        what = "" if value.cls in (list, dict) else " (a NamedTuple)" if isinstance(value, RecordValue) else " (a dataclass)"
+        return f"a {value.cls.__name__}{what}"
     if isinstance(value, tuple):
         return "a tuple"
+    if isinstance(value, pytrees.Method):
+        return f"the method {describe_callable(value.fn)}"
     if value is None:
         return "None (a call that returns nothing)"
     return f"a {describe(value.type)} value"
