@@ -28,7 +28,7 @@ from xdsl.ir import Attribute
 from irad.errors import IradError
 from irad.frontend import bind_arguments
 from irad.frontend.lowering import flatten_arguments, parameter_names
-from irad.frontend.pytrees import NONE, Node, Tree, leaf_types, step, tuple_tree, unflatten
+from irad.frontend.pytrees import NONE, BadLeaf, Node, Tree, leaf_types, node_items, step, tuple_tree, unflatten
 from irad.frontend.source import def_location
 from irad.ir.types import describe, is_differentiable, is_tensor
 
@@ -148,7 +148,7 @@ def check_tree(f, what: str, value, tree: Tree, skip_inactive: bool) -> list:
     """The leaves of a cotangent or tangent the caller passes for values of
     tree `tree` (named `what` in errors): real numbers or arrays at float
     leaves; at int and bool leaves None (or, with `skip_inactive`, anything:
-    it is ignored). A tuple may stand for a list and a list for a tuple."""
+    it is ignored)."""
     out: list = []
 
     def walk(v, t: Tree, path: str) -> None:
@@ -164,24 +164,25 @@ def check_tree(f, what: str, value, tree: Tree, skip_inactive: bool) -> list:
         if items is None:
             raise error_at(f, f"{path} must have the structure {t!r}, got {_short(v)}")
         for key, child, item in zip(t.keys, t.children, items):
-            walk(item, child, path + step(t, key))
+            walk(item, child, path + step(t.cls, key))
 
     walk(value, tree, what)
     return out
 
 
-def _items(v, node: Node) -> list | None:
-    """The items of `v` under `node`'s keys, or None if it has another structure."""
-    if node.cls is type(None):
-        return [] if v is None else None
-    if node.cls is dict:
-        return [v[k] for k in node.keys] if isinstance(v, dict) and sorted(v) == list(node.keys) else None
-    if node.cls in (tuple, list):
-        ok = type(v) in (tuple, list) and len(v) == len(node.keys)
-        return list(v) if ok else None
-    if not isinstance(v, node.cls):
+def _items(v, node: Node) -> tuple | None:
+    """The items of `v` under `node`'s keys, or None if it has another structure
+    (a tuple may stand for a list and a list for a tuple)."""
+    try:
+        found = node_items(v)
+    except BadLeaf:
         return None
-    return [getattr(v, k) for k in node.keys]
+    if found is None:
+        return None
+    cls, keys, items = found
+    sequences = (tuple, list)
+    same = cls is node.cls or (cls in sequences and node.cls in sequences)
+    return items if same and keys == node.keys else None
 
 
 def _short(v) -> str:

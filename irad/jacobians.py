@@ -30,10 +30,9 @@ import numbers
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, SSAValue
-from xdsl.dialects import arith
 
 from irad.api import grad, jvp_compiled, vjp_compiled
 from irad.arguments import arguments, error_at, float_leaves, gradient_structure, name_of, normalise_argnums
@@ -41,9 +40,9 @@ from irad.backends import check_backend, compile_for
 from irad.compiled import Compiled, cached, run_compiled, variant
 from irad.frontend.globals import HiddenGlobals
 from irad.frontend.lowering import as_signature
-from irad.frontend.pytrees import NONE, Node, Tree, leaf_types, tuple_tree, unflatten, with_leaf_types
+from irad.frontend.pytrees import Node, Tree, leaf_types, tuple_tree, unflatten, with_leaf_types
 from irad.ir.dialect import JvpOp
-from irad.ir.types import describe, is_differentiable, is_float, is_tensor, shape_of
+from irad.ir.types import describe, is_differentiable, is_tensor, shape_of
 from irad.pipeline import (
     add_entry,
     cut_aux,

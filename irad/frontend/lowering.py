@@ -1069,12 +1069,23 @@ class FunctionLowering(ControlFlowLowering):
         return Static(transform(*args, **kwargs))
 
     def _external_call(self, node: ast.Call, fn) -> Value:
-        """A call to a function without source that the rule table covers."""
+        """A call to a function without source that the rule table covers, or to
+        a derivative object (irad.grad(f)), whose arguments may be containers."""
         if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
             raise self.src.error(
                 node, f"{describe_callable(fn)} takes its arguments positionally here"
             )
-        return self.call(fn, [self.number(a) for a in node.args], node)
+        if not hasattr(fn, "_irad_module"):
+            return self.call(fn, [self.number(a) for a in node.args], node)
+        leaves, trees = [], []
+        for a in node.args:
+            value = self.expr(a)
+            found = self.tree_leaves(value, a)
+            if found is None:
+                raise self.src.error(a, f"expected a number, an array or a container of them, got {_kind(value)}")
+            leaves += found[0]
+            trees.append(found[1])
+        return self.call(fn, leaves, node, tuple_tree(trees))
 
     def _library_call(self, node: ast.Call, fn) -> SSAValue:
         arities, emit = OPS[fn]

@@ -30,7 +30,6 @@ Two views of the same structure live here:
 from __future__ import annotations
 
 import dataclasses
-import numbers
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -108,11 +107,12 @@ def with_leaf_types(tree: Tree, types) -> Tree:
     return walk(tree)
 
 
-def step(node: Node, key) -> str:
-    """How Python spells one step into `node`: `[0]`, `['W']` or `.field`."""
-    if node.cls is dict:
+def step(cls: type, key) -> str:
+    """How Python spells one step into a container of class `cls`: `[0]`,
+    `['W']` or `.field`."""
+    if cls is dict:
         return f"[{key!r}]"
-    if node.cls in (tuple, list):
+    if cls in (tuple, list):
         return f"[{key}]"
     return f".{key}"
 
@@ -124,7 +124,7 @@ def leaf_paths(tree: Tree, root: str) -> list[str]:
     def walk(t: Tree, path: str) -> None:
         if isinstance(t, Node):
             for key, child in zip(t.keys, t.children):
-                walk(child, path + step(t, key))
+                walk(child, path + step(t.cls, key))
         else:
             out.append(path)
 
@@ -180,26 +180,33 @@ def _flatten(obj: object, path: str, leaves: list) -> Tree:
             raise BadLeaf(path, obj, f"is the int {obj}, which does not fit in 64 bits (irad's int is i64)")
         leaves.append(obj)
         return t
-    if obj is None:
-        return NONE
+    found = node_items(obj, path)
+    if found is None:
+        raise BadLeaf(path, obj)
+    cls, keys, items = found
+    return Node(cls, keys, tuple(_flatten(v, path + step(cls, k), leaves) for k, v in zip(keys, items)))
+
+
+def node_items(obj: object, path: str = "") -> tuple[type, tuple, tuple] | None:
+    """(class, keys, items in flattening order) of a container; None otherwise
+    (BadLeaf, named `path`, for a dict with other than str keys)."""
     cls = type(obj)
-    if cls in (tuple, list) or is_namedtuple_class(cls):
-        keys = tuple(range(len(obj))) if not is_namedtuple_class(cls) else tuple(cls._fields)
-        node = Node(cls, keys, ())
-        items = obj if not is_namedtuple_class(cls) else obj
-        return Node(cls, keys, tuple(_flatten(v, path + step(node, k), leaves) for k, v in zip(keys, items)))
+    if obj is None:
+        return _NONE, (), ()
+    if cls in (tuple, list):
+        return cls, tuple(range(len(obj))), tuple(obj)
+    if is_namedtuple_class(cls):
+        return cls, tuple(cls._fields), tuple(obj)
     if cls is dict:
         bad = [k for k in obj if not isinstance(k, str)]
         if bad:
             raise BadLeaf(path, obj, f"is a dict with the key {bad[0]!r}; irad takes dicts with str keys only")
         keys = tuple(sorted(obj))
-        node = Node(dict, keys, ())
-        return Node(dict, keys, tuple(_flatten(obj[k], path + step(node, k), leaves) for k in keys))
+        return dict, keys, tuple(obj[k] for k in keys)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        keys = tuple(f.name for f in dataclasses.fields(obj))
-        node = Node(cls, keys, ())
-        return Node(cls, keys, tuple(_flatten(getattr(obj, k), path + step(node, k), leaves) for k in keys))
-    raise BadLeaf(path, obj)
+        keys = record_fields(cls)
+        return cls, keys, tuple(getattr(obj, k) for k in keys)
+    return None
 
 
 def unflatten(tree: Tree, leaves: Iterator) -> object:

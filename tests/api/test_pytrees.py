@@ -338,3 +338,44 @@ def test_has_aux_needs_a_pair():
         irad.grad(quadratic, has_aux=True)({"a": 1.0, "b": 2.0, "v": 0.5})
     with pytest.raises(irad.IradError, match="with has_aux=True, f may return"):
         irad.grad(affine_aux)({"a": 1.0, "b": 2.0}, 0.5)
+
+
+def inner_loss(params, x):
+    return np.sum(np.tanh(x @ params["W"] + params["b"]) ** 2)
+
+
+def one_step_then_loss(params, x):
+    g = irad.grad(inner_loss)(params, x)  # a gradient of a dict, inside a program
+    return inner_loss({"W": params["W"] - 0.1 * g["W"], "b": params["b"] - 0.1 * g["b"]}, x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_program_differentiates_through_a_dict_gradient(backend):
+    p = {"W": np.array([[0.1, 0.2], [0.3, -0.4]]), "b": np.array([0.5, -0.1])}
+    x = np.array([[1.0, 2.0], [0.5, -1.0]])
+    value, g = irad.value_and_grad(one_step_then_loss, backend=backend)(p, x)
+    value_j, g_j = jax.value_and_grad(under_jax(one_step_then_loss_jax))(p, x)
+    assert value == pytest.approx(float(value_j), rel=1e-12)
+    assert_trees_close(g, g_j)
+
+
+def one_step_then_loss_jax(params, x):
+    g = jax.grad(under_jax(inner_loss))(params, x)
+    return under_jax(inner_loss)({k: params[k] - 0.1 * g[k] for k in params}, x)
+
+
+def vector_field(x):
+    return np.sin(x) * x[0]
+
+
+def uses_jacobian_of_arrays(x):
+    return np.sum(irad.jacfwd(vector_field)(x))
+
+
+def test_array_jacobians_lower_to_the_module_they_run():
+    x = np.array([0.3, -0.5, 1.2])
+    assert "func.func @vector_field.jvp(%x: tensor<3xf64>, %tx: tensor<3xf64>)" in str(irad.jacfwd(vector_field).lower(x))
+    assert "@vector_field.pullback" in str(irad.jacrev(vector_field).lower(x))
+    np.testing.assert_allclose(irad.jacfwd(vector_field)(x), jax.jacfwd(under_jax(vector_field))(x), rtol=1e-13)
+    with pytest.raises(irad.IradError, match="jacfwd of vector_field inside a program .* takes float scalars"):
+        irad.grad(uses_jacobian_of_arrays)(x)
