@@ -3,10 +3,12 @@
 Each transformation lowers the function for the example arguments' types,
 runs `irad-differentiate`, `irad-lower-tape` and `irad-optimize`, and compiles
 the result with the chosen backend ("python" by default, or "native"). Compiled code is cached
-per function, argument signature, backend and rule-table version, so a rule
+per function, argument signature (the arguments' pytree structure and their
+leaves' types: irad/arguments.py), backend and rule-table version, so a rule
 edit forces a recompile, and per dtype and shape of the global arrays the
 function reads: those are hidden arguments, read at each call and passed
-after the function's own (irad/frontend/globals.py).
+after the function's own (irad/frontend/globals.py). Results come back in the
+structure the function returns (a dict for a dict, ...).
 """
 
 from __future__ import annotations

@@ -471,7 +471,7 @@ class FunctionLowering(ControlFlowLowering):
         become constants); None when it holds something else (a function, ...)."""
 
         def leaf(v):
-            if isinstance(v, Static) and self.is_number(v.obj):
+            if isinstance(v, Static) and type_of_value(v.obj) is not None:  # a global array: hidden
                 return self.static_number(v, node)
             return v if isinstance(v, SSAValue) else None
 

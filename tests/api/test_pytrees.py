@@ -274,6 +274,15 @@ def test_hessian_of_a_dict_is_a_dict_of_dicts(backend):
     assert_trees_close(h, jax.hessian(under_jax(quadratic))(p))
     s = {"a": 0.3, "b": 1.1, "v": 0.4}
     assert_trees_close(irad.hessian(quadratic, backend=backend)(s), jax.hessian(under_jax(quadratic))(s))
+    h, aux = irad.hessian(quadratic_aux, has_aux=True, backend=backend)(s)
+    h_j, aux_j = jax.hessian(under_jax(quadratic_aux), has_aux=True)(s)
+    assert_trees_close(h, h_j)
+    assert aux["n"] == 2 and aux["value"] == pytest.approx(float(aux_j["value"]), rel=1e-14)
+
+
+def quadratic_aux(p):
+    value = quadratic(p)
+    return value, {"value": value, "n": 2}
 
 
 # ---- a training step ----------------------------------------------------------------
@@ -307,6 +316,10 @@ def test_ir_arguments_are_named_after_their_paths():
     )
 
 
+def first_twice_plus_second(t):
+    return t[0] * 2.0 + t[1]
+
+
 def test_the_tree_structure_is_part_of_the_cache_key(monkeypatch):
     from irad import pipeline
 
@@ -314,10 +327,7 @@ def test_the_tree_structure_is_part_of_the_cache_key(monkeypatch):
     original = pipeline.lower_function
     monkeypatch.setattr(pipeline, "lower_function", lambda *a, **k: calls.append(a[1]) or original(*a, **k))
 
-    def total(t):
-        return t[0] * 2.0 + t[1]
-
-    g = irad.grad(total)
+    g = irad.grad(first_twice_plus_second)
     assert g((1.0, 2.0)) == (2.0, 1.0)
     assert g([1.0, 2.0]) == [2.0, 1.0]  # a list: same leaves, another tree
     assert g((3.0, 4.0)) == (2.0, 1.0)

@@ -508,10 +508,6 @@ def e_tuple_arithmetic(x):
     return pair(x, x) + 1.0  # E:tuple_arithmetic
 
 
-def e_tuple_branch(x):
-    return (x, x) if x > 0.0 else (x, -x)  # E:tuple_branch
-
-
 def e_none_branch(x):
     return x if x > 0.0 else None  # E:none_branch
 
@@ -689,7 +685,6 @@ CASES = [
     Case("bad_keyword", e_bad_keyword, (1.0,), "square("),
     Case("returns_nothing", e_returns_nothing, (1.0,), "returns_nothing("),
     Case("tuple_arithmetic", e_tuple_arithmetic, (1.0,), "pair("),
-    Case("tuple_branch", e_tuple_branch, (1.0,), "(x, x)"),
     Case("none_branch", e_none_branch, (1.0,), "None"),
     Case("partial", e_partial, (1.0,), "PARTIAL("),
     Case("callable_object", e_callable_object, (1.0,), "SCALER("),

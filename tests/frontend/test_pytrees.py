@@ -110,6 +110,12 @@ def branch_dict(x):
     return d["u"] * d["v"]
 
 
+def choose_containers(x):
+    a, b = (x, x * x) if x > 0.0 else (x, -x)
+    d = {"u": x, "v": 2} if x < 1.0 else {"v": x, "u": 2.0 * x}  # an int leaf joins a float
+    return a * b + d["u"] * d["v"]
+
+
 def recursive_dict(x, n):
     if n == 0:
         return {"value": x, "depth": 1.0}
@@ -196,6 +202,9 @@ CASES = [
     (loop_dict, lambda: (0.8, 4)),
     (branch_dict, lambda: (0.6,)),
     (branch_dict, lambda: (-0.6,)),
+    (choose_containers, lambda: (0.5,)),
+    (choose_containers, lambda: (-0.5,)),
+    (choose_containers, lambda: (1.5,)),
     (uses_recursive_dict, lambda: (0.9,)),
     (methods, lambda: (Layer(np.array([0.2, -0.4]), np.array([0.1, 0.3])), np.array([1.0, 2.0]))),
     (global_dict, lambda: (np.array([1.0, 2.0, 3.0]),)),
