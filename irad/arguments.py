@@ -28,7 +28,7 @@ from xdsl.ir import Attribute
 from irad.errors import IradError
 from irad.frontend import bind_arguments
 from irad.frontend.lowering import flatten_arguments, parameter_names
-from irad.frontend.pytrees import NONE, BadLeaf, Node, Tree, leaf_types, node_items, step, tuple_tree, unflatten
+from irad.frontend.pytrees import NONE, BadLeaf, Node, Tree, leaf_types, node_items, python_key, step, tuple_tree, unflatten
 from irad.frontend.source import def_location
 from irad.ir.types import describe, is_differentiable, is_tensor
 
@@ -61,10 +61,25 @@ def error_at(f, message: str) -> IradError:
     return IradError((where or defined) + message)
 
 
+_SIGNATURES: dict[object, Node] = {}  # python_key of a call's arguments -> its signature
+
+
 def arguments(f, args: tuple, kwargs: dict | None = None) -> tuple[list, Node]:
-    """The leaves of a call's arguments (defaults filled in) and its signature."""
+    """The leaves of a call's arguments (defaults filled in) and its signature.
+    A call whose arguments have the structure and leaf types of an earlier one
+    reuses its signature, so building IR types is not paid per call."""
     args = bind_arguments(f, tuple(args), kwargs or {})
-    return flatten_arguments(f, args, call_site)
+    leaves: list = []
+    try:
+        key = python_key(args, leaves)
+    except BadLeaf:  # a dict with other than str keys: flatten_arguments names it
+        key = None
+    signature = _SIGNATURES.get(key) if key is not None else None
+    if signature is None:
+        leaves, signature = flatten_arguments(f, args, call_site)
+        if key is not None:
+            _SIGNATURES[key] = signature
+    return leaves, signature
 
 
 def ranges(signature: Node) -> list[range]:

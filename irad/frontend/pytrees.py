@@ -63,6 +63,14 @@ class Node:
         inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.keys, self.children))
         return f"{self.cls.__name__}({inner})"
 
+    def __hash__(self) -> int:
+        # kept: a signature is a cache key, looked up at every call
+        try:
+            return self._hash
+        except AttributeError:
+            object.__setattr__(self, "_hash", hash((self.cls, self.keys, self.children)))
+            return self._hash
+
 
 Tree = Attribute | Node
 NONE = Node(_NONE, (), ())
@@ -207,6 +215,31 @@ def node_items(obj: object, path: str = "") -> tuple[type, tuple, tuple] | None:
         keys = record_fields(cls)
         return cls, keys, tuple(getattr(obj, k) for k in keys)
     return None
+
+
+_SCALARS = (float, int, bool, np.float64, np.float32, np.int64, np.int32, np.bool_)
+
+
+def python_key(obj: object, leaves: list) -> object:
+    """A cheap key of `obj`'s structure and its leaves' Python types (an array's
+    dtype and shape), appending its leaves to `leaves`: equal keys mean equal
+    trees, without building IR types. None when `obj` holds something else
+    (`flatten` then says what and where)."""
+    cls = type(obj)
+    if cls in _SCALARS:
+        if cls is int and not _INT64[0] <= obj < _INT64[1]:
+            return None
+        leaves.append(obj)
+        return cls
+    if cls is np.ndarray:
+        leaves.append(obj)
+        return (obj.dtype.str, obj.shape)
+    found = node_items(obj) if cls is not str else None
+    if found is None:
+        return None
+    node_cls, keys, items = found
+    children = tuple(python_key(item, leaves) for item in items)
+    return None if None in children else (node_cls, keys, children)
 
 
 def unflatten(tree: Tree, leaves: Iterator) -> object:
