@@ -66,6 +66,7 @@ bench: $(PY)
 	$(PY) bench/scalar.py
 	$(PY) bench/arrays.py
 	$(PY) bench/native.py
+	$(PY) bench/native_checks.py
 	$(PY) bench/inlining.py
 
 clean:
