@@ -15,6 +15,11 @@ Python calls through ctypes:
 * several results, or a memref result, come back through a pointer to a
   struct, passed as the first argument.
 
+Python calls it through an entry (native_checks.py) that turns a failed
+check (a cf.assert, or the stack check of a recursive function) into
+RuntimeCheckError: the entry returns a status in place of a void result, NaN
+in place of a float one (`_convention`).
+
 Memory: without tensors, a gradient request frees its tape itself
 (irad-differentiate puts an `irad.tape_free`, a `memref.dealloc` once lowered,
 after its pullback); with tensors, MLIR's buffer-deallocation pipeline frees
@@ -25,7 +30,8 @@ Python values by one rule:
 
 * each allocation (a descriptor's `allocated` pointer) gets exactly one owner,
   a `NativeBuffer`, which frees it with libc `free` (memref.alloc lowers to
-  `malloc`) when the last value viewing it goes; an allocation that is an
+  irad's allocator, malloc with a header: native_runtime.ll) when the last
+  value viewing it goes; an allocation that is an
   argument's memory is not owned again, its values keep the argument alive;
 * the arrays a call hands out share memory with nothing else: an array result
   whose allocation is an argument's or an earlier result's (`func.return %0,
@@ -67,7 +73,7 @@ from xdsl.ir import Attribute
 from irad.backends import native_checks
 from irad.backends.llvm_jit import JitModule, signature
 from irad.backends.mlir_tools import INSTALL_HINT, find_tool
-from irad.errors import BackendError, RuntimeCheckError
+from irad.errors import BackendError
 
 # mlir-opt passes from the dialects irad emits (func, arith, math, scf, memref)
 # to the LLVM dialect. math-to-funcs first: it expands math.ipowi, which has
@@ -376,24 +382,6 @@ def _argument(t: Attribute) -> tuple[type, Callable | None]:
     return c_type(t), None
 
 
-class Checks:
-    """The run-time checks of one native module (native_checks.py): the
-    message of each check id, and the failure id a NaN result may stand for."""
-
-    def __init__(self, messages: Sequence[str], failure: Callable[[], int]):
-        self.messages = messages
-        self.failure = failure
-
-    def failed(self, check: int) -> RuntimeCheckError:
-        return RuntimeCheckError(self.messages[check - 1])
-
-    def after_nan(self) -> None:
-        """A float result was NaN: raise if it stands for a failed check."""
-        check = self.failure()
-        if check:
-            raise self.failed(check)
-
-
 def _convention(outputs: Sequence[Attribute]) -> str:
     """How the entry of a function with these results reports a failed check
     (native_checks.entry_convention): results through a pointer or none give
@@ -404,7 +392,7 @@ def _convention(outputs: Sequence[Attribute]) -> str:
     return "nan" if isinstance(outputs[0], (Float64Type, Float32Type)) else "out"
 
 
-def _callable(address: int, function: func.FuncOp, checks: Checks) -> Callable[..., tuple]:
+def _callable(address: int, function: func.FuncOp, checks: native_checks.Checks) -> Callable[..., tuple]:
     """A Python function calling the entry (native_checks.py) of the C interface
     at `address`; it returns a tuple, or raises RuntimeCheckError for a failed check."""
     inputs = function.function_type.inputs.data
@@ -510,7 +498,7 @@ class NativeModule:
         self.llvm_ir = lower_to_llvm_ir(str(ready), passes)
         self.jit = JitModule(self.llvm_ir, libraries=runtime_libraries(), extend=self._runtime)
         failure = ctypes.CFUNCTYPE(ctypes.c_int32)(self.jit.address(native_checks.FAILURE))
-        self.checks = Checks(messages, failure)
+        self.checks = native_checks.Checks(messages, failure)
 
     def _runtime(self, llvm_module) -> str:
         """The runtime of the checks, with an entry for each public function

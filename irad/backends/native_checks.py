@@ -49,7 +49,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IndexType, ModuleOp
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.rewriter import Rewriter
 
-from irad.errors import BackendError
+from irad.errors import BackendError, RuntimeCheckError
 from irad.ir.builder import IRBuilder
 from irad.ir.callgraph import call_cycles
 from irad.ir.locations import recursion_message
@@ -132,6 +132,26 @@ def _guard_recursion(module: ModuleOp, number: Callable[[IRBuilder, str], SSAVal
                     direct = func.CallOp(callee[0].sym_name.data, [*call.arguments, floor], call.result_types)
                     direct.location = call.location
                     Rewriter.replace_op(call, direct)
+
+
+# ---- Python's side -------------------------------------------------------------------
+class Checks:
+    """The checks of one native module, for Python: the message of each check
+    id (what `guard` returned), and `failure`, irad_failure() of its runtime:
+    the id a NaN result stood for, if any."""
+
+    def __init__(self, messages: Sequence[str], failure: Callable[[], int]):
+        self.messages = messages
+        self.failure = failure
+
+    def failed(self, check: int) -> RuntimeCheckError:
+        return RuntimeCheckError(self.messages[check - 1])
+
+    def after_nan(self) -> None:
+        """A float result was NaN: raise if it stands for a failed check."""
+        check = self.failure()
+        if check:
+            raise self.failed(check)
 
 
 # ---- the runtime, LLVM IR -------------------------------------------------------------
