@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 
+from irad.backends.python import recursion_error
 from irad.errors import IradError
 from irad.frontend.globals import NO_GLOBALS, HiddenGlobals
 from irad.frontend.pytrees import Tree
@@ -70,9 +71,17 @@ def cached(key: tuple, build: Callable[[], Compiled]) -> tuple[Compiled, tuple]:
 
 def run_compiled(fn: Callable, args: Sequence):
     """Run compiled code; generated functions call each other as Python
-    functions, so a deep call chain may need a higher recursion limit."""
+    functions, so a deep call chain may need a higher recursion limit. Beyond
+    that, the recursion is an error naming the function, as natively."""
     try:
         return fn(*args)
     except RecursionError:
-        with deep_recursion():
+        pass
+    with deep_recursion():
+        try:
             return fn(*args)
+        except RecursionError as exc:
+            error = recursion_error(exc)
+            if error is None:
+                raise
+    raise error
