@@ -27,6 +27,7 @@ would need its caller's block split).
 from __future__ import annotations
 
 from collections import Counter, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -188,6 +189,46 @@ def _replace_all(pairs) -> None:
         user.operands = [mapping.get(v, v) for v in user.operands]
 
 
+def inline_callees(
+    fn: func.FuncOp, graph: CallGraph, wanted: Callable[[func.CallOp, func.FuncOp], bool]
+) -> int:
+    """Inline into `fn`, breadth first, every call to a function of `graph` that
+    `wanted` accepts, and in turn the calls the inlined bodies bring along;
+    returns the number of calls inlined.
+
+    Before differentiation (irad-differentiate{inline=true}): a call the rule
+    table leaves to AD is inlined into its caller, so the callee's residuals are
+    values of the caller and no augmented primal returns those of all the
+    functions below it (linear in a deep chain, where passing them up level by
+    level is quadratic). Callees are cloned, never moved or erased: functions
+    generated meanwhile may call them. Callees on a cycle with `fn`, recursive
+    callees and callees without a single-block body stay calls.
+    """
+    name = fn.sym_name.data
+    if name not in graph.component:
+        return 0
+    inlined = 0
+    work = deque(op for op in fn.walk() if isinstance(op, func.CallOp))
+    while work:
+        call = work.popleft()
+        callee_name = call.callee.root_reference.data
+        callee = graph.functions.get(callee_name)
+        if (
+            callee is None
+            or call.callee.nested_references.data
+            or callee.is_declaration
+            or len(callee.body.blocks) != 1
+            or graph.component[callee_name] == graph.component[name]
+            or callee_name in graph.raw_recursive
+            or not wanted(call, callee)
+        ):
+            continue
+        inlined += 1
+        for op in _inline_call(call, callee, move=False):
+            work.extend(inner for inner in op.walk() if isinstance(inner, func.CallOp))
+    return inlined
+
+
 def inline_calls(
     module: ModuleOp, threshold: int = DEFAULT_THRESHOLD, max_depth: int = DEFAULT_MAX_DEPTH
 ) -> int:
@@ -215,4 +256,4 @@ class InlinePass(ModulePass):
         inline_calls(op, self.threshold, self.max_depth)
 
 
-__all__ = ["InlinePass", "inline_calls"]
+__all__ = ["InlinePass", "inline_callees", "inline_calls"]
