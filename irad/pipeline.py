@@ -1,6 +1,6 @@
 """irad's pipelines, defined once, as xDSL `PassPipeline`s built from pass names.
 
-    gradient:  irad-differentiate{checkpoint=... inline=...},irad-lower-tape,irad-optimize{max-depth=...},irad-symbol-dce
+    gradient:  irad-differentiate{checkpoint=... inline=... hoist=true},irad-lower-tape,irad-optimize{max-depth=...},irad-symbol-dce
     reversed:  irad-lower-tape,irad-optimize{max-depth=...},irad-symbol-dce
     jvp:       irad-jvp,irad-optimize,irad-symbol-dce
     optimise:  irad-optimize{max-depth=...},irad-symbol-dce
@@ -69,7 +69,7 @@ def reversed_spec(inline: bool = True) -> str:
 
 
 def gradient_spec(checkpoint: bool = False, inline: bool = True) -> str:
-    options = f"checkpoint={str(checkpoint).lower()} inline={str(inline).lower()}"
+    options = f"checkpoint={str(checkpoint).lower()} inline={str(inline).lower()} hoist=true"
     return _joined(f"irad-differentiate{{{options}}}", reversed_spec(inline))
 
 
@@ -182,7 +182,7 @@ def vjp_module(
     module, name = lowered(f, signature)
     out_types = tuple(function_named(module, name).function_type.outputs.data)
     active = tuple(is_differentiable(t) for t in signature)
-    generated = Differentiator(module, default_table(), inline=True).reverse(name, active)
+    generated = Differentiator(module, default_table(), inline=True, hoist=True).reverse(name, active)
     for op in module.ops:
         if isinstance(op, func.FuncOp):
             public = op.sym_name.data in (generated.augmented, generated.pullback)

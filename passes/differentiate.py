@@ -37,6 +37,7 @@ from irad.ir.metadata import (
     origin,
 )
 from irad.ir.locations import find_function, location, source_location
+from irad.passes.loops import hoist_invariants
 from irad.passes.reverse import (
     CallPlan,
     FunctionPlan,
@@ -144,12 +145,15 @@ class Differentiator:
         table: RuleTable | None = None,
         checkpoint: bool = False,
         inline: bool = False,
+        hoist: bool = False,
     ):
         self.module = module
         # recompute loop bodies in the reverse sweep instead of recording residuals
         self.checkpoint = checkpoint
         # inline the callees AD differentiates into their callers first
         self.inline = inline
+        # move loop-invariant scalar code out of loops first (passes/loops.py)
+        self.hoist = hoist
         self._graph: CallGraph | None = None
         self.table = table if table is not None else default_table()
         self.functions: dict[str, func.FuncOp] = {
@@ -262,6 +266,8 @@ class Differentiator:
             )
         if self.inline:
             self._inline_differentiated(name, fn, order)
+        if self.hoist:
+            hoist_invariants(fn)
         calls = [op for op in fn.walk() if isinstance(op, func.CallOp)]
         constant = {op for op in calls if self._non_differentiable(op)}
         into_memory = varied_memory(fn, active_args, constant)
@@ -466,7 +472,10 @@ class DifferentiatePass(ModulePass):
     into its caller (the primal changes in place, not what it computes): one
     pair of generated functions per request instead of one per callee, and
     linear compile time in the depth of the call tree (irad's gradient
-    pipeline does this unless the module will be differentiated again).
+    pipeline does this unless the module will be differentiated again). With
+    `hoist=true`, loop-invariant scalar code of each function differentiated is
+    first moved out of its loops (in place), so that it is read from outside
+    rather than recorded every iteration.
     """
 
     name = "irad-differentiate"
@@ -474,9 +483,12 @@ class DifferentiatePass(ModulePass):
 
     checkpoint: bool = False
     inline: bool = False
+    hoist: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        differentiator = Differentiator(op, checkpoint=self.checkpoint, inline=self.inline)
+        differentiator = Differentiator(
+            op, checkpoint=self.checkpoint, inline=self.inline, hoist=self.hoist
+        )
         differentiator.rewrite_requests()
         if self.remarks:
             differentiator.attach_remarks()

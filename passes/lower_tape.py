@@ -1,7 +1,7 @@
 """`irad-lower-tape`: the tape ops of the irad dialect as memref code.
 
-Reverse mode emits `irad.tape_create`, `irad.tape_push`, `irad.tape_read` and
-`irad.tape_free` (see irad/ir/dialect.py; passes/loops.py says what the
+Reverse mode emits `irad.tape_create`, `irad.tape_push`, `irad.tape_read`,
+`irad.tape_reserve` and `irad.tape_free` (see irad/ir/dialect.py; passes/loops.py says what the
 records hold). This pass turns them into standard memref/arith/scf code, which
 both backends run and mlir-opt 22 parses and lowers:
 
@@ -9,12 +9,14 @@ both backends run and mlir-opt 22 parses and lowers:
 * a push computes its end position and, if the record does not fit, grows the
   tape by doubling (a fresh buffer, a copy loop, a dealloc of the old one), so
   pushing is amortised O(1) and a run costs O(total iterations); then it
-  stores each value at the next slots;
+  stores each value at the next slots. A `reserved` push skips the check: a
+  reserve grew the tape once, the same way, for all the pushes of a loop;
 * values are stored as f64: f32 is widened, ints and indices go through
   sitofp/fptosi (exact below 2**53), i1 through uitofp. A tensor (of static
   shape) takes one slot per element: it is copied into a `memref.subview` of
   the tape (`bufferization.materialize_in_destination` into a buffer, then `memref.copy`) and read back by a copy
   into a buffer and `bufferization.to_tensor`;
+* a reserve grows the tape as a push would, for `slots` slots after its position;
 * a read loads the record that ends at its position, field by field;
 * a free is a `memref.dealloc`.
 """
@@ -22,7 +24,6 @@ both backends run and mlir-opt 22 parses and lowers:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith, bufferization, memref, scf
@@ -51,7 +52,16 @@ from xdsl.rewriter import InsertPoint
 
 from irad.ir import tensor as T
 from irad.ir.builder import IRBuilder
-from irad.ir.dialect import TAPE, TAPE_COPY, TapeCreateOp, TapeFreeOp, TapePushOp, TapeReadOp
+from irad.ir.dialect import (
+    TAPE,
+    TAPE_COPY,
+    TapeCreateOp,
+    TapeFreeOp,
+    TapePushOp,
+    TapeReadOp,
+    TapeReserveOp,
+    record_slots,
+)
 
 INDEX = IndexType()
 # Initial capacity of a tape, in f64 slots.
@@ -59,7 +69,7 @@ INITIAL_CAPACITY = 64
 
 
 def _slots(t: Attribute) -> int:
-    return prod(t.get_shape()) if isinstance(t, TensorType) else 1
+    return record_slots([t])
 
 
 def _tape_view(c: IRBuilder, tape: SSAValue, at: SSAValue, n: int) -> SSAValue:
@@ -165,9 +175,12 @@ def _create(c: IRBuilder) -> list[SSAValue]:
     return [tape, c.index(0)]
 
 
-def _push(c: IRBuilder, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue]) -> list[SSAValue]:
+def _push(
+    c: IRBuilder, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue], reserved: bool
+) -> list[SSAValue]:
     end = c.value(arith.AddiOp(pos, c.index(sum(_slots(v.type) for v in values))))
-    tape = _grown(c, tape, pos, end)
+    if not reserved:
+        tape = _grown(c, tape, pos, end)
     j = 0
     for v in values:
         at = c.value(arith.AddiOp(pos, c.index(j)))
@@ -209,7 +222,16 @@ class LowerTapeCreate(RewritePattern):
 class LowerTapePush(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: TapePushOp, rewriter: PatternRewriter, /):
-        _lower(op, rewriter, lambda c: _push(c, op.tape, op.pos, op.values))
+        _lower(op, rewriter, lambda c: _push(c, op.tape, op.pos, op.values, op.reserved is not None))
+
+
+class LowerTapeReserve(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TapeReserveOp, rewriter: PatternRewriter, /):
+        def grow(c: IRBuilder) -> list[SSAValue]:
+            return [_grown(c, op.tape, op.pos, c.value(arith.AddiOp(op.pos, op.slots)))]
+
+        _lower(op, rewriter, grow)
 
 
 class LowerTapeRead(RewritePattern):
@@ -224,7 +246,7 @@ class LowerTapeFree(RewritePattern):
         rewriter.replace(op, memref.DeallocOp.get(op.tape), [])
 
 
-_TAPE_OPS = (TapeCreateOp, TapePushOp, TapeReadOp, TapeFreeOp)
+_TAPE_OPS = (TapeCreateOp, TapePushOp, TapeReadOp, TapeReserveOp, TapeFreeOp)
 
 
 class LowerTapePass(ModulePass):
@@ -238,7 +260,7 @@ class LowerTapePass(ModulePass):
         # no tape at all (4x the time). Without DCE, an unused read is lowered
         # too, so the optimiser sees exactly the code reverse mode emitted.
         lower = GreedyRewritePatternApplier(
-            [LowerTapeCreate(), LowerTapePush(), LowerTapeRead(), LowerTapeFree()],
+            [LowerTapeCreate(), LowerTapePush(), LowerTapeRead(), LowerTapeReserve(), LowerTapeFree()],
             dce_enabled=False,
         )
         for tape_op in [inner for inner in op.walk() if isinstance(inner, _TAPE_OPS)]:
