@@ -96,8 +96,8 @@ def canonicalize(ctx: Context, module: builtin.ModuleOp) -> bool:
 @dataclass(frozen=True)
 class OptimizePass(ModulePass):
     """
-    Inlines calls as `irad-inline` does (`threshold`, `max-depth` are its options;
-    followed by CSE when it inlined anything), then canonicalizes (xDSL's folders
+    Inlines calls as `irad-inline` does (`threshold`, `max-depth` are its options),
+    then canonicalizes (xDSL's folders
     and canonicalization patterns with irad's float folds, to a fixed point; see
     the module docstring), then runs xDSL's CSE and DCE; repeats the last three
     while CSE or DCE change the module, since what they merge or remove can
@@ -114,12 +114,11 @@ class OptimizePass(ModulePass):
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         # The inliner runs once: it already reaches its own fixed point (callers
         # first, each exposed call judged in turn), and a second run would start
-        # counting `max-depth` afresh below the calls the first one kept.
-        if inline_calls(op, self.threshold, self.max_depth):
-            # Inlined bodies repeat constants and shared primal values; merging
-            # them first shrinks what the walk visits (by 15% on the call trees of
-            # bench/inlining.py, by 60% when the callees share their arguments).
-            cse(op)
+        # counting `max-depth` afresh below the calls the first one kept. (No CSE
+        # right after it: since irad-differentiate inlines the primal call tree,
+        # it inlines a pair per request, and a CSE before the walk cost more than
+        # it saved the walk: 10% of the pipeline on bench/compile_time.py's trees.)
+        inline_calls(op, self.threshold, self.max_depth)
         for _ in range(self.max_rounds):
             canonicalize(ctx, op)
             # CSE erases each op it replaces (bar a multi-result op whose results it
