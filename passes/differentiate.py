@@ -311,7 +311,8 @@ class Differentiator:
         differentiate (no rule, opted out, or a rule that declines), as
         passes/inline.py's `inline_callees` says; rules, non-differentiable
         callees and recursion stay calls and are decided below as usual. The
-        primal is changed in place; what it computes is not."""
+        primal is changed in place; what it computes is not. A private callee
+        nothing calls any more is erased."""
         if origin(fn)[1] != 0:
             return  # generated code, differentiated again: its calls stay, as the metadata says
         if self._graph is None:
@@ -326,7 +327,8 @@ class Differentiator:
             self._record(name, call, callee, decision.kind, decision.rule)
             return True
 
-        inline_callees(fn, self._graph, wanted)
+        for erased in inline_callees(fn, self._graph, wanted):
+            del self.functions[erased]
 
     def _non_differentiable(self, op: func.CallOp) -> bool:
         callee = self.function(op.callee.root_reference.data, op)

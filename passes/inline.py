@@ -38,6 +38,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from irad.errors import IradError
+from irad.ir.builder import clone
 from irad.passes.callgraph import CallGraph, is_generated, node_of, symbol_uses
 
 DEFAULT_THRESHOLD = 32
@@ -156,7 +157,7 @@ def _inline_call(call: func.CallOp, callee: func.FuncOp, move: bool) -> list[Ope
             if op is body.last_op:
                 results = [mapping.get(v, v) for v in op.operands]
                 break
-            new_ops.append(op.clone(value_mapper=mapping))
+            new_ops.append(clone(op, mapping))
             block.insert_op_before(new_ops[-1], call)
     inlined = set(new_ops)
     for old, new in zip(call.results, results, strict=True):
@@ -191,23 +192,24 @@ def _replace_all(pairs) -> None:
 
 def inline_callees(
     fn: func.FuncOp, graph: CallGraph, wanted: Callable[[func.CallOp, func.FuncOp], bool]
-) -> int:
+) -> list[str]:
     """Inline into `fn`, breadth first, every call to a function of `graph` that
     `wanted` accepts, and in turn the calls the inlined bodies bring along;
-    returns the number of calls inlined.
+    returns the functions erased (see below).
 
     Before differentiation (irad-differentiate{inline=true}): a call the rule
     table leaves to AD is inlined into its caller, so the callee's residuals are
     values of the caller and no augmented primal returns those of all the
     functions below it (linear in a deep chain, where passing them up level by
-    level is quadratic). Callees are cloned, never moved or erased: functions
-    generated meanwhile may call them. Callees on a cycle with `fn`, recursive
-    callees and callees without a single-block body stay calls.
+    level is quadratic). Callees on a cycle with `fn`, recursive callees and
+    callees without a single-block body stay calls. As the inliner does, the
+    last use of a private callee moves its body (and erases it) rather than
+    cloning it; `graph.uses` is kept up to date.
     """
     name = fn.sym_name.data
     if name not in graph.component:
-        return 0
-    inlined = 0
+        return []
+    erased: list[str] = []
     work = deque(op for op in fn.walk() if isinstance(op, func.CallOp))
     while work:
         call = work.popleft()
@@ -223,10 +225,21 @@ def inline_callees(
             or not wanted(call, callee)
         ):
             continue
-        inlined += 1
-        for op in _inline_call(call, callee, move=False):
-            work.extend(inner for inner in op.walk() if isinstance(inner, func.CallOp))
-    return inlined
+        graph.uses[callee_name] -= 1
+        move = _is_private(callee) and graph.uses[callee_name] == 0
+        new_ops = _inline_call(call, callee, move)
+        if move:
+            del graph.functions[callee_name]
+            callee.detach()
+            callee.erase()
+            erased.append(callee_name)
+        for op in new_ops:
+            for inner in op.walk():
+                if not move:
+                    graph.uses.update(symbol_uses(inner))
+                if isinstance(inner, func.CallOp):
+                    work.append(inner)
+    return erased
 
 
 def inline_calls(
