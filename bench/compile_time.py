@@ -155,7 +155,7 @@ def scaling(title: str, make, sizes) -> None:
 
 
 def tree() -> None:
-    scaling("tree: complete 3-ary call trees of N functions", programs.tree, (250, 500, 1000, 2000))
+    scaling("tree: complete 3-ary call trees of N functions", programs.tree, (500, 1000, 2000))
 
 
 def residual_chain(n: int) -> programs.Program:
@@ -163,7 +163,7 @@ def residual_chain(n: int) -> programs.Program:
 
 
 def chain() -> None:
-    scaling("chain: call chains of N levels, each keeping a residual", residual_chain, (250, 500, 1000, 2000))
+    scaling("chain: call chains of N levels, each keeping a residual", residual_chain, (250, 500, 1000))
 
 
 def lstm() -> None:

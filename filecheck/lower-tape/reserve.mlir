@@ -26,11 +26,19 @@ func.func @reserve(%tape: memref<?xf64>, %pos: index, %slots: index, %x: f64, %n
 // CHECK-NEXT:    } else {
 // CHECK-NEXT:      scf.yield %tape : memref<?xf64>
 // CHECK-NEXT:    }
-// The reserved push: its end, then the stores into %room, nothing else.
-// CHECK-NEXT:    %[[C2:.*]] = arith.constant 2 : index
-// CHECK-NEXT:    %end = arith.addi %pos, %[[C2]] : index
+// The reserved push: its end, then the stores into %room, nothing else. The
+// i64 takes two slots, n // 2**32 and n - that * 2**32, so it comes back exact.
+// CHECK-NEXT:    %[[C3:.*]] = arith.constant 3 : index
+// CHECK-NEXT:    %end = arith.addi %pos, %[[C3]] : index
 // CHECK-NOT:     scf.if
 // CHECK-NOT:     memref.dim
 // CHECK:         memref.store %x, %room[%{{.*}}] : memref<?xf64>
-// CHECK:         memref.store %{{.*}}, %room[%{{.*}}] : memref<?xf64>
+// CHECK:         %[[SCALE:.*]] = arith.constant 4294967296 : i64
+// CHECK-NEXT:    %[[HIGH:.*]] = arith.floordivsi %n, %[[SCALE]] : i64
+// CHECK-NEXT:    %[[TOP:.*]] = arith.muli %[[HIGH]], %[[SCALE]] : i64
+// CHECK-NEXT:    %[[LOW:.*]] = arith.subi %n, %[[TOP]] : i64
+// CHECK-NEXT:    %[[HF:.*]] = arith.sitofp %[[HIGH]] : i64 to f64
+// CHECK-NEXT:    %[[LF:.*]] = arith.sitofp %[[LOW]] : i64 to f64
+// CHECK:         memref.store %[[HF]], %room[%{{.*}}] : memref<?xf64>
+// CHECK:         memref.store %[[LF]], %room[%{{.*}}] : memref<?xf64>
 // CHECK-NEXT:    func.return %room, %end : memref<?xf64>, index

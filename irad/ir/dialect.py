@@ -418,8 +418,14 @@ def is_recordable_type(type_: Attribute) -> bool:
 
 def record_slots(types: Sequence[Attribute]) -> int:
     """The f64 slots a record of these types takes on the tape: one per number,
-    one per element of a tensor."""
-    return sum(prod(t.get_shape()) if isinstance(t, TensorType) else 1 for t in types)
+    two for an integer wider than an f64's 53-bit significand (its high and low
+    32 bits, so it comes back exact), one per element of a tensor."""
+    return sum(
+        prod(t.get_shape()) if isinstance(t, TensorType)
+        else 2 if isinstance(t, IntegerType) and t.width.data > 53
+        else 1
+        for t in types
+    )
 
 
 def _verify_record(op: IRDLOperation, types: Sequence[Attribute]) -> None:

@@ -746,3 +746,38 @@ def test_float32_division_in_a_loop_stays_float32():
 def test_runtime_zero_step_is_a_checked_error():
     with pytest.raises(irad.errors.RuntimeCheckError, match=r"test_control_flow.py:\d+:\d+: range\(\) arg 3 must not be zero"):
         irad.grad(runtime_step)(0.4, 0)
+
+
+# ---------------------------------------------------------------------------
+# Typed records: every i64 comes back from the tape exact
+# ---------------------------------------------------------------------------
+
+_INT_RECORD = """
+func.func @roundtrip(%n: i64, %k: index) -> (i64, index, index) {
+  %tape, %pos = irad.tape_create
+  %t, %end = irad.tape_push %tape[%pos] %n, %k : i64, index
+  %n2, %k2 = irad.tape_read %t[%end] : i64, index
+  func.return %n2, %k2, %end : i64, index, index
+}
+"""
+
+
+@pytest.mark.parametrize("backend", ["python", "native"])
+@pytest.mark.parametrize("n", [2**53 + 1, 2**62 + 12345, -(2**63), 2**63 - 1, -(2**60) - 7, 0, -1])
+def test_integers_on_the_tape_come_back_exact(backend, n):
+    # f64 slots hold ints exactly only below 2**53: an i64 takes two, its high
+    # and low 32 bits (an i64 converted to f64 and back would lose the low bits)
+    from xdsl.parser import Parser
+
+    from irad.backends import compile_for
+    from irad.backends import native
+    from irad.ir.dialect import make_context
+    from irad.pipeline import run
+
+    if backend == "native" and native.unavailable_reason() is not None:
+        pytest.skip(native.unavailable_reason())
+    module = Parser(make_context(), _INT_RECORD).parse_module()
+    run(module, "irad-lower-tape")
+    record(module)
+    got = compile_for(module, backend).function("roundtrip")(n, 12)
+    assert tuple(int(v) for v in got) == (n, 12, 3)
