@@ -19,6 +19,9 @@ Each row is one workload at one size; each column one stage of
                  native backend's: print + mlir-opt + mlir-translate, then
                  llvmlite -O2)
 
+first-call runs bench/inlining.py's section: the first gradient of a small
+function in fresh interpreters.
+
 Times are process CPU seconds (time.process_time): the machine is shared, and
 CPU time is what the compiler spends, whatever else runs. Medians of REPEATS
 runs, the sizes of a workload interleaved so that load hits them alike, with
@@ -31,7 +34,6 @@ functions; call chains of N levels whose every level keeps a residual; the
 from __future__ import annotations
 
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -51,6 +53,7 @@ from irad.backends import compile_for  # noqa: E402
 from irad.compiled import normalise_argnums  # noqa: E402
 from irad.frontend import signature_of  # noqa: E402
 from irad.gc_pause import gc_paused  # noqa: E402
+from inlining import first_call  # noqa: E402  (fresh interpreters, as bench/inlining.py runs them)
 
 WORK = Path(tempfile.mkdtemp(prefix="irad-bench-"))
 REPEATS = int(__import__("os").environ.get("REPEATS", "5"))
@@ -106,7 +109,7 @@ def compile_once(f, args, native: bool = False) -> dict[str, float]:
     wrt = normalise_argnums(f, tuple(i for i, a in enumerate(args) if not isinstance(a, int)), signature)
     with gc_paused():
         start = _clock()
-        module, entry = pipeline.gradient_module(f, signature, wrt, False)
+        module, entry, *_ = pipeline.gradient_module(f, signature, wrt, False)
         mark = _clock()
         compile_for(module, "python").function(entry)
         _spent["codegen"] = _clock() - mark
@@ -183,35 +186,6 @@ def lstm() -> None:
     m = medians["LSTM arrays, 6 steps unrolled"]
     print(f"compile latency, python backend: {m['total']:.2f} s"
           + (f"; native backend: {m['total'] - m['codegen'] + m['native']:.2f} s" if with_native else "") + "\n")
-
-
-FIRST_CALL = """
-import sys, time
-sys.path.insert(0, {work!r})
-start = time.perf_counter()
-from irad import grad
-imported = time.perf_counter()
-from small_scalar import f
-grad(f, argnums=(0, 1))(0.5, 1.5)
-done = time.perf_counter()
-print(done - imported, done - start)
-"""
-
-
-def first_call() -> None:
-    (WORK / "small_scalar.py").write_text(
-        "import math\n\ndef f(x, y):\n    return math.sin(x) * y + math.exp(x * y)\n"
-    )
-    script = FIRST_CALL.format(work=str(WORK))
-    runs = [
-        tuple(map(float, subprocess.run(
-            [sys.executable, "-c", script], capture_output=True, text=True, check=True
-        ).stdout.split()))
-        for _ in range(REPEATS)
-    ]
-    print(f"## First gradient of a small function (wall, median of {REPEATS} fresh interpreters)\n")
-    print(f"after `from irad import grad`: {statistics.median(r[0] for r in runs) * 1e3:.1f} ms; "
-          f"including the import: {statistics.median(r[1] for r in runs) * 1e3:.0f} ms\n")
 
 
 SECTIONS = {"tree": tree, "chain": chain, "lstm": lstm, "first-call": first_call}
