@@ -158,7 +158,7 @@ def scaling(title: str, make, sizes) -> None:
 
 
 def tree() -> None:
-    scaling("tree: complete 3-ary call trees of N functions", programs.tree, (500, 1000, 2000))
+    scaling("tree: complete 3-ary call trees of N functions", programs.tree, (250, 500, 1000))
 
 
 def residual_chain(n: int) -> programs.Program:
