@@ -67,12 +67,17 @@ from xdsl.ir import Attribute
 from irad.backends.llvm_jit import JitModule
 from irad.backends.mlir_tools import INSTALL_HINT, find_tool
 from irad.errors import BackendError
+from irad.ir.mlir_ops import expand_for_llvm
 
 # mlir-opt passes from the dialects irad emits (func, arith, math, scf, memref)
-# to the LLVM dialect. math-to-funcs first: it expands math.ipowi, which has
-# no LLVM intrinsic; math-to-llvm takes the ops with intrinsics and
-# math-to-libm the rest (erf, cbrt, ...), which become calls into libm.
+# to the LLVM dialect. math-expand-ops turns math.clampf into min/max, which no
+# conversion knows; math-to-funcs expands math.ipowi, which has no LLVM
+# intrinsic; math-to-llvm takes the ops with intrinsics and math-to-libm the
+# rest (erf, cbrt, ...), which become calls into libm. In that order: run
+# first, math-to-libm marks every math op illegal and fails on those it has no
+# libm function for (copysign, rsqrt).
 LOWERING = (
+    "--math-expand-ops=ops=clampf",
     "--convert-math-to-funcs",
     "--convert-scf-to-cf",
     "--convert-math-to-llvm",
@@ -214,6 +219,7 @@ def for_mlir_opt(module: ModuleOp) -> tuple[ModuleOp, tuple[str, ...]]:
     never cloned.
     """
     module = public_interface(module)
+    expand_for_llvm(module)  # math.isinf, math.isnormal
     checks = RUNTIME_VERIFICATION if os.environ.get(VERIFY_MEMREFS, "") not in ("", "0") else ()
     if not _has_tensors(module):
         return module, checks + LOWERING
