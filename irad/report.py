@@ -91,12 +91,17 @@ def explain(
     active = tuple(i in wrt and is_differentiable(t) for i, t in enumerate(signature))
     title = getattr(f, "__qualname__", getattr(f, "__name__", "f"))
     if order == 1:
-        module, name = lowered(f, signature, table)
-        return Report(title, _decisions(module, name, active, mode, table), mode)
-    gradient = explain(f, *args, argnums=argnums)
-    ordered = tuple(i for i, a in enumerate(active) if a)
-    module, entry = gradient_module(f, signature, ordered, with_value=False, inline=False)
-    return Report(title, _decisions(module, entry, active, mode, table), mode, 2, gradient)
+        module, name, hidden = lowered(f, signature, table)
+    else:  # the gradient, differentiated again
+        gradient = explain(f, *args, argnums=argnums)
+        ordered = tuple(i for i, a in enumerate(active) if a)
+        module, name, hidden = gradient_module(f, signature, ordered, with_value=False, inline=False)
+    # the global arrays f reads come after its arguments, never differentiated
+    active += (False,) * len(hidden.globals)
+    decisions = _decisions(module, name, active, mode, table)
+    if order == 1:
+        return Report(title, decisions, mode)
+    return Report(title, decisions, mode, 2, gradient)
 
 
 def _decisions(module, name: str, active: tuple[bool, ...], mode: str, table: RuleTable) -> tuple[CallDecision, ...]:
