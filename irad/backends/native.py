@@ -74,12 +74,17 @@ from irad.backends import native_checks
 from irad.backends.llvm_jit import JitModule, signature
 from irad.backends.mlir_tools import INSTALL_HINT, find_tool
 from irad.errors import BackendError
+from irad.ir.mlir_ops import expand_for_llvm
 
 # mlir-opt passes from the dialects irad emits (func, arith, math, scf, memref)
-# to the LLVM dialect. math-to-funcs first: it expands math.ipowi, which has
-# no LLVM intrinsic; math-to-llvm takes the ops with intrinsics and
-# math-to-libm the rest (erf, cbrt, ...), which become calls into libm.
+# to the LLVM dialect. math-expand-ops turns math.clampf into min/max, which no
+# conversion knows; math-to-funcs expands math.ipowi, which has no LLVM
+# intrinsic; math-to-llvm takes the ops with intrinsics and math-to-libm the
+# rest (erf, cbrt, ...), which become calls into libm. In that order: run
+# first, math-to-libm marks every math op illegal and fails on those it has no
+# libm function for (copysign, rsqrt).
 LOWERING = (
+    "--math-expand-ops=ops=clampf",
     "--convert-math-to-funcs",
     "--convert-scf-to-cf",
     "--convert-math-to-llvm",
@@ -225,6 +230,7 @@ def for_mlir_opt(module: ModuleOp, *, tracked: bool = False) -> tuple[ModuleOp, 
     never cloned. `tracked`: buffers are allocated by irad's runtime (TRACKED).
     """
     module = public_interface(module)
+    expand_for_llvm(module)  # math.isinf, math.isnormal
     checks = RUNTIME_VERIFICATION if os.environ.get(VERIFY_MEMREFS, "") not in ("", "0") else ()
     lowering = LOWERING if not tracked else tuple(TRACKED.get(p, p) for p in LOWERING)
     if not _has_tensors(module):

@@ -75,6 +75,7 @@ from irad.errors import BackendError, RuntimeCheckError
 from irad.ir import ieee
 from irad.ir.dialect import TAPE_COPY
 from irad.ir.locations import recursion_message
+from irad.ir.mlir_ops import SMALLEST_NORMAL
 
 # --------------------------------------------------------------------------
 # Runtime helpers bound in the namespaces the generated code runs in.
@@ -159,6 +160,7 @@ _FLOAT_FUNCTIONS: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
 # work on ints.
 _SHARED_FUNCTIONS: dict[str, Callable[..., Any]] = {
     **{_helper(name): pick for name, pick in ieee.MIN_MAX.items()},
+    "_clampf": ieee.clampf,
     "_divsi": ieee.divsi,
     "_remsi": ieee.remsi,
     "_ceildivsi": ieee.ceildivsi,
@@ -423,6 +425,20 @@ def _emit_abs(tr: FunctionTranslator, op: Operation) -> str:
     return f"abs({x})"
 
 
+# Tests of a float's class, on f64 and on f32 values (held as f64 on the f32 grid).
+_FLOAT_CLASS = {
+    "math.isfinite": "(abs({x}) < float('inf'))",
+    "math.isinf": "(abs({x}) == float('inf'))",
+    "math.isnan": "({x} != {x})",
+    "math.isnormal": "({tiny} <= abs({x}) < float('inf'))",  # NaN compares false
+}
+
+
+def _emit_float_class(tr: FunctionTranslator, op: Operation) -> str:
+    (x,) = tr.operands(op)
+    return _FLOAT_CLASS[op.name].format(x=x, tiny=repr(SMALLEST_NORMAL.get(type(op.operands[0].type))))
+
+
 def _emit_load(tr: FunctionTranslator, op: Operation) -> str:
     memref, index = tr.operands(op)
     return f"{memref}[{index}]"
@@ -486,11 +502,12 @@ EXPRESSION_OPS: dict[str, ExpressionEmitter] = {
     **{
         f"math.{name}": _call(f"_{name}")
         for name in (
-            "acos acosh asin asinh atan atan2 atanh cbrt ceil copysign cos "
-            "cosh erf exp exp2 expm1 floor fma fpowi log log10 log1p log2 powf "
+            "acos acosh asin asinh atan atan2 atanh cbrt ceil clampf copysign cos "
+            "cosh erf erfc exp exp2 expm1 floor fma fpowi log log10 log1p log2 powf "
             "round roundeven rsqrt sin sinh sqrt tan tanh trunc"
         ).split()
     },
+    **{name: _emit_float_class for name in _FLOAT_CLASS},
 }
 
 # Ops with an f32 result that is already on the f32 grid: exact on f32
@@ -508,6 +525,7 @@ _F32_EXACT_OPS = {
     "arith.uitofp",
     "arith.truncf",
     "math.absf",
+    "math.clampf",
     "math.copysign",
     "math.ceil",
     "math.floor",
@@ -530,6 +548,17 @@ def _emit_call(tr: FunctionTranslator, op: Operation) -> None:
         tr.line(f"{_tuple(targets)} = {call}")
     else:
         tr.line(call)
+
+
+def _emit_sincos(tr: FunctionTranslator, op: Operation) -> None:
+    (x,) = tr.operands(op)
+    if python_arrays.has_tensor(op):
+        sin, cos = f"np.sin({x})", f"np.cos({x})"
+    elif isinstance(op.operands[0].type, Float32Type):
+        sin, cos = f"_f32(_sin({x}))", f"_f32(_cos({x}))"
+    else:
+        sin, cos = f"_sin({x})", f"_cos({x})"
+    tr.line(f"{tr.define(op.results[0])}, {tr.define(op.results[1])} = {sin}, {cos}")
 
 
 def _emit_if(tr: FunctionTranslator, op: Operation) -> None:
@@ -614,6 +643,7 @@ def _emit_dealloc(tr: FunctionTranslator, op: Operation) -> None:
 
 
 STATEMENT_OPS: dict[str, StatementEmitter] = {
+    "math.sincos": _emit_sincos,
     "func.return": _emit_return,
     "func.call": _emit_call,
     "scf.if": _emit_if,

@@ -391,8 +391,19 @@ _MATH = {
     "sinh": "np.sinh", "cosh": "np.cosh", "atan": "np.arctan", "asin": "np.arcsin",
     "acos": "np.arccos", "log2": "np.log2", "log10": "np.log10", "absf": "np.abs",
     "powf": "np.power", "atan2": "np.arctan2", "copysign": "np.copysign", "exp2": "np.exp2",
-    "asinh": "np.arcsinh", "cbrt": "np.cbrt",
+    "asinh": "np.arcsinh", "cbrt": "np.cbrt", "acosh": "np.arccosh", "atanh": "np.arctanh",
+    "isfinite": "np.isfinite", "isinf": "np.isinf", "isnan": "np.isnan", "roundeven": "np.rint",
 }
+
+
+def _fpowi(tr, op):
+    x, n = tr.operands(op)
+    return f"np.power({x}, {n}.astype({x}.dtype))"  # float32 stays float32
+
+
+def _isnormal(tr, op):
+    (x,) = tr.operands(op)
+    return f"(np.isfinite({x}) & (np.abs({x}) >= np.finfo({x}.dtype).tiny))"
 
 ARRAY_OPS: dict[str, Emitter] = {
     "arith.constant": _constant,
@@ -406,7 +417,12 @@ ARRAY_OPS: dict[str, Emitter] = {
     # maxnum/minnum ignore a NaN operand, as np.fmax/np.fmin do
     "arith.maxnumf": _call("np.fmax"),
     "arith.minnumf": _call("np.fmin"),
+    "arith.remf": _call("np.fmod"),
     "math.rsqrt": lambda tr, op: f"(1.0 / np.sqrt({tr.value(op.operands[0])}))",
+    # MLIR 22.1's clampf (irad/ir/mlir_ops.py)
+    "math.clampf": lambda tr, op: "np.maximum(np.minimum({}, {}), {})".format(*tr.operands(op)),
+    "math.fpowi": _fpowi,
+    "math.isnormal": _isnormal,
     "arith.extf": _astype,
     "arith.truncf": _astype,
     **{f"math.{name}": _call(fn) for name, fn in _MATH.items()},
