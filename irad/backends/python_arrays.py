@@ -302,38 +302,64 @@ def _matmul(tr, op):
 # Ops inside an elementwise linalg.generic, on whole arrays.
 _CMP = {"oeq": "==", "ogt": ">", "oge": ">=", "olt": "<", "ole": "<=", "une": "!=",
         "eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">="}
+# unordered / ordered: whether either operand is NaN (np.isnan)
+_CMP_NAN = {"uno": "(np.isnan({0}) | np.isnan({1}))", "ord": "~(np.isnan({0}) | np.isnan({1}))"}
+_CONVERSIONS = frozenset({"arith.uitofp", "arith.sitofp", "arith.fptosi", "arith.extf", "arith.truncf",
+                          "arith.extui", "arith.extsi"})
+_BITWISE = {"arith.andi": "&", "arith.ori": "|", "arith.xori": "^"}
+
+
+class _BodyValues:
+    """The values of a linalg.generic body as whole arrays, for ARRAY_OPS' emitters."""
+
+    def __init__(self, tr, values: dict) -> None:
+        self.tr, self.values = tr, values
+
+    def value(self, v) -> str:
+        # values from outside the body (a constant hoisted out of it) are plain values
+        return self.values[v] if v in self.values else self.tr.value(v)
+
+    def operands(self, op) -> list[str]:
+        return [self.value(v) for v in op.operands]
+
+
+def _body_expression(tr, op, inner, body: _BodyValues) -> str:
+    args = body.operands(inner)
+    name = inner.name
+    if name == "arith.constant":
+        data = inner.value.value.data
+        return float_literal(data) if isinstance(data, float) else repr(data)
+    if name == "arith.cmpf":
+        predicate = arith.CMPF_COMPARISON_OPERATIONS[inner.predicate.value.data]
+        if predicate in _CMP_NAN:
+            return _CMP_NAN[predicate].format(*args)
+        return f"({args[0]} {_CMP[predicate]} {args[1]})"
+    if name == "arith.cmpi":
+        predicate = arith.CMPI_COMPARISON_OPERATIONS[inner.predicate.value.data]
+        return f"({args[0]} {_CMP[predicate]} {args[1]})"
+    if name == "arith.select":
+        return f"np.where({args[0]}, {args[1]}, {args[2]})"
+    if name in _CONVERSIONS:
+        # (fptosi: a tape's int tensor read back): numpy's casts truncate alike
+        return f"np.asarray({args[0]}).astype({dtype_name(inner.results[0].type)})"
+    if name in _BITWISE:
+        return f"({args[0]} {_BITWISE[name]} {args[1]})"
+    if name in ARRAY_OPS and (name.startswith("math.") or name in _ELEMENTWISE_BINARY or name == "arith.negf"):
+        return ARRAY_OPS[name](body, inner)
+    raise tr.error(op, f"the op {name} inside linalg.generic is not supported")
 
 
 def _generic(tr, op):
     body = op.regions[0].block
     values: dict = {arg: tr.value(v) for arg, v in zip(body.args, op.inputs)}
+    scope = _BodyValues(tr, values)
     result = None
     for inner in body.ops:
-        # values from outside the body (a constant hoisted out of it) are plain values
-        args = [values[v] if v in values else tr.value(v) for v in inner.operands]
-        name = inner.name
-        if name == "linalg.yield":
-            result = args[0]
+        if inner.name == "linalg.yield":
+            result = scope.value(inner.operands[0])
             break
-        if name == "arith.constant":
-            expr = float_literal(inner.value.value.data) if isinstance(inner.value.value.data, float) else repr(inner.value.value.data)
-        elif name == "arith.cmpf":
-            predicate = arith.CMPF_COMPARISON_OPERATIONS[inner.predicate.value.data]
-            expr = f"({args[0]} {_CMP[predicate]} {args[1]})"
-        elif name == "arith.cmpi":
-            predicate = arith.CMPI_COMPARISON_OPERATIONS[inner.predicate.value.data]
-            expr = f"({args[0]} {_CMP[predicate]} {args[1]})"
-        elif name == "arith.select":
-            expr = f"np.where({args[0]}, {args[1]}, {args[2]})"
-        elif name in ("arith.uitofp", "arith.sitofp", "arith.fptosi", "arith.extf", "arith.truncf"):
-            # conversions (fptosi: a tape's int tensor read back): numpy's casts truncate alike
-            expr = f"np.asarray({args[0]}).astype({dtype_name(inner.results[0].type)})"
-        elif name in ("arith.addf", "arith.addi", "arith.subf", "arith.mulf"):
-            expr = f"({args[0]} {'+' if 'add' in name else '-' if 'sub' in name else '*'} {args[1]})"
-        else:
-            raise tr.error(op, f"the op {name} inside linalg.generic is not supported")
         local = tr.fresh_local()
-        tr.line(f"{local} = {expr}")
+        tr.line(f"{local} = {_body_expression(tr, op, inner, scope)}")
         values[inner.results[0]] = local
     if _has_full_operand(op, op.inputs):
         return result
@@ -346,7 +372,8 @@ def _generic(tr, op):
 # broadcasting, even if all its broadcast operands stay unexpanded, is left
 # unexpanded: `x.reshape(...)` with size-1 axes, or the number itself.
 _ELEMENTWISE_BINARY = frozenset(
-    {"arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.maximumf", "arith.minimumf"}
+    {"arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.remf", "arith.maximumf",
+     "arith.minimumf", "arith.maxnumf", "arith.minnumf", "arith.addi", "arith.subi", "arith.muli"}
 )
 
 
@@ -391,7 +418,8 @@ _MATH = {
     "sinh": "np.sinh", "cosh": "np.cosh", "atan": "np.arctan", "asin": "np.arcsin",
     "acos": "np.arccos", "log2": "np.log2", "log10": "np.log10", "absf": "np.abs",
     "powf": "np.power", "atan2": "np.arctan2", "copysign": "np.copysign", "exp2": "np.exp2",
-    "asinh": "np.arcsinh", "cbrt": "np.cbrt",
+    "asinh": "np.arcsinh", "cbrt": "np.cbrt", "acosh": "np.arccosh", "atanh": "np.arctanh",
+    "floor": "np.floor", "ceil": "np.ceil", "trunc": "np.trunc", "roundeven": "np.rint",
 }
 
 ARRAY_OPS: dict[str, Emitter] = {
@@ -400,6 +428,14 @@ ARRAY_OPS: dict[str, Emitter] = {
     "arith.subf": _infix("-"),
     "arith.mulf": _infix("*"),
     "arith.divf": _infix("/"),
+    "arith.remf": _call("np.fmod"),
+    # int64 arrays wrap around on overflow, as numpy's do
+    "arith.addi": _infix("+"),
+    "arith.subi": _infix("-"),
+    "arith.muli": _infix("*"),
+    "arith.andi": _infix("&"),
+    "arith.ori": _infix("|"),
+    "arith.xori": _infix("^"),
     "arith.negf": lambda tr, op: f"(-{tr.value(op.operands[0])})",
     "arith.maximumf": _call("np.maximum"),
     "arith.minimumf": _call("np.minimum"),

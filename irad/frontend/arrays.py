@@ -21,7 +21,6 @@ import ast
 import builtins
 import math
 import operator
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,6 +29,8 @@ from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Attribute, SSAValue
 
+from irad.frontend.float_division import floor_divide, remainder
+from irad.frontend.numpy_table import NUMPY, numpy_function, numpy_name
 from irad.frontend.values import Static
 from irad.frontend.views import Reshape, Slice, Transpose, Views
 from irad.ir.types import F32, F64, I1, I64, is_bool, is_float, is_int
@@ -54,8 +55,9 @@ def is_array(v) -> bool:
 
 
 def is_numpy_callable(obj) -> bool:
-    """A function of the numpy namespace (which irad handles or rejects by name)."""
-    if isinstance(obj, np.ufunc):
+    """A function of the numpy namespace (which irad handles or rejects by name),
+    or a numpy scalar type irad converts with (np.float64(x))."""
+    if isinstance(obj, np.ufunc) or obj in NUMPY:
         return True
     module = getattr(obj, "__module__", None) or ""
     return callable(obj) and not isinstance(obj, type) and module.split(".")[0] == "numpy"
@@ -65,13 +67,6 @@ _DTYPES: dict[object, Attribute] = {
     np.float64: F64, float: F64, np.float32: F32, np.int64: I64, int: I64,
     np.bool_: I1, bool: I1,
 }
-
-
-def numpy_name(fn) -> str:
-    if isinstance(fn, str):
-        return fn
-    module = getattr(fn, "__module__", None) or "numpy"
-    return f"{module}.{getattr(fn, '__name__', repr(fn))}"
 
 
 class ArrayLowering:
@@ -167,22 +162,68 @@ class ArrayLowering:
         elem = self.result_element(values)
         return self.broadcast(node, *(self.to_element(v, elem) for v in values))
 
+    def integers(self, node, *values: SSAValue) -> list[SSAValue]:
+        """Bring int and bool operands to int64 (numpy's promotion) and a common shape."""
+        em = self.em
+        ints = [
+            T.pointwise(em, lambda e, a: e.op(arith.ExtUIOp(a[0], I64)), [v], I64)
+            if is_bool(T.element(v)) else v
+            for v in values
+        ]
+        return self.broadcast(node, *ints)
+
     # ---- operators ------------------------------------------------------------
     def binary(self, op: ast.operator, a: SSAValue, b: SSAValue, node) -> SSAValue:
         if isinstance(op, ast.MatMult):
             return self.matmul(a, b, node)
-        classes = {ast.Add: arith.AddfOp, ast.Sub: arith.SubfOp, ast.Mult: arith.MulfOp, ast.Div: arith.DivfOp}
         if isinstance(op, ast.Pow):
             return self.power(a, b, node)
+        if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+            return self.bitwise(op, a, b, node)
+        floating = any(is_float(T.element(v)) for v in (a, b))
+        if isinstance(op, (ast.Mod, ast.FloorDiv)):
+            if not floating:
+                raise self.error(node, "`%` and `//` on int arrays are not supported",
+                                 "convert to float first (x * 1.0), or use them on int scalars")
+            x, y = self.floats(node, a, b)
+            return self.new((remainder if isinstance(op, ast.Mod) else floor_divide)(self.em, x, y))
+        if not floating and not isinstance(op, ast.Div):
+            return self.int_arithmetic(op, a, b, node)
+        classes = {ast.Add: arith.AddfOp, ast.Sub: arith.SubfOp, ast.Mult: arith.MulfOp, ast.Div: arith.DivfOp}
         cls = classes.get(type(op))
         if cls is None:
             raise self.error(node, f"the operator {type(op).__name__} on arrays is not supported")
-        if not isinstance(op, ast.Div) and not any(is_float(T.element(v)) for v in (a, b)):
-            # numpy keeps int arrays int; irad's arrays of ints only index and compare
-            raise self.error(node, "arithmetic on int or bool arrays is not supported",
-                             "convert to float first, e.g. idx * 1.0 or np.array(idx, dtype=np.float64)")
         x, y = self.floats(node, a, b)
         return self.new(self.em.op(cls(x, y)))
+
+    def int_arithmetic(self, op: ast.operator, a: SSAValue, b: SSAValue, node) -> SSAValue:
+        """+ - * on int and bool arrays: int64 arrays, as numpy computes them (wrapping)."""
+        classes = {ast.Add: arith.AddiOp, ast.Sub: arith.SubiOp, ast.Mult: arith.MuliOp}
+        if type(op) not in classes:
+            raise self.error(node, f"the operator {type(op).__name__} on arrays is not supported")
+        if all(is_bool(T.element(v)) for v in (a, b)):
+            raise self.error(node, "arithmetic between two bool arrays is not supported "
+                             "(numpy: + is `or`, * is `and`, - an error)",
+                             "use `|` or `&`, or convert one to int or float first (mask * 1)")
+        x, y = self.integers(node, a, b)
+        return self.new(self.em.op(classes[type(op)](x, y)))
+
+    def bitwise(self, op: ast.operator, a: SSAValue, b: SSAValue, node) -> SSAValue:
+        """& | ^ on bool arrays (masks) or int arrays."""
+        if any(is_float(T.element(v)) for v in (a, b)):
+            raise self.error(node, "bitwise operators on float arrays are not defined (numpy: TypeError)")
+        cls = {ast.BitAnd: arith.AndIOp, ast.BitOr: arith.OrIOp, ast.BitXor: arith.XOrIOp}[type(op)]
+        if all(is_bool(T.element(v)) for v in (a, b)):
+            x, y = self.broadcast(node, a, b)
+        else:
+            x, y = self.integers(node, a, b)
+        return self.new(self.em.op(cls(x, y)))
+
+    def invert(self, x: SSAValue, node) -> SSAValue:
+        """~mask: the logical not of a bool array."""
+        if not is_bool(T.element(x)):
+            raise self.error(node, "`~` is supported on bool arrays (masks) only")
+        return self.new(self.em.op(arith.XOrIOp(x, T.dense(self.em, True, x.type))))
 
     def power(self, a: SSAValue, b: SSAValue, node) -> SSAValue:
         known, n = _known(b)
@@ -199,6 +240,11 @@ class ArrayLowering:
         return self.new(self.em.op(mathd.PowFOp(x, y)))
 
     def negate(self, x: SSAValue, node) -> SSAValue:
+        if is_int(T.element(x)):  # int64 wraps, as in numpy
+            return self.new(self.em.op(arith.SubiOp(T.dense(self.em, 0, x.type), x)))
+        if is_bool(T.element(x)):
+            raise self.error(node, "`-` of a bool array is not supported (numpy: TypeError)",
+                             "use `~mask` for the logical not")
         (x,) = self.floats(node, x)
         return self.new(self.em.op(arith.NegfOp(x)))
 
@@ -389,6 +435,10 @@ class ArrayLowering:
         axis = self.static_axes(axis, len(dims) + 1, node)[0]
         expanded = [T.reshape(self.em, self.as_tensor(v), dims[:axis] + (1,) + dims[axis:]) for v in items]
         return self.concat(expanded, axis, node)
+
+    def copy(self, x: SSAValue) -> SSAValue:
+        """A new array equal to `x` (value semantics: the same value, a fresh SSA name)."""
+        return _copy_op(self, x)
 
     def as_tensor(self, v: SSAValue) -> SSAValue:
         return v if is_array(v) else T.splat(self.em, v, (1,))
@@ -625,6 +675,9 @@ def _constant_offset(lower: ast.expr | None, upper: ast.expr | None) -> int | No
 class _WrapperSource:
     """Errors inside a rule-table wrapper have no Python source to point at."""
 
+    def location(self, node) -> str:
+        return "a numpy function covered by the rule table"
+
     def error(self, node, message: str, hint: str = ARRAYS_HINT):
         from irad.errors import UnsupportedError
 
@@ -649,20 +702,7 @@ def lower_wrapper_body(owner, fn, em, args) -> SSAValue:
     return handler(ArrayLowering(_WrapperLowering(owner, em)), None, *padded)
 
 
-# ---- the numpy table: function -> (handler, parameter names; "?" marks optional) ----
-Handler = Callable[..., object]
-NUMPY: dict[object, tuple[Handler, tuple[str, ...]]] = {}
-
-
-def numpy_function(*fns, params: tuple[str, ...]):
-    def register(handler: Handler) -> Handler:
-        for fn in fns:
-            NUMPY[fn] = (handler, params)
-        return handler
-
-    return register
-
-
+# ---- the numpy table (numpy_table.py): arithmetic, reductions, creation, shapes ----
 _UNARY = {
     np.sin: mathd.SinOp, np.cos: mathd.CosOp, np.tan: mathd.TanOp, np.exp: mathd.ExpOp,
     np.log: mathd.LogOp, np.log1p: mathd.Log1pOp, np.expm1: mathd.ExpM1Op,
@@ -795,7 +835,8 @@ def _transpose(al, node, a, axes):
 
 @numpy_function(np.reshape, params=("a", "shape"))
 def _reshape(al, node, a, shape):
-    return al.reshape_to(al.array(a, node), al.shape_arg(shape, node), node)
+    dims = al.static(shape, node, "a shape")  # may hold one -1
+    return al.reshape_to(al.array(a, node), dims if isinstance(dims, tuple) else (dims,), node)
 
 
 @numpy_function(np.ravel, params=("a",))
@@ -980,4 +1021,4 @@ STATIC_OPERATORS = {
 }
 
 
-__all__ = ["ArrayLowering", "BoundMethod", "NUMPY", "is_array", "is_numpy_callable"]
+__all__ = ["ArrayLowering", "BoundMethod", "is_array", "is_numpy_callable"]

@@ -23,7 +23,6 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from irad.errors import UnsupportedError
 from irad.recursion import deep_recursion
 from irad.frontend.arrays import (
-    NUMPY,
     STATIC_OPERATORS,
     ArrayLowering,
     BoundMethod,
@@ -37,6 +36,8 @@ from irad.ir.symbols import fresh_symbol, rename_callees, value_name
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
 from irad.frontend import integers, joins
 from irad.frontend.emitter import Emitter
+from irad.frontend.float_division import floor_divide, remainder
+from irad.frontend.numpy_table import NUMPY
 from irad.frontend.values import Static, Value
 from irad.frontend.library import (
     FLOAT_FUNCTIONS,
@@ -582,6 +583,8 @@ class FunctionLowering(ControlFlowLowering):
         if isinstance(node.op, ast.Not):
             b = self.em.to_bool(x)
             return self.em.op(arith.XOrIOp(b, self.em.const(1, I1)))
+        if is_array(x):
+            return self.arrays.invert(x, node)
         raise self.src.error(node, "the bitwise operator `~` is not supported")
 
     def expr_BinOp(self, node: ast.BinOp) -> Value:
@@ -630,15 +633,13 @@ class FunctionLowering(ControlFlowLowering):
             return em.op(arith.MulfOp(a, b)) if floating else checked.mul(a, b)
         if isinstance(op, (ast.FloorDiv, ast.Mod)):
             symbol = "//" if isinstance(op, ast.FloorDiv) else "%"
-            if floating:
-                # CPython computes these through fmod; floor(a / b) differs
-                # (1.0 // 0.1 is 9.0), and xDSL has no remf to do it exactly.
-                raise self.src.error(
-                    node,
-                    f"`{symbol}` on floats is not supported",
-                    "write math.floor(a / b) (or a - b * math.floor(a / b)) if "
-                    "that is what you mean; `//` and `%` on ints are supported",
-                )
+            if floating:  # through fmod, as CPython computes them (float_division.py)
+                if not (isinstance(b.owner, arith.ConstantOp) and b.owner.value.value.data != 0.0):
+                    self.check(
+                        em.op(arith.CmpfOp(b, em.const(0.0, b.type), "une")), node,
+                        f"float {'floor division' if symbol == '//' else 'modulo'} by zero",
+                    )
+                return (floor_divide if symbol == "//" else remainder)(em, a, b)
             if integers.constant_int(b) in (None, 0):  # MLIR leaves x // 0 undefined
                 self.check(
                     em.op(arith.CmpiOp(b, em.const(0, b.type), "ne")), node,
@@ -654,16 +655,8 @@ class FunctionLowering(ControlFlowLowering):
         self.em.op(cf.AssertOp(condition, f"{self.src.location(node)}: {message}"))
 
     def check_int_conversion(self, x: SSAValue, node: ast.AST) -> None:
-        """Before a float -> i64 conversion (fptosi is poison outside i64 and for
-        inf/nan). Checking x itself suffices for floor/ceil/trunc too: no double
-        lies strictly between 2**63 - 1024 and 2**63, nor just below -2**63."""
-        em = self.em
-        inside = em.op(arith.AndIOp(  # ordered comparisons: false for nan
-            em.op(arith.CmpfOp(x, em.const(-(2.0**63), x.type), "oge")),
-            em.op(arith.CmpfOp(x, em.const(2.0**63, x.type), "olt")),
-        ))
-        self.check(inside, node, "cannot convert float infinity or NaN to integer "
-                   "(or the integer does not fit in 64 bits)")
+        """Before a float -> i64 conversion (fptosi is poison outside i64 and for inf/nan)."""
+        self.check(integers.float_fits_int64(self.em, x), node, integers.FLOAT_TO_INT_MESSAGE)
 
     def modulo(self, a: SSAValue, b: SSAValue) -> SSAValue:
         """Python's `%` on ints: the result has the sign of the divisor."""

@@ -210,6 +210,20 @@ def elementwise(
     return b.op(op)
 
 
+def pointwise(
+    b,
+    body: Callable[[IRBuilder, Sequence[SSAValue]], SSAValue],
+    inputs: Sequence[SSAValue],
+    result_element: Attribute,
+    kind: str = "other",
+) -> SSAValue:
+    """`body` on scalars as they are, or elementwise (a linalg.generic of `kind`)
+    on tensors of one shape: one builder serves numbers and arrays."""
+    if not any(is_tensor(v) for v in inputs):
+        return body(b, inputs)
+    return elementwise(b, body, inputs, result_element, kind)
+
+
 def compare(b, predicate: str, x: SSAValue, y: SSAValue) -> SSAValue:
     """arith.cmpf, elementwise on tensors."""
     if not is_tensor(x):

@@ -78,6 +78,18 @@ def _divf(b, op, dy):
     return [da, db]
 
 
+@derivative("arith.remf")
+def _remf(b, op, dy):
+    # r = x - n y with n = trunc(x / y) an integer, constant between the jumps:
+    # dr/dx = 1, dr/dy = -n, where n = (x - r) / y up to rounding
+    db = None
+    if b.is_active(op.operands[1]):
+        x, y, r = _x(b, op, 0), _x(b, op, 1), _y(b, op)
+        n = b.op(mathd.RoundEvenOp(b.div(b.sub(x, r), y)))
+        db = b.neg(b.mul(dy, n))
+    return [dy, db]
+
+
 @derivative("arith.negf")
 def _negf(b, op, dy):
     return [b.neg(dy)]
@@ -106,7 +118,10 @@ def _extremum(b, op, dy):
     # The cotangent goes to the operand that was selected (the first on a tie).
     # compare/select also build the elementwise form on tensors (irad/ir/tensor.py).
     predicate = "oge" if "max" in op.name else "ole"
-    first_wins = compare(b, predicate, _x(b, op, 0), _x(b, op, 1))
+    first, second = _x(b, op, 0), _x(b, op, 1)
+    first_wins = compare(b, predicate, first, second)
+    if op.name in ("arith.maxnumf", "arith.minnumf"):  # these return the operand that is not NaN
+        first_wins = b.op(arith.OrIOp(first_wins, compare(b, "uno", second, second)))
     zero = b.zero(dy.type)
     return [select(b, first_wins, dy, zero), select(b, first_wins, zero, dy)]
 
@@ -234,6 +249,19 @@ def _acos(b, op, dy):
 def _asinh(b, op, dy):
     x = _x(b, op)
     return [b.div(dy, b.op(mathd.SqrtOp(b.add(b.mul(x, x), b.const(1.0, x.type)))))]
+
+
+@derivative("math.acosh")
+def _acosh(b, op, dy):
+    x = _x(b, op)  # 1 / sqrt(x^2 - 1), as sqrt((x - 1)(x + 1)) to keep digits near 1
+    one = b.const(1.0, x.type)
+    return [b.div(dy, b.op(mathd.SqrtOp(b.mul(b.sub(x, one), b.add(x, one)))))]
+
+
+@derivative("math.atanh")
+def _atanh(b, op, dy):
+    x = _x(b, op)
+    return [b.div(dy, b.sub(b.const(1.0, x.type), b.mul(x, x)))]
 
 
 @derivative("math.atan")

@@ -55,6 +55,8 @@ DOMAINS = {
     "arith.subf": (WIDE, WIDE),
     "arith.mulf": (WIDE, WIDE),
     "arith.divf": (WIDE, NONZERO),
+    # |x / y| in (2.04, 2.95): trunc(x / y) = 2 on every sample, away from the jumps
+    "arith.remf": (_away_from_zero(4.5, 5.9), _away_from_zero(2.0, 2.2)),
     "arith.negf": (WIDE,),
     # random points: ties (where the derivative jumps) have probability zero
     "arith.maximumf": (WIDE, WIDE),
@@ -82,6 +84,8 @@ DOMAINS = {
     "math.asin": (_uniform(-0.9, 0.9),),
     "math.asinh": (WIDE,),
     "math.acos": (_uniform(-0.9, 0.9),),
+    "math.acosh": (_uniform(1.2, 3.0),),
+    "math.atanh": (_uniform(-0.9, 0.9),),
     "math.atan": (WIDE,),
     "math.atan2": (NONZERO, NONZERO),
     "math.powf": (POSITIVE, WIDE),

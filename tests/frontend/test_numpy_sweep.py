@@ -1,0 +1,320 @@
+"""Every entry of the numpy table (irad/frontend/numpy_table.py), differentiated.
+
+Each numpy function has cases in SWEEP: a call written as Python source, with
+the shape and the sampler of each float argument, over the shape, axis and
+broadcasting combinations autograd's test_systematic.py exercises (written here
+anew). Each case becomes a plain Python function, which irad differentiates and
+numpy runs, and is checked at seeded random points:
+
+(a) value: irad's result is numpy's (same shape, and dtype for float arrays);
+(b) reverse against central finite differences of numpy's own function, in
+    float64: <v, J^T u> against (<u, f(x + h v)> - <u, f(x - h v)>) / 2h;
+(c) forward against reverse: <J v, u> (irad.jvp) against <v, J^T u> (irad.vjp);
+(d) projection: with float32 arrays, the cotangents are float32 and shaped like
+    their arguments, and the value is numpy's to float32 precision (once per
+    function, on its first case with an array argument).
+
+Results that are not floats (np.isnan, np.argmax, ...) are checked by value.
+A new table entry joins the sweep by itself and fails until SWEEP has cases.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import irad
+from irad.backends.native import unavailable_reason
+from irad.frontend.numpy_table import NUMPY
+
+
+# ---- samplers: points where the function is smooth -------------------------------------
+def _uniform(lo: float, hi: float):
+    return lambda rng, shape: rng.uniform(lo, hi, shape)
+
+
+def _away_from_zero(lo: float, hi: float):
+    return lambda rng, shape: rng.uniform(lo, hi, shape) * rng.choice([-1.0, 1.0], shape)
+
+
+WIDE = _uniform(-2.0, 2.0)
+NONZERO = _away_from_zero(0.2, 2.0)
+POSITIVE = _uniform(0.2, 2.0)
+UNIT = _uniform(-0.9, 0.9)
+
+
+@dataclass
+class Case:
+    """`call`, Python source over the parameters in `args` (name -> (shape, sampler));
+    shape () is a Python float."""
+
+    call: str
+    args: dict[str, tuple[tuple[int, ...], object]] = field(default_factory=dict)
+    step: float = 1e-6  # of the finite differences, and their tolerance
+    rtol: float = 1e-6
+
+    def label(self) -> str:
+        shapes = ", ".join(f"{n}{s}" for n, (s, _) in self.args.items())
+        return f"{self.call} [{shapes}]"
+
+
+# autograd's shapes for elementwise functions: a number, a vector, matrices
+SHAPES = [(), (2,), (3, 2), (1, 2)]
+# pairs that broadcast: number with array, vector with matrix, both ways, and equal
+PAIRS = [((), (3, 2)), ((2,), (3, 2)), ((3, 2), (1, 2)), ((1, 2), ()), ((3, 2), (3, 2))]
+
+
+def unary(name: str, sampler=WIDE, extra: str = "") -> list[Case]:
+    return [Case(f"np.{name}(x{extra})", {"x": (s, sampler)}) for s in SHAPES]
+
+
+def binary(name: str, first=WIDE, second=WIDE) -> list[Case]:
+    return [Case(f"np.{name}(x, y)", {"x": (a, first), "y": (b, second)}) for a, b in PAIRS]
+
+
+def stat(name: str, sampler=WIDE, extra: str = "") -> list[Case]:
+    """autograd's stat_check: a number; vectors and matrices with axis None or 0
+    and keepdims; matrices with axis 1 and -1."""
+    cases = [Case(f"np.{name}(x{extra})", {"x": ((), sampler)})]
+    for shape, axis, keep in itertools.product([(3,), (2, 3), (1, 3)], [None, 0], [False, True]):
+        cases.append(Case(f"np.{name}(x, axis={axis}, keepdims={keep}{extra})", {"x": (shape, sampler)}))
+    for axis in (1, -1):
+        cases.append(Case(f"np.{name}(x, axis={axis}{extra})", {"x": ((2, 3), sampler)}))
+    return cases
+
+
+def of(call: str, step: float = 1e-6, rtol: float = 1e-6, **args) -> Case:
+    """A case with float arguments given as name=shape (sampled WIDE) or name=(shape, sampler)."""
+    spec = {n: (a if len(a) == 2 and callable(a[1]) else (a, WIDE)) for n, a in args.items()}
+    return Case(call, spec, step, rtol)
+
+
+SWEEP: dict[object, list[Case]] = {
+    # ---- arithmetic and math (arrays.py, numpy_elementwise.py) ----
+    np.add: binary("add"), np.subtract: binary("subtract"), np.multiply: binary("multiply"),
+    np.divide: binary("divide", WIDE, NONZERO),
+    np.power: binary("power", POSITIVE, WIDE), np.negative: unary("negative"),
+    np.positive: unary("positive"), np.square: unary("square"),
+    np.reciprocal: unary("reciprocal", NONZERO),
+    np.maximum: binary("maximum"), np.minimum: binary("minimum"),
+    np.fmax: binary("fmax") + [of("np.fmax(x, np.where(x > 0.0, np.nan, x))", x=(3, 2))],
+    np.fmin: binary("fmin") + [of("np.fmin(np.where(x > 0.0, np.nan, x), x)", x=(3, 2))],
+    np.arctan2: binary("arctan2", NONZERO, NONZERO), np.hypot: binary("hypot", NONZERO, NONZERO),
+    np.copysign: binary("copysign", NONZERO, NONZERO),
+    np.logaddexp: binary("logaddexp") + [of("np.logaddexp(x, x)", x=(2,))],
+    np.logaddexp2: binary("logaddexp2") + [of("np.logaddexp2(x, x)", x=(2,))],
+    np.remainder: binary("remainder", WIDE, _uniform(0.7, 1.9)) + binary("mod", WIDE, _uniform(-2.0, -0.3)),
+    np.fmod: binary("fmod", WIDE, _uniform(0.7, 1.9)),
+    np.floor_divide: binary("floor_divide", WIDE, _uniform(0.7, 1.9)) + [of("x // 0.3 + x % 0.3", x=(3, 2))],
+    np.sin: unary("sin"), np.cos: unary("cos"), np.tan: unary("tan", _uniform(-1.1, 1.1)),
+    np.arcsin: unary("arcsin", UNIT), np.arccos: unary("arccos", UNIT), np.arctan: unary("arctan"),
+    np.sinh: unary("sinh"), np.cosh: unary("cosh"), np.tanh: unary("tanh"),
+    np.arcsinh: unary("arcsinh"), np.arccosh: unary("arccosh", _uniform(1.1, 4.0)),
+    np.arctanh: unary("arctanh", UNIT),
+    np.exp: unary("exp"), np.exp2: unary("exp2"), np.expm1: unary("expm1"),
+    np.log: unary("log", POSITIVE), np.log1p: unary("log1p", POSITIVE),
+    np.log2: unary("log2", POSITIVE), np.log10: unary("log10", POSITIVE),
+    np.sqrt: unary("sqrt", POSITIVE), np.cbrt: unary("cbrt", NONZERO),
+    np.abs: unary("abs", NONZERO), np.fabs: unary("fabs", NONZERO),
+    np.deg2rad: unary("deg2rad"), np.radians: unary("radians"),
+    np.rad2deg: unary("rad2deg"), np.degrees: unary("degrees"),
+    np.sinc: unary("sinc") + [of("np.sinc(x * 0.0 + np.array([0.0, 1e-3, 0.5]))", x=(3,))],
+    np.floor: unary("floor"), np.ceil: unary("ceil"), np.trunc: unary("trunc"),
+    np.fix: unary("fix"), np.rint: unary("rint"),
+    np.round: unary("round") + unary("round", extra=", 1") + [of("np.round(x * 100.0, -1)", x=(3, 2))],
+    np.around: unary("around", extra=", decimals=2"),
+    np.sign: unary("sign", NONZERO), np.signbit: unary("signbit"),
+    np.isnan: [of("np.isnan(np.where(x > 0.0, np.nan, x))", x=(3, 2)), *unary("isnan")],
+    np.isinf: [of("np.isinf(np.where(x > 0.0, np.inf, x))", x=(3, 2))],
+    np.isfinite: [of("np.isfinite(np.where(x > 1.0, np.inf, np.where(x < -1.0, np.nan, x)))", x=(3, 2))],
+    np.nan_to_num: [
+        of("np.nan_to_num(x + np.array([0.0, np.nan, np.inf, -np.inf]))", x=(4,)),
+        of("np.nan_to_num(x + np.array([0.0, np.nan, np.inf, -np.inf]), nan=1.5, posinf=9.0, neginf=-9.0)", x=(4,)),
+    ],
+    np.real: unary("real"), np.real_if_close: unary("real_if_close"), np.imag: unary("imag"),
+    np.conj: unary("conj"), np.angle: unary("angle", NONZERO) + unary("angle", NONZERO, ", deg=True"),
+    np.float64: unary("float64"), np.float32: [of("np.float32(x) * 2.0", x=(3, 2), step=1e-3, rtol=1e-3), of("np.float32(x)", x=(), step=1e-3, rtol=1e-3)],
+    np.int64: [of("np.int64(x * 3.0)", x=(3, 2)), of("np.int64(x * 3.0)", x=())],
+    np.where: [of("np.where(x > 0.0, x, y)", x=(3, 2), y=(3, 2)), of("np.where(x > 0.0, x, 2.0)", x=(2,)),
+               of("np.where(x > y, x * y, y)", x=(1, 2), y=(3, 1))],
+    np.clip: [of("np.clip(x, -0.5, 1.0)", x=(3, 2)), of("np.clip(x, y, 1.5)", x=(3, 2), y=(2,))],
+    np.equal: binary("equal"), np.not_equal: binary("not_equal"), np.less: binary("less"),
+    np.less_equal: binary("less_equal"), np.greater: binary("greater"),
+    np.greater_equal: binary("greater_equal"),
+    np.logical_and: binary("logical_and"), np.logical_or: binary("logical_or"),
+    np.logical_xor: binary("logical_xor"), np.logical_not: unary("logical_not"),
+    # ---- reductions and products (arrays.py) ----
+    np.sum: stat("sum"), np.mean: stat("mean"), np.prod: stat("prod", NONZERO),
+    np.max: stat("max"), np.amax: stat("amax"), np.min: stat("min"), np.amin: stat("amin"),
+    np.dot: [of("np.dot(x, y)", x=(2, 3), y=(3, 4)), of("np.dot(x, y)", x=(3,), y=(3, 2)),
+             of("np.dot(x, y)", x=(3,), y=(3,)), of("np.dot(x, y)", x=(), y=(3, 2))],
+    np.matmul: [of("np.matmul(x, y)", x=(2, 3), y=(3, 4)), of("np.matmul(x, y)", x=(2, 3), y=(3,))],
+    np.outer: [of("np.outer(x, y)", x=(3,), y=(2,))],
+    np.trace: [of("np.trace(x)", x=(3, 3))],
+    # ---- shapes and creation (arrays.py) ----
+    np.transpose: [of("np.transpose(x)", x=(2, 3)), of("np.transpose(x, (1, 2, 0))", x=(2, 3, 4))],
+    np.reshape: [of("np.reshape(x, (3, 2))", x=(2, 3)), of("np.reshape(x, (5 * 4, -1))", x=(5, 6, 4))],
+    np.ravel: [of("np.ravel(x)", x=(2, 3))],
+    np.squeeze: [of("np.squeeze(x)", x=(2, 1, 3)), of("np.squeeze(x, axis=0)", x=(1, 3))],
+    np.expand_dims: [of("np.expand_dims(x, 1)", x=(2, 3)), of("np.expand_dims(x, -1)", x=(2,))],
+    np.concatenate: [of("np.concatenate((x, y))", x=(2, 3), y=(1, 3)), of("np.concatenate([x, y], axis=1)", x=(2, 3), y=(2, 2))],
+    np.stack: [of("np.stack((x, y))", x=(2, 3), y=(2, 3)), of("np.stack([x, y], axis=-1)", x=(2,), y=(2,))],
+    np.array: [of("np.array([x, 2.0 * x, y])", x=(), y=()), of("np.array([x, y])", x=(2,), y=(2,)),
+               of("np.array(x)", x=(2, 3))],
+    np.asarray: [of("np.asarray(x)", x=(2, 3))], np.copy: [of("np.copy(x)", x=(2, 3))],
+    np.zeros: [of("x + np.zeros((2, 3))", x=(3,))], np.ones: [of("x * np.ones((2, 3))", x=(3,))],
+    np.full: [of("np.full((2, 3), x)", x=()), of("x * np.full((2,), 2.5)", x=(2,))],
+    np.zeros_like: [of("np.zeros_like(x) + x", x=(2, 3))], np.ones_like: [of("np.ones_like(x) * x", x=(2, 3))],
+    np.full_like: [of("np.full_like(x, 3.0) * x", x=(2, 3))],
+    np.arange: [of("x * np.arange(3.0)", x=(3,)), of("x * np.arange(0.0, 1.0, 0.25)", x=())],
+    np.eye: [of("np.eye(3) @ x", x=(3, 2)), of("np.eye(2, 3) * x", x=(3,))],
+}
+
+
+# ---- each case as a plain Python function, in a module irad can read ---------------------
+def _case_module(sweep: dict[object, list[Case]]):
+    lines = ["import numpy as np", ""]
+    for k, (fn, cases) in enumerate(sweep.items()):
+        for j, case in enumerate(cases):
+            lines += [f"def case_{k}_{j}({', '.join(case.args)}):", f"    return {case.call}", ""]
+    path = Path(tempfile.mkdtemp(prefix="irad_numpy_sweep_")) / "numpy_sweep_cases.py"
+    path.write_text("\n".join(lines))
+    spec = importlib.util.spec_from_file_location("numpy_sweep_cases", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+CASES = _case_module(SWEEP)
+INDEX = {fn: k for k, fn in enumerate(SWEEP)}
+
+
+def _name(fn) -> str:
+    return getattr(fn, "__name__", str(fn))
+
+
+def _sample(rng, shape, sampler, dtype=np.float64):
+    value = sampler(rng, shape)
+    return float(value) if shape == () else np.asarray(value, dtype)
+
+
+def _flat(out) -> list:
+    return list(out) if isinstance(out, tuple) else [out]
+
+
+def _is_float(value) -> bool:
+    return isinstance(value, float) or (isinstance(value, np.ndarray | np.floating) and np.asarray(value).dtype.kind == "f")
+
+
+def _dot(a, b) -> float:
+    return float(sum(np.sum(np.asarray(x, np.float64) * np.asarray(y, np.float64)) for x, y in zip(a, b)))
+
+
+def _check_value(got, want, label, rtol=1e-10):
+    got, want = _flat(got), _flat(want)
+    assert len(got) == len(want), label
+    for g, w in zip(got, want):
+        assert np.shape(g) == np.shape(w), (label, np.shape(g), np.shape(w))
+        if isinstance(w, np.ndarray) and w.dtype.kind == "f":
+            assert np.asarray(g).dtype == w.dtype, (label, np.asarray(g).dtype, w.dtype)
+        np.testing.assert_allclose(np.asarray(g, np.float64), np.asarray(w, np.float64), rtol=rtol, atol=rtol,
+                                   err_msg=label)
+
+
+def _check_case(f, case: Case, rng) -> None:
+    label = case.label()
+    names = list(case.args)
+    xs = [_sample(rng, shape, sampler) for shape, sampler in case.args.values()]
+    want = f(*xs)
+    out, pullback = irad.vjp(f, *xs)
+    _check_value(out, want, label)
+    outs = _flat(out)
+    if not any(_is_float(o) for o in outs):
+        return  # an int or bool result: no derivative
+    # cotangents, zero where the result is not a moderate number (inf, nan, np.finfo.max)
+    us = [np.where(np.abs(o) < 1e100, rng.uniform(-1.0, 1.0, np.shape(o)), 0.0) if _is_float(o) else None
+          for o in outs]
+    us = [float(u) if u is not None and np.shape(u) == () else u for u in us]
+    cotangents = pullback(us[0] if len(us) == 1 else tuple(us))
+    vs = [_sample(rng, np.shape(x), lambda r, s: r.uniform(-1.0, 1.0, s)) for x in xs]
+    for name, x, c in zip(names, xs, cotangents):
+        assert np.shape(c) == np.shape(x), (label, name, "cotangent shape", np.shape(c), np.shape(x))
+    back = _dot(cotangents, vs)
+    h = case.step
+
+    def inner(step: float) -> float:
+        moved = [x + step * v for x, v in zip(xs, vs)]
+        return _dot([u for u in us if u is not None], [o for o in _flat(f(*moved)) if _is_float(o)])
+
+    difference = (inner(h) - inner(-h)) / (2 * h)
+    assert back == pytest.approx(difference, rel=case.rtol, abs=case.rtol / 10), (label, "reverse vs finite differences")
+    _, tangent = irad.jvp(f, tuple(xs), tuple(vs))
+    ahead = _dot([u for u in us if u is not None], [t for t, o in zip(_flat(tangent), outs) if _is_float(o)])
+    single = any(np.asarray(w).dtype == np.float32 for w in _flat(want))
+    close = dict(rel=1e-5, abs=1e-6) if single else dict(rel=1e-10, abs=1e-12)
+    assert ahead == pytest.approx(back, **close), (label, "forward vs reverse")
+
+
+def _check_float32(f, case: Case, rng) -> None:
+    label = case.label() + " in float32"
+    xs = [_sample(rng, shape, sampler, np.float32) for shape, sampler in case.args.values()]
+    out, pullback = irad.vjp(f, *xs)
+    _check_value(out, f(*xs), label, rtol=2e-5)
+    outs = _flat(out)
+    if not any(_is_float(o) for o in outs):
+        return
+    us = [(np.ones_like(o) if np.shape(o) else 1.0) if _is_float(o) else None for o in outs]
+    cotangents = pullback(us[0] if len(us) == 1 else tuple(us))
+    for x, c in zip(xs, cotangents):
+        if isinstance(x, np.ndarray):
+            assert c.dtype == np.float32 and c.shape == x.shape, (label, c.dtype, c.shape)
+
+
+@pytest.mark.parametrize("fn", list(SWEEP), ids=_name)
+def test_numpy_function(fn):
+    rng = np.random.default_rng(sum(map(ord, _name(fn))))
+    first_array = None
+    for j, case in enumerate(SWEEP[fn]):
+        f = getattr(CASES, f"case_{INDEX[fn]}_{j}")
+        _check_case(f, case, rng)
+        if first_array is None and any(shape for shape, _ in case.args.values()):
+            first_array = (f, case)
+    if first_array is not None:
+        _check_float32(*first_array, rng)
+
+
+def test_every_numpy_function_is_swept():
+    missing = sorted(_name(fn) for fn in NUMPY if not isinstance(fn, str) and fn not in SWEEP)
+    assert not missing, f"numpy functions without cases in SWEEP ({__file__}): {missing}"
+
+
+NATIVE_MISSING = unavailable_reason()
+
+
+@pytest.mark.native
+@pytest.mark.skipif(NATIVE_MISSING is not None, reason=NATIVE_MISSING or "")
+@pytest.mark.parametrize("fn", list(SWEEP), ids=_name)
+def test_numpy_function_on_the_native_backend(fn):
+    """The first case with an array argument, through MLIR 22: the values and
+    cotangents of the Python backend (checked above against numpy)."""
+    rng = np.random.default_rng(1)
+    index, case = next(((j, c) for j, c in enumerate(SWEEP[fn]) if any(s for s, _ in c.args.values())),
+                       (0, SWEEP[fn][0]))
+    f = getattr(CASES, f"case_{INDEX[fn]}_{index}")
+    xs = [_sample(rng, shape, sampler) for shape, sampler in case.args.values()]
+    out, pullback = irad.vjp(f, *xs, backend="native")
+    want, want_pullback = irad.vjp(f, *xs)
+    _check_value(out, want, case.label() + " native", rtol=1e-12)
+    if any(_is_float(o) for o in _flat(want)):
+        us = [(np.ones_like(o) if np.shape(o) else 1.0) if _is_float(o) else None for o in _flat(want)]
+        cts = us[0] if len(us) == 1 else tuple(us)
+        for got, ref in zip(pullback(cts), want_pullback(cts)):
+            np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12, err_msg=case.label())
