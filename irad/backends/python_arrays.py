@@ -26,11 +26,13 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     IntegerType,
+    StringAttr,
     TensorType,
 )
 from xdsl.ir import Attribute, Operation
 
-from irad.ir.tensor import DYNAMIC, REDUCTIONS
+from irad.ir.gather import axis_of
+from irad.ir.tensor import DYNAMIC, ELEMENTWISE_KINDS, KIND, REDUCTIONS
 
 # ---- tensors on the tape (passes/lower_tape.py) ---------------------------------
 # A subview of the tape (a Python list) is `(list, start)`; a static buffer is
@@ -125,6 +127,18 @@ def _insert(dest: np.ndarray, index: tuple, value: Any) -> np.ndarray:
     return out
 
 
+def _scatter_along_axis(dest, idx, values, axis: int, accumulate: bool):
+    """A copy of dest with values added (np.add.at) or written at idx along axis."""
+    out = np.array(dest)
+    positions = list(np.indices(idx.shape, sparse=True))
+    positions[axis] = idx
+    if accumulate:
+        np.add.at(out, tuple(positions), values)
+    else:
+        out[tuple(positions)] = values
+    return out
+
+
 def owned(x: Any) -> Any:
     """A result handed to the user: a fresh writable array, never a view or a constant."""
     return np.array(x) if isinstance(x, np.ndarray) else x
@@ -134,6 +148,7 @@ NAMESPACE: dict[str, Any] = {
     "np": np,
     "_frozen": _frozen,
     "_insert": _insert,
+    "_scatter_along": _scatter_along_axis,
     "_array_of_float64": lambda x: np.asarray(x, dtype=np.float64),
     "_array_of_float32": lambda x: np.asarray(x, dtype=np.float32),
     "_array_of_int64": lambda x: np.asarray(x, dtype=np.int64),
@@ -349,7 +364,40 @@ def _body_expression(tr, op, inner, body: _BodyValues) -> str:
     raise tr.error(op, f"the op {name} inside linalg.generic is not supported")
 
 
+def _gather_along(tr, op):
+    idx, x, _ = tr.operands(op)
+    return f"np.take_along_axis({x}, {idx}, {axis_of(op)})"
+
+
+def _scatter_along(accumulate: bool):
+    def emit(tr, op):
+        idx, values, dest = tr.operands(op)
+        return f"_scatter_along({dest}, {idx}, {values}, {axis_of(op)}, {accumulate})"
+
+    return emit
+
+
+def _rank_along(tr, op):
+    (x, _, _) = tr.operands(op)
+    axis = axis_of(op)
+    # argsort puts NaN last and keeps ties in order with kind="stable"
+    order = f"np.argsort({x}, axis={axis}, kind='stable')"
+    return f"np.argsort({order}, axis={axis}, kind='stable')"
+
+
+# linalg.generic kinds (irad/ir/tensor.py GENERIC_KINDS) that are not elementwise
+_GENERIC_FORMS = {
+    "gather": _gather_along,
+    "scatter-add": _scatter_along(True),
+    "scatter": _scatter_along(False),
+    "rank": _rank_along,
+}
+
+
 def _generic(tr, op):
+    kind = op.attributes.get(KIND)
+    if isinstance(kind, StringAttr) and kind.data in _GENERIC_FORMS:
+        return _GENERIC_FORMS[kind.data](tr, op)
     body = op.regions[0].block
     values: dict = {arg: tr.value(v) for arg, v in zip(body.args, op.inputs)}
     scope = _BodyValues(tr, values)
@@ -379,7 +427,10 @@ _ELEMENTWISE_BINARY = frozenset(
 
 def _is_elementwise(op: Operation) -> bool:
     name = op.name
-    return name in _ELEMENTWISE_BINARY or name == "linalg.generic" or (
+    if name == "linalg.generic":
+        kind = op.attributes.get(KIND)
+        return not isinstance(kind, StringAttr) or kind.data in ELEMENTWISE_KINDS
+    return name in _ELEMENTWISE_BINARY or (
         name.startswith("math.") and len(op.operands) == 2
     )
 

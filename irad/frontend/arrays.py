@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Attribute, SSAValue
 
 from irad.frontend.float_division import floor_divide, remainder
-from irad.frontend.numpy_table import NUMPY, numpy_function, numpy_name
+from irad.frontend.numpy_table import NUMPY, numpy_function, numpy_name, parameters
 from irad.frontend.values import Static
 from irad.frontend.views import Reshape, Slice, Transpose, Views
 from irad.ir.types import F32, F64, I1, I64, is_bool, is_float, is_int
@@ -112,6 +112,11 @@ class ArrayLowering:
     @staticmethod
     def is_static(value) -> bool:
         return _known(value)[0]
+
+    @staticmethod
+    def given(value) -> bool:
+        """An argument other than None (an omitted optional one is Static(None))."""
+        return not (value is None or (isinstance(value, Static) and value.obj is None))
 
     def static_axes(self, axis, rank: int, node) -> tuple[int, ...]:
         axis = self.static(axis, node, "the axis")
@@ -314,16 +319,16 @@ class ArrayLowering:
         return handler(self, node, *bound_args)
 
     def argument(self, node: ast.expr):
-        """An argument: a value, or a list/tuple literal of values (for shapes, sequences)."""
+        """An argument: a value, a string, or a list/tuple literal of values (shapes, sequences)."""
         if isinstance(node, ast.List):
             return tuple(self.argument(e) for e in node.elts)
-        if isinstance(node, ast.Constant) and node.value is None:
-            return Static(None)
+        if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, str)):
+            return Static(node.value)  # None, or a mode such as "constant"
         return self.fl.expr(node)
 
     def bind(self, fn, params: tuple[str, ...], args, kwargs, node) -> list:
-        names = [p.lstrip("?") for p in params]
-        required = [p for p in params if not p.startswith("?")]
+        spec = parameters(params)
+        names = [p.name for p in spec]
         if len(args) > len(params):
             raise self.error(node, f"{numpy_name(fn)} takes at most {len(params)} arguments here")
         values = dict(zip(names, args))
@@ -332,10 +337,10 @@ class ArrayLowering:
                 raise self.error(node, f"{numpy_name(fn)}: unsupported or repeated argument '{k}'",
                                  f"supported: {', '.join(names)}")
             values[k] = v
-        for p in required:
-            if p not in values:
-                raise self.error(node, f"{numpy_name(fn)} needs the argument '{p}'")
-        return [values.get(n, Static(None)) for n in names]
+        for p in spec:
+            if p.required and p.name not in values:
+                raise self.error(node, f"{numpy_name(fn)} needs the argument '{p.name}'")
+        return [values.get(p.name, Static(p.default)) for p in spec]
 
     def value(self, v, node) -> SSAValue:
         return self.fl.as_number(v, node)
@@ -574,7 +579,8 @@ class ArrayLowering:
         if self.is_static(lower) and self.is_static(upper):
             lo, hi = self.static(lower, node, ""), self.static(upper, node, "")
             start, stop, _ = slice(lo, hi, step).indices(n)
-            return start, max(0, -(-(stop - start) // step)), step
+            size = max(0, -(-(stop - start) // step))
+            return start if size else 0, size, step  # MLIR wants an offset inside the axis
         length = _constant_offset(part.lower, part.upper)
         if length is None or step != 1:
             raise self.error(node, "a slice with a runtime start must look like x[i:i + k] "
@@ -698,7 +704,7 @@ def lower_wrapper_body(owner, fn, em, args) -> SSAValue:
     """The body of the function a rule-covered numpy call becomes: the op itself,
     so the pass meets a call op where it consults the table (as for math.sin)."""
     handler, params = NUMPY[fn]
-    padded = list(args) + [Static(None)] * (len(params) - len(args))
+    padded = list(args) + [Static(p.default) for p in parameters(params)[len(args):]]
     return handler(ArrayLowering(_WrapperLowering(owner, em)), None, *padded)
 
 

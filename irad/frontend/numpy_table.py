@@ -1,9 +1,10 @@
 """The table of numpy functions irad lowers: one entry per function.
 
 An entry maps a numpy callable (np.var, np.float64, ...) to its handler and
-its parameter names ("?" marks an optional one). A handler gets the
-ArrayLowering of the function being lowered, the call's AST node and one
-value per parameter (Static(None) where the call omits it), and emits the
+its parameter names: "?" marks an optional one, "?axis=-1" one with a default
+other than None. A handler gets the ArrayLowering of the function being
+lowered, the call's AST node and one value per parameter (a Static of the
+default where the call omits it), and emits the
 function's IR with the ops of irad/ir/tensor.py, whose derivatives are the
 op registry's (passes/derivatives/). The handlers live with their family:
 arrays.py (arithmetic, reductions, creation, the first shape functions),
@@ -18,7 +19,9 @@ checks the two agree.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from irad.rules.keys import target_key
 
@@ -37,6 +40,22 @@ def numpy_function(*fns, params: tuple[str, ...]):
         return handler
 
     return register
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    required: bool
+    default: object = None
+
+
+def parameters(params: tuple[str, ...]) -> list[Parameter]:
+    """The parameters an entry's names spell: "x", "?axis", "?axis=-1"."""
+    out = []
+    for p in params:
+        name, _, default = p.lstrip("?").partition("=")
+        out.append(Parameter(name, not p.startswith("?"), ast.literal_eval(default) if default else None))
+    return out
 
 
 def numpy_name(fn) -> str:

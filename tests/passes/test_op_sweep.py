@@ -26,6 +26,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.parser import Parser
 
 from irad.backends.python import compile_module
+from irad.ir import gather as G
 from irad.ir import tensor as T
 from irad.ir.builder import IRBuilder
 from irad.ir.constants import float_constant
@@ -257,6 +258,11 @@ def _reduction(combiner: type) -> Build:
     return lambda b, a: T.reduce(b, a[0], [1], combiner)
 
 
+def _indices(b, values) -> SSAValue:
+    """A constant i64 index tensor (repeated positions included)."""
+    return T.dense(b, np.array(values), TensorType(T.I64, list(np.shape(values))))
+
+
 def _greater_of(b, a):  # np.where(x > y, x, y): a linalg.generic select
     return T.select(b, T.compare(b, "ogt", a[0], a[1]), a[0], a[1])
 
@@ -278,6 +284,11 @@ STRUCTURAL: dict[str, list[tuple[str, list, tuple, Build]]] = {
     "linalg.generic": [
         ("where", [_vector(3), _vector(3)], (WIDE, WIDE), _greater_of),
         ("sign", [_vector(3)], (NONZERO,), lambda b, a: b.mul(T.sign(b, a[0]), a[0])),
+        ("gather", [MATRIX], (WIDE,), lambda b, a: G.gather(b, a[0], _indices(b, [[2, 0, 2, 1], [0, 0, 1, 1]]), 1)),
+        ("scatter-add", [TensorType(f64, [2, 4]), MATRIX], (WIDE, WIDE),
+         lambda b, a: G.scatter_add(b, a[1], _indices(b, [[2, 0, 2, 1], [0, 0, 1, 1]]), a[0], 1)),
+        ("scatter", [TensorType(f64, [2, 4]), MATRIX], (WIDE, WIDE),
+         lambda b, a: G.scatter(b, a[1], _indices(b, [[2, 0, 2, 1], [0, 0, 1, 1]]), a[0], 1)),
     ],
     "tensor.splat": [("to (3,)", [f64], (WIDE,), lambda b, a: T.splat(b, a[0], (3,)))],
     "tensor.reshape": [("(2, 3) to (3, 2)", [MATRIX], (WIDE,), lambda b, a: T.reshape(b, a[0], (3, 2)))],
