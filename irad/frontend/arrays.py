@@ -34,6 +34,7 @@ from irad.frontend.numpy_table import NUMPY, numpy_function, numpy_name, paramet
 from irad.frontend.values import Static
 from irad.frontend.views import Reshape, Slice, Transpose, Views
 from irad.ir.types import F32, F64, I1, I64, is_bool, is_float, is_int
+from irad.ir import gather as G
 from irad.ir import tensor as T
 
 # What an array error without a more specific hint points to.
@@ -320,7 +321,7 @@ class ArrayLowering:
 
     def argument(self, node: ast.expr):
         """An argument: a value, a string, or a list/tuple literal of values (shapes, sequences)."""
-        if isinstance(node, ast.List):
+        if isinstance(node, (ast.List, ast.Tuple)):
             return tuple(self.argument(e) for e in node.elts)
         if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, str)):
             return Static(node.value)  # None, or a mode such as "constant"
@@ -329,6 +330,9 @@ class ArrayLowering:
     def bind(self, fn, params: tuple[str, ...], args, kwargs, node) -> list:
         spec = parameters(params)
         names = [p.name for p in spec]
+        variadic = next((i for i, p in enumerate(spec) if p.variadic), None)
+        if variadic is not None:  # f(*arrays, key=...): the positional arguments, as a tuple
+            args = [*args[:variadic], tuple(args[variadic:])]
         if len(args) > len(params):
             raise self.error(node, f"{numpy_name(fn)} takes at most {len(params)} arguments here")
         values = dict(zip(names, args))
@@ -458,6 +462,29 @@ class ArrayLowering:
         step = _slice_step(plan)
         return self.views.derive(step.read(self.em, x), x, step)  # a basic index is a view
 
+    def slice_view(self, x: SSAValue, axis: int, start: int, size: int, step: int = 1) -> SSAValue:
+        """x[..., start : start + size * step : step, ...] on `axis`: a view, as numpy's basic slices."""
+        dims = T.shape(x)
+        if start == 0 and size == dims[axis] and step == 1:
+            return x
+        start = start if size else 0  # MLIR wants an offset inside the axis
+        sizes = tuple(size if d == axis else n for d, n in enumerate(dims))
+        step_ = Slice(tuple(start if d == axis else 0 for d in range(len(dims))), sizes,
+                      tuple(step if d == axis else 1 for d in range(len(dims))), sizes)
+        return self.views.derive(step_.read(self.em, x), x, step_)
+
+    def take(self, x: SSAValue, idx: SSAValue, axis: int) -> SSAValue:
+        """np.take(x, idx, axis) for an i64 array idx of positions in range: the
+        gather along `axis` with idx spread over the other axes."""
+        dims = T.shape(x)
+        flat = T.reshape(self.em, idx, (math.prod(T.shape(idx)),))
+        (k,) = T.shape(flat)
+        spread_dims = [k if d == axis else n for d, n in enumerate(dims)]
+        spread = T.broadcast_to(self.em, T.reshape(self.em, flat, [k if d == axis else 1 for d in range(len(dims))]),
+                                spread_dims)
+        taken = G.gather(self.em, x, spread, axis)
+        return T.reshape(self.em, taken, (*dims[:axis], *T.shape(idx), *dims[axis + 1:]))
+
     def transpose_view(self, x: SSAValue, perm) -> SSAValue:
         return self.views.derive(T.transpose(self.em, x, perm), x, Transpose(tuple(perm)))
 
@@ -572,14 +599,14 @@ class ArrayLowering:
     def slice_bounds(self, part: ast.Slice, n: int, node):
         """(offset, size, stride): static, or a runtime start with `start + k` as the stop."""
         step = 1 if part.step is None else self.static(self.fl.expr(part.step), node, "a slice step")
-        if not isinstance(step, int) or step <= 0:
-            raise self.error(node, "slices need a positive constant step")
+        if not isinstance(step, int) or step == 0:
+            raise self.error(node, "slices need a constant, nonzero int step")
         lower = None if part.lower is None else self.fl.expr(part.lower)
         upper = None if part.upper is None else self.fl.expr(part.upper)
         if self.is_static(lower) and self.is_static(upper):
             lo, hi = self.static(lower, node, ""), self.static(upper, node, "")
             start, stop, _ = slice(lo, hi, step).indices(n)
-            size = max(0, -(-(stop - start) // step))
+            size = len(range(start, stop, step))
             return start if size else 0, size, step  # MLIR wants an offset inside the axis
         length = _constant_offset(part.lower, part.upper)
         if length is None or step != 1:
@@ -817,15 +844,6 @@ def _outer(al, node, a, b):
     a = T.reshape(al.em, al.as_tensor(a), (math.prod(T.shape(al.as_tensor(a))), 1))
     b = T.reshape(al.em, al.as_tensor(b), (1, math.prod(T.shape(al.as_tensor(b)))))
     return al.binary(ast.Mult(), a, b, node)
-
-
-@numpy_function(np.trace, params=("a",))
-def _trace(al, node, a):
-    (a,) = al.floats(node, al.array(a, node))
-    if len(T.shape(a)) != 2:
-        raise al.error(node, "np.trace is supported for matrices")
-    eye = T.dense(al.em, np.eye(*T.shape(a)), a.type)
-    return T.reduce_all(al.em, al.em.op(arith.MulfOp(a, eye)))
 
 
 @numpy_function(np.transpose, params=("a", "?axes"))

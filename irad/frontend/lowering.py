@@ -37,6 +37,7 @@ from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
 from irad.frontend import integers, joins
 from irad.frontend.emitter import Emitter
 from irad.frontend.float_division import floor_divide, remainder
+from irad.frontend.numpy_shapes import index_concatenate
 from irad.frontend.numpy_table import NUMPY
 from irad.frontend.values import Static, Value
 from irad.frontend.library import (
@@ -550,6 +551,8 @@ class FunctionLowering(ControlFlowLowering):
             return self.arrays.subscript(base, node.slice, node)
         if isinstance(base, Static) and isinstance(base.obj, tuple):  # x.shape[0]
             base = tuple(Static(v) for v in base.obj)
+        if isinstance(base, Static) and any(base.obj is c for c in (np.r_, np.c_)):
+            return index_concatenate(self.arrays, base.obj, node.slice, node)
         if not isinstance(base, tuple):
             raise self.src.error(node, f"indexing into {_kind(base)} is not supported")
         index = _static_index(node.slice)

@@ -2,7 +2,8 @@
 
 An entry maps a numpy callable (np.var, np.float64, ...) to its handler and
 its parameter names: "?" marks an optional one, "?axis=-1" one with a default
-other than None. A handler gets the ArrayLowering of the function being
+other than None, "*arrays" one that takes the remaining positional arguments
+(as a tuple; the parameters after it are keyword-only). A handler gets the ArrayLowering of the function being
 lowered, the call's AST node and one value per parameter (a Static of the
 default where the call omits it), and emits the
 function's IR with the ops of irad/ir/tensor.py, whose derivatives are the
@@ -47,12 +48,16 @@ class Parameter:
     name: str
     required: bool
     default: object = None
+    variadic: bool = False
 
 
 def parameters(params: tuple[str, ...]) -> list[Parameter]:
-    """The parameters an entry's names spell: "x", "?axis", "?axis=-1"."""
+    """The parameters an entry's names spell: "x", "?axis", "?axis=-1", "*arrays"."""
     out = []
     for p in params:
+        if p.startswith("*"):
+            out.append(Parameter(p[1:], False, (), variadic=True))
+            continue
         name, _, default = p.lstrip("?").partition("=")
         out.append(Parameter(name, not p.startswith("?"), ast.literal_eval(default) if default else None))
     return out

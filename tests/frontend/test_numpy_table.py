@@ -28,7 +28,8 @@ def _documented() -> set[str]:
                 continue
             rest = [n for n in span.split()[1:] if re.fullmatch(r"[a-z_][a-z0-9_.]*", n)]
             names.update([first.group(1), *rest])
-    return {target_key(_numpy_attribute(name)) for name in names}
+    found = (_numpy_attribute(name) for name in names)
+    return {target_key(obj) for obj in found if callable(obj)}  # np.r_[...] is an index, not a call
 
 
 def _numpy_attribute(dotted: str):
