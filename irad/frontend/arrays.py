@@ -29,6 +29,7 @@ from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Attribute, SSAValue
 
+from irad.frontend import indexing
 from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.numpy_table import NUMPY, numpy_function, numpy_name, parameters
 from irad.frontend.values import Static
@@ -360,9 +361,26 @@ class ArrayLowering:
         items = [self.array(v, node) for v in values]
         if any(is_array(v) for v in items):
             return self.stack_values(items, 0, node)
-        elem = self.result_element([]) if any(is_float(v.type) for v in items) else I64
-        items = [self.to_element(v, elem) if elem == F64 else self.em.to_int(v) for v in items]
+        elem = self.common_element(items)
+        items = [self.convert(v, elem) for v in items]
         return self.new(self.em.op(tensor.FromElementsOp(*items)))
+
+    def common_element(self, values) -> Attribute:
+        """numpy's result dtype: float if any is, else int64, bool if all are."""
+        if any(is_float(T.element(v)) for v in values):
+            return self.result_element(values)
+        return I1 if all(is_bool(T.element(v)) for v in values) else I64
+
+    def convert(self, v: SSAValue, elem: Attribute) -> SSAValue:
+        """A number or array to element type `elem` (float, int64 from int or bool, bool)."""
+        if is_float(elem):
+            return self.to_element(v, elem)
+        if elem == T.element(v):
+            return v
+        if is_array(v):
+            (v,) = self.integers(None, v)
+            return v
+        return self.em.to_int(v)
 
     def dtype(self, value, node, default: Attribute) -> Attribute:
         obj = self.static(value, node, "dtype")
@@ -418,8 +436,8 @@ class ArrayLowering:
         return self.reshape_view(x, dims)
 
     def concat(self, items: list[SSAValue], axis: int, node) -> SSAValue:
-        elem = self.result_element(items)
-        items = [self.to_element(v, elem) for v in items]
+        elem = self.common_element(items)
+        items = [self.convert(v, elem) for v in items]
         ranks = {len(T.shape(v)) for v in items}
         if not all(is_array(v) for v in items) or len(ranks) != 1:
             raise self.error(node, "concatenate needs arrays of one rank")
@@ -435,8 +453,8 @@ class ArrayLowering:
         return self.new(self.em.op(tensor.ConcatOp(items, axis, TensorType(elem, out))))
 
     def stack_values(self, items: list[SSAValue], axis, node) -> SSAValue:
-        elem = self.result_element(items)
-        items = [self.to_element(v, elem) for v in items]
+        elem = self.common_element(items)
+        items = [self.convert(v, elem) for v in items]
         dims = {T.shape(v) for v in items}
         if len(dims) != 1:
             raise self.error(node, f"stack needs arrays of one shape, got {sorted(dims)}")
@@ -454,9 +472,10 @@ class ArrayLowering:
 
     # ---- indexing ---------------------------------------------------------------------
     def subscript(self, x: SSAValue, index_node: ast.expr, node) -> SSAValue:
-        plan = self.index_plan(x, index_node, node)
-        if plan.gather is not None:
-            return self.new(self.gather(x, plan.gather, node))
+        parts = indexing.parse(self, x, index_node, node)
+        if indexing.has_arrays(parts):  # advanced indexing: a gather, a copy
+            return indexing.read(self, x, parts, node)
+        plan = self.index_plan(x, parts, node)
         if plan.element:
             return self.em.op(tensor.ExtractOp(x, plan.offsets, T.element(x)))
         step = _slice_step(plan)
@@ -518,11 +537,12 @@ class ArrayLowering:
         if not is_array(y):
             raise self.error(node, f"item assignment to '{name}', which is not an array")
         self.refuse_write(name, node)
-        plan = self.index_plan(y, index_node, node)
-        if plan.gather is not None:
-            raise self.error(node, "assignment through an integer-array index is not supported",
-                             "write the elements one by one, or build the array with np.where")
+        parts = indexing.parse(self, y, index_node, node)
         v = self.to_element(self.value(value, node), T.element(y))
+        if indexing.has_arrays(parts):  # a scatter
+            self.views.write(name, indexing.write(self, y, parts, v, node))
+            return
+        plan = self.index_plan(y, parts, node)
         if plan.element:
             if is_array(v):
                 raise self.error(node, "cannot assign an array to a single element")
@@ -534,32 +554,24 @@ class ArrayLowering:
             updated = _slice_step(plan).write(self.em, y, T.broadcast_to(self.em, v, target))
         self.views.write(name, updated)
 
-    def index_plan(self, x: SSAValue, index_node: ast.expr, node) -> _IndexPlan:
-        parts = list(index_node.elts) if isinstance(index_node, ast.Tuple) else [index_node]
+    def index_plan(self, x: SSAValue, parts, node) -> _IndexPlan:
+        """The basic index (ints, slices, None) of parsed parts (indexing.parse)."""
         dims = T.shape(x)
         plan = _IndexPlan()
         axis = 0
         for part in parts:
-            if isinstance(part, ast.Constant) and part.value is None:
+            if part.kind == "new":
                 plan.result_dims.append(1)
                 continue
-            if axis >= len(dims):
-                raise self.error(node, f"too many indices for an array of rank {len(dims)}")
             n = dims[axis]
-            if isinstance(part, ast.Slice):
-                offset, size, stride = self.slice_bounds(part, n, node)
+            if part.kind == "slice":
+                offset, size, stride = self.slice_bounds(part.node, n, node)
                 plan.offsets.append(offset)
                 plan.sizes.append(size)
                 plan.strides.append(stride)
                 plan.result_dims.append(size)
             else:
-                value = self.fl.expr(part)
-                if is_array(value):
-                    if len(parts) != 1:
-                        raise self.error(node, "an integer-array index must be the only index")
-                    plan.gather = value
-                    return plan
-                plan.offsets.append(self.int_index(value, n, part))
+                plan.offsets.append(self.int_index(part.value, n, part.node))
                 plan.sizes.append(1)
                 plan.strides.append(1)
             axis += 1
@@ -626,46 +638,18 @@ class ArrayLowering:
         self.check(fits, node, f"a slice of {length} starting there does not fit an axis of size {n}")
         return em.op(arith.IndexCastOp(start, INDEX)), length, 1
 
-    def gather(self, x: SSAValue, idx: SSAValue, node) -> SSAValue:
-        """x[idx] for an int array idx: a one-hot matrix times x, so the adjoint is a matmul."""
-        if not is_int(T.element(idx)) or len(T.shape(idx)) != 1:
-            raise self.error(node, "integer-array indices must be 1-d int arrays")
-        em = self.em
-        (x,) = self.floats(node, x)
-        (k,), dims = T.shape(idx), T.shape(x)
-        n = dims[0]
-        positions = T.dense(em, np.broadcast_to(np.arange(n), (k, n)), TensorType(I64, [k, n]))
-        spread = T.broadcast_to(em, T.reshape(em, idx, (k, 1)), (k, n))
-        size = T.dense(em, n, TensorType(I64, [k, n]))
-        negative = T.elementwise(em, lambda e, a: e.op(arith.CmpiOp(a[0], a[1], "slt")),
-                                 [spread, T.dense(em, 0, TensorType(I64, [k, n]))], I1)
-        wrapped = T.elementwise(em, lambda e, a: e.op(arith.SelectOp(
-            a[0], e.op(arith.AddiOp(a[1], a[2])), a[1])), [negative, spread, size], I64)
-        hits = T.elementwise(em, lambda e, a: e.op(arith.CmpiOp(a[0], a[1], "eq")),
-                             [wrapped, positions], I1)
-        onehot = self.to_element(hits, T.element(x))
-        # every index hits exactly one position iff it is in bounds (exact: counts < 2**24)
-        found = T.reduce_all(em, onehot)
-        self.check(em.op(arith.CmpfOp(found, em.const(float(k), T.element(x)), "oeq")),
-                   node, f"an index array holds an index out of bounds for an axis of size {n}")
-        flat = T.reshape(em, x, (n, math.prod(dims[1:])))
-        return T.reshape(em, T.matmul(em, onehot, flat), (k, *dims[1:]))
-
-
-
 
 @dataclass
 class _IndexPlan:
-    """How an index reads or writes: per axis of the source an offset (int or
-    index value), a size and a stride; the result's shape (ints dropped, None
-    added); whether it is one element; or an int array to gather with."""
+    """How a basic index reads or writes: per axis of the source an offset (int
+    or index value), a size and a stride; the result's shape (ints dropped,
+    None added); whether it is one element."""
 
     offsets: list = field(default_factory=list)
     sizes: list = field(default_factory=list)
     strides: list = field(default_factory=list)
     result_dims: list = field(default_factory=list)
     element: bool = False
-    gather: SSAValue | None = None
 
 
 def _known(value) -> tuple[bool, object]:

@@ -244,6 +244,20 @@ SWEEP: dict[object, list[Case]] = {
     np.r_: [of("np.r_[x]", x=(3, 2)), of("np.r_[x, x]", x=(3, 2)), of("np.r_[x, np.ones((3, 2)), x]", x=(3, 2)),
             of("np.r_[x, np.arange(10.0), 1:10]", x=(10,)), of("np.r_[x, 2.0, y]", x=(3,), y=())],
     np.c_: [of("np.c_[x, np.ones((3, 2)), x]", x=(3, 2)), of("np.c_[x, y]", x=(3,), y=(3,))],
+    # ---- indexing (indexing.py): the functions, then x[...] itself ----
+    np.take: [of("np.take(x, [[0, 1], [4, 4]], axis=1)", x=(3, 5)), of("np.take(x, [3, -1, 3])", x=(2, 3)),
+              of("np.take(x, 2, axis=0)", x=(4, 3))],
+    np.take_along_axis: [of("np.take_along_axis(x, np.argsort(x, axis=1), axis=1)", x=(3, 5)),
+                         of("np.take_along_axis(x, np.array([[0], [2], [1]]), axis=1)", x=(3, 4)),
+                         of("np.take_along_axis(x, np.array([2, 0]), axis=None)", x=(2, 2))],
+    "indexing": [
+        of("x[[0, 1, 2], :, :]", x=(5, 6, 4)), of("x[3, 2:, [1, 3]]", x=(5, 6, 4)), of("x[[0, 0]]", x=(3,)),
+        of("x[[0, 1, 0]]", x=(3,)), of("x[[0, 2], [1, 1]]", x=(3, 4)), of("x[[0, 2], :, [1, 3]]", x=(3, 4, 5)),
+        of("x[:, [[0, 2], [1, 1]], [1, 3]]", x=(2, 3, 4)), of("x[1:, [4, 0, -1], ::-1]", x=(5, 6, 4)),
+        of("x[..., [1, 0]]", x=(2, 3, 4)), of("x[[True, False, True, True, False]]", x=(5, 2)),
+        of("x[np.argsort(x)]", x=(6,)), of("x[::-1, 2:4, :]", x=(5, 6, 4)), of("x[::-1, 2:4] + x[::-1, 3:5]", x=(5, 6)),
+        of("x[4:0:-2, ::-3]", x=(5, 6)), of("x[np.array([[1, 2], [0, 5]]), 1:]", x=(6, 3)),
+    ],
     # ---- shapes and creation (arrays.py) ----
     np.transpose: [of("np.transpose(x)", x=(2, 3)), of("np.transpose(x, (1, 2, 0))", x=(2, 3, 4))],
     np.reshape: [of("np.reshape(x, (3, 2))", x=(2, 3)), of("np.reshape(x, (5 * 4, -1))", x=(5, 6, 4))],
@@ -285,6 +299,8 @@ INDEX = {id(fn): k for k, fn in enumerate(SWEEP)}
 
 
 def _name(fn) -> str:
+    if isinstance(fn, str):
+        return fn
     return {id(np.r_): "r_", id(np.c_): "c_"}.get(id(fn)) or getattr(fn, "__name__", str(fn))
 
 
