@@ -282,20 +282,20 @@ def _flip(al, node, m, axis):
     return _flipped(al, x, al.static_axes(axis, len(T.shape(x)), node))
 
 
-@numpy_function(np.flipud, params=("m",))
-def _flipud(al, node, m):
-    x = _tensor(al, m, node)
-    if len(T.shape(x)) < 1:
-        raise al.error(node, "np.flipud needs an array of rank 1 or more")
-    return _flipped(al, x, [0])
+def _flip_axis(axis: int, name: str):
+    """np.flipud (axis 0) and np.fliplr (axis 1)."""
+
+    def handler(al, node, m):
+        x = _tensor(al, m, node)
+        if len(T.shape(x)) <= axis:
+            raise al.error(node, f"np.{name} needs an array of rank {axis + 1} or more")
+        return _flipped(al, x, [axis])
+
+    return handler
 
 
-@numpy_function(np.fliplr, params=("m",))
-def _fliplr(al, node, m):
-    x = _tensor(al, m, node)
-    if len(T.shape(x)) < 2:
-        raise al.error(node, "np.fliplr needs an array of rank 2 or more")
-    return _flipped(al, x, [1])
+numpy_function(np.flipud, params=("m",))(_flip_axis(0, "flipud"))
+numpy_function(np.fliplr, params=("m",))(_flip_axis(1, "fliplr"))
 
 
 @numpy_function(np.rot90, params=("m", "?k=1", "?axes=(0, 1)"))

@@ -34,21 +34,7 @@ import pytest
 import irad
 from irad.backends.native import unavailable_reason
 from irad.frontend.numpy_table import NUMPY
-
-
-# ---- samplers: points where the function is smooth -------------------------------------
-def _uniform(lo: float, hi: float):
-    return lambda rng, shape: rng.uniform(lo, hi, shape)
-
-
-def _away_from_zero(lo: float, hi: float):
-    return lambda rng, shape: rng.uniform(lo, hi, shape) * rng.choice([-1.0, 1.0], shape)
-
-
-WIDE = _uniform(-2.0, 2.0)
-NONZERO = _away_from_zero(0.2, 2.0)
-POSITIVE = _uniform(0.2, 2.0)
-UNIT = _uniform(-0.9, 0.9)
+from tests.samplers import NONZERO, POSITIVE, UNIT, WIDE, uniform
 
 
 @dataclass
@@ -119,13 +105,13 @@ SWEEP: dict[object, list[Case]] = {
     np.copysign: binary("copysign", NONZERO, NONZERO),
     np.logaddexp: binary("logaddexp") + [of("np.logaddexp(x, x)", x=(2,))],
     np.logaddexp2: binary("logaddexp2") + [of("np.logaddexp2(x, x)", x=(2,))],
-    np.remainder: binary("remainder", WIDE, _uniform(0.7, 1.9)) + binary("mod", WIDE, _uniform(-2.0, -0.3)),
-    np.fmod: binary("fmod", WIDE, _uniform(0.7, 1.9)),
-    np.floor_divide: binary("floor_divide", WIDE, _uniform(0.7, 1.9)) + [of("x // 0.3 + x % 0.3", x=(3, 2))],
-    np.sin: unary("sin"), np.cos: unary("cos"), np.tan: unary("tan", _uniform(-1.1, 1.1)),
+    np.remainder: binary("remainder", WIDE, uniform(0.7, 1.9)) + binary("mod", WIDE, uniform(-2.0, -0.3)),
+    np.fmod: binary("fmod", WIDE, uniform(0.7, 1.9)),
+    np.floor_divide: binary("floor_divide", WIDE, uniform(0.7, 1.9)) + [of("x // 0.3 + x % 0.3", x=(3, 2))],
+    np.sin: unary("sin"), np.cos: unary("cos"), np.tan: unary("tan", uniform(-1.1, 1.1)),
     np.arcsin: unary("arcsin", UNIT), np.arccos: unary("arccos", UNIT), np.arctan: unary("arctan"),
     np.sinh: unary("sinh"), np.cosh: unary("cosh"), np.tanh: unary("tanh"),
-    np.arcsinh: unary("arcsinh"), np.arccosh: unary("arccosh", _uniform(1.1, 4.0)),
+    np.arcsinh: unary("arcsinh"), np.arccosh: unary("arccosh", uniform(1.1, 4.0)),
     np.arctanh: unary("arctanh", UNIT),
     np.exp: unary("exp"), np.exp2: unary("exp2"), np.expm1: unary("expm1"),
     np.log: unary("log", POSITIVE), np.log1p: unary("log1p", POSITIVE),

@@ -33,22 +33,10 @@ from irad.ir.constants import float_constant
 from irad.ir.dialect import make_context
 from irad.passes.derivatives import DERIVATIVES, TENSOR_FORMS
 from irad.pipeline import gradient_spec, jvp_spec, run
+from tests.samplers import NONZERO, POSITIVE, WIDE, away_from_zero, uniform
 
 CONTEXT = make_context()
 
-
-def _uniform(lo: float, hi: float):
-    return lambda rng, shape: rng.uniform(lo, hi, shape)
-
-
-def _away_from_zero(lo: float, hi: float):
-    """|x| in [lo, hi], either sign (ops with a kink or pole at 0)."""
-    return lambda rng, shape: rng.uniform(lo, hi, shape) * rng.choice([-1.0, 1.0], shape)
-
-
-WIDE = _uniform(-2.0, 2.0)
-NONZERO = _away_from_zero(0.2, 2.0)
-POSITIVE = _uniform(0.2, 3.0)
 
 # elementwise op -> a sampler per operand: points where the op is smooth
 DOMAINS = {
@@ -57,7 +45,7 @@ DOMAINS = {
     "arith.mulf": (WIDE, WIDE),
     "arith.divf": (WIDE, NONZERO),
     # |x / y| in (2.04, 2.95): trunc(x / y) = 2 on every sample, away from the jumps
-    "arith.remf": (_away_from_zero(4.5, 5.9), _away_from_zero(2.0, 2.2)),
+    "arith.remf": (away_from_zero(4.5, 5.9), away_from_zero(2.0, 2.2)),
     "arith.negf": (WIDE,),
     # random points: ties (where the derivative jumps) have probability zero
     "arith.maximumf": (WIDE, WIDE),
@@ -68,25 +56,25 @@ DOMAINS = {
     "arith.truncf": (WIDE,),
     "math.sin": (WIDE,),
     "math.cos": (WIDE,),
-    "math.tan": (_uniform(-1.2, 1.2),),
+    "math.tan": (uniform(-1.2, 1.2),),
     "math.exp": (WIDE,),
     "math.exp2": (WIDE,),
     "math.expm1": (WIDE,),
     "math.log": (POSITIVE,),
     "math.log2": (POSITIVE,),
     "math.log10": (POSITIVE,),
-    "math.log1p": (_uniform(-0.5, 2.0),),
+    "math.log1p": (uniform(-0.5, 2.0),),
     "math.sqrt": (POSITIVE,),
     "math.rsqrt": (POSITIVE,),
     "math.cbrt": (NONZERO,),
     "math.tanh": (WIDE,),
     "math.sinh": (WIDE,),
     "math.cosh": (WIDE,),
-    "math.asin": (_uniform(-0.9, 0.9),),
+    "math.asin": (uniform(-0.9, 0.9),),
     "math.asinh": (WIDE,),
-    "math.acos": (_uniform(-0.9, 0.9),),
-    "math.acosh": (_uniform(1.2, 3.0),),
-    "math.atanh": (_uniform(-0.9, 0.9),),
+    "math.acos": (uniform(-0.9, 0.9),),
+    "math.acosh": (uniform(1.2, 3.0),),
+    "math.atanh": (uniform(-0.9, 0.9),),
     "math.atan": (WIDE,),
     "math.atan2": (NONZERO, NONZERO),
     "math.powf": (POSITIVE, WIDE),
