@@ -28,7 +28,7 @@ from irad.frontend.arrays import ArrayLowering, is_array
 from irad.frontend.numpy_table import numpy_function
 from irad.ir import gather as G
 from irad.ir import tensor as T
-from irad.ir.types import I64
+from irad.ir.types import I64, is_float
 
 
 def _unsupported(al: ArrayLowering, node, name: str, **given) -> None:
@@ -40,9 +40,10 @@ def _unsupported(al: ArrayLowering, node, name: str, **given) -> None:
 
 
 def _array_axis(al: ArrayLowering, a, axis, node) -> tuple[SSAValue, int | None]:
-    """The array and the one axis (normalised) an axis-wise function works on;
-    axis=None flattens first, as numpy does."""
-    (x,) = al.floats(node, al.array(a, node))
+    """The array (floats stay floats, ints and bools become int64) and the one axis
+    (normalised) an axis-wise function works on; axis=None flattens first, as numpy does."""
+    x = al.array(a, node)
+    (x,) = al.floats(node, x) if is_float(T.element(x)) else al.integers(node, x)
     x = al.as_tensor(x) if not is_array(x) else x
     axis = al.static(axis, node, "the axis")
     if axis is None:
@@ -86,13 +87,17 @@ def _std(al, node, a, axis, dtype, out, ddof, keepdims):
 
 
 # ---- scans -------------------------------------------------------------------------
-def _scan(al: ArrayLowering, a, axis, node, combiner, neutral: float) -> SSAValue:
+def _scan(al: ArrayLowering, a, axis, node, multiply: bool) -> SSAValue:
     """Hillis-Steele: after the step with shift s, each element combines the 2s
-    elements up to it; `neutral` fills in before the start (-0.0 for sums keeps
-    the sign of a zero)."""
+    elements up to it; the neutral element fills in before the start (-0.0 for
+    float sums keeps the sign of a zero). Int arrays scan in int64, as numpy."""
     x, axis = _array_axis(al, a, axis, node)
     axis = 0 if axis is None else axis
     dims = T.shape(x)
+    floating = is_float(T.element(x))
+    combiner = {(True, True): arith.MulfOp, (True, False): arith.AddfOp,
+                (False, True): arith.MuliOp, (False, False): arith.AddiOp}[floating, multiply]
+    neutral = 1 if multiply else -0.0 if floating else 0
     n, shift = dims[axis], 1
     while shift < n:
         fill = T.dense(al.em, neutral, TensorType(T.element(x), [shift if d == axis else m for d, m in enumerate(dims)]))
@@ -105,37 +110,41 @@ def _scan(al: ArrayLowering, a, axis, node, combiner, neutral: float) -> SSAValu
 @numpy_function(np.cumsum, params=("a", "?axis", "?dtype", "?out"))
 def _cumsum(al, node, a, axis, dtype, out):
     _unsupported(al, node, "cumsum", dtype=dtype, out=out)
-    return _scan(al, a, axis, node, arith.AddfOp, -0.0)
+    return _scan(al, a, axis, node, multiply=False)
 
 
 @numpy_function(np.cumprod, params=("a", "?axis", "?dtype", "?out"))
 def _cumprod(al, node, a, axis, dtype, out):
     _unsupported(al, node, "cumprod", dtype=dtype, out=out)
-    return _scan(al, a, axis, node, arith.MulfOp, 1.0)
+    return _scan(al, a, axis, node, multiply=True)
 
 
 @numpy_function(np.diff, params=("a", "?n=1", "?axis=-1", "?prepend", "?append"))
 def _diff(al, node, a, n, axis, prepend, append):
-    (x,) = al.floats(node, al.array(a, node))
+    x = al.array(a, node)
     if not is_array(x):
         raise al.error(node, "np.diff needs an array of at least one dimension")
+    (x,) = al.floats(node, x) if is_float(T.element(x)) else al.integers(node, x)
     n = al.static(n, node, "n")
     axis = al.static_axes(axis, len(T.shape(x)), node)[0]
     pieces = [x]
     for at_end, value in ((False, prepend), (True, append)):
         if not al.given(value):
             continue
-        (v,) = al.floats(node, al.array(value, node))
+        v = al.array(value, node)
         dims = list(T.shape(x))
         dims[axis] = T.shape(v)[axis] if is_array(v) and len(T.shape(v)) == len(dims) else 1
-        v = al.to_element(T.broadcast_to(al.em, v, dims), T.element(x))
+        v = T.broadcast_to(al.em, v, dims)
+        pieces = [al.convert(p, al.common_element([*pieces, v])) for p in pieces]
+        v = al.convert(v, T.element(pieces[0]))
         pieces = pieces + [v] if at_end else [v] + pieces
     x = T.concat(al.em, pieces, axis)
     for _ in range(n):
         length = T.shape(x)[axis]
         if length == 0:
             break
-        x = al.em.sub(T.slice_along(al.em, x, axis, 1, length - 1), T.slice_along(al.em, x, axis, 0, length - 1))
+        later, earlier = T.slice_along(al.em, x, axis, 1, length - 1), T.slice_along(al.em, x, axis, 0, length - 1)
+        x = al.em.op((arith.SubfOp if is_float(T.element(x)) else arith.SubiOp)(later, earlier))
     return al.new(x if n else al.copy(x))
 
 
@@ -143,6 +152,7 @@ def _diff(al, node, a, n, axis, prepend, append):
 def _arg_extreme(al: ArrayLowering, a, axis, keepdims, node, combiner) -> SSAValue:
     """The first position of the max (min) along the axis, NaN first as in numpy."""
     x, axis = _array_axis(al, a, axis, node)
+    (x,) = al.floats(node, x)  # ints compare exactly as floats below 2**53
     em = al.em
     flat = axis is None
     axis = 0 if flat else axis
@@ -183,7 +193,7 @@ def _sorting(al: ArrayLowering, a, axis, node, order) -> tuple[SSAValue, int]:
 def _sort(al, node, a, axis, kind, order):
     x, axis = _sorting(al, a, axis, node, order)
     rank = G.rank(al.em, x, axis)
-    start = T.dense(al.em, -0.0, x.type)  # -0.0 + v is v, signed zeros included
+    start = T.dense(al.em, -0.0 if is_float(T.element(x)) else 0, x.type)  # -0.0 + v is v, signed zeros too
     return al.new(G.scatter_add(al.em, start, rank, x, axis))
 
 

@@ -109,13 +109,16 @@ def rank(b, x: SSAValue, axis: int) -> SSAValue:
     e = IRBuilder(block)
     mine, other, count = block.args
     before = e.op(arith.CmpiOp(_position(e, r), _position(e, axis), "slt"))
-    less = e.op(arith.CmpfOp(other, mine, "olt"))
-    # NaN is greater than every number and equal to NaN
-    other_number = e.op(arith.CmpfOp(other, other, "ord"))
-    mine_nan = e.op(arith.CmpfOp(mine, mine, "uno"))
-    less = e.op(arith.OrIOp(less, e.op(arith.AndIOp(mine_nan, other_number))))
-    same = e.op(arith.OrIOp(e.op(arith.CmpfOp(other, mine, "oeq")),
-                            e.op(arith.AndIOp(mine_nan, e.op(arith.CmpfOp(other, other, "uno"))))))
+    if isinstance(elem, IntegerType):
+        less = e.op(arith.CmpiOp(other, mine, "slt"))
+        same = e.op(arith.CmpiOp(other, mine, "eq"))
+    else:  # NaN is greater than every number and equal to NaN
+        less = e.op(arith.CmpfOp(other, mine, "olt"))
+        other_number = e.op(arith.CmpfOp(other, other, "ord"))
+        mine_nan = e.op(arith.CmpfOp(mine, mine, "uno"))
+        less = e.op(arith.OrIOp(less, e.op(arith.AndIOp(mine_nan, other_number))))
+        same = e.op(arith.OrIOp(e.op(arith.CmpfOp(other, mine, "oeq")),
+                                e.op(arith.AndIOp(mine_nan, e.op(arith.CmpfOp(other, other, "uno"))))))
     precedes = e.op(arith.OrIOp(less, e.op(arith.AndIOp(same, before))))
     one = e.op(arith.ConstantOp(IntegerAttr(1, I64)))
     zero = e.op(arith.ConstantOp(IntegerAttr(0, I64)))
