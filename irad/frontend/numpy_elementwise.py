@@ -19,6 +19,7 @@ Complex numbers are out of scope: real, imag, conj and angle take real inputs.
 
 from __future__ import annotations
 
+import ast
 import math
 from collections.abc import Sequence
 
@@ -376,3 +377,29 @@ def _logical_not(al, node, x):
     if is_array(x):
         return al.invert(x, node)
     return al.em.op(arith.XOrIOp(x, al.em.const(1, I1)))
+
+
+@numpy_function(np.heaviside, params=("x1", "x2"))
+def _heaviside(al, node, a, b):
+    """0 below 0, 1 above, x2 at 0 (NaN stays NaN): the derivative reaches x2 only at 0."""
+    x, h = _floats(al, node, a, b)
+    step = _where(al, _mask(al, _cmp("ogt", 0.0), [x]), _const(al, 1.0, x), _const(al, 0.0, x))
+    step = _where(al, _mask(al, _cmp("uno"), [x]), _const(al, math.nan, x), step)
+    return al.new(_where(al, _mask(al, _cmp("oeq", 0.0), [x]), h, step))
+
+
+@numpy_function(np.polyval, params=("p", "x"))
+def _polyval(al, node, p, x):
+    """Horner's rule over the coefficients (highest power first)."""
+    c = al.array(p, node)  # a list is an array, as numpy makes it: float64 even with float32 x
+    if not is_array(c) or len(T.shape(c)) != 1:
+        raise al.error(node, "np.polyval takes a vector (or a list) of coefficients")
+    coefficients = [T.reshape(al.em, T.slice_along(al.em, c, 0, i, 1), ()) for i in range(T.shape(c)[0])]
+    value = al.array(x, node)
+    result = None
+    for c in coefficients:
+        result = c if result is None else al.binary(ast.Add(), al.binary(ast.Mult(), result, value, node), c, node)
+    if result is None:
+        return al.new(_const(al, 0.0, _floats(al, node, value)[0]))
+    (result, _) = al.floats(node, result, value)
+    return al.new(result)

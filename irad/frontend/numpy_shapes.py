@@ -18,11 +18,13 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects import arith, tensor
+from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 
 from irad.frontend.arrays import ArrayLowering, is_array
 from irad.frontend.numpy_table import numpy_function
+from irad.frontend.values import Static
 from irad.ir import tensor as T
 from irad.ir.types import F64, I1, is_float
 
@@ -622,3 +624,30 @@ def index_concatenate(al: ArrayLowering, which, index_node, node) -> SSAValue:
         return _join(al, items, len(T.shape(items[0])) - 1, node)
     items = [_at_least(al, x, 1) for x in items]
     return _join(al, items, 0, node)
+
+
+# ---- more creation ------------------------------------------------------------------
+@numpy_function(np.empty, params=("shape", "?dtype"))
+def _empty(al, node, shape, dtype):
+    """Zeros: numpy leaves the values unspecified, and zeros are one choice of them."""
+    elem = al.dtype(dtype, node, F64)
+    return al.new(T.dense(al.em, 0, TensorType(elem, list(al.shape_arg(shape, node)))))
+
+
+@numpy_function(np.empty_like, params=("prototype", "?dtype"))
+def _empty_like(al, node, prototype, dtype):
+    x = _tensor(al, prototype, node)
+    return al.new(T.dense(al.em, 0, TensorType(al.dtype(dtype, node, T.element(x)), list(T.shape(x)))))
+
+
+@numpy_function(np.identity, params=("n", "?dtype"))
+def _identity(al, node, n, dtype):
+    n = al.static(n, node, "n")
+    return al.new(T.dense(al.em, np.identity(n), TensorType(al.dtype(dtype, node, F64), [n, n])))
+
+
+@numpy_function(np.logspace, params=("start", "stop", "?num=50", "?endpoint=True", "?base=10.0", "?dtype", "?axis=0"))
+def _logspace(al, node, start, stop, num, endpoint, base, dtype, axis):
+    exponents = _linspace(al, node, start, stop, num, endpoint, Static(False), dtype, axis)
+    (b, e) = al.floats(node, al.array(base, node), exponents)
+    return al.new(al.em.op(mathd.PowFOp(b, e)))

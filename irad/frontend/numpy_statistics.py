@@ -28,7 +28,7 @@ from irad.frontend.arrays import ArrayLowering, is_array
 from irad.frontend.numpy_table import numpy_function
 from irad.ir import gather as G
 from irad.ir import tensor as T
-from irad.ir.types import I64, is_float
+from irad.ir.types import F64, I64, is_float
 
 
 def _unsupported(al: ArrayLowering, node, name: str, **given) -> None:
@@ -216,3 +216,157 @@ def _partition(al, node, a, kth, axis, kind, order):
         if not isinstance(k, int) or not -length <= k < length:
             raise al.error(node, f"kth {k} is out of bounds for an axis of length {length}")
     return _sort(al, node, a, axis, kind, order)
+
+
+# ---- more reductions: truth, counts, averages, spreads, NaN-ignoring ones ----------------
+def _truth_reduction(al: ArrayLowering, a, axis, keepdims, node, every: bool) -> SSAValue:
+    """np.any / np.all: the max (min) of x != 0 as 0.0/1.0, compared with 1/2."""
+    x = al.array(a, node)
+    truth = x if T.element(x) == T.I1 else al.compare("une", x, al.em.const(0.0, F64), node)
+    as_float = T.pointwise(al.em, lambda e, v: e.op(arith.UIToFPOp(v[0], F64)), [truth], F64)
+    combiner = arith.MinimumfOp if every else arith.MaximumfOp
+    extreme = al.reduction(as_float, axis, keepdims, node, combiner)
+    return al.new(T.compare(al.em, "ogt", extreme, T.dense(al.em, 0.5, extreme.type) if is_array(extreme)
+                            else al.em.const(0.5, F64)))
+
+
+@numpy_function(np.any, params=("a", "?axis", "?out", "?keepdims"))
+def _any(al, node, a, axis, out, keepdims):
+    _unsupported(al, node, "any", out=out)
+    return _truth_reduction(al, a, axis, keepdims, node, every=False)
+
+
+@numpy_function(np.all, params=("a", "?axis", "?out", "?keepdims"))
+def _all(al, node, a, axis, out, keepdims):
+    _unsupported(al, node, "all", out=out)
+    return _truth_reduction(al, a, axis, keepdims, node, every=True)
+
+
+@numpy_function(np.count_nonzero, params=("a", "?axis", "?keepdims"))
+def _count_nonzero(al, node, a, axis, keepdims):
+    x = al.array(a, node)
+    truth = x if T.element(x) == T.I1 else al.compare("une", x, al.em.const(0.0, F64), node)
+    ones = T.pointwise(al.em, lambda e, v: e.op(arith.UIToFPOp(v[0], F64)), [truth], F64)
+    count = al.reduction(ones, axis, keepdims, node, arith.AddfOp)
+    return al.new(T.pointwise(al.em, lambda e, v: e.op(arith.FPToSIOp(v[0], I64)), [count], I64))
+
+
+@numpy_function(np.average, params=("a", "?axis", "?weights", "?returned=False", "?keepdims=False"))
+def _average(al, node, a, axis, weights, returned, keepdims):
+    if not al.given(weights):
+        result = al.mean(a, axis, keepdims, node)
+        if not al.static(returned, node, "returned"):
+            return result
+        x = al.array(a, node)
+        axes = al.static_axes(axis, len(T.shape(x)), node) if is_array(x) else ()
+        count = float(math.prod(T.shape(x)[i] for i in axes))
+        return result, al.em.const(count, T.element(result)) if not is_array(result) else T.dense(al.em, count, result.type)
+    (x,) = al.floats(node, al.array(a, node))
+    (w,) = al.floats(node, al.array(weights, node))
+    given_axis = al.static(axis, node, "the axis")
+    if is_array(w) and is_array(x) and T.shape(w) != T.shape(x):
+        if given_axis is None or isinstance(given_axis, tuple) or len(T.shape(w)) != 1:
+            raise al.error(node, "np.average: weights of another shape need one axis, along which they lie")
+        ax = al.static_axes(given_axis, len(T.shape(x)), node)[0]
+        w = T.reshape(al.em, w, [T.shape(w)[0] if d == ax else 1 for d in range(len(T.shape(x)))])
+    x, w = al.floats(node, x, w)
+    total = al.reduction(al.em.mul(x, w), axis, keepdims, node, arith.AddfOp)
+    weight = al.reduction(w, axis, keepdims, node, arith.AddfOp)
+    result = al.new(al.binary(ast.Div(), total, weight, node))
+    return (result, weight) if al.static(returned, node, "returned") else result
+
+
+@numpy_function(np.ptp, params=("a", "?axis", "?out", "?keepdims"))
+def _ptp(al, node, a, axis, out, keepdims):
+    _unsupported(al, node, "ptp", out=out)
+    top = al.reduction(a, axis, keepdims, node, arith.MaximumfOp)
+    bottom = al.reduction(a, axis, keepdims, node, arith.MinimumfOp)
+    return al.new(al.binary(ast.Sub(), top, bottom, node))
+
+
+@numpy_function(np.median, params=("a", "?axis", "?out", "?overwrite_input", "?keepdims=False"))
+def _median(al, node, a, axis, out, overwrite_input, keepdims):
+    """The middle of the sorted values (the mean of the two middle ones for an even
+    count): its gradient goes to those elements through the sort. NaN anywhere
+    along the axis gives NaN, as in numpy."""
+    _unsupported(al, node, "median", out=out)
+    (x,) = al.floats(node, al.array(a, node))
+    if not is_array(x):
+        return x
+    given = al.static(axis, node, "the axis")
+    dims = T.shape(x)
+    axes = al.static_axes(given, len(dims), node)
+    rest = [d for d in range(len(dims)) if d not in axes]
+    moved = T.transpose(al.em, x, [*rest, *axes])  # the reduced axes last, merged
+    n = math.prod(dims[d] for d in axes)
+    flat = T.reshape(al.em, moved, [*(dims[d] for d in rest), n])
+    last = len(rest)
+    rank = G.rank(al.em, flat, last)
+    ordered = G.scatter_add(al.em, T.dense(al.em, -0.0, flat.type), rank, flat, last)
+    middle = T.slice_along(al.em, ordered, last, (n - 1) // 2, 2 - n % 2)
+    half = al.em.mul(T.reduce(al.em, middle, [last]), T.dense(al.em, 1 / (2 - n % 2), TensorType(T.element(x), T.shape(middle)[:last])))
+    nans = T.pointwise(al.em, lambda e, v: e.op(arith.UIToFPOp(e.op(arith.CmpfOp(v[0], v[0], "uno")), F64)),
+                       [flat], F64, "piecewise-constant")
+    has_nan = T.reduce(al.em, nans, [last], arith.MaximumfOp)
+    nan = T.dense(al.em, math.nan, half.type)
+    result = T.select(al.em, T.compare(al.em, "ogt", has_nan, T.dense(al.em, 0.5, has_nan.type)), nan, half)
+    if al.static(keepdims, node, "keepdims"):
+        return al.new(T.reshape(al.em, result, [1 if d in axes else m for d, m in enumerate(dims)]))
+    return al.new(result) if T.shape(result) else T.extract_scalar(al.em, result)
+
+
+def _nan_reduction(combiner, fill: float, name: str):
+    """np.nansum/nanmax/nanmin: NaN replaced by the combiner's neutral element
+    (a NaN element gets no derivative); an all-NaN max or min is NaN, as numpy."""
+
+    def handler(al, node, a, axis, out, keepdims):
+        _unsupported(al, node, name, out=out)
+        (x,) = al.floats(node, al.array(a, node))
+        nan = T.compare(al.em, "uno", x, x)
+        clean = T.select(al.em, nan, al.em.const(fill, x.type), x)
+        result = al.reduction(clean, axis, keepdims, node, combiner)
+        if combiner is arith.AddfOp:
+            return al.new(result)
+        present = _truth_reduction(al, al.em.op(arith.XOrIOp(nan, al.em.const(True, nan.type))), axis, keepdims,
+                                   node, every=False)
+        return al.new(T.select(al.em, present, result, al.em.const(math.nan, result.type)))
+
+    return handler
+
+
+numpy_function(np.nansum, params=("a", "?axis", "?out", "?keepdims"))(_nan_reduction(arith.AddfOp, 0.0, "nansum"))
+numpy_function(np.nanmax, params=("a", "?axis", "?out", "?keepdims"))(_nan_reduction(arith.MaximumfOp, -math.inf, "nanmax"))
+numpy_function(np.nanmin, params=("a", "?axis", "?out", "?keepdims"))(_nan_reduction(arith.MinimumfOp, math.inf, "nanmin"))
+
+
+@numpy_function(np.nanmean, params=("a", "?axis", "?out", "?keepdims"))
+def _nanmean(al, node, a, axis, out, keepdims):
+    _unsupported(al, node, "nanmean", out=out)
+    (x,) = al.floats(node, al.array(a, node))
+    nan = T.compare(al.em, "uno", x, x)
+    total = al.reduction(T.select(al.em, nan, al.em.const(0.0, x.type), x), axis, keepdims, node, arith.AddfOp)
+    present = T.pointwise(al.em, lambda e, v: e.op(arith.UIToFPOp(e.op(arith.CmpfOp(v[0], v[0], "ord")), T.element(x))),
+                          [x], T.element(x), "piecewise-constant")
+    count = al.reduction(present, axis, keepdims, node, arith.AddfOp)
+    return al.new(al.binary(ast.Div(), total, count, node))
+
+
+@numpy_function(np.trapezoid, params=("y", "?x", "?dx=1.0", "?axis=-1"))
+def _trapezoid(al, node, y, x, dx, axis):
+    """sum((y[1:] + y[:-1]) * d / 2) along the axis, d the spacing (or np.diff(x))."""
+    (values,) = al.floats(node, al.array(y, node))
+    axis = al.static_axes(axis, len(T.shape(values)), node)[0]
+    n = T.shape(values)[axis]
+    em = al.em
+    pairs = em.add(T.slice_along(em, values, axis, 1, n - 1), T.slice_along(em, values, axis, 0, n - 1))
+    if al.given(x):
+        (points,) = al.floats(node, al.array(x, node))
+        if len(T.shape(points)) == 1:
+            points = T.reshape(em, points, [n if d == axis else 1 for d in range(len(T.shape(values)))])
+        m = T.shape(points)[axis]
+        step = em.sub(T.slice_along(em, points, axis, 1, m - 1), T.slice_along(em, points, axis, 0, m - 1))
+        (pairs, step) = al.floats(node, pairs, step)
+        areas = em.mul(pairs, step)
+    else:
+        areas = al.binary(ast.Mult(), pairs, al.value(dx, node), node)
+    return al.reduction(al.binary(ast.Mult(), areas, em.const(0.5, F64), node), axis, False, node, arith.AddfOp)
