@@ -29,6 +29,7 @@ from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Attribute, SSAValue
 
+from irad.errors import UnsupportedError
 from irad.frontend import indexing
 from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.numpy_table import NUMPY, numpy_function, numpy_name, parameters
@@ -317,7 +318,10 @@ class ArrayLowering:
         bound_args = self.bind(fn, params, args, kwargs, node)
         if self.fl.owner.has_rules(fn) and all(isinstance(v, SSAValue) for v in args) and not kwargs:
             # the pass must meet a call op to consult the rule table
-            return self.fl.call(fn, list(args), node)
+            try:
+                return self.fl.call(fn, list(args), node)
+            except WrapperError as error:
+                raise self.error(node, error.message, error.hint) from None
         return handler(self, node, *bound_args)
 
     def argument(self, node: ast.expr):
@@ -696,8 +700,6 @@ class _WrapperSource:
         return "a numpy function covered by the rule table"
 
     def error(self, node, message: str, hint: str = ARRAYS_HINT):
-        from irad.errors import UnsupportedError
-
         return UnsupportedError(message + (f"\n  hint: {hint}" if hint else ""))
 
 
@@ -716,7 +718,26 @@ def lower_wrapper_body(owner, fn, em, args) -> SSAValue:
     so the pass meets a call op where it consults the table (as for math.sin)."""
     handler, params = NUMPY[fn]
     padded = list(args) + [Static(p.default) for p in parameters(params)[len(args):]]
-    return handler(ArrayLowering(_WrapperLowering(owner, em)), None, *padded)
+    try:
+        return handler(ArrayLowering(_WrapperLowering(owner, em)), None, *padded)
+    except UnsupportedError as error:
+        # the call's arguments are run-time values here, which a shape or an axis cannot be
+        raise WrapperError(
+            f"the rule table has an entry for {numpy_name(fn)}, so this call becomes a call the "
+            f"table covers, with its positional arguments as run-time values; but "
+            f"{str(error).split(chr(10))[0]}",
+            "pass such arguments by keyword (a call with keywords is always differentiated "
+            "through its IR), or remove the table's entry",
+        ) from None
+
+
+class WrapperError(UnsupportedError):
+    """A numpy call the rule table covers whose wrapper cannot be lowered; the
+    call site (ArrayLowering.call) adds its location."""
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(f"{message}\n  hint: {hint}")
+        self.message, self.hint = message, hint
 
 
 # ---- the numpy table (numpy_table.py): arithmetic, reductions, creation, shapes ----

@@ -138,11 +138,12 @@ class ModuleLowering:
             result = lower_wrapper_body(self, fn, Emitter(block), block.args)
         else:
             result = OPS[fn][1](Emitter(block), block.args)
-        block.add_op(func.ReturnOp(result))
+        results = list(result) if isinstance(result, tuple) else [result]  # np.split: several arrays
+        block.add_op(func.ReturnOp(*results))
         key = target_key(fn)
         name = self.unique_symbol(key)
         op = func.FuncOp(
-            name, FunctionType.from_lists(arg_types, [result.type]), Region(block),
+            name, FunctionType.from_lists(arg_types, [r.type for r in results]), Region(block),
             visibility="private",
         )
         if name != key:

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 import irad
 from irad.frontend.numpy_table import NUMPY, numpy_functions
 from irad.rules.keys import target_key
@@ -76,3 +77,29 @@ def test_a_rule_replaces_a_numpy_function_and_opting_out_restores_its_ir(rule_ta
     np.testing.assert_allclose(irad.grad(hypot_twice)(x, y), truth)  # its IR again
     x3, y3 = np.array([3.0, 1.0, 1.0]), np.array([4.0, 2.0, 1.0])
     np.testing.assert_allclose(irad.grad(hypot_twice)(x3, y3), 2.0 * x3 / np.hypot(x3, y3))
+
+
+def split_halves(x):
+    a, b = np.split(x, 2)
+    return np.sum(a * b)
+
+
+def split_by_keyword(x):
+    a, b = np.split(x, indices_or_sections=2)
+    return np.sum(a * b)
+
+
+def test_an_entry_for_a_function_with_static_arguments_needs_them_by_keyword(rule_table):
+    x = np.arange(4.0)
+    irad.opt_out(np.split)
+    with pytest.raises(irad.UnsupportedError, match=r"test_numpy_table.py:\d+:\d+: the rule table has an entry "
+                       r"for numpy.split.*indices_or_sections must be known while lowering") as info:
+        irad.grad(split_halves)(x)
+    assert "hint: pass such arguments by keyword" in str(info.value)
+    np.testing.assert_allclose(irad.grad(split_by_keyword)(x), [2.0, 3.0, 0.0, 1.0])
+
+
+def test_a_numpy_function_is_an_entry_point_too():
+    assert irad.grad(np.sinc)(0.0) == 0.0
+    assert irad.grad(np.logaddexp, argnums=(0, 1))(1.0, 1.0) == (0.5, 0.5)
+    np.testing.assert_allclose(irad.grad(np.arcsinh)(0.5), 1 / np.sqrt(1.25))
