@@ -108,6 +108,8 @@ def parse(al, x: SSAValue, index_node: ast.expr, node) -> list[Part]:
 
 def _value_parts(al, part: ast.expr, node) -> list[Part]:
     value = _list_index(al, part, node) if isinstance(part, ast.List) else al.fl.expr(part)
+    if isinstance(value, Static) and isinstance(value.obj, np.ndarray):
+        value = al.value(value, node)  # an array from outside: read at each call (globals.py)
     if not _is_array(value):
         a_bool = (isinstance(value, Static) and isinstance(value.obj, bool)) or (
             isinstance(value, SSAValue) and is_bool(value.type)
