@@ -45,6 +45,11 @@ def __getattr__(name: str):
         from irad.mlir_export import export
 
         return export
+    if name == "numpy_functions":
+        import irad.frontend  # noqa: F401  (fills the numpy table)
+        from irad.frontend.numpy_table import numpy_functions
+
+        return numpy_functions
     if name == "explain":
         from irad.report import explain
 
@@ -68,5 +73,6 @@ __all__ = [
     *_RULES,
     "explain",
     "export",
+    "numpy_functions",
     "stop_gradient",
 ]

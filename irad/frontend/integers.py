@@ -161,3 +161,19 @@ class CheckedIntegers:
 
 def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
+
+
+FLOAT_TO_INT_MESSAGE = (
+    "cannot convert float infinity or NaN to integer (or the integer does not fit in 64 bits)"
+)
+
+
+def float_fits_int64(em: Emitter, x: SSAValue) -> SSAValue:
+    """Whether fptosi of the float `x` is defined (it is poison outside i64 and
+    for inf and nan). x itself suffices for floor/ceil/trunc too: no double
+    lies strictly between 2**63 - 1024 and 2**63, nor just below -2**63."""
+    return em.op(arith.AndIOp(  # ordered comparisons: false for nan
+        em.op(arith.CmpfOp(x, em.const(-(2.0**63), x.type), "oge")),
+        em.op(arith.CmpfOp(x, em.const(2.0**63, x.type), "olt")),
+    ))
+

@@ -23,7 +23,6 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from irad.errors import UnsupportedError
 from irad.recursion import deep_recursion
 from irad.frontend.arrays import (
-    NUMPY,
     STATIC_OPERATORS,
     ArrayLowering,
     BoundMethod,
@@ -37,7 +36,10 @@ from irad.ir.symbols import fresh_symbol, rename_callees, value_name
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
 from irad.frontend import integers, joins
 from irad.frontend.emitter import Emitter
+from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.globals import CLOSURE, DEFAULT, Global, HiddenArguments, HiddenGlobals, is_hidden
+from irad.frontend.numpy_shapes import index_concatenate
+from irad.frontend.numpy_table import NUMPY
 from irad.frontend.values import Static, Value
 from irad.frontend.library import (
     FLOAT_FUNCTIONS,
@@ -147,11 +149,12 @@ class ModuleLowering:
             result = lower_wrapper_body(self, fn, Emitter(block), block.args)
         else:
             result = OPS[fn][1](Emitter(block), block.args)
-        block.add_op(func.ReturnOp(result))
+        results = list(result) if isinstance(result, tuple) else [result]  # np.split: several arrays
+        block.add_op(func.ReturnOp(*results))
         key = target_key(fn)
         name = self.unique_symbol(key)
         op = func.FuncOp(
-            name, FunctionType.from_lists(arg_types, [result.type]), Region(block),
+            name, FunctionType.from_lists(arg_types, [r.type for r in results]), Region(block),
             visibility="private",
         )
         if name != key:
@@ -603,6 +606,8 @@ class FunctionLowering(ControlFlowLowering):
         if isinstance(base, Static) and isinstance(base.obj, tuple):  # x.shape[0], a global tuple
             origin = base.origin
             base = tuple(Static(v, origin and origin.item(i)) for i, v in enumerate(base.obj))
+        if isinstance(base, Static) and any(base.obj is c for c in (np.r_, np.c_)):
+            return index_concatenate(self.arrays, base.obj, node.slice, node)
         if not isinstance(base, tuple):
             raise self.src.error(node, f"indexing into {_kind(base)} is not supported")
         index = _static_index(node.slice)
@@ -636,6 +641,8 @@ class FunctionLowering(ControlFlowLowering):
         if isinstance(node.op, ast.Not):
             b = self.em.to_bool(x)
             return self.em.op(arith.XOrIOp(b, self.em.const(1, I1)))
+        if is_array(x):
+            return self.arrays.invert(x, node)
         raise self.src.error(node, "the bitwise operator `~` is not supported")
 
     def expr_BinOp(self, node: ast.BinOp) -> Value:
@@ -684,15 +691,13 @@ class FunctionLowering(ControlFlowLowering):
             return em.op(arith.MulfOp(a, b)) if floating else checked.mul(a, b)
         if isinstance(op, (ast.FloorDiv, ast.Mod)):
             symbol = "//" if isinstance(op, ast.FloorDiv) else "%"
-            if floating:
-                # CPython computes these through fmod; floor(a / b) differs
-                # (1.0 // 0.1 is 9.0), and xDSL has no remf to do it exactly.
-                raise self.src.error(
-                    node,
-                    f"`{symbol}` on floats is not supported",
-                    "write math.floor(a / b) (or a - b * math.floor(a / b)) if "
-                    "that is what you mean; `//` and `%` on ints are supported",
-                )
+            if floating:  # through fmod, as CPython computes them (float_division.py)
+                if not (isinstance(b.owner, arith.ConstantOp) and b.owner.value.value.data != 0.0):
+                    self.check(
+                        em.op(arith.CmpfOp(b, em.const(0.0, b.type), "une")), node,
+                        f"float {'floor division' if symbol == '//' else 'modulo'} by zero",
+                    )
+                return (floor_divide if symbol == "//" else remainder)(em, a, b)
             if integers.constant_int(b) in (None, 0):  # MLIR leaves x // 0 undefined
                 self.check(
                     em.op(arith.CmpiOp(b, em.const(0, b.type), "ne")), node,
@@ -708,16 +713,8 @@ class FunctionLowering(ControlFlowLowering):
         self.em.op(cf.AssertOp(condition, f"{self.src.location(node)}: {message}"))
 
     def check_int_conversion(self, x: SSAValue, node: ast.AST) -> None:
-        """Before a float -> i64 conversion (fptosi is poison outside i64 and for
-        inf/nan). Checking x itself suffices for floor/ceil/trunc too: no double
-        lies strictly between 2**63 - 1024 and 2**63, nor just below -2**63."""
-        em = self.em
-        inside = em.op(arith.AndIOp(  # ordered comparisons: false for nan
-            em.op(arith.CmpfOp(x, em.const(-(2.0**63), x.type), "oge")),
-            em.op(arith.CmpfOp(x, em.const(2.0**63, x.type), "olt")),
-        ))
-        self.check(inside, node, "cannot convert float infinity or NaN to integer "
-                   "(or the integer does not fit in 64 bits)")
+        """Before a float -> i64 conversion (fptosi is poison outside i64 and for inf/nan)."""
+        self.check(integers.float_fits_int64(self.em, x), node, integers.FLOAT_TO_INT_MESSAGE)
 
     def modulo(self, a: SSAValue, b: SSAValue) -> SSAValue:
         """Python's `%` on ints: the result has the sign of the divisor."""

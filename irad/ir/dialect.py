@@ -635,8 +635,8 @@ def _loader(module: str, attribute: str) -> Callable[[], Dialect]:
 
 
 def make_context(*, allow_unregistered: bool = False) -> Context:
-    """An xDSL context knowing the dialects irad uses (builtin, func, arith,
-    math, scf, cf (runtime checks), tensor, linalg, irad).
+    """An xDSL context knowing the dialects irad uses (builtin, func, arith
+    (with arith.remf), math, scf, cf (runtime checks), tensor, linalg, irad).
 
     Dialects are registered, not loaded: each is imported the first time one
     of its ops or attributes is parsed or looked up, so the whole set of xDSL
@@ -646,4 +646,13 @@ def make_context(*, allow_unregistered: bool = False) -> Context:
     for name, (module, attribute) in _DIALECTS.items():
         ctx.register_dialect(name, _loader(module, attribute))
     ctx.register_dialect("irad", lambda: IRAD)
+    load_missing_ops(ctx)
     return ctx
+
+
+def load_missing_ops(ctx: Context) -> None:
+    """Add the upstream ops xDSL 0.75 lacks (irad/ir/arith.py) to `ctx`."""
+    from irad.ir.arith import RemFOp
+
+    if ctx.get_optional_op(RemFOp.name) is None:
+        ctx.load_op(RemFOp)

@@ -206,9 +206,9 @@ def test_unsupported_array_code_is_a_located_error(f, args, message):
 
 def test_unsupported_numpy_function_is_named():
     def f(x):
-        return np.sum(np.cumsum(x))
+        return np.sum(np.fft.fft(x))
 
-    with pytest.raises(irad.UnsupportedError, match=r"numpy\.cumsum is not supported") as info:
+    with pytest.raises(irad.UnsupportedError, match=r"numpy\.fft\.fft is not supported") as info:
         irad.grad(f)(np.ones(3))
     assert "test_arrays.py:" in str(info.value) and "hint:" in str(info.value)
 
