@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 
+from irad.ir import contraction
 from irad.ir.tensor import DYNAMIC, REDUCTIONS
 
 # ---- tensors on the tape (passes/lower_tape.py) ---------------------------------
@@ -304,7 +305,23 @@ _CMP = {"oeq": "==", "ogt": ">", "oge": ">=", "olt": "<", "ole": "<=", "une": "!
         "eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">="}
 
 
+def _contraction(tr, op):
+    """np.einsum; output letters no input has are broadcast afterwards."""
+    ins, out = contraction.subscripts(op)
+    present = "".join(c for c in out if any(c in s for s in ins))
+    result = f"np.einsum({','.join(ins) + '->' + present!r}, {', '.join(tr.value(v) for v in op.inputs)})"
+    dims = tuple(op.results[0].type.get_shape())
+    if present != out:
+        expanded = tuple(n if c in present else 1 for c, n in zip(out, dims))
+        result = f"np.broadcast_to({result}.reshape({expanded!r}), {dims!r})"
+    if contraction.sums(op) and not _is_splat_of(op.outputs[0], 0.0):
+        result = f"({tr.value(op.outputs[0])} + {result})"
+    return result
+
+
 def _generic(tr, op):
+    if contraction.is_contraction(op):
+        return _contraction(tr, op)
     body = op.regions[0].block
     values: dict = {arg: tr.value(v) for arg, v in zip(body.args, op.inputs)}
     result = None
@@ -352,7 +369,9 @@ _ELEMENTWISE_BINARY = frozenset(
 
 def _is_elementwise(op: Operation) -> bool:
     name = op.name
-    return name in _ELEMENTWISE_BINARY or name == "linalg.generic" or (
+    if name == "linalg.generic":
+        return not contraction.is_contraction(op)
+    return name in _ELEMENTWISE_BINARY or (
         name.startswith("math.") and len(op.operands) == 2
     )
 

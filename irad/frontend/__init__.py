@@ -4,6 +4,7 @@ Importing it adds irad's Python-written built-in rules to the default table.
 """
 
 from irad.frontend import builtin_rules
+from irad.frontend import numpy_contractions  # noqa: F401  (numpy table entries)
 from irad.frontend.lowering import bind_arguments, lower_function, signature_of
 from irad.rules import add_builtins
 

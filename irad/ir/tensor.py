@@ -180,6 +180,8 @@ KIND = "irad.kind"
 GENERIC_KINDS: dict[str, str] = {
     "select": "np.where: operand 0 picks operand 1 or operand 2, elementwise",
     "piecewise-constant": "comparisons and np.sign: constant near every point, derivative 0",
+    "contraction": "einsum: the product of the inputs, summed over the indices the output lacks "
+    "(irad/ir/contraction.py)",
     "other": "anything else (casts, integer index arithmetic): no derivative rule",
 }
 

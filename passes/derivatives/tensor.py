@@ -9,7 +9,8 @@ forward rule beside it (the interfaces are in registry.py):
 - reductions: a sum is linear; max/min share the derivative among the elements
   that attain it; a product's is prod / x per element;
 - matmul is bilinear: tA B + A tB forwards, dC B^T and A^T dC backwards;
-- linalg.generic: np.where selects as it selects values; np.sign has none.
+- linalg.generic: np.where selects as it selects values; np.sign has none;
+  a contraction (einsum) is linear in each input (contraction.py).
 
 Cotangents take their primal's shape and dtype (ChainRules' ProjectTo):
 broadcasting ops have reductions as adjoints (the unbroadcast), so an operand
@@ -27,6 +28,7 @@ from xdsl.ir import Operation, SSAValue
 from irad.errors import DifferentiationError
 from irad.ir import tensor as T
 from irad.ir.locations import location
+from irad.passes.derivatives import contraction
 from irad.passes.derivatives.registry import ForwardRule, OpDerivative, registrar
 
 ENTRIES: dict[str, OpDerivative] = {}
@@ -227,6 +229,8 @@ def _generic_tangent(b, op: Operation) -> SSAValue | None:
     kind = T.generic_kind(op)
     if kind == "piecewise-constant":
         return None  # np.sign
+    if kind == contraction.C.KIND:
+        return contraction.forward(b, op)
     if kind != "select":
         raise DifferentiationError(
             "forward mode: no tangent rule for this linalg.generic (irad differentiates "
@@ -236,12 +240,15 @@ def _generic_tangent(b, op: Operation) -> SSAValue | None:
     return T.select(b, cond, b.tangent_or_zero(op.operands[1]), b.tangent_or_zero(op.operands[2]))
 
 
-@derivative("linalg.generic", forward=_generic_tangent, operands=(1, 2))
+@derivative("linalg.generic", forward=_generic_tangent, operands=None)
 def _generic(b, op, dy):
-    """np.where: the cotangent goes to the selected side; np.sign: none."""
+    """np.where: the cotangent goes to the selected side; np.sign: none;
+    einsum: contractions (contraction.py)."""
     kind = T.generic_kind(op)
     if kind == "piecewise-constant":
         return [None] * len(op.operands)
+    if kind == contraction.C.KIND:
+        return contraction.reverse(b, op, dy)
     if kind != "select":
         raise DifferentiationError(
             f"{location(op)}: no adjoint for this linalg.generic (irad differentiates the "
