@@ -13,8 +13,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import irad
+from irad.backends.native import unavailable_reason
 
 
 def _float_args(args) -> list[int]:
@@ -59,3 +61,17 @@ def check_program(f, args, *, backend: str = "python", rtol: float = 1e-6, atol:
         for g32, g in zip(grads32, grads):
             assert g32.dtype == np.float32
             np.testing.assert_allclose(g32, g, rtol=2e-2, atol=2e-2 * max(1.0, float(np.max(np.abs(g)))))
+
+
+def with_backends(cases):
+    """pytest params: every (program, arguments) case on the Python backend,
+    and each program once natively (marked `native`; compiling costs ~1 s)."""
+    missing = unavailable_reason()
+    native = [pytest.mark.native, pytest.mark.skipif(missing is not None, reason=str(missing))]
+    params, seen = [], set()
+    for i, (f, make) in enumerate(cases):
+        params.append(pytest.param(f, make, "python", id=f"{f.__name__}-{i}-python"))
+        if f not in seen:
+            seen.add(f)
+            params.append(pytest.param(f, make, "native", id=f"{f.__name__}-{i}-native", marks=native))
+    return params

@@ -75,12 +75,19 @@ def _check_externals(llvm, module, where: str) -> None:
 class JitModule:
     """LLVM IR text, optimised (-O2 by default) and compiled to machine code in this process."""
 
-    def __init__(self, llvm_ir: str, *, libraries: Sequence[str] = (), where: str = "the lowered module"):
+    def __init__(
+        self, llvm_ir: str, *, libraries: Sequence[str] = (), linked: Sequence[str] = (),
+        where: str = "the lowered module",
+    ):
+        """`linked`: more LLVM IR modules, linked into this one before it is
+        optimised (definitions of functions it declares)."""
         llvm = _llvm()
         for library in libraries:  # loaded once per process; symbols resolve from them
             _load_library(library)
         try:
             module = llvm.parse_assembly(llvm_ir)
+            for text in linked:
+                module.link_in(llvm.parse_assembly(text))
             module.verify()
         except RuntimeError as exc:
             raise BackendError(f"llvmlite rejected the LLVM IR of {where}:\n{exc}") from None

@@ -64,6 +64,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
+from irad.backends import native_linalg
 from irad.backends.llvm_jit import JitModule
 from irad.backends.mlir_tools import INSTALL_HINT, find_tool
 from irad.errors import BackendError
@@ -445,7 +446,12 @@ class NativeModule:
         }
         ready, passes = for_mlir_opt(module)
         self.llvm_ir = lower_to_llvm_ir(str(ready), passes)
-        self.jit = JitModule(self.llvm_ir, libraries=runtime_libraries())
+        libraries, linked = runtime_libraries(), []
+        glue = native_linalg.glue_module(module)  # LAPACK calls for irad.linalg's primitives
+        if glue is not None:
+            linked.append(lower_to_llvm_ir(glue, LOWERING))
+            libraries.append(native_linalg.library_path())
+        self.jit = JitModule(self.llvm_ir, libraries=libraries, linked=linked)
 
     def function(self, name: str) -> Callable[..., tuple]:
         if name not in self.functions:

@@ -35,7 +35,7 @@ from irad.frontend.arrays import (
 )
 from irad.ir.symbols import fresh_symbol, rename_callees, value_name
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
-from irad.frontend import integers, joins
+from irad.frontend import integers, joins, primitives
 from irad.frontend.emitter import Emitter
 from irad.frontend.values import Static, Value
 from irad.frontend.library import (
@@ -45,6 +45,7 @@ from irad.frontend.library import (
     describe_callable,
     python_reference,
 )
+from irad.linalg import is_primitive
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON, target_key
 from irad.frontend.source import (
     SUBSET_HINT,
@@ -108,6 +109,11 @@ class ModuleLowering:
         try:
             if fn in OPS or fn in NUMPY:
                 op = self._library_wrapper(fn, arg_types)
+            elif is_primitive(fn):  # irad/linalg.py: called, not lowered
+                name, key = self.unique_symbol(target_key(fn)), target_key(fn)
+                op = primitives.declaration(fn, name, arg_types)
+                if name != key:
+                    op.attributes["irad.target"] = StringAttr(key)
             elif hasattr(fn, "_irad_module"):
                 op = self._import_derivative(fn, arg_types)
             elif not isinstance(fn, types.FunctionType) and callable(fn) and self.has_rules(fn):
@@ -136,11 +142,12 @@ class ModuleLowering:
             result = lower_wrapper_body(self, fn, Emitter(block), block.args)
         else:
             result = OPS[fn][1](Emitter(block), block.args)
-        block.add_op(func.ReturnOp(result))
+        results = result if isinstance(result, tuple) else (result,)  # np.linalg.eigh: (w, v)
+        block.add_op(func.ReturnOp(*results))
         key = target_key(fn)
         name = self.unique_symbol(key)
         op = func.FuncOp(
-            name, FunctionType.from_lists(arg_types, [result.type]), Region(block),
+            name, FunctionType.from_lists(arg_types, [r.type for r in results]), Region(block),
             visibility="private",
         )
         if name != key:

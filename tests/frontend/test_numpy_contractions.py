@@ -7,7 +7,7 @@ import pytest
 
 import irad
 from irad.backends.native import unavailable_reason
-from tests.array_checks import check_program
+from tests.array_checks import check_program, with_backends
 
 NATIVE_MISSING = unavailable_reason()
 BACKENDS = ["python", pytest.param("native", marks=[
@@ -130,10 +130,9 @@ CASES = [
 
 
 @pytest.mark.filterwarnings("ignore:Arrays of 2-dimensional vectors are deprecated")  # numpy's cross
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize(("f", "make"), CASES, ids=[f"{f.__name__}-{i}" for i, (f, _) in enumerate(CASES)])
+@pytest.mark.parametrize(("f", "make", "backend"), with_backends(CASES))
 def test_contraction(f, make, backend):
-    check_program(f, make(), backend=backend, float32=True)
+    check_program(f, make(), backend=backend, float32=backend == "python")
 
 
 def test_batched_matmul_is_one_contraction():
