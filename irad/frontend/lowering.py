@@ -41,6 +41,7 @@ from irad.frontend.values import Static, Value
 from irad.frontend.library import (
     FLOAT_FUNCTIONS,
     FLOAT_TO_INT,
+    INT_RANGES,
     OPS,
     describe_callable,
     python_reference,
@@ -660,6 +661,16 @@ class FunctionLowering(ControlFlowLowering):
         """A run-time check: fails with `file:line: message` unless `condition` holds."""
         self.em.op(cf.AssertOp(condition, f"{self.src.location(node)}: {message}"))
 
+    def check_int_range(self, fn, n: SSAValue, node: ast.AST) -> None:
+        """An int argument (math.factorial's) checked against its range (INT_RANGES)."""
+        if is_float(n.type):
+            raise self.src.error(node, f"{describe_callable(fn)} takes an int, got a float",
+                                 "convert with int(...) if the value is integral")
+        lowest, below, highest, above = INT_RANGES[fn]
+        n = self.em.to_int(n)
+        self.check(self.em.op(arith.CmpiOp(n, self.em.const(lowest, I64), "sge")), node, below)
+        self.check(self.em.op(arith.CmpiOp(n, self.em.const(highest, I64), "sle")), node, above)
+
     def check_int_conversion(self, x: SSAValue, node: ast.AST) -> None:
         """Before a float -> i64 conversion (fptosi is poison outside i64 and for
         inf/nan). Checking x itself suffices for floor/ceil/trunc too: no double
@@ -886,6 +897,8 @@ class FunctionLowering(ControlFlowLowering):
             return result
         if fn in FLOAT_TO_INT and is_float(args[0].type):
             self.check_int_conversion(args[0], node)
+        if fn in INT_RANGES:
+            self.check_int_range(fn, args[0], node)
         if self.owner.has_rules(fn):  # the pass must meet a call op to consult the table
             return self.call(fn, args, node)
         return emit(self.em, args)
