@@ -1,5 +1,6 @@
 """numpy's contractions: einsum, tensordot, inner, dot above rank 2, vdot,
-kron, cross and trace.
+vecdot, kron, cross and trace, and their np.linalg forms (matmul, tensordot,
+outer, vecdot, cross, trace, matrix_transpose, multi_dot).
 
 Each lowers to ops whose derivatives the op registry has: a sum of products
 is one contraction (irad/ir/contraction.py: a linalg.generic that
@@ -158,6 +159,11 @@ def _tensordot(al, node, a, b, axes):
     return _contract(al, [a, b], ["".join(letters_a), "".join(letters_b)], "".join(out))
 
 
+@numpy_function(np.linalg.tensordot, params=("x1", "x2", "?axes"))
+def _linalg_tensordot(al, node, a, b, axes):
+    return _tensordot(al, node, a, b, axes)
+
+
 def _axes(al, axes: tuple, rank: int, node) -> list[int]:
     """Axes in the order given, normalised (negative ones count from the end)."""
     out = [al.static_axes(a, rank, node)[0] for a in axes]
@@ -204,6 +210,52 @@ def _vdot(al, node, a, b):
         raise al.error(node, f"np.vdot: arrays of shapes {T.shape(a)} and {T.shape(b)} differ in size")
     flat = [T.reshape(al.em, v, (math.prod(T.shape(v)),)) for v in (a, b)]
     return _contract(al, flat, ["z", "z"], "")
+
+
+@numpy_function(np.vecdot, np.linalg.vecdot, params=("x1", "x2", "?axis"))
+def _vecdot(al, node, a, b, axis):
+    """The sum over one axis (the last by default) of the broadcast product."""
+    product = al.binary(ast.Mult(), *(_operands(al, node, (a, b))), node)
+    axis = al.static(axis, node, "axis")
+    axis = al.static_axes(-1 if axis is None else axis, len(T.shape(product)), node)[0]
+    return _result(al, T.reduce(al.em, product, [axis]))
+
+
+@numpy_function(np.linalg.matmul, params=("x1", "x2"))
+def _linalg_matmul(al, node, a, b):
+    return al.matmul(al.array(a, node), al.array(b, node), node)
+
+
+@numpy_function(np.linalg.outer, params=("x1", "x2"))
+def _linalg_outer(al, node, a, b):
+    a, b = _operands(al, node, (a, b))
+    if len(T.shape(a)) != 1 or len(T.shape(b)) != 1:
+        raise al.error(node, "np.linalg.outer takes two vectors", "use np.outer to flatten arrays first")
+    return _contract(al, [a, b], ["i", "j"], "ij")
+
+
+@numpy_function(np.linalg.matrix_transpose, params=("x",))
+def _matrix_transpose(al, node, x):
+    x = al.array(x, node)
+    rank = len(T.shape(x)) if is_array(x) else 0
+    if rank < 2:
+        raise al.error(node, "np.linalg.matrix_transpose needs an array of rank 2 or more")
+    return al.transpose_view(x, [*range(rank - 2), rank - 1, rank - 2])
+
+
+@numpy_function(np.linalg.multi_dot, params=("arrays",))
+def _multi_dot(al, node, arrays):
+    """Products from the left (numpy picks the cheapest order; the value is the same)."""
+    if not isinstance(arrays, tuple) or len(arrays) < 2:
+        raise al.error(node, "np.linalg.multi_dot takes a list of at least two arrays")
+    values = [al.array(v, node) for v in arrays]
+    if any(not is_array(v) or len(T.shape(v)) > 2 for v in values) or any(
+            len(T.shape(v)) != 2 for v in values[1:-1]):
+        raise al.error(node, "np.linalg.multi_dot takes matrices (the first and last may be vectors)")
+    product = values[0]
+    for v in values[1:]:
+        product = al.matmul(product, v, node)
+    return product
 
 
 def _number(al, v: SSAValue) -> SSAValue:
@@ -264,6 +316,15 @@ def _cross(al, node, a, b, axisa, axisb, axisc, axis):
     return al.new(T.transpose(em, stacked, perm))
 
 
+@numpy_function(np.linalg.cross, params=("x1", "x2", "?axis"))
+def _linalg_cross(al, node, a, b, axis):
+    sizes = {T.shape(v)[-1] if is_array(v) and T.shape(v) else 0 for v in (al.array(a, node), al.array(b, node))}
+    if al.static(axis, node, "axis") is None and sizes != {3}:
+        raise al.error(node, "np.linalg.cross takes 3-element vectors", "np.cross takes 2-element ones too")
+    return _cross(al, node, a, b, Static(None), Static(None), Static(None), Static(-1) if al.static(
+        axis, node, "axis") is None else axis)
+
+
 def _to_last(em, x: SSAValue, axis: int) -> SSAValue:
     rank = len(T.shape(x))
     return T.transpose(em, x, [i for i in range(rank) if i != axis] + [axis])
@@ -298,3 +359,11 @@ def _trace(al, node, a, offset, axis1, axis2):
     eye = T.broadcast_to(em, T.dense(em, mask, TensorType(T.element(x), mask.shape)), dims)
     total = T.reduce(em, em.op(arith.MulfOp(x, eye)), [rank - 2, rank - 1])
     return _result(al, total)
+
+
+@numpy_function(np.linalg.trace, params=("x", "?offset", "?dtype"))
+def _linalg_trace(al, node, x, offset, dtype):
+    """The trace over the last two axes (np.trace's default is the first two)."""
+    if al.static(dtype, node, "dtype") is not None:
+        raise al.error(node, "np.linalg.trace: dtype= is not supported")
+    return _trace(al, node, x, offset, Static(-2), Static(-1))

@@ -137,6 +137,34 @@ def _scalars(al, v: SSAValue, batch):
     return al.new(T.reshape(al.em, v, batch))
 
 
+@numpy_function(np.linalg.matrix_power, params=("a", "n"))
+def _matrix_power(al, node, a, n):
+    """Products by repeated squaring; a negative power inverts first."""
+    n = al.static(n, node, "the power")
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise al.error(node, "np.linalg.matrix_power: the power must be an int known while lowering")
+    a = _float_array(al, node, a, "np.linalg.matrix_power", 2)
+    stack, batch = _matrices(al, node, a, "np.linalg.matrix_power", square=True)
+    k, size, _ = T.shape(stack)
+    if n == 0:
+        eye = T.dense(al.em, np.eye(size), TensorType(T.element(stack), [size, size]))
+        return al.new(T.broadcast_to(al.em, eye, (*batch, size, size)))
+    if n < 0:
+        eye = T.broadcast_to(al.em, T.dense(al.em, np.eye(size), TensorType(T.element(stack), [size, size])),
+                             (k, size, size))
+        stack, ok = _call(al, linalg.solve, [stack, eye], node)
+        _check(al, ok, node, "np.linalg.matrix_power: Singular matrix")
+    x = T.reshape(al.em, stack, (*batch, size, size))
+    result, square, n = None, x, abs(n)
+    while n:
+        if n & 1:
+            result = square if result is None else al.matmul(result, square, node)
+        n >>= 1
+        if n:
+            square = al.matmul(square, square, node)
+    return result if result is a else al.new(result)  # numpy returns a itself for n = 1
+
+
 @numpy_function(np.linalg.det, params=("a",))
 def _det(al, node, a):
     stack, batch = _matrices(al, node, a, "np.linalg.det", square=True)

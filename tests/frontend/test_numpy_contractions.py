@@ -103,6 +103,24 @@ def trace_batched(a):
     return np.sum(np.trace(a, axis1=1, axis2=2) ** 2)
 
 
+def vecdots(a, b):
+    return np.sum(np.vecdot(a, b) ** 2) + np.sum(np.linalg.vecdot(a, 2.0 * a, axis=0))
+
+
+def linalg_forms(a, b):
+    return (np.sum(np.linalg.matmul(a, b) ** 2) + np.sum(np.linalg.tensordot(a, b, axes=1))
+            + np.sum(np.linalg.outer(a[0], b[0]) ** 2) + np.sum(np.linalg.matrix_transpose(a) * b.T))
+
+
+def linalg_cross_trace(a, b):
+    return (np.sum(np.linalg.cross(a, b) ** 2) + np.linalg.trace(a @ b.T)
+            + np.sum(np.linalg.trace(np.stack([a @ b.T, b @ a.T]), offset=1)))
+
+
+def multi_dots(a, b):
+    return np.sum(np.linalg.multi_dot([a[0], b, b.T, a[1]])) + np.sum(np.linalg.multi_dot([a, b]) ** 2)
+
+
 CASES = [
     (matmul_batched, lambda: (normal(2, 3, 4), normal(4, 5))),
     (matmul_batched, lambda: (normal(2, 1, 3, 4), normal(3, 4, 2))),  # batch axes broadcast
@@ -126,6 +144,10 @@ CASES = [
     (cross_axis, lambda: (normal(3, 4), normal(3, 4))),
     (trace_offsets, lambda: (normal(4, 5),)),
     (trace_batched, lambda: (normal(3, 4, 4),)),
+    (vecdots, lambda: (normal(4, 3), normal(3))),
+    (linalg_forms, lambda: (normal(3, 3), normal(3, 3))),
+    (linalg_cross_trace, lambda: (normal(4, 3), normal(4, 3))),
+    (multi_dots, lambda: (normal(2, 3), normal(3, 4))),
 ]
 
 

@@ -15,6 +15,7 @@ import irad
 from irad import linalg
 from irad.backends.native import unavailable_reason
 from irad.errors import RuntimeCheckError
+from irad.frontend import linalg_rules
 from irad.rules import list_rules
 from tests.array_checks import check_program, with_backends
 
@@ -99,6 +100,11 @@ def pinv_sum(a):
 
 def pinv_rcond(a):
     return np.sum(np.linalg.pinv(a, rcond=1e-10) ** 2)
+
+
+def matrix_powers(a):
+    return (np.sum(np.linalg.matrix_power(a, 3)) + np.sum(np.linalg.matrix_power(a, -2))
+            + np.sum(np.linalg.matrix_power(a, 0)) + np.sum(np.linalg.matrix_power(a, 1) ** 2))
 
 
 def norm_default(x):
@@ -198,6 +204,8 @@ CASES = [
     (pinv_sum, lambda: (normal(3, 5),)),
     (pinv_sum, lambda: (normal(2, 5, 3),)),
     (pinv_rcond, lambda: (normal(4, 4),)),
+    (matrix_powers, lambda: (well_conditioned(3, 3),)),
+    (matrix_powers, lambda: (well_conditioned(2, 3, 3),)),
     *((f, lambda: (VECTOR,)) for f in (norm_default, norm_1, norm_2, norm_inf, norm_minus_inf, norm_3,
                                        norm_half, norm_0, norm_minus_1)),
     *((f, lambda: (MATRIX,)) for f in (norm_default, norm_fro, norm_nuc, norm_1, norm_minus_1, norm_2,
@@ -213,6 +221,77 @@ CASES = [
 def test_linalg_function(f, make, backend):
     # float32 (LAPACK's single-precision routines) on the Python backend, where compiling is cheap
     check_program(f, make(), backend=backend, float32=backend == "python", rtol=1e-5)
+
+
+# ---- every entry of irad.linalg, called directly (as the op sweep does for ops) -----------
+def p_solve(a, b):
+    x, ok = linalg.solve(a, b)
+    return np.sum(np.sin(x))
+
+
+def p_slogdet(a):
+    sign, value = linalg.slogdet(a)
+    return np.sum(value)
+
+
+def p_det(a):
+    return np.sum(linalg.det(a))
+
+
+def p_cholesky(a):
+    factor, ok = linalg.cholesky(a)
+    return np.sum(np.sin(factor))
+
+
+def p_eigh(a):
+    w, v, ok = linalg.eigh(a)
+    return np.sum(w * w) + np.sum(v ** 4)
+
+
+def p_svd(a):
+    u, s, vt, ok = linalg.svd(a)
+    return np.sum(s) + np.sum(u ** 4) + np.sum(vt ** 4)
+
+
+def p_qr(a):
+    q, r = linalg.qr(a)
+    return np.sum(np.sin(q)) + np.sum(r ** 3)
+
+
+def p_pinv(a):
+    inverse, ok = linalg.pinv(a, 1e-15)
+    return np.sum(np.sin(inverse))
+
+
+def p_norm2(x):
+    return np.sum(linalg.norm2(x))
+
+
+def p_pnorm(x):
+    return np.sum(linalg.pnorm(x, 3.0))
+
+
+ENTRIES = {
+    linalg.solve: (p_solve, lambda: (well_conditioned(2, 3, 3), normal(2, 3, 2))),
+    linalg.slogdet: (p_slogdet, lambda: (normal(2, 3, 3),)),
+    linalg.det: (p_det, lambda: (normal(2, 3, 3),)),
+    linalg.cholesky: (p_cholesky, lambda: (positive_definite(2, 3, 3),)),
+    linalg.eigh: (p_eigh, lambda: (positive_definite(2, 3, 3),)),
+    linalg.svd: (p_svd, lambda: (normal(2, 3, 4),)),
+    linalg.qr: (p_qr, lambda: (normal(2, 4, 3),)),
+    linalg.pinv: (p_pinv, lambda: (normal(2, 4, 3),)),
+    linalg.norm2: (p_norm2, lambda: (normal(3, 4),)),
+    linalg.pnorm: (p_pnorm, lambda: (normal(3, 4),)),
+}
+
+
+@pytest.mark.parametrize("target", [t for t, _, _ in linalg_rules.RULES], ids=lambda t: t.__name__)
+def test_every_linalg_entry(target):
+    """Each rule-table entry of irad.linalg on stacks, on its own: a new entry
+    joins this sweep by itself, and fails until ENTRIES says how to sample it."""
+    assert target in ENTRIES, f"{target.__name__}: add a program and arguments to ENTRIES in {__file__}"
+    f, make = ENTRIES[target]
+    check_program(f, make(), float32=True, rtol=1e-5)
 
 
 # ---- second derivatives ---------------------------------------------------------------
