@@ -21,7 +21,7 @@ import math
 import numpy as np
 from xdsl.dialects import arith, cf, func
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr, TensorType
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 
 from irad import linalg
@@ -64,13 +64,11 @@ def _matrices(al, node, a, what: str, square: bool = False) -> tuple[SSAValue, t
 
 def _call(al: ArrayLowering, fn, args, node) -> tuple[SSAValue, ...]:
     """A call to a function of irad.linalg; its results as a tuple."""
-    owner = al.fl.owner
-    callee = owner.function(fn, tuple(v.type for v in args))
-    op = func.CallOp(callee.sym_name.data, list(args), callee.function_type.outputs.data)
-    if node is not None:
-        line, col = al.fl.src.line_col(node)
-        op.location = FileLineColLoc(StringAttr(al.fl.src.filename), IntAttr(line), IntAttr(col))
-    return al.em.results(op)
+    if node is not None:  # located at the numpy call
+        results = al.fl.call(fn, list(args), node)
+        return results if isinstance(results, tuple) else (results,)
+    callee = al.fl.owner.function(fn, tuple(v.type for v in args))  # in a rule-table wrapper
+    return al.em.results(func.CallOp(callee.sym_name.data, list(args), callee.function_type.outputs.data))
 
 
 def _check(al: ArrayLowering, ok: SSAValue, node, message: str) -> None:
@@ -83,6 +81,13 @@ def _check(al: ArrayLowering, ok: SSAValue, node, message: str) -> None:
 
 def _unstack(al, v: SSAValue, batch, dims) -> SSAValue:
     return al.new(T.reshape(al.em, v, (*batch, *dims)))
+
+
+def _identities(al, like: SSAValue, batch) -> SSAValue:
+    """Identity matrices of `like`'s dtype and size, for each index of `batch`."""
+    n = T.shape(like)[-1]
+    eye = T.dense(al.em, np.eye(n), TensorType(T.element(like), [n, n]))
+    return T.broadcast_to(al.em, eye, (*batch, n, n))
 
 
 def _transpose_last(em, x: SSAValue) -> SSAValue:
@@ -124,8 +129,7 @@ def _solve(al, node, a, b):
 def _inv(al, node, a):
     stack, batch = _matrices(al, node, a, "np.linalg.inv", square=True)
     k, n, _ = T.shape(stack)
-    eye = T.broadcast_to(al.em, T.dense(al.em, np.eye(n), TensorType(T.element(stack), [n, n])), (k, n, n))
-    x, ok = _call(al, linalg.solve, [stack, eye], node)
+    x, ok = _call(al, linalg.solve, [stack, _identities(al, stack, (k,))], node)
     _check(al, ok, node, "np.linalg.inv: Singular matrix")
     return _unstack(al, x, batch, (n, n))
 
@@ -147,12 +151,9 @@ def _matrix_power(al, node, a, n):
     stack, batch = _matrices(al, node, a, "np.linalg.matrix_power", square=True)
     k, size, _ = T.shape(stack)
     if n == 0:
-        eye = T.dense(al.em, np.eye(size), TensorType(T.element(stack), [size, size]))
-        return al.new(T.broadcast_to(al.em, eye, (*batch, size, size)))
+        return al.new(_identities(al, stack, batch))
     if n < 0:
-        eye = T.broadcast_to(al.em, T.dense(al.em, np.eye(size), TensorType(T.element(stack), [size, size])),
-                             (k, size, size))
-        stack, ok = _call(al, linalg.solve, [stack, eye], node)
+        stack, ok = _call(al, linalg.solve, [stack, _identities(al, stack, (k,))], node)
         _check(al, ok, node, "np.linalg.matrix_power: Singular matrix")
     x = T.reshape(al.em, stack, (*batch, size, size))
     result, square, n = None, x, abs(n)
