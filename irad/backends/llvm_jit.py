@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes.util
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from irad.errors import BackendError
 
@@ -76,11 +76,18 @@ class JitModule:
     """LLVM IR text, optimised (-O2 by default) and compiled to machine code in this process."""
 
     def __init__(
-        self, llvm_ir: str, *, libraries: Sequence[str] = (), linked: Sequence[str] = (),
+        self,
+        llvm_ir: str,
+        *,
+        libraries: Sequence[str] = (),
+        linked: Sequence[str] = (),
         where: str = "the lowered module",
+        extend: Callable[[object], str] | None = None,
     ):
         """`linked`: more LLVM IR modules, linked into this one before it is
-        optimised (definitions of functions it declares)."""
+        optimised (definitions of functions it declares: irad.linalg's LAPACK
+        calls). `extend`, given the parsed module, returns more LLVM IR to link
+        in too (the native backend's runtime)."""
         llvm = _llvm()
         for library in libraries:  # loaded once per process; symbols resolve from them
             _load_library(library)
@@ -88,6 +95,8 @@ class JitModule:
             module = llvm.parse_assembly(llvm_ir)
             for text in linked:
                 module.link_in(llvm.parse_assembly(text))
+            if extend is not None:
+                module.link_in(llvm.parse_assembly(extend(module)))
             module.verify()
         except RuntimeError as exc:
             raise BackendError(f"llvmlite rejected the LLVM IR of {where}:\n{exc}") from None
@@ -113,3 +122,9 @@ class JitModule:
         if not address:
             raise BackendError(f"the native module has no function {symbol!r}")
         return address
+
+
+def signature(module, symbol: str) -> tuple[str, list[str]]:
+    """The (result, parameter) LLVM types of a function of a parsed module."""
+    t = module.get_function(symbol).global_value_type
+    return str(t.get_function_return()), [str(p) for p in t.get_function_parameters()]

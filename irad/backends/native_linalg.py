@@ -9,9 +9,10 @@ treats the results as buffers the caller owns. This module writes, for each
 declaration, a definition at the memref level with that same signature: it
 takes pointers to the buffers, calls LAPACKE (row-major, irad/backends/lapack.py)
 once per matrix of the stack, overwriting operands where LAPACK works in
-place and returning them, or returning buffers it allocates (malloc, which
-the caller frees). These definitions form their own module, lowered without
-bufferization and linked into the JIT module.
+place and returning them, or returning buffers it allocates (memref.alloc,
+lowered like the main module's: through irad's runtime, native_checks.py, so
+the caller frees them as its own). These definitions form their own module,
+lowered without bufferization and linked into the JIT module.
 
 A primitive without a definition here, or any other declaration bound to a
 Python function, is a BackendError naming it.

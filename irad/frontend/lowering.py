@@ -368,6 +368,8 @@ class FunctionLowering(ControlFlowLowering):
         )
         if key != name:
             op.attributes["irad.target"] = StringAttr(key)
+        line, col = self.src.line_col(tree)  # the `def`: where run-time errors name the function
+        op.location = FileLineColLoc(StringAttr(self.src.filename), IntAttr(line), IntAttr(col))
         return op
 
     def returned_value(self, stmt: ast.Return) -> Value:

@@ -4,10 +4,6 @@ against reverse, float32, batched shapes, second derivatives, the points where
 a naive derivative is undefined, and errors; on both backends (native: marked
 `native`, LAPACK through irad/backends/native_linalg.py)."""
 
-import subprocess
-import sys
-import textwrap
-
 import numpy as np
 import pytest
 
@@ -427,34 +423,14 @@ def svd_full(a):
     return np.sum(np.linalg.svd(a)[0])
 
 
-def test_a_singular_matrix_is_a_located_runtime_error():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_singular_matrix_is_a_located_runtime_error(backend):
     with pytest.raises(RuntimeCheckError, match=r"test_numpy_linalg.py:\d+:\d+: np.linalg.solve: Singular matrix"):
-        irad.grad(solve_singular)(np.ones((2, 2)))
+        irad.grad(solve_singular, backend=backend)(np.ones((2, 2)))
     with pytest.raises(RuntimeCheckError, match=r"np.linalg.cholesky: Matrix is not positive definite"):
-        irad.grad(cholesky_indefinite)(-np.eye(2))
-
-
-NATIVE_PROGRAM = """
-import numpy as np
-import irad
-
-def f(a):
-    return np.sum(np.linalg.solve(a, np.ones(2)))
-
-irad.grad(f, backend="native")(np.ones((2, 2)))
-print("no error")
-"""
-
-
-@pytest.mark.native
-@native
-def test_a_singular_matrix_natively_fails_with_the_message(tmp_path):
-    program = tmp_path / "prog.py"
-    program.write_text(textwrap.dedent(NATIVE_PROGRAM))
-    run = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=300)
-    output = run.stdout + run.stderr
-    assert run.returncode != 0 and "no error" not in output
-    assert "prog.py:6:" in output and "np.linalg.solve: Singular matrix" in output, output
+        irad.grad(cholesky_indefinite, backend=backend)(-np.eye(2))
+    # the process carries on, and the same compiled code runs on good input
+    assert np.isfinite(irad.grad(solve_singular, backend=backend)(np.eye(2))).all()
 
 
 def test_unsupported_forms_are_located_errors():
