@@ -15,7 +15,7 @@ _JACOBIANS = ("jacfwd", "jacrev", "hessian")
 _PYTHON_RULES = ("rrule", "frule")  # lowered by the frontend
 _TABLE_EDITS = ("opt_out", "non_differentiable")
 _RULES = (*_PYTHON_RULES, *_TABLE_EDITS)
-_LAZY_MODULES = ("rules", "testing")
+_LAZY_MODULES = ("rules", "testing", "linalg")
 
 
 def __getattr__(name: str):

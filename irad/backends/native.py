@@ -70,7 +70,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-from irad.backends import native_checks
+from irad.backends import native_checks, native_linalg
 from irad.backends.llvm_jit import JitModule, signature
 from irad.backends.mlir_tools import INSTALL_HINT, find_tool
 from irad.errors import BackendError
@@ -232,13 +232,18 @@ def for_mlir_opt(module: ModuleOp, *, tracked: bool = False) -> tuple[ModuleOp, 
     module = public_interface(module)
     expand_for_llvm(module)  # math.isinf, math.isnormal
     checks = RUNTIME_VERIFICATION if os.environ.get(VERIFY_MEMREFS, "") not in ("", "0") else ()
-    lowering = LOWERING if not tracked else tuple(TRACKED.get(p, p) for p in LOWERING)
+    lowering = tracked_lowering() if tracked else LOWERING
     if not _has_tensors(module):
         return module, checks + lowering
     for op in [op for op in module.walk() if isinstance(op, memref.DeallocOp)]:
         op.detach()
         op.erase()
     return module, BUFFERIZATION + checks + lowering
+
+
+def tracked_lowering() -> tuple[str, ...]:
+    """LOWERING with buffers allocated and freed by irad's runtime (TRACKED)."""
+    return tuple(TRACKED.get(p, p) for p in LOWERING)
 
 
 def lower_to_llvm_ir(mlir_text: str, passes: Sequence[str] = LOWERING) -> str:
@@ -502,7 +507,12 @@ class NativeModule:
         ready, passes = for_mlir_opt(module, tracked=True)
         messages = native_checks.guard(ready)
         self.llvm_ir = lower_to_llvm_ir(str(ready), passes)
-        self.jit = JitModule(self.llvm_ir, libraries=runtime_libraries(), extend=self._runtime)
+        libraries, linked = runtime_libraries(), []
+        glue = native_linalg.glue_module(module)  # LAPACK calls for irad.linalg's primitives
+        if glue is not None:  # its buffers too are the runtime's, freed by the caller
+            linked.append(lower_to_llvm_ir(glue, tracked_lowering()))
+            libraries.append(native_linalg.library_path())
+        self.jit = JitModule(self.llvm_ir, libraries=libraries, linked=linked, extend=self._runtime)
         failure = ctypes.CFUNCTYPE(ctypes.c_int32)(self.jit.address(native_checks.FAILURE))
         self.checks = native_checks.Checks(messages, failure)
 

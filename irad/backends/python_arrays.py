@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 
+from irad.ir import contraction
 from irad.ir.gather import axis_of
 from irad.ir.tensor import DYNAMIC, ELEMENTWISE_KINDS, KIND, REDUCTIONS
 
@@ -388,12 +389,27 @@ def _rank_along(tr, op):
     return f"np.argsort({order}, axis={axis}, kind='stable')"
 
 
+def _contraction(tr, op):
+    """np.einsum; output letters no input has are broadcast afterwards."""
+    ins, out = contraction.subscripts(op)
+    present = "".join(c for c in out if any(c in s for s in ins))
+    result = f"np.einsum({','.join(ins) + '->' + present!r}, {', '.join(tr.value(v) for v in op.inputs)})"
+    dims = tuple(op.results[0].type.get_shape())
+    if present != out:
+        expanded = tuple(n if c in present else 1 for c, n in zip(out, dims))
+        result = f"np.broadcast_to({result}.reshape({expanded!r}), {dims!r})"
+    if contraction.sums(op) and not _is_splat_of(op.outputs[0], 0.0):
+        result = f"({tr.value(op.outputs[0])} + {result})"
+    return result
+
+
 # linalg.generic kinds (irad/ir/tensor.py GENERIC_KINDS) that are not elementwise
 _GENERIC_FORMS = {
     "gather": _gather_along,
     "scatter-add": _scatter_along(True),
     "scatter": _scatter_along(False),
     "rank": _rank_along,
+    "contraction": _contraction,
 }
 
 

@@ -38,6 +38,7 @@ from irad.frontend.values import Static
 from irad.frontend.views import Reshape, Slice, Transpose, Views
 from irad.ir.types import F32, F64, I1, I64, is_bool, is_float, is_int
 from irad.ir import gather as G
+from irad.ir import contraction
 from irad.ir import tensor as T
 
 # What an array error without a more specific hint points to.
@@ -270,8 +271,7 @@ class ArrayLowering:
         a, b = self.to_element(a, elem), self.to_element(b, elem)
         sa, sb = T.shape(a), T.shape(b)
         if len(sa) > 2 or len(sb) > 2:
-            raise self.error(node, "matmul/dot of arrays of rank above 2 is not supported",
-                             "reshape to matrices, or use a loop over the batch")
+            return self.new(self.batched_matmul(a, b, node))
         if sa[-1] != sb[0]:
             raise self.error(node, f"matmul: shapes {sa} and {sb} are not aligned")
         if len(sa) == 1 and len(sb) == 1:
@@ -281,6 +281,23 @@ class ArrayLowering:
         out = T.matmul(em, x, y)
         dims = tuple(T.shape(out)[i] for i, keep in enumerate((len(sa) == 2, len(sb) == 2)) if keep)
         return self.new(T.reshape(em, out, dims))
+
+    def batched_matmul(self, a: SSAValue, b: SSAValue, node) -> SSAValue:
+        """matmul above rank 2: stacks of matrices whose batch axes broadcast,
+        one contraction (einsum "...ik,...kj->...ij")."""
+        em = self.em
+        sa, sb = T.shape(a), T.shape(b)
+        x = T.reshape(em, a, (1, *sa)) if len(sa) == 1 else a
+        y = T.reshape(em, b, (*sb, 1)) if len(sb) == 1 else b
+        (n, k), (k2, m) = T.shape(x)[-2:], T.shape(y)[-2:]
+        batch = T.broadcast_shapes(T.shape(x)[:-2], T.shape(y)[:-2])
+        if k != k2 or batch is None:
+            raise self.error(node, f"matmul: shapes {sa} and {sb} are not aligned")
+        x, y = T.broadcast_to(em, x, (*batch, n, k)), T.broadcast_to(em, y, (*batch, k, m))
+        stack = contraction.LETTERS[26 : 26 + len(batch)]
+        out = contraction.contract(em, [x, y], [stack + "ik", stack + "kj"], stack + "ij")
+        dims = (*batch, *((n,) if len(sa) > 1 else ()), *((m,) if len(sb) > 1 else ()))
+        return T.reshape(em, out, dims)
 
     # ---- attributes and methods -----------------------------------------------
     def attribute(self, x: SSAValue, name: str, node):
@@ -330,7 +347,7 @@ class ArrayLowering:
         if isinstance(node, (ast.List, ast.Tuple)):
             return tuple(self.argument(e) for e in node.elts)
         if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, str)):
-            return Static(node.value)  # None, or a mode such as "constant"
+            return Static(node.value)  # None for an omitted value; modes: "constant", 'ij->ji', 'fro'
         return self.fl.expr(node)
 
     def bind(self, fn, params: tuple[str, ...], args, kwargs, node) -> list:
@@ -848,8 +865,8 @@ def _mean(al, node, a, axis, keepdims):
     return al.mean(a, axis, keepdims, node)
 
 
-@numpy_function(np.dot, np.matmul, params=("a", "b"))
-def _dot(al, node, a, b):
+@numpy_function(np.matmul, params=("a", "b"))
+def _matmul(al, node, a, b):
     return al.matmul(al.array(a, node), al.array(b, node), node)
 
 

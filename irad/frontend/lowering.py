@@ -34,7 +34,7 @@ from irad.frontend.arrays import (
 )
 from irad.ir.symbols import fresh_symbol, rename_callees, value_name
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
-from irad.frontend import integers, joins
+from irad.frontend import integers, joins, primitives
 from irad.frontend.emitter import Emitter
 from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.globals import CLOSURE, DEFAULT, Global, HiddenArguments, HiddenGlobals, is_hidden
@@ -44,10 +44,12 @@ from irad.frontend.values import Static, Value
 from irad.frontend.library import (
     FLOAT_FUNCTIONS,
     FLOAT_TO_INT,
+    INT_RANGES,
     OPS,
     describe_callable,
     python_reference,
 )
+from irad.linalg import is_primitive
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON, target_key
 from irad.frontend.source import (
     SUBSET_HINT,
@@ -117,6 +119,11 @@ class ModuleLowering:
         try:
             if fn in OPS or fn in NUMPY:
                 op = self._library_wrapper(fn, arg_types)
+            elif is_primitive(fn):  # irad/linalg.py: called, not lowered
+                name, key = self.unique_symbol(target_key(fn)), target_key(fn)
+                op = primitives.declaration(fn, name, arg_types)
+                if name != key:
+                    op.attributes["irad.target"] = StringAttr(key)
             elif hasattr(fn, "_irad_module"):
                 op = self._import_derivative(fn, arg_types)
             elif not isinstance(fn, types.FunctionType) and callable(fn) and self.has_rules(fn):
@@ -149,7 +156,7 @@ class ModuleLowering:
             result = lower_wrapper_body(self, fn, Emitter(block), block.args)
         else:
             result = OPS[fn][1](Emitter(block), block.args)
-        results = list(result) if isinstance(result, tuple) else [result]  # np.split: several arrays
+        results = list(result) if isinstance(result, tuple) else [result]  # np.split, np.linalg.eigh: several arrays
         block.add_op(func.ReturnOp(*results))
         key = target_key(fn)
         name = self.unique_symbol(key)
@@ -712,6 +719,16 @@ class FunctionLowering(ControlFlowLowering):
         """A run-time check: fails with `file:line: message` unless `condition` holds."""
         self.em.op(cf.AssertOp(condition, f"{self.src.location(node)}: {message}"))
 
+    def check_int_range(self, fn, n: SSAValue, node: ast.AST) -> None:
+        """An int argument (math.factorial's) checked against its range (INT_RANGES)."""
+        if is_float(n.type):
+            raise self.src.error(node, f"{describe_callable(fn)} takes an int, got a float",
+                                 "convert with int(...) if the value is integral")
+        lowest, below, highest, above = INT_RANGES[fn]
+        n = self.em.to_int(n)
+        self.check(self.em.op(arith.CmpiOp(n, self.em.const(lowest, I64), "sge")), node, below)
+        self.check(self.em.op(arith.CmpiOp(n, self.em.const(highest, I64), "sle")), node, above)
+
     def check_int_conversion(self, x: SSAValue, node: ast.AST) -> None:
         """Before a float -> i64 conversion (fptosi is poison outside i64 and for inf/nan)."""
         self.check(integers.float_fits_int64(self.em, x), node, integers.FLOAT_TO_INT_MESSAGE)
@@ -930,6 +947,8 @@ class FunctionLowering(ControlFlowLowering):
             return result
         if fn in FLOAT_TO_INT and is_float(args[0].type):
             self.check_int_conversion(args[0], node)
+        if fn in INT_RANGES:
+            self.check_int_range(fn, args[0], node)
         if self.owner.has_rules(fn):  # the pass must meet a call op to consult the table
             return self.call(fn, args, node)
         return emit(self.em, args)

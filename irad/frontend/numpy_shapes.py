@@ -395,7 +395,7 @@ def _diagonal(al, node, a, offset, axis1, axis2):
 
 
 @numpy_function(np.trace, params=("a", "?offset=0", "?axis1=0", "?axis2=1", "?dtype", "?out"))
-def _trace(al, node, a, offset, axis1, axis2, dtype, out):
+def trace(al, node, a, offset, axis1, axis2, dtype, out):
     for name, value in (("dtype", dtype), ("out", out)):
         if al.given(value):
             raise al.error(node, f"np.trace: the argument '{name}' is not supported")

@@ -215,6 +215,8 @@ KIND = "irad.kind"
 GENERIC_KINDS: dict[str, str] = {
     "select": "np.where: operand 0 picks operand 1 or operand 2, elementwise",
     "piecewise-constant": "comparisons and np.sign: constant near every point, derivative 0",
+    "contraction": "einsum: the product of the inputs, summed over the indices the output lacks "
+    "(irad/ir/contraction.py)",
     "other": "anything else (casts, integer index arithmetic): no derivative rule",
     # along the axis `irad.axis` (irad/ir/gather.py)
     "gather": "np.take_along_axis(operand 1, operand 0): linear in operand 1",

@@ -11,7 +11,8 @@ forward rule beside it (the interfaces are in registry.py):
 - matmul is bilinear: tA B + A tB forwards, dC B^T and A^T dC backwards;
 - linalg.generic, by the kind its builder recorded: np.where selects as it
   selects values; np.sign has none; a gather's adjoint is a scatter-add and a
-  scatter-add's a gather (integer indexing, np.sort).
+  scatter-add's a gather (integer indexing, np.sort); a contraction (einsum) is
+  linear in each input (contraction.py).
 
 Cotangents take their primal's shape and dtype (ChainRules' ProjectTo):
 broadcasting ops have reductions as adjoints (the unbroadcast), so an operand
@@ -31,6 +32,7 @@ from irad.errors import DifferentiationError
 from irad.ir import gather as G
 from irad.ir import tensor as T
 from irad.ir.locations import location
+from irad.passes.derivatives import contraction
 from irad.passes.derivatives.registry import ForwardRule, OpDerivative, registrar
 
 ENTRIES: dict[str, OpDerivative] = {}
@@ -284,6 +286,7 @@ _GENERIC_ADJOINTS = {
     "gather": _gather_adjoint,
     "scatter-add": _scatter_add_adjoint,
     "scatter": _scatter_adjoint,
+    "contraction": contraction.reverse,  # einsum
 }
 _LINEAR_GENERICS = {"gather": (1,), "scatter-add": (1, 2), "scatter": (1, 2)}
 
@@ -292,6 +295,8 @@ def _generic_tangent(b, op: Operation) -> SSAValue | None:
     kind = T.generic_kind(op)
     if kind in ("piecewise-constant", "rank"):
         return None
+    if kind == contraction.C.KIND:
+        return contraction.forward(b, op)
     if kind in _LINEAR_GENERICS:
         return _linear_in(_LINEAR_GENERICS[kind])(b, op)
     if kind != "select":
@@ -303,7 +308,7 @@ def _generic_tangent(b, op: Operation) -> SSAValue | None:
     return T.select(b, cond, b.tangent_or_zero(op.operands[1]), b.tangent_or_zero(op.operands[2]))
 
 
-@derivative("linalg.generic", forward=_generic_tangent, operands=(1, 2))
+@derivative("linalg.generic", forward=_generic_tangent, operands=None)
 def _generic(b, op, dy):
     """By the kind its builder recorded (irad/ir/tensor.py GENERIC_KINDS)."""
     kind = T.generic_kind(op)

@@ -28,6 +28,7 @@ from xdsl.parser import Parser
 
 from irad.backends.python import compile_module
 from irad.ir import gather as G
+from irad.ir import contraction as C
 from irad.ir import tensor as T
 from irad.ir.builder import IRBuilder
 from irad.ir.constants import float_constant
@@ -328,6 +329,13 @@ STRUCTURAL: dict[str, list[tuple[str, list, tuple, Build]]] = {
          lambda b, a: G.scatter_add(b, a[1], _indices(b, [[2, 0, 2, 1], [0, 0, 1, 1]]), a[0], 1)),
         ("scatter", [TensorType(f64, [2, 4]), MATRIX], (WIDE, WIDE),
          lambda b, a: G.scatter(b, a[1], _indices(b, [[2, 0, 2, 1], [0, 0, 1, 1]]), a[0], 1)),
+        ("contraction: batched matmul", [TensorType(f64, [2, 2, 3]), TensorType(f64, [2, 3, 2])], (WIDE, WIDE),
+         lambda b, a: C.contract(b, a, ["bik", "bkj"], "bij")),
+        ("contraction: three operands", [_vector(3), TensorType(f64, [3, 4]), _vector(4)], (WIDE,) * 3,
+         lambda b, a: C.contract(b, a, ["i", "ij", "j"], "")),
+        ("contraction: broadcast", [_vector(3)], (WIDE,), lambda b, a: C.contract(b, a, ["j"], "ij", {"i": 2})),
+        ("contraction: float32", [TensorType(f32, [2, 3]), TensorType(f32, [3])], (WIDE, WIDE),
+         lambda b, a: C.contract(b, a, ["ij", "j"], "i")),
     ],
     "tensor.splat": [("to (3,)", [f64], (WIDE,), lambda b, a: T.splat(b, a[0], (3,)))],
     "tensor.reshape": [("(2, 3) to (3, 2)", [MATRIX], (WIDE,), lambda b, a: T.reshape(b, a[0], (3, 2)))],
