@@ -24,3 +24,8 @@ class BackendError(IradError):
 class RuntimeCheckError(IradError):
     """A check compiled into the program failed while it ran: an index out of
     bounds, a range step of zero (where Python or numpy would raise)."""
+
+
+class IradWarning(UserWarning):
+    """Something irad does differently from Python, said while compiling: a
+    `print` the native backend drops, a decorator's wrapper it cannot lower."""

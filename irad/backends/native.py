@@ -43,6 +43,7 @@ import operator
 import os
 import subprocess
 import tempfile
+import warnings
 import weakref
 from collections.abc import Callable, Sequence
 
@@ -66,7 +67,8 @@ from xdsl.ir import Attribute
 
 from irad.backends.llvm_jit import JitModule
 from irad.backends.mlir_tools import INSTALL_HINT, find_tool
-from irad.errors import BackendError
+from irad.errors import BackendError, IradWarning
+from irad.ir import printing
 
 # mlir-opt passes from the dialects irad emits (func, arith, math, scf, memref)
 # to the LLVM dialect. math-to-funcs first: it expands math.ipowi, which has
@@ -178,6 +180,23 @@ def public_interface(module: ModuleOp) -> ModuleOp:
     return module
 
 
+def drop_prints(module: ModuleOp) -> None:
+    """Native code does not print: each `print` is dropped, with one warning per
+    statement naming its line (irad/ir/printing.py)."""
+    calls = printing.print_calls(module)
+    for where in dict.fromkeys(where for _, where in calls):
+        warnings.warn(
+            f"{where}: the native backend drops this print(...) (it prints only on the "
+            "Python backend)", IradWarning, stacklevel=3,
+        )
+    for call, _ in calls:
+        call.detach()
+        call.erase()
+    for op in [op for op in module.ops if printing.is_print(op)]:
+        op.detach()
+        op.erase()
+
+
 def _run_tool(args: Sequence[str], text: str, what: str) -> str:
     proc = subprocess.run(list(args), input=text, capture_output=True, text=True, timeout=_TIMEOUT)
     if proc.returncode == 0:
@@ -214,6 +233,7 @@ def for_mlir_opt(module: ModuleOp) -> tuple[ModuleOp, tuple[str, ...]]:
     never cloned.
     """
     module = public_interface(module)
+    drop_prints(module)
     checks = RUNTIME_VERIFICATION if os.environ.get(VERIFY_MEMREFS, "") not in ("", "0") else ()
     if not _has_tensors(module):
         return module, checks + LOWERING

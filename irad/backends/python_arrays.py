@@ -216,12 +216,14 @@ def _slices(tr, op) -> str:
     for offset, size, stride in zip(
         op.static_offsets.get_values(), op.static_sizes.get_values(), op.static_strides.get_values()
     ):
-        span = (size - 1) * stride + 1 if size else 0
+        # the elements offset, offset + stride, ... (size of them); a negative stride counts down
+        span = ((size - 1) * stride + (1 if stride > 0 else -1)) if size else 0
         if offset == DYNAMIC:
             start = tr.value(next(dynamic))
             stop = f"{start} + {span}"
         else:
-            start, stop = str(offset), str(offset + span)
+            start = str(offset)
+            stop = "None" if offset + span < 0 else str(offset + span)  # counting down past 0
         parts.append(f"{start}:{stop}" + (f":{stride}" if stride != 1 else ""))
     return "".join(p + ", " for p in parts)
 
