@@ -1,9 +1,17 @@
 """Checking irad against the program itself, run as plain Python/numpy: the value
 it returns, and its gradient against central finite differences in float64."""
 
+import inspect
+import re
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 import irad
+from irad.backends.native import unavailable_reason
+from irad.frontend import signature_of
+from irad.pipeline import lowered
 
 
 def copies(args):
@@ -46,3 +54,31 @@ def check_against_numpy(f, args, backend="python"):
             assert g.dtype == args[i].dtype
         np.testing.assert_allclose(g, central_difference(f, args, i), rtol=1e-4 if f32 else 1e-6,
                                    atol=1e-4 if f32 else 1e-7, err_msg=f"d/d arg {i}")
+
+
+# ---- shared by the tests of the Python subset -------------------------------------------------
+NATIVE_MISSING = unavailable_reason()
+BACKENDS = ["python", pytest.param("native", marks=[
+    pytest.mark.native, pytest.mark.skipif(NATIVE_MISSING is not None, reason=str(NATIVE_MISSING))])]
+
+
+def lowered_text(f, *args) -> str:
+    """The module the frontend lowers `f` to for these example arguments, as text."""
+    module, _ = lowered(f, signature_of(f, args))
+    return str(module)
+
+
+def refused_line(f) -> int:
+    """The line of `f` marked `# <- refused`."""
+    lines, first = inspect.getsourcelines(f)
+    return first + next(i for i, line in enumerate(lines) if line.rstrip().endswith("# <- refused"))
+
+
+def check_refused(f, args, message: str) -> None:
+    """Lowering `f` fails with `message`, located at its `# <- refused` line, with a hint."""
+    with pytest.raises(irad.UnsupportedError, match=message) as info:
+        irad.lower(f, *args)
+    text = str(info.value)
+    filename = re.escape(Path(inspect.getsourcefile(f)).name)
+    assert re.match(rf"\S*{filename}:{refused_line(f)}:\d+: ", text), text
+    assert "\n  hint: " in text

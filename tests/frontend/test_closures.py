@@ -11,17 +11,12 @@ import numpy as np
 import pytest
 
 import irad
-from irad.backends.native import unavailable_reason
 from irad.errors import IradWarning
 from irad.frontend import signature_of
 from irad.pipeline import lowered
 from tests.frontend import closure_programs as cp
-from tests.frontend.test_iteration import refused_line
-from tests.reference import check_against_numpy
+from tests.reference import BACKENDS, check_against_numpy, check_refused, refused_line
 
-NATIVE_MISSING = unavailable_reason()
-BACKENDS = ["python", pytest.param("native", marks=[
-    pytest.mark.native, pytest.mark.skipif(NATIVE_MISSING is not None, reason=str(NATIVE_MISSING))])]
 
 
 @pytest.mark.filterwarnings("ignore::irad.errors.IradWarning")  # the native backend drops prints
@@ -165,11 +160,7 @@ REFUSED = [
 
 @pytest.mark.parametrize("f, args, message", REFUSED, ids=[c[0].__name__ for c in REFUSED])
 def test_refused_closures_name_the_line(f, args, message):
-    with pytest.raises(irad.UnsupportedError, match=message) as info:
-        irad.lower(f, *args)
-    text = str(info.value)
-    assert re.match(rf"\S*test_closures\.py:{refused_line(f)}:\d+: ", text), text
-    assert "\n  hint: " in text
+    check_refused(f, args, message)
 
 
 def test_returning_a_function_is_refused_where_it_is_returned():

@@ -3,23 +3,15 @@ array, tuple and list items, comprehensions and sum(...). Values against the
 programs run as numpy, gradients against central differences in float64, on
 both backends; the lowered IR is an scf.for or unrolled as documented."""
 
-import re
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irad
-from irad.backends.native import unavailable_reason
-from irad.frontend import signature_of
-from irad.pipeline import lowered
 from tests.frontend import iteration_programs as ip
-from tests.reference import check_against_numpy
+from tests.reference import BACKENDS, check_against_numpy, check_refused, lowered_text
 
-NATIVE_MISSING = unavailable_reason()
-BACKENDS = ["python", pytest.param("native", marks=[
-    pytest.mark.native, pytest.mark.skipif(NATIVE_MISSING is not None, reason=str(NATIVE_MISSING))])]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -27,11 +19,6 @@ BACKENDS = ["python", pytest.param("native", marks=[
 def test_iteration_matches_numpy(case, backend):
     f, make = case
     check_against_numpy(f, make(np.random.default_rng(1)), backend)
-
-
-def _ir(f, *args) -> str:
-    module, _ = lowered(f, signature_of(f, args))
-    return str(module)
 
 
 @pytest.mark.parametrize("f, args", [
@@ -42,7 +29,7 @@ def _ir(f, *args) -> str:
     (ip.reversed_range_step, (np.ones(9), 7)),
 ])
 def test_walks_without_tuples_are_one_scf_for(f, args):
-    text = _ir(f, *args)
+    text = lowered_text(f, *args)
     assert text.count("scf.for") == 1, text
     assert len(text.splitlines()) < 80  # the body once, however many rows
 
@@ -53,14 +40,14 @@ def test_walks_without_tuples_are_one_scf_for(f, args):
     (ip.zip_tuple_and_array, (np.ones(5),), 3),
 ])
 def test_tuple_items_are_unrolled(f, args, copies):
-    text = _ir(f, *args)
+    text = lowered_text(f, *args)
     assert "scf.for" not in text
     if f is ip.tuple_of_functions:
         assert all(op in text for op in ("math.sin", "math.cos", "math.tanh"))
 
 
 def test_list_comprehension_is_a_tuple_of_static_length():
-    text = _ir(ip.list_comprehension_of_rows, np.ones((3, 2)))
+    text = lowered_text(ip.list_comprehension_of_rows, np.ones((3, 2)))
     assert "scf.for" not in text and text.count("math.sqrt") == 3
 
 
@@ -71,7 +58,7 @@ def test_large_static_range_stays_a_loop():
             s += x * v
         return s
 
-    assert _ir(big, 1.0).count("scf.for") == 1
+    assert lowered_text(big, 1.0).count("scf.for") == 1
     assert irad.grad(big)(1.0) == float(sum(range(100000)))
 
 
@@ -135,21 +122,9 @@ REFUSED = [
 ]
 
 
-def refused_line(f) -> int:
-    """The line of `f` marked `# <- refused`."""
-    import inspect
-
-    lines, first = inspect.getsourcelines(f)
-    return first + next(i for i, line in enumerate(lines) if line.rstrip().endswith("# <- refused"))
-
-
 @pytest.mark.parametrize("f, args, message", REFUSED, ids=[c[0].__name__ for c in REFUSED])
 def test_refused_iteration_names_the_line(f, args, message):
-    with pytest.raises(irad.UnsupportedError, match=message) as info:
-        irad.lower(f, *args)
-    text = str(info.value)
-    assert re.match(rf"\S*test_iteration\.py:{refused_line(f)}:\d+: ", text), text
-    assert "\n  hint: " in text
+    check_refused(f, args, message)
 
 
 # ---- any shape: the same loop code walks every length ------------------------------------------

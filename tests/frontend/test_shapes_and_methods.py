@@ -12,17 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import irad
-from irad.backends.native import unavailable_reason
-from irad.frontend import signature_of
 from irad.generated_programs import load
-from irad.pipeline import lowered
 from tests.frontend import shape_programs as sp
-from tests.frontend.test_iteration import refused_line
-from tests.reference import check_against_numpy
+from tests.reference import BACKENDS, check_against_numpy, check_refused, lowered_text
 
-NATIVE_MISSING = unavailable_reason()
-BACKENDS = ["python", pytest.param("native", marks=[
-    pytest.mark.native, pytest.mark.skipif(NATIVE_MISSING is not None, reason=str(NATIVE_MISSING))])]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -32,17 +25,12 @@ def test_shapes_and_methods_match_numpy(case, backend):
     check_against_numpy(f, make(np.random.default_rng(3)), backend)
 
 
-def _ir(f, *args) -> str:
-    module, _ = lowered(f, signature_of(f, args))
-    return str(module)
-
-
 def test_a_known_condition_lowers_only_the_arm_taken():
     def pick(x):
         return x[0] if x.ndim == 1 else x[5, 5]  # the other arm would be an error for a vector
 
     assert irad.grad(pick)(np.array([2.0, 3.0])).tolist() == [1.0, 0.0]
-    assert "scf.if" not in _ir(pick, np.ones(2))
+    assert "scf.if" not in lowered_text(pick, np.ones(2))
 
 
 def test_shape_arithmetic_leaves_no_ops():
@@ -50,19 +38,19 @@ def test_shape_arithmetic_leaves_no_ops():
         n, = x.shape
         return np.sum(np.zeros(2 * n + 1)[n:] + 1.0 + len(x) * 0.5)
 
-    text = _ir(f, np.ones(3))
+    text = lowered_text(f, np.ones(3))
     assert "arith.muli" not in text and "arith.addi" not in text
     assert "tensor<4xf64>" in text
     assert irad.grad(f)(np.ones(3)).tolist() == [0.0, 0.0, 0.0]
 
 
 def test_negative_steps_are_strided_slices():
-    text = _ir(sp.reverse, np.ones(4))
+    text = lowered_text(sp.reverse, np.ones(4))
     assert re.search(r"tensor.extract_slice %x\[3\] \[4\] \[-1\]", text), text
 
 
 def test_block_slice_length_is_found_through_the_arithmetic():
-    text = _ir(sp.block_slices, np.ones(9), 1)
+    text = lowered_text(sp.block_slices, np.ones(9), 1)
     assert "tensor.extract_slice %x[%" in text and "[3] [1]" in text
 
 
@@ -118,11 +106,7 @@ REFUSED = [
 
 @pytest.mark.parametrize("f, args, message", REFUSED, ids=[c[0].__name__ for c in REFUSED])
 def test_refused_shapes_name_the_line(f, args, message):
-    with pytest.raises(irad.UnsupportedError, match=message) as info:
-        irad.lower(f, *args)
-    text = str(info.value)
-    assert re.match(rf"\S*test_shapes_and_methods\.py:{refused_line(f)}:\d+: ", text), text
-    assert "\n  hint: " in text
+    check_refused(f, args, message)
 
 
 # ---- random slices, any step: reads, writes and views against numpy ------------------------------
