@@ -32,7 +32,6 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from irad.frontend import joins
 from irad.frontend.emitter import Emitter
 from irad.frontend.views import BASE, VIEWS
-from irad.frontend.values import Static
 from irad.errors import UnsupportedError
 from irad.ir.symbols import value_name
 from irad.ir.types import F64, I1, describe, is_int
@@ -162,10 +161,11 @@ class ControlFlowLowering:
     # ---- if ---------------------------------------------------------------
     def stmt_If(self, stmt: ast.If) -> None:
         test = self.expr(stmt.test)
-        if isinstance(test, Static):
-            # known while lowering (isinstance, a global flag): only the branch
-            # taken is lowered, so no runtime branch exists
-            self.run_statements(stmt.body if test.obj else stmt.orelse)
+        known = self.static_condition(test)
+        if known is not None:
+            # known while lowering (isinstance, a shape, a global flag, a constant):
+            # only the branch taken is lowered, so no runtime branch exists
+            self.run_statements(stmt.body if known else stmt.orelse)
             return
         cond = self.em.to_bool(self.as_number(test, stmt.test))
         self._if(

@@ -929,10 +929,11 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         return result
 
     def expr_IfExp(self, node: ast.IfExp) -> Value:
-        known = self.static_condition(self.expr(node.test))
+        test = self.expr(node.test)
+        known = self.static_condition(test)
         if known is not None:  # decided while lowering: only the arm taken is lowered
             return self.expr(node.body if known else node.orelse)
-        test = self.number(node.test)
+        test = self.as_number(test, node.test)
         if is_array(test):
             raise self.src.error(
                 node.test, "the truth value of an array is ambiguous",
