@@ -870,23 +870,23 @@ def _stack(al, node, arrays, axis):
     return al.stack_values([al.array(v, node) for v in arrays], axis, node)
 
 
-@numpy_function(np.array, np.asarray, params=("object", "?dtype"))
-def _array(al, node, obj, dtype):
-    source = al.array(obj, node)
-    elem = al.dtype(dtype, node, T.element(source))
-    x = al.to_element(source, elem) if is_float(elem) else source
-    if not is_array(x):
-        return x
-    if x is source and not isinstance(obj, tuple):
-        # np.asarray(an array) is that array; np.array copies it
-        return x if node is not None and _called(al, node) is np.asarray else al.new(_copy_op(al, x))
-    return al.new(x)
+def _array_of(copy: bool):
+    def handler(al, node, obj, dtype):
+        source = al.array(obj, node)
+        elem = al.dtype(dtype, node, T.element(source))
+        x = al.to_element(source, elem) if is_float(elem) else source
+        if not is_array(x):
+            return x
+        if x is source and not isinstance(obj, tuple):
+            # np.asarray(an array) is that array; np.array copies it
+            return al.new(_copy_op(al, x)) if copy else x
+        return al.new(x)
+
+    return handler
 
 
-def _called(al, node: ast.Call):
-    """The numpy function a call node names (np.array or np.asarray)."""
-    callee = al.fl.expr(node.func) if isinstance(node, ast.Call) else None
-    return callee.obj if isinstance(callee, Static) else None
+NUMPY[np.array] = (_array_of(copy=True), ("object", "?dtype"))
+NUMPY[np.asarray] = (_array_of(copy=False), ("a", "?dtype"))
 
 
 @numpy_function(np.copy, params=("a",))

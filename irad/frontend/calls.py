@@ -124,7 +124,7 @@ class CallLowering:
             return self._call_function(target, args, kwargs, node)
         if callable(target) and _hashable(target) and self.owner.has_rules(target):
             return self._external_call(target, args, kwargs, node)
-        if isinstance(obj, type):
+        if isinstance(obj, type) and obj.__module__ != "builtins":
             raise self.src.error(
                 node, f"creating a {describe_callable(obj)} object inside a program is not supported",
                 "create it outside and read it as a global (its methods are then resolved "

@@ -211,7 +211,9 @@ class IterationLowering:
         if not 1 <= len(args) <= 3:
             raise self.src.error(node, f"range expected 1 to 3 arguments, got {len(args)}")
         values = []
-        for arg, sub in zip(args, node.args):
+        plain = not any(isinstance(a, ast.Starred) for a in getattr(node, "args", ()))
+        for i, arg in enumerate(args):
+            sub = node.args[i] if plain and i < len(node.args) else node  # where to point an error
             v = self.as_number(arg, sub)
             if is_float(v.type) or is_array(v):
                 raise self.src.error(sub, "range() takes ints, not floats", "convert with int(...)")

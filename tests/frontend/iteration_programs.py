@@ -285,3 +285,11 @@ PROGRAMS = [
     (max_of_generator, lambda r: (0.3,)),
     (max_of_generator, lambda r: (1.8,)),
 ]
+
+
+def range_of_starred(x):
+    bounds = (1, len(x))
+    return sum(x[i] * i for i in range(*bounds)) + sum(x[i] for i in range(*(0, 4, 2)))
+
+
+PROGRAMS.append((range_of_starred, lambda r: (r.normal(size=5),)))
