@@ -227,8 +227,10 @@ class ControlFlowLowering:
                 what = "the returned value" if name == VALUE else f"'{name}'"
                 raise self.src.error(
                     node,
-                    f"{what} holds different kinds of values on the two paths of this branch",
-                    "give it a number (or a tuple of numbers of the same length) on every path",
+                    f"{what} holds different kinds of values on the two paths of this branch "
+                    f"({self.kind_of(a)} and {self.kind_of(b)})",
+                    "give it a number (or a tuple of numbers of the same length) on every path; "
+                    "a function is chosen while lowering, so branch inside one function instead",
                 )
             types = [joins.join_types(x.type, y.type) for x, y in zip(fa, fb)]
             for x, y, t in zip(fa, fb, types):

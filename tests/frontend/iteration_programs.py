@@ -293,3 +293,16 @@ def range_of_starred(x):
 
 
 PROGRAMS.append((range_of_starred, lambda r: (r.normal(size=5),)))
+
+
+def tuple_with_break(x, y):  # unrolled: a break decided at run time skips the items after it
+    s = 0.0
+    for v in (x, y, x * y, 2.0 * y):
+        if v > 1.0:
+            break
+        s = s * v + v
+    return s + 1.0
+
+
+PROGRAMS += [(tuple_with_break, lambda r: (0.5, 1.5)), (tuple_with_break, lambda r: (0.5, 0.7)),
+             (tuple_with_break, lambda r: (1.5, 0.7))]
