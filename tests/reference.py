@@ -64,7 +64,7 @@ BACKENDS = ["python", pytest.param("native", marks=[
 
 def lowered_text(f, *args) -> str:
     """The module the frontend lowers `f` to for these example arguments, as text."""
-    module, _ = lowered(f, signature_of(f, args))
+    module, _, _ = lowered(f, signature_of(f, args))
     return str(module)
 
 

@@ -83,10 +83,12 @@ class TupleShape:
 @dataclass(frozen=True)
 class StaticShape:
     """An object known while lowering, compared by equality when it is a plain
-    constant (None, a string, a tuple of ints) and by identity otherwise."""
+    constant (None, a string, a tuple of ints) and by identity otherwise, and by
+    where it lives (the arrays reached from it are hidden arguments read there)."""
 
     key: object
     obj: object = field(compare=False, hash=False)
+    origin: object = None
 
 
 @dataclass(frozen=True)
@@ -184,7 +186,7 @@ def flatten(value, leaves: list[SSAValue], bind) -> object:
         items = [flatten(v, leaves, bind) for v in value]
         return None if any(s is None for s in items) else TupleShape(tuple(items))
     if isinstance(value, Static):
-        return StaticShape(static_key(value.obj), value.obj)
+        return StaticShape(static_key(value.obj), value.obj, value.origin)
     if isinstance(value, Closure):
         value = bind(value)
         defaults = tuple(flatten(v, leaves, bind) for v in value.defaults)
@@ -216,7 +218,7 @@ def rebuild(shape, leaves) -> object:
     if isinstance(shape, TupleShape):
         return tuple(rebuild(s, leaves) for s in shape.items)
     if isinstance(shape, StaticShape):
-        return Static(shape.obj)
+        return Static(shape.obj, shape.origin)
     if isinstance(shape, ClosureShape):
         defaults = tuple(rebuild(s, leaves) for s in shape.defaults)
         kw_defaults = tuple((k, rebuild(s, leaves)) for k, s in shape.kw_defaults)

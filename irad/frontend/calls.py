@@ -24,6 +24,7 @@ import functools
 import inspect
 import types
 import warnings
+from dataclasses import replace
 
 import numpy as np
 from xdsl.dialects import func
@@ -109,11 +110,14 @@ class CallLowering:
         handled = self._builtin(obj, args, kwargs, node)
         if handled is not _NOT_HANDLED:
             return handled
+        origin = callee.origin  # where it lives, for the arrays reached from it (globals.py)
         if isinstance(obj, types.MethodType):  # model.forward(x): self is known while lowering
-            return self.call_value(Static(obj.__func__), [Static(obj.__self__), *args], kwargs, node)
+            owner = _owner_origin(origin)
+            return self.call_value(Static(obj.__func__), [Static(obj.__self__, owner), *args], kwargs, node)
         if isinstance(obj, functools.partial):
-            bound = [self._static_value(a, node) for a in obj.args]
-            keywords = {k: self._static_value(v, node) for k, v in obj.keywords.items()}
+            part = (lambda step, i: origin.attribute(step).item(i)) if origin is not None else (lambda *_: None)
+            bound = [self._static_value(Static(a, part("args", i)), node) for i, a in enumerate(obj.args)]
+            keywords = {k: self._static_value(Static(v, part("keywords", k)), node) for k, v in obj.keywords.items()}
             return self.call_value(Static(obj.func), [*bound, *args], {**keywords, **kwargs}, node)
         if hasattr(obj, "_irad_module"):  # a derivative object: irad.grad(f), ...
             return self._external_call(obj, args, kwargs, node)
@@ -132,7 +136,7 @@ class CallLowering:
             )
         method = getattr(type(obj), "__call__", None)
         if isinstance(method, types.FunctionType):  # an object with a Python __call__
-            return self.call_value(Static(types.MethodType(method, obj)), args, kwargs, node)
+            return self.call_value(Static(method), [callee, *args], kwargs, node)
         wrapped = getattr(obj, "__wrapped__", None)
         if wrapped is not None:  # functools.lru_cache and other wrapper objects
             if not isinstance(obj, functools._lru_cache_wrapper):
@@ -253,7 +257,10 @@ class CallLowering:
         """A func.call to `fn`'s function for these arguments (`shape` says how they
         make the call's arguments), located at `node`."""
         callee = self.owner.function(fn, tuple(v.type for v in args), self.src.location(node), shape)
-        op = func.CallOp(callee.sym_name.data, args, callee.function_type.outputs.data)
+        # the callee's hidden globals (irad/frontend/globals.py) come from this function's own
+        declared = callee.function_type.inputs.data[len(args):]
+        hidden = [self.hidden.argument(g, t) for g, t in zip(self.owner.globals_of(callee), declared, strict=True)]
+        op = func.CallOp(callee.sym_name.data, [*args, *hidden], callee.function_type.outputs.data)
         line, col = self.src.line_col(node)
         op.location = FileLineColLoc(StringAttr(self.src.filename), IntAttr(line), IntAttr(col))
         results = self.em.results(op)
@@ -361,6 +368,13 @@ class CallLowering:
         if self.owner.has_rules(fn):  # the pass must meet a call op to consult the table
             return self.call(fn, values, node)
         return emit(self.em, values)
+
+
+def _owner_origin(origin):
+    """Where the object a bound method belongs to lives: `MODEL` for `MODEL.forward`."""
+    if origin is None or not origin.steps or origin.steps[-1][0] != "attr":
+        return None
+    return replace(origin, steps=origin.steps[:-1])
 
 
 def _hashable(obj) -> bool:

@@ -303,7 +303,9 @@ class IterationLowering:
                                1 if obj.step > 0 else -1)
                 return _Range(self, r)
             if isinstance(obj, (tuple, list)):
-                return _Items(tuple(self._static_value(o, node) for o in obj))
+                origin = value.origin
+                return _Items(tuple(self._static_value(Static(o, origin and origin.item(i)), node)
+                                    for i, o in enumerate(obj)))
         if isinstance(value, RangeValue):
             return _Range(self, value)
         if is_array(value):

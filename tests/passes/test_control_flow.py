@@ -452,7 +452,7 @@ def test_lowering_emits_scf_ops():
     assert "scf.for" in text and "scf.if" in text
     text = str(lower_function(halve_until_small, signature_of(halve_until_small, (1.0,)))[0])
     assert "scf.while" in text and "scf.condition" in text
-    module, name = lower_function(power_rec, signature_of(power_rec, (1.0, 2)))
+    module, name, _ = lower_function(power_rec, signature_of(power_rec, (1.0, 2)))
     assert f"func.call @{name}(" in str(module)
 
 
@@ -564,7 +564,7 @@ def _tape_length(fn, args, checkpoint: bool) -> int:
     from irad.passes.differentiate import Differentiator
     from irad.pipeline import run
 
-    module, name = lower_function(fn, signature_of(fn, args))
+    module, name, _ = lower_function(fn, signature_of(fn, args))
     active = tuple(isinstance(a, float) for a in args)
     gen = Differentiator(module, checkpoint=checkpoint).reverse(name, active)
     run(module, "irad-lower-tape")
