@@ -85,8 +85,17 @@ class _Walk:
     length: int | None = None  # known while lowering, or None
     unrolled = False  # True: only an unrolled loop can give its items (a tuple's)
 
+    _trips: SSAValue | None = None
+
     def trips(self, fl) -> SSAValue:
-        return fl.em.const(self.length, I64)
+        """The number of items as i64, emitted once (before the loop)."""
+        if self._trips is None:
+            self._trips = fl.em.const(self.length, I64) if self.length is not None else self._count(fl)
+        return self._trips
+
+    def _count(self, fl) -> SSAValue:
+        """The number of items when it is known only at run time."""
+        raise NotImplementedError
 
     def item(self, fl, k):
         """The k-th item: k is an int (unrolled) or an i64 value (inside scf.for)."""
@@ -107,7 +116,6 @@ class _Items(_Walk):
 class _Range(_Walk):
     def __init__(self, fl, r: RangeValue, reverse: bool = False) -> None:
         self.r, self.reverse = r, reverse
-        self._trips = None
         bounds = [integers.constant_int(v) for v in (r.start, r.stop, r.step)]
         if all(b is not None for b in bounds) and bounds[2] != 0:
             self.length = len(range(*bounds))
@@ -115,14 +123,9 @@ class _Range(_Walk):
         else:
             self.constants = None
 
-    def trips(self, fl) -> SSAValue:
-        if self._trips is None:
-            if self.length is not None:
-                self._trips = fl.em.const(self.length, I64)
-            else:
-                r = self.r
-                self._trips = fl.trip_count(r.start, r.stop, r.step, r.step_sign)
-        return self._trips
+    def _count(self, fl) -> SSAValue:
+        r = self.r
+        return fl.trip_count(r.start, r.stop, r.step, r.step_sign)
 
     def item(self, fl, k):
         r = self.r
@@ -134,7 +137,10 @@ class _Range(_Walk):
             return fl.integer(start + position * step, None)
         em = fl.em
         if self.reverse:  # counting down: position = trips - 1 - k
-            last = em.op(arith.SubiOp(self._trips, em.const(1, I64)))
+            if self.length is not None:
+                last = em.const(self.length - 1, I64)
+            else:  # the trip count, emitted before the loop (trips() runs first)
+                last = em.op(arith.SubiOp(self._trips, em.const(1, I64)))
             k = em.op(arith.SubiOp(last, k))
         return em.op(arith.AddiOp(r.start, em.op(arith.MuliOp(k, r.step))))
 
@@ -155,19 +161,13 @@ class _Zip(_Walk):
         self.unrolled = any(w.unrolled for w in walks)
         lengths = [w.length for w in walks]
         self.length = min(lengths) if all(n is not None for n in lengths) else None
-        self._trips = None
 
-    def trips(self, fl) -> SSAValue:
-        if self._trips is None:
-            if self.length is not None:
-                self._trips = fl.em.const(self.length, I64)
-            else:
-                counts = [w.trips(fl) for w in self.walks]
-                result = counts[0]
-                for c in counts[1:]:
-                    result = fl.em.op(arith.MinSIOp(result, c))
-                self._trips = result
-        return self._trips
+    def _count(self, fl) -> SSAValue:
+        counts = [w.trips(fl) for w in self.walks]
+        result = counts[0]
+        for c in counts[1:]:
+            result = fl.em.op(arith.MinSIOp(result, c))
+        return result
 
     def item(self, fl, k):
         return tuple(w.item(fl, k) for w in self.walks)
@@ -178,7 +178,7 @@ class _Enumerate(_Walk):
         self.walk, self.start = walk, start
         self.unrolled, self.length = walk.unrolled, walk.length
 
-    def trips(self, fl) -> SSAValue:
+    def _count(self, fl) -> SSAValue:
         return self.walk.trips(fl)
 
     def item(self, fl, k):

@@ -306,3 +306,15 @@ def tuple_with_break(x, y):  # unrolled: a break decided at run time skips the i
 
 PROGRAMS += [(tuple_with_break, lambda r: (0.5, 1.5)), (tuple_with_break, lambda r: (0.5, 0.7)),
              (tuple_with_break, lambda r: (1.5, 0.7))]
+
+
+def zip_reversed_range_rows(X, n):
+    s = 0.0
+    for i, row in zip(reversed(range(3)), X):  # a reversed range of known length in a zip
+        s = s * 0.5 + i * np.sum(row)
+    for i, row in zip(reversed(range(n)), X):  # and of a length known at run time
+        s = s * 0.5 + i * np.sum(row * row)
+    return s
+
+
+PROGRAMS += [(zip_reversed_range_rows, lambda r: (r.normal(size=(4, 2)), 5))]
