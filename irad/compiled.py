@@ -18,6 +18,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 
+from irad.backends.python import recursion_error
 from irad.errors import IradError
 from irad.frontend.globals import NO_GLOBALS, HiddenGlobals
 from irad.frontend.source import def_location
@@ -123,12 +124,20 @@ def python_type(value) -> object:
 
 def run_compiled(fn: Callable, args: Sequence):
     """Run compiled code; generated functions call each other as Python
-    functions, so a deep call chain may need a higher recursion limit."""
+    functions, so a deep call chain may need a higher recursion limit. Beyond
+    that, the recursion is an error naming the function, as natively."""
     try:
         return fn(*args)
     except RecursionError:
-        with deep_recursion():
+        pass
+    with deep_recursion():
+        try:
             return fn(*args)
+        except RecursionError as exc:
+            error = recursion_error(exc)
+            if error is None:
+                raise
+    raise error
 
 
 def seed(f, what: str, i: int, value, t: Attribute):

@@ -92,8 +92,8 @@ class ArrayLowering:
         return self.fl.src.error(node, message, hint)
 
     def check(self, condition: SSAValue, node, message: str) -> None:
-        """A check at run time (cf.assert): the backends raise RuntimeCheckError
-        (Python) or abort with the message (native) when it fails."""
+        """A check at run time (cf.assert): both backends raise RuntimeCheckError
+        with the message when it fails."""
         self.em.op(cf.AssertOp(condition, f"{self.fl.src.location(node)}: {message}"))
 
     def new(self, v: SSAValue) -> SSAValue:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from xdsl.dialects import arith, cf, func, scf
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import FileLineColLoc, FunctionType, IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.errors import IradWarning, UnsupportedError
@@ -398,6 +398,8 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         )
         if key != name:
             op.attributes["irad.target"] = StringAttr(key)
+        line, col = self.src.line_col(tree)  # the `def`: where run-time errors name the function
+        op.location = FileLineColLoc(StringAttr(self.src.filename), IntAttr(line), IntAttr(col))
         return op
 
     def returned_value(self, stmt: ast.Return) -> Value:

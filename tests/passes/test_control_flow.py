@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import irad
 from irad.frontend.lowering import lower_function, signature_of
 from tests.api.test_gradients import check_fd, finite_difference
+from tests.frontend.test_joins import BACKENDS
 from tests.mlir_roundtrip import record
 
 # ---------------------------------------------------------------------------
@@ -664,6 +665,9 @@ def test_float32_division_in_a_loop_stays_float32():
     assert g == pytest.approx(finite_difference(f32_loop, (0.3,), 0), rel=1e-4)
 
 
-def test_runtime_zero_step_is_a_checked_error():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_runtime_zero_step_is_a_checked_error(backend):
+    g = irad.grad(runtime_step, backend=backend)
     with pytest.raises(irad.errors.RuntimeCheckError, match=r"test_control_flow.py:\d+:\d+: range\(\) arg 3 must not be zero"):
-        irad.grad(runtime_step)(0.4, 0)
+        g(0.4, 0)
+    assert g(0.4, -3) == pytest.approx(finite_difference(runtime_step, (0.4, -3), 0), rel=1e-6)

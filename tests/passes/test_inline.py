@@ -27,7 +27,7 @@ from irad.backends.python import compile_module
 from irad.backends.mlir_tools import find_tool, mlir_opt_parses
 from irad.ir.dialect import make_context
 from irad.gc_pause import gc_paused
-from irad.passes.callgraph import strongly_connected
+from irad.ir.callgraph import strongly_connected
 from irad.passes.differentiate import Differentiator
 from irad.passes.inline import InlinePass, inline_calls
 from tests.mlir_roundtrip import record
