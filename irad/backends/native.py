@@ -49,6 +49,7 @@ import operator
 import os
 import subprocess
 import tempfile
+import warnings
 import weakref
 from collections.abc import Callable, Sequence
 
@@ -73,7 +74,8 @@ from xdsl.ir import Attribute
 from irad.backends import native_checks, native_linalg
 from irad.backends.llvm_jit import JitModule, signature
 from irad.backends.mlir_tools import INSTALL_HINT, find_tool
-from irad.errors import BackendError
+from irad.errors import BackendError, IradWarning
+from irad.ir import printing
 from irad.ir.mlir_ops import expand_for_llvm
 
 # mlir-opt passes from the dialects irad emits (func, arith, math, scf, memref)
@@ -194,6 +196,23 @@ def public_interface(module: ModuleOp) -> ModuleOp:
     return module
 
 
+def drop_prints(module: ModuleOp) -> None:
+    """Native code does not print: each `print` is dropped, with one warning per
+    statement naming its line (irad/ir/printing.py)."""
+    calls = printing.print_calls(module)
+    for where in dict.fromkeys(where for _, where in calls):
+        warnings.warn(
+            f"{where}: the native backend drops this print(...) (it prints only on the "
+            "Python backend)", IradWarning, stacklevel=3,
+        )
+    for call, _ in calls:
+        call.detach()
+        call.erase()
+    for op in [op for op in module.ops if printing.is_print(op)]:
+        op.detach()
+        op.erase()
+
+
 def _run_tool(args: Sequence[str], text: str, what: str) -> str:
     proc = subprocess.run(list(args), input=text, capture_output=True, text=True, timeout=_TIMEOUT)
     if proc.returncode == 0:
@@ -231,6 +250,7 @@ def for_mlir_opt(module: ModuleOp, *, tracked: bool = False) -> tuple[ModuleOp, 
     """
     module = public_interface(module)
     expand_for_llvm(module)  # math.isinf, math.isnormal
+    drop_prints(module)
     checks = RUNTIME_VERIFICATION if os.environ.get(VERIFY_MEMREFS, "") not in ("", "0") else ()
     lowering = tracked_lowering() if tracked else LOWERING
     if not _has_tensors(module):

@@ -72,6 +72,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from irad.backends import python_arrays
 from irad.backends.python_arrays import float_literal as _float_literal
 from irad.errors import BackendError, RuntimeCheckError
+from irad.ir import printing
 from irad.ir import ieee
 from irad.ir.dialect import TAPE_COPY
 from irad.ir.locations import recursion_message
@@ -865,6 +866,8 @@ class ModuleTranslator:
         self._constants: dict[str, str] = {}
         # identifier -> `module:qualname` of a Python callable (irad.python)
         self.python_callables: dict[str, str] = {}
+        # identifier -> the template of a print declaration (irad.print)
+        self.printers: dict[str, str] = {}
 
     def constant(self, initializer: str) -> str:
         if initializer not in self._constants:
@@ -883,6 +886,11 @@ class ModuleTranslator:
             identifier = names.fresh(f"fn_{_sanitize(sym_name)}")
             self.function_identifiers[sym_name] = identifier
             self.python_callables[identifier] = reference, outputs
+        for op in self.module.ops:
+            if printing.is_print(op):
+                identifier = names.fresh(f"fn_{_sanitize(op.sym_name.data)}")
+                self.function_identifiers[op.sym_name.data] = identifier
+                self.printers[identifier] = op.attributes[printing.PRINT].data
         definitions: list[str] = []
         for function in functions:
             identifier = self.function_identifiers[function.sym_name.data]
@@ -974,6 +982,8 @@ class CompiledModule:
             # each namespace keeps its own float type; calls return a tuple
             self._fast[identifier] = lambda *a, fn=fn: (float(fn(*a)),)
             self._ieee[identifier] = lambda *a, fn=fn: (np.float64(fn(*a)),)
+        for identifier, text in translator.printers.items():
+            self._fast[identifier] = self._ieee[identifier] = printing.printer(text)
         exec(code, self._fast)
         exec(code, self._ieee)
 

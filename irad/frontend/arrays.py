@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Attribute, SSAValue
 
 from irad.errors import UnsupportedError
-from irad.frontend import indexing
+from irad.frontend import indexing, integers
 from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.globals import is_hidden
 from irad.frontend.numpy_table import NUMPY, numpy_function, numpy_name, parameters
@@ -62,8 +62,13 @@ def is_array(v) -> bool:
 def is_numpy_callable(obj) -> bool:
     """A function of the numpy namespace (which irad handles or rejects by name),
     or a numpy scalar type irad converts with (np.float64(x))."""
-    if isinstance(obj, np.ufunc) or obj in NUMPY:
+    if isinstance(obj, np.ufunc):
         return True
+    try:
+        if obj in NUMPY:
+            return True
+    except TypeError:  # unhashable (a callable dataclass instance): not numpy's
+        return False
     module = getattr(obj, "__module__", None) or ""
     return callable(obj) and not isinstance(obj, type) and module.split(".")[0] == "numpy"
 
@@ -312,13 +317,12 @@ class ArrayLowering:
             return self.transpose_view(x, tuple(reversed(range(len(dims)))))
         if name in _METHODS:
             return Static(BoundMethod(_METHODS[name], x))
-        if name == "astype":
-            return Static(BoundMethod("ndarray.astype", x))
         raise self.error(node, f"the array attribute or method `.{name}` is not supported",
                          "see docs/arrays.md for the supported numpy surface")
 
     # ---- calls ------------------------------------------------------------------
-    def call(self, fn, node: ast.Call, bound: SSAValue | None = None):
+    def call_values(self, fn, args: list, kwargs: dict, node):
+        """A call to a numpy function (or an array method, the array first) with argument values."""
         entry = NUMPY.get(fn)
         if entry is None:
             raise self.error(
@@ -326,12 +330,6 @@ class ArrayLowering:
                 "see docs/arrays.md for the supported functions; register a rule with "
                 "@irad.rrule for it, or write it with supported functions",
             )
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-            raise self.error(node, f"*args / **kwargs in a call to {numpy_name(fn)} are not supported")
-        args = [self.argument(a) for a in node.args]
-        if bound is not None:
-            args.insert(0, bound)
-        kwargs = {k.arg: self.argument(k.value) for k in node.keywords}
         handler, params = entry
         bound_args = self.bind(fn, params, args, kwargs, node)
         if self.fl.owner.has_rules(fn) and all(isinstance(v, SSAValue) for v in args) and not kwargs:
@@ -526,6 +524,16 @@ class ArrayLowering:
         taken = G.gather(self.em, x, spread, axis)
         return T.reshape(self.em, taken, (*dims[:axis], *T.shape(idx), *dims[axis + 1:]))
 
+    def item_at(self, x: SSAValue, k) -> SSAValue:
+        """x[k] for a k in range (an int, or an i64 value): row k, a view (an element for rank 1)."""
+        dims = T.shape(x)
+        offset = k if isinstance(k, int) else self.em.op(arith.IndexCastOp(k, INDEX))
+        if len(dims) == 1:
+            return self.em.op(tensor.ExtractOp(x, [self.index_value(offset)], T.element(x)))
+        rest = dims[1:]
+        step = Slice((offset, *[0] * len(rest)), (1, *rest), (1,) * len(dims), tuple(rest))
+        return self.views.derive(step.read(self.em, x), x, step)
+
     def transpose_view(self, x: SSAValue, perm) -> SSAValue:
         return self.views.derive(T.transpose(self.em, x, perm), x, Transpose(tuple(perm)))
 
@@ -535,7 +543,7 @@ class ArrayLowering:
         result = T.reshape(self.em, x, dims)
         if self.views.reshape_is_view(x, dims):
             return self.views.derive(result, x, Reshape(dims, T.shape(x)))
-        return self.new(result if result is not x else _copy_op(self, x))
+        return self.new(_fresh(self, result, x))
 
     def update(self, name: str, current: SSAValue, result: SSAValue, node) -> None:
         """`name op= v` on an array: numpy writes the result into `name`'s array
@@ -640,25 +648,29 @@ class ArrayLowering:
         return em.op(arith.IndexCastOp(wrapped, INDEX))
 
     def slice_bounds(self, part: ast.Slice, n: int, node):
-        """(offset, size, stride): static, or a runtime start with `start + k` as the stop."""
+        """(offset, size, stride): static (any nonzero step), or a run-time start
+        with a stop whose distance from it is known while lowering (`x[i:i + k]`,
+        `x[j * k:(j + 1) * k]`)."""
         step = 1 if part.step is None else self.static(self.fl.expr(part.step), node, "a slice step")
         if not isinstance(step, int) or step == 0:
-            raise self.error(node, "slices need a constant, nonzero int step")
+            raise self.error(node, "a slice step must be a nonzero int known while lowering")
         lower = None if part.lower is None else self.fl.expr(part.lower)
         upper = None if part.upper is None else self.fl.expr(part.upper)
         if self.is_static(lower) and self.is_static(upper):
             lo, hi = self.static(lower, node, ""), self.static(upper, node, "")
             start, stop, _ = slice(lo, hi, step).indices(n)
             size = len(range(start, stop, step))
-            return start if size else 0, size, step  # MLIR wants an offset inside the axis
-        length = _constant_offset(part.lower, part.upper)
-        if length is None or step != 1:
-            raise self.error(node, "a slice with a runtime start must look like x[i:i + k] "
-                             "with a constant k and step 1",
+            return (start if size else 0), size, step  # MLIR wants even an empty slice's offset in bounds
+        start = self.value(lower, node) if lower is not None else None
+        stop = self.value(upper, node) if upper is not None else None
+        if start is None or stop is None or not is_int(start.type) or not is_int(stop.type):
+            raise self.error(node, "a slice with a run-time bound must give both bounds as ints, "
+                             "e.g. x[i:i + k]", "the shape of every array must be known while lowering")
+        length = integers.difference(stop, start)
+        if length is None or length < 0 or step != 1:
+            raise self.error(node, "a slice with a run-time start must have a length known while "
+                             "lowering and step 1, e.g. x[i:i + k] or x[j * k:(j + 1) * k]",
                              "the shape of every array must be known while lowering")
-        start = self.value(lower, node)
-        if not is_int(start.type):
-            raise self.error(node, "slice bounds must be ints")
         # numpy would shorten a slice running off the end; irad's shapes are static,
         # so such a start is an error at run time rather than a different slice
         em = self.em
@@ -706,18 +718,10 @@ def _known(value) -> tuple[bool, object]:
     return False, None
 
 
+known_value = _known
+
 def _slice_step(plan: _IndexPlan) -> Slice:
     return Slice(tuple(plan.offsets), tuple(plan.sizes), tuple(plan.strides), tuple(plan.result_dims))
-
-
-def _constant_offset(lower: ast.expr | None, upper: ast.expr | None) -> int | None:
-    """k when `upper` is the expression `lower + k` (k a literal int)."""
-    if lower is None or not isinstance(upper, ast.BinOp) or not isinstance(upper.op, ast.Add):
-        return None
-    if ast.dump(upper.left) != ast.dump(lower) or not isinstance(upper.right, ast.Constant):
-        return None
-    k = upper.right.value
-    return k if type(k) is int and k >= 0 else None
 
 
 class _WrapperSource:
@@ -838,13 +842,24 @@ def _where(al, node, cond, x, y):
     return al.new(T.select(al.em, cond, x, y))
 
 
-@numpy_function(np.clip, params=("a", "a_min", "a_max"))
-def _clip(al, node, a, lo, hi):
-    x, lo_ = al.floats(node, al.array(a, node), al.array(lo, node))
-    x = al.em.op(arith.MaximumfOp(x, lo_))
-    x, hi_ = al.floats(node, x, al.array(hi, node))
-    result = al.em.op(arith.MinimumfOp(x, hi_))
-    return al.new(result) if is_array(result) else result
+@numpy_function(np.clip, params=("a", "?a_min", "?a_max", "?min", "?max"))
+def _clip(al, node, a, lo, hi, lo_keyword, hi_keyword):
+    lo = lo_keyword if _omitted(lo) else lo
+    hi = hi_keyword if _omitted(hi) else hi
+    if _omitted(lo) and _omitted(hi):
+        raise al.error(node, "clip needs a lower or an upper bound")
+    x = al.array(a, node)
+    if not _omitted(lo):
+        x, lo_ = al.floats(node, x, al.array(lo, node))
+        x = al.em.op(arith.MaximumfOp(x, lo_))
+    if not _omitted(hi):
+        x, hi_ = al.floats(node, x, al.array(hi, node))
+        x = al.em.op(arith.MinimumfOp(x, hi_))
+    return al.new(x) if is_array(x) else x
+
+
+def _omitted(value) -> bool:
+    return isinstance(value, Static) and value.obj is None
 
 
 def _reduction(combiner):
@@ -938,23 +953,23 @@ def _stack(al, node, arrays, axis):
     return al.stack_values([al.array(v, node) for v in arrays], axis, node)
 
 
-@numpy_function(np.array, np.asarray, params=("object", "?dtype"))
-def _array(al, node, obj, dtype):
-    source = al.array(obj, node)
-    elem = al.dtype(dtype, node, T.element(source))
-    x = al.to_element(source, elem) if is_float(elem) else source
-    if not is_array(x):
-        return x
-    if x is source and not isinstance(obj, tuple):
-        # np.asarray(an array) is that array; np.array copies it
-        return x if node is not None and _called(al, node) is np.asarray else al.new(_copy_op(al, x))
-    return al.new(x)
+def _array_of(copy: bool):
+    def handler(al, node, obj, dtype):
+        source = al.array(obj, node)
+        elem = al.dtype(dtype, node, T.element(source))
+        x = al.to_element(source, elem) if is_float(elem) else source
+        if not is_array(x):
+            return x
+        if x is source and not isinstance(obj, tuple):
+            # np.asarray(an array) is that array; np.array copies it
+            return al.new(_copy_op(al, x)) if copy else x
+        return al.new(x)
+
+    return handler
 
 
-def _called(al, node: ast.Call):
-    """The numpy function a call node names (np.array or np.asarray)."""
-    callee = al.fl.expr(node.func) if isinstance(node, ast.Call) else None
-    return callee.obj if isinstance(callee, Static) else None
+NUMPY[np.array] = (_array_of(copy=True), ("object", "?dtype"))
+NUMPY[np.asarray] = (_array_of(copy=False), ("a", "?dtype"))
 
 
 @numpy_function(np.copy, params=("a",))
@@ -965,6 +980,16 @@ def _copy(al, node, a):
     if not is_array(x):
         return x
     return al.new(_copy_op(al, x))
+
+
+def _fresh(al, result: SSAValue, source: SSAValue) -> SSAValue:
+    """`result` (a reshape of `source`), copied if it is a value that already
+    existed (`source` itself, or what `source` was reshaped from): a copy must be
+    a new value, or the names holding the old one would share it."""
+    owner = source.owner
+    if result is source or (isinstance(owner, tensor.ReshapeOp) and result is owner.source):
+        return _copy_op(al, result)
+    return result
 
 
 def _copy_op(al, x):
@@ -1044,17 +1069,45 @@ def _astype_handler(al, node, x, dtype):
     return al.new(converted if converted is not x else _copy_op(al, x))  # astype copies
 
 
+@numpy_function("ndarray.flatten", params=("a",))
+def _flatten(al, node, a):
+    x = al.array(a, node)
+    if not is_array(x):
+        return x
+    return al.new(_fresh(al, T.reshape(al.em, x, (math.prod(T.shape(x)),)), x))  # flatten copies
+
+
+@numpy_function("ndarray.item", params=("a", "?index"))
+def _item(al, node, a, index):
+    """x.item() of a one-element array, x.item(i) with a flat index: a Python number."""
+    x = al.array(a, node)
+    if not is_array(x):
+        return x
+    size = math.prod(T.shape(x))
+    if _omitted(index):
+        if size != 1:
+            raise al.error(node, f"x.item() needs an array of size 1 (this one has {size})",
+                           "pass a flat index: x.item(i)")
+        index = 0
+    offset = al.int_index(index, size, node)
+    value = al.em.op(tensor.ExtractOp(T.reshape(al.em, x, (size,)), [al.index_value(offset)], T.element(x)))
+    return al.to_element(value, F64) if is_float(value.type) else value  # a Python float
+
+
 # methods of arrays: name -> the numpy function they call with the array first
 _METHODS = {
     "sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod,
     "dot": np.dot, "transpose": np.transpose, "ravel": np.ravel, "squeeze": np.squeeze,
     "copy": np.copy, "clip": np.clip, "reshape": np.reshape,
+    "astype": "ndarray.astype", "flatten": "ndarray.flatten", "item": "ndarray.item",
 }
 
 
-def reshape_method(al: ArrayLowering, x: SSAValue, node: ast.Call):
+def reshape_method(al: ArrayLowering, x: SSAValue, args: list, kwargs: dict, node):
     """x.reshape(2, 3) or x.reshape((2, 3))."""
-    args = [al.argument(a) for a in node.args]
+    if kwargs.keys() - {"shape"} or (kwargs and args):
+        raise al.error(node, "reshape takes the new shape (and no other arguments here)")
+    args = args or [kwargs["shape"]]
     dims = al.static(args[0] if len(args) == 1 else tuple(args), node, "a shape")
     dims = dims if isinstance(dims, tuple) else (dims,)
     return al.reshape_to(x, dims, node)

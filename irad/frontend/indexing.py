@@ -88,14 +88,16 @@ def parse(al, x: SSAValue, index_node: ast.expr, node) -> list[Part]:
     for part in nodes:
         if isinstance(part, ast.Slice):
             parts.append(Part("slice", part))
-        elif isinstance(part, ast.Constant) and part.value is None:
+            continue
+        value = _list_index(al, part, node) if isinstance(part, ast.List) else al.fl.expr(part)
+        if isinstance(value, Static) and value.obj is None:  # None, np.newaxis
             parts.append(Part("new", part))
-        elif isinstance(part, ast.Constant) and part.value is Ellipsis:
+        elif isinstance(value, Static) and value.obj is Ellipsis:
             if ellipsis is not None:
                 raise al.error(node, "an index can only have a single ellipsis ('...')")
             ellipsis = len(parts)
         else:
-            parts.extend(_value_parts(al, part, node))
+            parts.extend(_value_parts(al, part, value, node))
     consumed = sum(p.kind != "new" for p in parts)
     rank = len(T.shape(x))
     if consumed > rank:
@@ -106,8 +108,7 @@ def parse(al, x: SSAValue, index_node: ast.expr, node) -> list[Part]:
     return parts
 
 
-def _value_parts(al, part: ast.expr, node) -> list[Part]:
-    value = _list_index(al, part, node) if isinstance(part, ast.List) else al.fl.expr(part)
+def _value_parts(al, part: ast.expr, value, node) -> list[Part]:
     if isinstance(value, Static) and isinstance(value.obj, np.ndarray):
         value = al.value(value, node)  # an array from outside: read at each call (globals.py)
     if not _is_array(value):

@@ -85,6 +85,25 @@ def _ddof(name: str) -> list[Case]:
                     for axis, keep in itertools.product([None, 1], [True, False])]
 
 
+def _well_conditioned(rng, shape):
+    """Full rank, singular values well apart: a scaled identity block (3 ... 1.5) plus noise."""
+    return rng.uniform(-0.5, 0.5, shape) + np.eye(shape[-2], shape[-1]) * np.linspace(3.0, 1.5, shape[-1])
+
+
+def _positive_definite(rng, shape):
+    a = rng.uniform(-1.0, 1.0, shape)
+    return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+def _distinct_eigenvalues(rng, shape):
+    """Symmetric, with eigenvalues near 1, 3, 5, ... (well apart)."""
+    a = rng.uniform(-0.3, 0.3, shape)
+    return a + np.swapaxes(a, -1, -2) + np.diag(1.0 + 2.0 * np.arange(shape[-1]))
+
+
+WELL_CONDITIONED, POSITIVE_DEFINITE, DISTINCT_EIGENVALUES = _well_conditioned, _positive_definite, _distinct_eigenvalues
+
+
 def of(call: str, step: float = 1e-6, rtol: float = 1e-6, **args) -> Case:
     """A case with float arguments given as name=shape (sampled WIDE) or name=(shape, sampler)."""
     spec = {n: (a if len(a) == 2 and callable(a[1]) else (a, WIDE)) for n, a in args.items()}
@@ -289,6 +308,44 @@ SWEEP: dict[object, list[Case]] = {
     np.full_like: [of("np.full_like(x, 3.0) * x", x=(2, 3))],
     np.arange: [of("x * np.arange(3.0)", x=(3,)), of("x * np.arange(0.0, 1.0, 0.25)", x=())],
     np.eye: [of("np.eye(3) @ x", x=(3, 2)), of("np.eye(2, 3) * x", x=(3,))],
+    # ---- contractions (numpy_contractions.py) ----
+    np.einsum: [of("np.einsum('ij,jk->ik', x, y)", x=(2, 3), y=(3, 2)), of("np.einsum('ii', x)", x=(3, 3)),
+                of("np.einsum('i,ij,j', x, y, z)", x=(2,), y=(2, 3), z=(3,))],
+    np.tensordot: [of("np.tensordot(x, y, axes=([1], [0]))", x=(2, 3), y=(3, 2)), of("np.tensordot(x, y, axes=2)", x=(2, 3), y=(2, 3))],
+    np.linalg.tensordot: [of("np.linalg.tensordot(x, y, axes=1)", x=(2, 3), y=(3,))],
+    np.inner: [of("np.inner(x, y)", x=(2, 3), y=(4, 3))],
+    np.vdot: [of("np.vdot(x, y)", x=(2, 3), y=(2, 3))],
+    np.vecdot: [of("np.vecdot(x, y)", x=(2, 3), y=(3,))],
+    np.linalg.vecdot: [of("np.linalg.vecdot(x, y, axis=0)", x=(3, 2), y=(3, 2))],
+    np.kron: [of("np.kron(x, y)", x=(2, 2), y=(2, 3))],
+    np.cross: [of("np.cross(x, y)", x=(3,), y=(2, 3)), of("np.cross(x, y, axisa=0)", x=(3, 2), y=(2, 3))],
+    np.linalg.cross: [of("np.linalg.cross(x, y)", x=(2, 3), y=(2, 3))],
+    np.linalg.matmul: [of("np.linalg.matmul(x, y)", x=(2, 2, 3), y=(3, 2))],
+    np.linalg.outer: [of("np.linalg.outer(x, y)", x=(3,), y=(2,))],
+    np.linalg.trace: [of("np.linalg.trace(x)", x=(2, 3, 3))],
+    np.linalg.matrix_transpose: [of("np.linalg.matrix_transpose(x)", x=(2, 3, 4))],
+    np.linalg.multi_dot: [of("np.linalg.multi_dot([x, y, z])", x=(2, 3), y=(3, 3), z=(3,))],
+    np.linalg.matrix_power: [of("np.linalg.matrix_power(x, 3)", x=((3, 3), WELL_CONDITIONED)),
+                             of("np.linalg.matrix_power(x, -2)", x=((3, 3), WELL_CONDITIONED))],
+    # ---- linear algebra (numpy_linalg.py; tests/frontend/test_numpy_linalg.py goes further) ----
+    np.linalg.solve: [of("np.linalg.solve(a, b)", a=((3, 3), WELL_CONDITIONED), b=(3,)),
+                      of("np.linalg.solve(a, b)", a=((2, 3, 3), WELL_CONDITIONED), b=(2, 3, 2))],
+    np.linalg.inv: [of("np.linalg.inv(a)", a=((3, 3), WELL_CONDITIONED))],
+    np.linalg.det: [of("np.linalg.det(a)", a=((3, 3), WELL_CONDITIONED))],
+    np.linalg.slogdet: [of("np.linalg.slogdet(a)[1]", a=((3, 3), WELL_CONDITIONED))],
+    np.linalg.cholesky: [of("np.linalg.cholesky(a)", a=((3, 3), POSITIVE_DEFINITE))],
+    np.linalg.eigh: [of("np.linalg.eigh(a)[0]", a=((3, 3), DISTINCT_EIGENVALUES)),
+                     of("np.linalg.eigh(a)[1] ** 2", a=((3, 3), DISTINCT_EIGENVALUES))],
+    np.linalg.eigvalsh: [of("np.linalg.eigvalsh(a)", a=((3, 3), DISTINCT_EIGENVALUES))],
+    np.linalg.svd: [of("np.linalg.svd(a, compute_uv=False)", a=(3, 2)),
+                    of("np.linalg.svd(a, full_matrices=False)[0] ** 2", a=((3, 2), WELL_CONDITIONED))],
+    np.linalg.svdvals: [of("np.linalg.svdvals(a)", a=(2, 3))],
+    np.linalg.qr: [of("np.linalg.qr(a)[1]", a=((3, 2), WELL_CONDITIONED))],
+    np.linalg.pinv: [of("np.linalg.pinv(a)", a=((3, 2), WELL_CONDITIONED))],
+    np.linalg.norm: [of("np.linalg.norm(x)", x=((3,), NONZERO)), of("np.linalg.norm(x, 'fro')", x=(2, 3)),
+                     of("np.linalg.norm(x, 1, axis=1)", x=((2, 3), NONZERO))],
+    np.linalg.vector_norm: [of("np.linalg.vector_norm(x, ord=3)", x=((4,), NONZERO))],
+    np.linalg.matrix_norm: [of("np.linalg.matrix_norm(x, ord='nuc')", x=((3, 2), WELL_CONDITIONED))],
 }
 
 
