@@ -26,7 +26,7 @@ import ast
 import builtins
 
 from xdsl.dialects import arith, cf, scf
-from xdsl.dialects.builtin import IndexType
+from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.frontend import joins
@@ -191,7 +191,7 @@ class ControlFlowLowering:
         self.arrays.views.join_branches(  # which names share arrays after the join
             (then_env, else_env), (Emitter(then_block), Emitter(else_block)), jumped, self.src.location(node)
         )
-        merged: list[tuple[str, object, list[SSAValue], list[SSAValue]]] = []
+        merged: list[tuple[str, object, list[SSAValue], list[SSAValue], tuple[list, list]]] = []
         for name in dict.fromkeys([*then_env, *else_env]):
             a, b = then_env.get(name, _MISSING), else_env.get(name, _MISSING)
             if name in FLAGS:
@@ -239,9 +239,12 @@ class ControlFlowLowering:
                         f"{what} has no common type after this branch: {joins.mismatch(x.type, y.type)}",
                         "irad's array shapes are static: give it the same shape on every path",
                     )
+            # an array widened to the join is still the array its path held, so it
+            # stays writable if that one was (`carried` below reads the unwidened)
+            held = (fa, fb)
             fa = [joins.convert(Emitter(then_block), v, t) for v, t in zip(fa, types)]
             fb = [joins.convert(Emitter(else_block), v, t) for v, t in zip(fb, types)]
-            merged.append((name, a, fa, fb))
+            merged.append((name, a, fa, fb, held))
         if not merged:  # no variable changes: the arms' pure ops have no effect
             _discard(then_block)
             _discard(else_block)
@@ -250,13 +253,13 @@ class ControlFlowLowering:
         else_block.add_op(scf.YieldOp(*[v for m in merged for v in m[3]]))
         types = [v.type for m in merged for v in m[2]]
         results = list(self.em.results(scf.IfOp(cond, types, Region(then_block), Region(else_block))))
-        for name, like, fa, fb in merged:
+        for name, like, fa, fb, held in merged:
             values, results = results[: len(fa)], results[len(fa) :]
             for v in values:
                 if not name.startswith("$"):
                     v.name_hint = value_name(name)
             self.env[name] = _rebuild(like, values)
-            self.arrays.carried(values, fa, fb)  # writable after, if writable on both paths
+            self.arrays.carried(values, *held)  # writable after, if writable on both paths
 
     def _as_flag(self, state, block: Block) -> SSAValue:
         if isinstance(state, bool):
@@ -355,13 +358,16 @@ class ControlFlowLowering:
         if returns and VALUE not in self.env:
             value_like = None  # the returned value's type comes from the body
         widening_failed = None  # the error of the round before ints were widened
+        # arrays fresh before the loop that an iteration may leave holding an array
+        # irad cannot write through (a call's result): not writable in the body either
+        unwritable: set[str] = set()
         for _ in range(_MAX_TYPE_ROUNDS):
             slots = carried + ([VALUE] if returns and value_like is not None else [])
             if VALUE in slots and VALUE not in types:
                 types[VALUE] = [v.type for v in flatten(value_like)]
             try:
                 before, after, outs = self._lower_loop_body(
-                    stmt, slots, types, value_like, extra_args, bind_target, condition
+                    stmt, slots, types, value_like, extra_args, bind_target, condition, unwritable
                 )
             except UnsupportedError as error:
                 # The types tried are provisional: an int that the body makes a
@@ -375,6 +381,15 @@ class ControlFlowLowering:
                 continue
             shared = [n for n in outs.pop("$changed") if n not in exclude and n not in carried]
             after_views = outs.pop("$views")
+            held = outs.pop("$held")
+            opaque = {n for n, values in held.items() if n not in unwritable and self._writable(inits.get(n, []))
+                      and not self._writable(values)}
+            if opaque:  # the body assumed them writable: lower it again without
+                unwritable |= opaque
+                _discard(after)
+                if before is not None:
+                    _discard(before)
+                continue
             if shared or after_views is not self.env.get(VIEWS):
                 # names sharing an array with one the body writes change too: carry them;
                 # and lower again from the sharing every iteration may start with
@@ -431,7 +446,7 @@ class ControlFlowLowering:
                     if not n.startswith("$"):
                         v.name_hint = value_name(n)
                 self.env[n] = _rebuild(like, values)
-                self.arrays.carried(values, inits.get(n, []), outs[n])  # arrays stay writable
+                self.arrays.carried(values, inits.get(n, []), held.get(n, outs[n]))  # arrays stay writable
         if after_views is not None:
             self.env[VIEWS] = after_views
         for flag, state in saved.items():  # break/continue belong to this loop only
@@ -452,8 +467,13 @@ class ControlFlowLowering:
             return flatten(current)
         return [self.em.const(0, t) for t in types]
 
-    def _lower_loop_body(self, stmt, slots, types, value_like, extra_args, bind_target, condition):
-        """Lower the (condition and) body once for the given carried types."""
+    def _writable(self, values) -> bool:
+        """Every array among `values` is one a write may go to (see ArrayLowering.fresh)."""
+        return all(v in self.arrays.fresh for v in values if isinstance(v.type, TensorType))
+
+    def _lower_loop_body(self, stmt, slots, types, value_like, extra_args, bind_target, condition, unwritable):
+        """Lower the (condition and) body once for the given carried types; a
+        carried array in `unwritable` is not writable even if it was before the loop."""
         outer_env, outer_em = self.env, self.em
         arg_types = [t for n in slots for t in types[n]]
 
@@ -464,7 +484,8 @@ class ControlFlowLowering:
                 values, args = args[:count], args[count:]
                 like = value_like if n == VALUE else outer_env.get(n)
                 self.env[n] = values[0] if n in FLAGS else _rebuild(like, values)
-                self.arrays.carried(values, flatten(like) or [])
+                if n not in unwritable:
+                    self.arrays.carried(values, flatten(like) or [])
                 for v in values:
                     if not n.startswith("$"):
                         v.name_hint = value_name(n)
@@ -483,7 +504,7 @@ class ControlFlowLowering:
                 bind_target(after)
             self.env[CONTINUED] = False
             self.run_statements(stmt.body)
-            outs: dict[str, list[SSAValue]] = {}
+            outs: dict[str, object] = {"$held": {}}  # "$held": the values before widening
             for n in slots:
                 value = self.env.get(n, _MISSING)
                 if n in FLAGS:
@@ -497,6 +518,8 @@ class ControlFlowLowering:
                         f"{what} changes shape inside the loop",
                         "keep a variable a number (or a tuple of the same length) in loops",
                     )
+                if not n.startswith("$"):
+                    outs["$held"][n] = values
                 outs[n] = [_widen(self.em, v, t) for v, t in zip(values, types[n])]
             if VALUE not in slots and RETURNED in slots:
                 outs["$new_value"] = self.env.get(VALUE)
