@@ -35,7 +35,7 @@ from irad.frontend.views import BASE, VIEWS
 from irad.frontend.values import Static
 from irad.errors import UnsupportedError
 from irad.ir.symbols import value_name
-from irad.ir.types import F64, I1, I64, describe, is_float, is_int
+from irad.ir.types import F64, I1, I64, describe, is_float, is_int, type_of_value
 
 RETURNED = "$return"
 VALUE = "$value"
@@ -196,7 +196,7 @@ class ControlFlowLowering:
             a, b = then_env.get(name, _MISSING), else_env.get(name, _MISSING)
             if name in FLAGS:
                 a, b = (False if a is _MISSING else a), (False if b is _MISSING else b)
-            if a is b or (isinstance(a, tuple) and a == b):
+            if a is b or (isinstance(a, (tuple, Static)) and a == b):
                 if a is not _MISSING:
                     self.env[name] = a
                 continue
@@ -222,6 +222,8 @@ class ControlFlowLowering:
                 # other arm's value is the one that matters, whatever its type
                 a = self._placeholder_like(b, then_block) if returned[0] else a
                 b = self._placeholder_like(a, else_block) if returned[1] else b
+            a = self._runtime_number(a, Emitter(then_block), node)
+            b = self._runtime_number(b, Emitter(else_block), node)
             fa, fb = flatten(a), flatten(b)
             if fa is None or fb is None or len(fa) != len(fb):
                 what = "the returned value" if name == VALUE else f"'{name}'"
@@ -260,6 +262,20 @@ class ControlFlowLowering:
                     v.name_hint = value_name(name)
             self.env[name] = _rebuild(like, values)
             self.arrays.carried(values, *held)  # writable after, if writable on both paths
+
+    def _runtime_number(self, value, em: Emitter, node: ast.AST):
+        """A number known while lowering (`len(x)`, a shape entry, arithmetic on
+        them), alone or in a tuple, as a constant emitted by `em`: where it meets
+        a run-time value (a join, a loop's carried variable) it must be one."""
+        if isinstance(value, Static) and type_of_value(value.obj) is not None:
+            outer, self.em = self.em, em
+            try:
+                return self.materialise(value.obj, node)
+            finally:
+                self.em = outer
+        if isinstance(value, tuple) and any(isinstance(v, Static) for v in value):
+            return tuple(self._runtime_number(v, em, node) for v in value)
+        return value
 
     def _as_flag(self, state, block: Block) -> SSAValue:
         if isinstance(state, bool):
@@ -336,6 +352,7 @@ class ControlFlowLowering:
         body = stmt.body
         names = [n for n in assigned_names(body) if n in self.env and n not in exclude]
         for name in names:
+            self.env[name] = self._runtime_number(self.env[name], self.em, stmt)
             if flatten(self.env[name]) is None:
                 raise self.src.error(
                     stmt,
@@ -510,6 +527,7 @@ class ControlFlowLowering:
                 if n in FLAGS:
                     outs[n] = [self._as_flag(value if value is not _MISSING else False, after)]
                     continue
+                value = self._runtime_number(value, self.em, stmt)
                 values = flatten(value) if value is not _MISSING else None
                 if values is None or len(values) != len(types[n]):
                     what = "the returned value" if n == VALUE else f"'{n}'"
