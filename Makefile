@@ -42,14 +42,15 @@ test: install-test
 	$(PY) -m pytest -q -n auto
 	$(VENV)/bin/lit -v filecheck
 
-# The native memory tests under glibc's strict heap checks (any double free or
-# heap corruption aborts; freed memory is filled, so a use after free reads
-# garbage; glibc >= 2.34 needs libc_malloc_debug preloaded for them) and MLIR's
-# runtime verification of memref accesses (docs/backends.md, Memory).
+# The native memory tests, and the failed checks that unwind native calls,
+# under glibc's strict heap checks (any double free or heap corruption aborts;
+# freed memory is filled, so a use after free reads garbage; glibc >= 2.34
+# needs libc_malloc_debug preloaded for them) and MLIR's runtime verification
+# of memref accesses (docs/backends.md, Memory).
 MALLOC_DEBUG := $(firstword $(wildcard /lib/*/libc_malloc_debug.so.0 /usr/lib/*/libc_malloc_debug.so.0))
 memcheck: install-test
 	LD_PRELOAD=$(MALLOC_DEBUG) MALLOC_CHECK_=3 MALLOC_PERTURB_=165 IRAD_NATIVE_VERIFY_MEMREFS=1 \
-	  $(PY) -m pytest -q -n auto -p no:cacheprovider -m native tests/backends/test_native_memory.py
+	  $(PY) -m pytest -q -n auto -p no:cacheprovider -m native tests/backends/test_native_memory.py tests/backends/test_native_checks.py
 
 # The random-program fuzzer at length: FUZZ_EXAMPLES programs (10,000 by default)
 # from the seed FUZZ_SEED (random, and printed, by default). Failures are shrunk,
@@ -65,6 +66,7 @@ bench: $(PY)
 	$(PY) bench/scalar.py
 	$(PY) bench/arrays.py
 	$(PY) bench/native.py
+	$(PY) bench/native_checks.py
 	$(PY) bench/inlining.py
 
 clean:

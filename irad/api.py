@@ -4,7 +4,9 @@ Each transformation lowers the function for the example arguments' types,
 runs `irad-differentiate`, `irad-lower-tape` and `irad-optimize`, and compiles
 the result with the chosen backend ("python" by default, or "native"). Compiled code is cached
 per function, argument signature, backend and rule-table version, so a rule
-edit forces a recompile.
+edit forces a recompile, and per dtype and shape of the global arrays the
+function reads: those are hidden arguments, read at each call and passed
+after the function's own (irad/frontend/globals.py).
 """
 
 from __future__ import annotations
@@ -25,18 +27,20 @@ from irad.compiled import (
     python_type,
     run_compiled,
     seed,
+    variant,
 )
 from irad.frontend import bind_arguments, signature_of
+from irad.frontend.globals import HiddenGlobals
 from irad.ir.types import is_differentiable
 from irad.pipeline import gradient_module, jvp_module, lowered, vjp_module
 from irad.rules import default_table
 
 
 def lower(f: Callable, *example_args, **example_kwargs) -> ModuleOp:
-    """The primal module of `f`, specialised to the example arguments' types."""
+    """The primal module of `f`, specialised to the example arguments' types.
+    Global arrays `f` reads are arguments after its own, named after them."""
     args = bind_arguments(f, example_args, example_kwargs)
-    module, _ = lowered(f, signature_of(f, args))
-    return module
+    return lowered(f, signature_of(f, args))[0]
 
 
 # ---- grad / value_and_grad ------------------------------------------------------
@@ -55,32 +59,32 @@ class _GradFunction:
         self.__name__ = f"{'value_and_grad' if with_value else 'grad'}({name_of(f)})"
         self.__doc__ = getattr(f, "__doc__", None)
         # Python argument types determine the IR signature, so this cheap key
-        # finds compiled code without lowering anything.
-        self._by_python_types: dict[tuple, Compiled] = {}
+        # finds compiled code (its variants, by global arrays) without lowering.
+        self._by_python_types: dict[tuple, list[Compiled]] = {}
 
-    def _compiled(self, args: Sequence) -> Compiled:
+    def _compiled(self, args: Sequence) -> tuple[Compiled, tuple]:
+        """The compiled gradient for these arguments, and the hidden arrays' values."""
         key = (tuple(map(python_type, args)), default_table().version)
-        compiled = self._by_python_types.get(key)
-        if compiled is None:
-            compiled = self._by_python_types[key] = self._compile(args)
-        return compiled
+        variants = self._by_python_types.setdefault(key, [])
+        return variant(variants, lambda: self._compile(args)[0])
 
-    def _compile(self, args: Sequence) -> Compiled:
+    def _compile(self, args: Sequence) -> tuple[Compiled, tuple]:
         signature = signature_of(self.f, tuple(args))
         wrt = normalise_argnums(self.f, self.argnums, signature)
         kind = "value_and_grad" if self.with_value else "grad"
 
         def build() -> Compiled:
-            module, entry = gradient_module(
+            module, entry, hidden = gradient_module(
                 self.f, signature, wrt, self.with_value, self.checkpoint
             )
-            return Compiled(module, compile_for(module, self.backend).function(entry))
+            return Compiled(module, compile_for(module, self.backend).function(entry), hidden=hidden)
 
         return cached((self.f, kind, wrt, signature, self.checkpoint, self.backend), build)
 
-    def _irad_module(self, signature: tuple[Attribute, ...]) -> tuple[ModuleOp, str]:
+    def _irad_module(self, signature: tuple[Attribute, ...]) -> tuple[ModuleOp, str, HiddenGlobals]:
         """A fresh module computing this gradient, for a program that calls it
-        (and so differentiates it again: higher order)."""
+        (and so differentiates it again: higher order); its entry takes the
+        global arrays f reads after `signature`."""
         wrt = normalise_argnums(self.f, self.argnums, signature)
         return gradient_module(
             self.f, signature, wrt, self.with_value, self.checkpoint, inline=False
@@ -93,11 +97,12 @@ class _GradFunction:
 
     def lower(self, *args, **kwargs) -> ModuleOp:
         """The differentiated, optimised module the backend runs for these argument types."""
-        return self._compiled(bind_arguments(self.f, args, kwargs)).module
+        return self._compiled(bind_arguments(self.f, args, kwargs))[0].module
 
     def __call__(self, *args, **kwargs):
         args = bind_arguments(self.f, args, kwargs)
-        results = run_compiled(self._compiled(args).run, args)
+        compiled, hidden = self._compiled(args)
+        results = run_compiled(compiled.run, (*args, *hidden))
         grads = results[1:] if self.with_value else results
         grads = grads[0] if self.single else tuple(grads)
         return (results[0], grads) if self.with_value else grads
@@ -112,7 +117,9 @@ def grad(
     `checkpoint=True` makes loops store only each iteration's inputs and
     recompute the body in the reverse sweep (less memory, more time; see
     docs/control-flow.md). `backend="native"` runs machine code compiled by
-    upstream MLIR 22 and llvmlite (see docs/backends.md).
+    upstream MLIR 22 and llvmlite (see docs/backends.md). Global arrays `f`
+    reads are read at each call and never differentiated (see
+    docs/python-subset.md).
     """
     return _GradFunction(f, argnums, with_value=False, checkpoint=checkpoint, backend=backend)
 
@@ -142,15 +149,16 @@ def vjp(f: Callable, *primals, backend: str = "python"):
     active = tuple(is_differentiable(t) for t in signature)
 
     def build() -> Compiled:
-        module, augmented, pullback, out_types = vjp_module(f, signature)
+        module, augmented, pullback, out_types, hidden = vjp_module(f, signature)
         compiled = compile_for(module, backend)
         pair = (compiled.function(augmented), compiled.function(pullback))
-        return Compiled(module, pair, out_types)
+        return Compiled(module, pair, out_types, hidden)
 
-    compiled = cached((f, "vjp", signature, backend), build)
+    compiled, hidden = cached((f, "vjp", signature, backend), build)
     forward, backward = compiled.run
     out_types = compiled.out_types
-    results = run_compiled(forward, primals)
+    # the residuals the pullback gets hold what the global arrays were now
+    results = run_compiled(forward, (*primals, *hidden))
     outputs, residuals = results[: len(out_types)], results[len(out_types) :]
     single = len(out_types) == 1
 
@@ -208,11 +216,11 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence, argnums=None, *, bac
     wrt = tuple(sorted(given))
 
     def build() -> Compiled:
-        module, entry, out_types = jvp_module(f, signature, wrt)
-        return Compiled(module, compile_for(module, backend).function(entry), out_types)
+        module, entry, out_types, hidden = jvp_module(f, signature, wrt)
+        return Compiled(module, compile_for(module, backend).function(entry), out_types, hidden)
 
-    compiled = cached((f, "jvp", wrt, signature, backend), build)
-    results = run_compiled(compiled.run, (*primals, *(given[i] for i in wrt)))
+    compiled, hidden = cached((f, "jvp", wrt, signature, backend), build)
+    results = run_compiled(compiled.run, (*primals, *(given[i] for i in wrt), *hidden))
     n = len(compiled.out_types)
     outputs, tangent_results = results[:n], iter(results[n:])
     tangent_out = tuple(

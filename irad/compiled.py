@@ -1,6 +1,12 @@
 """Compiled gradients: the cache (keyed by the rule table's version, so a rule
 edit forces a recompile) and the argument checks the API, the Jacobians and
-`irad.export` share."""
+`irad.export` share.
+
+Compiled code also depends on the global arrays the function reads (hidden
+arguments, irad/frontend/globals.py), which are only known once it is
+lowered: a key holds a list of variants, and a call takes the one whose
+globals still have the dtypes and shapes it was compiled for, passing their
+current values; none matching, it compiles another."""
 
 from __future__ import annotations
 
@@ -12,7 +18,9 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 
+from irad.backends.python import recursion_error
 from irad.errors import IradError
+from irad.frontend.globals import NO_GLOBALS, HiddenGlobals
 from irad.frontend.source import def_location
 from irad.gc_pause import gc_paused
 from irad.ir.types import describe, is_differentiable, is_tensor
@@ -23,20 +31,44 @@ from irad.rules import default_table
 @dataclass(frozen=True)
 class Compiled:
     module: ModuleOp
-    run: Callable
+    run: Callable  # takes the arguments (and tangents), then the hidden arrays
     out_types: tuple[Attribute, ...] = ()
+    hidden: HiddenGlobals = NO_GLOBALS
 
 
-_CACHE: dict[tuple, Compiled] = {}
+_CACHE: dict[tuple, list[Compiled]] = {}
 
 
-def cached(key: tuple, build: Callable[[], Compiled]) -> Compiled:
-    key = (*key, default_table().version)
-    compiled = _CACHE.get(key)
-    if compiled is None:
+def current(variants: list[Compiled]) -> tuple[Compiled, tuple] | None:
+    """The variant compiled for the global arrays as they are now, and their values."""
+    for compiled in variants:
+        values = compiled.hidden.read()
+        if values is not None:
+            return compiled, values
+    return None
+
+
+def variant(variants: list[Compiled], build: Callable[[], Compiled]) -> tuple[Compiled, tuple]:
+    """`current(variants)`, or else a new variant built and added to them."""
+    found = current(variants)
+    if found is None:
+        compiled = build()
+        found = current([compiled])
+        if found is None:  # a global array changed while it was compiled
+            raise IradError(f"the global arrays {compiled.hidden.reader} reads changed shape while it was compiled")
+        variants.append(compiled)
+    return found
+
+
+def cached(key: tuple, build: Callable[[], Compiled]) -> tuple[Compiled, tuple]:
+    """The compiled code for `key` and the current values of its hidden arrays."""
+    variants = _CACHE.setdefault((*key, default_table().version), [])
+
+    def build_paused() -> Compiled:
         with gc_paused():
-            compiled = _CACHE[key] = build()
-    return compiled
+            return build()
+
+    return variant(variants, build_paused)
 
 
 def name_of(f) -> str:
@@ -92,12 +124,20 @@ def python_type(value) -> object:
 
 def run_compiled(fn: Callable, args: Sequence):
     """Run compiled code; generated functions call each other as Python
-    functions, so a deep call chain may need a higher recursion limit."""
+    functions, so a deep call chain may need a higher recursion limit. Beyond
+    that, the recursion is an error naming the function, as natively."""
     try:
         return fn(*args)
     except RecursionError:
-        with deep_recursion():
+        pass
+    with deep_recursion():
+        try:
             return fn(*args)
+        except RecursionError as exc:
+            error = recursion_error(exc)
+            if error is None:
+                raise
+    raise error
 
 
 def seed(f, what: str, i: int, value, t: Attribute):

@@ -23,4 +23,6 @@ class BackendError(IradError):
 
 class RuntimeCheckError(IradError):
     """A check compiled into the program failed while it ran: an index out of
-    bounds, a range step of zero (where Python or numpy would raise)."""
+    bounds, a range step of zero, int overflow or division by zero, a float ->
+    int of inf or NaN (where Python or numpy would raise); or its recursion
+    nested deeper than the stack allows. The same on both backends."""

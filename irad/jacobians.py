@@ -28,10 +28,11 @@ from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, SSAValue
 
 from irad.api import grad, jvp, vjp
-from irad.compiled import Compiled, cached, error_at, name_of, normalise_argnums, run_compiled
+from irad.compiled import Compiled, cached, error_at, name_of, normalise_argnums, run_compiled, variant
 from irad.backends import check_backend, compile_for
 from irad.ir.dialect import TAPE, JvpOp, TapeFreeOp
 from irad.frontend import bind_arguments, signature_of
+from irad.frontend.globals import HiddenGlobals
 from irad.ir.types import describe, is_differentiable, is_float, is_tensor
 from irad.passes.differentiate import Differentiator
 from irad.pipeline import add_entry, entry_block, function_named, jvp_spec, lowered, reversed_spec, run
@@ -48,35 +49,37 @@ class _JacobianFunction:
         self.backend = check_backend(backend)
         self.single = isinstance(argnums, numbers.Integral)
         self.__name__ = f"{mode}({name_of(f)})"
-        self._returns_arrays: dict[tuple[Attribute, ...], bool] = {}  # by signature
+        # f's primal, by signature, then by the global arrays it reads: its result types
+        self._primals: dict[tuple[Attribute, ...], list[Compiled]] = {}
 
-    def _irad_module(self, signature: tuple[Attribute, ...]) -> tuple[ModuleOp, str]:
+    def _irad_module(self, signature: tuple[Attribute, ...]) -> tuple[ModuleOp, str, HiddenGlobals]:
         nums = normalise_argnums(self.f, self.argnums, signature)
-        module, entry, _ = jacobian_module(self.f, signature, nums, self.mode, inline=False)
-        return module, entry
+        module, entry, _, hidden = jacobian_module(self.f, signature, nums, self.mode, inline=False)
+        return module, entry, hidden
 
-    def _compiled(self, args: Sequence) -> Compiled:
+    def _compiled(self, args: Sequence) -> tuple[Compiled, tuple]:
+        """The compiled Jacobian for these arguments, and the hidden arrays' values."""
         signature = signature_of(self.f, tuple(args))
         nums = normalise_argnums(self.f, self.argnums, signature)
 
         def build() -> Compiled:
-            module, entry, outputs = jacobian_module(self.f, signature, nums, self.mode)
-            return Compiled(module, compile_for(module, self.backend).function(entry), outputs)
+            module, entry, outputs, hidden = jacobian_module(self.f, signature, nums, self.mode)
+            return Compiled(module, compile_for(module, self.backend).function(entry), outputs, hidden)
 
         return cached((self.f, self.mode, nums, signature, self.backend), build)
 
     def lower(self, *args, **kwargs) -> ModuleOp:
         """The differentiated, optimised module for these argument types."""
-        return self._compiled(bind_arguments(self.f, args, kwargs)).module
+        return self._compiled(bind_arguments(self.f, args, kwargs))[0].module
 
     def __call__(self, *args, **kwargs):
         args = bind_arguments(self.f, args, kwargs)
         signature = signature_of(self.f, tuple(args))
         nums = normalise_argnums(self.f, self.argnums, signature)
-        if any(is_tensor(signature[a]) for a in nums) or self._array_outputs(args, signature):
+        if any(is_tensor(signature[a]) for a in nums) or self._array_outputs(signature):
             return self._array_jacobian(args, signature, nums)
-        compiled = self._compiled(args)
-        flat = run_compiled(compiled.run, args)
+        compiled, hidden = self._compiled(args)
+        flat = run_compiled(compiled.run, (*args, *hidden))
         width = len(flat) // len(compiled.out_types)
         rows = [flat[i * width : (i + 1) * width] for i in range(len(compiled.out_types))]
         rows = [row[0] if self.single else tuple(row) for row in rows]
@@ -84,16 +87,16 @@ class _JacobianFunction:
         return tuple(rows) if returns_tuple else rows[0]
 
     # ---- arrays: one sweep per element, assembled with numpy --------------------
-    def _array_outputs(self, args, signature) -> bool:
-        """Does f return an array? Shapes are static, so a jvp along zero answers
-        once per signature."""
-        if signature not in self._returns_arrays:
-            floats = [a for a in range(len(args)) if is_differentiable(signature[a])]
-            zeros = [np.zeros(np.shape(args[a])) if is_tensor(signature[a]) else 0.0 for a in floats]
-            out, _ = jvp(self.f, args, zeros, argnums=floats, backend=self.backend)
-            outs = out if isinstance(out, tuple) else (out,)
-            self._returns_arrays[signature] = any(isinstance(o, np.ndarray) for o in outs)
-        return self._returns_arrays[signature]
+    def _array_outputs(self, signature) -> bool:
+        """Does f return an array? Shapes are static, so f's result types say,
+        once per signature and dtypes and shapes of the global arrays it reads."""
+
+        def build() -> Compiled:
+            module, name, hidden = lowered(self.f, signature)
+            return Compiled(module, None, tuple(function_named(module, name).function_type.outputs.data), hidden)
+
+        primal, _ = variant(self._primals.setdefault(signature, []), build)
+        return any(is_tensor(t) for t in primal.out_types)
 
     def _array_jacobian(self, args, signature, nums):
         """J[output][argument] of shape output.shape + argument.shape, as JAX gives it."""
@@ -141,11 +144,12 @@ def jacobian_module(
     argnums: tuple[int, ...],
     mode: str,
     inline: bool = True,
-) -> tuple[ModuleOp, str, tuple[Attribute, ...]]:
+) -> tuple[ModuleOp, str, tuple[Attribute, ...], HiddenGlobals]:
     """The module whose public `@<f>.<mode>` returns the Jacobian's entries,
-    row-major; also f's result types. (`inline=False` for a module to be
-    differentiated again.)"""
-    module, name = lowered(f, signature)
+    row-major; also f's result types and the global arrays the entry takes
+    after f's arguments. (`inline=False` for a module to be differentiated
+    again.)"""
+    module, name, hidden = lowered(f, signature)
     primal = function_named(module, name)
     primal.sym_visibility = StringAttr("private")
     outputs = tuple(primal.function_type.outputs.data)
@@ -166,7 +170,7 @@ def jacobian_module(
         run(module, jvp_spec(inline))
     else:
         run(module, reversed_spec(inline))
-    return module, entry.sym_name.data, outputs
+    return module, entry.sym_name.data, outputs, hidden
 
 
 def _unit(block: Block, type_: Attribute, value: float) -> SSAValue:

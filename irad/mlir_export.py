@@ -8,6 +8,11 @@ wrapper after lowering. With `main=True` a `@main()` is added that calls the
 entry on the example arguments and prints each result with the MLIR runner
 utilities' `printF64`, one per line: `mlir-runner -e main
 --entry-point-result=void` runs it (docs/backends.md has the commands).
+
+Global arrays `f` reads stay arguments, as in irad's own IR: the public
+functions take them after f's arguments (named after them; the file's header
+lists them), so the caller passes their current values. `@main` passes the
+values they have at export, as constants.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     ModuleOp,
+    TensorType,
     f64,
 )
 from xdsl.ir import Block, Region
@@ -35,6 +41,7 @@ from irad.pipeline import gradient_module, vjp_module
 from irad.backends.native import for_mlir_opt
 from irad.errors import IradError
 from irad.frontend import bind_arguments, signature_of
+from irad.ir.tensor import dense_attr
 
 KINDS = ("grad", "value_and_grad", "vjp")
 
@@ -63,18 +70,22 @@ def export(
     if kind == "vjp":
         if main:
             raise error_at(f, "main=True prints a gradient; use kind='grad' or 'value_and_grad' with it")
-        module = vjp_module(f, signature)[0]
+        module, *_, hidden = vjp_module(f, signature)
     else:
         wrt = normalise_argnums(f, argnums, signature)
-        module, entry = gradient_module(f, signature, wrt, kind == "value_and_grad")
+        module, entry, hidden = gradient_module(f, signature, wrt, kind == "value_and_grad")
     module, passes = for_mlir_opt(module)
     if main:
         if not all(isinstance(t, (Float64Type, Float32Type, IntegerType, IndexType)) for t in signature):
             raise error_at(f, "export(main=True) bakes scalar arguments into @main; arrays are not supported there\n"
                             "  hint: export with main=False and call the C interface with memref descriptors")
-        module.body.block.add_ops(_printing_main(module, entry, args))
+        module.body.block.add_ops(_printing_main(module, entry, (*args, *hidden.read())))
     text = f"// irad.export of {getattr(f, '__qualname__', f)} ({kind}); lower with:\n"
-    text += f"//   {shlex.join(['mlir-opt', *passes])}\n{str(module)}\n"
+    text += f"//   {shlex.join(['mlir-opt', *passes])}\n"
+    if hidden.globals:
+        names = ", ".join(g.label for g in hidden.globals)
+        text += f"// the public functions take these global arrays after f's arguments: {names}\n"
+    text += f"{str(module)}\n"
     if path is not None:
         with open(path, "w") as out:
             out.write(text)
@@ -82,6 +93,8 @@ def export(
 
 
 def _constant(value, t) -> arith.ConstantOp:
+    if isinstance(t, TensorType):  # a global array, as it is at export
+        return arith.ConstantOp(dense_attr(value, t))
     if isinstance(t, (Float64Type, Float32Type)):
         return arith.ConstantOp(FloatAttr(float(value), t))
     if isinstance(t, (IntegerType, IndexType)):

@@ -1,6 +1,6 @@
 """irad's pipelines, defined once, as xDSL `PassPipeline`s built from pass names.
 
-    gradient:  irad-differentiate{checkpoint=...},irad-lower-tape,irad-optimize{max-depth=...},irad-symbol-dce
+    gradient:  irad-differentiate{checkpoint=... inline=... hoist=true},irad-lower-tape,irad-optimize{max-depth=...},irad-symbol-dce
     reversed:  irad-lower-tape,irad-optimize{max-depth=...},irad-symbol-dce
     jvp:       irad-jvp,irad-optimize,irad-symbol-dce
     optimise:  irad-optimize{max-depth=...},irad-symbol-dce
@@ -10,8 +10,11 @@ The API, the Jacobians and `irad.export` run them; `irad-opt` and stock
 pass (`Differentiator.reverse`, for vjp and jacrev). Whatever differentiates in
 reverse mode lowers the tape ops to memref code (irad-lower-tape) before the
 optimiser and the backends see them. A module built to be differentiated again
-is not inlined (max-depth=0): its calls, to rule targets above all, must meet
-the rule table again.
+is not inlined (max-depth=0, inline=false): its calls, to rule targets above
+all, must meet the rule table again. Otherwise irad-differentiate inlines the
+callees it differentiates before it reverses them (linear compile time in the
+depth of a call tree; the optimiser would inline their generated functions
+anyway).
 
 Callbacks in `AFTER_PASS` see the module after every pass (the test suite
 parses each one with upstream mlir-opt there); with IRAD_VERIFY=1, or
@@ -32,6 +35,7 @@ from xdsl.passes import ModulePass, PassPipeline
 
 from irad.compiled import error_at, name_of
 from irad.frontend import lower_function
+from irad.frontend.globals import HiddenGlobals
 from irad.ir.dialect import GradOp, JvpOp, ValueAndGradOp, make_context
 from irad.ir.metadata import ENTRY, mark_generated
 from irad.ir.types import describe, is_differentiable, is_float
@@ -66,7 +70,8 @@ def reversed_spec(inline: bool = True) -> str:
 
 
 def gradient_spec(checkpoint: bool = False, inline: bool = True) -> str:
-    return _joined(f"irad-differentiate{{checkpoint={str(checkpoint).lower()}}}", reversed_spec(inline))
+    options = f"checkpoint={str(checkpoint).lower()} inline={str(inline).lower()} hoist=true"
+    return _joined(f"irad-differentiate{{{options}}}", reversed_spec(inline))
 
 
 def jvp_spec(inline: bool = True) -> str:
@@ -92,13 +97,19 @@ def run(module: ModuleOp, spec: str) -> None:
         module.verify()
 
 
-def lowered(f, signature, table=None) -> tuple[ModuleOp, str]:
+def lowered(f, signature, table=None) -> tuple[ModuleOp, str, HiddenGlobals]:
     """The frontend's module of `f` for `signature`, verified when VERIFY is on
-    (the tests), so invalid IR from the frontend fails where it is built."""
-    module, name = lower_function(f, signature, default_table() if table is None else table)
+    (the tests), so invalid IR from the frontend fails where it is built; its
+    entry's name and the global arrays it takes after `signature`."""
+    module, name, hidden = lower_function(f, signature, default_table() if table is None else table)
     if VERIFY:
         module.verify()
-    return module, name
+    return module, name, hidden
+
+
+def hidden_types(primal: func.FuncOp, signature) -> list[Attribute]:
+    """The types of the hidden arguments (global arrays) `primal` takes after `signature`."""
+    return list(primal.function_type.inputs.data[len(signature) :])
 
 
 def function_named(module: ModuleOp, name: str) -> func.FuncOp:
@@ -106,10 +117,18 @@ def function_named(module: ModuleOp, name: str) -> func.FuncOp:
 
 
 # ---- from a Python function to an optimised module ------------------------------
-def entry_block(primal: func.FuncOp, arg_types) -> Block:
-    """The block of an entry function into `primal`, its arguments named like primal's."""
-    block = Block(arg_types=arg_types)
-    for arg, primal_arg in zip(block.args, primal.body.block.args):
+# An entry function takes f's arguments, then what the request adds (tangents),
+# then the hidden arguments: the global arrays f reads, which the API passes
+# last, read at each call.
+def entry_block(primal: func.FuncOp, signature, extra=()) -> Block:
+    """The block of an entry function into `primal`: `signature`, `extra`, then
+    primal's hidden arguments; named like primal's arguments."""
+    hidden = hidden_types(primal, signature)
+    block = Block(arg_types=[*signature, *extra, *hidden])
+    params = primal.body.block.args
+    for arg, primal_arg in zip(block.args, params[: len(signature)]):
+        arg.name_hint = primal_arg.name_hint
+    for arg, primal_arg in zip(block.args[len(block.args) - len(hidden) :], params[len(signature) :]):
         arg.name_hint = primal_arg.name_hint
     return block
 
@@ -146,14 +165,15 @@ def gradient_module(
     with_value: bool,
     checkpoint: bool = False,
     inline: bool = True,
-) -> tuple[ModuleOp, str]:
-    """The differentiated, optimised module and the name of its entry function.
+) -> tuple[ModuleOp, str, HiddenGlobals]:
+    """The differentiated, optimised module, the name of its entry function and
+    the global arrays it takes after f's arguments.
 
     The entry, `@<f>.grad` or `@<f>.value_and_grad`, holds the request op that
     irad-differentiate replaces. It returns the gradients in `wrt` order (the
     request op itself takes increasing indices).
     """
-    module, name = lowered(f, signature)
+    module, name, hidden = lowered(f, signature)
     primal = function_named(module, name)
     primal.sym_visibility = StringAttr("private")  # the entry below is the public one
     out_type = scalar_result_type(f, primal)
@@ -168,38 +188,44 @@ def gradient_module(
     block.add_op(func.ReturnOp(*request.results[: len(values)], *(grads[i] for i in wrt)))
     add_entry(module, primal, entry_name, block, values + [signature[i] for i in wrt])
     run(module, gradient_spec(checkpoint, inline))
-    return module, entry_name
+    return module, entry_name, hidden
 
 
 def vjp_module(
     f: Callable, signature: tuple[Attribute, ...]
-) -> tuple[ModuleOp, str, str, tuple[Attribute, ...]]:
-    """The module with the public augmented primal and pullback of `f`, and f's result types."""
-    module, name = lowered(f, signature)
-    out_types = tuple(function_named(module, name).function_type.outputs.data)
-    active = tuple(is_differentiable(t) for t in signature)
-    generated = Differentiator(module, default_table()).reverse(name, active)
+) -> tuple[ModuleOp, str, str, tuple[Attribute, ...], HiddenGlobals]:
+    """The module with the public augmented primal and pullback of `f`, f's
+    result types and the global arrays the augmented primal takes after f's
+    arguments (never differentiated)."""
+    module, name, hidden = lowered(f, signature)
+    primal = function_named(module, name)
+    out_types = tuple(primal.function_type.outputs.data)
+    active = tuple(is_differentiable(t) for t in signature) + (False,) * len(hidden_types(primal, signature))
+    generated = Differentiator(module, default_table(), inline=True, hoist=True).reverse(name, active)
     for op in module.ops:
         if isinstance(op, func.FuncOp):
             public = op.sym_name.data in (generated.augmented, generated.pullback)
             op.sym_visibility = None if public else StringAttr("private")
     run(module, reversed_spec())
-    return module, generated.augmented, generated.pullback, out_types
+    return module, generated.augmented, generated.pullback, out_types, hidden
 
 
 def jvp_module(
     f: Callable, signature: tuple[Attribute, ...], wrt: tuple[int, ...]
-) -> tuple[ModuleOp, str, tuple[Attribute, ...]]:
+) -> tuple[ModuleOp, str, tuple[Attribute, ...], HiddenGlobals]:
     """The module whose public `@<f>.jvp` takes f's arguments, then one tangent
-    per `wrt` index (increasing), and returns f's results, then their tangents."""
-    module, name = lowered(f, signature)
+    per `wrt` index (increasing), then the global arrays f reads, and returns
+    f's results, then their tangents."""
+    module, name, hidden = lowered(f, signature)
     primal = function_named(module, name)
     primal.sym_visibility = StringAttr("private")
     outputs = primal.function_type.outputs.data
-    block = entry_block(primal, [*signature, *(signature[i] for i in wrt)])
+    tangents = [signature[i] for i in wrt]
+    block = entry_block(primal, signature, tangents)
+    n, k = len(signature), len(tangents)
     result_types = [*outputs, *(t for t in outputs if is_differentiable(t))]
-    request = JvpOp(name, block.args, wrt, result_types)
+    request = JvpOp(name, [*block.args[:n], *block.args[n + k :], *block.args[n : n + k]], wrt, result_types)
     block.add_ops([request, func.ReturnOp(*request.results)])
     entry = add_entry(module, primal, f"{name}.jvp", block, result_types)
     run(module, jvp_spec())
-    return module, entry.sym_name.data, tuple(outputs)
+    return module, entry.sym_name.data, tuple(outputs), hidden

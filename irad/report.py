@@ -44,7 +44,8 @@ def explain(
         wrt = {argnums % len(signature)} if isinstance(argnums, int) else {
             n % len(signature) for n in argnums
         }
-    module, name = lowered(f, signature, table)
+    module, name, hidden = lowered(f, signature, table)
     differentiator = Differentiator(module, table)
-    differentiator.reverse(name, tuple(i in wrt and is_differentiable(t) for i, t in enumerate(signature)))
+    active = tuple(i in wrt and is_differentiable(t) for i, t in enumerate(signature))
+    differentiator.reverse(name, active + (False,) * len(hidden.globals))  # global arrays: never
     return Report(getattr(f, "__qualname__", name), tuple(differentiator.decisions))

@@ -8,20 +8,20 @@ and only a cycle there is recursion. A call between two functions of one node
 with different roles or orders (a rule's augmented primal calling the primal
 itself) is not an edge: it is how the node computes, not recursion.
 
-Strongly connected components are found by Tarjan's algorithm with an explicit
-stack, so a 10,000-deep chain costs no Python recursion.
+Strongly connected components are found by irad.ir.callgraph (Tarjan's
+algorithm, no Python recursion).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.ir import Operation
 
+from irad.ir.callgraph import on_cycles, strongly_connected
 from irad.ir.metadata import derived_from, origin
 
 
@@ -47,53 +47,6 @@ def symbol_uses(op: Operation) -> list[str]:
     """The symbols one op names in its properties and attributes."""
     attrs = [*op.properties.values(), *op.attributes.values()]
     return [a.root_reference.data for a in attrs if isinstance(a, SymbolRefAttr)]
-
-
-def strongly_connected(edges: Mapping[Hashable, Iterable[Hashable]]) -> list[list]:
-    """Tarjan's SCCs of the graph whose nodes are the keys of `edges`, callees'
-    components before their callers' (reverse topological order). Successors
-    that are not keys are ignored."""
-    index: dict = {}
-    low: dict = {}
-    on_stack: set = set()
-    stack: list = []
-    components: list[list] = []
-
-    def visit(node) -> tuple:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        return node, iter(edges[node])
-
-    for start in edges:
-        if start in index:
-            continue
-        path = [visit(start)]  # the DFS path, each node with its remaining successors
-        while path:
-            node, successors = path[-1]
-            for succ in successors:
-                if succ not in edges:
-                    continue
-                if succ not in index:
-                    path.append(visit(succ))
-                    break
-                if succ in on_stack:
-                    low[node] = min(low[node], index[succ])
-            else:
-                path.pop()
-                if path:
-                    parent = path[-1][0]
-                    low[parent] = min(low[parent], low[node])
-                if low[node] == index[node]:
-                    component = []
-                    while True:
-                        member = stack.pop()
-                        on_stack.discard(member)
-                        component.append(member)
-                        if member == node:
-                            break
-                    components.append(component)
-    return components
 
 
 @dataclass
@@ -145,15 +98,7 @@ class CallGraph:
         for i, members in enumerate(graph.order):
             for name in members:
                 graph.component[name] = i
-        graph.raw_recursive = _recursive(graph.order, raw)
-        graph.primal_recursive = _recursive(strongly_connected(primal), primal)
+        graph.raw_recursive = on_cycles(graph.order, raw)
+        graph.primal_recursive = on_cycles(strongly_connected(primal), primal)
         return graph
 
-
-def _recursive(components: list[list], edges: Mapping) -> set:
-    """Members of a cycle: a component of two or more, or one that calls itself."""
-    out = set()
-    for members in components:
-        if len(members) > 1 or members[0] in edges.get(members[0], ()):
-            out.update(members)
-    return out

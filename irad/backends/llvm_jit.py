@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes.util
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from irad.errors import BackendError
 
@@ -75,12 +75,23 @@ def _check_externals(llvm, module, where: str) -> None:
 class JitModule:
     """LLVM IR text, optimised (-O2 by default) and compiled to machine code in this process."""
 
-    def __init__(self, llvm_ir: str, *, libraries: Sequence[str] = (), where: str = "the lowered module"):
+    def __init__(
+        self,
+        llvm_ir: str,
+        *,
+        libraries: Sequence[str] = (),
+        where: str = "the lowered module",
+        extend: Callable[[object], str] | None = None,
+    ):
+        """`extend`, given the parsed module, returns more LLVM IR to link into
+        it before it is optimised (the native backend's runtime)."""
         llvm = _llvm()
         for library in libraries:  # loaded once per process; symbols resolve from them
             _load_library(library)
         try:
             module = llvm.parse_assembly(llvm_ir)
+            if extend is not None:
+                module.link_in(llvm.parse_assembly(extend(module)))
             module.verify()
         except RuntimeError as exc:
             raise BackendError(f"llvmlite rejected the LLVM IR of {where}:\n{exc}") from None
@@ -106,3 +117,9 @@ class JitModule:
         if not address:
             raise BackendError(f"the native module has no function {symbol!r}")
         return address
+
+
+def signature(module, symbol: str) -> tuple[str, list[str]]:
+    """The (result, parameter) LLVM types of a function of a parsed module."""
+    t = module.get_function(symbol).global_value_type
+    return str(t.get_function_return()), [str(p) for p in t.get_function_parameters()]

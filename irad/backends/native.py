@@ -15,6 +15,11 @@ Python calls through ctypes:
 * several results, or a memref result, come back through a pointer to a
   struct, passed as the first argument.
 
+Python calls it through an entry (native_checks.py) that turns a failed
+check (a cf.assert, or the stack check of a recursive function) into
+RuntimeCheckError: the entry returns a status in place of a void result, NaN
+in place of a float one (`_convention`).
+
 Memory: without tensors, a gradient request frees its tape itself
 (irad-differentiate puts an `irad.tape_free`, a `memref.dealloc` once lowered,
 after its pullback); with tensors, MLIR's buffer-deallocation pipeline frees
@@ -25,7 +30,8 @@ Python values by one rule:
 
 * each allocation (a descriptor's `allocated` pointer) gets exactly one owner,
   a `NativeBuffer`, which frees it with libc `free` (memref.alloc lowers to
-  `malloc`) when the last value viewing it goes; an allocation that is an
+  irad's allocator, malloc with a header: native_runtime.ll) when the last
+  value viewing it goes; an allocation that is an
   argument's memory is not owned again, its values keep the argument alive;
 * the arrays a call hands out share memory with nothing else: an array result
   whose allocation is an argument's or an earlier result's (`func.return %0,
@@ -64,7 +70,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-from irad.backends.llvm_jit import JitModule
+from irad.backends import native_checks
+from irad.backends.llvm_jit import JitModule, signature
 from irad.backends.mlir_tools import INSTALL_HINT, find_tool
 from irad.errors import BackendError
 
@@ -86,6 +93,10 @@ LOWERING = (
     "--convert-func-to-llvm",
     "--reconcile-unrealized-casts",
 )
+
+# JIT-compiled here, buffers are allocated and freed by irad's runtime
+# (native_runtime.ll), which frees those of a call that fails a check.
+TRACKED = {"--finalize-memref-to-llvm": "--finalize-memref-to-llvm=use-generic-functions"}
 
 # Before LOWERING, for modules with tensors: elementwise arith/math on tensors
 # and named linalg ops (broadcast, reduce, matmul) become linalg.generic, and
@@ -202,7 +213,7 @@ def _has_tensors(module: ModuleOp) -> bool:
     return False
 
 
-def for_mlir_opt(module: ModuleOp) -> tuple[ModuleOp, tuple[str, ...]]:
+def for_mlir_opt(module: ModuleOp, *, tracked: bool = False) -> tuple[ModuleOp, tuple[str, ...]]:
     """A copy of `module` ready for mlir-opt, and the passes that take it to the
     LLVM dialect.
 
@@ -211,16 +222,17 @@ def for_mlir_opt(module: ModuleOp) -> tuple[ModuleOp, tuple[str, ...]]:
     (growth, and a request's free after its pullback) are dropped then, and
     the pipeline frees the tape like any buffer; private functions pass
     ownership back to their callers, so the tape threaded through them is
-    never cloned.
+    never cloned. `tracked`: buffers are allocated by irad's runtime (TRACKED).
     """
     module = public_interface(module)
     checks = RUNTIME_VERIFICATION if os.environ.get(VERIFY_MEMREFS, "") not in ("", "0") else ()
+    lowering = LOWERING if not tracked else tuple(TRACKED.get(p, p) for p in LOWERING)
     if not _has_tensors(module):
-        return module, checks + LOWERING
+        return module, checks + lowering
     for op in [op for op in module.walk() if isinstance(op, memref.DeallocOp)]:
         op.detach()
         op.erase()
-    return module, BUFFERIZATION + checks + LOWERING
+    return module, BUFFERIZATION + checks + lowering
 
 
 def lower_to_llvm_ir(mlir_text: str, passes: Sequence[str] = LOWERING) -> str:
@@ -278,13 +290,14 @@ _libc_free.argtypes = [ctypes.c_void_p]
 
 
 class NativeBuffer:
-    """One allocation native code returned; libc `free` runs when the last
-    value viewing it (a numpy array, a NativeMemRef) goes."""
+    """One allocation native code returned; libc `free` runs on it (on the
+    `base` malloc returned, before irad's header: native_runtime.ll) when the
+    last value viewing it (a numpy array, a NativeMemRef) goes."""
 
     __slots__ = ("free", "__weakref__")
 
-    def __init__(self, allocated: int | None):
-        self.free = weakref.finalize(self, _libc_free, allocated)
+    def __init__(self, allocated: int):
+        self.free = weakref.finalize(self, _libc_free, native_checks.allocation_base(allocated))
 
 
 class NativeMemRef:
@@ -369,21 +382,25 @@ def _argument(t: Attribute) -> tuple[type, Callable | None]:
     return c_type(t), None
 
 
-def _callable(address: int, function: func.FuncOp) -> Callable[..., tuple]:
-    """A Python function calling the C interface at `address`; it returns a tuple."""
+def _convention(outputs: Sequence[Attribute]) -> str:
+    """How the entry of a function with these results reports a failed check
+    (native_checks.entry_convention): results through a pointer or none give
+    a status, one float gives NaN, one int gives a status and its value
+    through a pointer."""
+    if len(outputs) != 1 or _is_buffer(outputs[0]):
+        return "status"
+    return "nan" if isinstance(outputs[0], (Float64Type, Float32Type)) else "out"
+
+
+def _callable(address: int, function: func.FuncOp, checks: native_checks.Checks) -> Callable[..., tuple]:
+    """A Python function calling the entry (native_checks.py) of the C interface
+    at `address`; it returns a tuple, or raises RuntimeCheckError for a failed check."""
     inputs = function.function_type.inputs.data
     outputs = function.function_type.outputs.data
     arguments = [_argument(t) for t in inputs]
     converters = [(i, convert) for i, (_, convert) in enumerate(arguments) if convert]
     argtypes = [c for c, _ in arguments]
-    by_pointer = len(outputs) > 1 or any(map(_is_buffer, outputs))
-    if by_pointer:
-        fields = [(f"r{i}", c_type(t)) for i, t in enumerate(outputs)]
-        results = fields[0][1] if len(outputs) == 1 else type("Results", (ctypes.Structure,), {"_fields_": fields})
-        c_function = ctypes.CFUNCTYPE(None, ctypes.POINTER(results), *argtypes)(address)
-    else:
-        restype = c_type(outputs[0]) if outputs else None
-        c_function = ctypes.CFUNCTYPE(restype, *argtypes)(address)
+    convention = _convention(outputs)
 
     def convert(args: Sequence) -> Sequence:
         if not converters:
@@ -393,22 +410,51 @@ def _callable(address: int, function: func.FuncOp) -> Callable[..., tuple]:
             args[i] = to_c(args[i])
         return args
 
-    if not by_pointer:
-        if not outputs:
+    if convention == "nan":
+        c_function = ctypes.CFUNCTYPE(c_type(outputs[0]), *argtypes)(address)
 
-            def call_void(*args):
-                c_function(*convert(args))
-                return ()
+        def call_float(*args):
+            result = c_function(*convert(args))
+            if result != result:
+                checks.after_nan()
+            return (result,)
 
-            return call_void
-        return lambda *args: (c_function(*convert(args)),)
+        return call_float
+
+    if not outputs:
+        c_function = ctypes.CFUNCTYPE(ctypes.c_int32, *argtypes)(address)
+
+        def call_void(*args):
+            check = c_function(*convert(args))
+            if check:
+                raise checks.failed(check)
+            return ()
+
+        return call_void
+
+    fields = [(f"r{i}", c_type(t)) for i, t in enumerate(outputs)]
+    results = fields[0][1] if len(outputs) == 1 else type("Results", (ctypes.Structure,), {"_fields_": fields})
+    c_function = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.POINTER(results), *argtypes)(address)
+
+    if convention == "out":
+
+        def call_int(*args):
+            out = results()
+            check = c_function(ctypes.byref(out), *convert(args))
+            if check:
+                raise checks.failed(check)
+            return (out.value,)
+
+        return call_int
 
     if len(outputs) == 1:
 
         def call_one(*args):
             out = results()
             args = convert(args)
-            c_function(ctypes.byref(out), *args)
+            check = c_function(ctypes.byref(out), *args)
+            if check:
+                raise checks.failed(check)
             return _claim((out,), outputs, args)
 
         return call_one
@@ -418,7 +464,9 @@ def _callable(address: int, function: func.FuncOp) -> Callable[..., tuple]:
 
         def call_scalars(*args):  # the common case, kept lean: ~1 µs per call
             out = results()
-            c_function(ctypes.byref(out), *args)
+            check = c_function(ctypes.byref(out), *args)
+            if check:
+                raise checks.failed(check)
             return fields_of(out)
 
         return call_scalars
@@ -426,7 +474,9 @@ def _callable(address: int, function: func.FuncOp) -> Callable[..., tuple]:
     def call(*args):
         out = results()
         args = convert(args)
-        c_function(ctypes.byref(out), *args)
+        check = c_function(ctypes.byref(out), *args)
+        if check:
+            raise checks.failed(check)
         return _claim(fields_of(out), outputs, args)
 
     return call
@@ -443,15 +493,28 @@ class NativeModule:
             for op in module.ops
             if isinstance(op, func.FuncOp) and op.sym_visibility is None and op.body.blocks
         }
-        ready, passes = for_mlir_opt(module)
+        ready, passes = for_mlir_opt(module, tracked=True)
+        messages = native_checks.guard(ready)
         self.llvm_ir = lower_to_llvm_ir(str(ready), passes)
-        self.jit = JitModule(self.llvm_ir, libraries=runtime_libraries())
+        self.jit = JitModule(self.llvm_ir, libraries=runtime_libraries(), extend=self._runtime)
+        failure = ctypes.CFUNCTYPE(ctypes.c_int32)(self.jit.address(native_checks.FAILURE))
+        self.checks = native_checks.Checks(messages, failure)
+
+    def _runtime(self, llvm_module) -> str:
+        """The runtime of the checks, with an entry for each public function
+        (it must report failures as `_callable` expects)."""
+        signatures = {name: signature(llvm_module, native_checks.CIFACE_PREFIX + name) for name in self.functions}
+        for name, (result, _) in signatures.items():
+            expected = _convention(self.functions[name].function_type.outputs.data)
+            if native_checks.entry_convention(result) != expected:
+                raise BackendError(f"the C interface of @{name} returns {result}, which irad does not expect")
+        return native_checks.runtime(signatures)
 
     def function(self, name: str) -> Callable[..., tuple]:
         if name not in self.functions:
             raise BackendError(f"the native module has no public function @{name}")
-        address = self.jit.address(f"_mlir_ciface_{name}")
-        call = _callable(address, self.functions[name])
+        address = self.jit.address(native_checks.ENTRY_PREFIX + name)
+        call = _callable(address, self.functions[name], self.checks)
         call.__name__ = name
         call.native_module = self  # the machine code lives as long as the callable
         return call

@@ -74,6 +74,7 @@ from irad.backends.python_arrays import float_literal as _float_literal
 from irad.errors import BackendError, RuntimeCheckError
 from irad.ir import ieee
 from irad.ir.dialect import TAPE_COPY
+from irad.ir.locations import recursion_message
 
 # --------------------------------------------------------------------------
 # Runtime helpers bound in the namespaces the generated code runs in.
@@ -914,13 +915,20 @@ class CompiledModule:
             for op in module.ops
             if isinstance(op, func.FuncOp)
         }
+        recursion = {  # what a RecursionError in each function means (recursion_error)
+            self._identifiers[op.sym_name.data]: recursion_message(op)
+            for op in module.ops
+            if isinstance(op, func.FuncOp) and op.sym_name.data in self._identifiers
+        }
         self._fast: dict[str, Any] = {
+            _RECURSION: recursion,
             **FAST_NAMESPACE,
             **python_arrays.NAMESPACE,
             "_IEEE_ERRORS": _NON_IEEE_ERRORS,
             "_ieee_fallback": self._run_ieee,
         }
         self._ieee: dict[str, Any] = {
+            _RECURSION: recursion,
             **IEEE_NAMESPACE,
             **python_arrays.NAMESPACE,
             "_IEEE_ERRORS": (),  # the IEEE version is the last resort
@@ -962,6 +970,22 @@ class CompiledModule:
             results = self._ieee[self._identifiers[name]](*args)
         converters = self._result_converters[name]
         return tuple(convert(r) for convert, r in zip(converters, results))
+
+
+_RECURSION = "_irad_recursion"  # in generated code's globals: identifier -> message
+
+
+def recursion_error(exc: RecursionError) -> RuntimeCheckError | None:
+    """The error to raise for a RecursionError from generated code: a
+    RuntimeCheckError naming the innermost generated function, as the native
+    backend's stack check does (None if no generated code raised it)."""
+    message = None
+    tb = exc.__traceback__
+    while tb is not None:
+        code, namespace = tb.tb_frame.f_code, tb.tb_frame.f_globals
+        message = namespace.get(_RECURSION, {}).get(code.co_name, message)
+        tb = tb.tb_next
+    return RuntimeCheckError(message) if message is not None else None
 
 
 def _with_arrays(fn: Callable[..., tuple[Any, ...]]) -> Callable[..., tuple[Any, ...]]:

@@ -30,6 +30,7 @@ from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Attribute, SSAValue
 
+from irad.frontend.globals import is_hidden
 from irad.frontend.values import Static
 from irad.frontend.views import Reshape, Slice, Transpose, Views
 from irad.ir.types import F32, F64, I1, I64, is_bool, is_float, is_int
@@ -90,8 +91,8 @@ class ArrayLowering:
         return self.fl.src.error(node, message, hint)
 
     def check(self, condition: SSAValue, node, message: str) -> None:
-        """A check at run time (cf.assert): the backends raise RuntimeCheckError
-        (Python) or abort with the message (native) when it fails."""
+        """A check at run time (cf.assert): both backends raise RuntimeCheckError
+        with the message when it fails."""
         self.em.op(cf.AssertOp(condition, f"{self.fl.src.location(node)}: {message}"))
 
     def new(self, v: SSAValue) -> SSAValue:
@@ -425,13 +426,22 @@ class ArrayLowering:
             raise self.error(node, f"in-place arithmetic on the int or bool array '{name}' is not supported")
         self.views.write(name, self.to_element(result, T.element(current)))
 
+    def refuse_global_write(self, name: str, node) -> None:
+        """`G[i] = v` or `G += v` on a global array: numpy would change the global."""
+        if name not in self.fl.env and is_hidden(self.fl.global_value(name)):
+            raise self.error(node, f"in-place write to the global array '{name}'",
+                             f"copy it first: {name.lower()} = np.copy({name}) (irad reads global "
+                             "arrays at each call, as hidden arguments, and never writes into them)")
+
     def refuse_write(self, name: str, node) -> None:
+        self.refuse_global_write(name, node)
         refusal = self.views.refusal(name)
         if refusal is not None:
             raise self.error(node, *refusal)
 
     def assign_item(self, name: str, index_node: ast.expr, value, node) -> None:
         """`name[index] = value` as a value-semantic update of `name`'s array."""
+        self.refuse_global_write(name, node)
         y = self.fl.env.get(name)
         if not is_array(y):
             raise self.error(node, f"item assignment to '{name}', which is not an array")

@@ -561,7 +561,7 @@ class ControlFlowLowering:
             isinstance(call, ast.Call)
             and isinstance(call.func, ast.Name)
             and call.func.id not in self.env
-            and self._lookup_global(call.func.id) == (True, builtins.range)
+            and self.global_value(call.func.id) is builtins.range
         )
         if not is_range or call.keywords or not 1 <= len(call.args) <= 3:
             raise self.src.error(

@@ -37,6 +37,7 @@ from irad.ir.symbols import fresh_symbol, rename_callees, value_name
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
 from irad.frontend import integers, joins
 from irad.frontend.emitter import Emitter
+from irad.frontend.globals import CLOSURE, DEFAULT, Global, HiddenArguments, HiddenGlobals, is_hidden
 from irad.frontend.values import Static, Value
 from irad.frontend.library import (
     FLOAT_FUNCTIONS,
@@ -80,12 +81,18 @@ class ModuleLowering:
     table becomes a call to a small function wrapping the op, so the pass
     meets a call op where it consults the table. `symbols_by_key` names every
     function by its rule-table key (used for modules holding a rule).
+
+    Global arrays the functions read become hidden arguments after their own
+    (irad/frontend/globals.py); `globals_of` gives a function's, in order.
+    A rule's module has no caller to pass them (`hidden_globals=False`).
     """
 
-    def __init__(self, table=None, symbols_by_key: bool = False) -> None:
+    def __init__(self, table=None, symbols_by_key: bool = False, hidden_globals: bool = True) -> None:
         self.module = ModuleOp([])
         self.table = table
         self.symbols_by_key = symbols_by_key
+        self.hidden_globals = hidden_globals
+        self._globals: dict[str, tuple[Global, ...]] = {}  # function symbol -> its hidden globals
         self._functions: dict[tuple[object, tuple[Attribute, ...]], func.FuncOp] = {}
         # functions being lowered -> a declaration standing in for recursive calls
         self._in_progress: dict[tuple[object, tuple[Attribute, ...]], func.FuncOp] = {}
@@ -129,6 +136,10 @@ class ModuleLowering:
     def has_rules(self, fn) -> bool:
         return self.table is not None and self.table.has_entries(target_key(fn))
 
+    def globals_of(self, op: func.FuncOp) -> tuple[Global, ...]:
+        """The globals `op` takes as hidden arguments, after its own, in order."""
+        return self._globals.get(op.sym_name.data, ())
+
     def _library_wrapper(self, fn, arg_types: tuple[Attribute, ...]) -> func.FuncOp:
         """A function whose body is the library op, so calls to `fn` meet the table."""
         block = Block(arg_types=arg_types)
@@ -150,7 +161,7 @@ class ModuleLowering:
     def _import_derivative(self, fn, arg_types: tuple[Attribute, ...]) -> func.FuncOp:
         """The entry of the module a derivative object (irad.grad(f), ...)
         builds; its other functions join this module under fresh names."""
-        module, entry_name = fn._irad_module(arg_types)
+        module, entry_name, hidden = fn._irad_module(arg_types)
         functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
         symbols = {op.sym_name.data: self.unique_symbol(op.sym_name.data) for op in functions}
         entry = None
@@ -163,6 +174,7 @@ class ModuleLowering:
                 entry = op
             else:
                 self.module.body.block.add_op(op)
+        self._globals[entry.sym_name.data] = hidden.globals
         return entry
 
     def _external(self, fn, arg_types: tuple[Attribute, ...]) -> func.FuncOp:
@@ -180,13 +192,19 @@ class ModuleLowering:
         return op
     def _lower_recursive(self, key, source, name: str, target: str) -> func.FuncOp:
         """Lower a function; if it calls itself (directly or through others), lower
-        it again until the result types its recursive calls assumed are its own."""
+        it again until the result types and the hidden globals its recursive calls
+        assumed are its own. The globals only grow (the assumed ones come first,
+        in order), so that part stops; type changes get three rounds."""
         assumed: list[Attribute] = [F64]  # numeric code mostly returns one float
-        for _ in range(3):
-            self._in_progress[key] = func.FuncOp.external(name, list(key[1]), assumed)
+        hidden: tuple[tuple[Global, Attribute], ...] = ()  # assumed hidden globals and types
+        type_rounds = 0
+        while type_rounds < 3:
+            inputs = [*key[1], *(t for _, t in hidden)]
+            self._in_progress[key] = func.FuncOp.external(name, inputs, assumed)
+            self._globals[name] = tuple(g for g, _ in hidden)
             self._called_recursively.discard(key)
             lowered_before = set(self._functions)
-            lowering = FunctionLowering(self, source, key[1], name, target)
+            lowering = FunctionLowering(self, source, key[1], name, target, hidden)
             try:
                 op = lowering.lower()
             except UnsupportedError:
@@ -196,16 +214,21 @@ class ModuleLowering:
                 if key not in self._called_recursively or learned in (None, assumed):
                     raise
                 assumed = learned
+                type_rounds += 1
                 for stale in set(self._functions) - lowered_before:
                     self._forget(self._functions.pop(stale))
                 continue
             finally:
                 del self._in_progress[key]
             actual = list(op.function_type.outputs.data)
-            if key not in self._called_recursively or actual == assumed:
+            found = lowering.hidden.items()
+            self._globals[name] = tuple(g for g, _ in found)
+            if key not in self._called_recursively or (actual == assumed and found == hidden):
                 return op
-            assumed = actual
+            type_rounds += actual != assumed
+            assumed, hidden = actual, found
             # functions lowered meanwhile may call this one with the wrong type
+            # or without its globals
             for stale in set(self._functions) - lowered_before:
                 self._forget(self._functions.pop(stale))
         raise UnsupportedError(
@@ -216,6 +239,7 @@ class ModuleLowering:
 
     def _forget(self, op: func.FuncOp) -> None:
         self._symbols.discard(op.sym_name.data)
+        self._globals.pop(op.sym_name.data, None)
         op.detach()
         op.erase(safe_erase=False)
 
@@ -231,8 +255,11 @@ class ModuleLowering:
         return name
 
 
-def lower_function(fn, arg_types: tuple[Attribute, ...], table=None) -> tuple[ModuleOp, str]:
-    """Lower `fn` for `arg_types`. Returns the module and the entry's symbol name.
+def lower_function(
+    fn, arg_types: tuple[Attribute, ...], table=None
+) -> tuple[ModuleOp, str, HiddenGlobals]:
+    """Lower `fn` for `arg_types`. Returns the module, the entry's symbol name
+    and the global arrays the entry takes after `arg_types` (hidden arguments).
 
     `table` is the rule table the module will be differentiated against.
     """
@@ -247,7 +274,8 @@ def lower_function(fn, arg_types: tuple[Attribute, ...], table=None) -> tuple[Mo
             "  hint: flatten the call chain or split very long expressions"
         ) from None
     entry.sym_visibility = None  # the entry point is public, helpers private
-    return lowering.module, entry.sym_name.data
+    hidden = HiddenGlobals.now(lowering.globals_of(entry), describe_callable(fn))
+    return lowering.module, entry.sym_name.data, hidden
 
 
 def bind_arguments(fn, args: tuple, kwargs: dict) -> tuple:
@@ -288,7 +316,8 @@ class FunctionLowering(ControlFlowLowering):
     """Lowers one Python function body to a func.func."""
 
     def __init__(
-        self, owner: ModuleLowering, src: FunctionSource, arg_types, name: str = "", target: str = ""
+        self, owner: ModuleLowering, src: FunctionSource, arg_types, name: str = "", target: str = "",
+        hidden: tuple = (),
     ):
         self.owner = owner
         self.name_and_target = (name, target)
@@ -297,6 +326,8 @@ class FunctionLowering(ControlFlowLowering):
         self.arg_types = arg_types
         self.env: dict[str, Value] = {}
         self.block = Block(arg_types=arg_types)
+        # global arrays read at each call: block arguments after the parameters
+        self.hidden = HiddenArguments(self.block, hidden, owner.hidden_globals)
         self.em = Emitter(self.block)
         self.arrays = ArrayLowering(self)  # numpy arrays: irad/frontend/arrays.py
         # the types of the first `return` lowered (a base case, usually): what a
@@ -307,7 +338,7 @@ class FunctionLowering(ControlFlowLowering):
     def lower(self) -> func.FuncOp:
         tree = self.src.tree
         self.bind_parameters(
-            self.block.args,
+            self.block.args[: len(self.arg_types)],
             lambda n: f"{tree.name} takes {n} arguments but was given {len(self.arg_types)}",
         )
         self.run_statements(tree.body)
@@ -323,12 +354,14 @@ class FunctionLowering(ControlFlowLowering):
         name, key = self.name_and_target
         op = func.FuncOp(
             name,
-            FunctionType.from_lists(self.arg_types, [r.type for r in results]),
+            FunctionType.from_lists(self.block.arg_types, [r.type for r in results]),
             Region(self.block),
             visibility="private",
         )
         if key != name:
             op.attributes["irad.target"] = StringAttr(key)
+        line, col = self.src.line_col(tree)  # the `def`: where run-time errors name the function
+        op.location = FileLineColLoc(StringAttr(self.src.filename), IntAttr(line), IntAttr(col))
         return op
 
     def returned_value(self, stmt: ast.Return) -> Value:
@@ -455,10 +488,18 @@ class FunctionLowering(ControlFlowLowering):
 
     def as_number(self, value: Value, node: ast.expr) -> SSAValue:
         if isinstance(value, Static):
-            value = self.materialise(value.obj, node)
+            value = self.static_number(value, node)
         if not isinstance(value, SSAValue):
             raise self.src.error(node, f"expected a number here, got {_kind(value)}")
         return value
+
+    def static_number(self, value: Static, node: ast.AST) -> SSAValue:
+        """An object known while lowering used as a value: an array read from a
+        global (or closure, default, ...) is a hidden argument, read at each
+        call; a number is a constant."""
+        if value.origin is not None and is_hidden(value.obj):
+            return self.hidden.argument(value.origin.at(self.src.location(node)))
+        return self.materialise(value.obj, node)
 
     def materialise(self, obj: object, node: ast.AST) -> SSAValue:
         t = type_of_value(obj)
@@ -498,30 +539,41 @@ class FunctionLowering(ControlFlowLowering):
     def expr_Name(self, node: ast.Name) -> Value:
         if node.id in self.env:
             return self.env[node.id]
-        found, obj = self._lookup_global(node.id)
-        if not found:
+        origin = self.lookup_global(node.id)
+        if origin is None:
             raise self.src.error(node, f"name '{node.id}' is not defined")
-        return self._static_value(obj, node)
+        try:
+            obj = origin.read()
+        except LookupError:
+            raise self.src.error(node, f"name '{node.id}' is not defined") from None
+        return self._static_value(Static(obj, origin), node)
 
-    def _lookup_global(self, name: str) -> tuple[bool, object]:
+    def lookup_global(self, name: str) -> Global | None:
+        """Where a free name of the function lives: a closure cell, its module's
+        globals, or the builtins (None: nowhere)."""
         code = self.fn.__code__
         if name in code.co_freevars and self.fn.__closure__:
-            cell = self.fn.__closure__[code.co_freevars.index(name)]
-            try:
-                return True, cell.cell_contents
-            except ValueError:
-                return False, None
+            return Global(self.fn.__closure__[code.co_freevars.index(name)], name, CLOSURE)
         if name in self.fn.__globals__:
-            return True, self.fn.__globals__[name]
+            return Global(self.fn.__globals__, name)
         if hasattr(builtins, name):
-            return True, getattr(builtins, name)
-        return False, None
+            return Global(vars(builtins), name)
+        return None
 
-    def _static_value(self, obj: object, node: ast.AST) -> Value:
-        # Numbers from globals/closures are baked in as constants at lowering time.
-        if type_of_value(obj) is not None:
-            return self.materialise(obj, node)
-        return Static(obj)
+    def global_value(self, name: str) -> object:
+        """The object a free name of the function names now (None if undefined)."""
+        origin = self.lookup_global(name)
+        try:
+            return None if origin is None else origin.read()
+        except LookupError:
+            return None
+
+    def _static_value(self, value: Static, node: ast.AST) -> Value:
+        # Numbers from globals/closures are baked in as constants at lowering
+        # time; arrays are hidden arguments (static_number).
+        if type_of_value(value.obj) is not None:
+            return self.static_number(value, node)
+        return value
 
     def expr_Attribute(self, node: ast.Attribute) -> Value:
         base = self.expr(node.value)
@@ -533,7 +585,8 @@ class FunctionLowering(ControlFlowLowering):
             )
         if not hasattr(base.obj, node.attr):
             raise self.src.error(node, f"{_kind(base)} has no attribute '{node.attr}'")
-        return self._static_value(getattr(base.obj, node.attr), node)
+        origin = base.origin.attribute(node.attr) if base.origin is not None else None
+        return self._static_value(Static(getattr(base.obj, node.attr), origin), node)
 
     def expr_Tuple(self, node: ast.Tuple) -> Value:
         values = []
@@ -547,8 +600,9 @@ class FunctionLowering(ControlFlowLowering):
         base = self.expr(node.value)
         if is_array(base):
             return self.arrays.subscript(base, node.slice, node)
-        if isinstance(base, Static) and isinstance(base.obj, tuple):  # x.shape[0]
-            base = tuple(Static(v) for v in base.obj)
+        if isinstance(base, Static) and isinstance(base.obj, tuple):  # x.shape[0], a global tuple
+            origin = base.origin
+            base = tuple(Static(v, origin and origin.item(i)) for i, v in enumerate(base.obj))
         if not isinstance(base, tuple):
             raise self.src.error(node, f"indexing into {_kind(base)} is not supported")
         index = _static_index(node.slice)
@@ -884,9 +938,12 @@ class FunctionLowering(ControlFlowLowering):
         return emit(self.em, args)
 
     def call(self, fn, args: list[SSAValue], node: ast.AST) -> Value:
-        """A func.call to `fn`'s function for these argument types, located at `node`."""
+        """A func.call to `fn`'s function for these argument types, located at `node`;
+        the callee's hidden globals come from this function's own."""
         callee = self.owner.function(fn, tuple(v.type for v in args), self.src.location(node))
-        op = func.CallOp(callee.sym_name.data, args, callee.function_type.outputs.data)
+        declared = callee.function_type.inputs.data[len(args) :]
+        hidden = [self.hidden.argument(g, t) for g, t in zip(self.owner.globals_of(callee), declared, strict=True)]
+        op = func.CallOp(callee.sym_name.data, [*args, *hidden], callee.function_type.outputs.data)
         line, col = self.src.line_col(node)
         op.location = FileLineColLoc(StringAttr(self.src.filename), IntAttr(line), IntAttr(col))
         results = self.em.results(op)
@@ -917,8 +974,8 @@ class FunctionLowering(ControlFlowLowering):
         bound.apply_defaults()
         values = []
         for name, v in bound.arguments.items():
-            if not isinstance(v, SSAValue):
-                v = self.materialise(v, node) if type_of_value(v) is not None else v
+            if not isinstance(v, SSAValue) and type_of_value(v) is not None:  # a default value
+                v = self.static_number(Static(v, Global(fn, name, DEFAULT)), node)
             if not isinstance(v, SSAValue):
                 raise self.src.error(
                     node, f"argument '{name}' of {describe_callable(fn)} is not a number"

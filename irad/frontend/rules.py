@@ -45,14 +45,14 @@ class _RuleReturn:
 
 def lower_rrule(rule_fn, target, arg_types: tuple[Attribute, ...], table) -> RuleIR | None:
     """The IR of `rule_fn` (an rrule for `target`) at `arg_types`, or None if it declines."""
-    lowering = ModuleLowering(table, symbols_by_key=True)
+    lowering = ModuleLowering(table, symbols_by_key=True, hidden_globals=False)
     ir = _RuleLowering(lowering, parse_function(rule_fn), arg_types).lower_rule()
     return None if ir is None else _with_helpers(ir, lowering, target)
 
 
 def lower_frule(rule_fn, target, arg_types: tuple[Attribute, ...], table) -> FruleIR | None:
     """The IR of `rule_fn` (an frule for `target`) at `arg_types`, or None if it declines."""
-    lowering = ModuleLowering(table, symbols_by_key=True)
+    lowering = ModuleLowering(table, symbols_by_key=True, hidden_globals=False)
     ir = _FruleLowering(lowering, parse_function(rule_fn), arg_types).lower_frule()
     return None if ir is None else _with_helpers(ir, lowering, target)
 

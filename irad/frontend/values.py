@@ -3,16 +3,19 @@ object known while lowering."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.ir import SSAValue
 
 
 @dataclass(frozen=True)
 class Static:
-    """A Python object known at lowering time (a module, a function, a flag, ...)."""
+    """A Python object known at lowering time (a module, a function, a flag, ...).
+    `origin` says where it lives when it was read from outside the function (a
+    `globals.Global`): an array read from there becomes a hidden argument."""
 
     obj: object
+    origin: object = field(default=None, compare=False)
 
 
 Value = SSAValue | tuple | Static | None

@@ -38,8 +38,9 @@ VIEWS = "$views"
 BASE = "$base"
 
 # Where a base's buffer comes from, in order of how strongly it refuses writes.
-FRESH, OPAQUE, ARGUMENT = "fresh", "opaque", "argument"
-_RANK = {FRESH: 0, OPAQUE: 1, ARGUMENT: 2}
+# GLOBAL: a global array the function takes as a hidden argument (globals.py).
+FRESH, OPAQUE, ARGUMENT, GLOBAL = "fresh", "opaque", "argument", "global"
+_RANK = {FRESH: 0, OPAQUE: 1, ARGUMENT: 2, GLOBAL: 2}
 
 
 def _is_array(v) -> bool:
@@ -135,7 +136,7 @@ class Table:
     `conflicts` holds, per pair of names (or one name), why a write through them is refused."""
 
     members: dict = field(default_factory=dict)  # name -> Member
-    origins: dict = field(default_factory=dict)  # base key -> (FRESH/OPAQUE/ARGUMENT, argument name)
+    origins: dict = field(default_factory=dict)  # base key -> (FRESH/OPAQUE/ARGUMENT/GLOBAL, its name)
     conflicts: dict = field(default_factory=dict)  # frozenset of names -> message
 
     def same_as(self, other: Table) -> bool:
@@ -252,7 +253,8 @@ class Views:
 
     def _origin(self, value: SSAValue):
         if isinstance(value, BlockArgument) and value.owner is self.al.fl.block:
-            return (ARGUMENT, value.name_hint)
+            label = self.al.fl.hidden.name_of(value)
+            return (ARGUMENT, value.name_hint) if label is None else (GLOBAL, label)
         return (FRESH, None) if value in self.al.fresh else (OPAQUE, None)
 
     def _dissolve_if_trivial(self, base: str, members, origins) -> None:
@@ -283,14 +285,16 @@ class Views:
             kind, argument = self._origin(value)
         else:
             kind, argument = table.origins[member.base]
-        if kind == ARGUMENT:
-            if member is None or (argument == name and member.chain == ()):
-                what = f"the argument array '{name}'"
-            else:
-                what = f"'{name}', which is {'a view of' if member.chain else 'another name for'} the argument array '{argument}'"
+        if kind in (ARGUMENT, GLOBAL):
+            what = f"the {kind} array '{argument}'"
+            if member is not None and member.chain:
+                what = f"'{name}', which is a view of {what}"
+            elif argument != name:
+                what = f"'{name}', which is another name for {what}"
+            owner = "the caller's array" if kind == ARGUMENT else "global arrays (it reads them at each call)"
             return (f"in-place write to {what}",
-                    f"copy it first: {name} = np.copy({name}) (irad would not update the caller's "
-                    "array, so this is rejected rather than differentiated differently from numpy)")
+                    f"copy it first: {name} = np.copy({name}) (irad would not update {owner}, "
+                    "so this is rejected rather than differentiated differently from numpy)")
         if kind == OPAQUE:
             return (f"in-place write to '{name}', which may be a view of another array",
                     "irad cannot see what a function call or a conditional expression returns; "

@@ -7,6 +7,7 @@ from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.ir import Operation
 
 from irad.errors import DifferentiationError
+from irad.ir.metadata import origin
 
 
 def location(op: Operation) -> str:
@@ -34,3 +35,14 @@ def source_location(op: Operation) -> str:
     if isinstance(loc, FileLineColLoc):
         return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
     return ""
+
+
+def recursion_message(fn: func.FuncOp) -> str:
+    """What both backends say when calls of `fn` (a generated function: of its
+    primal) nest deeper than the stack allows, located at the primal's `def`."""
+    where = source_location(fn)
+    return (
+        f"{where + ': ' if where else ''}maximum recursion depth exceeded in {origin(fn)[0]}: its calls "
+        "nest deeper than the stack allows\n  hint: check that the recursion reaches its base case "
+        "for these arguments, or write it as a loop"
+    )

@@ -62,6 +62,7 @@ def mark_generated(fn: func.FuncOp, primal: func.FuncOp, role: str) -> None:
     fn.attributes["irad.primal"] = SymbolRefAttr(root)
     fn.attributes["irad.role"] = StringAttr(role)
     fn.attributes["irad.order"] = IntegerAttr(order + 1, i64)
+    fn.location = primal.location  # the primal's `def`, for run-time errors
     if order >= 1:  # generated from generated code: name the function it came from
         fn.attributes["irad.derived_from"] = SymbolRefAttr(primal.sym_name.data)
 

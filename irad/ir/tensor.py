@@ -77,12 +77,17 @@ def tensor_type(elem: Attribute, dims: Sequence[int]) -> TensorType:
     return TensorType(elem, list(dims))
 
 
-def dense(b, values, type: TensorType) -> SSAValue:
-    """A constant tensor from a numpy array (or a splat from one number)."""
+def dense_attr(values, type: TensorType) -> DenseIntOrFPElementsAttr:
+    """The elements of a constant tensor from a numpy array (or one number)."""
     flat = np.asarray(values).ravel().tolist()
     if isinstance(type.element_type, IntegerType) and type.element_type.width.data == 1:
         flat = [int(bool(x)) for x in flat]
-    return b.op(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(type, flat)))
+    return DenseIntOrFPElementsAttr.from_list(type, flat)
+
+
+def dense(b, values, type: TensorType) -> SSAValue:
+    """A constant tensor from a numpy array (or a splat from one number)."""
+    return b.op(arith.ConstantOp(dense_attr(values, type)))
 
 
 def splat(b, scalar: SSAValue, dims: Sequence[int]) -> SSAValue:

@@ -23,7 +23,9 @@ import numpy as np
 import pytest
 
 import irad
-from irad.backends import native
+from irad.backends import native, native_checks
+from irad.errors import RuntimeCheckError
+from tests.backends import test_native_checks as nc
 from tests.backends.test_backend_native import BENCH_ARRAYS, _parse, needs_native
 from tests.frontend import test_arrays as ta
 from tests.passes import test_control_flow as cf
@@ -226,6 +228,16 @@ _libc.malloc.restype = ctypes.c_void_p
 _libc.malloc.argtypes = [ctypes.c_size_t]
 
 
+def _native_allocation(nbytes: int) -> int:
+    """Memory laid out as native code allocates it (native_runtime.ll): a
+    header before it that names what malloc returned, for its owner to free."""
+    base = _libc.malloc(native_checks.HEADER + nbytes)
+    memory = base + native_checks.HEADER
+    ctypes.c_void_p.from_address(memory - native_checks.HEADER + 16).value = base
+    assert native_checks.allocation_base(memory) == base
+    return memory
+
+
 def _descriptor_over(allocated: int, offset: int, size: int) -> ctypes.Structure:
     d = native._descriptor(1)()
     d.allocated = d.aligned = allocated
@@ -238,7 +250,7 @@ def _descriptor_over(allocated: int, offset: int, size: int) -> ctypes.Structure
 def test_results_sharing_an_allocation_get_one_owner_and_independent_arrays():
     t = _parse("func.func @f(%x: tensor<2xf64>) -> tensor<2xf64> { func.return %x : tensor<2xf64> }")
     tensor_type = next(iter(t.ops)).function_type.outputs.data[0]
-    address = _libc.malloc(4 * 8)
+    address = _native_allocation(4 * 8)
     (ctypes.c_double * 4).from_address(address)[:] = [1.0, 2.0, 3.0, 4.0]
     # the whole buffer's first half, and a view at an offset into it
     first, second = native._claim(
@@ -384,7 +396,28 @@ def _scalar_tape_call():
     irad.grad(cf.loop_with_branch, backend="native")(0.3, 500)
 
 
-LEAK_PROGRAMS = [_grad_call, _vjp_call, _jacrev_call, _loop_tape_call, _scalar_tape_call]
+def _index_after_a_loop(x, n, i):
+    s = x
+    for k in range(n):
+        s = np.sin(s) * x + 0.1
+    return np.sum(s) * s[i]
+
+
+# calls that fail a check deep inside, with buffers and a tape alive
+# (tests/backends/test_native_checks.py checks their messages and values)
+FAILING = [(nc.power, (1.0, -1)), (nc.sum_of_sines, (Z, -1)), (_index_after_a_loop, (LARGE, 20, 600))]
+
+
+def _failed_check_call():
+    for f, args in FAILING:
+        with pytest.raises(RuntimeCheckError):
+            irad.grad(f, backend="native")(*args)
+        with pytest.raises(RuntimeCheckError):
+            irad.vjp(f, *args, backend="native")
+    assert irad.grad(_index_after_a_loop, backend="native")(Z, 3, 1)[1] != 0.0  # and the next call runs
+
+
+LEAK_PROGRAMS = [_grad_call, _vjp_call, _jacrev_call, _loop_tape_call, _scalar_tape_call, _failed_check_call]
 
 
 @pytest.mark.skipif(MALLINFO2 is None, reason="needs glibc's mallinfo2")

@@ -14,6 +14,7 @@ from hypothesis.extra import numpy as hnp
 import irad
 from irad.ir.types import type_of_value
 from tests import array_programs as p
+from tests.frontend.test_joins import BACKENDS
 
 RNG = np.random.default_rng(0)
 BENCH = SimpleNamespace(**runpy.run_path(str(Path(__file__).resolve().parents[2] / "bench" / "arrays.py")))
@@ -333,10 +334,15 @@ def test_checkpointed_loop_reading_an_int_index_array():
     (p.i_runtime_start, lambda: (normal(5, 2), -1), "does not fit an axis of size 5"),
     (p.i_int_array, lambda: (normal(4, 2), np.array([3, 4, 0, 1])), "index out of bounds"),
 ], ids=["past-the-end", "too-negative", "slice-past-the-end", "slice-negative", "index-array"])
-def test_runtime_indices_are_checked(f, args, message):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_runtime_indices_are_checked(f, args, message, backend):
     """An index only known at run time is checked where numpy would raise an
     IndexError: irad raises RuntimeCheckError naming the source line, never a
-    wrong element."""
+    wrong element; natively too, and the next call runs."""
+    g = irad.grad(f, backend=backend)
     with pytest.raises(irad.errors.RuntimeCheckError, match=message) as err:
-        irad.grad(f)(*args())
+        g(*args())
     assert "array_programs.py:" in str(err.value)
+    fine = list(args())
+    fine[1] = np.zeros_like(fine[1]) if isinstance(fine[1], np.ndarray) else 1
+    np.testing.assert_allclose(g(*fine), central_difference(f, tuple(fine), 0), rtol=1e-6, atol=1e-9)

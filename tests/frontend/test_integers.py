@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import irad
 from irad.errors import RuntimeCheckError, UnsupportedError
+from tests.frontend.test_joins import BACKENDS
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
@@ -99,11 +100,12 @@ def check_like_python(f, a, b, backend="python"):
     assert value == float(exact)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("f", list(EXACT), ids=lambda f: f.__name__)
 @settings(max_examples=60, deadline=None)
 @given(a=i64, b=i64)
 @example(a=INT64_MAX, b=1)
 @example(a=INT64_MIN, b=-1)
 @example(a=-1, b=INT64_MIN)
-def test_int_arithmetic_never_wraps(f, a, b):
-    check_like_python(f, a, b)
+def test_int_arithmetic_never_wraps(f, a, b, backend):
+    check_like_python(f, a, b, backend)

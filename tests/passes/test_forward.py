@@ -164,7 +164,7 @@ def test_metadata_of_second_order_code(monkeypatch):
     from irad.jacobians import jacobian_module
     from xdsl.dialects.builtin import f64
 
-    jvp_module, _, _ = jacobian_module(irad.grad(closed_form), (f64, f64), (0,), "jacfwd", inline=False)
+    jvp_module, *_ = jacobian_module(irad.grad(closed_form), (f64, f64), (0,), "jacfwd", inline=False)
     derived = {
         fn.sym_name.data: fn.attributes["irad.derived_from"].root_reference.data
         for fn in jvp_module.ops

@@ -27,7 +27,7 @@ from irad.backends.python import compile_module
 from irad.backends.mlir_tools import find_tool, mlir_opt_parses
 from irad.ir.dialect import make_context
 from irad.gc_pause import gc_paused
-from irad.passes.callgraph import strongly_connected
+from irad.ir.callgraph import strongly_connected
 from irad.passes.differentiate import Differentiator
 from irad.passes.inline import InlinePass, inline_calls
 from tests.mlir_roundtrip import record
@@ -69,8 +69,8 @@ def test_call_graph_gradient_has_the_ops_of_the_flat_one(name, tmp_path):
     tag = name.replace("-", "_")
     nested = testing.load(program.source(), f"nested_{tag}", tmp_path)
     flat = testing.load(program.flat_source(), f"flat_{tag}", tmp_path)
-    module, entry = gradient_module(getattr(nested, program.entry), (f64,), (0,), False)
-    flat_module, _ = gradient_module(flat.flat, (f64,), (0,), False)
+    module, entry, _ = gradient_module(getattr(nested, program.entry), (f64,), (0,), False)
+    flat_module, *_ = gradient_module(flat.flat, (f64,), (0,), False)
     assert list(functions(module)) == [entry]  # every generated function was inlined
     assert calls(functions(module)[entry]) == []
     assert op_count(module) <= 1.05 * op_count(flat_module)
@@ -178,7 +178,7 @@ def test_a_2000_deep_chain_needs_no_recursion_in_the_passes(tmp_path):
     sys.setrecursionlimit(len(_frames()) + 150)
     try:
         with gc_paused():
-            grad_module, entry = gradient_module(f, (f64,), (0,), False)
+            grad_module, entry, _ = gradient_module(f, (f64,), (0,), False)
     finally:
         sys.setrecursionlimit(old)
     run = compile_module(grad_module).function(entry)

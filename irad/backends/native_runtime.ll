@@ -1,0 +1,212 @@
+; irad's native runtime (see native_checks.py), linked into every JIT module
+; before it is optimised. native_checks.runtime fills in the placeholders (KEY etc.).
+;
+; A call from Python goes through an entry (written per function by
+; native_checks.runtime), whose frame holds a context:
+;
+;     [0, ${JMP_BYTES})              the jmp_buf of its _setjmp
+;     [${JMP_BYTES}, +16)            the head of a list {prev, next} of the
+;                                    buffers allocated during the call
+;
+; and publishes it in the pthread key ${JMP_KEY}, so each thread sees its own.
+; A failed check _longjmps there with its id. Every buffer native code
+; allocates has a header of ${HEADER} bytes before its memory, {prev, next,
+; base, unused}: base is what malloc returned (free takes it), and prev/next
+; link it into the list of the running call. The entry frees what is still on
+; the list when a check failed, and unlinks it (each header then points at
+; itself) when the call returned, so those buffers belong to their Python
+; owners (native.NativeBuffer frees `base`).
+
+declare i32 @_setjmp(ptr) returns_twice
+declare void @_longjmp(ptr, i32) noreturn
+declare ptr @malloc(i64)
+declare void @free(ptr)
+declare ptr @pthread_getspecific(i32)
+declare i32 @pthread_setspecific(i32, ptr)
+declare i64 @pthread_self()
+declare i32 @pthread_getattr_np(i64, ptr)
+declare i32 @pthread_attr_getstack(ptr, ptr, ptr)
+declare i32 @pthread_attr_destroy(ptr)
+declare ptr @llvm.addressofreturnaddress.p0()
+declare i64 @llvm.umin.i64(i64, i64)
+
+; ---- failed checks ---------------------------------------------------------------
+define void @irad_check_failed(i32 %id) noreturn cold noinline {
+  %context = call ptr @pthread_getspecific(i32 ${JMP_KEY})
+  call void @_longjmp(ptr %context, i32 %id)
+  unreachable
+}
+
+; The id of the failed check an entry returned NaN for (0 if none), once.
+define i32 @irad_failure() {
+  %id = call ptr @pthread_getspecific(i32 ${FAILED_KEY})
+  call i32 @pthread_setspecific(i32 ${FAILED_KEY}, ptr null)
+  %n = ptrtoint ptr %id to i32
+  ret i32 %n
+}
+
+define internal void @irad_failed_with_nan(i32 %id) cold noinline {
+  %p = inttoptr i32 %id to ptr
+  call i32 @pthread_setspecific(i32 ${FAILED_KEY}, ptr %p)
+  ret void
+}
+
+; ---- the stack of recursive functions ----------------------------------------------
+; The lowest address this thread's recursive functions may reach: the bottom
+; of its stack plus an eighth of the stack, at most ${STACK_MARGIN} bytes, left
+; for the non-recursive calls below the deepest recursive frame. Asked of
+; pthread_getattr_np once per thread (for the main thread it reads
+; /proc/self/maps), then kept in the pthread key ${FLOOR_KEY}; 1 (no check)
+; if the stack is unknown.
+define i64 @irad_stack_floor() {
+entry:
+  %known = call ptr @pthread_getspecific(i32 ${FLOOR_KEY})
+  %knowni = ptrtoint ptr %known to i64
+  %ask = icmp eq i64 %knowni, 0
+  br i1 %ask, label %first, label %done
+first:
+  %asked = call i64 @irad_ask_stack_floor()
+  br label %done
+done:
+  %floor = phi i64 [ %knowni, %entry ], [ %asked, %first ]
+  ret i64 %floor
+}
+
+define internal i64 @irad_ask_stack_floor() cold noinline {
+entry:
+  %attr = alloca [128 x i8], align 16  ; pthread_attr_t: 56 bytes on x86-64, 64 on aarch64
+  %low = alloca ptr
+  %size = alloca i64
+  %self = call i64 @pthread_self()
+  %err = call i32 @pthread_getattr_np(i64 %self, ptr %attr)
+  %found = icmp eq i32 %err, 0
+  br i1 %found, label %stack, label %done
+stack:
+  call i32 @pthread_attr_getstack(ptr %attr, ptr %low, ptr %size)
+  call i32 @pthread_attr_destroy(ptr %attr)
+  %lowp = load ptr, ptr %low
+  %lowi = ptrtoint ptr %lowp to i64
+  %n = load i64, ptr %size
+  %eighth = lshr i64 %n, 3
+  %margin = call i64 @llvm.umin.i64(i64 %eighth, i64 ${STACK_MARGIN})
+  %bottom = add i64 %lowi, %margin
+  br label %done
+done:
+  %floor = phi i64 [ %bottom, %stack ], [ 1, %entry ]
+  %p = inttoptr i64 %floor to ptr
+  call i32 @pthread_setspecific(i32 ${FLOOR_KEY}, ptr %p)
+  ret i64 %floor
+}
+
+; At the entry of a recursive function: fail check %id if its frame is below
+; the floor.
+define void @irad_stack_check(i64 %floor, i32 %id) alwaysinline {
+  %here = call ptr @llvm.addressofreturnaddress.p0()
+  %herei = ptrtoint ptr %here to i64
+  %deep = icmp ult i64 %herei, %floor
+  br i1 %deep, label %fail, label %fine, !prof !0
+fail:
+  call void @irad_check_failed(i32 %id)
+  unreachable
+fine:
+  ret void
+}
+
+; ---- buffers (finalize-memref-to-llvm{use-generic-functions}) -----------------------
+define internal void @irad_track(ptr %header, ptr %base) alwaysinline {
+  %at_base = getelementptr i8, ptr %header, i64 16
+  store ptr %base, ptr %at_base
+  %context = call ptr @pthread_getspecific(i32 ${JMP_KEY})
+  %head = getelementptr i8, ptr %context, i64 ${JMP_BYTES}
+  %head_next = getelementptr i8, ptr %head, i64 8
+  %first = load ptr, ptr %head_next
+  store ptr %head, ptr %header
+  %header_next = getelementptr i8, ptr %header, i64 8
+  store ptr %first, ptr %header_next
+  store ptr %header, ptr %first
+  store ptr %header, ptr %head_next
+  ret void
+}
+
+define ptr @_mlir_memref_to_llvm_alloc(i64 %size) {
+  %total = add i64 %size, ${HEADER}
+  %base = call ptr @malloc(i64 %total)
+  call void @irad_track(ptr %base, ptr %base)
+  %memory = getelementptr i8, ptr %base, i64 ${HEADER}
+  ret ptr %memory
+}
+
+define ptr @_mlir_memref_to_llvm_aligned_alloc(i64 %alignment, i64 %size) {
+  %room = add i64 %alignment, ${HEADER}
+  %total = add i64 %size, %room
+  %base = call ptr @malloc(i64 %total)
+  %basei = ptrtoint ptr %base to i64
+  %past = add i64 %basei, %room
+  %last = sub i64 %past, 1
+  %mask = sub i64 0, %alignment
+  %memoryi = and i64 %last, %mask  ; base + HEADER rounded up to the alignment
+  %memory = inttoptr i64 %memoryi to ptr
+  %header = getelementptr i8, ptr %memory, i64 -${HEADER}
+  call void @irad_track(ptr %header, ptr %base)
+  ret ptr %memory
+}
+
+define void @_mlir_memref_to_llvm_free(ptr %memory) {
+  %header = getelementptr i8, ptr %memory, i64 -${HEADER}
+  %prev = load ptr, ptr %header
+  %header_next = getelementptr i8, ptr %header, i64 8
+  %next = load ptr, ptr %header_next
+  %prev_next = getelementptr i8, ptr %prev, i64 8
+  store ptr %next, ptr %prev_next
+  store ptr %prev, ptr %next
+  %at_base = getelementptr i8, ptr %header, i64 16
+  %base = load ptr, ptr %at_base
+  call void @free(ptr %base)
+  ret void
+}
+
+; The list of a call that returned: each buffer left (a result) now belongs to
+; Python; its header points at itself, so a later free unlinks nothing.
+define internal void @irad_hand_over(ptr %head) {
+entry:
+  %head_next = getelementptr i8, ptr %head, i64 8
+  %first = load ptr, ptr %head_next
+  br label %loop
+loop:
+  %node = phi ptr [ %first, %entry ], [ %next, %body ]
+  %end = icmp eq ptr %node, %head
+  br i1 %end, label %done, label %body
+body:
+  %node_next = getelementptr i8, ptr %node, i64 8
+  %next = load ptr, ptr %node_next
+  store ptr %node, ptr %node
+  store ptr %node, ptr %node_next
+  br label %loop
+done:
+  ret void
+}
+
+; The list of a call that failed a check: free every buffer on it.
+define internal void @irad_free_all(ptr %head) cold noinline {
+entry:
+  %head_next = getelementptr i8, ptr %head, i64 8
+  %first = load ptr, ptr %head_next
+  br label %loop
+loop:
+  %node = phi ptr [ %first, %entry ], [ %next, %body ]
+  %end = icmp eq ptr %node, %head
+  br i1 %end, label %done, label %body
+body:
+  %node_next = getelementptr i8, ptr %node, i64 8
+  %next = load ptr, ptr %node_next
+  %at_base = getelementptr i8, ptr %node, i64 16
+  %base = load ptr, ptr %at_base
+  call void @free(ptr %base)
+  br label %loop
+done:
+  ret void
+}
+
+attributes #0 = { noinline }
+!0 = !{!"branch_weights", i32 1, i32 1048575}
+!1 = !{!"branch_weights", i32 1048575, i32 1}
