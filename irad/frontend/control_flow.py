@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType
+from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.frontend import joins
@@ -34,7 +34,7 @@ from irad.frontend.emitter import Emitter
 from irad.frontend.views import BASE, VIEWS
 from irad.errors import UnsupportedError
 from irad.ir.symbols import value_name
-from irad.ir.types import F64, I1, describe, is_int
+from irad.ir.types import F64, I1, describe, is_int, type_of_value
 
 RETURNED = "$return"
 VALUE = "$value"
@@ -191,12 +191,12 @@ class ControlFlowLowering:
         self.arrays.views.join_branches(  # which names share arrays after the join
             (then_env, else_env), (Emitter(then_block), Emitter(else_block)), jumped, self.src.location(node)
         )
-        merged: list[tuple[str, object, list[SSAValue], list[SSAValue]]] = []
+        merged: list[tuple[str, object, list[SSAValue], list[SSAValue], tuple[list, list]]] = []
         for name in dict.fromkeys([*then_env, *else_env]):
             a, b = then_env.get(name, _MISSING), else_env.get(name, _MISSING)
             if name in FLAGS:
                 a, b = (False if a is _MISSING else a), (False if b is _MISSING else b)
-            if a is b or (isinstance(a, tuple) and a == b):
+            if a is b or (isinstance(a, (tuple, Static)) and a == b):
                 if a is not _MISSING:
                     self.env[name] = a
                 continue
@@ -222,6 +222,8 @@ class ControlFlowLowering:
                 # other arm's value is the one that matters, whatever its type
                 a = self._placeholder_like(b, then_block) if returned[0] else a
                 b = self._placeholder_like(a, else_block) if returned[1] else b
+            a = self._runtime_number(a, Emitter(then_block), node)
+            b = self._runtime_number(b, Emitter(else_block), node)
             fa, fb = flatten(a), flatten(b)
             if fa is None or fb is None or len(fa) != len(fb):
                 what = "the returned value" if name == VALUE else f"'{name}'"
@@ -241,9 +243,12 @@ class ControlFlowLowering:
                         f"{what} has no common type after this branch: {joins.mismatch(x.type, y.type)}",
                         "irad's array shapes are static: give it the same shape on every path",
                     )
+            # an array widened to the join is still the array its path held, so it
+            # stays writable if that one was (`carried` below reads the unwidened)
+            held = (fa, fb)
             fa = [joins.convert(Emitter(then_block), v, t) for v, t in zip(fa, types)]
             fb = [joins.convert(Emitter(else_block), v, t) for v, t in zip(fb, types)]
-            merged.append((name, a, fa, fb))
+            merged.append((name, a, fa, fb, held))
         if not merged:  # no variable changes: the arms' pure ops have no effect
             _discard(then_block)
             _discard(else_block)
@@ -252,13 +257,27 @@ class ControlFlowLowering:
         else_block.add_op(scf.YieldOp(*[v for m in merged for v in m[3]]))
         types = [v.type for m in merged for v in m[2]]
         results = list(self.em.results(scf.IfOp(cond, types, Region(then_block), Region(else_block))))
-        for name, like, fa, fb in merged:
+        for name, like, fa, fb, held in merged:
             values, results = results[: len(fa)], results[len(fa) :]
             for v in values:
                 if not name.startswith("$"):
                     v.name_hint = value_name(name)
             self.env[name] = _rebuild(like, values)
-            self.arrays.carried(values, fa, fb)  # writable after, if writable on both paths
+            self.arrays.carried(values, *held)  # writable after, if writable on both paths
+
+    def _runtime_number(self, value, em: Emitter, node: ast.AST):
+        """A number known while lowering (`len(x)`, a shape entry, arithmetic on
+        them), alone or in a tuple, as a constant emitted by `em`: where it meets
+        a run-time value (a join, a loop's carried variable) it must be one."""
+        if isinstance(value, Static) and type_of_value(value.obj) is not None:
+            outer, self.em = self.em, em
+            try:
+                return self.materialise(value.obj, node)
+            finally:
+                self.em = outer
+        if isinstance(value, tuple) and any(isinstance(v, Static) for v in value):
+            return tuple(self._runtime_number(v, em, node) for v in value)
+        return value
 
     def _as_flag(self, state, block: Block) -> SSAValue:
         if isinstance(state, bool):
@@ -303,6 +322,7 @@ class ControlFlowLowering:
         body = stmt.body
         names = [n for n in assigned_names(body) if n in self.env and n not in exclude]
         for name in names:
+            self.env[name] = self._runtime_number(self.env[name], self.em, stmt)
             if flatten(self.env[name]) is None:
                 raise self.src.error(
                     stmt,
@@ -325,13 +345,16 @@ class ControlFlowLowering:
         if returns and VALUE not in self.env:
             value_like = None  # the returned value's type comes from the body
         widening_failed = None  # the error of the round before ints were widened
+        # arrays fresh before the loop that an iteration may leave holding an array
+        # irad cannot write through (a call's result): not writable in the body either
+        unwritable: set[str] = set()
         for _ in range(_MAX_TYPE_ROUNDS):
             slots = carried + ([VALUE] if returns and value_like is not None else [])
             if VALUE in slots and VALUE not in types:
                 types[VALUE] = [v.type for v in flatten(value_like)]
             try:
                 before, after, outs = self._lower_loop_body(
-                    stmt, slots, types, value_like, extra_args, bind_target, condition
+                    stmt, slots, types, value_like, extra_args, bind_target, condition, unwritable
                 )
             except UnsupportedError as error:
                 # The types tried are provisional: an int that the body makes a
@@ -345,6 +368,15 @@ class ControlFlowLowering:
                 continue
             shared = [n for n in outs.pop("$changed") if n not in exclude and n not in carried]
             after_views = outs.pop("$views")
+            held = outs.pop("$held")
+            opaque = {n for n, values in held.items() if n not in unwritable and self._writable(inits.get(n, []))
+                      and not self._writable(values)}
+            if opaque:  # the body assumed them writable: lower it again without
+                unwritable |= opaque
+                _discard(after)
+                if before is not None:
+                    _discard(before)
+                continue
             if shared or after_views is not self.env.get(VIEWS):
                 # names sharing an array with one the body writes change too: carry them;
                 # and lower again from the sharing every iteration may start with
@@ -401,7 +433,7 @@ class ControlFlowLowering:
                     if not n.startswith("$"):
                         v.name_hint = value_name(n)
                 self.env[n] = _rebuild(like, values)
-                self.arrays.carried(values, inits.get(n, []), outs[n])  # arrays stay writable
+                self.arrays.carried(values, inits.get(n, []), held.get(n, outs[n]))  # arrays stay writable
         if after_views is not None:
             self.env[VIEWS] = after_views
         for flag, state in saved.items():  # break/continue belong to this loop only
@@ -422,8 +454,13 @@ class ControlFlowLowering:
             return flatten(current)
         return [self.em.const(0, t) for t in types]
 
-    def _lower_loop_body(self, stmt, slots, types, value_like, extra_args, bind_target, condition):
-        """Lower the (condition and) body once for the given carried types."""
+    def _writable(self, values) -> bool:
+        """Every array among `values` is one a write may go to (see ArrayLowering.fresh)."""
+        return all(v in self.arrays.fresh for v in values if isinstance(v.type, TensorType))
+
+    def _lower_loop_body(self, stmt, slots, types, value_like, extra_args, bind_target, condition, unwritable):
+        """Lower the (condition and) body once for the given carried types; a
+        carried array in `unwritable` is not writable even if it was before the loop."""
         outer_env, outer_em = self.env, self.em
         arg_types = [t for n in slots for t in types[n]]
 
@@ -434,7 +471,8 @@ class ControlFlowLowering:
                 values, args = args[:count], args[count:]
                 like = value_like if n == VALUE else outer_env.get(n)
                 self.env[n] = values[0] if n in FLAGS else _rebuild(like, values)
-                self.arrays.carried(values, flatten(like) or [])
+                if n not in unwritable:
+                    self.arrays.carried(values, flatten(like) or [])
                 for v in values:
                     if not n.startswith("$"):
                         v.name_hint = value_name(n)
@@ -453,12 +491,13 @@ class ControlFlowLowering:
                 bind_target(after)
             self.env[CONTINUED] = False
             self.run_statements(stmt.body)
-            outs: dict[str, list[SSAValue]] = {}
+            outs: dict[str, object] = {"$held": {}}  # "$held": the values before widening
             for n in slots:
                 value = self.env.get(n, _MISSING)
                 if n in FLAGS:
                     outs[n] = [self._as_flag(value if value is not _MISSING else False, after)]
                     continue
+                value = self._runtime_number(value, self.em, stmt)
                 values = flatten(value) if value is not _MISSING else None
                 if values is None or len(values) != len(types[n]):
                     what = "the returned value" if n == VALUE else f"'{n}'"
@@ -467,6 +506,8 @@ class ControlFlowLowering:
                         f"{what} changes shape inside the loop",
                         "keep a variable a number (or a tuple of the same length) in loops",
                     )
+                if not n.startswith("$"):
+                    outs["$held"][n] = values
                 outs[n] = [_widen(self.em, v, t) for v, t in zip(values, types[n])]
             if VALUE not in slots and RETURNED in slots:
                 outs["$new_value"] = self.env.get(VALUE)
