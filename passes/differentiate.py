@@ -1,10 +1,11 @@
 """`irad-differentiate`: reverse-mode differentiation of func/arith/math/scf IR.
 
-The pass replaces each request op (`irad.grad`, `irad.value_and_grad`) by calls
-to generated functions. At every call op with an active argument it asks the
-rule table once, at compile time: a matching rule is inlined; otherwise (no
-rule, or the rule declined) the callee is differentiated into its own
-generated functions, memoised per (callee, activity). Callees are generated
+The pass replaces each request op (`irad.grad`, `irad.value_and_grad`,
+`irad.vjp`) by calls to generated functions. At every call op with an active
+argument it asks the rule table once, at compile time: a matching rule is
+inlined; otherwise (no rule, or the rule declined) the callee is
+differentiated into its own generated functions, memoised per (callee,
+activity). Callees are generated
 before their callers by an explicit worklist, so deep call chains do not hit
 Python's recursion limit. It works on IR alone (no Python frontend), so it
 runs inside stock `xdsl-opt` too.
@@ -21,10 +22,14 @@ from xdsl.ir import Operation, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from irad.ir.dialect import TAPE, DerivativeRequestOp, TapeFreeOp, ValueAndGradOp
+from irad.ir.dialect import TAPE, DerivativeRequestOp, TapeFreeOp, ValueAndGradOp, VjpOp
 from irad.errors import DifferentiationError
-from irad.ir.types import is_differentiable
-from irad.passes.activity import active_values, varied_memory
+from irad.ir.types import is_differentiable, is_float
+from irad.passes.activity import active_values, refused_use, varied_memory
+from irad.passes.callgraph import CallGraph
+from irad.passes.decisions import CallDecision, decision_at
+from irad.passes.derivatives import refusal, refused_reason
+from irad.passes.inline import inline_callees
 from irad.passes.rule_ir import import_helpers, rule_key
 from irad.ir.metadata import (
     AUGMENTED,
@@ -34,7 +39,8 @@ from irad.ir.metadata import (
     mark_generated,
     origin,
 )
-from irad.ir.locations import find_function, location, source_location
+from irad.ir.locations import find_function, location
+from irad.passes.loops import hoist_invariants
 from irad.passes.reverse import (
     CallPlan,
     FunctionPlan,
@@ -49,6 +55,8 @@ from irad.ir.symbols import fresh_symbol
 from irad.rules.table import NON_DIFFERENTIABLE, REVERSE, check_rule_ir
 
 Key = tuple[str, tuple[bool, ...]]  # (primal symbol, activity per argument)
+# The table's answers that leave a call to AD: the callee's body is differentiated.
+DIFFERENTIATED = ("no-rule", "declined", "opted-out")
 
 
 @dataclass(frozen=True)
@@ -69,45 +77,6 @@ def tape_names(name: str, active: tuple[bool, ...]) -> tuple[str, str]:
         generated_name(name, AUGMENTED, active, "tape"),
         generated_name(name, PULLBACK, active, "tape"),
     )
-
-
-@dataclass(frozen=True)
-class CallDecision:
-    """What happened at one call op (for reports and tests).
-
-    `kind` is the table's answer ("rule", "declined", "opted-out", "no-rule",
-    "non-differentiable"), or "inactive" when no cotangent flows through the
-    call, so nothing was asked.
-    """
-
-    caller: str
-    callee: str
-    target: str
-    kind: str
-    location: str  # file:line:col, else @caller; "" for the requested function itself
-    rule: str = ""  # the entry that decided, described
-
-    def describe(self) -> str:
-        """One line: where, which call, what happened, and the deciding entry."""
-        if self.location:
-            text = f"{self.location}: call to @{self.callee}"
-        else:
-            text = f"@{self.callee} itself"
-        if self.target != self.callee:
-            text += f" ({self.target})"
-        text += f": {MEANING[self.kind]}"
-        return text + (f" [{self.rule}]" if self.rule else "")
-
-
-# What each decision kind means, as reports print it.
-MEANING = {
-    "rule": "rule inlined",
-    "declined": "rule declined; callee differentiated",
-    "opted-out": "opted out; callee differentiated",
-    "no-rule": "no rule; callee differentiated",
-    "non-differentiable": "non-differentiable; zero cotangent, no code",
-    "inactive": "no cotangent flows; plain call",
-}
 
 
 @dataclass
@@ -131,15 +100,40 @@ def _no_body(
     )
 
 
+def _seeded_type(op: DerivativeRequestOp, name: str, outputs) -> object:
+    """The type of the one float result a gradient request seeds with 1.0."""
+    floats = [t for t in outputs if is_differentiable(t)]
+    if len(floats) != 1 or not is_float(floats[0]):
+        shown = ", ".join(map(str, outputs)) or "nothing"
+        hint = "use irad.vjp, which takes a cotangent per float result" if floats else (
+            "return a float"
+        )
+        raise DifferentiationError(
+            f"{location(op)}: @{name} must return exactly one float (and any integers "
+            f"or booleans) to take its gradient, but returns ({shown})\n  hint: {hint}"
+        )
+    return floats[0]
+
+
 class Differentiator:
     """Generates augmented primals and pullbacks into one module."""
 
     def __init__(
-        self, module: ModuleOp, table: RuleTable | None = None, checkpoint: bool = False
+        self,
+        module: ModuleOp,
+        table: RuleTable | None = None,
+        checkpoint: bool = False,
+        inline: bool = False,
+        hoist: bool = False,
     ):
         self.module = module
         # recompute loop bodies in the reverse sweep instead of recording residuals
         self.checkpoint = checkpoint
+        # inline the callees AD differentiates into their callers first
+        self.inline = inline
+        # move loop-invariant scalar code out of loops first (passes/loops.py)
+        self.hoist = hoist
+        self._graph: CallGraph | None = None
         self.table = table if table is not None else default_table()
         self.functions: dict[str, func.FuncOp] = {
             op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)
@@ -151,7 +145,7 @@ class Differentiator:
 
     # ---- entry points ------------------------------------------------------
     def rewrite_requests(self) -> None:
-        requests = [op for op in self.module.walk() if isinstance(op, DerivativeRequestOp)]
+        requests = [op for op in self.module.walk() if isinstance(op, (DerivativeRequestOp, VjpOp))]
         for op in requests:
             self.rewrite_request(op)
 
@@ -161,16 +155,20 @@ class Differentiator:
         return self.generated[(name, active)]
 
     # ---- request ops -------------------------------------------------------
-    def rewrite_request(self, op: DerivativeRequestOp) -> None:
+    def rewrite_request(self, op: DerivativeRequestOp | VjpOp) -> None:
+        """The augmented primal, then the pullback on the cotangents: those the
+        request gives (irad.vjp), or the seed 1.0 of the one float result."""
         name = op.callee.root_reference.data
         fn = self.function(name, op)
         inputs = fn.function_type.inputs.data
         outputs = fn.function_type.outputs.data
-        if len(outputs) != 1 or not is_differentiable(outputs[0]):
-            raise DifferentiationError(
-                f"{location(op)}: @{name} must return exactly one float to take its "
-                f"gradient, but returns ({', '.join(map(str, outputs))})"
-            )
+        if isinstance(op, VjpOp):
+            args, cotangents = op.split(len(inputs))
+            cotangents, seeds = list(cotangents), []
+        else:
+            args = op.args
+            seeds = [arith.ConstantOp(FloatAttr(1.0, _seeded_type(op, name, outputs)))]
+            cotangents = [seed.result for seed in seeds]
         for i in op.wrt_indices:
             if not is_differentiable(inputs[i]):
                 raise DifferentiationError(
@@ -179,18 +177,18 @@ class Differentiator:
                 )
         active = tuple(i in op.wrt_indices for i in range(len(inputs)))
         gen = self.reverse(name, active)
-        aug = func.CallOp(gen.augmented, list(op.operands), [*outputs, *gen.residual_types])
-        seed = arith.ConstantOp(FloatAttr(1.0, outputs[0]))
+        n = len(outputs)
+        aug = func.CallOp(gen.augmented, list(args), [*outputs, *gen.residual_types])
         grad_types = [inputs[i] for i in op.wrt_indices]
-        pullback = func.CallOp(gen.pullback, [*aug.results[1:], seed.result], grad_types)
+        pullback = func.CallOp(gen.pullback, [*aug.results[n:], *cotangents], grad_types)
         results = list(pullback.results)
         if isinstance(op, ValueAndGradOp):
-            results = [aug.results[0], *results]
+            results = [*aug.results[:n], *results]
         # The request owns the tape its augmented primal allocated, and its
         # pullback runs once: free the tape (a no-op in the Python backend).
-        frees = [TapeFreeOp(r) for r in aug.results[1:] if r.type == TAPE]
-        Rewriter.replace_op(op, [aug, seed, pullback, *frees], results)
-        for v in [*aug.results, seed.result]:  # the request's name belongs to its results only
+        frees = [TapeFreeOp(r) for r in aug.results[n:] if r.type == TAPE]
+        Rewriter.replace_op(op, [aug, *seeds, pullback, *frees], results)
+        for v in [*aug.results, *(seed.result for seed in seeds)]:  # the request's name belongs to its results only
             if v not in results:
                 v.name_hint = None
 
@@ -249,6 +247,10 @@ class Differentiator:
                 f"@{name} has {len(fn.body.blocks)} blocks: unstructured control flow "
                 "is not supported\n  hint: use structured control flow (scf.if)"
             )
+        if self.inline:
+            self._inline_differentiated(name, fn, order)
+        if self.hoist:
+            hoist_invariants(fn)
         calls = [op for op in fn.walk() if isinstance(op, func.CallOp)]
         constant = {op for op in calls if self._non_differentiable(op)}
         into_memory = varied_memory(fn, active_args, constant)
@@ -261,6 +263,9 @@ class Differentiator:
                 "derivatives of programs with loops or recursion use irad.hessian or "
                 "irad.jacfwd(irad.grad(f)) (forward over reverse)"
             )
+        refused = refused_use(fn, active_args, constant)
+        if refused is not None:
+            raise refusal(refused, refused_reason(refused))
         active = active_values(fn, active_args, constant)
         plan = FunctionPlan(active, {}, checkpoint=self.checkpoint)
         pending = _Pending(plan)
@@ -287,6 +292,30 @@ class Differentiator:
             pending.callees[op] = (callee_name, tuple(o in active for o in op.operands))
         return pending
 
+    def _inline_differentiated(self, name: str, fn: func.FuncOp, order: int) -> None:
+        """Inline into primal @name the calls of primal callees AD would
+        differentiate (no rule, opted out, or a rule that declines), as
+        passes/inline.py's `inline_callees` says; rules, non-differentiable
+        callees and recursion stay calls and are decided below as usual. The
+        primal is changed in place; what it computes is not. A private callee
+        nothing calls any more is erased."""
+        if origin(fn)[1] != 0:
+            return  # generated code, differentiated again: its calls stay, as the metadata says
+        if self._graph is None:
+            self._graph = CallGraph.build(self.module)
+
+        def wanted(call: func.CallOp, callee: func.FuncOp) -> bool:
+            if origin(callee)[1] != 0:  # generated code
+                return False
+            decision = self._lookup(callee, callee.function_type, order, call)
+            if decision.kind not in DIFFERENTIATED:
+                return False
+            self._record(name, call, callee, decision.kind, decision.rule)
+            return True
+
+        for erased in inline_callees(fn, self._graph, wanted):
+            del self.functions[erased]
+
     def _non_differentiable(self, op: func.CallOp) -> bool:
         callee = self.function(op.callee.root_reference.data, op)
         entry = self.table.entry(rule_key(callee), tuple(o.type for o in op.operands))
@@ -297,27 +326,21 @@ class Differentiator:
     ) -> Decision:
         """Ask the rule table about one call (or a request), and record the answer."""
         arg_types = tuple(ftype.inputs.data)
-        target = rule_key(callee)
-        try:
-            decision = self.table.lookup(target, arg_types, REVERSE, order)
-        except DifferentiationError as exc:
-            where = f"{location(op)}: " if op is not None else ""
-            raise DifferentiationError(f"{where}{exc}") from None
+        decision = self._lookup(callee, ftype, order, op)
         self._record(caller, op, callee, decision.kind, decision.rule)
         if decision.kind == "rule":
             check_rule_ir(decision.rule, decision.ir, arg_types, tuple(ftype.outputs.data))
         return decision
 
+    def _lookup(self, callee: func.FuncOp, ftype, order: int, op=None) -> Decision:
+        try:
+            return self.table.lookup(rule_key(callee), tuple(ftype.inputs.data), REVERSE, order)
+        except DifferentiationError as exc:
+            where = f"{location(op)}: " if op is not None else ""
+            raise DifferentiationError(f"{where}{exc}") from None
+
     def _record(self, caller: str, op, callee: func.FuncOp, kind: str, rule=None) -> None:
-        where = ""  # a request for the function itself
-        if op is not None:
-            where = source_location(op) or f"@{caller}"
-        self.decisions.append(
-            CallDecision(
-                caller, callee.sym_name.data, rule_key(callee), kind, where,
-                rule.describe() if rule is not None else "",
-            )
-        )
+        self.decisions.append(decision_at(caller, op, callee, kind, rule))
 
     def _generate(self, key: Key, pending: _Pending) -> None:
         name, active = key
@@ -425,15 +448,27 @@ class DifferentiatePass(ModulePass):
     attribute saying what happened at each call of its primal (for FileCheck).
     With `checkpoint=true`, loops record only each iteration's inputs, and the
     reverse sweep recomputes the body (less memory, about one more forward sweep).
+    With `inline=true`, a call whose callee AD differentiates is first inlined
+    into its caller (the primal changes in place, not what it computes): one
+    pair of generated functions per request instead of one per callee, and
+    linear compile time in the depth of the call tree (irad's gradient
+    pipeline does this unless the module will be differentiated again). With
+    `hoist=true`, loop-invariant scalar code of each function differentiated is
+    first moved out of its loops (in place), so that it is read from outside
+    rather than recorded every iteration.
     """
 
     name = "irad-differentiate"
     remarks: bool = False
 
     checkpoint: bool = False
+    inline: bool = False
+    hoist: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        differentiator = Differentiator(op, checkpoint=self.checkpoint)
+        differentiator = Differentiator(
+            op, checkpoint=self.checkpoint, inline=self.inline, hoist=self.hoist
+        )
         differentiator.rewrite_requests()
         if self.remarks:
             differentiator.attach_remarks()

@@ -25,7 +25,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.traits import IsTerminator
 
 from irad.errors import DifferentiationError
-from irad.ir.builder import IRBuilder
+from irad.ir.builder import IRBuilder, clone
 from irad.ir.constants import float_constant, zero_constant
 from irad.ir.dialect import TAPE, TapeCreateOp
 from irad.ir.locations import location
@@ -235,7 +235,7 @@ class PullbackBuilder(IRBuilder):
         if entry is not None and entry.structured:
             entry.reverse(self, op, cotangents, adj)
             return
-        if entry is None or len(op.results) != 1:
+        if entry is None or (len(op.results) != 1 and not entry.multi_result):
             hint = (
                 "the region ops irad reverses are scf.if, scf.for and scf.while"
                 if op.regions
@@ -244,7 +244,8 @@ class PullbackBuilder(IRBuilder):
             raise DifferentiationError(
                 f"{location(op)}: no adjoint for the op `{op.name}`\n  hint: {hint}"
             )
-        for operand, ct in zip(op.operands, entry.reverse(self, op, cotangents[0])):
+        given = cotangents if entry.multi_result else cotangents[0]
+        for operand, ct in zip(op.operands, entry.reverse(self, op, given)):
             self.accumulate(adj, operand, ct)
 
     def reverse_loop(self, op: Operation, cotangents, adj) -> None:
@@ -374,7 +375,7 @@ class AugmentedBuilder:
             elif isinstance(op, scf.IfOp):
                 self.clone_if(op, dst)
             else:
-                dst.add_op(op.clone(value_mapper=self.values))
+                dst.add_op(clone(op, self.values))
 
     def clone_call(self, op: func.CallOp, call: CallPlan, dst: Block) -> None:
         args = [self.values[v] for v in op.operands]

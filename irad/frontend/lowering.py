@@ -11,7 +11,10 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import operator
+import sys
 import types
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -20,34 +23,32 @@ from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import FileLineColLoc, FunctionType, IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from irad.errors import UnsupportedError
+from irad.errors import IradWarning, UnsupportedError
 from irad.recursion import deep_recursion
 from irad.frontend.arrays import (
-    NUMPY,
     STATIC_OPERATORS,
     ArrayLowering,
-    BoundMethod,
-    builtin_on_array,
     is_array,
-    is_numpy_callable,
+    known_value,
     lower_wrapper_body,
-    reshape_method,
 )
+from irad.frontend.callables import SELF, CallShape, Closure, ClosureCode, Keywords, Partial, flatten, rebuild
+from irad.frontend.calls import CallLowering, closure_signature
+from irad.frontend.iteration import ITERABLES, IterationLowering
+from irad.ir import printing
 from irad.ir.symbols import fresh_symbol, rename_callees, value_name
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
-from irad.frontend import integers, joins
+from irad.frontend import integers, joins, primitives
 from irad.frontend.emitter import Emitter
+from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.globals import CLOSURE, DEFAULT, Global, HiddenArguments, HiddenGlobals, is_hidden
+from irad.frontend.numpy_shapes import index_concatenate
+from irad.frontend.numpy_table import NUMPY
 from irad.frontend import pytrees
-from irad.frontend.pytrees import ListValue, MappingValue, Node, RecordValue, Tree, tuple_tree
+from irad.frontend.pytrees import ListValue, MappingValue, Node, RecordValue, Tree, tuple_tree, value_node
 from irad.frontend.values import Static, Value
-from irad.frontend.library import (
-    FLOAT_FUNCTIONS,
-    FLOAT_TO_INT,
-    OPS,
-    describe_callable,
-    python_reference,
-)
+from irad.frontend.library import INT_RANGES, OPS, describe_callable, python_reference
+from irad.linalg import is_primitive
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON, target_key
 from irad.frontend.source import (
     SUBSET_HINT,
@@ -65,10 +66,8 @@ UNSUPPORTED_STATEMENTS = {
     ast.Try: ("a `try` statement", "exceptions cannot be differentiated; remove it"),
     ast.Raise: ("a `raise` statement", "exceptions cannot be differentiated; remove it"),
     ast.With: ("a `with` statement", "remove it"),
-    ast.Assert: ("an `assert` statement", "move the check outside the function"),
     ast.Import: ("an `import` inside the function", "import at module level"),
     ast.ImportFrom: ("an `import` inside the function", "import at module level"),
-    ast.FunctionDef: ("a nested function definition", "define it at module level"),
     ast.ClassDef: ("a class definition", "define it at module level"),
     ast.Global: ("a `global` statement", "pass the value as an argument"),
     ast.Nonlocal: ("a `nonlocal` statement", "pass the value as an argument"),
@@ -101,17 +100,18 @@ class ModuleLowering:
         self._in_progress: dict[tuple[object, tuple[Attribute, ...]], func.FuncOp] = {}
         self._called_recursively: set[tuple[object, tuple[Attribute, ...]]] = set()
         self._symbols: set[str] = set()
+        self._prints: dict[tuple, str] = {}
 
     def function(
-        self, fn, signature: Node | tuple[Attribute, ...], call_site: str | None = None
+        self, fn, shape: CallShape | Node | tuple[Attribute, ...], call_site: str | None = None
     ) -> func.FuncOp:
-        """The func.func for `fn` specialised to `signature` (the tree of its
-        arguments, or their IR types when each is a number or an array),
-        lowering it if needed. Its arguments are the signature's leaves."""
+        """The func.func for `fn` specialised to a call's shape (or the tree of
+        its positional arguments, or their IR types), lowering it if needed. Its
+        arguments are the shape's run-time leaves (callables.py)."""
         fn = IMPLEMENTED_IN_PYTHON.get(fn, fn)
-        signature = as_signature(signature)
-        arg_types = tuple(pytrees.leaf_types(signature))
-        key = (fn, signature)
+        shape = CallShape.of(shape)
+        arg_types = shape.leaf_types()
+        key = (fn, shape)
         if key in self._functions:
             return self._functions[key]
         if key in self._in_progress:
@@ -120,10 +120,17 @@ class ModuleLowering:
             self._called_recursively.add(key)
             return self._in_progress[key]
         try:
-            if fn in OPS or fn in NUMPY:
+            if isinstance(fn, ClosureCode):
+                op, source = None, fn.source
+            elif fn in OPS or fn in NUMPY:
                 op = self._library_wrapper(fn, arg_types)
+            elif is_primitive(fn):  # irad/linalg.py: called, not lowered
+                name, key = self.unique_symbol(target_key(fn)), target_key(fn)
+                op = primitives.declaration(fn, name, arg_types)
+                if name != key:
+                    op.attributes["irad.target"] = StringAttr(key)
             elif hasattr(fn, "_irad_module"):
-                op = self._import_derivative(fn, signature)
+                op = self._import_derivative(fn, shape)
             elif not isinstance(fn, types.FunctionType) and callable(fn) and self.has_rules(fn):
                 op = self._external(fn, arg_types)
             else:
@@ -135,10 +142,44 @@ class ModuleLowering:
             raise UnsupportedError(f"{call_site}: {exc}") from None
         if op is None:
             name, target = self.symbol_for(fn)
-            op = self._lower_recursive(key, source, name, target)
+            lowered_before = set(self._functions)
+            try:
+                op = self._lower_recursive(key, source, name, target)
+            except UnsupportedError as exc:
+                if getattr(fn, "__wrapped__", None) is None or getattr(exc, "function", None) is not fn:
+                    raise
+                # a decorator's wrapper irad cannot lower: the function it wraps instead
+                for stale in set(self._functions) - lowered_before:
+                    self._forget(self._functions.pop(stale))
+                self._symbols.discard(name)
+                return self._unwrapped(fn, key, exc, call_site)
         self._functions[key] = op
         self.module.body.block.add_op(op)
         return op
+
+    def _unwrapped(self, wrapper, key, reason: UnsupportedError, call_site) -> func.FuncOp:
+        wrapped = inspect.unwrap(wrapper)
+        first_line = str(reason).splitlines()[0]
+        warnings.warn(
+            f"{def_location(wrapper)}irad cannot lower the wrapper {wrapper.__code__.co_qualname} "
+            f"that a decorator put around {describe_callable(wrapped)} ({first_line}); it "
+            "differentiates the wrapped function (its __wrapped__) instead, without what the "
+            "wrapper adds",
+            IradWarning, stacklevel=2,
+        )
+        op = self.function(wrapped, key[1], call_site)
+        self._functions[key] = op
+        return op
+
+    def print_declaration(self, arg_types: list[Attribute], text: str) -> str:
+        """The symbol of the declaration one `print` statement calls (irad/ir/printing.py)."""
+        key = (tuple(arg_types), text)
+        if key not in self._prints:
+            op = printing.declaration(self.unique_symbol("print"), arg_types, text)
+            op.sym_visibility = StringAttr("private")
+            self.module.body.block.add_op(op)
+            self._prints[key] = op.sym_name.data
+        return self._prints[key]
 
     def has_rules(self, fn) -> bool:
         return self.table is not None and self.table.has_entries(target_key(fn))
@@ -163,21 +204,22 @@ class ModuleLowering:
             result = lower_wrapper_body(self, fn, Emitter(block), block.args)
         else:
             result = OPS[fn][1](Emitter(block), block.args)
-        block.add_op(func.ReturnOp(result))
+        results = list(result) if isinstance(result, tuple) else [result]  # np.split, np.linalg.eigh: several arrays
+        block.add_op(func.ReturnOp(*results))
         key = target_key(fn)
         name = self.unique_symbol(key)
         op = func.FuncOp(
-            name, FunctionType.from_lists(arg_types, [result.type]), Region(block),
+            name, FunctionType.from_lists(arg_types, [r.type for r in results]), Region(block),
             visibility="private",
         )
         if name != key:
             op.attributes["irad.target"] = StringAttr(key)
         return op
 
-    def _import_derivative(self, fn, signature: Node) -> func.FuncOp:
+    def _import_derivative(self, fn, shape: CallShape) -> func.FuncOp:
         """The entry of the module a derivative object (irad.grad(f), ...)
         builds; its other functions join this module under fresh names."""
-        module, entry_name, hidden, results = fn._irad_module(signature)
+        module, entry_name, hidden, results = fn._irad_module(shape.positional_tree())
         functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
         symbols = {op.sym_name.data: self.unique_symbol(op.sym_name.data) for op in functions}
         entry = None
@@ -214,8 +256,7 @@ class ModuleLowering:
         in order), so that part stops; type changes get three rounds."""
         assumed: Tree = F64  # numeric code mostly returns one float
         hidden: tuple[tuple[Global, Attribute], ...] = ()  # assumed hidden globals and types
-        signature = key[1]
-        arg_types = tuple(pytrees.leaf_types(signature))
+        arg_types = key[1].leaf_types()
         type_rounds = 0
         while type_rounds < 3:
             inputs = [*arg_types, *(t for _, t in hidden)]
@@ -224,7 +265,7 @@ class ModuleLowering:
             self._results[name] = assumed
             self._called_recursively.discard(key)
             lowered_before = set(self._functions)
-            lowering = FunctionLowering(self, source, arg_types, name, target, hidden, signature)
+            lowering = FunctionLowering(self, source, arg_types, name, target, key[1], hidden)
             try:
                 op = lowering.lower()
             except UnsupportedError:
@@ -267,9 +308,12 @@ class ModuleLowering:
 
     def symbol_for(self, fn) -> tuple[str, str]:
         """(unique symbol name, rule-table key) for a Python function."""
+        if isinstance(fn, ClosureCode):  # no rule can name a lambda or nested def
+            name = self.unique_symbol(fn.name)
+            return name, name
         key = target_key(fn)
         by_key = self.symbols_by_key or (fn.__module__ or "").startswith("irad.")
-        return self.unique_symbol(key if by_key else fn.__name__), key
+        return self.unique_symbol(key if by_key else fn.__name__.replace("<lambda>", "lambda")), key
 
     def unique_symbol(self, base: str) -> str:
         name = fresh_symbol(base, self._symbols)
@@ -364,20 +408,19 @@ def parameter_names(fn, n: int) -> list[str]:
     return [names[i] if i < len(names) else f"arg{i}" for i in range(n)]
 
 
-class FunctionLowering(ControlFlowLowering):
+class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
     """Lowers one Python function body to a func.func."""
 
     def __init__(
         self, owner: ModuleLowering, src: FunctionSource, arg_types, name: str = "", target: str = "",
-        hidden: tuple = (), signature: Node | None = None,
+        shape: CallShape | None = None, hidden: tuple = (),
     ):
         self.owner = owner
+        self.shape = shape
         self.name_and_target = (name, target)
         self.src = src
         self.fn = src.fn
         self.arg_types = arg_types
-        # the tree of the arguments: one per parameter, whose leaves are arg_types
-        self.signature = signature if signature is not None else tuple_tree(arg_types)
         self.env: dict[str, Value] = {}
         self.block = Block(arg_types=arg_types)
         # global arrays read at each call: block arguments after the parameters
@@ -392,14 +435,7 @@ class FunctionLowering(ControlFlowLowering):
     # ---- function level -------------------------------------------------
     def lower(self) -> func.FuncOp:
         tree = self.src.tree
-        leaves = iter(self.block.args[: len(self.arg_types)])
-        params = [pytrees.rebuild(t, leaves) for t in self.signature.children]
-        for name, t, value in zip(self._parameters(tree), self.signature.children, params):
-            if isinstance(t, Node):  # a container: its leaves are named after their paths
-                pytrees.name_leaves(t, pytrees.value_leaves(value, pytrees.ssa_leaf)[0], name)
-        self.bind_parameters(
-            params, lambda n: f"{tree.name} takes {n} arguments but was given {len(params)}"
-        )
+        self.bind_call(self.shape or CallShape.of(self.arg_types))
         self.run_statements(tree.body)
         returned = self.env.get(RETURNED, False)
         if returned is not True and returned is not False and self.env.get(VALUE) is not None:
@@ -431,7 +467,66 @@ class FunctionLowering(ControlFlowLowering):
             self.first_return_tree = tree
         if tree == pytrees.NONE:
             return None
-        return pytrees.rebuild(tree, iter(leaves))  # numbers known while lowering become constants
+        return rebuild(tree, iter(leaves))  # numbers known while lowering become constants
+
+    def bind_call(self, shape: CallShape) -> None:
+        """Bind the parameters to the call's arguments (the block's arguments, in
+        the order of `shape`), with Python's rules: defaults, *args, **kwargs."""
+        tree = self.src.tree
+        leaves = iter(self.block.args)
+        closure = rebuild(shape.closure, leaves) if shape.closure is not None else None
+        args = [rebuild(s, leaves) for s in shape.args]
+        kwargs = {k: rebuild(s, leaves) for k, s in shape.keywords}
+        if closure is not None:
+            for name, value in closure.captured:  # what it reads from its definer
+                self._bind(name, closure if value is SELF else value)
+            signature = closure_signature(closure)
+        else:
+            signature = inspect.signature(self.fn, follow_wrapped=False)
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            positional = [p for p in signature.parameters.values() if p.kind <= p.POSITIONAL_OR_KEYWORD]
+            raise self.src.error(
+                tree, f"{tree.name} takes {len(positional)} arguments but was given {len(args)} ({exc})"
+            ) from None
+        for name, param in signature.parameters.items():
+            if name in bound.arguments:
+                value = bound.arguments[name]
+            elif param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                value = () if param.kind == param.VAR_POSITIONAL else {}
+            elif closure is not None:
+                value = param.default  # the value it had at the `def`
+            else:
+                where = Global(self.fn, name, DEFAULT) if param.kind <= param.POSITIONAL_OR_KEYWORD else None
+                value = self._static_value(Static(param.default, where), tree)
+            if param.kind == param.VAR_KEYWORD:
+                value = Keywords(tuple(value.items()))
+            self._bind(name, value)
+
+    def _bind(self, name: str, value: Value) -> None:
+        self._name_arguments(name, value)
+        self.env[name] = value
+
+    def _name_arguments(self, name: str, value: Value) -> None:
+        """Name the block arguments a parameter's value holds after it: a
+        container's leaves after their paths (`params.W`, `layers.0.b`), a
+        closure's after the variables it captured."""
+        found = value_node(value)
+        if isinstance(value, SSAValue):
+            if value.owner is self.block and value.name_hint is None:
+                value.name_hint = pytrees.ir_name(name)
+        elif found is not None:
+            node, items = found
+            for key, v in zip(node.keys, items):
+                self._name_arguments(name + pytrees.step(node.cls, key), v)
+        elif isinstance(value, Closure) and value.captured:
+            for inner, v in value.captured:
+                if v is not SELF:
+                    self._name_arguments(inner, v)
+        elif isinstance(value, Partial):
+            for v in value.args:
+                self._name_arguments(name, v)
 
     def bind_parameters(self, args: Sequence[Value], mismatch: Callable[[int], str]) -> list[str]:
         """Bind the function's parameters to `args`; `mismatch(n)` says what is
@@ -471,13 +566,24 @@ class FunctionLowering(ControlFlowLowering):
     def tree_leaves(self, value: Value, node: ast.AST) -> tuple[list[SSAValue], Tree] | None:
         """The SSA leaves of a value and its tree (numbers known while lowering
         become constants); None when it holds something else (a function, ...)."""
+        leaves: list[SSAValue] = []
+        tree = flatten(self.runtime_values(value, node), leaves)
+        return None if tree is None else (leaves, tree)
 
-        def leaf(v):
-            if isinstance(v, Static) and type_of_value(v.obj) is not None:  # a global array: hidden
-                return self.static_number(v, node)
-            return v if isinstance(v, SSAValue) else None
-
-        return pytrees.value_leaves(value, leaf)
+    def runtime_values(self, value: Value, node: ast.AST, arrays: bool = True) -> Value:
+        """`value` with the numbers known while lowering in it (alone or inside
+        containers) as constants, and, with `arrays`, the global arrays as
+        hidden arguments: what a run-time value must be where one is needed."""
+        if isinstance(value, Static) and type_of_value(value.obj) is not None:
+            return self.static_number(value, node) if arrays or self.is_number(value.obj) else value
+        found = value_node(value) if isinstance(value, (tuple, MappingValue)) else None
+        if found is None:
+            return value
+        tree, items = found
+        converted = [self.runtime_values(v, node, arrays) for v in items]
+        if all(a is b for a, b in zip(items, converted)):
+            return value
+        return pytrees.make_value(tree.cls, tree.keys, converted)
 
     @staticmethod
     def is_number(obj) -> bool:
@@ -531,6 +637,8 @@ class FunctionLowering(ControlFlowLowering):
             self.arrays.views.bind(target.id, value)  # an alias or a view shares an array
             self.env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
+            if isinstance(value, Static) and isinstance(value.obj, (tuple, list)):  # n, m = x.shape
+                value = tuple(Static(v) for v in value.obj)
             if not isinstance(value, tuple):
                 raise self.src.error(target, "tuple unpacking of a value that is not a tuple")
             if len(value) != len(target.elts):
@@ -604,7 +712,7 @@ class FunctionLowering(ControlFlowLowering):
         if isinstance(node.value, (bool, int, float)):
             return self.materialise(node.value, node)
         if isinstance(node.value, str) or node.value is None or node.value is Ellipsis:
-            return Static(node.value)  # known while lowering: a dict key, a None default
+            return Static(node.value)  # known while lowering: a dict key, print's text, a None default
         raise self.src.error(
             node,
             f"the constant {node.value!r} is not supported",
@@ -695,7 +803,8 @@ class FunctionLowering(ControlFlowLowering):
         values = []
         for elt in elts:
             if isinstance(elt, ast.Starred):
-                raise self.src.error(elt, "starred expressions are not supported")
+                values.extend(self.items_of(self.expr(elt.value), elt))  # *t
+                continue
             value = self.expr(elt)
             if isinstance(value, Static) and self.is_number(value.obj):
                 value = self.static_number(value, elt)
@@ -705,10 +814,10 @@ class FunctionLowering(ControlFlowLowering):
     def expr_Dict(self, node: ast.Dict) -> Value:
         """`{"W": w, "b": b}`: a dict with keys known while lowering (str)."""
         items = {}
-        for key_node, value_node in zip(node.keys, node.values):
+        for key_node, item in zip(node.keys, node.values):
             if key_node is None:
-                raise self.src.error(value_node, "`**` in a dict display is not supported", "write each key")
-            items[self._key(key_node, "a dict key")] = self._elements([value_node])[0]
+                raise self.src.error(item, "`**` in a dict display is not supported", "write each key")
+            items[self._key(key_node, "a dict key")] = self._elements([item])[0]
         return MappingValue(dict, tuple(items.items()))
 
     def _key(self, node: ast.expr, what: str) -> str:
@@ -720,10 +829,15 @@ class FunctionLowering(ControlFlowLowering):
             )
         return key.obj
 
+    def kind_of(self, value: Value) -> str:
+        return _kind(value)
+
     def expr_Subscript(self, node: ast.Subscript) -> Value:
         base = self.expr(node.value)
         if is_array(base):
             return self.arrays.subscript(base, node.slice, node)
+        if isinstance(base, Keywords):  # kwargs["a"]: a function's **kwargs is a dict
+            base = MappingValue(dict, base.items)
         if isinstance(base, MappingValue) and base.cls is dict:
             key = self._key(node.slice, "a dict index")
             if key not in base.keys():
@@ -734,6 +848,8 @@ class FunctionLowering(ControlFlowLowering):
             return base.get(key)
         if isinstance(base, Static) and isinstance(base.obj, (tuple, list, dict)):  # x.shape[0], a global
             return self._static_item(base, node)
+        if isinstance(base, Static) and any(base.obj is c for c in (np.r_, np.c_)):
+            return index_concatenate(self.arrays, base.obj, node.slice, node)
         if not isinstance(base, tuple):
             raise self.src.error(node, f"indexing into {_kind(base)} is not supported")
         index = _static_index(node.slice)
@@ -782,6 +898,8 @@ class FunctionLowering(ControlFlowLowering):
         if isinstance(node.op, ast.Not):
             b = self.em.to_bool(x)
             return self.em.op(arith.XOrIOp(b, self.em.const(1, I1)))
+        if is_array(x):
+            return self.arrays.invert(x, node)
         raise self.src.error(node, "the bitwise operator `~` is not supported")
 
     def expr_BinOp(self, node: ast.BinOp) -> Value:
@@ -814,10 +932,15 @@ class FunctionLowering(ControlFlowLowering):
                 a, b = em.unify(left, right)
             else:
                 a, b = em.to_float(left), em.to_float(right)
-            return em.op(arith.DivfOp(a, b))
+            folded = _fold_floats(op, a, b)
+            return em.const(folded, a.type) if folded is not None else em.op(arith.DivfOp(a, b))
         a, b = em.unify(left, right)
         floating = is_float(a.type)
-        if not floating:
+        if floating:
+            folded = _fold_floats(op, a, b)
+            if folded is not None:  # constants: 1.0 + len(x) is known while lowering
+                return em.const(folded, a.type)
+        else:
             folded = integers.fold(op, a, b)
             if folded is not None:  # exact, as Python computes it
                 return self.integer(folded, node)
@@ -830,15 +953,13 @@ class FunctionLowering(ControlFlowLowering):
             return em.op(arith.MulfOp(a, b)) if floating else checked.mul(a, b)
         if isinstance(op, (ast.FloorDiv, ast.Mod)):
             symbol = "//" if isinstance(op, ast.FloorDiv) else "%"
-            if floating:
-                # CPython computes these through fmod; floor(a / b) differs
-                # (1.0 // 0.1 is 9.0), and xDSL has no remf to do it exactly.
-                raise self.src.error(
-                    node,
-                    f"`{symbol}` on floats is not supported",
-                    "write math.floor(a / b) (or a - b * math.floor(a / b)) if "
-                    "that is what you mean; `//` and `%` on ints are supported",
-                )
+            if floating:  # through fmod, as CPython computes them (float_division.py)
+                if not (isinstance(b.owner, arith.ConstantOp) and b.owner.value.value.data != 0.0):
+                    self.check(
+                        em.op(arith.CmpfOp(b, em.const(0.0, b.type), "une")), node,
+                        f"float {'floor division' if symbol == '//' else 'modulo'} by zero",
+                    )
+                return (floor_divide if symbol == "//" else remainder)(em, a, b)
             if integers.constant_int(b) in (None, 0):  # MLIR leaves x // 0 undefined
                 self.check(
                     em.op(arith.CmpiOp(b, em.const(0, b.type), "ne")), node,
@@ -849,21 +970,65 @@ class FunctionLowering(ControlFlowLowering):
             return self.modulo(a, b)
         raise self.src.error(node, f"the operator {_OPERATOR_NAMES.get(type(op), type(op).__name__)} is not supported")
 
+    def stmt_Assert(self, stmt: ast.Assert) -> None:
+        """`assert cond, msg`: a run-time check (cf.assert) that fails with
+        `file:line:col: assertion failed: msg`, as an index out of bounds does.
+        Python drops asserts under `python -O`; so does irad then."""
+        if sys.flags.optimize:
+            return
+        test = self.expr(stmt.test)
+        message = "assertion failed: " + (
+            self._message(stmt.msg) if stmt.msg is not None else ast.unparse(stmt.test)
+        )
+        known = self.static_condition(test)
+        if known is True:
+            return
+        if known is False:  # fails where it is reached (it may sit in a branch never taken)
+            self.check(self.em.const(False, I1), stmt, message)
+            self.env[RETURNED] = True  # like a raise, it ends this path: nothing after it runs
+            return
+        value = self.as_number(test, stmt.test)
+        if is_array(value):
+            raise self.src.error(stmt.test, "the truth value of an array is ambiguous",
+                                 "assert np.all(...) of a comparison, or a comparison of numbers")
+        self.check(self.em.to_bool(value), stmt, message)
+
+    def _message(self, node: ast.expr) -> str:
+        """An assert's message: its text where known while lowering, else its source."""
+        if isinstance(node, ast.JoinedStr):  # an f-string: known parts filled in
+            out = []
+            for part in node.values:
+                if isinstance(part, ast.Constant):
+                    out.append(str(part.value))
+                    continue
+                known, obj = known_value(self.expr(part.value))
+                spec = part.format_spec
+                plain = spec is None or all(isinstance(p, ast.Constant) for p in spec.values)
+                if known and plain and part.conversion == -1:
+                    out.append(format(obj, "".join(p.value for p in spec.values) if spec else ""))
+                else:
+                    out.append("{" + ast.unparse(part.value) + "}")
+            return "".join(out)
+        known, obj = known_value(self.expr(node))
+        return str(obj) if known else ast.unparse(node)
+
     def check(self, condition: SSAValue, node: ast.AST, message: str) -> None:
         """A run-time check: fails with `file:line: message` unless `condition` holds."""
         self.em.op(cf.AssertOp(condition, f"{self.src.location(node)}: {message}"))
 
+    def check_int_range(self, fn, n: SSAValue, node: ast.AST) -> None:
+        """An int argument (math.factorial's) checked against its range (INT_RANGES)."""
+        if is_float(n.type):
+            raise self.src.error(node, f"{describe_callable(fn)} takes an int, got a float",
+                                 "convert with int(...) if the value is integral")
+        lowest, below, highest, above = INT_RANGES[fn]
+        n = self.em.to_int(n)
+        self.check(self.em.op(arith.CmpiOp(n, self.em.const(lowest, I64), "sge")), node, below)
+        self.check(self.em.op(arith.CmpiOp(n, self.em.const(highest, I64), "sle")), node, above)
+
     def check_int_conversion(self, x: SSAValue, node: ast.AST) -> None:
-        """Before a float -> i64 conversion (fptosi is poison outside i64 and for
-        inf/nan). Checking x itself suffices for floor/ceil/trunc too: no double
-        lies strictly between 2**63 - 1024 and 2**63, nor just below -2**63."""
-        em = self.em
-        inside = em.op(arith.AndIOp(  # ordered comparisons: false for nan
-            em.op(arith.CmpfOp(x, em.const(-(2.0**63), x.type), "oge")),
-            em.op(arith.CmpfOp(x, em.const(2.0**63, x.type), "olt")),
-        ))
-        self.check(inside, node, "cannot convert float infinity or NaN to integer "
-                   "(or the integer does not fit in 64 bits)")
+        """Before a float -> i64 conversion (fptosi is poison outside i64 and for inf/nan)."""
+        self.check(integers.float_fits_int64(self.em, x), node, integers.FLOAT_TO_INT_MESSAGE)
 
     def modulo(self, a: SSAValue, b: SSAValue) -> SSAValue:
         """Python's `%` on ints: the result has the sign of the divisor."""
@@ -909,22 +1074,34 @@ class FunctionLowering(ControlFlowLowering):
 
     def expr_Compare(self, node: ast.Compare) -> Value:
         left = self.expr(node.left)
+        rights = [self.expr(c) for c in node.comparators]
+        known = [_static_compare(op, a, b) for op, a, b in zip(node.ops, [left, *rights], rights)]
+        if all(k is not None for k in known):  # decided while lowering: x.shape[0] < 8, axis is None
+            return Static(all(k.obj for k in known))
         if len(node.ops) == 1:
-            right = self.expr(node.comparators[0])
-            static = _static_arithmetic(node.ops[0], left, right)
-            if static is not None:  # a rule may decline on a shape: x.shape[0] < 8
+            static = _static_arithmetic(node.ops[0], left, rights[0])
+            if static is not None:
                 return static
             return self.compare(
-                node.ops[0], self.as_number(left, node.left), self.as_number(right, node.comparators[0]), node
+                node.ops[0], self.as_number(left, node.left), self.as_number(rights[0], node.comparators[0]), node
             )
         left = self.as_number(left, node.left)
         result = None
-        for op, right_node in zip(node.ops, node.comparators):
-            right = self.number(right_node)
+        for op, right, right_node in zip(node.ops, rights, node.comparators):
+            right = self.as_number(right, right_node)
             cmp = self.compare(op, left, right, node)
             result = cmp if result is None else self.em.op(arith.AndIOp(result, cmp))
             left = right
         return result
+
+    def static_condition(self, value: Value) -> bool | None:
+        """The truth of a condition known while lowering (a Static, a constant), or None."""
+        if isinstance(value, Static):
+            return bool(value.obj)
+        if isinstance(value, SSAValue) and not is_array(value):
+            known, obj = known_value(value)
+            return bool(obj) if known else None
+        return None
 
     def compare(self, op: ast.cmpop, left: SSAValue, right: SSAValue, node) -> SSAValue:
         predicates = _COMPARISONS.get(type(op))
@@ -957,7 +1134,11 @@ class FunctionLowering(ControlFlowLowering):
         return result
 
     def expr_IfExp(self, node: ast.IfExp) -> Value:
-        test = self.number(node.test)
+        test = self.expr(node.test)
+        known = self.static_condition(test)
+        if known is not None:  # decided while lowering: only the arm taken is lowered
+            return self.expr(node.body if known else node.orelse)
+        test = self.as_number(test, node.test)
         if is_array(test):
             raise self.src.error(
                 node.test, "the truth value of an array is ambiguous",
@@ -984,7 +1165,7 @@ class FunctionLowering(ControlFlowLowering):
         then_block.add_op(scf.YieldOp(*(joins.convert(Emitter(then_block), v, t) for v, t in zip(then_leaves, joined))))
         else_block.add_op(scf.YieldOp(*(joins.convert(Emitter(else_block), v, t) for v, t in zip(else_leaves, joined))))
         results = self.em.results(scf.IfOp(cond, joined, Region(then_block), Region(else_block)))
-        return pytrees.rebuild(tree, iter(results))
+        return rebuild(tree, iter(results))
 
     def _branch(self, node: ast.expr) -> tuple[Block, list[SSAValue], Tree]:
         """Lower one arm of a conditional expression into its own block (lazily
@@ -1000,231 +1181,6 @@ class FunctionLowering(ControlFlowLowering):
         finally:
             self.em = outer
         return block, *found
-
-    def expr_Call(self, node: ast.Call) -> Value:
-        callee = self.expr(node.func)
-        if isinstance(callee, pytrees.Method):  # model.forward(x) on a dataclass value
-            return self._python_call(node, callee.fn, (callee.receiver,))
-        if isinstance(callee, (RecordValue, MappingValue)) and callee.cls is not dict:
-            method = getattr(callee.cls, "__call__", None)  # model(x): its class's __call__
-            if isinstance(method, types.FunctionType):
-                return self._python_call(node, method, (callee,))
-        if not isinstance(callee, Static):
-            raise self.src.error(node, f"calling {_kind(callee)} is not supported")
-        if callee.obj is builtins.isinstance:
-            return self._isinstance(node)
-        if pytrees.is_record_class(callee.obj):  # State(x=..., v=...)
-            return self._construct(node, callee.obj)
-        if isinstance(callee.obj, BoundMethod):  # x.sum(axis=0), x.reshape(2, 3)
-            if callee.obj.fn is np.reshape:
-                return reshape_method(self.arrays, callee.obj.array, node)
-            return self.arrays.call(callee.obj.fn, node, bound=callee.obj.array)
-        if is_numpy_callable(callee.obj):
-            return self.arrays.call(callee.obj, node)
-        if callee.obj is builtins.len and len(node.args) == 1:
-            value = self.expr(node.args[0])
-            if pytrees.is_container(value):  # len(params): known while lowering
-                return Static(len(value.items if isinstance(value, MappingValue) else value))
-            return builtin_on_array(self.arrays, builtins.len, [value], node) or (
-                self._not_supported(node, callee)
-            )
-        if getattr(callee.obj, "_irad_transform", False):
-            return self._transform(node, callee.obj)
-        if hasattr(callee.obj, "_irad_module"):  # a derivative object: irad.grad(f), ...
-            return self._external_call(node, callee.obj)
-        target = IMPLEMENTED_IN_PYTHON.get(callee.obj, callee.obj)
-        if target in OPS:
-            return self._library_call(node, callee.obj)
-        if isinstance(target, types.FunctionType):
-            return self._python_call(node, target)
-        if callable(target) and self.owner.has_rules(target):
-            return self._external_call(node, target)
-        self._not_supported(node, callee)
-
-    def _not_supported(self, node: ast.Call, callee: Static):
-        raise self.src.error(
-            node,
-            f"call to {describe_callable(callee.obj)} is not supported: it has no "
-            "Python source irad can lower and no lowering in irad's library",
-            "register a rule for it with @irad.rrule, or mark it irad.non_differentiable "
-            "(then irad calls it as it is); or rewrite it as a Python function",
-        )
-
-    def _transform(self, node: ast.Call, transform) -> Static:
-        """irad.grad(f, argnums=...) and friends inside a program: applied while
-        lowering, to functions and constants known then."""
-
-        def known(arg: ast.expr):
-            try:
-                return ast.literal_eval(arg)
-            except ValueError:
-                value = self.expr(arg)
-                if not isinstance(value, Static):
-                    raise self.src.error(
-                        arg, f"the arguments of {describe_callable(transform)} must be "
-                        "known while lowering (functions and constants)"
-                    ) from None
-                return value.obj
-
-        args = [known(a) for a in node.args]
-        kwargs = {k.arg: known(k.value) for k in node.keywords}
-        return Static(transform(*args, **kwargs))
-
-    def _external_call(self, node: ast.Call, fn) -> Value:
-        """A call to a function without source that the rule table covers, or to
-        a derivative object (irad.grad(f)), whose arguments may be containers."""
-        if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
-            raise self.src.error(
-                node, f"{describe_callable(fn)} takes its arguments positionally here"
-            )
-        if not hasattr(fn, "_irad_module"):
-            return self.call(fn, [self.number(a) for a in node.args], node)
-        leaves, trees = [], []
-        for a in node.args:
-            value = self.expr(a)
-            found = self.tree_leaves(value, a)
-            if found is None:
-                raise self.src.error(a, f"expected a number, an array or a container of them, got {_kind(value)}")
-            leaves += found[0]
-            trees.append(found[1])
-        return self.call(fn, leaves, node, tuple_tree(trees))
-
-    def _library_call(self, node: ast.Call, fn) -> SSAValue:
-        arities, emit = OPS[fn]
-        if node.keywords:
-            raise self.src.error(node, f"keyword arguments to {describe_callable(fn)} are not supported")
-        if len(node.args) not in arities:
-            raise self.src.error(
-                node,
-                f"{describe_callable(fn)} with {len(node.args)} arguments is not supported",
-            )
-        args = [self.number(a) for a in node.args]
-        if any(is_array(a) for a in args):
-            result = builtin_on_array(self.arrays, fn, args, node)
-            if result is None:
-                raise self.src.error(
-                    node, f"{describe_callable(fn)} on arrays is not supported",
-                    "use the numpy function (np.maximum, np.abs, ...)",
-                )
-            return result
-        if fn in FLOAT_TO_INT and is_float(args[0].type):
-            self.check_int_conversion(args[0], node)
-        if self.owner.has_rules(fn):  # the pass must meet a call op to consult the table
-            return self.call(fn, args, node)
-        return emit(self.em, args)
-
-    def call(self, fn, args: list[SSAValue], node: ast.AST, signature: Node | None = None) -> Value:
-        """A func.call to `fn`'s function for these arguments (the leaves of
-        `signature`, when given: the tree of the call's arguments), located at
-        `node`; the callee's hidden globals come from this function's own. The
-        results are rebuilt into the tree the callee returns."""
-        signature = signature if signature is not None else tuple(v.type for v in args)
-        callee = self.owner.function(fn, signature, self.src.location(node))
-        declared = callee.function_type.inputs.data[len(args) :]
-        hidden = [self.hidden.argument(g, t) for g, t in zip(self.owner.globals_of(callee), declared, strict=True)]
-        op = func.CallOp(callee.sym_name.data, [*args, *hidden], callee.function_type.outputs.data)
-        line, col = self.src.line_col(node)
-        op.location = FileLineColLoc(StringAttr(self.src.filename), IntAttr(line), IntAttr(col))
-        results = self.em.results(op)
-        tree = self.owner.results_of(callee)
-        return None if tree == pytrees.NONE else pytrees.rebuild(tree, iter(results))
-
-    def _python_call(self, node: ast.Call, fn, bound_first: tuple = ()) -> Value:
-        """A call to a Python function: its arguments are numbers, arrays or
-        containers of them (flattened into the call's operands: the callee is
-        specialised per tree); `bound_first` are arguments before the call's
-        own (a method's receiver)."""
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(
-            k.arg is None for k in node.keywords
-        ):
-            raise self.src.error(
-                node, "*args / **kwargs in calls are not supported", "pass the arguments one by one"
-            )
-        kinds = {p.kind for p in inspect.signature(fn).parameters.values()}
-        if kinds & {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD}:
-            raise self.src.error(
-                node,
-                f"{describe_callable(fn)} takes *args or **kwargs, which irad does not support",
-                "give it plain positional parameters",
-            )
-        args = [*bound_first, *(self.expr(a) for a in node.args)]
-        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
-        try:
-            bound = inspect.signature(fn).bind(*args, **kwargs)
-        except TypeError as exc:
-            raise self.src.error(node, f"bad call to {describe_callable(fn)}: {exc}") from None
-        bound.apply_defaults()
-        leaves: list[SSAValue] = []
-        trees = []
-        for name, v in bound.arguments.items():
-            if not isinstance(v, (SSAValue, Static)) and not pytrees.is_container(v):  # a default value
-                v = Static(v, Global(fn, name, DEFAULT))
-            if isinstance(v, Static) and type_of_value(v.obj) is not None:
-                v = self.static_number(v, node)
-            found = self.tree_leaves(v, node)
-            if found is None:
-                raise self.src.error(
-                    node, f"argument '{name}' of {describe_callable(fn)} is {_kind(v)}, not a number, "
-                    "an array, or a tuple, list, dict, NamedTuple or dataclass of them"
-                )
-            values, tree = found
-            if fn in FLOAT_FUNCTIONS and not isinstance(tree, Node):  # like math functions, they take floats
-                values = [self.em.to_float(values[0])]
-                tree = values[0].type
-            leaves += values
-            trees.append(tree)
-        return self.call(fn, leaves, node, tuple_tree(trees))
-
-    def _construct(self, node: ast.Call, cls: type) -> Value:
-        """`State(x=x, v=v)`: a NamedTuple or dataclass value, its fields bound as
-        the class's constructor binds them (defaults that are numbers included)."""
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-            raise self.src.error(node, "*args / **kwargs in calls are not supported", "pass the arguments one by one")
-        if getattr(cls, "__post_init__", None) is not None:
-            raise self.src.error(
-                node, f"creating a {cls.__name__} inside a program: its __post_init__ would not run",
-                "build it outside the program, or drop __post_init__",
-            )
-        args = self._elements(node.args)
-        kwargs = dict(zip((k.arg for k in node.keywords), self._elements([k.value for k in node.keywords])))
-        try:
-            bound = inspect.signature(cls).bind(*args, **kwargs)
-        except TypeError as exc:
-            raise self.src.error(node, f"bad call to {cls.__name__}: {exc}") from None
-        bound.apply_defaults()
-        keys = pytrees.record_fields(cls)
-        missing = [k for k in keys if k not in bound.arguments]
-        if missing:
-            raise self.src.error(
-                node, f"{cls.__name__} has fields its constructor does not set ({', '.join(missing)})",
-                "build it outside the program",
-            )
-        items = []
-        for key in keys:
-            value = bound.arguments[key]
-            if not isinstance(value, (SSAValue, Static)) and not pytrees.is_container(value):
-                value = self._static_value(Static(value), node)  # a default
-            items.append(value)
-        return pytrees.make_value(cls, keys, items)
-
-
-    def _isinstance(self, node: ast.Call) -> Static:
-        """isinstance(x, cls) on a value: known from its IR type (float, int,
-        bool, np.ndarray) or its container (tuple, list, dict, a NamedTuple or
-        dataclass)."""
-        if len(node.args) != 2 or node.keywords:
-            raise self.src.error(node, "isinstance takes exactly two arguments")
-        value = self.expr(node.args[0])
-        classes = self.expr(node.args[1])
-        if not isinstance(classes, Static) or not isinstance(classes.obj, (type, tuple)):
-            raise self.src.error(node.args[1], "the second argument of isinstance must be a type")
-        if isinstance(value, Static):
-            return Static(isinstance(value.obj, classes.obj))
-        cls = pytrees.python_class(value)  # a run-time value: its class follows from its type
-        if cls is None:
-            raise self.src.error(node, f"isinstance of {_kind(value)} is not supported")
-        return Static(issubclass(cls, classes.obj))
-
 
 def _is_item(target: ast.expr) -> bool:
     """`name[...]`: an in-place write to an array."""
@@ -1248,6 +1204,49 @@ def _static_arithmetic(op, left: Value, right: Value) -> Static | None:
     if a is None or b is None or fn is None:
         return None
     return Static(fn(a, b))
+
+
+_FLOAT_FOLDS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+
+
+def _fold_floats(op: ast.operator, a: SSAValue, b: SSAValue) -> float | None:
+    """`a op b` for two f64 constants, as Python computes it (IEEE double);
+    None otherwise, and for a division by zero (IEEE's inf, not Python's error)."""
+    fn = _FLOAT_FOLDS.get(type(op))
+    if fn is None or a.type != F64 or b.type != F64:
+        return None
+    (known_a, x), (known_b, y) = known_value(a), known_value(b)
+    if not (known_a and known_b) or (isinstance(op, ast.Div) and y == 0):
+        return None
+    return fn(float(x), float(y))
+
+
+def _static_compare(op: ast.cmpop, left: Value, right: Value) -> Static | None:
+    """A comparison decided while lowering: of two known values, `is` against a
+    known object (a run-time number is never None), `in` a known tuple."""
+    if isinstance(op, (ast.Is, ast.IsNot)):
+        if isinstance(left, Static) and isinstance(right, Static):
+            same = left.obj is right.obj
+        elif isinstance(left, Static) or isinstance(right, Static):
+            other = right if isinstance(left, Static) else left
+            if not isinstance(other, (SSAValue, tuple)):
+                return None
+            same = False
+        else:
+            return None
+        return Static(same if isinstance(op, ast.Is) else not same)
+    if is_array(left) or is_array(right):
+        return None
+    (known_a, a), (known_b, b) = known_value(left), known_value(right)
+    if not (known_a and known_b):
+        return None
+    try:
+        if isinstance(op, (ast.In, ast.NotIn)):
+            return Static((a in b) == isinstance(op, ast.In))
+        fn = STATIC_OPERATORS.get(type(op))
+        return None if fn is None else Static(bool(fn(a, b)))
+    except (TypeError, ValueError):  # objects Python cannot compare (or whose truth is ambiguous)
+        return None
 
 
 def _power_by_squaring(em: Emitter, base: SSAValue, n: int, mul) -> SSAValue:
@@ -1304,6 +1303,14 @@ def _kind(value: Value) -> str:
         return f"the method {describe_callable(value.fn)}"
     if value is None:
         return "None (a call that returns nothing)"
+    if isinstance(value, Closure):
+        return f"the function {value.code.name}"
+    if isinstance(value, Partial):
+        return "a functools.partial object"
+    if isinstance(value, Keywords):
+        return "**kwargs"
+    if isinstance(value, ITERABLES):
+        return f"a {type(value).__name__.removesuffix('Value').lower()} object"
     return f"a {describe(value.type)} value"
 
 

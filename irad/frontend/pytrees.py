@@ -23,15 +23,18 @@ Two views of the same structure live here:
   (results, gradients);
 * values inside a program being lowered: `ListValue` and `RecordValue` (a
   list or NamedTuple: a tuple of its items that remembers its class),
-  `MappingValue` (a dict or a dataclass); `value_leaves` / `rebuild` flatten
-  them into SSA values and back, for calls, returns and control flow.
+  `MappingValue` (a dict or a dataclass); `value_node` takes one apart and
+  `make_value` builds one. A call's arguments, a function's results and a
+  branch's variables are flattened into SSA values and rebuilt by
+  irad/frontend/callables.py (`flatten`, `rebuild`), where a tree's leaves may
+  also be functions and objects known while lowering.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -89,18 +92,29 @@ def is_dataclass_class(cls) -> bool:
     return isinstance(cls, type) and dataclasses.is_dataclass(cls)
 
 
-def leaf_types(tree: Tree) -> list[Attribute]:
+def leaf_types(tree) -> list[Attribute]:
+    """The IR types of a tree's run-time leaves, in order. Besides containers,
+    a call's tree holds shapes of values known while lowering
+    (irad/frontend/callables.py), whose `parts()` are the trees inside them."""
     out: list[Attribute] = []
-    _leaves(tree, out.append)
+
+    def walk(t) -> None:
+        if isinstance(t, Attribute):
+            out.append(t)
+        else:
+            for part in t.children if isinstance(t, Node) else t.parts():
+                walk(part)
+
+    walk(tree)
     return out
 
 
-def _leaves(tree: Tree, add: Callable) -> None:
+def is_data(tree) -> bool:
+    """Numbers, arrays and containers of them only (no functions, no objects
+    known while lowering): what crosses the API and what a function returns."""
     if isinstance(tree, Node):
-        for child in tree.children:
-            _leaves(child, add)
-    else:
-        add(tree)
+        return all(is_data(c) for c in tree.children)
+    return isinstance(tree, Attribute)
 
 
 def with_leaf_types(tree: Tree, types) -> Tree:
@@ -352,41 +366,6 @@ def value_node(value) -> tuple[Node, tuple] | None:
     return None
 
 
-def value_leaves(value, leaf: Callable[[object], SSAValue | None]) -> tuple[list[SSAValue], Tree] | None:
-    """The SSA leaves of a value and its tree; `leaf(v)` gives the SSA value of
-    a non-container (None: it cannot be a leaf, and this returns None)."""
-    leaves: list[SSAValue] = []
-
-    def walk(v) -> Tree | None:
-        found = value_node(v)
-        if found is None:
-            s = leaf(v)
-            if s is None:
-                return None
-            leaves.append(s)
-            return s.type
-        node, items = found
-        children = [walk(item) for item in items]
-        if any(c is None for c in children):
-            return None
-        return Node(node.cls, node.keys, tuple(children))
-
-    tree = walk(value)
-    return None if tree is None else (leaves, tree)
-
-
-def ssa_leaf(value) -> SSAValue | None:
-    return value if isinstance(value, SSAValue) else None
-
-
-def rebuild(tree: Tree, leaves: Iterator[SSAValue]):
-    """The program value of `tree`, its leaves taken in order from `leaves`."""
-    if not isinstance(tree, Node):
-        return next(leaves)
-    items = [rebuild(child, leaves) for child in tree.children]
-    return make_value(tree.cls, tree.keys, items)
-
-
 def make_value(cls: type, keys: tuple, items: list):
     """A program value of class `cls` holding `items` under `keys`."""
     if cls is _NONE:
@@ -419,12 +398,6 @@ def python_class(value) -> type | None:
     return None
 
 
-def name_leaves(tree: Tree, leaves, root: str) -> None:
-    """Name SSA values (block arguments) after their paths."""
-    for value, name in zip(leaves, leaf_names(tree, root)):
-        value.name_hint = name
-
-
 __all__ = [
     "ACCEPTED",
     "BadLeaf",
@@ -438,9 +411,10 @@ __all__ = [
     "leaf_names",
     "leaf_paths",
     "leaf_types",
+    "is_data",
+    "make_value",
     "python_class",
-    "rebuild",
     "tuple_tree",
     "unflatten",
-    "value_leaves",
+    "value_node",
 ]

@@ -1,29 +1,40 @@
 """The ``irad`` dialect: requests for derivatives of functions.
 
 Ops in the spirit of ``enzyme.autodiff`` ask for a derivative of a
-``func.func`` at given operands; two for reverse mode::
+``func.func`` at given operands; three for reverse mode::
 
     %g:2 = irad.grad @f(%x, %y) {wrt = [0, 1]} : (f64, f64) -> (f64, f64)
     %v, %gx = irad.value_and_grad @f(%x, %y) {wrt = [0]} : (f64, f64) -> (f64, f64)
+    %dx = irad.vjp @h(%x, %n, %du, %dv) {wrt = [0]} : (f64, i64, f64, f64) -> f64
 
-The differentiated value is the callee's first result, which must be a scalar
-float. ``wrt`` lists, in strictly increasing order, the 0-based indices of the
-operands to differentiate with respect to; each gives one gradient result
-with that operand's type. ``irad.grad`` returns only the gradients,
-``irad.value_and_grad`` returns the callee's results first, then the
-gradients.
+The differentiated value of ``irad.grad`` and ``irad.value_and_grad`` is the
+callee's one float result, which must be a scalar; the callee may return
+integers and booleans beside it (they get no cotangent). ``irad.vjp`` seeds
+every float result with a cotangent of its own (its operands are the callee's
+arguments, then those cotangents). ``wrt`` lists, in strictly increasing
+order, the 0-based indices of the arguments to differentiate with respect to;
+each gives one gradient (cotangent) result with that argument's type.
+``irad.grad`` and ``irad.vjp`` return only those, ``irad.value_and_grad``
+returns the callee's results first, then the gradients.
 
 and ``irad.jvp`` for forward mode (see :class:`JvpOp`).
 
 Reverse mode's generated code keeps the values its pullback needs from loops
-and recursion on a *tape*, through four ops typed by their records (see
+and recursion on a *tape*, through five ops typed by their records (see
 passes/loops.py for what is recorded, passes/lower_tape.py for the memref
 code ``irad-lower-tape`` turns them into)::
 
     %tape, %pos = irad.tape_create
     %tape2, %end = irad.tape_push %tape[%pos] %x, %n, %a : f64, i64, tensor<3xf64>
     %x2, %n2, %a2 = irad.tape_read %tape2[%end] : f64, i64, tensor<3xf64>
-    irad.tape_free %tape2
+    %tape3 = irad.tape_reserve %tape2[%end] %slots
+    %tape4, %end2 = irad.tape_push %tape3[%end] reserved %y : f64
+    irad.tape_free %tape4
+
+``irad.tape_reserve`` makes room for ``%slots`` more slots after a position
+once (a loop whose trip count is known before it runs reserves room for all
+its records); a push marked ``reserved`` is one that room was made for, so it
+never grows the tape.
 
 The tape value is a ``memref<?xf64>`` and a position an ``index``, so code
 that threads them (loop iter_args, ``scf.if`` results, call arguments) is
@@ -40,6 +51,7 @@ dialects irad works with.
 from __future__ import annotations
 
 import importlib
+from math import prod
 from abc import ABC
 from collections.abc import Callable, Sequence
 from typing import ClassVar
@@ -67,6 +79,7 @@ from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -97,7 +110,10 @@ __all__ = [
     "TapeFreeOp",
     "TapePushOp",
     "TapeReadOp",
+    "TapeReserveOp",
+    "record_slots",
     "ValueAndGradOp",
+    "VjpOp",
     "is_recordable_type",
     "make_context",
 ]
@@ -144,7 +160,7 @@ class RequestOp(IRDLOperation, ABC):
         if inputs != tuple(operand_types):
             raise self._error(
                 f"operand types ({', '.join(map(str, operand_types))}) do not match the "
-                f"inputs of @{self.callee.root_reference.data} ({', '.join(map(str, inputs))})"
+                f"inputs of @{self._callee_name()} ({', '.join(map(str, inputs))})"
             )
 
     def _callee_function(self):
@@ -216,6 +232,9 @@ class RequestOp(IRDLOperation, ABC):
         printer.print_string("} : ")
         printer.print_function_type(self.args.types, self.res.types)
 
+    def _callee_name(self) -> str:
+        return self.callee.root_reference.data
+
     def _verify_wrt(
         self, wrt: tuple[int, ...], operand_types: Sequence[Attribute]
     ) -> None:
@@ -266,9 +285,9 @@ class DerivativeRequestOp(RequestOp, ABC):
         self._verify_wrt(wrt, operand_types)
 
         n_values = len(self.res) - len(wrt)
-        if self.RETURNS_VALUES and n_values != 1:
+        if self.RETURNS_VALUES and n_values < 1:
             raise self._error(
-                f"expects the callee's result followed by {len(wrt)} "
+                f"expects the callee's results followed by {len(wrt)} "
                 f"gradient(s), but has {len(self.res)} result(s)"
             )
         if not self.RETURNS_VALUES and n_values != 0:
@@ -288,12 +307,25 @@ class DerivativeRequestOp(RequestOp, ABC):
                 )
 
         value_types = self.value_results.types
-        if value_types and not is_float(value_types[0]):
-            raise self._error(
-                f"differentiates the callee's result, which must be a "
-                f"scalar float, but result #0 has type {value_types[0]}"
-            )
+        if value_types:
+            self._verify_seeded(value_types, "the callee")
         self._verify_against_callee(operand_types, value_types)
+
+    def _verify_seeded(self, result_types: Sequence[Attribute], what: str) -> None:
+        """The callee's results hold exactly one float, a scalar: the one seeded."""
+        floats = [(i, t) for i, t in enumerate(result_types) if is_differentiable(t)]
+        shown = ", ".join(map(str, result_types)) or "nothing"
+        if len(floats) > 1:
+            raise self._error(
+                f"differentiates the one float result of {what}, but it returns "
+                f"{len(floats)} floats ({shown}); use 'irad.vjp' to give each a cotangent"
+            )
+        if not floats or not is_float(floats[0][1]):
+            raise self._error(
+                f"differentiates the float result of {what}, which must be one scalar "
+                f"float (beside any integers and booleans), but it returns ({shown})"
+                + ("; use 'irad.vjp' to seed a tensor result" if floats else "")
+            )
 
     def _verify_against_callee(
         self, operand_types: Sequence[Attribute], value_types: Sequence[Attribute]
@@ -305,13 +337,8 @@ class DerivativeRequestOp(RequestOp, ABC):
             return
         self._verify_inputs(callee, operand_types)
         callee_outputs = callee.function_type.outputs.data
-        name = self.callee.root_reference.data
-        if len(callee_outputs) != 1 or not is_float(callee_outputs[0]):
-            shown = ", ".join(map(str, callee_outputs)) or "nothing"
-            raise self._error(
-                f"differentiates the result of @{name}, which must be one "
-                f"scalar float, but @{name} returns ({shown})"
-            )
+        name = self._callee_name()
+        self._verify_seeded(callee_outputs, f"@{name}")
         if self.RETURNS_VALUES and callee_outputs != tuple(value_types):
             raise self._error(
                 f"value results ({', '.join(map(str, value_types))}) do not "
@@ -335,6 +362,62 @@ class ValueAndGradOp(DerivativeRequestOp):
 
     name = "irad.value_and_grad"
     RETURNS_VALUES: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class VjpOp(RequestOp):
+    """Reverse mode with given cotangents: one cotangent per ``wrt`` argument of
+    the callee, for the cotangents given for its float results::
+
+        %dx = irad.vjp @h(%x, %n, %du, %dv) {wrt = [0]} : (f64, i64, f64, f64) -> f64
+
+    The operands are the callee's arguments followed by one cotangent per float
+    result (a float, or a tensor of floats, of that result's type; integer and
+    boolean results get none).
+    """
+
+    name = "irad.vjp"
+
+    def verify_(self) -> None:
+        wrt = self.wrt_indices
+        types = self.args.types
+        if len(self.res) != len(wrt):
+            raise self._error(
+                f"expects one cotangent result per 'wrt' entry ({len(wrt)}), but has {len(self.res)}"
+            )
+        callee = self._callee_function()
+        n = len(callee.function_type.inputs.data) if callee is not None else len(types)
+        if n > len(types):
+            raise self._error(
+                f"expects the {n} argument(s) of @{self._callee_name()}, then the cotangents, "
+                f"but has {len(types)} operand(s)"
+            )
+        self._verify_wrt(wrt, types[:n])
+        for position, (index, result_type) in enumerate(zip(wrt, self.res.types)):
+            if result_type != types[index]:
+                raise self._error(
+                    f"result #{position} has type {result_type}, but it is the cotangent of "
+                    f"argument #{index} of type {types[index]}"
+                )
+        if callee is None:
+            return
+        self._verify_inputs(callee, types[:n])
+        name = self._callee_name()
+        outputs = callee.function_type.outputs.data
+        expected = tuple(t for t in outputs if is_differentiable(t))
+        if tuple(types[n:]) != expected:
+            raise self._error(
+                f"expects after the arguments of @{name} one cotangent per float result "
+                f"({', '.join(map(str, expected)) or 'none'}: @{name} returns "
+                f"({', '.join(map(str, outputs)) or 'nothing'})), but has "
+                f"({', '.join(map(str, types[n:])) or 'none'})"
+            )
+        if not expected:
+            raise self._error(f"@{name} returns no float result, so it has nothing to differentiate")
+
+    def split(self, num_inputs: int) -> tuple[Sequence[SSAValue], Sequence[SSAValue]]:
+        """(the callee's arguments, the cotangents), for a callee of `num_inputs` inputs."""
+        return self.args[:num_inputs], self.args[num_inputs:]
 
 
 @irdl_op_definition
@@ -376,7 +459,7 @@ class JvpOp(RequestOp):
             return
         self._verify_inputs(callee, primal_types)
         outputs = callee.function_type.outputs.data
-        name = self.callee.root_reference.data
+        name = self._callee_name()
         expected = (*outputs, *(t for t in outputs if is_differentiable(t)))
         if tuple(self.res.types) != expected:
             raise self._error(
@@ -403,6 +486,18 @@ def is_recordable_type(type_: Attribute) -> bool:
     if isinstance(type_, TensorType):
         return type_.has_static_shape() and is_recordable_type(type_.element_type)
     return isinstance(type_, Float64Type | Float32Type | IntegerType | IndexType)
+
+
+def record_slots(types: Sequence[Attribute]) -> int:
+    """The f64 slots a record of these types takes on the tape: one per number,
+    two for an integer wider than an f64's 53-bit significand (its high and low
+    32 bits, so it comes back exact), one per element of a tensor."""
+    return sum(
+        prod(t.get_shape()) if isinstance(t, TensorType)
+        else 2 if isinstance(t, IntegerType) and t.width.data > 53
+        else 1
+        for t in types
+    )
 
 
 def _verify_record(op: IRDLOperation, types: Sequence[Attribute]) -> None:
@@ -433,20 +528,31 @@ class TapeCreateOp(IRDLOperation):
 @irdl_op_definition
 class TapePushOp(IRDLOperation):
     """Append one record, the ``values``, at position ``pos``; returns the
-    tape (a new one when it had to grow) and the position after the record."""
+    tape (a new one when it had to grow) and the position after the record.
+    With ``reserved``, an ``irad.tape_reserve`` has made room for the record:
+    the push writes it and never grows the tape."""
 
     name = "irad.tape_push"
     tape = operand_def(TAPE)
     pos = operand_def(IndexType)
     values = var_operand_def()
+    reserved = opt_prop_def(UnitAttr)
     new_tape = result_def(TAPE)
     end = result_def(IndexType)
     # reads and frees the old tape when it grows; never dead, never merged
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect(), MemoryAllocEffect(), MemoryFreeEffect())
-    assembly_format = "$tape `[` $pos `]` $values attr-dict `:` type($values)"
+    assembly_format = (
+        "$tape `[` $pos `]` (`reserved` $reserved^)? $values attr-dict `:` type($values)"
+    )
 
-    def __init__(self, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue]):
-        super().__init__(operands=[tape, pos, values], result_types=[TAPE, IndexType()])
+    def __init__(
+        self, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue], reserved: bool = False
+    ):
+        super().__init__(
+            operands=[tape, pos, values],
+            result_types=[TAPE, IndexType()],
+            properties={"reserved": UnitAttr()} if reserved else {},
+        )
 
     def verify_(self) -> None:
         _verify_record(self, self.values.types)
@@ -473,6 +579,24 @@ class TapeReadOp(IRDLOperation):
 
 
 @irdl_op_definition
+class TapeReserveOp(IRDLOperation):
+    """The tape, with room for ``slots`` more f64 slots after position ``pos``
+    (a new tape when it had to grow; the first ``pos`` slots are kept)."""
+
+    name = "irad.tape_reserve"
+    tape = operand_def(TAPE)
+    pos = operand_def(IndexType)
+    slots = operand_def(IndexType)
+    new_tape = result_def(TAPE)
+    # reads and frees the old tape when it grows
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect(), MemoryAllocEffect(), MemoryFreeEffect())
+    assembly_format = "$tape `[` $pos `]` $slots attr-dict"
+
+    def __init__(self, tape: SSAValue, pos: SSAValue, slots: SSAValue):
+        super().__init__(operands=[tape, pos, slots], result_types=[TAPE])
+
+
+@irdl_op_definition
 class TapeFreeOp(IRDLOperation):
     """Release a tape once its last reader has run."""
 
@@ -487,7 +611,7 @@ class TapeFreeOp(IRDLOperation):
 
 IRAD = Dialect(
     "irad",
-    [GradOp, ValueAndGradOp, JvpOp, TapeCreateOp, TapePushOp, TapeReadOp, TapeFreeOp],
+    [GradOp, ValueAndGradOp, VjpOp, JvpOp, TapeCreateOp, TapePushOp, TapeReadOp, TapeReserveOp, TapeFreeOp],
     [],
 )
 
@@ -496,8 +620,9 @@ IRAD = Dialect(
 _DIALECTS = {
     "builtin": ("xdsl.dialects.builtin", "Builtin"),
     "func": ("xdsl.dialects.func", "Func"),
-    "arith": ("xdsl.dialects.arith", "Arith"),
-    "math": ("xdsl.dialects.math", "Math"),
+    # xDSL's, plus the MLIR 22 ops it lacks (irad/ir/mlir_ops.py)
+    "arith": ("irad.ir.mlir_ops", "ARITH"),
+    "math": ("irad.ir.mlir_ops", "MATH"),
     "scf": ("xdsl.dialects.scf", "Scf"),
     "cf": ("xdsl.dialects.cf", "Cf"),
     "tensor": ("xdsl.dialects.tensor", "Tensor"),
@@ -510,8 +635,8 @@ def _loader(module: str, attribute: str) -> Callable[[], Dialect]:
 
 
 def make_context(*, allow_unregistered: bool = False) -> Context:
-    """An xDSL context knowing the dialects irad uses (builtin, func, arith,
-    math, scf, cf (runtime checks), tensor, linalg, irad).
+    """An xDSL context knowing the dialects irad uses (builtin, func, arith
+    (with arith.remf), math, scf, cf (runtime checks), tensor, linalg, irad).
 
     Dialects are registered, not loaded: each is imported the first time one
     of its ops or attributes is parsed or looked up, so the whole set of xDSL
@@ -521,4 +646,13 @@ def make_context(*, allow_unregistered: bool = False) -> Context:
     for name, (module, attribute) in _DIALECTS.items():
         ctx.register_dialect(name, _loader(module, attribute))
     ctx.register_dialect("irad", lambda: IRAD)
+    load_missing_ops(ctx)
     return ctx
+
+
+def load_missing_ops(ctx: Context) -> None:
+    """Add the upstream ops xDSL 0.75 lacks (irad/ir/arith.py) to `ctx`."""
+    from irad.ir.arith import RemFOp
+
+    if ctx.get_optional_op(RemFOp.name) is None:
+        ctx.load_op(RemFOp)

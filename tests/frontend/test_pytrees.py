@@ -9,6 +9,7 @@ against central finite differences in float64, on both backends.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -151,6 +152,37 @@ def classify_tree(p, n):
     return (a + b + c + d) * p["s"].mean
 
 
+# containers beside functions: one call shape holds both (irad/frontend/callables.py)
+def apply_cfg(cfg, x):
+    return cfg["act"](x @ cfg["W"]) * cfg["scale"]
+
+
+def function_in_dict(W, x):
+    return np.sum(apply_cfg({"act": np.tanh, "W": W, "scale": 2.0}, x))
+
+
+def closures_over_containers(params, x):
+    scale = params["s"]
+    penalty = lambda v, *, p=2: scale * v**p  # noqa: E731
+    layer_ = functools.partial(apply_cfg, {"act": penalty, "W": params["W"], "scale": 1.5})
+
+    def weighted(**kw):
+        return kw["a"] * kw["b"]["c"]
+
+    return np.sum(layer_(x)) + weighted(a=scale, b={"c": np.sum(params["W"])})
+
+
+def record_default(s):
+    def g(t=s):  # a NamedTuple default, evaluated at the def
+        return t.mean * t.var
+
+    return g() + g(Stats(1.0, s.var))
+
+
+def squares(x):
+    return [x * v for v in (1.0, 2.0)]  # a list comprehension returns a list
+
+
 # ---- checks -------------------------------------------------------------------------
 def central_differences(f, args, argnum, h=1e-6):
     """d f / d (the float leaves of args[argnum]), a tree like that argument."""
@@ -208,6 +240,9 @@ CASES = [
     (uses_recursive_dict, lambda: (0.9,)),
     (methods, lambda: (Layer(np.array([0.2, -0.4]), np.array([0.1, 0.3])), np.array([1.0, 2.0]))),
     (global_dict, lambda: (np.array([1.0, 2.0, 3.0]),)),
+    (function_in_dict, lambda: (RNG.normal(size=(3, 2)), RNG.normal(size=3))),
+    (closures_over_containers, lambda: ({"s": 0.5, "W": RNG.normal(size=(3, 2))}, RNG.normal(size=3))),
+    (record_default, lambda: (Stats(0.7, -1.3),)),
 ]
 
 
@@ -230,6 +265,16 @@ def test_helpers_are_specialised_per_tree_and_returned_trees_rebuilt():
     assert out == nested_return(0.4) and isinstance(out["rec"], Stats) and isinstance(out["pair"][1], list)
     cts = pullback({"pair": (1.0, [0.0, 0.0]), "rec": Stats(0.0, 1.0)})
     assert cts == (pytest.approx(3.0),)
+
+
+def test_a_call_shape_mixes_functions_and_leaves():
+    """A dict holding a function and run-time values: the function specialises
+    the helper, the values are its arguments, flattened by sorted key and named
+    after their paths; a list comprehension comes back as a list."""
+    text = str(irad.lower(function_in_dict, *CASES[-3][1]()))
+    assert "func.func private @apply_cfg(%cfg.W: tensor<3x2xf64>, %cfg.scale: f64, %x: tensor<3xf64>)" in text
+    out, pullback = irad.vjp(squares, 0.5)
+    assert out == [0.5, 1.0] and pullback([1.0, 1.0]) == (pytest.approx(3.0),)
 
 
 def test_a_global_dict_of_arrays_is_read_at_each_call():
