@@ -290,7 +290,9 @@ class CallLowering:
 
     def shape_of(self, value, leaves: list, node, who: str, what: str):
         """The shape of an argument; numbers known while lowering become run-time values."""
-        value = self._materialised(value, node)
+        # numbers known while lowering (a shape, len(x)) are passed as run-time
+        # values; global arrays stay known (the callee reads them where they live)
+        value = self.runtime_values(value, node, arrays=False)
         shape = flatten(value, leaves, self.bind_closure)
         if shape is None:
             raise self.src.error(
@@ -299,11 +301,6 @@ class CallLowering:
                 "functions or objects known while lowering",
             )
         return shape
-
-    def _materialised(self, value, node):
-        """Numbers known while lowering (a shape, len(x)) are passed as run-time
-        values; global arrays stay known (the callee reads them where they live)."""
-        return self.runtime_values(value, node, arrays=False)
 
     def call(self, fn, args: list[SSAValue], node: ast.AST, shape: CallShape | None = None) -> Value:
         """A func.call to `fn`'s function for these arguments (`shape` says how they

@@ -139,26 +139,6 @@ def step(cls: type, key) -> str:
     return f".{key}"
 
 
-def leaf_paths(tree: Tree, root: str) -> list[str]:
-    """The Python path of each leaf: `params['W']`, `layers[0]`, `state.v`."""
-    out: list[str] = []
-
-    def walk(t: Tree, path: str) -> None:
-        if isinstance(t, Node):
-            for key, child in zip(t.keys, t.children):
-                walk(child, path + step(t.cls, key))
-        else:
-            out.append(path)
-
-    walk(tree, root)
-    return out
-
-
-def leaf_names(tree: Tree, root: str) -> list[str]:
-    """The IR name of each leaf: `params.W`, `layers.0`, `state.v`."""
-    return [ir_name(p) for p in leaf_paths(tree, root)]
-
-
 def ir_name(path: str) -> str:
     """`params['W']` -> `params.W`: the characters MLIR allows in a value name."""
     return value_name(re.sub(r"[^\w$.-]+", ".", path).strip(".") or "arg")
@@ -347,10 +327,6 @@ def record_fields(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls))
 
 
-def is_container(value) -> bool:
-    return isinstance(value, (tuple, MappingValue))
-
-
 def value_node(value) -> tuple[Node, tuple] | None:
     """The node of a container value and its items in flattening order."""
     if isinstance(value, RecordValue):
@@ -408,8 +384,6 @@ __all__ = [
     "RecordValue",
     "Tree",
     "flatten",
-    "leaf_names",
-    "leaf_paths",
     "leaf_types",
     "is_data",
     "make_value",
