@@ -523,7 +523,6 @@ ARRAY_OPS: dict[str, Emitter] = {
     # maxnum/minnum ignore a NaN operand, as np.fmax/np.fmin do
     "arith.maxnumf": _call("np.fmax"),
     "arith.minnumf": _call("np.fmin"),
-    "arith.remf": _call("np.fmod"),
     "math.rsqrt": lambda tr, op: f"(1.0 / np.sqrt({tr.value(op.operands[0])}))",
     # MLIR 22.1's clampf (irad/ir/mlir_ops.py)
     "math.clampf": lambda tr, op: "np.maximum(np.minimum({}, {}), {})".format(*tr.operands(op)),

@@ -31,8 +31,8 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.frontend import callables, joins, pytrees
 from irad.frontend.emitter import Emitter
-from irad.frontend.values import Static
 from irad.frontend.views import BASE, VIEWS
+from irad.frontend.values import Static
 from irad.errors import UnsupportedError
 from irad.ir.symbols import value_name
 from irad.ir.types import F64, I1, describe, is_int
