@@ -216,8 +216,8 @@ TENSOR_PROGRAM = """
 
 
 @needs_native
-def test_tensors_cross_as_numpy_arrays_and_results_are_freed_with_them():
-    # bufferization, linalg and the memref descriptors numpy arrays travel in
+def test_tensors_cross_as_numpy_arrays_and_results_are_numpys():
+    # bufferization, linalg, and the trampoline that passes numpy arrays in place
     f = native.compile_module(_parse(TENSOR_PROGRAM)).function("f")
     rng = np.random.default_rng(0)
     a = 0.01 * rng.normal(size=(200, 100))
@@ -231,14 +231,8 @@ def test_tensors_cross_as_numpy_arrays_and_results_are_freed_with_them():
     assert f(a.T.copy().T, v, 2.0)[1] == r  # a Fortran-ordered array is passed as a C copy
     with pytest.raises(irad.BackendError, match=r"shape \(100, 1\).*got \(1, 100\)"):
         f(a, v.T, 2.0)
-    free = sq.base.owner.free
-    view = sq[3:5]
-    del sq
-    gc.collect()
-    assert free.alive and view[0, 0] == a[3, 0] ** 2  # a view keeps the buffer
-    del view
-    gc.collect()
-    assert not free.alive
+    # computed into arrays numpy allocated and owns (destination passing)
+    assert sq.flags.owndata and ex.flags.owndata and sq.flags.c_contiguous
     if os.path.exists("/proc/self/statm"):  # 300 leaked calls would be 48 MB
         before = _resident_bytes()
         for _ in range(300):
