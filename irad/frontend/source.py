@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import linecache
 import textwrap
 import types
 from dataclasses import dataclass
@@ -24,8 +25,8 @@ class FunctionSource:
     fn: object
     tree: ast.FunctionDef
     filename: str
-    first_line: int  # line of the first source line (a decorator or the `def`)
-    indent: int  # columns removed by dedenting
+    first_line: int  # line of the tree's line 1 (a decorator or the `def`; 1 for a whole file)
+    indent: int  # columns removed by dedenting (0 for a whole file)
 
     def line_col(self, node: ast.AST) -> tuple[int, int]:
         line = self.first_line + getattr(node, "lineno", 1) - 1
@@ -59,6 +60,41 @@ def _code_location(fn) -> str:
     return f"{code.co_filename}:{code.co_firstlineno}:{col}: "
 
 
+# filename -> (its lines as linecache holds them, its functions by first line):
+# a program's functions come from a few files, parsed once each, where
+# inspect.getsourcelines would tokenize every function's lines again.
+_PARSED_FILES: dict[str, tuple[list[str], dict[int, ast.FunctionDef]]] = {}
+
+
+def _from_parsed_file(fn) -> FunctionSource | None:
+    """`fn`'s definition found in its file parsed whole, or None (no file, a file
+    Python cannot parse, no `def` starting at the function's first line)."""
+    code = fn.__code__
+    filename = code.co_filename
+    if filename.startswith("<"):
+        return None
+    linecache.checkcache(filename)
+    lines = linecache.getlines(filename, fn.__globals__)
+    if not lines:
+        return None
+    cached = _PARSED_FILES.get(filename)
+    if cached is None or cached[0] is not lines:
+        try:
+            module = ast.parse("".join(lines))
+        except (SyntaxError, ValueError):
+            return None
+        defs: dict[int, ast.FunctionDef] = {}
+        for node in ast.walk(module):
+            if isinstance(node, ast.FunctionDef):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                defs.setdefault(first, node)
+        cached = _PARSED_FILES[filename] = (lines, defs)
+    node = cached[1].get(code.co_firstlineno)
+    if node is None or node.name != code.co_name:
+        return None
+    return FunctionSource(fn, node, inspect.getsourcefile(fn) or filename, 1, 0)
+
+
 def parse_function(fn) -> FunctionSource:
     """Parse `fn`'s source. Fails with UnsupportedError when there is none."""
     name = getattr(fn, "__qualname__", repr(fn))
@@ -74,6 +110,9 @@ def parse_function(fn) -> FunctionSource:
             "  hint: differentiate the undecorated function, or apply the decorator's "
             "effect inside the function"
         )
+    found = _from_parsed_file(fn)
+    if found is not None:
+        return found
     try:
         lines, first_line = inspect.getsourcelines(fn)
         filename = inspect.getsourcefile(fn) or "<unknown>"

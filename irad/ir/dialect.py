@@ -16,14 +16,21 @@ gradients.
 and ``irad.jvp`` for forward mode (see :class:`JvpOp`).
 
 Reverse mode's generated code keeps the values its pullback needs from loops
-and recursion on a *tape*, through four ops typed by their records (see
+and recursion on a *tape*, through five ops typed by their records (see
 passes/loops.py for what is recorded, passes/lower_tape.py for the memref
 code ``irad-lower-tape`` turns them into)::
 
     %tape, %pos = irad.tape_create
     %tape2, %end = irad.tape_push %tape[%pos] %x, %n, %a : f64, i64, tensor<3xf64>
     %x2, %n2, %a2 = irad.tape_read %tape2[%end] : f64, i64, tensor<3xf64>
-    irad.tape_free %tape2
+    %tape3 = irad.tape_reserve %tape2[%end] %slots
+    %tape4, %end2 = irad.tape_push %tape3[%end] reserved %y : f64
+    irad.tape_free %tape4
+
+``irad.tape_reserve`` makes room for ``%slots`` more slots after a position
+once (a loop whose trip count is known before it runs reserves room for all
+its records); a push marked ``reserved`` is one that room was made for, so it
+never grows the tape.
 
 The tape value is a ``memref<?xf64>`` and a position an ``index``, so code
 that threads them (loop iter_args, ``scf.if`` results, call arguments) is
@@ -40,6 +47,7 @@ dialects irad works with.
 from __future__ import annotations
 
 import importlib
+from math import prod
 from abc import ABC
 from collections.abc import Callable, Sequence
 from typing import ClassVar
@@ -67,6 +75,7 @@ from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -97,6 +106,8 @@ __all__ = [
     "TapeFreeOp",
     "TapePushOp",
     "TapeReadOp",
+    "TapeReserveOp",
+    "record_slots",
     "ValueAndGradOp",
     "is_recordable_type",
     "make_context",
@@ -405,6 +416,18 @@ def is_recordable_type(type_: Attribute) -> bool:
     return isinstance(type_, Float64Type | Float32Type | IntegerType | IndexType)
 
 
+def record_slots(types: Sequence[Attribute]) -> int:
+    """The f64 slots a record of these types takes on the tape: one per number,
+    two for an integer wider than an f64's 53-bit significand (its high and low
+    32 bits, so it comes back exact), one per element of a tensor."""
+    return sum(
+        prod(t.get_shape()) if isinstance(t, TensorType)
+        else 2 if isinstance(t, IntegerType) and t.width.data > 53
+        else 1
+        for t in types
+    )
+
+
 def _verify_record(op: IRDLOperation, types: Sequence[Attribute]) -> None:
     if not types:
         raise VerifyException(f"'{op.name}' op expects a non-empty record")
@@ -433,20 +456,31 @@ class TapeCreateOp(IRDLOperation):
 @irdl_op_definition
 class TapePushOp(IRDLOperation):
     """Append one record, the ``values``, at position ``pos``; returns the
-    tape (a new one when it had to grow) and the position after the record."""
+    tape (a new one when it had to grow) and the position after the record.
+    With ``reserved``, an ``irad.tape_reserve`` has made room for the record:
+    the push writes it and never grows the tape."""
 
     name = "irad.tape_push"
     tape = operand_def(TAPE)
     pos = operand_def(IndexType)
     values = var_operand_def()
+    reserved = opt_prop_def(UnitAttr)
     new_tape = result_def(TAPE)
     end = result_def(IndexType)
     # reads and frees the old tape when it grows; never dead, never merged
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect(), MemoryAllocEffect(), MemoryFreeEffect())
-    assembly_format = "$tape `[` $pos `]` $values attr-dict `:` type($values)"
+    assembly_format = (
+        "$tape `[` $pos `]` (`reserved` $reserved^)? $values attr-dict `:` type($values)"
+    )
 
-    def __init__(self, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue]):
-        super().__init__(operands=[tape, pos, values], result_types=[TAPE, IndexType()])
+    def __init__(
+        self, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue], reserved: bool = False
+    ):
+        super().__init__(
+            operands=[tape, pos, values],
+            result_types=[TAPE, IndexType()],
+            properties={"reserved": UnitAttr()} if reserved else {},
+        )
 
     def verify_(self) -> None:
         _verify_record(self, self.values.types)
@@ -473,6 +507,24 @@ class TapeReadOp(IRDLOperation):
 
 
 @irdl_op_definition
+class TapeReserveOp(IRDLOperation):
+    """The tape, with room for ``slots`` more f64 slots after position ``pos``
+    (a new tape when it had to grow; the first ``pos`` slots are kept)."""
+
+    name = "irad.tape_reserve"
+    tape = operand_def(TAPE)
+    pos = operand_def(IndexType)
+    slots = operand_def(IndexType)
+    new_tape = result_def(TAPE)
+    # reads and frees the old tape when it grows
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect(), MemoryAllocEffect(), MemoryFreeEffect())
+    assembly_format = "$tape `[` $pos `]` $slots attr-dict"
+
+    def __init__(self, tape: SSAValue, pos: SSAValue, slots: SSAValue):
+        super().__init__(operands=[tape, pos, slots], result_types=[TAPE])
+
+
+@irdl_op_definition
 class TapeFreeOp(IRDLOperation):
     """Release a tape once its last reader has run."""
 
@@ -487,7 +539,7 @@ class TapeFreeOp(IRDLOperation):
 
 IRAD = Dialect(
     "irad",
-    [GradOp, ValueAndGradOp, JvpOp, TapeCreateOp, TapePushOp, TapeReadOp, TapeFreeOp],
+    [GradOp, ValueAndGradOp, JvpOp, TapeCreateOp, TapePushOp, TapeReadOp, TapeReserveOp, TapeFreeOp],
     [],
 )
 
