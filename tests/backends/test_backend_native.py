@@ -327,6 +327,55 @@ def test_calling_convention_for_every_scalar_type():
         assert got == want and list(map(type, got)) == list(map(type, want)), name
 
 
+# Result tuples whose C struct has padding in it: an i64 after an i32 or a
+# narrower field is at the next multiple of 8, as C lays it out.
+MIXED_RESULTS = [
+    ("i64", "i32", "index", "index"),
+    ("i8", "f64", "i1", "f32", "index", "i16"),
+    ("f32", "i64", "i1", "i1", "i32", "f64", "i8"),
+    ("i16", "i32", "i8", "index", "f32", "f32", "f64", "i1", "i64"),
+]
+_MIXED_VALUES = {"i1": True, "i8": -100, "i16": -30000, "i32": -2_000_000_000, "index": 3 << 40, "i64": -(5 << 50),
+                 "f32": 1.5, "f64": -2.0 ** -30}
+
+
+def _mixed_program(types, with_array: bool) -> str:
+    """@f returns each argument changed (so a misplaced field cannot pass as
+    right): ints + 1, floats * 4, i1 negated; with an array, its sum too."""
+    lines, results = [], []
+    for i, t in enumerate(types):
+        if t == "i1":
+            lines.append(f"%t{i} = arith.constant true\n%r{i} = arith.xori %a{i}, %t{i} : i1")
+        elif t.startswith("f"):
+            lines.append(f"%c{i} = arith.constant 4.0 : {t}\n%r{i} = arith.mulf %a{i}, %c{i} : {t}")
+        else:
+            lines.append(f"%c{i} = arith.constant 1 : {t}\n%r{i} = arith.addi %a{i}, %c{i} : {t}")
+        results.append((f"%r{i}", t))
+    params = [f"%a{i}: {t}" for i, t in enumerate(types)]
+    if with_array:
+        params.append("%v: tensor<2xf64>")
+        lines.append("%z = arith.constant dense<0.0> : tensor<f64>\n"
+                     "%s = linalg.reduce ins(%v : tensor<2xf64>) outs(%z : tensor<f64>) dimensions = [0]\n"
+                     "  (%x: f64, %y: f64) { %xy = arith.addf %x, %y : f64\n linalg.yield %xy : f64 }\n"
+                     "%sum = tensor.extract %s[] : tensor<f64>")
+        results.append(("%sum", "f64"))
+    names, kinds = ", ".join(v for v, _ in results), ", ".join(t for _, t in results)
+    body = "\n".join(lines)
+    return f"func.func @f({', '.join(params)}) -> ({kinds}) {{\n{body}\nfunc.return {names} : {kinds}\n}}"
+
+
+@needs_native
+@pytest.mark.parametrize("with_array", [False, True], ids=["scalars", "with an array"])
+@pytest.mark.parametrize("types", MIXED_RESULTS, ids=["-".join(t) for t in MIXED_RESULTS])
+def test_mixed_scalar_results_come_back_in_place(types, with_array):
+    module = _parse(_mixed_program(types, with_array))
+    args = [_MIXED_VALUES[t] for t in types] + ([np.array([0.25, 0.5])] if with_array else [])
+    expected = [(not a) if t == "i1" else a * 4.0 if t.startswith("f") else a + 1 for t, a in zip(types, args)]
+    got = native.compile_module(module).function("f")(*args)
+    assert list(got) == expected + ([0.75] if with_array else [])
+    assert list(got) == list(python_backend.compile_module(module).function("f")(*args))
+
+
 # ---- export ---------------------------------------------------------------------
 def _runner_utils() -> str | None:
     runner = mlir_tools.find_tool("mlir-runner")
