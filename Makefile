@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: demo test quick install install-test install-check lit pytest memcheck fuzz bench clean
+.PHONY: demo test quick install install-test install-check lit pytest memcheck fuzz bench bench-all clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -61,13 +61,19 @@ fuzz: install-test
 	@echo "fuzzing $(FUZZ_EXAMPLES) programs, seed $(FUZZ_SEED)"
 	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -n auto -p no:randomly tests/fuzz/test_fuzz.py --hypothesis-seed=$(FUZZ_SEED) --hypothesis-show-statistics
 
+# The one table of every workload on every system (docs/benchmarks.md); the
+# detailed benchmarks behind the other sections of that page with bench-all.
 bench: $(PY)
 	$(PIP) install -e '.[bench]'
+	$(PY) bench/native.py
+
+bench-all: bench
+	$(PY) bench/call_overhead.py
 	$(PY) bench/scalar.py
 	$(PY) bench/arrays.py
-	$(PY) bench/native.py
 	$(PY) bench/native_checks.py
 	$(PY) bench/inlining.py
+	$(PY) bench/compile_time.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -11,9 +11,11 @@ after the function's own (irad/frontend/globals.py).
 
 from __future__ import annotations
 
+import inspect
 import numbers
 from collections.abc import Callable, Sequence
 
+import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 
@@ -21,11 +23,13 @@ from irad.backends import check_backend, compile_for
 from irad.compiled import (
     Compiled,
     cached,
+    current,
     error_at,
     name_of,
     normalise_argnums,
     python_type,
     run_compiled,
+    run_deeper,
     seed,
     variant,
 )
@@ -44,6 +48,9 @@ def lower(f: Callable, *example_args, **example_kwargs) -> ModuleOp:
 
 
 # ---- grad / value_and_grad ------------------------------------------------------
+_NDARRAY = np.ndarray
+
+
 class _GradFunction:
     """The callable returned by grad / value_and_grad."""
 
@@ -61,12 +68,19 @@ class _GradFunction:
         # Python argument types determine the IR signature, so this cheap key
         # finds compiled code (its variants, by global arrays) without lowering.
         self._by_python_types: dict[tuple, list[Compiled]] = {}
+        self._table = default_table()  # one table for the process; edits bump its version
+        code = getattr(f, "__code__", None)
+        plain = code is not None and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+        self._arity = code.co_argcount if plain else -1  # called with exactly these: no binding
 
     def _compiled(self, args: Sequence) -> tuple[Compiled, tuple]:
         """The compiled gradient for these arguments, and the hidden arrays' values."""
         key = (tuple(map(python_type, args)), default_table().version)
-        variants = self._by_python_types.setdefault(key, [])
-        return variant(variants, lambda: self._compile(args)[0])
+        variants = self._by_python_types.get(key)
+        found = current(variants) if variants else None  # the common case: compiled, no closure made
+        if found is not None:
+            return found
+        return variant(self._by_python_types.setdefault(key, []), lambda: self._compile(args)[0])
 
     def _compile(self, args: Sequence) -> tuple[Compiled, tuple]:
         signature = signature_of(self.f, tuple(args))
@@ -100,9 +114,23 @@ class _GradFunction:
         return self._compiled(bind_arguments(self.f, args, kwargs))[0].module
 
     def __call__(self, *args, **kwargs):
-        args = bind_arguments(self.f, args, kwargs)
-        compiled, hidden = self._compiled(args)
-        results = run_compiled(compiled.run, (*args, *hidden))
+        # The per-call path: one Python frame before the compiled code (this
+        # is _compiled, python_type and run_compiled, inline).
+        if kwargs or len(args) != self._arity:
+            args = bind_arguments(self.f, args, kwargs)
+        key = []
+        for a in args:
+            key.append((_NDARRAY, a.dtype, a.shape) if isinstance(a, _NDARRAY) else type(a))
+        variants = self._by_python_types.get((tuple(key), self._table.version))
+        compiled = variants[0] if variants and len(variants) == 1 and not variants[0].hidden.globals else None
+        if compiled is not None:
+            try:
+                results = compiled.run(*args)
+            except RecursionError:
+                results = run_deeper(compiled.run, args)
+        else:  # global arrays to read, or not compiled yet
+            compiled, hidden = self._compiled(args)
+            results = run_compiled(compiled.run, (*args, *hidden))
         grads = results[1:] if self.with_value else results
         grads = grads[0] if self.single else tuple(grads)
         return (results[0], grads) if self.with_value else grads

@@ -118,7 +118,7 @@ def python_type(value) -> object:
     """What decides an argument's IR type: its Python type; for an array also
     its dtype and shape (a function is specialised per static shape)."""
     if isinstance(value, np.ndarray):
-        return (np.ndarray, value.dtype.str, value.shape)
+        return (np.ndarray, value.dtype, value.shape)  # dtypes hash and compare by value
     return type(value)
 
 
@@ -129,7 +129,12 @@ def run_compiled(fn: Callable, args: Sequence):
     try:
         return fn(*args)
     except RecursionError:
-        pass
+        return run_deeper(fn, args)
+
+
+def run_deeper(fn: Callable, args: Sequence):
+    """`run_compiled` after `fn(*args)` raised RecursionError: again, with a
+    higher recursion limit."""
     with deep_recursion():
         try:
             return fn(*args)
