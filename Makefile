@@ -30,9 +30,9 @@ install-check:
 	cd build/install-check && venv/bin/python -c "import irad, irad.passes.differentiate; assert 'site-packages' in irad.__file__, irad.__file__"
 	cd build/install-check && venv/bin/python -m irad.demo
 
-# A quick local run: no native backend, no upstream mlir-opt round trip.
+# A quick local run: no native or IREE backend, no upstream mlir-opt round trip.
 quick: install-test
-	$(PY) -m pytest -q -n auto -m "not native" --no-mlir-roundtrip
+	$(PY) -m pytest -q -n auto -m "not native and not iree" --no-mlir-roundtrip
 	$(VENV)/bin/lit -q filecheck
 
 lit: install-test
