@@ -28,7 +28,8 @@ from tests.passes import test_control_flow as cf
 from tests.passes import test_forward as fw
 
 IREE_MISSING = iree.unavailable_reason()
-pytestmark = [pytest.mark.iree, pytest.mark.skipif(IREE_MISSING is not None, reason=IREE_MISSING or "")]
+pytestmark = pytest.mark.iree
+needs_iree = pytest.mark.skipif(IREE_MISSING is not None, reason=IREE_MISSING or "")
 
 # What IREE 3.13 cannot run is refused with an error naming it (none of these
 # is a silent wrong answer). Its compiler does not return on a recursive call
@@ -65,6 +66,7 @@ def _agree(got, want, what):
     assert got == pytest.approx(want, rel=1e-12, abs=1e-13), what
 
 
+@needs_iree
 @pytest.mark.parametrize("point", [_scalar_point(p) for p in POINTS])
 def test_scalar_programs_agree_and_match_finite_differences(point):
     f, args = point
@@ -83,6 +85,7 @@ def test_scalar_programs_agree_and_match_finite_differences(point):
         assert got == pytest.approx(fd, rel=1e-6, abs=1e-8 * max(1.0, abs(ref_value))), f"d/d arg {i} vs fd"
 
 
+@needs_iree
 @pytest.mark.parametrize("point", ARRAY_CASES, ids=[f"{f.__name__}-{i}" for i, (f, _) in enumerate(ARRAY_CASES)])
 def test_array_programs_agree_and_match_finite_differences(point):
     f, args = point
@@ -103,6 +106,7 @@ def test_array_programs_agree_and_match_finite_differences(point):
             np.testing.assert_allclose(got, ta.central_difference(f, args, i), rtol=1e-5, atol=1e-7)
 
 
+@needs_iree
 @pytest.mark.parametrize("f", [fw.smooth, fw.branchy, fw.calls_helpers], ids=lambda f: f.__name__)
 def test_forward_mode_agrees(f):
     if f.__name__ in REFUSED:
@@ -122,6 +126,7 @@ def float_vector(x, y, n):
     return a, b, d
 
 
+@needs_iree
 def test_jacobians_and_hessians_agree():
     for jac in (irad.jacfwd, irad.jacrev):
         got = jac(float_vector, argnums=(0, 1), backend="iree")(0.7, 1.3, 3)
@@ -134,11 +139,13 @@ def test_jacobians_and_hessians_agree():
     assert type(out[2]) is int and tangent[2] is None
 
 
+@needs_iree
 def test_hessian_through_a_loop_tape_is_refused_by_name():
     with pytest.raises(BackendError, match="holds memref.alloc, a tape in memref form"):
         irad.hessian(cf.loop_with_branch, backend="iree")(0.3, 7)
 
 
+@needs_iree
 def test_array_jacobians_agree():
     for f, make in ta.CASES[:6]:
         args = make()
@@ -150,6 +157,7 @@ def test_array_jacobians_agree():
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13, err_msg=f"{jac.__name__} of {f.__name__}")
 
 
+@needs_iree
 def test_vjp_of_an_array_loop_runs_again_with_its_tensor_tape():
     f = BENCH_ARRAYS["make_lstm_loop"](np)
     rng = np.random.default_rng(2)
@@ -163,6 +171,7 @@ def test_vjp_of_an_array_loop_runs_again_with_its_tensor_tape():
             np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
 
 
+@needs_iree
 def test_float32_program():
     def loss(w, x):
         return np.sum(np.tanh(x @ w) ** 2)
@@ -175,6 +184,7 @@ def test_float32_program():
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
+@needs_iree
 def test_results_share_memory_with_nothing():
     def f(x):
         return np.sum(np.exp(x))
@@ -193,6 +203,7 @@ def lambda_free_sum(x, y):
     return np.sum(np.sin(x + y))
 
 
+@needs_iree
 def test_failed_check_is_a_runtime_check_error():
     def pick(x, i):
         return np.sum(np.sin(x)) * x[i]
@@ -203,6 +214,7 @@ def test_failed_check_is_a_runtime_check_error():
     np.testing.assert_allclose(g(np.ones(3), 1), irad.grad(pick)(np.ones(3), 1), rtol=1e-12)
 
 
+@needs_iree
 def test_compiled_once_per_signature_and_target(monkeypatch):
     def f(x):
         return math.sin(x) * x
@@ -218,6 +230,7 @@ def test_compiled_once_per_signature_and_target(monkeypatch):
     assert compiles == ["llvm-cpu", "llvm-cpu"]  # the device is part of the key
 
 
+@needs_iree
 def test_options_are_checked():
     with pytest.raises(BackendError, match="unknown IREE target 'tpu'"):
         irad.grad(math.sin, backend="iree", iree_target="tpu")
@@ -227,6 +240,7 @@ def test_options_are_checked():
         irad.grad(fw.smooth, backend="iree", iree_device="nonesuch")(0.1, 0.2)
 
 
+@needs_iree
 def test_export_writes_a_vmfb_that_iree_run_module_runs(tmp_path):
     def energy(x, y):
         return math.exp(-x * y) + x * math.sin(y)
@@ -243,3 +257,12 @@ def test_export_writes_a_vmfb_that_iree_run_module_runs(tmp_path):
     assert len(got) == 2, run.stdout
     want = irad.grad(energy, (0, 1))(0.5, 1.2)
     assert got == pytest.approx(list(want), rel=1e-6)
+
+
+def test_without_the_extra_the_error_names_it(monkeypatch):
+    def f(x):  # compiled nowhere else, so the cache cannot answer
+        return math.cos(x) * x
+
+    monkeypatch.setitem(sys.modules, "iree.compiler", None)  # import fails as if not installed
+    with pytest.raises(BackendError, match=r"pip install -e '\.\[iree\]'"):
+        irad.grad(f, backend="iree")(0.1)
