@@ -62,12 +62,13 @@ fuzz: install-test
 	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -n auto -p no:randomly tests/fuzz/test_fuzz.py --hypothesis-seed=$(FUZZ_SEED) --hypothesis-show-statistics
 
 bench: $(PY)
-	$(PIP) install -e '.[bench]'
+	$(PIP) install -e '.[bench,iree]'
 	$(PY) bench/scalar.py
 	$(PY) bench/arrays.py
 	$(PY) bench/native.py
 	$(PY) bench/native_checks.py
 	$(PY) bench/inlining.py
+	$(PY) bench/iree_backend.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
