@@ -22,7 +22,15 @@ import irad
 from irad.backends import iree
 from irad.errors import BackendError, RuntimeCheckError
 from tests.api import test_gradients as tg
-from tests.backends.test_backend_native import ARRAY_CASES, BENCH_ARRAYS, POINTS, _float_positions, _id
+from tests.backends.test_backend_native import (
+    ARRAY_CASES,
+    BENCH_ARRAYS,
+    POINTS,
+    _agree,
+    _float_positions,
+    _id,
+    float_vector,
+)
 from tests.frontend import test_arrays as ta
 from tests.passes import test_control_flow as cf
 from tests.passes import test_forward as fw
@@ -59,11 +67,6 @@ WRONG = {"elif_chain(3.0, 1.7)"}
 def _scalar_point(point):
     marks = [pytest.mark.xfail(strict=True, reason="IREE 3.13 returns a wrong value")] if _id(point) in WRONG else []
     return pytest.param(point, id=_id(point), marks=marks)
-
-
-def _agree(got, want, what):
-    assert type(got) is type(want), f"{what}: {got!r} vs {want!r}"
-    assert got == pytest.approx(want, rel=1e-12, abs=1e-13), what
 
 
 @needs_iree
@@ -119,11 +122,6 @@ def test_forward_mode_agrees(f):
             ref_out, ref_tangent = irad.jvp(f, point, tangents)
             _agree(out, ref_out, "jvp value")
             _agree(tangent, ref_tangent, "jvp tangent")
-
-
-def float_vector(x, y, n):
-    a, b, _, d = fw.vector(x, y, n)
-    return a, b, d
 
 
 @needs_iree
