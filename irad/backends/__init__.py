@@ -61,8 +61,9 @@ def check_backend(
     return Backend("iree", *iree.options(iree_target, iree_device))
 
 
-def compile_for(module, backend: Backend):
-    """Compile `module` with `backend`."""
+def compile_for(module, backend: Backend | str):
+    """Compile `module` with `backend` (a Backend, or a backend's name)."""
+    backend = check_backend(backend)
     if backend.name == "native":
         from irad.backends import native  # imports llvmlite only when used
 
