@@ -205,6 +205,25 @@ def test_a_loop_starting_from_a_constant_call(x):
     assert tangent == pytest.approx(finite_difference(loop_from_a_constant_call, (x,), 0), rel=1e-6)
 
 
+def constant_call_each_iteration(x, n):
+    for i in range(n):
+        x = constant_start(0.5 * i)  # x varies before the loop, not after an iteration
+    k = 0
+    while k < n:
+        x = x + constant_start(0.1 * k)
+        k += 1
+    return x * x
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_a_loop_overwriting_a_varying_value_with_a_constant_call(n):
+    # found by the fuzzer: the value the iteration yields was taken for active,
+    # and reversing its never-planned call raised a KeyError
+    check_fd(constant_call_each_iteration, 0.7, n)
+    _, tangent = irad.jvp(constant_call_each_iteration, (0.7, n), (1.0, None))
+    assert tangent == pytest.approx(finite_difference(constant_call_each_iteration, (0.7, n), 0), rel=1e-6, abs=1e-9)
+
+
 @pytest.mark.parametrize("n", [0, 1, 4])
 def test_loop_with_several_carried_variables(n):
     check_fd(several_carried, 0.3, 1.1, n)
@@ -462,8 +481,8 @@ def test_lowering_emits_scf_ops():
 # ---------------------------------------------------------------------------
 
 
-def loop_over_list(x):
-    for v in [x, x]:
+def loop_over_float(x):
+    for v in x:
         x = x * v
     return x
 
@@ -508,7 +527,7 @@ def loop_variable_after_loop(x):
 @pytest.mark.parametrize(
     "fn,message",
     [
-        (loop_over_list, "other than `range(...)`"),
+        (loop_over_float, "iteration over a float (f64) value is not supported"),
         (float_range, "range() takes ints"),
         (zero_step, "step of 0"),
         (for_else, "`for ... else` is not supported"),
