@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: demo test quick install install-test install-check lit pytest memcheck fuzz bench bench-all clean
+.PHONY: demo test quick install install-test install-check lit pytest memcheck fuzz bench bench-all test-iree clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -30,9 +30,9 @@ install-check:
 	cd build/install-check && venv/bin/python -c "import irad, irad.passes.differentiate; assert 'site-packages' in irad.__file__, irad.__file__"
 	cd build/install-check && venv/bin/python -m irad.demo
 
-# A quick local run: no native backend, no upstream mlir-opt round trip.
+# A quick local run: no native or IREE backend, no upstream mlir-opt round trip.
 quick: install-test
-	$(PY) -m pytest -q -n auto -m "not native" --no-mlir-roundtrip
+	$(PY) -m pytest -q -n auto -m "not native and not iree" --no-mlir-roundtrip
 	$(VENV)/bin/lit -q filecheck
 
 lit: install-test
@@ -41,6 +41,12 @@ lit: install-test
 test: install-test
 	$(PY) -m pytest -q -n auto
 	$(VENV)/bin/lit -v filecheck
+
+# The IREE backend's tests (skipped by `make test` unless the iree extra is
+# installed): installs the extra, then runs them on IREE's llvm-cpu target.
+test-iree: install-test
+	$(PIP) install -e '.[iree]'
+	$(PY) -m pytest -q -n auto -m iree
 
 # The native memory tests, and the failed checks that unwind native calls,
 # under glibc's strict heap checks (any double free or heap corruption aborts;
@@ -68,12 +74,14 @@ bench: $(PY)
 	$(PY) bench/native.py
 
 bench-all: bench
+	$(PIP) install -e '.[iree]'
 	$(PY) bench/call_overhead.py
 	$(PY) bench/scalar.py
 	$(PY) bench/arrays.py
 	$(PY) bench/native_checks.py
 	$(PY) bench/inlining.py
 	$(PY) bench/compile_time.py
+	$(PY) bench/iree_backend.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -2,8 +2,8 @@
 
 Each transformation lowers the function for the example arguments' types,
 runs `irad-differentiate`, `irad-lower-tape` and `irad-optimize`, and compiles
-the result with the chosen backend ("python" by default, or "native"). Compiled code is cached
-per function, argument signature, backend and rule-table version, so a rule
+the result with the chosen backend ("python" by default, "native" or "iree"). Compiled code is cached
+per function, argument signature, backend (and IREE target) and rule-table version, so a rule
 edit forces a recompile, and per dtype and shape of the global arrays the
 function reads: those are hidden arguments, read at each call and passed
 after the function's own (irad/frontend/globals.py).
@@ -19,7 +19,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 
-from irad.backends import check_backend, compile_for
+from irad.backends import Backend, check_backend, compile_for
 from irad.compiled import (
     Compiled,
     cached,
@@ -55,7 +55,7 @@ class _GradFunction:
     """The callable returned by grad / value_and_grad."""
 
     def __init__(
-        self, f: Callable, argnums, with_value: bool, checkpoint: bool = False, backend: str = "python"
+        self, f: Callable, argnums, with_value: bool, checkpoint: bool = False, backend: Backend | str = "python"
     ):
         self.f = f
         self.argnums = argnums
@@ -89,7 +89,7 @@ class _GradFunction:
 
         def build() -> Compiled:
             module, entry, hidden = gradient_module(
-                self.f, signature, wrt, self.with_value, self.checkpoint
+                self.f, signature, wrt, self.with_value, self.checkpoint, tape=self.backend.tape_form
             )
             return Compiled(module, compile_for(module, self.backend).function(entry), hidden=hidden)
 
@@ -137,7 +137,13 @@ class _GradFunction:
 
 
 def grad(
-    f: Callable, argnums: int | Sequence[int] = 0, *, checkpoint: bool = False, backend: str = "python"
+    f: Callable,
+    argnums: int | Sequence[int] = 0,
+    *,
+    checkpoint: bool = False,
+    backend: str = "python",
+    iree_target: str | None = None,
+    iree_device: str | None = None,
 ) -> _GradFunction:
     """The gradient of `f` (which returns one float) with respect to `argnums`.
 
@@ -145,17 +151,27 @@ def grad(
     `checkpoint=True` makes loops store only each iteration's inputs and
     recompute the body in the reverse sweep (less memory, more time; see
     docs/control-flow.md). `backend="native"` runs machine code compiled by
-    upstream MLIR 22 and llvmlite (see docs/backends.md). Global arrays `f`
+    upstream MLIR 22 and llvmlite, `backend="iree"` code compiled by IREE for
+    `iree_target` ("llvm-cpu" by default, or "cuda", "rocm", "vulkan-spirv")
+    run on `iree_device` (see docs/backends.md). Global arrays `f`
     reads are read at each call and never differentiated (see
     docs/python-subset.md).
     """
+    backend = check_backend(backend, iree_target, iree_device)
     return _GradFunction(f, argnums, with_value=False, checkpoint=checkpoint, backend=backend)
 
 
 def value_and_grad(
-    f: Callable, argnums: int | Sequence[int] = 0, *, checkpoint: bool = False, backend: str = "python"
+    f: Callable,
+    argnums: int | Sequence[int] = 0,
+    *,
+    checkpoint: bool = False,
+    backend: str = "python",
+    iree_target: str | None = None,
+    iree_device: str | None = None,
 ) -> _GradFunction:
     """Like `grad`, returning `(f(*args), gradient)`."""
+    backend = check_backend(backend, iree_target, iree_device)
     return _GradFunction(f, argnums, with_value=True, checkpoint=checkpoint, backend=backend)
 
 
@@ -164,20 +180,22 @@ grad._irad_transform = value_and_grad._irad_transform = True
 
 
 # ---- vjp --------------------------------------------------------------------------
-def vjp(f: Callable, *primals, backend: str = "python"):
+def vjp(
+    f: Callable, *primals, backend: str = "python", iree_target: str | None = None, iree_device: str | None = None
+):
     """`(out, pullback)`: `pullback(cotangent)` returns one cotangent per primal.
 
     The cotangent has the structure of `out`: a number, or a tuple of numbers
     for tuple outputs (cotangents of int outputs are ignored). Non-float
-    primals get None. `backend` is "python" or "native", as for `grad`.
+    primals get None. `backend` (and the IREE options) as for `grad`.
     """
-    check_backend(backend)
+    backend = check_backend(backend, iree_target, iree_device)
     primals = bind_arguments(f, primals, {})
     signature = signature_of(f, primals)
     active = tuple(is_differentiable(t) for t in signature)
 
     def build() -> Compiled:
-        module, augmented, pullback, out_types, hidden = vjp_module(f, signature)
+        module, augmented, pullback, out_types, hidden = vjp_module(f, signature, backend.tape_form)
         compiled = compile_for(module, backend)
         pair = (compiled.function(augmented), compiled.function(pullback))
         return Compiled(module, pair, out_types, hidden)
@@ -207,15 +225,24 @@ def vjp(f: Callable, *primals, backend: str = "python"):
 
 
 # ---- jvp --------------------------------------------------------------------------
-def jvp(f: Callable, primals: Sequence, tangents: Sequence, argnums=None, *, backend: str = "python"):
+def jvp(
+    f: Callable,
+    primals: Sequence,
+    tangents: Sequence,
+    argnums=None,
+    *,
+    backend: str = "python",
+    iree_target: str | None = None,
+    iree_device: str | None = None,
+):
     """`(f(*primals), tangent_out)`: forward mode along `tangents`.
 
     Without `argnums`, `tangents` has one entry per primal (None for an int or
     bool). With `argnums`, one tangent per entry of `argnums`. `tangent_out`
     has the structure of the output, with None for int or bool results.
-    `backend` is "python" or "native", as for `grad`.
+    `backend` (and the IREE options) as for `grad`.
     """
-    check_backend(backend)
+    backend = check_backend(backend, iree_target, iree_device)
     for what, given_values in (("primals", primals), ("tangents", tangents)):
         if not isinstance(given_values, (tuple, list)):
             raise error_at(

@@ -29,7 +29,7 @@ from xdsl.ir import Attribute, Block, SSAValue
 
 from irad.api import grad, jvp, vjp
 from irad.compiled import Compiled, cached, error_at, name_of, normalise_argnums, run_compiled, variant
-from irad.backends import check_backend, compile_for
+from irad.backends import Backend, check_backend, compile_for
 from irad.ir.dialect import TAPE, JvpOp, TapeFreeOp
 from irad.frontend import bind_arguments, signature_of
 from irad.frontend.globals import HiddenGlobals
@@ -42,7 +42,7 @@ from irad.rules import default_table
 class _JacobianFunction:
     """The callable returned by jacfwd / jacrev."""
 
-    def __init__(self, f: Callable, argnums, mode: str, backend: str = "python"):
+    def __init__(self, f: Callable, argnums, mode: str, backend: Backend):
         self.f = f
         self.argnums = argnums
         self.mode = mode
@@ -63,7 +63,9 @@ class _JacobianFunction:
         nums = normalise_argnums(self.f, self.argnums, signature)
 
         def build() -> Compiled:
-            module, entry, outputs, hidden = jacobian_module(self.f, signature, nums, self.mode)
+            module, entry, outputs, hidden = jacobian_module(
+                self.f, signature, nums, self.mode, tape=self.backend.tape_form
+            )
             return Compiled(module, compile_for(module, self.backend).function(entry), outputs, hidden)
 
         return cached((self.f, self.mode, nums, signature, self.backend), build)
@@ -144,6 +146,7 @@ def jacobian_module(
     argnums: tuple[int, ...],
     mode: str,
     inline: bool = True,
+    tape: str = "memref",
 ) -> tuple[ModuleOp, str, tuple[Attribute, ...], HiddenGlobals]:
     """The module whose public `@<f>.<mode>` returns the Jacobian's entries,
     row-major; also f's result types and the global arrays the entry takes
@@ -169,7 +172,7 @@ def jacobian_module(
     if mode == "jacfwd":
         run(module, jvp_spec(inline))
     else:
-        run(module, reversed_spec(inline))
+        run(module, reversed_spec(inline, tape))
     return module, entry.sym_name.data, outputs, hidden
 
 
@@ -211,20 +214,30 @@ def _reverse_entries(module, name, block, argnums, outputs) -> list[SSAValue]:
     return [v for row in rows for v in row]
 
 
-def jacfwd(f: Callable, argnums: int | Sequence[int] = 0, *, backend: str = "python") -> _JacobianFunction:
-    """The Jacobian of `f` with respect to `argnums`, by forward mode."""
-    return _JacobianFunction(f, argnums, "jacfwd", backend)
+def jacfwd(
+    f: Callable, argnums: int | Sequence[int] = 0, *, backend: str = "python",
+    iree_target: str | None = None, iree_device: str | None = None,
+) -> _JacobianFunction:
+    """The Jacobian of `f` with respect to `argnums`, by forward mode.
+    `backend` (and the IREE options) as for `irad.grad`."""
+    return _JacobianFunction(f, argnums, "jacfwd", check_backend(backend, iree_target, iree_device))
 
 
-def jacrev(f: Callable, argnums: int | Sequence[int] = 0, *, backend: str = "python") -> _JacobianFunction:
+def jacrev(
+    f: Callable, argnums: int | Sequence[int] = 0, *, backend: str = "python",
+    iree_target: str | None = None, iree_device: str | None = None,
+) -> _JacobianFunction:
     """The Jacobian of `f` with respect to `argnums`, by reverse mode."""
-    return _JacobianFunction(f, argnums, "jacrev", backend)
+    return _JacobianFunction(f, argnums, "jacrev", check_backend(backend, iree_target, iree_device))
 
 
-def hessian(f: Callable, argnums: int | Sequence[int] = 0, *, backend: str = "python") -> _JacobianFunction:
+def hessian(
+    f: Callable, argnums: int | Sequence[int] = 0, *, backend: str = "python",
+    iree_target: str | None = None, iree_device: str | None = None,
+) -> _JacobianFunction:
     """The Hessian of `f` (which returns one float): jacfwd(grad(f)), forward
     over reverse."""
-    return jacfwd(grad(f, argnums), argnums, backend=backend)
+    return jacfwd(grad(f, argnums), argnums, backend=check_backend(backend, iree_target, iree_device))
 
 
 # Programs may apply these to functions: the frontend evaluates them while lowering.

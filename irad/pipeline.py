@@ -65,13 +65,16 @@ def _joined(*specs: str) -> str:
     return ",".join(s for s in specs if s)
 
 
-def reversed_spec(inline: bool = True) -> str:
-    return _joined("irad-lower-tape", optimise_spec(inline))
+def reversed_spec(inline: bool = True, tape: str = "memref") -> str:
+    """`tape`: the form irad-lower-tape gives the tape, "memref" or "tensor"
+    (the backend's `tape_form`)."""
+    lower_tape = "irad-lower-tape" if tape == "memref" else f"irad-lower-tape{{form={tape}}}"
+    return _joined(lower_tape, optimise_spec(inline))
 
 
-def gradient_spec(checkpoint: bool = False, inline: bool = True) -> str:
+def gradient_spec(checkpoint: bool = False, inline: bool = True, tape: str = "memref") -> str:
     options = f"checkpoint={str(checkpoint).lower()} inline={str(inline).lower()} hoist=true"
-    return _joined(f"irad-differentiate{{{options}}}", reversed_spec(inline))
+    return _joined(f"irad-differentiate{{{options}}}", reversed_spec(inline, tape))
 
 
 def jvp_spec(inline: bool = True) -> str:
@@ -165,13 +168,15 @@ def gradient_module(
     with_value: bool,
     checkpoint: bool = False,
     inline: bool = True,
+    tape: str = "memref",
 ) -> tuple[ModuleOp, str, HiddenGlobals]:
     """The differentiated, optimised module, the name of its entry function and
     the global arrays it takes after f's arguments.
 
     The entry, `@<f>.grad` or `@<f>.value_and_grad`, holds the request op that
     irad-differentiate replaces. It returns the gradients in `wrt` order (the
-    request op itself takes increasing indices).
+    request op itself takes increasing indices). `tape` is the tape's form
+    (reversed_spec).
     """
     module, name, hidden = lowered(f, signature)
     primal = function_named(module, name)
@@ -187,12 +192,12 @@ def gradient_module(
     grads = {i: r for i, r in zip(ordered, request.results[len(values) :])}
     block.add_op(func.ReturnOp(*request.results[: len(values)], *(grads[i] for i in wrt)))
     add_entry(module, primal, entry_name, block, values + [signature[i] for i in wrt])
-    run(module, gradient_spec(checkpoint, inline))
+    run(module, gradient_spec(checkpoint, inline, tape))
     return module, entry_name, hidden
 
 
 def vjp_module(
-    f: Callable, signature: tuple[Attribute, ...]
+    f: Callable, signature: tuple[Attribute, ...], tape: str = "memref"
 ) -> tuple[ModuleOp, str, str, tuple[Attribute, ...], HiddenGlobals]:
     """The module with the public augmented primal and pullback of `f`, f's
     result types and the global arrays the augmented primal takes after f's
@@ -206,7 +211,7 @@ def vjp_module(
         if isinstance(op, func.FuncOp):
             public = op.sym_name.data in (generated.augmented, generated.pullback)
             op.sym_visibility = None if public else StringAttr("private")
-    run(module, reversed_spec())
+    run(module, reversed_spec(tape=tape))
     return module, generated.augmented, generated.pullback, out_types, hidden
 
 
