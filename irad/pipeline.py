@@ -2,7 +2,7 @@
 
     gradient:  irad-differentiate{checkpoint=...},irad-lower-tape,irad-optimize{max-depth=...},irad-symbol-dce
     reversed:  irad-lower-tape,irad-optimize{max-depth=...},irad-symbol-dce
-    jvp:       irad-jvp,irad-optimize,irad-symbol-dce
+    jvp:       irad-lower-tape,irad-jvp,irad-optimize,irad-symbol-dce
     optimise:  irad-optimize{max-depth=...},irad-symbol-dce
 
 The API, the Jacobians and `irad.export` run them; `irad-opt` and stock
@@ -11,7 +11,9 @@ pass (`Differentiator.reverse`, for vjp and jacrev). Whatever differentiates in
 reverse mode lowers the tape ops to memref code (irad-lower-tape) before the
 optimiser and the backends see them. A module built to be differentiated again
 is not inlined (max-depth=0): its calls, to rule targets above all, must meet
-the rule table again.
+the rule table again; and its tape ops stay (no irad-lower-tape): reverse mode
+follows them with shadow tapes, and the pipeline that differentiates it lowers
+them. Forward mode follows the memref code, so `jvp` lowers them first.
 
 Callbacks in `AFTER_PASS` see the module after every pass (the test suite
 parses each one with upstream mlir-opt there); with IRAD_VERIFY=1, or
@@ -63,7 +65,7 @@ def _joined(*specs: str) -> str:
 
 
 def reversed_spec(inline: bool = True) -> str:
-    return _joined("irad-lower-tape", optimise_spec(inline))
+    return _joined("irad-lower-tape" if inline else "", optimise_spec(inline))
 
 
 def gradient_spec(checkpoint: bool = False, inline: bool = True) -> str:
@@ -71,7 +73,7 @@ def gradient_spec(checkpoint: bool = False, inline: bool = True) -> str:
 
 
 def jvp_spec(inline: bool = True) -> str:
-    return _joined("irad-jvp", optimise_spec(inline))
+    return _joined("irad-lower-tape,irad-jvp", optimise_spec(inline))
 
 
 def _after_pass(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:

@@ -17,6 +17,13 @@ both backends run and mlir-opt 22 parses and lowers:
   into a buffer and `bufferization.to_tensor`;
 * a read loads the record that ends at its position, field by field;
 * a free is a `memref.dealloc`.
+
+The shadow ops (reverse over reverse) lower the same way on a shadow's buffer,
+which starts zeroed and grows zero-filled: `irad.shadow_add` loads each float
+field of a record, adds the cotangent and stores it back; `irad.shadow_read`
+loads a record's float fields, or zeros when the shadow never grew that far
+(no cotangent was ever added to it: records do not overlap); `irad.shadow_merge`
+adds one shadow into another slot by slot.
 """
 
 from __future__ import annotations
@@ -51,7 +58,20 @@ from xdsl.rewriter import InsertPoint
 
 from irad.ir import tensor as T
 from irad.ir.builder import IRBuilder
-from irad.ir.dialect import TAPE, TAPE_COPY, TapeCreateOp, TapeFreeOp, TapePushOp, TapeReadOp
+from irad.ir.constants import zero_constant
+from irad.ir.dialect import (
+    TAPE,
+    TAPE_COPY,
+    ShadowAddOp,
+    ShadowCreateOp,
+    ShadowMergeOp,
+    ShadowReadOp,
+    TapeCreateOp,
+    TapeFreeOp,
+    TapePushOp,
+    TapeReadOp,
+)
+from irad.ir.types import is_differentiable
 
 INDEX = IndexType()
 # Initial capacity of a tape, in f64 slots.
@@ -136,22 +156,39 @@ def _decode(c: IRBuilder, raw: SSAValue, t: Attribute) -> SSAValue:
     return as_int
 
 
-def _grown(c: IRBuilder, tape: SSAValue, pos: SSAValue, end: SSAValue) -> SSAValue:
+def _for_each_slot(c: IRBuilder, lower: SSAValue, upper: SSAValue, body) -> scf.ForOp:
+    """An scf.for over slots [lower, upper) whose body `body(builder, k)` builds."""
+    block = Block(arg_types=[INDEX])
+    body(IRBuilder(block), block.args[0])
+    block.add_op(scf.YieldOp())
+    return c.insert(scf.ForOp(lower, upper, c.index(1), [], Region(block)))
+
+
+def _fill_zeros(c: IRBuilder, buffer: SSAValue, lower: SSAValue, upper: SSAValue) -> None:
+    def store_zero(e: IRBuilder, k: SSAValue) -> None:
+        e.insert(memref.StoreOp.get(e.value(arith.ConstantOp(FloatAttr(0.0, f64))), buffer, [k]))
+
+    _for_each_slot(c, lower, upper, store_zero)
+
+
+def _grown(c: IRBuilder, tape: SSAValue, pos: SSAValue, end: SSAValue, zeroed: bool = False) -> SSAValue:
     """The tape, or a copy of its first `pos` slots twice as large (at least
-    `end` slots) when `end` is past its capacity."""
+    `end` slots) when `end` is past its capacity; a shadow (`zeroed`) has the
+    slots past `pos` set to zero."""
     capacity = c.value(memref.DimOp(tape, c.index(0)))
     full = c.value(arith.CmpiOp(end, capacity, "ugt"))
     grown = Block()
     g = IRBuilder(grown)
     doubled = g.value(arith.MaxSIOp(g.value(arith.AddiOp(capacity, capacity)), end))
     bigger = g.value(memref.AllocOp.get(f64, shape=[DYNAMIC_INDEX], dynamic_sizes=[doubled]))
-    copy = Block(arg_types=[INDEX])
-    k = copy.args[0]
-    copy.add_op(load := memref.LoadOp.get(tape, [k]))
-    copy.add_op(memref.StoreOp.get(load.res, bigger, [k]))
-    copy.add_op(scf.YieldOp())
-    copy_loop = g.insert(scf.ForOp(g.index(0), pos, g.index(1), [], Region(copy)))
+
+    def copy(e: IRBuilder, k: SSAValue) -> None:
+        e.insert(memref.StoreOp.get(e.value(memref.LoadOp.get(tape, [k])), bigger, [k]))
+
+    copy_loop = _for_each_slot(g, g.index(0), pos, copy)
     copy_loop.attributes[TAPE_COPY] = UnitAttr()
+    if zeroed:
+        _fill_zeros(g, bigger, pos, doubled)
     g.insert(memref.DeallocOp.get(tape))
     g.insert(scf.YieldOp(bigger))
     same = Block()
@@ -192,6 +229,77 @@ def _read(c: IRBuilder, tape: SSAValue, end: SSAValue, types: Sequence[Attribute
     return values
 
 
+def _create_shadow(c: IRBuilder) -> list[SSAValue]:
+    size = c.index(INITIAL_CAPACITY)
+    shadow = c.value(memref.AllocOp.get(f64, shape=[DYNAMIC_INDEX], dynamic_sizes=[size]))
+    _fill_zeros(c, shadow, c.index(0), size)
+    return [shadow]
+
+
+def _record_start(c: IRBuilder, end: SSAValue, types: Sequence[Attribute]) -> SSAValue:
+    return c.value(arith.SubiOp(end, c.index(sum(_slots(t) for t in types))))
+
+
+def _shadow_add(c: IRBuilder, shadow: SSAValue, end: SSAValue, values: Sequence[SSAValue]) -> list[SSAValue]:
+    types = [v.type for v in values]
+    base = _record_start(c, end, types)
+    capacity = c.value(memref.DimOp(shadow, c.index(0)))
+    shadow = _grown(c, shadow, capacity, end, zeroed=True)
+    j = 0
+    for v in values:
+        if is_differentiable(v.type):
+            at = c.value(arith.AddiOp(base, c.index(j)))
+            if isinstance(v.type, TensorType):
+                total = c.value(arith.AddfOp(_load_tensor(c, shadow, at, v.type), v))
+                _push_tensor(c, shadow, at, total)
+            else:
+                old = _decode(c, c.value(memref.LoadOp.get(shadow, [at])), v.type)
+                new = _encode(c, c.value(arith.AddfOp(old, v)))
+                c.insert(memref.StoreOp.get(new, shadow, [at]))
+        j += _slots(v.type)
+    return [shadow]
+
+
+def _zero(c: IRBuilder, t: Attribute) -> SSAValue:
+    return c.value(zero_constant(t))
+
+
+def _shadow_read(c: IRBuilder, shadow: SSAValue, end: SSAValue, types: Sequence[Attribute]) -> list[SSAValue]:
+    capacity = c.value(memref.DimOp(shadow, c.index(0)))
+    grew_there = c.value(arith.CmpiOp(end, capacity, "ule"))
+    added, never = Block(), Block()
+    a, z = IRBuilder(added), IRBuilder(never)
+    base = _record_start(a, end, types)
+    values, j = [], 0
+    for t in types:
+        if not is_differentiable(t):
+            values.append(_zero(a, t))
+        else:
+            at = a.value(arith.AddiOp(base, a.index(j)))
+            if isinstance(t, TensorType):
+                values.append(_load_tensor(a, shadow, at, t))
+            else:
+                values.append(_decode(a, a.value(memref.LoadOp.get(shadow, [at])), t))
+        j += _slots(t)
+    a.insert(scf.YieldOp(*values))
+    z.insert(scf.YieldOp(*(_zero(z, t) for t in types)))
+    return list(c.insert(scf.IfOp(grew_there, list(types), Region(added), Region(never))).results)
+
+
+def _shadow_merge(c: IRBuilder, into: SSAValue, other: SSAValue) -> list[SSAValue]:
+    size = c.value(memref.DimOp(other, c.index(0)))
+    capacity = c.value(memref.DimOp(into, c.index(0)))
+    into = _grown(c, into, capacity, size, zeroed=True)
+
+    def add(e: IRBuilder, k: SSAValue) -> None:
+        total = e.value(arith.AddfOp(e.value(memref.LoadOp.get(into, [k])), e.value(memref.LoadOp.get(other, [k]))))
+        e.insert(memref.StoreOp.get(total, into, [k]))
+
+    _for_each_slot(c, c.index(0), size, add)
+    c.insert(memref.DeallocOp.get(other))
+    return [into]
+
+
 def _lower(op, rewriter: PatternRewriter, emit) -> None:
     """Replace `op` by the code `emit(cursor)` builds, whose values replace its results."""
     code = Block()
@@ -218,13 +326,39 @@ class LowerTapeRead(RewritePattern):
         _lower(op, rewriter, lambda c: _read(c, op.tape, op.end, op.values.types))
 
 
+class LowerShadowCreate(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ShadowCreateOp, rewriter: PatternRewriter, /):
+        _lower(op, rewriter, _create_shadow)
+
+
+class LowerShadowAdd(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ShadowAddOp, rewriter: PatternRewriter, /):
+        _lower(op, rewriter, lambda c: _shadow_add(c, op.shadow, op.end, op.values))
+
+
+class LowerShadowRead(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ShadowReadOp, rewriter: PatternRewriter, /):
+        _lower(op, rewriter, lambda c: _shadow_read(c, op.shadow, op.end, op.values.types))
+
+
+class LowerShadowMerge(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ShadowMergeOp, rewriter: PatternRewriter, /):
+        _lower(op, rewriter, lambda c: _shadow_merge(c, op.into, op.other))
+
+
 class LowerTapeFree(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: TapeFreeOp, rewriter: PatternRewriter, /):
         rewriter.replace(op, memref.DeallocOp.get(op.tape), [])
 
 
-_TAPE_OPS = (TapeCreateOp, TapePushOp, TapeReadOp, TapeFreeOp)
+_TAPE_OPS = (
+    TapeCreateOp, TapePushOp, TapeReadOp, TapeFreeOp, ShadowCreateOp, ShadowAddOp, ShadowReadOp, ShadowMergeOp,
+)
 
 
 class LowerTapePass(ModulePass):
@@ -238,7 +372,10 @@ class LowerTapePass(ModulePass):
         # no tape at all (4x the time). Without DCE, an unused read is lowered
         # too, so the optimiser sees exactly the code reverse mode emitted.
         lower = GreedyRewritePatternApplier(
-            [LowerTapeCreate(), LowerTapePush(), LowerTapeRead(), LowerTapeFree()],
+            [
+                LowerTapeCreate(), LowerTapePush(), LowerTapeRead(), LowerTapeFree(),
+                LowerShadowCreate(), LowerShadowAdd(), LowerShadowRead(), LowerShadowMerge(),
+            ],
             dce_enabled=False,
         )
         for tape_op in [inner for inner in op.walk() if isinstance(inner, _TAPE_OPS)]:
