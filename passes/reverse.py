@@ -27,7 +27,7 @@ from xdsl.traits import IsTerminator
 from irad.errors import DifferentiationError
 from irad.ir.builder import IRBuilder
 from irad.ir.constants import float_constant, zero_constant
-from irad.ir.dialect import TAPE, ShadowCreateOp, ShadowMergeOp, TapeCreateOp
+from irad.ir.dialect import TAPE, ShadowCreateOp, ShadowMergeOp, TapeCreateOp, TapeFreeOp
 from irad.ir.locations import location
 from irad.ir.types import is_differentiable
 from irad.passes.activity import carries_cotangent, free_values, inside
@@ -232,7 +232,11 @@ class PullbackBuilder(IRBuilder):
         return adj[tape]
 
     def accumulate(self, adj, v: SSAValue, ct: SSAValue | None) -> None:
-        if ct is None or not self.is_active(v):
+        if ct is None:
+            return
+        if not self.is_active(v):
+            if v.type == TAPE:  # a shadow no earlier op needs: its life ends here
+                self.op(TapeFreeOp(ct))
             return
         if v.type == TAPE and adj.get(v) is ct:  # the shadow it already has, passed on
             return

@@ -8,7 +8,8 @@ cotangent of the value recorded there. Push and read are each other's adjoint:
   that record (`irad.shadow_add`);
 - `tape_push` of a record: its values' cotangents are that record of the
   shadow (`irad.shadow_read`); the tape before the push gets the same shadow;
-- `tape_create`: the shadow has no more readers and is freed.
+- `tape_create`: the shadow has no more readers and is freed (so is a shadow
+  handed to a tape that records nothing active, see PullbackBuilder.accumulate).
 
 The shadow ops are linear, so they are adjoints of each other too (third
 order): `shadow_add` is transposed like a push, `shadow_read` like a read,

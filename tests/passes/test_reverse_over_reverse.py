@@ -145,3 +145,26 @@ def test_a_program_calling_a_gradient_in_a_loop():
     got = irad.grad(gradient_in_a_loop)(0.4)
     want = sum((k + 1) * sin_sum_second(0.4 * (k + 1)) for k in range(3))
     assert _close(got, want)
+
+
+@pytest.mark.native
+def test_shadow_tapes_do_not_leak_natively():
+    """Each call allocates tapes and shadows of ~0.5 MB: 100 leaked calls would be
+    well over 50 MB of resident memory."""
+    import os
+
+    from irad.backends.mlir_tools import find_tool
+
+    if find_tool("mlir-opt") is None or not os.path.exists("/proc/self/statm"):
+        pytest.skip("needs mlir-opt and /proc")
+
+    def resident() -> int:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    second = irad.grad(irad.grad(CF.loop_with_branch), backend="native")
+    want = second(0.3, 20_000)
+    before = resident()
+    for _ in range(100):
+        assert second(0.3, 20_000) == want
+    assert resident() - before < 20 * 2**20
