@@ -9,7 +9,8 @@ Run: .venv/bin/python bench/inlining.py [flat] [scaling] [depth] [first-call]
 2. Scaling: lower, differentiate and optimise complete 3-ary call trees of
    100, 200, 500 and 1000 functions; medians of 5 runs, and t(2N)/t(N).
 3. Depth: a 2000-deep call chain (affine levels), and chains whose every
-   level keeps a residual (these grow quadratically, see docs/benchmarks.md).
+   level keeps a residual (linear since irad-differentiate inlines the call
+   tree first; bench/compile_time.py times them stage by stage).
 4. First-call latency of irad.grad on a small scalar function, in fresh
    interpreters: after `from irad import grad`, and including that import.
 

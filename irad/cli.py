@@ -24,6 +24,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from irad.errors import IradError
+from irad.ir.dialect import load_missing_ops
 from irad.universe import IRAD_UNIVERSE
 
 _USER_ERRORS = (IradError, ParseError, DiagnosticException)
@@ -46,6 +47,7 @@ class IradOptMain(xDSLOptMain):
         for name, factory in IRAD_UNIVERSE.all_dialects.items():
             if name not in known:
                 self.ctx.register_dialect(name, factory)
+        load_missing_ops(self.ctx)
 
     def register_all_passes(self) -> None:
         super().register_all_passes()

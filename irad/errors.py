@@ -32,3 +32,8 @@ class RuntimeCheckError(IradError):
     bounds, a range step of zero, int overflow or division by zero, a float ->
     int of inf or NaN (where Python or numpy would raise); or its recursion
     nested deeper than the stack allows. The same on both backends."""
+
+
+class IradWarning(UserWarning):
+    """Something irad does differently from Python, said while compiling: a
+    `print` the native backend drops, a decorator's wrapper it cannot lower."""

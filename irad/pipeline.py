@@ -1,6 +1,6 @@
 """irad's pipelines, defined once, as xDSL `PassPipeline`s built from pass names.
 
-    gradient:  irad-differentiate{checkpoint=...},irad-lower-tape,irad-optimize{max-depth=...},irad-symbol-dce
+    gradient:  irad-differentiate{checkpoint=... inline=... hoist=true},irad-lower-tape,irad-optimize{max-depth=...},irad-symbol-dce
     reversed:  irad-lower-tape,irad-optimize{max-depth=...},irad-symbol-dce
     jvp:       irad-lower-tape,irad-jvp,irad-optimize,irad-symbol-dce
     optimise:  irad-optimize{max-depth=...},irad-symbol-dce
@@ -10,10 +10,14 @@ The API, the Jacobians and `irad.export` run them; `irad-opt` and stock
 pass (`Differentiator.reverse`, for vjp and jacrev). Whatever differentiates in
 reverse mode lowers the tape ops to memref code (irad-lower-tape) before the
 optimiser and the backends see them. A module built to be differentiated again
-is not inlined (max-depth=0): its calls, to rule targets above all, must meet
-the rule table again; and its tape ops stay (no irad-lower-tape): reverse mode
-follows them with shadow tapes, and the pipeline that differentiates it lowers
-them. Forward mode follows the memref code, so `jvp` lowers them first.
+is not inlined (max-depth=0, inline=false): its calls, to rule targets above
+all, must meet the rule table again; and its tape ops stay (no
+irad-lower-tape): reverse mode follows them with shadow tapes, and the
+pipeline that differentiates it lowers them. Forward mode follows the memref
+code, so `jvp` lowers them first. Otherwise irad-differentiate inlines the
+callees it differentiates before it reverses them (linear compile time in the
+depth of a call tree; the optimiser would inline their generated functions
+anyway).
 
 Callbacks in `AFTER_PASS` see the module after every pass (the test suite
 parses each one with upstream mlir-opt there); with IRAD_VERIFY=1, or
@@ -69,7 +73,8 @@ def reversed_spec(inline: bool = True) -> str:
 
 
 def gradient_spec(checkpoint: bool = False, inline: bool = True) -> str:
-    return _joined(f"irad-differentiate{{checkpoint={str(checkpoint).lower()}}}", reversed_spec(inline))
+    options = f"checkpoint={str(checkpoint).lower()} inline={str(inline).lower()} hoist=true"
+    return _joined(f"irad-differentiate{{{options}}}", reversed_spec(inline))
 
 
 def jvp_spec(inline: bool = True) -> str:
@@ -199,7 +204,7 @@ def vjp_module(
     primal = function_named(module, name)
     out_types = tuple(primal.function_type.outputs.data)
     active = tuple(is_differentiable(t) for t in signature) + (False,) * len(hidden_types(primal, signature))
-    generated = Differentiator(module, default_table()).reverse(name, active)
+    generated = Differentiator(module, default_table(), inline=True, hoist=True).reverse(name, active)
     for op in module.ops:
         if isinstance(op, func.FuncOp):
             public = op.sym_name.data in (generated.augmented, generated.pullback)

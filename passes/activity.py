@@ -85,34 +85,40 @@ def refused_use(
     return None
 
 
-def loop_links(op: Operation) -> list[tuple[SSAValue, ...]]:
-    """Per value a loop carries, its stages: one value over time. scf.for:
-    (init, body argument, yielded value, result). scf.while: (init, before-region
-    argument, value the after region yields), and for what the condition passes
-    on, (condition operand, after-region argument, result)."""
+def loop_links(op: Operation) -> list[tuple[tuple[SSAValue, ...], tuple[SSAValue, ...]]]:
+    """Per value a loop carries, (the values that flow into it, the values that
+    hold it). scf.for: ((init, yielded value), (body argument, result)).
+    scf.while: ((init, value the after region yields), (before-region argument,)),
+    and for what the condition passes on, ((condition operand,), (after-region
+    argument, result))."""
     if isinstance(op, scf.ForOp):
         body = op.body.block
-        return list(zip(op.operands[3:], body.args[1:], body.last_op.operands, op.results))
+        return [((init, out), (arg, result)) for init, arg, out, result in
+                zip(op.operands[3:], body.args[1:], body.last_op.operands, op.results)]
     before, after = op.before_region.block, op.after_region.block
-    carried = list(zip(op.operands, before.args, after.last_op.operands))
-    forwarded = list(zip(before.last_op.operands[1:], after.args, op.results))
+    carried = [((init, out), (arg,)) for init, arg, out in zip(op.operands, before.args, after.last_op.operands)]
+    forwarded = [((out,), (arg, result)) for out, arg, result in
+                 zip(before.last_op.operands[1:], after.args, op.results)]
     return carried + forwarded
 
 
 def propagate_loop(
     op: Operation, values: set[SSAValue], propagate, carries=is_differentiable, *, forward: bool
 ) -> None:
-    """Iterate a loop's body to a fixed point: a carried value (of a type
-    `carries` accepts) is in `values` as soon as any of its stages is. Going
-    forward (what varies), the initial value is the one stage that does not
-    follow: a loop that makes `v` vary does not make `v`'s starting value vary
-    (it may come from a constant call that is never differentiated)."""
-    initial = set(op.operands) if forward else set()
+    """Iterate a loop's body to a fixed point, along the flow of each carried
+    value (of a type `carries` accepts): going forward (what varies), what holds
+    it varies where what flows into it does; going back (what is useful), what
+    flows into it is useful where what holds it is. So a loop that makes `v`
+    vary makes neither `v`'s starting value vary nor a value an iteration yields
+    that depends on nothing varying (a constant call's result, which is never
+    differentiated)."""
     while True:
         size = len(values)
-        for link in loop_links(op):
-            if carries(link[0].type) and any(v in values for v in link):
-                values.update(v for v in link if v not in initial)
+        for into, holds in loop_links(op):
+            if carries(into[0].type):
+                source, target = (into, holds) if forward else (holds, into)
+                if any(v in values for v in source):
+                    values.update(target)
         for region in op.regions:
             propagate(region.block, values)
         if len(values) == size:

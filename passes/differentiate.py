@@ -26,8 +26,10 @@ from irad.ir.dialect import TAPE, DerivativeRequestOp, TapeFreeOp, ValueAndGradO
 from irad.errors import DifferentiationError
 from irad.ir.types import is_differentiable, is_float
 from irad.passes.activity import active_values, refused_use, varied_memory
+from irad.passes.callgraph import CallGraph
 from irad.passes.decisions import CallDecision, decision_at
 from irad.passes.derivatives import refusal, refused_reason
+from irad.passes.inline import inline_callees
 from irad.passes.rule_ir import import_helpers, rule_key
 from irad.ir.metadata import (
     AUGMENTED,
@@ -38,6 +40,7 @@ from irad.ir.metadata import (
     origin,
 )
 from irad.ir.locations import find_function, location
+from irad.passes.loops import hoist_invariants
 from irad.passes.reverse import (
     CallPlan,
     FunctionPlan,
@@ -52,6 +55,8 @@ from irad.ir.symbols import fresh_symbol
 from irad.rules.table import NON_DIFFERENTIABLE, REVERSE, check_rule_ir
 
 Key = tuple[str, tuple[bool, ...]]  # (primal symbol, activity per argument)
+# The table's answers that leave a call to AD: the callee's body is differentiated.
+DIFFERENTIATED = ("no-rule", "declined", "opted-out")
 
 
 @dataclass(frozen=True)
@@ -114,11 +119,21 @@ class Differentiator:
     """Generates augmented primals and pullbacks into one module."""
 
     def __init__(
-        self, module: ModuleOp, table: RuleTable | None = None, checkpoint: bool = False
+        self,
+        module: ModuleOp,
+        table: RuleTable | None = None,
+        checkpoint: bool = False,
+        inline: bool = False,
+        hoist: bool = False,
     ):
         self.module = module
         # recompute loop bodies in the reverse sweep instead of recording residuals
         self.checkpoint = checkpoint
+        # inline the callees AD differentiates into their callers first
+        self.inline = inline
+        # move loop-invariant scalar code out of loops first (passes/loops.py)
+        self.hoist = hoist
+        self._graph: CallGraph | None = None
         self.table = table if table is not None else default_table()
         self.functions: dict[str, func.FuncOp] = {
             op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)
@@ -257,6 +272,10 @@ class Differentiator:
                 f"@{name} has {len(fn.body.blocks)} blocks: unstructured control flow "
                 "is not supported\n  hint: use structured control flow (scf.if)"
             )
+        if self.inline:
+            self._inline_differentiated(name, fn, order)
+        if self.hoist:
+            hoist_invariants(fn)
         calls = [op for op in fn.walk() if isinstance(op, func.CallOp)]
         constant = {op for op in calls if self._non_differentiable(op)}
         into_memory = varied_memory(fn, active_args, constant)
@@ -298,6 +317,30 @@ class Differentiator:
             pending.callees[op] = (callee_name, tuple(o in active for o in op.operands))
         return pending
 
+    def _inline_differentiated(self, name: str, fn: func.FuncOp, order: int) -> None:
+        """Inline into primal @name the calls of primal callees AD would
+        differentiate (no rule, opted out, or a rule that declines), as
+        passes/inline.py's `inline_callees` says; rules, non-differentiable
+        callees and recursion stay calls and are decided below as usual. The
+        primal is changed in place; what it computes is not. A private callee
+        nothing calls any more is erased."""
+        if origin(fn)[1] != 0:
+            return  # generated code, differentiated again: its calls stay, as the metadata says
+        if self._graph is None:
+            self._graph = CallGraph.build(self.module)
+
+        def wanted(call: func.CallOp, callee: func.FuncOp) -> bool:
+            if origin(callee)[1] != 0:  # generated code
+                return False
+            decision = self._lookup(callee, callee.function_type, order, call)
+            if decision.kind not in DIFFERENTIATED:
+                return False
+            self._record(name, call, callee, decision.kind, decision.rule)
+            return True
+
+        for erased in inline_callees(fn, self._graph, wanted):
+            del self.functions[erased]
+
     def _non_differentiable(self, op: func.CallOp) -> bool:
         callee = self.function(op.callee.root_reference.data, op)
         entry = self.table.entry(rule_key(callee), tuple(o.type for o in op.operands))
@@ -308,16 +351,18 @@ class Differentiator:
     ) -> Decision:
         """Ask the rule table about one call (or a request), and record the answer."""
         arg_types = tuple(ftype.inputs.data)
-        target = rule_key(callee)
-        try:
-            decision = self.table.lookup(target, arg_types, REVERSE, order)
-        except DifferentiationError as exc:
-            where = f"{location(op)}: " if op is not None else ""
-            raise DifferentiationError(f"{where}{exc}") from None
+        decision = self._lookup(callee, ftype, order, op)
         self._record(caller, op, callee, decision.kind, decision.rule)
         if decision.kind == "rule":
             check_rule_ir(decision.rule, decision.ir, arg_types, tuple(ftype.outputs.data))
         return decision
+
+    def _lookup(self, callee: func.FuncOp, ftype, order: int, op=None) -> Decision:
+        try:
+            return self.table.lookup(rule_key(callee), tuple(ftype.inputs.data), REVERSE, order)
+        except DifferentiationError as exc:
+            where = f"{location(op)}: " if op is not None else ""
+            raise DifferentiationError(f"{where}{exc}") from None
 
     def _record(self, caller: str, op, callee: func.FuncOp, kind: str, rule=None) -> None:
         self.decisions.append(decision_at(caller, op, callee, kind, rule))
@@ -428,15 +473,27 @@ class DifferentiatePass(ModulePass):
     attribute saying what happened at each call of its primal (for FileCheck).
     With `checkpoint=true`, loops record only each iteration's inputs, and the
     reverse sweep recomputes the body (less memory, about one more forward sweep).
+    With `inline=true`, a call whose callee AD differentiates is first inlined
+    into its caller (the primal changes in place, not what it computes): one
+    pair of generated functions per request instead of one per callee, and
+    linear compile time in the depth of the call tree (irad's gradient
+    pipeline does this unless the module will be differentiated again). With
+    `hoist=true`, loop-invariant scalar code of each function differentiated is
+    first moved out of its loops (in place), so that it is read from outside
+    rather than recorded every iteration.
     """
 
     name = "irad-differentiate"
     remarks: bool = False
 
     checkpoint: bool = False
+    inline: bool = False
+    hoist: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        differentiator = Differentiator(op, checkpoint=self.checkpoint)
+        differentiator = Differentiator(
+            op, checkpoint=self.checkpoint, inline=self.inline, hoist=self.hoist
+        )
         differentiator.rewrite_requests()
         if self.remarks:
             differentiator.attach_remarks()

@@ -27,6 +27,7 @@ would need its caller's block split).
 from __future__ import annotations
 
 from collections import Counter, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -37,6 +38,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from irad.errors import IradError
+from irad.ir.builder import clone
 from irad.passes.callgraph import CallGraph, is_generated, node_of, symbol_uses
 
 DEFAULT_THRESHOLD = 32
@@ -155,7 +157,7 @@ def _inline_call(call: func.CallOp, callee: func.FuncOp, move: bool) -> list[Ope
             if op is body.last_op:
                 results = [mapping.get(v, v) for v in op.operands]
                 break
-            new_ops.append(op.clone(value_mapper=mapping))
+            new_ops.append(clone(op, mapping))
             block.insert_op_before(new_ops[-1], call)
     inlined = set(new_ops)
     for old, new in zip(call.results, results, strict=True):
@@ -188,6 +190,58 @@ def _replace_all(pairs) -> None:
         user.operands = [mapping.get(v, v) for v in user.operands]
 
 
+def inline_callees(
+    fn: func.FuncOp, graph: CallGraph, wanted: Callable[[func.CallOp, func.FuncOp], bool]
+) -> list[str]:
+    """Inline into `fn`, breadth first, every call to a function of `graph` that
+    `wanted` accepts, and in turn the calls the inlined bodies bring along;
+    returns the functions erased (see below).
+
+    Before differentiation (irad-differentiate{inline=true}): a call the rule
+    table leaves to AD is inlined into its caller, so the callee's residuals are
+    values of the caller and no augmented primal returns those of all the
+    functions below it (linear in a deep chain, where passing them up level by
+    level is quadratic). Callees on a cycle with `fn`, recursive callees and
+    callees without a single-block body stay calls. As the inliner does, the
+    last use of a private callee moves its body (and erases it) rather than
+    cloning it; `graph.uses` is kept up to date.
+    """
+    name = fn.sym_name.data
+    if name not in graph.component:
+        return []
+    erased: list[str] = []
+    work = deque(op for op in fn.walk() if isinstance(op, func.CallOp))
+    while work:
+        call = work.popleft()
+        callee_name = call.callee.root_reference.data
+        callee = graph.functions.get(callee_name)
+        if (
+            callee is None
+            or call.callee.nested_references.data
+            or callee.is_declaration
+            or len(callee.body.blocks) != 1
+            or graph.component[callee_name] == graph.component[name]
+            or callee_name in graph.raw_recursive
+            or not wanted(call, callee)
+        ):
+            continue
+        graph.uses[callee_name] -= 1
+        move = _is_private(callee) and graph.uses[callee_name] == 0
+        new_ops = _inline_call(call, callee, move)
+        if move:
+            del graph.functions[callee_name]
+            callee.detach()
+            callee.erase()
+            erased.append(callee_name)
+        for op in new_ops:
+            for inner in op.walk():
+                if not move:
+                    graph.uses.update(symbol_uses(inner))
+                if isinstance(inner, func.CallOp):
+                    work.append(inner)
+    return erased
+
+
 def inline_calls(
     module: ModuleOp, threshold: int = DEFAULT_THRESHOLD, max_depth: int = DEFAULT_MAX_DEPTH
 ) -> int:
@@ -215,4 +269,4 @@ class InlinePass(ModulePass):
         inline_calls(op, self.threshold, self.max_depth)
 
 
-__all__ = ["InlinePass", "inline_calls"]
+__all__ = ["InlinePass", "inline_callees", "inline_calls"]

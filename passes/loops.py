@@ -6,8 +6,13 @@ plus an `index` position, threaded through the augmented primal (as loop
 iter_args, `scf.if` results and call arguments). It is a stack of *records*:
 
 * at the end of every iteration of a reversed loop, the augmented primal
-  pushes the loop body's residuals, after the position the iteration started
-  at: `[start, r0, r1, ...]`;
+  pushes the loop body's residuals: `[r0, r1, ...]`, of a size known at
+  compile time, so the reversed iteration finds the record before it by
+  subtracting that size. Only a body that writes records of its own (nested
+  reversed loops, calls that thread the tape) puts the position the iteration
+  started at first: `[start, r0, r1, ...]`. An `scf.for` with a record of fixed
+  size reserves room for all its records before it starts
+  (`irad.tape_reserve`), and its pushes never check for growth;
 * a function in tape mode (it has such loops, calls a function that does, or is
   recursive) pushes its own residuals once, before it returns.
 
@@ -18,21 +23,42 @@ and steps back one record per iteration, whatever nested loops or calls wrote
 in between, and a construct the pullback skips cannot misalign the rest.
 A record holds numbers and tensors of static shape; irad-lower-tape
 (passes/lower_tape.py) turns the ops into memref code.
+
+What is recorded is kept lean, as Enzyme and LAGrad do:
+
+* a value defined outside a loop is read from outside (a residual of the
+  enclosing scope), never recorded per iteration;
+* loop-invariant scalar code is hoisted out of loops before differentiation
+  (`hoist_invariants`; irad-differentiate{hoist=true}), so it is outside;
+* the induction variable of an `scf.for`, and integer arithmetic on it and on
+  values from outside, is recomputed in the reversed iteration from its trip
+  counter, and so is a residual that one cheap scalar `arith` op makes from
+  such values and from residuals recorded anyway (`sitofp` of the index):
+  recomputing it costs one op, recording it a store and a load.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import IndexType, MemRefType, TensorType
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.traits import IsTerminator, is_side_effect_free, is_speculatable
 
 from irad.errors import DifferentiationError
 from irad.ir.builder import IRBuilder
-from irad.ir.dialect import TAPE, TapePushOp, TapeReadOp, is_recordable_type
+from irad.ir.dialect import (
+    TAPE,
+    TapePushOp,
+    TapeReadOp,
+    TapeReserveOp,
+    is_recordable_type,
+    record_slots,
+)
 from irad.ir.locations import location
-from irad.passes.activity import free_values
+from irad.ir.types import is_float
+from irad.passes.activity import free_values, inside
 
 INDEX = IndexType()
 # Residual keys a loop or tape-mode call leaves in its enclosing scope.
@@ -61,13 +87,13 @@ def _check_recordable(types: Sequence[Attribute]) -> None:
 
 
 def push(
-    c: IRBuilder, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue]
+    c: IRBuilder, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue], reserved: bool = False
 ) -> tuple[SSAValue, SSAValue]:
     """Append `values` as one record; returns the (possibly new) tape and the end."""
     if not values:
         return tape, pos
     _check_recordable([v.type for v in values])
-    return tuple(c.insert(TapePushOp(tape, pos, values)).results)
+    return tuple(c.insert(TapePushOp(tape, pos, values, reserved)).results)
 
 
 def loads_for_args(block: Block, args: Sequence[SSAValue], tape: SSAValue, end: SSAValue,
@@ -121,11 +147,76 @@ def check_while(op: scf.WhileOp, active: set[SSAValue], where: str) -> None:
             )
 
 
+# ---- what costs nothing to have again: invariants, the index, cheap scalars -------
+# Integer division traps (and irad checks its divisor), so it is neither hoisted
+# out of a loop that might not run it nor recomputed where it was not computed.
+_TRAPPING = frozenset(
+    f"arith.{name}"
+    for name in ("divsi", "divui", "remsi", "remui", "floordivsi", "ceildivsi", "ceildivui")
+)
+
+
+def _scalar(t: Attribute) -> bool:
+    return not isinstance(t, TensorType | MemRefType)
+
+
+def _cheap_scalar(op: Operation) -> bool:
+    """A pure op on numbers that cannot trap: computing it again, or earlier,
+    changes nothing but the time it takes."""
+    return (
+        not op.regions
+        and op.name not in _TRAPPING
+        and not isinstance(op, func.CallOp)
+        and all(_scalar(v.type) for v in (*op.operands, *op.results))
+        and is_side_effect_free(op)
+        and is_speculatable(op)
+    )
+
+
+def _defined_inside(v: SSAValue, region_op: Operation) -> bool:
+    owner = v.block.parent_op() if isinstance(v, BlockArgument) else v.owner
+    return inside(owner, region_op)
+
+
+def hoist_invariants(fn: func.FuncOp) -> None:
+    """Move the cheap scalar ops of loop bodies that use only values from outside
+    the loop out before it (innermost loops first, so an invariant climbs as far
+    as it can). Reverse mode then reads them from outside, instead of recording
+    them every iteration. Only ops that cannot trap move: a loop that runs no
+    iteration computes them for nothing, harmlessly."""
+    loops = [op for op in fn.walk() if is_loop(op)]
+    for loop in reversed(loops):  # inner loops before the loops around them
+        body = loop_body(loop)
+        for op in list(body.ops):
+            if op.has_trait(IsTerminator) or not _cheap_scalar(op):
+                continue
+            if any(_defined_inside(v, loop) for v in op.operands):
+                continue
+            op.detach()
+            loop.parent_block().insert_op_before(op, loop)
+
+
 # ---- the forward sweep: a loop that records its iterations ----------------------
 def clone_loop(a, op: Operation, dst: Block) -> None:
     """Clone a loop into the augmented primal (builder `a`), carrying the tape,
     the position and a trip counter, and pushing one record per iteration."""
     inits = [a.values[v] for v in loop_inits(op)]
+    kind = a.loop_records.get(op, NOTHING)  # as the pullback decided
+    fixed = not _writes_records_inside(op, a.plan)
+    if kind == REPLAY:  # checkpointing: the iteration's inputs only
+        record_types = [arg.type for arg in replay_inputs(op)]
+    elif kind == CACHE:
+        record_types = [a.key_type(k) for k in a.scope_keys.get(op, [])]
+    else:
+        record_types = []
+    reserved = fixed and bool(record_types) and isinstance(op, scf.ForOp)
+    if reserved:  # room for every record, once, before the loop
+        c = IRBuilder(dst)
+        lower, upper, step = (a.values[v] for v in op.operands[:3])
+        trips = c.value(arith.CeilDivSIOp(c.value(arith.SubiOp(upper, lower)), step))
+        trips = c.value(arith.MaxSIOp(trips, c.index(0)))
+        slots = c.value(arith.MuliOp(trips, c.index(record_slots(record_types))))
+        a.tape = c.value(TapeReserveOp(a.tape, a.pos, slots))
     zero = IRBuilder(dst).index(0)
     extra = [a.tape, a.pos, zero]
     extra_types = [TAPE, INDEX, INDEX]
@@ -139,15 +230,16 @@ def clone_loop(a, op: Operation, dst: Block) -> None:
     a.tape, a.pos = tape, start
     a.clone_block(body, new_body)
     yields = [a.values[v] for v in body.last_op.operands]
-    kind = a.loop_records.get(op, NOTHING)  # as the pullback decided
-    if kind == REPLAY:  # checkpointing: the iteration's inputs only
-        record = [start, *(a.values[arg] for arg in replay_inputs(op))]
+    if kind == REPLAY:
+        record = [a.values[arg] for arg in replay_inputs(op)]
     elif kind == CACHE:
-        record = [start, *(a.key_value(k) for k in a.scope_keys.get(op, []))]
+        record = [a.key_value(k) for k in a.scope_keys.get(op, [])]
     else:
         record = []
+    if record and not fixed:  # nested records in between: say where this one starts
+        record = [start, *record]
     c = IRBuilder(new_body)
-    tape, end = push(c, a.tape, a.pos, record)
+    tape, end = push(c, a.tape, a.pos, record, reserved)
     count = c.value(arith.AddiOp(count, c.index(1)))
     new_body.add_op(scf.YieldOp(*yields, tape, end, count))
     result_types = [*(r.type for r in op.results), *extra_types]
@@ -194,7 +286,7 @@ def reverse_loop(b, op: Operation, cotangents, adj) -> None:
     slots = [j for j, arg in enumerate(args) if b.is_active(arg) or b.is_active(op.results[j])]
     free = free_values(op, b.plan.active)
     trips = b.residual((op, TRIP_COUNT), INDEX)
-    end = b.residual((op, END_POSITION), INDEX)
+    last = b.residual((op, END_POSITION), INDEX)
     seeds = [
         cotangents[j] if cotangents[j] is not None else b.zero(args[j].type) for j in slots
     ]
@@ -221,21 +313,28 @@ def reverse_loop(b, op: Operation, cotangents, adj) -> None:
         for s, f in zip(sums, free)
     ]
     scope = b.close_scope(op)
+    fixed = not _writes_records_inside(op, b.plan)
+    end = rbody.args[1]
+    if not recomputes(op, b.plan):
+        _recompute_cheap(b, op, rbody, scope, trips)
     if records_nothing(op, b.plan, scope.keys):
         b.loop_records[op] = NOTHING
-        start = rbody.args[1]
+        start = end
     elif recomputes(op, b.plan):
         b.loop_records[op] = REPLAY
         start = _recompute_residuals(b, op, rbody, scope)
     else:
         b.loop_records[op] = CACHE
-        (start,) = loads_for_args(
-            rbody, [scope.args[k] for k in scope.keys], b.tape, rbody.args[1], leading=[INDEX]
-        )
+        args = [scope.args[k] for k in scope.keys]
+        if fixed:
+            loads_for_args(rbody, args, b.tape, end)
+            start = _record_start(rbody, end, [a.type for a in args])
+        else:
+            (start,) = loads_for_args(rbody, args, b.tape, end, leading=[INDEX])
     rbody.add_op(scf.YieldOp(start, *new_cts, *new_sums))
     b.block = outer
     zeros = [b.shadow(adj, f) if f.type == TAPE else b.zero(f.type) for f in free]
-    results = b.op_results(scf.ForOp(lower, trips, one, [end, *seeds, *zeros], Region(rbody)))
+    results = b.op_results(scf.ForOp(lower, trips, one, [last, *seeds, *zeros], Region(rbody)))
     for j, ct in zip(slots, results[1 : 1 + len(slots)]):
         b.accumulate(adj, inits[j], ct)
     for f, ct in zip(free, results[1 + len(slots) :]):
@@ -256,6 +355,91 @@ def _writes_records_inside(op: Operation, plan) -> bool:
         if inner in plan.calls and plan.calls[inner].tape:
             return True
     return False
+
+
+def _record_start(rbody: Block, end: SSAValue, types: Sequence[Attribute]) -> SSAValue:
+    """Where a record of fixed size ending at `end` starts (computed at the end of
+    the reversed iteration, which hands it on)."""
+    c = IRBuilder(rbody)
+    return c.value(arith.SubiOp(end, c.index(record_slots(types))))
+
+
+def _recompute_cheap(b, op: Operation, rbody: Block, scope, trips: SSAValue) -> None:
+    """Take off the loop's record what the reversed iteration can have for one
+    cheap op or so (see the module docstring), computing it at the start of the
+    reversed body instead: the induction variable (from the trip counter), integer
+    arithmetic on it and on values from outside, and a scalar `arith` op whose
+    operands are such values or residuals recorded anyway."""
+    body = loop_body(op)
+    iv = body.args[0] if isinstance(op, scf.ForOp) else None
+    first = rbody.first_op
+    c = IRBuilder(rbody, first) if first is not None else IRBuilder(rbody)
+    made: dict[SSAValue, SSAValue] = {}
+
+    def index_value(v: SSAValue) -> SSAValue | None:
+        """`v` in the reversed iteration if it costs no record: from outside the
+        loop, the induction variable, or integer arithmetic on those."""
+        if v in made:
+            return made[v]
+        if not _defined_inside(v, op):
+            made[v] = b.primal(v)
+        elif v is iv:  # iteration trips-1-j of lower + k * step
+            lower, step = b.primal(op.operands[0]), b.primal(op.operands[2])
+            k = c.value(arith.SubiOp(c.value(arith.SubiOp(trips, c.index(1))), rbody.args[0]))
+            made[v] = c.value(arith.AddiOp(lower, c.value(arith.MuliOp(k, step))))
+        elif (
+            not isinstance(v, BlockArgument)
+            and not isinstance(v.type, TensorType)
+            and not is_float(v.type)
+            and _cheap_scalar(v.owner)
+            and all(index_value(x) is not None for x in v.owner.operands)
+        ):
+            made[v] = _clone_with(c, v, made)
+        else:
+            return None
+        return made[v]
+
+    failed: set[SSAValue] = set()
+
+    def residual_value(key: SSAValue) -> SSAValue | None:
+        """The residual `key` recomputed (from cheap values, and from residuals
+        recorded anyway or recomputed first), or None if it stays recorded."""
+        if key in made:
+            return made[key]
+        if key in failed:
+            return None
+        value = index_value(key)
+        if value is None and not isinstance(key, BlockArgument):
+            owner = key.owner
+            if owner.name.startswith("arith.") and _cheap_scalar(owner):
+                operands = [_available(x) for x in owner.operands]
+                if all(v is not None for v in operands):
+                    value = made[key] = _clone_with(c, key, dict(zip(owner.operands, operands)))
+        if value is None:
+            failed.add(key)
+        return value
+
+    def _available(x: SSAValue) -> SSAValue | None:
+        if x in scope.args:
+            recomputed_x = residual_value(x)
+            return recomputed_x if recomputed_x is not None else scope.args[x]
+        return index_value(x)
+
+    recomputed = [
+        key for key in list(scope.keys)
+        if isinstance(key, SSAValue) and residual_value(key) is not None
+    ]
+    for key in recomputed:
+        arg = scope.args.pop(key)
+        arg.replace_all_uses_with(made[key])
+        rbody.erase_arg(arg)
+        scope.keys.remove(key)
+
+
+def _clone_with(c: IRBuilder, v: SSAValue, values: dict[SSAValue, SSAValue]) -> SSAValue:
+    """The op defining `v`, cloned at `c` onto `values`; its result for `v`."""
+    clone = c.insert(v.owner.clone(value_mapper=dict(values)))
+    return clone.results[v.index]
 
 
 def records_nothing(op: Operation, plan, keys) -> bool:
@@ -292,9 +476,10 @@ def _recompute_residuals(b, op: Operation, rbody: Block, scope) -> SSAValue:
     body = loop_body(op)
     first_adjoint_op = rbody.first_op
     args = replay_inputs(op)
-    start, *inputs = loads_for_args(
-        rbody, [], b.tape, rbody.args[1], leading=[INDEX, *(arg.type for arg in args)]
-    )
+    # a replayed body writes no records of its own, so its record has a fixed size
+    types = [arg.type for arg in args]
+    inputs = loads_for_args(rbody, [], b.tape, rbody.args[1], leading=types)
+    start = _record_start(rbody, rbody.args[1], types)
     # Values the body uses from outside the loop come from the enclosing scope.
     outer = b.block
     replay = b.replayer({op: scope.keys})

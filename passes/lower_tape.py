@@ -1,7 +1,7 @@
 """`irad-lower-tape`: the tape ops of the irad dialect as memref code.
 
-Reverse mode emits `irad.tape_create`, `irad.tape_push`, `irad.tape_read` and
-`irad.tape_free` (see irad/ir/dialect.py; passes/loops.py says what the
+Reverse mode emits `irad.tape_create`, `irad.tape_push`, `irad.tape_read`,
+`irad.tape_reserve` and `irad.tape_free` (see irad/ir/dialect.py; passes/loops.py says what the
 records hold). This pass turns them into standard memref/arith/scf code, which
 both backends run and mlir-opt 22 parses and lowers:
 
@@ -9,12 +9,16 @@ both backends run and mlir-opt 22 parses and lowers:
 * a push computes its end position and, if the record does not fit, grows the
   tape by doubling (a fresh buffer, a copy loop, a dealloc of the old one), so
   pushing is amortised O(1) and a run costs O(total iterations); then it
-  stores each value at the next slots;
-* values are stored as f64: f32 is widened, ints and indices go through
-  sitofp/fptosi (exact below 2**53), i1 through uitofp. A tensor (of static
-  shape) takes one slot per element: it is copied into a `memref.subview` of
+  stores each value at the next slots. A `reserved` push skips the check: a
+  reserve grew the tape once, the same way, for all the pushes of a loop;
+* values are stored as f64: f32 is widened, i1 goes through uitofp, ints of up
+  to 32 bits (exact) and indices (positions and counts, far below 2**53) through
+  sitofp/fptosi, and an i64 as two slots, `v // 2**32` and `v % 2**32`, so every
+  i64 comes back exact. A tensor (of static shape) takes one slot per element
+  (an i64 element is exact below 2**53 only): it is copied into a `memref.subview` of
   the tape (`bufferization.materialize_in_destination` into a buffer, then `memref.copy`) and read back by a copy
   into a buffer and `bufferization.to_tensor`;
+* a reserve grows the tape as a push would, for `slots` slots after its position;
 * a read loads the record that ends at its position, field by field;
 * a free is a `memref.dealloc`.
 
@@ -29,7 +33,6 @@ adds one shadow into another slot by slot.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith, bufferization, memref, scf
@@ -70,6 +73,8 @@ from irad.ir.dialect import (
     TapeFreeOp,
     TapePushOp,
     TapeReadOp,
+    TapeReserveOp,
+    record_slots,
 )
 from irad.ir.types import is_differentiable
 
@@ -79,7 +84,7 @@ INITIAL_CAPACITY = 64
 
 
 def _slots(t: Attribute) -> int:
-    return prod(t.get_shape()) if isinstance(t, TensorType) else 1
+    return record_slots([t])
 
 
 def _tape_view(c: IRBuilder, tape: SSAValue, at: SSAValue, n: int) -> SSAValue:
@@ -122,33 +127,47 @@ def _load_tensor(c: IRBuilder, tape: SSAValue, at: SSAValue, t: TensorType) -> S
         return c.value(arith.TruncFOp(raw, t))
 
     def decode(e: IRBuilder, args) -> SSAValue:
-        return _decode(e, args[0], elem)
+        return _decode(e, args[:1], elem)
 
     return T.elementwise(c, decode, [raw], elem)
 
 
-def _encode(c: IRBuilder, v: SSAValue) -> SSAValue:
+_HIGH = 2**32  # a wide integer is recorded as v // 2**32 and v % 2**32, each exact in f64
+
+
+def _encode(c: IRBuilder, v: SSAValue) -> list[SSAValue]:
+    """A scalar as the f64 slots it takes (dialect.record_slots)."""
     t = v.type
     if isinstance(t, Float64Type):
-        return v
+        return [v]
     if isinstance(t, Float32Type):
-        return c.value(arith.ExtFOp(v, f64))
-    if isinstance(t, IndexType):
+        return [c.value(arith.ExtFOp(v, f64))]
+    if isinstance(t, IndexType):  # a position or count: far below 2**53
         v = c.value(arith.IndexCastOp(v, i64))
         t = i64
+    elif record_slots([t]) == 2:
+        scale = c.value(arith.ConstantOp.from_int_and_width(_HIGH, t))
+        high = c.value(arith.FloorDivSIOp(v, scale))
+        low = c.value(arith.SubiOp(v, c.value(arith.MuliOp(high, scale))))
+        return [c.value(arith.SIToFPOp(high, f64)), c.value(arith.SIToFPOp(low, f64))]
     if t.width.data == 1:
-        return c.value(arith.UIToFPOp(v, f64))
-    return c.value(arith.SIToFPOp(v, f64))
+        return [c.value(arith.UIToFPOp(v, f64))]
+    return [c.value(arith.SIToFPOp(v, f64))]
 
 
-def _decode(c: IRBuilder, raw: SSAValue, t: Attribute) -> SSAValue:
+def _decode(c: IRBuilder, raw: Sequence[SSAValue], t: Attribute) -> SSAValue:
+    """The scalar of type `t` the slots `raw` hold."""
     if isinstance(t, Float64Type):
-        return raw
+        return raw[0]
     if isinstance(t, Float32Type):
-        return c.value(arith.TruncFOp(raw, t))
+        return c.value(arith.TruncFOp(raw[0], t))
     if isinstance(t, IntegerType) and t.width.data == 1:
-        return c.value(arith.CmpfOp(raw, c.value(arith.ConstantOp(FloatAttr(0.0, f64))), "une"))
-    as_int = c.value(arith.FPToSIOp(raw, i64))
+        return c.value(arith.CmpfOp(raw[0], c.value(arith.ConstantOp(FloatAttr(0.0, f64))), "une"))
+    if len(raw) == 2:
+        high, low = (c.value(arith.FPToSIOp(r, t)) for r in raw)
+        scale = c.value(arith.ConstantOp.from_int_and_width(_HIGH, t))
+        return c.value(arith.AddiOp(c.value(arith.MuliOp(high, scale)), low))
+    as_int = c.value(arith.FPToSIOp(raw[0], i64))
     if isinstance(t, IndexType):
         return c.value(arith.IndexCastOp(as_int, INDEX))
     if t.width.data != 64:
@@ -202,16 +221,22 @@ def _create(c: IRBuilder) -> list[SSAValue]:
     return [tape, c.index(0)]
 
 
-def _push(c: IRBuilder, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue]) -> list[SSAValue]:
+def _push(
+    c: IRBuilder, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue], reserved: bool
+) -> list[SSAValue]:
     end = c.value(arith.AddiOp(pos, c.index(sum(_slots(v.type) for v in values))))
-    tape = _grown(c, tape, pos, end)
+    if not reserved:
+        tape = _grown(c, tape, pos, end)
     j = 0
     for v in values:
-        at = c.value(arith.AddiOp(pos, c.index(j)))
         if isinstance(v.type, TensorType):
-            _push_tensor(c, tape, at, v)
+            _push_tensor(c, tape, c.value(arith.AddiOp(pos, c.index(j))), v)
         else:
-            c.insert(memref.StoreOp.get(_encode(c, v), tape, [at]))
+            at = c.value(arith.AddiOp(pos, c.index(j)))
+            for k, slot in enumerate(_encode(c, v)):
+                if k:
+                    at = c.value(arith.AddiOp(pos, c.index(j + k)))
+                c.insert(memref.StoreOp.get(slot, tape, [at]))
         j += _slots(v.type)
     return [tape, end]
 
@@ -220,11 +245,14 @@ def _read(c: IRBuilder, tape: SSAValue, end: SSAValue, types: Sequence[Attribute
     base = c.value(arith.SubiOp(end, c.index(sum(_slots(t) for t in types))))
     values, j = [], 0
     for t in types:
-        at = c.value(arith.AddiOp(base, c.index(j)))
         if isinstance(t, TensorType):
-            values.append(_load_tensor(c, tape, at, t))
+            values.append(_load_tensor(c, tape, c.value(arith.AddiOp(base, c.index(j))), t))
         else:
-            values.append(_decode(c, c.value(memref.LoadOp.get(tape, [at])), t))
+            raw = [
+                c.value(memref.LoadOp.get(tape, [c.value(arith.AddiOp(base, c.index(j + k)))]))
+                for k in range(_slots(t))
+            ]
+            values.append(_decode(c, raw, t))
         j += _slots(t)
     return values
 
@@ -253,8 +281,8 @@ def _shadow_add(c: IRBuilder, shadow: SSAValue, end: SSAValue, values: Sequence[
                 total = c.value(arith.AddfOp(_load_tensor(c, shadow, at, v.type), v))
                 _push_tensor(c, shadow, at, total)
             else:
-                old = _decode(c, c.value(memref.LoadOp.get(shadow, [at])), v.type)
-                new = _encode(c, c.value(arith.AddfOp(old, v)))
+                old = _decode(c, [c.value(memref.LoadOp.get(shadow, [at]))], v.type)
+                (new,) = _encode(c, c.value(arith.AddfOp(old, v)))
                 c.insert(memref.StoreOp.get(new, shadow, [at]))
         j += _slots(v.type)
     return [shadow]
@@ -279,7 +307,7 @@ def _shadow_read(c: IRBuilder, shadow: SSAValue, end: SSAValue, types: Sequence[
             if isinstance(t, TensorType):
                 values.append(_load_tensor(a, shadow, at, t))
             else:
-                values.append(_decode(a, a.value(memref.LoadOp.get(shadow, [at])), t))
+                values.append(_decode(a, [a.value(memref.LoadOp.get(shadow, [at]))], t))
         j += _slots(t)
     a.insert(scf.YieldOp(*values))
     z.insert(scf.YieldOp(*(_zero(z, t) for t in types)))
@@ -317,7 +345,16 @@ class LowerTapeCreate(RewritePattern):
 class LowerTapePush(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: TapePushOp, rewriter: PatternRewriter, /):
-        _lower(op, rewriter, lambda c: _push(c, op.tape, op.pos, op.values))
+        _lower(op, rewriter, lambda c: _push(c, op.tape, op.pos, op.values, op.reserved is not None))
+
+
+class LowerTapeReserve(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TapeReserveOp, rewriter: PatternRewriter, /):
+        def grow(c: IRBuilder) -> list[SSAValue]:
+            return [_grown(c, op.tape, op.pos, c.value(arith.AddiOp(op.pos, op.slots)))]
+
+        _lower(op, rewriter, grow)
 
 
 class LowerTapeRead(RewritePattern):
@@ -357,7 +394,8 @@ class LowerTapeFree(RewritePattern):
 
 
 _TAPE_OPS = (
-    TapeCreateOp, TapePushOp, TapeReadOp, TapeFreeOp, ShadowCreateOp, ShadowAddOp, ShadowReadOp, ShadowMergeOp,
+    TapeCreateOp, TapePushOp, TapeReadOp, TapeReserveOp, TapeFreeOp,
+    ShadowCreateOp, ShadowAddOp, ShadowReadOp, ShadowMergeOp,
 )
 
 
@@ -373,7 +411,7 @@ class LowerTapePass(ModulePass):
         # too, so the optimiser sees exactly the code reverse mode emitted.
         lower = GreedyRewritePatternApplier(
             [
-                LowerTapeCreate(), LowerTapePush(), LowerTapeRead(), LowerTapeFree(),
+                LowerTapeCreate(), LowerTapePush(), LowerTapeRead(), LowerTapeReserve(), LowerTapeFree(),
                 LowerShadowCreate(), LowerShadowAdd(), LowerShadowRead(), LowerShadowMerge(),
             ],
             dce_enabled=False,

@@ -25,7 +25,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.traits import IsTerminator
 
 from irad.errors import DifferentiationError
-from irad.ir.builder import IRBuilder
+from irad.ir.builder import IRBuilder, clone
 from irad.ir.constants import float_constant, zero_constant
 from irad.ir.dialect import TAPE, ShadowCreateOp, ShadowMergeOp, TapeCreateOp, TapeFreeOp
 from irad.ir.locations import location
@@ -403,7 +403,7 @@ class AugmentedBuilder:
             elif isinstance(op, scf.IfOp):
                 self.clone_if(op, dst)
             else:
-                dst.add_op(op.clone(value_mapper=self.values))
+                dst.add_op(clone(op, self.values))
 
     def clone_call(self, op: func.CallOp, call: CallPlan, dst: Block) -> None:
         args = [self.values[v] for v in op.operands]

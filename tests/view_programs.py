@@ -436,6 +436,24 @@ def float32_alias(x):
     return np.sum(y)
 
 
+# found by the fuzzer: widening a float32 array to the float64 of a join kept it
+# writable only if the widened value had been marked fresh, which it never was
+def float32_widened_at_if(x, c):
+    y = np.copy(x)                # float32
+    if c > 0.0:
+        y = y.astype(np.float64)
+    y[0] = c * x[1]               # float64 after the join; writable on both paths
+    return np.sum(y * y)
+
+
+def float32_widened_in_loop(x):
+    y = np.zeros(3)
+    for i in range(2):
+        y = np.full(3, 0.5 * i, dtype=np.float32)
+    y[1] = 2.0                    # float32 in numpy, float64 in irad: exact in both
+    return np.sum(y * x)
+
+
 PROGRAMS = [
     (alias_add, lambda r: (np.array([1.0, 2.0]),)),
     (row_of_zeros, lambda r: (np.array([1.0, 2.0]),)),
@@ -498,6 +516,9 @@ PROGRAMS = [
     (transpose_round_trip, lambda r: (r.normal(size=3),)),
     (float32_aug_stays_float32, lambda r: (r.normal(size=3).astype(np.float32),)),
     (float32_alias, lambda r: (r.normal(size=3).astype(np.float32),)),
+    (float32_widened_at_if, lambda r: (r.normal(size=3).astype(np.float32), 0.5)),
+    (float32_widened_at_if, lambda r: (r.normal(size=3).astype(np.float32), -0.5)),
+    (float32_widened_in_loop, lambda r: (r.normal(size=3),)),
 ]
 
 
@@ -574,6 +595,20 @@ def _first_row(a):
     return a[0]
 
 
+def _same(a):
+    return a
+
+
+def loop_leaves_call_result(x):
+    # found by the fuzzer: fresh before the loop, but the second iteration writes
+    # into what _same returned, which is x itself; irad used to write a copy
+    z = np.zeros(3)
+    for i in range(2):
+        z[0] = 1.0
+        z = _same(x)
+    return np.sum(z) + np.sum(x)
+
+
 def aug_changes_shape(x):
     y = x * 1.0
     y += np.ones((2, 3))
@@ -590,5 +625,6 @@ REFUSED = [
     (loop_changes_sharing, (np.ones(3),), "'y' and 'z' share one array on one path into the loop at .*view_programs.py:[0-9]+:[0-9]+ but not on the other"),
     (tuple_holds_array, (np.ones(3),), "in-place write to 'y', whose array the tuple 't' also holds"),
     (write_call_result, (np.ones(3),), "in-place write to 'z', which may be a view of another array"),
+    (loop_leaves_call_result, (np.full(3, 2.0),), "in-place write to 'z', which may be a view of another array"),
     (aug_changes_shape, (np.ones(3),), "cannot be written into 'y' of shape \\(3,\\)"),
 ]

@@ -1,7 +1,7 @@
 // RUN: irad-opt %s -p 'irad-differentiate{checkpoint=true},irad-lower-tape' | filecheck %s
 
-// Checkpointing: each iteration records only its start position and the
-// values its body reads (%a), and the reversed iteration runs the body again
+// Checkpointing: each iteration records only the values its body reads (%a;
+// one slot, reserved before the loop), and the reversed iteration runs the body again
 // (math.sin, math.cos) before the adjoint code, instead of reading %s and %c
 // from the tape.
 
@@ -24,8 +24,8 @@ func.func @main(%x: f64, %n: index) -> f64 {
 
 // CHECK:       func.func private @f.augmented.tape.dc
 // CHECK:         scf.for
-// CHECK:           %[[TWO:.*]] = arith.constant 2 : index
-// CHECK-NEXT:      arith.addi %pos_1, %[[TWO]] : index
+// CHECK:           %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT:      arith.addi %pos_1, %[[ONE]] : index
 // CHECK-NOT:       memref.store %s
 // CHECK:           memref.store %a,
 // CHECK:           scf.yield

@@ -1,10 +1,12 @@
 // RUN: irad-opt %s -p irad-differentiate,irad-lower-tape | filecheck %s
 
 // scf.for: the augmented primal carries the tape, the position and a trip
-// counter, and pushes one record per iteration ([start, residuals...]); the
+// counter, and pushes one record per iteration (the body's residuals); the
 // pullback runs an scf.for over the trip count that reads the records back,
 // newest first, carrying the cotangent of the iter_arg and accumulating the
-// cotangent of %x, which the body uses from outside.
+// cotangent of %x, which the body uses from outside. The records have a fixed
+// size and the trip count is known before the loop runs, so the tape is grown
+// once before the loop, and the pushes inside check nothing.
 
 func.func @f(%x: f64, %n: index) -> f64 {
   %c0 = arith.constant 0 : index
@@ -30,19 +32,24 @@ func.func @main(%x: f64, %n: index) -> f64 {
 // CHECK-NEXT:    memref.dealloc %[[T]] : memref<?xf64>
 
 // CHECK:       func.func private @f.augmented.tape.dc(%x: f64, %n: index, %tape: memref<?xf64>, %pos: index) -> (f64, memref<?xf64>, index)
-// CHECK:         %r, %[[T2:.*]], %[[P2:.*]], %[[N:.*]] = scf.for %i = %c0 to %n step %c1 iter_args(%a = %x, %tape_1 = %tape, %pos_1 = %pos, %trip = %{{.*}}) -> (f64, memref<?xf64>, index, index) {
+// Room for ceil((%n - 0) / 1) records of two slots, made once.
+// CHECK:         %[[SPAN:.*]] = arith.subi %n, %c0 : index
+// CHECK-NEXT:    %[[TRIPS:.*]] = arith.ceildivsi %[[SPAN]], %c1 : index
+// CHECK:         %[[SLOTS:.*]] = arith.muli %{{.*}}, %[[C2:.*]] : index
+// CHECK-NEXT:    %[[NEED:.*]] = arith.addi %pos, %[[SLOTS]] : index
+// CHECK:         %[[ROOM:.*]] = scf.if %{{.*}} -> (memref<?xf64>) {
+// CHECK:           memref.dealloc %tape
+// CHECK:         %r, %[[T2:.*]], %[[P2:.*]], %[[N:.*]] = scf.for %i = %c0 to %n step %c1 iter_args(%a = %x, %tape_1 = %[[ROOM]], %pos_1 = %pos, %trip = %{{.*}}) -> (f64, memref<?xf64>, index, index) {
 // CHECK-NEXT:      %s = math.sin %a : f64
 // CHECK-NEXT:      %b = arith.mulf %s, %x : f64
-// The record is [start position, %s, %a], three slots; a full tape doubles.
-// CHECK-NEXT:      %[[C3:.*]] = arith.constant 3 : index
-// CHECK-NEXT:      %[[END:.*]] = arith.addi %pos_1, %[[C3]] : index
-// CHECK:           %[[GROWN:.*]] = scf.if %{{.*}} -> (memref<?xf64>) {
-// CHECK:             memref.alloc
-// CHECK:             memref.dealloc %tape_1
-// CHECK:           memref.store %{{.*}}, %[[GROWN]][%{{.*}}] : memref<?xf64>
-// CHECK:           memref.store %s, %[[GROWN]][%{{.*}}] : memref<?xf64>
-// CHECK:           memref.store %a, %[[GROWN]][%{{.*}}] : memref<?xf64>
-// CHECK:           scf.yield %b, %[[GROWN]], %[[END]], %{{.*}} : f64, memref<?xf64>, index, index
+// The record is [%s, %a]: two slots, no start position, no growth check.
+// CHECK-NEXT:      %[[C2I:.*]] = arith.constant 2 : index
+// CHECK-NEXT:      %[[END:.*]] = arith.addi %pos_1, %[[C2I]] : index
+// CHECK-NOT:       scf.if
+// CHECK:           memref.store %s, %tape_1[%{{.*}}] : memref<?xf64>
+// CHECK-NOT:       scf.if
+// CHECK:           memref.store %a, %tape_1[%{{.*}}] : memref<?xf64>
+// CHECK:           scf.yield %b, %tape_1, %[[END]], %{{.*}} : f64, memref<?xf64>, index, index
 // The function's own record: the loop's trip count, its end position and %x.
 // CHECK:         memref.store %x,
 // CHECK:         func.return %r, %{{.*}}, %{{.*}} : f64, memref<?xf64>, index
@@ -57,7 +64,10 @@ func.func @main(%x: f64, %n: index) -> f64 {
 // CHECK-NEXT:      %[[COS:.*]] = math.cos %a : f64
 // CHECK-NEXT:      %[[NEXT:.*]] = arith.mulf %[[T1]], %[[COS]] : f64
 // CHECK-NEXT:      %[[SUM:.*]] = arith.addf %[[ACC]], %[[T2]] : f64
-// CHECK-NEXT:      scf.yield %{{.*}}, %[[NEXT]], %[[SUM]] : index, f64, f64
+// The record before this one ends where this one starts, two slots back.
+// CHECK-NEXT:      %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT:      %[[PREV:.*]] = arith.subi %end_1, %[[TWO]] : index
+// CHECK-NEXT:      scf.yield %[[PREV]], %[[NEXT]], %[[SUM]] : index, f64, f64
 // CHECK-NEXT:    }
 // CHECK-NEXT:    %[[G:.*]] = arith.addf %[[DA]], %[[DXSUM]] : f64
 // CHECK-NEXT:    func.return %[[G]] : f64

@@ -1,9 +1,11 @@
 // RUN: irad-opt %s -p irad-differentiate | filecheck %s
 
 // Without irad-lower-tape, the tape is the irad dialect's tape ops, typed by
-// their records: the augmented primal creates the tape and pushes one record
-// per iteration ([start, %s, %a]) and then its own ([trip count, end, %x]);
-// the pullback reads them back, its own first; the request frees the tape.
+// their records: the augmented primal creates the tape, reserves room for the
+// loop's records (the trip count is known before it runs, and each record is
+// two slots), pushes one record per iteration ([%s, %a], into that room) and
+// then its own ([trip count, end, %x]); the pullback reads them back, its own
+// first, stepping back two slots a record; the request frees the tape.
 
 func.func @f(%x: f64, %n: index) -> f64 {
   %c0 = arith.constant 0 : index
@@ -27,8 +29,12 @@ func.func @main(%x: f64, %n: index) -> f64 {
 // CHECK-NEXT:    irad.tape_free %[[T]]
 
 // CHECK:       func.func private @f.augmented.tape.dc(%x: f64, %n: index, %tape: memref<?xf64>, %pos: index)
-// CHECK:         %r, %[[T1:.*]], %[[P1:.*]], %[[N:.*]] = scf.for
-// CHECK:           %[[T2:.*]], %[[P2:.*]] = irad.tape_push %tape_1[%pos_1] %pos_1, %s, %a : index, f64, f64
+// CHECK:         %[[TRIPS0:.*]] = arith.maxsi
+// CHECK-NEXT:    %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT:    %[[SLOTS:.*]] = arith.muli %[[TRIPS0]], %[[TWO]] : index
+// CHECK-NEXT:    %[[ROOM:.*]] = irad.tape_reserve %tape[%pos] %[[SLOTS]]
+// CHECK:         %r, %[[T1:.*]], %[[P1:.*]], %[[N:.*]] = scf.for {{.*}} iter_args(%a = %x, %tape_1 = %[[ROOM]], %pos_1 = %pos,
+// CHECK:           %[[T2:.*]], %[[P2:.*]] = irad.tape_push %tape_1[%pos_1] reserved %s, %a : f64, f64
 // CHECK:           scf.yield %b, %[[T2]], %[[P2]], %{{.*}} : f64, memref<?xf64>, index, index
 // CHECK:         %[[T3:.*]], %[[P3:.*]] = irad.tape_push %[[T1]][%[[P1]]] %[[N]], %[[P1]], %x : index, index, f64
 // CHECK-NEXT:    func.return %r, %[[T3]], %[[P3]] : f64, memref<?xf64>, index
@@ -36,8 +42,10 @@ func.func @main(%x: f64, %n: index) -> f64 {
 // CHECK:       func.func private @f.pullback.tape.dc(%tape: memref<?xf64>, %end: index, %dr: f64)
 // CHECK-NEXT:    %[[TRIPS:.*]], %[[LOOP_END:.*]], %x = irad.tape_read %tape[%end] : index, index, f64
 // CHECK:         scf.for %{{.*}} = %{{.*}} to %[[TRIPS]] step %{{.*}} iter_args(%end_1 = %[[LOOP_END]],
-// CHECK-NEXT:      %[[START:.*]], %s, %a = irad.tape_read %tape[%end_1] : index, f64, f64
-// CHECK:           scf.yield %[[START]],
+// CHECK-NEXT:      %s, %a = irad.tape_read %tape[%end_1] : f64, f64
+// CHECK:           %[[C2:.*]] = arith.constant 2 : index
+// CHECK-NEXT:      %[[START:.*]] = arith.subi %end_1, %[[C2]] : index
+// CHECK-NEXT:      scf.yield %[[START]],
 
 // CHECK:       func.func private @f.augmented.dc(%0: f64, %1: index)
 // CHECK-NEXT:    %[[NEW:.*]], %[[ZERO:.*]] = irad.tape_create

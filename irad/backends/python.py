@@ -72,6 +72,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from irad.backends import python_arrays
 from irad.backends.python_arrays import float_literal as _float_literal
 from irad.errors import BackendError, RuntimeCheckError
+from irad.ir import printing
 from irad.ir import ieee
 from irad.ir.dialect import TAPE_COPY
 from irad.ir.locations import recursion_message
@@ -865,6 +866,8 @@ class ModuleTranslator:
         self._constants: dict[str, str] = {}
         # identifier -> `module:qualname` of a Python callable (irad.python)
         self.python_callables: dict[str, str] = {}
+        # identifier -> the template of a print declaration (irad.print)
+        self.printers: dict[str, str] = {}
 
     def constant(self, initializer: str) -> str:
         if initializer not in self._constants:
@@ -879,10 +882,15 @@ class ModuleTranslator:
             self.function_identifiers[sym_name] = names.fresh(
                 f"fn_{_sanitize(sym_name)}"
             )
-        for sym_name, reference in self.externals().items():
+        for sym_name, (reference, outputs) in self.externals().items():
             identifier = names.fresh(f"fn_{_sanitize(sym_name)}")
             self.function_identifiers[sym_name] = identifier
-            self.python_callables[identifier] = reference
+            self.python_callables[identifier] = reference, outputs
+        for op in self.module.ops:
+            if printing.is_print(op):
+                identifier = names.fresh(f"fn_{_sanitize(op.sym_name.data)}")
+                self.function_identifiers[op.sym_name.data] = identifier
+                self.printers[identifier] = op.attributes[printing.PRINT].data
         definitions: list[str] = []
         for function in functions:
             identifier = self.function_identifiers[function.sym_name.data]
@@ -892,10 +900,11 @@ class ModuleTranslator:
         constants = [f"{name} = {init}" for init, name in self._constants.items()]
         return "\n".join(header + constants + definitions) + "\n"
 
-    def externals(self) -> dict[str, str]:
-        """Declarations bound to Python callables: sym_name -> `module:qualname`."""
+    def externals(self) -> dict[str, tuple[str, tuple[Attribute, ...]]]:
+        """Declarations bound to Python callables: sym_name -> (`module:qualname`,
+        result types)."""
         return {
-            op.sym_name.data: op.attributes["irad.python"].data
+            op.sym_name.data: (op.attributes["irad.python"].data, tuple(op.function_type.outputs.data))
             for op in self.module.ops
             if isinstance(op, func.FuncOp) and op.is_declaration and "irad.python" in op.attributes
         }
@@ -964,11 +973,17 @@ class CompiledModule:
             "_IEEE_ERRORS": (),  # the IEEE version is the last resort
             "_ieee_fallback": None,
         }
-        for identifier, reference in translator.python_callables.items():
+        for identifier, (reference, outputs) in translator.python_callables.items():
             fn = _import_callable(reference)
+            if any(python_arrays.is_tensor(t) for t in outputs) or len(outputs) != 1:
+                # a library primitive (irad/linalg.py): arrays and flags, as declared
+                self._fast[identifier] = self._ieee[identifier] = _results_as_declared(fn, outputs)
+                continue
             # each namespace keeps its own float type; calls return a tuple
             self._fast[identifier] = lambda *a, fn=fn: (float(fn(*a)),)
             self._ieee[identifier] = lambda *a, fn=fn: (np.float64(fn(*a)),)
+        for identifier, text in translator.printers.items():
+            self._fast[identifier] = self._ieee[identifier] = printing.printer(text)
         exec(code, self._fast)
         exec(code, self._ieee)
 
@@ -1027,6 +1042,28 @@ def _with_arrays(fn: Callable[..., tuple[Any, ...]]) -> Callable[..., tuple[Any,
         return tuple(python_arrays.owned(r) for r in results)
 
     return run
+
+
+def _results_as_declared(fn: Callable[..., Any], outputs: Sequence[Attribute]) -> Callable[..., tuple]:
+    """`fn`, its results converted to the declared types (a tuple, as calls expect)."""
+    converters = []
+    for t in outputs:
+        if python_arrays.is_tensor(t):
+            dtype = np.dtype(python_arrays.dtype_name(t)[3:])
+            converters.append(lambda r, dtype=dtype: np.asarray(r, dtype=dtype))
+        elif isinstance(t, IntegerType) and t.width.data == 1:
+            converters.append(bool)
+        elif isinstance(t, IntegerType):
+            converters.append(int)
+        else:
+            converters.append(float)
+
+    def call(*args: Any) -> tuple:
+        results = fn(*args)
+        results = results if isinstance(results, tuple) else (results,)
+        return tuple(convert(r) for convert, r in zip(converters, results))
+
+    return call
 
 
 def _import_callable(reference: str) -> Callable[..., Any]:

@@ -10,9 +10,10 @@ once it depends on data. Statements after a possible jump run under
 
 * `if`: both arms are lowered into their own blocks from a copy of the
   environment; variables that differ afterwards leave the `scf.if` as results.
-* `for i in range(...)`: an `scf.for` over the trip count (0 to n step 1, in
-  `index`), with `i = start + k * step`; `break` and `return` set a flag that
-  is carried and guards the rest of the body and all later iterations.
+* `for`: an `scf.for` over the trip count (0 to n step 1, in `index`), with
+  the loop variable computed from the induction variable (irad/frontend/iteration.py
+  says what a loop can walk); `break` and `return` set a flag that is carried
+  and guards the rest of the body and all later iterations.
 * `while`: an `scf.while` whose condition also tests the break/return flags.
 
 The types a loop carries are found by lowering the body once (into a block that
@@ -23,10 +24,9 @@ then `s += x`), until they are stable.
 from __future__ import annotations
 
 import ast
-import builtins
 
-from xdsl.dialects import arith, cf, scf
-from xdsl.dialects.builtin import IndexType
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.frontend import joins
@@ -35,7 +35,7 @@ from irad.frontend.views import BASE, VIEWS
 from irad.frontend.values import Static
 from irad.errors import UnsupportedError
 from irad.ir.symbols import value_name
-from irad.ir.types import F64, I1, I64, describe, is_float, is_int
+from irad.ir.types import F64, I1, describe, is_int, type_of_value
 
 RETURNED = "$return"
 VALUE = "$value"
@@ -162,10 +162,11 @@ class ControlFlowLowering:
     # ---- if ---------------------------------------------------------------
     def stmt_If(self, stmt: ast.If) -> None:
         test = self.expr(stmt.test)
-        if isinstance(test, Static):
-            # known while lowering (isinstance, a global flag): only the branch
-            # taken is lowered, so no runtime branch exists
-            self.run_statements(stmt.body if test.obj else stmt.orelse)
+        known = self.static_condition(test)
+        if known is not None:
+            # known while lowering (isinstance, a shape, a global flag, a constant):
+            # only the branch taken is lowered, so no runtime branch exists
+            self.run_statements(stmt.body if known else stmt.orelse)
             return
         cond = self.em.to_bool(self.as_number(test, stmt.test))
         self._if(
@@ -191,12 +192,12 @@ class ControlFlowLowering:
         self.arrays.views.join_branches(  # which names share arrays after the join
             (then_env, else_env), (Emitter(then_block), Emitter(else_block)), jumped, self.src.location(node)
         )
-        merged: list[tuple[str, object, list[SSAValue], list[SSAValue]]] = []
+        merged: list[tuple[str, object, list[SSAValue], list[SSAValue], tuple[list, list]]] = []
         for name in dict.fromkeys([*then_env, *else_env]):
             a, b = then_env.get(name, _MISSING), else_env.get(name, _MISSING)
             if name in FLAGS:
                 a, b = (False if a is _MISSING else a), (False if b is _MISSING else b)
-            if a is b or (isinstance(a, tuple) and a == b):
+            if a is b or (isinstance(a, (tuple, Static)) and a == b):
                 if a is not _MISSING:
                     self.env[name] = a
                 continue
@@ -222,13 +223,17 @@ class ControlFlowLowering:
                 # other arm's value is the one that matters, whatever its type
                 a = self._placeholder_like(b, then_block) if returned[0] else a
                 b = self._placeholder_like(a, else_block) if returned[1] else b
+            a = self._runtime_number(a, Emitter(then_block), node)
+            b = self._runtime_number(b, Emitter(else_block), node)
             fa, fb = flatten(a), flatten(b)
             if fa is None or fb is None or len(fa) != len(fb):
                 what = "the returned value" if name == VALUE else f"'{name}'"
                 raise self.src.error(
                     node,
-                    f"{what} holds different kinds of values on the two paths of this branch",
-                    "give it a number (or a tuple of numbers of the same length) on every path",
+                    f"{what} holds different kinds of values on the two paths of this branch "
+                    f"({self.kind_of(a)} and {self.kind_of(b)})",
+                    "give it a number (or a tuple of numbers of the same length) on every path; "
+                    "a function is chosen while lowering, so branch inside one function instead",
                 )
             types = [joins.join_types(x.type, y.type) for x, y in zip(fa, fb)]
             for x, y, t in zip(fa, fb, types):
@@ -239,9 +244,12 @@ class ControlFlowLowering:
                         f"{what} has no common type after this branch: {joins.mismatch(x.type, y.type)}",
                         "irad's array shapes are static: give it the same shape on every path",
                     )
+            # an array widened to the join is still the array its path held, so it
+            # stays writable if that one was (`carried` below reads the unwidened)
+            held = (fa, fb)
             fa = [joins.convert(Emitter(then_block), v, t) for v, t in zip(fa, types)]
             fb = [joins.convert(Emitter(else_block), v, t) for v, t in zip(fb, types)]
-            merged.append((name, a, fa, fb))
+            merged.append((name, a, fa, fb, held))
         if not merged:  # no variable changes: the arms' pure ops have no effect
             _discard(then_block)
             _discard(else_block)
@@ -250,13 +258,27 @@ class ControlFlowLowering:
         else_block.add_op(scf.YieldOp(*[v for m in merged for v in m[3]]))
         types = [v.type for m in merged for v in m[2]]
         results = list(self.em.results(scf.IfOp(cond, types, Region(then_block), Region(else_block))))
-        for name, like, fa, fb in merged:
+        for name, like, fa, fb, held in merged:
             values, results = results[: len(fa)], results[len(fa) :]
             for v in values:
                 if not name.startswith("$"):
                     v.name_hint = value_name(name)
             self.env[name] = _rebuild(like, values)
-            self.arrays.carried(values, fa, fb)  # writable after, if writable on both paths
+            self.arrays.carried(values, *held)  # writable after, if writable on both paths
+
+    def _runtime_number(self, value, em: Emitter, node: ast.AST):
+        """A number known while lowering (`len(x)`, a shape entry, arithmetic on
+        them), alone or in a tuple, as a constant emitted by `em`: where it meets
+        a run-time value (a join, a loop's carried variable) it must be one."""
+        if isinstance(value, Static) and type_of_value(value.obj) is not None:
+            outer, self.em = self.em, em
+            try:
+                return self.materialise(value.obj, node)
+            finally:
+                self.em = outer
+        if isinstance(value, tuple) and any(isinstance(v, Static) for v in value):
+            return tuple(self._runtime_number(v, em, node) for v in value)
+        return value
 
     def _as_flag(self, state, block: Block) -> SSAValue:
         if isinstance(state, bool):
@@ -272,38 +294,6 @@ class ControlFlowLowering:
         return _rebuild(value, [self.arrays.new(em.const(0, v.type)) for v in values])
 
     # ---- loops --------------------------------------------------------------
-    def stmt_For(self, stmt: ast.For) -> None:
-        start, stop, step, step_sign = self._range_bounds(stmt)
-        if not isinstance(stmt.target, ast.Name):
-            raise self.src.error(
-                stmt.target, "the loop variable must be a plain name", "write `for i in range(...)`"
-            )
-        if stmt.orelse:
-            raise self.src.error(stmt, "`for ... else` is not supported", "use a flag variable")
-        em = self.em
-        if step_sign == 0:  # known at run time: Python raises for 0, MLIR would divide by it
-            nonzero = em.op(arith.CmpiOp(step, em.const(0, step.type), "ne"))
-            where = self.src.location(stmt.iter)
-            em.op(cf.AssertOp(nonzero, f"{where}: range() arg 3 must not be zero"))
-        trips = self._trip_count(start, stop, step, step_sign)
-        lower = em.op(arith.ConstantOp.from_int_and_width(0, INDEX))
-        upper = em.op(arith.IndexCastOp(trips, INDEX))
-        one = em.op(arith.ConstantOp.from_int_and_width(1, INDEX))
-        target = stmt.target.id
-
-        def bind_target(block: Block) -> None:
-            body_em = Emitter(block)
-            k = body_em.op(arith.IndexCastOp(block.args[0], I64))
-            i = body_em.op(arith.AddiOp(start, body_em.op(arith.MuliOp(k, step))))
-            i.name_hint = value_name(target)
-            self.env[target] = i
-
-        def build(inits: list[SSAValue], _before: Block | None, body: Block) -> list[SSAValue]:
-            return list(self.em.results(scf.ForOp(lower, upper, one, inits, Region(body))))
-
-        self._loop(stmt, [INDEX], bind_target, None, build, exclude={target})
-        self.env.pop(target, None)  # the loop variable is not kept after the loop
-
     def stmt_While(self, stmt: ast.While) -> None:
         if stmt.orelse:
             raise self.src.error(stmt, "`while ... else` is not supported", "use a flag variable")
@@ -333,6 +323,7 @@ class ControlFlowLowering:
         body = stmt.body
         names = [n for n in assigned_names(body) if n in self.env and n not in exclude]
         for name in names:
+            self.env[name] = self._runtime_number(self.env[name], self.em, stmt)
             if flatten(self.env[name]) is None:
                 raise self.src.error(
                     stmt,
@@ -355,13 +346,16 @@ class ControlFlowLowering:
         if returns and VALUE not in self.env:
             value_like = None  # the returned value's type comes from the body
         widening_failed = None  # the error of the round before ints were widened
+        # arrays fresh before the loop that an iteration may leave holding an array
+        # irad cannot write through (a call's result): not writable in the body either
+        unwritable: set[str] = set()
         for _ in range(_MAX_TYPE_ROUNDS):
             slots = carried + ([VALUE] if returns and value_like is not None else [])
             if VALUE in slots and VALUE not in types:
                 types[VALUE] = [v.type for v in flatten(value_like)]
             try:
                 before, after, outs = self._lower_loop_body(
-                    stmt, slots, types, value_like, extra_args, bind_target, condition
+                    stmt, slots, types, value_like, extra_args, bind_target, condition, unwritable
                 )
             except UnsupportedError as error:
                 # The types tried are provisional: an int that the body makes a
@@ -375,6 +369,15 @@ class ControlFlowLowering:
                 continue
             shared = [n for n in outs.pop("$changed") if n not in exclude and n not in carried]
             after_views = outs.pop("$views")
+            held = outs.pop("$held")
+            opaque = {n for n, values in held.items() if n not in unwritable and self._writable(inits.get(n, []))
+                      and not self._writable(values)}
+            if opaque:  # the body assumed them writable: lower it again without
+                unwritable |= opaque
+                _discard(after)
+                if before is not None:
+                    _discard(before)
+                continue
             if shared or after_views is not self.env.get(VIEWS):
                 # names sharing an array with one the body writes change too: carry them;
                 # and lower again from the sharing every iteration may start with
@@ -431,7 +434,7 @@ class ControlFlowLowering:
                     if not n.startswith("$"):
                         v.name_hint = value_name(n)
                 self.env[n] = _rebuild(like, values)
-                self.arrays.carried(values, inits.get(n, []), outs[n])  # arrays stay writable
+                self.arrays.carried(values, inits.get(n, []), held.get(n, outs[n]))  # arrays stay writable
         if after_views is not None:
             self.env[VIEWS] = after_views
         for flag, state in saved.items():  # break/continue belong to this loop only
@@ -452,8 +455,13 @@ class ControlFlowLowering:
             return flatten(current)
         return [self.em.const(0, t) for t in types]
 
-    def _lower_loop_body(self, stmt, slots, types, value_like, extra_args, bind_target, condition):
-        """Lower the (condition and) body once for the given carried types."""
+    def _writable(self, values) -> bool:
+        """Every array among `values` is one a write may go to (see ArrayLowering.fresh)."""
+        return all(v in self.arrays.fresh for v in values if isinstance(v.type, TensorType))
+
+    def _lower_loop_body(self, stmt, slots, types, value_like, extra_args, bind_target, condition, unwritable):
+        """Lower the (condition and) body once for the given carried types; a
+        carried array in `unwritable` is not writable even if it was before the loop."""
         outer_env, outer_em = self.env, self.em
         arg_types = [t for n in slots for t in types[n]]
 
@@ -464,7 +472,8 @@ class ControlFlowLowering:
                 values, args = args[:count], args[count:]
                 like = value_like if n == VALUE else outer_env.get(n)
                 self.env[n] = values[0] if n in FLAGS else _rebuild(like, values)
-                self.arrays.carried(values, flatten(like) or [])
+                if n not in unwritable:
+                    self.arrays.carried(values, flatten(like) or [])
                 for v in values:
                     if not n.startswith("$"):
                         v.name_hint = value_name(n)
@@ -483,12 +492,13 @@ class ControlFlowLowering:
                 bind_target(after)
             self.env[CONTINUED] = False
             self.run_statements(stmt.body)
-            outs: dict[str, list[SSAValue]] = {}
+            outs: dict[str, object] = {"$held": {}}  # "$held": the values before widening
             for n in slots:
                 value = self.env.get(n, _MISSING)
                 if n in FLAGS:
                     outs[n] = [self._as_flag(value if value is not _MISSING else False, after)]
                     continue
+                value = self._runtime_number(value, self.em, stmt)
                 values = flatten(value) if value is not _MISSING else None
                 if values is None or len(values) != len(types[n]):
                     what = "the returned value" if n == VALUE else f"'{n}'"
@@ -497,6 +507,8 @@ class ControlFlowLowering:
                         f"{what} changes shape inside the loop",
                         "keep a variable a number (or a tuple of the same length) in loops",
                     )
+                if not n.startswith("$"):
+                    outs["$held"][n] = values
                 outs[n] = [_widen(self.em, v, t) for v, t in zip(values, types[n])]
             if VALUE not in slots and RETURNED in slots:
                 outs["$new_value"] = self.env.get(VALUE)
@@ -512,60 +524,3 @@ class ControlFlowLowering:
             raise
         finally:
             self.env, self.em = outer_env, outer_em
-
-    # ---- range() -------------------------------------------------------------
-    def _range_bounds(self, stmt: ast.For):
-        call = stmt.iter
-        is_range = (
-            isinstance(call, ast.Call)
-            and isinstance(call.func, ast.Name)
-            and call.func.id not in self.env
-            and self.global_value(call.func.id) is builtins.range
-        )
-        if not is_range or call.keywords or not 1 <= len(call.args) <= 3:
-            raise self.src.error(
-                stmt,
-                "a `for` loop over something other than `range(...)` is not supported",
-                "loop over range(start, stop, step) with int bounds",
-            )
-        values = []
-        for arg in call.args:
-            v = self.number(arg)
-            if is_float(v.type):
-                raise self.src.error(arg, "range() takes ints, not floats", "convert with int(...)")
-            values.append(self.em.to_int(v))
-        if len(values) == 1:
-            values.insert(0, self.em.const(0, I64))
-        if len(values) == 2:
-            values.append(self.em.const(1, I64))
-        start, stop, step = values
-        step_sign = 0
-        owner = step.owner
-        if isinstance(owner, arith.ConstantOp):
-            literal = owner.value.value.data
-            if literal == 0:
-                raise self.src.error(call, "range() with a step of 0", "use a nonzero step")
-            step_sign = 1 if literal > 0 else -1
-        return start, stop, step, step_sign
-
-    def _trip_count(self, start, stop, step, step_sign) -> SSAValue:
-        """len(range(start, stop, step)) as i64 (`step_sign` 0: known at run time)."""
-        em = self.em
-        zero, one = em.const(0, I64), em.const(1, I64)
-
-        def upward() -> SSAValue:  # max(0, (stop - start + step - 1) // step)
-            span = em.op(arith.SubiOp(em.op(arith.AddiOp(em.op(arith.SubiOp(stop, start)), step)), one))
-            return em.op(arith.MaxSIOp(zero, em.op(arith.FloorDivSIOp(span, step))))
-
-        def downward() -> SSAValue:  # max(0, (start - stop - step - 1) // -step)
-            span = em.op(arith.SubiOp(em.op(arith.SubiOp(em.op(arith.SubiOp(start, stop)), step)), one))
-            return em.op(arith.MaxSIOp(zero, em.op(arith.FloorDivSIOp(span, em.op(arith.SubiOp(zero, step))))))
-
-        if step_sign > 0 and isinstance(step.owner, arith.ConstantOp) and step.owner.value.value.data == 1:
-            return em.op(arith.MaxSIOp(zero, em.op(arith.SubiOp(stop, start))))
-        if step_sign > 0:
-            return upward()
-        if step_sign < 0:
-            return downward()
-        positive = em.op(arith.CmpiOp(step, zero, "sgt"))
-        return em.op(arith.SelectOp(positive, upward(), downward()))

@@ -20,14 +20,21 @@ returns the callee's results first, then the gradients.
 and ``irad.jvp`` for forward mode (see :class:`JvpOp`).
 
 Reverse mode's generated code keeps the values its pullback needs from loops
-and recursion on a *tape*, through four ops typed by their records (see
+and recursion on a *tape*, through five ops typed by their records (see
 passes/loops.py for what is recorded, passes/lower_tape.py for the memref
 code ``irad-lower-tape`` turns them into)::
 
     %tape, %pos = irad.tape_create
     %tape2, %end = irad.tape_push %tape[%pos] %x, %n, %a : f64, i64, tensor<3xf64>
     %x2, %n2, %a2 = irad.tape_read %tape2[%end] : f64, i64, tensor<3xf64>
-    irad.tape_free %tape2
+    %tape3 = irad.tape_reserve %tape2[%end] %slots
+    %tape4, %end2 = irad.tape_push %tape3[%end] reserved %y : f64
+    irad.tape_free %tape4
+
+``irad.tape_reserve`` makes room for ``%slots`` more slots after a position
+once (a loop whose trip count is known before it runs reserves room for all
+its records); a push marked ``reserved`` is one that room was made for, so it
+never grows the tape.
 
 Differentiating that code again (reverse over reverse) gives each tape a
 *shadow*: a tape of the same layout holding the cotangents of what is recorded,
@@ -54,6 +61,7 @@ dialects irad works with.
 from __future__ import annotations
 
 import importlib
+from math import prod
 from abc import ABC
 from collections.abc import Callable, Sequence
 from typing import ClassVar
@@ -81,6 +89,7 @@ from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -115,6 +124,8 @@ __all__ = [
     "ShadowCreateOp",
     "ShadowMergeOp",
     "ShadowReadOp",
+    "TapeReserveOp",
+    "record_slots",
     "ValueAndGradOp",
     "VjpOp",
     "is_recordable_type",
@@ -491,6 +502,18 @@ def is_recordable_type(type_: Attribute) -> bool:
     return isinstance(type_, Float64Type | Float32Type | IntegerType | IndexType)
 
 
+def record_slots(types: Sequence[Attribute]) -> int:
+    """The f64 slots a record of these types takes on the tape: one per number,
+    two for an integer wider than an f64's 53-bit significand (its high and low
+    32 bits, so it comes back exact), one per element of a tensor."""
+    return sum(
+        prod(t.get_shape()) if isinstance(t, TensorType)
+        else 2 if isinstance(t, IntegerType) and t.width.data > 53
+        else 1
+        for t in types
+    )
+
+
 def _verify_record(op: IRDLOperation, types: Sequence[Attribute]) -> None:
     if not types:
         raise VerifyException(f"'{op.name}' op expects a non-empty record")
@@ -519,20 +542,31 @@ class TapeCreateOp(IRDLOperation):
 @irdl_op_definition
 class TapePushOp(IRDLOperation):
     """Append one record, the ``values``, at position ``pos``; returns the
-    tape (a new one when it had to grow) and the position after the record."""
+    tape (a new one when it had to grow) and the position after the record.
+    With ``reserved``, an ``irad.tape_reserve`` has made room for the record:
+    the push writes it and never grows the tape."""
 
     name = "irad.tape_push"
     tape = operand_def(TAPE)
     pos = operand_def(IndexType)
     values = var_operand_def()
+    reserved = opt_prop_def(UnitAttr)
     new_tape = result_def(TAPE)
     end = result_def(IndexType)
     # reads and frees the old tape when it grows; never dead, never merged
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect(), MemoryAllocEffect(), MemoryFreeEffect())
-    assembly_format = "$tape `[` $pos `]` $values attr-dict `:` type($values)"
+    assembly_format = (
+        "$tape `[` $pos `]` (`reserved` $reserved^)? $values attr-dict `:` type($values)"
+    )
 
-    def __init__(self, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue]):
-        super().__init__(operands=[tape, pos, values], result_types=[TAPE, IndexType()])
+    def __init__(
+        self, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue], reserved: bool = False
+    ):
+        super().__init__(
+            operands=[tape, pos, values],
+            result_types=[TAPE, IndexType()],
+            properties={"reserved": UnitAttr()} if reserved else {},
+        )
 
     def verify_(self) -> None:
         _verify_record(self, self.values.types)
@@ -556,6 +590,24 @@ class TapeReadOp(IRDLOperation):
 
     def verify_(self) -> None:
         _verify_record(self, self.values.types)
+
+
+@irdl_op_definition
+class TapeReserveOp(IRDLOperation):
+    """The tape, with room for ``slots`` more f64 slots after position ``pos``
+    (a new tape when it had to grow; the first ``pos`` slots are kept)."""
+
+    name = "irad.tape_reserve"
+    tape = operand_def(TAPE)
+    pos = operand_def(IndexType)
+    slots = operand_def(IndexType)
+    new_tape = result_def(TAPE)
+    # reads and frees the old tape when it grows
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect(), MemoryAllocEffect(), MemoryFreeEffect())
+    assembly_format = "$tape `[` $pos `]` $slots attr-dict"
+
+    def __init__(self, tape: SSAValue, pos: SSAValue, slots: SSAValue):
+        super().__init__(operands=[tape, pos, slots], result_types=[TAPE])
 
 
 @irdl_op_definition
@@ -651,7 +703,7 @@ class ShadowMergeOp(IRDLOperation):
 IRAD = Dialect(
     "irad",
     [
-        GradOp, ValueAndGradOp, VjpOp, JvpOp, TapeCreateOp, TapePushOp, TapeReadOp, TapeFreeOp,
+        GradOp, ValueAndGradOp, VjpOp, JvpOp, TapeCreateOp, TapePushOp, TapeReadOp, TapeReserveOp, TapeFreeOp,
         ShadowCreateOp, ShadowAddOp, ShadowReadOp, ShadowMergeOp,
     ],
     [],
@@ -677,8 +729,8 @@ def _loader(module: str, attribute: str) -> Callable[[], Dialect]:
 
 
 def make_context(*, allow_unregistered: bool = False) -> Context:
-    """An xDSL context knowing the dialects irad uses (builtin, func, arith,
-    math, scf, cf (runtime checks), tensor, linalg, irad).
+    """An xDSL context knowing the dialects irad uses (builtin, func, arith
+    (with arith.remf), math, scf, cf (runtime checks), tensor, linalg, irad).
 
     Dialects are registered, not loaded: each is imported the first time one
     of its ops or attributes is parsed or looked up, so the whole set of xDSL
@@ -688,4 +740,13 @@ def make_context(*, allow_unregistered: bool = False) -> Context:
     for name, (module, attribute) in _DIALECTS.items():
         ctx.register_dialect(name, _loader(module, attribute))
     ctx.register_dialect("irad", lambda: IRAD)
+    load_missing_ops(ctx)
     return ctx
+
+
+def load_missing_ops(ctx: Context) -> None:
+    """Add the upstream ops xDSL 0.75 lacks (irad/ir/arith.py) to `ctx`."""
+    from irad.ir.arith import RemFOp
+
+    if ctx.get_optional_op(RemFOp.name) is None:
+        ctx.load_op(RemFOp)

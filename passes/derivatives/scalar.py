@@ -133,7 +133,10 @@ def _extremum(b, op, dy):
     # The cotangent goes to the operand that was selected (the first on a tie).
     # compare/select also build the elementwise form on tensors (irad/ir/tensor.py).
     predicate = "oge" if "max" in op.name else "ole"
-    first_wins = compare(b, predicate, _x(b, op, 0), _x(b, op, 1))
+    first, second = _x(b, op, 0), _x(b, op, 1)
+    first_wins = compare(b, predicate, first, second)
+    if op.name in ("arith.maxnumf", "arith.minnumf"):  # these return the operand that is not NaN
+        first_wins = b.op(arith.OrIOp(first_wins, compare(b, "uno", second, second)))
     zero = b.zero(dy.type)
     return [select(b, first_wins, dy, zero), select(b, first_wins, zero, dy)]
 

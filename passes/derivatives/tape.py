@@ -8,6 +8,7 @@ cotangent of the value recorded there. Push and read are each other's adjoint:
   that record (`irad.shadow_add`);
 - `tape_push` of a record: its values' cotangents are that record of the
   shadow (`irad.shadow_read`); the tape before the push gets the same shadow;
+- `tape_reserve` (room for records to come) passes the shadow through;
 - `tape_create`: the shadow has no more readers and is freed (so is a shadow
   handed to a tape that records nothing active, see PullbackBuilder.accumulate).
 
@@ -39,6 +40,7 @@ from irad.ir.dialect import (
     TapeFreeOp,
     TapePushOp,
     TapeReadOp,
+    TapeReserveOp,
 )
 from irad.ir.locations import location
 from irad.ir.types import is_differentiable
@@ -88,6 +90,11 @@ def _reverse_shadow_add(b, op: ShadowAddOp, cotangents, adj) -> None:
     _transpose_write(b, op.shadow, op.end, op.values, cotangents[0], adj)
 
 
+def _reverse_reserve(b, op: TapeReserveOp, cotangents, adj) -> None:
+    """Room made on the tape records nothing: the shadow passes through."""
+    b.accumulate(adj, op.tape, cotangents[0])
+
+
 def _reverse_create(b, op: Operation, cotangents, adj) -> None:
     """The first op of a tape's life is the last of its shadow's: free it."""
     if cotangents[0] is not None:
@@ -109,6 +116,7 @@ ENTRIES: dict[str, OpDerivative] = {
         OpDerivative(TapeCreateOp.name, _reverse_create, _forward, structured=True),
         OpDerivative(TapePushOp.name, _reverse_push, _forward, structured=True),
         OpDerivative(TapeReadOp.name, _reverse_read, _forward, structured=True),
+        OpDerivative(TapeReserveOp.name, _reverse_reserve, _forward, structured=True),
         OpDerivative(ShadowCreateOp.name, _reverse_create, _forward, structured=True),
         OpDerivative(ShadowAddOp.name, _reverse_shadow_add, _forward, structured=True),
         OpDerivative(ShadowReadOp.name, _reverse_read, _forward, structured=True),

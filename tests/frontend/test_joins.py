@@ -105,6 +105,37 @@ def conditional_shapes_differ(x, c):
     return np.sum(y)
 
 
+# found by the fuzzer: len() and shapes are known while lowering (Static), and
+# were refused where they met a run-time int ("holds different kinds of values")
+def length_or_runtime_int(x, k):
+    n = len(x) % 2
+    if np.sum(x) > 0.0:
+        n = k
+    return np.sum(x) * n
+
+
+def runtime_int_or_length(x, k):
+    if np.sum(x) > 0.0:
+        k = x.shape[0] + 1
+    return np.sum(x) * k
+
+
+def length_counted_down(x, k):
+    n = len(x)
+    for i in range(k):
+        n = n - 1
+    return np.sum(x[:2]) * n
+
+
+def length_or_size_in_a_tuple(x, k):
+    t = (len(x), x.size * 2)
+    j = 0
+    while j < k:
+        j += 1
+        t = (t[1], t[0] + j)
+    return np.sum(x) * t[0] + t[1]
+
+
 ARRAY = np.array([0.3, -1.2, 0.7])
 MATRIX = np.array([[0.5, -0.2], [1.5, 0.1], [-0.7, 0.9]])
 CASES = [
@@ -122,6 +153,12 @@ CASES = [
     (shape_differs_after_a_return, (ARRAY, 7.0)),
     (conditional_number_or_array, (ARRAY, 1.0)),
     (conditional_number_or_array, (ARRAY, -1.0)),
+    (length_or_runtime_int, (ARRAY, 3)),
+    (length_or_runtime_int, (-ARRAY, 3)),
+    (runtime_int_or_length, (ARRAY, 3)),
+    (runtime_int_or_length, (-ARRAY, 3)),
+    (length_counted_down, (ARRAY, 2)),
+    (length_or_size_in_a_tuple, (ARRAY, 3)),
 ]
 
 

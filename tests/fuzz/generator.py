@@ -1,202 +1,863 @@
 """Random well-typed programs in irad's documented subset, built by hypothesis
-strategies (so a failure shrinks to a small program).
+(so a failure shrinks to a small program).
 
-Every program has the signature `f(x, w, k)`: x a float, w a float array of
-shape (3,) (float64 or float32), k a small int. Its body mixes
+Every program defines `f(x, w, u, A, B, k)`: x a float, w, u, A, B float
+arrays of shapes (3,), (4,), (2, 3), (3, 3) (each float64 or float32), k a
+small int, and returns a float. The generator is typed: it knows the type
+(float, int, or an array shape) of every name and writes only expressions that
+numpy and irad agree on. Programs mix
 
-* scalar and array arithmetic, math functions and numpy ufuncs, reductions,
-  broadcasting of scalars against arrays, basic slices;
-* in-place writes (`y[i] = s`, `y += a`) on arrays the program made, names
-  that alias one array (`z = y`) and views (`r = y[:]`, `r = y[1:]` read only);
-* if/else, `for` over `range` with `break`/`continue`, `while` with a counter;
-* calls of helpers, one of them recursive.
+* scalar and array arithmetic, math functions and numpy ufuncs, full and axis
+  reductions (`axis=`, `keepdims=True`), `@`/`np.dot`/`np.matmul`, `.T`,
+  `np.outer`, `np.stack`, `np.concatenate`, broadcasting of numbers, rows and
+  columns against 2-D arrays, float32 and float64 together;
+* item reads and basic slices with constant or run-time (int arithmetic)
+  indices, rows and columns, and views of views;
+* in-place item, row, column and slice writes and `op=` on arrays the program
+  made, and names aliasing or viewing them;
+* `if`/`elif`/`else` chains, nested `for` loops over `range` with int trip
+  counts, `while` loops on data-dependent conditions (bounded by a counter),
+  `break`/`continue`, and `return` inside branches and loops;
+* generated helpers taking and returning floats, ints, arrays and tuples, one
+  of them recursive.
 
-Domains are kept safe (log(1 + a*a), exp of a tanh, divisions by 1 + a*a), so
-values stay finite. Kinks (abs, max, branch conditions) are allowed; the checks
-compare gradients only where one-sided differences agree.
+Domains are safe (log(1 + a*a), exp of a tanh, divisions by 1 + a*a), so values
+stay finite. Kinks (abs, max, branch conditions) are allowed; the checks compare
+gradients only where one-sided differences agree.
+
+Sharing is tracked as irad documents it (docs/arrays.md, "Views and
+aliasing"), so the generator writes only through names irad accepts: never
+through an argument, a call's or conditional expression's result, or names
+that may share an array on one path and not on another. Inside a loop, names
+that share an array at the loop's entry are not rebound, and other arrays are
+rebound only to fresh ones, so every iteration starts from the same sharing;
+or a shared name is left free to be rebound, and then nothing sharing its
+array is written in the loop (its sharing may differ between iterations).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import itertools
+from dataclasses import dataclass, field, replace
 
+import numpy as np
 from hypothesis import strategies as st
 
-HELPERS = '''
-def _h_scale(a, s):
-    return a * s + np.sin(a)
-
-
-def _h_mix(s, t):
-    return s * t + math.sin(s) - 0.5 * t
-
-
-def _h_rec(s, d):
-    if d <= 0:
-        return s
-    return _h_rec(math.sin(s) + 0.5 * s, d - 1)
-'''
+# The arguments of f: name -> "float", "int" or an array shape.
+PARAMETERS = {"x": "float", "w": (3,), "u": (4,), "A": (2, 3), "B": (3, 3), "k": "int"}
+SHAPES = [(3,), (2,), (4,), (2, 3), (3, 2), (3, 3)]
+CONSTANTS = ["0.5", "1.5", "-0.75", "2.0", "0.25", "-1.0"]
 
 SCALAR_UNARY = ["math.sin({})", "math.cos({})", "math.tanh({})", "math.exp(math.tanh({}))",
-                "math.log(1.0 + {0} * {0})", "math.sqrt(1.0 + {0} * {0})", "abs({})", "(-{})"]
+                "math.log(1.0 + {0} * {0})", "math.sqrt(1.0 + {0} * {0})", "abs({})", "(-{})",
+                "math.atan({})", "math.log1p({0} * {0})", "(({}) ** 2)", "((1.0 + {0} * {0}) ** 0.5)",
+                "math.expm1(math.tanh({}))", "math.erf({})", "math.sinh(math.tanh({}))"]
+SCALAR_BINARY = ["({0} + {1})", "({0} - {1})", "({0} * {1})", "({0} / (1.0 + {1} * {1}))",
+                 "max({0}, {1})", "min({0}, {1})", "math.atan2({0}, 1.5 + {1} * {1})",
+                 "math.hypot({0}, {1})"]
 ARRAY_UNARY = ["np.sin({})", "np.cos({})", "np.tanh({})", "np.exp(np.tanh({}))",
-               "np.log(1.0 + {0} * {0})", "np.sqrt(1.0 + {0} * {0})", "np.abs({})", "(-{})"]
-REDUCTIONS = ["np.sum({})", "np.mean({})", "np.max({})", "np.min({})", "np.dot({0}, {0})"]
-BINARY = ["({0} + {1})", "({0} - {1})", "({0} * {1})", "({0} / (1.0 + {1} * {1}))"]
+               "np.log(1.0 + {0} * {0})", "np.sqrt(1.0 + {0} * {0})", "np.abs({})", "(-{})",
+               "np.arctan({})", "np.log1p({0} * {0})", "np.square({})", "(({}) ** 2)",
+               "np.clip({}, -1.0, 1.0)", "np.expm1(np.tanh({}))", "abs({})"]
+ARRAY_BINARY = ["({0} + {1})", "({0} - {1})", "({0} * {1})", "({0} / (1.0 + {1} * {1}))",
+                "np.add({0}, {1})", "np.multiply({0}, {1})", "np.maximum({0}, {1})",
+                "np.minimum({0}, {1})", "np.where({0} > {1}, {0}, {1})", "np.arctan2({0}, 1.5 + {1} * {1})"]
+FULL_REDUCTIONS = ["np.sum({})", "np.mean({})", "np.max({})", "np.min({})", "({}).sum()",
+                   "np.prod(1.0 + 0.25 * np.tanh({}))", "np.amax({})", "({}).mean()"]
+AXIS_REDUCTIONS = ["np.sum({0}, axis={1})", "np.mean({0}, axis={1})", "np.max({0}, axis={1})",
+                   "np.min({0}, axis={1})", "({0}).sum(axis={1})", "np.prod(1.0 + 0.25 * np.tanh({0}), axis={1})"]
+MATMUL = ["({0} @ {1})", "np.dot({0}, {1})", "np.matmul({0}, {1})"]
+AUGMENT = ["+=", "-=", "*="]
+
+
+# ---- types and sharing ----
+def is_shape(t) -> bool:
+    return isinstance(t, tuple) and all(isinstance(n, int) for n in t)
+
+
+@dataclass(frozen=True)
+class Info:
+    """Which array a name holds: a base (one id per array the program made or
+    was given) and the view steps from it. `made` tells views made by different
+    statements apart."""
+
+    base: int
+    path: tuple = ()
+    writable: bool = False
+    made: int = 0
+
+
+@dataclass(frozen=True)
+class Arr:
+    """An array expression: its text and whether it is a fresh array, a view of
+    a name (`source`, through `path`), or opaque (a call's or conditional
+    expression's result, which irad may not write through)."""
+
+    text: str
+    kind: str  # "fresh", "view", "opaque"
+    source: str | None = None
+    path: tuple = ()
+    writable_view: bool = True  # False for reshapes: a view numpy may or may not make
+
+
+@dataclass(frozen=True)
+class Helper:
+    name: str
+    params: tuple  # ((name, type), ...)
+    returns: object  # "float", a shape, or ("tuple", shape): a float and an array
+    recursive: bool = False
+
+    @property
+    def pair(self) -> bool:
+        return isinstance(self.returns, tuple) and self.returns[0] == "tuple"
+
+    def gives_float(self) -> bool:
+        """Is a float its result, or the first of its results?"""
+        return self.returns == "float" or self.pair
+
+    def gives_array(self, shape) -> bool:
+        return self.returns == shape or (self.pair and self.returns[1] == shape)
 
 
 @dataclass
 class Scope:
-    scalars: list[str]
-    arrays: list[str]
-    writable: set[str]  # arrays the program made (and names aliasing them)
-    fresh: int = 0  # counter for new names
-    lines: list[str] = field(default_factory=list)
+    scalars: list
+    ints: list
+    arrays: dict  # name -> shape
+    info: dict  # array name -> Info
+    helpers: list  # the helpers this function may call
+    returns: object
+    fixed_ints: set = field(default_factory=set)  # loop variables and counters: never rebound
+    frozen: set = field(default_factory=set)  # arrays a loop body may not rebind
+    fresh_only: set = field(default_factory=set)  # arrays a loop body rebinds only to fresh ones
+    loop: bool = False
+    lines: list = field(default_factory=list)
+
+    def snapshot(self):
+        return (list(self.scalars), list(self.ints), dict(self.arrays), dict(self.info),
+                set(self.frozen), set(self.fresh_only), self.loop)
+
+    def restore(self, saved) -> None:
+        (self.scalars[:], self.ints[:], arrays, info, frozen, fresh_only, self.loop) = saved
+        self.arrays.clear()
+        self.arrays.update(arrays)
+        self.info.clear()
+        self.info.update(info)
+        self.frozen, self.fresh_only = set(frozen), set(fresh_only)
+
+    def of_shape(self, shape) -> list:
+        return [n for n, s in self.arrays.items() if s == shape]
+
+    def writable(self) -> list:
+        return sorted(n for n in self.arrays if self.info[n].writable)
+
+    def group(self, base) -> set:
+        return {n for n, i in self.info.items() if i.base == base}
+
+
+def slices(n: int) -> list:
+    """Basic slices of an axis of length n, with their lengths."""
+    texts = [":", "1:", ":2", "0:2", "1:3", "::2", "-2:", ":-1", "1::2", "0:3", "2:"]
+    out = []
+    for t in texts:
+        parts = [int(p) if p else None for p in t.split(":")]
+        length = len(range(n)[slice(*parts)])
+        if length >= 1 and (t, length) not in out:
+            out.append((t, length))
+    return out
+
+
+class Generator:
+    def __init__(self, draw) -> None:
+        self.draw = draw
+        self.names = itertools.count(1)
+        self.bases = itertools.count(1)
+
+    # ---- drawing ----
+    def pick(self, options):
+        return self.draw(st.sampled_from(list(options)))
+
+    def chance(self) -> bool:
+        return self.draw(st.booleans())
 
     def name(self, prefix: str) -> str:
-        self.fresh += 1
-        return f"{prefix}{self.fresh}"
+        return f"{prefix}{next(self.names)}"
 
+    def fresh_info(self, writable: bool = True) -> Info:
+        return Info(next(self.bases), (), writable, 0)
 
-@st.composite
-def scalar_expr(draw, scope: Scope, depth: int = 2) -> str:
-    choice = draw(st.integers(0, 6 if depth > 0 else 1))
-    if choice == 0:
-        return draw(st.sampled_from(scope.scalars))
-    if choice == 1:
-        return repr(draw(st.sampled_from([0.5, 1.5, -0.75, 2.0, 0.25])))
-    if choice == 2:
-        return draw(st.sampled_from(SCALAR_UNARY)).format(draw(scalar_expr(scope, depth - 1)))
-    if choice == 3:
-        a, b = draw(scalar_expr(scope, depth - 1)), draw(scalar_expr(scope, depth - 1))
-        return draw(st.sampled_from(BINARY)).format(a, b)
-    if choice == 4:
-        return draw(st.sampled_from(REDUCTIONS)).format(draw(array_expr(scope, depth - 1)))
-    if choice == 5:
-        return f"{draw(st.sampled_from(scope.arrays))}[{draw(st.integers(-3, 2))}]"
-    return draw(st.sampled_from([
-        "_h_mix({}, {})".format(draw(scalar_expr(scope, depth - 1)), draw(scalar_expr(scope, depth - 1))),
-        "_h_rec({}, k)".format(draw(scalar_expr(scope, depth - 1))),
-    ]))
+    # ---- int expressions: small, so trip counts and indices stay in range ----
+    def int_expr(self, s: Scope, depth: int = 1) -> str:
+        options = ["var", "literal"]
+        if depth > 0:
+            options += ["add", "mul", "sub", "floordiv", "len", "from_float"]
+        kind = self.pick(options)
+        if kind == "var":
+            return self.pick(s.ints)
+        if kind == "literal":
+            return str(self.pick([1, 2, 0, 3]))
+        if kind == "add":
+            return f"({self.int_expr(s, depth - 1)} + {self.int_expr(s, depth - 1)})"
+        if kind == "mul":
+            return f"({self.int_expr(s, depth - 1)} * {self.pick([2, 3])})"
+        if kind == "sub":
+            return f"({self.int_expr(s, depth - 1)} - {self.pick([1, 2])})"
+        if kind == "floordiv":
+            return f"({self.int_expr(s, depth - 1)} // 2)"
+        if kind == "len":
+            name = self.pick(sorted(s.arrays))
+            return self.pick([f"len({name})", f"{name}.shape[0]", f"({name}.size // 2)"])
+        # a float feeding an int: bounded, so it never overflows
+        return self.pick(["int(2.0 + 2.0 * math.tanh({}))", "math.floor(1.5 + math.sin({}))"]).format(
+            self.scalar_expr(s, 0))
 
+    def index(self, s: Scope, n: int) -> str:
+        """An int index valid on an axis of length n (negative ones wrap, as in Python)."""
+        kind = self.pick(["literal", "mod", "negative"])
+        if kind == "literal":
+            return str(self.pick(list(range(n)) + list(range(-n, 0))))
+        if kind == "mod":
+            return f"{self.int_expr(s)} % {n}"
+        return f"-1 - {self.int_expr(s)} % {n}"
 
-@st.composite
-def array_expr(draw, scope: Scope, depth: int = 2) -> str:
-    choice = draw(st.integers(0, 4 if depth > 0 else 0))
-    if choice == 0:
-        return draw(st.sampled_from(scope.arrays))
-    if choice == 1:
-        return draw(st.sampled_from(ARRAY_UNARY)).format(draw(array_expr(scope, depth - 1)))
-    if choice == 2:
-        a = draw(array_expr(scope, depth - 1))
-        b = draw(st.one_of(array_expr(scope, depth - 1), scalar_expr(scope, depth - 1)))
-        if draw(st.booleans()):
+    def trip(self, s: Scope) -> str:
+        var = self.pick(s.ints)
+        return self.pick(["3", var, f"{var} + 1", f"{self.int_expr(s)} % 4", "2",
+                          f"len({self.pick(sorted(s.arrays))})"])
+
+    # ---- float expressions ----
+    def scalar_expr(self, s: Scope, depth: int = 2) -> str:
+        options = ["var", "const", "var"]  # names more often than constants, which fold away
+        if depth > 0:
+            options += ["unary", "binary", "reduce", "item", "from_int", "ifexp", "dot"]
+            if any(h.gives_float() for h in s.helpers):
+                options.append("call")
+        kind = self.pick(options)
+        if kind == "var":
+            return self.pick(s.scalars)
+        if kind == "const":
+            return self.pick(CONSTANTS)
+        if kind == "unary":
+            return self.pick(SCALAR_UNARY).format(self.scalar_expr(s, depth - 1))
+        if kind == "binary":
+            return self.pick(SCALAR_BINARY).format(self.scalar_expr(s, depth - 1), self.scalar_expr(s, depth - 1))
+        if kind == "reduce":
+            shape = self.pick(SHAPES)
+            text = self.array_expr(s, shape, depth - 1).text
+            if shape == (3, 3) and self.chance():
+                return f"np.trace({text})"
+            return self.pick(FULL_REDUCTIONS).format(text)
+        if kind == "dot":
+            shape = self.pick(SHAPES[:3])
+            a, b = self.array_expr(s, shape, depth - 1).text, self.array_expr(s, shape, depth - 1).text
+            return self.pick(["np.dot({0}, {1})", "({0} @ {1})"]).format(a, b)
+        if kind == "item":
+            name = self.pick(sorted(s.arrays))
+            shape = s.arrays[name]
+            if len(shape) == 1:
+                return f"{name}[{self.index(s, shape[0])}]"
+            i, j = self.index(s, shape[0]), self.index(s, shape[1])
+            return self.pick([f"{name}[{i}, {j}]", f"{name}[{i}][{j}]", f"{name}.T[{j}, {i}]"])
+        if kind == "from_int":
+            return self.pick(["float({})", "(0.5 * ({}))", "(({}) * -0.25)"]).format(self.int_expr(s))
+        if kind == "ifexp":
+            return f"({self.scalar_expr(s, depth - 1)} if {self.condition(s)} else {self.scalar_expr(s, depth - 1)})"
+        helper = self.pick([h for h in s.helpers if h.gives_float()])
+        call = self.call(s, helper)
+        return f"{call}[0]" if helper.pair else call
+
+    def condition(self, s: Scope) -> str:
+        kind = self.pick(["compare", "compare", "chained", "int", "not", "and", "or"])
+        if kind == "compare":
+            return f"{self.scalar_expr(s, 1)} {self.pick(['>', '<', '>=', '<='])} {self.pick(['0.0', '0.5', '-0.5', '1.0'])}"
+        if kind == "chained":
+            return f"-0.5 < {self.scalar_expr(s, 1)} < 0.5"
+        if kind == "int":
+            return self.pick(["{} % 2 == 0", "{} > 1", "{} != 2"]).format(self.int_expr(s))
+        if kind == "not":
+            return f"not {self.scalar_expr(s, 1)} > 0.0"
+        return f"{self.scalar_expr(s, 1)} > 0.0 {kind} {self.scalar_expr(s, 1)} < 0.5"
+
+    # ---- array expressions of a given shape ----
+    def array_expr(self, s: Scope, shape: tuple, depth: int = 2) -> Arr:
+        producers = self._array_producers(s, shape, depth)
+        return self.pick(producers)()
+
+    def _array_producers(self, s: Scope, shape, depth):
+        """Closures, each building an expression of `shape`; the simplest first
+        (hypothesis shrinks towards them)."""
+        out = []
+        names = s.of_shape(shape)
+        if names:
+            out.append(lambda: self._name(s, names))
+        out.append(lambda: self._constant(s, shape))
+        out += self._views(s, shape)
+        if depth <= 0:
+            return out
+        sub = depth - 1
+        out.append(lambda: Arr(self.pick(ARRAY_UNARY).format(self.array_expr(s, shape, sub).text), "fresh"))
+        out.append(lambda: self._binary(s, shape, sub))
+        out.append(lambda: Arr(f"np.copy({self.array_expr(s, shape, sub).text})", "fresh"))
+        out.append(lambda: Arr(f"({self.array_expr(s, shape, sub).text} if {self.condition(s)} else "
+                               f"{self.array_expr(s, shape, sub).text})", "opaque"))
+        out.append(lambda: Arr(f"({self.array_expr(s, shape, sub).text}).astype(np.{self.pick(['float32', 'float64'])})",
+                               "fresh"))
+        if len(shape) == 1:
+            n = shape[0]
+            sources = [(r, n) for r in (2, 3) if (r, n) in SHAPES]
+            sources += [(n, c) for c in (2, 3) if (n, c) in SHAPES]
+            if sources:
+                out.append(lambda: self._axis_reduction(s, n, sources, sub))
+            products = [(m, (n, m)) for m in (2, 3) if (n, m) in SHAPES] + [(m, (m, n)) for m in (2, 3) if (m, n) in SHAPES]
+            if products:
+                out.append(lambda: self._matvec(s, products, sub))
+            out.append(lambda: Arr("np.array([{}])".format(", ".join(self.scalar_expr(s, sub) for _ in range(n))), "fresh"))
+            if n == 4:
+                out.append(lambda: Arr(self.pick([
+                    "np.concatenate(({}, {}))".format(self.array_expr(s, (2,), sub).text, self.array_expr(s, (2,), sub).text),
+                    "np.concatenate([{}, ({})[0:1]])".format(self.array_expr(s, (3,), sub).text, self.array_expr(s, (3,), sub).text),
+                ]), "fresh"))
+        else:
+            r, c = shape
+            out.append(lambda: self._broadcast(s, shape, sub))
+            out.append(lambda: Arr(f"np.outer({self.array_expr(s, (r,), sub).text}, {self.array_expr(s, (c,), sub).text})", "fresh"))
+            out.append(lambda: Arr("np.stack([{}])".format(", ".join(self.array_expr(s, (c,), sub).text for _ in range(r))), "fresh"))
+            inner = [m for m in (2, 3) if (r, m) in SHAPES and (m, c) in SHAPES]
+            if inner:
+                out.append(lambda: self._matmul(s, shape, inner, sub))
+            if (c, r) != (r, c) and (c, r) in SHAPES:
+                out.append(lambda: self._reshape(s, shape, sub))
+        helpers = [h for h in s.helpers if h.gives_array(shape)]
+        if helpers:
+            out.append(lambda: self._call_array(s, helpers))
+        return out
+
+    def _name(self, s: Scope, names) -> Arr:
+        name = self.pick(names)
+        return Arr(name, "view", name, ())
+
+    def _constant(self, s: Scope, shape) -> Arr:
+        dims = f"({shape[0]},)" if len(shape) == 1 else f"{shape}"
+        dtype = self.pick(["", "", ", dtype=np.float32"])
+        options = [f"np.zeros({dims}{dtype})", f"np.ones({dims}{dtype})",
+                   f"np.full({dims}, {self.scalar_expr(s, 0)}{dtype})"]
+        names = s.of_shape(shape)
+        if names:
+            name = self.pick(names)
+            options += [f"np.zeros_like({name})", f"np.ones_like({name})", f"np.full_like({name}, {self.scalar_expr(s, 0)})"]
+        if shape == (3, 3):
+            options.append("np.eye(3)")
+        if len(shape) == 2 and shape != (3, 3):
+            options.append(f"np.eye({shape[0]}, {shape[1]})")
+        if len(shape) == 1:
+            options.append(f"(np.arange({shape[0]}) * {self.scalar_expr(s, 0)})")
+        return Arr(self.pick(options), "fresh")
+
+    def _views(self, s: Scope, shape):
+        """Basic views of names giving `shape`: slices, rows, columns, transposes."""
+        out = []
+        for name, have in sorted(s.arrays.items()):
+            for text, step in self._view_steps(have, shape):
+                out.append((name, text, step))
+        if not out:
+            return []
+
+        def view():
+            name, text, step = self.pick(out)
+            return Arr(text.format(name=name, i=self._index_for(s, text, have_of(name))), "view", name, (step,))
+
+        def have_of(name):
+            return s.arrays[name]
+
+        return [view]
+
+    def _index_for(self, s, text, have):
+        if "{i}" not in text:
+            return ""
+        axis = 1 if text.startswith("{name}[:,") else 0
+        return self.index(s, have[axis])
+
+    @staticmethod
+    def _view_steps(have, want):
+        """(template, step) pairs reading a view of shape `want` from one of shape `have`."""
+        out = []
+        if have == want:
+            out.append(("{name}[:]", "[:]"))
+        if len(have) == 1 and len(want) == 1:
+            out += [(f"{{name}}[{t}]", f"[{t}]") for t, n in slices(have[0]) if n == want[0] and t != ":"]
+        if len(have) == 2 and len(want) == 1:
+            r, c = have
+            if c == want[0]:
+                out += [("{name}[{i}]", "row"), ("{name}[{i}, :]", "row")]
+            if r == want[0]:
+                out.append(("{name}[:, {i}]", "column"))
+            out += [(f"{{name}}[{{i}}, {t}]", f"row[{t}]") for t, n in slices(c) if n == want[0] and t != ":"]
+        if len(have) == 2 and len(want) == 2:
+            r, c = have
+            if (c, r) == want:
+                out += [("{name}.T", ".T"), ("np.transpose({name})", ".T")]
+            if c == want[1] and r != want[0]:
+                out += [(f"{{name}}[{t}]", f"[{t}]") for t, n in slices(r) if n == want[0]]
+            if r == want[0] and c != want[1]:
+                out += [(f"{{name}}[:, {t}]", f"[:, {t}]") for t, n in slices(c) if n == want[1]]
+        return out
+
+    def _binary(self, s: Scope, shape, depth) -> Arr:
+        a = self.array_expr(s, shape, depth).text
+        b = self.pick([lambda: self.array_expr(s, shape, depth).text, lambda: self.scalar_expr(s, depth)])()
+        if self.chance():
             a, b = b, a
-        return draw(st.sampled_from(BINARY)).format(a, b)
-    if choice == 3:
-        return "_h_scale({}, {})".format(draw(array_expr(scope, depth - 1)), draw(scalar_expr(scope, depth - 1)))
-    return f"{draw(st.sampled_from(scope.arrays))}[0:3]"
+        return Arr(self.pick(ARRAY_BINARY).format(a, b), "fresh")
+
+    def _broadcast(self, s: Scope, shape, depth) -> Arr:
+        """A 2-D array against a row, a column, or a keepdims reduction."""
+        r, c = shape
+        full = self.array_expr(s, shape, depth).text
+        kind = self.pick(["row", "column", "keepdims_row", "keepdims_column"])
+        if kind == "row":
+            other = self.array_expr(s, (c,), depth).text
+        elif kind == "column":
+            v = self.array_expr(s, (r,), depth).text
+            other = self.pick([f"({v})[:, None]", f"np.expand_dims({v}, 1)", f"({v}).reshape({r}, 1)"])
+        elif kind == "keepdims_row":
+            source = self.pick([(m, c) for m in (2, 3) if (m, c) in SHAPES])
+            other = f"{self.pick(['np.mean', 'np.sum', 'np.max'])}({self.array_expr(s, source, depth).text}, axis=0, keepdims=True)"
+        else:
+            source = self.pick([(r, m) for m in (2, 3) if (r, m) in SHAPES])
+            other = f"{self.pick(['np.mean', 'np.sum', 'np.min'])}({self.array_expr(s, source, depth).text}, axis=1, keepdims=True)"
+        op = self.pick(ARRAY_BINARY[:4])
+        return Arr(op.format(*((full, other) if self.chance() else (other, full))), "fresh")
+
+    def _axis_reduction(self, s: Scope, n, sources, depth) -> Arr:
+        source = self.pick(sources)
+        if source[0] == source[1]:
+            axis = self.pick([0, 1])
+        else:
+            axis = 0 if source[1] == n else 1
+        axis_text = self.pick([str(axis), str(axis - 2)])
+        return Arr(self.pick(AXIS_REDUCTIONS).format(self.array_expr(s, source, depth).text, axis_text), "fresh")
+
+    def _matvec(self, s: Scope, products, depth) -> Arr:
+        m, matrix = self.pick(products)
+        a, v = self.array_expr(s, matrix, depth).text, self.array_expr(s, (m,), depth).text
+        left = matrix[1] == m  # matrix @ vector
+        if len(set(matrix)) == 1 and self.chance():
+            left = False
+        return Arr(self.pick(MATMUL).format(*((a, v) if left else (v, a))), "fresh")
+
+    def _matmul(self, s: Scope, shape, inner, depth) -> Arr:
+        m = self.pick(inner)
+        a, b = self.array_expr(s, (shape[0], m), depth).text, self.array_expr(s, (m, shape[1]), depth).text
+        return Arr(self.pick(MATMUL + ["({0}).dot({1})"]).format(a, b), "fresh")
+
+    def _reshape(self, s: Scope, shape, depth) -> Arr:
+        source = self.array_expr(s, (shape[1], shape[0]), depth)
+        text = self.pick([f"({source.text}).reshape{shape}", f"np.reshape({source.text}, {shape})"])
+        if source.kind == "view":
+            return Arr(text, "view", source.source, source.path + (f"reshape{shape}",), writable_view=False)
+        return Arr(text, "fresh" if source.kind == "fresh" else "opaque")
+
+    def _call_array(self, s: Scope, helpers) -> Arr:
+        helper = self.pick(helpers)
+        call = self.call(s, helper)
+        return Arr(f"{call}[1]" if helper.pair else call, "opaque")
+
+    def call(self, s: Scope, helper: Helper, depth_arg: str | None = None) -> str:
+        """A call of `helper`; a recursive one gets a small depth (or `depth_arg`)."""
+        args = []
+        for _, t in helper.params:
+            if t == "float":
+                args.append(self.scalar_expr(s, 1))
+            elif t == "int" and helper.recursive:
+                args.append(depth_arg or self.pick([self.pick(s.ints), "2", f"{self.int_expr(s)} % 3"]))
+            elif t == "int":
+                args.append(self.int_expr(s))
+            else:
+                args.append(self.array_expr(s, t, 1).text)
+        return f"{helper.name}({', '.join(args)})"
+
+    # ---- statements ----
+    def block(self, s: Scope, indent: str, depth: int, count: tuple = (1, 3)) -> None:
+        for _ in range(self.draw(st.integers(*count))):
+            self.statement(s, indent, depth)
+
+    def statement(self, s: Scope, indent: str, depth: int) -> None:
+        kinds = ["new_scalar", "new_array", "rebind_scalar", "augment_scalar", "rebind_array", "new_int", "alias"]
+        if s.writable():
+            kinds += ["write", "augment_array"] * 3  # writes are what aliasing is about
+        if self.tuple_helpers(s):
+            kinds.append("unpack")
+        if depth > 0:
+            kinds += ["if", "elif", "for", "while", "while_data"]
+        if s.loop:
+            kinds.append("jump")
+        kinds.append("return")
+        kind = self.pick(kinds)
+        getattr(self, f"_{kind}")(s, indent, depth)
+
+    def _new_scalar(self, s, indent, depth):
+        name = self.name("s")
+        s.lines.append(f"{indent}{name} = {self.scalar_expr(s)}")
+        s.scalars.append(name)
+
+    def _new_int(self, s, indent, depth):
+        name = self.name("n")
+        s.lines.append(f"{indent}{name} = {self.int_expr(s)} % {self.pick([3, 4, 5])}")
+        s.ints.append(name)
+
+    def _rebind_scalar(self, s, indent, depth):
+        targets = s.scalars
+        if self.chance() and len(targets) >= 2:
+            a = self.pick(targets)
+            b = self.pick([t for t in targets if t != a])
+            s.lines.append(f"{indent}{a}, {b} = {self.scalar_expr(s)}, {self.scalar_expr(s)}")
+        else:
+            s.lines.append(f"{indent}{self.pick(targets)} = {self.scalar_expr(s)}")
+        rebindable = [n for n in s.ints if n not in s.fixed_ints]
+        if rebindable and self.chance():
+            s.lines.append(f"{indent}{self.pick(rebindable)} = ({self.int_expr(s)}) % 4")
+
+    def _augment_scalar(self, s, indent, depth):
+        op = self.pick(["+=", "-=", "*=", "/= 1.0 + 0.5 *"])
+        if op.startswith("/="):
+            value = self.scalar_expr(s, 1)
+            s.lines.append(f"{indent}{self.pick(s.scalars)} /= 1.0 + {value} * {value}")
+        else:
+            s.lines.append(f"{indent}{self.pick(s.scalars)} {op} {self.scalar_expr(s, 1)}")
+
+    def _new_array(self, s, indent, depth):
+        shape = self.pick(SHAPES)
+        name = self.name("a")
+        value = self.array_expr(s, shape)
+        if value.kind != "fresh" and self.chance():
+            value = Arr(f"np.copy({value.text})", "fresh")
+        s.lines.append(f"{indent}{name} = {value.text}")
+        self.bind(s, name, shape, value)
+
+    def bind(self, s: Scope, name: str, shape, value: Arr) -> None:
+        s.arrays[name] = shape
+        if value.kind == "fresh":
+            s.info[name] = self.fresh_info()
+        elif value.kind == "view":
+            source = s.info[value.source]
+            s.info[name] = Info(source.base, source.path + value.path,
+                                source.writable and value.writable_view, next(self.names))
+        else:
+            s.info[name] = self.fresh_info(writable=False)
+
+    def _rebind_array(self, s, indent, depth):
+        targets = [n for n in s.arrays if n not in s.frozen]
+        if not targets:
+            return self._new_array(s, indent, depth)
+        name = self.pick(sorted(targets))
+        value = self.array_expr(s, s.arrays[name])
+        if name in s.fresh_only and value.kind != "fresh":
+            value = Arr(f"np.copy({value.text})", "fresh")
+        s.lines.append(f"{indent}{name} = {value.text}")
+        self.bind(s, name, s.arrays[name], value)
+
+    def _alias(self, s, indent, depth):
+        source = self.pick(sorted(s.arrays))
+        have = s.arrays[source]
+        options = [(have, "{name}", ()), (have, "np.asarray({name})", ())]
+        for want in SHAPES:
+            options += [(want, text, (step,)) for text, step in self._view_steps(have, want)]
+        shape, template, path = self.pick(options)
+        name = self.name(f"{source}_")
+        text = template.format(name=source, i=self._index_for(s, template, have))
+        s.lines.append(f"{indent}{name} = {text}")
+        self.bind(s, name, shape, Arr(text, "view", source, path))
+
+    def _write(self, s, indent, depth):
+        name = self.pick(s.writable())
+        shape = s.arrays[name]
+        op = self.pick(["=", "=", "+=", "-=", "*="])
+        if len(shape) == 1:
+            n = shape[0]
+            kind = self.pick(["item", "slice", "all"])
+            if kind == "item":
+                target, value = f"[{self.index(s, n)}]", self.scalar_expr(s, 1)
+            elif kind == "slice":
+                text, length = self.pick(slices(n))
+                if self.chance() and length < n:
+                    start = f"({self.int_expr(s)} % {n - length + 1})"
+                    text = f"{start}:{start} + {length}"
+                target = f"[{text}]"
+                value = self.scalar_expr(s, 1) if (length,) not in SHAPES or self.chance() else self.array_expr(s, (length,), 1).text
+            else:
+                target, value = "[:]", self.array_expr(s, shape, 1).text
+        else:
+            r, c = shape
+            kind = self.pick(["item", "row", "column", "block"])
+            if kind == "item":
+                target, value = f"[{self.index(s, r)}, {self.index(s, c)}]", self.scalar_expr(s, 1)
+            elif kind == "row":
+                target = f"[{self.index(s, r)}]"
+                value = self.scalar_expr(s, 1) if self.chance() else self.array_expr(s, (c,), 1).text
+            elif kind == "column":
+                target = f"[:, {self.index(s, c)}]"
+                value = self.scalar_expr(s, 1) if self.chance() else self.array_expr(s, (r,), 1).text
+            else:
+                (rows, nr), (cols, nc) = self.pick(slices(r)), self.pick(slices(c))
+                target = f"[{rows}, {cols}]"
+                value = self.scalar_expr(s, 1)
+                if (nr, nc) in SHAPES and self.chance():
+                    value = self.array_expr(s, (nr, nc), 1).text
+                elif (nc,) in SHAPES and self.chance():
+                    value = self.array_expr(s, (nc,), 1).text  # broadcast along the rows
+        s.lines.append(f"{indent}{name}{target} {op} {value}")
+
+    def _augment_array(self, s, indent, depth):
+        name = self.pick(s.writable())
+        shape = s.arrays[name]
+        op = self.pick(AUGMENT + ["/=", "**="])
+        if op == "**=":
+            s.lines.append(f"{indent}{name} **= 2")
+            return
+        kind = self.pick(["scalar", "same", "row", "column"] if len(shape) == 2 else ["scalar", "same"])
+        if kind == "scalar":
+            value = self.scalar_expr(s, 1)
+        elif kind == "same":
+            value = self.array_expr(s, shape, 1).text
+        elif kind == "row":
+            value = self.array_expr(s, (shape[1],), 1).text
+        else:
+            value = f"({self.array_expr(s, (shape[0],), 1).text})[:, None]"
+        if op == "/=":
+            value = f"(1.0 + {value} * {value})"
+        s.lines.append(f"{indent}{name} {op} {value}")
+
+    def _unpack(self, s, indent, depth):
+        helper = self.pick(self.tuple_helpers(s))
+        scalar, array = self.name("s"), self.name("a")
+        s.lines.append(f"{indent}{scalar}, {array} = {self.call(s, helper)}")
+        s.scalars.append(scalar)
+        self.bind(s, array, helper.returns[1], Arr(array, "opaque"))
+
+    @staticmethod
+    def tuple_helpers(s: Scope) -> list:
+        return [h for h in s.helpers if h.pair]
+
+    def _jump(self, s, indent, depth):
+        s.lines.append(f"{indent}if {self.condition(s)}:")
+        s.lines.append(f"{indent}    {self.pick(['break', 'continue'])}")
+
+    def _return(self, s, indent, depth):
+        s.lines.append(f"{indent}if {self.condition(s)}:")
+        s.lines.append(f"{indent}    return {self.result(s)}")
+
+    def result(self, s: Scope) -> str:
+        """An expression of the function's return type."""
+        if s.returns == "float":
+            return self.scalar_expr(s, 1)
+        if is_shape(s.returns):
+            return self.array_expr(s, s.returns, 1).text
+        return f"{self.scalar_expr(s, 1)}, {self.array_expr(s, s.returns[1], 1).text}"
+
+    # ---- blocks, and how sharing joins after them ----
+    def arm(self, s: Scope, indent: str, depth: int, may_end: bool):
+        """Lower one arm; return the sharing it leaves (None if it always jumps)."""
+        saved = s.snapshot()
+        outer = set(s.arrays)
+        self.block(s, indent, depth - 1)
+        ends = None
+        if may_end and self.pick([False, False, True]):
+            ends = self.pick(["return"] + (["break", "continue"] if s.loop else []))
+            s.lines.append(f"{indent}{ends}" + (f" {self.result(s)}" if ends == "return" else ""))
+        left = None if ends else {n: s.info[n] for n in outer}
+        s.restore(saved)
+        return left
+
+    def join(self, s: Scope, arms: list) -> None:
+        """The sharing after a branch whose fall-through arms left `arms`."""
+        arms = [a for a in arms if a is not None]
+        if not arms:
+            return
+        unknown = set()
+        for name in list(s.info):
+            infos = [a[name] for a in arms]
+            if all(i == infos[0] for i in infos):
+                s.info[name] = infos[0]
+                continue
+            groups = [{n for n, i in a.items() if i.base == a[name].base} for a in arms]
+            alone = all(g == {name} and a[name].path == () for g, a in zip(groups, arms))
+            if alone and all(a[name].writable for a in arms):
+                s.info[name] = self.fresh_info()
+            else:
+                unknown |= set().union(*groups) | {name}
+        for name in unknown:
+            s.info[name] = self.fresh_info(writable=False)
+
+    def _if(self, s, indent, depth):
+        before = dict(s.info)
+        s.lines.append(f"{indent}if {self.condition(s)}:")
+        arms = [self.arm(s, indent + "    ", depth, may_end=True)]
+        if self.chance():
+            s.lines.append(f"{indent}else:")
+            arms.append(self.arm(s, indent + "    ", depth, may_end=False))
+        else:
+            arms.append(before)
+        self.join(s, arms)
+
+    def _elif(self, s, indent, depth):
+        before = dict(s.info)
+        s.lines.append(f"{indent}if {self.condition(s)}:")
+        arms = [self.arm(s, indent + "    ", depth, may_end=True)]
+        for _ in range(self.draw(st.integers(1, 2))):
+            s.lines.append(f"{indent}elif {self.condition(s)}:")
+            arms.append(self.arm(s, indent + "    ", depth, may_end=True))
+        if self.chance():
+            s.lines.append(f"{indent}else:")
+            arms.append(self.arm(s, indent + "    ", depth, may_end=False))
+        else:
+            arms.append(before)
+        self.join(s, arms)
+
+    def loop_body(self, s: Scope, indent: str, depth: int, fixed: list) -> None:
+        """A loop body: names sharing an array at the loop's entry stay bound to it,
+        others are rebound only to fresh arrays (see the module docstring); or a
+        shared name is left free, and nothing sharing its array is written."""
+        saved = s.snapshot()
+        before = dict(s.info)
+        alone = {n for n, i in s.info.items() if len(s.group(i.base)) == 1 and i.path == ()}
+        shared = set(s.info) - alone
+        loose = {n for n in sorted(shared - s.frozen) if self.pick([False, False, True])}
+        for name in loose:
+            for member in s.group(before[name].base):
+                s.info[member] = replace(s.info[member], writable=False)
+        s.frozen |= shared - loose
+        s.fresh_only |= alone - s.frozen
+        s.loop = True
+        s.ints.extend(fixed)
+        s.fixed_ints |= set(fixed)
+        self.block(s, indent, depth - 1)
+        changed = {n for n in before if s.info[n] != before[n]}
+        s.restore(saved)
+        s.fixed_ints -= set(fixed)
+        unknown = set()
+        for name in changed:
+            if name in alone and name not in s.frozen:  # rebound to fresh arrays: alone either way
+                s.info[name] = self.fresh_info(writable=before[name].writable)
+            else:  # its sharing may differ between iterations (a branch inside made it unknown)
+                unknown |= {n for n, i in before.items() if i.base == before[name].base}
+        for name in unknown:
+            s.info[name] = self.fresh_info(writable=False)
+
+    def _for(self, s, indent, depth):
+        var = self.name("i")
+        kind = self.pick(["range", "range", "start", "step"])
+        if kind == "range":
+            bounds = self.trip(s)
+        elif kind == "start":
+            bounds = f"{self.pick(['1', self.pick(s.ints)])}, {self.trip(s)}"
+        else:
+            bounds = self.pick(["{} + 1, -1, -1", "0, {} + 2, 2", "{}, 0, -1"]).format(self.trip(s))
+        s.lines.append(f"{indent}for {var} in range({bounds}):")
+        self.loop_body(s, indent + "    ", depth, [var])
+
+    def _while(self, s, indent, depth):
+        counter = self.name("j")
+        s.lines.append(f"{indent}{counter} = 0")
+        s.lines.append(f"{indent}while {counter} < {self.pick(['3', '2', self.pick(s.ints)])}:")
+        s.lines.append(f"{indent}    {counter} += 1")
+        self.loop_body(s, indent + "    ", depth, [counter])
+
+    def _while_data(self, s, indent, depth):
+        """A data-dependent condition, bounded by a counter."""
+        counter = self.name("j")
+        s.lines.append(f"{indent}{counter} = 0")
+        bound = f"{counter} < {self.pick(['4', '3', self.pick(s.ints) + ' + 2'])}"
+        cond = self.condition(s)
+        s.lines.append(f"{indent}while {self.pick([f'{bound} and ({cond})', f'({cond}) and {bound}'])}:")
+        s.lines.append(f"{indent}    {counter} += 1")
+        self.loop_body(s, indent + "    ", depth, [counter])
+
+    # ---- functions ----
+    def function(self, name: str, params: dict, returns, helpers: list, recursive: Helper | None = None) -> str:
+        s = Scope(
+            scalars=[p for p, t in params.items() if t == "float"],
+            ints=[p for p, t in params.items() if t == "int"],
+            arrays={p: t for p, t in params.items() if is_shape(t)},
+            info={p: self.fresh_info(writable=False) for p, t in params.items() if is_shape(t)},
+            helpers=list(helpers),
+            returns=returns,
+        )
+        indent = "    "
+        if recursive is not None:
+            s.fixed_ints.add("d")  # rebinding it could recurse forever
+            s.lines.append(f"{indent}if d <= 0:")
+            s.lines.append(f"{indent}    return {self.result(s)}")
+        if name == "f":
+            self.block(s, indent, 2, (1, 5))
+        elif recursive is None:
+            self.block(s, indent, 1, (1, 3))
+        else:
+            self.block(s, indent, 1, (0, 2))
+            self._recursive_call(s, indent, recursive)
+            self.block(s, indent, 1, (0, 2))
+        s.lines.append(f"{indent}return {self.final(s)}")
+        signature = ", ".join(params)
+        return f"def {name}({signature}):\n" + "\n".join(s.lines) + "\n"
+
+    def _recursive_call(self, s: Scope, indent: str, helper: Helper) -> None:
+        call = self.call(s, helper, depth_arg="d - 1")
+        if helper.returns == "float":
+            name = self.name("s")
+            s.lines.append(f"{indent}{name} = {call}")
+            s.scalars.append(name)
+        elif is_shape(helper.returns):
+            name = self.name("a")
+            s.lines.append(f"{indent}{name} = {call}")
+            self.bind(s, name, helper.returns, Arr(name, "opaque"))
+        else:
+            scalar, array = self.name("s"), self.name("a")
+            s.lines.append(f"{indent}{scalar}, {array} = {call}")
+            s.scalars.append(scalar)
+            self.bind(s, array, helper.returns[1], Arr(array, "opaque"))
+
+    def final(self, s: Scope) -> str:
+        """The function's result, reading (for a float) every name it made."""
+        if s.returns == "float":
+            return " + ".join(s.scalars + [f"np.sum({a})" for a in sorted(s.arrays)])
+        scalar = " + ".join(s.scalars)
+        shape = s.returns if is_shape(s.returns) else s.returns[1]
+        array = self.array_expr(s, shape, 1).text
+        return f"{array} * ({scalar})" if is_shape(s.returns) else f"{scalar}, {array}"
 
 
 @st.composite
-def statement(draw, scope: Scope, indent: str, depth: int, in_loop: bool, views: bool) -> None:
-    kinds = ["new_scalar", "new_array", "rebind_scalar", "rebind_array", "augment"]
-    if scope.writable:
-        kinds += ["item_write"]
-    if views:
-        kinds += ["alias"]
-    if depth > 0:
-        kinds += ["if", "for", "while"]
-    if in_loop:
-        kinds += ["jump"]
-    kind = draw(st.sampled_from(kinds))
-    out = scope.lines
-    if kind == "new_scalar":
-        name = scope.name("s")
-        out.append(f"{indent}{name} = {draw(scalar_expr(scope))}")
-        scope.scalars.append(name)
-    elif kind == "new_array":
-        name = scope.name("a")
-        out.append(f"{indent}{name} = np.copy({draw(array_expr(scope))})")
-        scope.arrays.append(name)
-        scope.writable.add(name)
-    elif kind == "rebind_scalar":
-        out.append(f"{indent}{draw(st.sampled_from(scope.scalars))} = {draw(scalar_expr(scope))}")
-    elif kind == "rebind_array":
-        name = draw(st.sampled_from(scope.arrays))
-        out.append(f"{indent}{name} = {draw(array_expr(scope))}")
-        scope.writable.discard(name)  # a fresh result: writes to it are left out (may be a view)
-        for alias in [a for a in scope.writable if a.startswith(f"{name}_")]:
-            scope.writable.discard(alias)
-    elif kind == "augment":
-        if scope.writable and draw(st.booleans()):
-            name = draw(st.sampled_from(sorted(scope.writable)))
-            op = draw(st.sampled_from(["+=", "-=", "*="]))
-            value = draw(st.one_of(array_expr(scope, 1), scalar_expr(scope, 1)))
-            out.append(f"{indent}{name} {op} {value}")
-        else:
-            name = draw(st.sampled_from(scope.scalars))
-            out.append(f"{indent}{name} {draw(st.sampled_from(['+=', '-=', '*=']))} {draw(scalar_expr(scope, 1))}")
-    elif kind == "item_write":
-        name = draw(st.sampled_from(sorted(scope.writable)))
-        index = draw(st.sampled_from(["0", "1", "-1", "0:2", "1:"]))
-        value = draw(scalar_expr(scope, 1))
-        out.append(f"{indent}{name}[{index}] = {value}")
-    elif kind == "alias":
-        source = draw(st.sampled_from(sorted(scope.writable) or scope.arrays))
-        name = scope.name(f"{source}_")
-        if draw(st.booleans()):
-            out.append(f"{indent}{name} = {source}")
-        else:
-            out.append(f"{indent}{name} = {source}[:]")
-        scope.arrays.append(name)
-        if source in scope.writable:
-            scope.writable.add(name)
-    elif kind == "jump":
-        cond = f"{draw(scalar_expr(scope, 1))} > {draw(st.sampled_from([0.0, 0.5, 1.0]))!r}"
-        out.append(f"{indent}if {cond}:")
-        out.append(f"{indent}    {draw(st.sampled_from(['break', 'continue']))}")
-    else:
-        _block_statement(draw, scope, indent, depth, kind, views)
+def programs(draw) -> str:
+    """The source of a module defining helpers and `f(x, w, u, A, B, k)`."""
+    gen = Generator(draw)
+    helpers, texts = [], []
+    for index in range(draw(st.integers(0, 2))):
+        shape = gen.pick(SHAPES)
+        returns = gen.pick(["float", shape, ("tuple", shape)])
+        recursive = draw(st.booleans())
+        params = {"q": "float", "v": shape, "d" if recursive else "m": "int"}
+        helper = Helper(f"_h{index}", tuple(params.items()), returns, recursive)
+        texts.append(gen.function(helper.name, params, returns, helpers, recursive=helper if recursive else None))
+        helpers.append(helper)
+    texts.append(gen.function("f", PARAMETERS, "float", helpers))
+    return "import math\n\nimport numpy as np\n\n\n" + "\n\n".join(texts)
 
 
-def _body(draw, scope: Scope, indent: str, depth: int, in_loop: bool, views: bool) -> None:
-    """Statements of a nested block: names made inside do not outlive it."""
-    saved = (list(scope.scalars), list(scope.arrays), set(scope.writable))
-    for _ in range(draw(st.integers(1, 3))):
-        draw(statement(scope, indent, depth - 1, in_loop, views))
-    scope.scalars[:], scope.arrays[:] = saved[0], saved[1]
-    scope.writable.intersection_update(saved[2])
-
-
-def _block_statement(draw, scope: Scope, indent: str, depth: int, kind: str, views: bool) -> None:
-    out = scope.lines
-    inner = indent + "    "
-    if kind == "if":
-        cond = f"{draw(scalar_expr(scope, 1))} > {draw(st.sampled_from([0.0, 0.5, -0.5]))!r}"
-        out.append(f"{indent}if {cond}:")
-        _body(draw, scope, inner, depth, False, views)
-        out.append(f"{indent}else:")
-        _body(draw, scope, inner, depth, False, views)
-    elif kind == "for":
-        bound = draw(st.sampled_from(["k", "3", "k + 1"]))
-        var = scope.name("i")
-        out.append(f"{indent}for {var} in range({bound}):")
-        _body(draw, scope, inner, depth, True, views)
-    else:
-        counter = scope.name("j")
-        out.append(f"{indent}{counter} = 0")
-        out.append(f"{indent}while {counter} < 3:")
-        out.append(f"{inner}{counter} += 1")
-        _body(draw, scope, inner, depth, True, views)
+VALUES = st.integers(-150, 150).map(lambda v: v / 100)
 
 
 @st.composite
-def programs(draw, views: bool = True) -> str:
-    """The source of a module defining the helpers and `f(x, w, k)`."""
-    scope = Scope(scalars=["x"], arrays=["w"], writable=set())
-    for _ in range(draw(st.integers(1, 6))):
-        draw(statement(scope, "    ", 2, False, views))
-    result = " + ".join([*scope.scalars, *(f"np.sum({a})" for a in scope.arrays)])
-    body = "\n".join(scope.lines)
-    return f"import math\n\nimport numpy as np\n{HELPERS}\n\ndef f(x, w, k):\n{body}\n    return {result}\n"
+def arguments(draw) -> tuple:
+    """Arguments for f: the arrays all float64, all float32, or mixed."""
+    mode = draw(st.sampled_from(["float64", "float32", "mixed"]))
+    args = []
+    for name, t in PARAMETERS.items():
+        if t == "float":
+            args.append(draw(VALUES))
+        elif t == "int":
+            args.append(draw(st.integers(0, 3)))
+        else:
+            dtype = mode if mode != "mixed" else draw(st.sampled_from(["float64", "float32"]))
+            size = int(np.prod(t))
+            values = draw(st.lists(VALUES, min_size=size, max_size=size))
+            args.append(np.array(values, dtype=dtype).reshape(t))
+    return tuple(args)

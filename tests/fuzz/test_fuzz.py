@@ -15,14 +15,12 @@ import os
 import tempfile
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from irad.backends.native import unavailable_reason
-from tests.fuzz.checks import check_program, save_regression
-from tests.fuzz.generator import programs
+from tests.fuzz.checks import check_program, failure_kind, save_regression
+from tests.fuzz.generator import arguments, programs
 
 LONG = os.environ.get("FUZZ_EXAMPLES")
 SETTINGS = settings(
@@ -33,36 +31,32 @@ SETTINGS = settings(
     suppress_health_check=list(HealthCheck),
 )
 WORK = Path(tempfile.mkdtemp(prefix="irad-fuzz-"))
-
-inputs = st.tuples(
-    st.sampled_from([0.3, -0.8, 1.3]),
-    st.sampled_from([(0.5, -1.2, 0.9), (1.1, 0.2, -0.4)]),
-    st.sampled_from([np.float64, np.float32]),
-    st.integers(0, 3),
-)
+SAVED: dict[str, Path] = {}  # per kind of failure, the smallest program saved so far
 
 
-def _run(source, drawn, native=False):
-    x, w, dtype, k = drawn
-    args = (x, np.array(w, dtype=dtype), k)
+def _run(source, args, native=False):
     try:
         check_program(source, args, WORK, native=native)
     except BaseException as error:
-        if LONG:  # the long run keeps what it finds
-            print(f"saved {save_regression(source, args, error)}")
+        if LONG:  # the long run keeps what it finds; shrinking replaces it by smaller ones
+            kind = failure_kind(error)
+            if kind in SAVED:
+                SAVED[kind].unlink(missing_ok=True)
+            SAVED[kind] = save_regression(source, args, error)
+            print(f"saved {SAVED[kind]}")
         raise
 
 
 @pytest.mark.parametrize("part", range(3))  # three parts, so xdist spreads them
 @SETTINGS
-@given(source=programs(), drawn=inputs)
-def test_random_programs(part, source, drawn):
-    _run(source, drawn)
+@given(source=programs(), args=arguments())
+def test_random_programs(part, source, args):
+    _run(source, args)
 
 
 @pytest.mark.native
 @pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
 @settings(SETTINGS, max_examples=int(LONG) // 10 if LONG else 12)
-@given(source=programs(), drawn=inputs)
-def test_random_programs_natively(source, drawn):
-    _run(source, drawn, native=True)
+@given(source=programs(), args=arguments())
+def test_random_programs_natively(source, args):
+    _run(source, args, native=True)

@@ -78,10 +78,10 @@ def test_a_loop_carries_activity_to_a_fixed_point():
     assert {"x", "a", "next", "acc"} <= active
     assert not active & {"y", "o", "other"}
     loop = next(op for op in fn.walk() if isinstance(op, scf.ForOp))
-    stages = loop_links(loop)
-    assert [tuple(v.name_hint for v in link) for link in stages] == [
-        ("z", "a", "next", "acc"),
-        ("y", "o", "o", "other"),
+    stages = loop_links(loop)  # (what flows into a carried value, what holds it)
+    assert [tuple(tuple(v.name_hint for v in part) for part in link) for link in stages] == [
+        (("z", "next"), ("a", "acc")),
+        (("y", "o"), ("o", "other")),
     ]
 
 
@@ -108,6 +108,31 @@ def test_a_loop_does_not_make_its_starting_value_vary():
     active = named(fn, active_values(fn, (True,)))
     assert {"x", "v", "next", "r"} <= active
     assert "start" not in active
+
+
+def test_a_constant_an_iteration_yields_does_not_vary():
+    # found by the fuzzer: %v varies (it starts as %x), so every stage of it was
+    # taken for active, %next too; the call making %next was never planned, and
+    # reversing it raised a KeyError
+    fn = parse_function("""
+    func.func @f(%x: f64) -> f64 {
+      %lb = arith.constant 0 : index
+      %ub = arith.constant 2 : index
+      %st = arith.constant 1 : index
+      %r = scf.for %i = %lb to %ub step %st iter_args(%v = %x) -> (f64) {
+        %c = arith.constant 0.3 : f64
+        %next = func.call @h(%c) : (f64) -> f64
+        scf.yield %next : f64
+      }
+      func.return %r : f64
+    }
+    func.func private @h(%q: f64) -> f64 {
+      func.return %q : f64
+    }
+    """)
+    active = named(fn, active_values(fn, (True,)))
+    assert {"x", "r"} <= active  # with no iteration, r is x
+    assert not active & {"next", "c", "v"}  # v reaches no result through the body
 
 
 def test_free_values_are_the_uses_from_outside_in_order():

@@ -205,6 +205,25 @@ def test_a_loop_starting_from_a_constant_call(x):
     assert tangent == pytest.approx(finite_difference(loop_from_a_constant_call, (x,), 0), rel=1e-6)
 
 
+def constant_call_each_iteration(x, n):
+    for i in range(n):
+        x = constant_start(0.5 * i)  # x varies before the loop, not after an iteration
+    k = 0
+    while k < n:
+        x = x + constant_start(0.1 * k)
+        k += 1
+    return x * x
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_a_loop_overwriting_a_varying_value_with_a_constant_call(n):
+    # found by the fuzzer: the value the iteration yields was taken for active,
+    # and reversing its never-planned call raised a KeyError
+    check_fd(constant_call_each_iteration, 0.7, n)
+    _, tangent = irad.jvp(constant_call_each_iteration, (0.7, n), (1.0, None))
+    assert tangent == pytest.approx(finite_difference(constant_call_each_iteration, (0.7, n), 0), rel=1e-6, abs=1e-9)
+
+
 @pytest.mark.parametrize("n", [0, 1, 4])
 def test_loop_with_several_carried_variables(n):
     check_fd(several_carried, 0.3, 1.1, n)
@@ -462,8 +481,8 @@ def test_lowering_emits_scf_ops():
 # ---------------------------------------------------------------------------
 
 
-def loop_over_list(x):
-    for v in [x, x]:
+def loop_over_float(x):
+    for v in x:
         x = x * v
     return x
 
@@ -508,7 +527,7 @@ def loop_variable_after_loop(x):
 @pytest.mark.parametrize(
     "fn,message",
     [
-        (loop_over_list, "other than `range(...)`"),
+        (loop_over_float, "iteration over a float (f64) value is not supported"),
         (float_range, "range() takes ints"),
         (zero_step, "step of 0"),
         (for_else, "`for ... else` is not supported"),
@@ -559,7 +578,7 @@ def test_checkpointed_gradients_match_finite_differences(fn, args):
         assert g == pytest.approx(finite_difference(fn, args, i), rel=1e-6, abs=1e-9)
 
 
-def _tape_length(fn, args, checkpoint: bool) -> int:
+def _tape_length(fn, args, checkpoint: bool, **options) -> int:
     """How many tape slots the augmented primal fills."""
     from irad.backends.python import compile_module
     from irad.passes.differentiate import Differentiator
@@ -567,7 +586,7 @@ def _tape_length(fn, args, checkpoint: bool) -> int:
 
     module, name, _ = lower_function(fn, signature_of(fn, args))
     active = tuple(isinstance(a, float) for a in args)
-    gen = Differentiator(module, checkpoint=checkpoint).reverse(name, active)
+    gen = Differentiator(module, checkpoint=checkpoint, **options).reverse(name, active)
     run(module, "irad-lower-tape")
     record(module)
     for op in module.ops:
@@ -579,9 +598,9 @@ def _tape_length(fn, args, checkpoint: bool) -> int:
 def test_checkpointing_records_less():
     cached = _tape_length(many_residuals, (0.4, 50), checkpoint=False)
     checkpointed = _tape_length(many_residuals, (0.4, 50), checkpoint=True)
-    # per iteration: the start position, the induction variable and `a`,
-    # instead of every residual of the body
-    assert checkpointed <= 3 * 50 + 4 < cached
+    # per iteration: the induction variable and `a`, instead of every
+    # residual of the body
+    assert checkpointed <= 2 * 50 + 4 < cached
 
 
 def linear_loop(x, n):
@@ -595,6 +614,85 @@ def test_a_loop_whose_adjoint_reads_nothing_records_nothing():
     # only the loop's trip count and end position, whatever n is
     assert _tape_length(linear_loop, (1.0, 10), False) == _tape_length(linear_loop, (1.0, 1000), False)
     assert irad.grad(linear_loop)(1.0, 7) == 14.0
+
+
+def scaled_helper(x, y):
+    return x * math.sin(y)
+
+
+def issue_loop(x, y, n):
+    s = 0.0
+    for i in range(n):
+        s = s + scaled_helper(x, y) * i
+    return s
+
+
+def test_the_lean_tape_records_nothing_for_invariants_and_the_index():
+    # issue 16, item 5: x, y and sin(y) do not change in the loop, i is the
+    # index: with the callee inlined and the invariants hoisted, no iteration
+    # records anything (only the function's own record, whatever n is)
+    lean = {"inline": True, "hoist": True}
+    assert _tape_length(issue_loop, (0.7, 1.3, 3), False, **lean) == _tape_length(
+        issue_loop, (0.7, 1.3, 300), False, **lean
+    )
+    # without them, the call's three residuals, per iteration
+    plain = [_tape_length(issue_loop, (0.7, 1.3, n), False) for n in (3, 6)]
+    assert plain[1] - plain[0] == 3 * 3
+    check_fd(issue_loop, 0.7, 1.3, 3)
+
+
+def index_in_float_math(x, start, stop, step):
+    s = 1.0
+    for i in range(start, stop, step):
+        for j in range(i % 3):
+            s = s * math.cos(x * i + 0.1 * j) + 0.01 * i * j * x
+    return s
+
+
+def one_op_from_recorded(x, n):
+    s = x
+    for i in range(n):
+        u = s * x
+        v = u + s
+        s = math.sin(v) * u + 0.5 * s
+    return s
+
+
+def while_with_counter(x):
+    s = x
+    k = 0
+    while s < 10.0:
+        k = k + 1
+        s = s * 1.5 + 0.1 * math.sin(s * k)
+    return s
+
+
+@pytest.mark.parametrize(
+    "fn,args",
+    [
+        (index_in_float_math, (0.3, 0, 7, 1)),
+        (index_in_float_math, (0.3, 9, -4, -2)),
+        (index_in_float_math, (0.3, 2, 11, 3)),
+        (one_op_from_recorded, (0.4, 6)),
+        (while_with_counter, (1.3,)),
+        (issue_loop, (0.7, 1.3, 5)),
+    ],
+)
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_recomputed_residuals_match_finite_differences(fn, args, checkpoint):
+    # the index, integer arithmetic on it and one-op residuals are recomputed
+    # in the reversed loop, not recorded; runtime steps, negative ones too
+    wrt = tuple(i for i, a in enumerate(args) if isinstance(a, float))
+    grads = irad.grad(fn, argnums=wrt, checkpoint=checkpoint)(*args)
+    for i, g in zip(wrt, grads):
+        assert g == pytest.approx(finite_difference(fn, args, i), rel=1e-6, abs=1e-9)
+
+
+def test_recomputing_records_less():
+    # u and v are one op from s and x: only s and sin(v) are recorded
+    assert _tape_length(one_op_from_recorded, (0.4, 20), False) - _tape_length(
+        one_op_from_recorded, (0.4, 10), False
+    ) == 10 * 2
 
 
 # ---------------------------------------------------------------------------
@@ -671,3 +769,38 @@ def test_runtime_zero_step_is_a_checked_error(backend):
     with pytest.raises(irad.errors.RuntimeCheckError, match=r"test_control_flow.py:\d+:\d+: range\(\) arg 3 must not be zero"):
         g(0.4, 0)
     assert g(0.4, -3) == pytest.approx(finite_difference(runtime_step, (0.4, -3), 0), rel=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# Typed records: every i64 comes back from the tape exact
+# ---------------------------------------------------------------------------
+
+_INT_RECORD = """
+func.func @roundtrip(%n: i64, %k: index) -> (i64, index, index) {
+  %tape, %pos = irad.tape_create
+  %t, %end = irad.tape_push %tape[%pos] %n, %k : i64, index
+  %n2, %k2 = irad.tape_read %t[%end] : i64, index
+  func.return %n2, %k2, %end : i64, index, index
+}
+"""
+
+
+@pytest.mark.parametrize("backend", ["python", "native"])
+@pytest.mark.parametrize("n", [2**53 + 1, 2**62 + 12345, -(2**63), 2**63 - 1, -(2**60) - 7, 0, -1])
+def test_integers_on_the_tape_come_back_exact(backend, n):
+    # f64 slots hold ints exactly only below 2**53: an i64 takes two, its high
+    # and low 32 bits (an i64 converted to f64 and back would lose the low bits)
+    from xdsl.parser import Parser
+
+    from irad.backends import compile_for
+    from irad.backends import native
+    from irad.ir.dialect import make_context
+    from irad.pipeline import run
+
+    if backend == "native" and native.unavailable_reason() is not None:
+        pytest.skip(native.unavailable_reason())
+    module = Parser(make_context(), _INT_RECORD).parse_module()
+    run(module, "irad-lower-tape")
+    record(module)
+    got = compile_for(module, backend).function("roundtrip")(n, 12)
+    assert tuple(int(v) for v in got) == (n, 12, 3)

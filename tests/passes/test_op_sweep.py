@@ -27,6 +27,8 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.parser import Parser
 
 from irad.backends.python import compile_module
+from irad.ir import gather as G
+from irad.ir import contraction as C
 from irad.ir import tensor as T
 from irad.ir.builder import IRBuilder
 from irad.ir.constants import float_constant
@@ -34,17 +36,9 @@ from irad.ir.dialect import make_context
 from irad.ir.mlir_ops import SinCosOp
 from irad.passes.derivatives import DERIVATIVES, TENSOR_FORMS
 from irad.pipeline import gradient_spec, jvp_spec, run
+from tests.samplers import NONZERO, POSITIVE, WIDE, away_from_zero, uniform
 
 CONTEXT = make_context()
-
-
-def _uniform(lo: float, hi: float):
-    return lambda rng, shape: rng.uniform(lo, hi, shape)
-
-
-def _away_from_zero(lo: float, hi: float):
-    """|x| in [lo, hi], either sign (ops with a kink or pole at 0)."""
-    return lambda rng, shape: rng.uniform(lo, hi, shape) * rng.choice([-1.0, 1.0], shape)
 
 
 def _integers(lo: int, hi: int):
@@ -52,16 +46,14 @@ def _integers(lo: int, hi: int):
     return lambda rng, shape: rng.integers(lo, hi + 1, shape)
 
 
-WIDE = _uniform(-2.0, 2.0)
-NONZERO = _away_from_zero(0.2, 2.0)
-POSITIVE = _uniform(0.2, 3.0)
-
 # elementwise op -> a sampler per operand: points where the op is smooth
 DOMAINS = {
     "arith.addf": (WIDE, WIDE),
     "arith.subf": (WIDE, WIDE),
     "arith.mulf": (WIDE, WIDE),
     "arith.divf": (WIDE, NONZERO),
+    # |x / y| in (2.04, 2.95): trunc(x / y) = 2 on every sample, away from the jumps
+    "arith.remf": (away_from_zero(4.5, 5.9), away_from_zero(2.0, 2.2)),
     "arith.negf": (WIDE,),
     # random points: ties (where the derivative jumps) have probability zero
     "arith.maximumf": (WIDE, WIDE),
@@ -72,23 +64,25 @@ DOMAINS = {
     "arith.truncf": (WIDE,),
     "math.sin": (WIDE,),
     "math.cos": (WIDE,),
-    "math.tan": (_uniform(-1.2, 1.2),),
+    "math.tan": (uniform(-1.2, 1.2),),
     "math.exp": (WIDE,),
     "math.exp2": (WIDE,),
     "math.expm1": (WIDE,),
     "math.log": (POSITIVE,),
     "math.log2": (POSITIVE,),
     "math.log10": (POSITIVE,),
-    "math.log1p": (_uniform(-0.5, 2.0),),
+    "math.log1p": (uniform(-0.5, 2.0),),
     "math.sqrt": (POSITIVE,),
     "math.rsqrt": (POSITIVE,),
     "math.cbrt": (NONZERO,),
     "math.tanh": (WIDE,),
     "math.sinh": (WIDE,),
     "math.cosh": (WIDE,),
-    "math.asin": (_uniform(-0.9, 0.9),),
+    "math.asin": (uniform(-0.9, 0.9),),
     "math.asinh": (WIDE,),
-    "math.acos": (_uniform(-0.9, 0.9),),
+    "math.acos": (uniform(-0.9, 0.9),),
+    "math.acosh": (uniform(1.2, 3.0),),
+    "math.atanh": (uniform(-0.9, 0.9),),
     "math.atan": (WIDE,),
     "math.atan2": (NONZERO, NONZERO),
     "math.powf": (POSITIVE, WIDE),
@@ -96,8 +90,8 @@ DOMAINS = {
     "math.copysign": (NONZERO, NONZERO),
     "math.erf": (WIDE,),
     "math.erfc": (WIDE,),
-    "math.acosh": (_uniform(1.2, 3.0),),
-    "math.atanh": (_uniform(-0.9, 0.9),),
+    "math.acosh": (uniform(1.2, 3.0),),
+    "math.atanh": (uniform(-0.9, 0.9),),
     "math.fma": (WIDE, WIDE, WIDE),
     # MLIR 22.1's clampf is maximumf(minimumf(x, lo), hi): random points pick each
     # operand somewhere, ties have probability zero
@@ -288,6 +282,11 @@ def _reduction(combiner: type) -> Build:
     return lambda b, a: T.reduce(b, a[0], [1], combiner)
 
 
+def _indices(b, values) -> SSAValue:
+    """A constant i64 index tensor (repeated positions included)."""
+    return T.dense(b, np.array(values), TensorType(T.I64, list(np.shape(values))))
+
+
 def _greater_of(b, a):  # np.where(x > y, x, y): a linalg.generic select
     return T.select(b, T.compare(b, "ogt", a[0], a[1]), a[0], a[1])
 
@@ -325,6 +324,18 @@ STRUCTURAL: dict[str, list[tuple[str, list, tuple, Build]]] = {
     "linalg.generic": [
         ("where", [_vector(3), _vector(3)], (WIDE, WIDE), _greater_of),
         ("sign", [_vector(3)], (NONZERO,), lambda b, a: b.mul(T.sign(b, a[0]), a[0])),
+        ("gather", [MATRIX], (WIDE,), lambda b, a: G.gather(b, a[0], _indices(b, [[2, 0, 2, 1], [0, 0, 1, 1]]), 1)),
+        ("scatter-add", [TensorType(f64, [2, 4]), MATRIX], (WIDE, WIDE),
+         lambda b, a: G.scatter_add(b, a[1], _indices(b, [[2, 0, 2, 1], [0, 0, 1, 1]]), a[0], 1)),
+        ("scatter", [TensorType(f64, [2, 4]), MATRIX], (WIDE, WIDE),
+         lambda b, a: G.scatter(b, a[1], _indices(b, [[2, 0, 2, 1], [0, 0, 1, 1]]), a[0], 1)),
+        ("contraction: batched matmul", [TensorType(f64, [2, 2, 3]), TensorType(f64, [2, 3, 2])], (WIDE, WIDE),
+         lambda b, a: C.contract(b, a, ["bik", "bkj"], "bij")),
+        ("contraction: three operands", [_vector(3), TensorType(f64, [3, 4]), _vector(4)], (WIDE,) * 3,
+         lambda b, a: C.contract(b, a, ["i", "ij", "j"], "")),
+        ("contraction: broadcast", [_vector(3)], (WIDE,), lambda b, a: C.contract(b, a, ["j"], "ij", {"i": 2})),
+        ("contraction: float32", [TensorType(f32, [2, 3]), TensorType(f32, [3])], (WIDE, WIDE),
+         lambda b, a: C.contract(b, a, ["ij", "j"], "i")),
     ],
     "tensor.splat": [("to (3,)", [f64], (WIDE,), lambda b, a: T.splat(b, a[0], (3,)))],
     "tensor.reshape": [("(2, 3) to (3, 2)", [MATRIX], (WIDE,), lambda b, a: T.reshape(b, a[0], (3, 2)))],
