@@ -3,11 +3,17 @@
 Each builds one module whose entry returns the Jacobian's entries, row-major
 (output by output, `argnums` by `argnums`):
 
-- jacfwd: one `irad.jvp` request per argument in `argnums`, along a unit tangent;
-- jacrev: one augmented primal, then one pullback call per float output, with
-  a unit cotangent;
-- hessian(f) = jacfwd(grad(f)): forward over reverse, the jvp pass applied to
-  the gradient's IR.
+- jacfwd: one `irad.jvp` request per element of each argument in `argnums`,
+  along a unit tangent;
+- jacrev: one augmented primal, then one pullback call per element of each
+  output, with a unit cotangent;
+
+so a Jacobian is IR too, and the transformations compose: an outer derivative
+differentiates these requests and calls. For arrays, entry J[i][a] is a tensor
+of shape output_i.shape + argument_a.shape (as JAX gives it), assembled from
+the per-element sweeps with tensor.concat and tensor.reshape.
+hessian(f) = jacfwd(grad(f)): forward over reverse, the jvp pass applied to
+the gradient's IR.
 
 The results keep JAX's structure: for a function returning one float, a float
 for an int `argnums` and a tuple for a tuple; for several float outputs, a
@@ -23,17 +29,19 @@ import numbers
 import numpy as np
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr
+from xdsl.dialects import arith, func, tensor
+from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Attribute, Block, SSAValue
 
-from irad.api import grad, jvp, vjp
-from irad.compiled import Compiled, cached, error_at, name_of, normalise_argnums, run_compiled, variant
+from irad.api import grad
+from irad.compiled import Compiled, cached, error_at, name_of, normalise_argnums, run_compiled
 from irad.backends import Backend, check_backend, compile_for
 from irad.ir.dialect import TAPE, JvpOp, TapeFreeOp
 from irad.frontend import bind_arguments, signature_of
 from irad.frontend.globals import HiddenGlobals
-from irad.ir.types import describe, is_float, is_tensor
+from irad.ir import tensor as T
+from irad.ir.builder import IRBuilder
+from irad.ir.types import describe, is_differentiable, is_tensor, shape_of
 from irad.passes.differentiate import Differentiator
 from irad.pipeline import add_entry, entry_block, function_named, jvp_spec, lowered, reversed_spec, run
 from irad.rules import default_table
@@ -49,8 +57,6 @@ class _JacobianFunction:
         self.backend = check_backend(backend)
         self.single = isinstance(argnums, numbers.Integral)
         self.__name__ = f"{mode}({name_of(f)})"
-        # f's primal, by signature, then by the global arrays it reads: its result types
-        self._primals: dict[tuple[Attribute, ...], list[Compiled]] = {}
 
     def _irad_module(self, signature: tuple[Attribute, ...]) -> tuple[ModuleOp, str, HiddenGlobals]:
         nums = normalise_argnums(self.f, self.argnums, signature)
@@ -76,10 +82,6 @@ class _JacobianFunction:
 
     def __call__(self, *args, **kwargs):
         args = bind_arguments(self.f, args, kwargs)
-        signature = signature_of(self.f, tuple(args))
-        nums = normalise_argnums(self.f, self.argnums, signature)
-        if any(is_tensor(signature[a]) for a in nums) or self._array_outputs(signature):
-            return self._array_jacobian(args, signature, nums)
         compiled, hidden = self._compiled(args)
         flat = run_compiled(compiled.run, (*args, *hidden))
         width = len(flat) // len(compiled.out_types)
@@ -87,57 +89,6 @@ class _JacobianFunction:
         rows = [row[0] if self.single else tuple(row) for row in rows]
         returns_tuple = len(rows) > 1 or getattr(self.f, "returns_tuple", False)
         return tuple(rows) if returns_tuple else rows[0]
-
-    # ---- arrays: one sweep per element, assembled with numpy --------------------
-    def _array_outputs(self, signature) -> bool:
-        """Does f return an array? Shapes are static, so f's result types say,
-        once per signature and dtypes and shapes of the global arrays it reads."""
-
-        def build() -> Compiled:
-            module, name, hidden = lowered(self.f, signature)
-            return Compiled(module, None, tuple(function_named(module, name).function_type.outputs.data), hidden)
-
-        primal, _ = variant(self._primals.setdefault(signature, []), build)
-        return any(is_tensor(t) for t in primal.out_types)
-
-    def _array_jacobian(self, args, signature, nums):
-        """J[output][argument] of shape output.shape + argument.shape, as JAX gives it."""
-        per_arg = []
-        if self.mode == "jacfwd":
-            for a in nums:
-                shape = np.shape(args[a])
-                columns = []
-                for k in range(int(np.prod(shape))):
-                    direction = np.zeros(shape)
-                    direction.flat[k] = 1.0
-                    seed = [direction if shape else 1.0]
-                    out, tangent = jvp(self.f, args, seed, argnums=a, backend=self.backend)
-                    columns.append(tangent if isinstance(out, tuple) else (tangent,))
-                outs = out if isinstance(out, tuple) else (out,)
-                per_arg.append([
-                    np.stack([np.asarray(c[o]) for c in columns], axis=-1).reshape(np.shape(outs[o]) + shape)
-                    for o in range(len(outs))
-                ])
-            rows = [[per_arg[j][o] for j in range(len(nums))] for o in range(len(per_arg[0]))]
-        else:
-            out, pullback = vjp(self.f, *args, backend=self.backend)
-            outs = out if isinstance(out, tuple) else (out,)
-            rows = []
-            for o, value in enumerate(outs):
-                shape = np.shape(value)
-                grads = []
-                for k in range(int(np.prod(shape))):
-                    seed = np.zeros(shape)
-                    seed.flat[k] = 1.0
-                    cts = [np.zeros(np.shape(v)) if isinstance(v, np.ndarray) else 0.0 for v in outs]
-                    cts[o] = seed if shape else 1.0
-                    grads.append(pullback(cts[0] if len(outs) == 1 else tuple(cts)))
-                rows.append([
-                    np.stack([np.asarray(g[a]) for g in grads]).reshape(shape + np.shape(args[a]))
-                    for a in nums
-                ])
-        rows = [row[0] if self.single else tuple(row) for row in rows]
-        return rows[0] if len(rows) == 1 and not getattr(self.f, "returns_tuple", False) else tuple(rows)
 
 
 def jacobian_module(
@@ -156,7 +107,7 @@ def jacobian_module(
     primal = function_named(module, name)
     primal.sym_visibility = StringAttr("private")
     outputs = tuple(primal.function_type.outputs.data)
-    bad = [describe(t) for t in outputs if not is_float(t)]
+    bad = [describe(t) for t in outputs if not is_differentiable(t)]
     if not outputs or bad:
         raise error_at(
             f,
@@ -176,26 +127,61 @@ def jacobian_module(
     return module, entry.sym_name.data, outputs, hidden
 
 
-def _unit(block: Block, type_: Attribute, value: float) -> SSAValue:
-    op = arith.ConstantOp(FloatAttr(value, type_))
+def _unit(block: Block, type_: Attribute, hot: int | None) -> SSAValue:
+    """A constant of `type_` that is 1 at flat index `hot` and 0 elsewhere (all 0: None)."""
+    values = np.zeros(_size(type_))
+    if hot is not None:
+        values[hot] = 1.0
+    if is_tensor(type_):
+        op = arith.ConstantOp(T.dense_attr(values, type_))
+    else:
+        op = arith.ConstantOp(FloatAttr(float(values[0]), type_))
     block.add_op(op)
     return op.result
 
 
+def _size(type_: Attribute) -> int:
+    return int(np.prod(shape_of(type_)))
+
+
+def _stacked(block: Block, parts: Sequence[SSAValue], rows: Attribute, cols: Attribute, axis: int) -> SSAValue:
+    """The Jacobian entry of shape rows.shape + cols.shape: the matrix
+    [size(rows), size(cols)] whose rows (axis 0, each part of type `cols`) or
+    columns (axis 1, each of type `rows`) are `parts`, reshaped."""
+    b = IRBuilder(block)
+    piece = [1, _size(cols)] if axis == 0 else [_size(rows), 1]
+    pieces = [T.reshape(b, p if is_tensor(p.type) else _as_tensor(b, p), piece) for p in parts]
+    matrix_type = TensorType(T.element(pieces[0]), [_size(rows), _size(cols)])
+    matrix = pieces[0] if len(pieces) == 1 else b.value(tensor.ConcatOp(pieces, axis, matrix_type))
+    return T.reshape(b, matrix, [*shape_of(rows), *shape_of(cols)])
+
+
+def _as_tensor(b: IRBuilder, scalar: SSAValue) -> SSAValue:
+    return b.value(tensor.FromElementsOp(scalar, result_type=TensorType(scalar.type, [1])))
+
+
 def _forward_entries(module, name, block, argnums, outputs) -> list[SSAValue]:
-    """One jvp per argument; column j holds the tangents of every output."""
+    """One jvp per element of each argument: J[i][a]'s columns."""
     n = len(outputs)
     columns = []
     for a in argnums:
-        one = _unit(block, block.args[a].type, 1.0)
-        request = JvpOp(name, [*block.args, one], [a], [*outputs, *outputs])
-        block.add_op(request)
-        columns.append(request.results[n:])
+        arg_type = block.args[a].type
+        tangents = []
+        for k in range(_size(arg_type)):
+            one = _unit(block, arg_type, k)
+            request = JvpOp(name, [*block.args, one], [a], [*outputs, *outputs])
+            block.add_op(request)
+            tangents.append(request.results[n:])
+        columns.append([
+            _stacked(block, [t[i] for t in tangents], outputs[i], arg_type, 1) if is_tensor(arg_type)
+            else tangents[0][i]
+            for i in range(n)
+        ])
     return [columns[j][i] for i in range(n) for j in range(len(argnums))]
 
 
 def _reverse_entries(module, name, block, argnums, outputs) -> list[SSAValue]:
-    """One pullback per output; row i holds the cotangents of every argument."""
+    """One pullback per element of each output: J[i][a]'s rows."""
     active = tuple(i in argnums for i in range(len(block.args)))
     generated = Differentiator(module, default_table()).reverse(name, active)
     augmented = func.CallOp(generated.augmented, list(block.args), [*outputs, *generated.residual_types])
@@ -204,11 +190,18 @@ def _reverse_entries(module, name, block, argnums, outputs) -> list[SSAValue]:
     ordered = sorted(argnums)
     grad_types = [block.args[i].type for i in ordered]
     rows = []
-    for i, t in enumerate(outputs):
-        seeds = [_unit(block, u, 1.0 if k == i else 0.0) for k, u in enumerate(outputs)]
-        pullback = func.CallOp(generated.pullback, [*residuals, *seeds], grad_types)
-        block.add_op(pullback)
-        rows.append([pullback.results[ordered.index(a)] for a in argnums])
+    for i, out_type in enumerate(outputs):
+        per_element = []
+        for k in range(_size(out_type)):
+            seeds = [_unit(block, u, k if o == i else None) for o, u in enumerate(outputs)]
+            pullback = func.CallOp(generated.pullback, [*residuals, *seeds], grad_types)
+            block.add_op(pullback)
+            per_element.append(pullback.results)
+        rows.append([
+            _stacked(block, [p[ordered.index(a)] for p in per_element], out_type, block.args[a].type, 0)
+            if is_tensor(out_type) else per_element[0][ordered.index(a)]
+            for a in argnums
+        ])
     for tape in (r for r in residuals if r.type == TAPE):
         block.add_op(TapeFreeOp(tape))  # the last pullback has run
     return [v for row in rows for v in row]

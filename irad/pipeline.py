@@ -2,7 +2,7 @@
 
     gradient:  irad-differentiate{checkpoint=... inline=... hoist=true},irad-lower-tape,irad-optimize{max-depth=...},irad-symbol-dce
     reversed:  irad-lower-tape,irad-optimize{max-depth=...},irad-symbol-dce
-    jvp:       irad-jvp,irad-optimize,irad-symbol-dce
+    jvp:       irad-lower-tape,irad-jvp,irad-optimize,irad-symbol-dce
     optimise:  irad-optimize{max-depth=...},irad-symbol-dce
 
 The API, the Jacobians and `irad.export` run them; `irad-opt` and stock
@@ -11,7 +11,10 @@ pass (`Differentiator.reverse`, for vjp and jacrev). Whatever differentiates in
 reverse mode lowers the tape ops to memref code (irad-lower-tape) before the
 optimiser and the backends see them. A module built to be differentiated again
 is not inlined (max-depth=0, inline=false): its calls, to rule targets above
-all, must meet the rule table again. Otherwise irad-differentiate inlines the
+all, must meet the rule table again; and its tape ops stay (no
+irad-lower-tape): reverse mode follows them with shadow tapes, and the
+pipeline that differentiates it lowers them. Forward mode follows the memref
+code, so `jvp` lowers them first. Otherwise irad-differentiate inlines the
 callees it differentiates before it reverses them (linear compile time in the
 depth of a call tree; the optimiser would inline their generated functions
 anyway).
@@ -67,9 +70,10 @@ def _joined(*specs: str) -> str:
 
 def reversed_spec(inline: bool = True, tape: str = "memref") -> str:
     """`tape`: the form irad-lower-tape gives the tape, "memref" or "tensor"
-    (the backend's `tape_form`)."""
+    (the backend's `tape_form`). Without inlining (a gradient to be
+    differentiated again) the tape ops stay: the outer pipeline lowers them."""
     lower_tape = "irad-lower-tape" if tape == "memref" else f"irad-lower-tape{{form={tape}}}"
-    return _joined(lower_tape, optimise_spec(inline))
+    return _joined(lower_tape if inline else "", optimise_spec(inline))
 
 
 def gradient_spec(checkpoint: bool = False, inline: bool = True, tape: str = "memref") -> str:
@@ -78,7 +82,7 @@ def gradient_spec(checkpoint: bool = False, inline: bool = True, tape: str = "me
 
 
 def jvp_spec(inline: bool = True) -> str:
-    return _joined("irad-jvp", optimise_spec(inline))
+    return _joined("irad-lower-tape,irad-jvp", optimise_spec(inline))
 
 
 def _after_pass(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:

@@ -31,6 +31,13 @@ reserve before a loop of known trip count (passes/loops.py) sizes the tape
 once for all its iterations, so the loop's pushes never grow it. Every value
 of the tape type (arguments, results, loop-carried values) becomes
 `tensor<?xf64>`.
+
+The shadow ops (reverse over reverse) lower the same way on a shadow's buffer,
+which starts zeroed and grows zero-filled: `irad.shadow_add` loads each float
+field of a record, adds the cotangent and stores it back; `irad.shadow_read`
+loads a record's float fields, or zeros when the shadow never grew that far
+(no cotangent was ever added to it: records do not overlap); `irad.shadow_merge`
+adds one shadow into another slot by slot.
 """
 
 from __future__ import annotations
@@ -66,9 +73,14 @@ from xdsl.rewriter import InsertPoint
 
 from irad.ir import tensor as T
 from irad.ir.builder import IRBuilder
+from irad.ir.constants import zero_constant
 from irad.ir.dialect import (
     TAPE,
     TAPE_COPY,
+    ShadowAddOp,
+    ShadowCreateOp,
+    ShadowMergeOp,
+    ShadowReadOp,
     TapeCreateOp,
     TapeFreeOp,
     TapePushOp,
@@ -76,6 +88,9 @@ from irad.ir.dialect import (
     TapeReserveOp,
     record_slots,
 )
+from irad.ir.types import is_differentiable
+from irad.errors import DifferentiationError
+from irad.ir.locations import location
 
 INDEX = IndexType()
 # The tape's type in tensor form.
@@ -281,17 +296,37 @@ class TensorTape:
 
 
 STORAGE = {"memref": MemRefTape(), "tensor": TensorTape()}
+SHADOW = STORAGE["memref"]  # shadow tapes (reverse over reverse) run on the CPU backends only
 
 
-def _grown(c: IRBuilder, s, tape: SSAValue, pos: SSAValue, end: SSAValue) -> SSAValue:
+def _for_each_slot(c: IRBuilder, lower: SSAValue, upper: SSAValue, body) -> scf.ForOp:
+    """An scf.for over slots [lower, upper) whose body `body(builder, k)` builds."""
+    block = Block(arg_types=[INDEX])
+    body(IRBuilder(block), block.args[0])
+    block.add_op(scf.YieldOp())
+    return c.insert(scf.ForOp(lower, upper, c.index(1), [], Region(block)))
+
+
+def _fill_zeros(c: IRBuilder, buffer: SSAValue, lower: SSAValue, upper: SSAValue) -> None:
+    def store_zero(e: IRBuilder, k: SSAValue) -> None:
+        e.insert(memref.StoreOp.get(e.value(arith.ConstantOp(FloatAttr(0.0, f64))), buffer, [k]))
+
+    _for_each_slot(c, lower, upper, store_zero)
+
+
+def _grown(c: IRBuilder, s, tape: SSAValue, pos: SSAValue, end: SSAValue, zeroed: bool = False) -> SSAValue:
     """The tape, or a copy of its first `pos` slots twice as large (at least
-    `end` slots) when `end` is past its capacity."""
+    `end` slots) when `end` is past its capacity; a shadow (`zeroed`, memref
+    form only) has the slots past `pos` set to zero."""
     capacity = s.capacity(c, tape)
     full = c.value(arith.CmpiOp(end, capacity, "ugt"))
     grown = Block()
     g = IRBuilder(grown)
     doubled = g.value(arith.MaxSIOp(g.value(arith.AddiOp(capacity, capacity)), end))
-    g.insert(scf.YieldOp(s.copy_prefix(g, tape, pos, doubled)))
+    bigger = s.copy_prefix(g, tape, pos, doubled)
+    if zeroed:
+        _fill_zeros(g, bigger, pos, doubled)
+    g.insert(scf.YieldOp(bigger))
     same = Block()
     same.add_op(scf.YieldOp(tape))
     return c.value(scf.IfOp(full, [s.tape_type], Region(grown), Region(same)))
@@ -335,6 +370,77 @@ def _read(c: IRBuilder, s, tape: SSAValue, end: SSAValue, types: Sequence[Attrib
     return values
 
 
+def _create_shadow(c: IRBuilder) -> list[SSAValue]:
+    size = c.index(INITIAL_CAPACITY)
+    shadow = c.value(memref.AllocOp.get(f64, shape=[DYNAMIC_INDEX], dynamic_sizes=[size]))
+    _fill_zeros(c, shadow, c.index(0), size)
+    return [shadow]
+
+
+def _record_start(c: IRBuilder, end: SSAValue, types: Sequence[Attribute]) -> SSAValue:
+    return c.value(arith.SubiOp(end, c.index(sum(_slots(t) for t in types))))
+
+
+def _shadow_add(c: IRBuilder, shadow: SSAValue, end: SSAValue, values: Sequence[SSAValue]) -> list[SSAValue]:
+    types = [v.type for v in values]
+    base = _record_start(c, end, types)
+    capacity = c.value(memref.DimOp(shadow, c.index(0)))
+    shadow = _grown(c, SHADOW, shadow, capacity, end, zeroed=True)
+    j = 0
+    for v in values:
+        if is_differentiable(v.type):
+            at = c.value(arith.AddiOp(base, c.index(j)))
+            if isinstance(v.type, TensorType):
+                total = c.value(arith.AddfOp(_unflatten(c, SHADOW.load_flat(c, shadow, at, _slots(v.type)), v.type), v))
+                SHADOW.store_flat(c, shadow, at, _flat_f64(c, total))
+            else:
+                old = _decode(c, [c.value(memref.LoadOp.get(shadow, [at]))], v.type)
+                (new,) = _encode(c, c.value(arith.AddfOp(old, v)))
+                c.insert(memref.StoreOp.get(new, shadow, [at]))
+        j += _slots(v.type)
+    return [shadow]
+
+
+def _zero(c: IRBuilder, t: Attribute) -> SSAValue:
+    return c.value(zero_constant(t))
+
+
+def _shadow_read(c: IRBuilder, shadow: SSAValue, end: SSAValue, types: Sequence[Attribute]) -> list[SSAValue]:
+    capacity = c.value(memref.DimOp(shadow, c.index(0)))
+    grew_there = c.value(arith.CmpiOp(end, capacity, "ule"))
+    added, never = Block(), Block()
+    a, z = IRBuilder(added), IRBuilder(never)
+    base = _record_start(a, end, types)
+    values, j = [], 0
+    for t in types:
+        if not is_differentiable(t):
+            values.append(_zero(a, t))
+        else:
+            at = a.value(arith.AddiOp(base, a.index(j)))
+            if isinstance(t, TensorType):
+                values.append(_unflatten(a, SHADOW.load_flat(a, shadow, at, _slots(t)), t))
+            else:
+                values.append(_decode(a, [a.value(memref.LoadOp.get(shadow, [at]))], t))
+        j += _slots(t)
+    a.insert(scf.YieldOp(*values))
+    z.insert(scf.YieldOp(*(_zero(z, t) for t in types)))
+    return list(c.insert(scf.IfOp(grew_there, list(types), Region(added), Region(never))).results)
+
+
+def _shadow_merge(c: IRBuilder, into: SSAValue, other: SSAValue) -> list[SSAValue]:
+    size = c.value(memref.DimOp(other, c.index(0)))
+    capacity = c.value(memref.DimOp(into, c.index(0)))
+    into = _grown(c, SHADOW, into, capacity, size, zeroed=True)
+
+    def add(e: IRBuilder, k: SSAValue) -> None:
+        total = e.value(arith.AddfOp(e.value(memref.LoadOp.get(into, [k])), e.value(memref.LoadOp.get(other, [k]))))
+        e.insert(memref.StoreOp.get(total, into, [k]))
+
+    _for_each_slot(c, c.index(0), size, add)
+    c.insert(memref.DeallocOp.get(other))
+    return [into]
+
+
 def _lower(op, rewriter: PatternRewriter, emit) -> None:
     """Replace `op` by the code `emit(cursor)` builds, whose values replace its results."""
     code = Block()
@@ -359,6 +465,20 @@ class LowerTapeOp(RewritePattern):
             _lower(op, rewriter, lambda c: [_grown(c, s, op.tape, op.pos, c.value(arith.AddiOp(op.pos, op.slots)))])
         elif isinstance(op, TapeFreeOp):
             rewriter.replace(op, s.free(op.tape), [])
+        elif s is not SHADOW:  # a shadow op: reverse over reverse
+            raise DifferentiationError(
+                f"{location(op)}: {op.name}: a gradient of a gradient through a tape runs on the "
+                "CPU backends only (the shadow tape is memref code)\n"
+                "  hint: use backend='python' or backend='native' for it"
+            )
+        elif isinstance(op, ShadowCreateOp):
+            _lower(op, rewriter, _create_shadow)
+        elif isinstance(op, ShadowAddOp):
+            _lower(op, rewriter, lambda c: _shadow_add(c, op.shadow, op.end, op.values))
+        elif isinstance(op, ShadowReadOp):
+            _lower(op, rewriter, lambda c: _shadow_read(c, op.shadow, op.end, op.values.types))
+        elif isinstance(op, ShadowMergeOp):
+            _lower(op, rewriter, lambda c: _shadow_merge(c, op.into, op.other))
 
 
 class _RetypeTape(TypeConversionPattern):
@@ -369,7 +489,10 @@ class _RetypeTape(TypeConversionPattern):
         return TENSOR_TAPE if typ == TAPE else None
 
 
-_TAPE_OPS = (TapeCreateOp, TapePushOp, TapeReadOp, TapeReserveOp, TapeFreeOp)
+_TAPE_OPS = (
+    TapeCreateOp, TapePushOp, TapeReadOp, TapeReserveOp, TapeFreeOp,
+    ShadowCreateOp, ShadowAddOp, ShadowReadOp, ShadowMergeOp,
+)
 
 
 @dataclass(frozen=True)
