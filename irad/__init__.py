@@ -15,7 +15,7 @@ _JACOBIANS = ("jacfwd", "jacrev", "hessian")
 _PYTHON_RULES = ("rrule", "frule")  # lowered by the frontend
 _TABLE_EDITS = ("opt_out", "non_differentiable")
 _RULES = (*_PYTHON_RULES, *_TABLE_EDITS)
-_LAZY_MODULES = ("rules", "testing")
+_LAZY_MODULES = ("rules", "testing", "linalg")
 
 
 def __getattr__(name: str):
@@ -45,6 +45,11 @@ def __getattr__(name: str):
         from irad.mlir_export import export
 
         return export
+    if name == "numpy_functions":
+        import irad.frontend  # noqa: F401  (fills the numpy table)
+        from irad.frontend.numpy_table import numpy_functions
+
+        return numpy_functions
     if name == "explain":
         from irad.report import explain
 
@@ -68,5 +73,6 @@ __all__ = [
     *_RULES,
     "explain",
     "export",
+    "numpy_functions",
     "stop_gradient",
 ]

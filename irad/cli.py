@@ -16,6 +16,7 @@ without a Python traceback; anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -23,6 +24,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from irad.errors import IradError
+from irad.ir.dialect import load_missing_ops
 from irad.universe import IRAD_UNIVERSE
 
 _USER_ERRORS = (IradError, ParseError, DiagnosticException)
@@ -45,6 +47,7 @@ class IradOptMain(xDSLOptMain):
         for name, factory in IRAD_UNIVERSE.all_dialects.items():
             if name not in known:
                 self.ctx.register_dialect(name, factory)
+        load_missing_ops(self.ctx)
 
     def register_all_passes(self) -> None:
         super().register_all_passes()
@@ -93,6 +96,16 @@ def main(args: Sequence[str] | None = None) -> None:
     explain.add_argument(
         "--argnums", help="comma-separated argument indices (default: all float arguments)"
     )
+    explain.add_argument(
+        "--mode", choices=("reverse", "forward"), default="reverse",
+        help="reverse mode (irad.grad, the default) or forward mode (irad.jvp); with "
+        "--order 2, how the gradient is differentiated again",
+    )
+    explain.add_argument(
+        "--order", type=int, choices=(1, 2), default=1,
+        help="2: differentiate the gradient again (--mode reverse: grad(grad(f)); "
+        "--mode forward: jacfwd(grad(f)), as irad.hessian) and report both orders",
+    )
 
     parsed, rest = parser.parse_known_args(args)
     if parsed.command == "opt":
@@ -101,13 +114,13 @@ def main(args: Sequence[str] | None = None) -> None:
         if rest:
             parser.error(f"unrecognized arguments: {' '.join(rest)}")
         try:
-            print(_explain(parsed.function, parsed.args, parsed.argnums))
+            print(_explain(parsed.function, parsed.args, parsed.argnums, parsed.mode, parsed.order))
         except IradError as error:
             print(f"irad: error: {error}", file=sys.stderr)
             sys.exit(1)
 
 
-def _explain(spec: str, arg_texts: Sequence[str], argnums: str | None):
+def _explain(spec: str, arg_texts: Sequence[str], argnums: str | None, mode: str = "reverse", order: int = 1):
     import ast
     import runpy
 
@@ -116,10 +129,19 @@ def _explain(spec: str, arg_texts: Sequence[str], argnums: str | None):
     path, _, name = spec.rpartition(":")
     if not path or not name:
         raise IradError(f"expected FILE:FUNCTION, got '{spec}'")
+    # as `python FILE` does, the file's folder comes first on the import path
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     try:
         namespace = runpy.run_path(path, run_name="__irad_explain__")
     except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
         raise IradError(f"cannot read {path}: {exc.strerror}") from None
+    except ImportError as exc:
+        raise IradError(
+            f"{path} could not be run: {exc}\n  hint: run irad explain from the folder "
+            "its imports are relative to (or set PYTHONPATH)"
+        ) from None
+    finally:
+        sys.path.pop(0)
     if not callable(namespace.get(name)):
         raise IradError(f"{path} defines no function '{name}'")
     try:
@@ -127,7 +149,7 @@ def _explain(spec: str, arg_texts: Sequence[str], argnums: str | None):
         nums = None if argnums is None else tuple(int(n) for n in argnums.split(","))
     except (ValueError, SyntaxError) as exc:
         raise IradError(f"arguments must be Python literals such as 1.5 or 3 ({exc})") from None
-    return explain(namespace[name], *args, argnums=nums)
+    return explain(namespace[name], *args, argnums=nums, mode=mode, order=order)
 
 
 if __name__ == "__main__":

@@ -4,9 +4,15 @@ Every message names where the problem is (a Python file:line:col or an IR
 location), what is unsupported, and what to do about it.
 """
 
+from xdsl.utils.exceptions import DiagnosticException
 
-class IradError(Exception):
-    """Base class of every error irad raises on purpose."""
+
+class IradError(DiagnosticException):
+    """Base class of every error irad raises on purpose.
+
+    An xDSL diagnostic: xDSL's tools report it as they report a verifier error,
+    so stock `xdsl-opt --verify-diagnostics` prints the message (location and
+    hint included) without a traceback, as `irad-opt` always does."""
 
 
 class UnsupportedError(IradError):
@@ -26,3 +32,8 @@ class RuntimeCheckError(IradError):
     bounds, a range step of zero, int overflow or division by zero, a float ->
     int of inf or NaN (where Python or numpy would raise); or its recursion
     nested deeper than the stack allows. The same on both backends."""
+
+
+class IradWarning(UserWarning):
+    """Something irad does differently from Python, said while compiling: a
+    `print` the native backend drops, a decorator's wrapper it cannot lower."""

@@ -33,7 +33,7 @@ from irad.backends import check_backend, compile_for
 from irad.ir.dialect import TAPE, JvpOp, TapeFreeOp
 from irad.frontend import bind_arguments, signature_of
 from irad.frontend.globals import HiddenGlobals
-from irad.ir.types import describe, is_differentiable, is_float, is_tensor
+from irad.ir.types import describe, is_float, is_tensor
 from irad.passes.differentiate import Differentiator
 from irad.pipeline import add_entry, entry_block, function_named, jvp_spec, lowered, reversed_spec, run
 from irad.rules import default_table

@@ -5,9 +5,10 @@ The file holds only standard dialects (func, arith, math, scf, memref) and
 builtin metadata, so `mlir-opt` parses it without irad. Public functions carry
 `llvm.emit_c_interface`, so C (or ctypes) can call the `_mlir_ciface_<name>`
 wrapper after lowering. With `main=True` a `@main()` is added that calls the
-entry on the example arguments and prints each result with the MLIR runner
-utilities' `printF64`, one per line: `mlir-runner -e main
---entry-point-result=void` runs it (docs/backends.md has the commands).
+entry on the example arguments and prints each result with C's
+`printf("%.17g\n")`, one per line, all 17 significant digits (the runner
+utilities' `printF64` prints 6): `mlir-runner -e main --entry-point-result=void`
+runs it (docs/ir-conventions.md has the commands).
 
 Global arrays `f` reads stay arguments, as in irad's own IR: the public
 functions take them after f's arguments (named after them; the file's header
@@ -21,7 +22,7 @@ import os
 import shlex
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith, func, llvm
 from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
@@ -31,8 +32,11 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     ModuleOp,
+    StringAttr,
     TensorType,
     f64,
+    i8,
+    i32,
 )
 from xdsl.ir import Block, Region
 
@@ -102,29 +106,40 @@ def _constant(value, t) -> arith.ConstantOp:
     raise TypeError(f"no constant of type {t}")  # signature_of admits only the types above
 
 
-def _printing_main(module: ModuleOp, entry: str, args: tuple) -> list[func.FuncOp]:
-    """`@main()`: call `@entry` on `args` and print every (float) result."""
-    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
-    taken = sorted({"main", "printF64", "printNewline"} & functions.keys())
+FORMAT = "irad.format"
+_FORMAT_TEXT = "%.17g\n\0"  # enough digits to read the same double back
+
+
+def _printing_main(module: ModuleOp, entry: str, args: tuple) -> list:
+    """`@main()`: call `@entry` on `args` and print every (float) result with
+    `printf("%.17g\n")` (an llvm.call: func.call has no variadic calls)."""
+    symbols = {op.sym_name.data for op in module.ops if hasattr(op, "sym_name")}
+    taken = sorted({"main", "printf", FORMAT} & symbols)
     if taken:
         raise IradError(
-            f"export(main=True) adds @main, @printF64 and @printNewline, but the module already "
+            f"export(main=True) adds @main, @printf and @{FORMAT}, but the module already "
             f"has @{', @'.join(taken)}\n  hint: rename that Python function, or export with main=False"
         )
-    callee = functions[entry]
+    callee = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == entry)
     inputs, outputs = callee.function_type.inputs.data, callee.function_type.outputs.data
     block = Block()
     constants = [_constant(a, t) for a, t in zip(args, inputs)]
     block.add_ops(constants)
     call = func.CallOp(entry, [c.result for c in constants], list(outputs))
     block.add_op(call)
+    pointer = llvm.LLVMPointerType()
     for result, t in zip(call.results, outputs):
         if not isinstance(t, Float64Type):
-            result = block.add_op(arith.ExtFOp(result, f64)).result  # f32 gradients print as f64
-        block.add_op(func.CallOp("printF64", [result], []))
-        block.add_op(func.CallOp("printNewline", [], []))
+            extended = arith.ExtFOp(result, f64)  # C passes a float as a double
+            block.add_op(extended)
+            result = extended.result
+        text = llvm.AddressOfOp(FORMAT, pointer)
+        block.add_ops([text, llvm.CallOp("printf", text.result, result, variadic_args=1, return_type=i32)])
     block.add_op(func.ReturnOp())
     main = func.FuncOp("main", FunctionType.from_lists([], []), Region(block))
-    print_f64 = func.FuncOp.external("printF64", [f64], [])
-    newline = func.FuncOp.external("printNewline", [], [])
-    return [print_f64, newline, main]
+    text_type = llvm.LLVMArrayType(len(_FORMAT_TEXT.encode()), i8)
+    format_text = llvm.GlobalOp(text_type, FORMAT, "internal", constant=True, value=StringAttr(_FORMAT_TEXT))
+    printf = llvm.FuncOp(
+        "printf", llvm.LLVMFunctionType([pointer], i32, is_variadic=True), linkage=llvm.LinkageAttr("external")
+    )
+    return [format_text, printf, main]

@@ -1,9 +1,15 @@
-"""The decision report: what the pass did at each call op, and why.
+"""The decision report: what the passes did at each call op, and why.
 
 For every call in the differentiated call tree it says whether a rule was
 inlined (which one, where it is defined), the rule declined or was opted out
 of, the callee was differentiated because no rule matched, the callee is
-non-differentiable, or no cotangent flowed through the call at all.
+non-differentiable, or no derivative flowed through the call at all.
+
+In reverse mode (`irad.grad`) or forward mode (`irad.jvp`), and at order 2: the
+gradient differentiated again, in reverse mode (`irad.grad(irad.grad(f))`) or
+in forward mode (`irad.jacfwd(irad.grad(f))`, which is how `irad.hessian`
+works). Calls inside the generated code of the gradient meet the rule table at
+order 2, where a rule may decline (see docs/forward-mode.md).
 """
 
 from __future__ import annotations
@@ -11,41 +17,99 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from irad.compiled import error_at
 from irad.frontend import bind_arguments, signature_of
 from irad.ir.types import is_differentiable
-from irad.passes.differentiate import CallDecision, Differentiator
-from irad.pipeline import lowered
+from irad.passes.decisions import CallDecision
+from irad.passes.differentiate import Differentiator
+from irad.passes.forward import ForwardDifferentiator
+from irad.pipeline import gradient_module, lowered
 from irad.rules import RuleTable, default_table
+
+MODES = ("reverse", "forward")
+
 
 @dataclass(frozen=True)
 class Report:
+    """The decisions of one differentiation; at order 2, `gradient` is the
+    report of the (reverse-mode) gradient that was differentiated again."""
+
     function: str
     decisions: tuple[CallDecision, ...]
+    mode: str = "reverse"
+    order: int = 1
+    gradient: Report | None = None
+
+    def _lines(self, indent: str) -> list[str]:
+        lines = [f"{indent}{d.describe()}" for d in self.decisions]
+        return lines or [f"{indent}(no calls)"]
 
     def __str__(self) -> str:
-        lines = [f"irad explain: {self.function}"]
-        lines += [f"  {d.describe()}" for d in self.decisions]
-        if not self.decisions:
-            lines.append("  (no calls)")
-        return "\n".join(lines)
+        if self.gradient is None:
+            title = f"irad explain: {self.function}"
+            if self.mode != "reverse":
+                title += f" ({self.mode} mode)"
+            return "\n".join([title, *self._lines("  ")])
+        return "\n".join(
+            [
+                f"irad explain: {self.function}, order 2 ({self.mode} over reverse)",
+                "  order 1, reverse mode: the gradient",
+                *self.gradient._lines("    "),
+                f"  order 2, {self.mode} mode: the gradient differentiated",
+                *self._lines("    "),
+            ]
+        )
 
 
 def explain(
-    f: Callable, *args, argnums: int | Sequence[int] | None = None, table: RuleTable | None = None
+    f: Callable,
+    *args,
+    argnums: int | Sequence[int] | None = None,
+    table: RuleTable | None = None,
+    mode: str = "reverse",
+    order: int = 1,
 ) -> Report:
     """The decision report for differentiating `f` at `args` (all float
-    arguments unless `argnums` says otherwise)."""
+    arguments unless `argnums` says otherwise), in `mode` ("reverse" or
+    "forward"). `order=2` differentiates the gradient of `f` again in `mode`
+    with respect to the same arguments, and reports both orders (the rule
+    table is the default one there, as for the API's higher derivatives)."""
+    if mode not in MODES:
+        raise error_at(f, f"explain: mode must be 'reverse' or 'forward', got {mode!r}")
+    if order not in (1, 2):
+        raise error_at(f, f"explain: order must be 1 or 2, got {order!r}\n  hint: higher orders nest order 2")
+    if order == 2 and table is not None and table is not default_table():
+        raise error_at(f, "explain: order 2 differentiates with the default rule table only")
     table = table if table is not None else default_table()
     args = bind_arguments(f, args, {})
     signature = signature_of(f, args)
     if argnums is None:
         wrt = {i for i, t in enumerate(signature) if is_differentiable(t)}
     else:
-        wrt = {argnums % len(signature)} if isinstance(argnums, int) else {
-            n % len(signature) for n in argnums
-        }
-    module, name, hidden = lowered(f, signature, table)
-    differentiator = Differentiator(module, table)
+        nums = (argnums,) if isinstance(argnums, int) else argnums
+        wrt = {n % len(signature) for n in nums}
     active = tuple(i in wrt and is_differentiable(t) for i, t in enumerate(signature))
-    differentiator.reverse(name, active + (False,) * len(hidden.globals))  # global arrays: never
-    return Report(getattr(f, "__qualname__", name), tuple(differentiator.decisions))
+    title = getattr(f, "__qualname__", getattr(f, "__name__", "f"))
+    if order == 1:
+        module, name, hidden = lowered(f, signature, table)
+    else:  # the gradient, differentiated again
+        gradient = explain(f, *args, argnums=argnums)
+        ordered = tuple(i for i, a in enumerate(active) if a)
+        module, name, hidden = gradient_module(f, signature, ordered, with_value=False, inline=False)
+    # the global arrays f reads come after its arguments, never differentiated
+    active += (False,) * len(hidden.globals)
+    decisions = _decisions(module, name, active, mode, table)
+    if order == 1:
+        return Report(title, decisions, mode)
+    return Report(title, decisions, mode, 2, gradient)
+
+
+def _decisions(module, name: str, active: tuple[bool, ...], mode: str, table: RuleTable) -> tuple[CallDecision, ...]:
+    """Differentiate @name of `module` in `mode`; what was decided at each call."""
+    if mode == "reverse":
+        differentiator = Differentiator(module, table)
+        differentiator.reverse(name, active)
+    else:
+        differentiator = ForwardDifferentiator(module, table)
+        differentiator.jvp(name, active)
+    return tuple(differentiator.decisions)

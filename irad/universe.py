@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from xdsl.universe import Universe
+from xdsl.universe import XDSL_UNIVERSE, Universe
 
 if TYPE_CHECKING:
     from xdsl.ir import Dialect
@@ -23,6 +23,18 @@ def _irad_dialect() -> Dialect:
     from irad.ir.dialect import IRAD
 
     return IRAD
+
+
+def _math_dialect() -> Dialect:
+    from irad.ir.mlir_ops import MATH
+
+    return MATH
+
+
+def _arith_dialect() -> Dialect:
+    from irad.ir.mlir_ops import ARITH
+
+    return ARITH
 
 
 def _differentiate_pass() -> type[ModulePass]:
@@ -43,6 +55,13 @@ def _lower_tape_pass() -> type[ModulePass]:
     from irad.passes.lower_tape import LowerTapePass
 
     return LowerTapePass
+
+
+def _for_mlir_opt_pass() -> type[ModulePass]:
+    import irad.frontend  # noqa: F401  (adds the built-in Python-written rules to the table)
+    from irad.passes.for_mlir_opt import ForMlirOptPass
+
+    return ForMlirOptPass
 
 
 def _optimize_pass() -> type[ModulePass]:
@@ -79,5 +98,15 @@ IRAD_UNIVERSE = Universe(
         "irad-optimize": _optimize_pass,
         "irad-float-folds": _float_folds_pass,
         "irad-symbol-dce": _symbol_dce_pass,
+        "irad-for-mlir-opt": _for_mlir_opt_pass,
     },
 )
+
+# MLIR 22's math and arith ops that xDSL 0.75 lacks (math.erfc, math.sincos,
+# arith.remf, ...; irad/ir/mlir_ops.py) belong to xDSL's own `math` and `arith`
+# dialects, which xDSL's universe already names; a second universe defining them
+# again would make the multiverse raise. So irad swaps the loaders of those two
+# entries for loaders of the same dialects with the missing ops added. xDSL builds
+# the multiverse after importing every plugin (this module included), so stock
+# `xdsl-opt` and `irad-opt` both parse MLIR 22 math IR.
+XDSL_UNIVERSE.all_dialects.update(math=_math_dialect, arith=_arith_dialect)

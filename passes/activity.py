@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from irad.ir.types import is_differentiable
-from irad.passes.derivatives import is_non_differentiable
+from irad.passes.derivatives import is_non_differentiable, refused_reason
 
 
 def active_values(
@@ -58,6 +58,20 @@ def varied_memory(
         if any(isinstance(r.type, MemRefType) for r in op.results) and any(
             o in varied for o in op.operands
         ):
+            return op
+    return None
+
+
+def refused_use(
+    fn: func.FuncOp, active_args: Sequence[bool], constant: Set[Operation] = frozenset()
+) -> Operation | None:
+    """An op the registry refuses to differentiate that a value depending on an
+    active argument reaches, if any (the pass reports it rather than let its
+    results pass for constants)."""
+    varied = _active_arguments(fn, active_args)
+    _propagate(fn.body.block, varied, constant)
+    for op in fn.walk():
+        if refused_reason(op) and any(o in varied for o in op.operands):
             return op
     return None
 

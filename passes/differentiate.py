@@ -1,10 +1,11 @@
 """`irad-differentiate`: reverse-mode differentiation of func/arith/math/scf IR.
 
-The pass replaces each request op (`irad.grad`, `irad.value_and_grad`) by calls
-to generated functions. At every call op with an active argument it asks the
-rule table once, at compile time: a matching rule is inlined; otherwise (no
-rule, or the rule declined) the callee is differentiated into its own
-generated functions, memoised per (callee, activity). Callees are generated
+The pass replaces each request op (`irad.grad`, `irad.value_and_grad`,
+`irad.vjp`) by calls to generated functions. At every call op with an active
+argument it asks the rule table once, at compile time: a matching rule is
+inlined; otherwise (no rule, or the rule declined) the callee is
+differentiated into its own generated functions, memoised per (callee,
+activity). Callees are generated
 before their callers by an explicit worklist, so deep call chains do not hit
 Python's recursion limit. It works on IR alone (no Python frontend), so it
 runs inside stock `xdsl-opt` too.
@@ -21,11 +22,13 @@ from xdsl.ir import Operation, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from irad.ir.dialect import TAPE, DerivativeRequestOp, TapeFreeOp, ValueAndGradOp
+from irad.ir.dialect import TAPE, DerivativeRequestOp, TapeFreeOp, ValueAndGradOp, VjpOp
 from irad.errors import DifferentiationError
-from irad.ir.types import is_differentiable
-from irad.passes.activity import active_values, varied_memory
+from irad.ir.types import is_differentiable, is_float
+from irad.passes.activity import active_values, refused_use, varied_memory
 from irad.passes.callgraph import CallGraph
+from irad.passes.decisions import CallDecision, decision_at
+from irad.passes.derivatives import refusal, refused_reason
 from irad.passes.inline import inline_callees
 from irad.passes.rule_ir import import_helpers, rule_key
 from irad.ir.metadata import (
@@ -36,7 +39,7 @@ from irad.ir.metadata import (
     mark_generated,
     origin,
 )
-from irad.ir.locations import find_function, location, source_location
+from irad.ir.locations import find_function, location
 from irad.passes.loops import hoist_invariants
 from irad.passes.reverse import (
     CallPlan,
@@ -76,45 +79,6 @@ def tape_names(name: str, active: tuple[bool, ...]) -> tuple[str, str]:
     )
 
 
-@dataclass(frozen=True)
-class CallDecision:
-    """What happened at one call op (for reports and tests).
-
-    `kind` is the table's answer ("rule", "declined", "opted-out", "no-rule",
-    "non-differentiable"), or "inactive" when no cotangent flows through the
-    call, so nothing was asked.
-    """
-
-    caller: str
-    callee: str
-    target: str
-    kind: str
-    location: str  # file:line:col, else @caller; "" for the requested function itself
-    rule: str = ""  # the entry that decided, described
-
-    def describe(self) -> str:
-        """One line: where, which call, what happened, and the deciding entry."""
-        if self.location:
-            text = f"{self.location}: call to @{self.callee}"
-        else:
-            text = f"@{self.callee} itself"
-        if self.target != self.callee:
-            text += f" ({self.target})"
-        text += f": {MEANING[self.kind]}"
-        return text + (f" [{self.rule}]" if self.rule else "")
-
-
-# What each decision kind means, as reports print it.
-MEANING = {
-    "rule": "rule inlined",
-    "declined": "rule declined; callee differentiated",
-    "opted-out": "opted out; callee differentiated",
-    "no-rule": "no rule; callee differentiated",
-    "non-differentiable": "non-differentiable; zero cotangent, no code",
-    "inactive": "no cotangent flows; plain call",
-}
-
-
 @dataclass
 class _Pending:
     plan: FunctionPlan
@@ -134,6 +98,21 @@ def _no_body(
         "so it cannot be differentiated\n  hint: register a rule for it (irad.rrule), "
         "or mark it irad.non_differentiable"
     )
+
+
+def _seeded_type(op: DerivativeRequestOp, name: str, outputs) -> object:
+    """The type of the one float result a gradient request seeds with 1.0."""
+    floats = [t for t in outputs if is_differentiable(t)]
+    if len(floats) != 1 or not is_float(floats[0]):
+        shown = ", ".join(map(str, outputs)) or "nothing"
+        hint = "use irad.vjp, which takes a cotangent per float result" if floats else (
+            "return a float"
+        )
+        raise DifferentiationError(
+            f"{location(op)}: @{name} must return exactly one float (and any integers "
+            f"or booleans) to take its gradient, but returns ({shown})\n  hint: {hint}"
+        )
+    return floats[0]
 
 
 class Differentiator:
@@ -166,7 +145,7 @@ class Differentiator:
 
     # ---- entry points ------------------------------------------------------
     def rewrite_requests(self) -> None:
-        requests = [op for op in self.module.walk() if isinstance(op, DerivativeRequestOp)]
+        requests = [op for op in self.module.walk() if isinstance(op, (DerivativeRequestOp, VjpOp))]
         for op in requests:
             self.rewrite_request(op)
 
@@ -176,16 +155,20 @@ class Differentiator:
         return self.generated[(name, active)]
 
     # ---- request ops -------------------------------------------------------
-    def rewrite_request(self, op: DerivativeRequestOp) -> None:
+    def rewrite_request(self, op: DerivativeRequestOp | VjpOp) -> None:
+        """The augmented primal, then the pullback on the cotangents: those the
+        request gives (irad.vjp), or the seed 1.0 of the one float result."""
         name = op.callee.root_reference.data
         fn = self.function(name, op)
         inputs = fn.function_type.inputs.data
         outputs = fn.function_type.outputs.data
-        if len(outputs) != 1 or not is_differentiable(outputs[0]):
-            raise DifferentiationError(
-                f"{location(op)}: @{name} must return exactly one float to take its "
-                f"gradient, but returns ({', '.join(map(str, outputs))})"
-            )
+        if isinstance(op, VjpOp):
+            args, cotangents = op.split(len(inputs))
+            cotangents, seeds = list(cotangents), []
+        else:
+            args = op.args
+            seeds = [arith.ConstantOp(FloatAttr(1.0, _seeded_type(op, name, outputs)))]
+            cotangents = [seed.result for seed in seeds]
         for i in op.wrt_indices:
             if not is_differentiable(inputs[i]):
                 raise DifferentiationError(
@@ -194,18 +177,18 @@ class Differentiator:
                 )
         active = tuple(i in op.wrt_indices for i in range(len(inputs)))
         gen = self.reverse(name, active)
-        aug = func.CallOp(gen.augmented, list(op.operands), [*outputs, *gen.residual_types])
-        seed = arith.ConstantOp(FloatAttr(1.0, outputs[0]))
+        n = len(outputs)
+        aug = func.CallOp(gen.augmented, list(args), [*outputs, *gen.residual_types])
         grad_types = [inputs[i] for i in op.wrt_indices]
-        pullback = func.CallOp(gen.pullback, [*aug.results[1:], seed.result], grad_types)
+        pullback = func.CallOp(gen.pullback, [*aug.results[n:], *cotangents], grad_types)
         results = list(pullback.results)
         if isinstance(op, ValueAndGradOp):
-            results = [aug.results[0], *results]
+            results = [*aug.results[:n], *results]
         # The request owns the tape its augmented primal allocated, and its
         # pullback runs once: free the tape (a no-op in the Python backend).
-        frees = [TapeFreeOp(r) for r in aug.results[1:] if r.type == TAPE]
-        Rewriter.replace_op(op, [aug, seed, pullback, *frees], results)
-        for v in [*aug.results, seed.result]:  # the request's name belongs to its results only
+        frees = [TapeFreeOp(r) for r in aug.results[n:] if r.type == TAPE]
+        Rewriter.replace_op(op, [aug, *seeds, pullback, *frees], results)
+        for v in [*aug.results, *(seed.result for seed in seeds)]:  # the request's name belongs to its results only
             if v not in results:
                 v.name_hint = None
 
@@ -280,6 +263,9 @@ class Differentiator:
                 "derivatives of programs with loops or recursion use irad.hessian or "
                 "irad.jacfwd(irad.grad(f)) (forward over reverse)"
             )
+        refused = refused_use(fn, active_args, constant)
+        if refused is not None:
+            raise refusal(refused, refused_reason(refused))
         active = active_values(fn, active_args, constant)
         plan = FunctionPlan(active, {}, checkpoint=self.checkpoint)
         pending = _Pending(plan)
@@ -354,15 +340,7 @@ class Differentiator:
             raise DifferentiationError(f"{where}{exc}") from None
 
     def _record(self, caller: str, op, callee: func.FuncOp, kind: str, rule=None) -> None:
-        where = ""  # a request for the function itself
-        if op is not None:
-            where = source_location(op) or f"@{caller}"
-        self.decisions.append(
-            CallDecision(
-                caller, callee.sym_name.data, rule_key(callee), kind, where,
-                rule.describe() if rule is not None else "",
-            )
-        )
+        self.decisions.append(decision_at(caller, op, callee, kind, rule))
 
     def _generate(self, key: Key, pending: _Pending) -> None:
         name, active = key

@@ -41,7 +41,8 @@ from irad.ir.locations import find_function, location
 from irad.ir.metadata import JVP, generated_name, mark_generated, origin
 from irad.ir.symbols import fresh_symbol
 from irad.ir.types import is_differentiable
-from irad.passes.derivatives import OpDerivative, derivative_of
+from irad.passes.decisions import CallDecision, decision_at
+from irad.passes.derivatives import OpDerivative, derivative_of, refusal
 from irad.passes.forward_regions import ForwardRegions, has_tangent_type, varied_values
 from irad.passes.rule_ir import import_helpers, inline_body, rule_key
 from irad.rules import Decision, RuleTable, default_table
@@ -70,6 +71,7 @@ class ForwardDifferentiator:
         self.generated: dict[tuple[Key, str | None], str] = {}
         self._queue: list[tuple[Key, Decision | None, str]] = []
         self._varied: dict[Key, list[bool]] = {}
+        self.decisions: list[CallDecision] = []  # what happened at each call, for reports
 
     def rewrite_requests(self) -> None:
         for op in [op for op in self.module.walk() if isinstance(op, JvpOp)]:
@@ -92,6 +94,7 @@ class ForwardDifferentiator:
         fn = self.function(name)
         arg_types = tuple(fn.function_type.inputs.data)
         decision = self.table.lookup(rule_key(fn), arg_types, FORWARD, origin(fn)[1] + 1)
+        self.record(name, None, fn, decision.kind, decision.rule)
         symbol = self._request((name, active), decision if decision.kind == "rule" else None)
         while self._queue:
             self._generate(*self._queue.pop())
@@ -127,11 +130,7 @@ class ForwardDifferentiator:
         if rule is not None:
             block = builder.build_from_rule(rule.ir)
         elif primal.is_declaration:
-            raise DifferentiationError(
-                f"@{name} has no body and no frule (target '{rule_key(primal)}'), so its "
-                "tangent cannot be computed\n  hint: register one with irad.frule, or mark "
-                "it irad.non_differentiable"
-            )
+            raise _no_frule(primal)
         else:
             block = builder.build()
         fn = func.FuncOp(symbol, jvp_type(primal, active), Region(block), visibility="private")
@@ -143,6 +142,9 @@ class ForwardDifferentiator:
 
     def function(self, name: str, use: Operation | None = None) -> func.FuncOp:
         return find_function(self.functions, name, use)
+
+    def record(self, caller: str, op: Operation | None, callee: func.FuncOp, kind: str, rule=None) -> None:
+        self.decisions.append(decision_at(caller, op, callee, kind, rule, mode="forward"))
 
     def varied_results(self, fn: func.FuncOp, active: tuple[bool, ...]) -> list[bool]:
         """Per result of `fn` that has a tangent: does it depend on the active arguments?"""
@@ -260,39 +262,54 @@ class TangentBuilder(IRBuilder, ForwardRegions):
                     self.push_tangents(op, entry)
 
     def push_tangents(self, op: Operation, entry: OpDerivative | None) -> None:
+        if entry is not None and entry.refused:  # whatever its results' types
+            raise refusal(op, entry.refused)
         if not any(is_differentiable(r.type) for r in op.results):
             return  # comparisons and other piecewise-constant results carry no tangent
-        if len(op.results) != 1:
-            raise DifferentiationError(
-                f"{location(op)}: forward mode does not support the op `{op.name}` yet"
-            )
         if entry is None:
             raise DifferentiationError(
                 f"{location(op)}: no tangent rule for the op `{op.name}`\n"
                 "  hint: use the ops listed in docs/ir-conventions.md (Supported ops)"
             )
-        tangent = entry.forward(self, op)
-        if tangent is not None:
-            self.tangents[op.results[0]] = tangent
+        if len(op.results) != 1 and not entry.multi_result:
+            raise DifferentiationError(
+                f"{location(op)}: forward mode does not support the op `{op.name}` yet\n"
+                "  hint: use the ops listed in docs/ir-conventions.md (Supported ops)"
+            )
+        tangents = entry.forward(self, op)
+        for result, tangent in zip(op.results, tangents if entry.multi_result else [tangents]):
+            if tangent is not None:
+                self.tangents[result] = tangent
 
     def call(self, op: func.CallOp) -> None:
         owner = self.owner
         callee_name = op.callee.root_reference.data
         callee = owner.function(callee_name, op)
+        caller = self.primal_fn.sym_name.data
+        if not any(o in self.tangents for o in op.operands):
+            # without tangents in, the callee's derivative is not needed (nor looked up)
+            owner.record(caller, op, callee, "inactive")
+            self.clone(op)
+            return
         arg_types = tuple(o.type for o in op.operands)
         decision = owner.table.lookup(rule_key(callee), arg_types, FORWARD, self.order)
         args = [self.values[o] for o in op.operands]
         float_results = [r for r in op.results if has_tangent_type(r.type)]
         n = len(op.results)
         if not float_results or decision.kind == "non-differentiable":
+            kind = "non-differentiable" if decision.kind == "non-differentiable" else "inactive"
+            owner.record(caller, op, callee, kind, decision.rule if kind != "inactive" else None)
             self.block.add_op(op.clone(value_mapper=self.values))
             return
+        owner.record(caller, op, callee, decision.kind, decision.rule)
         if decision.kind == "rule":
             ir = decision.ir
             symbols = import_helpers(owner.module, owner.functions, ir, callee_name)
             tangents = [self.tangent_or_zero(o) for o in op.operands if is_differentiable(o.type)]
             outputs = inline_body(ir.jvp, symbols, [*args, *tangents], self.block)
         else:
+            if callee.is_declaration:
+                raise _no_frule(callee, op)
             active = tuple(o in self.tangents and has_tangent_type(o.type) for o in op.operands)
             symbol = owner._request((callee_name, active))
             tangents = [self.tangents[o] for o, a in zip(op.operands, active) if a]
@@ -310,6 +327,15 @@ class TangentBuilder(IRBuilder, ForwardRegions):
         for r, t in zip(float_results, outputs[n:]):
             self.tangents[r] = t
 
+
+
+def _no_frule(fn: func.FuncOp, use: Operation | None = None) -> DifferentiationError:
+    where = f"{location(use)}: " if use is not None else ""
+    return DifferentiationError(
+        f"{where}@{fn.sym_name.data} has no body and no frule (target '{rule_key(fn)}'), so "
+        "its tangent cannot be computed\n  hint: register one with irad.frule, or mark "
+        "it irad.non_differentiable"
+    )
 
 
 def _made_from(fn: func.FuncOp) -> str | None:

@@ -235,7 +235,7 @@ class PullbackBuilder(IRBuilder):
         if entry is not None and entry.structured:
             entry.reverse(self, op, cotangents, adj)
             return
-        if entry is None or len(op.results) != 1:
+        if entry is None or (len(op.results) != 1 and not entry.multi_result):
             hint = (
                 "the region ops irad reverses are scf.if, scf.for and scf.while"
                 if op.regions
@@ -244,7 +244,8 @@ class PullbackBuilder(IRBuilder):
             raise DifferentiationError(
                 f"{location(op)}: no adjoint for the op `{op.name}`\n  hint: {hint}"
             )
-        for operand, ct in zip(op.operands, entry.reverse(self, op, cotangents[0])):
+        given = cotangents if entry.multi_result else cotangents[0]
+        for operand, ct in zip(op.operands, entry.reverse(self, op, given)):
             self.accumulate(adj, operand, ct)
 
     def reverse_loop(self, op: Operation, cotangents, adj) -> None:

@@ -28,6 +28,18 @@ func.func @requests(%x: f64, %y: f64, %w: tensor<3xf32>) -> (f64, f64, f64, f32,
   func.return %g#0, %v, %gy, %l, %gw : f64, f64, f64, f32, tensor<3xf32>
 }
 
+func.func @h(%x: f64, %n: i64) -> (f64, i64, f64) {
+  func.return %x, %n, %x : f64, i64, f64
+}
+
+// irad.vjp: the arguments, then one cotangent per float result.
+// CHECK-LABEL: func.func @vjp
+func.func @vjp(%x: f64, %n: i64, %du: f64, %dv: f64) -> f64 {
+  // CHECK-NEXT: %dx = irad.vjp @h(%x, %n, %du, %dv) {wrt = [0]} : (f64, i64, f64, f64) -> f64
+  %dx = irad.vjp @h(%x, %n, %du, %dv) {wrt = [0]} : (f64, i64, f64, f64) -> f64
+  func.return %dx : f64
+}
+
 // A callee that is not in the symbol table (e.g. defined elsewhere) is fine.
 // CHECK-LABEL: func.func @external_callee
 func.func @external_callee(%x: f32) -> f32 {

@@ -12,5 +12,6 @@ func.func @main(%x: f64, %tx: f64) -> (f64, f64) {
   func.return %v, %t : f64, f64
 }
 
-// CHECK: irad-opt: error: @opaque has no body and no frule (target 'opaque'), so its tangent cannot be computed
+// The error names the call site, as reverse mode's does.
+// CHECK: irad-opt: error: @f: func.call: @opaque has no body and no frule (target 'opaque'), so its tangent cannot be computed
 // CHECK-NEXT: hint: register one with irad.frule, or mark it irad.non_differentiable

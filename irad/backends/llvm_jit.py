@@ -80,16 +80,21 @@ class JitModule:
         llvm_ir: str,
         *,
         libraries: Sequence[str] = (),
+        linked: Sequence[str] = (),
         where: str = "the lowered module",
         extend: Callable[[object], str] | None = None,
     ):
-        """`extend`, given the parsed module, returns more LLVM IR to link into
-        it before it is optimised (the native backend's runtime)."""
+        """`linked`: more LLVM IR modules, linked into this one before it is
+        optimised (definitions of functions it declares: irad.linalg's LAPACK
+        calls). `extend`, given the parsed module, returns more LLVM IR to link
+        in too (the native backend's runtime)."""
         llvm = _llvm()
         for library in libraries:  # loaded once per process; symbols resolve from them
             _load_library(library)
         try:
             module = llvm.parse_assembly(llvm_ir)
+            for text in linked:
+                module.link_in(llvm.parse_assembly(text))
             if extend is not None:
                 module.link_in(llvm.parse_assembly(extend(module)))
             module.verify()

@@ -49,6 +49,7 @@ import operator
 import os
 import subprocess
 import tempfile
+import warnings
 import weakref
 from collections.abc import Callable, Sequence
 
@@ -70,16 +71,22 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-from irad.backends import native_checks
+from irad.backends import native_checks, native_linalg
 from irad.backends.llvm_jit import JitModule, signature
 from irad.backends.mlir_tools import INSTALL_HINT, find_tool
-from irad.errors import BackendError
+from irad.errors import BackendError, IradWarning
+from irad.ir import printing
+from irad.ir.mlir_ops import expand_for_llvm
 
 # mlir-opt passes from the dialects irad emits (func, arith, math, scf, memref)
-# to the LLVM dialect. math-to-funcs first: it expands math.ipowi, which has
-# no LLVM intrinsic; math-to-llvm takes the ops with intrinsics and
-# math-to-libm the rest (erf, cbrt, ...), which become calls into libm.
+# to the LLVM dialect. math-expand-ops turns math.clampf into min/max, which no
+# conversion knows; math-to-funcs expands math.ipowi, which has no LLVM
+# intrinsic; math-to-llvm takes the ops with intrinsics and math-to-libm the
+# rest (erf, cbrt, ...), which become calls into libm. In that order: run
+# first, math-to-libm marks every math op illegal and fails on those it has no
+# libm function for (copysign, rsqrt).
 LOWERING = (
+    "--math-expand-ops=ops=clampf",
     "--convert-math-to-funcs",
     "--convert-scf-to-cf",
     "--convert-math-to-llvm",
@@ -189,6 +196,23 @@ def public_interface(module: ModuleOp) -> ModuleOp:
     return module
 
 
+def drop_prints(module: ModuleOp) -> None:
+    """Native code does not print: each `print` is dropped, with one warning per
+    statement naming its line (irad/ir/printing.py)."""
+    calls = printing.print_calls(module)
+    for where in dict.fromkeys(where for _, where in calls):
+        warnings.warn(
+            f"{where}: the native backend drops this print(...) (it prints only on the "
+            "Python backend)", IradWarning, stacklevel=3,
+        )
+    for call, _ in calls:
+        call.detach()
+        call.erase()
+    for op in [op for op in module.ops if printing.is_print(op)]:
+        op.detach()
+        op.erase()
+
+
 def _run_tool(args: Sequence[str], text: str, what: str) -> str:
     proc = subprocess.run(list(args), input=text, capture_output=True, text=True, timeout=_TIMEOUT)
     if proc.returncode == 0:
@@ -225,14 +249,21 @@ def for_mlir_opt(module: ModuleOp, *, tracked: bool = False) -> tuple[ModuleOp, 
     never cloned. `tracked`: buffers are allocated by irad's runtime (TRACKED).
     """
     module = public_interface(module)
+    expand_for_llvm(module)  # math.isinf, math.isnormal
+    drop_prints(module)
     checks = RUNTIME_VERIFICATION if os.environ.get(VERIFY_MEMREFS, "") not in ("", "0") else ()
-    lowering = LOWERING if not tracked else tuple(TRACKED.get(p, p) for p in LOWERING)
+    lowering = tracked_lowering() if tracked else LOWERING
     if not _has_tensors(module):
         return module, checks + lowering
     for op in [op for op in module.walk() if isinstance(op, memref.DeallocOp)]:
         op.detach()
         op.erase()
     return module, BUFFERIZATION + checks + lowering
+
+
+def tracked_lowering() -> tuple[str, ...]:
+    """LOWERING with buffers allocated and freed by irad's runtime (TRACKED)."""
+    return tuple(TRACKED.get(p, p) for p in LOWERING)
 
 
 def lower_to_llvm_ir(mlir_text: str, passes: Sequence[str] = LOWERING) -> str:
@@ -496,7 +527,12 @@ class NativeModule:
         ready, passes = for_mlir_opt(module, tracked=True)
         messages = native_checks.guard(ready)
         self.llvm_ir = lower_to_llvm_ir(str(ready), passes)
-        self.jit = JitModule(self.llvm_ir, libraries=runtime_libraries(), extend=self._runtime)
+        libraries, linked = runtime_libraries(), []
+        glue = native_linalg.glue_module(module)  # LAPACK calls for irad.linalg's primitives
+        if glue is not None:  # its buffers too are the runtime's, freed by the caller
+            linked.append(lower_to_llvm_ir(glue, tracked_lowering()))
+            libraries.append(native_linalg.library_path())
+        self.jit = JitModule(self.llvm_ir, libraries=libraries, linked=linked, extend=self._runtime)
         failure = ctypes.CFUNCTYPE(ctypes.c_int32)(self.jit.address(native_checks.FAILURE))
         self.checks = native_checks.Checks(messages, failure)
 

@@ -72,9 +72,11 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from irad.backends import python_arrays
 from irad.backends.python_arrays import float_literal as _float_literal
 from irad.errors import BackendError, RuntimeCheckError
+from irad.ir import printing
 from irad.ir import ieee
 from irad.ir.dialect import TAPE_COPY
 from irad.ir.locations import recursion_message
+from irad.ir.mlir_ops import SMALLEST_NORMAL
 
 # --------------------------------------------------------------------------
 # Runtime helpers bound in the namespaces the generated code runs in.
@@ -159,6 +161,7 @@ _FLOAT_FUNCTIONS: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
 # work on ints.
 _SHARED_FUNCTIONS: dict[str, Callable[..., Any]] = {
     **{_helper(name): pick for name, pick in ieee.MIN_MAX.items()},
+    "_clampf": ieee.clampf,
     "_divsi": ieee.divsi,
     "_remsi": ieee.remsi,
     "_ceildivsi": ieee.ceildivsi,
@@ -423,6 +426,20 @@ def _emit_abs(tr: FunctionTranslator, op: Operation) -> str:
     return f"abs({x})"
 
 
+# Tests of a float's class, on f64 and on f32 values (held as f64 on the f32 grid).
+_FLOAT_CLASS = {
+    "math.isfinite": "(abs({x}) < float('inf'))",
+    "math.isinf": "(abs({x}) == float('inf'))",
+    "math.isnan": "({x} != {x})",
+    "math.isnormal": "({tiny} <= abs({x}) < float('inf'))",  # NaN compares false
+}
+
+
+def _emit_float_class(tr: FunctionTranslator, op: Operation) -> str:
+    (x,) = tr.operands(op)
+    return _FLOAT_CLASS[op.name].format(x=x, tiny=repr(SMALLEST_NORMAL.get(type(op.operands[0].type))))
+
+
 def _emit_load(tr: FunctionTranslator, op: Operation) -> str:
     memref, index = tr.operands(op)
     return f"{memref}[{index}]"
@@ -486,11 +503,12 @@ EXPRESSION_OPS: dict[str, ExpressionEmitter] = {
     **{
         f"math.{name}": _call(f"_{name}")
         for name in (
-            "acos acosh asin asinh atan atan2 atanh cbrt ceil copysign cos "
-            "cosh erf exp exp2 expm1 floor fma fpowi log log10 log1p log2 powf "
+            "acos acosh asin asinh atan atan2 atanh cbrt ceil clampf copysign cos "
+            "cosh erf erfc exp exp2 expm1 floor fma fpowi log log10 log1p log2 powf "
             "round roundeven rsqrt sin sinh sqrt tan tanh trunc"
         ).split()
     },
+    **{name: _emit_float_class for name in _FLOAT_CLASS},
 }
 
 # Ops with an f32 result that is already on the f32 grid: exact on f32
@@ -508,6 +526,7 @@ _F32_EXACT_OPS = {
     "arith.uitofp",
     "arith.truncf",
     "math.absf",
+    "math.clampf",
     "math.copysign",
     "math.ceil",
     "math.floor",
@@ -530,6 +549,17 @@ def _emit_call(tr: FunctionTranslator, op: Operation) -> None:
         tr.line(f"{_tuple(targets)} = {call}")
     else:
         tr.line(call)
+
+
+def _emit_sincos(tr: FunctionTranslator, op: Operation) -> None:
+    (x,) = tr.operands(op)
+    if python_arrays.has_tensor(op):
+        sin, cos = f"np.sin({x})", f"np.cos({x})"
+    elif isinstance(op.operands[0].type, Float32Type):
+        sin, cos = f"_f32(_sin({x}))", f"_f32(_cos({x}))"
+    else:
+        sin, cos = f"_sin({x})", f"_cos({x})"
+    tr.line(f"{tr.define(op.results[0])}, {tr.define(op.results[1])} = {sin}, {cos}")
 
 
 def _emit_if(tr: FunctionTranslator, op: Operation) -> None:
@@ -614,6 +644,7 @@ def _emit_dealloc(tr: FunctionTranslator, op: Operation) -> None:
 
 
 STATEMENT_OPS: dict[str, StatementEmitter] = {
+    "math.sincos": _emit_sincos,
     "func.return": _emit_return,
     "func.call": _emit_call,
     "scf.if": _emit_if,
@@ -835,6 +866,8 @@ class ModuleTranslator:
         self._constants: dict[str, str] = {}
         # identifier -> `module:qualname` of a Python callable (irad.python)
         self.python_callables: dict[str, str] = {}
+        # identifier -> the template of a print declaration (irad.print)
+        self.printers: dict[str, str] = {}
 
     def constant(self, initializer: str) -> str:
         if initializer not in self._constants:
@@ -849,10 +882,15 @@ class ModuleTranslator:
             self.function_identifiers[sym_name] = names.fresh(
                 f"fn_{_sanitize(sym_name)}"
             )
-        for sym_name, reference in self.externals().items():
+        for sym_name, (reference, outputs) in self.externals().items():
             identifier = names.fresh(f"fn_{_sanitize(sym_name)}")
             self.function_identifiers[sym_name] = identifier
-            self.python_callables[identifier] = reference
+            self.python_callables[identifier] = reference, outputs
+        for op in self.module.ops:
+            if printing.is_print(op):
+                identifier = names.fresh(f"fn_{_sanitize(op.sym_name.data)}")
+                self.function_identifiers[op.sym_name.data] = identifier
+                self.printers[identifier] = op.attributes[printing.PRINT].data
         definitions: list[str] = []
         for function in functions:
             identifier = self.function_identifiers[function.sym_name.data]
@@ -862,10 +900,11 @@ class ModuleTranslator:
         constants = [f"{name} = {init}" for init, name in self._constants.items()]
         return "\n".join(header + constants + definitions) + "\n"
 
-    def externals(self) -> dict[str, str]:
-        """Declarations bound to Python callables: sym_name -> `module:qualname`."""
+    def externals(self) -> dict[str, tuple[str, tuple[Attribute, ...]]]:
+        """Declarations bound to Python callables: sym_name -> (`module:qualname`,
+        result types)."""
         return {
-            op.sym_name.data: op.attributes["irad.python"].data
+            op.sym_name.data: (op.attributes["irad.python"].data, tuple(op.function_type.outputs.data))
             for op in self.module.ops
             if isinstance(op, func.FuncOp) and op.is_declaration and "irad.python" in op.attributes
         }
@@ -934,11 +973,17 @@ class CompiledModule:
             "_IEEE_ERRORS": (),  # the IEEE version is the last resort
             "_ieee_fallback": None,
         }
-        for identifier, reference in translator.python_callables.items():
+        for identifier, (reference, outputs) in translator.python_callables.items():
             fn = _import_callable(reference)
+            if any(python_arrays.is_tensor(t) for t in outputs) or len(outputs) != 1:
+                # a library primitive (irad/linalg.py): arrays and flags, as declared
+                self._fast[identifier] = self._ieee[identifier] = _results_as_declared(fn, outputs)
+                continue
             # each namespace keeps its own float type; calls return a tuple
             self._fast[identifier] = lambda *a, fn=fn: (float(fn(*a)),)
             self._ieee[identifier] = lambda *a, fn=fn: (np.float64(fn(*a)),)
+        for identifier, text in translator.printers.items():
+            self._fast[identifier] = self._ieee[identifier] = printing.printer(text)
         exec(code, self._fast)
         exec(code, self._ieee)
 
@@ -997,6 +1042,28 @@ def _with_arrays(fn: Callable[..., tuple[Any, ...]]) -> Callable[..., tuple[Any,
         return tuple(python_arrays.owned(r) for r in results)
 
     return run
+
+
+def _results_as_declared(fn: Callable[..., Any], outputs: Sequence[Attribute]) -> Callable[..., tuple]:
+    """`fn`, its results converted to the declared types (a tuple, as calls expect)."""
+    converters = []
+    for t in outputs:
+        if python_arrays.is_tensor(t):
+            dtype = np.dtype(python_arrays.dtype_name(t)[3:])
+            converters.append(lambda r, dtype=dtype: np.asarray(r, dtype=dtype))
+        elif isinstance(t, IntegerType) and t.width.data == 1:
+            converters.append(bool)
+        elif isinstance(t, IntegerType):
+            converters.append(int)
+        else:
+            converters.append(float)
+
+    def call(*args: Any) -> tuple:
+        results = fn(*args)
+        results = results if isinstance(results, tuple) else (results,)
+        return tuple(convert(r) for convert, r in zip(converters, results))
+
+    return call
 
 
 def _import_callable(reference: str) -> Callable[..., Any]:

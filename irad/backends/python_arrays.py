@@ -26,11 +26,14 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     IntegerType,
+    StringAttr,
     TensorType,
 )
 from xdsl.ir import Attribute, Operation
 
-from irad.ir.tensor import DYNAMIC, REDUCTIONS
+from irad.ir import contraction
+from irad.ir.gather import axis_of
+from irad.ir.tensor import DYNAMIC, ELEMENTWISE_KINDS, KIND, REDUCTIONS
 
 # ---- tensors on the tape (passes/lower_tape.py) ---------------------------------
 # A subview of the tape (a Python list) is `(list, start)`; a static buffer is
@@ -125,6 +128,18 @@ def _insert(dest: np.ndarray, index: tuple, value: Any) -> np.ndarray:
     return out
 
 
+def _scatter_along_axis(dest, idx, values, axis: int, accumulate: bool):
+    """A copy of dest with values added (np.add.at) or written at idx along axis."""
+    out = np.array(dest)
+    positions = list(np.indices(idx.shape, sparse=True))
+    positions[axis] = idx
+    if accumulate:
+        np.add.at(out, tuple(positions), values)
+    else:
+        out[tuple(positions)] = values
+    return out
+
+
 def owned(x: Any) -> Any:
     """A result handed to the user: a fresh writable array, never a view or a constant."""
     return np.array(x) if isinstance(x, np.ndarray) else x
@@ -134,6 +149,7 @@ NAMESPACE: dict[str, Any] = {
     "np": np,
     "_frozen": _frozen,
     "_insert": _insert,
+    "_scatter_along": _scatter_along_axis,
     "_array_of_float64": lambda x: np.asarray(x, dtype=np.float64),
     "_array_of_float32": lambda x: np.asarray(x, dtype=np.float32),
     "_array_of_int64": lambda x: np.asarray(x, dtype=np.int64),
@@ -216,12 +232,15 @@ def _slices(tr, op) -> str:
     for offset, size, stride in zip(
         op.static_offsets.get_values(), op.static_sizes.get_values(), op.static_strides.get_values()
     ):
-        span = (size - 1) * stride + 1 if size else 0
+        # one past the last element, in the direction of the stride
+        span = ((size - 1) * stride + (1 if stride > 0 else -1)) if size else 0
         if offset == DYNAMIC:
             start = tr.value(next(dynamic))
             stop = f"{start} + {span}"
         else:
             start, stop = str(offset), str(offset + span)
+            if offset + span < 0:  # a negative stride that ends at the first element
+                stop = ""
         parts.append(f"{start}:{stop}" + (f":{stride}" if stride != 1 else ""))
     return "".join(p + ", " for p in parts)
 
@@ -302,38 +321,112 @@ def _matmul(tr, op):
 # Ops inside an elementwise linalg.generic, on whole arrays.
 _CMP = {"oeq": "==", "ogt": ">", "oge": ">=", "olt": "<", "ole": "<=", "une": "!=",
         "eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">="}
+# unordered / ordered: whether either operand is NaN (np.isnan)
+_CMP_NAN = {"uno": "(np.isnan({0}) | np.isnan({1}))", "ord": "~(np.isnan({0}) | np.isnan({1}))"}
+_CONVERSIONS = frozenset({"arith.uitofp", "arith.sitofp", "arith.fptosi", "arith.extf", "arith.truncf",
+                          "arith.extui", "arith.extsi"})
+_BITWISE = {"arith.andi": "&", "arith.ori": "|", "arith.xori": "^"}
+
+
+class _BodyValues:
+    """The values of a linalg.generic body as whole arrays, for ARRAY_OPS' emitters."""
+
+    def __init__(self, tr, values: dict) -> None:
+        self.tr, self.values = tr, values
+
+    def value(self, v) -> str:
+        # values from outside the body (a constant hoisted out of it) are plain values
+        return self.values[v] if v in self.values else self.tr.value(v)
+
+    def operands(self, op) -> list[str]:
+        return [self.value(v) for v in op.operands]
+
+
+def _body_expression(tr, op, inner, body: _BodyValues) -> str:
+    args = body.operands(inner)
+    name = inner.name
+    if name == "arith.constant":
+        data = inner.value.value.data
+        return float_literal(data) if isinstance(data, float) else repr(data)
+    if name == "arith.cmpf":
+        predicate = arith.CMPF_COMPARISON_OPERATIONS[inner.predicate.value.data]
+        if predicate in _CMP_NAN:
+            return _CMP_NAN[predicate].format(*args)
+        return f"({args[0]} {_CMP[predicate]} {args[1]})"
+    if name == "arith.cmpi":
+        predicate = arith.CMPI_COMPARISON_OPERATIONS[inner.predicate.value.data]
+        return f"({args[0]} {_CMP[predicate]} {args[1]})"
+    if name == "arith.select":
+        return f"np.where({args[0]}, {args[1]}, {args[2]})"
+    if name in _CONVERSIONS:
+        # (fptosi: a tape's int tensor read back): numpy's casts truncate alike
+        return f"np.asarray({args[0]}).astype({dtype_name(inner.results[0].type)})"
+    if name in _BITWISE:
+        return f"({args[0]} {_BITWISE[name]} {args[1]})"
+    if name in ARRAY_OPS and (name.startswith("math.") or name in _ELEMENTWISE_BINARY or name == "arith.negf"):
+        return ARRAY_OPS[name](body, inner)
+    raise tr.error(op, f"the op {name} inside linalg.generic is not supported")
+
+
+def _gather_along(tr, op):
+    idx, x, _ = tr.operands(op)
+    return f"np.take_along_axis({x}, {idx}, {axis_of(op)})"
+
+
+def _scatter_along(accumulate: bool):
+    def emit(tr, op):
+        idx, values, dest = tr.operands(op)
+        return f"_scatter_along({dest}, {idx}, {values}, {axis_of(op)}, {accumulate})"
+
+    return emit
+
+
+def _rank_along(tr, op):
+    (x, _, _) = tr.operands(op)
+    axis = axis_of(op)
+    # argsort puts NaN last and keeps ties in order with kind="stable"
+    order = f"np.argsort({x}, axis={axis}, kind='stable')"
+    return f"np.argsort({order}, axis={axis}, kind='stable')"
+
+
+def _contraction(tr, op):
+    """np.einsum; output letters no input has are broadcast afterwards."""
+    ins, out = contraction.subscripts(op)
+    present = "".join(c for c in out if any(c in s for s in ins))
+    result = f"np.einsum({','.join(ins) + '->' + present!r}, {', '.join(tr.value(v) for v in op.inputs)})"
+    dims = tuple(op.results[0].type.get_shape())
+    if present != out:
+        expanded = tuple(n if c in present else 1 for c, n in zip(out, dims))
+        result = f"np.broadcast_to({result}.reshape({expanded!r}), {dims!r})"
+    if contraction.sums(op) and not _is_splat_of(op.outputs[0], 0.0):
+        result = f"({tr.value(op.outputs[0])} + {result})"
+    return result
+
+
+# linalg.generic kinds (irad/ir/tensor.py GENERIC_KINDS) that are not elementwise
+_GENERIC_FORMS = {
+    "gather": _gather_along,
+    "scatter-add": _scatter_along(True),
+    "scatter": _scatter_along(False),
+    "rank": _rank_along,
+    "contraction": _contraction,
+}
 
 
 def _generic(tr, op):
+    kind = op.attributes.get(KIND)
+    if isinstance(kind, StringAttr) and kind.data in _GENERIC_FORMS:
+        return _GENERIC_FORMS[kind.data](tr, op)
     body = op.regions[0].block
     values: dict = {arg: tr.value(v) for arg, v in zip(body.args, op.inputs)}
+    scope = _BodyValues(tr, values)
     result = None
     for inner in body.ops:
-        # values from outside the body (a constant hoisted out of it) are plain values
-        args = [values[v] if v in values else tr.value(v) for v in inner.operands]
-        name = inner.name
-        if name == "linalg.yield":
-            result = args[0]
+        if inner.name == "linalg.yield":
+            result = scope.value(inner.operands[0])
             break
-        if name == "arith.constant":
-            expr = float_literal(inner.value.value.data) if isinstance(inner.value.value.data, float) else repr(inner.value.value.data)
-        elif name == "arith.cmpf":
-            predicate = arith.CMPF_COMPARISON_OPERATIONS[inner.predicate.value.data]
-            expr = f"({args[0]} {_CMP[predicate]} {args[1]})"
-        elif name == "arith.cmpi":
-            predicate = arith.CMPI_COMPARISON_OPERATIONS[inner.predicate.value.data]
-            expr = f"({args[0]} {_CMP[predicate]} {args[1]})"
-        elif name == "arith.select":
-            expr = f"np.where({args[0]}, {args[1]}, {args[2]})"
-        elif name in ("arith.uitofp", "arith.sitofp", "arith.fptosi", "arith.extf", "arith.truncf"):
-            # conversions (fptosi: a tape's int tensor read back): numpy's casts truncate alike
-            expr = f"np.asarray({args[0]}).astype({dtype_name(inner.results[0].type)})"
-        elif name in ("arith.addf", "arith.addi", "arith.subf", "arith.mulf"):
-            expr = f"({args[0]} {'+' if 'add' in name else '-' if 'sub' in name else '*'} {args[1]})"
-        else:
-            raise tr.error(op, f"the op {name} inside linalg.generic is not supported")
         local = tr.fresh_local()
-        tr.line(f"{local} = {expr}")
+        tr.line(f"{local} = {_body_expression(tr, op, inner, scope)}")
         values[inner.results[0]] = local
     if _has_full_operand(op, op.inputs):
         return result
@@ -346,13 +439,17 @@ def _generic(tr, op):
 # broadcasting, even if all its broadcast operands stay unexpanded, is left
 # unexpanded: `x.reshape(...)` with size-1 axes, or the number itself.
 _ELEMENTWISE_BINARY = frozenset(
-    {"arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.maximumf", "arith.minimumf"}
+    {"arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.remf", "arith.maximumf",
+     "arith.minimumf", "arith.maxnumf", "arith.minnumf", "arith.addi", "arith.subi", "arith.muli"}
 )
 
 
 def _is_elementwise(op: Operation) -> bool:
     name = op.name
-    return name in _ELEMENTWISE_BINARY or name == "linalg.generic" or (
+    if name == "linalg.generic":
+        kind = op.attributes.get(KIND)
+        return not isinstance(kind, StringAttr) or kind.data in ELEMENTWISE_KINDS
+    return name in _ELEMENTWISE_BINARY or (
         name.startswith("math.") and len(op.operands) == 2
     )
 
@@ -391,8 +488,20 @@ _MATH = {
     "sinh": "np.sinh", "cosh": "np.cosh", "atan": "np.arctan", "asin": "np.arcsin",
     "acos": "np.arccos", "log2": "np.log2", "log10": "np.log10", "absf": "np.abs",
     "powf": "np.power", "atan2": "np.arctan2", "copysign": "np.copysign", "exp2": "np.exp2",
-    "asinh": "np.arcsinh", "cbrt": "np.cbrt",
+    "asinh": "np.arcsinh", "cbrt": "np.cbrt", "acosh": "np.arccosh", "atanh": "np.arctanh",
+    "isfinite": "np.isfinite", "isinf": "np.isinf", "isnan": "np.isnan",
+    "floor": "np.floor", "ceil": "np.ceil", "trunc": "np.trunc", "roundeven": "np.rint",
 }
+
+
+def _fpowi(tr, op):
+    x, n = tr.operands(op)
+    return f"np.power({x}, {n}.astype({x}.dtype))"  # float32 stays float32
+
+
+def _isnormal(tr, op):
+    (x,) = tr.operands(op)
+    return f"(np.isfinite({x}) & (np.abs({x}) >= np.finfo({x}.dtype).tiny))"
 
 ARRAY_OPS: dict[str, Emitter] = {
     "arith.constant": _constant,
@@ -400,6 +509,14 @@ ARRAY_OPS: dict[str, Emitter] = {
     "arith.subf": _infix("-"),
     "arith.mulf": _infix("*"),
     "arith.divf": _infix("/"),
+    "arith.remf": _call("np.fmod"),
+    # int64 arrays wrap around on overflow, as numpy's do
+    "arith.addi": _infix("+"),
+    "arith.subi": _infix("-"),
+    "arith.muli": _infix("*"),
+    "arith.andi": _infix("&"),
+    "arith.ori": _infix("|"),
+    "arith.xori": _infix("^"),
     "arith.negf": lambda tr, op: f"(-{tr.value(op.operands[0])})",
     "arith.maximumf": _call("np.maximum"),
     "arith.minimumf": _call("np.minimum"),
@@ -407,6 +524,10 @@ ARRAY_OPS: dict[str, Emitter] = {
     "arith.maxnumf": _call("np.fmax"),
     "arith.minnumf": _call("np.fmin"),
     "math.rsqrt": lambda tr, op: f"(1.0 / np.sqrt({tr.value(op.operands[0])}))",
+    # MLIR 22.1's clampf (irad/ir/mlir_ops.py)
+    "math.clampf": lambda tr, op: "np.maximum(np.minimum({}, {}), {})".format(*tr.operands(op)),
+    "math.fpowi": _fpowi,
+    "math.isnormal": _isnormal,
     "arith.extf": _astype,
     "arith.truncf": _astype,
     **{f"math.{name}": _call(fn) for name, fn in _MATH.items()},

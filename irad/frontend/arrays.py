@@ -21,7 +21,6 @@ import ast
 import builtins
 import math
 import operator
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,10 +29,16 @@ from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Attribute, SSAValue
 
+from irad.errors import UnsupportedError
+from irad.frontend import indexing, integers
+from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.globals import is_hidden
+from irad.frontend.numpy_table import NUMPY, numpy_function, numpy_name, parameters
 from irad.frontend.values import Static
 from irad.frontend.views import Reshape, Slice, Transpose, Views
 from irad.ir.types import F32, F64, I1, I64, is_bool, is_float, is_int
+from irad.ir import gather as G
+from irad.ir import contraction
 from irad.ir import tensor as T
 
 # What an array error without a more specific hint points to.
@@ -55,9 +60,15 @@ def is_array(v) -> bool:
 
 
 def is_numpy_callable(obj) -> bool:
-    """A function of the numpy namespace (which irad handles or rejects by name)."""
+    """A function of the numpy namespace (which irad handles or rejects by name),
+    or a numpy scalar type irad converts with (np.float64(x))."""
     if isinstance(obj, np.ufunc):
         return True
+    try:
+        if obj in NUMPY:
+            return True
+    except TypeError:  # unhashable (a callable dataclass instance): not numpy's
+        return False
     module = getattr(obj, "__module__", None) or ""
     return callable(obj) and not isinstance(obj, type) and module.split(".")[0] == "numpy"
 
@@ -66,13 +77,6 @@ _DTYPES: dict[object, Attribute] = {
     np.float64: F64, float: F64, np.float32: F32, np.int64: I64, int: I64,
     np.bool_: I1, bool: I1,
 }
-
-
-def numpy_name(fn) -> str:
-    if isinstance(fn, str):
-        return fn
-    module = getattr(fn, "__module__", None) or "numpy"
-    return f"{module}.{getattr(fn, '__name__', repr(fn))}"
 
 
 class ArrayLowering:
@@ -118,6 +122,11 @@ class ArrayLowering:
     @staticmethod
     def is_static(value) -> bool:
         return _known(value)[0]
+
+    @staticmethod
+    def given(value) -> bool:
+        """An argument other than None (an omitted optional one is Static(None))."""
+        return not (value is None or (isinstance(value, Static) and value.obj is None))
 
     def static_axes(self, axis, rank: int, node) -> tuple[int, ...]:
         axis = self.static(axis, node, "the axis")
@@ -168,22 +177,68 @@ class ArrayLowering:
         elem = self.result_element(values)
         return self.broadcast(node, *(self.to_element(v, elem) for v in values))
 
+    def integers(self, node, *values: SSAValue) -> list[SSAValue]:
+        """Bring int and bool operands to int64 (numpy's promotion) and a common shape."""
+        em = self.em
+        ints = [
+            T.pointwise(em, lambda e, a: e.op(arith.ExtUIOp(a[0], I64)), [v], I64)
+            if is_bool(T.element(v)) else v
+            for v in values
+        ]
+        return self.broadcast(node, *ints)
+
     # ---- operators ------------------------------------------------------------
     def binary(self, op: ast.operator, a: SSAValue, b: SSAValue, node) -> SSAValue:
         if isinstance(op, ast.MatMult):
             return self.matmul(a, b, node)
-        classes = {ast.Add: arith.AddfOp, ast.Sub: arith.SubfOp, ast.Mult: arith.MulfOp, ast.Div: arith.DivfOp}
         if isinstance(op, ast.Pow):
             return self.power(a, b, node)
+        if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+            return self.bitwise(op, a, b, node)
+        floating = any(is_float(T.element(v)) for v in (a, b))
+        if isinstance(op, (ast.Mod, ast.FloorDiv)):
+            if not floating:
+                raise self.error(node, "`%` and `//` on int arrays are not supported",
+                                 "convert to float first (x * 1.0), or use them on int scalars")
+            x, y = self.floats(node, a, b)
+            return self.new((remainder if isinstance(op, ast.Mod) else floor_divide)(self.em, x, y))
+        if not floating and not isinstance(op, ast.Div):
+            return self.int_arithmetic(op, a, b, node)
+        classes = {ast.Add: arith.AddfOp, ast.Sub: arith.SubfOp, ast.Mult: arith.MulfOp, ast.Div: arith.DivfOp}
         cls = classes.get(type(op))
         if cls is None:
             raise self.error(node, f"the operator {type(op).__name__} on arrays is not supported")
-        if not isinstance(op, ast.Div) and not any(is_float(T.element(v)) for v in (a, b)):
-            # numpy keeps int arrays int; irad's arrays of ints only index and compare
-            raise self.error(node, "arithmetic on int or bool arrays is not supported",
-                             "convert to float first, e.g. idx * 1.0 or np.array(idx, dtype=np.float64)")
         x, y = self.floats(node, a, b)
         return self.new(self.em.op(cls(x, y)))
+
+    def int_arithmetic(self, op: ast.operator, a: SSAValue, b: SSAValue, node) -> SSAValue:
+        """+ - * on int and bool arrays: int64 arrays, as numpy computes them (wrapping)."""
+        classes = {ast.Add: arith.AddiOp, ast.Sub: arith.SubiOp, ast.Mult: arith.MuliOp}
+        if type(op) not in classes:
+            raise self.error(node, f"the operator {type(op).__name__} on arrays is not supported")
+        if all(is_bool(T.element(v)) for v in (a, b)):
+            raise self.error(node, "arithmetic between two bool arrays is not supported "
+                             "(numpy: + is `or`, * is `and`, - an error)",
+                             "use `|` or `&`, or convert one to int or float first (mask * 1)")
+        x, y = self.integers(node, a, b)
+        return self.new(self.em.op(classes[type(op)](x, y)))
+
+    def bitwise(self, op: ast.operator, a: SSAValue, b: SSAValue, node) -> SSAValue:
+        """& | ^ on bool arrays (masks) or int arrays."""
+        if any(is_float(T.element(v)) for v in (a, b)):
+            raise self.error(node, "bitwise operators on float arrays are not defined (numpy: TypeError)")
+        cls = {ast.BitAnd: arith.AndIOp, ast.BitOr: arith.OrIOp, ast.BitXor: arith.XOrIOp}[type(op)]
+        if all(is_bool(T.element(v)) for v in (a, b)):
+            x, y = self.broadcast(node, a, b)
+        else:
+            x, y = self.integers(node, a, b)
+        return self.new(self.em.op(cls(x, y)))
+
+    def invert(self, x: SSAValue, node) -> SSAValue:
+        """~mask: the logical not of a bool array."""
+        if not is_bool(T.element(x)):
+            raise self.error(node, "`~` is supported on bool arrays (masks) only")
+        return self.new(self.em.op(arith.XOrIOp(x, T.dense(self.em, True, x.type))))
 
     def power(self, a: SSAValue, b: SSAValue, node) -> SSAValue:
         known, n = _known(b)
@@ -200,6 +255,11 @@ class ArrayLowering:
         return self.new(self.em.op(mathd.PowFOp(x, y)))
 
     def negate(self, x: SSAValue, node) -> SSAValue:
+        if is_int(T.element(x)):  # int64 wraps, as in numpy
+            return self.new(self.em.op(arith.SubiOp(T.dense(self.em, 0, x.type), x)))
+        if is_bool(T.element(x)):
+            raise self.error(node, "`-` of a bool array is not supported (numpy: TypeError)",
+                             "use `~mask` for the logical not")
         (x,) = self.floats(node, x)
         return self.new(self.em.op(arith.NegfOp(x)))
 
@@ -216,8 +276,7 @@ class ArrayLowering:
         a, b = self.to_element(a, elem), self.to_element(b, elem)
         sa, sb = T.shape(a), T.shape(b)
         if len(sa) > 2 or len(sb) > 2:
-            raise self.error(node, "matmul/dot of arrays of rank above 2 is not supported",
-                             "reshape to matrices, or use a loop over the batch")
+            return self.new(self.batched_matmul(a, b, node))
         if sa[-1] != sb[0]:
             raise self.error(node, f"matmul: shapes {sa} and {sb} are not aligned")
         if len(sa) == 1 and len(sb) == 1:
@@ -227,6 +286,23 @@ class ArrayLowering:
         out = T.matmul(em, x, y)
         dims = tuple(T.shape(out)[i] for i, keep in enumerate((len(sa) == 2, len(sb) == 2)) if keep)
         return self.new(T.reshape(em, out, dims))
+
+    def batched_matmul(self, a: SSAValue, b: SSAValue, node) -> SSAValue:
+        """matmul above rank 2: stacks of matrices whose batch axes broadcast,
+        one contraction (einsum "...ik,...kj->...ij")."""
+        em = self.em
+        sa, sb = T.shape(a), T.shape(b)
+        x = T.reshape(em, a, (1, *sa)) if len(sa) == 1 else a
+        y = T.reshape(em, b, (*sb, 1)) if len(sb) == 1 else b
+        (n, k), (k2, m) = T.shape(x)[-2:], T.shape(y)[-2:]
+        batch = T.broadcast_shapes(T.shape(x)[:-2], T.shape(y)[:-2])
+        if k != k2 or batch is None:
+            raise self.error(node, f"matmul: shapes {sa} and {sb} are not aligned")
+        x, y = T.broadcast_to(em, x, (*batch, n, k)), T.broadcast_to(em, y, (*batch, k, m))
+        stack = contraction.LETTERS[26 : 26 + len(batch)]
+        out = contraction.contract(em, [x, y], [stack + "ik", stack + "kj"], stack + "ij")
+        dims = (*batch, *((n,) if len(sa) > 1 else ()), *((m,) if len(sb) > 1 else ()))
+        return T.reshape(em, out, dims)
 
     # ---- attributes and methods -----------------------------------------------
     def attribute(self, x: SSAValue, name: str, node):
@@ -241,13 +317,12 @@ class ArrayLowering:
             return self.transpose_view(x, tuple(reversed(range(len(dims)))))
         if name in _METHODS:
             return Static(BoundMethod(_METHODS[name], x))
-        if name == "astype":
-            return Static(BoundMethod("ndarray.astype", x))
         raise self.error(node, f"the array attribute or method `.{name}` is not supported",
                          "see docs/arrays.md for the supported numpy surface")
 
     # ---- calls ------------------------------------------------------------------
-    def call(self, fn, node: ast.Call, bound: SSAValue | None = None):
+    def call_values(self, fn, args: list, kwargs: dict, node):
+        """A call to a numpy function (or an array method, the array first) with argument values."""
         entry = NUMPY.get(fn)
         if entry is None:
             raise self.error(
@@ -255,30 +330,30 @@ class ArrayLowering:
                 "see docs/arrays.md for the supported functions; register a rule with "
                 "@irad.rrule for it, or write it with supported functions",
             )
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-            raise self.error(node, f"*args / **kwargs in a call to {numpy_name(fn)} are not supported")
-        args = [self.argument(a) for a in node.args]
-        if bound is not None:
-            args.insert(0, bound)
-        kwargs = {k.arg: self.argument(k.value) for k in node.keywords}
         handler, params = entry
         bound_args = self.bind(fn, params, args, kwargs, node)
         if self.fl.owner.has_rules(fn) and all(isinstance(v, SSAValue) for v in args) and not kwargs:
             # the pass must meet a call op to consult the rule table
-            return self.fl.call(fn, list(args), node)
+            try:
+                return self.fl.call(fn, list(args), node)
+            except WrapperError as error:
+                raise self.error(node, error.message, error.hint) from None
         return handler(self, node, *bound_args)
 
     def argument(self, node: ast.expr):
-        """An argument: a value, or a list/tuple literal of values (for shapes, sequences)."""
-        if isinstance(node, ast.List):
+        """An argument: a value, a string, or a list/tuple literal of values (shapes, sequences)."""
+        if isinstance(node, (ast.List, ast.Tuple)):
             return tuple(self.argument(e) for e in node.elts)
-        if isinstance(node, ast.Constant) and node.value is None:
-            return Static(None)
+        if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, str)):
+            return Static(node.value)  # None for an omitted value; modes: "constant", 'ij->ji', 'fro'
         return self.fl.expr(node)
 
     def bind(self, fn, params: tuple[str, ...], args, kwargs, node) -> list:
-        names = [p.lstrip("?") for p in params]
-        required = [p for p in params if not p.startswith("?")]
+        spec = parameters(params)
+        names = [p.name for p in spec]
+        variadic = next((i for i, p in enumerate(spec) if p.variadic), None)
+        if variadic is not None:  # f(*arrays, key=...): the positional arguments, as a tuple
+            args = [*args[:variadic], tuple(args[variadic:])]
         if len(args) > len(params):
             raise self.error(node, f"{numpy_name(fn)} takes at most {len(params)} arguments here")
         values = dict(zip(names, args))
@@ -287,10 +362,10 @@ class ArrayLowering:
                 raise self.error(node, f"{numpy_name(fn)}: unsupported or repeated argument '{k}'",
                                  f"supported: {', '.join(names)}")
             values[k] = v
-        for p in required:
-            if p not in values:
-                raise self.error(node, f"{numpy_name(fn)} needs the argument '{p}'")
-        return [values.get(n, Static(None)) for n in names]
+        for p in spec:
+            if p.required and p.name not in values:
+                raise self.error(node, f"{numpy_name(fn)} needs the argument '{p.name}'")
+        return [values.get(p.name, Static(p.default)) for p in spec]
 
     def value(self, v, node) -> SSAValue:
         return self.fl.as_number(v, node)
@@ -306,9 +381,26 @@ class ArrayLowering:
         items = [self.array(v, node) for v in values]
         if any(is_array(v) for v in items):
             return self.stack_values(items, 0, node)
-        elem = self.result_element([]) if any(is_float(v.type) for v in items) else I64
-        items = [self.to_element(v, elem) if elem == F64 else self.em.to_int(v) for v in items]
+        elem = self.common_element(items)
+        items = [self.convert(v, elem) for v in items]
         return self.new(self.em.op(tensor.FromElementsOp(*items)))
+
+    def common_element(self, values) -> Attribute:
+        """numpy's result dtype: float if any is, else int64, bool if all are."""
+        if any(is_float(T.element(v)) for v in values):
+            return self.result_element(values)
+        return I1 if all(is_bool(T.element(v)) for v in values) else I64
+
+    def convert(self, v: SSAValue, elem: Attribute) -> SSAValue:
+        """A number or array to element type `elem` (float, int64 from int or bool, bool)."""
+        if is_float(elem):
+            return self.to_element(v, elem)
+        if elem == T.element(v):
+            return v
+        if is_array(v):
+            (v,) = self.integers(None, v)
+            return v
+        return self.em.to_int(v)
 
     def dtype(self, value, node, default: Attribute) -> Attribute:
         obj = self.static(value, node, "dtype")
@@ -364,8 +456,8 @@ class ArrayLowering:
         return self.reshape_view(x, dims)
 
     def concat(self, items: list[SSAValue], axis: int, node) -> SSAValue:
-        elem = self.result_element(items)
-        items = [self.to_element(v, elem) for v in items]
+        elem = self.common_element(items)
+        items = [self.convert(v, elem) for v in items]
         ranks = {len(T.shape(v)) for v in items}
         if not all(is_array(v) for v in items) or len(ranks) != 1:
             raise self.error(node, "concatenate needs arrays of one rank")
@@ -381,8 +473,8 @@ class ArrayLowering:
         return self.new(self.em.op(tensor.ConcatOp(items, axis, TensorType(elem, out))))
 
     def stack_values(self, items: list[SSAValue], axis, node) -> SSAValue:
-        elem = self.result_element(items)
-        items = [self.to_element(v, elem) for v in items]
+        elem = self.common_element(items)
+        items = [self.convert(v, elem) for v in items]
         dims = {T.shape(v) for v in items}
         if len(dims) != 1:
             raise self.error(node, f"stack needs arrays of one shape, got {sorted(dims)}")
@@ -391,18 +483,56 @@ class ArrayLowering:
         expanded = [T.reshape(self.em, self.as_tensor(v), dims[:axis] + (1,) + dims[axis:]) for v in items]
         return self.concat(expanded, axis, node)
 
+    def copy(self, x: SSAValue) -> SSAValue:
+        """A new array equal to `x` (value semantics: the same value, a fresh SSA name)."""
+        return _copy_op(self, x)
+
     def as_tensor(self, v: SSAValue) -> SSAValue:
         return v if is_array(v) else T.splat(self.em, v, (1,))
 
     # ---- indexing ---------------------------------------------------------------------
     def subscript(self, x: SSAValue, index_node: ast.expr, node) -> SSAValue:
-        plan = self.index_plan(x, index_node, node)
-        if plan.gather is not None:
-            return self.new(self.gather(x, plan.gather, node))
+        parts = indexing.parse(self, x, index_node, node)
+        if indexing.has_arrays(parts):  # advanced indexing: a gather, a copy
+            return indexing.read(self, x, parts, node)
+        plan = self.index_plan(x, parts, node)
         if plan.element:
             return self.em.op(tensor.ExtractOp(x, plan.offsets, T.element(x)))
         step = _slice_step(plan)
         return self.views.derive(step.read(self.em, x), x, step)  # a basic index is a view
+
+    def slice_view(self, x: SSAValue, axis: int, start: int, size: int, step: int = 1) -> SSAValue:
+        """x[..., start : start + size * step : step, ...] on `axis`: a view, as numpy's basic slices."""
+        dims = T.shape(x)
+        if start == 0 and size == dims[axis] and step == 1:
+            return x
+        start = start if size else 0  # MLIR wants an offset inside the axis
+        sizes = tuple(size if d == axis else n for d, n in enumerate(dims))
+        step_ = Slice(tuple(start if d == axis else 0 for d in range(len(dims))), sizes,
+                      tuple(step if d == axis else 1 for d in range(len(dims))), sizes)
+        return self.views.derive(step_.read(self.em, x), x, step_)
+
+    def take(self, x: SSAValue, idx: SSAValue, axis: int) -> SSAValue:
+        """np.take(x, idx, axis) for an i64 array idx of positions in range: the
+        gather along `axis` with idx spread over the other axes."""
+        dims = T.shape(x)
+        flat = T.reshape(self.em, idx, (math.prod(T.shape(idx)),))
+        (k,) = T.shape(flat)
+        spread_dims = [k if d == axis else n for d, n in enumerate(dims)]
+        spread = T.broadcast_to(self.em, T.reshape(self.em, flat, [k if d == axis else 1 for d in range(len(dims))]),
+                                spread_dims)
+        taken = G.gather(self.em, x, spread, axis)
+        return T.reshape(self.em, taken, (*dims[:axis], *T.shape(idx), *dims[axis + 1:]))
+
+    def item_at(self, x: SSAValue, k) -> SSAValue:
+        """x[k] for a k in range (an int, or an i64 value): row k, a view (an element for rank 1)."""
+        dims = T.shape(x)
+        offset = k if isinstance(k, int) else self.em.op(arith.IndexCastOp(k, INDEX))
+        if len(dims) == 1:
+            return self.em.op(tensor.ExtractOp(x, [self.index_value(offset)], T.element(x)))
+        rest = dims[1:]
+        step = Slice((offset, *[0] * len(rest)), (1, *rest), (1,) * len(dims), tuple(rest))
+        return self.views.derive(step.read(self.em, x), x, step)
 
     def transpose_view(self, x: SSAValue, perm) -> SSAValue:
         return self.views.derive(T.transpose(self.em, x, perm), x, Transpose(tuple(perm)))
@@ -413,7 +543,7 @@ class ArrayLowering:
         result = T.reshape(self.em, x, dims)
         if self.views.reshape_is_view(x, dims):
             return self.views.derive(result, x, Reshape(dims, T.shape(x)))
-        return self.new(result if result is not x else _copy_op(self, x))
+        return self.new(_fresh(self, result, x))
 
     def update(self, name: str, current: SSAValue, result: SSAValue, node) -> None:
         """`name op= v` on an array: numpy writes the result into `name`'s array
@@ -446,11 +576,12 @@ class ArrayLowering:
         if not is_array(y):
             raise self.error(node, f"item assignment to '{name}', which is not an array")
         self.refuse_write(name, node)
-        plan = self.index_plan(y, index_node, node)
-        if plan.gather is not None:
-            raise self.error(node, "assignment through an integer-array index is not supported",
-                             "write the elements one by one, or build the array with np.where")
+        parts = indexing.parse(self, y, index_node, node)
         v = self.to_element(self.value(value, node), T.element(y))
+        if indexing.has_arrays(parts):  # a scatter
+            self.views.write(name, indexing.write(self, y, parts, v, node))
+            return
+        plan = self.index_plan(y, parts, node)
         if plan.element:
             if is_array(v):
                 raise self.error(node, "cannot assign an array to a single element")
@@ -462,32 +593,24 @@ class ArrayLowering:
             updated = _slice_step(plan).write(self.em, y, T.broadcast_to(self.em, v, target))
         self.views.write(name, updated)
 
-    def index_plan(self, x: SSAValue, index_node: ast.expr, node) -> _IndexPlan:
-        parts = list(index_node.elts) if isinstance(index_node, ast.Tuple) else [index_node]
+    def index_plan(self, x: SSAValue, parts, node) -> _IndexPlan:
+        """The basic index (ints, slices, None) of parsed parts (indexing.parse)."""
         dims = T.shape(x)
         plan = _IndexPlan()
         axis = 0
         for part in parts:
-            if isinstance(part, ast.Constant) and part.value is None:
+            if part.kind == "new":
                 plan.result_dims.append(1)
                 continue
-            if axis >= len(dims):
-                raise self.error(node, f"too many indices for an array of rank {len(dims)}")
             n = dims[axis]
-            if isinstance(part, ast.Slice):
-                offset, size, stride = self.slice_bounds(part, n, node)
+            if part.kind == "slice":
+                offset, size, stride = self.slice_bounds(part.node, n, node)
                 plan.offsets.append(offset)
                 plan.sizes.append(size)
                 plan.strides.append(stride)
                 plan.result_dims.append(size)
             else:
-                value = self.fl.expr(part)
-                if is_array(value):
-                    if len(parts) != 1:
-                        raise self.error(node, "an integer-array index must be the only index")
-                    plan.gather = value
-                    return plan
-                plan.offsets.append(self.int_index(value, n, part))
+                plan.offsets.append(self.int_index(part.value, n, part.node))
                 plan.sizes.append(1)
                 plan.strides.append(1)
             axis += 1
@@ -525,24 +648,29 @@ class ArrayLowering:
         return em.op(arith.IndexCastOp(wrapped, INDEX))
 
     def slice_bounds(self, part: ast.Slice, n: int, node):
-        """(offset, size, stride): static, or a runtime start with `start + k` as the stop."""
+        """(offset, size, stride): static (any nonzero step), or a run-time start
+        with a stop whose distance from it is known while lowering (`x[i:i + k]`,
+        `x[j * k:(j + 1) * k]`)."""
         step = 1 if part.step is None else self.static(self.fl.expr(part.step), node, "a slice step")
-        if not isinstance(step, int) or step <= 0:
-            raise self.error(node, "slices need a positive constant step")
+        if not isinstance(step, int) or step == 0:
+            raise self.error(node, "a slice step must be a nonzero int known while lowering")
         lower = None if part.lower is None else self.fl.expr(part.lower)
         upper = None if part.upper is None else self.fl.expr(part.upper)
         if self.is_static(lower) and self.is_static(upper):
             lo, hi = self.static(lower, node, ""), self.static(upper, node, "")
             start, stop, _ = slice(lo, hi, step).indices(n)
-            return start, max(0, -(-(stop - start) // step)), step
-        length = _constant_offset(part.lower, part.upper)
-        if length is None or step != 1:
-            raise self.error(node, "a slice with a runtime start must look like x[i:i + k] "
-                             "with a constant k and step 1",
+            size = len(range(start, stop, step))
+            return (start if size else 0), size, step  # MLIR wants even an empty slice's offset in bounds
+        start = self.value(lower, node) if lower is not None else None
+        stop = self.value(upper, node) if upper is not None else None
+        if start is None or stop is None or not is_int(start.type) or not is_int(stop.type):
+            raise self.error(node, "a slice with a run-time bound must give both bounds as ints, "
+                             "e.g. x[i:i + k]", "the shape of every array must be known while lowering")
+        length = integers.difference(stop, start)
+        if length is None or length < 0 or step != 1:
+            raise self.error(node, "a slice with a run-time start must have a length known while "
+                             "lowering and step 1, e.g. x[i:i + k] or x[j * k:(j + 1) * k]",
                              "the shape of every array must be known while lowering")
-        start = self.value(lower, node)
-        if not is_int(start.type):
-            raise self.error(node, "slice bounds must be ints")
         # numpy would shorten a slice running off the end; irad's shapes are static,
         # so such a start is an error at run time rather than a different slice
         em = self.em
@@ -553,46 +681,18 @@ class ArrayLowering:
         self.check(fits, node, f"a slice of {length} starting there does not fit an axis of size {n}")
         return em.op(arith.IndexCastOp(start, INDEX)), length, 1
 
-    def gather(self, x: SSAValue, idx: SSAValue, node) -> SSAValue:
-        """x[idx] for an int array idx: a one-hot matrix times x, so the adjoint is a matmul."""
-        if not is_int(T.element(idx)) or len(T.shape(idx)) != 1:
-            raise self.error(node, "integer-array indices must be 1-d int arrays")
-        em = self.em
-        (x,) = self.floats(node, x)
-        (k,), dims = T.shape(idx), T.shape(x)
-        n = dims[0]
-        positions = T.dense(em, np.broadcast_to(np.arange(n), (k, n)), TensorType(I64, [k, n]))
-        spread = T.broadcast_to(em, T.reshape(em, idx, (k, 1)), (k, n))
-        size = T.dense(em, n, TensorType(I64, [k, n]))
-        negative = T.elementwise(em, lambda e, a: e.op(arith.CmpiOp(a[0], a[1], "slt")),
-                                 [spread, T.dense(em, 0, TensorType(I64, [k, n]))], I1)
-        wrapped = T.elementwise(em, lambda e, a: e.op(arith.SelectOp(
-            a[0], e.op(arith.AddiOp(a[1], a[2])), a[1])), [negative, spread, size], I64)
-        hits = T.elementwise(em, lambda e, a: e.op(arith.CmpiOp(a[0], a[1], "eq")),
-                             [wrapped, positions], I1)
-        onehot = self.to_element(hits, T.element(x))
-        # every index hits exactly one position iff it is in bounds (exact: counts < 2**24)
-        found = T.reduce_all(em, onehot)
-        self.check(em.op(arith.CmpfOp(found, em.const(float(k), T.element(x)), "oeq")),
-                   node, f"an index array holds an index out of bounds for an axis of size {n}")
-        flat = T.reshape(em, x, (n, math.prod(dims[1:])))
-        return T.reshape(em, T.matmul(em, onehot, flat), (k, *dims[1:]))
-
-
-
 
 @dataclass
 class _IndexPlan:
-    """How an index reads or writes: per axis of the source an offset (int or
-    index value), a size and a stride; the result's shape (ints dropped, None
-    added); whether it is one element; or an int array to gather with."""
+    """How a basic index reads or writes: per axis of the source an offset (int
+    or index value), a size and a stride; the result's shape (ints dropped,
+    None added); whether it is one element."""
 
     offsets: list = field(default_factory=list)
     sizes: list = field(default_factory=list)
     strides: list = field(default_factory=list)
     result_dims: list = field(default_factory=list)
     element: bool = False
-    gather: SSAValue | None = None
 
 
 def _known(value) -> tuple[bool, object]:
@@ -618,26 +718,19 @@ def _known(value) -> tuple[bool, object]:
     return False, None
 
 
+known_value = _known
+
 def _slice_step(plan: _IndexPlan) -> Slice:
     return Slice(tuple(plan.offsets), tuple(plan.sizes), tuple(plan.strides), tuple(plan.result_dims))
-
-
-def _constant_offset(lower: ast.expr | None, upper: ast.expr | None) -> int | None:
-    """k when `upper` is the expression `lower + k` (k a literal int)."""
-    if lower is None or not isinstance(upper, ast.BinOp) or not isinstance(upper.op, ast.Add):
-        return None
-    if ast.dump(upper.left) != ast.dump(lower) or not isinstance(upper.right, ast.Constant):
-        return None
-    k = upper.right.value
-    return k if type(k) is int and k >= 0 else None
 
 
 class _WrapperSource:
     """Errors inside a rule-table wrapper have no Python source to point at."""
 
-    def error(self, node, message: str, hint: str = ARRAYS_HINT):
-        from irad.errors import UnsupportedError
+    def location(self, node) -> str:
+        return "a numpy function covered by the rule table"
 
+    def error(self, node, message: str, hint: str = ARRAYS_HINT):
         return UnsupportedError(message + (f"\n  hint: {hint}" if hint else ""))
 
 
@@ -655,24 +748,30 @@ def lower_wrapper_body(owner, fn, em, args) -> SSAValue:
     """The body of the function a rule-covered numpy call becomes: the op itself,
     so the pass meets a call op where it consults the table (as for math.sin)."""
     handler, params = NUMPY[fn]
-    padded = list(args) + [Static(None)] * (len(params) - len(args))
-    return handler(ArrayLowering(_WrapperLowering(owner, em)), None, *padded)
+    padded = list(args) + [Static(p.default) for p in parameters(params)[len(args):]]
+    try:
+        return handler(ArrayLowering(_WrapperLowering(owner, em)), None, *padded)
+    except UnsupportedError as error:
+        # the call's arguments are run-time values here, which a shape or an axis cannot be
+        raise WrapperError(
+            f"the rule table has an entry for {numpy_name(fn)}, so this call becomes a call the "
+            f"table covers, with its positional arguments as run-time values; but "
+            f"{str(error).split(chr(10))[0]}",
+            "pass such arguments by keyword (a call with keywords is always differentiated "
+            "through its IR), or remove the table's entry",
+        ) from None
 
 
-# ---- the numpy table: function -> (handler, parameter names; "?" marks optional) ----
-Handler = Callable[..., object]
-NUMPY: dict[object, tuple[Handler, tuple[str, ...]]] = {}
+class WrapperError(UnsupportedError):
+    """A numpy call the rule table covers whose wrapper cannot be lowered; the
+    call site (ArrayLowering.call) adds its location."""
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(f"{message}\n  hint: {hint}")
+        self.message, self.hint = message, hint
 
 
-def numpy_function(*fns, params: tuple[str, ...]):
-    def register(handler: Handler) -> Handler:
-        for fn in fns:
-            NUMPY[fn] = (handler, params)
-        return handler
-
-    return register
-
-
+# ---- the numpy table (numpy_table.py): arithmetic, reductions, creation, shapes ----
 _UNARY = {
     np.sin: mathd.SinOp, np.cos: mathd.CosOp, np.tan: mathd.TanOp, np.exp: mathd.ExpOp,
     np.log: mathd.LogOp, np.log1p: mathd.Log1pOp, np.expm1: mathd.ExpM1Op,
@@ -743,13 +842,24 @@ def _where(al, node, cond, x, y):
     return al.new(T.select(al.em, cond, x, y))
 
 
-@numpy_function(np.clip, params=("a", "a_min", "a_max"))
-def _clip(al, node, a, lo, hi):
-    x, lo_ = al.floats(node, al.array(a, node), al.array(lo, node))
-    x = al.em.op(arith.MaximumfOp(x, lo_))
-    x, hi_ = al.floats(node, x, al.array(hi, node))
-    result = al.em.op(arith.MinimumfOp(x, hi_))
-    return al.new(result) if is_array(result) else result
+@numpy_function(np.clip, params=("a", "?a_min", "?a_max", "?min", "?max"))
+def _clip(al, node, a, lo, hi, lo_keyword, hi_keyword):
+    lo = lo_keyword if _omitted(lo) else lo
+    hi = hi_keyword if _omitted(hi) else hi
+    if _omitted(lo) and _omitted(hi):
+        raise al.error(node, "clip needs a lower or an upper bound")
+    x = al.array(a, node)
+    if not _omitted(lo):
+        x, lo_ = al.floats(node, x, al.array(lo, node))
+        x = al.em.op(arith.MaximumfOp(x, lo_))
+    if not _omitted(hi):
+        x, hi_ = al.floats(node, x, al.array(hi, node))
+        x = al.em.op(arith.MinimumfOp(x, hi_))
+    return al.new(x) if is_array(x) else x
+
+
+def _omitted(value) -> bool:
+    return isinstance(value, Static) and value.obj is None
 
 
 def _reduction(combiner):
@@ -770,8 +880,8 @@ def _mean(al, node, a, axis, keepdims):
     return al.mean(a, axis, keepdims, node)
 
 
-@numpy_function(np.dot, np.matmul, params=("a", "b"))
-def _dot(al, node, a, b):
+@numpy_function(np.matmul, params=("a", "b"))
+def _matmul(al, node, a, b):
     return al.matmul(al.array(a, node), al.array(b, node), node)
 
 
@@ -781,15 +891,6 @@ def _outer(al, node, a, b):
     a = T.reshape(al.em, al.as_tensor(a), (math.prod(T.shape(al.as_tensor(a))), 1))
     b = T.reshape(al.em, al.as_tensor(b), (1, math.prod(T.shape(al.as_tensor(b)))))
     return al.binary(ast.Mult(), a, b, node)
-
-
-@numpy_function(np.trace, params=("a",))
-def _trace(al, node, a):
-    (a,) = al.floats(node, al.array(a, node))
-    if len(T.shape(a)) != 2:
-        raise al.error(node, "np.trace is supported for matrices")
-    eye = T.dense(al.em, np.eye(*T.shape(a)), a.type)
-    return T.reduce_all(al.em, al.em.op(arith.MulfOp(a, eye)))
 
 
 @numpy_function(np.transpose, params=("a", "?axes"))
@@ -805,7 +906,8 @@ def _transpose(al, node, a, axes):
 
 @numpy_function(np.reshape, params=("a", "shape"))
 def _reshape(al, node, a, shape):
-    return al.reshape_to(al.array(a, node), al.shape_arg(shape, node), node)
+    dims = al.static(shape, node, "a shape")  # may hold one -1
+    return al.reshape_to(al.array(a, node), dims if isinstance(dims, tuple) else (dims,), node)
 
 
 @numpy_function(np.ravel, params=("a",))
@@ -851,23 +953,23 @@ def _stack(al, node, arrays, axis):
     return al.stack_values([al.array(v, node) for v in arrays], axis, node)
 
 
-@numpy_function(np.array, np.asarray, params=("object", "?dtype"))
-def _array(al, node, obj, dtype):
-    source = al.array(obj, node)
-    elem = al.dtype(dtype, node, T.element(source))
-    x = al.to_element(source, elem) if is_float(elem) else source
-    if not is_array(x):
-        return x
-    if x is source and not isinstance(obj, tuple):
-        # np.asarray(an array) is that array; np.array copies it
-        return x if node is not None and _called(al, node) is np.asarray else al.new(_copy_op(al, x))
-    return al.new(x)
+def _array_of(copy: bool):
+    def handler(al, node, obj, dtype):
+        source = al.array(obj, node)
+        elem = al.dtype(dtype, node, T.element(source))
+        x = al.to_element(source, elem) if is_float(elem) else source
+        if not is_array(x):
+            return x
+        if x is source and not isinstance(obj, tuple):
+            # np.asarray(an array) is that array; np.array copies it
+            return al.new(_copy_op(al, x)) if copy else x
+        return al.new(x)
+
+    return handler
 
 
-def _called(al, node: ast.Call):
-    """The numpy function a call node names (np.array or np.asarray)."""
-    callee = al.fl.expr(node.func) if isinstance(node, ast.Call) else None
-    return callee.obj if isinstance(callee, Static) else None
+NUMPY[np.array] = (_array_of(copy=True), ("object", "?dtype"))
+NUMPY[np.asarray] = (_array_of(copy=False), ("a", "?dtype"))
 
 
 @numpy_function(np.copy, params=("a",))
@@ -878,6 +980,16 @@ def _copy(al, node, a):
     if not is_array(x):
         return x
     return al.new(_copy_op(al, x))
+
+
+def _fresh(al, result: SSAValue, source: SSAValue) -> SSAValue:
+    """`result` (a reshape of `source`), copied if it is a value that already
+    existed (`source` itself, or what `source` was reshaped from): a copy must be
+    a new value, or the names holding the old one would share it."""
+    owner = source.owner
+    if result is source or (isinstance(owner, tensor.ReshapeOp) and result is owner.source):
+        return _copy_op(al, result)
+    return result
 
 
 def _copy_op(al, x):
@@ -957,17 +1069,45 @@ def _astype_handler(al, node, x, dtype):
     return al.new(converted if converted is not x else _copy_op(al, x))  # astype copies
 
 
+@numpy_function("ndarray.flatten", params=("a",))
+def _flatten(al, node, a):
+    x = al.array(a, node)
+    if not is_array(x):
+        return x
+    return al.new(_fresh(al, T.reshape(al.em, x, (math.prod(T.shape(x)),)), x))  # flatten copies
+
+
+@numpy_function("ndarray.item", params=("a", "?index"))
+def _item(al, node, a, index):
+    """x.item() of a one-element array, x.item(i) with a flat index: a Python number."""
+    x = al.array(a, node)
+    if not is_array(x):
+        return x
+    size = math.prod(T.shape(x))
+    if _omitted(index):
+        if size != 1:
+            raise al.error(node, f"x.item() needs an array of size 1 (this one has {size})",
+                           "pass a flat index: x.item(i)")
+        index = 0
+    offset = al.int_index(index, size, node)
+    value = al.em.op(tensor.ExtractOp(T.reshape(al.em, x, (size,)), [al.index_value(offset)], T.element(x)))
+    return al.to_element(value, F64) if is_float(value.type) else value  # a Python float
+
+
 # methods of arrays: name -> the numpy function they call with the array first
 _METHODS = {
     "sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod,
     "dot": np.dot, "transpose": np.transpose, "ravel": np.ravel, "squeeze": np.squeeze,
     "copy": np.copy, "clip": np.clip, "reshape": np.reshape,
+    "astype": "ndarray.astype", "flatten": "ndarray.flatten", "item": "ndarray.item",
 }
 
 
-def reshape_method(al: ArrayLowering, x: SSAValue, node: ast.Call):
+def reshape_method(al: ArrayLowering, x: SSAValue, args: list, kwargs: dict, node):
     """x.reshape(2, 3) or x.reshape((2, 3))."""
-    args = [al.argument(a) for a in node.args]
+    if kwargs.keys() - {"shape"} or (kwargs and args):
+        raise al.error(node, "reshape takes the new shape (and no other arguments here)")
+    args = args or [kwargs["shape"]]
     dims = al.static(args[0] if len(args) == 1 else tuple(args), node, "a shape")
     dims = dims if isinstance(dims, tuple) else (dims,)
     return al.reshape_to(x, dims, node)
@@ -990,4 +1130,4 @@ STATIC_OPERATORS = {
 }
 
 
-__all__ = ["ArrayLowering", "BoundMethod", "NUMPY", "is_array", "is_numpy_callable"]
+__all__ = ["ArrayLowering", "BoundMethod", "is_array", "is_numpy_callable"]

@@ -5,7 +5,9 @@ Each function's reverse rule sits beside its forward rule, as ChainRules groups 
 The rules for the stable helpers in irad/numerics.py keep the helper's own
 stable body as the primal and give the closed-form derivative, which is exact
 at the kinks where AD through max/abs would pick a one-sided slope:
-softplus'(0) = 1/2, and logaddexp splits a tie 1/2 : 1/2.
+softplus'(0) = 1/2, and logaddexp splits a tie 1/2 : 1/2. lgamma and gamma
+(Lanczos' approximation in numerics.py) differentiate to the digamma function,
+not to the derivative of the approximation.
 """
 
 from __future__ import annotations
@@ -81,12 +83,42 @@ def hypot_frule(x, y, dx, dy):
     return h, (x * dx + y * dy) / h
 
 
+# ---- lgamma and gamma ------------------------------------------------------------
+def lgamma_rule(x):
+    y = math.lgamma(x)
+
+    def pullback(dy):
+        return dy * numerics.digamma(x)
+
+    return y, pullback
+
+
+def lgamma_frule(x, dx):
+    return math.lgamma(x), dx * numerics.digamma(x)
+
+
+def gamma_rule(x):
+    y = math.gamma(x)
+
+    def pullback(dy):
+        return dy * (y * numerics.digamma(x))
+
+    return y, pullback
+
+
+def gamma_frule(x, dx):
+    y = math.gamma(x)
+    return y, dx * (y * numerics.digamma(x))
+
+
 def install(table: RuleTable) -> None:
     for target, types, reverse, forward in (
         (numerics.sigmoid, (float,), sigmoid_rule, sigmoid_frule),
         (numerics.softplus, (float,), softplus_rule, softplus_frule),
         (numerics.logaddexp, (float, float), logaddexp_rule, logaddexp_frule),
         (math.hypot, (float, float), hypot_rule, hypot_frule),
+        (math.lgamma, (float,), lgamma_rule, lgamma_frule),
+        (math.gamma, (float,), gamma_rule, gamma_frule),
     ):
         rrule(target, types=types, table=table)(reverse)
         frule(target, types=types, table=table)(forward)

@@ -10,9 +10,10 @@ once it depends on data. Statements after a possible jump run under
 
 * `if`: both arms are lowered into their own blocks from a copy of the
   environment; variables that differ afterwards leave the `scf.if` as results.
-* `for i in range(...)`: an `scf.for` over the trip count (0 to n step 1, in
-  `index`), with `i = start + k * step`; `break` and `return` set a flag that
-  is carried and guards the rest of the body and all later iterations.
+* `for`: an `scf.for` over the trip count (0 to n step 1, in `index`), with
+  the loop variable computed from the induction variable (irad/frontend/iteration.py
+  says what a loop can walk); `break` and `return` set a flag that is carried
+  and guards the rest of the body and all later iterations.
 * `while`: an `scf.while` whose condition also tests the break/return flags.
 
 The types a loop carries are found by lowering the body once (into a block that
@@ -23,9 +24,8 @@ then `s += x`), until they are stable.
 from __future__ import annotations
 
 import ast
-import builtins
 
-from xdsl.dialects import arith, cf, scf
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
@@ -35,7 +35,7 @@ from irad.frontend.views import BASE, VIEWS
 from irad.frontend.values import Static
 from irad.errors import UnsupportedError
 from irad.ir.symbols import value_name
-from irad.ir.types import F64, I1, I64, describe, is_float, is_int, type_of_value
+from irad.ir.types import F64, I1, describe, is_int, type_of_value
 
 RETURNED = "$return"
 VALUE = "$value"
@@ -162,10 +162,11 @@ class ControlFlowLowering:
     # ---- if ---------------------------------------------------------------
     def stmt_If(self, stmt: ast.If) -> None:
         test = self.expr(stmt.test)
-        if isinstance(test, Static):
-            # known while lowering (isinstance, a global flag): only the branch
-            # taken is lowered, so no runtime branch exists
-            self.run_statements(stmt.body if test.obj else stmt.orelse)
+        known = self.static_condition(test)
+        if known is not None:
+            # known while lowering (isinstance, a shape, a global flag, a constant):
+            # only the branch taken is lowered, so no runtime branch exists
+            self.run_statements(stmt.body if known else stmt.orelse)
             return
         cond = self.em.to_bool(self.as_number(test, stmt.test))
         self._if(
@@ -229,8 +230,10 @@ class ControlFlowLowering:
                 what = "the returned value" if name == VALUE else f"'{name}'"
                 raise self.src.error(
                     node,
-                    f"{what} holds different kinds of values on the two paths of this branch",
-                    "give it a number (or a tuple of numbers of the same length) on every path",
+                    f"{what} holds different kinds of values on the two paths of this branch "
+                    f"({self.kind_of(a)} and {self.kind_of(b)})",
+                    "give it a number (or a tuple of numbers of the same length) on every path; "
+                    "a function is chosen while lowering, so branch inside one function instead",
                 )
             types = [joins.join_types(x.type, y.type) for x, y in zip(fa, fb)]
             for x, y, t in zip(fa, fb, types):
@@ -291,38 +294,6 @@ class ControlFlowLowering:
         return _rebuild(value, [self.arrays.new(em.const(0, v.type)) for v in values])
 
     # ---- loops --------------------------------------------------------------
-    def stmt_For(self, stmt: ast.For) -> None:
-        start, stop, step, step_sign = self._range_bounds(stmt)
-        if not isinstance(stmt.target, ast.Name):
-            raise self.src.error(
-                stmt.target, "the loop variable must be a plain name", "write `for i in range(...)`"
-            )
-        if stmt.orelse:
-            raise self.src.error(stmt, "`for ... else` is not supported", "use a flag variable")
-        em = self.em
-        if step_sign == 0:  # known at run time: Python raises for 0, MLIR would divide by it
-            nonzero = em.op(arith.CmpiOp(step, em.const(0, step.type), "ne"))
-            where = self.src.location(stmt.iter)
-            em.op(cf.AssertOp(nonzero, f"{where}: range() arg 3 must not be zero"))
-        trips = self._trip_count(start, stop, step, step_sign)
-        lower = em.op(arith.ConstantOp.from_int_and_width(0, INDEX))
-        upper = em.op(arith.IndexCastOp(trips, INDEX))
-        one = em.op(arith.ConstantOp.from_int_and_width(1, INDEX))
-        target = stmt.target.id
-
-        def bind_target(block: Block) -> None:
-            body_em = Emitter(block)
-            k = body_em.op(arith.IndexCastOp(block.args[0], I64))
-            i = body_em.op(arith.AddiOp(start, body_em.op(arith.MuliOp(k, step))))
-            i.name_hint = value_name(target)
-            self.env[target] = i
-
-        def build(inits: list[SSAValue], _before: Block | None, body: Block) -> list[SSAValue]:
-            return list(self.em.results(scf.ForOp(lower, upper, one, inits, Region(body))))
-
-        self._loop(stmt, [INDEX], bind_target, None, build, exclude={target})
-        self.env.pop(target, None)  # the loop variable is not kept after the loop
-
     def stmt_While(self, stmt: ast.While) -> None:
         if stmt.orelse:
             raise self.src.error(stmt, "`while ... else` is not supported", "use a flag variable")
@@ -553,60 +524,3 @@ class ControlFlowLowering:
             raise
         finally:
             self.env, self.em = outer_env, outer_em
-
-    # ---- range() -------------------------------------------------------------
-    def _range_bounds(self, stmt: ast.For):
-        call = stmt.iter
-        is_range = (
-            isinstance(call, ast.Call)
-            and isinstance(call.func, ast.Name)
-            and call.func.id not in self.env
-            and self.global_value(call.func.id) is builtins.range
-        )
-        if not is_range or call.keywords or not 1 <= len(call.args) <= 3:
-            raise self.src.error(
-                stmt,
-                "a `for` loop over something other than `range(...)` is not supported",
-                "loop over range(start, stop, step) with int bounds",
-            )
-        values = []
-        for arg in call.args:
-            v = self.number(arg)
-            if is_float(v.type):
-                raise self.src.error(arg, "range() takes ints, not floats", "convert with int(...)")
-            values.append(self.em.to_int(v))
-        if len(values) == 1:
-            values.insert(0, self.em.const(0, I64))
-        if len(values) == 2:
-            values.append(self.em.const(1, I64))
-        start, stop, step = values
-        step_sign = 0
-        owner = step.owner
-        if isinstance(owner, arith.ConstantOp):
-            literal = owner.value.value.data
-            if literal == 0:
-                raise self.src.error(call, "range() with a step of 0", "use a nonzero step")
-            step_sign = 1 if literal > 0 else -1
-        return start, stop, step, step_sign
-
-    def _trip_count(self, start, stop, step, step_sign) -> SSAValue:
-        """len(range(start, stop, step)) as i64 (`step_sign` 0: known at run time)."""
-        em = self.em
-        zero, one = em.const(0, I64), em.const(1, I64)
-
-        def upward() -> SSAValue:  # max(0, (stop - start + step - 1) // step)
-            span = em.op(arith.SubiOp(em.op(arith.AddiOp(em.op(arith.SubiOp(stop, start)), step)), one))
-            return em.op(arith.MaxSIOp(zero, em.op(arith.FloorDivSIOp(span, step))))
-
-        def downward() -> SSAValue:  # max(0, (start - stop - step - 1) // -step)
-            span = em.op(arith.SubiOp(em.op(arith.SubiOp(em.op(arith.SubiOp(start, stop)), step)), one))
-            return em.op(arith.MaxSIOp(zero, em.op(arith.FloorDivSIOp(span, em.op(arith.SubiOp(zero, step))))))
-
-        if step_sign > 0 and isinstance(step.owner, arith.ConstantOp) and step.owner.value.value.data == 1:
-            return em.op(arith.MaxSIOp(zero, em.op(arith.SubiOp(stop, start))))
-        if step_sign > 0:
-            return upward()
-        if step_sign < 0:
-            return downward()
-        positive = em.op(arith.CmpiOp(step, zero, "sgt"))
-        return em.op(arith.SelectOp(positive, upward(), downward()))

@@ -122,7 +122,8 @@ def is_hidden(obj: object) -> bool:
 
 def hint_name(g: Global) -> str:
     """An SSA name for the argument: `cfg.W` stays, `WEIGHTS[0]` becomes `WEIGHTS.0`."""
-    return value_name(re.sub(r"[^\w$.-]+", ".", g.label).strip(".") or "global")
+    dotted = re.sub(r"\.{2,}", ".", re.sub(r"[^\w$.-]+", ".", g.label))  # `W[0].b` -> `W.0.b`
+    return value_name(dotted.strip(".") or "global")
 
 
 class HiddenArguments:

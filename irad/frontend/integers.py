@@ -46,6 +46,38 @@ def constant_int(v: SSAValue) -> int | None:
     return None
 
 
+def linear(v: SSAValue) -> tuple[dict[SSAValue, int], int]:
+    """`v` as a sum of run-time ints times constants plus a constant, following
+    the `+`, `-` and `*`-by-a-constant that compute it (`(j + 1) * k` is j*k + k)."""
+    c = constant_int(v)
+    if c is not None:
+        return {}, c
+    owner = v.owner
+    if isinstance(owner, (arith.AddiOp, arith.SubiOp)):
+        (ta, ca), (tb, cb) = linear(owner.lhs), linear(owner.rhs)
+        sign = 1 if isinstance(owner, arith.AddiOp) else -1
+        terms = dict(ta)
+        for leaf, k in tb.items():
+            terms[leaf] = terms.get(leaf, 0) + sign * k
+        return terms, ca + sign * cb
+    if isinstance(owner, arith.MuliOp):
+        for x, y in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
+            k = constant_int(y)
+            if k is not None:
+                terms, c = linear(x)
+                return {leaf: k * n for leaf, n in terms.items()}, k * c
+    return {v: 1}, 0
+
+
+def difference(a: SSAValue, b: SSAValue) -> int | None:
+    """`a - b` when it is the same int whatever the run-time values, else None."""
+    (ta, ca), (tb, cb) = linear(a), linear(b)
+    leaves = set(ta) | set(tb)
+    if any(ta.get(leaf, 0) != tb.get(leaf, 0) for leaf in leaves):
+        return None
+    return ca - cb
+
+
 def fold(op: ast.operator, a: SSAValue, b: SSAValue) -> int | None:
     """`a op b` by Python's rules when both are int constants; None otherwise,
     and for a division by zero, which is left to the run-time check."""
@@ -161,3 +193,19 @@ class CheckedIntegers:
 
 def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
+
+
+FLOAT_TO_INT_MESSAGE = (
+    "cannot convert float infinity or NaN to integer (or the integer does not fit in 64 bits)"
+)
+
+
+def float_fits_int64(em: Emitter, x: SSAValue) -> SSAValue:
+    """Whether fptosi of the float `x` is defined (it is poison outside i64 and
+    for inf and nan). x itself suffices for floor/ceil/trunc too: no double
+    lies strictly between 2**63 - 1024 and 2**63, nor just below -2**63."""
+    return em.op(arith.AndIOp(  # ordered comparisons: false for nan
+        em.op(arith.CmpfOp(x, em.const(-(2.0**63), x.type), "oge")),
+        em.op(arith.CmpfOp(x, em.const(2.0**63, x.type), "olt")),
+    ))
+

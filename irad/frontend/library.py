@@ -13,8 +13,10 @@ import builtins
 import math
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import arith
+import numpy as np
+from xdsl.dialects import arith, tensor
 from xdsl.dialects import math as mathd
+from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import SSAValue
 
 from irad import numerics
@@ -87,6 +89,17 @@ def _pow(em: Emitter, args: Sequence[SSAValue]) -> SSAValue:
     return em.op(mathd.PowFOp(a, b))
 
 
+# 20! is the largest factorial that fits in irad's i64
+FACTORIALS = tuple(math.factorial(n) for n in range(21))
+
+
+def _factorial(em: Emitter, args: Sequence[SSAValue]) -> SSAValue:
+    """A table lookup; the call site checks the argument first (INT_RANGES)."""
+    table = em.const(np.array(FACTORIALS, dtype=np.int64), TensorType(I64, [len(FACTORIALS)]))
+    index = em.op(arith.IndexCastOp(em.to_int(args[0]), IndexType()))
+    return em.op(tensor.ExtractOp(table, [index], I64))
+
+
 # callable -> (accepted argument counts, emitter)
 OPS: dict[object, tuple[tuple[int, ...], Emit]] = {
     math.sin: ((1,), _unary_float(mathd.SinOp)),
@@ -119,6 +132,15 @@ OPS: dict[object, tuple[tuple[int, ...], Emit]] = {
     builtins.float: ((1,), _float),
     builtins.int: ((1,), _int),
     builtins.pow: ((2,), _pow),
+    math.factorial: ((1,), _factorial),
+}
+
+# The callables above that take an int only, and the range the call site
+# checks it is in: (lowest, message below it, highest, message above it).
+INT_RANGES = {
+    math.factorial: (0, "factorial() not defined for negative values",
+                     len(FACTORIALS) - 1, "math.factorial(n) for n above 20 does not fit in "
+                     "irad's 64-bit int"),
 }
 
 # The callables above that convert a float to an int (fptosi): the call site
@@ -128,7 +150,8 @@ FLOAT_TO_INT = frozenset({math.floor, math.ceil, math.trunc, builtins.int})
 # Functions lowered from source whose arguments are converted to float first,
 # as Python's math functions do (so `logaddexp(x, 0)` meets the float rule).
 FLOAT_FUNCTIONS = frozenset(
-    {numerics.sigmoid, numerics.softplus, numerics.logaddexp, numerics.hypot}
+    {numerics.sigmoid, numerics.softplus, numerics.logaddexp, numerics.hypot, numerics.lgamma,
+     numerics.gamma, numerics.digamma}
 )
 
 

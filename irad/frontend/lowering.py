@@ -11,7 +11,10 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import operator
+import sys
 import types
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -20,32 +23,30 @@ from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import FileLineColLoc, FunctionType, IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from irad.errors import UnsupportedError
+from irad.errors import IradWarning, UnsupportedError
 from irad.recursion import deep_recursion
 from irad.frontend.arrays import (
-    NUMPY,
     STATIC_OPERATORS,
     ArrayLowering,
-    BoundMethod,
-    builtin_on_array,
     is_array,
-    is_numpy_callable,
+    known_value,
     lower_wrapper_body,
-    reshape_method,
 )
+from irad.frontend.callables import SELF, CallShape, Closure, ClosureCode, Keywords, Partial, rebuild
+from irad.frontend.calls import CallLowering, closure_signature
+from irad.frontend.iteration import ITERABLES, IterationLowering
+from irad.ir import printing
 from irad.ir.symbols import fresh_symbol, rename_callees, value_name
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
-from irad.frontend import integers, joins
+from irad.frontend import integers, joins, primitives
 from irad.frontend.emitter import Emitter
+from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.globals import CLOSURE, DEFAULT, Global, HiddenArguments, HiddenGlobals, is_hidden
+from irad.frontend.numpy_shapes import index_concatenate
+from irad.frontend.numpy_table import NUMPY
 from irad.frontend.values import Static, Value
-from irad.frontend.library import (
-    FLOAT_FUNCTIONS,
-    FLOAT_TO_INT,
-    OPS,
-    describe_callable,
-    python_reference,
-)
+from irad.frontend.library import INT_RANGES, OPS, describe_callable, python_reference
+from irad.linalg import is_primitive
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON, target_key
 from irad.frontend.source import (
     SUBSET_HINT,
@@ -63,10 +64,8 @@ UNSUPPORTED_STATEMENTS = {
     ast.Try: ("a `try` statement", "exceptions cannot be differentiated; remove it"),
     ast.Raise: ("a `raise` statement", "exceptions cannot be differentiated; remove it"),
     ast.With: ("a `with` statement", "remove it"),
-    ast.Assert: ("an `assert` statement", "move the check outside the function"),
     ast.Import: ("an `import` inside the function", "import at module level"),
     ast.ImportFrom: ("an `import` inside the function", "import at module level"),
-    ast.FunctionDef: ("a nested function definition", "define it at module level"),
     ast.ClassDef: ("a class definition", "define it at module level"),
     ast.Global: ("a `global` statement", "pass the value as an argument"),
     ast.Nonlocal: ("a `nonlocal` statement", "pass the value as an argument"),
@@ -98,13 +97,17 @@ class ModuleLowering:
         self._in_progress: dict[tuple[object, tuple[Attribute, ...]], func.FuncOp] = {}
         self._called_recursively: set[tuple[object, tuple[Attribute, ...]]] = set()
         self._symbols: set[str] = set()
+        self._prints: dict[tuple, str] = {}
 
     def function(
-        self, fn, arg_types: tuple[Attribute, ...], call_site: str | None = None
+        self, fn, arg_types: tuple[Attribute, ...], call_site: str | None = None,
+        shape: CallShape | None = None,
     ) -> func.FuncOp:
-        """The func.func for `fn` specialised to `arg_types`, lowering it if needed."""
+        """The func.func for `fn` specialised to a call's shape (by default: the
+        run-time arguments `arg_types`, positionally), lowering it if needed."""
         fn = IMPLEMENTED_IN_PYTHON.get(fn, fn)
-        key = (fn, arg_types)
+        shape = shape if shape is not None else CallShape.of_types(arg_types)
+        key = (fn, shape)
         if key in self._functions:
             return self._functions[key]
         if key in self._in_progress:
@@ -113,8 +116,15 @@ class ModuleLowering:
             self._called_recursively.add(key)
             return self._in_progress[key]
         try:
-            if fn in OPS or fn in NUMPY:
+            if isinstance(fn, ClosureCode):
+                op, source = None, fn.source
+            elif fn in OPS or fn in NUMPY:
                 op = self._library_wrapper(fn, arg_types)
+            elif is_primitive(fn):  # irad/linalg.py: called, not lowered
+                name, key = self.unique_symbol(target_key(fn)), target_key(fn)
+                op = primitives.declaration(fn, name, arg_types)
+                if name != key:
+                    op.attributes["irad.target"] = StringAttr(key)
             elif hasattr(fn, "_irad_module"):
                 op = self._import_derivative(fn, arg_types)
             elif not isinstance(fn, types.FunctionType) and callable(fn) and self.has_rules(fn):
@@ -128,10 +138,44 @@ class ModuleLowering:
             raise UnsupportedError(f"{call_site}: {exc}") from None
         if op is None:
             name, target = self.symbol_for(fn)
-            op = self._lower_recursive(key, source, name, target)
+            lowered_before = set(self._functions)
+            try:
+                op = self._lower_recursive(key, source, name, target)
+            except UnsupportedError as exc:
+                if getattr(fn, "__wrapped__", None) is None or getattr(exc, "function", None) is not fn:
+                    raise
+                # a decorator's wrapper irad cannot lower: the function it wraps instead
+                for stale in set(self._functions) - lowered_before:
+                    self._forget(self._functions.pop(stale))
+                self._symbols.discard(name)
+                return self._unwrapped(fn, key, exc, call_site)
         self._functions[key] = op
         self.module.body.block.add_op(op)
         return op
+
+    def _unwrapped(self, wrapper, key, reason: UnsupportedError, call_site) -> func.FuncOp:
+        wrapped = inspect.unwrap(wrapper)
+        first_line = str(reason).splitlines()[0]
+        warnings.warn(
+            f"{def_location(wrapper)}irad cannot lower the wrapper {wrapper.__code__.co_qualname} "
+            f"that a decorator put around {describe_callable(wrapped)} ({first_line}); it "
+            "differentiates the wrapped function (its __wrapped__) instead, without what the "
+            "wrapper adds",
+            IradWarning, stacklevel=2,
+        )
+        op = self.function(wrapped, key[1].leaf_types(), call_site, key[1])
+        self._functions[key] = op
+        return op
+
+    def print_declaration(self, arg_types: list[Attribute], text: str) -> str:
+        """The symbol of the declaration one `print` statement calls (irad/ir/printing.py)."""
+        key = (tuple(arg_types), text)
+        if key not in self._prints:
+            op = printing.declaration(self.unique_symbol("print"), arg_types, text)
+            op.sym_visibility = StringAttr("private")
+            self.module.body.block.add_op(op)
+            self._prints[key] = op.sym_name.data
+        return self._prints[key]
 
     def has_rules(self, fn) -> bool:
         return self.table is not None and self.table.has_entries(target_key(fn))
@@ -147,11 +191,12 @@ class ModuleLowering:
             result = lower_wrapper_body(self, fn, Emitter(block), block.args)
         else:
             result = OPS[fn][1](Emitter(block), block.args)
-        block.add_op(func.ReturnOp(result))
+        results = list(result) if isinstance(result, tuple) else [result]  # np.split, np.linalg.eigh: several arrays
+        block.add_op(func.ReturnOp(*results))
         key = target_key(fn)
         name = self.unique_symbol(key)
         op = func.FuncOp(
-            name, FunctionType.from_lists(arg_types, [result.type]), Region(block),
+            name, FunctionType.from_lists(arg_types, [r.type for r in results]), Region(block),
             visibility="private",
         )
         if name != key:
@@ -199,12 +244,13 @@ class ModuleLowering:
         hidden: tuple[tuple[Global, Attribute], ...] = ()  # assumed hidden globals and types
         type_rounds = 0
         while type_rounds < 3:
-            inputs = [*key[1], *(t for _, t in hidden)]
+            own = key[1].leaf_types()
+            inputs = [*own, *(t for _, t in hidden)]
             self._in_progress[key] = func.FuncOp.external(name, inputs, assumed)
             self._globals[name] = tuple(g for g, _ in hidden)
             self._called_recursively.discard(key)
             lowered_before = set(self._functions)
-            lowering = FunctionLowering(self, source, key[1], name, target, hidden)
+            lowering = FunctionLowering(self, source, own, name, target, key[1], hidden)
             try:
                 op = lowering.lower()
             except UnsupportedError:
@@ -245,9 +291,12 @@ class ModuleLowering:
 
     def symbol_for(self, fn) -> tuple[str, str]:
         """(unique symbol name, rule-table key) for a Python function."""
+        if isinstance(fn, ClosureCode):  # no rule can name a lambda or nested def
+            name = self.unique_symbol(fn.name)
+            return name, name
         key = target_key(fn)
         by_key = self.symbols_by_key or fn.__module__.startswith("irad.")
-        return self.unique_symbol(key if by_key else fn.__name__), key
+        return self.unique_symbol(key if by_key else fn.__name__.replace("<lambda>", "lambda")), key
 
     def unique_symbol(self, base: str) -> str:
         name = fresh_symbol(base, self._symbols)
@@ -312,14 +361,15 @@ def signature_of(fn, args: tuple) -> tuple[Attribute, ...]:
     return tuple(types_)
 
 
-class FunctionLowering(ControlFlowLowering):
+class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
     """Lowers one Python function body to a func.func."""
 
     def __init__(
         self, owner: ModuleLowering, src: FunctionSource, arg_types, name: str = "", target: str = "",
-        hidden: tuple = (),
+        shape: CallShape | None = None, hidden: tuple = (),
     ):
         self.owner = owner
+        self.shape = shape
         self.name_and_target = (name, target)
         self.src = src
         self.fn = src.fn
@@ -337,10 +387,7 @@ class FunctionLowering(ControlFlowLowering):
     # ---- function level -------------------------------------------------
     def lower(self) -> func.FuncOp:
         tree = self.src.tree
-        self.bind_parameters(
-            self.block.args[: len(self.arg_types)],
-            lambda n: f"{tree.name} takes {n} arguments but was given {len(self.arg_types)}",
-        )
+        self.bind_call(self.shape or CallShape.of_types(self.arg_types))
         self.run_statements(tree.body)
         returned = self.env.get(RETURNED, False)
         if returned is not True and returned is not False and self.env.get(VALUE) is not None:
@@ -371,6 +418,62 @@ class FunctionLowering(ControlFlowLowering):
         if self.first_return_types is None:
             self.first_return_types = [v.type for v in values]
         return value
+
+    def bind_call(self, shape: CallShape) -> None:
+        """Bind the parameters to the call's arguments (the block's arguments, in
+        the order of `shape`), with Python's rules: defaults, *args, **kwargs."""
+        tree = self.src.tree
+        leaves = iter(self.block.args)
+        closure = rebuild(shape.closure, leaves) if shape.closure is not None else None
+        args = [rebuild(s, leaves) for s in shape.args]
+        kwargs = {k: rebuild(s, leaves) for k, s in shape.keywords}
+        if closure is not None:
+            for name, value in closure.captured:  # what it reads from its definer
+                self._bind(name, closure if value is SELF else value)
+            signature = closure_signature(closure)
+        else:
+            signature = inspect.signature(self.fn, follow_wrapped=False)
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            positional = [p for p in signature.parameters.values() if p.kind <= p.POSITIONAL_OR_KEYWORD]
+            raise self.src.error(
+                tree, f"{tree.name} takes {len(positional)} arguments but was given {len(args)} ({exc})"
+            ) from None
+        for name, param in signature.parameters.items():
+            if name in bound.arguments:
+                value = bound.arguments[name]
+            elif param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                value = () if param.kind == param.VAR_POSITIONAL else {}
+            elif closure is not None:
+                value = param.default  # the value it had at the `def`
+            else:
+                where = Global(self.fn, name, DEFAULT) if param.kind <= param.POSITIONAL_OR_KEYWORD else None
+                value = self._static_value(Static(param.default, where), tree)
+            if param.kind == param.VAR_KEYWORD:
+                value = Keywords(tuple(value.items()))
+            self._bind(name, value)
+
+    def _bind(self, name: str, value: Value) -> None:
+        self._name_arguments(name, value)
+        self.env[name] = value
+
+    def _name_arguments(self, name: str, value: Value) -> None:
+        """Name the block arguments a parameter's value holds after it (a closure's
+        after the variables it captured)."""
+        if isinstance(value, SSAValue):
+            if value.owner is self.block and value.name_hint is None:
+                value.name_hint = value_name(name)
+        elif isinstance(value, tuple):
+            for v in value:
+                self._name_arguments(name, v)
+        elif isinstance(value, Closure) and value.captured:
+            for inner, v in value.captured:
+                if v is not SELF:
+                    self._name_arguments(inner, v)
+        elif isinstance(value, Partial):
+            for v in value.args:
+                self._name_arguments(name, v)
 
     def bind_parameters(self, args: Sequence[Value], mismatch: Callable[[int], str]) -> list[str]:
         """Bind the function's parameters to `args`; `mismatch(n)` says what is
@@ -455,6 +558,8 @@ class FunctionLowering(ControlFlowLowering):
             self.arrays.views.bind(target.id, value)  # an alias or a view shares an array
             self.env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
+            if isinstance(value, Static) and isinstance(value.obj, (tuple, list)):  # n, m = x.shape
+                value = tuple(Static(v) for v in value.obj)
             if not isinstance(value, tuple):
                 raise self.src.error(target, "tuple unpacking of a value that is not a tuple")
             if len(value) != len(target.elts):
@@ -527,10 +632,12 @@ class FunctionLowering(ControlFlowLowering):
     def expr_Constant(self, node: ast.Constant) -> Value:
         if isinstance(node.value, (bool, int, float)):
             return self.materialise(node.value, node)
+        if isinstance(node.value, str) or node.value is None or node.value is Ellipsis:
+            return Static(node.value)  # known while lowering: print's text, a None default
         raise self.src.error(
             node,
             f"the constant {node.value!r} is not supported",
-            "only numeric constants (float, int, bool) are supported",
+            "only numeric constants (float, int, bool), strings and None are supported",
         )
 
     def name(self, node: ast.Name) -> Value:
@@ -588,13 +695,29 @@ class FunctionLowering(ControlFlowLowering):
         origin = base.origin.attribute(node.attr) if base.origin is not None else None
         return self._static_value(Static(getattr(base.obj, node.attr), origin), node)
 
-    def expr_Tuple(self, node: ast.Tuple) -> Value:
+    def expr_Tuple(self, node: ast.Tuple | ast.List) -> Value:
+        """A tuple (or a list: irad's lists are tuples) of values; numbers known
+        while lowering become constants, other known objects stay known."""
         values = []
         for elt in node.elts:
             if isinstance(elt, ast.Starred):
-                raise self.src.error(elt, "starred expressions are not supported")
-            values.append(self.number(elt))
+                values.extend(self.items_of(self.expr(elt.value), elt))
+                continue
+            value = self.expr(elt)
+            if isinstance(value, Static) and self.is_number(value.obj):
+                value = self.materialise(value.obj, elt)
+            values.append(value)
         return tuple(values)
+
+    expr_List = expr_Tuple
+
+    @staticmethod
+    def is_number(obj) -> bool:
+        """A Python number (or a numpy scalar), not an array."""
+        return type_of_value(obj) is not None and not isinstance(obj, np.ndarray)
+
+    def kind_of(self, value: Value) -> str:
+        return _kind(value)
 
     def expr_Subscript(self, node: ast.Subscript) -> Value:
         base = self.expr(node.value)
@@ -603,6 +726,8 @@ class FunctionLowering(ControlFlowLowering):
         if isinstance(base, Static) and isinstance(base.obj, tuple):  # x.shape[0], a global tuple
             origin = base.origin
             base = tuple(Static(v, origin and origin.item(i)) for i, v in enumerate(base.obj))
+        if isinstance(base, Static) and any(base.obj is c for c in (np.r_, np.c_)):
+            return index_concatenate(self.arrays, base.obj, node.slice, node)
         if not isinstance(base, tuple):
             raise self.src.error(node, f"indexing into {_kind(base)} is not supported")
         index = _static_index(node.slice)
@@ -636,6 +761,8 @@ class FunctionLowering(ControlFlowLowering):
         if isinstance(node.op, ast.Not):
             b = self.em.to_bool(x)
             return self.em.op(arith.XOrIOp(b, self.em.const(1, I1)))
+        if is_array(x):
+            return self.arrays.invert(x, node)
         raise self.src.error(node, "the bitwise operator `~` is not supported")
 
     def expr_BinOp(self, node: ast.BinOp) -> Value:
@@ -668,10 +795,15 @@ class FunctionLowering(ControlFlowLowering):
                 a, b = em.unify(left, right)
             else:
                 a, b = em.to_float(left), em.to_float(right)
-            return em.op(arith.DivfOp(a, b))
+            folded = _fold_floats(op, a, b)
+            return em.const(folded, a.type) if folded is not None else em.op(arith.DivfOp(a, b))
         a, b = em.unify(left, right)
         floating = is_float(a.type)
-        if not floating:
+        if floating:
+            folded = _fold_floats(op, a, b)
+            if folded is not None:  # constants: 1.0 + len(x) is known while lowering
+                return em.const(folded, a.type)
+        else:
             folded = integers.fold(op, a, b)
             if folded is not None:  # exact, as Python computes it
                 return self.integer(folded, node)
@@ -684,15 +816,13 @@ class FunctionLowering(ControlFlowLowering):
             return em.op(arith.MulfOp(a, b)) if floating else checked.mul(a, b)
         if isinstance(op, (ast.FloorDiv, ast.Mod)):
             symbol = "//" if isinstance(op, ast.FloorDiv) else "%"
-            if floating:
-                # CPython computes these through fmod; floor(a / b) differs
-                # (1.0 // 0.1 is 9.0), and xDSL has no remf to do it exactly.
-                raise self.src.error(
-                    node,
-                    f"`{symbol}` on floats is not supported",
-                    "write math.floor(a / b) (or a - b * math.floor(a / b)) if "
-                    "that is what you mean; `//` and `%` on ints are supported",
-                )
+            if floating:  # through fmod, as CPython computes them (float_division.py)
+                if not (isinstance(b.owner, arith.ConstantOp) and b.owner.value.value.data != 0.0):
+                    self.check(
+                        em.op(arith.CmpfOp(b, em.const(0.0, b.type), "une")), node,
+                        f"float {'floor division' if symbol == '//' else 'modulo'} by zero",
+                    )
+                return (floor_divide if symbol == "//" else remainder)(em, a, b)
             if integers.constant_int(b) in (None, 0):  # MLIR leaves x // 0 undefined
                 self.check(
                     em.op(arith.CmpiOp(b, em.const(0, b.type), "ne")), node,
@@ -703,21 +833,65 @@ class FunctionLowering(ControlFlowLowering):
             return self.modulo(a, b)
         raise self.src.error(node, f"the operator {_OPERATOR_NAMES.get(type(op), type(op).__name__)} is not supported")
 
+    def stmt_Assert(self, stmt: ast.Assert) -> None:
+        """`assert cond, msg`: a run-time check (cf.assert) that fails with
+        `file:line:col: assertion failed: msg`, as an index out of bounds does.
+        Python drops asserts under `python -O`; so does irad then."""
+        if sys.flags.optimize:
+            return
+        test = self.expr(stmt.test)
+        message = "assertion failed: " + (
+            self._message(stmt.msg) if stmt.msg is not None else ast.unparse(stmt.test)
+        )
+        known = self.static_condition(test)
+        if known is True:
+            return
+        if known is False:  # fails where it is reached (it may sit in a branch never taken)
+            self.check(self.em.const(False, I1), stmt, message)
+            self.env[RETURNED] = True  # like a raise, it ends this path: nothing after it runs
+            return
+        value = self.as_number(test, stmt.test)
+        if is_array(value):
+            raise self.src.error(stmt.test, "the truth value of an array is ambiguous",
+                                 "assert np.all(...) of a comparison, or a comparison of numbers")
+        self.check(self.em.to_bool(value), stmt, message)
+
+    def _message(self, node: ast.expr) -> str:
+        """An assert's message: its text where known while lowering, else its source."""
+        if isinstance(node, ast.JoinedStr):  # an f-string: known parts filled in
+            out = []
+            for part in node.values:
+                if isinstance(part, ast.Constant):
+                    out.append(str(part.value))
+                    continue
+                known, obj = known_value(self.expr(part.value))
+                spec = part.format_spec
+                plain = spec is None or all(isinstance(p, ast.Constant) for p in spec.values)
+                if known and plain and part.conversion == -1:
+                    out.append(format(obj, "".join(p.value for p in spec.values) if spec else ""))
+                else:
+                    out.append("{" + ast.unparse(part.value) + "}")
+            return "".join(out)
+        known, obj = known_value(self.expr(node))
+        return str(obj) if known else ast.unparse(node)
+
     def check(self, condition: SSAValue, node: ast.AST, message: str) -> None:
         """A run-time check: fails with `file:line: message` unless `condition` holds."""
         self.em.op(cf.AssertOp(condition, f"{self.src.location(node)}: {message}"))
 
+    def check_int_range(self, fn, n: SSAValue, node: ast.AST) -> None:
+        """An int argument (math.factorial's) checked against its range (INT_RANGES)."""
+        if is_float(n.type):
+            raise self.src.error(node, f"{describe_callable(fn)} takes an int, got a float",
+                                 "convert with int(...) if the value is integral")
+        lowest, below, highest, above = INT_RANGES[fn]
+        n = self.em.to_int(n)
+        self.check(self.em.op(arith.CmpiOp(n, self.em.const(lowest, I64), "sge")), node, below)
+        self.check(self.em.op(arith.CmpiOp(n, self.em.const(highest, I64), "sle")), node, above)
+
     def check_int_conversion(self, x: SSAValue, node: ast.AST) -> None:
-        """Before a float -> i64 conversion (fptosi is poison outside i64 and for
-        inf/nan). Checking x itself suffices for floor/ceil/trunc too: no double
-        lies strictly between 2**63 - 1024 and 2**63, nor just below -2**63."""
-        em = self.em
-        inside = em.op(arith.AndIOp(  # ordered comparisons: false for nan
-            em.op(arith.CmpfOp(x, em.const(-(2.0**63), x.type), "oge")),
-            em.op(arith.CmpfOp(x, em.const(2.0**63, x.type), "olt")),
-        ))
-        self.check(inside, node, "cannot convert float infinity or NaN to integer "
-                   "(or the integer does not fit in 64 bits)")
+        """Before a float -> i64 conversion (fptosi is poison outside i64 and for inf/nan)."""
+        self.check(integers.float_fits_int64(self.em, x), node, integers.FLOAT_TO_INT_MESSAGE)
 
     def modulo(self, a: SSAValue, b: SSAValue) -> SSAValue:
         """Python's `%` on ints: the result has the sign of the divisor."""
@@ -763,22 +937,34 @@ class FunctionLowering(ControlFlowLowering):
 
     def expr_Compare(self, node: ast.Compare) -> Value:
         left = self.expr(node.left)
+        rights = [self.expr(c) for c in node.comparators]
+        known = [_static_compare(op, a, b) for op, a, b in zip(node.ops, [left, *rights], rights)]
+        if all(k is not None for k in known):  # decided while lowering: x.shape[0] < 8, axis is None
+            return Static(all(k.obj for k in known))
         if len(node.ops) == 1:
-            right = self.expr(node.comparators[0])
-            static = _static_arithmetic(node.ops[0], left, right)
-            if static is not None:  # a rule may decline on a shape: x.shape[0] < 8
+            static = _static_arithmetic(node.ops[0], left, rights[0])
+            if static is not None:
                 return static
             return self.compare(
-                node.ops[0], self.as_number(left, node.left), self.as_number(right, node.comparators[0]), node
+                node.ops[0], self.as_number(left, node.left), self.as_number(rights[0], node.comparators[0]), node
             )
         left = self.as_number(left, node.left)
         result = None
-        for op, right_node in zip(node.ops, node.comparators):
-            right = self.number(right_node)
+        for op, right, right_node in zip(node.ops, rights, node.comparators):
+            right = self.as_number(right, right_node)
             cmp = self.compare(op, left, right, node)
             result = cmp if result is None else self.em.op(arith.AndIOp(result, cmp))
             left = right
         return result
+
+    def static_condition(self, value: Value) -> bool | None:
+        """The truth of a condition known while lowering (a Static, a constant), or None."""
+        if isinstance(value, Static):
+            return bool(value.obj)
+        if isinstance(value, SSAValue) and not is_array(value):
+            known, obj = known_value(value)
+            return bool(obj) if known else None
+        return None
 
     def compare(self, op: ast.cmpop, left: SSAValue, right: SSAValue, node) -> SSAValue:
         predicates = _COMPARISONS.get(type(op))
@@ -811,7 +997,11 @@ class FunctionLowering(ControlFlowLowering):
         return result
 
     def expr_IfExp(self, node: ast.IfExp) -> Value:
-        test = self.number(node.test)
+        test = self.expr(node.test)
+        known = self.static_condition(test)
+        if known is not None:  # decided while lowering: only the arm taken is lowered
+            return self.expr(node.body if known else node.orelse)
+        test = self.as_number(test, node.test)
         if is_array(test):
             raise self.src.error(
                 node.test, "the truth value of an array is ambiguous",
@@ -847,159 +1037,6 @@ class FunctionLowering(ControlFlowLowering):
             self.em = outer
         return block, value
 
-    def expr_Call(self, node: ast.Call) -> Value:
-        callee = self.expr(node.func)
-        if not isinstance(callee, Static):
-            raise self.src.error(node, f"calling {_kind(callee)} is not supported")
-        if callee.obj is builtins.isinstance:
-            return self._isinstance(node)
-        if isinstance(callee.obj, BoundMethod):  # x.sum(axis=0), x.reshape(2, 3)
-            if callee.obj.fn is np.reshape:
-                return reshape_method(self.arrays, callee.obj.array, node)
-            return self.arrays.call(callee.obj.fn, node, bound=callee.obj.array)
-        if is_numpy_callable(callee.obj):
-            return self.arrays.call(callee.obj, node)
-        if callee.obj is builtins.len and len(node.args) == 1:
-            return builtin_on_array(self.arrays, builtins.len, [self.expr(node.args[0])], node) or (
-                self._not_supported(node, callee)
-            )
-        if getattr(callee.obj, "_irad_transform", False):
-            return self._transform(node, callee.obj)
-        if hasattr(callee.obj, "_irad_module"):  # a derivative object: irad.grad(f), ...
-            return self._external_call(node, callee.obj)
-        target = IMPLEMENTED_IN_PYTHON.get(callee.obj, callee.obj)
-        if target in OPS:
-            return self._library_call(node, callee.obj)
-        if isinstance(target, types.FunctionType):
-            return self._python_call(node, target)
-        if callable(target) and self.owner.has_rules(target):
-            return self._external_call(node, target)
-        self._not_supported(node, callee)
-
-    def _not_supported(self, node: ast.Call, callee: Static):
-        raise self.src.error(
-            node,
-            f"call to {describe_callable(callee.obj)} is not supported: it has no "
-            "Python source irad can lower and no lowering in irad's library",
-            "register a rule for it with @irad.rrule, or mark it irad.non_differentiable "
-            "(then irad calls it as it is); or rewrite it as a Python function",
-        )
-
-    def _transform(self, node: ast.Call, transform) -> Static:
-        """irad.grad(f, argnums=...) and friends inside a program: applied while
-        lowering, to functions and constants known then."""
-
-        def known(arg: ast.expr):
-            try:
-                return ast.literal_eval(arg)
-            except ValueError:
-                value = self.expr(arg)
-                if not isinstance(value, Static):
-                    raise self.src.error(
-                        arg, f"the arguments of {describe_callable(transform)} must be "
-                        "known while lowering (functions and constants)"
-                    ) from None
-                return value.obj
-
-        args = [known(a) for a in node.args]
-        kwargs = {k.arg: known(k.value) for k in node.keywords}
-        return Static(transform(*args, **kwargs))
-
-    def _external_call(self, node: ast.Call, fn) -> Value:
-        """A call to a function without source that the rule table covers."""
-        if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
-            raise self.src.error(
-                node, f"{describe_callable(fn)} takes its arguments positionally here"
-            )
-        return self.call(fn, [self.number(a) for a in node.args], node)
-
-    def _library_call(self, node: ast.Call, fn) -> SSAValue:
-        arities, emit = OPS[fn]
-        if node.keywords:
-            raise self.src.error(node, f"keyword arguments to {describe_callable(fn)} are not supported")
-        if len(node.args) not in arities:
-            raise self.src.error(
-                node,
-                f"{describe_callable(fn)} with {len(node.args)} arguments is not supported",
-            )
-        args = [self.number(a) for a in node.args]
-        if any(is_array(a) for a in args):
-            result = builtin_on_array(self.arrays, fn, args, node)
-            if result is None:
-                raise self.src.error(
-                    node, f"{describe_callable(fn)} on arrays is not supported",
-                    "use the numpy function (np.maximum, np.abs, ...)",
-                )
-            return result
-        if fn in FLOAT_TO_INT and is_float(args[0].type):
-            self.check_int_conversion(args[0], node)
-        if self.owner.has_rules(fn):  # the pass must meet a call op to consult the table
-            return self.call(fn, args, node)
-        return emit(self.em, args)
-
-    def call(self, fn, args: list[SSAValue], node: ast.AST) -> Value:
-        """A func.call to `fn`'s function for these argument types, located at `node`;
-        the callee's hidden globals come from this function's own."""
-        callee = self.owner.function(fn, tuple(v.type for v in args), self.src.location(node))
-        declared = callee.function_type.inputs.data[len(args) :]
-        hidden = [self.hidden.argument(g, t) for g, t in zip(self.owner.globals_of(callee), declared, strict=True)]
-        op = func.CallOp(callee.sym_name.data, [*args, *hidden], callee.function_type.outputs.data)
-        line, col = self.src.line_col(node)
-        op.location = FileLineColLoc(StringAttr(self.src.filename), IntAttr(line), IntAttr(col))
-        results = self.em.results(op)
-        if len(results) == 0:
-            return None
-        return results[0] if len(results) == 1 else results
-
-    def _python_call(self, node: ast.Call, fn) -> Value:
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(
-            k.arg is None for k in node.keywords
-        ):
-            raise self.src.error(
-                node, "*args / **kwargs in calls are not supported", "pass the arguments one by one"
-            )
-        kinds = {p.kind for p in inspect.signature(fn).parameters.values()}
-        if kinds & {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD}:
-            raise self.src.error(
-                node,
-                f"{describe_callable(fn)} takes *args or **kwargs, which irad does not support",
-                "give it plain positional parameters",
-            )
-        args = [self.number(a) for a in node.args]
-        kwargs = {k.arg: self.number(k.value) for k in node.keywords}
-        try:
-            bound = inspect.signature(fn).bind(*args, **kwargs)
-        except TypeError as exc:
-            raise self.src.error(node, f"bad call to {describe_callable(fn)}: {exc}") from None
-        bound.apply_defaults()
-        values = []
-        for name, v in bound.arguments.items():
-            if not isinstance(v, SSAValue) and type_of_value(v) is not None:  # a default value
-                v = self.static_number(Static(v, Global(fn, name, DEFAULT)), node)
-            if not isinstance(v, SSAValue):
-                raise self.src.error(
-                    node, f"argument '{name}' of {describe_callable(fn)} is not a number"
-                )
-            if fn in FLOAT_FUNCTIONS:  # like math functions, they take floats
-                v = self.em.to_float(v)
-            values.append(v)
-        return self.call(fn, values, node)
-
-
-    def _isinstance(self, node: ast.Call) -> Static:
-        """isinstance(x, float/int/bool) on a value: known from its IR type."""
-        if len(node.args) != 2 or node.keywords:
-            raise self.src.error(node, "isinstance takes exactly two arguments")
-        value = self.expr(node.args[0])
-        classes = self.expr(node.args[1])
-        if not isinstance(classes, Static) or not isinstance(classes.obj, (type, tuple)):
-            raise self.src.error(node.args[1], "the second argument of isinstance must be a type")
-        if isinstance(value, SSAValue):  # a runtime value of a known Python type
-            example = False if is_bool(value.type) else 0.0 if is_float(value.type) else 0
-            return Static(isinstance(example, classes.obj))
-        return Static(isinstance(value.obj if isinstance(value, Static) else value, classes.obj))
-
-
 def _is_item(target: ast.expr) -> bool:
     """`name[...]`: an in-place write to an array."""
     return isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
@@ -1022,6 +1059,49 @@ def _static_arithmetic(op, left: Value, right: Value) -> Static | None:
     if a is None or b is None or fn is None:
         return None
     return Static(fn(a, b))
+
+
+_FLOAT_FOLDS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+
+
+def _fold_floats(op: ast.operator, a: SSAValue, b: SSAValue) -> float | None:
+    """`a op b` for two f64 constants, as Python computes it (IEEE double);
+    None otherwise, and for a division by zero (IEEE's inf, not Python's error)."""
+    fn = _FLOAT_FOLDS.get(type(op))
+    if fn is None or a.type != F64 or b.type != F64:
+        return None
+    (known_a, x), (known_b, y) = known_value(a), known_value(b)
+    if not (known_a and known_b) or (isinstance(op, ast.Div) and y == 0):
+        return None
+    return fn(float(x), float(y))
+
+
+def _static_compare(op: ast.cmpop, left: Value, right: Value) -> Static | None:
+    """A comparison decided while lowering: of two known values, `is` against a
+    known object (a run-time number is never None), `in` a known tuple."""
+    if isinstance(op, (ast.Is, ast.IsNot)):
+        if isinstance(left, Static) and isinstance(right, Static):
+            same = left.obj is right.obj
+        elif isinstance(left, Static) or isinstance(right, Static):
+            other = right if isinstance(left, Static) else left
+            if not isinstance(other, (SSAValue, tuple)):
+                return None
+            same = False
+        else:
+            return None
+        return Static(same if isinstance(op, ast.Is) else not same)
+    if is_array(left) or is_array(right):
+        return None
+    (known_a, a), (known_b, b) = known_value(left), known_value(right)
+    if not (known_a and known_b):
+        return None
+    try:
+        if isinstance(op, (ast.In, ast.NotIn)):
+            return Static((a in b) == isinstance(op, ast.In))
+        fn = STATIC_OPERATORS.get(type(op))
+        return None if fn is None else Static(bool(fn(a, b)))
+    except (TypeError, ValueError):  # objects Python cannot compare (or whose truth is ambiguous)
+        return None
 
 
 def _power_by_squaring(em: Emitter, base: SSAValue, n: int, mul) -> SSAValue:
@@ -1073,6 +1153,14 @@ def _kind(value: Value) -> str:
         return "a tuple"
     if value is None:
         return "None (a call that returns nothing)"
+    if isinstance(value, Closure):
+        return f"the function {value.code.name}"
+    if isinstance(value, Partial):
+        return "a functools.partial object"
+    if isinstance(value, Keywords):
+        return "**kwargs"
+    if isinstance(value, ITERABLES):
+        return f"a {type(value).__name__.removesuffix('Value').lower()} object"
     return f"a {describe(value.type)} value"
 
 

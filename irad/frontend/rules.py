@@ -25,7 +25,7 @@ from irad.frontend.control_flow import RETURNED, VALUE
 from irad.frontend.lowering import FunctionLowering, ModuleLowering
 from irad.frontend.values import Static, Value
 from irad.frontend.source import parse_function
-from irad.ir.types import describe, is_differentiable, is_float
+from irad.ir.types import describe, is_differentiable
 from irad.rules.keys import target_key
 from irad.rules.table import FruleIR, RuleIR
 
@@ -231,7 +231,7 @@ class _FruleLowering(FunctionLowering):
 
     def __init__(self, owner, src, arg_types):
         self.primal_types = arg_types
-        tangent_types = [t for t in arg_types if is_float(t)]
+        tangent_types = [t for t in arg_types if is_differentiable(t)]
         super().__init__(owner, src, (*arg_types, *tangent_types))
         self.who = f"frule {self.fn.__qualname__}"
 
@@ -259,7 +259,7 @@ class _FruleLowering(FunctionLowering):
         tree = self.src.tree
         tangents = iter(self.block.args[n:])
         self.bind_parameters(
-            [*self.block.args[:n], *(next(tangents) if is_float(t) else None for t in self.primal_types)],
+            [*self.block.args[:n], *(next(tangents) if is_differentiable(t) else None for t in self.primal_types)],
             lambda k: f"{self.who} takes {k} arguments, expected the target's {n} arguments "
             f"followed by one tangent each ({2 * n})",
         )
@@ -276,7 +276,7 @@ class _FruleLowering(FunctionLowering):
             )
         out = []
         for i, (r, t) in enumerate(zip(results, tangents)):
-            if not is_float(r.type):
+            if not is_differentiable(r.type):
                 if t is not None:
                     raise self.src.error(
                         stmt, f"{self.who} returns a tangent for result {i}, which is "

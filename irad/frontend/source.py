@@ -38,7 +38,13 @@ class FunctionSource:
 
     def error(self, node: ast.AST, what: str, hint: str = SUBSET_HINT) -> UnsupportedError:
         hint_line = f"\n  hint: {hint}" if hint else ""
-        return UnsupportedError(f"{self.location(node)}: {what}{hint_line}")
+        error = UnsupportedError(f"{self.location(node)}: {what}{hint_line}")
+        error.function = self.fn  # whose code is at fault (a decorator's wrapper falls back on it)
+        return error
+
+    def with_tree(self, tree: ast.FunctionDef) -> FunctionSource:
+        """The same file and function, another definition in it (a nested def, a lambda)."""
+        return FunctionSource(self.fn, tree, self.filename, self.first_line, self.indent)
 
 
 def def_location(fn) -> str:
@@ -92,52 +98,83 @@ def _from_parsed_file(fn) -> FunctionSource | None:
     node = cached[1].get(code.co_firstlineno)
     if node is None or node.name != code.co_name:
         return None
-    return FunctionSource(fn, node, inspect.getsourcefile(fn) or filename, 1, 0)
+    return FunctionSource(fn, node, inspect.getsourcefile(code) or filename, 1, 0)
+
+
+def lambda_as_def(node: ast.Lambda, name: str = "lambda") -> ast.FunctionDef:
+    """`lambda args: expr` as `def name(args): return expr`, at the lambda's location."""
+    ret = ast.copy_location(ast.Return(value=node.body), node.body)
+    fields = dict(name=name, args=node.args, body=[ret], decorator_list=[], returns=None)
+    if "type_params" in ast.FunctionDef._fields:
+        fields["type_params"] = []
+    return ast.copy_location(ast.FunctionDef(**fields), node)
 
 
 def parse_function(fn) -> FunctionSource:
-    """Parse `fn`'s source. Fails with UnsupportedError when there is none."""
+    """Parse `fn`'s source (a `def`, or a lambda made one). Fails with
+    UnsupportedError when there is none.
+
+    The source is read from `fn.__code__`, not `fn`: for a function a decorator
+    wrapped (functools.wraps), `inspect` would give the wrapped function's."""
     name = getattr(fn, "__qualname__", repr(fn))
     if not isinstance(fn, types.FunctionType):
         raise UnsupportedError(
             f"cannot lower {name} ({type(fn).__name__}): irad lowers Python functions "
-            "defined with `def`\n  hint: wrap the call in a `def` function"
-        )
-    if hasattr(fn, "__wrapped__"):
-        raise UnsupportedError(
-            f"{_code_location(fn)}{name} wraps another function (a decorator with "
-            "functools.wraps); irad would see the wrapped body, not what the wrapper does\n"
-            "  hint: differentiate the undecorated function, or apply the decorator's "
-            "effect inside the function"
+            "defined with `def` or `lambda`\n  hint: wrap the call in a `def` function"
         )
     found = _from_parsed_file(fn)
     if found is not None:
         return found
+    code = fn.__code__
     try:
-        lines, first_line = inspect.getsourcelines(fn)
-        filename = inspect.getsourcefile(fn) or "<unknown>"
+        lines, first_line = inspect.getsourcelines(code)
+        filename = inspect.getsourcefile(code) or "<unknown>"
     except (OSError, TypeError) as exc:
         raise NoSourceError(
             f"cannot lower {name}: its Python source is not available ({exc})\n"
             "  hint: irad lowers functions from their source; define it in a file "
             "(not a REPL string or exec), or register a rule for it"
         ) from None
+    if code.co_name == "<lambda>":
+        return _parse_lambda(fn, filename)
     text = "".join(lines)
     dedented = textwrap.dedent(text)
     indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
     try:
         module = ast.parse(dedented)
-    except SyntaxError as exc:  # e.g. a lambda inside a larger expression
+    except SyntaxError as exc:
         raise UnsupportedError(
             f"{_code_location(fn) or f'{filename}:{first_line}:1: '}cannot parse the source "
             f"of {name} ({exc.msg})\n  hint: define the function with `def` at statement level"
         ) from None
     node = module.body[0] if module.body else None
-    if isinstance(node, ast.FunctionDef) and node.name == fn.__code__.co_name:
+    if isinstance(node, ast.FunctionDef) and node.name == code.co_name:
         return FunctionSource(fn, node, filename, first_line, indent)
     source = FunctionSource(fn, node, filename, first_line, indent)
-    what = "an async function" if isinstance(node, ast.AsyncFunctionDef) else "a lambda"
-    where = source.location(node) if isinstance(node, ast.AsyncFunctionDef) else _code_location(fn)[:-2]
     raise UnsupportedError(
-        f"{where}: {name} is {what}, which is not supported\n  hint: write it as a plain `def`"
+        f"{source.location(node)}: {name} is an async function, which is not supported\n"
+        "  hint: write it as a plain `def`"
     )
+
+
+def _parse_lambda(fn, filename: str) -> FunctionSource:
+    """A lambda's source: the lambda on its line of the file whose parameters match."""
+    code = fn.__code__
+    name = fn.__qualname__
+    try:
+        tree = ast.parse("".join(linecache.getlines(filename)))
+    except SyntaxError:
+        tree = None
+    params = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+    found = [
+        node for node in ast.walk(tree) if isinstance(node, ast.Lambda)
+        and node.lineno == code.co_firstlineno
+        and [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs] == params
+    ] if tree is not None else []
+    if len(found) != 1:
+        why = "several lambdas on its line look alike" if found else "its source could not be found"
+        raise UnsupportedError(
+            f"{_code_location(fn)}cannot lower the lambda {name}: {why}\n"
+            "  hint: write it as a `def`"
+        )
+    return FunctionSource(fn, lambda_as_def(found[0]), filename, 1, 0)

@@ -1,5 +1,7 @@
-"""What an expression lowers to: an SSA value, a tuple of them, or a Python
-object known while lowering."""
+"""What an expression lowers to: an SSA value, a tuple of values, or a Python
+object known while lowering. Functions made inside a program (closures,
+partials; irad/frontend/callables.py) and iterables (ranges, zip, enumerate,
+reversed; irad/frontend/iteration.py) are values of their own kinds."""
 
 from __future__ import annotations
 
@@ -18,4 +20,4 @@ class Static:
     origin: object = field(default=None, compare=False)
 
 
-Value = SSAValue | tuple | Static | None
+Value = SSAValue | tuple | Static | object | None

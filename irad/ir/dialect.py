@@ -1,17 +1,21 @@
 """The ``irad`` dialect: requests for derivatives of functions.
 
 Ops in the spirit of ``enzyme.autodiff`` ask for a derivative of a
-``func.func`` at given operands; two for reverse mode::
+``func.func`` at given operands; three for reverse mode::
 
     %g:2 = irad.grad @f(%x, %y) {wrt = [0, 1]} : (f64, f64) -> (f64, f64)
     %v, %gx = irad.value_and_grad @f(%x, %y) {wrt = [0]} : (f64, f64) -> (f64, f64)
+    %dx = irad.vjp @h(%x, %n, %du, %dv) {wrt = [0]} : (f64, i64, f64, f64) -> f64
 
-The differentiated value is the callee's first result, which must be a scalar
-float. ``wrt`` lists, in strictly increasing order, the 0-based indices of the
-operands to differentiate with respect to; each gives one gradient result
-with that operand's type. ``irad.grad`` returns only the gradients,
-``irad.value_and_grad`` returns the callee's results first, then the
-gradients.
+The differentiated value of ``irad.grad`` and ``irad.value_and_grad`` is the
+callee's one float result, which must be a scalar; the callee may return
+integers and booleans beside it (they get no cotangent). ``irad.vjp`` seeds
+every float result with a cotangent of its own (its operands are the callee's
+arguments, then those cotangents). ``wrt`` lists, in strictly increasing
+order, the 0-based indices of the arguments to differentiate with respect to;
+each gives one gradient (cotangent) result with that argument's type.
+``irad.grad`` and ``irad.vjp`` return only those, ``irad.value_and_grad``
+returns the callee's results first, then the gradients.
 
 and ``irad.jvp`` for forward mode (see :class:`JvpOp`).
 
@@ -109,6 +113,7 @@ __all__ = [
     "TapeReserveOp",
     "record_slots",
     "ValueAndGradOp",
+    "VjpOp",
     "is_recordable_type",
     "make_context",
 ]
@@ -155,7 +160,7 @@ class RequestOp(IRDLOperation, ABC):
         if inputs != tuple(operand_types):
             raise self._error(
                 f"operand types ({', '.join(map(str, operand_types))}) do not match the "
-                f"inputs of @{self.callee.root_reference.data} ({', '.join(map(str, inputs))})"
+                f"inputs of @{self._callee_name()} ({', '.join(map(str, inputs))})"
             )
 
     def _callee_function(self):
@@ -227,6 +232,9 @@ class RequestOp(IRDLOperation, ABC):
         printer.print_string("} : ")
         printer.print_function_type(self.args.types, self.res.types)
 
+    def _callee_name(self) -> str:
+        return self.callee.root_reference.data
+
     def _verify_wrt(
         self, wrt: tuple[int, ...], operand_types: Sequence[Attribute]
     ) -> None:
@@ -277,9 +285,9 @@ class DerivativeRequestOp(RequestOp, ABC):
         self._verify_wrt(wrt, operand_types)
 
         n_values = len(self.res) - len(wrt)
-        if self.RETURNS_VALUES and n_values != 1:
+        if self.RETURNS_VALUES and n_values < 1:
             raise self._error(
-                f"expects the callee's result followed by {len(wrt)} "
+                f"expects the callee's results followed by {len(wrt)} "
                 f"gradient(s), but has {len(self.res)} result(s)"
             )
         if not self.RETURNS_VALUES and n_values != 0:
@@ -299,12 +307,25 @@ class DerivativeRequestOp(RequestOp, ABC):
                 )
 
         value_types = self.value_results.types
-        if value_types and not is_float(value_types[0]):
-            raise self._error(
-                f"differentiates the callee's result, which must be a "
-                f"scalar float, but result #0 has type {value_types[0]}"
-            )
+        if value_types:
+            self._verify_seeded(value_types, "the callee")
         self._verify_against_callee(operand_types, value_types)
+
+    def _verify_seeded(self, result_types: Sequence[Attribute], what: str) -> None:
+        """The callee's results hold exactly one float, a scalar: the one seeded."""
+        floats = [(i, t) for i, t in enumerate(result_types) if is_differentiable(t)]
+        shown = ", ".join(map(str, result_types)) or "nothing"
+        if len(floats) > 1:
+            raise self._error(
+                f"differentiates the one float result of {what}, but it returns "
+                f"{len(floats)} floats ({shown}); use 'irad.vjp' to give each a cotangent"
+            )
+        if not floats or not is_float(floats[0][1]):
+            raise self._error(
+                f"differentiates the float result of {what}, which must be one scalar "
+                f"float (beside any integers and booleans), but it returns ({shown})"
+                + ("; use 'irad.vjp' to seed a tensor result" if floats else "")
+            )
 
     def _verify_against_callee(
         self, operand_types: Sequence[Attribute], value_types: Sequence[Attribute]
@@ -316,13 +337,8 @@ class DerivativeRequestOp(RequestOp, ABC):
             return
         self._verify_inputs(callee, operand_types)
         callee_outputs = callee.function_type.outputs.data
-        name = self.callee.root_reference.data
-        if len(callee_outputs) != 1 or not is_float(callee_outputs[0]):
-            shown = ", ".join(map(str, callee_outputs)) or "nothing"
-            raise self._error(
-                f"differentiates the result of @{name}, which must be one "
-                f"scalar float, but @{name} returns ({shown})"
-            )
+        name = self._callee_name()
+        self._verify_seeded(callee_outputs, f"@{name}")
         if self.RETURNS_VALUES and callee_outputs != tuple(value_types):
             raise self._error(
                 f"value results ({', '.join(map(str, value_types))}) do not "
@@ -346,6 +362,62 @@ class ValueAndGradOp(DerivativeRequestOp):
 
     name = "irad.value_and_grad"
     RETURNS_VALUES: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class VjpOp(RequestOp):
+    """Reverse mode with given cotangents: one cotangent per ``wrt`` argument of
+    the callee, for the cotangents given for its float results::
+
+        %dx = irad.vjp @h(%x, %n, %du, %dv) {wrt = [0]} : (f64, i64, f64, f64) -> f64
+
+    The operands are the callee's arguments followed by one cotangent per float
+    result (a float, or a tensor of floats, of that result's type; integer and
+    boolean results get none).
+    """
+
+    name = "irad.vjp"
+
+    def verify_(self) -> None:
+        wrt = self.wrt_indices
+        types = self.args.types
+        if len(self.res) != len(wrt):
+            raise self._error(
+                f"expects one cotangent result per 'wrt' entry ({len(wrt)}), but has {len(self.res)}"
+            )
+        callee = self._callee_function()
+        n = len(callee.function_type.inputs.data) if callee is not None else len(types)
+        if n > len(types):
+            raise self._error(
+                f"expects the {n} argument(s) of @{self._callee_name()}, then the cotangents, "
+                f"but has {len(types)} operand(s)"
+            )
+        self._verify_wrt(wrt, types[:n])
+        for position, (index, result_type) in enumerate(zip(wrt, self.res.types)):
+            if result_type != types[index]:
+                raise self._error(
+                    f"result #{position} has type {result_type}, but it is the cotangent of "
+                    f"argument #{index} of type {types[index]}"
+                )
+        if callee is None:
+            return
+        self._verify_inputs(callee, types[:n])
+        name = self._callee_name()
+        outputs = callee.function_type.outputs.data
+        expected = tuple(t for t in outputs if is_differentiable(t))
+        if tuple(types[n:]) != expected:
+            raise self._error(
+                f"expects after the arguments of @{name} one cotangent per float result "
+                f"({', '.join(map(str, expected)) or 'none'}: @{name} returns "
+                f"({', '.join(map(str, outputs)) or 'nothing'})), but has "
+                f"({', '.join(map(str, types[n:])) or 'none'})"
+            )
+        if not expected:
+            raise self._error(f"@{name} returns no float result, so it has nothing to differentiate")
+
+    def split(self, num_inputs: int) -> tuple[Sequence[SSAValue], Sequence[SSAValue]]:
+        """(the callee's arguments, the cotangents), for a callee of `num_inputs` inputs."""
+        return self.args[:num_inputs], self.args[num_inputs:]
 
 
 @irdl_op_definition
@@ -387,7 +459,7 @@ class JvpOp(RequestOp):
             return
         self._verify_inputs(callee, primal_types)
         outputs = callee.function_type.outputs.data
-        name = self.callee.root_reference.data
+        name = self._callee_name()
         expected = (*outputs, *(t for t in outputs if is_differentiable(t)))
         if tuple(self.res.types) != expected:
             raise self._error(
@@ -539,7 +611,7 @@ class TapeFreeOp(IRDLOperation):
 
 IRAD = Dialect(
     "irad",
-    [GradOp, ValueAndGradOp, JvpOp, TapeCreateOp, TapePushOp, TapeReadOp, TapeReserveOp, TapeFreeOp],
+    [GradOp, ValueAndGradOp, VjpOp, JvpOp, TapeCreateOp, TapePushOp, TapeReadOp, TapeReserveOp, TapeFreeOp],
     [],
 )
 
@@ -548,8 +620,9 @@ IRAD = Dialect(
 _DIALECTS = {
     "builtin": ("xdsl.dialects.builtin", "Builtin"),
     "func": ("xdsl.dialects.func", "Func"),
-    "arith": ("xdsl.dialects.arith", "Arith"),
-    "math": ("xdsl.dialects.math", "Math"),
+    # xDSL's, plus the MLIR 22 ops it lacks (irad/ir/mlir_ops.py)
+    "arith": ("irad.ir.mlir_ops", "ARITH"),
+    "math": ("irad.ir.mlir_ops", "MATH"),
     "scf": ("xdsl.dialects.scf", "Scf"),
     "cf": ("xdsl.dialects.cf", "Cf"),
     "tensor": ("xdsl.dialects.tensor", "Tensor"),
@@ -562,8 +635,8 @@ def _loader(module: str, attribute: str) -> Callable[[], Dialect]:
 
 
 def make_context(*, allow_unregistered: bool = False) -> Context:
-    """An xDSL context knowing the dialects irad uses (builtin, func, arith,
-    math, scf, cf (runtime checks), tensor, linalg, irad).
+    """An xDSL context knowing the dialects irad uses (builtin, func, arith
+    (with arith.remf), math, scf, cf (runtime checks), tensor, linalg, irad).
 
     Dialects are registered, not loaded: each is imported the first time one
     of its ops or attributes is parsed or looked up, so the whole set of xDSL
@@ -573,4 +646,13 @@ def make_context(*, allow_unregistered: bool = False) -> Context:
     for name, (module, attribute) in _DIALECTS.items():
         ctx.register_dialect(name, _loader(module, attribute))
     ctx.register_dialect("irad", lambda: IRAD)
+    load_missing_ops(ctx)
     return ctx
+
+
+def load_missing_ops(ctx: Context) -> None:
+    """Add the upstream ops xDSL 0.75 lacks (irad/ir/arith.py) to `ctx`."""
+    from irad.ir.arith import RemFOp
+
+    if ctx.get_optional_op(RemFOp.name) is None:
+        ctx.load_op(RemFOp)

@@ -80,6 +80,11 @@ def minnumf(a: Any, b: Any) -> Any:
     return minimumf(a, b)
 
 
+def clampf(x: Any, lo: Any, hi: Any) -> Any:
+    """math.clampf as MLIR 22.1 defines and lowers it: maximumf(minimumf(x, lo), hi)."""
+    return maximumf(minimumf(x, lo), hi)
+
+
 MIN_MAX: dict[str, Callable[[Any, Any], Any]] = {
     "arith.maximumf": maximumf,
     "arith.minimumf": minimumf,
@@ -170,6 +175,11 @@ def erf(x: Any) -> np.float64:
     return np.float64(math.erf(x))
 
 
+def erfc(x: Any) -> np.float64:
+    """math.erfc; numpy has none, and math.erfc never raises (erfc(-inf) = 2)."""
+    return np.float64(math.erfc(x))
+
+
 LIBM: dict[str, tuple[Callable[..., float], Callable[..., Any]]] = {
     "math.acos": (math.acos, np.arccos),
     "math.acosh": (math.acosh, np.arccosh),
@@ -182,6 +192,7 @@ LIBM: dict[str, tuple[Callable[..., float], Callable[..., Any]]] = {
     "math.cos": (math.cos, np.cos),
     "math.cosh": (math.cosh, np.cosh),
     "math.erf": (math.erf, erf),
+    "math.erfc": (math.erfc, erfc),
     "math.exp": (math.exp, np.exp),
     "math.exp2": (math.exp2, np.exp2),
     "math.expm1": (math.expm1, np.expm1),

@@ -25,7 +25,10 @@ def find_function(functions: dict[str, func.FuncOp], name: str, use: Operation |
     fn = functions.get(name)
     if fn is None:
         where = f"{location(use)}: " if use is not None else ""
-        raise DifferentiationError(f"{where}no function @{name} in the module")
+        raise DifferentiationError(
+            f"{where}no function @{name} in the module\n"
+            f"  hint: define @{name} (a declaration, if a rule covers it), or correct the name"
+        )
     return fn
 
 

@@ -49,6 +49,7 @@ from irad.ir.builder import IRBuilder
 from irad.ir.locations import location
 
 I1 = IntegerType(1)
+I64 = IntegerType(64)
 
 # linalg.reduce combiner -> its neutral element
 REDUCTIONS: dict[type, float] = {
@@ -164,6 +165,35 @@ def unbroadcast(b, ct: SSAValue, target: Attribute) -> SSAValue:
     return reshape(b, reduce(b, ct, axes), src)
 
 
+def slice_along(b, x: SSAValue, axis: int, start: int, size: int, step: int = 1) -> SSAValue:
+    """x[..., start : start + size * step : step, ...] on `axis` (a negative step
+    walks backwards from `start`)."""
+    dims = list(shape(x))
+    if start == 0 and size == dims[axis] and step == 1:
+        return x
+    start = start if size else 0  # MLIR wants an offset inside the axis, even for nothing
+    offsets = [start if d == axis else 0 for d in range(len(dims))]
+    strides = [step if d == axis else 1 for d in range(len(dims))]
+    dims[axis] = size
+    return b.op(tensor.ExtractSliceOp(x, offsets, dims, strides, tensor_type(element(x), dims)))
+
+
+def concat(b, items: Sequence[SSAValue], axis: int) -> SSAValue:
+    """tensor.concat of tensors of one rank along `axis` (one tensor is itself)."""
+    items = [v for v in items if shape(v)[axis] > 0] or list(items[:1])
+    if len(items) == 1:
+        return items[0]
+    dims = list(shape(items[0]))
+    dims[axis] = sum(shape(v)[axis] for v in items)
+    return b.op(tensor.ConcatOp(list(items), axis, tensor_type(element(items[0]), dims)))
+
+
+def positions(b, dims: Sequence[int], axis: int, elem: Attribute = I64) -> SSAValue:
+    """0, 1, 2, ... along `axis`, as a constant of shape `dims`."""
+    counts = np.arange(dims[axis]).reshape([-1 if d == axis else 1 for d in range(len(dims))])
+    return dense(b, np.broadcast_to(counts, tuple(dims)), tensor_type(elem, dims))
+
+
 def transpose(b, x: SSAValue, perm: Sequence[int]) -> SSAValue:
     perm = list(perm)
     if perm == list(range(len(perm))):
@@ -185,8 +215,16 @@ KIND = "irad.kind"
 GENERIC_KINDS: dict[str, str] = {
     "select": "np.where: operand 0 picks operand 1 or operand 2, elementwise",
     "piecewise-constant": "comparisons and np.sign: constant near every point, derivative 0",
+    "contraction": "einsum: the product of the inputs, summed over the indices the output lacks "
+    "(irad/ir/contraction.py)",
     "other": "anything else (casts, integer index arithmetic): no derivative rule",
+    # along the axis `irad.axis` (irad/ir/gather.py)
+    "gather": "np.take_along_axis(operand 1, operand 0): linear in operand 1",
+    "scatter-add": "operand 2 plus operand 1 added at the positions operand 0 holds",
+    "scatter": "operand 2 with operand 1 written at the positions operand 0 holds (the last wins)",
+    "rank": "the stable rank of each element of operand 0 along the axis (ints)",
 }
+ELEMENTWISE_KINDS = frozenset({"select", "piecewise-constant", "other"})
 
 
 def elementwise(
@@ -213,6 +251,20 @@ def elementwise(
     )
     op.attributes[KIND] = StringAttr(kind)
     return b.op(op)
+
+
+def pointwise(
+    b,
+    body: Callable[[IRBuilder, Sequence[SSAValue]], SSAValue],
+    inputs: Sequence[SSAValue],
+    result_element: Attribute,
+    kind: str = "other",
+) -> SSAValue:
+    """`body` on scalars as they are, or elementwise (a linalg.generic of `kind`)
+    on tensors of one shape: one builder serves numbers and arrays."""
+    if not any(is_tensor(v) for v in inputs):
+        return body(b, inputs)
+    return elementwise(b, body, inputs, result_element, kind)
 
 
 def compare(b, predicate: str, x: SSAValue, y: SSAValue) -> SSAValue:

@@ -9,6 +9,8 @@ from irad import numerics
 # Library functions irad implements in its own Python subset (lowered from source).
 IMPLEMENTED_IN_PYTHON: dict[object, object] = {
     math.hypot: numerics.hypot,
+    math.lgamma: numerics.lgamma,
+    math.gamma: numerics.gamma,
 }
 
 

@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 
 from irad.passes.derivatives import regions, scalar, tensor
-from irad.passes.derivatives.registry import OpDerivative
+from irad.passes.derivatives.registry import OpDerivative, refusal
 
 
 def _merged(*families: dict[str, OpDerivative]) -> dict[str, OpDerivative]:
@@ -45,4 +45,18 @@ def is_non_differentiable(op: Operation) -> bool:
     return entry is not None and not entry.differentiable
 
 
-__all__ = ["DERIVATIVES", "TENSOR_FORMS", "OpDerivative", "derivative_of", "is_non_differentiable"]
+def refused_reason(op: Operation) -> str:
+    """Why irad refuses to differentiate `op` ("": it does not)."""
+    entry = derivative_of(op)
+    return entry.refused if entry is not None else ""
+
+
+__all__ = [
+    "DERIVATIVES",
+    "TENSOR_FORMS",
+    "OpDerivative",
+    "derivative_of",
+    "is_non_differentiable",
+    "refusal",
+    "refused_reason",
+]

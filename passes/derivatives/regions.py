@@ -42,11 +42,7 @@ def _forward_while(b, op) -> None:
 
 
 def _forward_call(b, op) -> None:
-    # without tangents in, the callee's derivative is not needed (nor looked up)
-    if any(o in b.tangents for o in op.operands):
-        b.call(op)
-    else:
-        b.clone(op)
+    b.call(op)
 
 
 ENTRIES: dict[str, OpDerivative] = {

@@ -17,6 +17,14 @@ An entry holds, side by side, everything the passes need to know about an op:
 - `structured`: the op's rules build it whole: `reverse(b, op, cotangents, adj)`
   accumulates into `adj` itself and `forward(b, op)` clones the op (regions and
   calls, which carry any number of results).
+- `multi_result`: an op with several results (math.sincos): `reverse(b, op, dys)`
+  gets one cotangent per result (None where none flows) and `forward(b, op)`
+  returns one tangent per result (None: it has none).
+- `refused`: why irad has no derivative for this op although its results may
+  vary (a bit cast, say); its rules raise that as an error naming the op, so a
+  derivative never silently skips it. The op is classified, not forgotten
+  (tests/passes/test_mlir_ops.py checks every MLIR 22 math and arith float op
+  has an entry).
 """
 
 from __future__ import annotations
@@ -25,6 +33,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
+
+from irad.errors import DifferentiationError
+from irad.ir.locations import location
 
 ReverseRule = Callable[..., list[SSAValue | None] | None]
 ForwardRule = Callable[..., SSAValue | None]
@@ -39,6 +50,8 @@ class OpDerivative:
     operands: tuple[int, ...] | None = None
     elementwise: bool = False
     structured: bool = False
+    multi_result: bool = False
+    refused: str = ""
 
 
 def linearised(reverse: ReverseRule) -> ForwardRule:
@@ -81,6 +94,27 @@ def registrar(table: dict[str, OpDerivative], **defaults) -> Callable:
 def non_differentiable(table: dict[str, OpDerivative], *names: str) -> None:
     for name in names:
         enter(table, OpDerivative(name, differentiable=False))
+
+
+def refusal(op: Operation, why: str) -> DifferentiationError:
+    """The error for a value to be differentiated reaching a refused op."""
+    return DifferentiationError(
+        f"{location(op)}: no derivative for the op `{op.name}`: {why}\n"
+        "  hint: compute the value without it, or put it behind a function marked "
+        "irad.non_differentiable if its derivative is meant to be zero"
+    )
+
+
+def refused(table: dict[str, OpDerivative], why: str, *names: str) -> None:
+    """Ops irad does not differentiate, for the reason `why`: a varying value
+    reaching one is an error, in both modes, whatever the op's result type (a bit
+    cast to an integer and back must not pass for a constant)."""
+
+    def refuse(b, op: Operation, *_) -> None:
+        raise refusal(op, why)
+
+    for name in names:
+        enter(table, OpDerivative(name, refuse, refuse, refused=why))
 
 
 def enter(table: dict[str, OpDerivative], entry: OpDerivative) -> None:

@@ -3,10 +3,14 @@
 One small entry per op: its reverse rule, decorated. The forward rule is the
 reverse rule used as a linear map (registry.linearised: a 1x1 Jacobian per
 operand is its own transpose), except for the ops whose reverse rule changes
-type or structure (select, extf, truncf), which have their own. The same rules
-serve the elementwise ops on tensors: `b.const` builds tensor constants, and
-compare/select come from irad/ir/tensor.py; tensor.py has the tensor forms that
-differ.
+type or structure (select, extf, truncf, sincos), which have their own. The
+same rules serve the elementwise ops on tensors: `b.const` builds tensor
+constants, and compare/select come from irad/ir/tensor.py; tensor.py has the
+tensor forms that differ.
+
+Every op of MLIR 22's math dialect and every arith op on floats has an entry
+here: a derivative, piecewise constant (no derivative), or refused with a reason
+(tests/passes/test_mlir_ops.py holds the list, checked against mlir-opt 22).
 """
 
 from __future__ import annotations
@@ -17,8 +21,9 @@ from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 from xdsl.ir import Operation, SSAValue
 
-from irad.ir.tensor import compare, select
-from irad.passes.derivatives.registry import OpDerivative, non_differentiable, registrar
+from irad.ir.mlir_ops import SinCosOp
+from irad.ir.tensor import compare, is_tensor, select, to_float
+from irad.passes.derivatives.registry import OpDerivative, non_differentiable, refused, registrar
 
 ENTRIES: dict[str, OpDerivative] = {}
 derivative = registrar(ENTRIES, elementwise=True)
@@ -39,6 +44,28 @@ non_differentiable(
     "math.trunc",
     "math.round",
     "math.roundeven",
+    # tests of a float's class: booleans
+    "math.isfinite",
+    "math.isinf",
+    "math.isnan",
+    "math.isnormal",
+    # integer ops
+    "math.absi",
+    "math.ctlz",
+    "math.cttz",
+    "math.ctpop",
+    "math.ipowi",
+)
+refused(
+    ENTRIES,
+    "it reinterprets the bits of its operand, which has no derivative",
+    "arith.bitcast",
+)
+refused(
+    ENTRIES,
+    "irad does not differentiate the block-scaled (microscaling) float types",
+    "arith.scaling_extf",
+    "arith.scaling_truncf",
 )
 
 
@@ -106,9 +133,25 @@ def _extremum(b, op, dy):
     # The cotangent goes to the operand that was selected (the first on a tie).
     # compare/select also build the elementwise form on tensors (irad/ir/tensor.py).
     predicate = "oge" if "max" in op.name else "ole"
-    first_wins = compare(b, predicate, _x(b, op, 0), _x(b, op, 1))
+    first, second = _x(b, op, 0), _x(b, op, 1)
+    first_wins = compare(b, predicate, first, second)
+    if op.name in ("arith.maxnumf", "arith.minnumf"):  # these return the operand that is not NaN
+        first_wins = b.op(arith.OrIOp(first_wins, compare(b, "uno", second, second)))
     zero = b.zero(dy.type)
     return [select(b, first_wins, dy, zero), select(b, first_wins, zero, dy)]
+
+
+@derivative("arith.remf")
+def _remf(b, op, dy):
+    # y = a - n b with n = trunc(a / b), an integer fmod computes exactly; (a - y) / b
+    # is within rounding of n, so roundeven recovers it (trunc(a / b) is not exact)
+    a, d = op.operands
+    quotient = None
+    if b.is_active(d):
+        y = _y(b, op)
+        n = b.op(mathd.RoundEvenOp(b.div(b.sub(b.primal(a), y), b.primal(d))))
+        quotient = b.neg(b.mul(dy, n))
+    return [dy if b.is_active(a) else None, quotient]
 
 
 # A conversion's tangent converts like its value; its cotangent converts back.
@@ -236,6 +279,20 @@ def _asinh(b, op, dy):
     return [b.div(dy, b.op(mathd.SqrtOp(b.add(b.mul(x, x), b.const(1.0, x.type)))))]
 
 
+@derivative("math.acosh")
+def _acosh(b, op, dy):
+    x = _x(b, op)  # 1 / sqrt(x^2 - 1), as (x - 1)(x + 1) for accuracy near 1
+    one = b.const(1.0, x.type)
+    return [b.div(dy, b.op(mathd.SqrtOp(b.mul(b.sub(x, one), b.add(x, one)))))]
+
+
+@derivative("math.atanh")
+def _atanh(b, op, dy):
+    x = _x(b, op)  # 1 / (1 - x^2), as (1 - x)(1 + x)
+    one = b.const(1.0, x.type)
+    return [b.div(dy, b.mul(b.sub(one, x), b.add(one, x)))]
+
+
 @derivative("math.atan")
 def _atan(b, op, dy):
     x = _x(b, op)
@@ -298,3 +355,71 @@ def _erf(b, op, dy):
     x = _x(b, op)
     gauss = b.op(mathd.ExpOp(b.neg(b.mul(x, x))))
     return [b.mul(dy, b.mul(b.const(2.0 / math.sqrt(math.pi), x.type), gauss))]
+
+
+@derivative("math.erfc")
+def _erfc(b, op, dy):
+    x = _x(b, op)
+    gauss = b.op(mathd.ExpOp(b.neg(b.mul(x, x))))
+    return [b.mul(dy, b.mul(b.const(-2.0 / math.sqrt(math.pi), x.type), gauss))]
+
+
+@derivative("math.fma")
+def _fma(b, op, dy):
+    x, y, _ = op.operands
+    return [
+        b.mul(dy, b.primal(y)) if b.is_active(x) else None,
+        b.mul(dy, b.primal(x)) if b.is_active(y) else None,
+        dy,
+    ]
+
+
+def _int_to_float(b, n: SSAValue, like: SSAValue) -> SSAValue:
+    if is_tensor(n):
+        return to_float(b, n, like.type.element_type)
+    return b.op(arith.SIToFPOp(n, like.type))
+
+
+@derivative("math.fpowi", operands=(0,))
+def _fpowi(b, op, dy):
+    # n x^(n-1), taken as 0 for n == 0 (x^0 is constant, even at x == 0); n - 1 in
+    # floats, exact below 2^53, where an integer n - 1 could wrap
+    x, n = _x(b, op, 0), _x(b, op, 1)
+    e = _int_to_float(b, n, x)
+    zero = b.zero(x.type)
+    power = b.op(mathd.PowFOp(x, b.sub(e, b.const(1.0, x.type))))
+    return [b.mul(dy, select(b, compare(b, "oeq", e, zero), zero, b.mul(e, power))), None]
+
+
+@derivative("math.clampf")
+def _clampf(b, op, dy):
+    # The result is one of the operands (MLIR 22.1 computes maximumf(minimumf(x,
+    # lo), hi)); the cotangent goes to the one it equals, x first, then lo, on a
+    # tie, as for maximumf/minimumf. It relies only on the result being an
+    # operand, not on how the op picks it.
+    y = _y(b, op)
+    zero = b.zero(dy.type)
+    cotangents, rest = [], dy
+    for operand in op.operands:
+        picked = compare(b, "oeq", y, b.primal(operand))
+        cotangents.append(select(b, picked, rest, zero) if b.is_active(operand) else None)
+        rest = select(b, picked, zero, rest)
+    return cotangents
+
+
+def _sincos_tangent(b, op: Operation) -> list[SSAValue]:
+    t = b.tangents[op.operands[0]]
+    sin, cos = (b.primal(r) for r in op.results)
+    return [b.mul(t, cos), b.neg(b.mul(t, sin))]
+
+
+@derivative("math.sincos", forward=_sincos_tangent, multi_result=True)
+def _sincos(b, op: SinCosOp, dys):
+    # d sin = cos dx, d cos = -sin dx
+    d_sin, d_cos = dys
+    parts = []
+    if d_sin is not None:
+        parts.append(b.mul(d_sin, b.primal(op.cos)))
+    if d_cos is not None:
+        parts.append(b.neg(b.mul(d_cos, b.primal(op.sin))))
+    return [parts[0] if len(parts) == 1 else b.add(parts[0], parts[1])]

@@ -9,7 +9,10 @@ forward rule beside it (the interfaces are in registry.py):
 - reductions: a sum is linear; max/min share the derivative among the elements
   that attain it; a product's is prod / x per element;
 - matmul is bilinear: tA B + A tB forwards, dC B^T and A^T dC backwards;
-- linalg.generic: np.where selects as it selects values; np.sign has none.
+- linalg.generic, by the kind its builder recorded: np.where selects as it
+  selects values; np.sign has none; a gather's adjoint is a scatter-add and a
+  scatter-add's a gather (integer indexing, np.sort); a contraction (einsum) is
+  linear in each input (contraction.py).
 
 Cotangents take their primal's shape and dtype (ChainRules' ProjectTo):
 broadcasting ops have reductions as adjoints (the unbroadcast), so an operand
@@ -22,11 +25,14 @@ those in TENSOR_FORMS, whose scalar rule does not carry over to tensors.
 from __future__ import annotations
 
 from xdsl.dialects import arith, tensor
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from irad.errors import DifferentiationError
+from irad.ir import gather as G
 from irad.ir import tensor as T
 from irad.ir.locations import location
+from irad.passes.derivatives import contraction
 from irad.passes.derivatives.registry import ForwardRule, OpDerivative, registrar
 
 ENTRIES: dict[str, OpDerivative] = {}
@@ -222,34 +228,96 @@ def _from_elements(b, op, dy):
     ]
 
 
-# ---- np.where and np.sign ------------------------------------------------------------
+# ---- linalg.generic: np.where, np.sign, gathers and scatters ----------------------------
+# What a linalg.generic computes is recorded by its builder (irad.kind): each kind
+# has its rules here. Gathers and scatters are linear in their data operands: the
+# tangent is the same op on the tangents; a gather's cotangent is a scatter-add, a
+# scatter-add's a gather (irad/ir/gather.py).
+def _equal_ints(b, x: SSAValue, y: SSAValue) -> SSAValue:
+    return T.elementwise(b, lambda e, a: e.op(arith.CmpiOp(a[0], a[1], "eq")), [x, y], T.I1,
+                         "piecewise-constant")
+
+
+def _scatter_adjoint(b, op, dy) -> list:
+    """out = dest with values written at idx: the overwritten part of dest gets no
+    cotangent; where idx repeats, only the value written last does."""
+    idx, values, dest = op.operands
+    axis = G.axis_of(op)
+    index = b.primal(idx)
+    d_values = d_dest = None
+    if b.is_active(values):
+        order = T.positions(b, T.shape(index), axis)
+        last = G.scatter(b, T.dense(b, -1, TensorType(T.I64, T.shape(dest))), index, order, axis)
+        wins = _equal_ints(b, G.gather(b, last, index, axis), order)
+        d_values = T.select(b, wins, G.gather(b, dy, index, axis), b.zero(values.type))
+    if b.is_active(dest):
+        covered = G.scatter(b, T.dense(b, False, TensorType(T.I1, T.shape(dest))), index,
+                            T.dense(b, True, TensorType(T.I1, T.shape(idx))), axis)
+        d_dest = T.select(b, covered, b.zero(dy.type), dy)
+    return [None, d_values, d_dest]
+
+
+def _gather_adjoint(b, op, dy) -> list:
+    idx, x, _ = op.operands
+    zero = b.zero(x.type)
+    return [None, G.scatter_add(b, zero, b.primal(idx), dy, G.axis_of(op)), None]
+
+
+def _scatter_add_adjoint(b, op, dy) -> list:
+    idx, values, dest = op.operands
+    d_values = G.gather(b, dy, b.primal(idx), G.axis_of(op)) if b.is_active(values) else None
+    return [None, d_values, dy if b.is_active(dest) else None]
+
+
+def _select_adjoint(b, op, dy) -> list:
+    cond = b.primal(op.operands[0])
+    zero = b.zero(dy.type)
+    return _none(op, [None, T.select(b, cond, dy, zero), T.select(b, cond, zero, dy)])
+
+
+def _no_derivative(b, op, dy) -> list:
+    return [None] * len(op.operands)
+
+
+_GENERIC_ADJOINTS = {
+    "select": _select_adjoint,  # np.where: the cotangent goes to the selected side
+    "piecewise-constant": _no_derivative,  # comparisons, np.sign
+    "rank": _no_derivative,  # ints
+    "gather": _gather_adjoint,
+    "scatter-add": _scatter_add_adjoint,
+    "scatter": _scatter_adjoint,
+    "contraction": contraction.reverse,  # einsum
+}
+_LINEAR_GENERICS = {"gather": (1,), "scatter-add": (1, 2), "scatter": (1, 2)}
+
+
 def _generic_tangent(b, op: Operation) -> SSAValue | None:
     kind = T.generic_kind(op)
-    if kind == "piecewise-constant":
-        return None  # np.sign
+    if kind in ("piecewise-constant", "rank"):
+        return None
+    if kind == contraction.C.KIND:
+        return contraction.forward(b, op)
+    if kind in _LINEAR_GENERICS:
+        return _linear_in(_LINEAR_GENERICS[kind])(b, op)
     if kind != "select":
         raise DifferentiationError(
-            "forward mode: no tangent rule for this linalg.generic (irad differentiates "
-            "the elementwise selects it emits for np.where)"
+            f"forward mode: no tangent rule for a linalg.generic of kind {kind!r} (irad "
+            "differentiates the selects, gathers and scatters it emits)"
         )
     cond = b.primal(op.operands[0])
     return T.select(b, cond, b.tangent_or_zero(op.operands[1]), b.tangent_or_zero(op.operands[2]))
 
 
-@derivative("linalg.generic", forward=_generic_tangent, operands=(1, 2))
+@derivative("linalg.generic", forward=_generic_tangent, operands=None)
 def _generic(b, op, dy):
-    """np.where: the cotangent goes to the selected side; np.sign: none."""
+    """By the kind its builder recorded (irad/ir/tensor.py GENERIC_KINDS)."""
     kind = T.generic_kind(op)
-    if kind == "piecewise-constant":
-        return [None] * len(op.operands)
-    if kind != "select":
+    if kind not in _GENERIC_ADJOINTS:
         raise DifferentiationError(
-            f"{location(op)}: no adjoint for this linalg.generic (irad differentiates the "
-            "elementwise selects it emits for np.where)"
+            f"{location(op)}: no adjoint for a linalg.generic of kind {kind!r} (irad "
+            "differentiates the selects, gathers and scatters it emits)"
         )
-    cond = b.primal(op.operands[0])
-    zero = b.zero(dy.type)
-    return _none(op, [None, T.select(b, cond, dy, zero), T.select(b, cond, zero, dy)])
+    return _GENERIC_ADJOINTS[kind](b, op, dy)
 
 
 # ---- elementwise ops whose scalar rule does not carry over -------------------------

@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin, func, scf, tensor
-from xdsl.dialects import math as math_dialect
+from xdsl.dialects import builtin, func, scf, tensor
 from xdsl.parser import Parser
 
 from irad.backends import CompiledModule, compile_module
 from irad.backends.python import FAST_NAMESPACE, IEEE_NAMESPACE
+from irad.ir.mlir_ops import ARITH, MATH
 from irad.errors import BackendError
 
 INF = math.inf
@@ -28,8 +28,7 @@ SPECIAL_FLOATS = [0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 2.5, -2.5, 3.0, 1e-310,
 
 def parse(text: str) -> builtin.ModuleOp:
     ctx = Context(allow_unregistered=True)
-    for dialect in (builtin.Builtin, func.Func, arith.Arith, math_dialect.Math,
-                    scf.Scf, tensor.Tensor):
+    for dialect in (builtin.Builtin, func.Func, ARITH, MATH, scf.Scf, tensor.Tensor):
         ctx.load_dialect(dialect)
     return Parser(ctx, text).parse_module()
 
@@ -201,10 +200,7 @@ def test_binary_float_ops_on_special_values(op, a, b):
 
 
 def _binary_f64(op: str):
-    # Generic syntax: xDSL 0.75 has no arith.remf class, the op still parses
-    # (as unregistered) and the backend translates it by name.
-    return op_function(f'"{op}"', ["f64", "f64"], "f64",
-                       "(%a0, %a1) : (f64, f64) -> f64")
+    return op_function(op, ["f64", "f64"], "f64")
 
 
 def test_ieee_division_edge_cases():
@@ -601,6 +597,7 @@ UNARY_MATH = {
     "cos": (math.cos, (-100, 100)),
     "cosh": (math.cosh, (-100, 100)),
     "erf": (math.erf, (-5, 5)),
+    "erfc": (math.erfc, (-5, 25)),
     "exp": (math.exp, (-100, 100)),
     "exp2": (lambda x: 2.0 ** x, (-100, 100)),
     "expm1": (lambda x: math.exp(x) - 1 if abs(x) > 1e-3 else math.expm1(x),
@@ -691,8 +688,8 @@ def test_unary_math_matches_numpy_on_all_floats(name, x):
                    "asinh": "arcsinh", "atan": "arctan", "atanh": "arctanh",
                    "absf": "abs", "roundeven": "rint"}
     result = unary(name)(x)
-    if name == "erf":
-        assert same(result, math.erf(x))
+    if name in ("erf", "erfc"):  # numpy has neither
+        assert same(result, getattr(math, name)(x))
     elif name == "round":
         assert same(result, _round_half_away(x))
     elif name == "rsqrt":
@@ -736,11 +733,47 @@ def _helper_arguments(helper: str) -> list[tuple]:
                 for c in (0.0, -0.0, 1.0, INF, NAN)]
     if helper == "_fpowi":
         return [(a, n) for a in SPECIAL_FLOATS for n in (-3, -2, 0, 1, 2, 3)]
+    if helper == "_clampf":
+        return [(a, b, c) for a in SPECIAL_FLOATS for b in SPECIAL_FLOATS for c in SPECIAL_FLOATS]
     arity = {"_atan2": 2, "_copysign": 2, "_powf": 2, "_remf": 2, "_maximumf": 2,
              "_minimumf": 2, "_maxnumf": 2, "_minnumf": 2}.get(helper, 1)
     if arity == 2:
         return [(a, b) for a in SPECIAL_FLOATS for b in SPECIAL_FLOATS]
     return [(a,) for a in SPECIAL_FLOATS]
+
+
+@pytest.mark.parametrize("t, dtype", [("f64", np.float64), ("f32", np.float32)])
+@pytest.mark.parametrize("name", ["isfinite", "isinf", "isnan", "isnormal"])
+def test_float_class_tests_match_numpy(name, t, dtype):
+    test = op_function(f"math.{name}", [t], "i1")
+    tiny = np.finfo(dtype).tiny
+    reference = {
+        "isfinite": np.isfinite, "isinf": np.isinf, "isnan": np.isnan,
+        "isnormal": lambda v: bool(np.isfinite(v) and abs(v) >= tiny),
+    }[name]
+    values = [*SPECIAL_FLOATS, float(tiny), -float(tiny), float(tiny) / 2, 3e38, 1e-40]
+    with np.errstate(over="ignore"):  # 1e300 is inf in f32
+        values = [float(dtype(x)) for x in values]  # values of type t
+    for x in values:
+        assert test(x) is bool(reference(dtype(x))), x
+
+
+def test_clampf_is_maximumf_of_minimumf_as_mlir_22_lowers_it():
+    clampf = op_function('"math.clampf"', ["f64", "f64", "f64"], "f64", "(%a0, %a1, %a2) : (f64, f64, f64) -> f64")
+    # maximumf(minimumf(x, lo), hi): not a clamp of x to [lo, hi]
+    assert same(clampf(0.5, 0.0, 1.0), 1.0)
+    assert same(clampf(-2.0, 0.0, -3.0), -2.0)
+    assert same(clampf(5.0, 0.0, -3.0), 0.0)
+    assert math.isnan(clampf(NAN, 0.0, 1.0))
+
+
+def test_sincos_gives_both():
+    sin, cos = compile_text("""
+    func.func @f(%x: f64) -> (f64, f64) {
+      %s, %c = math.sincos %x : f64
+      func.return %s, %c : f64, f64
+    }""").function("f")(0.7)
+    assert same(sin, math.sin(0.7)) and same(cos, math.cos(0.7))
 
 
 POWF_CASES = [

@@ -54,16 +54,6 @@ def defaults_none(v, mode=None):
     return v * 2.0
 
 
-def helper_with_varargs(*vs):
-    return vs[0]
-
-
-def helper_with_loop(v):
-    for _ in (1, 2):  # E:helper_loop
-        v = v * 2.0
-    return v
-
-
 def helper_nested_tuple(v):
     return v, (v, v)  # E:nested_tuple
 
@@ -94,7 +84,6 @@ COEFFS = [1.0, 2.0]
 TUP = (1.0, 2.0)
 NAME = "abc"
 BIG = 2**80
-SQ = lambda t: t * t  # noqa: E731  # E:global_lambda
 _namespace: dict = {}
 exec("def from_exec(x):\n    return x * x\n", _namespace)
 FROM_EXEC = _namespace["from_exec"]
@@ -134,12 +123,6 @@ def s_if(x):
     return y[0]
 
 
-def s_for(x):
-    for i in (1.0, 2.0):  # E:for
-        x = x * i
-    return x
-
-
 def s_while(x):
     while x > 1.0:  # E:while
         x = x / 2.0
@@ -166,11 +149,6 @@ def s_with(x):
     return x
 
 
-def s_assert(x):
-    assert x > 0.0  # E:assert
-    return x
-
-
 def s_import(x):
     import cmath  # E:import
 
@@ -181,13 +159,6 @@ def s_import_from(x):
     from math import sin  # E:import_from
 
     return sin(x)
-
-
-def s_nested_def(x):
-    def inner(t):  # E:nested_def
-        return t
-
-    return inner(x)
 
 
 def s_class(x):
@@ -252,22 +223,9 @@ def s_starred_assign(x):
     return a
 
 
-def s_print(x):
-    print(x)  # E:print
-    return x
-
-
 # ---------------------------------------------------------------------------
 # Unsupported expressions
 # ---------------------------------------------------------------------------
-
-
-def e_lambda(x):
-    return (lambda t: t * t)(x)  # E:lambda
-
-
-def e_list(x):
-    return [x, x][0]  # E:list
 
 
 def e_dict(x):
@@ -277,11 +235,6 @@ def e_dict(x):
 
 def e_set(x):
     s = {x, 2.0}  # E:set
-    return x
-
-
-def e_listcomp(x):
-    s = [t * 2.0 for t in (x, x)]  # E:listcomp
     return x
 
 
@@ -295,23 +248,8 @@ def e_dictcomp(x):
     return x
 
 
-def e_genexp(x):
-    s = (t for t in (x, x))  # E:genexp
-    return x
-
-
 def e_fstring(x):
     s = f"{x}"  # E:fstring
-    return x
-
-
-def e_string(x):
-    s = "abc"  # E:string
-    return x
-
-
-def e_none(x):
-    s = None  # E:none
     return x
 
 
@@ -321,11 +259,6 @@ def e_complex_literal(x):
 
 def e_walrus(x):
     return (y := x * 2.0) * y  # E:walrus
-
-
-def e_starred_tuple(x):
-    t = (x, x)
-    return (*t, x)  # E:starred_tuple
 
 
 def e_starred_call(x):
@@ -350,30 +283,16 @@ def e_recursion(x):  # E:recursion
         return e_recursion(x - 1.0)
 
 
-def e_loop_over_tuple(x):
-    for t in (x, x):  # E:loop_over_tuple
-        x = x * t
-    return x
+def e_erfc(x):
+    return math.erfc(x)  # E:erfc
 
 
-def e_gamma(x):
-    return math.gamma(x)  # E:gamma
-
-
-def e_factorial(x):
-    return math.factorial(x)  # E:factorial
+def e_comb(x):
+    return math.comb(x, 2)  # E:comb
 
 
 def e_round(x):
     return round(x)  # E:round
-
-
-def e_len(x):
-    return len((x, x))  # E:len
-
-
-def e_sum(x):
-    return sum((x, x))  # E:sum
 
 
 def e_bool_call(x):
@@ -384,8 +303,8 @@ def e_complex_call(x):
     return complex(x)  # E:complex_call
 
 
-def e_numpy_cumsum(x):
-    return np.cumsum(x)  # E:numpy_cumsum
+def e_numpy_fft(x):
+    return np.fft.fft(x)  # E:numpy_fft
 
 
 def e_random(x):
@@ -452,24 +371,6 @@ def e_unpack_number(x):
     return a
 
 
-def e_float_floordiv(x, y):
-    return x * 2.0 + x // y  # E:float_floordiv
-
-
-def e_float_mod(x, y):
-    return x * 2.0 + x % y  # E:float_mod
-
-
-def e_mixed_floordiv(x, n):
-    return x // n  # E:mixed_floordiv
-
-
-def e_float_aug_mod(x):
-    s = x
-    s %= 2.0  # E:float_aug_mod
-    return s
-
-
 def e_sin_keyword(x):
     return math.sin(x=x)  # E:sin_keyword
 
@@ -534,10 +435,6 @@ def e_bad_keyword(x):
     return square(x, q=1.0)  # E:bad_keyword
 
 
-def e_default_none(x):
-    return defaults_none(x)  # E:default_none
-
-
 def e_returns_nothing(x):
     return returns_nothing(x) + 1.0  # E:returns_nothing
 
@@ -546,8 +443,12 @@ def e_tuple_arithmetic(x):
     return pair(x, x) + 1.0  # E:tuple_arithmetic
 
 
+def adds_one(v):
+    return v + 1.0  # E:tuple_argument
+
+
 def e_tuple_argument(x):
-    return square((x, x))  # E:tuple_argument
+    return adds_one((x, x))
 
 
 def e_tuple_branch(x):
@@ -558,32 +459,8 @@ def e_none_branch(x):
     return x if x > 0.0 else None  # E:none_branch
 
 
-def e_partial(x):
-    return PARTIAL(x)  # E:partial
-
-
-def e_callable_object(x):
-    return SCALER(x)  # E:callable_object
-
-
-def e_bound_method(x):
-    return SCALER.scale(x)  # E:bound_method
-
-
 def e_class_call(x):
     return Scaler(x)  # E:class_call
-
-
-def e_global_lambda(x):
-    return SQ(x)
-
-
-def e_helper_varargs(x):
-    return helper_with_varargs(x)  # E:helper_varargs
-
-
-def e_helper_loop(x):
-    return helper_with_loop(x) * 2.0
 
 
 def e_nested_tuple(x):
@@ -603,6 +480,46 @@ def e_return_function(x):
     return square  # E:return_function
 
 
+def e_comprehension_runtime_if(x):
+    return [t for t in (x, 2.0) if t > 0.0][0]  # E:comprehension_runtime_if
+
+
+def e_iterate_float(x):
+    for t in x:  # E:iterate_float
+        x = x * t
+    return x
+
+
+def e_decorated_nested_def(x):
+    @passthrough  # E:decorated_nested_def
+    def inner(t):
+        return t
+
+    return inner(x)
+
+
+def e_kwargs_of_number(x):
+    return square(**x)  # E:kwargs_of_number
+
+
+def e_print_to_file(x):
+    print(x, file=SCALER)  # E:print_to_file
+    return x
+
+
+def e_assert_tuple(x):
+    assert (x, x), "never"  # E:assert_tuple
+    return x
+
+
+def helper_returns_lambda(v):
+    return lambda t: t * v  # E:returns_lambda
+
+
+def e_returns_lambda(x):
+    return helper_returns_lambda(x)(x)
+
+
 def e_calls_exec(x):
     return FROM_EXEC(x) * 2.0  # E:calls_exec
 
@@ -615,23 +532,6 @@ def e_big_global(x):
     return x * BIG  # E:big_global
 
 
-def e_ellipsis(x):
-    ...  # E:ellipsis
-    return x
-
-
-def e_entry_varargs(*xs):  # E:entry_varargs
-    return xs[0]
-
-
-def e_entry_kwargs(x, **kw):  # E:entry_kwargs
-    return x
-
-
-def e_entry_kwonly(x, *, k=1.0):  # E:entry_kwonly
-    return x * k
-
-
 def e_arg_count(x, y):  # E:arg_count
     return x * y
 
@@ -639,8 +539,6 @@ def e_arg_count(x, y):  # E:arg_count
 async def e_async(x):  # E:async
     return x
 
-
-e_entry_lambda = lambda x: x * x  # noqa: E731  # E:entry_lambda
 
 e_nonlocal = make_nonlocal()
 e_closure_while = make_closure_with_loop(3.0)
@@ -658,15 +556,12 @@ class Case:
 CASES = [
     # statements
     Case("if", s_if, (1.0,), "if"),
-    Case("for", s_for, (1.0,), "for"),
     Case("while", s_while, (1.0,), "while"),
     Case("try", s_try, (1.0,), "try"),
     Case("raise", s_raise, (1.0,), "raise"),
     Case("with", s_with, (1.0,), "with"),
-    Case("assert", s_assert, (1.0,), "assert"),
     Case("import", s_import, (1.0,), "import"),
     Case("import_from", s_import_from, (1.0,), "from"),
-    Case("nested_def", s_nested_def, (1.0,), "def"),
     Case("class", s_class, (1.0,), "class"),
     Case("global", s_global, (1.0,), "global"),
     Case("nonlocal", e_nonlocal, (1.0,), "nonlocal"),
@@ -679,37 +574,26 @@ CASES = [
     Case("assign_subscript", s_assign_subscript, (1.0,), "t[0]"),
     Case("assign_attribute", s_assign_attribute, (1.0,), "x.real"),
     Case("starred_assign", s_starred_assign, (1.0,), None),
-    Case("print", s_print, (1.0,), "print"),
     Case("closure_while", e_closure_while, (5.0,), "while"),
     # expressions
-    Case("lambda", e_lambda, (1.0,), "lambda"),
-    Case("list", e_list, (1.0,), "[x, x]"),
     Case("dict", e_dict, (1.0,), "{"),
     Case("set", e_set, (1.0,), "{"),
-    Case("listcomp", e_listcomp, (1.0,), "["),
     Case("setcomp", e_setcomp, (1.0,), "{"),
     Case("dictcomp", e_dictcomp, (1.0,), "{"),
-    Case("genexp", e_genexp, (1.0,), "("),
     Case("fstring", e_fstring, (1.0,), 'f"'),
-    Case("string", e_string, (1.0,), '"abc"'),
-    Case("none", e_none, (1.0,), "None"),
     Case("complex_literal", e_complex_literal, (1.0,), "1j"),
     Case("walrus", e_walrus, (1.0,), "y :="),
-    Case("starred_tuple", e_starred_tuple, (1.0,), "*t"),
     Case("starred_call", e_starred_call, (1.0,), "square("),
-    Case("kwargs_call", e_kwargs_call, (1.0,), "square("),
+    Case("kwargs_call", e_kwargs_call, (1.0,), "{"),
     Case("attribute", e_attribute, (1.0,), "x.real"),
     Case("method", e_method, (1.0,), "x.conjugate"),
     Case("recursion", e_recursion, (1.0,), None),
-    Case("loop_over_tuple", e_loop_over_tuple, (1.0,), "for"),
-    Case("gamma", e_gamma, (1.0,), "math.gamma("),
-    Case("factorial", e_factorial, (3,), "math.factorial("),
+    Case("erfc", e_erfc, (1.0,), "math.erfc("),
+    Case("comb", e_comb, (3,), "math.comb("),
     Case("round", e_round, (1.0,), "round("),
-    Case("len", e_len, (1.0,), "len("),
-    Case("sum", e_sum, (1.0,), "sum("),
     Case("bool_call", e_bool_call, (1.0,), "bool("),
     Case("complex_call", e_complex_call, (1.0,), "complex("),
-    Case("numpy_cumsum", e_numpy_cumsum, (1.0,), "np.cumsum("),
+    Case("numpy_fft", e_numpy_fft, (1.0,), "np.fft.fft("),
     Case("random", e_random, (1.0,), "random.random("),
     Case("is", e_is, (1.0, 2.0), "x is y"),
     Case("in", e_in, (1.0, 2.0), "x in y"),
@@ -725,10 +609,6 @@ CASES = [
     Case("tuple_index_range", e_tuple_index_range, (1.0,), "t[5]"),
     Case("unpack_count", e_unpack_count, (1.0,), "a, b"),
     Case("unpack_number", e_unpack_number, (1.0,), "a, b"),
-    Case("float_floordiv", e_float_floordiv, (7.3, 2.1), "x // y"),
-    Case("float_mod", e_float_mod, (7.3, 2.1), "x % y"),
-    Case("mixed_floordiv", e_mixed_floordiv, (7.3, 2), "x // n"),
-    Case("float_aug_mod", e_float_aug_mod, (7.3,), "s %="),
     Case("sin_keyword", e_sin_keyword, (1.0,), "math.sin("),
     Case("log_base", e_log_base, (1.0,), "math.log("),
     Case("max_one", e_max_one, (1.0,), "max("),
@@ -745,31 +625,26 @@ CASES = [
     Case("or_floats", e_or_floats, (1.0, 2.0), None),
     Case("bad_arity", e_bad_arity, (1.0,), "square("),
     Case("bad_keyword", e_bad_keyword, (1.0,), "square("),
-    Case("default_none", e_default_none, (1.0,), "defaults_none("),
     Case("returns_nothing", e_returns_nothing, (1.0,), "returns_nothing("),
     Case("tuple_arithmetic", e_tuple_arithmetic, (1.0,), "pair("),
-    Case("tuple_argument", e_tuple_argument, (1.0,), "(x, x)"),
+    Case("tuple_argument", e_tuple_argument, (1.0,), "v + 1.0"),
     Case("tuple_branch", e_tuple_branch, (1.0,), "(x, x)"),
     Case("none_branch", e_none_branch, (1.0,), "None"),
-    Case("partial", e_partial, (1.0,), "PARTIAL("),
-    Case("callable_object", e_callable_object, (1.0,), "SCALER("),
-    Case("bound_method", e_bound_method, (1.0,), "SCALER.scale("),
     Case("class_call", e_class_call, (1.0,), "Scaler("),
-    Case("global_lambda", e_global_lambda, (1.0,), None),
-    Case("helper_varargs", e_helper_varargs, (1.0,), "helper_with_varargs("),
-    Case("helper_loop", e_helper_loop, (1.0,), "for"),
-    Case("nested_tuple", e_nested_tuple, (1.0,), "(v, v)"),
+    Case("nested_tuple", e_nested_tuple, (1.0,), "return"),
     Case("returns_module", e_returns_module, (1.0,), "return"),
     Case("return_module", e_return_module, (1.0,), "return"),
     Case("return_function", e_return_function, (1.0,), "return"),
     Case("calls_exec", e_calls_exec, (1.0,), "FROM_EXEC("),
-    Case("ellipsis", e_ellipsis, (1.0,), "..."),
-    Case("entry_varargs", e_entry_varargs, (1.0,), "def"),
-    Case("entry_kwargs", e_entry_kwargs, (1.0,), "def"),
-    Case("entry_kwonly", e_entry_kwonly, (1.0,), "def"),
     Case("arg_count", e_arg_count, (1.0,), "def"),
     Case("async", e_async, (1.0,), "async"),
-    Case("entry_lambda", e_entry_lambda, (1.0,), None),
+    Case("comprehension_runtime_if", e_comprehension_runtime_if, (1.0,), "t > 0.0"),
+    Case("iterate_float", e_iterate_float, (1.0,), None),
+    Case("decorated_nested_def", e_decorated_nested_def, (1.0,), "passthrough"),
+    Case("kwargs_of_number", e_kwargs_of_number, (1.0,), None),
+    Case("print_to_file", e_print_to_file, (1.0,), "print("),
+    Case("assert_tuple", e_assert_tuple, (1.0,), "(x, x)"),
+    Case("returns_lambda", e_returns_lambda, (1.0,), "return"),
 ]
 
 
@@ -884,8 +759,8 @@ def test_lru_cached_function_is_correct_or_rejected():
 
 @pytest.mark.parametrize(
     "fn",
-    [SCALER, PARTIAL, FROM_EXEC, np.arcsinh, Scaler, cached_square],
-    ids=["callable_object", "partial", "exec", "np.arcsinh", "class", "lru_cache"],
+    [SCALER, PARTIAL, FROM_EXEC, np.spacing, Scaler, cached_square],
+    ids=["callable_object", "partial", "exec", "np.spacing", "class", "lru_cache"],
 )
 def test_entry_without_source(fn):
     with pytest.raises(irad.IradError):

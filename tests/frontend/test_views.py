@@ -13,47 +13,9 @@ from hypothesis import strategies as st
 import irad
 from irad.backends import native
 from tests import view_programs as vp
+from tests.reference import check_against_numpy, float_positions as _floats
 
 NATIVE_MISSING = native.unavailable_reason()
-
-
-def _copies(args):
-    return tuple(np.copy(a) if isinstance(a, np.ndarray) else a for a in args)
-
-
-def _floats(args):
-    return tuple(i for i, a in enumerate(args)
-                 if isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype.kind == "f"))
-
-
-def central_difference(f, args, i, eps=1e-6):
-    """d f / d args[i] of f run as numpy in float64, element by element."""
-    args = [np.array(a, dtype=np.float64) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a
-            for a in args]
-    x = np.array(args[i], dtype=np.float64)
-    grad = np.zeros_like(x)
-    for index in np.ndindex(x.shape):
-        plus, minus = x.copy(), x.copy()
-        plus[index] += eps
-        minus[index] -= eps
-        at = lambda v: float(f(*_copies(args[:i]), v if x.ndim else float(v), *_copies(args[i + 1:])))
-        grad[index] = (at(plus) - at(minus)) / (2 * eps)
-    return grad
-
-
-def check_against_numpy(f, args, backend="python"):
-    expected = f(*_copies(args))
-    wrt = _floats(args)
-    value, grads = irad.value_and_grad(f, wrt, backend=backend)(*_copies(args))
-    f32 = any(isinstance(a, np.ndarray) and a.dtype == np.float32 for a in args)
-    rtol = 1e-5 if f32 else 1e-10
-    np.testing.assert_allclose(value, expected, rtol=rtol, atol=rtol)
-    for i, g in zip(wrt, grads):
-        assert np.shape(g) == np.shape(args[i])
-        if isinstance(args[i], np.ndarray):
-            assert g.dtype == args[i].dtype
-        np.testing.assert_allclose(g, central_difference(f, args, i), rtol=1e-4 if f32 else 1e-6,
-                                   atol=1e-4 if f32 else 1e-7, err_msg=f"d/d arg {i}")
 
 
 def _id(case):

@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import (
     f16,
     f32,
     f64,
+    i1,
     i32,
     i64,
 )
@@ -35,6 +36,7 @@ from irad.ir.dialect import (
     DerivativeRequestOp,
     GradOp,
     ValueAndGradOp,
+    VjpOp,
     make_context,
 )
 from irad.universe import IRAD_UNIVERSE
@@ -47,6 +49,7 @@ IRAD_PASSES = (
     "irad-optimize",
     "irad-float-folds",
     "irad-symbol-dce",
+    "irad-for-mlir-opt",
 )
 
 
@@ -236,8 +239,16 @@ def test_parse_errors(body: str, message: str):
         ),
         (
             lambda x, y, n: ValueAndGradOp("f", [x, y], [0], [i32, f64]),
-            "must be a scalar float",
+            "must be one scalar float",
         ),
+        (
+            lambda x, y, n: ValueAndGradOp("f", [x, y], [0], [f64, f32, f64]),
+            r"returns 2 floats \(f64, f32\); use 'irad.vjp'",
+        ),
+        (lambda x, y, n: VjpOp("f", [x, y, x], [0], []), "one cotangent result per 'wrt' entry"),
+        (lambda x, y, n: VjpOp("f", [x, y, x], [3], [f64]), "index 3 is out of range"),
+        (lambda x, y, n: VjpOp("f", [x, y, x], [1], [f64]), "result #0 has type f64, but it is the cotangent of argument #1 of type f32"),
+        (lambda x, y, n: VjpOp("f", [x, n, x], [1], [i32]), "operand #1 of type i32"),
     ],
 )
 def test_verifier_errors(make_op, message: str):
@@ -258,12 +269,26 @@ def test_verifier_checks_found_callee():
     with pytest.raises(VerifyException, match="do not match the inputs of @f"):
         module.verify()
 
-    # The differentiated (first) result must be a scalar float.
+    # The differentiated result must be the one float, a scalar.
     module, _ = _module_with(
         lambda args: GradOp("f", list(args), [0], [f64]),
         callee=_callee(outputs=(i64,)),
     )
-    with pytest.raises(VerifyException, match=r"@f returns \(i64\)"):
+    with pytest.raises(VerifyException, match=r"must be one scalar float .*, but it returns \(i64\)"):
+        module.verify()
+    module, _ = _module_with(
+        lambda args: GradOp("f", list(args), [0], [f64]),
+        callee=_callee(outputs=(f64, f64)),
+    )
+    with pytest.raises(VerifyException, match=r"one float result of @f, but it returns 2 floats \(f64, f64\); use 'irad.vjp'"):
+        module.verify()
+    vector = TensorType(f64, [2])
+    module, _ = _module_with(
+        lambda args: GradOp("f", list(args), [1], [f64]),
+        arg_types=(vector, f64),
+        callee=_callee(inputs=(vector, f64), outputs=(vector,)),
+    )
+    with pytest.raises(VerifyException, match="use 'irad.vjp' to seed a tensor result"):
         module.verify()
 
     # value_and_grad returns exactly the callee's results first.
@@ -271,8 +296,64 @@ def test_verifier_checks_found_callee():
         lambda args: ValueAndGradOp("f", list(args), [0], [f64, f64]),
         callee=_callee(outputs=(f64, i64)),
     )
-    with pytest.raises(VerifyException, match=r"must be one scalar float, but @f returns \(f64, i64\)"):
+    with pytest.raises(VerifyException, match=r"value results \(f64\) do not match the results of @f \(f64, i64\)"):
         module.verify()
+
+
+def test_gradient_requests_accept_integer_and_boolean_results_beside_the_float():
+    for op_factory, types in [
+        (lambda args: GradOp("f", list(args), [0, 1], [f64, f64]), ()),
+        (lambda args: ValueAndGradOp("f", list(args), [1], [i1, f64, i64, f64]), ()),
+    ]:
+        module, _ = _module_with(op_factory, callee=_callee(outputs=(i1, f64, i64)))
+        module.verify()
+
+
+def test_vjp_takes_one_cotangent_per_float_result():
+    callee = _callee(inputs=(f64, i64, f64), outputs=(f64, i64, f64))
+    module, op = _module_with(
+        lambda args: VjpOp("f", list(args), [0, 2], [f64, f64]), arg_types=(f64, i64, f64, f64, f64), callee=callee
+    )
+    module.verify()
+    primal, cotangents = op.split(3)
+    assert tuple(primal) == tuple(op.args[:3]) and tuple(cotangents) == tuple(op.args[3:])
+    bad = [
+        ((f64, i64, f64, f64), "one cotangent per float result \\(f64, f64: @f returns \\(f64, i64, f64\\)\\), but has \\(f64\\)"),
+        ((f64, i64, f64, f64, i64), "but has \\(f64, i64\\)"),
+        ((f64, i64), "expects the 3 argument\\(s\\) of @f, then the cotangents, but has 2 operand"),
+    ]
+    for arg_types, message in bad:
+        module, _ = _module_with(
+            lambda args: VjpOp("f", list(args), [0], [f64]), arg_types=arg_types,
+            callee=_callee(inputs=(f64, i64, f64), outputs=(f64, i64, f64)),
+        )
+        with pytest.raises(VerifyException, match=message):
+            module.verify()
+    module, _ = _module_with(
+        lambda args: VjpOp("f", list(args), [0], [f64]), arg_types=(f64,), callee=_callee(inputs=(f64,), outputs=(i64,))
+    )
+    with pytest.raises(VerifyException, match="returns no float result"):
+        module.verify()
+
+
+def test_vjp_syntax_round_trip():
+    text = """
+    func.func @h(%x: f64, %n: i64) -> (f64, i64, f64) {
+      func.return %x, %n, %x : f64, i64, f64
+    }
+    func.func @main(%x: f64, %n: i64, %du: f64, %dv: f64) -> f64 {
+      %dx = irad.vjp @h(%x, %n, %du, %dv) {wrt = [0]} : (f64, i64, f64, f64) -> f64
+      func.return %dx : f64
+    }
+    """
+    module = _parse(text)
+    module.verify()
+    printed = _print(module)
+    assert "%dx = irad.vjp @h(%x, %n, %du, %dv) {wrt = [0]} : (f64, i64, f64, f64) -> f64" in printed
+    stream = StringIO()
+    Printer(stream=stream, print_generic_format=True).print_op(module)
+    assert '"irad.vjp"(%x, %n, %du, %dv) <{callee = @h, wrt = [0 : i64]}>' in stream.getvalue()
+    assert _print(_parse(stream.getvalue())) == printed
 
 
 def test_verifier_skips_unknown_callee():
@@ -290,6 +371,7 @@ def test_make_context_registers_irad_dialects():
     }  # fmt: skip
     assert ctx.get_op("irad.grad") is GradOp
     assert ctx.get_op("irad.value_and_grad") is ValueAndGradOp
+    assert ctx.get_op("irad.vjp") is VjpOp
 
 
 def _imported_modules_after(statement: str) -> set[str]:

@@ -481,8 +481,8 @@ def test_lowering_emits_scf_ops():
 # ---------------------------------------------------------------------------
 
 
-def loop_over_list(x):
-    for v in [x, x]:
+def loop_over_float(x):
+    for v in x:
         x = x * v
     return x
 
@@ -527,7 +527,7 @@ def loop_variable_after_loop(x):
 @pytest.mark.parametrize(
     "fn,message",
     [
-        (loop_over_list, "other than `range(...)`"),
+        (loop_over_float, "iteration over a float (f64) value is not supported"),
         (float_range, "range() takes ints"),
         (zero_step, "step of 0"),
         (for_else, "`for ... else` is not supported"),

@@ -241,7 +241,10 @@ def test_running_the_pass_again_reuses_generated_functions():
 def test_unknown_op_is_reported_with_its_location():
     module = parse("""
 func.func @f(%x: f64) -> f64 {
-  %y = math.fma %x, %x, %x : f64
+  %e = tensor.empty() : tensor<2xf64>
+  %t = linalg.fill ins(%x : f64) outs(%e : tensor<2xf64>) -> tensor<2xf64>
+  %c0 = arith.constant 0 : index
+  %y = tensor.extract %t[%c0] : tensor<2xf64>
   func.return %y : f64
 }
 func.func @main(%x: f64) -> f64 {
@@ -249,7 +252,7 @@ func.func @main(%x: f64) -> f64 {
   func.return %g : f64
 }
 """)
-    with pytest.raises(DifferentiationError, match=r"@f: math.fma: no adjoint"):
+    with pytest.raises(DifferentiationError, match=r"@f: linalg.fill: no adjoint"):
         DifferentiatePass().apply(make_context(), module)
 
 
@@ -320,3 +323,91 @@ func.func @main(%x: f64) -> f64 {
 """)
     pb = functions(module)["irad.numerics.softplus.pullback.d"]
     assert any(op.name == "math.tanh" for op in pb.walk())
+
+
+# ---- irad.vjp, and gradients of callees with integer results --------------------------
+SEVERAL_RESULTS = """
+func.func private @h(%x: f64, %n: i64, %v: tensor<3xf64>) -> (f64, i64, tensor<3xf64>) {
+  %s = math.sin %x : f64
+  %e = tensor.splat %x : tensor<3xf64>
+  %w = arith.mulf %v, %e : tensor<3xf64>
+  %k = arith.sitofp %n : i64 to f64
+  %y = arith.mulf %s, %k : f64
+  func.return %y, %n, %w : f64, i64, tensor<3xf64>
+}
+func.func @h_public(%x: f64, %n: i64, %v: tensor<3xf64>) -> (f64, i64, tensor<3xf64>) {
+  %y, %m, %w = func.call @h(%x, %n, %v) : (f64, i64, tensor<3xf64>) -> (f64, i64, tensor<3xf64>)
+  func.return %y, %m, %w : f64, i64, tensor<3xf64>
+}
+func.func @vjp(%x: f64, %n: i64, %v: tensor<3xf64>, %du: f64, %dw: tensor<3xf64>) -> (f64, tensor<3xf64>) {
+  %dx, %dv = irad.vjp @h(%x, %n, %v, %du, %dw) {wrt = [0, 2]} : (f64, i64, tensor<3xf64>, f64, tensor<3xf64>) -> (f64, tensor<3xf64>)
+  func.return %dx, %dv : f64, tensor<3xf64>
+}
+func.func private @counted(%x: f64, %n: i64) -> (i1, f64, i64) {
+  %z = arith.constant 0.0 : f64
+  %p = arith.cmpf ogt, %x, %z : f64
+  %k = arith.sitofp %n : i64 to f64
+  %y = math.powf %x, %k : f64
+  func.return %p, %y, %n : i1, f64, i64
+}
+func.func @grad(%x: f64, %n: i64) -> (i1, f64, i64, f64) {
+  %p, %y, %m, %g = irad.value_and_grad @counted(%x, %n) {wrt = [0]} : (f64, i64) -> (i1, f64, i64, f64)
+  func.return %p, %y, %m, %g : i1, f64, i64, f64
+}
+"""
+
+
+def test_vjp_request_against_finite_differences():
+    import numpy as np
+
+    from irad.pipeline import gradient_spec, run
+
+    module = parse(SEVERAL_RESULTS)
+    run(module, gradient_spec())
+    compiled = compile_module(module)
+    h, vjp, grad = compiled.function("h_public"), compiled.function("vjp"), compiled.function("grad")
+    x, n, v = 0.8, 3, np.array([0.5, -1.0, 2.0])
+    du, dw = -0.7, np.array([1.5, 0.25, -2.0])
+
+    def pairing(x, v):  # <(du, dw), h(x, n, v)>: its gradient is the vjp
+        y, _, w = h(x, n, v)
+        return du * y + float(np.dot(dw, w))
+
+    dx, dv = vjp(x, n, v, du, dw)
+    step = 1e-6
+    assert dx == pytest.approx((pairing(x + step, v) - pairing(x - step, v)) / (2 * step), rel=1e-8)
+    for i in range(3):
+        e = np.eye(3)[i] * step
+        assert dv[i] == pytest.approx((pairing(x, v + e) - pairing(x, v - e)) / (2 * step), rel=1e-8)
+    # closed form: d/dx = du n cos x + <dw, v>, d/dv = dw x
+    assert dx == pytest.approx(du * n * math.cos(x) + float(np.dot(dw, v)), rel=1e-14)
+    np.testing.assert_allclose(dv, dw * x, rtol=1e-15)
+
+    p, y, m, g = grad(1.3, 4)
+    assert (p, m) == (True, 4) and y == pytest.approx(1.3**4) and g == pytest.approx(4 * 1.3**3, rel=1e-14)
+
+
+@pytest.mark.parametrize(
+    ("callee", "message"),
+    [
+        ("(f64, f64)", r"@g must return exactly one float .* returns \(f64, f64\)\n  hint: use irad.vjp"),
+        ("(i64)", r"@g must return exactly one float .* returns \(i64\)\n  hint: return a float"),
+    ],
+)
+def test_gradient_request_of_several_floats_points_to_vjp(callee, message):
+    # the pass checks what the verifier checks, for modules built without verifying
+    returned = {"(f64, f64)": "%x, %x : f64, f64", "(i64)": "%n : i64"}[callee]
+    module = parse(f"""
+func.func @g(%x: f64, %n: i64) -> {callee} {{
+  func.return {returned}
+}}
+func.func @main(%x: f64, %n: i64) -> f64 {{
+  %g = "irad.grad"(%x, %n) <{{callee = @elsewhere, wrt = [0]}}> : (f64, i64) -> f64
+  func.return %g : f64
+}}""")
+    (request,) = [op for op in module.walk() if op.name == "irad.grad"]
+    from xdsl.dialects.builtin import SymbolRefAttr
+
+    request.properties["callee"] = SymbolRefAttr("g")  # past the verifier
+    with pytest.raises(DifferentiationError, match=message):
+        DifferentiatePass().apply(make_context(), module)

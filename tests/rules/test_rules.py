@@ -259,6 +259,69 @@ def test_explain_reports_every_call(rule_table):
     assert irad.explain(P.uses_hypot, 3.0, 4.0).decisions[-1].kind == "rule"
 
 
+def test_explain_in_forward_mode_reports_the_frules(rule_table):
+    report = irad.explain(P.uses_hypot, 3.0, 4.0, mode="forward")
+    assert report.mode == "forward" and str(report).startswith("irad explain: uses_hypot (forward mode)")
+    (hypot,) = [d for d in report.decisions if d.callee == "irad.numerics.hypot"]
+    assert hypot.kind == "rule" and hypot.rule.startswith("frule for irad.numerics.hypot")
+    # only an rrule: forward mode differentiates the callee
+    irad.rrule(P.cube)(P.cube_rule)
+    kinds = {d.kind for d in irad.explain(P.uses_cube, 1.0, 2.0, mode="forward").decisions if d.callee == "cube"}
+    assert kinds == {"no-rule"}
+    stopped = {d.target: d for d in irad.explain(P.stopped, 1.0, 2.0, mode="forward").decisions}
+    assert stopped["irad.markers.stop_gradient"].kind == "non-differentiable"
+    assert "zero tangent" in stopped["irad.markers.stop_gradient"].describe()
+    # y alone: no tangent reaches cube(x), which stays a plain call
+    only_y = irad.explain(P.uses_cube, 1.0, 2.0, argnums=1, mode="forward").decisions
+    assert [d.kind for d in only_y if d.callee == "cube"] == ["inactive", "no-rule"]
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_explain_at_order_two_reports_both_orders(rule_table, mode):
+    # a rule that declines at order 2: the second differentiation sees the body
+    irad.rrule(P.cube, max_order=1)(P.cube_rule)
+    report = irad.explain(P.uses_cube, 1.5, 0.5, order=2, mode=mode)
+    assert report.order == 2 and report.mode == mode
+    assert report.gradient == irad.explain(P.uses_cube, 1.5, 0.5)
+    assert [d.kind for d in report.gradient.decisions if d.callee == "cube"] == ["rule", "rule"]
+    second = {d.callee: d.kind for d in report.decisions}
+    assert second["uses_cube.grad"] == "no-rule"  # the gradient itself
+    assert second["uses_cube.augmented.dd"] == second["uses_cube.pullback.dd"] == "no-rule"
+    # reverse: the rrule is asked at order 2 and declines; forward: there is no frule
+    assert second["cube"] == ("declined" if mode == "reverse" else "no-rule")
+    text = str(report)
+    assert text.splitlines()[0] == f"irad explain: uses_cube, order 2 ({mode} over reverse)"
+    assert "  order 1, reverse mode: the gradient" in text
+    assert f"  order 2, {mode} mode: the gradient differentiated" in text
+    # and what it explains is what the API computes (against the closed form)
+    second_derivative = irad.grad(irad.grad(P.uses_cube)) if mode == "reverse" else irad.hessian(P.uses_cube)
+    assert second_derivative(1.5, 0.5) == pytest.approx(6 * 1.5 * 0.5)  # d2/dx2 of x^3 y
+
+
+def test_explain_at_order_two_refuses_what_the_api_refuses():
+    from tests.passes import test_control_flow as cf
+
+    with pytest.raises(irad.DifferentiationError, match="cannot follow derivatives through memory"):
+        irad.explain(cf.loop_calls_helper, 0.4, 3, order=2)
+    report = irad.explain(cf.loop_calls_helper, 0.4, 3, order=2, mode="forward")
+    assert {d.kind for d in report.decisions} == {"no-rule"}
+    with pytest.raises(irad.IradError, match="mode must be 'reverse' or 'forward'"):
+        irad.explain(P.uses_cube, 1.0, 2.0, mode="sideways")
+    with pytest.raises(irad.IradError, match="order must be 1 or 2"):
+        irad.explain(P.uses_cube, 1.0, 2.0, order=3)
+
+
+def test_explain_cli_modes_and_orders(capsys):
+    from irad.cli import main
+
+    main(["explain", f"{P.__file__}:uses_hypot", "3.0", "4.0", "--mode", "forward"])
+    out = capsys.readouterr().out
+    assert "(forward mode)" in out and "frule for irad.numerics.hypot" in out
+    main(["explain", f"{P.__file__}:uses_hypot", "3.0", "4.0", "--order", "2", "--mode", "forward"])
+    out = capsys.readouterr().out
+    assert "order 2 (forward over reverse)" in out and "@uses_hypot.grad itself" in out
+
+
 def test_explain_cli(capsys):
     from irad.cli import main
 

@@ -1,0 +1,91 @@
+"""Where native code finds LAPACK (and BLAS): one library, looked up once.
+
+irad calls LAPACK through its C interface, LAPACKE, in row-major layout, so
+native code passes numpy's C-ordered buffers as they are. The library is, in
+this order:
+
+1. `$IRAD_LAPACK_LIBRARY`, a path to a shared library with LAPACKE;
+2. the `scipy-openblas64` package (`pip install scipy-openblas64`, part of
+   `irad[native]`), which reports where its OpenBLAS is;
+3. the copy of the same OpenBLAS that numpy's wheels bundle (numpy >= 2 on
+   Linux, in `numpy.libs`).
+
+Its symbol names are found, not assumed: scipy-openblas64 names LAPACKE's
+`LAPACKE_dgesv` `scipy_LAPACKE_dgesv64_` and takes 64-bit integers (ILP64); a
+plain LAPACKE library takes 32-bit ones. `Library.symbol` gives the name,
+`Library.int_bits` the integer width. The same library provides BLAS
+(`Library.symbol("cblas_dgemm")`), for whoever wants matrix products from it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import glob
+import os
+from dataclasses import dataclass
+
+from irad.errors import BackendError
+
+ENVIRONMENT = "IRAD_LAPACK_LIBRARY"
+INSTALL_HINT = f"pip install scipy-openblas64 (or 'irad[native]'), or set {ENVIRONMENT} to a LAPACKE library"
+
+# (prefix, suffix, integer bits) of the naming conventions tried, by the name of dgesv
+_CONVENTIONS = (("scipy_", "64_", 64), ("", "64_", 64), ("", "", 32))
+
+
+@dataclass(frozen=True)
+class Library:
+    path: str
+    prefix: str
+    suffix: str
+    int_bits: int
+    origin: str
+
+    def symbol(self, name: str) -> str:
+        """The library's name for LAPACKE's or CBLAS's `name` (LAPACKE_dgesv, cblas_dgemm)."""
+        return f"{self.prefix}{name}{self.suffix}"
+
+
+def _candidates() -> list[tuple[str, str]]:
+    """(path, where it came from), in the order of the module docstring."""
+    found = []
+    path = os.environ.get(ENVIRONMENT)
+    if path:
+        found.append((path, f"${ENVIRONMENT}"))
+    try:
+        import scipy_openblas64
+
+        lib_dir = scipy_openblas64.get_lib_dir()
+        found.append((os.path.join(lib_dir, scipy_openblas64.get_library(fullname=True)), "scipy-openblas64"))
+    except (ImportError, OSError, IndexError):
+        pass
+    import numpy
+
+    bundled = os.path.join(os.path.dirname(os.path.dirname(numpy.__file__)), "numpy.libs")
+    found += [(p, "numpy's bundled OpenBLAS") for p in sorted(glob.glob(os.path.join(bundled, "lib*openblas*.so*")))]
+    return found
+
+
+def _open(path: str, origin: str) -> Library | None:
+    try:
+        handle = ctypes.CDLL(path)
+    except OSError:
+        return None
+    for prefix, suffix, bits in _CONVENTIONS:
+        if hasattr(handle, f"{prefix}LAPACKE_dgesv{suffix}"):
+            return Library(path, prefix, suffix, bits, origin)
+    return None
+
+
+@functools.cache
+def find() -> Library:
+    """The LAPACK library native code calls; BackendError if there is none."""
+    tried = []
+    for path, origin in _candidates():
+        library = _open(path, origin)
+        if library is not None:
+            return library
+        tried.append(f"{path} ({origin})")
+    where = "; tried " + ", ".join(tried) if tried else ""
+    raise BackendError(f"the native backend found no LAPACK library with LAPACKE{where}\n  hint: {INSTALL_HINT}")

@@ -1,0 +1,411 @@
+"""Calls: what `f(...)` lowers to, decided by what `f` is while lowering.
+
+The arguments are evaluated first (`*t` expands a tuple, `**kwargs` a
+function's own keyword arguments), then the callee decides:
+
+* an array method (`x.sum(axis=0)`) or a numpy function: irad/frontend/arrays.py;
+* a builtin irad knows (`len`, `range`, `zip`, `enumerate`, `reversed`,
+  `tuple`, `list`, `sum`, `min`/`max` of one iterable, `isinstance`, `print`,
+  `functools.partial`), or a library function (`math.sin`, `abs`, ...);
+* a Python function, a lambda or nested def (`Closure`), a bound method of a
+  user object, a `functools.partial` or an object with a Python `__call__`:
+  a `func.call` to the function specialised for the call's shape
+  (irad/frontend/callables.py);
+* a function without source that the rule table covers, or a derivative
+  object (`irad.grad(f)`): a call the backend binds;
+* `irad.grad(f, ...)` and friends: applied while lowering.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import inspect
+import types
+import warnings
+from dataclasses import replace
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
+from xdsl.ir import SSAValue
+
+from irad.errors import IradWarning
+from irad.frontend.arrays import BoundMethod, builtin_on_array, is_array, is_numpy_callable, reshape_method
+from irad.frontend.callables import (
+    SELF,
+    CallShape,
+    Closure,
+    ClosureCode,
+    Keywords,
+    Partial,
+    flatten,
+    free_names,
+)
+from irad.frontend.iteration import ITERABLES
+from irad.frontend.library import FLOAT_FUNCTIONS, FLOAT_TO_INT, INT_RANGES, OPS, describe_callable, select_extremum
+from irad.frontend.printing import lower_print
+from irad.frontend.source import lambda_as_def
+from irad.frontend.values import Static, Value
+from irad.ir.types import is_bool, is_float
+from irad.rules.keys import IMPLEMENTED_IN_PYTHON
+
+_NOT_HANDLED = object()
+
+
+class CallLowering:
+    """Mixin of FunctionLowering: calls, and functions as values."""
+
+    def expr_Call(self, node: ast.Call) -> Value:
+        callee = self.expr(node.func)
+        if isinstance(callee, Static):
+            if getattr(callee.obj, "_irad_transform", False):
+                return self._transform(node, callee.obj)
+            if callee.obj is builtins.sum:  # sum(<generator>) is a loop: it reads the AST
+                return self.sum_call(node)
+        args, kwargs = self.call_arguments(node)
+        return self.call_value(callee, args, kwargs, node)
+
+    def call_arguments(self, node: ast.Call) -> tuple[list, dict]:
+        args: list = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                args.extend(self.items_of(self.expr(a.value), a))
+            else:
+                args.append(self.expr(a))
+        kwargs: dict = {}
+        for k in node.keywords:
+            if k.arg is None:
+                value = self.expr(k.value)
+                if not isinstance(value, Keywords):
+                    raise self.src.error(
+                        k.value, "`**` in a call expands only a function's own **kwargs",
+                        "pass the keyword arguments by name",
+                    )
+                pairs = value.items
+            else:
+                pairs = ((k.arg, self.expr(k.value)),)
+            for name, v in pairs:
+                if name in kwargs:
+                    raise self.src.error(node, f"keyword argument '{name}' repeated")
+                kwargs[name] = v
+        return args, kwargs
+
+    def call_value(self, callee: Value, args: list, kwargs: dict, node: ast.AST) -> Value:
+        """Call what `callee` stands for with argument values."""
+        if isinstance(callee, Closure):
+            return self._call_function(callee, args, kwargs, node)
+        if isinstance(callee, Partial):
+            return self.call_value(callee.fn, [*callee.args, *args], {**dict(callee.keywords), **kwargs}, node)
+        if not isinstance(callee, Static):
+            raise self.src.error(node, f"calling {self.kind_of(callee)} is not supported")
+        obj = callee.obj
+        if isinstance(obj, BoundMethod):  # x.sum(axis=0), x.reshape(2, 3)
+            if obj.fn is np.reshape:
+                return reshape_method(self.arrays, obj.array, args, kwargs, node)
+            return self.arrays.call_values(obj.fn, [obj.array, *args], kwargs, node)
+        if is_numpy_callable(obj):
+            return self.arrays.call_values(obj, args, kwargs, node)
+        handled = self._builtin(obj, args, kwargs, node)
+        if handled is not _NOT_HANDLED:
+            return handled
+        origin = callee.origin  # where it lives, for the arrays reached from it (globals.py)
+        if isinstance(obj, types.MethodType):  # model.forward(x): self is known while lowering
+            owner = _owner_origin(origin)
+            return self.call_value(Static(obj.__func__), [Static(obj.__self__, owner), *args], kwargs, node)
+        if isinstance(obj, functools.partial):
+            part = (lambda step, i: origin.attribute(step).item(i)) if origin is not None else (lambda *_: None)
+            bound = [self._static_value(Static(a, part("args", i)), node) for i, a in enumerate(obj.args)]
+            keywords = {k: self._static_value(Static(v, part("keywords", k)), node) for k, v in obj.keywords.items()}
+            return self.call_value(Static(obj.func), [*bound, *args], {**keywords, **kwargs}, node)
+        if hasattr(obj, "_irad_module"):  # a derivative object: irad.grad(f), ...
+            return self._external_call(obj, args, kwargs, node)
+        target = IMPLEMENTED_IN_PYTHON.get(obj, obj) if _hashable(obj) else obj
+        if _hashable(target) and target in OPS:
+            return self._library_call(obj, args, kwargs, node)
+        if isinstance(target, types.FunctionType):
+            return self._call_function(target, args, kwargs, node)
+        if callable(target) and _hashable(target) and self.owner.has_rules(target):
+            return self._external_call(target, args, kwargs, node)
+        if isinstance(obj, type) and obj.__module__ != "builtins":
+            raise self.src.error(
+                node, f"creating a {describe_callable(obj)} object inside a program is not supported",
+                "create it outside and read it as a global (its methods are then resolved "
+                "while lowering), or pass its numbers as arguments",
+            )
+        method = getattr(type(obj), "__call__", None)
+        if isinstance(method, types.FunctionType):  # an object with a Python __call__
+            return self.call_value(Static(method), [callee, *args], kwargs, node)
+        wrapped = getattr(obj, "__wrapped__", None)
+        if wrapped is not None:  # functools.lru_cache and other wrapper objects
+            if not isinstance(obj, functools._lru_cache_wrapper):
+                warnings.warn(
+                    f"{self.src.location(node)}: irad calls the function {describe_callable(obj)} "
+                    f"wraps ({describe_callable(wrapped)}); what the wrapper object adds is ignored",
+                    IradWarning, stacklevel=2,
+                )
+            return self.call_value(Static(wrapped), args, kwargs, node)
+        self._not_supported(node, obj)
+
+    def _not_supported(self, node: ast.AST, obj):
+        raise self.src.error(
+            node,
+            f"call to {describe_callable(obj)} is not supported: it has no "
+            "Python source irad can lower and no lowering in irad's library",
+            "register a rule for it with @irad.rrule, or mark it irad.non_differentiable "
+            "(then irad calls it as it is); or rewrite it as a Python function",
+        )
+
+    # ---- builtins ---------------------------------------------------------------------
+    def _builtin(self, obj, args: list, kwargs: dict, node):
+        if obj is builtins.isinstance:
+            return self._isinstance(args, kwargs, node)
+        if obj is builtins.len and len(args) == 1 and not kwargs:
+            value = args[0]
+            if isinstance(value, tuple) or isinstance(value, ITERABLES):
+                return self.length_of(value, node)
+            if isinstance(value, Static) and isinstance(value.obj, (tuple, list, range, str)):
+                return Static(len(value.obj))
+            return builtin_on_array(self.arrays, builtins.len, [value], node) or self._not_supported(node, obj)
+        if obj is builtins.range and not kwargs:
+            return self.make_range(args, node)
+        if obj is builtins.zip:
+            return self.make_zip(args, kwargs, node)
+        if obj is builtins.enumerate:
+            return self.make_enumerate(args, kwargs, node)
+        if obj is builtins.reversed and not kwargs:
+            return self.make_reversed(args, node)
+        if obj in (builtins.tuple, builtins.list) and not kwargs and len(args) <= 1:
+            return self.items_of(args[0], node) if args else ()
+        if obj is builtins.sum:
+            if kwargs.keys() - {"start"} or not 1 <= len(args) + len(kwargs) <= 2:
+                raise self.src.error(node, "sum takes an iterable and an optional start")
+            start = args[1] if len(args) == 2 else kwargs.get("start")
+            return self.sum_values(args[0], start, node)
+        if obj in (builtins.min, builtins.max) and len(args) == 1 and not kwargs:
+            items = [self.as_number(v, node) for v in self.items_of(args[0], node)]
+            if not items:
+                raise self.src.error(node, f"{obj.__name__}() of an empty sequence")
+            if any(is_array(v) for v in items):
+                raise self.src.error(node, f"{obj.__name__}() of arrays is not supported",
+                                     "use np.maximum/np.minimum, or np.max/np.min")
+            return select_extremum(self.em, items, obj is builtins.max)
+        if obj is builtins.print:
+            return lower_print(self, args, kwargs, node)
+        if obj is functools.partial:
+            if not args:
+                raise self.src.error(node, "functools.partial needs a function")
+            return Partial(args[0], tuple(args[1:]), tuple(kwargs.items()))
+        return _NOT_HANDLED
+
+    def _isinstance(self, args: list, kwargs: dict, node) -> Static:
+        """isinstance(x, float/int/bool) on a value: known from its IR type."""
+        if len(args) != 2 or kwargs:
+            raise self.src.error(node, "isinstance takes exactly two arguments")
+        value, classes = args
+        if not isinstance(classes, Static) or not isinstance(classes.obj, (type, tuple)):
+            raise self.src.error(node, "the second argument of isinstance must be a type")
+        if isinstance(value, SSAValue):  # a runtime value of a known Python type
+            if is_array(value):
+                return Static(isinstance(np.zeros(1), classes.obj))
+            example = False if is_bool(value.type) else 0.0 if is_float(value.type) else 0
+            return Static(isinstance(example, classes.obj))
+        return Static(isinstance(value.obj if isinstance(value, Static) else value, classes.obj))
+
+    # ---- functions from source: specialised on the call's shape -----------------------
+    def _call_function(self, fn, args: list, kwargs: dict, node) -> Value:
+        """A call to a Python function or a closure, specialised for its arguments."""
+        closure = self.bind_closure(fn) if isinstance(fn, Closure) else None
+        signature = closure_signature(closure) if closure else inspect.signature(fn, follow_wrapped=False)
+        who = closure.code.name if closure else describe_callable(fn)
+        try:
+            signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise self.src.error(node, f"bad call to {who}: {exc}") from None
+        if fn in FLOAT_FUNCTIONS:  # like math functions, they take floats
+            args = [self.em.to_float(self.as_number(a, node)) for a in args]
+        leaves: list[SSAValue] = []
+        closure_shape = self.shape_of(closure, leaves, node, who, "the function") if closure else None
+        arg_shapes = tuple(self.shape_of(a, leaves, node, who, f"argument {i}") for i, a in enumerate(args))
+        keyword_shapes = []
+        for name in sorted(kwargs):
+            keyword_shapes.append((name, self.shape_of(kwargs[name], leaves, node, who, f"argument '{name}'")))
+        shape = CallShape(arg_shapes, tuple(keyword_shapes), closure_shape)
+        return self.call(closure.code if closure else fn, leaves, node, shape)
+
+    def shape_of(self, value, leaves: list, node, who: str, what: str):
+        """The shape of an argument; numbers known while lowering become run-time values."""
+        value = self._materialised(value, node)
+        shape = flatten(value, leaves, self.bind_closure)
+        if shape is None:
+            raise self.src.error(
+                node, f"{what} of {who} is {self.kind_of(value)}, which cannot be passed to a function",
+                "pass numbers, arrays, tuples of them, functions or objects known while lowering",
+            )
+        return shape
+
+    def _materialised(self, value, node):
+        """Numbers known while lowering (a shape, len(x)) are passed as run-time ints."""
+        if isinstance(value, Static) and self.is_number(value.obj):
+            return self.materialise(value.obj, node)
+        if isinstance(value, tuple):
+            return tuple(self._materialised(v, node) for v in value)
+        return value
+
+    def call(self, fn, args: list[SSAValue], node: ast.AST, shape: CallShape | None = None) -> Value:
+        """A func.call to `fn`'s function for these arguments (`shape` says how they
+        make the call's arguments), located at `node`."""
+        callee = self.owner.function(fn, tuple(v.type for v in args), self.src.location(node), shape)
+        # the callee's hidden globals (irad/frontend/globals.py) come from this function's own
+        declared = callee.function_type.inputs.data[len(args):]
+        hidden = [self.hidden.argument(g, t) for g, t in zip(self.owner.globals_of(callee), declared, strict=True)]
+        op = func.CallOp(callee.sym_name.data, [*args, *hidden], callee.function_type.outputs.data)
+        line, col = self.src.line_col(node)
+        op.location = FileLineColLoc(StringAttr(self.src.filename), IntAttr(line), IntAttr(col))
+        results = self.em.results(op)
+        if len(results) == 0:
+            return None
+        return results[0] if len(results) == 1 else results
+
+    # ---- lambdas and nested defs ----------------------------------------------------------
+    def expr_Lambda(self, node: ast.Lambda) -> Closure:
+        return self._closure(node)
+
+    def stmt_FunctionDef(self, stmt: ast.FunctionDef) -> None:
+        if stmt.decorator_list:
+            raise self.src.error(
+                stmt.decorator_list[0], "a decorator on a nested function is not supported",
+                "define the decorated function at module level",
+            )
+        self.assign(ast.Name(id=stmt.name, ctx=ast.Store()), self._closure(stmt))
+
+    def _closure(self, node: ast.Lambda | ast.FunctionDef) -> Closure:
+        args = node.args
+        defaults = tuple(self.expr(d) for d in args.defaults)  # evaluated where it is defined
+        kw_defaults = tuple(
+            (a.arg, self.expr(d)) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None
+        )
+        return Closure(self._closure_code(node), defaults, kw_defaults, None, self)
+
+    def _closure_code(self, node) -> ClosureCode:
+        cache = self.__dict__.setdefault("_closure_codes", {})
+        if node not in cache:
+            tree = node if isinstance(node, ast.FunctionDef) else lambda_as_def(node)
+            outer = self.name_and_target[0] or self.src.tree.name
+            cache[node] = ClosureCode(self.src.with_tree(tree), f"{outer}.{tree.name}", free_names(node))
+        return cache[node]
+
+    def bind_closure(self, closure: Closure, binding: frozenset = frozenset()) -> Closure:
+        """Fix the values a closure reads from its definer: those they hold now
+        (Python reads a closure's variables when it runs, and it runs now)."""
+        if closure.captured is not None:
+            return closure
+        env = closure.definer.env
+        captured = []
+        for name in closure.code.free:
+            if name not in env:
+                continue  # a global (or a builtin), resolved inside
+            value = env[name]
+            if isinstance(value, Closure) and value.code is closure.code:
+                captured.append((name, SELF))  # it calls itself
+                continue
+            if isinstance(value, Closure) and value.captured is None:
+                if value.code in binding:
+                    raise self.src.error(
+                        closure.code.source.tree,
+                        f"the nested functions {closure.code.name} and {value.code.name} call each other",
+                        "define mutually recursive functions at module level",
+                    )
+                value = self.bind_closure(value, binding | {closure.code})
+            captured.append((name, value))
+        return Closure(closure.code, closure.defaults, closure.kw_defaults, tuple(captured))
+
+    # ---- other callees ------------------------------------------------------------------
+    def _transform(self, node: ast.Call, transform) -> Static:
+        """irad.grad(f, argnums=...) and friends inside a program: applied while
+        lowering, to functions and constants known then."""
+
+        def known(arg: ast.expr):
+            try:
+                return ast.literal_eval(arg)
+            except ValueError:
+                value = self.expr(arg)
+                if not isinstance(value, Static):
+                    raise self.src.error(
+                        arg, f"the arguments of {describe_callable(transform)} must be "
+                        "known while lowering (functions and constants)"
+                    ) from None
+                return value.obj
+
+        args = [known(a) for a in node.args]
+        kwargs = {k.arg: known(k.value) for k in node.keywords}
+        return Static(transform(*args, **kwargs))
+
+    def _external_call(self, fn, args: list, kwargs: dict, node) -> Value:
+        """A call to a function without source that the rule table covers."""
+        if kwargs:
+            raise self.src.error(node, f"{describe_callable(fn)} takes its arguments positionally here")
+        return self.call(fn, [self.as_number(a, node) for a in args], node)
+
+    def _library_call(self, fn, args: list, kwargs: dict, node) -> SSAValue:
+        arities, emit = OPS[fn]
+        if kwargs:
+            raise self.src.error(node, f"keyword arguments to {describe_callable(fn)} are not supported")
+        if len(args) not in arities:
+            raise self.src.error(node, f"{describe_callable(fn)} with {len(args)} arguments is not supported")
+        values = [self.as_number(a, node) for a in args]
+        if any(is_array(a) for a in values):
+            result = builtin_on_array(self.arrays, fn, values, node)
+            if result is None:
+                raise self.src.error(
+                    node, f"{describe_callable(fn)} on arrays is not supported",
+                    "use the numpy function (np.maximum, np.abs, ...)",
+                )
+            return result
+        if fn in FLOAT_TO_INT and is_float(values[0].type):
+            self.check_int_conversion(values[0], node)
+        if fn in INT_RANGES:
+            self.check_int_range(fn, values[0], node)
+        if self.owner.has_rules(fn):  # the pass must meet a call op to consult the table
+            return self.call(fn, values, node)
+        return emit(self.em, values)
+
+
+def _owner_origin(origin):
+    """Where the object a bound method belongs to lives: `MODEL` for `MODEL.forward`."""
+    if origin is None or not origin.steps or origin.steps[-1][0] != "attr":
+        return None
+    return replace(origin, steps=origin.steps[:-1])
+
+
+def _hashable(obj) -> bool:
+    """Can `obj` be looked up in a table (a mutable dataclass instance cannot)?"""
+    try:
+        hash(obj)
+    except TypeError:
+        return False
+    return True
+
+
+def closure_signature(closure: Closure) -> inspect.Signature:
+    """The signature of a lambda or nested def, its defaults the values they had at the `def`."""
+    a = closure.code.source.tree.args
+    empty = inspect.Parameter.empty
+    positional = [*a.posonlyargs, *a.args]
+    defaults = [empty] * (len(positional) - len(closure.defaults)) + list(closure.defaults)
+    kw_defaults = dict(closure.kw_defaults)
+    params = []
+    for i, (arg, default) in enumerate(zip(positional, defaults)):
+        kind = inspect.Parameter.POSITIONAL_ONLY if i < len(a.posonlyargs) else inspect.Parameter.POSITIONAL_OR_KEYWORD
+        params.append(inspect.Parameter(arg.arg, kind, default=default))
+    if a.vararg is not None:
+        params.append(inspect.Parameter(a.vararg.arg, inspect.Parameter.VAR_POSITIONAL))
+    for arg in a.kwonlyargs:
+        params.append(inspect.Parameter(arg.arg, inspect.Parameter.KEYWORD_ONLY, default=kw_defaults.get(arg.arg, empty)))
+    if a.kwarg is not None:
+        params.append(inspect.Parameter(a.kwarg.arg, inspect.Parameter.VAR_KEYWORD))
+    return inspect.Signature(params)
+
+
+__all__ = ["CallLowering", "closure_signature"]

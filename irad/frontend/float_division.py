@@ -1,0 +1,69 @@
+"""Python's and numpy's float `%` and `//`, on numbers and arrays alike.
+
+Both are defined through C's fmod (`arith.remf`, exact), as CPython and numpy
+compute them, not as `x - floor(x / y) * y`, which loses digits and can even
+give a result on the wrong side of zero (1.0 // 0.1 is 9.0, not 10.0). The
+remainder takes the divisor's sign; a zero remainder is a zero of the
+divisor's sign. The derivatives come from the ops: d(x % y) = dx - floor(x / y)
+dy away from the jumps; `//` is piecewise constant (it ends in math.floor).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import arith
+from xdsl.dialects import math as mathd
+from xdsl.ir import SSAValue
+
+from irad.ir import tensor as T
+from irad.ir.arith import RemFOp
+from irad.ir.constants import float_constant
+from irad.ir.types import I1
+
+
+def _signs_differ(e, args: Sequence[SSAValue]) -> SSAValue:
+    """r != 0 and r, y of opposite signs: fmod's remainder needs y added."""
+    r, y = args
+    zero = e.op(float_constant(0.0, r.type))
+    nonzero = e.op(arith.CmpfOp(r, zero, "une"))
+    differ = e.op(arith.XOrIOp(e.op(arith.CmpfOp(r, zero, "olt")), e.op(arith.CmpfOp(y, zero, "olt"))))
+    return e.op(arith.AndIOp(nonzero, differ))
+
+
+def _is(predicate: str, value: float):
+    def body(e, args: Sequence[SSAValue]) -> SSAValue:
+        return e.op(arith.CmpfOp(args[0], e.op(float_constant(value, args[0].type)), predicate))
+
+    return body
+
+
+def _mask(b, body, inputs: Sequence[SSAValue]) -> SSAValue:
+    return T.pointwise(b, body, inputs, I1, "piecewise-constant")
+
+
+def _signed_zero(b, like: SSAValue) -> SSAValue:
+    """0.0 with the sign of `like` (constant: no derivative reaches `like`)."""
+    return b.op(mathd.CopySignOp(b.const(0.0, like.type), like))
+
+
+def remainder(b, x: SSAValue, y: SSAValue) -> SSAValue:
+    """x % y (np.remainder, np.mod, Python's float %): x, y of one float type and shape."""
+    r = b.op(RemFOp(x, y))
+    shifted = T.select(b, _mask(b, _signs_differ, [r, y]), b.add(r, y), r)
+    return T.select(b, _mask(b, _is("oeq", 0.0), [r]), _signed_zero(b, y), shifted)
+
+
+def floor_divide(b, x: SSAValue, y: SSAValue) -> SSAValue:
+    """x // y (np.floor_divide, Python's float //), as numpy's npy_divmod computes it."""
+    r = b.op(RemFOp(x, y))
+    div = b.div(b.sub(x, r), y)  # an integer up to rounding
+    one = b.const(1.0, x.type)
+    div = T.select(b, _mask(b, _signs_differ, [r, y]), b.sub(div, one), div)
+    whole = b.op(mathd.FloorOp(div))
+    rounded_up = _mask(b, _is("ogt", 0.5), [b.sub(div, whole)])
+    whole = T.select(b, rounded_up, b.add(whole, one), whole)
+    whole = T.select(b, _mask(b, _is("oeq", 0.0), [div]), _signed_zero(b, b.div(x, y)), whole)
+    # y == 0: x / y (inf or nan), through floor so that it stays constant
+    by_zero = b.op(mathd.FloorOp(b.div(x, y)))
+    return T.select(b, _mask(b, _is("oeq", 0.0), [y]), by_zero, whole)

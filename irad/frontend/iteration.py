@@ -1,0 +1,598 @@
+"""Iteration: `for` loops, comprehensions and `sum(...)` over what has a static
+length (or a `range` with run-time bounds).
+
+What a loop walks is built from the iterable's value:
+
+* `range(...)`, `reversed(range(...))`: `i = start + k * step` (counting down
+  for `reversed`), bounds known while lowering or at run time;
+* an array: its rows along the first axis, `X[k]` (a view, as numpy's iterator
+  gives; a rank-1 array gives its elements);
+* a tuple or list literal (or a comprehension's result, or `x.shape`): its items;
+* `zip(...)` (stops at the shortest), `enumerate(..., start)` and `reversed(...)`
+  of those.
+
+A loop over tuple items is *unrolled*: the body is lowered once per item, so the
+items may differ in type (`for f in (np.sin, np.cos)`, `for v in (x, 2.0, 3)`).
+Everything else lowers to one `scf.for` over the trip count, however large, with
+the loop variable computed from the induction variable. `break`, `continue` and
+`return` work in both (flags, as in irad/frontend/control_flow.py).
+
+A list comprehension or generator expression used as a value is unrolled into
+a tuple: its length must be known while lowering, so its `if` conditions must be
+too. `sum(<generator>)` is a loop instead: `acc = start; for ...: if ...: acc =
+acc + elt` (an `scf.for` when no tuple is walked, whatever the conditions).
+
+The array a loop walks is held, for the loop, by a hidden name that shares it
+(`$iter` in the comments; the name is `iter.<n>`), so in-place writes to the
+array inside the loop are seen by the rows still to come, as in numpy, and a
+name rebound in the body does not change what the loop walks.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, cf, scf
+from xdsl.ir import Block, Region, SSAValue
+
+from irad.frontend import integers
+from irad.frontend.arrays import is_array, known_value
+from irad.frontend.callables import local_names
+from irad.frontend.control_flow import BROKE, CONTINUED, FLAGS, INDEX
+from irad.frontend.values import Static
+from irad.ir.types import I64, is_float
+
+_MISSING = object()
+
+
+# ---- iterables as values ----------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class RangeValue:
+    """range(start, stop, step) with int (i64) bounds; `step_sign` is 1 or -1 when
+    the step is a constant, 0 when it is known at run time."""
+
+    start: SSAValue
+    stop: SSAValue
+    step: SSAValue
+    step_sign: int
+
+
+@dataclass(frozen=True, eq=False)
+class ZipValue:
+    items: tuple
+    strict: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class EnumerateValue:
+    inner: object
+    start: object  # an int value
+
+
+@dataclass(frozen=True, eq=False)
+class ReversedValue:
+    inner: object
+
+
+ITERABLES = (RangeValue, ZipValue, EnumerateValue, ReversedValue)
+
+
+# ---- walks: what a loop steps through, item by item ------------------------------------
+class _Walk:
+    length: int | None = None  # known while lowering, or None
+    unrolled = False  # True: only an unrolled loop can give its items (a tuple's)
+
+    _trips: SSAValue | None = None
+
+    def trips(self, fl) -> SSAValue:
+        """The number of items as i64, emitted once (before the loop)."""
+        if self._trips is None:
+            self._trips = fl.em.const(self.length, I64) if self.length is not None else self._count(fl)
+        return self._trips
+
+    def _count(self, fl) -> SSAValue:
+        """The number of items when it is known only at run time."""
+        raise NotImplementedError
+
+    def item(self, fl, k):
+        """The k-th item: k is an int (unrolled) or an i64 value (inside scf.for)."""
+        raise NotImplementedError
+
+
+class _Items(_Walk):
+    unrolled = True
+
+    def __init__(self, values: tuple) -> None:
+        self.values = values
+        self.length = len(values)
+
+    def item(self, fl, k):
+        return self.values[k]
+
+
+class _Range(_Walk):
+    def __init__(self, fl, r: RangeValue, reverse: bool = False) -> None:
+        self.r, self.reverse = r, reverse
+        bounds = [integers.constant_int(v) for v in (r.start, r.stop, r.step)]
+        if all(b is not None for b in bounds) and bounds[2] != 0:
+            self.length = len(range(*bounds))
+            self.constants = bounds
+        else:
+            self.constants = None
+
+    def _count(self, fl) -> SSAValue:
+        r = self.r
+        return fl.trip_count(r.start, r.stop, r.step, r.step_sign)
+
+    def item(self, fl, k):
+        r = self.r
+        if isinstance(k, int):
+            if self.constants is None:
+                raise AssertionError("an unrolled walk has a static length")
+            start, _, step = self.constants
+            position = self.length - 1 - k if self.reverse else k
+            return fl.integer(start + position * step, None)
+        em = fl.em
+        if self.reverse:  # counting down: position = trips - 1 - k
+            if self.length is not None:
+                last = em.const(self.length - 1, I64)
+            else:  # the trip count, emitted before the loop (trips() runs first)
+                last = em.op(arith.SubiOp(self._trips, em.const(1, I64)))
+            k = em.op(arith.SubiOp(last, k))
+        return em.op(arith.AddiOp(r.start, em.op(arith.MuliOp(k, r.step))))
+
+
+class _Rows(_Walk):
+    """The rows of the array a hidden name holds (its elements for rank 1)."""
+
+    def __init__(self, name: str, length: int) -> None:
+        self.name, self.length = name, length
+
+    def item(self, fl, k):
+        return fl.arrays.item_at(fl.env[self.name], k)
+
+
+class _Zip(_Walk):
+    def __init__(self, walks: list[_Walk]) -> None:
+        self.walks = walks
+        self.unrolled = any(w.unrolled for w in walks)
+        lengths = [w.length for w in walks]
+        self.length = min(lengths) if all(n is not None for n in lengths) else None
+
+    def _count(self, fl) -> SSAValue:
+        counts = [w.trips(fl) for w in self.walks]
+        result = counts[0]
+        for c in counts[1:]:
+            result = fl.em.op(arith.MinSIOp(result, c))
+        return result
+
+    def item(self, fl, k):
+        return tuple(w.item(fl, k) for w in self.walks)
+
+
+class _Enumerate(_Walk):
+    def __init__(self, walk: _Walk, start) -> None:
+        self.walk, self.start = walk, start
+        self.unrolled, self.length = walk.unrolled, walk.length
+
+    def _count(self, fl) -> SSAValue:
+        return self.walk.trips(fl)
+
+    def item(self, fl, k):
+        start = integers.constant_int(self.start)
+        if isinstance(k, int) and start is not None:
+            index = fl.integer(start + k, None)
+        else:
+            kv = fl.em.const(k, I64) if isinstance(k, int) else k
+            index = fl.em.op(arith.AddiOp(self.start, kv))
+        return (index, self.walk.item(fl, k))
+
+
+class _Reversed(_Walk):
+    def __init__(self, walk: _Walk) -> None:
+        self.walk, self.unrolled, self.length = walk, walk.unrolled, walk.length
+
+    def item(self, fl, k):
+        if isinstance(k, int):
+            return self.walk.item(fl, self.length - 1 - k)
+        em = fl.em
+        return self.walk.item(fl, em.op(arith.SubiOp(em.const(self.length - 1, I64), k)))
+
+
+class IterationLowering:
+    """Mixin of FunctionLowering: `for`, comprehensions, sum(), and the builtins
+    that make iterables (range, zip, enumerate, reversed)."""
+
+    # ---- the builtins --------------------------------------------------------------------
+    def make_range(self, args: list, node) -> RangeValue:
+        if not 1 <= len(args) <= 3:
+            raise self.src.error(node, f"range expected 1 to 3 arguments, got {len(args)}")
+        values = []
+        plain = not any(isinstance(a, ast.Starred) for a in getattr(node, "args", ()))
+        for i, arg in enumerate(args):
+            sub = node.args[i] if plain and i < len(node.args) else node  # where to point an error
+            v = self.as_number(arg, sub)
+            if is_float(v.type) or is_array(v):
+                raise self.src.error(sub, "range() takes ints, not floats", "convert with int(...)")
+            values.append(self.em.to_int(v))
+        if len(values) == 1:
+            values.insert(0, self.em.const(0, I64))
+        if len(values) == 2:
+            values.append(self.em.const(1, I64))
+        start, stop, step = values
+        literal = integers.constant_int(step)
+        if literal == 0:
+            raise self.src.error(node, "range() with a step of 0", "use a nonzero step")
+        if literal is None:  # known at run time: Python raises for 0, MLIR would divide by it
+            nonzero = self.em.op(arith.CmpiOp(step, self.em.const(0, step.type), "ne"))
+            self.em.op(cf.AssertOp(nonzero, f"{self.src.location(node)}: range() arg 3 must not be zero"))
+            sign = 0
+        else:
+            sign = 1 if literal > 0 else -1
+        return RangeValue(start, stop, step, sign)
+
+    def make_zip(self, args: list, kwargs: dict, node) -> ZipValue:
+        strict = kwargs.pop("strict", Static(False))
+        if kwargs:
+            raise self.src.error(node, f"zip() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        return ZipValue(tuple(args), bool(self.arrays.static(strict, node, "zip's strict=")))
+
+    def make_enumerate(self, args: list, kwargs: dict, node) -> EnumerateValue:
+        if "start" in kwargs:
+            args = [*args, kwargs.pop("start")]
+        if kwargs or not 1 <= len(args) <= 2:
+            raise self.src.error(node, "enumerate takes an iterable and an optional start")
+        start = self.em.const(0, I64) if len(args) == 1 else self.em.to_int(self.as_number(args[1], node))
+        if is_float(start.type):
+            raise self.src.error(node, "enumerate's start must be an int")
+        return EnumerateValue(args[0], start)
+
+    def make_reversed(self, args: list, node):
+        if len(args) != 1:
+            raise self.src.error(node, f"reversed expected 1 argument, got {len(args)}")
+        value = args[0]
+        if isinstance(value, tuple):
+            return tuple(reversed(value))
+        if isinstance(value, (ZipValue, EnumerateValue)):
+            raise self.src.error(node, "reversed() of zip or enumerate is not supported (Python "
+                                 "cannot reverse them either)", "reverse the sequences inside it")
+        return ReversedValue(value)
+
+    def items_of(self, value, node) -> tuple:
+        """The items of an iterable of static length, as a tuple (list(...), tuple(...))."""
+        walk, hidden = self.walk_of(value, node)
+        try:
+            if walk.length is None:
+                raise self.src.error(node, "the length of this sequence is only known at run time",
+                                     "a tuple, list or comprehension needs a length known while lowering")
+            return tuple(walk.item(self, k) for k in range(walk.length))
+        finally:
+            self.release(hidden)
+
+    def length_of(self, value, node):
+        """len() of a tuple or an iterable: a static int where known."""
+        if isinstance(value, tuple):
+            return Static(len(value))
+        walk, hidden = self.walk_of(value, node)
+        try:
+            return Static(walk.length) if walk.length is not None else walk.trips(self)
+        finally:
+            self.release(hidden)
+
+    # ---- what a loop walks -----------------------------------------------------------------
+    def walk_of(self, value, node) -> tuple[_Walk, list[str]]:
+        """The walk over `value`, and the hidden names it binds (release them after)."""
+        hidden: list[str] = []
+        try:
+            return self._walk(value, node, hidden), hidden
+        except BaseException:
+            self.release(hidden)
+            raise
+
+    def _walk(self, value, node, hidden: list[str]) -> _Walk:
+        if isinstance(value, tuple):
+            return _Items(value)
+        if isinstance(value, Static):
+            obj = value.obj
+            if isinstance(obj, range):
+                em = self.em
+                r = RangeValue(em.const(obj.start, I64), em.const(obj.stop, I64), em.const(obj.step, I64),
+                               1 if obj.step > 0 else -1)
+                return _Range(self, r)
+            if isinstance(obj, (tuple, list)):
+                origin = value.origin
+                return _Items(tuple(self._static_value(Static(o, origin and origin.item(i)), node)
+                                    for i, o in enumerate(obj)))
+        if isinstance(value, RangeValue):
+            return _Range(self, value)
+        if is_array(value):
+            dims = value.type.get_shape()
+            if not dims:
+                raise self.src.error(node, "iteration over a 0-d array", "index it instead")
+            name = self.hidden_name("iter")
+            self.assign_hidden(name, value)
+            hidden.append(name)
+            return _Rows(name, dims[0])
+        if isinstance(value, ZipValue):
+            walks = [self._walk(v, node, hidden) for v in value.items]
+            if not walks:
+                return _Items(())
+            if value.strict and len({w.length for w in walks}) > 1:
+                raise self.src.error(node, "zip(strict=True) of sequences of different lengths "
+                                     f"({', '.join(str(w.length) for w in walks)})")
+            return _Zip(walks)
+        if isinstance(value, EnumerateValue):
+            return _Enumerate(self._walk(value.inner, node, hidden), value.start)
+        if isinstance(value, ReversedValue):
+            inner = self._walk(value.inner, node, hidden)
+            if isinstance(inner, _Range):
+                return _Range(self, inner.r, not inner.reverse)
+            if inner.length is None:
+                raise self.src.error(node, "reversed() of a sequence whose length is known only at run time")
+            return _Reversed(inner)
+        raise self.src.error(
+            node, f"iteration over {self.kind_of(value)} is not supported",
+            "loop over range(...), an array, a tuple or list, or zip/enumerate/reversed of those",
+        )
+
+    def release(self, hidden: list[str]) -> None:
+        for name in hidden:
+            self.arrays.views.bind(name, None)
+            self.env.pop(name, None)
+
+    def hidden_name(self, base: str) -> str:
+        """A variable name no Python program can use (it holds a dot)."""
+        self._hidden = getattr(self, "_hidden", 0) + 1
+        return f"{base}.{self._hidden}"
+
+    def assign_hidden(self, name: str, value) -> None:
+        self.arrays.views.bind(name, value)
+        self.env[name] = value
+
+    # ---- for -------------------------------------------------------------------------------
+    def stmt_For(self, stmt: ast.For) -> None:
+        if stmt.orelse:
+            raise self.src.error(stmt, "`for ... else` is not supported", "use a flag variable")
+        walk, hidden = self.walk_of(self.expr(stmt.iter), stmt.iter)
+        try:
+            if walk.unrolled:
+                self._unrolled_for(stmt, walk)
+            else:
+                self._scf_for(stmt, walk)
+        finally:
+            self.release(hidden)
+
+    def _scf_for(self, stmt: ast.For, walk: _Walk) -> None:
+        em = self.em
+        trips = walk.trips(self)
+        lower = em.op(arith.ConstantOp.from_int_and_width(0, INDEX))
+        upper = em.op(arith.IndexCastOp(trips, INDEX))
+        one = em.op(arith.ConstantOp.from_int_and_width(1, INDEX))
+        targets = _target_names(stmt.target)
+
+        def bind_target(block: Block) -> None:
+            k = self.em.op(arith.IndexCastOp(block.args[0], I64))
+            k.name_hint = "k"
+            self.assign(stmt.target, walk.item(self, k))
+
+        def build(inits: list[SSAValue], _before: Block | None, body: Block) -> list[SSAValue]:
+            return list(self.em.results(scf.ForOp(lower, upper, one, inits, Region(body))))
+
+        self._loop(stmt, [INDEX], bind_target, None, build, exclude=set(targets))
+        for name in targets:  # the loop variables are not kept after an scf.for
+            self.arrays.views.bind(name, None)
+            self.env.pop(name, None)
+
+    def _unrolled_for(self, stmt: ast.For, walk: _Walk) -> None:
+        """The body once per item; break/continue/return set flags as in loops."""
+        if walk.length is None:
+            raise self.src.error(stmt.iter, "a loop over tuple items zipped with a range whose length "
+                                 "is only known at run time", "give the range constant bounds")
+        saved = {f: self.env.get(f, _MISSING) for f in (BROKE, CONTINUED)}
+        self.env[BROKE] = False
+
+        def run(start: int) -> None:
+            for k in range(start, walk.length):
+                self.env[CONTINUED] = False  # a continue ends one iteration only
+                jumped = self._jumped()
+                if jumped is True:
+                    return
+                if jumped is not False:
+                    self._if(jumped, self._taken, lambda k=k: resume(k), stmt)
+                    return
+                self.assign(stmt.target, walk.item(self, k))
+                self.run_statements(stmt.body)
+
+        def resume(k: int) -> None:
+            for flag in FLAGS:
+                if flag in self.env:
+                    self.env[flag] = False
+            run(k)
+
+        run(0)
+        for flag, state in saved.items():  # break/continue belong to this loop only
+            if state is _MISSING:
+                self.env.pop(flag, None)
+            else:
+                self.env[flag] = state
+
+    def trip_count(self, start, stop, step, step_sign) -> SSAValue:
+        """len(range(start, stop, step)) as i64 (`step_sign` 0: known at run time)."""
+        em = self.em
+        zero, one = em.const(0, I64), em.const(1, I64)
+
+        def upward() -> SSAValue:  # max(0, (stop - start + step - 1) // step)
+            span = em.op(arith.SubiOp(em.op(arith.AddiOp(em.op(arith.SubiOp(stop, start)), step)), one))
+            return em.op(arith.MaxSIOp(zero, em.op(arith.FloorDivSIOp(span, step))))
+
+        def downward() -> SSAValue:  # max(0, (start - stop - step - 1) // -step)
+            span = em.op(arith.SubiOp(em.op(arith.SubiOp(em.op(arith.SubiOp(start, stop)), step)), one))
+            return em.op(arith.MaxSIOp(zero, em.op(arith.FloorDivSIOp(span, em.op(arith.SubiOp(zero, step))))))
+
+        if step_sign > 0 and integers.constant_int(step) == 1:
+            return em.op(arith.MaxSIOp(zero, em.op(arith.SubiOp(stop, start))))
+        if step_sign > 0:
+            return upward()
+        if step_sign < 0:
+            return downward()
+        positive = em.op(arith.CmpiOp(step, zero, "sgt"))
+        return em.op(arith.SelectOp(positive, upward(), downward()))
+
+    # ---- comprehensions --------------------------------------------------------------------
+    def expr_ListComp(self, node: ast.ListComp):
+        return self._unrolled_comprehension(node)
+
+    def expr_GeneratorExp(self, node: ast.GeneratorExp):
+        return self._unrolled_comprehension(node)
+
+    def _unrolled_comprehension(self, node) -> tuple:
+        """A comprehension as the tuple of its items (its length known while lowering)."""
+        node, hidden_targets = self._scoped(node)
+        results: list = []
+
+        def generate(i: int) -> None:
+            if i == len(node.generators):
+                results.append(self.expr(node.elt))
+                return
+            gen = node.generators[i]
+            if gen.is_async:
+                raise self.src.error(gen, "async comprehensions are not supported")
+            walk, hidden = self.walk_of(self.expr(gen.iter), gen.iter)
+            try:
+                if walk.length is None:
+                    raise self.src.error(
+                        gen.iter, "a comprehension over a range whose length is only known at run time",
+                        "its result is a tuple, whose length must be known while lowering; "
+                        "use sum(...) or a for loop",
+                    )
+                for k in range(walk.length):
+                    self.assign(gen.target, walk.item(self, k))
+                    if all(self._static_condition(c) for c in gen.ifs):
+                        generate(i + 1)
+            finally:
+                self.release(hidden)
+
+        try:
+            generate(0)
+        finally:
+            self.release(hidden_targets)
+        return tuple(results)
+
+    def _static_condition(self, test: ast.expr) -> bool:
+        value = self.expr(test)
+        known, obj = known_value(value)
+        if not known:
+            raise self.src.error(
+                test, "the condition of a comprehension that builds a tuple or list must be "
+                "known while lowering (its length would depend on data)",
+                "use sum(... for ... if c) (a loop), or np.where for an elementwise choice",
+            )
+        return bool(obj)
+
+    def _scoped(self, node):
+        """A copy of a comprehension whose targets are hidden names, so they neither
+        see nor change the function's variables (Python gives them their own scope).
+        The copy is made once per node: a loop body lowered again meets the same code."""
+        cache = self.__dict__.setdefault("_scoped_copies", {})
+        if node not in cache:
+            targets = {n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+            names = {t: self.hidden_name(t) for t in sorted(targets)}
+            copied = copy.deepcopy(node)
+            _rename(copied, names)
+            copied.generators[0].iter = node.generators[0].iter  # evaluated in the enclosing scope
+            cache[node] = (copied, list(names.values()))
+        return cache[node]
+
+    def sum_call(self, node: ast.Call):
+        """sum(<generator or comprehension>[, start]) is a loop over the generator's
+        iterables: `acc = start; for ...: [if ...:] acc = acc + elt`."""
+        iterable = node.args[0] if node.args else None
+        if not isinstance(iterable, (ast.GeneratorExp, ast.ListComp)):
+            args, kwargs = self.call_arguments(node)
+            return self.call_value(Static(builtins.sum), args, kwargs, node)
+        if len(node.args) > 2 or [k.arg for k in node.keywords] not in ([], ["start"]) or (
+            len(node.args) == 2 and node.keywords
+        ):
+            raise self.src.error(node, "sum takes an iterable and an optional start")
+        start_node = node.args[1] if len(node.args) == 2 else (node.keywords[0].value if node.keywords else None)
+        scoped, hidden_targets = self._scoped(iterable)
+        acc = self.hidden_name("sum")
+        loop = self._accumulating_loop(scoped, acc, node)
+        self.assign_hidden(acc, self.em.const(0, I64) if start_node is None else self.expr(start_node))
+        try:
+            self.statement(loop)
+            return self.env[acc]
+        finally:
+            self.release([acc, *hidden_targets])
+
+    def sum_values(self, value, start, node):
+        """sum(iterable, start): `start + item0 + item1 + ...` as Python adds them."""
+        start = self.em.const(0, I64) if start is None else start
+        if is_array(value) and is_float(value.type.element_type):  # over the first axis: one reduction
+            total = self.arrays.reduction(value, Static(0), Static(False), node, arith.AddfOp)
+            return self.binary(ast.Add(), self.as_number(start, node), node, node, total)
+        acc, seq, item = self.hidden_name("sum"), self.hidden_name("seq"), self.hidden_name("item")
+        loop = ast.For(
+            target=ast.Name(id=item, ctx=ast.Store()), iter=ast.Name(id=seq, ctx=ast.Load()),
+            body=[_add_into(acc, ast.Name(id=item, ctx=ast.Load()))], orelse=[],
+        )
+        _locate(loop, node)
+        self.assign_hidden(seq, value)
+        self.assign_hidden(acc, start)
+        try:
+            self.statement(loop)
+            return self.env[acc]
+        finally:
+            self.release([acc, seq])
+
+    def _accumulating_loop(self, comp, acc: str, node) -> ast.For:
+        """for t1 in it1: [if c:] for t2 in it2: ... acc = acc + elt"""
+        body: list[ast.stmt] = [_add_into(acc, comp.elt)]
+        for gen in reversed(comp.generators):
+            if gen.is_async:
+                raise self.src.error(gen, "async comprehensions are not supported")
+            for test in reversed(gen.ifs):
+                body = [ast.If(test=test, body=body, orelse=[])]
+            body = [ast.For(target=gen.target, iter=gen.iter, body=body, orelse=[])]
+        loop = body[0]
+        _locate(loop, node)
+        return loop
+
+
+def _rename(node: ast.AST, names: dict[str, str]) -> None:
+    """Rename variables in place, except where a nested lambda or def binds the
+    same name (its parameters and locals shadow the comprehension's)."""
+    if isinstance(node, ast.Name):
+        node.id = names.get(node.id, node.id)
+        return
+    if isinstance(node, (ast.Lambda, ast.FunctionDef)):
+        for default in [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]:
+            _rename(default, names)  # evaluated in the enclosing scope
+        inner = {k: v for k, v in names.items() if k not in local_names(node)}
+        for stmt in [node.body] if isinstance(node, ast.Lambda) else node.body:
+            _rename(stmt, inner)
+        return
+    for child in ast.iter_child_nodes(node):
+        _rename(child, names)
+
+
+def _add_into(acc: str, value: ast.expr) -> ast.Assign:
+    total = ast.BinOp(left=ast.Name(id=acc, ctx=ast.Load()), op=ast.Add(), right=value)
+    return ast.Assign(targets=[ast.Name(id=acc, ctx=ast.Store())], value=total)
+
+
+def _locate(tree: ast.AST, node: ast.AST) -> None:
+    """Give the nodes built for a construct its location (nodes copied from it keep theirs)."""
+    for sub in ast.walk(tree):
+        if not hasattr(sub, "lineno") and "lineno" in sub._attributes:
+            ast.copy_location(sub, node)
+
+
+def _target_names(target: ast.expr) -> list[str]:
+    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+__all__ = ["IterationLowering", "ITERABLES", "RangeValue", "ZipValue", "EnumerateValue", "ReversedValue"]

@@ -1,0 +1,87 @@
+"""Float `%` and `//` (irad/frontend/float_division.py): Python's values on
+numbers, numpy's on arrays, with derivatives from arith.remf."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import irad
+from irad.errors import RuntimeCheckError
+from irad.testing import check_grad
+
+
+def mod(x, y):
+    return x % y
+
+
+def floordiv(x, y):
+    return x // y
+
+
+def mod_in_place(x):
+    s = x
+    s %= 0.75
+    return s * x
+
+
+def mixed(x, n):
+    return x // n + x % n
+
+
+def array_ops(x, y):
+    return np.sum((x % y) * x + (x // y) * y)
+
+
+def _same(got: float, want: float) -> bool:
+    if math.isnan(want):
+        return math.isnan(got)
+    return got == want and math.copysign(1.0, got) == math.copysign(1.0, want)
+
+
+SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.1, 0.3, 7.5, -7.5, 1e300, -1e-300, math.inf, -math.inf, math.nan]
+
+
+@pytest.mark.parametrize("fn", [mod, floordiv])
+@settings(max_examples=60, deadline=None)
+@given(x=st.one_of(st.floats(), st.sampled_from(SPECIAL)), y=st.one_of(st.floats(), st.sampled_from(SPECIAL)))
+def test_numbers_give_pythons_value(fn, x, y):
+    try:
+        want = fn(x, y)
+    except ZeroDivisionError:
+        with pytest.raises(RuntimeCheckError, match="by zero"):
+            irad.value_and_grad(fn)(x, y)
+        return
+    got, _ = irad.value_and_grad(fn)(x, y)
+    assert _same(got, want), (x, y, got, want)
+
+
+@pytest.mark.parametrize(("x", "y"), [(7.3, 2.1), (-7.3, 2.1), (7.3, -2.1), (-7.3, -2.1), (0.35, 0.1)])
+def test_derivatives_match_finite_differences(x, y):
+    check_grad(mod, x, y, argnums=(0, 1))
+    assert irad.grad(mod, argnums=(0, 1))(x, y) == (1.0, -math.floor(x / y))
+    assert irad.grad(floordiv, argnums=(0, 1))(x, y) == (0.0, 0.0)
+    check_grad(mod_in_place, x)
+    check_grad(mixed, x, 3)
+
+
+def test_arrays_give_numpys_values_and_broadcast():
+    x = np.array([[-7.5, -2.0, -0.0, 0.0, 0.25, 3.0, 1e300, np.inf, np.nan]])
+    y = np.array([[2.0], [-0.3], [np.inf], [0.0]])
+    out, pullback = irad.vjp(mod, x, y)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(out, np.mod(x, y))
+        np.testing.assert_array_equal(np.signbit(out), np.signbit(np.mod(x, y)))
+        np.testing.assert_array_equal(irad.vjp(floordiv, x, y)[0], np.floor_divide(x, y))
+    dx, dy = pullback(np.ones(out.shape))
+    assert dx.shape == x.shape and dy.shape == y.shape
+
+
+def test_array_derivatives_match_finite_differences():
+    rng = np.random.default_rng(3)
+    x, y = rng.uniform(-3.0, 3.0, (3, 4)), rng.uniform(0.5, 2.0, 4)
+    check_grad(array_ops, x, y, argnums=(0, 1))

@@ -1,0 +1,115 @@
+"""math.lgamma, math.gamma (irad.numerics, with digamma rules) and
+math.factorial: values against Python's math module (libm), gradients against
+central differences and known digamma values, forward against reverse, on
+both backends."""
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import irad
+from irad import numerics
+from irad.backends.native import unavailable_reason
+from irad.errors import RuntimeCheckError
+
+NATIVE_MISSING = unavailable_reason()
+BACKENDS = ["python", pytest.param("native", marks=[
+    pytest.mark.native, pytest.mark.skipif(NATIVE_MISSING is not None, reason=str(NATIVE_MISSING))])]
+
+EULER_GAMMA = 0.5772156649015329
+
+
+def log_gamma(x):
+    return math.lgamma(x)
+
+
+def gamma_half(x):
+    return math.gamma(0.5 * x)
+
+
+POINTS = [0.01, 0.3, 0.5, 1.0, 1.5, 2.0, 3.7, 10.0, 25.5, 150.0, -0.5, -1.3, -2.7, -7.25]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_values_agree_with_libm(backend):
+    lgamma = irad.value_and_grad(log_gamma, backend=backend)
+    gamma = irad.value_and_grad(gamma_half, backend=backend)
+    for x in POINTS:
+        assert lgamma(x)[0] == pytest.approx(math.lgamma(x), rel=1e-14, abs=1e-14), x
+        assert gamma(x)[0] == pytest.approx(math.gamma(0.5 * x), rel=1e-13), x
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradients_agree_with_central_differences(backend):
+    for f in (log_gamma, gamma_half):
+        g = irad.grad(f, backend=backend)
+        for x in POINTS[:-1]:
+            h = 1e-6 * max(1.0, abs(x))
+            reference = (math.lgamma(x + h) - math.lgamma(x - h)) / (2 * h) if f is log_gamma else \
+                (math.gamma(0.5 * (x + h)) - math.gamma(0.5 * (x - h))) / (2 * h)
+            assert g(x) == pytest.approx(reference, rel=1e-6, abs=1e-8), (f.__name__, x)
+            _, tangent = irad.jvp(f, (x,), (1.0,), backend=backend)
+            assert tangent == pytest.approx(g(x), rel=1e-13), (f.__name__, x)
+
+
+def test_digamma_at_known_points():
+    assert numerics.digamma(1.0) == pytest.approx(-EULER_GAMMA, abs=1e-15)
+    assert numerics.digamma(0.5) == pytest.approx(-EULER_GAMMA - 2.0 * math.log(2.0), abs=1e-15)
+    assert numerics.digamma(-0.5) == pytest.approx(2.0 - EULER_GAMMA - 2.0 * math.log(2.0), abs=1e-14)
+    assert numerics.digamma(1e6) == pytest.approx(math.log(1e6) - 0.5e-6, rel=1e-15)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(min_value=-20.0, max_value=60.0).filter(lambda x: abs(x - round(x)) > 1e-3 or x > 0.5))
+def test_lgamma_matches_libm(x):
+    assert numerics.lgamma(x) == pytest.approx(math.lgamma(x), rel=1e-13, abs=1e-13)
+    if x < 170.0:
+        assert numerics.gamma(x) == pytest.approx(math.gamma(x), rel=1e-12)
+
+
+def test_poles_and_int_arguments():
+    assert math.isinf(numerics.lgamma(0.0)) and math.isinf(numerics.lgamma(-3.0))
+    assert math.isnan(numerics.gamma(-2.0))
+
+    def scaled(x, n):
+        return x * math.lgamma(n) + math.gamma(n)
+
+    value, grad = irad.value_and_grad(scaled)(2.0, 5)
+    assert value == pytest.approx(2.0 * math.lgamma(5) + 24.0, rel=1e-14) and grad == pytest.approx(math.lgamma(5))
+
+
+def second_derivative(x):
+    return irad.grad(log_gamma)(x)
+
+
+def test_second_derivative_is_trigamma():
+    # trigamma(1) = pi^2 / 6
+    assert irad.grad(second_derivative)(1.0) == pytest.approx(math.pi ** 2 / 6, rel=1e-12)
+
+
+def factorials(x, n):
+    return x * math.factorial(n) + math.factorial(3)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_factorial_values(backend):
+    f = irad.value_and_grad(factorials, backend=backend)
+    for n in (0, 1, 5, 20):
+        value, grad = f(1.0, n)
+        assert grad == math.factorial(n) and value == float(math.factorial(n) + 6)
+
+
+def factorial_of_float(x):
+    return math.factorial(x)
+
+
+def test_factorial_errors():
+    f = irad.grad(factorials)
+    with pytest.raises(RuntimeCheckError, match=r"test_special.py:\d+:\d+: factorial\(\) not defined for negative values"):
+        f(1.0, -1)
+    with pytest.raises(RuntimeCheckError, match=r"math.factorial\(n\) for n above 20 does not fit"):
+        f(1.0, 21)
+    with pytest.raises(irad.UnsupportedError, match=r"test_special.py:\d+:\d+: math.factorial takes an int, got a float"):
+        irad.grad(factorial_of_float)(2.0)
