@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: demo test quick install install-test install-check lit pytest memcheck fuzz bench bench-all test-iree clean
+.PHONY: demo test quick install install-test install-check lit pytest memcheck fuzz fuzz-campaign bench bench-all test-iree clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -62,10 +62,21 @@ memcheck: install-test
 # from the seed FUZZ_SEED (random, and printed, by default). Failures are shrunk,
 # printed and saved under tests/fuzz/regressions/ (see docs/testing.md).
 FUZZ_EXAMPLES ?= 10000
-FUZZ_SEED ?= $(shell $(PYTHON) -c "import random; print(random.randrange(2**32))")
+# drawn once (:=), so the seed printed is the seed used
+ifndef FUZZ_SEED
+FUZZ_SEED := $(shell $(PYTHON) -c "import random; print(random.randrange(2**32))")
+endif
 fuzz: install-test
 	@echo "fuzzing $(FUZZ_EXAMPLES) programs, seed $(FUZZ_SEED)"
-	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -n auto -p no:randomly tests/fuzz/test_fuzz.py --hypothesis-seed=$(FUZZ_SEED) --hypothesis-show-statistics
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_SEED=$(FUZZ_SEED) $(PY) -m pytest -q -n auto -p no:randomly tests/fuzz/test_fuzz.py
+
+# A campaign that counts: FUZZ_EXAMPLES programs on FUZZ_BACKEND (python or
+# native), going on past failures, one line per kind of failure at the end and
+# the smallest program of each kind saved to FUZZ_OUT (tests/fuzz/campaign.py).
+FUZZ_BACKEND ?= python
+FUZZ_OUT ?= build/fuzz-$(FUZZ_BACKEND)-$(FUZZ_SEED)
+fuzz-campaign: install-test
+	$(PY) -m tests.fuzz.campaign --programs $(FUZZ_EXAMPLES) --backend $(FUZZ_BACKEND) --seed $(FUZZ_SEED) --out $(FUZZ_OUT)
 
 # The one table of every workload on every system (docs/benchmarks.md); the
 # detailed benchmarks behind the other sections of that page with bench-all.
