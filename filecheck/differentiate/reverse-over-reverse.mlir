@@ -38,19 +38,28 @@ func.func @df(%x: f64) -> f64 {
 // CHECK-NEXT:    func.call @df.augmented.d(%x)
 // CHECK:         func.call @df.pullback.d(
 
-// The gradient's forward sweep pushed a record per iteration: its adjoint
-// reads the cotangents of the pushed values back from the shadow.
+// The gradient's forward sweep pushed x once, before the loop (the lean tape
+// records a value defined outside a loop outside it), and only k per iteration,
+// which carries no cotangent: the adjoint reads x's cotangent back from the
+// shadow once, outside the loop, and adds it to the loop's.
 // CHECK-LABEL: func.func private @f.augmented.tape.d.pullback.tape.dcc(%tape: memref<?xf64>, %end: index, %ds: f64, %{{.*}}: memref<?xf64>) -> f64
-// CHECK:         scf.for {{.*}} iter_args(%end_1 = %{{.*}}, %{{.*}} = %ds, %[[SH:.*]] = %{{.*}}, %{{.*}} = %{{.*}}) -> (index, f64, memref<?xf64>, f64)
-// CHECK-NEXT:      %{{.*}}, %[[END:.*]], %xk, %k = irad.tape_read %tape[%end_1] : index, index, f64, f64
-// CHECK-NEXT:      %{{.*}}, %{{.*}}, %{{.*}} = irad.shadow_read %[[SH]][%[[END]]] : index, f64, f64
+// CHECK:         %[[REC:.*]], %{{.*}}, %{{.*}}, %x = irad.tape_read %tape[%end] : index, index, index, f64
+// CHECK:         %{{.*}}, %{{.*}}, %[[DX:.*]] = irad.shadow_read %[[SH:.*]][%[[REC]]] : index, index, f64
+// CHECK-NEXT:    irad.tape_free %[[SH]]
+// CHECK:         scf.for
+// CHECK-NOT:       irad.shadow_read
+// CHECK:         }
+// CHECK-NEXT:    %[[SUM:.*]] = arith.addf %[[DX]], %{{.*}} : f64
+// CHECK-NEXT:    func.return %[[SUM]] : f64
 
 // The gradient's reverse sweep read each record: its adjoint adds the
 // cotangents of the values read into a fresh shadow, carried round the loop and
 // returned as the tape argument's cotangent.
 // CHECK-LABEL: func.func private @f.pullback.tape.d.pullback.tape.dcc(%tape: memref<?xf64>, %end: index, %{{.*}}: f64) -> memref<?xf64>
 // CHECK:         %[[FRESH:.*]] = irad.shadow_create
-// CHECK-NEXT:    %{{.*}}, %{{.*}}, %[[OUT:.*]] = scf.for {{.*}} iter_args(%end_1 = %{{.*}}, %{{.*}} = %{{.*}}, %[[S:.*]] = %[[FRESH]]) -> (index, f64, memref<?xf64>)
-// CHECK:           %[[S2:.*]] = irad.shadow_add %[[S]][%end_2] %{{.*}}, %{{.*}}, %{{.*}} : index, f64, f64
-// CHECK-NEXT:      scf.yield %{{.*}}, %{{.*}}, %[[S2]] : index, f64, memref<?xf64>
-// CHECK:         func.return %[[OUT]] : memref<?xf64>
+// CHECK-NEXT:    %{{.*}}, %{{.*}}, %[[OUT:.*]], %{{.*}} = scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %[[S:.*]] = %[[FRESH]], %{{.*}} = %{{.*}}) -> (index, f64, memref<?xf64>, f64)
+// CHECK:           %[[S2:.*]] = irad.shadow_add %[[S]][%{{.*}}] %{{.*}} : f64
+// CHECK:           scf.yield %{{.*}}, %{{.*}}, %[[S2]], %{{.*}} : index, f64, memref<?xf64>, f64
+// the record pushed before the loop (x): its cotangent is added after it
+// CHECK:         %[[LAST:.*]] = irad.shadow_add %[[OUT]][%{{.*}}] %{{.*}}, %{{.*}}, %{{.*}} : index, index, f64
+// CHECK-NEXT:    func.return %[[LAST]] : memref<?xf64>

@@ -27,12 +27,12 @@ func.func @shadow(%end: index, %dx: f64, %dn: i64, %other: memref<?xf64>) -> (f6
 // CHECK:         %[[FULL:.*]] = arith.cmpi ugt, %end, %{{.*}} : index
 // CHECK-NEXT:    %s2 = scf.if %[[FULL]] -> (memref<?xf64>) {
 // CHECK:           } {irad.tape_copy}
+// CHECK-NEXT:      memref.dealloc %s : memref<?xf64>
 // CHECK-NEXT:      %{{.*}} = arith.constant 1 : index
 // CHECK-NEXT:      scf.for
 // CHECK-NEXT:        %{{.*}} = arith.constant 0.000000e+00 : f64
 // CHECK-NEXT:        memref.store
 // CHECK-NEXT:      }
-// CHECK-NEXT:      memref.dealloc %s : memref<?xf64>
 // CHECK:         %[[AT:.*]] = arith.addi %[[BASE]], %{{.*}} : index
 // CHECK-NEXT:    %[[OLD:.*]] = memref.load %s2[%[[AT]]] : memref<?xf64>
 // CHECK-NEXT:    %[[NEW:.*]] = arith.addf %[[OLD]], %dx : f64
