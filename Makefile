@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: demo test quick install install-test install-check lit pytest memcheck fuzz bench clean
+.PHONY: demo test quick install install-test install-check lit pytest memcheck fuzz fuzz-campaign bench bench-all test-iree clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -30,9 +30,9 @@ install-check:
 	cd build/install-check && venv/bin/python -c "import irad, irad.passes.differentiate; assert 'site-packages' in irad.__file__, irad.__file__"
 	cd build/install-check && venv/bin/python -m irad.demo
 
-# A quick local run: no native backend, no upstream mlir-opt round trip.
+# A quick local run: no native or IREE backend, no upstream mlir-opt round trip.
 quick: install-test
-	$(PY) -m pytest -q -n auto -m "not native" --no-mlir-roundtrip
+	$(PY) -m pytest -q -n auto -m "not native and not iree" --no-mlir-roundtrip
 	$(VENV)/bin/lit -q filecheck
 
 lit: install-test
@@ -41,6 +41,12 @@ lit: install-test
 test: install-test
 	$(PY) -m pytest -q -n auto
 	$(VENV)/bin/lit -v filecheck
+
+# The IREE backend's tests (skipped by `make test` unless the iree extra is
+# installed): installs the extra, then runs them on IREE's llvm-cpu target.
+test-iree: install-test
+	$(PIP) install -e '.[iree]'
+	$(PY) -m pytest -q -n auto -m iree
 
 # The native memory tests, and the failed checks that unwind native calls,
 # under glibc's strict heap checks (any double free or heap corruption aborts;
@@ -56,18 +62,37 @@ memcheck: install-test
 # from the seed FUZZ_SEED (random, and printed, by default). Failures are shrunk,
 # printed and saved under tests/fuzz/regressions/ (see docs/testing.md).
 FUZZ_EXAMPLES ?= 10000
-FUZZ_SEED ?= $(shell $(PYTHON) -c "import random; print(random.randrange(2**32))")
+# drawn once (:=), so the seed printed is the seed used
+ifndef FUZZ_SEED
+FUZZ_SEED := $(shell $(PYTHON) -c "import random; print(random.randrange(2**32))")
+endif
 fuzz: install-test
 	@echo "fuzzing $(FUZZ_EXAMPLES) programs, seed $(FUZZ_SEED)"
-	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -n auto -p no:randomly tests/fuzz/test_fuzz.py --hypothesis-seed=$(FUZZ_SEED) --hypothesis-show-statistics
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_SEED=$(FUZZ_SEED) $(PY) -m pytest -q -n auto -p no:randomly tests/fuzz/test_fuzz.py
 
+# A campaign that counts: FUZZ_EXAMPLES programs on FUZZ_BACKEND (python or
+# native), going on past failures, one line per kind of failure at the end and
+# the smallest program of each kind saved to FUZZ_OUT (tests/fuzz/campaign.py).
+FUZZ_BACKEND ?= python
+FUZZ_OUT ?= build/fuzz-$(FUZZ_BACKEND)-$(FUZZ_SEED)
+fuzz-campaign: install-test
+	$(PY) -m tests.fuzz.campaign --programs $(FUZZ_EXAMPLES) --backend $(FUZZ_BACKEND) --seed $(FUZZ_SEED) --out $(FUZZ_OUT)
+
+# The one table of every workload on every system (docs/benchmarks.md); the
+# detailed benchmarks behind the other sections of that page with bench-all.
 bench: $(PY)
 	$(PIP) install -e '.[bench]'
+	$(PY) bench/native.py
+
+bench-all: bench
+	$(PIP) install -e '.[iree]'
+	$(PY) bench/call_overhead.py
 	$(PY) bench/scalar.py
 	$(PY) bench/arrays.py
-	$(PY) bench/native.py
 	$(PY) bench/native_checks.py
 	$(PY) bench/inlining.py
+	$(PY) bench/compile_time.py
+	$(PY) bench/iree_backend.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

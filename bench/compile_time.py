@@ -50,7 +50,7 @@ import irad.passes.optimize as optimize  # noqa: E402
 from irad import generated_programs as programs  # noqa: E402
 from irad import pipeline  # noqa: E402
 from irad.backends import compile_for  # noqa: E402
-from irad.compiled import normalise_argnums  # noqa: E402
+from irad.arguments import normalise_argnums  # noqa: E402
 from irad.frontend import signature_of  # noqa: E402
 from irad.gc_pause import gc_paused  # noqa: E402
 from inlining import first_call  # noqa: E402  (fresh interpreters, as bench/inlining.py runs them)

@@ -1,37 +1,43 @@
-"""The native backend against its own primal, the Python/numpy backend, JAX
-jit and autograd, on workloads in the ADBench style.
+"""The one table of `make bench`: gradient time of irad's native backend
+against the numpy primal, irad's numpy (Python) backend, JAX jit and
+autograd, and the ratios issue 16 sets targets for.
 
 Run: .venv/bin/python bench/native.py   (make bench installs llvmlite, JAX and autograd)
 
 Every workload is written once against a math-like module `m` and
 instantiated with `math` or `numpy` (the primal and irad), `autograd.numpy`
-and `jax.numpy`. All columns are measured side by side in one run; each is
-the median of 7 repeats. Ratios are gradient time / primal time of the same
-system (irad native against the same program compiled natively without
-differentiation), and JAX jit's gradient time / irad native's. "first call"
-is everything before the first result: lowering, differentiation,
-optimisation and mlir-opt + llvmlite compilation for native, tracing and XLA
-compilation for JAX.
+and `jax.numpy` (`jax.jit(jax.grad(...))`, x64). All columns are measured
+side by side in one run; each is the median of 7 repeats. "native / native
+primal" divides by the same program compiled natively without
+differentiation. "native first call" is everything before the first result:
+lowering, differentiation, optimisation, mlir-opt and llvmlite. The run checks
+that both irad backends give the same gradient.
 
-Workloads: GMM (ADBench's objective at d = 2-10, K = 3-25, N = 100-1000), an
-LSTM over a sequence (unrolled, and as a loop whose arrays go on the tape),
-and a bundle-adjustment reprojection residual (vectorised over N points);
-plus scalar forms (Python floats in loops) of the LSTM and the reprojection,
-and two small scalar programs.
+Workloads: the rows of issue 16 (vectorised GMM, MLP, logistic regression,
+LSTM loop, attention) and small sizes of them; ADBench's GMM objective at
+smaller sizes, an LSTM over 6 steps (unrolled, and as a loop whose arrays go
+on the tape), the bundle-adjustment reprojection residual vectorised over
+1000 points; scalar forms (Python floats in loops) of the LSTM and the
+reprojection, and two small scalar programs.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# One thread for numpy's BLAS, as native code and autograd have: on a shared
+# machine its threads contend with the other processes (the MLP's numpy
+# primal took 90x longer in one run).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
-from arrays import make_gmm, make_lstm_loop  # noqa: E402
+from arrays import make_gmm, make_lstm_loop, make_mlp  # noqa: E402
 from arrays import make_lstm as make_array_lstm  # noqa: E402
 from scalar import make_chain, make_energy  # noqa: E402
 from timing import median_seconds, optional  # noqa: E402
@@ -132,10 +138,70 @@ def make_array_reprojection(m):
     return reprojection
 
 
+def make_logistic(m):
+    def logistic(w, b, x, y):
+        """Logistic regression's mean log-loss, labels y in {-1, 1}."""
+        return m.mean(m.log(1.0 + m.exp(-y * (x @ w + b))))
+
+    return logistic
+
+
+def make_attention(m):
+    def attention(wq, wk, wv, x):
+        """One softmax self-attention head over the rows of x, squared-norm readout."""
+        q = x @ wq
+        k = x @ wk
+        v = x @ wv
+        scores = (q @ k.T) / math.sqrt(wq.shape[1])
+        e = m.exp(scores - m.max(scores, axis=1, keepdims=True))
+        out = (e / m.sum(e, axis=1, keepdims=True)) @ v
+        return m.sum(out * out)
+
+    return attention
+
+
+def make_tanh_layer(m):
+    def tanh_layer(w, b, x):
+        return m.sum(m.tanh(x @ w + b))
+
+    return tanh_layer
+
+
+def _mlp_arguments(rng, samples, features, width, classes):
+    return (0.2 * rng.normal(size=(features, width)), np.zeros(width), 0.2 * rng.normal(size=(width, classes)),
+            np.zeros(classes), rng.normal(size=(samples, features)),
+            np.eye(classes)[rng.integers(0, classes, size=samples)])
+
+
+def _logistic_arguments(rng, n, d):
+    return 0.1 * rng.normal(size=d), 0.1, rng.normal(size=(n, d)), np.sign(rng.normal(size=n))
+
+
+def _issue_workloads() -> dict:
+    """The rows of issue 16's table, then small sizes, where call overhead dominates."""
+    rng = np.random.default_rng(1)
+    hidden, inputs, steps = 32, 32, 20
+    lstm = (0.3 * rng.normal(size=(inputs, 4 * hidden)), 0.3 * rng.normal(size=(hidden, 4 * hidden)),
+            0.1 * rng.normal(size=4 * hidden), rng.normal(size=(steps, 1, inputs)))
+    attention = tuple(0.2 * rng.normal(size=(32, 32)) for _ in range(3)) + (rng.normal(size=(64, 32)),)
+    gmm = (rng.normal(size=25), rng.normal(size=(25, 10)), 0.1 * rng.normal(size=(25, 10)), rng.normal(size=(1000, 10)))
+    return {
+        "GMM d=10 K=25 N=1000 (vectorised)": (make_gmm, gmm, (0, 1, 2)),
+        "MLP 256×64-128-10, tanh, softmax-xent": (make_mlp, _mlp_arguments(rng, 256, 64, 128, 10), (0, 1, 2, 3)),
+        "MLP 4096×64-128-10, tanh, softmax-xent": (make_mlp, _mlp_arguments(rng, 4096, 64, 128, 10), (0, 1, 2, 3)),
+        "logistic regression N=5000 d=50": (make_logistic, _logistic_arguments(rng, 5000, 50), (0, 1)),
+        f"LSTM h={hidden} T={steps} (loop)": (make_lstm_loop, lstm, (0, 1, 2)),
+        "attention 64×32": (make_attention, attention, (0, 1, 2)),
+        "small: tanh layer 4×6": (make_tanh_layer, (rng.normal(size=(6, 3)), np.zeros(3), rng.normal(size=(4, 6))), (0, 1)),
+        "small: MLP 8×4-16-3, softmax-xent": (make_mlp, _mlp_arguments(rng, 8, 4, 16, 3), (0, 1, 2, 3)),
+        "small: logistic regression N=10 d=4": (make_logistic, _logistic_arguments(rng, 10, 4), (0, 1)),
+    }
+
+
 def _array_workloads() -> dict:
     rng = np.random.default_rng(0)
     workloads = {}
-    for n, d, k in [(100, 2, 3), (1000, 5, 10), (1000, 10, 25)]:
+    for n, d, k in [(100, 2, 3), (1000, 5, 10)]:  # and d=10 K=25 N=1000 above
         args = (rng.normal(size=k), rng.normal(size=(k, d)), 0.1 * rng.normal(size=(k, d)), rng.normal(size=(n, d)))
         workloads[f"GMM n={n} d={d} K={k}"] = (make_gmm, args, (0, 1, 2))
     batch, inputs, hidden = 16, 10, 20
@@ -151,6 +217,7 @@ def _array_workloads() -> dict:
 
 # label -> (builder, arguments, argnums); the int last argument is a loop length.
 WORKLOADS = {
+    **_issue_workloads(),
     "energy (scalar)": (make_energy, (0.7, -1.3), (0, 1)),
     "call chain (6 deep)": (make_chain, (0.7, -1.3), (0, 1)),
     "LSTM, T=100": (make_lstm, (0.5, 0.4, 0.3, 0.6, -0.2, 0.1, 0.2, 0.3, 100), tuple(range(8))),
@@ -202,40 +269,30 @@ def measure(label, make, args, argnums, autograd, jax) -> dict:
 
         fj = make(jnp)
         static = tuple(i for i, a in enumerate(args) if isinstance(a, int))
-        primal = jax.jit(fj, static_argnums=static)
         grad = jax.jit(jax.grad(fj, argnums=argnums), static_argnums=static)
-        grad, row["jax first"] = first_call(lambda: grad, args)
-        row["jax primal"] = median_seconds(lambda *a: primal(*a).block_until_ready(), *args)
+        grad(*args)  # traced and compiled
         row["jax grad"] = median_seconds(lambda *a: [v.block_until_ready() for v in grad(*a)], *args)
     return row
 
 
 def table(rows) -> list[str]:
+    """The one table `make bench` prints: gradient times, then the ratios issue 16 sets targets for."""
     us = lambda s: f"{s * 1e6:.2f}" if s < 1e-4 else f"{s * 1e6:.0f}"  # noqa: E731
-    ms = lambda s: f"{s * 1e3:.0f}"  # noqa: E731
-    has = lambda k: k in rows[0]  # noqa: E731
+    ratio = lambda a, b: lambda r: f"{r[a] / r[b]:.2f}" if a in r and b in r else "–"  # noqa: E731
+    time = lambda key: lambda r: us(r[key]) if key in r else "–"  # noqa: E731
     columns = [
         ("workload", lambda r: r["workload"]),
-        ("native primal µs", lambda r: us(r["native primal"])),
-        ("native grad µs", lambda r: us(r["native grad"])),
-        ("native grad/primal", lambda r: f"{r['native grad'] / r['native primal']:.1f}×"),
-        ("python/numpy primal µs", lambda r: us(r["python primal"])),
-        ("python/numpy-backend grad µs", lambda r: us(r["python grad"])),
-        ("python/numpy grad / native grad", lambda r: f"{r['python grad'] / r['native grad']:.1f}×"),
+        ("numpy primal µs", time("python primal")),
+        ("native µs", time("native grad")),
+        ("numpy backend µs", time("python grad")),
+        ("JAX jit µs", time("jax grad")),
+        ("autograd µs", time("autograd grad")),
+        ("native / JAX", ratio("native grad", "jax grad")),
+        ("native / native primal", ratio("native grad", "native primal")),
+        ("numpy backend / numpy primal", ratio("python grad", "python primal")),
+        ("autograd / numpy backend", ratio("autograd grad", "python grad")),
+        ("native first call ms", lambda r: f"{r['native first'] * 1e3:.0f}"),
     ]
-    if has("jax grad"):
-        columns += [
-            ("jax jit primal µs", lambda r: us(r["jax primal"])),
-            ("jax jit grad µs", lambda r: us(r["jax grad"])),
-            ("jax grad/primal", lambda r: f"{r['jax grad'] / r['jax primal']:.1f}×"),
-            ("jax jit grad / native grad", lambda r: f"{r['jax grad'] / r['native grad']:.1f}×"),
-        ]
-    if has("autograd grad"):
-        columns += [("autograd grad µs", lambda r: us(r["autograd grad"]))]
-    columns += [("native first call ms", lambda r: ms(r["native first"])),
-                ("python first call ms", lambda r: ms(r["python first"]))]
-    if has("jax first"):
-        columns += [("jax first call ms", lambda r: ms(r["jax first"]))]
     lines = ["| " + " | ".join(name for name, _ in columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(cell(r) for _, cell in columns) + " |" for r in rows]
     return lines

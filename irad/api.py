@@ -2,9 +2,9 @@
 
 Each transformation lowers the function for the example arguments' types,
 runs `irad-differentiate`, `irad-lower-tape` and `irad-optimize`, and compiles
-the result with the chosen backend ("python" by default, or "native"). Compiled code is cached
+the result with the chosen backend ("python" by default, "native" or "iree"). Compiled code is cached
 per function, argument signature (the arguments' pytree structure and their
-leaves' types: irad/arguments.py), backend and rule-table version, so a rule
+leaves' types: irad/arguments.py), backend (and IREE target) and rule-table version, so a rule
 edit forces a recompile, and per dtype and shape of the global arrays the
 function reads: those are hidden arguments, read at each call and passed
 after the function's own (irad/frontend/globals.py). Results come back in the
@@ -13,6 +13,7 @@ structure the function returns (a dict for a dict, ...).
 
 from __future__ import annotations
 
+import inspect
 import numbers
 from collections.abc import Callable, Sequence
 
@@ -28,10 +29,10 @@ from irad.arguments import (
     normalise_argnums,
     ranges,
 )
-from irad.backends import check_backend, compile_for
-from irad.compiled import Compiled, cached, run_compiled, variant
+from irad.backends import Backend, check_backend, compile_for
+from irad.compiled import Compiled, cached, current, run_compiled, run_deeper, variant
 from irad.frontend.globals import HiddenGlobals
-from irad.frontend.pytrees import Node, Tree, leaf_types, tuple_tree, unflatten
+from irad.frontend.pytrees import INT64, SCALARS, Node, Tree, leaf_types, tuple_tree, unflatten
 from irad.ir.types import is_differentiable, is_tensor
 from irad.pipeline import gradient_module, jvp_module, lowered, vjp_module
 from irad.rules import default_table
@@ -46,11 +47,14 @@ def lower(f: Callable, *example_args, **example_kwargs) -> ModuleOp:
 
 
 # ---- grad / value_and_grad ------------------------------------------------------
+_NDARRAY = np.ndarray
+
+
 class _GradFunction:
     """The callable returned by grad / value_and_grad."""
 
     def __init__(
-        self, f: Callable, argnums, with_value: bool, checkpoint: bool = False, backend: str = "python",
+        self, f: Callable, argnums, with_value: bool, checkpoint: bool = False, backend: Backend | str = "python",
         has_aux: bool = False,
     ):
         self.f = f
@@ -65,12 +69,25 @@ class _GradFunction:
         # The signature (the arguments' trees and leaf types) determines the IR,
         # so this key finds compiled code (its variants, by global arrays) without lowering.
         self._by_signature: dict[tuple, list[Compiled]] = {}
+        # The per-call fast path: for arguments that are all plain numbers and
+        # arrays, their Python types (an array's dtype and shape) determine the
+        # signature, so this cheaper key finds the same variants without flattening.
+        self._by_python_types: dict[tuple, list[Compiled]] = {}
+        self._table = default_table()  # one table for the process; edits bump its version
+        code = getattr(f, "__code__", None)
+        plain = code is not None and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+        self._arity = code.co_argcount if plain else -1  # called with exactly these: no binding
 
     def _compiled(self, signature: Node) -> tuple[Compiled, tuple]:
         """The compiled gradient for these arguments, and the hidden arrays' values."""
-        key = (signature, default_table().version)
-        variants = self._by_signature.setdefault(key, [])
+        variants = self._variants(signature)
+        found = current(variants) if variants else None  # the common case: compiled, no closure made
+        if found is not None:
+            return found
         return variant(variants, lambda: self._compile(signature)[0])
+
+    def _variants(self, signature: Node) -> list[Compiled]:
+        return self._by_signature.setdefault((signature, self._table.version), [])
 
     def _compile(self, signature: Node) -> tuple[Compiled, tuple]:
         nums = normalise_argnums(self.f, self.argnums, signature)
@@ -86,7 +103,8 @@ class _GradFunction:
 
     def _module(self, signature: Node, nums, inline: bool):
         return gradient_module(
-            self.f, signature, nums, self.with_value, self.checkpoint, inline, self.has_aux, self.single
+            self.f, signature, nums, self.with_value, self.checkpoint, inline, self.has_aux, self.single,
+            tape=self.backend.tape_form,
         )
 
     def _irad_module(self, signature: Node) -> tuple[ModuleOp, str, HiddenGlobals, Tree]:
@@ -100,15 +118,48 @@ class _GradFunction:
         return self._compiled(arguments(self.f, args, kwargs)[1])[0].module
 
     def __call__(self, *args, **kwargs):
+        # The per-call path for plain arguments (floats, ints, bools, arrays,
+        # passed positionally): one Python frame before the compiled code.
+        key = None
+        if not kwargs and len(args) == self._arity:
+            key = []
+            for a in args:
+                cls = type(a)
+                if cls is _NDARRAY:
+                    key.append((_NDARRAY, a.dtype, a.shape))
+                elif cls in SCALARS and (cls is not int or INT64[0] <= a < INT64[1]):
+                    key.append(cls)
+                else:  # a pytree, or a value the flattening path explains
+                    key = None
+                    break
+            if key is not None:
+                key = (tuple(key), self._table.version)
+                variants = self._by_python_types.get(key)
+                if variants and len(variants) == 1 and not variants[0].hidden.globals:
+                    compiled = variants[0]
+                    try:
+                        results = compiled.run(*args)
+                    except RecursionError:
+                        results = run_deeper(compiled.run, args)
+                    return unflatten(compiled.results, iter(results))
+        # Otherwise (pytrees, keyword arguments, global arrays to read, not compiled yet):
         leaves, signature = arguments(self.f, args, kwargs)
+        if key is not None:
+            self._by_python_types[key] = self._variants(signature)
         compiled, hidden = self._compiled(signature)
         results = run_compiled(compiled.run, (*leaves, *hidden))
         return unflatten(compiled.results, iter(results))
 
 
 def grad(
-    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, checkpoint: bool = False,
+    f: Callable,
+    argnums: int | Sequence[int] = 0,
+    *,
+    has_aux: bool = False,
+    checkpoint: bool = False,
     backend: str = "python",
+    iree_target: str | None = None,
+    iree_device: str | None = None,
 ) -> _GradFunction:
     """The gradient of `f` (which returns one float) with respect to `argnums`.
 
@@ -120,19 +171,29 @@ def grad(
     `checkpoint=True` makes loops store only each iteration's inputs and
     recompute the body in the reverse sweep (less memory, more time; see
     docs/control-flow.md). `backend="native"` runs machine code compiled by
-    upstream MLIR 22 and llvmlite (see docs/backends.md). Global arrays `f`
+    upstream MLIR 22 and llvmlite, `backend="iree"` code compiled by IREE for
+    `iree_target` ("llvm-cpu" by default, or "cuda", "rocm", "vulkan-spirv")
+    run on `iree_device` (see docs/backends.md). Global arrays `f`
     reads are read at each call and never differentiated (see
     docs/python-subset.md).
     """
+    backend = check_backend(backend, iree_target, iree_device)
     return _GradFunction(f, argnums, False, checkpoint, backend, has_aux)
 
 
 def value_and_grad(
-    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, checkpoint: bool = False,
+    f: Callable,
+    argnums: int | Sequence[int] = 0,
+    *,
+    has_aux: bool = False,
+    checkpoint: bool = False,
     backend: str = "python",
+    iree_target: str | None = None,
+    iree_device: str | None = None,
 ) -> _GradFunction:
     """Like `grad`, returning `(f(*args), gradient)`; with has_aux,
     `((value, aux), gradient)`."""
+    backend = check_backend(backend, iree_target, iree_device)
     return _GradFunction(f, argnums, True, checkpoint, backend, has_aux)
 
 
@@ -141,7 +202,10 @@ grad._irad_transform = value_and_grad._irad_transform = True
 
 
 # ---- vjp --------------------------------------------------------------------------
-def vjp(f: Callable, *primals, has_aux: bool = False, backend: str = "python"):
+def vjp(
+    f: Callable, *primals, has_aux: bool = False, backend: str = "python", iree_target: str | None = None,
+    iree_device: str | None = None,
+):
     """`(out, pullback)`: `pullback(cotangent)` returns a tuple with one
     cotangent per primal, each of that primal's structure.
 
@@ -149,9 +213,9 @@ def vjp(f: Callable, *primals, has_aux: bool = False, backend: str = "python"):
     of them); its entries for int or bool outputs are ignored. Int and bool
     primals (or leaves) get None. With `has_aux=True`, f returns `(out, aux)`
     and vjp returns `(out, pullback, aux)`; aux is not differentiated.
-    `backend` is "python" or "native", as for `grad`.
+    `backend` (and the IREE options) as for `grad`.
     """
-    check_backend(backend)
+    backend = check_backend(backend, iree_target, iree_device)
     leaves, signature = arguments(f, primals)
     types = leaf_types(signature)
     compiled, hidden = vjp_compiled(f, signature, has_aux, backend)
@@ -183,7 +247,7 @@ def vjp_compiled(f: Callable, signature: Node, has_aux: bool, backend: str) -> t
     values. Its results: the tree of f's results, or (out, aux)."""
 
     def build() -> Compiled:
-        module, augmented, pullback, out_tree, hidden, aux_tree = vjp_module(f, signature, has_aux)
+        module, augmented, pullback, out_tree, hidden, aux_tree = vjp_module(f, signature, has_aux, backend.tape_form)
         compiled = compile_for(module, backend)
         pair = (compiled.function(augmented), compiled.function(pullback))
         results = tuple_tree([out_tree, aux_tree]) if has_aux else out_tree
@@ -197,16 +261,25 @@ def _zero(t):
 
 
 # ---- jvp --------------------------------------------------------------------------
-def jvp(f: Callable, primals: Sequence, tangents: Sequence, argnums=None, *, backend: str = "python"):
+def jvp(
+    f: Callable,
+    primals: Sequence,
+    tangents: Sequence,
+    argnums=None,
+    *,
+    backend: str = "python",
+    iree_target: str | None = None,
+    iree_device: str | None = None,
+):
     """`(f(*primals), tangent_out)`: forward mode along `tangents`.
 
     Without `argnums`, `tangents` has one entry per primal, of its structure
     (None at int and bool leaves, or for a primal without float leaves). With
     `argnums`, one tangent per entry of `argnums`. `tangent_out` has the
-    structure of the output, with None for int or bool results. `backend` is
-    "python" or "native", as for `grad`.
+    structure of the output, with None for int or bool results. `backend`
+    (and the IREE options) as for `grad`.
     """
-    check_backend(backend)
+    backend = check_backend(backend, iree_target, iree_device)
     for what, given_values in (("primals", primals), ("tangents", tangents)):
         if not isinstance(given_values, (tuple, list)):
             raise error_at(

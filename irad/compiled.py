@@ -76,7 +76,12 @@ def run_compiled(fn: Callable, args: Sequence):
     try:
         return fn(*args)
     except RecursionError:
-        pass
+        return run_deeper(fn, args)
+
+
+def run_deeper(fn: Callable, args: Sequence):
+    """`run_compiled` after `fn(*args)` raised RecursionError: again, with a
+    higher recursion limit."""
     with deep_recursion():
         try:
             return fn(*args)

@@ -47,7 +47,7 @@ from irad.errors import IradError
 from irad.frontend.pytrees import leaf_types
 from irad.ir.tensor import dense_attr
 
-KINDS = ("grad", "value_and_grad", "vjp")
+KINDS = ("grad", "value_and_grad", "vjp", "iree")
 
 
 def export(
@@ -57,7 +57,8 @@ def export(
     kind: str = "grad",
     argnums: int | Sequence[int] = 0,
     main: bool = False,
-) -> str:
+    target: str = "llvm-cpu",
+) -> str | bytes:
     """The MLIR text of `f` differentiated for the example `args`; also written
     to `path` when given.
 
@@ -66,6 +67,10 @@ def export(
     order. kind="vjp": the public augmented primal and pullback, as `irad.vjp`
     runs them. `main=True` (grad kinds) adds `@main()` printing the results at
     `args`, for `mlir-runner`.
+
+    kind="iree": the gradient (`@<f>.grad`, as for kind="grad") compiled by
+    IREE for `target`, as the bytes of an IREE module (`.vmfb`) that IREE's
+    `iree-run-module --function=<f>.grad` runs.
     """
     if kind not in KINDS:
         raise error_at(f, f"export kind {kind!r} is not one of {', '.join(KINDS)}")
@@ -74,6 +79,8 @@ def export(
         if main:
             raise error_at(f, "main=True prints a gradient; use kind='grad' or 'value_and_grad' with it")
         module, _, _, _, hidden, _ = vjp_module(f, signature)
+    elif kind == "iree":
+        return _export_vmfb(f, signature, argnums, path, target)
     else:
         nums = normalise_argnums(f, argnums, signature)
         module, entry, hidden, _ = gradient_module(
@@ -96,6 +103,24 @@ def export(
         with open(path, "w") as out:
             out.write(text)
     return text
+
+
+def _export_vmfb(f, signature, argnums, path, target: str) -> bytes:
+    from irad.backends import iree
+
+    target, _ = iree.options(target, None)
+    nums = normalise_argnums(f, argnums, signature)
+    module, _, hidden, _ = gradient_module(
+        f, signature, nums, False, single=isinstance(argnums, int), tape="tensor"
+    )
+    if hidden.globals:
+        raise error_at(f, "export(kind='iree') of a function that reads global arrays is not supported\n"
+                          "  hint: pass the arrays as arguments")
+    data = iree.compile_to_vmfb(module, target)
+    if path is not None:
+        with open(path, "wb") as out:
+            out.write(data)
+    return data
 
 
 def _constant(value, t) -> arith.ConstantOp:

@@ -2,7 +2,7 @@
 
     gradient:  irad-differentiate{checkpoint=... inline=... hoist=true},irad-lower-tape,irad-optimize{max-depth=...},irad-symbol-dce
     reversed:  irad-lower-tape,irad-optimize{max-depth=...},irad-symbol-dce
-    jvp:       irad-jvp,irad-optimize,irad-symbol-dce
+    jvp:       irad-lower-tape,irad-jvp,irad-optimize,irad-symbol-dce
     optimise:  irad-optimize{max-depth=...},irad-symbol-dce
 
 The API, the Jacobians and `irad.export` run them; `irad-opt` and stock
@@ -11,7 +11,10 @@ pass (`Differentiator.reverse`, for vjp and jacrev). Whatever differentiates in
 reverse mode lowers the tape ops to memref code (irad-lower-tape) before the
 optimiser and the backends see them. A module built to be differentiated again
 is not inlined (max-depth=0, inline=false): its calls, to rule targets above
-all, must meet the rule table again. Otherwise irad-differentiate inlines the
+all, must meet the rule table again; and its tape ops stay (no
+irad-lower-tape): reverse mode follows them with shadow tapes, and the
+pipeline that differentiates it lowers them. Forward mode follows the memref
+code, so `jvp` lowers them first. Otherwise irad-differentiate inlines the
 callees it differentiates before it reverses them (linear compile time in the
 depth of a call tree; the optimiser would inline their generated functions
 anyway).
@@ -75,17 +78,21 @@ def _joined(*specs: str) -> str:
     return ",".join(s for s in specs if s)
 
 
-def reversed_spec(inline: bool = True) -> str:
-    return _joined("irad-lower-tape", optimise_spec(inline))
+def reversed_spec(inline: bool = True, tape: str = "memref") -> str:
+    """`tape`: the form irad-lower-tape gives the tape, "memref" or "tensor"
+    (the backend's `tape_form`). Without inlining (a gradient to be
+    differentiated again) the tape ops stay: the outer pipeline lowers them."""
+    lower_tape = "irad-lower-tape" if tape == "memref" else f"irad-lower-tape{{form={tape}}}"
+    return _joined(lower_tape if inline else "", optimise_spec(inline))
 
 
-def gradient_spec(checkpoint: bool = False, inline: bool = True) -> str:
+def gradient_spec(checkpoint: bool = False, inline: bool = True, tape: str = "memref") -> str:
     options = f"checkpoint={str(checkpoint).lower()} inline={str(inline).lower()} hoist=true"
-    return _joined(f"irad-differentiate{{{options}}}", reversed_spec(inline))
+    return _joined(f"irad-differentiate{{{options}}}", reversed_spec(inline, tape))
 
 
 def jvp_spec(inline: bool = True) -> str:
-    return _joined("irad-jvp", optimise_spec(inline))
+    return _joined("irad-lower-tape,irad-jvp", optimise_spec(inline))
 
 
 def _after_pass(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:
@@ -217,8 +224,8 @@ def reverse_sweeps(
     checkpoint: bool = False,
 ) -> tuple[list[SSAValue], list[list[SSAValue]]]:
     """Call @name's augmented primal on `block`'s arguments, then its pullback
-    once per entry of `seeds` (one number per float result: 1.0 or 0.0, a
-    splat for an array). Returns @name's results and, per sweep, the
+    once per entry of `seeds` (one cotangent per float result: a number, 1.0
+    or 0.0, splat for an array, or a value of the block). Returns @name's results and, per sweep, the
     cotangents of the `active` arguments (in order)."""
     primal = function_named(module, name)
     outputs = list(primal.function_type.outputs.data)
@@ -231,9 +238,14 @@ def reverse_sweeps(
     sweeps = []
     float_outputs = [t for t in outputs if is_differentiable(t)]
     for seed in seeds:
-        constants = [float_constant(s, t) for s, t in zip(seed, float_outputs, strict=True)]
-        block.add_ops(constants)
-        pullback = func.CallOp(generated.pullback, [*residuals, *(c.result for c in constants)], grad_types)
+        cotangents = []
+        for s, t in zip(seed, float_outputs, strict=True):
+            if not isinstance(s, SSAValue):
+                constant = float_constant(s, t)
+                block.add_op(constant)
+                s = constant.result
+            cotangents.append(s)
+        pullback = func.CallOp(generated.pullback, [*residuals, *cotangents], grad_types)
         block.add_op(pullback)
         sweeps.append(list(pullback.results))
     for tape in (r for r in residuals if r.type == TAPE):
@@ -250,6 +262,7 @@ def gradient_module(
     inline: bool = True,
     has_aux: bool = False,
     single: bool = True,
+    tape: str = "memref",
 ) -> tuple[ModuleOp, str, HiddenGlobals, Tree]:
     """The differentiated, optimised module, the name of its entry function,
     the global arrays it takes after f's arguments and the tree of its results.
@@ -260,6 +273,7 @@ def gradient_module(
     values, in the order of the tree: `grads, aux` for grad and
     `(value, aux), grads` for value_and_grad. Without has_aux it holds the
     request op that irad-differentiate replaces (which takes increasing indices).
+    `tape` is the tape's form (reversed_spec).
     """
     signature = as_signature(signature)
     module, name, hidden, results = lowered(f, signature)
@@ -287,7 +301,7 @@ def gradient_module(
         tree = tuple_tree([tuple_tree([out_type, aux_tree]), grads_tree]) if with_value else tuple_tree([grads_tree, aux_tree])
         block.add_op(func.ReturnOp(*returned))
         add_entry(module, primal, entry_name, block, [v.type for v in returned])
-        run(module, reversed_spec(inline))
+        run(module, reversed_spec(inline, tape))
         return module, entry_name, hidden, tree
     ordered = sorted(wrt)
     values = [out_type] if with_value else []
@@ -297,7 +311,7 @@ def gradient_module(
     grads = {i: r for i, r in zip(ordered, request.results[len(values) :])}
     block.add_op(func.ReturnOp(*request.results[: len(values)], *(grads[i] for i in wrt)))
     add_entry(module, primal, entry_name, block, values + grad_types)
-    run(module, gradient_spec(checkpoint, inline))
+    run(module, gradient_spec(checkpoint, inline, tape))
     tree = tuple_tree([out_type, grads_tree]) if with_value else grads_tree
     return module, entry_name, hidden, tree
 
@@ -315,7 +329,7 @@ def _pair(f, results: Tree) -> tuple[Tree, Tree]:
 
 
 def vjp_module(
-    f: Callable, signature: Node, has_aux: bool = False
+    f: Callable, signature: Node, has_aux: bool = False, tape: str = "memref"
 ) -> tuple[ModuleOp, str, str, Tree, HiddenGlobals, Tree | None]:
     """The module with the public augmented primal and pullback of `f`, the
     tree of f's (differentiated) results, the global arrays the augmented
@@ -334,7 +348,7 @@ def vjp_module(
         if isinstance(op, func.FuncOp):
             public = op.sym_name.data in (generated.augmented, generated.pullback)
             op.sym_visibility = None if public else StringAttr("private")
-    run(module, reversed_spec())
+    run(module, reversed_spec(tape=tape))
     return module, generated.augmented, generated.pullback, out_tree, hidden, aux_tree
 
 

@@ -23,7 +23,7 @@ from irad.ir.types import is_differentiable
 from irad.passes.decisions import CallDecision
 from irad.passes.differentiate import Differentiator
 from irad.passes.forward import ForwardDifferentiator
-from irad.pipeline import gradient_module, lowered
+from irad.pipeline import gradient_module, lowered, run
 from irad.rules import RuleTable, default_table
 
 MODES = ("reverse", "forward")
@@ -109,7 +109,8 @@ def _decisions(module, name: str, active: tuple[bool, ...], mode: str, table: Ru
     if mode == "reverse":
         differentiator = Differentiator(module, table)
         differentiator.reverse(name, active)
-    else:
+    else:  # forward mode follows a tape as memref code, as the jvp pipeline does
+        run(module, "irad-lower-tape")
         differentiator = ForwardDifferentiator(module, table)
         differentiator.jvp(name, active)
     return tuple(differentiator.decisions)

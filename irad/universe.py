@@ -37,7 +37,31 @@ def _arith_dialect() -> Dialect:
     return ARITH
 
 
+def _report_irad_errors_cleanly() -> None:
+    """Stock xdsl-opt re-raises a DiagnosticException (which IradError is) unless
+    --verify-diagnostics is given, so Python would print a traceback for a user
+    error. Once an irad pass is loaded into the tool, an uncaught IradError is
+    printed as irad-opt prints it (where, what, hint) and the exit status stays 1."""
+    import sys
+
+    from irad.errors import IradError
+
+    previous = sys.excepthook
+    if getattr(previous, "_irad_clean", False):
+        return
+
+    def hook(kind, error, traceback):
+        if isinstance(error, IradError):
+            print(f"{error}", file=sys.stderr)
+            return
+        previous(kind, error, traceback)
+
+    hook._irad_clean = True
+    sys.excepthook = hook
+
+
 def _differentiate_pass() -> type[ModulePass]:
+    _report_irad_errors_cleanly()
     import irad.frontend  # noqa: F401  (adds the built-in Python-written rules to the table)
     from irad.passes.differentiate import DifferentiatePass
 
@@ -45,6 +69,7 @@ def _differentiate_pass() -> type[ModulePass]:
 
 
 def _jvp_pass() -> type[ModulePass]:
+    _report_irad_errors_cleanly()
     import irad.frontend  # noqa: F401  (adds the built-in Python-written rules to the table)
     from irad.passes.forward import JvpPass
 
@@ -58,6 +83,7 @@ def _lower_tape_pass() -> type[ModulePass]:
 
 
 def _for_mlir_opt_pass() -> type[ModulePass]:
+    _report_irad_errors_cleanly()
     import irad.frontend  # noqa: F401  (adds the built-in Python-written rules to the table)
     from irad.passes.for_mlir_opt import ForMlirOptPass
 

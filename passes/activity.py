@@ -2,7 +2,10 @@
 
 A value is active when it is a float that both *varies* (depends on an active
 argument through differentiable ops) and is *useful* (a returned float depends
-on it through differentiable ops). Integers and booleans are never active, and
+on it through differentiable ops). A tape (reverse mode's own records, met when
+generated code is differentiated again) is active when it records an active
+value: its cotangent is a shadow tape (passes/derivatives/tape.py). Integers
+and booleans are never active, and
 neither are results of piecewise-constant ops (floor, comparisons, ...), so no
 cotangent code is emitted for them, and a call whose results only feed a
 comparison is not differentiated at all.
@@ -16,8 +19,14 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
+from irad.ir.dialect import TAPE
 from irad.ir.types import is_differentiable
 from irad.passes.derivatives import is_non_differentiable, refused_reason
+
+
+def carries_cotangent(t) -> bool:
+    """Floats, float tensors, and tapes (whose cotangents are shadow tapes)."""
+    return is_differentiable(t) or t == TAPE
 
 
 def active_values(
@@ -28,7 +37,7 @@ def active_values(
     varied = _active_arguments(fn, active_args)
     _propagate(fn.body.block, varied, constant)
     body = fn.body.block
-    useful = {v for v in body.last_op.operands if is_differentiable(v.type)}
+    useful = {v for v in body.last_op.operands if carries_cotangent(v.type)}
     _propagate_back(body, useful, constant)
     return varied & useful
 
@@ -37,7 +46,7 @@ def _active_arguments(fn: func.FuncOp, active_args: Sequence[bool]) -> set[SSAVa
     return {
         arg
         for arg, is_active in zip(fn.body.block.args, active_args)
-        if is_active and is_differentiable(arg.type)
+        if is_active and carries_cotangent(arg.type)
     }
 
 
@@ -48,14 +57,14 @@ def varied_memory(
     memref.store of it, or a call taking it and returning a memref), if any.
 
     Reverse mode does not follow derivatives through memory, so such code
-    (generated code's tape, differentiated again) must be refused, not given a
-    silently wrong zero."""
+    (generated code's tape once lowered, differentiated again) must be refused,
+    not given a silently wrong zero. Tapes are followed (passes/derivatives/tape.py)."""
     varied = _active_arguments(fn, active_args)
     _propagate(fn.body.block, varied, constant)
     for op in fn.walk():
         if op.name == "memref.store" and op.operands[0] in varied:
             return op
-        if any(isinstance(r.type, MemRefType) for r in op.results) and any(
+        if any(isinstance(r.type, MemRefType) and r.type != TAPE for r in op.results) and any(
             o in varied for o in op.operands
         ):
             return op
@@ -123,7 +132,9 @@ def _propagate_back(block: Block, useful: set[SSAValue], constant: Set[Operation
         if not any(r in useful for r in op.results):
             continue
         if isinstance(op, (scf.ForOp, scf.WhileOp)):
-            propagate_loop(op, useful, lambda b, v: _propagate_back(b, v, constant), forward=False)
+            propagate_loop(
+                op, useful, lambda b, v: _propagate_back(b, v, constant), carries_cotangent, forward=False
+            )
             continue
         if isinstance(op, scf.IfOp):
             for region in op.regions:
@@ -131,7 +142,7 @@ def _propagate_back(block: Block, useful: set[SSAValue], constant: Set[Operation
                 useful.update(y for y, r in zip(yielded, op.results) if r in useful)
                 _propagate_back(region.block, useful, constant)
             continue
-        useful.update(o for o in op.operands if is_differentiable(o.type))
+        useful.update(o for o in op.operands if carries_cotangent(o.type))
 
 
 def _propagate(block: Block, active: set[SSAValue], constant: Set[Operation]) -> None:
@@ -139,20 +150,20 @@ def _propagate(block: Block, active: set[SSAValue], constant: Set[Operation]) ->
         if is_non_differentiable(op) or op in constant:
             continue
         if isinstance(op, (scf.ForOp, scf.WhileOp)):
-            propagate_loop(op, active, lambda b, v: _propagate(b, v, constant), forward=True)
+            propagate_loop(op, active, lambda b, v: _propagate(b, v, constant), carries_cotangent, forward=True)
             continue
         if isinstance(op, scf.IfOp):
             for region in op.regions:
                 _propagate(region.block, active, constant)
             yields = [r.block.last_op for r in op.regions]
             for i, result in enumerate(op.results):
-                if is_differentiable(result.type) and any(
+                if carries_cotangent(result.type) and any(
                     y.operands[i] in active for y in yields
                 ):
                     active.add(result)
             continue
         if any(operand in active for operand in op.operands):
-            active.update(r for r in op.results if is_differentiable(r.type))
+            active.update(r for r in op.results if carries_cotangent(r.type))
 
 
 def inside(anchor: Operation | None, region_op: Operation) -> bool:

@@ -145,9 +145,34 @@ class Differentiator:
 
     # ---- entry points ------------------------------------------------------
     def rewrite_requests(self) -> None:
+        """Rewrite every request, the innermost first: a request whose callee
+        reaches another request (a gradient of a gradient) waits for that one,
+        so it differentiates generated code."""
         requests = [op for op in self.module.walk() if isinstance(op, (DerivativeRequestOp, VjpOp))]
-        for op in requests:
-            self.rewrite_request(op)
+        while requests:
+            pending = set(requests)
+            ready = [op for op in requests if not any(r in pending for r in self._requests_below(op))]
+            for op in ready or requests[:1]:  # a cycle of requests: as written
+                self.rewrite_request(op)
+                requests.remove(op)
+
+    def _requests_below(self, op: Operation) -> list[Operation]:
+        """The request ops in the functions `op`'s callee reaches through calls
+        and requests."""
+        seen: set[str] = set()
+        todo = [op.callee.root_reference.data]
+        found = []
+        while todo:
+            name = todo.pop()
+            if name in seen or name not in self.functions:
+                continue
+            seen.add(name)
+            for inner in self.functions[name].walk():
+                if isinstance(inner, (DerivativeRequestOp, VjpOp)):
+                    found.append(inner)
+                if isinstance(inner, (func.CallOp, DerivativeRequestOp, VjpOp)):
+                    todo.append(inner.callee.root_reference.data)
+        return found
 
     def reverse(self, name: str, active: tuple[bool, ...]) -> Generated:
         """Generate (or reuse) the augmented primal and pullback of @name."""

@@ -301,12 +301,17 @@ def reverse_loop(b, op: Operation, cotangents, adj) -> None:
     sums = rbody.args[2 + len(slots) :]
     b.open_scope(op, rbody)
     b.block = rbody
-    local: dict[SSAValue, SSAValue] = {}
+    # The shadow of a tape the body reads goes round the loop, updated in
+    # place; a float's cotangent is summed from zero.
+    local: dict[SSAValue, SSAValue] = {f: s for s, f in zip(sums, free) if f.type == TAPE}
     for j, ct in zip(slots, cts):
         b.accumulate(local, yields[j], ct)
     b.reverse_block(body, local)
     new_cts = [b.cotangent_or_zero(local, args[j]) for j in slots]
-    new_sums = [b.add(s, local[f]) if f in local else s for s, f in zip(sums, free)]
+    new_sums = [
+        local[f] if f.type == TAPE else b.add(s, local[f]) if f in local else s
+        for s, f in zip(sums, free)
+    ]
     scope = b.close_scope(op)
     fixed = not _writes_records_inside(op, b.plan)
     end = rbody.args[1]
@@ -328,12 +333,15 @@ def reverse_loop(b, op: Operation, cotangents, adj) -> None:
             (start,) = loads_for_args(rbody, args, b.tape, end, leading=[INDEX])
     rbody.add_op(scf.YieldOp(start, *new_cts, *new_sums))
     b.block = outer
-    zeros = [b.zero(f.type) for f in free]
+    zeros = [b.shadow(adj, f) if f.type == TAPE else b.zero(f.type) for f in free]
     results = b.op_results(scf.ForOp(lower, trips, one, [last, *seeds, *zeros], Region(rbody)))
     for j, ct in zip(slots, results[1 : 1 + len(slots)]):
         b.accumulate(adj, inits[j], ct)
     for f, ct in zip(free, results[1 + len(slots) :]):
-        b.accumulate(adj, f, ct)
+        if f.type == TAPE:
+            adj[f] = ct  # the shadow it took in, updated
+        else:
+            b.accumulate(adj, f, ct)
 
 
 # ---- checkpointing: recompute a body instead of recording its residuals ----------
@@ -440,11 +448,19 @@ def records_nothing(op: Operation, plan, keys) -> bool:
     return not keys and not _writes_records_inside(op, plan)
 
 
+def _touches_a_tape(op: Operation) -> bool:
+    """Does the loop carry or use a tape (generated code, differentiated again)?"""
+    return any(
+        v.type == TAPE for inner in op.walk() for v in (*inner.operands, *inner.results)
+    )
+
+
 def recomputes(op: Operation, plan) -> bool:
     """Is this loop checkpointed? Only when asked for, and only loops whose body
-    writes no records of its own (nested reversed loops, tape-threading calls):
-    those keep recording, since replaying them would have to rewrite the tape."""
-    return plan.checkpoint and not _writes_records_inside(op, plan)
+    writes no records of its own (nested reversed loops, tape-threading calls)
+    and touches no tape of a gradient being differentiated again: those keep
+    recording, since replaying them would have to rewrite a tape."""
+    return plan.checkpoint and not _writes_records_inside(op, plan) and not _touches_a_tape(op)
 
 
 def replay_inputs(op: Operation) -> list[SSAValue]:

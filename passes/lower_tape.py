@@ -21,16 +21,35 @@ both backends run and mlir-opt 22 parses and lowers:
 * a reserve grows the tape as a push would, for `slots` slots after its position;
 * a read loads the record that ends at its position, field by field;
 * a free is a `memref.dealloc`.
+
+With `form=tensor` (for IREE, which compiles tensor programs and owns their
+memory), the same records live in a `tensor<?xf64>` value instead
+(TensorTape): a store is a `tensor.insert` or `tensor.insert_slice` yielding
+the next tape, a load a `tensor.extract` or `extract_slice`, growth a
+`tensor.empty` with the old slots inserted, and a free disappears. A
+reserve before a loop of known trip count (passes/loops.py) sizes the tape
+once for all its iterations, so the loop's pushes never grow it. Every value
+of the tape type (arguments, results, loop-carried values) becomes
+`tensor<?xf64>`.
+
+The shadow ops (reverse over reverse) lower the same way on a shadow's buffer,
+which starts zeroed and grows zero-filled: `irad.shadow_add` loads each float
+field of a record, adds the cotangent and stores it back; `irad.shadow_read`
+loads a record's float fields, or zeros when the shadow never grew that far
+(no cotangent was ever added to it: records do not overlap); `irad.shadow_merge`
+adds one shadow into another slot by slot.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, bufferization, memref, scf
+from xdsl.dialects import arith, bufferization, func, memref, scf, tensor
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    FunctionType,
     Float32Type,
     Float64Type,
     FloatAttr,
@@ -42,21 +61,26 @@ from xdsl.dialects.builtin import (
     f64,
     i64,
 )
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
+    PatternRewriteWalker,
     RewritePattern,
-    op_type_rewrite_pattern,
+    TypeConversionPattern,
 )
 from xdsl.rewriter import InsertPoint
 
 from irad.ir import tensor as T
 from irad.ir.builder import IRBuilder
+from irad.ir.constants import zero_constant
 from irad.ir.dialect import (
     TAPE,
     TAPE_COPY,
+    ShadowAddOp,
+    ShadowCreateOp,
+    ShadowMergeOp,
+    ShadowReadOp,
     TapeCreateOp,
     TapeFreeOp,
     TapePushOp,
@@ -64,8 +88,13 @@ from irad.ir.dialect import (
     TapeReserveOp,
     record_slots,
 )
+from irad.ir.types import is_differentiable
+from irad.errors import DifferentiationError
+from irad.ir.locations import location
 
 INDEX = IndexType()
+# The tape's type in tensor form.
+TENSOR_TAPE = TensorType(f64, [DYNAMIC_INDEX])
 # Initial capacity of a tape, in f64 slots.
 INITIAL_CAPACITY = 64
 
@@ -74,38 +103,18 @@ def _slots(t: Attribute) -> int:
     return record_slots([t])
 
 
-def _tape_view(c: IRBuilder, tape: SSAValue, at: SSAValue, n: int) -> SSAValue:
-    view_type = memref.SubviewOp.infer_result_type(TAPE, [at], [n], [1])
-    return c.value(memref.SubviewOp.get(tape, [at], [n], [1], view_type))
-
-
-def _push_tensor(c: IRBuilder, tape: SSAValue, at: SSAValue, v: SSAValue) -> None:
+def _flat_f64(c: IRBuilder, v: SSAValue) -> SSAValue:
+    """A tensor record as the 1-d f64 tensor of its slots."""
     t = v.type
     if not isinstance(t.element_type, Float64Type):
         v = T.to_float(c, v, f64) if isinstance(t.element_type, IntegerType) else (
             c.value(arith.ExtFOp(v, TensorType(f64, t.get_shape())))
         )
-    n = _slots(t)
-    flat = T.reshape(c, v, [n])
-    # Into a buffer of its own, then onto the tape. Not to_buffer + copy:
-    # bufferization does not see a to_buffer's memref used later and may reuse
-    # its buffer meanwhile (two pushes of one value, CSE'd into one to_buffer,
-    # stored another op's result). The buffer is freed by MLIR's deallocation
-    # pipeline (natively) or by the garbage collector (Python backend).
-    buffer = c.value(memref.AllocOp.get(f64, shape=[n]))
-    c.insert(bufferization.MaterializeInDestinationOp(
-        operands=[flat, buffer],
-        properties={"restrict": UnitAttr(), "writable": UnitAttr()},
-        result_types=[[]],
-    ))
-    c.insert(memref.CopyOp(buffer, _tape_view(c, tape, at, n)))
+    return T.reshape(c, v, [_slots(t)])
 
 
-def _load_tensor(c: IRBuilder, tape: SSAValue, at: SSAValue, t: TensorType) -> SSAValue:
-    n = _slots(t)
-    buffer = c.value(memref.AllocOp.get(f64, shape=[n]))  # to_tensor wants an identity layout
-    c.insert(memref.CopyOp(_tape_view(c, tape, at, n), buffer))
-    flat = c.value(bufferization.ToTensorOp(buffer, restrict=True))
+def _unflatten(c: IRBuilder, flat: SSAValue, t: TensorType) -> SSAValue:
+    """The tensor of type `t` that the 1-d f64 slots `flat` hold."""
     raw = T.reshape(c, flat, t.get_shape())
     elem = t.element_type
     if isinstance(elem, Float64Type):
@@ -162,69 +171,274 @@ def _decode(c: IRBuilder, raw: Sequence[SSAValue], t: Attribute) -> SSAValue:
     return as_int
 
 
-def _grown(c: IRBuilder, tape: SSAValue, pos: SSAValue, end: SSAValue) -> SSAValue:
+# ---- where the slots live: a memref (both CPU backends) or a tensor (IREE) -----------
+class MemRefTape:
+    """The tape as a `memref<?xf64>`: stores write it in place, so every
+    operation returns the tape it was given (or the grown copy)."""
+
+    tape_type = TAPE
+
+    def create(self, c: IRBuilder, size: SSAValue) -> SSAValue:
+        return c.value(memref.AllocOp.get(f64, shape=[DYNAMIC_INDEX], dynamic_sizes=[size]))
+
+    def capacity(self, c: IRBuilder, tape: SSAValue) -> SSAValue:
+        return c.value(memref.DimOp(tape, c.index(0)))
+
+    def copy_prefix(self, c: IRBuilder, tape: SSAValue, pos: SSAValue, size: SSAValue) -> SSAValue:
+        bigger = self.create(c, size)
+        copy = Block(arg_types=[INDEX])
+        k = copy.args[0]
+        copy.add_op(load := memref.LoadOp.get(tape, [k]))
+        copy.add_op(memref.StoreOp.get(load.res, bigger, [k]))
+        copy.add_op(scf.YieldOp())
+        copy_loop = c.insert(scf.ForOp(c.index(0), pos, c.index(1), [], Region(copy)))
+        copy_loop.attributes[TAPE_COPY] = UnitAttr()
+        c.insert(memref.DeallocOp.get(tape))
+        return bigger
+
+    def store(self, c: IRBuilder, tape: SSAValue, at: SSAValue, slot: SSAValue) -> SSAValue:
+        c.insert(memref.StoreOp.get(slot, tape, [at]))
+        return tape
+
+    def load(self, c: IRBuilder, tape: SSAValue, at: SSAValue) -> SSAValue:
+        return c.value(memref.LoadOp.get(tape, [at]))
+
+    def _view(self, c: IRBuilder, tape: SSAValue, at: SSAValue, n: int) -> SSAValue:
+        view_type = memref.SubviewOp.infer_result_type(TAPE, [at], [n], [1])
+        return c.value(memref.SubviewOp.get(tape, [at], [n], [1], view_type))
+
+    def store_flat(self, c: IRBuilder, tape: SSAValue, at: SSAValue, flat: SSAValue) -> SSAValue:
+        # Into a buffer of its own, then onto the tape. Not to_buffer + copy:
+        # bufferization does not see a to_buffer's memref used later and may reuse
+        # its buffer meanwhile (two pushes of one value, CSE'd into one to_buffer,
+        # stored another op's result). The buffer is freed by MLIR's deallocation
+        # pipeline (natively) or by the garbage collector (Python backend).
+        n = flat.type.get_shape()[0]
+        buffer = c.value(memref.AllocOp.get(f64, shape=[n]))
+        c.insert(bufferization.MaterializeInDestinationOp(
+            operands=[flat, buffer],
+            properties={"restrict": UnitAttr(), "writable": UnitAttr()},
+            result_types=[[]],
+        ))
+        c.insert(memref.CopyOp(buffer, self._view(c, tape, at, n)))
+        return tape
+
+    def load_flat(self, c: IRBuilder, tape: SSAValue, at: SSAValue, n: int) -> SSAValue:
+        buffer = c.value(memref.AllocOp.get(f64, shape=[n]))  # to_tensor wants an identity layout
+        c.insert(memref.CopyOp(self._view(c, tape, at, n), buffer))
+        return c.value(bufferization.ToTensorOp(buffer, restrict=True))
+
+    def free(self, tape: SSAValue) -> list[Operation]:
+        return [memref.DeallocOp.get(tape)]
+
+    encode = staticmethod(_encode)
+    decode = staticmethod(_decode)
+
+
+class TensorTape:
+    """The tape as a `tensor<?xf64>` value, for compilers that take tensors
+    only (IREE): a store is a `tensor.insert` (or `insert_slice`) that yields
+    the next tape value, a grown tape is a `tensor.empty` with the old slots
+    inserted, and a free is nothing (the compiler owns the memory)."""
+
+    tape_type = TENSOR_TAPE
+
+    def create(self, c: IRBuilder, size: SSAValue) -> SSAValue:
+        return c.value(tensor.EmptyOp([size], TENSOR_TAPE))
+
+    def capacity(self, c: IRBuilder, tape: SSAValue) -> SSAValue:
+        return c.value(tensor.DimOp(tape, c.index(0)))
+
+    def copy_prefix(self, c: IRBuilder, tape: SSAValue, pos: SSAValue, size: SSAValue) -> SSAValue:
+        prefix = c.value(tensor.ExtractSliceOp(tape, [0], [pos], [1], TENSOR_TAPE))
+        return c.value(tensor.InsertSliceOp.get(
+            prefix, self.create(c, size), [DYNAMIC_INDEX], [0], [1], sizes=[pos]
+        ))
+
+    def store(self, c: IRBuilder, tape: SSAValue, at: SSAValue, slot: SSAValue) -> SSAValue:
+        return c.value(tensor.InsertOp(slot, tape, [at]))
+
+    def load(self, c: IRBuilder, tape: SSAValue, at: SSAValue) -> SSAValue:
+        return c.value(tensor.ExtractOp(tape, [at], f64))
+
+    def store_flat(self, c: IRBuilder, tape: SSAValue, at: SSAValue, flat: SSAValue) -> SSAValue:
+        n = flat.type.get_shape()[0]
+        return c.value(tensor.InsertSliceOp.get(flat, tape, [n], offsets=[at]))
+
+    def load_flat(self, c: IRBuilder, tape: SSAValue, at: SSAValue, n: int) -> SSAValue:
+        return c.value(tensor.ExtractSliceOp(tape, [at], [n], [1], TensorType(f64, [n])))
+
+    def free(self, tape: SSAValue) -> list[Operation]:
+        return []
+
+    @staticmethod
+    def encode(c: IRBuilder, v: SSAValue) -> list[SSAValue]:
+        """Integers as the bits of an i64 in an f64 slot (IREE's host code has
+        no f64 -> int conversion); a second slot of an i64 is unused."""
+        t = v.type
+        if isinstance(t, Float64Type | Float32Type):
+            return _encode(c, v)
+        if isinstance(t, IndexType):
+            v = c.value(arith.IndexCastOp(v, i64))
+        elif t.width.data < 64:
+            v = c.value((arith.ExtUIOp if t.width.data == 1 else arith.ExtSIOp)(v, i64))
+        bits = c.value(arith.BitcastOp(v, f64))
+        return [bits] + [c.value(arith.ConstantOp(FloatAttr(0.0, f64)))] * (_slots(t) - 1)
+
+    @staticmethod
+    def decode(c: IRBuilder, raw: Sequence[SSAValue], t: Attribute) -> SSAValue:
+        if isinstance(t, Float64Type | Float32Type):
+            return _decode(c, raw, t)
+        bits = c.value(arith.BitcastOp(raw[0], i64))
+        if isinstance(t, IndexType):
+            return c.value(arith.IndexCastOp(bits, INDEX))
+        return bits if t.width.data == 64 else c.value(arith.TruncIOp(bits, t))
+
+
+STORAGE = {"memref": MemRefTape(), "tensor": TensorTape()}
+SHADOW = STORAGE["memref"]  # shadow tapes (reverse over reverse) run on the CPU backends only
+
+
+def _for_each_slot(c: IRBuilder, lower: SSAValue, upper: SSAValue, body) -> scf.ForOp:
+    """An scf.for over slots [lower, upper) whose body `body(builder, k)` builds."""
+    block = Block(arg_types=[INDEX])
+    body(IRBuilder(block), block.args[0])
+    block.add_op(scf.YieldOp())
+    return c.insert(scf.ForOp(lower, upper, c.index(1), [], Region(block)))
+
+
+def _fill_zeros(c: IRBuilder, buffer: SSAValue, lower: SSAValue, upper: SSAValue) -> None:
+    def store_zero(e: IRBuilder, k: SSAValue) -> None:
+        e.insert(memref.StoreOp.get(e.value(arith.ConstantOp(FloatAttr(0.0, f64))), buffer, [k]))
+
+    _for_each_slot(c, lower, upper, store_zero)
+
+
+def _grown(c: IRBuilder, s, tape: SSAValue, pos: SSAValue, end: SSAValue, zeroed: bool = False) -> SSAValue:
     """The tape, or a copy of its first `pos` slots twice as large (at least
-    `end` slots) when `end` is past its capacity."""
-    capacity = c.value(memref.DimOp(tape, c.index(0)))
+    `end` slots) when `end` is past its capacity; a shadow (`zeroed`, memref
+    form only) has the slots past `pos` set to zero."""
+    capacity = s.capacity(c, tape)
     full = c.value(arith.CmpiOp(end, capacity, "ugt"))
     grown = Block()
     g = IRBuilder(grown)
     doubled = g.value(arith.MaxSIOp(g.value(arith.AddiOp(capacity, capacity)), end))
-    bigger = g.value(memref.AllocOp.get(f64, shape=[DYNAMIC_INDEX], dynamic_sizes=[doubled]))
-    copy = Block(arg_types=[INDEX])
-    k = copy.args[0]
-    copy.add_op(load := memref.LoadOp.get(tape, [k]))
-    copy.add_op(memref.StoreOp.get(load.res, bigger, [k]))
-    copy.add_op(scf.YieldOp())
-    copy_loop = g.insert(scf.ForOp(g.index(0), pos, g.index(1), [], Region(copy)))
-    copy_loop.attributes[TAPE_COPY] = UnitAttr()
-    g.insert(memref.DeallocOp.get(tape))
+    bigger = s.copy_prefix(g, tape, pos, doubled)
+    if zeroed:
+        _fill_zeros(g, bigger, pos, doubled)
     g.insert(scf.YieldOp(bigger))
     same = Block()
     same.add_op(scf.YieldOp(tape))
-    return c.value(scf.IfOp(full, [TAPE], Region(grown), Region(same)))
+    return c.value(scf.IfOp(full, [s.tape_type], Region(grown), Region(same)))
 
 
-def _create(c: IRBuilder) -> list[SSAValue]:
-    size = c.index(INITIAL_CAPACITY)
-    tape = c.value(memref.AllocOp.get(f64, shape=[DYNAMIC_INDEX], dynamic_sizes=[size]))
-    return [tape, c.index(0)]
+def _create(c: IRBuilder, s) -> list[SSAValue]:
+    return [s.create(c, c.index(INITIAL_CAPACITY)), c.index(0)]
 
 
 def _push(
-    c: IRBuilder, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue], reserved: bool
+    c: IRBuilder, s, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue], reserved: bool
 ) -> list[SSAValue]:
     end = c.value(arith.AddiOp(pos, c.index(sum(_slots(v.type) for v in values))))
     if not reserved:
-        tape = _grown(c, tape, pos, end)
+        tape = _grown(c, s, tape, pos, end)
     j = 0
     for v in values:
         if isinstance(v.type, TensorType):
-            _push_tensor(c, tape, c.value(arith.AddiOp(pos, c.index(j))), v)
+            tape = s.store_flat(c, tape, c.value(arith.AddiOp(pos, c.index(j))), _flat_f64(c, v))
         else:
             at = c.value(arith.AddiOp(pos, c.index(j)))
-            for k, slot in enumerate(_encode(c, v)):
+            for k, slot in enumerate(s.encode(c, v)):
                 if k:
                     at = c.value(arith.AddiOp(pos, c.index(j + k)))
-                c.insert(memref.StoreOp.get(slot, tape, [at]))
+                tape = s.store(c, tape, at, slot)
         j += _slots(v.type)
     return [tape, end]
 
 
-def _read(c: IRBuilder, tape: SSAValue, end: SSAValue, types: Sequence[Attribute]) -> list[SSAValue]:
+def _read(c: IRBuilder, s, tape: SSAValue, end: SSAValue, types: Sequence[Attribute]) -> list[SSAValue]:
     base = c.value(arith.SubiOp(end, c.index(sum(_slots(t) for t in types))))
     values, j = [], 0
     for t in types:
         if isinstance(t, TensorType):
-            values.append(_load_tensor(c, tape, c.value(arith.AddiOp(base, c.index(j))), t))
+            flat = s.load_flat(c, tape, c.value(arith.AddiOp(base, c.index(j))), _slots(t))
+            values.append(_unflatten(c, flat, t))
         else:
-            raw = [
-                c.value(memref.LoadOp.get(tape, [c.value(arith.AddiOp(base, c.index(j + k)))]))
-                for k in range(_slots(t))
-            ]
-            values.append(_decode(c, raw, t))
+            raw = [s.load(c, tape, c.value(arith.AddiOp(base, c.index(j + k)))) for k in range(_slots(t))]
+            values.append(s.decode(c, raw, t))
         j += _slots(t)
     return values
+
+
+def _create_shadow(c: IRBuilder) -> list[SSAValue]:
+    size = c.index(INITIAL_CAPACITY)
+    shadow = c.value(memref.AllocOp.get(f64, shape=[DYNAMIC_INDEX], dynamic_sizes=[size]))
+    _fill_zeros(c, shadow, c.index(0), size)
+    return [shadow]
+
+
+def _record_start(c: IRBuilder, end: SSAValue, types: Sequence[Attribute]) -> SSAValue:
+    return c.value(arith.SubiOp(end, c.index(sum(_slots(t) for t in types))))
+
+
+def _shadow_add(c: IRBuilder, shadow: SSAValue, end: SSAValue, values: Sequence[SSAValue]) -> list[SSAValue]:
+    types = [v.type for v in values]
+    base = _record_start(c, end, types)
+    capacity = c.value(memref.DimOp(shadow, c.index(0)))
+    shadow = _grown(c, SHADOW, shadow, capacity, end, zeroed=True)
+    j = 0
+    for v in values:
+        if is_differentiable(v.type):
+            at = c.value(arith.AddiOp(base, c.index(j)))
+            if isinstance(v.type, TensorType):
+                total = c.value(arith.AddfOp(_unflatten(c, SHADOW.load_flat(c, shadow, at, _slots(v.type)), v.type), v))
+                SHADOW.store_flat(c, shadow, at, _flat_f64(c, total))
+            else:
+                old = _decode(c, [c.value(memref.LoadOp.get(shadow, [at]))], v.type)
+                (new,) = _encode(c, c.value(arith.AddfOp(old, v)))
+                c.insert(memref.StoreOp.get(new, shadow, [at]))
+        j += _slots(v.type)
+    return [shadow]
+
+
+def _zero(c: IRBuilder, t: Attribute) -> SSAValue:
+    return c.value(zero_constant(t))
+
+
+def _shadow_read(c: IRBuilder, shadow: SSAValue, end: SSAValue, types: Sequence[Attribute]) -> list[SSAValue]:
+    capacity = c.value(memref.DimOp(shadow, c.index(0)))
+    grew_there = c.value(arith.CmpiOp(end, capacity, "ule"))
+    added, never = Block(), Block()
+    a, z = IRBuilder(added), IRBuilder(never)
+    base = _record_start(a, end, types)
+    values, j = [], 0
+    for t in types:
+        if not is_differentiable(t):
+            values.append(_zero(a, t))
+        else:
+            at = a.value(arith.AddiOp(base, a.index(j)))
+            if isinstance(t, TensorType):
+                values.append(_unflatten(a, SHADOW.load_flat(a, shadow, at, _slots(t)), t))
+            else:
+                values.append(_decode(a, [a.value(memref.LoadOp.get(shadow, [at]))], t))
+        j += _slots(t)
+    a.insert(scf.YieldOp(*values))
+    z.insert(scf.YieldOp(*(_zero(z, t) for t in types)))
+    return list(c.insert(scf.IfOp(grew_there, list(types), Region(added), Region(never))).results)
+
+
+def _shadow_merge(c: IRBuilder, into: SSAValue, other: SSAValue) -> list[SSAValue]:
+    size = c.value(memref.DimOp(other, c.index(0)))
+    capacity = c.value(memref.DimOp(into, c.index(0)))
+    into = _grown(c, SHADOW, into, capacity, size, zeroed=True)
+
+    def add(e: IRBuilder, k: SSAValue) -> None:
+        total = e.value(arith.AddfOp(e.value(memref.LoadOp.get(into, [k])), e.value(memref.LoadOp.get(other, [k]))))
+        e.insert(memref.StoreOp.get(total, into, [k]))
+
+    _for_each_slot(c, c.index(0), size, add)
+    c.insert(memref.DeallocOp.get(other))
+    return [into]
 
 
 def _lower(op, rewriter: PatternRewriter, emit) -> None:
@@ -235,55 +449,83 @@ def _lower(op, rewriter: PatternRewriter, emit) -> None:
     rewriter.replace(op, [], results)
 
 
-class LowerTapeCreate(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: TapeCreateOp, rewriter: PatternRewriter, /):
-        _lower(op, rewriter, _create)
+@dataclass
+class LowerTapeOp(RewritePattern):
+    storage: MemRefTape | TensorTape
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        s = self.storage
+        if isinstance(op, TapeCreateOp):
+            _lower(op, rewriter, lambda c: _create(c, s))
+        elif isinstance(op, TapePushOp):
+            _lower(op, rewriter, lambda c: _push(c, s, op.tape, op.pos, op.values, op.reserved is not None))
+        elif isinstance(op, TapeReadOp):
+            _lower(op, rewriter, lambda c: _read(c, s, op.tape, op.end, op.values.types))
+        elif isinstance(op, TapeReserveOp):
+            _lower(op, rewriter, lambda c: [_grown(c, s, op.tape, op.pos, c.value(arith.AddiOp(op.pos, op.slots)))])
+        elif isinstance(op, TapeFreeOp):
+            rewriter.replace(op, s.free(op.tape), [])
+        elif s is not SHADOW:  # a shadow op: reverse over reverse
+            raise DifferentiationError(
+                f"{location(op)}: {op.name}: a gradient of a gradient through a tape runs on the "
+                "CPU backends only (the shadow tape is memref code)\n"
+                "  hint: use backend='python' or backend='native' for it"
+            )
+        elif isinstance(op, ShadowCreateOp):
+            _lower(op, rewriter, _create_shadow)
+        elif isinstance(op, ShadowAddOp):
+            _lower(op, rewriter, lambda c: _shadow_add(c, op.shadow, op.end, op.values))
+        elif isinstance(op, ShadowReadOp):
+            _lower(op, rewriter, lambda c: _shadow_read(c, op.shadow, op.end, op.values.types))
+        elif isinstance(op, ShadowMergeOp):
+            _lower(op, rewriter, lambda c: _shadow_merge(c, op.into, op.other))
 
 
-class LowerTapePush(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: TapePushOp, rewriter: PatternRewriter, /):
-        _lower(op, rewriter, lambda c: _push(c, op.tape, op.pos, op.values, op.reserved is not None))
+class _RetypeTape(TypeConversionPattern):
+    """The tape's values (function arguments and results, loop-carried values,
+    calls) as `tensor<?xf64>` once the tape ops are tensor code."""
+
+    def convert_type(self, typ: Attribute) -> Attribute | None:
+        return TENSOR_TAPE if typ == TAPE else None
 
 
-class LowerTapeReserve(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: TapeReserveOp, rewriter: PatternRewriter, /):
-        def grow(c: IRBuilder) -> list[SSAValue]:
-            return [_grown(c, op.tape, op.pos, c.value(arith.AddiOp(op.pos, op.slots)))]
-
-        _lower(op, rewriter, grow)
+_TAPE_OPS = (
+    TapeCreateOp, TapePushOp, TapeReadOp, TapeReserveOp, TapeFreeOp,
+    ShadowCreateOp, ShadowAddOp, ShadowReadOp, ShadowMergeOp,
+)
 
 
-class LowerTapeRead(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: TapeReadOp, rewriter: PatternRewriter, /):
-        _lower(op, rewriter, lambda c: _read(c, op.tape, op.end, op.values.types))
-
-
-class LowerTapeFree(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: TapeFreeOp, rewriter: PatternRewriter, /):
-        rewriter.replace(op, memref.DeallocOp.get(op.tape), [])
-
-
-_TAPE_OPS = (TapeCreateOp, TapePushOp, TapeReadOp, TapeReserveOp, TapeFreeOp)
-
-
+@dataclass(frozen=True)
 class LowerTapePass(ModulePass):
-    """Lower irad's tape ops to memref code (see the module docstring)."""
+    """Lower irad's tape ops to memref code, or with `form=tensor` to tensor
+    code (see the module docstring)."""
 
     name = "irad-lower-tape"
 
+    form: str = "memref"
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.form not in STORAGE:
+            raise ValueError(f"irad-lower-tape: form must be one of {', '.join(STORAGE)}, not {self.form!r}")
         # Only the tape ops are visited, each rewritten once: the greedy walker
         # would try the patterns on every op of what may be a large module with
         # no tape at all (4x the time). Without DCE, an unused read is lowered
         # too, so the optimiser sees exactly the code reverse mode emitted.
-        lower = GreedyRewritePatternApplier(
-            [LowerTapeCreate(), LowerTapePush(), LowerTapeRead(), LowerTapeReserve(), LowerTapeFree()],
-            dce_enabled=False,
-        )
-        for tape_op in [inner for inner in op.walk() if isinstance(inner, _TAPE_OPS)]:
+        lower = LowerTapeOp(STORAGE[self.form])
+        tape_ops = [inner for inner in op.walk() if isinstance(inner, _TAPE_OPS)]
+        for tape_op in tape_ops:
             lower.match_and_rewrite(tape_op, PatternRewriter(tape_op))
+        if self.form == "tensor" and tape_ops:
+            PatternRewriteWalker(_RetypeTape(), apply_recursively=False).rewrite_module(op)
+            _retype_functions(op)
+
+
+def _retype_functions(module: ModuleOp) -> None:
+    """Function types name the tape too (TypeConversionPattern converts
+    properties only when it rebuilds an op)."""
+    for f in module.ops:
+        if isinstance(f, func.FuncOp):
+            ft = f.function_type
+            inputs = [TENSOR_TAPE if t == TAPE else t for t in ft.inputs.data]
+            outputs = [TENSOR_TAPE if t == TAPE else t for t in ft.outputs.data]
+            f.function_type = FunctionType.from_lists(inputs, outputs)

@@ -27,10 +27,10 @@ from xdsl.traits import IsTerminator
 from irad.errors import DifferentiationError
 from irad.ir.builder import IRBuilder, clone
 from irad.ir.constants import float_constant, zero_constant
-from irad.ir.dialect import TAPE, TapeCreateOp
+from irad.ir.dialect import TAPE, ShadowCreateOp, ShadowMergeOp, TapeCreateOp, TapeFreeOp
 from irad.ir.locations import location
 from irad.ir.types import is_differentiable
-from irad.passes.activity import free_values, inside
+from irad.passes.activity import carries_cotangent, free_values, inside
 from irad.passes.derivatives import derivative_of
 from irad.passes.loops import (
     CACHE,
@@ -119,7 +119,7 @@ class PullbackBuilder(IRBuilder):
         self.active_args = active_args
         self.plan = plan
         result_types = primal.function_type.outputs.data
-        self.cotangent_types = [t for t in result_types if is_differentiable(t)]
+        self.cotangent_types = [t for t in result_types if carries_cotangent(t)]
         # In tape mode the pullback takes (tape, end position, cotangents).
         self.tape_mode = tape
         self.entry = Block(arg_types=[*([TAPE, INDEX] if tape else []), *self.cotangent_types])
@@ -193,7 +193,7 @@ class PullbackBuilder(IRBuilder):
         adj: dict[SSAValue, SSAValue] = {}
         cotangents = iter(self.entry.args[self.scopes[None].first_arg :])
         for v in body.last_op.operands:
-            if is_differentiable(v.type):
+            if carries_cotangent(v.type):
                 ct = next(cotangents)
                 if v.name_hint is not None:
                     ct.name_hint = f"d{v.name_hint}"  # the cotangent of %y reads %dy
@@ -203,7 +203,7 @@ class PullbackBuilder(IRBuilder):
         returned = [
             self.cotangent_or_zero(adj, arg)
             for arg, active in zip(body.args, self.active_args)
-            if active and is_differentiable(arg.type)
+            if active and carries_cotangent(arg.type)
         ]
         self.op(func.ReturnOp(*returned))
         if self.tape_mode:  # the function's own residuals are its last record
@@ -214,8 +214,31 @@ class PullbackBuilder(IRBuilder):
         ct = adj.get(v)
         return ct if ct is not None else self.zero(v.type)
 
+    def zero(self, type: Attribute) -> SSAValue:
+        if type == TAPE:  # a fresh shadow each time: shadows are updated in place
+            return self.op(ShadowCreateOp())
+        return super().zero(type)
+
+    def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        if a.type == TAPE:
+            return self.op(ShadowMergeOp(a, b))
+        return super().add(a, b)
+
+    def shadow(self, adj, tape: SSAValue) -> SSAValue:
+        """The current shadow of `tape` (a fresh one if it has none yet), for an
+        adjoint that updates it and puts the result in `adj[tape]`."""
+        if tape not in adj:
+            adj[tape] = self.zero(TAPE)
+        return adj[tape]
+
     def accumulate(self, adj, v: SSAValue, ct: SSAValue | None) -> None:
-        if ct is None or not self.is_active(v):
+        if ct is None:
+            return
+        if not self.is_active(v):
+            if v.type == TAPE:  # a shadow no earlier op needs: its life ends here
+                self.op(TapeFreeOp(ct))
+            return
+        if v.type == TAPE and adj.get(v) is ct:  # the shadow it already has, passed on
             return
         adj[v] = self.add(adj[v], ct) if v in adj else ct
 
@@ -264,7 +287,7 @@ class PullbackBuilder(IRBuilder):
         result_cts = [
             ct if ct is not None else self.zero(r.type)
             for r, ct in zip(op.results, cotangents)
-            if is_differentiable(r.type)
+            if carries_cotangent(r.type)
         ]
         if call.kind == "rule":
             return inline_rule_pullback(
@@ -290,10 +313,12 @@ class PullbackBuilder(IRBuilder):
             return
         cond = self.primal(op.cond)
         outer = self.block
+        # the shadows of tapes read inside go in and out (updated in place)
+        threaded = {v: adj[v] for v in free if v.type == TAPE and v in adj}
         branches = []
         for region in op.regions:
             self.block = Block()
-            local: dict[SSAValue, SSAValue] = {}
+            local: dict[SSAValue, SSAValue] = dict(threaded)
             for v, ct in zip(region.block.last_op.operands, cotangents):
                 self.accumulate(local, v, ct)
             self.reverse_block(region.block, local)
@@ -302,7 +327,10 @@ class PullbackBuilder(IRBuilder):
         self.block = outer
         reversed_if = scf.IfOp(cond, [v.type for v in free], Region(branches[0]), Region(branches[1]))
         for v, ct in zip(free, self.op_results(reversed_if)):
-            self.accumulate(adj, v, ct)
+            if v in threaded:
+                adj[v] = ct
+            else:
+                self.accumulate(adj, v, ct)
 
 
 class AugmentedBuilder:
@@ -486,7 +514,7 @@ def build_from_rule(
     outputs = inline_rule_forward(ir, symbols, aug.args, aug)
     aug.add_op(func.ReturnOp(*outputs))
     residual_types = list(ir.residual_types)
-    cotangent_types = [t for t in primal.function_type.outputs.data if is_differentiable(t)]
+    cotangent_types = [t for t in primal.function_type.outputs.data if carries_cotangent(t)]
     pb = Block(arg_types=[*residual_types, *cotangent_types])
     per_arg = inline_rule_pullback(ir, symbols, pb.args, pb, len(ins))
     returned = []
@@ -566,8 +594,8 @@ def function_types(
     outs = primal.function_type.outputs.data
     tape_types = [TAPE, INDEX] if tape else []
     aug = FunctionType.from_lists([*ins, *tape_types], [*outs, *residual_types, *tape_types])
-    cts = [t for t in outs if is_differentiable(t)]
-    grads = [t for t, a in zip(ins, active_args) if a and is_differentiable(t)]
+    cts = [t for t in outs if carries_cotangent(t)]
+    grads = [t for t, a in zip(ins, active_args) if a and carries_cotangent(t)]
     pb = FunctionType.from_lists([*tape_types, *residual_types, *cts], grads)
     return aug, pb
 

@@ -162,6 +162,20 @@ def reshape_back_to_matrix(x):
     return np.sum(y * x)
 
 
+def reshape_there_and_back(x):
+    # found by the fuzzer: the second reshape folds to the first one's source, which
+    # would be recorded as a view of its own view; where no name held that array,
+    # the lowering then looped forever
+    a = np.zeros((3, 2))
+    b = a.reshape(2, 3)
+    c = b.reshape(3, 2)
+    c[2, 1] = x[0]
+    b[0, 0] = 2.0 * x[1]
+    d = (np.reshape(np.ones((3, 2)) * x[2], (2, 3))).reshape(3, 2)
+    d[1, 0] = x[1] * 3.0
+    return np.sum(a * a) + a[0, 0] * c[2, 1] + np.sum(d * x[0])
+
+
 def squeeze_expand_views(x):
     y = x * 1.0
     e = np.expand_dims(y, 0)
@@ -478,6 +492,7 @@ PROGRAMS = [
     (ravel_view, lambda r: (r.normal(size=(3, 2)),)),
     (reshape_of_transpose_copies, lambda r: (r.normal(size=(2, 3)),)),
     (reshape_back_to_matrix, lambda r: (r.normal(size=6),)),
+    (reshape_there_and_back, lambda r: (r.normal(size=3),)),
     (squeeze_expand_views, lambda r: (r.normal(size=3),)),
     (view_of_view, lambda r: (r.normal(size=(3, 3)),)),
     (transpose_of_row_block, lambda r: (r.normal(size=(3, 3)),)),

@@ -72,6 +72,16 @@ def _check_externals(llvm, module, where: str) -> None:
         )
 
 
+def _for_host(module, machine):
+    """`module` laid out as this machine's C ABI lays out data. mlir-translate
+    emits no data layout, and LLVM's default one aligns i64 to 4 bytes: a
+    result struct `{i64, i32, i64}` would then put its last field at offset
+    12 where C (and ctypes) reads it at 16."""
+    module.triple = machine.triple
+    module.data_layout = str(machine.target_data)
+    return module
+
+
 class JitModule:
     """LLVM IR text, optimised (-O2 by default) and compiled to machine code in this process."""
 
@@ -91,20 +101,20 @@ class JitModule:
         llvm = _llvm()
         for library in libraries:  # loaded once per process; symbols resolve from them
             _load_library(library)
+        # One target machine per module: llvmlite's pass builder and engine
+        # refer to it, and sharing one across modules crashed after a dispose.
+        level = _opt_level()
+        machine = llvm.Target.from_default_triple().create_target_machine(opt=level, jit=True)
         try:
-            module = llvm.parse_assembly(llvm_ir)
+            module = _for_host(llvm.parse_assembly(llvm_ir), machine)
             for text in linked:
-                module.link_in(llvm.parse_assembly(text))
+                module.link_in(_for_host(llvm.parse_assembly(text), machine))
             if extend is not None:
-                module.link_in(llvm.parse_assembly(extend(module)))
+                module.link_in(_for_host(llvm.parse_assembly(extend(module)), machine))
             module.verify()
         except RuntimeError as exc:
             raise BackendError(f"llvmlite rejected the LLVM IR of {where}:\n{exc}") from None
-        # One target machine per module: llvmlite's pass builder and engine
-        # refer to it, and sharing one across modules crashed after a dispose.
         _check_externals(llvm, module, where)
-        level = _opt_level()
-        machine = llvm.Target.from_default_triple().create_target_machine(opt=level, jit=True)
         tuning = llvm.create_pipeline_tuning_options(speed_level=level)
         builder = llvm.create_pass_builder(machine, tuning)
         builder.getModulePassManager().run(module, builder)

@@ -4,40 +4,35 @@
                --> mlir-translate --mlir-to-llvmir --> llvmlite: -O2, MCJIT --> ctypes calls
 
 Every public function gets `llvm.emit_c_interface`, so MLIR also emits a
-`_mlir_ciface_<name>` wrapper with a fixed C calling convention, which is what
-Python calls through ctypes:
+`_mlir_ciface_<name>` wrapper with a fixed C calling convention:
 
 * scalars are passed and returned by value (f64 -> double, f32 -> float,
   iN -> intN_t, i1 -> bool, index -> int64_t);
-* a memref, or a tensor (a memref once bufferized; a numpy array in Python),
-  is passed as a pointer to its descriptor
-  `{allocated, aligned, offset, sizes[rank], strides[rank]}`;
+* a memref, or a tensor (a memref once bufferized), is passed as a pointer to
+  its descriptor `{allocated, aligned, offset, sizes[rank], strides[rank]}`;
 * several results, or a memref result, come back through a pointer to a
   struct, passed as the first argument.
 
 Python calls it through an entry (native_checks.py) that turns a failed
 check (a cf.assert, or the stack check of a recursive function) into
 RuntimeCheckError: the entry returns a status in place of a void result, NaN
-in place of a float one (`_convention`).
+in place of a float one (`_convention`). A function with arrays is called
+through a trampoline around its entry (native_call.py), which takes numpy
+arrays in place and computes array results into arrays numpy allocated
+(destination passing); the rest call their entry directly (`_callable`).
 
 Memory: without tensors, a gradient request frees its tape itself
 (irad-differentiate puts an `irad.tape_free`, a `memref.dealloc` once lowered,
 after its pullback); with tensors, MLIR's buffer-deallocation pipeline frees
 everything (see for_mlir_opt). A public function never frees its arguments
-(they are not owned, for the pipeline) and hands every buffer it returns to
-its caller. At the call boundary (`_claim`), the buffers of one call become
-Python values by one rule:
-
-* each allocation (a descriptor's `allocated` pointer) gets exactly one owner,
-  a `NativeBuffer`, which frees it with libc `free` (memref.alloc lowers to
-  irad's allocator, malloc with a header: native_runtime.ll) when the last
-  value viewing it goes; an allocation that is an
-  argument's memory is not owned again, its values keep the argument alive;
-* the arrays a call hands out share memory with nothing else: an array result
-  whose allocation is an argument's or an earlier result's (`func.return %0,
-  %0` for an output and its residual, two equal gradients) is copied. Only
-  that case copies; a memref result (the tape, only ever passed back to native
-  code) is shared, not copied.
+(they are not owned, for the pipeline). Array results are numpy's own
+arrays. A memref result (the tape, only ever passed back to native code)
+becomes a Python value by one rule (`_claim`): each allocation (a
+descriptor's `allocated` pointer) gets exactly one owner, a `NativeBuffer`,
+which frees it with libc `free` (memref.alloc lowers to irad's allocator,
+malloc with a header: native_runtime.ll) when the last value viewing it
+goes; an allocation that is an argument's memory is not owned again, its
+values keep the argument alive.
 """
 
 from __future__ import annotations
@@ -71,7 +66,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-from irad.backends import native_checks, native_linalg
+from irad.backends import native_call, native_checks, native_linalg
 from irad.backends.llvm_jit import JitModule, signature
 from irad.backends.mlir_tools import INSTALL_HINT, find_tool
 from irad.errors import BackendError, IradWarning
@@ -108,7 +103,8 @@ TRACKED = {"--finalize-memref-to-llvm": "--finalize-memref-to-llvm=use-generic-f
 # Before LOWERING, for modules with tensors: elementwise arith/math on tensors
 # and named linalg ops (broadcast, reduce, matmul) become linalg.generic, and
 # producers fuse into consumers (a broadcast is read in place instead of being
-# materialised: 1.6x on the GMM gradient); one-shot bufferization turns tensors
+# materialised: 1.6x on the GMM gradient); the op that computes a result
+# computes it into its destination; one-shot bufferization turns tensors
 # into memrefs (function boundaries included, identity layouts, so arguments
 # are plain strided buffers numpy can hand over); the deallocation pipeline
 # frees every temporary and makes every returned buffer a fresh one the caller
@@ -119,6 +115,7 @@ BUFFERIZATION = (
     "--linalg-fuse-elementwise-ops",
     "--canonicalize",
     "--cse",
+    "--eliminate-empty-tensors",  # a result computed into its destination (native_call.py)
     "--one-shot-bufferize=bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map"
     " allow-return-allocs-from-loops",
     "--buffer-deallocation-pipeline=private-function-dynamic-ownership=true",
@@ -176,23 +173,26 @@ def unavailable_reason() -> str | None:
     return None
 
 
+def _public_functions(module: ModuleOp) -> list[func.FuncOp]:
+    return [op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_visibility is None and op.body.blocks]
+
+
 def public_interface(module: ModuleOp) -> ModuleOp:
     """A copy of `module` whose public functions get `_mlir_ciface_` wrappers and
     read-only array arguments: bufferization would otherwise reuse an argument's
     buffer for a result, overwriting the caller's numpy array."""
     module = module.clone()
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.sym_visibility is None and op.body.blocks:
-            op.attributes[C_INTERFACE] = UnitAttr()
-            inputs = op.function_type.inputs.data
-            if any(isinstance(t, TensorType) for t in inputs):
-                old = op.arg_attrs.data if op.arg_attrs else [DictionaryAttr({})] * len(inputs)
-                op.arg_attrs = ArrayAttr(
-                    [
-                        DictionaryAttr({**attrs.data, WRITABLE: BoolAttr(False, i1)}) if isinstance(t, TensorType) else attrs
-                        for attrs, t in zip(old, inputs)
-                    ]
-                )
+    for op in _public_functions(module):
+        op.attributes[C_INTERFACE] = UnitAttr()
+        inputs = op.function_type.inputs.data
+        if any(isinstance(t, TensorType) for t in inputs):
+            old = op.arg_attrs.data if op.arg_attrs else [DictionaryAttr({})] * len(inputs)
+            op.arg_attrs = ArrayAttr(
+                [
+                    DictionaryAttr({**attrs.data, WRITABLE: BoolAttr(False, i1)}) if isinstance(t, TensorType) else attrs
+                    for attrs, t in zip(old, inputs)
+                ]
+            )
     return module
 
 
@@ -237,7 +237,9 @@ def _has_tensors(module: ModuleOp) -> bool:
     return False
 
 
-def for_mlir_opt(module: ModuleOp, *, tracked: bool = False) -> tuple[ModuleOp, tuple[str, ...]]:
+def for_mlir_opt(
+    module: ModuleOp, *, tracked: bool = False, destinations: bool = False
+) -> tuple[ModuleOp, tuple[str, ...]]:
     """A copy of `module` ready for mlir-opt, and the passes that take it to the
     LLVM dialect.
 
@@ -247,10 +249,14 @@ def for_mlir_opt(module: ModuleOp, *, tracked: bool = False) -> tuple[ModuleOp, 
     the pipeline frees the tape like any buffer; private functions pass
     ownership back to their callers, so the tape threaded through them is
     never cloned. `tracked`: buffers are allocated by irad's runtime (TRACKED).
+    `destinations`: public functions compute their array results into
+    arguments after their own (native_call.destination_passing).
     """
     module = public_interface(module)
     expand_for_llvm(module)  # math.isinf, math.isnormal
     drop_prints(module)
+    if destinations:
+        native_call.destination_passing(module, _public_functions(module))
     checks = RUNTIME_VERIFICATION if os.environ.get(VERIFY_MEMREFS, "") not in ("", "0") else ()
     lowering = tracked_lowering() if tracked else LOWERING
     if not _has_tensors(module):
@@ -306,16 +312,6 @@ def _is_buffer(t: Attribute) -> bool:
     return isinstance(t, (MemRefType, TensorType))
 
 
-_DTYPES = {"f64": np.float64, "f32": np.float32, "i64": np.int64, "i32": np.int32, "i1": np.bool_}
-
-
-def _dtype(t: TensorType) -> np.dtype:
-    name = str(t.element_type)
-    if name not in _DTYPES:
-        raise BackendError(f"the native backend cannot pass a {t} to or from numpy")
-    return np.dtype(_DTYPES[name])
-
-
 _libc_free = ctypes.CDLL(None).free
 _libc_free.argtypes = [ctypes.c_void_p]
 
@@ -323,7 +319,7 @@ _libc_free.argtypes = [ctypes.c_void_p]
 class NativeBuffer:
     """One allocation native code returned; libc `free` runs on it (on the
     `base` malloc returned, before irad's header: native_runtime.ll) when the
-    last value viewing it (a numpy array, a NativeMemRef) goes."""
+    last value viewing it (a NativeMemRef) goes."""
 
     __slots__ = ("free", "__weakref__")
 
@@ -341,76 +337,46 @@ class NativeMemRef:
         self.descriptor = descriptor
 
 
-def _array_descriptor(t: TensorType) -> Callable:
-    """A converter from a numpy array to a descriptor of its data."""
-    descriptor, dtype, shape = c_type(t), _dtype(t), tuple(t.get_shape())
-
-    def from_numpy(value):
-        array = np.asarray(value, dtype=dtype, order="C")  # identity layout, as bufferized; 0-d stays 0-d
-        if array.shape != shape:
-            raise BackendError(f"a native function expected an array of shape {shape} ({t}), got {array.shape}")
-        d = descriptor()
-        d.allocated = d.aligned = array.ctypes.data
-        d.offset = 0
-        if array.ndim:
-            d.sizes[:] = array.shape
-            d.strides[:] = [stride // array.itemsize for stride in array.strides]
-        d.owner = array  # alive until the call returns
-        return d  # ctypes passes it by reference (the argtype is a pointer)
-
-    return from_numpy
-
-
-def _to_numpy(d: ctypes.Structure, t: TensorType, owner: object) -> np.ndarray:
-    """A numpy array over a buffer native code returned, keeping `owner` alive."""
-    dtype = _dtype(t)
-    shape = tuple(d.sizes) if t.get_shape() else ()
-    element_strides = tuple(d.strides) if shape else ()  # a rank-0 descriptor has none
-    last = d.offset + sum((n - 1) * s for n, s in zip(shape, element_strides))  # the furthest element
-    count = last + 1 if all(shape) else 0
-    memory = (ctypes.c_char * (count * dtype.itemsize)).from_address(d.aligned)
-    memory.owner = owner
-    strides = tuple(s * dtype.itemsize for s in element_strides)
-    return np.ndarray(shape, dtype, memory, d.offset * dtype.itemsize, strides)
-
-
 def _claim(values: Sequence, types: Sequence[Attribute], arguments: Sequence) -> tuple:
-    """The Python values of one call's results (the ownership rule of the
-    module docstring): one owner per allocation, and arrays that share memory
-    with no argument and no other result."""
-    owners = {a.allocated: a.owner for a in arguments if isinstance(a, ctypes.Structure)}
+    """The Python values of one call's scalar and memref results (the
+    ownership rule of the module docstring): each allocation gets one owner,
+    and a memref in an argument's memory keeps that argument alive."""
+    owners = {}
+    for a in arguments:
+        if isinstance(a, NativeMemRef):
+            owners[a.descriptor.allocated] = a.descriptor.owner
+        elif isinstance(a, np.ndarray):
+            owners[a.__array_interface__["data"][0]] = a
     claimed = []
     for value, t in zip(values, types):
-        if not _is_buffer(t):
-            claimed.append(value)
-            continue
-        owner = owners.get(value.allocated)
-        shared = owner is not None
-        if not shared:
-            owner = owners[value.allocated] = NativeBuffer(value.allocated)
-        if isinstance(t, TensorType):
-            array = _to_numpy(value, t, owner)
-            claimed.append(array.copy() if shared else array)
-        else:
+        if isinstance(t, MemRefType):
+            owner = owners.get(value.allocated)
+            if owner is None:
+                owner = owners[value.allocated] = NativeBuffer(value.allocated)
             value.owner = owner
-            claimed.append(NativeMemRef(value))
+            value = NativeMemRef(value)
+        claimed.append(value)
     return tuple(claimed)
 
 
-def _argument(t: Attribute) -> tuple[type, Callable | None]:
-    """The ctypes argument type and a converter from the Python value (None: ctypes converts)."""
-    if isinstance(t, TensorType):
-        return ctypes.POINTER(c_type(t)), _array_descriptor(t)
-    if isinstance(t, MemRefType):
-        descriptor = c_type(t)
+def _memref_argument(position: int, value) -> ctypes.Structure:
+    """The descriptor of a memref argument: a NativeMemRef an earlier call returned."""
+    if not isinstance(value, NativeMemRef):
+        raise BackendError(f"a native function expected a memref from native code for argument {position}, got {value!r}")
+    return value.descriptor
 
-        def by_reference(value):
-            if not isinstance(value, NativeMemRef):
-                raise BackendError(f"a native function expected a memref ({t}) from native code, got {value!r}")
-            return value.descriptor
 
-        return ctypes.POINTER(descriptor), by_reference
-    return c_type(t), None
+def _argument(t: Attribute) -> type:
+    """The ctypes argument type of a scalar or memref in the C interface."""
+    return ctypes.POINTER(c_type(t)) if isinstance(t, MemRefType) else c_type(t)
+
+
+def _results(outputs: Sequence[Attribute]) -> type:
+    """The ctypes type of the results that come back through a pointer."""
+    if len(outputs) == 1:
+        return c_type(outputs[0])
+    fields = [(f"r{i}", c_type(t)) for i, t in enumerate(outputs)]
+    return type("Results", (ctypes.Structure,), {"_fields_": fields})
 
 
 def _convention(outputs: Sequence[Attribute]) -> str:
@@ -425,20 +391,20 @@ def _convention(outputs: Sequence[Attribute]) -> str:
 
 def _callable(address: int, function: func.FuncOp, checks: native_checks.Checks) -> Callable[..., tuple]:
     """A Python function calling the entry (native_checks.py) of the C interface
-    at `address`; it returns a tuple, or raises RuntimeCheckError for a failed check."""
+    at `address`, for a function without arrays; it returns a tuple, or raises
+    RuntimeCheckError for a failed check."""
     inputs = function.function_type.inputs.data
     outputs = function.function_type.outputs.data
-    arguments = [_argument(t) for t in inputs]
-    converters = [(i, convert) for i, (_, convert) in enumerate(arguments) if convert]
-    argtypes = [c for c, _ in arguments]
+    argtypes = [_argument(t) for t in inputs]
+    memrefs = [i for i, t in enumerate(inputs) if isinstance(t, MemRefType)]
     convention = _convention(outputs)
 
     def convert(args: Sequence) -> Sequence:
-        if not converters:
+        if not memrefs:
             return args
         args = list(args)
-        for i, to_c in converters:
-            args[i] = to_c(args[i])
+        for i in memrefs:
+            args[i] = _memref_argument(i, args[i])
         return args
 
     if convention == "nan":
@@ -463,8 +429,7 @@ def _callable(address: int, function: func.FuncOp, checks: native_checks.Checks)
 
         return call_void
 
-    fields = [(f"r{i}", c_type(t)) for i, t in enumerate(outputs)]
-    results = fields[0][1] if len(outputs) == 1 else type("Results", (ctypes.Structure,), {"_fields_": fields})
+    results = _results(outputs)
     c_function = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.POINTER(results), *argtypes)(address)
 
     if convention == "out":
@@ -478,20 +443,8 @@ def _callable(address: int, function: func.FuncOp, checks: native_checks.Checks)
 
         return call_int
 
-    if len(outputs) == 1:
-
-        def call_one(*args):
-            out = results()
-            args = convert(args)
-            check = c_function(ctypes.byref(out), *args)
-            if check:
-                raise checks.failed(check)
-            return _claim((out,), outputs, args)
-
-        return call_one
-
-    fields_of = operator.attrgetter(*(name for name, _ in fields))  # returns a tuple
-    if not any(map(_is_buffer, outputs)) and not converters:
+    fields_of = (lambda out: (out,)) if len(outputs) == 1 else operator.attrgetter(*(f"r{i}" for i in range(len(outputs))))
+    if not any(isinstance(t, MemRefType) for t in outputs) and not memrefs:
 
         def call_scalars(*args):  # the common case, kept lean: ~1 µs per call
             out = results()
@@ -504,13 +457,31 @@ def _callable(address: int, function: func.FuncOp, checks: native_checks.Checks)
 
     def call(*args):
         out = results()
-        args = convert(args)
-        check = c_function(ctypes.byref(out), *args)
+        check = c_function(ctypes.byref(out), *convert(args))
         if check:
             raise checks.failed(check)
         return _claim(fields_of(out), outputs, args)
 
     return call
+
+
+def _array_callable(
+    address: int, sig: native_call.Signature, outputs: Sequence[Attribute], checks: native_checks.Checks
+) -> Callable[..., tuple]:
+    """A Python function calling the trampoline (native_call.py) at `address`
+    of a function with arrays; `outputs` are its results after
+    destination passing (scalars, memrefs)."""
+    results = _results(outputs) if outputs else None
+    argtypes = [
+        ctypes.py_object if isinstance(t, native_call.ArraySpec) else _argument(t) for t in sig.inputs
+    ] + [ctypes.py_object] * len(sig.arrays_out)
+    first = [ctypes.POINTER(results)] if results is not None else []
+    function = ctypes.PYFUNCTYPE(ctypes.c_int32, *first, *argtypes)(address)
+
+    def claim(values: Sequence, arguments: Sequence) -> tuple:
+        return _claim(values, outputs, arguments)
+
+    return native_call.caller(sig, function, results, _memref_argument, claim, checks.failed)
 
 
 # ---- compiled modules -------------------------------------------------------------
@@ -519,12 +490,11 @@ class NativeModule:
     callable from Python, returning a tuple (as the Python backend does)."""
 
     def __init__(self, module: ModuleOp):
-        self.functions = {
-            op.sym_name.data: op
-            for op in module.ops
-            if isinstance(op, func.FuncOp) and op.sym_visibility is None and op.body.blocks
-        }
-        ready, passes = for_mlir_opt(module, tracked=True)
+        self.signatures = {op.sym_name.data: native_call.signature(op) for op in _public_functions(module)}
+        if any(sig.has_arrays for sig in self.signatures.values()):
+            native_call.numpy_layout()  # a clear error now if numpy arrays cannot be read in place
+        ready, passes = for_mlir_opt(module, tracked=True, destinations=True)
+        self.functions = {op.sym_name.data: op for op in _public_functions(ready)}  # array results are arguments
         messages = native_checks.guard(ready)
         self.llvm_ir = lower_to_llvm_ir(str(ready), passes)
         libraries, linked = runtime_libraries(), []
@@ -538,19 +508,33 @@ class NativeModule:
 
     def _runtime(self, llvm_module) -> str:
         """The runtime of the checks, with an entry for each public function
-        (it must report failures as `_callable` expects)."""
+        (it must report failures as `_callable` expects), and the trampolines
+        of the functions with arrays."""
         signatures = {name: signature(llvm_module, native_checks.CIFACE_PREFIX + name) for name in self.functions}
-        for name, (result, _) in signatures.items():
-            expected = _convention(self.functions[name].function_type.outputs.data)
-            if native_checks.entry_convention(result) != expected:
+        trampolines = []
+        for name, (result, params) in signatures.items():
+            outputs = self.functions[name].function_type.outputs.data
+            convention = _convention(outputs)
+            if native_checks.entry_convention(result) != convention:
                 raise BackendError(f"the C interface of @{name} returns {result}, which irad does not expect")
-        return native_checks.runtime(signatures)
+            if self.signatures[name].has_arrays:
+                trampolines.append(native_call.trampoline(
+                    self.signatures[name], native_checks.ENTRY_PREFIX + name, convention, result, params
+                ))
+        if trampolines:
+            native_call.python_symbols()
+            trampolines.insert(0, native_call.TRAMPOLINE_DECLARATIONS)
+        return "\n".join([native_checks.runtime(signatures), *trampolines])
 
     def function(self, name: str) -> Callable[..., tuple]:
         if name not in self.functions:
             raise BackendError(f"the native module has no public function @{name}")
-        address = self.jit.address(native_checks.ENTRY_PREFIX + name)
-        call = _callable(address, self.functions[name], self.checks)
+        sig = self.signatures[name]
+        if sig.has_arrays:
+            address = self.jit.address(native_call.TRAMPOLINE_PREFIX + name)
+            call = _array_callable(address, sig, self.functions[name].function_type.outputs.data, self.checks)
+        else:
+            call = _callable(self.jit.address(native_checks.ENTRY_PREFIX + name), self.functions[name], self.checks)
         call.__name__ = name
         call.native_module = self  # the machine code lives as long as the callable
         return call

@@ -170,7 +170,7 @@ class HiddenArguments:
 
 def array_key(value: np.ndarray) -> tuple:
     """What a compiled module fixes about a hidden array: its dtype and shape."""
-    return value.dtype.str, value.shape
+    return value.dtype, value.shape  # dtypes hash and compare by value
 
 
 @dataclass(frozen=True)
@@ -189,6 +189,8 @@ class HiddenGlobals:
     def read(self) -> tuple | None:
         """The arrays as they are now, to pass after the arguments; None when one
         has another dtype or shape than when compiled (compile again)."""
+        if not self.globals:
+            return ()
         values = []
         for g, key in zip(self.globals, self.keys):
             try:

@@ -20,7 +20,7 @@ import ast
 import operator
 
 from xdsl.dialects import arith, cf
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from irad.frontend.emitter import Emitter
 from irad.ir.types import I64, is_int
@@ -46,7 +46,17 @@ def constant_int(v: SSAValue) -> int | None:
     return None
 
 
-def linear(v: SSAValue) -> tuple[dict[SSAValue, int], int]:
+def _leaf(v: SSAValue):
+    """A run-time int as a term: arith ops are pure, so two computing the same op of
+    the same terms (`k % 3` written twice in `x[k % 3:k % 3 + 2]`) are one term."""
+    owner = v.owner
+    if not isinstance(owner, Operation) or not owner.name.startswith("arith.") or owner.regions:
+        return v
+    fields = sorted((k, str(a)) for k, a in (*owner.properties.items(), *owner.attributes.items()))
+    return owner.name, tuple(_leaf(o) for o in owner.operands), tuple(fields), v.index
+
+
+def linear(v: SSAValue) -> tuple[dict[object, int], int]:
     """`v` as a sum of run-time ints times constants plus a constant, following
     the `+`, `-` and `*`-by-a-constant that compute it (`(j + 1) * k` is j*k + k)."""
     c = constant_int(v)
@@ -66,7 +76,7 @@ def linear(v: SSAValue) -> tuple[dict[SSAValue, int], int]:
             if k is not None:
                 terms, c = linear(x)
                 return {leaf: k * n for leaf, n in terms.items()}, k * c
-    return {v: 1}, 0
+    return {_leaf(v): 1}, 0
 
 
 def difference(a: SSAValue, b: SSAValue) -> int | None:

@@ -49,7 +49,7 @@ ACCEPTED = (
     "tuples, lists, dicts with str keys, NamedTuples and dataclasses of them (nested)"
 )
 _NONE = type(None)
-_INT64 = (-(2**63), 2**63)
+INT64 = (-(2**63), 2**63)
 
 
 # ---- the structure ---------------------------------------------------------------
@@ -178,7 +178,7 @@ def flatten(obj: object, path: str) -> tuple[list, Tree]:
 def _flatten(obj: object, path: str, leaves: list) -> Tree:
     t = type_of_value(obj)
     if t is not None:
-        if is_int(t) and not isinstance(obj, np.ndarray) and not _INT64[0] <= obj < _INT64[1]:
+        if is_int(t) and not isinstance(obj, np.ndarray) and not INT64[0] <= obj < INT64[1]:
             raise BadLeaf(path, obj, f"is the int {obj}, which does not fit in 64 bits (irad's int is i64)")
         leaves.append(obj)
         return t
@@ -211,7 +211,7 @@ def node_items(obj: object, path: str = "") -> tuple[type, tuple, tuple] | None:
     return None
 
 
-_SCALARS = (float, int, bool, np.float64, np.float32, np.int64, np.int32, np.bool_)
+SCALARS = (float, int, bool, np.float64, np.float32, np.int64, np.int32, np.bool_)  # scalar leaves
 
 
 def python_key(obj: object, leaves: list) -> object:
@@ -220,8 +220,8 @@ def python_key(obj: object, leaves: list) -> object:
     trees, without building IR types. None when `obj` holds something else
     (`flatten` then says what and where)."""
     cls = type(obj)
-    if cls in _SCALARS:
-        if cls is int and not _INT64[0] <= obj < _INT64[1]:
+    if cls in SCALARS:
+        if cls is int and not INT64[0] <= obj < INT64[1]:
             return None
         leaves.append(obj)
         return cls

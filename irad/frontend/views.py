@@ -168,9 +168,19 @@ class Views:
     # ---- views made by expressions ---------------------------------------------
     def derive(self, result: SSAValue, source: SSAValue, step) -> SSAValue:
         """Record that `result` is the view `step` of `source` (numpy returns a view)."""
-        if result is not source and _is_array(source):
+        if result is not source and _is_array(source) and not self._derives_from(source, result):
             self.derived[result] = (source, step)
         return result
+
+    def _derives_from(self, value: SSAValue, ancestor: SSAValue) -> bool:
+        """Is `value` a view (of a view...) of `ancestor`? Folding can give back an
+        ancestor (a reshape of a reshape to the original shape is the original
+        value): that one is already known, and recording it would make a cycle."""
+        while value in self.derived:
+            value = self.derived[value][0]
+            if value is ancestor:
+                return True
+        return False
 
     def reshape_is_view(self, source: SSAValue, dims) -> bool:
         """Would numpy's reshape of `source` be a view? Only where its strides allow,

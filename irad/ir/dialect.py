@@ -36,6 +36,16 @@ once (a loop whose trip count is known before it runs reserves room for all
 its records); a push marked ``reserved`` is one that room was made for, so it
 never grows the tape.
 
+Differentiating that code again (reverse over reverse) gives each tape a
+*shadow*: a tape of the same layout holding the cotangents of what is recorded,
+as Enzyme gives memory a shadow. Its ops are the tape ops' adjoints
+(passes/derivatives/tape.py)::
+
+    %s = irad.shadow_create
+    %s2 = irad.shadow_add %s[%end] %dx, %dn, %da : f64, i64, tensor<3xf64>
+    %dx2, %dn2, %da2 = irad.shadow_read %s2[%end] : f64, i64, tensor<3xf64>
+    %s3 = irad.shadow_merge %s2, %other
+
 The tape value is a ``memref<?xf64>`` and a position an ``index``, so code
 that threads them (loop iter_args, ``scf.if`` results, call arguments) is
 ordinary IR.
@@ -110,6 +120,10 @@ __all__ = [
     "TapeFreeOp",
     "TapePushOp",
     "TapeReadOp",
+    "ShadowAddOp",
+    "ShadowCreateOp",
+    "ShadowMergeOp",
+    "ShadowReadOp",
     "TapeReserveOp",
     "record_slots",
     "ValueAndGradOp",
@@ -609,9 +623,89 @@ class TapeFreeOp(IRDLOperation):
         super().__init__(operands=[tape])
 
 
+# ---- shadow tapes: the cotangents of what a tape records ---------------------------
+# A shadow holds, at each slot of its tape's records, the cotangent accumulated
+# for the value stored there; slots it has not grown to yet hold zero. The ops
+# update a shadow in place and return it (a new one when it had to grow), so
+# each shadow value is used once, as a tape is.
+
+
+@irdl_op_definition
+class ShadowCreateOp(IRDLOperation):
+    """A fresh shadow tape: every slot's cotangent is zero."""
+
+    name = "irad.shadow_create"
+    shadow = result_def(TAPE)
+    traits = traits_def(MemoryAllocEffect())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__(result_types=[TAPE])
+
+
+@irdl_op_definition
+class ShadowAddOp(IRDLOperation):
+    """Add ``values`` to the cotangents of the record that ends at ``end`` (the
+    adjoint of a tape_read of that record). Integer, index and boolean fields
+    carry no cotangent: their operands are ignored."""
+
+    name = "irad.shadow_add"
+    shadow = operand_def(TAPE)
+    end = operand_def(IndexType)
+    values = var_operand_def()
+    new_shadow = result_def(TAPE)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect(), MemoryAllocEffect(), MemoryFreeEffect())
+    assembly_format = "$shadow `[` $end `]` $values attr-dict `:` type($values)"
+
+    def __init__(self, shadow: SSAValue, end: SSAValue, values: Sequence[SSAValue]):
+        super().__init__(operands=[shadow, end, values], result_types=[TAPE])
+
+    def verify_(self) -> None:
+        _verify_record(self, self.values.types)
+
+
+@irdl_op_definition
+class ShadowReadOp(IRDLOperation):
+    """The cotangents of the record that ends at ``end`` (the adjoint of the
+    tape_push that wrote it); zero for integer, index and boolean fields."""
+
+    name = "irad.shadow_read"
+    shadow = operand_def(TAPE)
+    end = operand_def(IndexType)
+    values = var_result_def()
+    traits = traits_def(MemoryReadEffect())
+    assembly_format = "$shadow `[` $end `]` attr-dict `:` type($values)"
+
+    def __init__(self, shadow: SSAValue, end: SSAValue, types: Sequence[Attribute]):
+        super().__init__(operands=[shadow, end], result_types=[types])
+
+    def verify_(self) -> None:
+        _verify_record(self, self.values.types)
+
+
+@irdl_op_definition
+class ShadowMergeOp(IRDLOperation):
+    """``into`` plus ``other``, slot by slot (two cotangents of one tape, as
+    when a pullback's tape is read both in place and by a callee); ``other``
+    is freed."""
+
+    name = "irad.shadow_merge"
+    into = operand_def(TAPE)
+    other = operand_def(TAPE)
+    merged = result_def(TAPE)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect(), MemoryAllocEffect(), MemoryFreeEffect())
+    assembly_format = "$into `,` $other attr-dict"
+
+    def __init__(self, into: SSAValue, other: SSAValue):
+        super().__init__(operands=[into, other], result_types=[TAPE])
+
+
 IRAD = Dialect(
     "irad",
-    [GradOp, ValueAndGradOp, VjpOp, JvpOp, TapeCreateOp, TapePushOp, TapeReadOp, TapeReserveOp, TapeFreeOp],
+    [
+        GradOp, ValueAndGradOp, VjpOp, JvpOp, TapeCreateOp, TapePushOp, TapeReadOp, TapeReserveOp, TapeFreeOp,
+        ShadowCreateOp, ShadowAddOp, ShadowReadOp, ShadowMergeOp,
+    ],
     [],
 )
 

@@ -4,7 +4,8 @@ JAX's primitive_jvps and primitive_transposes beside its primitives.
 
 The families: scalar.py (arith/math), tensor.py (tensor/linalg ops, and the
 tensor forms of elementwise ops whose scalar rule does not carry over),
-regions.py (scf.if/for/while and func.call, delegating to the builders). An op
+regions.py (scf.if/for/while and func.call, delegating to the builders),
+tape.py (the tape ops, whose cotangents are shadow tapes: reverse over reverse). An op
 with no entry has no derivative: the passes refuse it, naming the op.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 
-from irad.passes.derivatives import regions, scalar, tensor
+from irad.passes.derivatives import regions, scalar, tape, tensor
 from irad.passes.derivatives.registry import OpDerivative, refusal
 
 
@@ -27,7 +28,7 @@ def _merged(*families: dict[str, OpDerivative]) -> dict[str, OpDerivative]:
     return merged
 
 
-DERIVATIVES: dict[str, OpDerivative] = _merged(scalar.ENTRIES, tensor.ENTRIES, regions.ENTRIES)
+DERIVATIVES: dict[str, OpDerivative] = _merged(scalar.ENTRIES, tensor.ENTRIES, regions.ENTRIES, tape.ENTRIES)
 TENSOR_FORMS: dict[str, OpDerivative] = tensor.TENSOR_FORMS
 
 

@@ -312,6 +312,14 @@ def _scalar_in_derivative(s: float) -> float:
     return float(np.sum(W * np.cos(s * W)) + np.sum(K))
 
 
+def _descriptor_of(array: np.ndarray) -> ctypes.Structure:
+    """The memref descriptor of a contiguous 1-d float64 array, as a C caller builds it."""
+    d = native.c_type(TensorType(f64, [len(array)]))()
+    d.allocated = d.aligned = array.ctypes.data
+    d.offset, d.sizes[0], d.strides[0] = 0, len(array), 1
+    return d
+
+
 @pytest.mark.native
 @needs_native
 def test_an_exported_gradient_takes_the_arrays_through_its_c_interface():
@@ -324,7 +332,7 @@ def test_an_exported_gradient_takes_the_arrays_through_its_c_interface():
     )
     for values in ([1.0, 2.0, 3.0], [-1.5, 0.5, 2.5]):
         W[:] = values
-        to_c = [native._array_descriptor(TensorType(f64, [3]))(a) for a in (W, K)]
+        to_c = [_descriptor_of(a) for a in (W, K)]
         np.testing.assert_allclose(c_grad(0.7, *to_c), _scalar_in_derivative(0.7), rtol=1e-13)
 
 

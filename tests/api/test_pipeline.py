@@ -11,9 +11,12 @@ def test_specs_name_the_passes_irad_opt_takes():
     names = [p.name for p in pipeline.pipeline(pipeline.gradient_spec(checkpoint=True)).passes]
     assert names == ["irad-differentiate", "irad-lower-tape", "irad-optimize", "irad-symbol-dce"]
     assert pipeline.pipeline(pipeline.gradient_spec(checkpoint=True)).passes[0].checkpoint
-    assert [p.name for p in pipeline.pipeline(pipeline.jvp_spec()).passes][0] == "irad-jvp"
-    # a module to be differentiated again is not inlined
+    # forward mode follows a tape as memref code: lowered first
+    assert [p.name for p in pipeline.pipeline(pipeline.jvp_spec()).passes][:2] == ["irad-lower-tape", "irad-jvp"]
+    # a module to be differentiated again is not inlined, and keeps its tape ops
     assert pipeline.pipeline(pipeline.optimise_spec(inline=False)).passes[0].max_depth == 0
+    names = [p.name for p in pipeline.pipeline(pipeline.gradient_spec(inline=False)).passes]
+    assert names == ["irad-differentiate", "irad-optimize", "irad-symbol-dce"]
 
 
 def test_callbacks_see_every_pass_of_an_api_call(monkeypatch):

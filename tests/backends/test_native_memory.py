@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import MemRefType, f64
 
 import irad
 from irad.backends import native, native_checks
@@ -247,37 +248,43 @@ def _descriptor_over(allocated: int, offset: int, size: int) -> ctypes.Structure
     return d
 
 
-def test_results_sharing_an_allocation_get_one_owner_and_independent_arrays():
-    t = _parse("func.func @f(%x: tensor<2xf64>) -> tensor<2xf64> { func.return %x : tensor<2xf64> }")
-    tensor_type = next(iter(t.ops)).function_type.outputs.data[0]
+def test_memrefs_sharing_an_allocation_get_one_owner():
     address = _native_allocation(4 * 8)
     (ctypes.c_double * 4).from_address(address)[:] = [1.0, 2.0, 3.0, 4.0]
+    tape = MemRefType(f64, [-1])
     # the whole buffer's first half, and a view at an offset into it
     first, second = native._claim(
-        [_descriptor_over(address, 0, 2), _descriptor_over(address, 2, 2)], [tensor_type, tensor_type], []
+        [_descriptor_over(address, 0, 2), _descriptor_over(address, 2, 2)], [tape, tape], []
     )
-    assert first.tolist() == [1.0, 2.0] and second.tolist() == [3.0, 4.0]
-    assert not np.shares_memory(first, second)
-    owner = first.base.owner
-    assert isinstance(owner, native.NativeBuffer) and second.base is None  # the second is a copy
-    first[:] = 0.0
-    assert second.tolist() == [3.0, 4.0]
+    owner = first.descriptor.owner
+    assert isinstance(owner, native.NativeBuffer) and second.descriptor.owner is owner
     free = owner.free
     del first, owner
+    gc.collect()
+    assert free.alive  # the second still views it
+    del second
     gc.collect()
     assert not free.alive  # freed once, by its one owner
 
 
-def test_a_result_in_an_arguments_memory_is_copied_and_never_freed():
-    t = _parse("func.func @f(%x: tensor<2xf64>) -> tensor<2xf64> { func.return %x : tensor<2xf64> }")
-    tensor_type = next(iter(t.ops)).function_type.outputs.data[0]
+def test_a_memref_in_an_arguments_memory_is_never_freed():
+    argument = native._claim([_descriptor_over(_native_allocation(2 * 8), 0, 2)], [MemRefType(f64, [-1])], [])[0]
+    (result,) = native._claim([_descriptor_over(argument.descriptor.allocated, 1, 1)], [MemRefType(f64, [-1])], [argument])
+    assert result.descriptor.owner is argument.descriptor.owner
+
+
+def test_array_results_are_fresh_arrays_even_when_returned_twice_or_an_argument():
+    twice = _parse("""
+      func.func @f(%x: tensor<2xf64>) -> (tensor<2xf64>, tensor<2xf64>, tensor<2xf64>) {
+        %y = arith.addf %x, %x : tensor<2xf64>
+        func.return %x, %y, %y : tensor<2xf64>, tensor<2xf64>, tensor<2xf64>
+      }""")
     argument = np.array([5.0, 6.0])
-    passed = native._array_descriptor(tensor_type)(argument)
-    (result,) = native._claim([_descriptor_over(argument.ctypes.data, 0, 2)], [tensor_type], [passed, 1.0])
-    assert result.tolist() == [5.0, 6.0] and not np.shares_memory(result, argument)
-    del passed, result
-    gc.collect()
-    assert argument.tolist() == [5.0, 6.0]  # a NativeBuffer would have freed numpy's memory
+    same, y, again = native.compile_module(twice).function("f")(argument)
+    assert same.tolist() == [5.0, 6.0] and y.tolist() == again.tolist() == [10.0, 12.0]
+    arrays = [argument, same, y, again]
+    assert not any(np.shares_memory(a, b) for a in arrays for b in arrays if a is not b)
+    assert all(a.flags.owndata and a.flags.writeable for a in arrays[1:])
 
 
 def test_the_tape_of_a_vjp_is_owned_once_and_freed_with_the_pullback():

@@ -5,7 +5,7 @@
   central differences in float64, component by component, where the one-sided
   differences agree (the program is smooth there);
 * jvp agrees with vjp: <J v, 1> = <v, grad> for a random tangent v;
-* natively (when asked), value and gradient equal the Python backend's.
+* natively (when asked), value, gradient and jvp equal the Python backend's.
 
 Differences are taken on the program in float64 throughout: its float32
 arguments are widened and `np.float32` in its source reads `np.float64`, so the
@@ -121,6 +121,8 @@ def check_program(source: str, args, directory: Path, native: bool = False) -> N
             _flat(ngrads), flat, rtol=rtol * 10, atol=rtol * 10,
             err_msg=f"the native gradient differs from the Python backend's\nargs={args!r}\n{source}",
         )
+        _, ntangent = irad.jvp(f, args, tangents, backend="native")
+        _close("native jvp", float(ntangent), float(tangent), rtol * 10, source, args)
 
 
 def _close(what, got, expected, rtol, source, args) -> None:

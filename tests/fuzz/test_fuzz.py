@@ -3,10 +3,12 @@ documented subset (tests/fuzz/generator.py) and tests/fuzz/checks.py checks
 each against plain Python, central differences, forward mode and the native
 backend.
 
-`make test` runs a fixed-seed budget (derandomized); `make fuzz` runs
-FUZZ_EXAMPLES programs (10,000 by default) from a random seed it prints
-(`FUZZ_SEED=<n> make fuzz` repeats a run). A failure is shrunk by hypothesis,
-printed, and saved under tests/fuzz/regressions/, which test_regressions.py runs.
+`make test` runs a fixed-seed budget (the same programs on every run); `make
+fuzz` runs FUZZ_EXAMPLES programs (10,000 by default) from a random seed it
+prints (`FUZZ_SEED=<n> make fuzz` repeats a run). Each part draws from its own
+seed (FUZZ_SEED + part), so the parts run different programs. A failure is
+shrunk by hypothesis, printed, and saved under tests/fuzz/regressions/, which
+test_regressions.py runs.
 """
 
 from __future__ import annotations
@@ -16,17 +18,17 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 
 from irad.backends.native import unavailable_reason
 from tests.fuzz.checks import check_program, failure_kind, save_regression
 from tests.fuzz.generator import arguments, programs
 
 LONG = os.environ.get("FUZZ_EXAMPLES")
+SEED = int(os.environ.get("FUZZ_SEED", "20261203"))  # fixed for the suite's budget
 SETTINGS = settings(
     max_examples=max(1, int(LONG) // 3) if LONG else 60,  # per part
     deadline=None,
-    derandomize=LONG is None,  # the suite's budget: the same programs on every run
     database=None,
     suppress_health_check=list(HealthCheck),
 )
@@ -48,15 +50,23 @@ def _run(source, args, native=False):
 
 
 @pytest.mark.parametrize("part", range(3))  # three parts, so xdist spreads them
-@SETTINGS
-@given(source=programs(), args=arguments())
-def test_random_programs(part, source, args):
-    _run(source, args)
+def test_random_programs(part):
+    @seed(SEED + part)
+    @SETTINGS
+    @given(source=programs(), args=arguments())
+    def run(source, args):
+        _run(source, args)
+
+    run()
 
 
 @pytest.mark.native
 @pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
-@settings(SETTINGS, max_examples=int(LONG) // 10 if LONG else 12)
-@given(source=programs(), args=arguments())
-def test_random_programs_natively(source, args):
-    _run(source, args, native=True)
+def test_random_programs_natively():
+    @seed(SEED + 3)
+    @settings(SETTINGS, max_examples=max(1, int(LONG) // 10) if LONG else 12)
+    @given(source=programs(), args=arguments())
+    def run(source, args):
+        _run(source, args, native=True)
+
+    run()

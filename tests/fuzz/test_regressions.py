@@ -1,6 +1,6 @@
 """Programs the fuzzer found failing, kept under tests/fuzz/regressions/ (one
 file each: the program's source, with its arguments in an `# ARGS =` line),
-checked as the fuzzer checks them."""
+checked as the fuzzer checks them, on the Python backend and natively."""
 
 from __future__ import annotations
 
@@ -11,13 +11,25 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from irad.backends.native import unavailable_reason
 from tests.fuzz.checks import REGRESSIONS, check_program
 
 CASES = sorted(REGRESSIONS.glob("case_*.py"))
 
 
-@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
-def test_saved_program(path: Path):
+def _run(path: Path, native: bool) -> None:
     source = path.read_text()
     args = eval(re.search(r"^# ARGS = (.*)$", source, re.M).group(1), {"np": np})
-    check_program(source, args, Path(tempfile.mkdtemp(prefix="irad-regression-")))
+    check_program(source, args, Path(tempfile.mkdtemp(prefix="irad-regression-")), native=native)
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_saved_program(path: Path):
+    _run(path, native=False)
+
+
+@pytest.mark.native
+@pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_saved_program_natively(path: Path):
+    _run(path, native=True)

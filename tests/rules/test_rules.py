@@ -298,13 +298,15 @@ def test_explain_at_order_two_reports_both_orders(rule_table, mode):
     assert second_derivative(1.5, 0.5) == pytest.approx(6 * 1.5 * 0.5)  # d2/dx2 of x^3 y
 
 
-def test_explain_at_order_two_refuses_what_the_api_refuses():
+def test_explain_at_order_two_through_a_tape():
     from tests.passes import test_control_flow as cf
 
-    with pytest.raises(irad.DifferentiationError, match="cannot follow derivatives through memory"):
-        irad.explain(cf.loop_calls_helper, 0.4, 3, order=2)
-    report = irad.explain(cf.loop_calls_helper, 0.4, 3, order=2, mode="forward")
-    assert {d.kind for d in report.decisions} == {"no-rule"}
+    for mode in ("reverse", "forward"):
+        report = irad.explain(cf.loop_calls_helper, 0.4, 3, order=2, mode=mode)
+        assert {d.kind for d in report.decisions} == {"no-rule"}
+    # reverse over reverse reaches the loop's tape-threading generated functions
+    text = str(irad.explain(cf.loop_calls_helper, 0.4, 3, order=2))
+    assert "@loop_calls_helper.pullback.dc: call to @loop_calls_helper.pullback.tape.dc" in text
     with pytest.raises(irad.IradError, match="mode must be 'reverse' or 'forward'"):
         irad.explain(P.uses_cube, 1.0, 2.0, mode="sideways")
     with pytest.raises(irad.IradError, match="order must be 1 or 2"):

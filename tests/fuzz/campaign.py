@@ -1,0 +1,125 @@
+"""A long fuzzing campaign that keeps going past failures and counts them.
+
+    .venv/bin/python -m tests.fuzz.campaign --programs 2000 --backend python --seed 1
+    .venv/bin/python -m tests.fuzz.campaign --programs 300 --backend native --seed 2 --minutes 30
+
+Draws `--programs` programs from the seed (tests/fuzz/generator.py), checks each
+as tests/fuzz/checks.py does (on the native backend too with `--backend
+native`), stopping early after `--minutes`, and prints one line per kind of failure with how often it occurred.
+The smallest failing program of each kind is written to `--out` (a folder, by
+default a fresh temporary one) as a case file in the format of
+tests/fuzz/regressions/, ready to reduce by hand and keep there. Unlike `make
+fuzz` (pytest + hypothesis, which stops at the first failure and shrinks it),
+it does not shrink: it is for measuring how many programs pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from hypothesis import HealthCheck, Phase, given, seed, settings
+
+from irad import pipeline
+from irad.backends.mlir_tools import find_tool, mlir_opt_parses
+from tests.fuzz.checks import arguments_source, check_program, failure_kind
+from tests.fuzz.generator import arguments, programs
+
+
+class _Timeout(Exception):
+    pass
+
+
+class _OutOfTime(BaseException):
+    """The campaign's time budget is spent (ends the run, not counted)."""
+
+
+def _alarm(signum, frame):
+    raise _Timeout("the program took longer than the time limit")
+
+
+# As in the suite (tests/conftest.py): every module a pipeline builds is verified,
+# and what it leaves after differentiating is parsed by upstream mlir-opt.
+pipeline.VERIFY = True
+_RECORDED_AFTER = frozenset({"irad-lower-tape", "irad-jvp"})
+_EMITTED: list[str] = []
+
+
+def _record(previous, module, last: bool) -> None:
+    if last or previous.name in _RECORDED_AFTER:
+        _EMITTED.append(str(module))
+
+
+def _check(source, args, work, native) -> None:
+    _EMITTED.clear()
+    check_program(source, args, work, native=native)
+    if _EMITTED and find_tool("mlir-opt") is not None:
+        ok, diagnostics = mlir_opt_parses("\n// -----\n".join(_EMITTED), split=True)
+        if not ok:
+            raise AssertionError(f"mlir-opt: {diagnostics.strip().splitlines()[0]}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--programs", type=int, default=1000)
+    parser.add_argument("--backend", choices=["python", "native"], default="python")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--timeout", type=int, default=120, help="seconds per program")
+    parser.add_argument("--minutes", type=float, default=None, help="stop after this long")
+    opts = parser.parse_args(argv)
+    out = opts.out or Path(tempfile.mkdtemp(prefix="irad-campaign-"))
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="irad-campaign-work-"))
+    kinds: Counter[str] = Counter()
+    smallest: dict[str, int] = {}
+    ran = [0]
+    started = time.time()
+    signal.signal(signal.SIGALRM, _alarm)
+    pipeline.AFTER_PASS.append(_record)
+
+    @seed(opts.seed)
+    @settings(max_examples=opts.programs, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(source=programs(), args=arguments())
+    def run(source, args):
+        if opts.minutes is not None and time.time() - started > 60 * opts.minutes:
+            raise _OutOfTime
+        ran[0] += 1
+        signal.alarm(opts.timeout)
+        try:
+            _check(source, args, work, opts.backend == "native")
+        except Exception as error:  # counted, not raised: the campaign goes on
+            kind = failure_kind(error)
+            kinds[kind] += 1
+            if kind not in smallest or len(source) < smallest[kind]:
+                smallest[kind] = len(source)
+                name = f"case_{abs(hash(kind)) % 10**8:08d}.py"
+                first = str(error).splitlines()[0] if str(error) else ""
+                (out / name).write_text(f"# {type(error).__name__}: {first}\n# KIND = {kind}\n"
+                                        f"# ARGS = {arguments_source(args)}\n{source}")
+        finally:
+            signal.alarm(0)
+        if ran[0] % 100 == 0:
+            print(f"{ran[0]} programs, {sum(kinds.values())} failures, {time.time() - started:.0f} s",
+                  flush=True)
+
+    try:
+        run()
+    except _OutOfTime:
+        pass
+    failures = sum(kinds.values())
+    print(f"backend {opts.backend}, seed {opts.seed}: {ran[0]} programs, {failures} failed, "
+          f"{ran[0] - failures} passed ({time.time() - started:.0f} s); smallest cases in {out}")
+    for kind, count in kinds.most_common():
+        print(f"{count:6d}  {kind}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
