@@ -334,6 +334,36 @@ def test_the_tree_structure_is_part_of_the_cache_key(monkeypatch):
     assert len(calls) == 2
 
 
+def scaled_square(x, n):
+    return np.sum(x * x) * n if isinstance(x, np.ndarray) else x * x * n
+
+
+def leaf_sum_squared(t, n):
+    return (t[0] + t[1]) ** 2 * n
+
+
+def test_plain_arguments_take_the_fast_path_and_trees_the_flattening_one(monkeypatch):
+    """Calls with plain floats and arrays find their code by Python types; a
+    tree passed in the same position (same arity) is flattened, never taken
+    for a plain call; both paths share the compiled code of one signature."""
+    from irad import pipeline
+
+    calls = []
+    original = pipeline.lower_function
+    monkeypatch.setattr(pipeline, "lower_function", lambda *a, **k: calls.append(a[1]) or original(*a, **k))
+    g = irad.grad(scaled_square)
+    assert g(3.0, 2.0) == 12.0 and g(3.0, 2.0) == 12.0  # 2 x n
+    assert g(x=1.5, n=2.0) == 6.0  # keywords: flattened, same code
+    x = np.array([1.0, -2.0])
+    np.testing.assert_array_equal(g(x, 3.0), 6.0 * x)
+    np.testing.assert_array_equal(g(np.array([0.5, 4.0, 1.0]), 1.0), [1.0, 8.0, 2.0])  # a new shape
+    assert len(calls) == 3  # float, (2,) array, (3,) array
+    h = irad.grad(leaf_sum_squared)
+    assert h((1.0, 2.0), 1.0) == (6.0, 6.0)  # 2 (t0 + t1) n
+    assert h([1.0, 0.5], 2.0) == [6.0, 6.0]
+    assert h((1.0, 2.0), 1.0) == (6.0, 6.0)
+
+
 def test_flatten_order_and_round_trip():
     tree = {"b": [1.0, (2, np.ones(2))], "a": State(np.zeros(1), np.ones(1), 5), "c": None}
     leaves, structure = flatten(tree, "t")
