@@ -72,7 +72,8 @@ def hypot_rule(x, y):
     h = math.hypot(x, y)
 
     def pullback(dh):
-        s = dh / h
+        # at the kink (0, 0), the subgradient 0 rather than 0/0: a zero dh gives zeros
+        s = dh / h if h != 0.0 else 0.0
         return s * x, s * y
 
     return h, pullback
@@ -80,7 +81,7 @@ def hypot_rule(x, y):
 
 def hypot_frule(x, y, dx, dy):
     h = math.hypot(x, y)
-    return h, (x * dx + y * dy) / h
+    return h, ((x * dx + y * dy) / h if h != 0.0 else 0.0)
 
 
 # ---- lgamma and gamma ------------------------------------------------------------

@@ -113,3 +113,24 @@ def test_factorial_errors():
         f(1.0, 21)
     with pytest.raises(irad.UnsupportedError, match=r"test_special.py:\d+:\d+: math.factorial takes an int, got a float"):
         irad.grad(factorial_of_float)(2.0)
+
+
+def hypot_times_zero(x):
+    return 0.0 * math.hypot(x, x) + x
+
+
+def hypot_of(x, y):
+    return math.hypot(x, y)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_hypot_at_its_kink_is_not_nan(backend):
+    """math.hypot at (0, 0): its rules give the subgradient 0, so a zero
+    cotangent stays zero (the fuzzer found 0 * hypot(x, x) + x with gradient NaN;
+    central differences give 1)."""
+    h = 1e-6
+    fd = (hypot_times_zero(h) - hypot_times_zero(-h)) / (2 * h)
+    assert irad.grad(hypot_times_zero, backend=backend)(0.0) == pytest.approx(fd, abs=1e-9)
+    assert irad.grad(hypot_of, argnums=(0, 1), backend=backend)(0.0, 0.0) == (0.0, 0.0)
+    assert irad.jvp(hypot_of, (0.0, 0.0), (1.0, 1.0), backend=backend) == (0.0, 0.0)
+    assert irad.grad(hypot_of, argnums=(0, 1), backend=backend)(3.0, 4.0) == pytest.approx((0.6, 0.8))
