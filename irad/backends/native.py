@@ -66,7 +66,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-from irad.backends import native_call, native_checks, native_linalg
+from irad.backends import native_blas, native_call, native_checks, native_linalg
 from irad.backends.llvm_jit import JitModule, signature
 from irad.backends.mlir_tools import INSTALL_HINT, find_tool
 from irad.errors import BackendError, IradWarning
@@ -495,9 +495,12 @@ class NativeModule:
             native_call.numpy_layout()  # a clear error now if numpy arrays cannot be read in place
         ready, passes = for_mlir_opt(module, tracked=True, destinations=True)
         self.functions = {op.sym_name.data: op for op in _public_functions(ready)}  # array results are arguments
+        blas = native_blas.call_blas(ready)  # large matrix products call BLAS
         messages = native_checks.guard(ready)
         self.llvm_ir = lower_to_llvm_ir(str(ready), passes)
         libraries, linked = runtime_libraries(), []
+        if blas:
+            libraries.append(native_blas.library_path())
         glue = native_linalg.glue_module(module)  # LAPACK calls for irad.linalg's primitives
         if glue is not None:  # its buffers too are the runtime's, freed by the caller
             linked.append(lower_to_llvm_ir(glue, tracked_lowering()))

@@ -261,7 +261,7 @@ def _check_array(lines: list[str], i: int, spec: ArraySpec, layout: NumpyLayout,
         lines.append(f"  {p}.dim{k} = load i64, ptr {p}.dim{k}.at")
         lines.append(f"  {p}.dim{k}.ok = icmp eq i64 {p}.dim{k}, {n}")
         terms.append(f"{p}.dim{k}.ok")
-        if n > 1:  # the stride of an axis of length 0 or 1 is never used
+        if n > 1 and all(spec.shape):  # strides of an axis of length 0 or 1, or of an empty array, are never used
             lines.append(f"  {p}.stride{k}.at = getelementptr i64, ptr {strides}, i64 {k}")
             lines.append(f"  {p}.stride{k} = load i64, ptr {p}.stride{k}.at")
             lines.append(f"  {p}.stride{k}.ok = icmp eq i64 {p}.stride{k}, {stride * spec.dtype.itemsize}")

@@ -1,0 +1,276 @@
+"""Matrix products in native code through BLAS (cblas_?gemm).
+
+Lowered by MLIR, a `linalg.matmul` becomes three scalar loops: 19-42x slower
+than JAX on the MLP and attention gradients. Before mlir-opt, the native
+backend rewrites each `linalg.matmul` on tensors of at least `min_flops()`
+multiply-adds into a call to the optimised BLAS irad already loads for
+LAPACK (irad/backends/lapack.py), in the module's own tensor code:
+
+    %a = bufferization.to_buffer %A read_only : tensor<MxK> to memref<MxK>
+    (same for B)
+    %c = memref.alloc() : memref<MxN>
+    llvm.call @cblas_dgemm(RowMajor, transA, transB, M, N, K, 1.0, pA, lda, pB, ldb, 0.0, pC, N)
+    %C = bufferization.to_tensor %c restrict writable
+
+One-shot bufferization sees `read_only` operands (so it never copies them
+for the call) and a fresh result it frees like any other buffer; the call is
+no linalg op, so elementwise fusion does not merge producers into it.
+Operands are read where they are, as BLAS allows:
+
+* a `linalg.transpose` ([1, 0]) feeding the product is not materialised: its
+  input is passed with BLAS's transpose flag;
+* a `tensor.extract_slice` whose rows (or columns) are contiguous, a block
+  or a rank-reducing slice `xs[t]`, is read in its source's buffer, with the
+  source's row length as leading dimension (columns contiguous: transposed);
+* anything else is a buffer of its own; one-shot bufferization copies it to
+  a row-major one if it is a view (the identity layout `to_buffer` asks for).
+
+Below the threshold, and for products with an empty dimension, the loops
+stay (a call costs more than a tiny product); mlir-opt inlines nothing here.
+Threads: irad calls the same OpenBLAS, with its own thread count
+(OPENBLAS_NUM_THREADS when the library is loaded, else OpenBLAS's default).
+"""
+
+from __future__ import annotations
+
+import os
+
+from xdsl.dialects import arith, bufferization, llvm, memref, tensor
+from xdsl.dialects.builtin import (
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    TensorType,
+    UnitAttr,
+    i32,
+    i64,
+)
+from xdsl.dialects.linalg.ops import MatmulOp, TransposeOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from irad.backends.lapack import Library, find
+from irad.errors import BackendError
+from irad.ir.tensor import DYNAMIC
+
+# A product of fewer multiply-adds (M*N*K) stays as loops. Measured crossover
+# (docs/backends.md, bench/blas_crossover.py): BLAS wins from about 16^3.
+MIN_FLOPS = 4096
+MIN_FLOPS_VARIABLE = "IRAD_NATIVE_BLAS_MIN_FLOPS"
+
+ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CBLAS_ORDER, CBLAS_TRANSPOSE
+
+
+def min_flops() -> int:
+    value = os.environ.get(MIN_FLOPS_VARIABLE, str(MIN_FLOPS))
+    try:
+        return int(value)
+    except ValueError:
+        raise BackendError(f"{MIN_FLOPS_VARIABLE} must be an integer (multiply-adds), not {value!r}") from None
+
+
+def _product_shape(op: MatmulOp) -> tuple[int, int, int] | None:
+    """(M, N, K) of a matmul on static float tensors with a zero init, else None."""
+    if len(op.inputs) != 2 or len(op.outputs) != 1 or not op.results:
+        return None
+    a, b = op.inputs
+    c = op.outputs[0]
+    types = (a.type, b.type, c.type)
+    if not all(isinstance(t, TensorType) and len(t.get_shape()) == 2 for t in types):
+        return None
+    if not isinstance(c.type.element_type, (Float32Type, Float64Type)):
+        return None
+    if any(t.element_type != c.type.element_type for t in types):
+        return None
+    if not _is_zero(c):
+        return None
+    (m, k), (_, n) = a.type.get_shape(), b.type.get_shape()
+    if min(m, n, k) < 0:  # dynamic
+        return None
+    return m, n, k
+
+
+def _is_zero(value: SSAValue) -> bool:
+    op = value.owner
+    if not isinstance(op, arith.ConstantOp):
+        return False
+    attr = op.value
+    values = getattr(attr, "get_values", lambda: None)()
+    return values is not None and all(v == 0 for v in values)
+
+
+def products(module: ModuleOp) -> list[MatmulOp]:
+    """The matmuls `call_blas` turns into BLAS calls."""
+    threshold = min_flops()
+    found = []
+    for op in module.walk():
+        if isinstance(op, MatmulOp):
+            shape = _product_shape(op)
+            if shape is not None and min(shape) > 0 and shape[0] * shape[1] * shape[2] >= threshold:
+                found.append(op)
+    return found
+
+
+def call_blas(module: ModuleOp) -> bool:
+    """Rewrite the large matmuls of `module` (products()) into BLAS calls, in
+    place; whether there was any (the library must then be loaded)."""
+    found = products(module)
+    if not found:
+        return False
+    library = find()
+    declared: set[str] = set()
+    for op in found:
+        symbol = _gemm(op, library)
+        if symbol not in declared:
+            declared.add(symbol)
+            module.body.block.add_op(_declaration(symbol, op.outputs[0].type.element_type, library))
+    return True
+
+
+def library_path() -> str:
+    return find().path
+
+
+def _declaration(symbol: str, element, library: Library) -> llvm.FuncOp:
+    integer = IntegerType(library.int_bits)
+    ptr = llvm.LLVMPointerType()
+    params = [i32, i32, i32, integer, integer, integer, element, ptr, integer, ptr, integer, element, ptr, integer]
+    return llvm.FuncOp(symbol, llvm.LLVMFunctionType(params), linkage=llvm.LinkageAttr("external"))
+
+
+class _Emitter:
+    """Ops inserted before one matmul."""
+
+    def __init__(self, op: Operation, library: Library):
+        self.op = op
+        self.int = IntegerType(library.int_bits)
+
+    def add(self, new: Operation) -> Operation:
+        Rewriter.insert_op(new, InsertPoint.before(self.op))
+        return new
+
+    def constant(self, value: int, t) -> SSAValue:
+        return self.add(arith.ConstantOp(IntegerAttr(value, t))).result
+
+    def real(self, value: float, t) -> SSAValue:
+        return self.add(arith.ConstantOp(FloatAttr(value, t))).result
+
+    def pointer(self, buffer: SSAValue, offset: SSAValue | None) -> SSAValue:
+        """The address of a view's first element: aligned base + offset elements."""
+        address = self.add(memref.ExtractAlignedPointerAsIndexOp.get(buffer)).results[0]
+        if offset is not None:
+            width = buffer.type.element_type.bitwidth // 8
+            size = self.add(arith.ConstantOp(IntegerAttr(width, IndexType()))).result
+            bytes_ = self.add(arith.MuliOp(offset, size)).result
+            address = self.add(arith.AddiOp(address, bytes_)).result
+        as_int = self.add(arith.IndexCastOp(address, i64)).result
+        return self.add(llvm.IntToPtrOp(as_int)).results[0]
+
+    def index(self, value: int) -> SSAValue:
+        return self.add(arith.ConstantOp(IntegerAttr(value, IndexType()))).result
+
+    def operand(self, value: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue]:
+        """(pointer, leading dimension, CBLAS_TRANSPOSE) of a product operand.
+        A [1, 0] transpose is read through, its input passed transposed; a
+        slice BLAS can read is read in its source's buffer (a slice whose
+        columns, not rows, are contiguous: transposed the other way)."""
+        transposed = False
+        owner = value.owner
+        if isinstance(owner, TransposeOp) and list(owner.permutation.get_values()) == [1, 0]:
+            value, transposed = owner.inputs[0], True
+        rows, cols = value.type.get_shape()
+        view = _slice_view(value)
+        if view is None:  # its own buffer, copied by bufferization if not row-major
+            source, offsets, (row_stride, col_stride) = value, [], (cols, 1)
+        else:
+            source, offsets, (row_stride, col_stride) = view
+        buffer = self.add(bufferization.ToBufferOp(
+            operands=[source],
+            result_types=[MemRefType(source.type.element_type, source.type.get_shape())],
+            properties={"read_only": UnitAttr()},
+        )).results[0]
+        offset = None
+        for term, stride in offsets:  # the slice's first element, in elements
+            term = self.index(term) if isinstance(term, int) else term
+            scaled = self.add(arith.MuliOp(term, self.index(stride))).result
+            offset = scaled if offset is None else self.add(arith.AddiOp(offset, scaled)).result
+        if col_stride == 1 or cols == 1:  # row-major; a single row's stride is any number
+            ld, flipped = max(row_stride, cols, 1), False
+        else:
+            ld, flipped = max(col_stride, rows, 1), True
+        flag = TRANS if transposed != flipped else NO_TRANS
+        return self.pointer(buffer, offset), self.constant(ld, self.int), self.constant(flag, i32)
+
+
+def _row_major_strides(shape) -> list[int]:
+    strides, size = [], 1
+    for n in reversed(shape):
+        strides.append(size)
+        size *= max(n, 1)
+    return strides[::-1]
+
+
+def _without_ones(value: SSAValue) -> list[int]:
+    return [n for n in value.type.get_shape() if n != 1]
+
+
+def _slice_view(value: SSAValue):
+    """(source, offset terms [(index or int, stride)], (row stride, column
+    stride)) of a 2-d `tensor.extract_slice` (rank-reducing or not) of a
+    static source that BLAS can read in place: its rows or its columns
+    contiguous. None otherwise. A reshape that only drops or adds dimensions
+    of size 1 (how `xs[t]` is lowered) is read through."""
+    op = value.owner
+    if isinstance(op, tensor.ReshapeOp) and _without_ones(op.source) == _without_ones(value):
+        op = op.source.owner
+    if not isinstance(op, tensor.ExtractSliceOp):
+        return None
+    source = op.source
+    shape = source.type.get_shape()
+    sizes, strides = list(op.static_sizes.get_values()), list(op.static_strides.get_values())
+    if any(n < 0 for n in (*shape, *sizes, *strides)):
+        return None
+    element = _row_major_strides(shape)
+    # the source dimensions the result keeps: matched from the right (a
+    # rank-reducing slice drops dimensions of size 1)
+    kept, d = [], len(sizes) - 1
+    for n in reversed(value.type.get_shape()):
+        while d >= 0 and sizes[d] != n:
+            d -= 1
+        if d < 0:
+            return None
+        kept.insert(0, d)
+        d -= 1
+    rows, cols = value.type.get_shape()
+    row_stride, col_stride = (element[k] * strides[k] for k in kept)
+    if not (col_stride == 1 or cols == 1 or row_stride == 1 or rows == 1):
+        return None
+    dynamic = iter(op.offsets)
+    offsets = [(next(dynamic) if o == DYNAMIC else o, element[k]) for k, o in enumerate(op.static_offsets.get_values())]
+    return source, [(o, s) for o, s in offsets if not isinstance(o, int) or o], (row_stride, col_stride)
+
+
+def _gemm(op: MatmulOp, library: Library) -> str:
+    """Replace `op` by cblas_?gemm into a fresh buffer; the symbol called."""
+    m, n, k = _product_shape(op)
+    out_type: TensorType = op.results[0].type
+    element = out_type.element_type
+    symbol = library.symbol("cblas_" + ("s" if isinstance(element, Float32Type) else "d") + "gemm")
+    e = _Emitter(op, library)
+    pa, lda, ta = e.operand(op.inputs[0])
+    pb, ldb, tb = e.operand(op.inputs[1])
+    buffer = e.add(memref.AllocOp.get(element, 64, [m, n])).results[0]
+    pc = e.pointer(buffer, None)
+    sizes = [e.constant(x, e.int) for x in (m, n, k)]
+    args = [e.constant(ROW_MAJOR, i32), ta, tb, *sizes, e.real(1.0, element), pa, lda, pb, ldb,
+            e.real(0.0, element), pc, sizes[1]]
+    e.add(llvm.CallOp(symbol, *args))
+    result = e.add(bufferization.ToTensorOp(buffer, restrict=True, writable=True)).results[0]
+    op.results[0].replace_all_uses_with(result)
+    Rewriter.erase_op(op)
+    return symbol

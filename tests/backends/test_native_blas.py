@@ -1,0 +1,182 @@
+"""Matrix products through BLAS in native code (irad/backends/native_blas.py).
+
+Gradients of matmul-heavy programs on the native backend, checked against
+central finite differences in float64 and against the program run as numpy
+(tests/reference.py), and against the numpy backend's gradient; with the
+threshold set so that the products call BLAS, and so that they stay loops.
+"""
+
+import numpy as np
+import pytest
+from xdsl.dialects import bufferization, llvm
+from xdsl.dialects.linalg.ops import MatmulOp
+
+import irad
+from irad.backends import lapack, native, native_blas
+from irad.errors import BackendError
+from tests.reference import NATIVE_MISSING, check_against_numpy, copies, float_positions
+
+pytestmark = [
+    pytest.mark.native,
+    pytest.mark.skipif(NATIVE_MISSING is not None, reason=str(NATIVE_MISSING)),
+]
+
+
+def mlp(w1, b1, w2, b2, x, labels):
+    h = np.tanh(x @ w1 + b1)
+    logits = h @ w2 + b2
+    shifted = logits - np.max(logits, axis=1, keepdims=True)
+    log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))
+    return -np.mean(np.sum(labels * log_probs, axis=1))
+
+
+def attention(wq, wk, wv, x):
+    q, k, v = x @ wq, x @ wk, x @ wv
+    scores = (q @ k.T) / 2.0
+    e = np.exp(scores - np.max(scores, axis=1, keepdims=True))
+    out = (e / np.sum(e, axis=1, keepdims=True)) @ v
+    return np.sum(out * out)
+
+
+def lstm_loop(wx, wh, b, xs):
+    n = wh.shape[0]
+    h = np.zeros((xs.shape[1], n))
+    c = np.zeros((xs.shape[1], n))
+    for t in range(xs.shape[0]):
+        gates = xs[t] @ wx + h @ wh + b
+        c = 1.0 / (1.0 + np.exp(-gates[:, n:2 * n])) * c + np.tanh(gates[:, 0:n]) * np.tanh(gates[:, 3 * n:4 * n])
+        h = np.tanh(c) * gates[:, 2 * n:3 * n]
+    return np.sum(h**2)
+
+
+def transposes_and_views(a, b, c):
+    """Products of transposes, slices with strided rows, a strided column
+    slice (not a BLAS layout: copied), a reshaped vector, matvec and vecmat."""
+    p = a.T @ b                       # (6, 5) from a (7, 6), b (7, 5)
+    q = p @ c[1:6, 2:8]               # c (8, 10): the slice's rows are strided
+    r = a[:, ::2] @ b[0:3, :]         # a column stride 2: copied before the call
+    v = np.sum(q, axis=1)
+    s = a @ v                         # matvec
+    t = v @ a.T                       # vecmat
+    u = a.reshape(6, 7) @ b[0:7, 0:4]
+    return np.sum(np.sin(q)) + np.sum(r * r) + np.sum(s * t) + np.sum(np.cos(u))
+
+
+def _mlp_args(rng, dtype, samples=9, features=5, width=7, classes=4):
+    return tuple(a.astype(dtype) for a in (
+        0.3 * rng.normal(size=(features, width)), 0.1 * rng.normal(size=width),
+        0.3 * rng.normal(size=(width, classes)), 0.1 * rng.normal(size=classes),
+        rng.normal(size=(samples, features)), np.eye(classes)[rng.integers(0, classes, size=samples)],
+    ))
+
+
+def _programs(dtype):
+    rng = np.random.default_rng(7)
+    return {
+        "mlp": (mlp, _mlp_args(rng, dtype)),
+        "attention": (attention, tuple((0.4 * rng.normal(size=s)).astype(dtype) for s in [(4, 3)] * 3 + [(6, 4)])),
+        "lstm loop": (lstm_loop, tuple((0.4 * rng.normal(size=s)).astype(dtype) for s in [(3, 8), (2, 8), (8,), (4, 5, 3)])),
+        "transposes and views": (transposes_and_views, tuple(rng.normal(size=s).astype(dtype) for s in [(7, 6), (7, 5), (8, 10)])),
+    }
+
+
+def _blas_calls(f, args) -> int:
+    """How many products of f's gradient module call BLAS natively."""
+    module = irad.grad(f, float_positions(args)).lower(*args)
+    return len(native_blas.products(module))
+
+
+@pytest.mark.parametrize("threshold", [1, 10**9], ids=["blas", "loops"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", ["mlp", "attention", "lstm loop", "transposes and views"])
+def test_gradients_of_products_against_finite_differences_and_numpy(name, dtype, threshold, monkeypatch):
+    monkeypatch.setenv(native_blas.MIN_FLOPS_VARIABLE, str(threshold))
+    f, args = _programs(dtype)[name]
+    assert (_blas_calls(f, args) > 0) == (threshold == 1)
+    check_against_numpy(f, args, backend="native")
+    wrt = float_positions(args)
+    native_grads = irad.grad(f, wrt, backend="native")(*copies(args))
+    numpy_grads = irad.grad(f, wrt)(*copies(args))
+    tolerance = 1e-5 if dtype == np.float32 else 1e-12
+    for g, expected in zip(native_grads, numpy_grads):
+        np.testing.assert_allclose(g, expected, rtol=tolerance, atol=tolerance)
+
+
+def square_product(a, b):
+    return np.sum(np.tanh(a @ b))
+
+
+@pytest.mark.parametrize("n", [15, 16, 17, 40])
+def test_sizes_around_the_default_threshold(n):
+    """16**3 multiply-adds is the default threshold: 15 stays loops, 16 and up call BLAS."""
+    rng = np.random.default_rng(n)
+    args = (0.3 * rng.normal(size=(n, n)), 0.3 * rng.normal(size=(n, n)))
+    # the product, and the two of its gradient (dA = dC B^T, dB = A^T dC)
+    assert _blas_calls(square_product, args) == (3 if n**3 >= native_blas.MIN_FLOPS else 0)
+    check_against_numpy(square_product, args, backend="native")
+
+
+def empty_products(a, b, c):
+    return np.sum(a @ b) + np.sum(np.exp(b.T @ c))
+
+
+def test_products_with_an_empty_dimension_stay_loops(monkeypatch):
+    monkeypatch.setenv(native_blas.MIN_FLOPS_VARIABLE, "1")
+    args = (np.ones((3, 0)), np.ones((0, 4)), np.ones((0, 2)))
+    assert _blas_calls(empty_products, args) == 0
+    value, grads = irad.value_and_grad(empty_products, (0, 1, 2), backend="native")(*args)
+    assert value == empty_products(*args) == 4 * 2
+    assert [g.shape for g in grads] == [(3, 0), (0, 4), (0, 2)]
+
+
+def test_the_lowered_module_calls_gemm_above_the_threshold_and_keeps_loops_below(monkeypatch):
+    rng = np.random.default_rng(0)
+    args = (rng.normal(size=(20, 30)), rng.normal(size=(30, 10)))
+    module = irad.grad(square_product, (0, 1)).lower(*args)
+    symbol = lapack.find().symbol("cblas_dgemm")
+    above = native.compile_module(module)
+    assert above.llvm_ir.count(f"call void @{symbol}(") == 3
+    monkeypatch.setenv(native_blas.MIN_FLOPS_VARIABLE, str(20 * 30 * 10 + 1))
+    below = native.compile_module(module)
+    assert symbol not in below.llvm_ir
+
+
+def test_a_transpose_feeding_a_product_is_passed_as_a_flag_and_the_module_verifies():
+    rng = np.random.default_rng(0)
+    args = (rng.normal(size=(20, 30)), rng.normal(size=(30, 10)))
+    module = irad.grad(square_product, (0, 1)).lower(*args)
+    ready, _ = native.for_mlir_opt(module, tracked=True, destinations=True)
+    assert native_blas.call_blas(ready)
+    ready.verify()  # xDSL; mlir-opt 22 parses it in the tests above
+    assert not any(isinstance(op, MatmulOp) for op in ready.walk())
+    calls = [op for op in ready.walk() if isinstance(op, llvm.CallOp)]
+    # dA = dC B^T (B transposed), dB = A^T dC (A transposed): flags 111 (no) and 112 (transposed)
+    flags = sorted((c.args[1].owner.value.value.data, c.args[2].owner.value.value.data) for c in calls)
+    assert flags == [(111, 111), (111, 112), (112, 111)]
+
+
+def test_a_bad_threshold_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv(native_blas.MIN_FLOPS_VARIABLE, "many")
+    with pytest.raises(BackendError, match=native_blas.MIN_FLOPS_VARIABLE):
+        native_blas.min_flops()
+
+
+def block_products(c, w, xs):
+    return np.sum(np.tanh(c[1:6, 2:8] @ w)) + np.sum(np.tanh(xs[2] @ w[0:4, :]))
+
+
+def test_slices_with_contiguous_rows_are_read_in_their_source(monkeypatch):
+    """A block of c and the rank-reducing xs[2] call BLAS on c's and xs's own
+    buffers, at an offset (no copy); their gradients check against numpy."""
+    monkeypatch.setenv(native_blas.MIN_FLOPS_VARIABLE, "1")
+    rng = np.random.default_rng(3)
+    args = (rng.normal(size=(8, 10)), rng.normal(size=(6, 5)), rng.normal(size=(3, 7, 4)))
+    module = irad.grad(block_products, (0, 1, 2)).lower(*args)
+    ready, _ = native.for_mlir_opt(module, tracked=True, destinations=True)
+    assert native_blas.call_blas(ready)
+    ready.verify()
+    public = next(op for op in ready.ops if getattr(op, "sym_name", None) and op.sym_name.data.startswith("block"))
+    c, _, xs = public.body.blocks.first.args[:3]
+    read = [op.operands[0] for op in ready.walk() if isinstance(op, bufferization.ToBufferOp)]
+    assert c in read and xs in read
+    check_against_numpy(block_products, args, backend="native")
