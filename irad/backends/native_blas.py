@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import os
 
-from xdsl.dialects import arith, bufferization, llvm, memref, tensor
+from xdsl.dialects import arith, bufferization, llvm, memref, scf, tensor
 from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
@@ -51,11 +51,12 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.linalg.ops import MatmulOp, TransposeOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from irad.backends.lapack import Library, find
 from irad.errors import BackendError
+from irad.ir import contraction
 from irad.ir.tensor import DYNAMIC
 
 # A product of fewer multiply-adds (M*N*K) stays as loops. Measured crossover
@@ -104,31 +105,37 @@ def _is_zero(value: SSAValue) -> bool:
     return values is not None and all(v == 0 for v in values)
 
 
-def products(module: ModuleOp) -> list[MatmulOp]:
-    """The matmuls `call_blas` turns into BLAS calls."""
+def products(module: ModuleOp) -> list[Operation]:
+    """The products `call_blas` turns into BLAS calls: matmuls, and
+    contractions that are (batched) matrix products, of at least
+    `min_flops()` multiply-adds per matrix product and no empty dimension."""
     threshold = min_flops()
     found = []
     for op in module.walk():
-        if isinstance(op, MatmulOp):
-            shape = _product_shape(op)
-            if shape is not None and min(shape) > 0 and shape[0] * shape[1] * shape[2] >= threshold:
-                found.append(op)
+        shape = _product_shape(op) if isinstance(op, MatmulOp) else _batched_plan(op)
+        if shape is not None and min(shape[:3]) > 0 and shape[0] * shape[1] * shape[2] >= threshold:
+            found.append(op)
     return found
 
 
 def call_blas(module: ModuleOp) -> bool:
-    """Rewrite the large matmuls of `module` (products()) into BLAS calls, in
-    place; whether there was any (the library must then be loaded)."""
+    """Rewrite the large products of `module` (products()) into BLAS calls,
+    in place; whether there was any (the library must then be loaded)."""
     found = products(module)
     if not found:
         return False
     library = find()
     declared: set[str] = set()
     for op in found:
-        symbol = _gemm(op, library)
+        element = op.results[0].type.element_type
+        symbol = library.symbol("cblas_" + ("s" if isinstance(element, Float32Type) else "d") + "gemm")
+        if isinstance(op, MatmulOp):
+            _gemm(op, library, symbol)
+        else:
+            _batched_gemm(op, library, symbol)
         if symbol not in declared:
             declared.add(symbol)
-            module.body.block.add_op(_declaration(symbol, op.outputs[0].type.element_type, library))
+            module.body.block.add_op(_declaration(symbol, element, library))
     return True
 
 
@@ -144,15 +151,31 @@ def _declaration(symbol: str, element, library: Library) -> llvm.FuncOp:
 
 
 class _Emitter:
-    """Ops inserted before one matmul."""
+    """Ops inserted before one product (`at`)."""
 
     def __init__(self, op: Operation, library: Library):
-        self.op = op
+        self.at = InsertPoint.before(op)
         self.int = IntegerType(library.int_bits)
+        self.element = op.results[0].type.element_type
 
     def add(self, new: Operation) -> Operation:
-        Rewriter.insert_op(new, InsertPoint.before(self.op))
+        Rewriter.insert_op(new, self.at)
         return new
+
+    def call(self, symbol: str, mnk, left, right, out: SSAValue) -> None:
+        """C = op(left) @ op(right) (row-major, C's leading dimension N);
+        `left` and `right` are (pointer, leading dimension, CBLAS_TRANSPOSE)."""
+        real = self.element
+        sizes = [self.constant(x, self.int) for x in mnk]
+        self.add(llvm.CallOp(symbol, self.constant(ROW_MAJOR, i32), left[2], right[2], *sizes,
+                             self.real(1.0, real), left[0], left[1], right[0], right[1],
+                             self.real(0.0, real), out, sizes[1]))
+
+    def replace(self, op: Operation, buffer: SSAValue) -> None:
+        """`op`'s result is now `buffer`, which the call wrote."""
+        result = self.add(bufferization.ToTensorOp(buffer, restrict=True, writable=True)).results[0]
+        op.results[0].replace_all_uses_with(result)
+        Rewriter.erase_op(op)
 
     def constant(self, value: int, t) -> SSAValue:
         return self.add(arith.ConstantOp(IntegerAttr(value, t))).result
@@ -255,22 +278,87 @@ def _slice_view(value: SSAValue):
     return source, [(o, s) for o, s in offsets if not isinstance(o, int) or o], (row_stride, col_stride)
 
 
-def _gemm(op: MatmulOp, library: Library) -> str:
-    """Replace `op` by cblas_?gemm into a fresh buffer; the symbol called."""
+def _gemm(op: MatmulOp, library: Library, symbol: str) -> None:
+    """Replace `op` by cblas_?gemm into a fresh buffer."""
     m, n, k = _product_shape(op)
-    out_type: TensorType = op.results[0].type
-    element = out_type.element_type
-    symbol = library.symbol("cblas_" + ("s" if isinstance(element, Float32Type) else "d") + "gemm")
     e = _Emitter(op, library)
     pa, lda, ta = e.operand(op.inputs[0])
     pb, ldb, tb = e.operand(op.inputs[1])
-    buffer = e.add(memref.AllocOp.get(element, 64, [m, n])).results[0]
-    pc = e.pointer(buffer, None)
-    sizes = [e.constant(x, e.int) for x in (m, n, k)]
-    args = [e.constant(ROW_MAJOR, i32), ta, tb, *sizes, e.real(1.0, element), pa, lda, pb, ldb,
-            e.real(0.0, element), pc, sizes[1]]
-    e.add(llvm.CallOp(symbol, *args))
-    result = e.add(bufferization.ToTensorOp(buffer, restrict=True, writable=True)).results[0]
-    op.results[0].replace_all_uses_with(result)
-    Rewriter.erase_op(op)
-    return symbol
+    buffer = e.add(memref.AllocOp.get(op.results[0].type.element_type, 64, [m, n])).results[0]
+    e.call(symbol, (m, n, k), (pa, lda, ta), (pb, ldb, tb), e.pointer(buffer, None))
+    e.replace(op, buffer)
+
+
+# ---- contractions that are (batched) matrix products --------------------------------------
+def _batched_plan(op: Operation):
+    """(M, N, K, batch, left, right, left transposed, right transposed) of a
+    2-input contraction (irad/ir/contraction.py) on static float tensors
+    that is a stack of matrix products with the stack axes leading in every
+    operand ('Zik,Zkj->Zij', 'Zki,Zjk->Zij', ...); `left` and `right` are
+    operand positions (C = left @ right, the output's rows from `left`).
+    None for any other op."""
+    if not contraction.is_contraction(op) or len(op.inputs) != 2 or len(op.outputs) != 1:
+        return None
+    if not _is_zero(op.outputs[0]):
+        return None
+    types = [v.type for v in (*op.inputs, op.outputs[0])]
+    element = types[-1].element_type
+    if not isinstance(element, (Float32Type, Float64Type)) or any(t.element_type != element for t in types):
+        return None
+    if any(n < 0 for t in types for n in t.get_shape()):
+        return None
+    ins, out = contraction.subscripts(op)
+    stack = len(out) - 2
+    if stack < 0 or any(len(s) != len(out) or s[:stack] != out[:stack] for s in ins):
+        return None
+    a, b, (r, c) = ins[0][stack:], ins[1][stack:], out[stack:]
+    left, right = (0, 1) if r in a else (1, 0)
+    first, second = (a, b) if left == 0 else (b, a)
+    shared = set(first) & set(second)
+    if len(shared) != 1 or r not in first or c not in second:
+        return None
+    (k,) = shared
+    sizes = dict(zip(ins[0] + ins[1], [*types[0].get_shape(), *types[1].get_shape()]))
+    count = 1
+    for letter in out[:stack]:
+        count *= sizes[letter]
+    return sizes[r], sizes[c], sizes[k], count, left, right, first == k + r, second == c + k
+
+
+def _batched_gemm(op: Operation, library: Library, symbol: str) -> None:
+    """Replace a contraction by cblas_?gemm on each matrix of the stack."""
+    m, n, k, count, left, right, t_left, t_right = _batched_plan(op)
+    e = _Emitter(op, library)
+    out = op.results[0].type
+    buffer = e.add(memref.AllocOp.get(out.element_type, 64, out.get_shape())).results[0]
+    operands = []
+    for position, transposed in ((left, t_left), (right, t_right)):
+        value = op.inputs[position]
+        whole = e.add(bufferization.ToBufferOp(
+            operands=[value], result_types=[MemRefType(value.type.element_type, value.type.get_shape())],
+            properties={"read_only": UnitAttr()},
+        )).results[0]
+        rows, cols = value.type.get_shape()[-2:]
+        operands.append((whole, rows * cols, cols, TRANS if transposed else NO_TRANS))
+
+    def one(i: SSAValue | None) -> None:
+        """The product of matrix i of the stack (None: the only one)."""
+        pointers = []
+        for whole, size, _, _ in [*operands, (buffer, m * n, n, NO_TRANS)]:
+            offset = None if i is None else e.add(arith.MuliOp(i, e.index(size))).result
+            pointers.append(e.pointer(whole, offset))
+        (pl, _, ld_l, fl), (pr, _, ld_r, fr) = operands
+        e.call(symbol, (m, n, k), (pointers[0], e.constant(ld_l, e.int), e.constant(fl, i32)),
+               (pointers[1], e.constant(ld_r, e.int), e.constant(fr, i32)), pointers[2])
+
+    if count == 1:
+        one(None)
+    else:
+        body = Block(arg_types=[IndexType()])
+        loop = scf.ForOp(e.index(0), e.index(count), e.index(1), [], body)
+        e.add(loop)
+        outer, e.at = e.at, InsertPoint.at_end(body)
+        one(body.args[0])
+        e.add(scf.YieldOp())
+        e.at = outer
+    e.replace(op, buffer)

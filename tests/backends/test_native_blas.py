@@ -62,6 +62,15 @@ def transposes_and_views(a, b, c):
     return np.sum(np.sin(q)) + np.sum(r * r) + np.sum(s * t) + np.sum(np.cos(u))
 
 
+def stacks_and_einsums(a, b, c, d):
+    """Contractions that are matrix products: a batched matmul, c d^T, and a
+    stack whose output rows come from the second operand."""
+    p = a @ b                                  # (2, 4, 3) @ (2, 3, 5)
+    q = np.einsum("ij,kj->ik", c, d)
+    r = np.einsum("bki,bkj->bji", a, p)
+    return np.sum(np.tanh(p)) + np.sum(q * q) + np.sum(np.sin(r))
+
+
 def _mlp_args(rng, dtype, samples=9, features=5, width=7, classes=4):
     return tuple(a.astype(dtype) for a in (
         0.3 * rng.normal(size=(features, width)), 0.1 * rng.normal(size=width),
@@ -77,6 +86,7 @@ def _programs(dtype):
         "attention": (attention, tuple((0.4 * rng.normal(size=s)).astype(dtype) for s in [(4, 3)] * 3 + [(6, 4)])),
         "lstm loop": (lstm_loop, tuple((0.4 * rng.normal(size=s)).astype(dtype) for s in [(3, 8), (2, 8), (8,), (4, 5, 3)])),
         "transposes and views": (transposes_and_views, tuple(rng.normal(size=s).astype(dtype) for s in [(7, 6), (7, 5), (8, 10)])),
+        "stacks and einsums": (stacks_and_einsums, tuple(rng.normal(size=s).astype(dtype) for s in [(2, 4, 3), (2, 3, 5), (6, 4), (7, 4)])),
     }
 
 
@@ -88,7 +98,7 @@ def _blas_calls(f, args) -> int:
 
 @pytest.mark.parametrize("threshold", [1, 10**9], ids=["blas", "loops"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("name", ["mlp", "attention", "lstm loop", "transposes and views"])
+@pytest.mark.parametrize("name", ["mlp", "attention", "lstm loop", "transposes and views", "stacks and einsums"])
 def test_gradients_of_products_against_finite_differences_and_numpy(name, dtype, threshold, monkeypatch):
     monkeypatch.setenv(native_blas.MIN_FLOPS_VARIABLE, str(threshold))
     f, args = _programs(dtype)[name]
