@@ -15,7 +15,12 @@ Each column is the median of 7 repeats of the native primal (the product
 and its result's allocation); numpy's `a @ b` is printed for reference.
 The crossover size where BLAS beats loops sets native_blas.MIN_FLOPS.
 
-Run: .venv/bin/python bench/matmul_lowering.py
+With `--workloads`, the rows of `make bench` (bench/native.py) whose time
+goes into matrix products instead: the native gradient and primal with the
+products as loops (before BLAS) and through BLAS, against JAX jit, all in one
+run (the threshold is read when a module is compiled).
+
+Run: .venv/bin/python bench/matmul_lowering.py [--workloads]
 """
 
 from __future__ import annotations
@@ -96,7 +101,42 @@ SHAPES = [(n, n, n) for n in (8, 16, 24, 32, 48, 64, 128, 256)] + [(256, 128, 64
 VARIANTS = ("loops", "MLIR vector", "BLAS")
 
 
+WORKLOADS = ("GMM d=10 K=25 N=1000", "MLP 256×", "MLP 4096×", "LSTM h=32 T=20", "attention 64×32")
+
+
+def workloads() -> None:
+    """Before and after BLAS on bench/native.py's rows, side by side."""
+    import jax
+    import jax.numpy as jnp
+    import native as rows
+
+    jax.config.update("jax_enable_x64", True)
+    print("| workload | JAX jit µs | native loops µs | native BLAS µs | loops / JAX | BLAS / JAX "
+          "| loops / loops primal | BLAS / BLAS primal |")
+    print("|" + "---|" * 8)
+    for label, (make, args, argnums) in rows.WORKLOADS.items():
+        if not label.startswith(WORKLOADS):
+            continue
+        jitted = jax.jit(jax.grad(make(jnp), argnums=argnums))
+        jitted(*args)
+        jax_time = median_seconds(lambda *a: [v.block_until_ready() for v in jitted(*a)], *args)
+        times = {}
+        for variant, threshold in (("loops", 10**18), ("BLAS", native_blas.MIN_FLOPS)):
+            os.environ[native_blas.MIN_FLOPS_VARIABLE] = str(threshold)
+            f = make(np)  # a new function: irad compiles it again
+            grad = irad.grad(f, argnums, backend="native")
+            primal = rows.native_primal(f, args)
+            times[variant] = (median_seconds(grad, *args), median_seconds(primal, *args))
+        del os.environ[native_blas.MIN_FLOPS_VARIABLE]
+        (lg, lp), (bg, bp) = times["loops"], times["BLAS"]
+        cells = [label, f"{jax_time * 1e6:.0f}", f"{lg * 1e6:.0f}", f"{bg * 1e6:.0f}", f"{lg / jax_time:.2f}",
+                 f"{bg / jax_time:.2f}", f"{lg / lp:.2f}", f"{bg / bp:.2f}"]
+        print("| " + " | ".join(cells) + " |", flush=True)
+
+
 def main() -> None:
+    if "--workloads" in sys.argv[1:]:
+        return workloads()
     rng = np.random.default_rng(0)
     print("| M×N×K | numpy µs | " + " | ".join(f"{v} µs" for v in VARIANTS) + " | loops / BLAS | MLIR vector / BLAS |")
     print("|" + "---|" * (len(VARIANTS) + 4))

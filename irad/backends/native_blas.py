@@ -1,4 +1,4 @@
-"""Matrix products in native code through BLAS (cblas_?gemm).
+"""Matrix products in native code through BLAS (cblas_?gemm, cblas_?gemv).
 
 Lowered by MLIR, a `linalg.matmul` becomes three scalar loops: 19-42x slower
 than JAX on the MLP and attention gradients. Before mlir-opt, the native
@@ -25,8 +25,14 @@ Operands are read where they are, as BLAS allows:
 * anything else is a buffer of its own; one-shot bufferization copies it to
   a row-major one if it is a view (the identity layout `to_buffer` asks for).
 
+A product with one row or one column (a matrix-vector product, as `A @ v`
+is lowered) calls ?gemv instead: OpenBLAS's ?gemm does not forward those to
+it and was 2.5-5x slower on them. Contractions (irad/ir/contraction.py) that
+are stacks of matrix products ('Zik,Zkj->Zij', and the permuted forms their
+gradients produce) call BLAS once per matrix of the stack.
+
 Below the threshold, and for products with an empty dimension, the loops
-stay (a call costs more than a tiny product); mlir-opt inlines nothing here.
+stay (a call costs more than a tiny product).
 Threads: irad calls the same OpenBLAS, with its own thread count
 (OPENBLAS_NUM_THREADS when the library is loaded, else OpenBLAS's default).
 """
@@ -34,6 +40,7 @@ Threads: irad calls the same OpenBLAS, with its own thread count
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
 
 from xdsl.dialects import arith, bufferization, llvm, memref, scf, tensor
 from xdsl.dialects.builtin import (
@@ -60,7 +67,7 @@ from irad.ir import contraction
 from irad.ir.tensor import DYNAMIC
 
 # A product of fewer multiply-adds (M*N*K) stays as loops. Measured crossover
-# (docs/backends.md, bench/blas_crossover.py): BLAS wins from about 16^3.
+# (docs/backends.md, bench/matmul_lowering.py): BLAS wins from about 16^3.
 MIN_FLOPS = 4096
 MIN_FLOPS_VARIABLE = "IRAD_NATIVE_BLAS_MIN_FLOPS"
 
@@ -125,17 +132,14 @@ def call_blas(module: ModuleOp) -> bool:
     if not found:
         return False
     library = find()
-    declared: set[str] = set()
+    declarations: dict[str, llvm.FuncOp] = {}
     for op in found:
-        element = op.results[0].type.element_type
-        symbol = library.symbol("cblas_" + ("s" if isinstance(element, Float32Type) else "d") + "gemm")
+        e = _Emitter(op, library, declarations)
         if isinstance(op, MatmulOp):
-            _gemm(op, library, symbol)
+            _gemm(e, op)
         else:
-            _batched_gemm(op, library, symbol)
-        if symbol not in declared:
-            declared.add(symbol)
-            module.body.block.add_op(_declaration(symbol, element, library))
+            _batched_gemm(e, op)
+    module.body.block.add_ops(declarations.values())
     return True
 
 
@@ -143,18 +147,21 @@ def library_path() -> str:
     return find().path
 
 
-def _declaration(symbol: str, element, library: Library) -> llvm.FuncOp:
-    integer = IntegerType(library.int_bits)
-    ptr = llvm.LLVMPointerType()
-    params = [i32, i32, i32, integer, integer, integer, element, ptr, integer, ptr, integer, element, ptr, integer]
-    return llvm.FuncOp(symbol, llvm.LLVMFunctionType(params), linkage=llvm.LinkageAttr("external"))
+class Operand(NamedTuple):
+    """A matrix as BLAS reads it: its first element, leading dimension, and
+    CBLAS_TRANSPOSE (TRANS: the product uses the transpose of what is stored)."""
+
+    pointer: SSAValue
+    ld: int
+    flag: int
 
 
 class _Emitter:
     """Ops inserted before one product (`at`)."""
 
-    def __init__(self, op: Operation, library: Library):
+    def __init__(self, op: Operation, library: Library, declarations: dict[str, llvm.FuncOp]):
         self.at = InsertPoint.before(op)
+        self.library, self.declarations = library, declarations
         self.int = IntegerType(library.int_bits)
         self.element = op.results[0].type.element_type
 
@@ -162,14 +169,38 @@ class _Emitter:
         Rewriter.insert_op(new, self.at)
         return new
 
-    def call(self, symbol: str, mnk, left, right, out: SSAValue) -> None:
-        """C = op(left) @ op(right) (row-major, C's leading dimension N);
-        `left` and `right` are (pointer, leading dimension, CBLAS_TRANSPOSE)."""
-        real = self.element
-        sizes = [self.constant(x, self.int) for x in mnk]
-        self.add(llvm.CallOp(symbol, self.constant(ROW_MAJOR, i32), left[2], right[2], *sizes,
-                             self.real(1.0, real), left[0], left[1], right[0], right[1],
-                             self.real(0.0, real), out, sizes[1]))
+    def blas(self, name: str, *args: SSAValue) -> None:
+        """A call to cblas_<s|d><name>, declared once per module."""
+        letter = "s" if isinstance(self.element, Float32Type) else "d"
+        symbol = self.library.symbol(f"cblas_{letter}{name}")
+        if symbol not in self.declarations:
+            signature = llvm.LLVMFunctionType([a.type for a in args])
+            self.declarations[symbol] = llvm.FuncOp(symbol, signature, linkage=llvm.LinkageAttr("external"))
+        self.add(llvm.CallOp(symbol, *args))
+
+    def call(self, mnk: tuple[int, int, int], left: Operand, right: Operand, out: SSAValue) -> None:
+        """C (M x N, row-major, contiguous at `out`) = op(left) @ op(right):
+        ?gemv for one row or column of C, else ?gemm."""
+        m, n, k = mnk
+        one, zero = self.real(1.0, self.element), self.real(0.0, self.element)
+        layout = self.constant(ROW_MAJOR, i32)
+        size = lambda x: self.constant(x, self.int)  # noqa: E731
+        if n == 1 or m == 1:
+            # y = op(matrix) x: the matrix is left for a column (n == 1), or
+            # right, transposed once more, for a row (m == 1)
+            matrix, vector = (left, right) if n == 1 else (right, left)
+            flag = matrix.flag if n == 1 else (NO_TRANS if matrix.flag == TRANS else TRANS)
+            rows, cols = (m, k) if flag == NO_TRANS else (k, m)
+            if n != 1:
+                rows, cols = (n, k) if flag == NO_TRANS else (k, n)
+            # the vector's elements: contiguous when it lies along its stored rows
+            along_rows = (vector.flag == TRANS) if n == 1 else (vector.flag == NO_TRANS)
+            step = 1 if along_rows else vector.ld
+            self.blas("gemv", layout, self.constant(flag, i32), size(rows), size(cols), one, matrix.pointer,
+                      size(matrix.ld), vector.pointer, size(step), zero, out, size(1))
+            return
+        self.blas("gemm", layout, self.constant(left.flag, i32), self.constant(right.flag, i32), size(m), size(n),
+                  size(k), one, left.pointer, size(left.ld), right.pointer, size(right.ld), zero, out, size(n))
 
     def replace(self, op: Operation, buffer: SSAValue) -> None:
         """`op`'s result is now `buffer`, which the call wrote."""
@@ -197,8 +228,8 @@ class _Emitter:
     def index(self, value: int) -> SSAValue:
         return self.add(arith.ConstantOp(IntegerAttr(value, IndexType()))).result
 
-    def operand(self, value: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue]:
-        """(pointer, leading dimension, CBLAS_TRANSPOSE) of a product operand.
+    def operand(self, value: SSAValue) -> Operand:
+        """How BLAS reads a product operand.
         A [1, 0] transpose is read through, its input passed transposed; a
         slice BLAS can read is read in its source's buffer (a slice whose
         columns, not rows, are contiguous: transposed the other way)."""
@@ -227,7 +258,7 @@ class _Emitter:
         else:
             ld, flipped = max(col_stride, rows, 1), True
         flag = TRANS if transposed != flipped else NO_TRANS
-        return self.pointer(buffer, offset), self.constant(ld, self.int), self.constant(flag, i32)
+        return Operand(self.pointer(buffer, offset), ld, flag)
 
 
 def _row_major_strides(shape) -> list[int]:
@@ -278,14 +309,12 @@ def _slice_view(value: SSAValue):
     return source, [(o, s) for o, s in offsets if not isinstance(o, int) or o], (row_stride, col_stride)
 
 
-def _gemm(op: MatmulOp, library: Library, symbol: str) -> None:
-    """Replace `op` by cblas_?gemm into a fresh buffer."""
+def _gemm(e: _Emitter, op: MatmulOp) -> None:
+    """Replace `op` by a BLAS call into a fresh buffer."""
     m, n, k = _product_shape(op)
-    e = _Emitter(op, library)
-    pa, lda, ta = e.operand(op.inputs[0])
-    pb, ldb, tb = e.operand(op.inputs[1])
-    buffer = e.add(memref.AllocOp.get(op.results[0].type.element_type, 64, [m, n])).results[0]
-    e.call(symbol, (m, n, k), (pa, lda, ta), (pb, ldb, tb), e.pointer(buffer, None))
+    left, right = e.operand(op.inputs[0]), e.operand(op.inputs[1])
+    buffer = e.add(memref.AllocOp.get(e.element, 64, [m, n])).results[0]
+    e.call((m, n, k), left, right, e.pointer(buffer, None))
     e.replace(op, buffer)
 
 
@@ -325,38 +354,34 @@ def _batched_plan(op: Operation):
     return sizes[r], sizes[c], sizes[k], count, left, right, first == k + r, second == c + k
 
 
-def _batched_gemm(op: Operation, library: Library, symbol: str) -> None:
-    """Replace a contraction by cblas_?gemm on each matrix of the stack."""
+def _batched_gemm(e: _Emitter, op: Operation) -> None:
+    """Replace a contraction by a BLAS call per matrix of the stack."""
     m, n, k, count, left, right, t_left, t_right = _batched_plan(op)
-    e = _Emitter(op, library)
     out = op.results[0].type
-    buffer = e.add(memref.AllocOp.get(out.element_type, 64, out.get_shape())).results[0]
-    operands = []
+    buffer = e.add(memref.AllocOp.get(e.element, 64, out.get_shape())).results[0]
+    stacks = []  # (buffer, elements per matrix, leading dimension, flag)
     for position, transposed in ((left, t_left), (right, t_right)):
         value = op.inputs[position]
         whole = e.add(bufferization.ToBufferOp(
-            operands=[value], result_types=[MemRefType(value.type.element_type, value.type.get_shape())],
+            operands=[value], result_types=[MemRefType(e.element, value.type.get_shape())],
             properties={"read_only": UnitAttr()},
         )).results[0]
         rows, cols = value.type.get_shape()[-2:]
-        operands.append((whole, rows * cols, cols, TRANS if transposed else NO_TRANS))
+        stacks.append((whole, rows * cols, cols, TRANS if transposed else NO_TRANS))
 
     def one(i: SSAValue | None) -> None:
         """The product of matrix i of the stack (None: the only one)."""
-        pointers = []
-        for whole, size, _, _ in [*operands, (buffer, m * n, n, NO_TRANS)]:
-            offset = None if i is None else e.add(arith.MuliOp(i, e.index(size))).result
-            pointers.append(e.pointer(whole, offset))
-        (pl, _, ld_l, fl), (pr, _, ld_r, fr) = operands
-        e.call(symbol, (m, n, k), (pointers[0], e.constant(ld_l, e.int), e.constant(fl, i32)),
-               (pointers[1], e.constant(ld_r, e.int), e.constant(fr, i32)), pointers[2])
+        def at(whole: SSAValue, size: int) -> SSAValue:
+            return e.pointer(whole, None if i is None else e.add(arith.MuliOp(i, e.index(size))).result)
+
+        a, b = (Operand(at(whole, size), ld, flag) for whole, size, ld, flag in stacks)
+        e.call((m, n, k), a, b, at(buffer, m * n))
 
     if count == 1:
         one(None)
     else:
         body = Block(arg_types=[IndexType()])
-        loop = scf.ForOp(e.index(0), e.index(count), e.index(1), [], body)
-        e.add(loop)
+        e.add(scf.ForOp(e.index(0), e.index(count), e.index(1), [], body))
         outer, e.at = e.at, InsertPoint.at_end(body)
         one(body.args[0])
         e.add(scf.YieldOp())

@@ -71,6 +71,15 @@ def stacks_and_einsums(a, b, c, d):
     return np.sum(np.tanh(p)) + np.sum(q * q) + np.sum(np.sin(r))
 
 
+def vectors(a, c, v):
+    """Matrix-vector products (?gemv): columns and rows of slices, transposes."""
+    x = a @ c[:, 2]                   # a (7, 8), c (8, 10): a strided column
+    y = c[3, 1:9] @ a.T               # part of a row of c, a transposed
+    z = a.T @ v                       # v (7,)
+    w = v @ a
+    return np.sum(np.tanh(x * y)) + np.sum(np.sin(z) * w)
+
+
 def _mlp_args(rng, dtype, samples=9, features=5, width=7, classes=4):
     return tuple(a.astype(dtype) for a in (
         0.3 * rng.normal(size=(features, width)), 0.1 * rng.normal(size=width),
@@ -86,6 +95,7 @@ def _programs(dtype):
         "attention": (attention, tuple((0.4 * rng.normal(size=s)).astype(dtype) for s in [(4, 3)] * 3 + [(6, 4)])),
         "lstm loop": (lstm_loop, tuple((0.4 * rng.normal(size=s)).astype(dtype) for s in [(3, 8), (2, 8), (8,), (4, 5, 3)])),
         "transposes and views": (transposes_and_views, tuple(rng.normal(size=s).astype(dtype) for s in [(7, 6), (7, 5), (8, 10)])),
+        "vectors": (vectors, tuple(rng.normal(size=s).astype(dtype) for s in [(7, 8), (8, 10), (7,)])),
         "stacks and einsums": (stacks_and_einsums, tuple(rng.normal(size=s).astype(dtype) for s in [(2, 4, 3), (2, 3, 5), (6, 4), (7, 4)])),
     }
 
@@ -98,7 +108,7 @@ def _blas_calls(f, args) -> int:
 
 @pytest.mark.parametrize("threshold", [1, 10**9], ids=["blas", "loops"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("name", ["mlp", "attention", "lstm loop", "transposes and views", "stacks and einsums"])
+@pytest.mark.parametrize("name", ["mlp", "attention", "lstm loop", "transposes and views", "vectors", "stacks and einsums"])
 def test_gradients_of_products_against_finite_differences_and_numpy(name, dtype, threshold, monkeypatch):
     monkeypatch.setenv(native_blas.MIN_FLOPS_VARIABLE, str(threshold))
     f, args = _programs(dtype)[name]
@@ -163,6 +173,16 @@ def test_a_transpose_feeding_a_product_is_passed_as_a_flag_and_the_module_verifi
     # dA = dC B^T (B transposed), dB = A^T dC (A transposed): flags 111 (no) and 112 (transposed)
     flags = sorted((c.args[1].owner.value.value.data, c.args[2].owner.value.value.data) for c in calls)
     assert flags == [(111, 111), (111, 112), (112, 111)]
+
+
+def test_matrix_vector_products_call_gemv(monkeypatch):
+    monkeypatch.setenv(native_blas.MIN_FLOPS_VARIABLE, "1")
+    f, args = _programs(np.float64)["vectors"]
+    compiled = native.compile_module(irad.grad(f, (0, 1, 2)).lower(*args))
+    library = lapack.find()
+    # x, y, z, w and, in the gradient, their products with the cotangents
+    # that have a vector side (the outer products, K = 1, stay ?gemm)
+    assert compiled.llvm_ir.count(f"call void @{library.symbol('cblas_dgemv')}(") >= 4
 
 
 def test_a_bad_threshold_is_a_clear_error(monkeypatch):
