@@ -31,14 +31,16 @@ it and was 2.5-5x slower on them. Contractions (irad/ir/contraction.py) that
 are stacks of matrix products ('Zik,Zkj->Zij', and the permuted forms their
 gradients produce) call BLAS once per matrix of the stack.
 
-Below the threshold, and for products with an empty dimension, the loops
-stay (a call costs more than a tiny product).
+Below the threshold, for products with an empty dimension, and without a
+library that has CBLAS, the loops stay (a call costs more than a tiny product).
 Threads: irad calls the same OpenBLAS, with its own thread count
 (OPENBLAS_NUM_THREADS when the library is loaded, else OpenBLAS's default).
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import os
 from typing import NamedTuple
 
@@ -129,9 +131,9 @@ def call_blas(module: ModuleOp) -> bool:
     """Rewrite the large products of `module` (products()) into BLAS calls,
     in place; whether there was any (the library must then be loaded)."""
     found = products(module)
-    if not found:
+    library = blas_library() if found else None
+    if library is None:
         return False
-    library = find()
     declarations: dict[str, llvm.FuncOp] = {}
     for op in found:
         e = _Emitter(op, library, declarations)
@@ -143,8 +145,24 @@ def call_blas(module: ModuleOp) -> bool:
     return True
 
 
+ROUTINES = ("cblas_dgemm", "cblas_sgemm", "cblas_dgemv", "cblas_sgemv")
+
+
+@functools.cache
+def blas_library() -> Library | None:
+    """The library of irad/backends/lapack.py if it has CBLAS (OpenBLAS
+    does; a LAPACKE-only $IRAD_LAPACK_LIBRARY may not), else None: the
+    products stay loops."""
+    try:
+        library = find()
+        handle = ctypes.CDLL(library.path)
+    except (BackendError, OSError):
+        return None
+    return library if all(hasattr(handle, library.symbol(r)) for r in ROUTINES) else None
+
+
 def library_path() -> str:
-    return find().path
+    return blas_library().path
 
 
 class Operand(NamedTuple):
