@@ -4,17 +4,27 @@ Lowered by MLIR, a `linalg.matmul` becomes three scalar loops: 19-42x slower
 than JAX on the MLP and attention gradients. Before mlir-opt, the native
 backend rewrites each `linalg.matmul` on tensors of at least `min_flops()`
 multiply-adds into a call to the optimised BLAS irad already loads for
-LAPACK (irad/backends/lapack.py), in the module's own tensor code:
+LAPACK (irad/backends/lapack.py). The product becomes a call to a private
+function of its own, written at the tensor level:
 
-    %a = bufferization.to_buffer %A read_only : tensor<MxK> to memref<MxK>
-    (same for B)
-    %c = memref.alloc() : memref<MxN>
-    llvm.call @cblas_dgemm(RowMajor, transA, transB, M, N, K, 1.0, pA, lda, pB, ldb, 0.0, pC, N)
-    %C = bufferization.to_tensor %c restrict writable
+    %C = func.call @"irad.blas.0"(%A, %B) : (tensor<MxK>, tensor<KxN>) -> tensor<MxN>
 
-One-shot bufferization sees `read_only` operands (so it never copies them
-for the call) and a fresh result it frees like any other buffer; the call is
-no linalg op, so elementwise fusion does not merge producers into it.
+    func.func private @"irad.blas.0"(%a: tensor<MxK>, %b: tensor<KxN>) -> tensor<MxN> {
+      %ma = bufferization.to_buffer %a read_only : tensor<MxK> to memref<MxK>
+      (same for b)
+      %c = memref.alloc() : memref<MxN>
+      llvm.call @cblas_dgemm(RowMajor, transA, transB, M, N, K, 1.0, pA, lda, pB, ldb, 0.0, pC, N)
+      %r = bufferization.to_tensor %c restrict writable
+      return %r
+    }
+
+One-shot bufferization analyses the function: it reads its arguments
+(never copied for the call) and returns a fresh buffer, freed like any
+other. The call is where the caller reads the operands, as a tensor op, so
+an op that later reuses an operand's buffer in place comes after it; with
+the `to_buffer` in the caller instead, CSE merged two of them and a
+gradient read an operand that had been overwritten. A call is no linalg
+op, so elementwise fusion does not merge producers into it either.
 Operands are read where they are, as BLAS allows:
 
 * a `linalg.transpose` ([1, 0]) feeding the product is not materialised: its
@@ -44,11 +54,12 @@ import functools
 import os
 from typing import NamedTuple
 
-from xdsl.dialects import arith, bufferization, llvm, memref, scf, tensor
+from xdsl.dialects import arith, bufferization, func, llvm, memref, scf, tensor
 from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     FloatAttr,
+    FunctionType,
     IndexType,
     IntegerAttr,
     IntegerType,
@@ -60,7 +71,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.linalg.ops import MatmulOp, TransposeOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from irad.backends.lapack import Library, find
@@ -72,6 +83,7 @@ from irad.ir.tensor import DYNAMIC
 # (docs/backends.md, bench/matmul_lowering.py): BLAS wins from about 16^3.
 MIN_FLOPS = 4096
 MIN_FLOPS_VARIABLE = "IRAD_NATIVE_BLAS_MIN_FLOPS"
+FUNCTION_PREFIX = "irad.blas."
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CBLAS_ORDER, CBLAS_TRANSPOSE
 
@@ -135,12 +147,13 @@ def call_blas(module: ModuleOp) -> bool:
     if library is None:
         return False
     declarations: dict[str, llvm.FuncOp] = {}
-    for op in found:
+    for number, op in enumerate(found):
         e = _Emitter(op, library, declarations)
         if isinstance(op, MatmulOp):
             _gemm(e, op)
         else:
             _batched_gemm(e, op)
+        module.body.block.add_op(e.function(f"{FUNCTION_PREFIX}{number}", op))
     module.body.block.add_ops(declarations.values())
     return True
 
@@ -175,13 +188,32 @@ class Operand(NamedTuple):
 
 
 class _Emitter:
-    """Ops inserted before one product (`at`)."""
+    """The private function that computes one product: its body (ops added
+    `at` a point of it), and the caller's values it reads, its arguments."""
 
     def __init__(self, op: Operation, library: Library, declarations: dict[str, llvm.FuncOp]):
-        self.at = InsertPoint.before(op)
+        self.body = Block()
+        self.at = InsertPoint.at_end(self.body)
         self.library, self.declarations = library, declarations
         self.int = IntegerType(library.int_bits)
         self.element = op.results[0].type.element_type
+        self.arguments: dict[SSAValue, SSAValue] = {}  # the caller's value -> the body's argument
+
+    def argument(self, value: SSAValue) -> SSAValue:
+        """The body's argument for a value of the caller."""
+        if value not in self.arguments:
+            self.arguments[value] = self.body.insert_arg(value.type, len(self.body.args))
+        return self.arguments[value]
+
+    def function(self, name: str, op: Operation) -> func.FuncOp:
+        """The private function; `op` is replaced by a call to it."""
+        result = self.body.last_op.operands[0].type
+        inputs = [v.type for v in self.arguments]
+        call = func.CallOp(name, list(self.arguments), [result])
+        Rewriter.insert_op(call, InsertPoint.before(op))
+        op.results[0].replace_all_uses_with(call.results[0])
+        Rewriter.erase_op(op)
+        return func.FuncOp(name, FunctionType.from_lists(inputs, [result]), Region(self.body), "private")
 
     def add(self, new: Operation) -> Operation:
         Rewriter.insert_op(new, self.at)
@@ -220,11 +252,18 @@ class _Emitter:
         self.blas("gemm", layout, self.constant(left.flag, i32), self.constant(right.flag, i32), size(m), size(n),
                   size(k), one, left.pointer, size(left.ld), right.pointer, size(right.ld), zero, out, size(n))
 
-    def replace(self, op: Operation, buffer: SSAValue) -> None:
-        """`op`'s result is now `buffer`, which the call wrote."""
-        result = self.add(bufferization.ToTensorOp(buffer, restrict=True, writable=True)).results[0]
-        op.results[0].replace_all_uses_with(result)
-        Rewriter.erase_op(op)
+    def read(self, value: SSAValue) -> SSAValue:
+        """The buffer of a tensor of the caller, which BLAS reads (row-major:
+        bufferization copies a view that is not)."""
+        return self.add(bufferization.ToBufferOp(
+            operands=[self.argument(value)],
+            result_types=[MemRefType(value.type.element_type, value.type.get_shape())],
+            properties={"read_only": UnitAttr()},
+        )).results[0]
+
+    def result(self, buffer: SSAValue) -> None:
+        """The function returns `buffer`, which BLAS wrote."""
+        self.add(func.ReturnOp(self.add(bufferization.ToTensorOp(buffer, restrict=True, writable=True))))
 
     def constant(self, value: int, t) -> SSAValue:
         return self.add(arith.ConstantOp(IntegerAttr(value, t))).result
@@ -261,14 +300,10 @@ class _Emitter:
             source, offsets, (row_stride, col_stride) = value, [], (cols, 1)
         else:
             source, offsets, (row_stride, col_stride) = view
-        buffer = self.add(bufferization.ToBufferOp(
-            operands=[source],
-            result_types=[MemRefType(source.type.element_type, source.type.get_shape())],
-            properties={"read_only": UnitAttr()},
-        )).results[0]
+        buffer = self.read(source)
         offset = None
         for term, stride in offsets:  # the slice's first element, in elements
-            term = self.index(term) if isinstance(term, int) else term
+            term = self.index(term) if isinstance(term, int) else self.argument(term)
             scaled = self.add(arith.MuliOp(term, self.index(stride))).result
             offset = scaled if offset is None else self.add(arith.AddiOp(offset, scaled)).result
         if col_stride == 1 or cols == 1:  # row-major; a single row's stride is any number
@@ -333,7 +368,7 @@ def _gemm(e: _Emitter, op: MatmulOp) -> None:
     left, right = e.operand(op.inputs[0]), e.operand(op.inputs[1])
     buffer = e.add(memref.AllocOp.get(e.element, 64, [m, n])).results[0]
     e.call((m, n, k), left, right, e.pointer(buffer, None))
-    e.replace(op, buffer)
+    e.result(buffer)
 
 
 # ---- contractions that are (batched) matrix products --------------------------------------
@@ -380,10 +415,7 @@ def _batched_gemm(e: _Emitter, op: Operation) -> None:
     stacks = []  # (buffer, elements per matrix, leading dimension, flag)
     for position, transposed in ((left, t_left), (right, t_right)):
         value = op.inputs[position]
-        whole = e.add(bufferization.ToBufferOp(
-            operands=[value], result_types=[MemRefType(e.element, value.type.get_shape())],
-            properties={"read_only": UnitAttr()},
-        )).results[0]
+        whole = e.read(value)
         rows, cols = value.type.get_shape()[-2:]
         stacks.append((whole, rows * cols, cols, TRANS if transposed else NO_TRANS))
 
@@ -404,4 +436,4 @@ def _batched_gemm(e: _Emitter, op: Operation) -> None:
         one(body.args[0])
         e.add(scf.YieldOp())
         e.at = outer
-    e.replace(op, buffer)
+    e.result(buffer)
