@@ -20,6 +20,11 @@ module's table where it is installed, and compares, in one run:
   are a column too.
 - speed: the median time of `f(x)` on 1e3 to 1e6 float64 elements, native
   (libm and each library) against numpy and JAX-jit (on device arrays).
+- workloads: the gradient of bench/native.py's rows where transcendentals
+  over arrays matter, natively in three configurations, interleaved in
+  rounds in this one process (medians of the rounds): as before this change
+  (LLVM's generic x86-64 target, libm), this CPU's target with libm, and this
+  CPU's target with the vector math library; JAX-jit beside them.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import irad  # noqa: E402
-from irad.backends import native, vector_math  # noqa: E402
+from irad.backends import llvm_jit, native, vector_math  # noqa: E402
 from timing import median_seconds, optional  # noqa: E402
 
 
@@ -184,6 +189,65 @@ def speed(rng, jax) -> list[str]:
     return lines
 
 
+WORKLOADS = ("MLP 256×64-128-10, tanh, softmax-xent", "attention 64×32", "LSTM h=32 T=20 (loop)",
+             "logistic regression N=5000 d=50", "GMM d=10 K=25 N=1000 (vectorised)")
+
+
+def _generic_target():
+    return "", "", {}  # LLVM's default x86-64 (SSE2), no CPU features: libm only
+
+
+CONFIGURATIONS = {  # name -> (target, IRAD_NATIVE_VECTOR_MATH)
+    "generic x86-64, libm (before)": (_generic_target, "0"),
+    "this CPU, libm": (llvm_jit._host, "0"),
+    "this CPU, libmvec": (llvm_jit._host, "libmvec"),
+}
+
+
+def workloads(jax, rounds: int = 3) -> list[str]:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("native_bench", Path(__file__).parent / "native.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    lines = ["| workload | " + " | ".join(f"{c} µs" for c in CONFIGURATIONS) + " | JAX-jit µs | before / after | after / JAX |",
+             "|---|" + "---|" * (len(CONFIGURATIONS) + 3)]
+    host, saved = llvm_jit._host, os.environ.get(vector_math.SWITCH)
+    for label in WORKLOADS:
+        make, args, argnums = bench.WORKLOADS[label]
+        gradients = {}
+        try:
+            for name, (target, switch) in CONFIGURATIONS.items():
+                llvm_jit._host, os.environ[vector_math.SWITCH] = target, switch
+                gradients[name] = irad.grad(make(np), argnums, backend="native")  # a new function: compiled anew
+                gradients[name](*args)
+        finally:
+            llvm_jit._host = host
+            if saved is None:
+                os.environ.pop(vector_math.SWITCH, None)
+            else:
+                os.environ[vector_math.SWITCH] = saved
+        reference = irad.grad(make(np), argnums)(*args)
+        for name, g in gradients.items():
+            error = max(np.max(np.abs(a - b) / np.maximum(1.0, np.abs(b))) for a, b in zip(g(*args), reference))
+            assert error < 1e-9, f"{label}, {name}: native and Python gradients differ by {error}"
+        runs = {name: [] for name in [*gradients, "jax"]}
+        if jax is not None:
+            grad = jax.jit(jax.grad(make(jax.numpy), argnums=argnums))
+            grad(*args)
+        for _ in range(rounds):
+            for name, g in gradients.items():
+                runs[name].append(median_seconds(g, *args))
+            if jax is not None:
+                runs["jax"].append(median_seconds(lambda *a: [v.block_until_ready() for v in grad(*a)], *args))
+        t = {name: float(np.median(r)) if r else float("nan") for name, r in runs.items()}
+        before, after = t["generic x86-64, libm (before)"], t["this CPU, libmvec"]
+        cells = [label, *(f"{t[name] * 1e6:.0f}" for name in gradients), f"{t['jax'] * 1e6:.0f}",
+                 f"{before / after:.2f}×", f"{after / t['jax']:.2f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
 def main() -> None:
     if not native.native_tools_available():
         sys.exit(f"bench/vector_math.py needs mlir-opt and mlir-translate 22: {native.INSTALL_HINT}")
@@ -196,9 +260,11 @@ def main() -> None:
         jax.config.update("jax_enable_x64", True)
     rng = np.random.default_rng(0)
     print(f"{time.strftime('%Y-%m-%d')}, {os.uname().machine}\n")
-    print("\n".join(accuracy(rng, int(os.environ.get("IRAD_BENCH_SAMPLE", "40000")))))
+    print("\n".join(accuracy(rng, int(os.environ.get("IRAD_BENCH_SAMPLE", "20000")))))
     print()
     print("\n".join(speed(rng, jax)))
+    print()
+    print("\n".join(workloads(jax)))
 
 
 if __name__ == "__main__":
