@@ -8,7 +8,8 @@ One pass name for the whole way from IR holding request ops to IR that
     irad-lower-tape                      the tape ops become memref code
     irad-jvp                             irad.jvp (after reverse mode: forward over reverse)
     irad-optimize, irad-symbol-dce       as the Python API's pipelines
-    then expand_for_llvm                 math.isinf/isnormal, which MLIR 22 cannot lower
+    then expand_for_llvm                 math.isinf/isnormal, which MLIR 22 cannot lower, and
+                                         math.expm1, which it lowers to exp(x) - 1: libm's expm1
 
 The result holds no irad op, only func, arith, math, scf, memref (and whatever
 else the input held, such as the llvm ops of a printing `@main`).

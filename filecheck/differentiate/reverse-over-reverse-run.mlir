@@ -3,7 +3,7 @@
 // through a loop, checked against its closed form.
 // REQUIRES: mlir-opt, mlir-runner
 // RUN: irad-opt %s -p irad-for-mlir-opt \
-// RUN: | %mlir-opt --math-expand-ops=ops=clampf --convert-math-to-funcs --convert-scf-to-cf --convert-math-to-llvm --convert-math-to-libm --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-arith-to-llvm --convert-index-to-llvm --convert-cf-to-llvm --convert-func-to-llvm --reconcile-unrealized-casts \
+// RUN: | %mlir-opt --math-expand-ops=ops=clampf --convert-math-to-funcs --convert-scf-to-cf --convert-math-to-llvm=approximate-log1p=false --convert-math-to-libm --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-arith-to-llvm --convert-index-to-llvm --convert-cf-to-llvm --convert-func-to-llvm --reconcile-unrealized-casts \
 // RUN: | %mlir-runner -e run --entry-point-result=void | filecheck %s
 
 // f(x) = sum_{k=1..5} sin(k x)

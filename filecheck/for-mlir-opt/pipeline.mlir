@@ -1,6 +1,7 @@
 // irad-for-mlir-opt: every request differentiated (reverse, then forward), the
 // tape lowered, the module optimised, and the math ops MLIR 22 cannot lower
-// (math.isinf, math.isnormal) expanded: no irad op is left.
+// (math.isinf, math.isnormal) expanded: no irad op is left (math.expm1:
+// expm1.mlir).
 // RUN: irad-opt %s -p irad-for-mlir-opt | filecheck %s
 // RUN: xdsl-opt %s -p irad-for-mlir-opt | filecheck %s
 // RUN: irad-opt %s -p 'irad-for-mlir-opt{checkpoint=true}' | filecheck %s

@@ -4,11 +4,11 @@
 // mlir-runner runs @main, which prints with printf("%.17g").
 // REQUIRES: mlir-opt, mlir-runner
 // RUN: irad-opt %s -p irad-for-mlir-opt \
-// RUN: | %mlir-opt --math-expand-ops=ops=clampf --convert-math-to-funcs --convert-scf-to-cf --convert-math-to-llvm --convert-math-to-libm --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-arith-to-llvm --convert-index-to-llvm --convert-cf-to-llvm --convert-func-to-llvm --reconcile-unrealized-casts \
+// RUN: | %mlir-opt --math-expand-ops=ops=clampf --convert-math-to-funcs --convert-scf-to-cf --convert-math-to-llvm=approximate-log1p=false --convert-math-to-libm --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-arith-to-llvm --convert-index-to-llvm --convert-cf-to-llvm --convert-func-to-llvm --reconcile-unrealized-casts \
 // RUN: | %mlir-runner -e main --entry-point-result=void | filecheck %s
 // The same through stock xdsl-opt:
 // RUN: xdsl-opt %s -p irad-for-mlir-opt \
-// RUN: | %mlir-opt --math-expand-ops=ops=clampf --convert-math-to-funcs --convert-scf-to-cf --convert-math-to-llvm --convert-math-to-libm --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-arith-to-llvm --convert-index-to-llvm --convert-cf-to-llvm --convert-func-to-llvm --reconcile-unrealized-casts \
+// RUN: | %mlir-opt --math-expand-ops=ops=clampf --convert-math-to-funcs --convert-scf-to-cf --convert-math-to-llvm=approximate-log1p=false --convert-math-to-libm --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-arith-to-llvm --convert-index-to-llvm --convert-cf-to-llvm --convert-func-to-llvm --reconcile-unrealized-casts \
 // RUN: | %mlir-runner -e main --entry-point-result=void | filecheck %s
 
 llvm.mlir.global internal constant @format("%.17g\0A\00") {addr_space = 0 : i32}

@@ -13,6 +13,7 @@ import functools
 import os
 from collections.abc import Callable, Sequence
 
+from irad.backends import vector_math
 from irad.errors import BackendError
 
 LLVMLITE_HINT = "pip install 'irad[native]' (llvmlite >= 0.50)"
@@ -50,6 +51,17 @@ def _llvm():
     if libm:
         llvm.load_library_permanently(libm)
     return llvm
+
+
+@functools.cache
+def _host() -> tuple[str, str, dict[str, bool]]:
+    """This CPU's name and features, for LLVM (flattened) and as a dict. The
+    code runs where it is compiled, so it may use all of them: without them
+    LLVM targets a generic x86-64 (SSE2), and loops vectorise two doubles wide
+    where AVX2 takes four."""
+    llvm = _llvm()
+    features = llvm.get_host_cpu_features()
+    return llvm.get_host_cpu_name(), features.flatten(), dict(features)
 
 
 @functools.cache
@@ -104,7 +116,10 @@ class JitModule:
         # One target machine per module: llvmlite's pass builder and engine
         # refer to it, and sharing one across modules crashed after a dispose.
         level = _opt_level()
-        machine = llvm.Target.from_default_triple().create_target_machine(opt=level, jit=True)
+        cpu, features, feature_map = _host()
+        machine = llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features=features, opt=level, jit=True)
+        # loops of exp, log, tanh call a vector math library (vector_math.py)
+        llvm_ir = vector_math.vectorisable(llvm_ir, feature_map, llvm.add_symbol)
         try:
             module = _for_host(llvm.parse_assembly(llvm_ir), machine)
             for text in linked:
@@ -121,6 +136,11 @@ class JitModule:
         self._engine = llvm.create_mcjit_compiler(module, machine)
         self._engine.finalize_object()
         self._keep = (machine, tuning, builder)
+        self._module = module
+
+    def optimised_ir(self) -> str:
+        """The LLVM IR after optimisation, as compiled (for inspection and tests)."""
+        return str(self._module)
 
     @staticmethod
     def check_llvmlite() -> None:

@@ -84,7 +84,7 @@ LOWERING = (
     "--math-expand-ops=ops=clampf",
     "--convert-math-to-funcs",
     "--convert-scf-to-cf",
-    "--convert-math-to-llvm",
+    "--convert-math-to-llvm=approximate-log1p=false",  # log1p(x) is libm's, not log(1 + x)
     "--convert-math-to-libm",
     "--expand-strided-metadata",
     "--lower-affine",  # expand-strided-metadata computes offsets with affine.apply
@@ -253,7 +253,7 @@ def for_mlir_opt(
     arguments after their own (native_call.destination_passing).
     """
     module = public_interface(module)
-    expand_for_llvm(module)  # math.isinf, math.isnormal
+    expand_for_llvm(module)  # math.isinf, math.isnormal, math.expm1
     drop_prints(module)
     if destinations:
         native_call.destination_passing(module, _public_functions(module))

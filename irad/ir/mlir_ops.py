@@ -64,6 +64,8 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure, SameOperandsAndResultType
 from xdsl.utils.exceptions import VerifyException
 
+from irad.errors import BackendError
+
 __all__ = [
     "ARITH",
     "ClampFOp",
@@ -238,8 +240,6 @@ SMALLEST_NORMAL = {Float64Type: 2.2250738585072014e-308, Float32Type: 1.17549435
 def _magnitude_test(rewriter: PatternRewriter, op: FloatClassOp, bounds: list[tuple[str, float]]) -> None:
     """Replace `op` by the conjunction of `cmpf predicate, |x|, bound` over
     `bounds`; on tensors inside a linalg.generic (xDSL's arith.cmpf is scalar)."""
-    from irad.ir import tensor as T  # here: it imports linalg, which parsing math must not
-    from irad.ir.builder import IRBuilder
     from irad.ir.constants import float_constant
 
     def test(e, x: SSAValue) -> SSAValue:
@@ -250,17 +250,26 @@ def _magnitude_test(rewriter: PatternRewriter, op: FloatClassOp, bounds: list[tu
             result = compare if result is None else e.op(xdsl_arith.AndIOp(result, compare))
         return result
 
+    _replace_elementwise(rewriter, op, test, i1, "piecewise-constant")
+
+
+def _replace_elementwise(rewriter: PatternRewriter, op: Operation, scalar, result_element: Attribute, kind: str) -> None:
+    """Replace the unary `op` by the ops `scalar(builder, x)` emits, on its
+    scalar operand, or on each element of its tensor operand (a linalg.generic)."""
+    from irad.ir import tensor as T  # here: it imports linalg, which parsing math must not
+    from irad.ir.builder import IRBuilder
+
     b = IRBuilder(Block())
-    x = op.operand
+    x = op.operands[0]
     if isinstance(x.type, TensorType):
-        result = T.elementwise(b, lambda e, args: test(e, args[0]), [x], i1, "piecewise-constant")
+        result = T.elementwise(b, lambda e, args: scalar(e, args[0]), [x], result_element, kind)
     else:
-        result = test(b, x)
+        result = scalar(b, x)
     ops = list(b.block.ops)
     for new in ops:
         new.detach()
     rewriter.replace(op, ops, [result])
-    for new in ops:  # only the test takes the op's name
+    for new in ops:  # only the result takes the op's name
         for value in new.results:
             if value is not result:
                 value.name_hint = None
@@ -281,7 +290,53 @@ class _ExpandIsNormal(RewritePattern):
             _magnitude_test(rewriter, op, [("oge", tiny), ("olt", math.inf)])
 
 
+# libm's names of expm1, by element type
+LIBM_EXPM1 = {Float64Type: "expm1", Float32Type: "expm1f"}
+
+
+class _Expm1ToLibm(RewritePattern):
+    """math.expm1 as a call of libm's expm1. MLIR 22's --convert-math-to-llvm
+    lowers it to exp(x) - 1, with no option to keep it, which loses the digits
+    expm1 exists for: expm1(1e-10) came out 8e-8 relatively off, expm1(1e-20)
+    as 0. (log1p, lowered to log(1 + x) the same way, has an option:
+    `approximate-log1p=false`, in the native backend's LOWERING.)"""
+
+    def __init__(self, declare):
+        self.declare = declare  # the callee's name, for its element type -> None
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: xdsl_math.ExpM1Op, rewriter: PatternRewriter) -> None:
+        from xdsl.dialects import func
+
+        x = op.operand
+        element = x.type.element_type if isinstance(x.type, TensorType) else x.type
+        name = LIBM_EXPM1.get(type(element))
+        if name is None:
+            return
+        self.declare(name, element)
+
+        def call(e, v: SSAValue) -> SSAValue:
+            return e.op(func.CallOp(name, [v], [element]))
+
+        _replace_elementwise(rewriter, op, call, element, "other")
+
+
 def expand_for_llvm(module: ModuleOp) -> None:
-    """Rewrite, in place, the ops MLIR 22 has no lowering to LLVM for into ops it
-    lowers: math.isinf(x) = |x| == inf; math.isnormal(x) = tiny <= |x| < inf."""
-    PatternRewriteWalker(GreedyRewritePatternApplier([_ExpandIsInf(), _ExpandIsNormal()])).rewrite_module(module)
+    """Rewrite, in place, the ops MLIR 22 lowers to nothing, or inaccurately,
+    into ops it lowers well: math.isinf(x) = |x| == inf; math.isnormal(x) =
+    tiny <= |x| < inf; math.expm1 a call of libm's expm1 (declared here)."""
+    from xdsl.dialects import func
+
+    declared: dict[str, Attribute] = {}
+    patterns = [_ExpandIsInf(), _ExpandIsNormal(), _Expm1ToLibm(declared.setdefault)]
+    PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(module)
+    existing = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+    for name, element in declared.items():
+        if name in existing:
+            if not existing[name].is_declaration:
+                raise BackendError(
+                    f"the module defines a function @{name}, the name of the libm function that computes "
+                    f"math.expm1 natively\n  hint: rename the Python function {name}"
+                )
+            continue
+        module.body.block.add_op(func.FuncOp.external(name, [element], [element]))

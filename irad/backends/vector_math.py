@@ -1,0 +1,152 @@
+"""exp, log and tanh over arrays in vector registers, from a vector math library.
+
+mlir-translate writes `math.exp` as a call of the intrinsic `llvm.exp.f64`.
+LLVM's loop vectoriser turns a loop of such calls into `llvm.exp.v4f64`,
+which the code generator splits back into four calls of libm's scalar `exp`:
+the loop runs at libm's scalar speed. LLVM calls a vector function instead
+when the scalar callee names one in its `vector-function-abi-variant`
+attribute (`_ZGV_LLVM_N4v_<scalar>(<vector>)`). clang and opt add these from
+`-vector-library=LIBMVEC`, but the LLVM 22 inside llvmlite has no such option
+(llvmlite's `set_option` ignores it), so this module adds them: it renames
+each call of an intrinsic of FUNCTIONS to `irad.vm.<scalar>` (libm's scalar
+function under another name, so scalar code and loop remainders call libm as
+before), declared `memory(none)` with the vector variants this CPU runs, and
+keeps those declarations alive (`@llvm.compiler.used`) until the vectoriser
+has run. Every name is bound to an address taken from the library chosen
+(`add_symbol`), not found by a search of the process.
+
+The library is glibc's libmvec (documented ≤ 4 ulp), which every glibc
+installation has, under the x86-64 vector function ABI's names
+(`_ZGVdN4v_exp`: AVX2, 4 lanes). docs/backends.md ("Vector math") gives the
+error of each function measured against libm and a correctly rounded
+reference, and why libmvec and not SLEEF or MLIR's polynomial approximations
+(bench/vector_math.py measures all of them). IRAD_NATIVE_VECTOR_MATH=0 keeps
+libm's scalar functions everywhere (results then equal libm's to the bit).
+
+Only x86-64 is mapped; elsewhere, or without the library, the module is left
+as it is and loops call libm.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import os
+import platform
+import re
+from collections.abc import Callable, Mapping
+
+from irad.errors import BackendError
+
+SWITCH = "IRAD_NATIVE_VECTOR_MATH"
+PREFIX = "irad.vm."
+
+# library -> the name ctypes.util.find_library knows it by (bench/vector_math.py
+# adds SLEEF's GNU-ABI build, whose functions have the same names, to compare)
+LIBRARIES = {"libmvec": "mvec"}
+DEFAULT = "libmvec"
+
+# function -> its libm names, f64 then f32
+FUNCTIONS = {"exp": ("exp", "expf"), "log": ("log", "logf"), "tanh": ("tanh", "tanhf")}
+
+# The vector ABI's instruction sets, widest first: (letter, CPU feature, f64
+# lanes); f32 has twice the lanes.
+ISAS = (("e", "avx512f", 8), ("d", "avx2", 4), ("b", "sse4.1", 2))
+
+_TYPES = (("f64", "double", 1), ("f32", "float", 2))
+
+
+def choice() -> str | None:
+    """The library IRAD_NATIVE_VECTOR_MATH chooses, or None for libm."""
+    value = os.environ.get(SWITCH, DEFAULT)
+    if value == "0":
+        return None
+    if value not in LIBRARIES:
+        raise BackendError(f"{SWITCH} must be one of {', '.join(LIBRARIES)} or 0, not {value!r}")
+    return value
+
+
+@functools.cache
+def _open(library: str) -> ctypes.CDLL | None:
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return None
+    path = ctypes.util.find_library(LIBRARIES[library])
+    if path is None:
+        return None
+    try:
+        return ctypes.CDLL(path)
+    except OSError:
+        return None
+
+
+@functools.cache
+def _libm() -> ctypes.CDLL:
+    return ctypes.CDLL(ctypes.util.find_library("m"))
+
+
+def available(library: str | None = None) -> bool:
+    """Whether loops would call `library` (by default the one chosen) here."""
+    library = library or choice()
+    return library is not None and _open(library) is not None
+
+
+def _address(lib: ctypes.CDLL, name: str) -> int | None:
+    try:
+        return ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
+    except AttributeError:
+        return None
+
+
+def vectorisable(llvm_ir: str, features: Mapping[str, bool], add_symbol: Callable[[str, int], None]) -> str:
+    """`llvm_ir` with the intrinsics of FUNCTIONS called through `irad.vm.*`
+    names that carry their vector variants; unchanged if there is no library
+    or no such call. `features`: the host CPU's; `add_symbol(name, address)`
+    binds a name for the JIT."""
+    library = choice()
+    vectors_lib = _open(library) if library else None
+    if vectors_lib is None or "@llvm.compiler.used" in llvm_ir:  # (mlir-translate writes none)
+        return llvm_ir
+    isas = [(letter, lanes) for letter, feature, lanes in ISAS if features.get(feature)]
+    declarations, kept = [], []
+    for function, scalars in FUNCTIONS.items():
+        for (suffix, c_type, widen), scalar in zip(_TYPES, scalars):
+            intrinsic = f"@llvm.{function}.{suffix}("
+            scalar_address = _address(_libm(), scalar)
+            if intrinsic not in llvm_ir or not scalar_address:
+                continue
+            variants = []
+            for letter, lanes in isas:
+                vector = f"_ZGV{letter}N{lanes * widen}v_{scalar}"
+                address = _address(vectors_lib, vector)
+                if address:
+                    name = f"{PREFIX}{library}.{vector}"
+                    _bind(add_symbol, name, address)
+                    variants.append((name, lanes * widen))
+            if not variants:
+                continue
+            alias = PREFIX + scalar
+            _bind(add_symbol, alias, scalar_address)
+            llvm_ir = llvm_ir.replace(intrinsic, f"@{alias}(")
+            llvm_ir = re.sub(rf"^declare .*@{re.escape(alias)}\(.*\n", "", llvm_ir, flags=re.M)
+            mappings = ",".join(f"_ZGV_LLVM_N{n}v_{alias}({name})" for name, n in variants)
+            declarations.append(
+                f"declare {c_type} @{alias}({c_type}) nounwind willreturn memory(none) "
+                f'"vector-function-abi-variant"="{mappings}"'
+            )
+            for name, n in variants:
+                declarations.append(f"declare <{n} x {c_type}> @{name}(<{n} x {c_type}>) nounwind willreturn memory(none)")
+                kept.append(f"ptr @{name}")
+    if not kept:
+        return llvm_ir
+    # Nothing calls a vector function before the vectoriser does: without
+    # this, global DCE would drop its declaration first.
+    declarations.append(
+        f"@llvm.compiler.used = appending global [{len(kept)} x ptr] [{', '.join(kept)}], section \"llvm.metadata\""
+    )
+    return llvm_ir + "\n" + "\n".join(declarations) + "\n"
+
+
+@functools.cache
+def _bind(add_symbol: Callable[[str, int], None], name: str, address: int) -> None:
+    add_symbol(name, address)

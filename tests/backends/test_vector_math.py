@@ -1,0 +1,232 @@
+"""exp, log and tanh over arrays natively, through glibc's libmvec
+(irad/backends/vector_math.py).
+
+Values are checked against libm itself, called through ctypes: within 4 ulp
+(libmvec's documented bound) over a dense sample of each function's domain
+and over hypothesis' floats, and bitwise on the special values (signed
+zeros, subnormals, infinities, NaN, overflow, underflow). The optimised LLVM
+IR is checked for vector calls, and gradients through these functions
+against central finite differences."""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import irad
+from irad.backends import llvm_jit, native, vector_math
+from irad.errors import BackendError
+from tests.backends.test_backend_native import needs_native
+
+needs_libmvec = pytest.mark.skipif(not vector_math.available(), reason="no vector math library (x86-64 glibc's libmvec) here")
+pytestmark = [pytest.mark.native, needs_native]
+
+ULP_BOUND = 4  # libmvec's documented bound; measured maxima are in docs/backends.md
+
+
+def exp_array(x):
+    return np.exp(x)
+
+
+def log_array(x):
+    return np.log(x)
+
+
+def tanh_array(x):
+    return np.tanh(x)
+
+
+ARRAY_FUNCTIONS = {"exp": exp_array, "log": log_array, "tanh": tanh_array}
+TYPES = {np.float64: (ctypes.c_double, ""), np.float32: (ctypes.c_float, "f")}
+
+
+def _libm(name: str, dtype) -> np.ufunc:
+    """libm's scalar function, called from Python (not through irad)."""
+    c_type, suffix = TYPES[dtype]
+    fn = getattr(ctypes.CDLL(ctypes.util.find_library("m")), name + suffix)
+    fn.restype, fn.argtypes = c_type, [c_type]
+    return np.frompyfunc(fn, 1, 1)
+
+
+def libm(name: str, x: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):  # libm sets the flags numpy reports
+        return _libm(name, x.dtype.type)(x).astype(x.dtype)
+
+
+@functools.cache
+def _compiled(name: str, dtype, n: int):
+    """The native module of ARRAY_FUNCTIONS[name] on n elements of dtype."""
+    return native.compile_module(irad.lower(ARRAY_FUNCTIONS[name], np.zeros(n, dtype)))
+
+
+def run_native(name: str, x: np.ndarray) -> np.ndarray:
+    return _compiled(name, x.dtype.type, x.size).function(name + "_array")(x)[0]
+
+
+def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """How many floats of their type lie between a and b (finite, same type)."""
+    bits = {np.float64: np.int64, np.float32: np.int32}[a.dtype.type]
+    ia, ib = a.view(bits).astype(np.int64), b.view(bits).astype(np.int64)
+    lowest = np.int64(np.iinfo(bits).min)
+    order = lambda i: np.where(i < 0, lowest - i, i)  # noqa: E731 - monotone in the float's value
+    return np.abs(order(ia) - order(ib))
+
+
+def same_special(a: np.ndarray, b: np.ndarray) -> bool:
+    """Bitwise equal, except that any NaN equals any NaN."""
+    bits = {np.float64: np.int64, np.float32: np.int32}[a.dtype.type]
+    return bool(np.all((a.view(bits) == b.view(bits)) | (np.isnan(a) & np.isnan(b))))
+
+
+def dense_sample(name: str, dtype) -> np.ndarray:
+    """Each function's whole domain, |x| spaced evenly in the exponent, and its core range densely."""
+    info = np.finfo(dtype)
+    exponents = np.linspace(np.log10(info.smallest_subnormal), np.log10(info.max), 20_000)
+    with np.errstate(over="ignore"):  # the last exponents round past the largest float
+        magnitudes = 10.0 ** exponents
+    if name == "exp":
+        core = np.linspace(np.log(info.smallest_subnormal), np.log(info.max), 20_000)
+        x = np.concatenate([core, magnitudes[magnitudes < 800], -magnitudes[magnitudes < 800]])
+    elif name == "log":
+        x = np.concatenate([magnitudes, np.linspace(0.5, 2.0, 20_000)])
+    else:
+        x = np.concatenate([np.linspace(-25, 25, 20_000), magnitudes, -magnitudes])
+    x = x.astype(dtype)
+    return x[np.isfinite(x)]
+
+
+def special_values(dtype) -> np.ndarray:
+    info = np.finfo(dtype)
+    values = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, -np.nan, info.smallest_subnormal, -info.smallest_subnormal,
+              info.tiny, info.max, -info.max, 88.72, 88.73, 103.98, -103.98, 709.78, 709.79, -745.13, -745.14, -708.5, 19.1]
+    return np.array(values, dtype=dtype)
+
+
+@needs_libmvec
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", sorted(ARRAY_FUNCTIONS))
+def test_within_bound_of_libm_over_the_domain(name, dtype):
+    x = dense_sample(name, dtype)
+    got = run_native(name, x)
+    if dtype == np.float64:
+        want = libm(name, x)
+        finite = np.isfinite(want)
+        assert same_special(got[~finite], want[~finite])
+        assert ulp_distance(got[finite], want[finite]).max() <= ULP_BOUND
+    else:  # float32 against libm in float64, in float32 ulp
+        want = libm(name, x.astype(np.float64))
+        with np.errstate(over="ignore"):  # beyond float32: excluded below
+            rounded = want.astype(np.float32)
+        finite = np.isfinite(rounded) & (np.abs(want) <= np.finfo(np.float32).max)
+        error = np.abs(got[finite].astype(np.float64) - want[finite]) / np.spacing(np.abs(rounded[finite])).astype(np.float64)
+        assert error.max() <= ULP_BOUND
+
+
+@needs_libmvec
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", sorted(ARRAY_FUNCTIONS))
+def test_special_values_as_libm(name, dtype):
+    x = special_values(dtype)
+    assert same_special(run_native(name, x), libm(name, x))
+
+
+@needs_libmvec
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(width=64), min_size=37, max_size=37), st.sampled_from(sorted(ARRAY_FUNCTIONS)))
+def test_any_floats_within_bound_of_libm(values, name):
+    x = np.array(values)
+    got, want = run_native(name, x), libm(name, x)
+    special = ~np.isfinite(want)
+    assert same_special(got[special], want[special])
+    assert np.all(ulp_distance(got[~special], want[~special]) <= ULP_BOUND)
+
+
+def _calls(ir: str) -> set[str]:
+    return set(re.findall(r"call [^@]*@([\w.]+)\(", ir))
+
+
+@needs_libmvec
+@pytest.mark.parametrize("name", sorted(ARRAY_FUNCTIONS))
+def test_the_loop_calls_a_vector_function(name):
+    ir = _compiled(name, np.float64, 1000).jit.optimised_ir()
+    vector_call = rf"call <\d+ x double> @{re.escape(vector_math.PREFIX)}\w+\._ZGV\w+v_{name}\("
+    assert re.search(vector_call, ir), sorted(_calls(ir))
+
+
+def test_switched_off_loops_call_libm(monkeypatch):
+    monkeypatch.setenv(vector_math.SWITCH, "0")
+    module = native.compile_module(irad.lower(tanh_array, np.zeros(1000)))
+    ir = module.jit.optimised_ir()
+    assert not any(c.startswith(vector_math.PREFIX) or "_ZGV" in c for c in _calls(ir))
+    x = np.linspace(-3, 3, 1000)
+    got = module.function("tanh_array")(x)[0]
+    assert same_special(got, libm("tanh", x))  # libm itself: bitwise
+
+
+def test_an_unknown_library_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv(vector_math.SWITCH, "svml")
+    with pytest.raises(BackendError, match="IRAD_NATIVE_VECTOR_MATH must be one of libmvec or 0, not 'svml'"):
+        native.compile_module(irad.lower(tanh_array, np.zeros(8)))
+
+
+def fma_array(x, y, z):
+    return x * y + z
+
+
+def test_arithmetic_loops_use_the_host_vector_width():
+    """The target machine is this CPU: with AVX2, four doubles per instruction (SSE2's two without it)."""
+    if not llvm_jit._host()[2].get("avx2"):
+        pytest.skip("no AVX2 here")
+    x = np.zeros(1000)
+    ir = native.compile_module(irad.lower(fma_array, x, x, x)).jit.optimised_ir()
+    assert re.search(r"fmul <4 x double>", ir) and re.search(r"fadd <4 x double>", ir)
+
+
+# ---- gradients through the vectorised loops, against central finite differences ----
+def tanh_mlp(w1, b1, w2, x):
+    h = np.tanh(x @ w1 + b1)
+    return np.sum(np.tanh(h @ w2))
+
+
+def sigmoid_loss(w, x):
+    return np.sum(np.log(1.0 / (1.0 + np.exp(-(x * w)))))
+
+
+def logsumexp(x):
+    top = np.max(x)
+    return np.log(np.sum(np.exp(x - top))) + top
+
+
+def central_differences(f, args, argnum, h=1e-6):
+    x = args[argnum]
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[i] += h
+        down[i] -= h
+        grad[i] = (f(*args[:argnum], up, *args[argnum + 1:]) - f(*args[:argnum], down, *args[argnum + 1:])) / (2 * h)
+    return grad
+
+
+rng = np.random.default_rng(7)
+GRADIENT_CASES = {
+    "tanh MLP": (tanh_mlp, (rng.normal(size=(5, 9)), rng.normal(size=9), rng.normal(size=(9, 3)), rng.normal(size=(11, 5)))),
+    "sigmoid": (sigmoid_loss, (rng.normal(size=37), rng.normal(size=37))),
+    "logsumexp": (logsumexp, (rng.normal(size=41) * 3,)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GRADIENT_CASES))
+def test_gradients_match_finite_differences(case):
+    f, args = GRADIENT_CASES[case]
+    argnums = tuple(range(len(args)))
+    grads = irad.grad(f, argnums=argnums, backend="native")(*args)
+    for i, g in zip(argnums, grads):
+        np.testing.assert_allclose(g, central_differences(f, args, i), rtol=1e-6, atol=1e-8)
