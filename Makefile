@@ -79,11 +79,13 @@ FUZZ_OUT ?= build/fuzz-$(FUZZ_BACKEND)-$(FUZZ_SEED)
 fuzz-campaign: install-test
 	$(PY) -m tests.fuzz.campaign --programs $(FUZZ_EXAMPLES) --backend $(FUZZ_BACKEND) --seed $(FUZZ_SEED) --out $(FUZZ_OUT)
 
-# The one table of every workload on every system (docs/benchmarks.md); the
-# detailed benchmarks behind the other sections of that page with bench-all.
+# The one table of every workload on every system and the plot of gradient time
+# against size (docs/benchmarks.md); the detailed benchmarks behind the other
+# sections of that page with bench-all.
 bench: $(PY)
 	$(PIP) install -e '.[bench]'
 	$(PY) bench/native.py
+	$(PY) bench/scaling.py
 
 bench-all: bench
 	$(PIP) install -e '.[iree]'

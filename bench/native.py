@@ -298,15 +298,20 @@ def table(rows) -> list[str]:
     return lines
 
 
-def main() -> None:
+def prepare(jax) -> None:
+    """Check the native tools, pay import costs outside any timing, and put JAX in float64."""
     if not native.native_tools_available():
-        sys.exit(f"bench/native.py needs mlir-opt and mlir-translate 22: {native.INSTALL_HINT}")
+        sys.exit(f"the benchmark needs mlir-opt and mlir-translate 22: {native.INSTALL_HINT}")
     for backend in ("python", "native"):  # import costs are not compile latency
         irad.grad(_warm_up, backend=backend)(1.0)
-    autograd = optional("autograd")
-    jax = optional("jax")
     if jax is not None:
         jax.config.update("jax_enable_x64", True)
+
+
+def main() -> None:
+    autograd = optional("autograd")
+    jax = optional("jax")
+    prepare(jax)
     rows = [measure(label, *spec, autograd, jax) for label, spec in WORKLOADS.items()]
     print("\n".join(table(rows)))
 
