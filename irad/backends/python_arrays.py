@@ -272,7 +272,7 @@ def _from_elements(tr, op):
 
 def _broadcast(tr, op):
     out = tuple(op.results[0].type.get_shape())
-    expanded = _smallest_shape(op.results[0])
+    expanded = smallest_shape(op.results[0])
     if implicitly_broadcast(op):
         return f"{tr.value(op.input)}.reshape({expanded!r})"  # numpy broadcasts it in its user
     return f"np.broadcast_to({tr.value(op.input)}.reshape({expanded!r}), {out!r})"
@@ -286,7 +286,7 @@ _REDUCE_FUNCTIONS = {
 }
 
 
-def _is_splat_of(value, number: float) -> bool:
+def is_splat_of(value, number: float) -> bool:
     owner = value.owner
     if not isinstance(owner, arith.ConstantOp) or not isinstance(owner.value, DenseIntOrFPElementsAttr):
         return False
@@ -302,7 +302,7 @@ def _reduce(tr, op):
     axes = tuple(op.dimensions.get_values())
     reduced = f"{tr.value(op.operands[0])}.{method}(axis={axes!r})"
     init = op.operands[1]
-    if _is_splat_of(init, REDUCTIONS[combiner]):
+    if is_splat_of(init, REDUCTIONS[combiner]):
         return reduced  # a full reduction gives a numpy scalar, which serves as a 0-d array
     return f"{combine_fn}({tr.value(init)}, {reduced})"
 
@@ -313,7 +313,7 @@ def _transpose(tr, op):
 
 def _matmul(tr, op):
     a, b, init = tr.operands(op)
-    if _is_splat_of(op.operands[2], 0.0):
+    if is_splat_of(op.operands[2], 0.0):
         return f"({a} @ {b})"
     return f"({init} + {a} @ {b})"
 
@@ -398,7 +398,7 @@ def _contraction(tr, op):
     if present != out:
         expanded = tuple(n if c in present else 1 for c, n in zip(out, dims))
         result = f"np.broadcast_to({result}.reshape({expanded!r}), {dims!r})"
-    if contraction.sums(op) and not _is_splat_of(op.outputs[0], 0.0):
+    if contraction.sums(op) and not is_splat_of(op.outputs[0], 0.0):
         result = f"({tr.value(op.outputs[0])} + {result})"
     return result
 
@@ -454,7 +454,7 @@ def _is_elementwise(op: Operation) -> bool:
     )
 
 
-def _smallest_shape(v) -> tuple[int, ...]:
+def smallest_shape(v) -> tuple[int, ...]:
     """The shape `v` has at run time if every broadcast stays unexpanded."""
     owner = v.owner
     if isinstance(owner, Operation) and owner.name == "tensor.splat":
@@ -467,7 +467,7 @@ def _smallest_shape(v) -> tuple[int, ...]:
 
 def _has_full_operand(user: Operation, inputs) -> bool:
     """numpy's broadcasting of `inputs` gives `user`'s result shape."""
-    shapes = [_smallest_shape(v) for v in inputs]
+    shapes = [smallest_shape(v) for v in inputs]
     return np.broadcast_shapes(*shapes) == tuple(user.results[0].type.get_shape())
 
 
@@ -482,7 +482,7 @@ def implicitly_broadcast(op: Operation) -> bool:
     return True
 
 
-_MATH = {
+MATH_UFUNCS = {
     "sin": "np.sin", "cos": "np.cos", "tan": "np.tan", "exp": "np.exp", "log": "np.log",
     "log1p": "np.log1p", "expm1": "np.expm1", "sqrt": "np.sqrt", "tanh": "np.tanh",
     "sinh": "np.sinh", "cosh": "np.cosh", "atan": "np.arctan", "asin": "np.arcsin",
@@ -530,7 +530,7 @@ ARRAY_OPS: dict[str, Emitter] = {
     "math.isnormal": _isnormal,
     "arith.extf": _astype,
     "arith.truncf": _astype,
-    **{f"math.{name}": _call(fn) for name, fn in _MATH.items()},
+    **{f"math.{name}": _call(fn) for name, fn in MATH_UFUNCS.items()},
     "tensor.empty": lambda tr, op: "None",  # only ever an init that ops overwrite
     "tensor.splat": _splat,
     "tensor.reshape": _reshape,
