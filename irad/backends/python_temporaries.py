@@ -6,9 +6,9 @@ without changing what the program computes:
 
 * **out=**: an elementwise op writes its result into an operand that no other
   code can see (`np.add(a, b, out=a)`). The operand must be *owned and dead*:
-  - owned: the result of an op in `_FRESH`, which always allocates a new
-    array of its full shape (never a view, a constant, an argument or a
-    numpy scalar: rank-0 tensors are excluded);
+  - owned: the result of an op that always allocates a new array
+    (`python_arrays.allocates`; never a view, a constant, an argument or a
+    numpy scalar: rank-0 tensors are excluded), of its full shape;
   - dead: every use of it is this op, in the same block. In SSA that means no
     later op reads it, no view of it exists (a view would be a use), and it
     does not escape: not returned, yielded, passed to a call or pushed onto
@@ -36,27 +36,7 @@ from xdsl.ir import Operation, SSAValue
 from irad.backends import python_arrays
 from irad.ir.tensor import REDUCTIONS
 
-# Elementwise float ops and the numpy ufunc python_arrays.ARRAY_OPS computes them with.
-_UFUNCS: dict[str, str] = {
-    "arith.addf": "np.add",
-    "arith.subf": "np.subtract",
-    "arith.mulf": "np.multiply",
-    "arith.divf": "np.divide",
-    "arith.negf": "np.negative",
-    "arith.remf": "np.fmod",
-    "arith.maximumf": "np.maximum",
-    "arith.minimumf": "np.minimum",
-    "arith.maxnumf": "np.fmax",
-    "arith.minnumf": "np.fmin",
-    **{
-        f"math.{name}": fn
-        for name, fn in python_arrays.MATH_UFUNCS.items()
-        if name not in ("isfinite", "isinf", "isnan")  # bool results
-    },
-}
-
-# Ops whose result (of rank >= 1) is always a new array of its full shape.
-_FRESH = frozenset(_UFUNCS) | {"linalg.matmul", "linalg.reduce"}
+_UFUNCS = python_arrays.UFUNCS
 
 
 def _float_array(t) -> bool:
@@ -81,11 +61,10 @@ def _owned_and_dead(value: SSAValue, user: Operation) -> bool:
     owner = value.owner
     return (
         isinstance(owner, Operation)
-        and owner.name in _FRESH
+        and python_arrays.allocates(owner)
         and value.type == user.results[0].type
         and _only_user(value, user)
         and not absorbed(owner)
-        and not (owner.name == "linalg.reduce" and not owner.dimensions.get_values())
     )
 
 
