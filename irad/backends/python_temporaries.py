@@ -18,13 +18,19 @@ without changing what the program computes:
   numpy defines ufuncs whose output overlaps an input (here: is the input) to
   compute what they would without the overlap, so the values are unchanged.
 * **fused reductions**: a sum (`linalg.reduce` by addf from zero) whose input
-  is a product or a negation used by nothing else takes that op into itself:
-  `sum(a * b)` becomes one `np.einsum` (numpy's sum over a short last axis is
-  slow, and the product is never stored) and `sum(-x)` becomes `-sum(x)`,
-  exactly equal since rounding to nearest is symmetric. einsum adds in its
-  own order, as any order of a reduction is valid (the native backend adds
-  sequentially); it rounds differently from numpy's pairwise `sum`.
-  The absorbed op emits nothing (`absorbed`).
+  is a product or a negation used by nothing else takes that op into itself,
+  and the product is never stored. `sum(-x)` becomes `-sum(x)`, exactly equal
+  since rounding to nearest is symmetric. `sum(a * b)` becomes `np.einsum`
+  (numpy's sum over a short last axis is slow; size-1 axes of a broadcast
+  operand broadcast inside it, so the broadcast is never expanded), or
+  `np.vdot` when every axis is summed and neither operand is broadcast. These
+  two add in their own order and may fuse each multiply-add into one rounding,
+  as `@` and the contractions (np.einsum) this backend already emits do: the
+  value of a sum is the exact one up to rounding in every backend (numpy's
+  `sum` adds pairwise, native code sequentially), never bit-identical across
+  them. The absorbed op emits nothing (`absorbed`).
+
+Everything else here is bit-exact.
 """
 
 from __future__ import annotations
@@ -122,9 +128,12 @@ def _fused_sum(tr, op: Operation) -> str | None:
     axes = tuple(op.dimensions.get_values())
     if producer.name == "arith.negf":
         return f"(-{tr.value(producer.operands[0])}.sum(axis={axes!r}))"
-    letters = "abcdefghijklmnopqrstuvwxyz"[: len(producer.results[0].type.get_shape())]
-    kept = "".join(c for i, c in enumerate(letters) if i not in axes)
+    shape = tuple(producer.results[0].type.get_shape())
     a, b = tr.operands(producer)
+    if len(axes) == len(shape) and all(python_arrays.smallest_shape(v) == shape for v in producer.operands):
+        return f"np.vdot({a}, {b})"  # the whole product summed: BLAS's dot
+    letters = "abcdefghijklmnopqrstuvwxyz"[: len(shape)]
+    kept = "".join(c for i, c in enumerate(letters) if i not in axes)
     return f"np.einsum({f'{letters},{letters}->{kept}'!r}, {a}, {b})"
 
 

@@ -16,6 +16,7 @@ import pytest
 
 import irad
 from irad.backends import python as python_backend
+from irad.backends import python_arrays
 from tests.reference import central_difference, check_against_numpy, copies
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
@@ -240,3 +241,34 @@ def test_a_fused_sum_matches_finite_differences_in_float32():
     args = (np.arange(6, dtype=np.float32).reshape(2, 3) / 7, np.linspace(-1, 1, 3, dtype=np.float32))
     assert "np.einsum(" in source(f, *args, argnums=(0, 1))
     check_against_numpy(f, args)
+
+
+def test_a_whole_product_summed_is_one_dot():
+    def f(x, y):
+        return np.sum(np.sin(x) * y) + np.sum(x[:, None] * y[None, :])
+
+    x, y = np.array([0.3, -0.7, 1.1]), np.array([0.9, 0.2, -0.4])
+    text = source(f, x, y, argnums=(0, 1))
+    assert "np.vdot(" in text  # sum(sin(x) * y): both operands full
+    assert re.search(r"np\.einsum\('ab,ab->'", text)  # the outer product's operands are broadcast
+    check_against_numpy(f, (x, y))
+
+
+@pytest.mark.parametrize("op", sorted(python_arrays.UFUNCS))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_out_into_an_operand_gives_the_same_bits(op, dtype):
+    """What out= relies on: numpy computes an op into one of its operands
+    exactly as into a new array (SIMD loops included), specials too."""
+    ufunc = getattr(np, python_arrays.UFUNCS[op].removeprefix("np."))
+    rng = np.random.default_rng(7)
+    specials = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-310, -1.0, 1.0, 0.5]
+    for n in (5, 64, 1001):
+        a = np.concatenate([specials, 3 * rng.normal(size=n)]).astype(dtype)
+        b = np.concatenate([specials[::-1], rng.normal(size=n) + 0.5]).astype(dtype)
+        operands = (a, b)[: ufunc.nin]
+        with np.errstate(all="ignore"):
+            fresh = ufunc(*operands)
+            for i in range(ufunc.nin):
+                copies_ = [x.copy() for x in operands]
+                into = ufunc(*copies_, out=copies_[i])
+                assert into.tobytes() == fresh.tobytes(), f"{op} into operand {i}"
