@@ -2,7 +2,7 @@
 against the numpy primal, irad's numpy (Python) backend, JAX jit and
 autograd, and the ratios issue 16 sets targets for.
 
-Run: .venv/bin/python bench/native.py   (make bench installs llvmlite, JAX and autograd)
+Run: .venv/bin/python bench/native.py [substring of a row ...]   (make bench installs llvmlite, JAX and autograd)
 
 Every workload is written once against a math-like module `m` and
 instantiated with `math` or `numpy` (the primal and irad), `autograd.numpy`
@@ -312,7 +312,9 @@ def main() -> None:
     autograd = optional("autograd")
     jax = optional("jax")
     prepare(jax)
-    rows = [measure(label, *spec, autograd, jax) for label, spec in WORKLOADS.items()]
+    wanted = sys.argv[1:]  # substrings of the rows to run (all if none)
+    rows = [measure(label, *spec, autograd, jax) for label, spec in WORKLOADS.items()
+            if not wanted or any(w in label for w in wanted)]
     print("\n".join(table(rows)))
 
 

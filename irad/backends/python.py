@@ -69,7 +69,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from irad.backends import python_arrays
+from irad.backends import python_arrays, python_temporaries
 from irad.backends.python_arrays import float_literal as _float_literal
 from irad.errors import BackendError, RuntimeCheckError
 from irad.ir import printing
@@ -711,6 +711,7 @@ class FunctionTranslator:
         self._indent = 1
         self._names = _Names()
         self._values: dict[SSAValue, str] = {}
+        self._dead = python_temporaries.dead_tensor_ops(function)  # never emitted
 
     # Helpers for emitters.
 
@@ -822,7 +823,9 @@ class FunctionTranslator:
         name = _op_name(op)
         if name in python_arrays.ARRAY_OPS and python_arrays.has_tensor(op):
             self._check_types(op)  # a tensor op: one vectorised numpy call
-            expression = python_arrays.ARRAY_OPS[name](self, op)
+            if op in self._dead or python_temporaries.absorbed(op):
+                return  # read by nothing, or computed inside the sum that is its only use
+            expression = python_temporaries.expression(self, op) or python_arrays.ARRAY_OPS[name](self, op)
             self.line(f"{self.define(op.results[0])} = {expression}")
         elif name in EXPRESSION_OPS:
             self._check_types(op)

@@ -39,7 +39,90 @@ from irad.ir.tensor import DYNAMIC, ELEMENTWISE_KINDS, KIND, REDUCTIONS
 # A subview of the tape (a Python list) is `(list, start)`; a static buffer is
 # a numpy array. A tensor's record keeps the flat array itself in its first
 # slot (the other slots it reserves stay unused), so pushing and reading it
-# back is one array copy, not one Python float per element.
+# back is at most one array copy, not one Python float per element.
+#
+# A buffer that only carries one tensor onto the tape (materialized into, then
+# copied to records) or off it (copied from a record, then read as a tensor) is
+# never allocated: the record is the flat array itself. A push stores the
+# tensor's own array when generated code made it (`_owned`), since generated
+# code writes only into arrays nothing else reads (python_temporaries.py), and
+# a copy otherwise: an argument's array may change before the pullback runs. A
+# pop reads the stored array (`_record`); nothing writes into it.
+
+
+def _record(stored: Any, size: int, dtype) -> np.ndarray:
+    """A record read back: its array, or zeros where a shadow tape (written
+    by accumulation) still holds the 0.0 it was allocated with."""
+    return stored if isinstance(stored, np.ndarray) else np.full(size, stored, dtype)
+
+
+def _uses_as(buf, *roles: tuple[str, int]) -> bool:
+    """Each use of `buf` is by an op named as in `roles` (the first exactly
+    once), at that operand index, in buf's block."""
+    first, *rest = roles
+    uses = list(buf.uses)
+    block = buf.owner.parent_block()
+    return (
+        sum((u.operation.name, u.index) == first for u in uses) == 1
+        and all((u.operation.name, u.index) in roles and u.operation.parent_block() is block for u in uses)
+    )
+
+
+def _carries_push(buf) -> bool:
+    return _uses_as(buf, ("bufferization.materialize_in_destination", 1), ("memref.copy", 0))
+
+
+def _carries_pop(buf) -> bool:
+    return _uses_as(buf, ("memref.copy", 1), ("bufferization.to_tensor", 0))
+
+
+_VIEWS = frozenset({"tensor.extract_slice", "tensor.reshape", "linalg.transpose", "linalg.broadcast"})
+
+
+def _owned(v) -> bool:
+    """`v`'s array (or the one it views) was made by generated code: an
+    allocating op's result or a read-only constant, not an argument's."""
+    while isinstance(v.owner, Operation) and v.owner.name in _VIEWS:
+        v = v.owner.operands[0]
+    return isinstance(v.owner, Operation) and (allocates(v.owner) or v.owner.name in _MADE)
+
+
+# Ops besides the allocating ones whose result generated code made: read-only
+# constants, np.full (or the number itself), new arrays built element by element.
+_MADE = frozenset({"arith.constant", "tensor.splat", "tensor.from_elements", "tensor.concat", "tensor.insert"})
+
+
+def _subview(tr, op):
+    (offset,) = [tr.value(v) for v in op.offsets]
+    return f"({tr.value(op.source)}, {offset})"
+
+
+def emit_copy(tr, op) -> None:
+    source, dest = tr.operands(op)
+    if is_tape_view(op.destination.type):  # into a record of the tape
+        tr.line(f"{dest}[0][{dest}[1]] = {source}")  # a flat array, never written again
+    elif _carries_pop(op.destination):
+        t = op.destination.type
+        tr.line(f"{dest} = _record({source}[0][{source}[1]], {t.get_shape()[0]}, {dtype_name(t)})")
+    else:
+        tr.line(f"{dest}[:] = {source}[0][{source}[1]]")
+
+
+def emit_materialize(tr, op) -> None:
+    """A tensor into a buffer (irad-lower-tape's push, before its copy onto the tape)."""
+    source, dest = tr.operands(op)
+    if _carries_push(op.operands[1]):
+        array = "np.asarray" if _owned(op.operands[0]) else "np.array"  # np.array copies
+        tr.line(f"{dest} = {array}({source}, dtype={dtype_name(op.operands[1].type)}).reshape(-1)")
+    else:
+        tr.line(f"{dest}[:] = np.ravel({source})")
+
+
+def emit_static_alloc(tr, op) -> None:
+    t = op.results[0].type
+    buf = tr.define(op.results[0])
+    if not (_carries_push(op.results[0]) or _carries_pop(op.results[0])):
+        tr.line(f"{buf} = np.empty({tuple(t.get_shape())!r}, dtype={dtype_name(t)})")
 
 
 def float_literal(value: float) -> str:
@@ -57,30 +140,6 @@ def is_tape_view(t: Attribute) -> bool:
 
 def is_buffer(t: Attribute) -> bool:
     return isinstance(t, MemRefType) and isinstance(t.layout, NoneAttr) and t.has_static_shape()
-
-
-def _subview(tr, op):
-    (offset,) = [tr.value(v) for v in op.offsets]
-    return f"({tr.value(op.source)}, {offset})"
-
-
-def emit_copy(tr, op) -> None:
-    source, dest = tr.operands(op)
-    if is_tape_view(op.destination.type):  # into a record of the tape
-        tr.line(f"{dest}[0][{dest}[1]] = {source}")  # a fresh buffer, never written again
-    else:
-        tr.line(f"{dest}[:] = {source}[0][{source}[1]]")
-
-
-def emit_materialize(tr, op) -> None:
-    """A tensor into a buffer (irad-lower-tape's push, before its copy onto the tape)."""
-    source, dest = tr.operands(op)
-    tr.line(f"{dest}[:] = np.ravel({source})")
-
-
-def emit_static_alloc(tr, op) -> None:
-    t = op.results[0].type
-    tr.line(f"{tr.define(op.results[0])} = np.empty({tuple(t.get_shape())!r}, dtype={dtype_name(t)})")
 
 
 TAPE_EXPRESSIONS: dict[str, Callable] = {
@@ -148,6 +207,7 @@ def owned(x: Any) -> Any:
 NAMESPACE: dict[str, Any] = {
     "np": np,
     "_frozen": _frozen,
+    "_record": _record,
     "_insert": _insert,
     "_scatter_along": _scatter_along_axis,
     "_array_of_float64": lambda x: np.asarray(x, dtype=np.float64),
@@ -272,7 +332,7 @@ def _from_elements(tr, op):
 
 def _broadcast(tr, op):
     out = tuple(op.results[0].type.get_shape())
-    expanded = _smallest_shape(op.results[0])
+    expanded = smallest_shape(op.results[0])
     if implicitly_broadcast(op):
         return f"{tr.value(op.input)}.reshape({expanded!r})"  # numpy broadcasts it in its user
     return f"np.broadcast_to({tr.value(op.input)}.reshape({expanded!r}), {out!r})"
@@ -286,7 +346,7 @@ _REDUCE_FUNCTIONS = {
 }
 
 
-def _is_splat_of(value, number: float) -> bool:
+def is_splat_of(value, number: float) -> bool:
     owner = value.owner
     if not isinstance(owner, arith.ConstantOp) or not isinstance(owner.value, DenseIntOrFPElementsAttr):
         return False
@@ -302,7 +362,7 @@ def _reduce(tr, op):
     axes = tuple(op.dimensions.get_values())
     reduced = f"{tr.value(op.operands[0])}.{method}(axis={axes!r})"
     init = op.operands[1]
-    if _is_splat_of(init, REDUCTIONS[combiner]):
+    if is_splat_of(init, REDUCTIONS[combiner]):
         return reduced  # a full reduction gives a numpy scalar, which serves as a 0-d array
     return f"{combine_fn}({tr.value(init)}, {reduced})"
 
@@ -313,7 +373,7 @@ def _transpose(tr, op):
 
 def _matmul(tr, op):
     a, b, init = tr.operands(op)
-    if _is_splat_of(op.operands[2], 0.0):
+    if is_splat_of(op.operands[2], 0.0):
         return f"({a} @ {b})"
     return f"({init} + {a} @ {b})"
 
@@ -398,7 +458,7 @@ def _contraction(tr, op):
     if present != out:
         expanded = tuple(n if c in present else 1 for c, n in zip(out, dims))
         result = f"np.broadcast_to({result}.reshape({expanded!r}), {dims!r})"
-    if contraction.sums(op) and not _is_splat_of(op.outputs[0], 0.0):
+    if contraction.sums(op) and not is_splat_of(op.outputs[0], 0.0):
         result = f"({tr.value(op.outputs[0])} + {result})"
     return result
 
@@ -454,7 +514,7 @@ def _is_elementwise(op: Operation) -> bool:
     )
 
 
-def _smallest_shape(v) -> tuple[int, ...]:
+def smallest_shape(v) -> tuple[int, ...]:
     """The shape `v` has at run time if every broadcast stays unexpanded."""
     owner = v.owner
     if isinstance(owner, Operation) and owner.name == "tensor.splat":
@@ -467,7 +527,7 @@ def _smallest_shape(v) -> tuple[int, ...]:
 
 def _has_full_operand(user: Operation, inputs) -> bool:
     """numpy's broadcasting of `inputs` gives `user`'s result shape."""
-    shapes = [_smallest_shape(v) for v in inputs]
+    shapes = [smallest_shape(v) for v in inputs]
     return np.broadcast_shapes(*shapes) == tuple(user.results[0].type.get_shape())
 
 
@@ -482,7 +542,7 @@ def implicitly_broadcast(op: Operation) -> bool:
     return True
 
 
-_MATH = {
+MATH_UFUNCS = {
     "sin": "np.sin", "cos": "np.cos", "tan": "np.tan", "exp": "np.exp", "log": "np.log",
     "log1p": "np.log1p", "expm1": "np.expm1", "sqrt": "np.sqrt", "tanh": "np.tanh",
     "sinh": "np.sinh", "cosh": "np.cosh", "atan": "np.arctan", "asin": "np.arcsin",
@@ -502,6 +562,30 @@ def _fpowi(tr, op):
 def _isnormal(tr, op):
     (x,) = tr.operands(op)
     return f"(np.isfinite({x}) & (np.abs({x}) >= np.finfo({x}.dtype).tiny))"
+
+# Elementwise float ops and the numpy ufunc ARRAY_OPS computes each with.
+UFUNCS: dict[str, str] = {
+    "arith.addf": "np.add",
+    "arith.subf": "np.subtract",
+    "arith.mulf": "np.multiply",
+    "arith.divf": "np.divide",
+    "arith.negf": "np.negative",
+    "arith.remf": "np.fmod",
+    "arith.maximumf": "np.maximum",
+    "arith.minimumf": "np.minimum",
+    "arith.maxnumf": "np.fmax",
+    "arith.minnumf": "np.fmin",
+    **{f"math.{name}": fn for name, fn in MATH_UFUNCS.items() if name not in ("isfinite", "isinf", "isnan")},
+}
+
+
+def allocates(op: Operation) -> bool:
+    """`op`'s emitted expression always makes a new array (a numpy scalar if
+    rank 0), never a view of an operand."""
+    if op.name == "linalg.reduce":
+        return bool(op.dimensions.get_values())  # x.sum(axis=()) is left to numpy
+    return op.name in UFUNCS or op.name == "linalg.matmul"
+
 
 ARRAY_OPS: dict[str, Emitter] = {
     "arith.constant": _constant,
@@ -530,7 +614,7 @@ ARRAY_OPS: dict[str, Emitter] = {
     "math.isnormal": _isnormal,
     "arith.extf": _astype,
     "arith.truncf": _astype,
-    **{f"math.{name}": _call(fn) for name, fn in _MATH.items()},
+    **{f"math.{name}": _call(fn) for name, fn in MATH_UFUNCS.items()},
     "tensor.empty": lambda tr, op: "None",  # only ever an init that ops overwrite
     "tensor.splat": _splat,
     "tensor.reshape": _reshape,

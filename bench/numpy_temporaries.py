@@ -1,0 +1,68 @@
+"""What the numpy backend's saved temporaries buy: each array workload of
+`make bench` (bench/native.py) differentiated on the numpy backend with and
+without them, side by side in one run, against the numpy primal.
+
+Run: .venv/bin/python bench/numpy_temporaries.py [substring of a row ...]
+
+"without" generates code as before the rewrites (irad/backends/python_temporaries.py:
+out= into owned, dead operands and fused sums; python_arrays.py: tape records
+that are the arrays themselves), by switching those decisions off while the
+gradient is compiled. Times are medians of 7 repeats, interleaved per row.
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from unittest import mock
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import native  # noqa: E402  (sets OPENBLAS_NUM_THREADS=1 before numpy loads)
+import numpy as np  # noqa: E402
+from timing import median_seconds  # noqa: E402
+
+import irad  # noqa: E402
+from irad.backends import python_arrays, python_temporaries  # noqa: E402
+
+
+@contextmanager
+def without_saved_temporaries():
+    with mock.patch.object(python_temporaries, "expression", lambda tr, op: None), \
+            mock.patch.object(python_temporaries, "absorbed", lambda op: False), \
+            mock.patch.object(python_arrays, "_carries_push", lambda buf: False), \
+            mock.patch.object(python_arrays, "_carries_pop", lambda buf: False):
+        yield
+
+
+def measure(label, make, args, argnums) -> dict:
+    f = make(np)
+    with without_saved_temporaries():
+        before = irad.grad(make(np), argnums)  # a new function: compiled apart
+        expected = before(*args)
+    after = irad.grad(f, argnums)
+    for a, b in zip(after(*args), expected):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12, err_msg=label)
+    row = {"primal": [], "before": [], "after": []}
+    for _ in range(3):  # interleaved, so load on the machine hits all three alike
+        row["primal"].append(median_seconds(f, *args))
+        row["before"].append(median_seconds(before, *args))
+        row["after"].append(median_seconds(after, *args))
+    return {k: sorted(v)[1] for k, v in row.items()}
+
+
+def main() -> None:
+    wanted = sys.argv[1:]
+    print("| workload | numpy primal µs | numpy backend before µs | after µs | before / primal | after / primal | before / after |")
+    print("|---|---|---|---|---|---|---|")
+    for label, (make, args, argnums) in native.WORKLOADS.items():
+        if not any(isinstance(a, np.ndarray) for a in args) or (wanted and not any(w in label for w in wanted)):
+            continue
+        r = measure(label, make, args, argnums)
+        print(f"| {label} | {r['primal'] * 1e6:.0f} | {r['before'] * 1e6:.0f} | {r['after'] * 1e6:.0f} | "
+              f"{r['before'] / r['primal']:.2f} | {r['after'] / r['primal']:.2f} | {r['before'] / r['after']:.2f} |",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
