@@ -142,15 +142,14 @@ class ModuleLowering:
             raise UnsupportedError(f"{call_site}: {exc}") from None
         if op is None:
             name, target = self.symbol_for(fn)
-            lowered_before = set(self._functions)
+            lowered_before = len(self._functions)
             try:
                 op = self._lower_recursive(key, source, name, target)
             except UnsupportedError as exc:
                 if getattr(fn, "__wrapped__", None) is None or getattr(exc, "function", None) is not fn:
                     raise
                 # a decorator's wrapper irad cannot lower: the function it wraps instead
-                for stale in set(self._functions) - lowered_before:
-                    self._forget(self._functions.pop(stale))
+                self._forget_since(lowered_before)
                 self._symbols.discard(name)
                 return self._unwrapped(fn, key, exc, call_site)
         self._functions[key] = op
@@ -264,7 +263,7 @@ class ModuleLowering:
             self._globals[name] = tuple(g for g, _ in hidden)
             self._results[name] = assumed
             self._called_recursively.discard(key)
-            lowered_before = set(self._functions)
+            lowered_before = len(self._functions)
             lowering = FunctionLowering(self, source, arg_types, name, target, key[1], hidden)
             try:
                 op = lowering.lower()
@@ -276,8 +275,7 @@ class ModuleLowering:
                     raise
                 assumed = learned
                 type_rounds += 1
-                for stale in set(self._functions) - lowered_before:
-                    self._forget(self._functions.pop(stale))
+                self._forget_since(lowered_before)
                 continue
             finally:
                 del self._in_progress[key]
@@ -291,13 +289,19 @@ class ModuleLowering:
             assumed, hidden = actual, found
             # functions lowered meanwhile may call this one with the wrong type
             # or without its globals
-            for stale in set(self._functions) - lowered_before:
-                self._forget(self._functions.pop(stale))
+            self._forget_since(lowered_before)
         raise UnsupportedError(
             f"{source.location(source.tree)}: the result types of the recursive function "
             f"{describe_callable(source.fn)} depend on its recursive calls\n"
             "  hint: make every return give the same type (e.g. return floats everywhere)"
         )
+
+    def _forget_since(self, count: int) -> None:
+        """Forget the functions lowered after the first `count` (in order: a
+        count, not a copy of the keys, marks where a lowering started, which
+        would be quadratic in the number of functions)."""
+        for stale in list(self._functions)[count:]:
+            self._forget(self._functions.pop(stale))
 
     def _forget(self, op: func.FuncOp) -> None:
         self._symbols.discard(op.sym_name.data)
@@ -933,7 +937,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
             else:
                 a, b = em.to_float(left), em.to_float(right)
             folded = _fold_floats(op, a, b)
-            return em.const(folded, a.type) if folded is not None else em.op(arith.DivfOp(a, b))
+            return em.const(folded, a.type) if folded is not None else em.div(a, b)
         a, b = em.unify(left, right)
         floating = is_float(a.type)
         if floating:
@@ -946,11 +950,11 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
                 return self.integer(folded, node)
             checked = integers.CheckedIntegers(em, self.src.location(node))
         if isinstance(op, ast.Add):
-            return em.op(arith.AddfOp(a, b)) if floating else checked.add(a, b)
+            return em.add(a, b) if floating else checked.add(a, b)
         if isinstance(op, ast.Sub):
-            return em.op(arith.SubfOp(a, b)) if floating else checked.sub(a, b)
+            return em.sub(a, b) if floating else checked.sub(a, b)
         if isinstance(op, ast.Mult):
-            return em.op(arith.MulfOp(a, b)) if floating else checked.mul(a, b)
+            return em.mul(a, b) if floating else checked.mul(a, b)
         if isinstance(op, (ast.FloorDiv, ast.Mod)):
             symbol = "//" if isinstance(op, ast.FloorDiv) else "%"
             if floating:  # through fmod, as CPython computes them (float_division.py)
