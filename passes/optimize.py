@@ -33,7 +33,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, PatternRewriteWalker, RewritePattern
 from xdsl.traits import ConstantLike, HasCanonicalizationPatternsTrait, HasFolder
 from xdsl.transforms.common_subexpression_elimination import CSEDriver
-from xdsl.transforms.dead_code_elimination import region_dce
+from xdsl.transforms.dead_code_elimination import LiveSet
 
 from irad.passes.float_folds import DispatchedFloatFolds
 from irad.passes.inline import DEFAULT_MAX_DEPTH, DEFAULT_THRESHOLD, inline_calls
@@ -151,9 +151,31 @@ def cse(module: builtin.ModuleOp, touched: Touched) -> bool:
     return driver.changed
 
 
+class _LiveSet(LiveSet):
+    """xDSL's liveness for DCE, noting whether a region has several blocks."""
+
+    several_blocks = False
+
+    def propagate_region_liveness(self, region) -> None:
+        self.several_blocks |= len(region.blocks) > 1
+        super().propagate_region_liveness(region)
+
+
 def dce(module: builtin.ModuleOp, touched: Touched) -> bool:
-    """xDSL's DCE; True if it removed anything."""
-    return region_dce(module.body, PatternRewriterListener(operation_removal_handler=[touched.removed]))
+    """xDSL's DCE (`region_dce`); True if it removed anything. xDSL propagates
+    liveness until a sweep changes nothing, which for single-block regions is
+    always the second: a reverse sweep sees every user of a value (later in its
+    block, or nested in a later op, whose regions are swept first) before the
+    value. So the second sweep is made only where a region has several blocks."""
+    live = _LiveSet()
+    live.changed = False
+    live.propagate_region_liveness(module.body)
+    while live.several_blocks and live.changed:
+        live.changed = False
+        live.propagate_region_liveness(module.body)
+    live.changed = False
+    live.delete_dead(module.body, PatternRewriterListener(operation_removal_handler=[touched.removed]))
+    return live.changed
 
 
 def canonicalize(ctx: Context, module: builtin.ModuleOp, only: Sequence[Operation] | None = None) -> bool:

@@ -20,6 +20,7 @@ from xdsl.dialects import math as math_dialect
 from xdsl.dialects.builtin import FloatAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.parser import Parser
+from xdsl.transforms.dead_code_elimination import region_dce
 
 import irad.passes.optimize as optimize_module
 from irad import generated_programs, pipeline
@@ -708,6 +709,7 @@ def _assert_fixed_point(module: ModuleOp) -> None:
     assert not optimize_module.canonicalize(pipeline.context(), module)
     assert not optimize_module.cse(module, touched)
     assert not optimize_module.dce(module, touched)
+    assert not region_dce(module.body)  # xDSL's own, sweeping liveness to its fixed point
     assert str(module) == before
 
 
@@ -791,3 +793,35 @@ def test_property_function_was_simplified():
     assert len(body_ops(_OPTIMISED_PROPERTY)) < len(
         body_ops(parse(function("x y", PROPERTY_BODY)))
     )
+
+
+def test_one_sweep_dce_removes_what_xdsl_dce_removes():
+    """Dead values used only by dead ops nested in loops and branches: one
+    liveness sweep removes what xDSL's sweeps to a fixed point remove."""
+    text = """
+    func.func @f(%x: f64, %n: index, %c: i1) -> f64 {
+      %lb = arith.constant 0 : index
+      %step = arith.constant 1 : index
+      %dead_outer = math.exp %x : f64
+      %also_dead = arith.mulf %dead_outer, %x : f64
+      %live_outer = math.sin %x : f64
+      %r = scf.for %i = %lb to %n step %step iter_args(%acc = %x) -> (f64) {
+        %d1 = arith.addf %also_dead, %acc : f64
+        %d2 = arith.mulf %d1, %d1 : f64
+        %b = arith.addf %acc, %live_outer : f64
+        scf.yield %b : f64
+      }
+      %unused = scf.if %c -> (f64) {
+        %e = arith.mulf %r, %dead_outer : f64
+        scf.yield %e : f64
+      } else {
+        scf.yield %x : f64
+      }
+      func.return %r : f64
+    }
+    """
+    ours, theirs = parse(text), parse(text)
+    assert optimize_module.dce(ours, optimize_module.Touched())
+    assert region_dce(theirs.body)
+    assert str(ours) == str(theirs)
+    assert "%d1" not in str(ours) and "%also_dead" not in str(ours)  # dead inside the loop, then outside
