@@ -35,7 +35,7 @@ from irad.frontend.arrays import (
 from irad.frontend.callables import SELF, CallShape, Closure, ClosureCode, Keywords, Partial, flatten, rebuild
 from irad.frontend.calls import CallLowering, closure_signature
 from irad.frontend.iteration import ITERABLES, IterationLowering
-from irad.ir import printing
+from irad.ir import builder, printing
 from irad.ir.symbols import fresh_symbol, rename_callees, value_name
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
 from irad.frontend import integers, joins, primitives
@@ -96,11 +96,24 @@ class ModuleLowering:
         self._globals: dict[str, tuple[Global, ...]] = {}  # function symbol -> its hidden globals
         self._results: dict[str, Tree] = {}  # function symbol -> the tree of its results
         self._functions: dict[tuple[object, tuple[Attribute, ...]], func.FuncOp] = {}
-        # functions being lowered -> a declaration standing in for recursive calls
-        self._in_progress: dict[tuple[object, tuple[Attribute, ...]], func.FuncOp] = {}
+        # functions being lowered -> (symbol, input types, assumed result types) of
+        # the declaration that stands in for recursive calls, made on the first one
+        self._in_progress: dict[tuple[object, tuple[Attribute, ...]], tuple | func.FuncOp] = {}
         self._called_recursively: set[tuple[object, tuple[Attribute, ...]]] = set()
         self._symbols: set[str] = set()
         self._prints: dict[tuple, str] = {}
+        self._signatures: dict[object, inspect.Signature] = {}
+
+    def signature(self, fn) -> inspect.Signature:
+        """`fn`'s own signature (not a wrapped function's), read once per module:
+        its call sites and its lowering each bind arguments with it."""
+        try:
+            found = self._signatures.get(fn)
+        except TypeError:  # an unhashable callable
+            return inspect.signature(fn, follow_wrapped=False)
+        if found is None:
+            found = self._signatures[fn] = inspect.signature(fn, follow_wrapped=False)
+        return found
 
     def function(
         self, fn, shape: CallShape | Node | tuple[Attribute, ...], call_site: str | None = None
@@ -118,7 +131,10 @@ class ModuleLowering:
             # Recursion: the call sees the declaration with the result types
             # assumed so far; `_lower_recursive` checks them afterwards.
             self._called_recursively.add(key)
-            return self._in_progress[key]
+            declaration = self._in_progress[key]
+            if not isinstance(declaration, func.FuncOp):
+                declaration = self._in_progress[key] = func.FuncOp.external(*declaration)
+            return declaration
         try:
             if isinstance(fn, ClosureCode):
                 op, source = None, fn.source
@@ -259,7 +275,7 @@ class ModuleLowering:
         type_rounds = 0
         while type_rounds < 3:
             inputs = [*arg_types, *(t for _, t in hidden)]
-            self._in_progress[key] = func.FuncOp.external(name, inputs, pytrees.leaf_types(assumed))
+            self._in_progress[key] = (name, inputs, pytrees.leaf_types(assumed))  # most functions do not recurse
             self._globals[name] = tuple(g for g, _ in hidden)
             self._results[name] = assumed
             self._called_recursively.discard(key)
@@ -449,7 +465,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
                 "end the function with a `return`",
             )
         results, self.result_tree = self._flatten_return(self.env.get(VALUE) if returned else None, tree)
-        self.em.op(func.ReturnOp(*results))
+        self.em.op(builder.return_op(*results))
         name, key = self.name_and_target
         op = func.FuncOp(
             name,
@@ -486,7 +502,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
                 self._bind(name, closure if value is SELF else value)
             signature = closure_signature(closure)
         else:
-            signature = inspect.signature(self.fn, follow_wrapped=False)
+            signature = self.owner.signature(self.fn)
         try:
             bound = signature.bind(*args, **kwargs)
         except TypeError as exc:

@@ -12,8 +12,10 @@ build on it; they differ in where constants go and what `primal(v)` means.
 from __future__ import annotations
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType
+from collections.abc import Sequence
+
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import IndexType, SymbolRefAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -92,6 +94,18 @@ def float_op(op_type: type[Operation], *operands: SSAValue) -> Operation:
 def constant(value: Attribute, type: Attribute) -> arith.ConstantOp:
     """`arith.ConstantOp(value)` of a scalar `value` of `type`, made as `float_op` makes ops."""
     return arith.ConstantOp.create(result_types=[type], properties={"value": value})
+
+
+def call(callee: str, operands: Sequence[SSAValue], result_types: Sequence[Attribute]) -> func.CallOp:
+    """`func.CallOp(callee, operands, result_types)`, made as `float_op` makes ops."""
+    return func.CallOp.create(
+        operands=operands, result_types=result_types, properties={"callee": SymbolRefAttr(callee)}
+    )
+
+
+def return_op(*values: SSAValue) -> func.ReturnOp:
+    """`func.ReturnOp(*values)`, made as `float_op` makes ops."""
+    return func.ReturnOp.create(operands=values)
 
 
 def clone(op: Operation, value_mapper: dict[SSAValue, SSAValue]) -> Operation:
