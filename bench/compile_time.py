@@ -76,7 +76,7 @@ def _timed(stage: str, fn):
 
 
 # The optimiser's steps and the frontend, timed where the pipeline calls them.
-for _name, _stage in (("inline_calls", "inline"), ("cse", "cse"), ("canonicalize", "canon"), ("region_dce", "dce")):
+for _name, _stage in (("inline_calls", "inline"), ("cse", "cse"), ("canonicalize", "canon"), ("dce", "dce")):
     setattr(optimize, _name, _timed(_stage, getattr(optimize, _name)))
 pipeline.lowered = _timed("lower", pipeline.lowered)
 _last_pass_end = [0.0]

@@ -13,9 +13,16 @@ than `canonicalize` drives them, with the same results:
   replaces and the operands of what it erases), walks the whole module again to
   confirm it, and rewrites nothing there. The users of an op changed in place
   go on the worklist too, so nothing such a change enables is missed;
-* no dead-code check per op: DCE runs once over the module after the walk.
+* no dead-code check per op: DCE runs once over the module after the walk;
+* after the first round, no whole-module walk: CSE and DCE (xDSL's) report
+  what they change as a rewriter reports it to the walker (the users of a
+  value CSE replaced, the producers of the operands of what they erased:
+  `Touched`), and the next walk starts from those ops alone. If it rewrites
+  nothing, the module is what CSE and DCE left, which they leave unchanged
+  when run again: the fixed point, found without a confirming round.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -23,17 +30,13 @@ from xdsl.dialects import builtin
 from xdsl.folder import Folder
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, PatternRewriteWalker, RewritePattern
 from xdsl.traits import ConstantLike, HasCanonicalizationPatternsTrait, HasFolder
-from xdsl.transforms.common_subexpression_elimination import cse
-from xdsl.transforms.dead_code_elimination import region_dce
+from xdsl.transforms.common_subexpression_elimination import CSEDriver
+from xdsl.transforms.dead_code_elimination import LiveSet
 
 from irad.passes.float_folds import DispatchedFloatFolds
 from irad.passes.inline import DEFAULT_MAX_DEPTH, DEFAULT_THRESHOLD, inline_calls
-
-
-def _count_ops(module: builtin.ModuleOp) -> int:
-    return sum(1 for _ in module.walk())
 
 
 class Canonicalize(RewritePattern):
@@ -74,7 +77,8 @@ class Canonicalize(RewritePattern):
 
 class _OneWalk(PatternRewriteWalker):
     """A PatternRewriteWalker that walks a region once and then works off its
-    worklist to a fixed point (see the module docstring)."""
+    worklist to a fixed point (see the module docstring); or, given the ops
+    CSE and DCE touched, works off only those (`rewrite_ops`)."""
 
     def _handle_operation_modification(self, op: Operation) -> None:
         super()._handle_operation_modification(op)
@@ -86,11 +90,100 @@ class _OneWalk(PatternRewriteWalker):
         self._populate_worklist(region)
         return self._process_worklist(self._get_rewriter_listener())
 
+    def rewrite_ops(self, ops: Sequence[Operation]) -> bool:
+        for op in reversed(ops):  # a stack: the first found is rewritten first
+            self._worklist.push(op)
+        return self._process_worklist(self._get_rewriter_listener())
 
-def canonicalize(ctx: Context, module: builtin.ModuleOp) -> bool:
+
+class Touched:
+    """The ops whose neighbourhood CSE or DCE changed, as a rewriter would have
+    reported them to the canonicalization walk: the users of a value CSE
+    replaced, and the producers of the operands of an op CSE or DCE erased
+    (of the ops nested in it too). Without them, only a whole new walk would
+    see what those changes enable."""
+
+    def __init__(self) -> None:
+        self.found: dict[Operation, None] = {}
+        self.erased: set[Operation] = set()
+
+    def users_of(self, op: Operation) -> None:
+        for result in op.results:
+            for use in result.uses:
+                self.found[use.operation] = None
+
+    def removed(self, op: Operation) -> None:
+        for inner in op.walk():
+            self.erased.add(inner)
+            for operand in inner.operands:
+                if isinstance(operand.owner, Operation):
+                    self.found[operand.owner] = None
+
+    def live(self) -> list[Operation]:
+        return [op for op in self.found if op not in self.erased]
+
+
+class _TouchingCSE(CSEDriver):
+    """xDSL's CSE, telling `touched` what it replaces and erases."""
+
+    def __init__(self, touched: Touched) -> None:
+        super().__init__()
+        self.touched = touched
+        self.changed = False
+
+    def _replace_and_delete(self, op: Operation, existing: Operation) -> None:
+        self.touched.users_of(op)
+        self.changed = True
+        super()._replace_and_delete(op, existing)
+
+    def _commit_erasures(self) -> None:
+        for op in self._to_erase:
+            if op.parent is not None:
+                self.touched.removed(op)
+                self.changed = True
+        super()._commit_erasures()
+
+
+def cse(module: builtin.ModuleOp, touched: Touched) -> bool:
+    """xDSL's CSE; True if it changed anything."""
+    driver = _TouchingCSE(touched)
+    driver.simplify(module)
+    return driver.changed
+
+
+class _LiveSet(LiveSet):
+    """xDSL's liveness for DCE, noting whether a region has several blocks."""
+
+    several_blocks = False
+
+    def propagate_region_liveness(self, region) -> None:
+        self.several_blocks |= len(region.blocks) > 1
+        super().propagate_region_liveness(region)
+
+
+def dce(module: builtin.ModuleOp, touched: Touched) -> bool:
+    """xDSL's DCE (`region_dce`); True if it removed anything. xDSL propagates
+    liveness until a sweep changes nothing, which for single-block regions is
+    always the second: a reverse sweep sees every user of a value (later in its
+    block, or nested in a later op, whose regions are swept first) before the
+    value. So the second sweep is made only where a region has several blocks."""
+    live = _LiveSet()
+    live.changed = False
+    live.propagate_region_liveness(module.body)
+    while live.several_blocks and live.changed:
+        live.changed = False
+        live.propagate_region_liveness(module.body)
+    live.changed = False
+    live.delete_dead(module.body, PatternRewriterListener(operation_removal_handler=[touched.removed]))
+    return live.changed
+
+
+def canonicalize(ctx: Context, module: builtin.ModuleOp, only: Sequence[Operation] | None = None) -> bool:
     """xDSL's canonicalization and irad's float folds to a fixed point; True if
-    anything changed. Leaves dead ops for DCE."""
-    return _OneWalk(Canonicalize(ctx)).rewrite_module(module)
+    anything changed. Leaves dead ops for DCE. With `only`, the walk starts
+    from those ops (what CSE and DCE touched) instead of the whole module."""
+    walker = _OneWalk(Canonicalize(ctx))
+    return walker.rewrite_module(module) if only is None else walker.rewrite_ops(only)
 
 
 @dataclass(frozen=True)
@@ -101,8 +194,10 @@ class OptimizePass(ModulePass):
     and canonicalization patterns with irad's float folds, to a fixed point; see
     the module docstring), then runs xDSL's CSE and DCE; repeats the last three
     while CSE or DCE change the module, since what they merge or remove can
-    enable more folds. A round in which CSE and DCE change nothing leaves a fixed
-    point of all three. At most `max_rounds` rounds.
+    enable more folds: each later canonicalization starts from the ops they
+    touched. A round in which CSE and DCE change nothing, or a canonicalization
+    after them that rewrites nothing, leaves a fixed point of all three. At most
+    `max_rounds` canonicalizations.
     """
 
     name = "irad-optimize"
@@ -119,12 +214,11 @@ class OptimizePass(ModulePass):
         # it inlines a pair per request, and a CSE before the walk cost more than
         # it saved the walk: 10% of the pipeline on bench/compile_time.py's trees.)
         inline_calls(op, self.threshold, self.max_depth)
+        touched: Touched | None = None
         for _ in range(self.max_rounds):
-            canonicalize(ctx, op)
-            # CSE erases each op it replaces (bar a multi-result op whose results it
-            # can only partly replace), so the op count tells whether it did anything.
-            size = _count_ops(op)
-            cse(op)
-            removed_dead = region_dce(op.body)
-            if not removed_dead and _count_ops(op) == size:
+            if not canonicalize(ctx, op, None if touched is None else touched.live()) and touched is not None:
+                return  # nothing new since CSE and DCE ran, and they are idempotent
+            touched = Touched()
+            changed_by_cse = cse(op, touched)
+            if not dce(op, touched) and not changed_by_cse:
                 return

@@ -60,6 +60,7 @@ from irad.frontend.pytrees import (
 )
 from irad.frontend.source import lambda_as_def
 from irad.frontend.values import Static, Value
+from irad.ir import builder
 from irad.ir.types import is_float
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON
 
@@ -271,7 +272,7 @@ class CallLowering:
     def _call_function(self, fn, args: list, kwargs: dict, node) -> Value:
         """A call to a Python function or a closure, specialised for its arguments."""
         closure = self.bind_closure(fn) if isinstance(fn, Closure) else None
-        signature = closure_signature(closure) if closure else inspect.signature(fn, follow_wrapped=False)
+        signature = closure_signature(closure) if closure else self.owner.signature(fn)
         who = closure.code.name if closure else describe_callable(fn)
         try:
             signature.bind(*args, **kwargs)
@@ -310,7 +311,7 @@ class CallLowering:
         # the callee's hidden globals (irad/frontend/globals.py) come from this function's own
         declared = callee.function_type.inputs.data[len(args):]
         hidden = [self.hidden.argument(g, t) for g, t in zip(self.owner.globals_of(callee), declared, strict=True)]
-        op = func.CallOp(callee.sym_name.data, [*args, *hidden], callee.function_type.outputs.data)
+        op = builder.call(callee.sym_name.data, [*args, *hidden], callee.function_type.outputs.data)
         line, col = self.src.line_col(node)
         op.location = FileLineColLoc(StringAttr(self.src.filename), IntAttr(line), IntAttr(col))
         results = self.em.results(op)

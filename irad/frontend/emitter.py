@@ -6,7 +6,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float64Type, FloatAttr, IntegerAttr, TensorType
 from xdsl.ir import Attribute, Block, SSAValue
 
-from irad.ir.builder import IRBuilder
+from irad.ir.builder import IRBuilder, constant
 from irad.ir.types import F64, I1, I64, is_bool, is_float
 
 
@@ -22,8 +22,8 @@ class Emitter(IRBuilder):
 
             return dense(self, value, type)
         if is_float(type):
-            return self.op(arith.ConstantOp(FloatAttr(float(value), type)))
-        return self.op(arith.ConstantOp(IntegerAttr(int(value), type)))
+            return self.op(constant(FloatAttr(float(value), type), type))
+        return self.op(constant(IntegerAttr(int(value), type), type))
 
     def to_float(self, v: SSAValue, type: Attribute = F64) -> SSAValue:
         """Promote an int or bool to float, as Python does in mixed arithmetic."""

@@ -21,6 +21,7 @@ from xdsl.ir import SSAValue
 
 from irad import numerics
 from irad.frontend.emitter import Emitter
+from irad.ir.builder import float_op
 from irad.ir.types import F64, I64, is_float
 
 Emit = Callable[[Emitter, Sequence[SSAValue]], SSAValue]
@@ -28,7 +29,7 @@ Emit = Callable[[Emitter, Sequence[SSAValue]], SSAValue]
 
 def _unary_float(op_class) -> Emit:
     def emit(em: Emitter, args: Sequence[SSAValue]) -> SSAValue:
-        return em.op(op_class(em.to_float(args[0])))
+        return em.op(float_op(op_class, em.to_float(args[0])))
 
     return emit
 
@@ -36,7 +37,7 @@ def _unary_float(op_class) -> Emit:
 def _binary_float(op_class) -> Emit:
     def emit(em: Emitter, args: Sequence[SSAValue]) -> SSAValue:
         a, b = em.unify(em.to_float(args[0]), em.to_float(args[1]))
-        return em.op(op_class(a, b))
+        return em.op(float_op(op_class, a, b))
 
     return emit
 

@@ -35,7 +35,7 @@ from irad.frontend.arrays import (
 from irad.frontend.callables import SELF, CallShape, Closure, ClosureCode, Keywords, Partial, flatten, rebuild
 from irad.frontend.calls import CallLowering, closure_signature
 from irad.frontend.iteration import ITERABLES, IterationLowering
-from irad.ir import printing
+from irad.ir import builder, printing
 from irad.ir.symbols import fresh_symbol, rename_callees, value_name
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
 from irad.frontend import integers, joins, primitives
@@ -96,11 +96,24 @@ class ModuleLowering:
         self._globals: dict[str, tuple[Global, ...]] = {}  # function symbol -> its hidden globals
         self._results: dict[str, Tree] = {}  # function symbol -> the tree of its results
         self._functions: dict[tuple[object, tuple[Attribute, ...]], func.FuncOp] = {}
-        # functions being lowered -> a declaration standing in for recursive calls
-        self._in_progress: dict[tuple[object, tuple[Attribute, ...]], func.FuncOp] = {}
+        # functions being lowered -> (symbol, input types, assumed result types) of
+        # the declaration that stands in for recursive calls, made on the first one
+        self._in_progress: dict[tuple[object, tuple[Attribute, ...]], tuple | func.FuncOp] = {}
         self._called_recursively: set[tuple[object, tuple[Attribute, ...]]] = set()
         self._symbols: set[str] = set()
         self._prints: dict[tuple, str] = {}
+        self._signatures: dict[object, inspect.Signature] = {}
+
+    def signature(self, fn) -> inspect.Signature:
+        """`fn`'s own signature (not a wrapped function's), read once per module:
+        its call sites and its lowering each bind arguments with it."""
+        try:
+            found = self._signatures.get(fn)
+        except TypeError:  # an unhashable callable
+            return inspect.signature(fn, follow_wrapped=False)
+        if found is None:
+            found = self._signatures[fn] = inspect.signature(fn, follow_wrapped=False)
+        return found
 
     def function(
         self, fn, shape: CallShape | Node | tuple[Attribute, ...], call_site: str | None = None
@@ -118,7 +131,10 @@ class ModuleLowering:
             # Recursion: the call sees the declaration with the result types
             # assumed so far; `_lower_recursive` checks them afterwards.
             self._called_recursively.add(key)
-            return self._in_progress[key]
+            declaration = self._in_progress[key]
+            if not isinstance(declaration, func.FuncOp):
+                declaration = self._in_progress[key] = func.FuncOp.external(*declaration)
+            return declaration
         try:
             if isinstance(fn, ClosureCode):
                 op, source = None, fn.source
@@ -142,15 +158,14 @@ class ModuleLowering:
             raise UnsupportedError(f"{call_site}: {exc}") from None
         if op is None:
             name, target = self.symbol_for(fn)
-            lowered_before = set(self._functions)
+            lowered_before = len(self._functions)
             try:
                 op = self._lower_recursive(key, source, name, target)
             except UnsupportedError as exc:
                 if getattr(fn, "__wrapped__", None) is None or getattr(exc, "function", None) is not fn:
                     raise
                 # a decorator's wrapper irad cannot lower: the function it wraps instead
-                for stale in set(self._functions) - lowered_before:
-                    self._forget(self._functions.pop(stale))
+                self._forget_since(lowered_before)
                 self._symbols.discard(name)
                 return self._unwrapped(fn, key, exc, call_site)
         self._functions[key] = op
@@ -260,11 +275,11 @@ class ModuleLowering:
         type_rounds = 0
         while type_rounds < 3:
             inputs = [*arg_types, *(t for _, t in hidden)]
-            self._in_progress[key] = func.FuncOp.external(name, inputs, pytrees.leaf_types(assumed))
+            self._in_progress[key] = (name, inputs, pytrees.leaf_types(assumed))  # most functions do not recurse
             self._globals[name] = tuple(g for g, _ in hidden)
             self._results[name] = assumed
             self._called_recursively.discard(key)
-            lowered_before = set(self._functions)
+            lowered_before = len(self._functions)
             lowering = FunctionLowering(self, source, arg_types, name, target, key[1], hidden)
             try:
                 op = lowering.lower()
@@ -276,8 +291,7 @@ class ModuleLowering:
                     raise
                 assumed = learned
                 type_rounds += 1
-                for stale in set(self._functions) - lowered_before:
-                    self._forget(self._functions.pop(stale))
+                self._forget_since(lowered_before)
                 continue
             finally:
                 del self._in_progress[key]
@@ -291,13 +305,19 @@ class ModuleLowering:
             assumed, hidden = actual, found
             # functions lowered meanwhile may call this one with the wrong type
             # or without its globals
-            for stale in set(self._functions) - lowered_before:
-                self._forget(self._functions.pop(stale))
+            self._forget_since(lowered_before)
         raise UnsupportedError(
             f"{source.location(source.tree)}: the result types of the recursive function "
             f"{describe_callable(source.fn)} depend on its recursive calls\n"
             "  hint: make every return give the same type (e.g. return floats everywhere)"
         )
+
+    def _forget_since(self, count: int) -> None:
+        """Forget the functions lowered after the first `count` (in order: a
+        count, not a copy of the keys, marks where a lowering started, which
+        would be quadratic in the number of functions)."""
+        for stale in list(self._functions)[count:]:
+            self._forget(self._functions.pop(stale))
 
     def _forget(self, op: func.FuncOp) -> None:
         self._symbols.discard(op.sym_name.data)
@@ -445,7 +465,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
                 "end the function with a `return`",
             )
         results, self.result_tree = self._flatten_return(self.env.get(VALUE) if returned else None, tree)
-        self.em.op(func.ReturnOp(*results))
+        self.em.op(builder.return_op(*results))
         name, key = self.name_and_target
         op = func.FuncOp(
             name,
@@ -482,7 +502,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
                 self._bind(name, closure if value is SELF else value)
             signature = closure_signature(closure)
         else:
-            signature = inspect.signature(self.fn, follow_wrapped=False)
+            signature = self.owner.signature(self.fn)
         try:
             bound = signature.bind(*args, **kwargs)
         except TypeError as exc:
@@ -933,7 +953,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
             else:
                 a, b = em.to_float(left), em.to_float(right)
             folded = _fold_floats(op, a, b)
-            return em.const(folded, a.type) if folded is not None else em.op(arith.DivfOp(a, b))
+            return em.const(folded, a.type) if folded is not None else em.div(a, b)
         a, b = em.unify(left, right)
         floating = is_float(a.type)
         if floating:
@@ -946,11 +966,11 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
                 return self.integer(folded, node)
             checked = integers.CheckedIntegers(em, self.src.location(node))
         if isinstance(op, ast.Add):
-            return em.op(arith.AddfOp(a, b)) if floating else checked.add(a, b)
+            return em.add(a, b) if floating else checked.add(a, b)
         if isinstance(op, ast.Sub):
-            return em.op(arith.SubfOp(a, b)) if floating else checked.sub(a, b)
+            return em.sub(a, b) if floating else checked.sub(a, b)
         if isinstance(op, ast.Mult):
-            return em.op(arith.MulfOp(a, b)) if floating else checked.mul(a, b)
+            return em.mul(a, b) if floating else checked.mul(a, b)
         if isinstance(op, (ast.FloorDiv, ast.Mod)):
             symbol = "//" if isinstance(op, ast.FloorDiv) else "%"
             if floating:  # through fmod, as CPython computes them (float_division.py)

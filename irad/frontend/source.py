@@ -66,10 +66,11 @@ def _code_location(fn) -> str:
     return f"{code.co_filename}:{code.co_firstlineno}:{col}: "
 
 
-# filename -> (its lines as linecache holds them, its functions by first line):
-# a program's functions come from a few files, parsed once each, where
-# inspect.getsourcelines would tokenize every function's lines again.
-_PARSED_FILES: dict[str, tuple[list[str], dict[int, ast.FunctionDef]]] = {}
+# filename -> (its lines as linecache holds them, its functions by first line,
+# the source file inspect names): a program's functions come from a few files,
+# parsed once each, where inspect.getsourcelines would tokenize every
+# function's lines again.
+_PARSED_FILES: dict[str, tuple[list[str], dict[int, ast.FunctionDef], str]] = {}
 
 
 def _from_parsed_file(fn) -> FunctionSource | None:
@@ -94,11 +95,11 @@ def _from_parsed_file(fn) -> FunctionSource | None:
             if isinstance(node, ast.FunctionDef):
                 first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
                 defs.setdefault(first, node)
-        cached = _PARSED_FILES[filename] = (lines, defs)
+        cached = _PARSED_FILES[filename] = (lines, defs, inspect.getsourcefile(code) or filename)
     node = cached[1].get(code.co_firstlineno)
     if node is None or node.name != code.co_name:
         return None
-    return FunctionSource(fn, node, inspect.getsourcefile(code) or filename, 1, 0)
+    return FunctionSource(fn, node, cached[2], 1, 0)
 
 
 def lambda_as_def(node: ast.Lambda, name: str = "lambda") -> ast.FunctionDef:

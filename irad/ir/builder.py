@@ -12,8 +12,10 @@ build on it; they differ in where constants go and what `primal(v)` means.
 from __future__ import annotations
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType
+from collections.abc import Sequence
+
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import IndexType, SymbolRefAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -59,33 +61,51 @@ class IRBuilder(Builder):
         return self.const(0.0, type)
 
     def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.value(_float_op(arith.AddfOp, a, b))
+        return self.value(float_op(arith.AddfOp, a, b))
 
     def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.value(_float_op(arith.SubfOp, a, b))
+        return self.value(float_op(arith.SubfOp, a, b))
 
     def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.value(_float_op(arith.MulfOp, a, b))
+        return self.value(float_op(arith.MulfOp, a, b))
 
     def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.value(_float_op(arith.DivfOp, a, b))
+        return self.value(float_op(arith.DivfOp, a, b))
 
     def neg(self, a: SSAValue) -> SSAValue:
-        return self.value(_float_op(arith.NegfOp, a))
+        return self.value(float_op(arith.NegfOp, a))
 
 
 _NO_FAST_MATH = arith.FastMathFlagsAttr("none")
 
 
-def _float_op(op_type: type[Operation], *operands: SSAValue) -> Operation:
-    """`op_type(*operands)` with no fastmath flags, the op its constructor builds,
-    made without the constructor's generic argument handling (4x the cost, and
-    reverse mode makes these ops by the thousand)."""
+def float_op(op_type: type[Operation], *operands: SSAValue) -> Operation:
+    """`op_type(*operands)` for float arithmetic (arith's addf, ..., math's sin,
+    ...: no fastmath flags, the result of the first operand's type), the op its
+    constructor builds, made without the constructor's generic argument handling
+    (4x the cost, and the frontend and reverse mode make these ops by the thousand)."""
     return op_type.create(
         operands=operands,
         result_types=[operands[0].type],
         properties={"fastmath": _NO_FAST_MATH},
     )
+
+
+def constant(value: Attribute, type: Attribute) -> arith.ConstantOp:
+    """`arith.ConstantOp(value)` of a scalar `value` of `type`, made as `float_op` makes ops."""
+    return arith.ConstantOp.create(result_types=[type], properties={"value": value})
+
+
+def call(callee: str, operands: Sequence[SSAValue], result_types: Sequence[Attribute]) -> func.CallOp:
+    """`func.CallOp(callee, operands, result_types)`, made as `float_op` makes ops."""
+    return func.CallOp.create(
+        operands=operands, result_types=result_types, properties={"callee": SymbolRefAttr(callee)}
+    )
+
+
+def return_op(*values: SSAValue) -> func.ReturnOp:
+    """`func.ReturnOp(*values)`, made as `float_op` makes ops."""
+    return func.ReturnOp.create(operands=values)
 
 
 def clone(op: Operation, value_mapper: dict[SSAValue, SSAValue]) -> Operation:

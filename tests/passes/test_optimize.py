@@ -7,6 +7,7 @@ and constant folds against values computed here with numpy and Python's math.
 
 import itertools
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,8 +20,12 @@ from xdsl.dialects import math as math_dialect
 from xdsl.dialects.builtin import FloatAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.parser import Parser
+from xdsl.transforms.dead_code_elimination import region_dce
 
 import irad.passes.optimize as optimize_module
+from irad import generated_programs, pipeline
+from irad.arguments import normalise_argnums
+from irad.frontend import signature_of
 from irad.passes.float_folds import FloatFoldsPass
 from irad.passes.optimize import OptimizePass
 
@@ -634,12 +639,15 @@ def test_cse_exposes_folds_in_a_later_round():
     assert body_ops(optimize(text)) == ["math.exp", "arith.addf"]
 
 
-def test_fixed_point_stops_after_a_quiet_round(monkeypatch: pytest.MonkeyPatch):
+def _count_calls(monkeypatch: pytest.MonkeyPatch, name: str) -> list:
     calls = []
-    real_cse = optimize_module.cse
-    monkeypatch.setattr(
-        optimize_module, "cse", lambda op: calls.append(op) or real_cse(op)
-    )
+    real = getattr(optimize_module, name)
+    monkeypatch.setattr(optimize_module, name, lambda *args: calls.append(args) or real(*args))
+    return calls
+
+
+def test_fixed_point_stops_after_a_quiet_round(monkeypatch: pytest.MonkeyPatch):
+    calls = _count_calls(monkeypatch, "cse")
     text = function("x", "%r = math.sin %x : f64")
     before = str(parse(text))
     assert str(optimize(text)) == before
@@ -647,7 +655,62 @@ def test_fixed_point_stops_after_a_quiet_round(monkeypatch: pytest.MonkeyPatch):
     calls.clear()
     body = "%a = math.sin %x : f64\n%b = math.sin %x : f64\n"
     optimize(function("x", body + "%r = arith.addf %a, %b : f64"))
-    assert len(calls) == 2  # CSE changed something, then a quiet round
+    # CSE changed something; the walk from what it touched rewrote nothing:
+    # the fixed point, without another CSE
+    assert len(calls) == 1
+
+
+def test_one_whole_module_walk(monkeypatch: pytest.MonkeyPatch):
+    """Only the first canonicalization walks the whole module; the later ones
+    start from what CSE and DCE touched (a few ops here, where a whole walk
+    would visit all of them)."""
+    walks = _count_calls(monkeypatch, "canonicalize")
+    visited = []
+    real = optimize_module.Canonicalize.match_and_rewrite
+    monkeypatch.setattr(
+        optimize_module.Canonicalize, "match_and_rewrite",
+        lambda self, op, rewriter: visited.append(op.name) or real(self, op, rewriter),
+    )
+    filler = "".join(f"%c{i} = arith.constant {i}.5 : f64\n%u{i} = arith.mulf %x, %c{i} : f64\n" for i in range(50))
+    sums = "".join(f"%v{i + 1} = arith.addf %v{i}, %u{i} : f64\n" for i in range(50))
+    merged = "%a = math.exp %x : f64\n%b = math.exp %x : f64\n%le = arith.cmpf ule, %a, %b : f64\n"
+    body = filler + merged + "%v0 = arith.select %le, %x, %a : f64\n" + sums + "%r = arith.addf %v50, %x : f64"
+    module = optimize(function("x", body))
+    assert "arith.select" not in str(module)  # exp(x) <= exp(x) folded once CSE merged the exps
+    # one whole walk (no `only`), then walks started from the ops CSE and DCE touched
+    assert [args[2] is None for args in walks] == [True, False, False]
+    whole = len([op for op in parse(function("x", body)).walk()])
+    assert len(visited) < whole + 20  # the later walks visited a handful of ops
+
+
+@pytest.mark.parametrize("make", [
+    lambda: generated_programs.tree(40), lambda: generated_programs.chain(30), generated_programs.shared_tree,
+], ids=["tree", "chain", "shared_tree"])
+def test_result_is_a_fixed_point_of_whole_module_walks(make, tmp_path):
+    """What irad-optimize leaves, a whole canonicalization walk, CSE and DCE
+    leave unchanged: the walks started from touched ops missed nothing."""
+    program = make()
+    f = getattr(generated_programs.load(program.source(), f"fixed_point_{tmp_path.name}", tmp_path), program.entry)
+    signature = signature_of(f, (0.3,))
+    module, *_ = pipeline.gradient_module(f, signature, normalise_argnums(f, (0,), signature), False)
+    _assert_fixed_point(module)
+
+
+def test_fixed_point_on_the_filecheck_inputs():
+    for path in sorted(Path(__file__).parents[2].joinpath("filecheck", "optimize").glob("*.mlir")):
+        module = parse(path.read_text())
+        OptimizePass().apply(CTX, module)
+        _assert_fixed_point(module)
+
+
+def _assert_fixed_point(module: ModuleOp) -> None:
+    before = str(module)
+    touched = optimize_module.Touched()
+    assert not optimize_module.canonicalize(pipeline.context(), module)
+    assert not optimize_module.cse(module, touched)
+    assert not optimize_module.dce(module, touched)
+    assert not region_dce(module.body)  # xDSL's own, sweeping liveness to its fixed point
+    assert str(module) == before
 
 
 def test_calls_and_nested_regions():
@@ -730,3 +793,35 @@ def test_property_function_was_simplified():
     assert len(body_ops(_OPTIMISED_PROPERTY)) < len(
         body_ops(parse(function("x y", PROPERTY_BODY)))
     )
+
+
+def test_one_sweep_dce_removes_what_xdsl_dce_removes():
+    """Dead values used only by dead ops nested in loops and branches: one
+    liveness sweep removes what xDSL's sweeps to a fixed point remove."""
+    text = """
+    func.func @f(%x: f64, %n: index, %c: i1) -> f64 {
+      %lb = arith.constant 0 : index
+      %step = arith.constant 1 : index
+      %dead_outer = math.exp %x : f64
+      %also_dead = arith.mulf %dead_outer, %x : f64
+      %live_outer = math.sin %x : f64
+      %r = scf.for %i = %lb to %n step %step iter_args(%acc = %x) -> (f64) {
+        %d1 = arith.addf %also_dead, %acc : f64
+        %d2 = arith.mulf %d1, %d1 : f64
+        %b = arith.addf %acc, %live_outer : f64
+        scf.yield %b : f64
+      }
+      %unused = scf.if %c -> (f64) {
+        %e = arith.mulf %r, %dead_outer : f64
+        scf.yield %e : f64
+      } else {
+        scf.yield %x : f64
+      }
+      func.return %r : f64
+    }
+    """
+    ours, theirs = parse(text), parse(text)
+    assert optimize_module.dce(ours, optimize_module.Touched())
+    assert region_dce(theirs.body)
+    assert str(ours) == str(theirs)
+    assert "%d1" not in str(ours) and "%also_dead" not in str(ours)  # dead inside the loop, then outside
