@@ -347,6 +347,25 @@ def _fptosi(b: _Float, x: SSAValue, result: IntegerType) -> SSAValue:
     return value if result.width.data == 64 else b.value(arith.TruncIOp(value, result))
 
 
+def _cbrt(b: _Float, x: SSAValue) -> SSAValue:
+    """|x|^(1/3) by pow (1/3 is rounded, so pow is off by up to ~|log x| ulps),
+    then one Newton step y - (y - |x|/y²)/3, which leaves the rounding error
+    of a few operations; the sign of x; x itself at ±0, ±inf and NaN."""
+    ax = b.math(mathd.AbsFOp, x)
+    y = b.math(mathd.PowFOp, ax, b.const(1.0 / 3.0))
+    y = b.sub(y, b.div(b.sub(y, b.div(ax, b.mul(y, y))), b.const(3.0)))
+    signed = b.select(b.cmp(x, "olt", 0.0), b.neg(y), y)
+    finite_nonzero = b.value(arith.AndIOp(b.cmp(ax, "one", 0.0), b.cmp(ax, "one", math.inf)))
+    return b.select(finite_nonzero, signed, x)
+
+
+def _bool_to_float(b: _Float, x: SSAValue, signed: bool) -> SSAValue:
+    """An i1 as a float (the VM converts from i64 only, and IREE folds an
+    extension to i64 back into the i1's conversion): a select of the two
+    values it can have (a signed i1 is 0 or -1)."""
+    return b.select(x, b.const(-1.0 if signed else 1.0), b.const(0.0))
+
+
 EXPANSIONS: dict[type[Operation], Callable[..., SSAValue]] = {
     mathd.TanOp: _tan,
     mathd.SinhOp: _sinh,
@@ -358,6 +377,7 @@ EXPANSIONS: dict[type[Operation], Callable[..., SSAValue]] = {
     mathd.AtanhOp: _atanh,
     mathd.TruncOp: _trunc,
     mathd.CopySignOp: _copysign,
+    mathd.CbrtOp: _cbrt,
 }
 
 
@@ -375,7 +395,14 @@ class _HostMath(RewritePattern):
     """The scalar math ops IREE's VM has no instruction for, written with ops it has."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
-        if not op.operands or not isinstance(op.operands[0].type, Float64Type | Float32Type) or not _in_host_code(op):
+        if not op.operands or not _in_host_code(op):
+            return
+        if isinstance(op, arith.SIToFPOp | arith.UIToFPOp):
+            if op.operands[0].type == IntegerType(1):
+                b = _Float(op, op.results[0].type)
+                rewriter.replace(op, [], [_bool_to_float(b, op.operands[0], isinstance(op, arith.SIToFPOp))])
+            return
+        if not isinstance(op.operands[0].type, Float64Type | Float32Type):
             return
         if isinstance(op, arith.FPToSIOp):
             value = _fptosi(_Float(op, op.operands[0].type), op.operands[0], op.results[0].type)
