@@ -161,7 +161,7 @@ def jacobian_module(
     block.add_op(func.ReturnOp(*entries, *aux))
     result_types = [v.type for v in (*entries, *aux)]
     entry = add_entry(module, primal, f"{name}.{mode}", block, result_types)
-    run(module, jvp_spec(inline) if mode == "jacfwd" else reversed_spec(inline, tape))
+    run(module, jvp_spec(inline, tape) if mode == "jacfwd" else reversed_spec(inline, tape))
     tree = jacobian_structure(out_tree, aux_tree, signature, argnums, single)
     return module, entry.sym_name.data, hidden, with_leaf_types(tree, result_types)
 

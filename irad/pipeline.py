@@ -91,8 +91,10 @@ def gradient_spec(checkpoint: bool = False, inline: bool = True, tape: str = "me
     return _joined(f"irad-differentiate{{{options}}}", reversed_spec(inline, tape))
 
 
-def jvp_spec(inline: bool = True) -> str:
-    return _joined("irad-lower-tape,irad-jvp", optimise_spec(inline))
+def jvp_spec(inline: bool = True, tape: str = "memref") -> str:
+    """`tape`: the form of the tapes of the gradients inside (a Hessian's), as in reversed_spec."""
+    lower_tape = "irad-lower-tape" if tape == "memref" else f"irad-lower-tape{{form={tape}}}"
+    return _joined(f"{lower_tape},irad-jvp", optimise_spec(inline))
 
 
 def _after_pass(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:

@@ -26,8 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
+from xdsl.dialects import func, linalg, tensor
+from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -241,7 +241,18 @@ class TangentBuilder(IRBuilder, ForwardRegions):
             return t
         if not is_differentiable(v.type):
             raise DifferentiationError(f"internal: no shadow for the memref {v} in forward mode")
+        if isinstance(v.type, TensorType) and not v.type.has_static_shape():
+            return self._dynamic_zero(self.values.get(v, v))
         return self.zero(v.type)
+
+    def _dynamic_zero(self, primal: SSAValue) -> SSAValue:
+        """Zeros shaped like `primal`, a tensor of dynamic shape (a tape in tensor
+        form, for IREE), which no constant can be."""
+        t = primal.type
+        sizes = [self.value(tensor.DimOp(primal, self.index(i))) for i, n in enumerate(t.get_shape()) if n < 0]
+        empty = self.value(tensor.EmptyOp(sizes, t))
+        zero = self.value(float_constant(0.0, t.element_type))
+        return self.results(linalg.FillOp([zero], [empty], [t]))[0]
 
     def clone(self, op: Operation) -> None:
         self.insert(op.clone(value_mapper=self.values))

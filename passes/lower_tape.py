@@ -271,28 +271,11 @@ class TensorTape:
     def free(self, tape: SSAValue) -> list[Operation]:
         return []
 
-    @staticmethod
-    def encode(c: IRBuilder, v: SSAValue) -> list[SSAValue]:
-        """Integers as the bits of an i64 in an f64 slot (IREE's host code has
-        no f64 -> int conversion); a second slot of an i64 is unused."""
-        t = v.type
-        if isinstance(t, Float64Type | Float32Type):
-            return _encode(c, v)
-        if isinstance(t, IndexType):
-            v = c.value(arith.IndexCastOp(v, i64))
-        elif t.width.data < 64:
-            v = c.value((arith.ExtUIOp if t.width.data == 1 else arith.ExtSIOp)(v, i64))
-        bits = c.value(arith.BitcastOp(v, f64))
-        return [bits] + [c.value(arith.ConstantOp(FloatAttr(0.0, f64)))] * (_slots(t) - 1)
-
-    @staticmethod
-    def decode(c: IRBuilder, raw: Sequence[SSAValue], t: Attribute) -> SSAValue:
-        if isinstance(t, Float64Type | Float32Type):
-            return _decode(c, raw, t)
-        bits = c.value(arith.BitcastOp(raw[0], i64))
-        if isinstance(t, IndexType):
-            return c.value(arith.IndexCastOp(bits, INDEX))
-        return bits if t.width.data == 64 else c.value(arith.TruncIOp(bits, t))
+    # integers as exact floats, as in a memref tape (sitofp/fptosi, which
+    # irad's IREE backend writes for IREE's VM: irad/backends/iree_forms.py),
+    # so a Hessian can differentiate the tape: a bit cast has no derivative
+    encode = staticmethod(_encode)
+    decode = staticmethod(_decode)
 
 
 STORAGE = {"memref": MemRefTape(), "tensor": TensorTape()}

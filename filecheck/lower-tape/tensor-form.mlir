@@ -4,7 +4,8 @@
 
 // irad-lower-tape{form=tensor} (for IREE): the tape is a tensor<?xf64> value.
 // A push grows it with tensor.empty + insert_slice and stores each slot with
-// tensor.insert (an integer as its i64 bits), a tensor record with
+// tensor.insert (an i64 as two exact floats, v // 2^32 and v % 2^32, as in
+// a memref tape, so a Hessian can differentiate the tape), a tensor record with
 // insert_slice; a read extracts; a free disappears; every tape value,
 // function types included, becomes tensor<?xf64>.
 
@@ -23,13 +24,18 @@ func.func @roundtrip(%x: f64, %n: i64, %a: tensor<3xf64>) -> (f64, i64, tensor<3
 // CHECK:           %[[NEW:.*]] = tensor.empty(%{{.*}}) : tensor<?xf64>
 // CHECK:           tensor.insert_slice %[[OLD]] into %[[NEW]][0] [%{{.*}}] [1] : tensor<?xf64> into tensor<?xf64>
 // CHECK:         %[[T1:.*]] = tensor.insert %x into %[[GROWN]][%{{.*}}] : tensor<?xf64>
-// CHECK:         %[[BITS:.*]] = arith.bitcast %n : i64 to f64
-// CHECK:         %[[T2:.*]] = tensor.insert %[[BITS]] into %[[T1]][%{{.*}}] : tensor<?xf64>
-// CHECK:         %[[T3:.*]] = tensor.insert %{{.*}} into %[[T2]][%{{.*}}] : tensor<?xf64>
+// CHECK:         %[[HIGH:.*]] = arith.floordivsi %n, %{{.*}} : i64
+// CHECK:         %[[HF:.*]] = arith.sitofp %[[HIGH]] : i64 to f64
+// CHECK:         %[[LF:.*]] = arith.sitofp %{{.*}} : i64 to f64
+// CHECK:         %[[T2:.*]] = tensor.insert %[[HF]] into %[[T1]][%{{.*}}] : tensor<?xf64>
+// CHECK:         %[[T3:.*]] = tensor.insert %[[LF]] into %[[T2]][%{{.*}}] : tensor<?xf64>
 // CHECK:         %[[T:.*]] = tensor.insert_slice %a into %[[T3]][%{{.*}}] [3] [1] : tensor<3xf64> into tensor<?xf64>
 // CHECK:         %x2 = tensor.extract %[[T]][%{{.*}}] : tensor<?xf64>
-// CHECK:         %[[RAW:.*]] = tensor.extract %[[T]][%{{.*}}] : tensor<?xf64>
-// CHECK:         %n2 = arith.bitcast %[[RAW]] : f64 to i64
+// CHECK:         %[[RH:.*]] = tensor.extract %[[T]][%{{.*}}] : tensor<?xf64>
+// CHECK:         %[[RL:.*]] = tensor.extract %[[T]][%{{.*}}] : tensor<?xf64>
+// CHECK:         %[[H:.*]] = arith.fptosi %[[RH]] : f64 to i64
+// CHECK:         %[[L:.*]] = arith.fptosi %[[RL]] : f64 to i64
+// CHECK:         %n2 = arith.addi %{{.*}}, %[[L]] : i64
 // CHECK:         %a2 = tensor.extract_slice %[[T]][%{{.*}}] [3] [1] : tensor<?xf64> to tensor<3xf64>
 // CHECK-NOT:     memref
 // CHECK-NOT:     irad.

@@ -21,13 +21,11 @@ from __future__ import annotations
 import functools
 import os
 import re
-import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.dialects import func, linalg, tensor
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
-    DYNAMIC_INDEX,
     Float32Type,
     Float64Type,
     IndexType,
@@ -36,15 +34,9 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Attribute
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
 
-from irad.errors import BackendError, IradWarning, RuntimeCheckError
+from irad.backends.iree_forms import for_iree
+from irad.errors import BackendError, RuntimeCheckError
 from irad.ir.callgraph import call_cycles
 
 INSTALL_HINT = "pip install -e '.[iree]' (the packages iree-base-compiler and iree-base-runtime)"
@@ -127,24 +119,9 @@ def check_supported(module: ModuleOp) -> None:
             )
 
 
-@functools.cache
-def _warn_experimental() -> None:
-    """Once per process: IREE computes a wrong value for a program of the test suite
-    and the cause is not known, so its results are not yet to be trusted blindly."""
-    warnings.warn(
-        "backend='iree' is experimental: IREE 3.13 returns a wrong value for at least one "
-        "scalar program with a chain of branches, for a reason not yet known "
-        "(docs/backends.md, Running on a GPU / IREE); check its results against "
-        "backend='python' before relying on them",
-        IradWarning,
-        stacklevel=2,
-    )
-
-
 def compile_to_vmfb(module: ModuleOp, target: str) -> bytes:
     """The IREE bytecode module (.vmfb) of `module` for `target`."""
     require_iree()
-    _warn_experimental()
     import iree.compiler as compiler
 
     check_supported(module)
@@ -169,46 +146,6 @@ def _diagnosis(text: str) -> str:
             "cannot follow)\n  hint: use backend='native' or 'python' for this program"
         )
     return "see its diagnostics"
-
-
-class _InsertAsSlice(RewritePattern):
-    """`tensor.insert` into a tensor of rank 2 or more as a one-element
-    `tensor.insert_slice`: IREE 3.13 on llvm-cpu writes the scalar to several
-    elements otherwise (tensor<3x2xf64> at [1, 1] wrote [1, 1], [2, 0] and
-    [2, 1]); the slice form is right."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: tensor.InsertOp, rewriter: PatternRewriter, /):
-        rank = len(op.dest.type.get_shape())
-        if rank < 2:
-            return
-        one = TensorType(op.scalar.type, [1] * rank)
-        element = tensor.FromElementsOp(op.scalar, result_type=one)
-        update = tensor.InsertSliceOp.get(element.result, op.dest, [1] * rank, [DYNAMIC_INDEX] * rank,
-                                          offsets=list(op.indices))
-        rewriter.replace_op(op, [element, update])
-
-
-class _SplatAsFill(RewritePattern):
-    """`tensor.splat` as `linalg.fill` of a `tensor.empty`: IREE 3.13 cannot
-    compile a splat of an f64 scalar (its VM has no such op); a fill is an
-    array kernel."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: tensor.SplatOp, rewriter: PatternRewriter, /):
-        if op.dynamicSizes:
-            return
-        empty = tensor.EmptyOp([], op.result.type)
-        rewriter.replace_op(op, [empty, linalg.FillOp([op.input], [empty.tensor], [op.result.type])])
-
-
-def for_iree(module: ModuleOp) -> ModuleOp:
-    """A copy of `module` with what IREE 3.13 miscompiles or refuses written
-    in forms it takes."""
-    module = module.clone()
-    walker = GreedyRewritePatternApplier([_InsertAsSlice(), _SplatAsFill()])
-    PatternRewriteWalker(walker, apply_recursively=False).rewrite_module(module)
-    return module
 
 
 # ---- running --------------------------------------------------------------------------
