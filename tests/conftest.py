@@ -18,15 +18,6 @@ pipeline.VERIFY = True  # every module a pipeline builds is verified during the 
 
 MLIR_OPT = find_tool("mlir-opt")
 
-# the passes after which the module is recorded (and the last pass of each
-# pipeline): after differentiating, once the tape ops (which mlir-opt does not
-# know) are lowered; modules that still hold irad ops are skipped
-_RECORDED_AFTER = frozenset({"irad-lower-tape", "irad-jvp"})
-
-
-def _holds_irad_ops(module) -> bool:
-    return any(op.name.startswith("irad.") for op in module.walk())
-
 
 def pytest_addoption(parser):
     parser.addoption(
@@ -50,10 +41,7 @@ def emitted_modules_parse_in_mlir_opt(request):
     emitted = mlir_roundtrip.EMITTED = []
 
     def record(previous, module, last: bool):
-        # A module still holding irad ops is not for upstream yet: an irad.jvp
-        # the next pass rewrites, or the tape of a gradient built to be
-        # differentiated again (the pipeline that differentiates it lowers it).
-        if (last or previous.name in _RECORDED_AFTER) and not _holds_irad_ops(module):
+        if mlir_roundtrip.wanted(previous, module, last):
             mlir_roundtrip.record(module)
 
     pipeline.AFTER_PASS.append(record)

@@ -8,3 +8,17 @@ EMITTED: list[str] | None = None  # None while the round trip is off
 def record(module) -> None:
     if EMITTED is not None:
         EMITTED.append(str(module))
+
+
+# the passes after which a pipeline's module is recorded (and the last pass of
+# each pipeline): after differentiating, once the tape ops (which mlir-opt does
+# not know) are lowered
+_RECORDED_AFTER = frozenset({"irad-lower-tape", "irad-jvp"})
+
+
+def wanted(previous, module, last: bool) -> bool:
+    """Is the module a pipeline has after the pass `previous` one for upstream?
+    Not while it still holds irad ops: an irad.jvp the next pass rewrites, or
+    the tape of a gradient built to be differentiated again (the pipeline that
+    differentiates it lowers it)."""
+    return (last or previous.name in _RECORDED_AFTER) and not any(op.name.startswith("irad.") for op in module.walk())

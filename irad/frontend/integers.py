@@ -21,6 +21,7 @@ import operator
 
 from xdsl.dialects import arith, cf
 from xdsl.ir import Operation, SSAValue
+from xdsl.traits import is_side_effect_free
 
 from irad.frontend.emitter import Emitter
 from irad.ir.types import I64, is_int
@@ -47,10 +48,12 @@ def constant_int(v: SSAValue) -> int | None:
 
 
 def _leaf(v: SSAValue):
-    """A run-time int as a term: arith ops are pure, so two computing the same op of
-    the same terms (`k % 3` written twice in `x[k % 3:k % 3 + 2]`) are one term."""
+    """A run-time int as a term: two side-effect-free ops computing the same op of
+    the same terms are one term (`k % 3` written twice in `x[k % 3:k % 3 + 2]`,
+    and `int(2.0 * math.tanh(s))` or `a[0]` of the same array, whose ops are
+    `math.*` and `tensor.extract`), since their values are equal."""
     owner = v.owner
-    if not isinstance(owner, Operation) or not owner.name.startswith("arith.") or owner.regions:
+    if not isinstance(owner, Operation) or owner.regions or not is_side_effect_free(owner):
         return v
     fields = sorted((k, str(a)) for k, a in (*owner.properties.items(), *owner.attributes.items()))
     return owner.name, tuple(_leaf(o) for o in owner.operands), tuple(fields), v.index

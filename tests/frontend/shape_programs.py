@@ -2,6 +2,8 @@
 (docs/python-subset.md, docs/arrays.md). Each program runs as plain numpy too;
 PROGRAMS pairs it with a maker of example arguments."""
 
+import math
+
 import numpy as np
 
 
@@ -37,6 +39,14 @@ def slice_length_from_shapes(x, j):
 def block_slices(x, j):
     k = x.shape[0] // 3
     return np.sum(x[j * k:(j + 1) * k] * x[k:2 * k])
+
+
+def starts_computed_twice(x, s):
+    # the start written out twice, through float math and array reads: equal
+    # pure ops of equal operands are one term, so the length 2 is known
+    a = x[int(2.0 + 2.0 * math.tanh(s)) % 3:int(2.0 + 2.0 * math.tanh(s)) % 3 + 2]
+    b = x[int(x[0] > 0.0) + math.floor(1.5 + math.sin(s)):int(x[0] > 0.0) + math.floor(1.5 + math.sin(s)) + 3]
+    return np.sum(a * a) + s * np.sum(b)
 
 
 def newaxis(x, y):
@@ -135,6 +145,8 @@ PROGRAMS = [
     (shapes_in_a_helper, lambda r: (r.normal(size=(4, 2)),)),
     (slice_length_from_shapes, lambda r: (r.normal(size=6), 2)),
     (block_slices, lambda r: (r.normal(size=9), 2)),
+    (starts_computed_twice, lambda r: (r.normal(size=5), 0.3)),
+    (starts_computed_twice, lambda r: (r.normal(size=5), -1.2)),
     (newaxis, lambda r: (r.normal(size=3), r.normal(size=4))),
     (ellipsis_index, lambda r: (r.normal(size=(3, 4)),)),
     (reverse, lambda r: (r.normal(size=5),)),

@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from irad import pipeline
 from irad.backends.mlir_tools import find_tool, mlir_opt_parses
+from tests import mlir_roundtrip
 from tests.fuzz.checks import arguments_source, check_program, failure_kind
 from tests.fuzz.generator import arguments, programs
 
@@ -46,12 +47,11 @@ def _alarm(signum, frame):
 # As in the suite (tests/conftest.py): every module a pipeline builds is verified,
 # and what it leaves after differentiating is parsed by upstream mlir-opt.
 pipeline.VERIFY = True
-_RECORDED_AFTER = frozenset({"irad-lower-tape", "irad-jvp"})
 _EMITTED: list[str] = []
 
 
 def _record(previous, module, last: bool) -> None:
-    if last or previous.name in _RECORDED_AFTER:
+    if mlir_roundtrip.wanted(previous, module, last):
         _EMITTED.append(str(module))
 
 
@@ -72,6 +72,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--timeout", type=int, default=120, help="seconds per program")
     parser.add_argument("--minutes", type=float, default=None, help="stop after this long")
+    parser.add_argument("--plain", action="store_true",
+                        help="only float results of flat arguments by value_and_grad (no other modes)")
     opts = parser.parse_args(argv)
     out = opts.out or Path(tempfile.mkdtemp(prefix="irad-campaign-"))
     out.mkdir(parents=True, exist_ok=True)
@@ -86,7 +88,7 @@ def main(argv=None) -> int:
     @seed(opts.seed)
     @settings(max_examples=opts.programs, deadline=None, database=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
-    @given(source=programs(), args=arguments())
+    @given(source=programs(with_modes=not opts.plain), args=arguments())
     def run(source, args):
         if opts.minutes is not None and time.time() - started > 60 * opts.minutes:
             raise _OutOfTime

@@ -19,7 +19,24 @@ numpy and irad agree on. Programs mix
   counts, `while` loops on data-dependent conditions (bounded by a counter),
   `break`/`continue`, and `return` inside branches and loops;
 * generated helpers taking and returning floats, ints, arrays and tuples, one
-  of them recursive.
+  of them recursive, called positionally, by keyword, through `*args` or a
+  `functools.partial`;
+* the issue-14 frontend: `for` over `reversed(range(...))`, array elements and
+  rows, `zip`, `enumerate` and tuples; `sum` of generators and list
+  comprehensions (with `if` and a start); `np.array([...])`/`np.stack([...])`
+  of comprehensions; lambdas (called at once or bound to a name), nested
+  `def`s and `functools.partial` of lambdas closing over the function's
+  names; array methods (`.clip`, `.max(axis=)`, `.mean()`, `.copy()`,
+  `.ravel()`, `.reshape`, `.T`); slices with run-time starts and lengths
+  known while lowering (`u[s:s + 2]`, `u[b * 2:(b + 1) * 2]`,
+  `u[b * (len(u) // 2):(b + 1) * (len(u) // 2)]`).
+
+With `programs(with_modes=True)` the entry varies too (`Mode`, recorded in
+the source's `# FUZZ` line): it may return an array, a (float, array) tuple or
+a {"s": float, "v": array} dict, take its arguments as trees (`f(p, m, k)`
+with a dict holding a tuple, and a NamedTuple), and return aux values beside
+its result (`(out, {"n": int, "t": float})`); the mode names the
+transformation checked (tests/fuzz/checks.py).
 
 Domains are safe (log(1 + a*a), exp of a tanh, divisions by 1 + a*a), so values
 stay finite. Kinks (abs, max, branch conditions) are allowed; the checks compare
@@ -38,6 +55,7 @@ array is written in the loop (its sharing may differ between iterations).
 from __future__ import annotations
 
 import itertools
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -58,16 +76,74 @@ SCALAR_BINARY = ["({0} + {1})", "({0} - {1})", "({0} * {1})", "({0} / (1.0 + {1}
 ARRAY_UNARY = ["np.sin({})", "np.cos({})", "np.tanh({})", "np.exp(np.tanh({}))",
                "np.log(1.0 + {0} * {0})", "np.sqrt(1.0 + {0} * {0})", "np.abs({})", "(-{})",
                "np.arctan({})", "np.log1p({0} * {0})", "np.square({})", "(({}) ** 2)",
-               "np.clip({}, -1.0, 1.0)", "np.expm1(np.tanh({}))", "abs({})"]
+               "np.clip({}, -1.0, 1.0)", "np.expm1(np.tanh({}))", "abs({})", "({}).clip(-0.5, 1.0)",
+               "({}).copy()", "({}).clip(max=0.75)"]
 ARRAY_BINARY = ["({0} + {1})", "({0} - {1})", "({0} * {1})", "({0} / (1.0 + {1} * {1}))",
                 "np.add({0}, {1})", "np.multiply({0}, {1})", "np.maximum({0}, {1})",
                 "np.minimum({0}, {1})", "np.where({0} > {1}, {0}, {1})", "np.arctan2({0}, 1.5 + {1} * {1})"]
 FULL_REDUCTIONS = ["np.sum({})", "np.mean({})", "np.max({})", "np.min({})", "({}).sum()",
-                   "np.prod(1.0 + 0.25 * np.tanh({}))", "np.amax({})", "({}).mean()"]
+                   "np.prod(1.0 + 0.25 * np.tanh({}))", "np.amax({})", "({}).mean()", "({}).max()",
+                   "({}).min()", "(1.0 + 0.25 * np.tanh({})).prod()", "sum(({}).ravel())"]
 AXIS_REDUCTIONS = ["np.sum({0}, axis={1})", "np.mean({0}, axis={1})", "np.max({0}, axis={1})",
-                   "np.min({0}, axis={1})", "({0}).sum(axis={1})", "np.prod(1.0 + 0.25 * np.tanh({0}), axis={1})"]
+                   "np.min({0}, axis={1})", "({0}).sum(axis={1})", "np.prod(1.0 + 0.25 * np.tanh({0}), axis={1})",
+                   "({0}).mean(axis={1})", "({0}).max(axis={1})", "({0}).min(axis={1})"]
 MATMUL = ["({0} @ {1})", "np.dot({0}, {1})", "np.matmul({0}, {1})"]
 AUGMENT = ["+=", "-=", "*="]
+
+
+# ---- what the entry takes and returns, and which transformation checks it ----
+@dataclass(frozen=True)
+class Mode:
+    """How `f` is called and checked, written into the source's `# FUZZ` line (so
+    a saved case keeps it). `results`: "float", a shape, ("tuple", shape) (a
+    float and an array) or ("dict", shape) ({"s": float, "v": array}); `entry`:
+    "flat" (`f(x, w, u, A, B, k)`) or "tree" (`f(p, m, k)` with p = {"x": x,
+    "vs": (w, u)} and m = Mats(A, B), a NamedTuple); `aux`: f returns `(out,
+    {"n": int, "t": float})` and is checked with has_aux=True; `api`: the
+    transformation checked against finite differences ("value_and_grad",
+    "grad", "vjp" for float results; "vjp", "jacrev", "jacfwd" for any)."""
+
+    results: object = "float"
+    entry: str = "flat"
+    aux: bool = False
+    api: str = "value_and_grad"
+
+    def header(self) -> str:
+        if self == Mode():
+            return ""
+        return f"# FUZZ results={_shape_text(self.results)} entry={self.entry} aux={int(self.aux)} api={self.api}\n"
+
+    @staticmethod
+    def of(source: str) -> "Mode":
+        for line in source.splitlines():
+            if line.startswith("# FUZZ "):
+                fields = dict(part.split("=", 1) for part in line[len("# FUZZ "):].split())
+                return Mode(_parse_shape(fields["results"]), fields["entry"], fields["aux"] == "1", fields["api"])
+        return Mode()
+
+
+def _shape_text(results) -> str:
+    if results == "float":
+        return "float"
+    if is_shape(results):
+        return "x".join(map(str, results))
+    return f"{results[0]}:{_shape_text(results[1])}"
+
+
+def _parse_shape(text: str):
+    if text == "float":
+        return text
+    if ":" in text:
+        kind, shape = text.split(":")
+        return (kind, _parse_shape(shape))
+    return tuple(int(n) for n in text.split("x"))
+
+
+TREE_PROLOGUES = [
+    ['x = p["x"]', 'w, u = p["vs"]', "A = m.A", "B = m.B"],
+    ['x = p["x"]', 'w = p["vs"][0]', 'u = p["vs"][-1]', "A, B = m"],
+    ['w, u = p["vs"]', "A, B = m.A, m[1]", 'x = p["x"] + 0.0'],
+]
 
 
 # ---- types and sharing ----
@@ -132,13 +208,15 @@ class Scope:
     fresh_only: set = field(default_factory=set)  # arrays a loop body rebinds only to fresh ones
     loop: bool = False
     lines: list = field(default_factory=list)
+    aux: bool = False  # returns (out, aux): see Mode
+    functions: list = field(default_factory=list)  # (name, "float" or a shape): local lambdas and defs
 
     def snapshot(self):
         return (list(self.scalars), list(self.ints), dict(self.arrays), dict(self.info),
-                set(self.frozen), set(self.fresh_only), self.loop)
+                set(self.frozen), set(self.fresh_only), self.loop, list(self.functions))
 
     def restore(self, saved) -> None:
-        (self.scalars[:], self.ints[:], arrays, info, frozen, fresh_only, self.loop) = saved
+        (self.scalars[:], self.ints[:], arrays, info, frozen, fresh_only, self.loop, self.functions[:]) = saved
         self.arrays.clear()
         self.arrays.update(arrays)
         self.info.clear()
@@ -229,10 +307,22 @@ class Generator:
     def scalar_expr(self, s: Scope, depth: int = 2) -> str:
         options = ["var", "const", "var"]  # names more often than constants, which fold away
         if depth > 0:
-            options += ["unary", "binary", "reduce", "item", "from_int", "ifexp", "dot"]
+            options += ["unary", "binary", "reduce", "item", "from_int", "ifexp", "dot", "sum", "lambda"]
             if any(h.gives_float() for h in s.helpers):
                 options.append("call")
+            if any(kind == "float" for _, kind in s.functions):
+                options.append("local")
         kind = self.pick(options)
+        if kind == "sum":
+            return self._generator_sum(s, depth - 1)
+        if kind == "lambda":
+            t = self.name("t")
+            with self.bound(s, scalars=[t]):
+                body = self.scalar_expr(s, depth - 1)
+            return f"(lambda {t}: {body})({self.scalar_expr(s, depth - 1)})"
+        if kind == "local":
+            name = self.pick([n for n, kind in s.functions if kind == "float"])
+            return f"{name}({self.scalar_expr(s, depth - 1)})"
         if kind == "var":
             return self.pick(s.scalars)
         if kind == "const":
@@ -265,6 +355,81 @@ class Generator:
         helper = self.pick([h for h in s.helpers if h.gives_float()])
         call = self.call(s, helper)
         return f"{call}[0]" if helper.pair else call
+
+    @contextmanager
+    def bound(self, s: Scope, scalars=(), ints=(), rows=None):
+        """Names bound for one expression (a comprehension's or lambda's variables):
+        rows are read-only views of the array they come from."""
+        s.scalars.extend(scalars)
+        s.ints.extend(ints)
+        s.fixed_ints |= set(ints)
+        for row, (shape, source) in (rows or {}).items():
+            s.arrays[row] = shape
+            s.info[row] = Info(s.info[source].base, s.info[source].path + ("row",), False, next(self.names))
+        try:
+            yield
+        finally:
+            for name in scalars:
+                s.scalars.remove(name)
+            for name in ints:
+                s.ints.remove(name)
+            s.fixed_ints -= set(ints)
+            for row in rows or {}:
+                del s.arrays[row], s.info[row]
+
+    def clause(self, s: Scope, known_length: bool = False):
+        """A comprehension's `for` clause, and the names it binds: (text, scalars,
+        ints, rows). `known_length`: only iterables whose length is known while
+        lowering (elements and rows of arrays, range of a constant)."""
+        ones = sorted(n for n, shape in s.arrays.items() if len(shape) == 1)
+        twos = sorted(n for n, shape in s.arrays.items() if len(shape) == 2)
+        kinds = ["range"] + ["elements", "enumerate", "zip"] * bool(ones) + ["rows"] * bool(twos)
+        kind = self.pick(kinds)
+        i, a, b = self.name("i"), self.name("v"), self.name("v")
+        if kind == "range":
+            trip = self.pick(["3", "2"]) if known_length else self.trip(s)
+            return f"for {i} in {self.pick(['range({})', 'reversed(range({}))'])}".format(trip), [], [i], None
+        if kind == "elements":
+            return f"for {a} in {self.pick(ones)}", [a], [], None
+        if kind == "enumerate":
+            return f"for {i}, {a} in enumerate({self.pick(ones)}{self.pick(['', ', 1'])})", [a], [i], None
+        if kind == "zip":
+            return f"for {a}, {b} in zip({self.pick(ones)}, {self.pick(ones)})", [a, b], [], None
+        matrix = self.pick(twos)
+        return f"for {a} in {matrix}", [], [], {a: ((s.arrays[matrix][1],), matrix)}
+
+    def _generator_sum(self, s: Scope, depth: int) -> str:
+        """`sum` of a generator or list comprehension, with an `if` and a start."""
+        clause, scalars, ints, rows = self.clause(s)
+        with self.bound(s, scalars, ints, rows):
+            item = self.scalar_expr(s, depth)
+            condition = f" if {self.condition(s)}" if self.chance() else ""
+        start = self.pick(["", "", ", 0.5", f", {self.scalar_expr(s, 0)}"])
+        return self.pick(["sum(({} {}{}){})", "sum([{} {}{}]{})"]).format(item, clause, condition, start)
+
+    def _comprehension(self, s: Scope, shape, depth) -> Arr:
+        """An array built from a comprehension whose length is known while lowering."""
+        n = shape[0]
+        source = self.pick([None] + [a for a, have in sorted(s.arrays.items()) if have[0] == n])
+        i, v = self.name("i"), self.name("v")
+        scalars, ints, rows = [], [], None
+        if source is None:
+            clause, ints = f"for {i} in range({n})", [i]
+        else:
+            clause = f"for {v} in {source}"
+            have = s.arrays[source]
+            if len(have) == 1:
+                scalars = [v]
+            else:
+                rows = {v: ((have[1],), source)}
+        with self.bound(s, scalars, ints, rows):
+            if len(shape) == 1:
+                item = self.scalar_expr(s, depth)
+            else:
+                item = self.array_expr(s, shape[1:], depth).text
+        if len(shape) == 1:
+            return Arr(f"np.array([{item} {clause}])", "fresh")
+        return Arr(f"np.stack([{item} {clause}])", "fresh")
 
     def condition(self, s: Scope) -> str:
         kind = self.pick(["compare", "compare", "chained", "int", "not", "and", "or"])
@@ -330,6 +495,12 @@ class Generator:
         helpers = [h for h in s.helpers if h.gives_array(shape)]
         if helpers:
             out.append(lambda: self._call_array(s, helpers))
+        out.append(lambda: self._comprehension(s, shape, sub))
+        out.append(lambda: Arr(self.pick(["({}).T.T", "({}).reshape{}".format("{}", shape)]).format(
+            self.array_expr(s, shape, sub).text), "opaque"))
+        local = [n for n, kind in s.functions if kind == shape]
+        if local:
+            out.append(lambda: Arr(f"{self.pick(local)}({self.array_expr(s, shape, sub).text})", "opaque"))
         return out
 
     def _name(self, s: Scope, names) -> Arr:
@@ -364,18 +535,26 @@ class Generator:
 
         def view():
             name, text, step = self.pick(out)
-            return Arr(text.format(name=name, i=self._index_for(s, text, have_of(name))), "view", name, (step,))
+            return Arr(self._fill(s, text, name, have_of(name)), "view", name, (step,))
 
         def have_of(name):
             return s.arrays[name]
 
         return [view]
 
-    def _index_for(self, s, text, have):
-        if "{i}" not in text:
-            return ""
-        axis = 1 if text.startswith("{name}[:,") else 0
-        return self.index(s, have[axis])
+    def _fill(self, s, template, name, have) -> str:
+        """A view template with its name and run-time indices filled in: `{i}` an
+        index on its axis, `{s}` a start leaving room for `{m}` items on axis 0,
+        `{b}` the number of a block of `{m}` items."""
+        fills = {"name": name, "i": "", "s": "", "b": ""}
+        if "{i}" in template:
+            fills["i"] = self.index(s, have[1 if template.startswith("{name}[:,") else 0])
+        m = int(template.split("|")[1]) if "|" in template else 0
+        if "{s}" in template:
+            fills["s"] = f"({self.int_expr(s)} % {have[0] - m + 1})"
+        if "{b}" in template:
+            fills["b"] = f"({self.int_expr(s)} % {have[0] // m})"
+        return template.split("|")[0].format(**fills)
 
     @staticmethod
     def _view_steps(have, want):
@@ -385,6 +564,14 @@ class Generator:
             out.append(("{name}[:]", "[:]"))
         if len(have) == 1 and len(want) == 1:
             out += [(f"{{name}}[{t}]", f"[{t}]") for t, n in slices(have[0]) if n == want[0] and t != ":"]
+            n, m = have[0], want[0]
+            if m < n:  # run-time starts, lengths known while lowering (docs/python-subset.md)
+                out.append((f"{{name}}[{{s}}:{{s}} + {m}]|{m}", f"[s:s+{m}]"))
+                if n % m == 0:
+                    out.append((f"{{name}}[{{b}} * {m}:({{b}} + 1) * {m}]|{m}", f"[b*{m}]"))
+                if n == 2 * m:
+                    out.append((f"{{name}}[{{b}} * (len({{name}}) // 2):({{b}} + 1) * (len({{name}}) // 2)]|{m}",
+                                f"[b*{m}]"))
         if len(have) == 2 and len(want) == 1:
             r, c = have
             if c == want[0]:
@@ -398,6 +585,8 @@ class Generator:
                 out += [("{name}.T", ".T"), ("np.transpose({name})", ".T")]
             if c == want[1] and r != want[0]:
                 out += [(f"{{name}}[{t}]", f"[{t}]") for t, n in slices(r) if n == want[0]]
+                if want[0] < r:
+                    out.append((f"{{name}}[{{s}}:{{s}} + {want[0]}]|{want[0]}", f"[s:s+{want[0]}]"))
             if r == want[0] and c != want[1]:
                 out += [(f"{{name}}[:, {t}]", f"[:, {t}]") for t, n in slices(c) if n == want[1]]
         return out
@@ -474,6 +663,13 @@ class Generator:
                 args.append(self.int_expr(s))
             else:
                 args.append(self.array_expr(s, t, 1).text)
+        style = self.pick(["positional", "positional", "keywords", "partial", "star"])
+        if style == "keywords":
+            return f"{helper.name}({args[0]}, " + ", ".join(f"{n}={a}" for (n, _), a in zip(helper.params[1:], args[1:])) + ")"
+        if style == "partial":
+            return f"functools.partial({helper.name}, {args[0]})({', '.join(args[1:])})"
+        if style == "star":
+            return f"{helper.name}(*({', '.join(args)},))"
         return f"{helper.name}({', '.join(args)})"
 
     # ---- statements ----
@@ -491,9 +687,33 @@ class Generator:
             kinds += ["if", "elif", "for", "while", "while_data"]
         if s.loop:
             kinds.append("jump")
-        kinds.append("return")
+        kinds += ["return", "local_function"]
         kind = self.pick(kinds)
         getattr(self, f"_{kind}")(s, indent, depth)
+
+    def _local_function(self, s, indent, depth):
+        """A lambda, a nested def or a functools.partial of a lambda, closing over
+        the function's names (read when it is called, as Python does)."""
+        name, t = self.name("g"), self.name("t")
+        shape = self.pick(["float"] + sorted(set(s.arrays.values())))
+        if shape == "float":
+            with self.bound(s, scalars=[t]):
+                body = self.scalar_expr(s, 2)
+        else:
+            s.arrays[t], s.info[t] = shape, self.fresh_info(writable=False)  # a parameter
+            body = self.array_expr(s, shape, 1).text
+            del s.arrays[t], s.info[t]
+        style = self.pick(["lambda", "def", "partial"])
+        if style == "lambda":
+            s.lines.append(f"{indent}{name} = lambda {t}: {body}")
+        elif style == "def":
+            s.lines.append(f"{indent}def {name}({t}):")
+            s.lines.append(f"{indent}    return {body}")
+        else:
+            c = self.name("c")
+            s.lines.append(f"{indent}{name} = functools.partial(lambda {c}, {t}: {body} * {c}, "
+                           f"{self.scalar_expr(s, 1)})")
+        s.functions.append((name, shape))
 
     def _new_scalar(self, s, indent, depth):
         name = self.name("s")
@@ -564,7 +784,7 @@ class Generator:
             options += [(want, text, (step,)) for text, step in self._view_steps(have, want)]
         shape, template, path = self.pick(options)
         name = self.name(f"{source}_")
-        text = template.format(name=source, i=self._index_for(s, template, have))
+        text = self._fill(s, template, source, have)
         s.lines.append(f"{indent}{name} = {text}")
         self.bind(s, name, shape, Arr(text, "view", source, path))
 
@@ -649,10 +869,24 @@ class Generator:
     def result(self, s: Scope) -> str:
         """An expression of the function's return type."""
         if s.returns == "float":
-            return self.scalar_expr(s, 1)
-        if is_shape(s.returns):
-            return self.array_expr(s, s.returns, 1).text
-        return f"{self.scalar_expr(s, 1)}, {self.array_expr(s, s.returns[1], 1).text}"
+            out = self.scalar_expr(s, 1)
+        elif is_shape(s.returns):
+            out = self.array_expr(s, s.returns, 1).text
+        else:
+            out = self.pair(s.returns, self.scalar_expr(s, 1), self.array_expr(s, s.returns[1], 1).text)
+        return self.with_aux(s, out)
+
+    @staticmethod
+    def pair(returns, scalar: str, array: str) -> str:
+        if returns[0] == "dict":
+            return f'{{"s": {scalar}, "v": {array}}}'
+        return f"{scalar}, {array}"
+
+    def with_aux(self, s: Scope, out: str) -> str:
+        """`out`, or `(out), aux` where the function returns auxiliary values too."""
+        if not s.aux:
+            return out
+        return f'({out}), {{"n": {self.int_expr(s)}, "t": {self.scalar_expr(s, 1)}}}'
 
     # ---- blocks, and how sharing joins after them ----
     def arm(self, s: Scope, indent: str, depth: int, may_end: bool):
@@ -713,7 +947,7 @@ class Generator:
             arms.append(before)
         self.join(s, arms)
 
-    def loop_body(self, s: Scope, indent: str, depth: int, fixed: list) -> None:
+    def loop_body(self, s: Scope, indent: str, depth: int, fixed: list, scalars=(), rows=None) -> None:
         """A loop body: names sharing an array at the loop's entry stay bound to it,
         others are rebound only to fresh arrays (see the module docstring); or a
         shared name is left free, and nothing sharing its array is written."""
@@ -730,6 +964,11 @@ class Generator:
         s.loop = True
         s.ints.extend(fixed)
         s.fixed_ints |= set(fixed)
+        s.scalars.extend(scalars)  # loop variables: the body may rebind them, as Python allows
+        for row, (shape, source) in (rows or {}).items():  # rows of an array: read-only views
+            s.arrays[row] = shape
+            s.info[row] = Info(s.info[source].base, s.info[source].path + ("row",), False, next(self.names))
+            s.frozen.add(row)
         self.block(s, indent, depth - 1)
         changed = {n for n in before if s.info[n] != before[n]}
         s.restore(saved)
@@ -745,13 +984,40 @@ class Generator:
 
     def _for(self, s, indent, depth):
         var = self.name("i")
-        kind = self.pick(["range", "range", "start", "step"])
+        kind = self.pick(["range", "range", "start", "step", "reversed", "elements", "rows", "enumerate",
+                          "zip", "tuple"])
+        ones = sorted(n for n, shape in s.arrays.items() if len(shape) == 1)
+        twos = sorted(n for n, shape in s.arrays.items() if len(shape) == 2)
+        if kind in ("elements", "enumerate", "zip") and ones:
+            a, b = self.name("v"), self.name("v")
+            if kind == "elements":
+                s.lines.append(f"{indent}for {a} in {self.pick(ones)}:")
+                return self.loop_body(s, indent + "    ", depth, [], scalars=[a])
+            if kind == "enumerate":
+                start = self.pick(["", ", 1"])
+                s.lines.append(f"{indent}for {var}, {a} in enumerate({self.pick(ones)}{start}):")
+                return self.loop_body(s, indent + "    ", depth, [var], scalars=[a])
+            s.lines.append(f"{indent}for {a}, {b} in zip({self.pick(ones)}, {self.pick(ones)}):")
+            return self.loop_body(s, indent + "    ", depth, [], scalars=[a, b])
+        if kind == "rows" and twos:
+            matrix, row = self.pick(twos), self.name("r")
+            s.lines.append(f"{indent}for {row} in {matrix}:")
+            return self.loop_body(s, indent + "    ", depth, [], rows={row: ((s.arrays[matrix][1],), matrix)})
+        if kind == "tuple":
+            items = ", ".join(self.scalar_expr(s, 1) for _ in range(self.draw(st.integers(1, 3))))
+            s.lines.append(f"{indent}for {var} in ({items},):")
+            return self.loop_body(s, indent + "    ", depth, [], scalars=[var])
+        if kind == "reversed":
+            s.lines.append(f"{indent}for {var} in reversed(range({self.trip(s)})):")
+            return self.loop_body(s, indent + "    ", depth, [var])
         if kind == "range":
             bounds = self.trip(s)
         elif kind == "start":
             bounds = f"{self.pick(['1', self.pick(s.ints)])}, {self.trip(s)}"
-        else:
+        elif kind == "step":
             bounds = self.pick(["{} + 1, -1, -1", "0, {} + 2, 2", "{}, 0, -1"]).format(self.trip(s))
+        else:
+            bounds = self.trip(s)
         s.lines.append(f"{indent}for {var} in range({bounds}):")
         self.loop_body(s, indent + "    ", depth, [var])
 
@@ -773,7 +1039,10 @@ class Generator:
         self.loop_body(s, indent + "    ", depth, [counter])
 
     # ---- functions ----
-    def function(self, name: str, params: dict, returns, helpers: list, recursive: Helper | None = None) -> str:
+    def function(self, name: str, params: dict, returns, helpers: list, recursive: Helper | None = None,
+                 mode: Mode | None = None) -> str:
+        """A function of `params`; `mode` (for the entry f) says how it takes them
+        (flat or as trees) and whether it returns aux values."""
         s = Scope(
             scalars=[p for p, t in params.items() if t == "float"],
             ints=[p for p, t in params.items() if t == "int"],
@@ -781,8 +1050,13 @@ class Generator:
             info={p: self.fresh_info(writable=False) for p, t in params.items() if is_shape(t)},
             helpers=list(helpers),
             returns=returns,
+            aux=mode is not None and mode.aux,
         )
         indent = "    "
+        signature = ", ".join(params)
+        if mode is not None and mode.entry == "tree":
+            signature = "p, m, k"
+            s.lines += [indent + line for line in self.pick(TREE_PROLOGUES)]
         if recursive is not None:
             s.fixed_ints.add("d")  # rebinding it could recurse forever
             s.lines.append(f"{indent}if d <= 0:")
@@ -795,8 +1069,7 @@ class Generator:
             self.block(s, indent, 1, (0, 2))
             self._recursive_call(s, indent, recursive)
             self.block(s, indent, 1, (0, 2))
-        s.lines.append(f"{indent}return {self.final(s)}")
-        signature = ", ".join(params)
+        s.lines.append(f"{indent}return {self.with_aux(s, self.final(s))}")
         return f"def {name}({signature}):\n" + "\n".join(s.lines) + "\n"
 
     def _recursive_call(self, s: Scope, indent: str, helper: Helper) -> None:
@@ -822,12 +1095,27 @@ class Generator:
         scalar = " + ".join(s.scalars)
         shape = s.returns if is_shape(s.returns) else s.returns[1]
         array = self.array_expr(s, shape, 1).text
-        return f"{array} * ({scalar})" if is_shape(s.returns) else f"{scalar}, {array}"
+        return f"{array} * ({scalar})" if is_shape(s.returns) else self.pair(s.returns, scalar, array)
 
 
 @st.composite
-def programs(draw) -> str:
-    """The source of a module defining helpers and `f(x, w, u, A, B, k)`."""
+def modes(draw) -> Mode:
+    """How f is called and checked: mostly a float from flat arguments, by
+    value_and_grad (the simplest first, so failures shrink towards it)."""
+    results = draw(st.sampled_from(["float", "float", "shape", "tuple", "dict"]))
+    if results != "float":
+        results = draw(st.sampled_from(SHAPES)) if results == "shape" else (results, draw(st.sampled_from(SHAPES)))
+    entry = draw(st.sampled_from(["flat", "flat", "tree"]))
+    aux = draw(st.sampled_from([False, False, True]))
+    apis = ["value_and_grad", "grad", "vjp"] if results == "float" else ["vjp", "jacrev", "jacfwd"]
+    return Mode(results, entry, aux, draw(st.sampled_from(apis)))
+
+
+@st.composite
+def programs(draw, with_modes: bool = False) -> str:
+    """The source of a module defining helpers and `f(x, w, u, A, B, k)` (or, in
+    other modes, `f(p, m, k)`; see Mode)."""
+    mode = draw(modes()) if with_modes else Mode()
     gen = Generator(draw)
     helpers, texts = [], []
     for index in range(draw(st.integers(0, 2))):
@@ -838,8 +1126,10 @@ def programs(draw) -> str:
         helper = Helper(f"_h{index}", tuple(params.items()), returns, recursive)
         texts.append(gen.function(helper.name, params, returns, helpers, recursive=helper if recursive else None))
         helpers.append(helper)
-    texts.append(gen.function("f", PARAMETERS, "float", helpers))
-    return "import math\n\nimport numpy as np\n\n\n" + "\n\n".join(texts)
+    texts.append(gen.function("f", PARAMETERS, mode.results, helpers, mode=mode))
+    imports = "import functools\nimport math\nfrom typing import NamedTuple\n\nimport numpy as np\n\n\n"
+    mats = "class Mats(NamedTuple):\n    A: np.ndarray\n    B: np.ndarray\n\n\n"
+    return mode.header() + imports + mats + "\n\n".join(texts)
 
 
 VALUES = st.integers(-150, 150).map(lambda v: v / 100)

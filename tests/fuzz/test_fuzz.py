@@ -60,12 +60,26 @@ def test_random_programs(part):
     run()
 
 
+@pytest.mark.parametrize("part", range(2))
+def test_random_transformations(part):
+    """Programs in every mode (generator.Mode): array, tuple and dict results,
+    tree arguments, aux values; checked by vjp, jacrev, jacfwd, grad or
+    value_and_grad."""
+    @seed(SEED + 10 + part)
+    @settings(SETTINGS, max_examples=max(1, int(LONG) // 6) if LONG else 20)
+    @given(source=programs(with_modes=True), args=arguments())
+    def run(source, args):
+        _run(source, args)
+
+    run()
+
+
 @pytest.mark.native
 @pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
 def test_random_programs_natively():
     @seed(SEED + 3)
     @settings(SETTINGS, max_examples=max(1, int(LONG) // 10) if LONG else 12)
-    @given(source=programs(), args=arguments())
+    @given(source=programs(with_modes=True), args=arguments())
     def run(source, args):
         _run(source, args, native=True)
 
