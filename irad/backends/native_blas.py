@@ -43,8 +43,8 @@ gradients produce) call BLAS once per matrix of the stack.
 
 Below the threshold, for products with an empty dimension, and without a
 library that has CBLAS, the loops stay (a call costs more than a tiny product).
-Threads: irad calls the same OpenBLAS, with its own thread count
-(OPENBLAS_NUM_THREADS when the library is loaded, else OpenBLAS's default).
+Threads: the library's own (OpenBLAS reads OPENBLAS_NUM_THREADS when it is
+loaded, else uses every core); irad sets none.
 """
 
 from __future__ import annotations
