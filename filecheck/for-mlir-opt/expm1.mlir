@@ -1,5 +1,5 @@
 // irad-for-mlir-opt: math.expm1 calls libm's expm1, since MLIR 22's
-// --convert-math-to-llvm would lower it to exp(x) - 1 (all digits lost for
+// conversion of math to LLVM would lower it to exp(x) - 1 (all digits lost for
 // small x): on scalars, and inside a linalg.generic on tensors; one
 // declaration per element type, even for two uses.
 // RUN: irad-opt %s -p irad-for-mlir-opt | filecheck %s
