@@ -5,7 +5,7 @@ without them, side by side in one run, against the numpy primal.
 Run: .venv/bin/python bench/numpy_temporaries.py [substring of a row ...]
 
 "without" generates code as before the rewrites (irad/backends/python_temporaries.py:
-out= into owned, dead operands and fused sums; python_arrays.py: tape records
+out= into owned, dead operands, fused sums and dead tensor ops left out; python_arrays.py: tape records
 that are the arrays themselves), by switching those decisions off while the
 gradient is compiled. Times are medians of 7 repeats, interleaved per row.
 """
@@ -31,7 +31,8 @@ def without_saved_temporaries():
     with mock.patch.object(python_temporaries, "expression", lambda tr, op: None), \
             mock.patch.object(python_temporaries, "absorbed", lambda op: False), \
             mock.patch.object(python_arrays, "_carries_push", lambda buf: False), \
-            mock.patch.object(python_arrays, "_carries_pop", lambda buf: False):
+            mock.patch.object(python_arrays, "_carries_pop", lambda buf: False), \
+            mock.patch.object(python_temporaries, "dead_tensor_ops", lambda function: set()):
         yield
 
 
