@@ -4,10 +4,13 @@ without them, side by side in one run, against the numpy primal.
 
 Run: .venv/bin/python bench/numpy_temporaries.py [substring of a row ...]
 
-"without" generates code as before the rewrites (irad/backends/python_temporaries.py:
-out= into owned, dead operands, fused sums and dead tensor ops left out; python_arrays.py: tape records
-that are the arrays themselves), by switching those decisions off while the
-gradient is compiled. Times are medians of 7 repeats, interleaved per row.
+"before" generates code as before the rewrites (irad/backends/python_temporaries.py:
+out= into owned, dead operands, fused sums, dead tensor ops left out;
+python_arrays.py: tape records that are the arrays themselves) and calls it
+through np.errstate, by switching those decisions off while the gradient is
+compiled; only the inline conversion of array arguments is in both. Each
+time is the middle of three medians of 7 repeats, the three systems
+interleaved per row.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import numpy as np  # noqa: E402
 from timing import median_seconds  # noqa: E402
 
 import irad  # noqa: E402
+from irad.backends import python as python_backend  # noqa: E402
 from irad.backends import python_arrays, python_temporaries  # noqa: E402
 
 
@@ -32,7 +36,8 @@ def without_saved_temporaries():
             mock.patch.object(python_temporaries, "absorbed", lambda op: False), \
             mock.patch.object(python_arrays, "_carries_push", lambda buf: False), \
             mock.patch.object(python_arrays, "_carries_pop", lambda buf: False), \
-            mock.patch.object(python_temporaries, "dead_tensor_ops", lambda function: set()):
+            mock.patch.object(python_temporaries, "dead_tensor_ops", lambda function: set()), \
+            mock.patch.object(python_backend, "_ERROR_STATE", None):
         yield
 
 
