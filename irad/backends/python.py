@@ -254,17 +254,17 @@ def _is_private(function: func.FuncOp) -> bool:
     return visibility is not None and visibility.data == "private"
 
 
-def _argument_converter(t: Attribute) -> str:
-    """Name of the callable that normalises an argument of type t on entry."""
+def _argument_conversion(t: Attribute, param: str) -> str:
+    """The expression that normalises argument `param` of type t on entry."""
     if python_arrays.is_tensor(t):
-        return python_arrays.argument_converter(t)
+        return python_arrays.argument_conversion(t, param)
     if isinstance(t, Float32Type):
-        return "_f32"
+        return f"_f32({param})"
     if _is_float(t):
-        return "_f64"
+        return f"_f64({param})"
     if _is_tape(t):
-        return "list"
-    return "bool" if _is_i1(t) else "int"
+        return f"list({param})"
+    return f"bool({param})" if _is_i1(t) else f"int({param})"
 
 
 # --------------------------------------------------------------------------
@@ -806,7 +806,7 @@ class FunctionTranslator:
             # values already have it, so they skip this (it is per-call cost).
             if not _is_private(self.function):
                 for param, arg in zip(params, block.args):
-                    self.line(f"{param} = {_argument_converter(arg.type)}({param})")
+                    self.line(f"{param} = {_argument_conversion(arg.type, param)}")
             for op in block.ops:
                 self.translate_op(op)
         # The parameters are never reassigned to other values, so the
@@ -1036,15 +1036,41 @@ def recursion_error(exc: RecursionError) -> RuntimeCheckError | None:
     return RuntimeCheckError(message) if message is not None else None
 
 
+try:
+    # numpy >= 2 keeps its floating-point error state in a context variable;
+    # setting it directly is what np.errstate(all="ignore") does, at a small
+    # fraction of its cost (np.errstate costs more than a small array op).
+    from numpy._core._ufunc_config import _extobj_contextvar as _ERROR_STATE
+    from numpy._core._ufunc_config import _make_extobj
+
+    _IGNORE_ERRORS = _make_extobj(all="ignore")
+except (ImportError, TypeError):  # numpy 1.x
+    _ERROR_STATE = None
+
+
 def _with_arrays(fn: Callable[..., tuple[Any, ...]]) -> Callable[..., tuple[Any, ...]]:
     """numpy follows IEEE 754 on arrays but warns; results are arrays the caller owns."""
 
-    def run(*args: Any) -> tuple[Any, ...]:
-        with np.errstate(all="ignore"):
-            results = fn(*args)
-        return tuple(python_arrays.owned(r) for r in results)
+    if _ERROR_STATE is None:
 
-    return run
+        def run(*args: Any) -> tuple[Any, ...]:
+            with np.errstate(all="ignore"):
+                results = fn(*args)
+            return tuple(python_arrays.owned(r) for r in results)
+
+        return run
+
+    ndarray, array = np.ndarray, np.array
+
+    def run_quietly(*args: Any) -> tuple[Any, ...]:
+        token = _ERROR_STATE.set(_IGNORE_ERRORS)
+        try:
+            results = fn(*args)
+        finally:
+            _ERROR_STATE.reset(token)
+        return tuple([array(r) if isinstance(r, ndarray) else r for r in results])  # python_arrays.owned
+
+    return run_quietly
 
 
 def _results_as_declared(fn: Callable[..., Any], outputs: Sequence[Attribute]) -> Callable[..., tuple]:

@@ -171,8 +171,9 @@ def is_supported_tensor(t: Attribute) -> bool:
     return isinstance(t, TensorType) and all(d >= 0 for d in t.get_shape())
 
 
-def argument_converter(t: TensorType) -> str:
-    return f"_array_of_{dtype_name(t)[3:]}"
+def argument_conversion(t: TensorType, param: str) -> str:
+    """The expression that makes argument `param` an array of t's dtype (itself if it is one)."""
+    return f"np.asarray({param}, dtype={dtype_name(t)})"
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -210,10 +211,6 @@ NAMESPACE: dict[str, Any] = {
     "_record": _record,
     "_insert": _insert,
     "_scatter_along": _scatter_along_axis,
-    "_array_of_float64": lambda x: np.asarray(x, dtype=np.float64),
-    "_array_of_float32": lambda x: np.asarray(x, dtype=np.float32),
-    "_array_of_int64": lambda x: np.asarray(x, dtype=np.int64),
-    "_array_of_bool_": lambda x: np.asarray(x, dtype=np.bool_),
 }
 
 

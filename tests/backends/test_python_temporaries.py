@@ -8,6 +8,7 @@ is checked for where the rewrites apply and where a live alias forbids them.
 """
 
 import re
+import warnings
 import runpy
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 
 import irad
+from irad.errors import RuntimeCheckError
 from irad.backends import python as python_backend
 from irad.backends import python_arrays
 from tests.reference import central_difference, check_against_numpy, copies
@@ -245,7 +247,9 @@ def test_a_fused_sum_matches_finite_differences_in_float32():
 
 def test_a_whole_product_summed_is_one_dot():
     def f(x, y):
-        return np.sum(np.sin(x) * y) + np.sum(x[:, None] * y[None, :])
+        s = np.sum(np.sin(x) * y)
+        t = np.sum(x[:, None] * y[None, :])
+        return s * s + t * t  # the gradient reads both sums
 
     x, y = np.array([0.3, -0.7, 1.1]), np.array([0.9, 0.2, -0.4])
     text = source(f, x, y, argnums=(0, 1))
@@ -284,3 +288,33 @@ def test_a_gradient_does_not_compute_the_value_it_discards():
     assert "np.log(" not in text  # d/dx log(x) is 1/x: the log itself is dead
     assert "np.exp(" in text  # the exp is its own derivative: kept
     check_against_numpy(log_sum, (x,))
+
+
+def overflowing(x):
+    return np.sum(np.exp(x) * x)
+
+
+def test_numpy_stays_quiet_inside_and_the_callers_error_state_is_kept():
+    x = np.array([1000.0, 0.5])  # exp overflows: IEEE gives inf, numpy would warn
+    g = irad.grad(overflowing)
+    with np.errstate(over="raise", invalid="raise"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = g(x)
+        assert np.geterr()["over"] == "raise"  # restored after the call
+        with pytest.raises(FloatingPointError):
+            np.exp(x)
+    assert np.isinf(got[0]) and got[1] == pytest.approx(np.exp(0.5) * 1.5)
+
+
+def picked(x, i):
+    return np.sum(x[i] * x)
+
+
+def test_an_error_inside_the_call_restores_the_callers_error_state():
+    g = irad.grad(picked)
+    g(np.ones(3), 1)
+    with np.errstate(over="raise"):
+        with pytest.raises(RuntimeCheckError):
+            g(np.ones(3), 5)  # out of bounds: checked inside the generated code
+        assert np.geterr()["over"] == "raise"
