@@ -60,19 +60,19 @@ def hazards(annotated: str) -> list[str]:
         registers = [r.strip().strip('"') for r in fields.get("block_registers", "").split(",") if r.strip()]
         if len(registers) != len(arguments):
             continue
-        occupied: dict[tuple[str, int], str] = {}
+        occupied: dict[tuple[str, int], list[str]] = {}
         for name, register in zip(arguments, registers):
             for slot in _slots(register):
                 if slot in occupied:
-                    found.append(f"@{function} ^{block.group(1)}: arguments {occupied[slot]} and {name} share a register")
-                occupied[slot] = name
+                    found.append(f"@{function} ^{block.group(1)}: arguments {occupied[slot][0]} and {name} share a register")
+                occupied.setdefault(slot, []).append(name)
         read = [r.strip().strip('"') for r in fields.get("operand_registers", "").split(",") if r.strip()]
         for name, register in zip(_operand_names(first), read):
             for slot in _slots(register):
-                owner = occupied.get(slot)
-                if owner is not None and owner != name:
+                owners = occupied.get(slot, [])
+                if owners and name not in owners:
                     found.append(
-                        f"@{function} ^{block.group(1)}: its first op reads {name} from the register of argument {owner}"
+                        f"@{function} ^{block.group(1)}: its first op reads {name} from the register of argument {owners[0]}"
                     )
                     break
     return found

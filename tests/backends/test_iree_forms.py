@@ -386,12 +386,16 @@ def branch_holding_a_loop(x, a, n):
     yields is last read by the first op after it (IREE 3.13 gave d/dx 0.0, not -1.0)."""
     y = x
     z = a
+    k = 0
     if n > 2:
         y = a
     elif x > -0.5:
         for i in range(n - 1):
             z = z * 0.5 + a * x
-    return y - x + z * 0.5
+    else:
+        k = k + n // 2
+        y = y + k * a
+    return y - x + z * 0.5 + k
 
 
 @needs_iree
