@@ -26,7 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func, linalg, tensor
+from xdsl.dialects import func, tensor
+from xdsl.dialects.linalg.ops import FillOp
 from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -252,7 +253,7 @@ class TangentBuilder(IRBuilder, ForwardRegions):
         sizes = [self.value(tensor.DimOp(primal, self.index(i))) for i, n in enumerate(t.get_shape()) if n < 0]
         empty = self.value(tensor.EmptyOp(sizes, t))
         zero = self.value(float_constant(0.0, t.element_type))
-        return self.results(linalg.FillOp([zero], [empty], [t]))[0]
+        return self.results(FillOp([zero], [empty], [t]))[0]
 
     def clone(self, op: Operation) -> None:
         self.insert(op.clone(value_mapper=self.values))

@@ -7,9 +7,10 @@
 irad's array modules are linalg on tensors, IREE's input format. The one
 memref in irad's output is the tape of loops and recursion: for this backend
 irad-lower-tape gives it tensor form (`Backend.tape_form`), so a module
-IREE gets holds no memref. Anything else in memref form (the Hessian of a
-function with a loop: its inner gradient's tape is lowered before it is
-differentiated again) is refused with an error naming the construct.
+IREE gets holds no memref (reverse over reverse through a tape, whose shadow
+tapes are memref code, is refused before, by irad-lower-tape); recursion,
+and any memref op as a safety net, are refused with an error naming them. iree_forms.for_iree rewrites what IREE 3.13
+miscompiles or refuses before it compiles.
 
 f64 stays f64 (`--iree-input-demote-f64-to-f32=false`): irad checks its
 gradients in float64. Many GPUs are slow at f64, so float32 programs are the
@@ -36,6 +37,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 from irad.backends.iree_forms import for_iree
+from irad.backends.iree_registers import hazards
 from irad.errors import BackendError, RuntimeCheckError
 from irad.ir.callgraph import call_cycles
 
@@ -94,13 +96,13 @@ def flags(target: str) -> list[str]:
 
 # ---- compiling ----------------------------------------------------------------------
 def check_supported(module: ModuleOp) -> None:
-    """Refuse, naming the construct, what IREE cannot compile: recursion
-    (iree-compile 3.13 does not return on a recursive call graph) and memref
-    code."""
+    """Refuse, naming the construct, what IREE cannot compile: recursion and
+    memref code."""
     for cycle in call_cycles(module):
         raise BackendError(
             f"backend='iree' cannot compile recursion: @{', @'.join(cycle)} call themselves, "
-            "and IREE's compiler does not handle recursive calls\n"
+            "and IREE 3.13's compiler never returns on a call cycle (its global folding walks "
+            "the call graph again and again, docs/backends.md)\n"
             "  hint: use backend='native' or 'python' for it, or write the recursion as a loop"
         )
     for op in module.walk():
@@ -110,23 +112,33 @@ def check_supported(module: ModuleOp) -> None:
                 where = where.parent_op()
             name = f"@{where.sym_name.data}" if where is not None else "the module"
             raise BackendError(
-                f"backend='iree' cannot compile {name}: it holds {op.name}, a tape in memref form. "
-                "This is the case of a Jacobian of a gradient (irad.hessian, jacfwd(grad(f))) "
-                "of a function with a loop or recursion: the inner gradient's tape is lowered "
-                "before it is differentiated again, and IREE takes tensors only\n"
-                "  hint: use backend='native' or 'python' for it, or irad.jacfwd of a function "
-                "without loops"
+                f"backend='iree' cannot compile {name}: it holds {op.name}, memref code, and IREE "
+                "takes tensors only\n  hint: use backend='native' or 'python' for it"
             )
 
 
 def compile_to_vmfb(module: ModuleOp, target: str) -> bytes:
-    """The IREE bytecode module (.vmfb) of `module` for `target`."""
+    """The IREE bytecode module (.vmfb) of `module` for `target`: compiled to
+    IREE's VM dialect, its register allocation checked (iree_registers), then
+    serialised."""
     require_iree()
     import iree.compiler as compiler
 
     check_supported(module)
     try:
-        return compiler.compile_str(str(for_iree(module)), target_backends=[target], extra_args=flags(target))
+        vm = compiler.compile_str(str(for_iree(module)), target_backends=[target],
+                                  extra_args=[*flags(target), "--compile-to=vm"])
+        allocation = compiler.compile_str(vm, target_backends=[target], extra_args=[
+            *flags(target), "--compile-from=vm", "--iree-vm-bytecode-module-output-format=annotated-mlir-text",
+            "--mlir-print-debuginfo=false"])
+        found = hazards(allocation.decode())
+        if found:
+            raise BackendError(
+                "IREE 3.13 would compute a wrong value for this program: its VM register allocator gives a "
+                f"block argument a register still to be read ({'; '.join(found[:3])}; docs/backends.md)\n"
+                "  hint: use backend='native' or 'python' for this program"
+            )
+        return compiler.compile_str(vm, target_backends=[target], extra_args=[*flags(target), "--compile-from=vm"])
     except compiler.CompilerToolError as exc:
         raise BackendError(f"IREE could not compile the module for {target}: {_diagnosis(str(exc))}\n{exc}") from None
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from xdsl.dialects import arith, linalg, scf, tensor
+from xdsl.dialects import arith, scf, tensor
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -48,6 +48,7 @@ from xdsl.dialects.builtin import (
     f64,
     i64,
 )
+from xdsl.dialects.linalg.ops import FillOp
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -442,4 +443,4 @@ class _SplatAsFill(RewritePattern):
         if op.dynamicSizes:
             return
         empty = tensor.EmptyOp([], op.result.type)
-        rewriter.replace(op, [empty, linalg.FillOp([op.input], [empty.tensor], [op.result.type])])
+        rewriter.replace(op, [empty, FillOp([op.input], [empty.tensor], [op.result.type])])

@@ -1,7 +1,9 @@
 """backend="iree" on IREE's llvm-cpu target: the scalar, loop and array test
 programs the native backend runs must agree with the Python backend and with
-central finite differences; what IREE cannot compile (recursion, a Hessian
-through a loop's tape) is refused with an error naming it.
+central finite differences (elif_chain(3.0, 1.7) included, which IREE's VM
+once got wrong); a Hessian through a loop's tape agrees; what IREE cannot
+compile (recursion, a tape grown in nested loops) is refused with an error
+naming it.
 
 Skipped, with the reason, without the extra (pip install -e '.[iree]').
 No GPU was available: every test here runs on llvm-cpu.
@@ -41,12 +43,10 @@ needs_iree = pytest.mark.skipif(IREE_MISSING is not None, reason=IREE_MISSING or
 
 # What IREE 3.13 cannot run is refused with an error naming it (none of these
 # is a silent wrong answer). Its compiler does not return on a recursive call
-# graph; its VM, which runs the scalar code outside array kernels, has no f64
-# tan, sinh, cosh, asin, acos, trunc, copysign (|x|'s derivative) or f64 -> int
-# conversion (floor, ceil, int); it cannot size a tape grown in a nest of
-# loops whose inner trip counts vary; and its llvm-cpu code generator fails on
-# some reductions of a reshaped, stacked or transposed array (vector.contract).
-HOST = "its host code .IREE's VM.* has no "
+# graph; it cannot size a tape grown in a nest of loops whose inner trip counts
+# vary; and its llvm-cpu code generator fails on some reductions of a
+# reshaped, stacked or transposed array (vector.contract). (The scalar math
+# its VM lacks is written with ops it has: test_iree_forms.py.)
 REFUSED = {
     **dict.fromkeys(["power_rec", "even_part", "tree_rec", "recursion_in_a_loop", "chain_rec"],
                     "cannot compile recursion: @"),
@@ -54,18 +54,8 @@ REFUSED = {
                     "IREE cannot size the tape"),
     **dict.fromkeys(["s_reshape", "s_stack", "la_transpose"], "see its diagnostics"),
 }
-# A silently wrong value: IREE 3.13 on llvm-cpu returns -3.0 for elif_chain(3.0, 1.7)
-# (the Python backend and numpy: -0.2014); the gradients agree. Not understood yet.
-WRONG = set()
-
-
-def _scalar_point(point):
-    marks = [pytest.mark.xfail(strict=True, reason="IREE 3.13 returns a wrong value")] if _id(point) in WRONG else []
-    return pytest.param(point, id=_id(point), marks=marks)
-
-
 @needs_iree
-@pytest.mark.parametrize("point", [_scalar_point(p) for p in POINTS])
+@pytest.mark.parametrize("point", POINTS, ids=map(_id, POINTS))
 def test_scalar_programs_agree_and_match_finite_differences(point):
     f, args = point
     wrt = tg.float_positions(args)

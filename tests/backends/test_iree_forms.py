@@ -356,3 +356,66 @@ def test_random_elif_chains_agree_with_the_python_backend(source):
         assert ref_value == pytest.approx(f(x, a), rel=1e-14, abs=1e-14), (source, x, a)
         assert value == pytest.approx(ref_value, rel=1e-12, abs=1e-13), (source, x, a)
         assert grads == pytest.approx(ref_grads, rel=1e-12, abs=1e-13), (source, x, a)
+
+
+# ---- what is left: found in IREE's register allocation and refused ------------------------
+ANNOTATED = """
+  vm.func private @f(%arg0: f64, %arg1: i64) -> f64 {
+    %c = vm.const.f64 -1.0 {block_registers = ["i0+1", "i2+3"], result_registers = ["i4+5"]}
+  ^bb3(%7: f64, %8: f64):  // 2 preds: ^bb1, ^bb2
+    %9 = vm.sub.f64 %7, %c {block_registers = ["i6+7", "i4+5"], operand_registers = ["i6+7", "i4+5"], result_registers = ["i4+5"]} : f64
+  ^bb4(%10: f64, %11: i32):  // pred: ^bb3
+    %12 = vm.add.f64 %10, %arg0 {block_registers = ["i8+9", "i9"], operand_registers = ["i8+9", "i0+1"], result_registers = ["i2+3"]} : f64
+  ^bb5(%13: f64):  // pred: ^bb4
+    vm.return {block_registers = ["i10+11"], operand_registers = ["i10+11"]} %13 : f64
+  }
+"""
+
+
+def test_register_hazards_are_found_in_the_annotated_vm_module():
+    from irad.backends.iree_registers import hazards
+
+    assert hazards(ANNOTATED) == [
+        "@f ^bb3: its first op reads %c from the register of argument %8",
+        "@f ^bb4: arguments %10 and %11 share a register",
+    ]
+
+
+def branch_holding_a_loop(x, a, n):
+    """The reverse sweep keeps a branch holding a loop, and the seed 1.0 it
+    yields is last read by the first op after it (IREE 3.13 gave d/dx 0.0, not -1.0)."""
+    y = x
+    z = a
+    k = 0
+    if n > 2:
+        y = a
+    elif x > -0.5:
+        for i in range(n - 1):
+            z = z * 0.5 + a * x
+    else:
+        k = k + n // 2
+        y = y + k * a
+    return y - x + z * 0.5 + k
+
+
+@needs_iree
+@pytest.mark.iree
+def test_a_program_iree_would_miscompute_is_refused():
+    from irad.errors import BackendError
+
+    with pytest.raises(BackendError, match="IREE 3.13 would compute a wrong value for this program"):
+        irad.value_and_grad(branch_holding_a_loop, argnums=(0, 1), backend="iree")(-3.0, 0.4, 4)
+
+
+@needs_iree
+@pytest.mark.iree
+def test_a_join_reading_a_dying_value_after_a_kept_branch_is_refused():
+    from irad.errors import BackendError
+
+    kept = REUSED_AT_JOIN.replace(
+        "%s = math.sin %x : f64",
+        "%two = arith.constant 2 : i64\n    %h = arith.divsi %c, %two : i64\n    %hf = arith.sitofp %h : i64 to f64\n"
+        "    %s = arith.addf %hf, %x : f64",
+    )
+    with pytest.raises(BackendError, match="would compute a wrong value"):
+        iree.compile_to_vmfb(parse(kept), "llvm-cpu")
