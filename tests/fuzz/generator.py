@@ -965,10 +965,16 @@ class Generator:
         s.ints.extend(fixed)
         s.fixed_ints |= set(fixed)
         s.scalars.extend(scalars)  # loop variables: the body may rebind them, as Python allows
-        for row, (shape, source) in (rows or {}).items():  # rows of an array: read-only views
+        for row, (shape, source) in (rows or {}).items():
+            # rows are views: writable where the array is (docs/python-subset.md,
+            # "Iteration"), and then the array is not rebound in the body, so every
+            # iteration starts with the row sharing it
+            writable = s.info[source].writable
             s.arrays[row] = shape
-            s.info[row] = Info(s.info[source].base, s.info[source].path + ("row",), False, next(self.names))
+            s.info[row] = Info(s.info[source].base, s.info[source].path + ("row",), writable, next(self.names))
             s.frozen.add(row)
+            if writable:
+                s.frozen.add(source)
         self.block(s, indent, depth - 1)
         changed = {n for n in before if s.info[n] != before[n]}
         s.restore(saved)
@@ -1000,7 +1006,8 @@ class Generator:
             s.lines.append(f"{indent}for {a}, {b} in zip({self.pick(ones)}, {self.pick(ones)}):")
             return self.loop_body(s, indent + "    ", depth, [], scalars=[a, b])
         if kind == "rows" and twos:
-            matrix, row = self.pick(twos), self.name("r")
+            writable = [n for n in twos if s.info[n].writable]  # rows that may be written through
+            matrix, row = self.pick(writable if writable and self.chance() else twos), self.name("r")
             s.lines.append(f"{indent}for {row} in {matrix}:")
             return self.loop_body(s, indent + "    ", depth, [], rows={row: ((s.arrays[matrix][1],), matrix)})
         if kind == "tuple":
