@@ -15,10 +15,13 @@ one line per system; the table printed beside it has the same points.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# One thread for numpy's BLAS, as in bench/native.py; set before numpy loads it.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 from arrays import make_gmm, make_mlp  # noqa: E402
