@@ -42,6 +42,7 @@ import functools
 import glob
 import operator
 import os
+import re
 import subprocess
 import tempfile
 import warnings
@@ -60,6 +61,8 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
     TensorType,
     UnitAttr,
     i1,
@@ -196,6 +199,45 @@ def public_interface(module: ModuleOp) -> ModuleOp:
     return module
 
 
+# irad's functions live in their own namespace in the object code: a function
+# named like a C symbol that lowered code calls (sin, which llvm.sin.f64
+# becomes; malloc, memcpy, ...) would otherwise *be* that symbol, and the
+# call would bind to it (infinite recursion). No C symbol contains a dot.
+SYMBOL_PREFIX = "irad."
+_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def symbol(name: str) -> str:
+    """The object-code name of irad's function `name`: names a C library could
+    define get SYMBOL_PREFIX; the rest (f.grad, ...) are safe already."""
+    return SYMBOL_PREFIX + name if _C_IDENTIFIER.fullmatch(name) else name
+
+
+def namespace_symbols(module: ModuleOp) -> None:
+    """Rename, in place, each function `module` defines to `symbol(name)`, and
+    every reference to it (calls, attributes). Declarations (libm, the
+    runtime) keep their names: they are the C symbols."""
+    renamed = {
+        op.sym_name.data: symbol(op.sym_name.data)
+        for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks
+    }
+    renamed = {old: new for old, new in renamed.items() if old != new}
+    if not renamed:
+        return
+
+    def moved(attr: Attribute) -> Attribute:
+        if isinstance(attr, SymbolRefAttr) and attr.root_reference.data in renamed:
+            return SymbolRefAttr(renamed[attr.root_reference.data], attr.nested_references)
+        return attr
+
+    for op in module.walk():
+        for table in (op.properties, op.attributes):
+            for key, value in table.items():
+                table[key] = moved(value)
+        if isinstance(op, func.FuncOp) and op.sym_name.data in renamed:
+            op.sym_name = StringAttr(renamed[op.sym_name.data])
+
+
 def drop_prints(module: ModuleOp) -> None:
     """Native code does not print: each `print` is dropped, with one warning per
     statement naming its line (irad/ir/printing.py)."""
@@ -253,6 +295,7 @@ def for_mlir_opt(
     arguments after their own (native_call.destination_passing).
     """
     module = public_interface(module)
+    namespace_symbols(module)
     expand_for_llvm(module)  # math.isinf, math.isnormal, math.expm1
     drop_prints(module)
     if destinations:
@@ -490,7 +533,8 @@ class NativeModule:
     callable from Python, returning a tuple (as the Python backend does)."""
 
     def __init__(self, module: ModuleOp):
-        self.signatures = {op.sym_name.data: native_call.signature(op) for op in _public_functions(module)}
+        # keyed by object-code name (`symbol`); Python asks by irad's name
+        self.signatures = {symbol(op.sym_name.data): native_call.signature(op) for op in _public_functions(module)}
         if any(sig.has_arrays for sig in self.signatures.values()):
             native_call.numpy_layout()  # a clear error now if numpy arrays cannot be read in place
         ready, passes = for_mlir_opt(module, tracked=True, destinations=True)
@@ -527,14 +571,15 @@ class NativeModule:
         return "\n".join([native_checks.runtime(signatures), *trampolines])
 
     def function(self, name: str) -> Callable[..., tuple]:
-        if name not in self.functions:
+        linked = symbol(name)
+        if linked not in self.functions:
             raise BackendError(f"the native module has no public function @{name}")
-        sig = self.signatures[name]
+        sig, fn = self.signatures[linked], self.functions[linked]
         if sig.has_arrays:
-            address = self.jit.address(native_call.TRAMPOLINE_PREFIX + name)
-            call = _array_callable(address, sig, self.functions[name].function_type.outputs.data, self.checks)
+            address = self.jit.address(native_call.TRAMPOLINE_PREFIX + sig.name)
+            call = _array_callable(address, sig, fn.function_type.outputs.data, self.checks)
         else:
-            call = _callable(self.jit.address(native_checks.ENTRY_PREFIX + name), self.functions[name], self.checks)
+            call = _callable(self.jit.address(native_checks.ENTRY_PREFIX + linked), fn, self.checks)
         call.__name__ = name
         call.native_module = self  # the machine code lives as long as the callable
         return call
