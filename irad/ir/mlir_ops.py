@@ -64,6 +64,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure, SameOperandsAndResultType
 from xdsl.utils.exceptions import VerifyException
 
+from irad.errors import BackendError
 
 __all__ = [
     "ARITH",
@@ -329,7 +330,15 @@ def expand_for_llvm(module: ModuleOp) -> None:
     declared: dict[str, Attribute] = {}
     patterns = [_ExpandIsInf(), _ExpandIsNormal(), _Expm1ToLibm(declared.setdefault)]
     PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(module)
-    existing = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)}
+    existing = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
     for name, element in declared.items():
-        if name not in existing:  # irad's own functions are renamed apart (native.namespace_symbols)
-            module.body.block.add_op(func.FuncOp.external(name, [element], [element]))
+        if name in existing:
+            # the native backend renames irad's functions apart (native.namespace_symbols);
+            # a hand-written module (irad-for-mlir-opt) may still define the name
+            if not existing[name].is_declaration:
+                raise BackendError(
+                    f"the module defines a function @{name}, the name of the libm function that computes "
+                    f"math.expm1 natively\n  hint: rename the function @{name}"
+                )
+            continue
+        module.body.block.add_op(func.FuncOp.external(name, [element], [element]))

@@ -53,7 +53,7 @@ def total(x):
     return np.sum({name}(x))
 '''
 
-RUNNER = '''
+RUNNER = r'''
 import json, re, sys
 import numpy as np
 import irad
