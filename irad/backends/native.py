@@ -58,6 +58,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     IndexType,
+    IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
@@ -66,6 +67,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
     i1,
+    i64,
 )
 from xdsl.ir import Attribute
 
@@ -215,8 +217,8 @@ def symbol(name: str) -> str:
 
 def namespace_symbols(module: ModuleOp) -> None:
     """Rename, in place, each function `module` defines to `symbol(name)`, and
-    every reference to it (calls, attributes). Declarations (libm, the
-    runtime) keep their names: they are the C symbols."""
+    every call of it. Declarations (libm, the runtime) keep their names: they
+    are the C symbols."""
     renamed = {
         op.sym_name.data: symbol(op.sym_name.data)
         for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks
@@ -224,17 +226,14 @@ def namespace_symbols(module: ModuleOp) -> None:
     renamed = {old: new for old, new in renamed.items() if old != new}
     if not renamed:
         return
-
-    def moved(attr: Attribute) -> Attribute:
-        if isinstance(attr, SymbolRefAttr) and attr.root_reference.data in renamed:
-            return SymbolRefAttr(renamed[attr.root_reference.data], attr.nested_references)
-        return attr
-
-    for op in module.walk():
-        for table in (op.properties, op.attributes):
-            for key, value in table.items():
-                table[key] = moved(value)
+    for op in module.walk():  # calls; attributes (irad.primal, ...) keep naming Python's functions
+        for key, value in op.properties.items():
+            if isinstance(value, SymbolRefAttr) and value.root_reference.data in renamed:
+                op.properties[key] = SymbolRefAttr(renamed[value.root_reference.data], value.nested_references)
         if isinstance(op, func.FuncOp) and op.sym_name.data in renamed:
+            if "irad.primal" not in op.attributes:  # a primal: messages still name it as written (metadata.origin)
+                op.attributes["irad.primal"] = SymbolRefAttr(op.sym_name.data)
+                op.attributes["irad.order"] = IntegerAttr(0, i64)
             op.sym_name = StringAttr(renamed[op.sym_name.data])
 
 
@@ -533,12 +532,13 @@ class NativeModule:
     callable from Python, returning a tuple (as the Python backend does)."""
 
     def __init__(self, module: ModuleOp):
-        # keyed by object-code name (`symbol`); Python asks by irad's name
-        self.signatures = {symbol(op.sym_name.data): native_call.signature(op) for op in _public_functions(module)}
+        self.signatures = {op.sym_name.data: native_call.signature(op) for op in _public_functions(module)}
         if any(sig.has_arrays for sig in self.signatures.values()):
             native_call.numpy_layout()  # a clear error now if numpy arrays cannot be read in place
         ready, passes = for_mlir_opt(module, tracked=True, destinations=True)
-        self.functions = {op.sym_name.data: op for op in _public_functions(ready)}  # array results are arguments
+        # by irad's name; in `ready` and the object code each is called symbol(name)
+        named = {symbol(name): name for name in self.signatures}
+        self.functions = {named[op.sym_name.data]: op for op in _public_functions(ready)}  # array results are arguments
         messages = native_checks.guard(ready)
         self.llvm_ir = lower_to_llvm_ir(str(ready), passes)
         libraries, linked = runtime_libraries(), []
@@ -554,16 +554,19 @@ class NativeModule:
         """The runtime of the checks, with an entry for each public function
         (it must report failures as `_callable` expects), and the trampolines
         of the functions with arrays."""
-        signatures = {name: signature(llvm_module, native_checks.CIFACE_PREFIX + name) for name in self.functions}
+        signatures = {
+            symbol(name): signature(llvm_module, native_checks.CIFACE_PREFIX + symbol(name)) for name in self.functions
+        }
         trampolines = []
-        for name, (result, params) in signatures.items():
+        for name in self.functions:
+            result, params = signatures[symbol(name)]
             outputs = self.functions[name].function_type.outputs.data
             convention = _convention(outputs)
             if native_checks.entry_convention(result) != convention:
                 raise BackendError(f"the C interface of @{name} returns {result}, which irad does not expect")
             if self.signatures[name].has_arrays:
                 trampolines.append(native_call.trampoline(
-                    self.signatures[name], native_checks.ENTRY_PREFIX + name, convention, result, params
+                    self.signatures[name], native_checks.ENTRY_PREFIX + symbol(name), convention, result, params
                 ))
         if trampolines:
             native_call.python_symbols()
@@ -571,15 +574,14 @@ class NativeModule:
         return "\n".join([native_checks.runtime(signatures), *trampolines])
 
     def function(self, name: str) -> Callable[..., tuple]:
-        linked = symbol(name)
-        if linked not in self.functions:
+        if name not in self.functions:
             raise BackendError(f"the native module has no public function @{name}")
-        sig, fn = self.signatures[linked], self.functions[linked]
+        sig, fn = self.signatures[name], self.functions[name]
         if sig.has_arrays:
             address = self.jit.address(native_call.TRAMPOLINE_PREFIX + sig.name)
             call = _array_callable(address, sig, fn.function_type.outputs.data, self.checks)
         else:
-            call = _callable(self.jit.address(native_checks.ENTRY_PREFIX + linked), fn, self.checks)
+            call = _callable(self.jit.address(native_checks.ENTRY_PREFIX + symbol(name)), fn, self.checks)
         call.__name__ = name
         call.native_module = self  # the machine code lives as long as the callable
         return call
