@@ -42,6 +42,7 @@ import functools
 import glob
 import operator
 import os
+import re
 import subprocess
 import tempfile
 import warnings
@@ -57,12 +58,16 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     IndexType,
+    IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
     TensorType,
     UnitAttr,
     i1,
+    i64,
 )
 from xdsl.ir import Attribute
 
@@ -196,6 +201,42 @@ def public_interface(module: ModuleOp) -> ModuleOp:
     return module
 
 
+# irad's functions live in their own namespace in the object code: a function
+# named like a C symbol that lowered code calls (sin, which llvm.sin.f64
+# becomes; malloc, memcpy, ...) would otherwise *be* that symbol, and the
+# call would bind to it (infinite recursion). No C symbol contains a dot.
+SYMBOL_PREFIX = "irad."
+_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def symbol(name: str) -> str:
+    """The object-code name of irad's function `name`: names a C library could
+    define get SYMBOL_PREFIX; the rest (f.grad, ...) are safe already."""
+    return SYMBOL_PREFIX + name if _C_IDENTIFIER.fullmatch(name) else name
+
+
+def namespace_symbols(module: ModuleOp) -> None:
+    """Rename, in place, each function `module` defines to `symbol(name)`, and
+    every call of it. Declarations (libm, the runtime) keep their names: they
+    are the C symbols."""
+    renamed = {
+        op.sym_name.data: symbol(op.sym_name.data)
+        for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks
+    }
+    renamed = {old: new for old, new in renamed.items() if old != new}
+    if not renamed:
+        return
+    for op in module.walk():  # calls; attributes (irad.primal, ...) keep naming Python's functions
+        for key, value in op.properties.items():
+            if isinstance(value, SymbolRefAttr) and value.root_reference.data in renamed:
+                op.properties[key] = SymbolRefAttr(renamed[value.root_reference.data], value.nested_references)
+        if isinstance(op, func.FuncOp) and op.sym_name.data in renamed:
+            if "irad.primal" not in op.attributes:  # a primal: messages still name it as written (metadata.origin)
+                op.attributes["irad.primal"] = SymbolRefAttr(op.sym_name.data)
+                op.attributes["irad.order"] = IntegerAttr(0, i64)
+            op.sym_name = StringAttr(renamed[op.sym_name.data])
+
+
 def drop_prints(module: ModuleOp) -> None:
     """Native code does not print: each `print` is dropped, with one warning per
     statement naming its line (irad/ir/printing.py)."""
@@ -253,6 +294,7 @@ def for_mlir_opt(
     arguments after their own (native_call.destination_passing).
     """
     module = public_interface(module)
+    namespace_symbols(module)
     expand_for_llvm(module)  # math.isinf, math.isnormal, math.expm1
     drop_prints(module)
     if destinations:
@@ -494,7 +536,9 @@ class NativeModule:
         if any(sig.has_arrays for sig in self.signatures.values()):
             native_call.numpy_layout()  # a clear error now if numpy arrays cannot be read in place
         ready, passes = for_mlir_opt(module, tracked=True, destinations=True)
-        self.functions = {op.sym_name.data: op for op in _public_functions(ready)}  # array results are arguments
+        # by irad's name; in `ready` and the object code each is called symbol(name)
+        named = {symbol(name): name for name in self.signatures}
+        self.functions = {named[op.sym_name.data]: op for op in _public_functions(ready)}  # array results are arguments
         blas = native_blas.call_blas(ready)  # large matrix products call BLAS
         messages = native_checks.guard(ready)
         self.llvm_ir = lower_to_llvm_ir(str(ready), passes)
@@ -513,16 +557,19 @@ class NativeModule:
         """The runtime of the checks, with an entry for each public function
         (it must report failures as `_callable` expects), and the trampolines
         of the functions with arrays."""
-        signatures = {name: signature(llvm_module, native_checks.CIFACE_PREFIX + name) for name in self.functions}
+        signatures = {
+            symbol(name): signature(llvm_module, native_checks.CIFACE_PREFIX + symbol(name)) for name in self.functions
+        }
         trampolines = []
-        for name, (result, params) in signatures.items():
+        for name in self.functions:
+            result, params = signatures[symbol(name)]
             outputs = self.functions[name].function_type.outputs.data
             convention = _convention(outputs)
             if native_checks.entry_convention(result) != convention:
                 raise BackendError(f"the C interface of @{name} returns {result}, which irad does not expect")
             if self.signatures[name].has_arrays:
                 trampolines.append(native_call.trampoline(
-                    self.signatures[name], native_checks.ENTRY_PREFIX + name, convention, result, params
+                    self.signatures[name], native_checks.ENTRY_PREFIX + symbol(name), convention, result, params
                 ))
         if trampolines:
             native_call.python_symbols()
@@ -532,12 +579,12 @@ class NativeModule:
     def function(self, name: str) -> Callable[..., tuple]:
         if name not in self.functions:
             raise BackendError(f"the native module has no public function @{name}")
-        sig = self.signatures[name]
+        sig, fn = self.signatures[name], self.functions[name]
         if sig.has_arrays:
-            address = self.jit.address(native_call.TRAMPOLINE_PREFIX + name)
-            call = _array_callable(address, sig, self.functions[name].function_type.outputs.data, self.checks)
+            address = self.jit.address(native_call.TRAMPOLINE_PREFIX + sig.name)
+            call = _array_callable(address, sig, fn.function_type.outputs.data, self.checks)
         else:
-            call = _callable(self.jit.address(native_checks.ENTRY_PREFIX + name), self.functions[name], self.checks)
+            call = _callable(self.jit.address(native_checks.ENTRY_PREFIX + symbol(name)), fn, self.checks)
         call.__name__ = name
         call.native_module = self  # the machine code lives as long as the callable
         return call

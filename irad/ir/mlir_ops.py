@@ -333,10 +333,12 @@ def expand_for_llvm(module: ModuleOp) -> None:
     existing = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
     for name, element in declared.items():
         if name in existing:
+            # the native backend renames irad's functions apart (native.namespace_symbols);
+            # a hand-written module (irad-for-mlir-opt) may still define the name
             if not existing[name].is_declaration:
                 raise BackendError(
                     f"the module defines a function @{name}, the name of the libm function that computes "
-                    f"math.expm1 natively\n  hint: rename the Python function {name}"
+                    f"math.expm1 natively\n  hint: rename the function @{name}"
                 )
             continue
         module.body.block.add_op(func.FuncOp.external(name, [element], [element]))

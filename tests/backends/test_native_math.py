@@ -16,7 +16,6 @@ import pytest
 
 import irad
 from irad.backends import native
-from irad.errors import BackendError
 from tests.backends.test_backend_native import needs_native
 
 pytestmark = [pytest.mark.native, needs_native]
@@ -79,12 +78,3 @@ def test_gradient_at_small_arguments_matches_finite_differences():
           for v, d in zip(x.tolist(), h.tolist())]
     np.testing.assert_allclose(grad, fd, rtol=1e-6)
 
-
-def expm1(x):
-    return np.expm1(x) * 2.0
-
-
-def test_a_function_named_like_libms_expm1_is_a_clear_error():
-    x = np.zeros(3)
-    with pytest.raises(BackendError, match=r"defines a function @expm1.*\n  hint: rename the Python function expm1"):
-        native_function(expm1, x)

@@ -93,3 +93,21 @@ def test_class_tests_on_tensors_expand_too():
     expand_for_llvm(module)
     module.verify()
     assert not any(isinstance(op, (IsInfOp, IsNormalOp)) for op in module.walk())
+
+
+def test_expand_for_llvm_refuses_a_module_defining_expm1():
+    """A hand-written module (irad-for-mlir-opt) that defines @expm1 would have
+    math.expm1 call it; the native backend renames its functions apart first."""
+    from xdsl.parser import Parser
+
+    from irad.errors import BackendError
+
+    text = """
+    func.func @expm1(%x: f64) -> f64 {
+      %y = math.expm1 %x : f64
+      func.return %y : f64
+    }
+    """
+    module = Parser(make_context(), text).parse_module()
+    with pytest.raises(BackendError, match=r"defines a function @expm1.*\n  hint: rename the function @expm1"):
+        expand_for_llvm(module)
