@@ -196,7 +196,9 @@ numpy_function(np.logaddexp2, params=("x1", "x2"))(_logaddexp(base_two=True))
 @numpy_function(np.hypot, params=("x1", "x2"))
 def _hypot(al, node, a, b):
     """m sqrt((x/m)^2 + (y/m)^2) with m = max(|x|, |y|): no overflow or underflow;
-    the result does not depend on m, so its derivative through m is exactly 0."""
+    the result does not depend on m, so its derivative through m is exactly 0
+    (except at (0, 0), where the derivative is 0, the subgradient math.hypot's
+    rule also gives)."""
     x, y = _floats(al, node, a, b)
     em = al.em
     m = em.op(arith.MaximumfOp(em.op(mathd.AbsFOp(x)), em.op(mathd.AbsFOp(y))))
@@ -204,7 +206,11 @@ def _hypot(al, node, a, b):
     degenerate = em.op(arith.OrIOp(infinite, _mask(al, _cmp("oeq", 0.0), [m])))
     scale = _where(al, degenerate, _const(al, 1.0, m), m)
     u, v = em.div(x, scale), em.div(y, scale)
-    h = em.mul(m, em.op(mathd.SqrtOp(em.add(em.mul(u, u), em.mul(v, v)))))
+    # sqrt's derivative at 0 is infinite; at (0, 0) it would meet a zero tangent
+    # and give NaN, so there sqrt reads 1 (h = m = 0 all the same), and the
+    # derivative is m's, 0, as math.hypot's rule gives
+    squares = _where(al, degenerate, _const(al, 1.0, m), em.add(em.mul(u, u), em.mul(v, v)))
+    h = em.mul(m, em.op(mathd.SqrtOp(squares)))
     return al.new(_where(al, infinite, _const(al, math.inf, h), h))
 
 

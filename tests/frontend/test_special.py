@@ -5,6 +5,7 @@ both backends."""
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -134,3 +135,26 @@ def test_hypot_at_its_kink_is_not_nan(backend):
     assert irad.grad(hypot_of, argnums=(0, 1), backend=backend)(0.0, 0.0) == (0.0, 0.0)
     assert irad.jvp(hypot_of, (0.0, 0.0), (1.0, 1.0), backend=backend) == (0.0, 0.0)
     assert irad.grad(hypot_of, argnums=(0, 1), backend=backend)(3.0, 4.0) == pytest.approx((0.6, 0.8))
+
+
+def array_hypot_times_zero(x):
+    return np.sum(0.0 * np.hypot(x, x) + x)
+
+
+def array_hypot_of(x, y):
+    return np.sum(np.hypot(x, y))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_array_hypot_at_its_kink_agrees_with_math_hypot(backend):
+    """np.hypot at (0, 0) gives math.hypot's subgradient 0, not NaN (the
+    overflow-safe scaling once took sqrt's infinite derivative there)."""
+    h = 1e-6
+    x = np.array([0.0, 0.0, 3.0])
+    fd = [(array_hypot_times_zero(x + h * e) - array_hypot_times_zero(x - h * e)) / (2 * h) for e in np.eye(3)]
+    np.testing.assert_allclose(irad.grad(array_hypot_times_zero, backend=backend)(x), fd, atol=1e-8)
+    gx, gy = irad.grad(array_hypot_of, argnums=(0, 1), backend=backend)(np.array([0.0, 3.0]), np.array([0.0, 4.0]))
+    np.testing.assert_allclose(gx, [0.0, 0.6])
+    np.testing.assert_allclose(gy, [0.0, 0.8])
+    value, tangent = irad.jvp(array_hypot_of, (np.zeros(2), np.zeros(2)), (np.ones(2), np.ones(2)), backend=backend)
+    assert (value, tangent) == (0.0, 0.0)
