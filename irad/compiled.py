@@ -32,6 +32,7 @@ class Compiled:
     out_types: tuple[Attribute, ...] = ()
     hidden: HiddenGlobals = NO_GLOBALS
     results: Tree | None = None  # the tree of f's results (leaves: out_types)
+    entry: tuple | None = None  # (the compiled module, the function's name): for call entries
 
 
 _CACHE: dict[tuple, list[Compiled]] = {}
