@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import linecache
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -57,10 +57,10 @@ class EntryPlan:
 
 @dataclass(frozen=True)
 class Body:
-    """A backend's part of an entry: statements (indented by one level, over
-    the parameters `params`) ending in a return of `plan.results`, the names
-    they use, and the statements that handle `except RecursionError` already
-    (the body may be wrapped in its own try)."""
+    """A backend's part of an entry: statements over the parameters (indented
+    one level) that run the code and return `plan.results` of its results, or
+    the general path's result for what they cannot run; and the names they
+    use besides the generated module's."""
 
     lines: list[str]
     names: dict
@@ -70,11 +70,14 @@ def params(n: int) -> list[str]:
     return [f"a{i}" for i in range(n)]
 
 
-def guard(plan: EntryPlan, names: Sequence[str], env: dict) -> str:
-    """The condition that the arguments `names` are of `plan.kinds`."""
+def guard(plan: EntryPlan, names: Sequence[str], env: dict, checked: Collection[int] = ()) -> str:
+    """The condition that the arguments `names` are of `plan.kinds`, but for
+    the arrays at positions `checked`, which the body checks itself."""
     terms = []
     env["_e_ndarray"] = np.ndarray
     for i, (name, kind) in enumerate(zip(names, plan.kinds)):
+        if isinstance(kind, ArrayKind) and i in checked:
+            continue
         if isinstance(kind, ArrayKind):
             env[f"_e_dtype{i}"] = kind.dtype
             terms.append(f"type({name}) is _e_ndarray and {name}.dtype is _e_dtype{i} and {name}.shape == {kind.shape!r}")
@@ -86,13 +89,15 @@ def guard(plan: EntryPlan, names: Sequence[str], env: dict) -> str:
     return " and ".join(terms) or "True"
 
 
-def define(plan: EntryPlan, names: Sequence[str], body: Body, namespace: dict, label: str) -> Callable:
+def define(
+    plan: EntryPlan, names: Sequence[str], body: Body, namespace: dict, label: str, checked: Collection[int] = ()
+) -> Callable:
     """The entry: `__call__(self, *args, **kwargs)`, its body run in
     `namespace` (the generated module's globals) with `body.names` and the
     plan's constants bound as closure variables."""
     env: dict = {"_e_otherwise": plan.otherwise, "_e_table": plan.table, "_e_version": plan.version,
                  **plan.names, **body.names}
-    condition = guard(plan, names, env)
+    condition = guard(plan, names, env, checked)
     unpack = "".join(f"{n}, " for n in names)
     slow = "return _e_otherwise(_self, _args, _kwargs)"
     lines = [

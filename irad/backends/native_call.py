@@ -23,7 +23,7 @@ JIT-compiled with the module:
 * the GIL is held while the arguments are read and released while the
   machine code runs, as a C extension does.
 
-The Python half (`caller`) is Python source generated per signature: one
+The Python half (`Caller`) is Python source generated per signature: one
 `np.empty` per array result, one ctypes call and a status test, no loop and
 nothing that touches xDSL. Functions without arrays keep calling their entry
 directly (native.py).
@@ -53,6 +53,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
+from irad.backends import entry
 from irad.errors import BackendError
 
 TRAMPOLINE_PREFIX = "irad_py_"
@@ -381,57 +382,80 @@ def _convert(spec: ArraySpec, value, position: int, name: str) -> np.ndarray:
     return np.array(array, dtype=spec.dtype, order="C", copy=True)
 
 
-def caller(
-    sig: Signature,
-    function: Callable,
-    results: type | None,
-    memref: Callable[[int, object], ctypes.Structure],
-    claim: Callable[[Sequence, Sequence], tuple],
-    failed: Callable[[int], Exception],
-) -> Callable[..., tuple]:
-    """The Python function that calls the trampoline `function`: a ctypes
-    function taking `results` first (if there are scalar or memref results),
-    then the arguments (`memref(i, value)`: the descriptor of a memref
-    argument), then the array results. `claim(values, arguments)` turns the
-    memref results into Python values; `failed(id)` is the error of a check."""
-    n = len(sig.inputs)
-    params = ", ".join(f"a{i}" for i in range(n))
-    env: dict = {"_f": function, "_empty": np.empty, "_R": results, "_claim": claim, "_failed": failed, "_m": memref}
-    passed = [f"_m({i}, a{i})" if isinstance(t, MemRefType) else f"a{i}" for i, t in enumerate(sig.inputs)]
-    body = []
-    for j, spec in enumerate(sig.arrays_out):
-        env[f"_s{j}"], env[f"_d{j}"] = spec.shape, spec.dtype
-        body.append(f"o{j} = _empty(_s{j}, _d{j})")
-    if results is not None:
-        body.append("r = _R()")
-    outs = [f"o{j}" for j in range(len(sig.arrays_out))]
-    body.append(f"s = _f({', '.join((['r'] if results is not None else []) + passed + outs)})")
-    rest = sig.rest_out
-    arrays = iter(outs)
-    if any(isinstance(t, MemRefType) for t in rest):
-        fields = "(r,)" if len(rest) == 1 else "(" + "".join(f"r.r{k}, " for k in range(len(rest))) + ")"
-        values = iter(f"c[{k}]" for k in range(len(rest)))
-        pre = [f"c = _claim({fields}, ({params}{',' if n else ''}))"]
-    else:
-        values = iter(["r.value"] if len(rest) == 1 else [f"r.r{k}" for k in range(len(rest))])
-        pre = []
-    returned = "".join((next(arrays) if isinstance(t, ArraySpec) else next(values)) + ", " for t in sig.outputs)
+@dataclass(frozen=True)
+class Caller:
+    """How Python calls the trampoline `function`: a ctypes function taking
+    `results` first (if there are scalar or memref results), then the
+    arguments (`memref(i, value)`: the descriptor of a memref argument), then
+    the array results. `claim(values, arguments)` turns the memref results into
+    Python values; `failed(id)` is the error of a check."""
 
-    def define(name: str, on_reject: str) -> str:
-        lines = [f"def {name}({params}):", *(f"    {line}" for line in body), "    if s:",
-                 "        if s > 0:", "            raise _failed(s)", f"        {on_reject}",
-                 *(f"    {line}" for line in pre), f"    return ({returned})"]
-        return "\n".join(lines)
+    sig: Signature
+    function: Callable
+    results: type | None
+    memref: Callable[[int, object], ctypes.Structure]
+    claim: Callable[[Sequence, Sequence], tuple]
+    failed: Callable[[int], Exception]
 
-    specs = {i: t for i, t in enumerate(sig.inputs) if isinstance(t, ArraySpec)}
-    env["_convert"] = _convert
-    env["_specs"] = specs
-    env["_BackendError"] = BackendError
-    refused = f"@{sig.name}: the native call refused argument %d after converting it"
-    converted = ", ".join(f"_convert(_specs[{i}], a{i}, {i}, {sig.name!r})" if i in specs else f"a{i}" for i in range(n))
-    source = "\n\n".join([
-        define("call", f"return again({converted})"),
-        define("again", f"raise _BackendError({refused!r} % (-s - 1))"),
-    ])
-    exec(compile(source, f"<irad.backends.native_call @{sig.name}>", "exec"), env)
-    return env["call"]
+    def _lines(self, on_reject: str) -> tuple[list[str], list[str], dict]:
+        """The statements of a call over parameters a0, a1, ... (`on_reject`
+        when the trampoline refuses an argument), the expressions of the
+        results, and the names they use."""
+        sig, results = self.sig, self.results
+        n = len(sig.inputs)
+        params = ", ".join(f"a{i}" for i in range(n))
+        env: dict = {"_f": self.function, "_empty": np.empty, "_R": results, "_claim": self.claim,
+                     "_failed": self.failed, "_m": self.memref}
+        passed = [f"_m({i}, a{i})" if isinstance(t, MemRefType) else f"a{i}" for i, t in enumerate(sig.inputs)]
+        body = []
+        for j, spec in enumerate(sig.arrays_out):
+            env[f"_s{j}"], env[f"_d{j}"] = spec.shape, spec.dtype
+            body.append(f"o{j} = _empty(_s{j}, _d{j})")
+        if results is not None:
+            body.append("r = _R()")
+        outs = [f"o{j}" for j in range(len(sig.arrays_out))]
+        body.append(f"s = _f({', '.join((['r'] if results is not None else []) + passed + outs)})")
+        body += ["if s:", "    if s > 0:", "        raise _failed(s)", f"    {on_reject}"]
+        rest = sig.rest_out
+        arrays = iter(outs)
+        if any(isinstance(t, MemRefType) for t in rest):
+            fields = "(r,)" if len(rest) == 1 else "(" + "".join(f"r.r{k}, " for k in range(len(rest))) + ")"
+            values = iter(f"c[{k}]" for k in range(len(rest)))
+            body.append(f"c = _claim({fields}, ({params}{',' if n else ''}))")
+        else:
+            values = iter(["r.value"] if len(rest) == 1 else [f"r.r{k}" for k in range(len(rest))])
+        returned = [next(arrays) if isinstance(t, ArraySpec) else next(values) for t in sig.outputs]
+        return body, returned, env
+
+    def python(self) -> Callable[..., tuple]:
+        """The Python function that calls the trampoline, returning a tuple:
+        an argument it refuses is converted (a contiguous copy of the right
+        dtype, or a clear error) and the call made again."""
+        sig = self.sig
+        n = len(sig.inputs)
+        params = ", ".join(f"a{i}" for i in range(n))
+        specs = {i: t for i, t in enumerate(sig.inputs) if isinstance(t, ArraySpec)}
+        refused = f"@{sig.name}: the native call refused argument %d after converting it"
+        converted = ", ".join(f"_convert(_specs[{i}], a{i}, {i}, {sig.name!r})" if i in specs else f"a{i}" for i in range(n))
+
+        def define(name: str, on_reject: str) -> tuple[str, dict]:
+            body, returned, env = self._lines(on_reject)
+            returned_tuple = "".join(f"{r}, " for r in returned)
+            lines = [f"def {name}({params}):", *(f"    {line}" for line in body), f"    return ({returned_tuple})"]
+            return "\n".join(lines), env
+
+        call, env = define("call", f"return again({converted})")
+        again, _ = define("again", f"raise _BackendError({refused!r} % (-s - 1))")
+        env.update(_convert=_convert, _specs=specs, _BackendError=BackendError)
+        exec(compile(call + "\n\n" + again, f"<irad.backends.native_call @{sig.name}>", "exec"), env)
+        return env["call"]
+
+    def entry(self, plan: entry.EntryPlan) -> Callable:
+        """The call entry (entry.py) of this function: the trampoline checks
+        array arguments itself, so the entry checks only the others; an
+        argument the trampoline refuses goes to the general path."""
+        body, returned, env = self._lines("return _e_otherwise(_self, _args, _kwargs)")
+        lines = [f"    {line}" for line in body] + [f"    return {plan.results.format(*returned)}"]
+        in_place = {i for i, t in enumerate(self.sig.inputs) if isinstance(t, ArraySpec)}
+        names = entry.params(len(self.sig.inputs))
+        return entry.define(plan, names, entry.Body(lines, env), {}, self.sig.name, checked=in_place)
