@@ -545,9 +545,10 @@ def _array_caller(
     of a function with arrays; `outputs` are its results after
     destination passing (scalars, memrefs)."""
     results = _results(outputs) if outputs else None
-    argtypes = [
-        ctypes.py_object if isinstance(t, native_call.ArraySpec) else _argument(t) for t in sig.inputs
-    ] + [ctypes.py_object] * len(sig.arrays_out)
+    # the arguments' tuple, the scalars and memrefs among them, the results' tuple
+    argtypes = [ctypes.py_object] + [
+        _argument(t) for t in sig.inputs if not isinstance(t, native_call.ArraySpec)
+    ] + [ctypes.py_object] * bool(sig.arrays_out)
     first = [ctypes.POINTER(results)] if results is not None else []
     function = ctypes.PYFUNCTYPE(ctypes.c_int32, *first, *argtypes)(address)
 

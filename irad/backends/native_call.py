@@ -4,8 +4,10 @@ Python calls a public function `@f` that takes or returns arrays through a
 trampoline, `irad_py_<f>`, LLVM IR written here per signature and
 JIT-compiled with the module:
 
-* array arguments cross as the numpy arrays themselves (ctypes `py_object`).
-  The trampoline checks each in place, reading the fields numpy's own C API
+* array arguments cross as the numpy arrays themselves, in the tuple of the
+  call's arguments: one ctypes `py_object` however many arrays there are
+  (ctypes converts each argument it passes, which costs more than the
+  trampoline's reads). The trampoline checks each array in place, reading the fields numpy's own C API
   macros read (`PyArray_DATA`, `PyArray_DIMS`, ...; `numpy_layout` verifies
   where they are, once per process): exactly an ndarray, the dtype, the
   shape, C-contiguous and aligned. It then builds the memref descriptor on
@@ -13,7 +15,7 @@ JIT-compiled with the module:
   it return `-(i + 1)`, and Python converts that argument (a contiguous copy
   of the right dtype, or a clear error for a wrong shape) and calls again;
 * array results are destinations (`destination_passing`): Python allocates
-  them with `np.empty` and passes them like arguments, and the function
+  them with `np.empty` and passes them in one tuple, and the function
   computes into them (`bufferization.materialize_in_destination`; MLIR's
   empty-tensor elimination writes the last op's result in place). So a
   result is a plain numpy array Python owns, sharing memory with nothing;
@@ -73,6 +75,7 @@ class NumpyLayout:
     descr: int
     type_char: int  # PyArray_Descr.type ('d' for float64)
     byteorder: int
+    tuple_items: int  # PyTupleObject.ob_item: the arrays cross in tuples
 
 
 @functools.cache
@@ -80,12 +83,14 @@ def numpy_layout() -> NumpyLayout:
     """Where this CPython and numpy keep an array's fields: after the object
     header, `data, nd, dimensions, strides, base, descr`, and in a descr after
     its `typeobj`, `kind, type, byteorder` (the layout compiled extensions
-    rely on). Checked against real arrays; BackendError if it differs."""
+    rely on); and a tuple's items. Checked against real arrays and a tuple;
+    BackendError if it differs."""
     head = object.__basicsize__  # sizeof(PyObject): 16, more in free-threaded builds
     word = ctypes.sizeof(ctypes.c_void_p)
     layout = NumpyLayout(
         type=head - word, data=head, nd=head + word, dimensions=head + 2 * word, strides=head + 3 * word,
         descr=head + 5 * word, type_char=head + word + 1, byteorder=head + word + 2,
+        tuple_items=tuple.__basicsize__,
     )
 
     def pointer(address: int) -> int:
@@ -106,7 +111,11 @@ def numpy_layout() -> NumpyLayout:
         )
 
     samples = [np.zeros((3, 5)), np.zeros((4, 6), np.float32)[1:, ::2], np.zeros(7, ">i4"), np.zeros((), np.bool_)]
-    if sys.implementation.name != "cpython" or not all(map(agrees, samples)):
+    items = tuple(samples)
+    in_tuple = tuple.__itemsize__ == word and all(
+        pointer(id(items) + layout.tuple_items + k * word) == id(a) for k, a in enumerate(items)
+    )
+    if sys.implementation.name != "cpython" or not in_tuple or not all(map(agrees, samples)):
         raise BackendError(
             "the native backend reads numpy arrays in place, and this Python or numpy lays them out "
             "differently than it expects\n  hint: use the default backend (backend='python')"
@@ -329,9 +338,12 @@ def trampoline(sig: Signature, entry: str, convention: str, entry_result: str, p
     fills: list[str] = []
     check_ids = [i for i, t in enumerate(sig.inputs) if isinstance(t, ArraySpec)]
     labels = [f"array{i}.ok" for i in check_ids] + ["call"]
+    word = ctypes.sizeof(ctypes.c_void_p)
+    typed.append("ptr %args")  # the tuple of all the arguments: arrays are read from it
     for i, t in enumerate(sig.inputs):
         if isinstance(t, ArraySpec):
-            typed.append(f"ptr %p{i}")
+            allocas.append(f"  %p{i}.slot = getelementptr i8, ptr %args, i64 {layout.tuple_items + word * i}")
+            allocas.append(f"  %p{i} = load ptr, ptr %p{i}.slot")
             allocas.append(f"  %d{i} = alloca {_descriptor_type(len(t.shape))}, align 8")
             index = check_ids.index(i)
             if index:
@@ -344,9 +356,12 @@ def trampoline(sig: Signature, entry: str, convention: str, entry_result: str, p
             arguments.append(f"{through[i]} %p{i}")
     if check_ids:
         checks.append(f"{labels[-2]}:")
+    if arrays_out:
+        typed.append("ptr %outs")  # the tuple of the result arrays
     for j, spec in enumerate(arrays_out):
-        typed.append(f"ptr %o{j}")
         allocas.append(f"  %e{j} = alloca {_descriptor_type(len(spec.shape))}, align 8")
+        fills.append(f"  %o{j}.slot = getelementptr i8, ptr %outs, i64 {layout.tuple_items + word * j}")
+        fills.append(f"  %o{j} = load ptr, ptr %o{j}.slot")
         fills.append(f"  %o{j}.at = getelementptr i8, ptr %o{j}, i64 {layout.data}")
         fills.append(f"  %o{j}.data = load ptr, ptr %o{j}.at")
         _fill_descriptor(fills, f"%e{j}", f"%o{j}.data", spec)
@@ -385,9 +400,10 @@ def _convert(spec: ArraySpec, value, position: int, name: str) -> np.ndarray:
 @dataclass(frozen=True)
 class Caller:
     """How Python calls the trampoline `function`: a ctypes function taking
-    `results` first (if there are scalar or memref results), then the
-    arguments (`memref(i, value)`: the descriptor of a memref argument), then
-    the array results. `claim(values, arguments)` turns the memref results into
+    `results` first (if there are scalar or memref results), then the tuple
+    of all the arguments, then the arguments other than arrays again
+    (`memref(i, value)`: the descriptor of a memref argument), then the tuple
+    of the array results. `claim(values, arguments)` turns the memref results into
     Python values; `failed(id)` is the error of a check."""
 
     sig: Signature
@@ -397,16 +413,20 @@ class Caller:
     claim: Callable[[Sequence, Sequence], tuple]
     failed: Callable[[int], Exception]
 
-    def _lines(self, on_reject: str) -> tuple[list[str], list[str], dict]:
-        """The statements of a call over parameters a0, a1, ... (`on_reject`
-        when the trampoline refuses an argument), the expressions of the
-        results, and the names they use."""
+    def _lines(self, on_reject: str, args: str) -> tuple[list[str], list[str], dict]:
+        """The statements of a call over parameters a0, a1, ... (`args`: the
+        expression of their tuple; `on_reject` when the trampoline refuses an
+        argument), the expressions of the results, and the names they use."""
         sig, results = self.sig, self.results
         n = len(sig.inputs)
         params = ", ".join(f"a{i}" for i in range(n))
         env: dict = {"_f": self.function, "_empty": np.empty, "_R": results, "_claim": self.claim,
                      "_failed": self.failed, "_m": self.memref}
-        passed = [f"_m({i}, a{i})" if isinstance(t, MemRefType) else f"a{i}" for i, t in enumerate(sig.inputs)]
+        passed = [args] + [
+            f"_m({i}, a{i})" if isinstance(t, MemRefType) else f"a{i}"
+            for i, t in enumerate(sig.inputs)
+            if not isinstance(t, ArraySpec)
+        ]
         body = []
         for j, spec in enumerate(sig.arrays_out):
             env[f"_s{j}"], env[f"_d{j}"] = spec.shape, spec.dtype
@@ -414,7 +434,8 @@ class Caller:
         if results is not None:
             body.append("r = _R()")
         outs = [f"o{j}" for j in range(len(sig.arrays_out))]
-        body.append(f"s = _f({', '.join((['r'] if results is not None else []) + passed + outs)})")
+        outs_tuple = ["(" + "".join(f"{o}, " for o in outs) + ")"] if outs else []
+        body.append(f"s = _f({', '.join((['r'] if results is not None else []) + passed + outs_tuple)})")
         body += ["if s:", "    if s > 0:", "        raise _failed(s)", f"    {on_reject}"]
         rest = sig.rest_out
         arrays = iter(outs)
@@ -439,7 +460,7 @@ class Caller:
         converted = ", ".join(f"_convert(_specs[{i}], a{i}, {i}, {sig.name!r})" if i in specs else f"a{i}" for i in range(n))
 
         def define(name: str, on_reject: str) -> tuple[str, dict]:
-            body, returned, env = self._lines(on_reject)
+            body, returned, env = self._lines(on_reject, f"({params}{',' if n else ''})")
             returned_tuple = "".join(f"{r}, " for r in returned)
             lines = [f"def {name}({params}):", *(f"    {line}" for line in body), f"    return ({returned_tuple})"]
             return "\n".join(lines), env
@@ -454,7 +475,7 @@ class Caller:
         """The call entry (entry.py) of this function: the trampoline checks
         array arguments itself, so the entry checks only the others; an
         argument the trampoline refuses goes to the general path."""
-        body, returned, env = self._lines("return _e_otherwise(_self, _args, _kwargs)")
+        body, returned, env = self._lines("return _e_otherwise(_self, _args, _kwargs)", "_args")
         lines = [f"    {line}" for line in body] + [f"    return {plan.results.format(*returned)}"]
         in_place = {i for i, t in enumerate(self.sig.inputs) if isinstance(t, ArraySpec)}
         names = entry.params(len(self.sig.inputs))
