@@ -78,22 +78,18 @@ def tanh_layer(w, x):
     return np.sum(np.tanh(x @ w))
 
 
-def mlp(w1, b1, w2, b2, x, labels, m=np):
-    """bench/arrays.py's MLP: two layers, tanh, softmax cross-entropy."""
-    h = m.tanh(x @ w1 + b1)
-    logits = h @ w2 + b2
-    top = m.max(logits, axis=1, keepdims=True)
-    shifted = logits - top
-    log_probs = shifted - m.log(m.sum(m.exp(shifted), axis=1, keepdims=True))
-    return -m.mean(m.sum(labels * log_probs, axis=1))
+def make_logistic(m):
+    def logistic(w, b, x, y):
+        return m.mean(m.log(1.0 + m.exp(-y * (x @ w + b))))
 
-
-def logistic(w, b, x, y, m=np):
-    return m.mean(m.log(1.0 + m.exp(-y * (x @ w + b))))
+    return logistic
 
 
 def _small_workloads():
-    """make bench's small MLP and logistic regression (bench/native.py)."""
+    """make bench's small MLP and logistic regression (bench/native.py), as
+    factories of the numpy module they use."""
+    from arrays import make_mlp
+
     rng = np.random.default_rng(1)
     samples, features, width, classes = 8, 4, 16, 3
     mlp_args = (0.2 * rng.normal(size=(features, width)), np.zeros(width), 0.2 * rng.normal(size=(width, classes)),
@@ -101,8 +97,8 @@ def _small_workloads():
                 np.eye(classes)[rng.integers(0, classes, size=samples)])
     logistic_args = (0.1 * rng.normal(size=4), 0.1, rng.normal(size=(10, 4)), np.sign(rng.normal(size=10)))
     return {
-        "MLP 8×4-16-3, softmax-xent": (mlp, mlp_args, (0, 1, 2, 3)),
-        "logistic regression N=10 d=4": (logistic, logistic_args, (0, 1)),
+        "MLP 8×4-16-3, softmax-xent": (make_mlp, mlp_args, (0, 1, 2, 3)),
+        "logistic regression N=10 d=4": (make_logistic, logistic_args, (0, 1)),
     }
 
 
@@ -130,7 +126,9 @@ def measure() -> dict[str, float]:
 
     autograd = optional("autograd")
     times = {}
-    for label, (f, args, argnums) in {**_workloads(), **_small_workloads()}.items():
+    small = _small_workloads()
+    work = {**_workloads(), **{label: (make(np), args, nums) for label, (make, args, nums) in small.items()}}
+    for label, (f, args, argnums) in work.items():
         native = irad.grad(f, argnums, backend="native")
         python = irad.grad(f, argnums)
         expected = python(*args)
@@ -139,9 +137,8 @@ def measure() -> dict[str, float]:
             np.testing.assert_allclose(a, b, rtol=1e-9)
         for name, g in ((NATIVE, native), (NUMPY, python)):
             times[f"{name}: {label}"] = median_seconds(g, *args, budget=0.5)
-        if autograd is not None and label in _small_workloads():
-            anp = optional("autograd.numpy")
-            ag = autograd.grad(lambda *a, f=f: f(*a, m=anp), argnums)
+        if autograd is not None and label in small:
+            ag = autograd.grad(small[label][0](optional("autograd.numpy")), argnums)
             for a, b in zip(ag(*args), expected):
                 np.testing.assert_allclose(a, b, rtol=1e-9)
             times[f"{AUTOGRAD}: {label}"] = median_seconds(ag, *args, budget=0.5)

@@ -519,7 +519,7 @@ def _scalar_entry(
     argtypes = [_argument(t) for t in inputs]
     names = entry.params(len(inputs))
     args = ", ".join(names)
-    env: dict = {"_failed": checks.failed, "_after_nan": checks.after_nan, "_byref": ctypes.byref}
+    env: dict = {"_failed": checks.failed, "_after_nan": checks.after_nan}  # ctypes passes `out` by reference
     convention = _convention(outputs)
     if convention == "nan":
         env["_c"] = ctypes.CFUNCTYPE(c_type(outputs[0]), *argtypes)(address)
@@ -532,7 +532,7 @@ def _scalar_entry(
     else:
         env["_R"] = results = _results(outputs)
         env["_c"] = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.POINTER(results), *argtypes)(address)
-        lines = ["out = _R()", f"s = _c({', '.join(['_byref(out)', *names])})", "if s:", "    raise _failed(s)"]
+        lines = ["out = _R()", f"s = _c({', '.join(['out', *names])})", "if s:", "    raise _failed(s)"]
         returned = ["out.value"] if convention == "out" else [f"out.r{i}" for i in range(len(outputs))]
     lines.append(f"return {plan.results.format(*returned)}")
     return entry.define(plan, names, entry.Body([f"    {line}" for line in lines], env), {}, function.sym_name.data)
@@ -545,10 +545,8 @@ def _array_caller(
     of a function with arrays; `outputs` are its results after
     destination passing (scalars, memrefs)."""
     results = _results(outputs) if outputs else None
-    # the arguments' tuple, the scalars and memrefs among them, the results' tuple
-    argtypes = [ctypes.py_object] + [
-        _argument(t) for t in sig.inputs if not isinstance(t, native_call.ArraySpec)
-    ] + [ctypes.py_object] * bool(sig.arrays_out)
+    # the tuple of the arguments and array results, then the scalars and memrefs among the arguments
+    argtypes = [ctypes.py_object] + [_argument(t) for t in sig.inputs if not isinstance(t, native_call.ArraySpec)]
     first = [ctypes.POINTER(results)] if results is not None else []
     function = ctypes.PYFUNCTYPE(ctypes.c_int32, *first, *argtypes)(address)
 

@@ -4,8 +4,8 @@ Python calls a public function `@f` that takes or returns arrays through a
 trampoline, `irad_py_<f>`, LLVM IR written here per signature and
 JIT-compiled with the module:
 
-* array arguments cross as the numpy arrays themselves, in the tuple of the
-  call's arguments: one ctypes `py_object` however many arrays there are
+* array arguments cross as the numpy arrays themselves, in one tuple with
+  the result arrays: one ctypes `py_object` however many arrays there are
   (ctypes converts each argument it passes, which costs more than the
   trampoline's reads). The trampoline checks each array in place, reading the fields numpy's own C API
   macros read (`PyArray_DATA`, `PyArray_DIMS`, ...; `numpy_layout` verifies
@@ -15,7 +15,7 @@ JIT-compiled with the module:
   it return `-(i + 1)`, and Python converts that argument (a contiguous copy
   of the right dtype, or a clear error for a wrong shape) and calls again;
 * array results are destinations (`destination_passing`): Python allocates
-  them with `np.empty` and passes them in one tuple, and the function
+  them with `np.empty` and passes them after the arguments, and the function
   computes into them (`bufferization.materialize_in_destination`; MLIR's
   empty-tensor elimination writes the last op's result in place). So a
   result is a plain numpy array Python owns, sharing memory with nothing;
@@ -339,7 +339,7 @@ def trampoline(sig: Signature, entry: str, convention: str, entry_result: str, p
     check_ids = [i for i, t in enumerate(sig.inputs) if isinstance(t, ArraySpec)]
     labels = [f"array{i}.ok" for i in check_ids] + ["call"]
     word = ctypes.sizeof(ctypes.c_void_p)
-    typed.append("ptr %args")  # the tuple of all the arguments: arrays are read from it
+    typed.append("ptr %args")  # the tuple of the arguments, then the result arrays
     for i, t in enumerate(sig.inputs):
         if isinstance(t, ArraySpec):
             allocas.append(f"  %p{i}.slot = getelementptr i8, ptr %args, i64 {layout.tuple_items + word * i}")
@@ -356,11 +356,9 @@ def trampoline(sig: Signature, entry: str, convention: str, entry_result: str, p
             arguments.append(f"{through[i]} %p{i}")
     if check_ids:
         checks.append(f"{labels[-2]}:")
-    if arrays_out:
-        typed.append("ptr %outs")  # the tuple of the result arrays
     for j, spec in enumerate(arrays_out):
         allocas.append(f"  %e{j} = alloca {_descriptor_type(len(spec.shape))}, align 8")
-        fills.append(f"  %o{j}.slot = getelementptr i8, ptr %outs, i64 {layout.tuple_items + word * j}")
+        fills.append(f"  %o{j}.slot = getelementptr i8, ptr %args, i64 {layout.tuple_items + word * (len(sig.inputs) + j)}")
         fills.append(f"  %o{j} = load ptr, ptr %o{j}.slot")
         fills.append(f"  %o{j}.at = getelementptr i8, ptr %o{j}, i64 {layout.data}")
         fills.append(f"  %o{j}.data = load ptr, ptr %o{j}.at")
@@ -401,9 +399,9 @@ def _convert(spec: ArraySpec, value, position: int, name: str) -> np.ndarray:
 class Caller:
     """How Python calls the trampoline `function`: a ctypes function taking
     `results` first (if there are scalar or memref results), then the tuple
-    of all the arguments, then the arguments other than arrays again
-    (`memref(i, value)`: the descriptor of a memref argument), then the tuple
-    of the array results. `claim(values, arguments)` turns the memref results into
+    of all the arguments followed by the array results, then the arguments
+    other than arrays again (`memref(i, value)`: the descriptor of a memref
+    argument). `claim(values, arguments)` turns the memref results into
     Python values; `failed(id)` is the error of a check."""
 
     sig: Signature
@@ -413,16 +411,17 @@ class Caller:
     claim: Callable[[Sequence, Sequence], tuple]
     failed: Callable[[int], Exception]
 
-    def _lines(self, on_reject: str, args: str) -> tuple[list[str], list[str], dict]:
+    def _lines(self, on_reject: str, args: str | None) -> tuple[list[str], list[str], dict]:
         """The statements of a call over parameters a0, a1, ... (`args`: the
-        expression of their tuple; `on_reject` when the trampoline refuses an
-        argument), the expressions of the results, and the names they use."""
+        expression of their tuple, if there is one; `on_reject` when the
+        trampoline refuses an argument), the expressions of the results, and
+        the names they use."""
         sig, results = self.sig, self.results
         n = len(sig.inputs)
         params = ", ".join(f"a{i}" for i in range(n))
         env: dict = {"_f": self.function, "_empty": np.empty, "_R": results, "_claim": self.claim,
                      "_failed": self.failed, "_m": self.memref}
-        passed = [args] + [
+        scalars = [
             f"_m({i}, a{i})" if isinstance(t, MemRefType) else f"a{i}"
             for i, t in enumerate(sig.inputs)
             if not isinstance(t, ArraySpec)
@@ -434,8 +433,11 @@ class Caller:
         if results is not None:
             body.append("r = _R()")
         outs = [f"o{j}" for j in range(len(sig.arrays_out))]
-        outs_tuple = ["(" + "".join(f"{o}, " for o in outs) + ")"] if outs else []
-        body.append(f"s = _f({', '.join((['r'] if results is not None else []) + passed + outs_tuple)})")
+        if args is None:  # one tuple: ctypes converts each argument, at a cost
+            both = "(" + "".join(f"a{i}, " for i in range(n)) + "".join(f"{o}, " for o in outs) + ")"
+        else:
+            both = f"{args} + (" + "".join(f"{o}, " for o in outs) + ")" if outs else args
+        body.append(f"s = _f({', '.join((['r'] if results is not None else []) + [both] + scalars)})")
         body += ["if s:", "    if s > 0:", "        raise _failed(s)", f"    {on_reject}"]
         rest = sig.rest_out
         arrays = iter(outs)
@@ -460,7 +462,7 @@ class Caller:
         converted = ", ".join(f"_convert(_specs[{i}], a{i}, {i}, {sig.name!r})" if i in specs else f"a{i}" for i in range(n))
 
         def define(name: str, on_reject: str) -> tuple[str, dict]:
-            body, returned, env = self._lines(on_reject, f"({params}{',' if n else ''})")
+            body, returned, env = self._lines(on_reject, None)
             returned_tuple = "".join(f"{r}, " for r in returned)
             lines = [f"def {name}({params}):", *(f"    {line}" for line in body), f"    return ({returned_tuple})"]
             return "\n".join(lines), env

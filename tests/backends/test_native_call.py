@@ -94,14 +94,14 @@ def _trampoline(program, name="f"):
     sig = program.signatures[name]
     outputs = program.functions[name].function_type.outputs.data
     results = native._results(outputs)
-    # the arguments' tuple, the scalars again, the results' tuple
+    # the tuple of the arguments and the result arrays, then the scalars again
     argtypes = [ctypes.POINTER(results), ctypes.py_object] + [
         native.c_type(t) for t in sig.inputs if not isinstance(t, native_call.ArraySpec)
-    ] + [ctypes.py_object]
+    ]
     function = ctypes.PYFUNCTYPE(ctypes.c_int32, *argtypes)(program.jit.address(native_call.TRAMPOLINE_PREFIX + name))
 
     def status(a, s, b):
-        return function(results(), (a, s, b), s, (np.empty(3), np.empty((3, 4))))
+        return function(results(), (a, s, b, np.empty(3), np.empty((3, 4))), s)
 
     return status
 
