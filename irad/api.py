@@ -55,13 +55,11 @@ _NDARRAY = np.ndarray
 class _GradFunction:
     """The callable returned by grad / value_and_grad.
 
-    Each instance gets a class of its own, whose `__call__` is the call entry
-    (irad/backends/entry.py) of the signature it was last called with: one
-    generated function that checks the arguments and runs the compiled code.
-    Anything else comes here, to `_general`."""
-
-    def __new__(cls, *args, **kwargs):
-        return object.__new__(type(cls.__name__, (cls,), {"__module__": cls.__module__}))
+    Called twice with plain arguments (numbers, arrays) of one signature, an
+    instance gets a class of its own, whose `__call__` is that signature's
+    call entry (irad/backends/entry.py): one generated function that checks
+    the arguments and runs the compiled code. Anything else comes here, to
+    `_general`."""
 
     def __init__(
         self, f: Callable, argnums, with_value: bool, checkpoint: bool = False, backend: Backend | str = "python",
@@ -81,10 +79,8 @@ class _GradFunction:
         self._by_signature: dict[tuple, list[Compiled]] = {}
         # For arguments that are all plain numbers and arrays, their Python
         # types (an array's dtype and shape) determine the signature, so this
-        # cheaper key finds the same variants without flattening; and the
-        # call entry built for them.
+        # cheaper key finds the same variants without flattening (and their entry).
         self._by_python_types: dict[tuple, list[Compiled]] = {}
-        self._entries: dict[tuple, Callable] = {}
         self._table = default_table()  # one table for the process; edits bump its version
         code = getattr(f, "__code__", None)
         plain = code is not None and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
@@ -108,7 +104,14 @@ class _GradFunction:
         def build() -> Compiled:
             module, entry, hidden, results = self._module(signature, nums, inline=True)
             compiled = compile_for(module, self.backend)
-            return Compiled(module, compiled.function(entry), hidden=hidden, results=results, entry=(compiled, entry))
+            run = compiled.function(entry)
+            if hasattr(compiled, "entry"):
+                def enter(plan: EntryPlan) -> Callable:
+                    return compiled.entry(entry, plan)
+            else:  # a backend without entries of its own
+                def enter(plan: EntryPlan) -> Callable:
+                    return generic_entry(plan, run, len(leaf_types(results)), entry)
+            return Compiled(module, run, hidden=hidden, results=results, enter=enter)
 
         key = (self.f, kind, nums, self.single, self.has_aux, signature, self.checkpoint, self.backend)
         return cached(key, build)
@@ -152,33 +155,29 @@ class _GradFunction:
         if not (variants and len(variants) == 1 and not variants[0].hidden.globals):
             leaves, signature = arguments(self.f, args, kwargs)
             if key is not None:
-                variants = self._by_python_types[key] = self._variants(signature)
+                self._by_python_types[key] = self._variants(signature)
             compiled, hidden = self._compiled(signature)
             results = run_compiled(compiled.run, (*leaves, *hidden))
-            if key is not None and len(variants) == 1 and not variants[0].hidden.globals:
-                self._enter(key, variants[0])
             return unflatten(compiled.results, iter(results))
-        # plain arguments of a compiled signature whose entry did not take them
-        # (another signature's entry was in place, or a strided array natively)
+        # Plain arguments of a compiled signature seen before: from now on its
+        # entry takes them (a gradient called once never makes a class or an entry).
         compiled = variants[0]
         self._enter(key, compiled)
         return unflatten(compiled.results, iter(run_compiled(compiled.run, args)))
 
     def _enter(self, key: tuple, compiled: Compiled) -> None:
-        """Make the entry of these argument types this gradient's `__call__`."""
-        entry = self._entries.get(key)
+        """Make the entry of these argument types this gradient's `__call__`
+        (its class becomes one of its own, once)."""
+        entry = compiled.entries.get(key)
         if entry is None:
             names: dict = {}
             plan = EntryPlan(key[0], _results_template(compiled.results, names), _GradFunction._general,
                              self._table, key[1], names)
-            module, name = compiled.entry
-            make = getattr(module, "entry", None)
-            if make is not None:
-                entry = make(name, plan)
-            else:
-                entry = generic_entry(plan, compiled.run, len(leaf_types(compiled.results)), name)
-            self._entries[key] = entry
-        type(self).__call__ = entry
+            entry = compiled.entries[key] = compiled.enter(plan)
+        cls = type(self)
+        if cls is _GradFunction:
+            cls = self.__class__ = type(cls.__name__, (cls,), {"__module__": cls.__module__})
+        cls.__call__ = entry
 
 
 def _results_template(tree: Tree, names: dict) -> str:
