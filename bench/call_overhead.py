@@ -12,6 +12,8 @@ example of issue 16. Every workload is also timed on the numpy backend (where
 the numpy calls themselves are most of a call), and the small MLP and
 logistic regression of `make bench` against autograd (issue 16's target: the
 numpy backend at least 10× faster at small sizes), if autograd is installed.
+The run also counts the Python functions one call enters (`sys.setprofile`
+'call' events, numpy's own Python code included).
 
 With `--before TREE` (a checkout of irad, e.g. `git archive <commit> | tar -x
 -C TREE`), every workload is timed in that tree and in this one, alternately,
@@ -137,6 +139,7 @@ def measure() -> dict[str, float]:
             np.testing.assert_allclose(a, b, rtol=1e-9)
         for name, g in ((NATIVE, native), (NUMPY, python)):
             times[f"{name}: {label}"] = median_seconds(g, *args, budget=0.5)
+            times[f"{FRAMES}{name}: {label}"] = _python_frames(g, args)
         if autograd is not None and label in small:
             ag = autograd.grad(small[label][0](optional("autograd.numpy")), argnums)
             for a, b in zip(ag(*args), expected):
@@ -148,6 +151,20 @@ def measure() -> dict[str, float]:
 
 def _noop(x, y):
     return x, y
+
+
+FRAMES = "frames, "
+
+
+def _python_frames(g, args) -> int:
+    """How many Python functions one call enters (numpy's own Python code included)."""
+    entered = []
+    sys.setprofile(lambda frame, event, arg: entered.append(1) if event == "call" else None)
+    try:
+        g(*args)
+    finally:
+        sys.setprofile(None)
+    return len(entered)
 
 
 def _fit(times: dict[str, float], backend: str) -> tuple[float, float]:
@@ -192,10 +209,15 @@ def main() -> None:
         if len(names) == 2:
             cells += [f"{medians['before'][f'{b}: {label}'] / medians['after'][f'{b}: {label}']:.1f}×" for b in backends]
         print(f"| {label} | " + " | ".join(cells) + " |")
+    print("\nPython functions one call enters:\n")
+    header = ["workload"] + [f"{b} {n}" for b in backends for n in names]
+    print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
+    for label in labels:
+        print(f"| {label} | " + " | ".join(f"{medians[n][f'{FRAMES}{b}: {label}']:.0f}" for b in backends for n in names) + " |")
     print(f"\n{CALIBRATION}: " + ", ".join(f"{n} {medians[n][CALIBRATION] * 1e6:.3f} µs" for n in names))
     for n in names:
         # in units of the same process's Python function call, which cancels its load
-        scaled = {k: statistics.median(r[k] / r[CALIBRATION] for r in rounds[n]) for k in rounds[n][0]}
+        scaled = {k: statistics.median(r[k] / r[CALIBRATION] for r in rounds[n]) for k in rounds[n][0] if not k.startswith(FRAMES)}
         for b in backends:
             fixed, per_array = _fit(medians[n], b)
             calls, calls_per_array = _fit(scaled, b)

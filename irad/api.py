@@ -32,7 +32,7 @@ from irad.arguments import (
 from irad.backends import Backend, check_backend, compile_for
 from irad.backends.entry import ArrayKind, EntryPlan
 from irad.backends.entry import generic as generic_entry
-from irad.compiled import Compiled, cached, current, run_compiled, run_deeper, variant
+from irad.compiled import Compiled, cached, current, run_compiled, variant
 from irad.frontend.globals import HiddenGlobals
 from irad.frontend.pytrees import INT64, SCALARS, Node, Tree, leaf_types, tuple_tree, unflatten
 from irad.ir.types import is_differentiable, is_tensor
