@@ -1,14 +1,19 @@
-"""Per-call overhead of native gradients: what a call costs beyond its arithmetic.
+"""Per-call overhead of gradients on both backends: what a call costs beyond its arithmetic.
 
 Run: .venv/bin/python bench/call_overhead.py [--before TREE]
 
-Each workload is a gradient whose machine code takes a few nanoseconds, so the
-median time of a call (`irad.grad(f, backend="native")(*args)`, everything a
-user pays) is its overhead. `k arrays` differentiates the sum of k squared
-4-vectors with respect to all of them: k array arguments and k array results,
-so a line fitted through k = 1, 2, 4, 8 gives the fixed cost and the cost per
-array argument or result. The 4×6 tanh layer is the small-array example of
-issue 16.
+Each workload is a gradient whose arithmetic takes a few nanoseconds natively,
+so the median time of a native call (`irad.grad(f, backend="native")(*args)`,
+everything a user pays) is its overhead. `k arrays` differentiates the sum of
+k squared 4-vectors with respect to all of them: k array arguments and k array
+results, so a line fitted through k = 1, 2, 4, 8 gives the fixed cost and the
+cost per array argument or result. The 4×6 tanh layer is the small-array
+example of issue 16. Every workload is also timed on the numpy backend (where
+the numpy calls themselves are most of a call), and the small MLP and
+logistic regression of `make bench` against autograd (issue 16's target: the
+numpy backend at least 10× faster at small sizes), if autograd is installed.
+The run also counts the Python functions one call enters (`sys.setprofile`
+'call' events, numpy's own Python code included).
 
 With `--before TREE` (a checkout of irad, e.g. `git archive <commit> | tar -x
 -C TREE`), every workload is timed in that tree and in this one, alternately,
@@ -75,6 +80,30 @@ def tanh_layer(w, x):
     return np.sum(np.tanh(x @ w))
 
 
+def make_logistic(m):
+    def logistic(w, b, x, y):
+        return m.mean(m.log(1.0 + m.exp(-y * (x @ w + b))))
+
+    return logistic
+
+
+def _small_workloads():
+    """make bench's small MLP and logistic regression (bench/native.py), as
+    factories of the numpy module they use."""
+    from arrays import make_mlp
+
+    rng = np.random.default_rng(1)
+    samples, features, width, classes = 8, 4, 16, 3
+    mlp_args = (0.2 * rng.normal(size=(features, width)), np.zeros(width), 0.2 * rng.normal(size=(width, classes)),
+                np.zeros(classes), rng.normal(size=(samples, features)),
+                np.eye(classes)[rng.integers(0, classes, size=samples)])
+    logistic_args = (0.1 * rng.normal(size=4), 0.1, rng.normal(size=(10, 4)), np.sign(rng.normal(size=10)))
+    return {
+        "MLP 8×4-16-3, softmax-xent": (make_mlp, mlp_args, (0, 1, 2, 3)),
+        "logistic regression N=10 d=4": (make_logistic, logistic_args, (0, 1)),
+    }
+
+
 def _workloads():
     squares = {1: squares_1, 2: squares_2, 4: squares_4, 8: squares_8}
     work = {"scalar (2 floats in, 2 out)": (scalar, (0.7, -1.3), (0, 1))}
@@ -87,20 +116,35 @@ def _workloads():
     return work
 
 
+NATIVE, NUMPY, AUTOGRAD = "native", "numpy backend", "autograd"
+
+
 def measure() -> dict[str, float]:
-    """Median seconds per call of each workload's native gradient, in this process."""
-    from timing import median_seconds
+    """Median seconds per call of each workload's gradient on each backend
+    (and autograd's on the small ones), in this process; keys `backend: workload`."""
+    from timing import median_seconds, optional
 
     import irad
 
+    autograd = optional("autograd")
     times = {}
-    for label, (f, args, argnums) in _workloads().items():
-        g = irad.grad(f, argnums, backend="native")
-        python = irad.grad(f, argnums)(*args)
-        got = g(*args)
-        for a, b in zip(got if isinstance(got, tuple) else [got], python if isinstance(python, tuple) else [python]):
-            np.testing.assert_allclose(a, b, rtol=1e-12)
-        times[label] = median_seconds(g, *args, budget=0.5)
+    small = _small_workloads()
+    work = {**_workloads(), **{label: (make(np), args, nums) for label, (make, args, nums) in small.items()}}
+    for label, (f, args, argnums) in work.items():
+        native = irad.grad(f, argnums, backend="native")
+        python = irad.grad(f, argnums)
+        expected = python(*args)
+        got = native(*args)
+        for a, b in zip(got if isinstance(got, tuple) else [got], expected if isinstance(expected, tuple) else [expected]):
+            np.testing.assert_allclose(a, b, rtol=1e-9)
+        for name, g in ((NATIVE, native), (NUMPY, python)):
+            times[f"{name}: {label}"] = median_seconds(g, *args, budget=0.5)
+            times[f"{FRAMES}{name}: {label}"] = _python_frames(g, args)
+        if autograd is not None and label in small:
+            ag = autograd.grad(small[label][0](optional("autograd.numpy")), argnums)
+            for a, b in zip(ag(*args), expected):
+                np.testing.assert_allclose(a, b, rtol=1e-9)
+            times[f"{AUTOGRAD}: {label}"] = median_seconds(ag, *args, budget=0.5)
     times[CALIBRATION] = median_seconds(_noop, 0.7, -1.3, budget=0.5)
     return times
 
@@ -109,10 +153,24 @@ def _noop(x, y):
     return x, y
 
 
-def _fit(times: dict[str, float]) -> tuple[float, float]:
+FRAMES = "frames, "
+
+
+def _python_frames(g, args) -> int:
+    """How many Python functions one call enters (numpy's own Python code included)."""
+    entered = []
+    sys.setprofile(lambda frame, event, arg: entered.append(1) if event == "call" else None)
+    try:
+        g(*args)
+    finally:
+        sys.setprofile(None)
+    return len(entered)
+
+
+def _fit(times: dict[str, float], backend: str) -> tuple[float, float]:
     """Fixed cost and cost per array argument or result (least squares over k)."""
     xs = [2 * k for k in SIZES]
-    ys = [times[label] for label in times if "arrays (k=" in label]
+    ys = [times[label] for label in times if label.startswith(backend + ":") and "arrays (k=" in label]
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
     slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
     return my - slope * mx, slope
@@ -140,20 +198,36 @@ def main() -> None:
             rounds[name].append(_child(tree))
     medians = {name: {k: statistics.median(r[k] for r in runs) for k in runs[0]} for name, runs in rounds.items()}
     names = list(trees)
-    header = ["workload"] + [f"{n} µs" for n in names] + (["before/after"] if len(names) == 2 else [])
+    backends = [NATIVE, NUMPY]
+    header = ["workload"] + [f"{b} {n} µs" for b in backends for n in names]
+    if len(names) == 2:
+        header += [f"{b} before/after" for b in backends]
     print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
-    for label in medians[names[-1]]:
-        cells = [f"{medians[n][label] * 1e6:.2f}" for n in names]
+    labels = [key.partition(": ")[2] for key in medians[names[-1]] if key.startswith(NATIVE + ":")]
+    for label in labels:
+        cells = [f"{medians[n][f'{b}: {label}'] * 1e6:.2f}" for b in backends for n in names]
         if len(names) == 2:
-            cells.append(f"{medians['before'][label] / medians['after'][label]:.1f}×")
+            cells += [f"{medians['before'][f'{b}: {label}'] / medians['after'][f'{b}: {label}']:.1f}×" for b in backends]
         print(f"| {label} | " + " | ".join(cells) + " |")
+    print("\nPython functions one call enters:\n")
+    header = ["workload"] + [f"{b} {n}" for b in backends for n in names]
+    print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
+    for label in labels:
+        print(f"| {label} | " + " | ".join(f"{medians[n][f'{FRAMES}{b}: {label}']:.0f}" for b in backends for n in names) + " |")
+    print(f"\n{CALIBRATION}: " + ", ".join(f"{n} {medians[n][CALIBRATION] * 1e6:.3f} µs" for n in names))
     for n in names:
-        fixed, per_array = _fit(medians[n])
         # in units of the same process's Python function call, which cancels its load
-        scaled = {k: statistics.median(r[k] / r[CALIBRATION] for r in rounds[n]) for k in rounds[n][0]}
-        calls, calls_per_array = _fit(scaled)
-        print(f"\n{n}: fixed {fixed * 1e6:.2f} µs + {per_array * 1e6:.2f} µs per array argument or result;"
-              f" {calls:.0f} + {calls_per_array:.1f} Python function calls")
+        scaled = {k: statistics.median(r[k] / r[CALIBRATION] for r in rounds[n]) for k in rounds[n][0] if not k.startswith(FRAMES)}
+        for b in backends:
+            fixed, per_array = _fit(medians[n], b)
+            calls, calls_per_array = _fit(scaled, b)
+            print(f"{n}, {b}: fixed {fixed * 1e6:.2f} µs + {per_array * 1e6:.2f} µs per array argument or result;"
+                  f" {calls:.1f} + {calls_per_array:.2f} Python function calls")
+        for label in _small_workloads():
+            if f"{AUTOGRAD}: {label}" in medians[n]:
+                ratio = medians[n][f"{AUTOGRAD}: {label}"] / medians[n][f"{NUMPY}: {label}"]
+                print(f"{n}, {label}: autograd {medians[n][f'{AUTOGRAD}: {label}'] * 1e6:.1f} µs,"
+                      f" numpy backend {medians[n][f'{NUMPY}: {label}'] * 1e6:.1f} µs: {ratio:.1f}× faster than autograd")
 
 
 if __name__ == "__main__":

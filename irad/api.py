@@ -30,7 +30,9 @@ from irad.arguments import (
     ranges,
 )
 from irad.backends import Backend, check_backend, compile_for
-from irad.compiled import Compiled, cached, current, run_compiled, run_deeper, variant
+from irad.backends.entry import ArrayKind, EntryPlan
+from irad.backends.entry import generic as generic_entry
+from irad.compiled import Compiled, cached, current, run_compiled, variant
 from irad.frontend.globals import HiddenGlobals
 from irad.frontend.pytrees import INT64, SCALARS, Node, Tree, leaf_types, tuple_tree, unflatten
 from irad.ir.types import is_differentiable, is_tensor
@@ -51,7 +53,13 @@ _NDARRAY = np.ndarray
 
 
 class _GradFunction:
-    """The callable returned by grad / value_and_grad."""
+    """The callable returned by grad / value_and_grad.
+
+    Called twice with plain arguments (numbers, arrays) of one signature, an
+    instance gets a class of its own, whose `__call__` is that signature's
+    call entry (irad/backends/entry.py): one generated function that checks
+    the arguments and runs the compiled code. Anything else comes here, to
+    `_general`."""
 
     def __init__(
         self, f: Callable, argnums, with_value: bool, checkpoint: bool = False, backend: Backend | str = "python",
@@ -69,9 +77,9 @@ class _GradFunction:
         # The signature (the arguments' trees and leaf types) determines the IR,
         # so this key finds compiled code (its variants, by global arrays) without lowering.
         self._by_signature: dict[tuple, list[Compiled]] = {}
-        # The per-call fast path: for arguments that are all plain numbers and
-        # arrays, their Python types (an array's dtype and shape) determine the
-        # signature, so this cheaper key finds the same variants without flattening.
+        # For arguments that are all plain numbers and arrays, their Python
+        # types (an array's dtype and shape) determine the signature, so this
+        # cheaper key finds the same variants without flattening (and their entry).
         self._by_python_types: dict[tuple, list[Compiled]] = {}
         self._table = default_table()  # one table for the process; edits bump its version
         code = getattr(f, "__code__", None)
@@ -95,8 +103,15 @@ class _GradFunction:
 
         def build() -> Compiled:
             module, entry, hidden, results = self._module(signature, nums, inline=True)
-            run = compile_for(module, self.backend).function(entry)
-            return Compiled(module, run, hidden=hidden, results=results)
+            compiled = compile_for(module, self.backend)
+            run = compiled.function(entry)
+            if hasattr(compiled, "entry"):
+                def enter(plan: EntryPlan) -> Callable:
+                    return compiled.entry(entry, plan)
+            else:  # a backend without entries of its own
+                def enter(plan: EntryPlan) -> Callable:
+                    return generic_entry(plan, run, len(leaf_types(results)), entry)
+            return Compiled(module, run, hidden=hidden, results=results, enter=enter)
 
         key = (self.f, kind, nums, self.single, self.has_aux, signature, self.checkpoint, self.backend)
         return cached(key, build)
@@ -118,37 +133,82 @@ class _GradFunction:
         return self._compiled(arguments(self.f, args, kwargs)[1])[0].module
 
     def __call__(self, *args, **kwargs):
-        # The per-call path for plain arguments (floats, ints, bools, arrays,
-        # passed positionally): one Python frame before the compiled code.
-        key = None
+        return self._general(args, kwargs)
+
+    def _general(self, args: tuple, kwargs: dict):
+        """A call the entry does not take: the first with these argument types,
+        pytrees, keyword arguments, global arrays to read, bad arguments."""
+        kinds = None
         if not kwargs and len(args) == self._arity:
-            key = []
+            kinds = []
             for a in args:
                 cls = type(a)
                 if cls is _NDARRAY:
-                    key.append((_NDARRAY, a.dtype, a.shape))
+                    kinds.append(ArrayKind(a.dtype, a.shape))
                 elif cls in SCALARS and (cls is not int or INT64[0] <= a < INT64[1]):
-                    key.append(cls)
+                    kinds.append(cls)
                 else:  # a pytree, or a value the flattening path explains
-                    key = None
+                    kinds = None
                     break
+        key = (tuple(kinds), self._table.version) if kinds is not None else None
+        variants = self._by_python_types.get(key) if key is not None else None
+        if not (variants and len(variants) == 1 and not variants[0].hidden.globals):
+            leaves, signature = arguments(self.f, args, kwargs)
             if key is not None:
-                key = (tuple(key), self._table.version)
-                variants = self._by_python_types.get(key)
-                if variants and len(variants) == 1 and not variants[0].hidden.globals:
-                    compiled = variants[0]
-                    try:
-                        results = compiled.run(*args)
-                    except RecursionError:
-                        results = run_deeper(compiled.run, args)
-                    return unflatten(compiled.results, iter(results))
-        # Otherwise (pytrees, keyword arguments, global arrays to read, not compiled yet):
-        leaves, signature = arguments(self.f, args, kwargs)
-        if key is not None:
-            self._by_python_types[key] = self._variants(signature)
-        compiled, hidden = self._compiled(signature)
-        results = run_compiled(compiled.run, (*leaves, *hidden))
-        return unflatten(compiled.results, iter(results))
+                self._by_python_types[key] = self._variants(signature)
+            compiled, hidden = self._compiled(signature)
+            results = run_compiled(compiled.run, (*leaves, *hidden))
+            return unflatten(compiled.results, iter(results))
+        # Plain arguments of a compiled signature seen before: from now on its
+        # entry takes them (a gradient called once never makes a class or an entry).
+        compiled = variants[0]
+        self._enter(key, compiled)
+        return unflatten(compiled.results, iter(run_compiled(compiled.run, args)))
+
+    def _enter(self, key: tuple, compiled: Compiled) -> None:
+        """Make the entry of these argument types this gradient's `__call__`
+        (its class becomes one of its own, once)."""
+        entry = compiled.entries.get(key)
+        if entry is None:
+            names: dict = {}
+            plan = EntryPlan(key[0], _results_template(compiled.results, names), _GradFunction._general,
+                             self._table, key[1], names)
+            entry = compiled.entries[key] = compiled.enter(plan)
+        cls = type(self)
+        if cls is _GradFunction:
+            cls = self.__class__ = type(cls.__name__, (cls,), {"__module__": cls.__module__})
+        cls.__call__ = entry
+
+
+def _results_template(tree: Tree, names: dict) -> str:
+    """The expression building `tree` from its leaves `{0}`, `{1}`, ...
+    (entry.py): tuples, lists, dicts and None written out, other classes
+    through `unflatten`."""
+    leaves = iter(range(len(leaf_types(tree))))
+
+    def write(t: Tree) -> str | None:
+        if not isinstance(t, Node):
+            return "{%d}" % next(leaves)
+        items = [write(c) for c in t.children]
+        if None in items:
+            return None
+        if t.cls is type(None):
+            return "None"
+        if t.cls is tuple:
+            return "(" + "".join(i + ", " for i in items) + ")"
+        if t.cls is list:
+            return "[" + ", ".join(items) + "]"
+        if t.cls is dict:
+            pairs = (repr(k).replace("{", "{{").replace("}", "}}") + ": " + i for k, i in zip(t.keys, items))
+            return "{{" + ", ".join(pairs) + "}}"
+        return None
+
+    written = write(tree)
+    if written is not None:
+        return written
+    names["_e_unflatten"], names["_e_tree"] = unflatten, tree
+    n = len(leaf_types(tree))
+    return "_e_unflatten(_e_tree, iter((" + "".join("{%d}, " % k for k in range(n)) + ")))"
 
 
 def grad(

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 from xdsl.ir import Attribute
 
+from irad.backends.entry import is_internal
 from irad.errors import IradError
 from irad.frontend import bind_arguments
 from irad.frontend.lowering import flatten_arguments, parameter_names
@@ -40,7 +41,7 @@ def call_site() -> str:
     frame = sys._getframe(1)
     while frame is not None:
         filename = os.path.abspath(frame.f_code.co_filename)
-        if not filename.startswith(_PACKAGE + os.sep):
+        if not filename.startswith(_PACKAGE + os.sep) and not is_internal(frame.f_code.co_filename):
             return f"{frame.f_code.co_filename}:{frame.f_lineno}: "
         frame = frame.f_back
     return ""

@@ -11,7 +11,7 @@ current values; none matching, it compiles another."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
@@ -32,6 +32,9 @@ class Compiled:
     out_types: tuple[Attribute, ...] = ()
     hidden: HiddenGlobals = NO_GLOBALS
     results: Tree | None = None  # the tree of f's results (leaves: out_types)
+    # a call entry for an EntryPlan (irad/backends/entry.py), and those made, by plan
+    enter: Callable | None = None
+    entries: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 _CACHE: dict[tuple, list[Compiled]] = {}

@@ -71,7 +71,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-from irad.backends import native_blas, native_call, native_checks, native_linalg
+from irad.backends import entry, native_blas, native_call, native_checks, native_linalg
 from irad.backends.llvm_jit import JitModule, signature
 from irad.backends.mlir_tools import INSTALL_HINT, find_tool
 from irad.errors import BackendError, IradWarning
@@ -507,23 +507,53 @@ def _callable(address: int, function: func.FuncOp, checks: native_checks.Checks)
     return call
 
 
-def _array_callable(
+def _scalar_entry(
+    address: int, function: func.FuncOp, checks: native_checks.Checks, plan: entry.EntryPlan
+) -> Callable | None:
+    """The call entry (entry.py) of a function of numbers only: `_callable`'s
+    call inline (None if it takes or returns memrefs)."""
+    inputs = function.function_type.inputs.data
+    outputs = function.function_type.outputs.data
+    if any(isinstance(t, MemRefType) for t in (*inputs, *outputs)):
+        return None
+    argtypes = [_argument(t) for t in inputs]
+    names = entry.params(len(inputs))
+    args = ", ".join(names)
+    env: dict = {"_failed": checks.failed, "_after_nan": checks.after_nan}  # ctypes passes `out` by reference
+    convention = _convention(outputs)
+    if convention == "nan":
+        env["_c"] = ctypes.CFUNCTYPE(c_type(outputs[0]), *argtypes)(address)
+        lines = [f"r = _c({args})", "if r != r:", "    _after_nan()"]
+        returned = ["r"]
+    elif not outputs:
+        env["_c"] = ctypes.CFUNCTYPE(ctypes.c_int32, *argtypes)(address)
+        lines = [f"s = _c({args})", "if s:", "    raise _failed(s)"]
+        returned = []
+    else:
+        env["_R"] = results = _results(outputs)
+        env["_c"] = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.POINTER(results), *argtypes)(address)
+        lines = ["out = _R()", f"s = _c({', '.join(['out', *names])})", "if s:", "    raise _failed(s)"]
+        returned = ["out.value"] if convention == "out" else [f"out.r{i}" for i in range(len(outputs))]
+    lines.append(f"return {plan.results.format(*returned)}")
+    return entry.define(plan, names, entry.Body([f"    {line}" for line in lines], env), {}, function.sym_name.data)
+
+
+def _array_caller(
     address: int, sig: native_call.Signature, outputs: Sequence[Attribute], checks: native_checks.Checks
-) -> Callable[..., tuple]:
+) -> native_call.Caller:
     """A Python function calling the trampoline (native_call.py) at `address`
     of a function with arrays; `outputs` are its results after
     destination passing (scalars, memrefs)."""
     results = _results(outputs) if outputs else None
-    argtypes = [
-        ctypes.py_object if isinstance(t, native_call.ArraySpec) else _argument(t) for t in sig.inputs
-    ] + [ctypes.py_object] * len(sig.arrays_out)
+    # the tuple of the arguments and array results, then the scalars and memrefs among the arguments
+    argtypes = [ctypes.py_object] + [_argument(t) for t in sig.inputs if not isinstance(t, native_call.ArraySpec)]
     first = [ctypes.POINTER(results)] if results is not None else []
     function = ctypes.PYFUNCTYPE(ctypes.c_int32, *first, *argtypes)(address)
 
     def claim(values: Sequence, arguments: Sequence) -> tuple:
         return _claim(values, outputs, arguments)
 
-    return native_call.caller(sig, function, results, _memref_argument, claim, checks.failed)
+    return native_call.Caller(sig, function, results, _memref_argument, claim, checks.failed)
 
 
 # ---- compiled modules -------------------------------------------------------------
@@ -581,13 +611,30 @@ class NativeModule:
             raise BackendError(f"the native module has no public function @{name}")
         sig, fn = self.signatures[name], self.functions[name]
         if sig.has_arrays:
-            address = self.jit.address(native_call.TRAMPOLINE_PREFIX + sig.name)
-            call = _array_callable(address, sig, fn.function_type.outputs.data, self.checks)
+            call = self._array_caller(name).python()
         else:
             call = _callable(self.jit.address(native_checks.ENTRY_PREFIX + symbol(name)), fn, self.checks)
         call.__name__ = name
         call.native_module = self  # the machine code lives as long as the callable
         return call
+
+    def _array_caller(self, name: str) -> native_call.Caller:
+        sig, fn = self.signatures[name], self.functions[name]
+        address = self.jit.address(native_call.TRAMPOLINE_PREFIX + sig.name)
+        return _array_caller(address, sig, fn.function_type.outputs.data, self.checks)
+
+    def entry(self, name: str, plan: entry.EntryPlan) -> Callable:
+        """The call entry (entry.py) of public function `name`."""
+        call = self.function(name)
+        if self.signatures[name].has_arrays:
+            run = self._array_caller(name).entry(plan)
+        else:
+            address = self.jit.address(native_checks.ENTRY_PREFIX + symbol(name))
+            run = _scalar_entry(address, self.functions[name], self.checks, plan)
+            if run is None:
+                run = entry.generic(plan, call, len(self.signatures[name].outputs), name)
+        run.native_module = self
+        return run
 
 
 def compile_module(module: ModuleOp) -> NativeModule:

@@ -4,8 +4,10 @@ Python calls a public function `@f` that takes or returns arrays through a
 trampoline, `irad_py_<f>`, LLVM IR written here per signature and
 JIT-compiled with the module:
 
-* array arguments cross as the numpy arrays themselves (ctypes `py_object`).
-  The trampoline checks each in place, reading the fields numpy's own C API
+* array arguments cross as the numpy arrays themselves, in one tuple with
+  the result arrays: one ctypes `py_object` however many arrays there are
+  (ctypes converts each argument it passes, which costs more than the
+  trampoline's reads). The trampoline checks each array in place, reading the fields numpy's own C API
   macros read (`PyArray_DATA`, `PyArray_DIMS`, ...; `numpy_layout` verifies
   where they are, once per process): exactly an ndarray, the dtype, the
   shape, C-contiguous and aligned. It then builds the memref descriptor on
@@ -13,7 +15,7 @@ JIT-compiled with the module:
   it return `-(i + 1)`, and Python converts that argument (a contiguous copy
   of the right dtype, or a clear error for a wrong shape) and calls again;
 * array results are destinations (`destination_passing`): Python allocates
-  them with `np.empty` and passes them like arguments, and the function
+  them with `np.empty` and passes them after the arguments, and the function
   computes into them (`bufferization.materialize_in_destination`; MLIR's
   empty-tensor elimination writes the last op's result in place). So a
   result is a plain numpy array Python owns, sharing memory with nothing;
@@ -23,7 +25,7 @@ JIT-compiled with the module:
 * the GIL is held while the arguments are read and released while the
   machine code runs, as a C extension does.
 
-The Python half (`caller`) is Python source generated per signature: one
+The Python half (`Caller`) is Python source generated per signature: one
 `np.empty` per array result, one ctypes call and a status test, no loop and
 nothing that touches xDSL. Functions without arrays keep calling their entry
 directly (native.py).
@@ -53,6 +55,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
+from irad.backends import entry
 from irad.errors import BackendError
 
 TRAMPOLINE_PREFIX = "irad_py_"
@@ -72,6 +75,7 @@ class NumpyLayout:
     descr: int
     type_char: int  # PyArray_Descr.type ('d' for float64)
     byteorder: int
+    tuple_items: int  # PyTupleObject.ob_item: the arrays cross in tuples
 
 
 @functools.cache
@@ -79,12 +83,14 @@ def numpy_layout() -> NumpyLayout:
     """Where this CPython and numpy keep an array's fields: after the object
     header, `data, nd, dimensions, strides, base, descr`, and in a descr after
     its `typeobj`, `kind, type, byteorder` (the layout compiled extensions
-    rely on). Checked against real arrays; BackendError if it differs."""
+    rely on); and a tuple's items. Checked against real arrays and a tuple;
+    BackendError if it differs."""
     head = object.__basicsize__  # sizeof(PyObject): 16, more in free-threaded builds
     word = ctypes.sizeof(ctypes.c_void_p)
     layout = NumpyLayout(
         type=head - word, data=head, nd=head + word, dimensions=head + 2 * word, strides=head + 3 * word,
         descr=head + 5 * word, type_char=head + word + 1, byteorder=head + word + 2,
+        tuple_items=tuple.__basicsize__,
     )
 
     def pointer(address: int) -> int:
@@ -105,7 +111,11 @@ def numpy_layout() -> NumpyLayout:
         )
 
     samples = [np.zeros((3, 5)), np.zeros((4, 6), np.float32)[1:, ::2], np.zeros(7, ">i4"), np.zeros((), np.bool_)]
-    if sys.implementation.name != "cpython" or not all(map(agrees, samples)):
+    items = tuple(samples)
+    in_tuple = tuple.__itemsize__ == word and all(
+        pointer(id(items) + layout.tuple_items + k * word) == id(a) for k, a in enumerate(items)
+    )
+    if sys.implementation.name != "cpython" or not in_tuple or not all(map(agrees, samples)):
         raise BackendError(
             "the native backend reads numpy arrays in place, and this Python or numpy lays them out "
             "differently than it expects\n  hint: use the default backend (backend='python')"
@@ -328,9 +338,12 @@ def trampoline(sig: Signature, entry: str, convention: str, entry_result: str, p
     fills: list[str] = []
     check_ids = [i for i, t in enumerate(sig.inputs) if isinstance(t, ArraySpec)]
     labels = [f"array{i}.ok" for i in check_ids] + ["call"]
+    word = ctypes.sizeof(ctypes.c_void_p)
+    typed.append("ptr %args")  # the tuple of the arguments, then the result arrays
     for i, t in enumerate(sig.inputs):
         if isinstance(t, ArraySpec):
-            typed.append(f"ptr %p{i}")
+            allocas.append(f"  %p{i}.slot = getelementptr i8, ptr %args, i64 {layout.tuple_items + word * i}")
+            allocas.append(f"  %p{i} = load ptr, ptr %p{i}.slot")
             allocas.append(f"  %d{i} = alloca {_descriptor_type(len(t.shape))}, align 8")
             index = check_ids.index(i)
             if index:
@@ -344,8 +357,9 @@ def trampoline(sig: Signature, entry: str, convention: str, entry_result: str, p
     if check_ids:
         checks.append(f"{labels[-2]}:")
     for j, spec in enumerate(arrays_out):
-        typed.append(f"ptr %o{j}")
         allocas.append(f"  %e{j} = alloca {_descriptor_type(len(spec.shape))}, align 8")
+        fills.append(f"  %o{j}.slot = getelementptr i8, ptr %args, i64 {layout.tuple_items + word * (len(sig.inputs) + j)}")
+        fills.append(f"  %o{j} = load ptr, ptr %o{j}.slot")
         fills.append(f"  %o{j}.at = getelementptr i8, ptr %o{j}, i64 {layout.data}")
         fills.append(f"  %o{j}.data = load ptr, ptr %o{j}.at")
         _fill_descriptor(fills, f"%e{j}", f"%o{j}.data", spec)
@@ -381,57 +395,90 @@ def _convert(spec: ArraySpec, value, position: int, name: str) -> np.ndarray:
     return np.array(array, dtype=spec.dtype, order="C", copy=True)
 
 
-def caller(
-    sig: Signature,
-    function: Callable,
-    results: type | None,
-    memref: Callable[[int, object], ctypes.Structure],
-    claim: Callable[[Sequence, Sequence], tuple],
-    failed: Callable[[int], Exception],
-) -> Callable[..., tuple]:
-    """The Python function that calls the trampoline `function`: a ctypes
-    function taking `results` first (if there are scalar or memref results),
-    then the arguments (`memref(i, value)`: the descriptor of a memref
-    argument), then the array results. `claim(values, arguments)` turns the
-    memref results into Python values; `failed(id)` is the error of a check."""
-    n = len(sig.inputs)
-    params = ", ".join(f"a{i}" for i in range(n))
-    env: dict = {"_f": function, "_empty": np.empty, "_R": results, "_claim": claim, "_failed": failed, "_m": memref}
-    passed = [f"_m({i}, a{i})" if isinstance(t, MemRefType) else f"a{i}" for i, t in enumerate(sig.inputs)]
-    body = []
-    for j, spec in enumerate(sig.arrays_out):
-        env[f"_s{j}"], env[f"_d{j}"] = spec.shape, spec.dtype
-        body.append(f"o{j} = _empty(_s{j}, _d{j})")
-    if results is not None:
-        body.append("r = _R()")
-    outs = [f"o{j}" for j in range(len(sig.arrays_out))]
-    body.append(f"s = _f({', '.join((['r'] if results is not None else []) + passed + outs)})")
-    rest = sig.rest_out
-    arrays = iter(outs)
-    if any(isinstance(t, MemRefType) for t in rest):
-        fields = "(r,)" if len(rest) == 1 else "(" + "".join(f"r.r{k}, " for k in range(len(rest))) + ")"
-        values = iter(f"c[{k}]" for k in range(len(rest)))
-        pre = [f"c = _claim({fields}, ({params}{',' if n else ''}))"]
-    else:
-        values = iter(["r.value"] if len(rest) == 1 else [f"r.r{k}" for k in range(len(rest))])
-        pre = []
-    returned = "".join((next(arrays) if isinstance(t, ArraySpec) else next(values)) + ", " for t in sig.outputs)
+@dataclass(frozen=True)
+class Caller:
+    """How Python calls the trampoline `function`: a ctypes function taking
+    `results` first (if there are scalar or memref results), then the tuple
+    of all the arguments followed by the array results, then the arguments
+    other than arrays again (`memref(i, value)`: the descriptor of a memref
+    argument). `claim(values, arguments)` turns the memref results into
+    Python values; `failed(id)` is the error of a check."""
 
-    def define(name: str, on_reject: str) -> str:
-        lines = [f"def {name}({params}):", *(f"    {line}" for line in body), "    if s:",
-                 "        if s > 0:", "            raise _failed(s)", f"        {on_reject}",
-                 *(f"    {line}" for line in pre), f"    return ({returned})"]
-        return "\n".join(lines)
+    sig: Signature
+    function: Callable
+    results: type | None
+    memref: Callable[[int, object], ctypes.Structure]
+    claim: Callable[[Sequence, Sequence], tuple]
+    failed: Callable[[int], Exception]
 
-    specs = {i: t for i, t in enumerate(sig.inputs) if isinstance(t, ArraySpec)}
-    env["_convert"] = _convert
-    env["_specs"] = specs
-    env["_BackendError"] = BackendError
-    refused = f"@{sig.name}: the native call refused argument %d after converting it"
-    converted = ", ".join(f"_convert(_specs[{i}], a{i}, {i}, {sig.name!r})" if i in specs else f"a{i}" for i in range(n))
-    source = "\n\n".join([
-        define("call", f"return again({converted})"),
-        define("again", f"raise _BackendError({refused!r} % (-s - 1))"),
-    ])
-    exec(compile(source, f"<irad.backends.native_call @{sig.name}>", "exec"), env)
-    return env["call"]
+    def _lines(self, on_reject: str, args: str | None) -> tuple[list[str], list[str], dict]:
+        """The statements of a call over parameters a0, a1, ... (`args`: the
+        expression of their tuple, if there is one; `on_reject` when the
+        trampoline refuses an argument), the expressions of the results, and
+        the names they use."""
+        sig, results = self.sig, self.results
+        n = len(sig.inputs)
+        params = ", ".join(f"a{i}" for i in range(n))
+        env: dict = {"_f": self.function, "_empty": np.empty, "_R": results, "_claim": self.claim,
+                     "_failed": self.failed, "_m": self.memref}
+        scalars = [
+            f"_m({i}, a{i})" if isinstance(t, MemRefType) else f"a{i}"
+            for i, t in enumerate(sig.inputs)
+            if not isinstance(t, ArraySpec)
+        ]
+        body = []
+        for j, spec in enumerate(sig.arrays_out):
+            env[f"_s{j}"], env[f"_d{j}"] = spec.shape, spec.dtype
+            body.append(f"o{j} = _empty(_s{j}, _d{j})")
+        if results is not None:
+            body.append("r = _R()")
+        outs = [f"o{j}" for j in range(len(sig.arrays_out))]
+        if args is None:  # one tuple: ctypes converts each argument, at a cost
+            both = "(" + "".join(f"a{i}, " for i in range(n)) + "".join(f"{o}, " for o in outs) + ")"
+        else:
+            both = f"{args} + (" + "".join(f"{o}, " for o in outs) + ")" if outs else args
+        body.append(f"s = _f({', '.join((['r'] if results is not None else []) + [both] + scalars)})")
+        body += ["if s:", "    if s > 0:", "        raise _failed(s)", f"    {on_reject}"]
+        rest = sig.rest_out
+        arrays = iter(outs)
+        if any(isinstance(t, MemRefType) for t in rest):
+            fields = "(r,)" if len(rest) == 1 else "(" + "".join(f"r.r{k}, " for k in range(len(rest))) + ")"
+            values = iter(f"c[{k}]" for k in range(len(rest)))
+            body.append(f"c = _claim({fields}, ({params}{',' if n else ''}))")
+        else:
+            values = iter(["r.value"] if len(rest) == 1 else [f"r.r{k}" for k in range(len(rest))])
+        returned = [next(arrays) if isinstance(t, ArraySpec) else next(values) for t in sig.outputs]
+        return body, returned, env
+
+    def python(self) -> Callable[..., tuple]:
+        """The Python function that calls the trampoline, returning a tuple:
+        an argument it refuses is converted (a contiguous copy of the right
+        dtype, or a clear error) and the call made again."""
+        sig = self.sig
+        n = len(sig.inputs)
+        params = ", ".join(f"a{i}" for i in range(n))
+        specs = {i: t for i, t in enumerate(sig.inputs) if isinstance(t, ArraySpec)}
+        refused = f"@{sig.name}: the native call refused argument %d after converting it"
+        converted = ", ".join(f"_convert(_specs[{i}], a{i}, {i}, {sig.name!r})" if i in specs else f"a{i}" for i in range(n))
+
+        def define(name: str, on_reject: str) -> tuple[str, dict]:
+            body, returned, env = self._lines(on_reject, None)
+            returned_tuple = "".join(f"{r}, " for r in returned)
+            lines = [f"def {name}({params}):", *(f"    {line}" for line in body), f"    return ({returned_tuple})"]
+            return "\n".join(lines), env
+
+        call, env = define("call", f"return again({converted})")
+        again, _ = define("again", f"raise _BackendError({refused!r} % (-s - 1))")
+        env.update(_convert=_convert, _specs=specs, _BackendError=BackendError)
+        exec(compile(call + "\n\n" + again, f"<irad.backends.native_call @{sig.name}>", "exec"), env)
+        return env["call"]
+
+    def entry(self, plan: entry.EntryPlan) -> Callable:
+        """The call entry (entry.py) of this function: the trampoline checks
+        array arguments itself, so the entry checks only the others; an
+        argument the trampoline refuses goes to the general path."""
+        body, returned, env = self._lines("return _e_otherwise(_self, _args, _kwargs)", "_args")
+        lines = [f"    {line}" for line in body] + [f"    return {plan.results.format(*returned)}"]
+        in_place = {i for i, t in enumerate(self.sig.inputs) if isinstance(t, ArraySpec)}
+        names = entry.params(len(self.sig.inputs))
+        return entry.define(plan, names, entry.Body(lines, env), {}, self.sig.name, checked=in_place)

@@ -205,9 +205,23 @@ def owned(x: Any) -> Any:
     return np.array(x) if isinstance(x, np.ndarray) else x
 
 
+def fresh(v) -> bool:
+    """`v`'s array is already what `owned` makes: an array of rank >= 1 that an
+    allocating op made (python_temporaries.py writes only into such arrays
+    when nothing else reads them) and that only this one use sees."""
+    owner = v.owner
+    return (
+        isinstance(owner, Operation)
+        and allocates(owner)
+        and len(v.type.get_shape()) > 0
+        and sum(1 for _ in v.uses) == 1
+    )
+
+
 NAMESPACE: dict[str, Any] = {
     "np": np,
     "_frozen": _frozen,
+    "_owned": owned,
     "_record": _record,
     "_insert": _insert,
     "_scatter_along": _scatter_along_axis,
@@ -279,6 +293,8 @@ def _extract(tr, op):
 
 
 def _insert_element(tr, op):
+    if not op.indices:  # the whole of a rank-0 tensor: a 0-d array of the number
+        return f"np.array({tr.value(op.scalar)}, dtype={dtype_name(op.dest.type)})"
     return f"_insert({tr.value(op.dest)}, {_index_tuple(tr, op.indices)}, {tr.value(op.scalar)})"
 
 
@@ -327,19 +343,27 @@ def _from_elements(tr, op):
     return f"np.array([{', '.join(tr.operands(op))}], dtype={dtype_name(t)}).reshape({tuple(t.get_shape())!r})"
 
 
+# Up to this many elements, a broadcast is copied (`ndarray.repeat`, in C)
+# rather than viewed (`np.broadcast_to`, several Python frames, microseconds).
+SMALL_BROADCAST = 4096
+
+
 def _broadcast(tr, op):
     out = tuple(op.results[0].type.get_shape())
     expanded = smallest_shape(op.results[0])
+    source = f"{tr.value(op.input)}.reshape({expanded!r})"
     if implicitly_broadcast(op):
-        return f"{tr.value(op.input)}.reshape({expanded!r})"  # numpy broadcasts it in its user
-    return f"np.broadcast_to({tr.value(op.input)}.reshape({expanded!r}), {out!r})"
+        return source  # numpy broadcasts it in its user
+    if math.prod(out) <= SMALL_BROADCAST:
+        return source + "".join(f".repeat({n}, axis={d})" for d, n in enumerate(out) if expanded[d] != n)
+    return f"np.broadcast_to({source}, {out!r})"
 
 
 _REDUCE_FUNCTIONS = {
-    arith.AddfOp: ("sum", "np.add"),
-    arith.MulfOp: ("prod", "np.multiply"),
-    arith.MaximumfOp: ("max", "np.maximum"),
-    arith.MinimumfOp: ("min", "np.minimum"),
+    arith.AddfOp: "np.add",
+    arith.MulfOp: "np.multiply",
+    arith.MaximumfOp: "np.maximum",
+    arith.MinimumfOp: "np.minimum",
 }
 
 
@@ -355,9 +379,9 @@ def _reduce(tr, op):
     combiner = type(next(iter(op.regions[0].block.ops)))
     if combiner not in _REDUCE_FUNCTIONS:
         raise tr.error(op, f"reduction by {combiner.name} is not supported")
-    method, combine_fn = _REDUCE_FUNCTIONS[combiner]
+    combine_fn = _REDUCE_FUNCTIONS[combiner]
     axes = tuple(op.dimensions.get_values())
-    reduced = f"{tr.value(op.operands[0])}.{method}(axis={axes!r})"
+    reduced = f"{combine_fn}.reduce({tr.value(op.operands[0])}, axis={axes!r})"  # x.sum() calls it from Python
     init = op.operands[1]
     if is_splat_of(init, REDUCTIONS[combiner]):
         return reduced  # a full reduction gives a numpy scalar, which serves as a 0-d array

@@ -132,7 +132,7 @@ def _fused_sum(tr, op: Operation) -> str | None:
         return None
     axes = tuple(op.dimensions.get_values())
     if producer.name == "arith.negf":
-        return f"(-{tr.value(producer.operands[0])}.sum(axis={axes!r}))"
+        return f"(-np.add.reduce({tr.value(producer.operands[0])}, axis={axes!r}))"
     shape = tuple(producer.results[0].type.get_shape())
     a, b = tr.operands(producer)
     if len(axes) == len(shape) and all(python_arrays.smallest_shape(v) == shape for v in producer.operands):

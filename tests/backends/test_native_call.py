@@ -94,13 +94,14 @@ def _trampoline(program, name="f"):
     sig = program.signatures[name]
     outputs = program.functions[name].function_type.outputs.data
     results = native._results(outputs)
-    argtypes = [ctypes.POINTER(results)] + [
-        ctypes.py_object if isinstance(t, native_call.ArraySpec) else native.c_type(t) for t in sig.inputs
-    ] + [ctypes.py_object] * len(sig.arrays_out)
+    # the tuple of the arguments and the result arrays, then the scalars again
+    argtypes = [ctypes.POINTER(results), ctypes.py_object] + [
+        native.c_type(t) for t in sig.inputs if not isinstance(t, native_call.ArraySpec)
+    ]
     function = ctypes.PYFUNCTYPE(ctypes.c_int32, *argtypes)(program.jit.address(native_call.TRAMPOLINE_PREFIX + name))
 
     def status(a, s, b):
-        return function(results(), a, s, b, np.empty(3), np.empty((3, 4)))
+        return function(results(), (a, s, b, np.empty(3), np.empty((3, 4))), s)
 
     return status
 
