@@ -12,44 +12,14 @@ import pytest
 
 import irad
 from tests.frontend.test_joins import BACKENDS
-from tests.mlir_roundtrip import record
-
-
-def central_differences(f, args, i, h=1e-6):
-    """d f / d args[i], element by element, by central differences."""
-    x = np.array(args[i], dtype=np.float64)
-    out = np.zeros_like(x)
-    for k in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[k] += h
-        down[k] -= h
-        out[k] = (f(*args[:i], up, *args[i + 1:]) - f(*args[:i], down, *args[i + 1:])) / (2 * h)
-    return out
-
-
-def tape_slots(fn, args) -> int:
-    """How many tape slots the augmented primal fills, differentiating with
-    respect to the float arrays among `args`."""
-    from irad.backends.python import compile_module
-    from irad.frontend.lowering import lower_function, signature_of
-    from irad.passes.differentiate import Differentiator
-    from irad.pipeline import run
-
-    module, name, _, _ = lower_function(fn, signature_of(fn, args))
-    active = tuple(isinstance(a, np.ndarray) for a in args)
-    gen = Differentiator(module).reverse(name, active)
-    run(module, "irad-lower-tape")
-    record(module)
-    for op in module.ops:
-        op.sym_visibility = None
-    _, _tape, end = compile_module(module).function(gen.augmented)(*args)
-    return end
+from tests.passes.test_control_flow import _tape_length
+from tests.reference import central_difference
 
 
 def check(f, args, argnums, backend):
     got = irad.grad(f, argnums=argnums, backend=backend)(*args)
     for i, g in zip(argnums, got):
-        np.testing.assert_allclose(g, central_differences(f, args, i), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(g, central_difference(f, args, i), rtol=1e-6, atol=1e-8)
 
 
 def sigmoid_loop(w, u, xs, n):
@@ -147,7 +117,7 @@ def test_sigmoid_records_exp_the_carried_array_and_the_row():
     # row of an array not kept otherwise); 1 + e and the quotient are
     # recomputed from exp's result, the splat of 1.0 is made again (before:
     # five arrays, 20 slots)
-    per_iteration = [tape_slots(sigmoid_loop, (W, U, XS, n)) for n in (2, 4)]
+    per_iteration = [_tape_length(sigmoid_loop, (W, U, XS, n), False) for n in (2, 4)]
     assert (per_iteration[1] - per_iteration[0]) // 2 == 3 * 4
 
 
@@ -160,6 +130,6 @@ def test_a_large_outside_array_is_not_read_for_a_slice():
             h = np.sin(h * xs[t])
         return np.sum(h)
 
-    per_iteration = [tape_slots(f, (W, XS, n)) for n in (2, 4)]
+    per_iteration = [_tape_length(f, (W, XS, n), False) for n in (2, 4)]
     assert (per_iteration[1] - per_iteration[0]) // 2 == 2 * 4  # h and xs[t]; sin's cos is no residual
     check(f, (W, XS, 3), (0, 1), "python")
