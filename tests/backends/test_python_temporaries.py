@@ -214,6 +214,9 @@ def test_no_out_into_a_value_pushed_on_the_tape():
     product = re.search(r"(\w+) = \(s \* \w+\)", text).group(1)
     assert re.search(rf"\w+\[\w+\] = {product}\n", text)  # pushed (its own flat f64 array), not copied
     assert f"out={product})" not in text
+    # a record goes on and comes off in one line: no view of the tape is made
+    assert re.search(r"= _record\(\w+\[\w+\], 3, np\.float64\)\n", text)
+    assert "[0][" not in text
 
 
 def rows_squared(x):
