@@ -93,6 +93,7 @@ bench-all: bench
 	$(PY) bench/scalar.py
 	$(PY) bench/arrays.py
 	$(PY) bench/vector_math.py
+	$(PY) bench/loop_records.py
 	$(PY) bench/native_checks.py
 	$(PY) bench/inlining.py
 	$(PY) bench/compile_time.py

@@ -191,6 +191,28 @@ class MulfDivfOfNegfs(RewritePattern):
             rewriter.replace(op, type(op)(lhs.operand, rhs.operand, op.fastmath))
 
 
+class NegfOfProductWithNegf(RewritePattern):
+    """`negf (negf x * y) -> x * y`, and the same for `x * negf y` and for
+    divf: one of the product's signs flips twice (rounding is symmetric in
+    sign). Only where the negf is the product's one use, so it is not
+    computed twice. Reverse mode makes these chains (the adjoint of
+    `1 / (1 + exp(-x))` negates twice around a product)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.NegfOp, rewriter: PatternRewriter, /):
+        inner = op.operand.owner
+        if not isinstance(inner, arith.MulfOp | arith.DivfOp) or not op.operand.has_one_use():
+            return
+        lhs, rhs = inner.lhs, inner.rhs
+        if isinstance(lhs.owner, arith.NegfOp):
+            lhs = lhs.owner.operand
+        elif isinstance(rhs.owner, arith.NegfOp):
+            rhs = rhs.owner.operand
+        else:
+            return
+        rewriter.replace(op, type(inner)(lhs, rhs, inner.fastmath))
+
+
 class NegfOfNegf(RewritePattern):
     """`negf (negf x) -> x`."""
 
@@ -400,6 +422,7 @@ FLOAT_FOLDS: tuple[RewritePattern, ...] = (
     AddfOfNegf(),
     SubfOfNegf(),
     MulfDivfOfNegfs(),
+    NegfOfProductWithNegf(),
     NegfOfNegf(),
     NegfOfConstant(),
     CmpfOfConstants(),

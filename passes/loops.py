@@ -39,9 +39,10 @@ What is recorded is kept lean, as Enzyme and LAGrad do:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, func, scf, tensor
 from xdsl.dialects.builtin import IndexType, MemRefType, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.traits import IsTerminator, is_side_effect_free, is_speculatable
@@ -411,18 +412,37 @@ def _recompute_cheap(b, op: Operation, rbody: Block, scope, trips: SSAValue) -> 
         value = index_value(key)
         if value is None and not isinstance(key, BlockArgument):
             owner = key.owner
-            if owner.name.startswith("arith.") and _cheap_scalar(owner):
-                operands = [_available(x) for x in owner.operands]
-                if all(v is not None for v in operands):
-                    value = made[key] = _clone_with(c, key, dict(zip(owner.operands, operands)))
+            if (owner.name.startswith("arith.") and _cheap_scalar(owner)) or _cheap_tensor(owner):
+                value = _remade(key)
         if value is None:
             failed.add(key)
         return value
 
-    def _available(x: SSAValue) -> SSAValue | None:
+    def _remade(v: SSAValue) -> SSAValue | None:
+        """The op defining `v` cloned onto its operands' values here, if they are all available."""
+        operands = [_available(x, v) for x in v.owner.operands]
+        if any(x is None for x in operands):
+            return None
+        made[v] = _clone_with(c, v, dict(zip(v.owner.operands, operands)))
+        return made[v]
+
+    def _available(x: SSAValue, user: SSAValue) -> SSAValue | None:
+        """Operand `x` of the op that makes `user`, in the reversed iteration."""
         if x in scope.args:
             recomputed_x = residual_value(x)
             return recomputed_x if recomputed_x is not None else scope.args[x]
+        if x in made:
+            return made[x]
+        if not isinstance(x, BlockArgument) and isinstance(x.owner, arith.ConstantOp):
+            return b.primal(x)  # a constant, wherever it is: cloned at the pullback's entry
+        if isinstance(x.type, TensorType):
+            if _defined_inside(x, op):
+                # a splat inside the loop (of a value available here) is made again, not recorded
+                return _remade(x) if isinstance(x.owner, tensor.SplatOp) else None
+            # an array from outside becomes a residual of the scope around the
+            # loop: only if it is one already, or no larger than a record
+            if not b.has_residual(x) and _elements(x.type) > _elements(user.type):
+                return None
         return index_value(x)
 
     recomputed = [
@@ -434,6 +454,33 @@ def _recompute_cheap(b, op: Operation, rbody: Block, scope, trips: SSAValue) -> 
         arg.replace_all_uses_with(made[key])
         rbody.erase_arg(arg)
         scope.keys.remove(key)
+
+
+def _cheap_tensor(op: Operation) -> bool:
+    """A pure op making a tensor in one pass over its result, or none: an
+    elementwise `arith` op, a splat, a slice or a reshape. Recomputed in the
+    reversed iteration from values it has anyway, it costs no more than the
+    record it saves (a copy in, a copy out)."""
+    return (
+        not op.regions
+        and len(op.results) == 1
+        and isinstance(op.results[0].type, TensorType)
+        and op.name not in _TRAPPING
+        and (op.name.startswith("arith.") or isinstance(op, _TENSOR_REMAKES))
+        and is_side_effect_free(op)
+    )
+
+
+_TENSOR_REMAKES = (tensor.SplatOp, tensor.ExtractSliceOp, tensor.ReshapeOp, tensor.CollapseShapeOp,
+                   tensor.ExpandShapeOp)
+
+
+def _elements(t: Attribute) -> int:
+    """How many numbers a value of type `t` holds (a dynamic size counts as unbounded)."""
+    if not isinstance(t, TensorType):
+        return 1
+    shape = t.get_shape()
+    return math.prod(shape) if all(d >= 0 for d in shape) else math.inf
 
 
 def _clone_with(c: IRBuilder, v: SSAValue, values: dict[SSAValue, SSAValue]) -> SSAValue:

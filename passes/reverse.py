@@ -171,6 +171,13 @@ class PullbackBuilder(IRBuilder):
             scope.keys.append(key)
         return scope.args[key]
 
+    def has_residual(self, key: ResidualKey) -> bool:
+        """Is `key` a residual of its scope already (or a constant)?"""
+        if isinstance(key, SSAValue) and isinstance(key.owner, arith.ConstantOp):
+            return True
+        scope = self.scopes.get(scope_of(key))
+        return scope is not None and key in scope.args
+
     def open_scope(self, loop: Operation, block: Block) -> None:
         self.scopes[loop] = Scope(block, len(block.args), [], {})
 

@@ -25,3 +25,23 @@ func.func @folds(%x: f64, %y: f64) -> (f64, f64, f64, i1, f64) {
   %l = math.log %zero : f64
   func.return %r, %b, %e, %c, %l : f64, f64, f64, i1, f64
 }
+
+// A sign flipped twice around a product (as the adjoint of 1 / (1 + exp(-x))
+// leaves it) is no flip; a product with another use is left alone.
+// CHECK-LABEL: func.func @twice_negated(%x: tensor<4xf64>, %y: tensor<4xf64>) -> (tensor<4xf64>, tensor<4xf64>) {
+// CHECK-NEXT:    %a = arith.negf %x : tensor<4xf64>
+// CHECK-NEXT:    %p = arith.mulf %a, %y : tensor<4xf64>
+// CHECK-NEXT:    %q = arith.divf %a, %y : tensor<4xf64>
+// CHECK-NEXT:    %r = arith.divf %x, %y : tensor<4xf64>
+// CHECK-NEXT:    %m = arith.negf %p : tensor<4xf64>
+// CHECK-NEXT:    %s = arith.mulf %p, %m : tensor<4xf64>
+// CHECK-NEXT:    func.return %r, %s : tensor<4xf64>, tensor<4xf64>
+func.func @twice_negated(%x: tensor<4xf64>, %y: tensor<4xf64>) -> (tensor<4xf64>, tensor<4xf64>) {
+  %a = arith.negf %x : tensor<4xf64>
+  %p = arith.mulf %a, %y : tensor<4xf64>
+  %q = arith.divf %a, %y : tensor<4xf64>
+  %r = arith.negf %q : tensor<4xf64>
+  %m = arith.negf %p : tensor<4xf64>
+  %s = arith.mulf %p, %m : tensor<4xf64>
+  func.return %r, %s : tensor<4xf64>, tensor<4xf64>
+}

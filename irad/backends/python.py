@@ -760,6 +760,10 @@ class FunctionTranslator:
     def value(self, value: SSAValue) -> str:
         return self._values[value]
 
+    def alias(self, value: SSAValue, name: str) -> None:
+        """Generated code reads `value` by `name`, a variable it already has."""
+        self._values[value] = name
+
     def operands(self, op: Operation) -> list[str]:
         return [self.value(operand) for operand in op.operands]
 
@@ -876,6 +880,10 @@ class FunctionTranslator:
         elif name in EXPRESSION_OPS:
             self._check_types(op)
             (result,) = op.results
+            alias = python_arrays.aliases(self, op)
+            if alias is not None:  # no line: read by another name, or not by name
+                self.alias(result, alias)
+                return
             expression = EXPRESSION_OPS[name](self, op)
             if isinstance(result.type, Float32Type) and name not in _F32_EXACT_OPS:
                 expression = f"_f32({expression})"

@@ -97,21 +97,58 @@ def _subview(tr, op):
     return f"({tr.value(op.source)}, {offset})"
 
 
+def _copied_only(view) -> bool:
+    """Is a tape view read by memref.copy alone? Those copies index the tape
+    themselves (`_slot`), so the view is never made (`aliases`)."""
+    return all(u.operation.name == "memref.copy" for u in view.uses)
+
+
+def _slot(tr, view) -> str:
+    """The tape slot a view of a record's start stands for: `tape[start]`."""
+    op = view.owner
+    if isinstance(op, Operation) and op.name == "memref.subview" and _copied_only(view):
+        (offset,) = op.offsets
+        return f"{tr.value(op.source)}[{tr.value(offset)}]"
+    name = tr.value(view)
+    return f"{name}[0][{name}[1]]"
+
+
+def aliases(tr, op) -> str | None:
+    """For an op whose result needs no line of its own, the name generated
+    code reads it by (None: emit it). A record popped into a buffer is the
+    tensor `to_tensor` makes of it; a buffer that carries one tensor onto the
+    tape is the tensor's own array (`_owned`, already flat and of the tape's
+    dtype); a tape view only copies read is never read by name."""
+    if op.name == "bufferization.to_tensor" and _carries_pop(op.memref):
+        return tr.value(op.memref)
+    if op.name == "memref.subview" and _copied_only(op.results[0]):
+        return ""
+    return None
+
+
+def _flat_f64(v) -> bool:
+    t = v.type
+    return isinstance(t, TensorType) and len(t.get_shape()) == 1 and isinstance(t.element_type, Float64Type)
+
+
 def emit_copy(tr, op) -> None:
-    source, dest = tr.operands(op)
-    if is_tape_view(op.destination.type):  # into a record of the tape
-        tr.line(f"{dest}[0][{dest}[1]] = {source}")  # a flat array, never written again
-    elif _carries_pop(op.destination):
-        t = op.destination.type
-        tr.line(f"{dest} = _record({source}[0][{source}[1]], {t.get_shape()[0]}, {dtype_name(t)})")
+    source, dest = op.operands
+    if is_tape_view(dest.type):  # into a record of the tape
+        tr.line(f"{_slot(tr, dest)} = {tr.value(source)}")  # a flat array, never written again
+    elif _carries_pop(dest):
+        t = dest.type
+        tr.line(f"{tr.value(dest)} = _record({_slot(tr, source)}, {t.get_shape()[0]}, {dtype_name(t)})")
     else:
-        tr.line(f"{dest}[:] = {source}[0][{source}[1]]")
+        tr.line(f"{tr.value(dest)}[:] = {_slot(tr, source)}")
 
 
 def emit_materialize(tr, op) -> None:
     """A tensor into a buffer (irad-lower-tape's push, before its copy onto the tape)."""
     source, dest = tr.operands(op)
     if _carries_push(op.operands[1]):
+        if _owned(op.operands[0]) and _flat_f64(op.operands[0]):
+            tr.alias(op.operands[1], source)  # the array itself: flat f64 already
+            return
         array = "np.asarray" if _owned(op.operands[0]) else "np.array"  # np.array copies
         tr.line(f"{dest} = {array}({source}, dtype={dtype_name(op.operands[1].type)}).reshape(-1)")
     else:

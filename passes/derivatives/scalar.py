@@ -91,6 +91,11 @@ def _subf(b, op, dy):
 @derivative("arith.mulf")
 def _mulf(b, op, dy):
     lhs, rhs = op.operands
+    if lhs is rhs:  # a square: one cotangent 2 * (dy * x) (doubling is exact), accumulated once
+        if not b.is_active(lhs):
+            return [None, None]
+        term = b.mul(dy, b.primal(lhs))
+        return [b.add(term, term), None]
     return [
         b.mul(dy, b.primal(rhs)) if b.is_active(lhs) else None,
         b.mul(dy, b.primal(lhs)) if b.is_active(rhs) else None,

@@ -212,8 +212,11 @@ def test_no_out_into_a_value_pushed_on_the_tape():
     text = source(f, np.ones(3))
     # the product in the loop is read by sin and kept for the pullback (cos(s * 1.5))
     product = re.search(r"(\w+) = \(s \* \w+\)", text).group(1)
-    assert re.search(rf"= np\.asarray\({product}, dtype=np\.float64\)\.reshape\(-1\)", text)  # pushed, not copied
+    assert re.search(rf"\w+\[\w+\] = {product}\n", text)  # pushed (its own flat f64 array), not copied
     assert f"out={product})" not in text
+    # a record goes on and comes off in one line: no view of the tape is made
+    assert re.search(r"= _record\(\w+\[\w+\], 3, np\.float64\)\n", text)
+    assert "[0][" not in text
 
 
 def rows_squared(x):

@@ -579,13 +579,14 @@ def test_checkpointed_gradients_match_finite_differences(fn, args):
 
 
 def _tape_length(fn, args, checkpoint: bool, **options) -> int:
-    """How many tape slots the augmented primal fills."""
+    """How many tape slots the augmented primal fills (differentiating with
+    respect to the float and float64-array arguments)."""
     from irad.backends.python import compile_module
     from irad.passes.differentiate import Differentiator
     from irad.pipeline import run
 
     module, name, _, _ = lower_function(fn, signature_of(fn, args))
-    active = tuple(isinstance(a, float) for a in args)
+    active = tuple(isinstance(a, float) or getattr(a, "dtype", None) == "float64" for a in args)
     gen = Differentiator(module, checkpoint=checkpoint, **options).reverse(name, active)
     run(module, "irad-lower-tape")
     record(module)

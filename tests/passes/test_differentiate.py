@@ -411,3 +411,27 @@ func.func @main(%x: f64, %n: i64) -> f64 {{
     request.properties["callee"] = SymbolRefAttr("g")  # past the verifier
     with pytest.raises(DifferentiationError, match=message):
         DifferentiatePass().apply(make_context(), module)
+
+
+SQUARE = """
+func.func @f(%x: f64) -> f64 {
+  %y = arith.mulf %x, %x : f64
+  func.return %y : f64
+}
+func.func @main(%x: f64) -> f64 {
+  %g = irad.grad @f(%x) {wrt = [0]} : (f64) -> f64
+  func.return %g : f64
+}
+"""
+
+
+@pytest.mark.parametrize("x", [-1.5, -0.0, 0.3, 1e200])
+def test_a_square_has_one_cotangent_term(x):
+    # d(x * x) = 2 * (dy * x): one product, doubled, accumulated once (not
+    # dy * x added twice); the closed form 2x, exactly (doubling is exact)
+    module = differentiate(SQUARE)
+    pullback = functions(module)["f.pullback.d"]
+    names = [op.name for op in pullback.walk() if op.name.startswith("arith.") and op.name != "arith.constant"]
+    assert names.count("arith.mulf") == 1 and names.count("arith.addf") == 1
+    (g,) = compile_module(module).function("main")(x)
+    assert g == 2 * x or (math.isinf(g) and math.isinf(2 * x))

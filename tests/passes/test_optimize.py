@@ -204,6 +204,10 @@ IDENTITIES = [
         "%r = arith.divf %a, %b : f64",
         ["arith.divf"],
     ),
+    ("%a = arith.negf %x : f64\n%p = arith.mulf %a, %y : f64\n%r = arith.negf %p : f64", ["arith.mulf"]),
+    ("%b = arith.negf %y : f64\n%p = arith.mulf %x, %b : f64\n%r = arith.negf %p : f64", ["arith.mulf"]),
+    ("%a = arith.negf %x : f64\n%p = arith.divf %a, %y : f64\n%r = arith.negf %p : f64", ["arith.divf"]),
+    ("%b = arith.negf %y : f64\n%p = arith.divf %x, %b : f64\n%r = arith.negf %p : f64", ["arith.divf"]),
 ]
 
 
@@ -222,6 +226,13 @@ def test_identity_keeps_f32_type():
     )
     (negf,) = [op for op in optimize(text).walk() if isinstance(op, arith.NegfOp)]
     assert negf.result.type == builtin.f32
+
+
+def test_negf_of_a_shared_product_is_kept():
+    # the product has another use: folding the negf would compute it twice
+    body = "%a = arith.negf %x : f64\n%p = arith.mulf %a, %y : f64\n%n = arith.negf %p : f64\n%r = arith.mulf %n, %p : f64"
+    after = assert_equivalent(function("x y", body), 2)
+    assert body_ops(after) == ["arith.negf", "arith.mulf", "arith.negf", "arith.mulf"]
 
 
 def test_chain_collapses():

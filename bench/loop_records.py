@@ -1,0 +1,80 @@
+"""What the lean loop gradients of issue 16 buy: each array workload of
+`make bench` (bench/native.py) differentiated with and without them, on the
+numpy backend and natively, side by side in one process, against each
+backend's primal.
+
+Run: .venv/bin/python bench/loop_records.py [substring of a row ...]
+
+"before" compiles the gradient with these switched off: array residuals of
+reversed loops recomputed rather than recorded (passes/loops.py,
+`_cheap_tensor`), the float fold `negf (negf x * y) -> x * y`
+(passes/float_folds.py), and on the numpy backend one line per tape record
+(`aliases`, `_flat_f64` and `_copied_only` in irad/backends/python_arrays.py).
+The reverse rule of `x * x` (one cotangent term) is in both. The run checks
+that before and after give the same gradient (rtol 1e-9). Each time is the
+middle of three medians of 7 repeats, primal, before and after interleaved
+per row and backend, so load on the machine hits them alike.
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from unittest import mock
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import native  # noqa: E402  (sets OPENBLAS_NUM_THREADS=1 before numpy loads)
+import numpy as np  # noqa: E402
+from timing import median_seconds  # noqa: E402
+
+import irad  # noqa: E402
+from irad.backends import python_arrays  # noqa: E402
+from irad.passes import float_folds, loops  # noqa: E402
+
+
+@contextmanager
+def before_lean_loops():
+    with mock.patch.object(loops, "_cheap_tensor", lambda op: False), \
+            mock.patch.object(float_folds.NegfOfProductWithNegf, "match_and_rewrite",
+                              lambda self, op, rewriter: None), \
+            mock.patch.object(python_arrays, "aliases", lambda tr, op: None), \
+            mock.patch.object(python_arrays, "_flat_f64", lambda v: False), \
+            mock.patch.object(python_arrays, "_copied_only", lambda view: False):
+        yield
+
+
+def measure(label, make, args, argnums, backend: str) -> dict:
+    with before_lean_loops():
+        before = irad.grad(make(np), argnums, backend=backend)  # a new function: compiled apart
+        expected = before(*args)
+    after = irad.grad(make(np), argnums, backend=backend)
+    for a, b in zip(after(*args), expected):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12, err_msg=label)
+    primal = make(np) if backend == "python" else native.native_primal(make(np), args)
+    systems = {"primal": primal, "before": before, "after": after}
+    row = {name: [] for name in systems}
+    for _ in range(3):
+        for name, fn in systems.items():
+            row[name].append(median_seconds(fn, *args))
+    return {k: sorted(v)[1] for k, v in row.items()}
+
+
+def main() -> None:
+    wanted = sys.argv[1:]
+    print("| workload | backend | primal µs | before µs | after µs | before / primal | after / primal | before / after |")
+    print("|---|---|---|---|---|---|---|---|")
+    for label, (make, args, argnums) in native.WORKLOADS.items():
+        if not any(isinstance(a, np.ndarray) for a in args) or (wanted and not any(w in label for w in wanted)):
+            continue
+        for backend in ("python", "native"):
+            r = measure(label, make, args, argnums, backend)
+            us = lambda key: f"{r[key] * 1e6:.0f}"  # noqa: E731
+            ratio = lambda a, b: f"{r[a] / r[b]:.2f}"  # noqa: E731
+            print(f"| {label} | {'numpy' if backend == 'python' else backend} | {us('primal')} | {us('before')} | "
+                  f"{us('after')} | {ratio('before', 'primal')} | {ratio('after', 'primal')} | "
+                  f"{ratio('before', 'after')} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
