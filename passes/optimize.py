@@ -27,13 +27,22 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import builtin
+from xdsl.dialects.builtin import MemRefType
 from xdsl.folder import Folder
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, PatternRewriteWalker, RewritePattern
-from xdsl.traits import ConstantLike, HasCanonicalizationPatternsTrait, HasFolder
+from xdsl.traits import (
+    ConstantLike,
+    HasCanonicalizationPatternsTrait,
+    HasFolder,
+    IsTerminator,
+    MemoryEffect,
+    NoMemoryEffect,
+    SymbolOpInterface,
+)
 from xdsl.transforms.common_subexpression_elimination import CSEDriver
-from xdsl.transforms.dead_code_elimination import LiveSet
+from xdsl.transforms.dead_code_elimination import LiveSet, would_be_trivially_dead
 
 from irad.passes.float_folds import DispatchedFloatFolds
 from irad.passes.inline import DEFAULT_MAX_DEPTH, DEFAULT_THRESHOLD, inline_calls
@@ -151,8 +160,55 @@ def cse(module: builtin.ModuleOp, touched: Touched) -> bool:
     return driver.changed
 
 
+# Op types whose ops are dead once their results are: no memory effects whatever
+# the op (Pure, NoMemoryEffect), not a terminator, not a symbol. Other types ask
+# per op (effects that depend on the op, as scf.for's on its body).
+_DEAD_IF_UNUSED: dict[type[Operation], bool] = {}
+
+
+def _effect_free_type(op_type: type[Operation]) -> bool:
+    effects = op_type.get_traits_of_type(MemoryEffect)
+    return (
+        bool(effects)
+        and all(isinstance(trait, NoMemoryEffect) for trait in effects)
+        and not op_type.has_trait(IsTerminator)
+        and not op_type.has_trait(SymbolOpInterface)
+    )
+
+
+def dead_if_unused(op: Operation) -> bool:
+    """Would `op` be dead if nothing used its results? xDSL's query
+    (`would_be_trivially_dead`), answered once per op type where the type decides
+    it, and with the effects MLIR gives linalg ops, which xDSL does not declare (so
+    its DCE keeps every dead linalg.generic or linalg.reduce): an op of the linalg
+    dialect on tensors (no memref operand) has the effects of its body, as in
+    MLIR, where a structured op with pure tensor semantics has none of its own and
+    linalg.index, linalg.yield are pure."""
+    op_type = type(op)
+    effect_free = _DEAD_IF_UNUSED.get(op_type)
+    if effect_free is None:
+        effect_free = _DEAD_IF_UNUSED[op_type] = _effect_free_type(op_type)
+    if effect_free or would_be_trivially_dead(op):
+        return True
+    return _linalg_on_tensors(op) and all(
+        inner is block.last_op and inner.name == "linalg.yield" or dead_if_unused(inner)
+        for region in op.regions
+        for block in region.blocks
+        for inner in block.ops
+    )
+
+
+def _linalg_on_tensors(op: Operation) -> bool:
+    return (
+        op.name.startswith("linalg.")
+        and op.name != "linalg.yield"
+        and not any(isinstance(v.type, MemRefType) for v in op.operands)
+    )
+
+
 class _LiveSet(LiveSet):
-    """xDSL's liveness for DCE, noting whether a region has several blocks."""
+    """xDSL's liveness for DCE with irad's `dead_if_unused`, noting whether a
+    region has several blocks."""
 
     several_blocks = False
 
@@ -160,9 +216,19 @@ class _LiveSet(LiveSet):
         self.several_blocks |= len(region.blocks) > 1
         super().propagate_region_liveness(region)
 
+    def propagate_op_liveness(self, op: Operation) -> None:
+        for region in op.regions:
+            self.propagate_region_liveness(region)
+        live = self._live_ops
+        if op in live:
+            return
+        if not dead_if_unused(op) or any(use.operation in live for result in op.results for use in result.uses):
+            self.set_live(op)
+
 
 def dce(module: builtin.ModuleOp, touched: Touched) -> bool:
-    """xDSL's DCE (`region_dce`); True if it removed anything. xDSL propagates
+    """xDSL's DCE (`region_dce`) with irad's `dead_if_unused`; True if it removed
+    anything. xDSL propagates
     liveness until a sweep changes nothing, which for single-block regions is
     always the second: a reverse sweep sees every user of a value (later in its
     block, or nested in a later op, whose regions are swept first) before the

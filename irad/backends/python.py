@@ -711,7 +711,6 @@ class FunctionTranslator:
         self._indent = 1
         self._names = _Names()
         self._values: dict[SSAValue, str] = {}
-        self._dead = python_temporaries.dead_tensor_ops(function)  # never emitted
 
     # Helpers for emitters.
 
@@ -823,8 +822,8 @@ class FunctionTranslator:
         name = _op_name(op)
         if name in python_arrays.ARRAY_OPS and python_arrays.has_tensor(op):
             self._check_types(op)  # a tensor op: one vectorised numpy call
-            if op in self._dead or python_temporaries.absorbed(op):
-                return  # read by nothing, or computed inside the sum that is its only use
+            if python_temporaries.absorbed(op):
+                return  # computed inside the sum that is its only use
             expression = python_temporaries.expression(self, op) or python_arrays.ARRAY_OPS[name](self, op)
             self.line(f"{self.define(op.results[0])} = {expression}")
         elif name in EXPRESSION_OPS:
