@@ -863,3 +863,29 @@ def test_dead_linalg_reduce_of_a_discarded_primal_value():
     assert "linalg.reduce" not in names
     assert names.count("arith.mulf") == 2  # the two of the pullback; the primal's product is gone
     np.testing.assert_allclose(irad.grad(f)(x), 2.0 * np.exp(x), rtol=1e-14)
+
+
+@pytest.mark.parametrize("make", [lambda: generated_programs.tree(40), lambda: generated_programs.chain(30, affine=False)])
+def test_cse_does_what_xdsls_does(make, tmp_path):
+    """irad's CSE (cheaper keys, per-type effect answers) leaves the module xDSL's
+    CSEDriver leaves: on differentiated call trees before optimisation (where CSE
+    has much to merge) and on the FileCheck inputs with their nested regions."""
+    from xdsl.transforms.common_subexpression_elimination import CSEDriver
+
+    program = make()
+    f = getattr(generated_programs.load(program.source(), f"cse_{tmp_path.name}", tmp_path), program.entry)
+    signature = signature_of(f, (0.3,))
+    texts = []
+    pipeline.AFTER_PASS.append(lambda previous, module, last: texts.append(str(module)) if previous.name == "irad-lower-tape" else None)
+    try:
+        pipeline.gradient_module(f, signature, normalise_argnums(f, (0,), signature), False)
+    finally:
+        pipeline.AFTER_PASS.pop()
+    inputs = [texts[0]] + [p.read_text() for p in sorted(Path(__file__).parents[2].joinpath("filecheck", "optimize").glob("*.mlir"))]
+    changed = []
+    for text in inputs:
+        ours, theirs = parse(text), parse(text)
+        changed.append(optimize_module.cse(ours, optimize_module.Touched()))
+        CSEDriver().simplify(theirs)
+        assert str(ours) == str(theirs)
+    assert changed[0]  # the differentiated module had something to merge
