@@ -25,7 +25,7 @@ from xdsl.rewriter import Rewriter
 from irad.ir.dialect import TAPE, DerivativeRequestOp, TapeFreeOp, ValueAndGradOp, VjpOp
 from irad.errors import DifferentiationError
 from irad.ir.types import is_differentiable, is_float
-from irad.passes.activity import active_values, refused_use, varied_memory
+from irad.passes.activity import active_values, refused_use, varied_memory, varied_values
 from irad.passes.callgraph import CallGraph
 from irad.passes.decisions import CallDecision, decision_at
 from irad.passes.derivatives import refusal, refused_reason
@@ -278,7 +278,8 @@ class Differentiator:
             hoist_invariants(fn)
         calls = [op for op in fn.walk() if isinstance(op, func.CallOp)]
         constant = {op for op in calls if self._non_differentiable(op)}
-        into_memory = varied_memory(fn, active_args, constant)
+        varied = varied_values(fn, active_args, constant)
+        into_memory = varied_memory(fn, varied)
         if into_memory is not None:
             raise DifferentiationError(
                 f"{location(into_memory)}: reverse mode cannot follow derivatives through "
@@ -288,10 +289,10 @@ class Differentiator:
                 "derivatives of programs with loops or recursion use irad.hessian or "
                 "irad.jacfwd(irad.grad(f)) (forward over reverse)"
             )
-        refused = refused_use(fn, active_args, constant)
+        refused = refused_use(fn, varied)
         if refused is not None:
             raise refusal(refused, refused_reason(refused))
-        active = active_values(fn, active_args, constant)
+        active = active_values(fn, active_args, constant, varied)
         plan = FunctionPlan(active, {}, checkpoint=self.checkpoint)
         pending = _Pending(plan)
         for op in calls:
