@@ -43,6 +43,7 @@ new op means adding an entry to one of them.
 from __future__ import annotations
 
 import builtins
+import functools
 import importlib
 import itertools
 import keyword
@@ -194,6 +195,7 @@ def _is_tape(t: Attribute) -> bool:
     return isinstance(t, MemRefType) and len(t.shape) == 1 and _is_float(t.element_type)
 
 
+@functools.lru_cache(maxsize=1024)  # per type, not per value: a module has few types
 def _is_supported_type(t: Attribute) -> bool:
     if python_arrays.is_tensor(t):  # numpy arrays: python_arrays.py
         return python_arrays.is_supported_tensor(t) and _is_supported_type(t.element_type)
@@ -682,6 +684,17 @@ def _sanitize(text: str) -> str:
     return re.sub(r"\W", "_", text, flags=re.ASCII)
 
 
+@functools.lru_cache(maxsize=4096)  # name hints repeat (%x, %r0, ...)
+def _local_base(hint: str) -> str:
+    """The Python name a local for a value named `hint` starts from. Locals never
+    start with "_" or "fn_" (runtime helpers, functions) and never shadow a
+    builtin the generated code may call."""
+    base = _sanitize(hint)
+    if not base or base[0].isdigit() or base.startswith(("_", "fn_")) or base in _RESERVED_NAMES:
+        base = f"v{base}"
+    return base
+
+
 class _Names:
     """Unique Python identifiers."""
 
@@ -716,17 +729,7 @@ class FunctionTranslator:
 
     def define(self, value: SSAValue) -> str:
         """A new local variable for an SSA value, named after its hint."""
-        base = _sanitize(value.name_hint or "")
-        # Locals never start with "_" or "fn_" (runtime helpers, functions) and
-        # never shadow a builtin the generated code may call.
-        if (
-            not base
-            or base[0].isdigit()
-            or base.startswith(("_", "fn_"))
-            or base in _RESERVED_NAMES
-        ):
-            base = f"v{base}"
-        name = self._names.fresh(base)
+        name = self._names.fresh(_local_base(value.name_hint or ""))
         self._values[value] = name
         return name
 
