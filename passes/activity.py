@@ -22,6 +22,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from irad.ir.dialect import TAPE
 from irad.ir.types import is_differentiable
 from irad.passes.derivatives import is_non_differentiable, refused_reason
+from irad.ir.walk import walk
 
 
 def carries_cotangent(t) -> bool:
@@ -71,7 +72,7 @@ def varied_memory(fn: func.FuncOp, varied: Set[SSAValue]) -> Operation | None:
     Reverse mode does not follow derivatives through memory, so such code
     (generated code's tape once lowered, differentiated again) must be refused,
     not given a silently wrong zero. Tapes are followed (passes/derivatives/tape.py)."""
-    for op in fn.walk():
+    for op in walk(fn):
         if op.name == "memref.store" and op.operands[0] in varied:
             return op
         if any(isinstance(r.type, MemRefType) and r.type != TAPE for r in op.results) and any(
@@ -85,7 +86,7 @@ def refused_use(fn: func.FuncOp, varied: Set[SSAValue]) -> Operation | None:
     """An op the registry refuses to differentiate that a `varied` value
     (varied_values) reaches, if any (the pass reports it rather than let its
     results pass for constants)."""
-    for op in fn.walk():
+    for op in walk(fn):
         if refused_reason(op) and any(o in varied for o in op.operands):
             return op
     return None

@@ -53,6 +53,7 @@ from irad.passes.reverse import (
 from irad.rules import Decision, RuleTable, default_table
 from irad.ir.symbols import fresh_symbol
 from irad.rules.table import NON_DIFFERENTIABLE, REVERSE, check_rule_ir
+from irad.ir.walk import walk
 
 Key = tuple[str, tuple[bool, ...]]  # (primal symbol, activity per argument)
 # The table's answers that leave a call to AD: the callee's body is differentiated.
@@ -148,7 +149,7 @@ class Differentiator:
         """Rewrite every request, the innermost first: a request whose callee
         reaches another request (a gradient of a gradient) waits for that one,
         so it differentiates generated code."""
-        requests = [op for op in self.module.walk() if isinstance(op, (DerivativeRequestOp, VjpOp))]
+        requests = [op for op in walk(self.module) if isinstance(op, (DerivativeRequestOp, VjpOp))]
         while requests:
             pending = set(requests)
             ready = [op for op in requests if not any(r in pending for r in self._requests_below(op))]
@@ -167,7 +168,7 @@ class Differentiator:
             if name in seen or name not in self.functions:
                 continue
             seen.add(name)
-            for inner in self.functions[name].walk():
+            for inner in walk(self.functions[name]):
                 if isinstance(inner, (DerivativeRequestOp, VjpOp)):
                     found.append(inner)
                 if isinstance(inner, (func.CallOp, DerivativeRequestOp, VjpOp)):
@@ -276,7 +277,7 @@ class Differentiator:
             self._inline_differentiated(name, fn, order)
         if self.hoist:
             hoist_invariants(fn)
-        calls = [op for op in fn.walk() if isinstance(op, func.CallOp)]
+        calls = [op for op in walk(fn) if isinstance(op, func.CallOp)]
         constant = {op for op in calls if self._non_differentiable(op)}
         varied = varied_values(fn, active_args, constant)
         into_memory = varied_memory(fn, varied)
