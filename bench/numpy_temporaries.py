@@ -6,7 +6,7 @@ without them, side by side in one run, against the numpy primal and autograd
 Run: .venv/bin/python bench/numpy_temporaries.py [substring of a row ...]
 
 "before" generates code as before the rewrites (irad/backends/python_temporaries.py:
-out= into owned, dead operands, fused sums, dead tensor ops left out;
+out= into owned, dead operands, fused sums;
 python_arrays.py: tape records that are the arrays themselves) and calls it
 through np.errstate, by switching those decisions off while the gradient is
 compiled; only the inline conversion of array arguments is in both. Each
@@ -37,7 +37,6 @@ def without_saved_temporaries():
             mock.patch.object(python_temporaries, "absorbed", lambda op: False), \
             mock.patch.object(python_arrays, "_carries_push", lambda buf: False), \
             mock.patch.object(python_arrays, "_carries_pop", lambda buf: False), \
-            mock.patch.object(python_temporaries, "dead_tensor_ops", lambda function: set()), \
             mock.patch.object(python_backend, "_ERROR_STATE", None):
         yield
 

@@ -22,6 +22,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from irad.ir.dialect import TAPE
 from irad.ir.types import is_differentiable
 from irad.passes.derivatives import is_non_differentiable, refused_reason
+from irad.ir.walk import walk
 
 
 def carries_cotangent(t) -> bool:
@@ -29,13 +30,27 @@ def carries_cotangent(t) -> bool:
     return is_differentiable(t) or t == TAPE
 
 
-def active_values(
+def varied_values(
     fn: func.FuncOp, active_args: Sequence[bool], constant: Set[Operation] = frozenset()
 ) -> set[SSAValue]:
-    """`constant` are ops (calls to non-differentiable functions) whose results
+    """The values that depend on an active argument through differentiable ops.
+    `constant` are ops (calls to non-differentiable functions) whose results
     carry no derivative."""
     varied = _active_arguments(fn, active_args)
     _propagate(fn.body.block, varied, constant)
+    return varied
+
+
+def active_values(
+    fn: func.FuncOp,
+    active_args: Sequence[bool],
+    constant: Set[Operation] = frozenset(),
+    varied: set[SSAValue] | None = None,
+) -> set[SSAValue]:
+    """`constant` as in varied_values; `varied`: what varied_values gave, if
+    the caller has it already."""
+    if varied is None:
+        varied = varied_values(fn, active_args, constant)
     body = fn.body.block
     useful = {v for v in body.last_op.operands if carries_cotangent(v.type)}
     _propagate_back(body, useful, constant)
@@ -50,18 +65,14 @@ def _active_arguments(fn: func.FuncOp, active_args: Sequence[bool]) -> set[SSAVa
     }
 
 
-def varied_memory(
-    fn: func.FuncOp, active_args: Sequence[bool], constant: Set[Operation] = frozenset()
-) -> Operation | None:
-    """An op that puts a value depending on an active argument into memory (a
+def varied_memory(fn: func.FuncOp, varied: Set[SSAValue]) -> Operation | None:
+    """An op that puts a `varied` value (varied_values) into memory (a
     memref.store of it, or a call taking it and returning a memref), if any.
 
     Reverse mode does not follow derivatives through memory, so such code
     (generated code's tape once lowered, differentiated again) must be refused,
     not given a silently wrong zero. Tapes are followed (passes/derivatives/tape.py)."""
-    varied = _active_arguments(fn, active_args)
-    _propagate(fn.body.block, varied, constant)
-    for op in fn.walk():
+    for op in walk(fn):
         if op.name == "memref.store" and op.operands[0] in varied:
             return op
         if any(isinstance(r.type, MemRefType) and r.type != TAPE for r in op.results) and any(
@@ -71,15 +82,11 @@ def varied_memory(
     return None
 
 
-def refused_use(
-    fn: func.FuncOp, active_args: Sequence[bool], constant: Set[Operation] = frozenset()
-) -> Operation | None:
-    """An op the registry refuses to differentiate that a value depending on an
-    active argument reaches, if any (the pass reports it rather than let its
+def refused_use(fn: func.FuncOp, varied: Set[SSAValue]) -> Operation | None:
+    """An op the registry refuses to differentiate that a `varied` value
+    (varied_values) reaches, if any (the pass reports it rather than let its
     results pass for constants)."""
-    varied = _active_arguments(fn, active_args)
-    _propagate(fn.body.block, varied, constant)
-    for op in fn.walk():
+    for op in walk(fn):
         if refused_reason(op) and any(o in varied for o in op.operands):
             return op
     return None
@@ -131,12 +138,12 @@ def _propagate_back(block: Block, useful: set[SSAValue], constant: Set[Operation
             continue
         if not any(r in useful for r in op.results):
             continue
-        if isinstance(op, (scf.ForOp, scf.WhileOp)):
+        if op.regions and isinstance(op, (scf.ForOp, scf.WhileOp)):
             propagate_loop(
                 op, useful, lambda b, v: _propagate_back(b, v, constant), carries_cotangent, forward=False
             )
             continue
-        if isinstance(op, scf.IfOp):
+        if op.regions and isinstance(op, scf.IfOp):
             for region in op.regions:
                 yielded = region.block.last_op.operands
                 useful.update(y for y, r in zip(yielded, op.results) if r in useful)
@@ -149,10 +156,11 @@ def _propagate(block: Block, active: set[SSAValue], constant: Set[Operation]) ->
     for op in block.ops:
         if is_non_differentiable(op) or op in constant:
             continue
-        if isinstance(op, (scf.ForOp, scf.WhileOp)):
+        # op.regions first: isinstance against xDSL's op classes is slow, and most ops have none
+        if op.regions and isinstance(op, (scf.ForOp, scf.WhileOp)):
             propagate_loop(op, active, lambda b, v: _propagate(b, v, constant), carries_cotangent, forward=True)
             continue
-        if isinstance(op, scf.IfOp):
+        if op.regions and isinstance(op, scf.IfOp):
             for region in op.regions:
                 _propagate(region.block, active, constant)
             yields = [r.block.last_op for r in op.regions]

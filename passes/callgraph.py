@@ -23,6 +23,7 @@ from xdsl.ir import Operation
 
 from irad.ir.callgraph import on_cycles, strongly_connected
 from irad.ir.metadata import derived_from, origin
+from irad.ir.walk import walk
 
 
 def node_of(fn: func.FuncOp) -> str:
@@ -46,7 +47,9 @@ def is_generated(fn: func.FuncOp) -> bool:
 def symbol_uses(op: Operation) -> list[str]:
     """The symbols one op names in its properties and attributes."""
     attrs = [*op.properties.values(), *op.attributes.values()]
-    return [a.root_reference.data for a in attrs if isinstance(a, SymbolRefAttr)]
+    # the exact type (SymbolRefAttr has no subclasses): isinstance against xDSL's
+    # attribute classes is slow, and this is asked of every attribute of a module
+    return [a.root_reference.data for a in attrs if type(a) is SymbolRefAttr]
 
 
 @dataclass
@@ -76,12 +79,12 @@ class CallGraph:
         for name, fn in functions.items():
             sites = []
             graph.size[name] = -1 - len(fn.body.blocks)  # not the func.func, nor terminators
-            for op in fn.walk():
+            for op in walk(fn):
                 graph.size[name] += 1
                 if isinstance(op, func.CallOp):
                     sites.append(op)
-                if op is not fn:  # its own attributes (irad.primal) are provenance, not a use
-                    graph.uses.update(symbol_uses(op))
+                if op is not fn and (used := symbol_uses(op)):  # its own attributes (irad.primal)
+                    graph.uses.update(used)  # are provenance, not a use
             graph.calls[name] = sites
             raw[name] = [s.callee.root_reference.data for s in sites]
             here = node_of(fn)

@@ -25,7 +25,7 @@ from xdsl.rewriter import Rewriter
 from irad.ir.dialect import TAPE, DerivativeRequestOp, TapeFreeOp, ValueAndGradOp, VjpOp
 from irad.errors import DifferentiationError
 from irad.ir.types import is_differentiable, is_float
-from irad.passes.activity import active_values, refused_use, varied_memory
+from irad.passes.activity import active_values, refused_use, varied_memory, varied_values
 from irad.passes.callgraph import CallGraph
 from irad.passes.decisions import CallDecision, decision_at
 from irad.passes.derivatives import refusal, refused_reason
@@ -53,6 +53,7 @@ from irad.passes.reverse import (
 from irad.rules import Decision, RuleTable, default_table
 from irad.ir.symbols import fresh_symbol
 from irad.rules.table import NON_DIFFERENTIABLE, REVERSE, check_rule_ir
+from irad.ir.walk import walk
 
 Key = tuple[str, tuple[bool, ...]]  # (primal symbol, activity per argument)
 # The table's answers that leave a call to AD: the callee's body is differentiated.
@@ -148,7 +149,7 @@ class Differentiator:
         """Rewrite every request, the innermost first: a request whose callee
         reaches another request (a gradient of a gradient) waits for that one,
         so it differentiates generated code."""
-        requests = [op for op in self.module.walk() if isinstance(op, (DerivativeRequestOp, VjpOp))]
+        requests = [op for op in walk(self.module) if isinstance(op, (DerivativeRequestOp, VjpOp))]
         while requests:
             pending = set(requests)
             ready = [op for op in requests if not any(r in pending for r in self._requests_below(op))]
@@ -167,7 +168,7 @@ class Differentiator:
             if name in seen or name not in self.functions:
                 continue
             seen.add(name)
-            for inner in self.functions[name].walk():
+            for inner in walk(self.functions[name]):
                 if isinstance(inner, (DerivativeRequestOp, VjpOp)):
                     found.append(inner)
                 if isinstance(inner, (func.CallOp, DerivativeRequestOp, VjpOp)):
@@ -276,9 +277,10 @@ class Differentiator:
             self._inline_differentiated(name, fn, order)
         if self.hoist:
             hoist_invariants(fn)
-        calls = [op for op in fn.walk() if isinstance(op, func.CallOp)]
+        calls = [op for op in walk(fn) if isinstance(op, func.CallOp)]
         constant = {op for op in calls if self._non_differentiable(op)}
-        into_memory = varied_memory(fn, active_args, constant)
+        varied = varied_values(fn, active_args, constant)
+        into_memory = varied_memory(fn, varied)
         if into_memory is not None:
             raise DifferentiationError(
                 f"{location(into_memory)}: reverse mode cannot follow derivatives through "
@@ -288,10 +290,10 @@ class Differentiator:
                 "derivatives of programs with loops or recursion use irad.hessian or "
                 "irad.jacfwd(irad.grad(f)) (forward over reverse)"
             )
-        refused = refused_use(fn, active_args, constant)
+        refused = refused_use(fn, varied)
         if refused is not None:
             raise refusal(refused, refused_reason(refused))
-        active = active_values(fn, active_args, constant)
+        active = active_values(fn, active_args, constant, varied)
         plan = FunctionPlan(active, {}, checkpoint=self.checkpoint)
         pending = _Pending(plan)
         for op in calls:

@@ -49,6 +49,11 @@ _NSZ = arith.FastMathFlag.NO_SIGNED_ZEROS
 _SIGNIFICAND_BITS: dict[type, int] = {Float32Type: 24, Float64Type: 53}
 
 
+# The patterns read operands as `op.operands`, not through xDSL's named accessors
+# (`op.lhs`): those cost several times as much, and the canonicalization walk
+# runs these patterns at every float op of a module.
+
+
 def _float_constant(value: SSAValue) -> float | None:
     """The value of a scalar float `arith.constant`, or None."""
     if isinstance(op := value.owner, arith.ConstantOp) and isinstance(
@@ -77,7 +82,8 @@ class MulfByOne(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.MulfOp, rewriter: PatternRewriter, /):
-        for c, x in ((op.rhs, op.lhs), (op.lhs, op.rhs)):
+        lhs, rhs = op.operands
+        for c, x in ((rhs, lhs), (lhs, rhs)):
             if _is_constant(c, 1.0):
                 rewriter.replace(op, (), (x,))
                 return
@@ -105,9 +111,9 @@ class AddfOfZero(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.AddfOp, rewriter: PatternRewriter, /):
-        nsz = _NSZ in op.fastmath.data
-        for c, x in ((op.rhs, op.lhs), (op.lhs, op.rhs)):
-            if _is_constant(c, -0.0) or (nsz and _is_constant(c, 0.0)):
+        lhs, rhs = op.operands
+        for c, x in ((rhs, lhs), (lhs, rhs)):
+            if _is_constant(c, -0.0) or (_NSZ in op.fastmath.data and _is_constant(c, 0.0)):
                 rewriter.replace(op, (), (x,))
                 return
 
@@ -120,11 +126,11 @@ class SubfOfZero(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.SubfOp, rewriter: PatternRewriter, /):
-        nsz = _NSZ in op.fastmath.data
-        if _is_constant(op.rhs, 0.0) or (nsz and _is_constant(op.rhs, -0.0)):
-            rewriter.replace(op, (), (op.lhs,))
-        elif _is_constant(op.lhs, -0.0) or (nsz and _is_constant(op.lhs, 0.0)):
-            rewriter.replace(op, arith.NegfOp(op.rhs))
+        lhs, rhs = op.operands
+        if _is_constant(rhs, 0.0) or (_NSZ in op.fastmath.data and _is_constant(rhs, -0.0)):
+            rewriter.replace(op, (), (lhs,))
+        elif _is_constant(lhs, -0.0) or (_NSZ in op.fastmath.data and _is_constant(lhs, 0.0)):
+            rewriter.replace(op, arith.NegfOp(rhs))
 
 
 class SubfOfSameOperand(RewritePattern):
@@ -163,7 +169,8 @@ class AddfOfNegf(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.AddfOp, rewriter: PatternRewriter, /):
-        for neg, x in ((op.rhs, op.lhs), (op.lhs, op.rhs)):
+        lhs, rhs = op.operands
+        for neg, x in ((rhs, lhs), (lhs, rhs)):
             if isinstance(neg.owner, arith.NegfOp):
                 rewriter.replace(op, arith.SubfOp(x, neg.owner.operand, op.fastmath))
                 return
@@ -174,8 +181,9 @@ class SubfOfNegf(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.SubfOp, rewriter: PatternRewriter, /):
-        if isinstance(neg := op.rhs.owner, arith.NegfOp):
-            rewriter.replace(op, arith.AddfOp(op.lhs, neg.operand, op.fastmath))
+        lhs, rhs = op.operands
+        if isinstance(neg := rhs.owner, arith.NegfOp):
+            rewriter.replace(op, arith.AddfOp(lhs, neg.operand, op.fastmath))
 
 
 class MulfDivfOfNegfs(RewritePattern):
@@ -185,9 +193,8 @@ class MulfDivfOfNegfs(RewritePattern):
     def match_and_rewrite(
         self, op: arith.MulfOp | arith.DivfOp, rewriter: PatternRewriter, /
     ):
-        if isinstance(lhs := op.lhs.owner, arith.NegfOp) and isinstance(
-            rhs := op.rhs.owner, arith.NegfOp
-        ):
+        a, b = op.operands
+        if isinstance(lhs := a.owner, arith.NegfOp) and isinstance(rhs := b.owner, arith.NegfOp):
             rewriter.replace(op, type(op)(lhs.operand, rhs.operand, op.fastmath))
 
 
@@ -218,7 +225,7 @@ class NegfOfNegf(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.NegfOp, rewriter: PatternRewriter, /):
-        if isinstance(inner := op.operand.owner, arith.NegfOp):
+        if isinstance(inner := op.operands[0].owner, arith.NegfOp):
             rewriter.replace(op, (), (inner.operand,))
 
 
@@ -227,7 +234,7 @@ class NegfOfConstant(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.NegfOp, rewriter: PatternRewriter, /):
-        if (c := _float_constant(op.operand)) is not None:
+        if (c := _float_constant(op.operands[0])) is not None:
             assert isinstance(op.result.type, builtin.AnyFloat)
             rewriter.replace(op, _constant(-c, op.result.type))
 

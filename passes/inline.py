@@ -40,6 +40,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from irad.errors import IradError
 from irad.ir.builder import clone
 from irad.passes.callgraph import CallGraph, is_generated, node_of, symbol_uses
+from irad.ir.walk import walk
 
 DEFAULT_THRESHOLD = 32
 DEFAULT_MAX_DEPTH = 1000
@@ -118,7 +119,7 @@ class _Inliner:
                 self.erased.add(callee_name)
                 self.module.body.block.erase_op(callee)
             for op in new_ops:
-                for inner in op.walk():
+                for inner in walk(op):
                     if not move:
                         self.uses.update(symbol_uses(inner))
                     if isinstance(inner, func.CallOp):
@@ -234,7 +235,7 @@ def inline_callees(
             callee.erase()
             erased.append(callee_name)
         for op in new_ops:
-            for inner in op.walk():
+            for inner in walk(op):
                 if not move:
                     graph.uses.update(symbol_uses(inner))
                 if isinstance(inner, func.CallOp):

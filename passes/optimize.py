@@ -27,13 +27,23 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import builtin
+from xdsl.dialects.builtin import MemRefType, UnregisteredOp
 from xdsl.folder import Folder
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation, Region
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, PatternRewriteWalker, RewritePattern
-from xdsl.traits import ConstantLike, HasCanonicalizationPatternsTrait, HasFolder
-from xdsl.transforms.common_subexpression_elimination import CSEDriver
-from xdsl.transforms.dead_code_elimination import LiveSet
+from xdsl.traits import (
+    ConstantLike,
+    HasCanonicalizationPatternsTrait,
+    HasFolder,
+    IsolatedFromAbove,
+    IsTerminator,
+    MemoryEffect,
+    NoMemoryEffect,
+    SymbolOpInterface,
+)
+from xdsl.transforms.common_subexpression_elimination import CSEDriver, KnownOps, OperationInfo
+from xdsl.transforms.dead_code_elimination import LiveSet, would_be_trivially_dead
 
 from irad.passes.float_folds import DispatchedFloatFolds
 from irad.passes.inline import DEFAULT_MAX_DEPTH, DEFAULT_THRESHOLD, inline_calls
@@ -123,13 +133,89 @@ class Touched:
         return [op for op in self.found if op not in self.erased]
 
 
+_NO_ITEMS: frozenset = frozenset()
+
+
+def _cse_key(op: Operation) -> object:
+    """What xDSL's CSE compares ops on (its OperationInfo: name, attributes,
+    properties, operands, result types) as a plain tuple, which costs about a
+    third as much to build and hash. Ops with regions keep OperationInfo, which
+    also compares their regions structurally (the two kinds of key never match)."""
+    if op.regions:
+        return OperationInfo(op)
+    name = op.name
+    if name == UnregisteredOp.name:
+        name = op.op_name.data  # type: ignore[attr-defined]
+    attributes, properties = op.attributes, op.properties
+    return (
+        name,
+        tuple(op.operands),
+        tuple(result.type for result in op.results),
+        frozenset(attributes.items()) if attributes else _NO_ITEMS,
+        frozenset(properties.items()) if properties else _NO_ITEMS,
+    )
+
+
+class _KnownOps(KnownOps):
+    """xDSL's KnownOps keyed by `_cse_key`."""
+
+    def __getitem__(self, k: Operation) -> Operation:
+        return self._known_ops[_cse_key(k)]
+
+    def __setitem__(self, k: Operation, v: Operation) -> None:
+        self._known_ops[_cse_key(k)] = v
+
+    def __contains__(self, k: Operation) -> bool:
+        return _cse_key(k) in self._known_ops
+
+    def get(self, k: Operation, default=None):
+        return self._known_ops.get(_cse_key(k), default)
+
+    def pop(self, k: Operation) -> Operation:
+        return self._known_ops.pop(_cse_key(k))
+
+
 class _TouchingCSE(CSEDriver):
-    """xDSL's CSE, telling `touched` what it replaces and erases."""
+    """xDSL's CSE, telling `touched` what it replaces and erases, with cheaper
+    keys (`_cse_key`) and, for an op with no regions whose type has no effects,
+    xDSL's steps without its per-op trait queries (the answers are the type's)."""
 
     def __init__(self, touched: Touched) -> None:
-        super().__init__()
+        super().__init__(_known_ops=_KnownOps())
         self.touched = touched
         self.changed = False
+
+    def _simplify_operation(self, op: Operation) -> None:
+        if op.regions or not _effect_free(type(op)):
+            super()._simplify_operation(op)
+        elif all(result.first_use is None for result in op.results):
+            self._mark_erasure(op)  # trivially dead
+        elif existing := self._known_ops.get(op):
+            self._replace_and_delete(op, existing)
+        else:
+            self._known_ops[op] = op
+
+    # xDSL's, with _KnownOps for its KnownOps
+    def _simplify_block(self, block: Block) -> None:
+        for op in block.ops:
+            if op.regions:
+                if op.has_trait(IsolatedFromAbove, value_if_unregistered=True):
+                    outer = self._known_ops
+                    self._known_ops = _KnownOps()
+                    for region in op.regions:
+                        self._simplify_region(region)
+                    self._known_ops = outer
+                else:
+                    for region in op.regions:
+                        self._simplify_region(region)
+            self._simplify_operation(op)
+
+    def _simplify_region(self, region: Region) -> None:
+        if len(region.blocks) == 1:
+            outer = self._known_ops
+            self._known_ops = _KnownOps(outer)
+            self._simplify_block(region.block)
+            self._known_ops = outer
 
     def _replace_and_delete(self, op: Operation, existing: Operation) -> None:
         self.touched.users_of(op)
@@ -151,8 +237,58 @@ def cse(module: builtin.ModuleOp, touched: Touched) -> bool:
     return driver.changed
 
 
+# Op types whose ops are dead once their results are: no memory effects whatever
+# the op (Pure, NoMemoryEffect), not a terminator, not a symbol. Other types ask
+# per op (effects that depend on the op, as scf.for's on its body).
+_DEAD_IF_UNUSED: dict[type[Operation], bool] = {}
+
+
+def _effect_free(op_type: type[Operation]) -> bool:
+    found = _DEAD_IF_UNUSED.get(op_type)
+    if found is None:
+        found = _DEAD_IF_UNUSED[op_type] = _effect_free_type(op_type)
+    return found
+
+
+def _effect_free_type(op_type: type[Operation]) -> bool:
+    effects = op_type.get_traits_of_type(MemoryEffect)
+    return (
+        bool(effects)
+        and all(isinstance(trait, NoMemoryEffect) for trait in effects)
+        and not op_type.has_trait(IsTerminator)
+        and not op_type.has_trait(SymbolOpInterface)
+    )
+
+
+def dead_if_unused(op: Operation) -> bool:
+    """Would `op` be dead if nothing used its results? xDSL's query
+    (`would_be_trivially_dead`), answered once per op type where the type decides
+    it, and with the effects MLIR gives linalg ops, which xDSL does not declare (so
+    its DCE keeps every dead linalg.generic or linalg.reduce): an op of the linalg
+    dialect on tensors (no memref operand) has the effects of its body, as in
+    MLIR, where a structured op with pure tensor semantics has none of its own and
+    linalg.index, linalg.yield are pure."""
+    if _effect_free(type(op)) or would_be_trivially_dead(op):
+        return True
+    return _linalg_on_tensors(op) and all(
+        inner is block.last_op and inner.name == "linalg.yield" or dead_if_unused(inner)
+        for region in op.regions
+        for block in region.blocks
+        for inner in block.ops
+    )
+
+
+def _linalg_on_tensors(op: Operation) -> bool:
+    return (
+        op.name.startswith("linalg.")
+        and op.name != "linalg.yield"
+        and not any(isinstance(v.type, MemRefType) for v in op.operands)
+    )
+
+
 class _LiveSet(LiveSet):
-    """xDSL's liveness for DCE, noting whether a region has several blocks."""
+    """xDSL's liveness for DCE with irad's `dead_if_unused`, noting whether a
+    region has several blocks."""
 
     several_blocks = False
 
@@ -160,9 +296,19 @@ class _LiveSet(LiveSet):
         self.several_blocks |= len(region.blocks) > 1
         super().propagate_region_liveness(region)
 
+    def propagate_op_liveness(self, op: Operation) -> None:
+        for region in op.regions:
+            self.propagate_region_liveness(region)
+        live = self._live_ops
+        if op in live:
+            return
+        if not dead_if_unused(op) or any(use.operation in live for result in op.results for use in result.uses):
+            self.set_live(op)
+
 
 def dce(module: builtin.ModuleOp, touched: Touched) -> bool:
-    """xDSL's DCE (`region_dce`); True if it removed anything. xDSL propagates
+    """xDSL's DCE (`region_dce`) with irad's `dead_if_unused`; True if it removed
+    anything. xDSL propagates
     liveness until a sweep changes nothing, which for single-block regions is
     always the second: a reverse sweep sees every user of a value (later in its
     block, or nested in a later op, whose regions are swept first) before the

@@ -136,6 +136,7 @@ class PullbackBuilder(IRBuilder):
         self._constants: dict[object, SSAValue] = {}
         # calls a cotangent reached; the others stay plain calls in the augmented primal
         self.reversed_calls: set[Operation] = set()
+        self._unattached: list[BlockArgument] = []  # the entry's residuals (_attach_residuals)
 
     def replayer(self, keys: dict[Operation, list[ResidualKey]]) -> AugmentedBuilder:
         """An augmented builder that recomputes a checkpointed loop's body inside
@@ -164,7 +165,12 @@ class PullbackBuilder(IRBuilder):
     def residual(self, key: ResidualKey, type: Attribute) -> BlockArgument:
         scope = self.scopes[scope_of(key)]
         if key not in scope.args:
-            arg = scope.block.insert_arg(type, scope.first_arg + len(scope.keys))
+            index = scope.first_arg + len(scope.keys)
+            if scope.block is self.entry:  # attached in one step once the sweep is built
+                arg = BlockArgument(type, self.entry, index)
+                self._unattached.append(arg)
+            else:
+                arg = scope.block.insert_arg(type, index)
             if isinstance(key, SSAValue):
                 arg.name_hint = key.name_hint  # readable: the primal value's name
             scope.args[key] = arg
@@ -177,6 +183,20 @@ class PullbackBuilder(IRBuilder):
             return True
         scope = self.scopes.get(scope_of(key))
         return scope is not None and key in scope.args
+
+    def _attach_residuals(self) -> None:
+        """Put the function's residual arguments into the entry block in one step.
+        xDSL's Block.insert_arg rebuilds the argument tuple for each argument,
+        quadratic in the residuals of a large pullback (thousands on a tree of
+        a thousand inlined calls); `residual` made them with their final
+        indices, and only the cotangent arguments after them move."""
+        new, self._unattached = self._unattached, []
+        if new:
+            first = self.scopes[None].first_arg
+            args = self.entry.args
+            for arg in args[first:]:
+                arg.index += len(new)
+            self.entry._args = (*args[:first], *new, *args[first:])  # as insert_arg sets it
 
     def open_scope(self, loop: Operation, block: Block) -> None:
         self.scopes[loop] = Scope(block, len(block.args), [], {})
@@ -206,6 +226,7 @@ class PullbackBuilder(IRBuilder):
                     ct.name_hint = f"d{v.name_hint}"  # the cotangent of %y reads %dy
                 self.accumulate(adj, v, ct)
         self.reverse_block(body, adj)
+        self._attach_residuals()
         # one cotangent per requested float argument, zero when none reached it
         returned = [
             self.cotangent_or_zero(adj, arg)

@@ -12,10 +12,12 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
 from xdsl.passes import ModulePass
 
+from irad.ir.walk import walk
+
 
 def _referenced_symbols(op) -> set[str]:
     names = set()
-    for inner in op.walk():
+    for inner in walk(op):
         for attr in list(inner.properties.values()) + list(inner.attributes.values()):
             if isinstance(attr, SymbolRefAttr) and inner is not op:
                 names.add(attr.root_reference.data)

@@ -43,6 +43,7 @@ new op means adding an entry to one of them.
 from __future__ import annotations
 
 import builtins
+import functools
 import importlib
 import itertools
 import keyword
@@ -194,6 +195,7 @@ def _is_tape(t: Attribute) -> bool:
     return isinstance(t, MemRefType) and len(t.shape) == 1 and _is_float(t.element_type)
 
 
+@functools.lru_cache(maxsize=1024)  # per type, not per value: a module has few types
 def _is_supported_type(t: Attribute) -> bool:
     if python_arrays.is_tensor(t):  # numpy arrays: python_arrays.py
         return python_arrays.is_supported_tensor(t) and _is_supported_type(t.element_type)
@@ -708,6 +710,17 @@ def _sanitize(text: str) -> str:
     return re.sub(r"\W", "_", text, flags=re.ASCII)
 
 
+@functools.lru_cache(maxsize=4096)  # name hints repeat (%x, %r0, ...)
+def _local_base(hint: str) -> str:
+    """The Python name a local for a value named `hint` starts from. Locals never
+    start with "_" or "fn_" (runtime helpers, functions) and never shadow a
+    builtin the generated code may call."""
+    base = _sanitize(hint)
+    if not base or base[0].isdigit() or base.startswith(("_", "fn_")) or base in _RESERVED_NAMES:
+        base = f"v{base}"
+    return base
+
+
 class _Names:
     """Unique Python identifiers."""
 
@@ -737,23 +750,12 @@ class FunctionTranslator:
         self._indent = 1
         self._names = _Names()
         self._values: dict[SSAValue, str] = {}
-        self._dead = python_temporaries.dead_tensor_ops(function)  # never emitted
 
     # Helpers for emitters.
 
     def define(self, value: SSAValue) -> str:
         """A new local variable for an SSA value, named after its hint."""
-        base = _sanitize(value.name_hint or "")
-        # Locals never start with "_" or "fn_" (runtime helpers, functions) and
-        # never shadow a builtin the generated code may call.
-        if (
-            not base
-            or base[0].isdigit()
-            or base.startswith(("_", "fn_"))
-            or base in _RESERVED_NAMES
-        ):
-            base = f"v{base}"
-        name = self._names.fresh(base)
+        name = self._names.fresh(_local_base(value.name_hint or ""))
         self._values[value] = name
         return name
 
@@ -873,8 +875,8 @@ class FunctionTranslator:
         name = _op_name(op)
         if name in python_arrays.ARRAY_OPS and python_arrays.has_tensor(op):
             self._check_types(op)  # a tensor op: one vectorised numpy call
-            if op in self._dead or python_temporaries.absorbed(op):
-                return  # read by nothing, or computed inside the sum that is its only use
+            if python_temporaries.absorbed(op):
+                return  # computed inside the sum that is its only use
             expression = python_temporaries.expression(self, op) or python_arrays.ARRAY_OPS[name](self, op)
             self.line(f"{self.define(op.results[0])} = {expression}")
         elif name in EXPRESSION_OPS:

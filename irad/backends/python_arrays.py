@@ -190,7 +190,9 @@ def is_tensor(t: Attribute) -> bool:
 
 
 def has_tensor(op: Operation) -> bool:
-    return any(isinstance(v.type, TensorType) for v in (*op.operands, *op.results))
+    # the exact type: isinstance against xDSL's attribute classes (ABCs) is slow,
+    # and the backend asks this of every op
+    return any(type(v.type) is TensorType for v in (*op.operands, *op.results))
 
 
 def dtype_name(t: Attribute) -> str:

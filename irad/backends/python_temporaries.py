@@ -31,11 +31,6 @@ without changing what the program computes:
   them. The absorbed op emits nothing (`absorbed`).
 
 Everything else here is bit-exact.
-
-Tensor ops whose results nothing reads (`dead_tensor_ops`: the primal's value in
-a gradient that discards it) are not emitted at all. xDSL's DCE keeps them,
-since linalg.reduce and linalg.generic lack its side-effect traits; every
-tensor op python_arrays.py emits is a pure numpy call.
 """
 
 from __future__ import annotations
@@ -145,17 +140,3 @@ def _fused_sum(tr, op: Operation) -> str | None:
 def expression(tr, op: Operation) -> str | None:
     """An expression for tensor op `op` that saves a temporary, or None."""
     return _fused_sum(tr, op) or _in_place(tr, op)
-
-
-def dead_tensor_ops(function: Operation) -> set[Operation]:
-    """The tensor ops of `function` whose results only dead ops read (users
-    are seen before what they use: a reverse walk, nested regions included)."""
-    dead: set[Operation] = set()
-    for op in function.walk(reverse=True):
-        if (
-            op.name in python_arrays.ARRAY_OPS
-            and python_arrays.has_tensor(op)
-            and all(use.operation in dead for result in op.results for use in result.uses)
-        ):
-            dead.add(op)
-    return dead

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import Float64Type, FloatAttr, IntegerAttr, TensorType
+from xdsl.dialects.builtin import Float64Type, IntegerAttr, TensorType
 from xdsl.ir import Attribute, Block, SSAValue
 
-from irad.ir.builder import IRBuilder, constant
+from irad.ir.builder import IRBuilder, constant, float_attr
 from irad.ir.types import F64, I1, I64, is_bool, is_float
 
 
@@ -22,7 +22,7 @@ class Emitter(IRBuilder):
 
             return dense(self, value, type)
         if is_float(type):
-            return self.op(constant(FloatAttr(float(value), type), type))
+            return self.op(constant(float_attr(value, type), type))
         return self.op(constant(IntegerAttr(int(value), type), type))
 
     def to_float(self, v: SSAValue, type: Attribute = F64) -> SSAValue:

@@ -7,6 +7,7 @@ import inspect
 import linecache
 import textwrap
 import types
+from collections import deque
 from dataclasses import dataclass
 
 from irad.errors import UnsupportedError
@@ -73,6 +74,26 @@ def _code_location(fn) -> str:
 _PARSED_FILES: dict[str, tuple[list[str], dict[int, ast.FunctionDef], str]] = {}
 
 
+def _statements(module: ast.Module):
+    """Every statement of a module, nested ones included, in ast.walk's order
+    (breadth first). A `def` is a statement, so only statement lists are searched,
+    not the expressions that make up most of a file's nodes."""
+    todo = deque([module])
+    while todo:
+        node = todo.popleft()
+        for field in _STATEMENT_LISTS:
+            inner = getattr(node, field, None)
+            if inner:
+                for child in inner:
+                    if isinstance(child, ast.stmt):
+                        yield child
+                    todo.append(child)
+
+
+# the fields holding statements (match_case and excepthandler hold them in `body`)
+_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
 def _from_parsed_file(fn) -> FunctionSource | None:
     """`fn`'s definition found in its file parsed whole, or None (no file, a file
     Python cannot parse, no `def` starting at the function's first line)."""
@@ -91,7 +112,7 @@ def _from_parsed_file(fn) -> FunctionSource | None:
         except (SyntaxError, ValueError):
             return None
         defs: dict[int, ast.FunctionDef] = {}
-        for node in ast.walk(module):
+        for node in _statements(module):
             if isinstance(node, ast.FunctionDef):
                 first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
                 defs.setdefault(first, node)

@@ -15,7 +15,7 @@ from xdsl.builder import Builder
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import IndexType, SymbolRefAttr
+from xdsl.dialects.builtin import UNKNOWN_LOC, FloatAttr, IndexType, SymbolRefAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -88,24 +88,48 @@ def float_op(op_type: type[Operation], *operands: SSAValue) -> Operation:
         operands=operands,
         result_types=[operands[0].type],
         properties={"fastmath": _NO_FAST_MATH},
+        location=UNKNOWN_LOC,  # what create would look up (with an import) per op
     )
 
 
 def constant(value: Attribute, type: Attribute) -> arith.ConstantOp:
     """`arith.ConstantOp(value)` of a scalar `value` of `type`, made as `float_op` makes ops."""
-    return arith.ConstantOp.create(result_types=[type], properties={"value": value})
+    return arith.ConstantOp.create(result_types=[type], properties={"value": value}, location=UNKNOWN_LOC)
+
+
+_FLOAT_ATTRS: dict[tuple[str, Attribute], FloatAttr] = {}
+
+
+def float_attr(value: float, type: Attribute) -> FloatAttr:
+    """`FloatAttr(value, type)`, made (and verified) once per value and type:
+    a program's constants repeat (0.0, 1.0, its literals), and attributes are
+    immutable. Keyed by the bits (`hex`, so 0.0 and -0.0 differ); NaNs, whose
+    payloads `hex` does not show, are not kept."""
+    value = float(value)
+    if value != value:
+        return FloatAttr(value, type)
+    key = (value.hex(), type)
+    found = _FLOAT_ATTRS.get(key)
+    if found is None:
+        if len(_FLOAT_ATTRS) >= 4096:  # bounded: a long session compiles many programs
+            _FLOAT_ATTRS.clear()
+        found = _FLOAT_ATTRS[key] = FloatAttr(value, type)
+    return found
 
 
 def call(callee: str, operands: Sequence[SSAValue], result_types: Sequence[Attribute]) -> func.CallOp:
     """`func.CallOp(callee, operands, result_types)`, made as `float_op` makes ops."""
     return func.CallOp.create(
-        operands=operands, result_types=result_types, properties={"callee": SymbolRefAttr(callee)}
+        operands=operands,
+        result_types=result_types,
+        properties={"callee": SymbolRefAttr(callee)},
+        location=UNKNOWN_LOC,
     )
 
 
 def return_op(*values: SSAValue) -> func.ReturnOp:
     """`func.ReturnOp(*values)`, made as `float_op` makes ops."""
-    return func.ReturnOp.create(operands=values)
+    return func.ReturnOp.create(operands=values, location=UNKNOWN_LOC)
 
 
 def clone(op: Operation, value_mapper: dict[SSAValue, SSAValue]) -> Operation:

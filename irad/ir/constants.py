@@ -7,17 +7,18 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     Float32Type,
     Float64Type,
-    FloatAttr,
     IntegerAttr,
     TensorType,
 )
 from xdsl.ir import Attribute
 
+from irad.ir.builder import constant, float_attr
+
 
 def float_constant(value: float, type: Attribute) -> arith.ConstantOp:
     if isinstance(type, TensorType):
         return arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(type, [float(value)]))
-    return arith.ConstantOp(FloatAttr(value, type))
+    return constant(float_attr(value, type), type)
 
 
 def zero_constant(type: Attribute) -> arith.ConstantOp:

@@ -5,7 +5,7 @@ from xdsl.dialects.memref import MemRef
 from xdsl.parser import Parser
 
 from irad.ir.dialect import make_context
-from irad.passes.activity import active_values, free_values, loop_links, varied_memory
+from irad.passes.activity import active_values, free_values, loop_links, varied_memory, varied_values
 
 
 def parse_function(text: str) -> func.FuncOp:
@@ -154,6 +154,6 @@ def test_a_varied_value_stored_to_memory_is_found():
       func.return %r : f64
     }
     """)
-    store = varied_memory(fn, (True,))
+    store = varied_memory(fn, varied_values(fn, (True,)))
     assert store is not None and store.name == "memref.store"
-    assert varied_memory(fn, (False,)) is None
+    assert varied_memory(fn, varied_values(fn, (False,))) is None

@@ -15,12 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin, func, scf
+from xdsl.dialects import arith, bufferization, builtin, func, linalg, memref, scf, tensor
 from xdsl.dialects import math as math_dialect
 from xdsl.dialects.builtin import FloatAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.parser import Parser
-from xdsl.transforms.dead_code_elimination import region_dce
+from xdsl.transforms.dead_code_elimination import region_dce, would_be_trivially_dead
 
 import irad.passes.optimize as optimize_module
 from irad import generated_programs, pipeline
@@ -38,6 +38,10 @@ def _context() -> Context:
         arith.Arith,
         math_dialect.Math,
         scf.Scf,
+        linalg.Linalg,
+        tensor.Tensor,
+        bufferization.Bufferization,
+        memref.MemRef,
     ):
         ctx.load_dialect(dialect)
     return ctx
@@ -836,3 +840,63 @@ def test_one_sweep_dce_removes_what_xdsl_dce_removes():
     assert region_dce(theirs.body)
     assert str(ours) == str(theirs)
     assert "%d1" not in str(ours) and "%also_dead" not in str(ours)  # dead inside the loop, then outside
+
+
+def test_dead_if_unused_is_xdsls_query_outside_linalg(tmp_path):
+    """The per-type answers agree with xDSL's would_be_trivially_dead on every op
+    but the linalg ones (which xDSL cannot remove), the nested ones included."""
+    program = generated_programs.tree(13)
+    f = getattr(generated_programs.load(program.source(), f"dead_query_{tmp_path.name}", tmp_path), program.entry)
+    modules = [pipeline.lowered(f, signature_of(f, (0.3,)))[0]]
+    for path in sorted(Path(__file__).parents[2].joinpath("filecheck", "optimize").glob("*.mlir")):
+        modules.append(parse(path.read_text()))
+    checked = 0
+    for module in modules:
+        for op in module.walk():
+            if not op.name.startswith("linalg."):
+                assert optimize_module.dead_if_unused(op) == would_be_trivially_dead(op), op.name
+                checked += 1
+    assert checked > 100
+
+
+def test_dead_linalg_reduce_of_a_discarded_primal_value():
+    """grad of sum(exp(x) * 2) does not need the sum: DCE removes its
+    linalg.reduce and the product only it read; the gradient is 2 exp(x)."""
+    import irad
+
+    def f(x):
+        return np.sum(np.exp(x) * 2.0)
+
+    x = np.array([0.5, -1.0, 2.0])
+    signature = signature_of(f, (x,))
+    module, *_ = pipeline.gradient_module(f, signature, normalise_argnums(f, (0,), signature), False)
+    names = [op.name for op in module.walk()]
+    assert "linalg.reduce" not in names
+    assert names.count("arith.mulf") == 2  # the two of the pullback; the primal's product is gone
+    np.testing.assert_allclose(irad.grad(f)(x), 2.0 * np.exp(x), rtol=1e-14)
+
+
+@pytest.mark.parametrize("make", [lambda: generated_programs.tree(40), lambda: generated_programs.chain(30, affine=False)])
+def test_cse_does_what_xdsls_does(make, tmp_path):
+    """irad's CSE (cheaper keys, per-type effect answers) leaves the module xDSL's
+    CSEDriver leaves: on differentiated call trees before optimisation (where CSE
+    has much to merge) and on the FileCheck inputs with their nested regions."""
+    from xdsl.transforms.common_subexpression_elimination import CSEDriver
+
+    program = make()
+    f = getattr(generated_programs.load(program.source(), f"cse_{tmp_path.name}", tmp_path), program.entry)
+    signature = signature_of(f, (0.3,))
+    texts = []
+    pipeline.AFTER_PASS.append(lambda previous, module, last: texts.append(str(module)) if previous.name == "irad-lower-tape" else None)
+    try:
+        pipeline.gradient_module(f, signature, normalise_argnums(f, (0,), signature), False)
+    finally:
+        pipeline.AFTER_PASS.pop()
+    inputs = [texts[0]] + [p.read_text() for p in sorted(Path(__file__).parents[2].joinpath("filecheck", "optimize").glob("*.mlir"))]
+    changed = []
+    for text in inputs:
+        ours, theirs = parse(text), parse(text)
+        changed.append(optimize_module.cse(ours, optimize_module.Touched()))
+        CSEDriver().simplify(theirs)
+        assert str(ours) == str(theirs)
+    assert changed[0]  # the differentiated module had something to merge
