@@ -1,0 +1,95 @@
+"""What the native backend does to compile faster, and that gradients stay right.
+
+- Shared callees stay functions (irad-inline's keep-shared, the native
+  backend's default): an unrolled LSTM's step is compiled once, not once per
+  step. Its gradient is checked against central finite differences in float64
+  and against the program run as numpy (tests/reference.py).
+"""
+
+import numpy as np
+import pytest
+from xdsl.dialects import func
+
+import irad
+from irad import compiled
+from irad.backends import Backend, NATIVE_KEEP_SHARED
+from irad.errors import BackendError
+from irad.frontend import signature_of
+from irad.pipeline import gradient_module
+from tests.reference import NATIVE_MISSING, check_against_numpy, copies
+
+pytestmark = [
+    pytest.mark.native,
+    pytest.mark.skipif(NATIVE_MISSING is not None, reason=str(NATIVE_MISSING)),
+]
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache(monkeypatch):
+    """Options are read when a module is compiled: no test reuses code another
+    compiled under other options."""
+    monkeypatch.setattr(compiled, "_CACHE", {})
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def step(wx, wh, b, h, c, x):
+    gates = x @ wx + h @ wh + b
+    n = h.shape[1]
+    c = sigmoid(gates[:, n:2 * n]) * c + sigmoid(gates[:, 0:n]) * np.tanh(gates[:, 3 * n:4 * n])
+    return sigmoid(gates[:, 2 * n:3 * n]) * np.tanh(c), c
+
+
+def lstm3(wx, wh, b, xs):
+    h = np.zeros((xs.shape[1], wh.shape[0]))
+    c = np.zeros((xs.shape[1], wh.shape[0]))
+    h, c = step(wx, wh, b, h, c, xs[0])
+    h, c = step(wx, wh, b, h, c, xs[1])
+    h, c = step(wx, wh, b, h, c, xs[2])
+    return np.sum(h**2)
+
+
+def lstm_arguments(batch=2, inputs=3, hidden=2):
+    rng = np.random.default_rng(4)
+    return (0.5 * rng.normal(size=(inputs, 4 * hidden)), 0.5 * rng.normal(size=(hidden, 4 * hidden)),
+            0.1 * rng.normal(size=4 * hidden), rng.normal(size=(3, batch, inputs)))
+
+
+def kept_calls(module) -> list[str]:
+    return sorted(op.callee.root_reference.data for op in module.walk() if isinstance(op, func.CallOp))
+
+
+def test_shared_callees_stay_functions_only_when_asked():
+    args = lstm_arguments()
+    signature = signature_of(lstm3, args)
+    inlined, entry, *_ = gradient_module(lstm3, signature, (0, 1, 2), False)
+    assert kept_calls(inlined) == []  # the Python backend's policy: everything inlined
+    kept, entry, *_ = gradient_module(lstm3, signature, (0, 1, 2), False, keep_shared=NATIVE_KEEP_SHARED)
+    calls = kept_calls(kept)
+    # step's generated functions stay (two activities: the first step starts from
+    # zeros); sigmoid, small, is inlined into them
+    assert calls and all(name.startswith("step.") for name in calls)
+    assert not any(name.startswith("sigmoid") for name in calls)
+
+
+def test_native_gradient_with_a_shared_step_matches_finite_differences():
+    args = lstm_arguments()
+    check_against_numpy(lstm3, args, backend="native")
+    native = irad.grad(lstm3, (0, 1, 2), backend="native")
+    assert any(name.startswith("step.") for name in kept_calls(native.lower(*args)))
+    python = irad.grad(lstm3, (0, 1, 2))(*copies(args))
+    for a, b in zip(native(*copies(args)), python):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_keep_shared_is_read_from_the_environment(monkeypatch):
+    monkeypatch.setenv("IRAD_NATIVE_KEEP_SHARED", "0")
+    assert Backend("native").keep_shared == 0
+    monkeypatch.setenv("IRAD_NATIVE_KEEP_SHARED", "7")
+    assert Backend("native").keep_shared == 7
+    assert Backend("python").keep_shared == 0  # the Python backend inlines everything
+    monkeypatch.setenv("IRAD_NATIVE_KEEP_SHARED", "many")
+    with pytest.raises(BackendError, match="IRAD_NATIVE_KEEP_SHARED must be a count of ops"):
+        irad.grad(lstm3, (0, 1, 2), backend="native")(*lstm_arguments())
