@@ -102,8 +102,12 @@ LOWERING = (
 )
 
 # JIT-compiled here, buffers are allocated and freed by irad's runtime
-# (native_runtime.ll), which frees those of a call that fails a check.
-TRACKED = {"--finalize-memref-to-llvm": "--finalize-memref-to-llvm=use-generic-functions"}
+# (native_runtime.ll), which frees those of a call that fails a check. Its
+# aligned allocation: MLIR's own alignment of a buffer (bufferization asks for
+# 64 bytes) goes through an integer (inttoptr), after which LLVM cannot tell
+# buffers apart and guards every vectorised loop with runtime alias checks
+# (a third more code to compile); the runtime's keeps the pointer's provenance.
+TRACKED = {"--finalize-memref-to-llvm": "--finalize-memref-to-llvm=use-generic-functions use-aligned-alloc"}
 
 # Before LOWERING, for modules with tensors: elementwise arith/math on tensors
 # and named linalg ops (broadcast, reduce, matmul) become linalg.generic, and
