@@ -6,7 +6,16 @@
   and against the program run as numpy (tests/reference.py).
 - Buffers keep their provenance (the runtime's aligned allocation), so LLVM
   vectorises without runtime alias checks.
+- Machine code is cached across processes (object_cache.py): a hit, a miss on
+  other IR, damaged entries, the opt-out, an unwritable directory, and an
+  array gradient loaded by a second process (checked against central
+  differences).
 """
+
+import ctypes
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -14,11 +23,12 @@ from xdsl.dialects import func
 
 import irad
 from irad import compiled
-from irad.backends import NATIVE_KEEP_SHARED, Backend, native
+from irad.backends import NATIVE_KEEP_SHARED, Backend, native, object_cache
+from irad.backends.llvm_jit import JitModule
 from irad.errors import BackendError
 from irad.frontend import signature_of
 from irad.pipeline import gradient_module
-from tests.reference import NATIVE_MISSING, check_against_numpy, copies
+from tests.reference import NATIVE_MISSING, central_difference, check_against_numpy, copies
 
 pytestmark = [
     pytest.mark.native,
@@ -118,3 +128,97 @@ def test_buffers_keep_their_provenance_so_loops_need_no_alias_checks():
     optimised = native.compile_module(module).jit.optimised_ir()
     assert "vector.body" in optimised  # it did vectorise
     assert "vector.memcheck" not in optimised
+
+
+# ---- the cache of machine code across processes (irad/backends/object_cache.py) --------
+SQUARE = "define double @square(double %x) {\n  %y = fmul double %x, %x\n  ret double %y\n}\n"
+CUBE = "define double @square(double %x) {\n  %y = fmul double %x, %x\n  %z = fmul double %y, %x\n  ret double %z\n}\n"
+
+
+def run_square(jit: JitModule, x: float) -> float:
+    return ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double)(jit.address("square"))(x)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv(object_cache.VARIABLE, str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_the_same_ir_loads_the_cached_code_and_other_ir_misses(cache):
+    first = JitModule(SQUARE)
+    assert first.cached is None and run_square(first, 3.0) == 9.0
+    (entry,) = cache.glob("*.o")
+    second = JitModule(SQUARE)
+    assert second.cached is not None and run_square(second, -1.5) == 2.25
+    assert "fmul double" in second.optimised_ir()  # optimised here, on request
+    changed = JitModule(CUBE)  # other IR: another key
+    assert changed.cached is None and run_square(changed, 2.0) == 8.0
+    assert len(list(cache.glob("*.o"))) == 2
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "empty"])
+def test_a_damaged_entry_is_a_miss_and_is_written_again(cache, damage):
+    JitModule(SQUARE)
+    (entry,) = cache.glob("*.o")
+    data = entry.read_bytes()
+    entry.write_bytes({"truncate": data[:-7], "garbage": data[:-7] + b"\xff" * 7, "empty": b""}[damage])
+    again = JitModule(SQUARE)
+    assert again.cached is None and run_square(again, 4.0) == 16.0
+    assert entry.read_bytes() == data  # compiled and stored again
+    assert JitModule(SQUARE).cached is not None
+
+
+def test_the_cache_can_be_turned_off(tmp_path, monkeypatch):
+    monkeypatch.setenv(object_cache.VARIABLE, "0")
+    assert object_cache.directory() is None
+    assert JitModule(SQUARE).cached is None
+    assert JitModule(SQUARE).cached is None
+    monkeypatch.delenv(object_cache.VARIABLE)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert object_cache.directory() == tmp_path / "irad" / "native"
+
+
+def test_an_unwritable_cache_only_costs_the_compile(tmp_path, monkeypatch):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    monkeypatch.setenv(object_cache.VARIABLE, str(blocked / "cache"))
+    jit = JitModule(SQUARE)
+    assert jit.cached is None and run_square(jit, 5.0) == 25.0
+
+
+ANOTHER_PROCESS = """
+import sys
+import numpy as np
+from irad.backends import native
+from irad.ir.dialect import make_context
+from xdsl.parser import Parser
+module = Parser(make_context(), open(sys.argv[1]).read()).parse_module()
+compiled = native.compile_module(module)
+x, w = np.linspace(-1.0, 1.0, 12).reshape(3, 4), np.full((4, 2), 0.1)
+(dw,) = compiled.function("layer.grad")(x, w)
+print("hit" if compiled.jit.cached is not None else "miss", repr(dw.tolist()))
+"""
+
+
+def layer(x, w):
+    return np.sum(np.tanh(x @ w))
+
+
+def test_another_process_loads_an_array_gradient_from_the_cache(cache, tmp_path):
+    """The trampoline names numpy's ndarray type by a symbol, not by its
+    address in this process, so another process's IR is the same and hits;
+    its gradient matches central differences."""
+    x, w = np.linspace(-1.0, 1.0, 12).reshape(3, 4), np.full((4, 2), 0.1)
+    module_file = tmp_path / "layer.mlir"
+    module_file.write_text(str(irad.grad(layer, (1,)).lower(x, w)))
+    env = {**os.environ, object_cache.VARIABLE: str(cache)}
+    runs = [
+        subprocess.run([sys.executable, "-c", ANOTHER_PROCESS, str(module_file)], env=env,
+                       capture_output=True, text=True, check=True).stdout.split(" ", 1)
+        for _ in range(2)
+    ]
+    assert [status for status, _ in runs] == ["miss", "hit"]
+    expected = central_difference(layer, (x, w), 1)
+    for _, dw in runs:
+        np.testing.assert_allclose(np.array(eval(dw)), expected, rtol=1e-6, atol=1e-8)
