@@ -24,6 +24,11 @@ ops in irad's IR, lines of LLVM IR from mlir-translate, and the gradient's
 time per call (median, wall). With --old, each round runs the old tree and
 this one in alternating order, and the table has both, side by side
 (REPEATS rounds, default 3; medians).
+
+The cache of machine code across processes (irad/backends/object_cache.py)
+is off for these rows (IRAD_NATIVE_CACHE=0). The last column, "2nd process",
+is this tree's first call in a process that finds the first one's code in a
+fresh cache directory (once per round).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
@@ -128,12 +134,21 @@ def rows(wanted: list[str]) -> list[str]:
     return [label for label in labels if any(isinstance(a, __import__("numpy").ndarray) for a in bench.WORKLOADS[label][1])]
 
 
-def measure(tree: Path, label: str) -> dict:
+def measure(tree: Path, label: str, cache: str = "0") -> dict:
     proc = subprocess.run(
         [sys.executable, "-c", ONE_PROCESS, str(tree), str(HERE), label],
-        capture_output=True, text=True, check=True,
+        capture_output=True, text=True, env={**os.environ, "IRAD_NATIVE_CACHE": cache},
     )
+    if proc.returncode != 0:
+        sys.exit(f"{label} on {tree} failed:\n{proc.stderr}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def second_process(label: str) -> float:
+    """This tree's first call in a process whose IR another process compiled."""
+    with tempfile.TemporaryDirectory(prefix="irad-bench-cache-") as cache:
+        measure(HERE, label, cache)
+        return measure(HERE, label, cache)["total"]
 
 
 def main() -> None:
@@ -144,18 +159,21 @@ def main() -> None:
     trees = {"new": HERE} if old is None else {"old": old, "new": HERE}
     print(f"uptime: {os.getloadavg()}")
     columns = (*STAGES, "total", "ops", "llvm lines", "grad us")
-    print("| workload | tree | " + " | ".join(columns) + " |")
-    print("|---|---|" + "---|" * len(columns))
+    print("| workload | tree | " + " | ".join(columns) + " | 2nd process |")
+    print("|---|---|" + "---|" * (len(columns) + 1))
     for label in rows(argv):
         runs: dict[str, list[dict]] = {name: [] for name in trees}
+        cached = []
         for i in range(REPEATS):
             order = list(trees) if i % 2 == 0 else list(reversed(trees))
             for name in order:
                 runs[name].append(measure(trees[name], label))
+            cached.append(second_process(label))
         for name, results in runs.items():
             m = {c: statistics.median(r.get(c, 0.0) for r in results) for c in columns}
             cells = [f"{m[c]:.2f}" for c in (*STAGES, "total")]
             cells += [f"{m['ops']:.0f}", f"{m['llvm lines']:.0f}", f"{m['grad us']:.1f}"]
+            cells.append(f"{statistics.median(cached):.2f}" if name == "new" else "–")
             print(f"| {label} | {name} | " + " | ".join(cells) + " |", flush=True)
 
 
