@@ -28,6 +28,7 @@ from irad.backends.llvm_jit import JitModule
 from irad.errors import BackendError
 from irad.frontend import signature_of
 from irad.pipeline import gradient_module
+from tests.backends.test_native_blas import mlp
 from tests.reference import NATIVE_MISSING, central_difference, check_against_numpy, copies
 
 pytestmark = [
@@ -105,14 +106,6 @@ def test_keep_shared_is_read_from_the_environment(monkeypatch):
     monkeypatch.setenv("IRAD_NATIVE_KEEP_SHARED", "many")
     with pytest.raises(BackendError, match="IRAD_NATIVE_KEEP_SHARED must be a count of ops"):
         irad.grad(lstm3, (0, 1, 2), backend="native")(*lstm_arguments())
-
-
-def mlp(w1, b1, w2, b2, x, labels):
-    h = np.tanh(x @ w1 + b1)
-    logits = h @ w2 + b2
-    shifted = logits - np.max(logits, axis=1, keepdims=True)
-    log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))
-    return -np.mean(np.sum(labels * log_probs, axis=1))
 
 
 def test_buffers_keep_their_provenance_so_loops_need_no_alias_checks():
