@@ -117,11 +117,15 @@ class JitModule:
         linked: Sequence[str] = (),
         where: str = "the lowered module",
         extend: Callable[[object], str] | None = None,
+        determined_by: Sequence[str] | None = None,
     ):
         """`linked`: more LLVM IR modules, linked into this one before it is
         optimised (definitions of functions it declares: irad.linalg's LAPACK
         calls). `extend`, given the parsed module, returns more LLVM IR to link
-        in too (the native backend's runtime)."""
+        in too (the native backend's runtime). `determined_by`: texts that
+        determine `llvm_ir` and `linked` (what the tools that wrote them were
+        given), for the cache's key when the IR itself varies from run to run;
+        by default the IR is its own key."""
         llvm = _llvm()
         for library in libraries:  # loaded once per process; symbols resolve from them
             _load_library(library)
@@ -132,7 +136,7 @@ class JitModule:
         machine = llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features=features, opt=level, jit=True)
         # loops of exp, log, tanh call a vector math library (vector_math.py)
         llvm_ir = vector_math.vectorisable(llvm_ir, feature_map, llvm.add_symbol)
-        texts = [llvm_ir, *linked]
+        texts = [llvm_ir, *linked] if determined_by is None else ["determined by", *determined_by]
         try:
             module = _for_host(llvm.parse_assembly(llvm_ir), machine)
             for text in linked:
@@ -146,7 +150,7 @@ class JitModule:
         _check_externals(llvm, module, where)
         # machine code another process compiled from the same IR (object_cache.py)
         cache = object_cache.directory()
-        target = (machine.triple, cpu, features, str(level), llvm_version(), _llvmlite_version())
+        target = (machine.triple, cpu, features, str(level), str(vector_math.choice()), llvm_version(), _llvmlite_version())
         name = object_cache.key(texts, target)
         self.cached = object_cache.load(cache, name)
         self._keep: tuple = (machine,)

@@ -318,6 +318,14 @@ def tracked_lowering() -> tuple[str, ...]:
     return tuple(TRACKED.get(p, p) for p in LOWERING)
 
 
+@functools.cache
+def tools_version() -> str:
+    """Which mlir-opt and mlir-translate lower modules (for the cache's key)."""
+    found = [require_tool("mlir-opt"), require_tool("mlir-translate")]
+    version = subprocess.run([found[0], "--version"], capture_output=True, text=True, timeout=_TIMEOUT).stdout
+    return "\n".join([*map(os.path.realpath, found), version])
+
+
 def lower_to_llvm_ir(mlir_text: str, passes: Sequence[str] = LOWERING) -> str:
     """LLVM IR for a module, lowered by mlir-opt 22 with `passes`."""
     opt, translate = require_tool("mlir-opt"), require_tool("mlir-translate")
@@ -545,7 +553,11 @@ class NativeModule:
         self.functions = {named[op.sym_name.data]: op for op in _public_functions(ready)}  # array results are arguments
         blas = native_blas.call_blas(ready)  # large matrix products call BLAS
         messages = native_checks.guard(ready)
-        self.llvm_ir = lower_to_llvm_ir(str(ready), passes)
+        text = str(ready)
+        self.llvm_ir = lower_to_llvm_ir(text, passes)
+        # mlir-opt's output is not the same from run to run (the order and names
+        # of the globals bufferization makes), so its input decides the cache's key
+        determined_by = [tools_version(), *passes, text]
         libraries, linked = runtime_libraries(), []
         if blas:
             libraries.append(native_blas.library_path())
@@ -553,7 +565,10 @@ class NativeModule:
         if glue is not None:  # its buffers too are the runtime's, freed by the caller
             linked.append(lower_to_llvm_ir(glue, tracked_lowering()))
             libraries.append(native_linalg.library_path())
-        self.jit = JitModule(self.llvm_ir, libraries=libraries, linked=linked, extend=self._runtime)
+            determined_by += [*tracked_lowering(), glue]
+        self.jit = JitModule(
+            self.llvm_ir, libraries=libraries, linked=linked, extend=self._runtime, determined_by=determined_by
+        )
         failure = ctypes.CFUNCTYPE(ctypes.c_int32)(self.jit.address(native_checks.FAILURE))
         self.checks = native_checks.Checks(messages, failure)
 

@@ -3,10 +3,14 @@
 The key is a SHA-256 over everything that decides the machine code: the LLVM IR
 the JIT compiles (irad's module, what is linked into it, the runtime and the
 trampolines), the target (triple, CPU name and features), the optimisation
-level, and the llvmlite and LLVM versions. The IR holds no address of the
-process that made it (symbols are resolved when the code is loaded:
-native_call.NDARRAY_SYMBOL), so another process that builds the same IR loads
-the object code instead of running LLVM's pipeline and code generator.
+level, the vector math library, and the llvmlite and LLVM versions. The native
+backend keys its IR by what mlir-opt was given (the module's text, the passes,
+the tools' version): mlir-opt's output varies from run to run (the order and
+names of the globals bufferization makes), its input does not. The IR holds
+no address of the process that made it (symbols are resolved when the code is
+loaded: native_call.NDARRAY_SYMBOL), so another process that builds the same
+module loads the object code instead of running LLVM's pipeline and code
+generator.
 
 Each entry is one file, `<key>.o`: a magic line, the SHA-256 of the object
 code, and the object code; an entry whose digest does not match (truncated,
