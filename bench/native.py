@@ -35,6 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 # machine its threads contend with the other processes (the MLP's numpy
 # primal took 90x longer in one run).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# "native first call" compiles: no machine code from an earlier run's cache
+# (irad/backends/object_cache.py; bench/native_compile.py measures the cache).
+os.environ.setdefault("IRAD_NATIVE_CACHE", "0")
 
 import numpy as np  # noqa: E402
 from arrays import make_gmm, make_lstm_loop, make_mlp  # noqa: E402

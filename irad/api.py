@@ -119,7 +119,7 @@ class _GradFunction:
     def _module(self, signature: Node, nums, inline: bool):
         return gradient_module(
             self.f, signature, nums, self.with_value, self.checkpoint, inline, self.has_aux, self.single,
-            tape=self.backend.tape_form,
+            tape=self.backend.tape_form, keep_shared=self.backend.keep_shared if inline else 0,
         )
 
     def _irad_module(self, signature: Node) -> tuple[ModuleOp, str, HiddenGlobals, Tree]:

@@ -51,7 +51,7 @@ from irad.ir.symbols import fresh_symbol
 from irad.ir.types import describe, is_differentiable, is_float
 from irad.markers import stop_gradient
 from irad.passes.differentiate import Differentiator
-from irad.passes.inline import DEFAULT_MAX_DEPTH
+from irad.passes.inline import DEFAULT_MAX_DEPTH, KEEP_ALL_INLINED
 from irad.passes.rule_ir import rule_key
 from irad.rules import default_table
 from irad.rules.keys import target_key
@@ -70,25 +70,31 @@ def context() -> Context:
     return make_context()
 
 
-def optimise_spec(inline: bool = True) -> str:
-    return f"irad-optimize{{max-depth={DEFAULT_MAX_DEPTH if inline else 0}}},irad-symbol-dce"
+def optimise_spec(inline: bool = True, keep_shared: int = KEEP_ALL_INLINED) -> str:
+    shared = f" keep-shared={keep_shared}" if inline and keep_shared else ""
+    return f"irad-optimize{{max-depth={DEFAULT_MAX_DEPTH if inline else 0}{shared}}},irad-symbol-dce"
 
 
 def _joined(*specs: str) -> str:
     return ",".join(s for s in specs if s)
 
 
-def reversed_spec(inline: bool = True, tape: str = "memref") -> str:
+def reversed_spec(inline: bool = True, tape: str = "memref", keep_shared: int = KEEP_ALL_INLINED) -> str:
     """`tape`: the form irad-lower-tape gives the tape, "memref" or "tensor"
     (the backend's `tape_form`). Without inlining (a gradient to be
-    differentiated again) the tape ops stay: the outer pipeline lowers them."""
+    differentiated again) the tape ops stay: the outer pipeline lowers them.
+    `keep_shared`: the backend's `keep_shared` (irad-inline's keep-shared)."""
     lower_tape = "irad-lower-tape" if tape == "memref" else f"irad-lower-tape{{form={tape}}}"
-    return _joined(lower_tape if inline else "", optimise_spec(inline))
+    return _joined(lower_tape if inline else "", optimise_spec(inline, keep_shared))
 
 
-def gradient_spec(checkpoint: bool = False, inline: bool = True, tape: str = "memref") -> str:
+def gradient_spec(
+    checkpoint: bool = False, inline: bool = True, tape: str = "memref", keep_shared: int = KEEP_ALL_INLINED
+) -> str:
     options = f"checkpoint={str(checkpoint).lower()} inline={str(inline).lower()} hoist=true"
-    return _joined(f"irad-differentiate{{{options}}}", reversed_spec(inline, tape))
+    if inline and keep_shared:
+        options += f" keep-shared={keep_shared}"
+    return _joined(f"irad-differentiate{{{options}}}", reversed_spec(inline, tape, keep_shared))
 
 
 def jvp_spec(inline: bool = True, tape: str = "memref") -> str:
@@ -265,6 +271,7 @@ def gradient_module(
     has_aux: bool = False,
     single: bool = True,
     tape: str = "memref",
+    keep_shared: int = KEEP_ALL_INLINED,
 ) -> tuple[ModuleOp, str, HiddenGlobals, Tree]:
     """The differentiated, optimised module, the name of its entry function,
     the global arrays it takes after f's arguments and the tree of its results.
@@ -275,7 +282,8 @@ def gradient_module(
     values, in the order of the tree: `grads, aux` for grad and
     `(value, aux), grads` for value_and_grad. Without has_aux it holds the
     request op that irad-differentiate replaces (which takes increasing indices).
-    `tape` is the tape's form (reversed_spec).
+    `tape` is the tape's form (reversed_spec); `keep_shared`, the backend's
+    inlining of shared callees (irad-inline's keep-shared).
     """
     signature = as_signature(signature)
     module, name, hidden, results = lowered(f, signature)
@@ -303,7 +311,7 @@ def gradient_module(
         tree = tuple_tree([tuple_tree([out_type, aux_tree]), grads_tree]) if with_value else tuple_tree([grads_tree, aux_tree])
         block.add_op(func.ReturnOp(*returned))
         add_entry(module, primal, entry_name, block, [v.type for v in returned])
-        run(module, reversed_spec(inline, tape))
+        run(module, reversed_spec(inline, tape, keep_shared))
         return module, entry_name, hidden, tree
     ordered = sorted(wrt)
     values = [out_type] if with_value else []
@@ -313,7 +321,7 @@ def gradient_module(
     grads = {i: r for i, r in zip(ordered, request.results[len(values) :])}
     block.add_op(func.ReturnOp(*request.results[: len(values)], *(grads[i] for i in wrt)))
     add_entry(module, primal, entry_name, block, values + grad_types)
-    run(module, gradient_spec(checkpoint, inline, tape))
+    run(module, gradient_spec(checkpoint, inline, tape, keep_shared))
     tree = tuple_tree([out_type, grads_tree]) if with_value else grads_tree
     return module, entry_name, hidden, tree
 

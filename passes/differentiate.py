@@ -29,7 +29,7 @@ from irad.passes.activity import active_values, refused_use, varied_memory, vari
 from irad.passes.callgraph import CallGraph
 from irad.passes.decisions import CallDecision, decision_at
 from irad.passes.derivatives import refusal, refused_reason
-from irad.passes.inline import inline_callees
+from irad.passes.inline import KEEP_ALL_INLINED, inline_callees
 from irad.passes.rule_ir import import_helpers, rule_key
 from irad.ir.metadata import (
     AUGMENTED,
@@ -126,12 +126,15 @@ class Differentiator:
         checkpoint: bool = False,
         inline: bool = False,
         hoist: bool = False,
+        keep_shared: int = KEEP_ALL_INLINED,
     ):
         self.module = module
         # recompute loop bodies in the reverse sweep instead of recording residuals
         self.checkpoint = checkpoint
         # inline the callees AD differentiates into their callers first
         self.inline = inline
+        # ... except shared callees of at least this many ops (passes/inline.py's is_shared)
+        self.keep_shared = keep_shared
         # move loop-invariant scalar code out of loops first (passes/loops.py)
         self.hoist = hoist
         self._graph: CallGraph | None = None
@@ -340,7 +343,7 @@ class Differentiator:
             self._record(name, call, callee, decision.kind, decision.rule)
             return True
 
-        for erased in inline_callees(fn, self._graph, wanted):
+        for erased in inline_callees(fn, self._graph, wanted, self.keep_shared):
             del self.functions[erased]
 
     def _non_differentiable(self, op: func.CallOp) -> bool:
@@ -479,7 +482,9 @@ class DifferentiatePass(ModulePass):
     into its caller (the primal changes in place, not what it computes): one
     pair of generated functions per request instead of one per callee, and
     linear compile time in the depth of the call tree (irad's gradient
-    pipeline does this unless the module will be differentiated again). With
+    pipeline does this unless the module will be differentiated again);
+    `keep-shared=N` keeps shared callees of at least N ops as calls (see
+    irad-inline). With
     `hoist=true`, loop-invariant scalar code of each function differentiated is
     first moved out of its loops (in place), so that it is read from outside
     rather than recorded every iteration.
@@ -491,10 +496,11 @@ class DifferentiatePass(ModulePass):
     checkpoint: bool = False
     inline: bool = False
     hoist: bool = False
+    keep_shared: int = KEEP_ALL_INLINED
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         differentiator = Differentiator(
-            op, checkpoint=self.checkpoint, inline=self.inline, hoist=self.hoist
+            op, checkpoint=self.checkpoint, inline=self.inline, hoist=self.hoist, keep_shared=self.keep_shared
         )
         differentiator.rewrite_requests()
         if self.remarks:

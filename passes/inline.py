@@ -11,7 +11,11 @@ conservative: inline only a callee of at most `threshold` ops that is not on
 a cycle of the call graph.
 
 For both, a call is inlined only while at most `max-depth` levels of calls
-are nested into one function; `max-depth=0` turns inlining off.
+are nested into one function; `max-depth=0` turns inlining off. With
+`keep-shared=N` (N > 0), a callee called from two or more places whose body
+has at least N ops stays a function (`is_shared`): its code is compiled once
+rather than once per call site (the native backend asks for this; see
+docs/inlining.md).
 
 Functions are visited callers first (the SCCs of the call graph in
 topological order), each with a worklist of its calls: a callee's body goes
@@ -44,6 +48,13 @@ from irad.ir.walk import walk
 
 DEFAULT_THRESHOLD = 32
 DEFAULT_MAX_DEPTH = 1000
+KEEP_ALL_INLINED = 0  # keep-shared=0: no callee is kept for being shared
+
+
+def is_shared(graph: CallGraph, name: str, keep_shared: int) -> bool:
+    """With keep-shared=N (N > 0): @name is referenced from two or more places
+    and its body has at least N ops, so it stays a function."""
+    return 0 < keep_shared <= graph.size.get(name, 0) and graph.uses[name] >= 2
 
 
 def _is_private(fn: func.FuncOp) -> bool:
@@ -55,6 +66,7 @@ class _Inliner:
     module: ModuleOp
     threshold: int
     max_depth: int
+    keep_shared: int = KEEP_ALL_INLINED
 
     graph: CallGraph = field(init=False)
     uses: Counter = field(init=False)  # references per symbol, kept up to date
@@ -133,6 +145,8 @@ class _Inliner:
             return False
         if graph.component[name] == graph.component[caller]:
             return False  # a call inside a cycle of the raw call graph
+        if is_shared(graph, name, self.keep_shared):
+            return False
         if is_generated(callee):
             return node_of(callee) not in graph.primal_recursive
         return name not in graph.raw_recursive and graph.size[name] <= self.threshold
@@ -192,7 +206,10 @@ def _replace_all(pairs) -> None:
 
 
 def inline_callees(
-    fn: func.FuncOp, graph: CallGraph, wanted: Callable[[func.CallOp, func.FuncOp], bool]
+    fn: func.FuncOp,
+    graph: CallGraph,
+    wanted: Callable[[func.CallOp, func.FuncOp], bool],
+    keep_shared: int = KEEP_ALL_INLINED,
 ) -> list[str]:
     """Inline into `fn`, breadth first, every call to a function of `graph` that
     `wanted` accepts, and in turn the calls the inlined bodies bring along;
@@ -203,7 +220,8 @@ def inline_callees(
     values of the caller and no augmented primal returns those of all the
     functions below it (linear in a deep chain, where passing them up level by
     level is quadratic). Callees on a cycle with `fn`, recursive callees and
-    callees without a single-block body stay calls. As the inliner does, the
+    callees without a single-block body stay calls, and so do shared callees
+    (`is_shared`) under keep-shared=N. As the inliner does, the
     last use of a private callee moves its body (and erases it) rather than
     cloning it; `graph.uses` is kept up to date.
     """
@@ -223,6 +241,7 @@ def inline_callees(
             or len(callee.body.blocks) != 1
             or graph.component[callee_name] == graph.component[name]
             or callee_name in graph.raw_recursive
+            or is_shared(graph, callee_name, keep_shared)
             or not wanted(call, callee)
         ):
             continue
@@ -244,17 +263,20 @@ def inline_callees(
 
 
 def inline_calls(
-    module: ModuleOp, threshold: int = DEFAULT_THRESHOLD, max_depth: int = DEFAULT_MAX_DEPTH
+    module: ModuleOp,
+    threshold: int = DEFAULT_THRESHOLD,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    keep_shared: int = KEEP_ALL_INLINED,
 ) -> int:
     """Inline what the rules above allow; returns the number of calls inlined."""
-    for option, value in (("threshold", threshold), ("max-depth", max_depth)):
+    for option, value in (("threshold", threshold), ("max-depth", max_depth), ("keep-shared", keep_shared)):
         if value < 0:
             raise IradError(
                 f"irad-inline: {option}={value} is negative\n"
-                f"  hint: give a count of ops (threshold) or call levels (max-depth); "
-                "max-depth=0 turns inlining off"
+                f"  hint: give a count of ops (threshold, keep-shared) or call levels (max-depth); "
+                "max-depth=0 turns inlining off, keep-shared=0 keeps no callee for being shared"
             )
-    return _Inliner(module, threshold, max_depth).run()
+    return _Inliner(module, threshold, max_depth, keep_shared).run()
 
 
 @dataclass(frozen=True)
@@ -265,9 +287,10 @@ class InlinePass(ModulePass):
 
     threshold: int = DEFAULT_THRESHOLD
     max_depth: int = DEFAULT_MAX_DEPTH
+    keep_shared: int = KEEP_ALL_INLINED
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        inline_calls(op, self.threshold, self.max_depth)
+        inline_calls(op, self.threshold, self.max_depth, self.keep_shared)
 
 
-__all__ = ["InlinePass", "inline_callees", "inline_calls"]
+__all__ = ["InlinePass", "inline_callees", "inline_calls", "is_shared"]

@@ -46,7 +46,7 @@ from xdsl.transforms.common_subexpression_elimination import CSEDriver, KnownOps
 from xdsl.transforms.dead_code_elimination import LiveSet, would_be_trivially_dead
 
 from irad.passes.float_folds import DispatchedFloatFolds
-from irad.passes.inline import DEFAULT_MAX_DEPTH, DEFAULT_THRESHOLD, inline_calls
+from irad.passes.inline import DEFAULT_MAX_DEPTH, DEFAULT_THRESHOLD, KEEP_ALL_INLINED, inline_calls
 
 
 class Canonicalize(RewritePattern):
@@ -335,7 +335,7 @@ def canonicalize(ctx: Context, module: builtin.ModuleOp, only: Sequence[Operatio
 @dataclass(frozen=True)
 class OptimizePass(ModulePass):
     """
-    Inlines calls as `irad-inline` does (`threshold`, `max-depth` are its options),
+    Inlines calls as `irad-inline` does (`threshold`, `max-depth`, `keep-shared` are its options),
     then canonicalizes (xDSL's folders
     and canonicalization patterns with irad's float folds, to a fixed point; see
     the module docstring), then runs xDSL's CSE and DCE; repeats the last three
@@ -351,6 +351,7 @@ class OptimizePass(ModulePass):
     max_rounds: int = 10
     threshold: int = DEFAULT_THRESHOLD
     max_depth: int = DEFAULT_MAX_DEPTH
+    keep_shared: int = KEEP_ALL_INLINED
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         # The inliner runs once: it already reaches its own fixed point (callers
@@ -359,7 +360,7 @@ class OptimizePass(ModulePass):
         # right after it: since irad-differentiate inlines the primal call tree,
         # it inlines a pair per request, and a CSE before the walk cost more than
         # it saved the walk: 10% of the pipeline on bench/compile_time.py's trees.)
-        inline_calls(op, self.threshold, self.max_depth)
+        inline_calls(op, self.threshold, self.max_depth, self.keep_shared)
         touched: Touched | None = None
         for _ in range(self.max_rounds):
             if not canonicalize(ctx, op, None if touched is None else touched.live()) and touched is not None:

@@ -8,6 +8,9 @@ test parses its own at teardown. `pytest --no-mlir-roundtrip` skips
 that check for quick local runs; `make test` and CI keep it on.
 """
 
+import os
+import tempfile
+
 import pytest
 
 from irad import pipeline
@@ -15,6 +18,9 @@ from irad.backends.mlir_tools import find_tool, mlir_opt_parses
 from tests import mlir_roundtrip
 
 pipeline.VERIFY = True  # every module a pipeline builds is verified during the tests
+# native machine code is cached in a directory of this run's own, not the user's
+# (irad/backends/object_cache.py)
+os.environ.setdefault("IRAD_NATIVE_CACHE", tempfile.mkdtemp(prefix="irad-test-native-cache-"))
 
 MLIR_OPT = find_tool("mlir-opt")
 

@@ -80,4 +80,4 @@ func.func @main(%x: f64, %n: i64) -> (f64, i1) {
 
 // RUN: not irad-opt %s -p 'irad-inline{max-depth=-1}' 2>&1 | filecheck %s --check-prefix=NEGATIVE
 // NEGATIVE: irad-opt: error: irad-inline: max-depth=-1 is negative
-// NEGATIVE-NEXT: hint: give a count of ops (threshold) or call levels (max-depth); max-depth=0 turns inlining off
+// NEGATIVE-NEXT: hint: give a count of ops (threshold, keep-shared) or call levels (max-depth); max-depth=0 turns inlining off

@@ -16,12 +16,19 @@ backend and target.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from irad.backends.python import CompiledModule, compile_module
 from irad.errors import BackendError
 
 BACKENDS = ("python", "native", "iree")
+
+# Native code compiles each function once: a callee called from several places
+# whose body has at least this many ops stays a function (irad-inline's
+# keep-shared) rather than being compiled again at every call site. 0 inlines
+# all, as the Python backend does; IRAD_NATIVE_KEEP_SHARED chooses another.
+NATIVE_KEEP_SHARED = 24
 
 
 @dataclass(frozen=True)
@@ -37,6 +44,16 @@ class Backend:
     def tape_form(self) -> str:
         """The form irad-lower-tape gives the tape: IREE takes tensors only."""
         return "tensor" if self.name == "iree" else "memref"
+
+    @property
+    def keep_shared(self) -> int:
+        """irad-inline's keep-shared for this backend's gradients (0: inline all)."""
+        if self.name != "native":
+            return 0
+        value = os.environ.get("IRAD_NATIVE_KEEP_SHARED", str(NATIVE_KEEP_SHARED))
+        if not value.isdigit():
+            raise BackendError(f"IRAD_NATIVE_KEEP_SHARED must be a count of ops (0 inlines all), not {value!r}")
+        return int(value)
 
 
 def check_backend(
@@ -75,4 +92,4 @@ def compile_for(module, backend: Backend | str):
     return compile_module(module)
 
 
-__all__ = ["BACKENDS", "Backend", "CompiledModule", "check_backend", "compile_for", "compile_module"]
+__all__ = ["BACKENDS", "NATIVE_KEEP_SHARED", "Backend", "CompiledModule", "check_backend", "compile_for", "compile_module"]

@@ -13,7 +13,7 @@ import functools
 import os
 from collections.abc import Callable, Sequence
 
-from irad.backends import vector_math
+from irad.backends import object_cache, vector_math
 from irad.errors import BackendError
 
 LLVMLITE_HINT = "pip install 'irad[native]' (llvmlite >= 0.50)"
@@ -51,6 +51,16 @@ def _llvm():
     if libm:
         llvm.load_library_permanently(libm)
     return llvm
+
+
+def llvm_version() -> str:
+    return ".".join(map(str, _llvm().llvm_version_info))
+
+
+def _llvmlite_version() -> str:
+    import llvmlite
+
+    return llvmlite.__version__
 
 
 @functools.cache
@@ -95,7 +105,9 @@ def _for_host(module, machine):
 
 
 class JitModule:
-    """LLVM IR text, optimised (-O2 by default) and compiled to machine code in this process."""
+    """LLVM IR text, optimised (-O2 by default) and compiled to machine code in
+    this process, or machine code loaded from the cache (object_cache.py) that
+    another process compiled from the same IR: then `cached` holds it."""
 
     def __init__(
         self,
@@ -105,11 +117,15 @@ class JitModule:
         linked: Sequence[str] = (),
         where: str = "the lowered module",
         extend: Callable[[object], str] | None = None,
+        determined_by: Sequence[str] | None = None,
     ):
         """`linked`: more LLVM IR modules, linked into this one before it is
         optimised (definitions of functions it declares: irad.linalg's LAPACK
         calls). `extend`, given the parsed module, returns more LLVM IR to link
-        in too (the native backend's runtime)."""
+        in too (the native backend's runtime). `determined_by`: texts that
+        determine `llvm_ir` and `linked` (what the tools that wrote them were
+        given), for the cache's key when the IR itself varies from run to run;
+        by default the IR is its own key."""
         llvm = _llvm()
         for library in libraries:  # loaded once per process; symbols resolve from them
             _load_library(library)
@@ -120,27 +136,51 @@ class JitModule:
         machine = llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features=features, opt=level, jit=True)
         # loops of exp, log, tanh call a vector math library (vector_math.py)
         llvm_ir = vector_math.vectorisable(llvm_ir, feature_map, llvm.add_symbol)
+        texts = [llvm_ir, *linked] if determined_by is None else ["determined by", *determined_by]
         try:
             module = _for_host(llvm.parse_assembly(llvm_ir), machine)
             for text in linked:
                 module.link_in(_for_host(llvm.parse_assembly(text), machine))
             if extend is not None:
-                module.link_in(_for_host(llvm.parse_assembly(extend(module)), machine))
+                texts.append(extend(module))
+                module.link_in(_for_host(llvm.parse_assembly(texts[-1]), machine))
             module.verify()
         except RuntimeError as exc:
             raise BackendError(f"llvmlite rejected the LLVM IR of {where}:\n{exc}") from None
         _check_externals(llvm, module, where)
+        # machine code another process compiled from the same IR (object_cache.py)
+        cache = object_cache.directory()
+        target = (machine.triple, cpu, features, str(level), str(vector_math.choice()), llvm_version(), _llvmlite_version())
+        name = object_cache.key(texts, target)
+        self.cached = object_cache.load(cache, name)
+        self._keep: tuple = (machine,)
+        if self.cached is None:
+            self._optimise(module, machine, level)
+        self._engine = llvm.create_mcjit_compiler(module, machine)
+        self._engine.set_object_cache(
+            lambda _, code: object_cache.store(cache, name, bytes(code)), lambda _: self.cached
+        )
+        self._engine.finalize_object()
+        self._module = module
+        self._level = level
+
+    def _optimise(self, module, machine, level: int) -> None:
+        llvm = _llvm()
         tuning = llvm.create_pipeline_tuning_options(speed_level=level)
         builder = llvm.create_pass_builder(machine, tuning)
         builder.getModulePassManager().run(module, builder)
-        self._engine = llvm.create_mcjit_compiler(module, machine)
-        self._engine.finalize_object()
-        self._keep = (machine, tuning, builder)
-        self._module = module
+        self._keep += (tuning, builder)
 
     def optimised_ir(self) -> str:
-        """The LLVM IR after optimisation, as compiled (for inspection and tests)."""
-        return str(self._module)
+        """The LLVM IR after optimisation, as compiled (for inspection and tests).
+        Code loaded from the cache was compiled elsewhere: its IR is optimised
+        here, on a copy, when asked for."""
+        if self.cached is None:
+            return str(self._module)
+        llvm = _llvm()
+        copy = llvm.parse_assembly(str(self._module))
+        self._optimise(copy, self._keep[0], self._level)
+        return str(copy)
 
     @staticmethod
     def check_llvmlite() -> None:

@@ -102,8 +102,12 @@ LOWERING = (
 )
 
 # JIT-compiled here, buffers are allocated and freed by irad's runtime
-# (native_runtime.ll), which frees those of a call that fails a check.
-TRACKED = {"--finalize-memref-to-llvm": "--finalize-memref-to-llvm=use-generic-functions"}
+# (native_runtime.ll), which frees those of a call that fails a check. Its
+# aligned allocation: MLIR's own alignment of a buffer (bufferization asks for
+# 64 bytes) goes through an integer (inttoptr), after which LLVM cannot tell
+# buffers apart and guards every vectorised loop with runtime alias checks
+# (a third more code to compile); the runtime's keeps the pointer's provenance.
+TRACKED = {"--finalize-memref-to-llvm": "--finalize-memref-to-llvm=use-generic-functions use-aligned-alloc"}
 
 # Before LOWERING, for modules with tensors: elementwise arith/math on tensors
 # and named linalg ops (broadcast, reduce, matmul) become linalg.generic, and
@@ -312,6 +316,14 @@ def for_mlir_opt(
 def tracked_lowering() -> tuple[str, ...]:
     """LOWERING with buffers allocated and freed by irad's runtime (TRACKED)."""
     return tuple(TRACKED.get(p, p) for p in LOWERING)
+
+
+@functools.cache
+def tools_version() -> str:
+    """Which mlir-opt and mlir-translate lower modules (for the cache's key)."""
+    found = [require_tool("mlir-opt"), require_tool("mlir-translate")]
+    version = subprocess.run([found[0], "--version"], capture_output=True, text=True, timeout=_TIMEOUT).stdout
+    return "\n".join([*map(os.path.realpath, found), version])
 
 
 def lower_to_llvm_ir(mlir_text: str, passes: Sequence[str] = LOWERING) -> str:
@@ -571,7 +583,11 @@ class NativeModule:
         self.functions = {named[op.sym_name.data]: op for op in _public_functions(ready)}  # array results are arguments
         blas = native_blas.call_blas(ready)  # large matrix products call BLAS
         messages = native_checks.guard(ready)
-        self.llvm_ir = lower_to_llvm_ir(str(ready), passes)
+        text = str(ready)
+        self.llvm_ir = lower_to_llvm_ir(text, passes)
+        # mlir-opt's output is not the same from run to run (the order and names
+        # of the globals bufferization makes), so its input decides the cache's key
+        determined_by = [tools_version(), *passes, text]
         libraries, linked = runtime_libraries(), []
         if blas:
             libraries.append(native_blas.library_path())
@@ -579,7 +595,10 @@ class NativeModule:
         if glue is not None:  # its buffers too are the runtime's, freed by the caller
             linked.append(lower_to_llvm_ir(glue, tracked_lowering()))
             libraries.append(native_linalg.library_path())
-        self.jit = JitModule(self.llvm_ir, libraries=libraries, linked=linked, extend=self._runtime)
+            determined_by += [*tracked_lowering(), glue]
+        self.jit = JitModule(
+            self.llvm_ir, libraries=libraries, linked=linked, extend=self._runtime, determined_by=determined_by
+        )
         failure = ctypes.CFUNCTYPE(ctypes.c_int32)(self.jit.address(native_checks.FAILURE))
         self.checks = native_checks.Checks(messages, failure)
 

@@ -125,11 +125,13 @@ def numpy_layout() -> NumpyLayout:
 
 @functools.cache
 def python_symbols() -> None:
-    """The JIT's code calls CPython's PyEval_SaveThread/RestoreThread."""
+    """The JIT's code calls CPython's PyEval_SaveThread/RestoreThread and
+    compares types with numpy's ndarray."""
     import llvmlite.binding as llvm
 
     for name in ("PyEval_SaveThread", "PyEval_RestoreThread"):
         llvm.add_symbol(name, ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value)
+    llvm.add_symbol(NDARRAY_SYMBOL, id(np.ndarray))
 
 
 # ---- types ------------------------------------------------------------------------
@@ -230,7 +232,7 @@ def _all_of(lines: list[str], name: str, terms: list[str], op: str = "and") -> s
     return result
 
 
-def _check_array(lines: list[str], i: int, spec: ArraySpec, layout: NumpyLayout, ndarray: int, next_label: str) -> None:
+def _check_array(lines: list[str], i: int, spec: ArraySpec, layout: NumpyLayout, next_label: str) -> None:
     """Branch to `next_label` if array argument %p{i} is an ndarray of `spec`
     that can be passed in place, else to %reject{i}. Leaves %p{i}.data."""
     p = f"%p{i}"
@@ -241,7 +243,7 @@ def _check_array(lines: list[str], i: int, spec: ArraySpec, layout: NumpyLayout,
         return name
 
     field(f"{p}.type", layout.type)
-    lines.append(f"  {p}.is = icmp eq ptr {p}.type, inttoptr (i64 {ndarray} to ptr)")
+    lines.append(f"  {p}.is = icmp eq ptr {p}.type, @{NDARRAY_SYMBOL}")
     lines.append(f"  br i1 {p}.is, label %array{i}, label %reject{i}")
     lines.append(f"array{i}:")
     nd = field(f"{p}.nd", layout.nd, ty="i32")
@@ -327,7 +329,6 @@ def trampoline(sig: Signature, entry: str, convention: str, entry_result: str, p
     the entry (native_checks.runtime) as of its `_mlir_ciface_` function,
     `entry_result` its result type there, `convention` its failure convention."""
     layout = numpy_layout()
-    ndarray = id(np.ndarray)
     has_results = bool(sig.rest_out)
     through = list(params[1:] if has_results and convention == "status" else params)
     arrays_out = sig.arrays_out
@@ -348,7 +349,7 @@ def trampoline(sig: Signature, entry: str, convention: str, entry_result: str, p
             index = check_ids.index(i)
             if index:
                 checks.append(f"{labels[index - 1]}:")
-            _check_array(checks, i, t, layout, ndarray, labels[index])
+            _check_array(checks, i, t, layout, labels[index])
             _fill_descriptor(fills, f"%d{i}", f"%p{i}.data", t)
             arguments.append(f"ptr %d{i}")
         else:
@@ -381,7 +382,14 @@ def trampoline(sig: Signature, entry: str, convention: str, entry_result: str, p
     return "\n".join(body)
 
 
-TRAMPOLINE_DECLARATIONS = "declare ptr @PyEval_SaveThread()\ndeclare void @PyEval_RestoreThread(ptr)"
+# numpy's ndarray type object, by a symbol bound to its address in this process
+# (python_symbols): the IR, and so the machine code, holds no address of this
+# process, so it can be reused by another (irad/backends/object_cache.py).
+NDARRAY_SYMBOL = "irad_ndarray_type"
+TRAMPOLINE_DECLARATIONS = (
+    "declare ptr @PyEval_SaveThread()\ndeclare void @PyEval_RestoreThread(ptr)\n"
+    f"@{NDARRAY_SYMBOL} = external global i8"
+)
 
 
 # ---- the Python half --------------------------------------------------------------------

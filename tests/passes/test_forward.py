@@ -148,7 +148,7 @@ def test_programs_may_call_derivatives():
 def test_metadata_of_second_order_code(monkeypatch):
     from irad import pipeline
 
-    monkeypatch.setattr(pipeline, "optimise_spec", lambda inline=True: "")  # keep the generated functions
+    monkeypatch.setattr(pipeline, "optimise_spec", lambda inline=True, keep_shared=0: "")  # keep the generated functions
     module = irad.grad(irad.grad(closed_form)).lower(0.4, 1.7)
     from xdsl.dialects import func
 

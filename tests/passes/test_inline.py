@@ -134,6 +134,53 @@ def test_max_depth_zero_inlines_nothing():
     assert set(functions(module)) == {"g.pullback.d", "r.pullback.d", "main"}
 
 
+SHARED = """
+func.func private @big.pullback.d(%x: f64, %dy: f64) -> f64 attributes {irad.primal = @big, irad.role = "pullback", irad.order = 1 : i64} {
+  %a = math.cos %x : f64
+  %b = arith.mulf %a, %x : f64
+  %c = math.sin %b : f64
+  %dx = arith.mulf %dy, %c : f64
+  func.return %dx : f64
+}
+func.func private @small.pullback.d(%x: f64, %dy: f64) -> f64 attributes {irad.primal = @small, irad.role = "pullback", irad.order = 1 : i64} {
+  %dx = arith.mulf %dy, %x : f64
+  func.return %dx : f64
+}
+func.func private @once.pullback.d(%x: f64, %dy: f64) -> f64 attributes {irad.primal = @once, irad.role = "pullback", irad.order = 1 : i64} {
+  %a = math.exp %x : f64
+  %b = arith.mulf %a, %x : f64
+  %c = math.tanh %b : f64
+  %dx = arith.mulf %dy, %c : f64
+  func.return %dx : f64
+}
+func.func @main(%x: f64, %dy: f64) -> f64 {
+  %d1 = func.call @big.pullback.d(%x, %dy) : (f64, f64) -> f64
+  %d2 = func.call @big.pullback.d(%x, %d1) : (f64, f64) -> f64
+  %d3 = func.call @small.pullback.d(%x, %d2) : (f64, f64) -> f64
+  %d4 = func.call @small.pullback.d(%x, %d3) : (f64, f64) -> f64
+  %d5 = func.call @once.pullback.d(%x, %d4) : (f64, f64) -> f64
+  func.return %d5 : f64
+}
+"""
+
+
+def test_keep_shared_keeps_only_shared_callees_of_its_size():
+    """keep-shared=4: @big (4 ops, 2 calls) stays; @small (1 op, 2 calls) and
+    @once (4 ops, 1 call) are inlined; keep-shared=0 inlines all three."""
+    module = parse(SHARED)
+    before = compile_module(module).function("main")(0.4, 1.3)
+    assert inline_calls(module, keep_shared=4) == 3
+    module.verify()
+    assert set(functions(module)) == {"big.pullback.d", "main"}
+    assert calls(functions(module)["main"]) == ["big.pullback.d"] * 2
+    assert compile_module(module).function("main")(0.4, 1.3) == before
+    everything = parse(SHARED)
+    InlinePass(keep_shared=0).apply(CTX, everything)
+    assert set(functions(everything)) == {"main"}
+    with pytest.raises(irad.IradError, match="keep-shared=-1 is negative"):
+        inline_calls(parse(SHARED), keep_shared=-1)
+
+
 def _reachable(edges, start):
     seen, todo = {start}, [start]
     while todo:
@@ -326,14 +373,14 @@ def call_dags(draw):
 
 
 @settings(max_examples=60, deadline=None)
-@given(call_dags(), st.integers(0, 8), st.integers(0, 7))
-def test_inlining_preserves_what_main_computes(text, threshold, max_depth):
+@given(call_dags(), st.integers(0, 8), st.integers(0, 7), st.sampled_from([0, 0, 1, 3]))
+def test_inlining_preserves_what_main_computes(text, threshold, max_depth, keep_shared):
     module = parse(text)
     before = compile_module(module).function("main")
-    inline_calls(module, threshold=threshold, max_depth=max_depth)
+    inline_calls(module, threshold=threshold, max_depth=max_depth, keep_shared=keep_shared)
     module.verify()
     after = compile_module(module).function("main")
     for x, y in ((0.3, -1.2), (2.0, 0.5)):
         assert after(x, y) == before(x, y)
-    if max_depth >= 6 and threshold >= 8:
+    if max_depth >= 6 and threshold >= 8 and not keep_shared:
         assert calls(functions(module)["main"]) == []

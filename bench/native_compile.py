@@ -1,0 +1,181 @@
+"""The native backend's first call, stage by stage, and the gradient it compiles.
+
+Run:
+    .venv/bin/python bench/native_compile.py [substring of a row ...]
+    git archive <rev> | tar -x -C /tmp/old && ln -s ../passes /tmp/old/irad/passes
+    .venv/bin/python bench/native_compile.py --old /tmp/old [substring ...]
+
+Rows are bench/native.py's workloads (all array rows by default). Each row is
+compiled in a fresh interpreter, after a warm-up that pays the imports, and
+its first call `irad.grad(f, backend="native")` is split into stages:
+
+    irad        lower, differentiate, optimise (the IR irad hands the backend)
+    mlir-opt    the bufferization and lowering passes (a subprocess)
+    translate   mlir-translate --mlir-to-llvmir (a subprocess)
+    parse       llvmlite parsing the LLVM IR (with the runtime linked in)
+    llvm-opt    LLVM's -O2 pipeline (llvmlite's new pass manager)
+    codegen     machine code (MCJIT's finalize_object)
+    other       the rest: printing the module, BLAS and check rewrites, the
+                runtime's text, ctypes
+
+Times are CPU seconds of the interpreter and of the tools it ran (os.times),
+which load on a shared machine inflates less than wall time. Also reported:
+ops in irad's IR, lines of LLVM IR from mlir-translate, and the gradient's
+time per call (median, wall). With --old, each round runs the old tree and
+this one in alternating order, and the table has both, side by side
+(REPEATS rounds, default 3; medians).
+
+The cache of machine code across processes (irad/backends/object_cache.py)
+is off for these rows (IRAD_NATIVE_CACHE=0). The last column, "2nd process",
+is this tree's first call in a process that finds the first one's code in a
+fresh cache directory (once per round).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent
+REPEATS = int(os.environ.get("REPEATS", "3"))
+STAGES = ("irad", "mlir-opt", "translate", "parse", "llvm-opt", "codegen", "other")
+
+ONE_PROCESS = r'''
+import json, os, sys
+os.environ["OPENBLAS_NUM_THREADS"] = "1"  # as bench/native.py runs numpy, before numpy loads
+sys.path.insert(0, sys.argv[1])
+import irad  # from the tree under test; bench/native.py's own `import irad` finds this one
+sys.path.insert(1, sys.argv[2] + "/bench")
+import native as bench
+from timing import median_seconds
+import numpy as np
+from irad import pipeline
+from irad.backends import llvm_jit, native
+
+def cpu():
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+spent, sizes = {}, {}
+
+def timed(stage, fn):
+    def run(*args, **kwargs):
+        start = cpu()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            spent[stage] = spent.get(stage, 0.0) + cpu() - start
+    return run
+
+pipeline.gradient_module = timed("irad", pipeline.gradient_module)
+import irad.api
+irad.api.gradient_module = pipeline.gradient_module
+run_tool = native._run_tool
+def tool(args, text, what):
+    stage = "mlir-opt" if "mlir-opt" in os.path.basename(args[0]) else "translate"
+    out = timed(stage, run_tool)(args, text, what)
+    if stage == "translate":
+        sizes["llvm lines"] = sizes.get("llvm lines", 0) + out.count("\n")
+    return out
+native._run_tool = tool
+llvm = llvm_jit._llvm()
+llvm.parse_assembly = timed("parse", llvm.parse_assembly)
+make_builder = llvm.create_pass_builder
+class Builder:  # times the module pass manager's run
+    def __init__(self, machine, tuning):
+        self.builder = make_builder(machine, tuning)
+    def getModulePassManager(self):
+        manager = self.builder.getModulePassManager()
+        builder = self.builder
+        class Manager:
+            def run(self, module, _):
+                timed("llvm-opt", manager.run)(module, builder)
+        return Manager()
+llvm.create_pass_builder = Builder
+make_engine = llvm.create_mcjit_compiler
+class Engine:  # times code generation
+    def __init__(self, module, machine):
+        self.engine = make_engine(module, machine)
+    def finalize_object(self):
+        timed("codegen", self.engine.finalize_object)()
+    def __getattr__(self, name):
+        return getattr(self.engine, name)
+llvm.create_mcjit_compiler = Engine
+
+bench.prepare(None)
+label = sys.argv[3]
+make, args, argnums = bench.WORKLOADS[label]
+f = make(np if any(isinstance(a, np.ndarray) for a in args) else __import__("math"))
+spent.clear(); sizes.clear()
+start = cpu()
+g = irad.grad(f, argnums, backend="native")
+g(*args)
+total = cpu() - start
+module = g.lower(*args)
+row = dict(spent, total=total, ops=sum(1 for _ in module.walk()), **sizes)
+row["other"] = total - sum(v for k, v in spent.items())
+row["grad us"] = median_seconds(g, *args) * 1e6
+print(json.dumps(row))
+'''
+
+
+def rows(wanted: list[str]) -> list[str]:
+    sys.path.insert(0, str(HERE / "bench"))
+    import native as bench
+
+    labels = list(bench.WORKLOADS)
+    if wanted:
+        return [label for label in labels if any(w in label for w in wanted)]
+    return [label for label in labels if any(isinstance(a, __import__("numpy").ndarray) for a in bench.WORKLOADS[label][1])]
+
+
+def measure(tree: Path, label: str, cache: str = "0") -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-c", ONE_PROCESS, str(tree), str(HERE), label],
+        capture_output=True, text=True, env={**os.environ, "IRAD_NATIVE_CACHE": cache},
+    )
+    if proc.returncode != 0:
+        sys.exit(f"{label} on {tree} failed:\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def second_process(label: str) -> float:
+    """This tree's first call in a process whose IR another process compiled."""
+    with tempfile.TemporaryDirectory(prefix="irad-bench-cache-") as cache:
+        measure(HERE, label, cache)
+        return measure(HERE, label, cache)["total"]
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    old = None
+    if argv[:1] == ["--old"]:
+        old, argv = Path(argv[1]), argv[2:]
+    trees = {"new": HERE} if old is None else {"old": old, "new": HERE}
+    print(f"uptime: {os.getloadavg()}")
+    columns = (*STAGES, "total", "ops", "llvm lines", "grad us")
+    print("| workload | tree | " + " | ".join(columns) + " | 2nd process |")
+    print("|---|---|" + "---|" * (len(columns) + 1))
+    for label in rows(argv):
+        runs: dict[str, list[dict]] = {name: [] for name in trees}
+        cached = []
+        for i in range(REPEATS):
+            order = list(trees) if i % 2 == 0 else list(reversed(trees))
+            for name in order:
+                runs[name].append(measure(trees[name], label))
+            cached.append(second_process(label))
+        for name, results in runs.items():
+            m = {c: statistics.median(r.get(c, 0.0) for r in results) for c in columns}
+            cells = [f"{m[c]:.2f}" for c in (*STAGES, "total")]
+            cells += [f"{m['ops']:.0f}", f"{m['llvm lines']:.0f}", f"{m['grad us']:.1f}"]
+            cells.append(f"{statistics.median(cached):.2f}" if name == "new" else "–")
+            print(f"| {label} | {name} | " + " | ".join(cells) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
