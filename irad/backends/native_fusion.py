@@ -12,9 +12,16 @@ recomputing the producer inside each consumer loop.
 mlir-opt: an op whose result is a large array, computed elementwise from its
 operands by cheap arithmetic (a broadcast, + - * /, negation, min/max,
 comparisons, selects, conversions; no exp, log or tanh) and used more than
-once, gets one copy per use. Each copy then has a single use and fuses into
-its consumer; the consumers are visited first (in reverse order), so a
-producer of a copied op is copied for each copy in turn. Recomputing is exact:
+once, gets one copy per use, provided every use iterates over its elements
+(an elementwise op of the same shape, a reduction of it). Each copy then has
+a single use and fuses into its consumer; the consumers are visited first
+(in reverse order), so a producer of a copied op is copied for each copy in
+turn. An op with any other use is left alone: a matrix product or a return
+needs the array materialised anyway, and a broadcast would repeat the
+producer's work along its new axes (on the GMM, an (N, K) cotangent
+recomputed d times over was slower than reading it back; on the MLP,
+recomputing `dh * (1 - h**2)` for the bias gradient beside the product that
+needs it materialised cost 20%). Recomputing is exact:
 the same operations on the same operands give the same bits, and a fused
 reduction accumulates in the same order.
 
@@ -28,7 +35,8 @@ import os
 from xdsl.dialects import arith, func, tensor
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Operation
+from xdsl.ir import Operation, Use
+from xdsl.ir.affine import AffineDimExpr
 
 SWITCH = "IRAD_NATIVE_RECOMPUTE"
 # Smaller arrays stay in cache anyway; copying their producers would only add
@@ -74,7 +82,7 @@ def _cheap(op: Operation) -> bool:
         return True  # on tensors: elementwise
     if isinstance(op, linalg.GenericOp):
         return (
-            all(str(it.data) == "parallel" for it in op.iterator_types.data)
+            all(it.data.value == "parallel" for it in op.iterator_types.data)
             and len(op.outputs) == 1
             and _cheap_body(op)
         )
@@ -91,15 +99,41 @@ def recompute_cheap_producers(module: ModuleOp) -> int:
     return copies
 
 
+def _same_domain(use: Use, shape: tuple[int, ...]) -> bool:
+    """The user iterates over the producer's own elements, once each: an
+    elementwise op of the same shape, a reduction of it, or a generic reading
+    it through a permutation. A broadcast (or any other user) would repeat
+    the producer's work over a larger domain if the producer fused into it."""
+    user, value = use.operation, use.operation.operands[use.index]
+    if isinstance(user, linalg.ReduceOp):
+        return value is user.input
+    if isinstance(user, linalg.GenericOp):
+        if value not in user.inputs:
+            return False
+        indexing = user.indexing_maps.data[list(user.inputs).index(value)].data
+        return indexing.num_dims == len(shape) and _is_permutation(indexing)
+    if isinstance(user, _CHEAP_ARITH) or user.dialect_name() == "math":
+        return all(isinstance(r.type, TensorType) and tuple(r.type.get_shape()) == shape for r in user.results)
+    return False
+
+
+def _is_permutation(indexing) -> bool:
+    dims = [e.position for e in indexing.results if isinstance(e, AffineDimExpr)]
+    return len(dims) == len(indexing.results) == indexing.num_dims and len(set(dims)) == len(dims)
+
+
 def _recompute_in(block) -> int:
     copies = 0
     for op in reversed(list(block.ops)):
         if not (_large(op) and _cheap(op)):
             continue
-        uses = [use for use in op.results[0].uses]
+        shape = tuple(op.results[0].type.get_shape())
+        uses = list(op.results[0].uses)
         if len(uses) < 2 or len(uses) > MAX_COPIES_PER_OP:
             continue
-        for use in uses[1:]:
+        if not all(_same_domain(use, shape) for use in uses):
+            continue  # materialised for that use anyway: the others read it back
+        for use in uses[1:]:  # the op itself serves the first
             copy = op.clone()
             block.insert_op_before(copy, use.operation if use.operation.parent_block() is block else op)
             use.operation.operands[use.index] = copy.results[0]
