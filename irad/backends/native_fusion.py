@@ -105,6 +105,8 @@ def _same_domain(use: Use, shape: tuple[int, ...]) -> bool:
     it through a permutation. A broadcast (or any other user) would repeat
     the producer's work over a larger domain if the producer fused into it."""
     user, value = use.operation, use.operation.operands[use.index]
+    if user.parent_block() is not value.owner.parent_block():
+        return False  # in a loop's body, say: MLIR fuses within a block only
     if isinstance(user, linalg.ReduceOp):
         return value is user.input
     if isinstance(user, linalg.GenericOp):
@@ -123,8 +125,10 @@ def _is_permutation(indexing) -> bool:
 
 
 def _recompute_in(block) -> int:
-    copies = 0
-    for op in reversed(list(block.ops)):
+    copies, ops = 0, list(block.ops)
+    for op in reversed(ops):
+        if copies >= len(ops):
+            break  # the block at most doubles, however the copies multiply along chains
         if not (_large(op) and _cheap(op)):
             continue
         shape = tuple(op.results[0].type.get_shape())
@@ -135,7 +139,7 @@ def _recompute_in(block) -> int:
             continue  # materialised for that use anyway: the others read it back
         for use in uses[1:]:  # the op itself serves the first
             copy = op.clone()
-            block.insert_op_before(copy, use.operation if use.operation.parent_block() is block else op)
+            block.insert_op_before(copy, use.operation)
             use.operation.operands[use.index] = copy.results[0]
             copies += 1
     return copies

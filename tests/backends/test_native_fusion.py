@@ -17,7 +17,8 @@ import pytest
 
 import irad
 from irad.backends import native, native_fusion
-from tests.backends.test_backend_native import BENCH_ARRAYS, needs_native
+from tests.backends.test_backend_native import ARRAY_CASES, BENCH_ARRAYS, _float_positions, needs_native
+from tests.frontend import test_arrays as ta
 from tests.reference import central_difference
 
 pytestmark = [pytest.mark.native, needs_native]
@@ -133,3 +134,28 @@ def test_expensive_and_small_producers_are_not_copied():
 
     module = irad.lower(f, np.ones((200, 200)), np.ones(10))
     assert native_fusion.recompute_cheap_producers(module) == 0
+
+
+@pytest.mark.parametrize("point", ARRAY_CASES, ids=[f"{f.__name__}-{i}" for i, (f, _) in enumerate(ARRAY_CASES)])
+def test_every_array_program_with_every_cheap_producer_recomputed(point, monkeypatch):
+    """The array programs of the native backend's tests are small: with the
+    size threshold at 1, every cheap producer used twice is copied, and the
+    gradients must still match central differences."""
+    f, args = point
+    wrt = _float_positions(args)
+    if not wrt:
+        pytest.skip("no float argument")
+    monkeypatch.setattr(native_fusion, "MIN_ELEMENTS", 1)
+    module = irad.grad(f, wrt, backend="native").lower(*args)
+    if native_fusion.recompute_cheap_producers(module.clone()) == 0:
+        pytest.skip("no cheap producer used twice")
+    compiled = native.NativeModule(module)
+    (name,) = compiled.functions
+    grads = compiled.function(name)(*args)
+    reference = irad.grad(f, wrt)(*args)  # the numpy backend, for arguments too large for differences
+    reference = reference if len(wrt) > 1 else (reference,)
+    for i, g, ref in zip(wrt, grads, reference):
+        if np.size(args[i]) <= 64:  # central differences cost two calls per element
+            np.testing.assert_allclose(g, ta.central_difference(f, args, i), rtol=1e-5, atol=1e-7, err_msg=f"d/d arg {i}")
+        else:
+            np.testing.assert_allclose(g, ref, rtol=1e-12, atol=1e-13, err_msg=f"d/d arg {i}")
