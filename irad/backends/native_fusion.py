@@ -13,7 +13,8 @@ mlir-opt: an op whose result is a large array, computed elementwise from its
 operands by cheap arithmetic (a broadcast, + - * /, negation, min/max,
 comparisons, selects, conversions; no exp, log or tanh) and used more than
 once, gets one copy per use, provided every use iterates over its elements
-(an elementwise op of the same shape, a reduction of it). Each copy then has
+(an elementwise op of the same shape, a reduction of it) in the same block
+(MLIR fuses within a block; a block at most doubles). Each copy then has
 a single use and fuses into its consumer; the consumers are visited first
 (in reverse order), so a producer of a copied op is copied for each copy in
 turn. An op with any other use is left alone: a matrix product or a return
@@ -21,9 +22,9 @@ needs the array materialised anyway, and a broadcast would repeat the
 producer's work along its new axes (on the GMM, an (N, K) cotangent
 recomputed d times over was slower than reading it back; on the MLP,
 recomputing `dh * (1 - h**2)` for the bias gradient beside the product that
-needs it materialised cost 20%). Recomputing is exact:
-the same operations on the same operands give the same bits, and a fused
-reduction accumulates in the same order.
+needs it materialised cost 20%). Recomputing is exact: the same operations
+on the same operands give the same bits, and a fused reduction accumulates
+in the same order.
 
 `IRAD_NATIVE_RECOMPUTE=0` turns it off (for measurements).
 """
@@ -33,8 +34,8 @@ from __future__ import annotations
 import os
 
 from xdsl.dialects import arith, func, tensor
-from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Operation, Use
 from xdsl.ir.affine import AffineDimExpr
 
