@@ -71,7 +71,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-from irad.backends import entry, native_blas, native_call, native_checks, native_linalg
+from irad.backends import entry, native_blas, native_call, native_checks, native_fusion, native_linalg
 from irad.backends.llvm_jit import JitModule, signature
 from irad.backends.mlir_tools import INSTALL_HINT, find_tool
 from irad.errors import BackendError, IradWarning
@@ -310,6 +310,8 @@ def for_mlir_opt(
     for op in [op for op in module.walk() if isinstance(op, memref.DeallocOp)]:
         op.detach()
         op.erase()
+    if native_fusion.enabled():
+        native_fusion.recompute_cheap_producers(module)  # so they fuse into their consumers
     return module, BUFFERIZATION + checks + lowering
 
 

@@ -25,7 +25,8 @@ No C compiler is needed: the runtime is LLVM IR, and libc provides malloc,
 free, _setjmp, _longjmp and the pthread functions. The normal path pays one
 _setjmp and a few pthread_setspecific per call, a pthread_getspecific and
 four stores per allocation, and a comparison and one more argument per call
-of a recursive function.
+of a recursive function. Large buffers come from a process-wide cache
+(native_buffers.py) before malloc.
 
 The stack floor is the lowest address of the calling thread's stack
 (pthread_getattr_np, asked once per thread) plus an eighth of the stack, at
@@ -49,6 +50,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IndexType, ModuleOp
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.rewriter import Rewriter
 
+from irad.backends import native_buffers
 from irad.errors import BackendError, RuntimeCheckError
 from irad.ir.builder import IRBuilder
 from irad.ir.callgraph import call_cycles
@@ -63,7 +65,7 @@ ENTRY_PREFIX = "irad_entry_"
 CIFACE_PREFIX = "_mlir_ciface_"
 STACK_MARGIN = 1 << 17  # bytes kept free below the deepest recursive frame (at most)
 JMP_BUF_BYTES = 512  # glibc's jmp_buf is 200 bytes on x86-64, 312 on aarch64
-HEADER = 32  # bytes before each buffer native code allocates: {prev, next, base, unused}
+HEADER = 32  # bytes before each buffer native code allocates: {prev, next, base, capacity}
 
 
 # ---- the module, before mlir-opt -----------------------------------------------------
@@ -213,7 +215,9 @@ def runtime(signatures: dict[str, tuple[str, Sequence[str]]]) -> str:
     text = resources.files(__package__).joinpath("native_runtime.ll").read_text()
     parts = [string.Template(text).substitute(
         JMP_KEY=jmp, FAILED_KEY=failed, FLOOR_KEY=floor, JMP_BYTES=JMP_BUF_BYTES, HEADER=HEADER,
-        STACK_MARGIN=STACK_MARGIN,
+        STACK_MARGIN=STACK_MARGIN, CACHE=native_buffers.address(), CACHE_MIN=native_buffers.MIN_BYTES,
+        FIRST=native_buffers.FIRST, BYTES=native_buffers.BYTES, CAPACITY=native_buffers.CAPACITY,
+        HITS=native_buffers.HITS, MISSES=native_buffers.MISSES,
     )]
     for name, (result, params) in signatures.items():
         typed = [f"{t} %a{i}" for i, t in enumerate(params)]

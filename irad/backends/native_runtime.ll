@@ -11,8 +11,8 @@
 ; and publishes it in the pthread key ${JMP_KEY}, so each thread sees its own.
 ; A failed check _longjmps there with its id. Every buffer native code
 ; allocates has a header of ${HEADER} bytes before its memory, {prev, next,
-; base, unused}: base is what malloc returned (free takes it), and prev/next
-; link it into the list of the running call. The entry frees what is still on
+; base, capacity}: base is what malloc returned (free takes it), capacity its
+; size, and prev/next link it into the list of the running call. The entry frees what is still on
 ; the list when a check failed, and unlinks it (each header then points at
 ; itself) when the call returned, so those buffers belong to their Python
 ; owners (native.NativeBuffer frees `base`).
@@ -21,6 +21,9 @@ declare i32 @_setjmp(ptr) returns_twice
 declare void @_longjmp(ptr, i32) noreturn
 declare ptr @malloc(i64)
 declare void @free(ptr)
+declare void @abort() noreturn
+declare i32 @pthread_mutex_lock(ptr)
+declare i32 @pthread_mutex_unlock(ptr)
 declare ptr @pthread_getspecific(i32)
 declare i32 @pthread_setspecific(i32, ptr)
 declare i64 @pthread_self()
@@ -113,9 +116,17 @@ fine:
 }
 
 ; ---- buffers (finalize-memref-to-llvm{use-generic-functions}) -----------------------
-define internal void @irad_track(ptr %header, ptr %base) alwaysinline {
+; A buffer's header is {prev, next, base, capacity}: capacity is the size of
+; the block malloc returned at base. Large blocks come from and go back to the
+; process's buffer cache (native_buffers.py) at ${CACHE}: {mutex, first, bytes,
+; capacity, hits, misses} at offsets 0, ${FIRST}, ${BYTES}, ${CAPACITY}, ${HITS},
+; ${MISSES}. A cached block is listed by its header, {next cached, 1, base,
+; capacity}: the 1 marks it as cached.
+define internal void @irad_track(ptr %header, ptr %base, i64 %capacity) alwaysinline {
   %at_base = getelementptr i8, ptr %header, i64 16
   store ptr %base, ptr %at_base
+  %at_capacity = getelementptr i8, ptr %header, i64 24
+  store i64 %capacity, ptr %at_capacity
   %context = call ptr @pthread_getspecific(i32 ${JMP_KEY})
   %head = getelementptr i8, ptr %context, i64 ${JMP_BYTES}
   %head_next = getelementptr i8, ptr %head, i64 8
@@ -128,10 +139,79 @@ define internal void @irad_track(ptr %header, ptr %base) alwaysinline {
   ret void
 }
 
+define internal void @irad_count(ptr %cache, i64 %offset) alwaysinline {
+  %at = getelementptr i8, ptr %cache, i64 %offset
+  %n = load i64, ptr %at
+  %n1 = add i64 %n, 1
+  store i64 %n1, ptr %at
+  ret void
+}
+
+; A block of at least %total bytes and its capacity: the smallest cached block
+; that fits and is at most twice as large, else malloc's.
+define internal { ptr, i64 } @irad_obtain(i64 %total) {
+entry:
+  %small = icmp ult i64 %total, ${CACHE_MIN}
+  br i1 %small, label %fresh, label %look
+look:
+  %cache = inttoptr i64 ${CACHE} to ptr
+  call i32 @pthread_mutex_lock(ptr %cache)
+  %at_first = getelementptr i8, ptr %cache, i64 ${FIRST}
+  %limit = shl i64 %total, 1
+  br label %scan
+scan:
+  %link = phi ptr [ %at_first, %look ], [ %node, %consider ]  ; where the pointer to %node is
+  %best_link = phi ptr [ null, %look ], [ %best_link2, %consider ]
+  %best = phi i64 [ -1, %look ], [ %best2, %consider ]
+  %node = load ptr, ptr %link
+  %end = icmp eq ptr %node, null
+  br i1 %end, label %scanned, label %consider
+consider:
+  %at_capacity = getelementptr i8, ptr %node, i64 24
+  %capacity = load i64, ptr %at_capacity
+  %fits = icmp uge i64 %capacity, %total
+  %modest = icmp ule i64 %capacity, %limit
+  %smaller = icmp ult i64 %capacity, %best
+  %fits_modest = and i1 %fits, %modest
+  %take = and i1 %fits_modest, %smaller
+  %best_link2 = select i1 %take, ptr %link, ptr %best_link
+  %best2 = select i1 %take, i64 %capacity, i64 %best
+  br label %scan
+scanned:
+  %found = icmp ne ptr %best_link, null
+  br i1 %found, label %hit, label %miss
+hit:
+  %chosen = load ptr, ptr %best_link
+  %after = load ptr, ptr %chosen
+  store ptr %after, ptr %best_link
+  %at_bytes = getelementptr i8, ptr %cache, i64 ${BYTES}
+  %bytes = load i64, ptr %at_bytes
+  %bytes1 = sub i64 %bytes, %best
+  store i64 %bytes1, ptr %at_bytes
+  call void @irad_count(ptr %cache, i64 ${HITS})
+  call i32 @pthread_mutex_unlock(ptr %cache)
+  %at_base = getelementptr i8, ptr %chosen, i64 16
+  %reused = load ptr, ptr %at_base
+  %r0 = insertvalue { ptr, i64 } poison, ptr %reused, 0
+  %r1 = insertvalue { ptr, i64 } %r0, i64 %best, 1
+  ret { ptr, i64 } %r1
+miss:
+  call void @irad_count(ptr %cache, i64 ${MISSES})
+  call i32 @pthread_mutex_unlock(ptr %cache)
+  br label %fresh
+fresh:
+  %base = call ptr @malloc(i64 %total)
+  %f0 = insertvalue { ptr, i64 } poison, ptr %base, 0
+  %f1 = insertvalue { ptr, i64 } %f0, i64 %total, 1
+  ret { ptr, i64 } %f1
+}
+
 define ptr @_mlir_memref_to_llvm_alloc(i64 %size) {
   %total = add i64 %size, ${HEADER}
-  %base = call ptr @malloc(i64 %total)
-  call void @irad_track(ptr %base, ptr %base)
+  %block = call { ptr, i64 } @irad_obtain(i64 %total)
+  %base = extractvalue { ptr, i64 } %block, 0
+  %capacity = extractvalue { ptr, i64 } %block, 1
+  call void @irad_track(ptr %base, ptr %base, i64 %capacity)
   %memory = getelementptr i8, ptr %base, i64 ${HEADER}
   ret ptr %memory
 }
@@ -141,7 +221,9 @@ define ptr @_mlir_memref_to_llvm_aligned_alloc(i64 %requested, i64 %size) {
   %alignment = select i1 %small, i64 16, i64 %requested
   %room = add i64 %alignment, ${HEADER}
   %total = add i64 %size, %room
-  %base = call ptr @malloc(i64 %total)
+  %block = call { ptr, i64 } @irad_obtain(i64 %total)
+  %base = extractvalue { ptr, i64 } %block, 0
+  %capacity = extractvalue { ptr, i64 } %block, 1
   %basei = ptrtoint ptr %base to i64
   %past = add i64 %basei, %room
   %last = sub i64 %past, 1
@@ -152,20 +234,56 @@ define ptr @_mlir_memref_to_llvm_aligned_alloc(i64 %requested, i64 %size) {
   %offset = sub i64 %memoryi, %basei
   %memory = getelementptr i8, ptr %base, i64 %offset
   %header = getelementptr i8, ptr %memory, i64 -${HEADER}
-  call void @irad_track(ptr %header, ptr %base)
+  call void @irad_track(ptr %header, ptr %base, i64 %capacity)
   ret ptr %memory
 }
 
 define void @_mlir_memref_to_llvm_free(ptr %memory) {
+entry:
   %header = getelementptr i8, ptr %memory, i64 -${HEADER}
-  %prev = load ptr, ptr %header
   %header_next = getelementptr i8, ptr %header, i64 8
   %next = load ptr, ptr %header_next
+  %nexti = ptrtoint ptr %next to i64
+  %cached = icmp eq i64 %nexti, 1
+  br i1 %cached, label %twice, label %unlink, !prof !0
+twice:  ; freed again while in the cache: a bug in irad, stop before the block is shared
+  call void @abort()
+  unreachable
+unlink:
+  %prev = load ptr, ptr %header
   %prev_next = getelementptr i8, ptr %prev, i64 8
   store ptr %next, ptr %prev_next
   store ptr %prev, ptr %next
   %at_base = getelementptr i8, ptr %header, i64 16
   %base = load ptr, ptr %at_base
+  %at_capacity = getelementptr i8, ptr %header, i64 24
+  %capacity = load i64, ptr %at_capacity
+  %small = icmp ult i64 %capacity, ${CACHE_MIN}
+  br i1 %small, label %release, label %offer
+offer:
+  %cache = inttoptr i64 ${CACHE} to ptr
+  call i32 @pthread_mutex_lock(ptr %cache)
+  %at_bytes = getelementptr i8, ptr %cache, i64 ${BYTES}
+  %bytes = load i64, ptr %at_bytes
+  %at_limit = getelementptr i8, ptr %cache, i64 ${CAPACITY}
+  %limit = load i64, ptr %at_limit
+  %bytes1 = add i64 %bytes, %capacity
+  %room = icmp ule i64 %bytes1, %limit
+  br i1 %room, label %keep, label %full
+keep:
+  %at_first = getelementptr i8, ptr %cache, i64 ${FIRST}
+  %first = load ptr, ptr %at_first
+  store ptr %first, ptr %header
+  %mark = inttoptr i64 1 to ptr
+  store ptr %mark, ptr %header_next
+  store ptr %header, ptr %at_first
+  store i64 %bytes1, ptr %at_bytes
+  call i32 @pthread_mutex_unlock(ptr %cache)
+  ret void
+full:
+  call i32 @pthread_mutex_unlock(ptr %cache)
+  br label %release
+release:
   call void @free(ptr %base)
   ret void
 }

@@ -1,0 +1,146 @@
+"""Recompute cheap array producers into each consumer, so they fuse (native backend).
+
+MLIR's `--linalg-fuse-elementwise-ops` fuses an elementwise producer into its
+consumer only when the producer has one use. A gradient uses its forward
+intermediates twice (the forward pass and the pullback read `x - mean` and
+its square, and a broadcast of the cotangent feeds two products), so those
+stay materialised: on the vectorised GMM, four (N, K, d) arrays, 6 MB each at
+N = 3000, written once and read back from memory. JAX (XLA) fuses them by
+recomputing the producer inside each consumer loop.
+
+`recompute_cheap_producers` does the same on the tensor module, before
+mlir-opt: an op whose result is a large array, computed elementwise from its
+operands by cheap arithmetic (a broadcast, + - * /, negation, min/max,
+comparisons, selects, conversions; no exp, log or tanh) and used more than
+once, gets one copy per use, provided every use iterates over its elements
+(an elementwise op of the same shape, a reduction of it) in the same block
+(MLIR fuses within a block; a block at most doubles). Each copy then has
+a single use and fuses into its consumer; the consumers are visited first
+(in reverse order), so a producer of a copied op is copied for each copy in
+turn. An op with any other use is left alone: a matrix product or a return
+needs the array materialised anyway, and a broadcast would repeat the
+producer's work along its new axes (on the GMM, an (N, K) cotangent
+recomputed d times over was slower than reading it back; on the MLP,
+recomputing `dh * (1 - h**2)` for the bias gradient beside the product that
+needs it materialised cost 20%). Recomputing is exact: the same operations
+on the same operands give the same bits, and a fused reduction accumulates
+in the same order.
+
+`IRAD_NATIVE_RECOMPUTE=0` turns it off (for measurements).
+"""
+
+from __future__ import annotations
+
+import os
+
+from xdsl.dialects import arith, func, tensor
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.linalg import ops as linalg
+from xdsl.ir import Operation, Use
+from xdsl.ir.affine import AffineDimExpr
+
+SWITCH = "IRAD_NATIVE_RECOMPUTE"
+# Smaller arrays stay in cache anyway; copying their producers would only add
+# code for mlir-opt and LLVM to compile.
+MIN_ELEMENTS = 1 << 14
+# An op used more often stays materialised: a bound on what the copies cost
+# to compile, however the uses branch.
+MAX_COPIES_PER_OP = 64
+
+_CHEAP_ARITH = (
+    arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.DivfOp, arith.NegfOp, arith.MaximumfOp, arith.MinimumfOp,
+    arith.MaxnumfOp, arith.MinnumfOp, arith.CmpfOp, arith.SelectOp, arith.UIToFPOp, arith.SIToFPOp,
+    arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.CmpiOp, arith.AndIOp, arith.OrIOp, arith.XOrIOp,
+    arith.ExtFOp, arith.TruncFOp,
+)
+
+
+def enabled() -> bool:
+    return os.environ.get(SWITCH, "") != "0"
+
+
+def _large(op: Operation) -> bool:
+    if len(op.results) != 1:
+        return False
+    t = op.results[0].type
+    if not isinstance(t, TensorType) or any(d < 0 for d in t.get_shape()):
+        return False
+    elements = 1
+    for d in t.get_shape():
+        elements *= d
+    return elements >= MIN_ELEMENTS
+
+
+def _cheap_body(op: linalg.GenericOp) -> bool:
+    return all(isinstance(inner, (*_CHEAP_ARITH, linalg.YieldOp)) for inner in op.body.walk())
+
+
+def _cheap(op: Operation) -> bool:
+    """Computed elementwise from its operands, by cheap arithmetic."""
+    if isinstance(op, (linalg.BroadcastOp, tensor.SplatOp)):
+        return True
+    if isinstance(op, _CHEAP_ARITH):
+        return True  # on tensors: elementwise
+    if isinstance(op, linalg.GenericOp):
+        return (
+            all(it.data.value == "parallel" for it in op.iterator_types.data)
+            and len(op.outputs) == 1
+            and _cheap_body(op)
+        )
+    return False
+
+
+def recompute_cheap_producers(module: ModuleOp) -> int:
+    """Copy each cheap, large, multiply used array producer once per use (in
+    place). Returns the number of copies made."""
+    copies = 0
+    for function in [op for op in module.ops if isinstance(op, func.FuncOp)]:
+        for block in [b for region in function.regions for b in region.blocks]:
+            copies += _recompute_in(block)
+    return copies
+
+
+def _same_domain(use: Use, shape: tuple[int, ...]) -> bool:
+    """The user iterates over the producer's own elements, once each: an
+    elementwise op of the same shape, a reduction of it, or a generic reading
+    it through a permutation. A broadcast (or any other user) would repeat
+    the producer's work over a larger domain if the producer fused into it."""
+    user, value = use.operation, use.operation.operands[use.index]
+    if user.parent_block() is not value.owner.parent_block():
+        return False  # in a loop's body, say: MLIR fuses within a block only
+    if isinstance(user, linalg.ReduceOp):
+        return value is user.input
+    if isinstance(user, linalg.GenericOp):
+        if value not in user.inputs:
+            return False
+        indexing = user.indexing_maps.data[list(user.inputs).index(value)].data
+        return indexing.num_dims == len(shape) and _is_permutation(indexing)
+    if isinstance(user, _CHEAP_ARITH) or user.dialect_name() == "math":
+        return all(isinstance(r.type, TensorType) and tuple(r.type.get_shape()) == shape for r in user.results)
+    return False
+
+
+def _is_permutation(indexing) -> bool:
+    dims = [e.position for e in indexing.results if isinstance(e, AffineDimExpr)]
+    return len(dims) == len(indexing.results) == indexing.num_dims and len(set(dims)) == len(dims)
+
+
+def _recompute_in(block) -> int:
+    copies, ops = 0, list(block.ops)
+    for op in reversed(ops):
+        if copies >= len(ops):
+            break  # the block at most doubles, however the copies multiply along chains
+        if not (_large(op) and _cheap(op)):
+            continue
+        shape = tuple(op.results[0].type.get_shape())
+        uses = list(op.results[0].uses)
+        if len(uses) < 2 or len(uses) > MAX_COPIES_PER_OP:
+            continue
+        if not all(_same_domain(use, shape) for use in uses):
+            continue  # materialised for that use anyway: the others read it back
+        for use in uses[1:]:  # the op itself serves the first
+            copy = op.clone()
+            block.insert_op_before(copy, use.operation)
+            use.operation.operands[use.index] = copy.results[0]
+            copies += 1
+    return copies
