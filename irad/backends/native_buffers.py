@@ -38,8 +38,8 @@ DEFAULT_CAPACITY_MB = 256
 # them in its bins, without page faults.
 MIN_BYTES = 1 << 16
 
-# The state, at `address()`: a pthread mutex, then the first cached block's
-# header, the bytes cached, the capacity, and counters of blocks handed out
+# The state, at `address()` (the symbol `SYMBOL` in native code): a pthread
+# mutex, then the first cached block's header, the bytes cached, the capacity, and counters of blocks handed out
 # again (hits) and blocks of a cacheable size malloc had to provide (misses).
 MUTEX_BYTES = 64  # glibc's pthread_mutex_t is 40 bytes on x86-64, 48 on aarch64
 FIRST, BYTES, CAPACITY, HITS, MISSES = (MUTEX_BYTES + 8 * i for i in range(5))
@@ -71,9 +71,21 @@ def _state() -> ctypes.Array:
     return state
 
 
+SYMBOL = "irad_buffer_cache"
+
+
 def address() -> int:
-    """Where the runtime finds the cache (substituted into native_runtime.ll)."""
     return ctypes.addressof(_state())
+
+
+def symbol() -> str:
+    """The symbol the runtime finds the cache by (substituted into
+    native_runtime.ll), bound to its address in this process: the machine code
+    holds no address of this process, so another can reuse it (object_cache.py)."""
+    import llvmlite.binding as llvm
+
+    llvm.add_symbol(SYMBOL, address())
+    return SYMBOL
 
 
 @dataclass(frozen=True)

@@ -215,7 +215,7 @@ def runtime(signatures: dict[str, tuple[str, Sequence[str]]]) -> str:
     text = resources.files(__package__).joinpath("native_runtime.ll").read_text()
     parts = [string.Template(text).substitute(
         JMP_KEY=jmp, FAILED_KEY=failed, FLOOR_KEY=floor, JMP_BYTES=JMP_BUF_BYTES, HEADER=HEADER,
-        STACK_MARGIN=STACK_MARGIN, CACHE=native_buffers.address(), CACHE_MIN=native_buffers.MIN_BYTES,
+        STACK_MARGIN=STACK_MARGIN, CACHE=native_buffers.symbol(), CACHE_MIN=native_buffers.MIN_BYTES,
         FIRST=native_buffers.FIRST, BYTES=native_buffers.BYTES, CAPACITY=native_buffers.CAPACITY,
         HITS=native_buffers.HITS, MISSES=native_buffers.MISSES,
     )]

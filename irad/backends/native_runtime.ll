@@ -20,6 +20,7 @@
 declare i32 @_setjmp(ptr) returns_twice
 declare void @_longjmp(ptr, i32) noreturn
 declare ptr @malloc(i64)
+@${CACHE} = external global i8  ; the buffer cache, bound by native_buffers.symbol()
 declare void @free(ptr)
 declare void @abort() noreturn
 declare i32 @pthread_mutex_lock(ptr)
@@ -118,7 +119,7 @@ fine:
 ; ---- buffers (finalize-memref-to-llvm{use-generic-functions}) -----------------------
 ; A buffer's header is {prev, next, base, capacity}: capacity is the size of
 ; the block malloc returned at base. Large blocks come from and go back to the
-; process's buffer cache (native_buffers.py) at ${CACHE}: {mutex, first, bytes,
+; process's buffer cache (native_buffers.py) at @${CACHE}: {mutex, first, bytes,
 ; capacity, hits, misses} at offsets 0, ${FIRST}, ${BYTES}, ${CAPACITY}, ${HITS},
 ; ${MISSES}. A cached block is listed by its header, {next cached, 1, base,
 ; capacity}: the 1 marks it as cached.
@@ -154,7 +155,7 @@ entry:
   %small = icmp ult i64 %total, ${CACHE_MIN}
   br i1 %small, label %fresh, label %look
 look:
-  %cache = inttoptr i64 ${CACHE} to ptr
+  %cache = getelementptr i8, ptr @${CACHE}, i64 0
   call i32 @pthread_mutex_lock(ptr %cache)
   %at_first = getelementptr i8, ptr %cache, i64 ${FIRST}
   %limit = shl i64 %total, 1
@@ -261,7 +262,7 @@ unlink:
   %small = icmp ult i64 %capacity, ${CACHE_MIN}
   br i1 %small, label %release, label %offer
 offer:
-  %cache = inttoptr i64 ${CACHE} to ptr
+  %cache = getelementptr i8, ptr @${CACHE}, i64 0
   call i32 @pthread_mutex_lock(ptr %cache)
   %at_bytes = getelementptr i8, ptr %cache, i64 ${BYTES}
   %bytes = load i64, ptr %at_bytes
