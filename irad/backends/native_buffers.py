@@ -39,8 +39,9 @@ DEFAULT_CAPACITY_MB = 256
 MIN_BYTES = 1 << 16
 
 # The state, at `address()` (the symbol `SYMBOL` in native code): a pthread
-# mutex, then the first cached block's header, the bytes cached, the capacity, and counters of blocks handed out
-# again (hits) and blocks of a cacheable size malloc had to provide (misses).
+# mutex, then the first cached block's header, the bytes cached, the capacity,
+# and counters of blocks handed out again (hits) and blocks of a cacheable size
+# malloc had to provide (misses).
 MUTEX_BYTES = 64  # glibc's pthread_mutex_t is 40 bytes on x86-64, 48 on aarch64
 FIRST, BYTES, CAPACITY, HITS, MISSES = (MUTEX_BYTES + 8 * i for i in range(5))
 STATE_WORDS = (MUTEX_BYTES + 8 * 5) // 8
