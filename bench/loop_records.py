@@ -1,19 +1,19 @@
-"""What the lean loop gradients of issue 16 buy: each array workload of
-`make bench` (bench/native.py) differentiated with and without them, on the
-numpy backend and natively, side by side in one process, against each
-backend's primal.
+"""What the loop rewrites of issue 16 buy: each array workload of `make bench`
+(bench/native.py) differentiated with and without them, on the numpy backend
+and natively, side by side in one process, against each backend's primal.
 
 Run: .venv/bin/python bench/loop_records.py [substring of a row ...]
 
-"before" compiles the gradient with these switched off: array residuals of
-reversed loops recomputed rather than recorded (passes/loops.py,
-`_cheap_tensor`), the float fold `negf (negf x * y) -> x * y`
-(passes/float_folds.py), and on the numpy backend one line per tape record
-(`aliases`, `_flat_f64` and `_copied_only` in irad/backends/python_arrays.py).
-The reverse rule of `x * x` (one cotangent term) is in both. The run checks
-that before and after give the same gradient (rtol 1e-9). Each time is the
-middle of three medians of 7 repeats, primal, before and after interleaved
-per row and backend, so load on the machine hits them alike.
+"before" compiles the gradient with the last stop's work (h-loopstack)
+switched off: a reversed `scf.for` with constant bounds reads its trip count
+from the tape rather than knowing it (`static_trip_count` in
+passes/loops.py), and irad-sink-accumulations leaves the per-iteration
+products and column sums where they are (`sink_accumulations` in
+passes/loop_accumulations.py). The earlier lean-tape work (docs/benchmarks.md,
+"Lean loop gradients") is in both. The run checks that before and after give
+the same gradient (rtol 1e-9). Each time is the middle of three medians of 7
+repeats, primal, before and after interleaved per row and backend, so load on
+the machine hits them alike.
 """
 
 from __future__ import annotations
@@ -29,23 +29,18 @@ import numpy as np  # noqa: E402
 from timing import median_seconds  # noqa: E402
 
 import irad  # noqa: E402
-from irad.backends import python_arrays  # noqa: E402
-from irad.passes import float_folds, loops  # noqa: E402
+from irad.passes import loop_accumulations, loops  # noqa: E402
 
 
 @contextmanager
-def before_lean_loops():
-    with mock.patch.object(loops, "_cheap_tensor", lambda op: False), \
-            mock.patch.object(float_folds.NegfOfProductWithNegf, "match_and_rewrite",
-                              lambda self, op, rewriter: None), \
-            mock.patch.object(python_arrays, "aliases", lambda tr, op: None), \
-            mock.patch.object(python_arrays, "_flat_f64", lambda v: False), \
-            mock.patch.object(python_arrays, "_copied_only", lambda view: False):
+def before_loop_rewrites():
+    with mock.patch.object(loops, "static_trip_count", lambda op: None), \
+            mock.patch.object(loop_accumulations, "sink_accumulations", lambda loop: False):
         yield
 
 
 def measure(label, make, args, argnums, backend: str) -> dict:
-    with before_lean_loops():
+    with before_loop_rewrites():
         before = irad.grad(make(np), argnums, backend=backend)  # a new function: compiled apart
         expected = before(*args)
     after = irad.grad(make(np), argnums, backend=backend)

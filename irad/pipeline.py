@@ -1,7 +1,8 @@
 """irad's pipelines, defined once, as xDSL `PassPipeline`s built from pass names.
 
-    gradient:  irad-differentiate{checkpoint=... inline=... hoist=true},irad-lower-tape,irad-optimize{max-depth=...},irad-symbol-dce
-    reversed:  irad-lower-tape,irad-optimize{max-depth=...},irad-symbol-dce
+    gradient:  irad-differentiate{checkpoint=... inline=... hoist=true},irad-lower-tape,irad-optimize{max-depth=...},
+               irad-sink-accumulations,irad-symbol-dce
+    reversed:  irad-lower-tape,irad-optimize{max-depth=...},irad-sink-accumulations,irad-symbol-dce
     jvp:       irad-lower-tape,irad-jvp,irad-optimize,irad-symbol-dce
     optimise:  irad-optimize{max-depth=...},irad-symbol-dce
 
@@ -70,9 +71,13 @@ def context() -> Context:
     return make_context()
 
 
-def optimise_spec(inline: bool = True, keep_shared: int = KEEP_ALL_INLINED) -> str:
+def _optimize(inline: bool, keep_shared: int) -> str:
     shared = f" keep-shared={keep_shared}" if inline and keep_shared else ""
-    return f"irad-optimize{{max-depth={DEFAULT_MAX_DEPTH if inline else 0}{shared}}},irad-symbol-dce"
+    return f"irad-optimize{{max-depth={DEFAULT_MAX_DEPTH if inline else 0}{shared}}}"
+
+
+def optimise_spec(inline: bool = True, keep_shared: int = KEEP_ALL_INLINED) -> str:
+    return f"{_optimize(inline, keep_shared)},irad-symbol-dce"
 
 
 def _joined(*specs: str) -> str:
@@ -85,7 +90,9 @@ def reversed_spec(inline: bool = True, tape: str = "memref", keep_shared: int = 
     differentiated again) the tape ops stay: the outer pipeline lowers them.
     `keep_shared`: the backend's `keep_shared` (irad-inline's keep-shared)."""
     lower_tape = "irad-lower-tape" if tape == "memref" else f"irad-lower-tape{{form={tape}}}"
-    return _joined(lower_tape if inline else "", optimise_spec(inline, keep_shared))
+    if not inline:
+        return optimise_spec(inline, keep_shared)
+    return _joined(lower_tape, _optimize(inline, keep_shared), "irad-sink-accumulations", "irad-symbol-dce")
 
 
 def gradient_spec(

@@ -108,6 +108,12 @@ def _float_folds_pass() -> type[ModulePass]:
     return FloatFoldsPass
 
 
+def _sink_accumulations_pass() -> type[ModulePass]:
+    from irad.passes.loop_accumulations import SinkAccumulationsPass
+
+    return SinkAccumulationsPass
+
+
 def _symbol_dce_pass() -> type[ModulePass]:
     from irad.passes.symbol_dce import SymbolDCEPass
 
@@ -124,6 +130,7 @@ IRAD_UNIVERSE = Universe(
         "irad-optimize": _optimize_pass,
         "irad-float-folds": _float_folds_pass,
         "irad-symbol-dce": _symbol_dce_pass,
+        "irad-sink-accumulations": _sink_accumulations_pass,
         "irad-for-mlir-opt": _for_mlir_opt_pass,
     },
 )

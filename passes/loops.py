@@ -43,7 +43,7 @@ import math
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, func, scf, tensor
-from xdsl.dialects.builtin import IndexType, MemRefType, TensorType
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.traits import IsTerminator, is_side_effect_free, is_speculatable
 
@@ -274,6 +274,32 @@ def clone_loop(a, op: Operation, dst: Block) -> None:
 
 
 # ---- the reverse sweep: the same iterations, last first --------------------------
+def constant_index(v: SSAValue) -> int | None:
+    """The integer `v` always is (an `arith.constant`, possibly through
+    `arith.index_cast`s), else None."""
+    while isinstance(v.owner, arith.IndexCastOp):
+        v = v.owner.input
+    owner = v.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def static_trip_count(op: Operation) -> int | None:
+    """How many times an `scf.for` with constant bounds runs, else None."""
+    if not isinstance(op, scf.ForOp):
+        return None
+    lower, upper, step = (constant_index(v) for v in op.operands[:3])
+    if lower is None or upper is None or step is None or step <= 0:
+        return None
+    return max(0, -((lower - upper) // step))
+
+
+def _index_constant(n: int) -> SSAValue:
+    """A detached `arith.constant n : index` (b.primal clones it into the pullback)."""
+    return arith.ConstantOp.from_int_and_width(n, IndexType()).result
+
+
 def reverse_loop(b, op: Operation, cotangents, adj) -> None:
     """Emit the adjoint of a loop into the pullback (builder `b`): an scf.for over
     the trip count that reads each iteration's record, newest first, carrying
@@ -286,7 +312,10 @@ def reverse_loop(b, op: Operation, cotangents, adj) -> None:
     yields = list(body.last_op.operands)
     slots = [j for j, arg in enumerate(args) if b.is_active(arg) or b.is_active(op.results[j])]
     free = free_values(op, b.plan.active)
-    trips = b.residual((op, TRIP_COUNT), INDEX)
+    known = static_trip_count(op)
+    # a count known at compile time is a constant of the pullback, not a residual:
+    # the reversed loop then has static bounds (irad-sink-accumulations needs them)
+    trips = b.residual((op, TRIP_COUNT), INDEX) if known is None else b.primal(_index_constant(known))
     last = b.residual((op, END_POSITION), INDEX)
     seeds = [
         cotangents[j] if cotangents[j] is not None else b.zero(args[j].type) for j in slots

@@ -39,12 +39,13 @@ func.func @df(%x: f64) -> f64 {
 // CHECK:         func.call @df.pullback.d(
 
 // The gradient's forward sweep pushed x once, before the loop (the lean tape
-// records a value defined outside a loop outside it), and only k per iteration,
+// records a value defined outside a loop outside it; the loop's trip count, a
+// constant, is not recorded), and only k per iteration,
 // which carries no cotangent: the adjoint reads x's cotangent back from the
 // shadow once, outside the loop, and adds it to the loop's.
 // CHECK-LABEL: func.func private @f.augmented.tape.d.pullback.tape.dcc(%tape: memref<?xf64>, %end: index, %ds: f64, %{{.*}}: memref<?xf64>) -> f64
-// CHECK:         %[[REC:.*]], %{{.*}}, %{{.*}}, %x = irad.tape_read %tape[%end] : index, index, index, f64
-// CHECK:         %{{.*}}, %{{.*}}, %[[DX:.*]] = irad.shadow_read %[[SH:.*]][%[[REC]]] : index, index, f64
+// CHECK:         %[[REC:.*]], %{{.*}}, %x = irad.tape_read %tape[%end] : index, index, f64
+// CHECK:         %{{.*}}, %[[DX:.*]] = irad.shadow_read %[[SH:.*]][%[[REC]]] : index, f64
 // CHECK-NEXT:    irad.tape_free %[[SH]]
 // CHECK:         scf.for
 // CHECK-NOT:       irad.shadow_read
@@ -61,5 +62,5 @@ func.func @df(%x: f64) -> f64 {
 // CHECK:           %[[S2:.*]] = irad.shadow_add %[[S]][%{{.*}}] %{{.*}} : f64
 // CHECK:           scf.yield %{{.*}}, %{{.*}}, %[[S2]], %{{.*}} : index, f64, memref<?xf64>, f64
 // the record pushed before the loop (x): its cotangent is added after it
-// CHECK:         %[[LAST:.*]] = irad.shadow_add %[[OUT]][%{{.*}}] %{{.*}}, %{{.*}}, %{{.*}} : index, index, f64
+// CHECK:         %[[LAST:.*]] = irad.shadow_add %[[OUT]][%{{.*}}] %{{.*}}, %{{.*}} : index, f64
 // CHECK-NEXT:    func.return %[[LAST]] : memref<?xf64>

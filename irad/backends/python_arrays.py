@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import arith, tensor
+from xdsl.dialects import arith, scf, tensor
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     MemRefType,
@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
 )
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, BlockArgument, Operation
 
 from irad.ir import contraction
 from irad.ir.gather import axis_of
@@ -361,8 +361,42 @@ def _extract_slice(tr, op):
     return f"{tr.value(op.source)}[{_slices(tr, op)}]"  # a view: never written to
 
 
+def _stacked_in_place(op) -> bool:
+    """Does insert_slice `op` fill a slot of a buffer an `scf.for` carries and
+    nothing else sees (irad-sink-accumulations' stacks)? Its dest is an
+    iter_arg read by `op` alone, whose result is only yielded as that
+    iter_arg's next value, starting from a `tensor.empty` used by the loop
+    alone: then one array goes round the loop, written in place."""
+    dest = op.dest
+    if not isinstance(dest, BlockArgument) or dest.index == 0 or not isinstance(dest.block.parent_op(), scf.ForOp):
+        return False
+    loop, position = dest.block.parent_op(), dest.index - 1
+    init = loop.operands[3 + position]
+    uses = list(op.results[0].uses)
+    return (
+        all(use.operation is op for use in dest.uses)
+        and len(uses) == 1
+        and uses[0].operation is dest.block.last_op
+        and uses[0].index == position
+        and isinstance(init.owner, tensor.EmptyOp)
+        and all(use.operation is loop for use in init.uses)
+    )
+
+
+def _empty(tr, op):
+    """An init that ops overwrite (None), or a buffer an scf.for fills (`_stacked_in_place`)."""
+    if any(isinstance(use.operation, scf.ForOp) for use in op.results[0].uses):
+        t = op.results[0].type
+        return f"np.empty({tuple(t.get_shape())!r}, dtype={dtype_name(t)})"
+    return "None"
+
+
 def _insert_slice(tr, op):
     dest = op.dest
+    if _stacked_in_place(op):
+        source = f"{tr.value(op.source)}.reshape({tuple(op.static_sizes.get_values())!r})"
+        tr.line(f"{tr.value(dest)}[{_slices(tr, op)}] = {source}")
+        return tr.value(dest)
     if isinstance(dest.owner, tensor.EmptyOp) and tuple(op.static_sizes.get_values()) == tuple(
         dest.type.get_shape()
     ):
@@ -675,7 +709,7 @@ ARRAY_OPS: dict[str, Emitter] = {
     "arith.extf": _astype,
     "arith.truncf": _astype,
     **{f"math.{name}": _call(fn) for name, fn in MATH_UFUNCS.items()},
-    "tensor.empty": lambda tr, op: "None",  # only ever an init that ops overwrite
+    "tensor.empty": _empty,
     "tensor.splat": _splat,
     "tensor.reshape": _reshape,
     "tensor.extract": _extract,
