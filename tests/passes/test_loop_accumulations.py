@@ -150,3 +150,22 @@ def test_accumulators_of_other_shapes(backend):
 @given(steps=st.integers(0, 6), batch=st.integers(1, 3), hidden=st.integers(1, 4), seed=st.integers(0, 2**16))
 def test_sunk_products_match_central_differences(steps, batch, hidden, seed):
     check(rnn, rnn_args(steps, batch, 2, hidden, seed), (0, 1, 2), "python")
+
+
+def left_weight(w, xs):
+    """h_t = tanh(W h_{t-1} + x_t): dW += g_t h_{t-1}ᵀ, whose left factor is no
+    transpose, so the stack holds g_t side by side (columns)."""
+    h = np.ones(xs.shape[1:])
+    for t in range(xs.shape[0]):
+        h = np.tanh(w @ h + xs[t])
+    return np.sum(h * h)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("steps", [1, 4])
+def test_left_factor_stacked_in_columns(steps, backend):
+    rng = np.random.default_rng(4)
+    args = (0.4 * rng.normal(size=(3, 3)), rng.normal(size=(steps, 3, 2)))
+    check(left_weight, args, (0, 1), backend)
+    if steps > 1:  # (one trip: canonicalization inlines a loop body)
+        assert [products_inside(loop) for loop in pullback_loops(left_weight, args, (0, 1))] == [1, 1]
