@@ -1,10 +1,10 @@
 """irad's pipelines, defined once, as xDSL `PassPipeline`s built from pass names.
 
-    gradient:  irad-differentiate{checkpoint=... inline=... hoist=true},irad-lower-tape,irad-optimize{max-depth=...},
-               irad-sink-accumulations,irad-symbol-dce
-    reversed:  irad-lower-tape,irad-optimize{max-depth=...},irad-sink-accumulations,irad-symbol-dce
-    jvp:       irad-lower-tape,irad-jvp,irad-optimize,irad-symbol-dce
-    optimise:  irad-optimize{max-depth=...},irad-symbol-dce
+    gradient:  irad-differentiate{checkpoint=... inline=... hoist=true},irad-lower-tape,optimise
+    reversed:  irad-lower-tape,optimise
+    jvp:       irad-lower-tape,irad-jvp,optimise
+    optimise:  irad-optimize{max-depth=...},irad-sink-accumulations,irad-symbol-dce
+               (inlined; without inlining irad-optimize{max-depth=0},irad-symbol-dce)
 
 The API, the Jacobians and `irad.export` run them; `irad-opt` and stock
 `xdsl-opt` take the same names. `reversed` follows reverse mode run without the
@@ -71,13 +71,12 @@ def context() -> Context:
     return make_context()
 
 
-def _optimize(inline: bool, keep_shared: int) -> str:
-    shared = f" keep-shared={keep_shared}" if inline and keep_shared else ""
-    return f"irad-optimize{{max-depth={DEFAULT_MAX_DEPTH if inline else 0}{shared}}}"
-
-
 def optimise_spec(inline: bool = True, keep_shared: int = KEEP_ALL_INLINED) -> str:
-    return f"{_optimize(inline, keep_shared)},irad-symbol-dce"
+    """Inlined (code to run, not to differentiate again), a loop's sums of
+    products are then taken after it (irad-sink-accumulations)."""
+    shared = f" keep-shared={keep_shared}" if inline and keep_shared else ""
+    sink = ",irad-sink-accumulations" if inline else ""
+    return f"irad-optimize{{max-depth={DEFAULT_MAX_DEPTH if inline else 0}{shared}}}{sink},irad-symbol-dce"
 
 
 def _joined(*specs: str) -> str:
@@ -90,9 +89,7 @@ def reversed_spec(inline: bool = True, tape: str = "memref", keep_shared: int = 
     differentiated again) the tape ops stay: the outer pipeline lowers them.
     `keep_shared`: the backend's `keep_shared` (irad-inline's keep-shared)."""
     lower_tape = "irad-lower-tape" if tape == "memref" else f"irad-lower-tape{{form={tape}}}"
-    if not inline:
-        return optimise_spec(inline, keep_shared)
-    return _joined(lower_tape, _optimize(inline, keep_shared), "irad-sink-accumulations", "irad-symbol-dce")
+    return _joined(lower_tape if inline else "", optimise_spec(inline, keep_shared))
 
 
 def gradient_spec(
