@@ -598,11 +598,22 @@ class NativeModule:
             linked.append(lower_to_llvm_ir(glue, tracked_lowering()))
             libraries.append(native_linalg.library_path())
             determined_by += [*tracked_lowering(), glue]
+        exported = [native_checks.FAILURE]  # what Python calls: tiering switches these to -O2 code
+        for name, sig in self.signatures.items():
+            exported.append(native_checks.ENTRY_PREFIX + symbol(name))
+            if sig.has_arrays:
+                exported.append(native_call.TRAMPOLINE_PREFIX + sig.name)
         self.jit = JitModule(
-            self.llvm_ir, libraries=libraries, linked=linked, extend=self._runtime, determined_by=determined_by
+            self.llvm_ir, libraries=libraries, linked=linked, extend=self._runtime, determined_by=determined_by,
+            exported=exported,
         )
         failure = ctypes.CFUNCTYPE(ctypes.c_int32)(self.jit.address(native_checks.FAILURE))
         self.checks = native_checks.Checks(messages, failure)
+
+    def wait_optimised(self, timeout: float | None = None) -> bool:
+        """Wait until calls run the -O2 code (tiers.py); False if its
+        background compile failed and calls keep running tier 0."""
+        return self.jit.wait_optimised(timeout)
 
     def _runtime(self, llvm_module) -> str:
         """The runtime of the checks, with an entry for each public function

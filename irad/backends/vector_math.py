@@ -8,12 +8,16 @@ when the scalar callee names one in its `vector-function-abi-variant`
 attribute (`_ZGV_LLVM_N4v_<scalar>(<vector>)`). clang and opt add these from
 `-vector-library=LIBMVEC`, but the LLVM 22 inside llvmlite has no such option
 (llvmlite's `set_option` ignores it), so this module adds them: it renames
-each call of an intrinsic of FUNCTIONS to `irad.vm.<scalar>` (libm's scalar
-function under another name, so scalar code and loop remainders call libm as
-before), declared `memory(none)` with the vector variants this CPU runs, and
-keeps those declarations alive (`@llvm.compiler.used`) until the vectoriser
-has run. Every name is bound to an address taken from the library chosen
-(`add_symbol`), not found by a search of the process.
+each call of an intrinsic of FUNCTIONS to `irad.vm.<scalar>`, declared
+`memory(none)` with the vector variant of the widest instruction set this
+CPU runs, and keeps that declaration alive (`@llvm.compiler.used`) until the
+vectoriser has run. `irad.vm.<scalar>` itself computes its argument as one
+lane of the same vector function: scalar code and loop remainders get the
+bits a vectorised loop gets, so an element's result depends neither on its
+position nor on whether LLVM vectorised the loop (at -O0 it does not: tiered
+compilation, tiers.py, relies on this). Every name is bound to an address
+taken from the library chosen (`add_symbol`), not found by a search of the
+process.
 
 The library is glibc's libmvec (documented ≤ 4 ulp), which every glibc
 installation has, under the x86-64 vector function ABI's names
@@ -57,6 +61,11 @@ ISAS = (("e", "avx512f", 8), ("d", "avx2", 4), ("b", "sse4.1", 2))
 _TYPES = (("f64", "double", 1), ("f32", "float", 2))
 
 
+def cache_key() -> str:
+    """What the machine code depends on here, for the object cache's key."""
+    return f"{choice()}, scalar calls as a lane"
+
+
 def choice() -> str | None:
     """The library IRAD_NATIVE_VECTOR_MATH chooses, or None for libm."""
     value = os.environ.get(SWITCH, DEFAULT)
@@ -78,11 +87,6 @@ def _open(library: str) -> ctypes.CDLL | None:
         return ctypes.CDLL(path)
     except OSError:
         return None
-
-
-@functools.cache
-def _libm() -> ctypes.CDLL:
-    return ctypes.CDLL(ctypes.util.find_library("m"))
 
 
 def available(library: str | None = None) -> bool:
@@ -107,13 +111,14 @@ def vectorisable(llvm_ir: str, features: Mapping[str, bool], add_symbol: Callabl
     vectors_lib = _open(library) if library else None
     if vectors_lib is None or "@llvm.compiler.used" in llvm_ir:  # (mlir-translate writes none)
         return llvm_ir
-    isas = [(letter, lanes) for letter, feature, lanes in ISAS if features.get(feature)]
+    # the widest only: one vector function per scalar one, so an element's bits
+    # do not depend on the width the vectoriser picks (nor on the -O level)
+    isas = [(letter, lanes) for letter, feature, lanes in ISAS if features.get(feature)][:1]
     declarations, kept = [], []
     for function, scalars in FUNCTIONS.items():
         for (suffix, c_type, widen), scalar in zip(_TYPES, scalars):
             intrinsic = f"@llvm.{function}.{suffix}("
-            scalar_address = _address(_libm(), scalar)
-            if intrinsic not in llvm_ir or not scalar_address:
+            if intrinsic not in llvm_ir:
                 continue
             variants = []
             for letter, lanes in isas:
@@ -126,17 +131,23 @@ def vectorisable(llvm_ir: str, features: Mapping[str, bool], add_symbol: Callabl
             if not variants:
                 continue
             alias = PREFIX + scalar
-            _bind(add_symbol, alias, scalar_address)
             llvm_ir = llvm_ir.replace(intrinsic, f"@{alias}(")
             llvm_ir = re.sub(rf"^declare .*@{re.escape(alias)}\(.*\n", "", llvm_ir, flags=re.M)
             mappings = ",".join(f"_ZGV_LLVM_N{n}v_{alias}({name})" for name, n in variants)
+            (name, n), = variants
+            vector_type = f"<{n} x {c_type}>"
+            # scalar code and loop remainders compute one lane of the same vector function
             declarations.append(
-                f"declare {c_type} @{alias}({c_type}) nounwind willreturn memory(none) "
-                f'"vector-function-abi-variant"="{mappings}"'
+                f"define internal {c_type} @{alias}({c_type} %x) noinline nounwind willreturn memory(none) "
+                f'"vector-function-abi-variant"="{mappings}" {{\n'
+                f"  %v = insertelement {vector_type} poison, {c_type} %x, i64 0\n"
+                f"  %s = shufflevector {vector_type} %v, {vector_type} poison, <{n} x i32> zeroinitializer\n"
+                f"  %r = call {vector_type} @{name}({vector_type} %s)\n"
+                f"  %y = extractelement {vector_type} %r, i64 0\n"
+                f"  ret {c_type} %y\n}}"
             )
-            for name, n in variants:
-                declarations.append(f"declare <{n} x {c_type}> @{name}(<{n} x {c_type}>) nounwind willreturn memory(none)")
-                kept.append(f"ptr @{name}")
+            declarations.append(f"declare {vector_type} @{name}({vector_type}) nounwind willreturn memory(none)")
+            kept.append(f"ptr @{name}")
     if not kept:
         return llvm_ir
     # Nothing calls a vector function before the vectoriser does: without
