@@ -51,6 +51,13 @@ def link(llvm, texts: Sequence[str], machine):
     return module
 
 
+def needs(module) -> list[str]:
+    """The symbols `module` takes from the process: functions it declares
+    (not LLVM's intrinsics) and external globals."""
+    declared = [f.name for f in module.functions if f.is_declaration and not f.name.startswith("llvm.")]
+    return declared + [g.name for g in module.global_variables if g.is_declaration]
+
+
 def optimise(llvm, module, machine, level: int) -> tuple:
     """Run LLVM's pipeline at `level` on `module`; returns what must outlive it."""
     tuning = llvm.create_pipeline_tuning_options(speed_level=level)
@@ -68,11 +75,11 @@ def main() -> None:
     machine = target_machine(llvm, request["cpu"], request["features"], request["level"])
     module = link(llvm, request["texts"], machine)
     module.verify()
+    needed = needs(module)
     optimise(llvm, module, machine, request["level"])
     code = machine.emit_object(module)
     if request.get("cache"):  # stored here: it outlives a parent that exits first
-        cache = _object_cache()
-        cache.store(Path(request["cache"]), request["name"], code)
+        _object_cache().store(Path(request["cache"]), request["name"], code, needed)
     try:
         sys.stdout.buffer.write(code)
         sys.stdout.flush()

@@ -95,6 +95,41 @@ def _check_externals(llvm, module, where: str) -> None:
         )
 
 
+def _target(level: int) -> tuple[str, ...]:
+    """What besides the IR decides the machine code, for the cache's key."""
+    cpu, features, _ = _host()
+    triple = _llvm().get_default_triple()
+    return (triple, cpu, features, str(level), vector_math.cache_key(), llvm_version(), _llvmlite_version())
+
+
+def _loadable(entry: object_cache.Entry | None) -> bytes | None:
+    """The code of a cache entry, if every symbol it needs is in this process
+    (else linking it would abort the process: a miss, compiled here)."""
+    if entry is None:
+        return None
+    llvm = _llvm()
+    if not all(llvm.address_of_symbol(name) for name in entry.needs):
+        return None
+    return entry.code
+
+
+class _ObjectEngine:
+    """An MCJIT engine running object code (from the cache or a child
+    process), with the target machine and empty module it needs alive."""
+
+    def __init__(self, code: bytes, level: int):
+        llvm = _llvm()
+        cpu, features, _ = _host()
+        self._machine = llvm_build.target_machine(llvm, cpu, features, level)
+        self._engine = llvm.create_mcjit_compiler(llvm_build.parse(llvm, "", self._machine), self._machine)
+        self._engine.add_object_file(llvm.ObjectFileRef.from_data(code))
+        self._engine.finalize_object()
+
+    def get_function_address(self, name: str) -> int:
+        return self._engine.get_function_address(name)
+
+
+
 class JitModule:
     """LLVM IR text, optimised (-O2 by default) and compiled to machine code in
     this process, or machine code loaded from the cache (object_cache.py) that
@@ -105,10 +140,10 @@ class JitModule:
 
     def __init__(
         self,
-        llvm_ir: str,
+        llvm_ir: str | Callable[[], str],
         *,
         libraries: Sequence[str] = (),
-        linked: Sequence[str] = (),
+        linked: Sequence[str] | Callable[[], Sequence[str]] = (),
         where: str = "the lowered module",
         extend: Callable[[object], str] | None = None,
         determined_by: Sequence[str] | None = None,
@@ -118,70 +153,90 @@ class JitModule:
         optimised (definitions of functions it declares: irad.linalg's LAPACK
         calls). `extend`, given the parsed module, returns more LLVM IR to link
         in too (the native backend's runtime). `determined_by`: texts that
-        determine `llvm_ir` and `linked` (what the tools that wrote them were
-        given), for the cache's key when the IR itself varies from run to run;
-        by default the IR is its own key. `exported`: the functions Python
-        calls (through `address`), which tiering can switch to -O2 code."""
+        determine `llvm_ir`, `linked` and what `extend` returns (what the
+        tools that wrote them were given), for the cache's key when the IR
+        itself varies from run to run; then `llvm_ir` and `linked` may be
+        functions returning them, which a cache hit never calls (the tools
+        do not run). By default the IR is its own key. `exported`: the
+        functions Python calls (through `address`), which tiering switches to
+        -O2 code."""
         llvm = _llvm()
         for library in libraries:  # loaded once per process; symbols resolve from them
             _load_library(library)
-        level = _opt_level()
-        cpu, features, feature_map = _host()
-        # loops of exp, log, tanh call a vector math library (vector_math.py)
-        llvm_ir = vector_math.vectorisable(llvm_ir, feature_map, llvm.add_symbol)
-        texts = [llvm_ir, *linked] if determined_by is None else ["determined by", *determined_by]
-        sources = [llvm_ir, *linked]  # what the module is compiled from
-        machine = llvm_build.target_machine(llvm, cpu, features, level)
-        try:
-            module = llvm_build.link(llvm, sources, machine)
-            if extend is not None:
-                sources.append(extend(module))
-                texts.append(sources[-1])
-                module.link_in(llvm_build.parse(llvm, sources[-1], machine))
-            module.verify()
-        except RuntimeError as exc:
-            raise BackendError(f"llvmlite rejected the LLVM IR of {where}:\n{exc}") from None
-        _check_externals(llvm, module, where)
-        # machine code another process compiled from the same IR (object_cache.py)
+        self._level = _opt_level()
         self._cache = object_cache.directory()
-        target = (machine.triple, cpu, features, str(level), vector_math.cache_key(), llvm_version(), _llvmlite_version())
-        self._name = object_cache.key(texts, target)
-        self.cached = object_cache.load(self._cache, self._name)
-        self._level = level
-        self._module = module
-        self._sources = sources
-        self._keep: tuple = (machine,)
         self._exported = {name: name for name in exported}
+        self._keep: tuple = ()
+        self._sources: list[str] | None = None
+        self._ir = (llvm_ir, linked, extend, where)
         self.upgrade: tiers.Upgrade | None = None
-        self.tiered = self.cached is None and bool(exported) and level > tiers.TIER0_LEVEL and tiers.enabled()
+        self.tiered = False
+        self._optimised: _ObjectEngine | None = None
+        self.cached = None
+        if determined_by is not None:  # looked up before the IR is made
+            vector_math.bind_all(_host()[2], llvm.add_symbol)
+            self._name = object_cache.key(["determined by", *determined_by], _target(self._level))
+            self.cached = _loadable(object_cache.load(self._cache, self._name))
+            if self.cached is not None:
+                self._engine = _ObjectEngine(self.cached, self._level)
+                return
+        module = self._build()
+        if determined_by is None:
+            self._name = object_cache.key(self._sources, _target(self._level))
+            self.cached = _loadable(object_cache.load(self._cache, self._name))
+        if self.cached is not None:
+            self._engine = _ObjectEngine(self.cached, self._level)
+            return
+        cpu, features, _ = _host()
+        needed = llvm_build.needs(module)
+        self.tiered = bool(exported) and self._level > tiers.TIER0_LEVEL and tiers.enabled()
         if self.tiered:
             # tier 0: the same module at -O0, its exported functions called through a global
             machine = llvm_build.target_machine(llvm, cpu, features, tiers.TIER0_LEVEL)
-            self._keep = (machine,)
             dispatch = tiers.dispatch_ir({name: signature(module, name) for name in exported})
             module.link_in(llvm_build.parse(llvm, dispatch, machine))
             self._exported = {name: name + tiers.CALL_SUFFIX for name in exported}
             self._engine = llvm.create_mcjit_compiler(module, machine)
             self._engine.finalize_object()
-            self.upgrade = tiers.Upgrade(sources, cpu, features, level, (self._cache, self._name), self._load_optimised)
+            self._keep = (machine, module)
+            self.upgrade = tiers.Upgrade(
+                self._sources, cpu, features, self._level, (self._cache, self._name), self._load_optimised
+            )
             return
-        if self.cached is None:
-            self._keep += llvm_build.optimise(llvm, module, machine, level)
+        machine = llvm_build.target_machine(llvm, cpu, features, self._level)
+        self._keep = (machine, module, *llvm_build.optimise(llvm, module, machine, self._level))
         self._engine = llvm.create_mcjit_compiler(module, machine)
         self._engine.set_object_cache(
-            lambda _, code: object_cache.store(self._cache, self._name, bytes(code)), lambda _: self.cached
+            lambda _, code: object_cache.store(self._cache, self._name, bytes(code), needed), lambda _: None
         )
         self._engine.finalize_object()
+
+    def _build(self):
+        """The module to compile, parsed and linked (its texts in `_sources`)."""
+        llvm = _llvm()
+        llvm_ir, linked, extend, where = self._ir
+        llvm_ir = llvm_ir() if callable(llvm_ir) else llvm_ir
+        linked = linked() if callable(linked) else linked
+        cpu, features, feature_map = _host()
+        # loops of exp, log, tanh call a vector math library (vector_math.py)
+        sources = [vector_math.vectorisable(llvm_ir, feature_map, llvm.add_symbol), *linked]
+        machine = llvm_build.target_machine(llvm, cpu, features, self._level)
+        try:
+            module = llvm_build.link(llvm, sources, machine)
+            if extend is not None:
+                sources.append(extend(module))
+                module.link_in(llvm_build.parse(llvm, sources[-1], machine))
+            module.verify()
+        except RuntimeError as exc:
+            raise BackendError(f"llvmlite rejected the LLVM IR of {where}:\n{exc}") from None
+        _check_externals(llvm, module, where)
+        self._sources = sources
+        return module
 
     def _load_optimised(self, code: bytes) -> None:
         """Load the -O2 object code of a tiered module (the child stored it in
         the cache) and switch its calls to it."""
-        llvm = _llvm()
-        cpu, features, _ = _host()
-        machine = llvm_build.target_machine(llvm, cpu, features, self._level)
-        engine = llvm.create_mcjit_compiler(llvm_build.parse(llvm, "", machine), machine)
-        engine.add_object_file(llvm.ObjectFileRef.from_data(code))
-        engine.finalize_object()
+        engine = _ObjectEngine(code, self._level)
         addresses = {}
         for name in self._exported:
             addresses[name] = engine.get_function_address(name)
@@ -189,7 +244,13 @@ class JitModule:
                 raise BackendError(f"the -O2 object code has no function {name!r}")
         for name, address in addresses.items():
             ctypes.c_void_p.from_address(self._engine.get_global_value_address(name + tiers.SLOT_SUFFIX)).value = address
-        self._optimised = (machine, engine)
+        self._optimised = engine
+
+    @property
+    def optimised(self) -> bool:
+        """Whether calls run code optimised at the chosen level (a tiered
+        module's only once its -O2 code is loaded)."""
+        return not self.tiered or self._optimised is not None
 
     def wait_optimised(self, timeout: float | None = None) -> bool:
         """Wait until calls run the -O2 code (at once if they already do);
@@ -199,11 +260,11 @@ class JitModule:
     def optimised_ir(self) -> str:
         """The LLVM IR after optimisation at the chosen level (for inspection
         and tests). Code loaded from the cache was compiled elsewhere, and a
-        tiered module's -O2 code in the background: its IR is optimised here,
-        on a copy, when asked for."""
-        if self.cached is None and not self.tiered:
-            return str(self._module)
+        tiered module's -O2 code in the background: its IR is made and
+        optimised here, on a copy, when asked for."""
         llvm = _llvm()
+        if self._sources is None:
+            self._build()
         cpu, features, _ = _host()
         machine = llvm_build.target_machine(llvm, cpu, features, self._level)
         copy = llvm_build.link(llvm, self._sources, machine)

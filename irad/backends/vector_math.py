@@ -108,40 +108,27 @@ def vectorisable(llvm_ir: str, features: Mapping[str, bool], add_symbol: Callabl
     or no such call. `features`: the host CPU's; `add_symbol(name, address)`
     binds a name for the JIT."""
     library = choice()
-    vectors_lib = _open(library) if library else None
-    if vectors_lib is None or "@llvm.compiler.used" in llvm_ir:  # (mlir-translate writes none)
+    if library is None or _open(library) is None or "@llvm.compiler.used" in llvm_ir:  # (mlir-translate writes none)
         return llvm_ir
-    # the widest only: one vector function per scalar one, so an element's bits
-    # do not depend on the width the vectoriser picks (nor on the -O level)
-    isas = [(letter, lanes) for letter, feature, lanes in ISAS if features.get(feature)][:1]
     declarations, kept = [], []
     for function, scalars in FUNCTIONS.items():
         for (suffix, c_type, widen), scalar in zip(_TYPES, scalars):
             intrinsic = f"@llvm.{function}.{suffix}("
-            if intrinsic not in llvm_ir:
+            found = _variant(library, features, scalar, widen) if intrinsic in llvm_ir else None
+            if found is None:
                 continue
-            variants = []
-            for letter, lanes in isas:
-                vector = f"_ZGV{letter}N{lanes * widen}v_{scalar}"
-                address = _address(vectors_lib, vector)
-                if address:
-                    name = f"{PREFIX}{library}.{vector}"
-                    _bind(add_symbol, name, address)
-                    variants.append((name, lanes * widen))
-            if not variants:
-                continue
+            name, lanes, address = found
+            _bind(add_symbol, name, address)
             alias = PREFIX + scalar
             llvm_ir = llvm_ir.replace(intrinsic, f"@{alias}(")
             llvm_ir = re.sub(rf"^declare .*@{re.escape(alias)}\(.*\n", "", llvm_ir, flags=re.M)
-            mappings = ",".join(f"_ZGV_LLVM_N{n}v_{alias}({name})" for name, n in variants)
-            (name, n), = variants
-            vector_type = f"<{n} x {c_type}>"
+            vector_type = f"<{lanes} x {c_type}>"
             # scalar code and loop remainders compute one lane of the same vector function
             declarations.append(
                 f"define internal {c_type} @{alias}({c_type} %x) noinline nounwind willreturn memory(none) "
-                f'"vector-function-abi-variant"="{mappings}" {{\n'
+                f'"vector-function-abi-variant"="_ZGV_LLVM_N{lanes}v_{alias}({name})" {{\n'
                 f"  %v = insertelement {vector_type} poison, {c_type} %x, i64 0\n"
-                f"  %s = shufflevector {vector_type} %v, {vector_type} poison, <{n} x i32> zeroinitializer\n"
+                f"  %s = shufflevector {vector_type} %v, {vector_type} poison, <{lanes} x i32> zeroinitializer\n"
                 f"  %r = call {vector_type} @{name}({vector_type} %s)\n"
                 f"  %y = extractelement {vector_type} %r, i64 0\n"
                 f"  ret {c_type} %y\n}}"
@@ -156,6 +143,34 @@ def vectorisable(llvm_ir: str, features: Mapping[str, bool], add_symbol: Callabl
         f"@llvm.compiler.used = appending global [{len(kept)} x ptr] [{', '.join(kept)}], section \"llvm.metadata\""
     )
     return llvm_ir + "\n" + "\n".join(declarations) + "\n"
+
+
+def _variant(library: str, features: Mapping[str, bool], scalar: str, widen: int) -> tuple[str, int, int] | None:
+    """The vector function of `library` for libm's `scalar` (`widen`: 2 for
+    f32) on the widest instruction set this CPU runs: its name for the JIT,
+    its lanes and its address; None if the library has none. The widest only:
+    one vector function per scalar one, so an element's bits do not depend
+    on the width the vectoriser picks."""
+    isas = [(letter, lanes) for letter, feature, lanes in ISAS if features.get(feature)]
+    if not isas:
+        return None
+    letter, lanes = isas[0]
+    vector = f"_ZGV{letter}N{lanes * widen}v_{scalar}"
+    address = _address(_open(library), vector)
+    return (f"{PREFIX}{library}.{vector}", lanes * widen, address) if address else None
+
+
+def bind_all(features: Mapping[str, bool], add_symbol: Callable[[str, int], None]) -> None:
+    """Bind every name `vectorisable` could use here: code loaded from the
+    cache needs them, and its IR is not made."""
+    library = choice()
+    if library is None or _open(library) is None:
+        return
+    for scalars in FUNCTIONS.values():
+        for (_, _, widen), scalar in zip(_TYPES, scalars):
+            found = _variant(library, features, scalar, widen)
+            if found is not None:
+                _bind(add_symbol, found[0], found[2])
 
 
 @functools.cache
