@@ -2,7 +2,7 @@
 optimised; run as a script, the optimised object code of one module.
 
 The script is tiered compilation's background compile (tiers.py): it reads a
-JSON request on stdin, {"texts": [LLVM IR, ...], "cpu", "features", "level",
+JSON request from the file its argument names (and deletes the file), {"texts": [LLVM IR, ...], "cpu", "features", "level",
 "cache", "name"}, links the texts into one module as llvm_jit.JitModule does,
 runs LLVM's pipeline at `level`, stores the object file the JIT's code
 generator makes for this target in the object cache (directory `cache`, key
@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 
 
 def target_machine(llvm, cpu: str, features: str, level: int):
@@ -67,7 +68,9 @@ def optimise(llvm, module, machine, level: int) -> tuple:
 
 
 def main() -> None:
-    request = json.load(sys.stdin)
+    with open(sys.argv[1]) as source:
+        request = json.load(source)
+    os.unlink(sys.argv[1])
     import llvmlite.binding as llvm
 
     llvm.initialize_native_target()

@@ -164,6 +164,7 @@ class JitModule:
         for library in libraries:  # loaded once per process; symbols resolve from them
             _load_library(library)
         self._level = _opt_level()
+        tiering = bool(exported) and self._level > tiers.TIER0_LEVEL and tiers.enabled()
         self._cache = object_cache.directory()
         self._exported = {name: name for name in exported}
         self._keep: tuple = ()
@@ -189,7 +190,7 @@ class JitModule:
             return
         cpu, features, _ = _host()
         needed = llvm_build.needs(module)
-        self.tiered = bool(exported) and self._level > tiers.TIER0_LEVEL and tiers.enabled()
+        self.tiered = tiering
         if self.tiered:
             # tier 0: the same module at -O0, its exported functions called through a global
             machine = llvm_build.target_machine(llvm, cpu, features, tiers.TIER0_LEVEL)

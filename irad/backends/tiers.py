@@ -41,6 +41,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import warnings
 from collections.abc import Callable, Sequence
@@ -107,20 +108,33 @@ class Upgrade:
         self.caches = cache[0] is not None
         request = {"texts": list(texts), "cpu": cpu, "features": features, "level": level,
                    "cache": None if cache[0] is None else str(cache[0]), "name": cache[1]}
-        request = json.dumps(request).encode()
+        # a file, not a pipe: written now, it is whole even if this process exits at once
+        fd, self._request = tempfile.mkstemp(prefix="irad-native-O2-", suffix=".json")
         try:
+            with os.fdopen(fd, "w") as out:
+                json.dump(request, out)
             self._process = subprocess.Popen(
-                child_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+                [*child_command(), self._request], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
             )
         except OSError as exc:
             self._failed(f"the background compile could not start: {exc}")
+            self._remove_request()
             return
         _running.add(self)
-        threading.Thread(target=self._run, args=(request, ready), name="irad-native-O2", daemon=True).start()
+        threading.Thread(target=self._run, args=(ready,), name="irad-native-O2", daemon=True).start()
 
-    def _run(self, request: bytes, ready: Callable[[bytes], None]) -> None:
+    def _remove_request(self) -> None:
+        """The child deletes the request once read; one that failed first may not have."""
         try:
-            code, errors = self._process.communicate(request)
+            os.unlink(self._request)
+        except OSError:
+            pass
+
+    def _run(self, ready: Callable[[bytes], None]) -> None:
+        try:
+            code, errors = self._process.communicate()
+            self._remove_request()
             if self._process.returncode != 0 or not code:
                 reason = errors.decode(errors="replace").strip().splitlines()[-1:] or ["no object code"]
                 self._failed(f"the background -O2 compile failed (exit status {self._process.returncode}): {reason[0]}")
