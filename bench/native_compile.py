@@ -4,6 +4,10 @@ Run:
     .venv/bin/python bench/native_compile.py [substring of a row ...]
     git archive <rev> | tar -x -C /tmp/old && ln -s ../passes /tmp/old/irad/passes
     .venv/bin/python bench/native_compile.py --old /tmp/old [substring ...]
+    .venv/bin/python bench/native_compile.py --tiers [substring ...]
+
+--tiers: each row's gradient compiled as tier 0 (-O0) and at -O2 in one
+process, timed interleaved (medians of 5); no compile stages.
 
 Rows are bench/native.py's workloads (all array rows by default). Each row is
 compiled in a fresh interpreter, after a warm-up that pays the imports, and
@@ -140,6 +144,47 @@ print(json.dumps(row))
 '''
 
 
+TIER_SPEEDS = r'''
+import json, os, statistics, sys
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
+sys.path.insert(0, sys.argv[1])
+import irad
+sys.path.insert(1, sys.argv[1] + "/bench")
+import native as bench
+from timing import median_seconds
+import numpy as np
+from irad import compiled
+
+bench.prepare(None)
+make, args, argnums = bench.WORKLOADS[sys.argv[2]]
+gradients = {}
+for name, level in (("tier 0", "0"), ("O2", "2")):  # -O0 is what tier 0 compiles
+    os.environ["IRAD_NATIVE_OPT_LEVEL"], os.environ["IRAD_NATIVE_TIERED"] = level, "0"
+    compiled._CACHE.clear()
+    gradients[name] = irad.grad(make(np), argnums, backend="native")
+    gradients[name](*args)
+times = {name: [] for name in gradients}
+for _ in range(5):  # interleaved
+    for name, g in gradients.items():
+        times[name].append(median_seconds(g, *args, budget=0.1))
+print(json.dumps({name: statistics.median(t) * 1e6 for name, t in times.items()}))
+'''
+
+
+def tier_speeds(labels: list[str]) -> None:
+    """Tier 0's gradient time against -O2's, in one process, interleaved."""
+    print(f"uptime: {os.getloadavg()}")
+    print("| workload | tier 0 µs | -O2 µs | tier 0 / -O2 |")
+    print("|---|---|---|---|")
+    for label in labels:
+        proc = subprocess.run([sys.executable, "-c", TIER_SPEEDS, str(HERE), label], capture_output=True, text=True,
+                              env={**os.environ, "IRAD_NATIVE_CACHE": "0"})
+        if proc.returncode != 0:
+            sys.exit(f"{label} failed:\n{proc.stderr}")
+        m = json.loads(proc.stdout.strip().splitlines()[-1])
+        print(f"| {label} | {m['tier 0']:.1f} | {m['O2']:.1f} | {m['tier 0'] / m['O2']:.1f}× |", flush=True)
+
+
 def rows(wanted: list[str]) -> list[str]:
     sys.path.insert(0, str(HERE / "bench"))
     import native as bench
@@ -175,6 +220,9 @@ def tier0(label: str) -> float:
 
 def main() -> None:
     argv = sys.argv[1:]
+    if argv[:1] == ["--tiers"]:
+        tier_speeds(rows(argv[1:]))
+        return
     old = None
     if argv[:1] == ["--old"]:
         old, argv = Path(argv[1]), argv[2:]
