@@ -23,7 +23,7 @@ buffer cache), so they are interchangeable between any two calls.
 Results do not depend on the tier: the IR asks for no FP contraction, LLVM
 reorders no floating-point arithmetic without fast-math flags, and vector
 math (vector_math.py) gives an element the same bits whether a vectorised
-loop or scalar code computes it.
+loop or a scalar one computes it (calls outside loops are libm's in both).
 
 `JitModule.wait_optimised()` (and the compiled gradient's) waits for the
 -O2 code, as `make bench` does before it times a call. A background compile

@@ -11,8 +11,10 @@ attribute (`_ZGV_LLVM_N4v_<scalar>(<vector>)`). clang and opt add these from
 each call of an intrinsic of FUNCTIONS to `irad.vm.<scalar>`, declared
 `memory(none)` with the vector variant of the widest instruction set this
 CPU runs, and keeps that declaration alive (`@llvm.compiler.used`) until the
-vectoriser has run. `irad.vm.<scalar>` itself computes its argument as one
-lane of the same vector function: scalar code and loop remainders get the
+vectoriser has run. Only calls inside loops are renamed (`in_loops`): the
+others cannot be vectorised with a vector function, and stay libm's.
+`irad.vm.<scalar>` itself computes its argument as one lane of the same
+vector function: loop remainders and loops LLVM does not vectorise get the
 bits a vectorised loop gets, so an element's result depends neither on its
 position nor on whether LLVM vectorised the loop (at -O0 it does not: tiered
 compilation, tiers.py, relies on this). Every name is bound to an address
@@ -120,7 +122,9 @@ def vectorisable(llvm_ir: str, features: Mapping[str, bool], add_symbol: Callabl
             name, lanes, address = found
             _bind(add_symbol, name, address)
             alias = PREFIX + scalar
-            llvm_ir = llvm_ir.replace(intrinsic, f"@{alias}(")
+            llvm_ir = in_loops(llvm_ir, intrinsic, f"@{alias}(")
+            if f"@{alias}(" not in llvm_ir:
+                continue
             llvm_ir = re.sub(rf"^declare .*@{re.escape(alias)}\(.*\n", "", llvm_ir, flags=re.M)
             vector_type = f"<{lanes} x {c_type}>"
             # scalar code and loop remainders compute one lane of the same vector function
@@ -143,6 +147,56 @@ def vectorisable(llvm_ir: str, features: Mapping[str, bool], add_symbol: Callabl
         f"@llvm.compiler.used = appending global [{len(kept)} x ptr] [{', '.join(kept)}], section \"llvm.metadata\""
     )
     return llvm_ir + "\n" + "\n".join(declarations) + "\n"
+
+
+_LABEL = re.compile(r'^("[^"]+"|[-\w.$]+):')
+_TARGET = re.compile(r'label %("[^"]+"|[-\w.$]+)')
+
+
+def in_loops(llvm_ir: str, old: str, new: str) -> str:
+    """`llvm_ir` with `old` replaced by `new` in the basic blocks that lie on a
+    cycle of their function's control flow, as mlir-translate writes them (a
+    label at column 0 starts a block; branches name their targets `label
+    %N`). Calls outside loops keep libm's function: LLVM cannot vectorise
+    them with a vector function (not even once it inlines them into a loop:
+    the intrinsic then becomes libm's calls again), so they need not compute
+    a lane of one, and they stay bit for bit libm's."""
+    lines = llvm_ir.split("\n")
+    function: list[int] = []
+    for i, line in enumerate(lines):
+        if line.startswith("define "):
+            function = [i]
+        elif function and line == "}":
+            _replace_in_loops(lines, function[0] + 1, i, old, new)
+            function = []
+    return "\n".join(lines)
+
+
+def _replace_in_loops(lines: list[str], start: int, end: int, old: str, new: str) -> None:
+    """Within one function's body, lines[start:end]."""
+    if not any(old in lines[i] for i in range(start, end)):
+        return
+    blocks: dict[str, list[int]] = {"": []}  # the entry block has no label
+    name = ""
+    for i in range(start, end):
+        label = _LABEL.match(lines[i])
+        if label:
+            name = label.group(1)
+            blocks[name] = []
+        blocks[name].append(i)
+    successors = {b: {t for i in rows for t in _TARGET.findall(lines[i])} for b, rows in blocks.items()}
+    for block, rows in blocks.items():
+        if not any(old in lines[i] for i in rows):
+            continue
+        seen, stack = set(), list(successors[block])
+        while stack and block not in seen:  # does the block reach itself?
+            b = stack.pop()
+            if b not in seen:
+                seen.add(b)
+                stack.extend(successors.get(b, ()))
+        if block in seen:
+            for i in rows:
+                lines[i] = lines[i].replace(old, new)
 
 
 def _variant(library: str, features: Mapping[str, bool], scalar: str, widen: int) -> tuple[str, int, int] | None:
