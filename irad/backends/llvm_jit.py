@@ -129,7 +129,6 @@ class _ObjectEngine:
         return self._engine.get_function_address(name)
 
 
-
 class JitModule:
     """LLVM IR text, optimised (-O2 by default) and compiled to machine code in
     this process, or machine code loaded from the cache (object_cache.py) that

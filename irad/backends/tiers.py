@@ -176,6 +176,16 @@ def _at_exit() -> None:
             upgrade._process.kill()
 
 
+def _before_fork() -> None:
+    """No load is under way while the process forks: a daemon thread holding
+    llvmlite's lock then would leave it held forever in the child."""
+    _loading.acquire()
+
+
+def _after_fork_in_parent() -> None:
+    _loading.release()
+
+
 def _after_fork_in_child() -> None:
     """The daemon threads do not exist in a forked child: its modules keep tier 0."""
     global _loading
@@ -186,4 +196,4 @@ def _after_fork_in_child() -> None:
     _running.clear()
 
 
-os.register_at_fork(after_in_child=_after_fork_in_child)
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
