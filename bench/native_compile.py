@@ -4,6 +4,10 @@ Run:
     .venv/bin/python bench/native_compile.py [substring of a row ...]
     git archive <rev> | tar -x -C /tmp/old && ln -s ../passes /tmp/old/irad/passes
     .venv/bin/python bench/native_compile.py --old /tmp/old [substring ...]
+    .venv/bin/python bench/native_compile.py --tiers [substring ...]
+
+--tiers: each row's gradient compiled as tier 0 (-O0) and at -O2 in one
+process, timed interleaved (medians of 5); no compile stages.
 
 Rows are bench/native.py's workloads (all array rows by default). Each row is
 compiled in a fresh interpreter, after a warm-up that pays the imports, and
@@ -25,10 +29,18 @@ time per call (median, wall). With --old, each round runs the old tree and
 this one in alternating order, and the table has both, side by side
 (REPEATS rounds, default 3; medians).
 
+With tiered compilation (irad/backends/tiers.py), "total" is the first
+call's latency, with LLVM at -O0 (its -O2 compile runs in a child process,
+whose time is not in it); "first wall" is its wall time; "to O2" is the CPU
+time until calls run -O2 code, the child's included (an old tree without
+tiering: its total), "to O2 wall" the wall time until then. "grad us" is the
+-O2 gradient's time per call, "tier-0 us" the same gradient compiled at -O0
+(IRAD_NATIVE_OPT_LEVEL=0, in a process of its own).
+
 The cache of machine code across processes (irad/backends/object_cache.py)
 is off for these rows (IRAD_NATIVE_CACHE=0). The last column, "2nd process",
-is this tree's first call in a process that finds the first one's code in a
-fresh cache directory (once per round).
+is this tree's first call in a process that finds the first one's -O2 code
+in a fresh cache directory (once per round).
 """
 
 from __future__ import annotations
@@ -46,7 +58,7 @@ REPEATS = int(os.environ.get("REPEATS", "3"))
 STAGES = ("irad", "mlir-opt", "translate", "parse", "llvm-opt", "codegen", "other")
 
 ONE_PROCESS = r'''
-import json, os, sys
+import json, os, sys, time
 os.environ["OPENBLAS_NUM_THREADS"] = "1"  # as bench/native.py runs numpy, before numpy loads
 sys.path.insert(0, sys.argv[1])
 import irad  # from the tree under test; bench/native.py's own `import irad` finds this one
@@ -56,6 +68,9 @@ from timing import median_seconds
 import numpy as np
 from irad import pipeline
 from irad.backends import llvm_jit, native
+
+def module_walk(g, args):
+    return g.lower(*args).walk()
 
 def cpu():
     t = os.times()
@@ -112,16 +127,62 @@ label = sys.argv[3]
 make, args, argnums = bench.WORKLOADS[label]
 f = make(np if any(isinstance(a, np.ndarray) for a in args) else __import__("math"))
 spent.clear(); sizes.clear()
-start = cpu()
+start, wall = cpu(), time.perf_counter()
 g = irad.grad(f, argnums, backend="native")
 g(*args)
-total = cpu() - start
-module = g.lower(*args)
-row = dict(spent, total=total, ops=sum(1 for _ in module.walk()), **sizes)
+total, first_wall = cpu() - start, time.perf_counter() - wall
+row = dict(spent, total=total, ops=sum(1 for _ in module_walk(g, args)), **sizes)
 row["other"] = total - sum(v for k, v in spent.items())
+row["first wall"] = first_wall
+wait = getattr(g, "wait_optimised", None)  # tiered compilation (an older tree has none)
+if wait is not None:
+    assert wait(), "the background -O2 compile failed"
+row["to O2"] = cpu() - start  # with the -O2 child's CPU time, once it is reaped
+row["to O2 wall"] = time.perf_counter() - wall
 row["grad us"] = median_seconds(g, *args) * 1e6
 print(json.dumps(row))
 '''
+
+
+TIER_SPEEDS = r'''
+import json, os, statistics, sys
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
+sys.path.insert(0, sys.argv[1])
+import irad
+sys.path.insert(1, sys.argv[1] + "/bench")
+import native as bench
+from timing import median_seconds
+import numpy as np
+from irad import compiled
+
+bench.prepare(None)
+make, args, argnums = bench.WORKLOADS[sys.argv[2]]
+gradients = {}
+for name, level in (("tier 0", "0"), ("O2", "2")):  # -O0 is what tier 0 compiles
+    os.environ["IRAD_NATIVE_OPT_LEVEL"], os.environ["IRAD_NATIVE_TIERED"] = level, "0"
+    compiled._CACHE.clear()
+    gradients[name] = irad.grad(make(np), argnums, backend="native")
+    gradients[name](*args)
+times = {name: [] for name in gradients}
+for _ in range(5):  # interleaved
+    for name, g in gradients.items():
+        times[name].append(median_seconds(g, *args, budget=0.1))
+print(json.dumps({name: statistics.median(t) * 1e6 for name, t in times.items()}))
+'''
+
+
+def tier_speeds(labels: list[str]) -> None:
+    """Tier 0's gradient time against -O2's, in one process, interleaved."""
+    print(f"uptime: {os.getloadavg()}")
+    print("| workload | tier 0 µs | -O2 µs | tier 0 / -O2 |")
+    print("|---|---|---|---|")
+    for label in labels:
+        proc = subprocess.run([sys.executable, "-c", TIER_SPEEDS, str(HERE), label], capture_output=True, text=True,
+                              env={**os.environ, "IRAD_NATIVE_CACHE": "0"})
+        if proc.returncode != 0:
+            sys.exit(f"{label} failed:\n{proc.stderr}")
+        m = json.loads(proc.stdout.strip().splitlines()[-1])
+        print(f"| {label} | {m['tier 0']:.1f} | {m['O2']:.1f} | {m['tier 0'] / m['O2']:.1f}× |", flush=True)
 
 
 def rows(wanted: list[str]) -> list[str]:
@@ -134,10 +195,10 @@ def rows(wanted: list[str]) -> list[str]:
     return [label for label in labels if any(isinstance(a, __import__("numpy").ndarray) for a in bench.WORKLOADS[label][1])]
 
 
-def measure(tree: Path, label: str, cache: str = "0") -> dict:
+def measure(tree: Path, label: str, cache: str = "0", **env: str) -> dict:
     proc = subprocess.run(
         [sys.executable, "-c", ONE_PROCESS, str(tree), str(HERE), label],
-        capture_output=True, text=True, env={**os.environ, "IRAD_NATIVE_CACHE": cache},
+        capture_output=True, text=True, env={**os.environ, "IRAD_NATIVE_CACHE": cache, **env},
     )
     if proc.returncode != 0:
         sys.exit(f"{label} on {tree} failed:\n{proc.stderr}")
@@ -145,34 +206,45 @@ def measure(tree: Path, label: str, cache: str = "0") -> dict:
 
 
 def second_process(label: str) -> float:
-    """This tree's first call in a process whose IR another process compiled."""
+    """This tree's first call in a process whose IR another process compiled
+    (the first waits for its -O2 code, which is then in the cache)."""
     with tempfile.TemporaryDirectory(prefix="irad-bench-cache-") as cache:
         measure(HERE, label, cache)
         return measure(HERE, label, cache)["total"]
 
 
+def tier0(label: str) -> float:
+    """This tree's gradient time (µs) in tier 0: the module compiled at -O0."""
+    return measure(HERE, label, IRAD_NATIVE_OPT_LEVEL="0")["grad us"]
+
+
 def main() -> None:
     argv = sys.argv[1:]
+    if argv[:1] == ["--tiers"]:
+        tier_speeds(rows(argv[1:]))
+        return
     old = None
     if argv[:1] == ["--old"]:
         old, argv = Path(argv[1]), argv[2:]
     trees = {"new": HERE} if old is None else {"old": old, "new": HERE}
     print(f"uptime: {os.getloadavg()}")
-    columns = (*STAGES, "total", "ops", "llvm lines", "grad us")
-    print("| workload | tree | " + " | ".join(columns) + " | 2nd process |")
-    print("|---|---|" + "---|" * (len(columns) + 1))
+    columns = (*STAGES, "total", "first wall", "to O2", "to O2 wall", "ops", "llvm lines", "grad us")
+    print("| workload | tree | " + " | ".join(columns) + " | tier-0 us | 2nd process |")
+    print("|---|---|" + "---|" * (len(columns) + 2))
     for label in rows(argv):
         runs: dict[str, list[dict]] = {name: [] for name in trees}
-        cached = []
+        cached, slow = [], []
         for i in range(REPEATS):
             order = list(trees) if i % 2 == 0 else list(reversed(trees))
             for name in order:
                 runs[name].append(measure(trees[name], label))
             cached.append(second_process(label))
+            slow.append(tier0(label))
         for name, results in runs.items():
             m = {c: statistics.median(r.get(c, 0.0) for r in results) for c in columns}
-            cells = [f"{m[c]:.2f}" for c in (*STAGES, "total")]
+            cells = [f"{m[c]:.2f}" for c in (*STAGES, "total", "first wall", "to O2", "to O2 wall")]
             cells += [f"{m['ops']:.0f}", f"{m['llvm lines']:.0f}", f"{m['grad us']:.1f}"]
+            cells.append(f"{statistics.median(slow):.1f}" if name == "new" else "–")
             cells.append(f"{statistics.median(cached):.2f}" if name == "new" else "–")
             print(f"| {label} | {name} | " + " | ".join(cells) + " |", flush=True)
 

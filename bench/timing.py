@@ -8,8 +8,20 @@ import statistics
 import timeit
 
 
+def optimised(fn) -> None:
+    """Wait until native code runs at -O2: its first call ran code compiled at
+    -O0 while -O2 compiled in the background (tiered compilation,
+    docs/backends.md). A gradient has `wait_optimised`; a compiled native
+    function, its `native_module`'s."""
+    wait = getattr(fn, "wait_optimised", None) or getattr(getattr(fn, "native_module", None), "wait_optimised", None)
+    if wait is not None:
+        wait()
+
+
 def median_seconds(fn, *args, budget: float = 0.2) -> float:
+    """Median seconds of a call, steady state: after the first call, and at -O2."""
     fn(*args)
+    optimised(fn)
     number = max(1, int(budget / max(timeit.timeit(lambda: fn(*args), number=1), 1e-7) / 5))
     runs = timeit.repeat(lambda: fn(*args), number=number, repeat=7)
     return statistics.median(runs) / number

@@ -135,6 +135,20 @@ class _GradFunction:
     def __call__(self, *args, **kwargs):
         return self._general(args, kwargs)
 
+    def wait_optimised(self, timeout: float | None = None) -> bool:
+        """Wait until the native code compiled so far runs at -O2: the first
+        call runs code compiled at -O0 while -O2 compiles in the background
+        (tiered compilation, docs/backends.md). True at once on other
+        backends; False if a background compile failed (calls keep running
+        the -O0 code, with the same results)."""
+        modules = {
+            id(module): module
+            for variants in self._by_signature.values()
+            for compiled in variants
+            if (module := getattr(compiled.run, "native_module", None)) is not None
+        }
+        return all([module.wait_optimised(timeout) for module in modules.values()])
+
     def _general(self, args: tuple, kwargs: dict):
         """A call the entry does not take: the first with these argument types,
         pytrees, keyword arguments, global arrays to read, bad arguments."""

@@ -8,12 +8,13 @@ stay valid while the module lives.
 
 from __future__ import annotations
 
+import ctypes
 import ctypes.util
 import functools
 import os
 from collections.abc import Callable, Sequence
 
-from irad.backends import object_cache, vector_math
+from irad.backends import llvm_build, object_cache, tiers, vector_math
 from irad.errors import BackendError
 
 LLVMLITE_HINT = "pip install 'irad[native]' (llvmlite >= 0.50)"
@@ -94,92 +95,180 @@ def _check_externals(llvm, module, where: str) -> None:
         )
 
 
-def _for_host(module, machine):
-    """`module` laid out as this machine's C ABI lays out data. mlir-translate
-    emits no data layout, and LLVM's default one aligns i64 to 4 bytes: a
-    result struct `{i64, i32, i64}` would then put its last field at offset
-    12 where C (and ctypes) reads it at 16."""
-    module.triple = machine.triple
-    module.data_layout = str(machine.target_data)
-    return module
+def _target(level: int) -> tuple[str, ...]:
+    """What besides the IR decides the machine code, for the cache's key."""
+    cpu, features, _ = _host()
+    triple = _llvm().get_default_triple()
+    return (triple, cpu, features, str(level), vector_math.cache_key(), llvm_version(), _llvmlite_version())
+
+
+def _loadable(entry: object_cache.Entry | None) -> bytes | None:
+    """The code of a cache entry, if every symbol it needs is in this process
+    (else linking it would abort the process: a miss, compiled here)."""
+    if entry is None:
+        return None
+    llvm = _llvm()
+    if not all(llvm.address_of_symbol(name) for name in entry.needs):
+        return None
+    return entry.code
+
+
+class _ObjectEngine:
+    """An MCJIT engine running object code (from the cache or a child
+    process), with the target machine and empty module it needs alive."""
+
+    def __init__(self, code: bytes, level: int):
+        llvm = _llvm()
+        cpu, features, _ = _host()
+        self._machine = llvm_build.target_machine(llvm, cpu, features, level)
+        self._engine = llvm.create_mcjit_compiler(llvm_build.parse(llvm, "", self._machine), self._machine)
+        self._engine.add_object_file(llvm.ObjectFileRef.from_data(code))
+        self._engine.finalize_object()
+
+    def get_function_address(self, name: str) -> int:
+        return self._engine.get_function_address(name)
 
 
 class JitModule:
     """LLVM IR text, optimised (-O2 by default) and compiled to machine code in
     this process, or machine code loaded from the cache (object_cache.py) that
-    another process compiled from the same IR: then `cached` holds it."""
+    another process compiled from the same IR: then `cached` holds it. With
+    tiered compilation (tiers.py) and `exported` functions, a module not in
+    the cache first runs at -O0 while its -O2 code compiles in the background:
+    `tiered` is True then, and `wait_optimised()` waits for the -O2 code."""
 
     def __init__(
         self,
-        llvm_ir: str,
+        llvm_ir: str | Callable[[], str],
         *,
         libraries: Sequence[str] = (),
-        linked: Sequence[str] = (),
+        linked: Sequence[str] | Callable[[], Sequence[str]] = (),
         where: str = "the lowered module",
         extend: Callable[[object], str] | None = None,
         determined_by: Sequence[str] | None = None,
+        exported: Sequence[str] = (),
     ):
         """`linked`: more LLVM IR modules, linked into this one before it is
         optimised (definitions of functions it declares: irad.linalg's LAPACK
         calls). `extend`, given the parsed module, returns more LLVM IR to link
         in too (the native backend's runtime). `determined_by`: texts that
-        determine `llvm_ir` and `linked` (what the tools that wrote them were
-        given), for the cache's key when the IR itself varies from run to run;
-        by default the IR is its own key."""
+        determine `llvm_ir`, `linked` and what `extend` returns (what the
+        tools that wrote them were given), for the cache's key when the IR
+        itself varies from run to run; then `llvm_ir` and `linked` may be
+        functions returning them, which a cache hit never calls (the tools
+        do not run). By default the IR is its own key. `exported`: the
+        functions Python calls (through `address`), which tiering switches to
+        -O2 code."""
         llvm = _llvm()
         for library in libraries:  # loaded once per process; symbols resolve from them
             _load_library(library)
-        # One target machine per module: llvmlite's pass builder and engine
-        # refer to it, and sharing one across modules crashed after a dispose.
-        level = _opt_level()
+        self._level = _opt_level()
+        tiering = bool(exported) and self._level > tiers.TIER0_LEVEL and tiers.enabled()
+        self._cache = object_cache.directory()
+        self._exported = {name: name for name in exported}
+        self._keep: tuple = ()
+        self._sources: list[str] | None = None
+        self._ir = (llvm_ir, linked, extend, where)
+        self.upgrade: tiers.Upgrade | None = None
+        self.tiered = False
+        self._optimised: _ObjectEngine | None = None
+        self.cached = None
+        if determined_by is not None:  # looked up before the IR is made
+            vector_math.bind_all(_host()[2], llvm.add_symbol)
+            self._name = object_cache.key(["determined by", *determined_by], _target(self._level))
+            self.cached = _loadable(object_cache.load(self._cache, self._name))
+            if self.cached is not None:
+                self._engine = _ObjectEngine(self.cached, self._level)
+                return
+        module = self._build()
+        if determined_by is None:
+            self._name = object_cache.key(self._sources, _target(self._level))
+            self.cached = _loadable(object_cache.load(self._cache, self._name))
+        if self.cached is not None:
+            self._engine = _ObjectEngine(self.cached, self._level)
+            return
+        cpu, features, _ = _host()
+        needed = llvm_build.needs(module)
+        self.tiered = tiering
+        if self.tiered:
+            # tier 0: the same module at -O0, its exported functions called through a global
+            machine = llvm_build.target_machine(llvm, cpu, features, tiers.TIER0_LEVEL)
+            dispatch = tiers.dispatch_ir({name: signature(module, name) for name in exported})
+            module.link_in(llvm_build.parse(llvm, dispatch, machine))
+            self._exported = {name: name + tiers.CALL_SUFFIX for name in exported}
+            self._engine = llvm.create_mcjit_compiler(module, machine)
+            self._engine.finalize_object()
+            self._keep = (machine, module)
+            self.upgrade = tiers.Upgrade(
+                self._sources, cpu, features, self._level, (self._cache, self._name), self._load_optimised
+            )
+            return
+        machine = llvm_build.target_machine(llvm, cpu, features, self._level)
+        self._keep = (machine, module, *llvm_build.optimise(llvm, module, machine, self._level))
+        self._engine = llvm.create_mcjit_compiler(module, machine)
+        self._engine.set_object_cache(
+            lambda _, code: object_cache.store(self._cache, self._name, bytes(code), needed), lambda _: None
+        )
+        self._engine.finalize_object()
+
+    def _build(self):
+        """The module to compile, parsed and linked (its texts in `_sources`)."""
+        llvm = _llvm()
+        llvm_ir, linked, extend, where = self._ir
+        llvm_ir = llvm_ir() if callable(llvm_ir) else llvm_ir
+        linked = linked() if callable(linked) else linked
         cpu, features, feature_map = _host()
-        machine = llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features=features, opt=level, jit=True)
         # loops of exp, log, tanh call a vector math library (vector_math.py)
-        llvm_ir = vector_math.vectorisable(llvm_ir, feature_map, llvm.add_symbol)
-        texts = [llvm_ir, *linked] if determined_by is None else ["determined by", *determined_by]
+        sources = [vector_math.vectorisable(llvm_ir, feature_map, llvm.add_symbol), *linked]
+        machine = llvm_build.target_machine(llvm, cpu, features, self._level)
         try:
-            module = _for_host(llvm.parse_assembly(llvm_ir), machine)
-            for text in linked:
-                module.link_in(_for_host(llvm.parse_assembly(text), machine))
+            module = llvm_build.link(llvm, sources, machine)
             if extend is not None:
-                texts.append(extend(module))
-                module.link_in(_for_host(llvm.parse_assembly(texts[-1]), machine))
+                sources.append(extend(module))
+                module.link_in(llvm_build.parse(llvm, sources[-1], machine))
             module.verify()
         except RuntimeError as exc:
             raise BackendError(f"llvmlite rejected the LLVM IR of {where}:\n{exc}") from None
         _check_externals(llvm, module, where)
-        # machine code another process compiled from the same IR (object_cache.py)
-        cache = object_cache.directory()
-        target = (machine.triple, cpu, features, str(level), str(vector_math.choice()), llvm_version(), _llvmlite_version())
-        name = object_cache.key(texts, target)
-        self.cached = object_cache.load(cache, name)
-        self._keep: tuple = (machine,)
-        if self.cached is None:
-            self._optimise(module, machine, level)
-        self._engine = llvm.create_mcjit_compiler(module, machine)
-        self._engine.set_object_cache(
-            lambda _, code: object_cache.store(cache, name, bytes(code)), lambda _: self.cached
-        )
-        self._engine.finalize_object()
-        self._module = module
-        self._level = level
+        self._sources = sources
+        return module
 
-    def _optimise(self, module, machine, level: int) -> None:
-        llvm = _llvm()
-        tuning = llvm.create_pipeline_tuning_options(speed_level=level)
-        builder = llvm.create_pass_builder(machine, tuning)
-        builder.getModulePassManager().run(module, builder)
-        self._keep += (tuning, builder)
+    def _load_optimised(self, code: bytes) -> None:
+        """Load the -O2 object code of a tiered module (the child stored it in
+        the cache) and switch its calls to it."""
+        engine = _ObjectEngine(code, self._level)
+        addresses = {}
+        for name in self._exported:
+            addresses[name] = engine.get_function_address(name)
+            if not addresses[name]:
+                raise BackendError(f"the -O2 object code has no function {name!r}")
+        for name, address in addresses.items():
+            ctypes.c_void_p.from_address(self._engine.get_global_value_address(name + tiers.SLOT_SUFFIX)).value = address
+        self._optimised = engine
+
+    @property
+    def optimised(self) -> bool:
+        """Whether calls run code optimised at the chosen level (a tiered
+        module's only once its -O2 code is loaded)."""
+        return not self.tiered or self._optimised is not None
+
+    def wait_optimised(self, timeout: float | None = None) -> bool:
+        """Wait until calls run the -O2 code (at once if they already do);
+        False if its background compile failed (calls keep running tier 0)."""
+        return self.upgrade is None or self.upgrade.wait(timeout)
 
     def optimised_ir(self) -> str:
-        """The LLVM IR after optimisation, as compiled (for inspection and tests).
-        Code loaded from the cache was compiled elsewhere: its IR is optimised
-        here, on a copy, when asked for."""
-        if self.cached is None:
-            return str(self._module)
+        """The LLVM IR after optimisation at the chosen level (for inspection
+        and tests). Code loaded from the cache was compiled elsewhere, and a
+        tiered module's -O2 code in the background: its IR is made and
+        optimised here, on a copy, when asked for."""
         llvm = _llvm()
-        copy = llvm.parse_assembly(str(self._module))
-        self._optimise(copy, self._keep[0], self._level)
+        if self._sources is None:
+            self._build()
+        cpu, features, _ = _host()
+        machine = llvm_build.target_machine(llvm, cpu, features, self._level)
+        copy = llvm_build.link(llvm, self._sources, machine)
+        llvm_build.optimise(llvm, copy, machine, self._level)
         return str(copy)
 
     @staticmethod
@@ -188,7 +277,9 @@ class JitModule:
         _llvm()
 
     def address(self, symbol: str) -> int:
-        address = self._engine.get_function_address(symbol)
+        """The address Python calls function `symbol` at (an exported one:
+        through tiering's indirection, if the module is tiered)."""
+        address = self._engine.get_function_address(self._exported.get(symbol, symbol))
         if not address:
             raise BackendError(f"the native module has no function {symbol!r}")
         return address

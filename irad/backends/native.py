@@ -40,6 +40,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import glob
+import hashlib
 import operator
 import os
 import re
@@ -71,7 +72,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-from irad.backends import entry, native_blas, native_call, native_checks, native_fusion, native_linalg
+from irad.backends import entry, native_blas, native_buffers, native_call, native_checks, native_fusion, native_linalg
 from irad.backends.llvm_jit import JitModule, signature
 from irad.backends.mlir_tools import INSTALL_HINT, find_tool
 from irad.errors import BackendError, IradWarning
@@ -321,11 +322,31 @@ def tracked_lowering() -> tuple[str, ...]:
 
 
 @functools.cache
+def _backend_sources() -> str:
+    """A digest of this package's source (which writes the runtime and the
+    trampolines), for the cache's key."""
+    digest = hashlib.sha256()
+    folder = os.path.dirname(__file__)
+    for name in sorted(os.listdir(folder)):
+        if name.endswith((".py", ".ll")):
+            with open(os.path.join(folder, name), "rb") as source:
+                digest.update(source.read())
+    return digest.hexdigest()
+
+
+def _runtime_inputs() -> list[str]:
+    """What decides the runtime's text (_runtime) besides the module: irad's
+    source, numpy's array layout, this process's pthread keys."""
+    return [_backend_sources(), np.__version__, native_checks.runtime_key()]
+
+
+@functools.cache
 def tools_version() -> str:
-    """Which mlir-opt and mlir-translate lower modules (for the cache's key)."""
-    found = [require_tool("mlir-opt"), require_tool("mlir-translate")]
-    version = subprocess.run([found[0], "--version"], capture_output=True, text=True, timeout=_TIMEOUT).stdout
-    return "\n".join([*map(os.path.realpath, found), version])
+    """Which mlir-opt and mlir-translate lower modules (for the cache's key):
+    their files, sizes and modification times (asking them would start a
+    process, on the path of a cache hit)."""
+    found = [os.path.realpath(require_tool(name)) for name in ("mlir-opt", "mlir-translate")]
+    return "\n".join(f"{path} {os.stat(path).st_size} {os.stat(path).st_mtime_ns}" for path in found)
 
 
 def lower_to_llvm_ir(mlir_text: str, passes: Sequence[str] = LOWERING) -> str:
@@ -586,23 +607,46 @@ class NativeModule:
         blas = native_blas.call_blas(ready)  # large matrix products call BLAS
         messages = native_checks.guard(ready)
         text = str(ready)
-        self.llvm_ir = lower_to_llvm_ir(text, passes)
+        self._mlir = (text, passes)
         # mlir-opt's output is not the same from run to run (the order and names
-        # of the globals bufferization makes), so its input decides the cache's key
-        determined_by = [tools_version(), *passes, text]
-        libraries, linked = runtime_libraries(), []
+        # of the globals bufferization makes), so its input decides the cache's
+        # key, with what decides the runtime's text (_runtime): the object code
+        # is looked up before mlir-opt runs
+        determined_by = [tools_version(), *passes, text, *_runtime_inputs()]
+        libraries, glue_ir = runtime_libraries(), []
         if blas:
             libraries.append(native_blas.library_path())
         glue = native_linalg.glue_module(module)  # LAPACK calls for irad.linalg's primitives
         if glue is not None:  # its buffers too are the runtime's, freed by the caller
-            linked.append(lower_to_llvm_ir(glue, tracked_lowering()))
+            glue_ir.append(functools.partial(lower_to_llvm_ir, glue, tracked_lowering()))
             libraries.append(native_linalg.library_path())
             determined_by += [*tracked_lowering(), glue]
+        determined_by += libraries
+        exported = [native_checks.FAILURE]  # what Python calls: tiering switches these to -O2 code
+        for name, sig in self.signatures.items():
+            exported.append(native_checks.ENTRY_PREFIX + symbol(name))
+            if sig.has_arrays:
+                exported.append(native_call.TRAMPOLINE_PREFIX + sig.name)
+        if any(sig.has_arrays for sig in self.signatures.values()):
+            native_call.python_symbols()  # which the trampolines call
+        native_buffers.symbol()  # which the runtime reads
         self.jit = JitModule(
-            self.llvm_ir, libraries=libraries, linked=linked, extend=self._runtime, determined_by=determined_by
+            lambda: self.llvm_ir, libraries=libraries, linked=lambda: [make() for make in glue_ir],
+            extend=self._runtime, determined_by=determined_by, exported=exported,
         )
         failure = ctypes.CFUNCTYPE(ctypes.c_int32)(self.jit.address(native_checks.FAILURE))
         self.checks = native_checks.Checks(messages, failure)
+
+    @functools.cached_property
+    def llvm_ir(self) -> str:
+        """The LLVM IR mlir-opt and mlir-translate make of the module (not made
+        when its machine code is in the cache, until asked for)."""
+        return lower_to_llvm_ir(*self._mlir)
+
+    def wait_optimised(self, timeout: float | None = None) -> bool:
+        """Wait until calls run the -O2 code (tiers.py); False if its
+        background compile failed and calls keep running tier 0."""
+        return self.jit.wait_optimised(timeout)
 
     def _runtime(self, llvm_module) -> str:
         """The runtime of the checks, with an entry for each public function

@@ -171,6 +171,12 @@ def _keys() -> tuple[int, int, int]:
     return tuple(keys)
 
 
+def runtime_key() -> str:
+    """What `runtime`'s text depends on besides the signatures, for the
+    object cache's key: this process's pthread keys."""
+    return repr(_keys())
+
+
 _ENTRY = """
 define {result} @"{entry}"({params}) {{
 entry:

@@ -12,9 +12,12 @@ loaded: native_call.NDARRAY_SYMBOL), so another process that builds the same
 module loads the object code instead of running LLVM's pipeline and code
 generator.
 
-Each entry is one file, `<key>.o`: a magic line, the SHA-256 of the object
-code, and the object code; an entry whose digest does not match (truncated,
-overwritten, from another format) is a miss and is written again. Entries are
+Each entry is one file, `<key>.o`: a magic line, the SHA-256 of the rest,
+the symbols the code needs from the process (its external functions and
+globals: a loader checks them before it links the code, since an unresolved
+one would abort the process) and the object code; an entry whose digest does
+not match (truncated, overwritten, from another format) is a miss and is
+written again. Entries are
 written to a temporary file and renamed, so concurrent processes never read a
 half-written one. Nothing is ever evicted: delete the directory to empty it.
 
@@ -29,11 +32,12 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 VARIABLE = "IRAD_NATIVE_CACHE"
-MAGIC = b"irad-native-object 1\n"
+MAGIC = b"irad-native-object 2\n"
 _DIGEST = hashlib.sha256().digest_size
 
 
@@ -59,8 +63,13 @@ def key(texts: Iterable[str], target: Iterable[str]) -> str:
     return digest.hexdigest()
 
 
-def load(where: Path | None, name: str) -> bytes | None:
-    """The object code stored under `name`, or None (a miss, or a damaged entry)."""
+class Entry(NamedTuple):
+    code: bytes
+    needs: tuple[str, ...]  # symbols the code calls or reads from the process
+
+
+def load(where: Path | None, name: str) -> Entry | None:
+    """The entry stored under `name`, or None (a miss, or a damaged entry)."""
     if where is None:
         return None
     try:
@@ -68,22 +77,29 @@ def load(where: Path | None, name: str) -> bytes | None:
     except OSError:
         return None
     head, rest = data[: len(MAGIC)], data[len(MAGIC):]
-    stored, code = rest[:_DIGEST], rest[_DIGEST:]
-    if head != MAGIC or not code or hashlib.sha256(code).digest() != stored:
+    stored, payload = rest[:_DIGEST], rest[_DIGEST:]
+    if head != MAGIC or len(payload) < 4 or hashlib.sha256(payload).digest() != stored:
         return None
-    return code
+    size = int.from_bytes(payload[:4], "little")
+    needs, code = payload[4 : 4 + size].decode(), payload[4 + size :]
+    if not code:
+        return None
+    return Entry(code, tuple(needs.split("\n")) if needs else ())
 
 
-def store(where: Path | None, name: str, code: bytes) -> None:
-    """Keep `code` under `name`; a cache that cannot be written is skipped."""
+def store(where: Path | None, name: str, code: bytes, needs: Sequence[str]) -> None:
+    """Keep `code`, which needs the symbols `needs`, under `name`; a cache that
+    cannot be written is skipped."""
     if where is None:
         return
+    listed = "\n".join(needs).encode()
+    payload = len(listed).to_bytes(4, "little") + listed + code
     try:
         where.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(dir=where, prefix=f".{name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as out:
-                out.write(MAGIC + hashlib.sha256(code).digest() + code)
+                out.write(MAGIC + hashlib.sha256(payload).digest() + payload)
             os.replace(temporary, where / f"{name}.o")
         except BaseException:
             os.unlink(temporary)

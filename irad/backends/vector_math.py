@@ -8,12 +8,18 @@ when the scalar callee names one in its `vector-function-abi-variant`
 attribute (`_ZGV_LLVM_N4v_<scalar>(<vector>)`). clang and opt add these from
 `-vector-library=LIBMVEC`, but the LLVM 22 inside llvmlite has no such option
 (llvmlite's `set_option` ignores it), so this module adds them: it renames
-each call of an intrinsic of FUNCTIONS to `irad.vm.<scalar>` (libm's scalar
-function under another name, so scalar code and loop remainders call libm as
-before), declared `memory(none)` with the vector variants this CPU runs, and
-keeps those declarations alive (`@llvm.compiler.used`) until the vectoriser
-has run. Every name is bound to an address taken from the library chosen
-(`add_symbol`), not found by a search of the process.
+each call of an intrinsic of FUNCTIONS to `irad.vm.<scalar>`, declared
+`memory(none)` with the vector variant of the widest instruction set this
+CPU runs, and keeps that declaration alive (`@llvm.compiler.used`) until the
+vectoriser has run. Only calls inside loops are renamed (`in_loops`): the
+others cannot be vectorised with a vector function, and stay libm's.
+`irad.vm.<scalar>` itself computes its argument as one lane of the same
+vector function: loop remainders and loops LLVM does not vectorise get the
+bits a vectorised loop gets, so an element's result depends neither on its
+position nor on whether LLVM vectorised the loop (at -O0 it does not: tiered
+compilation, tiers.py, relies on this). Every name is bound to an address
+taken from the library chosen (`add_symbol`), not found by a search of the
+process.
 
 The library is glibc's libmvec (documented ≤ 4 ulp), which every glibc
 installation has, under the x86-64 vector function ABI's names
@@ -57,6 +63,11 @@ ISAS = (("e", "avx512f", 8), ("d", "avx2", 4), ("b", "sse4.1", 2))
 _TYPES = (("f64", "double", 1), ("f32", "float", 2))
 
 
+def cache_key() -> str:
+    """What the machine code depends on here, for the object cache's key."""
+    return f"{choice()}, scalar calls as a lane"
+
+
 def choice() -> str | None:
     """The library IRAD_NATIVE_VECTOR_MATH chooses, or None for libm."""
     value = os.environ.get(SWITCH, DEFAULT)
@@ -80,11 +91,6 @@ def _open(library: str) -> ctypes.CDLL | None:
         return None
 
 
-@functools.cache
-def _libm() -> ctypes.CDLL:
-    return ctypes.CDLL(ctypes.util.find_library("m"))
-
-
 def available(library: str | None = None) -> bool:
     """Whether loops would call `library` (by default the one chosen) here."""
     library = library or choice()
@@ -104,39 +110,35 @@ def vectorisable(llvm_ir: str, features: Mapping[str, bool], add_symbol: Callabl
     or no such call. `features`: the host CPU's; `add_symbol(name, address)`
     binds a name for the JIT."""
     library = choice()
-    vectors_lib = _open(library) if library else None
-    if vectors_lib is None or "@llvm.compiler.used" in llvm_ir:  # (mlir-translate writes none)
+    if library is None or _open(library) is None or "@llvm.compiler.used" in llvm_ir:  # (mlir-translate writes none)
         return llvm_ir
-    isas = [(letter, lanes) for letter, feature, lanes in ISAS if features.get(feature)]
     declarations, kept = [], []
     for function, scalars in FUNCTIONS.items():
         for (suffix, c_type, widen), scalar in zip(_TYPES, scalars):
             intrinsic = f"@llvm.{function}.{suffix}("
-            scalar_address = _address(_libm(), scalar)
-            if intrinsic not in llvm_ir or not scalar_address:
+            found = _variant(library, features, scalar, widen) if intrinsic in llvm_ir else None
+            if found is None:
                 continue
-            variants = []
-            for letter, lanes in isas:
-                vector = f"_ZGV{letter}N{lanes * widen}v_{scalar}"
-                address = _address(vectors_lib, vector)
-                if address:
-                    name = f"{PREFIX}{library}.{vector}"
-                    _bind(add_symbol, name, address)
-                    variants.append((name, lanes * widen))
-            if not variants:
-                continue
+            name, lanes, address = found
+            _bind(add_symbol, name, address)
             alias = PREFIX + scalar
-            _bind(add_symbol, alias, scalar_address)
-            llvm_ir = llvm_ir.replace(intrinsic, f"@{alias}(")
+            llvm_ir = in_loops(llvm_ir, intrinsic, f"@{alias}(")
+            if f"@{alias}(" not in llvm_ir:
+                continue
             llvm_ir = re.sub(rf"^declare .*@{re.escape(alias)}\(.*\n", "", llvm_ir, flags=re.M)
-            mappings = ",".join(f"_ZGV_LLVM_N{n}v_{alias}({name})" for name, n in variants)
+            vector_type = f"<{lanes} x {c_type}>"
+            # scalar code and loop remainders compute one lane of the same vector function
             declarations.append(
-                f"declare {c_type} @{alias}({c_type}) nounwind willreturn memory(none) "
-                f'"vector-function-abi-variant"="{mappings}"'
+                f"define internal {c_type} @{alias}({c_type} %x) noinline nounwind willreturn memory(none) "
+                f'"vector-function-abi-variant"="_ZGV_LLVM_N{lanes}v_{alias}({name})" {{\n'
+                f"  %v = insertelement {vector_type} poison, {c_type} %x, i64 0\n"
+                f"  %s = shufflevector {vector_type} %v, {vector_type} poison, <{lanes} x i32> zeroinitializer\n"
+                f"  %r = call {vector_type} @{name}({vector_type} %s)\n"
+                f"  %y = extractelement {vector_type} %r, i64 0\n"
+                f"  ret {c_type} %y\n}}"
             )
-            for name, n in variants:
-                declarations.append(f"declare <{n} x {c_type}> @{name}(<{n} x {c_type}>) nounwind willreturn memory(none)")
-                kept.append(f"ptr @{name}")
+            declarations.append(f"declare {vector_type} @{name}({vector_type}) nounwind willreturn memory(none)")
+            kept.append(f"ptr @{name}")
     if not kept:
         return llvm_ir
     # Nothing calls a vector function before the vectoriser does: without
@@ -145,6 +147,84 @@ def vectorisable(llvm_ir: str, features: Mapping[str, bool], add_symbol: Callabl
         f"@llvm.compiler.used = appending global [{len(kept)} x ptr] [{', '.join(kept)}], section \"llvm.metadata\""
     )
     return llvm_ir + "\n" + "\n".join(declarations) + "\n"
+
+
+_LABEL = re.compile(r'^("[^"]+"|[-\w.$]+):')
+_TARGET = re.compile(r'label %("[^"]+"|[-\w.$]+)')
+
+
+def in_loops(llvm_ir: str, old: str, new: str) -> str:
+    """`llvm_ir` with `old` replaced by `new` in the basic blocks that lie on a
+    cycle of their function's control flow, as mlir-translate writes them (a
+    label at column 0 starts a block; branches name their targets `label
+    %N`). Calls outside loops keep libm's function: LLVM cannot vectorise
+    them with a vector function (not even once it inlines them into a loop:
+    the intrinsic then becomes libm's calls again), so they need not compute
+    a lane of one, and they stay bit for bit libm's."""
+    lines = llvm_ir.split("\n")
+    function: list[int] = []
+    for i, line in enumerate(lines):
+        if line.startswith("define "):
+            function = [i]
+        elif function and line == "}":
+            _replace_in_loops(lines, function[0] + 1, i, old, new)
+            function = []
+    return "\n".join(lines)
+
+
+def _replace_in_loops(lines: list[str], start: int, end: int, old: str, new: str) -> None:
+    """Within one function's body, lines[start:end]."""
+    if not any(old in lines[i] for i in range(start, end)):
+        return
+    blocks: dict[str, list[int]] = {"": []}  # the entry block has no label
+    name = ""
+    for i in range(start, end):
+        label = _LABEL.match(lines[i])
+        if label:
+            name = label.group(1)
+            blocks[name] = []
+        blocks[name].append(i)
+    successors = {b: {t for i in rows for t in _TARGET.findall(lines[i])} for b, rows in blocks.items()}
+    for block, rows in blocks.items():
+        if not any(old in lines[i] for i in rows):
+            continue
+        seen, stack = set(), list(successors[block])
+        while stack and block not in seen:  # does the block reach itself?
+            b = stack.pop()
+            if b not in seen:
+                seen.add(b)
+                stack.extend(successors.get(b, ()))
+        if block in seen:
+            for i in rows:
+                lines[i] = lines[i].replace(old, new)
+
+
+def _variant(library: str, features: Mapping[str, bool], scalar: str, widen: int) -> tuple[str, int, int] | None:
+    """The vector function of `library` for libm's `scalar` (`widen`: 2 for
+    f32) on the widest instruction set this CPU runs: its name for the JIT,
+    its lanes and its address; None if the library has none. The widest only:
+    one vector function per scalar one, so an element's bits do not depend
+    on the width the vectoriser picks."""
+    isas = [(letter, lanes) for letter, feature, lanes in ISAS if features.get(feature)]
+    if not isas:
+        return None
+    letter, lanes = isas[0]
+    vector = f"_ZGV{letter}N{lanes * widen}v_{scalar}"
+    address = _address(_open(library), vector)
+    return (f"{PREFIX}{library}.{vector}", lanes * widen, address) if address else None
+
+
+def bind_all(features: Mapping[str, bool], add_symbol: Callable[[str, int], None]) -> None:
+    """Bind every name `vectorisable` could use here: code loaded from the
+    cache needs them, and its IR is not made."""
+    library = choice()
+    if library is None or _open(library) is None:
+        return
+    for scalars in FUNCTIONS.values():
+        for (_, _, widen), scalar in zip(_TYPES, scalars):
+            found = _variant(library, features, scalar, widen)
+            if found is not None:
+                _bind(add_symbol, found[0], found[2])
 
 
 @functools.cache

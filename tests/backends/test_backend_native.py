@@ -166,9 +166,11 @@ def cached_program(x, n):
 
 
 @pytest.fixture
-def lowered(monkeypatch) -> list[str]:
-    """The modules the native backend lowers from now on, with an empty API cache."""
+def lowered(monkeypatch, tmp_path) -> list[str]:
+    """The modules the native backend lowers from now on, with an empty API
+    cache and an empty object cache (a hit would lower nothing)."""
     monkeypatch.setattr(compiled, "_CACHE", {})
+    monkeypatch.setenv("IRAD_NATIVE_CACHE", str(tmp_path / "objects"))
     modules: list[str] = []
     real = native.lower_to_llvm_ir
     monkeypatch.setattr(native, "lower_to_llvm_ir", lambda text, passes: modules.append(text) or real(text, passes))

@@ -4,7 +4,7 @@
 Values are checked against libm itself, called through ctypes: within 4 ulp
 (libmvec's documented bound) over a dense sample of each function's domain
 and over hypothesis' floats, and bitwise on the special values (signed
-zeros, subnormals, infinities, NaN, overflow, underflow). The optimised LLVM
+zeros, infinities, NaN, overflow, underflow). The optimised LLVM
 IR is checked for vector calls, and gradients through these functions
 against central finite differences."""
 
@@ -133,8 +133,15 @@ def test_within_bound_of_libm_over_the_domain(name, dtype):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("name", sorted(ARRAY_FUNCTIONS))
 def test_special_values_as_libm(name, dtype):
+    """Zeros, infinities, NaN, overflow and underflow as libm's, bit for bit;
+    the values near the thresholds within the bound (libmvec computes
+    every element: a short array too, and a loop's last elements)."""
     x = special_values(dtype)
-    assert same_special(run_native(name, x), libm(name, x))
+    got, want = run_native(name, x), libm(name, x)
+    special = ~np.isfinite(want) | (want == 0) | (x == 0) | ~np.isfinite(x)
+    assert same_special(got[special], want[special])
+    assert np.all(np.sign(got[~special]) == np.sign(want[~special]))
+    assert np.all(ulp_distance(got[~special], want[~special]) <= ULP_BOUND)
 
 
 @needs_libmvec

@@ -1,0 +1,252 @@
+"""Tiered compilation of native code (irad/backends/tiers.py).
+
+- The first call runs tier 0 (-O0); the background -O2 compile is held back
+  by a gate here, so the test knows which tier ran. Calls switch to -O2
+  once it is loaded, and the gradients of both tiers are the same bits, on
+  several workloads (arrays with exp/log/tanh, a loop, scalars), and agree
+  with central finite differences in float64.
+- Vector math gives an element the same bits wherever it sits in an array.
+- IRAD_NATIVE_TIERED=0 compiles -O2 first; a bad value is a clear error.
+- A failing background compile warns once and tier 0 keeps running.
+- A cache hit (the -O2 code the child stored) runs neither mlir-opt nor
+  mlir-translate, in this process and in another one.
+- An interpreter that exits, or forks, while -O2 compiles neither hangs nor
+  crashes; with the cache on, the child finishes the entry for the next
+  process.
+"""
+
+import ctypes
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import irad
+from irad import compiled
+from irad.backends import native, object_cache, tiers
+from irad.errors import BackendError, IradWarning
+from tests.reference import NATIVE_MISSING, central_difference
+
+pytestmark = [
+    pytest.mark.native,
+    pytest.mark.skipif(NATIVE_MISSING is not None, reason=str(NATIVE_MISSING)),
+]
+BUILD = os.path.join(os.path.dirname(tiers.__file__), "llvm_build.py")
+
+
+@pytest.fixture(autouse=True)
+def fresh(monkeypatch, tmp_path):
+    """Each test compiles afresh, into a cache of its own, tiered."""
+    monkeypatch.setattr(compiled, "_CACHE", {})
+    monkeypatch.setenv(object_cache.VARIABLE, str(tmp_path / "cache"))
+    monkeypatch.delenv(tiers.SWITCH, raising=False)
+
+
+@pytest.fixture
+def gate(tmp_path, monkeypatch):
+    """The background compile waits until the returned file exists."""
+    opened = tmp_path / "gate"
+    command = [
+        sys.executable, "-c",
+        f"import os, runpy, sys, time\nwhile not os.path.exists({str(opened)!r}): time.sleep(0.01)\n"
+        f"sys.argv = [{BUILD!r}, sys.argv[1]]\nrunpy.run_path({BUILD!r}, run_name='__main__')",
+    ]
+    monkeypatch.setattr(tiers, "child_command", lambda: command)
+    return opened
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def lstm(wx, wh, b, xs):
+    h = np.zeros((xs.shape[1], wh.shape[0]))
+    c = np.zeros((xs.shape[1], wh.shape[0]))
+    n = wh.shape[0]
+    for t in range(xs.shape[0]):
+        gates = xs[t] @ wx + h @ wh + b
+        c = sigmoid(gates[:, n:2 * n]) * c + sigmoid(gates[:, 0:n]) * np.tanh(gates[:, 3 * n:4 * n])
+        h = sigmoid(gates[:, 2 * n:3 * n]) * np.tanh(c)
+    return np.sum(h**2)
+
+
+def softmax_xent(w, x, labels):
+    logits = np.tanh(x @ w)
+    shifted = logits - np.max(logits, axis=1, keepdims=True)
+    return -np.mean(np.sum(labels * (shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))), axis=1))
+
+
+def scalar(x, y):
+    s = 0.0
+    for i in range(5):
+        s = s + np.tanh(x * i - y) * np.exp(-x * x) + np.log(1.0 + y * y + i)
+    return s
+
+
+rng = np.random.default_rng(7)
+WORKLOADS = {
+    "lstm": (lstm, (0.5 * rng.normal(size=(3, 8)), 0.5 * rng.normal(size=(2, 8)), 0.1 * rng.normal(size=8),
+                    rng.normal(size=(3, 5, 3))), (0, 1, 2)),
+    "softmax": (softmax_xent, (0.3 * rng.normal(size=(4, 3)), rng.normal(size=(7, 4)),
+                               np.eye(3)[rng.integers(0, 3, size=7)]), (0,)),
+    "scalar": (scalar, (0.3, -0.7), (0, 1)),
+}
+
+
+def native_module(g) -> native.NativeModule:
+    (variants,) = g._by_signature.values()
+    return variants[0].run.native_module
+
+
+@pytest.mark.parametrize("name", WORKLOADS)
+def test_calls_switch_to_o2_with_the_same_bits(name, gate):
+    f, args, argnums = WORKLOADS[name]
+    g = irad.grad(f, argnums, backend="native")
+    first = g(*args)
+    jit = native_module(g).jit
+    assert jit.tiered and not jit.optimised and not g.wait_optimised(timeout=0)
+    entry = f"{native.native_checks.ENTRY_PREFIX}{native.symbol(next(iter(native_module(g).functions)))}"
+    slot = ctypes.c_void_p.from_address(jit._engine.get_global_value_address(entry + tiers.SLOT_SUFFIX))
+    tier0 = slot.value
+    gate.touch()
+    assert g.wait_optimised(timeout=300)
+    assert jit.optimised and slot.value != tier0  # calls go to the -O2 code now
+    second = g(*args)
+    first, second = (x if isinstance(x, tuple) else (x,) for x in (first, second))
+    for i, a, b in zip(argnums, first, second):
+        assert np.array_equal(a, b), f"{name}: the tiers differ in argument {i}"
+        np.testing.assert_allclose(b, central_difference(f, args, i), rtol=1e-6, atol=1e-8)
+
+
+def exp_tanh_log(x):
+    return np.exp(x) + np.tanh(x) * np.log(2.0 + x * x)
+
+
+def test_an_element_gets_the_same_bits_wherever_it_sits():
+    """Vectorised loop bodies, their remainders and scalar code compute exp,
+    tanh and log by one vector function: rolling the input rolls the output
+    exactly, for lengths that are not a multiple of the vector width."""
+    x = np.random.default_rng(3).normal(size=11) * 3
+    module = native.compile_module(irad.lower(exp_tanh_log, x))
+    (name,) = module.functions
+    run = module.function(name)
+    assert module.wait_optimised(timeout=300)
+    (y,) = run(x)
+    for shift in (1, 2, 3, 5):
+        (rolled,) = run(np.roll(x, shift))
+        assert np.array_equal(rolled, np.roll(y, shift)), shift
+    np.testing.assert_allclose(y, exp_tanh_log(x), rtol=1e-13, atol=1e-15)
+
+
+def test_tiering_can_be_turned_off(monkeypatch):
+    monkeypatch.setenv(tiers.SWITCH, "0")
+    f, args, argnums = WORKLOADS["softmax"]
+    g = irad.grad(f, argnums, backend="native")
+    g(*args)
+    jit = native_module(g).jit
+    assert not jit.tiered and jit.upgrade is None and jit.optimised and g.wait_optimised(timeout=0)
+    monkeypatch.setenv(tiers.SWITCH, "sometimes")
+    monkeypatch.setattr(compiled, "_CACHE", {})
+    with pytest.raises(BackendError, match="IRAD_NATIVE_TIERED must be 0 or 1"):
+        irad.grad(f, argnums, backend="native")(*args)
+
+
+def test_a_failing_background_compile_warns_once_and_tier_0_runs_on(monkeypatch):
+    monkeypatch.setattr(tiers, "child_command", lambda: [sys.executable, "-c", "import sys; sys.exit('no LLVM today')"])
+    monkeypatch.setattr(tiers, "_warned", False)
+    f, args, argnums = WORKLOADS["softmax"]
+    g = irad.grad(f, argnums, backend="native")
+    with pytest.warns(IradWarning, match="background -O2 compile failed .*no LLVM today"):
+        g(*args)
+        assert not g.wait_optimised(timeout=120)
+    jit = native_module(g).jit
+    assert not jit.optimised and "no LLVM today" in jit.upgrade.error
+    (dw,) = g(*args)
+    np.testing.assert_allclose(dw, central_difference(f, args, 0), rtol=1e-6, atol=1e-8)
+    h = irad.grad(scalar, (0, 1), backend="native")
+    h(0.3, -0.7)  # a second failure: no second warning (pytest's filter turns warnings into errors)
+    assert not h.wait_optimised(timeout=120)
+
+
+def test_a_cache_hit_runs_no_mlir_tool(monkeypatch):
+    f, args, argnums = WORKLOADS["lstm"]
+    g = irad.grad(f, argnums, backend="native")
+    expected = g(*args)
+    assert g.wait_optimised(timeout=300)  # the child stored the -O2 code
+
+    def unavailable(*_):
+        raise AssertionError("mlir-opt ran on a cache hit")
+
+    monkeypatch.setattr(native, "lower_to_llvm_ir", unavailable)
+    monkeypatch.setattr(native, "_run_tool", unavailable)
+    monkeypatch.setattr(compiled, "_CACHE", {})
+    again = irad.grad(f, argnums, backend="native")
+    result = again(*args)
+    jit = native_module(again).jit
+    assert jit.cached is not None and not jit.tiered
+    for a, b in zip(expected, result):
+        assert np.array_equal(a, b)
+
+
+EXITS = """
+import numpy as np
+import irad
+from irad.backends import native
+from tests.backends.test_native_tiers import WORKLOADS
+if HIT:
+    native.lower_to_llvm_ir = None  # mlir-opt and mlir-translate must not run
+f, args, argnums = WORKLOADS["lstm"]
+print(float(np.sum(irad.grad(f, argnums, backend="native")(*args)[0])))
+"""
+
+
+def run_python(code: str, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True,
+                          timeout=300, cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+
+
+def test_exit_during_the_background_compile_leaves_the_entry_for_the_next_process(tmp_path):
+    """The process exits right after its first call: no hang, no crash; the
+    child finishes and stores -O2 code, which the next process loads without
+    running the MLIR tools."""
+    env = {**os.environ, object_cache.VARIABLE: str(tmp_path / "exits")}
+    first = run_python("HIT = False\n" + EXITS, env)
+    assert first.returncode == 0, first.stderr
+    deadline = time.monotonic() + 300
+    while not list((tmp_path / "exits").glob("*.o")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    second = run_python("HIT = True\n" + EXITS, env)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout == first.stdout
+
+
+FORKS = """
+import os, sys
+import numpy as np
+import irad
+from irad.backends import tiers
+tiers.child_command = lambda: [sys.executable, "-c", "import time; time.sleep(600)"]
+from tests.backends.test_native_tiers import WORKLOADS, central_difference
+f, args, argnums = WORKLOADS["softmax"]
+g = irad.grad(f, argnums, backend="native")
+g(*args)
+pid = os.fork()
+if pid == 0:
+    ok = not g.wait_optimised(timeout=60)  # at once: this process keeps tier 0
+    (dw,) = g(*args)
+    ok = ok and np.allclose(dw, central_difference(f, args, 0), rtol=1e-6, atol=1e-8)
+    os._exit(0 if ok else 3)
+_, status = os.waitpid(pid, 0)
+print("child", os.waitstatus_to_exitcode(status))
+"""
+
+
+def test_a_forked_process_keeps_tier_0(tmp_path):
+    env = {**os.environ, object_cache.VARIABLE: "0"}  # the sleeping child is killed at exit
+    run = run_python(FORKS, env)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["child", "0"]
