@@ -15,6 +15,9 @@ against numpy itself, special values (inf, nan, division by zero) against numpy
 under IEEE 754; the generated source for where each rewrite applies.
 """
 
+import runpy
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,6 +25,7 @@ from hypothesis import strategies as st
 
 import irad
 from irad.backends import python as python_backend
+from tests.backends.test_backend_native import needs_native
 from tests.reference import central_difference, copies
 
 
@@ -201,3 +205,41 @@ def test_a_forwarded_division_by_zero_still_gives_ieee_results():
         assert value == np.float64(3.0) / d * 2.0 == np.inf
         assert gx == np.float64(2.0) / d
         assert gy == -np.float64(3.0) * 2.0 / (d * d)
+
+
+# ---- elementwise ops before broadcasts (passes/broadcast_sinking.py) ---------------------
+
+BACKENDS = ["python", pytest.param("native", marks=[pytest.mark.native, needs_native])]
+
+
+def softmax_xent(z, y):
+    # the adjoint of the max divides one broadcast (the cotangent) by another (the ties)
+    m = np.max(z, axis=1, keepdims=True)
+    e = np.exp(z - m)
+    return np.sum(np.log(np.sum(e, axis=1)) + m[:, 0] - np.sum(z * y, axis=1))
+
+
+def exp_of_broadcast(a, x):
+    return np.sum(np.exp(np.sin(a) + np.zeros((3, 4))) * x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f, args", [
+    (softmax_xent, (np.array([[0.3, -1.2, 2.0], [1.5, 0.2, -0.7], [0.0, 0.4, 0.1]]), np.eye(3))),
+    (exp_of_broadcast, (np.array([0.1, -0.4, 0.9, 1.3]), np.arange(12.0).reshape(3, 4) / 11.0)),
+])
+def test_elementwise_ops_before_broadcasts_match_finite_differences(backend, f, args):
+    grads = irad.grad(f, (0, 1), backend=backend)(*args)
+    for i, g in enumerate(grads):
+        np.testing.assert_allclose(g, central_difference(f, args, i), rtol=1e-6, atol=1e-7, err_msg=f"arg {i}")
+
+
+def test_no_broadcast_is_expanded_in_the_mlp_gradient():
+    # make bench's small MLP: the cotangent / ties quotient of its softmax's max
+    # is taken on the rows, then broadcast by numpy in the product that reads it
+    make_mlp = runpy.run_path(str(Path(__file__).resolve().parents[2] / "bench" / "arrays.py"))["make_mlp"]
+    rng = np.random.default_rng(1)
+    args = (0.2 * rng.normal(size=(4, 16)), np.zeros(16), 0.2 * rng.normal(size=(16, 3)), np.zeros(3),
+            rng.normal(size=(8, 4)), np.eye(3)[rng.integers(0, 3, size=8)])
+    text = source(make_mlp(np), *args, argnums=(0, 1, 2, 3))
+    assert ".repeat(" not in text and "broadcast_to" not in text
