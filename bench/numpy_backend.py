@@ -26,7 +26,6 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -61,7 +60,7 @@ def measure(tree: Path, wanted: list[str], every: bool) -> dict:
     assert Path(irad.__file__).resolve().is_relative_to(tree.resolve()), irad.__file__
     import native
     import numpy as np
-    from timing import optional
+    from timing import median_call_seconds, optional
 
     autograd = optional("autograd")
     out = {}
@@ -83,23 +82,6 @@ def measure(tree: Path, wanted: list[str], every: bool) -> dict:
         row = {name: statistics.median(ts) for name, ts in times.items()}
         out[label] = row
     return out
-
-
-def median_call_seconds(fn, args, budget: float = 0.1) -> float:
-    """The median time of one call: each call timed alone, so that a call the
-    scheduler interrupts (the machine is shared) is one outlier among many,
-    not a share of a batch's mean."""
-    clock = time.perf_counter
-    fn(*args)
-    start = clock()
-    fn(*args)
-    calls = min(20000, max(30, int(budget / max(clock() - start, 1e-7))))
-    times = []
-    for _ in range(calls):
-        start = clock()
-        fn(*args)
-        times.append(clock() - start)
-    return statistics.median(times)
 
 
 def _child(tree: Path, options) -> dict:
