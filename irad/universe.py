@@ -114,6 +114,12 @@ def _sink_accumulations_pass() -> type[ModulePass]:
     return SinkAccumulationsPass
 
 
+def _sink_broadcasts_pass() -> type[ModulePass]:
+    from irad.passes.broadcast_sinking import SinkBroadcastsPass
+
+    return SinkBroadcastsPass
+
+
 def _symbol_dce_pass() -> type[ModulePass]:
     from irad.passes.symbol_dce import SymbolDCEPass
 
@@ -129,6 +135,7 @@ IRAD_UNIVERSE = Universe(
         "irad-inline": _inline_pass,
         "irad-optimize": _optimize_pass,
         "irad-float-folds": _float_folds_pass,
+        "irad-sink-broadcasts": _sink_broadcasts_pass,
         "irad-symbol-dce": _symbol_dce_pass,
         "irad-sink-accumulations": _sink_accumulations_pass,
         "irad-for-mlir-opt": _for_mlir_opt_pass,

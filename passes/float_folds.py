@@ -8,8 +8,10 @@ flags (`x + 0.0`, `x - x`, ...) fire only when the op carries those flags.
 docs/optimisation.md lists every fold and every fold deliberately not done.
 
 Constants are folded for scalar `FloatAttr` constants only; dense (tensor)
-constants are left alone. A `negf` a fold creates carries no fastmath flags: a sign
-flip is exact, and dropping flags only makes an op more defined.
+constants are left alone. Only `x * 1.0` and `x / 1.0` (and -1.0) also see a tensor
+of one number as the constant, which leaves `x` (or `negf x`) with x's own type. A
+`negf` a fold creates carries no fastmath flags: a sign flip is exact, and dropping
+flags only makes an op more defined.
 """
 
 import inspect
@@ -73,34 +75,63 @@ def _is_constant(value: SSAValue, expected: float) -> bool:
     )
 
 
+def _is_everywhere(value: SSAValue, expected: float) -> bool:
+    """`value` is the float constant `expected`, or a tensor every element of
+    which is: a splat dense constant, a tensor.splat of the constant, the whole
+    of a rank-0 tensor written by tensor.insert (how a gradient's seed becomes a
+    tensor), or a broadcast or reshape of one of those."""
+    if not isinstance(value.type, builtin.TensorType):
+        return _is_constant(value, expected)
+    op = value.owner
+    name = op.name if isinstance(op, Operation) else None
+    if name == "arith.constant" and isinstance(attr := op.value, builtin.DenseIntOrFPElementsAttr):
+        first = next(iter(attr.iter_values()), None)
+        return (
+            isinstance(first, float)
+            and first == expected
+            and libm.copysign(1.0, first) == libm.copysign(1.0, expected)
+            and attr.is_splat()
+        )
+    if name == "tensor.insert" and not op.indices:
+        return _is_constant(op.scalar, expected)
+    if name == "tensor.splat":
+        return _is_constant(op.input, expected)
+    if name in ("linalg.broadcast", "tensor.reshape"):
+        return _is_everywhere(op.operands[0], expected)
+    return False
+
+
 def _constant(value: float, type: builtin.AnyFloat) -> arith.ConstantOp:
     return arith.ConstantOp(FloatAttr(value, type))
 
 
 class MulfByOne(RewritePattern):
-    """`x * 1.0 -> x` and `x * -1.0 -> negf x`, the constant on either side."""
+    """`x * 1.0 -> x` and `x * -1.0 -> negf x`, the constant on either side; on
+    tensors too, where the constant is a tensor of ones (`_is_everywhere`: a
+    gradient's seed times the cotangent of a sum)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.MulfOp, rewriter: PatternRewriter, /):
         lhs, rhs = op.operands
         for c, x in ((rhs, lhs), (lhs, rhs)):
-            if _is_constant(c, 1.0):
+            if _is_everywhere(c, 1.0):
                 rewriter.replace(op, (), (x,))
                 return
-            if _is_constant(c, -1.0):
+            if _is_everywhere(c, -1.0):
                 rewriter.replace(op, arith.NegfOp(x))
                 return
 
 
 class DivfByOne(RewritePattern):
-    """`x / 1.0 -> x` and `x / -1.0 -> negf x`."""
+    """`x / 1.0 -> x` and `x / -1.0 -> negf x` (on tensors too, as MulfByOne)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.DivfOp, rewriter: PatternRewriter, /):
-        if _is_constant(op.rhs, 1.0):
-            rewriter.replace(op, (), (op.lhs,))
-        elif _is_constant(op.rhs, -1.0):
-            rewriter.replace(op, arith.NegfOp(op.lhs))
+        lhs, rhs = op.operands
+        if _is_everywhere(rhs, 1.0):
+            rewriter.replace(op, (), (lhs,))
+        elif _is_everywhere(rhs, -1.0):
+            rewriter.replace(op, arith.NegfOp(lhs))
 
 
 class AddfOfZero(RewritePattern):

@@ -3,7 +3,8 @@ The post-AD optimisation pipeline: the metadata-aware inliner, canonicalization 
 irad's float folds, CSE and DCE, repeated until nothing changes.
 
 The canonicalization is xDSL's (its folders and each op's canonicalization
-patterns, as `canonicalize` applies them) plus FLOAT_FOLDS, driven more cheaply
+patterns, as `canonicalize` applies them) plus FLOAT_FOLDS and
+ElementwiseOfBroadcasts (passes/broadcast_sinking.py), driven more cheaply
 than `canonicalize` drives them, with the same results:
 
 * the patterns of an op type are looked up once per type, not once per op (xDSL
@@ -45,17 +46,20 @@ from xdsl.traits import (
 from xdsl.transforms.common_subexpression_elimination import CSEDriver, KnownOps, OperationInfo
 from xdsl.transforms.dead_code_elimination import LiveSet, would_be_trivially_dead
 
+from irad.passes.broadcast_sinking import ELEMENTWISE, ElementwiseOfBroadcasts
 from irad.passes.float_folds import DispatchedFloatFolds
 from irad.passes.inline import DEFAULT_MAX_DEPTH, DEFAULT_THRESHOLD, KEEP_ALL_INLINED, inline_calls
 
 
 class Canonicalize(RewritePattern):
     """Fold an op (xDSL's folders), else apply its canonicalization patterns, else
-    irad's float folds; what applies to an op type is found once per type."""
+    irad's float folds, else sink broadcasts below it (broadcast_sinking.py); what
+    applies to an op type is found once per type."""
 
     def __init__(self, ctx: Context) -> None:
         self.folder = Folder(ctx)
         self.float_folds = DispatchedFloatFolds()
+        self.sink_broadcasts = ElementwiseOfBroadcasts()
         self.by_type: dict[type[Operation], tuple[bool, list[RewritePattern]]] = {}
 
     def _for(self, op_type: type[Operation]) -> tuple[bool, list[RewritePattern]]:
@@ -69,6 +73,8 @@ class Canonicalize(RewritePattern):
                 for pattern in trait.get_patterns(op_type)
             ]
             patterns += self.float_folds.patterns_for(op_type)
+            if getattr(op_type, "name", None) in ELEMENTWISE:  # elementwise ops on broadcasts
+                patterns.append(self.sink_broadcasts)
             found = self.by_type[op_type] = (folds, patterns)
         return found
 

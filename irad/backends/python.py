@@ -564,6 +564,27 @@ _F32_EXACT_OPS = {
 }
 
 
+# ---- Forwarded expressions (FunctionTranslator._forwarded) --------------------------
+# A scalar op whose one use is later in the same block may be computed inside that
+# user's line: SSA values are never reassigned before the end of their block (a
+# loop's carried variables are assigned by its yield, all at once), so the
+# expression reads the same values there. Only ops that read no memory move (not
+# memref.load, nor memref.dim or views of the tape, which a store may change), and
+# only into users that evaluate each operand at most once, at their own place.
+_FORWARDABLE = frozenset(EXPRESSION_OPS) - {"memref.load", "memref.dim", *python_arrays.TAPE_EXPRESSIONS}
+_READ_TWICE = frozenset({"arith.cmpf", *_FLOAT_CLASS})  # their expressions repeat an operand
+
+
+def _forwards_into(user: Operation) -> bool:
+    name = _op_name(user)
+    if name in ("memref.store", "func.return", "func.call", "scf.yield"):
+        return True
+    return name in EXPRESSION_OPS and name not in _READ_TWICE and not python_arrays.has_tensor(user)
+
+
+_MAX_FORWARDED_DEPTH = 8
+
+
 def _emit_return(tr: FunctionTranslator, op: Operation) -> None:
     tr.line(f"return {_tuple(tr.operands(op))}")
 
@@ -750,6 +771,7 @@ class FunctionTranslator:
         self._indent = 1
         self._names = _Names()
         self._values: dict[SSAValue, str] = {}
+        self._depth: dict[SSAValue, int] = {}  # nesting of forwarded expressions
 
     # Helpers for emitters.
 
@@ -876,7 +898,9 @@ class FunctionTranslator:
         if name in python_arrays.ARRAY_OPS and python_arrays.has_tensor(op):
             self._check_types(op)  # a tensor op: one vectorised numpy call
             if python_temporaries.absorbed(op):
-                return  # computed inside the sum that is its only use
+                return  # computed inside the sum or accumulation that is its only use
+            if python_temporaries.emit_accumulation(self, op):
+                return  # `acc[slot] += value`: the result is acc's array
             expression = python_temporaries.expression(self, op) or python_arrays.ARRAY_OPS[name](self, op)
             self.line(f"{self.define(op.results[0])} = {expression}")
         elif name in EXPRESSION_OPS:
@@ -889,12 +913,39 @@ class FunctionTranslator:
             expression = EXPRESSION_OPS[name](self, op)
             if isinstance(result.type, Float32Type) and name not in _F32_EXACT_OPS:
                 expression = f"_f32({expression})"
+            if self._forwarded(op, expression):
+                return  # written into its one user's line
             self.line(f"{self.define(result)} = {expression}")
         elif name in STATEMENT_OPS:
             self._check_types(op)
             STATEMENT_OPS[name](self, op)
         else:
             raise self.error(op, "no translation for this op")
+
+    def _forwarded(self, op: Operation, expression: str) -> bool:
+        """Writes the expression of scalar op `op` into its user's line instead
+        of a line and a local of its own, if that is the same computation (see
+        _FORWARDED): CPython then keeps the value on its stack, which saves a
+        store and a load per op in scalar code. Values named after a Python
+        variable keep their local (the generated code stays readable), and
+        nesting is bounded (CPython's parser limits it)."""
+        (result,) = op.results
+        use = result.first_use
+        if (
+            use is None
+            or result.name_hint is not None
+            or _op_name(op) not in _FORWARDABLE
+            or not _forwards_into(use.operation)
+            or use.operation.parent_block() is not op.parent_block()
+            or any(True for _ in itertools.islice(result.uses, 1, None))
+        ):
+            return False
+        depth = 1 + max((self._depth.get(v, 0) for v in op.operands), default=0)
+        if depth > _MAX_FORWARDED_DEPTH:
+            return False
+        self._depth[result] = depth
+        self._values[result] = f"({expression})"
+        return True
 
     def _check_types(self, op: Operation) -> None:
         for value in (*op.operands, *op.results):

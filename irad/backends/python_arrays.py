@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
 )
-from xdsl.ir import Attribute, BlockArgument, Operation
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from irad.ir import contraction
 from irad.ir.gather import axis_of
@@ -264,6 +264,10 @@ NAMESPACE: dict[str, Any] = {
     "_record": _record,
     "_insert": _insert,
     "_scatter_along": _scatter_along_axis,
+    # np.dot and np.vdot without numpy's `__array_function__` dispatcher, a Python
+    # frame per call (generated code passes them plain arrays alone)
+    "_dot": getattr(np.dot, "_implementation", np.dot),
+    "_vdot": getattr(np.vdot, "_implementation", np.vdot),
 }
 
 
@@ -295,6 +299,8 @@ def _infix(symbol: str) -> Emitter:
 
 
 def _constant(tr, op):
+    if as_number(op):
+        return number_expression(tr, op)
     return tr.constant(constant_initializer(op.value, op.result.type))
 
 
@@ -305,14 +311,14 @@ def _astype(tr, op):
 
 def _splat(tr, op):
     t = op.result.type
-    if implicitly_broadcast(op):  # numpy broadcasts the number itself
-        if isinstance(t.element_type, Float32Type):
-            return f"np.float32({tr.value(op.input)})"  # keeps float32 arithmetic float32
-        return tr.value(op.input)
+    if as_number(op):
+        return number_expression(tr, op)
     return f"np.full({tuple(t.get_shape())!r}, {tr.value(op.input)}, dtype={dtype_name(t)})"
 
 
 def _reshape(tr, op):
+    if as_number(op):
+        return number_expression(tr, op)
     return f"{tr.value(op.source)}.reshape({tuple(op.result.type.get_shape())!r})"
 
 
@@ -332,12 +338,14 @@ def _extract(tr, op):
 
 
 def _insert_element(tr, op):
+    if not op.indices and as_number(op):
+        return number_expression(tr, op)
     if not op.indices:  # the whole of a rank-0 tensor: a 0-d array of the number
         return f"np.array({tr.value(op.scalar)}, dtype={dtype_name(op.dest.type)})"
     return f"_insert({tr.value(op.dest)}, {_index_tuple(tr, op.indices)}, {tr.value(op.scalar)})"
 
 
-def _slices(tr, op) -> str:
+def slices(tr, op) -> str:
     """The numpy index of an extract_slice/insert_slice: `a:b, c:d:2, `."""
     dynamic = iter(op.offsets)
     parts = []
@@ -358,7 +366,7 @@ def _slices(tr, op) -> str:
 
 
 def _extract_slice(tr, op):
-    return f"{tr.value(op.source)}[{_slices(tr, op)}]"  # a view: never written to
+    return f"{tr.value(op.source)}[{slices(tr, op)}]"  # a view: never written to
 
 
 def _stacked_in_place(op) -> bool:
@@ -395,7 +403,7 @@ def _insert_slice(tr, op):
     dest = op.dest
     if _stacked_in_place(op):
         source = f"{tr.value(op.source)}.reshape({tuple(op.static_sizes.get_values())!r})"
-        tr.line(f"{tr.value(dest)}[{_slices(tr, op)}] = {source}")
+        tr.line(f"{tr.value(dest)}[{slices(tr, op)}] = {source}")
         return tr.value(dest)
     if isinstance(dest.owner, tensor.EmptyOp) and tuple(op.static_sizes.get_values()) == tuple(
         dest.type.get_shape()
@@ -404,7 +412,7 @@ def _insert_slice(tr, op):
     if isinstance(dest.owner, tensor.EmptyOp):
         raise tr.error(op, "a partial insert_slice into tensor.empty is not supported")
     source = f"{tr.value(op.source)}.reshape({tuple(op.static_sizes.get_values())!r})"
-    return f"_insert({tr.value(dest)}, np.s_[{_slices(tr, op)}], {source})"
+    return f"_insert({tr.value(dest)}, np.s_[{slices(tr, op)}], {source})"
 
 
 def _concat(tr, op):
@@ -422,8 +430,11 @@ SMALL_BROADCAST = 4096
 
 
 def _broadcast(tr, op):
+    if as_number(op):
+        return number_expression(tr, op)
     out = tuple(op.results[0].type.get_shape())
-    expanded = smallest_shape(op.results[0])
+    added = set(op.dimensions.get_values())
+    expanded = tuple(1 if d in added else n for d, n in enumerate(out))
     source = f"{tr.value(op.input)}.reshape({expanded!r})"
     if implicitly_broadcast(op):
         return source  # numpy broadcasts it in its user
@@ -448,13 +459,50 @@ def is_splat_of(value, number: float) -> bool:
     return all(v == number for v in values)
 
 
+def sum_expression(tr, x, axes: tuple[int, ...]) -> str:
+    """The sum of tensor value `x` over `axes`, as the cheapest numpy call.
+
+    A float sum over leading or trailing axes, not all of them, is a matrix-vector
+    product with a vector of ones (`np.dot`, BLAS's gemv): numpy's own reduction
+    along an axis that is not the innermost one, or along a short innermost one,
+    is several times slower (20 µs against 1.5 µs for the rows of a 1000×3
+    array). It adds in BLAS's order, as the products and fused sums this backend
+    emits already do (python_temporaries.py). Anything else is `np.add.reduce`,
+    what `x.sum()` calls."""
+    t = x.type
+    shape = tuple(t.get_shape())
+    rank = len(shape)
+    name = tr.value(x)
+    k = len(axes)
+    if isinstance(t.element_type, (Float64Type, Float32Type)) and 0 < k < rank:
+        dtype = dtype_name(t)
+        if axes == tuple(range(k)):  # leading axes: ones @ x
+            n, m, kept = math.prod(shape[:k]), math.prod(shape[k:]), shape[k:]
+            ones = tr.constant(f"_frozen(np.ones({n}, dtype={dtype}))")
+            matrix = name if rank == 2 else f"{name}.reshape({(n, m)!r})"
+            result = f"_dot({ones}, {matrix})"
+        elif axes == tuple(range(rank - k, rank)):  # trailing axes: x @ ones
+            m, n, kept = math.prod(shape[: rank - k]), math.prod(shape[rank - k :]), shape[: rank - k]
+            ones = tr.constant(f"_frozen(np.ones({n}, dtype={dtype}))")
+            matrix = name if rank == 2 else f"{name}.reshape({(m, n)!r})"
+            result = f"_dot({matrix}, {ones})"
+        else:
+            kept = None
+        if kept is not None:
+            return result if len(kept) == 1 else f"{result}.reshape({kept!r})"
+    return f"np.add.reduce({name}, axis={axes!r})"
+
+
 def _reduce(tr, op):
     combiner = type(next(iter(op.regions[0].block.ops)))
     if combiner not in _REDUCE_FUNCTIONS:
         raise tr.error(op, f"reduction by {combiner.name} is not supported")
     combine_fn = _REDUCE_FUNCTIONS[combiner]
     axes = tuple(op.dimensions.get_values())
-    reduced = f"{combine_fn}.reduce({tr.value(op.operands[0])}, axis={axes!r})"  # x.sum() calls it from Python
+    if combiner is arith.AddfOp:
+        reduced = sum_expression(tr, op.operands[0], axes)
+    else:
+        reduced = f"{combine_fn}.reduce({tr.value(op.operands[0])}, axis={axes!r})"
     init = op.operands[1]
     if is_splat_of(init, REDUCTIONS[combiner]):
         return reduced  # a full reduction gives a numpy scalar, which serves as a 0-d array
@@ -609,9 +657,10 @@ def _is_elementwise(op: Operation) -> bool:
 
 
 def smallest_shape(v) -> tuple[int, ...]:
-    """The shape `v` has at run time if every broadcast stays unexpanded."""
+    """The shape `v` has at run time if every broadcast stays unexpanded (a
+    tensor made of one number: the number itself)."""
     owner = v.owner
-    if isinstance(owner, Operation) and owner.name == "tensor.splat":
+    if number_of(v) is not None:
         return ()
     if isinstance(owner, Operation) and owner.name == "linalg.broadcast":
         added = set(owner.dimensions.get_values())
@@ -623,6 +672,58 @@ def _has_full_operand(user: Operation, inputs) -> bool:
     """numpy's broadcasting of `inputs` gives `user`'s result shape."""
     shapes = [smallest_shape(v) for v in inputs]
     return np.broadcast_shapes(*shapes) == tuple(user.results[0].type.get_shape())
+
+
+def number_of(v) -> SSAValue | float | int | None:
+    """The scalar every element of tensor `v` is, if v is made of one number:
+    a splat constant (the number itself), a splat, the whole of a rank-0 tensor
+    written by tensor.insert (how a gradient's seed and a scalar's cotangent
+    become tensors), and broadcasts and reshapes of those. None otherwise."""
+    owner = v.owner
+    name = owner.name if isinstance(owner, Operation) else None
+    if name == "arith.constant" and isinstance(owner.value, DenseIntOrFPElementsAttr):
+        first = next(iter(owner.value.iter_values()), None)
+        splat = first is not None and not (isinstance(first, float) and math.isnan(first)) and owner.value.is_splat()
+        return first if splat else None
+    if name == "tensor.splat":
+        return owner.input
+    if name == "tensor.insert":
+        return None if owner.indices else owner.scalar
+    if name == "linalg.broadcast":
+        return number_of(owner.input)
+    if name == "tensor.reshape":
+        return number_of(owner.source)
+    return None
+
+
+def as_number(op: Operation) -> bool:
+    """`op` makes a tensor of one number (`number_of`) that generated code can
+    hold as the number itself: every user broadcasts it by numpy's rules (an
+    elementwise op whose other operands give the result's shape), or reshapes
+    or broadcasts it into a tensor held as the number too."""
+    if number_of(op.results[0]) is None:
+        return False
+    for use in op.results[0].uses:
+        user = use.operation
+        if user.name in ("linalg.broadcast", "tensor.reshape") and use.index == 0 and as_number(user):
+            continue
+        if not _is_elementwise(user):
+            return False
+        if not _has_full_operand(user, user.inputs if user.name == "linalg.generic" else user.operands):
+            return False
+    return True
+
+
+def number_expression(tr, op: Operation) -> str:
+    """The number an `as_number` op's tensor is held as."""
+    number = number_of(op.results[0])
+    if isinstance(number, SSAValue):
+        text = tr.value(number)
+    else:
+        text = float_literal(number) if isinstance(number, float) else repr(number)
+    if isinstance(op.results[0].type.element_type, Float32Type):
+        return f"np.float32({text})"  # keeps float32 arithmetic float32
+    return text
 
 
 def implicitly_broadcast(op: Operation) -> bool:
@@ -678,6 +779,10 @@ def allocates(op: Operation) -> bool:
     rank 0), never a view of an operand."""
     if op.name == "linalg.reduce":
         return bool(op.dimensions.get_values())  # x.sum(axis=()) is left to numpy
+    if op.name == "tensor.insert":
+        return bool(op.indices)  # `_insert` copies; the whole of a rank-0 tensor is a number
+    if op.name == "tensor.insert_slice":
+        return not isinstance(op.dest.owner, tensor.EmptyOp)  # into tensor.empty: a reshape, a view
     return op.name in UFUNCS or op.name == "linalg.matmul"
 
 

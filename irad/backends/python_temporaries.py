@@ -114,7 +114,12 @@ def _fusable_input(reduce: Operation) -> Operation | None:
 
 
 def absorbed(op: Operation) -> bool:
-    """`op` is computed inside the sum that is its only use, and emits nothing."""
+    """`op` is computed inside its only use (a sum, or an accumulation), and
+    emits nothing."""
+    if op.name in _INSERTS:
+        use = op.results[0].first_use
+        found = None if use is None else _accumulation(use.operation)
+        return found is not None and found[1] is op
     if op.name not in ("arith.mulf", "arith.negf") or len(op.results) != 1:
         return False
     use = op.results[0].first_use
@@ -127,14 +132,70 @@ def _fused_sum(tr, op: Operation) -> str | None:
         return None
     axes = tuple(op.dimensions.get_values())
     if producer.name == "arith.negf":
-        return f"(-np.add.reduce({tr.value(producer.operands[0])}, axis={axes!r}))"
+        return f"(-{python_arrays.sum_expression(tr, producer.operands[0], axes)})"
     shape = tuple(producer.results[0].type.get_shape())
     a, b = tr.operands(producer)
     if len(axes) == len(shape) and all(python_arrays.smallest_shape(v) == shape for v in producer.operands):
-        return f"np.vdot({a}, {b})"  # the whole product summed: BLAS's dot
+        return f"_vdot({a}, {b})"  # the whole product summed: BLAS's dot
     letters = "abcdefghijklmnopqrstuvwxyz"[: len(shape)]
     kept = "".join(c for i, c in enumerate(letters) if i not in axes)
     return f"np.einsum({f'{letters},{letters}->{kept}'!r}, {a}, {b})"
+
+
+# ---- accumulation into a slot -------------------------------------------------------
+
+_INSERTS = ("tensor.insert", "tensor.insert_slice")
+
+
+def _insert_into_zeros(value: SSAValue, add: Operation) -> bool:
+    """`value` is a slot (an element or a slice) written into zeros, read only by `add`."""
+    owner = value.owner
+    return (
+        isinstance(owner, Operation)
+        and owner.name in _INSERTS
+        and value.type == add.results[0].type
+        and python_arrays.is_splat_of(owner.dest, 0.0)
+        and _only_user(value, add)
+    )
+
+
+def _accumulation(op: Operation) -> tuple[SSAValue, Operation] | None:
+    """(accumulator, insert) if `op` adds a slot written into zeros to an
+    array it may write (allocated by generated code, of the result's type,
+    read by nothing else): `acc[slot] += value` computes it."""
+    if op.name != "arith.addf" or not _float_array(op.results[0].type):
+        return None
+    a, b = op.operands
+    for acc, ins in ((a, b), (b, a)):
+        owner = acc.owner
+        if (
+            acc is not ins
+            and _insert_into_zeros(ins, op)
+            and isinstance(owner, Operation)
+            and python_arrays.allocates(owner)
+            and acc.type == op.results[0].type
+            and _only_user(acc, op)
+        ):
+            return acc, ins.owner
+    return None
+
+
+def emit_accumulation(tr, op: Operation) -> bool:
+    """Emit `acc[slot] += value` for an accumulation (`_accumulation`); the
+    sum is then `acc`'s array. False (nothing emitted) for any other op."""
+    found = _accumulation(op)
+    if found is None:
+        return False
+    acc, insert = found
+    name = tr.value(acc)
+    if insert.name == "tensor.insert":
+        index = "".join(f"{tr.value(i)}, " for i in insert.indices)
+        tr.line(f"{name}[{index}] += {tr.value(insert.scalar)}")
+    else:
+        sizes = tuple(insert.static_sizes.get_values())
+        tr.line(f"{name}[{python_arrays.slices(tr, insert)}] += {tr.value(insert.source)}.reshape({sizes!r})")
+    tr.alias(op.results[0], name)
+    return True
 
 
 def expression(tr, op: Operation) -> str | None:
