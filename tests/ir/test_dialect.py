@@ -48,6 +48,7 @@ IRAD_PASSES = (
     "irad-inline",
     "irad-optimize",
     "irad-float-folds",
+    "irad-sink-broadcasts",
     "irad-symbol-dce",
     "irad-sink-accumulations",
     "irad-for-mlir-opt",
