@@ -71,7 +71,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-from irad.backends import entry, native_blas, native_call, native_checks, native_fusion, native_linalg
+from irad.backends import entry, native_blas, native_call, native_checks, native_fusion, native_linalg, native_stack
 from irad.backends.llvm_jit import JitModule, signature
 from irad.backends.mlir_tools import INSTALL_HINT, find_tool
 from irad.errors import BackendError, IradWarning
@@ -131,6 +131,8 @@ BUFFERIZATION = (
     "--convert-bufferization-to-memref",
     "--convert-linalg-to-loops",
 )
+# After one-shot bufferization, small temporaries may move to the stack (native_stack.py).
+BUFFERIZE = next(i for i, p in enumerate(BUFFERIZATION) if p.startswith("--one-shot-bufferize"))
 
 # Set to 1 (`make memcheck` does), every memref access is checked at run time
 # (bounds, casts, subviews: MLIR's runtime op verification, on the memrefs
@@ -312,7 +314,8 @@ def for_mlir_opt(
         op.erase()
     if native_fusion.enabled():
         native_fusion.recompute_cheap_producers(module)  # so they fuse into their consumers
-    return module, BUFFERIZATION + checks + lowering
+    bufferization = BUFFERIZATION[:BUFFERIZE + 1] + native_stack.promotion(module) + BUFFERIZATION[BUFFERIZE + 1:]
+    return module, bufferization + checks + lowering
 
 
 def tracked_lowering() -> tuple[str, ...]:
