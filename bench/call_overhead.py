@@ -18,9 +18,11 @@ The run also counts the Python functions one call enters (`sys.setprofile`
 Timing is built to be read under load: each process calibrates a run of
 calls per workload (about SAMPLE_SECONDS long), then goes `--rounds` times
 over all workloads in turn, one sample each; `--processes` fresh processes
-(per tree, alternating) repeat that. The table gives the median over every
-round of every process; the fit is given through those medians, and as the
-median and 10th–90th percentile of one fit per round (so its spread shows),
+(per tree, alternating) repeat that. The table gives, per workload, the 10% quantile
+of every round of every process (load only adds time, and under heavy load
+more than half the samples carry a preemption, which moves the median; the
+median is given beside it); the fit goes through those quantiles, and its
+spread is that of the same fit over the rounds resampled with replacement,
 also in units of the same round's Python function call, which cancels much
 of the load. The 1-minute load average is printed at the start and the end.
 
@@ -36,6 +38,7 @@ import importlib.abc
 import importlib.util
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -127,7 +130,12 @@ def _workloads():
 
 
 NATIVE, NUMPY, AUTOGRAD = "native", "numpy backend", "autograd"
-SAMPLE_SECONDS = 0.004  # each sample times this long a run of calls of one workload
+SAMPLE_SECONDS = 0.001  # each sample times this long a run of calls of one workload
+# Load only ever adds time, and under heavy load more than half the samples may
+# carry a preemption, which moves the median: the table and the fits read
+# this quantile of each workload's samples (the median is printed beside it).
+QUANTILE = 0.1
+BOOTSTRAP = 300  # resamplings of the rounds, for the fits' spread
 
 
 def measure(rounds: int) -> dict:
@@ -202,10 +210,31 @@ def _array_labels() -> list[str]:
     return [label for label in _workloads() if "arrays (k=" in label]
 
 
+def _quantile(values: list[float], q: float = QUANTILE) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _estimates(rounds: list[dict[str, float]], q: float = QUANTILE) -> dict[str, float]:
+    """Each workload's quantile `q` over the rounds."""
+    return {k: _quantile([r[k] for r in rounds], q) for k in rounds[0]}
+
+
 def _spread(values: list[float]) -> str:
     """Median and the range of the middle 80% (10th to 90th percentile)."""
-    deciles = statistics.quantiles(values, n=10, method="inclusive")
-    return f"{statistics.median(values):.2f} [{deciles[0]:.2f}, {deciles[-1]:.2f}]"
+    return f"{statistics.median(values):.2f} [{_quantile(values, 0.1):.2f}, {_quantile(values, 0.9):.2f}]"
+
+
+def _bootstrap_fits(rounds: list[dict[str, float]], backend: str, scale: bool) -> list[tuple[float, float]]:
+    """The fit of the estimates, over rounds drawn with replacement (fixed seed)."""
+    rng = random.Random(0)
+    fits = []
+    for _ in range(BOOTSTRAP):
+        drawn = [rng.choice(rounds) for _ in rounds]
+        if scale:
+            drawn = [{k: v / r[CALIBRATION] for k, v in r.items()} for r in drawn]
+        fits.append(_fit(_estimates(drawn), backend))
+    return fits
 
 
 def _child(tree: Path, rounds: int) -> dict:
@@ -218,7 +247,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", type=Path, help="an irad tree to compare against")
     parser.add_argument("--processes", type=int, default=3, help="fresh processes per tree (alternating)")
-    parser.add_argument("--rounds", type=int, default=25, help="rounds over every workload per process")
+    parser.add_argument("--rounds", type=int, default=60, help="rounds over every workload per process")
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
     options = parser.parse_args()
     sys.path.insert(0, str(HERE))
@@ -236,43 +265,46 @@ def main() -> None:
     # every round of every process: {key: seconds per call}
     rounds = {name: [{k: v[r] for k, v in run["samples"].items()} for run in runs for r in range(options.rounds)]
               for name, runs in processes.items()}
-    medians = {name: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for name, rs in rounds.items()}
+    low = {name: _estimates(rs) for name, rs in rounds.items()}
+    medians = {name: _estimates(rs, 0.5) for name, rs in rounds.items()}
     names = list(trees)
     backends = [NATIVE, NUMPY]
     header = ["workload"] + [f"{b} {n} µs" for b in backends for n in names]
     if len(names) == 2:
         header += [f"{b} before/after" for b in backends]
     print(f"load average (1 min) {load[0]:.2f} at the start, {load[1]:.2f} at the end;"
-          f" {options.processes} processes per tree × {options.rounds} rounds; medians over all rounds\n")
+          f" {options.processes} processes per tree × {options.rounds} rounds; each cell: the {QUANTILE:.0%} quantile"
+          " of all rounds (median)\n")
     print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
-    labels = [key.partition(": ")[2] for key in medians[names[-1]] if key.startswith(NATIVE + ":")]
+    labels = [key.partition(": ")[2] for key in low[names[-1]] if key.startswith(NATIVE + ":")]
     for label in labels:
-        cells = [f"{medians[n][f'{b}: {label}'] * 1e6:.2f}" for b in backends for n in names]
+        cells = [f"{low[n][f'{b}: {label}'] * 1e6:.2f} ({medians[n][f'{b}: {label}'] * 1e6:.2f})" for b in backends for n in names]
         if len(names) == 2:
-            cells += [f"{medians['before'][f'{b}: {label}'] / medians['after'][f'{b}: {label}']:.1f}×" for b in backends]
+            cells += [f"{low['before'][f'{b}: {label}'] / low['after'][f'{b}: {label}']:.1f}×" for b in backends]
         print(f"| {label} | " + " | ".join(cells) + " |")
     print("\nPython functions one call enters:\n")
     header = ["workload"] + [f"{b} {n}" for b in backends for n in names]
     print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
     for label in labels:
         print(f"| {label} | " + " | ".join(f"{processes[n][0]['frames'][f'{b}: {label}']}" for b in backends for n in names) + " |")
-    print(f"\n{CALIBRATION}: " + ", ".join(f"{n} {medians[n][CALIBRATION] * 1e6:.3f} µs" for n in names))
-    print("\nFits (least squares over k = 1, 2, 4, 8): through the medians; then one fit per round, median"
-          " [10th, 90th percentile]; then per round in units of that round's Python function call:\n")
+    print(f"\n{CALIBRATION}: " + ", ".join(f"{n} {low[n][CALIBRATION] * 1e6:.3f} µs ({medians[n][CALIBRATION] * 1e6:.3f})"
+                                           for n in names))
+    print(f"\nFits (least squares over k = 1, 2, 4, 8) of the {QUANTILE:.0%} quantiles, with the median and 10th-90th"
+          f" percentile of the same fit over {BOOTSTRAP} resamplings of the rounds; then in units of each round's"
+          " Python function call:\n")
     for n in names:
         for b in backends:
-            fixed, per_array = _fit(medians[n], b)
-            fits = [_fit(r, b) for r in rounds[n]]
-            calls = [_fit({k: v / r[CALIBRATION] for k, v in r.items()}, b) for r in rounds[n]]
-            print(f"- {n}, {b}: fixed {fixed * 1e6:.2f} µs + {per_array * 1e6:.2f} µs per array argument or result;"
-                  f" per round: fixed {_spread([f * 1e6 for f, _ in fits])} µs"
-                  f" + {_spread([a * 1e6 for _, a in fits])} µs per array;"
+            fixed, per_array = _fit(low[n], b)
+            fits = _bootstrap_fits(rounds[n], b, scale=False)
+            calls = _bootstrap_fits(rounds[n], b, scale=True)
+            print(f"- {n}, {b}: fixed {fixed * 1e6:.2f} µs + {per_array * 1e6:.2f} µs per array argument or result"
+                  f" (resampled: {_spread([f * 1e6 for f, _ in fits])} µs + {_spread([a * 1e6 for _, a in fits])} µs);"
                   f" {_spread([f for f, _ in calls])} + {_spread([a for _, a in calls])} Python function calls")
         for label in _small_workloads():
-            if f"{AUTOGRAD}: {label}" in medians[n]:
-                ratio = medians[n][f"{AUTOGRAD}: {label}"] / medians[n][f"{NUMPY}: {label}"]
-                print(f"- {n}, {label}: autograd {medians[n][f'{AUTOGRAD}: {label}'] * 1e6:.1f} µs,"
-                      f" numpy backend {medians[n][f'{NUMPY}: {label}'] * 1e6:.1f} µs: {ratio:.1f}× faster than autograd")
+            if f"{AUTOGRAD}: {label}" in low[n]:
+                ratio = low[n][f"{AUTOGRAD}: {label}"] / low[n][f"{NUMPY}: {label}"]
+                print(f"- {n}, {label}: autograd {low[n][f'{AUTOGRAD}: {label}'] * 1e6:.1f} µs,"
+                      f" numpy backend {low[n][f'{NUMPY}: {label}'] * 1e6:.1f} µs: {ratio:.1f}× faster than autograd")
 
 
 if __name__ == "__main__":
