@@ -30,13 +30,11 @@ frame. So:
 
 from __future__ import annotations
 
-import os
-
 from xdsl.dialects import func, scf, tensor
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation
 
-from irad.errors import BackendError
+from irad.backends import environment
 from irad.ir.callgraph import call_cycles
 
 SWITCH = "IRAD_NATIVE_STACK_KB"
@@ -51,14 +49,7 @@ _LOOPS = (scf.ForOp, scf.WhileOp, scf.ParallelOp)
 
 def budget() -> int:
     """Bytes promotion may add to the stack of any chain of calls (0: none)."""
-    value = os.environ.get(SWITCH, str(BUDGET_KB))
-    try:
-        kilobytes = float(value)
-    except ValueError:
-        kilobytes = -1.0
-    if kilobytes < 0:
-        raise BackendError(f"{SWITCH} must be a number of kilobytes (0 turns stack buffers off), not {value!r}")
-    return int(kilobytes * 1024)
+    return environment.bytes_from(SWITCH, BUDGET_KB, 1024, "kilobytes", "turns stack buffers off")
 
 
 def promotion(module: ModuleOp) -> tuple[str, ...]:
