@@ -90,6 +90,7 @@ bench: $(PY)
 bench-all: bench
 	$(PIP) install -e '.[iree]'
 	$(PY) bench/call_overhead.py
+	$(PY) bench/stack_buffers.py
 	$(PY) bench/cpu_time.py
 	$(PY) bench/scalar.py
 	$(PY) bench/arrays.py
