@@ -24,7 +24,8 @@ arrays in place and computes array results into arrays numpy allocated
 Memory: without tensors, a gradient request frees its tape itself
 (irad-differentiate puts an `irad.tape_free`, a `memref.dealloc` once lowered,
 after its pullback); with tensors, MLIR's buffer-deallocation pipeline frees
-everything (see for_mlir_opt). A public function never frees its arguments
+everything (see for_mlir_opt), but the small temporaries it put on the stack
+(native_stack.py). A public function never frees its arguments
 (they are not owned, for the pipeline). Array results are numpy's own
 arrays. A memref result (the tape, only ever passed back to native code)
 becomes a Python value by one rule (`_claim`): each allocation (a
