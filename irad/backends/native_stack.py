@@ -18,6 +18,9 @@ only `native_checks.STACK_MARGIN` bytes for what runs below its deepest
 frame. So:
 
 * a module with recursion gets no promotion (its frames repeat, unboundedly);
+* nor does one that calls an external function on arrays (the LAPACK glue of
+  native_linalg.py), which may hand an operand's buffer back as its result
+  for the caller to free;
 * otherwise the stack promotion may add to any chain of calls is at most the
   bytes of every static tensor of the module that may become a promoted
   buffer (each function appears at most once on an acyclic chain), and the
@@ -62,13 +65,25 @@ def promotion(module: ModuleOp) -> tuple[str, ...]:
 def buffer_limit(module: ModuleOp, budget_bytes: int) -> int:
     """The largest per-buffer limit (bytes) whose promoted buffers fit in
     `budget_bytes` on any chain of calls; 0 if none may be promoted."""
-    if budget_bytes <= 0 or call_cycles(module):
+    if budget_bytes <= 0 or call_cycles(module) or _external_array_callees(module):
         return 0
     sizes = [size for op in module.walk() if (size := _static_bytes(op))]
     for limit in LIMITS:
         if sum(size for size in sizes if size <= limit) <= budget_bytes:
             return limit
     return 0
+
+
+def _external_array_callees(module: ModuleOp) -> bool:
+    """Whether `module` declares a function it cannot see into that takes arrays
+    (irad.linalg's LAPACK primitives, native_linalg.py): such a callee may
+    return an operand's buffer as its result, which the caller then frees, so
+    an operand on the stack would be freed as if it were the heap's."""
+    return any(
+        isinstance(op, func.FuncOp) and op.is_declaration
+        and any(isinstance(t, TensorType) for t in op.function_type.inputs.data)
+        for op in module.ops
+    )
 
 
 def _static_bytes(op: Operation) -> int:

@@ -152,6 +152,21 @@ def test_recursive_modules_get_no_stack_buffers():
     assert native_stack.buffer_limit(module, 1 << 30) == 0
 
 
+def test_modules_calling_lapack_get_no_stack_buffers():
+    """LAPACK's glue returns operands it overwrote, for the caller to free: an
+    operand on the stack would be freed as heap memory."""
+
+    def inverse(a):
+        return np.sum(np.linalg.inv(a) * a)
+
+    module = irad.grad(inverse, 0, backend="native").lower(np.eye(3))
+    assert native_stack.buffer_limit(module, 1 << 30) == 0
+    a = np.random.default_rng(3).normal(size=(3, 3)) + 3.0 * np.eye(3)
+    g = irad.grad(inverse, backend="native")
+    for _ in range(3):
+        np.testing.assert_allclose(g(a), central_difference(inverse, (a,), 0), rtol=1e-6, atol=1e-7)
+
+
 def test_a_bad_budget_is_a_clear_error(monkeypatch):
     monkeypatch.setenv(native_stack.SWITCH, "lots")
     with pytest.raises(BackendError, match=native_stack.SWITCH):
