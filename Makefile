@@ -57,7 +57,7 @@ MALLOC_DEBUG := $(firstword $(wildcard /lib/*/libc_malloc_debug.so.0 /usr/lib/*/
 memcheck: install-test
 	LD_PRELOAD=$(MALLOC_DEBUG) MALLOC_CHECK_=3 MALLOC_PERTURB_=165 IRAD_NATIVE_VERIFY_MEMREFS=1 \
 	  $(PY) -m pytest -q -n auto -p no:cacheprovider -m native tests/backends/test_native_memory.py tests/backends/test_native_checks.py \
-	  tests/backends/test_native_blas.py tests/backends/test_native_buffers.py
+	  tests/backends/test_native_blas.py tests/backends/test_native_buffers.py tests/backends/test_native_stack.py
 
 # The random-program fuzzer at length: FUZZ_EXAMPLES programs (10,000 by default)
 # from the seed FUZZ_SEED (random, and printed, by default). Failures are shrunk,
@@ -90,6 +90,7 @@ bench: $(PY)
 bench-all: bench
 	$(PIP) install -e '.[iree]'
 	$(PY) bench/call_overhead.py
+	$(PY) bench/stack_buffers.py
 	$(PY) bench/cpu_time.py
 	$(PY) bench/scalar.py
 	$(PY) bench/arrays.py

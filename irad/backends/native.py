@@ -24,7 +24,8 @@ arrays in place and computes array results into arrays numpy allocated
 Memory: without tensors, a gradient request frees its tape itself
 (irad-differentiate puts an `irad.tape_free`, a `memref.dealloc` once lowered,
 after its pullback); with tensors, MLIR's buffer-deallocation pipeline frees
-everything (see for_mlir_opt). A public function never frees its arguments
+everything (see for_mlir_opt), but the small temporaries it put on the stack
+(native_stack.py). A public function never frees its arguments
 (they are not owned, for the pipeline). Array results are numpy's own
 arrays. A memref result (the tape, only ever passed back to native code)
 becomes a Python value by one rule (`_claim`): each allocation (a
@@ -72,7 +73,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-from irad.backends import entry, native_blas, native_buffers, native_call, native_checks, native_fusion, native_linalg
+from irad.backends import entry, native_blas, native_buffers, native_call, native_checks, native_fusion, native_linalg, native_stack
 from irad.backends.llvm_jit import JitModule, signature
 from irad.backends.mlir_tools import INSTALL_HINT, find_tool
 from irad.errors import BackendError, IradWarning
@@ -132,6 +133,8 @@ BUFFERIZATION = (
     "--convert-bufferization-to-memref",
     "--convert-linalg-to-loops",
 )
+# After one-shot bufferization, small temporaries may move to the stack (native_stack.py).
+BUFFERIZE = next(i for i, p in enumerate(BUFFERIZATION) if p.startswith("--one-shot-bufferize"))
 
 # Set to 1 (`make memcheck` does), every memref access is checked at run time
 # (bounds, casts, subviews: MLIR's runtime op verification, on the memrefs
@@ -313,7 +316,8 @@ def for_mlir_opt(
         op.erase()
     if native_fusion.enabled():
         native_fusion.recompute_cheap_producers(module)  # so they fuse into their consumers
-    return module, BUFFERIZATION + checks + lowering
+    bufferization = BUFFERIZATION[:BUFFERIZE + 1] + native_stack.promotion(module) + BUFFERIZATION[BUFFERIZE + 1:]
+    return module, bufferization + checks + lowering
 
 
 def tracked_lowering() -> tuple[str, ...]:

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import os
 from dataclasses import dataclass
 
+from irad.backends import environment
 from irad.errors import BackendError
 
 CAPACITY_VARIABLE = "IRAD_NATIVE_BUFFER_CACHE_MB"
@@ -52,14 +52,7 @@ for _name in ("pthread_mutex_init", "pthread_mutex_lock", "pthread_mutex_unlock"
 
 
 def _capacity_from_environment() -> int:
-    value = os.environ.get(CAPACITY_VARIABLE, str(DEFAULT_CAPACITY_MB))
-    try:
-        megabytes = float(value)
-    except ValueError:
-        megabytes = -1.0
-    if megabytes < 0:
-        raise BackendError(f"{CAPACITY_VARIABLE} must be a number of megabytes (0 turns the cache off), not {value!r}")
-    return int(megabytes * (1 << 20))
+    return environment.bytes_from(CAPACITY_VARIABLE, DEFAULT_CAPACITY_MB, 1 << 20, "megabytes", "turns the cache off")
 
 
 @functools.cache

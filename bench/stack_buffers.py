@@ -1,0 +1,98 @@
+"""Native gradient against native primal on small arrays, with and without stack temporaries.
+
+Run: .venv/bin/python bench/stack_buffers.py [--rounds 100] [ROW ...]
+
+For each row (the small rows of `make bench`; substrings of their labels
+select some), the native primal and gradient are compiled twice in one
+process: with small static-shape temporaries on the stack
+(irad/backends/native_stack.py, the default) and with none
+(`IRAD_NATIVE_STACK_KB=0`, as before). The four are then timed in
+interleaved rounds of 1 ms samples, so load falls on all of them alike; each
+figure is the 10% quantile of the samples (load only adds time), the median
+beside it. The gradients must be equal bit for bit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import timeit
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import irad  # noqa: E402
+from irad.backends import native, native_stack  # noqa: E402
+from native import WORKLOADS, native_primal  # noqa: E402
+
+ROWS = ("GMM n=100 d=2 K=3", "small: tanh layer 4×6", "small: MLP 8×4-16-3, softmax-xent",
+        "small: logistic regression N=10 d=4", "GMM n=1000 d=5 K=10")
+SAMPLE_SECONDS = 0.001
+
+
+def _with_budget(kilobytes: str, build):
+    old = os.environ.get(native_stack.SWITCH)
+    os.environ[native_stack.SWITCH] = kilobytes
+    try:
+        return build()
+    finally:
+        if old is None:
+            del os.environ[native_stack.SWITCH]
+        else:
+            os.environ[native_stack.SWITCH] = old
+
+
+def _gradient(f, args, argnums):
+    compiled = native.NativeModule(irad.grad(f, argnums, backend="native").lower(*args))
+    (name,) = compiled.functions
+    return compiled.function(name)
+
+
+def _low(samples: list[float]) -> float:
+    return sorted(samples)[len(samples) // 10]
+
+
+def measure(label: str, rounds: int) -> str:
+    make, args, argnums = WORKLOADS[label]
+    f = make(np)
+    variants = {}
+    for name, kilobytes in (("stack", str(native_stack.BUDGET_KB)), ("heap", "0")):
+        variants[f"primal, {name}"] = _with_budget(kilobytes, lambda: native_primal(f, args))
+        variants[f"gradient, {name}"] = _with_budget(kilobytes, lambda: _gradient(f, args, argnums))
+    for a, b in zip(variants["gradient, stack"](*args), variants["gradient, heap"](*args)):
+        np.testing.assert_array_equal(a, b)
+    runs = {key: (lambda fn=fn: fn(*args)) for key, fn in variants.items()}
+    numbers = {key: max(1, int(SAMPLE_SECONDS / (timeit.timeit(run, number=20) / 20))) for key, run in runs.items()}
+    keys, samples = list(runs), {key: [] for key in runs}
+    for r in range(rounds):
+        for key in keys[r % len(keys):] + keys[:r % len(keys)]:
+            samples[key].append(timeit.timeit(runs[key], number=numbers[key]) / numbers[key])
+    low = {key: _low(s) for key, s in samples.items()}
+    cells = [f"{low[key] * 1e6:.2f} ({statistics.median(samples[key]) * 1e6:.2f})" for key in keys]
+    before, after = low["gradient, heap"] / low["primal, heap"], low["gradient, stack"] / low["primal, stack"]
+    return f"| {label} | " + " | ".join(cells) + f" | {before:.2f} | {after:.2f} |"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=100)
+    parser.add_argument("rows", nargs="*", help="substrings of the rows to run (all if none)")
+    options = parser.parse_args()
+    if not native.native_tools_available():
+        sys.exit(f"the benchmark needs mlir-opt and mlir-translate 22: {native.INSTALL_HINT}")
+    print(f"load average (1 min) {os.getloadavg()[0]:.2f} at the start")
+    print("| workload | primal, stack µs | gradient, stack µs | primal, heap µs | gradient, heap µs"
+          " | gradient / primal, heap (before) | gradient / primal, stack (after) |")
+    print("|---|---|---|---|---|---|---|")
+    for label in ROWS:
+        if not options.rows or any(w in label for w in options.rows):
+            print(measure(label, options.rounds), flush=True)
+    print(f"load average (1 min) {os.getloadavg()[0]:.2f} at the end")
+
+
+if __name__ == "__main__":
+    main()
