@@ -14,6 +14,8 @@ than `canonicalize` drives them, with the same results:
   confirm it, and rewrites nothing there. The users of an op changed in place
   go on the worklist too, so nothing such a change enables is missed;
 * no dead-code check per op: DCE runs once over the module after the walk;
+* a pattern that needs an operand defined by some op type (a constant, for
+  the constant folds: `operand_from`) is not tried on ops without one;
 * after the first round, no whole-module walk: CSE and DCE (xDSL's) report
   what they change as a rewriter reports it to the walker (the users of a
   value CSE replaced, the producers of the operands of what they erased:
@@ -26,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import builtin
+from xdsl.dialects import arith, builtin
 from xdsl.dialects.builtin import MemRefType, UnregisteredOp
 from xdsl.folder import Folder
 from xdsl.ir import Block, Operation, Region
@@ -42,6 +44,7 @@ from xdsl.traits import (
     NoMemoryEffect,
     SymbolOpInterface,
 )
+from xdsl.transforms.canonicalization_patterns.arith import FoldConstConstOp, FoldConstsByReassociation
 from xdsl.transforms.common_subexpression_elimination import CSEDriver, KnownOps, OperationInfo
 from xdsl.transforms.dead_code_elimination import LiveSet, would_be_trivially_dead
 
@@ -49,16 +52,38 @@ from irad.passes.float_folds import DispatchedFloatFolds
 from irad.passes.inline import DEFAULT_MAX_DEPTH, DEFAULT_THRESHOLD, KEEP_ALL_INLINED, inline_calls
 
 
+# xDSL's float patterns that rewrite an op only when an operand is defined by a
+# constant (both fold constants): as irad's float folds declare with `operand_from`.
+_XDSL_OPERAND_FROM: dict[type[RewritePattern], tuple[type[Operation], ...]] = {
+    FoldConstConstOp: (arith.ConstantOp,),  # both operands constants
+    FoldConstsByReassociation: (arith.ConstantOp,),  # one operand a constant
+}
+
+
+def operand_from(pattern: RewritePattern) -> tuple[type[Operation], ...] | None:
+    """The op types one of which must define an operand of an op for `pattern`
+    to rewrite it; None if the pattern declares none."""
+    return _XDSL_OPERAND_FROM.get(type(pattern), getattr(pattern, "operand_from", None))
+
+
 class Canonicalize(RewritePattern):
     """Fold an op (xDSL's folders), else apply its canonicalization patterns, else
-    irad's float folds; what applies to an op type is found once per type."""
+    irad's float folds; what applies to an op type is found once per type.
+
+    A pattern that needs an operand defined by some op type (`operand_from`: a
+    constant, say) is skipped on ops without one: most float ops of a
+    differentiated module have no constant operand, and trying each pattern
+    costs several times what looking at the operands' owners once costs."""
 
     def __init__(self, ctx: Context) -> None:
         self.folder = Folder(ctx)
         self.float_folds = DispatchedFloatFolds()
-        self.by_type: dict[type[Operation], tuple[bool, list[RewritePattern]]] = {}
+        self.by_type: dict[type[Operation], tuple[bool, list[tuple[RewritePattern, tuple | None]]]] = {}
+        # the `operand_from` requirements an op of a type meets by defining an operand
+        self.meets: dict[type, frozenset[tuple]] = {}
+        self.requirements: set[tuple] = set()
 
-    def _for(self, op_type: type[Operation]) -> tuple[bool, list[RewritePattern]]:
+    def _for(self, op_type: type[Operation]) -> tuple[bool, list[tuple[RewritePattern, tuple | None]]]:
         found = self.by_type.get(op_type)
         if found is None:
             # constants are not folded: they would fold to themselves forever
@@ -69,8 +94,25 @@ class Canonicalize(RewritePattern):
                 for pattern in trait.get_patterns(op_type)
             ]
             patterns += self.float_folds.patterns_for(op_type)
-            found = self.by_type[op_type] = (folds, patterns)
+            found = self.by_type[op_type] = (folds, [(p, operand_from(p)) for p in patterns])
+            new = {needs for _, needs in found[1] if needs is not None} - self.requirements
+            if new:
+                self.requirements |= new
+                self.meets.clear()  # answers per type are recomputed with the new requirements
         return found
+
+    def _met(self, op: Operation) -> frozenset[tuple]:
+        """The requirements the owners of `op`'s operands meet."""
+        met: frozenset[tuple] = frozenset()
+        for operand in op.operands:
+            owner_type = type(operand.owner)
+            meets = self.meets.get(owner_type)
+            if meets is None:
+                meets = self.meets[owner_type] = frozenset(
+                    needs for needs in self.requirements if issubclass(owner_type, needs)
+                )
+            met |= meets
+        return met
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         folds, patterns = self._for(type(op))
@@ -79,7 +121,13 @@ class Canonicalize(RewritePattern):
             if folded is not None:
                 rewriter.replace(op, new_ops=folded[1], new_results=folded[0])
                 return
-        for pattern in patterns:
+        met = None
+        for pattern, needs in patterns:
+            if needs is not None:
+                if met is None:
+                    met = self._met(op)
+                if needs not in met:
+                    continue
             pattern.match_and_rewrite(op, rewriter)
             if rewriter.has_done_action:
                 return

@@ -26,7 +26,7 @@ import irad.passes.optimize as optimize_module
 from irad import generated_programs, pipeline
 from irad.arguments import normalise_argnums
 from irad.frontend import signature_of
-from irad.passes.float_folds import FloatFoldsPass
+from irad.passes.float_folds import FLOAT_FOLDS, FloatFoldsPass
 from irad.passes.optimize import OptimizePass
 
 
@@ -900,3 +900,91 @@ def test_cse_does_what_xdsls_does(make, tmp_path):
         CSEDriver().simplify(theirs)
         assert str(ours) == str(theirs)
     assert changed[0]  # the differentiated module had something to merge
+
+
+def _operand_kinds_module() -> str:
+    """Every float op irad's and xDSL's float patterns match, on every pair of
+    operands from: an argument, constants (edge values), a negf, a mulf, a divf."""
+    defs = ["%c{i} = arith.constant {v} : f64".format(i=i, v=_mlir_float(v)) for i, v in enumerate([0.0, -0.0, 1.0, -1.0, 2.0, -math.inf])]
+    defs += ["%n = arith.negf %x : f64", "%p = arith.mulf %x, %y : f64", "%q = arith.divf %x, %y : f64"]
+    defs += ["%k = arith.constant 3 : i32", "%h = arith.constant 1.5 : f32"]
+    values = ["%x", "%y", "%n", "%p", "%q"] + [f"%c{i}" for i in range(6)]
+    ops = []
+    fast = ["", " fastmath<fast>"]
+    for i, (a, b) in enumerate(itertools.product(values, repeat=2)):
+        for name in ("addf", "subf", "mulf", "divf", "maximumf", "minimumf", "maxnumf", "minnumf"):
+            for j, flags in enumerate(fast):
+                ops.append(f"%{name}{i}_{j} = arith.{name} %{a[1:]}, %{b[1:]}{flags} : f64")
+        ops.append(f"%cmp{i} = arith.cmpf olt, %{a[1:]}, %{b[1:]} : f64")
+        ops.append(f"%pow{i} = math.powf %{a[1:]}, %{b[1:]} : f64")
+    for i, a in enumerate(values):
+        ops += [f"%neg{i} = arith.negf %{a[1:]} : f64", f"%exp{i} = math.exp %{a[1:]} : f64", f"%tr{i} = arith.truncf %{a[1:]} : f64 to f32"]
+    ops += ["%si = arith.sitofp %k : i32 to f64", "%sj = arith.sitofp %z : i32 to f64", "%ex = arith.extf %h : f32 to f64"]
+    body = "\n".join(defs + ops)
+    return f"func.func @f(%x: f64, %y: f64, %z: i32) {{\n{body}\nfunc.return\n}}"
+
+
+def _mlir_float(v: float) -> str:
+    return "0xFFF0000000000000" if v == -math.inf else repr(v)
+
+
+def test_patterns_need_what_they_declare():
+    """A pattern declaring `operand_from` (irad's float folds; xDSL's float
+    constant folds in optimize._XDSL_OPERAND_FROM) rewrites no op none of whose
+    operands is defined by one of those op types, so irad-optimize may skip it
+    there. (Each op is tried on unchanged IR: a pattern that does nothing leaves
+    it as it was, and one that rewrites fails the test.)"""
+    from collections import Counter
+
+    from xdsl.pattern_rewriter import PatternRewriter
+
+    canonicalize = optimize_module.Canonicalize(pipeline.context())
+    texts = [_operand_kinds_module()] + [
+        p.read_text() for folder in ("optimize", "float-folds") for p in sorted(Path(__file__).parents[2].joinpath("filecheck", folder).glob("*.mlir"))
+    ]
+    checked: Counter = Counter()
+    for text in texts:
+        for op in list(parse(text).walk()):
+            if op.parent_block() is None:
+                continue
+            _, patterns = canonicalize._for(type(op))
+            for pattern, needs in patterns:
+                if needs is None or any(isinstance(v.owner, needs) for v in op.operands):
+                    continue
+                rewriter = PatternRewriter(op)
+                pattern.match_and_rewrite(op, rewriter)
+                assert not rewriter.has_done_action, (type(pattern).__name__, str(op))
+                checked[type(pattern).__name__] += 1
+    declared = {type(p).__name__ for p in FLOAT_FOLDS if optimize_module.operand_from(p)} | {
+        t.__name__ for t in optimize_module._XDSL_OPERAND_FROM
+    }
+    assert declared == set(checked) and min(checked.values()) >= 2, checked
+
+
+def test_skipping_patterns_changes_nothing(tmp_path):
+    """Canonicalizing with every pattern tried at every op gives the module the
+    filtered walk gives: on the operand-kinds module, the FileCheck inputs and a
+    differentiated call tree."""
+    program = generated_programs.tree(40)
+    f = getattr(generated_programs.load(program.source(), f"skip_{tmp_path.name}", tmp_path), program.entry)
+    signature = signature_of(f, (0.3,))
+    texts = []
+    pipeline.AFTER_PASS.append(lambda previous, module, last: texts.append(str(module)) if previous.name == "irad-lower-tape" else None)
+    try:
+        pipeline.gradient_module(f, signature, normalise_argnums(f, (0,), signature), False)
+    finally:
+        pipeline.AFTER_PASS.pop()
+    texts += [_operand_kinds_module()] + [
+        p.read_text() for folder in ("optimize", "float-folds") for p in sorted(Path(__file__).parents[2].joinpath("filecheck", folder).glob("*.mlir"))
+    ]
+
+    class Unfiltered(optimize_module.Canonicalize):
+        def _for(self, op_type):
+            folds, patterns = super()._for(op_type)
+            return folds, [(pattern, None) for pattern, _ in patterns]
+
+    for text in texts:
+        ours, theirs = parse(text), parse(text)
+        optimize_module._OneWalk(optimize_module.Canonicalize(pipeline.context())).rewrite_module(ours)
+        optimize_module._OneWalk(Unfiltered(pipeline.context())).rewrite_module(theirs)
+        assert str(ours) == str(theirs)
