@@ -24,7 +24,7 @@ than `canonicalize` drives them, with the same results:
   when run again: the fixed point, found without a confirming round.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -63,7 +63,44 @@ _XDSL_OPERAND_FROM: dict[type[RewritePattern], tuple[type[Operation], ...]] = {
 def operand_from(pattern: RewritePattern) -> tuple[type[Operation], ...] | None:
     """The op types one of which must define an operand of an op for `pattern`
     to rewrite it; None if the pattern declares none."""
+    pattern = getattr(pattern, "pattern", pattern)  # a _Guarded xDSL pattern
     return _XDSL_OPERAND_FROM.get(type(pattern), getattr(pattern, "operand_from", None))
+
+
+def _reassociates(op: Operation) -> bool:
+    fastmath = op.properties.get("fastmath")
+    return fastmath is not None and arith.FastMathFlag.REASSOC in fastmath.data  # type: ignore[attr-defined]
+
+
+def _all_constant(op: Operation) -> bool:
+    return all(isinstance(v.owner, arith.ConstantOp) for v in op.operands)
+
+
+# What else xDSL's float patterns require before they rewrite, checked before
+# they run: they read operands and flags through xDSL's named accessors (op.lhs,
+# op.fastmath), each a generic lookup that costs several times a plain read,
+# before reaching the check that fails on most ops (no `reassoc` flag: irad
+# emits none unless asked; not both operands constants).
+_XDSL_GUARDS: dict[type[RewritePattern], Callable[[Operation], bool]] = {
+    FoldConstsByReassociation: _reassociates,  # requires `reassoc` on the op (and its user)
+    FoldConstConstOp: _all_constant,
+}
+
+
+class _Guarded(RewritePattern):
+    """An xDSL pattern tried only on ops that meet `guard`, a condition it requires."""
+
+    def __init__(self, pattern: RewritePattern, guard: Callable[[Operation], bool]) -> None:
+        self.pattern, self.guard = pattern, guard
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if self.guard(op):
+            self.pattern.match_and_rewrite(op, rewriter)
+
+
+def _guarded(pattern: RewritePattern) -> RewritePattern:
+    guard = _XDSL_GUARDS.get(type(pattern))
+    return pattern if guard is None else _Guarded(pattern, guard)
 
 
 class Canonicalize(RewritePattern):
@@ -89,7 +126,7 @@ class Canonicalize(RewritePattern):
             # constants are not folded: they would fold to themselves forever
             folds = op_type.has_trait(HasFolder) and not op_type.has_trait(ConstantLike)
             patterns = [
-                pattern
+                _guarded(pattern)
                 for trait in op_type.get_traits_of_type(HasCanonicalizationPatternsTrait)
                 for pattern in trait.get_patterns(op_type)
             ]

@@ -908,6 +908,9 @@ def _operand_kinds_module() -> str:
     defs = ["%c{i} = arith.constant {v} : f64".format(i=i, v=_mlir_float(v)) for i, v in enumerate([0.0, -0.0, 1.0, -1.0, 2.0, -math.inf])]
     defs += ["%n = arith.negf %x : f64", "%p = arith.mulf %x, %y : f64", "%q = arith.divf %x, %y : f64"]
     defs += ["%k = arith.constant 3 : i32", "%h = arith.constant 1.5 : f32"]
+    for name in ("addf", "mulf"):  # (c op x) op c', which reassociates with `reassoc`
+        for j, flags in enumerate(["", " fastmath<fast>", " fastmath<reassoc>"]):
+            defs += [f"%{name}_in{j} = arith.{name} %c4, %x{flags} : f64", f"%{name}_out{j} = arith.{name} %{name}_in{j}, %c4{flags} : f64"]
     values = ["%x", "%y", "%n", "%p", "%q"] + [f"%c{i}" for i in range(6)]
     ops = []
     fast = ["", " fastmath<fast>"]
@@ -931,7 +934,8 @@ def _mlir_float(v: float) -> str:
 def test_patterns_need_what_they_declare():
     """A pattern declaring `operand_from` (irad's float folds; xDSL's float
     constant folds in optimize._XDSL_OPERAND_FROM) rewrites no op none of whose
-    operands is defined by one of those op types, so irad-optimize may skip it
+    operands is defined by one of those op types, and an xDSL pattern rewrites no
+    op its guard (optimize._XDSL_GUARDS) rejects, so irad-optimize may skip it
     there. (Each op is tried on unchanged IR: a pattern that does nothing leaves
     it as it was, and one that rewrites fails the test.)"""
     from collections import Counter
@@ -949,15 +953,22 @@ def test_patterns_need_what_they_declare():
                 continue
             _, patterns = canonicalize._for(type(op))
             for pattern, needs in patterns:
+                inner = getattr(pattern, "pattern", pattern)  # xDSL's, behind its guard
+                name = type(inner).__name__
+                if isinstance(pattern, optimize_module._Guarded) and not pattern.guard(op):
+                    rewriter = PatternRewriter(op)
+                    inner.match_and_rewrite(op, rewriter)
+                    assert not rewriter.has_done_action, (name, "guard", str(op))
+                    checked[name + " guard"] += 1
                 if needs is None or any(isinstance(v.owner, needs) for v in op.operands):
                     continue
                 rewriter = PatternRewriter(op)
-                pattern.match_and_rewrite(op, rewriter)
-                assert not rewriter.has_done_action, (type(pattern).__name__, str(op))
-                checked[type(pattern).__name__] += 1
+                inner.match_and_rewrite(op, rewriter)
+                assert not rewriter.has_done_action, (name, str(op))
+                checked[name] += 1
     declared = {type(p).__name__ for p in FLOAT_FOLDS if optimize_module.operand_from(p)} | {
         t.__name__ for t in optimize_module._XDSL_OPERAND_FROM
-    }
+    } | {t.__name__ + " guard" for t in optimize_module._XDSL_GUARDS}
     assert declared == set(checked) and min(checked.values()) >= 2, checked
 
 
