@@ -48,6 +48,7 @@ from xdsl.transforms.canonicalization_patterns.arith import FoldConstConstOp, Fo
 from xdsl.transforms.common_subexpression_elimination import CSEDriver, KnownOps, OperationInfo
 from xdsl.transforms.dead_code_elimination import LiveSet, would_be_trivially_dead
 
+from irad.ir.walk import operands as operand_tuple
 from irad.passes.float_folds import DispatchedFloatFolds
 from irad.passes.inline import DEFAULT_MAX_DEPTH, DEFAULT_THRESHOLD, KEEP_ALL_INLINED, inline_calls
 
@@ -141,7 +142,7 @@ class Canonicalize(RewritePattern):
     def _met(self, op: Operation) -> frozenset[tuple]:
         """The requirements the owners of `op`'s operands meet."""
         met: frozenset[tuple] = frozenset()
-        for operand in op.operands:
+        for operand in operand_tuple(op):
             owner_type = type(operand.owner)
             meets = self.meets.get(owner_type)
             if meets is None:
@@ -234,7 +235,7 @@ def _cse_key(op: Operation) -> object:
     attributes, properties = op.attributes, op.properties
     return (
         name,
-        tuple(op.operands),
+        operand_tuple(op),
         tuple(result.type for result in op.results),
         frozenset(attributes.items()) if attributes else _NO_ITEMS,
         frozenset(properties.items()) if properties else _NO_ITEMS,
