@@ -75,6 +75,12 @@ class IRBuilder(Builder):
     def neg(self, a: SSAValue) -> SSAValue:
         return self.value(float_op(arith.NegfOp, a))
 
+    def math(self, op_type: type[Operation], *operands: SSAValue) -> SSAValue:
+        """`op_type(*operands)` for a float op of the math dialect (math.cos,
+        math.powf, ...), made as `float_op` makes it: derivative rules make them
+        by the thousand."""
+        return self.value(float_op(op_type, *operands))
+
 
 _NO_FAST_MATH = arith.FastMathFlagsAttr("none")
 
