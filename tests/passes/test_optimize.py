@@ -876,15 +876,9 @@ def test_dead_linalg_reduce_of_a_discarded_primal_value():
     np.testing.assert_allclose(irad.grad(f)(x), 2.0 * np.exp(x), rtol=1e-14)
 
 
-@pytest.mark.parametrize("make", [lambda: generated_programs.tree(40), lambda: generated_programs.chain(30, affine=False)])
-def test_cse_does_what_xdsls_does(make, tmp_path):
-    """irad's CSE (cheaper keys, per-type effect answers) leaves the module xDSL's
-    CSEDriver leaves: on differentiated call trees before optimisation (where CSE
-    has much to merge) and on the FileCheck inputs with their nested regions."""
-    from xdsl.transforms.common_subexpression_elimination import CSEDriver
-
-    program = make()
-    f = getattr(generated_programs.load(program.source(), f"cse_{tmp_path.name}", tmp_path), program.entry)
+def _before_optimisation(program, name: str, tmp_path) -> str:
+    """The gradient module of `program` as irad-optimize receives it."""
+    f = getattr(generated_programs.load(program.source(), name, tmp_path), program.entry)
     signature = signature_of(f, (0.3,))
     texts = []
     pipeline.AFTER_PASS.append(lambda previous, module, last: texts.append(str(module)) if previous.name == "irad-lower-tape" else None)
@@ -892,7 +886,22 @@ def test_cse_does_what_xdsls_does(make, tmp_path):
         pipeline.gradient_module(f, signature, normalise_argnums(f, (0,), signature), False)
     finally:
         pipeline.AFTER_PASS.pop()
-    inputs = [texts[0]] + [p.read_text() for p in sorted(Path(__file__).parents[2].joinpath("filecheck", "optimize").glob("*.mlir"))]
+    return texts[0]
+
+
+def _filecheck_inputs(*folders: str) -> list[str]:
+    root = Path(__file__).parents[2].joinpath("filecheck")
+    return [p.read_text() for folder in folders for p in sorted(root.joinpath(folder).glob("*.mlir"))]
+
+
+@pytest.mark.parametrize("make", [lambda: generated_programs.tree(40), lambda: generated_programs.chain(30, affine=False)])
+def test_cse_does_what_xdsls_does(make, tmp_path):
+    """irad's CSE (cheaper keys, per-type effect answers) leaves the module xDSL's
+    CSEDriver leaves: on differentiated call trees before optimisation (where CSE
+    has much to merge) and on the FileCheck inputs with their nested regions."""
+    from xdsl.transforms.common_subexpression_elimination import CSEDriver
+
+    inputs = [_before_optimisation(make(), f"cse_{tmp_path.name}", tmp_path)] + _filecheck_inputs("optimize")
     changed = []
     for text in inputs:
         ours, theirs = parse(text), parse(text)
@@ -943,9 +952,7 @@ def test_patterns_need_what_they_declare():
     from xdsl.pattern_rewriter import PatternRewriter
 
     canonicalize = optimize_module.Canonicalize(pipeline.context())
-    texts = [_operand_kinds_module()] + [
-        p.read_text() for folder in ("optimize", "float-folds") for p in sorted(Path(__file__).parents[2].joinpath("filecheck", folder).glob("*.mlir"))
-    ]
+    texts = [_operand_kinds_module()] + _filecheck_inputs("optimize", "float-folds")
     checked: Counter = Counter()
     for text in texts:
         for op in list(parse(text).walk()):
@@ -976,18 +983,8 @@ def test_skipping_patterns_changes_nothing(tmp_path):
     """Canonicalizing with every pattern tried at every op gives the module the
     filtered walk gives: on the operand-kinds module, the FileCheck inputs and a
     differentiated call tree."""
-    program = generated_programs.tree(40)
-    f = getattr(generated_programs.load(program.source(), f"skip_{tmp_path.name}", tmp_path), program.entry)
-    signature = signature_of(f, (0.3,))
-    texts = []
-    pipeline.AFTER_PASS.append(lambda previous, module, last: texts.append(str(module)) if previous.name == "irad-lower-tape" else None)
-    try:
-        pipeline.gradient_module(f, signature, normalise_argnums(f, (0,), signature), False)
-    finally:
-        pipeline.AFTER_PASS.pop()
-    texts += [_operand_kinds_module()] + [
-        p.read_text() for folder in ("optimize", "float-folds") for p in sorted(Path(__file__).parents[2].joinpath("filecheck", folder).glob("*.mlir"))
-    ]
+    texts = [_before_optimisation(generated_programs.tree(40), f"skip_{tmp_path.name}", tmp_path), _operand_kinds_module()]
+    texts += _filecheck_inputs("optimize", "float-folds")
 
     class Unfiltered(optimize_module.Canonicalize):
         def _for(self, op_type):
