@@ -1,6 +1,7 @@
 """Compile time, stage by stage: the figures behind docs/benchmarks.md.
 
 Run: .venv/bin/python bench/compile_time.py [tree] [chain] [lstm] [first-call]
+(REPEATS=n runs per size, default 5; SIZES=250,500,1000,2000 the sizes of tree and chain)
 (all sections by default; the LSTM's native row needs mlir-22-tools and llvmlite)
 
 Each row is one workload at one size; each column one stage of
@@ -58,6 +59,8 @@ from inlining import first_call  # noqa: E402  (fresh interpreters, as bench/inl
 
 WORK = Path(tempfile.mkdtemp(prefix="irad-bench-"))
 REPEATS = int(__import__("os").environ.get("REPEATS", "5"))
+# the tree's and chain's sizes (SIZES=250,500,1000,2000 adds the doubling past 1,000)
+SIZES = tuple(int(n) for n in __import__("os").environ.get("SIZES", "250,500,1000").split(","))
 STAGES = ("lower", "diff", "tape", "inline", "cse", "canon", "dce", "sym-dce", "codegen")
 PASS_STAGE = {"irad-differentiate": "diff", "irad-lower-tape": "tape", "irad-symbol-dce": "sym-dce"}
 
@@ -159,7 +162,7 @@ def scaling(title: str, make, sizes) -> None:
 
 
 def tree() -> None:
-    scaling("tree: complete 3-ary call trees of N functions", programs.tree, (250, 500, 1000))
+    scaling("tree: complete 3-ary call trees of N functions", programs.tree, SIZES)
 
 
 def residual_chain(n: int) -> programs.Program:
@@ -167,7 +170,7 @@ def residual_chain(n: int) -> programs.Program:
 
 
 def chain() -> None:
-    scaling("chain: call chains of N levels, each keeping a residual", residual_chain, (250, 500, 1000))
+    scaling("chain: call chains of N levels, each keeping a residual", residual_chain, SIZES)
 
 
 def lstm() -> None:

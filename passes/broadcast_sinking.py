@@ -40,6 +40,8 @@ class ElementwiseOfBroadcasts(RewritePattern):
     """`f(broadcast(a, dims), broadcast(b, dims)) -> broadcast(f(a, b), dims)`
     (one operand or several), `a` and `b` of one type."""
 
+    operand_from = (BroadcastOp,)  # irad-optimize tries it only on ops with a broadcast operand
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         if op.name not in ELEMENTWISE or len(op.results) != 1 or op.regions:
             return

@@ -23,7 +23,7 @@ from typing import Union, get_args, get_origin
 import numpy as np
 
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin
+from xdsl.dialects import arith, builtin, tensor
 from xdsl.dialects.builtin import (
     BoolAttr,
     FloatAttr,
@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
 )
+from xdsl.dialects.linalg.ops import BroadcastOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -54,6 +55,10 @@ _SIGNIFICAND_BITS: dict[type, int] = {Float32Type: 24, Float64Type: 53}
 # The patterns read operands as `op.operands`, not through xDSL's named accessors
 # (`op.lhs`): those cost several times as much, and the canonicalization walk
 # runs these patterns at every float op of a module.
+#
+# `operand_from` names the op types one of which must define an operand of the op
+# for a pattern to rewrite it (a constant for the constant folds): irad-optimize
+# tries a pattern only on ops that have such an operand (passes/optimize.py).
 
 
 def _float_constant(value: SSAValue) -> float | None:
@@ -101,6 +106,10 @@ def _is_everywhere(value: SSAValue, expected: float) -> bool:
     return False
 
 
+# the ops `_is_everywhere` looks through: one of them defines a constant tensor operand
+ONES_FROM = (arith.ConstantOp, tensor.SplatOp, tensor.InsertOp, BroadcastOp, tensor.ReshapeOp)
+
+
 def _constant(value: float, type: builtin.AnyFloat) -> arith.ConstantOp:
     return arith.ConstantOp(FloatAttr(value, type))
 
@@ -109,6 +118,8 @@ class MulfByOne(RewritePattern):
     """`x * 1.0 -> x` and `x * -1.0 -> negf x`, the constant on either side; on
     tensors too, where the constant is a tensor of ones (`_is_everywhere`: a
     gradient's seed times the cotangent of a sum)."""
+
+    operand_from = ONES_FROM
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.MulfOp, rewriter: PatternRewriter, /):
@@ -125,6 +136,8 @@ class MulfByOne(RewritePattern):
 class DivfByOne(RewritePattern):
     """`x / 1.0 -> x` and `x / -1.0 -> negf x` (on tensors too, as MulfByOne)."""
 
+    operand_from = ONES_FROM
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.DivfOp, rewriter: PatternRewriter, /):
         lhs, rhs = op.operands
@@ -140,6 +153,8 @@ class AddfOfZero(RewritePattern):
     (without it, -0.0 + 0.0 is +0.0, not -0.0).
     """
 
+    operand_from = (arith.ConstantOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.AddfOp, rewriter: PatternRewriter, /):
         lhs, rhs = op.operands
@@ -154,6 +169,8 @@ class SubfOfZero(RewritePattern):
     `x - 0.0 -> x` and `-0.0 - x -> negf x`. With `nsz`, also `x - -0.0 -> x` and
     `0.0 - x -> negf x` (without it, 0.0 - 0.0 is +0.0 where negf 0.0 is -0.0).
     """
+
+    operand_from = (arith.ConstantOp,)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.SubfOp, rewriter: PatternRewriter, /):
@@ -185,6 +202,8 @@ class MulfByZero(RewritePattern):
     -1.0 * 0.0 is -0.0.
     """
 
+    operand_from = (arith.ConstantOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.MulfOp, rewriter: PatternRewriter, /):
         if not {_NNAN, _NSZ} <= op.fastmath.data:
@@ -198,6 +217,8 @@ class MulfByZero(RewritePattern):
 class AddfOfNegf(RewritePattern):
     """`x + negf y -> x - y`, `negf y` on either side (IEEE defines x - y as x + -y)."""
 
+    operand_from = (arith.NegfOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.AddfOp, rewriter: PatternRewriter, /):
         lhs, rhs = op.operands
@@ -210,6 +231,8 @@ class AddfOfNegf(RewritePattern):
 class SubfOfNegf(RewritePattern):
     """`x - negf y -> x + y`."""
 
+    operand_from = (arith.NegfOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.SubfOp, rewriter: PatternRewriter, /):
         lhs, rhs = op.operands
@@ -219,6 +242,8 @@ class SubfOfNegf(RewritePattern):
 
 class MulfDivfOfNegfs(RewritePattern):
     """`negf x * negf y -> x * y` and `negf x / negf y -> x / y`."""
+
+    operand_from = (arith.NegfOp,)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(
@@ -235,6 +260,8 @@ class NegfOfProductWithNegf(RewritePattern):
     sign). Only where the negf is the product's one use, so it is not
     computed twice. Reverse mode makes these chains (the adjoint of
     `1 / (1 + exp(-x))` negates twice around a product)."""
+
+    operand_from = (arith.MulfOp, arith.DivfOp)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.NegfOp, rewriter: PatternRewriter, /):
@@ -254,6 +281,8 @@ class NegfOfProductWithNegf(RewritePattern):
 class NegfOfNegf(RewritePattern):
     """`negf (negf x) -> x`."""
 
+    operand_from = (arith.NegfOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.NegfOp, rewriter: PatternRewriter, /):
         if isinstance(inner := op.operands[0].owner, arith.NegfOp):
@@ -262,6 +291,8 @@ class NegfOfNegf(RewritePattern):
 
 class NegfOfConstant(RewritePattern):
     """`negf c -> -c`: flips the sign bit, of zeros and NaNs too."""
+
+    operand_from = (arith.ConstantOp,)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.NegfOp, rewriter: PatternRewriter, /):
@@ -312,6 +343,8 @@ class MinMaxOfConstants(RewritePattern):
     `maximumf`/`minimumf`/`maxnumf`/`minnumf` of two constants. maxnumf and minnumf
     of +0.0 and -0.0 may return either, so those are left alone.
     """
+
+    operand_from = (arith.ConstantOp,)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(
@@ -372,6 +405,8 @@ def _round_integer(value: int, bits: int) -> int:
 class IntToFloatOfConstant(RewritePattern):
     """`sitofp c`, `uitofp c` -> the f32/f64 constant nearest c (ties to even)."""
 
+    operand_from = (arith.ConstantOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(
         self, op: arith.SIToFPOp | arith.UIToFPOp, rewriter: PatternRewriter, /
@@ -402,6 +437,8 @@ class ExtfTruncfOfConstant(RewritePattern):
     `extf c` (exact) and `truncf c` (one rounding, to nearest even; not with an
     explicit `roundingmode`), to f32 or f64.
     """
+
+    operand_from = (arith.ConstantOp,)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(
@@ -437,6 +474,8 @@ def _evaluate_math(op: Operation, args: list[float]) -> float | None:
 
 class MathOfConstants(RewritePattern):
     """A math op of ieee.CORRECTLY_ROUNDED or ieee.LIBM on float constants -> its value."""
+
+    operand_from = (arith.ConstantOp,)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         if op.name not in ieee.CORRECTLY_ROUNDED and op.name not in _LIBM_MATH:

@@ -15,6 +15,8 @@ than `canonicalize` drives them, with the same results:
   confirm it, and rewrites nothing there. The users of an op changed in place
   go on the worklist too, so nothing such a change enables is missed;
 * no dead-code check per op: DCE runs once over the module after the walk;
+* a pattern that needs an operand defined by some op type (a constant, for
+  the constant folds: `operand_from`) is not tried on ops without one;
 * after the first round, no whole-module walk: CSE and DCE (xDSL's) report
   what they change as a rewriter reports it to the walker (the users of a
   value CSE replaced, the producers of the operands of what they erased:
@@ -23,11 +25,11 @@ than `canonicalize` drives them, with the same results:
   when run again: the fixed point, found without a confirming round.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import builtin
+from xdsl.dialects import arith, builtin
 from xdsl.dialects.builtin import MemRefType, UnregisteredOp
 from xdsl.folder import Folder
 from xdsl.ir import Block, Operation, Region
@@ -43,40 +45,118 @@ from xdsl.traits import (
     NoMemoryEffect,
     SymbolOpInterface,
 )
+from xdsl.transforms.canonicalization_patterns.arith import FoldConstConstOp, FoldConstsByReassociation
 from xdsl.transforms.common_subexpression_elimination import CSEDriver, KnownOps, OperationInfo
 from xdsl.transforms.dead_code_elimination import LiveSet, would_be_trivially_dead
 
+from irad.ir.walk import operands as operand_tuple
 from irad.passes.broadcast_sinking import ELEMENTWISE, ElementwiseOfBroadcasts
 from irad.passes.float_folds import DispatchedFloatFolds
 from irad.passes.inline import DEFAULT_MAX_DEPTH, DEFAULT_THRESHOLD, KEEP_ALL_INLINED, inline_calls
 
 
+# xDSL's float patterns that rewrite an op only when an operand is defined by a
+# constant (both fold constants): as irad's float folds declare with `operand_from`.
+_XDSL_OPERAND_FROM: dict[type[RewritePattern], tuple[type[Operation], ...]] = {
+    FoldConstConstOp: (arith.ConstantOp,),  # both operands constants
+    FoldConstsByReassociation: (arith.ConstantOp,),  # one operand a constant
+}
+
+
+def operand_from(pattern: RewritePattern) -> tuple[type[Operation], ...] | None:
+    """The op types one of which must define an operand of an op for `pattern`
+    to rewrite it; None if the pattern declares none."""
+    pattern = getattr(pattern, "pattern", pattern)  # a _Guarded xDSL pattern
+    return _XDSL_OPERAND_FROM.get(type(pattern), getattr(pattern, "operand_from", None))
+
+
+def _reassociates(op: Operation) -> bool:
+    fastmath = op.properties.get("fastmath")
+    return fastmath is not None and arith.FastMathFlag.REASSOC in fastmath.data  # type: ignore[attr-defined]
+
+
+def _all_constant(op: Operation) -> bool:
+    return all(isinstance(v.owner, arith.ConstantOp) for v in op.operands)
+
+
+# What else xDSL's float patterns require before they rewrite, checked before
+# they run: they read operands and flags through xDSL's named accessors (op.lhs,
+# op.fastmath), each a generic lookup that costs several times a plain read,
+# before reaching the check that fails on most ops (no `reassoc` flag: irad
+# emits none unless asked; not both operands constants).
+_XDSL_GUARDS: dict[type[RewritePattern], Callable[[Operation], bool]] = {
+    FoldConstsByReassociation: _reassociates,  # requires `reassoc` on the op (and its user)
+    FoldConstConstOp: _all_constant,
+}
+
+
+class _Guarded(RewritePattern):
+    """An xDSL pattern tried only on ops that meet `guard`, a condition it requires."""
+
+    def __init__(self, pattern: RewritePattern, guard: Callable[[Operation], bool]) -> None:
+        self.pattern, self.guard = pattern, guard
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if self.guard(op):
+            self.pattern.match_and_rewrite(op, rewriter)
+
+
+def _guarded(pattern: RewritePattern) -> RewritePattern:
+    guard = _XDSL_GUARDS.get(type(pattern))
+    return pattern if guard is None else _Guarded(pattern, guard)
+
+
 class Canonicalize(RewritePattern):
     """Fold an op (xDSL's folders), else apply its canonicalization patterns, else
     irad's float folds, else sink broadcasts below it (broadcast_sinking.py); what
-    applies to an op type is found once per type."""
+    applies to an op type is found once per type.
+
+    A pattern that needs an operand defined by some op type (`operand_from`: a
+    constant, say) is skipped on ops without one: most float ops of a
+    differentiated module have no constant operand, and trying each pattern
+    costs several times what looking at the operands' owners once costs."""
 
     def __init__(self, ctx: Context) -> None:
         self.folder = Folder(ctx)
         self.float_folds = DispatchedFloatFolds()
         self.sink_broadcasts = ElementwiseOfBroadcasts()
-        self.by_type: dict[type[Operation], tuple[bool, list[RewritePattern]]] = {}
+        self.by_type: dict[type[Operation], tuple[bool, list[tuple[RewritePattern, tuple | None]]]] = {}
+        # the `operand_from` requirements an op of a type meets by defining an operand
+        self.meets: dict[type, frozenset[tuple]] = {}
+        self.requirements: set[tuple] = set()
 
-    def _for(self, op_type: type[Operation]) -> tuple[bool, list[RewritePattern]]:
+    def _for(self, op_type: type[Operation]) -> tuple[bool, list[tuple[RewritePattern, tuple | None]]]:
         found = self.by_type.get(op_type)
         if found is None:
             # constants are not folded: they would fold to themselves forever
             folds = op_type.has_trait(HasFolder) and not op_type.has_trait(ConstantLike)
             patterns = [
-                pattern
+                _guarded(pattern)
                 for trait in op_type.get_traits_of_type(HasCanonicalizationPatternsTrait)
                 for pattern in trait.get_patterns(op_type)
             ]
             patterns += self.float_folds.patterns_for(op_type)
             if getattr(op_type, "name", None) in ELEMENTWISE:  # elementwise ops on broadcasts
                 patterns.append(self.sink_broadcasts)
-            found = self.by_type[op_type] = (folds, patterns)
+            found = self.by_type[op_type] = (folds, [(p, operand_from(p)) for p in patterns])
+            new = {needs for _, needs in found[1] if needs is not None} - self.requirements
+            if new:
+                self.requirements |= new
+                self.meets.clear()  # answers per type are recomputed with the new requirements
         return found
+
+    def _met(self, op: Operation) -> frozenset[tuple]:
+        """The requirements the owners of `op`'s operands meet."""
+        met: frozenset[tuple] = frozenset()
+        for operand in operand_tuple(op):
+            owner_type = type(operand.owner)
+            meets = self.meets.get(owner_type)
+            if meets is None:
+                meets = self.meets[owner_type] = frozenset(
+                    needs for needs in self.requirements if issubclass(owner_type, needs)
+                )
+            met |= meets
+        return met
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         folds, patterns = self._for(type(op))
@@ -85,7 +165,13 @@ class Canonicalize(RewritePattern):
             if folded is not None:
                 rewriter.replace(op, new_ops=folded[1], new_results=folded[0])
                 return
-        for pattern in patterns:
+        met = None
+        for pattern, needs in patterns:
+            if needs is not None:
+                if met is None:
+                    met = self._met(op)
+                if needs not in met:
+                    continue
             pattern.match_and_rewrite(op, rewriter)
             if rewriter.has_done_action:
                 return
@@ -155,7 +241,7 @@ def _cse_key(op: Operation) -> object:
     attributes, properties = op.attributes, op.properties
     return (
         name,
-        tuple(op.operands),
+        operand_tuple(op),
         tuple(result.type for result in op.results),
         frozenset(attributes.items()) if attributes else _NO_ITEMS,
         frozenset(properties.items()) if properties else _NO_ITEMS,

@@ -158,7 +158,7 @@ class PullbackBuilder(IRBuilder):
         owner = v.owner
         if isinstance(owner, arith.ConstantOp):
             if v not in self._constants:
-                self._constants[v] = self._at_entry(owner.clone())
+                self._constants[v] = self._at_entry(clone(owner, {}))
             return self._constants[v]
         return self.residual(v, v.type)
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from xdsl.dialects import arith, cf, func, scf
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import FileLineColLoc, FunctionType, IntAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.errors import IradWarning, UnsupportedError
@@ -223,10 +223,7 @@ class ModuleLowering:
         block.add_op(func.ReturnOp(*results))
         key = target_key(fn)
         name = self.unique_symbol(key)
-        op = func.FuncOp(
-            name, FunctionType.from_lists(arg_types, [r.type for r in results]), Region(block),
-            visibility="private",
-        )
+        op = builder.private_function(name, block, [r.type for r in results])
         if name != key:
             op.attributes["irad.target"] = StringAttr(key)
         return op
@@ -467,12 +464,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         results, self.result_tree = self._flatten_return(self.env.get(VALUE) if returned else None, tree)
         self.em.op(builder.return_op(*results))
         name, key = self.name_and_target
-        op = func.FuncOp(
-            name,
-            FunctionType.from_lists(self.block.arg_types, [r.type for r in results]),
-            Region(self.block),
-            visibility="private",
-        )
+        op = builder.private_function(name, self.block, [r.type for r in results])
         if key != name:
             op.attributes["irad.target"] = StringAttr(key)
         line, col = self.src.line_col(tree)  # the `def`: where run-time errors name the function

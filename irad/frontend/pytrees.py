@@ -33,6 +33,7 @@ Two views of the same structure live here:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -139,6 +140,7 @@ def step(cls: type, key) -> str:
     return f".{key}"
 
 
+@functools.lru_cache(maxsize=4096)  # per name: every function binds its parameters (`x`, ...)
 def ir_name(path: str) -> str:
     """`params['W']` -> `params.W`: the characters MLIR allows in a value name."""
     return value_name(re.sub(r"[^\w$.-]+", ".", path).strip(".") or "arg")

@@ -15,8 +15,8 @@ from xdsl.builder import Builder
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import UNKNOWN_LOC, FloatAttr, IndexType, SymbolRefAttr
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.dialects.builtin import UNKNOWN_LOC, FloatAttr, FunctionType, IndexType, StringAttr, SymbolRefAttr
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 
@@ -75,6 +75,12 @@ class IRBuilder(Builder):
     def neg(self, a: SSAValue) -> SSAValue:
         return self.value(float_op(arith.NegfOp, a))
 
+    def math(self, op_type: type[Operation], *operands: SSAValue) -> SSAValue:
+        """`op_type(*operands)` for a float op of the math dialect (math.cos,
+        math.powf, ...), made as `float_op` makes it: derivative rules make them
+        by the thousand."""
+        return self.value(float_op(op_type, *operands))
+
 
 _NO_FAST_MATH = arith.FastMathFlagsAttr("none")
 
@@ -123,6 +129,28 @@ def call(callee: str, operands: Sequence[SSAValue], result_types: Sequence[Attri
         operands=operands,
         result_types=result_types,
         properties={"callee": SymbolRefAttr(callee)},
+        location=UNKNOWN_LOC,
+    )
+
+
+_PRIVATE = StringAttr("private")
+_FUNCTION_TYPES: dict[tuple[tuple[Attribute, ...], tuple[Attribute, ...]], FunctionType] = {}
+
+
+def private_function(name: str, block: Block, outputs: Sequence[Attribute]) -> func.FuncOp:
+    """`func.FuncOp(name, (block's argument types, outputs), Region(block),
+    visibility="private")`, made as `float_op` makes ops, its FunctionType made
+    (and verified) once per signature: the frontend makes one per function
+    lowered, and a program's functions share a few signatures."""
+    key = (tuple(block.arg_types), tuple(outputs))
+    function_type = _FUNCTION_TYPES.get(key)
+    if function_type is None:
+        if len(_FUNCTION_TYPES) >= 4096:  # bounded, as float_attr's
+            _FUNCTION_TYPES.clear()
+        function_type = _FUNCTION_TYPES[key] = FunctionType.from_lists(*key)
+    return func.FuncOp.create(
+        properties={"sym_name": StringAttr(name), "function_type": function_type, "sym_visibility": _PRIVATE},
+        regions=[Region(block)],
         location=UNKNOWN_LOC,
     )
 

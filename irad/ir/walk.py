@@ -27,3 +27,10 @@ def walk(op: Operation) -> Iterator[Operation]:
                 else:
                     yield inner
                 inner = following
+
+
+def operands(op: Operation) -> tuple:
+    """`tuple(op.operands)`, read from the op's own tuple: `op.operands` wraps the
+    op in a sequence view whose every item goes through two `__getitem__`s, and
+    CSE and canonicalization read the operands of every op they visit."""
+    return op._operands  # an SSAValues: a tuple (its hash and == are tuple's)

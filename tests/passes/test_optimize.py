@@ -26,7 +26,7 @@ import irad.passes.optimize as optimize_module
 from irad import generated_programs, pipeline
 from irad.arguments import normalise_argnums
 from irad.frontend import signature_of
-from irad.passes.float_folds import FloatFoldsPass
+from irad.passes.float_folds import FLOAT_FOLDS, FloatFoldsPass
 from irad.passes.optimize import OptimizePass
 
 
@@ -880,15 +880,9 @@ def test_dead_linalg_reduce_of_a_discarded_primal_value():
     np.testing.assert_allclose(irad.grad(f)(x), 2.0 * np.exp(x), rtol=1e-14)
 
 
-@pytest.mark.parametrize("make", [lambda: generated_programs.tree(40), lambda: generated_programs.chain(30, affine=False)])
-def test_cse_does_what_xdsls_does(make, tmp_path):
-    """irad's CSE (cheaper keys, per-type effect answers) leaves the module xDSL's
-    CSEDriver leaves: on differentiated call trees before optimisation (where CSE
-    has much to merge) and on the FileCheck inputs with their nested regions."""
-    from xdsl.transforms.common_subexpression_elimination import CSEDriver
-
-    program = make()
-    f = getattr(generated_programs.load(program.source(), f"cse_{tmp_path.name}", tmp_path), program.entry)
+def _before_optimisation(program, name: str, tmp_path) -> str:
+    """The gradient module of `program` as irad-optimize receives it."""
+    f = getattr(generated_programs.load(program.source(), name, tmp_path), program.entry)
     signature = signature_of(f, (0.3,))
     texts = []
     pipeline.AFTER_PASS.append(lambda previous, module, last: texts.append(str(module)) if previous.name == "irad-lower-tape" else None)
@@ -896,7 +890,22 @@ def test_cse_does_what_xdsls_does(make, tmp_path):
         pipeline.gradient_module(f, signature, normalise_argnums(f, (0,), signature), False)
     finally:
         pipeline.AFTER_PASS.pop()
-    inputs = [texts[0]] + [p.read_text() for p in sorted(Path(__file__).parents[2].joinpath("filecheck", "optimize").glob("*.mlir"))]
+    return texts[0]
+
+
+def _filecheck_inputs(*folders: str) -> list[str]:
+    root = Path(__file__).parents[2].joinpath("filecheck")
+    return [p.read_text() for folder in folders for p in sorted(root.joinpath(folder).glob("*.mlir"))]
+
+
+@pytest.mark.parametrize("make", [lambda: generated_programs.tree(40), lambda: generated_programs.chain(30, affine=False)])
+def test_cse_does_what_xdsls_does(make, tmp_path):
+    """irad's CSE (cheaper keys, per-type effect answers) leaves the module xDSL's
+    CSEDriver leaves: on differentiated call trees before optimisation (where CSE
+    has much to merge) and on the FileCheck inputs with their nested regions."""
+    from xdsl.transforms.common_subexpression_elimination import CSEDriver
+
+    inputs = [_before_optimisation(make(), f"cse_{tmp_path.name}", tmp_path)] + _filecheck_inputs("optimize")
     changed = []
     for text in inputs:
         ours, theirs = parse(text), parse(text)
@@ -904,3 +913,90 @@ def test_cse_does_what_xdsls_does(make, tmp_path):
         CSEDriver().simplify(theirs)
         assert str(ours) == str(theirs)
     assert changed[0]  # the differentiated module had something to merge
+
+
+def _operand_kinds_module() -> str:
+    """Every float op irad's and xDSL's float patterns match, on every pair of
+    operands from: an argument, constants (edge values), a negf, a mulf, a divf."""
+    defs = ["%c{i} = arith.constant {v} : f64".format(i=i, v=_mlir_float(v)) for i, v in enumerate([0.0, -0.0, 1.0, -1.0, 2.0, -math.inf])]
+    defs += ["%n = arith.negf %x : f64", "%p = arith.mulf %x, %y : f64", "%q = arith.divf %x, %y : f64"]
+    defs += ["%k = arith.constant 3 : i32", "%h = arith.constant 1.5 : f32"]
+    for name in ("addf", "mulf"):  # (c op x) op c', which reassociates with `reassoc`
+        for j, flags in enumerate(["", " fastmath<fast>", " fastmath<reassoc>"]):
+            defs += [f"%{name}_in{j} = arith.{name} %c4, %x{flags} : f64", f"%{name}_out{j} = arith.{name} %{name}_in{j}, %c4{flags} : f64"]
+    values = ["%x", "%y", "%n", "%p", "%q"] + [f"%c{i}" for i in range(6)]
+    ops = []
+    fast = ["", " fastmath<fast>"]
+    for i, (a, b) in enumerate(itertools.product(values, repeat=2)):
+        for name in ("addf", "subf", "mulf", "divf", "maximumf", "minimumf", "maxnumf", "minnumf"):
+            for j, flags in enumerate(fast):
+                ops.append(f"%{name}{i}_{j} = arith.{name} %{a[1:]}, %{b[1:]}{flags} : f64")
+        ops.append(f"%cmp{i} = arith.cmpf olt, %{a[1:]}, %{b[1:]} : f64")
+        ops.append(f"%pow{i} = math.powf %{a[1:]}, %{b[1:]} : f64")
+    for i, a in enumerate(values):
+        ops += [f"%neg{i} = arith.negf %{a[1:]} : f64", f"%exp{i} = math.exp %{a[1:]} : f64", f"%tr{i} = arith.truncf %{a[1:]} : f64 to f32"]
+    ops += ["%si = arith.sitofp %k : i32 to f64", "%sj = arith.sitofp %z : i32 to f64", "%ex = arith.extf %h : f32 to f64"]
+    body = "\n".join(defs + ops)
+    return f"func.func @f(%x: f64, %y: f64, %z: i32) {{\n{body}\nfunc.return\n}}"
+
+
+def _mlir_float(v: float) -> str:
+    return "0xFFF0000000000000" if v == -math.inf else repr(v)
+
+
+def test_patterns_need_what_they_declare():
+    """A pattern declaring `operand_from` (irad's float folds; xDSL's float
+    constant folds in optimize._XDSL_OPERAND_FROM) rewrites no op none of whose
+    operands is defined by one of those op types, and an xDSL pattern rewrites no
+    op its guard (optimize._XDSL_GUARDS) rejects, so irad-optimize may skip it
+    there. (Each op is tried on unchanged IR: a pattern that does nothing leaves
+    it as it was, and one that rewrites fails the test.)"""
+    from collections import Counter
+
+    from xdsl.pattern_rewriter import PatternRewriter
+
+    canonicalize = optimize_module.Canonicalize(pipeline.context())
+    texts = [_operand_kinds_module()] + _filecheck_inputs("optimize", "float-folds")
+    checked: Counter = Counter()
+    for text in texts:
+        for op in list(parse(text).walk()):
+            if op.parent_block() is None:
+                continue
+            _, patterns = canonicalize._for(type(op))
+            for pattern, needs in patterns:
+                inner = getattr(pattern, "pattern", pattern)  # xDSL's, behind its guard
+                name = type(inner).__name__
+                if isinstance(pattern, optimize_module._Guarded) and not pattern.guard(op):
+                    rewriter = PatternRewriter(op)
+                    inner.match_and_rewrite(op, rewriter)
+                    assert not rewriter.has_done_action, (name, "guard", str(op))
+                    checked[name + " guard"] += 1
+                if needs is None or any(isinstance(v.owner, needs) for v in op.operands):
+                    continue
+                rewriter = PatternRewriter(op)
+                inner.match_and_rewrite(op, rewriter)
+                assert not rewriter.has_done_action, (name, str(op))
+                checked[name] += 1
+    declared = {type(p).__name__ for p in FLOAT_FOLDS if optimize_module.operand_from(p)} | {
+        t.__name__ for t in optimize_module._XDSL_OPERAND_FROM
+    } | {t.__name__ + " guard" for t in optimize_module._XDSL_GUARDS}
+    assert declared == set(checked) and min(checked.values()) >= 2, checked
+
+
+def test_skipping_patterns_changes_nothing(tmp_path):
+    """Canonicalizing with every pattern tried at every op gives the module the
+    filtered walk gives: on the operand-kinds module, the FileCheck inputs and a
+    differentiated call tree."""
+    texts = [_before_optimisation(generated_programs.tree(40), f"skip_{tmp_path.name}", tmp_path), _operand_kinds_module()]
+    texts += _filecheck_inputs("optimize", "float-folds")
+
+    class Unfiltered(optimize_module.Canonicalize):
+        def _for(self, op_type):
+            folds, patterns = super()._for(op_type)
+            return folds, [(pattern, None) for pattern, _ in patterns]
+
+    for text in texts:
+        ours, theirs = parse(text), parse(text)
+        optimize_module._OneWalk(optimize_module.Canonicalize(pipeline.context())).rewrite_module(ours)
+        optimize_module._OneWalk(Unfiltered(pipeline.context())).rewrite_module(theirs)
+        assert str(ours) == str(theirs)
