@@ -709,7 +709,10 @@ def as_number(op: Operation) -> bool:
             continue
         if not _is_elementwise(user):
             return False
-        if not _has_full_operand(user, user.inputs if user.name == "linalg.generic" else user.operands):
+        inputs = user.inputs if user.name == "linalg.generic" else user.operands
+        if all(number_of(v) is not None for v in inputs):
+            return False  # numbers alone would make a Python number where a tensor is due
+        if not _has_full_operand(user, inputs):
             return False
     return True
 
