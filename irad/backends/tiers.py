@@ -163,6 +163,12 @@ class Upgrade:
         return self.done.wait(timeout) and self.error is None
 
 
+def wait_all(timeout: float | None = None) -> bool:
+    """Wait for every background compile of this process (a measurement of
+    the heap or of speed must not overlap a load); True if all loaded."""
+    return all([upgrade.wait(timeout) for upgrade in list(_running)])
+
+
 @atexit.register
 def _at_exit() -> None:
     """No load may start once the interpreter finalises. A child compiling

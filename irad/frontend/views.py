@@ -214,12 +214,14 @@ class Views:
             steps.insert(0, step)
 
     def _holder(self, value: SSAValue) -> str | None:
-        """A base key or a name whose current value is `value`."""
+        """A base key of the current table, or a name, whose current value is `value`.
+        (A base another path dissolved stays in the environment: not a holder.)"""
+        table = self.table
         names = [k for k, v in self.env.items() if v is value and not k.startswith("$")]
         for name in names:
-            if name in self.table.members:
+            if name in table.members:
                 return name
-        bases = [k for k, v in self.env.items() if v is value and k.startswith(BASE)]
+        bases = [k for k, v in self.env.items() if v is value and k.startswith(BASE) and k in table.origins]
         return bases[0] if bases else (names[0] if names else None)
 
     # ---- binding a name -----------------------------------------------------------

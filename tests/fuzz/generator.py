@@ -405,6 +405,8 @@ class Generator:
             item = self.scalar_expr(s, depth)
             condition = f" if {self.condition(s)}" if self.chance() else ""
         start = self.pick(["", "", ", 0.5", f", {self.scalar_expr(s, 0)}"])
+        if condition and not start:
+            start = ", 0.0"  # a filter may select nothing: Python's sum is then the int 0, not a float
         return self.pick(["sum(({} {}{}){})", "sum([{} {}{}]{})"]).format(item, clause, condition, start)
 
     def _comprehension(self, s: Scope, shape, depth) -> Arr:
