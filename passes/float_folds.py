@@ -23,7 +23,7 @@ from typing import Union, get_args, get_origin
 import numpy as np
 
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin, tensor
+from xdsl.dialects import arith, builtin
 from xdsl.dialects.builtin import (
     BoolAttr,
     FloatAttr,
@@ -32,7 +32,6 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
 )
-from xdsl.dialects.linalg.ops import BroadcastOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -44,6 +43,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from irad.ir import ieee
+from irad.ir.constants import SPLAT_SOURCES, is_splat_of
 
 _NNAN = arith.FastMathFlag.NO_NANS
 _NSZ = arith.FastMathFlag.NO_SIGNED_ZEROS
@@ -80,55 +80,25 @@ def _is_constant(value: SSAValue, expected: float) -> bool:
     )
 
 
-def _is_everywhere(value: SSAValue, expected: float) -> bool:
-    """`value` is the float constant `expected`, or a tensor every element of
-    which is: a splat dense constant, a tensor.splat of the constant, the whole
-    of a rank-0 tensor written by tensor.insert (how a gradient's seed becomes a
-    tensor), or a broadcast or reshape of one of those."""
-    if not isinstance(value.type, builtin.TensorType):
-        return _is_constant(value, expected)
-    op = value.owner
-    name = op.name if isinstance(op, Operation) else None
-    if name == "arith.constant" and isinstance(attr := op.value, builtin.DenseIntOrFPElementsAttr):
-        first = next(iter(attr.iter_values()), None)
-        return (
-            isinstance(first, float)
-            and first == expected
-            and libm.copysign(1.0, first) == libm.copysign(1.0, expected)
-            and attr.is_splat()
-        )
-    if name == "tensor.insert" and not op.indices:
-        return _is_constant(op.scalar, expected)
-    if name == "tensor.splat":
-        return _is_constant(op.input, expected)
-    if name in ("linalg.broadcast", "tensor.reshape"):
-        return _is_everywhere(op.operands[0], expected)
-    return False
-
-
-# the ops `_is_everywhere` looks through: one of them defines a constant tensor operand
-ONES_FROM = (arith.ConstantOp, tensor.SplatOp, tensor.InsertOp, BroadcastOp, tensor.ReshapeOp)
-
-
 def _constant(value: float, type: builtin.AnyFloat) -> arith.ConstantOp:
     return arith.ConstantOp(FloatAttr(value, type))
 
 
 class MulfByOne(RewritePattern):
     """`x * 1.0 -> x` and `x * -1.0 -> negf x`, the constant on either side; on
-    tensors too, where the constant is a tensor of ones (`_is_everywhere`: a
+    tensors too, where the constant is a tensor of ones (`is_splat_of`: a
     gradient's seed times the cotangent of a sum)."""
 
-    operand_from = ONES_FROM
+    operand_from = SPLAT_SOURCES
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.MulfOp, rewriter: PatternRewriter, /):
         lhs, rhs = op.operands
         for c, x in ((rhs, lhs), (lhs, rhs)):
-            if _is_everywhere(c, 1.0):
+            if is_splat_of(c, 1.0):
                 rewriter.replace(op, (), (x,))
                 return
-            if _is_everywhere(c, -1.0):
+            if is_splat_of(c, -1.0):
                 rewriter.replace(op, arith.NegfOp(x))
                 return
 
@@ -136,14 +106,14 @@ class MulfByOne(RewritePattern):
 class DivfByOne(RewritePattern):
     """`x / 1.0 -> x` and `x / -1.0 -> negf x` (on tensors too, as MulfByOne)."""
 
-    operand_from = ONES_FROM
+    operand_from = SPLAT_SOURCES
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.DivfOp, rewriter: PatternRewriter, /):
         lhs, rhs = op.operands
-        if _is_everywhere(rhs, 1.0):
+        if is_splat_of(rhs, 1.0):
             rewriter.replace(op, (), (lhs,))
-        elif _is_everywhere(rhs, -1.0):
+        elif is_splat_of(rhs, -1.0):
             rewriter.replace(op, arith.NegfOp(lhs))
 
 

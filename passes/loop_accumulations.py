@@ -34,13 +34,14 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, scf, tensor
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
+from xdsl.dialects.builtin import TensorType
 from xdsl.dialects.linalg.ops import MatmulOp, ReduceOp, TransposeOp
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from irad.ir import tensor as T
 from irad.ir.builder import IRBuilder
+from irad.ir.constants import is_splat_of
 from irad.passes.loops import constant_index, static_trip_count
 
 
@@ -65,13 +66,6 @@ class _Sunk:
     transposed: bool  # the matmul's lhs is the transposed stack of its transpose's input
 
 
-def _zero(value: SSAValue) -> bool:
-    owner = value.owner
-    if not isinstance(owner, arith.ConstantOp) or not isinstance(owner.value, DenseIntOrFPElementsAttr):
-        return False
-    return all(v == 0 for v in owner.value.get_values())
-
-
 def _static_2d(v: SSAValue) -> bool:
     t = v.type
     return isinstance(t, TensorType) and len(t.get_shape()) == 2 and min(t.get_shape()) >= 0
@@ -90,7 +84,7 @@ def _is_sum_over_rows(op: Operation) -> bool:
         tuple(op.dimensions.get_values()) == (0,)
         and len(body_ops) == 2
         and isinstance(body_ops[0], arith.AddfOp)
-        and _zero(op.operands[1])
+        and is_splat_of(op.operands[1], 0.0)
     )
 
 
@@ -100,7 +94,7 @@ def _plain_matmul(op: Operation) -> bool:
         and len(op.inputs) == 2
         and len(op.outputs) == 1
         and all(_static_2d(v) for v in (*op.inputs, op.outputs[0]))
-        and _zero(op.outputs[0])
+        and is_splat_of(op.outputs[0], 0.0)
     )
 
 
@@ -223,7 +217,7 @@ def _rebuild(loop: scf.ForOp, trips: int, sunk: Sequence[_Sunk], stacks: Sequenc
     for k in sunk:
         total = _total(after, k, k.term)
         init = inits[k.position]
-        if not _zero(init):
+        if not is_splat_of(init, 0.0):
             total = after.op(arith.AddfOp(init, total))
         loop.results[k.position].replace_all_uses_with(total)
     loop.detach()

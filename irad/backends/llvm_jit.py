@@ -175,17 +175,10 @@ class JitModule:
         self.cached = None
         if determined_by is not None:  # looked up before the IR is made
             vector_math.bind_all(_host()[2], llvm.add_symbol)
-            self._name = object_cache.key(["determined by", *determined_by], _target(self._level))
-            self.cached = _loadable(object_cache.load(self._cache, self._name))
-            if self.cached is not None:
-                self._engine = _ObjectEngine(self.cached, self._level)
+            if self._from_cache(["determined by", *determined_by]):
                 return
         module = self._build()
-        if determined_by is None:
-            self._name = object_cache.key(self._sources, _target(self._level))
-            self.cached = _loadable(object_cache.load(self._cache, self._name))
-        if self.cached is not None:
-            self._engine = _ObjectEngine(self.cached, self._level)
+        if determined_by is None and self._from_cache(self._sources):
             return
         cpu, features, _ = _host()
         needed = llvm_build.needs(module)
@@ -210,6 +203,15 @@ class JitModule:
             lambda _, code: object_cache.store(self._cache, self._name, bytes(code), needed), lambda _: None
         )
         self._engine.finalize_object()
+
+    def _from_cache(self, key_parts: list[str]) -> bool:
+        """Look the code up under the key of `key_parts` (kept as `_name`, where
+        the compile stores it on a miss); on a hit, run it."""
+        self._name = object_cache.key(key_parts, _target(self._level))
+        self.cached = _loadable(object_cache.load(self._cache, self._name))
+        if self.cached is not None:
+            self._engine = _ObjectEngine(self.cached, self._level)
+        return self.cached is not None
 
     def _build(self):
         """The module to compile, parsed and linked (its texts in `_sources`)."""

@@ -77,6 +77,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from irad.backends.lapack import Library, find
 from irad.errors import BackendError
 from irad.ir import contraction
+from irad.ir.constants import is_splat_of
 from irad.ir.tensor import DYNAMIC
 
 # A product of fewer multiply-adds (M*N*K) stays as loops. Measured crossover
@@ -109,21 +110,12 @@ def _product_shape(op: MatmulOp) -> tuple[int, int, int] | None:
         return None
     if any(t.element_type != c.type.element_type for t in types):
         return None
-    if not _is_zero(c):
+    if not is_splat_of(c, 0.0):
         return None
     (m, k), (_, n) = a.type.get_shape(), b.type.get_shape()
     if min(m, n, k) < 0:  # dynamic
         return None
     return m, n, k
-
-
-def _is_zero(value: SSAValue) -> bool:
-    op = value.owner
-    if not isinstance(op, arith.ConstantOp):
-        return False
-    attr = op.value
-    values = getattr(attr, "get_values", lambda: None)()
-    return values is not None and all(v == 0 for v in values)
 
 
 def products(module: ModuleOp) -> list[Operation]:
@@ -381,7 +373,7 @@ def _batched_plan(op: Operation):
     None for any other op."""
     if not contraction.is_contraction(op) or len(op.inputs) != 2 or len(op.outputs) != 1:
         return None
-    if not _is_zero(op.outputs[0]):
+    if not is_splat_of(op.outputs[0], 0.0):
         return None
     types = [v.type for v in (*op.inputs, op.outputs[0])]
     element = types[-1].element_type

@@ -63,12 +63,7 @@ def _large(op: Operation) -> bool:
     if len(op.results) != 1:
         return False
     t = op.results[0].type
-    if not isinstance(t, TensorType) or any(d < 0 for d in t.get_shape()):
-        return False
-    elements = 1
-    for d in t.get_shape():
-        elements *= d
-    return elements >= MIN_ELEMENTS
+    return isinstance(t, TensorType) and t.has_static_shape() and t.element_count() >= MIN_ELEMENTS
 
 
 def _cheap_body(op: linalg.GenericOp) -> bool:

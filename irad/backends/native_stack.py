@@ -92,14 +92,11 @@ def _static_bytes(op: Operation) -> int:
     if len(op.results) != 1 or isinstance(op, _VIEWS):
         return 0
     t = op.results[0].type
-    if not isinstance(t, TensorType) or any(d < 0 for d in t.get_shape()):
+    if not isinstance(t, TensorType) or not t.has_static_shape():
         return 0
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, func.FuncOp):
         if isinstance(parent, _LOOPS):
             return 0
         parent = parent.parent_op()
-    elements = 1
-    for d in t.get_shape():
-        elements *= d
-    return elements * max(1, getattr(t.element_type, "bitwidth", 64) // 8)
+    return t.element_count() * max(1, getattr(t.element_type, "bitwidth", 64) // 8)

@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from irad.ir import contraction
+from irad.ir.constants import is_splat_of, splat_number
 from irad.ir.gather import axis_of
 from irad.ir.tensor import DYNAMIC, ELEMENTWISE_KINDS, KIND, REDUCTIONS
 
@@ -451,14 +452,6 @@ _REDUCE_FUNCTIONS = {
 }
 
 
-def is_splat_of(value, number: float) -> bool:
-    owner = value.owner
-    if not isinstance(owner, arith.ConstantOp) or not isinstance(owner.value, DenseIntOrFPElementsAttr):
-        return False
-    values = owner.value.get_values()
-    return all(v == number for v in values)
-
-
 def sum_expression(tr, x, axes: tuple[int, ...]) -> str:
     """The sum of tensor value `x` over `axes`, as the cheapest numpy call.
 
@@ -660,7 +653,7 @@ def smallest_shape(v) -> tuple[int, ...]:
     """The shape `v` has at run time if every broadcast stays unexpanded (a
     tensor made of one number: the number itself)."""
     owner = v.owner
-    if number_of(v) is not None:
+    if splat_number(v) is not None:
         return ()
     if isinstance(owner, Operation) and owner.name == "linalg.broadcast":
         added = set(owner.dimensions.get_values())
@@ -674,34 +667,12 @@ def _has_full_operand(user: Operation, inputs) -> bool:
     return np.broadcast_shapes(*shapes) == tuple(user.results[0].type.get_shape())
 
 
-def number_of(v) -> SSAValue | float | int | None:
-    """The scalar every element of tensor `v` is, if v is made of one number:
-    a splat constant (the number itself), a splat, the whole of a rank-0 tensor
-    written by tensor.insert (how a gradient's seed and a scalar's cotangent
-    become tensors), and broadcasts and reshapes of those. None otherwise."""
-    owner = v.owner
-    name = owner.name if isinstance(owner, Operation) else None
-    if name == "arith.constant" and isinstance(owner.value, DenseIntOrFPElementsAttr):
-        first = next(iter(owner.value.iter_values()), None)
-        splat = first is not None and not (isinstance(first, float) and math.isnan(first)) and owner.value.is_splat()
-        return first if splat else None
-    if name == "tensor.splat":
-        return owner.input
-    if name == "tensor.insert":
-        return None if owner.indices else owner.scalar
-    if name == "linalg.broadcast":
-        return number_of(owner.input)
-    if name == "tensor.reshape":
-        return number_of(owner.source)
-    return None
-
-
 def as_number(op: Operation) -> bool:
-    """`op` makes a tensor of one number (`number_of`) that generated code can
+    """`op` makes a tensor of one number (`splat_number`) that generated code can
     hold as the number itself: every user broadcasts it by numpy's rules (an
     elementwise op whose other operands give the result's shape), or reshapes
     or broadcasts it into a tensor held as the number too."""
-    if number_of(op.results[0]) is None:
+    if splat_number(op.results[0]) is None:
         return False
     for use in op.results[0].uses:
         user = use.operation
@@ -710,7 +681,7 @@ def as_number(op: Operation) -> bool:
         if not _is_elementwise(user):
             return False
         inputs = user.inputs if user.name == "linalg.generic" else user.operands
-        if all(number_of(v) is not None for v in inputs):
+        if all(splat_number(v) is not None for v in inputs):
             return False  # numbers alone would make a Python number where a tensor is due
         if not _has_full_operand(user, inputs):
             return False
@@ -719,7 +690,7 @@ def as_number(op: Operation) -> bool:
 
 def number_expression(tr, op: Operation) -> str:
     """The number an `as_number` op's tensor is held as."""
-    number = number_of(op.results[0])
+    number = splat_number(op.results[0])
     if isinstance(number, SSAValue):
         text = tr.value(number)
     else:

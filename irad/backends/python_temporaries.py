@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import Float32Type, Float64Type, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from irad.backends import python_arrays
+from irad.ir.constants import is_splat_of
 from irad.ir.tensor import REDUCTIONS
 
 _UFUNCS = python_arrays.UFUNCS
@@ -92,7 +93,7 @@ def _is_sum(op: Operation) -> bool:
     if op.name != "linalg.reduce" or len(op.operands) != 2:
         return False
     combiner = next(iter(op.regions[0].block.ops))
-    return isinstance(combiner, arith.AddfOp) and python_arrays.is_splat_of(op.operands[1], REDUCTIONS[arith.AddfOp])
+    return isinstance(combiner, arith.AddfOp) and is_splat_of(op.operands[1], REDUCTIONS[arith.AddfOp])
 
 
 def _fusable_input(reduce: Operation) -> Operation | None:
@@ -154,7 +155,7 @@ def _insert_into_zeros(value: SSAValue, add: Operation) -> bool:
         isinstance(owner, Operation)
         and owner.name in _INSERTS
         and value.type == add.results[0].type
-        and python_arrays.is_splat_of(owner.dest, 0.0)
+        and is_splat_of(owner.dest, 0.0)
         and _only_user(value, add)
     )
 
