@@ -14,8 +14,9 @@ compiled in a fresh interpreter, after a warm-up that pays the imports, and
 its first call `irad.grad(f, backend="native")` is split into stages:
 
     irad        lower, differentiate, optimise (the IR irad hands the backend)
-    mlir-opt    the bufferization and lowering passes (a subprocess)
-    translate   mlir-translate --mlir-to-llvmir (a subprocess)
+    mlir tools  mlir-opt (the bufferization and lowering passes) and
+                mlir-translate --mlir-to-llvmir: two subprocesses, one pipe
+                between them (one after the other in older trees)
     parse       llvmlite parsing the LLVM IR (with the runtime linked in)
     llvm-opt    LLVM's -O2 pipeline (llvmlite's new pass manager)
     codegen     machine code (MCJIT's finalize_object)
@@ -55,7 +56,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
 REPEATS = int(os.environ.get("REPEATS", "3"))
-STAGES = ("irad", "mlir-opt", "translate", "parse", "llvm-opt", "codegen", "other")
+STAGES = ("irad", "mlir tools", "parse", "llvm-opt", "codegen", "other")
 
 ONE_PROCESS = r'''
 import json, os, sys, time
@@ -90,14 +91,16 @@ def timed(stage, fn):
 pipeline.gradient_module = timed("irad", pipeline.gradient_module)
 import irad.api
 irad.api.gradient_module = pipeline.gradient_module
-run_tool = native._run_tool
-def tool(args, text, what):
-    stage = "mlir-opt" if "mlir-opt" in os.path.basename(args[0]) else "translate"
-    out = timed(stage, run_tool)(args, text, what)
-    if stage == "translate":
+# mlir-opt and mlir-translate: one pipeline (_run_tools), or one tool at a time (an older tree)
+name = "_run_tools" if hasattr(native, "_run_tools") else "_run_tool"
+run_tools = getattr(native, name)
+def tools(commands, text, what):
+    out = timed("mlir tools", run_tools)(commands, text, what)
+    last = commands[-1] if name == "_run_tools" else commands
+    if "mlir-translate" in os.path.basename(last[0]):
         sizes["llvm lines"] = sizes.get("llvm lines", 0) + out.count("\n")
     return out
-native._run_tool = tool
+setattr(native, name, tools)
 llvm = llvm_jit._llvm()
 llvm.parse_assembly = timed("parse", llvm.parse_assembly)
 make_builder = llvm.create_pass_builder
