@@ -80,6 +80,7 @@ from irad.backends.llvm_jit import JitModule, signature
 from irad.backends.mlir_tools import INSTALL_HINT, find_tool
 from irad.errors import BackendError, IradWarning
 from irad.ir import printing
+from irad.ir.text import module_text
 from irad.ir.mlir_ops import expand_for_llvm
 
 # mlir-opt passes from the dialects irad emits (func, arith, math, scf, memref)
@@ -653,7 +654,7 @@ class NativeModule:
         self.functions = {named[op.sym_name.data]: op for op in _public_functions(ready)}  # array results are arguments
         blas = native_blas.call_blas(ready)  # large matrix products call BLAS
         messages = native_checks.guard(ready)
-        text = str(ready)
+        text = module_text(ready)
         self._mlir = (text, passes)
         # mlir-opt's output is not the same from run to run (the order and names
         # of the globals bufferization makes), so its input decides the cache's
