@@ -10,8 +10,9 @@ Run:
 process, timed interleaved (medians of 5); no compile stages.
 
 Rows are bench/native.py's workloads (all array rows by default). Each row is
-compiled in a fresh interpreter, after a warm-up that pays the imports, and
-its first call `irad.grad(f, backend="native")` is split into stages:
+compiled in a fresh interpreter, after a warm-up that pays the imports (and
+whose background -O2 compile is waited for: reaped during the measured call,
+its child's CPU time was counted there), and its first call `irad.grad(f, backend="native")` is split into stages:
 
     irad        lower, differentiate, optimise (the IR irad hands the backend)
     mlir tools  mlir-opt (the bufferization and lowering passes) and
