@@ -21,8 +21,14 @@ its child's CPU time was counted there), and its first call `irad.grad(f, backen
     parse       llvmlite parsing the LLVM IR (with the runtime linked in)
     llvm-opt    LLVM's -O2 pipeline (llvmlite's new pass manager)
     codegen     machine code (MCJIT's finalize_object)
-    other       the rest: printing the module, BLAS and check rewrites, the
-                runtime's text, ctypes
+    print       the module's text, mlir-opt's input
+    prepare     for_mlir_opt: the module's copy with C interfaces, renamed
+                symbols, destinations, and the passes
+    blas        large matrix products rewritten into BLAS calls
+    vector math loops of exp, log, tanh renamed to call libmvec (LLVM IR text)
+    -O2 start   starting the background -O2 compile (its request, the child)
+    other       the rest: the checks' rewrite, the runtime's text, linking,
+                the cache's key, ctypes
 
 Times are CPU seconds of the interpreter and of the tools it ran (os.times),
 which load on a shared machine inflates less than wall time. Also reported:
@@ -57,10 +63,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
 REPEATS = int(os.environ.get("REPEATS", "3"))
-STAGES = ("irad", "mlir tools", "parse", "llvm-opt", "codegen", "other")
+STAGES = ("irad", "mlir tools", "parse", "llvm-opt", "codegen", "print", "prepare", "blas", "vector math", "-O2 start", "other")
 
 ONE_PROCESS = r'''
-import json, os, sys, time
+import json, os, resource, sys, time
 os.environ["OPENBLAS_NUM_THREADS"] = "1"  # as bench/native.py runs numpy, before numpy loads
 sys.path.insert(0, sys.argv[1])
 import irad  # from the tree under test; bench/native.py's own `import irad` finds this one
@@ -74,9 +80,9 @@ from irad.backends import llvm_jit, native
 def module_walk(g, args):
     return g.lower(*args).walk()
 
-def cpu():
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
+def cpu():  # microseconds, where os.times counts 10 ms ticks
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 spent, sizes = {}, {}
 
@@ -102,6 +108,17 @@ def tools(commands, text, what):
         sizes["llvm lines"] = sizes.get("llvm lines", 0) + out.count("\n")
     return out
 setattr(native, name, tools)
+# the parts of `other` that are known
+from irad.backends import native_blas, tiers, vector_math
+if hasattr(native, "module_text"):
+    native.module_text = timed("print", native.module_text)
+else:  # an older tree prints with str()
+    from xdsl.dialects.builtin import ModuleOp
+    ModuleOp.__str__ = timed("print", ModuleOp.__str__)
+native.for_mlir_opt = timed("prepare", native.for_mlir_opt)
+native_blas.call_blas = timed("blas", native_blas.call_blas)
+vector_math.vectorisable = timed("vector math", vector_math.vectorisable)
+tiers.Upgrade.__init__ = timed("-O2 start", tiers.Upgrade.__init__)
 llvm = llvm_jit._llvm()
 llvm.parse_assembly = timed("parse", llvm.parse_assembly)
 make_builder = llvm.create_pass_builder
@@ -246,7 +263,7 @@ def main() -> None:
             slow.append(tier0(label))
         for name, results in runs.items():
             m = {c: statistics.median(r.get(c, 0.0) for r in results) for c in columns}
-            cells = [f"{m[c]:.2f}" for c in (*STAGES, "total", "first wall", "to O2", "to O2 wall")]
+            cells = [f"{m[c]:.3f}" for c in (*STAGES, "total")] + [f"{m[c]:.2f}" for c in ("first wall", "to O2", "to O2 wall")]
             cells += [f"{m['ops']:.0f}", f"{m['llvm lines']:.0f}", f"{m['grad us']:.1f}"]
             cells.append(f"{statistics.median(slow):.1f}" if name == "new" else "–")
             cells.append(f"{statistics.median(cached):.2f}" if name == "new" else "–")
