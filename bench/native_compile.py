@@ -109,7 +109,7 @@ def tools(commands, text, what):
     return out
 setattr(native, name, tools)
 # the parts of `other` that are known
-from irad.backends import native_blas, tiers, vector_math
+from irad.backends import native_blas, vector_math
 if hasattr(native, "module_text"):
     native.module_text = timed("print", native.module_text)
 else:  # an older tree prints with str()
@@ -118,7 +118,11 @@ else:  # an older tree prints with str()
 native.for_mlir_opt = timed("prepare", native.for_mlir_opt)
 native_blas.call_blas = timed("blas", native_blas.call_blas)
 vector_math.vectorisable = timed("vector math", vector_math.vectorisable)
-tiers.Upgrade.__init__ = timed("-O2 start", tiers.Upgrade.__init__)
+try:
+    from irad.backends import tiers
+    tiers.Upgrade.__init__ = timed("-O2 start", tiers.Upgrade.__init__)
+except ImportError:  # an older tree, without tiering
+    pass
 llvm = llvm_jit._llvm()
 llvm.parse_assembly = timed("parse", llvm.parse_assembly)
 make_builder = llvm.create_pass_builder

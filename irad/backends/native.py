@@ -1,7 +1,8 @@
 """Native backend: lower a module through upstream MLIR 22 and run machine code.
 
     xDSL module --(text)--> mlir-opt ([BUFFERIZATION +] LOWERING)
-               --> mlir-translate --mlir-to-llvmir --> llvmlite: -O2, MCJIT --> ctypes calls
+               --(bytecode, a pipe)--> mlir-translate --mlir-to-llvmir
+               --> llvmlite: -O0 now, -O2 in the background (tiers.py), MCJIT --> ctypes calls
 
 Every public function gets `llvm.emit_c_interface`, so MLIR also emits a
 `_mlir_ciface_<name>` wrapper with a fixed C calling convention:
