@@ -1,25 +1,17 @@
 """irad.ir.text.module_text: the text str() prints, with each type printed once."""
 
-from pathlib import Path
-
 from xdsl.parser import Parser
-from xdsl.utils.exceptions import ParseError
 
 from irad import pipeline
 from irad.ir.text import module_text
+from tests.ir.filecheck_inputs import parsed
 
 
 def test_module_text_is_str_on_filecheck_inputs():
     """Every FileCheck input that parses in irad's context (tensors, memrefs,
     function types, dense constants, nested regions)."""
     checked = 0
-    for path in sorted(Path(__file__).parents[2].joinpath("filecheck").rglob("*.mlir")):
-        if "Output" in path.parts:
-            continue
-        try:
-            module = Parser(pipeline.context(), path.read_text()).parse_module()
-        except ParseError:  # written for another tool's syntax (mlir-opt), or split inputs
-            continue
+    for path, module in parsed():
         try:
             expected = str(module)
         except KeyError:  # an input for a verifier's error (an op without a required property)
