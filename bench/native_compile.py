@@ -10,17 +10,25 @@ Run:
 process, timed interleaved (medians of 5); no compile stages.
 
 Rows are bench/native.py's workloads (all array rows by default). Each row is
-compiled in a fresh interpreter, after a warm-up that pays the imports, and
-its first call `irad.grad(f, backend="native")` is split into stages:
+compiled in a fresh interpreter, after a warm-up that pays the imports (and
+whose background -O2 compile is waited for: reaped during the measured call,
+its child's CPU time was counted there), and its first call `irad.grad(f, backend="native")` is split into stages:
 
     irad        lower, differentiate, optimise (the IR irad hands the backend)
-    mlir-opt    the bufferization and lowering passes (a subprocess)
-    translate   mlir-translate --mlir-to-llvmir (a subprocess)
+    mlir tools  mlir-opt (the bufferization and lowering passes) and
+                mlir-translate --mlir-to-llvmir: two subprocesses, one pipe
+                between them (one after the other in older trees)
     parse       llvmlite parsing the LLVM IR (with the runtime linked in)
     llvm-opt    LLVM's -O2 pipeline (llvmlite's new pass manager)
     codegen     machine code (MCJIT's finalize_object)
-    other       the rest: printing the module, BLAS and check rewrites, the
-                runtime's text, ctypes
+    print       the module's text, mlir-opt's input
+    prepare     for_mlir_opt: the module's copy with C interfaces, renamed
+                symbols, destinations, and the passes
+    blas        large matrix products rewritten into BLAS calls
+    vector math loops of exp, log, tanh renamed to call libmvec (LLVM IR text)
+    -O2 start   starting the background -O2 compile (its request, the child)
+    other       the rest: the checks' rewrite, the runtime's text, linking,
+                the cache's key, ctypes
 
 Times are CPU seconds of the interpreter and of the tools it ran (os.times),
 which load on a shared machine inflates less than wall time. Also reported:
@@ -55,10 +63,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
 REPEATS = int(os.environ.get("REPEATS", "3"))
-STAGES = ("irad", "mlir-opt", "translate", "parse", "llvm-opt", "codegen", "other")
+STAGES = ("irad", "mlir tools", "parse", "llvm-opt", "codegen", "print", "prepare", "blas", "vector math", "-O2 start", "other")
 
 ONE_PROCESS = r'''
-import json, os, sys, time
+import json, os, resource, sys, time
 os.environ["OPENBLAS_NUM_THREADS"] = "1"  # as bench/native.py runs numpy, before numpy loads
 sys.path.insert(0, sys.argv[1])
 import irad  # from the tree under test; bench/native.py's own `import irad` finds this one
@@ -72,9 +80,9 @@ from irad.backends import llvm_jit, native
 def module_walk(g, args):
     return g.lower(*args).walk()
 
-def cpu():
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
+def cpu():  # microseconds, where os.times counts 10 ms ticks
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 spent, sizes = {}, {}
 
@@ -90,14 +98,31 @@ def timed(stage, fn):
 pipeline.gradient_module = timed("irad", pipeline.gradient_module)
 import irad.api
 irad.api.gradient_module = pipeline.gradient_module
-run_tool = native._run_tool
-def tool(args, text, what):
-    stage = "mlir-opt" if "mlir-opt" in os.path.basename(args[0]) else "translate"
-    out = timed(stage, run_tool)(args, text, what)
-    if stage == "translate":
+# mlir-opt and mlir-translate: one pipeline (_run_tools), or one tool at a time (an older tree)
+name = "_run_tools" if hasattr(native, "_run_tools") else "_run_tool"
+run_tools = getattr(native, name)
+def tools(commands, text, what):
+    out = timed("mlir tools", run_tools)(commands, text, what)
+    last = commands[-1] if name == "_run_tools" else commands
+    if "mlir-translate" in os.path.basename(last[0]):
         sizes["llvm lines"] = sizes.get("llvm lines", 0) + out.count("\n")
     return out
-native._run_tool = tool
+setattr(native, name, tools)
+# the parts of `other` that are known
+from irad.backends import native_blas, vector_math
+if hasattr(native, "module_text"):
+    native.module_text = timed("print", native.module_text)
+else:  # an older tree prints with str()
+    from xdsl.dialects.builtin import ModuleOp
+    ModuleOp.__str__ = timed("print", ModuleOp.__str__)
+native.for_mlir_opt = timed("prepare", native.for_mlir_opt)
+native_blas.call_blas = timed("blas", native_blas.call_blas)
+vector_math.vectorisable = timed("vector math", vector_math.vectorisable)
+try:
+    from irad.backends import tiers
+    tiers.Upgrade.__init__ = timed("-O2 start", tiers.Upgrade.__init__)
+except ImportError:  # an older tree, without tiering
+    pass
 llvm = llvm_jit._llvm()
 llvm.parse_assembly = timed("parse", llvm.parse_assembly)
 make_builder = llvm.create_pass_builder
@@ -242,7 +267,7 @@ def main() -> None:
             slow.append(tier0(label))
         for name, results in runs.items():
             m = {c: statistics.median(r.get(c, 0.0) for r in results) for c in columns}
-            cells = [f"{m[c]:.2f}" for c in (*STAGES, "total", "first wall", "to O2", "to O2 wall")]
+            cells = [f"{m[c]:.3f}" for c in (*STAGES, "total")] + [f"{m[c]:.2f}" for c in ("first wall", "to O2", "to O2 wall")]
             cells += [f"{m['ops']:.0f}", f"{m['llvm lines']:.0f}", f"{m['grad us']:.1f}"]
             cells.append(f"{statistics.median(slow):.1f}" if name == "new" else "–")
             cells.append(f"{statistics.median(cached):.2f}" if name == "new" else "–")

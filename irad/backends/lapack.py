@@ -6,7 +6,7 @@ this order:
 
 1. `$IRAD_LAPACK_LIBRARY`, a path to a shared library with LAPACKE;
 2. the `scipy-openblas64` package (`pip install scipy-openblas64`, part of
-   `irad[native]`), which reports where its OpenBLAS is;
+   `irad[native]`): its `lib/libscipy_openblas*` (found without importing it);
 3. the copy of the same OpenBLAS that numpy's wheels bundle (numpy >= 2 on
    Linux, in `numpy.libs`).
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import glob
+import importlib.util
 import os
 from dataclasses import dataclass
 
@@ -53,13 +54,17 @@ def _candidates() -> list[tuple[str, str]]:
     path = os.environ.get(ENVIRONMENT)
     if path:
         found.append((path, f"${ENVIRONMENT}"))
-    try:
-        import scipy_openblas64
-
-        lib_dir = scipy_openblas64.get_lib_dir()
-        found.append((os.path.join(lib_dir, scipy_openblas64.get_library(fullname=True)), "scipy-openblas64"))
-    except (ImportError, OSError, IndexError):
-        pass
+    # Found where scipy_openblas64.get_lib_dir() and get_library() look, without
+    # importing it: its import reads its own metadata (importlib.metadata, email,
+    # ...), 0.05-0.1 s of a native first call.
+    spec = importlib.util.find_spec("scipy_openblas64")
+    if spec is not None and spec.origin:
+        lib_dir = os.path.join(os.path.dirname(spec.origin), "lib")
+        try:
+            names = sorted(x for x in os.listdir(lib_dir) if x.startswith("libscipy_openblas"))
+        except OSError:
+            names = []
+        found += [(os.path.join(lib_dir, name), "scipy-openblas64") for name in names[:1]]
     import numpy
 
     bundled = os.path.join(os.path.dirname(os.path.dirname(numpy.__file__)), "numpy.libs")

@@ -125,7 +125,6 @@ def vectorisable(llvm_ir: str, features: Mapping[str, bool], add_symbol: Callabl
             llvm_ir = in_loops(llvm_ir, intrinsic, f"@{alias}(")
             if f"@{alias}(" not in llvm_ir:
                 continue
-            llvm_ir = re.sub(rf"^declare .*@{re.escape(alias)}\(.*\n", "", llvm_ir, flags=re.M)
             vector_type = f"<{lanes} x {c_type}>"
             # scalar code and loop remainders compute one lane of the same vector function
             declarations.append(
@@ -149,7 +148,7 @@ def vectorisable(llvm_ir: str, features: Mapping[str, bool], add_symbol: Callabl
     return llvm_ir + "\n" + "\n".join(declarations) + "\n"
 
 
-_LABEL = re.compile(r'^("[^"]+"|[-\w.$]+):')
+_LABEL = re.compile(r'\n("[^"]+"|[-\w.$]+):')  # a block's label, at the start of a line
 _TARGET = re.compile(r'label %("[^"]+"|[-\w.$]+)')
 
 
@@ -160,43 +159,42 @@ def in_loops(llvm_ir: str, old: str, new: str) -> str:
     %N`). Calls outside loops keep libm's function: LLVM cannot vectorise
     them with a vector function (not even once it inlines them into a loop:
     the intrinsic then becomes libm's calls again), so they need not compute
-    a lane of one, and they stay bit for bit libm's."""
-    lines = llvm_ir.split("\n")
-    function: list[int] = []
-    for i, line in enumerate(lines):
-        if line.startswith("define "):
-            function = [i]
-        elif function and line == "}":
-            _replace_in_loops(lines, function[0] + 1, i, old, new)
-            function = []
-    return "\n".join(lines)
+    a lane of one, and they stay bit for bit libm's. (String searches over
+    whole functions and blocks, not a loop over lines: this runs on every
+    native first call.)"""
+    pieces, done = [], 0
+    while llvm_ir.find(old, done) >= 0:
+        start = llvm_ir.find("\ndefine ", done)
+        if start < 0:
+            break
+        body = llvm_ir.find("\n", start + 1)  # the body: after the define line, up to a line "}"
+        end = llvm_ir.find("\n}\n", body)
+        end = len(llvm_ir) if end < 0 else end + 1
+        pieces += [llvm_ir[done:body], _replace_in_loops(llvm_ir[body:end], old, new)]
+        done = end
+    return "".join(pieces) + llvm_ir[done:]
 
 
-def _replace_in_loops(lines: list[str], start: int, end: int, old: str, new: str) -> None:
-    """Within one function's body, lines[start:end]."""
-    if not any(old in lines[i] for i in range(start, end)):
-        return
-    blocks: dict[str, list[int]] = {"": []}  # the entry block has no label
-    name = ""
-    for i in range(start, end):
-        label = _LABEL.match(lines[i])
-        if label:
-            name = label.group(1)
-            blocks[name] = []
-        blocks[name].append(i)
-    successors = {b: {t for i in rows for t in _TARGET.findall(lines[i])} for b, rows in blocks.items()}
-    for block, rows in blocks.items():
-        if not any(old in lines[i] for i in rows):
+def _replace_in_loops(body: str, old: str, new: str) -> str:
+    """One function's body, from the newline that ends its define line."""
+    if old not in body:
+        return body
+    parts = _LABEL.split(body)  # [entry block, label, block, label, block, ...]
+    names = ["", *parts[1::2]]  # the entry block has no label
+    blocks = parts[0::2]
+    successors = {name: set(_TARGET.findall(block)) for name, block in zip(names, blocks)}
+    for i, (name, block) in enumerate(zip(names, blocks)):
+        if old not in block:
             continue
-        seen, stack = set(), list(successors[block])
-        while stack and block not in seen:  # does the block reach itself?
+        seen, stack = set(), list(successors[name])
+        while stack and name not in seen:  # does the block reach itself?
             b = stack.pop()
             if b not in seen:
                 seen.add(b)
                 stack.extend(successors.get(b, ()))
-        if block in seen:
-            for i in rows:
-                lines[i] = lines[i].replace(old, new)
+        if name in seen:
+            parts[2 * i] = block.replace(old, new)
+    return parts[0] + "".join(f"\n{label}:{block}" for label, block in zip(parts[1::2], parts[2::2]))
 
 
 def _variant(library: str, features: Mapping[str, bool], scalar: str, widen: int) -> tuple[str, int, int] | None:

@@ -182,7 +182,7 @@ def test_a_cache_hit_runs_no_mlir_tool(monkeypatch):
         raise AssertionError("mlir-opt ran on a cache hit")
 
     monkeypatch.setattr(native, "lower_to_llvm_ir", unavailable)
-    monkeypatch.setattr(native, "_run_tool", unavailable)
+    monkeypatch.setattr(native, "_run_tools", unavailable)
     monkeypatch.setattr(compiled, "_CACHE", {})
     again = irad.grad(f, argnums, backend="native")
     result = again(*args)
