@@ -56,9 +56,26 @@ def emitted_modules_parse_in_mlir_opt(request):
     finally:
         pipeline.AFTER_PASS.remove(record)
         mlir_roundtrip.EMITTED = None
-    if emitted:
-        ok, diagnostics = mlir_opt_parses("\n// -----\n".join(emitted), split=True)
+    for batch in _batches(emitted):
+        ok, diagnostics = mlir_opt_parses("\n// -----\n".join(batch), split=True)
         assert ok, f"mlir-opt rejected a module irad emitted:\n{diagnostics}"
+
+
+BATCH_CHARACTERS = 2_000_000  # one mlir-opt run each: a long fuzz part emits ~100 MB, past any one run's timeout
+
+
+def _batches(texts: list[str]):
+    """`texts` in runs of about BATCH_CHARACTERS characters (each text whole)."""
+    batch: list[str] = []
+    size = 0
+    for text in texts:
+        if batch and size + len(text) > BATCH_CHARACTERS:
+            yield batch
+            batch, size = [], 0
+        batch.append(text)
+        size += len(text)
+    if batch:
+        yield batch
 
 
 @pytest.fixture
