@@ -15,18 +15,18 @@ def test_returns_what_the_function_returns_and_raises_what_it_raises():
         in_large_chunk(lambda: 1 / 0)
 
 
-def test_the_opening_frame_reserves_a_megabyte():
-    assert _opening_frame.__code__.co_stacksize == _RESERVED_SLOTS == 1 << 17
+def test_the_opening_frame_reserves_8_megabytes():
+    assert _opening_frame.__code__.co_stacksize == _RESERVED_SLOTS == 1 << 20
 
 
 def test_recursion_deeper_than_the_chunk_still_works():
-    """Past the reserved megabyte the frames go on in ordinary chunks."""
+    """Past the chunk the frames go on in ordinary chunks."""
 
     def depth(n: int) -> int:
         return 0 if n == 0 else 1 + depth(n - 1)
 
     with deep_recursion():
-        assert in_large_chunk(lambda: depth(20_000)) == 20_000
+        assert in_large_chunk(lambda: depth(50_000)) == 50_000
 
 
 def _f3():
