@@ -26,7 +26,8 @@ function in fresh interpreters.
 Times are process CPU seconds (time.process_time): the machine is shared, and
 CPU time is what the compiler spends, whatever else runs. Medians of REPEATS
 runs, the sizes of a workload interleaved so that load hits them alike, with
-the cyclic GC paused as the API does. t(2N)/t(N) is taken from the same
+the cyclic GC paused and the frames in one large stack chunk as the API
+compiles (irad/gc_pause.py, irad/stack_chunk.py). t(2N)/t(N) is taken from the same
 medians. Workloads (irad.generated_programs): complete 3-ary call trees of N
 functions; call chains of N levels whose every level keeps a residual; the
 6-step unrolled array LSTM of bench/arrays.py.
@@ -55,6 +56,7 @@ from irad.backends import compile_for  # noqa: E402
 from irad.arguments import normalise_argnums  # noqa: E402
 from irad.frontend import signature_of  # noqa: E402
 from irad.gc_pause import gc_paused  # noqa: E402
+from irad.stack_chunk import in_large_chunk  # noqa: E402
 from inlining import first_call  # noqa: E402  (fresh interpreters, as bench/inlining.py runs them)
 
 WORK = Path(tempfile.mkdtemp(prefix="irad-bench-"))
@@ -111,13 +113,17 @@ def compile_once(f, args, native: bool = False) -> dict[str, float]:
     _spent.clear()
     signature = signature_of(f, tuple(args))
     wrt = normalise_argnums(f, tuple(i for i, a in enumerate(args) if not isinstance(a, int)), signature)
-    with gc_paused():
+    def compile_python():
         start = _clock()
         module, entry, *_ = pipeline.gradient_module(f, signature, wrt, False)
         mark = _clock()
         compile_for(module, "python").function(entry)
         _spent["codegen"] = _clock() - mark
         _spent["total"] = _clock() - start
+        return module, entry
+
+    with gc_paused():
+        module, entry = in_large_chunk(compile_python)  # as the API compiles
         if native:
             mark = time.perf_counter()
             compile_for(module, "native").function(entry)

@@ -21,6 +21,7 @@ from irad.errors import IradError
 from irad.frontend.globals import NO_GLOBALS, HiddenGlobals
 from irad.frontend.pytrees import Tree
 from irad.gc_pause import gc_paused
+from irad.stack_chunk import in_large_chunk
 from irad.recursion import deep_recursion
 from irad.rules import default_table
 
@@ -67,7 +68,7 @@ def cached(key: tuple, build: Callable[[], Compiled]) -> tuple[Compiled, tuple]:
 
     def build_paused() -> Compiled:
         with gc_paused():
-            return build()
+            return in_large_chunk(build)
 
     return variant(variants, build_paused)
 

@@ -146,6 +146,10 @@ class Differentiator:
         # keys on a call cycle: their pairs thread a tape and call each other
         self.recursive: set[Key] = set()
         self.decisions: list[CallDecision] = []
+        # the primal of the module's only request, which its generated pair may
+        # consume (`_takes_primal`)
+        self._sole_request: str | None = None
+        self._taken: set[str] = set()  # primals whose body became their augmented primal
 
     # ---- entry points ------------------------------------------------------
     def rewrite_requests(self) -> None:
@@ -153,6 +157,10 @@ class Differentiator:
         reaches another request (a gradient of a gradient) waits for that one,
         so it differentiates generated code."""
         requests = [op for op in walk(self.module) if isinstance(op, (DerivativeRequestOp, VjpOp))]
+        if len(requests) == 1:  # nothing to order (and no other request needs its primal)
+            self._sole_request = requests[0].callee.root_reference.data
+            self.rewrite_request(requests[0])
+            return
         while requests:
             pending = set(requests)
             ready = [op for op in requests if not any(r in pending for r in self._requests_below(op))]
@@ -220,6 +228,10 @@ class Differentiator:
         for v in [*aug.results, *(seed.result for seed in seeds)]:  # the request's name belongs to its results only
             if v not in results:
                 v.name_hint = None
+        if name in self._taken:  # its body became the augmented primal
+            del self.functions[name]
+            del self._graph.functions[name]
+            self.module.body.block.erase_op(fn)
 
     # ---- the worklist ------------------------------------------------------
     def _ensure(self, root: Key) -> None:
@@ -408,7 +420,10 @@ class Differentiator:
                 primal, active, pending.rule.ir, symbols
             )
         else:
-            aug_block, pb_block, residual_types = build_reverse(primal, active, pending.plan, tape)
+            take = self._takes_primal(name, primal, tape)
+            aug_block, pb_block, residual_types = build_reverse(primal, active, pending.plan, tape, take)
+            if take and primal.body.first_block is None:
+                self._taken.add(name)
         pairs = []
         if tape:
             tape_aug, tape_pb = tape_names(name, active)
@@ -429,6 +444,22 @@ class Differentiator:
                 self.functions[sym] = generated
         self.generated[key] = Generated(
             aug_name, pb_name, tuple(residual_types), *(tape_names(name, active) if tape else ("", ""))
+        )
+
+    def _takes_primal(self, name: str, primal: func.FuncOp, tape: bool) -> bool:
+        """May the augmented primal of @name be made of its body (it is then
+        erased)? When @name is the callee of the module's only request, private,
+        and referenced by that request alone (the call graph of inlining counts
+        the references), nothing needs it once the request is rewritten: the
+        optimiser would erase it. Saves cloning the primal, the largest
+        function in a module whose call tree was inlined."""
+        return (
+            name == self._sole_request
+            and not tape
+            and self._graph is not None
+            and self._graph.uses[name] == 1
+            and primal.sym_visibility is not None
+            and primal.sym_visibility.data == "private"
         )
 
     def _existing(
@@ -484,7 +515,9 @@ class DifferentiatePass(ModulePass):
     linear compile time in the depth of the call tree (irad's gradient
     pipeline does this unless the module will be differentiated again);
     `keep-shared=N` keeps shared callees of at least N ops as calls (see
-    irad-inline). With
+    irad-inline). There the primal of the module's only request, private and
+    used by nothing else, becomes its augmented primal (moved, not cloned) and
+    is erased. With
     `hoist=true`, loop-invariant scalar code of each function differentiated is
     first moved out of its loops (in place), so that it is read from outside
     rather than recorded every iteration.

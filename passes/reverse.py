@@ -5,7 +5,9 @@ needs a primal value, it becomes a *residual*: a pullback argument that the
 augmented primal returns after the results (constants are rematerialised
 instead). Then the augmented primal is built by cloning the primal forwards;
 knowing the residuals up front, it can yield those computed inside `scf.if`
-branches out of the `scf.if`.
+branches out of the `scf.if`. A primal nothing else will use (`take`) gives up
+its own block instead: its ops stay where they are and only the calls it
+reverses are replaced, rather than every op being cloned.
 
 At a call op the plan (made by the pass from the rule table) says either
 `rule`: inline the rule's forward and pullback, or `generated`: call the
@@ -402,6 +404,38 @@ class AugmentedBuilder:
     def key_value(self, key: ResidualKey) -> SSAValue:
         return self.call_residuals[key] if isinstance(key, tuple) else self.values[key]
 
+    def can_take(self) -> bool:
+        """Can `take` build the augmented primal: every top-level op but the
+        reversed calls is cloned as it is (no `scf.if`, no loop that records)?"""
+        return not self.tape_mode and not any(
+            isinstance(op, scf.IfOp) or self.records(op) for op in self.primal_fn.body.block.ops
+        )
+
+    def take(self) -> Block:
+        """What `build` makes, made of the primal's own block, which leaves the
+        primal without a body: its ops are the augmented primal's (the same ops
+        in the same order as `build`'s clones), and each reversed call is
+        replaced where it stands by what `clone_call` makes of it. For a primal
+        nothing else uses (its caller erases it), when `can_take`."""
+        body = self.primal_fn.body.block
+        self.values = _Unchanged()  # a primal value is its own value in the augmented primal
+        ret = body.last_op
+        for op in [op for op in body.ops if op in self.reversed_calls]:
+            made = Block()
+            self.clone_call(op, self.plan.calls[op], made)
+            for r in op.results:
+                r.replace_all_uses_with(self.values[r])
+            for new in list(made.ops):
+                new.detach()
+                body.insert_op_before(new, op)
+            body.erase_op(op)
+        results = [self.values[v] for v in ret.operands]
+        residuals = [self.key_value(k) for k in self.residual_keys]
+        body.erase_op(ret)
+        body.add_op(func.ReturnOp(*results, *residuals))
+        self.primal_fn.body.detach_block(body)
+        return body
+
     def build(self) -> Block:
         body = self.primal_fn.body.block
         tape_types = [TAPE, INDEX] if self.tape_mode else []
@@ -515,6 +549,13 @@ class AugmentedBuilder:
         return op.results[0]
 
 
+class _Unchanged(dict):
+    """A value mapping in which every value not in it maps to itself."""
+
+    def __missing__(self, key: SSAValue) -> SSAValue:
+        return key
+
+
 def inline_rule_forward(
     ir: RuleIR, symbols: dict[str, str], args: Sequence[SSAValue], dst: Block
 ) -> list[SSAValue]:
@@ -567,10 +608,14 @@ def needs_tape(fn: func.FuncOp, plan: FunctionPlan) -> bool:
 
 
 def build_reverse(
-    primal: func.FuncOp, active_args: Sequence[bool], plan: FunctionPlan, tape: bool = False
+    primal: func.FuncOp, active_args: Sequence[bool], plan: FunctionPlan, tape: bool = False,
+    take: bool = False,
 ) -> tuple[Block, Block, list[Attribute]]:
     """The bodies of the augmented primal and pullback, and the residual types
-    (none in tape mode: the residuals are records on the tape)."""
+    (none in tape mode: the residuals are records on the tape). With `take`
+    (the primal is dead afterwards), the augmented primal is made of the
+    primal's own block where it can be (`AugmentedBuilder.take`), leaving the
+    primal without a body."""
     pullback = PullbackBuilder(primal, active_args, plan, tape)
     pullback.build()
     cached = {
@@ -582,7 +627,7 @@ def build_reverse(
     augmented = AugmentedBuilder(
         primal, plan, scope_keys, pullback.reversed_calls, tape, pullback.loop_records
     )
-    aug_block = augmented.build()
+    aug_block = augmented.take() if take and augmented.can_take() else augmented.build()
     if tape:
         return aug_block, pullback.entry, []
     _merge_duplicate_residuals(aug_block, pullback.entry, len(primal.function_type.outputs.data))

@@ -8,7 +8,7 @@ Every import counts, function-level ones included (see docs/design.md):
     backends  irad.backends   -> ir               (IR -> running code)
     rules     irad.rules      -> ir               (the table)
     ir        irad.ir         -> base             (dialect, types, tensor ops, metadata, builder)
-    base      irad.errors, numerics, markers, recursion, gc_pause, linalg
+    base      irad.errors, numerics, markers, recursion, gc_pause, stack_chunk, linalg
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ import ast
 import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-BASE = {"irad.errors", "irad.numerics", "irad.markers", "irad.recursion", "irad.gc_pause", "irad.linalg"}
+BASE = {
+    "irad.errors", "irad.numerics", "irad.markers", "irad.recursion", "irad.gc_pause", "irad.stack_chunk", "irad.linalg",
+}
 MAY_IMPORT = {
     "base": {"base"},
     "ir": {"base", "ir"},

@@ -435,3 +435,50 @@ def test_a_square_has_one_cotangent_term(x):
     assert names.count("arith.mulf") == 1 and names.count("arith.addf") == 1
     (g,) = compile_module(module).function("main")(x)
     assert g == 2 * x or (math.isinf(g) and math.isinf(2 * x))
+
+
+TAKEN = """
+func.func private @sq(%x: f64) -> f64 {
+  %y = arith.mulf %x, %x : f64
+  func.return %y : f64
+}
+func.func private @f(%x: f64, %y: f64) -> f64 {
+  %a = func.call @sq(%x) : (f64) -> f64
+  %b = math.sin %y : f64
+  %c = arith.mulf %a, %b : f64
+  func.return %c : f64
+}
+func.func @main(%x: f64, %y: f64) -> (f64, f64, f64) {
+  %v, %gx, %gy = irad.value_and_grad @f(%x, %y) {wrt = [0, 1]} : (f64, f64) -> (f64, f64, f64)
+  func.return %v, %gx, %gy : f64, f64, f64
+}
+"""
+
+
+def inlined(text):
+    module = parse(text)
+    DifferentiatePass(inline=True).apply(make_context(), module)
+    module.verify()
+    return module
+
+
+def test_the_only_request_of_a_private_primal_takes_its_body():
+    """With inline=true, the primal of the module's only request, private and
+    referenced by nothing else, becomes its augmented primal (its ops are
+    moved, not cloned) and is erased; a primal something else calls stays."""
+    module = inlined(TAKEN)
+    assert sorted(functions(module)) == ["f.augmented.dd", "f.pullback.dd", "main"]
+    main = compile_module(module).function("main")
+    primal = compile_module(parse(TAKEN.split("func.func @main")[0])).function("f")
+    args = (0.7, 1.1)
+    value, gx, gy = main(*args)
+    assert value == pytest.approx(math.sin(1.1) * 0.7**2, rel=1e-12)
+    assert gx == pytest.approx(central_difference(primal, args, 0), rel=1e-6)
+    assert gy == pytest.approx(central_difference(primal, args, 1), rel=1e-6)
+    also_called = TAKEN.replace(
+        "func.return %v, %gx, %gy : f64, f64, f64",
+        "%w = func.call @f(%x, %y) : (f64, f64) -> f64\n  func.return %w, %gx, %gy : f64, f64, f64",
+    )
+    assert "f" in functions(inlined(also_called))
+    public = TAKEN.replace("func.func private @f", "func.func @f")
+    assert "f" in functions(inlined(public))
