@@ -80,7 +80,7 @@ def _is_constant(value: SSAValue, expected: float) -> bool:
     )
 
 
-def _is_everywhere(value: SSAValue, expected: float) -> bool:
+def is_everywhere(value: SSAValue, expected: float) -> bool:
     """`value` is the float constant `expected`, or a tensor every element of
     which is: a splat dense constant, a tensor.splat of the constant, the whole
     of a rank-0 tensor written by tensor.insert (how a gradient's seed becomes a
@@ -102,11 +102,11 @@ def _is_everywhere(value: SSAValue, expected: float) -> bool:
     if name == "tensor.splat":
         return _is_constant(op.input, expected)
     if name in ("linalg.broadcast", "tensor.reshape"):
-        return _is_everywhere(op.operands[0], expected)
+        return is_everywhere(op.operands[0], expected)
     return False
 
 
-# the ops `_is_everywhere` looks through: one of them defines a constant tensor operand
+# the ops `is_everywhere` looks through: one of them defines a constant tensor operand
 ONES_FROM = (arith.ConstantOp, tensor.SplatOp, tensor.InsertOp, BroadcastOp, tensor.ReshapeOp)
 
 
@@ -116,7 +116,7 @@ def _constant(value: float, type: builtin.AnyFloat) -> arith.ConstantOp:
 
 class MulfByOne(RewritePattern):
     """`x * 1.0 -> x` and `x * -1.0 -> negf x`, the constant on either side; on
-    tensors too, where the constant is a tensor of ones (`_is_everywhere`: a
+    tensors too, where the constant is a tensor of ones (`is_everywhere`: a
     gradient's seed times the cotangent of a sum)."""
 
     operand_from = ONES_FROM
@@ -125,10 +125,10 @@ class MulfByOne(RewritePattern):
     def match_and_rewrite(self, op: arith.MulfOp, rewriter: PatternRewriter, /):
         lhs, rhs = op.operands
         for c, x in ((rhs, lhs), (lhs, rhs)):
-            if _is_everywhere(c, 1.0):
+            if is_everywhere(c, 1.0):
                 rewriter.replace(op, (), (x,))
                 return
-            if _is_everywhere(c, -1.0):
+            if is_everywhere(c, -1.0):
                 rewriter.replace(op, arith.NegfOp(x))
                 return
 
@@ -141,9 +141,9 @@ class DivfByOne(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.DivfOp, rewriter: PatternRewriter, /):
         lhs, rhs = op.operands
-        if _is_everywhere(rhs, 1.0):
+        if is_everywhere(rhs, 1.0):
             rewriter.replace(op, (), (lhs,))
-        elif _is_everywhere(rhs, -1.0):
+        elif is_everywhere(rhs, -1.0):
             rewriter.replace(op, arith.NegfOp(lhs))
 
 
