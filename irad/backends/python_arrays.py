@@ -79,11 +79,28 @@ def _carries_pop(buf) -> bool:
 _VIEWS = frozenset({"tensor.extract_slice", "tensor.reshape", "linalg.transpose", "linalg.broadcast"})
 
 
-def _owned(v) -> bool:
+def _owned(v, carried: frozenset = frozenset()) -> bool:
     """`v`'s array (or the one it views) was made by generated code: an
-    allocating op's result or a read-only constant, not an argument's."""
+    allocating op's result or a read-only constant, not an argument's; or a
+    value an `scf.for` carries (or returns) whose initial and yielded values
+    are (no code writes into a carried array: `out=` takes the results of
+    allocating ops only, and an array a loop fills in place is read by nothing
+    else, `_stacked_in_place`)."""
     while isinstance(v.owner, Operation) and v.owner.name in _VIEWS:
         v = v.owner.operands[0]
+    if isinstance(v, BlockArgument) and v.index > 0 and isinstance(v.block.parent_op(), scf.ForOp):
+        loop, position = v.block.parent_op(), v.index - 1
+    elif isinstance(v.owner, scf.ForOp):  # what the loop carried last
+        loop, position = v.owner, v.index
+    else:
+        loop = None
+    if loop is not None:
+        key = (loop, position)
+        if key in carried:  # around the loop again: the other values decide
+            return True
+        carried = carried | {key}
+        yielded = loop.body.block.last_op.operands[position]
+        return _owned(loop.operands[3 + position], carried) and _owned(yielded, carried)
     return isinstance(v.owner, Operation) and (allocates(v.owner) or v.owner.name in _MADE)
 
 
