@@ -43,16 +43,26 @@ from irad.ir.tensor import DYNAMIC, ELEMENTWISE_KINDS, KIND, REDUCTIONS
 #
 # A buffer that only carries one tensor onto the tape (materialized into, then
 # copied to records) or off it (copied from a record, then read as a tensor) is
-# never allocated: the record is the flat array itself. A push stores the
+# never allocated: the record is the array itself. A push stores the
 # tensor's own array when generated code made it (`_owned`), since generated
 # code writes only into arrays nothing else reads (python_temporaries.py), and
-# a copy otherwise: an argument's array may change before the pullback runs. A
-# pop reads the stored array (`_record`); nothing writes into it.
+# a copy otherwise: an argument's array may change before the pullback runs.
+# The array is stored in its own shape when the tape's flattening reshape is
+# all that stands between it and the tape (`pushed_as_is`). A pop reads the
+# stored array (`_record`: flattened; `_record_to_reshape` where only reshapes
+# read it); nothing writes into it.
 
 
 def _record(stored: Any, size: int, dtype) -> np.ndarray:
-    """A record read back: its array, or zeros where a shadow tape (written
-    by accumulation) still holds the 0.0 it was allocated with."""
+    """A record read back, flat: its array, or zeros where a shadow tape
+    (written by accumulation) still holds the 0.0 it was allocated with."""
+    if isinstance(stored, np.ndarray):
+        return stored if stored.ndim == 1 else stored.reshape(-1)
+    return np.full(size, stored, dtype)
+
+
+def _record_to_reshape(stored: Any, size: int, dtype) -> np.ndarray:
+    """A record read back only to be reshaped: its array in any shape."""
     return stored if isinstance(stored, np.ndarray) else np.full(size, stored, dtype)
 
 
@@ -148,13 +158,42 @@ def _flat_f64(v) -> bool:
     return isinstance(t, TensorType) and len(t.get_shape()) == 1 and isinstance(t.element_type, Float64Type)
 
 
+def _f64_array(v) -> bool:
+    t = v.type
+    return isinstance(t, TensorType) and isinstance(t.element_type, Float64Type)
+
+
+def pushed_as_is(op) -> bool:
+    """Is `op` a tensor.reshape that only flattens an array generated code made
+    for the tape? The record is then that array in its own shape, and the
+    reshape makes nothing (the pop reshapes, `emit_copy`)."""
+    return (
+        op.name == "tensor.reshape"
+        and _f64_array(op.operands[0])
+        and _owned(op.operands[0])
+        and all(
+            use.operation.name == "bufferization.materialize_in_destination" and use.index == 0
+            and _carries_push(use.operation.operands[1])
+            for use in op.results[0].uses
+        )
+    )
+
+
+def _popped_reshaped(buf) -> bool:
+    """Is every use of the tensor a popped record's buffer becomes a reshape?"""
+    (tensor_of,) = [use.operation for use in buf.uses if use.operation.name == "bufferization.to_tensor"]
+    return all(use.operation.name == "tensor.reshape" for use in tensor_of.results[0].uses)
+
+
 def emit_copy(tr, op) -> None:
     source, dest = op.operands
     if is_tape_view(dest.type):  # into a record of the tape
-        tr.line(f"{_slot(tr, dest)} = {tr.value(source)}")  # a flat array, never written again
+        tr.line(f"{_slot(tr, dest)} = {tr.value(source)}")  # an array never written again
     elif _carries_pop(dest):
         t = dest.type
-        tr.line(f"{tr.value(dest)} = _record({_slot(tr, source)}, {t.get_shape()[0]}, {dtype_name(t)})")
+        # a record may be stored in its tensor's own shape (`pushed_as_is`): flattened unless only reshaped
+        read = "_record_to_reshape" if _popped_reshaped(dest) else "_record"
+        tr.line(f"{tr.value(dest)} = {read}({_slot(tr, source)}, {t.get_shape()[0]}, {dtype_name(t)})")
     else:
         tr.line(f"{tr.value(dest)}[:] = {_slot(tr, source)}")
 
@@ -163,8 +202,9 @@ def emit_materialize(tr, op) -> None:
     """A tensor into a buffer (irad-lower-tape's push, before its copy onto the tape)."""
     source, dest = tr.operands(op)
     if _carries_push(op.operands[1]):
-        if _owned(op.operands[0]) and _flat_f64(op.operands[0]):
-            tr.alias(op.operands[1], source)  # the array itself: flat f64 already
+        pushed = op.operands[0]
+        if (_owned(pushed) and _flat_f64(pushed)) or (isinstance(pushed.owner, Operation) and pushed_as_is(pushed.owner)):
+            tr.alias(op.operands[1], source)  # the array itself: f64 already (flat, or flattened by the pop)
             return
         array = "np.asarray" if _owned(op.operands[0]) else "np.array"  # np.array copies
         tr.line(f"{dest} = {array}({source}, dtype={dtype_name(op.operands[1].type)}).reshape(-1)")
@@ -279,6 +319,7 @@ NAMESPACE: dict[str, Any] = {
     "_frozen": _frozen,
     "_owned": owned,
     "_record": _record,
+    "_record_to_reshape": _record_to_reshape,
     "_insert": _insert,
     "_scatter_along": _scatter_along_axis,
     # np.dot and np.vdot without numpy's `__array_function__` dispatcher, a Python
