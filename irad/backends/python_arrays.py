@@ -49,8 +49,9 @@ from irad.ir.tensor import DYNAMIC, ELEMENTWISE_KINDS, KIND, REDUCTIONS
 # a copy otherwise: an argument's array may change before the pullback runs.
 # The array is stored in its own shape when the tape's flattening reshape is
 # all that stands between it and the tape (`pushed_as_is`). A pop reads the
-# stored array (`_record`: flattened; `_record_to_reshape` where only reshapes
-# read it); nothing writes into it.
+# stored array (`_record`: flattened; `_record_as`, in the shape of the one
+# reshape that reads it, which then makes nothing: `popped_as_is`); nothing
+# writes into it.
 
 
 def _record(stored: Any, size: int, dtype) -> np.ndarray:
@@ -61,9 +62,12 @@ def _record(stored: Any, size: int, dtype) -> np.ndarray:
     return np.full(size, stored, dtype)
 
 
-def _record_to_reshape(stored: Any, size: int, dtype) -> np.ndarray:
-    """A record read back only to be reshaped: its array in any shape."""
-    return stored if isinstance(stored, np.ndarray) else np.full(size, stored, dtype)
+def _record_as(stored: Any, shape: tuple, dtype) -> np.ndarray:
+    """A record read back in the shape of the one reshape that reads it (the
+    stored array itself if it has that shape: `pushed_as_is`)."""
+    if isinstance(stored, np.ndarray):
+        return stored if stored.shape == shape else stored.reshape(shape)
+    return np.full(shape, stored, dtype)
 
 
 def _uses_as(buf, *roles: tuple[str, int]) -> bool:
@@ -179,10 +183,28 @@ def pushed_as_is(op) -> bool:
     )
 
 
-def _popped_reshaped(buf) -> bool:
-    """Is every use of the tensor a popped record's buffer becomes a reshape?"""
+def _reshaped_pop(buf) -> Operation | None:
+    """The tensor.reshape that is the one use of the tensor a popped record's
+    buffer becomes, if it is (irad-lower-tape reshapes a record back to its
+    tensor's shape)."""
     (tensor_of,) = [use.operation for use in buf.uses if use.operation.name == "bufferization.to_tensor"]
-    return all(use.operation.name == "tensor.reshape" for use in tensor_of.results[0].uses)
+    reshape = tensor_of.results[0].get_user_of_unique_use()
+    if reshape is None or reshape.name != "tensor.reshape" or as_number(reshape):
+        return None
+    return reshape
+
+
+def popped_as_is(op) -> bool:
+    """Is `op` the reshape a pop reads its record in (`_record_as`)? It makes nothing."""
+    if op.name != "tensor.reshape":
+        return False
+    source = op.operands[0]
+    return (
+        isinstance(source.owner, Operation)
+        and source.owner.name == "bufferization.to_tensor"
+        and _carries_pop(source.owner.operands[0])
+        and _reshaped_pop(source.owner.operands[0]) is op
+    )
 
 
 def emit_copy(tr, op) -> None:
@@ -191,9 +213,12 @@ def emit_copy(tr, op) -> None:
         tr.line(f"{_slot(tr, dest)} = {tr.value(source)}")  # an array never written again
     elif _carries_pop(dest):
         t = dest.type
-        # a record may be stored in its tensor's own shape (`pushed_as_is`): flattened unless only reshaped
-        read = "_record_to_reshape" if _popped_reshaped(dest) else "_record"
-        tr.line(f"{tr.value(dest)} = {read}({_slot(tr, source)}, {t.get_shape()[0]}, {dtype_name(t)})")
+        # a record may be stored in its tensor's own shape (`pushed_as_is`): read in the
+        # shape its one reshape gives it, or flat
+        reshape = _reshaped_pop(dest)
+        shape = t.get_shape()[0] if reshape is None else tuple(reshape.results[0].type.get_shape())
+        read = "_record" if reshape is None else "_record_as"
+        tr.line(f"{tr.value(dest)} = {read}({_slot(tr, source)}, {shape!r}, {dtype_name(t)})")
     else:
         tr.line(f"{tr.value(dest)}[:] = {_slot(tr, source)}")
 
@@ -319,7 +344,7 @@ NAMESPACE: dict[str, Any] = {
     "_frozen": _frozen,
     "_owned": owned,
     "_record": _record,
-    "_record_to_reshape": _record_to_reshape,
+    "_record_as": _record_as,
     "_insert": _insert,
     "_scatter_along": _scatter_along_axis,
     # np.dot and np.vdot without numpy's `__array_function__` dispatcher, a Python
