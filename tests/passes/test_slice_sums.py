@@ -10,6 +10,7 @@ import pytest
 from xdsl.dialects import tensor
 
 import irad
+from tests.backends.test_backend_native import BENCH_ARRAYS
 from tests.frontend.test_joins import BACKENDS
 from tests.reference import central_difference
 
@@ -51,15 +52,7 @@ def overlap(v):
     return np.sum(v[0:4] * v[0:4]) + np.sum(np.exp(v[2:6]))
 
 
-def lstm_loop(wx, wh, b, xs):
-    n = wh.shape[0]
-    h = np.zeros((xs.shape[1], n))
-    c = np.zeros((xs.shape[1], n))
-    for t in range(xs.shape[0]):
-        g = xs[t] @ wx + h @ wh + b
-        c = 1.0 / (1.0 + np.exp(-g[:, n:2 * n])) * c + 1.0 / (1.0 + np.exp(-g[:, 0:n])) * np.tanh(g[:, 3 * n:4 * n])
-        h = 1.0 / (1.0 + np.exp(-g[:, 2 * n:3 * n])) * np.tanh(c)
-    return np.sum(h**2)
+lstm_loop = BENCH_ARRAYS["make_lstm_loop"](np)  # make bench's LSTM loop: four gates, column blocks of one sum
 
 
 rng = np.random.default_rng(0)
