@@ -168,13 +168,12 @@ def _f64_array(v) -> bool:
 
 
 def pushed_as_is(op) -> bool:
-    """Is `op` a tensor.reshape that only flattens an array generated code made
-    for the tape? The record is then that array in its own shape, and the
+    """Is `op` a tensor.reshape that only flattens an f64 array for the tape?
+    The record is then that array (or its copy) in its own shape, and the
     reshape makes nothing (the pop reshapes, `emit_copy`)."""
     return (
         op.name == "tensor.reshape"
         and _f64_array(op.operands[0])
-        and _owned(op.operands[0])
         and all(
             use.operation.name == "bufferization.materialize_in_destination" and use.index == 0
             and _carries_push(use.operation.operands[1])
@@ -228,11 +227,15 @@ def emit_materialize(tr, op) -> None:
     source, dest = tr.operands(op)
     if _carries_push(op.operands[1]):
         pushed = op.operands[0]
-        if (_owned(pushed) and _flat_f64(pushed)) or (isinstance(pushed.owner, Operation) and pushed_as_is(pushed.owner)):
+        as_is = isinstance(pushed.owner, Operation) and pushed_as_is(pushed.owner)
+        if as_is:
+            pushed = pushed.owner.operands[0]  # the array before the tape's flattening
+        if _owned(pushed) and (as_is or _flat_f64(pushed)):
             tr.alias(op.operands[1], source)  # the array itself: f64 already (flat, or flattened by the pop)
             return
-        array = "np.asarray" if _owned(op.operands[0]) else "np.array"  # np.array copies
-        tr.line(f"{dest} = {array}({source}, dtype={dtype_name(op.operands[1].type)}).reshape(-1)")
+        array = "np.asarray" if _owned(pushed) else "np.array"  # np.array copies
+        flat = "" if as_is else ".reshape(-1)"
+        tr.line(f"{dest} = {array}({source}, dtype={dtype_name(op.operands[1].type)}){flat}")
     else:
         tr.line(f"{dest}[:] = np.ravel({source})")
 
