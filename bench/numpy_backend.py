@@ -1,7 +1,7 @@
 """The numpy backend against issue 16's two targets for it: gradient ≤ 3× the
 numpy primal at medium sizes, and ≥ 10× faster than autograd at small sizes.
 
-Run: .venv/bin/python bench/numpy_backend.py [--before TREE] [--rounds N] [--all] [substring of a row ...]
+Run: .venv/bin/python bench/numpy_backend.py [--before TREE] [--rounds N] [--all] [--native] [substring of a row ...]
 
 Rows are `make bench`'s (bench/native.py): by default the ones the targets were
 missed or nearly missed on (the array and the scalar reprojection, the small
@@ -14,7 +14,10 @@ each (`median_call_seconds`: the median of single calls, which an interrupted
 call barely moves, where a batch's mean takes all of it in), so load on the machine hits all of them alike;
 the ratios are taken within a process and the table gives, per tree, the
 median over rounds of each time and each ratio. Both irad gradients are
-checked against autograd's (small rows) or against each other.
+checked against autograd's (small rows) or against each other. With
+`--native`, the native primal and gradient are timed too, in the same turns,
+once their -O2 code is loaded (issue 16's other bound: native gradient ≤ 3×
+the native primal).
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ def _rows(workloads, wanted: list[str], every: bool) -> list[str]:
     return list(DEFAULT_ROWS)
 
 
-def measure(tree: Path, wanted: list[str], every: bool) -> dict:
+def measure(tree: Path, wanted: list[str], every: bool, natively: bool = False) -> dict:
     """Medians (seconds) and ratios of each row, in this process, irad from `tree`."""
     sys.path.insert(0, str(HERE))
     from call_overhead import _import_tree
@@ -60,7 +63,7 @@ def measure(tree: Path, wanted: list[str], every: bool) -> dict:
     assert Path(irad.__file__).resolve().is_relative_to(tree.resolve()), irad.__file__
     import native
     import numpy as np
-    from timing import median_call_seconds, optional
+    from timing import median_call_seconds, optimised, optional
 
     autograd = optional("autograd")
     out = {}
@@ -69,6 +72,14 @@ def measure(tree: Path, wanted: list[str], every: bool) -> dict:
         arrays = any(isinstance(a, np.ndarray) for a in args)
         f = make(np if arrays else math)
         systems = {"primal": f, "numpy backend": irad.grad(f, argnums)}
+        if natively:
+            systems["native primal"] = native.native_primal(f, args)
+            systems["native"] = irad.grad(f, argnums, backend="native")
+            for name in ("native primal", "native"):
+                systems[name](*args)
+                optimised(systems[name])
+            for a, b in zip(systems["native"](*args), systems["numpy backend"](*args)):
+                np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12, err_msg=label)
         if autograd is not None and label.startswith("small"):
             import autograd.numpy as anp
 
@@ -86,6 +97,7 @@ def measure(tree: Path, wanted: list[str], every: bool) -> dict:
 
 def _child(tree: Path, options) -> dict:
     command = [sys.executable, __file__, "--measure", str(tree), *options.rows] + (["--all"] if options.all else [])
+    command += ["--native"] if options.native else []
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode:
         sys.exit(done.stderr)
@@ -98,10 +110,11 @@ def main() -> None:
     parser.add_argument("--before", type=Path, help="an irad tree to compare against")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--all", action="store_true", help="every row of make bench but the loops")
+    parser.add_argument("--native", action="store_true", help="also the native primal and gradient")
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.measure:
-        print(json.dumps(measure(options.measure, options.rows, options.all)))
+        print(json.dumps(measure(options.measure, options.rows, options.all, options.native)))
         return
     trees = {"after": HERE.parent} if options.before is None else {"before": options.before, "after": HERE.parent}
     runs = {name: [] for name in trees}
@@ -115,6 +128,8 @@ def main() -> None:
     names = list(trees)
     header = ["workload", "numpy primal µs"] + [f"numpy backend {n} µs" for n in names]
     header += [f"{n}: backend / primal" for n in names] + ["autograd µs"] + [f"{n}: autograd / backend" for n in names]
+    if options.native:
+        header += ["native primal µs"] + [f"native {n} µs" for n in names] + [f"{n}: native / native primal" for n in names]
     print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
     for label in runs[names[-1]][0]:
         cells = [label, f"{median(names[-1], label, lambda r: r['primal']) * 1e6:.1f}"]
@@ -124,6 +139,10 @@ def main() -> None:
         cells.append(f"{median(names[-1], label, lambda r: r['autograd']) * 1e6:.0f}" if has_autograd else "–")
         cells += [f"{median(n, label, lambda r: r['autograd'] / r['numpy backend']):.1f}" if has_autograd else "–"
                   for n in names]
+        if options.native:
+            cells.append(f"{median(names[-1], label, lambda r: r['native primal']) * 1e6:.1f}")
+            cells += [f"{median(n, label, lambda r: r['native']) * 1e6:.1f}" for n in names]
+            cells += [f"{median(n, label, lambda r: r['native'] / r['native primal']):.2f}" for n in names]
         print("| " + " | ".join(cells) + " |")
 
 

@@ -120,6 +120,12 @@ def _sink_broadcasts_pass() -> type[ModulePass]:
     return SinkBroadcastsPass
 
 
+def _join_slice_sums_pass() -> type[ModulePass]:
+    from irad.passes.slice_sums import JoinSliceSumsPass
+
+    return JoinSliceSumsPass
+
+
 def _symbol_dce_pass() -> type[ModulePass]:
     from irad.passes.symbol_dce import SymbolDCEPass
 
@@ -136,6 +142,7 @@ IRAD_UNIVERSE = Universe(
         "irad-optimize": _optimize_pass,
         "irad-float-folds": _float_folds_pass,
         "irad-sink-broadcasts": _sink_broadcasts_pass,
+        "irad-join-slice-sums": _join_slice_sums_pass,
         "irad-symbol-dce": _symbol_dce_pass,
         "irad-sink-accumulations": _sink_accumulations_pass,
         "irad-for-mlir-opt": _for_mlir_opt_pass,

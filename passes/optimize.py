@@ -3,8 +3,9 @@ The post-AD optimisation pipeline: the metadata-aware inliner, canonicalization 
 irad's float folds, CSE and DCE, repeated until nothing changes.
 
 The canonicalization is xDSL's (its folders and each op's canonicalization
-patterns, as `canonicalize` applies them) plus FLOAT_FOLDS and
-ElementwiseOfBroadcasts (passes/broadcast_sinking.py), driven more cheaply
+patterns, as `canonicalize` applies them) plus FLOAT_FOLDS,
+ElementwiseOfBroadcasts (passes/broadcast_sinking.py) and SumOfSlicesIntoZeros
+(passes/slice_sums.py), driven more cheaply
 than `canonicalize` drives them, with the same results:
 
 * the patterns of an op type are looked up once per type, not once per op (xDSL
@@ -52,6 +53,7 @@ from xdsl.transforms.dead_code_elimination import LiveSet, would_be_trivially_de
 from irad.ir.walk import operands as operand_tuple
 from irad.passes.broadcast_sinking import ELEMENTWISE, ElementwiseOfBroadcasts
 from irad.passes.float_folds import DispatchedFloatFolds
+from irad.passes.slice_sums import SumOfSlicesIntoZeros
 from irad.passes.inline import DEFAULT_MAX_DEPTH, DEFAULT_THRESHOLD, KEEP_ALL_INLINED, inline_calls
 
 
@@ -108,8 +110,9 @@ def _guarded(pattern: RewritePattern) -> RewritePattern:
 
 class Canonicalize(RewritePattern):
     """Fold an op (xDSL's folders), else apply its canonicalization patterns, else
-    irad's float folds, else sink broadcasts below it (broadcast_sinking.py); what
-    applies to an op type is found once per type.
+    irad's float folds, else sink broadcasts below it (broadcast_sinking.py), else
+    join a sum of slices into zeros (slice_sums.py); what applies to an op type is
+    found once per type.
 
     A pattern that needs an operand defined by some op type (`operand_from`: a
     constant, say) is skipped on ops without one: most float ops of a
@@ -120,6 +123,7 @@ class Canonicalize(RewritePattern):
         self.folder = Folder(ctx)
         self.float_folds = DispatchedFloatFolds()
         self.sink_broadcasts = ElementwiseOfBroadcasts()
+        self.join_slices = SumOfSlicesIntoZeros()
         self.by_type: dict[type[Operation], tuple[bool, list[tuple[RewritePattern, tuple | None]]]] = {}
         # the `operand_from` requirements an op of a type meets by defining an operand
         self.meets: dict[type, frozenset[tuple]] = {}
@@ -138,6 +142,8 @@ class Canonicalize(RewritePattern):
             patterns += self.float_folds.patterns_for(op_type)
             if getattr(op_type, "name", None) in ELEMENTWISE:  # elementwise ops on broadcasts
                 patterns.append(self.sink_broadcasts)
+            if op_type is arith.AddfOp:  # sums of slices written into zeros
+                patterns.append(self.join_slices)
             found = self.by_type[op_type] = (folds, [(p, operand_from(p)) for p in patterns])
             new = {needs for _, needs in found[1] if needs is not None} - self.requirements
             if new:

@@ -897,6 +897,9 @@ class FunctionTranslator:
         name = _op_name(op)
         if name in python_arrays.ARRAY_OPS and python_arrays.has_tensor(op):
             self._check_types(op)  # a tensor op: one vectorised numpy call
+            if python_arrays.pushed_as_is(op) or python_arrays.popped_as_is(op):  # the record is the array
+                self.alias(op.results[0], self.value(op.operands[0]))
+                return
             if python_temporaries.absorbed(op):
                 return  # computed inside the sum or accumulation that is its only use
             if python_temporaries.emit_accumulation(self, op):

@@ -44,17 +44,31 @@ from irad.ir.tensor import DYNAMIC, ELEMENTWISE_KINDS, KIND, REDUCTIONS
 #
 # A buffer that only carries one tensor onto the tape (materialized into, then
 # copied to records) or off it (copied from a record, then read as a tensor) is
-# never allocated: the record is the flat array itself. A push stores the
+# never allocated: the record is the array itself. A push stores the
 # tensor's own array when generated code made it (`_owned`), since generated
 # code writes only into arrays nothing else reads (python_temporaries.py), and
-# a copy otherwise: an argument's array may change before the pullback runs. A
-# pop reads the stored array (`_record`); nothing writes into it.
+# a copy otherwise: an argument's array may change before the pullback runs.
+# The array is stored in its own shape when the tape's flattening reshape is
+# all that stands between it and the tape (`pushed_as_is`). A pop reads the
+# stored array (`_record`: flattened; `_record_as`, in the shape of the one
+# reshape that reads it, which then makes nothing: `popped_as_is`); nothing
+# writes into it.
 
 
 def _record(stored: Any, size: int, dtype) -> np.ndarray:
-    """A record read back: its array, or zeros where a shadow tape (written
-    by accumulation) still holds the 0.0 it was allocated with."""
-    return stored if isinstance(stored, np.ndarray) else np.full(size, stored, dtype)
+    """A record read back, flat: its array, or zeros where a shadow tape
+    (written by accumulation) still holds the 0.0 it was allocated with."""
+    if isinstance(stored, np.ndarray):
+        return stored if stored.ndim == 1 else stored.reshape(-1)
+    return np.full(size, stored, dtype)
+
+
+def _record_as(stored: Any, shape: tuple, dtype) -> np.ndarray:
+    """A record read back in the shape of the one reshape that reads it (the
+    stored array itself if it has that shape: `pushed_as_is`)."""
+    if isinstance(stored, np.ndarray):
+        return stored if stored.shape == shape else stored.reshape(shape)
+    return np.full(shape, stored, dtype)
 
 
 def _uses_as(buf, *roles: tuple[str, int]) -> bool:
@@ -80,11 +94,28 @@ def _carries_pop(buf) -> bool:
 _VIEWS = frozenset({"tensor.extract_slice", "tensor.reshape", "linalg.transpose", "linalg.broadcast"})
 
 
-def _owned(v) -> bool:
+def _owned(v, carried: frozenset = frozenset()) -> bool:
     """`v`'s array (or the one it views) was made by generated code: an
-    allocating op's result or a read-only constant, not an argument's."""
+    allocating op's result or a read-only constant, not an argument's; or a
+    value an `scf.for` carries (or returns) whose initial and yielded values
+    are (no code writes into a carried array: `out=` takes the results of
+    allocating ops only, and an array a loop fills in place is read by nothing
+    else, `_stacked_in_place`)."""
     while isinstance(v.owner, Operation) and v.owner.name in _VIEWS:
         v = v.owner.operands[0]
+    if isinstance(v, BlockArgument) and v.index > 0 and isinstance(v.block.parent_op(), scf.ForOp):
+        loop, position = v.block.parent_op(), v.index - 1
+    elif isinstance(v.owner, scf.ForOp):  # what the loop carried last
+        loop, position = v.owner, v.index
+    else:
+        loop = None
+    if loop is not None:
+        key = (loop, position)
+        if key in carried:  # around the loop again: the other values decide
+            return True
+        carried = carried | {key}
+        yielded = loop.body.block.last_op.operands[position]
+        return _owned(loop.operands[3 + position], carried) and _owned(yielded, carried)
     return isinstance(v.owner, Operation) and (allocates(v.owner) or v.owner.name in _MADE)
 
 
@@ -132,13 +163,62 @@ def _flat_f64(v) -> bool:
     return isinstance(t, TensorType) and len(t.get_shape()) == 1 and isinstance(t.element_type, Float64Type)
 
 
+def _f64_array(v) -> bool:
+    t = v.type
+    return isinstance(t, TensorType) and isinstance(t.element_type, Float64Type)
+
+
+def pushed_as_is(op) -> bool:
+    """Is `op` a tensor.reshape that only flattens an f64 array for the tape?
+    The record is then that array (or its copy) in its own shape, and the
+    reshape makes nothing (the pop reshapes, `emit_copy`)."""
+    return (
+        op.name == "tensor.reshape"
+        and _f64_array(op.operands[0])
+        and all(
+            use.operation.name == "bufferization.materialize_in_destination" and use.index == 0
+            and _carries_push(use.operation.operands[1])
+            for use in op.results[0].uses
+        )
+    )
+
+
+def _reshaped_pop(buf) -> Operation | None:
+    """The tensor.reshape that is the one use of the tensor a popped record's
+    buffer becomes, if it is (irad-lower-tape reshapes a record back to its
+    tensor's shape)."""
+    (tensor_of,) = [use.operation for use in buf.uses if use.operation.name == "bufferization.to_tensor"]
+    reshape = tensor_of.results[0].get_user_of_unique_use()
+    if reshape is None or reshape.name != "tensor.reshape" or as_number(reshape):
+        return None
+    return reshape
+
+
+def popped_as_is(op) -> bool:
+    """Is `op` the reshape a pop reads its record in (`_record_as`)? It makes nothing."""
+    if op.name != "tensor.reshape":
+        return False
+    source = op.operands[0]
+    return (
+        isinstance(source.owner, Operation)
+        and source.owner.name == "bufferization.to_tensor"
+        and _carries_pop(source.owner.operands[0])
+        and _reshaped_pop(source.owner.operands[0]) is op
+    )
+
+
 def emit_copy(tr, op) -> None:
     source, dest = op.operands
     if is_tape_view(dest.type):  # into a record of the tape
-        tr.line(f"{_slot(tr, dest)} = {tr.value(source)}")  # a flat array, never written again
+        tr.line(f"{_slot(tr, dest)} = {tr.value(source)}")  # an array never written again
     elif _carries_pop(dest):
         t = dest.type
-        tr.line(f"{tr.value(dest)} = _record({_slot(tr, source)}, {t.get_shape()[0]}, {dtype_name(t)})")
+        # a record may be stored in its tensor's own shape (`pushed_as_is`): read in the
+        # shape its one reshape gives it, or flat
+        reshape = _reshaped_pop(dest)
+        shape = t.get_shape()[0] if reshape is None else tuple(reshape.results[0].type.get_shape())
+        read = "_record" if reshape is None else "_record_as"
+        tr.line(f"{tr.value(dest)} = {read}({_slot(tr, source)}, {shape!r}, {dtype_name(t)})")
     else:
         tr.line(f"{tr.value(dest)}[:] = {_slot(tr, source)}")
 
@@ -147,11 +227,16 @@ def emit_materialize(tr, op) -> None:
     """A tensor into a buffer (irad-lower-tape's push, before its copy onto the tape)."""
     source, dest = tr.operands(op)
     if _carries_push(op.operands[1]):
-        if _owned(op.operands[0]) and _flat_f64(op.operands[0]):
-            tr.alias(op.operands[1], source)  # the array itself: flat f64 already
+        pushed = op.operands[0]
+        as_is = isinstance(pushed.owner, Operation) and pushed_as_is(pushed.owner)
+        if as_is:
+            pushed = pushed.owner.operands[0]  # the array before the tape's flattening
+        if _owned(pushed) and (as_is or _flat_f64(pushed)):
+            tr.alias(op.operands[1], source)  # the array itself: f64 already (flat, or flattened by the pop)
             return
-        array = "np.asarray" if _owned(op.operands[0]) else "np.array"  # np.array copies
-        tr.line(f"{dest} = {array}({source}, dtype={dtype_name(op.operands[1].type)}).reshape(-1)")
+        array = "np.asarray" if _owned(pushed) else "np.array"  # np.array copies
+        flat = "" if as_is else ".reshape(-1)"
+        tr.line(f"{dest} = {array}({source}, dtype={dtype_name(op.operands[1].type)}){flat}")
     else:
         tr.line(f"{dest}[:] = np.ravel({source})")
 
@@ -263,6 +348,7 @@ NAMESPACE: dict[str, Any] = {
     "_frozen": _frozen,
     "_owned": owned,
     "_record": _record,
+    "_record_as": _record_as,
     "_insert": _insert,
     "_scatter_along": _scatter_along_axis,
     # np.dot and np.vdot without numpy's `__array_function__` dispatcher, a Python
@@ -347,12 +433,16 @@ def _insert_element(tr, op):
 
 
 def slices(tr, op) -> str:
-    """The numpy index of an extract_slice/insert_slice: `a:b, c:d:2, `."""
+    """The numpy index of an extract_slice/insert_slice: `a:b, c:d:2, `; whole
+    trailing axes left out (numpy indexes `x[i:i + 1]` faster than `x[i:i + 1, 0:32]`)."""
     dynamic = iter(op.offsets)
     parts = []
-    for offset, size, stride in zip(
-        op.static_offsets.get_values(), op.static_sizes.get_values(), op.static_strides.get_values()
-    ):
+    offsets, sizes, strides = op.static_offsets.get_values(), op.static_sizes.get_values(), op.static_strides.get_values()
+    shape = (op.dest if op.name == "tensor.insert_slice" else op.source).type.get_shape()
+    axes = len(offsets)
+    while axes > 1 and offsets[axes - 1] == 0 and strides[axes - 1] == 1 and sizes[axes - 1] == shape[axes - 1]:
+        axes -= 1
+    for offset, size, stride in zip(offsets[:axes], sizes[:axes], strides[:axes]):
         # one past the last element, in the direction of the stride
         span = ((size - 1) * stride + (1 if stride > 0 else -1)) if size else 0
         if offset == DYNAMIC:
@@ -400,11 +490,18 @@ def _empty(tr, op):
     return "None"
 
 
+def slice_source(tr, op) -> str:
+    """An insert_slice's source with the slot's shape (reshaped only if it has another)."""
+    sizes = tuple(op.static_sizes.get_values())
+    if tuple(op.source.type.get_shape()) == sizes:
+        return tr.value(op.source)
+    return f"{tr.value(op.source)}.reshape({sizes!r})"
+
+
 def _insert_slice(tr, op):
     dest = op.dest
     if _stacked_in_place(op):
-        source = f"{tr.value(op.source)}.reshape({tuple(op.static_sizes.get_values())!r})"
-        tr.line(f"{tr.value(dest)}[{slices(tr, op)}] = {source}")
+        tr.line(f"{tr.value(dest)}[{slices(tr, op)}] = {slice_source(tr, op)}")
         return tr.value(dest)
     if isinstance(dest.owner, tensor.EmptyOp) and tuple(op.static_sizes.get_values()) == tuple(
         dest.type.get_shape()
@@ -412,8 +509,7 @@ def _insert_slice(tr, op):
         return f"{tr.value(op.source)}.reshape({tuple(dest.type.get_shape())!r})"  # a whole copy
     if isinstance(dest.owner, tensor.EmptyOp):
         raise tr.error(op, "a partial insert_slice into tensor.empty is not supported")
-    source = f"{tr.value(op.source)}.reshape({tuple(op.static_sizes.get_values())!r})"
-    return f"_insert({tr.value(dest)}, np.s_[{slices(tr, op)}], {source})"
+    return f"_insert({tr.value(dest)}, np.s_[{slices(tr, op)}], {slice_source(tr, op)})"
 
 
 def _concat(tr, op):

@@ -193,8 +193,7 @@ def emit_accumulation(tr, op: Operation) -> bool:
         index = "".join(f"{tr.value(i)}, " for i in insert.indices)
         tr.line(f"{name}[{index}] += {tr.value(insert.scalar)}")
     else:
-        sizes = tuple(insert.static_sizes.get_values())
-        tr.line(f"{name}[{python_arrays.slices(tr, insert)}] += {tr.value(insert.source)}.reshape({sizes!r})")
+        tr.line(f"{name}[{python_arrays.slices(tr, insert)}] += {python_arrays.slice_source(tr, insert)}")
     tr.alias(op.results[0], name)
     return True
 

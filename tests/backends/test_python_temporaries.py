@@ -321,3 +321,22 @@ def test_an_error_inside_the_call_restores_the_callers_error_state():
         with pytest.raises(RuntimeCheckError):
             g(np.ones(3), 5)  # out of bounds: checked inside the generated code
         assert np.geterr()["over"] == "raise"
+
+
+def matrix_steps(w, x):
+    h = np.tanh(x)  # made by generated code, not the argument: pushed without a copy
+    for _ in range(3):
+        h = np.tanh(h @ w) * h
+    return np.sum(h * h)
+
+
+def test_a_matrix_record_goes_on_the_tape_in_its_own_shape():
+    """The records of a 2-D loop are the arrays themselves, not reshaped to the
+    tape's flat records (`pushed_as_is`); the pops reshape them back."""
+    rng = np.random.default_rng(5)
+    args = (0.5 * rng.normal(size=(3, 3)), rng.normal(size=(2, 3)))
+    text = source(matrix_steps, *args, argnums=(0, 1))
+    assert ".reshape((6,))" not in text  # no flattening for a push
+    assert "_record_as(" in text  # read back in the shape its reshape gives it: no reshape line
+    for i, g in enumerate(irad.grad(matrix_steps, argnums=(0, 1))(*args)):
+        np.testing.assert_allclose(g, central_difference(matrix_steps, args, i), rtol=1e-6, atol=1e-8)

@@ -49,6 +49,7 @@ IRAD_PASSES = (
     "irad-optimize",
     "irad-float-folds",
     "irad-sink-broadcasts",
+    "irad-join-slice-sums",
     "irad-symbol-dce",
     "irad-sink-accumulations",
     "irad-for-mlir-opt",

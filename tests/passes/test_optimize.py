@@ -956,7 +956,7 @@ def test_patterns_need_what_they_declare():
     from xdsl.pattern_rewriter import PatternRewriter
 
     canonicalize = optimize_module.Canonicalize(pipeline.context())
-    texts = [_operand_kinds_module()] + _filecheck_inputs("optimize", "float-folds")
+    texts = [_operand_kinds_module()] + _filecheck_inputs("optimize", "float-folds", "join-slice-sums")
     checked: Counter = Counter()
     for text in texts:
         for op in list(parse(text).walk()):
@@ -977,7 +977,7 @@ def test_patterns_need_what_they_declare():
                 inner.match_and_rewrite(op, rewriter)
                 assert not rewriter.has_done_action, (name, str(op))
                 checked[name] += 1
-    declared = {type(p).__name__ for p in FLOAT_FOLDS if optimize_module.operand_from(p)} | {"ElementwiseOfBroadcasts"} | {
+    declared = {type(p).__name__ for p in FLOAT_FOLDS if optimize_module.operand_from(p)} | {"ElementwiseOfBroadcasts", "SumOfSlicesIntoZeros"} | {
         t.__name__ for t in optimize_module._XDSL_OPERAND_FROM
     } | {t.__name__ + " guard" for t in optimize_module._XDSL_GUARDS}
     assert declared == set(checked) and min(checked.values()) >= 2, checked
