@@ -593,6 +593,15 @@ def loop_changes_sharing(x):
     return np.sum(y)
 
 
+def loop_rebinds_iterated_array(x):
+    # the first iteration writes into the array it iterates over; later ones into a copy
+    a = x * 1.0
+    for v in a:
+        a[0:1] += v
+        a = a * 2.0
+    return np.sum(a)
+
+
 def tuple_holds_array(x):
     y = x * 1.0
     t = (y, 1.0)
@@ -638,6 +647,7 @@ REFUSED = [
     (different_views_on_paths, (np.ones(3), 1.0), "'y' and 'r' share one array on one path into the `if` at"),
     (third_name_on_one_path, (np.ones(3), 1.0), "'y' and 'w' share one array on one path into the `if` at"),
     (loop_changes_sharing, (np.ones(3),), "'y' and 'z' share one array on one path into the loop at .*view_programs.py:[0-9]+:[0-9]+ but not on the other"),
+    (loop_rebinds_iterated_array, (np.ones(3),), "'a' and the array a `for` loop iterates over share one array on one path into the loop at"),
     (tuple_holds_array, (np.ones(3),), "in-place write to 'y', whose array the tuple 't' also holds"),
     (write_call_result, (np.ones(3),), "in-place write to 'z', which may be a view of another array"),
     (loop_leaves_call_result, (np.full(3, 2.0),), "in-place write to 'z', which may be a view of another array"),

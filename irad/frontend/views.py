@@ -435,9 +435,15 @@ class Views:
 
     @staticmethod
     def _conflict(name: str, other: str, where: str) -> str:
-        return (f"'{name}' and '{other}' share one array on one path into {where} "
+        return (f"{_shown(name)} and {_shown(other)} share one array on one path into {where} "
                 "but not on the other (or through a different view); numpy would make the write "
                 "visible through the other name on one path only")
+
+
+def _shown(name: str) -> str:
+    """A name as a message shows it: the hidden name that holds the array a `for`
+    loop iterates over (`iter.<n>`, iteration.py) by what it is."""
+    return "the array a `for` loop iterates over" if name.startswith("iter.") else f"'{name}'"
 
 
 def _relation(t: Table, n: str, m: str):
