@@ -17,10 +17,7 @@ nice 10 is what a second BLAS thread waits for.
 from __future__ import annotations
 
 import os
-import resource
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -29,18 +26,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # numpy's; before numpy load
 import numpy as np  # noqa: E402
 from native import _mlp_arguments, make_attention, prepare  # noqa: E402
 from arrays import make_mlp  # noqa: E402
-from timing import optional  # noqa: E402
+from timing import in_turns, optional  # noqa: E402
 
 import irad  # noqa: E402
 from irad.backends import lapack  # noqa: E402
-
-
-def _block(fn, args, calls: int) -> tuple[float, float]:
-    before, start = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
-    for _ in range(calls):
-        fn(*args)
-    wall, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF)
-    return wall / calls, ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) / calls
 
 
 def workloads() -> dict:
@@ -67,18 +56,9 @@ def measure(make, args, argnums, jax, cores: int) -> dict[str, tuple[float, floa
         systems["JAX"] = lambda *a: [v.block_until_ready() for v in compiled(*a)]
     gradients = [systems[name](*args)[-1] for name in counts]
     assert all(np.array_equal(a, b) for a, b in zip(*gradients)), "the gradient depends on the BLAS thread count"
-    calls = {}
-    for name, fn in systems.items():
-        fn(*args)
-        start = time.perf_counter()
-        fn(*args)
-        calls[name] = max(1, int(0.05 / max(time.perf_counter() - start, 1e-6)))
-    blocks = {name: [] for name in systems}
-    for _ in range(7):
-        for name, fn in systems.items():
-            blocks[name].append(_block(fn, args, calls[name]))
+    row = in_turns({name: (fn, args) for name, fn in systems.items()})
     lapack.set_threads(library, lapack.threads() or cores)
-    return {name: (statistics.median(w for w, _ in b), statistics.median(c for _, c in b)) for name, b in blocks.items()}
+    return row
 
 
 def main() -> None:
