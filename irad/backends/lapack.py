@@ -21,8 +21,8 @@ threads, 1 unless set (0 leaves OpenBLAS's own choice: OPENBLAS_NUM_THREADS
 when it loaded, else every core). OpenBLAS's threads wait for each other by
 spinning and yielding the core, so on a machine other processes keep busy
 a product on two threads waited for a descheduled one: the MLP gradient of
-`make bench` took 17-72x longer with OpenBLAS's default than on one thread,
-at load 4.6 on 2 cores (docs/benchmarks.md, bench/blas_threads.py). numpy's
+`make bench` took 8-38x longer with OpenBLAS's default than on one thread,
+at load 5-15 on 2 cores (docs/benchmarks.md, bench/blas_threads.py). numpy's
 bundled copy is numpy's own BLAS, and is left as it is.
 """
 
