@@ -4,6 +4,7 @@ anchors (autograd, JAX), and the markdown table docs/benchmarks.md records."""
 from __future__ import annotations
 
 import importlib
+import resource
 import statistics
 import time
 import timeit
@@ -43,6 +44,32 @@ def median_call_seconds(fn, args, budget: float = 0.1) -> float:
         fn(*args)
         times.append(clock() - start)
     return statistics.median(times)
+
+
+def wall_and_cpu(fn, args, calls: int) -> tuple[float, float]:
+    """Seconds per call of `calls` calls in a row: wall time, and the CPU time
+    the process was charged (getrusage, user + system, all its threads)."""
+    before, start = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+    for _ in range(calls):
+        fn(*args)
+    wall, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF)
+    return wall / calls, ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) / calls
+
+
+def in_turns(systems: dict, blocks: int = 7, budget: float = 0.05) -> dict[str, tuple[float, float]]:
+    """name -> (fn, args), each run in blocks of about `budget` seconds taken in
+    turns (a, b, a, b, ...): name -> (median wall, median CPU) seconds per call."""
+    calls = {}
+    for name, (fn, args) in systems.items():
+        fn(*args)
+        start = time.perf_counter()
+        fn(*args)
+        calls[name] = max(1, int(budget / max(time.perf_counter() - start, 1e-6)))
+    times = {name: [] for name in systems}
+    for _ in range(blocks):
+        for name, (fn, args) in systems.items():
+            times[name].append(wall_and_cpu(fn, args, calls[name]))
+    return {name: (statistics.median(w for w, _ in t), statistics.median(c for _, c in t)) for name, t in times.items()}
 
 
 def optional(name):

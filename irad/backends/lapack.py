@@ -15,6 +15,15 @@ Its symbol names are found, not assumed: scipy-openblas64 names LAPACKE's
 plain LAPACKE library takes 32-bit ones. `Library.symbol` gives the name,
 `Library.int_bits` the integer width. The same library provides BLAS
 (`Library.symbol("cblas_dgemm")`), for whoever wants matrix products from it.
+
+Threads: when it is found, an OpenBLAS gets `$IRAD_NATIVE_BLAS_THREADS`
+threads, 1 unless set (0 leaves OpenBLAS's own choice: OPENBLAS_NUM_THREADS
+when it loaded, else every core). OpenBLAS's threads wait for each other by
+spinning and yielding the core, so on a machine other processes keep busy
+a product on two threads waited for a descheduled one: the MLP gradient of
+`make bench` took 8-38x longer with OpenBLAS's default than on one thread,
+at load 5-15 on 2 cores (docs/benchmarks.md, bench/blas_threads.py). numpy's
+bundled copy is numpy's own BLAS, and is left as it is.
 """
 
 from __future__ import annotations
@@ -29,6 +38,9 @@ from dataclasses import dataclass
 from irad.errors import BackendError
 
 ENVIRONMENT = "IRAD_LAPACK_LIBRARY"
+THREADS_VARIABLE = "IRAD_NATIVE_BLAS_THREADS"
+DEFAULT_THREADS = 1
+NUMPY_BUNDLED = "numpy's bundled OpenBLAS"
 INSTALL_HINT = f"pip install scipy-openblas64 (or 'irad[native]'), or set {ENVIRONMENT} to a LAPACKE library"
 
 # (prefix, suffix, integer bits) of the naming conventions tried, by the name of dgesv
@@ -68,7 +80,7 @@ def _candidates() -> list[tuple[str, str]]:
     import numpy
 
     bundled = os.path.join(os.path.dirname(os.path.dirname(numpy.__file__)), "numpy.libs")
-    found += [(p, "numpy's bundled OpenBLAS") for p in sorted(glob.glob(os.path.join(bundled, "lib*openblas*.so*")))]
+    found += [(p, NUMPY_BUNDLED) for p in sorted(glob.glob(os.path.join(bundled, "lib*openblas*.so*")))]
     return found
 
 
@@ -86,11 +98,50 @@ def _open(path: str, origin: str) -> Library | None:
 @functools.cache
 def find() -> Library:
     """The LAPACK library native code calls; BackendError if there is none."""
-    tried = []
+    tried, count = [], threads()
     for path, origin in _candidates():
         library = _open(path, origin)
         if library is not None:
+            if origin != NUMPY_BUNDLED and count > 0:
+                set_threads(library, count)
             return library
         tried.append(f"{path} ({origin})")
     where = "; tried " + ", ".join(tried) if tried else ""
     raise BackendError(f"the native backend found no LAPACK library with LAPACKE{where}\n  hint: {INSTALL_HINT}")
+
+
+def threads() -> int:
+    """The BLAS threads `$IRAD_NATIVE_BLAS_THREADS` asks for (0: OpenBLAS's own choice)."""
+    value = os.environ.get(THREADS_VARIABLE, str(DEFAULT_THREADS))
+    try:
+        count = int(value)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise BackendError(
+            f"{THREADS_VARIABLE} must be a number of threads (0: OpenBLAS's own choice), not {value!r}"
+        )
+    return count
+
+
+def _threads_function(library: Library, name: str):
+    """OpenBLAS's `openblas_{name}` in `library`, or None (not an OpenBLAS)."""
+    return getattr(ctypes.CDLL(library.path), library.symbol(f"openblas_{name}"), None)
+
+
+def set_threads(library: Library, count: int) -> None:
+    """Run `library`'s products on `count` threads, if it is an OpenBLAS
+    (process-wide: every caller of this copy of the library)."""
+    setter = _threads_function(library, "set_num_threads")
+    if setter is not None:
+        setter.argtypes = [ctypes.c_int]
+        setter(count)
+
+
+def get_threads(library: Library) -> int | None:
+    """How many threads `library` runs products on, if it is an OpenBLAS."""
+    getter = _threads_function(library, "get_num_threads")
+    if getter is None:
+        return None
+    getter.restype = ctypes.c_int
+    return getter()

@@ -46,6 +46,7 @@ def _llvm():
         )
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
+    llvm_build.configure(llvm)  # _llvm() runs once per process
     # Generated code calls libc (malloc, free) and libm (sin, erf, ...). The JIT
     # resolves symbols in this process; libm is made sure of by name.
     libm = ctypes.util.find_library("m")
@@ -99,7 +100,8 @@ def _target(level: int) -> tuple[str, ...]:
     """What besides the IR decides the machine code, for the cache's key."""
     cpu, features, _ = _host()
     triple = _llvm().get_default_triple()
-    return (triple, cpu, features, str(level), vector_math.cache_key(), llvm_version(), _llvmlite_version())
+    return (triple, cpu, features, str(level), vector_math.cache_key(), llvm_version(), _llvmlite_version(),
+            *llvm_build.options())
 
 
 def _loadable(entry: object_cache.Entry | None) -> bytes | None:

@@ -43,8 +43,8 @@ gradients produce) call BLAS once per matrix of the stack.
 
 Below the threshold, for products with an empty dimension, and without a
 library that has CBLAS, the loops stay (a call costs more than a tiny product).
-Threads: the library's own (OpenBLAS reads OPENBLAS_NUM_THREADS when it is
-loaded, else uses every core); irad sets none.
+Threads: one by default (irad/backends/lapack.py sets them when it finds the
+library; `$IRAD_NATIVE_BLAS_THREADS` chooses another count).
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ from xdsl.dialects.linalg.ops import MatmulOp, TransposeOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from irad.backends.lapack import Library, find
+from irad.backends.lapack import Library, find, threads
 from irad.errors import BackendError
 from irad.ir import contraction
 from irad.ir.constants import is_splat_of
@@ -158,6 +158,7 @@ def blas_library() -> Library | None:
     """The library of irad/backends/lapack.py if it has CBLAS (OpenBLAS
     does; a LAPACKE-only $IRAD_LAPACK_LIBRARY may not), else None: the
     products stay loops."""
+    threads()  # a bad $IRAD_NATIVE_BLAS_THREADS is an error, not loops
     try:
         library = find()
         handle = ctypes.CDLL(library.path)

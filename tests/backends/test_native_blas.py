@@ -241,3 +241,58 @@ def test_slices_with_contiguous_rows_are_read_in_their_source(monkeypatch):
             if op.callee.string_value().startswith(native_blas.FUNCTION_PREFIX)]
     assert c in read and xs in read
     check_against_numpy(block_products, args, backend="native")
+
+
+# ---- BLAS threads (irad/backends/lapack.py) ------------------------------------------------
+def _threads_in_a_fresh_process(environment: dict) -> str:
+    """How many threads irad's OpenBLAS runs on in a new process with
+    `environment` (OpenBLAS reads OPENBLAS_NUM_THREADS when it loads)."""
+    import os
+    import subprocess
+    import sys
+
+    code = "from irad.backends import lapack; print(lapack.get_threads(lapack.find()))"
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", lapack.THREADS_VARIABLE)}
+    done = subprocess.run([sys.executable, "-c", code], env={**env, **environment}, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_blas_runs_on_one_thread_unless_asked_for_more():
+    if lapack.find().origin == lapack.NUMPY_BUNDLED:
+        pytest.skip("numpy's own BLAS: irad leaves its threads alone")
+    assert _threads_in_a_fresh_process({"OPENBLAS_NUM_THREADS": "2"}) == "1"
+    assert _threads_in_a_fresh_process({lapack.THREADS_VARIABLE: "2"}) == "2"
+    # 0: OpenBLAS's own choice, here what OPENBLAS_NUM_THREADS said
+    assert _threads_in_a_fresh_process({"OPENBLAS_NUM_THREADS": "2", lapack.THREADS_VARIABLE: "0"}) == "2"
+
+
+@pytest.mark.parametrize("value", ["two", "-1", "1.5"])
+def test_a_bad_thread_count_is_a_clear_error_not_loops(value, monkeypatch):
+    """The count is read when the library is first looked up (in a new process)."""
+    monkeypatch.setenv(lapack.THREADS_VARIABLE, value)
+    native_blas.blas_library.cache_clear()
+    lapack.find.cache_clear()
+    with pytest.raises(BackendError, match=lapack.THREADS_VARIABLE):
+        native_blas.blas_library()
+
+
+def test_gradients_are_the_same_bits_on_one_and_two_blas_threads():
+    """Products large enough for OpenBLAS to split them among its threads
+    (x @ w1 here is 600*16*32 multiply-adds): the gradient, against central
+    differences, does not depend on the thread count."""
+    rng = np.random.default_rng(3)
+    args = _mlp_args(rng, np.float64, samples=600, features=16, width=32, classes=4)
+    library = lapack.find()
+    gradient = irad.grad(mlp, (0, 1, 2, 3), backend="native")
+    before = lapack.get_threads(library)
+    try:
+        lapack.set_threads(library, 1)
+        one = gradient(*copies(args))
+        lapack.set_threads(library, 2)
+        two = gradient(*copies(args))
+    finally:
+        lapack.set_threads(library, before)
+    for a, b in zip(one, two):
+        assert np.array_equal(a, b)
+    check_against_numpy(mlp, args, backend="native")

@@ -183,6 +183,49 @@ def test_an_unknown_library_is_a_clear_error(monkeypatch):
         native.compile_module(irad.lower(tanh_array, np.zeros(8)))
 
 
+# ---- sums of vector functions: vectorised, added in order (llvm_build.options()) ----
+def sum_of_tanh(x):
+    return np.sum(np.tanh(x))
+
+
+def row_sums_of_exp(x):
+    return np.sum(np.exp(x), axis=1)
+
+
+def column_sums_of_log(x):
+    return np.sum(np.log(x), axis=0)
+
+
+SUMS = {"sum_of_tanh": (sum_of_tanh, "tanh", None), "row_sums_of_exp": (row_sums_of_exp, "exp", 1),
+        "column_sums_of_log": (column_sums_of_log, "log", 0)}
+
+
+@needs_libmvec
+def test_a_sum_of_a_vector_function_calls_it_on_vectors_and_adds_in_order():
+    ir = native.compile_module(irad.lower(sum_of_tanh, np.zeros(1000))).jit.optimised_ir()
+    assert re.search(rf"call <\d+ x double> @{re.escape(vector_math.PREFIX)}\w+\._ZGV\w+v_tanh\(", ir), sorted(_calls(ir))
+    reductions = re.findall(r"call (.*)@llvm\.vector\.reduce\.fadd", ir)
+    assert reductions and not any("reassoc" in flags or "fast" in flags for flags in reductions)
+
+
+@pytest.mark.parametrize("name", sorted(SUMS))
+def test_fused_sums_add_the_elements_in_their_order(name):
+    """Each sum equals, bit for bit, the elements (the vector function's own,
+    computed by a separate native loop) added one after the other in Python:
+    vectorising the loop did not reassociate the sum."""
+    f, function, axis = SUMS[name]
+    rng = np.random.default_rng(5)
+    x = rng.uniform(0.1, 3.0, size=(37, 203))
+    got = native.compile_module(irad.lower(f, x)).function(name)(x)[0]
+    elements = run_native(function, x.ravel()).reshape(x.shape)
+    if axis is None:
+        want = functools.reduce(lambda a, b: a + b, elements.ravel().tolist(), 0.0)
+    else:
+        lines = elements if axis == 1 else elements.T
+        want = np.array([functools.reduce(lambda a, b: a + b, line.tolist(), 0.0) for line in lines])
+    assert np.array_equal(got, want)
+
+
 def fma_array(x, y, z):
     return x * y + z
 
