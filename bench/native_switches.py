@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import timeit
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import irad  # noqa: E402
 from irad.backends import llvm_jit, native, native_fusion  # noqa: E402
 from native import WORKLOADS, native_primal  # noqa: E402
-from timing import optimised, optional  # noqa: E402
+from timing import interleaved_samples, low, optimised, optional  # noqa: E402
 
 CONFIGURATIONS = {  # name -> (IRAD_NATIVE_TUNING, IRAD_NATIVE_MATERIALISE)
     "both off (before)": ("", "0"),
@@ -64,10 +63,6 @@ def _compiled_gradient(f, args, argnums):
     return gradient
 
 
-def _low(samples: list[float]) -> float:
-    return sorted(samples)[len(samples) // 10]
-
-
 def measure(label: str, rounds: int, jax) -> dict:
     make, args, argnums = WORKLOADS[label]
     runs = {}
@@ -85,13 +80,8 @@ def measure(label: str, rounds: int, jax) -> dict:
         grad = jax.jit(jax.grad(make(jnp), argnums=argnums),
                        static_argnums=tuple(i for i, a in enumerate(args) if isinstance(a, int)))
         runs[("jax", "")] = lambda *a: [v.block_until_ready() for v in grad(*a)]
-    calls = {key: (lambda fn=fn: fn(*args)) for key, fn in runs.items()}
-    numbers = {key: max(1, int(SAMPLE_SECONDS / (timeit.timeit(call, number=5) / 5))) for key, call in calls.items()}
-    keys, samples = list(calls), {key: [] for key in calls}
-    for r in range(rounds):
-        for key in keys[r % len(keys):] + keys[:r % len(keys)]:
-            samples[key].append(timeit.timeit(calls[key], number=numbers[key]) / numbers[key])
-    return {key: _low(s) for key, s in samples.items()}
+    samples = interleaved_samples({key: (lambda fn=fn: fn(*args)) for key, fn in runs.items()}, rounds, SAMPLE_SECONDS)
+    return {key: low(s) for key, s in samples.items()}
 
 
 def main() -> None:
