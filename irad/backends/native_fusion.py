@@ -193,8 +193,16 @@ def _broadcasts(user: Operation, index: int) -> bool:
         if not isinstance(value.type, TensorType):
             return False
         indexing = user.indexing_maps.data[list(user.inputs).index(value)].data
-        return not _is_permutation(indexing)
+        return _is_projection(indexing)
     return False
+
+
+def _is_projection(indexing) -> bool:
+    """Reads through some of the loops only (each element for every value of
+    the others): distinct loop indices, fewer than there are loops. (A
+    constant index reads a slice: no repeated work to avoid.)"""
+    dims = [e.position for e in indexing.results if isinstance(e, AffineDimExpr)]
+    return len(dims) == len(indexing.results) == len(set(dims)) < indexing.num_dims
 
 
 def _fuses_expensive(value, block) -> bool:
