@@ -91,6 +91,7 @@ bench-all: bench
 	$(PIP) install -e '.[iree]'
 	$(PY) bench/call_overhead.py
 	$(PY) bench/stack_buffers.py
+	$(PY) bench/native_switches.py
 	$(PY) bench/cpu_time.py
 	$(PY) bench/scalar.py
 	$(PY) bench/arrays.py

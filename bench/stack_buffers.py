@@ -18,7 +18,6 @@ import argparse
 import os
 import statistics
 import sys
-import timeit
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import irad  # noqa: E402
 from irad.backends import native, native_stack  # noqa: E402
 from native import WORKLOADS, native_primal  # noqa: E402
+from timing import interleaved_samples, low, optimised  # noqa: E402
 
 ROWS = ("GMM n=100 d=2 K=3", "small: tanh layer 4×6", "small: MLP 8×4-16-3, softmax-xent",
         "small: logistic regression N=10 d=4", "GMM n=1000 d=5 K=10")
@@ -52,10 +52,6 @@ def _gradient(f, args, argnums):
     return compiled.function(name)
 
 
-def _low(samples: list[float]) -> float:
-    return sorted(samples)[len(samples) // 10]
-
-
 def measure(label: str, rounds: int) -> str:
     make, args, argnums = WORKLOADS[label]
     f = make(np)
@@ -63,17 +59,15 @@ def measure(label: str, rounds: int) -> str:
     for name, kilobytes in (("stack", str(native_stack.BUDGET_KB)), ("heap", "0")):
         variants[f"primal, {name}"] = _with_budget(kilobytes, lambda: native_primal(f, args))
         variants[f"gradient, {name}"] = _with_budget(kilobytes, lambda: _gradient(f, args, argnums))
+    for fn in variants.values():
+        optimised(fn)  # timed at -O2, not tier 0's code (tiered compilation)
     for a, b in zip(variants["gradient, stack"](*args), variants["gradient, heap"](*args)):
         np.testing.assert_array_equal(a, b)
-    runs = {key: (lambda fn=fn: fn(*args)) for key, fn in variants.items()}
-    numbers = {key: max(1, int(SAMPLE_SECONDS / (timeit.timeit(run, number=20) / 20))) for key, run in runs.items()}
-    keys, samples = list(runs), {key: [] for key in runs}
-    for r in range(rounds):
-        for key in keys[r % len(keys):] + keys[:r % len(keys)]:
-            samples[key].append(timeit.timeit(runs[key], number=numbers[key]) / numbers[key])
-    low = {key: _low(s) for key, s in samples.items()}
-    cells = [f"{low[key] * 1e6:.2f} ({statistics.median(samples[key]) * 1e6:.2f})" for key in keys]
-    before, after = low["gradient, heap"] / low["primal, heap"], low["gradient, stack"] / low["primal, stack"]
+    samples = interleaved_samples({key: (lambda fn=fn: fn(*args)) for key, fn in variants.items()}, rounds, SAMPLE_SECONDS)
+    quantile = {key: low(s) for key, s in samples.items()}
+    cells = [f"{quantile[key] * 1e6:.2f} ({statistics.median(samples[key]) * 1e6:.2f})" for key in samples]
+    before = quantile["gradient, heap"] / quantile["primal, heap"]
+    after = quantile["gradient, stack"] / quantile["primal, stack"]
     return f"| {label} | " + " | ".join(cells) + f" | {before:.2f} | {after:.2f} |"
 
 

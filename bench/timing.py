@@ -72,6 +72,24 @@ def in_turns(systems: dict, blocks: int = 7, budget: float = 0.05) -> dict[str, 
     return {name: (statistics.median(w for w, _ in t), statistics.median(c for _, c in t)) for name, t in times.items()}
 
 
+def interleaved_samples(calls: dict, rounds: int, sample_seconds: float) -> dict[object, list[float]]:
+    """Seconds per call of each of `calls` (key -> a callable of no
+    arguments), sampled in `rounds` interleaved rounds of runs about
+    `sample_seconds` long, each round starting one key further on, so that
+    load falls on all of them alike."""
+    numbers = {key: max(1, int(sample_seconds / (timeit.timeit(call, number=5) / 5))) for key, call in calls.items()}
+    keys, samples = list(calls), {key: [] for key in calls}
+    for r in range(rounds):
+        for key in keys[r % len(keys):] + keys[:r % len(keys)]:
+            samples[key].append(timeit.timeit(calls[key], number=numbers[key]) / numbers[key])
+    return samples
+
+
+def low(samples: list[float]) -> float:
+    """The 10% quantile: load only adds time."""
+    return sorted(samples)[len(samples) // 10]
+
+
 def optional(name):
     try:
         return importlib.import_module(name)

@@ -65,15 +65,44 @@ def _llvmlite_version() -> str:
     return llvmlite.__version__
 
 
+# LLVM tuning features added to the host's (x86-64 only), IRAD_NATIVE_TUNING
+# replaces them ("" adds none). No gathers or scatters: with AVX-512 LLVM
+# may always use them, and it vectorised fused loops whose innermost
+# dimension it had unrolled (the GMM's d = 10) across the next one, reading
+# through 8-lane gathers; on an AMD EPYC (Zen 4) the GMM gradient then took
+# 2.5x as long as with plain loads (docs/benchmarks.md, "Gathers").
+TUNING = "+prefer-no-gather,+prefer-no-scatter"
+TUNING_VARIABLE = "IRAD_NATIVE_TUNING"
+
+
+def _tuning() -> str:
+    if not _llvm().get_default_triple().startswith("x86_64"):
+        return ""
+    value = os.environ.get(TUNING_VARIABLE, TUNING).strip()
+    items = [item.strip() for item in value.split(",") if item.strip()]
+    if any(item[0] not in "+-" or len(item) < 2 for item in items):
+        raise BackendError(
+            f"{TUNING_VARIABLE} must be LLVM target features, each +name or -name, separated by commas "
+            f"(the default is {TUNING!r}; empty adds none), not {value!r}"
+        )
+    return ",".join(items)
+
+
 @functools.cache
-def _host() -> tuple[str, str, dict[str, bool]]:
-    """This CPU's name and features, for LLVM (flattened) and as a dict. The
-    code runs where it is compiled, so it may use all of them: without them
-    LLVM targets a generic x86-64 (SSE2), and loops vectorise two doubles wide
-    where AVX2 takes four."""
+def _detected() -> tuple[str, str, dict[str, bool]]:
     llvm = _llvm()
     features = llvm.get_host_cpu_features()
     return llvm.get_host_cpu_name(), features.flatten(), dict(features)
+
+
+def _host() -> tuple[str, str, dict[str, bool]]:
+    """This CPU's name and features, for LLVM (flattened, with TUNING after
+    them) and as a dict. The code runs where it is compiled, so it may use
+    all of them: without them LLVM targets a generic x86-64 (SSE2), and loops
+    vectorise two doubles wide where AVX2 takes four."""
+    cpu, features, feature_map = _detected()
+    tuning = _tuning()
+    return cpu, f"{features},{tuning}" if tuning else features, feature_map
 
 
 @functools.cache

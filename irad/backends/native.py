@@ -356,6 +356,8 @@ def for_mlir_opt(
         op.erase()
     if native_fusion.enabled():
         native_fusion.recompute_cheap_producers(module)  # so they fuse into their consumers
+    if native_fusion.materialising():
+        native_fusion.materialise_before_broadcasts(module)  # computed once, not once per broadcast element
     bufferization = BUFFERIZATION[:BUFFERIZE + 1] + native_stack.promotion(module) + BUFFERIZATION[BUFFERIZE + 1:]
     return module, bufferization + checks + lowering
 

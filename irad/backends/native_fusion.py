@@ -1,4 +1,6 @@
-"""Recompute cheap array producers into each consumer, so they fuse (native backend).
+"""What MLIR fuses and what it does not, decided before mlir-opt (native backend):
+cheap array producers are recomputed into each consumer, so they fuse;
+expensive ones stay out of consumers that broadcast them.
 
 MLIR's `--linalg-fuse-elementwise-ops` fuses an elementwise producer into its
 consumer only when the producer has one use. A gradient uses its forward
@@ -27,19 +29,39 @@ on the same operands give the same bits, and a fused reduction accumulates
 in the same order.
 
 `IRAD_NATIVE_RECOMPUTE=0` turns it off (for measurements).
+
+The other way round, MLIR also fuses a single-use producer into a consumer
+that reads it through a broadcast, and then computes it once per element of
+the consumer: `np.exp(-2 * log_sigmas)` (K, d) broadcast over the GMM's N
+points ran N times as many `exp`s, which took more than half of the native
+GMM primal (whose `inv_var` has one use; the gradient's has more).
+MLIR's C++ API takes a control function for this (IREE's refuses such
+fusions), mlir-opt has no option, so `materialise_before_broadcasts` puts
+a copy into a new tensor (`bufferization.alloc_tensor copy(...)`: not a
+linalg op, so fusion stops there) between a broadcasting consumer and a
+producer chain MLIR would fuse into it that holds anything but cheap
+arithmetic (an `exp`, `log`, `tanh`, ...). The producer is then computed
+once into its own buffer, copied once (it is the small side of the
+broadcast); the broadcast still fuses into its consumers. (A
+`materialize_in_destination` into a `tensor.empty` would spare the copy,
+but CSE merges equal empties, and bufferization then fails on the
+read-after-write conflict.) The same operations run on the same operands:
+no bit changes.
+`IRAD_NATIVE_MATERIALISE=0` turns it off (for measurements).
 """
 
 from __future__ import annotations
 
 import os
 
-from xdsl.dialects import arith, func, tensor
+from xdsl.dialects import arith, bufferization, func, tensor
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Operation, Use
 from xdsl.ir.affine import AffineDimExpr
 
 SWITCH = "IRAD_NATIVE_RECOMPUTE"
+MATERIALISE_SWITCH = "IRAD_NATIVE_MATERIALISE"
 # Smaller arrays stay in cache anyway; copying their producers would only add
 # code for mlir-opt and LLVM to compile.
 MIN_ELEMENTS = 1 << 14
@@ -57,6 +79,10 @@ _CHEAP_ARITH = (
 
 def enabled() -> bool:
     return os.environ.get(SWITCH, "") != "0"
+
+
+def materialising() -> bool:
+    return os.environ.get(MATERIALISE_SWITCH, "") != "0"
 
 
 def _large(op: Operation) -> bool:
@@ -139,3 +165,76 @@ def _recompute_in(block) -> int:
             use.operation.operands[use.index] = copy.results[0]
             copies += 1
     return copies
+
+
+# Ops MLIR's fusion folds away or sees through: a producer behind them fuses as if direct.
+_VIEWS = (tensor.ExtractSliceOp, tensor.ReshapeOp, tensor.CollapseShapeOp, tensor.ExpandShapeOp, tensor.CastOp)
+
+
+def materialise_before_broadcasts(module: ModuleOp) -> int:
+    """Materialise (in place) every array a consumer broadcasts whose producer
+    chain MLIR would fuse into that consumer and holds more than cheap
+    arithmetic. Returns the number of arrays materialised."""
+    barriers = 0
+    for op in list(module.walk()):
+        for index, value in enumerate(op.operands):
+            if _broadcasts(op, index) and _fuses_expensive(value, op.parent_block()):
+                barriers += _materialise(op, index)
+    return barriers
+
+
+def _broadcasts(user: Operation, index: int) -> bool:
+    """`user` reads its operand `index` (an array) over a larger domain than
+    the operand's own elements, each element more than once."""
+    if isinstance(user, linalg.BroadcastOp):
+        return index == 0 and user.init.type.element_count() > user.input.type.element_count()
+    if isinstance(user, linalg.GenericOp) and user.operands[index] in user.inputs:
+        value = user.operands[index]
+        if not isinstance(value.type, TensorType):
+            return False
+        indexing = user.indexing_maps.data[list(user.inputs).index(value)].data
+        return _is_projection(indexing)
+    return False
+
+
+def _is_projection(indexing) -> bool:
+    """Reads through some of the loops only (each element for every value of
+    the others): distinct loop indices, fewer than there are loops. (A
+    constant index reads a slice: no repeated work to avoid.)"""
+    dims = [e.position for e in indexing.results if isinstance(e, AffineDimExpr)]
+    return len(dims) == len(indexing.results) == len(set(dims)) < indexing.num_dims
+
+
+def _fuses_expensive(value, block) -> bool:
+    """Whether MLIR would fuse, into a consumer of `value` in `block`, a chain
+    of producers that holds more than cheap arithmetic: each fuses only if
+    it has one use, is elementwise and sits in the same block."""
+    op = value.owner
+    if not isinstance(op, Operation) or op.parent_block() is not block or len(op.results) != 1:
+        return False
+    if not op.results[0].has_one_use():
+        return False  # materialised anyway
+    if isinstance(op, _VIEWS):
+        return _fuses_expensive(op.operands[0], block)
+    if _cheap(op):
+        return any(_fuses_expensive(v, block) for v in op.operands if isinstance(v.type, TensorType))
+    return _elementwise(op)
+
+
+def _elementwise(op: Operation) -> bool:
+    """Computed element by element on tensors (so MLIR fuses it), cheap or not."""
+    if isinstance(op, linalg.GenericOp):
+        return all(it.data.value == "parallel" for it in op.iterator_types.data) and len(op.outputs) == 1
+    if op.dialect_name() in ("arith", "math"):
+        return isinstance(op.results[0].type, TensorType)
+    return False
+
+
+def _materialise(user: Operation, index: int) -> int:
+    value = user.operands[index]
+    if not value.type.has_static_shape():
+        return 0
+    copy = bufferization.AllocTensorOp(value.type, copy=value)
+    user.parent_block().insert_op_before(copy, user)
+    user.operands[index] = copy.tensor
+    return 1

@@ -159,3 +159,73 @@ def test_every_array_program_with_every_cheap_producer_recomputed(point, monkeyp
             np.testing.assert_allclose(g, ta.central_difference(f, args, i), rtol=1e-5, atol=1e-7, err_msg=f"d/d arg {i}")
         else:
             np.testing.assert_allclose(g, ref, rtol=1e-12, atol=1e-13, err_msg=f"d/d arg {i}")
+
+
+# ---- expensive producers materialised before a broadcast --------------------------
+def weighted_sum(x, w):
+    """tanh(w) broadcast over the rows of x: the gradient in x is that broadcast, times 3."""
+    return 3.0 * np.sum(np.tanh(w)[None, :] * x)
+
+
+def _materialised(module, monkeypatch) -> int:
+    """How many arrays the module mlir-opt is given materialises before a broadcast."""
+    monkeypatch.setenv(native_fusion.MATERIALISE_SWITCH, "1")
+    return str(native.for_mlir_opt(module)[0]).count("bufferization.alloc_tensor")
+
+
+def _fused(module, monkeypatch, materialise: bool) -> str:
+    """The module after MLIR's elementwise fusion (the passes up to bufferization)."""
+    monkeypatch.setenv(native_fusion.MATERIALISE_SWITCH, "1" if materialise else "0")
+    ready, passes = native.for_mlir_opt(module, tracked=True, destinations=True)
+    upto = passes.index("--eliminate-empty-tensors")
+    return subprocess.run([native.require_tool("mlir-opt"), *passes[:upto]], input=str(ready),
+                          capture_output=True, text=True, check=True).stdout
+
+
+def _generics_with_exp(fused: str) -> list[int]:
+    """For each linalg.generic that computes an exp: how many loops it has."""
+    depths = []
+    for match in re.finditer(r"linalg\.generic \{[^\n]*iterator_types = \[([^\]]*)\][^\n]*\n(.*?)linalg\.yield", fused, re.S):
+        if "math.exp" in match.group(2):
+            depths.append(match.group(1).count('"') // 2)
+    return depths
+
+
+def test_the_gmm_primal_computes_its_inverse_variances_once(monkeypatch):
+    """exp(-2 log_sigmas), (K, d), has one use in the primal: a broadcast over
+    the N points. Fused into it, it ran N times; materialised, once."""
+    assert _materialised(irad.lower(GMM, *GMM_ARGS), monkeypatch) == 1
+    assert 3 in _generics_with_exp(_fused(irad.lower(GMM, *GMM_ARGS), monkeypatch, materialise=False))  # the defect
+    assert max(_generics_with_exp(_fused(irad.lower(GMM, *GMM_ARGS), monkeypatch, materialise=True))) == 2
+
+
+def _native_primal(f, args, monkeypatch, materialise: bool):
+    monkeypatch.setenv(native_fusion.MATERIALISE_SWITCH, "1" if materialise else "0")
+    compiled = native.NativeModule(irad.lower(f, *args))
+    (name,) = compiled.functions
+    return compiled.function(name)(*args)[0]
+
+
+def test_materialising_changes_no_bit_of_the_gmm_primal(monkeypatch):
+    value = _native_primal(GMM, GMM_ARGS, monkeypatch, materialise=True)
+    assert value == _native_primal(GMM, GMM_ARGS, monkeypatch, materialise=False)
+    assert value == pytest.approx(GMM(*GMM_ARGS), rel=1e-12)
+
+
+def test_a_broadcast_tanh_in_a_gradient_is_materialised_and_right(monkeypatch):
+    x, w = RNG.normal(size=(300, 60)), RNG.normal(size=60)
+    module = irad.grad(weighted_sum, 0, backend="native").lower(x, w)
+    assert _materialised(module.clone(), monkeypatch) == 1
+    monkeypatch.setenv(native_fusion.MATERIALISE_SWITCH, "1")
+    compiled = native.NativeModule(module)
+    (name,) = compiled.functions
+    (grad,) = compiled.function(name)(x, w)
+    np.testing.assert_allclose(grad, 3.0 * np.broadcast_to(np.tanh(w), x.shape), rtol=1e-14, atol=0)
+
+
+def test_cheap_or_shared_producers_of_a_broadcast_are_left_to_fuse(monkeypatch):
+    def f(x, w, v):
+        e = np.exp(v)  # two uses: MLIR keeps it materialised anyway
+        return np.sum(x * (2.0 * w)[None, :]) + np.sum(x * e[None, :]) + np.sum(e)
+
+    assert _materialised(irad.lower(f, np.ones((200, 20)), np.ones(20), np.ones(20)), monkeypatch) == 0
