@@ -217,6 +217,9 @@ def clone_loop(a, op: Operation, dst: Block) -> None:
         trips = c.value(arith.CeilDivSIOp(c.value(arith.SubiOp(upper, lower)), step))
         trips = c.value(arith.MaxSIOp(trips, c.index(0)))
         slots = c.value(arith.MuliOp(trips, c.index(record_slots(record_types))))
+        tail = _tail_slots(a, op)
+        if tail:
+            slots = c.value(arith.AddiOp(slots, c.index(tail)))
         a.tape = c.value(TapeReserveOp(a.tape, a.pos, slots))
     zero = IRBuilder(dst).index(0)
     extra = [a.tape, a.pos, zero]
@@ -271,6 +274,26 @@ def clone_loop(a, op: Operation, dst: Block) -> None:
     a.tape, a.pos, trips = new.results[n:]
     a.call_residuals[(op, END_POSITION)] = a.pos
     a.call_residuals[(op, TRIP_COUNT)] = trips
+
+
+def _tail_slots(a, op: Operation) -> int:
+    """The slots of the function's own record (tape mode), if `op` is the last
+    op of its body to write records: its reserve makes room for that record
+    too, so that the push before the return does not grow the tape again
+    (a copy of everything the loop recorded). Room to spare is harmless."""
+    body = a.primal_fn.body.block
+    if not a.tape_mode or op.parent_block() is not body:
+        return 0
+    if any(a.records(later) for later in _ops_after(op)):
+        return 0
+    return record_slots([a.key_type(k) for k in a.residual_keys])
+
+
+def _ops_after(op: Operation):
+    later = op.next_op
+    while later is not None:
+        yield later
+        later = later.next_op
 
 
 # ---- the reverse sweep: the same iterations, last first --------------------------
