@@ -453,6 +453,7 @@ def _recompute_cheap(b, op: Operation, rbody: Block, scope, trips: SSAValue) -> 
         return made[v]
 
     failed: set[SSAValue] = set()
+    known = static_trip_count(op)
 
     def residual_value(key: SSAValue) -> SSAValue | None:
         """The residual `key` recomputed (from cheap values, and from residuals
@@ -489,11 +490,14 @@ def _recompute_cheap(b, op: Operation, rbody: Block, scope, trips: SSAValue) -> 
             return b.primal(x)  # a constant, wherever it is: cloned at the pullback's entry
         if isinstance(x.type, TensorType):
             if _defined_inside(x, op):
-                # a splat inside the loop (of a value available here) is made again, not recorded
-                return _remade(x) if isinstance(x.owner, tensor.SplatOp) else None
+                # a splat or a view inside the loop (of a value available here:
+                # the row xs[t] a reshape reads) is made again, not recorded
+                return _remade(x) if isinstance(x.owner, _REMADE_INSIDE) else None
             # an array from outside becomes a residual of the scope around the
-            # loop: only if it is one already, or no larger than a record
-            if not b.has_residual(x) and _elements(x.type) > _elements(user.type):
+            # loop: only if it is one already, or no larger than the records it
+            # saves (one per iteration, when the trip count is known: the rows
+            # xs[t] of a loop over xs)
+            if not b.has_residual(x) and _elements(x.type) > _elements(user.type) * (known or 1):
                 return None
         return index_value(x)
 
@@ -525,6 +529,9 @@ def _cheap_tensor(op: Operation) -> bool:
 
 _TENSOR_REMAKES = (tensor.SplatOp, tensor.ExtractSliceOp, tensor.ReshapeOp, tensor.CollapseShapeOp,
                    tensor.ExpandShapeOp)
+# Operands of a remade op that are remade too, when no residual holds them: a
+# splat, and the views, which copy at most what the record they save would.
+_REMADE_INSIDE = _TENSOR_REMAKES
 
 
 def _elements(t: Attribute) -> int:
