@@ -3,7 +3,7 @@
     gradient:  irad-differentiate{checkpoint=... inline=... hoist=true},irad-lower-tape,optimise
     reversed:  irad-lower-tape,optimise
     jvp:       irad-lower-tape,irad-jvp,optimise
-    optimise:  irad-optimize{max-depth=...},irad-sink-accumulations,irad-symbol-dce
+    optimise:  irad-optimize{max-depth=...},irad-sink-accumulations,irad-hoist-loop-invariants,irad-symbol-dce
                (inlined; without inlining irad-optimize{max-depth=0},irad-symbol-dce)
 
 The API, the Jacobians and `irad.export` run them; `irad-opt` and stock
@@ -73,9 +73,10 @@ def context() -> Context:
 
 def optimise_spec(inline: bool = True, keep_shared: int = KEEP_ALL_INLINED) -> str:
     """Inlined (code to run, not to differentiate again), a loop's sums of
-    products are then taken after it (irad-sink-accumulations)."""
+    products are then taken after it (irad-sink-accumulations), and its
+    invariant array code computed before it (irad-hoist-loop-invariants)."""
     shared = f" keep-shared={keep_shared}" if inline and keep_shared else ""
-    sink = ",irad-sink-accumulations" if inline else ""
+    sink = ",irad-sink-accumulations,irad-hoist-loop-invariants" if inline else ""
     return f"irad-optimize{{max-depth={DEFAULT_MAX_DEPTH if inline else 0}{shared}}}{sink},irad-symbol-dce"
 
 

@@ -114,6 +114,12 @@ def _sink_accumulations_pass() -> type[ModulePass]:
     return SinkAccumulationsPass
 
 
+def _hoist_loop_invariants_pass() -> type[ModulePass]:
+    from irad.passes.loop_invariants import HoistLoopInvariantsPass
+
+    return HoistLoopInvariantsPass
+
+
 def _sink_broadcasts_pass() -> type[ModulePass]:
     from irad.passes.broadcast_sinking import SinkBroadcastsPass
 
@@ -145,6 +151,7 @@ IRAD_UNIVERSE = Universe(
         "irad-join-slice-sums": _join_slice_sums_pass,
         "irad-symbol-dce": _symbol_dce_pass,
         "irad-sink-accumulations": _sink_accumulations_pass,
+        "irad-hoist-loop-invariants": _hoist_loop_invariants_pass,
         "irad-for-mlir-opt": _for_mlir_opt_pass,
     },
 )

@@ -217,6 +217,9 @@ def clone_loop(a, op: Operation, dst: Block) -> None:
         trips = c.value(arith.CeilDivSIOp(c.value(arith.SubiOp(upper, lower)), step))
         trips = c.value(arith.MaxSIOp(trips, c.index(0)))
         slots = c.value(arith.MuliOp(trips, c.index(record_slots(record_types))))
+        tail = _tail_slots(a, op)
+        if tail:
+            slots = c.value(arith.AddiOp(slots, c.index(tail)))
         a.tape = c.value(TapeReserveOp(a.tape, a.pos, slots))
     zero = IRBuilder(dst).index(0)
     extra = [a.tape, a.pos, zero]
@@ -271,6 +274,26 @@ def clone_loop(a, op: Operation, dst: Block) -> None:
     a.tape, a.pos, trips = new.results[n:]
     a.call_residuals[(op, END_POSITION)] = a.pos
     a.call_residuals[(op, TRIP_COUNT)] = trips
+
+
+def _tail_slots(a, op: Operation) -> int:
+    """The slots of the function's own record (tape mode), if `op` is the last
+    op of its body to write records: its reserve makes room for that record
+    too, so that the push before the return does not grow the tape again
+    (a copy of everything the loop recorded). Room to spare is harmless."""
+    body = a.primal_fn.body.block
+    if not a.tape_mode or op.parent_block() is not body:
+        return 0
+    if any(a.records(later) for later in _ops_after(op)):
+        return 0
+    return record_slots([a.key_type(k) for k in a.residual_keys])
+
+
+def _ops_after(op: Operation):
+    later = op.next_op
+    while later is not None:
+        yield later
+        later = later.next_op
 
 
 # ---- the reverse sweep: the same iterations, last first --------------------------
@@ -430,6 +453,7 @@ def _recompute_cheap(b, op: Operation, rbody: Block, scope, trips: SSAValue) -> 
         return made[v]
 
     failed: set[SSAValue] = set()
+    known = static_trip_count(op)
 
     def residual_value(key: SSAValue) -> SSAValue | None:
         """The residual `key` recomputed (from cheap values, and from residuals
@@ -466,11 +490,14 @@ def _recompute_cheap(b, op: Operation, rbody: Block, scope, trips: SSAValue) -> 
             return b.primal(x)  # a constant, wherever it is: cloned at the pullback's entry
         if isinstance(x.type, TensorType):
             if _defined_inside(x, op):
-                # a splat inside the loop (of a value available here) is made again, not recorded
-                return _remade(x) if isinstance(x.owner, tensor.SplatOp) else None
+                # a splat or a view inside the loop (of a value available here:
+                # the row xs[t] a reshape reads) is made again, not recorded
+                return _remade(x) if isinstance(x.owner, _REMADE_INSIDE) else None
             # an array from outside becomes a residual of the scope around the
-            # loop: only if it is one already, or no larger than a record
-            if not b.has_residual(x) and _elements(x.type) > _elements(user.type):
+            # loop: only if it is one already, or no larger than the records it
+            # saves (one per iteration, when the trip count is known: the rows
+            # xs[t] of a loop over xs)
+            if not b.has_residual(x) and _elements(x.type) > _elements(user.type) * (known or 1):
                 return None
         return index_value(x)
 
@@ -502,6 +529,9 @@ def _cheap_tensor(op: Operation) -> bool:
 
 _TENSOR_REMAKES = (tensor.SplatOp, tensor.ExtractSliceOp, tensor.ReshapeOp, tensor.CollapseShapeOp,
                    tensor.ExpandShapeOp)
+# Operands of a remade op that are remade too, when no residual holds them: a
+# splat, and the views, which copy at most what the record they save would.
+_REMADE_INSIDE = _TENSOR_REMAKES
 
 
 def _elements(t: Attribute) -> int:

@@ -32,10 +32,13 @@ func.func @main(%x: f64, %n: index) -> f64 {
 // CHECK-NEXT:    memref.dealloc %[[T]] : memref<?xf64>
 
 // CHECK:       func.func private @f.augmented.tape.dc(%x: f64, %n: index, %tape: memref<?xf64>, %pos: index) -> (f64, memref<?xf64>, index)
-// Room for ceil((%n - 0) / 1) records of two slots, made once.
+// Room for ceil((%n - 0) / 1) records of two slots and the function's own
+// record of three, made once.
 // CHECK:         %[[SPAN:.*]] = arith.subi %n, %c0 : index
 // CHECK-NEXT:    %[[TRIPS:.*]] = arith.ceildivsi %[[SPAN]], %c1 : index
-// CHECK:         %[[SLOTS:.*]] = arith.muli %{{.*}}, %[[C2:.*]] : index
+// CHECK:         %[[RECORDS:.*]] = arith.muli %{{.*}}, %[[C2:.*]] : index
+// CHECK-NEXT:    %[[C3:.*]] = arith.constant 3 : index
+// CHECK-NEXT:    %[[SLOTS:.*]] = arith.addi %[[RECORDS]], %[[C3]] : index
 // CHECK-NEXT:    %[[NEED:.*]] = arith.addi %pos, %[[SLOTS]] : index
 // CHECK:         %[[ROOM:.*]] = scf.if %{{.*}} -> (memref<?xf64>) {
 // CHECK:           memref.dealloc %tape

@@ -3,8 +3,9 @@
 // Without irad-lower-tape, the tape is the irad dialect's tape ops, typed by
 // their records: the augmented primal creates the tape, reserves room for the
 // loop's records (the trip count is known before it runs, and each record is
-// two slots), pushes one record per iteration ([%s, %a], into that room) and
-// then its own ([trip count, end, %x]); the pullback reads them back, its own
+// two slots) and for its own last record (three slots: the loop is the last op
+// that records, so that push finds room too), pushes one record per iteration
+// ([%s, %a], into that room) and then its own ([trip count, end, %x]); the pullback reads them back, its own
 // first, stepping back two slots a record; the request frees the tape.
 
 func.func @f(%x: f64, %n: index) -> f64 {
@@ -31,7 +32,9 @@ func.func @main(%x: f64, %n: index) -> f64 {
 // CHECK:       func.func private @f.augmented.tape.dc(%x: f64, %n: index, %tape: memref<?xf64>, %pos: index)
 // CHECK:         %[[TRIPS0:.*]] = arith.maxsi
 // CHECK-NEXT:    %[[TWO:.*]] = arith.constant 2 : index
-// CHECK-NEXT:    %[[SLOTS:.*]] = arith.muli %[[TRIPS0]], %[[TWO]] : index
+// CHECK-NEXT:    %[[RECORDS:.*]] = arith.muli %[[TRIPS0]], %[[TWO]] : index
+// CHECK-NEXT:    %[[THREE:.*]] = arith.constant 3 : index
+// CHECK-NEXT:    %[[SLOTS:.*]] = arith.addi %[[RECORDS]], %[[THREE]] : index
 // CHECK-NEXT:    %[[ROOM:.*]] = irad.tape_reserve %tape[%pos] %[[SLOTS]]
 // CHECK:         %r, %[[T1:.*]], %[[P1:.*]], %[[N:.*]] = scf.for {{.*}} iter_args(%a = %x, %tape_1 = %[[ROOM]], %pos_1 = %pos,
 // CHECK:           %[[T2:.*]], %[[P2:.*]] = irad.tape_push %tape_1[%pos_1] reserved %s, %a : f64, f64

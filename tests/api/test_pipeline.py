@@ -10,7 +10,7 @@ from tests import programs
 def test_specs_name_the_passes_irad_opt_takes():
     names = [p.name for p in pipeline.pipeline(pipeline.gradient_spec(checkpoint=True)).passes]
     assert names == ["irad-differentiate", "irad-lower-tape", "irad-optimize", "irad-sink-accumulations",
-                     "irad-symbol-dce"]
+                     "irad-hoist-loop-invariants", "irad-symbol-dce"]
     assert pipeline.pipeline(pipeline.gradient_spec(checkpoint=True)).passes[0].checkpoint
     # forward mode follows a tape as memref code: lowered first
     assert [p.name for p in pipeline.pipeline(pipeline.jvp_spec()).passes][:2] == ["irad-lower-tape", "irad-jvp"]
@@ -35,7 +35,8 @@ def test_callbacks_see_every_pass_of_an_api_call(monkeypatch):
     assert g == pytest.approx(4 * 0.7**3)  # d/dx x**4
     assert seen == [
         ("irad-differentiate", False), ("irad-lower-tape", False),
-        ("irad-optimize", False), ("irad-sink-accumulations", False), ("irad-symbol-dce", True),
+        ("irad-optimize", False), ("irad-sink-accumulations", False), ("irad-hoist-loop-invariants", False),
+        ("irad-symbol-dce", True),
     ]
 
 

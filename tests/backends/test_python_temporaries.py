@@ -221,20 +221,32 @@ def test_no_out_into_a_value_pushed_on_the_tape():
 
 def rows_squared(x):
     acc = np.zeros(2)
+    for i in range(2):
+        row = x[i]
+        acc = acc + np.sin(row) * row
+    return np.sum(acc * acc)
+
+
+def all_rows_squared(x):
+    acc = np.zeros(2)
     for i in range(3):
         row = x[i]
         acc = acc + np.sin(row) * row
     return np.sum(acc * acc)
 
 
-def test_a_view_of_an_argument_is_copied_onto_the_tape():
+@pytest.mark.parametrize("f,copy", [
+    (rows_squared, "= np.array(row, dtype=np.float64).reshape(-1)"),  # each row x[i] is recorded: a copy
+    (all_rows_squared, "= np.array(x, dtype=np.float64)"),  # a loop over all rows keeps x once (passes/loops.py)
+])
+def test_a_view_of_an_argument_is_copied_onto_the_tape(f, copy):
     x = np.array([[0.3, -0.7], [1.1, 0.5], [0.2, 0.9]])
-    text = source(rows_squared, x)
-    assert re.search(r"row = \w+\.reshape", text)  # x[i], a view of the caller's x, ...
-    assert "= np.array(row, dtype=np.float64).reshape(-1)" in text  # ... is copied
-    expected = central_difference(rows_squared, (x,), 0)
+    text = source(f, x)
+    assert re.search(r"row = \w+\.reshape", text)  # x[i], a view of the caller's x
+    assert copy in text
+    expected = central_difference(f, (x,), 0)
     y = x.copy()
-    _, pullback = irad.vjp(rows_squared, y)
+    _, pullback = irad.vjp(f, y)
     y[:] = 5.0  # the caller changes its array before the pullback runs
     np.testing.assert_allclose(pullback(1.0)[0], expected, rtol=1e-6, atol=1e-8)
 

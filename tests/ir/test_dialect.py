@@ -52,6 +52,7 @@ IRAD_PASSES = (
     "irad-join-slice-sums",
     "irad-symbol-dce",
     "irad-sink-accumulations",
+    "irad-hoist-loop-invariants",
     "irad-for-mlir-opt",
 )
 

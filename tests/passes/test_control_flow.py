@@ -581,6 +581,12 @@ def test_checkpointed_gradients_match_finite_differences(fn, args):
 def _tape_length(fn, args, checkpoint: bool, **options) -> int:
     """How many tape slots the augmented primal fills (differentiating with
     respect to the float and float64-array arguments)."""
+    return _augmented_tape(fn, args, checkpoint, **options)[1]
+
+
+def _augmented_tape(fn, args, checkpoint: bool, **options) -> tuple[list, int]:
+    """The tape the augmented primal leaves (a list on the Python backend, its
+    length the capacity) and the end of its records."""
     from irad.backends.python import compile_module
     from irad.passes.differentiate import Differentiator
     from irad.pipeline import run
@@ -592,8 +598,18 @@ def _tape_length(fn, args, checkpoint: bool, **options) -> int:
     record(module)
     for op in module.ops:
         op.sym_visibility = None
-    _, _tape, end = compile_module(module).function(gen.augmented)(*args)
-    return end
+    _, tape, end = compile_module(module).function(gen.augmented)(*args)
+    return tape, end
+
+
+def test_a_loops_reserve_makes_room_for_the_functions_own_record():
+    # the reserve before the last loop that records takes the record the
+    # function pushes before it returns ([trip count, end, x]) into account:
+    # the tape is grown once, to exactly the slots it needs, where that last
+    # push used to double it (a copy of all the loop's records)
+    for n in (200, 1000):
+        tape, end = _augmented_tape(many_residuals, (0.4, n), checkpoint=False)
+        assert len(tape) == end
 
 
 def test_checkpointing_records_less():

@@ -2,7 +2,7 @@
 (passes/loops.py, `_recompute_cheap`): a tensor made by one elementwise
 `arith` op, a splat, a slice or a reshape from values the reversed iteration
 has anyway (residuals recorded anyway, constants, values from outside the
-loop no larger than the record). Every gradient is checked against central
+loop no larger than the records they save). Every gradient is checked against central
 differences in float64, on both backends, and the tape is measured."""
 
 from __future__ import annotations
@@ -133,3 +133,29 @@ def test_a_large_outside_array_is_not_read_for_a_slice():
     per_iteration = [_tape_length(f, (W, XS, n), False) for n in (2, 4)]
     assert (per_iteration[1] - per_iteration[0]) // 2 == 2 * 4  # h and xs[t]; sin's cos is no residual
     check(f, (W, XS, 3), (0, 1), "python")
+
+
+def rows_of_an_argument(w, xs):
+    """A loop over every row of xs, by a constant count: xs[t] is not
+    recorded, xs is kept once and the reversed iteration takes its row again."""
+    h = w
+    for t in range(5):
+        h = np.sin(h * xs[t]) + xs[t]
+    return np.sum(h * h)
+
+
+def test_the_rows_of_an_array_a_loop_runs_over_are_read_again():
+    # per iteration h alone (4 slots); then the function's own record: the
+    # last h, the loop's end and xs (20 slots), kept once. Before, every
+    # iteration recorded xs[t] too: 5 x 8 slots + 5, where now 5 x 4 + 25.
+    from tests.passes.test_control_flow import _augmented_tape
+
+    tape, end = _augmented_tape(rows_of_an_argument, (W, XS), False)
+    assert end == 5 * 4 + 4 + 1 + XS.size
+    assert [tape[4 * t].shape for t in range(6)] == [(4,)] * 6
+    np.testing.assert_array_equal(tape[25], XS)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rows_of_an_argument(backend):
+    check(rows_of_an_argument, (W, XS), (0, 1), backend)
