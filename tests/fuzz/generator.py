@@ -49,7 +49,11 @@ that may share an array on one path and not on another. Inside a loop, names
 that share an array at the loop's entry are not rebound, and other arrays are
 rebound only to fresh ones, so every iteration starts from the same sharing;
 or a shared name is left free to be rebound, and then nothing sharing its
-array is written in the loop (its sharing may differ between iterations).
+array is written in the loop (its sharing may differ between iterations). An
+array a `for` loop walks (its elements, rows, `enumerate`, `zip`) is shared
+with the loop, which holds it to the end: so it is either not rebound in the
+loop or not written through (irad refuses both at once, as numpy would write
+into the walked array on the first iteration only).
 """
 
 from __future__ import annotations
@@ -949,13 +953,17 @@ class Generator:
             arms.append(before)
         self.join(s, arms)
 
-    def loop_body(self, s: Scope, indent: str, depth: int, fixed: list, scalars=(), rows=None) -> None:
+    def loop_body(self, s: Scope, indent: str, depth: int, fixed: list, scalars=(), rows=None,
+                  iterated=()) -> None:
         """A loop body: names sharing an array at the loop's entry stay bound to it,
         others are rebound only to fresh arrays (see the module docstring); or a
-        shared name is left free, and nothing sharing its array is written."""
+        shared name is left free, and nothing sharing its array is written.
+        `iterated`: the arrays the loop walks. The loop holds each (as numpy's
+        iterator does), so they share it with the loop: never alone."""
         saved = s.snapshot()
         before = dict(s.info)
-        alone = {n for n, i in s.info.items() if len(s.group(i.base)) == 1 and i.path == ()}
+        walked = {s.info[n].base for n in iterated}
+        alone = {n for n, i in s.info.items() if len(s.group(i.base)) == 1 and i.path == () and i.base not in walked}
         shared = set(s.info) - alone
         loose = {n for n in sorted(shared - s.frozen) if self.pick([False, False, True])}
         for name in loose:
@@ -999,19 +1007,22 @@ class Generator:
         if kind in ("elements", "enumerate", "zip") and ones:
             a, b = self.name("v"), self.name("v")
             if kind == "elements":
-                s.lines.append(f"{indent}for {a} in {self.pick(ones)}:")
-                return self.loop_body(s, indent + "    ", depth, [], scalars=[a])
+                walked = [self.pick(ones)]
+                s.lines.append(f"{indent}for {a} in {walked[0]}:")
+                return self.loop_body(s, indent + "    ", depth, [], scalars=[a], iterated=walked)
             if kind == "enumerate":
-                start = self.pick(["", ", 1"])
-                s.lines.append(f"{indent}for {var}, {a} in enumerate({self.pick(ones)}{start}):")
-                return self.loop_body(s, indent + "    ", depth, [var], scalars=[a])
-            s.lines.append(f"{indent}for {a}, {b} in zip({self.pick(ones)}, {self.pick(ones)}):")
-            return self.loop_body(s, indent + "    ", depth, [], scalars=[a, b])
+                start, walked = self.pick(["", ", 1"]), [self.pick(ones)]
+                s.lines.append(f"{indent}for {var}, {a} in enumerate({walked[0]}{start}):")
+                return self.loop_body(s, indent + "    ", depth, [var], scalars=[a], iterated=walked)
+            walked = [self.pick(ones), self.pick(ones)]
+            s.lines.append(f"{indent}for {a}, {b} in zip({walked[0]}, {walked[1]}):")
+            return self.loop_body(s, indent + "    ", depth, [], scalars=[a, b], iterated=walked)
         if kind == "rows" and twos:
             writable = [n for n in twos if s.info[n].writable]  # rows that may be written through
             matrix, row = self.pick(writable if writable and self.chance() else twos), self.name("r")
             s.lines.append(f"{indent}for {row} in {matrix}:")
-            return self.loop_body(s, indent + "    ", depth, [], rows={row: ((s.arrays[matrix][1],), matrix)})
+            return self.loop_body(s, indent + "    ", depth, [], rows={row: ((s.arrays[matrix][1],), matrix)},
+                                  iterated=[matrix])
         if kind == "tuple":
             items = ", ".join(self.scalar_expr(s, 1) for _ in range(self.draw(st.integers(1, 3))))
             s.lines.append(f"{indent}for {var} in ({items},):")
