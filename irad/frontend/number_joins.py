@@ -1,0 +1,174 @@
+"""Numbers that a join holds as arrays: where numpy's result would differ.
+
+A variable that is a number on one path and an array on another (`acc = x`
+before a loop that makes it `acc * w`, an `if` that gives it an array on one
+arm) has no static type in numpy: it is a number on the paths that keep the
+number. irad's types are static, so the join (joins.py) holds the number as an
+array of the array's shape, `tensor.splat`, marked `MARK`. That array stands
+for the number exactly only where the shape cannot show: in an elementwise op
+beside an array of the full shape (`acc * w`, numpy's broadcast gives the same
+array). Anywhere else (a reduction, a product, an index, a call, a result) the
+program would compute `np.sum(full(3, x))` where numpy computes `np.sum(x)`.
+
+`check(block)` follows every marked splat forward through what keeps it "maybe
+a number" (elementwise ops of such values and of numbers broadcast, control
+flow carrying it, broadcasts) and refuses, naming the join, any other use of
+it. A loop whose trip count is known while lowering to be at least one does
+not pass its entry value on to its result.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, scf, tensor
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, StringAttr, TensorType
+from xdsl.dialects.linalg.attrs import IteratorType
+from xdsl.dialects.linalg.ops import BroadcastOp, GenericOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir.affine import AffineMap
+
+from irad.errors import UnsupportedError
+from irad.ir.types import describe
+
+MARK = "irad.number_join"  # on a join's splat: where, and which variable
+
+
+def joined(location: str, what: str, join: str) -> str:
+    """How a join is named in the message: `what` (a variable, "the returned
+    value") is a number on one path into `join` ("this loop", ...)."""
+    return f"{location}: {what} is a number on one path into {join} and an array on another"
+
+
+def mark(splat: SSAValue, where: str) -> None:
+    """Mark the splat a join made of a number: `where` is its message's start,
+    `file:line:col: 'name' ...` (see `check`)."""
+    splat.owner.attributes[MARK] = StringAttr(where)
+
+
+def check(block: Block) -> None:
+    """Refuse a use of a marked splat (a number a join holds as an array) that
+    numpy's result would not match; then drop the marks."""
+    splats = [op for op in block.walk() if isinstance(op, tensor.SplatOp) and MARK in op.attributes]
+    if not splats:
+        return
+    maybe: dict[SSAValue, str] = {op.result: op.attributes[MARK].data for op in splats}
+    for op in splats:
+        del op.attributes[MARK]
+    changed = True
+    while changed:  # loops carry values back to their start: until nothing new is maybe a number
+        changed = False
+        for op in block.walk():
+            for value, origin in _passes_on(op, maybe):
+                if value not in maybe:
+                    maybe[value] = origin
+                    changed = True
+    for op in block.walk():
+        for operand in op.operands:
+            if operand in maybe and not _keeps(op):
+                origin = maybe[operand]
+                raise UnsupportedError(
+                    f"{origin}: irad's types are static, so it holds the number as {describe(operand.type)}, "
+                    f"which is exact only in elementwise arithmetic beside an array of that shape; here "
+                    f"({op.name}) numpy's result would differ on the path where it is a number"
+                    "\n  hint: give it an array of that shape on every path (start it as "
+                    "np.zeros(shape) or np.full(shape, value)), or a number on every path"
+                )
+
+
+def _keeps(op: Operation) -> bool:
+    """Ops through which a maybe-number value may flow (see `_passes_on`)."""
+    return (_elementwise(op) or isinstance(op, (BroadcastOp, scf.YieldOp, scf.ForOp, scf.WhileOp,
+                                                scf.ConditionOp)))
+
+
+def _passes_on(op: Operation, maybe: dict[SSAValue, str]):
+    """(value, origin) pairs `op` makes maybe a number, given `maybe`."""
+    if _elementwise(op):
+        tensors = [v for v in _inputs(op) if isinstance(v.type, TensorType)]
+        carried = [v for v in tensors if v in maybe]
+        if carried and all(v in maybe or _number_like(v) for v in tensors):
+            for r in op.results:
+                yield r, maybe[carried[0]]
+        if isinstance(op, arith.SelectOp) and not isinstance(op.cond.type, TensorType) and carried:
+            yield op.result, maybe[carried[0]]  # a choice between the two: not exact beside an array
+    elif isinstance(op, BroadcastOp) and op.input in maybe:
+        yield op.result, maybe[op.input]
+    elif isinstance(op, scf.ForOp):
+        args = op.body.block.args[1:]
+        yields = op.body.block.last_op.operands
+        runs = _at_least_once(op)
+        for init, arg, out, result in zip(op.iter_args, args, yields, op.results):
+            if init in maybe:
+                yield arg, maybe[init]
+                if not runs:
+                    yield result, maybe[init]
+            if out in maybe:
+                yield arg, maybe[out]
+                yield result, maybe[out]
+    elif isinstance(op, scf.WhileOp):
+        before = op.before_region.block
+        after = op.after_region.block
+        for init, arg, out in zip(op.arguments, before.args, after.last_op.operands):
+            for v in (init, out):
+                if v in maybe:
+                    yield arg, maybe[v]
+        condition = before.last_op
+        for value, arg, result in zip(condition.args, after.args, op.results):
+            if value in maybe:
+                yield arg, maybe[value]
+                yield result, maybe[value]
+    elif isinstance(op, scf.IfOp):
+        for region in (op.true_region, op.false_region):
+            if region.blocks:
+                for out, result in zip(region.block.last_op.operands, op.results):
+                    if out in maybe:
+                        yield result, maybe[out]
+
+
+def _elementwise(op: Operation) -> bool:
+    """arith/math on tensors of one shape, or a linalg.generic with identity maps."""
+    if isinstance(op, GenericOp):
+        identity = AffineMap.identity(len(op.iterator_types.data))
+        return (all(m.data == identity for m in op.indexing_maps.data)
+                and all(t.data == IteratorType.PARALLEL for t in op.iterator_types.data))
+    if not op.name.startswith(("arith.", "math.")) or not op.results:
+        return False
+    return all(isinstance(r.type, TensorType) for r in op.results)
+
+
+def _inputs(op: Operation):
+    return op.inputs if isinstance(op, GenericOp) else op.operands
+
+
+def _number_like(v: SSAValue) -> bool:
+    """A number broadcast to an array (a splat, a constant of one value): beside
+    it, a maybe-number array is still maybe a number."""
+    owner = v.owner
+    if isinstance(owner, tensor.SplatOp):
+        return True
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, DenseIntOrFPElementsAttr):
+        return owner.value.is_splat()
+    return False
+
+
+def _at_least_once(op: scf.ForOp) -> bool:
+    """Does the loop run its body at least once (bounds known while lowering)?"""
+    lb, ub, step = (_constant(v) for v in (op.lb, op.ub, op.step))
+    return None not in (lb, ub, step) and step > 0 and ub > lb
+
+
+def _constant(v: SSAValue, depth: int = 8) -> int | None:
+    """An int the IR computes from constants (bounds: casts, +, -, *, max, min)."""
+    owner = v.owner
+    if depth <= 0 or not isinstance(owner, Operation):
+        return None
+    if isinstance(owner, arith.ConstantOp):
+        return owner.value.value.data if isinstance(owner.value, IntegerAttr) else None
+    if isinstance(owner, arith.IndexCastOp):
+        return _constant(owner.input, depth - 1)
+    folds = {arith.AddiOp: int.__add__, arith.SubiOp: int.__sub__, arith.MuliOp: int.__mul__,
+             arith.MaxSIOp: max, arith.MinSIOp: min}
+    fold = folds.get(type(owner))
+    if fold is None:
+        return None
+    a, b = _constant(owner.lhs, depth - 1), _constant(owner.rhs, depth - 1)
+    return None if a is None or b is None else fold(a, b)
