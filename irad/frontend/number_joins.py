@@ -23,7 +23,7 @@ from xdsl.dialects import arith, scf, tensor
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, StringAttr, TensorType
 from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.dialects.linalg.ops import BroadcastOp, GenericOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineMap
 
 from irad.errors import UnsupportedError
@@ -50,78 +50,122 @@ def check(block: Block) -> None:
     splats = [op for op in block.walk() if isinstance(op, tensor.SplatOp) and MARK in op.attributes]
     if not splats:
         return
-    maybe: dict[SSAValue, str] = {op.result: op.attributes[MARK].data for op in splats}
+    flow = _Flow({op.result: op.attributes[MARK].data for op in splats})
     for op in splats:
         del op.attributes[MARK]
-    changed = True
-    while changed:  # loops carry values back to their start: until nothing new is maybe a number
-        changed = False
+    while flow.changed:  # loops carry values back to their start: until nothing new is maybe a number
+        flow.changed = False
         for op in block.walk():
-            for value, origin in _passes_on(op, maybe):
-                if value not in maybe:
-                    maybe[value] = origin
-                    changed = True
+            flow.follow(op)
     for op in block.walk():
         for operand in op.operands:
-            if operand in maybe and not _keeps(op):
-                origin = maybe[operand]
+            if flow.maybe_number(operand, op) and not _keeps(op):
                 raise UnsupportedError(
-                    f"{origin}: irad's types are static, so it holds the number as {describe(operand.type)}, "
-                    f"which is exact only in elementwise arithmetic beside an array of that shape; here "
-                    f"({op.name}) numpy's result would differ on the path where it is a number"
+                    f"{flow.maybe[operand]}: irad's types are static, so it holds the number as "
+                    f"{describe(operand.type)}, which is exact only in elementwise arithmetic beside an array "
+                    f"of that shape; here ({op.name}) numpy's result would differ on the path where it is a number"
                     "\n  hint: give it an array of that shape on every path (start it as "
                     "np.zeros(shape) or np.full(shape, value)), or a number on every path"
                 )
 
 
 def _keeps(op: Operation) -> bool:
-    """Ops through which a maybe-number value may flow (see `_passes_on`)."""
+    """Ops through which a maybe-number value may flow (see `_Flow.follow`)."""
     return (_elementwise(op) or isinstance(op, (BroadcastOp, scf.YieldOp, scf.ForOp, scf.WhileOp,
                                                 scf.ConditionOp)))
 
 
-def _passes_on(op: Operation, maybe: dict[SSAValue, str]):
-    """(value, origin) pairs `op` makes maybe a number, given `maybe`."""
-    if _elementwise(op):
-        tensors = [v for v in _inputs(op) if isinstance(v.type, TensorType)]
-        carried = [v for v in tensors if v in maybe]
-        if carried and all(v in maybe or _number_like(v) for v in tensors):
-            for r in op.results:
-                yield r, maybe[carried[0]]
-        if isinstance(op, arith.SelectOp) and not isinstance(op.cond.type, TensorType) and carried:
-            yield op.result, maybe[carried[0]]  # a choice between the two: not exact beside an array
-    elif isinstance(op, BroadcastOp) and op.input in maybe:
-        yield op.result, maybe[op.input]
-    elif isinstance(op, scf.ForOp):
-        args = op.body.block.args[1:]
-        yields = op.body.block.last_op.operands
-        runs = _at_least_once(op)
-        for init, arg, out, result in zip(op.iter_args, args, yields, op.results):
-            if init in maybe:
-                yield arg, maybe[init]
-                if not runs:
-                    yield result, maybe[init]
-            if out in maybe:
-                yield arg, maybe[out]
-                yield result, maybe[out]
-    elif isinstance(op, scf.WhileOp):
-        before = op.before_region.block
-        after = op.after_region.block
-        for init, arg, out in zip(op.arguments, before.args, after.last_op.operands):
-            for v in (init, out):
-                if v in maybe:
-                    yield arg, maybe[v]
-        condition = before.last_op
-        for value, arg, result in zip(condition.args, after.args, op.results):
-            if value in maybe:
-                yield arg, maybe[value]
-                yield result, maybe[value]
-    elif isinstance(op, scf.IfOp):
-        for region in (op.true_region, op.false_region):
-            if region.blocks:
-                for out, result in zip(region.block.last_op.operands, op.results):
-                    if out in maybe:
-                        yield result, maybe[out]
+class _Flow:
+    """Which values may be a number held as an array (`maybe`: value -> the
+    join's message). `first`: block arguments of `scf.for` loops that may be
+    one only in the first iteration (through the loop's entry): where a
+    `break`/`return` flag the loop carries is set, that iteration is past."""
+
+    def __init__(self, maybe: dict[SSAValue, str]):
+        self.maybe = maybe
+        self.first: set[SSAValue] = set()
+        self.changed = True
+
+    def maybe_number(self, v: SSAValue, at: Operation) -> bool:
+        if v not in self.maybe:
+            return False
+        return not (v in self.first and _past_first_iteration(at, v.owner.parent_op()))
+
+    def _add(self, v: SSAValue, origin: str, first: bool = False) -> None:
+        if v not in self.maybe:
+            self.maybe[v] = origin
+            self.changed = True
+            if first:
+                self.first.add(v)
+        elif not first and v in self.first:
+            self.first.discard(v)
+            self.changed = True
+
+    def follow(self, op: Operation) -> None:
+        """Mark what `op` makes maybe a number."""
+        weak = self.maybe_number
+        if _elementwise(op):
+            tensors = [v for v in _inputs(op) if isinstance(v.type, TensorType)]
+            carried = [v for v in tensors if weak(v, op)]
+            if carried and (all(weak(v, op) or _number_like(v) for v in tensors)
+                            or (isinstance(op, arith.SelectOp) and not isinstance(op.cond.type, TensorType))):
+                for r in op.results:  # (a choice of one of two values: not exact beside an array)
+                    self._add(r, self.maybe[carried[0]])
+        elif isinstance(op, BroadcastOp) and weak(op.input, op):
+            self._add(op.result, self.maybe[op.input])
+        elif isinstance(op, scf.ForOp):
+            body = op.body.block
+            runs = _at_least_once(op)
+            for init, arg, out, result in zip(op.iter_args, body.args[1:], body.last_op.operands, op.results):
+                if init in self.maybe:
+                    self._add(arg, self.maybe[init], first=True)
+                    if not runs:
+                        self._add(result, self.maybe[init])
+                if weak(out, body.last_op):
+                    self._add(arg, self.maybe[out])
+                    self._add(result, self.maybe[out])
+        elif isinstance(op, scf.WhileOp):
+            before, after = op.before_region.block, op.after_region.block
+            for init, arg, out in zip(op.arguments, before.args, after.last_op.operands):
+                for v, at in ((init, op), (out, after.last_op)):
+                    if weak(v, at):
+                        self._add(arg, self.maybe[v])
+            condition = before.last_op
+            for value, arg, result in zip(condition.args, after.args, op.results):
+                if weak(value, condition):
+                    self._add(arg, self.maybe[value])
+                    self._add(result, self.maybe[value])
+        elif isinstance(op, scf.IfOp):
+            for region in (op.true_region, op.false_region):
+                if region.blocks:
+                    end = region.block.last_op
+                    for out, result in zip(end.operands, op.results):
+                        if weak(out, end):
+                            self._add(result, self.maybe[out])
+
+
+def _past_first_iteration(op: Operation, loop: Operation) -> bool:
+    """Is `op` in the `then` of an `scf.if` on flags `loop` carries from false
+    (break, return: irad/frontend/control_flow.py), so never in its first iteration?"""
+    child = op
+    parent = op.parent_op()
+    while parent is not None and parent is not loop:
+        if isinstance(parent, scf.IfOp) and child.parent_region() is parent.true_region \
+                and _carried_from_false(parent.cond, loop):
+            return True
+        child, parent = parent, parent.parent_op()
+    return False
+
+
+def _carried_from_false(v: SSAValue, loop: Operation) -> bool:
+    """`v` is true only after an iteration of `loop` set it: its carried flags, or-ed."""
+    if isinstance(v.owner, arith.OrIOp):
+        return _carried_from_false(v.owner.lhs, loop) and _carried_from_false(v.owner.rhs, loop)
+    if not isinstance(v, BlockArgument) or not isinstance(loop, scf.ForOp) or v.owner is not loop.body.block \
+            or v.index == 0:
+        return False
+    init = loop.iter_args[v.index - 1].owner
+    return isinstance(init, arith.ConstantOp) and isinstance(init.value, IntegerAttr) and init.value.value.data == 0
 
 
 def _elementwise(op: Operation) -> bool:

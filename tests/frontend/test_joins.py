@@ -265,7 +265,17 @@ def number_then_array_product(x, w, k):
     return np.sum(np.outer(s * 2.0, w))  # numpy: (1, 3) for the number, not (3, 3)
 
 
+def number_then_array_unless_broken_first(x, w, k):
+    s = x
+    for i in range(2):
+        if k > 0:
+            break  # before s becomes an array: numpy's s is the number x
+        s = s * w
+    return np.sum(s)
+
+
 NUMBER_JOINS = [
+    (number_then_array_unless_broken_first, (0.7, ARRAY, 1), "into this loop"),
     (number_then_array_runtime_trips, (0.7, ARRAY, 0), "into this loop"),
     (number_then_array_in_a_while, (0.7, ARRAY, 0), "into this loop"),
     (number_then_array_assigned_in_an_if, (0.7, ARRAY, 0), "into this loop"),
@@ -299,8 +309,19 @@ def number_then_array_carried_on(x, w, k):
     return np.sum(np.sin(s * 0.5) * w)
 
 
+def number_then_array_then_broken(x, w, k):
+    s = x
+    for i in range(3):
+        s = s * w  # an array from the first iteration on; later ones may be skipped
+        if i >= k:
+            break
+    return np.sum(s)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("f,args", [(number_then_array_of_known_trips, (0.7, ARRAY)),
+                                    (number_then_array_then_broken, (0.7, ARRAY, 0)),
+                                    (number_then_array_then_broken, (0.7, ARRAY, 2)),
                                     (number_then_array_carried_on, (0.7, ARRAY, 0)),
                                     (number_then_array_carried_on, (0.7, ARRAY, 2))])
 def test_a_number_held_as_an_array_is_exact_beside_an_array(f, args, backend):
