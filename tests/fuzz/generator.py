@@ -15,6 +15,10 @@ numpy and irad agree on. Programs mix
   indices, rows and columns, and views of views;
 * in-place item, row, column and slice writes and `op=` on arrays the program
   made, and names aliasing or viewing them;
+* numbers and arrays mixed across control flow: a float that a loop makes an
+  array (`s = x; for i in range(2): s = s * np.tanh(w)`, the case irad keeps
+  exact, docs/control-flow.md "Numbers held as arrays"), and an int that a loop
+  or a branch may make a float (an int after it on the paths that did not);
 * `if`/`elif`/`else` chains, nested `for` loops over `range` with int trip
   counts, `while` loops on data-dependent conditions (bounded by a counter),
   `break`/`continue`, and `return` inside branches and loops;
@@ -59,6 +63,7 @@ into the walked array on the first iteration only).
 from __future__ import annotations
 
 import itertools
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
@@ -214,6 +219,7 @@ class Scope:
     lines: list = field(default_factory=list)
     aux: bool = False  # returns (out, aux): see Mode
     functions: list = field(default_factory=list)  # (name, "float" or a shape): local lambdas and defs
+    maybe_int: set = field(default_factory=set)  # scalars that may hold an int (see _int_then_float)
 
     def snapshot(self):
         return (list(self.scalars), list(self.ints), dict(self.arrays), dict(self.info),
@@ -264,6 +270,14 @@ class Generator:
 
     def name(self, prefix: str) -> str:
         return f"{prefix}{next(self.names)}"
+
+    @staticmethod
+    def floaty(s: Scope, text: str) -> str:
+        """`text`, made a float where it may be an int: a number that makes an
+        array's dtype (np.full, np.array) or a helper's float parameter."""
+        if s.maybe_int and re.search(r"\b(" + "|".join(sorted(s.maybe_int)) + r")\b", text):
+            return f"float({text})"
+        return text
 
     def fresh_info(self, writable: bool = True) -> Info:
         return Info(next(self.bases), (), writable, 0)
@@ -323,10 +337,10 @@ class Generator:
             t = self.name("t")
             with self.bound(s, scalars=[t]):
                 body = self.scalar_expr(s, depth - 1)
-            return f"(lambda {t}: {body})({self.scalar_expr(s, depth - 1)})"
+            return f"(lambda {t}: {body})({self.floaty(s, self.scalar_expr(s, depth - 1))})"
         if kind == "local":
             name = self.pick([n for n, kind in s.functions if kind == "float"])
-            return f"{name}({self.scalar_expr(s, depth - 1)})"
+            return f"{name}({self.floaty(s, self.scalar_expr(s, depth - 1))})"
         if kind == "var":
             return self.pick(s.scalars)
         if kind == "const":
@@ -430,7 +444,7 @@ class Generator:
                 rows = {v: ((have[1],), source)}
         with self.bound(s, scalars, ints, rows):
             if len(shape) == 1:
-                item = self.scalar_expr(s, depth)
+                item = self.floaty(s, self.scalar_expr(s, depth))
             else:
                 item = self.array_expr(s, shape[1:], depth).text
         if len(shape) == 1:
@@ -482,7 +496,8 @@ class Generator:
             products = [(m, (n, m)) for m in (2, 3) if (n, m) in SHAPES] + [(m, (m, n)) for m in (2, 3) if (m, n) in SHAPES]
             if products:
                 out.append(lambda: self._matvec(s, products, sub))
-            out.append(lambda: Arr("np.array([{}])".format(", ".join(self.scalar_expr(s, sub) for _ in range(n))), "fresh"))
+            out.append(lambda: Arr("np.array([{}])".format(", ".join(self.floaty(s, self.scalar_expr(s, sub))
+                                                                     for _ in range(n))), "fresh"))
             if n == 4:
                 out.append(lambda: Arr(self.pick([
                     "np.concatenate(({}, {}))".format(self.array_expr(s, (2,), sub).text, self.array_expr(s, (2,), sub).text),
@@ -517,7 +532,7 @@ class Generator:
         dims = f"({shape[0]},)" if len(shape) == 1 else f"{shape}"
         dtype = self.pick(["", "", ", dtype=np.float32"])
         options = [f"np.zeros({dims}{dtype})", f"np.ones({dims}{dtype})",
-                   f"np.full({dims}, {self.scalar_expr(s, 0)}{dtype})"]
+                   f"np.full({dims}, {self.floaty(s, self.scalar_expr(s, 0))}{dtype})"]
         names = s.of_shape(shape)
         if names:
             name = self.pick(names)
@@ -527,7 +542,7 @@ class Generator:
         if len(shape) == 2 and shape != (3, 3):
             options.append(f"np.eye({shape[0]}, {shape[1]})")
         if len(shape) == 1:
-            options.append(f"(np.arange({shape[0]}) * {self.scalar_expr(s, 0)})")
+            options.append(f"(np.arange({shape[0]}) * {self.floaty(s, self.scalar_expr(s, 0))})")
         return Arr(self.pick(options), "fresh")
 
     def _views(self, s: Scope, shape):
@@ -662,7 +677,7 @@ class Generator:
         args = []
         for _, t in helper.params:
             if t == "float":
-                args.append(self.scalar_expr(s, 1))
+                args.append(self.floaty(s, self.scalar_expr(s, 1)))
             elif t == "int" and helper.recursive:
                 args.append(depth_arg or self.pick([self.pick(s.ints), "2", f"{self.int_expr(s)} % 3"]))
             elif t == "int":
@@ -690,7 +705,7 @@ class Generator:
         if self.tuple_helpers(s):
             kinds.append("unpack")
         if depth > 0:
-            kinds += ["if", "elif", "for", "while", "while_data"]
+            kinds += ["if", "elif", "for", "while", "while_data", "number_then_array", "int_then_float"]
         if s.loop:
             kinds.append("jump")
         kinds += ["return", "local_function"]
@@ -1040,6 +1055,39 @@ class Generator:
             bounds = self.trip(s)
         s.lines.append(f"{indent}for {var} in range({bounds}):")
         self.loop_body(s, indent + "    ", depth, [var])
+
+    def _number_then_array(self, s, indent, depth):
+        """A float that a loop makes an array (numpy: `s = x; s = s * w` gives an
+        array). The loop's trip count is known and positive, and the body's first
+        statement makes it an array from one of its full shape, the one case
+        irad keeps exact (docs/control-flow.md, "Numbers held as arrays")."""
+        name, var, shape = self.name("s"), self.name("i"), self.pick(SHAPES)
+        s.lines.append(f"{indent}{name} = {self.scalar_expr(s)}")
+        trips = self.pick(["range(1)", "range(2)", "range(3)", "reversed(range(2))", "range(1, 3)"])
+        other = self.pick(ARRAY_UNARY[:9]).format(self.array_expr(s, shape, 1).text)  # an array, never a splat
+        op = self.pick(["{0} + {1}", "{0} * {1}", "{1} - {0}", "{0} / (1.0 + {1} * {1})"])
+        s.lines.append(f"{indent}for {var} in {trips}:")
+        s.lines.append(f"{indent}    {name} = {op.format(name, other)}")
+        self.loop_body(s, indent + "    ", depth, [var])
+        s.arrays[name], s.info[name] = shape, self.fresh_info(writable=False)
+
+    def _int_then_float(self, s, indent, depth):
+        """An int that a loop (or a branch) may make a float: afterwards an int on
+        the paths that did not (numpy keeps it), a float in irad. They agree
+        wherever it is used as a number; where it would make an array's dtype
+        the generator writes float(...) (Generator.floaty)."""
+        name = self.name("s")
+        s.lines.append(f"{indent}{name} = {self.int_expr(s)}")
+        if self.chance():
+            var = self.name("i")
+            s.lines.append(f"{indent}for {var} in range({self.trip(s)}):")
+            s.lines.append(f"{indent}    {name} = {name} {self.pick(['+', '-', '*'])} {self.scalar_expr(s, 1)}")
+            self.loop_body(s, indent + "    ", depth, [var])
+        else:
+            s.lines.append(f"{indent}if {self.condition(s)}:")
+            s.lines.append(f"{indent}    {name} = {name} {self.pick(['+', '*'])} {self.scalar_expr(s, 1)}")
+        s.scalars.append(name)
+        s.maybe_int.add(name)
 
     def _while(self, s, indent, depth):
         counter = self.name("j")
