@@ -468,7 +468,39 @@ def float32_widened_in_loop(x):
     return np.sum(y * x)
 
 
+# found by the fuzzer (campaign seed 101): the else of an `if` whose other arm
+# jumps runs only where the jump was not taken, so an array it makes is what
+# the statements after the `if` write into; irad joined it with the jumping
+# arm's (an argument) and refused the write
+def else_of_a_continue_writes(x, c):
+    B = x
+    for i in range(3):
+        if c * i > 1.5:
+            continue
+        else:
+            B = B * 2.0
+        B[0] = c * B[1]
+    return np.sum(B) + np.sum(x)
+
+
+def then_of_a_break_writes(x, c):
+    B = x
+    j = 0
+    while j < 3:
+        j += 1
+        if c * j < 1.5:
+            B = np.sin(B)
+        else:
+            break
+        B[1:] += c
+    return np.sum(B) + np.sum(x)
+
+
 PROGRAMS = [
+    (else_of_a_continue_writes, lambda r: (r.normal(size=3), 0.7)),
+    (else_of_a_continue_writes, lambda r: (r.normal(size=3), -0.4)),
+    (then_of_a_break_writes, lambda r: (r.normal(size=3), 0.6)),
+    (then_of_a_break_writes, lambda r: (r.normal(size=3), -0.3)),
     (alias_add, lambda r: (np.array([1.0, 2.0]),)),
     (row_of_zeros, lambda r: (np.array([1.0, 2.0]),)),
     (row_sees_base_write, lambda r: (np.array([[1.0, 2.0], [3.0, 4.0]]),)),

@@ -91,6 +91,27 @@ def _rebuild(like, values: list[SSAValue]):
     return callables.rebuild(callables.flatten(like, []), iter(values))
 
 
+def _jumping_arms_first(body: list[ast.stmt]) -> list[ast.stmt]:
+    """`if c: ...; continue` + `else: B` + `rest` as `if c: ...; continue` + `B` +
+    `rest` (and the same with the arms swapped, under `not c`): B runs only where
+    the jump was not taken, as `rest` does, so both are lowered together under
+    the jump's flag. Joined with the jumping arm's values at the `if` instead, a
+    name B rebinds to a fresh array would not be writable in `rest`."""
+    for i, stmt in enumerate(body):
+        if not isinstance(stmt, ast.If) or not stmt.orelse:
+            continue
+        jumps = [isinstance(arm[-1], (ast.Break, ast.Continue)) for arm in (stmt.body, stmt.orelse)]
+        if jumps[0] == jumps[1]:
+            continue
+        jumping = getattr(stmt, "irad_jumping_arm", None)  # one node, however often the body is lowered
+        if jumping is None:
+            test = stmt.test if jumps[0] else ast.copy_location(ast.UnaryOp(ast.Not(), stmt.test), stmt.test)
+            jumping = stmt.irad_jumping_arm = ast.copy_location(ast.If(test, stmt.body if jumps[0] else stmt.orelse, []), stmt)
+        other = stmt.orelse if jumps[0] else stmt.body
+        return [*body[:i], jumping, *_jumping_arms_first([*other, *body[i + 1:]])]
+    return body
+
+
 def _shown(name: str) -> str:
     return "the returned value" if name == VALUE else f"'{name}'"
 
@@ -120,6 +141,7 @@ class ControlFlowLowering:
     # ---- statement lists under jump flags ---------------------------------
     def run_statements(self, body: list[ast.stmt]) -> None:
         """Lower statements; those after a possible jump run only if it was not taken."""
+        body = _jumping_arms_first(body)
         for i, stmt in enumerate(body):
             jumped = self._jumped()
             if jumped is True:
