@@ -14,7 +14,8 @@ numpy and irad agree on. Programs mix
 * item reads and basic slices with constant or run-time (int arithmetic)
   indices, rows and columns, and views of views;
 * in-place item, row, column and slice writes and `op=` on arrays the program
-  made, and names aliasing or viewing them;
+  made, and names aliasing or viewing them (two at a time, `b, c = a, a[1:]`,
+  and swapped, `a, b = b, a`);
 * numbers and arrays mixed across control flow: a float that a loop makes an
   array (`s = x; for i in range(2): s = s * np.tanh(w)`, the case irad keeps
   exact, docs/control-flow.md "Numbers held as arrays"), and an int that a loop
@@ -699,7 +700,8 @@ class Generator:
             self.statement(s, indent, depth)
 
     def statement(self, s: Scope, indent: str, depth: int) -> None:
-        kinds = ["new_scalar", "new_array", "rebind_scalar", "augment_scalar", "rebind_array", "new_int", "alias"]
+        kinds = ["new_scalar", "new_array", "rebind_scalar", "augment_scalar", "rebind_array", "new_int", "alias",
+                 "swap"]
         if s.writable():
             kinds += ["write", "augment_array"] * 3  # writes are what aliasing is about
         if self.tuple_helpers(s):
@@ -798,16 +800,29 @@ class Generator:
         self.bind(s, name, s.arrays[name], value)
 
     def _alias(self, s, indent, depth):
-        source = self.pick(sorted(s.arrays))
-        have = s.arrays[source]
-        options = [(have, "{name}", ()), (have, "np.asarray({name})", ())]
-        for want in SHAPES:
-            options += [(want, text, (step,)) for text, step in self._view_steps(have, want)]
-        shape, template, path = self.pick(options)
-        name = self.name(f"{source}_")
-        text = self._fill(s, template, source, have)
-        s.lines.append(f"{indent}{name} = {text}")
-        self.bind(s, name, shape, Arr(text, "view", source, path))
+        """A name for an array or a view of it; or two at once (`b, c = a, a[1:]`)."""
+        made = []
+        for _ in range(self.pick([1, 1, 2])):
+            source = self.pick(sorted(s.arrays))
+            have = s.arrays[source]
+            options = [(have, "{name}", ()), (have, "np.asarray({name})", ())]
+            for want in SHAPES:
+                options += [(want, text, (step,)) for text, step in self._view_steps(have, want)]
+            shape, template, path = self.pick(options)
+            made.append((self.name(f"{source}_"), shape, self._fill(s, template, source, have), source, path))
+        s.lines.append(f"{indent}{', '.join(m[0] for m in made)} = {', '.join(m[2] for m in made)}")
+        for name, shape, text, source, path in made:
+            self.bind(s, name, shape, Arr(text, "view", source, path))
+
+    def _swap(self, s, indent, depth):
+        """`a, b = b, a`: two names exchange their arrays (and what shares them)."""
+        free = [n for n in sorted(s.arrays) if n not in s.frozen and n not in s.fresh_only]
+        pairs = [(a, b) for a in free for b in free if a < b and s.arrays[a] == s.arrays[b]]
+        if not pairs:
+            return self._alias(s, indent, depth)
+        a, b = self.pick(pairs)
+        s.lines.append(f"{indent}{a}, {b} = {b}, {a}")
+        s.info[a], s.info[b] = s.info[b], s.info[a]
 
     def _write(self, s, indent, depth):
         name = self.pick(s.writable())
