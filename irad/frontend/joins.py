@@ -73,7 +73,12 @@ def convert(em: Emitter, v: SSAValue, t: Attribute, joined: str) -> SSAValue:
     if v.type == t:
         return v
     if not isinstance(t, TensorType):
-        return em.to_float(v, t) if is_float(t) else em.to_int(v)
+        if not is_float(t):
+            return em.to_int(v)
+        widened = em.to_float(v, t)
+        if not is_float(v.type):  # an int (or bool) on this path: numpy's arrays made of it are ints
+            number_joins.mark_int(widened, joined)
+        return widened
     elem = t.element_type
     if not isinstance(v.type, TensorType):  # a number broadcast to the array's shape
         if is_float(elem) and is_float(v.type) and v.type != elem:

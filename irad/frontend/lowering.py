@@ -359,6 +359,7 @@ def lower_function(
             "  hint: flatten the call chain or split very long expressions"
         ) from None
     entry.sym_visibility = None  # the entry point is public, helpers private
+    number_joins.strip(lowering.module)
     hidden = HiddenGlobals.now(lowering.globals_of(entry), describe_callable(fn))
     return lowering.module, entry.sym_name.data, hidden, lowering.results_of(entry)
 

@@ -19,7 +19,7 @@ not pass its entry value on to its result.
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, scf, tensor
+from xdsl.dialects import arith, math, scf, tensor
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, StringAttr, TensorType
 from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.dialects.linalg.ops import BroadcastOp, GenericOp
@@ -27,15 +27,18 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineMap
 
 from irad.errors import UnsupportedError
-from irad.ir.types import describe
+from irad.frontend.emitter import INT_LITERAL
+from irad.ir.types import describe, is_float
 
 MARK = "irad.number_join"  # on a join's splat: where, and which variable
+INT_MARK = "irad.int_join"  # on the float a join made of an int
 
 
 def joined(location: str, what: str, join: str) -> str:
-    """How a join is named in the message: `what` (a variable, "the returned
-    value") is a number on one path into `join` ("this loop", ...)."""
-    return f"{location}: {what} is a number on one path into {join} and an array on another"
+    """How a join is named in a message: `what` (a variable, "the returned
+    value") is {one kind} on one path into `join` ("this loop", ...) and {another}
+    on another (a template: the kinds are the message's)."""
+    return f"{location}: {what} is {{}} on one path into {join} and {{}} on another"
 
 
 def mark(splat: SSAValue, where: str) -> None:
@@ -44,29 +47,70 @@ def mark(splat: SSAValue, where: str) -> None:
     splat.owner.attributes[MARK] = StringAttr(where)
 
 
+def mark_int(value: SSAValue, where: str) -> None:
+    """Mark the float a join made of an int (`where` as for `mark`)."""
+    value.owner.attributes[INT_MARK] = StringAttr(where)
+
+
 def check(block: Block) -> None:
     """Refuse a use of a marked splat (a number a join holds as an array) that
-    numpy's result would not match; then drop the marks."""
-    splats = [op for op in block.walk() if isinstance(op, tensor.SplatOp) and MARK in op.attributes]
-    if not splats:
+    numpy's result would not match, and a write into an array whose dtype a
+    marked int (a float a join made of an int) set; then drop the marks."""
+    _check_ints(block)
+    for op in block.walk():
+        op.attributes.pop(INT_LITERAL, None)
+    flow = _flow(block, MARK, _number_step)
+    if flow is None:
         return
-    flow = _Flow({op.result: op.attributes[MARK].data for op in splats})
-    for op in splats:
-        del op.attributes[MARK]
-    while flow.changed:  # loops carry values back to their start: until nothing new is maybe a number
-        flow.changed = False
-        for op in block.walk():
-            flow.follow(op)
     for op in block.walk():
         for operand in op.operands:
             if flow.maybe_number(operand, op) and not _keeps(op):
                 raise UnsupportedError(
-                    f"{flow.maybe[operand]}: irad's types are static, so it holds the number as "
+                    f"{flow.maybe[operand].format('a number', 'an array')}: irad's types are static, so it holds the number as "
                     f"{describe(operand.type)}, which is exact only in elementwise arithmetic beside an array "
                     f"of that shape; here ({op.name}) numpy's result would differ on the path where it is a number"
                     "\n  hint: give it an array of that shape on every path (start it as "
                     "np.zeros(shape) or np.full(shape, value)), or a number on every path"
                 )
+
+
+def strip(module: Operation) -> None:
+    """Drop the marks of functions lowered without `check` (wrappers, rules)."""
+    for op in module.walk():
+        for key in (MARK, INT_MARK, INT_LITERAL):
+            op.attributes.pop(key, None)
+
+
+def _flow(block: Block, key: str, step) -> _Flow | None:
+    """The values the ops marked `key` make (see _Flow), their marks dropped."""
+    marked = [op for op in block.walk() if key in op.attributes]
+    if not marked:
+        return None
+    flow = _Flow({op.results[0]: op.attributes[key].data for op in marked}, step)
+    for op in marked:
+        del op.attributes[key]
+    while flow.changed:  # loops carry values back to their start: until nothing new is found
+        flow.changed = False
+        for op in block.walk():
+            flow.follow(op)
+    return flow
+
+
+def _check_ints(block: Block) -> None:
+    """An int a join holds as a float is exact as a number (Python's int and float
+    arithmetic agree on it), but an array made of it (np.full, np.array) is an
+    int array in numpy on the int's path, which casts what is written into it."""
+    flow = _flow(block, INT_MARK, _int_step)
+    if flow is None:
+        return
+    for op in block.walk():
+        if isinstance(op, (tensor.InsertOp, tensor.InsertSliceOp)) and flow.maybe_number(op.dest, op):
+            raise UnsupportedError(
+                f"{flow.maybe[op.dest].format('an int', 'a float')}: irad's types are static, so it holds the int as a float, and an "
+                "array made of it is a float array where numpy makes an int array; here it is written into "
+                f"({op.name}), which numpy would cast to int on the path where it is an int"
+                "\n  hint: make it a float on every path (start it as 1.0, not 1, or write float(...))"
+            )
 
 
 def _keeps(op: Operation) -> bool:
@@ -81,8 +125,9 @@ class _Flow:
     one only in the first iteration (through the loop's entry): where a
     `break`/`return` flag the loop carries is set, that iteration is past."""
 
-    def __init__(self, maybe: dict[SSAValue, str]):
+    def __init__(self, maybe: dict[SSAValue, str], step):
         self.maybe = maybe
+        self.step = step  # (flow, op) -> the (result, source) pairs a data op makes
         self.first: set[SSAValue] = set()
         self.changed = True
 
@@ -104,16 +149,9 @@ class _Flow:
     def follow(self, op: Operation) -> None:
         """Mark what `op` makes maybe a number."""
         weak = self.maybe_number
-        if _elementwise(op):
-            tensors = [v for v in _inputs(op) if isinstance(v.type, TensorType)]
-            carried = [v for v in tensors if weak(v, op)]
-            if carried and (all(weak(v, op) or _number_like(v) for v in tensors)
-                            or (isinstance(op, arith.SelectOp) and not isinstance(op.cond.type, TensorType))):
-                for r in op.results:  # (a choice of one of two values: not exact beside an array)
-                    self._add(r, self.maybe[carried[0]])
-        elif isinstance(op, BroadcastOp) and weak(op.input, op):
-            self._add(op.result, self.maybe[op.input])
-        elif isinstance(op, scf.ForOp):
+        for result, source in self.step(self, op):
+            self._add(result, self.maybe[source])
+        if isinstance(op, scf.ForOp):
             body = op.body.block
             runs = _at_least_once(op)
             for init, arg, out, result in zip(op.iter_args, body.args[1:], body.last_op.operands, op.results):
@@ -142,6 +180,52 @@ class _Flow:
                     for out, result in zip(end.operands, op.results):
                         if weak(out, end):
                             self._add(result, self.maybe[out])
+
+
+def _number_step(flow: _Flow, op: Operation):
+    """Numbers held as arrays: through elementwise ops beside other such values
+    or numbers broadcast (a choice between two values, beside anything), and
+    broadcasts."""
+    if _elementwise(op):
+        tensors = [v for v in _inputs(op) if isinstance(v.type, TensorType)]
+        carried = [v for v in tensors if flow.maybe_number(v, op)]
+        if carried and (all(flow.maybe_number(v, op) or _number_like(v) for v in tensors)
+                        or (isinstance(op, arith.SelectOp) and not isinstance(op.cond.type, TensorType))):
+            for r in op.results:
+                yield r, carried[0]
+    elif isinstance(op, BroadcastOp) and flow.maybe_number(op.input, op):
+        yield op.result, op.input
+
+
+_INT_PRESERVING = (arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.NegfOp, arith.MaximumfOp, arith.MinimumfOp,
+                   arith.SelectOp, math.AbsFOp, tensor.SplatOp, tensor.FromElementsOp, BroadcastOp)
+
+
+def _int_step(flow: _Flow, op: Operation):
+    """Ints held as floats: through what keeps an int an int in Python and numpy
+    (+, -, *, max, min, abs, a choice, arrays made of them) beside other ints."""
+    if not isinstance(op, _INT_PRESERVING):
+        return
+    values = [v for v in op.operands if is_float(_element(v.type))]
+    carried = [v for v in values if flow.maybe_number(v, op)]
+    if carried and all(flow.maybe_number(v, op) or _int_like(v) for v in values):
+        for r in op.results:
+            yield r, carried[0]
+
+
+def _element(t):
+    return t.element_type if isinstance(t, TensorType) else t
+
+
+def _int_like(v: SSAValue) -> bool:
+    """An int made a float (a conversion, or an int literal's constant)."""
+    owner = v.owner
+    if isinstance(owner, (arith.SIToFPOp, arith.UIToFPOp)) or (isinstance(owner, Operation)
+                                                               and INT_LITERAL in owner.attributes):
+        return True
+    if isinstance(owner, tensor.SplatOp):
+        return _int_like(owner.input)
+    return False
 
 
 def _past_first_iteration(op: Operation, loop: Operation) -> bool:

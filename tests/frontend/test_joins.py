@@ -339,14 +339,39 @@ def int_number_sets_a_dtype(x, n):
     return np.sum(a * x)
 
 
-@pytest.mark.xfail(strict=True, reason="known, not fixed: a number that is an int on one path and a float "
-                   "on another is a float after the join; an array whose dtype it sets (np.full, np.array) "
-                   "is then float where numpy makes an int array, and a write into it is not cast "
-                   "(silently wrong; a fix would follow such numbers as number_joins.py follows numbers held "
-                   "as arrays, and refuse writes into arrays made from them)")
-def test_an_int_on_one_path_that_sets_an_arrays_dtype():
-    value, _ = irad.value_and_grad(int_number_sets_a_dtype)(0.7, 0)
-    assert value == pytest.approx(int_number_sets_a_dtype(0.7, 0))
+def int_number_in_an_array(x, c):
+    n = 2
+    if c > 0.0:
+        n = max(n * 0.5, 0)
+    b = np.array([n, 2 * n, 1])  # an int array where c <= 0
+    b[1:] = x[:2]
+    return np.sum(b * x)
+
+
+@pytest.mark.parametrize("f,args", [(int_number_sets_a_dtype, (0.7, 0)), (int_number_in_an_array, (ARRAY, -1.0))])
+def test_an_int_on_one_path_that_sets_an_arrays_dtype_is_not_written(f, args):
+    """A number that is an int on one path and a float on another is a float in
+    irad; an array made of it is an int array in numpy on the int's path, which
+    casts what is written into it. Silently wrong before (np.full(3, m) written)."""
+    with pytest.raises(UnsupportedError, match=r"test_joins.py:\d+:\d+: '\w' is an int on one path into this "
+                       r"(loop|`if`) and a float on another: .* numpy would cast to int"):
+        irad.value_and_grad(f)(*args)
+
+
+def int_number_as_a_number(x, n):
+    m = 1
+    for i in range(n):
+        m = m * 0.5
+    a = np.full(3, 2.0) * m  # a float array either way
+    a[0] = x
+    return np.sum(a * x) + m * x
+
+
+@pytest.mark.parametrize("n", [0, 2])
+def test_an_int_on_one_path_is_exact_as_a_number(n):
+    value, _ = irad.value_and_grad(int_number_as_a_number)(0.7, n)
+    assert value == pytest.approx(int_number_as_a_number(0.7, n), rel=1e-12)
+    check_grad(int_number_as_a_number, 0.7, n)
 
 
 def int_power_of_an_int(x, n):
