@@ -289,6 +289,8 @@ class ArrayLowering:
         elem = self.result_element([a, b])
         a, b = self.to_element(a, elem), self.to_element(b, elem)
         sa, sb = T.shape(a), T.shape(b)
+        if not sa or not sb:  # numpy refuses a 0-d operand too
+            raise self.error(node, f"matmul of a 0-d array (shapes {sa} and {sb}): it needs at least one axis")
         if len(sa) > 2 or len(sb) > 2:
             return self.new(self.batched_matmul(a, b, node))
         if sa[-1] != sb[0]:
