@@ -468,7 +468,67 @@ def float32_widened_in_loop(x):
     return np.sum(y * x)
 
 
+# found by the fuzzer (campaign seed 101): the else of an `if` whose other arm
+# jumps runs only where the jump was not taken, so an array it makes is what
+# the statements after the `if` write into; irad joined it with the jumping
+# arm's (an argument) and refused the write
+def else_of_a_continue_writes(x, c):
+    B = x
+    for i in range(3):
+        if c * i > 1.5:
+            continue
+        else:
+            B = B * 2.0
+        B[0] = c * B[1]
+    return np.sum(B) + np.sum(x)
+
+
+def then_of_a_break_writes(x, c):
+    B = x
+    j = 0
+    while j < 3:
+        j += 1
+        if c * j < 1.5:
+            B = np.sin(B)
+        else:
+            break
+        B[1:] += c
+    return np.sum(B) + np.sum(x)
+
+
+# int arrays of constants (np.zeros(3, dtype=np.int64) crashed while lowering: 0.0
+# packed as an int), widened by arithmetic, written as float arrays
+def int_zeros_made_float(x):
+    s = np.zeros(3, dtype=np.int64) + np.ones(3, dtype=np.int64)
+    t = s + x
+    t[0] = 2.0 * x[1]
+    return np.sum(t * x) + np.sum(s)
+
+
+# an int array on one path and a float one on the other: numpy casts what is
+# written to int on the int path, so the write is refused (silently wrong before)
+def int_array_widened_at_if(x, c):
+    s = np.arange(3)
+    if c > 0.0:
+        s = s * x
+    s[0] = 0.7 * c
+    return np.sum(s * x)
+
+
+def int_array_widened_in_loop(x, n):
+    s = np.zeros(3, dtype=np.int64)
+    for i in range(n):
+        s = s + x
+    s[1] += 0.5
+    return np.sum(s * x)
+
+
 PROGRAMS = [
+    (int_zeros_made_float, lambda r: (r.normal(size=3),)),
+    (else_of_a_continue_writes, lambda r: (r.normal(size=3), 0.7)),
+    (else_of_a_continue_writes, lambda r: (r.normal(size=3), -0.4)),
+    (then_of_a_break_writes, lambda r: (r.normal(size=3), 0.6)),
+    (then_of_a_break_writes, lambda r: (r.normal(size=3), -0.3)),
     (alias_add, lambda r: (np.array([1.0, 2.0]),)),
     (row_of_zeros, lambda r: (np.array([1.0, 2.0]),)),
     (row_sees_base_write, lambda r: (np.array([[1.0, 2.0], [3.0, 4.0]]),)),
@@ -640,6 +700,9 @@ def aug_changes_shape(x):
 
 
 REFUSED = [
+    (int_array_widened_at_if, (np.ones(3), 1.0), "in-place write to 's', an int array on one path into a join "
+     "and a float array after it: numpy would cast what is written to int on that path"),
+    (int_array_widened_in_loop, (np.ones(3), 2), "in-place write to 's', an int array on one path into a join"),
     (write_argument_by_aug, (np.ones(3),), "in-place write to the argument array 'x'"),
     (write_alias_of_argument, (np.ones(3),), "'z', which is another name for the argument array 'x'"),
     (write_view_of_argument, (np.ones((2, 2)),), "'r', which is a view of the argument array 'X'"),

@@ -59,6 +59,14 @@ def is_array(v) -> bool:
     return isinstance(v, SSAValue) and isinstance(v.type, TensorType)
 
 
+def _is_float_array(v) -> bool:
+    return is_array(v) and is_float(v.type.element_type)
+
+
+def _is_int_array(v) -> bool:
+    return is_array(v) and not is_float(v.type.element_type)
+
+
 def is_numpy_callable(obj) -> bool:
     """A function of the numpy namespace (which irad handles or rejects by name),
     or a numpy scalar type irad converts with (np.float64(x))."""
@@ -85,6 +93,7 @@ class ArrayLowering:
     def __init__(self, fl) -> None:
         self.fl = fl
         self.fresh: set[SSAValue] = set()  # arrays this function created: writable
+        self.int_on_a_path: set[SSAValue] = set()  # float arrays joined from int ones: not writable
         self.views = Views(self)  # which names share an array, and through which views
 
     @property
@@ -106,9 +115,14 @@ class ArrayLowering:
 
     def carried(self, results, *sources) -> None:
         """Values control flow merges (scf.if/for/while results, loop-carried block
-        arguments) stay writable where every value they stand for was."""
+        arguments) stay writable where every value they stand for was, and is of
+        their dtype's kind: a float array that is an int array on some path is
+        not (numpy casts what is written into it to int on that path)."""
         for k, v in enumerate(results):
-            if all(k < len(s) and s[k] in self.fresh for s in sources):
+            values = [s[k] for s in sources if k < len(s)]
+            if _is_float_array(v) and any(u in self.int_on_a_path or _is_int_array(u) for u in values):
+                self.int_on_a_path.add(v)
+            elif len(values) == len(sources) and all(u in self.fresh for u in values):
                 self.fresh.add(v)
 
     # ---- static values ----------------------------------------------------
@@ -275,6 +289,8 @@ class ArrayLowering:
         elem = self.result_element([a, b])
         a, b = self.to_element(a, elem), self.to_element(b, elem)
         sa, sb = T.shape(a), T.shape(b)
+        if not sa or not sb:  # numpy refuses a 0-d operand too
+            raise self.error(node, f"matmul of a 0-d array (shapes {sa} and {sb}): it needs at least one axis")
         if len(sa) > 2 or len(sb) > 2:
             return self.new(self.batched_matmul(a, b, node))
         if sa[-1] != sb[0]:

@@ -29,7 +29,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from irad.frontend import callables, joins, pytrees
+from irad.frontend import callables, joins, number_joins, pytrees
 from irad.frontend.emitter import Emitter
 from irad.frontend.views import BASE, VIEWS
 from irad.frontend.values import Static
@@ -91,10 +91,35 @@ def _rebuild(like, values: list[SSAValue]):
     return callables.rebuild(callables.flatten(like, []), iter(values))
 
 
-def _widen(em: Emitter, v: SSAValue, t: Attribute) -> SSAValue:
+def _jumping_arms_first(body: list[ast.stmt]) -> list[ast.stmt]:
+    """`if c: ...; continue` + `else: B` + `rest` as `if c: ...; continue` + `B` +
+    `rest` (and the same with the arms swapped, under `not c`): B runs only where
+    the jump was not taken, as `rest` does, so both are lowered together under
+    the jump's flag. Joined with the jumping arm's values at the `if` instead, a
+    name B rebinds to a fresh array would not be writable in `rest`."""
+    for i, stmt in enumerate(body):
+        if not isinstance(stmt, ast.If) or not stmt.orelse:
+            continue
+        jumps = [isinstance(arm[-1], (ast.Break, ast.Continue)) for arm in (stmt.body, stmt.orelse)]
+        if jumps[0] == jumps[1]:
+            continue
+        jumping = getattr(stmt, "irad_jumping_arm", None)  # one node, however often the body is lowered
+        if jumping is None:
+            test = stmt.test if jumps[0] else ast.copy_location(ast.UnaryOp(ast.Not(), stmt.test), stmt.test)
+            jumping = stmt.irad_jumping_arm = ast.copy_location(ast.If(test, stmt.body if jumps[0] else stmt.orelse, []), stmt)
+        other = stmt.orelse if jumps[0] else stmt.body
+        return [*body[:i], jumping, *_jumping_arms_first([*other, *body[i + 1:]])]
+    return body
+
+
+def _shown(name: str) -> str:
+    return "the returned value" if name == VALUE else f"'{name}'"
+
+
+def _widen(em: Emitter, v: SSAValue, t: Attribute, joined: str) -> SSAValue:
     """`v` as `t` where `t` is the join of its type; otherwise `v` unchanged (a
     loop body that widened a variable: the next round carries the join)."""
-    return joins.convert(em, v, t) if joins.join_types(v.type, t) == t else v
+    return joins.convert(em, v, t, joined) if joins.join_types(v.type, t) == t else v
 
 
 def _ints_as_floats(types: dict[str, list[Attribute]], slots) -> dict[str, list[Attribute]]:
@@ -116,6 +141,7 @@ class ControlFlowLowering:
     # ---- statement lists under jump flags ---------------------------------
     def run_statements(self, body: list[ast.stmt]) -> None:
         """Lower statements; those after a possible jump run only if it was not taken."""
+        body = _jumping_arms_first(body)
         for i, stmt in enumerate(body):
             jumped = self._jumped()
             if jumped is True:
@@ -252,8 +278,9 @@ class ControlFlowLowering:
             # an array widened to the join is still the array its path held, so it
             # stays writable if that one was (`carried` below reads the unwidened)
             held = (fa, fb)
-            fa = [joins.convert(Emitter(then_block), v, t) for v, t in zip(fa, types)]
-            fb = [joins.convert(Emitter(else_block), v, t) for v, t in zip(fb, types)]
+            joined = number_joins.joined(self.src.location(node), _shown(name), "this `if`")
+            fa = [joins.convert(Emitter(then_block), v, t, joined) for v, t in zip(fa, types)]
+            fb = [joins.convert(Emitter(else_block), v, t, joined) for v, t in zip(fb, types)]
             merged.append((name, a, fa, fb, held))
         if not merged:  # no variable changes: the arms' pure ops have no effect
             _discard(then_block)
@@ -421,7 +448,8 @@ class ControlFlowLowering:
         init_values = []
         for n in slots:
             values = inits[n] if n != VALUE else self._value_init(value_like, types[VALUE])
-            init_values += [joins.convert(self.em, v, t) for v, t in zip(values, types[n])]
+            joined = number_joins.joined(self.src.location(stmt), _shown(n), "this loop")
+            init_values += [joins.convert(self.em, v, t, joined) for v, t in zip(values, types[n])]
         after.add_op(scf.YieldOp(*[v for n in slots for v in outs[n]]))
         results = build(init_values, before, after)
         for n in slots:
@@ -513,7 +541,8 @@ class ControlFlowLowering:
                     )
                 if not n.startswith("$"):
                     outs["$held"][n] = values
-                outs[n] = [_widen(self.em, v, t) for v, t in zip(values, types[n])]
+                joined = number_joins.joined(self.src.location(stmt), _shown(n), "this loop")
+                outs[n] = [_widen(self.em, v, t, joined) for v, t in zip(values, types[n])]
             if VALUE not in slots and RETURNED in slots:
                 outs["$new_value"] = self.env.get(VALUE)
             names = [n for n in outer_env if not n.startswith("$") or n.startswith(BASE)]

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import Float64Type, IntegerAttr, TensorType
+from xdsl.dialects.builtin import Float64Type, IntegerAttr, TensorType, UnitAttr
 from xdsl.ir import Attribute, Block, SSAValue
 
 from irad.ir.builder import IRBuilder, constant, float_attr
 from irad.ir.types import F64, I1, I64, is_bool, is_float
+
+# on a float constant made of an int literal (`2` in `n * 2`): Python's int, which
+# irad/frontend/number_joins.py tells from a float literal; dropped after lowering
+INT_LITERAL = "irad.int_literal"
 
 
 class Emitter(IRBuilder):
@@ -37,7 +41,9 @@ class Emitter(IRBuilder):
             literal = owner.value.value.data
             if is_bool(v.type):
                 literal = literal != 0  # i1 true may be stored as -1
-            return self.const(literal, type)  # a literal needs no conversion op
+            widened = self.const(literal, type)  # a literal needs no conversion op
+            widened.owner.attributes[INT_LITERAL] = UnitAttr()
+            return widened
         if is_bool(v.type):
             return self.op(arith.UIToFPOp(v, type))
         return self.op(arith.SIToFPOp(v, type))

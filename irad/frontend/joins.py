@@ -3,7 +3,8 @@ an `if`, across loop iterations, and what a recursive function returns.
 
 The join is numpy's: bool < int < float; a float32 and a float64 make float64;
 a number joined with an array is broadcast to the array's shape (a Python float
-is "weak" beside a float32 array, as in numpy); two arrays of the same shape
+is "weak" beside a float32 array, as in numpy), where number_joins.py refuses
+the uses numpy's result would not match; two arrays of the same shape
 join their dtypes. Arrays of different static shapes have no join: irad's
 shapes are static, so that is an error at lowering, never invalid IR.
 """
@@ -14,6 +15,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, SSAValue
 
+from irad.frontend import number_joins
 from irad.frontend.emitter import Emitter
 from irad.ir import tensor as T
 from irad.ir.types import F32, F64, I64, describe, is_float
@@ -64,12 +66,19 @@ def mismatch(a: Attribute, b: Attribute) -> str:
     return f"{describe(a)} on one path and {describe(b)} on the other"
 
 
-def convert(em: Emitter, v: SSAValue, t: Attribute) -> SSAValue:
-    """`v` as type `t`, a join of its type (see join_types)."""
+def convert(em: Emitter, v: SSAValue, t: Attribute, joined: str) -> SSAValue:
+    """`v` as type `t`, a join of its type (see join_types). `joined` names the
+    variable and the join (`file:line:col: 'x' ... into the loop`): a number
+    held as an array is marked with it (number_joins.py checks its uses)."""
     if v.type == t:
         return v
     if not isinstance(t, TensorType):
-        return em.to_float(v, t) if is_float(t) else em.to_int(v)
+        if not is_float(t):
+            return em.to_int(v)
+        widened = em.to_float(v, t)
+        if not is_float(v.type):  # an int (or bool) on this path: numpy's arrays made of it are ints
+            number_joins.mark_int(widened, joined)
+        return widened
     elem = t.element_type
     if not isinstance(v.type, TensorType):  # a number broadcast to the array's shape
         if is_float(elem) and is_float(v.type) and v.type != elem:
@@ -78,7 +87,9 @@ def convert(em: Emitter, v: SSAValue, t: Attribute) -> SSAValue:
             scalar = em.to_float(v, elem)
         else:
             scalar = em.to_int(v)
-        return T.splat(em, scalar, t.get_shape())
+        held = T.splat(em, scalar, t.get_shape())
+        number_joins.mark(held, joined)
+        return held
     src = v.type.element_type
     if is_float(src):
         return em.op((arith.TruncFOp if elem == F32 else arith.ExtFOp)(v, t))

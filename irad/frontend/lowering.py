@@ -38,7 +38,7 @@ from irad.frontend.iteration import ITERABLES, IterationLowering
 from irad.ir import builder, printing
 from irad.ir.symbols import fresh_symbol, rename_callees, value_name
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
-from irad.frontend import integers, joins, primitives
+from irad.frontend import integers, joins, number_joins, primitives
 from irad.frontend.emitter import Emitter
 from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.globals import CLOSURE, DEFAULT, Global, HiddenArguments, HiddenGlobals, is_hidden
@@ -359,6 +359,7 @@ def lower_function(
             "  hint: flatten the call chain or split very long expressions"
         ) from None
     entry.sym_visibility = None  # the entry point is public, helpers private
+    number_joins.strip(lowering.module)
     hidden = HiddenGlobals.now(lowering.globals_of(entry), describe_callable(fn))
     return lowering.module, entry.sym_name.data, hidden, lowering.results_of(entry)
 
@@ -463,6 +464,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
             )
         results, self.result_tree = self._flatten_return(self.env.get(VALUE) if returned else None, tree)
         self.em.op(builder.return_op(*results))
+        number_joins.check(self.block)  # numbers that joins hold as arrays: used only where exact
         name, key = self.name_and_target
         op = builder.private_function(name, self.block, [r.type for r in results])
         if key != name:
@@ -1174,8 +1176,9 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
                     f"{joins.mismatch(a.type, b.type)}",
                     "irad's array shapes are static: give both the same shape",
                 )
-        then_block.add_op(scf.YieldOp(*(joins.convert(Emitter(then_block), v, t) for v, t in zip(then_leaves, joined))))
-        else_block.add_op(scf.YieldOp(*(joins.convert(Emitter(else_block), v, t) for v, t in zip(else_leaves, joined))))
+        where = number_joins.joined(self.src.location(node), "its value", "this conditional expression")
+        then_block.add_op(scf.YieldOp(*(joins.convert(Emitter(then_block), v, t, where) for v, t in zip(then_leaves, joined))))
+        else_block.add_op(scf.YieldOp(*(joins.convert(Emitter(else_block), v, t, where) for v, t in zip(else_leaves, joined))))
         results = self.em.results(scf.IfOp(cond, joined, Region(then_block), Region(else_block)))
         return rebuild(tree, iter(results))
 

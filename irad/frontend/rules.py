@@ -21,6 +21,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType
 from xdsl.ir import Attribute, Region, SSAValue
 
+from irad.frontend import number_joins
 from irad.frontend.control_flow import RETURNED, VALUE
 from irad.frontend.lowering import FunctionLowering, ModuleLowering
 from irad.frontend.values import Static, Value
@@ -47,6 +48,9 @@ def lower_rrule(rule_fn, target, arg_types: tuple[Attribute, ...], table) -> Rul
     """The IR of `rule_fn` (an rrule for `target`) at `arg_types`, or None if it declines."""
     lowering = ModuleLowering(table, symbols_by_key=True, hidden_globals=False)
     ir = _RuleLowering(lowering, parse_function(rule_fn), arg_types).lower_rule()
+    if ir is not None:
+        for op in (ir.forward, ir.pullback, lowering.module):
+            number_joins.strip(op)
     return None if ir is None else _with_helpers(ir, lowering, target)
 
 
@@ -54,6 +58,9 @@ def lower_frule(rule_fn, target, arg_types: tuple[Attribute, ...], table) -> Fru
     """The IR of `rule_fn` (an frule for `target`) at `arg_types`, or None if it declines."""
     lowering = ModuleLowering(table, symbols_by_key=True, hidden_globals=False)
     ir = _FruleLowering(lowering, parse_function(rule_fn), arg_types).lower_frule()
+    if ir is not None:
+        for op in (ir.jvp, lowering.module):
+            number_joins.strip(op)
     return None if ir is None else _with_helpers(ir, lowering, target)
 
 

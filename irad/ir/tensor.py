@@ -83,6 +83,8 @@ def dense_attr(values, type: TensorType) -> DenseIntOrFPElementsAttr:
     flat = np.asarray(values).ravel().tolist()
     if isinstance(type.element_type, IntegerType) and type.element_type.width.data == 1:
         flat = [int(bool(x)) for x in flat]
+    elif isinstance(type.element_type, IntegerType):  # np.zeros(3, dtype=int): 0.0 as the int 0
+        flat = [int(x) for x in flat]
     return DenseIntOrFPElementsAttr.from_list(type, flat)
 
 

@@ -205,6 +205,175 @@ def test_arrays_of_different_shapes_do_not_join(f, message):
         irad.grad(f)(*args)
 
 
+# ---- a number that a join holds as an array (irad/frontend/number_joins.py) --------------
+# numpy keeps the number on its path; irad holds it as an array of the join's
+# shape, which is exact only beside an array of that shape in elementwise arithmetic.
+# Found by fuzzing the mission's edge area (a loop-carried float that becomes an
+# array): silently wrong values and gradients (np.sum(full(3, x)) for np.sum(x))
+# before the check.
+
+
+def number_then_array_runtime_trips(x, w, k):
+    s = x
+    for i in range(k):  # k == 0 leaves s the number x
+        s = s * w
+    return np.sum(s)
+
+
+def number_then_array_in_a_while(x, w, k):
+    s = x
+    j = 0
+    while j < k:
+        j += 1
+        s = s + w
+    return np.mean(s)
+
+
+def number_then_array_assigned_in_an_if(x, w, k):
+    s = x
+    for i in range(3):  # runs, but may not make s an array
+        if i < k:
+            s = s * w
+    return np.sum(s)
+
+
+def number_reduced_in_the_first_iteration(x, w):
+    s = x
+    for i in range(3):
+        s = np.sum(s) * w  # the first iteration sums the number x, not full(3, x)
+    return np.sum(s)
+
+
+def number_or_array_returned(x, w, k):
+    s = x
+    if k > 0:
+        s = w * x
+    return s * 1.0
+
+
+def array_then_number(x, w, k):
+    s = w
+    for i in range(k):
+        s = x * 2.0
+    return np.sum(s)
+
+
+def number_then_array_product(x, w, k):
+    s = x
+    if k > 1:
+        s = w
+    return np.sum(np.outer(s * 2.0, w))  # numpy: (1, 3) for the number, not (3, 3)
+
+
+def number_then_array_unless_broken_first(x, w, k):
+    s = x
+    for i in range(2):
+        if k > 0:
+            break  # before s becomes an array: numpy's s is the number x
+        s = s * w
+    return np.sum(s)
+
+
+NUMBER_JOINS = [
+    (number_then_array_unless_broken_first, (0.7, ARRAY, 1), "into this loop"),
+    (number_then_array_runtime_trips, (0.7, ARRAY, 0), "into this loop"),
+    (number_then_array_in_a_while, (0.7, ARRAY, 0), "into this loop"),
+    (number_then_array_assigned_in_an_if, (0.7, ARRAY, 0), "into this loop"),
+    (number_reduced_in_the_first_iteration, (0.7, ARRAY), "into this loop"),
+    (number_or_array_returned, (0.7, ARRAY, 0), "into this `if`"),
+    (array_then_number, (0.7, ARRAY, 2), "into this loop"),
+    (number_then_array_product, (0.7, ARRAY, 0), "into this `if`"),
+]
+
+
+@pytest.mark.parametrize("f,args,join", NUMBER_JOINS, ids=[f.__name__ for f, _, _ in NUMBER_JOINS])
+def test_a_number_held_as_an_array_is_refused_where_its_shape_shows(f, args, join):
+    """On the path where the variable is a number, numpy's value is not irad's:
+    a clear error at the join, never a silently wrong value."""
+    with pytest.raises(UnsupportedError, match=rf"test_joins.py:\d+:\d+: 's' is a number on one path {join} "
+                       r"and an array on another: irad's types are static.*\n  hint: give it an array"):
+        irad.value_and_grad(f, argnums=0)(*args)
+
+
+def number_then_array_of_known_trips(x, w):
+    s = x
+    for i in range(2):  # runs at least once, and the first iteration's use is elementwise
+        s = s * w + 1.0
+    return np.sum(s)
+
+
+def number_then_array_carried_on(x, w, k):
+    s = x
+    for i in range(k):
+        s = s + w  # maybe the number x: exact in elementwise arithmetic beside w
+    return np.sum(np.sin(s * 0.5) * w)
+
+
+def number_then_array_then_broken(x, w, k):
+    s = x
+    for i in range(3):
+        s = s * w  # an array from the first iteration on; later ones may be skipped
+        if i >= k:
+            break
+    return np.sum(s)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f,args", [(number_then_array_of_known_trips, (0.7, ARRAY)),
+                                    (number_then_array_then_broken, (0.7, ARRAY, 0)),
+                                    (number_then_array_then_broken, (0.7, ARRAY, 2)),
+                                    (number_then_array_carried_on, (0.7, ARRAY, 0)),
+                                    (number_then_array_carried_on, (0.7, ARRAY, 2))])
+def test_a_number_held_as_an_array_is_exact_beside_an_array(f, args, backend):
+    value, _ = irad.value_and_grad(f, backend=backend)(*args)
+    assert value == pytest.approx(float(f(*args)), rel=1e-12, abs=1e-12)
+    check_grad(f, *args)
+
+
+def int_number_sets_a_dtype(x, n):
+    m = 1
+    for i in range(n):
+        m = m * 0.5  # an int if the loop does not run: np.full makes an int array then
+    a = np.full(3, m)
+    a[0] = x  # numpy casts x to int on that path
+    return np.sum(a * x)
+
+
+def int_number_in_an_array(x, c):
+    n = 2
+    if c > 0.0:
+        n = max(n * 0.5, 0)
+    b = np.array([n, 2 * n, 1])  # an int array where c <= 0
+    b[1:] = x[:2]
+    return np.sum(b * x)
+
+
+@pytest.mark.parametrize("f,args", [(int_number_sets_a_dtype, (0.7, 0)), (int_number_in_an_array, (ARRAY, -1.0))])
+def test_an_int_on_one_path_that_sets_an_arrays_dtype_is_not_written(f, args):
+    """A number that is an int on one path and a float on another is a float in
+    irad; an array made of it is an int array in numpy on the int's path, which
+    casts what is written into it. Silently wrong before (np.full(3, m) written)."""
+    with pytest.raises(UnsupportedError, match=r"test_joins.py:\d+:\d+: '\w' is an int on one path into this "
+                       r"(loop|`if`) and a float on another: .* numpy would cast to int"):
+        irad.value_and_grad(f)(*args)
+
+
+def int_number_as_a_number(x, n):
+    m = 1
+    for i in range(n):
+        m = m * 0.5
+    a = np.full(3, 2.0) * m  # a float array either way
+    a[0] = x
+    return np.sum(a * x) + m * x
+
+
+@pytest.mark.parametrize("n", [0, 2])
+def test_an_int_on_one_path_is_exact_as_a_number(n):
+    value, _ = irad.value_and_grad(int_number_as_a_number)(0.7, n)
+    assert value == pytest.approx(int_number_as_a_number(0.7, n), rel=1e-12)
+    check_grad(int_number_as_a_number, 0.7, n)
+
+
 def int_power_of_an_int(x, n):
     s = 0
     for i in range(n):

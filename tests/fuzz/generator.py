@@ -14,7 +14,12 @@ numpy and irad agree on. Programs mix
 * item reads and basic slices with constant or run-time (int arithmetic)
   indices, rows and columns, and views of views;
 * in-place item, row, column and slice writes and `op=` on arrays the program
-  made, and names aliasing or viewing them;
+  made, and names aliasing or viewing them (two at a time, `b, c = a, a[1:]`,
+  and swapped, `a, b = b, a`);
+* numbers and arrays mixed across control flow: a float that a loop makes an
+  array (`s = x; for i in range(2): s = s * np.tanh(w)`, the case irad keeps
+  exact, docs/control-flow.md "Numbers held as arrays"), and an int that a loop
+  or a branch may make a float (an int after it on the paths that did not);
 * `if`/`elif`/`else` chains, nested `for` loops over `range` with int trip
   counts, `while` loops on data-dependent conditions (bounded by a counter),
   `break`/`continue`, and `return` inside branches and loops;
@@ -49,12 +54,17 @@ that may share an array on one path and not on another. Inside a loop, names
 that share an array at the loop's entry are not rebound, and other arrays are
 rebound only to fresh ones, so every iteration starts from the same sharing;
 or a shared name is left free to be rebound, and then nothing sharing its
-array is written in the loop (its sharing may differ between iterations).
+array is written in the loop (its sharing may differ between iterations). An
+array a `for` loop walks (its elements, rows, `enumerate`, `zip`) is shared
+with the loop, which holds it to the end: so it is either not rebound in the
+loop or not written through (irad refuses both at once, as numpy would write
+into the walked array on the first iteration only).
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
@@ -210,6 +220,7 @@ class Scope:
     lines: list = field(default_factory=list)
     aux: bool = False  # returns (out, aux): see Mode
     functions: list = field(default_factory=list)  # (name, "float" or a shape): local lambdas and defs
+    maybe_int: set = field(default_factory=set)  # scalars that may hold an int (see _int_then_float)
 
     def snapshot(self):
         return (list(self.scalars), list(self.ints), dict(self.arrays), dict(self.info),
@@ -260,6 +271,14 @@ class Generator:
 
     def name(self, prefix: str) -> str:
         return f"{prefix}{next(self.names)}"
+
+    @staticmethod
+    def floaty(s: Scope, text: str) -> str:
+        """`text`, made a float where it may be an int: a number that makes an
+        array's dtype (np.full, np.array) or a helper's float parameter."""
+        if s.maybe_int and re.search(r"\b(" + "|".join(sorted(s.maybe_int)) + r")\b", text):
+            return f"float({text})"
+        return text
 
     def fresh_info(self, writable: bool = True) -> Info:
         return Info(next(self.bases), (), writable, 0)
@@ -319,10 +338,10 @@ class Generator:
             t = self.name("t")
             with self.bound(s, scalars=[t]):
                 body = self.scalar_expr(s, depth - 1)
-            return f"(lambda {t}: {body})({self.scalar_expr(s, depth - 1)})"
+            return f"(lambda {t}: {body})({self.floaty(s, self.scalar_expr(s, depth - 1))})"
         if kind == "local":
             name = self.pick([n for n, kind in s.functions if kind == "float"])
-            return f"{name}({self.scalar_expr(s, depth - 1)})"
+            return f"{name}({self.floaty(s, self.scalar_expr(s, depth - 1))})"
         if kind == "var":
             return self.pick(s.scalars)
         if kind == "const":
@@ -426,7 +445,7 @@ class Generator:
                 rows = {v: ((have[1],), source)}
         with self.bound(s, scalars, ints, rows):
             if len(shape) == 1:
-                item = self.scalar_expr(s, depth)
+                item = self.floaty(s, self.scalar_expr(s, depth))
             else:
                 item = self.array_expr(s, shape[1:], depth).text
         if len(shape) == 1:
@@ -478,7 +497,8 @@ class Generator:
             products = [(m, (n, m)) for m in (2, 3) if (n, m) in SHAPES] + [(m, (m, n)) for m in (2, 3) if (m, n) in SHAPES]
             if products:
                 out.append(lambda: self._matvec(s, products, sub))
-            out.append(lambda: Arr("np.array([{}])".format(", ".join(self.scalar_expr(s, sub) for _ in range(n))), "fresh"))
+            out.append(lambda: Arr("np.array([{}])".format(", ".join(self.floaty(s, self.scalar_expr(s, sub))
+                                                                     for _ in range(n))), "fresh"))
             if n == 4:
                 out.append(lambda: Arr(self.pick([
                     "np.concatenate(({}, {}))".format(self.array_expr(s, (2,), sub).text, self.array_expr(s, (2,), sub).text),
@@ -513,7 +533,7 @@ class Generator:
         dims = f"({shape[0]},)" if len(shape) == 1 else f"{shape}"
         dtype = self.pick(["", "", ", dtype=np.float32"])
         options = [f"np.zeros({dims}{dtype})", f"np.ones({dims}{dtype})",
-                   f"np.full({dims}, {self.scalar_expr(s, 0)}{dtype})"]
+                   f"np.full({dims}, {self.floaty(s, self.scalar_expr(s, 0))}{dtype})"]
         names = s.of_shape(shape)
         if names:
             name = self.pick(names)
@@ -523,7 +543,7 @@ class Generator:
         if len(shape) == 2 and shape != (3, 3):
             options.append(f"np.eye({shape[0]}, {shape[1]})")
         if len(shape) == 1:
-            options.append(f"(np.arange({shape[0]}) * {self.scalar_expr(s, 0)})")
+            options.append(f"(np.arange({shape[0]}) * {self.floaty(s, self.scalar_expr(s, 0))})")
         return Arr(self.pick(options), "fresh")
 
     def _views(self, s: Scope, shape):
@@ -658,7 +678,7 @@ class Generator:
         args = []
         for _, t in helper.params:
             if t == "float":
-                args.append(self.scalar_expr(s, 1))
+                args.append(self.floaty(s, self.scalar_expr(s, 1)))
             elif t == "int" and helper.recursive:
                 args.append(depth_arg or self.pick([self.pick(s.ints), "2", f"{self.int_expr(s)} % 3"]))
             elif t == "int":
@@ -680,13 +700,14 @@ class Generator:
             self.statement(s, indent, depth)
 
     def statement(self, s: Scope, indent: str, depth: int) -> None:
-        kinds = ["new_scalar", "new_array", "rebind_scalar", "augment_scalar", "rebind_array", "new_int", "alias"]
+        kinds = ["new_scalar", "new_array", "rebind_scalar", "augment_scalar", "rebind_array", "new_int", "alias",
+                 "swap"]
         if s.writable():
             kinds += ["write", "augment_array"] * 3  # writes are what aliasing is about
         if self.tuple_helpers(s):
             kinds.append("unpack")
         if depth > 0:
-            kinds += ["if", "elif", "for", "while", "while_data"]
+            kinds += ["if", "elif", "for", "while", "while_data", "number_then_array", "int_then_float"]
         if s.loop:
             kinds.append("jump")
         kinds += ["return", "local_function"]
@@ -779,16 +800,29 @@ class Generator:
         self.bind(s, name, s.arrays[name], value)
 
     def _alias(self, s, indent, depth):
-        source = self.pick(sorted(s.arrays))
-        have = s.arrays[source]
-        options = [(have, "{name}", ()), (have, "np.asarray({name})", ())]
-        for want in SHAPES:
-            options += [(want, text, (step,)) for text, step in self._view_steps(have, want)]
-        shape, template, path = self.pick(options)
-        name = self.name(f"{source}_")
-        text = self._fill(s, template, source, have)
-        s.lines.append(f"{indent}{name} = {text}")
-        self.bind(s, name, shape, Arr(text, "view", source, path))
+        """A name for an array or a view of it; or two at once (`b, c = a, a[1:]`)."""
+        made = []
+        for _ in range(self.pick([1, 1, 2])):
+            source = self.pick(sorted(s.arrays))
+            have = s.arrays[source]
+            options = [(have, "{name}", ()), (have, "np.asarray({name})", ())]
+            for want in SHAPES:
+                options += [(want, text, (step,)) for text, step in self._view_steps(have, want)]
+            shape, template, path = self.pick(options)
+            made.append((self.name(f"{source}_"), shape, self._fill(s, template, source, have), source, path))
+        s.lines.append(f"{indent}{', '.join(m[0] for m in made)} = {', '.join(m[2] for m in made)}")
+        for name, shape, text, source, path in made:
+            self.bind(s, name, shape, Arr(text, "view", source, path))
+
+    def _swap(self, s, indent, depth):
+        """`a, b = b, a`: two names exchange their arrays (and what shares them)."""
+        free = [n for n in sorted(s.arrays) if n not in s.frozen and n not in s.fresh_only]
+        pairs = [(a, b) for a in free for b in free if a < b and s.arrays[a] == s.arrays[b]]
+        if not pairs:
+            return self._alias(s, indent, depth)
+        a, b = self.pick(pairs)
+        s.lines.append(f"{indent}{a}, {b} = {b}, {a}")
+        s.info[a], s.info[b] = s.info[b], s.info[a]
 
     def _write(self, s, indent, depth):
         name = self.pick(s.writable())
@@ -949,13 +983,17 @@ class Generator:
             arms.append(before)
         self.join(s, arms)
 
-    def loop_body(self, s: Scope, indent: str, depth: int, fixed: list, scalars=(), rows=None) -> None:
+    def loop_body(self, s: Scope, indent: str, depth: int, fixed: list, scalars=(), rows=None,
+                  iterated=()) -> None:
         """A loop body: names sharing an array at the loop's entry stay bound to it,
         others are rebound only to fresh arrays (see the module docstring); or a
-        shared name is left free, and nothing sharing its array is written."""
+        shared name is left free, and nothing sharing its array is written.
+        `iterated`: the arrays the loop walks. The loop holds each (as numpy's
+        iterator does), so they share it with the loop: never alone."""
         saved = s.snapshot()
         before = dict(s.info)
-        alone = {n for n, i in s.info.items() if len(s.group(i.base)) == 1 and i.path == ()}
+        walked = {s.info[n].base for n in iterated}
+        alone = {n for n, i in s.info.items() if len(s.group(i.base)) == 1 and i.path == () and i.base not in walked}
         shared = set(s.info) - alone
         loose = {n for n in sorted(shared - s.frozen) if self.pick([False, False, True])}
         for name in loose:
@@ -999,19 +1037,22 @@ class Generator:
         if kind in ("elements", "enumerate", "zip") and ones:
             a, b = self.name("v"), self.name("v")
             if kind == "elements":
-                s.lines.append(f"{indent}for {a} in {self.pick(ones)}:")
-                return self.loop_body(s, indent + "    ", depth, [], scalars=[a])
+                walked = [self.pick(ones)]
+                s.lines.append(f"{indent}for {a} in {walked[0]}:")
+                return self.loop_body(s, indent + "    ", depth, [], scalars=[a], iterated=walked)
             if kind == "enumerate":
-                start = self.pick(["", ", 1"])
-                s.lines.append(f"{indent}for {var}, {a} in enumerate({self.pick(ones)}{start}):")
-                return self.loop_body(s, indent + "    ", depth, [var], scalars=[a])
-            s.lines.append(f"{indent}for {a}, {b} in zip({self.pick(ones)}, {self.pick(ones)}):")
-            return self.loop_body(s, indent + "    ", depth, [], scalars=[a, b])
+                start, walked = self.pick(["", ", 1"]), [self.pick(ones)]
+                s.lines.append(f"{indent}for {var}, {a} in enumerate({walked[0]}{start}):")
+                return self.loop_body(s, indent + "    ", depth, [var], scalars=[a], iterated=walked)
+            walked = [self.pick(ones), self.pick(ones)]
+            s.lines.append(f"{indent}for {a}, {b} in zip({walked[0]}, {walked[1]}):")
+            return self.loop_body(s, indent + "    ", depth, [], scalars=[a, b], iterated=walked)
         if kind == "rows" and twos:
             writable = [n for n in twos if s.info[n].writable]  # rows that may be written through
             matrix, row = self.pick(writable if writable and self.chance() else twos), self.name("r")
             s.lines.append(f"{indent}for {row} in {matrix}:")
-            return self.loop_body(s, indent + "    ", depth, [], rows={row: ((s.arrays[matrix][1],), matrix)})
+            return self.loop_body(s, indent + "    ", depth, [], rows={row: ((s.arrays[matrix][1],), matrix)},
+                                  iterated=[matrix])
         if kind == "tuple":
             items = ", ".join(self.scalar_expr(s, 1) for _ in range(self.draw(st.integers(1, 3))))
             s.lines.append(f"{indent}for {var} in ({items},):")
@@ -1029,6 +1070,39 @@ class Generator:
             bounds = self.trip(s)
         s.lines.append(f"{indent}for {var} in range({bounds}):")
         self.loop_body(s, indent + "    ", depth, [var])
+
+    def _number_then_array(self, s, indent, depth):
+        """A float that a loop makes an array (numpy: `s = x; s = s * w` gives an
+        array). The loop's trip count is known and positive, and the body's first
+        statement makes it an array from one of its full shape, the one case
+        irad keeps exact (docs/control-flow.md, "Numbers held as arrays")."""
+        name, var, shape = self.name("s"), self.name("i"), self.pick(SHAPES)
+        s.lines.append(f"{indent}{name} = {self.scalar_expr(s)}")
+        trips = self.pick(["range(1)", "range(2)", "range(3)", "reversed(range(2))", "range(1, 3)"])
+        other = self.pick(ARRAY_UNARY[:9]).format(self.array_expr(s, shape, 1).text)  # an array, never a splat
+        op = self.pick(["{0} + {1}", "{0} * {1}", "{1} - {0}", "{0} / (1.0 + {1} * {1})"])
+        s.lines.append(f"{indent}for {var} in {trips}:")
+        s.lines.append(f"{indent}    {name} = {op.format(name, other)}")
+        self.loop_body(s, indent + "    ", depth, [var])
+        s.arrays[name], s.info[name] = shape, self.fresh_info(writable=False)
+
+    def _int_then_float(self, s, indent, depth):
+        """An int that a loop (or a branch) may make a float: afterwards an int on
+        the paths that did not (numpy keeps it), a float in irad. They agree
+        wherever it is used as a number; where it would make an array's dtype
+        the generator writes float(...) (Generator.floaty)."""
+        name = self.name("s")
+        s.lines.append(f"{indent}{name} = {self.int_expr(s)}")
+        if self.chance():
+            var = self.name("i")
+            s.lines.append(f"{indent}for {var} in range({self.trip(s)}):")
+            s.lines.append(f"{indent}    {name} = {name} {self.pick(['+', '-', '*'])} {self.scalar_expr(s, 1)}")
+            self.loop_body(s, indent + "    ", depth, [var])
+        else:
+            s.lines.append(f"{indent}if {self.condition(s)}:")
+            s.lines.append(f"{indent}    {name} = {name} {self.pick(['+', '*'])} {self.scalar_expr(s, 1)}")
+        s.scalars.append(name)
+        s.maybe_int.add(name)
 
     def _while(self, s, indent, depth):
         counter = self.name("j")
