@@ -1,4 +1,4 @@
-"""Sizes the native backend reads from environment variables."""
+"""Sizes and counts the native backend reads from environment variables."""
 
 from __future__ import annotations
 
@@ -7,14 +7,20 @@ import os
 from irad.errors import BackendError
 
 
+def number_from(variable: str, default: float, unit_name: str, zero_means: str, kind=float):
+    """`variable`'s value as a `kind` (float or int) of `unit_name`; `default`
+    if unset. A bad or negative value is a BackendError naming the variable."""
+    value = os.environ.get(variable, str(default))
+    try:
+        amount = kind(value)
+    except ValueError:
+        amount = -1
+    if amount < 0:
+        raise BackendError(f"{variable} must be a number of {unit_name} (0 {zero_means}), not {value!r}")
+    return amount
+
+
 def bytes_from(variable: str, default: float, unit: int, unit_name: str, zero_means: str) -> int:
     """`variable`'s value, a number of `unit_name` (`unit` bytes each), in bytes;
     `default` units if unset. A bad value is a BackendError naming the variable."""
-    value = os.environ.get(variable, str(default))
-    try:
-        amount = float(value)
-    except ValueError:
-        amount = -1.0
-    if amount < 0:
-        raise BackendError(f"{variable} must be a number of {unit_name} (0 {zero_means}), not {value!r}")
-    return int(amount * unit)
+    return int(number_from(variable, default, unit_name, zero_means) * unit)

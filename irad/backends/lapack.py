@@ -35,6 +35,7 @@ import importlib.util
 import os
 from dataclasses import dataclass
 
+from irad.backends import environment
 from irad.errors import BackendError
 
 ENVIRONMENT = "IRAD_LAPACK_LIBRARY"
@@ -112,16 +113,7 @@ def find() -> Library:
 
 def threads() -> int:
     """The BLAS threads `$IRAD_NATIVE_BLAS_THREADS` asks for (0: OpenBLAS's own choice)."""
-    value = os.environ.get(THREADS_VARIABLE, str(DEFAULT_THREADS))
-    try:
-        count = int(value)
-    except ValueError:
-        count = -1
-    if count < 0:
-        raise BackendError(
-            f"{THREADS_VARIABLE} must be a number of threads (0: OpenBLAS's own choice), not {value!r}"
-        )
-    return count
+    return environment.number_from(THREADS_VARIABLE, DEFAULT_THREADS, "threads", "leaves OpenBLAS's own choice", int)
 
 
 def _threads_function(library: Library, name: str):
