@@ -178,6 +178,7 @@ class JitModule:
         extend: Callable[[object], str] | None = None,
         determined_by: Sequence[str] | None = None,
         exported: Sequence[str] = (),
+        tierable: bool = True,
     ):
         """`linked`: more LLVM IR modules, linked into this one before it is
         optimised (definitions of functions it declares: irad.linalg's LAPACK
@@ -189,12 +190,13 @@ class JitModule:
         functions returning them, which a cache hit never calls (the tools
         do not run). By default the IR is its own key. `exported`: the
         functions Python calls (through `address`), which tiering switches to
-        -O2 code."""
+        -O2 code. `tierable` False compiles at -O2 at once (tiers.py: a module
+        whose results would depend on the tier)."""
         llvm = _llvm()
         for library in libraries:  # loaded once per process; symbols resolve from them
             _load_library(library)
         self._level = _opt_level()
-        tiering = bool(exported) and self._level > tiers.TIER0_LEVEL and tiers.enabled()
+        tiering = tierable and bool(exported) and self._level > tiers.TIER0_LEVEL and tiers.enabled()
         self._cache = object_cache.directory()
         self._exported = {name: name for name in exported}
         self._keep: tuple = ()

@@ -656,7 +656,7 @@ class NativeModule:
         named = {symbol(name): name for name in self.signatures}
         self.functions = {named[op.sym_name.data]: op for op in _public_functions(ready)}  # array results are arguments
         blas = native_blas.call_blas(ready)  # large matrix products call BLAS
-        messages = native_checks.guard(ready)
+        guards = native_checks.guard(ready)
         text = module_text(ready)
         self._mlir = (text, passes)
         # mlir-opt's output is not the same from run to run (the order and names
@@ -684,9 +684,11 @@ class NativeModule:
         self.jit = JitModule(
             lambda: self.llvm_ir, libraries=libraries, linked=lambda: [make() for make in glue_ir],
             extend=self._runtime, determined_by=determined_by, exported=exported,
+            # tier 0's frames are larger: how deep a recursion may go must not depend on the tier
+            tierable=not guards.depth_checked,
         )
         failure = ctypes.CFUNCTYPE(ctypes.c_int32)(self.jit.address(native_checks.FAILURE))
-        self.checks = native_checks.Checks(messages, failure)
+        self.checks = native_checks.Checks(guards.messages, failure)
 
     @functools.cached_property
     def llvm_ir(self) -> str:

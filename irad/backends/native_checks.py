@@ -43,6 +43,7 @@ import ctypes
 import functools
 import string
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from importlib import resources
 
 from xdsl.dialects import arith, cf, func, scf
@@ -69,9 +70,18 @@ HEADER = 32  # bytes before each buffer native code allocates: {prev, next, base
 
 
 # ---- the module, before mlir-opt -----------------------------------------------------
-def guard(module: ModuleOp) -> list[str]:
+@dataclass(frozen=True)
+class Guards:
+    """What `guard` put in a module: the message of each check (check `id` is
+    index + 1), and whether any recursion checks its depth against the stack."""
+
+    messages: list[str]
+    depth_checked: bool
+
+
+def guard(module: ModuleOp) -> Guards:
     """Rewrite `module` in place: cf.asserts call @irad_check_failed, recursive
-    functions check their stack. Returns the messages; check `id` is index + 1."""
+    functions check their stack."""
     messages: list[str] = []
 
     def number(b: IRBuilder, message: str) -> SSAValue:
@@ -86,25 +96,26 @@ def guard(module: ModuleOp) -> list[str]:
         call.op(scf.YieldOp())
         b.op(scf.IfOp(failed, [], Region(call.block)))
         Rewriter.erase_op(op)
-    _guard_recursion(module, number)
+    depth_checked = _guard_recursion(module, number)
     if messages:
         module.body.block.add_ops([
             func.FuncOp.external(CHECK_FAILED, [i32], []),
             func.FuncOp.external(STACK_FLOOR, [], [IndexType()]),
             func.FuncOp.external(STACK_CHECK, [IndexType(), i32], []),
         ])
-    return messages
+    return Guards(messages, depth_checked)
 
 
-def _guard_recursion(module: ModuleOp, number: Callable[[IRBuilder, str], SSAValue]) -> None:
+def _guard_recursion(module: ModuleOp, number: Callable[[IRBuilder, str], SSAValue]) -> bool:
     """Each function `@f` on a cycle of calls moves into `@f.stack`, which takes
     the thread's stack floor as a last argument, checks its frame against it,
     and passes it on to the functions of its cycle. `@f` asks for the floor
     (one pthread_getspecific) and calls `@f.stack`, so only the first call
-    into a cycle pays for it."""
+    into a cycle pays for it. True if there was a cycle."""
     functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
     taken = set(functions)
-    for cycle in call_cycles(module):
+    cycles = call_cycles(module)
+    for cycle in cycles:
         stacked: dict[str, tuple[func.FuncOp, SSAValue]] = {}
         for name in cycle:
             fn = functions[name]
@@ -134,6 +145,7 @@ def _guard_recursion(module: ModuleOp, number: Callable[[IRBuilder, str], SSAVal
                     direct = func.CallOp(callee[0].sym_name.data, [*call.arguments, floor], call.result_types)
                     direct.location = call.location
                     Rewriter.replace_op(call, direct)
+    return bool(cycles)
 
 
 # ---- Python's side -------------------------------------------------------------------

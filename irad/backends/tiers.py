@@ -24,6 +24,10 @@ Results do not depend on the tier: the IR asks for no FP contraction, LLVM
 reorders no floating-point arithmetic without fast-math flags, and vector
 math (vector_math.py) gives an element the same bits whether a vectorised
 loop or a scalar one computes it (calls outside loops are libm's in both).
+Nor do failed checks: tier 0's frames are larger than -O2's, so a recursion
+that fits the stack at -O2 could fail its depth check at tier 0; a module
+with a recursion (native_checks.guard: `depth_checked`) is not tiered, and
+compiles at -O2 before its first call.
 
 `JitModule.wait_optimised()` (and the compiled gradient's) waits for the
 -O2 code, as `make bench` does before it times a call. A background compile

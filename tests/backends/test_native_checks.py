@@ -289,7 +289,9 @@ func.func private @leaf(%x: f64) -> f64 {
 
 def test_the_rewrite_leaves_no_assert_and_guards_only_the_cycle():
     module = _parse(RECURSIVE)
-    messages = native_checks.guard(module)
+    guards = native_checks.guard(module)
+    messages = guards.messages
+    assert guards.depth_checked
     assert messages[0] == "leaf: x is NaN" and "maximum recursion depth exceeded in rec" in messages[1]
     functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
     assert not any(isinstance(op, cf.AssertOp) for op in module.walk())
