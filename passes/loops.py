@@ -60,6 +60,7 @@ from irad.ir.dialect import (
 from irad.ir.locations import location
 from irad.ir.types import is_float
 from irad.passes.activity import free_values, inside
+from irad.ir.isa import isa
 
 INDEX = IndexType()
 # Residual keys a loop or tape-mode call leaves in its enclosing scope.
@@ -73,7 +74,7 @@ NOTHING, CACHE, REPLAY = "nothing", "cache", "replay"
 
 
 def is_loop(op: Operation | None) -> bool:
-    return isinstance(op, LOOPS)
+    return isa(op, LOOPS)
 
 
 def _check_recordable(types: Sequence[Attribute]) -> None:

@@ -47,6 +47,7 @@ from irad.passes.loops import (
 )
 from irad.passes.rule_ir import inline_body
 from irad.rules.table import RuleIR
+from irad.ir.isa import isa
 
 # A residual is keyed by the primal value it holds, or by (call op, index) for
 # the residuals a rule or a callee's augmented primal returns.
@@ -408,7 +409,7 @@ class AugmentedBuilder:
         """Can `take` build the augmented primal: every top-level op but the
         reversed calls is cloned as it is (no `scf.if`, no loop that records)?"""
         return not self.tape_mode and not any(
-            isinstance(op, scf.IfOp) or self.records(op) for op in self.primal_fn.body.block.ops
+            isa(op, scf.IfOp) or self.records(op) for op in self.primal_fn.body.block.ops
         )
 
     def take(self) -> Block:
