@@ -23,6 +23,7 @@ from irad.ir.dialect import TAPE
 from irad.ir.types import is_differentiable
 from irad.passes.derivatives import is_non_differentiable, refused_reason
 from irad.ir.walk import walk
+from irad.ir.isa import isa
 
 
 def carries_cotangent(t) -> bool:
@@ -75,7 +76,7 @@ def varied_memory(fn: func.FuncOp, varied: Set[SSAValue]) -> Operation | None:
     for op in walk(fn):
         if op.name == "memref.store" and op.operands[0] in varied:
             return op
-        if any(isinstance(r.type, MemRefType) and r.type != TAPE for r in op.results) and any(
+        if any(isa(r.type, MemRefType) and r.type != TAPE for r in op.results) and any(
             o in varied for o in op.operands
         ):
             return op

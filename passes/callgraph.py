@@ -24,6 +24,7 @@ from xdsl.ir import Operation
 from irad.ir.callgraph import on_cycles, strongly_connected
 from irad.ir.metadata import derived_from, origin
 from irad.ir.walk import walk
+from irad.ir.isa import isa
 
 
 def node_of(fn: func.FuncOp) -> str:
@@ -81,7 +82,7 @@ class CallGraph:
             graph.size[name] = -1 - len(fn.body.blocks)  # not the func.func, nor terminators
             for op in walk(fn):
                 graph.size[name] += 1
-                if isinstance(op, func.CallOp):
+                if isa(op, func.CallOp):
                     sites.append(op)
                 if op is not fn and (used := symbol_uses(op)):  # its own attributes (irad.primal)
                     graph.uses.update(used)  # are provenance, not a use

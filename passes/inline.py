@@ -45,6 +45,7 @@ from irad.errors import IradError
 from irad.ir.builder import clone
 from irad.passes.callgraph import CallGraph, is_generated, node_of, symbol_uses
 from irad.ir.walk import walk
+from irad.ir.isa import isa
 
 DEFAULT_THRESHOLD = 32
 DEFAULT_MAX_DEPTH = 1000
@@ -134,7 +135,7 @@ class _Inliner:
                 for inner in walk(op):
                     if not move:
                         self.uses.update(symbol_uses(inner))
-                    if isinstance(inner, func.CallOp):
+                    if isa(inner, func.CallOp):
                         work.append((inner, depth + 1))
         return inlined
 
@@ -229,7 +230,7 @@ def inline_callees(
     if name not in graph.component:
         return []
     erased: list[str] = []
-    work = deque(op for op in fn.walk() if isinstance(op, func.CallOp))
+    work = deque(op for op in walk(fn) if isa(op, func.CallOp))
     while work:
         call = work.popleft()
         callee_name = call.callee.root_reference.data
@@ -257,7 +258,7 @@ def inline_callees(
             for inner in walk(op):
                 if not move:
                     graph.uses.update(symbol_uses(inner))
-                if isinstance(inner, func.CallOp):
+                if isa(inner, func.CallOp):
                     work.append(inner)
     return erased
 

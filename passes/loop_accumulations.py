@@ -43,6 +43,8 @@ from irad.ir import tensor as T
 from irad.ir.builder import IRBuilder
 from irad.ir.constants import is_splat_of
 from irad.passes.loops import constant_index, static_trip_count
+from irad.ir.isa import isa
+from irad.ir.walk import walk
 
 
 @dataclass
@@ -241,5 +243,5 @@ class SinkAccumulationsPass(ModulePass):
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         # inner loops first: what they sink may let the loop around them sink more
-        for loop in reversed([inner for inner in op.walk() if isinstance(inner, scf.ForOp)]):
+        for loop in reversed([inner for inner in walk(op) if isa(inner, scf.ForOp)]):
             sink_accumulations(loop)

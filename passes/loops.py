@@ -60,6 +60,8 @@ from irad.ir.dialect import (
 from irad.ir.locations import location
 from irad.ir.types import is_float
 from irad.passes.activity import free_values, inside
+from irad.ir.isa import isa
+from irad.ir.walk import walk
 
 INDEX = IndexType()
 # Residual keys a loop or tape-mode call leaves in its enclosing scope.
@@ -73,7 +75,7 @@ NOTHING, CACHE, REPLAY = "nothing", "cache", "replay"
 
 
 def is_loop(op: Operation | None) -> bool:
-    return isinstance(op, LOOPS)
+    return isa(op, LOOPS)
 
 
 def _check_recordable(types: Sequence[Attribute]) -> None:
@@ -185,7 +187,7 @@ def hoist_invariants(fn: func.FuncOp) -> None:
     as it can). Reverse mode then reads them from outside, instead of recording
     them every iteration. Only ops that cannot trap move: a loop that runs no
     iteration computes them for nothing, harmlessly."""
-    loops = [op for op in fn.walk() if is_loop(op)]
+    loops = [op for op in walk(fn) if is_loop(op)]
     for loop in reversed(loops):  # inner loops before the loops around them
         body = loop_body(loop)
         for op in list(body.ops):

@@ -55,6 +55,7 @@ from irad.passes.broadcast_sinking import ELEMENTWISE, ElementwiseOfBroadcasts
 from irad.passes.float_folds import DispatchedFloatFolds
 from irad.passes.slice_sums import SumOfSlicesIntoZeros
 from irad.passes.inline import DEFAULT_MAX_DEPTH, DEFAULT_THRESHOLD, KEEP_ALL_INLINED, inline_calls
+from irad.ir.isa import isa
 
 
 # xDSL's float patterns that rewrite an op only when an operand is defined by a
@@ -78,7 +79,7 @@ def _reassociates(op: Operation) -> bool:
 
 
 def _all_constant(op: Operation) -> bool:
-    return all(isinstance(v.owner, arith.ConstantOp) for v in op.operands)
+    return all(isa(v.owner, arith.ConstantOp) for v in operand_tuple(op))
 
 
 # What else xDSL's float patterns require before they rewrite, checked before

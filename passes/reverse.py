@@ -47,6 +47,8 @@ from irad.passes.loops import (
 )
 from irad.passes.rule_ir import inline_body
 from irad.rules.table import RuleIR
+from irad.ir.isa import isa
+from irad.ir.walk import walk
 
 # A residual is keyed by the primal value it holds, or by (call op, index) for
 # the residuals a rule or a callee's augmented primal returns.
@@ -408,7 +410,7 @@ class AugmentedBuilder:
         """Can `take` build the augmented primal: every top-level op but the
         reversed calls is cloned as it is (no `scf.if`, no loop that records)?"""
         return not self.tape_mode and not any(
-            isinstance(op, scf.IfOp) or self.records(op) for op in self.primal_fn.body.block.ops
+            isa(op, scf.IfOp) or self.records(op) for op in self.primal_fn.body.block.ops
         )
 
     def take(self) -> Block:
@@ -603,7 +605,7 @@ def needs_tape(fn: func.FuncOp, plan: FunctionPlan) -> bool:
     return any(
         (is_loop(op) and any(r in plan.active for r in op.results))
         or (op in plan.calls and plan.calls[op].tape)
-        for op in fn.walk()
+        for op in walk(fn)
     )
 
 

@@ -13,13 +13,14 @@ from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
 from xdsl.passes import ModulePass
 
 from irad.ir.walk import walk
+from irad.ir.isa import isa
 
 
 def _referenced_symbols(op) -> set[str]:
     names = set()
     for inner in walk(op):
         for attr in list(inner.properties.values()) + list(inner.attributes.values()):
-            if isinstance(attr, SymbolRefAttr) and inner is not op:
+            if isa(attr, SymbolRefAttr) and inner is not op:
                 names.add(attr.root_reference.data)
     return names
 

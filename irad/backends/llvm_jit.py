@@ -207,7 +207,7 @@ class JitModule:
         self._optimised: _ObjectEngine | None = None
         self.cached = None
         if determined_by is not None:  # looked up before the IR is made
-            vector_math.bind_all(_host()[2], llvm.add_symbol)
+            vector_math.bind_all(_host()[1], llvm.add_symbol)
             if self._from_cache(["determined by", *determined_by]):
                 return
         module = self._build()
@@ -252,9 +252,9 @@ class JitModule:
         llvm_ir, linked, extend, where = self._ir
         llvm_ir = llvm_ir() if callable(llvm_ir) else llvm_ir
         linked = linked() if callable(linked) else linked
-        cpu, features, feature_map = _host()
+        cpu, features, _ = _host()
         # loops of exp, log, tanh call a vector math library (vector_math.py)
-        sources = [vector_math.vectorisable(llvm_ir, feature_map, llvm.add_symbol), *linked]
+        sources = [vector_math.vectorisable(llvm_ir, features, llvm.add_symbol), *linked]
         machine = llvm_build.target_machine(llvm, cpu, features, self._level)
         try:
             module = llvm_build.link(llvm, sources, machine)

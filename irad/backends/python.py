@@ -78,6 +78,7 @@ from irad.ir import ieee
 from irad.ir.dialect import TAPE_COPY
 from irad.ir.locations import recursion_message
 from irad.ir.mlir_ops import SMALLEST_NORMAL
+from irad.ir.isa import isa
 
 # --------------------------------------------------------------------------
 # Runtime helpers bound in the namespaces the generated code runs in.
@@ -722,7 +723,7 @@ _RESERVED_NAMES = frozenset(dir(builtins)) | frozenset(keyword.kwlist)
 
 
 def _op_name(op: Operation) -> str:
-    if isinstance(op, UnregisteredOp):
+    if isa(op, UnregisteredOp):
         return op.op_name.data
     return op.name
 
@@ -914,7 +915,7 @@ class FunctionTranslator:
                 self.alias(result, alias)
                 return
             expression = EXPRESSION_OPS[name](self, op)
-            if isinstance(result.type, Float32Type) and name not in _F32_EXACT_OPS:
+            if isa(result.type, Float32Type) and name not in _F32_EXACT_OPS:
                 expression = f"_f32({expression})"
             if self._forwarded(op, expression):
                 return  # written into its one user's line

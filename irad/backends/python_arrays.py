@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from irad.ir import contraction
+from irad.ir.walk import operands
 from irad.ir.constants import is_splat_of, splat_number
 from irad.ir.gather import axis_of
 from irad.ir.tensor import DYNAMIC, ELEMENTWISE_KINDS, KIND, REDUCTIONS
@@ -278,7 +279,7 @@ def is_tensor(t: Attribute) -> bool:
 def has_tensor(op: Operation) -> bool:
     # the exact type: isinstance against xDSL's attribute classes (ABCs) is slow,
     # and the backend asks this of every op
-    return any(type(v.type) is TensorType for v in (*op.operands, *op.results))
+    return any(type(v.type) is TensorType for v in (*operands(op), *op.results))
 
 
 def dtype_name(t: Attribute) -> str:

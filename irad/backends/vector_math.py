@@ -9,10 +9,23 @@ attribute (`_ZGV_LLVM_N4v_<scalar>(<vector>)`). clang and opt add these from
 `-vector-library=LIBMVEC`, but the LLVM 22 inside llvmlite has no such option
 (llvmlite's `set_option` ignores it), so this module adds them: it renames
 each call of an intrinsic of FUNCTIONS to `irad.vm.<scalar>`, declared
-`memory(none)` with the vector variant of the widest instruction set this
-CPU runs, and keeps that declaration alive (`@llvm.compiler.used`) until the
-vectoriser has run. Only calls inside loops are renamed (`in_loops`): the
-others cannot be vectorised with a vector function, and stay libm's.
+`memory(none)` with its vector variants, and keeps those alive
+(`@llvm.compiler.used`) until the vectoriser has run. Only calls inside loops
+are renamed (`in_loops`): the others cannot be vectorised with a vector
+function, and stay libm's.
+
+One vector function per scalar one computes every element: the one of the
+widest instruction set the target runs and its vector width allows (LLVM's
+`prefer-256-bit` or `prefer-128-bit` tuning caps the width the vectoriser
+uses: with `IRAD_NATIVE_TUNING=+prefer-256-bit` an AVX-512 host takes AVX2's
+`_ZGVdN4v_exp`). libmvec's instruction sets are different implementations
+(AVX2's and AVX-512's `log` or `tanh` differ in the last bits), so a module
+calls one of them only. The vectoriser may still pick a narrower width (a
+vectorised remainder, a loop that mixes f32 and f64, a CPU whose LLVM tuning
+prefers narrower vectors than its registers): every width from two lanes up
+to the function's own is declared as a variant, the narrower ones
+(`irad.vm.<scalar>.n<lanes>`) computing their lanes with that same function,
+so such loops are vectorised too, with the same bits.
 `irad.vm.<scalar>` itself computes its argument as one lane of the same
 vector function: loop remainders and loops LLVM does not vectorise get the
 bits a vectorised loop gets, so an element's result depends neither on its
@@ -41,7 +54,7 @@ import functools
 import os
 import platform
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from irad.errors import BackendError
 
@@ -56,16 +69,18 @@ DEFAULT = "libmvec"
 # function -> its libm names, f64 then f32
 FUNCTIONS = {"exp": ("exp", "expf"), "log": ("log", "logf"), "tanh": ("tanh", "tanhf")}
 
-# The vector ABI's instruction sets, widest first: (letter, CPU feature, f64
-# lanes); f32 has twice the lanes.
-ISAS = (("e", "avx512f", 8), ("d", "avx2", 4), ("b", "sse4.1", 2))
+# The vector ABI's instruction sets (glibc's libmvec has all four), widest
+# first: (letter, CPU feature, f64 lanes); f32 has twice the lanes.
+ISAS = (("e", "avx512f", 8), ("d", "avx2", 4), ("c", "avx", 4), ("b", "sse4.1", 2))
+# LLVM tuning features that cap the vectoriser's width, in bits
+WIDTH_CAPS = (("prefer-128-bit", 128), ("prefer-256-bit", 256))
 
 _TYPES = (("f64", "double", 1), ("f32", "float", 2))
 
 
 def cache_key() -> str:
     """What the machine code depends on here, for the object cache's key."""
-    return f"{choice()}, scalar calls as a lane"
+    return f"{choice()}, scalar calls and narrower widths as lanes of one width"
 
 
 def choice() -> str | None:
@@ -104,10 +119,11 @@ def _address(lib: ctypes.CDLL, name: str) -> int | None:
         return None
 
 
-def vectorisable(llvm_ir: str, features: Mapping[str, bool], add_symbol: Callable[[str, int], None]) -> str:
+def vectorisable(llvm_ir: str, features: str, add_symbol: Callable[[str, int], None]) -> str:
     """`llvm_ir` with the intrinsics of FUNCTIONS called through `irad.vm.*`
     names that carry their vector variants; unchanged if there is no library
-    or no such call. `features`: the host CPU's; `add_symbol(name, address)`
+    or no such call. `features`: the target machine's, as LLVM gets them
+    ("+avx2,-avx512f,...,+prefer-256-bit"); `add_symbol(name, address)`
     binds a name for the JIT."""
     library = choice()
     if library is None or _open(library) is None or "@llvm.compiler.used" in llvm_ir:  # (mlir-translate writes none)
@@ -125,19 +141,8 @@ def vectorisable(llvm_ir: str, features: Mapping[str, bool], add_symbol: Callabl
             llvm_ir = in_loops(llvm_ir, intrinsic, f"@{alias}(")
             if f"@{alias}(" not in llvm_ir:
                 continue
-            vector_type = f"<{lanes} x {c_type}>"
-            # scalar code and loop remainders compute one lane of the same vector function
-            declarations.append(
-                f"define internal {c_type} @{alias}({c_type} %x) noinline nounwind willreturn memory(none) "
-                f'"vector-function-abi-variant"="_ZGV_LLVM_N{lanes}v_{alias}({name})" {{\n'
-                f"  %v = insertelement {vector_type} poison, {c_type} %x, i64 0\n"
-                f"  %s = shufflevector {vector_type} %v, {vector_type} poison, <{lanes} x i32> zeroinitializer\n"
-                f"  %r = call {vector_type} @{name}({vector_type} %s)\n"
-                f"  %y = extractelement {vector_type} %r, i64 0\n"
-                f"  ret {c_type} %y\n}}"
-            )
-            declarations.append(f"declare {vector_type} @{name}({vector_type}) nounwind willreturn memory(none)")
-            kept.append(f"ptr @{name}")
+            declarations += _declarations(alias, name, lanes, c_type)
+            kept += [f"ptr @{name}", *(f"ptr @{alias}.n{n}" for n in _narrower(lanes))]
     if not kept:
         return llvm_ir
     # Nothing calls a vector function before the vectoriser does: without
@@ -146,6 +151,43 @@ def vectorisable(llvm_ir: str, features: Mapping[str, bool], add_symbol: Callabl
         f"@llvm.compiler.used = appending global [{len(kept)} x ptr] [{', '.join(kept)}], section \"llvm.metadata\""
     )
     return llvm_ir + "\n" + "\n".join(declarations) + "\n"
+
+
+def _narrower(lanes: int) -> list[int]:
+    """The widths below `lanes` the vectoriser may also pick: halves, down to 2."""
+    return [lanes >> k for k in range(1, lanes.bit_length() - 1)]
+
+
+def _declarations(alias: str, name: str, lanes: int, c_type: str) -> list[str]:
+    """`@alias`, one lane of the vector function `@name` (`lanes` wide), with
+    `@name` as its variant at that width and, at each narrower one, a
+    function that computes its lanes with `@name` too: scalar code, loop
+    remainders and narrower loops get the bits a full-width loop gets."""
+    vector_type = f"<{lanes} x {c_type}>"
+
+    def through_name(n: int) -> str:  # n lanes in, n out, computed as lanes of @name
+        small = f"<{n} x {c_type}>"
+        widen = ", ".join(f"i32 {i % n}" for i in range(lanes))  # the n lanes repeated (no poison lanes)
+        narrow = ", ".join(f"i32 {i}" for i in range(n))
+        return (f"  %w = shufflevector {small} %x, {small} poison, <{lanes} x i32> <{widen}>\n"
+                f"  %r = call {vector_type} @{name}({vector_type} %w)\n"
+                f"  %y = shufflevector {vector_type} %r, {vector_type} poison, <{n} x i32> <{narrow}>\n"
+                f"  ret {small} %y\n}}")
+
+    attributes = "noinline nounwind willreturn memory(none)"
+    variants = [f"_ZGV_LLVM_N{lanes}v_{alias}({name})", *(f"_ZGV_LLVM_N{n}v_{alias}({alias}.n{n})" for n in _narrower(lanes))]
+    return [
+        f"define internal {c_type} @{alias}({c_type} %x) {attributes} "
+        f'"vector-function-abi-variant"="{",".join(variants)}" {{\n'
+        f"  %v = insertelement {vector_type} poison, {c_type} %x, i64 0\n"
+        f"  %s = shufflevector {vector_type} %v, {vector_type} poison, <{lanes} x i32> zeroinitializer\n"
+        f"  %r = call {vector_type} @{name}({vector_type} %s)\n"
+        f"  %y = extractelement {vector_type} %r, i64 0\n"
+        f"  ret {c_type} %y\n}}",
+        *(f"define internal <{n} x {c_type}> @{alias}.n{n}(<{n} x {c_type}> %x) {attributes} {{\n" + through_name(n)
+          for n in _narrower(lanes)),
+        f"declare {vector_type} @{name}({vector_type}) nounwind willreturn memory(none)",
+    ]
 
 
 _LABEL = re.compile(r'\n("[^"]+"|[-\w.$]+):')  # a block's label, at the start of a line
@@ -197,22 +239,37 @@ def _replace_in_loops(body: str, old: str, new: str) -> str:
     return parts[0] + "".join(f"\n{label}:{block}" for label, block in zip(parts[1::2], parts[2::2]))
 
 
-def _variant(library: str, features: Mapping[str, bool], scalar: str, widen: int) -> tuple[str, int, int] | None:
+def target_features(features: str) -> dict[str, bool]:
+    """LLVM's feature string as a dict: a later +name or -name overrides an
+    earlier one, as LLVM reads it."""
+    return {item[1:]: item[0] == "+" for item in features.split(",") if len(item) > 1 and item[0] in "+-"}
+
+
+def _isa(features: str) -> tuple[str, int] | None:
+    """The instruction set whose vector functions the target calls (its
+    letter and f64 lanes): the widest it runs within the vector width its
+    tuning lets the vectoriser use."""
+    enabled = target_features(features)
+    bits = min([cap for feature, cap in WIDTH_CAPS if enabled.get(feature)], default=512)
+    return next(((letter, lanes) for letter, feature, lanes in ISAS if enabled.get(feature) and 64 * lanes <= bits), None)
+
+
+def _variant(library: str, features: str, scalar: str, widen: int) -> tuple[str, int, int] | None:
     """The vector function of `library` for libm's `scalar` (`widen`: 2 for
-    f32) on the widest instruction set this CPU runs: its name for the JIT,
-    its lanes and its address; None if the library has none. The widest only:
-    one vector function per scalar one, so an element's bits do not depend
-    on the width the vectoriser picks."""
-    isas = [(letter, lanes) for letter, feature, lanes in ISAS if features.get(feature)]
-    if not isas:
+    f32) on the target's instruction set (`_isa`): its name for the JIT, its
+    lanes and its address; None if the library has none. One vector
+    function per scalar one, so an element's bits do not depend on the width
+    the vectoriser picks."""
+    isa = _isa(features)
+    if isa is None:
         return None
-    letter, lanes = isas[0]
+    letter, lanes = isa
     vector = f"_ZGV{letter}N{lanes * widen}v_{scalar}"
     address = _address(_open(library), vector)
     return (f"{PREFIX}{library}.{vector}", lanes * widen, address) if address else None
 
 
-def bind_all(features: Mapping[str, bool], add_symbol: Callable[[str, int], None]) -> None:
+def bind_all(features: str, add_symbol: Callable[[str, int], None]) -> None:
     """Bind every name `vectorisable` could use here: code loaded from the
     cache needs them, and its IR is not made."""
     library = choice()

@@ -40,6 +40,7 @@ from irad.ir.types import F32, F64, I1, I64, is_bool, is_float, is_int
 from irad.ir import gather as G
 from irad.ir import contraction
 from irad.ir import tensor as T
+from irad.ir.isa import isa
 
 # What an array error without a more specific hint points to.
 ARRAYS_HINT = "docs/arrays.md lists the numpy functions, shapes and indexing irad supports"
@@ -56,7 +57,7 @@ class BoundMethod:
 
 
 def is_array(v) -> bool:
-    return isinstance(v, SSAValue) and isinstance(v.type, TensorType)
+    return isa(v, SSAValue) and isa(v.type, TensorType)
 
 
 def _is_float_array(v) -> bool:
@@ -720,13 +721,13 @@ def _known(value) -> tuple[bool, object]:
     if isinstance(value, tuple):
         parts = [_known(v) for v in value]
         return all(k for k, _ in parts), tuple(v for _, v in parts)
-    if not isinstance(value, SSAValue) or isinstance(value.type, TensorType):
+    if not isa(value, SSAValue) or isa(value.type, TensorType):
         return False, None
     owner = value.owner
-    if isinstance(owner, arith.ConstantOp):
+    if isa(owner, arith.ConstantOp):
         raw = owner.value.value.data
         return True, bool(raw) if is_bool(value.type) else raw
-    if isinstance(owner, (arith.SubiOp, arith.NegfOp)):  # -1 is 0 - 1 in the IR
+    if isa(owner, (arith.SubiOp, arith.NegfOp)):  # -1 is 0 - 1 in the IR
         parts = [_known(v) for v in owner.operands]
         if all(k for k, _ in parts):
             values = [v for _, v in parts]

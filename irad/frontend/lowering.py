@@ -58,6 +58,7 @@ from irad.frontend.source import (
     parse_function,
 )
 from irad.ir.types import F64, I1, I64, describe, is_bool, is_float, is_int, type_of_value
+from irad.ir.isa import isa
 
 # The largest literal integer exponent expanded into multiplications.
 MAX_UNROLLED_POWER = 64
@@ -687,7 +688,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
     def as_number(self, value: Value, node: ast.expr) -> SSAValue:
         if isinstance(value, Static):
             value = self.static_number(value, node)
-        if not isinstance(value, SSAValue):
+        if not isa(value, SSAValue):
             raise self.src.error(node, f"expected a number here, got {_kind(value)}")
         return value
 

@@ -29,6 +29,7 @@ from xdsl.ir.affine import AffineMap
 from irad.errors import UnsupportedError
 from irad.frontend.emitter import INT_LITERAL
 from irad.ir.types import describe, is_float
+from irad.ir.walk import walk, walk_block
 
 MARK = "irad.number_join"  # on a join's splat: where, and which variable
 INT_MARK = "irad.int_join"  # on the float a join made of an int
@@ -57,12 +58,12 @@ def check(block: Block) -> None:
     numpy's result would not match, and a write into an array whose dtype a
     marked int (a float a join made of an int) set; then drop the marks."""
     _check_ints(block)
-    for op in block.walk():
+    for op in walk_block(block):
         op.attributes.pop(INT_LITERAL, None)
     flow = _flow(block, MARK, _number_step)
     if flow is None:
         return
-    for op in block.walk():
+    for op in walk_block(block):
         for operand in op.operands:
             if flow.maybe_number(operand, op) and not _keeps(op):
                 raise UnsupportedError(
@@ -76,14 +77,14 @@ def check(block: Block) -> None:
 
 def strip(module: Operation) -> None:
     """Drop the marks of functions lowered without `check` (wrappers, rules)."""
-    for op in module.walk():
+    for op in walk(module):
         for key in (MARK, INT_MARK, INT_LITERAL):
             op.attributes.pop(key, None)
 
 
 def _flow(block: Block, key: str, step) -> _Flow | None:
     """The values the ops marked `key` make (see _Flow), their marks dropped."""
-    marked = [op for op in block.walk() if key in op.attributes]
+    marked = [op for op in walk_block(block) if key in op.attributes]
     if not marked:
         return None
     flow = _Flow({op.results[0]: op.attributes[key].data for op in marked}, step)
@@ -91,7 +92,7 @@ def _flow(block: Block, key: str, step) -> _Flow | None:
         del op.attributes[key]
     while flow.changed:  # loops carry values back to their start: until nothing new is found
         flow.changed = False
-        for op in block.walk():
+        for op in walk_block(block):
             flow.follow(op)
     return flow
 
@@ -103,7 +104,7 @@ def _check_ints(block: Block) -> None:
     flow = _flow(block, INT_MARK, _int_step)
     if flow is None:
         return
-    for op in block.walk():
+    for op in walk_block(block):
         if isinstance(op, (tensor.InsertOp, tensor.InsertSliceOp)) and flow.maybe_number(op.dest, op):
             raise UnsupportedError(
                 f"{flow.maybe[op.dest].format('an int', 'a float')}: irad's types are static, so it holds the int as a float, and an "

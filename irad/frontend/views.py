@@ -33,6 +33,7 @@ from xdsl.ir import BlockArgument, SSAValue
 from irad.ir import tensor as T
 from irad.ir.symbols import value_name
 from irad.ir.types import is_float
+from irad.ir.isa import isa
 
 VIEWS = "$views"
 BASE = "$base"
@@ -44,7 +45,7 @@ _RANK = {FRESH: 0, OPAQUE: 1, ARGUMENT: 2, GLOBAL: 2}
 
 
 def _is_array(v) -> bool:
-    return isinstance(v, SSAValue) and isinstance(v.type, TensorType)
+    return isa(v, SSAValue) and isa(v.type, TensorType)
 
 
 def _key_of(value):

@@ -18,6 +18,7 @@ from xdsl.dialects.linalg.ops import BroadcastOp
 from xdsl.ir import Attribute, SSAValue
 
 from irad.ir.builder import constant, float_attr
+from irad.ir.isa import isa
 
 
 def float_constant(value: float, type: Attribute) -> arith.ConstantOp:
@@ -75,7 +76,7 @@ def is_splat_of(value: SSAValue, number: float) -> bool:
     (`splat_number`, the number a constant). Compared with ==, so 0.0 and -0.0
     are both zero: the callers ask for 1.0 and -1.0, or for zeros an
     accumulation starts from."""
-    if isinstance(value.type, TensorType):
+    if isa(value.type, TensorType):
         found = splat_number(value)
         if isinstance(found, SSAValue):
             return is_splat_of(found, number)

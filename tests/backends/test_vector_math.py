@@ -244,6 +244,54 @@ def test_arithmetic_loops_use_the_host_vector_width():
     assert re.search(rf"fmul <{lanes} x double>", ir) and re.search(rf"fadd <{lanes} x double>", ir)
 
 
+def _at_width(monkeypatch, bits: int) -> None:
+    """Compile for this AVX-512 CPU with LLVM's vectoriser at most `bits` wide."""
+    if not llvm_jit._host()[2].get("avx512f"):
+        pytest.skip("no AVX-512 here")
+    monkeypatch.setenv(llvm_jit.TUNING_VARIABLE, llvm_jit.TUNING + (",+prefer-256-bit" if bits == 256 else ""))
+
+
+@needs_libmvec
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", sorted(ARRAY_FUNCTIONS))
+@pytest.mark.parametrize("bits", [512, 256])
+def test_loops_call_the_vector_function_of_the_preferred_width(bits, name, dtype, monkeypatch):
+    """At 512 bits AVX-512's function (8 doubles), at 256 (`+prefer-256-bit`)
+    AVX2's (4): the loop is vectorised at either width, not split into calls
+    of one lane, and stays within the bound of libm."""
+    _at_width(monkeypatch, bits)
+    x = dense_sample(name, dtype)
+    module = native.compile_module(irad.lower(ARRAY_FUNCTIONS[name], x))
+    c_type, suffix = ("double", "") if dtype == np.float64 else ("float", "f")
+    lanes, letter = bits // (8 * np.dtype(dtype).itemsize), {512: "e", 256: "d"}[bits]
+    call = rf"call <{lanes} x {c_type}> @{re.escape(vector_math.PREFIX)}libmvec\._ZGV{letter}N{lanes}v_{name}{suffix}\("
+    ir = module.jit.optimised_ir()
+    assert re.search(call, ir), sorted(_calls(ir))
+    got = module.function(name + "_array")(x)[0]
+    want = libm(name, x.astype(np.float64))
+    finite = np.isfinite(want) & (np.abs(want) <= np.finfo(dtype).max)
+    error = np.abs(got[finite].astype(np.float64) - want[finite]) / np.spacing(np.abs(want[finite].astype(dtype))).astype(np.float64)
+    assert error.max() <= ULP_BOUND
+
+
+@needs_libmvec
+def test_a_narrower_loop_computes_lanes_of_the_same_function(monkeypatch):
+    """Where LLVM vectorises narrower than the vector function (a CPU whose
+    tuning prefers 256-bit vectors though it has AVX-512), the loop calls a
+    narrower variant that computes its lanes with that same function: the
+    same bits as the full-width loop, element by element."""
+    x = np.linspace(-4.0, 4.0, 1001)
+    _at_width(monkeypatch, 512)
+    full = native.compile_module(irad.lower(tanh_array, x)).function("tanh_array")(x)[0]
+    _at_width(monkeypatch, 256)
+    monkeypatch.setattr(vector_math, "_isa", lambda features: ("e", 8))  # AVX-512's function at 256 bits
+    monkeypatch.setenv("IRAD_NATIVE_CACHE", "0")  # its key cannot tell this module from AVX2's
+    module = native.compile_module(irad.lower(tanh_array, x))
+    ir = module.jit.optimised_ir()
+    assert re.search(rf"call <4 x double> @{re.escape(vector_math.PREFIX)}tanh\.n4\(", ir), sorted(_calls(ir))
+    assert same_special(module.function("tanh_array")(x)[0], full)
+
+
 # ---- gradients through the vectorised loops, against central finite differences ----
 def tanh_mlp(w1, b1, w2, x):
     h = np.tanh(x @ w1 + b1)
