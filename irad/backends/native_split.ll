@@ -89,14 +89,14 @@ entry:
   call i32 @pthread_mutex_lock(ptr %mutex)
   br label %wait
 wait:
-  %phase = load i32, ptr %at_phase
+  %phase = load atomic i32, ptr %at_phase monotonic, align 4
   %is_posted = icmp eq i32 %phase, 1
   br i1 %is_posted, label %attach, label %sleep
 sleep:
   call i32 @pthread_cond_wait(ptr %posted, ptr %mutex)
   br label %wait
 attach:
-  store i32 2, ptr %at_phase
+  store atomic i32 2, ptr %at_phase monotonic, align 4
   %at_run = call ptr @irad_at(i64 208)
   %run = load ptr, ptr %at_run
   %at_task = call ptr @irad_at(i64 216)
@@ -113,9 +113,41 @@ work:
   call i32 @pthread_mutex_lock(ptr %mutex)
   br label %claim
 finish:
-  store i32 3, ptr %at_phase
+  store atomic i32 3, ptr %at_phase monotonic, align 4
   call i32 @pthread_cond_signal(ptr %finished)
+  call i32 @pthread_mutex_unlock(ptr %mutex)
+  ; the next product of a gradient follows soon: watch for it a little before
+  ; sleeping (waking a sleeping thread took tens of microseconds)
+  call void @irad_spin(ptr %at_phase, i32 1, i64 ${HELPER_SPIN})
+  call i32 @pthread_mutex_lock(ptr %mutex)
   br label %wait
+}
+
+; Spin until the phase at %at is %phase or %cycles cycles have passed.
+define internal void @irad_spin(ptr %at, i32 %phase, i64 %cycles) {
+entry:
+  %start = call i64 @llvm.readcyclecounter()
+  %deadline = add i64 %start, %cycles
+  br label %loop
+loop:
+  %now = load atomic i32, ptr %at acquire, align 4
+  %there = icmp eq i32 %now, %phase
+  br i1 %there, label %done, label %pause
+pause:
+  call void @irad_pause()
+  %time = call i64 @llvm.readcyclecounter()
+  %late = icmp uge i64 %time, %deadline
+  br i1 %late, label %done, label %loop
+done:
+  ret void
+}
+
+declare i64 @llvm.readcyclecounter()
+
+; A spin's wait: x86's pause, aarch64's yield, else nothing (native_split.py).
+define internal void @irad_pause() alwaysinline {
+  ${PAUSE}
+  ret void
 }
 
 ; Start the helper (the mutex held): helper state 1, or -1 if it cannot be.
@@ -179,7 +211,7 @@ check:
   br i1 %none, label %unlock_alone, label %free
 free:
   %at_phase = call ptr @irad_at(i64 192)
-  %phase = load i32, ptr %at_phase
+  %phase = load atomic i32, ptr %at_phase monotonic, align 4
   %idle = icmp eq i32 %phase, 0
   br i1 %idle, label %post, label %busy
 busy:
@@ -200,7 +232,7 @@ post:
   store i32 0, ptr %at_next
   %at_count = call ptr @irad_at(i64 200)
   store i32 %n, ptr %at_count
-  store i32 1, ptr %at_phase
+  store atomic i32 1, ptr %at_phase monotonic, align 4
   %posted = call ptr @irad_at(i64 64)
   call i32 @pthread_cond_signal(ptr %posted)
   br label %claim
@@ -215,22 +247,27 @@ work:
   call i32 @pthread_mutex_lock(ptr %mutex)
   br label %claim
 claimed:
-  %phase1 = load i32, ptr %at_phase
+  %phase1 = load atomic i32, ptr %at_phase monotonic, align 4
   %unattached = icmp eq i32 %phase1, 1
   br i1 %unattached, label %take_back, label %wait
 take_back:  ; the helper has not woken: the job is withdrawn before it can attach
   call void @irad_add(i64 248)
   br label %done
-wait:  ; the helper is running its last chunk
-  %phase2 = load i32, ptr %at_phase
+wait:  ; the helper is running its last chunk: spin a little, then sleep
+  call i32 @pthread_mutex_unlock(ptr %mutex)
+  call void @irad_spin(ptr %at_phase, i32 3, i64 ${CALLER_SPIN})
+  call i32 @pthread_mutex_lock(ptr %mutex)
+  br label %check_finished
+check_finished:
+  %phase2 = load atomic i32, ptr %at_phase monotonic, align 4
   %finished = icmp eq i32 %phase2, 3
   br i1 %finished, label %done, label %sleep
 sleep:
   %finished_cond = call ptr @irad_at(i64 128)
   call i32 @pthread_cond_wait(ptr %finished_cond, ptr %mutex)
-  br label %wait
+  br label %check_finished
 done:
-  store i32 0, ptr %at_phase
+  store atomic i32 0, ptr %at_phase monotonic, align 4
   call i32 @pthread_mutex_unlock(ptr %mutex)
   ret void
 }
@@ -245,7 +282,7 @@ define void @irad_split_after_fork() {
   %finished = call ptr @irad_at(i64 128)
   call i32 @pthread_cond_init(ptr %finished, ptr null)
   %at_phase = call ptr @irad_at(i64 192)
-  store i32 0, ptr %at_phase
+  store atomic i32 0, ptr %at_phase monotonic, align 4
   %at_helper = call ptr @irad_at(i64 204)
   store atomic i32 0, ptr %at_helper monotonic, align 4
   ret void

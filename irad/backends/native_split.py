@@ -51,6 +51,13 @@ MIN_FLOPS_VARIABLE = "IRAD_NATIVE_SPLIT_MIN_FLOPS"
 MIN_FLOPS = 1 << 20
 CHUNKS = 2
 ALIGN = 16  # chunk bounds are multiples of it (native_split.ll)
+# Cycles (of the time-stamp counter, about 2.6 per ns on the machine measured)
+# the helper watches for the next job before it sleeps, and the caller
+# watches for the helper's last chunk before it sleeps.
+HELPER_SPIN = 100_000
+CALLER_SPIN = 100_000
+# the instruction a spin waits with (LLVM's intrinsic), by architecture
+_PAUSE = {"x86_64": "llvm.x86.sse2.pause()", "aarch64": "llvm.aarch64.hint(i32 1)"}
 PREFIX = "irad_split_"
 _PER_TYPE = "; ---- products, one copy per element type"
 _TYPES = {"d": "double", "s": "float"}
@@ -87,7 +94,11 @@ def symbol(letter: str, library: lapack.Library) -> str:
 def _ir(library: lapack.Library) -> str:
     text = resources.files(__package__).joinpath("native_split.ll").read_text()
     common, per_type = text.split(_PER_TYPE)
-    parts = [common]
+    from irad.backends.llvm_jit import _llvm
+
+    pause = _PAUSE.get(_llvm().get_default_triple().split("-")[0])
+    pause = f"call void @{pause}" if pause else ""
+    parts = [string.Template(common).substitute(HELPER_SPIN=HELPER_SPIN, CALLER_SPIN=CALLER_SPIN, PAUSE=pause)]
     for letter, t in _TYPES.items():
         parts.append(string.Template(_PER_TYPE + per_type).substitute(
             L=letter, T=t, INT=f"i{library.int_bits}", CHUNKS=CHUNKS, ALIGN=ALIGN,
