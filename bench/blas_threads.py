@@ -3,7 +3,7 @@ products split between the caller and irad's helper thread
 (native_split.py, the default), and on every core through OpenBLAS's own
 threads (irad's behaviour before), beside JAX-jit.
 
-Run: .venv/bin/python bench/blas_threads.py [workload substrings]   (JAX optional)
+Run: .venv/bin/python bench/blas_threads.py [--no-jax] [workload substrings]   (JAX optional)
 
 One process, the same gradient compiled twice: with products split
 (IRAD_NATIVE_SPLIT_PRODUCTS=1) and without (=0). The code without runs with
@@ -37,6 +37,9 @@ from timing import in_turns, optional  # noqa: E402
 import irad  # noqa: E402
 from irad import compiled  # noqa: E402
 from irad.backends import lapack, native_split  # noqa: E402
+
+
+SETTLE = 0.1  # seconds between blocks: OpenBLAS's, XLA's and irad's helper threads stop spinning
 
 
 def workloads() -> dict:
@@ -79,7 +82,7 @@ def measure(make, args, argnums, jax, cores: int) -> tuple[dict[str, tuple[float
     assert all(np.allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(a).max()) for a, b in zip(one, halves)), \
         "the split gradient is not within 1e-12 of the whole products'"
     before = native_split.counts()
-    row = in_turns({name: (fn, args) for name, fn in systems.items()})
+    row = in_turns({name: (fn, args) for name, fn in systems.items()}, settle=SETTLE)
     after = native_split.counts()
     helper, caller = after.helper_chunks - before.helper_chunks, after.caller_chunks - before.caller_chunks
     lapack.set_threads(library, lapack.threads() or cores)
@@ -87,7 +90,7 @@ def measure(make, args, argnums, jax, cores: int) -> tuple[dict[str, tuple[float
 
 
 def main() -> None:
-    jax = optional("jax")
+    jax = None if "--no-jax" in sys.argv else optional("jax")  # its threads spin on after a call
     prepare(jax)
     cores = len(os.sched_getaffinity(0))
     names = ["1 thread", "split", f"{cores} threads"] + (["JAX"] if jax is not None else [])
@@ -96,7 +99,7 @@ def main() -> None:
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("| workload | " + " | ".join(header) + " |")
     print("|---|" + "---|" * len(header))
-    wanted = sys.argv[1:]
+    wanted = [a for a in sys.argv[1:] if not a.startswith("--")]
     for label, (make, args, argnums) in workloads().items():
         if wanted and not any(w in label for w in wanted):
             continue

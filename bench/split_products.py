@@ -28,6 +28,7 @@ from timing import in_turns  # noqa: E402
 from irad.backends import lapack, native_split  # noqa: E402
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
+SETTLE = 0.1  # seconds between blocks: the helper (and other threads) stop spinning
 
 
 def _caller(address: int, library: lapack.Library):
@@ -69,7 +70,7 @@ def main() -> None:
             split(a, ta, b, tb, two)
             assert np.allclose(one, two, rtol=1e-12, atol=1e-12 * np.abs(one).max()), label
             before = native_split.counts()
-            row = in_turns({"whole": (whole, (a, ta, b, tb, one)), "split": (split, (a, ta, b, tb, two))})
+            row = in_turns({"whole": (whole, (a, ta, b, tb, one)), "split": (split, (a, ta, b, tb, two))}, settle=SETTLE)
             after = native_split.counts()
             helper, caller = after.helper_chunks - before.helper_chunks, after.caller_chunks - before.caller_chunks
             (ww, wc), (sw, sc) = row["whole"], row["split"]

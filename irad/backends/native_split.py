@@ -54,8 +54,8 @@ ALIGN = 16  # chunk bounds are multiples of it (native_split.ll)
 # Cycles (of the time-stamp counter, about 2.6 per ns on the machine measured)
 # the helper watches for the next job before it sleeps, and the caller
 # watches for the helper's last chunk before it sleeps.
-HELPER_SPIN = 100_000
-CALLER_SPIN = 100_000
+HELPER_SPIN = 0
+CALLER_SPIN = 0
 # the instruction a spin waits with (LLVM's intrinsic), by architecture
 _PAUSE = {"x86_64": "llvm.x86.sse2.pause()", "aarch64": "llvm.aarch64.hint(i32 1)"}
 PREFIX = "irad_split_"
