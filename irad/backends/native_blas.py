@@ -44,7 +44,9 @@ gradients produce) call BLAS once per matrix of the stack.
 Below the threshold, for products with an empty dimension, and without a
 library that has CBLAS, the loops stay (a call costs more than a tiny product).
 Threads: one by default (irad/backends/lapack.py sets them when it finds the
-library; `$IRAD_NATIVE_BLAS_THREADS` chooses another count).
+library; `$IRAD_NATIVE_BLAS_THREADS` chooses another count). A large ?gemm
+calls irad_split_?gemm instead, with the same arguments: two single-threaded
+calls, one of which a helper thread may take (native_split.py).
 """
 
 from __future__ import annotations

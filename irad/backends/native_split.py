@@ -116,11 +116,11 @@ def _module(library: lapack.Library):
     module = JitModule(_ir(library), libraries=[library.path], where="irad's split products (native_split.ll)")
     after_fork = ctypes.CFUNCTYPE(None)(module.address("irad_split_after_fork"))
     os.register_at_fork(after_in_child=after_fork)
-    _keep.append((module, after_fork))
+    _built.append((module, after_fork))  # never freed: the helper runs its code
     return module
 
 
-_keep: list = []  # what must outlive every compiled module
+_built: list = []
 
 
 class Counts(NamedTuple):
@@ -128,16 +128,14 @@ class Counts(NamedTuple):
 
     helper_chunks: int  # chunks the helper thread ran
     caller_chunks: int  # chunks the calling threads ran
-    taken_back: int  # jobs the caller finished before the helper started
-    busy: int  # jobs run whole on the caller: the helper had another's
+    taken_back: int  # products the caller finished before the helper attached
+    busy: int  # products run whole on the caller: the helper had another's
 
 
 def counts() -> Counts:
     """The counters (zeros if no module split a product yet)."""
-    if not _module.cache_info().currsize:
+    if not _built:
         return Counts(0, 0, 0, 0)
-    from irad.backends.native_blas import blas_library
-
     out = (ctypes.c_int64 * 4)()
-    ctypes.CFUNCTYPE(None, ctypes.c_void_p)(_module(blas_library()).address("irad_split_counts"))(out)
+    ctypes.CFUNCTYPE(None, ctypes.c_void_p)(_built[0][0].address("irad_split_counts"))(out)
     return Counts(*out)
