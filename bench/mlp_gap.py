@@ -60,14 +60,16 @@ def _thread_ticks() -> dict[str, tuple[str, int]]:
     return ticks
 
 
-def _dgemm():
-    """irad's OpenBLAS cblas_dgemm, and c = op(a) @ op(b) with it (row-major)."""
+def dgemm(address: int | None = None):
+    """irad's OpenBLAS cblas_dgemm (or the function at `address`, which takes
+    the same arguments), and c = op(a) @ op(b) with it (row-major)."""
     library = lapack.find()
-    gemm = getattr(ctypes.CDLL(library.path), library.symbol("cblas_dgemm"))
+    if address is None:
+        address = ctypes.cast(getattr(ctypes.CDLL(library.path), library.symbol("cblas_dgemm")), ctypes.c_void_p).value
     integer = ctypes.c_int64 if library.int_bits == 64 else ctypes.c_int32
     pointer = ctypes.c_void_p
-    gemm.argtypes = [ctypes.c_int32] * 3 + [integer] * 3 + [ctypes.c_double, pointer, integer, pointer, integer,
-                                                              ctypes.c_double, pointer, integer]
+    gemm = ctypes.CFUNCTYPE(None, *[ctypes.c_int32] * 3, *[integer] * 3, ctypes.c_double, pointer, integer, pointer,
+                            integer, ctypes.c_double, pointer, integer)(address)
 
     def product(a, ta, b, tb, c):
         m, n = c.shape
@@ -108,7 +110,7 @@ def parts(n: int, jax) -> None:
     rng = np.random.default_rng(0)
     x, w1, w2 = rng.normal(size=(n, 64)), rng.normal(size=(64, 128)), rng.normal(size=(128, 10))
     h, d, dz = np.tanh(x @ w1), rng.normal(size=(n, 10)), rng.normal(size=(n, 128))
-    gemm = _dgemm()
+    gemm = dgemm()
     # label: (a, transpose a, b, transpose b), as the native gradient calls them
     products = {
         "x @ w1": (x, False, w1, False), "h @ w2": (h, False, w2, False), "dlogits @ w2.T": (d, False, w2, True),

@@ -14,7 +14,6 @@ yet awake: the take-back). Both give the product within 1e-12 (checked).
 
 from __future__ import annotations
 
-import ctypes
 import os
 import sys
 from pathlib import Path
@@ -23,34 +22,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # numpy's; before numpy loads
 
 import numpy as np  # noqa: E402
+from mlp_gap import dgemm  # noqa: E402
 from timing import in_turns  # noqa: E402
 
 from irad.backends import lapack, native_split  # noqa: E402
 
-ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 SETTLE = 0.1  # seconds between blocks: the helper (and other threads) stop spinning
-
-
-def _caller(address: int, library: lapack.Library):
-    integer = ctypes.c_int64 if library.int_bits == 64 else ctypes.c_int32
-    pointer = ctypes.c_void_p
-    gemm = ctypes.CFUNCTYPE(None, *[ctypes.c_int32] * 3, *[integer] * 3, ctypes.c_double, pointer, integer, pointer,
-                            integer, ctypes.c_double, pointer, integer)(address)
-
-    def product(a, ta, b, tb, c):
-        m, n = c.shape
-        k = a.shape[0] if ta else a.shape[1]
-        gemm(ROW_MAJOR, TRANS if ta else NO_TRANS, TRANS if tb else NO_TRANS, m, n, k, 1.0, a.ctypes.data, a.shape[1],
-             b.ctypes.data, b.shape[1], 0.0, c.ctypes.data, n)
-
-    return product
 
 
 def main() -> None:
     library = lapack.find()
-    whole = _caller(ctypes.cast(getattr(ctypes.CDLL(library.path), library.symbol("cblas_dgemm")), ctypes.c_void_p).value,
-                    library)
-    split = _caller(native_split._module(library).address("irad_split_dgemm"), library)
+    whole, split = dgemm(), dgemm(native_split._module(library).address(native_split.symbol("d", library)))
     rng = np.random.default_rng(0)
     print("| batch | product (M×N×K) | multiply-adds | whole wall µs | split wall µs | split / whole, wall "
           "| whole CPU µs | split CPU µs | chunks the helper ran |")
