@@ -3,7 +3,11 @@ products split between the caller and irad's helper thread
 (native_split.py, the default), and on every core through OpenBLAS's own
 threads (irad's behaviour before), beside JAX-jit.
 
-Run: .venv/bin/python bench/blas_threads.py [--no-jax] [workload substrings]   (JAX optional)
+Run: .venv/bin/python bench/blas_threads.py [--no-jax] [--spin CYCLES] [workload substrings]   (JAX optional)
+
+`--spin CYCLES`: the helper watches for the next product, and a caller for
+the helper's last chunk, that many time-stamp-counter cycles before sleeping
+(native_split.HELPER_SPIN and CALLER_SPIN, 0 by default).
 
 One process, the same gradient compiled twice: with products split
 (IRAD_NATIVE_SPLIT_PRODUCTS=1) and without (=0). The code without runs with
@@ -90,6 +94,8 @@ def measure(make, args, argnums, jax, cores: int) -> tuple[dict[str, tuple[float
 
 
 def main() -> None:
+    if "--spin" in sys.argv:  # before the split products' module is compiled
+        native_split.HELPER_SPIN = native_split.CALLER_SPIN = int(sys.argv[sys.argv.index("--spin") + 1])
     jax = None if "--no-jax" in sys.argv else optional("jax")  # its threads spin on after a call
     prepare(jax)
     cores = len(os.sched_getaffinity(0))
@@ -99,7 +105,7 @@ def main() -> None:
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("| workload | " + " | ".join(header) + " |")
     print("|---|" + "---|" * len(header))
-    wanted = [a for a in sys.argv[1:] if not a.startswith("--")]
+    wanted = [a for a in sys.argv[1:] if not a.startswith("--") and not a.isdigit()]
     for label, (make, args, argnums) in workloads().items():
         if wanted and not any(w in label for w in wanted):
             continue

@@ -16,8 +16,8 @@ quiet one runs the product on two cores.
 * Results do not depend on scheduling: the chunks are decided by the shape
   alone, and each is the same BLAS call whoever runs it, so a gradient is the
   same bits from call to call. A chunk may round differently from the whole
-  product (another OpenBLAS kernel for a smaller block): about 1e-13 relative
-  at most in the products measured (docs/backends.md).
+  product (another OpenBLAS kernel for a smaller block): by up to 2.3e-15 of
+  the largest element in the MLP's products (docs/backends.md).
 * One job at a time: a thread that finds the helper busy with another
   thread's product runs its chunks itself.
 * The helper is started by the process's first split product and lives as
