@@ -35,9 +35,10 @@ cache keeps the two apart.
 from __future__ import annotations
 
 import ctypes
-import functools
 import os
+import platform
 import string
+import threading
 from importlib import resources
 from typing import NamedTuple
 
@@ -46,14 +47,15 @@ from irad.errors import BackendError
 
 SWITCH = "IRAD_NATIVE_SPLIT_PRODUCTS"
 MIN_FLOPS_VARIABLE = "IRAD_NATIVE_SPLIT_MIN_FLOPS"
-# Below this many multiply-adds a product is one call: waking the helper and
-# handing over cost more than half the product (docs/benchmarks.md).
+# Below this many multiply-adds a product is one call: split, such products
+# lost in wall time (a wake-up, a mutex and a second call: docs/benchmarks.md).
 MIN_FLOPS = 1 << 20
 CHUNKS = 2
 ALIGN = 16  # chunk bounds are multiples of it (native_split.ll)
 # Cycles (of the time-stamp counter, about 2.6 per ns on the machine measured)
 # the helper watches for the next job before it sleeps, and the caller
-# watches for the helper's last chunk before it sleeps.
+# watches for the helper's last chunk before it sleeps. None: under load,
+# spinning cost CPU time without a gain in wall time (docs/benchmarks.md).
 HELPER_SPIN = 0
 CALLER_SPIN = 0
 # the instruction a spin waits with (LLVM's intrinsic), by architecture
@@ -69,7 +71,13 @@ def enabled() -> bool:
     value = os.environ.get(SWITCH, "1")
     if value not in ("0", "1"):
         raise BackendError(f"{SWITCH} must be 0 (products run on the calling thread) or 1 (split), not {value!r}")
-    return value == "1" and lapack.threads() == 1 and len(os.sched_getaffinity(0)) > 1
+    return value == "1" and lapack.threads() == 1 and _cores() > 1
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    affinity = getattr(os, "sched_getaffinity", None)  # Linux
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
 def min_flops() -> int:
@@ -94,9 +102,7 @@ def symbol(letter: str, library: lapack.Library) -> str:
 def _ir(library: lapack.Library) -> str:
     text = resources.files(__package__).joinpath("native_split.ll").read_text()
     common, per_type = text.split(_PER_TYPE)
-    from irad.backends.llvm_jit import _llvm
-
-    pause = _PAUSE.get(_llvm().get_default_triple().split("-")[0])
+    pause = _PAUSE.get(platform.machine())  # native code runs where it is compiled
     pause = f"call void @{pause}" if pause else ""
     parts = [string.Template(common).substitute(HELPER_SPIN=HELPER_SPIN, CALLER_SPIN=CALLER_SPIN, PAUSE=pause)]
     for letter, t in _TYPES.items():
@@ -107,20 +113,22 @@ def _ir(library: lapack.Library) -> str:
     return "\n".join(parts)
 
 
-@functools.cache
 def _module(library: lapack.Library):
     """The process-wide module, compiled (or loaded from the object cache)
-    once and kept for the life of the process."""
-    from irad.backends.llvm_jit import JitModule
+    once and kept for the life of the process: the helper runs its code."""
+    with _building:  # one module, one helper, even if threads compile at once
+        if library not in _built:
+            from irad.backends.llvm_jit import JitModule
 
-    module = JitModule(_ir(library), libraries=[library.path], where="irad's split products (native_split.ll)")
-    after_fork = ctypes.CFUNCTYPE(None)(module.address("irad_split_after_fork"))
-    os.register_at_fork(after_in_child=after_fork)
-    _built.append((module, after_fork))  # never freed: the helper runs its code
-    return module
+            module = JitModule(_ir(library), libraries=[library.path], where="irad's split products (native_split.ll)")
+            after_fork = ctypes.CFUNCTYPE(None)(module.address("irad_split_after_fork"))
+            os.register_at_fork(after_in_child=after_fork)
+            _built[library] = (module, after_fork)
+        return _built[library][0]
 
 
-_built: list = []
+_built: dict = {}  # never emptied
+_building = threading.Lock()
 
 
 class Counts(NamedTuple):
@@ -136,6 +144,7 @@ def counts() -> Counts:
     """The counters (zeros if no module split a product yet)."""
     if not _built:
         return Counts(0, 0, 0, 0)
+    module, _ = next(iter(_built.values()))
     out = (ctypes.c_int64 * 4)()
-    ctypes.CFUNCTYPE(None, ctypes.c_void_p)(_built[0][0].address("irad_split_counts"))(out)
+    ctypes.CFUNCTYPE(None, ctypes.c_void_p)(module.address("irad_split_counts"))(out)
     return Counts(*out)
