@@ -205,7 +205,9 @@ def test_a_process_forked_behind_pythons_back_runs_products_on_the_caller():
     gradient = _gradient(args, True)
     expected = b"".join(g.tobytes() for g in gradient(*copies(args)))
     read, write = os.pipe()
-    pid = ctypes.CDLL(None).fork()
+    # PyDLL: the GIL stays held across fork (CDLL would release it, and the
+    # child would wait for it forever if another Python thread took it)
+    pid = ctypes.PyDLL(None).fork()
     if pid == 0:  # the child: report and leave at once
         try:
             got = b"".join(g.tobytes() for g in gradient(*copies(args)))
