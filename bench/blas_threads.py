@@ -1,17 +1,27 @@
-"""Native gradients with irad's BLAS on one thread (the default) and on every
-core (OpenBLAS's own default, irad's before), beside JAX-jit.
+"""Native gradients with irad's BLAS on one thread (the default), with large
+products split between the caller and irad's helper thread
+(native_split.py, the default), and on every core through OpenBLAS's own
+threads (irad's behaviour before), beside JAX-jit.
 
-Run: .venv/bin/python bench/blas_threads.py   (JAX optional)
+Run: .venv/bin/python bench/blas_threads.py [--no-jax] [--spin CYCLES] [workload substrings]   (JAX optional)
 
-One process: the thread count of irad's copy of OpenBLAS is switched between
-blocks of calls (irad.backends.lapack.set_threads), so both counts run on the
-same compiled code, taken in turns (one thread, every core, JAX, one thread,
-...). Per gradient call: wall time and the CPU time the process was charged
-(getrusage, all threads), each the median of 7 blocks. The gradients of the
-two counts are checked to be equal bit for bit. numpy's own BLAS, which
-irad does not use, runs on one thread (as in bench/native.py). Run it at
-the default nice level: on a shared machine, a process other users run at
-nice 10 is what a second BLAS thread waits for.
+`--spin CYCLES`: the helper watches for the next product, and a caller for
+the helper's last chunk, that many time-stamp-counter cycles before sleeping
+(native_split.HELPER_SPIN and CALLER_SPIN, 0 by default).
+
+One process, the same gradient compiled twice: with products split
+(IRAD_NATIVE_SPLIT_PRODUCTS=1) and without (=0). The code without runs with
+irad's copy of OpenBLAS on one thread and on every core (switched between
+blocks of calls, irad.backends.lapack.set_threads). All are taken in turns
+(one thread, split, every core, JAX, one thread, ...). Per gradient call: wall
+time and the CPU time the process was charged (getrusage, all threads), each
+the median of 7 blocks; then the share of the split products' chunks the
+helper ran (the rest: taken back by the caller). The gradients of one thread
+and every core are checked to be equal bit for bit, the split's to be the
+same bits from call to call and within 1e-12 of one thread's. numpy's own
+BLAS, which irad does not use, runs on one thread (as in bench/native.py).
+Run it at the default nice level: on a shared machine, a process other users
+run at nice 10 is what a second thread waits for.
 """
 
 from __future__ import annotations
@@ -29,7 +39,11 @@ from arrays import make_mlp  # noqa: E402
 from timing import in_turns, optional  # noqa: E402
 
 import irad  # noqa: E402
-from irad.backends import lapack  # noqa: E402
+from irad import compiled  # noqa: E402
+from irad.backends import lapack, native_split  # noqa: E402
+
+
+SETTLE = 0.1  # seconds between blocks: OpenBLAS's, XLA's and irad's helper threads stop spinning
 
 
 def workloads() -> dict:
@@ -40,40 +54,67 @@ def workloads() -> dict:
     return rows
 
 
-def measure(make, args, argnums, jax, cores: int) -> dict[str, tuple[float, float]]:
-    library = lapack.find()
+def _gradient(make, args, argnums, split: bool):
+    """The native gradient compiled with products split or not (the switch is
+    read when a module compiles: the in-memory cache is emptied for it)."""
+    os.environ[native_split.SWITCH] = "1" if split else "0"
+    compiled._CACHE.clear()
     native = irad.grad(make(np), argnums, backend="native")
     native(*args)
     native.wait_optimised()
-    counts = {"1 thread": 1, f"{cores} threads": cores}
-    systems = {}
-    for name, count in counts.items():
-        systems[name] = (lambda count: lambda *a: (lapack.set_threads(library, count), native(*a)))(count)
+    del os.environ[native_split.SWITCH]
+    return native
+
+
+def measure(make, args, argnums, jax, cores: int) -> tuple[dict[str, tuple[float, float]], float]:
+    library = lapack.find()
+    whole, split = (_gradient(make, args, argnums, s) for s in (False, True))
+    threaded = f"{cores} threads"
+    systems = {
+        "1 thread": lambda *a: (lapack.set_threads(library, 1), whole(*a))[1],
+        "split": lambda *a: (lapack.set_threads(library, 1), split(*a))[1],
+        threaded: lambda *a: (lapack.set_threads(library, cores), whole(*a))[1],
+    }
     if jax is not None:
         import jax.numpy as jnp
 
-        compiled = jax.jit(jax.grad(make(jnp), argnums=argnums))
-        systems["JAX"] = lambda *a: [v.block_until_ready() for v in compiled(*a)]
-    gradients = [systems[name](*args)[-1] for name in counts]
-    assert all(np.array_equal(a, b) for a, b in zip(*gradients)), "the gradient depends on the BLAS thread count"
-    row = in_turns({name: (fn, args) for name, fn in systems.items()})
+        compiled_jax = jax.jit(jax.grad(make(jnp), argnums=argnums))
+        systems["JAX"] = lambda *a: [v.block_until_ready() for v in compiled_jax(*a)]
+    one, many, halves, again = (systems[name](*args) for name in ("1 thread", threaded, "split", "split"))
+    assert all(np.array_equal(a, b) for a, b in zip(one, many)), "the gradient depends on the BLAS thread count"
+    assert all(np.array_equal(a, b) for a, b in zip(halves, again)), "the split gradient changed from call to call"
+    assert all(np.allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(a).max()) for a, b in zip(one, halves)), \
+        "the split gradient is not within 1e-12 of the whole products'"
+    before = native_split.counts()
+    row = in_turns({name: (fn, args) for name, fn in systems.items()}, settle=SETTLE)
+    after = native_split.counts()
+    helper, caller = after.helper_chunks - before.helper_chunks, after.caller_chunks - before.caller_chunks
     lapack.set_threads(library, lapack.threads() or cores)
-    return row
+    return row, helper / max(helper + caller, 1)
 
 
 def main() -> None:
-    jax = optional("jax")
+    if "--spin" in sys.argv:  # before the split products' module is compiled
+        native_split.HELPER_SPIN = native_split.CALLER_SPIN = int(sys.argv[sys.argv.index("--spin") + 1])
+    jax = None if "--no-jax" in sys.argv else optional("jax")  # its threads spin on after a call
     prepare(jax)
     cores = len(os.sched_getaffinity(0))
-    names = ["1 thread", f"{cores} threads"] + (["JAX"] if jax is not None else [])
-    header = [f"{n} wall µs" for n in names] + [f"{n} CPU µs" for n in names] + [f"{cores} threads / 1, wall"]
+    names = ["1 thread", "split", f"{cores} threads"] + (["JAX"] if jax is not None else [])
+    header = ([f"{n} wall µs" for n in names] + [f"{n} CPU µs" for n in names]
+              + ["split / 1 thread, wall", f"{cores} threads / 1, wall", "chunks the helper ran"])
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("| workload | " + " | ".join(header) + " |")
     print("|---|" + "---|" * len(header))
+    wanted = [a for a in sys.argv[1:] if not a.startswith("--") and not a.isdigit()]
     for label, (make, args, argnums) in workloads().items():
-        row = measure(make, args, argnums, jax, cores)
+        if wanted and not any(w in label for w in wanted):
+            continue
+        row, helped = measure(make, args, argnums, jax, cores)
         cells = [f"{row[n][0] * 1e6:.0f}" for n in names] + [f"{row[n][1] * 1e6:.0f}" for n in names]
-        cells.append(f"{row[names[1]][0] / row[names[0]][0]:.2f}")
+        cells += [f"{row['split'][0] / row['1 thread'][0]:.2f}", f"{row[names[2]][0] / row['1 thread'][0]:.2f}",
+                  f"{helped:.0%}"]
         print(f"| {label} | " + " | ".join(cells) + " |")
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

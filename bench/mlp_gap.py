@@ -6,8 +6,9 @@ Run: .venv/bin/python bench/mlp_gap.py   (needs JAX)
 For the MLP of `make bench` (batch × 64-128-10, tanh, softmax cross-entropy,
 the gradient with respect to all four weights) at batch 1024 and 4096:
 
-1. The whole gradient, native (irad's BLAS on one thread, its default) and
-   JAX-jit: wall time and CPU time per call (getrusage, all threads), medians
+1. The whole gradient, native (irad's defaults: BLAS on one thread, products
+   of 2**20 multiply-adds or more split with a helper thread, native_split.py;
+   `--one-core` turns the split off with the second core) and JAX-jit: wall time and CPU time per call (getrusage, all threads), medians
    of 7 blocks taken in turns; then which of JAX's threads ran and their share
    of its CPU time (/proc/self/task, Linux).
 2. Its parts, each alone: the five matrix products, as the native gradient
@@ -60,14 +61,16 @@ def _thread_ticks() -> dict[str, tuple[str, int]]:
     return ticks
 
 
-def _dgemm():
-    """irad's OpenBLAS cblas_dgemm, and c = op(a) @ op(b) with it (row-major)."""
+def dgemm(address: int | None = None):
+    """irad's OpenBLAS cblas_dgemm (or the function at `address`, which takes
+    the same arguments), and c = op(a) @ op(b) with it (row-major)."""
     library = lapack.find()
-    gemm = getattr(ctypes.CDLL(library.path), library.symbol("cblas_dgemm"))
+    if address is None:
+        address = ctypes.cast(getattr(ctypes.CDLL(library.path), library.symbol("cblas_dgemm")), ctypes.c_void_p).value
     integer = ctypes.c_int64 if library.int_bits == 64 else ctypes.c_int32
     pointer = ctypes.c_void_p
-    gemm.argtypes = [ctypes.c_int32] * 3 + [integer] * 3 + [ctypes.c_double, pointer, integer, pointer, integer,
-                                                              ctypes.c_double, pointer, integer]
+    gemm = ctypes.CFUNCTYPE(None, *[ctypes.c_int32] * 3, *[integer] * 3, ctypes.c_double, pointer, integer, pointer,
+                            integer, ctypes.c_double, pointer, integer)(address)
 
     def product(a, ta, b, tb, c):
         m, n = c.shape
@@ -108,7 +111,7 @@ def parts(n: int, jax) -> None:
     rng = np.random.default_rng(0)
     x, w1, w2 = rng.normal(size=(n, 64)), rng.normal(size=(64, 128)), rng.normal(size=(128, 10))
     h, d, dz = np.tanh(x @ w1), rng.normal(size=(n, 10)), rng.normal(size=(n, 128))
-    gemm = _dgemm()
+    gemm = dgemm()
     # label: (a, transpose a, b, transpose b), as the native gradient calls them
     products = {
         "x @ w1": (x, False, w1, False), "h @ w2": (h, False, w2, False), "dlogits @ w2.T": (d, False, w2, True),

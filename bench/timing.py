@@ -56,9 +56,12 @@ def wall_and_cpu(fn, args, calls: int) -> tuple[float, float]:
     return wall / calls, ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) / calls
 
 
-def in_turns(systems: dict, blocks: int = 7, budget: float = 0.05) -> dict[str, tuple[float, float]]:
+def in_turns(systems: dict, blocks: int = 7, budget: float = 0.05, settle: float = 0.0) -> dict[str, tuple[float, float]]:
     """name -> (fn, args), each run in blocks of about `budget` seconds taken in
-    turns (a, b, a, b, ...): name -> (median wall, median CPU) seconds per call."""
+    turns (a, b, a, b, ...): name -> (median wall, median CPU) seconds per call.
+    `settle` seconds of sleep before each block: threads a system leaves
+    spinning after its calls (OpenBLAS's, XLA's) stop before the next block,
+    whose CPU time (all threads) would count them."""
     calls = {}
     for name, (fn, args) in systems.items():
         fn(*args)
@@ -68,6 +71,7 @@ def in_turns(systems: dict, blocks: int = 7, budget: float = 0.05) -> dict[str, 
     times = {name: [] for name in systems}
     for _ in range(blocks):
         for name, (fn, args) in systems.items():
+            time.sleep(settle)
             times[name].append(wall_and_cpu(fn, args, calls[name]))
     return {name: (statistics.median(w for w, _ in t), statistics.median(c for _, c in t)) for name, t in times.items()}
 

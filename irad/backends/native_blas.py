@@ -44,7 +44,9 @@ gradients produce) call BLAS once per matrix of the stack.
 Below the threshold, for products with an empty dimension, and without a
 library that has CBLAS, the loops stay (a call costs more than a tiny product).
 Threads: one by default (irad/backends/lapack.py sets them when it finds the
-library; `$IRAD_NATIVE_BLAS_THREADS` chooses another count).
+library; `$IRAD_NATIVE_BLAS_THREADS` chooses another count). A large ?gemm
+calls irad_split_?gemm instead, with the same arguments: two single-threaded
+calls, one of which a helper thread may take (native_split.py).
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ from xdsl.dialects.linalg.ops import MatmulOp, TransposeOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from irad.backends import native_split
 from irad.backends.lapack import Library, find, threads
 from irad.errors import BackendError
 from irad.ir import contraction
@@ -212,10 +215,11 @@ class _Emitter:
         Rewriter.insert_op(new, self.at)
         return new
 
-    def blas(self, name: str, *args: SSAValue) -> None:
-        """A call to cblas_<s|d><name>, declared once per module."""
+    def blas(self, name: str, *args: SSAValue, split: bool = False) -> None:
+        """A call to cblas_<s|d><name>, declared once per module; `split`: to
+        irad_split_<s|d><name> instead, with the same arguments (native_split.py)."""
         letter = "s" if isinstance(self.element, Float32Type) else "d"
-        symbol = self.library.symbol(f"cblas_{letter}{name}")
+        symbol = native_split.symbol(letter, self.library) if split else self.library.symbol(f"cblas_{letter}{name}")
         if symbol not in self.declarations:
             signature = llvm.LLVMFunctionType([a.type for a in args])
             self.declarations[symbol] = llvm.FuncOp(symbol, signature, linkage=llvm.LinkageAttr("external"))
@@ -243,7 +247,8 @@ class _Emitter:
                       size(matrix.ld), vector.pointer, size(step), zero, out, size(1))
             return
         self.blas("gemm", layout, self.constant(left.flag, i32), self.constant(right.flag, i32), size(m), size(n),
-                  size(k), one, left.pointer, size(left.ld), right.pointer, size(right.ld), zero, out, size(n))
+                  size(k), one, left.pointer, size(left.ld), right.pointer, size(right.ld), zero, out, size(n),
+                  split=native_split.splits(m, n, k))
 
     def read(self, value: SSAValue) -> SSAValue:
         """The buffer of a tensor of the caller, which BLAS reads (row-major:

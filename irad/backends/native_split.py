@@ -1,0 +1,150 @@
+"""Large matrix products split between the caller and a helper thread.
+
+irad's BLAS runs on one thread (irad/backends/lapack.py): OpenBLAS's own
+threads wait for each other, and on a machine other processes keep busy a
+product waited for a descheduled thread, 8-38x slower. A product of at least
+`min_flops()` multiply-adds instead calls `irad_split_dgemm` (or `sgemm`),
+with cblas_dgemm's arguments, in a process-wide module compiled once
+(native_split.ll): it computes C in CHUNKS chunks (rows of C, or columns if
+C has more columns than rows), each one single-threaded BLAS call. The
+calling thread posts the job to a helper thread, which sleeps on a condition
+variable, and runs chunks itself; when none is left it takes the job back if
+the helper has not started it, and otherwise waits for the helper's chunk,
+which is running. A busy machine thus costs no more than one thread does; a
+quiet one runs the product on two cores.
+
+* Results do not depend on scheduling: the chunks are decided by the shape
+  alone, and each is the same BLAS call whoever runs it, so a gradient is the
+  same bits from call to call. A chunk may round differently from the whole
+  product (another OpenBLAS kernel for a smaller block): by up to 2.3e-15 of
+  the largest element in the MLP's products (docs/backends.md).
+* One job at a time: a thread that finds the helper busy with another
+  thread's product runs its chunks itself.
+* The helper is started by the process's first split product and lives as
+  long as the process (the module and its state are never freed). A child
+  forked through os.fork (multiprocessing's "fork") gets fresh state and its
+  own helper; forked otherwise, it runs every product on the calling thread.
+
+`IRAD_NATIVE_SPLIT_PRODUCTS=0` turns splitting off; it is off too when BLAS
+runs on more than one thread ($IRAD_NATIVE_BLAS_THREADS) and when the process
+may use only one core. `IRAD_NATIVE_SPLIT_MIN_FLOPS` sets the threshold. Both
+are read when a module is compiled; the choice is in its IR, so the object
+cache keeps the two apart.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+import string
+import threading
+from importlib import resources
+from typing import NamedTuple
+
+from irad.backends import environment, lapack
+from irad.errors import BackendError
+
+SWITCH = "IRAD_NATIVE_SPLIT_PRODUCTS"
+MIN_FLOPS_VARIABLE = "IRAD_NATIVE_SPLIT_MIN_FLOPS"
+# Below this many multiply-adds a product is one call: split, such products
+# lost in wall time (a wake-up, a mutex and a second call: docs/benchmarks.md).
+MIN_FLOPS = 1 << 20
+CHUNKS = 2
+ALIGN = 16  # chunk bounds are multiples of it (native_split.ll)
+# Cycles (of the time-stamp counter, about 2.6 per ns on the machine measured)
+# the helper watches for the next job before it sleeps, and the caller
+# watches for the helper's last chunk before it sleeps. None: under load,
+# spinning cost CPU time without a gain in wall time (docs/benchmarks.md).
+HELPER_SPIN = 0
+CALLER_SPIN = 0
+# the instruction a spin waits with (LLVM's intrinsic), by architecture
+_PAUSE = {"x86_64": "llvm.x86.sse2.pause()", "aarch64": "llvm.aarch64.hint(i32 1)"}
+PREFIX = "irad_split_"
+_PER_TYPE = "; ---- products, one copy per element type"
+_TYPES = {"d": "double", "s": "float"}
+
+
+def enabled() -> bool:
+    """Whether products are split: on unless switched off, with BLAS on one
+    thread and more than one core for this process."""
+    value = os.environ.get(SWITCH, "1")
+    if value not in ("0", "1"):
+        raise BackendError(f"{SWITCH} must be 0 (products run on the calling thread) or 1 (split), not {value!r}")
+    return value == "1" and lapack.threads() == 1 and _cores() > 1
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    affinity = getattr(os, "sched_getaffinity", None)  # Linux
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+
+
+def min_flops() -> int:
+    return environment.number_from(MIN_FLOPS_VARIABLE, MIN_FLOPS, "multiply-adds", "splits every product", int)
+
+
+def splits(m: int, n: int, k: int) -> bool:
+    """Whether a product C (m x n) = A (m x k) B (k x n) is split."""
+    return max(m, n) >= CHUNKS * ALIGN and m * n * k >= min_flops() and enabled()
+
+
+def symbol(letter: str, library: lapack.Library) -> str:
+    """The name compiled code calls a split ?gemm by (`letter` d or s),
+    bound in this process to the helper's module."""
+    import llvmlite.binding as llvm
+
+    name = f"{PREFIX}{letter}gemm"
+    llvm.add_symbol(name, _module(library).address(name))
+    return name
+
+
+def _ir(library: lapack.Library) -> str:
+    text = resources.files(__package__).joinpath("native_split.ll").read_text()
+    common, per_type = text.split(_PER_TYPE)
+    pause = _PAUSE.get(platform.machine())  # native code runs where it is compiled
+    pause = f"call void @{pause}" if pause else ""
+    parts = [string.Template(common).substitute(HELPER_SPIN=HELPER_SPIN, CALLER_SPIN=CALLER_SPIN, PAUSE=pause)]
+    for letter, t in _TYPES.items():
+        parts.append(string.Template(_PER_TYPE + per_type).substitute(
+            L=letter, T=t, INT=f"i{library.int_bits}", CHUNKS=CHUNKS, ALIGN=ALIGN,
+            GEMM=library.symbol(f"cblas_{letter}gemm"),
+        ))
+    return "\n".join(parts)
+
+
+def _module(library: lapack.Library):
+    """The process-wide module, compiled (or loaded from the object cache)
+    once and kept for the life of the process: the helper runs its code."""
+    with _building:  # one module, one helper, even if threads compile at once
+        if library not in _built:
+            from irad.backends.llvm_jit import JitModule
+
+            module = JitModule(_ir(library), libraries=[library.path], where="irad's split products (native_split.ll)")
+            after_fork = ctypes.CFUNCTYPE(None)(module.address("irad_split_after_fork"))
+            os.register_at_fork(after_in_child=after_fork)
+            _built[library] = (module, after_fork)
+        return _built[library][0]
+
+
+_built: dict = {}  # never emptied
+_building = threading.Lock()
+
+
+class Counts(NamedTuple):
+    """What the split products of this process did so far."""
+
+    helper_chunks: int  # chunks the helper thread ran
+    caller_chunks: int  # chunks the calling threads ran
+    taken_back: int  # products the caller finished before the helper attached
+    busy: int  # products run whole on the caller: the helper had another's
+
+
+def counts() -> Counts:
+    """The counters (zeros if no module split a product yet)."""
+    if not _built:
+        return Counts(0, 0, 0, 0)
+    module, _ = next(iter(_built.values()))
+    out = (ctypes.c_int64 * 4)()
+    ctypes.CFUNCTYPE(None, ctypes.c_void_p)(module.address("irad_split_counts"))(out)
+    return Counts(*out)

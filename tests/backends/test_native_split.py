@@ -1,0 +1,226 @@
+"""Products split between the caller and irad's helper thread
+(irad/backends/native_split.py).
+
+The split ?gemm against numpy's product for every way it cuts C (rows,
+columns, transposed operands, leading dimensions wider than the matrix,
+extents around the chunks' alignment); gradients with every product split
+against central differences and numpy; the same bits from call to call, from
+thread to thread and in a forked process; within 1e-12 of the unsplit code.
+"""
+
+import ctypes
+import multiprocessing
+import os
+import select
+import signal
+import threading
+
+import numpy as np
+import pytest
+
+import irad
+from irad import compiled
+from irad.backends import lapack, native, native_blas, native_split
+from irad.errors import BackendError
+from tests.reference import NATIVE_MISSING, check_against_numpy, copies
+
+pytestmark = [
+    pytest.mark.native,
+    pytest.mark.skipif(NATIVE_MISSING is not None, reason=str(NATIVE_MISSING)),
+    pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="products are split only with two cores or more"),
+]
+
+ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
+
+
+@pytest.fixture(autouse=True)
+def split_everything(monkeypatch):
+    """Every product of 32 rows or columns or more is split; no test reuses
+    code another compiled under other settings."""
+    monkeypatch.setattr(compiled, "_CACHE", {})
+    monkeypatch.setenv(native_split.MIN_FLOPS_VARIABLE, "0")
+    monkeypatch.delenv(native_split.SWITCH, raising=False)
+
+
+def _gemm(letter: str, split: bool):
+    """irad_split_<letter>gemm (or the library's cblas_<letter>gemm) through
+    ctypes: C[:m, :n] = op(A) op(B) for arrays at most as wide as their rows."""
+    library = native_blas.blas_library()
+    real = ctypes.c_double if letter == "d" else ctypes.c_float
+    integer = ctypes.c_int64 if library.int_bits == 64 else ctypes.c_int32
+    if split:
+        address = native_split._module(library).address(native_split.symbol(letter, library))
+    else:
+        address = ctypes.cast(getattr(ctypes.CDLL(library.path), library.symbol(f"cblas_{letter}gemm")), ctypes.c_void_p).value
+    pointer = ctypes.c_void_p
+    function = ctypes.CFUNCTYPE(None, *[ctypes.c_int32] * 3, *[integer] * 3, real, pointer, integer, pointer, integer,
+                                real, pointer, integer)(address)
+
+    def product(a, ta, b, tb, c, m, n, k):
+        function(ROW_MAJOR, TRANS if ta else NO_TRANS, TRANS if tb else NO_TRANS, m, n, k, 1.0, a.ctypes.data,
+                 a.shape[1], b.ctypes.data, b.shape[1], 0.0, c.ctypes.data, c.shape[1])
+
+    return product
+
+
+SHAPES = [(64, 8, 5), (8, 64, 5), (31, 31, 7), (32, 33, 4), (33, 32, 4), (47, 3, 9), (3, 100, 2), (130, 129, 17),
+          (1024, 10, 128), (128, 10, 1024), (64, 128, 1024)]
+
+
+@pytest.mark.parametrize("letter", ["d", "s"])
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("m,n,k", SHAPES)
+def test_a_split_product_is_the_product(m, n, k, ta, tb, letter):
+    """Operands and C inside wider arrays (leading dimensions beyond the
+    matrix): the split writes exactly C's block, equal to numpy's product and
+    within rounding of the whole product's."""
+    dtype = np.float64 if letter == "d" else np.float32
+    rng = np.random.default_rng(m * n + k)
+    a = rng.normal(size=(k, m + 3) if ta else (m, k + 3)).astype(dtype)
+    b = rng.normal(size=(n, k + 2) if tb else (k, n + 2)).astype(dtype)
+    op_a = a[:k, :m].T if ta else a[:m, :k]
+    op_b = b[:n, :k].T if tb else b[:k, :n]
+    c, whole = (np.full((m, n + 5), 7.0, dtype=dtype) for _ in range(2))
+    _gemm(letter, True)(a, ta, b, tb, c, m, n, k)
+    _gemm(letter, False)(a, ta, b, tb, whole, m, n, k)
+    expected = op_a.astype(np.float64) @ op_b.astype(np.float64)
+    tolerance = 1e-12 if letter == "d" else 1e-5
+    np.testing.assert_allclose(c[:, :n], expected, rtol=tolerance, atol=tolerance * np.abs(expected).max())
+    np.testing.assert_allclose(c[:, :n], whole[:, :n], rtol=tolerance, atol=tolerance * np.abs(expected).max())
+    assert np.all(c[:, n:] == 7.0), "the split wrote outside C"
+
+
+def dense(w1, w2, x):
+    h = np.tanh(x @ w1)
+    return np.sum(np.sin(h @ w2.T)) + np.sum(h.T @ x)
+
+
+def _dense_args(rng, dtype, batch=40):
+    return tuple((0.3 * rng.normal(size=s)).astype(dtype) for s in [(6, 35), (9, 35), (batch, 6)])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_gradients_with_split_products_against_finite_differences_and_numpy(dtype):
+    args = _dense_args(np.random.default_rng(2), dtype)
+    module = native.compile_module(irad.grad(dense, (0, 1, 2)).lower(*args))
+    assert module.llvm_ir.count(f"@{native_split.PREFIX}{'d' if dtype == np.float64 else 's'}gemm(") >= 4
+    check_against_numpy(dense, args, backend="native")
+
+
+def _gradient(args, split: bool):
+    os.environ[native_split.SWITCH] = "1" if split else "0"
+    try:
+        compiled._CACHE.clear()
+        return irad.grad(dense, (0, 1, 2), backend="native")
+    finally:
+        del os.environ[native_split.SWITCH]
+
+
+def test_the_split_is_switched_off_by_its_variable_and_by_blas_threads(monkeypatch):
+    args = _dense_args(np.random.default_rng(3), np.float64)
+    module = irad.grad(dense, (0, 1, 2)).lower(*args)
+    assert native_split.PREFIX in native.compile_module(module).llvm_ir
+    monkeypatch.setenv(native_split.SWITCH, "0")
+    assert native_split.PREFIX not in native.compile_module(module).llvm_ir
+    monkeypatch.setenv(native_split.SWITCH, "1")
+    monkeypatch.setenv(lapack.THREADS_VARIABLE, "2")  # OpenBLAS's own threads: not split as well
+    assert not native_split.enabled()
+    monkeypatch.setenv(lapack.THREADS_VARIABLE, "1")
+    monkeypatch.setenv(native_split.MIN_FLOPS_VARIABLE, str(10**9))
+    assert native_split.PREFIX not in native.compile_module(module).llvm_ir
+
+
+@pytest.mark.parametrize("value", ["yes", "2"])
+def test_a_bad_switch_is_a_clear_error(value, monkeypatch):
+    monkeypatch.setenv(native_split.SWITCH, value)
+    with pytest.raises(BackendError, match=native_split.SWITCH):
+        native_split.enabled()
+
+
+def test_split_gradients_are_the_same_bits_every_call_and_within_1e_12_of_whole_products():
+    args = _dense_args(np.random.default_rng(4), np.float64, batch=700)
+    split, whole = _gradient(args, True), _gradient(args, False)
+    first = split(*copies(args))
+    for _ in range(30):
+        assert all(np.array_equal(a, b) for a, b in zip(first, split(*copies(args))))
+    for a, b in zip(first, whole(*copies(args))):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())
+
+
+def test_threads_calling_split_products_at_once_get_the_bits_of_one_thread():
+    """Threads compete for the one helper: whoever runs a chunk, a result is
+    what the same call gave alone."""
+    rng = np.random.default_rng(5)
+    inputs = [_dense_args(rng, np.float64, batch=300 + 50 * i) for i in range(4)]
+    gradient = _gradient(inputs[0], True)
+    alone = [gradient(*copies(args)) for args in inputs]
+    before = native_split.counts()
+    failures = []
+
+    def work(i: int) -> None:
+        for _ in range(25):
+            if not all(np.array_equal(a, b) for a, b in zip(alone[i], gradient(*copies(inputs[i])))):
+                failures.append(i)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "a thread hangs"
+    assert not failures
+    after = native_split.counts()
+    assert after.helper_chunks + after.caller_chunks > before.helper_chunks + before.caller_chunks
+
+
+def _in_child(queue, args):
+    compiled._CACHE.clear()  # compiled afresh in the child too: its own helper
+    fresh = irad.grad(dense, (0, 1, 2), backend="native")
+    queue.put([[g.tobytes() for g in fn(*copies(args))] for fn in (_inherited, fresh)])
+
+
+_inherited = None
+
+
+def test_a_forked_process_splits_products_with_its_own_helper():
+    global _inherited
+    args = _dense_args(np.random.default_rng(6), np.float64, batch=500)
+    _inherited = _gradient(args, True)
+    expected = [g.tobytes() for g in _inherited(*copies(args))]  # the parent's helper runs
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_in_child, args=(queue, args))
+    child.start()
+    got = queue.get(timeout=120)
+    child.join(timeout=60)
+    assert child.exitcode == 0
+    assert got == [expected, expected]
+    assert [g.tobytes() for g in _inherited(*copies(args))] == expected  # and the parent's still does
+
+
+def test_a_process_forked_behind_pythons_back_runs_products_on_the_caller():
+    """libc's fork, without Python's at-fork handlers: the child sees the
+    parent's helper state and runs every chunk itself (no hang)."""
+    args = _dense_args(np.random.default_rng(7), np.float64, batch=500)
+    gradient = _gradient(args, True)
+    expected = b"".join(g.tobytes() for g in gradient(*copies(args)))
+    read, write = os.pipe()
+    # PyDLL: the GIL stays held across fork (CDLL would release it, and the
+    # child would wait for it forever if another Python thread took it)
+    pid = ctypes.PyDLL(None).fork()
+    if pid == 0:  # the child: report and leave at once
+        try:
+            got = b"".join(g.tobytes() for g in gradient(*copies(args)))
+            os.write(write, b"same" if got == expected else b"different")
+        finally:
+            os._exit(0)
+    os.close(write)
+    try:
+        ready, _, _ = select.select([read], [], [], 120)
+        answer = os.read(read, 16) if ready else b"no answer in 120 s"
+    finally:
+        os.close(read)
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    assert answer == b"same"
