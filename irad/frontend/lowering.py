@@ -38,7 +38,7 @@ from irad.frontend.iteration import ITERABLES, IterationLowering
 from irad.ir import builder, printing
 from irad.ir.symbols import fresh_symbol, rename_callees, value_name
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
-from irad.frontend import integers, joins, number_joins, primitives
+from irad.frontend import held_ints, integers, joins, number_joins, primitives
 from irad.frontend.emitter import Emitter
 from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.globals import CLOSURE, DEFAULT, Global, HiddenArguments, HiddenGlobals, is_hidden
@@ -359,7 +359,7 @@ def lower_function(
             "  hint: flatten the call chain or split very long expressions"
         ) from None
     entry.sym_visibility = None  # the entry point is public, helpers private
-    number_joins.strip(lowering.module)
+    held_ints.strip(lowering.module)
     hidden = HiddenGlobals.now(lowering.globals_of(entry), describe_callable(fn))
     return lowering.module, entry.sym_name.data, hidden, lowering.results_of(entry)
 
@@ -464,6 +464,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
             )
         results, self.result_tree = self._flatten_return(self.env.get(VALUE) if returned else None, tree)
         self.em.op(builder.return_op(*results))
+        held_ints.check(self.block, self.arrays.held_ints)  # ints held as floats: not written into
         number_joins.check(self.block)  # numbers that joins hold as arrays: used only where exact
         name, key = self.name_and_target
         op = builder.private_function(name, self.block, [r.type for r in results])
@@ -931,6 +932,18 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
     ) -> SSAValue:
         if not isinstance(left, SSAValue):
             raise self.src.error(node, f"arithmetic on {_kind(left)} is not supported")
+        if right is None and not (isinstance(op, ast.Pow) and not is_array(left) and _literal_int(right_node) is not None):
+            right = self.expr(right_node)
+        result = self._binary(op, left, right_node, node, right)
+        if isinstance(right, SSAValue) and type(op) in _UFUNCS:  # numpy's dtype of the result
+            self.arrays.record(_UFUNCS[type(op)], (left, right), result, node)
+        return result
+
+    def _binary(
+        self, op: ast.operator, left: SSAValue, right_node: ast.expr, node, right: Value = None
+    ) -> SSAValue:
+        if not isinstance(left, SSAValue):
+            raise self.src.error(node, f"arithmetic on {_kind(left)} is not supported")
         if isinstance(op, ast.Pow) and not is_array(left) and _literal_int(right_node) is not None:
             return self.power(left, right_node, node, None)
         if right is None:
@@ -1345,6 +1358,11 @@ _OPERATOR_NAMES = {
     ast.BitXor: "`^`",
     ast.LShift: "`<<`",
     ast.RShift: "`>>`",
+}
+# numpy's ufunc of each arithmetic operator: what held_ints asks for the result's dtype
+_UFUNCS = {
+    ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Div: np.true_divide,
+    ast.FloorDiv: np.floor_divide, ast.Mod: np.remainder, ast.Pow: np.power, ast.MatMult: np.matmul,
 }
 _NODE_NAMES = {
     "Lambda": "a lambda",
