@@ -182,9 +182,10 @@ class ArrayLowering:
         return self.integers(None, v)[0] if is_array(v) else self.em.to_int(v)
 
     def result_element(self, values) -> Attribute:
-        """numpy's result dtype for floats: arrays decide, f32 unless an f64 array joins."""
+        """numpy's result dtype for floats: arrays decide, f32 unless an f64 or an
+        int64 array joins (numpy: int64 with float32 is float64; bool keeps float32)."""
         arrays = [T.element(v) for v in values if is_array(v)]
-        if F64 in arrays:
+        if F64 in arrays or (F32 in arrays and any(is_int(e) for e in arrays)):
             return F64
         if F32 in arrays:
             return F32

@@ -17,7 +17,7 @@ import pytest
 
 import irad
 from irad.errors import UnsupportedError
-from tests.reference import BACKENDS, check_against_numpy, check_refused
+from tests.reference import BACKENDS, check_against_numpy, check_refused, lowered_text
 
 I = np.array([2, -1, 3])  # noqa: E741 - an int array the programs close over as a constant
 
@@ -194,3 +194,14 @@ def test_the_refusal_names_the_write_and_the_int():
         irad.grad(maximum_written)(0.7)
     text = str(info.value)
     assert "test_held_ints.py" in text and "numpy.maximum of ints is an int in numpy" in text, text
+
+
+def int_times_float32(w):
+    return np.arange(3) * w + np.ones(3, dtype=bool) * w
+
+
+def test_an_int64_array_with_a_float32_array_is_float64_as_in_numpy():
+    w = np.ones(3, dtype=np.float32)
+    assert int_times_float32(w).dtype == np.float64
+    signature = next(line for line in lowered_text(int_times_float32, w).splitlines() if "func.func" in line)
+    assert "(%w: tensor<3xf32>) -> tensor<3xf64>" in signature, signature  # float32 before
