@@ -1165,6 +1165,12 @@ class Generator:
         name, n = self.name("i"), self.pick([2, 3, 4])
         text, exact = self.int_array_expr(s, n)
         s.lines.append(f"{indent}{name} = {text}")
+        if self.pick([False, False, True]):  # a float array on the paths a loop or a branch makes it one
+            head = (f"for {self.name('i')} in range({self.trip(s)}):" if self.chance()
+                    else f"if {self.condition(s)}:")
+            s.lines.append(f"{indent}{head}")
+            s.lines.append(f"{indent}    {name} = {name} {self.pick(['*', '+'])} {self.scalar_expr(s, 1)}")
+            exact = False  # an int array on one path: irad holds it as floats
         if exact and self.chance():
             text, length = self.pick(slices(n))
             value = self.scalar_expr(s, 1)
