@@ -35,9 +35,10 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects import arith, math, tensor
+from xdsl.dialects import arith, func, math, tensor
 from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.dialects.linalg.ops import BroadcastOp, GenericOp, TransposeOp
 from xdsl.ir import Operation, SSAValue
@@ -69,6 +70,7 @@ class HeldInts:
         self.rules: dict[SSAValue, tuple[SSAValue, ...]] = {}  # an int iff these float inputs are
         self.floats: set[SSAValue] = set()  # a float in numpy whatever the inputs
         self.writes: dict[Operation, str] = {}  # the ops an item assignment made -> where it is
+        self.any_rules: dict[SSAValue, tuple[SSAValue, ...]] = {}  # an int if one of these is (calls)
 
     def record(self, fn, args: Sequence, result, where: str, error, params: Sequence[Parameter] = ()) -> None:
         """After `result = fn(*args)` was lowered (fn a numpy callable, a method
@@ -101,26 +103,63 @@ class HeldInts:
                 self.floats.add(v)
 
 
-def check(block, held: HeldInts | None) -> None:
+@dataclass(frozen=True)
+class Summary:
+    """What a function's callers need: its results that are ints numpy holds as
+    ints (index -> where from), and those that are when a float argument is."""
+
+    results: dict[int, str]
+    from_arguments: frozenset[int]
+
+
+def check(block, held: HeldInts | None) -> Summary:
     """Refuse a write into an array numpy holds as ints that irad holds as
-    floats (see the module doc); then drop the marks."""
-    sources = dict(held.sources) if held is not None else {}
+    floats (see the module doc); then drop the marks. `block` ends in its
+    function's return: what it returns is summarised for the callers."""
+    held = held or HeldInts()
+    sources = dict(held.sources)
     for op in block.walk():
         if INT_MARK in op.attributes:
             sources[op.results[0]] = op.attributes[INT_MARK].data
             del op.attributes[INT_MARK]
+    results: dict[int, str] = {}
     if sources:
-        flow = flow_from(block, sources, _Step(held or HeldInts()))
+        flow = flow_from(block, sources, _Step(held))
         for op in block.walk():
             dest = _written(op)
             if dest is not None and flow.maybe_number(dest, op):
-                where = held.writes.get(op) if held is not None else None
+                where = held.writes.get(op)
                 what = f"{where}: a write into an array" if where else f"a write ({op.name}) into an array"
                 raise UnsupportedError(
                     f"{what} that numpy holds as ints (so it would cast what is written to int) and irad as "
                     f"floats: {flow.maybe[dest]}\n  hint: {HINT}")
+        results = _returned(block, flow)
+    parameters = {a: "" for a in block.args if is_float(_element(a.type))}
+    returned = _returned(block, flow_from(block, parameters, _Step(held))) if parameters else {}
     for op in block.walk():
         op.attributes.pop(INT_LITERAL, None)
+    return Summary(results, frozenset(returned))
+
+
+def _returned(block, flow: Flow) -> dict[int, str]:
+    end = block.last_op
+    if not isinstance(end, func.ReturnOp):
+        return {}
+    return {k: flow.maybe[v] for k, v in enumerate(end.operands) if flow.maybe_number(v, end)}
+
+
+def call_results(held: HeldInts, summary: Summary | None, args: Sequence[SSAValue], results: Sequence[SSAValue],
+                 where: str, callee: str) -> None:
+    """A call's results as its callee's summary says: ints held as floats, or
+    so when one of its float arguments is."""
+    if summary is None:
+        return
+    for k, origin in summary.results.items():
+        held.sources[results[k]] = f"{where}: {callee} returns an int in numpy, which irad computes as a float ({origin})"
+    floats = tuple(a for a in args if is_float(_element(a.type)))
+    for k in summary.from_arguments:
+        if k not in summary.results and floats:
+            held.any_rules[results[k]] = floats
 
 
 # ---- the analysis' steps ---------------------------------------------------------------
@@ -140,6 +179,9 @@ class _Step:
     def __call__(self, flow: Flow, op: Operation):
         held = self.held
         for r in op.results:
+            carried = [v for v in held.any_rules.get(r, ()) if flow.maybe_number(v, op)]
+            if carried:
+                yield r, carried[0]
             if r in held.rules:
                 inputs = held.rules[r]
                 carried = [v for v in inputs if flow.maybe_number(v, op)]

@@ -95,6 +95,7 @@ class ModuleLowering:
         self.hidden_globals = hidden_globals
         self._globals: dict[str, tuple[Global, ...]] = {}  # function symbol -> its hidden globals
         self._results: dict[str, Tree] = {}  # function symbol -> the tree of its results
+        self.held_ints: dict[str, held_ints.Summary] = {}  # function symbol -> its ints held as floats
         self._functions: dict[tuple[object, tuple[Attribute, ...]], func.FuncOp] = {}
         # functions being lowered -> (symbol, input types, assumed result types) of
         # the declaration that stands in for recursive calls, made on the first one
@@ -464,9 +465,10 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
             )
         results, self.result_tree = self._flatten_return(self.env.get(VALUE) if returned else None, tree)
         self.em.op(builder.return_op(*results))
-        held_ints.check(self.block, self.arrays.held_ints)  # ints held as floats: not written into
+        held = held_ints.check(self.block, self.arrays.held_ints)  # ints held as floats: not written into
         number_joins.check(self.block)  # numbers that joins hold as arrays: used only where exact
         name, key = self.name_and_target
+        self.owner.held_ints[name] = held
         op = builder.private_function(name, self.block, [r.type for r in results])
         if key != name:
             op.attributes["irad.target"] = StringAttr(key)

@@ -124,12 +124,37 @@ def joined_int_then_floor_divided(x, n):
     return np.sum(b) * x
 
 
+# ---- through calls: a helper's result, a helper's float parameter ------------------------------
+def _maximum_of(a):
+    return np.maximum(a, 1)
+
+
+def helper_returns_an_int(x):
+    b = np.copy(_maximum_of(np.arange(3)))
+    b[0] = x  # <- refused
+    return np.sum(b * x)
+
+
+def _filled_with(t):
+    return np.full(3, t)
+
+
+def helper_fills_with_a_joined_int(x, n):
+    m = 1
+    for i in range(n):
+        m = m * 0.5
+    b = np.copy(_filled_with(m))  # an int array in numpy where n == 0
+    b[0] = x  # <- refused
+    return np.sum(b * x)
+
+
 REFUSED = [
     (maximum_written, (0.7,)), (abs_written, (0.7,)), (where_written, (0.7,)), (clip_written, (0.7,)),
     (sum_axis_written, (0.7,)), (square_written, (0.7,)), (sign_written, (0.7,)), (matmul_written, (0.7,)),
     (einsum_written, (0.7,)), (int_sum_fills, (0.7,)), (int_min_in_an_array, (0.7,)),
     (element_of_maximum_fills, (0.7,)), (joined_then_maximum, (0.7, 0)), (joined_then_sliced, (np.ones(3), -1.0)),
-    (joined_int_then_floor_divided, (0.7, 0)),
+    (joined_int_then_floor_divided, (0.7, 0)), (helper_returns_an_int, (0.7,)),
+    (helper_fills_with_a_joined_int, (0.7, 0)),
 ]
 
 
@@ -205,3 +230,14 @@ def test_an_int64_array_with_a_float32_array_is_float64_as_in_numpy():
     assert int_times_float32(w).dtype == np.float64
     signature = next(line for line in lowered_text(int_times_float32, w).splitlines() if "func.func" in line)
     assert "(%w: tensor<3xf32>) -> tensor<3xf64>" in signature, signature  # float32 before
+
+
+def numpy_bools_added(w):
+    m = w > 0.0
+    return (m[0] + m[1]) * np.sum(w)  # numpy: np.True_ + np.True_ is np.True_ (`or`)
+
+
+@pytest.mark.xfail(strict=True, reason="found, not fixed: irad adds the bool elements of an array as Python "
+                   "bools (True + True == 2) where numpy's bool scalars give `or` (np.True_ + np.True_ is True)")
+def test_numpy_bool_scalars_add_as_or():
+    check_against_numpy(numpy_bools_added, (np.array([0.5, 1.5, -1.0]),))
