@@ -257,8 +257,9 @@ def slices(n: int) -> list:
 
 
 class Generator:
-    def __init__(self, draw) -> None:
+    def __init__(self, draw, int_arrays: bool = False) -> None:
         self.draw = draw
+        self.int_arrays = int_arrays  # a third of all statements are int-array ones (_int_array)
         self.names = itertools.count(1)
         self.bases = itertools.count(1)
 
@@ -700,6 +701,8 @@ class Generator:
             self.statement(s, indent, depth)
 
     def statement(self, s: Scope, indent: str, depth: int) -> None:
+        if self.int_arrays and self.draw(st.integers(0, 2)) == 0:
+            return self._int_array(s, indent, depth)
         kinds = ["new_scalar", "new_array", "rebind_scalar", "augment_scalar", "rebind_array", "new_int", "alias",
                  "swap"]
         if s.writable():
@@ -1285,11 +1288,12 @@ def modes(draw) -> Mode:
 
 
 @st.composite
-def programs(draw, with_modes: bool = False) -> str:
+def programs(draw, with_modes: bool = False, int_arrays: bool = False) -> str:
     """The source of a module defining helpers and `f(x, w, u, A, B, k)` (or, in
-    other modes, `f(p, m, k)`; see Mode)."""
+    other modes, `f(p, m, k)`; see Mode); `int_arrays`: int-array statements
+    drawn often (a third of all)."""
     mode = draw(modes()) if with_modes else Mode()
-    gen = Generator(draw)
+    gen = Generator(draw, int_arrays)
     helpers, texts = [], []
     for index in range(draw(st.integers(0, 2))):
         shape = gen.pick(SHAPES)
