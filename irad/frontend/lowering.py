@@ -934,23 +934,17 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
     ) -> SSAValue:
         if not isinstance(left, SSAValue):
             raise self.src.error(node, f"arithmetic on {_kind(left)} is not supported")
-        if right is None and not (isinstance(op, ast.Pow) and not is_array(left) and _literal_int(right_node) is not None):
-            right = self.expr(right_node)
-        result = self._binary(op, left, right_node, node, right)
-        if isinstance(right, SSAValue) and type(op) in _UFUNCS:  # numpy's dtype of the result
-            self.arrays.record(_UFUNCS[type(op)], (left, right), result, node)
-        return result
-
-    def _binary(
-        self, op: ast.operator, left: SSAValue, right_node: ast.expr, node, right: Value = None
-    ) -> SSAValue:
-        if not isinstance(left, SSAValue):
-            raise self.src.error(node, f"arithmetic on {_kind(left)} is not supported")
         if isinstance(op, ast.Pow) and not is_array(left) and _literal_int(right_node) is not None:
             return self.power(left, right_node, node, None)
         if right is None:
             right = self.expr(right_node)
         right = self.as_number(right, right_node)
+        result = self._binary(op, left, right, right_node, node)
+        if type(op) in _UFUNCS:  # what numpy's dtype of the result says (held_ints.py)
+            self.arrays.record(_UFUNCS[type(op)], (left, right), result, node)
+        return result
+
+    def _binary(self, op: ast.operator, left: SSAValue, right: SSAValue, right_node: ast.expr, node) -> SSAValue:
         if is_array(left) or is_array(right):
             return self.arrays.binary(op, left, right, node)
         if isinstance(op, ast.Pow):
