@@ -23,7 +23,9 @@ Which values are such ints is one analysis over the function's IR, `check`:
 * IR ops outside such calls keep an int an int where Python and numpy do:
   `+ - *`, max, min, abs and choices beside other ints (int literals
   included), and moving data (extract, slices, reshapes, broadcasts, splats,
-  arrays of numbers, inserts), through control flow (number_joins.Flow).
+  arrays of numbers, inserts), through control flow (number_joins.Flow);
+* calls: a function's `Summary` says which of its results are such ints, and
+  which are when one of its float arguments is; a call's results follow it.
 
 A write (tensor.insert, insert_slice, a scatter) into a value the analysis
 finds is refused, naming where the int came from. A bool numpy keeps that irad
@@ -57,8 +59,9 @@ HINT = ("make it a float where it is made (float(...), .astype(float), * 1.0, or
 
 
 def mark(value: SSAValue, origin: str) -> None:
-    """Mark the float a join made of an int; `origin` is the message's start
-    (`file:line:col: 'm' is an int on one path into this loop and a float on another`)."""
+    """Mark the float (or float array) a join made of an int (array); `origin`
+    is the message's start (`file:line:col: 'm' is an int on one path into this
+    loop and a float on another`)."""
     value.owner.attributes[INT_MARK] = StringAttr(origin)
 
 
@@ -112,11 +115,10 @@ class Summary:
     from_arguments: frozenset[int]
 
 
-def check(block, held: HeldInts | None) -> Summary:
+def check(block, held: HeldInts) -> Summary:
     """Refuse a write into an array numpy holds as ints that irad holds as
     floats (see the module doc); then drop the marks. `block` ends in its
     function's return: what it returns is summarised for the callers."""
-    held = held or HeldInts()
     sources = dict(held.sources)
     for op in block.walk():
         if INT_MARK in op.attributes:
