@@ -1159,8 +1159,8 @@ def builtin_on_array(al: ArrayLowering, fn, args, node):
     """Python builtins applied to arrays: len, abs; None if `fn` is not one of them."""
     if fn is builtins.len and len(args) == 1 and is_array(args[0]):
         return Static(T.shape(args[0])[0])
-    if fn is builtins.abs and len(args) == 1 and is_array(args[0]):
-        return _unary(mathd.AbsFOp)(al, node, args[0])
+    if fn is builtins.abs and len(args) == 1 and is_array(args[0]):  # numpy's abs: np.absolute
+        return al.call_values(np.absolute, [args[0]], {}, node)
     return None
 
 

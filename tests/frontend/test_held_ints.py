@@ -35,6 +35,12 @@ def abs_written(x):
     return np.sum(a * x)
 
 
+def builtin_abs_written(x):
+    a = abs(np.array([2, -1, 3]))  # numpy's np.absolute
+    a[0] = x  # <- refused
+    return np.sum(a * x)
+
+
 def where_written(x):
     a = np.where(np.arange(3) > 0, np.arange(3), 5)
     a[0] += x  # <- refused
@@ -149,7 +155,7 @@ def helper_fills_with_a_joined_int(x, n):
 
 
 REFUSED = [
-    (maximum_written, (0.7,)), (abs_written, (0.7,)), (where_written, (0.7,)), (clip_written, (0.7,)),
+    (maximum_written, (0.7,)), (abs_written, (0.7,)), (builtin_abs_written, (0.7,)), (where_written, (0.7,)), (clip_written, (0.7,)),
     (sum_axis_written, (0.7,)), (square_written, (0.7,)), (sign_written, (0.7,)), (matmul_written, (0.7,)),
     (einsum_written, (0.7,)), (int_sum_fills, (0.7,)), (int_min_in_an_array, (0.7,)),
     (element_of_maximum_fills, (0.7,)), (joined_then_maximum, (0.7, 0)), (joined_then_sliced, (np.ones(3), -1.0)),
