@@ -32,7 +32,9 @@ from xdsl.ir import Attribute, SSAValue
 from irad.errors import UnsupportedError
 from irad.frontend import indexing, integers
 from irad.frontend.float_division import floor_divide, remainder
+from irad.frontend.emitter import Emitter
 from irad.frontend.globals import is_hidden
+from irad.frontend.held_ints import HeldInts
 from irad.frontend.numpy_table import NUMPY, numpy_function, numpy_name, parameters
 from irad.frontend.values import Static
 from irad.frontend.views import Reshape, Slice, Transpose, Views
@@ -58,14 +60,6 @@ class BoundMethod:
 
 def is_array(v) -> bool:
     return isa(v, SSAValue) and isa(v.type, TensorType)
-
-
-def _is_float_array(v) -> bool:
-    return is_array(v) and is_float(v.type.element_type)
-
-
-def _is_int_array(v) -> bool:
-    return is_array(v) and not is_float(v.type.element_type)
 
 
 def is_numpy_callable(obj) -> bool:
@@ -94,7 +88,7 @@ class ArrayLowering:
     def __init__(self, fl) -> None:
         self.fl = fl
         self.fresh: set[SSAValue] = set()  # arrays this function created: writable
-        self.int_on_a_path: set[SSAValue] = set()  # float arrays joined from int ones: not writable
+        self.held_ints = HeldInts()  # values numpy keeps as ints that irad computes as floats
         self.views = Views(self)  # which names share an array, and through which views
 
     @property
@@ -109,6 +103,11 @@ class ArrayLowering:
         with the message when it fails."""
         self.em.op(cf.AssertOp(condition, f"{self.fl.src.location(node)}: {message}"))
 
+    def record(self, fn, args, result, node, params=()) -> None:
+        """What numpy's dtype of `fn(*args)` says of irad's `result` (held_ints.py)."""
+        self.held_ints.record(fn, args, result, self.fl.src.location(node) if node is not None else "",
+                              lambda message, hint: self.error(node, message, hint), params)
+
     def new(self, v: SSAValue) -> SSAValue:
         """Mark a freshly created array (numpy would return a new array)."""
         self.fresh.add(v)
@@ -116,14 +115,12 @@ class ArrayLowering:
 
     def carried(self, results, *sources) -> None:
         """Values control flow merges (scf.if/for/while results, loop-carried block
-        arguments) stay writable where every value they stand for was, and is of
-        their dtype's kind: a float array that is an int array on some path is
-        not (numpy casts what is written into it to int on that path)."""
+        arguments) stay writable where every value they stand for was (a float
+        array that is an int array on some path is refused where it is written:
+        held_ints.py)."""
         for k, v in enumerate(results):
             values = [s[k] for s in sources if k < len(s)]
-            if _is_float_array(v) and any(u in self.int_on_a_path or _is_int_array(u) for u in values):
-                self.int_on_a_path.add(v)
-            elif len(values) == len(sources) and all(u in self.fresh for u in values):
+            if len(values) == len(sources) and all(u in self.fresh for u in values):
                 self.fresh.add(v)
 
     # ---- static values ----------------------------------------------------
@@ -171,10 +168,25 @@ class ArrayLowering:
             return em.op(cast(v, TensorType(elem, T.shape(v))))
         return T.to_float(em, v, elem)
 
+    def cast(self, v: SSAValue, elem: Attribute) -> SSAValue:
+        """A number or array as element type `elem`, as numpy casts what is written
+        into an array of that dtype (and astype converts): floats to ints toward
+        zero, numbers to bools by `!= 0`. Piecewise constant: no derivative."""
+        src = T.element(v)
+        if is_float(elem) or src == elem:
+            return self.to_element(v, elem) if is_float(elem) else v
+        if is_bool(elem):
+            return T.pointwise(self.em, lambda e, a: Emitter(e.block).to_bool(a[0]), [v], elem, "piecewise-constant")
+        if is_float(src):
+            return T.pointwise(self.em, lambda e, a: e.op(arith.FPToSIOp(a[0], elem)), [v], elem,
+                               "piecewise-constant")
+        return self.integers(None, v)[0] if is_array(v) else self.em.to_int(v)
+
     def result_element(self, values) -> Attribute:
-        """numpy's result dtype for floats: arrays decide, f32 unless an f64 array joins."""
+        """numpy's result dtype for floats: arrays decide, f32 unless an f64 or an
+        int64 array joins (numpy: int64 with float32 is float64; bool keeps float32)."""
         arrays = [T.element(v) for v in values if is_array(v)]
-        if F64 in arrays:
+        if F64 in arrays or (F32 in arrays and any(is_int(e) for e in arrays)):
             return F64
         if F32 in arrays:
             return F32
@@ -355,7 +367,9 @@ class ArrayLowering:
                 return self.fl.call(fn, list(args), node)
             except WrapperError as error:
                 raise self.error(node, error.message, error.hint) from None
-        return handler(self, node, *bound_args)
+        result = handler(self, node, *bound_args)
+        self.record(fn, bound_args, result, node, parameters(params))
+        return result
 
     def argument(self, node: ast.expr):
         """An argument: a value, a string, or a list/tuple literal of values (shapes, sequences)."""
@@ -571,7 +585,7 @@ class ArrayLowering:
                              f"'{name}' of shape {T.shape(current)} (numpy: non-broadcastable output)")
         if not is_float(T.element(current)):
             raise self.error(node, f"in-place arithmetic on the int or bool array '{name}' is not supported")
-        self.views.write(name, self.to_element(result, T.element(current)))
+        self.views.write(name, self.cast(result, T.element(current)))
 
     def refuse_global_write(self, name: str, node) -> None:
         """`G[i] = v` or `G += v` on a global array: numpy would change the global."""
@@ -588,13 +602,20 @@ class ArrayLowering:
 
     def assign_item(self, name: str, index_node: ast.expr, value, node) -> None:
         """`name[index] = value` as a value-semantic update of `name`'s array."""
+        block = self.em.block
+        last = block.last_op
+        self._assign_item(name, index_node, value, node)
+        written = block.ops if last is None else _after(last)
+        self.held_ints.writes.update(dict.fromkeys(written, self.fl.src.location(node)))  # named in its refusal
+
+    def _assign_item(self, name: str, index_node: ast.expr, value, node) -> None:
         self.refuse_global_write(name, node)
         y = self.fl.env.get(name)
         if not is_array(y):
             raise self.error(node, f"item assignment to '{name}', which is not an array")
         self.refuse_write(name, node)
         parts = indexing.parse(self, y, index_node, node)
-        v = self.to_element(self.value(value, node), T.element(y))
+        v = self.cast(self.value(value, node), T.element(y))
         if indexing.has_arrays(parts):  # a scatter
             self.views.write(name, indexing.write(self, y, parts, v, node))
             return
@@ -1009,6 +1030,13 @@ def _fresh(al, result: SSAValue, source: SSAValue) -> SSAValue:
     return result
 
 
+def _after(op):
+    """The ops after `op` in its block."""
+    while op.next_op is not None:
+        op = op.next_op
+        yield op
+
+
 def _copy_op(al, x):
     """A new SSA value equal to x: x inserted whole into a tensor.empty."""
     empty = al.em.op(tensor.EmptyOp([], x.type))
@@ -1078,11 +1106,9 @@ def _eye(al, node, n, m, dtype):
 def _astype_handler(al, node, x, dtype):
     x = al.array(x, node)
     elem = al.dtype(dtype, node, T.element(x))
-    if not is_float(elem):
-        raise al.error(node, "astype to an int or bool dtype is not supported")
+    converted = al.cast(x, elem)  # to ints toward zero, as numpy
     if not is_array(x):
-        return al.to_element(x, elem)
-    converted = al.to_element(x, elem)
+        return converted
     return al.new(converted if converted is not x else _copy_op(al, x))  # astype copies
 
 
@@ -1134,8 +1160,8 @@ def builtin_on_array(al: ArrayLowering, fn, args, node):
     """Python builtins applied to arrays: len, abs; None if `fn` is not one of them."""
     if fn is builtins.len and len(args) == 1 and is_array(args[0]):
         return Static(T.shape(args[0])[0])
-    if fn is builtins.abs and len(args) == 1 and is_array(args[0]):
-        return _unary(mathd.AbsFOp)(al, node, args[0])
+    if fn is builtins.abs and len(args) == 1 and is_array(args[0]):  # numpy's abs: np.absolute
+        return al.call_values(np.absolute, [args[0]], {}, node)
     return None
 
 

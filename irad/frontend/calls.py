@@ -44,6 +44,7 @@ from irad.frontend.callables import (
     free_names,
     rebuild,
 )
+from irad.frontend import held_ints
 from irad.frontend.iteration import ITERABLES
 from irad.frontend.library import FLOAT_FUNCTIONS, FLOAT_TO_INT, INT_RANGES, OPS, describe_callable, select_extremum
 from irad.frontend.printing import lower_print
@@ -315,6 +316,8 @@ class CallLowering:
         line, col = self.src.line_col(node)
         op.location = FileLineColLoc(StringAttr(self.src.filename), IntAttr(line), IntAttr(col))
         results = self.em.results(op)
+        held_ints.call_results(self.arrays.held_ints, self.owner.held_ints.get(callee.sym_name.data), args, results,
+                               self.src.location(node), callee.sym_name.data)
         tree = self.owner.results_of(callee)
         return None if tree == NONE else rebuild(tree, iter(results))
 

@@ -93,23 +93,54 @@ def _rebuild(like, values: list[SSAValue]):
 
 def _jumping_arms_first(body: list[ast.stmt]) -> list[ast.stmt]:
     """`if c: ...; continue` + `else: B` + `rest` as `if c: ...; continue` + `B` +
-    `rest` (and the same with the arms swapped, under `not c`): B runs only where
-    the jump was not taken, as `rest` does, so both are lowered together under
-    the jump's flag. Joined with the jumping arm's values at the `if` instead, a
-    name B rebinds to a fresh array would not be writable in `rest`."""
+    `rest` (and the same with the arms swapped): B runs only where the jump was
+    not taken, as `rest` does, so both are lowered together under the jump's
+    flag. Joined with the jumping arm's values at the `if` instead, a name B
+    rebinds to a fresh array would not be writable in `rest`. In a chain (`if a:
+    X elif b: ...; break else: Y`) the jump is lowered first as the chain with
+    the other arms emptied (`if a: pass elif b: ...; break`), then the chain
+    without it (`if a: X else: Y`: where the jump was not taken and `a` is
+    false, `b` was too), whose tests before the jump's are evaluated again
+    (irad's conditions have no side effects)."""
     for i, stmt in enumerate(body):
         if not isinstance(stmt, ast.If) or not stmt.orelse:
             continue
-        jumps = [isinstance(arm[-1], (ast.Break, ast.Continue)) for arm in (stmt.body, stmt.orelse)]
-        if jumps[0] == jumps[1]:
+        arms = _arms(stmt)
+        jumping = [k for k, (_, arm) in enumerate(arms) if arm and isinstance(arm[-1], (ast.Break, ast.Continue))]
+        if len(jumping) != 1:
             continue
-        jumping = getattr(stmt, "irad_jumping_arm", None)  # one node, however often the body is lowered
-        if jumping is None:
-            test = stmt.test if jumps[0] else ast.copy_location(ast.UnaryOp(ast.Not(), stmt.test), stmt.test)
-            jumping = stmt.irad_jumping_arm = ast.copy_location(ast.If(test, stmt.body if jumps[0] else stmt.orelse, []), stmt)
-        other = stmt.orelse if jumps[0] else stmt.body
-        return [*body[:i], jumping, *_jumping_arms_first([*other, *body[i + 1:]])]
+        split = getattr(stmt, "irad_jumping_arm", None)  # made once, however often the body is lowered
+        if split is None:
+            (j,) = jumping
+            jump = [(test, arm if k == j else [ast.copy_location(ast.Pass(), stmt)]) for k, (test, arm) in enumerate(arms)]
+            rest = arms[:j] + arms[j + 1:]
+            if arms[j][0] is None:  # the `else` jumps: where it did not, the last test left holds
+                rest[-1] = (None, rest[-1][1])
+            split = stmt.irad_jumping_arm = (_chain(jump[:j + 1], stmt), _chain(rest, stmt))
+        jump, rest = split
+        return [*body[:i], *jump, *_jumping_arms_first([*rest, *body[i + 1:]])]
     return body
+
+
+def _arms(stmt: ast.If) -> list[tuple[ast.expr | None, list[ast.stmt]]]:
+    """An `if`/`elif`/`else` chain's arms as (test, body); the `else` last, with
+    test None (its body empty if there is none)."""
+    arms = []
+    while True:
+        arms.append((stmt.test, stmt.body))
+        if len(stmt.orelse) != 1 or not isinstance(stmt.orelse[0], ast.If):
+            return [*arms, (None, stmt.orelse)]
+        stmt = stmt.orelse[0]
+
+
+def _chain(arms: list, like: ast.If) -> list[ast.stmt]:
+    """The statements of the chain `arms` (see _arms)."""
+    if not arms:
+        return []
+    test, body = arms[0]
+    if test is None:
+        return list(body)
+    return [ast.copy_location(ast.If(test, list(body), _chain(arms[1:], like)), like)]
 
 
 def _shown(name: str) -> str:

@@ -48,6 +48,13 @@ class Emitter(IRBuilder):
             return self.op(arith.UIToFPOp(v, type))
         return self.op(arith.SIToFPOp(v, type))
 
+    def explicit_float(self, v: SSAValue, type: Attribute = F64) -> SSAValue:
+        """float(v), np.float64(v): v as a float, a new value even where v is one
+        (v + -0.0, which is v for every float, -0.0 included), so that
+        irad/frontend/held_ints.py, which follows ints irad holds as floats, can
+        tell the float the program asked for from v."""
+        return self.op(arith.AddfOp(self.to_float(v, type), self.const(-0.0, type)))
+
     def to_int(self, v: SSAValue) -> SSAValue:
         """bool -> int (Python's True == 1)."""
         if is_bool(v.type):

@@ -15,7 +15,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, SSAValue
 
-from irad.frontend import number_joins
+from irad.frontend import held_ints, number_joins
 from irad.frontend.emitter import Emitter
 from irad.ir import tensor as T
 from irad.ir.types import F32, F64, I64, describe, is_float
@@ -77,7 +77,7 @@ def convert(em: Emitter, v: SSAValue, t: Attribute, joined: str) -> SSAValue:
             return em.to_int(v)
         widened = em.to_float(v, t)
         if not is_float(v.type):  # an int (or bool) on this path: numpy's arrays made of it are ints
-            number_joins.mark_int(widened, joined)
+            held_ints.mark(widened, joined.format("an int", "a float"))
         return widened
     elem = t.element_type
     if not isinstance(v.type, TensorType):  # a number broadcast to the array's shape
@@ -93,4 +93,6 @@ def convert(em: Emitter, v: SSAValue, t: Attribute, joined: str) -> SSAValue:
     src = v.type.element_type
     if is_float(src):
         return em.op((arith.TruncFOp if elem == F32 else arith.ExtFOp)(v, t))
-    return T.to_float(em, v, elem)
+    widened = T.to_float(em, v, elem)  # an int array on this path: numpy casts what is written into it
+    held_ints.mark(widened, joined.format("an int array", "a float array"))
+    return widened

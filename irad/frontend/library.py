@@ -75,7 +75,7 @@ def _abs(em: Emitter, args: Sequence[SSAValue]) -> SSAValue:
 
 
 def _float(em: Emitter, args: Sequence[SSAValue]) -> SSAValue:
-    return em.to_float(args[0], args[0].type if is_float(args[0].type) else F64)
+    return em.explicit_float(args[0], args[0].type if is_float(args[0].type) else F64)
 
 
 def _int(em: Emitter, args: Sequence[SSAValue]) -> SSAValue:

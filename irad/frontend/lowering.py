@@ -38,7 +38,7 @@ from irad.frontend.iteration import ITERABLES, IterationLowering
 from irad.ir import builder, printing
 from irad.ir.symbols import fresh_symbol, rename_callees, value_name
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
-from irad.frontend import integers, joins, number_joins, primitives
+from irad.frontend import held_ints, integers, joins, number_joins, primitives
 from irad.frontend.emitter import Emitter
 from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.globals import CLOSURE, DEFAULT, Global, HiddenArguments, HiddenGlobals, is_hidden
@@ -96,6 +96,7 @@ class ModuleLowering:
         self.hidden_globals = hidden_globals
         self._globals: dict[str, tuple[Global, ...]] = {}  # function symbol -> its hidden globals
         self._results: dict[str, Tree] = {}  # function symbol -> the tree of its results
+        self.held_ints: dict[str, held_ints.Summary] = {}  # function symbol -> its ints held as floats
         self._functions: dict[tuple[object, tuple[Attribute, ...]], func.FuncOp] = {}
         # functions being lowered -> (symbol, input types, assumed result types) of
         # the declaration that stands in for recursive calls, made on the first one
@@ -360,7 +361,7 @@ def lower_function(
             "  hint: flatten the call chain or split very long expressions"
         ) from None
     entry.sym_visibility = None  # the entry point is public, helpers private
-    number_joins.strip(lowering.module)
+    held_ints.strip(lowering.module)
     hidden = HiddenGlobals.now(lowering.globals_of(entry), describe_callable(fn))
     return lowering.module, entry.sym_name.data, hidden, lowering.results_of(entry)
 
@@ -465,8 +466,10 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
             )
         results, self.result_tree = self._flatten_return(self.env.get(VALUE) if returned else None, tree)
         self.em.op(builder.return_op(*results))
+        held = held_ints.check(self.block, self.arrays.held_ints)  # ints held as floats: not written into
         number_joins.check(self.block)  # numbers that joins hold as arrays: used only where exact
         name, key = self.name_and_target
+        self.owner.held_ints[name] = held
         op = builder.private_function(name, self.block, [r.type for r in results])
         if key != name:
             op.attributes["irad.target"] = StringAttr(key)
@@ -937,6 +940,12 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         if right is None:
             right = self.expr(right_node)
         right = self.as_number(right, right_node)
+        result = self._binary(op, left, right, right_node, node)
+        if type(op) in _UFUNCS:  # what numpy's dtype of the result says (held_ints.py)
+            self.arrays.record(_UFUNCS[type(op)], (left, right), result, node)
+        return result
+
+    def _binary(self, op: ast.operator, left: SSAValue, right: SSAValue, right_node: ast.expr, node) -> SSAValue:
         if is_array(left) or is_array(right):
             return self.arrays.binary(op, left, right, node)
         if isinstance(op, ast.Pow):
@@ -1346,6 +1355,11 @@ _OPERATOR_NAMES = {
     ast.BitXor: "`^`",
     ast.LShift: "`<<`",
     ast.RShift: "`>>`",
+}
+# numpy's ufunc of each arithmetic operator: what held_ints asks for the result's dtype
+_UFUNCS = {
+    ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Div: np.true_divide,
+    ast.FloorDiv: np.floor_divide, ast.Mod: np.remainder, ast.Pow: np.power, ast.MatMult: np.matmul,
 }
 _NODE_NAMES = {
     "Lambda": "a lambda",

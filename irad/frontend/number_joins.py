@@ -19,7 +19,7 @@ not pass its entry value on to its result.
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, math, scf, tensor
+from xdsl.dialects import arith, scf, tensor
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, StringAttr, TensorType
 from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.dialects.linalg.ops import BroadcastOp, GenericOp
@@ -27,12 +27,10 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineMap
 
 from irad.errors import UnsupportedError
-from irad.frontend.emitter import INT_LITERAL
-from irad.ir.types import describe, is_float
-from irad.ir.walk import walk, walk_block
+from irad.ir.types import describe
+from irad.ir.walk import walk_block
 
 MARK = "irad.number_join"  # on a join's splat: where, and which variable
-INT_MARK = "irad.int_join"  # on the float a join made of an int
 
 
 def joined(location: str, what: str, join: str) -> str:
@@ -48,21 +46,13 @@ def mark(splat: SSAValue, where: str) -> None:
     splat.owner.attributes[MARK] = StringAttr(where)
 
 
-def mark_int(value: SSAValue, where: str) -> None:
-    """Mark the float a join made of an int (`where` as for `mark`)."""
-    value.owner.attributes[INT_MARK] = StringAttr(where)
-
-
 def check(block: Block) -> None:
     """Refuse a use of a marked splat (a number a join holds as an array) that
-    numpy's result would not match, and a write into an array whose dtype a
-    marked int (a float a join made of an int) set; then drop the marks."""
-    _check_ints(block)
-    for op in walk_block(block):
-        op.attributes.pop(INT_LITERAL, None)
-    flow = _flow(block, MARK, _number_step)
-    if flow is None:
+    numpy's result would not match; then drop the marks."""
+    marked = {op.results[0]: op.attributes.pop(MARK).data for op in walk_block(block) if MARK in op.attributes}
+    if not marked:
         return
+    flow = flow_from(block, marked, _number_step)
     for op in walk_block(block):
         for operand in op.operands:
             if flow.maybe_number(operand, op) and not _keeps(op):
@@ -75,21 +65,10 @@ def check(block: Block) -> None:
                 )
 
 
-def strip(module: Operation) -> None:
-    """Drop the marks of functions lowered without `check` (wrappers, rules)."""
-    for op in walk(module):
-        for key in (MARK, INT_MARK, INT_LITERAL):
-            op.attributes.pop(key, None)
-
-
-def _flow(block: Block, key: str, step) -> _Flow | None:
-    """The values the ops marked `key` make (see _Flow), their marks dropped."""
-    marked = [op for op in walk_block(block) if key in op.attributes]
-    if not marked:
-        return None
-    flow = _Flow({op.results[0]: op.attributes[key].data for op in marked}, step)
-    for op in marked:
-        del op.attributes[key]
+def flow_from(block: Block, sources: dict[SSAValue, str], step) -> Flow:
+    """The values that `sources` (value -> the message's start) reach through
+    `step` (see Flow) and control flow."""
+    flow = Flow(dict(sources), step)
     while flow.changed:  # loops carry values back to their start: until nothing new is found
         flow.changed = False
         for op in walk_block(block):
@@ -97,30 +76,13 @@ def _flow(block: Block, key: str, step) -> _Flow | None:
     return flow
 
 
-def _check_ints(block: Block) -> None:
-    """An int a join holds as a float is exact as a number (Python's int and float
-    arithmetic agree on it), but an array made of it (np.full, np.array) is an
-    int array in numpy on the int's path, which casts what is written into it."""
-    flow = _flow(block, INT_MARK, _int_step)
-    if flow is None:
-        return
-    for op in walk_block(block):
-        if isinstance(op, (tensor.InsertOp, tensor.InsertSliceOp)) and flow.maybe_number(op.dest, op):
-            raise UnsupportedError(
-                f"{flow.maybe[op.dest].format('an int', 'a float')}: irad's types are static, so it holds the int as a float, and an "
-                "array made of it is a float array where numpy makes an int array; here it is written into "
-                f"({op.name}), which numpy would cast to int on the path where it is an int"
-                "\n  hint: make it a float on every path (start it as 1.0, not 1, or write float(...))"
-            )
-
-
 def _keeps(op: Operation) -> bool:
-    """Ops through which a maybe-number value may flow (see `_Flow.follow`)."""
+    """Ops through which a maybe-number value may flow (see `Flow.follow`)."""
     return (_elementwise(op) or isinstance(op, (BroadcastOp, scf.YieldOp, scf.ForOp, scf.WhileOp,
                                                 scf.ConditionOp)))
 
 
-class _Flow:
+class Flow:
     """Which values may be a number held as an array (`maybe`: value -> the
     join's message). `first`: block arguments of `scf.for` loops that may be
     one only in the first iteration (through the loop's entry): where a
@@ -183,7 +145,7 @@ class _Flow:
                             self._add(result, self.maybe[out])
 
 
-def _number_step(flow: _Flow, op: Operation):
+def _number_step(flow: Flow, op: Operation):
     """Numbers held as arrays: through elementwise ops beside other such values
     or numbers broadcast (a choice between two values, beside anything), and
     broadcasts."""
@@ -196,37 +158,6 @@ def _number_step(flow: _Flow, op: Operation):
                 yield r, carried[0]
     elif isinstance(op, BroadcastOp) and flow.maybe_number(op.input, op):
         yield op.result, op.input
-
-
-_INT_PRESERVING = (arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.NegfOp, arith.MaximumfOp, arith.MinimumfOp,
-                   arith.SelectOp, math.AbsFOp, tensor.SplatOp, tensor.FromElementsOp, BroadcastOp)
-
-
-def _int_step(flow: _Flow, op: Operation):
-    """Ints held as floats: through what keeps an int an int in Python and numpy
-    (+, -, *, max, min, abs, a choice, arrays made of them) beside other ints."""
-    if not isinstance(op, _INT_PRESERVING):
-        return
-    values = [v for v in op.operands if is_float(_element(v.type))]
-    carried = [v for v in values if flow.maybe_number(v, op)]
-    if carried and all(flow.maybe_number(v, op) or _int_like(v) for v in values):
-        for r in op.results:
-            yield r, carried[0]
-
-
-def _element(t):
-    return t.element_type if isinstance(t, TensorType) else t
-
-
-def _int_like(v: SSAValue) -> bool:
-    """An int made a float (a conversion, or an int literal's constant)."""
-    owner = v.owner
-    if isinstance(owner, (arith.SIToFPOp, arith.UIToFPOp)) or (isinstance(owner, Operation)
-                                                               and INT_LITERAL in owner.attributes):
-        return True
-    if isinstance(owner, tensor.SplatOp):
-        return _int_like(owner.input)
-    return False
 
 
 def _past_first_iteration(op: Operation, loop: Operation) -> bool:

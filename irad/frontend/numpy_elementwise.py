@@ -311,10 +311,10 @@ def _angle(al, node, z, deg):
 def _to_float(elem):
     def handler(al, node, x):
         x = al.array(x, node)
+        if not is_array(x):
+            return al.em.explicit_float(al.to_element(x, elem), elem)
         converted = al.to_element(x, elem)
-        if is_array(converted):
-            return al.new(converted if converted is not x else al.copy(x))
-        return converted
+        return al.new(converted if converted is not x else al.copy(x))
 
     return handler
 

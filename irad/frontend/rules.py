@@ -21,7 +21,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType
 from xdsl.ir import Attribute, Region, SSAValue
 
-from irad.frontend import number_joins
+from irad.frontend import held_ints
 from irad.frontend.control_flow import RETURNED, VALUE
 from irad.frontend.lowering import FunctionLowering, ModuleLowering
 from irad.frontend.values import Static, Value
@@ -50,7 +50,7 @@ def lower_rrule(rule_fn, target, arg_types: tuple[Attribute, ...], table) -> Rul
     ir = _RuleLowering(lowering, parse_function(rule_fn), arg_types).lower_rule()
     if ir is not None:
         for op in (ir.forward, ir.pullback, lowering.module):
-            number_joins.strip(op)
+            held_ints.strip(op)
     return None if ir is None else _with_helpers(ir, lowering, target)
 
 
@@ -60,7 +60,7 @@ def lower_frule(rule_fn, target, arg_types: tuple[Attribute, ...], table) -> Fru
     ir = _FruleLowering(lowering, parse_function(rule_fn), arg_types).lower_frule()
     if ir is not None:
         for op in (ir.jvp, lowering.module):
-            number_joins.strip(op)
+            held_ints.strip(op)
     return None if ir is None else _with_helpers(ir, lowering, target)
 
 

@@ -308,11 +308,6 @@ class Views:
             return (f"in-place write to {what}",
                     f"copy it first: {name} = np.copy({name}) (irad would not update {owner}, "
                     "so this is rejected rather than differentiated differently from numpy)")
-        root = value if member is None else self.env.get(member.base)
-        if root in self.al.int_on_a_path:
-            return (f"in-place write to '{name}', an int array on one path into a join and a float "
-                    "array after it: numpy would cast what is written to int on that path",
-                    f"make it a float array on every path (np.zeros(..., dtype=float), {name}.astype(float))")
         if kind == OPAQUE:
             return (f"in-place write to '{name}', which may be a view of another array",
                     "irad cannot see what a function call or a conditional expression returns; "

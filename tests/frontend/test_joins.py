@@ -353,8 +353,9 @@ def test_an_int_on_one_path_that_sets_an_arrays_dtype_is_not_written(f, args):
     """A number that is an int on one path and a float on another is a float in
     irad; an array made of it is an int array in numpy on the int's path, which
     casts what is written into it. Silently wrong before (np.full(3, m) written)."""
-    with pytest.raises(UnsupportedError, match=r"test_joins.py:\d+:\d+: '\w' is an int on one path into this "
-                       r"(loop|`if`) and a float on another: .* numpy would cast to int"):
+    with pytest.raises(UnsupportedError, match=r"test_joins.py:\d+:\d+: a write into an array that numpy holds as "
+                       r"ints .*: \S*test_joins.py:\d+:\d+: '\w' is an int on one path into this (loop|`if`) and a "
+                       r"float on another"):
         irad.value_and_grad(f)(*args)
 
 

@@ -83,6 +83,8 @@ def main(argv=None) -> int:
     parser.add_argument("--minutes", type=float, default=None, help="stop after this long")
     parser.add_argument("--plain", action="store_true",
                         help="only float results of flat arguments by value_and_grad (no other modes)")
+    parser.add_argument("--int-arrays", action="store_true",
+                        help="int-array statements drawn often: a third of all (generator.Generator._int_array)")
     opts = parser.parse_args(argv)
     out = opts.out or Path(tempfile.mkdtemp(prefix="irad-campaign-"))
     out.mkdir(parents=True, exist_ok=True)
@@ -97,7 +99,7 @@ def main(argv=None) -> int:
     @seed(opts.seed)
     @settings(max_examples=opts.programs, deadline=None, database=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
-    @given(source=programs(with_modes=not opts.plain), args=arguments())
+    @given(source=programs(with_modes=not opts.plain, int_arrays=opts.int_arrays), args=arguments())
     def run(source, args):
         if opts.minutes is not None and time.time() - started > 60 * opts.minutes:
             raise _OutOfTime

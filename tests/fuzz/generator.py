@@ -257,8 +257,9 @@ def slices(n: int) -> list:
 
 
 class Generator:
-    def __init__(self, draw) -> None:
+    def __init__(self, draw, int_arrays: bool = False) -> None:
         self.draw = draw
+        self.int_arrays = int_arrays  # a third of all statements are int-array ones (_int_array)
         self.names = itertools.count(1)
         self.bases = itertools.count(1)
 
@@ -700,6 +701,8 @@ class Generator:
             self.statement(s, indent, depth)
 
     def statement(self, s: Scope, indent: str, depth: int) -> None:
+        if self.int_arrays and self.draw(st.integers(0, 2)) == 0:
+            return self._int_array(s, indent, depth)
         kinds = ["new_scalar", "new_array", "rebind_scalar", "augment_scalar", "rebind_array", "new_int", "alias",
                  "swap"]
         if s.writable():
@@ -707,7 +710,8 @@ class Generator:
         if self.tuple_helpers(s):
             kinds.append("unpack")
         if depth > 0:
-            kinds += ["if", "elif", "for", "while", "while_data", "number_then_array", "int_then_float"]
+            kinds += ["if", "elif", "for", "while", "while_data", "number_then_array", "int_then_float",
+                      "int_array"]
         if s.loop:
             kinds.append("jump")
         kinds += ["return", "local_function"]
@@ -1104,6 +1108,95 @@ class Generator:
         s.scalars.append(name)
         s.maybe_int.add(name)
 
+    # ---- int arrays: numpy's int64 through the ops that keep it ----
+    def int_array_expr(self, s: Scope, n: int, depth: int = 2) -> tuple[str, bool]:
+        """An int64 array (in numpy) of shape (n,), and whether irad holds it as
+        int64 (`exact`) or computes it as floats (np.maximum, np.abs, ... of int
+        arrays: docs/arrays.md, "Ints irad holds as floats"), which is never
+        written into (irad refuses it); `.astype(int)` makes one exact again."""
+        arrays = sorted(name for name, shape in s.arrays.items() if shape == (n,))
+        floats = (lambda: self.array_expr(s, (n,), 0).text)
+        leaves = [
+            lambda: (f"np.arange({n})", True),
+            lambda: (f"(np.arange({n}) - {self.pick([1, 2])})", True),
+            lambda: (f"np.zeros({n}, dtype={self.pick(['int', 'np.int64'])})", True),
+            lambda: ("np.array([{}])".format(", ".join(self.int_expr(s) for _ in range(n))), True),
+            lambda: (f"np.full({n}, {self.int_expr(s)})", True),
+            lambda: (f"(2.0 * {floats()}).astype({self.pick(['int', 'np.int64'])})", True),
+            lambda: (f"np.argsort({floats()})", True),
+        ]
+        if arrays:
+            leaves.append(lambda: (f"(3.0 * np.tanh({self.pick(arrays)})).astype(int)", True))
+        if depth <= 0:
+            return self.pick(leaves)()
+        sub = depth - 1
+        a, exact_a = self.int_array_expr(s, n, sub)
+        kind = self.pick(["leaf", "add", "sub", "mul", "neg", "copy", "times", "held", "held2", "astype",
+                          "axis", "where"])
+        if kind == "leaf":
+            return self.pick(leaves)()
+        if kind in ("add", "sub", "times"):
+            b, exact_b = self.int_array_expr(s, n, sub)
+            op = {"add": "+", "sub": "-", "times": "*"}[kind]
+            return f"({a} {op} {b})", exact_a and exact_b
+        if kind == "mul":
+            return f"({a} * {self.pick([2, -1, 3])})", exact_a
+        if kind == "neg":
+            return f"(-{a})", exact_a
+        if kind == "copy":
+            return f"np.copy({a})", exact_a
+        if kind == "held":  # numpy keeps the int; irad computes a float
+            return self.pick(["np.abs({})", "np.sign({})", "np.square({})", "(({}) ** 2)", "np.clip({}, 0, 2)",
+                              "np.maximum({}, 1)", "np.minimum({}, 0)", "abs({})"]).format(a), False
+        if kind == "held2":
+            b, _ = self.int_array_expr(s, n, sub)
+            return self.pick(["np.maximum({0}, {1})", "np.minimum({0}, {1})",
+                              f"np.where({floats()} > 0.0, {{0}}, {{1}})"]).format(a, b), False
+        if kind == "astype":
+            return f"({a}).astype({self.pick(['int', 'np.int64'])})", True
+        if kind == "where":
+            return f"np.where({floats()} > 0.0, {a}, {self.pick([0, 1, -2])})", False
+        c = self.pick([2, 3])  # an axis reduction of an int matrix
+        m = self.pick([f"np.arange({n * c}).reshape({c}, {n})", "np.stack([{}])".format(", ".join([a] * c)),
+                       f"np.outer(np.arange({c}), {a})"])
+        return self.pick(["np.sum({}, axis=0)", "np.max({}, axis=0)", "({}).min(axis=0)"]).format(m), False
+
+    def _int_array(self, s, indent, depth):
+        """An int array (numpy's int64) made through ops that keep ints, written
+        with floats where irad holds it as ints (numpy casts toward zero: `i[0] =
+        x` stores int(x)), then used with floats: a float array or a float."""
+        name, n = self.name("i"), self.pick([2, 3, 4])
+        text, exact = self.int_array_expr(s, n)
+        s.lines.append(f"{indent}{name} = {text}")
+        if self.pick([False, False, True]):  # a float array on the paths a loop or a branch makes it one
+            head = (f"for {self.name('i')} in range({self.trip(s)}):" if self.chance()
+                    else f"if {self.condition(s)}:")
+            s.lines.append(f"{indent}{head}")
+            s.lines.append(f"{indent}    {name} = {name} {self.pick(['*', '+'])} {self.scalar_expr(s, 1)}")
+            exact = False  # an int array on one path: irad holds it as floats
+        if exact and self.chance():
+            text, length = self.pick(slices(n))
+            value = self.scalar_expr(s, 1)
+            if self.chance():  # an element: `op=` reads, converts and writes back, as `=`
+                s.lines.append(f"{indent}{name}[{self.index(s, n)}] {self.pick(['=', '+=', '*='])} {value}")
+            else:  # a slice: numpy's `op=` would be an in-place ufunc, which refuses to cast to int
+                if (length,) in SHAPES and self.chance():
+                    value = self.array_expr(s, (length,), 1).text
+                s.lines.append(f"{indent}{name}[{text}] = {value}")
+        floats = self.array_expr(s, (n,), 1).text
+        if self.chance():
+            array = self.name("a")
+            use = self.pick(["{0} * {1}", "{1} - {0}", "np.sin({0}) + {1}", "{0} / (1.0 + {1} * {1})",
+                             "np.where({0} > 0, {1}, -{1})", "np.maximum({0}, {1})"])
+            s.lines.append(f"{indent}{array} = {use.format(name, floats)}")
+            self.bind(s, array, (n,), Arr(array, "fresh"))
+        else:
+            scalar = self.name("s")
+            use = self.pick(["np.sum({0} * {1})", "float(np.sum({0})) * {2}", "np.dot({0}, {1})",
+                             f"{{0}}[{self.index(s, n)}] * {{2}}", "np.max({0}) + {2}", "np.mean({0}) * {2}"])
+            s.lines.append(f"{indent}{scalar} = {use.format(name, floats, self.scalar_expr(s, 1))}")
+            s.scalars.append(scalar)
+
     def _while(self, s, indent, depth):
         counter = self.name("j")
         s.lines.append(f"{indent}{counter} = 0")
@@ -1195,11 +1288,12 @@ def modes(draw) -> Mode:
 
 
 @st.composite
-def programs(draw, with_modes: bool = False) -> str:
+def programs(draw, with_modes: bool = False, int_arrays: bool = False) -> str:
     """The source of a module defining helpers and `f(x, w, u, A, B, k)` (or, in
-    other modes, `f(p, m, k)`; see Mode)."""
+    other modes, `f(p, m, k)`; see Mode); `int_arrays`: int-array statements
+    drawn often (a third of all)."""
     mode = draw(modes()) if with_modes else Mode()
-    gen = Generator(draw)
+    gen = Generator(draw, int_arrays)
     helpers, texts = [], []
     for index in range(draw(st.integers(0, 2))):
         shape = gen.pick(SHAPES)

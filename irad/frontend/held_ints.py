@@ -1,0 +1,351 @@
+"""Ints irad holds as floats: values numpy keeps as ints that irad computes in float.
+
+irad lowers much of numpy on int inputs in float: `np.maximum(i, j)`,
+`np.abs(i)`, `np.where(c, i, 5)`, `np.sum(i, axis=0)`, `i @ j`, `np.sum(i)`,
+`i ** 2` of int arrays are float64 in irad and int64 in numpy; and a join
+holds an int on one path as a float (`m = 1; for ...: m = m * 0.5`). The value
+is the same (ints are exact in float64 up to 2**53), and so is everything
+computed from it, except one thing: numpy casts what is written into an int
+array to int (`a[0] = 0.7` stores 0, with a gradient of 0), and irad's float
+array would keep 0.7. Silently wrong, so refused.
+
+Which values are such ints is one analysis over the function's IR, `check`:
+
+* sources: the floats a join made of an int (`mark`, from joins.py), and the
+  results of numpy functions and operators whose numpy dtype is an int where
+  irad's is a float (`record`, called where every numpy function and every
+  arithmetic operator is lowered);
+* rules: `record` also notes, for each such call, whether numpy's result would
+  be an int if its float inputs were ints (np.maximum, +, @, np.sum, np.sign:
+  yes; np.mean, /, np.sin, `* 0.5`: no), and the analysis follows that;
+  numpy's own answer decides, got by calling the function on small example
+  arrays of the inputs' dtypes, so no table of dtype rules is kept here;
+* IR ops outside such calls keep an int an int where Python and numpy do:
+  `+ - *`, max, min, abs and choices beside other ints (int literals
+  included), and moving data (extract, slices, reshapes, broadcasts, splats,
+  arrays of numbers, inserts), through control flow (number_joins.Flow);
+* calls: a function's `Summary` says which of its results are such ints, and
+  which are when one of its float arguments is; a call's results follow it.
+
+A write (tensor.insert, insert_slice, a scatter) into a value the analysis
+finds is refused, naming where the int came from. A bool numpy keeps that irad
+would hold as a float (np.maximum of masks: numpy's `+` of bools is `or`) is
+refused where it is made.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects import arith, func, math, tensor
+from xdsl.dialects.builtin import StringAttr, TensorType
+from xdsl.dialects.linalg.ops import BroadcastOp, GenericOp, TransposeOp
+from xdsl.ir import Operation, SSAValue
+
+from irad.errors import UnsupportedError
+from irad.frontend.emitter import INT_LITERAL
+from irad.frontend.number_joins import MARK, Flow, flow_from
+from irad.frontend.numpy_table import Parameter, numpy_name
+from irad.frontend.values import Static
+from irad.ir.types import F32, F64, I1, is_float
+
+INT_MARK = "irad.int_join"  # on the float a join made of an int: the origin, for the message
+
+HINT = ("make it a float where it is made (float(...), .astype(float), * 1.0, or start it as 1.0, "
+        "not 1), or write into an int array (np.zeros(n, dtype=int))")
+
+
+def mark(value: SSAValue, origin: str) -> None:
+    """Mark the float (or float array) a join made of an int (array); `origin`
+    is the message's start (`file:line:col: 'm' is an int on one path into this
+    loop and a float on another`)."""
+    value.owner.attributes[INT_MARK] = StringAttr(origin)
+
+
+class HeldInts:
+    """What `record` learned while one function was lowered (see the module doc)."""
+
+    def __init__(self) -> None:
+        self.sources: dict[SSAValue, str] = {}  # value -> where it became an int held as a float
+        self.rules: dict[SSAValue, tuple[SSAValue, ...]] = {}  # an int iff these float inputs are
+        self.floats: set[SSAValue] = set()  # a float in numpy whatever the inputs
+        self.writes: dict[Operation, str] = {}  # the ops an item assignment made -> where it is
+        self.any_rules: dict[SSAValue, tuple[SSAValue, ...]] = {}  # an int if one of these is (calls)
+
+    def record(self, fn, args: Sequence, result, where: str, error, params: Sequence[Parameter] = ()) -> None:
+        """After `result = fn(*args)` was lowered (fn a numpy callable, a method
+        name "ndarray.x", or a ufunc for an operator; `params` the parameters
+        `args` bind, from the numpy table): note what numpy's dtype says about
+        each float result. `error(message, hint)` makes the refusal."""
+        leaves = [v for v in _leaves(result) if isinstance(v, SSAValue)]
+        if not any(is_float(_element(v.type)) for v in leaves):
+            return
+        inputs = [v for v in _leaves(args) if isinstance(v, SSAValue)]
+        candidates = tuple(v for v in inputs if is_float(_element(v.type)) and not _float_constant(v))
+        if not candidates and all(is_float(_element(v.type)) for v in inputs):
+            return  # floats in, floats out
+        as_declared = _numpy_kinds(fn, args, params, frozenset())
+        as_ints = _numpy_kinds(fn, args, params, frozenset(map(id, candidates))) if candidates else as_declared
+        for k, v in enumerate(leaves):
+            if not is_float(_element(v.type)) or v in inputs:
+                continue
+            declared = as_declared[k] if as_declared and len(as_declared) == len(leaves) else None
+            if declared == "b":
+                raise error(f"{_name(fn)} of bool values is a bool in numpy, which irad would compute as a "
+                            "float (numpy's + of bools is `or`, and it casts what is written into a bool array)",
+                            "convert to float first (mask * 1.0, mask.astype(float)), or use | & ~ on masks")
+            if declared in ("i", "u"):
+                self.sources[v] = (f"{where}: {_name(fn)} of ints is an int in numpy, which irad computes "
+                                   "as a float")
+            elif candidates and as_ints and len(as_ints) == len(leaves) and as_ints[k] in ("i", "u"):
+                self.rules[v] = candidates
+            elif declared is not None:
+                self.floats.add(v)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What a function's callers need: its results that are ints numpy holds as
+    ints (index -> where from), and those that are when a float argument is."""
+
+    results: dict[int, str]
+    from_arguments: frozenset[int]
+
+
+def check(block, held: HeldInts) -> Summary:
+    """Refuse a write into an array numpy holds as ints that irad holds as
+    floats (see the module doc); then drop the marks. `block` ends in its
+    function's return: what it returns is summarised for the callers."""
+    sources = dict(held.sources)
+    for op in block.walk():
+        if INT_MARK in op.attributes:
+            sources[op.results[0]] = op.attributes[INT_MARK].data
+            del op.attributes[INT_MARK]
+    results: dict[int, str] = {}
+    if sources:
+        flow = flow_from(block, sources, _Step(held))
+        for op in block.walk():
+            dest = _written(op)
+            if dest is not None and flow.maybe_number(dest, op):
+                where = held.writes.get(op)
+                what = f"{where}: a write into an array" if where else f"a write ({op.name}) into an array"
+                raise UnsupportedError(
+                    f"{what} that numpy holds as ints (so it would cast what is written to int) and irad as "
+                    f"floats: {flow.maybe[dest]}\n  hint: {HINT}")
+        results = _returned(block, flow)
+    parameters = {a: "" for a in block.args if is_float(_element(a.type))}
+    returned = _returned(block, flow_from(block, parameters, _Step(held))) if parameters else {}
+    for op in block.walk():
+        op.attributes.pop(INT_LITERAL, None)
+    return Summary(results, frozenset(returned))
+
+
+def _returned(block, flow: Flow) -> dict[int, str]:
+    end = block.last_op
+    if not isinstance(end, func.ReturnOp):
+        return {}
+    return {k: flow.maybe[v] for k, v in enumerate(end.operands) if flow.maybe_number(v, end)}
+
+
+def call_results(held: HeldInts, summary: Summary | None, args: Sequence[SSAValue], results: Sequence[SSAValue],
+                 where: str, callee: str) -> None:
+    """A call's results as its callee's summary says: ints held as floats, or
+    so when one of its float arguments is."""
+    if summary is None:
+        return
+    for k, origin in summary.results.items():
+        held.sources[results[k]] = f"{where}: {callee} returns an int in numpy, which irad computes as a float ({origin})"
+    floats = tuple(a for a in args if is_float(_element(a.type)))
+    for k in summary.from_arguments:
+        if k not in summary.results and floats:
+            held.any_rules[results[k]] = floats
+
+
+# ---- the analysis' steps ---------------------------------------------------------------
+_ARITH = (arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.NegfOp, arith.MaximumfOp, arith.MinimumfOp,
+          arith.MaxnumfOp, arith.MinnumfOp, arith.SelectOp, math.AbsFOp)
+_DATA = (tensor.SplatOp, tensor.FromElementsOp, tensor.ExtractOp, tensor.ExtractSliceOp, tensor.InsertOp,
+         tensor.InsertSliceOp, tensor.ReshapeOp, tensor.CollapseShapeOp, tensor.ExpandShapeOp, tensor.ConcatOp,
+         BroadcastOp, TransposeOp)
+
+
+class _Step:
+    """The (result, source) pairs an op makes maybe an int held as a float."""
+
+    def __init__(self, held: HeldInts):
+        self.held = held
+
+    def __call__(self, flow: Flow, op: Operation):
+        held = self.held
+        for r in op.results:
+            carried = [v for v in held.any_rules.get(r, ()) if flow.maybe_number(v, op)]
+            if carried:
+                yield r, carried[0]
+            if r in held.rules:
+                inputs = held.rules[r]
+                carried = [v for v in inputs if flow.maybe_number(v, op)]
+                if carried and all(flow.maybe_number(v, op) or _int_like(v) for v in inputs):
+                    yield r, carried[0]
+        if not isinstance(op, _ARITH + _DATA) or any(r in held.rules or r in held.floats for r in op.results):
+            return
+        values = [v for v in op.operands if is_float(_element(v.type))]
+        carried = [v for v in values if flow.maybe_number(v, op)]
+        if carried and all(flow.maybe_number(v, op) or _int_like(v) for v in values):
+            for r in op.results:
+                yield r, carried[0]
+
+
+def _written(op: Operation) -> SSAValue | None:
+    """The array an op writes into (a copy of it with some elements replaced)."""
+    if isinstance(op, (tensor.InsertOp, tensor.InsertSliceOp)):
+        return op.dest
+    if isinstance(op, GenericOp) and "irad.kind" in op.attributes and \
+            op.attributes["irad.kind"].data in ("scatter", "scatter-add"):
+        return op.outputs[0]
+    return None
+
+
+def _element(t):
+    return t.element_type if isinstance(t, TensorType) else t
+
+
+def _int_like(v: SSAValue) -> bool:
+    """An int made a float (a conversion, an int literal's constant, arrays of
+    them), or an empty tensor (no value yet)."""
+    owner = v.owner
+    if not isinstance(owner, Operation):
+        return False
+    if isinstance(owner, (arith.SIToFPOp, arith.UIToFPOp, tensor.EmptyOp)) or INT_LITERAL in owner.attributes:
+        return True
+    if isinstance(owner, tensor.SplatOp):
+        return _int_like(owner.input)
+    if isinstance(owner, GenericOp):  # an int array converted (irad/ir/tensor.to_float)
+        body = list(owner.body.block.ops)
+        return len(body) == 2 and isinstance(body[0], (arith.SIToFPOp, arith.UIToFPOp))
+    return False
+
+
+def _float_constant(v: SSAValue) -> bool:
+    """A float literal (not an int literal widened): a float in numpy whatever else is."""
+    owner = v.owner
+    return isinstance(owner, arith.ConstantOp) and INT_LITERAL not in owner.attributes
+
+
+# ---- numpy's own dtype, from example values ------------------------------------------------
+_EXAMPLE_SIZE = 4096  # arrays up to this many elements keep their shape in the examples
+_KINDS: dict[object, tuple[str, ...] | None] = {}
+
+
+def _numpy_kinds(fn, args: Sequence, params: Sequence[Parameter], as_int: frozenset) -> tuple[str, ...] | None:
+    """The dtype kinds ('f', 'i', 'b', ...) of numpy's results of `fn(*args)`,
+    the SSA values in `args` given by example values of their types (those
+    whose id is in `as_int` as int64 instead); None where numpy cannot say
+    (the call needs values an example does not have)."""
+    values = [v for v in _leaves(args) if isinstance(v, SSAValue)]
+    small = sum(_size(v.type) for v in values) <= _EXAMPLE_SIZE
+    try:
+        key = (fn, _key(args, as_int, small))
+        hash(key)
+    except TypeError:
+        key = None
+    if key is not None and key in _KINDS:
+        return _KINDS[key]
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            positional, keywords = _bound(args, params, _example(args, as_int, small))
+            if isinstance(fn, str):  # "ndarray.astype": the method of the first argument
+                out = getattr(positional[0], fn.split(".", 1)[1])(*positional[1:], **keywords)
+            else:
+                out = fn(*positional, **keywords)
+        kinds = tuple(np.asarray(leaf).dtype.kind for leaf in _leaves(out))
+    except Exception:  # noqa: BLE001 - numpy refusing an example: no answer
+        kinds = None
+    if key is not None:
+        _KINDS[key] = kinds
+    return kinds
+
+
+def _bound(args: Sequence, params: Sequence[Parameter], examples: Sequence) -> tuple[list, dict]:
+    """The call's examples as numpy takes them: positionally up to the first
+    argument the call omits, by name after it (`np.clip(a, max=2)`)."""
+    if not params:
+        return list(examples), {}
+    positional, keywords = [], {}
+    skipped = False
+    for p, value, example in zip(params, args, examples):
+        if not p.required and isinstance(value, Static) and value.obj is None:
+            skipped = True  # omitted: the arguments after it go by name
+        elif p.variadic:
+            positional.extend(example)
+        elif skipped:
+            keywords[p.name] = example
+        else:
+            positional.append(example)
+    return positional, keywords
+
+
+def _dtype(t, as_int: bool):
+    element = _element(t)
+    if as_int:
+        return np.int64
+    if element == F64:
+        return np.float64
+    if element == F32:
+        return np.float32
+    return np.bool_ if element == I1 else np.int64
+
+
+def _shape(t, small: bool) -> tuple[int, ...]:
+    dims = tuple(t.get_shape()) if isinstance(t, TensorType) else ()
+    return dims if small else tuple(min(d, 2) for d in dims)
+
+
+def _size(t) -> int:
+    return int(np.prod(t.get_shape())) if isinstance(t, TensorType) else 1
+
+
+def _example(value, as_int: frozenset, small: bool):
+    if isinstance(value, (tuple, list)):
+        return type(value)(_example(v, as_int, small) for v in value)
+    if isinstance(value, Static):
+        return value.obj
+    if isinstance(value, SSAValue):
+        dtype = _dtype(value.type, id(value) in as_int)
+        if isinstance(value.type, TensorType):
+            return np.ones(_shape(value.type, small), dtype=dtype)
+        return {np.float64: 1.0, np.float32: np.float32(1.0), np.bool_: True}.get(dtype, 1)
+    return value
+
+
+def _key(value, as_int: frozenset, small: bool):
+    if isinstance(value, (tuple, list)):
+        return tuple(_key(v, as_int, small) for v in value)
+    if isinstance(value, Static):
+        return ("static", value.obj)
+    if isinstance(value, SSAValue):
+        t = value.type
+        return (str(_dtype(t, id(value) in as_int)), isinstance(t, TensorType), _shape(t, small))
+    return ("other", value)
+
+
+def _leaves(value) -> list:
+    if isinstance(value, (tuple, list)):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [value]
+
+
+def _name(fn) -> str:
+    if isinstance(fn, np.ufunc):
+        return f"numpy.{fn.__name__}"
+    return numpy_name(fn)
+
+
+def strip(module: Operation) -> None:
+    """Drop the marks of functions lowered without `check` (wrappers, rules)."""
+    for op in module.walk():
+        for key in (MARK, INT_MARK, INT_LITERAL):
+            op.attributes.pop(key, None)
