@@ -50,7 +50,9 @@ from irad.frontend.emitter import INT_LITERAL
 from irad.frontend.number_joins import MARK, Flow, flow_from
 from irad.frontend.numpy_table import Parameter, numpy_name
 from irad.frontend.values import Static
+from irad.ir.isa import isa
 from irad.ir.types import F32, F64, I1, is_float
+from irad.ir.walk import walk, walk_block
 
 INT_MARK = "irad.int_join"  # on the float a join made of an int: the origin, for the message
 
@@ -120,14 +122,14 @@ def check(block, held: HeldInts) -> Summary:
     floats (see the module doc); then drop the marks. `block` ends in its
     function's return: what it returns is summarised for the callers."""
     sources = dict(held.sources)
-    for op in block.walk():
+    for op in walk_block(block):
         if INT_MARK in op.attributes:
             sources[op.results[0]] = op.attributes[INT_MARK].data
             del op.attributes[INT_MARK]
     results: dict[int, str] = {}
     if sources:
         flow = flow_from(block, sources, _Step(held))
-        for op in block.walk():
+        for op in walk_block(block):
             dest = _written(op)
             if dest is not None and flow.maybe_number(dest, op):
                 where = held.writes.get(op)
@@ -138,7 +140,7 @@ def check(block, held: HeldInts) -> Summary:
         results = _returned(block, flow)
     parameters = {a: "" for a in block.args if is_float(_element(a.type))}
     returned = _returned(block, flow_from(block, parameters, _Step(held))) if parameters else {}
-    for op in block.walk():
+    for op in walk_block(block):
         op.attributes.pop(INT_LITERAL, None)
     return Summary(results, frozenset(returned))
 
@@ -170,6 +172,7 @@ _ARITH = (arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.NegfOp, arith.Maximumf
 _DATA = (tensor.SplatOp, tensor.FromElementsOp, tensor.ExtractOp, tensor.ExtractSliceOp, tensor.InsertOp,
          tensor.InsertSliceOp, tensor.ReshapeOp, tensor.CollapseShapeOp, tensor.ExpandShapeOp, tensor.ConcatOp,
          BroadcastOp, TransposeOp)
+_FOLLOWED = _ARITH + _DATA  # asked of every op the flow steps through: one tuple
 
 
 class _Step:
@@ -189,7 +192,7 @@ class _Step:
                 carried = [v for v in inputs if flow.maybe_number(v, op)]
                 if carried and all(flow.maybe_number(v, op) or _int_like(v) for v in inputs):
                     yield r, carried[0]
-        if not isinstance(op, _ARITH + _DATA) or any(r in held.rules or r in held.floats for r in op.results):
+        if not isa(op, _FOLLOWED) or any(r in held.rules or r in held.floats for r in op.results):
             return
         values = [v for v in op.operands if is_float(_element(v.type))]
         carried = [v for v in values if flow.maybe_number(v, op)]
@@ -200,9 +203,9 @@ class _Step:
 
 def _written(op: Operation) -> SSAValue | None:
     """The array an op writes into (a copy of it with some elements replaced)."""
-    if isinstance(op, (tensor.InsertOp, tensor.InsertSliceOp)):
+    if isa(op, (tensor.InsertOp, tensor.InsertSliceOp)):
         return op.dest
-    if isinstance(op, GenericOp) and "irad.kind" in op.attributes and \
+    if isa(op, GenericOp) and "irad.kind" in op.attributes and \
             op.attributes["irad.kind"].data in ("scatter", "scatter-add"):
         return op.outputs[0]
     return None
@@ -346,6 +349,6 @@ def _name(fn) -> str:
 
 def strip(module: Operation) -> None:
     """Drop the marks of functions lowered without `check` (wrappers, rules)."""
-    for op in module.walk():
+    for op in walk(module):
         for key in (MARK, INT_MARK, INT_LITERAL):
             op.attributes.pop(key, None)
