@@ -11,8 +11,8 @@ thread to thread and in a forked process; within 1e-12 of the unsplit code.
 import ctypes
 import multiprocessing
 import os
-import select
-import signal
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -198,29 +198,54 @@ def test_a_forked_process_splits_products_with_its_own_helper():
     assert [g.tobytes() for g in _inherited(*copies(args))] == expected  # and the parent's still does
 
 
-def test_a_process_forked_behind_pythons_back_runs_products_on_the_caller():
+# Run by the test below in a process of its own, so that no other Python thread
+# exists when it forks: a raw fork copies CPython's GIL hand-off state, and a
+# thread that was waiting for the GIL (pytest-xdist's I/O thread, a
+# background compile) leaves the child waiting forever for a switch to it.
+_RAW_FORK = """
+import ctypes, os, select, signal, sys, threading
+import numpy as np
+import irad
+from irad.backends import native_split, tiers
+
+
+def dense(w1, w2, x):
+    h = np.tanh(x @ w1)
+    return np.sum(np.sin(h @ w2.T)) + np.sum(h.T @ x)
+
+
+rng = np.random.default_rng(7)
+args = [(0.3 * rng.normal(size=s)).astype(np.float64) for s in [(6, 35), (9, 35), (500, 6)]]
+gradient = irad.grad(dense, (0, 1, 2), backend="native")
+expected = b"".join(g.tobytes() for g in gradient(*[a.copy() for a in args]))  # starts the helper
+assert native_split.counts().helper_chunks + native_split.counts().caller_chunks > 0, "nothing was split"
+tiers.wait_all()
+for thread in threading.enumerate():
+    if thread is not threading.current_thread():
+        thread.join()
+read, write = os.pipe()
+pid = ctypes.PyDLL(None).fork()  # PyDLL: the GIL stays held across the fork
+if pid == 0:  # the child: report and leave at once
+    try:
+        got = b"".join(g.tobytes() for g in gradient(*[a.copy() for a in args]))
+        os.write(write, b"same" if got == expected else b"different")
+    finally:
+        os._exit(0)
+os.close(write)
+ready, _, _ = select.select([read], [], [], 120)
+print(os.read(read, 16).decode() if ready else "no answer in 120 s")
+if not ready:
+    os.kill(pid, signal.SIGKILL)
+os.waitpid(pid, 0)
+"""
+
+
+def test_a_process_forked_behind_pythons_back_runs_products_on_the_caller(tmp_path):
     """libc's fork, without Python's at-fork handlers: the child sees the
     parent's helper state and runs every chunk itself (no hang)."""
-    args = _dense_args(np.random.default_rng(7), np.float64, batch=500)
-    gradient = _gradient(args, True)
-    expected = b"".join(g.tobytes() for g in gradient(*copies(args)))
-    read, write = os.pipe()
-    # PyDLL: the GIL stays held across fork (CDLL would release it, and the
-    # child would wait for it forever if another Python thread took it)
-    pid = ctypes.PyDLL(None).fork()
-    if pid == 0:  # the child: report and leave at once
-        try:
-            got = b"".join(g.tobytes() for g in gradient(*copies(args)))
-            os.write(write, b"same" if got == expected else b"different")
-        finally:
-            os._exit(0)
-    os.close(write)
-    try:
-        ready, _, _ = select.select([read], [], [], 120)
-        answer = os.read(read, 16) if ready else b"no answer in 120 s"
-    finally:
-        os.close(read)
-        if not ready:
-            os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    assert answer == b"same"
+    script = tmp_path / "raw_fork.py"
+    script.write_text(_RAW_FORK)
+    environment = {**os.environ, native_split.MIN_FLOPS_VARIABLE: "0", native_split.SWITCH: "1"}
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=environment)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "same"
