@@ -18,8 +18,10 @@ in three ways, one call each in turns, `rounds` times:
 
 Per product, medians over the rounds: its wall time (post to done), the
 helper's delay to attach, how often both chunks ran on the same CPU when the
-helper ran one, and the time between products (the elementwise loops); per
-call, the gradient's wall time. Everything is one process and one compiled
+helper ran one; a chunk's time alone and side by side with the other (if
+the two slow each other down, the second core brings less: shared execution
+units, memory bandwidth); the time between products (the elementwise loops);
+per call, the gradient's wall time. Everything is one process and one compiled
 gradient, so the ratios within a row are what to read on a loaded machine.
 """
 
@@ -91,6 +93,8 @@ def traced_ir(plain):
         for n, f in enumerate(functions):
             if f.startswith("internal ptr @irad_helper("):
                 f = _edit(_around_run(f, HELPER), "attach:\n", f"attach:\n  call void @irad_mark(i64 {ATTACH})\n")
+            elif f.startswith("internal void @irad_run_all("):
+                f = _around_run(f, CALLER)
             elif f.startswith("void @irad_parallel("):
                 f = _around_run(f, CALLER)
                 f = _edit(f, "  call i32 @pthread_cond_signal(ptr %posted)\n",
@@ -139,7 +143,8 @@ def products(events: np.ndarray) -> list[dict]:
         for chunk in range(native_split.CHUNKS):
             for who, base in (("caller", CALLER), ("helper", HELPER)):
                 if (pe == base + chunk).any():
-                    runners[chunk] = (who, pc[pe == base + chunk][0])
+                    took = pt[pe == base + 10 + chunk][0] - pt[pe == base + chunk][0]
+                    runners[chunk] = (who, pc[pe == base + chunk][0], took)
         found.append({"cycles": t[d] - t[s], "attach": attached[0] - t[s] if len(attached) else None,
                       "runners": runners, "start": t[s], "end": t[d]})
     return found
@@ -184,12 +189,20 @@ def main() -> None:
     for i, label in enumerate(PRODUCTS):
         cells = [f"{us([c[i]['cycles'] for c in timelines[m]]):.0f}" for m in MODES[:1] + MODES[2:] + MODES[1:2]]
         for mode in ("anywhere", "kept off"):
-            helped = [c[i]["runners"] for c in timelines[mode] if any(w == "helper" for w, _ in c[i]["runners"].values())]
-            same = sum(1 for r in helped if len({cpu for _, cpu in r.values()}) == 1)
+            helped = [c[i]["runners"] for c in timelines[mode] if any(w == "helper" for w, _, _ in c[i]["runners"].values())]
+            same = sum(1 for r in helped if len({cpu for _, cpu, _ in r.values()}) == 1)
             cells += [f"{len(helped)}/{rounds}", f"{same}/{max(len(helped), 1)}"]
         delays = [c[i]["attach"] for c in timelines["kept off"] if c[i]["attach"] is not None]
         cells.append(f"{us(delays):.0f}" if delays else "–")
         print(f"| {label} | " + " | ".join(cells) + " |")
+    print("| product | one thread: a chunk µs | kept off, the helper running: caller's chunk µs | helper's chunk µs |")
+    print("|---|---|---|---|")
+    for i, label in enumerate(PRODUCTS):  # chunks slower side by side than alone: the cores share something
+        alone = [took for c in timelines["one thread"] for _, _, took in c[i]["runners"].values()]
+        both = [c[i]["runners"] for c in timelines["kept off"]
+                if [w for w, _, _ in c[i]["runners"].values()] == ["caller", "helper"]]
+        cells = [us(alone)] + ([us([r[0][2] for r in both]), us([r[1][2] for r in both])] if both else [])
+        print(f"| {label} | " + " | ".join(f"{x:.0f}" for x in cells) + " |")
     for mode in MODES:
         gaps = [[c[i + 1]["start"] - c[i]["end"] for c in timelines[mode]] for i in range(len(PRODUCTS) - 1)]
         print(f"between products ({mode}), µs: " + ", ".join(f"{us(g):.0f}" for g in gaps))
