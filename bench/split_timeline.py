@@ -1,7 +1,11 @@
 """Where the time of the MLP gradient's split products goes: a timeline of
 each product, from the split module itself (irad/backends/native_split.py).
 
-Run: .venv/bin/python bench/split_timeline.py [batch] [rounds]   (default 4096, 30)
+Run: .venv/bin/python bench/split_timeline.py [--spin CYCLES] [batch] [rounds]   (default 4096, 30)
+
+`--spin CYCLES`: as in bench/blas_threads.py, the helper watches for the
+next product (and the caller for the helper's last chunk) that long before
+sleeping (native_split.HELPER_SPIN, CALLER_SPIN).
 
 The process-wide split module is built with marks added to its IR (this
 script only): the time-stamp counter and the CPU (sched_getcpu) when the
@@ -151,8 +155,13 @@ def products(events: np.ndarray) -> list[dict]:
 
 
 def main() -> None:
-    batch = int(sys.argv[1]) if len(sys.argv) > 1 else 4096
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 30
+    arguments = sys.argv[1:]
+    if "--spin" in arguments:  # before the split products' module is built
+        at = arguments.index("--spin")
+        native_split.HELPER_SPIN = native_split.CALLER_SPIN = int(arguments[at + 1])
+        del arguments[at:at + 2]
+    batch = int(arguments[0]) if arguments else 4096
+    rounds = int(arguments[1]) if len(arguments) > 1 else 30
     native_split._ir = traced_ir(native_split._ir)  # before the module is built
     args = _mlp_arguments(np.random.default_rng(1), batch, 64, 128, 10)
     gradient = irad.grad(make_mlp(np), (0, 1, 2, 3), backend="native")
