@@ -221,6 +221,9 @@ where:
 keep_off:
   store i32 %cpu1, ptr %at_last
   %got = call i32 @sched_getaffinity(i32 0, i64 128, ptr %mask)
+  %read = icmp eq i32 %got, 0
+  br i1 %read, label %clear, label %done
+clear:
   %byte = lshr i32 %cpu, 3
   %at_byte = getelementptr i8, ptr %mask, i32 %byte
   %bits = load i8, ptr %at_byte
@@ -380,6 +383,9 @@ entry:
   br i1 %free, label %anywhere, label %done
 anywhere:
   %got = call i32 @sched_getaffinity(i32 0, i64 128, ptr %mask)
+  %read = icmp eq i32 %got, 0
+  br i1 %read, label %set_it, label %done
+set_it:
   %set = call i32 @sched_setaffinity(i32 %tid, i64 128, ptr %mask)
   br label %done
 done:
