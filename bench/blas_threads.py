@@ -1,7 +1,8 @@
 """Native gradients with irad's BLAS on one thread (the default), with large
 products split between the caller and irad's helper thread
-(native_split.py, the default), and on every core through OpenBLAS's own
-threads (irad's behaviour before), beside JAX-jit.
+(native_split.py, the default; "split anywhere": with the helper free to
+run on the caller's CPU, as before IRAD_NATIVE_SPLIT_KEEP_OFF), and on every
+core through OpenBLAS's own threads (irad's behaviour before), beside JAX-jit.
 
 Run: .venv/bin/python bench/blas_threads.py [--no-jax] [--spin CYCLES] [workload substrings]   (JAX optional)
 
@@ -12,8 +13,10 @@ the helper's last chunk, that many time-stamp-counter cycles before sleeping
 One process, the same gradient compiled twice: with products split
 (IRAD_NATIVE_SPLIT_PRODUCTS=1) and without (=0). The code without runs with
 irad's copy of OpenBLAS on one thread and on every core (switched between
-blocks of calls, irad.backends.lapack.set_threads). All are taken in turns
-(one thread, split, every core, JAX, one thread, ...). Per gradient call: wall
+blocks of calls, irad.backends.lapack.set_threads); the split code with the
+helper kept off the caller's CPU and not (native_split.set_keep_off, between
+blocks). All are taken in turns (one thread, split, split anywhere, every
+core, JAX, one thread, ...). Per gradient call: wall
 time and the CPU time the process was charged (getrusage, all threads), each
 the median of 7 blocks; then the share of the split products' chunks the
 helper ran (the rest: taken back by the caller). The gradients of one thread
@@ -70,9 +73,17 @@ def measure(make, args, argnums, jax, cores: int) -> tuple[dict[str, tuple[float
     library = lapack.find()
     whole, split = (_gradient(make, args, argnums, s) for s in (False, True))
     threaded = f"{cores} threads"
+    placement = [None]
+
+    def keep_off(on: bool) -> None:  # switched once per block, not per call
+        if placement[0] is not on:
+            native_split.set_keep_off(on)
+            placement[0] = on
+
     systems = {
         "1 thread": lambda *a: (lapack.set_threads(library, 1), whole(*a))[1],
-        "split": lambda *a: (lapack.set_threads(library, 1), split(*a))[1],
+        "split": lambda *a: (lapack.set_threads(library, 1), keep_off(True), split(*a))[-1],
+        "split anywhere": lambda *a: (lapack.set_threads(library, 1), keep_off(False), split(*a))[-1],
         threaded: lambda *a: (lapack.set_threads(library, cores), whole(*a))[1],
     }
     if jax is not None:
@@ -90,6 +101,7 @@ def measure(make, args, argnums, jax, cores: int) -> tuple[dict[str, tuple[float
     after = native_split.counts()
     helper, caller = after.helper_chunks - before.helper_chunks, after.caller_chunks - before.caller_chunks
     lapack.set_threads(library, lapack.threads() or cores)
+    native_split.set_keep_off(native_split.keep_off())
     return row, helper / max(helper + caller, 1)
 
 
@@ -99,9 +111,11 @@ def main() -> None:
     jax = None if "--no-jax" in sys.argv else optional("jax")  # its threads spin on after a call
     prepare(jax)
     cores = len(os.sched_getaffinity(0))
-    names = ["1 thread", "split", f"{cores} threads"] + (["JAX"] if jax is not None else [])
+    names = ["1 thread", "split", "split anywhere", f"{cores} threads"] + (["JAX"] if jax is not None else [])
     header = ([f"{n} wall µs" for n in names] + [f"{n} CPU µs" for n in names]
-              + ["split / 1 thread, wall", f"{cores} threads / 1, wall", "chunks the helper ran"])
+              + ["split / 1 thread, wall", "split anywhere / 1 thread, wall", f"{cores} threads / 1, wall"]
+              + (["split / JAX, wall", "split anywhere / JAX, wall"] if jax is not None else [])
+              + ["chunks the helper ran"])
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("| workload | " + " | ".join(header) + " |")
     print("|---|" + "---|" * len(header))
@@ -111,8 +125,10 @@ def main() -> None:
             continue
         row, helped = measure(make, args, argnums, jax, cores)
         cells = [f"{row[n][0] * 1e6:.0f}" for n in names] + [f"{row[n][1] * 1e6:.0f}" for n in names]
-        cells += [f"{row['split'][0] / row['1 thread'][0]:.2f}", f"{row[names[2]][0] / row['1 thread'][0]:.2f}",
-                  f"{helped:.0%}"]
+        cells += [f"{row[n][0] / row['1 thread'][0]:.2f}" for n in names[1:4]]
+        if jax is not None:
+            cells += [f"{row[n][0] / row['JAX'][0]:.2f}" for n in ("split", "split anywhere")]
+        cells.append(f"{helped:.0%}")
         print(f"| {label} | " + " | ".join(cells) + " |")
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 

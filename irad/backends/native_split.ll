@@ -30,7 +30,19 @@
 ;   208  ptr run, 216 ptr task: the job
 ;   224  i32 the pid of the process the helper runs in
 ;   232  i64 chunks the helper ran, 240 chunks callers ran, 248 jobs taken back
-;        unstarted, 256 jobs run whole because the helper was busy (counters)
+;        unstarted, 256 jobs run whole because the helper was busy, 264 times
+;        the helper was moved off a caller's CPU (counters)
+;   272  i32 the helper's thread id (0 until it has started)
+;   276  i32 1 + the CPU the helper was last kept off (0: none since)
+;   280  i32 1: keep the helper off the caller's CPU (@irad_split_keep_off)
+;
+; Keeping the helper off the caller's CPU (@irad_keep_off): woken by the
+; caller, the helper was placed by Linux on the caller's own CPU when no CPU
+; was idle (a busy machine), and preempted the caller there, so the two chunks
+; ran one after the other and a split product took as long as a whole one
+; (docs/benchmarks.md). So before it posts a job the caller makes the helper's
+; CPU affinity its own minus the CPU it runs on: a system call only when the
+; caller's CPU changed since the last job.
 
 declare i32 @pthread_mutex_lock(ptr)
 declare i32 @pthread_mutex_unlock(ptr)
@@ -43,8 +55,15 @@ declare i32 @pthread_detach(i64)
 declare i32 @pthread_sigmask(i32, ptr, ptr)
 declare i32 @sigfillset(ptr)
 declare i32 @getpid()
+declare i32 @gettid()
+declare i64 @pthread_self()
+declare i32 @pthread_setname_np(i64, ptr)
+declare i32 @sched_getcpu()
+declare i32 @sched_getaffinity(i32, i64, ptr)
+declare i32 @sched_setaffinity(i32, i64, ptr)
 
 @irad_split_state = internal global [320 x i8] zeroinitializer, align 64
+@irad_helper_name = internal constant [11 x i8] c"irad-split\00"
 
 define internal ptr @irad_at(i64 %offset) alwaysinline {
   %p = getelementptr i8, ptr @irad_split_state, i64 %offset
@@ -82,6 +101,11 @@ entry:
   %signals = alloca [128 x i8], align 16  ; sigset_t: signals go to Python's threads
   call i32 @sigfillset(ptr %signals)
   call i32 @pthread_sigmask(i32 0, ptr %signals, ptr null)  ; SIG_BLOCK
+  %self = call i64 @pthread_self()
+  call i32 @pthread_setname_np(i64 %self, ptr @irad_helper_name)  ; for ps, perf and the tests
+  %tid = call i32 @gettid()
+  %at_tid = call ptr @irad_at(i64 272)
+  store atomic i32 %tid, ptr %at_tid release, align 4
   %mutex = call ptr @irad_at(i64 0)
   %posted = call ptr @irad_at(i64 64)
   %finished = call ptr @irad_at(i64 128)
@@ -170,6 +194,53 @@ failed:
   ret void
 }
 
+; Keep the helper off the CPU the caller runs on (the mutex held): its
+; affinity becomes the caller's minus that CPU. Nothing if switched off, if
+; the helper has not said its thread id yet, or if the caller is on the CPU
+; the helper was last kept off.
+define internal void @irad_keep_off() {
+entry:
+  %mask = alloca [128 x i8], align 8  ; cpu_set_t: 1024 CPUs
+  %at_on = call ptr @irad_at(i64 280)
+  %on = load i32, ptr %at_on
+  %at_tid = call ptr @irad_at(i64 272)
+  %tid = load atomic i32, ptr %at_tid acquire, align 4
+  %on1 = icmp ne i32 %on, 0
+  %started = icmp ne i32 %tid, 0
+  %go = and i1 %on1, %started
+  br i1 %go, label %where, label %done
+where:
+  %cpu = call i32 @sched_getcpu()
+  %cpu1 = add i32 %cpu, 1
+  %at_last = call ptr @irad_at(i64 276)
+  %last = load i32, ptr %at_last
+  %moved = icmp ne i32 %cpu1, %last
+  %known = icmp ult i32 %cpu, 1024  ; sched_getcpu failed: -1
+  %move = and i1 %moved, %known
+  br i1 %move, label %keep_off, label %done
+keep_off:
+  store i32 %cpu1, ptr %at_last
+  %got = call i32 @sched_getaffinity(i32 0, i64 128, ptr %mask)
+  %read = icmp eq i32 %got, 0
+  br i1 %read, label %clear, label %done
+clear:
+  %byte = lshr i32 %cpu, 3
+  %at_byte = getelementptr i8, ptr %mask, i32 %byte
+  %bits = load i8, ptr %at_byte
+  %low = trunc i32 %cpu to i8
+  %shift = and i8 %low, 7
+  %bit = shl i8 1, %shift
+  %others = xor i8 %bit, -1
+  %kept = and i8 %bits, %others
+  store i8 %kept, ptr %at_byte
+  ; fails (EINVAL) if the caller may run on this CPU alone: the helper stays where it may
+  %set = call i32 @sched_setaffinity(i32 %tid, i64 128, ptr %mask)
+  call void @irad_add(i64 264)
+  br label %done
+done:
+  ret void
+}
+
 define internal void @irad_run_all(ptr %run, ptr %task, i32 %n) {
 entry:
   br label %loop
@@ -232,6 +303,7 @@ post:
   store i32 0, ptr %at_next
   %at_count = call ptr @irad_at(i64 200)
   store i32 %n, ptr %at_count
+  call void @irad_keep_off()
   store atomic i32 1, ptr %at_phase monotonic, align 4
   %posted = call ptr @irad_at(i64 64)
   call i32 @pthread_cond_signal(ptr %posted)
@@ -285,15 +357,48 @@ define void @irad_split_after_fork() {
   store atomic i32 0, ptr %at_phase monotonic, align 4
   %at_helper = call ptr @irad_at(i64 204)
   store atomic i32 0, ptr %at_helper monotonic, align 4
+  %at_tid = call ptr @irad_at(i64 272)
+  store atomic i32 0, ptr %at_tid monotonic, align 4
+  %at_last = call ptr @irad_at(i64 276)
+  store i32 0, ptr %at_last
   ret void
 }
 
-; The counters, for Python: {helper chunks, caller chunks, taken back, busy}.
+; Keep the helper off the caller's CPU (%on 1) or not (0: it may run on any
+; of the caller's CPUs again), for native_split.py.
+define void @irad_split_keep_off(i32 %on) {
+entry:
+  %mask = alloca [128 x i8], align 8
+  %mutex = call ptr @irad_at(i64 0)
+  call i32 @pthread_mutex_lock(ptr %mutex)
+  %at_on = call ptr @irad_at(i64 280)
+  store i32 %on, ptr %at_on
+  %at_last = call ptr @irad_at(i64 276)
+  store i32 0, ptr %at_last
+  %at_tid = call ptr @irad_at(i64 272)
+  %tid = load atomic i32, ptr %at_tid acquire, align 4
+  %started = icmp ne i32 %tid, 0
+  %off = icmp eq i32 %on, 0
+  %free = and i1 %started, %off
+  br i1 %free, label %anywhere, label %done
+anywhere:
+  %got = call i32 @sched_getaffinity(i32 0, i64 128, ptr %mask)
+  %read = icmp eq i32 %got, 0
+  br i1 %read, label %set_it, label %done
+set_it:
+  %set = call i32 @sched_setaffinity(i32 %tid, i64 128, ptr %mask)
+  br label %done
+done:
+  call i32 @pthread_mutex_unlock(ptr %mutex)
+  ret void
+}
+
+; The counters, for Python: {helper chunks, caller chunks, taken back, busy, moves}.
 define void @irad_split_counts(ptr %out) {
   %mutex = call ptr @irad_at(i64 0)
   call i32 @pthread_mutex_lock(ptr %mutex)
   %from = call ptr @irad_at(i64 232)
-  call void @llvm.memcpy.p0.p0.i64(ptr %out, ptr %from, i64 32, i1 false)
+  call void @llvm.memcpy.p0.p0.i64(ptr %out, ptr %from, i64 40, i1 false)
   call i32 @pthread_mutex_unlock(ptr %mutex)
   ret void
 }

@@ -20,6 +20,11 @@ quiet one runs the product on two cores.
   the largest element in the MLP's products (docs/backends.md).
 * One job at a time: a thread that finds the helper busy with another
   thread's product runs its chunks itself.
+* The helper is kept off the CPU the caller runs on (its affinity is the
+  caller's minus that CPU, set again when the caller moves): woken with no
+  CPU idle, Linux put it on the caller's CPU, where it preempted the caller
+  and the two chunks ran one after the other (docs/benchmarks.md).
+  `IRAD_NATIVE_SPLIT_KEEP_OFF=0` lets it run anywhere.
 * The helper is started by the process's first split product and lives as
   long as the process (the module and its state are never freed). A child
   forked through os.fork (multiprocessing's "fork") gets fresh state and its
@@ -46,11 +51,14 @@ from irad.backends import environment, lapack
 from irad.errors import BackendError
 
 SWITCH = "IRAD_NATIVE_SPLIT_PRODUCTS"
+# 0: the helper may share the caller's CPU (as before; native_split.ll's @irad_keep_off)
+KEEP_OFF_SWITCH = "IRAD_NATIVE_SPLIT_KEEP_OFF"
 MIN_FLOPS_VARIABLE = "IRAD_NATIVE_SPLIT_MIN_FLOPS"
 # Below this many multiply-adds a product is one call: split, such products
 # lost in wall time (a wake-up, a mutex and a second call: docs/benchmarks.md).
 MIN_FLOPS = 1 << 20
 CHUNKS = 2
+HELPER_NAME = "irad-split"  # the helper thread's name (native_split.ll)
 ALIGN = 16  # chunk bounds are multiples of it (native_split.ll)
 # Cycles (of the time-stamp counter, about 2.6 per ns on the machine measured)
 # the helper watches for the next job before it sleeps, and the caller
@@ -72,6 +80,17 @@ def enabled() -> bool:
     if value not in ("0", "1"):
         raise BackendError(f"{SWITCH} must be 0 (products run on the calling thread) or 1 (split), not {value!r}")
     return value == "1" and lapack.threads() == 1 and _cores() > 1
+
+
+def keep_off() -> bool:
+    """Whether the helper is kept off the CPU the caller runs on
+    (native_split.ll's @irad_keep_off): on unless switched off. Read when the
+    process-wide module is built; set_keep_off changes it."""
+    value = os.environ.get(KEEP_OFF_SWITCH, "1")
+    if value not in ("0", "1"):
+        raise BackendError(f"{KEEP_OFF_SWITCH} must be 0 (the helper may share the caller's CPU) or 1 (kept off it), "
+                           f"not {value!r}")
+    return value == "1"
 
 
 def _cores() -> int:
@@ -124,7 +143,19 @@ def _module(library: lapack.Library):
             after_fork = ctypes.CFUNCTYPE(None)(module.address("irad_split_after_fork"))
             os.register_at_fork(after_in_child=after_fork)
             _built[library] = (module, after_fork)
+            _set_keep_off(module, keep_off())
         return _built[library][0]
+
+
+def set_keep_off(on: bool) -> None:
+    """Keep the helper off the caller's CPU or not, from now on (benchmarks
+    compare the two in one process)."""
+    for module, _ in _built.values():
+        _set_keep_off(module, on)
+
+
+def _set_keep_off(module, on: bool) -> None:
+    ctypes.CFUNCTYPE(None, ctypes.c_int32)(module.address("irad_split_keep_off"))(int(on))
 
 
 _built: dict = {}  # never emptied
@@ -138,13 +169,14 @@ class Counts(NamedTuple):
     caller_chunks: int  # chunks the calling threads ran
     taken_back: int  # products the caller finished before the helper attached
     busy: int  # products run whole on the caller: the helper had another's
+    moves: int  # times the helper was moved off a caller's CPU
 
 
 def counts() -> Counts:
     """The counters (zeros if no module split a product yet)."""
     if not _built:
-        return Counts(0, 0, 0, 0)
+        return Counts(0, 0, 0, 0, 0)
     module, _ = next(iter(_built.values()))
-    out = (ctypes.c_int64 * 4)()
+    out = (ctypes.c_int64 * len(Counts._fields))()
     ctypes.CFUNCTYPE(None, ctypes.c_void_p)(module.address("irad_split_counts"))(out)
     return Counts(*out)

@@ -182,19 +182,25 @@ def _in_child(queue, args):
 _inherited = None
 
 
+def _forked(target, args):
+    """What target(queue, args) puts in the queue in a child forked through
+    os.fork (multiprocessing's "fork"), which exits cleanly."""
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=target, args=(queue, args))
+    child.start()
+    got = queue.get(timeout=120)
+    child.join(timeout=60)
+    assert child.exitcode == 0
+    return got
+
+
 def test_a_forked_process_splits_products_with_its_own_helper():
     global _inherited
     args = _dense_args(np.random.default_rng(6), np.float64, batch=500)
     _inherited = _gradient(args, True)
     expected = [g.tobytes() for g in _inherited(*copies(args))]  # the parent's helper runs
-    context = multiprocessing.get_context("fork")
-    queue = context.Queue()
-    child = context.Process(target=_in_child, args=(queue, args))
-    child.start()
-    got = queue.get(timeout=120)
-    child.join(timeout=60)
-    assert child.exitcode == 0
-    assert got == [expected, expected]
+    assert _forked(_in_child, args) == [expected, expected]
     assert [g.tobytes() for g in _inherited(*copies(args))] == expected  # and the parent's still does
 
 
@@ -249,3 +255,70 @@ def test_a_process_forked_behind_pythons_back_runs_products_on_the_caller(tmp_pa
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=environment)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "same"
+
+
+def _helper_cpus() -> set[int]:
+    """The CPUs the helper thread may run on (found by its name)."""
+    tasks = [t for t in os.listdir("/proc/self/task") if _thread_name(t) == native_split.HELPER_NAME]
+    assert len(tasks) == 1, "one helper thread per process"
+    return os.sched_getaffinity(int(tasks[0]))
+
+
+def _thread_name(task: str) -> str:
+    with open(f"/proc/self/task/{task}/comm") as comm:
+        return comm.read().strip()
+
+
+@pytest.fixture
+def keep_off_restored():
+    yield
+    native_split.set_keep_off(native_split.keep_off())
+
+
+def test_the_helper_is_kept_off_the_callers_cpu_and_may_share_it_when_switched_off(keep_off_restored):
+    args = _dense_args(np.random.default_rng(8), np.float64, batch=500)
+    gradient = _gradient(args, True)
+    mine = os.sched_getaffinity(0)
+    native_split.set_keep_off(True)
+    before = native_split.counts()
+    gradient(*copies(args))
+    helper = _helper_cpus()
+    assert helper < mine and len(helper) == len(mine) - 1, "the helper may not run on the caller's CPU"
+    assert native_split.counts().moves > before.moves
+    native_split.set_keep_off(False)
+    assert _helper_cpus() == mine
+    gradient(*copies(args))
+    assert _helper_cpus() == mine
+
+
+def test_split_gradients_are_the_same_bits_with_the_helper_kept_off_or_not(keep_off_restored):
+    args = _dense_args(np.random.default_rng(9), np.float64, batch=700)
+    gradient = _gradient(args, True)
+    first = gradient(*copies(args))
+    for i in range(20):
+        native_split.set_keep_off(i % 2 == 0)
+        assert all(np.array_equal(a, b) for a, b in zip(first, gradient(*copies(args))))
+
+
+@pytest.mark.parametrize("value", ["yes", "2"])
+def test_a_bad_keep_off_switch_is_a_clear_error(value, monkeypatch):
+    monkeypatch.setenv(native_split.KEEP_OFF_SWITCH, value)
+    with pytest.raises(BackendError, match=native_split.KEEP_OFF_SWITCH):
+        native_split.keep_off()
+
+
+def _keep_off_in_child(queue, args):
+    native_split.set_keep_off(True)
+    queue.put([g.tobytes() for g in _inherited(*copies(args))])
+
+
+def test_a_forked_process_keeps_its_own_helper_off_its_cpu_and_never_moves_the_parents(keep_off_restored):
+    """The child's state forgets the parent's helper (a thread of another
+    process, which sched_setaffinity could still move)."""
+    global _inherited
+    args = _dense_args(np.random.default_rng(10), np.float64, batch=500)
+    _inherited = _gradient(args, True)
+    expected = [g.tobytes() for g in _inherited(*copies(args))]
+    native_split.set_keep_off(False)  # the parent's helper may run anywhere
+    assert _forked(_keep_off_in_child, args) == expected
+    assert _helper_cpus() == os.sched_getaffinity(0)
