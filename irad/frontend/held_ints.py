@@ -270,7 +270,7 @@ def _int_like(v: SSAValue) -> bool:
 def _float_constant(v: SSAValue) -> bool:
     """A float literal (not an int literal widened): a float in numpy whatever else is."""
     owner = v.owner
-    return isinstance(owner, arith.ConstantOp) and INT_LITERAL not in owner.attributes
+    return isa(owner, arith.ConstantOp) and INT_LITERAL not in owner.attributes
 
 
 # ---- numpy's own dtype, from example values ------------------------------------------------
@@ -283,15 +283,15 @@ def _numpy_kinds(fn, args: Sequence, params: Sequence[Parameter], as_int: frozen
     the SSA values in `args` given by example values of their types (those
     whose id is in `as_int` as int64 instead); None where numpy cannot say
     (the call needs values an example does not have)."""
-    values = [v for v in _leaves(args) if isinstance(v, SSAValue)]
-    small = sum(_size(v.type) for v in values) <= _EXAMPLE_SIZE
     try:
-        key = (fn, _key(args, as_int, small))
+        key = (fn, _key(args, as_int))
         hash(key)
     except TypeError:
         key = None
     if key is not None and key in _KINDS:
         return _KINDS[key]
+    values = [v for v in _leaves(args) if isinstance(v, SSAValue)]
+    small = sum(_size(v.type) for v in values) <= _EXAMPLE_SIZE
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
@@ -360,14 +360,15 @@ def _example(value, as_int: frozenset, small: bool):
     return value
 
 
-def _key(value, as_int: frozenset, small: bool):
+def _key(value, as_int: frozenset):
+    """What the examples of `value` are made of: each SSA value's type, and
+    whether it is taken as an int (the examples' dtypes and shapes follow)."""
     if isinstance(value, (tuple, list)):
-        return tuple(_key(v, as_int, small) for v in value)
+        return tuple(_key(v, as_int) for v in value)
     if isinstance(value, Static):
         return ("static", value.obj)
     if isinstance(value, SSAValue):
-        t = value.type
-        return (str(_dtype(t, id(value) in as_int)), isinstance(t, TensorType), _shape(t, small))
+        return (value.type, id(value) in as_int)
     return ("other", value)
 
 
