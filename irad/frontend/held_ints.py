@@ -248,7 +248,7 @@ def _written(op: Operation) -> SSAValue | None:
 
 
 def _element(t):
-    return t.element_type if isinstance(t, TensorType) else t
+    return t.element_type if isa(t, TensorType) else t
 
 
 def _int_like(v: SSAValue) -> bool:
@@ -367,7 +367,7 @@ def _key(value, as_int: frozenset):
         return tuple(_key(v, as_int) for v in value)
     if isinstance(value, Static):
         return ("static", value.obj)
-    if isinstance(value, SSAValue):
+    if isa(value, SSAValue):
         return (value.type, id(value) in as_int)
     return ("other", value)
 
