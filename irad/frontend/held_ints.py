@@ -26,6 +26,11 @@ Which values are such ints is one analysis over the function's IR, `check`:
   arrays of numbers, inserts), through control flow (number_joins.Flow);
 * calls: a function's `Summary` says which of its results are such ints, and
   which are when one of its float arguments is; a call's results follow it.
+  The second part is a flow from the function's float parameters, which only
+  a caller passing a maybe-int needs, and most programs hold no int at all: it
+  is followed the first time a caller's flow asks (`Summary.from_arguments`),
+  on the function's IR as `check` left it (the int literals' marks stay until
+  `strip`), its callees' first.
 
 A write (tensor.insert, insert_slice, a scatter) into a value the analysis
 finds is refused, naming where the int came from. A bool numpy keeps that irad
@@ -37,7 +42,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import arith, func, math, tensor
@@ -75,7 +79,9 @@ class HeldInts:
         self.rules: dict[SSAValue, tuple[SSAValue, ...]] = {}  # an int iff these float inputs are
         self.floats: set[SSAValue] = set()  # a float in numpy whatever the inputs
         self.writes: dict[Operation, str] = {}  # the ops an item assignment made -> where it is
-        self.any_rules: dict[SSAValue, tuple[SSAValue, ...]] = {}  # an int if one of these is (calls)
+        # a call's result -> (the call's float arguments, its callee's summary, the
+        # result's index): an int if one of these is and the summary says it follows them
+        self.any_rules: dict[SSAValue, tuple[tuple[SSAValue, ...], Summary, int]] = {}
 
     def record(self, fn, args: Sequence, result, where: str, error, params: Sequence[Parameter] = ()) -> None:
         """After `result = fn(*args)` was lowered (fn a numpy callable, a method
@@ -108,18 +114,48 @@ class HeldInts:
                 self.floats.add(v)
 
 
-@dataclass(frozen=True)
 class Summary:
     """What a function's callers need: its results that are ints numpy holds as
-    ints (index -> where from), and those that are when a float argument is."""
+    ints (index -> where from, `results`), and those that are when a float
+    argument is (`from_arguments`, followed when first asked: the module doc)."""
 
-    results: dict[int, str]
-    from_arguments: frozenset[int]
+    def __init__(self, results: dict[int, str], block, held: HeldInts) -> None:
+        self.results = results
+        self._pending: tuple | None = (block, held)  # what the flow from the parameters reads
+        self._from_arguments: frozenset[int] = frozenset()
+
+    @property
+    def from_arguments(self) -> frozenset[int]:
+        if self._pending is not None:
+            self.settle()
+        return self._from_arguments
+
+    def settle(self) -> None:
+        """Follow the flow from the parameters of this function and of the callees
+        it reaches, callees first: each flow then finds its calls' summaries
+        settled (a loop, not recursion: call chains are thousands deep). The
+        frontend settles a function's summary before it erases the function."""
+        stack = [self]
+        while stack:
+            summary = stack[-1]
+            if summary._pending is None:
+                stack.pop()
+                continue
+            block, held = summary._pending
+            waiting = [s for _, s, _ in held.any_rules.values() if s._pending is not None]
+            if waiting:
+                stack.extend(waiting)
+                continue
+            parameters = {a: "" for a in block.args if is_float(_element(a.type))}
+            if parameters:
+                summary._from_arguments = frozenset(_returned(block, flow_from(block, parameters, _Step(held))))
+            summary._pending = None
+            stack.pop()
 
 
 def check(block, held: HeldInts) -> Summary:
     """Refuse a write into an array numpy holds as ints that irad holds as
-    floats (see the module doc); then drop the marks. `block` ends in its
+    floats (see the module doc); drop the joins' int marks. `block` ends in its
     function's return: what it returns is summarised for the callers."""
     sources = dict(held.sources)
     for op in walk_block(block):
@@ -138,11 +174,7 @@ def check(block, held: HeldInts) -> Summary:
                     f"{what} that numpy holds as ints (so it would cast what is written to int) and irad as "
                     f"floats: {flow.maybe[dest]}\n  hint: {HINT}")
         results = _returned(block, flow)
-    parameters = {a: "" for a in block.args if is_float(_element(a.type))}
-    returned = _returned(block, flow_from(block, parameters, _Step(held))) if parameters else {}
-    for op in walk_block(block):
-        op.attributes.pop(INT_LITERAL, None)
-    return Summary(results, frozenset(returned))
+    return Summary(results, block, held)
 
 
 def _returned(block, flow: Flow) -> dict[int, str]:
@@ -161,9 +193,10 @@ def call_results(held: HeldInts, summary: Summary | None, args: Sequence[SSAValu
     for k, origin in summary.results.items():
         held.sources[results[k]] = f"{where}: {callee} returns an int in numpy, which irad computes as a float ({origin})"
     floats = tuple(a for a in args if is_float(_element(a.type)))
-    for k in summary.from_arguments:
-        if k not in summary.results and floats:
-            held.any_rules[results[k]] = floats
+    if floats:
+        for k, r in enumerate(results):
+            if k not in summary.results:
+                held.any_rules[r] = (floats, summary, k)
 
 
 # ---- the analysis' steps ---------------------------------------------------------------
@@ -184,9 +217,12 @@ class _Step:
     def __call__(self, flow: Flow, op: Operation):
         held = self.held
         for r in op.results:
-            carried = [v for v in held.any_rules.get(r, ()) if flow.maybe_number(v, op)]
-            if carried:
-                yield r, carried[0]
+            call = held.any_rules.get(r)
+            if call is not None:
+                args, summary, k = call
+                carried = [v for v in args if flow.maybe_number(v, op)]
+                if carried and k in summary.from_arguments:  # the callee's flow, only now
+                    yield r, carried[0]
             if r in held.rules:
                 inputs = held.rules[r]
                 carried = [v for v in inputs if flow.maybe_number(v, op)]
@@ -212,7 +248,7 @@ def _written(op: Operation) -> SSAValue | None:
 
 
 def _element(t):
-    return t.element_type if isinstance(t, TensorType) else t
+    return t.element_type if isa(t, TensorType) else t
 
 
 def _int_like(v: SSAValue) -> bool:
@@ -234,7 +270,7 @@ def _int_like(v: SSAValue) -> bool:
 def _float_constant(v: SSAValue) -> bool:
     """A float literal (not an int literal widened): a float in numpy whatever else is."""
     owner = v.owner
-    return isinstance(owner, arith.ConstantOp) and INT_LITERAL not in owner.attributes
+    return isa(owner, arith.ConstantOp) and INT_LITERAL not in owner.attributes
 
 
 # ---- numpy's own dtype, from example values ------------------------------------------------
@@ -247,15 +283,15 @@ def _numpy_kinds(fn, args: Sequence, params: Sequence[Parameter], as_int: frozen
     the SSA values in `args` given by example values of their types (those
     whose id is in `as_int` as int64 instead); None where numpy cannot say
     (the call needs values an example does not have)."""
-    values = [v for v in _leaves(args) if isinstance(v, SSAValue)]
-    small = sum(_size(v.type) for v in values) <= _EXAMPLE_SIZE
     try:
-        key = (fn, _key(args, as_int, small))
+        key = (fn, _key(args, as_int))
         hash(key)
     except TypeError:
         key = None
     if key is not None and key in _KINDS:
         return _KINDS[key]
+    values = [v for v in _leaves(args) if isinstance(v, SSAValue)]
+    small = sum(_size(v.type) for v in values) <= _EXAMPLE_SIZE
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
@@ -324,14 +360,15 @@ def _example(value, as_int: frozenset, small: bool):
     return value
 
 
-def _key(value, as_int: frozenset, small: bool):
+def _key(value, as_int: frozenset):
+    """What the examples of `value` are made of: each SSA value's type, and
+    whether it is taken as an int (the examples' dtypes and shapes follow)."""
     if isinstance(value, (tuple, list)):
-        return tuple(_key(v, as_int, small) for v in value)
+        return tuple(_key(v, as_int) for v in value)
     if isinstance(value, Static):
         return ("static", value.obj)
-    if isinstance(value, SSAValue):
-        t = value.type
-        return (str(_dtype(t, id(value) in as_int)), isinstance(t, TensorType), _shape(t, small))
+    if isa(value, SSAValue):
+        return (value.type, id(value) in as_int)
     return ("other", value)
 
 
@@ -348,7 +385,9 @@ def _name(fn) -> str:
 
 
 def strip(module: Operation) -> None:
-    """Drop the marks of functions lowered without `check` (wrappers, rules)."""
+    """Drop the marks, once the module is lowered: the int literals' that
+    `Summary.from_arguments` reads, and those of functions lowered without
+    `check` (wrappers, rules)."""
     for op in walk(module):
         for key in (MARK, INT_MARK, INT_LITERAL):
             op.attributes.pop(key, None)

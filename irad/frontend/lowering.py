@@ -315,8 +315,13 @@ class ModuleLowering:
         """Forget the functions lowered after the first `count` (in order: a
         count, not a copy of the keys, marks where a lowering started, which
         would be quadratic in the number of functions)."""
-        for stale in list(self._functions)[count:]:
-            self._forget(self._functions.pop(stale))
+        stale = [self._functions.pop(key) for key in list(self._functions)[count:]]
+        for op in stale:  # a summary kept by a caller reads the function's IR (held_ints.Summary)
+            summary = self.held_ints.get(op.sym_name.data)
+            if summary is not None:
+                summary.settle()
+        for op in stale:
+            self._forget(op)
 
     def _forget(self, op: func.FuncOp) -> None:
         self._symbols.discard(op.sym_name.data)

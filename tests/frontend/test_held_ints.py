@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import irad
+from irad import generated_programs as programs
 from irad.errors import UnsupportedError
 from tests.reference import BACKENDS, check_against_numpy, check_refused, lowered_text
 
@@ -154,19 +155,59 @@ def helper_fills_with_a_joined_int(x, n):
     return np.sum(b * x)
 
 
+def _twice(t):
+    return t * 2
+
+
+def recursive_fill_of_a_joined_int(t, k):
+    """Lowered twice (its result is not the float first assumed): the second round's
+    recursive call follows the first round's summary, whose callee `_twice` the
+    frontend erased in between (held_ints.Summary.settle)."""
+    if k <= 0:
+        return np.full(3, _twice(t))
+    m = 1
+    for i in range(k):
+        m = m * 0.5
+    b = recursive_fill_of_a_joined_int(m, k - 1) + np.zeros(3, dtype=int)
+    b[0] = t  # <- refused
+    return b
+
+
 REFUSED = [
     (maximum_written, (0.7,)), (abs_written, (0.7,)), (builtin_abs_written, (0.7,)), (where_written, (0.7,)), (clip_written, (0.7,)),
     (sum_axis_written, (0.7,)), (square_written, (0.7,)), (sign_written, (0.7,)), (matmul_written, (0.7,)),
     (einsum_written, (0.7,)), (int_sum_fills, (0.7,)), (int_min_in_an_array, (0.7,)),
     (element_of_maximum_fills, (0.7,)), (joined_then_maximum, (0.7, 0)), (joined_then_sliced, (np.ones(3), -1.0)),
     (joined_int_then_floor_divided, (0.7, 0)), (helper_returns_an_int, (0.7,)),
-    (helper_fills_with_a_joined_int, (0.7, 0)),
+    (helper_fills_with_a_joined_int, (0.7, 0)), (recursive_fill_of_a_joined_int, (0.7, 2)),
 ]
 
 
 @pytest.mark.parametrize("f, args", REFUSED, ids=[f.__name__ for f, _ in REFUSED])
 def test_a_write_into_an_int_irad_holds_as_a_float_is_refused(f, args):
     check_refused(f, args, "a write into an array that numpy holds as ints")
+
+
+def test_an_int_through_a_long_call_chain_is_followed(tmp_path):
+    """A summary's flow from the parameters is followed when a caller first passes a
+    maybe-int, its callees' first, in a loop: here 1,500 of them at once."""
+    n = 1500
+    helpers = "".join(f"def h{k}(t):\n    return h{k - 1}(t * 1)\n\n" for k in range(1, n))
+    source = f"""import numpy as np
+
+def h0(t):
+    return np.full(3, t)
+
+{helpers}def f(x, n):
+    m = 1
+    for i in range(n):
+        m = m * 0.5
+    b = np.copy(h{n - 1}(m))
+    b[0] = x  # <- refused
+    return np.sum(b * x)
+"""
+    f = programs.load(source, "long_int_chain", tmp_path).f
+    check_refused(f, (0.7, 0), "a write into an array that numpy holds as ints")
 
 
 # ---- what stays exact: the same values used as numbers, or made floats first --------------
