@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Attribute, SSAValue
 
 from irad.errors import UnsupportedError
-from irad.frontend import indexing, integers
+from irad.frontend import indexing, integers, numpy_scalars
 from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.emitter import Emitter
 from irad.frontend.globals import is_hidden
@@ -369,6 +369,7 @@ class ArrayLowering:
                 raise self.error(node, error.message, error.hint) from None
         result = handler(self, node, *bound_args)
         self.record(fn, bound_args, result, node, parameters(params))
+        numpy_scalars.mark_results(result, bound_args, numpy_scalars.PYTHON if fn == "ndarray.item" else numpy_scalars.NUMPY)
         return result
 
     def argument(self, node: ast.expr):

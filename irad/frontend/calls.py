@@ -27,7 +27,7 @@ import warnings
 from dataclasses import replace
 
 import numpy as np
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 from xdsl.ir import SSAValue
 
@@ -44,7 +44,7 @@ from irad.frontend.callables import (
     free_names,
     rebuild,
 )
-from irad.frontend import held_ints
+from irad.frontend import held_ints, numpy_scalars
 from irad.frontend.iteration import ITERABLES
 from irad.frontend.library import FLOAT_FUNCTIONS, FLOAT_TO_INT, INT_RANGES, OPS, describe_callable, select_extremum
 from irad.frontend.printing import lower_print
@@ -436,7 +436,31 @@ class CallLowering:
             self.check_int_range(fn, values[0], node)
         if self.owner.has_rules(fn):  # the pass must meet a call op to consult the table
             return self.call(fn, values, node)
-        return emit(self.em, values)
+        if fn in _KEEPS_NUMPY_BOOLS and self.bool_rule(_KEEPS_NUMPY_BOOLS[fn], values, node) == numpy_scalars.NUMPY:
+            return self._numpy_bools(fn, values)
+        return self._python_number(fn, values, emit(self.em, values))
+
+    def _numpy_bools(self, fn, values: list[SSAValue]) -> SSAValue:
+        """abs, max, min of numpy bools: a numpy bool (numpy_scalars.py)."""
+        result = values[0]
+        for v in values[1:]:
+            result = self.em.op((arith.OrIOp if fn is builtins.max else arith.AndIOp)(result, v))
+        return numpy_scalars.mark(result, numpy_scalars.NUMPY) if result is not values[0] else result
+
+    def _python_number(self, fn, values: list[SSAValue], result: SSAValue) -> SSAValue:
+        """What kind of number a library call returns (numpy_scalars.py): math's
+        functions, float() and int() a Python number; abs, min, max, pow their
+        arguments' kind."""
+        if fn in _KEEPS_NUMPY_BOOLS or fn is builtins.pow:
+            return result
+        if result in values:  # int(n) of an int: a new value, to say it is Python's
+            if numpy_scalars.kind(result) == numpy_scalars.PYTHON:
+                return result
+            result = self.em.op(arith.AddiOp(result, self.em.const(0, result.type)))
+        return numpy_scalars.mark(result, numpy_scalars.PYTHON)
+
+
+_KEEPS_NUMPY_BOOLS = {builtins.abs: "abs", builtins.max: "max", builtins.min: "min"}
 
 
 def _owner_origin(origin):
