@@ -436,16 +436,19 @@ class CallLowering:
             self.check_int_range(fn, values[0], node)
         if self.owner.has_rules(fn):  # the pass must meet a call op to consult the table
             return self.call(fn, values, node)
-        if fn in _KEEPS_NUMPY_BOOLS and self.bool_rule(_KEEPS_NUMPY_BOOLS[fn], values, node) == numpy_scalars.NUMPY:
-            return self._numpy_bools(fn, values)
+        if fn in _KEEPS_NUMPY_BOOLS:
+            rule = self.bool_rule(_KEEPS_NUMPY_BOOLS[fn], values, node)
+            if rule == numpy_scalars.NUMPY or (rule == numpy_scalars.PYTHON and fn is not builtins.abs):
+                return self._bools(fn, values, rule)
         return self._python_number(fn, values, emit(self.em, values))
 
-    def _numpy_bools(self, fn, values: list[SSAValue]) -> SSAValue:
-        """abs, max, min of numpy bools: a numpy bool (numpy_scalars.py)."""
+    def _bools(self, fn, values: list[SSAValue], kind: str) -> SSAValue:
+        """max, min of bools (one of them: a bool), and abs of a numpy bool (the
+        bool): numpy's or Python's, as `kind` says (numpy_scalars.py)."""
         result = values[0]
         for v in values[1:]:
             result = self.em.op((arith.OrIOp if fn is builtins.max else arith.AndIOp)(result, v))
-        return numpy_scalars.mark(result, numpy_scalars.NUMPY) if result is not values[0] else result
+        return numpy_scalars.mark(result, kind) if result is not values[0] else result
 
     def _python_number(self, fn, values: list[SSAValue], result: SSAValue) -> SSAValue:
         """What kind of number a library call returns (numpy_scalars.py): math's
