@@ -62,7 +62,7 @@ from irad.frontend.pytrees import (
 from irad.frontend.source import lambda_as_def
 from irad.frontend.values import Static, Value
 from irad.ir import builder
-from irad.ir.types import is_float
+from irad.ir.types import is_bool, is_float
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON
 
 _NOT_HANDLED = object()
@@ -436,15 +436,15 @@ class CallLowering:
             self.check_int_range(fn, values[0], node)
         if self.owner.has_rules(fn):  # the pass must meet a call op to consult the table
             return self.call(fn, values, node)
-        if fn in _KEEPS_NUMPY_BOOLS:
-            rule = self.bool_rule(_KEEPS_NUMPY_BOOLS[fn], values, node)
-            if rule == numpy_scalars.NUMPY or (rule == numpy_scalars.PYTHON and fn is not builtins.abs):
-                return self._bools(fn, values, rule)
+        if fn in _KEEPS_BOOLS and all(is_bool(v.type) for v in values):
+            kinds = {numpy_scalars.kind(v) for v in values}
+            if not (fn is builtins.abs and kinds == {numpy_scalars.PYTHON}):  # abs(True) is 1
+                return self._bools(fn, values, kinds.pop() if len(kinds) == 1 else numpy_scalars.EITHER)
         return self._python_number(fn, values, emit(self.em, values))
 
     def _bools(self, fn, values: list[SSAValue], kind: str) -> SSAValue:
-        """max, min of bools (one of them: a bool), and abs of a numpy bool (the
-        bool): numpy's or Python's, as `kind` says (numpy_scalars.py)."""
+        """max, min of bools (one of them: a bool, numpy's or Python's as `kind`
+        says; numpy_scalars.py), and abs of a numpy bool (the bool)."""
         result = values[0]
         for v in values[1:]:
             result = self.em.op((arith.OrIOp if fn is builtins.max else arith.AndIOp)(result, v))
@@ -454,7 +454,7 @@ class CallLowering:
         """What kind of number a library call returns (numpy_scalars.py): math's
         functions, float() and int() a Python number; abs, min, max, pow their
         arguments' kind."""
-        if fn in _KEEPS_NUMPY_BOOLS or fn is builtins.pow:
+        if fn in _KEEPS_BOOLS or fn is builtins.pow:
             return result
         if result in values:  # int(n) of an int: a new value, to say it is Python's
             if numpy_scalars.kind(result) == numpy_scalars.PYTHON:
@@ -463,7 +463,7 @@ class CallLowering:
         return numpy_scalars.mark(result, numpy_scalars.PYTHON)
 
 
-_KEEPS_NUMPY_BOOLS = {builtins.abs: "abs", builtins.max: "max", builtins.min: "min"}
+_KEEPS_BOOLS = (builtins.abs, builtins.max, builtins.min)  # of bools: a bool (numpy's abs too)
 
 
 def _owner_origin(origin):

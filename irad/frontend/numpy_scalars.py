@@ -8,8 +8,9 @@ those are Python's numbers. irad holds both as the same IR number (i1, i64,
 f64) and computes the same value for both, except where numpy's rules differ:
 
 * bools: numpy's `+` of two bools is `or` and `*` is `and` (bools again);
-  `-` of two bools, unary `-` and unary `+` raise; `abs`, `max` and `min` keep
-  a bool. Python counts them (`True + True == 2`).
+  `-` of two bools, unary `-` and unary `+` raise; `abs` keeps a bool. Python
+  counts them (`True + True == 2`); `max` and `min` of bools are one of them
+  in both (calls.py).
 * `int ** negative int` raises in numpy; Python gives a float.
 
 `kind(v)` says which `v` is, from the ops that made it: overrides set where
@@ -150,16 +151,17 @@ class Refusal(Exception):
 _COUNT_OR_OR = "say which you mean: int(a) + int(b) counts, a | b is numpy's `or`, a & b its `and`"
 _UNKNOWN = ("irad cannot tell whether {} a numpy bool (an element of a bool array, a comparison of numpy "
             "numbers: numpy's `+` of two is `or`, `*` is `and`) or a Python bool (they count) on every path: "
-            "{} through an `if` or loop that joins both, a function's parameter or a call's result")
+            "{} through an `if` or loop that joins both, a max/min of both, a function's parameter or a call's "
+            "result")
 _JOINED = ("a numpy bool on one path into an `if` or loop is an int or float on another, which irad holds "
            "as that number; numpy's {} of it and a bool would be numpy's bool rule on that path")
 
 
 def bool_rule(symbol: str, operands) -> str | None:
-    """Whose rule `symbol` (`+ - *`, `-x`, `+x`, `abs`, `max`, `min`) of the
-    numbers `operands` follows where numpy's bools differ from Python's:
-    NUMPY, PYTHON, or None where they agree (not all bools). Raises Refusal
-    where irad cannot tell, and where numpy raises."""
+    """Whose rule `symbol` (`+ - *`, `-x`, `+x`) of the numbers `operands`
+    follows where numpy's bools differ from Python's: NUMPY, PYTHON, or None
+    where they agree (not all bools). Raises Refusal where irad cannot tell,
+    and where numpy raises."""
     if any(isinstance(v.type, TensorType) for v in operands):
         return None
     bools = [v for v in operands if is_bool(v.type)]

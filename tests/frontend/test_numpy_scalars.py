@@ -42,6 +42,11 @@ def kept_by_abs_max_min(w):
     return (abs(m[0]) + max(m[0], m[2]) + min(m[1], m[0])) * np.sum(w)
 
 
+def max_of_numpy_and_python_bools(w):
+    m = w > 0
+    return (max(m[0], True) + m[1] + min(False, m[2])) * np.sum(w)  # one of them, then numpy's `+`
+
+
 def with_a_python_bool(w):
     m = w > 0
     return (m[0] + True) * np.sum(w)  # np.True_ + True is np.True_
@@ -92,7 +97,8 @@ def python_numbers_of_elements(w):
     return ((math.sin(w[0]) > 0) + (float(w[1]) > 0) + (w[0:1].item() > 0) + int(w[1] > 0)) * np.sum(w)
 
 
-PROGRAMS = [numpy_bools_added, elements_compared, multiplied_then_added, kept_by_abs_max_min, with_a_python_bool,
+PROGRAMS = [numpy_bools_added, elements_compared, multiplied_then_added, kept_by_abs_max_min,
+            max_of_numpy_and_python_bools, with_a_python_bool,
             with_ints_and_floats, bitwise_and_logic, numpy_functions_of_numbers, through_an_if, through_a_loop,
             over_the_elements, python_bools_added, python_numbers_of_elements]
 
@@ -134,6 +140,11 @@ def numpy_or_python_by_path(w):
     return (b + True) * np.sum(w)  # <- refused
 
 
+def max_of_both_then_a_python_bool(w):
+    b = max(w[0] > 0, True)  # np.True_ or True, by the values
+    return (b + True) * np.sum(w)  # <- refused
+
+
 def bool_or_int_by_path(w):
     m = w > 0
     b = m[0] if w[2] < 0 else 2
@@ -145,6 +156,7 @@ REFUSED = [
     (bool_negated, "numpy's `-` of numpy bools raises"),
     (int_to_a_negative_power, "numpy's int \\*\\* negative int raises"),
     (numpy_or_python_by_path, "irad cannot tell whether these bools are a numpy bool"),
+    (max_of_both_then_a_python_bool, "irad cannot tell whether these bools are a numpy bool"),
     (bool_or_int_by_path, "a numpy bool on one path into an `if` or loop is an int or float on another"),
 ]
 
