@@ -44,7 +44,7 @@ from irad.frontend.callables import (
     free_names,
     rebuild,
 )
-from irad.frontend import held_ints, numpy_scalars
+from irad.frontend import held_ints, integers, numpy_scalars
 from irad.frontend.iteration import ITERABLES
 from irad.frontend.library import FLOAT_FUNCTIONS, FLOAT_TO_INT, INT_RANGES, OPS, describe_callable, select_extremum
 from irad.frontend.printing import lower_print
@@ -436,6 +436,12 @@ class CallLowering:
             self.check_int_range(fn, values[0], node)
         if self.owner.has_rules(fn):  # the pass must meet a call op to consult the table
             return self.call(fn, values, node)
+        exponent = integers.constant_int(values[-1])
+        if fn is builtins.pow and not any(is_float(v.type) for v in values) and (exponent is None or exponent < 0) \
+                and numpy_scalars.kind(values[0]) != numpy_scalars.PYTHON:
+            raise self.src.error(node, "pow() of a numpy int and an int that may be negative: numpy raises "
+                                 "(integers to negative integer powers are not allowed)",
+                                 "write pow(float(base), n), or make n a non-negative literal")
         if fn in _KEEPS_BOOLS and all(is_bool(v.type) for v in values):
             kinds = {numpy_scalars.kind(v) for v in values}
             if not (fn is builtins.abs and kinds == {numpy_scalars.PYTHON}):  # abs(True) is 1

@@ -97,10 +97,15 @@ def python_numbers_of_elements(w):
     return ((math.sin(w[0]) > 0) + (float(w[1]) > 0) + (w[0:1].item() > 0) + int(w[1] > 0)) * np.sum(w)
 
 
+def int_pow_non_negative(w):
+    a = np.arange(1, 4)
+    return (pow(a[1], 2) + pow(a[2], 0) + pow(2, -1)) * np.sum(w)
+
+
 PROGRAMS = [numpy_bools_added, elements_compared, multiplied_then_added, kept_by_abs_max_min,
             max_of_numpy_and_python_bools, with_a_python_bool,
             with_ints_and_floats, bitwise_and_logic, numpy_functions_of_numbers, through_an_if, through_a_loop,
-            over_the_elements, python_bools_added, python_numbers_of_elements]
+            over_the_elements, python_bools_added, python_numbers_of_elements, int_pow_non_negative]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -124,6 +129,11 @@ def bool_negated(w):
 def int_to_a_negative_power(w):
     a = np.arange(1, 4)
     return a[1] ** -1 * np.sum(w)  # <- refused
+
+
+def int_pow_negative(w):
+    a = np.arange(1, 4)
+    return pow(a[1], -2) * np.sum(w)  # <- refused
 
 
 def added(a, b):
@@ -155,6 +165,7 @@ REFUSED = [
     (bools_subtracted, "numpy's `-` of numpy bools raises"),
     (bool_negated, "numpy's `-` of numpy bools raises"),
     (int_to_a_negative_power, "numpy's int \\*\\* negative int raises"),
+    (int_pow_negative, "pow\\(\\) of a numpy int and an int that may be negative: numpy raises"),
     (numpy_or_python_by_path, "irad cannot tell whether these bools are a numpy bool"),
     (max_of_both_then_a_python_bool, "irad cannot tell whether these bools are a numpy bool"),
     (bool_or_int_by_path, "a numpy bool on one path into an `if` or loop is an int or float on another"),
