@@ -30,8 +30,8 @@ from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Attribute, SSAValue
 
 from irad.errors import UnsupportedError
-from irad.frontend import indexing, integers
-from irad.frontend.float_division import floor_divide, remainder
+from irad.frontend import indexing, integers, numpy_scalars
+from irad.frontend.float_division import floor_divide, int_floor_divide, int_remainder, remainder
 from irad.frontend.emitter import Emitter
 from irad.frontend.globals import is_hidden
 from irad.frontend.held_ints import HeldInts
@@ -224,11 +224,7 @@ class ArrayLowering:
             return self.bitwise(op, a, b, node)
         floating = any(is_float(T.element(v)) for v in (a, b))
         if isinstance(op, (ast.Mod, ast.FloorDiv)):
-            if not floating:
-                raise self.error(node, "`%` and `//` on int arrays are not supported",
-                                 "convert to float first (x * 1.0), or use them on int scalars")
-            x, y = self.floats(node, a, b)
-            return self.new((remainder if isinstance(op, ast.Mod) else floor_divide)(self.em, x, y))
+            return self.division(isinstance(op, ast.Mod), a, b, node)
         if not floating and not isinstance(op, ast.Div):
             return self.int_arithmetic(op, a, b, node)
         classes = {ast.Add: arith.AddfOp, ast.Sub: arith.SubfOp, ast.Mult: arith.MulfOp, ast.Div: arith.DivfOp}
@@ -237,6 +233,15 @@ class ArrayLowering:
             raise self.error(node, f"the operator {type(op).__name__} on arrays is not supported")
         x, y = self.floats(node, a, b)
         return self.new(self.em.op(cls(x, y)))
+
+    def division(self, modulo: bool, a: SSAValue, b: SSAValue, node) -> SSAValue:
+        """`%` or `//` (np.remainder, np.floor_divide): of floats, or of int and
+        bool arrays and numbers as numpy's int64 (float_division.py)."""
+        if any(is_float(T.element(v)) for v in (a, b)):
+            x, y = self.floats(node, a, b)
+            return self.new((remainder if modulo else floor_divide)(self.em, x, y))
+        x, y = self.integers(node, *(self.array(v, node) for v in (a, b)))
+        return self.new((int_remainder if modulo else int_floor_divide)(self.em, x, y))
 
     def int_arithmetic(self, op: ast.operator, a: SSAValue, b: SSAValue, node) -> SSAValue:
         """+ - * on int and bool arrays: int64 arrays, as numpy computes them (wrapping)."""
@@ -369,6 +374,7 @@ class ArrayLowering:
                 raise self.error(node, error.message, error.hint) from None
         result = handler(self, node, *bound_args)
         self.record(fn, bound_args, result, node, parameters(params))
+        numpy_scalars.mark_results(result, bound_args, numpy_scalars.PYTHON if fn == "ndarray.item" else numpy_scalars.NUMPY)
         return result
 
     def argument(self, node: ast.expr):

@@ -27,7 +27,7 @@ import warnings
 from dataclasses import replace
 
 import numpy as np
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 from xdsl.ir import SSAValue
 
@@ -44,7 +44,7 @@ from irad.frontend.callables import (
     free_names,
     rebuild,
 )
-from irad.frontend import held_ints
+from irad.frontend import held_ints, integers, numpy_scalars
 from irad.frontend.iteration import ITERABLES
 from irad.frontend.library import FLOAT_FUNCTIONS, FLOAT_TO_INT, INT_RANGES, OPS, describe_callable, select_extremum
 from irad.frontend.printing import lower_print
@@ -62,7 +62,7 @@ from irad.frontend.pytrees import (
 from irad.frontend.source import lambda_as_def
 from irad.frontend.values import Static, Value
 from irad.ir import builder
-from irad.ir.types import is_float
+from irad.ir.types import is_bool, is_float
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON
 
 _NOT_HANDLED = object()
@@ -436,7 +436,40 @@ class CallLowering:
             self.check_int_range(fn, values[0], node)
         if self.owner.has_rules(fn):  # the pass must meet a call op to consult the table
             return self.call(fn, values, node)
-        return emit(self.em, values)
+        exponent = integers.constant_int(values[-1])
+        if fn is builtins.pow and not any(is_float(v.type) for v in values) and (exponent is None or exponent < 0) \
+                and numpy_scalars.kind(values[0]) != numpy_scalars.PYTHON:
+            raise self.src.error(node, "pow() of a numpy int and an int that may be negative: numpy raises "
+                                 "(integers to negative integer powers are not allowed)",
+                                 "write pow(float(base), n), or make n a non-negative literal")
+        if fn in _KEEPS_BOOLS and all(is_bool(v.type) for v in values):
+            kinds = {numpy_scalars.kind(v) for v in values}
+            if not (fn is builtins.abs and kinds == {numpy_scalars.PYTHON}):  # abs(True) is 1
+                return self._bools(fn, values, kinds.pop() if len(kinds) == 1 else numpy_scalars.EITHER)
+        return self._python_number(fn, values, emit(self.em, values))
+
+    def _bools(self, fn, values: list[SSAValue], kind: str) -> SSAValue:
+        """max, min of bools (one of them: a bool, numpy's or Python's as `kind`
+        says; numpy_scalars.py), and abs of a numpy bool (the bool)."""
+        result = values[0]
+        for v in values[1:]:
+            result = self.em.op((arith.OrIOp if fn is builtins.max else arith.AndIOp)(result, v))
+        return numpy_scalars.mark(result, kind) if result is not values[0] else result
+
+    def _python_number(self, fn, values: list[SSAValue], result: SSAValue) -> SSAValue:
+        """What kind of number a library call returns (numpy_scalars.py): math's
+        functions, float() and int() a Python number; abs, min, max, pow their
+        arguments' kind."""
+        if fn in _KEEPS_BOOLS or fn is builtins.pow:
+            return result
+        if result in values:  # int(n) of an int: a new value, to say it is Python's
+            if numpy_scalars.kind(result) == numpy_scalars.PYTHON:
+                return result
+            result = self.em.op(arith.AddiOp(result, self.em.const(0, result.type)))
+        return numpy_scalars.mark(result, numpy_scalars.PYTHON)
+
+
+_KEEPS_BOOLS = (builtins.abs, builtins.max, builtins.min)  # of bools: a bool (numpy's abs too)
 
 
 def _owner_origin(origin):

@@ -1,4 +1,5 @@
-"""Python's and numpy's float `%` and `//`, on numbers and arrays alike.
+"""Python's and numpy's `%` and `//`: floats on numbers and arrays alike, and
+numpy's int arrays (`int_remainder`, `int_floor_divide`).
 
 Both are defined through C's fmod (`arith.remf`, exact), as CPython and numpy
 compute them, not as `x - floor(x / y) * y`, which loses digits and can even
@@ -6,6 +7,11 @@ give a result on the wrong side of zero (1.0 // 0.1 is 9.0, not 10.0). The
 remainder takes the divisor's sign; a zero remainder is a zero of the
 divisor's sign. The derivatives come from the ops: d(x % y) = dx - floor(x / y)
 dy away from the jumps; `//` is piecewise constant (it ends in math.floor).
+
+numpy's int `//` and `%` floor as Python's do (the remainder takes the
+divisor's sign), give 0 for a zero divisor (with a warning numpy prints), and
+wrap for INT64_MIN // -1. MLIR's divisions leave those two undefined (x86
+traps), so they divide by 1 there and select numpy's answer.
 """
 
 from __future__ import annotations
@@ -18,8 +24,10 @@ from xdsl.ir import SSAValue
 
 from irad.ir import tensor as T
 from irad.ir.arith import RemFOp
+from irad.ir.builder import constant
 from irad.ir.constants import float_constant
-from irad.ir.types import I1
+from xdsl.dialects.builtin import IntegerAttr
+from irad.ir.types import I1, I64
 
 
 def _signs_differ(e, args: Sequence[SSAValue]) -> SSAValue:
@@ -67,3 +75,33 @@ def floor_divide(b, x: SSAValue, y: SSAValue) -> SSAValue:
     # y == 0: x / y (inf or nan), through floor so that it stays constant
     by_zero = b.op(mathd.FloorOp(b.div(x, y)))
     return T.select(b, _mask(b, _is("oeq", 0.0), [y]), by_zero, whole)
+
+
+def int_remainder(b, x: SSAValue, y: SSAValue) -> SSAValue:
+    """x % y of int64 arrays (np.remainder), x, y of one shape."""
+    return T.pointwise(b, _int_division(floor=False), [x, y], I64, "piecewise-constant")
+
+
+def int_floor_divide(b, x: SSAValue, y: SSAValue) -> SSAValue:
+    """x // y of int64 arrays (np.floor_divide), x, y of one shape."""
+    return T.pointwise(b, _int_division(floor=True), [x, y], I64, "piecewise-constant")
+
+
+def _int_division(floor: bool):
+    def body(e, args: Sequence[SSAValue]) -> SSAValue:
+        x, y = args
+        zero, one = (e.op(constant(IntegerAttr(v, I64), I64)) for v in (0, 1))
+        by_zero = e.op(arith.CmpiOp(y, zero, "eq"))
+        by_minus_one = e.op(arith.CmpiOp(y, e.op(constant(IntegerAttr(-1, I64), I64)), "eq"))
+        safe = e.op(arith.SelectOp(e.op(arith.OrIOp(by_zero, by_minus_one)), one, y))
+        if floor:  # x // -1 is -x, wrapping at INT64_MIN as numpy's does
+            result = e.op(arith.SelectOp(by_minus_one, e.op(arith.SubiOp(zero, x)),
+                                         e.op(arith.FloorDivSIOp(x, safe))))
+        else:  # remsi takes x's sign: add y where a nonzero remainder's sign differs from y's
+            r = e.op(arith.RemSIOp(x, safe))
+            differ = e.op(arith.CmpiOp(e.op(arith.XOrIOp(r, safe)), zero, "slt"))
+            fix = e.op(arith.AndIOp(e.op(arith.CmpiOp(r, zero, "ne")), differ))
+            result = e.op(arith.SelectOp(fix, e.op(arith.AddiOp(r, safe)), r))
+        return e.op(arith.SelectOp(by_zero, zero, result))
+
+    return body

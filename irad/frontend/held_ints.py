@@ -52,6 +52,7 @@ from xdsl.ir import Operation, SSAValue
 from irad.errors import UnsupportedError
 from irad.frontend.emitter import INT_LITERAL
 from irad.frontend.number_joins import MARK, Flow, flow_from
+from irad.frontend.numpy_scalars import KIND as SCALAR_KIND
 from irad.frontend.numpy_table import Parameter, numpy_name
 from irad.frontend.values import Static
 from irad.ir.isa import isa
@@ -389,5 +390,5 @@ def strip(module: Operation) -> None:
     `Summary.from_arguments` reads, and those of functions lowered without
     `check` (wrappers, rules)."""
     for op in walk(module):
-        for key in (MARK, INT_MARK, INT_LITERAL):
+        for key in (MARK, INT_MARK, INT_LITERAL, SCALAR_KIND):
             op.attributes.pop(key, None)

@@ -15,10 +15,10 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, SSAValue
 
-from irad.frontend import held_ints, number_joins
+from irad.frontend import held_ints, number_joins, numpy_scalars
 from irad.frontend.emitter import Emitter
 from irad.ir import tensor as T
-from irad.ir.types import F32, F64, I64, describe, is_float
+from irad.ir.types import F32, F64, I64, describe, is_bool, is_float
 
 
 def join_scalars(a: Attribute, b: Attribute) -> Attribute:
@@ -73,11 +73,15 @@ def convert(em: Emitter, v: SSAValue, t: Attribute, joined: str) -> SSAValue:
     if v.type == t:
         return v
     if not isinstance(t, TensorType):
+        numpy_bool = is_bool(v.type) and numpy_scalars.kind(v) != numpy_scalars.PYTHON
         if not is_float(t):
-            return em.to_int(v)
-        widened = em.to_float(v, t)
-        if not is_float(v.type):  # an int (or bool) on this path: numpy's arrays made of it are ints
-            held_ints.mark(widened, joined.format("an int", "a float"))
+            widened = em.to_int(v)
+        else:
+            widened = em.to_float(v, t)
+            if not is_float(v.type):  # an int (or bool) on this path: numpy's arrays made of it are ints
+                held_ints.mark(widened, joined.format("an int", "a float"))
+        if numpy_bool:  # beside another bool, numpy's `+` of it is `or` on this path (numpy_scalars.py)
+            numpy_scalars.mark(widened, numpy_scalars.JOINED_BOOL)
         return widened
     elem = t.element_type
     if not isinstance(v.type, TensorType):  # a number broadcast to the array's shape

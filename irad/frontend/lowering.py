@@ -38,7 +38,7 @@ from irad.frontend.iteration import ITERABLES, IterationLowering
 from irad.ir import builder, printing
 from irad.ir.symbols import fresh_symbol, rename_callees, value_name
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
-from irad.frontend import held_ints, integers, joins, number_joins, primitives
+from irad.frontend import held_ints, integers, joins, number_joins, numpy_scalars, primitives
 from irad.frontend.emitter import Emitter
 from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.globals import CLOSURE, DEFAULT, Global, HiddenArguments, HiddenGlobals, is_hidden
@@ -722,7 +722,8 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
                 f"the integer {obj} does not fit in 64 bits (irad's int is i64)",
                 "write it as a float literal (e.g. 1e23) if a float is what you need",
             )
-        return self.em.const(obj, t)
+        value = self.em.const(obj, t)
+        return numpy_scalars.mark(value, numpy_scalars.NUMPY) if isinstance(obj, np.generic) else value
 
     def integer(self, n: int, node: ast.AST) -> Value:
         """An int known while lowering: a constant when it fits in i64, else kept
@@ -906,6 +907,8 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
             n = _static_int(operand)
             return self.integer(-n if isinstance(node.op, ast.USub) else n, node)
         x = self.as_number(operand, node.operand)
+        if isinstance(node.op, (ast.UAdd, ast.USub)) and not is_array(x):
+            self.bool_rule("+x" if isinstance(node.op, ast.UAdd) else "-x", [x], node)
         if isinstance(node.op, ast.UAdd):
             return self.em.to_int(x) if is_bool(x.type) else x
         if isinstance(node.op, ast.USub):
@@ -920,7 +923,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
             return integers.CheckedIntegers(self.em, self.src.location(node)).negate(x)
         if isinstance(node.op, ast.Not):
             b = self.em.to_bool(x)
-            return self.em.op(arith.XOrIOp(b, self.em.const(1, I1)))
+            return numpy_scalars.mark(self.em.op(arith.XOrIOp(b, self.em.const(1, I1))), numpy_scalars.PYTHON)
         if is_array(x):
             return self.arrays.invert(x, node)
         raise self.src.error(node, "the bitwise operator `~` is not supported")
@@ -956,6 +959,13 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         if isinstance(op, ast.Pow):
             return self.power(left, right_node, node, right)
         em = self.em
+        if isinstance(op, (ast.Add, ast.Sub, ast.Mult)):
+            symbol = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}[type(op)]
+            if self.bool_rule(symbol, [left, right], node) == numpy_scalars.NUMPY:  # `or`, `and`
+                combined = em.op((arith.OrIOp if symbol == "+" else arith.AndIOp)(left, right))
+                return numpy_scalars.mark(combined, numpy_scalars.NUMPY)
+        if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and is_bool(left.type) and is_bool(right.type):
+            return em.op(_BITWISE[type(op)](left, right))  # numpy's `or` of bools (Python's too)
         if isinstance(op, ast.Div):  # true division: floats keep their precision
             if is_float(left.type) or is_float(right.type):
                 a, b = em.unify(left, right)
@@ -998,6 +1008,14 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
                 return em.op(arith.FloorDivSIOp(a, b))
             return self.modulo(a, b)
         raise self.src.error(node, f"the operator {_OPERATOR_NAMES.get(type(op), type(op).__name__)} is not supported")
+
+    def bool_rule(self, symbol: str, operands, node) -> str | None:
+        """Whose rule `symbol` of bools follows, numpy's or Python's
+        (numpy_scalars.py); an error where irad cannot match numpy."""
+        try:
+            return numpy_scalars.bool_rule(symbol, operands)
+        except numpy_scalars.Refusal as refusal:
+            raise self.src.error(node, refusal.message, refusal.hint) from None
 
     def stmt_Assert(self, stmt: ast.Assert) -> None:
         """`assert cond, msg`: a run-time check (cf.assert) that fails with
@@ -1076,6 +1094,12 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
     ) -> SSAValue:
         em = self.em
         n = _literal_int(exponent_node)
+        if n is not None and n < 0 and not is_float(base.type) and numpy_scalars.kind(base) != numpy_scalars.PYTHON:
+            raise self.src.error(
+                node, "numpy's int ** negative int raises (integers to negative integer powers are not "
+                "allowed), and irad cannot tell this int from a Python int here" if numpy_scalars.kind(base) !=
+                numpy_scalars.NUMPY else "numpy's int ** negative int raises (integers to negative integer "
+                "powers are not allowed)", "write float(base) ** n, or base ** float(n)")
         if n is not None and abs(n) <= MAX_UNROLLED_POWER:
             base = em.to_int(base) if is_bool(base.type) else base
             if n < 0 and not is_float(base.type):
@@ -1160,7 +1184,8 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         result = values[0]
         for v in values[1:]:
             result = self.em.op(op_class(result, v))
-        return result
+        kinds = [numpy_scalars.kind(v) for v in values]  # `a and b` is one of them
+        return numpy_scalars.mark(result, kinds[0] if len(set(kinds)) == 1 else numpy_scalars.EITHER)
 
     def expr_IfExp(self, node: ast.IfExp) -> Value:
         test = self.expr(node.test)
@@ -1362,6 +1387,7 @@ _OPERATOR_NAMES = {
     ast.RShift: "`>>`",
 }
 # numpy's ufunc of each arithmetic operator: what held_ints asks for the result's dtype
+_BITWISE = {ast.BitAnd: arith.AndIOp, ast.BitOr: arith.OrIOp, ast.BitXor: arith.XOrIOp}
 _UFUNCS = {
     ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Div: np.true_divide,
     ast.FloorDiv: np.floor_divide, ast.Mod: np.remainder, ast.Pow: np.power, ast.MatMult: np.matmul,

@@ -30,7 +30,6 @@ from xdsl.ir import SSAValue
 
 from irad.frontend import integers
 from irad.frontend.arrays import ArrayLowering, is_array
-from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.numpy_table import numpy_function
 from irad.ir import tensor as T
 from irad.ir.arith import RemFOp
@@ -157,14 +156,12 @@ def _positive(al, node, x):
 # ---- remainders ------------------------------------------------------------------
 @numpy_function(np.remainder, np.mod, params=("x1", "x2"))
 def _remainder(al, node, a, b):
-    x, y = _floats(al, node, a, b)
-    return al.new(remainder(al.em, x, y))
+    return al.division(True, *(al.array(v, node) for v in (a, b)), node)
 
 
 @numpy_function(np.floor_divide, params=("x1", "x2"))
 def _floor_divide(al, node, a, b):
-    x, y = _floats(al, node, a, b)
-    return al.new(floor_divide(al.em, x, y))
+    return al.division(False, *(al.array(v, node) for v in (a, b)), node)
 
 
 # ---- smooth functions with a kink in the textbook formula -------------------------

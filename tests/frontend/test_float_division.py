@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import irad
 from irad.errors import RuntimeCheckError
 from irad.testing import check_grad
+from tests.reference import BACKENDS, check_against_numpy
 
 
 def mod(x, y):
@@ -85,3 +86,21 @@ def test_array_derivatives_match_finite_differences():
     rng = np.random.default_rng(3)
     x, y = rng.uniform(-3.0, 3.0, (3, 4)), rng.uniform(0.5, 2.0, 4)
     check_grad(array_ops, x, y, argnums=(0, 1))
+
+
+# ---- numpy's int arrays: floor semantics, 0 for a zero divisor, wrapping at INT64_MIN // -1 --------
+INTS = np.array([7, -7, 5, -5, 0, 3, np.iinfo(np.int64).min, 9, -8])
+DIVISORS = np.array([2, 2, -3, -3, 4, 0, -1, -1, 3])
+
+
+def int_divisions(w):
+    q, r = INTS // DIVISORS, INTS % DIVISORS
+    picked = w[(np.arange(9) * 5) % 9]  # an int array's remainder as indices
+    steps = np.floor_divide(np.arange(9) - 4, 2) + np.remainder(np.arange(9), -4) + (w > 0.35) % 2
+    return np.sum(w * (r + steps)) + np.sum(picked * picked) + np.sum(w[:6] * q[:6])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_int_arrays_divide_as_numpy(backend):
+    with np.errstate(all="ignore"):  # numpy warns of the zero divisor and of INT64_MIN // -1
+        check_against_numpy(int_divisions, (np.linspace(0.1, 0.9, 9),), backend=backend)

@@ -277,14 +277,3 @@ def test_an_int64_array_with_a_float32_array_is_float64_as_in_numpy():
     assert int_times_float32(w).dtype == np.float64
     signature = next(line for line in lowered_text(int_times_float32, w).splitlines() if "func.func" in line)
     assert "(%w: tensor<3xf32>) -> tensor<3xf64>" in signature, signature  # float32 before
-
-
-def numpy_bools_added(w):
-    m = w > 0.0
-    return (m[0] + m[1]) * np.sum(w)  # numpy: np.True_ + np.True_ is np.True_ (`or`)
-
-
-@pytest.mark.xfail(strict=True, reason="found, not fixed: irad adds the bool elements of an array as Python "
-                   "bools (True + True == 2) where numpy's bool scalars give `or` (np.True_ + np.True_ is True)")
-def test_numpy_bool_scalars_add_as_or():
-    check_against_numpy(numpy_bools_added, (np.array([0.5, 1.5, -1.0]),))

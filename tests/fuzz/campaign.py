@@ -64,13 +64,15 @@ def _record(previous, module, last: bool) -> None:
         _EMITTED.append(str(module))
 
 
-def _check(source, args, work, native) -> None:
+def _check(source, args, work, native) -> BaseException | None:
+    """The refusal accepted (checks.refused_where_allowed), if any."""
     _EMITTED.clear()
-    check_program(source, args, work, native=native)
+    refused = check_program(source, args, work, native=native)
     if _EMITTED and find_tool("mlir-opt") is not None:
         ok, diagnostics = mlir_opt_parses("\n// -----\n".join(_EMITTED), split=True)
         if not ok:
             raise AssertionError(f"mlir-opt: {diagnostics.strip().splitlines()[0]}")
+    return refused
 
 
 def main(argv=None) -> int:
@@ -90,6 +92,7 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="irad-campaign-work-"))
     kinds: Counter[str] = Counter()
+    refusals: Counter[str] = Counter()  # accepted: at a line the generator marked MAY_REFUSE
     smallest: dict[str, int] = {}
     ran = [0]
     started = time.time()
@@ -107,7 +110,9 @@ def main(argv=None) -> int:
         signal.alarm(opts.timeout)
         began = time.monotonic()
         try:
-            _check(source, args, work, opts.backend == "native")
+            refused = _check(source, args, work, opts.backend == "native")
+            if refused is not None:
+                refusals[failure_kind(refused)] += 1
             if time.monotonic() - began > opts.timeout:
                 raise _Timeout(TIMED_OUT)  # the alarm's exception was dropped (see _alarm)
         except Exception as error:  # counted, not raised: the campaign goes on
@@ -134,6 +139,9 @@ def main(argv=None) -> int:
     print(f"backend {opts.backend}, seed {opts.seed}: {ran[0]} programs, {failures} failed, "
           f"{ran[0] - failures} passed ({time.time() - started:.0f} s); smallest cases in {out}")
     for kind, count in kinds.most_common():
+        print(f"{count:6d}  {kind}")
+    print(f"{sum(refusals.values())} refused where the generator allows it:")
+    for kind, count in refusals.most_common():
         print(f"{count:6d}  {kind}")
     return 1 if failures else 0
 

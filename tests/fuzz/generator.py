@@ -99,6 +99,11 @@ AXIS_REDUCTIONS = ["np.sum({0}, axis={1})", "np.mean({0}, axis={1})", "np.max({0
                    "({0}).mean(axis={1})", "({0}).max(axis={1})", "({0}).min(axis={1})"]
 MATMUL = ["({0} @ {1})", "np.dot({0}, {1})", "np.matmul({0}, {1})"]
 AUGMENT = ["+=", "-=", "*="]
+# Ending a line the generator writes where irad may refuse what numpy computes (a
+# float written into an int numpy keeps and irad computes in float; numpy's bool
+# scalars where irad cannot tell them from Python's): the check accepts a refusal
+# naming that line, with a hint, or else the value and derivative must be numpy's.
+MAY_REFUSE = "# may refuse"
 
 
 # ---- what the entry takes and returns, and which transformation checks it ----
@@ -702,7 +707,7 @@ class Generator:
 
     def statement(self, s: Scope, indent: str, depth: int) -> None:
         if self.int_arrays and self.draw(st.integers(0, 2)) == 0:
-            return self._int_array(s, indent, depth)
+            return self._int_statement(s, indent, depth)
         kinds = ["new_scalar", "new_array", "rebind_scalar", "augment_scalar", "rebind_array", "new_int", "alias",
                  "swap"]
         if s.writable():
@@ -711,7 +716,7 @@ class Generator:
             kinds.append("unpack")
         if depth > 0:
             kinds += ["if", "elif", "for", "while", "while_data", "number_then_array", "int_then_float",
-                      "int_array"]
+                      "int_statement"]
         if s.loop:
             kinds.append("jump")
         kinds += ["return", "local_function"]
@@ -1132,7 +1137,7 @@ class Generator:
         sub = depth - 1
         a, exact_a = self.int_array_expr(s, n, sub)
         kind = self.pick(["leaf", "add", "sub", "mul", "neg", "copy", "times", "held", "held2", "astype",
-                          "axis", "where"])
+                          "axis", "where", "divide"])
         if kind == "leaf":
             return self.pick(leaves)()
         if kind in ("add", "sub", "times"):
@@ -1143,6 +1148,10 @@ class Generator:
             return f"({a} * {self.pick([2, -1, 3])})", exact_a
         if kind == "neg":
             return f"(-{a})", exact_a
+        if kind == "divide":  # numpy's floored int `//` and `%` (0 for a zero divisor)
+            b, exact_b = self.int_array_expr(s, n, sub) if self.chance() else (str(self.pick([2, 3, -2])), True)
+            return self.pick(["({0} % {1})", "({0} // {1})", "np.remainder({0}, {1})",
+                              "np.floor_divide({0}, {1})"]).format(a, b), exact_a and exact_b
         if kind == "copy":
             return f"np.copy({a})", exact_a
         if kind == "held":  # numpy keeps the int; irad computes a float
@@ -1174,6 +1183,8 @@ class Generator:
             s.lines.append(f"{indent}{head}")
             s.lines.append(f"{indent}    {name} = {name} {self.pick(['*', '+'])} {self.scalar_expr(s, 1)}")
             exact = False  # an int array on one path: irad holds it as floats
+        if not exact and self.chance():  # numpy's int, irad's float: refused (or numpy's float after a join)
+            self._write_float(s, indent, name, n)
         if exact and self.chance():
             text, length = self.pick(slices(n))
             value = self.scalar_expr(s, 1)
@@ -1196,6 +1207,114 @@ class Generator:
                              f"{{0}}[{self.index(s, n)}] * {{2}}", "np.max({0}) + {2}", "np.mean({0}) * {2}"])
             s.lines.append(f"{indent}{scalar} = {use.format(name, floats, self.scalar_expr(s, 1))}")
             s.scalars.append(scalar)
+
+    def _write_float(self, s, indent, name, n):
+        """A float written into `name`, an array numpy may keep as ints where irad
+        computes floats: numpy truncates it, so irad must refuse (MAY_REFUSE) or
+        match. Elements with `=` and `op=`; slices with `=` only (numpy's in-place
+        `op=` of a slice refuses to cast a float to int)."""
+        value = self.scalar_expr(s, 1)
+        if self.chance():
+            s.lines.append(f"{indent}{name}[{self.index(s, n)}] {self.pick(['=', '+=', '*='])} {value}  {MAY_REFUSE}")
+        else:
+            text, _ = self.pick(slices(n))
+            s.lines.append(f"{indent}{name}[{text}] = {value}  {MAY_REFUSE}")
+
+    def _int_statement(self, s, indent, depth):
+        """One of the int statements `--int-arrays` draws: int arrays, a local
+        function returning one, an int a join may make a float written into an
+        array, numpy's bool scalars."""
+        kind = self.pick(["array", "array", "helper", "join", "bools", "bools"])
+        if kind == "array":
+            return self._int_array(s, indent, depth)
+        if kind == "helper":
+            return self._int_helper(s, indent, depth)
+        if kind == "join":
+            return self._int_join_written(s, indent, depth)
+        return self._numpy_bools(s, indent, depth)
+
+    def _int_helper(self, s, indent, depth):
+        """A nested def returning an int array numpy keeps and irad computes in
+        float (np.maximum, np.abs, ... of ints), or a float array when its
+        argument is a float; a copy of its result written with a float."""
+        g, t, n, name = self.name("g"), self.name("t"), self.pick([2, 3, 4]), self.name("i")
+        body = self.pick(["np.maximum(np.arange({n}) - 1, {t})", "np.abs(np.arange({n}) - {t})",
+                          "np.where(np.arange({n}) > 1, {t}, np.arange({n}))", "np.sign(np.arange({n}) - {t}) * {t}",
+                          "np.minimum(np.arange({n}), {t}) + np.arange({n})"]).format(n=n, t=t)
+        s.lines.append(f"{indent}def {g}({t}):")
+        s.lines.append(f"{indent}    return {body}")
+        argument = self.int_expr(s) if self.pick([True, True, False]) else self.scalar_expr(s, 1)
+        s.lines.append(f"{indent}{name} = np.copy({g}({argument}))")
+        self._write_float(s, indent, name, n)
+        self._use_int_array(s, indent, name, n)
+
+    def _int_join_written(self, s, indent, depth):
+        """An int that a loop or branch may make a float, made an array without
+        float(...) (numpy's dtype is the path's), written with a float."""
+        number, name, n = self.name("s"), self.name("i"), self.pick([2, 3, 4])
+        s.lines.append(f"{indent}{number} = {self.int_expr(s)}")
+        if self.chance():
+            s.lines.append(f"{indent}for {self.name('i')} in range({self.trip(s)}):")
+        else:
+            s.lines.append(f"{indent}if {self.condition(s)}:")
+        s.lines.append(f"{indent}    {number} = {number} {self.pick(['+', '*'])} {self.scalar_expr(s, 1)}")
+        s.lines.append(f"{indent}{name} = " + self.pick([f"np.full({n}, {number})",
+                                                          "np.array([{}])".format(", ".join([number] * n))]))
+        self._write_float(s, indent, name, n)
+        self._use_int_array(s, indent, name, n)
+
+    def _use_int_array(self, s, indent, name, n):
+        scalar = self.name("s")
+        s.lines.append(f"{indent}{scalar} = np.sum({name} * {self.array_expr(s, (n,), 1).text})")
+        s.scalars.append(scalar)
+
+    def bool_expr(self, s: Scope, masks: list, depth: int = 2) -> tuple[str, bool]:
+        """A bool, and whether it is surely one (not an int): numpy's (an element
+        of a mask, a comparison of an element or a reduction) or Python's (a
+        literal, `not`, a comparison of a Python float), through the operators
+        numpy's and Python's bools give different results for (`+` is `or` for
+        numpy's, a count for Python's), none that numpy raises on."""
+        if depth <= 0 or (depth < 2 and self.chance()):  # an operator at the top
+            mask, n = self.pick(masks)
+            return self.pick([
+                lambda: f"{mask}[{self.index(s, n)}]",
+                lambda: f"{mask}[{self.index(s, n)}]",
+                lambda: f"{mask}[{self.index(s, n)}]",
+                lambda: f"({mask}[{self.index(s, n)}] and {mask}[{self.index(s, n)}])",
+                lambda: f"(not {mask}[{self.index(s, n)}])",
+                lambda: f"({self.scalar_expr(s, 1)} > {self.pick(CONSTANTS)})",
+                lambda: f"(np.sum({self.array_expr(s, (n,), 0).text}) > 0.0)",
+                lambda: self.pick(["True", "False", "(1.0 > 0.5)"]),
+            ])(), True
+        (a, a_bool), (b, b_bool) = self.bool_expr(s, masks, depth - 1), self.bool_expr(s, masks, depth - 1)
+        ops = [("({0} + {1})", False)] * 3 + [("({0} * {1})", False), ("abs({0})", a_bool), ("max({0}, {1})", a_bool and b_bool),
+               ("min({0}, {1})", a_bool and b_bool), ("({0} + 1)", False), ("(2 * {0})", False),
+               (f"({{0}} if {self.condition(s)} else {{1}})", a_bool and b_bool)]
+        if a_bool and b_bool:
+            ops += [("({0} | {1})", True), ("({0} & {1})", True)]
+        op, surely = self.pick(ops)
+        return op.format(a, b), surely
+
+    def _numpy_bools(self, s, indent, depth):
+        """numpy's bool scalars: added, multiplied, joined, carried by a loop;
+        then used as a number. Refused where irad cannot tell numpy's from
+        Python's (MAY_REFUSE), else numpy's value."""
+        masks = []
+        for _ in range(self.pick([1, 2])):
+            mask, n = self.name("m"), self.pick([2, 3, 4])
+            s.lines.append(f"{indent}{mask} = {self.array_expr(s, (n,), 1).text} > {self.pick(['-0.5', '0.0', '0.25'])}")
+            masks.append((mask, n))
+        b = self.name("b")
+        text, surely = self.bool_expr(s, masks)
+        s.lines.append(f"{indent}{b} = {text}  {MAY_REFUSE}")
+        if self.chance():
+            more, more_bool = self.bool_expr(s, masks, 1)
+            ops = ["{0} + {1}", "{0} * {1}"] + (["{0} | {1}"] if surely and more_bool else [])
+            s.lines.append(f"{indent}for {self.name('i')} in range({self.trip(s)}):")
+            s.lines.append(f"{indent}    {b} = {self.pick(ops).format(b, more)}  {MAY_REFUSE}")
+        scalar = self.name("s")
+        s.lines.append(f"{indent}{scalar} = {self.scalar_expr(s, 1)} * {b}  {MAY_REFUSE}")
+        s.scalars.append(scalar)
 
     def _while(self, s, indent, depth):
         counter = self.name("j")

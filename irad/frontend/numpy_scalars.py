@@ -1,0 +1,200 @@
+"""numpy's scalars and Python's numbers: which a number is, where they differ.
+
+An element of an array (`x[0]`, `for v in x`), a full reduction (`np.sum(x)`),
+a numpy function of numbers (`np.sin(0.5)`), and arithmetic or a comparison
+with one of them are numpy scalars (np.bool_, np.int64, np.float64); literals,
+`len(x)`, `float(...)`, `int(...)`, `x.item()`, `math.*` and arithmetic of
+those are Python's numbers. irad holds both as the same IR number (i1, i64,
+f64) and computes the same value for both, except where numpy's rules differ:
+
+* bools: numpy's `+` of two bools is `or` and `*` is `and` (bools again);
+  `-` of two bools, unary `-` and unary `+` raise; `abs` keeps a bool. Python
+  counts them (`True + True == 2`); `max` and `min` of bools are one of them
+  in both (calls.py).
+* `int ** negative int` raises in numpy; Python gives a float.
+
+`kind(v)` says which `v` is, from the ops that made it: overrides set where
+the frontend knows (`mark`: numpy functions' results, `float(...)`, `not`),
+else by the op (a constant is Python's, `tensor.extract` numpy's, arithmetic
+is numpy's if an operand is: `np.float64(1) + 1.0` is one), through `scf.if`
+and `scf.for` (a join of what reaches it). A function's parameters and a
+call's results are EITHER (irad cannot tell): the operations above refuse
+EITHER where the two rules would give different results. A numpy bool a join
+widens to an int or float (`v = m[0]` on one path, `v = 2` on another) is
+JOINED_BOOL: beside another bool, numpy's `+` on that path would be `or`.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, scf, tensor
+from xdsl.dialects.builtin import IndexType, StringAttr, TensorType
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+
+from irad.ir.types import is_bool
+
+KIND = "irad.scalar_kind"  # an override on the op that made a number; dropped after lowering (held_ints.strip)
+NUMPY, PYTHON, EITHER, JOINED_BOOL = "numpy", "python", "either", "joined-bool"
+_DEPTH = 150  # ops followed back from one number: beyond it, EITHER (a refusal, never a guess)
+
+
+def mark(value: SSAValue, kind: str) -> SSAValue:
+    """Say which kind of number the op-made `value` is (see the module doc)."""
+    if isinstance(value, SSAValue) and isinstance(value.owner, Operation) and not isinstance(value.type, TensorType):
+        value.owner.attributes[KIND] = StringAttr(kind)
+    return value
+
+
+def kind(v: SSAValue) -> str:
+    """NUMPY, PYTHON, EITHER or JOINED_BOOL: what `v` is in the program run as numpy."""
+    return _Walk()(v) or PYTHON
+
+
+def is_numpy_bool(v: SSAValue) -> bool:
+    return is_bool(v.type) and not isinstance(v.type, TensorType) and kind(v) == NUMPY
+
+
+def join(a: str | None, b: str | None) -> str | None:
+    """What a value that is `a` on one path and `b` on another is (None: no path yet)."""
+    if a is None or a == b:
+        return b
+    if b is None:
+        return a
+    return JOINED_BOOL if JOINED_BOOL in (a, b) else EITHER
+
+
+def _arithmetic(kinds) -> str | None:
+    """An op of numbers: numpy's if one of them is (numpy's scalars win)."""
+    kinds = [k for k in kinds if k is not None]
+    if NUMPY in kinds:
+        return NUMPY
+    if any(k != PYTHON for k in kinds):
+        return EITHER
+    return PYTHON if kinds else None
+
+
+class _Walk:
+    """`kind` by following ops back; a loop's back edge adds nothing while the
+    walk is inside that loop (None), so what was found then is not memoised."""
+
+    def __init__(self):
+        self.memo: dict[SSAValue, str | None] = {}
+        self.open: set[SSAValue] = set()
+        self.cut = False  # met a value being walked (a loop's back edge)
+
+    def __call__(self, v: SSAValue) -> str | None:
+        if v in self.memo:
+            return self.memo[v]
+        if v in self.open:
+            self.cut = True
+            return None
+        if len(self.open) > _DEPTH:
+            return EITHER
+        self.open.add(v)
+        cut, self.cut = self.cut, False
+        try:
+            found = self._derive(v)
+        finally:
+            self.open.discard(v)
+        if not self.cut:
+            self.memo[v] = found
+        self.cut = self.cut or cut
+        return found
+
+    def _derive(self, v: SSAValue) -> str | None:
+        if isinstance(v.type, IndexType):
+            return PYTHON  # a loop counter
+        if isinstance(v, BlockArgument):
+            return self._argument(v)
+        owner = v.owner
+        if KIND in owner.attributes:
+            return owner.attributes[KIND].data
+        if isinstance(owner, arith.ConstantOp):
+            return PYTHON
+        if isinstance(owner, tensor.ExtractOp):
+            return NUMPY
+        if isinstance(owner, arith.SelectOp):  # one of the two: a choice, not arithmetic
+            return join(self(owner.lhs), self(owner.rhs))
+        if isinstance(owner, scf.IfOp):
+            return join(*(self(_yielded(r.block, v.index)) for r in owner.regions))
+        if isinstance(owner, scf.ForOp):
+            return join(self(owner.iter_args[v.index]), self(_yielded(owner.body.block, v.index)))
+        if owner.regions or any(isinstance(o.type, TensorType) for o in owner.operands) or not owner.operands:
+            return EITHER  # a call, a while loop, ...: irad cannot tell
+        return _arithmetic(self(o) for o in owner.operands)
+
+    def _argument(self, v: BlockArgument) -> str | None:
+        loop = v.block.parent_op()
+        if isinstance(loop, scf.ForOp) and v.index > 0:
+            k = v.index - 1
+            return join(self(loop.iter_args[k]), self(_yielded(loop.body.block, k)))
+        return EITHER  # a function's parameter, a while loop's value
+
+
+def _is_join(v: SSAValue) -> bool:
+    """Where JOINED_BOOL can be (arithmetic of it is numpy's or EITHER)."""
+    return isinstance(v, BlockArgument) or isinstance(v.owner, (scf.IfOp, scf.ForOp))
+
+
+def _yielded(block: Block, k: int) -> SSAValue:
+    return block.last_op.operands[k]
+
+
+class Refusal(Exception):
+    """An operation on bools whose result numpy and Python disagree on, where
+    irad cannot match numpy: `message` and `hint` for the frontend's error."""
+
+    def __init__(self, message: str, hint: str):
+        super().__init__(message)
+        self.message, self.hint = message, hint
+
+
+_COUNT_OR_OR = "say which you mean: int(a) + int(b) counts, a | b is numpy's `or`, a & b its `and`"
+_UNKNOWN = ("irad cannot tell whether {} a numpy bool (an element of a bool array, a comparison of numpy "
+            "numbers: numpy's `+` of two is `or`, `*` is `and`) or a Python bool (they count) on every path: "
+            "{} through an `if` or loop that joins both, a max/min of both, a function's parameter or a call's "
+            "result")
+_JOINED = ("a numpy bool on one path into an `if` or loop is an int or float on another, which irad holds "
+           "as that number; numpy's {} of it and a bool would be numpy's bool rule on that path")
+
+
+def bool_rule(symbol: str, operands) -> str | None:
+    """Whose rule `symbol` (`+ - *`, `-x`, `+x`) of the numbers `operands`
+    follows where numpy's bools differ from Python's: NUMPY, PYTHON, or None
+    where they agree (not all bools). Raises Refusal where irad cannot tell,
+    and where numpy raises."""
+    if any(isinstance(v.type, TensorType) for v in operands):
+        return None
+    bools = [v for v in operands if is_bool(v.type)]
+    joined = [v for v in operands if not is_bool(v.type) and _is_join(v) and kind(v) == JOINED_BOOL]
+    if joined and (bools or len(joined) > 1 or symbol in ("-x", "+x")):
+        raise Refusal(f"`{symbol}` here: {_JOINED.format(symbol)}",
+                      "give it one type on every path (int(...), float(...), or a bool on every path)")
+    if len(bools) != len(operands) or (len(bools) < 2 and symbol in ("+", "-", "*")):
+        return None
+    found = {kind(v) for v in bools}
+    if found == {PYTHON}:
+        return PYTHON
+    if NUMPY in found and (symbol in ("+", "*") or found == {NUMPY}):
+        if symbol in ("-", "-x", "+x"):
+            raise Refusal(f"numpy's `{symbol.rstrip('x')}` of numpy bools raises (numpy boolean "
+                          f"{'subtract' if symbol == '-' else 'negative' if symbol == '-x' else 'positive'} "
+                          "is not supported)", "use `not b` to negate, a ^ b for xor, or int(b) to count")
+        return NUMPY
+    what = "these bools are" if len(bools) > 1 else "this bool is"
+    raise Refusal(f"`{symbol}` of bools: " + _UNKNOWN.format(what, "one comes" if len(bools) > 1 else "it comes"),
+                  _COUNT_OR_OR if symbol in ("+", "*", "-") else "convert it: int(b) or bool(b)")
+
+
+def mark_results(result, args, kind_: str) -> None:
+    """Mark the numbers a numpy function returned (`x.item()`: Python's), not
+    the arguments it returned unchanged."""
+    inputs = {id(v) for v in _leaves(args) if isinstance(v, SSAValue)}
+    for leaf in _leaves(result):
+        if isinstance(leaf, SSAValue) and id(leaf) not in inputs:
+            mark(leaf, kind_)
+
+
+def _leaves(value) -> list:
+    if isinstance(value, (tuple, list)):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [value]

@@ -1,0 +1,190 @@
+"""numpy's scalars and Python's numbers (irad/frontend/numpy_scalars.py).
+
+An element of an array, a full reduction, a numpy function of numbers and
+arithmetic or comparisons with them are numpy scalars, whose bools add as `or`
+and multiply as `and` (`m[0] + m[1]` is True in numpy); Python's bools count.
+irad gives numpy's result where the program meets numpy's scalars and
+Python's where it meets Python's, checked against the program run as numpy and
+central differences on both backends; where numpy raises, or irad cannot tell
+which the number is, it refuses, naming the line. Each program below was
+silently wrong before (irad added every bool as Python does)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import irad
+from tests.reference import BACKENDS, check_against_numpy, check_refused, refused_line
+
+W = np.array([0.5, 1.5, -1.0])
+
+
+# ---- numpy's bools: `+` is `or`, `*` is `and`, abs/max/min keep them ----------------------
+def numpy_bools_added(w):
+    m = w > 0.0
+    return (m[0] + m[1]) * np.sum(w)  # numpy: np.True_ + np.True_ is np.True_ (`or`)
+
+
+def elements_compared(w):
+    return ((w[0] > 0) + (w[1] > 0) + (np.sum(w) > 0)) * np.sum(w * w)
+
+
+def multiplied_then_added(w):
+    m = w > 0
+    return (m[0] * m[1] + m[0] * m[1]) * np.sum(w)  # (and) or (and)
+
+
+def kept_by_abs_max_min(w):
+    m = w > 0
+    return (abs(m[0]) + max(m[0], m[2]) + min(m[1], m[0])) * np.sum(w)
+
+
+def max_of_numpy_and_python_bools(w):
+    m = w > 0
+    return (max(m[0], True) + m[1] + min(False, m[2])) * np.sum(w)  # one of them, then numpy's `+`
+
+
+def with_a_python_bool(w):
+    m = w > 0
+    return (m[0] + True) * np.sum(w)  # np.True_ + True is np.True_
+
+
+def with_ints_and_floats(w):
+    m = w > 0
+    return (m[0] + 1 + m[1] * 2.5) * np.sum(w)  # a bool beside a number counts, in numpy too
+
+
+def bitwise_and_logic(w):
+    m = w > 0
+    return ((m[0] | m[2]) + (m[0] & m[1]) + (m[0] ^ m[1]) + (not m[2]) + (m[0] and m[1])) * np.sum(w)
+
+
+def numpy_functions_of_numbers(w):
+    return ((np.sin(1.0) > 0) + (np.cos(0.0) > 0)) * np.sum(w)
+
+
+def through_an_if(w):
+    m = w > 0
+    b = m[0] if w[2] > 0 else m[1]
+    return (b + b) * np.sum(w)
+
+
+def through_a_loop(w):
+    m = w > 0
+    any_positive = m[2]
+    for i in range(3):
+        any_positive = any_positive + m[i]  # or
+    return any_positive * np.sum(w)
+
+
+def over_the_elements(w):
+    count = 0
+    for v in w:
+        count = count + (v > 0)  # an int beside a bool: counts
+    return count * np.sum(w)
+
+
+# ---- Python's numbers: they count -----------------------------------------------------------
+def python_bools_added(w):
+    a = 1.0 > 0
+    return (a + a) * np.sum(w)
+
+
+def python_numbers_of_elements(w):
+    return ((math.sin(w[0]) > 0) + (float(w[1]) > 0) + (w[0:1].item() > 0) + int(w[1] > 0)) * np.sum(w)
+
+
+def int_pow_non_negative(w):
+    a = np.arange(1, 4)
+    return (pow(a[1], 2) + pow(a[2], 0) + pow(2, -1)) * np.sum(w)
+
+
+PROGRAMS = [numpy_bools_added, elements_compared, multiplied_then_added, kept_by_abs_max_min,
+            max_of_numpy_and_python_bools, with_a_python_bool,
+            with_ints_and_floats, bitwise_and_logic, numpy_functions_of_numbers, through_an_if, through_a_loop,
+            over_the_elements, python_bools_added, python_numbers_of_elements, int_pow_non_negative]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f", PROGRAMS, ids=[f.__name__ for f in PROGRAMS])
+@pytest.mark.parametrize("w", [W, -W], ids=["w", "-w"])
+def test_scalars_follow_numpy(f, w, backend):
+    check_against_numpy(f, (w,), backend=backend)
+
+
+# ---- refused: numpy raises, or irad cannot tell --------------------------------------------
+def bools_subtracted(w):
+    m = w > 0
+    return (m[0] - m[1]) * np.sum(w)  # <- refused
+
+
+def bool_negated(w):
+    m = w > 0
+    return -m[0] * np.sum(w)  # <- refused
+
+
+def int_to_a_negative_power(w):
+    a = np.arange(1, 4)
+    return a[1] ** -1 * np.sum(w)  # <- refused
+
+
+def int_pow_negative(w):
+    a = np.arange(1, 4)
+    return pow(a[1], -2) * np.sum(w)  # <- refused
+
+
+def added(a, b):
+    return a + b  # <- refused
+
+
+def through_a_helper(w):
+    m = w > 0
+    return added(m[0], m[1]) * np.sum(w)
+
+
+def numpy_or_python_by_path(w):
+    b = w[0] > 0 if w[2] > 0 else True
+    return (b + True) * np.sum(w)  # <- refused
+
+
+def max_of_both_then_a_python_bool(w):
+    b = max(w[0] > 0, True)  # np.True_ or True, by the values
+    return (b + True) * np.sum(w)  # <- refused
+
+
+def bool_or_int_by_path(w):
+    m = w > 0
+    b = m[0] if w[2] < 0 else 2
+    return (b + m[1]) * np.sum(w)  # <- refused
+
+
+REFUSED = [
+    (bools_subtracted, "numpy's `-` of numpy bools raises"),
+    (bool_negated, "numpy's `-` of numpy bools raises"),
+    (int_to_a_negative_power, "numpy's int \\*\\* negative int raises"),
+    (int_pow_negative, "pow\\(\\) of a numpy int and an int that may be negative: numpy raises"),
+    (numpy_or_python_by_path, "irad cannot tell whether these bools are a numpy bool"),
+    (max_of_both_then_a_python_bool, "irad cannot tell whether these bools are a numpy bool"),
+    (bool_or_int_by_path, "a numpy bool on one path into an `if` or loop is an int or float on another"),
+]
+
+
+@pytest.mark.parametrize("f, message", REFUSED, ids=[f.__name__ for f, _ in REFUSED])
+def test_refused_where_numpy_raises_or_irad_cannot_tell(f, message):
+    for w in (W, -W):  # numpy's own answer: an error, or a result that depends on the path
+        try:
+            f(w)
+        except (TypeError, ValueError):
+            pass
+    check_refused(f, (W,), message)
+
+
+def test_a_helper_cannot_tell_its_parameters():
+    """A function's parameters may be either (it is lowered once per signature):
+    the refusal names the helper's line."""
+    with pytest.raises(irad.UnsupportedError, match="irad cannot tell whether these bools") as info:
+        irad.lower(through_a_helper, W)
+    assert f"test_numpy_scalars.py:{refused_line(added)}:" in str(info.value)
