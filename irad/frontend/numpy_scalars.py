@@ -131,8 +131,12 @@ class _Walk:
 
 
 def _is_join(v: SSAValue) -> bool:
-    """Where JOINED_BOOL can be (arithmetic of it is numpy's or EITHER)."""
-    return isinstance(v, BlockArgument) or isinstance(v.owner, (scf.IfOp, scf.ForOp))
+    """Where JOINED_BOOL can be (arithmetic of it is numpy's or EITHER): a
+    `for` loop's carried value or an `if`'s or loop's result; never a
+    function's parameter, which bool_rule meets on most ops (_argument)."""
+    if isinstance(v, BlockArgument):
+        return v.index > 0 and isinstance(v.block.parent_op(), scf.ForOp)
+    return isinstance(v.owner, (scf.IfOp, scf.ForOp))
 
 
 def _yielded(block: Block, k: int) -> SSAValue:
