@@ -252,6 +252,28 @@ def _result_converter(t: Attribute) -> Callable[[Any], Any]:
     return bool if _is_i1(t) else int
 
 
+def _ieee_argument(t: Attribute) -> Callable[[Any], Any]:
+    """Turns a fast-namespace argument into the IEEE namespace's type. A
+    private function skips its entry's conversions, and a tape's entries are
+    Python floats whoever reads it: both would still raise where IEEE 754
+    gives inf or nan (a pullback divides by a record its forward pass never
+    wrote, on a path it does not take)."""
+    if _is_float(t):
+        return np.float64
+    if _is_tape(t):
+        return _ieee_tape
+    return lambda value: value
+
+
+def _ieee_tape(tape: list) -> list:
+    """The tape's Python floats as np.float64, in place: the caller may
+    still read or write the same list, and the values are the same."""
+    for i, value in enumerate(tape):
+        if type(value) is float:
+            tape[i] = np.float64(value)
+    return tape
+
+
 def _is_private(function: func.FuncOp) -> bool:
     visibility = function.sym_visibility
     return visibility is not None and visibility.data == "private"
@@ -1073,6 +1095,11 @@ class CompiledModule:
             for op in module.ops
             if isinstance(op, func.FuncOp)
         }
+        self._ieee_arguments = {
+            op.sym_name.data: [_ieee_argument(t) for t in op.function_type.inputs]
+            for op in module.ops
+            if isinstance(op, func.FuncOp)
+        }
         recursion = {  # what a RecursionError in each function means (recursion_error)
             self._identifiers[op.sym_name.data]: recursion_message(op)
             for op in module.ops
@@ -1157,6 +1184,7 @@ class CompiledModule:
 
     def _run_ieee(self, name: str, *args: Any) -> tuple[Any, ...]:
         """Runs the IEEE version of a function whose fast version raised."""
+        args = [convert(a) for convert, a in zip(self._ieee_arguments[name], args)]
         with np.errstate(all="ignore"):
             results = self._ieee[self._identifiers[name]](*args)
         converters = self._result_converters[name]
