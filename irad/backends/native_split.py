@@ -48,7 +48,6 @@ from importlib import resources
 from typing import NamedTuple
 
 from irad.backends import environment, lapack
-from irad.errors import BackendError
 
 SWITCH = "IRAD_NATIVE_SPLIT_PRODUCTS"
 # 0: the helper may share the caller's CPU (as before; native_split.ll's @irad_keep_off)
@@ -76,21 +75,15 @@ _TYPES = {"d": "double", "s": "float"}
 def enabled() -> bool:
     """Whether products are split: on unless switched off, with BLAS on one
     thread and more than one core for this process."""
-    value = os.environ.get(SWITCH, "1")
-    if value not in ("0", "1"):
-        raise BackendError(f"{SWITCH} must be 0 (products run on the calling thread) or 1 (split), not {value!r}")
-    return value == "1" and lapack.threads() == 1 and _cores() > 1
+    split = environment.switch(SWITCH, "products run on the calling thread", "split")
+    return split and lapack.threads() == 1 and _cores() > 1
 
 
 def keep_off() -> bool:
     """Whether the helper is kept off the CPU the caller runs on
     (native_split.ll's @irad_keep_off): on unless switched off. Read when the
     process-wide module is built; set_keep_off changes it."""
-    value = os.environ.get(KEEP_OFF_SWITCH, "1")
-    if value not in ("0", "1"):
-        raise BackendError(f"{KEEP_OFF_SWITCH} must be 0 (the helper may share the caller's CPU) or 1 (kept off it), "
-                           f"not {value!r}")
-    return value == "1"
+    return environment.switch(KEEP_OFF_SWITCH, "the helper may share the caller's CPU", "kept off it")
 
 
 def _cores() -> int:

@@ -51,7 +51,8 @@ import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from irad.errors import BackendError, IradWarning
+from irad.backends import environment
+from irad.errors import IradWarning
 
 SWITCH = "IRAD_NATIVE_TIERED"
 TIER0_LEVEL = 0
@@ -60,10 +61,7 @@ CALL_SUFFIX = ".call"
 
 
 def enabled() -> bool:
-    value = os.environ.get(SWITCH, "1")
-    if value not in ("0", "1"):
-        raise BackendError(f"{SWITCH} must be 0 or 1, not {value!r}")
-    return value == "1"
+    return environment.switch(SWITCH)
 
 
 def child_command() -> list[str]:
