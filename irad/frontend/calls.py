@@ -436,8 +436,7 @@ class CallLowering:
             self.check_int_range(fn, values[0], node)
         if self.owner.has_rules(fn):  # the pass must meet a call op to consult the table
             return self.call(fn, values, node)
-        exponent = integers.constant_int(values[-1])
-        if fn is builtins.pow and not any(is_float(v.type) for v in values) and (exponent is None or exponent < 0) \
+        if fn is builtins.pow and not any(is_float(v.type) for v in values) and _may_be_negative(values[-1]) \
                 and numpy_scalars.kind(values[0]) != numpy_scalars.PYTHON:
             raise self.src.error(node, "pow() of a numpy int and an int that may be negative: numpy raises "
                                  "(integers to negative integer powers are not allowed)",
@@ -467,6 +466,11 @@ class CallLowering:
                 return result
             result = self.em.op(arith.AddiOp(result, self.em.const(0, result.type)))
         return numpy_scalars.mark(result, numpy_scalars.PYTHON)
+
+
+def _may_be_negative(n: SSAValue) -> bool:
+    exponent = integers.constant_int(n)
+    return exponent is None or exponent < 0
 
 
 _KEEPS_BOOLS = (builtins.abs, builtins.max, builtins.min)  # of bools: a bool (numpy's abs too)
