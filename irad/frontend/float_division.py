@@ -20,13 +20,13 @@ from collections.abc import Sequence
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
+from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import SSAValue
 
 from irad.ir import tensor as T
 from irad.ir.arith import RemFOp
 from irad.ir.builder import constant
 from irad.ir.constants import float_constant
-from xdsl.dialects.builtin import IntegerAttr
 from irad.ir.types import I1, I64
 
 
