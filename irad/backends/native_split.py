@@ -53,9 +53,12 @@ SWITCH = "IRAD_NATIVE_SPLIT_PRODUCTS"
 # 0: the helper may share the caller's CPU (as before; native_split.ll's @irad_keep_off)
 KEEP_OFF_SWITCH = "IRAD_NATIVE_SPLIT_KEEP_OFF"
 MIN_FLOPS_VARIABLE = "IRAD_NATIVE_SPLIT_MIN_FLOPS"
-# Below this many multiply-adds a product is one call: split, such products
-# lost in wall time (a wake-up, a mutex and a second call: docs/benchmarks.md).
-MIN_FLOPS = 1 << 20
+# Below this many multiply-adds a product is not split: split, such products
+# lost in wall time (a wake-up, a mutex and a second call: docs/benchmarks.md);
+# those of 2**20-2**21 (the MLP's at batch 256 and 1024) took 1.0-1.2x the
+# wall time and 1.3-1.4x the CPU time of one call, and the MLP at batch 256
+# 1.1-1.25x. The narrow ones still go in blocks (narrow()).
+MIN_FLOPS = 1 << 22
 CHUNKS = 2
 # Narrow products: C with fewer than NARROW columns (and op(B) not transposed)
 # of more than SMALL multiply-adds is computed in blocks of rows of at most
