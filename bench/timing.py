@@ -56,7 +56,7 @@ def wall_and_cpu(fn, args, calls: int) -> tuple[float, float]:
     return wall / calls, ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) / calls
 
 
-def _cpu_seconds() -> float:
+def cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
 
@@ -73,9 +73,9 @@ def settle_until_idle(least: float, step: float = 0.02, most: float = 2.0) -> No
     time.sleep(least)
     end = time.perf_counter() + most
     while time.perf_counter() < end:
-        before = _cpu_seconds()
+        before = cpu_seconds()
         time.sleep(step)
-        if _cpu_seconds() - before < 0.05 * step:
+        if cpu_seconds() - before < 0.05 * step:
             return
 
 
