@@ -3,6 +3,10 @@ burns while its main thread sleeps, in successive 50 ms windows after ten
 calls of the MLP gradient (batch 4096) by each system of
 bench/blas_threads.py. A system timed right after one whose threads still
 spin shares the cores with them (timing.settle_until_idle waits them out).
+Then, with JAX, five rounds of: JAX's wall time per call in turns with one
+thread and every core (as bench/blas_threads.py), after a fixed 0.1 s pause
+and after the pause and until the process is idle; and JAX alone
+(timing.median_seconds, as bench/native.py). Medians over the rounds.
 
 Run: .venv/bin/python bench/spinning_threads.py   (JAX optional)
 """
@@ -10,6 +14,7 @@ Run: .venv/bin/python bench/spinning_threads.py   (JAX optional)
 from __future__ import annotations
 
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -21,7 +26,7 @@ import numpy as np  # noqa: E402
 from arrays import make_mlp  # noqa: E402
 from blas_threads import _gradient  # noqa: E402
 from native import _mlp_arguments, prepare  # noqa: E402
-from timing import cpu_seconds, optional  # noqa: E402
+from timing import cpu_seconds, in_turns, median_seconds, optional  # noqa: E402
 
 from irad.backends import lapack  # noqa: E402
 
@@ -62,7 +67,19 @@ def main() -> None:
     for _ in range(2):
         for name, fn in systems.items():
             print(f"| {name} | " + " | ".join(f"{ms:.1f}" for ms in after_calls(fn, args)) + " |")
+    if jax is not None:
+        rounds = {"fixed 0.1 s pause": [], "until idle": [], "alone": []}
+        turns = {name: (systems[name], args) for name in ("1 thread", f"{cores} threads", "JAX")}
+        for _ in range(5):
+            for label, idle in (("fixed 0.1 s pause", False), ("until idle", True)):
+                rounds[label].append(in_turns(turns, settle=0.1, until_idle=idle)["JAX"][0])
+            lapack.set_threads(library, 1)
+            rounds["alone"].append(median_seconds(systems["JAX"], *args))
+        print("| JAX wall µs per call | " + " | ".join(rounds) + " |")
+        print("|---|" + "---|" * len(rounds))
+        print("| median of 5 rounds | " + " | ".join(f"{statistics.median(t) * 1e6:.0f}" for t in rounds.values()) + " |")
     lapack.set_threads(library, lapack.threads() or cores)
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

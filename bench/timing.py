@@ -79,13 +79,15 @@ def settle_until_idle(least: float, step: float = 0.02, most: float = 2.0) -> No
             return
 
 
-def in_turns(systems: dict, blocks: int = 7, budget: float = 0.05, settle: float = 0.0) -> dict[str, tuple[float, float]]:
+def in_turns(systems: dict, blocks: int = 7, budget: float = 0.05, settle: float = 0.0,
+             until_idle: bool = True) -> dict[str, tuple[float, float]]:
     """name -> (fn, args), each run in blocks of about `budget` seconds taken in
     turns (a, b, a, b, ...): name -> (median wall, median CPU) seconds per call.
     With `settle` > 0, before each block at least `settle` seconds of sleep and
     then on until the process is idle (settle_until_idle): threads a system
     leaves spinning after its calls (OpenBLAS's, XLA's) stop before the next
-    block, whose wall time and CPU time (all threads) they would inflate."""
+    block, whose wall time and CPU time (all threads) they would inflate.
+    `until_idle=False`: exactly `settle` seconds (as before, for comparison)."""
     calls = {}
     for name, (fn, args) in systems.items():
         fn(*args)
@@ -95,8 +97,10 @@ def in_turns(systems: dict, blocks: int = 7, budget: float = 0.05, settle: float
     times = {name: [] for name in systems}
     for _ in range(blocks):
         for name, (fn, args) in systems.items():
-            if settle:
+            if settle and until_idle:
                 settle_until_idle(settle)
+            elif settle:
+                time.sleep(settle)
             times[name].append(wall_and_cpu(fn, args, calls[name]))
     return {name: (statistics.median(w for w, _ in t), statistics.median(c for _, c in t)) for name, t in times.items()}
 
