@@ -450,14 +450,16 @@ define internal ${INT} @irad_block_rows_${L}(i32 %tb, ${INT} %n, ${INT} %k, ${IN
   %narrow = icmp slt ${INT} %n, ${NARROW}
   %plain_b = icmp eq i32 %tb, 111
   %nk = mul ${INT} %n, %k
-  %all = mul ${INT} %size, %nk
-  %large = icmp sgt ${INT} %all, ${SMALL}
+  %positive = icmp sgt ${INT} %nk, 0
+  %divisor = select i1 %positive, ${INT} %nk, ${INT} 1
+  %most = sdiv ${INT} ${SMALL}, %divisor  ; rows of at most ${SMALL} multiply-adds (no product that may overflow)
+  %large = icmp sgt ${INT} %size, %most
   %c1 = and i1 %enabled, %narrow
   %c2 = and i1 %c1, %plain_b
-  %blocked = and i1 %c2, %large
+  %c3 = and i1 %c2, %positive
+  %blocked = and i1 %c3, %large
   br i1 %blocked, label %blocks, label %whole
-blocks:  ; %nk > 0 here
-  %most = sdiv ${INT} ${SMALL}, %nk
+blocks:
   %aligned = and ${INT} %most, -${ALIGN}
   %tiny = icmp slt ${INT} %aligned, ${ALIGN}
   %rows = select i1 %tiny, ${INT} ${ALIGN}, ${INT} %aligned
