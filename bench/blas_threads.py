@@ -2,7 +2,8 @@
 products split between the caller and irad's helper thread
 (native_split.py, the default; "split anywhere": with the helper free to
 run on the caller's CPU, as before IRAD_NATIVE_SPLIT_KEEP_OFF), and on every
-core through OpenBLAS's own threads (irad's behaviour before), beside JAX-jit.
+core through OpenBLAS's own threads (irad's behaviour before), beside JAX-jit
+and the numpy primal (the function itself).
 
 Run: .venv/bin/python bench/blas_threads.py [--no-jax] [--spin CYCLES] [workload substrings]   (JAX optional)
 
@@ -15,8 +16,11 @@ One process, the same gradient compiled twice: with products split
 irad's copy of OpenBLAS on one thread and on every core (switched between
 blocks of calls, irad.backends.lapack.set_threads); the split code with the
 helper kept off the caller's CPU and not (native_split.set_keep_off, between
-blocks). All are taken in turns (one thread, split, split anywhere, every
-core, JAX, one thread, ...). Per gradient call: wall
+blocks), and with narrow products in one call per chunk ("split, unblocked":
+native_split.set_blocks(False)). All are taken in turns (one thread, split, split anywhere, split unblocked,
+every core, JAX, numpy primal, one thread, ...), each block after the process is
+idle (timing.settle_until_idle: OpenBLAS's idle threads spin 0.1 s after
+the every-core block and took a core from JAX's). Per gradient call: wall
 time and the CPU time the process was charged (getrusage, all threads), each
 the median of 7 blocks; then the share of the split products' chunks the
 helper ran (the rest: taken back by the caller). The gradients of one thread
@@ -46,7 +50,7 @@ from irad import compiled  # noqa: E402
 from irad.backends import lapack, native_split  # noqa: E402
 
 
-SETTLE = 0.1  # seconds between blocks: OpenBLAS's, XLA's and irad's helper threads stop spinning
+SETTLE = 0.1  # seconds at least between blocks, then until the process is idle (timing.settle_until_idle)
 
 
 def workloads() -> dict:
@@ -75,15 +79,23 @@ def measure(make, args, argnums, jax, cores: int) -> tuple[dict[str, tuple[float
     threaded = f"{cores} threads"
     placement = [None]
 
+    blocking = [None]
+
     def keep_off(on: bool) -> None:  # switched once per block, not per call
         if placement[0] is not on:
             native_split.set_keep_off(on)
             placement[0] = on
 
+    def blocks(on: bool) -> None:
+        if blocking[0] is not on:
+            native_split.set_blocks(on)
+            blocking[0] = on
+
     systems = {
-        "1 thread": lambda *a: (lapack.set_threads(library, 1), whole(*a))[1],
-        "split": lambda *a: (lapack.set_threads(library, 1), keep_off(True), split(*a))[-1],
-        "split anywhere": lambda *a: (lapack.set_threads(library, 1), keep_off(False), split(*a))[-1],
+        "1 thread": lambda *a: (lapack.set_threads(library, 1), blocks(True), whole(*a))[-1],
+        "split": lambda *a: (lapack.set_threads(library, 1), keep_off(True), blocks(True), split(*a))[-1],
+        "split anywhere": lambda *a: (lapack.set_threads(library, 1), keep_off(False), blocks(True), split(*a))[-1],
+        "split, unblocked": lambda *a: (lapack.set_threads(library, 1), keep_off(True), blocks(False), split(*a))[-1],
         threaded: lambda *a: (lapack.set_threads(library, cores), whole(*a))[1],
     }
     if jax is not None:
@@ -91,6 +103,7 @@ def measure(make, args, argnums, jax, cores: int) -> tuple[dict[str, tuple[float
 
         compiled_jax = jax.jit(jax.grad(make(jnp), argnums=argnums))
         systems["JAX"] = lambda *a: [v.block_until_ready() for v in compiled_jax(*a)]
+    systems["numpy primal"] = make(np)  # the function itself, numpy's BLAS on one thread
     one, many, halves, again = (systems[name](*args) for name in ("1 thread", threaded, "split", "split"))
     assert all(np.array_equal(a, b) for a, b in zip(one, many)), "the gradient depends on the BLAS thread count"
     assert all(np.array_equal(a, b) for a, b in zip(halves, again)), "the split gradient changed from call to call"
@@ -102,6 +115,7 @@ def measure(make, args, argnums, jax, cores: int) -> tuple[dict[str, tuple[float
     helper, caller = after.helper_chunks - before.helper_chunks, after.caller_chunks - before.caller_chunks
     lapack.set_threads(library, lapack.threads() or cores)
     native_split.set_keep_off(native_split.keep_off())
+    native_split.set_blocks(native_split.blocks())
     return row, helper / max(helper + caller, 1)
 
 
@@ -111,11 +125,13 @@ def main() -> None:
     jax = None if "--no-jax" in sys.argv else optional("jax")  # its threads spin on after a call
     prepare(jax)
     cores = len(os.sched_getaffinity(0))
-    names = ["1 thread", "split", "split anywhere", f"{cores} threads"] + (["JAX"] if jax is not None else [])
+    names = ["1 thread", "split", "split anywhere", "split, unblocked", f"{cores} threads"]
+    names += (["JAX"] if jax is not None else []) + ["numpy primal"]
     header = ([f"{n} wall µs" for n in names] + [f"{n} CPU µs" for n in names]
-              + ["split / 1 thread, wall", "split anywhere / 1 thread, wall", f"{cores} threads / 1, wall"]
-              + (["split / JAX, wall", "split anywhere / JAX, wall"] if jax is not None else [])
-              + ["chunks the helper ran"])
+              + ["split / 1 thread, wall", "split anywhere / 1 thread, wall", "split / split unblocked, wall",
+                 f"{cores} threads / 1, wall"]
+              + (["split / JAX, wall", "split anywhere / JAX, wall", "1 thread / JAX, wall"] if jax is not None else [])
+              + ["split / numpy primal, wall", "chunks the helper ran"])
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("| workload | " + " | ".join(header) + " |")
     print("|---|" + "---|" * len(header))
@@ -125,10 +141,11 @@ def main() -> None:
             continue
         row, helped = measure(make, args, argnums, jax, cores)
         cells = [f"{row[n][0] * 1e6:.0f}" for n in names] + [f"{row[n][1] * 1e6:.0f}" for n in names]
-        cells += [f"{row[n][0] / row['1 thread'][0]:.2f}" for n in names[1:4]]
+        cells += [f"{row[n][0] / row['1 thread'][0]:.2f}" for n in names[1:3]]
+        cells += [f"{row['split'][0] / row['split, unblocked'][0]:.2f}", f"{row[names[4]][0] / row['1 thread'][0]:.2f}"]
         if jax is not None:
-            cells += [f"{row[n][0] / row['JAX'][0]:.2f}" for n in ("split", "split anywhere")]
-        cells.append(f"{helped:.0%}")
+            cells += [f"{row[n][0] / row['JAX'][0]:.2f}" for n in ("split", "split anywhere", "1 thread")]
+        cells += [f"{row['split'][0] / row['numpy primal'][0]:.2f}", f"{helped:.0%}"]
         print(f"| {label} | " + " | ".join(cells) + " |")
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 

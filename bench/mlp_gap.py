@@ -7,7 +7,7 @@ For the MLP of `make bench` (batch × 64-128-10, tanh, softmax cross-entropy,
 the gradient with respect to all four weights) at batch 1024 and 4096:
 
 1. The whole gradient, native (irad's defaults: BLAS on one thread, products
-   of 2**20 multiply-adds or more split with a helper thread, native_split.py;
+   of 2**22 multiply-adds or more split with a helper thread, narrow ones in blocks, native_split.py;
    `--one-core` turns the split off with the second core) and JAX-jit: wall time and CPU time per call (getrusage, all threads), medians
    of 7 blocks taken in turns; then which of JAX's threads ran and their share
    of its CPU time (/proc/self/task, Linux).

@@ -191,6 +191,9 @@ def _issue_workloads() -> dict:
     return {
         "GMM d=10 K=25 N=1000 (vectorised)": (make_gmm, gmm, (0, 1, 2)),
         "MLP 256×64-128-10, tanh, softmax-xent": (make_mlp, _mlp_arguments(rng, 256, 64, 128, 10), (0, 1, 2, 3)),
+        # its own generator: the other rows keep the data they had before it was added
+        "MLP 1024×64-128-10, tanh, softmax-xent": (make_mlp, _mlp_arguments(np.random.default_rng(1024), 1024, 64, 128, 10),
+                                                   (0, 1, 2, 3)),
         "MLP 4096×64-128-10, tanh, softmax-xent": (make_mlp, _mlp_arguments(rng, 4096, 64, 128, 10), (0, 1, 2, 3)),
         "logistic regression N=5000 d=50": (make_logistic, _logistic_arguments(rng, 5000, 50), (0, 1)),
         f"LSTM h={hidden} T={steps} (loop)": (make_lstm_loop, lstm, (0, 1, 2)),

@@ -6,7 +6,8 @@ Run: .venv/bin/python bench/split_products.py
 The five products of the MLP's gradient (batch × 64-128-10) at several
 batches, each called through ctypes as irad's compiled code calls it: whole
 (`cblas_dgemm` of irad's OpenBLAS, one thread) and split
-(`irad_split_dgemm`, same arguments). Medians of 7 blocks taken in turns,
+(`irad_split_dgemm`, same arguments), and blocked (`irad_blocked_dgemm`: one
+chunk on the caller, a narrow product in blocks of rows). Medians of 7 blocks taken in turns,
 wall and CPU time (getrusage, every thread) per call; then the share of the
 split calls' chunks the helper ran (the rest the caller ran, the helper not
 yet awake: the take-back). Both give the product within 1e-12 (checked).
@@ -27,16 +28,19 @@ from timing import in_turns  # noqa: E402
 
 from irad.backends import lapack, native_split  # noqa: E402
 
-SETTLE = 0.1  # seconds between blocks: the helper (and other threads) stop spinning
+SETTLE = 0.1  # seconds at least between blocks, then until the process is idle (timing.settle_until_idle)
 
 
 def main() -> None:
     library = lapack.find()
-    whole, split = dgemm(), dgemm(native_split._module(library).address(native_split.symbol("d", library)))
+    module = native_split._module(library)
+    whole, split = dgemm(), dgemm(module.address(native_split.symbol("d", library)))
+    blocked = dgemm(module.address(native_split.symbol("d", library, blocked=True)))
     rng = np.random.default_rng(0)
-    print("| batch | product (M×N×K) | multiply-adds | whole wall µs | split wall µs | split / whole, wall "
-          "| whole CPU µs | split CPU µs | chunks the helper ran |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| batch | product (M×N×K) | multiply-adds | whole wall µs | blocked wall µs | split wall µs "
+          "| blocked / whole, wall | split / whole, wall | whole CPU µs | blocked CPU µs | split CPU µs "
+          "| blocked / whole, CPU | chunks the helper ran |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n in [int(b) for b in sys.argv[1:]] or (128, 256, 512, 1024, 4096):
         x, w1, w2 = rng.normal(size=(n, 64)), rng.normal(size=(64, 128)), rng.normal(size=(128, 10))
         h, d, dz = np.tanh(x @ w1), rng.normal(size=(n, 10)), rng.normal(size=(n, 128))
@@ -47,17 +51,21 @@ def main() -> None:
         for label, (a, ta, b, tb) in products.items():
             m, k = (a.shape[1], a.shape[0]) if ta else a.shape
             cols = b.shape[0] if tb else b.shape[1]
-            one, two = np.empty((m, cols)), np.empty((m, cols))
+            one, two, three = np.empty((m, cols)), np.empty((m, cols)), np.empty((m, cols))
             whole(a, ta, b, tb, one)
             split(a, ta, b, tb, two)
-            assert np.allclose(one, two, rtol=1e-12, atol=1e-12 * np.abs(one).max()), label
+            blocked(a, ta, b, tb, three)
+            for other in (two, three):
+                assert np.allclose(one, other, rtol=1e-12, atol=1e-12 * np.abs(one).max()), label
             before = native_split.counts()
-            row = in_turns({"whole": (whole, (a, ta, b, tb, one)), "split": (split, (a, ta, b, tb, two))}, settle=SETTLE)
+            row = in_turns({"whole": (whole, (a, ta, b, tb, one)), "blocked": (blocked, (a, ta, b, tb, three)),
+                            "split": (split, (a, ta, b, tb, two))}, settle=SETTLE)
             after = native_split.counts()
             helper, caller = after.helper_chunks - before.helper_chunks, after.caller_chunks - before.caller_chunks
-            (ww, wc), (sw, sc) = row["whole"], row["split"]
-            print(f"| {n} | {label} ({m}×{cols}×{k}) | {m * cols * k} | {ww * 1e6:.0f} | {sw * 1e6:.0f} | {sw / ww:.2f} "
-                  f"| {wc * 1e6:.0f} | {sc * 1e6:.0f} | {helper / max(helper + caller, 1):.0%} |")
+            (ww, wc), (bw, bc), (sw, sc) = row["whole"], row["blocked"], row["split"]
+            print(f"| {n} | {label} ({m}×{cols}×{k}) | {m * cols * k} | {ww * 1e6:.0f} | {bw * 1e6:.0f} | {sw * 1e6:.0f} "
+                  f"| {bw / ww:.2f} | {sw / ww:.2f} | {wc * 1e6:.0f} | {bc * 1e6:.0f} | {sc * 1e6:.0f} | {bc / wc:.2f} "
+                  f"| {helper / max(helper + caller, 1):.0%} |")
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # numpy's; before numpy loads
+os.environ.setdefault("IRAD_NATIVE_SPLIT_MIN_FLOPS", "0")  # every product split, whatever the threshold
 
 import numpy as np  # noqa: E402
 from arrays import make_mlp  # noqa: E402

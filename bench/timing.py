@@ -56,12 +56,38 @@ def wall_and_cpu(fn, args, calls: int) -> tuple[float, float]:
     return wall / calls, ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) / calls
 
 
-def in_turns(systems: dict, blocks: int = 7, budget: float = 0.05, settle: float = 0.0) -> dict[str, tuple[float, float]]:
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def settle_until_idle(least: float, step: float = 0.02, most: float = 2.0) -> None:
+    """Sleep `least` seconds, then on until this process's threads are idle
+    (less than 5% of a `step` of CPU time in a step), at most `most` seconds.
+    A thread a system leaves spinning after its calls would take a core from
+    the next system's block: OpenBLAS's idle workers spin about 0.1 s of wall
+    time (2**28 time-stamp cycles), and a fixed sleep of 0.1 s let them run
+    into the block after, JAX's, whose threads then shared the two cores with
+    it (bench/blas_threads.py timed JAX at 7-10 ms where bench/native.py, with
+    no such neighbour, timed 4.5-5.4 ms; docs/benchmarks.md)."""
+    time.sleep(least)
+    end = time.perf_counter() + most
+    while time.perf_counter() < end:
+        before = cpu_seconds()
+        time.sleep(step)
+        if cpu_seconds() - before < 0.05 * step:
+            return
+
+
+def in_turns(systems: dict, blocks: int = 7, budget: float = 0.05, settle: float = 0.0,
+             until_idle: bool = True) -> dict[str, tuple[float, float]]:
     """name -> (fn, args), each run in blocks of about `budget` seconds taken in
     turns (a, b, a, b, ...): name -> (median wall, median CPU) seconds per call.
-    `settle` seconds of sleep before each block: threads a system leaves
-    spinning after its calls (OpenBLAS's, XLA's) stop before the next block,
-    whose CPU time (all threads) would count them."""
+    With `settle` > 0, before each block at least `settle` seconds of sleep and
+    then on until the process is idle (settle_until_idle): threads a system
+    leaves spinning after its calls (OpenBLAS's, XLA's) stop before the next
+    block, whose wall time and CPU time (all threads) they would inflate.
+    `until_idle=False`: exactly `settle` seconds (as before, for comparison)."""
     calls = {}
     for name, (fn, args) in systems.items():
         fn(*args)
@@ -71,7 +97,10 @@ def in_turns(systems: dict, blocks: int = 7, budget: float = 0.05, settle: float
     times = {name: [] for name in systems}
     for _ in range(blocks):
         for name, (fn, args) in systems.items():
-            time.sleep(settle)
+            if settle and until_idle:
+                settle_until_idle(settle)
+            elif settle:
+                time.sleep(settle)
             times[name].append(wall_and_cpu(fn, args, calls[name]))
     return {name: (statistics.median(w for w, _ in t), statistics.median(c for _, c in t)) for name, t in times.items()}
 

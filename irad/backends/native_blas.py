@@ -215,11 +215,15 @@ class _Emitter:
         Rewriter.insert_op(new, self.at)
         return new
 
-    def blas(self, name: str, *args: SSAValue, split: bool = False) -> None:
+    def blas(self, name: str, *args: SSAValue, split: bool = False, blocked: bool = False) -> None:
         """A call to cblas_<s|d><name>, declared once per module; `split`: to
-        irad_split_<s|d><name> instead, with the same arguments (native_split.py)."""
+        irad_split_<s|d><name> instead, with the same arguments, `blocked`: to
+        irad_blocked_<s|d><name> (native_split.py)."""
         letter = "s" if isinstance(self.element, Float32Type) else "d"
-        symbol = native_split.symbol(letter, self.library) if split else self.library.symbol(f"cblas_{letter}{name}")
+        if split or blocked:
+            symbol = native_split.symbol(letter, self.library, blocked=not split)
+        else:
+            symbol = self.library.symbol(f"cblas_{letter}{name}")
         if symbol not in self.declarations:
             signature = llvm.LLVMFunctionType([a.type for a in args])
             self.declarations[symbol] = llvm.FuncOp(symbol, signature, linkage=llvm.LinkageAttr("external"))
@@ -248,7 +252,7 @@ class _Emitter:
             return
         self.blas("gemm", layout, self.constant(left.flag, i32), self.constant(right.flag, i32), size(m), size(n),
                   size(k), one, left.pointer, size(left.ld), right.pointer, size(right.ld), zero, out, size(n),
-                  split=native_split.splits(m, n, k))
+                  split=native_split.splits(m, n, k), blocked=native_split.narrow(m, n, k, right.flag == TRANS))
 
     def read(self, value: SSAValue) -> SSAValue:
         """The buffer of a tensor of the caller, which BLAS reads (row-major:

@@ -63,6 +63,9 @@ declare i32 @sched_getaffinity(i32, i64, ptr)
 declare i32 @sched_setaffinity(i32, i64, ptr)
 
 @irad_split_state = internal global [320 x i8] zeroinitializer, align 64
+; 1: a product whose C has fewer than ${NARROW} columns computes its rows in blocks
+; of at most ${SMALL} multiply-adds (@irad_split_blocks; native_split.py)
+@irad_blocks = internal global i32 1, align 4
 @irad_helper_name = internal constant [11 x i8] c"irad-split\00"
 
 define internal ptr @irad_at(i64 %offset) alwaysinline {
@@ -393,6 +396,12 @@ done:
   ret void
 }
 
+; Blocks for narrow products on (%on 1) or off (0), for native_split.py.
+define void @irad_split_blocks(i32 %on) {
+  store atomic i32 %on, ptr @irad_blocks monotonic, align 4
+  ret void
+}
+
 ; The counters, for Python: {helper chunks, caller chunks, taken back, busy, moves}.
 define void @irad_split_counts(ptr %out) {
   %mutex = call ptr @irad_at(i64 0)
@@ -410,19 +419,53 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 ; it) and computes C in ${CHUNKS} chunks of rows of C, or of columns if C has
 ; more columns than rows, each one call of ${GEMM} (bounds on multiples of 16:
 ; whole vectors for its kernels). The chunks depend on the shape alone.
+; @irad_blocked_${L}gemm computes C as one chunk on the calling thread.
+; Narrow products: a chunk of rows of a C with fewer than ${NARROW} columns
+; (op(B) not transposed) of more than ${SMALL} multiply-adds is computed in
+; blocks of rows of at most ${SMALL} (a multiple of 16 rows), one call each:
+; OpenBLAS multiplies those with its small-matrix kernels, which neither pack
+; the operands nor zero C first, 1.5-3x faster on the MLP's h @ w2 and
+; hT @ dlogits (docs/benchmarks.md). The blocks depend on the shape alone.
 
-%task.${L} = type { i32, i32, i32, ${INT}, ${INT}, ${INT}, ${T}, ptr, ${INT}, ptr, ${INT}, ${T}, ptr, ${INT} }
+; the task: cblas's arguments, then the number of chunks
+%task.${L} = type { i32, i32, i32, ${INT}, ${INT}, ${INT}, ${T}, ptr, ${INT}, ptr, ${INT}, ${T}, ptr, ${INT}, i32 }
 
 declare void @${GEMM}(i32, i32, i32, ${INT}, ${INT}, ${INT}, ${T}, ptr, ${INT}, ptr, ${INT}, ${T}, ptr, ${INT})
 
-define internal ${INT} @irad_bound_${L}(${INT} %extent, i32 %j) alwaysinline {
-  %last = icmp sge i32 %j, ${CHUNKS}
+define internal ${INT} @irad_bound_${L}(${INT} %extent, i32 %j, i32 %chunks) alwaysinline {
+  %last = icmp sge i32 %j, %chunks
   %jj = sext i32 %j to ${INT}
   %scaled = mul ${INT} %extent, %jj
-  %share = udiv ${INT} %scaled, ${CHUNKS}
+  %count = sext i32 %chunks to ${INT}
+  %share = udiv ${INT} %scaled, %count
   %rounded = and ${INT} %share, -${ALIGN}
   %bound = select i1 %last, ${INT} %extent, ${INT} %rounded
   ret ${INT} %bound
+}
+
+; How many rows of C one call computes, of a chunk of `size` rows.
+define internal ${INT} @irad_block_rows_${L}(i32 %tb, ${INT} %n, ${INT} %k, ${INT} %size) alwaysinline {
+  %on = load atomic i32, ptr @irad_blocks monotonic, align 4
+  %enabled = icmp ne i32 %on, 0
+  %narrow = icmp slt ${INT} %n, ${NARROW}
+  %plain_b = icmp eq i32 %tb, 111
+  %nk = mul ${INT} %n, %k
+  %positive = icmp sgt ${INT} %nk, 0
+  %divisor = select i1 %positive, ${INT} %nk, ${INT} 1
+  %most = sdiv ${INT} ${SMALL}, %divisor  ; rows of at most ${SMALL} multiply-adds (no product that may overflow)
+  %large = icmp sgt ${INT} %size, %most
+  %c1 = and i1 %enabled, %narrow
+  %c2 = and i1 %c1, %plain_b
+  %c3 = and i1 %c2, %positive
+  %blocked = and i1 %c3, %large
+  br i1 %blocked, label %blocks, label %whole
+blocks:
+  %aligned = and ${INT} %most, -${ALIGN}
+  %tiny = icmp slt ${INT} %aligned, ${ALIGN}
+  %rows = select i1 %tiny, ${INT} ${ALIGN}, ${INT} %aligned
+  ret ${INT} %rows
+whole:
+  ret ${INT} %size
 }
 
 define internal void @irad_chunk_${L}(ptr %task, i32 %i) {
@@ -455,25 +498,39 @@ entry:
   %c = load ptr, ptr %p12
   %p13 = getelementptr %task.${L}, ptr %task, i32 0, i32 13
   %ldc = load ${INT}, ptr %p13
+  %p14 = getelementptr %task.${L}, ptr %task, i32 0, i32 14
+  %chunks = load i32, ptr %p14
   %by_rows = icmp sge ${INT} %m, %n
   %extent = select i1 %by_rows, ${INT} %m, ${INT} %n
-  %lo = call ${INT} @irad_bound_${L}(${INT} %extent, i32 %i)
+  %lo = call ${INT} @irad_bound_${L}(${INT} %extent, i32 %i, i32 %chunks)
   %i1 = add i32 %i, 1
-  %hi = call ${INT} @irad_bound_${L}(${INT} %extent, i32 %i1)
+  %hi = call ${INT} @irad_bound_${L}(${INT} %extent, i32 %i1, i32 %chunks)
   %size = sub ${INT} %hi, %lo
   %empty = icmp sle ${INT} %size, 0
   br i1 %empty, label %done, label %split
 split:
-  %c_row = mul ${INT} %lo, %ldc
   br i1 %by_rows, label %rows, label %columns
-rows:  ; rows lo..hi of C and of op(A): A's rows, or its columns if transposed
+rows:  ; rows lo..hi of C and of op(A): A's rows, or its columns if transposed; in blocks
   %a_plain = icmp eq i32 %ta, 111
-  %a_row = mul ${INT} %lo, %lda
-  %a_offset = select i1 %a_plain, ${INT} %a_row, ${INT} %lo
+  %step = call ${INT} @irad_block_rows_${L}(i32 %tb, ${INT} %n, ${INT} %k, ${INT} %size)
+  br label %block
+block:
+  %r = phi ${INT} [ 0, %rows ], [ %r_next, %block_call ]
+  %more = icmp slt ${INT} %r, %size
+  br i1 %more, label %block_call, label %done
+block_call:
+  %row = add ${INT} %lo, %r
+  %left = sub ${INT} %size, %r
+  %short = icmp slt ${INT} %left, %step
+  %count = select i1 %short, ${INT} %left, ${INT} %step
+  %a_row = mul ${INT} %row, %lda
+  %a_offset = select i1 %a_plain, ${INT} %a_row, ${INT} %row
   %a_part = getelementptr ${T}, ptr %a, ${INT} %a_offset
+  %c_row = mul ${INT} %row, %ldc
   %c_rows = getelementptr ${T}, ptr %c, ${INT} %c_row
-  call void @${GEMM}(i32 %layout, i32 %ta, i32 %tb, ${INT} %size, ${INT} %n, ${INT} %k, ${T} %alpha, ptr %a_part, ${INT} %lda, ptr %b, ${INT} %ldb, ${T} %beta, ptr %c_rows, ${INT} %ldc)
-  br label %done
+  call void @${GEMM}(i32 %layout, i32 %ta, i32 %tb, ${INT} %count, ${INT} %n, ${INT} %k, ${T} %alpha, ptr %a_part, ${INT} %lda, ptr %b, ${INT} %ldb, ${T} %beta, ptr %c_rows, ${INT} %ldc)
+  %r_next = add ${INT} %r, %step
+  br label %block
 columns:  ; columns lo..hi of C and of op(B): B's columns, or its rows if transposed
   %b_plain = icmp eq i32 %tb, 111
   %b_row = mul ${INT} %lo, %ldb
@@ -487,6 +544,17 @@ done:
 }
 
 define void @irad_split_${L}gemm(i32 %layout, i32 %ta, i32 %tb, ${INT} %m, ${INT} %n, ${INT} %k, ${T} %alpha, ptr %a, ${INT} %lda, ptr %b, ${INT} %ldb, ${T} %beta, ptr %c, ${INT} %ldc) {
+  call void @irad_chunks_${L}(i32 ${CHUNKS}, i32 %layout, i32 %ta, i32 %tb, ${INT} %m, ${INT} %n, ${INT} %k, ${T} %alpha, ptr %a, ${INT} %lda, ptr %b, ${INT} %ldb, ${T} %beta, ptr %c, ${INT} %ldc)
+  ret void
+}
+
+define void @irad_blocked_${L}gemm(i32 %layout, i32 %ta, i32 %tb, ${INT} %m, ${INT} %n, ${INT} %k, ${T} %alpha, ptr %a, ${INT} %lda, ptr %b, ${INT} %ldb, ${T} %beta, ptr %c, ${INT} %ldc) {
+  call void @irad_chunks_${L}(i32 1, i32 %layout, i32 %ta, i32 %tb, ${INT} %m, ${INT} %n, ${INT} %k, ${T} %alpha, ptr %a, ${INT} %lda, ptr %b, ${INT} %ldb, ${T} %beta, ptr %c, ${INT} %ldc)
+  ret void
+}
+
+; C in %chunks chunks: with the helper if more than one, else on the caller.
+define internal void @irad_chunks_${L}(i32 %chunks, i32 %layout, i32 %ta, i32 %tb, ${INT} %m, ${INT} %n, ${INT} %k, ${T} %alpha, ptr %a, ${INT} %lda, ptr %b, ${INT} %ldb, ${T} %beta, ptr %c, ${INT} %ldc) alwaysinline {
 entry:
   %row_major = icmp eq i32 %layout, 101
   br i1 %row_major, label %split, label %whole
@@ -509,7 +577,14 @@ split:
   %t11 = insertvalue %task.${L} %t10, ${T} %beta, 11
   %t12 = insertvalue %task.${L} %t11, ptr %c, 12
   %t13 = insertvalue %task.${L} %t12, ${INT} %ldc, 13
-  store %task.${L} %t13, ptr %task
-  call void @irad_parallel(ptr @irad_chunk_${L}, ptr %task, i32 ${CHUNKS})
+  %t14 = insertvalue %task.${L} %t13, i32 %chunks, 14
+  store %task.${L} %t14, ptr %task
+  %one = icmp eq i32 %chunks, 1
+  br i1 %one, label %caller, label %parallel
+caller:
+  call void @irad_chunk_${L}(ptr %task, i32 0)
+  ret void
+parallel:
+  call void @irad_parallel(ptr @irad_chunk_${L}, ptr %task, i32 %chunks)
   ret void
 }

@@ -53,10 +53,23 @@ SWITCH = "IRAD_NATIVE_SPLIT_PRODUCTS"
 # 0: the helper may share the caller's CPU (as before; native_split.ll's @irad_keep_off)
 KEEP_OFF_SWITCH = "IRAD_NATIVE_SPLIT_KEEP_OFF"
 MIN_FLOPS_VARIABLE = "IRAD_NATIVE_SPLIT_MIN_FLOPS"
-# Below this many multiply-adds a product is one call: split, such products
-# lost in wall time (a wake-up, a mutex and a second call: docs/benchmarks.md).
-MIN_FLOPS = 1 << 20
+# Below this many multiply-adds a product is not split: split, such products
+# lost in wall time (a wake-up, a mutex and a second call: docs/benchmarks.md);
+# those of 2**20-2**21 (the MLP's at batch 256 and 1024) took 1.0-1.2x the
+# wall time and 1.3-1.4x the CPU time of one call, and the MLP at batch 256
+# 1.1-1.25x. The narrow ones still go in blocks (narrow()).
+MIN_FLOPS = 1 << 22
 CHUNKS = 2
+# Narrow products: C with fewer than NARROW columns (and op(B) not transposed)
+# of more than SMALL multiply-adds is computed in blocks of rows of at most
+# SMALL, one BLAS call each (native_split.ll): OpenBLAS multiplies up to 10**6
+# multiply-adds with its small-matrix kernels (SkylakeX, which it picks on
+# AVX-512 CPUs), which neither pack the operands nor zero C first. On the
+# MLP's h @ w2 (4096x10x128) and hT @ dlogits (128x10x4096) the blocks took
+# 1.5-3x less CPU time than one call (docs/benchmarks.md).
+NARROW = 16
+SMALL = 10**6
+BLOCKS_SWITCH = "IRAD_NATIVE_NARROW_BLOCKS"  # 0: one call per chunk, as before
 HELPER_NAME = "irad-split"  # the helper thread's name (native_split.ll)
 ALIGN = 16  # chunk bounds are multiples of it (native_split.ll)
 # Cycles (of the time-stamp counter, about 2.6 per ns on the machine measured)
@@ -101,12 +114,27 @@ def splits(m: int, n: int, k: int) -> bool:
     return max(m, n) >= CHUNKS * ALIGN and m * n * k >= min_flops() and enabled()
 
 
-def symbol(letter: str, library: lapack.Library) -> str:
-    """The name compiled code calls a split ?gemm by (`letter` d or s),
-    bound in this process to the helper's module."""
+def blocks() -> bool:
+    """Whether narrow products are computed in blocks (native_split.ll's
+    @irad_blocks): on unless switched off. Read when the process-wide module
+    is built; set_blocks changes it."""
+    return environment.switch(BLOCKS_SWITCH, "narrow products are one BLAS call", "computed in blocks")
+
+
+def narrow(m: int, n: int, k: int, b_transposed: bool) -> bool:
+    """Whether a product not split goes through the module all the same, as
+    one chunk on the calling thread, to be computed in blocks (with BLAS on
+    one thread: OpenBLAS's own threads divide a whole product)."""
+    return n < NARROW and not b_transposed and m * n * k > SMALL and lapack.threads() == 1
+
+
+def symbol(letter: str, library: lapack.Library, blocked: bool = False) -> str:
+    """The name compiled code calls a split ?gemm by (`letter` d or s), or
+    with `blocked` the ?gemm that runs one chunk on the caller, bound in this
+    process to the helper's module."""
     import llvmlite.binding as llvm
 
-    name = f"{PREFIX}{letter}gemm"
+    name = f"irad_blocked_{letter}gemm" if blocked else f"{PREFIX}{letter}gemm"
     llvm.add_symbol(name, _module(library).address(name))
     return name
 
@@ -116,10 +144,11 @@ def _ir(library: lapack.Library) -> str:
     common, per_type = text.split(_PER_TYPE)
     pause = _PAUSE.get(platform.machine())  # native code runs where it is compiled
     pause = f"call void @{pause}" if pause else ""
-    parts = [string.Template(common).substitute(HELPER_SPIN=HELPER_SPIN, CALLER_SPIN=CALLER_SPIN, PAUSE=pause)]
+    parts = [string.Template(common).substitute(HELPER_SPIN=HELPER_SPIN, CALLER_SPIN=CALLER_SPIN, PAUSE=pause,
+                                                NARROW=NARROW, SMALL=SMALL)]
     for letter, t in _TYPES.items():
         parts.append(string.Template(_PER_TYPE + per_type).substitute(
-            L=letter, T=t, INT=f"i{library.int_bits}", CHUNKS=CHUNKS, ALIGN=ALIGN,
+            L=letter, T=t, INT=f"i{library.int_bits}", CHUNKS=CHUNKS, ALIGN=ALIGN, NARROW=NARROW, SMALL=SMALL,
             GEMM=library.symbol(f"cblas_{letter}gemm"),
         ))
     return "\n".join(parts)
@@ -137,7 +166,19 @@ def _module(library: lapack.Library):
             os.register_at_fork(after_in_child=after_fork)
             _built[library] = (module, after_fork)
             _set_keep_off(module, keep_off())
+            _set_blocks(module, blocks())
         return _built[library][0]
+
+
+def set_blocks(on: bool) -> None:
+    """Compute narrow products in blocks or in one call per chunk, from now on
+    (benchmarks compare the two in one process)."""
+    for module, _ in _built.values():
+        _set_blocks(module, on)
+
+
+def _set_blocks(module, on: bool) -> None:
+    ctypes.CFUNCTYPE(None, ctypes.c_int32)(module.address("irad_split_blocks"))(int(on))
 
 
 def set_keep_off(on: bool) -> None:

@@ -42,14 +42,15 @@ def split_everything(monkeypatch):
     monkeypatch.delenv(native_split.SWITCH, raising=False)
 
 
-def _gemm(letter: str, split: bool):
-    """irad_split_<letter>gemm (or the library's cblas_<letter>gemm) through
-    ctypes: C[:m, :n] = op(A) op(B) for arrays at most as wide as their rows."""
+def _gemm(letter: str, split: bool, blocked: bool = False):
+    """irad_split_<letter>gemm (irad_blocked_<letter>gemm with `blocked`, or
+    the library's cblas_<letter>gemm) through ctypes: C[:m, :n] = op(A) op(B)
+    for arrays at most as wide as their rows."""
     library = native_blas.blas_library()
     real = ctypes.c_double if letter == "d" else ctypes.c_float
     integer = ctypes.c_int64 if library.int_bits == 64 else ctypes.c_int32
     if split:
-        address = native_split._module(library).address(native_split.symbol(letter, library))
+        address = native_split._module(library).address(native_split.symbol(letter, library, blocked))
     else:
         address = ctypes.cast(getattr(ctypes.CDLL(library.path), library.symbol(f"cblas_{letter}gemm")), ctypes.c_void_p).value
     pointer = ctypes.c_void_p
@@ -322,3 +323,82 @@ def test_a_forked_process_keeps_its_own_helper_off_its_cpu_and_never_moves_the_p
     native_split.set_keep_off(False)  # the parent's helper may run anywhere
     assert _forked(_keep_off_in_child, args) == expected
     assert _helper_cpus() == os.sched_getaffinity(0)
+
+
+# ---- narrow products in blocks (C with fewer than native_split.NARROW columns) ----
+
+NARROW_SHAPES = [(4096, 10, 128), (1000, 15, 100), (2000, 3, 200), (1009, 10, 111)]  # over SMALL; rows not all 16s
+
+
+@pytest.fixture
+def blocks_restored():
+    yield
+    native_split.set_blocks(native_split.blocks())
+
+
+@pytest.mark.parametrize("letter", ["d", "s"])
+@pytest.mark.parametrize("ta", [False, True])
+@pytest.mark.parametrize("m,n,k", NARROW_SHAPES)
+def test_a_narrow_product_in_blocks_is_the_product_and_the_split_has_its_bits(m, n, k, ta, letter, blocks_restored):
+    """Blocks of rows on the caller (irad_blocked_?gemm) and within the split's
+    chunks: numpy's product, nothing written outside C; blocks off, one
+    call per chunk, within rounding of it."""
+    assert m * n * k > native_split.SMALL and n < native_split.NARROW
+    dtype = np.float64 if letter == "d" else np.float32
+    rng = np.random.default_rng(m + n + k)
+    a = rng.normal(size=(k, m + 3) if ta else (m, k + 3)).astype(dtype)
+    b = rng.normal(size=(k, n + 2)).astype(dtype)
+    expected = (a[:k, :m].T if ta else a[:m, :k]).astype(np.float64) @ b[:k, :n].astype(np.float64)
+    tolerance = 1e-12 if letter == "d" else 1e-5
+    native_split.set_blocks(True)
+    results = {}
+    for name in ("blocked", "split"):
+        c = np.full((m, n + 5), 7.0, dtype=dtype)
+        _gemm(letter, True, blocked=name == "blocked")(a, ta, b, False, c, m, n, k)
+        np.testing.assert_allclose(c[:, :n], expected, rtol=tolerance, atol=tolerance * np.abs(expected).max())
+        assert np.all(c[:, n:] == 7.0), f"the {name} product wrote outside C"
+        results[name] = c
+    assert np.array_equal(results["blocked"], results["split"])
+    native_split.set_blocks(False)
+    c = np.full((m, n + 5), 7.0, dtype=dtype)
+    _gemm(letter, True, blocked=True)(a, ta, b, False, c, m, n, k)
+    whole = np.full((m, n + 5), 7.0, dtype=dtype)
+    _gemm(letter, False)(a, ta, b, False, whole, m, n, k)
+    assert np.array_equal(c, whole), "without blocks, one chunk is one call"
+    np.testing.assert_allclose(results["blocked"], whole, rtol=tolerance, atol=tolerance * np.abs(expected).max())
+
+
+def narrow_loss(w, x):
+    return np.sum(np.sin(x @ w))
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_gradients_with_narrow_products_in_blocks_against_the_closed_form(split, monkeypatch):
+    """x @ w (1000x120 @ 120x10) and its gradient's xᵀ @ cos(x @ w), both narrow
+    and over SMALL: in blocks on the caller (not split) or within the split."""
+    monkeypatch.setenv(native_split.MIN_FLOPS_VARIABLE, "0" if split else str(10**12))
+    rng = np.random.default_rng(11)
+    w, x = 0.1 * rng.normal(size=(120, 10)), rng.normal(size=(1000, 120))
+    ir = native.compile_module(irad.grad(narrow_loss, 0).lower(w, x)).llvm_ir
+    assert ir.count("@irad_split_dgemm(" if split else "@irad_blocked_dgemm(") >= 2
+    gradient = irad.grad(narrow_loss, 0, backend="native")
+    g = gradient(w, x)
+    expected = x.T @ np.cos(x @ w)
+    np.testing.assert_allclose(g, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
+    for i, j in [(0, 0), (7, 3), (119, 9)]:  # central differences
+        step = np.zeros_like(w)
+        step[i, j] = 1e-6
+        difference = (narrow_loss(w + step, x) - narrow_loss(w - step, x)) / 2e-6
+        assert abs(g[i, j] - difference) <= 1e-6 * max(1.0, abs(difference))
+    assert all(np.array_equal(g, gradient(w, x)) for _ in range(10))
+
+
+def test_narrow_products_go_in_blocks_only_with_blas_on_one_thread_and_a_bad_switch_is_an_error(monkeypatch):
+    assert native_split.narrow(1000, 10, 120, False)
+    assert not native_split.narrow(1000, 10, 120, True)  # op(B) transposed: OpenBLAS's small kernels refuse some
+    assert not native_split.narrow(1000, 16, 120, False) and not native_split.narrow(100, 10, 100, False)
+    monkeypatch.setenv(lapack.THREADS_VARIABLE, "2")
+    assert not native_split.narrow(1000, 10, 120, False)
+    monkeypatch.setenv(native_split.BLOCKS_SWITCH, "yes")
+    with pytest.raises(BackendError, match=native_split.BLOCKS_SWITCH):
+        native_split.blocks()
