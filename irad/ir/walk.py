@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from xdsl.ir import Block, Operation
 
@@ -25,14 +25,66 @@ def walk(op: Operation) -> Iterator[Operation]:
 
 def walk_block(block: Block) -> Iterator[Operation]:
     """`block.walk()`: every op of `block` and every op nested in them, as `walk`."""
-    op = block.first_op
+    op = block._first_op
     while op is not None:
-        following = op.next_op
+        following = op._next_op  # the fields behind xDSL's `next_op` property
         if op.regions:
             yield from walk(op)
         else:
             yield op
         op = following
+
+
+def ops_of(block: Block) -> list[Operation]:
+    """`list(block.ops)`, without its first walk: `list` asks xDSL's BlockOps for
+    its length, which it counts by walking the block (20,000 ops, 7 ms)."""
+    ops = []
+    op = block._first_op
+    while op is not None:
+        ops.append(op)
+        op = op._next_op
+    return ops
+
+
+def find(op: Operation, classes: type | tuple[type, ...]) -> list[Operation]:
+    """`[inner for inner in walk(op) if isinstance(inner, classes)]` in one loop
+    per block, without a generator frame per op or a Python-level isinstance
+    against xDSL's ABCs per op (the answer is remembered per class: xDSL
+    registers no virtual subclasses). The passes look for calls, loops and
+    requests in whole modules."""
+    return find_among((op,), classes)
+
+
+def find_among(ops: Sequence[Operation], classes: type | tuple[type, ...]) -> list[Operation]:
+    """`find` of each of `ops`, one after the other."""
+    found: list[Operation] = []
+    answers: dict[type, bool] = {}
+    for op in ops:
+        _find(op, classes, answers, found)
+    return found
+
+
+def _find(op: Operation, classes, answers: dict[type, bool], found: list[Operation]) -> None:
+    kind = type(op)
+    answer = answers.get(kind)
+    if answer is None:
+        answer = answers[kind] = issubclass(kind, classes)
+    if answer:
+        found.append(op)
+    for region in op.regions:
+        for block in region.blocks:
+            inner = block._first_op
+            while inner is not None:
+                if inner.regions:  # recursion by the nesting of regions, not of calls
+                    _find(inner, classes, answers, found)
+                else:
+                    kind = type(inner)
+                    answer = answers.get(kind)
+                    if answer is None:
+                        answer = answers[kind] = issubclass(kind, classes)
+                    if answer:
+                        found.append(inner)
+                inner = inner._next_op
 
 
 def operands(op: Operation) -> tuple:
