@@ -38,6 +38,7 @@ from irad.passes.loops import (
     CACHE,
     END_POSITION,
     INDEX,
+    LOOPS,
     TRIP_COUNT,
     clone_loop,
     is_loop,
@@ -48,7 +49,7 @@ from irad.passes.loops import (
 from irad.passes.rule_ir import inline_body
 from irad.rules.table import RuleIR
 from irad.ir.isa import isa
-from irad.ir.walk import walk
+from irad.ir.walk import find
 
 # A residual is keyed by the primal value it holds, or by (call op, index) for
 # the residuals a rule or a callee's augmented primal returns.
@@ -602,10 +603,8 @@ def build_from_rule(
 
 def needs_tape(fn: func.FuncOp, plan: FunctionPlan) -> bool:
     """Does the function reverse a loop or call a function that threads a tape?"""
-    return any(
-        (is_loop(op) and any(r in plan.active for r in op.results))
-        or (op in plan.calls and plan.calls[op].tape)
-        for op in walk(fn)
+    return any(any(r in plan.active for r in op.results) for op in find(fn, LOOPS)) or any(
+        plan.calls[op].tape for op in find(fn, func.CallOp) if op in plan.calls
     )
 
 
