@@ -49,7 +49,7 @@ from irad.passes.loops import (
 from irad.passes.rule_ir import inline_body
 from irad.rules.table import RuleIR
 from irad.ir.isa import isa
-from irad.ir.walk import find
+from irad.ir.walk import find, ops_of
 
 # A residual is keyed by the primal value it holds, or by (call op, index) for
 # the residuals a rule or a callee's augmented primal returns.
@@ -276,7 +276,7 @@ class PullbackBuilder(IRBuilder):
         adj[v] = self.add(adj[v], ct) if v in adj else ct
 
     def reverse_block(self, block: Block, adj) -> None:
-        for op in reversed(list(block.ops)):
+        for op in reversed(ops_of(block)):
             if op is block.last_op and op.has_trait(IsTerminator):
                 continue
             self.reverse_op(op, adj)

@@ -390,5 +390,7 @@ def strip(module: Operation) -> None:
     `Summary.from_arguments` reads, and those of functions lowered without
     `check` (wrappers, rules)."""
     for op in walk(module):
-        for key in (MARK, INT_MARK, INT_LITERAL, SCALAR_KIND):
-            op.attributes.pop(key, None)
+        attributes = op.attributes
+        if attributes:  # most ops have none
+            for key in (MARK, INT_MARK, INT_LITERAL, SCALAR_KIND):
+                attributes.pop(key, None)
