@@ -277,6 +277,7 @@ def _float_constant(v: SSAValue) -> bool:
 # ---- numpy's own dtype, from example values ------------------------------------------------
 _EXAMPLE_SIZE = 4096  # arrays up to this many elements keep their shape in the examples
 _KINDS: dict[object, tuple[str, ...] | None] = {}
+_UNASKED = object()
 
 
 def _numpy_kinds(fn, args: Sequence, params: Sequence[Parameter], as_int: frozenset) -> tuple[str, ...] | None:
@@ -286,11 +287,11 @@ def _numpy_kinds(fn, args: Sequence, params: Sequence[Parameter], as_int: frozen
     (the call needs values an example does not have)."""
     try:
         key = (fn, _key(args, as_int))
-        hash(key)
-    except TypeError:
-        key = None
-    if key is not None and key in _KINDS:
-        return _KINDS[key]
+        known = _KINDS.get(key, _UNASKED)  # one hash of the key (its types hash in Python)
+    except TypeError:  # an unhashable static argument: asked, not remembered
+        key, known = None, _UNASKED
+    if known is not _UNASKED:
+        return known
     values = [v for v in _leaves(args) if isinstance(v, SSAValue)]
     small = sum(_size(v.type) for v in values) <= _EXAMPLE_SIZE
     try:

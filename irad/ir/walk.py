@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from xdsl.ir import Block, Operation
+from xdsl.ir import Block, Operation, Region
 
 
 def walk(op: Operation) -> Iterator[Operation]:
@@ -85,6 +85,26 @@ def _find(op: Operation, classes, answers: dict[type, bool], found: list[Operati
                     if answer:
                         found.append(inner)
                 inner = inner._next_op
+
+
+def backwards_regions_first(region: Region) -> list[Operation]:
+    """`list(region.walk(reverse=True, region_first=True))`: the order in which
+    xDSL's rewrite walker fills its worklist (a stack, so the first op comes
+    out first), without a generator per op, block and region."""
+    found: list[Operation] = []
+    _backwards(region, found)
+    return found
+
+
+def _backwards(region: Region, found: list[Operation]) -> None:
+    for block in reversed(region.blocks):
+        op = block._last_op
+        while op is not None:
+            if op.regions:  # recursion by the nesting of regions, not of calls
+                for inner in reversed(op.regions):
+                    _backwards(inner, found)
+            found.append(op)
+            op = op._prev_op
 
 
 def operands(op: Operation) -> tuple:

@@ -4,7 +4,7 @@ the ops of some classes among them."""
 from xdsl.dialects import func, scf
 
 from irad.ir.isa import isa
-from irad.ir.walk import find, find_among, ops_of, walk
+from irad.ir.walk import backwards_regions_first, find, find_among, ops_of, walk
 from tests.ir.filecheck_inputs import parsed
 
 
@@ -31,3 +31,10 @@ def test_find_is_a_filtered_walk():
             found += len(expected)
         assert ops_of(module.body.block) == list(module.body.block.ops), path.name
     assert found > 100
+
+
+def test_backwards_regions_first_is_xdsl_order():
+    """The order xDSL's rewrite walker fills its worklist in."""
+    for path, module in parsed():
+        expected = list(module.body.walk(reverse=True, region_first=True))
+        assert backwards_regions_first(module.body) == expected, path.name
