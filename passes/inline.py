@@ -43,7 +43,7 @@ from xdsl.passes import ModulePass
 from irad.errors import IradError
 from irad.ir.builder import clone
 from irad.passes.callgraph import CallGraph, is_generated, node_of, symbol_uses
-from irad.ir.walk import find, find_among, walk
+from irad.ir.walk import find, find_among, operands as operand_tuple, walk
 
 DEFAULT_THRESHOLD = 32
 DEFAULT_MAX_DEPTH = 1000
@@ -228,7 +228,7 @@ def _replace_all(pairs) -> None:
         for use in old.uses:
             users[use.operation] = None
     for user in users:
-        user.operands = [mapping.get(v, v) for v in user.operands]
+        user.operands = [mapping.get(v, v) for v in operand_tuple(user)]
 
 
 def inline_callees(

@@ -89,10 +89,10 @@ class HeldInts:
         name "ndarray.x", or a ufunc for an operator; `params` the parameters
         `args` bind, from the numpy table): note what numpy's dtype says about
         each float result. `error(message, hint)` makes the refusal."""
-        leaves = [v for v in _leaves(result) if isinstance(v, SSAValue)]
+        leaves = [v for v in _leaves(result) if isa(v, SSAValue)]
         if not any(is_float(_element(v.type)) for v in leaves):
             return
-        inputs = [v for v in _leaves(args) if isinstance(v, SSAValue)]
+        inputs = [v for v in _leaves(args) if isa(v, SSAValue)]
         candidates = tuple(v for v in inputs if is_float(_element(v.type)) and not _float_constant(v))
         if not candidates and all(is_float(_element(v.type)) for v in inputs):
             return  # floats in, floats out
