@@ -405,8 +405,14 @@ class _LiveSet(LiveSet):
         live = self._live_ops
         if op in live:
             return
-        if not dead_if_unused(op) or any(use.operation in live for result in op.results for use in result.uses):
+        if not dead_if_unused(op):
             self.set_live(op)
+            return
+        for result in op.results:  # loops, not a generator: asked of every op
+            for use in result.uses:
+                if use.operation in live:
+                    self.set_live(op)
+                    return
 
 
 def dce(module: builtin.ModuleOp, touched: Touched) -> bool:
