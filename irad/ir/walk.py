@@ -60,31 +60,23 @@ def find_among(ops: Sequence[Operation], classes: type | tuple[type, ...]) -> li
     found: list[Operation] = []
     answers: dict[type, bool] = {}
     for op in ops:
-        _find(op, classes, answers, found)
+        _scan(op, classes, answers, found, alone=True)
     return found
 
 
-def _find(op: Operation, classes, answers: dict[type, bool], found: list[Operation]) -> None:
-    kind = type(op)
-    answer = answers.get(kind)
-    if answer is None:
-        answer = answers[kind] = issubclass(kind, classes)
-    if answer:
-        found.append(op)
-    for region in op.regions:
-        for block in region.blocks:
-            inner = block._first_op
-            while inner is not None:
-                if inner.regions:  # recursion by the nesting of regions, not of calls
-                    _find(inner, classes, answers, found)
-                else:
-                    kind = type(inner)
-                    answer = answers.get(kind)
-                    if answer is None:
-                        answer = answers[kind] = issubclass(kind, classes)
-                    if answer:
-                        found.append(inner)
-                inner = inner._next_op
+def _scan(op: Operation | None, classes, answers: dict[type, bool], found: list[Operation], alone=False) -> None:
+    """`find` of `op` (`alone`) or of it and the ops after it in its block."""
+    while op is not None:
+        kind = type(op)
+        answer = answers.get(kind)
+        if answer is None:
+            answer = answers[kind] = issubclass(kind, classes)
+        if answer:
+            found.append(op)
+        for region in op.regions:  # recursion by the nesting of regions, not of calls
+            for block in region.blocks:
+                _scan(block._first_op, classes, answers, found)
+        op = None if alone else op._next_op
 
 
 def backwards_regions_first(region: Region) -> list[Operation]:
