@@ -22,7 +22,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from irad.ir.dialect import TAPE
 from irad.ir.types import is_differentiable
 from irad.passes.derivatives import is_non_differentiable, refused_reason
-from irad.ir.walk import walk
+from irad.ir.walk import ops_of, walk
 from irad.ir.isa import isa
 
 
@@ -134,7 +134,7 @@ def propagate_loop(
 
 
 def _propagate_back(block: Block, useful: set[SSAValue], constant: Set[Operation]) -> None:
-    for op in reversed(list(block.ops)):
+    for op in reversed(ops_of(block)):
         if is_non_differentiable(op) or op in constant:
             continue
         if not any(r in useful for r in op.results):

@@ -15,6 +15,7 @@ algorithm, no Python recursion).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func
@@ -45,12 +46,21 @@ def is_generated(fn: func.FuncOp) -> bool:
     return "irad.primal" in fn.attributes
 
 
-def symbol_uses(op: Operation) -> list[str]:
-    """The symbols one op names in its properties and attributes."""
-    attrs = [*op.properties.values(), *op.attributes.values()]
-    # the exact type (SymbolRefAttr has no subclasses): isinstance against xDSL's
-    # attribute classes is slow, and this is asked of every attribute of a module
-    return [a.root_reference.data for a in attrs if type(a) is SymbolRefAttr]
+def symbol_uses(op: Operation) -> Sequence[str]:
+    """The symbols one op names in its properties and attributes (in that order).
+
+    Asked of every op of a module: the exact type (SymbolRefAttr has no
+    subclasses), since isinstance against xDSL's attribute classes is slow, and
+    no list for the many ops that name none (a float op's one property)."""
+    found: list[str] | None = None
+    for attrs in (op.properties, op.attributes):
+        if attrs:
+            for a in attrs.values():
+                if type(a) is SymbolRefAttr:
+                    if found is None:
+                        found = []
+                    found.append(a.root_reference.data)
+    return () if found is None else found
 
 
 @dataclass

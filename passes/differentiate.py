@@ -53,8 +53,7 @@ from irad.passes.reverse import (
 from irad.rules import Decision, RuleTable, default_table
 from irad.ir.symbols import fresh_symbol
 from irad.rules.table import NON_DIFFERENTIABLE, REVERSE, check_rule_ir
-from irad.ir.walk import walk
-from irad.ir.isa import isa
+from irad.ir.walk import find, walk
 
 Key = tuple[str, tuple[bool, ...]]  # (primal symbol, activity per argument)
 # The table's answers that leave a call to AD: the callee's body is differentiated.
@@ -157,7 +156,7 @@ class Differentiator:
         """Rewrite every request, the innermost first: a request whose callee
         reaches another request (a gradient of a gradient) waits for that one,
         so it differentiates generated code."""
-        requests = [op for op in walk(self.module) if isa(op, (DerivativeRequestOp, VjpOp))]
+        requests = find(self.module, (DerivativeRequestOp, VjpOp))
         if len(requests) == 1:  # nothing to order (and no other request needs its primal)
             self._sole_request = requests[0].callee.root_reference.data
             self.rewrite_request(requests[0])
@@ -293,7 +292,7 @@ class Differentiator:
             self._inline_differentiated(name, fn, order)
         if self.hoist:
             hoist_invariants(fn)
-        calls = [op for op in walk(fn) if isa(op, func.CallOp)]
+        calls = find(fn, func.CallOp)
         constant = {op for op in calls if self._non_differentiable(op)}
         varied = varied_values(fn, active_args, constant)
         into_memory = varied_memory(fn, varied)

@@ -37,15 +37,13 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import OpResult, Operation, SSAValue
+from xdsl.ir import Block, OpResult, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
 
 from irad.errors import IradError
 from irad.ir.builder import clone
 from irad.passes.callgraph import CallGraph, is_generated, node_of, symbol_uses
-from irad.ir.walk import walk
-from irad.ir.isa import isa
+from irad.ir.walk import find, find_among, operands as operand_tuple, walk
 
 DEFAULT_THRESHOLD = 32
 DEFAULT_MAX_DEPTH = 1000
@@ -131,12 +129,11 @@ class _Inliner:
             if move:
                 self.erased.add(callee_name)
                 self.module.body.block.erase_op(callee)
-            for op in new_ops:
-                for inner in walk(op):
-                    if not move:
+            else:  # cloned: the symbols the copies use are new uses
+                for op in new_ops:
+                    for inner in walk(op):
                         self.uses.update(symbol_uses(inner))
-                    if isa(inner, func.CallOp):
-                        work.append((inner, depth + 1))
+            work.extend((inner, depth + 1) for inner in find_among(new_ops, func.CallOp))
         return inlined
 
     def _inlinable(self, caller: str, callee: func.FuncOp) -> bool:
@@ -158,11 +155,10 @@ def _inline_call(call: func.CallOp, callee: func.FuncOp, move: bool) -> list[Ope
     else cloned; returns the ops now in the caller."""
     body = callee.body.block
     if move:
-        ret = body.last_op
-        new_ops = list(body.ops)[:-1]
         _replace_all(zip(body.args, call.operands))
-        Rewriter.inline_block(body, InsertPoint.before(call))
+        ret = body.last_op
         results: list[SSAValue] = list(ret.operands)
+        new_ops = _move_before(body, ret, call)
         ret.detach()
         ret.erase()
     else:
@@ -185,6 +181,35 @@ def _inline_call(call: func.CallOp, callee: func.FuncOp, move: bool) -> list[Ope
     return new_ops
 
 
+def _move_before(body: Block, end: Operation, call: Operation) -> list[Operation]:
+    """Move the ops of `body` before `end` to just before `call` (in another
+    block); returns them. What xDSL's `Rewriter.inline_block` does op by op
+    (counting the block, detaching each op, attaching it after checking that
+    it does not contain its new block), here as one splice of xDSL's linked
+    list: each op gets its new parent, and the two ends are relinked. The
+    moved ops come from a function and go into another, so none can contain
+    the block it goes to."""
+    first = body._first_op
+    if first is end:
+        return []
+    dest = call.parent
+    moved = []
+    op = first
+    while op is not end:
+        op.parent = dest
+        moved.append(op)
+        op = op._next_op
+    last = end._prev_op
+    body._first_op, end._prev_op = end, None  # `body` keeps `end` alone
+    before = call._prev_op
+    first._prev_op, last._next_op, call._prev_op = before, call, last
+    if before is None:
+        dest._first_op = first
+    else:
+        before._next_op = first
+    return moved
+
+
 def _replace_all(pairs) -> None:
     """Replace every use of each old value by its new one.
 
@@ -203,7 +228,7 @@ def _replace_all(pairs) -> None:
         for use in old.uses:
             users[use.operation] = None
     for user in users:
-        user.operands = [mapping.get(v, v) for v in user.operands]
+        user.operands = [mapping.get(v, v) for v in operand_tuple(user)]
 
 
 def inline_callees(
@@ -230,7 +255,7 @@ def inline_callees(
     if name not in graph.component:
         return []
     erased: list[str] = []
-    work = deque(op for op in walk(fn) if isa(op, func.CallOp))
+    work = deque(find(fn, func.CallOp))
     while work:
         call = work.popleft()
         callee_name = call.callee.root_reference.data
@@ -254,12 +279,11 @@ def inline_callees(
             callee.detach()
             callee.erase()
             erased.append(callee_name)
-        for op in new_ops:
-            for inner in walk(op):
-                if not move:
+        else:  # cloned: the symbols the copies use are new uses
+            for op in new_ops:
+                for inner in walk(op):
                     graph.uses.update(symbol_uses(inner))
-                if isa(inner, func.CallOp):
-                    work.append(inner)
+        work.extend(find_among(new_ops, func.CallOp))
     return erased
 
 

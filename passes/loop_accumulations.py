@@ -43,8 +43,7 @@ from irad.ir import tensor as T
 from irad.ir.builder import IRBuilder
 from irad.ir.constants import is_splat_of
 from irad.passes.loops import constant_index, static_trip_count
-from irad.ir.isa import isa
-from irad.ir.walk import walk
+from irad.ir.walk import find
 
 
 @dataclass
@@ -243,5 +242,5 @@ class SinkAccumulationsPass(ModulePass):
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         # inner loops first: what they sink may let the loop around them sink more
-        for loop in reversed([inner for inner in walk(op) if isa(inner, scf.ForOp)]):
+        for loop in reversed(find(op, scf.ForOp)):
             sink_accumulations(loop)

@@ -29,8 +29,7 @@ from xdsl.traits import IsTerminator
 
 from irad.passes.activity import inside
 from irad.passes.optimize import dead_if_unused
-from irad.ir.isa import isa
-from irad.ir.walk import walk
+from irad.ir.walk import find
 
 
 def _inside(v: SSAValue, op: Operation) -> bool:
@@ -98,5 +97,5 @@ class HoistLoopInvariantsPass(ModulePass):
     name = "irad-hoist-loop-invariants"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        for loop in reversed([inner for inner in walk(op) if isa(inner, scf.ForOp)]):
+        for loop in reversed(find(op, scf.ForOp)):
             hoist_loop_invariants(loop)

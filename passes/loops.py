@@ -61,7 +61,7 @@ from irad.ir.locations import location
 from irad.ir.types import is_float
 from irad.passes.activity import free_values, inside
 from irad.ir.isa import isa
-from irad.ir.walk import walk
+from irad.ir.walk import find
 
 INDEX = IndexType()
 # Residual keys a loop or tape-mode call leaves in its enclosing scope.
@@ -187,7 +187,7 @@ def hoist_invariants(fn: func.FuncOp) -> None:
     as it can). Reverse mode then reads them from outside, instead of recording
     them every iteration. Only ops that cannot trap move: a loop that runs no
     iteration computes them for nothing, harmlessly."""
-    loops = [op for op in walk(fn) if is_loop(op)]
+    loops = find(fn, LOOPS)
     for loop in reversed(loops):  # inner loops before the loops around them
         body = loop_body(loop)
         for op in list(body.ops):

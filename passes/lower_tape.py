@@ -91,7 +91,7 @@ from irad.ir.dialect import (
 from irad.ir.types import is_differentiable
 from irad.errors import DifferentiationError
 from irad.ir.locations import location
-from irad.ir.walk import walk
+from irad.ir.walk import find
 
 INDEX = IndexType()
 # The tape's type in tensor form.
@@ -496,8 +496,7 @@ class LowerTapePass(ModulePass):
         # no tape at all (4x the time). Without DCE, an unused read is lowered
         # too, so the optimiser sees exactly the code reverse mode emitted.
         lower = LowerTapeOp(STORAGE[self.form])
-        names = {t.name for t in _TAPE_OPS}  # by name: isinstance against 9 op classes (ABCs) per op is slow
-        tape_ops = [inner for inner in walk(op) if inner.name in names]
+        tape_ops = find(op, _TAPE_OPS)
         for tape_op in tape_ops:
             lower.match_and_rewrite(tape_op, PatternRewriter(tape_op))
         if self.form == "tensor" and tape_ops:

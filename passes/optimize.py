@@ -50,7 +50,7 @@ from xdsl.transforms.canonicalization_patterns.arith import FoldConstConstOp, Fo
 from xdsl.transforms.common_subexpression_elimination import CSEDriver, KnownOps, OperationInfo
 from xdsl.transforms.dead_code_elimination import LiveSet, would_be_trivially_dead
 
-from irad.ir.walk import operands as operand_tuple
+from irad.ir.walk import backwards_regions_first, operands as operand_tuple
 from irad.passes.broadcast_sinking import ELEMENTWISE, ElementwiseOfBroadcasts
 from irad.passes.float_folds import DispatchedFloatFolds
 from irad.passes.slice_sums import SumOfSlicesIntoZeros
@@ -196,7 +196,9 @@ class _OneWalk(PatternRewriteWalker):
                 self._worklist.push(use.operation)
 
     def rewrite_region(self, region) -> bool:
-        self._populate_worklist(region)
+        push = self._worklist.push
+        for op in backwards_regions_first(region):  # xDSL's `_populate_worklist`, cheaper
+            push(op)
         return self._process_worklist(self._get_rewriter_listener())
 
     def rewrite_ops(self, ops: Sequence[Operation]) -> bool:
@@ -289,10 +291,12 @@ class _TouchingCSE(CSEDriver):
             super()._simplify_operation(op)
         elif all(result.first_use is None for result in op.results):
             self._mark_erasure(op)  # trivially dead
-        elif existing := self._known_ops.get(op):
-            self._replace_and_delete(op, existing)
-        else:
-            self._known_ops[op] = op
+        else:  # one key for the lookup and the insertion
+            known, key = self._known_ops._known_ops, _cse_key(op)
+            if existing := known.get(key):
+                self._replace_and_delete(op, existing)
+            else:
+                known[key] = op
 
     # xDSL's, with _KnownOps for its KnownOps
     def _simplify_block(self, block: Block) -> None:
@@ -401,8 +405,14 @@ class _LiveSet(LiveSet):
         live = self._live_ops
         if op in live:
             return
-        if not dead_if_unused(op) or any(use.operation in live for result in op.results for use in result.uses):
+        if not dead_if_unused(op):
             self.set_live(op)
+            return
+        for result in op.results:  # loops, not a generator: asked of every op
+            for use in result.uses:
+                if use.operation in live:
+                    self.set_live(op)
+                    return
 
 
 def dce(module: builtin.ModuleOp, touched: Touched) -> bool:

@@ -38,6 +38,7 @@ from irad.passes.loops import (
     CACHE,
     END_POSITION,
     INDEX,
+    LOOPS,
     TRIP_COUNT,
     clone_loop,
     is_loop,
@@ -48,7 +49,7 @@ from irad.passes.loops import (
 from irad.passes.rule_ir import inline_body
 from irad.rules.table import RuleIR
 from irad.ir.isa import isa
-from irad.ir.walk import walk
+from irad.ir.walk import find, ops_of
 
 # A residual is keyed by the primal value it holds, or by (call op, index) for
 # the residuals a rule or a callee's augmented primal returns.
@@ -84,7 +85,7 @@ def scope_of(key: ResidualKey) -> Operation | None:
     scope around that op."""
     if isinstance(key, tuple):
         parent = key[0].parent_op()
-    elif isinstance(key, BlockArgument):
+    elif isa(key, BlockArgument):
         parent = key.block.parent_op()
     else:
         parent = key.owner.parent_op()
@@ -108,7 +109,7 @@ class Scope:
 def _anchor(key: ResidualKey) -> Operation | None:
     if isinstance(key, tuple):
         return key[0]
-    return None if isinstance(key, BlockArgument) else key.owner
+    return None if isa(key, BlockArgument) else key.owner
 
 
 class PullbackBuilder(IRBuilder):
@@ -160,7 +161,7 @@ class PullbackBuilder(IRBuilder):
     def primal(self, v: SSAValue) -> SSAValue:
         """The value of primal `v` inside the pullback."""
         owner = v.owner
-        if isinstance(owner, arith.ConstantOp):
+        if isa(owner, arith.ConstantOp):
             if v not in self._constants:
                 self._constants[v] = self._at_entry(clone(owner, {}))
             return self._constants[v]
@@ -175,7 +176,7 @@ class PullbackBuilder(IRBuilder):
                 self._unattached.append(arg)
             else:
                 arg = scope.block.insert_arg(type, index)
-            if isinstance(key, SSAValue):
+            if isa(key, SSAValue):
                 arg.name_hint = key.name_hint  # readable: the primal value's name
             scope.args[key] = arg
             scope.keys.append(key)
@@ -183,7 +184,7 @@ class PullbackBuilder(IRBuilder):
 
     def has_residual(self, key: ResidualKey) -> bool:
         """Is `key` a residual of its scope already (or a constant)?"""
-        if isinstance(key, SSAValue) and isinstance(key.owner, arith.ConstantOp):
+        if isa(key, SSAValue) and isa(key.owner, arith.ConstantOp):
             return True
         scope = self.scopes.get(scope_of(key))
         return scope is not None and key in scope.args
@@ -275,7 +276,7 @@ class PullbackBuilder(IRBuilder):
         adj[v] = self.add(adj[v], ct) if v in adj else ct
 
     def reverse_block(self, block: Block, adj) -> None:
-        for op in reversed(list(block.ops)):
+        for op in reversed(ops_of(block)):
             if op is block.last_op and op.has_trait(IsTerminator):
                 continue
             self.reverse_op(op, adj)
@@ -460,11 +461,11 @@ class AugmentedBuilder:
         for op in src.ops:
             if op is src.last_op and op.has_trait(IsTerminator):
                 continue
-            if isinstance(op, func.CallOp) and op in self.reversed_calls:
+            if isa(op, func.CallOp) and op in self.reversed_calls:
                 self.clone_call(op, self.plan.calls[op], dst)
             elif self.records(op):
                 clone_loop(self, op, dst)
-            elif isinstance(op, scf.IfOp):
+            elif isa(op, scf.IfOp):
                 self.clone_if(op, dst)
             else:
                 dst.add_op(clone(op, self.values))
@@ -602,10 +603,8 @@ def build_from_rule(
 
 def needs_tape(fn: func.FuncOp, plan: FunctionPlan) -> bool:
     """Does the function reverse a loop or call a function that threads a tape?"""
-    return any(
-        (is_loop(op) and any(r in plan.active for r in op.results))
-        or (op in plan.calls and plan.calls[op].tape)
-        for op in walk(fn)
+    return any(any(r in plan.active for r in op.results) for op in find(fn, LOOPS)) or any(
+        plan.calls[op].tape for op in find(fn, func.CallOp) if op in plan.calls
     )
 
 

@@ -24,6 +24,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
 from irad.ir.constants import is_splat_of
+from irad.ir.isa import isa
 
 
 def _slice_into_zeros(value: SSAValue, result_type: TensorType) -> tensor.InsertSliceOp | None:
@@ -87,10 +88,11 @@ class SumOfSlicesIntoZeros(RewritePattern):
     operand_from = (tensor.InsertSliceOp, arith.AddfOp)  # irad-optimize tries it only on adds of those
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        if not isinstance(op, arith.AddfOp):
+        if not isa(op, arith.AddfOp):
             return
         result_type = op.result.type
-        if not isinstance(result_type, TensorType) or not result_type.has_static_shape():
+        # isa: tried on scalar adds too, where isinstance against TensorType (an ABC) is slow
+        if not isa(result_type, TensorType) or not result_type.has_static_shape():
             return
         leaves: list[tensor.InsertSliceOp] = []
         if not _leaves(op, result_type, leaves) or len(leaves) < 2:

@@ -9,19 +9,20 @@ from __future__ import annotations
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from irad.ir.walk import walk
-from irad.ir.isa import isa
+from irad.passes.callgraph import symbol_uses
 
 
 def _referenced_symbols(op) -> set[str]:
+    """The symbols the ops nested in `op` name (not `op`'s own: a function's
+    provenance attributes name its primal)."""
     names = set()
     for inner in walk(op):
-        for attr in list(inner.properties.values()) + list(inner.attributes.values()):
-            if isa(attr, SymbolRefAttr) and inner is not op:
-                names.add(attr.root_reference.data)
+        if inner is not op:
+            names.update(symbol_uses(inner))
     return names
 
 

@@ -78,6 +78,7 @@ from irad.ir import ieee
 from irad.ir.dialect import TAPE_COPY
 from irad.ir.locations import recursion_message
 from irad.ir.mlir_ops import SMALLEST_NORMAL
+from irad.ir.walk import operands as operand_tuple, ops_of
 from irad.ir.isa import isa
 
 # --------------------------------------------------------------------------
@@ -840,7 +841,7 @@ class FunctionTranslator:
         """Translates a single-block region ending in scf.yield, assigning
         the yielded values to `targets`."""
         block = self._single_block(owner, region)
-        *body, terminator = block.ops
+        *body, terminator = ops_of(block)
         emitted = len(self.lines)
         for op in body:
             self.translate_op(op)
@@ -892,7 +893,7 @@ class FunctionTranslator:
                 for param, arg in zip(params, block.args):
                     self.line(f"{param} = {_argument_conversion(arg.type, param)}")
             start = len(self.lines)
-            *body, terminator = block.ops
+            *body, terminator = ops_of(block)
             for op in body:
                 self.translate_op(op)
             if isinstance(terminator, func.ReturnOp):
@@ -939,7 +940,7 @@ class FunctionTranslator:
             expression = EXPRESSION_OPS[name](self, op)
             if isa(result.type, Float32Type) and name not in _F32_EXACT_OPS:
                 expression = f"_f32({expression})"
-            if self._forwarded(op, expression):
+            if name in _FORWARDABLE and self._forwarded(op, expression):
                 return  # written into its one user's line
             self.line(f"{self.define(result)} = {expression}")
         elif name in STATEMENT_OPS:
@@ -949,7 +950,7 @@ class FunctionTranslator:
             raise self.error(op, "no translation for this op")
 
     def _forwarded(self, op: Operation, expression: str) -> bool:
-        """Writes the expression of scalar op `op` into its user's line instead
+        """Writes the expression of scalar op `op` (of _FORWARDABLE) into its user's line instead
         of a line and a local of its own, if that is the same computation (see
         _FORWARDED): CPython then keeps the value on its stack, which saves a
         store and a load per op in scalar code. Values named after a Python
@@ -959,11 +960,10 @@ class FunctionTranslator:
         use = result.first_use
         if (
             use is None
+            or use._next_use is not None  # more than one use (xDSL's list of uses)
             or result.name_hint is not None
-            or _op_name(op) not in _FORWARDABLE
+            or use.operation.parent is not op.parent
             or not _forwards_into(use.operation)
-            or use.operation.parent_block() is not op.parent_block()
-            or any(True for _ in itertools.islice(result.uses, 1, None))
         ):
             return False
         depth = 1 + max((self._depth.get(v, 0) for v in op.operands), default=0)
@@ -974,7 +974,7 @@ class FunctionTranslator:
         return True
 
     def _check_types(self, op: Operation) -> None:
-        for value in (*op.operands, *op.results):
+        for value in (*operand_tuple(op), *op.results):
             self._check_type(op, value.type)
 
     def _check_type(self, op: Operation, t: Attribute) -> None:

@@ -278,8 +278,12 @@ def is_tensor(t: Attribute) -> bool:
 
 def has_tensor(op: Operation) -> bool:
     # the exact type: isinstance against xDSL's attribute classes (ABCs) is slow,
-    # and the backend asks this of every op
-    return any(type(v.type) is TensorType for v in (*operands(op), *op.results))
+    # and the backend asks this of every op (so: loops, no generator)
+    for values in (operands(op), op.results):
+        for v in values:
+            if type(v.type) is TensorType:
+                return True
+    return False
 
 
 def dtype_name(t: Attribute) -> str:

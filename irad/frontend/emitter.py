@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import Float64Type, IntegerAttr, TensorType, UnitAttr
+from xdsl.dialects.builtin import Float64Type, IntegerAttr, UnitAttr
 from xdsl.ir import Attribute, Block, SSAValue
 
 from irad.ir.builder import IRBuilder, constant, float_attr
-from irad.ir.types import F64, I1, I64, is_bool, is_float
+from irad.ir.types import F64, I1, I64, is_bool, is_float, is_tensor
 
 # on a float constant made of an int literal (`2` in `n * 2`): Python's int, which
 # irad/frontend/number_joins.py tells from a float literal; dropped after lowering
@@ -21,7 +21,7 @@ class Emitter(IRBuilder):
         super().__init__(block)
 
     def const(self, value, type: Attribute) -> SSAValue:
-        if isinstance(type, TensorType):  # a numpy array (or a splat of one number)
+        if is_tensor(type):  # a numpy array (or a splat of one number)
             from irad.ir.tensor import dense
 
             return dense(self, value, type)

@@ -89,10 +89,10 @@ class HeldInts:
         name "ndarray.x", or a ufunc for an operator; `params` the parameters
         `args` bind, from the numpy table): note what numpy's dtype says about
         each float result. `error(message, hint)` makes the refusal."""
-        leaves = [v for v in _leaves(result) if isinstance(v, SSAValue)]
+        leaves = [v for v in _leaves(result) if isa(v, SSAValue)]
         if not any(is_float(_element(v.type)) for v in leaves):
             return
-        inputs = [v for v in _leaves(args) if isinstance(v, SSAValue)]
+        inputs = [v for v in _leaves(args) if isa(v, SSAValue)]
         candidates = tuple(v for v in inputs if is_float(_element(v.type)) and not _float_constant(v))
         if not candidates and all(is_float(_element(v.type)) for v in inputs):
             return  # floats in, floats out
@@ -277,6 +277,7 @@ def _float_constant(v: SSAValue) -> bool:
 # ---- numpy's own dtype, from example values ------------------------------------------------
 _EXAMPLE_SIZE = 4096  # arrays up to this many elements keep their shape in the examples
 _KINDS: dict[object, tuple[str, ...] | None] = {}
+_UNASKED = object()
 
 
 def _numpy_kinds(fn, args: Sequence, params: Sequence[Parameter], as_int: frozenset) -> tuple[str, ...] | None:
@@ -286,11 +287,11 @@ def _numpy_kinds(fn, args: Sequence, params: Sequence[Parameter], as_int: frozen
     (the call needs values an example does not have)."""
     try:
         key = (fn, _key(args, as_int))
-        hash(key)
-    except TypeError:
-        key = None
-    if key is not None and key in _KINDS:
-        return _KINDS[key]
+        known = _KINDS.get(key, _UNASKED)  # one hash of the key (its types hash in Python)
+    except TypeError:  # an unhashable static argument: asked, not remembered
+        key, known = None, _UNASKED
+    if known is not _UNASKED:
+        return known
     values = [v for v in _leaves(args) if isinstance(v, SSAValue)]
     small = sum(_size(v.type) for v in values) <= _EXAMPLE_SIZE
     try:
@@ -390,5 +391,7 @@ def strip(module: Operation) -> None:
     `Summary.from_arguments` reads, and those of functions lowered without
     `check` (wrappers, rules)."""
     for op in walk(module):
-        for key in (MARK, INT_MARK, INT_LITERAL, SCALAR_KIND):
-            op.attributes.pop(key, None)
+        attributes = op.attributes
+        if attributes:  # most ops have none
+            for key in (MARK, INT_MARK, INT_LITERAL, SCALAR_KIND):
+                attributes.pop(key, None)

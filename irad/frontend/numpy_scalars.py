@@ -30,6 +30,7 @@ from xdsl.dialects import arith, scf, tensor
 from xdsl.dialects.builtin import IndexType, StringAttr, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
+from irad.ir.isa import isa
 from irad.ir.types import is_bool
 
 KIND = "irad.scalar_kind"  # an override on the op that made a number; dropped after lowering (held_ints.strip)
@@ -39,9 +40,15 @@ _DEPTH = 150  # ops followed back from one number: beyond it, EITHER (a refusal,
 
 def mark(value: SSAValue, kind: str) -> SSAValue:
     """Say which kind of number the op-made `value` is (see the module doc)."""
-    if isinstance(value, SSAValue) and isinstance(value.owner, Operation) and not isinstance(value.type, TensorType):
-        value.owner.attributes[KIND] = StringAttr(kind)
+    if isa(value, SSAValue) and isa(value.owner, Operation) and not isa(value.type, TensorType):
+        attr = _KIND_ATTRS.get(kind)
+        if attr is None:
+            attr = _KIND_ATTRS[kind] = StringAttr(kind)
+        value.owner.attributes[KIND] = attr
     return value
+
+
+_KIND_ATTRS: dict[str, StringAttr] = {}  # one attribute per kind: attributes are immutable
 
 
 def kind(v: SSAValue) -> str:
@@ -166,7 +173,7 @@ def bool_rule(symbol: str, operands) -> str | None:
     follows where numpy's bools differ from Python's: NUMPY, PYTHON, or None
     where they agree (not all bools). Raises Refusal where irad cannot tell,
     and where numpy raises."""
-    if any(isinstance(v.type, TensorType) for v in operands):
+    if any(isa(v.type, TensorType) for v in operands):
         return None
     bools = [v for v in operands if is_bool(v.type)]
     joined = [v for v in operands if not is_bool(v.type) and _is_join(v) and kind(v) == JOINED_BOOL]

@@ -82,8 +82,8 @@ def is_splat_of(value: SSAValue, number: float) -> bool:
             return is_splat_of(found, number)
         return found is not None and found == number
     owner = value.owner
-    return (
-        isinstance(owner, arith.ConstantOp)
-        and isinstance(owner.value, (FloatAttr, IntegerAttr))
+    return (  # isa: asked of most float ops' operands by irad-optimize's float folds
+        isa(owner, arith.ConstantOp)
+        and isa(owner.value, (FloatAttr, IntegerAttr))
         and owner.value.value.data == number
     )

@@ -9,10 +9,13 @@ float32 -> f32, int -> i64, bool -> i1).
 from __future__ import annotations
 
 import numbers
+import types
 
 import numpy as np
 from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType, TensorType
 from xdsl.ir import Attribute
+
+from irad.ir.isa import isa
 
 F64 = Float64Type()
 F32 = Float32Type()
@@ -24,20 +27,23 @@ def is_float(t: Attribute) -> bool:
     return isinstance(t, (Float64Type, Float32Type))
 
 
+# `isa`, not isinstance, where the answer is mostly no: isinstance of an f64
+# against IntegerType or TensorType (ABCs) runs a Python-level check, and the
+# frontend asks these of most values it makes.
 def is_int(t: Attribute) -> bool:
-    return isinstance(t, IntegerType) and t.width.data > 1
+    return isa(t, IntegerType) and t.width.data > 1
 
 
 def is_bool(t: Attribute) -> bool:
-    return isinstance(t, IntegerType) and t.width.data == 1
+    return isa(t, IntegerType) and t.width.data == 1
 
 
 def is_tensor(t: Attribute) -> bool:
-    return isinstance(t, TensorType)
+    return isa(t, TensorType)
 
 
 def is_float_tensor(t: Attribute) -> bool:
-    return isinstance(t, TensorType) and is_float(t.element_type)
+    return isa(t, TensorType) and is_float(t.element_type)
 
 
 def is_differentiable(t: Attribute) -> bool:
@@ -66,8 +72,15 @@ def _array_element_type(dtype: np.dtype) -> Attribute | None:
     return None
 
 
+# functions and modules: what most globals a function reads are, and what the
+# isinstance against numbers.Integral (an ABC) below would answer slowly
+_NEVER_NUMBERS = frozenset({types.FunctionType, types.BuiltinFunctionType, types.ModuleType})
+
+
 def type_of_value(value: object) -> Attribute | None:
     """The IR type of an example argument, or None if irad cannot lower it."""
+    if type(value) in _NEVER_NUMBERS:  # the frontend asks this of every global it reads
+        return None
     if isinstance(value, np.ndarray):
         element = _array_element_type(value.dtype)
         if element is None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 
+from irad.ir.isa import isa
 from irad.passes.derivatives import regions, scalar, tape, tensor
 from irad.passes.derivatives.registry import OpDerivative, refusal
 
@@ -35,7 +36,7 @@ TENSOR_FORMS: dict[str, OpDerivative] = tensor.TENSOR_FORMS
 def derivative_of(op: Operation) -> OpDerivative | None:
     """The entry for `op` (None: it has no derivative rules); an elementwise op
     on tensors gets its tensor form where it has one."""
-    if op.name in TENSOR_FORMS and op.results and isinstance(op.results[0].type, TensorType):
+    if op.name in TENSOR_FORMS and op.results and isa(op.results[0].type, TensorType):
         return TENSOR_FORMS[op.name]
     return DERIVATIVES.get(op.name)
 

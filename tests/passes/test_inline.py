@@ -337,6 +337,52 @@ func.func @main(%x: f64) -> (f64, f64) {
     assert inline_calls(module, threshold=41) == 2
 
 
+def _linked_list(block) -> list:
+    """The block's ops read forwards; checks the backward links and parents agree."""
+    forward, op = [], block.first_op
+    while op is not None:
+        assert op.parent is block
+        forward.append(op)
+        op = op.next_op
+    backward, op = [], block.last_op
+    while op is not None:
+        backward.append(op)
+        op = op.prev_op
+    assert backward[::-1] == forward
+    return forward
+
+
+@pytest.mark.parametrize("where", ["first", "middle", "last"])
+def test_a_moved_body_is_spliced_in_order(where):
+    """The last use of a private callee moves its body before the call (one
+    splice of the block's list): in order, each op in its new block, the block's
+    links consistent both ways, the callee gone, the module valid."""
+    before = "  %p = arith.mulf %x, %x : f64\n" if where != "first" else ""
+    after = "  %q = arith.addf %r, %x : f64\n" if where != "last" else ""
+    result = "%q" if where != "last" else "%r"
+    text = f"""
+func.func private @callee(%a: f64) -> f64 {{
+  %0 = arith.mulf %a, %a : f64
+  %1 = math.sin %0 : f64
+  %2 = arith.addf %1, %a : f64
+  func.return %2 : f64
+}}
+func.func @main(%x: f64) -> f64 {{
+{before}  %r = func.call @callee(%x) : (f64) -> f64
+{after}  func.return {result} : f64
+}}"""
+    module = parse(text)
+    assert inline_calls(module) == 1
+    assert list(functions(module)) == ["main"]
+    ops = _linked_list(functions(module)["main"].body.block)
+    names = [op.name for op in ops]
+    body = ["arith.mulf", "math.sin", "arith.addf"]
+    expected = (["arith.mulf"] if where != "first" else []) + body + (
+        ["arith.addf"] if where != "last" else []) + ["func.return"]
+    assert names == expected
+    module.verify()
+
+
 @st.composite
 def call_dags(draw):
     """MLIR text of a random call DAG: @fN may call any @fK with K < N, some of
