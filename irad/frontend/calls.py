@@ -60,7 +60,7 @@ from irad.frontend.pytrees import (
     record_fields,
 )
 from irad.frontend.source import lambda_as_def
-from irad.frontend.values import Static, Value
+from irad.frontend.values import NoValue, Static, Value
 from irad.ir import builder
 from irad.ir.types import is_bool, is_float
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON
@@ -357,9 +357,16 @@ class CallLowering:
         env = closure.definer.env
         captured = []
         for name in closure.code.free:
-            if name not in env:
+            value = env.get(name, NoValue if name in closure.definer.local_names else None)
+            if value is None:
                 continue  # a global (or a builtin), resolved inside
-            value = env[name]
+            if value is NoValue or isinstance(value, NoValue):  # Python's would raise NameError
+                why = value.why if isinstance(value, NoValue) else "it is not assigned yet on every path"
+                raise self.src.error(
+                    closure.code.source.tree,
+                    f"{closure.code.name} reads '{name}', which has no value where it is called: {why}",
+                    value.hint if isinstance(value, NoValue) else "assign it before the call",
+                )
             if isinstance(value, Closure) and value.code is closure.code:
                 captured.append((name, SELF))  # it calls itself
                 continue

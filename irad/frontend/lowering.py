@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 import operator
 import sys
@@ -32,7 +33,7 @@ from irad.frontend.arrays import (
     known_value,
     lower_wrapper_body,
 )
-from irad.frontend.callables import SELF, CallShape, Closure, ClosureCode, Keywords, Partial, flatten, rebuild
+from irad.frontend.callables import SELF, CallShape, Closure, ClosureCode, Keywords, Partial, flatten, local_names, rebuild
 from irad.frontend.calls import CallLowering, closure_signature
 from irad.frontend.iteration import ITERABLES, IterationLowering
 from irad.ir import builder, printing
@@ -46,7 +47,7 @@ from irad.frontend.numpy_shapes import index_concatenate
 from irad.frontend.numpy_table import NUMPY
 from irad.frontend import pytrees
 from irad.frontend.pytrees import ListValue, MappingValue, Node, RecordValue, Tree, tuple_tree, value_node
-from irad.frontend.values import Static, Value
+from irad.frontend.values import NoValue, Static, Value
 from irad.frontend.library import INT_RANGES, OPS, describe_callable, python_reference
 from irad.linalg import is_primitive
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON, target_key
@@ -74,6 +75,9 @@ UNSUPPORTED_STATEMENTS = {
     ast.Nonlocal: ("a `nonlocal` statement", "pass the value as an argument"),
     ast.Delete: ("a `del` statement", "remove it"),
 }
+
+
+_UNBOUND = object()  # a name the function's variables do not hold
 
 
 class ModuleLowering:
@@ -747,8 +751,17 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         return self.expr_Name(node)
 
     def expr_Name(self, node: ast.Name) -> Value:
-        if node.id in self.env:
-            return self.env[node.id]
+        value = self.env.get(node.id, _UNBOUND)
+        if isinstance(value, NoValue):
+            raise self.src.error(node, f"'{node.id}' has no value here: {value.why}", value.hint)
+        if value is not _UNBOUND:
+            return value
+        if node.id in self.local_names:  # Python's scoping: a local never reads a global
+            raise self.src.error(
+                node, f"'{node.id}' has no value here: {self.src.tree.name} assigns it, "
+                "but not before this line on every path (Python would raise UnboundLocalError)",
+                "assign it before it is read",
+            )
         origin = self.lookup_global(node.id)
         if origin is None:
             raise self.src.error(node, f"name '{node.id}' is not defined")
@@ -757,6 +770,11 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         except LookupError:
             raise self.src.error(node, f"name '{node.id}' is not defined") from None
         return self._static_value(Static(obj, origin), node)
+
+    @functools.cached_property
+    def local_names(self) -> frozenset[str]:
+        """The names local to the function by Python's rule (those it binds anywhere)."""
+        return frozenset(local_names(self.src.tree))
 
     def lookup_global(self, name: str) -> Global | None:
         """Where a free name of the function lives: a closure cell, its module's
@@ -1359,7 +1377,8 @@ def _kind(value: Value) -> str:
     if value is None:
         return "None (a call that returns nothing)"
     if isinstance(value, Closure):
-        return f"the function {value.code.name}"
+        code = value.code  # its line tells two runs of one name apart
+        return f"the function {code.name} (defined at line {code.source.line_col(code.source.tree)[0]})"
     if isinstance(value, Partial):
         return "a functools.partial object"
     if isinstance(value, Keywords):
