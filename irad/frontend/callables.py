@@ -140,6 +140,7 @@ class CallShape:
     args: tuple
     keywords: tuple = ()  # ((name, shape), ...) sorted by name
     closure: ClosureShape | None = None
+    kinds: tuple = ()  # an entry's: per run-time leaf, numpy's or Python's number (pytrees.Arguments)
 
     @staticmethod
     def of(signature: CallShape | Node | tuple) -> CallShape:
@@ -147,7 +148,9 @@ class CallShape:
         signature) or their IR types."""
         if isinstance(signature, CallShape):
             return signature
-        return CallShape(tuple(signature.children if isinstance(signature, Node) else signature))
+        if isinstance(signature, Node):
+            return CallShape(tuple(signature.children), kinds=getattr(signature, "kinds", ()))
+        return CallShape(tuple(signature))
 
     def parts(self) -> tuple:
         closure = () if self.closure is None else (self.closure,)

@@ -420,7 +420,8 @@ def flatten_arguments(fn, args: tuple, where: Callable[[], str] | None = None) -
             ) from None
         leaves += found
         trees.append(tree)
-    return leaves, tuple_tree(trees)
+    kinds = tuple(numpy_scalars.of_argument(leaf) for leaf in leaves)
+    return leaves, pytrees.Arguments(tuple, tuple(range(len(trees))), tuple(trees), kinds)
 
 
 def signature_of(fn, args: tuple) -> Node:
@@ -452,6 +453,8 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         self.arg_types = arg_types
         self.env: dict[str, Value] = {}
         self.block = Block(arg_types=arg_types)
+        if shape is not None and shape.kinds:  # the entry's numbers: numpy's or Python's
+            numpy_scalars.mark_parameters(self.block, shape.kinds)
         # global arrays read at each call: block arguments after the parameters
         self.hidden = HiddenArguments(self.block, hidden, owner.hidden_globals)
         self.em = Emitter(self.block)

@@ -115,6 +115,46 @@ def test_scalars_follow_numpy(f, w, backend):
     check_against_numpy(f, (w,), backend=backend)
 
 
+# ---- the entry's parameters: a Python float and an np.float64 compile apart ---------------
+# A comparison of a float parameter is a Python bool (they count) or numpy's (`or`) by the
+# argument: the signature holds each number's kind (pytrees.Arguments), so each compiles
+# with its own. Refused before ("irad cannot tell ... a function's parameter").
+def parameter_compared_twice(x):
+    return x * ((x > 0.0) + (x > 1.0))  # float 2.0: 2 * 2; np.float64(2.0): 2 * True
+
+
+def bool_parameters_added(x, b, c):
+    return x * (b + c + (x > 0.5)) + x * (b * c)
+
+
+PARAMETER_KINDS = [
+    (parameter_compared_twice, (2.0,)),
+    (parameter_compared_twice, (np.float64(2.0),)),
+    (parameter_compared_twice, (0.5,)),
+    (parameter_compared_twice, (np.float64(0.5),)),
+    (bool_parameters_added, (0.7, True, True)),
+    (bool_parameters_added, (np.float64(0.7), np.bool_(True), np.bool_(True))),
+    (bool_parameters_added, (0.7, np.bool_(True), True)),
+    (bool_parameters_added, (np.float64(0.7), False, np.bool_(False))),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f, args", PARAMETER_KINDS,
+                         ids=[f"{f.__name__}-{'-'.join(type(a).__name__ for a in args)}-{i}"
+                              for i, (f, args) in enumerate(PARAMETER_KINDS)])
+def test_parameters_have_their_arguments_kinds(f, args, backend):
+    check_against_numpy(f, args, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_one_gradient_compiles_once_per_kind(backend):
+    g = irad.value_and_grad(parameter_compared_twice, backend=backend)
+    for x, value, grad in [(2.0, 4.0, 2.0), (np.float64(2.0), 2.0, 1.0), (2.0, 4.0, 2.0), (np.array(2.0), 2.0, 1.0)]:
+        assert g(x) == (value, grad), type(x)
+    assert parameter_compared_twice(np.array(2.0)) == 2.0  # a 0-d array's comparison is numpy's
+
+
 # ---- refused: numpy raises, or irad cannot tell --------------------------------------------
 def bools_subtracted(w):
     m = w > 0
