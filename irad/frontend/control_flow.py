@@ -348,6 +348,7 @@ class ControlFlowLowering:
         """After a join, a user's variable without a value holds why (reading it
         is the error); irad's own names (`$...`, `a.1`) are just undefined."""
         if value is not _MISSING and name.isidentifier():
+            self.arrays.views.bind(name, None)  # it shares no array with anything
             self.env[name] = value
         else:
             self.env.pop(name, None)

@@ -507,7 +507,19 @@ def string_per_item_unused_after(x):
     return x
 
 
+def array_shared_by_a_name_without_a_value(w, c):
+    z = np.zeros(3)
+    if c > 0:
+        y = z  # y shares z on one path, holds a tuple on the other: no value after
+    else:
+        y = (z, z)
+    z[1] = 2.0  # the write goes to z alone
+    return np.sum(z * w) + np.sum(w * w)
+
+
 BINDINGS = [
+    (array_shared_by_a_name_without_a_value, (ARRAY, 1.0)),
+    (array_shared_by_a_name_without_a_value, (ARRAY, -1.0)),
     (assigned_in_one_arm_read_after_a_return, (0.7,)),
     (assigned_in_one_arm_read_after_a_return, (-0.7,)),
     (closure_reads_a_local_set_before_the_call, (0.7,)),
