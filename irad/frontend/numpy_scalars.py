@@ -202,7 +202,7 @@ def bool_rule(symbol: str, operands) -> str | None:
     found = {kind(v) for v in bools}
     if found == {PYTHON}:
         return PYTHON
-    if NUMPY in found and (symbol in ("+", "*") or found == {NUMPY}):
+    if NUMPY in found:  # beside a numpy bool, a bool of either kind follows numpy's rule
         if symbol in ("-", "-x", "+x"):
             raise Refusal(f"numpy's `{symbol.rstrip('x')}` of numpy bools raises (numpy boolean "
                           f"{'subtract' if symbol == '-' else 'negative' if symbol == '-x' else 'positive'} "

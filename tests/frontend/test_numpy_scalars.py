@@ -161,6 +161,10 @@ def bools_subtracted(w):
     return (m[0] - m[1]) * np.sum(w)  # <- refused
 
 
+def numpy_bool_minus_python_bool(w):
+    return ((w[0] > 0) - True) * np.sum(w)  # <- refused
+
+
 def bool_negated(w):
     m = w > 0
     return -m[0] * np.sum(w)  # <- refused
@@ -204,6 +208,7 @@ def bool_or_int_by_path(w):
 REFUSED = [
     (bools_subtracted, "numpy's `-` of numpy bools raises"),
     (bool_negated, "numpy's `-` of numpy bools raises"),
+    (numpy_bool_minus_python_bool, "numpy's `-` of numpy bools raises"),  # was "cannot tell"
     (int_to_a_negative_power, "numpy's int \\*\\* negative int raises"),
     (int_pow_negative, "pow\\(\\) of a numpy int and an int that may be negative: numpy raises"),
     (numpy_or_python_by_path, "irad cannot tell whether these bools are a numpy bool"),
