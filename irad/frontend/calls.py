@@ -28,7 +28,7 @@ from dataclasses import replace
 
 import numpy as np
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr, TensorType
 from xdsl.ir import SSAValue
 
 from irad.errors import IradWarning
@@ -308,6 +308,10 @@ class CallLowering:
         """A func.call to `fn`'s function for these arguments (`shape` says how they
         make the call's arguments), located at `node`. Its results are rebuilt
         into the tree the callee returns (a number, a dict, nested tuples, ...)."""
+        kinds = self.owner.entry_kinds.get((fn, shape)) if shape is not None else None
+        if kinds is not None and kinds == tuple(numpy_scalars.EITHER if isinstance(v.type, TensorType)
+                                                else numpy_scalars.kind(v) for v in args):
+            shape = replace(shape, kinds=kinds)  # the entry calling itself with numbers of its kinds
         callee = self.owner.function(fn, shape if shape is not None else tuple(v.type for v in args), self.src.location(node))
         # the callee's hidden globals (irad/frontend/globals.py) come from this function's own
         declared = callee.function_type.inputs.data[len(args):]

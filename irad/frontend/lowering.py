@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import functools
 import inspect
 import operator
@@ -105,6 +106,9 @@ class ModuleLowering:
         # functions being lowered -> (symbol, input types, assumed result types) of
         # the declaration that stands in for recursive calls, made on the first one
         self._in_progress: dict[tuple[object, tuple[Attribute, ...]], tuple | func.FuncOp] = {}
+        # the entry's numbers' kinds, by (fn, its shape without them): a recursive call
+        # passing numbers of the same kinds calls the entry itself (CallLowering.call)
+        self.entry_kinds: dict[tuple[object, CallShape], tuple] = {}
         self._called_recursively: set[tuple[object, tuple[Attribute, ...]]] = set()
         self._symbols: set[str] = set()
         self._prints: dict[tuple, str] = {}
@@ -129,6 +133,8 @@ class ModuleLowering:
         arguments are the shape's run-time leaves (callables.py)."""
         fn = IMPLEMENTED_IN_PYTHON.get(fn, fn)
         shape = CallShape.of(shape)
+        if shape.kinds:
+            self.entry_kinds[(fn, dataclasses.replace(shape, kinds=()))] = shape.kinds
         arg_types = shape.leaf_types()
         key = (fn, shape)
         if key in self._functions:

@@ -127,7 +127,15 @@ def bool_parameters_added(x, b, c):
     return x * (b + c + (x > 0.5)) + x * (b * c)
 
 
+def counted_recursively(x, n):
+    if n == 0:
+        return x * ((x > 0.0) + (x > 1.0))
+    return counted_recursively(x * 1.0, n - 1)  # numbers of the entry's kinds: the entry itself
+
+
 PARAMETER_KINDS = [
+    (counted_recursively, (2.0, 2)),
+    (counted_recursively, (np.float64(2.0), np.int64(2))),
     (parameter_compared_twice, (2.0,)),
     (parameter_compared_twice, (np.float64(2.0),)),
     (parameter_compared_twice, (0.5,)),
@@ -153,6 +161,11 @@ def test_one_gradient_compiles_once_per_kind(backend):
     for x, value, grad in [(2.0, 4.0, 2.0), (np.float64(2.0), 2.0, 1.0), (2.0, 4.0, 2.0), (np.array(2.0), 2.0, 1.0)]:
         assert g(x) == (value, grad), type(x)
     assert parameter_compared_twice(np.array(2.0)) == 2.0  # a 0-d array's comparison is numpy's
+
+
+def test_the_entry_calling_itself_with_its_kinds_is_one_function():
+    text = str(irad.lower(counted_recursively, 2.0, 2))
+    assert text.count("func.func") == 1 and "func.call @counted_recursively(" in text, text
 
 
 # ---- refused: numpy raises, or irad cannot tell --------------------------------------------
