@@ -1157,7 +1157,12 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         rights = [self.expr(c) for c in node.comparators]
         known = [_static_compare(op, a, b) for op, a, b in zip(node.ops, [left, *rights], rights)]
         if all(k is not None for k in known):  # decided while lowering: x.shape[0] < 8, axis is None
-            return Static(all(k.obj for k in known))
+            result = known[0].obj  # Python's `a < b < c`: (a < b) and (b < c), a numpy bool kept
+            for k in known[1:]:
+                if not result:
+                    break
+                result = k.obj
+            return Static(result)
         if len(node.ops) == 1:
             static = _static_arithmetic(node.ops[0], left, rights[0])
             if static is not None:
@@ -1326,9 +1331,20 @@ def _static_compare(op: ast.cmpop, left: Value, right: Value) -> Static | None:
         if isinstance(op, (ast.In, ast.NotIn)):
             return Static((a in b) == isinstance(op, ast.In))
         fn = STATIC_OPERATORS.get(type(op))
-        return None if fn is None else Static(bool(fn(a, b)))
+        if fn is None:
+            return None
+        truth = bool(fn(a, b))  # a comparison of numpy's numbers is numpy's bool (its `+` is `or`)
+        return Static(np.bool_(truth) if _numpy_number(left) or _numpy_number(right) else truth)
     except (TypeError, ValueError):  # objects Python cannot compare (or whose truth is ambiguous)
         return None
+
+
+def _numpy_number(value: Value) -> bool:
+    """A number known while lowering that is numpy's: a numpy scalar (or 0-d
+    array), or a constant made of one (numpy_scalars.py)."""
+    if isinstance(value, Static):
+        return isinstance(value.obj, np.generic) or (isinstance(value.obj, np.ndarray) and value.obj.ndim == 0)
+    return isinstance(value, SSAValue) and numpy_scalars.kind(value) == numpy_scalars.NUMPY
 
 
 def _power_by_squaring(em: Emitter, base: SSAValue, n: int, mul) -> SSAValue:

@@ -88,6 +88,13 @@ def over_the_elements(w):
 
 
 # ---- Python's numbers: they count -----------------------------------------------------------
+G = np.float64(1.0)  # a global numpy scalar: comparing it while lowering gives numpy's bool
+
+
+def global_numpy_scalar_compared(x):
+    return x * ((x > 0.0) + (G > 0.0)) + x * ((G > 0.5 > -1.0) + (x > 0.0))  # silently counted before
+
+
 def python_bools_added(w):
     a = 1.0 > 0
     return (a + a) * np.sum(w)
@@ -134,6 +141,8 @@ def counted_recursively(x, n):
 
 
 PARAMETER_KINDS = [
+    (global_numpy_scalar_compared, (2.0,)),
+    (global_numpy_scalar_compared, (-2.0,)),
     (counted_recursively, (2.0, 2)),
     (counted_recursively, (np.float64(2.0), np.int64(2))),
     (parameter_compared_twice, (2.0,)),
