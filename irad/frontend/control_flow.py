@@ -289,8 +289,11 @@ class ControlFlowLowering:
                 # after an arm that returned, a variable is never read again: the
                 # other arm's value is the one that matters, whatever its type
                 kept = b if returned[0] else a
-                if kept is _MISSING or isinstance(kept, NoValue):
-                    self._no_value(name, kept)
+                if kept is _MISSING:
+                    self.env.pop(name, None)
+                    continue
+                if isinstance(kept, NoValue) or not flatten(kept, functions=True):
+                    self.env[name] = kept  # nothing computed at run time (or no value): it holds as it is
                     continue
                 a = self._placeholder_like(b, then_block) if returned[0] else a
                 b = self._placeholder_like(a, else_block) if returned[1] else b
