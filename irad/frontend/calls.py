@@ -68,6 +68,9 @@ from irad.rules.keys import IMPLEMENTED_IN_PYTHON
 _NOT_HANDLED = object()
 
 
+_UNBOUND = object()  # a name the definer's variables do not hold
+
+
 class CallLowering:
     """Mixin of FunctionLowering: calls, and functions as values."""
 
@@ -361,15 +364,16 @@ class CallLowering:
         env = closure.definer.env
         captured = []
         for name in closure.code.free:
-            value = env.get(name, NoValue if name in closure.definer.local_names else None)
-            if value is None:
+            value = env.get(name, _UNBOUND)
+            if value is _UNBOUND and name not in closure.definer.local_names:
                 continue  # a global (or a builtin), resolved inside
-            if value is NoValue or isinstance(value, NoValue):  # Python's would raise NameError
-                why = value.why if isinstance(value, NoValue) else "it is not assigned yet on every path"
+            if value is _UNBOUND or isinstance(value, NoValue):  # Python's would raise NameError
+                unbound = value is _UNBOUND
                 raise self.src.error(
                     closure.code.source.tree,
-                    f"{closure.code.name} reads '{name}', which has no value where it is called: {why}",
-                    value.hint if isinstance(value, NoValue) else "assign it before the call",
+                    f"{closure.code.name} reads '{name}', which has no value where it is called: "
+                    + ("it is not assigned before the call on every path" if unbound else value.why),
+                    "assign it before the call" if unbound else value.hint,
                 )
             if isinstance(value, Closure) and value.code is closure.code:
                 captured.append((name, SELF))  # it calls itself

@@ -566,6 +566,15 @@ def global_shadowed_before_assignment(x):
     return z + Y
 
 
+def closure_called_before_the_assignment(x):
+    def g(t):
+        return t * Y
+
+    z = g(x)  # Python: NameError (free variable 'Y' referenced before assignment)
+    Y = 1.0
+    return z + Y
+
+
 def two_defs_on_two_paths(x):
     if x > 0.0:
         g = lambda t: 2.0 * t  # noqa: E731
@@ -595,6 +604,8 @@ def one_def_with_other_static_defaults(x):
          r"at \S+test_joins.py:\d+:5, and irad keeps no variable"),
         (global_shadowed_before_assignment, (0.5,), r"'Y' has no value here: global_shadowed_before_assignment "
          r"assigns it, but not before this line on every path \(Python would raise UnboundLocalError\)"),
+        (closure_called_before_the_assignment, (0.5,), r"closure_called_before_the_assignment.g reads 'Y', "
+         r"which has no value where it is called: it is not assigned before the call on every path"),
         (two_defs_on_two_paths, (0.5,), r"'g' has no value here: it holds different kinds of values on the two "
          r"paths of the branch at \S+:\d+:5 \(the function two_defs_on_two_paths.lambda \(defined at line (\d+)\) "
          r"and the function two_defs_on_two_paths.lambda \(defined at line (?!\1)\d+\)\)"),
