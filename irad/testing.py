@@ -21,10 +21,12 @@ def central_difference(f: Callable, args: Sequence, i: int, cotangents: Sequence
     """d/d args[i] of sum_k cotangents[k] * f(*args)[k], by central differences."""
     x = float(args[i])
     h = 1e-6 * max(1.0, abs(x))
+    # a number keeps its kind: an np.float64's comparisons are numpy's bools, a float's Python's
+    number = np.float64 if isinstance(args[i], np.generic) else float
 
     def at(value: float) -> float:
         moved = list(args)
-        moved[i] = value
+        moved[i] = number(value)
         out = f(*moved)
         outs = out if isinstance(out, tuple) else (out,)
         return sum(c * float(o) for c, o in zip(cotangents, outs) if c)

@@ -29,12 +29,14 @@ def central_difference(f, args, i, eps=1e-6):
     args = [np.array(a, dtype=np.float64) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a
             for a in args]
     x = np.array(args[i], dtype=np.float64)
+    # a number keeps its kind: an np.float64's comparisons are numpy's, a float's Python's
+    number = np.float64 if isinstance(args[i], np.generic) else float
     grad = np.zeros_like(x)
     for index in np.ndindex(x.shape):
         plus, minus = x.copy(), x.copy()
         plus[index] += eps
         minus[index] -= eps
-        at = lambda v: float(f(*copies(args[:i]), v if x.ndim else float(v), *copies(args[i + 1:])))  # noqa: E731
+        at = lambda v: float(f(*copies(args[:i]), v if x.ndim else number(v), *copies(args[i + 1:])))  # noqa: E731
         grad[index] = (at(plus) - at(minus)) / (2 * eps)
     return grad
 

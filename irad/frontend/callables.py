@@ -28,7 +28,7 @@ becomes run-time values and comes back, for calls, returns and joins.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from xdsl.ir import Attribute, SSAValue
 
@@ -101,10 +101,11 @@ class ClosureShape:
     code: ClosureCode  # compared by identity
     defaults: tuple
     kw_defaults: tuple
-    captured: tuple  # ((name, shape), ...); SELF for a reference to itself
+    captured: tuple | None  # ((name, shape), ...); SELF for a reference to itself; None while live
+    definer: object = None  # a live closure's definer (compared by identity); None once bound
 
     def parts(self) -> tuple:
-        captured = (s for _, s in self.captured if s is not SELF)
+        captured = (s for _, s in self.captured or () if s is not SELF)
         return (*self.defaults, *(s for _, s in self.kw_defaults), *captured)
 
 
@@ -139,6 +140,7 @@ class CallShape:
     args: tuple
     keywords: tuple = ()  # ((name, shape), ...) sorted by name
     closure: ClosureShape | None = None
+    kinds: tuple = ()  # an entry's: per run-time leaf, numpy's or Python's number (pytrees.Arguments)
 
     @staticmethod
     def of(signature: CallShape | Node | tuple) -> CallShape:
@@ -146,7 +148,9 @@ class CallShape:
         signature) or their IR types."""
         if isinstance(signature, CallShape):
             return signature
-        return CallShape(tuple(signature.children if isinstance(signature, Node) else signature))
+        if isinstance(signature, Node):
+            return CallShape(tuple(signature.children), kinds=getattr(signature, "kinds", ()))
+        return CallShape(tuple(signature))
 
     def parts(self) -> tuple:
         closure = () if self.closure is None else (self.closure,)
@@ -178,7 +182,8 @@ def flatten(value, leaves: list[SSAValue], bind=None) -> object:
     for a value no call can take (the caller reports it). Without `bind`, data
     only: numbers, arrays and containers of them (what a branch joins or a
     function returns). With it, also functions and objects known while
-    lowering; `bind(closure)` fixes what a live closure captured."""
+    lowering; `bind(closure)` fixes what a live closure captured (`live`
+    keeps it reading its definer's variables: what a branch joins)."""
     if isinstance(value, SSAValue):
         leaves.append(value)
         return value.type
@@ -195,8 +200,10 @@ def flatten(value, leaves: list[SSAValue], bind=None) -> object:
         value = bind(value)
         defaults = tuple(flatten(v, leaves, bind) for v in value.defaults)
         kw_defaults = tuple((k, flatten(v, leaves, bind)) for k, v in value.kw_defaults)
-        captured = tuple((k, SELF if v is SELF else flatten(v, leaves, bind)) for k, v in value.captured)
-        shape = ClosureShape(value.code, defaults, kw_defaults, captured)
+        captured = None if value.captured is None else tuple(
+            (k, SELF if v is SELF else flatten(v, leaves, bind)) for k, v in value.captured
+        )
+        shape = ClosureShape(value.code, defaults, kw_defaults, captured, value.definer if captured is None else None)
     elif isinstance(value, Partial):
         fn = flatten(value.fn, leaves, bind)
         args = tuple(flatten(v, leaves, bind) for v in value.args)
@@ -206,6 +213,52 @@ def flatten(value, leaves: list[SSAValue], bind=None) -> object:
     else:
         return None
     return None if None in shape.parts() else shape
+
+
+def live(closure: Closure) -> Closure:
+    """`flatten`'s `bind` for a join: a closure stays as it is (still reading
+    its definer's variables, as Python's does until it is called)."""
+    return closure
+
+
+def same_function(a, b) -> bool:
+    """Do two values stand for one function? Two runs of one `def` (or lambda) in
+    the same function are, if their defaults are the same values: what it reads
+    from its definer it reads when called (late binding), not where it was made."""
+    if not (isinstance(a, Closure) and isinstance(b, Closure)):
+        return False
+    if a.code is not b.code or a.definer is not b.definer or (a.captured is None) != (b.captured is None):
+        return False
+    named = [*a.kw_defaults, *(a.captured or ())], [*b.kw_defaults, *(b.captured or ())]
+    if [k for k, _ in named[0]] != [k for k, _ in named[1]]:
+        return False
+    pairs = [*zip(a.defaults, b.defaults), *((x, y) for (_, x), (_, y) in zip(*named))]
+    return all(_same_value(x, y) for x, y in pairs)
+
+
+def _same_value(a, b) -> bool:
+    if a is b or same_function(a, b):
+        return True
+    if isinstance(a, Static) and isinstance(b, Static):
+        return static_key(a.obj) == static_key(b.obj)
+    found_a, found_b = value_node(a), value_node(b)
+    if found_a is None or found_b is None or found_a[0] != found_b[0]:
+        return False
+    return all(_same_value(x, y) for x, y in zip(found_a[1], found_b[1], strict=True))
+
+
+def structure(shape) -> object:
+    """A shape without its leaf types (pytrees.structure, through functions too):
+    what two values must share to be joined."""
+    if isinstance(shape, Attribute):
+        return None
+    if isinstance(shape, Node):
+        return (shape.cls, shape.keys, tuple(structure(c) for c in shape.children))
+    if isinstance(shape, tuple):  # a shape's shapes, or its (name, shape) pairs
+        return tuple(structure(s) for s in shape)
+    if isinstance(shape, (ClosureShape, PartialShape, KeywordsShape)):
+        return (type(shape), *(structure(getattr(shape, f.name)) for f in fields(shape)))
+    return shape  # a StaticShape, SELF, a name, a closure's code or definer, None
 
 
 def rebuild(shape, leaves) -> object:
@@ -219,8 +272,10 @@ def rebuild(shape, leaves) -> object:
     if isinstance(shape, ClosureShape):
         defaults = tuple(rebuild(s, leaves) for s in shape.defaults)
         kw_defaults = tuple((k, rebuild(s, leaves)) for k, s in shape.kw_defaults)
-        captured = tuple((k, SELF if s is SELF else rebuild(s, leaves)) for k, s in shape.captured)
-        return Closure(shape.code, defaults, kw_defaults, captured)
+        captured = None if shape.captured is None else tuple(
+            (k, SELF if s is SELF else rebuild(s, leaves)) for k, s in shape.captured
+        )
+        return Closure(shape.code, defaults, kw_defaults, captured, shape.definer)
     if isinstance(shape, PartialShape):
         fn = rebuild(shape.fn, leaves)
         args = tuple(rebuild(s, leaves) for s in shape.args)
@@ -242,7 +297,7 @@ def local_names(fn: ast.FunctionDef | ast.Lambda) -> set[str]:
     loop targets, nested defs (not those of nested functions or comprehensions)."""
     names = set(parameter_names(fn.args))
     body = [fn.body] if isinstance(fn, ast.Lambda) else fn.body
-    for node in _own_scope(body):
+    for node in own_scope(body):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             names.add(node.id)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -259,7 +314,7 @@ def _free(fn) -> list[str]:
     bound = local_names(fn)
     found: list[str] = []
     body = [fn.body] if isinstance(fn, ast.Lambda) else fn.body
-    for node in _own_scope(body):
+    for node in own_scope(body):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in bound:
             found.append(node.id)
         elif isinstance(node, (ast.Lambda, ast.FunctionDef)):
@@ -278,7 +333,7 @@ def _comprehension_free(node) -> list[str]:
     return found
 
 
-def _own_scope(body: list[ast.AST]):
+def own_scope(body: list[ast.AST]):
     """The nodes of a statement list, not descending into nested scopes (which
     are yielded themselves: functions, lambdas, classes, comprehensions)."""
     stack = list(reversed(body))

@@ -28,7 +28,7 @@ from dataclasses import replace
 
 import numpy as np
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr, TensorType
 from xdsl.ir import SSAValue
 
 from irad.errors import IradWarning
@@ -60,12 +60,15 @@ from irad.frontend.pytrees import (
     record_fields,
 )
 from irad.frontend.source import lambda_as_def
-from irad.frontend.values import Static, Value
+from irad.frontend.values import NoValue, Static, Value
 from irad.ir import builder
 from irad.ir.types import is_bool, is_float
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON
 
 _NOT_HANDLED = object()
+
+
+_UNBOUND = object()  # a name the definer's variables do not hold
 
 
 class CallLowering:
@@ -308,6 +311,10 @@ class CallLowering:
         """A func.call to `fn`'s function for these arguments (`shape` says how they
         make the call's arguments), located at `node`. Its results are rebuilt
         into the tree the callee returns (a number, a dict, nested tuples, ...)."""
+        kinds = self.owner.entry_kinds.get((fn, shape)) if shape is not None else None
+        if kinds is not None and kinds == tuple(numpy_scalars.EITHER if isinstance(v.type, TensorType)
+                                                else numpy_scalars.kind(v) for v in args):
+            shape = replace(shape, kinds=kinds)  # the entry calling itself with numbers of its kinds
         callee = self.owner.function(fn, shape if shape is not None else tuple(v.type for v in args), self.src.location(node))
         # the callee's hidden globals (irad/frontend/globals.py) come from this function's own
         declared = callee.function_type.inputs.data[len(args):]
@@ -357,9 +364,17 @@ class CallLowering:
         env = closure.definer.env
         captured = []
         for name in closure.code.free:
-            if name not in env:
+            value = env.get(name, _UNBOUND)
+            if value is _UNBOUND and name not in closure.definer.local_names:
                 continue  # a global (or a builtin), resolved inside
-            value = env[name]
+            if value is _UNBOUND or isinstance(value, NoValue):  # Python's would raise NameError
+                unbound = value is _UNBOUND
+                raise self.src.error(
+                    closure.code.source.tree,
+                    f"{closure.code.name} reads '{name}', which has no value where it is called: "
+                    + ("it is not assigned before the call on every path" if unbound else value.why),
+                    "assign it before the call" if unbound else value.hint,
+                )
             if isinstance(value, Closure) and value.code is closure.code:
                 captured.append((name, SELF))  # it calls itself
                 continue

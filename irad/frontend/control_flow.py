@@ -29,10 +29,10 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from irad.frontend import callables, joins, number_joins, pytrees
+from irad.frontend import callables, joins, number_joins
 from irad.frontend.emitter import Emitter
 from irad.frontend.views import BASE, VIEWS
-from irad.frontend.values import Static
+from irad.frontend.values import NoValue, Static
 from irad.errors import UnsupportedError
 from irad.ir.symbols import value_name
 from irad.ir.types import F64, I1, describe, is_int
@@ -44,6 +44,11 @@ CONTINUED = "$continue"
 FLAGS = (RETURNED, BROKE, CONTINUED)
 INDEX = IndexType()
 _MISSING = object()
+_UNJOINABLE = (
+    "give it a number, an array, or a container of the same structure (the same keys, "
+    "fields and lengths) on every path; a function or an object known while lowering "
+    "must be the same one on every path, so branch inside one function instead"
+)
 # Rounds enough for learning the returned value's type and bool -> int -> float.
 _MAX_TYPE_ROUNDS = 6
 
@@ -51,13 +56,14 @@ _MAX_TYPE_ROUNDS = 6
 def assigned_names(body: list[ast.stmt]) -> list[str]:
     """Variables a statement list assigns, in order of first assignment."""
     seen: dict[str, None] = {}
-    for stmt in body:
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                seen.setdefault(node.id, None)
-            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
-                if isinstance(node.value, ast.Name):  # y[i] = v rebinds the array y
-                    seen.setdefault(node.value.id, None)
+    for node in callables.own_scope(body):  # not what nested functions assign
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            seen.setdefault(node.id, None)
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+            if isinstance(node.value, ast.Name):  # y[i] = v rebinds the array y
+                seen.setdefault(node.value.id, None)
+        elif isinstance(node, ast.FunctionDef):
+            seen.setdefault(node.name, None)
     return list(seen)
 
 
@@ -74,21 +80,24 @@ def _contains(body: list[ast.stmt], kinds: tuple, stop_at_loops: bool) -> bool:
     return False
 
 
-def flatten(value) -> list[SSAValue] | None:
+def flatten(value, functions: bool = False) -> list[SSAValue] | None:
     """The SSA values of an environment entry (a number, an array, or a tuple,
-    list, dict, NamedTuple or dataclass of them), or None if it holds something else."""
+    list, dict, NamedTuple or dataclass of them), or None if it holds something
+    else. With `functions`, what a branch joins: also functions and objects known
+    while lowering, whose run-time values (a lambda's defaults) are the leaves."""
     leaves: list[SSAValue] = []
-    return None if callables.flatten(value, leaves) is None else leaves
+    return None if callables.flatten(value, leaves, callables.live if functions else None) is None else leaves
 
 
-def _structure(value) -> object:
-    """What two values must share to be joined: their containers and keys."""
-    return pytrees.structure(callables.flatten(value, []))
+def _structure(value, functions: bool = False) -> object:
+    """What two values must share to be joined: their containers and keys (and
+    with `functions`, the functions and objects known while lowering in them)."""
+    return callables.structure(callables.flatten(value, [], callables.live if functions else None))
 
 
-def _rebuild(like, values: list[SSAValue]):
+def _rebuild(like, values: list[SSAValue], functions: bool = False):
     """`like`'s structure with `values` as its leaves."""
-    return callables.rebuild(callables.flatten(like, []), iter(values))
+    return callables.rebuild(callables.flatten(like, [], callables.live if functions else None), iter(values))
 
 
 def _jumping_arms_first(body: list[ast.stmt]) -> list[ast.stmt]:
@@ -258,7 +267,7 @@ class ControlFlowLowering:
             a, b = then_env.get(name, _MISSING), else_env.get(name, _MISSING)
             if name in FLAGS:
                 a, b = (False if a is _MISSING else a), (False if b is _MISSING else b)
-            if a is b or (isinstance(a, (tuple, Static)) and a == b):
+            if a is b or (isinstance(a, (tuple, Static)) and a == b) or callables.same_function(a, b):
                 if a is not _MISSING:
                     self.env[name] = a
                 continue
@@ -276,27 +285,36 @@ class ControlFlowLowering:
                 if a is None and b is None:  # `return` without a value
                     self.env[name] = None
                     continue
-            elif a is _MISSING or b is _MISSING:
-                self.env.pop(name, None)  # defined on one path only: undefined after
-                continue
             elif returned[0] != returned[1] and name != VALUE:
                 # after an arm that returned, a variable is never read again: the
                 # other arm's value is the one that matters, whatever its type
+                kept = b if returned[0] else a
+                if kept is _MISSING:
+                    self.env.pop(name, None)
+                    continue
+                if isinstance(kept, NoValue) or not flatten(kept, functions=True):
+                    self.env[name] = kept  # nothing computed at run time (or no value): it holds as it is
+                    continue
                 a = self._placeholder_like(b, then_block) if returned[0] else a
                 b = self._placeholder_like(a, else_block) if returned[1] else b
+            elif a is _MISSING or b is _MISSING or isinstance(a, NoValue) or isinstance(b, NoValue):
+                where = self.src.location(node)
+                self._no_value(name, NoValue(
+                    f"it is assigned on only one path of the branch at {where}",
+                    "assign it on every path, or before the branch",
+                ) if a is _MISSING or b is _MISSING else (a if isinstance(a, NoValue) else b))
+                continue
             a = self._runtime_number(a, Emitter(then_block), node)
             b = self._runtime_number(b, Emitter(else_block), node)
-            fa, fb = flatten(a), flatten(b)
-            if fa is None or fb is None or _structure(a) != _structure(b):
-                what = "the returned value" if name == VALUE else f"'{name}'"
-                raise self.src.error(
-                    node,
-                    f"{what} holds different kinds of values on the two paths of this branch "
-                    f"({self.kind_of(a)} and {self.kind_of(b)})",
-                    "give it a number, an array, or a container of the same structure "
-                    "(the same keys, fields and lengths) on every path; a function is "
-                    "chosen while lowering, so branch inside one function instead",
-                )
+            fa, fb = flatten(a, functions=True), flatten(b, functions=True)
+            if fa is None or fb is None or _structure(a, True) != _structure(b, True):
+                if name == VALUE or not name.isidentifier():
+                    what = "the returned value" if name == VALUE else f"'{name}'"
+                    raise self.src.error(node, f"{what} {self._unjoinable(a, b, 'this branch')}", _UNJOINABLE)
+                # Python's variable would hold one of them: an error where it is read
+                why = self._unjoinable(a, b, f"the branch at {self.src.location(node)}")
+                self._no_value(name, NoValue(f"it {why}", _UNJOINABLE))
+                continue
             types = [joins.join_types(x.type, y.type) for x, y in zip(fa, fb)]
             for x, y, t in zip(fa, fb, types):
                 if t is None:
@@ -326,8 +344,25 @@ class ControlFlowLowering:
             for v in values:
                 if not name.startswith("$"):
                     v.name_hint = value_name(name)
-            self.env[name] = _rebuild(like, values)
+            self.env[name] = _rebuild(like, values, functions=True)
             self.arrays.carried(values, *held)  # writable after, if writable on both paths
+
+    def _no_value(self, name: str, value) -> None:
+        """After a join, a user's variable without a value holds why (reading it
+        is the error); irad's own names (`$...`, `a.1`) are just undefined."""
+        if value is not _MISSING and name.isidentifier():
+            self.arrays.views.bind(name, None)  # it shares no array with anything
+            self.env[name] = value
+        else:
+            self.env.pop(name, None)
+
+    def _unjoinable(self, a, b, where: str) -> str:
+        """Why two values have no join."""
+        if isinstance(a, callables.Closure) and isinstance(b, callables.Closure) and a.code is b.code:
+            # one `def` run on both paths, with other defaults
+            return (f"holds {self.kind_of(a)} on the two paths of {where}, with default "
+                    "values that differ in what is known while lowering (pass those as arguments)")
+        return f"holds different kinds of values on the two paths of {where} ({self.kind_of(a)} and {self.kind_of(b)})"
 
     def _runtime_number(self, value, em: Emitter, node: ast.AST):
         """Numbers known while lowering (`len(x)`, a shape entry, arithmetic on
@@ -345,12 +380,12 @@ class ControlFlowLowering:
         return state
 
     def _placeholder_like(self, value, block: Block):
-        values = flatten(value)
+        values = flatten(value, functions=True)
         if values is None:
             return value  # e.g. None on both paths; the merge reports a mismatch
         em = Emitter(block)
         # a placeholder is a fresh array: it stands for nothing a write could reach
-        return _rebuild(value, [self.arrays.new(em.const(0, v.type)) for v in values])
+        return _rebuild(value, [self.arrays.new(em.const(0, v.type)) for v in values], functions=True)
 
     # ---- loops --------------------------------------------------------------
     def stmt_While(self, stmt: ast.While) -> None:
@@ -380,7 +415,8 @@ class ControlFlowLowering:
     def _loop(self, stmt, extra_args, bind_target, condition, build, exclude) -> None:
         """Lower a loop whose carried values are the variables its body assigns."""
         body = stmt.body
-        names = [n for n in assigned_names(body) if n in self.env and n not in exclude]
+        names = [n for n in assigned_names(body)
+                 if n in self.env and n not in exclude and not isinstance(self.env[n], NoValue)]
         for name in names:
             self.env[name] = self._runtime_number(self.env[name], self.em, stmt)
             if flatten(self.env[name]) is None:
@@ -497,11 +533,22 @@ class ControlFlowLowering:
                 self.arrays.carried(values, inits.get(n, []), held.get(n, outs[n]))  # arrays stay writable
         if after_views is not None:
             self.env[VIEWS] = after_views
+        for n in assigned_names(body):  # what the body creates is not carried out of it
+            if n not in carried:
+                self._no_value(n, self.not_kept(stmt))
         for flag, state in saved.items():  # break/continue belong to this loop only
             if state is _MISSING:
                 self.env.pop(flag, None)
             else:
                 self.env[flag] = state
+
+    def not_kept(self, stmt: ast.stmt, target: bool = False) -> NoValue:
+        what = "it is the variable of the loop" if target else "it is first assigned inside the loop"
+        return NoValue(
+            f"{what} at {self.src.location(stmt)}, and irad keeps no variable the body "
+            "of a `while` or of a `for` over a range or an array creates",
+            "assign it before the loop (a number, an array or a container of them), so the loop carries it",
+        )
 
     def _carried_init(self, name: str) -> list[SSAValue]:
         value = self.env[name]

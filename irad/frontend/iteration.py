@@ -384,8 +384,7 @@ class IterationLowering:
 
         self._loop(stmt, [INDEX], bind_target, None, build, exclude=set(targets))
         for name in targets:  # the loop variables are not kept after an scf.for
-            self.arrays.views.bind(name, None)
-            self.env.pop(name, None)
+            self._no_value(name, self.not_kept(stmt, target=True))
 
     def _unrolled_for(self, stmt: ast.For, walk: _Walk) -> None:
         """The body once per item; break/continue/return set flags as in loops."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
+import functools
 import inspect
 import operator
 import sys
@@ -32,7 +34,7 @@ from irad.frontend.arrays import (
     known_value,
     lower_wrapper_body,
 )
-from irad.frontend.callables import SELF, CallShape, Closure, ClosureCode, Keywords, Partial, flatten, rebuild
+from irad.frontend.callables import SELF, CallShape, Closure, ClosureCode, Keywords, Partial, flatten, local_names, rebuild
 from irad.frontend.calls import CallLowering, closure_signature
 from irad.frontend.iteration import ITERABLES, IterationLowering
 from irad.ir import builder, printing
@@ -46,7 +48,7 @@ from irad.frontend.numpy_shapes import index_concatenate
 from irad.frontend.numpy_table import NUMPY
 from irad.frontend import pytrees
 from irad.frontend.pytrees import ListValue, MappingValue, Node, RecordValue, Tree, tuple_tree, value_node
-from irad.frontend.values import Static, Value
+from irad.frontend.values import NoValue, Static, Value
 from irad.frontend.library import INT_RANGES, OPS, describe_callable, python_reference
 from irad.linalg import is_primitive
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON, target_key
@@ -76,6 +78,9 @@ UNSUPPORTED_STATEMENTS = {
 }
 
 
+_UNBOUND = object()  # a name the function's variables do not hold
+
+
 class ModuleLowering:
     """Lowers a Python entry function and everything it calls into one module.
 
@@ -101,6 +106,9 @@ class ModuleLowering:
         # functions being lowered -> (symbol, input types, assumed result types) of
         # the declaration that stands in for recursive calls, made on the first one
         self._in_progress: dict[tuple[object, tuple[Attribute, ...]], tuple | func.FuncOp] = {}
+        # the entry's numbers' kinds, by (fn, its shape without them): a recursive call
+        # passing numbers of the same kinds calls the entry itself (CallLowering.call)
+        self.entry_kinds: dict[tuple[object, CallShape], tuple] = {}
         self._called_recursively: set[tuple[object, tuple[Attribute, ...]]] = set()
         self._symbols: set[str] = set()
         self._prints: dict[tuple, str] = {}
@@ -125,6 +133,8 @@ class ModuleLowering:
         arguments are the shape's run-time leaves (callables.py)."""
         fn = IMPLEMENTED_IN_PYTHON.get(fn, fn)
         shape = CallShape.of(shape)
+        if shape.kinds:
+            self.entry_kinds[(fn, dataclasses.replace(shape, kinds=()))] = shape.kinds
         arg_types = shape.leaf_types()
         key = (fn, shape)
         if key in self._functions:
@@ -416,7 +426,8 @@ def flatten_arguments(fn, args: tuple, where: Callable[[], str] | None = None) -
             ) from None
         leaves += found
         trees.append(tree)
-    return leaves, tuple_tree(trees)
+    kinds = tuple(numpy_scalars.of_argument(leaf) for leaf in leaves)
+    return leaves, pytrees.Arguments(tuple, tuple(range(len(trees))), tuple(trees), kinds)
 
 
 def signature_of(fn, args: tuple) -> Node:
@@ -448,6 +459,8 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         self.arg_types = arg_types
         self.env: dict[str, Value] = {}
         self.block = Block(arg_types=arg_types)
+        if shape is not None and shape.kinds:  # the entry's numbers: numpy's or Python's
+            numpy_scalars.mark_parameters(self.block, shape.kinds)
         # global arrays read at each call: block arguments after the parameters
         self.hidden = HiddenArguments(self.block, hidden, owner.hidden_globals)
         self.em = Emitter(self.block)
@@ -747,8 +760,17 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         return self.expr_Name(node)
 
     def expr_Name(self, node: ast.Name) -> Value:
-        if node.id in self.env:
-            return self.env[node.id]
+        value = self.env.get(node.id, _UNBOUND)
+        if isinstance(value, NoValue):
+            raise self.src.error(node, f"'{node.id}' has no value here: {value.why}", value.hint)
+        if value is not _UNBOUND:
+            return value
+        if node.id in self.local_names:  # Python's scoping: a local never reads a global
+            raise self.src.error(
+                node, f"'{node.id}' has no value here: {self.src.tree.name} assigns it, "
+                "but not before this line on every path (Python would raise UnboundLocalError)",
+                "assign it before it is read",
+            )
         origin = self.lookup_global(node.id)
         if origin is None:
             raise self.src.error(node, f"name '{node.id}' is not defined")
@@ -757,6 +779,11 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         except LookupError:
             raise self.src.error(node, f"name '{node.id}' is not defined") from None
         return self._static_value(Static(obj, origin), node)
+
+    @functools.cached_property
+    def local_names(self) -> frozenset[str]:
+        """The names local to the function by Python's rule (those it binds anywhere)."""
+        return frozenset(local_names(self.src.tree))
 
     def lookup_global(self, name: str) -> Global | None:
         """Where a free name of the function lives: a closure cell, its module's
@@ -1130,7 +1157,12 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         rights = [self.expr(c) for c in node.comparators]
         known = [_static_compare(op, a, b) for op, a, b in zip(node.ops, [left, *rights], rights)]
         if all(k is not None for k in known):  # decided while lowering: x.shape[0] < 8, axis is None
-            return Static(all(k.obj for k in known))
+            result = known[0].obj  # Python's `a < b < c`: (a < b) and (b < c), a numpy bool kept
+            for k in known[1:]:
+                if not result:
+                    break
+                result = k.obj
+            return Static(result)
         if len(node.ops) == 1:
             static = _static_arithmetic(node.ops[0], left, rights[0])
             if static is not None:
@@ -1299,9 +1331,20 @@ def _static_compare(op: ast.cmpop, left: Value, right: Value) -> Static | None:
         if isinstance(op, (ast.In, ast.NotIn)):
             return Static((a in b) == isinstance(op, ast.In))
         fn = STATIC_OPERATORS.get(type(op))
-        return None if fn is None else Static(bool(fn(a, b)))
+        if fn is None:
+            return None
+        truth = bool(fn(a, b))  # a comparison of numpy's numbers is numpy's bool (its `+` is `or`)
+        return Static(np.bool_(truth) if _numpy_number(left) or _numpy_number(right) else truth)
     except (TypeError, ValueError):  # objects Python cannot compare (or whose truth is ambiguous)
         return None
+
+
+def _numpy_number(value: Value) -> bool:
+    """A number known while lowering that is numpy's: a numpy scalar (or 0-d
+    array), or a constant made of one (numpy_scalars.py)."""
+    if isinstance(value, Static):
+        return isinstance(value.obj, np.generic) or (isinstance(value.obj, np.ndarray) and value.obj.ndim == 0)
+    return isinstance(value, SSAValue) and numpy_scalars.kind(value) == numpy_scalars.NUMPY
 
 
 def _power_by_squaring(em: Emitter, base: SSAValue, n: int, mul) -> SSAValue:
@@ -1359,7 +1402,8 @@ def _kind(value: Value) -> str:
     if value is None:
         return "None (a call that returns nothing)"
     if isinstance(value, Closure):
-        return f"the function {value.code.name}"
+        code = value.code  # its line tells two runs of one name apart
+        return f"the function {code.name} (defined at line {code.source.line_col(code.source.tree)[0]})"
     if isinstance(value, Partial):
         return "a functools.partial object"
     if isinstance(value, Keywords):

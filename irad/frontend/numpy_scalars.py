@@ -18,7 +18,9 @@ the frontend knows (`mark`: numpy functions' results, `float(...)`, `not`),
 else by the op (a constant is Python's, `tensor.extract` numpy's, arithmetic
 is numpy's if an operand is: `np.float64(1) + 1.0` is one), through `scf.if`
 and `scf.for` (a join of what reaches it). A function's parameters and a
-call's results are EITHER (irad cannot tell): the operations above refuse
+call's results are EITHER (irad cannot tell), but the entry's parameters
+have the kinds of the arguments it was compiled for (`mark_parameters`, from
+pytrees.Arguments: a Python float and an np.float64 compile apart): the operations above refuse
 EITHER where the two rules would give different results. A numpy bool a join
 widens to an int or float (`v = m[0]` on one path, `v = 2` on another) is
 JOINED_BOOL: beside another bool, numpy's `+` on that path would be `or`.
@@ -26,6 +28,9 @@ JOINED_BOOL: beside another bool, numpy's `+` on that path would be `or`.
 
 from __future__ import annotations
 
+import weakref
+
+import numpy as np
 from xdsl.dialects import arith, scf, tensor
 from xdsl.dialects.builtin import IndexType, StringAttr, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
@@ -36,6 +41,22 @@ from irad.ir.types import is_bool
 KIND = "irad.scalar_kind"  # an override on the op that made a number; dropped after lowering (held_ints.strip)
 NUMPY, PYTHON, EITHER, JOINED_BOOL = "numpy", "python", "either", "joined-bool"
 _DEPTH = 150  # ops followed back from one number: beyond it, EITHER (a refusal, never a guess)
+
+
+_PARAMETERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a function's block -> its parameters' kinds
+
+
+def mark_parameters(block: Block, kinds) -> None:
+    """Say which kind of number each of a function's first parameters is."""
+    _PARAMETERS[block] = tuple(kinds)
+
+
+def of_argument(value) -> str:
+    """The kind of a leaf of an entry's argument: numpy's scalars and 0-d arrays
+    are numpy's, Python's numbers Python's; an array is no number (EITHER)."""
+    if isinstance(value, np.ndarray):
+        return NUMPY if value.ndim == 0 else EITHER
+    return NUMPY if isinstance(value, np.generic) else PYTHON
 
 
 def mark(value: SSAValue, kind: str) -> SSAValue:
@@ -134,6 +155,9 @@ class _Walk:
         if isinstance(loop, scf.ForOp) and v.index > 0:
             k = v.index - 1
             return join(self(loop.iter_args[k]), self(_yielded(loop.body.block, k)))
+        kinds = _PARAMETERS.get(v.block)
+        if kinds is not None and v.index < len(kinds):
+            return kinds[v.index]  # the entry's parameter, for the arguments it was compiled for
         return EITHER  # a function's parameter, a while loop's value
 
 
@@ -185,7 +209,7 @@ def bool_rule(symbol: str, operands) -> str | None:
     found = {kind(v) for v in bools}
     if found == {PYTHON}:
         return PYTHON
-    if NUMPY in found and (symbol in ("+", "*") or found == {NUMPY}):
+    if NUMPY in found:  # beside a numpy bool, a bool of either kind follows numpy's rule
         if symbol in ("-", "-x", "+x"):
             raise Refusal(f"numpy's `{symbol.rstrip('x')}` of numpy bools raises (numpy boolean "
                           f"{'subtract' if symbol == '-' else 'negative' if symbol == '-x' else 'positive'} "

@@ -76,6 +76,24 @@ class Node:
             return self._hash
 
 
+@dataclass(frozen=True, repr=False)
+class Arguments(Node):
+    """The tree of an entry's arguments (its signature) and, per leaf, which kind
+    of number it is (irad/frontend/numpy_scalars.py: numpy's scalars and 0-d
+    arrays, Python's numbers; EITHER for an array): a float and an np.float64
+    are one IR type, but `(x > 0) + (x > 1)` counts for one and is numpy's `or`
+    for the other, so a signature tells them apart and they compile apart."""
+
+    kinds: tuple = ()
+
+    def __hash__(self) -> int:
+        try:
+            return self._hash
+        except AttributeError:
+            object.__setattr__(self, "_hash", hash((self.cls, self.keys, self.children, self.kinds)))
+            return self._hash
+
+
 Tree = Attribute | Node
 NONE = Node(_NONE, (), ())
 

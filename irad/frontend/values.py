@@ -20,4 +20,14 @@ class Static:
     origin: object = field(default=None, compare=False)
 
 
+@dataclass(frozen=True, eq=False)
+class NoValue:
+    """What a local variable holds where Python's would have a value irad does not
+    give it (assigned on one path of a branch only, paths whose values irad cannot
+    join, created inside an `scf.for` loop): reading it is the error, with why."""
+
+    why: str  # "it is assigned on only one path of the branch at f.py:3:5"
+    hint: str
+
+
 Value = SSAValue | tuple | Static | object | None

@@ -250,6 +250,43 @@ def calls_decorated(x, y):
     return logged_poly(x, y) + doubled_sin(y) + cached_sq(x)
 
 
+# ---- one `def` run again on another path (each unrolled iteration runs it) -----------------
+B = np.array([1.0, 2.0])
+
+
+def def_in_tuple_loop_with_return(x):
+    # found by the fuzzer (seed 3957266662): the return's join met the `g` of
+    # each iteration, two runs of one def reading the same variables: one function
+    for i in (x, 2.0 * x):
+        def g(t):
+            return B[0] * t * i
+
+        if i > 5.0:
+            return x
+    return x * g(x)
+
+
+def def_with_defaults_in_tuple_loop(x):
+    # defaults evaluated at each run of the def differ: joined as run-time values
+    for i in (x, 2.0 * x):
+        def g(t, a=i * i, *, b=i):
+            return a * t + b
+
+        if i > 1.5:
+            break
+    return x * g(x)
+
+
+def lambda_and_partial_in_tuple_loop(x):
+    for i in (x, 3.0 * x):
+        g = lambda t, a=i: a * t  # noqa: E731
+        h = functools.partial(np.multiply, i)
+        pair = (g, i)
+        if i > 2.0:
+            break
+    return g(x) + h(x) + pair[0](pair[1])
+
+
 PROGRAMS = [
     (lambda_closure, lambda r: (0.7, -1.3)),
     (late_binding, lambda r: (0.7, -1.3)),
@@ -273,4 +310,11 @@ PROGRAMS = [
     (doubled_sin, lambda r: (0.3,)),
     (calls_decorated, lambda r: (0.9, 1.4)),
     (CUBE, lambda r: (1.2,)),
+    (def_in_tuple_loop_with_return, lambda r: (0.9,)),
+    (def_in_tuple_loop_with_return, lambda r: (3.5,)),
+    (def_with_defaults_in_tuple_loop, lambda r: (0.5,)),
+    (def_with_defaults_in_tuple_loop, lambda r: (1.0,)),
+    (def_with_defaults_in_tuple_loop, lambda r: (2.0,)),
+    (lambda_and_partial_in_tuple_loop, lambda r: (0.5,)),
+    (lambda_and_partial_in_tuple_loop, lambda r: (1.5,)),
 ]

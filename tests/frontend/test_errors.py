@@ -109,11 +109,11 @@ def make_closure_with_loop(k):
 
 
 def s_if(x):
-    if x > 0.0:  # E:if
+    if x > 0.0:
         y = (x, x)
     else:
         y = x
-    return y[0]
+    return y[0]  # where y is read (Python's holds one of them) # E:if
 
 
 def s_while(x):
@@ -188,9 +188,9 @@ def s_yield_from(x):
 
 @passthrough
 def s_decorated_if(x):
-    if x > 0.0:  # E:decorated_if
+    if x > 0.0:
         x = math
-    return x
+    return x  # E:decorated_if
 
 
 def s_aug_subscript(x):
@@ -530,7 +530,7 @@ class Case:
 
 CASES = [
     # statements
-    Case("if", s_if, (1.0,), "if"),
+    Case("if", s_if, (1.0,), "y[0]"),
     Case("while", s_while, (1.0,), "while"),
     Case("try", s_try, (1.0,), "try"),
     Case("raise", s_raise, (1.0,), "raise"),
@@ -544,7 +544,7 @@ CASES = [
     Case("match", s_match, (1.0,), "match"),
     Case("yield", s_yield, (1.0,), "yield"),
     Case("yield_from", s_yield_from, (1.0,), "yield"),
-    Case("decorated_if", s_decorated_if, (1.0,), "if"),
+    Case("decorated_if", s_decorated_if, (1.0,), "x  #"),
     Case("aug_subscript", s_aug_subscript, (1.0,), "t[0]"),
     Case("assign_subscript", s_assign_subscript, (1.0,), "t[0]"),
     Case("assign_attribute", s_assign_attribute, (1.0,), "x.real"),

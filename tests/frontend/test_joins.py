@@ -461,3 +461,161 @@ def test_variables_with_numbered_names_print_as_valid_ir():
     if find_tool("mlir-opt") is not None:
         ok, diagnostics = mlir_opt_parses(str(irad.lower(numbered_names, ARRAY, 0.5)))
         assert ok, diagnostics
+
+
+# ---- what a variable holds after a join: Python's scoping ------------------------------
+# A variable is local to its function wherever it is assigned (Python's rule). Where irad
+# gives it no value (one arm assigned it, the two paths' values cannot be joined, an
+# scf.for loop created it), reading it is an error naming why; before, a read fell back
+# on a global of the same name (silently wrong) and refused values never read.
+Y = 10.0  # read by nothing below: each function has a local Y
+
+
+def assigned_in_one_arm_read_after_a_return(x):
+    if x > 0.0:
+        return x * x
+    else:
+        Y = 2.0 * x  # the other arm returned: after the `if`, Y is this one
+    return Y * x
+
+
+def closure_reads_a_local_set_before_the_call(x):
+    def g(t):
+        return t * Y
+
+    if x > 0.0:
+        Y = 2.0 * x
+    else:
+        Y = 3.0
+    return g(x)
+
+
+def function_per_item_unused_after(x):
+    total = 0.0
+    for fn in (np.sin, np.cos):  # fn differs on the paths of the break's join, and is not read
+        total = total + fn(x)
+        if total > 1.2:
+            break
+    return total
+
+
+def string_per_item_unused_after(x):
+    for s in ("a", "b"):
+        x = x * 2.0 if s == "a" else x + 1.0
+        if x > 3.0:
+            break
+    return x
+
+
+def array_shared_by_a_name_without_a_value(w, c):
+    z = np.zeros(3)
+    if c > 0:
+        y = z  # y shares z on one path, holds a tuple on the other: no value after
+    else:
+        y = (z, z)
+    z[1] = 2.0  # the write goes to z alone
+    return np.sum(z * w) + np.sum(w * w)
+
+
+BINDINGS = [
+    (array_shared_by_a_name_without_a_value, (ARRAY, 1.0)),
+    (array_shared_by_a_name_without_a_value, (ARRAY, -1.0)),
+    (assigned_in_one_arm_read_after_a_return, (0.7,)),
+    (assigned_in_one_arm_read_after_a_return, (-0.7,)),
+    (closure_reads_a_local_set_before_the_call, (0.7,)),
+    (closure_reads_a_local_set_before_the_call, (-0.7,)),
+    (function_per_item_unused_after, (0.3,)),
+    (function_per_item_unused_after, (1.0,)),
+    (string_per_item_unused_after, (0.5,)),
+    (string_per_item_unused_after, (2.0,)),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f,args", BINDINGS, ids=[f"{f.__name__}-{i}" for i, (f, _) in enumerate(BINDINGS)])
+def test_a_variable_after_a_join_holds_pythons_value(f, args, backend):
+    value, _ = irad.value_and_grad(f, backend=backend)(*args)
+    assert value == pytest.approx(f(*args), rel=1e-12, abs=1e-12)
+    check_grad(f, *args)
+
+
+def global_shadowed_in_one_arm(x):
+    if x > 0.0:
+        Y = 2.0 * x
+    return x + Y  # was x + 10.0 (the global Y) on every path
+
+
+def global_shadowed_in_a_closure(x):
+    def g(t):
+        return t * Y
+
+    if x > 0.0:
+        Y = 2.0
+    return g(x)  # was x * 10.0
+
+
+def global_shadowed_after_a_loop(x, n):
+    for i in range(n):
+        Y = x * i
+    return Y
+
+
+def global_shadowed_before_assignment(x):
+    z = x * Y  # Python: UnboundLocalError
+    Y = 1.0
+    return z + Y
+
+
+def closure_called_before_the_assignment(x):
+    def g(t):
+        return t * Y
+
+    z = g(x)  # Python: NameError (free variable 'Y' referenced before assignment)
+    Y = 1.0
+    return z + Y
+
+
+def two_defs_on_two_paths(x):
+    if x > 0.0:
+        g = lambda t: 2.0 * t  # noqa: E731
+    else:
+        g = lambda t: 3.0 * t  # noqa: E731
+    return g(x)
+
+
+def one_def_with_other_static_defaults(x):
+    for s in ("a", "b"):
+        def g(t, s=s):
+            return t if s == "a" else 2.0 * t
+
+        if x > 5.0:
+            break
+    return g(x)
+
+
+@pytest.mark.parametrize(
+    "f,args,message",
+    [
+        (global_shadowed_in_one_arm, (0.5,), r"'Y' has no value here: it is assigned on only one path of the "
+         r"branch at \S+test_joins.py:\d+:5"),
+        (global_shadowed_in_a_closure, (0.5,), r"global_shadowed_in_a_closure.g reads 'Y', which has no value "
+         r"where it is called: it is assigned on only one path of the branch"),
+        (global_shadowed_after_a_loop, (0.5, 2), r"'Y' has no value here: it is first assigned inside the loop "
+         r"at \S+test_joins.py:\d+:5, and irad keeps no variable"),
+        (global_shadowed_before_assignment, (0.5,), r"'Y' has no value here: global_shadowed_before_assignment "
+         r"assigns it, but not before this line on every path \(Python would raise UnboundLocalError\)"),
+        (closure_called_before_the_assignment, (0.5,), r"closure_called_before_the_assignment.g reads 'Y', "
+         r"which has no value where it is called: it is not assigned before the call on every path"),
+        (two_defs_on_two_paths, (0.5,), r"'g' has no value here: it holds different kinds of values on the two "
+         r"paths of the branch at \S+:\d+:5 \(the function two_defs_on_two_paths.lambda \(defined at line (\d+)\) "
+         r"and the function two_defs_on_two_paths.lambda \(defined at line (?!\1)\d+\)\)"),
+        (one_def_with_other_static_defaults, (0.5,), r"'g' has no value here: it holds the function "
+         r"one_def_with_other_static_defaults.g \(defined at line \d+\) on the two paths of the branch at \S+, "
+         r"with default values that differ in what is known while lowering"),
+    ],
+    ids=lambda v: v.__name__ if callable(v) else "",
+)
+def test_a_variable_without_a_value_is_refused_where_it_is_read(f, args, message):
+    with pytest.raises(UnsupportedError, match=message) as info:
+        irad.grad(f)(*args)
+    assert "\n  hint: " in str(info.value)

@@ -88,6 +88,13 @@ def over_the_elements(w):
 
 
 # ---- Python's numbers: they count -----------------------------------------------------------
+G = np.float64(1.0)  # a global numpy scalar: comparing it while lowering gives numpy's bool
+
+
+def global_numpy_scalar_compared(x):
+    return x * ((x > 0.0) + (G > 0.0)) + x * ((G > 0.5 > -1.0) + (x > 0.0))  # silently counted before
+
+
 def python_bools_added(w):
     a = 1.0 > 0
     return (a + a) * np.sum(w)
@@ -115,10 +122,69 @@ def test_scalars_follow_numpy(f, w, backend):
     check_against_numpy(f, (w,), backend=backend)
 
 
+# ---- the entry's parameters: a Python float and an np.float64 compile apart ---------------
+# A comparison of a float parameter is a Python bool (they count) or numpy's (`or`) by the
+# argument: the signature holds each number's kind (pytrees.Arguments), so each compiles
+# with its own. Refused before ("irad cannot tell ... a function's parameter").
+def parameter_compared_twice(x):
+    return x * ((x > 0.0) + (x > 1.0))  # float 2.0: 2 * 2; np.float64(2.0): 2 * True
+
+
+def bool_parameters_added(x, b, c):
+    return x * (b + c + (x > 0.5)) + x * (b * c)
+
+
+def counted_recursively(x, n):
+    if n == 0:
+        return x * ((x > 0.0) + (x > 1.0))
+    return counted_recursively(x * 1.0, n - 1)  # numbers of the entry's kinds: the entry itself
+
+
+PARAMETER_KINDS = [
+    (global_numpy_scalar_compared, (2.0,)),
+    (global_numpy_scalar_compared, (-2.0,)),
+    (counted_recursively, (2.0, 2)),
+    (counted_recursively, (np.float64(2.0), np.int64(2))),
+    (parameter_compared_twice, (2.0,)),
+    (parameter_compared_twice, (np.float64(2.0),)),
+    (parameter_compared_twice, (0.5,)),
+    (parameter_compared_twice, (np.float64(0.5),)),
+    (bool_parameters_added, (0.7, True, True)),
+    (bool_parameters_added, (np.float64(0.7), np.bool_(True), np.bool_(True))),
+    (bool_parameters_added, (0.7, np.bool_(True), True)),
+    (bool_parameters_added, (np.float64(0.7), False, np.bool_(False))),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f, args", PARAMETER_KINDS,
+                         ids=[f"{f.__name__}-{'-'.join(type(a).__name__ for a in args)}-{i}"
+                              for i, (f, args) in enumerate(PARAMETER_KINDS)])
+def test_parameters_have_their_arguments_kinds(f, args, backend):
+    check_against_numpy(f, args, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_one_gradient_compiles_once_per_kind(backend):
+    g = irad.value_and_grad(parameter_compared_twice, backend=backend)
+    for x, value, grad in [(2.0, 4.0, 2.0), (np.float64(2.0), 2.0, 1.0), (2.0, 4.0, 2.0), (np.array(2.0), 2.0, 1.0)]:
+        assert g(x) == (value, grad), type(x)
+    assert parameter_compared_twice(np.array(2.0)) == 2.0  # a 0-d array's comparison is numpy's
+
+
+def test_the_entry_calling_itself_with_its_kinds_is_one_function():
+    text = str(irad.lower(counted_recursively, 2.0, 2))
+    assert text.count("func.func") == 1 and "func.call @counted_recursively(" in text, text
+
+
 # ---- refused: numpy raises, or irad cannot tell --------------------------------------------
 def bools_subtracted(w):
     m = w > 0
     return (m[0] - m[1]) * np.sum(w)  # <- refused
+
+
+def numpy_bool_minus_python_bool(w):
+    return ((w[0] > 0) - True) * np.sum(w)  # <- refused
 
 
 def bool_negated(w):
@@ -164,6 +230,7 @@ def bool_or_int_by_path(w):
 REFUSED = [
     (bools_subtracted, "numpy's `-` of numpy bools raises"),
     (bool_negated, "numpy's `-` of numpy bools raises"),
+    (numpy_bool_minus_python_bool, "numpy's `-` of numpy bools raises"),  # was "cannot tell"
     (int_to_a_negative_power, "numpy's int \\*\\* negative int raises"),
     (int_pow_negative, "pow\\(\\) of a numpy int and an int that may be negative: numpy raises"),
     (numpy_or_python_by_path, "irad cannot tell whether these bools are a numpy bool"),

@@ -316,7 +316,7 @@ def lambda_free_classify(x):
         ("def f(x, k):\n    d = {'a': x}\n    return d['b']\n", r"the dict has no key 'b' \(its keys: 'a'\)"),
         ("def f(x, k):\n    d = {'a': x} if x > 0 else {'b': x}\n    return x\n", "containers of different structures"),
         ("def f(x, k):\n    if x > 0.0:\n        d = {'a': x}\n    else:\n        d = {'b': x}\n    return d['a']\n",
-         "'d' holds different kinds of values on the two paths"),
+         "'d' has no value here: it holds different kinds of values on the two paths"),
         ("def f(x, k):\n    s = Stats(x, x)\n    return s.std\n", "reads its fields \\(mean, var\\)"),
         ("def f(x, k):\n    return {**{'a': x}}['a']\n", "`\\*\\*` in a dict display"),
     ],

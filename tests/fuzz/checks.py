@@ -164,7 +164,8 @@ def differences(fun, call: tuple, nums: tuple, program: str | None = None):
                     m = flat.copy()
                     m[c] += delta
                     moved = list(values)
-                    moved[j] = float(m[0]) if isinstance(leaf, float) else m.reshape(leaf.shape)
+                    # a number keeps its kind (an np.float64's comparisons are numpy's bools)
+                    moved[j] = type(leaf)(m[0]) if isinstance(leaf, float) else m.reshape(leaf.shape)
                     return (*call[:i], rebuild(call[i], iter(moved)), *call[i + 1:])
 
                 h = 1e-6 * max(1.0, abs(flat[c]))

@@ -1433,7 +1433,9 @@ VALUES = st.integers(-150, 150).map(lambda v: v / 100)
 
 @st.composite
 def arguments(draw) -> tuple:
-    """Arguments for f: the arrays all float64, all float32, or mixed."""
+    """Arguments for f: the arrays all float64, all float32, or mixed; the
+    numbers Python's or numpy's scalars (np.float64, np.int64), which irad
+    compiles apart (pytrees.Arguments)."""
     mode = draw(st.sampled_from(["float64", "float32", "mixed"]))
     args = []
     for name, t in PARAMETERS.items():
@@ -1446,4 +1448,7 @@ def arguments(draw) -> tuple:
             size = int(np.prod(t))
             values = draw(st.lists(VALUES, min_size=size, max_size=size))
             args.append(np.array(values, dtype=dtype).reshape(t))
+    if draw(st.booleans()):  # the numbers as numpy's scalars: their comparisons' bools add as `or`
+        args = [np.float64(a) if t == "float" else np.int64(a) if t == "int" else a
+                for a, t in zip(args, PARAMETERS.values())]
     return tuple(args)

@@ -531,9 +531,9 @@ def loop_variable_after_loop(x):
         (float_range, "range() takes ints"),
         (zero_step, "step of 0"),
         (for_else, "`for ... else` is not supported"),
-        (defined_in_one_branch, "name 'y' is not defined"),
+        (defined_in_one_branch, "'y' has no value here: it is assigned on only one path of the branch at"),
         (falls_off_the_end, "reaches its end on others"),
-        (loop_variable_after_loop, "name 'i' is not defined"),
+        (loop_variable_after_loop, "'i' has no value here: it is the variable of the loop at"),
     ],
 )
 def test_unsupported_forms_are_located_errors(fn, message):
