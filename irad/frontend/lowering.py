@@ -39,6 +39,7 @@ from irad.frontend.calls import CallLowering, closure_signature
 from irad.frontend.iteration import ITERABLES, IterationLowering
 from irad.ir import builder, printing
 from irad.ir.symbols import fresh_symbol, rename_callees, value_name
+from irad.ir.metadata import NAME
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
 from irad.frontend import held_ints, integers, joins, number_joins, numpy_scalars, primitives
 from irad.frontend.emitter import Emitter
@@ -111,6 +112,7 @@ class ModuleLowering:
         self.entry_kinds: dict[tuple[object, CallShape], tuple] = {}
         self._called_recursively: set[tuple[object, tuple[Attribute, ...]]] = set()
         self._symbols: set[str] = set()
+        self.names: dict[str, str] = {}  # symbol -> the name before `_1`, `_2`, ... (messages)
         self._prints: dict[tuple, str] = {}
         self._signatures: dict[object, inspect.Signature] = {}
 
@@ -344,10 +346,14 @@ class ModuleLowering:
         """(unique symbol name, rule-table key) for a Python function."""
         if isinstance(fn, ClosureCode):  # no rule can name a lambda or nested def
             name = self.unique_symbol(fn.name)
+            self.names[name] = fn.name
             return name, name
         key = target_key(fn)
         by_key = self.symbols_by_key or (fn.__module__ or "").startswith("irad.")
-        return self.unique_symbol(key if by_key else fn.__name__.replace("<lambda>", "lambda")), key
+        base = key if by_key else fn.__name__.replace("<lambda>", "lambda")
+        name = self.unique_symbol(base)
+        self.names[name] = base
+        return name, key
 
     def unique_symbol(self, base: str) -> str:
         name = fresh_symbol(base, self._symbols)
@@ -491,6 +497,9 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         op = builder.private_function(name, self.block, [r.type for r in results])
         if key != name:
             op.attributes["irad.target"] = StringAttr(key)
+        named = self.owner.names.get(name, name)
+        if named != name:  # a second specialisation (`@f_1`): messages name `f`
+            op.attributes[NAME] = StringAttr(named)
         line, col = self.src.line_col(tree)  # the `def`: where run-time errors name the function
         op.location = FileLineColLoc(StringAttr(self.src.filename), IntAttr(line), IntAttr(col))
         return op

@@ -7,7 +7,7 @@ from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.ir import Operation
 
 from irad.errors import DifferentiationError
-from irad.ir.metadata import origin
+from irad.ir.metadata import display_name
 
 
 def location(op: Operation) -> str:
@@ -45,7 +45,7 @@ def recursion_message(fn: func.FuncOp) -> str:
     primal) nest deeper than the stack allows, located at the primal's `def`."""
     where = source_location(fn)
     return (
-        f"{where + ': ' if where else ''}maximum recursion depth exceeded in {origin(fn)[0]}: its calls "
+        f"{where + ': ' if where else ''}maximum recursion depth exceeded in {display_name(fn)}: its calls "
         "nest deeper than the stack allows\n  hint: check that the recursion reaches its base case "
         "for these arguments, or write it as a loop"
     )

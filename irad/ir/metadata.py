@@ -35,6 +35,7 @@ AUGMENTED = "augmented_primal"
 PULLBACK = "pullback"
 ENTRY = "entry"
 JVP = "jvp"
+NAME = "irad.name"  # a specialisation's Python name, where its symbol has a `_1` (display_name)
 _SHORT = {AUGMENTED: "augmented", PULLBACK: "pullback", JVP: "jvp"}
 
 
@@ -57,12 +58,21 @@ def origin(fn: func.FuncOp) -> tuple[str, int]:
     return fn.sym_name.data, 0
 
 
+def display_name(fn: func.FuncOp) -> str:
+    """The name run-time errors give a function: its original primal's, without
+    the `_1` of a second specialisation (`irad.name`)."""
+    name = fn.attributes.get(NAME)
+    return name.data if isinstance(name, StringAttr) else origin(fn)[0]
+
+
 def mark_generated(fn: func.FuncOp, primal: func.FuncOp, role: str) -> None:
     root, order = origin(primal)
     fn.attributes["irad.primal"] = SymbolRefAttr(root)
     fn.attributes["irad.role"] = StringAttr(role)
     fn.attributes["irad.order"] = IntegerAttr(order + 1, i64)
     fn.location = primal.location  # the primal's `def`, for run-time errors
+    if NAME in primal.attributes:
+        fn.attributes[NAME] = primal.attributes[NAME]
     if order >= 1:  # generated from generated code: name the function it came from
         fn.attributes["irad.derived_from"] = SymbolRefAttr(primal.sym_name.data)
 

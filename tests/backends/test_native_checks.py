@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 import threading
 
 import numpy as np
@@ -316,3 +317,21 @@ def test_the_rewritten_module_parses_in_mlir_opt():
     native_checks.guard(module)
     ok, diagnostics = mlir_opt_parses(str(module))
     assert ok, diagnostics
+
+
+def test_a_second_specialisation_is_named_as_its_python_function():
+    """is_odd_part calls is_even_part with numbers of either kind, not the entry's
+    Python ones: a second specialisation, @is_even_part_1. Runaway recursion in it
+    names is_even_part, and so do the functions generated from it."""
+    from irad.ir.locations import recursion_message
+    from irad.ir.metadata import PULLBACK, mark_generated
+
+    module = irad.lower(is_even_part, 0.7, 3)
+    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+    assert "is_even_part_1" in functions
+    second = functions["is_even_part_1"]
+    pullback = func.FuncOp("is_even_part_1.pullback", ([], []))
+    mark_generated(pullback, second, PULLBACK)
+    for fn in (*functions.values(), pullback):
+        message = recursion_message(fn)
+        assert "_1" not in message and re.search(r"exceeded in is_(even|odd)_part:", message), message
