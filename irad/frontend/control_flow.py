@@ -626,7 +626,9 @@ class ControlFlowLowering:
             names = [n for n in outer_env if not n.startswith("$") or n.startswith(BASE)]
             outs["$views"] = self.arrays.views.join_loop(outer_env, self.env, names, self.src.location(stmt))
             names = [n for n in outer_env if not n.startswith("$") or n.startswith(BASE)]  # the join may add bases
-            outs["$changed"] = [n for n in names if n in self.env and self.env[n] is not outer_env[n]]
+            # a name without a value before the loop (NoValue) is one the body creates, not a changed one
+            outs["$changed"] = [n for n in names if n in self.env and self.env[n] is not outer_env[n]
+                                and not isinstance(outer_env[n], NoValue)]
             return before, after, outs
         except UnsupportedError:
             for block in (before, after):  # a failed round leaves no uses behind
