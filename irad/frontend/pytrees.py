@@ -72,7 +72,7 @@ class Node:
         try:
             return self._hash
         except AttributeError:
-            object.__setattr__(self, "_hash", hash((self.cls, self.keys, self.children)))
+            object.__setattr__(self, "_hash", hash(tuple(getattr(self, f.name) for f in dataclasses.fields(self))))
             return self._hash
 
 
@@ -86,12 +86,7 @@ class Arguments(Node):
 
     kinds: tuple = ()
 
-    def __hash__(self) -> int:
-        try:
-            return self._hash
-        except AttributeError:
-            object.__setattr__(self, "_hash", hash((self.cls, self.keys, self.children, self.kinds)))
-            return self._hash
+    __hash__ = Node.__hash__  # over every field, kinds too (a dataclass would write its own)
 
 
 Tree = Attribute | Node
