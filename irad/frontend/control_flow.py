@@ -86,18 +86,23 @@ def flatten(value, functions: bool = False) -> list[SSAValue] | None:
     else. With `functions`, what a branch joins: also functions and objects known
     while lowering, whose run-time values (a lambda's defaults) are the leaves."""
     leaves: list[SSAValue] = []
-    return None if callables.flatten(value, leaves, callables.live if functions else None) is None else leaves
+    return None if _shape(value, functions, leaves) is None else leaves
 
 
 def _structure(value, functions: bool = False) -> object:
     """What two values must share to be joined: their containers and keys (and
     with `functions`, the functions and objects known while lowering in them)."""
-    return callables.structure(callables.flatten(value, [], callables.live if functions else None))
+    return callables.structure(_shape(value, functions))
 
 
 def _rebuild(like, values: list[SSAValue], functions: bool = False):
     """`like`'s structure with `values` as its leaves."""
-    return callables.rebuild(callables.flatten(like, [], callables.live if functions else None), iter(values))
+    return callables.rebuild(_shape(like, functions), iter(values))
+
+
+def _shape(value, functions: bool, leaves: list[SSAValue] | None = None) -> object:
+    """callables.flatten's shape of `value`; with `functions`, live closures (as a branch joins them)."""
+    return callables.flatten(value, [] if leaves is None else leaves, callables.live if functions else None)
 
 
 def _jumping_arms_first(body: list[ast.stmt]) -> list[ast.stmt]:
