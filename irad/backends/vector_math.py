@@ -48,7 +48,7 @@ as it is and loops call libm.
 `tanh` is the exception: libmvec's is slow on AMD's Zen 4 (2.1× the time of
 irad's own, docs/benchmarks.md), so where the target has fused multiply-adds,
 loops call irad's own tanh instead (tanh_ir.py: LLVM IR, inlined and
-vectorised with the loop, within 2.4 ulp; an element's bits do not depend on
+vectorised with the loop, within 2.5 ulp; an element's bits do not depend on
 the vector width by construction). IRAD_NATIVE_TANH=libmvec calls libmvec's
 as for exp and log.
 """
@@ -147,8 +147,9 @@ def _address(lib: ctypes.CDLL, name: str) -> int | None:
 
 def vectorisable(llvm_ir: str, features: str, add_symbol: Callable[[str, int], None]) -> str:
     """`llvm_ir` with the intrinsics of FUNCTIONS called through `irad.vm.*`
-    names that carry their vector variants; unchanged if there is no library
-    or no such call. `features`: the target machine's, as LLVM gets them
+    names that carry their vector variants (tanh where `own_tanh`: a name
+    defined by irad's own code, which needs none); unchanged if vector math
+    is off or there is no such call. `features`: the target machine's, as LLVM gets them
     ("+avx2,-avx512f,...,+prefer-256-bit"); `add_symbol(name, address)`
     binds a name for the JIT."""
     library = choice()
