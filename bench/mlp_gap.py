@@ -18,6 +18,11 @@ the gradient with respect to all four weights) at batch 1024 and 4096:
    code, libmvec's tanh; JAX: XLA's; a scalar result, so neither allocates an
    array). CPU time, medians of 7 blocks in turns.
 
+Since irad computes `tanh` in loops with its own code (tanh_ir.py), the
+whole gradient and `sum(tanh(z))` are also timed with libmvec's `tanh`
+(IRAD_NATIVE_TANH=libmvec, as before), in the same turns: the "libmvec tanh"
+columns, and "own / libmvec" is the ratio of the CPU times.
+
 `--jax-one-thread` reruns the whole in a child process with XLA's CPU backend
 on one thread (`XLA_FLAGS=--xla_cpu_multi_thread_eigen=false
 intra_op_parallelism_threads=1`, read when JAX starts; in JAX 0.10.2 its
@@ -46,7 +51,7 @@ from native import _mlp_arguments, native_primal, prepare  # noqa: E402
 from timing import in_turns, optional  # noqa: E402
 
 import irad  # noqa: E402
-from irad.backends import lapack  # noqa: E402
+from irad.backends import lapack, vector_math  # noqa: E402
 
 ONE_THREAD = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
@@ -81,17 +86,32 @@ def dgemm(address: int | None = None):
     return product
 
 
+def with_libmvec_tanh(compile_it):
+    """compile_it() with loops calling libmvec's tanh (read when the module is compiled)."""
+    saved = os.environ.get(vector_math.TANH_SWITCH)
+    os.environ[vector_math.TANH_SWITCH] = "libmvec"
+    try:
+        return compile_it()
+    finally:
+        os.environ.pop(vector_math.TANH_SWITCH) if saved is None else os.environ.__setitem__(vector_math.TANH_SWITCH, saved)
+
+
 def whole(n: int, jax) -> None:
     import jax.numpy as jnp
 
     args = _mlp_arguments(np.random.default_rng(1), n, 64, 128, 10)
-    native = irad.grad(make_mlp(np), (0, 1, 2, 3), backend="native")
+
+    def compiled_gradient():
+        gradient = irad.grad(make_mlp(np), (0, 1, 2, 3), backend="native")
+        gradient(*args)
+        gradient.wait_optimised()
+        return gradient
+
+    native, libmvec = compiled_gradient(), with_libmvec_tanh(compiled_gradient)
     compiled = jax.jit(jax.grad(make_mlp(jnp), argnums=(0, 1, 2, 3)))
     run_jax = lambda *a: [v.block_until_ready() for v in compiled(*a)]  # noqa: E731
-    native(*args)
-    native.wait_optimised()
-    row = in_turns({"native": (native, args), "jax": (run_jax, args)})
-    (nw, nc), (jw, jc) = row["native"], row["jax"]
+    row = in_turns({"native": (native, args), "jax": (run_jax, args), "libmvec": (libmvec, args)})
+    (nw, nc), (jw, jc), (lw, lc) = row["native"], row["jax"], row["libmvec"]
     before, start, calls = _thread_ticks(), time.perf_counter(), 0
     while time.perf_counter() - start < 1.0:
         run_jax(*args)
@@ -102,7 +122,7 @@ def whole(n: int, jax) -> None:
     total = sum(ticks for ticks, _ in ran) or 1
     shares = ", ".join(f"{name} {ticks / total:.0%}" for ticks, name in reversed(ran))
     print(f"| {n} | {nw * 1e6:.0f} | {jw * 1e6:.0f} | {nw / jw:.2f} | {nc * 1e6:.0f} | {jc * 1e6:.0f} | {nc / jc:.2f} | "
-          f"{len(ran)}: {shares} |")
+          f"{lw * 1e6:.0f} | {lc * 1e6:.0f} | {lc / jc:.2f} | {nc / lc:.2f} | {len(ran)}: {shares} |")
 
 
 def parts(n: int, jax) -> None:
@@ -129,12 +149,23 @@ def parts(n: int, jax) -> None:
         print(f"| {n} | {label} ({m}×{out.shape[1]}×{k}) | {bc * 1e6:.0f} | {flops / bc / 1e9:.1f} | "
               f"{jc * 1e6:.0f} | {flops / jc / 1e9:.1f} |")
     z = x @ w1
-    tanh = native_primal(lambda v: np.sum(np.tanh(v)), (z,))  # a scalar: no result array to allocate
-    tanh(z)
-    tanh.native_module.wait_optimised()  # -O2 code, vectorised through libmvec
+
+    def compiled_sum():
+        tanh = native_primal(sum_of_tanh, (z,))  # a scalar: no result array to allocate
+        tanh(z)
+        tanh.native_module.wait_optimised()  # -O2 code, vectorised
+        return tanh
+
+    tanh, libmvec = compiled_sum(), with_libmvec_tanh(compiled_sum)
     jitted = jax.jit(lambda v: jnp.sum(jnp.tanh(v)))
-    row = in_turns({"native": (tanh, (z,)), "jax": (lambda v: jitted(v).block_until_ready(), (jnp.asarray(z),))})
+    row = in_turns({"native": (tanh, (z,)), "jax": (lambda v: jitted(v).block_until_ready(), (jnp.asarray(z),)),
+                    "libmvec": (libmvec, (z,))})
     print(f"| {n} | sum(tanh(z)) ({n}×128) | {row['native'][1] * 1e6:.0f} | – | {row['jax'][1] * 1e6:.0f} | – |")
+    print(f"| {n} | sum(tanh(z)), libmvec's tanh | {row['libmvec'][1] * 1e6:.0f} | – | {row['jax'][1] * 1e6:.0f} | – |")
+
+
+def sum_of_tanh(v):
+    return np.sum(np.tanh(v))
 
 
 def loop(seconds: float) -> None:
@@ -162,8 +193,9 @@ def main() -> None:
     print(f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}, irad's BLAS threads: {lapack.get_threads(lapack.find())}, "
           f"cores: {sorted(os.sched_getaffinity(0))}")
     print("| batch | native wall µs | JAX wall µs | native / JAX, wall | native CPU µs | JAX CPU µs | native / JAX, CPU "
+          "| libmvec tanh wall µs | libmvec tanh CPU µs | libmvec tanh / JAX, CPU | own / libmvec tanh, CPU "
           "| JAX's threads that ran: share of its CPU time |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n in (1024, 4096):
         whole(n, jax)
     print()

@@ -17,14 +17,16 @@ module's table where it is installed, and compares, in one run:
   the special inputs whose result differs from libm's (bitwise, any NaN equal
   to any NaN). In float32, MLIR's polynomial approximations
   (`--test-math-polynomial-approximation`, which rewrites f32 only; "approx")
-  are a column too.
+  are a column too, and for tanh irad's own (irad/backends/tanh_ir.py; "irad").
 - speed: the median time of `f(x)` on 1e3 to 1e6 float64 elements, native
-  (libm and each library) against numpy and JAX-jit (on device arrays).
+  (libm, each library, and irad's defaults: libmvec with irad's own tanh)
+  against numpy and JAX-jit (on device arrays).
 - workloads: the gradient of bench/native.py's rows where transcendentals
   over arrays matter, natively in three configurations, interleaved in
   rounds in this one process (medians of the rounds): as before this change
   (LLVM's generic x86-64 target, libm), this CPU's target with libm, and this
-  CPU's target with the vector math library; JAX-jit beside them.
+  CPU's target with the vector math library, and with irad's own tanh
+  (IRAD_NATIVE_TANH, the default since 2026-12-04); JAX-jit beside them.
 """
 
 from __future__ import annotations
@@ -63,9 +65,13 @@ vector_math.LIBRARIES.setdefault("sleef", "sleefgnuabi")  # measured, not used b
 
 def compiled(f, x, library: str):
     """f natively on arrays like x, calling `library` (a vector math library,
-    "libm", or "approx" for libm and MLIR's polynomial approximations)."""
+    "libm", "approx" for libm and MLIR's polynomial approximations, or "irad"
+    for irad's defaults: libmvec, and irad's own tanh). A library's column
+    is the library's own tanh too (IRAD_NATIVE_TANH=libmvec)."""
     saved_switch, saved_lowering = os.environ.get(vector_math.SWITCH), native.LOWERING
-    os.environ[vector_math.SWITCH] = library if library in vector_math.LIBRARIES else "0"
+    saved_tanh = os.environ.get(vector_math.TANH_SWITCH)
+    os.environ[vector_math.SWITCH] = "libmvec" if library == "irad" else library if library in vector_math.LIBRARIES else "0"
+    os.environ[vector_math.TANH_SWITCH] = "irad" if library == "irad" else "libmvec"
     if library == "approx":
         native.LOWERING = (APPROXIMATION, *native.LOWERING)
     try:
@@ -73,11 +79,14 @@ def compiled(f, x, library: str):
         run = native.compile_module(module).function(f.__name__)
     finally:
         native.LOWERING = saved_lowering
-        if saved_switch is None:
-            del os.environ[vector_math.SWITCH]
-        else:
-            os.environ[vector_math.SWITCH] = saved_switch
-    return lambda a: run(a)[0]
+        for name, saved in ((vector_math.SWITCH, saved_switch), (vector_math.TANH_SWITCH, saved_tanh)):
+            if saved is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = saved
+    call = lambda a: run(a)[0]  # noqa: E731
+    call.native_module = run.native_module  # so that median_seconds times its -O2 code, not tier 0's
+    return call
 
 
 def libraries() -> list[str]:
@@ -138,14 +147,15 @@ def same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def accuracy(rng, n: int) -> list[str]:
-    columns = [*libraries(), "libm", "numpy", "approx"]
+    columns = [*libraries(), "libm", "numpy", "approx", "irad"]
     lines = ["| function | dtype | " + " | ".join(f"{c} max / median ulp" for c in columns)
              + " | " + " | ".join(f"{c} ≠ libm on specials" for c in columns if c not in ("libm", "numpy")) + " |",
              "|---|---|" + "---|" * (2 * len(columns) - 2)]
     for name, f in FUNCTIONS.items():
         for dtype in (np.float64, np.float32):
             x, n_special = sample(name, dtype, n, rng)
-            results = {c: compiled(f, x, c)(x) for c in columns if c != "numpy" and (c != "approx" or dtype == np.float32)}
+            results = {c: compiled(f, x, c)(x) for c in columns
+                       if c != "numpy" and (c != "approx" or dtype == np.float32) and (c != "irad" or name == "tanh")}
             with np.errstate(all="ignore"):
                 results["numpy"] = f(x)
             cells = [name, dtype.__name__]
@@ -169,7 +179,7 @@ def accuracy(rng, n: int) -> list[str]:
 
 
 def speed(rng, jax) -> list[str]:
-    columns = ["libm", *libraries()]
+    columns = ["libm", *libraries(), "irad"]
     lines = ["| function | n | numpy µs | JAX-jit µs | " + " | ".join(f"native {c} µs" for c in columns)
              + " | " + " | ".join(f"libm / {c}" for c in columns[1:]) + " | numpy / libmvec |",
              "|---|---|---|---|" + "---|" * (2 * len(columns))]
@@ -197,11 +207,13 @@ def _generic_target():
     return "", "", {}  # LLVM's default x86-64 (SSE2), no CPU features: libm only
 
 
-CONFIGURATIONS = {  # name -> (target, IRAD_NATIVE_VECTOR_MATH)
-    "generic x86-64, libm (before)": (_generic_target, "0"),
-    "this CPU, libm": (llvm_jit._host, "0"),
-    "this CPU, libmvec": (llvm_jit._host, "libmvec"),
+CONFIGURATIONS = {  # name -> (target, IRAD_NATIVE_VECTOR_MATH, IRAD_NATIVE_TANH)
+    "generic x86-64, libm (before)": (_generic_target, "0", "libmvec"),
+    "this CPU, libm": (llvm_jit._host, "0", "libmvec"),
+    "this CPU, libmvec": (llvm_jit._host, "libmvec", "libmvec"),
+    "this CPU, libmvec, irad's tanh": (llvm_jit._host, "libmvec", "irad"),
 }
+SWITCHES = (vector_math.SWITCH, vector_math.TANH_SWITCH)
 
 
 def workloads(jax, rounds: int = 3) -> list[str]:
@@ -212,21 +224,23 @@ def workloads(jax, rounds: int = 3) -> list[str]:
     spec.loader.exec_module(bench)
     lines = ["| workload | " + " | ".join(f"{c} µs" for c in CONFIGURATIONS) + " | JAX-jit µs | before / after | after / JAX |",
              "|---|" + "---|" * (len(CONFIGURATIONS) + 3)]
-    host, saved = llvm_jit._host, os.environ.get(vector_math.SWITCH)
+    host, saved = llvm_jit._host, {name: os.environ.get(name) for name in SWITCHES}
     for label in WORKLOADS:
         make, args, argnums = bench.WORKLOADS[label]
         gradients = {}
         try:
-            for name, (target, switch) in CONFIGURATIONS.items():
-                llvm_jit._host, os.environ[vector_math.SWITCH] = target, switch
+            for name, (target, *switches) in CONFIGURATIONS.items():
+                llvm_jit._host = target
+                os.environ.update(zip(SWITCHES, switches))
                 gradients[name] = irad.grad(make(np), argnums, backend="native")  # a new function: compiled anew
                 gradients[name](*args)
         finally:
             llvm_jit._host = host
-            if saved is None:
-                os.environ.pop(vector_math.SWITCH, None)
-            else:
-                os.environ[vector_math.SWITCH] = saved
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
         reference = irad.grad(make(np), argnums)(*args)
         for name, g in gradients.items():
             error = max(np.max(np.abs(a - b) / np.maximum(1.0, np.abs(b))) for a, b in zip(g(*args), reference))
@@ -241,7 +255,7 @@ def workloads(jax, rounds: int = 3) -> list[str]:
             if jax is not None:
                 runs["jax"].append(median_seconds(lambda *a: [v.block_until_ready() for v in grad(*a)], *args))
         t = {name: float(np.median(r)) if r else float("nan") for name, r in runs.items()}
-        before, after = t["generic x86-64, libm (before)"], t["this CPU, libmvec"]
+        before, after = t["generic x86-64, libm (before)"], t["this CPU, libmvec, irad's tanh"]
         cells = [label, *(f"{t[name] * 1e6:.0f}" for name in gradients), f"{t['jax'] * 1e6:.0f}",
                  f"{before / after:.2f}×", f"{after / t['jax']:.2f}"]
         lines.append("| " + " | ".join(cells) + " |")

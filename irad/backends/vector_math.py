@@ -44,6 +44,13 @@ libm's scalar functions everywhere (results then equal libm's to the bit).
 
 Only x86-64 is mapped; elsewhere, or without the library, the module is left
 as it is and loops call libm.
+
+`tanh` is the exception: libmvec's is slow on AMD's Zen 4 (2.1× the time of
+irad's own, docs/benchmarks.md), so where the target has fused multiply-adds,
+loops call irad's own tanh instead (tanh_ir.py: LLVM IR, inlined and
+vectorised with the loop, within 2.5 ulp; an element's bits do not depend on
+the vector width by construction). IRAD_NATIVE_TANH=libmvec calls libmvec's
+as for exp and log.
 """
 
 from __future__ import annotations
@@ -56,10 +63,14 @@ import platform
 import re
 from collections.abc import Callable
 
+from irad.backends import tanh_ir
 from irad.errors import BackendError
 
 SWITCH = "IRAD_NATIVE_VECTOR_MATH"
 PREFIX = "irad.vm."
+# tanh in loops: irad's own (tanh_ir.py), or the library's as exp and log
+TANH_SWITCH = "IRAD_NATIVE_TANH"
+TANH_CHOICES = ("irad", "libmvec")
 
 # library -> the name ctypes.util.find_library knows it by (bench/vector_math.py
 # adds SLEEF's GNU-ABI build, whose functions have the same names, to compare)
@@ -80,7 +91,7 @@ _TYPES = (("f64", "double", 1), ("f32", "float", 2))
 
 def cache_key() -> str:
     """What the machine code depends on here, for the object cache's key."""
-    return f"{choice()}, scalar calls and narrower widths as lanes of one width"
+    return f"{choice()}, tanh {tanh_choice()}, scalar calls and narrower widths as lanes of one width"
 
 
 def choice() -> str | None:
@@ -91,6 +102,21 @@ def choice() -> str | None:
     if value not in LIBRARIES:
         raise BackendError(f"{SWITCH} must be one of {', '.join(LIBRARIES)} or 0, not {value!r}")
     return value
+
+
+def tanh_choice() -> str:
+    """The tanh IRAD_NATIVE_TANH chooses for loops (where vector math is on)."""
+    value = os.environ.get(TANH_SWITCH, TANH_CHOICES[0])
+    if value not in TANH_CHOICES:
+        raise BackendError(f"{TANH_SWITCH} must be one of {', '.join(TANH_CHOICES)}, not {value!r}")
+    return value
+
+
+def own_tanh(features: str) -> bool:
+    """Whether loops compute tanh with irad's own (tanh_ir.py) on this target:
+    vector math on, IRAD_NATIVE_TANH=irad, and fused multiply-adds in
+    hardware (without, each `llvm.fma` would be a call of libm's fma)."""
+    return choice() is not None and tanh_choice() == "irad" and target_features(features).get("fma", False)
 
 
 @functools.cache
@@ -121,35 +147,44 @@ def _address(lib: ctypes.CDLL, name: str) -> int | None:
 
 def vectorisable(llvm_ir: str, features: str, add_symbol: Callable[[str, int], None]) -> str:
     """`llvm_ir` with the intrinsics of FUNCTIONS called through `irad.vm.*`
-    names that carry their vector variants; unchanged if there is no library
-    or no such call. `features`: the target machine's, as LLVM gets them
+    names that carry their vector variants (tanh where `own_tanh`: a name
+    defined by irad's own code, which needs none); unchanged if vector math
+    is off or there is no such call. `features`: the target machine's, as LLVM gets them
     ("+avx2,-avx512f,...,+prefer-256-bit"); `add_symbol(name, address)`
     binds a name for the JIT."""
     library = choice()
-    if library is None or _open(library) is None or "@llvm.compiler.used" in llvm_ir:  # (mlir-translate writes none)
+    if library is None or "@llvm.compiler.used" in llvm_ir or f"@{PREFIX}" in llvm_ir:  # (mlir-translate writes neither)
         return llvm_ir
+    opened, own = _open(library) is not None, own_tanh(features)
     declarations, kept = [], []
     for function, scalars in FUNCTIONS.items():
         for (suffix, c_type, widen), scalar in zip(_TYPES, scalars):
-            intrinsic = f"@llvm.{function}.{suffix}("
-            found = _variant(library, features, scalar, widen) if intrinsic in llvm_ir else None
+            intrinsic, alias = f"@llvm.{function}.{suffix}(", PREFIX + scalar
+            if intrinsic not in llvm_ir:
+                continue
+            if function == "tanh" and own:  # plain arithmetic, inlined into the loop and vectorised with it
+                llvm_ir = in_loops(llvm_ir, intrinsic, f"@{alias}(")
+                if f"@{alias}(" in llvm_ir:
+                    declarations.append(tanh_ir.definition(alias, c_type))
+                continue
+            found = _variant(library, features, scalar, widen) if opened else None
             if found is None:
                 continue
             name, lanes, address = found
             _bind(add_symbol, name, address)
-            alias = PREFIX + scalar
             llvm_ir = in_loops(llvm_ir, intrinsic, f"@{alias}(")
             if f"@{alias}(" not in llvm_ir:
                 continue
             declarations += _declarations(alias, name, lanes, c_type)
             kept += [f"ptr @{name}", *(f"ptr @{alias}.n{n}" for n in _narrower(lanes))]
-    if not kept:
+    if not declarations:
         return llvm_ir
-    # Nothing calls a vector function before the vectoriser does: without
-    # this, global DCE would drop its declaration first.
-    declarations.append(
-        f"@llvm.compiler.used = appending global [{len(kept)} x ptr] [{', '.join(kept)}], section \"llvm.metadata\""
-    )
+    if kept:
+        # Nothing calls a vector function before the vectoriser does: without
+        # this, global DCE would drop its declaration first.
+        declarations.append(
+            f"@llvm.compiler.used = appending global [{len(kept)} x ptr] [{', '.join(kept)}], section \"llvm.metadata\""
+        )
     return llvm_ir + "\n" + "\n".join(declarations) + "\n"
 
 

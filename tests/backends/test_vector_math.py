@@ -1,12 +1,14 @@
 """exp, log and tanh over arrays natively, through glibc's libmvec
-(irad/backends/vector_math.py).
+(irad/backends/vector_math.py), and tanh through irad's own (tanh_ir.py).
 
 Values are checked against libm itself, called through ctypes: within 4 ulp
 (libmvec's documented bound) over a dense sample of each function's domain
 and over hypothesis' floats, and bitwise on the special values (signed
 zeros, infinities, NaN, overflow, underflow). The optimised LLVM
 IR is checked for vector calls, and gradients through these functions
-against central finite differences."""
+against central finite differences. irad's own tanh is also checked against
+an independent, more precise reference (x87's 64-bit `tanhl` through numpy's
+longdouble) and for the same bits at every vector width."""
 
 from __future__ import annotations
 
@@ -159,10 +161,17 @@ def _calls(ir: str) -> set[str]:
     return set(re.findall(r"call [^@]*@([\w.]+)\(", ir))
 
 
+def libmvec_tanh(monkeypatch) -> None:
+    """Loops call libmvec's tanh, as they call its exp and log."""
+    monkeypatch.setenv(vector_math.TANH_SWITCH, "libmvec")
+    monkeypatch.setenv("IRAD_NATIVE_CACHE", "0")
+
+
 @needs_libmvec
 @pytest.mark.parametrize("name", sorted(ARRAY_FUNCTIONS))
-def test_the_loop_calls_a_vector_function(name):
-    ir = _compiled(name, np.float64, 1000).jit.optimised_ir()
+def test_the_loop_calls_a_vector_function(name, monkeypatch):
+    libmvec_tanh(monkeypatch)
+    ir = native.compile_module(irad.lower(ARRAY_FUNCTIONS[name], np.zeros(1000))).jit.optimised_ir()
     vector_call = rf"call <\d+ x double> @{re.escape(vector_math.PREFIX)}\w+\._ZGV\w+v_{name}\("
     assert re.search(vector_call, ir), sorted(_calls(ir))
 
@@ -201,7 +210,8 @@ SUMS = {"sum_of_tanh": (sum_of_tanh, "tanh", None), "row_sums_of_exp": (row_sums
 
 
 @needs_libmvec
-def test_a_sum_of_a_vector_function_calls_it_on_vectors_and_adds_in_order():
+def test_a_sum_of_a_vector_function_calls_it_on_vectors_and_adds_in_order(monkeypatch):
+    libmvec_tanh(monkeypatch)
     ir = native.compile_module(irad.lower(sum_of_tanh, np.zeros(1000))).jit.optimised_ir()
     assert re.search(rf"call <\d+ x double> @{re.escape(vector_math.PREFIX)}\w+\._ZGV\w+v_tanh\(", ir), sorted(_calls(ir))
     reductions = re.findall(r"call (.*)@llvm\.vector\.reduce\.fadd", ir)
@@ -260,6 +270,7 @@ def test_loops_call_the_vector_function_of_the_preferred_width(bits, name, dtype
     AVX2's (4): the loop is vectorised at either width, not split into calls
     of one lane, and stays within the bound of libm."""
     _at_width(monkeypatch, bits)
+    libmvec_tanh(monkeypatch)
     x = dense_sample(name, dtype)
     module = native.compile_module(irad.lower(ARRAY_FUNCTIONS[name], x))
     c_type, suffix = ("double", "") if dtype == np.float64 else ("float", "f")
@@ -281,6 +292,7 @@ def test_a_narrower_loop_computes_lanes_of_the_same_function(monkeypatch):
     narrower variant that computes its lanes with that same function: the
     same bits as the full-width loop, element by element."""
     x = np.linspace(-4.0, 4.0, 1001)
+    libmvec_tanh(monkeypatch)
     _at_width(monkeypatch, 512)
     full = native.compile_module(irad.lower(tanh_array, x)).function("tanh_array")(x)[0]
     _at_width(monkeypatch, 256)
@@ -292,6 +304,87 @@ def test_a_narrower_loop_computes_lanes_of_the_same_function(monkeypatch):
     assert same_special(module.function("tanh_array")(x)[0], full)
 
 
+# ---- irad's own tanh (tanh_ir.py) ----
+@pytest.fixture
+def own_tanh():
+    """Skips where loops call libmvec's tanh (no fused multiply-add, or vector math off)."""
+    if not vector_math.own_tanh(llvm_jit._host()[1]):
+        pytest.skip("loops call libmvec's tanh here (no fused multiply-add, or vector math off)")
+
+
+def exact_tanh(x: np.ndarray) -> np.ndarray:
+    """tanh to 64 bits of mantissa (x87's tanhl), 11 bits more than float64's."""
+    if np.finfo(np.longdouble).nmant < 63:
+        pytest.skip("no 80-bit long double here")
+    return np.tanh(x.astype(np.longdouble))
+
+
+def ulp_error(got: np.ndarray, exact: np.ndarray, dtype) -> np.ndarray:
+    """|got - exact| in ulp of `exact` rounded to dtype (finite, nonzero exact)."""
+    spacing = np.spacing(np.abs(exact.astype(dtype))).astype(np.longdouble)
+    return np.asarray((np.abs(got.astype(np.longdouble) - exact) / spacing).astype(np.float64))
+
+
+@pytest.mark.usefixtures("own_tanh")
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_own_tanh_within_bound_of_the_exact_value(dtype):
+    """Over the dense sample, 200,000 values where the formula changes
+    regime (|x| < 3, near the cap) and the specials: within 2.5 ulp of tanh
+    (bench/vector_math.py: 2.36 in float64, 1.96 in float32; libmvec documents 4), and
+    the specials as libm's, bit for bit."""
+    rng = np.random.default_rng(3)
+    cap = 22.0 if dtype == np.float64 else 10.0
+    x = np.concatenate([dense_sample("tanh", dtype), rng.uniform(-3, 3, 100_000), rng.uniform(-0.2, 0.2, 50_000),
+                        rng.uniform(cap - 4, cap + 1, 50_000), special_values(dtype)]).astype(dtype)
+    got = native.compile_module(irad.lower(tanh_array, x)).function("tanh_array")(x)[0]
+    exact = exact_tanh(x)
+    finite = np.isfinite(x) & (x != 0)
+    assert ulp_error(got[finite], exact[finite], dtype).max() <= 2.5
+    assert same_special(got[~finite], libm("tanh", x[~finite]))
+    assert np.all(np.signbit(got) == np.signbit(x)) and np.all(np.abs(got[finite]) <= 1)
+
+
+@pytest.mark.usefixtures("own_tanh")
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_own_tanh_loops_are_vectorised_arithmetic(dtype):
+    """The loop computes tanh in vector registers, inlined: vector divisions
+    and fused multiply-adds, no call of a tanh."""
+    ir = native.compile_module(irad.lower(tanh_array, np.zeros(1000, dtype))).jit.optimised_ir()
+    c_type, suffix = ("double", "f64") if dtype == np.float64 else ("float", "f32")
+    assert re.search(rf"fdiv <(8|16) x {c_type}>", ir) and re.search(rf"@llvm\.fma\.v(8|16){suffix}\(", ir)
+    assert not [c for c in _calls(ir) if re.search(r"(^|\.)tanhf?$|_ZGV", c)], sorted(_calls(ir))
+
+
+@pytest.mark.usefixtures("own_tanh")
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_own_tanh_has_the_same_bits_at_every_width(dtype, monkeypatch):
+    """At 512 bits, at 256 (`+prefer-256-bit`) and unvectorised (-O0), on an
+    array whose last elements are a remainder loop: the same bits."""
+    if not llvm_jit._host()[2].get("avx512f"):
+        pytest.skip("no AVX-512 here")
+    monkeypatch.setenv("IRAD_NATIVE_CACHE", "0")
+    x = np.random.default_rng(4).normal(0.0, 3.0, 1003).astype(dtype)
+    results = []
+    for bits, level in ((512, "2"), (256, "2"), (512, "0")):
+        _at_width(monkeypatch, bits)
+        monkeypatch.setenv("IRAD_NATIVE_OPT_LEVEL", level)
+        module = native.compile_module(irad.lower(tanh_array, x))
+        vectorised = re.search(r"fdiv <\d+ x", module.jit.optimised_ir())
+        assert bool(vectorised) == (level != "0")
+        results.append(module.function("tanh_array")(x)[0])
+    assert all(same_special(r, results[0]) for r in results[1:])
+
+
+def test_tanh_switch(monkeypatch):
+    """IRAD_NATIVE_TANH=libmvec brings back libmvec's tanh; another value is a clear error."""
+    libmvec_tanh(monkeypatch)
+    ir = native.compile_module(irad.lower(tanh_array, np.zeros(1000))).jit.optimised_ir()
+    assert not re.search(r"fdiv <\d+ x double>", ir)
+    monkeypatch.setenv(vector_math.TANH_SWITCH, "sleef")
+    with pytest.raises(BackendError, match="IRAD_NATIVE_TANH must be one of irad, libmvec, not 'sleef'"):
+        native.compile_module(irad.lower(tanh_array, np.zeros(8)))
+
+
 # ---- gradients through the vectorised loops, against central finite differences ----
 def tanh_mlp(w1, b1, w2, x):
     h = np.tanh(x @ w1 + b1)
@@ -300,6 +393,15 @@ def tanh_mlp(w1, b1, w2, x):
 
 def sigmoid_loss(w, x):
     return np.sum(np.log(1.0 / (1.0 + np.exp(-(x * w)))))
+
+
+def softmax_cross_entropy_mlp(w1, b1, w2, b2, x, labels):
+    """The MLP of bench/native.py: a tanh hidden layer, softmax cross-entropy."""
+    h = np.tanh(x @ w1 + b1)
+    logits = h @ w2 + b2
+    top = np.max(logits, axis=1, keepdims=True)
+    log_p = logits - top - np.log(np.sum(np.exp(logits - top), axis=1, keepdims=True))
+    return -np.sum(log_p * labels) / x.shape[0]
 
 
 def logsumexp(x):
@@ -323,13 +425,15 @@ GRADIENT_CASES = {
     "tanh MLP": (tanh_mlp, (rng.normal(size=(5, 9)), rng.normal(size=9), rng.normal(size=(9, 3)), rng.normal(size=(11, 5)))),
     "sigmoid": (sigmoid_loss, (rng.normal(size=37), rng.normal(size=37))),
     "logsumexp": (logsumexp, (rng.normal(size=41) * 3,)),
+    "softmax MLP": (softmax_cross_entropy_mlp, (rng.normal(size=(6, 17)), rng.normal(size=17), rng.normal(size=(17, 4)),
+                                               rng.normal(size=4), rng.normal(size=(23, 6)), np.eye(4)[rng.integers(0, 4, 23)])),
 }
 
 
 @pytest.mark.parametrize("case", sorted(GRADIENT_CASES))
 def test_gradients_match_finite_differences(case):
     f, args = GRADIENT_CASES[case]
-    argnums = tuple(range(len(args)))
+    argnums = tuple(range(len(args) - (case == "softmax MLP")))  # not the labels
     grads = irad.grad(f, argnums=argnums, backend="native")(*args)
     for i, g in zip(argnums, grads):
         np.testing.assert_allclose(g, central_differences(f, args, i), rtol=1e-6, atol=1e-8)
