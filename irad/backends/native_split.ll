@@ -414,6 +414,56 @@ define void @irad_split_counts(ptr %out) {
 
 declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 
+; ---- loops: rows of a loop nest (native_split_loops.py) ---------------------------------------
+; Chunk j of %chunks of an extent: from bound(j) to bound(j + 1), cut on
+; multiples of ${ALIGN} (whole vectors); decided by the extent alone.
+define internal i64 @irad_bound(i64 %extent, i32 %j, i32 %chunks) alwaysinline {
+  %last = icmp sge i32 %j, %chunks
+  %jj = sext i32 %j to i64
+  %scaled = mul i64 %extent, %jj
+  %count = sext i32 %chunks to i64
+  %share = udiv i64 %scaled, %count
+  %rounded = and i64 %share, -${ALIGN}
+  %bound = select i1 %last, i64 %extent, i64 %rounded
+  ret i64 %bound
+}
+
+; @irad_split_rows(run, task, rows) calls run(task, lo, hi) for the ${CHUNKS}
+; chunks lo..hi of rows 0..rows (those not empty), on the caller and the
+; helper (@irad_parallel): an outlined loop nest whose rows are independent,
+; its captured values in `task`.
+%rows_job = type { ptr, ptr, i64 }
+
+define internal void @irad_rows_chunk(ptr %job, i32 %i) {
+entry:
+  %p0 = getelementptr %rows_job, ptr %job, i32 0, i32 0
+  %run = load ptr, ptr %p0
+  %p1 = getelementptr %rows_job, ptr %job, i32 0, i32 1
+  %task = load ptr, ptr %p1
+  %p2 = getelementptr %rows_job, ptr %job, i32 0, i32 2
+  %rows = load i64, ptr %p2
+  %lo = call i64 @irad_bound(i64 %rows, i32 %i, i32 ${CHUNKS})
+  %i1 = add i32 %i, 1
+  %hi = call i64 @irad_bound(i64 %rows, i32 %i1, i32 ${CHUNKS})
+  %empty = icmp sle i64 %hi, %lo
+  br i1 %empty, label %done, label %chunk
+chunk:
+  call void %run(ptr %task, i64 %lo, i64 %hi)
+  br label %done
+done:
+  ret void
+}
+
+define void @irad_split_rows(ptr %run, ptr %task, i64 %rows) {
+  %job = alloca %rows_job
+  %j0 = insertvalue %rows_job poison, ptr %run, 0
+  %j1 = insertvalue %rows_job %j0, ptr %task, 1
+  %j2 = insertvalue %rows_job %j1, i64 %rows, 2
+  store %rows_job %j2, ptr %job
+  call void @irad_parallel(ptr @irad_rows_chunk, ptr %job, i32 ${CHUNKS})
+  ret void
+}
+
 ; ---- products, one copy per element type (native_split.py: ${L} d or s) -----------------------
 ; @irad_split_${L}gemm takes cblas_${L}gemm's arguments (row-major, as irad calls
 ; it) and computes C in ${CHUNKS} chunks of rows of C, or of columns if C has
@@ -433,14 +483,10 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 declare void @${GEMM}(i32, i32, i32, ${INT}, ${INT}, ${INT}, ${T}, ptr, ${INT}, ptr, ${INT}, ${T}, ptr, ${INT})
 
 define internal ${INT} @irad_bound_${L}(${INT} %extent, i32 %j, i32 %chunks) alwaysinline {
-  %last = icmp sge i32 %j, %chunks
-  %jj = sext i32 %j to ${INT}
-  %scaled = mul ${INT} %extent, %jj
-  %count = sext i32 %chunks to ${INT}
-  %share = udiv ${INT} %scaled, %count
-  %rounded = and ${INT} %share, -${ALIGN}
-  %bound = select i1 %last, ${INT} %extent, ${INT} %rounded
-  ret ${INT} %bound
+  %wide = ${TO_I64} ${INT} %extent to i64
+  %bound = call i64 @irad_bound(i64 %wide, i32 %j, i32 %chunks)
+  %narrow = ${FROM_I64} i64 %bound to ${INT}
+  ret ${INT} %narrow
 }
 
 ; How many rows of C one call computes, of a chunk of `size` rows.

@@ -81,6 +81,7 @@ CALLER_SPIN = 0
 # the instruction a spin waits with (LLVM's intrinsic), by architecture
 _PAUSE = {"x86_64": "llvm.x86.sse2.pause()", "aarch64": "llvm.aarch64.hint(i32 1)"}
 PREFIX = "irad_split_"
+ROWS = "irad_split_rows"  # (run, task, rows): native_split.ll, native_split_loops.py
 _PER_TYPE = "; ---- products, one copy per element type"
 _TYPES = {"d": "double", "s": "float"}
 
@@ -89,7 +90,7 @@ def enabled() -> bool:
     """Whether products are split: on unless switched off, with BLAS on one
     thread and more than one core for this process."""
     split = environment.switch(SWITCH, "products run on the calling thread", "split")
-    return split and lapack.threads() == 1 and _cores() > 1
+    return split and lapack.threads() == 1 and cores() > 1
 
 
 def keep_off() -> bool:
@@ -99,7 +100,7 @@ def keep_off() -> bool:
     return environment.switch(KEEP_OFF_SWITCH, "the helper may share the caller's CPU", "kept off it")
 
 
-def _cores() -> int:
+def cores() -> int:
     """The cores this process may run on."""
     affinity = getattr(os, "sched_getaffinity", None)  # Linux
     return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
@@ -139,16 +140,28 @@ def symbol(letter: str, library: lapack.Library, blocked: bool = False) -> str:
     return name
 
 
+def rows_symbol(library: lapack.Library) -> str:
+    """The name compiled code calls to run an outlined loop nest's rows on
+    the caller and the helper (native_split_loops.py), bound in this process
+    to the helper's module."""
+    import llvmlite.binding as llvm
+
+    llvm.add_symbol(ROWS, _module(library).address(ROWS))
+    return ROWS
+
+
 def _ir(library: lapack.Library) -> str:
     text = resources.files(__package__).joinpath("native_split.ll").read_text()
     common, per_type = text.split(_PER_TYPE)
     pause = _PAUSE.get(platform.machine())  # native code runs where it is compiled
     pause = f"call void @{pause}" if pause else ""
     parts = [string.Template(common).substitute(HELPER_SPIN=HELPER_SPIN, CALLER_SPIN=CALLER_SPIN, PAUSE=pause,
-                                                NARROW=NARROW, SMALL=SMALL)]
+                                                NARROW=NARROW, SMALL=SMALL, CHUNKS=CHUNKS, ALIGN=ALIGN)]
+    wide = library.int_bits == 64  # BLAS's integers to and from the i64 of @irad_bound
     for letter, t in _TYPES.items():
         parts.append(string.Template(_PER_TYPE + per_type).substitute(
             L=letter, T=t, INT=f"i{library.int_bits}", CHUNKS=CHUNKS, ALIGN=ALIGN, NARROW=NARROW, SMALL=SMALL,
+            TO_I64="bitcast" if wide else "sext", FROM_I64="bitcast" if wide else "trunc",
             GEMM=library.symbol(f"cblas_{letter}gemm"),
         ))
     return "\n".join(parts)
