@@ -8,7 +8,9 @@ the gradient with respect to all four weights) at batch 1024 and 4096:
 
 1. The whole gradient, native (irad's defaults: BLAS on one thread, products
    of 2**22 multiply-adds or more split with a helper thread, narrow ones in blocks, native_split.py;
-   `--one-core` turns the split off with the second core) and JAX-jit: wall time and CPU time per call (getrusage, all threads), medians
+   large loop nests split by rows with the same helper, native_split_loops.py; the same with the loops
+   unsplit, IRAD_NATIVE_SPLIT_LOOPS=0; `--one-core` turns the split off with the second core) and
+   JAX-jit: wall time and CPU time per call (getrusage, all threads), medians
    of 7 blocks taken in turns; then which of JAX's threads ran and their share
    of its CPU time (/proc/self/task, Linux).
 2. Its parts, each alone: the five matrix products, as the native gradient
@@ -46,7 +48,7 @@ from native import _mlp_arguments, native_primal, prepare  # noqa: E402
 from timing import in_turns, optional  # noqa: E402
 
 import irad  # noqa: E402
-from irad.backends import lapack  # noqa: E402
+from irad.backends import lapack, native_split_loops  # noqa: E402
 
 ONE_THREAD = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
@@ -86,12 +88,19 @@ def whole(n: int, jax) -> None:
 
     args = _mlp_arguments(np.random.default_rng(1), n, 64, 128, 10)
     native = irad.grad(make_mlp(np), (0, 1, 2, 3), backend="native")
+    os.environ[native_split_loops.SWITCH] = "0"
+    try:  # the same, its loop nests on the calling thread alone (native_split_loops.py)
+        unsplit = irad.grad(make_mlp(np), (0, 1, 2, 3), backend="native")
+        unsplit(*args)
+    finally:
+        del os.environ[native_split_loops.SWITCH]
     compiled = jax.jit(jax.grad(make_mlp(jnp), argnums=(0, 1, 2, 3)))
     run_jax = lambda *a: [v.block_until_ready() for v in compiled(*a)]  # noqa: E731
     native(*args)
     native.wait_optimised()
-    row = in_turns({"native": (native, args), "jax": (run_jax, args)})
-    (nw, nc), (jw, jc) = row["native"], row["jax"]
+    unsplit.wait_optimised()
+    row = in_turns({"native": (native, args), "unsplit": (unsplit, args), "jax": (run_jax, args)})
+    (nw, nc), (uw, uc), (jw, jc) = row["native"], row["unsplit"], row["jax"]
     before, start, calls = _thread_ticks(), time.perf_counter(), 0
     while time.perf_counter() - start < 1.0:
         run_jax(*args)
@@ -101,8 +110,8 @@ def whole(n: int, jax) -> None:
     ran = [(ticks, name) for ticks, name in ran if ticks > 0]
     total = sum(ticks for ticks, _ in ran) or 1
     shares = ", ".join(f"{name} {ticks / total:.0%}" for ticks, name in reversed(ran))
-    print(f"| {n} | {nw * 1e6:.0f} | {jw * 1e6:.0f} | {nw / jw:.2f} | {nc * 1e6:.0f} | {jc * 1e6:.0f} | {nc / jc:.2f} | "
-          f"{len(ran)}: {shares} |")
+    print(f"| {n} | {nw * 1e6:.0f} | {uw * 1e6:.0f} | {jw * 1e6:.0f} | {nw / jw:.2f} | {uw / jw:.2f} | {nc * 1e6:.0f} "
+          f"| {uc * 1e6:.0f} | {jc * 1e6:.0f} | {nc / jc:.2f} | {len(ran)}: {shares} |")
 
 
 def parts(n: int, jax) -> None:
@@ -161,9 +170,10 @@ def main() -> None:
     prepare(jax)
     print(f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}, irad's BLAS threads: {lapack.get_threads(lapack.find())}, "
           f"cores: {sorted(os.sched_getaffinity(0))}")
-    print("| batch | native wall µs | JAX wall µs | native / JAX, wall | native CPU µs | JAX CPU µs | native / JAX, CPU "
+    print("| batch | native wall µs | loops unsplit wall µs | JAX wall µs | native / JAX, wall | unsplit / JAX, wall "
+          "| native CPU µs | loops unsplit CPU µs | JAX CPU µs | native / JAX, CPU "
           "| JAX's threads that ran: share of its CPU time |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for n in (1024, 4096):
         whole(n, jax)
     print()

@@ -8,7 +8,8 @@ Linalg's semantics make the iterations of a parallel dimension independent
 (bufferization writes in place only where that stays so). The native
 backend then runs this pass on the module (xDSL, between two mlir-opt runs,
 native.lower_to_llvm_ir) and outlines each outermost `scf.parallel` that
-writes at least `min_elements` elements and whose first dimension runs
+does at least `min_work()` work (the elements it writes, each call of a
+math function counting MATH_WORK) and whose first dimension runs
 from 0 over at least CHUNKS * ALIGN rows:
 
     scf.parallel (%i, %j) = (%c0, %c0) to (%c4096, %c128) ... { body }
@@ -37,7 +38,7 @@ the LLVM struct, which MLIR's lowering folds), constants are cloned into
 the function. A body with anything but arithmetic, math, loads, stores and
 loops (a call, an allocation) is left alone.
 
-`IRAD_NATIVE_SPLIT_LOOPS=0` turns it off; `IRAD_NATIVE_SPLIT_MIN_ELEMENTS`
+`IRAD_NATIVE_SPLIT_LOOPS=0` turns it off; `IRAD_NATIVE_SPLIT_MIN_WORK`
 sets the threshold. Both are read when a module is compiled and are in its
 pipeline (`pipeline_marker`), so the object cache keeps variants apart.
 """
@@ -73,9 +74,16 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from irad.backends import environment, native_blas, native_split
 
 SWITCH = "IRAD_NATIVE_SPLIT_LOOPS"
-MIN_ELEMENTS_VARIABLE = "IRAD_NATIVE_SPLIT_MIN_ELEMENTS"
-# A loop nest writing fewer elements runs on the caller alone (docs/benchmarks.md).
-MIN_ELEMENTS = 1 << 16
+MIN_WORK_VARIABLE = "IRAD_NATIVE_SPLIT_MIN_WORK"
+# A loop nest's work: the elements it writes, plus MATH_WORK for each call of
+# a math function (tanh, exp, log, ...; libmvec's tanh took 6x, exp 2.5x the
+# time of `dh * (1 - h*h)` per element). Less than MIN_WORK runs on the
+# caller alone: split, the cheap (4096, 128) loop took 0.86x the wall time
+# and 1.05x the CPU time, at 2048 rows 1.1x and 1.4x; tanh 0.76x and 0.99x
+# at (512, 128), 0.89x and 1.07x at (256, 128) (bench/split_loops.py,
+# docs/benchmarks.md).
+MIN_WORK = 1 << 19
+MATH_WORK = 8
 FUNCTION_PREFIX = "irad.rows."
 # In the pipeline, where this pass runs (native.lower_to_llvm_ir): the
 # threshold after "=". mlir-opt never sees it.
@@ -107,9 +115,9 @@ def enabled() -> bool:
     return split and native_split.cores() > 1 and native_blas.blas_library() is not None
 
 
-def min_elements() -> int:
+def min_work() -> int:
     return environment.number_from(
-        MIN_ELEMENTS_VARIABLE, MIN_ELEMENTS, "elements", "splits every loop nest over enough rows", int
+        MIN_WORK_VARIABLE, MIN_WORK, "elements written", "splits every loop nest over enough rows", int
     )
 
 
@@ -120,28 +128,32 @@ def pipeline_marker() -> str | None:
     if not enabled():
         return None
     native_split.rows_symbol(native_blas.blas_library())
-    return f"{PASS_NAME}={min_elements()}"
+    return f"{PASS_NAME}={min_work()}"
 
 
 def in_pipeline(module: ModuleOp, passes: tuple[str, ...]) -> tuple[str, ...]:
     """`passes` (mlir-opt's, up to linalg's loops) with this pass after the
     loops, which are made parallel ones, if loops are split and `module`
-    (tensors) has an array of `min_elements()` or more; else `passes`."""
+    (tensors) may have a nest of `min_work()` work; else `passes`."""
     marker = pipeline_marker()
-    if marker is None or not _has_large_array(module, min_elements()):
+    if marker is None or not _may_split(module, min_work()):
         return passes
     at = passes.index(LOOPS)
     return (*passes[:at], PARALLEL_LOOPS, marker, *passes[at + 1:])
 
 
-def _has_large_array(module: ModuleOp, threshold: int) -> bool:
-    """Whether an op of `module` makes an array of at least `threshold`
-    elements (no loop nest writes more elements than its largest array holds:
-    a module without one is not parsed again for nothing)."""
+def _may_split(module: ModuleOp, threshold: int) -> bool:
+    """Whether a loop nest of `module` (tensors) may do `threshold` work:
+    whether an op makes an array whose elements, times 2 (its store and a
+    fused op's) plus MATH_WORK per math function it calls, reach it. A nest
+    doing more work per element than its largest op is rare, and a missed
+    split costs only time; modules that cannot split are not parsed again."""
     for op in module.walk():
         for t in op.result_types:
-            if isinstance(t, TensorType) and t.has_static_shape() and t.element_count() >= threshold:
-                return True
+            if isinstance(t, TensorType) and t.has_static_shape():
+                math_ops = sum(inner.dialect_name() == "math" for inner in op.walk())
+                if t.element_count() * (2 + MATH_WORK * math_ops) >= threshold:
+                    return True
     return False
 
 
@@ -173,19 +185,22 @@ def _trips(loop: scf.ForOp | scf.ParallelOp) -> int | None:
     return trips
 
 
-def _stores(block: Block) -> int | None:
-    """Elements the ops of `block` write each time it runs (None if unknown)."""
+def _work(block: Block) -> int | None:
+    """The work of the ops of `block` each time it runs (None if unknown):
+    the elements they write and MATH_WORK per math function."""
     total = 0
     for op in block.ops:
         if isinstance(op, memref.StoreOp):
             total += 1
+        elif op.dialect_name() == "math":
+            total += MATH_WORK
         elif isinstance(op, (scf.ForOp, scf.ParallelOp)):
-            trips, inner = _trips(op), _stores(op.body.block)
+            trips, inner = _trips(op), _work(op.body.block)
             if trips is None or inner is None:
                 return None
             total += trips * inner
         elif isinstance(op, scf.IfOp):
-            branches = [_stores(r.block) for r in op.regions if r.blocks]
+            branches = [_work(r.block) for r in op.regions if r.blocks]
             if any(b is None for b in branches):
                 return None
             total += max(branches, default=0)
@@ -205,8 +220,8 @@ def _splittable(loop: scf.ParallelOp, threshold: int) -> bool:
             return False
         if not (isinstance(op, _BODY_OPS) or op.dialect_name() in _BODY_DIALECTS):
             return False
-    written = _stores(loop.body.block)
-    return written is not None and written * _trips(loop) >= threshold
+    work = _work(loop.body.block)
+    return work is not None and work * _trips(loop) >= threshold
 
 
 def _descriptor(t: MemRefType) -> llvm.LLVMStructType:
@@ -275,8 +290,8 @@ def _captures(loop: scf.ParallelOp) -> tuple[list[SSAValue], list[arith.Constant
 
 
 def outline(module: ModuleOp, threshold: int) -> int:
-    """Outline (in place) every loop nest `_splittable` at `threshold`
-    elements into a function its rows are run by, through irad_split_rows.
+    """Outline (in place) every loop nest `_splittable` at `threshold` work
+    into a function its rows are run by, through irad_split_rows.
     Returns how many were."""
     nests = [
         op for op in module.walk()
@@ -408,10 +423,10 @@ class SplitLoopsPass(ModulePass):
     """irad-opt's `irad-split-loops` (filecheck/split-loops/)."""
 
     name = PASS_NAME
-    min_elements: int = MIN_ELEMENTS
+    min_work: int = MIN_WORK
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        outline(op, self.min_elements)
+        outline(op, self.min_work)
 
 
-__all__ = ["SplitLoopsPass", "outline", "run_on_text", "enabled", "min_elements", "pipeline_marker"]
+__all__ = ["SplitLoopsPass", "outline", "run_on_text", "enabled", "min_work", "pipeline_marker"]
