@@ -270,15 +270,17 @@ class _Capture:
         return [loaded, back], back.results[0]
 
 
-def _captures(loop: scf.ParallelOp) -> tuple[list[SSAValue], list[arith.ConstantOp]] | None:
+def _captures(loop: scf.ParallelOp) -> tuple[list[SSAValue], list[arith.ConstantOp]]:
     """The values the nest uses from outside (the first dimension's bounds
-    aside), and the constants among them (cloned, not captured)."""
-    inside = {op for op in loop.walk()}
+    aside), in the order they are first used, and the constants among them
+    (cloned, not captured)."""
+    nested = list(loop.walk())
+    inside = set(nested)
     used: dict[SSAValue, None] = {}
-    skip = {loop.lowerBound[0], loop.upperBound[0]}
-    for op in inside:
+    first_bounds = {0, len(loop.lowerBound)}
+    for op in nested:
         for index, value in enumerate(op.operands):
-            if op is loop and value in skip and (index == 0 or index == len(loop.lowerBound)):
+            if op is loop and index in first_bounds:
                 continue
             owner = value.owner
             defined_inside = (owner in inside) if isinstance(owner, Operation) else owner.parent_op() in inside
