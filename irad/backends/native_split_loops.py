@@ -215,11 +215,14 @@ def _splittable(loop: scf.ParallelOp, threshold: int) -> bool:
     rows = _constant_index(loop.upperBound[0])
     if rows is None or rows < native_split.CHUNKS * native_split.ALIGN or _trips(loop) is None:
         return False
+    row = loop.body.block.args[0]
     for op in loop.body.walk():
         if isinstance(op, scf.ReduceOp) and op.operands:
             return False
         if not (isinstance(op, _BODY_OPS) or op.dialect_name() in _BODY_DIALECTS):
             return False
+        if isinstance(op, memref.StoreOp) and row not in op.indices:
+            return False  # each row writes its own elements (linalg's parallel loops do)
     work = _work(loop.body.block)
     return work is not None and work * _trips(loop) >= threshold
 
