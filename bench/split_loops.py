@@ -14,7 +14,6 @@ thread) per call, then the share of the split calls' chunks the helper ran
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -22,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 from native import native_primal  # noqa: E402
-from timing import in_turns  # noqa: E402
+from timing import environment, in_turns  # noqa: E402
 
 from irad.backends import native_split, native_split_loops  # noqa: E402
 
@@ -36,17 +35,8 @@ LOOPS = {  # label: (function, columns, number of arguments)
 
 
 def compiled(f, args, split: bool):
-    variables = {native_split_loops.SWITCH: "1" if split else "0", native_split_loops.MIN_WORK_VARIABLE: "0"}
-    saved = {name: os.environ.get(name) for name in variables}
-    os.environ.update(variables)
-    try:
+    with environment({native_split_loops.SWITCH: "1" if split else "0", native_split_loops.MIN_WORK_VARIABLE: "0"}):
         run = native_primal(f, args)
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                del os.environ[name]
-            else:
-                os.environ[name] = value
     run(*args)
     run.native_module.wait_optimised()
     return run

@@ -1,5 +1,5 @@
 // RUN: irad-opt %s -p 'irad-split-loops{min_work=4096}' | filecheck %s
-// RUN: irad-opt %s -p 'irad-split-loops{min_work=4096}' | %mlir-opt --finalize-memref-to-llvm --convert-scf-to-cf --convert-math-to-llvm --convert-arith-to-llvm --convert-cf-to-llvm --convert-func-to-llvm --reconcile-unrealized-casts | filecheck %s --check-prefix=LLVM
+// RUN: irad-opt %s -p 'irad-split-loops{min_work=4096}' | %mlir-opt --math-expand-ops=ops=clampf --convert-math-to-funcs --convert-scf-to-cf --convert-math-to-llvm=approximate-log1p=false --convert-math-to-libm --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-arith-to-llvm --convert-index-to-llvm --convert-cf-to-llvm --convert-func-to-llvm --reconcile-unrealized-casts | filecheck %s --check-prefix=LLVM
 // REQUIRES: mlir-opt
 
 // A loop nest linalg made parallel (what --convert-linalg-to-parallel-loops
@@ -74,7 +74,7 @@ func.func @f(%z: memref<256x128xf64>, %b: memref<128xf64>, %out: memref<256x128x
 // CHECK:           memref.store %{{.*}}, %[[OUT]]
 // CHECK:       llvm.func @irad_split_rows(!llvm.ptr, !llvm.ptr, i64)
 
-// The module lowers to the LLVM dialect as the native backend's pipeline does:
+// The module lowers to the LLVM dialect with the native backend's LOWERING:
 // LLVM: llvm.mlir.addressof @irad.rows.0 : !llvm.ptr
 // LLVM: llvm.call @irad_split_rows(%{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64) -> ()
 // LLVM: llvm.func @irad.rows.0(%{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64)

@@ -18,6 +18,7 @@ import irad
 from irad import compiled
 from irad.backends import native, native_split, native_split_loops
 from irad.errors import BackendError
+from tests.backends.test_native_blas import mlp
 from tests.reference import NATIVE_MISSING, central_difference
 
 pytestmark = [
@@ -109,14 +110,6 @@ def test_a_sum_over_rows_and_small_loops_are_not_split(monkeypatch):
     small = (np.random.default_rng(1).normal(size=(31, 64)),)
     module, run = _compile(tanh_backward, small * 2, monkeypatch, True)
     assert native_split_loops.FUNCTION_PREFIX not in module.llvm_ir
-
-
-def mlp(w1, b1, w2, b2, x, labels):
-    h = np.tanh(x @ w1 + b1)
-    logits = h @ w2 + b2
-    shifted = logits - np.max(logits, axis=1, keepdims=True)
-    log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))
-    return -np.mean(np.sum(labels * log_probs, axis=1))
 
 
 def test_mlp_gradient_with_split_loops_against_central_differences(monkeypatch):
