@@ -27,10 +27,22 @@ from irad.backends import native_split, native_split_loops  # noqa: E402
 
 SETTLE = 0.1  # seconds at least between blocks, then until the process is idle (timing.settle_until_idle)
 
-LOOPS = {  # label: (function, columns, number of arguments)
-    "tanh(z + b)": (lambda z, b: np.tanh(z + b), 128),
-    "dh * (1 - h²)": (lambda dh, h: dh * (1.0 - h * h), 128),
-    "exp(l - m)": (lambda l, m: np.exp(l - m), 10),
+def tanh_layer(z, b):
+    return np.tanh(z + b)
+
+
+def tanh_backward(dh, h):
+    return dh * (1.0 - h * h)
+
+
+def softmax_exp(logits, top):
+    return np.exp(logits - top)
+
+
+LOOPS = {  # label: (function, columns)
+    "tanh(z + b)": (tanh_layer, 128),
+    "dh * (1 - h²)": (tanh_backward, 128),
+    "exp(l - m)": (softmax_exp, 10),
 }
 
 
@@ -50,10 +62,8 @@ def main() -> None:
     for label, (f, columns) in LOOPS.items():
         for rows in [int(r) for r in sys.argv[1:]] or (64, 256, 512, 1024, 2048, 4096):
             a = rng.normal(size=(rows, columns))
-            b = rng.normal(size=columns) if label.startswith("tanh") else rng.normal(size=(rows, columns))
-            if label.startswith("exp"):
-                b = rng.normal(size=(rows, 1))
-            args = (a, b)
+            b = {tanh_layer: (columns,), tanh_backward: (rows, columns), softmax_exp: (rows, 1)}[f]
+            args = (a, rng.normal(size=b))
             whole, split = compiled(f, args, False), compiled(f, args, True)
             assert np.array_equal(whole(*args), split(*args)), label
             before = native_split.counts()

@@ -9,7 +9,7 @@ Linalg's semantics make the iterations of a parallel dimension independent
 backend then runs this pass on the module (xDSL, between two mlir-opt runs,
 native.lower_to_llvm_ir) and outlines each outermost `scf.parallel` that
 does at least `min_work()` work (the elements it writes, each call of a
-math function counting MATH_WORK) and whose first dimension runs
+math function counting MATH_WORK more) and whose first dimension runs
 from 0 over at least CHUNKS * ALIGN rows:
 
     scf.parallel (%i, %j) = (%c0, %c0) to (%c4096, %c128) ... { body }
@@ -76,14 +76,14 @@ from irad.backends import environment, native_blas, native_split
 SWITCH = "IRAD_NATIVE_SPLIT_LOOPS"
 MIN_WORK_VARIABLE = "IRAD_NATIVE_SPLIT_MIN_WORK"
 # A loop nest's work: the elements it writes, plus MATH_WORK for each call of
-# a math function (tanh, exp, log, ...; libmvec's tanh took 6x, exp 2.5x the
-# time of `dh * (1 - h*h)` per element). Less than MIN_WORK runs on the
-# caller alone: split, the cheap (4096, 128) loop took 0.86x the wall time
-# and 1.05x the CPU time, at 2048 rows 1.1x and 1.4x; tanh 0.76x and 0.99x
-# at (512, 128), 0.89x and 1.07x at (256, 128) (bench/split_loops.py,
-# docs/benchmarks.md).
+# a math function (tanh, exp, log, ...; libmvec's tanh took about 6x, exp
+# 2.5x the time per element of `dh * (1 - h*h)`). Less than MIN_WORK runs on
+# the caller alone. Split, in three runs at load 2-11 (bench/split_loops.py,
+# docs/benchmarks.md), wall time split / whole: the cheap (4096, 128) loop
+# 0.71-0.86, at (2048, 128) 1.07-1.08; tanh at (1024, 128) 0.71-0.90, at
+# (512, 128) 0.76-1.15; exp at (4096, 10) 0.96-1.03.
 MIN_WORK = 1 << 19
-MATH_WORK = 8
+MATH_WORK = 4
 FUNCTION_PREFIX = "irad.rows."
 # In the pipeline, where this pass runs (native.lower_to_llvm_ir): the
 # threshold after "=". mlir-opt never sees it.

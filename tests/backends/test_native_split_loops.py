@@ -105,7 +105,7 @@ def test_a_sum_over_rows_and_small_loops_are_not_split(monkeypatch):
     module, run = _compile(column_sums, args, monkeypatch, True)
     assert module.llvm_ir.count(f"define void @{native_split_loops.FUNCTION_PREFIX}") == 1
     np.testing.assert_allclose(run(*args)[0], column_sums(*args), rtol=1e-12)
-    module, _ = _compile(column_sums, args, monkeypatch, True, min_work=512 * 64 * 9 + 1)
+    module, _ = _compile(column_sums, args, monkeypatch, True, min_work=512 * 64 * (1 + native_split_loops.MATH_WORK) + 1)
     assert native_split_loops.FUNCTION_PREFIX not in module.llvm_ir
     small = (np.random.default_rng(1).normal(size=(31, 64)),)
     module, run = _compile(tanh_backward, small * 2, monkeypatch, True)
