@@ -62,7 +62,8 @@ MIN_FLOPS = 1 << 22
 CHUNKS = 2
 # Narrow products: C with fewer than NARROW columns (and op(B) not transposed)
 # of more than SMALL multiply-adds is computed in blocks of rows of at most
-# SMALL, one BLAS call each (native_split.ll): OpenBLAS multiplies up to 10**6
+# SMALL, one BLAS call each (native_split.ll, told so by the entry compiled
+# code calls: narrow() is the rule's one place): OpenBLAS multiplies up to 10**6
 # multiply-adds with its small-matrix kernels (SkylakeX, which it picks on
 # AVX-512 CPUs), which neither pack the operands nor zero C first. On the
 # MLP's h @ w2 (4096x10x128) and hT @ dlogits (128x10x4096) the blocks took
@@ -129,13 +130,18 @@ def narrow(m: int, n: int, k: int, b_transposed: bool) -> bool:
     return n < NARROW and not b_transposed and m * n * k > SMALL and lapack.threads() == 1
 
 
-def symbol(letter: str, library: lapack.Library, blocked: bool = False) -> str:
-    """The name compiled code calls a split ?gemm by (`letter` d or s), or
-    with `blocked` the ?gemm that runs one chunk on the caller, bound in this
-    process to the helper's module."""
+def symbol(letter: str, library: lapack.Library, blocked: bool = False, narrow: bool = False) -> str:
+    """The name compiled code calls a split ?gemm by (`letter` d or s), with
+    `narrow` one whose chunks go in blocks, or with `blocked` the ?gemm that
+    runs one chunk on the caller in blocks, bound in this process to the
+    helper's module. Which products are narrow is narrow()'s to say: the
+    module computes blocks for those it is told are."""
     import llvmlite.binding as llvm
 
-    name = f"irad_blocked_{letter}gemm" if blocked else f"{PREFIX}{letter}gemm"
+    if blocked:
+        name = f"irad_blocked_{letter}gemm"
+    else:
+        name = f"{PREFIX}narrow_{letter}gemm" if narrow else f"{PREFIX}{letter}gemm"
     llvm.add_symbol(name, _module(library).address(name))
     return name
 
@@ -156,11 +162,11 @@ def _ir(library: lapack.Library) -> str:
     pause = _PAUSE.get(platform.machine())  # native code runs where it is compiled
     pause = f"call void @{pause}" if pause else ""
     parts = [string.Template(common).substitute(HELPER_SPIN=HELPER_SPIN, CALLER_SPIN=CALLER_SPIN, PAUSE=pause,
-                                                NARROW=NARROW, SMALL=SMALL, CHUNKS=CHUNKS, ALIGN=ALIGN)]
+                                                SMALL=SMALL, CHUNKS=CHUNKS, ALIGN=ALIGN)]
     wide = library.int_bits == 64  # BLAS's integers to and from the i64 of @irad_bound
     for letter, t in _TYPES.items():
         parts.append(string.Template(_PER_TYPE + per_type).substitute(
-            L=letter, T=t, INT=f"i{library.int_bits}", CHUNKS=CHUNKS, ALIGN=ALIGN, NARROW=NARROW, SMALL=SMALL,
+            L=letter, T=t, INT=f"i{library.int_bits}", CHUNKS=CHUNKS, ALIGN=ALIGN, SMALL=SMALL,
             TO_I64="bitcast" if wide else "sext", FROM_I64="bitcast" if wide else "trunc",
             GEMM=library.symbol(f"cblas_{letter}gemm"),
         ))
