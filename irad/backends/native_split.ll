@@ -1,4 +1,5 @@
-; irad's split products (see native_split.py): one process-wide module, compiled
+; irad's split products and loop nests (see native_split.py,
+; native_split_loops.py): one process-wide module, compiled
 ; once and never freed, so its helper thread outlives every compiled module.
 ; native_split.py fills in the placeholders (INT etc.).
 ;

@@ -30,6 +30,9 @@ quiet one runs the product on two cores.
   forked through os.fork (multiprocessing's "fork") gets fresh state and its
   own helper; forked otherwise, it runs every product on the calling thread.
 
+The same helper runs the rows of large loop nests (native_split_loops.py,
+@irad_split_rows in native_split.ll), one job at a time with the products.
+
 `IRAD_NATIVE_SPLIT_PRODUCTS=0` turns splitting off; it is off too when BLAS
 runs on more than one thread ($IRAD_NATIVE_BLAS_THREADS) and when the process
 may use only one core. `IRAD_NATIVE_SPLIT_MIN_FLOPS` sets the threshold. Both

@@ -135,9 +135,9 @@ def in_pipeline(module: ModuleOp, passes: tuple[str, ...]) -> tuple[str, ...]:
     """`passes` (mlir-opt's, up to linalg's loops) with this pass after the
     loops, which are made parallel ones, if loops are split and `module`
     (tensors) may have a nest of `min_work()` work; else `passes`."""
+    if not (enabled() and _may_split(module, min_work())):
+        return passes  # (and the split module is not built for nothing)
     marker = pipeline_marker()
-    if marker is None or not _may_split(module, min_work()):
-        return passes
     at = passes.index(LOOPS)
     return (*passes[:at], PARALLEL_LOOPS, marker, *passes[at + 1:])
 
