@@ -78,10 +78,10 @@ MIN_WORK_VARIABLE = "IRAD_NATIVE_SPLIT_MIN_WORK"
 # A loop nest's work: the elements it writes, plus MATH_WORK for each call of
 # a math function (tanh, exp, log, ...; libmvec's tanh took about 6x, exp
 # 2.5x the time per element of `dh * (1 - h*h)`). Less than MIN_WORK runs on
-# the caller alone. Split, in three runs at load 2-11 (bench/split_loops.py,
+# the caller alone. Split, in six runs at load 2-11 (bench/split_loops.py,
 # docs/benchmarks.md), wall time split / whole: the cheap (4096, 128) loop
-# 0.71-0.86, at (2048, 128) 1.07-1.08; tanh at (1024, 128) 0.71-0.90, at
-# (512, 128) 0.76-1.15; exp at (4096, 10) 0.96-1.03.
+# 0.71-1.01, at (2048, 128) 1.06-1.17; tanh at (1024, 128) 0.68-1.15 (four
+# of six under 0.9), at (512, 128) 0.75-1.20; exp at (4096, 10) 0.96-1.16.
 MIN_WORK = 1 << 19
 MATH_WORK = 4
 FUNCTION_PREFIX = "irad.rows."
@@ -253,7 +253,7 @@ class _Capture:
             return _Capture(value, t)
         return None
 
-    def store(self, at: InsertPoint, pointer: SSAValue) -> list[Operation]:
+    def store(self, pointer: SSAValue) -> list[Operation]:
         if isinstance(self.value.type, MemRefType):
             cast = UnrealizedConversionCastOp.get([self.value], [self.field])
         elif isinstance(self.value.type, IndexType):
@@ -376,7 +376,7 @@ def _outline_one(module: ModuleOp, loop: scf.ParallelOp, name: str, fields: list
     here = InsertPoint.before(loop)
     for index, field in enumerate(fields):
         at = llvm.GEPOp(alloca.results[0], [0, index], task_type)
-        Rewriter.insert_op([at, *field.store(here, at.results[0])], here)
+        Rewriter.insert_op([at, *field.store(at.results[0])], here)
     address = FunctionAddressOp(name, signature)
     pointer = UnrealizedConversionCastOp.get([address.results[0]], [ptr])
     count = arith.ConstantOp(IntegerAttr(rows, i64))
