@@ -168,3 +168,14 @@ def test_float_splats_without_a_decimal_form_survive_the_pass():
     values = [op.initial_value.get_values()[0] for op in module.ops]
     assert values[0] == -np.inf and np.isnan(values[1])
 
+
+
+def test_the_object_cache_keeps_split_and_unsplit_code_apart(monkeypatch):
+    """The switch and the threshold are in the pipeline, which is in the
+    cache's key: code compiled under one setting is never loaded under another."""
+    args = _args(tanh_layer, 256, 64, np.float64, np.random.default_rng(6))
+    keys = set()
+    for split, min_work in [(True, 0), (True, 1000), (False, 0)]:
+        module, _ = _compile(tanh_layer, args, monkeypatch, split, min_work)
+        keys.add(module.jit._name)
+    assert len(keys) == 3
