@@ -179,3 +179,22 @@ def test_the_object_cache_keeps_split_and_unsplit_code_apart(monkeypatch):
         module, _ = _compile(tanh_layer, args, monkeypatch, split, min_work)
         keys.add(module.jit._name)
     assert len(keys) == 3
+
+
+def masked_tanh(x):
+    return np.tanh(np.tril(x, k=1))
+
+
+def test_a_module_xdsl_cannot_read_runs_unsplit(monkeypatch):
+    """np.tril's mask is an i1 array constant, whose hex blob mlir-opt packs
+    in bits: xDSL 0.75 refuses it, and the module compiles unsplit. (A 64x64
+    mask fails before: irad's own xDSL prints it one byte per element, which
+    mlir-opt refuses, split or not.)"""
+    text = ('"builtin.module"() ({\n  "memref.global"() <{constant, initial_value = dense<"0x10730F"> : '
+            'tensor<5x4xi1>, sym_name = "m", sym_visibility = "private", type = memref<5x4xi1>}> : () -> ()\n'
+            '}) : () -> ()\n')
+    assert native_split_loops.run_on_text(text, 0) is text
+    x = np.random.default_rng(7).normal(size=(5, 5))
+    module, run = _compile(masked_tanh, (x,), monkeypatch, True)
+    assert any(p.startswith(native_split_loops.PASS_NAME) for p in module._mlir[1])
+    np.testing.assert_allclose(run(x)[0], masked_tanh(x), rtol=1e-12)
