@@ -8,7 +8,9 @@ the gradient with respect to all four weights) at batch 1024 and 4096:
 
 1. The whole gradient, native (irad's defaults: BLAS on one thread, products
    of 2**22 multiply-adds or more split with a helper thread, narrow ones in blocks, native_split.py;
-   `--one-core` turns the split off with the second core) and JAX-jit: wall time and CPU time per call (getrusage, all threads), medians
+   large loop nests split by rows with the same helper, native_split_loops.py; the same with the loops
+   unsplit, IRAD_NATIVE_SPLIT_LOOPS=0, and with libmvec's tanh; `--one-core` turns the split off with the second core) and
+   JAX-jit: wall time and CPU time per call (getrusage, all threads), medians
    of 7 blocks taken in turns; then which of JAX's threads ran and their share
    of its CPU time (/proc/self/task, Linux).
 2. Its parts, each alone: the five matrix products, as the native gradient
@@ -48,10 +50,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # numpy's; before numpy load
 import numpy as np  # noqa: E402
 from arrays import make_mlp  # noqa: E402
 from native import _mlp_arguments, native_primal, prepare  # noqa: E402
-from timing import in_turns, optional  # noqa: E402
+from timing import environment, in_turns, optional  # noqa: E402
 
 import irad  # noqa: E402
-from irad.backends import lapack, vector_math  # noqa: E402
+from irad.backends import lapack, native_split_loops, vector_math  # noqa: E402
 
 ONE_THREAD = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
@@ -86,32 +88,26 @@ def dgemm(address: int | None = None):
     return product
 
 
-def with_libmvec_tanh(compile_it):
-    """compile_it() with loops calling libmvec's tanh (read when the module is compiled)."""
-    saved = os.environ.get(vector_math.TANH_SWITCH)
-    os.environ[vector_math.TANH_SWITCH] = "libmvec"
-    try:
-        return compile_it()
-    finally:
-        os.environ.pop(vector_math.TANH_SWITCH) if saved is None else os.environ.__setitem__(vector_math.TANH_SWITCH, saved)
-
-
 def whole(n: int, jax) -> None:
     import jax.numpy as jnp
 
     args = _mlp_arguments(np.random.default_rng(1), n, 64, 128, 10)
 
-    def compiled_gradient():
-        gradient = irad.grad(make_mlp(np), (0, 1, 2, 3), backend="native")
-        gradient(*args)
-        gradient.wait_optimised()
+    def compiled_gradient(variables: dict[str, str]):
+        with environment(variables):  # native code reads its switches when a module is compiled
+            gradient = irad.grad(make_mlp(np), (0, 1, 2, 3), backend="native")
+            gradient(*args)
+            gradient.wait_optimised()  # the -O2 compile may read the switches too
         return gradient
 
-    native, libmvec = compiled_gradient(), with_libmvec_tanh(compiled_gradient)
+    native = compiled_gradient({})
+    unsplit = compiled_gradient({native_split_loops.SWITCH: "0"})  # loop nests on the calling thread alone
+    libmvec = compiled_gradient({vector_math.TANH_SWITCH: "libmvec"})  # libmvec's tanh, as before irad's own
     compiled = jax.jit(jax.grad(make_mlp(jnp), argnums=(0, 1, 2, 3)))
     run_jax = lambda *a: [v.block_until_ready() for v in compiled(*a)]  # noqa: E731
-    row = in_turns({"native": (native, args), "jax": (run_jax, args), "libmvec": (libmvec, args)})
-    (nw, nc), (jw, jc), (lw, lc) = row["native"], row["jax"], row["libmvec"]
+    row = in_turns({"native": (native, args), "unsplit": (unsplit, args), "libmvec": (libmvec, args),
+                    "jax": (run_jax, args)})
+    (nw, nc), (uw, uc), (lw, lc), (jw, jc) = row["native"], row["unsplit"], row["libmvec"], row["jax"]
     before, start, calls = _thread_ticks(), time.perf_counter(), 0
     while time.perf_counter() - start < 1.0:
         run_jax(*args)
@@ -121,8 +117,9 @@ def whole(n: int, jax) -> None:
     ran = [(ticks, name) for ticks, name in ran if ticks > 0]
     total = sum(ticks for ticks, _ in ran) or 1
     shares = ", ".join(f"{name} {ticks / total:.0%}" for ticks, name in reversed(ran))
-    print(f"| {n} | {nw * 1e6:.0f} | {jw * 1e6:.0f} | {nw / jw:.2f} | {nc * 1e6:.0f} | {jc * 1e6:.0f} | {nc / jc:.2f} | "
-          f"{lw * 1e6:.0f} | {lc * 1e6:.0f} | {lc / jc:.2f} | {nc / lc:.2f} | {len(ran)}: {shares} |")
+    print(f"| {n} | {nw * 1e6:.0f} | {uw * 1e6:.0f} | {lw * 1e6:.0f} | {jw * 1e6:.0f} | {nw / jw:.2f} | {uw / jw:.2f} "
+          f"| {lw / jw:.2f} | {nc * 1e6:.0f} | {uc * 1e6:.0f} | {lc * 1e6:.0f} | {jc * 1e6:.0f} | {nc / jc:.2f} "
+          f"| {nc / uc:.2f} | {nc / lc:.2f} | {len(ran)}: {shares} |")
 
 
 def parts(n: int, jax) -> None:
@@ -150,13 +147,14 @@ def parts(n: int, jax) -> None:
               f"{jc * 1e6:.0f} | {flops / jc / 1e9:.1f} |")
     z = x @ w1
 
-    def compiled_sum():
-        tanh = native_primal(sum_of_tanh, (z,))  # a scalar: no result array to allocate
-        tanh(z)
-        tanh.native_module.wait_optimised()  # -O2 code, vectorised
+    def compiled_sum(variables: dict[str, str]):
+        with environment(variables):
+            tanh = native_primal(sum_of_tanh, (z,))  # a scalar: no result array to allocate
+            tanh(z)
+            tanh.native_module.wait_optimised()  # -O2 code, vectorised
         return tanh
 
-    tanh, libmvec = compiled_sum(), with_libmvec_tanh(compiled_sum)
+    tanh, libmvec = compiled_sum({}), compiled_sum({vector_math.TANH_SWITCH: "libmvec"})
     jitted = jax.jit(lambda v: jnp.sum(jnp.tanh(v)))
     row = in_turns({"native": (tanh, (z,)), "jax": (lambda v: jitted(v).block_until_ready(), (jnp.asarray(z),)),
                     "libmvec": (libmvec, (z,))})
@@ -192,10 +190,11 @@ def main() -> None:
     prepare(jax)
     print(f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}, irad's BLAS threads: {lapack.get_threads(lapack.find())}, "
           f"cores: {sorted(os.sched_getaffinity(0))}")
-    print("| batch | native wall µs | JAX wall µs | native / JAX, wall | native CPU µs | JAX CPU µs | native / JAX, CPU "
-          "| libmvec tanh wall µs | libmvec tanh CPU µs | libmvec tanh / JAX, CPU | own / libmvec tanh, CPU "
+    print("| batch | native wall µs | loops unsplit wall µs | libmvec tanh wall µs | JAX wall µs | native / JAX, wall "
+          "| unsplit / JAX, wall | libmvec tanh / JAX, wall | native CPU µs | loops unsplit CPU µs | libmvec tanh CPU µs "
+          "| JAX CPU µs | native / JAX, CPU | native / unsplit, CPU | native / libmvec tanh, CPU "
           "| JAX's threads that ran: share of its CPU time |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n in (1024, 4096):
         whole(n, jax)
     print()

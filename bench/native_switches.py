@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import irad  # noqa: E402
 from irad.backends import llvm_jit, native, native_fusion  # noqa: E402
 from native import WORKLOADS, native_primal  # noqa: E402
-from timing import interleaved_samples, low, optimised, optional  # noqa: E402
+from timing import environment, interleaved_samples, low, optimised, optional  # noqa: E402
 
 CONFIGURATIONS = {  # name -> (IRAD_NATIVE_TUNING, IRAD_NATIVE_MATERIALISE)
     "both off (before)": ("", "0"),
@@ -43,18 +43,10 @@ SAMPLE_SECONDS = 0.002
 
 
 def _configured(tuning: str, materialise: str, build):
-    saved = {name: os.environ.get(name) for name in (llvm_jit.TUNING_VARIABLE, native_fusion.MATERIALISE_SWITCH)}
-    os.environ[llvm_jit.TUNING_VARIABLE], os.environ[native_fusion.MATERIALISE_SWITCH] = tuning, materialise
-    try:
+    with environment({llvm_jit.TUNING_VARIABLE: tuning, native_fusion.MATERIALISE_SWITCH: materialise}):
         built = build()
         optimised(built)  # its -O2 code (tiered compilation) is compiled from what these settings made
         return built
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                del os.environ[name]
-            else:
-                os.environ[name] = value
 
 
 def _compiled_gradient(f, args, argnums):

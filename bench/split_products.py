@@ -34,7 +34,8 @@ SETTLE = 0.1  # seconds at least between blocks, then until the process is idle 
 def main() -> None:
     library = lapack.find()
     module = native_split._module(library)
-    whole, split = dgemm(), dgemm(module.address(native_split.symbol("d", library)))
+    whole, split_wide = dgemm(), dgemm(module.address(native_split.symbol("d", library)))
+    split_narrow = dgemm(module.address(native_split.symbol("d", library, narrow=True)))
     blocked = dgemm(module.address(native_split.symbol("d", library, blocked=True)))
     rng = np.random.default_rng(0)
     print("| batch | product (M×N×K) | multiply-adds | whole wall µs | blocked wall µs | split wall µs "
@@ -52,6 +53,8 @@ def main() -> None:
             m, k = (a.shape[1], a.shape[0]) if ta else a.shape
             cols = b.shape[0] if tb else b.shape[1]
             one, two, three = np.empty((m, cols)), np.empty((m, cols)), np.empty((m, cols))
+            # as compiled code calls it: a narrow product's chunks in blocks
+            split = split_narrow if native_split.narrow(m, cols, k, tb) else split_wide
             whole(a, ta, b, tb, one)
             split(a, ta, b, tb, two)
             blocked(a, ta, b, tb, three)

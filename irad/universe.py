@@ -132,6 +132,12 @@ def _join_slice_sums_pass() -> type[ModulePass]:
     return JoinSliceSumsPass
 
 
+def _split_loops_pass() -> type[ModulePass]:
+    from irad.backends.native_split_loops import SplitLoopsPass
+
+    return SplitLoopsPass
+
+
 def _symbol_dce_pass() -> type[ModulePass]:
     from irad.passes.symbol_dce import SymbolDCEPass
 
@@ -153,6 +159,7 @@ IRAD_UNIVERSE = Universe(
         "irad-sink-accumulations": _sink_accumulations_pass,
         "irad-hoist-loop-invariants": _hoist_loop_invariants_pass,
         "irad-for-mlir-opt": _for_mlir_opt_pass,
+        "irad-split-loops": _split_loops_pass,
     },
 )
 

@@ -76,7 +76,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-from irad.backends import entry, native_blas, native_buffers, native_call, native_checks, native_fusion, native_linalg, native_stack
+from irad.backends import entry, native_blas, native_buffers, native_call, native_checks, native_fusion, native_linalg, native_split_loops, native_stack
 from irad.backends.llvm_jit import JitModule, signature
 from irad.backends.mlir_tools import INSTALL_HINT, find_tool
 from irad.errors import BackendError, IradWarning
@@ -327,7 +327,7 @@ def _has_tensors(module: ModuleOp) -> bool:
 
 
 def for_mlir_opt(
-    module: ModuleOp, *, tracked: bool = False, destinations: bool = False
+    module: ModuleOp, *, tracked: bool = False, destinations: bool = False, split_loops: bool = False
 ) -> tuple[ModuleOp, tuple[str, ...]]:
     """A copy of `module` ready for mlir-opt, and the passes that take it to the
     LLVM dialect.
@@ -340,6 +340,9 @@ def for_mlir_opt(
     never cloned. `tracked`: buffers are allocated by irad's runtime (TRACKED).
     `destinations`: public functions compute their array results into
     arguments after their own (native_call.destination_passing).
+    `split_loops`: large loop nests whose rows are independent run on two
+    threads (native_split_loops.py; only for irad's own JIT: the pipeline
+    then has a step that is not mlir-opt's).
     """
     module = public_interface(module)
     namespace_symbols(module)
@@ -359,6 +362,8 @@ def for_mlir_opt(
     if native_fusion.materialising():
         native_fusion.materialise_before_broadcasts(module)  # computed once, not once per broadcast element
     bufferization = BUFFERIZATION[:BUFFERIZE + 1] + native_stack.promotion(module) + BUFFERIZATION[BUFFERIZE + 1:]
+    if split_loops:
+        bufferization = native_split_loops.in_pipeline(module, bufferization)
     return module, bufferization + checks + lowering
 
 
@@ -406,6 +411,13 @@ def lower_to_llvm_ir(mlir_text: str, passes: Sequence[str] = LOWERING) -> str:
     and with IRAD_KEEP_FAILED_MODULES=1 (debugging) every pass is checked."""
     opt, translate = require_tool("mlir-opt"), require_tool("mlir-translate")
     verify = () if os.environ.get(KEEP_FAILED_MODULES, "") not in ("", "0") else ("--verify-each=false",)
+    split = [i for i, p in enumerate(passes) if native_split_loops.threshold_of(p) is not None]
+    if split:  # mlir-opt up to the loops, irad's outlining (xDSL), mlir-opt on
+        at = split[0]
+        loops = _run_tool([opt, *passes[:at], *verify, *native_split_loops.PRINT_OPTIONS], mlir_text,
+                          "lowering to loops with mlir-opt")
+        mlir_text = native_split_loops.run_on_text(loops, native_split_loops.threshold_of(passes[at]))
+        passes = passes[at + 1:]
     return _run_tools(
         [[opt, *passes, *verify, "--emit-bytecode"], [translate, "--mlir-to-llvmir"]], mlir_text,
         ["lowering to the LLVM dialect with mlir-opt", "mlir-translate --mlir-to-llvmir"],
@@ -656,7 +668,7 @@ class NativeModule:
         self.signatures = {op.sym_name.data: native_call.signature(op) for op in _public_functions(module)}
         if any(sig.has_arrays for sig in self.signatures.values()):
             native_call.numpy_layout()  # a clear error now if numpy arrays cannot be read in place
-        ready, passes = for_mlir_opt(module, tracked=True, destinations=True)
+        ready, passes = for_mlir_opt(module, tracked=True, destinations=True, split_loops=True)
         # by irad's name; in `ready` and the object code each is called symbol(name)
         named = {symbol(name): name for name in self.signatures}
         self.functions = {named[op.sym_name.data]: op for op in _public_functions(ready)}  # array results are arguments

@@ -217,11 +217,12 @@ class _Emitter:
 
     def blas(self, name: str, *args: SSAValue, split: bool = False, blocked: bool = False) -> None:
         """A call to cblas_<s|d><name>, declared once per module; `split`: to
-        irad_split_<s|d><name> instead, with the same arguments, `blocked`: to
-        irad_blocked_<s|d><name> (native_split.py)."""
+        irad_split_<s|d><name> instead, with the same arguments, `blocked` (a
+        narrow product, in blocks): to irad_split_narrow_<s|d><name>, or
+        irad_blocked_<s|d><name> if not split (native_split.py)."""
         letter = "s" if isinstance(self.element, Float32Type) else "d"
         if split or blocked:
-            symbol = native_split.symbol(letter, self.library, blocked=not split)
+            symbol = native_split.symbol(letter, self.library, blocked=not split, narrow=blocked)
         else:
             symbol = self.library.symbol(f"cblas_{letter}{name}")
         if symbol not in self.declarations:

@@ -1,4 +1,5 @@
-; irad's split products (see native_split.py): one process-wide module, compiled
+; irad's split products and loop nests (see native_split.py,
+; native_split_loops.py): one process-wide module, compiled
 ; once and never freed, so its helper thread outlives every compiled module.
 ; native_split.py fills in the placeholders (INT etc.).
 ;
@@ -63,8 +64,8 @@ declare i32 @sched_getaffinity(i32, i64, ptr)
 declare i32 @sched_setaffinity(i32, i64, ptr)
 
 @irad_split_state = internal global [320 x i8] zeroinitializer, align 64
-; 1: a product whose C has fewer than ${NARROW} columns computes its rows in blocks
-; of at most ${SMALL} multiply-adds (@irad_split_blocks; native_split.py)
+; 1: a narrow product (native_split.narrow) computes its rows in blocks of at
+; most ${SMALL} multiply-adds (@irad_split_blocks; native_split.py)
 @irad_blocks = internal global i32 1, align 4
 @irad_helper_name = internal constant [11 x i8] c"irad-split\00"
 
@@ -414,50 +415,95 @@ define void @irad_split_counts(ptr %out) {
 
 declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 
+; ---- loops: rows of a loop nest (native_split_loops.py) ---------------------------------------
+; Chunk j of %chunks of an extent: from bound(j) to bound(j + 1), cut on
+; multiples of ${ALIGN} (whole vectors); decided by the extent alone.
+define internal i64 @irad_bound(i64 %extent, i32 %j, i32 %chunks) alwaysinline {
+  %last = icmp sge i32 %j, %chunks
+  %jj = sext i32 %j to i64
+  %scaled = mul i64 %extent, %jj
+  %count = sext i32 %chunks to i64
+  %share = udiv i64 %scaled, %count
+  %rounded = and i64 %share, -${ALIGN}
+  %bound = select i1 %last, i64 %extent, i64 %rounded
+  ret i64 %bound
+}
+
+; @irad_split_rows(run, task, rows) calls run(task, lo, hi) for the ${CHUNKS}
+; chunks lo..hi of rows 0..rows (those not empty), on the caller and the
+; helper (@irad_parallel): an outlined loop nest whose rows are independent,
+; its captured values in `task`.
+%rows_job = type { ptr, ptr, i64 }
+
+define internal void @irad_rows_chunk(ptr %job, i32 %i) {
+entry:
+  %p0 = getelementptr %rows_job, ptr %job, i32 0, i32 0
+  %run = load ptr, ptr %p0
+  %p1 = getelementptr %rows_job, ptr %job, i32 0, i32 1
+  %task = load ptr, ptr %p1
+  %p2 = getelementptr %rows_job, ptr %job, i32 0, i32 2
+  %rows = load i64, ptr %p2
+  %lo = call i64 @irad_bound(i64 %rows, i32 %i, i32 ${CHUNKS})
+  %i1 = add i32 %i, 1
+  %hi = call i64 @irad_bound(i64 %rows, i32 %i1, i32 ${CHUNKS})
+  %empty = icmp sle i64 %hi, %lo
+  br i1 %empty, label %done, label %chunk
+chunk:
+  call void %run(ptr %task, i64 %lo, i64 %hi)
+  br label %done
+done:
+  ret void
+}
+
+define void @irad_split_rows(ptr %run, ptr %task, i64 %rows) {
+  %job = alloca %rows_job
+  %j0 = insertvalue %rows_job poison, ptr %run, 0
+  %j1 = insertvalue %rows_job %j0, ptr %task, 1
+  %j2 = insertvalue %rows_job %j1, i64 %rows, 2
+  store %rows_job %j2, ptr %job
+  call void @irad_parallel(ptr @irad_rows_chunk, ptr %job, i32 ${CHUNKS})
+  ret void
+}
+
 ; ---- products, one copy per element type (native_split.py: ${L} d or s) -----------------------
 ; @irad_split_${L}gemm takes cblas_${L}gemm's arguments (row-major, as irad calls
 ; it) and computes C in ${CHUNKS} chunks of rows of C, or of columns if C has
 ; more columns than rows, each one call of ${GEMM} (bounds on multiples of 16:
 ; whole vectors for its kernels). The chunks depend on the shape alone.
-; @irad_blocked_${L}gemm computes C as one chunk on the calling thread.
-; Narrow products: a chunk of rows of a C with fewer than ${NARROW} columns
-; (op(B) not transposed) of more than ${SMALL} multiply-adds is computed in
-; blocks of rows of at most ${SMALL} (a multiple of 16 rows), one call each:
-; OpenBLAS multiplies those with its small-matrix kernels, which neither pack
-; the operands nor zero C first, 1.5-3x faster on the MLP's h @ w2 and
-; hT @ dlogits (docs/benchmarks.md). The blocks depend on the shape alone.
+; Narrow products (which they are, native_split.narrow decides: the rule is
+; there alone), through @irad_split_narrow_${L}gemm (the same chunks) and
+; @irad_blocked_${L}gemm (C as one chunk on the calling thread): a chunk of
+; more than ${SMALL} multiply-adds is computed in blocks of rows of at most
+; ${SMALL} (a multiple of 16 rows), one call each: OpenBLAS multiplies those
+; with its small-matrix kernels, which neither pack the operands nor zero C
+; first, 1.5-3x faster on the MLP's h @ w2 and hT @ dlogits
+; (docs/benchmarks.md). The blocks depend on the shape alone.
 
-; the task: cblas's arguments, then the number of chunks
-%task.${L} = type { i32, i32, i32, ${INT}, ${INT}, ${INT}, ${T}, ptr, ${INT}, ptr, ${INT}, ${T}, ptr, ${INT}, i32 }
+; the task: cblas's arguments, the number of chunks, 1 if narrow (in blocks)
+%task.${L} = type { i32, i32, i32, ${INT}, ${INT}, ${INT}, ${T}, ptr, ${INT}, ptr, ${INT}, ${T}, ptr, ${INT}, i32, i32 }
 
 declare void @${GEMM}(i32, i32, i32, ${INT}, ${INT}, ${INT}, ${T}, ptr, ${INT}, ptr, ${INT}, ${T}, ptr, ${INT})
 
 define internal ${INT} @irad_bound_${L}(${INT} %extent, i32 %j, i32 %chunks) alwaysinline {
-  %last = icmp sge i32 %j, %chunks
-  %jj = sext i32 %j to ${INT}
-  %scaled = mul ${INT} %extent, %jj
-  %count = sext i32 %chunks to ${INT}
-  %share = udiv ${INT} %scaled, %count
-  %rounded = and ${INT} %share, -${ALIGN}
-  %bound = select i1 %last, ${INT} %extent, ${INT} %rounded
-  ret ${INT} %bound
+  %wide = ${TO_I64} ${INT} %extent to i64
+  %bound = call i64 @irad_bound(i64 %wide, i32 %j, i32 %chunks)
+  %narrow = ${FROM_I64} i64 %bound to ${INT}
+  ret ${INT} %narrow
 }
 
-; How many rows of C one call computes, of a chunk of `size` rows.
-define internal ${INT} @irad_block_rows_${L}(i32 %tb, ${INT} %n, ${INT} %k, ${INT} %size) alwaysinline {
+; How many rows of C one call computes, of a chunk of `size` rows (%narrow 1:
+; of a narrow product).
+define internal ${INT} @irad_block_rows_${L}(i32 %narrow, ${INT} %n, ${INT} %k, ${INT} %size) alwaysinline {
   %on = load atomic i32, ptr @irad_blocks monotonic, align 4
-  %enabled = icmp ne i32 %on, 0
-  %narrow = icmp slt ${INT} %n, ${NARROW}
-  %plain_b = icmp eq i32 %tb, 111
+  %both = and i32 %on, %narrow
+  %enabled = icmp ne i32 %both, 0
   %nk = mul ${INT} %n, %k
   %positive = icmp sgt ${INT} %nk, 0
   %divisor = select i1 %positive, ${INT} %nk, ${INT} 1
   %most = sdiv ${INT} ${SMALL}, %divisor  ; rows of at most ${SMALL} multiply-adds (no product that may overflow)
   %large = icmp sgt ${INT} %size, %most
-  %c1 = and i1 %enabled, %narrow
-  %c2 = and i1 %c1, %plain_b
-  %c3 = and i1 %c2, %positive
-  %blocked = and i1 %c3, %large
+  %c1 = and i1 %enabled, %positive
+  %blocked = and i1 %c1, %large
   br i1 %blocked, label %blocks, label %whole
 blocks:
   %aligned = and ${INT} %most, -${ALIGN}
@@ -500,6 +546,8 @@ entry:
   %ldc = load ${INT}, ptr %p13
   %p14 = getelementptr %task.${L}, ptr %task, i32 0, i32 14
   %chunks = load i32, ptr %p14
+  %p15 = getelementptr %task.${L}, ptr %task, i32 0, i32 15
+  %narrow = load i32, ptr %p15
   %by_rows = icmp sge ${INT} %m, %n
   %extent = select i1 %by_rows, ${INT} %m, ${INT} %n
   %lo = call ${INT} @irad_bound_${L}(${INT} %extent, i32 %i, i32 %chunks)
@@ -512,7 +560,7 @@ split:
   br i1 %by_rows, label %rows, label %columns
 rows:  ; rows lo..hi of C and of op(A): A's rows, or its columns if transposed; in blocks
   %a_plain = icmp eq i32 %ta, 111
-  %step = call ${INT} @irad_block_rows_${L}(i32 %tb, ${INT} %n, ${INT} %k, ${INT} %size)
+  %step = call ${INT} @irad_block_rows_${L}(i32 %narrow, ${INT} %n, ${INT} %k, ${INT} %size)
   br label %block
 block:
   %r = phi ${INT} [ 0, %rows ], [ %r_next, %block_call ]
@@ -544,17 +592,23 @@ done:
 }
 
 define void @irad_split_${L}gemm(i32 %layout, i32 %ta, i32 %tb, ${INT} %m, ${INT} %n, ${INT} %k, ${T} %alpha, ptr %a, ${INT} %lda, ptr %b, ${INT} %ldb, ${T} %beta, ptr %c, ${INT} %ldc) {
-  call void @irad_chunks_${L}(i32 ${CHUNKS}, i32 %layout, i32 %ta, i32 %tb, ${INT} %m, ${INT} %n, ${INT} %k, ${T} %alpha, ptr %a, ${INT} %lda, ptr %b, ${INT} %ldb, ${T} %beta, ptr %c, ${INT} %ldc)
+  call void @irad_chunks_${L}(i32 ${CHUNKS}, i32 0, i32 %layout, i32 %ta, i32 %tb, ${INT} %m, ${INT} %n, ${INT} %k, ${T} %alpha, ptr %a, ${INT} %lda, ptr %b, ${INT} %ldb, ${T} %beta, ptr %c, ${INT} %ldc)
+  ret void
+}
+
+define void @irad_split_narrow_${L}gemm(i32 %layout, i32 %ta, i32 %tb, ${INT} %m, ${INT} %n, ${INT} %k, ${T} %alpha, ptr %a, ${INT} %lda, ptr %b, ${INT} %ldb, ${T} %beta, ptr %c, ${INT} %ldc) {
+  call void @irad_chunks_${L}(i32 ${CHUNKS}, i32 1, i32 %layout, i32 %ta, i32 %tb, ${INT} %m, ${INT} %n, ${INT} %k, ${T} %alpha, ptr %a, ${INT} %lda, ptr %b, ${INT} %ldb, ${T} %beta, ptr %c, ${INT} %ldc)
   ret void
 }
 
 define void @irad_blocked_${L}gemm(i32 %layout, i32 %ta, i32 %tb, ${INT} %m, ${INT} %n, ${INT} %k, ${T} %alpha, ptr %a, ${INT} %lda, ptr %b, ${INT} %ldb, ${T} %beta, ptr %c, ${INT} %ldc) {
-  call void @irad_chunks_${L}(i32 1, i32 %layout, i32 %ta, i32 %tb, ${INT} %m, ${INT} %n, ${INT} %k, ${T} %alpha, ptr %a, ${INT} %lda, ptr %b, ${INT} %ldb, ${T} %beta, ptr %c, ${INT} %ldc)
+  call void @irad_chunks_${L}(i32 1, i32 1, i32 %layout, i32 %ta, i32 %tb, ${INT} %m, ${INT} %n, ${INT} %k, ${T} %alpha, ptr %a, ${INT} %lda, ptr %b, ${INT} %ldb, ${T} %beta, ptr %c, ${INT} %ldc)
   ret void
 }
 
-; C in %chunks chunks: with the helper if more than one, else on the caller.
-define internal void @irad_chunks_${L}(i32 %chunks, i32 %layout, i32 %ta, i32 %tb, ${INT} %m, ${INT} %n, ${INT} %k, ${T} %alpha, ptr %a, ${INT} %lda, ptr %b, ${INT} %ldb, ${T} %beta, ptr %c, ${INT} %ldc) alwaysinline {
+; C in %chunks chunks: with the helper if more than one, else on the caller;
+; in blocks if %narrow is 1.
+define internal void @irad_chunks_${L}(i32 %chunks, i32 %narrow, i32 %layout, i32 %ta, i32 %tb, ${INT} %m, ${INT} %n, ${INT} %k, ${T} %alpha, ptr %a, ${INT} %lda, ptr %b, ${INT} %ldb, ${T} %beta, ptr %c, ${INT} %ldc) alwaysinline {
 entry:
   %row_major = icmp eq i32 %layout, 101
   br i1 %row_major, label %split, label %whole
@@ -578,7 +632,8 @@ split:
   %t12 = insertvalue %task.${L} %t11, ptr %c, 12
   %t13 = insertvalue %task.${L} %t12, ${INT} %ldc, 13
   %t14 = insertvalue %task.${L} %t13, i32 %chunks, 14
-  store %task.${L} %t14, ptr %task
+  %t15 = insertvalue %task.${L} %t14, i32 %narrow, 15
+  store %task.${L} %t15, ptr %task
   %one = icmp eq i32 %chunks, 1
   br i1 %one, label %caller, label %parallel
 caller:

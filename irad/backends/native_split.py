@@ -30,6 +30,9 @@ quiet one runs the product on two cores.
   forked through os.fork (multiprocessing's "fork") gets fresh state and its
   own helper; forked otherwise, it runs every product on the calling thread.
 
+The same helper runs the rows of large loop nests (native_split_loops.py,
+@irad_split_rows in native_split.ll), one job at a time with the products.
+
 `IRAD_NATIVE_SPLIT_PRODUCTS=0` turns splitting off; it is off too when BLAS
 runs on more than one thread ($IRAD_NATIVE_BLAS_THREADS) and when the process
 may use only one core. `IRAD_NATIVE_SPLIT_MIN_FLOPS` sets the threshold. Both
@@ -62,7 +65,8 @@ MIN_FLOPS = 1 << 22
 CHUNKS = 2
 # Narrow products: C with fewer than NARROW columns (and op(B) not transposed)
 # of more than SMALL multiply-adds is computed in blocks of rows of at most
-# SMALL, one BLAS call each (native_split.ll): OpenBLAS multiplies up to 10**6
+# SMALL, one BLAS call each (native_split.ll, told so by the entry compiled
+# code calls: narrow() is the rule's one place): OpenBLAS multiplies up to 10**6
 # multiply-adds with its small-matrix kernels (SkylakeX, which it picks on
 # AVX-512 CPUs), which neither pack the operands nor zero C first. On the
 # MLP's h @ w2 (4096x10x128) and hT @ dlogits (128x10x4096) the blocks took
@@ -81,6 +85,7 @@ CALLER_SPIN = 0
 # the instruction a spin waits with (LLVM's intrinsic), by architecture
 _PAUSE = {"x86_64": "llvm.x86.sse2.pause()", "aarch64": "llvm.aarch64.hint(i32 1)"}
 PREFIX = "irad_split_"
+ROWS = "irad_split_rows"  # (run, task, rows): native_split.ll, native_split_loops.py
 _PER_TYPE = "; ---- products, one copy per element type"
 _TYPES = {"d": "double", "s": "float"}
 
@@ -89,7 +94,7 @@ def enabled() -> bool:
     """Whether products are split: on unless switched off, with BLAS on one
     thread and more than one core for this process."""
     split = environment.switch(SWITCH, "products run on the calling thread", "split")
-    return split and lapack.threads() == 1 and _cores() > 1
+    return split and lapack.threads() == 1 and cores() > 1
 
 
 def keep_off() -> bool:
@@ -99,7 +104,7 @@ def keep_off() -> bool:
     return environment.switch(KEEP_OFF_SWITCH, "the helper may share the caller's CPU", "kept off it")
 
 
-def _cores() -> int:
+def cores() -> int:
     """The cores this process may run on."""
     affinity = getattr(os, "sched_getaffinity", None)  # Linux
     return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
@@ -128,15 +133,30 @@ def narrow(m: int, n: int, k: int, b_transposed: bool) -> bool:
     return n < NARROW and not b_transposed and m * n * k > SMALL and lapack.threads() == 1
 
 
-def symbol(letter: str, library: lapack.Library, blocked: bool = False) -> str:
-    """The name compiled code calls a split ?gemm by (`letter` d or s), or
-    with `blocked` the ?gemm that runs one chunk on the caller, bound in this
-    process to the helper's module."""
+def symbol(letter: str, library: lapack.Library, blocked: bool = False, narrow: bool = False) -> str:
+    """The name compiled code calls a split ?gemm by (`letter` d or s), with
+    `narrow` one whose chunks go in blocks, or with `blocked` the ?gemm that
+    runs one chunk on the caller in blocks, bound in this process to the
+    helper's module. Which products are narrow is narrow()'s to say: the
+    module computes blocks for those it is told are."""
     import llvmlite.binding as llvm
 
-    name = f"irad_blocked_{letter}gemm" if blocked else f"{PREFIX}{letter}gemm"
+    if blocked:
+        name = f"irad_blocked_{letter}gemm"
+    else:
+        name = f"{PREFIX}narrow_{letter}gemm" if narrow else f"{PREFIX}{letter}gemm"
     llvm.add_symbol(name, _module(library).address(name))
     return name
+
+
+def rows_symbol(library: lapack.Library) -> str:
+    """The name compiled code calls to run an outlined loop nest's rows on
+    the caller and the helper (native_split_loops.py), bound in this process
+    to the helper's module."""
+    import llvmlite.binding as llvm
+
+    llvm.add_symbol(ROWS, _module(library).address(ROWS))
+    return ROWS
 
 
 def _ir(library: lapack.Library) -> str:
@@ -145,10 +165,12 @@ def _ir(library: lapack.Library) -> str:
     pause = _PAUSE.get(platform.machine())  # native code runs where it is compiled
     pause = f"call void @{pause}" if pause else ""
     parts = [string.Template(common).substitute(HELPER_SPIN=HELPER_SPIN, CALLER_SPIN=CALLER_SPIN, PAUSE=pause,
-                                                NARROW=NARROW, SMALL=SMALL)]
+                                                SMALL=SMALL, CHUNKS=CHUNKS, ALIGN=ALIGN)]
+    wide = library.int_bits == 64  # BLAS's integers to and from the i64 of @irad_bound
     for letter, t in _TYPES.items():
         parts.append(string.Template(_PER_TYPE + per_type).substitute(
-            L=letter, T=t, INT=f"i{library.int_bits}", CHUNKS=CHUNKS, ALIGN=ALIGN, NARROW=NARROW, SMALL=SMALL,
+            L=letter, T=t, INT=f"i{library.int_bits}", CHUNKS=CHUNKS, ALIGN=ALIGN, SMALL=SMALL,
+            TO_I64="bitcast" if wide else "sext", FROM_I64="bitcast" if wide else "trunc",
             GEMM=library.symbol(f"cblas_{letter}gemm"),
         ))
     return "\n".join(parts)

@@ -42,15 +42,16 @@ def split_everything(monkeypatch):
     monkeypatch.delenv(native_split.SWITCH, raising=False)
 
 
-def _gemm(letter: str, split: bool, blocked: bool = False):
-    """irad_split_<letter>gemm (irad_blocked_<letter>gemm with `blocked`, or
-    the library's cblas_<letter>gemm) through ctypes: C[:m, :n] = op(A) op(B)
-    for arrays at most as wide as their rows."""
+def _gemm(letter: str, split: bool, blocked: bool = False, narrow: bool = False):
+    """irad_split_<letter>gemm (irad_split_narrow_<letter>gemm with `narrow`,
+    irad_blocked_<letter>gemm with `blocked`, or the library's
+    cblas_<letter>gemm) through ctypes: C[:m, :n] = op(A) op(B) for arrays
+    at most as wide as their rows."""
     library = native_blas.blas_library()
     real = ctypes.c_double if letter == "d" else ctypes.c_float
     integer = ctypes.c_int64 if library.int_bits == 64 else ctypes.c_int32
     if split:
-        address = native_split._module(library).address(native_split.symbol(letter, library, blocked))
+        address = native_split._module(library).address(native_split.symbol(letter, library, blocked, narrow))
     else:
         address = ctypes.cast(getattr(ctypes.CDLL(library.path), library.symbol(f"cblas_{letter}gemm")), ctypes.c_void_p).value
     pointer = ctypes.c_void_p
@@ -354,7 +355,7 @@ def test_a_narrow_product_in_blocks_is_the_product_and_the_split_has_its_bits(m,
     results = {}
     for name in ("blocked", "split"):
         c = np.full((m, n + 5), 7.0, dtype=dtype)
-        _gemm(letter, True, blocked=name == "blocked")(a, ta, b, False, c, m, n, k)
+        _gemm(letter, True, blocked=name == "blocked", narrow=True)(a, ta, b, False, c, m, n, k)
         np.testing.assert_allclose(c[:, :n], expected, rtol=tolerance, atol=tolerance * np.abs(expected).max())
         assert np.all(c[:, n:] == 7.0), f"the {name} product wrote outside C"
         results[name] = c
@@ -380,7 +381,7 @@ def test_gradients_with_narrow_products_in_blocks_against_the_closed_form(split,
     rng = np.random.default_rng(11)
     w, x = 0.1 * rng.normal(size=(120, 10)), rng.normal(size=(1000, 120))
     ir = native.compile_module(irad.grad(narrow_loss, 0).lower(w, x)).llvm_ir
-    assert ir.count("@irad_split_dgemm(" if split else "@irad_blocked_dgemm(") >= 2
+    assert ir.count("@irad_split_narrow_dgemm(" if split else "@irad_blocked_dgemm(") >= 2
     gradient = irad.grad(narrow_loss, 0, backend="native")
     g = gradient(w, x)
     expected = x.T @ np.cos(x @ w)
@@ -391,6 +392,23 @@ def test_gradients_with_narrow_products_in_blocks_against_the_closed_form(split,
         difference = (narrow_loss(w + step, x) - narrow_loss(w - step, x)) / 2e-6
         assert abs(g[i, j] - difference) <= 1e-6 * max(1.0, abs(difference))
     assert all(np.array_equal(g, gradient(w, x)) for _ in range(10))
+
+
+@pytest.mark.parametrize("blocked", [False, True])
+def test_the_module_computes_in_blocks_what_it_is_told_is_narrow(blocked, blocks_restored):
+    """native_split.narrow() is the rule's one place: the module blocks any
+    product it is called for as narrow (here one 40 columns wide) and gets
+    the product; the entry compiled code calls follows narrow()."""
+    native_split.set_blocks(True)
+    m, n, k = 1000, 40, 100
+    assert m * n * k > native_split.SMALL and not native_split.narrow(m, n, k, False)
+    rng = np.random.default_rng(5)
+    a, b = rng.normal(size=(m, k)), rng.normal(size=(k, n))
+    c = np.full((m, n), 7.0)
+    _gemm("d", True, blocked=blocked, narrow=True)(a, False, b, False, c, m, n, k)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-12, atol=1e-12 * np.abs(a @ b).max())
+    ir = native.compile_module(irad.grad(narrow_loss, 0).lower(np.ones((100, 40)), np.ones((1000, 100)))).llvm_ir
+    assert "@irad_split_dgemm(" in ir and "narrow_dgemm" not in ir
 
 
 def test_narrow_products_go_in_blocks_only_with_blas_on_one_thread_and_a_bad_switch_is_an_error(monkeypatch):

@@ -54,6 +54,7 @@ IRAD_PASSES = (
     "irad-sink-accumulations",
     "irad-hoist-loop-invariants",
     "irad-for-mlir-opt",
+    "irad-split-loops",
 )
 
 
