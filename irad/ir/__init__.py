@@ -5,3 +5,5 @@ tensor-op vocabulary), ieee (what arith/math ops compute on IEEE floats),
 constants, metadata (provenance of generated functions), locations, symbols and
 the builder. Nothing here imports another irad layer.
 """
+
+from irad.ir import dense_bools  # noqa: E402,F401  (xDSL prints large bool constants MLIR cannot read)
