@@ -106,26 +106,28 @@ def _jumping_arms_first(body: list[ast.stmt]) -> list[ast.stmt]:
     not taken, as `rest` does, so both are lowered together under the jump's
     flag. Joined with the jumping arm's values at the `if` instead, a name B
     rebinds to a fresh array would not be writable in `rest`. In a chain (`if a:
-    X elif b: ...; break else: Y`) the jump is lowered first as the chain with
-    the other arms emptied (`if a: pass elif b: ...; break`), then the chain
-    without it (`if a: X else: Y`: where the jump was not taken and `a` is
-    false, `b` was too), whose tests before the jump's are evaluated again
-    (irad's conditions have no side effects)."""
+    X elif b: ...; break elif c: ...; continue else: Y`) the jumps are lowered
+    first, as the chain with the other arms emptied and cut after the last jump
+    (`if a: pass elif b: ...; break elif c: ...; continue`), then the chain
+    without them (`if a: X else: Y`: where no jump was taken and `a` is false,
+    `b` and `c` were too), whose tests are evaluated again (irad's conditions
+    have no side effects). A chain all of whose arms jump is left as it is."""
     for i, stmt in enumerate(body):
         if not isinstance(stmt, ast.If) or not stmt.orelse:
             continue
         arms = _arms(stmt)
         jumping = [k for k, (_, arm) in enumerate(arms) if arm and isinstance(arm[-1], (ast.Break, ast.Continue))]
-        if len(jumping) != 1:
+        if not jumping or len(jumping) == len(arms):
             continue
         split = getattr(stmt, "irad_jumping_arm", None)  # made once, however often the body is lowered
         if split is None:
-            (j,) = jumping
-            jump = [(test, arm if k == j else [ast.copy_location(ast.Pass(), stmt)]) for k, (test, arm) in enumerate(arms)]
-            rest = arms[:j] + arms[j + 1:]
-            if arms[j][0] is None:  # the `else` jumps: where it did not, the last test left holds
+            jump = [(test, arm if k in jumping else [ast.copy_location(ast.Pass(), stmt)])
+                    for k, (test, arm) in enumerate(arms)]
+            rest = [arm for k, arm in enumerate(arms) if k not in jumping]
+            if arms[-1][0] is None and len(arms) - 1 in jumping:
+                # the `else` jumps: where it did not, the last test left holds
                 rest[-1] = (None, rest[-1][1])
-            split = stmt.irad_jumping_arm = (_chain(jump[:j + 1], stmt), _chain(rest, stmt))
+            split = stmt.irad_jumping_arm = (_chain(jump[:jumping[-1] + 1], stmt), _chain(rest, stmt))
         jump, rest = split
         return [*body[:i], *jump, *_jumping_arms_first([*rest, *body[i + 1:]])]
     return body
