@@ -769,6 +769,22 @@ def loop_leaves_call_result(x):
     return np.sum(z) + np.sum(x)
 
 
+def argument_written_in_loop(x, n):
+    # the first iteration writes into the caller's array (named as "may be a view" before)
+    j = 0
+    while j < n:
+        j += 1
+        x[0] *= 2.0
+    return np.sum(x)
+
+
+def argument_or_copy_by_path(x, c):
+    if c > 0.5:
+        x = x * 2.0
+    x[0] = c
+    return np.sum(x)
+
+
 def aug_changes_shape(x):
     y = x * 1.0
     y += np.ones((2, 3))
@@ -792,5 +808,9 @@ REFUSED = [
     (tuple_holds_array, (np.ones(3),), "in-place write to 'y', whose array the tuple 't' also holds"),
     (write_call_result, (np.ones(3),), "in-place write to 'z', which may be a view of another array"),
     (loop_leaves_call_result, (np.full(3, 2.0),), "in-place write to 'z', which may be a view of another array"),
+    (argument_written_in_loop, (np.ones(3), 2), "in-place write to 'x', which may be the argument array 'x' "
+     "\\(it is on one path into the loop at .*view_programs.py:[0-9]+:5\\)"),
+    (argument_or_copy_by_path, (np.ones(3), 1.0), "in-place write to 'x', which may be the argument array 'x' "
+     "\\(it is on one path into the `if` at .*view_programs.py:[0-9]+:5\\)"),
     (aug_changes_shape, (np.ones(3),), "cannot be written into 'y' of shape \\(3,\\)"),
 ]

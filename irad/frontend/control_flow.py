@@ -375,7 +375,7 @@ class ControlFlowLowering:
                 if not name.startswith("$"):
                     v.name_hint = value_name(name)
             self.env[name] = _rebuild(like, values, functions=True)
-            self.arrays.carried(values, *held)  # writable after, if writable on both paths
+            self.arrays.carried(values, *held, where=f"the `if` at {self.src.location(node)}")  # writable after, if on both paths
 
     def _no_value(self, name: str, value) -> None:
         """After a join, a user's variable without a value holds why (reading it
@@ -567,7 +567,8 @@ class ControlFlowLowering:
                     if not n.startswith("$"):
                         v.name_hint = value_name(n)
                 self.env[n] = _rebuild(like, values)
-                self.arrays.carried(values, inits.get(n, []), held.get(n, outs[n]))  # arrays stay writable
+                self.arrays.carried(values, inits.get(n, []), held.get(n, outs[n]),  # arrays stay writable
+                                    where=f"the loop at {self.src.location(stmt)}")
         if after_views is not None:
             self.env[VIEWS] = after_views
         for n, value in rebound.items():
@@ -632,7 +633,7 @@ class ControlFlowLowering:
                 like = value_like if n == VALUE else outer_env.get(n)
                 self.env[n] = values[0] if n in FLAGS else _rebuild(like, values)
                 if n not in unwritable:
-                    self.arrays.carried(values, flatten(like) or [])
+                    self.arrays.carried(values, flatten(like) or [], where=f"the loop at {self.src.location(stmt)}")
                 for v in values:
                     if not n.startswith("$"):
                         v.name_hint = value_name(n)
