@@ -173,8 +173,8 @@ def _rebound(value, where: str, when: str) -> _Rebound:
         hint = ("read it in the body only after the body binds it, or give the body's function another "
                 "name; a loop over a tuple is unrolled, so its body may read a different function per item")
     else:
-        which = ("after it, it would be the one from before the loop where the body does not reach its "
-                 "binding (no iteration, or a `break` or `continue` before it) and the body's otherwise"
+        which = ("after it, irad cannot tell it from the one before the loop: the body may not run, or not "
+                 "reach its binding (a `break`, `continue` or `return` in the loop)"
                  if when == "after" else
                  "after it, it would be the last iteration's, whose run-time values (its defaults) the loop "
                  "does not carry")

@@ -205,9 +205,9 @@ REFUSED = [
      r"\S*test_closures.py:\d+:5 binds anew, and a loop lowered to scf.for or scf.while carries only run-time "
      "values .*: before the body binds it again, it would be the one from before the loop in the first iteration"),
     (reads_after_a_loop_that_may_not_run, (1.0, 2), "'g' has no value here: it is a function the loop at .*"
-     "after it, it would be the one from before the loop where the body does not reach its binding"),
-    (reads_after_a_break_before_the_binding, (1.0,), "after it, it would be the one from before the loop where "
-     r"the body does not reach its binding \(no iteration, or a `break` or `continue` before it\)"),
+     "after it, irad cannot tell it from the one before the loop: the body may not run"),
+    (reads_after_a_break_before_the_binding, (1.0,), "after it, irad cannot tell it from the one before the loop: "
+     r"the body may not run, or not reach its binding \(a `break`, `continue` or `return` in the loop\)"),
     (reads_defaults_of_the_last_iteration, (1.0,), "after it, it would be the last iteration's, whose run-time "
      r"values \(its defaults\) the loop does not carry"),
 ]
