@@ -513,6 +513,38 @@ def else_of_an_elif_chain_breaks(x, c):
     return np.sum(B * x)
 
 
+# found by the fuzzer (seed 3408695422): with two jumping arms the chain joined
+# the argument the jumps carry with the array the `else` makes, so the write
+# after it was refused; now all the jumps go first and the `else` runs under their flags
+def two_jumping_arms_then_a_write(B, c):
+    j = 0
+    while j < 4:
+        j += 1
+        if c * j > 2.5:
+            break
+        elif c * j > 1.5:
+            continue
+        else:
+            B = np.stack([B[0] * c, B[1]])
+        B[0, 1] *= c
+    return np.sum(B * B)
+
+
+def a_write_after_arms_that_jump_around_it(x, c):
+    B = x
+    for i in range(4):
+        if c * i > 2.5:
+            break
+        elif c * i > 1.5:
+            B = B * 1.5
+        elif c * i > 0.5:
+            continue
+        else:
+            B = np.sin(B)
+        B[0] = c * B[1]
+    return np.sum(B) + np.sum(x)
+
+
 def then_of_a_break_writes(x, c):
     B = x
     j = 0
@@ -563,6 +595,14 @@ PROGRAMS = [
     (else_of_an_elif_chain_breaks, lambda r: (r.normal(size=3), 0.3)),
     (else_of_an_elif_chain_breaks, lambda r: (r.normal(size=3), 0.8)),
     (else_of_an_elif_chain_breaks, lambda r: (r.normal(size=3), 1.7)),
+    (two_jumping_arms_then_a_write, lambda r: (r.normal(size=(2, 3)), 0.3)),
+    (two_jumping_arms_then_a_write, lambda r: (r.normal(size=(2, 3)), 0.7)),
+    (two_jumping_arms_then_a_write, lambda r: (r.normal(size=(2, 3)), 2.0)),
+    (two_jumping_arms_then_a_write, lambda r: (r.normal(size=(2, 3)), 3.0)),
+    (a_write_after_arms_that_jump_around_it, lambda r: (r.normal(size=3), 0.2)),
+    (a_write_after_arms_that_jump_around_it, lambda r: (r.normal(size=3), 0.4)),
+    (a_write_after_arms_that_jump_around_it, lambda r: (r.normal(size=3), 0.7)),
+    (a_write_after_arms_that_jump_around_it, lambda r: (r.normal(size=3), 1.0)),
     (then_of_a_break_writes, lambda r: (r.normal(size=3), 0.6)),
     (then_of_a_break_writes, lambda r: (r.normal(size=3), -0.3)),
     (alias_add, lambda r: (np.array([1.0, 2.0]),)),
@@ -729,6 +769,22 @@ def loop_leaves_call_result(x):
     return np.sum(z) + np.sum(x)
 
 
+def argument_written_in_loop(x, n):
+    # the first iteration writes into the caller's array (named as "may be a view" before)
+    j = 0
+    while j < n:
+        j += 1
+        x[0] *= 2.0
+    return np.sum(x)
+
+
+def argument_or_copy_by_path(x, c):
+    if c > 0.5:
+        x = x * 2.0
+    x[0] = c
+    return np.sum(x)
+
+
 def aug_changes_shape(x):
     y = x * 1.0
     y += np.ones((2, 3))
@@ -752,5 +808,9 @@ REFUSED = [
     (tuple_holds_array, (np.ones(3),), "in-place write to 'y', whose array the tuple 't' also holds"),
     (write_call_result, (np.ones(3),), "in-place write to 'z', which may be a view of another array"),
     (loop_leaves_call_result, (np.full(3, 2.0),), "in-place write to 'z', which may be a view of another array"),
+    (argument_written_in_loop, (np.ones(3), 2), "in-place write to 'x', which may be the argument array 'x' "
+     "\\(it is on one path into the loop at .*view_programs.py:[0-9]+:5\\)"),
+    (argument_or_copy_by_path, (np.ones(3), 1.0), "in-place write to 'x', which may be the argument array 'x' "
+     "\\(it is on one path into the `if` at .*view_programs.py:[0-9]+:5\\)"),
     (aug_changes_shape, (np.ones(3),), "cannot be written into 'y' of shape \\(3,\\)"),
 ]

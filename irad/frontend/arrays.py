@@ -88,6 +88,8 @@ class ArrayLowering:
     def __init__(self, fl) -> None:
         self.fl = fl
         self.fresh: set[SSAValue] = set()  # arrays this function created: writable
+        # values control flow merged from an argument (or global) array and others: (kind, its name, where)
+        self.joined_arguments: dict[SSAValue, tuple[str, str, str]] = {}
         self.held_ints = HeldInts()  # values numpy keeps as ints that irad computes as floats
         self.views = Views(self)  # which names share an array, and through which views
 
@@ -113,15 +115,21 @@ class ArrayLowering:
         self.fresh.add(v)
         return v
 
-    def carried(self, results, *sources) -> None:
+    def carried(self, results, *sources, where: str = "") -> None:
         """Values control flow merges (scf.if/for/while results, loop-carried block
-        arguments) stay writable where every value they stand for was (a float
+        arguments) at `where` stay writable where every value they stand for was (a float
         array that is an int array on some path is refused where it is written:
-        held_ints.py)."""
+        held_ints.py); one that may be an argument array is remembered, for the refusal."""
         for k, v in enumerate(results):
             values = [s[k] for s in sources if k < len(s)]
             if len(values) == len(sources) and all(u in self.fresh for u in values):
                 self.fresh.add(v)
+                continue
+            for u in values:
+                found = self.joined_arguments.get(u) or self.views.argument_at(u, where)
+                if found is not None:
+                    self.joined_arguments[v] = found
+                    break
 
     # ---- static values ----------------------------------------------------
     def static(self, value, node, what: str):

@@ -111,26 +111,28 @@ def _jumping_arms_first(body: list[ast.stmt]) -> list[ast.stmt]:
     not taken, as `rest` does, so both are lowered together under the jump's
     flag. Joined with the jumping arm's values at the `if` instead, a name B
     rebinds to a fresh array would not be writable in `rest`. In a chain (`if a:
-    X elif b: ...; break else: Y`) the jump is lowered first as the chain with
-    the other arms emptied (`if a: pass elif b: ...; break`), then the chain
-    without it (`if a: X else: Y`: where the jump was not taken and `a` is
-    false, `b` was too), whose tests before the jump's are evaluated again
-    (irad's conditions have no side effects)."""
+    X elif b: ...; break elif c: ...; continue else: Y`) the jumps are lowered
+    first, as the chain with the other arms emptied and cut after the last jump
+    (`if a: pass elif b: ...; break elif c: ...; continue`), then the chain
+    without them (`if a: X else: Y`: where no jump was taken and `a` is false,
+    `b` and `c` were too), whose tests are evaluated again (irad's conditions
+    have no side effects). A chain all of whose arms jump is left as it is."""
     for i, stmt in enumerate(body):
         if not isinstance(stmt, ast.If) or not stmt.orelse:
             continue
         arms = _arms(stmt)
         jumping = [k for k, (_, arm) in enumerate(arms) if arm and isinstance(arm[-1], (ast.Break, ast.Continue))]
-        if len(jumping) != 1:
+        if not jumping or len(jumping) == len(arms):
             continue
         split = getattr(stmt, "irad_jumping_arm", None)  # made once, however often the body is lowered
         if split is None:
-            (j,) = jumping
-            jump = [(test, arm if k == j else [ast.copy_location(ast.Pass(), stmt)]) for k, (test, arm) in enumerate(arms)]
-            rest = arms[:j] + arms[j + 1:]
-            if arms[j][0] is None:  # the `else` jumps: where it did not, the last test left holds
+            jump = [(test, arm if k in jumping else [ast.copy_location(ast.Pass(), stmt)])
+                    for k, (test, arm) in enumerate(arms)]
+            rest = [arm for k, arm in enumerate(arms) if k not in jumping]
+            if arms[-1][0] is None and len(arms) - 1 in jumping:
+                # the `else` jumps: where it did not, the last test left holds
                 rest[-1] = (None, rest[-1][1])
-            split = stmt.irad_jumping_arm = (_chain(jump[:j + 1], stmt), _chain(rest, stmt))
+            split = stmt.irad_jumping_arm = (_chain(jump[:jumping[-1] + 1], stmt), _chain(rest, stmt))
         jump, rest = split
         return [*body[:i], *jump, *_jumping_arms_first([*rest, *body[i + 1:]])]
     return body
@@ -159,6 +161,34 @@ def _chain(arms: list, like: ast.If) -> list[ast.stmt]:
 
 def _shown(name: str) -> str:
     return "the returned value" if name == VALUE else f"'{name}'"
+
+
+class _Rebound(NoValue):
+    """A name known while lowering before a loop (a function) that the body
+    binds anew: no scf loop carries it, so it has no one value at the top of
+    the body (nor after the loop, unless control_flow can tell which it is)."""
+
+
+def _rebound(value, where: str, when: str) -> _Rebound:
+    what = "a function" if isinstance(value, (callables.Closure, callables.Partial)) or (
+        isinstance(value, Static) and callable(value.obj)) else "a value known while lowering"
+    if when == "before":
+        which = ("before the body binds it again, it would be the one from before the loop in the "
+                 "first iteration and the one the body binds in later ones")
+        hint = ("read it in the body only after the body binds it, or give the body's function another "
+                "name; a loop over a tuple is unrolled, so its body may read a different function per item")
+    else:
+        which = ("after it, irad cannot tell it from the one before the loop: the body may not run, or not "
+                 "reach its binding (a `break`, `continue` or `return` in the loop)"
+                 if when == "after" else
+                 "after it, it would be the last iteration's, whose run-time values (its defaults) the loop "
+                 "does not carry")
+        hint = "bind it after the loop, or give the body's function another name"
+    return _Rebound(
+        f"it is {what} the loop at {where} binds anew, and a loop lowered to scf.for or "
+        f"scf.while carries only run-time values (numbers, arrays and containers of them): {which}",
+        hint,
+    )
 
 
 def _widen(em: Emitter, v: SSAValue, t: Attribute, joined: str) -> SSAValue:
@@ -350,7 +380,7 @@ class ControlFlowLowering:
                 if not name.startswith("$"):
                     v.name_hint = value_name(name)
             self.env[name] = _rebuild(like, values, functions=True)
-            self.arrays.carried(values, *held)  # writable after, if writable on both paths
+            self.arrays.carried(values, *held, where=f"the `if` at {self.src.location(node)}")  # writable after, if on both paths
 
     def _no_value(self, name: str, value) -> None:
         """After a join, a user's variable without a value holds why (reading it
@@ -417,20 +447,27 @@ class ControlFlowLowering:
 
         self._loop(stmt, [], None, condition, build, exclude=set())
 
-    def _loop(self, stmt, extra_args, bind_target, condition, build, exclude) -> None:
-        """Lower a loop whose carried values are the variables its body assigns."""
+    def _loop(self, stmt, extra_args, bind_target, condition, build, exclude, runs: bool = False) -> None:
+        """Lower a loop whose carried values are the variables its body assigns
+        (`runs`: the body is known to run at least once)."""
         body = stmt.body
         names = [n for n in assigned_names(body)
                  if n in self.env and n not in exclude and not isinstance(self.env[n], NoValue)]
+        rebound: dict[str, object] = {}  # known while lowering before the loop (a function): not carried
         for name in names:
             self.env[name] = self._runtime_number(self.env[name], self.em, stmt)
-            if flatten(self.env[name]) is None:
+            if flatten(self.env[name]) is not None:
+                continue
+            if flatten(self.env[name], functions=True) is None:
                 raise self.src.error(
                     stmt,
                     f"the loop assigns '{name}', which holds something other than a number "
                     "before the loop; only numbers can be carried through a loop",
                     "carry numbers, arrays, or tuples, lists and dicts of them",
                 )
+            rebound[name] = self.env[name]
+            self.env[name] = _rebound(rebound[name], self.src.location(stmt), "before")
+        names = [n for n in names if n not in rebound]
         saved = {f: self.env.get(f, _MISSING) for f in (BROKE, CONTINUED)}
         carried = list(names)
         if _contains(body, (ast.Break,), stop_at_loops=True):
@@ -535,17 +572,33 @@ class ControlFlowLowering:
                     if not n.startswith("$"):
                         v.name_hint = value_name(n)
                 self.env[n] = _rebuild(like, values)
-                self.arrays.carried(values, inits.get(n, []), held.get(n, outs[n]))  # arrays stay writable
+                self.arrays.carried(values, inits.get(n, []), held.get(n, outs[n]),  # arrays stay writable
+                                    where=f"the loop at {self.src.location(stmt)}")
         if after_views is not None:
             self.env[VIEWS] = after_views
+        for n, value in rebound.items():
+            self.env[n] = self._after_rebinding(n, value, outs["$rebound"][n], runs, stmt)
         for n in assigned_names(body):  # what the body creates is not carried out of it
-            if n not in carried:
+            if n not in carried and n not in rebound:
                 self._no_value(n, self.not_kept(stmt))
         for flag, state in saved.items():  # break/continue belong to this loop only
             if state is _MISSING:
                 self.env.pop(flag, None)
             else:
                 self.env[flag] = state
+
+    def _after_rebinding(self, name: str, before, end, runs: bool, stmt):
+        """What a name known while lowering before the loop (a function) that the
+        body binds anew holds after it: the same function on every path, or the
+        body's where the body runs and every run binds the same one (without
+        run-time defaults: a closure reads its variables when called)."""
+        if end is before or (isinstance(end, Static) and end == before) or callables.same_function(end, before):
+            return before
+        if isinstance(end, NoValue) and not isinstance(end, _Rebound):
+            return end  # the body left it without a value, for a reason of its own (a join)
+        if runs and not isinstance(end, NoValue) and flatten(end, functions=True) == []:
+            return end
+        return _rebound(before, self.src.location(stmt), "defaults" if runs and not isinstance(end, NoValue) else "after")
 
     def not_kept(self, stmt: ast.stmt, target: bool = False) -> NoValue:
         what = "it is the variable of the loop" if target else "it is first assigned inside the loop"
@@ -585,7 +638,7 @@ class ControlFlowLowering:
                 like = value_like if n == VALUE else outer_env.get(n)
                 self.env[n] = values[0] if n in FLAGS else _rebuild(like, values)
                 if n not in unwritable:
-                    self.arrays.carried(values, flatten(like) or [])
+                    self.arrays.carried(values, flatten(like) or [], where=f"the loop at {self.src.location(stmt)}")
                 for v in values:
                     if not n.startswith("$"):
                         v.name_hint = value_name(n)
@@ -628,6 +681,7 @@ class ControlFlowLowering:
                 outs[n] = [_widen(self.em, v, t, joined) for v, t in zip(values, types[n])]
             if VALUE not in slots and RETURNED in slots:
                 outs["$new_value"] = self.env.get(VALUE)
+            outs["$rebound"] = {n: self.env.get(n) for n in outer_env if isinstance(outer_env[n], _Rebound)}
             names = [n for n in outer_env if not n.startswith("$") or n.startswith(BASE)]
             outs["$views"] = self.arrays.views.join_loop(outer_env, self.env, names, self.src.location(stmt))
             names = [n for n in outer_env if not n.startswith("$") or n.startswith(BASE)]  # the join may add bases

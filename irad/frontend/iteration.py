@@ -382,7 +382,7 @@ class IterationLowering:
         def build(inits: list[SSAValue], _before: Block | None, body: Block) -> list[SSAValue]:
             return list(self.em.results(scf.ForOp(lower, upper, one, inits, Region(body))))
 
-        self._loop(stmt, [INDEX], bind_target, None, build, exclude=set(targets))
+        self._loop(stmt, [INDEX], bind_target, None, build, exclude=set(targets), runs=bool(walk.length))
         for name in targets:  # the loop variables are not kept after an scf.for
             self._no_value(name, self.not_kept(stmt, target=True))
 

@@ -339,6 +339,18 @@ def _int64(al, node, x):
     return al.new(al.copy(x))
 
 
+@numpy_function(np.bool_, params=("x",))
+def _bool(al, node, x):
+    """numpy's bool: `x != 0` (NaN is True), elementwise for an array. A number
+    becomes a numpy bool, whose `+` is `or` and `*` is `and` (numpy_scalars.py):
+    always a new value, so that it is marked numpy's even where `x` is a bool."""
+    x = al.array(x, node)
+    if is_array(x):
+        return al.new(al.cast(x, I1) if not is_bool(T.element(x)) else al.copy(x))
+    b = al.em.to_bool(x)
+    return al.em.op(arith.XOrIOp(b, al.em.const(0, I1))) if b is x else b
+
+
 # ---- comparisons and logic as functions ---------------------------------------------------
 def _comparison(predicate: str):
     def handler(al, node, a, b):

@@ -270,6 +270,13 @@ class Views:
             return (ARGUMENT, value.name_hint) if label is None else (GLOBAL, label)
         return (FRESH, None) if value in self.al.fresh else (OPAQUE, None)
 
+    def argument_at(self, value: SSAValue, where: str):
+        """(kind, name, where) if `value` is an argument or global array itself."""
+        if not _is_array(value):
+            return None
+        kind, argument = self._origin(value)
+        return (kind, argument, where) if kind in (ARGUMENT, GLOBAL) else None
+
     def _dissolve_if_trivial(self, base: str, members, origins) -> None:
         """A base with no member left, or one member that is all of it, is no longer shared."""
         names = [n for n, m in members.items() if m.base == base]
@@ -298,9 +305,14 @@ class Views:
             kind, argument = self._origin(value)
         else:
             kind, argument = table.origins[member.base]
+        joined = self.al.joined_arguments.get(value) if kind == OPAQUE and member is None else None
+        if joined is not None:  # an argument on one path into a branch or loop
+            kind, argument, where = joined
         if kind in (ARGUMENT, GLOBAL):
             what = f"the {kind} array '{argument}'"
-            if member is not None and member.chain:
+            if joined is not None:
+                what = f"'{name}', which may be {what} (it is on one path into {where})"
+            elif member is not None and member.chain:
                 what = f"'{name}', which is a view of {what}"
             elif argument != name:
                 what = f"'{name}', which is another name for {what}"

@@ -287,6 +287,34 @@ def lambda_and_partial_in_tuple_loop(x):
     return g(x) + h(x) + pair[0](pair[1])
 
 
+# ---- a function the body of an scf loop binds anew -----------------------------------------
+def def_rebound_in_range_loop(x):
+    # the body binds `g` before reading it, and runs (range(3) is known to be
+    # non-empty): after the loop `g` is the body's (reading `x` when called)
+    def g(t):
+        return t
+
+    s = 0.0
+    for i in range(3):
+        def g(t):
+            return t * x
+
+        s = s + g(x)
+        x = x * 1.5
+    return s + g(x)
+
+
+def lambda_rebound_in_while_loop(x):
+    g = lambda t: t  # noqa: E731
+    j = 0
+    s = 0.0
+    while j < 3:
+        j += 1
+        g = lambda t: t * t * x  # noqa: E731
+        s = s + g(x)
+    return s
+
+
 PROGRAMS = [
     (lambda_closure, lambda r: (0.7, -1.3)),
     (late_binding, lambda r: (0.7, -1.3)),
@@ -317,4 +345,6 @@ PROGRAMS = [
     (def_with_defaults_in_tuple_loop, lambda r: (2.0,)),
     (lambda_and_partial_in_tuple_loop, lambda r: (0.5,)),
     (lambda_and_partial_in_tuple_loop, lambda r: (1.5,)),
+    (def_rebound_in_range_loop, lambda r: (0.7,)),
+    (lambda_rebound_in_while_loop, lambda r: (0.7,)),
 ]

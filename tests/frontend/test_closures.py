@@ -162,6 +162,38 @@ def writes_a_captured_array(x):
     return np.sum(y)
 
 
+def reads_a_function_the_loop_rebinds(x, n):
+    g = lambda t: t  # noqa: E731
+    s = 0.0
+    for i in range(n):
+        s = s + g(x)  # <- refused
+        g = lambda t: t * x  # noqa: E731
+    return s
+
+
+def reads_after_a_loop_that_may_not_run(x, n):
+    g = lambda t: t  # noqa: E731
+    for i in range(n):
+        g = lambda t: t * x  # noqa: E731
+    return g(x)  # <- refused
+
+
+def reads_after_a_break_before_the_binding(x):
+    g = lambda t: t  # noqa: E731
+    for i in range(3):
+        if x > 1.0:
+            break
+        g = lambda t: t * x  # noqa: E731
+    return g(x)  # <- refused
+
+
+def reads_defaults_of_the_last_iteration(x):
+    g = lambda t: t  # noqa: E731
+    for i in range(3):
+        g = lambda t, a=x * i: t * a  # noqa: E731
+    return g(x)  # <- refused
+
+
 REFUSED = [
     (mutual_recursion, (1.0,), "the nested functions mutual_recursion.odd and mutual_recursion.even call each other"),
     (decorated_nested, (1.0,), "a decorator on a nested function is not supported"),
@@ -169,6 +201,15 @@ REFUSED = [
     (nonlocal_write, (1.0,), "a `nonlocal` statement is not supported"),
     (bad_call_of_a_lambda, (1.0,), "bad call to bad_call_of_a_lambda.lambda: missing a required argument: 'b'"),
     (writes_a_captured_array, (np.ones(2),), "in-place write to the argument array 'y'"),
+    (reads_a_function_the_loop_rebinds, (1.0, 2), "'g' has no value here: it is a function the loop at "
+     r"\S*test_closures.py:\d+:5 binds anew, and a loop lowered to scf.for or scf.while carries only run-time "
+     "values .*: before the body binds it again, it would be the one from before the loop in the first iteration"),
+    (reads_after_a_loop_that_may_not_run, (1.0, 2), "'g' has no value here: it is a function the loop at .*"
+     "after it, irad cannot tell it from the one before the loop: the body may not run"),
+    (reads_after_a_break_before_the_binding, (1.0,), "after it, irad cannot tell it from the one before the loop: "
+     r"the body may not run, or not reach its binding \(a `break`, `continue` or `return` in the loop\)"),
+    (reads_defaults_of_the_last_iteration, (1.0,), "after it, it would be the last iteration's, whose run-time "
+     r"values \(its defaults\) the loop does not carry"),
 ]
 
 

@@ -87,6 +87,16 @@ def over_the_elements(w):
     return count * np.sum(w)
 
 
+def made_by_np_bool(w):
+    # np.bool_ of a Python bool, of a float (!= 0) and of a literal is numpy's bool (refused before)
+    a, b, t = np.bool_(float(w[0]) > 0.0), np.bool_(float(w[1])), np.bool_(True)
+    return (a + b + (a * t) + np.bool_(w[2] > 0.0) * a) * np.sum(w) + np.sum(np.bool_(w) * w)
+
+
+def np_bool_of_an_array(w):
+    return np.sum(np.bool_(w > 0.0) * w) + np.sum(np.bool_(w - w[0]) * w * w)
+
+
 # ---- Python's numbers: they count -----------------------------------------------------------
 G = np.float64(1.0)  # a global numpy scalar: comparing it while lowering gives numpy's bool
 
@@ -112,7 +122,7 @@ def int_pow_non_negative(w):
 PROGRAMS = [numpy_bools_added, elements_compared, multiplied_then_added, kept_by_abs_max_min,
             max_of_numpy_and_python_bools, with_a_python_bool,
             with_ints_and_floats, bitwise_and_logic, numpy_functions_of_numbers, through_an_if, through_a_loop,
-            over_the_elements, python_bools_added, python_numbers_of_elements, int_pow_non_negative]
+            over_the_elements, made_by_np_bool, np_bool_of_an_array, python_bools_added, python_numbers_of_elements, int_pow_non_negative]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -227,10 +237,15 @@ def bool_or_int_by_path(w):
     return (b + m[1]) * np.sum(w)  # <- refused
 
 
+def np_bools_subtracted(w):
+    return (np.bool_(float(w[0]) > 0.0) - np.bool_(True)) * np.sum(w)  # <- refused
+
+
 REFUSED = [
     (bools_subtracted, "numpy's `-` of numpy bools raises"),
     (bool_negated, "numpy's `-` of numpy bools raises"),
     (numpy_bool_minus_python_bool, "numpy's `-` of numpy bools raises"),  # was "cannot tell"
+    (np_bools_subtracted, "numpy's `-` of numpy bools raises"),
     (int_to_a_negative_power, "numpy's int \\*\\* negative int raises"),
     (int_pow_negative, "pow\\(\\) of a numpy int and an int that may be negative: numpy raises"),
     (numpy_or_python_by_path, "irad cannot tell whether these bools are a numpy bool"),

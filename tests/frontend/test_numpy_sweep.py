@@ -156,6 +156,7 @@ SWEEP: dict[object, list[Case]] = {
     np.conj: unary("conj"), np.angle: unary("angle", NONZERO) + unary("angle", NONZERO, ", deg=True"),
     np.float64: unary("float64"), np.float32: [of("np.float32(x) * 2.0", x=(3, 2), step=1e-3, rtol=1e-3), of("np.float32(x)", x=(), step=1e-3, rtol=1e-3)],
     np.int64: [of("np.int64(x * 3.0)", x=(3, 2)), of("np.int64(x * 3.0)", x=())],
+    np.bool_: [of("np.bool_(np.round(x)) * x", x=(3, 2)), of("x * (np.bool_(x > 0.0) + np.bool_(x > -0.5))", x=())],
     np.where: [of("np.where(x > 0.0, x, y)", x=(3, 2), y=(3, 2)), of("np.where(x > 0.0, x, 2.0)", x=(2,)),
                of("np.where(x > y, x * y, y)", x=(1, 2), y=(3, 1))],
     np.clip: [of("np.clip(x, -0.5, 1.0)", x=(3, 2)), of("np.clip(x, y, 1.5)", x=(3, 2), y=(2,))],

@@ -1270,7 +1270,7 @@ class Generator:
 
     def bool_expr(self, s: Scope, masks: list, depth: int = 2) -> tuple[str, bool]:
         """A bool, and whether it is surely one (not an int): numpy's (an element
-        of a mask, a comparison of an element or a reduction) or Python's (a
+        of a mask, a comparison of an element or a reduction, `np.bool_(...)`) or Python's (a
         literal, `not`, a comparison of a Python float), through the operators
         numpy's and Python's bools give different results for (`+` is `or` for
         numpy's, a count for Python's), none that numpy raises on."""
@@ -1285,6 +1285,8 @@ class Generator:
                 lambda: f"({self.scalar_expr(s, 1)} > {self.pick(CONSTANTS)})",
                 lambda: f"(np.sum({self.array_expr(s, (n,), 0).text}) > 0.0)",
                 lambda: self.pick(["True", "False", "(1.0 > 0.5)"]),
+                lambda: f"np.bool_({self.scalar_expr(s, 1)} > {self.pick(CONSTANTS)})",
+                lambda: f"np.bool_({self.pick(['True', 'False', self.scalar_expr(s, 1)])})",
             ])(), True
         (a, a_bool), (b, b_bool) = self.bool_expr(s, masks, depth - 1), self.bool_expr(s, masks, depth - 1)
         ops = [("({0} + {1})", False)] * 3 + [("({0} * {1})", False), ("abs({0})", a_bool), ("max({0}, {1})", a_bool and b_bool),
