@@ -104,7 +104,9 @@ def test_a_sum_over_rows_and_small_loops_are_not_split(monkeypatch):
     args = (np.random.default_rng(0).normal(size=(512, 64)),)
     module, run = _compile(column_sums, args, monkeypatch, True)
     assert module.llvm_ir.count(f"define void @{native_split_loops.FUNCTION_PREFIX}") == 1
-    np.testing.assert_allclose(run(*args)[0], column_sums(*args), rtol=1e-12)
+    # a column's terms nearly cancel: bound the error by the sum of their sizes (tanh's ulps, the order of adds)
+    scale = np.abs(np.tanh(args[0])).sum(axis=0)
+    np.testing.assert_allclose(run(*args)[0], column_sums(*args), rtol=0, atol=1e-14 * scale.max())
     module, _ = _compile(column_sums, args, monkeypatch, True, min_work=512 * 64 * (1 + native_split_loops.MATH_WORK) + 1)
     assert native_split_loops.FUNCTION_PREFIX not in module.llvm_ir
     small = (np.random.default_rng(1).normal(size=(31, 64)),)
