@@ -916,9 +916,21 @@ def _omitted(value) -> bool:
 
 def _reduction(combiner):
     def handler(al, node, a, axis, keepdims):
-        return al.reduction(a, axis, keepdims, node, combiner)
+        x = al.array(a, node)
+        reduced = al.reduction(x, axis, keepdims, node, combiner)
+        if is_array(x) and (is_int(T.element(x)) or (is_bool(T.element(x)) and combiner in _COUNTING)):
+            # numpy keeps an int array's sum, product, max and min int64 (a bool
+            # array's sum and product too): a float there would make a later `//`
+            # or `%` by zero inf or nan where numpy gives 0. Reduced in float (exact
+            # below 2**53), converted back.
+            reduced = al.cast(reduced, I64)
+            return al.new(reduced) if is_array(reduced) else reduced
+        return reduced
 
     return handler
+
+
+_COUNTING = (arith.AddfOp, arith.MulfOp)
 
 
 NUMPY[np.sum] = (_reduction(arith.AddfOp), ("a", "?axis", "?keepdims"))

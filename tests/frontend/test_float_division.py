@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import irad
 from irad.errors import RuntimeCheckError
 from irad.testing import check_grad
-from tests.reference import BACKENDS, check_against_numpy
+from tests.reference import BACKENDS, central_difference, check_against_numpy
 
 
 def mod(x, y):
@@ -104,3 +104,24 @@ def int_divisions(w):
 def test_int_arrays_divide_as_numpy(backend):
     with np.errstate(all="ignore"):  # numpy warns of the zero divisor and of INT64_MIN // -1
         check_against_numpy(int_divisions, (np.linspace(0.1, 0.9, 9),), backend=backend)
+
+
+# ---- an int array's sum, prod, max and min stay int64, as numpy's: divided by, a zero gives 0 ----
+def divides_by_int_reductions(x, w):
+    i = (3.0 * np.tanh(w)).astype(int)  # [2, -2, 2]
+    lows = np.arange(9).reshape(3, 3).min(axis=0)  # [0, 1, 2] (the fuzzer's case_ba16d8bd9129)
+    highs = np.arange(6).reshape(2, 3).max(axis=0) - 3  # [0, 1, 2]
+    products = np.prod(np.arange(3).reshape(3, 1), axis=1)  # [0, 1, 2]
+    counts = (np.abs(w) > 5.0).sum(keepdims=True)  # [0]: a bool array's sum is int too
+    q = i // lows + i % highs + i // products + i % counts + i // np.sum(i * 0, axis=0, keepdims=True)
+    return np.mean(q) * x + np.sum(w * q)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("x", [-0.64, 0.0])
+def test_int_reductions_stay_int_in_both_modes(x, backend):
+    args = (x, np.array([1.02, -0.98, 0.99]))
+    with np.errstate(all="ignore"):  # numpy warns of the zero divisors
+        check_against_numpy(divides_by_int_reductions, args, backend=backend)
+        for i, column in enumerate(irad.jacfwd(divides_by_int_reductions, argnums=(0, 1), backend=backend)(*args)):
+            np.testing.assert_allclose(column, central_difference(divides_by_int_reductions, args, i), atol=1e-7)
