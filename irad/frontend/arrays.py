@@ -34,7 +34,7 @@ from irad.frontend import indexing, integers, numpy_scalars
 from irad.frontend.float_division import floor_divide, int_floor_divide, int_remainder, remainder
 from irad.frontend.emitter import Emitter
 from irad.frontend.globals import is_hidden
-from irad.frontend.held_ints import HeldInts
+from irad.frontend.held_ints import HeldInts, zero_divisor_of_ints
 from irad.frontend.numpy_table import NUMPY, numpy_function, numpy_name, parameters
 from irad.frontend.values import Static
 from irad.frontend.views import Reshape, Slice, Transpose, Views
@@ -247,7 +247,8 @@ class ArrayLowering:
         bool arrays and numbers as numpy's int64 (float_division.py)."""
         if any(is_float(T.element(v)) for v in (a, b)):
             x, y = self.floats(node, a, b)
-            return self.new((remainder if modulo else floor_divide)(self.em, x, y))
+            result = (remainder if modulo else floor_divide)(self.em, x, y)
+            return self.new(zero_divisor_of_ints(self.held_ints, self.em, x, y, result))
         x, y = self.integers(node, *(self.array(v, node) for v in (a, b)))
         return self.new((int_remainder if modulo else int_floor_divide)(self.em, x, y))
 

@@ -35,7 +35,11 @@ Which values are such ints is one analysis over the function's IR, `check`:
   `strip`), its callees' first.
 
 A write (tensor.insert, insert_slice, a scatter) into a value the analysis
-finds is refused, naming where the int came from. A bool numpy keeps that irad
+finds is refused, naming where the int came from. A `//` or `%` of arrays
+whose operands the analysis finds are ints gets numpy's int answer for a zero
+divisor, 0 (the float one is inf or nan): the lowering guards each with a
+constant false mask for "both are ints" (`zero_divisor_of_ints`), which `check`
+sets, or takes the guard out. A bool numpy keeps that irad
 would hold as a float (np.maximum of masks: numpy's `+` of bools is `or`) is
 refused where it is made.
 """
@@ -50,6 +54,7 @@ from xdsl.dialects import arith, func, math, tensor
 from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.dialects.linalg.ops import BroadcastOp, GenericOp, TransposeOp
 from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import Rewriter
 
 from irad.errors import UnsupportedError
 from irad.frontend.emitter import INT_LITERAL
@@ -57,6 +62,8 @@ from irad.frontend.number_joins import MARK, Flow, flow_from
 from irad.frontend.numpy_scalars import KIND as SCALAR_KIND
 from irad.frontend.numpy_table import Parameter, numpy_name
 from irad.frontend.values import Static
+from irad.ir import tensor as T
+from irad.ir.constants import float_constant
 from irad.ir.isa import isa
 from irad.ir.types import F32, F64, I1, is_float
 from irad.ir.walk import walk, walk_block
@@ -85,6 +92,7 @@ class HeldInts:
         # a call's result -> (the call's float arguments, its callee's summary, the
         # result's index): an int if one of these is and the summary says it follows them
         self.any_rules: dict[SSAValue, tuple[tuple[SSAValue, ...], Summary, int]] = {}
+        self.divisions: dict[SSAValue, tuple[SSAValue, SSAValue]] = {}  # "both ints" mask -> `//` or `%`'s x, y
 
     def record(self, fn, args: Sequence, result, where: str, error, params: Sequence[Parameter] = ()) -> None:
         """After `result = fn(*args)` was lowered (fn a numpy callable, a method
@@ -156,6 +164,47 @@ class Summary:
             stack.pop()
 
 
+def zero_divisor_of_ints(held: HeldInts, b, x: SSAValue, y: SSAValue, result: SSAValue) -> SSAValue:
+    """`result`, x // y or x % y of float arrays, with 0 where y is 0 if x and y
+    turn out ints held as floats (numpy's int answer; `check` decides)."""
+    if not isa(result.type, TensorType):
+        return result
+    ints = T.dense(b, False, TensorType(I1, result.type.get_shape()))  # "x and y are ints": set by check
+
+    def int_by_zero(e, args: Sequence[SSAValue]) -> SSAValue:
+        zero = e.op(arith.CmpfOp(args[0], e.op(float_constant(0.0, args[0].type)), "oeq"))
+        return e.op(arith.AndIOp(zero, args[1]))
+
+    mask = T.pointwise(b, int_by_zero, [y, ints], I1, "piecewise-constant")
+    zeros = T.dense(b, 0.0, result.type)
+    guarded = T.select(b, mask, zeros, result)
+    held.divisions[ints] = (x, y, result, guarded)
+    return guarded
+
+
+def _settle_divisions(held: HeldInts, flow: Flow | None) -> None:
+    """Set each division's "both ints" mask where the flow finds x and y ints;
+    take the guard out of the others (floats: nothing to pay for)."""
+    for ints, (x, y, result, guarded) in held.divisions.items():
+        at = ints.owner
+        if at.parent is None:
+            continue  # lowered, then dropped (an arm lowered again)
+        if flow is not None and any(flow.maybe_number(v, at) for v in (x, y)) and \
+                all(flow.maybe_number(v, at) or _int_like(v) for v in (x, y)):
+            Rewriter.replace_op(at, arith.ConstantOp(T.dense_attr(True, ints.type)))
+            continue
+        guarded.replace_all_uses_with(result)
+        for table in (held.sources, held.rules):  # what `record` said of the division's result
+            if guarded in table:
+                table[result] = table.pop(guarded)
+        if guarded in held.floats:
+            held.floats.add(result)
+        select, mask = guarded.owner, guarded.owner.inputs[0].owner
+        for op in (select, select.outputs[0].owner, select.inputs[1].owner, mask, mask.outputs[0].owner, at):
+            op.detach()
+            op.erase()
+
+
 def check(block, held: HeldInts) -> Summary:
     """Refuse a write into an array numpy holds as ints that irad holds as
     floats (see the module doc); drop the joins' int marks. `block` ends in its
@@ -166,6 +215,7 @@ def check(block, held: HeldInts) -> Summary:
             sources[op.results[0]] = op.attributes[INT_MARK].data
             del op.attributes[INT_MARK]
     results: dict[int, str] = {}
+    flow = None
     if sources:
         flow = flow_from(block, sources, _Step(held))
         for op in walk_block(block):
@@ -177,6 +227,7 @@ def check(block, held: HeldInts) -> Summary:
                     f"{what} that numpy holds as ints (so it would cast what is written to int) and irad as "
                     f"floats: {flow.maybe[dest]}\n  hint: {HINT}")
         results = _returned(block, flow)
+    _settle_divisions(held, flow)
     return Summary(results, block, held)
 
 
