@@ -1,6 +1,6 @@
 """Native gradients with irad's BLAS on one thread (the default), with large
 products split between the caller and irad's helper thread
-(native_split.py, the default; "split anywhere": with the helper free to
+(native/split.py, the default; "split anywhere": with the helper free to
 run on the caller's CPU, as before IRAD_NATIVE_SPLIT_KEEP_OFF), and on every
 core through OpenBLAS's own threads (irad's behaviour before), beside JAX-jit
 and the numpy primal (the function itself).
@@ -14,7 +14,7 @@ the helper's last chunk, that many time-stamp-counter cycles before sleeping
 One process, the same gradient compiled twice: with products split
 (IRAD_NATIVE_SPLIT_PRODUCTS=1) and without (=0). The code without runs with
 irad's copy of OpenBLAS on one thread and on every core (switched between
-blocks of calls, irad.backends.lapack.set_threads); the split code with the
+blocks of calls, irad.backends.native.lapack.set_threads); the split code with the
 helper kept off the caller's CPU and not (native_split.set_keep_off, between
 blocks), and with narrow products in one call per chunk ("split, unblocked":
 native_split.set_blocks(False)). All are taken in turns (one thread, split, split anywhere, split unblocked,
@@ -47,7 +47,8 @@ from timing import in_turns, optional  # noqa: E402
 
 import irad  # noqa: E402
 from irad import compiled  # noqa: E402
-from irad.backends import lapack, native_split  # noqa: E402
+from irad.backends.native import lapack  # noqa: E402
+from irad.backends.native import split as native_split
 
 
 SETTLE = 0.1  # seconds at least between blocks, then until the process is idle (timing.settle_until_idle)

@@ -11,7 +11,7 @@ first call up to the Python backend's code (lower, differentiate, optimise,
 codegen), in process CPU seconds with the cyclic GC paused, as
 bench/compile_time.py measures it. Workloads are `tree:N` (complete 3-ary
 call trees of N functions) and `chain:N` (call chains of N levels, each keeping
-a residual), from irad.generated_programs. Prints medians, new/old ratios,
+a residual), from tests.generated_programs. Prints medians, new/old ratios,
 t(2N)/t(N) for each tree, and whether both produced the same IR (its printed
 text's hash). The `lower` columns are the frontend's part of that time
 (`pipeline.lowered`, Python source -> IR), where changes to the frontend show
@@ -33,13 +33,14 @@ REPEATS = int(os.environ.get("REPEATS", "5"))
 ONE_PROCESS = r'''
 import hashlib, json, sys, tempfile, time
 from pathlib import Path
-from irad import generated_programs as programs, pipeline
+from irad import pipeline
+from tests import generated_programs as programs
 from irad.arguments import normalise_argnums
 from irad.backends import compile_for
 from irad.frontend import signature_of
-from irad.gc_pause import gc_paused
-try:  # as the API compiles (a tree from before irad/stack_chunk.py calls directly)
-    from irad.stack_chunk import in_large_chunk
+from irad.base.gc_pause import gc_paused
+try:  # as the API compiles (a tree from before irad/base/stack_chunk.py calls directly)
+    from irad.base.stack_chunk import in_large_chunk
 except ImportError:
     in_large_chunk = lambda fn: fn()
 

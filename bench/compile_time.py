@@ -27,8 +27,8 @@ Times are process CPU seconds (time.process_time): the machine is shared, and
 CPU time is what the compiler spends, whatever else runs. Medians of REPEATS
 runs, the sizes of a workload interleaved so that load hits them alike, with
 the cyclic GC paused and the frames in one large stack chunk as the API
-compiles (irad/gc_pause.py, irad/stack_chunk.py). t(2N)/t(N) is taken from the same
-medians. Workloads (irad.generated_programs): complete 3-ary call trees of N
+compiles (irad/base/gc_pause.py, irad/base/stack_chunk.py). t(2N)/t(N) is taken from the same
+medians. Workloads (tests.generated_programs): complete 3-ary call trees of N
 functions; call chains of N levels whose every level keeps a residual; the
 6-step unrolled array LSTM of bench/arrays.py.
 """
@@ -50,13 +50,13 @@ import numpy as np  # noqa: E402
 from xdsl.dialects.builtin import f64  # noqa: E402
 
 import irad.passes.optimize as optimize  # noqa: E402
-from irad import generated_programs as programs  # noqa: E402
+from tests import generated_programs as programs  # noqa: E402
 from irad import pipeline  # noqa: E402
 from irad.backends import compile_for  # noqa: E402
 from irad.arguments import normalise_argnums  # noqa: E402
 from irad.frontend import signature_of  # noqa: E402
-from irad.gc_pause import gc_paused  # noqa: E402
-from irad.stack_chunk import in_large_chunk  # noqa: E402
+from irad.base.gc_pause import gc_paused  # noqa: E402
+from irad.base.stack_chunk import in_large_chunk  # noqa: E402
 from inlining import first_call  # noqa: E402  (fresh interpreters, as bench/inlining.py runs them)
 
 WORK = Path(tempfile.mkdtemp(prefix="irad-bench-"))
@@ -182,7 +182,7 @@ def chain() -> None:
 def lstm() -> None:
     from arrays import make_lstm
 
-    from irad.backends import native
+    from irad.backends.native import compile as native
 
     rng = np.random.default_rng(0)
     batch, inputs, hidden = 16, 10, 20

@@ -7,7 +7,7 @@ ctypes with no argument, with numpy arrays as `py_object`, and with their
 addresses as `c_void_p` (from `id`, from `arr.ctypes.data`, from
 `__array_interface__`). Medians of 7 rounds in one process, beside a Python
 function call, so the ratios hold under load. The native backend's call path
-(irad/backends/native_call.py) passes all the arrays of a call in one tuple,
+(irad/backends/native/call.py) passes all the arrays of a call in one tuple,
 one `py_object`, because ctypes converts each argument it passes.
 """
 

@@ -5,7 +5,7 @@ Run: .venv/bin/python bench/inlining.py [flat] [scaling] [depth] [first-call]
 
 1. Chain vs flat: the optimised gradient of a call chain (depths 5, 20, 50)
    and of a call tree with shared callees, against the gradient of the same
-   computation written as one flat function (irad.generated_programs builds both).
+   computation written as one flat function (tests.generated_programs builds both).
 2. Scaling: lower, differentiate and optimise complete 3-ary call trees of
    100, 200, 500 and 1000 functions; medians of 5 runs, and t(2N)/t(N).
 3. Depth: a 2000-deep call chain (affine levels), and chains whose every
@@ -14,7 +14,7 @@ Run: .venv/bin/python bench/inlining.py [flat] [scaling] [depth] [first-call]
 4. First-call latency of irad.grad on a small scalar function, in fresh
    interpreters: after `from irad import grad`, and including that import.
 
-Compilation runs with the cyclic GC paused, as the API does (irad/gc_pause.py).
+Compilation runs with the cyclic GC paused, as the API does (irad/base/gc_pause.py).
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from xdsl.dialects.builtin import f64  # noqa: E402
 
-from irad import generated_programs as testing  # noqa: E402
+from tests import generated_programs as testing  # noqa: E402
 from irad.pipeline import gradient_module  # noqa: E402
 from irad.frontend import lower_function  # noqa: E402
-from irad.gc_pause import gc_paused  # noqa: E402
+from irad.base.gc_pause import gc_paused  # noqa: E402
 
 WORK = Path(tempfile.mkdtemp(prefix="irad-bench-"))
 REPEATS = 5

@@ -25,7 +25,8 @@ from arrays import make_gmm, make_lstm_loop, make_mlp  # noqa: E402
 from timing import median_seconds  # noqa: E402
 
 import irad  # noqa: E402
-from irad.backends import iree, native  # noqa: E402
+from irad.backends.iree import compile as iree  # noqa: E402
+from irad.backends.native import compile as native
 
 
 def workloads():

@@ -7,9 +7,9 @@ Run: .venv/bin/python bench/loop_records.py [substring of a row ...]
 "before" compiles the gradient with the last stop's work (h-loopstack)
 switched off: a reversed `scf.for` with constant bounds reads its trip count
 from the tape rather than knowing it (`static_trip_count` in
-passes/loops.py), and irad-sink-accumulations leaves the per-iteration
+passes/ad/reverse_loops.py), and irad-sink-accumulations leaves the per-iteration
 products and column sums where they are (`sink_accumulations` in
-passes/loop_accumulations.py). The earlier lean-tape work (docs/benchmarks.md,
+passes/sink_accumulations.py). The earlier lean-tape work (docs/benchmarks.md,
 "Lean loop gradients") is in both. The run checks that before and after give
 the same gradient (rtol 1e-9). Each time is the middle of three medians of 7
 repeats, primal, before and after interleaved per row and backend, so load on
@@ -29,7 +29,8 @@ import numpy as np  # noqa: E402
 from timing import median_seconds  # noqa: E402
 
 import irad  # noqa: E402
-from irad.passes import loop_accumulations, loops  # noqa: E402
+from irad.passes import sink_accumulations as loop_accumulations  # noqa: E402
+from irad.passes.ad import reverse_loops as loops
 
 
 @contextmanager

@@ -1,5 +1,5 @@
 """How the native backend should run a matrix product: the choice behind
-irad/backends/native_blas.py, measured side by side in one run.
+irad/backends/native/blas.py, measured side by side in one run.
 
 Three ways to compile `a @ b` natively, for square and MLP-shaped products:
 
@@ -9,7 +9,7 @@ Three ways to compile `a @ b` natively, for square and MLP-shaped products:
   vectorised by MLIR's transform dialect in mlir-opt 22
   (vectorize_children_and_apply_patterns, contractions lowered to outer
   products and FMAs), then the usual lowering plus vector-to-llvm;
-* BLAS: cblas_dgemm from the OpenBLAS irad loads (native_blas.py).
+* BLAS: cblas_dgemm from the OpenBLAS irad loads (native/blas.py).
 
 Each column is the median of 7 repeats of the native primal (the product
 and its result's allocation); numpy's `a @ b` is printed for reference.
@@ -38,7 +38,8 @@ from timing import median_seconds  # noqa: E402
 from xdsl.dialects import func  # noqa: E402
 
 import irad  # noqa: E402
-from irad.backends import native, native_blas  # noqa: E402
+from irad.backends.native import compile as native  # noqa: E402
+from irad.backends.native import blas as native_blas
 
 # (M, N, K) tile of the vectorised variant; [8, 8, 8] was about the best of the
 # few tried ([4, 8, 1], [8, 8, 1], [4, 8, 4], [8, 8, 8]) at 64 and 256.

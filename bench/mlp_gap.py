@@ -7,8 +7,8 @@ For the MLP of `make bench` (batch × 64-128-10, tanh, softmax cross-entropy,
 the gradient with respect to all four weights) at batch 1024 and 4096:
 
 1. The whole gradient, native (irad's defaults: BLAS on one thread, products
-   of 2**22 multiply-adds or more split with a helper thread, narrow ones in blocks, native_split.py;
-   large loop nests split by rows with the same helper, native_split_loops.py; the same with the loops
+   of 2**22 multiply-adds or more split with a helper thread, narrow ones in blocks, native/split.py;
+   large loop nests split by rows with the same helper, native/split_loops.py; the same with the loops
    unsplit, IRAD_NATIVE_SPLIT_LOOPS=0, and with libmvec's tanh; `--one-core` turns the split off with the second core) and
    JAX-jit: wall time and CPU time per call (getrusage, all threads), medians
    of 7 blocks taken in turns; then which of JAX's threads ran and their share
@@ -20,7 +20,7 @@ the gradient with respect to all four weights) at batch 1024 and 4096:
    code, libmvec's tanh; JAX: XLA's; a scalar result, so neither allocates an
    array). CPU time, medians of 7 blocks in turns.
 
-Since irad computes `tanh` in loops with its own code (tanh_ir.py), the
+Since irad computes `tanh` in loops with its own code (native/tanh_ir.py), the
 whole gradient and `sum(tanh(z))` are also timed with libmvec's `tanh`
 (IRAD_NATIVE_TANH=libmvec, as before), in the same turns: the "libmvec tanh"
 columns, and "own / libmvec" is the ratio of the CPU times.
@@ -53,7 +53,9 @@ from native import _mlp_arguments, native_primal, prepare  # noqa: E402
 from timing import environment, in_turns, optional  # noqa: E402
 
 import irad  # noqa: E402
-from irad.backends import lapack, native_split_loops, vector_math  # noqa: E402
+from irad.backends.native import lapack  # noqa: E402
+from irad.backends.native import split_loops as native_split_loops
+from irad.backends.native import vector_math
 
 ONE_THREAD = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112

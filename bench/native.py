@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 # primal took 90x longer in one run).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 # "native first call" compiles: no machine code from an earlier run's cache
-# (irad/backends/object_cache.py; bench/native_compile.py measures the cache).
+# (irad/backends/native/object_cache.py; bench/native_compile.py measures the cache).
 os.environ.setdefault("IRAD_NATIVE_CACHE", "0")
 
 import numpy as np  # noqa: E402
@@ -47,7 +47,7 @@ from timing import median_seconds, optional  # noqa: E402
 from xdsl.dialects import func  # noqa: E402
 
 import irad  # noqa: E402
-from irad.backends import native  # noqa: E402
+from irad.backends.native import compile as native  # noqa: E402
 
 
 def make_lstm(m):
@@ -319,7 +319,7 @@ def prepare(jax) -> None:
     # it is reaped (0.15-0.25 s of "other" in bench/native_compile.py), and it
     # takes a core from it.
     try:
-        from irad.backends.tiers import wait_all
+        from irad.backends.native.tiers import wait_all
     except ImportError:  # an older tree, without tiering: nothing runs in the background
         return
     wait_all()

@@ -1,5 +1,5 @@
 """What the native backend's checked errors cost on the normal path
-(irad/backends/native_checks.py, docs/backends.md "Checked errors").
+(irad/backends/native/checks.py, docs/backends.md "Checked errors").
 
 Run: .venv/bin/python bench/native_checks.py
 
@@ -35,8 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
 import irad  # noqa: E402
-from irad.backends import native, native_checks  # noqa: E402
-from irad.backends.llvm_jit import JitModule, signature  # noqa: E402
+from irad.backends.native import compile as native  # noqa: E402
+from irad.backends.native import checks as native_checks
+from irad.backends.native.llvm_jit import JitModule, signature  # noqa: E402
 from irad.compiled import _CACHE  # noqa: E402
 
 

@@ -37,7 +37,7 @@ time per call (median, wall). With --old, each round runs the old tree and
 this one in alternating order, and the table has both, side by side
 (REPEATS rounds, default 3; medians).
 
-With tiered compilation (irad/backends/tiers.py), "total" is the first
+With tiered compilation (irad/backends/native/tiers.py), "total" is the first
 call's latency, with LLVM at -O0 (its -O2 compile runs in a child process,
 whose time is not in it); "first wall" is its wall time; "to O2" is the CPU
 time until calls run -O2 code, the child's included (an old tree without
@@ -45,7 +45,7 @@ tiering: its total), "to O2 wall" the wall time until then. "grad us" is the
 -O2 gradient's time per call, "tier-0 us" the same gradient compiled at -O0
 (IRAD_NATIVE_OPT_LEVEL=0, in a process of its own).
 
-The cache of machine code across processes (irad/backends/object_cache.py)
+The cache of machine code across processes (irad/backends/native/object_cache.py)
 is off for these rows (IRAD_NATIVE_CACHE=0). The last column, "2nd process",
 is this tree's first call in a process that finds the first one's -O2 code
 in a fresh cache directory (once per round).
@@ -75,7 +75,8 @@ import native as bench
 from timing import median_seconds
 import numpy as np
 from irad import pipeline
-from irad.backends import llvm_jit, native
+from irad.backends.native import llvm_jit
+from irad.backends.native import compile as native
 
 def module_walk(g, args):
     return g.lower(*args).walk()
@@ -109,7 +110,8 @@ def tools(commands, text, what):
     return out
 setattr(native, name, tools)
 # the parts of `other` that are known
-from irad.backends import native_blas, vector_math
+from irad.backends.native import blas as native_blas
+from irad.backends.native import vector_math
 if hasattr(native, "module_text"):
     native.module_text = timed("print", native.module_text)
 else:  # an older tree prints with str()
@@ -119,7 +121,7 @@ native.for_mlir_opt = timed("prepare", native.for_mlir_opt)
 native_blas.call_blas = timed("blas", native_blas.call_blas)
 vector_math.vectorisable = timed("vector math", vector_math.vectorisable)
 try:
-    from irad.backends import tiers
+    from irad.backends.native import tiers
     tiers.Upgrade.__init__ = timed("-O2 start", tiers.Upgrade.__init__)
 except ImportError:  # an older tree, without tiering
     pass

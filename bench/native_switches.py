@@ -29,7 +29,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import irad  # noqa: E402
-from irad.backends import llvm_jit, native, native_fusion  # noqa: E402
+from irad.backends.native import llvm_jit  # noqa: E402
+from irad.backends.native import compile as native
+from irad.backends.native import fusion as native_fusion
 from native import WORKLOADS, native_primal  # noqa: E402
 from timing import environment, interleaved_samples, low, optimised, optional  # noqa: E402
 

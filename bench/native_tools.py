@@ -39,7 +39,7 @@ import native as bench  # noqa: E402
 import numpy as np  # noqa: E402
 
 import irad  # noqa: E402
-from irad.backends import native  # noqa: E402
+from irad.backends.native import compile as native  # noqa: E402
 
 REPEATS = int(os.environ.get("REPEATS", "7"))
 

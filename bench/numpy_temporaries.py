@@ -5,9 +5,9 @@ without them, side by side in one run, against the numpy primal and autograd
 
 Run: .venv/bin/python bench/numpy_temporaries.py [substring of a row ...]
 
-"before" generates code as before the rewrites (irad/backends/python_temporaries.py:
+"before" generates code as before the rewrites (irad/backends/python/temporaries.py:
 out= into owned, dead operands, fused sums;
-python_arrays.py: tape records that are the arrays themselves) and calls it
+python/arrays.py: tape records that are the arrays themselves) and calls it
 through np.errstate, by switching those decisions off while the gradient is
 compiled; only the inline conversion of array arguments is in both. Each
 time is the middle of three medians of 7 repeats, the three systems
@@ -27,8 +27,9 @@ import numpy as np  # noqa: E402
 from timing import median_seconds, optional  # noqa: E402
 
 import irad  # noqa: E402
-from irad.backends import python as python_backend  # noqa: E402
-from irad.backends import python_arrays, python_temporaries  # noqa: E402
+from irad.backends.python import translate as python_backend  # noqa: E402
+from irad.backends.python import arrays as python_arrays  # noqa: E402
+from irad.backends.python import temporaries as python_temporaries
 
 
 @contextmanager

@@ -3,7 +3,7 @@
 Run: .venv/bin/python bench/ordered_sums.py
 
 A loop that sums a fused `tanh`, `exp` or `log` is vectorised with the sum
-kept in order (irad/backends/llvm_build.py, `options()`); without it, such a
+kept in order (irad/backends/native/llvm_build.py, `options()`); without it, such a
 loop stays scalar and calls libmvec's vector function once per element. Each
 program is compiled natively (no differentiation) and timed at -O2, medians
 of 7; the elementwise `np.tanh` (a vectorised loop either way) is the

@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import irad  # noqa: E402
-from irad.recursion import deep_recursion  # noqa: E402
+from irad.base.recursion import deep_recursion  # noqa: E402
 
 DEPTHS = (100, 200, 400)
 

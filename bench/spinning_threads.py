@@ -28,7 +28,7 @@ from blas_threads import _gradient  # noqa: E402
 from native import _mlp_arguments, prepare  # noqa: E402
 from timing import cpu_seconds, in_turns, median_seconds, optional  # noqa: E402
 
-from irad.backends import lapack  # noqa: E402
+from irad.backends.native import lapack  # noqa: E402
 
 WINDOW, WINDOWS = 0.05, 4
 

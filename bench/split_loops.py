@@ -1,5 +1,5 @@
 """Elementwise loop nests on the calling thread and split by rows with irad's
-helper thread (irad/backends/native_split_loops.py): where splitting pays.
+helper thread (irad/backends/native/split_loops.py): where splitting pays.
 
 Run: .venv/bin/python bench/split_loops.py [ROWS ...]
 
@@ -23,7 +23,9 @@ import numpy as np  # noqa: E402
 from native import native_primal  # noqa: E402
 from timing import environment, in_turns  # noqa: E402
 
-from irad.backends import native_split, native_split_loops  # noqa: E402
+from irad.backends.native import split as native_split  # noqa: E402
+
+from irad.backends.native import split_loops as native_split_loops
 
 SETTLE = 0.1  # seconds at least between blocks, then until the process is idle (timing.settle_until_idle)
 

@@ -1,5 +1,5 @@
 """One matrix product whole and split between the caller and irad's helper
-thread (irad/backends/native_split.py): where splitting starts to pay.
+thread (irad/backends/native/split.py): where splitting starts to pay.
 
 Run: .venv/bin/python bench/split_products.py
 
@@ -26,7 +26,9 @@ import numpy as np  # noqa: E402
 from mlp_gap import dgemm  # noqa: E402
 from timing import in_turns  # noqa: E402
 
-from irad.backends import lapack, native_split  # noqa: E402
+from irad.backends.native import lapack  # noqa: E402
+
+from irad.backends.native import split as native_split
 
 SETTLE = 0.1  # seconds at least between blocks, then until the process is idle (timing.settle_until_idle)
 

@@ -1,5 +1,5 @@
 """Where the time of the MLP gradient's split products goes: a timeline of
-each product, from the split module itself (irad/backends/native_split.py).
+each product, from the split module itself (irad/backends/native/split.py).
 
 Run: .venv/bin/python bench/split_timeline.py [--spin CYCLES] [batch] [rounds]   (default 4096, 30)
 
@@ -47,7 +47,8 @@ from arrays import make_mlp  # noqa: E402
 from native import _mlp_arguments  # noqa: E402
 
 import irad  # noqa: E402
-from irad.backends import lapack, native_split  # noqa: E402
+from irad.backends.native import lapack  # noqa: E402
+from irad.backends.native import split as native_split
 
 SLOTS = 1 << 20  # i64 slots of the trace: (time, event + 1000 * cpu) pairs
 POST, ATTACH, DONE, ALONE, ALONE_DONE = 1, 2, 50, 60, 61

@@ -5,7 +5,7 @@ Run: .venv/bin/python bench/stack_buffers.py [--rounds 100] [ROW ...]
 For each row (the small rows of `make bench`; substrings of their labels
 select some), the native primal and gradient are compiled twice in one
 process: with small static-shape temporaries on the stack
-(irad/backends/native_stack.py, the default) and with none
+(irad/backends/native/stack.py, the default) and with none
 (`IRAD_NATIVE_STACK_KB=0`, as before). The four are then timed in
 interleaved rounds of 1 ms samples, so load falls on all of them alike; each
 figure is the 10% quantile of the samples (load only adds time), the median
@@ -25,7 +25,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import irad  # noqa: E402
-from irad.backends import native, native_stack  # noqa: E402
+from irad.backends.native import compile as native  # noqa: E402
+from irad.backends.native import stack as native_stack
 from native import WORKLOADS, native_primal  # noqa: E402
 from timing import interleaved_samples, low, optimised  # noqa: E402
 

@@ -4,7 +4,7 @@ Run: .venv/bin/python bench/vector_math.py   (make bench installs mpmath and JAX
 SLEEF's column appears where Debian's libsleef3 is installed)
 
 The native backend calls glibc's libmvec for these loops
-(irad/backends/vector_math.py); IRAD_NATIVE_VECTOR_MATH=0 keeps libm's scalar
+(irad/backends/native/vector_math.py); IRAD_NATIVE_VECTOR_MATH=0 keeps libm's scalar
 functions. The bench adds SLEEF's GNU-ABI build (same function names) to the
 module's table where it is installed, and compares, in one run:
 
@@ -17,7 +17,7 @@ module's table where it is installed, and compares, in one run:
   the special inputs whose result differs from libm's (bitwise, any NaN equal
   to any NaN). In float32, MLIR's polynomial approximations
   (`--test-math-polynomial-approximation`, which rewrites f32 only; "approx")
-  are a column too, and for tanh irad's own (irad/backends/tanh_ir.py; "irad").
+  are a column too, and for tanh irad's own (irad/backends/native/tanh_ir.py; "irad").
 - speed: the median time of `f(x)` on 1e3 to 1e6 float64 elements, native
   (libm, each library, and irad's defaults: libmvec with irad's own tanh)
   against numpy and JAX-jit (on device arrays).
@@ -42,7 +42,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import irad  # noqa: E402
-from irad.backends import llvm_jit, native, vector_math  # noqa: E402
+from irad.backends.native import llvm_jit  # noqa: E402
+from irad.backends.native import compile as native
+from irad.backends.native import vector_math
 from timing import median_seconds, optional  # noqa: E402
 
 

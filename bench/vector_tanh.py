@@ -11,7 +11,7 @@ compiles for this CPU (llvmlite, -O2, as irad's JIT does):
 - libmvec AVX-512: a loop 8 doubles (16 floats) wide calling `_ZGVeN8v_<f>`;
 - libmvec AVX2 ×2: the same 8-wide loop calling AVX2's `_ZGVdN4v_<f>` twice
   per step; libmvec AVX2: a loop 4 wide calling it once;
-- irad's tanh (irad/backends/tanh_ir.py): a scalar loop calling its
+- irad's tanh (irad/backends/native/tanh_ir.py): a scalar loop calling its
   definition, which LLVM inlines and vectorises; "irad native" is
   `np.tanh(x)` compiled by irad itself (what a gradient's loop runs, with its
   call overhead: it writes into a new array);
@@ -40,7 +40,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import irad  # noqa: E402
-from irad.backends import llvm_build, llvm_jit, native, tanh_ir, vector_math  # noqa: E402
+from irad.backends.native import llvm_build  # noqa: E402
+from irad.backends.native import llvm_jit
+from irad.backends.native import compile as native
+from irad.backends.native import tanh_ir
+from irad.backends.native import vector_math
 from timing import optional  # noqa: E402
 from vector_math import correctly_rounded_error, same, sample  # noqa: E402
 

@@ -8,7 +8,7 @@
 See docs/ for the supported Python subset and the IR conventions.
 """
 
-from irad.errors import BackendError, DifferentiationError, IradError, UnsupportedError
+from irad.base.errors import BackendError, DifferentiationError, IradError, UnsupportedError
 
 _API = ("grad", "jvp", "lower", "value_and_grad", "vjp")
 _JACOBIANS = ("jacfwd", "jacrev", "hessian")

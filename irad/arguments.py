@@ -26,7 +26,7 @@ import numpy as np
 from xdsl.ir import Attribute
 
 from irad.backends.entry import is_internal
-from irad.errors import IradError
+from irad.base.errors import IradError
 from irad.frontend import bind_arguments
 from irad.frontend.lowering import flatten_arguments, parameter_names
 from irad.frontend.pytrees import NONE, BadLeaf, Node, Tree, leaf_types, node_items, python_key, step, tuple_tree, unflatten

@@ -9,7 +9,7 @@ installed::
 ``irad`` groups irad's commands; ``irad opt ...`` forwards to ``irad-opt``.
 
 Errors in the input (parse and verification errors, irad's own
-:class:`~irad.errors.IradError`) are reported as messages with exit status 1,
+:class:`~irad.base.errors.IradError`) are reported as messages with exit status 1,
 without a Python traceback; anything else is a bug and keeps its traceback.
 """
 
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from irad.errors import IradError
+from irad.base.errors import IradError
 from irad.ir.dialect import load_missing_ops
 from irad.universe import IRAD_UNIVERSE
 

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 
-from irad.backends.python import recursion_error
-from irad.errors import IradError
+from irad.backends.python.translate import recursion_error
+from irad.base.errors import IradError
 from irad.frontend.globals import NO_GLOBALS, HiddenGlobals
 from irad.frontend.pytrees import Tree
-from irad.gc_pause import gc_paused
-from irad.stack_chunk import in_large_chunk
-from irad.recursion import deep_recursion
+from irad.base.gc_pause import gc_paused
+from irad.base.stack_chunk import in_large_chunk
+from irad.base.recursion import deep_recursion
 from irad.rules import default_table
 
 

@@ -9,7 +9,7 @@ matrices) and back.
 `func.call` to a private declaration named after the function
 (`@irad.linalg.solve`), carrying `irad.python = "irad.linalg:solve"`. The
 Python backend runs the numpy body below; the native backend calls LAPACK
-(irad/backends/native_linalg.py). Each primitive's derivatives are one entry
+(irad/backends/native/linalg.py). Each primitive's derivatives are one entry
 of the rule table (irad/frontend/linalg_rules.py): the IR stays standard MLIR
 and the table stays the one place derivatives live. A primitive that can fail
 (a singular matrix, one not positive definite, no convergence) returns a last

@@ -42,8 +42,8 @@ from xdsl.ir import Block, Region
 
 from irad.arguments import arguments, error_at, normalise_argnums
 from irad.pipeline import gradient_module, vjp_module
-from irad.backends.native import for_mlir_opt
-from irad.errors import IradError
+from irad.backends.native.compile import for_mlir_opt
+from irad.base.errors import IradError
 from irad.frontend.pytrees import leaf_types
 from irad.ir.tensor import dense_attr
 
@@ -106,7 +106,7 @@ def export(
 
 
 def _export_vmfb(f, signature, argnums, path, target: str) -> bytes:
-    from irad.backends import iree
+    from irad.backends.iree import compile as iree
 
     target, _ = iree.options(target, None)
     nums = normalise_argnums(f, argnums, signature)

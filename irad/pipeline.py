@@ -51,9 +51,9 @@ from irad.ir.metadata import ENTRY, mark_generated
 from irad.ir.symbols import fresh_symbol
 from irad.ir.types import describe, is_differentiable, is_float
 from irad.markers import stop_gradient
-from irad.passes.differentiate import Differentiator
-from irad.passes.inline import DEFAULT_MAX_DEPTH, KEEP_ALL_INLINED
-from irad.passes.rule_ir import rule_key
+from irad.passes.ad.differentiator import Differentiator
+from irad.passes.optimisation.inliner import DEFAULT_MAX_DEPTH, KEEP_ALL_INLINED
+from irad.passes.ad.rule_ir import rule_key
 from irad.rules import default_table
 from irad.rules.keys import target_key
 from irad.universe import IRAD_UNIVERSE

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from irad.arguments import arguments, error_at, float_leaves
 from irad.frontend.pytrees import leaf_types
 from irad.ir.types import is_differentiable
-from irad.passes.decisions import CallDecision
-from irad.passes.differentiate import Differentiator
-from irad.passes.forward import ForwardDifferentiator
+from irad.passes.ad.decisions import CallDecision
+from irad.passes.ad.differentiator import Differentiator
+from irad.passes.ad.forward import ForwardDifferentiator
 from irad.pipeline import gradient_module, lowered, run
 from irad.rules import RuleTable, default_table
 

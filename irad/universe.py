@@ -44,7 +44,7 @@ def _report_irad_errors_cleanly() -> None:
     printed as irad-opt prints it (where, what, hint) and the exit status stays 1."""
     import sys
 
-    from irad.errors import IradError
+    from irad.base.errors import IradError
 
     previous = sys.excepthook
     if getattr(previous, "_irad_clean", False):
@@ -71,7 +71,7 @@ def _differentiate_pass() -> type[ModulePass]:
 def _jvp_pass() -> type[ModulePass]:
     _report_irad_errors_cleanly()
     import irad.frontend  # noqa: F401  (adds the built-in Python-written rules to the table)
-    from irad.passes.forward import JvpPass
+    from irad.passes.jvp import JvpPass
 
     return JvpPass
 
@@ -109,31 +109,31 @@ def _float_folds_pass() -> type[ModulePass]:
 
 
 def _sink_accumulations_pass() -> type[ModulePass]:
-    from irad.passes.loop_accumulations import SinkAccumulationsPass
+    from irad.passes.sink_accumulations import SinkAccumulationsPass
 
     return SinkAccumulationsPass
 
 
 def _hoist_loop_invariants_pass() -> type[ModulePass]:
-    from irad.passes.loop_invariants import HoistLoopInvariantsPass
+    from irad.passes.hoist_loop_invariants import HoistLoopInvariantsPass
 
     return HoistLoopInvariantsPass
 
 
 def _sink_broadcasts_pass() -> type[ModulePass]:
-    from irad.passes.broadcast_sinking import SinkBroadcastsPass
+    from irad.passes.sink_broadcasts import SinkBroadcastsPass
 
     return SinkBroadcastsPass
 
 
 def _join_slice_sums_pass() -> type[ModulePass]:
-    from irad.passes.slice_sums import JoinSliceSumsPass
+    from irad.passes.join_slice_sums import JoinSliceSumsPass
 
     return JoinSliceSumsPass
 
 
 def _split_loops_pass() -> type[ModulePass]:
-    from irad.backends.native_split_loops import SplitLoopsPass
+    from irad.passes.split_loops import SplitLoopsPass
 
     return SplitLoopsPass
 

@@ -2,7 +2,7 @@
 
 One pass name for the whole way from IR holding request ops to IR that
 `mlir-opt` 22 takes to the LLVM dialect with irad's lowering pipeline
-(`irad.backends.native.LOWERING`, the command in docs/ir-conventions.md):
+(`irad.backends.native.compile.LOWERING`, the command in docs/ir-conventions.md):
 
     irad-differentiate{checkpoint=...}   irad.grad, irad.value_and_grad, irad.vjp
     irad-lower-tape                      the tape ops become memref code
@@ -25,7 +25,7 @@ from xdsl.passes import ModulePass
 
 from irad.ir.mlir_ops import expand_for_llvm
 from irad.passes.differentiate import DifferentiatePass
-from irad.passes.forward import JvpPass
+from irad.passes.jvp import JvpPass
 from irad.passes.lower_tape import LowerTapePass
 from irad.passes.optimize import OptimizePass
 from irad.passes.symbol_dce import SymbolDCEPass

@@ -1,7 +1,7 @@
 """`irad-lower-tape`: the tape ops of the irad dialect as memref code.
 
 Reverse mode emits `irad.tape_create`, `irad.tape_push`, `irad.tape_read`,
-`irad.tape_reserve` and `irad.tape_free` (see irad/ir/dialect.py; passes/loops.py says what the
+`irad.tape_reserve` and `irad.tape_free` (see irad/ir/dialect.py; passes/ad/reverse_loops.py says what the
 records hold). This pass turns them into standard memref/arith/scf code, which
 both backends run and mlir-opt 22 parses and lowers:
 
@@ -27,7 +27,7 @@ memory), the same records live in a `tensor<?xf64>` value instead
 (TensorTape): a store is a `tensor.insert` or `tensor.insert_slice` yielding
 the next tape, a load a `tensor.extract` or `extract_slice`, growth a
 `tensor.empty` with the old slots inserted, and a free disappears. A
-reserve before a loop of known trip count (passes/loops.py) sizes the tape
+reserve before a loop of known trip count (passes/ad/reverse_loops.py) sizes the tape
 once for all its iterations, so the loop's pushes never grow it. Every value
 of the tape type (arguments, results, loop-carried values) becomes
 `tensor<?xf64>`.
@@ -89,7 +89,7 @@ from irad.ir.dialect import (
     record_slots,
 )
 from irad.ir.types import is_differentiable
-from irad.errors import DifferentiationError
+from irad.base.errors import DifferentiationError
 from irad.ir.locations import location
 from irad.ir.walk import find
 
@@ -273,7 +273,7 @@ class TensorTape:
         return []
 
     # integers as exact floats, as in a memref tape (sitofp/fptosi, which
-    # irad's IREE backend writes for IREE's VM: irad/backends/iree_forms.py),
+    # irad's IREE backend writes for IREE's VM: irad/backends/iree/forms.py),
     # so a Hessian can differentiate the tape: a bit cast has no derivative
     encode = staticmethod(_encode)
     decode = staticmethod(_decode)

@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from irad.ir.walk import walk
-from irad.passes.callgraph import symbol_uses
+from irad.passes.optimisation.callgraph import symbol_uses
 
 
 def _referenced_symbols(op) -> set[str]:

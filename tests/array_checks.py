@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import irad
-from irad.backends.native import unavailable_reason
+from irad.backends.native.compile import unavailable_reason
 
 
 def _float_args(args) -> list[int]:

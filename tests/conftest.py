@@ -14,12 +14,12 @@ import tempfile
 import pytest
 
 from irad import pipeline
-from irad.backends.mlir_tools import find_tool, mlir_opt_parses
+from irad.backends.native.mlir_tools import find_tool, mlir_opt_parses
 from tests import mlir_roundtrip
 
 pipeline.VERIFY = True  # every module a pipeline builds is verified during the tests
 # native machine code is cached in a directory of this run's own, not the user's
-# (irad/backends/object_cache.py)
+# (irad/backends/native/object_cache.py)
 os.environ.setdefault("IRAD_NATIVE_CACHE", tempfile.mkdtemp(prefix="irad-test-native-cache-"))
 
 MLIR_OPT = find_tool("mlir-opt")

@@ -10,7 +10,7 @@ import os
 import re
 import subprocess
 
-from irad.backends.mlir_tools import find_tool
+from irad.backends.native.mlir_tools import find_tool
 
 MATH_OPS = frozenset(
     f"math.{name}"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import irad
-from irad.backends.native import unavailable_reason
+from irad.backends.native.compile import unavailable_reason
 from irad.frontend import signature_of
 from irad.pipeline import lowered
 

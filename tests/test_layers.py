@@ -5,10 +5,10 @@ Every import counts, function-level ones included (see docs/design.md):
     api       irad.api, pipeline, compiled, jacobians, mlir_export, report, cli, universe, ...
     frontend  irad.frontend   -> rules, ir        (Python source -> IR)
     passes    irad.passes     -> rules, ir        (IR -> IR; never the frontend, API or backends)
-    backends  irad.backends   -> ir               (IR -> running code)
+    backends  irad.backends   -> passes, rules, ir (IR -> running code; a backend runs its own passes)
     rules     irad.rules      -> ir               (the table)
     ir        irad.ir         -> base             (dialect, types, tensor ops, metadata, builder)
-    base      irad.errors, numerics, markers, recursion, gc_pause, stack_chunk, linalg
+    base      irad.base (errors, recursion, gc_pause, stack_chunk); the library irad.numerics, markers, linalg
 """
 
 from __future__ import annotations
@@ -17,16 +17,15 @@ import ast
 import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-BASE = {
-    "irad.errors", "irad.numerics", "irad.markers", "irad.recursion", "irad.gc_pause", "irad.stack_chunk", "irad.linalg",
-}
+# the library functions programs call, written in irad's subset: base too
+LIBRARY = {"irad.numerics", "irad.markers", "irad.linalg"}
 MAY_IMPORT = {
     "base": {"base"},
     "ir": {"base", "ir"},
     "rules": {"base", "ir", "rules"},
     "frontend": {"base", "ir", "rules", "frontend"},
     "passes": {"base", "ir", "rules", "passes"},
-    "backends": {"base", "ir", "backends"},
+    "backends": {"base", "ir", "rules", "passes", "backends"},
     "api": {"base", "ir", "rules", "frontend", "passes", "backends", "api"},
 }
 
@@ -43,10 +42,10 @@ def modules() -> dict[str, pathlib.Path]:
 
 
 def layer(module: str) -> str:
-    if module in BASE:
+    if module in LIBRARY:
         return "base"
     parts = module.split(".")
-    if len(parts) > 1 and parts[1] in ("ir", "rules", "frontend", "passes", "backends"):
+    if len(parts) > 1 and parts[1] in ("base", "ir", "rules", "frontend", "passes", "backends"):
         return parts[1]
     return "api"
 

@@ -1,12 +1,12 @@
-"""irad.stack_chunk: compiling from a frame that opens a large stack chunk."""
+"""irad.base.stack_chunk: compiling from a frame that opens a large stack chunk."""
 
 import resource
 import sys
 
 import pytest
 
-from irad.recursion import deep_recursion
-from irad.stack_chunk import _RESERVED_SLOTS, _opening_frame, in_large_chunk
+from irad.base.recursion import deep_recursion
+from irad.base.stack_chunk import _RESERVED_SLOTS, _opening_frame, in_large_chunk
 
 
 def test_returns_what_the_function_returns_and_raises_what_it_raises():

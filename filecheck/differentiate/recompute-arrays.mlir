@@ -1,7 +1,7 @@
 // RUN: irad-opt %s -p irad-differentiate | filecheck %s
 
 // Array residuals one cheap op makes are recomputed in the reversed loop, not
-// recorded (passes/loops.py, _recompute_cheap). `h = 1 / (1 + exp(-(h * w)))`:
+// recorded (passes/ad/reverse_loops.py, _recompute_cheap). `h = 1 / (1 + exp(-(h * w)))`:
 // exp's result and the carried h are recorded; 1 + e (an addf of a splat made
 // inside the loop and exp's result) and the quotient (a divf of that splat and
 // 1 + e) are made again from the record: two arrays a record, not four.

@@ -4,7 +4,7 @@
 // %xs[k] at its index: the row is not recorded per iteration. The reversed
 // iteration takes it again from %xs, which the function's own record keeps
 // once: 4 iterations of a 3-number row are 12 numbers, no fewer than %xs
-// holds (passes/loops.py, _recompute_cheap). The reshape of the row is made
+// holds (passes/ad/reverse_loops.py, _recompute_cheap). The reshape of the row is made
 // again too.
 
 func.func @f(%w: tensor<3xf64>, %xs: tensor<4x1x3xf64>) -> f64 {

@@ -3,7 +3,7 @@
 // Reverse over reverse through a loop: @d2 asks for the gradient of @df, which
 // asks for the gradient of @f. The pass rewrites @df's request first (it is
 // below @d2's), then differentiates its generated code, tape ops included:
-// the tape's cotangent is a shadow tape (passes/derivatives/tape.py).
+// the tape's cotangent is a shadow tape (passes/ad/derivatives/tape.py).
 
 // f(x) = sum_{k=1..5} sin(k x)
 func.func @f(%x: f64) -> f64 {

@@ -4,7 +4,7 @@
 // frontend makes them) runs a number of times known at compile time: the
 // pullback's reversed loop counts to that constant, and the augmented primal
 // leaves only the loop's end position on the tape, not its trip count
-// (passes/loops.py, static_trip_count). The reversed loop's static bounds are
+// (passes/ad/reverse_loops.py, static_trip_count). The reversed loop's static bounds are
 // what irad-sink-accumulations needs to stack its records.
 
 func.func @f(%x: f64) -> f64 {

@@ -1,6 +1,6 @@
 // From a hand-written request to printed derivatives with upstream tools only:
 // irad-for-mlir-opt emits the module, mlir-opt 22 lowers it with irad's lowering
-// pipeline (irad.backends.native.LOWERING; the command of docs/ir-conventions.md),
+// pipeline (irad.backends.native.compile.LOWERING; the command of docs/ir-conventions.md),
 // mlir-runner runs @main, which prints with printf("%.17g").
 // REQUIRES: mlir-opt, mlir-runner
 // RUN: irad-opt %s -p irad-for-mlir-opt \

@@ -3,7 +3,7 @@
 // REQUIRES: mlir-opt
 
 // Array and float code of a loop body that reads only values from outside the
-// loop moves before it (passes/loop_invariants.py): the broadcast of %b and
+// loop moves before it (passes/hoist_loop_invariants.py): the broadcast of %b and
 // its tensor.empty, the transpose of %w and a splat of %one, in the order they
 // were in, and ops that read them stay. An op that takes an index (the slice
 // at %i, a slice at the invariant %j, which a bounds check in the body may

@@ -4,7 +4,7 @@
 
 // A loop nest linalg made parallel (what --convert-linalg-to-parallel-loops
 // makes of np.tanh(z + b) over 256x128) moves into a function of a row range
-// (irad/backends/native_split_loops.py): its captured memrefs and the f64 go
+// (irad/backends/native/split_loops.py): its captured memrefs and the f64 go
 // into a task, filled where the nest was, which irad_split_rows hands to the
 // function once per chunk of rows; constants are cloned into the function.
 // The sum over rows (an scf.for outside) and the small nest (16 rows, fewer

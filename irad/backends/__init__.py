@@ -19,8 +19,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from irad.backends.python import CompiledModule, compile_module
-from irad.errors import BackendError
+from irad.backends.python.translate import CompiledModule, compile_module
+from irad.base.errors import BackendError
 
 BACKENDS = ("python", "native", "iree")
 
@@ -73,7 +73,7 @@ def check_backend(
                 "  hint: pass backend='iree', or leave them out"
             )
         return Backend(backend)
-    from irad.backends import iree  # checks the options; imports IREE only when compiling
+    from irad.backends.iree import compile as iree  # checks the options; imports IREE only when compiling
 
     return Backend("iree", *iree.options(iree_target, iree_device))
 
@@ -82,11 +82,11 @@ def compile_for(module, backend: Backend | str):
     """Compile `module` with `backend` (a Backend, or a backend's name)."""
     backend = check_backend(backend)
     if backend.name == "native":
-        from irad.backends import native  # imports llvmlite only when used
+        from irad.backends.native import compile as native  # imports llvmlite only when used
 
         return native.compile_module(module)
     if backend.name == "iree":
-        from irad.backends import iree
+        from irad.backends.iree import compile as iree
 
         return iree.compile_module(module, backend.iree_target, backend.iree_device)
     return compile_module(module)

@@ -15,7 +15,7 @@ which explains errors, compiles, and runs the code as before.
 A backend builds the body (`Body`); `define` wraps it in the checks. A
 backend without entries gets `generic`, which calls the compiled function.
 (Not to be confused with the native backend's *entry* functions,
-native_checks.py, the C functions its machine code is called through.)
+native/checks.py, the C functions its machine code is called through.)
 """
 
 from __future__ import annotations

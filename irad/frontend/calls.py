@@ -31,7 +31,7 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr, TensorType
 from xdsl.ir import SSAValue
 
-from irad.errors import IradWarning
+from irad.base.errors import IradWarning
 from irad.frontend.arrays import BoundMethod, builtin_on_array, is_array, is_numpy_callable, reshape_method
 from irad.frontend.callables import (
     SELF,

@@ -33,7 +33,7 @@ from irad.frontend import callables, joins, number_joins
 from irad.frontend.emitter import Emitter
 from irad.frontend.views import BASE, VIEWS
 from irad.frontend.values import NoValue, Static
-from irad.errors import UnsupportedError
+from irad.base.errors import UnsupportedError
 from irad.ir.symbols import value_name
 from irad.ir.types import F64, I1, describe, is_int
 

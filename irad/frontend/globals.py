@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from xdsl.ir import Attribute, Block, BlockArgument
 
-from irad.errors import UnsupportedError
+from irad.base.errors import UnsupportedError
 from irad.ir.symbols import value_name
 from irad.ir.types import type_of_value
 

@@ -56,7 +56,7 @@ from xdsl.dialects.linalg.ops import BroadcastOp, GenericOp, TransposeOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
-from irad.errors import UnsupportedError
+from irad.base.errors import UnsupportedError
 from irad.frontend.emitter import INT_LITERAL
 from irad.frontend.number_joins import MARK, Flow, flow_from
 from irad.frontend.numpy_scalars import KIND as SCALAR_KIND

@@ -2,7 +2,7 @@
 
 Each entry maps a Python callable to an emitter that appends its IR. Functions
 with a single math-dialect op lower to that op (its derivative lives in
-passes/derivatives/scalar.py). Functions irad implements in Python (irad/numerics.py)
+passes/ad/derivatives/scalar.py). Functions irad implements in Python (irad/numerics.py)
 are lowered from their source like user functions, so the rule table sees a
 call to them.
 """

@@ -25,8 +25,8 @@ from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from irad.errors import IradWarning, UnsupportedError
-from irad.recursion import deep_recursion
+from irad.base.errors import IradWarning, UnsupportedError
+from irad.base.recursion import deep_recursion
 from irad.frontend.arrays import (
     STATIC_OPERATORS,
     ArrayLowering,

@@ -26,7 +26,7 @@ from xdsl.dialects.linalg.ops import BroadcastOp, GenericOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineMap
 
-from irad.errors import UnsupportedError
+from irad.base.errors import UnsupportedError
 from irad.ir.types import describe
 from irad.ir.walk import walk_block
 

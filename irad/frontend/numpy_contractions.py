@@ -4,7 +4,7 @@ outer, vecdot, cross, trace, matrix_transpose, multi_dot).
 
 Each lowers to ops whose derivatives the op registry has: a sum of products
 is one contraction (irad/ir/contraction.py: a linalg.generic that
-passes/derivatives/contraction.py differentiates, and the Python backend runs
+passes/ad/derivatives/contraction.py differentiates, and the Python backend runs
 as np.einsum); kron is a broadcast product, cross a difference of products of
 slices, trace a product with an identity mask and a sum. Like every numpy
 entry, each is a rule-table target (`numpy.einsum`, ...).

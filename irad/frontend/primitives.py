@@ -4,7 +4,7 @@ rather than lowers.
 A call to a primitive is a `func.call` to a private declaration whose result
 types the primitive's shape function gives, and whose `irad.python` attribute
 names the Python function: the Python backend runs it, the native backend
-implements it (irad/backends/native_linalg.py). The rule table holds its
+implements it (irad/backends/native/linalg.py). The rule table holds its
 derivatives under its name (`irad.linalg.solve`).
 """
 
@@ -14,7 +14,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.ir import Attribute
 
-from irad.errors import UnsupportedError
+from irad.base.errors import UnsupportedError
 from irad.frontend.library import describe_callable, python_reference
 from irad.ir.types import I1, describe, is_float
 from irad.linalg import BOOL, FLOAT

@@ -4,7 +4,7 @@ The statement becomes a call to a declaration carrying a template
 (irad/ir/printing.py): strings, None, shapes and other values known while
 lowering are text in the template; numbers and arrays are operands, shown as
 Python would show them. The Python backend prints; the native backend drops the
-call with one warning naming the line (irad/backends/native.py).
+call with one warning naming the line (irad/backends/native/compile.py).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import types
 from collections import deque
 from dataclasses import dataclass
 
-from irad.errors import UnsupportedError
+from irad.base.errors import UnsupportedError
 
 SUBSET_HINT = "irad lowers the Python subset described in docs/python-subset.md"
 

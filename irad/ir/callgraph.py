@@ -1,7 +1,7 @@
 """Recursion in a call graph: Tarjan's strongly connected components, and
 which functions of a module call themselves, directly or through others.
 
-The inliner (passes/callgraph.py) judges recursion on the primal call graph;
+The inliner (passes/optimisation/callgraph.py) judges recursion on the primal call graph;
 the native backend guards the stack of every function on a cycle of calls
 (`call_cycles`). Tarjan's algorithm runs with an explicit stack, so a
 10,000-deep chain costs no Python recursion.

@@ -21,7 +21,7 @@ and ``irad.jvp`` for forward mode (see :class:`JvpOp`).
 
 Reverse mode's generated code keeps the values its pullback needs from loops
 and recursion on a *tape*, through five ops typed by their records (see
-passes/loops.py for what is recorded, passes/lower_tape.py for the memref
+passes/ad/reverse_loops.py for what is recorded, passes/lower_tape.py for the memref
 code ``irad-lower-tape`` turns them into)::
 
     %tape, %pos = irad.tape_create
@@ -39,7 +39,7 @@ never grows the tape.
 Differentiating that code again (reverse over reverse) gives each tape a
 *shadow*: a tape of the same layout holding the cotangents of what is recorded,
 as Enzyme gives memory a shadow. Its ops are the tape ops' adjoints
-(passes/derivatives/tape.py)::
+(passes/ad/derivatives/tape.py)::
 
     %s = irad.shadow_create
     %s2 = irad.shadow_add %s[%end] %dx, %dn, %da : f64, i64, tensor<3xf64>

@@ -3,7 +3,7 @@ indexing (`x[idx]`, `y[idx] = v`), np.take, np.sort and np.argsort.
 
 Each is a `linalg.generic` that names what it computes (`irad.kind`, see
 tensor.py's GENERIC_KINDS) and its axis (`irad.axis`), so the derivative rules
-(passes/derivatives/tensor.py) and the Python backend (np.take_along_axis,
+(passes/ad/derivatives/tensor.py) and the Python backend (np.take_along_axis,
 np.add.at, np.argsort) read their meaning instead of guessing it from the body.
 All take numpy's take_along_axis form: the index tensor has the rank of the
 data and its shape everywhere but on `axis`; the index values are in range

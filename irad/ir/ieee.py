@@ -2,7 +2,7 @@
 integer ops Python's operators do not have.
 
 The constant folds (passes/float_folds.py) and the Python backend
-(irad/backends/python.py) both compute ops with these functions and tables, keyed
+(irad/backends/python/translate.py) both compute ops with these functions and tables, keyed
 by op name, so a fold gives the value the program computes at run time.
 
 The float functions take Python floats or numpy scalars and follow IEEE 754 on

@@ -6,7 +6,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.ir import Operation
 
-from irad.errors import DifferentiationError
+from irad.base.errors import DifferentiationError
 from irad.ir.metadata import display_name
 
 

@@ -64,7 +64,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure, SameOperandsAndResultType
 from xdsl.utils.exceptions import VerifyException
 
-from irad.errors import BackendError
+from irad.base.errors import BackendError
 
 __all__ = [
     "ARITH",

@@ -44,7 +44,7 @@ from xdsl.dialects.linalg.ops import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineMap
 
-from irad.errors import DifferentiationError
+from irad.base.errors import DifferentiationError
 from irad.ir.builder import IRBuilder
 from irad.ir.locations import location
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from xdsl.dialects import func
 from xdsl.ir import Attribute
 
-from irad.errors import DifferentiationError
+from irad.base.errors import DifferentiationError
 from irad.rules.signature import Signature
 
 RRULE = "rrule"

@@ -6,7 +6,7 @@ import pytest
 from xdsl.dialects import func
 
 import irad
-from irad import generated_programs as testing
+from tests import generated_programs as testing
 from irad import pipeline
 from tests import programs
 

@@ -23,9 +23,10 @@ from xdsl.dialects.builtin import TensorType, f64
 
 import irad
 from irad import compiled, pipeline
-from irad.backends import mlir_tools, native
-from irad.backends.llvm_jit import JitModule
-from irad.errors import UnsupportedError
+from irad.backends.native import mlir_tools
+from irad.backends.native import compile as native
+from irad.backends.native.llvm_jit import JitModule
+from irad.base.errors import UnsupportedError
 from tests.backends.test_backend_native import _runner_utils, needs_native
 
 BACKENDS = ["python", pytest.param("native", marks=[pytest.mark.native, needs_native])]

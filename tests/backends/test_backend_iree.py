@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 import irad
-from irad.backends import iree
-from irad.errors import BackendError, RuntimeCheckError
+from irad.backends.iree import compile as iree
+from irad.base.errors import BackendError, RuntimeCheckError
 from tests.api import test_gradients as tg
 from tests.backends.test_backend_native import (
     ARRAY_CASES,

@@ -25,9 +25,10 @@ import pytest
 
 import irad
 from irad import compiled
-from irad.backends import mlir_tools, native
-from irad.backends import python as python_backend
-from irad.backends.llvm_jit import JitModule
+from irad.backends.native import mlir_tools
+from irad.backends.native import compile as native
+from irad.backends.python import translate as python_backend
+from irad.backends.native.llvm_jit import JitModule
 from irad.ir.dialect import make_context
 from tests.frontend import test_arrays as ta
 from tests.passes import test_control_flow as cf

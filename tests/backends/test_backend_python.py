@@ -16,9 +16,9 @@ from xdsl.dialects import builtin, func, scf, tensor
 from xdsl.parser import Parser
 
 from irad.backends import CompiledModule, compile_module
-from irad.backends.python import FAST_NAMESPACE, IEEE_NAMESPACE
+from irad.backends.python.translate import FAST_NAMESPACE, IEEE_NAMESPACE
 from irad.ir.mlir_ops import ARITH, MATH
-from irad.errors import BackendError
+from irad.base.errors import BackendError
 
 INF = math.inf
 NAN = math.nan
@@ -138,7 +138,7 @@ def test_ssa_names_that_clash_with_python_names():
 
 
 def test_translation_happens_once(monkeypatch):
-    from irad.backends import python as backend
+    from irad.backends.python import translate as backend
 
     cm = compile_text("""
     func.func @f(%x: f64) -> f64 {

@@ -1,4 +1,4 @@
-"""irad/backends/iree_forms.py: the rewrites that make IREE 3.13 compute the
+"""irad/backends/iree/forms.py: the rewrites that make IREE 3.13 compute the
 right values.
 
 - Host math the VM lacks (tan, sinh, cosh, asin, acos, asinh, acosh, atanh,
@@ -31,9 +31,10 @@ from xdsl.dialects import math as mathd
 from xdsl.parser import Parser
 
 import irad
-from irad import generated_programs
-from irad.backends import compile_module, iree
-from irad.backends.iree_forms import EXPANSIONS, branches_as_selects, for_iree, widen_carried_scalars
+from tests import generated_programs
+from irad.backends import compile_module
+from irad.backends.iree import compile as iree
+from irad.backends.iree.forms import EXPANSIONS, branches_as_selects, for_iree, widen_carried_scalars
 from tests.api import test_gradients as tg
 from tests.passes import test_control_flow as cf
 
@@ -373,7 +374,7 @@ ANNOTATED = """
 
 
 def test_register_hazards_are_found_in_the_annotated_vm_module():
-    from irad.backends.iree_registers import hazards
+    from irad.backends.iree.registers import hazards
 
     assert hazards(ANNOTATED) == [
         "@f ^bb3: its first op reads %c from the register of argument %8",
@@ -401,7 +402,7 @@ def branch_holding_a_loop(x, a, n):
 @needs_iree
 @pytest.mark.iree
 def test_a_program_iree_would_miscompute_is_refused():
-    from irad.errors import BackendError
+    from irad.base.errors import BackendError
 
     with pytest.raises(BackendError, match="IREE 3.13 would compute a wrong value for this program"):
         irad.value_and_grad(branch_holding_a_loop, argnums=(0, 1), backend="iree")(-3.0, 0.4, 4)
@@ -410,7 +411,7 @@ def test_a_program_iree_would_miscompute_is_refused():
 @needs_iree
 @pytest.mark.iree
 def test_a_join_reading_a_dying_value_after_a_kept_branch_is_refused():
-    from irad.errors import BackendError
+    from irad.base.errors import BackendError
 
     kept = REUSED_AT_JOIN.replace(
         "%s = math.sin %x : f64",

@@ -1,5 +1,5 @@
 """One lowering pipeline: every mlir-opt command the docs and the lit tests show
-is the native backend's (irad.backends.native.LOWERING, after BUFFERIZATION for
+is the native backend's (irad.backends.native.compile.LOWERING, after BUFFERIZATION for
 tensors), so what the docs say to run is what the tests run; and the
 documented line from a hand-written request to a printed gradient runs."""
 
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from irad.backends.mlir_tools import find_tool
-from irad.backends.native import BUFFERIZATION, LOWERING
+from irad.backends.native.mlir_tools import find_tool
+from irad.backends.native.compile import BUFFERIZATION, LOWERING
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])

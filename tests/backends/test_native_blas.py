@@ -1,4 +1,4 @@
-"""Matrix products through BLAS in native code (irad/backends/native_blas.py).
+"""Matrix products through BLAS in native code (irad/backends/native/blas.py).
 
 Gradients of matmul-heavy programs on the native backend, checked against
 central finite differences in float64 and against the program run as numpy
@@ -13,8 +13,10 @@ from xdsl.dialects.linalg.ops import MatmulOp
 
 import irad
 from irad import compiled
-from irad.backends import lapack, native, native_blas
-from irad.errors import BackendError
+from irad.backends.native import lapack
+from irad.backends.native import compile as native
+from irad.backends.native import blas as native_blas
+from irad.base.errors import BackendError
 from tests.reference import NATIVE_MISSING, check_against_numpy, copies, float_positions
 
 pytestmark = [
@@ -243,7 +245,7 @@ def test_slices_with_contiguous_rows_are_read_in_their_source(monkeypatch):
     check_against_numpy(block_products, args, backend="native")
 
 
-# ---- BLAS threads (irad/backends/lapack.py) ------------------------------------------------
+# ---- BLAS threads (irad/backends/native/lapack.py) ------------------------------------------------
 def _threads_in_a_fresh_process(environment: dict) -> str:
     """How many threads irad's OpenBLAS runs on in a new process with
     `environment` (OpenBLAS reads OPENBLAS_NUM_THREADS when it loads)."""

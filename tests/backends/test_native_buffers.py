@@ -1,4 +1,4 @@
-"""The native runtime's cache of large buffers (irad/backends/native_buffers.py).
+"""The native runtime's cache of large buffers (irad/backends/native/buffers.py).
 
 A gradient with a large materialised temporary (an exp used twice) is called
 again and again, with new data each time, from one thread and from several at
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import irad
-from irad.backends import native_buffers
-from irad.errors import RuntimeCheckError
+from irad.backends.native import buffers as native_buffers
+from irad.base.errors import RuntimeCheckError
 from tests.backends.test_backend_native import needs_native
 
 pytestmark = [pytest.mark.native, needs_native]

@@ -1,4 +1,4 @@
-"""The native call path of functions with arrays (irad/backends/native_call.py):
+"""The native call path of functions with arrays (irad/backends/native/call.py):
 numpy arrays read in place by a trampoline that checks them, the arrays it
 refuses converted by Python, array results computed into numpy's arrays.
 
@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 import irad
-from irad.backends import native, native_call
-from irad.errors import BackendError
+from irad.backends.native import compile as native
+from irad.backends.native import call as native_call
+from irad.base.errors import BackendError
 from tests.backends.test_backend_native import _parse, needs_native
 
 pytestmark = [pytest.mark.native, needs_native]

@@ -1,5 +1,5 @@
 """Failed checks and runaway recursion raise, natively as on the Python backend,
-and the process carries on (irad/backends/native_checks.py).
+and the process carries on (irad/backends/native/checks.py).
 
 A failed check natively used to abort the process (cf.assert lowers to
 abort) and runaway recursion was a SIGSEGV. Both backends now raise
@@ -21,8 +21,9 @@ import pytest
 from xdsl.dialects import cf, func
 
 import irad
-from irad.backends import native, native_checks
-from irad.errors import RuntimeCheckError
+from irad.backends.native import compile as native
+from irad.backends.native import checks as native_checks
+from irad.base.errors import RuntimeCheckError
 from tests.api.test_gradients import finite_difference
 from tests.backends.test_backend_native import _parse, needs_native
 from tests.frontend.test_joins import BACKENDS
@@ -178,7 +179,7 @@ def logarithm(x):
 @pytest.mark.native
 @needs_native
 def test_a_nan_result_is_a_nan_after_a_failed_check():
-    """A float result stands in NaN for a failed check (native_checks.py): a
+    """A float result stands in NaN for a failed check (native/checks.py): a
     genuine NaN right after a failure is still a NaN, not a stale error."""
     failing, nan = irad.grad(checked, backend="native"), irad.value_and_grad(logarithm, backend="native")
     with pytest.raises(RuntimeCheckError):
@@ -309,7 +310,7 @@ def test_the_rewrite_leaves_no_assert_and_guards_only_the_cycle():
 
 @pytest.mark.mlir
 def test_the_rewritten_module_parses_in_mlir_opt():
-    from irad.backends.mlir_tools import mlir_opt_parses, find_tool
+    from irad.backends.native.mlir_tools import mlir_opt_parses, find_tool
 
     if find_tool("mlir-opt") is None:
         pytest.skip("needs mlir-opt")

@@ -23,9 +23,11 @@ from xdsl.dialects import func
 
 import irad
 from irad import compiled
-from irad.backends import NATIVE_KEEP_SHARED, Backend, native, object_cache
-from irad.backends.llvm_jit import JitModule
-from irad.errors import BackendError
+from irad.backends import NATIVE_KEEP_SHARED, Backend
+from irad.backends.native import compile as native
+from irad.backends.native import object_cache
+from irad.backends.native.llvm_jit import JitModule
+from irad.base.errors import BackendError
 from irad.frontend import signature_of
 from irad.pipeline import gradient_module
 from tests.backends.test_native_blas import mlp
@@ -123,7 +125,7 @@ def test_buffers_keep_their_provenance_so_loops_need_no_alias_checks():
     assert "vector.memcheck" not in optimised
 
 
-# ---- the cache of machine code across processes (irad/backends/object_cache.py) --------
+# ---- the cache of machine code across processes (irad/backends/native/object_cache.py) --------
 SQUARE = "define double @square(double %x) {\n  %y = fmul double %x, %x\n  ret double %y\n}\n"
 CUBE = "define double @square(double %x) {\n  %y = fmul double %x, %x\n  %z = fmul double %y, %x\n  ret double %z\n}\n"
 
@@ -183,7 +185,7 @@ def test_an_unwritable_cache_only_costs_the_compile(tmp_path, monkeypatch):
 ANOTHER_PROCESS = """
 import sys
 import numpy as np
-from irad.backends import native
+from irad.backends.native import compile as native
 from irad.ir.dialect import make_context
 from xdsl.parser import Parser
 module = Parser(make_context(), open(sys.argv[1]).read()).parse_module()

@@ -1,4 +1,4 @@
-"""Cheap array producers recomputed into each consumer (irad/backends/native_fusion.py).
+"""Cheap array producers recomputed into each consumer (irad/backends/native/fusion.py).
 
 Gradients whose forward intermediates are copied per use, so MLIR fuses them
 into their consumers, are checked against central differences of the program
@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 import irad
-from irad.backends import native, native_fusion
+from irad.backends.native import compile as native
+from irad.backends.native import fusion as native_fusion
 from tests.backends.test_backend_native import ARRAY_CASES, BENCH_ARRAYS, _float_positions, needs_native
 from tests.frontend import test_arrays as ta
 from tests.reference import central_difference

@@ -1,6 +1,6 @@
 """The native backend's linear algebra: the LAPACK library it finds
-(irad/backends/lapack.py) and the definitions it links for irad.linalg's
-declarations (irad/backends/native_linalg.py). Gradients and values are checked
+(irad/backends/native/lapack.py) and the definitions it links for irad.linalg's
+declarations (irad/backends/native/linalg.py). Gradients and values are checked
 in tests/frontend/test_numpy_linalg.py on both backends."""
 
 import ctypes
@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 import irad
-from irad.backends import lapack, native_linalg
-from irad.backends.native import unavailable_reason
-from irad.errors import BackendError
+from irad.backends.native import lapack
+from irad.backends.native import linalg as native_linalg
+from irad.backends.native.compile import unavailable_reason
+from irad.base.errors import BackendError
 
 NATIVE_MISSING = unavailable_reason()
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import irad
-from irad.backends import native
+from irad.backends.native import compile as native
 from tests.backends.test_backend_native import needs_native
 
 pytestmark = [pytest.mark.native, needs_native]

@@ -1,6 +1,6 @@
 """Who owns the buffers native code returns (docs/backends.md, Memory).
 
-The rule, at the native call boundary (irad.backends.native._claim): each
+The rule, at the native call boundary (irad.backends.native.compile._claim): each
 allocation has one owner, and the arrays handed to the user share memory with
 nothing irad keeps (residuals) nor with each other. Values are checked against
 closed forms or central finite differences. `make memcheck` reruns this file
@@ -24,8 +24,10 @@ import pytest
 from xdsl.dialects.builtin import MemRefType, f64
 
 import irad
-from irad.backends import native, native_checks, tiers
-from irad.errors import RuntimeCheckError
+from irad.backends.native import compile as native
+from irad.backends.native import checks as native_checks
+from irad.backends.native import tiers
+from irad.base.errors import RuntimeCheckError
 from tests.backends import test_native_checks as nc
 from tests.backends.test_backend_native import BENCH_ARRAYS, _parse, needs_native
 from tests.frontend import test_arrays as ta
@@ -230,7 +232,7 @@ _libc.malloc.argtypes = [ctypes.c_size_t]
 
 
 def _native_allocation(nbytes: int) -> int:
-    """Memory laid out as native code allocates it (native_runtime.ll): a
+    """Memory laid out as native code allocates it (native/runtime.ll): a
     header before it that names what malloc returned, for its owner to free."""
     base = _libc.malloc(native_checks.HEADER + nbytes)
     memory = base + native_checks.HEADER

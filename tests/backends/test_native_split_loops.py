@@ -1,5 +1,5 @@
 """Loop nests split by rows between the caller and irad's helper thread
-(irad/backends/native_split_loops.py).
+(irad/backends/native/split_loops.py).
 
 Split and unsplit code give the same bits (f32 and f64, row counts that are
 and are not multiples of the chunks' alignment, reductions within rows,
@@ -16,8 +16,11 @@ import pytest
 
 import irad
 from irad import compiled
-from irad.backends import native, native_split, native_split_loops
-from irad.errors import BackendError
+from irad.backends.native import compile as native
+from irad.backends.native import split as native_split
+from irad.backends.native import split_loops as native_split_loops
+from irad.passes import split_loops as split_loops_pass
+from irad.base.errors import BackendError
 from tests.backends.test_native_blas import mlp
 from tests.reference import NATIVE_MISSING, central_difference
 
@@ -82,9 +85,9 @@ def _args(program, rows, columns, dtype, rng):
 def test_split_loops_give_the_same_bits(program, rows, columns, dtype, monkeypatch):
     args = _args(program, rows, columns, dtype, np.random.default_rng(rows * columns))
     split_module, split = _compile(program, args, monkeypatch, True)
-    assert native_split_loops.FUNCTION_PREFIX in split_module.llvm_ir, "nothing was split"
+    assert split_loops_pass.FUNCTION_PREFIX in split_module.llvm_ir, "nothing was split"
     whole_module, whole = _compile(program, args, monkeypatch, False)
-    assert native_split_loops.FUNCTION_PREFIX not in whole_module.llvm_ir
+    assert split_loops_pass.FUNCTION_PREFIX not in whole_module.llvm_ir
     before = native_split.counts()
     for a, b in zip(_both_tiers(split_module, split, args), _both_tiers(whole_module, whole, args)):
         (a,), (b,) = a, b
@@ -103,15 +106,15 @@ def test_a_sum_over_rows_and_small_loops_are_not_split(monkeypatch):
     fewer rows than two aligned chunks, nothing is."""
     args = (np.random.default_rng(0).normal(size=(512, 64)),)
     module, run = _compile(column_sums, args, monkeypatch, True)
-    assert module.llvm_ir.count(f"define void @{native_split_loops.FUNCTION_PREFIX}") == 1
+    assert module.llvm_ir.count(f"define void @{split_loops_pass.FUNCTION_PREFIX}") == 1
     # a column's terms nearly cancel: bound the error by the sum of their sizes (tanh's ulps, the order of adds)
     scale = np.abs(np.tanh(args[0])).sum(axis=0)
     np.testing.assert_allclose(run(*args)[0], column_sums(*args), rtol=0, atol=1e-14 * scale.max())
-    module, _ = _compile(column_sums, args, monkeypatch, True, min_work=512 * 64 * (1 + native_split_loops.MATH_WORK) + 1)
-    assert native_split_loops.FUNCTION_PREFIX not in module.llvm_ir
+    module, _ = _compile(column_sums, args, monkeypatch, True, min_work=512 * 64 * (1 + split_loops_pass.MATH_WORK) + 1)
+    assert split_loops_pass.FUNCTION_PREFIX not in module.llvm_ir
     small = (np.random.default_rng(1).normal(size=(31, 64)),)
     module, run = _compile(tanh_backward, small * 2, monkeypatch, True)
-    assert native_split_loops.FUNCTION_PREFIX not in module.llvm_ir
+    assert split_loops_pass.FUNCTION_PREFIX not in module.llvm_ir
 
 
 def test_mlp_gradient_with_split_loops_against_central_differences(monkeypatch):
@@ -123,7 +126,7 @@ def test_mlp_gradient_with_split_loops_against_central_differences(monkeypatch):
     monkeypatch.setenv(native_split_loops.MIN_WORK_VARIABLE, "0")
     gradient = irad.grad(mlp, (0, 1, 2, 3), backend="native")
     module = native.compile_module(gradient.lower(*args))
-    assert module.llvm_ir.count(f"define void @{native_split_loops.FUNCTION_PREFIX}") >= 3
+    assert module.llvm_ir.count(f"define void @{split_loops_pass.FUNCTION_PREFIX}") >= 3
     grads = gradient(*args)
     gradient.wait_optimised()
     for first, again in zip(grads, gradient(*args)):

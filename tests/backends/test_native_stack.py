@@ -1,4 +1,4 @@
-"""Small static-shape temporaries on the stack (irad/backends/native_stack.py).
+"""Small static-shape temporaries on the stack (irad/backends/native/stack.py).
 
 Gradients are checked against central differences of the program run as
 numpy in float64 (or a closed form, for arrays too large for differences), at
@@ -17,8 +17,10 @@ import numpy as np
 import pytest
 
 import irad
-from irad.backends import native, native_buffers, native_stack
-from irad.errors import BackendError
+from irad.backends.native import compile as native
+from irad.backends.native import buffers as native_buffers
+from irad.backends.native import stack as native_stack
+from irad.base.errors import BackendError
 from tests.backends.test_backend_native import BENCH_ARRAYS, needs_native
 from tests.reference import central_difference
 

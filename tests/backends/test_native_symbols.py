@@ -18,7 +18,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from irad.backends import native
+from irad.backends.native import compile as native
 from tests.backends.test_backend_native import needs_native
 
 pytestmark = [pytest.mark.native, needs_native]
@@ -57,7 +57,7 @@ RUNNER = r'''
 import json, re, sys
 import numpy as np
 import irad
-from irad.backends import native
+from irad.backends.native import compile as native
 sys.path.insert(0, sys.argv[1])
 import program as p
 

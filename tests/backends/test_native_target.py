@@ -1,4 +1,4 @@
-"""The target machine native code is compiled for (irad/backends/llvm_jit.py):
+"""The target machine native code is compiled for (irad/backends/native/llvm_jit.py):
 this CPU, with LLVM's gathers and scatters turned off (TUNING), and
 IRAD_NATIVE_TUNING to change that.
 
@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 import irad
-from irad.backends import llvm_jit, native
-from irad.errors import BackendError
+from irad.backends.native import llvm_jit
+from irad.backends.native import compile as native
+from irad.base.errors import BackendError
 from tests.backends.test_backend_native import BENCH_ARRAYS, needs_native
 from tests.reference import central_difference
 

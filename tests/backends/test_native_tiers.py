@@ -1,4 +1,4 @@
-"""Tiered compilation of native code (irad/backends/tiers.py).
+"""Tiered compilation of native code (irad/backends/native/tiers.py).
 
 - The first call runs tier 0 (-O0); the background -O2 compile is held back
   by a gate here, so the test knows which tier ran. Calls switch to -O2
@@ -29,15 +29,17 @@ import pytest
 
 import irad
 from irad import compiled
-from irad.backends import native, object_cache, tiers
-from irad.errors import BackendError, IradWarning
+from irad.backends.native import compile as native
+from irad.backends.native import object_cache
+from irad.backends.native import tiers
+from irad.base.errors import BackendError, IradWarning
 from tests.reference import NATIVE_MISSING, central_difference
 
 pytestmark = [
     pytest.mark.native,
     pytest.mark.skipif(NATIVE_MISSING is not None, reason=str(NATIVE_MISSING)),
 ]
-BUILD = os.path.join(os.path.dirname(tiers.__file__), "llvm_build.py")
+BUILD = os.path.join(os.path.dirname(tiers.__file__), "native/llvm_build.py")
 
 
 @pytest.fixture(autouse=True)
@@ -216,7 +218,7 @@ def test_a_cache_hit_runs_no_mlir_tool(monkeypatch):
 EXITS = """
 import numpy as np
 import irad
-from irad.backends import native
+from irad.backends.native import compile as native
 from tests.backends.test_native_tiers import WORKLOADS
 if HIT:
     native.lower_to_llvm_ir = None  # mlir-opt and mlir-translate must not run
@@ -249,7 +251,7 @@ FORKS = """
 import os, sys
 import numpy as np
 import irad
-from irad.backends import tiers
+from irad.backends.native import tiers
 tiers.child_command = lambda: [sys.executable, "-c", "import time; time.sleep(600)"]
 from tests.backends.test_native_tiers import WORKLOADS, central_difference
 f, args, argnums = WORKLOADS["softmax"]

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import irad
-from irad.backends import python as python_backend
+from irad.backends.python import translate as python_backend
 from tests.backends.test_backend_native import needs_native
 from tests.reference import central_difference, copies
 
@@ -116,7 +116,7 @@ def slots(v, w):
 
 
 def columns(p, q):
-    # columns 0 and 2 of 3: slices that tile p would be joined instead (passes/slice_sums.py)
+    # columns 0 and 2 of 3: slices that tile p would be joined instead (passes/join_slice_sums.py)
     x, z = p[:, 0], p[:, 2]
     return np.sum(x * q + np.sin(z) * q + z * x)
 
@@ -209,7 +209,7 @@ def test_a_forwarded_division_by_zero_still_gives_ieee_results():
         assert gy == -np.float64(3.0) * 2.0 / (d * d)
 
 
-# ---- elementwise ops before broadcasts (passes/broadcast_sinking.py) ---------------------
+# ---- elementwise ops before broadcasts (passes/sink_broadcasts.py) ---------------------
 
 BACKENDS = ["python", pytest.param("native", marks=[pytest.mark.native, needs_native])]
 

@@ -1,4 +1,4 @@
-"""The numpy backend's saved temporaries (irad/backends/python_temporaries.py):
+"""The numpy backend's saved temporaries (irad/backends/python/temporaries.py):
 out= into owned, dead operands and sums fused with their product or negation.
 
 Gradients of the benchmark workloads and of aliasing-sensitive programs are
@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 import irad
-from irad.errors import RuntimeCheckError
-from irad.backends import python as python_backend
-from irad.backends import python_arrays
+from irad.base.errors import RuntimeCheckError
+from irad.backends.python import translate as python_backend
+from irad.backends.python import arrays as python_arrays
 from tests.reference import central_difference, check_against_numpy, copies
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
@@ -237,7 +237,7 @@ def all_rows_squared(x):
 
 @pytest.mark.parametrize("f,copy", [
     (rows_squared, "= np.array(row, dtype=np.float64).reshape(-1)"),  # each row x[i] is recorded: a copy
-    (all_rows_squared, "= np.array(x, dtype=np.float64)"),  # a loop over all rows keeps x once (passes/loops.py)
+    (all_rows_squared, "= np.array(x, dtype=np.float64)"),  # a loop over all rows keeps x once (passes/ad/reverse_loops.py)
 ])
 def test_a_view_of_an_argument_is_copied_onto_the_tape(f, copy):
     x = np.array([[0.3, -0.7], [1.1, 0.5], [0.2, 0.9]])

@@ -1,5 +1,5 @@
 """exp, log and tanh over arrays natively, through glibc's libmvec
-(irad/backends/vector_math.py), and tanh through irad's own (tanh_ir.py).
+(irad/backends/native/vector_math.py), and tanh through irad's own (native/tanh_ir.py).
 
 Values are checked against libm itself, called through ctypes: within 4 ulp
 (libmvec's documented bound) over a dense sample of each function's domain
@@ -23,8 +23,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irad
-from irad.backends import llvm_jit, native, vector_math
-from irad.errors import BackendError
+from irad.backends.native import llvm_jit
+from irad.backends.native import compile as native
+from irad.backends.native import vector_math
+from irad.base.errors import BackendError
 from tests.backends.test_backend_native import needs_native
 
 needs_libmvec = pytest.mark.skipif(not vector_math.available(), reason="no vector math library (x86-64 glibc's libmvec) here")
@@ -304,7 +306,7 @@ def test_a_narrower_loop_computes_lanes_of_the_same_function(monkeypatch):
     assert same_special(module.function("tanh_array")(x)[0], full)
 
 
-# ---- irad's own tanh (tanh_ir.py) ----
+# ---- irad's own tanh (native/tanh_ir.py) ----
 @pytest.fixture
 def own_tanh():
     """Skips where loops call libmvec's tanh (no fused multiply-add, or vector math off)."""

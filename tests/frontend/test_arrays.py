@@ -326,7 +326,7 @@ def test_runtime_indices_are_checked(f, args, message, backend):
     IndexError: irad raises RuntimeCheckError naming the source line, never a
     wrong element; natively too, and the next call runs."""
     g = irad.grad(f, backend=backend)
-    with pytest.raises(irad.errors.RuntimeCheckError, match=message) as err:
+    with pytest.raises(irad.base.errors.RuntimeCheckError, match=message) as err:
         g(*args())
     assert "array_programs.py:" in str(err.value)
     fine = list(args())

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import irad
-from irad.backends.native import unavailable_reason
-from irad.errors import IradWarning, RuntimeCheckError
+from irad.backends.native.compile import unavailable_reason
+from irad.base.errors import IradWarning, RuntimeCheckError
 from tests.reference import check_against_numpy, lowered_text
 
 NATIVE_MISSING = unavailable_reason()

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import irad
-from irad.errors import IradWarning
+from irad.base.errors import IradWarning
 from irad.frontend import signature_of
 from irad.pipeline import lowered
 from tests.frontend import closure_programs as cp
@@ -19,7 +19,7 @@ from tests.reference import BACKENDS, check_against_numpy, check_refused, refuse
 
 
 
-@pytest.mark.filterwarnings("ignore::irad.errors.IradWarning")  # the native backend drops prints
+@pytest.mark.filterwarnings("ignore::irad.base.errors.IradWarning")  # the native backend drops prints
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("case", cp.PROGRAMS, ids=[c[0].__name__ for c in cp.PROGRAMS])
 def test_closures_match_numpy(case, backend):

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irad
-from irad.errors import RuntimeCheckError
+from irad.base.errors import RuntimeCheckError
 from irad.testing import check_grad
 from tests.reference import BACKENDS, central_difference, check_against_numpy
 

@@ -17,7 +17,7 @@ import pytest
 from xdsl.dialects import func
 
 import irad
-from irad.errors import UnsupportedError
+from irad.base.errors import UnsupportedError
 from irad.ir.types import F64
 from irad.pipeline import jvp_module
 

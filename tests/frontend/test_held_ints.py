@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import irad
-from irad import generated_programs as programs
-from irad.errors import UnsupportedError
+from tests import generated_programs as programs
+from irad.base.errors import UnsupportedError
 from tests.reference import BACKENDS, check_against_numpy, check_refused, lowered_text
 
 I = np.array([2, -1, 3])  # noqa: E741 - an int array the programs close over as a constant

@@ -11,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import irad
-from irad.errors import RuntimeCheckError, UnsupportedError
+from irad.base.errors import RuntimeCheckError, UnsupportedError
 from tests.frontend.test_joins import BACKENDS
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1

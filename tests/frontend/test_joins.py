@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import irad
-from irad.backends.native import unavailable_reason
-from irad.errors import UnsupportedError
+from irad.backends.native.compile import unavailable_reason
+from irad.base.errors import UnsupportedError
 from irad.testing import check_grad
 
 NATIVE = pytest.param(
@@ -455,7 +455,7 @@ def numbered_names(w, x):
 
 def test_variables_with_numbered_names_print_as_valid_ir():
     # found by the fuzzer: the printed module redefined %w_2, and mlir-opt refused it
-    from irad.backends.mlir_tools import mlir_opt_parses, find_tool
+    from irad.backends.native.mlir_tools import mlir_opt_parses, find_tool
 
     check_grad(numbered_names, ARRAY, 0.5)
     if find_tool("mlir-opt") is not None:

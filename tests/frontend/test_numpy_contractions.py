@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import irad
-from irad.backends.native import unavailable_reason
+from irad.backends.native.compile import unavailable_reason
 from tests.array_checks import check_program, with_backends
 
 NATIVE_MISSING = unavailable_reason()

@@ -2,15 +2,15 @@
 values against numpy, gradients against float64 central differences, forward
 against reverse, float32, batched shapes, second derivatives, the points where
 a naive derivative is undefined, and errors; on both backends (native: marked
-`native`, LAPACK through irad/backends/native_linalg.py)."""
+`native`, LAPACK through irad/backends/native/linalg.py)."""
 
 import numpy as np
 import pytest
 
 import irad
 from irad import linalg
-from irad.backends.native import unavailable_reason
-from irad.errors import RuntimeCheckError
+from irad.backends.native.compile import unavailable_reason
+from irad.base.errors import RuntimeCheckError
 from irad.frontend import linalg_rules
 from irad.rules import list_rules
 from tests.array_checks import check_program, with_backends

@@ -32,7 +32,7 @@ import numpy as np
 import pytest
 
 import irad
-from irad.backends.native import unavailable_reason
+from irad.backends.native.compile import unavailable_reason
 from irad.frontend.numpy_table import NUMPY
 from tests.samplers import NONZERO, POSITIVE, UNIT, WIDE, uniform
 

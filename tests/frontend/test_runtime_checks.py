@@ -11,7 +11,7 @@ import math
 import pytest
 
 import irad
-from irad.errors import RuntimeCheckError
+from irad.base.errors import RuntimeCheckError
 from tests.frontend.test_joins import BACKENDS
 INF, NAN = float("inf"), float("nan")
 

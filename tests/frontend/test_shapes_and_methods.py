@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import irad
-from irad.generated_programs import load
+from tests.generated_programs import load
 from tests.frontend import shape_programs as sp
 from tests.reference import BACKENDS, check_against_numpy, check_refused, lowered_text
 

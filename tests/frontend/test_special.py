@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 import irad
 from irad import numerics
-from irad.backends.native import unavailable_reason
-from irad.errors import RuntimeCheckError
+from irad.backends.native.compile import unavailable_reason
+from irad.base.errors import RuntimeCheckError
 
 NATIVE_MISSING = unavailable_reason()
 BACKENDS = ["python", pytest.param("native", marks=[

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import irad
-from irad.backends import native
+from irad.backends.native import compile as native
 from tests import view_programs as vp
 from tests.reference import check_against_numpy, float_positions as _floats
 

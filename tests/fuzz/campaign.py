@@ -26,7 +26,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from irad import pipeline
-from irad.backends.mlir_tools import find_tool, mlir_opt_parses
+from irad.backends.native.mlir_tools import find_tool, mlir_opt_parses
 from tests import mlir_roundtrip
 from tests.fuzz.checks import arguments_source, check_program, failure_kind
 from tests.fuzz.generator import arguments, programs

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 import irad
-from irad import generated_programs
+from tests import generated_programs
 from tests.fuzz.generator import MAY_REFUSE, Mode
 
 REGRESSIONS = Path(__file__).parent / "regressions"

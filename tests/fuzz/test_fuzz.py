@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
 
-from irad.backends.native import unavailable_reason
+from irad.backends.native.compile import unavailable_reason
 from tests.fuzz.checks import check_program, failure_kind, save_regression
 from tests.fuzz.generator import arguments, programs
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from irad.backends.native import unavailable_reason
+from irad.backends.native.compile import unavailable_reason
 from tests.fuzz.checks import REGRESSIONS, check_program
 
 CASES = sorted(REGRESSIONS.glob("case_*.py"))

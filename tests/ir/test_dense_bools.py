@@ -9,8 +9,8 @@ from xdsl.parser import Parser
 
 import irad
 from irad import pipeline
-from irad.backends import native
-from irad.backends.mlir_tools import find_tool, mlir_opt_parses
+from irad.backends.native import compile as native
+from irad.backends.native.mlir_tools import find_tool, mlir_opt_parses
 
 MASK = np.tril(np.ones((64, 64), dtype=bool))  # 4096 elements: xDSL would print hex
 

@@ -16,7 +16,7 @@ from xdsl.ir import Block, Region
 from xdsl.dialects.builtin import FunctionType
 from xdsl.universe import Universe
 
-from irad.backends.mlir_tools import find_tool
+from irad.backends.native.mlir_tools import find_tool
 from irad.ir.dialect import make_context
 from irad.ir.mlir_ops import IsInfOp, IsNormalOp, expand_for_llvm
 from tests import mlir22
@@ -57,7 +57,7 @@ def test_every_math_op_of_mlir_22_parses(context):
 
 
 def _run(module: ModuleOp, *args):
-    from irad.backends.python import compile_module
+    from irad.backends.python.translate import compile_module
 
     return compile_module(module).function("f")(*args)
 
@@ -100,7 +100,7 @@ def test_expand_for_llvm_refuses_a_module_defining_expm1():
     math.expm1 call it; the native backend renames its functions apart first."""
     from xdsl.parser import Parser
 
-    from irad.errors import BackendError
+    from irad.base.errors import BackendError
 
     text = """
     func.func @expm1(%x: f64) -> f64 {

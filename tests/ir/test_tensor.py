@@ -14,7 +14,7 @@ from xdsl.printer import Printer
 from xdsl.transforms.common_subexpression_elimination import cse
 
 import irad
-from irad.errors import DifferentiationError
+from irad.base.errors import DifferentiationError
 from irad.ir import tensor as T
 from irad.ir.dialect import make_context
 from tests import array_programs as p

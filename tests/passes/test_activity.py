@@ -1,11 +1,11 @@
-"""Unit tests of the activity analysis (passes/activity.py), on hand-written IR."""
+"""Unit tests of the activity analysis (passes/ad/activity.py), on hand-written IR."""
 
 from xdsl.dialects import func, scf
 from xdsl.dialects.memref import MemRef
 from xdsl.parser import Parser
 
 from irad.ir.dialect import make_context
-from irad.passes.activity import active_values, free_values, loop_links, varied_memory, varied_values
+from irad.passes.ad.activity import active_values, free_values, loop_links, varied_memory, varied_values
 
 
 def parse_function(text: str) -> func.FuncOp:

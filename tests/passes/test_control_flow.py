@@ -267,7 +267,7 @@ def test_long_loop_grows_the_tape():
 def test_the_tape_grows_by_one_slice_copy_on_the_python_backend():
     # irad-lower-tape marks its copy loop (irad.tape_copy), so the backend runs
     # it as one slice assignment instead of a Python loop over the slots
-    from irad.backends.python import compile_module
+    from irad.backends.python.translate import compile_module
 
     module = irad.grad(loop_with_branch).lower(0.3, 5)
     assert "irad.tape_copy" in str(module)
@@ -587,8 +587,8 @@ def _tape_length(fn, args, checkpoint: bool, **options) -> int:
 def _augmented_tape(fn, args, checkpoint: bool, **options) -> tuple[list, int]:
     """The tape the augmented primal leaves (a list on the Python backend, its
     length the capacity) and the end of its records."""
-    from irad.backends.python import compile_module
-    from irad.passes.differentiate import Differentiator
+    from irad.backends.python.translate import compile_module
+    from irad.passes.ad.differentiator import Differentiator
     from irad.pipeline import run
 
     module, name, _, _ = lower_function(fn, signature_of(fn, args))
@@ -783,7 +783,7 @@ def test_float32_division_in_a_loop_stays_float32():
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_runtime_zero_step_is_a_checked_error(backend):
     g = irad.grad(runtime_step, backend=backend)
-    with pytest.raises(irad.errors.RuntimeCheckError, match=r"test_control_flow.py:\d+:\d+: range\(\) arg 3 must not be zero"):
+    with pytest.raises(irad.base.errors.RuntimeCheckError, match=r"test_control_flow.py:\d+:\d+: range\(\) arg 3 must not be zero"):
         g(0.4, 0)
     assert g(0.4, -3) == pytest.approx(finite_difference(runtime_step, (0.4, -3), 0), rel=1e-6)
 
@@ -810,7 +810,7 @@ def test_integers_on_the_tape_come_back_exact(backend, n):
     from xdsl.parser import Parser
 
     from irad.backends import compile_for
-    from irad.backends import native
+    from irad.backends.native import compile as native
     from irad.ir.dialect import make_context
     from irad.pipeline import run
 

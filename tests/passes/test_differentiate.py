@@ -9,10 +9,11 @@ import pytest
 from xdsl.dialects import func
 from xdsl.parser import Parser
 
-from irad.backends.python import compile_module
+from irad.backends.python.translate import compile_module
 from irad.ir.dialect import make_context
-from irad.errors import DifferentiationError
-from irad.passes.differentiate import DifferentiatePass, Differentiator
+from irad.base.errors import DifferentiationError
+from irad.passes.differentiate import DifferentiatePass
+from irad.passes.ad.differentiator import Differentiator
 from tests.mlir_roundtrip import record
 
 VENV_BIN = Path(sys.executable).parent

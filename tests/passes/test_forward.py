@@ -296,7 +296,7 @@ def test_reverse_over_a_lowered_tape_is_refused():
     error, never a silent zero."""
     from xdsl.dialects.builtin import f64, i64
 
-    from irad.passes.differentiate import Differentiator
+    from irad.passes.ad.differentiator import Differentiator
     from irad.pipeline import gradient_module, run
 
     module, entry, *_ = gradient_module(CF.power_rec, (f64, i64), (0,), False, inline=False)

@@ -2,7 +2,7 @@
 
 The op-count proofs compare the optimised gradient of a call graph with the
 gradient of the same computation written as one flat function (both built by
-irad.generated_programs). Gradients are checked against central finite differences in
+tests.generated_programs). Gradients are checked against central finite differences in
 float64, or against the analytic derivative where the primal is too deep for
 Python to evaluate by plain recursion.
 """
@@ -21,15 +21,16 @@ from xdsl.dialects.builtin import IntegerAttr, StringAttr, SymbolRefAttr, f64
 from xdsl.parser import Parser
 
 import irad
-from irad import generated_programs as testing
+from tests import generated_programs as testing
 from irad.pipeline import gradient_module
-from irad.backends.python import compile_module
-from irad.backends.mlir_tools import find_tool, mlir_opt_parses
+from irad.backends.python.translate import compile_module
+from irad.backends.native.mlir_tools import find_tool, mlir_opt_parses
 from irad.ir.dialect import make_context
-from irad.gc_pause import gc_paused
+from irad.base.gc_pause import gc_paused
 from irad.ir.callgraph import strongly_connected
-from irad.passes.differentiate import Differentiator
-from irad.passes.inline import InlinePass, inline_calls
+from irad.passes.ad.differentiator import Differentiator
+from irad.passes.inline import InlinePass
+from irad.passes.optimisation.inliner import inline_calls
 from tests.mlir_roundtrip import record
 
 CTX = make_context()

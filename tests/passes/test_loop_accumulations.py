@@ -1,6 +1,6 @@
-"""Accumulations sunk out of reversed loops (passes/loop_accumulations.py,
+"""Accumulations sunk out of reversed loops (passes/sink_accumulations.py,
 irad-sink-accumulations) and the constant trip counts of reversed loops
-(passes/loops.py, `static_trip_count`) that let it fire: every gradient is
+(passes/ad/reverse_loops.py, `static_trip_count`) that let it fire: every gradient is
 checked against central differences in float64 on both backends, for trip
 counts 0, 1, 3 and 5, unknown trip counts (an int argument, a while loop),
 nested loops, accumulators the loop reads, and accumulators of a shape no

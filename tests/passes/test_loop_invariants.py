@@ -1,4 +1,4 @@
-"""irad-hoist-loop-invariants (passes/loop_invariants.py): a loop's invariant
+"""irad-hoist-loop-invariants (passes/hoist_loop_invariants.py): a loop's invariant
 array code is computed once, before it. The gradients of loops whose reversed
 and augmented steps have such code are checked against central differences in
 float64 on both backends, and the code left in the loops is inspected."""

@@ -1,5 +1,5 @@
 """Array residuals a reversed loop recomputes instead of recording
-(passes/loops.py, `_recompute_cheap`): a tensor made by one elementwise
+(passes/ad/reverse_loops.py, `_recompute_cheap`): a tensor made by one elementwise
 `arith` op, a splat, a slice or a reshape from values the reversed iteration
 has anyway (residuals recorded anyway, constants, values from outside the
 loop no larger than the records they save). Every gradient is checked against central

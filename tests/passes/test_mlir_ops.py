@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 from xdsl.parser import Parser
 
-from irad.errors import DifferentiationError
+from irad.base.errors import DifferentiationError
 from irad.ir.dialect import make_context
-from irad.passes.derivatives import DERIVATIVES
+from irad.passes.ad.derivatives import DERIVATIVES
 from irad.passes.differentiate import DifferentiatePass
-from irad.passes.forward import JvpPass
+from irad.passes.jvp import JvpPass
 from tests import mlir22
 
 

@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import Float32Type, FunctionType, IntegerType, Module
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.parser import Parser
 
-from irad.backends.python import compile_module
+from irad.backends.python.translate import compile_module
 from irad.ir import gather as G
 from irad.ir import contraction as C
 from irad.ir import tensor as T
@@ -34,7 +34,7 @@ from irad.ir.builder import IRBuilder
 from irad.ir.constants import float_constant
 from irad.ir.dialect import make_context
 from irad.ir.mlir_ops import SinCosOp
-from irad.passes.derivatives import DERIVATIVES, TENSOR_FORMS
+from irad.passes.ad.derivatives import DERIVATIVES, TENSOR_FORMS
 from irad.pipeline import gradient_spec, jvp_spec, run
 from tests.samplers import NONZERO, POSITIVE, WIDE, away_from_zero, uniform
 

@@ -23,7 +23,9 @@ from xdsl.parser import Parser
 from xdsl.transforms.dead_code_elimination import region_dce, would_be_trivially_dead
 
 import irad.passes.optimize as optimize_module
-from irad import generated_programs, pipeline
+import irad.passes.optimisation.simplify as simplify
+from irad import pipeline
+from tests import generated_programs
 from irad.arguments import normalise_argnums
 from irad.frontend import signature_of
 from irad.passes.float_folds import FLOAT_FOLDS, FloatFoldsPass
@@ -684,9 +686,9 @@ def test_one_whole_module_walk(monkeypatch: pytest.MonkeyPatch):
     would visit all of them)."""
     walks = _count_calls(monkeypatch, "canonicalize")
     visited = []
-    real = optimize_module.Canonicalize.match_and_rewrite
+    real = simplify.Canonicalize.match_and_rewrite
     monkeypatch.setattr(
-        optimize_module.Canonicalize, "match_and_rewrite",
+        simplify.Canonicalize, "match_and_rewrite",
         lambda self, op, rewriter: visited.append(op.name) or real(self, op, rewriter),
     )
     filler = "".join(f"%c{i} = arith.constant {i}.5 : f64\n%u{i} = arith.mulf %x, %c{i} : f64\n" for i in range(50))
@@ -723,10 +725,10 @@ def test_fixed_point_on_the_filecheck_inputs():
 
 def _assert_fixed_point(module: ModuleOp) -> None:
     before = str(module)
-    touched = optimize_module.Touched()
-    assert not optimize_module.canonicalize(pipeline.context(), module)
-    assert not optimize_module.cse(module, touched)
-    assert not optimize_module.dce(module, touched)
+    touched = simplify.Touched()
+    assert not simplify.canonicalize(pipeline.context(), module)
+    assert not simplify.cse(module, touched)
+    assert not simplify.dce(module, touched)
     assert not region_dce(module.body)  # xDSL's own, sweeping liveness to its fixed point
     assert str(module) == before
 
@@ -839,7 +841,7 @@ def test_one_sweep_dce_removes_what_xdsl_dce_removes():
     }
     """
     ours, theirs = parse(text), parse(text)
-    assert optimize_module.dce(ours, optimize_module.Touched())
+    assert simplify.dce(ours, simplify.Touched())
     assert region_dce(theirs.body)
     assert str(ours) == str(theirs)
     assert "%d1" not in str(ours) and "%also_dead" not in str(ours)  # dead inside the loop, then outside
@@ -857,7 +859,7 @@ def test_dead_if_unused_is_xdsls_query_outside_linalg(tmp_path):
     for module in modules:
         for op in module.walk():
             if not op.name.startswith("linalg."):
-                assert optimize_module.dead_if_unused(op) == would_be_trivially_dead(op), op.name
+                assert simplify.dead_if_unused(op) == would_be_trivially_dead(op), op.name
                 checked += 1
     assert checked > 100
 
@@ -909,7 +911,7 @@ def test_cse_does_what_xdsls_does(make, tmp_path):
     changed = []
     for text in inputs:
         ours, theirs = parse(text), parse(text)
-        changed.append(optimize_module.cse(ours, optimize_module.Touched()))
+        changed.append(simplify.cse(ours, simplify.Touched()))
         CSEDriver().simplify(theirs)
         assert str(ours) == str(theirs)
     assert changed[0]  # the differentiated module had something to merge
@@ -955,7 +957,7 @@ def test_patterns_need_what_they_declare():
 
     from xdsl.pattern_rewriter import PatternRewriter
 
-    canonicalize = optimize_module.Canonicalize(pipeline.context())
+    canonicalize = simplify.Canonicalize(pipeline.context())
     texts = [_operand_kinds_module()] + _filecheck_inputs("optimize", "float-folds", "join-slice-sums")
     checked: Counter = Counter()
     for text in texts:
@@ -966,7 +968,7 @@ def test_patterns_need_what_they_declare():
             for pattern, needs in patterns:
                 inner = getattr(pattern, "pattern", pattern)  # xDSL's, behind its guard
                 name = type(inner).__name__
-                if isinstance(pattern, optimize_module._Guarded) and not pattern.guard(op):
+                if isinstance(pattern, simplify._Guarded) and not pattern.guard(op):
                     rewriter = PatternRewriter(op)
                     inner.match_and_rewrite(op, rewriter)
                     assert not rewriter.has_done_action, (name, "guard", str(op))
@@ -977,9 +979,9 @@ def test_patterns_need_what_they_declare():
                 inner.match_and_rewrite(op, rewriter)
                 assert not rewriter.has_done_action, (name, str(op))
                 checked[name] += 1
-    declared = {type(p).__name__ for p in FLOAT_FOLDS if optimize_module.operand_from(p)} | {"ElementwiseOfBroadcasts", "SumOfSlicesIntoZeros"} | {
-        t.__name__ for t in optimize_module._XDSL_OPERAND_FROM
-    } | {t.__name__ + " guard" for t in optimize_module._XDSL_GUARDS}
+    declared = {type(p).__name__ for p in FLOAT_FOLDS if simplify.operand_from(p)} | {"ElementwiseOfBroadcasts", "SumOfSlicesIntoZeros"} | {
+        t.__name__ for t in simplify._XDSL_OPERAND_FROM
+    } | {t.__name__ + " guard" for t in simplify._XDSL_GUARDS}
     assert declared == set(checked) and min(checked.values()) >= 2, checked
 
 
@@ -990,13 +992,13 @@ def test_skipping_patterns_changes_nothing(tmp_path):
     texts = [_before_optimisation(generated_programs.tree(40), f"skip_{tmp_path.name}", tmp_path), _operand_kinds_module()]
     texts += _filecheck_inputs("optimize", "float-folds")
 
-    class Unfiltered(optimize_module.Canonicalize):
+    class Unfiltered(simplify.Canonicalize):
         def _for(self, op_type):
             folds, patterns = super()._for(op_type)
             return folds, [(pattern, None) for pattern, _ in patterns]
 
     for text in texts:
         ours, theirs = parse(text), parse(text)
-        optimize_module._OneWalk(optimize_module.Canonicalize(pipeline.context())).rewrite_module(ours)
-        optimize_module._OneWalk(Unfiltered(pipeline.context())).rewrite_module(theirs)
+        simplify._OneWalk(simplify.Canonicalize(pipeline.context())).rewrite_module(ours)
+        simplify._OneWalk(Unfiltered(pipeline.context())).rewrite_module(theirs)
         assert str(ours) == str(theirs)

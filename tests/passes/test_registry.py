@@ -10,11 +10,11 @@ from xdsl.dialects.builtin import TensorType, f64, i64
 from xdsl.ir import Block
 from xdsl.parser import Parser
 
-from irad.errors import DifferentiationError
+from irad.base.errors import DifferentiationError
 from irad.ir.dialect import make_context
-from irad.passes.derivatives import DERIVATIVES, TENSOR_FORMS, derivative_of, is_non_differentiable
+from irad.passes.ad.derivatives import DERIVATIVES, TENSOR_FORMS, derivative_of, is_non_differentiable
 from irad.passes.differentiate import DifferentiatePass
-from irad.passes.forward import JvpPass
+from irad.passes.jvp import JvpPass
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "ir-conventions.md"
 

@@ -1,6 +1,6 @@
 """Reverse over reverse through the tape: loops, while loops, recursion and
 checkpointing, differentiated twice by reverse mode (shadow tapes,
-passes/derivatives/tape.py).
+passes/ad/derivatives/tape.py).
 
 Each second derivative is checked against central differences of irad's own
 gradient (first order, itself checked against finite differences elsewhere),
@@ -153,7 +153,7 @@ def test_shadow_tapes_do_not_leak_natively():
     well over 50 MB of resident memory."""
     import os
 
-    from irad.backends.mlir_tools import find_tool
+    from irad.backends.native.mlir_tools import find_tool
 
     if find_tool("mlir-opt") is None or not os.path.exists("/proc/self/statm"):
         pytest.skip("needs mlir-opt and /proc")
@@ -207,7 +207,7 @@ def test_the_pass_applied_to_its_own_output():
     irad-differentiate again: the second run differentiates the tape ops."""
     from xdsl.parser import Parser
 
-    from irad.backends.python import compile_module
+    from irad.backends.python.translate import compile_module
     from irad.ir.dialect import make_context
     from irad.pipeline import run
 

@@ -1,5 +1,5 @@
 """Sums of slices written into zeros, joined into concatenations
-(passes/slice_sums.py, in irad-optimize): gradients of programs that read a
+(passes/join_slice_sums.py, in irad-optimize): gradients of programs that read a
 tensor in slices, checked against central differences in float64 on both
 backends, and the IR inspected for which sums became a `tensor.concat`."""
 

@@ -1,6 +1,6 @@
-# A program the fuzzer found failing (shrunk by hand): KeyError: <CallOp ...> in passes/reverse.py reverse_call
+# A program the fuzzer found failing (shrunk by hand): KeyError: <CallOp ...> in passes/ad/reverse.py reverse_call
 # x varies before the loop, but each iteration overwrites it with a call on constants;
-# the activity analysis took that call's result for active (passes/activity.py).
+# the activity analysis took that call's result for active (passes/ad/activity.py).
 # ARGS = (-1.25, np.array([0.27, 0.77, -0.61]), np.array([0.41, 0.19, 1.2, 1.14]), np.array([[1.5, 1.07, -0.22], [-1.42, 0.6, 1.17]]), np.array([[1.39, 0.13, -1.06], [-0.21, 1.2, 1.18], [0.57, 1.18, 0.59]]), 2)
 import math
 

@@ -1,0 +1,267 @@
+"""Checked errors in native code: a failed check raises, and the process lives on.
+
+The frontend emits its run-time checks as `cf.assert` (indices, range steps,
+int overflow, int `//` and `%` by zero, float -> int conversions), and upstream
+MLIR lowers a failed cf.assert to abort(). Natively, instead:
+
+1. `guard` (on the module, before mlir-opt) turns each cf.assert into
+   `scf.if (not cond) { func.call @irad_check_failed(id) }`, `id` numbering
+   its message. Every function `@f` on a cycle of calls moves into `@f.stack`,
+   which takes the thread's stack floor as one more argument and checks its
+   frame against it at entry (`@irad_stack_check(floor, id)`), so runaway
+   recursion fails a check naming the function before the stack overflows.
+2. `runtime` (native/runtime.ll, linked into the JIT module before -O2)
+   defines those functions, irad's allocator, and one entry `irad_entry_<f>`
+   around each `_mlir_ciface_<f>` Python calls. The entry takes `_setjmp` on
+   a context in its own frame and publishes it in a pthread key (so threads
+   never meet); a failed check `_longjmp`s there with its id. The entry frees
+   the buffers the call allocated (each buffer's header links it into the
+   context's list) and returns the id as a status, or NaN in place of a float
+   result with the id kept for `irad_failure()` (`entry_convention`).
+3. Python (native/compile.py) reads the id and raises RuntimeCheckError with its
+   message, the message the Python backend raises.
+
+No C compiler is needed: the runtime is LLVM IR, and libc provides malloc,
+free, _setjmp, _longjmp and the pthread functions. The normal path pays one
+_setjmp and a few pthread_setspecific per call, a pthread_getspecific and
+four stores per allocation, and a comparison and one more argument per call
+of a recursive function. Large buffers come from a process-wide cache
+(native/buffers.py) before malloc.
+
+The stack floor is the lowest address of the calling thread's stack
+(pthread_getattr_np, asked once per thread) plus an eighth of the stack, at
+most STACK_MARGIN bytes: room for the non-recursive calls below the deepest
+recursive frame, and for the failure itself.
+
+A failed check leaks nothing: `_longjmp` skips the frees the call would
+still have made, and the entry makes them instead.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import string
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+
+from xdsl.dialects import arith, cf, func, scf
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IndexType, ModuleOp, i1, i32
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.rewriter import Rewriter
+
+from irad.backends.native import buffers as native_buffers
+from irad.base.errors import BackendError, RuntimeCheckError
+from irad.ir.builder import IRBuilder
+from irad.ir.callgraph import call_cycles
+from irad.ir.locations import recursion_message
+from irad.ir.symbols import fresh_symbol
+
+CHECK_FAILED = "irad_check_failed"
+STACK_CHECK = "irad_stack_check"
+STACK_FLOOR = "irad_stack_floor"
+FAILURE = "irad_failure"
+ENTRY_PREFIX = "irad_entry_"
+CIFACE_PREFIX = "_mlir_ciface_"
+STACK_MARGIN = 1 << 17  # bytes kept free below the deepest recursive frame (at most)
+JMP_BUF_BYTES = 512  # glibc's jmp_buf is 200 bytes on x86-64, 312 on aarch64
+HEADER = 32  # bytes before each buffer native code allocates: {prev, next, base, capacity}
+
+
+# ---- the module, before mlir-opt -----------------------------------------------------
+@dataclass(frozen=True)
+class Guards:
+    """What `guard` put in a module: the message of each check (check `id` is
+    index + 1), and whether any recursion checks its depth against the stack."""
+
+    messages: list[str]
+    depth_checked: bool
+
+
+def guard(module: ModuleOp) -> Guards:
+    """Rewrite `module` in place: cf.asserts call @irad_check_failed, recursive
+    functions check their stack."""
+    messages: list[str] = []
+
+    def number(b: IRBuilder, message: str) -> SSAValue:
+        messages.append(message)
+        return b.value(arith.ConstantOp.from_int_and_width(len(messages), 32))
+
+    for op in [op for op in module.walk() if isinstance(op, cf.AssertOp)]:
+        b = IRBuilder(before=op)
+        failed = b.op(arith.XOrIOp(op.arg, b.value(arith.ConstantOp.from_int_and_width(1, i1))))
+        call = IRBuilder(Block())
+        call.op(func.CallOp(CHECK_FAILED, [number(call, op.msg.data)], []))
+        call.op(scf.YieldOp())
+        b.op(scf.IfOp(failed, [], Region(call.block)))
+        Rewriter.erase_op(op)
+    depth_checked = _guard_recursion(module, number)
+    if messages:
+        module.body.block.add_ops([
+            func.FuncOp.external(CHECK_FAILED, [i32], []),
+            func.FuncOp.external(STACK_FLOOR, [], [IndexType()]),
+            func.FuncOp.external(STACK_CHECK, [IndexType(), i32], []),
+        ])
+    return Guards(messages, depth_checked)
+
+
+def _guard_recursion(module: ModuleOp, number: Callable[[IRBuilder, str], SSAValue]) -> bool:
+    """Each function `@f` on a cycle of calls moves into `@f.stack`, which takes
+    the thread's stack floor as a last argument, checks its frame against it,
+    and passes it on to the functions of its cycle. `@f` asks for the floor
+    (one pthread_getspecific) and calls `@f.stack`, so only the first call
+    into a cycle pays for it. True if there was a cycle."""
+    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+    taken = set(functions)
+    cycles = call_cycles(module)
+    for cycle in cycles:
+        stacked: dict[str, tuple[func.FuncOp, SSAValue]] = {}
+        for name in cycle:
+            fn = functions[name]
+            inputs, outputs = fn.function_type.inputs.data, fn.function_type.outputs.data
+            body = Region()
+            fn.body.move_blocks(body)
+            arg_attrs = None if fn.arg_attrs is None else ArrayAttr([*fn.arg_attrs.data, DictionaryAttr({})])
+            inner = func.FuncOp(
+                fresh_symbol(f"{name}.stack", taken), ([*inputs, IndexType()], outputs), body, "private",
+                arg_attrs=arg_attrs,
+            )
+            taken.add(inner.sym_name.data)
+            floor = body.blocks.first.insert_arg(IndexType(), len(inputs))
+            b = IRBuilder(before=body.blocks.first.first_op)
+            b.op(func.CallOp(STACK_CHECK, [floor, number(b, recursion_message(fn))], []))
+            stacked[name] = (inner, floor)
+            outer = IRBuilder(Block(arg_types=inputs))
+            floor_here = outer.op(func.CallOp(STACK_FLOOR, [], [IndexType()]))
+            results = outer.results(func.CallOp(inner.sym_name.data, [*outer.block.args, floor_here], outputs))
+            outer.op(func.ReturnOp(*results))
+            fn.body.add_block(outer.block)
+            module.body.block.insert_op_after(inner, fn)
+        for inner, floor in stacked.values():
+            for call in [op for op in inner.walk() if isinstance(op, func.CallOp)]:
+                callee = stacked.get(call.callee.root_reference.data)
+                if callee is not None:
+                    direct = func.CallOp(callee[0].sym_name.data, [*call.arguments, floor], call.result_types)
+                    direct.location = call.location
+                    Rewriter.replace_op(call, direct)
+    return bool(cycles)
+
+
+# ---- Python's side -------------------------------------------------------------------
+class Checks:
+    """The checks of one native module, for Python: the message of each check
+    id (what `guard` returned), and `failure`, irad_failure() of its runtime:
+    the id a NaN result stood for, if any."""
+
+    def __init__(self, messages: Sequence[str], failure: Callable[[], int]):
+        self.messages = messages
+        self.failure = failure
+
+    def failed(self, check: int) -> RuntimeCheckError:
+        return RuntimeCheckError(self.messages[check - 1])
+
+    def after_nan(self) -> None:
+        """A float result was NaN: raise if it stands for a failed check."""
+        check = self.failure()
+        if check:
+            raise self.failed(check)
+
+
+# ---- the runtime, LLVM IR -------------------------------------------------------------
+@functools.cache
+def _keys() -> tuple[int, int, int]:
+    """Three pthread keys of this process: the running entry's jmp_buf, the id
+    of a failure an entry returned NaN for, and the thread's stack floor."""
+    libc = ctypes.CDLL(None)
+    keys = []
+    for _ in range(3):
+        key = ctypes.c_uint()
+        if libc.pthread_key_create(ctypes.byref(key), None) != 0:
+            raise BackendError("the native backend could not create a pthread key for its run-time checks")
+        keys.append(key.value)
+    return tuple(keys)
+
+
+def runtime_key() -> str:
+    """What `runtime`'s text depends on besides the signatures, for the
+    object cache's key: this process's pthread keys."""
+    return repr(_keys())
+
+
+_ENTRY = """
+define {result} @"{entry}"({params}) {{
+entry:
+  %context = alloca [{context_bytes} x i8], align 16
+  %head = getelementptr i8, ptr %context, i64 {jmp_bytes}
+  store ptr %head, ptr %head
+  %head_next = getelementptr i8, ptr %head, i64 8
+  store ptr %head, ptr %head_next
+  %outer = call ptr @pthread_getspecific(i32 {jmp})
+  call i32 @pthread_setspecific(i32 {jmp}, ptr %context)
+  %id = call i32 @_setjmp(ptr %context)
+  %ok = icmp eq i32 %id, 0
+  br i1 %ok, label %run, label %failed, !prof !1
+run:
+  {call}
+  call void @irad_hand_over(ptr %head)
+  call i32 @pthread_setspecific(i32 {jmp}, ptr %outer)
+  {returned}
+failed:
+  call void @irad_free_all(ptr %head)
+  call i32 @pthread_setspecific(i32 {jmp}, ptr %outer)
+  {failed}
+}}
+"""
+
+
+def entry_convention(result: str) -> str:
+    """How the entry of a `_mlir_ciface_` function returning LLVM type `result`
+    reports a failed check: "nan" (a float result: NaN, id kept for
+    irad_failure), "status" (void: the id is returned, 0 if none) or "out" (an
+    int result: stored through a pointer passed first, the id returned)."""
+    if result in ("double", "float"):
+        return "nan"
+    return "status" if result == "void" else "out"
+
+
+def runtime(signatures: dict[str, tuple[str, Sequence[str]]]) -> str:
+    """The LLVM IR of the runtime (native/runtime.ll), with an entry for each
+    public function; `signatures` maps its name to the (result, parameter)
+    LLVM types of its `_mlir_ciface_` function."""
+    jmp, failed, floor = _keys()
+    text = resources.files(__package__).joinpath("runtime.ll").read_text()
+    parts = [string.Template(text).substitute(
+        JMP_KEY=jmp, FAILED_KEY=failed, FLOOR_KEY=floor, JMP_BYTES=JMP_BUF_BYTES, HEADER=HEADER,
+        STACK_MARGIN=STACK_MARGIN, CACHE=native_buffers.symbol(), CACHE_MIN=native_buffers.MIN_BYTES,
+        FIRST=native_buffers.FIRST, BYTES=native_buffers.BYTES, CAPACITY=native_buffers.CAPACITY,
+        HITS=native_buffers.HITS, MISSES=native_buffers.MISSES,
+    )]
+    for name, (result, params) in signatures.items():
+        typed = [f"{t} %a{i}" for i, t in enumerate(params)]
+        ciface = f'@"{CIFACE_PREFIX}{name}"'
+        parts.append(f"declare {result} {ciface}({', '.join(params)})")
+        call = f"call {result} {ciface}({', '.join(typed)}) #0"
+        common = dict(entry=ENTRY_PREFIX + name, jmp=jmp, jmp_bytes=JMP_BUF_BYTES, context_bytes=JMP_BUF_BYTES + 16)
+        convention = entry_convention(result)
+        if convention == "nan":
+            parts.append(_ENTRY.format(
+                **common, result=result, params=", ".join(typed), call=f"%r = {call}", returned=f"ret {result} %r",
+                failed=f"call void @irad_failed_with_nan(i32 %id)\n  ret {result} 0x7FF8000000000000",
+            ))
+        elif convention == "status":
+            parts.append(_ENTRY.format(
+                **common, result="i32", params=", ".join(typed), call=call, returned="ret i32 0", failed="ret i32 %id",
+            ))
+        else:
+            parts.append(_ENTRY.format(
+                **common, result="i32", params=", ".join(["ptr %out", *typed]),
+                call=f"%r = {call}\n  store {result} %r, ptr %out", returned="ret i32 0", failed="ret i32 %id",
+            ))
+    return "\n".join(parts)
+
+
+def allocation_base(memory: int) -> int:
+    """What malloc returned for a buffer native code allocated at `memory` (the
+    `allocated` pointer of its descriptor): the pointer to pass to free."""
+    return ctypes.c_void_p.from_address(memory - HEADER + 16).value

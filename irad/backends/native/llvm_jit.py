@@ -1,0 +1,332 @@
+"""Just-in-time compilation of textual LLVM IR with llvmlite.
+
+llvmlite (PyPI) bundles its own LLVM, version 22 for llvmlite 0.50, the same
+major version as the `mlir-translate` that writes the IR, so the textual IR
+parses as is. One `JitModule` owns one MCJIT engine; the addresses it hands out
+stay valid while the module lives.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import os
+from collections.abc import Callable, Sequence
+
+from irad.backends.native import llvm_build
+
+from irad.backends.native import object_cache
+
+from irad.backends.native import tiers
+
+from irad.backends.native import vector_math
+from irad.base.errors import BackendError
+
+LLVMLITE_HINT = "pip install 'irad[native]' (llvmlite >= 0.50)"
+LLVM_MAJOR = 22
+# LLVM's pipeline level. -O3 ran a 6-step unrolled array LSTM gradient about
+# 10% faster than -O2 but took 8 s instead of 2 s to compile, so -O2 is the
+# default; IRAD_NATIVE_OPT_LEVEL (0-3) chooses another.
+OPT_LEVEL = 2
+
+
+def _opt_level() -> int:
+    value = os.environ.get("IRAD_NATIVE_OPT_LEVEL", str(OPT_LEVEL))
+    if value not in ("0", "1", "2", "3"):
+        raise BackendError(f"IRAD_NATIVE_OPT_LEVEL must be 0, 1, 2 or 3, not {value!r}")
+    return int(value)
+
+
+@functools.cache
+def _llvm():
+    try:
+        import llvmlite.binding as llvm
+    except ImportError as exc:
+        raise BackendError(f"backend='native' needs llvmlite, which is not importable: {exc}\n  hint: {LLVMLITE_HINT}") from None
+    if llvm.llvm_version_info[0] < LLVM_MAJOR:
+        version = ".".join(map(str, llvm.llvm_version_info))
+        raise BackendError(
+            f"backend='native' needs llvmlite built on LLVM {LLVM_MAJOR} or later, to read the IR "
+            f"mlir-translate 22 writes; this llvmlite has LLVM {version}\n  hint: {LLVMLITE_HINT}"
+        )
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    llvm_build.configure(llvm)  # _llvm() runs once per process
+    # Generated code calls libc (malloc, free) and libm (sin, erf, ...). The JIT
+    # resolves symbols in this process; libm is made sure of by name.
+    libm = ctypes.util.find_library("m")
+    if libm:
+        llvm.load_library_permanently(libm)
+    return llvm
+
+
+def llvm_version() -> str:
+    return ".".join(map(str, _llvm().llvm_version_info))
+
+
+def _llvmlite_version() -> str:
+    import llvmlite
+
+    return llvmlite.__version__
+
+
+# LLVM tuning features added to the host's (x86-64 only), IRAD_NATIVE_TUNING
+# replaces them ("" adds none). No gathers or scatters: with AVX-512 LLVM
+# may always use them, and it vectorised fused loops whose innermost
+# dimension it had unrolled (the GMM's d = 10) across the next one, reading
+# through 8-lane gathers; on an AMD EPYC (Zen 4) the GMM gradient then took
+# 2.5x as long as with plain loads (docs/benchmarks.md, "Gathers").
+TUNING = "+prefer-no-gather,+prefer-no-scatter"
+TUNING_VARIABLE = "IRAD_NATIVE_TUNING"
+
+
+def _tuning() -> str:
+    if not _llvm().get_default_triple().startswith("x86_64"):
+        return ""
+    value = os.environ.get(TUNING_VARIABLE, TUNING).strip()
+    items = [item.strip() for item in value.split(",") if item.strip()]
+    if any(item[0] not in "+-" or len(item) < 2 for item in items):
+        raise BackendError(
+            f"{TUNING_VARIABLE} must be LLVM target features, each +name or -name, separated by commas "
+            f"(the default is {TUNING!r}; empty adds none), not {value!r}"
+        )
+    return ",".join(items)
+
+
+@functools.cache
+def _detected() -> tuple[str, str, dict[str, bool]]:
+    llvm = _llvm()
+    features = llvm.get_host_cpu_features()
+    return llvm.get_host_cpu_name(), features.flatten(), dict(features)
+
+
+def _host() -> tuple[str, str, dict[str, bool]]:
+    """This CPU's name and features, for LLVM (flattened, with TUNING after
+    them) and as a dict. The code runs where it is compiled, so it may use
+    all of them: without them LLVM targets a generic x86-64 (SSE2), and loops
+    vectorise two doubles wide where AVX2 takes four."""
+    cpu, features, feature_map = _detected()
+    tuning = _tuning()
+    return cpu, f"{features},{tuning}" if tuning else features, feature_map
+
+
+@functools.cache
+def _load_library(path: str) -> None:
+    _llvm().load_library_permanently(path)
+
+
+def _check_externals(llvm, module, where: str) -> None:
+    """An unresolved function would crash the process when called: refuse it now."""
+    missing = [
+        f.name
+        for f in module.functions
+        if f.is_declaration and not f.name.startswith("llvm.") and not llvm.address_of_symbol(f.name)
+    ]
+    if missing:
+        raise BackendError(
+            f"the machine code of {where} calls {', '.join(missing)}, which this process does not "
+            "provide\n  hint: the MLIR runner utilities (libmlir_c_runner_utils, installed with "
+            "mlir-22-tools) may be missing beside mlir-opt"
+        )
+
+
+def _target(level: int) -> tuple[str, ...]:
+    """What besides the IR decides the machine code, for the cache's key."""
+    cpu, features, _ = _host()
+    triple = _llvm().get_default_triple()
+    return (triple, cpu, features, str(level), vector_math.cache_key(), llvm_version(), _llvmlite_version(),
+            *llvm_build.options())
+
+
+def _loadable(entry: object_cache.Entry | None) -> bytes | None:
+    """The code of a cache entry, if every symbol it needs is in this process
+    (else linking it would abort the process: a miss, compiled here)."""
+    if entry is None:
+        return None
+    llvm = _llvm()
+    if not all(llvm.address_of_symbol(name) for name in entry.needs):
+        return None
+    return entry.code
+
+
+class _ObjectEngine:
+    """An MCJIT engine running object code (from the cache or a child
+    process), with the target machine and empty module it needs alive."""
+
+    def __init__(self, code: bytes, level: int):
+        llvm = _llvm()
+        cpu, features, _ = _host()
+        self._machine = llvm_build.target_machine(llvm, cpu, features, level)
+        self._engine = llvm.create_mcjit_compiler(llvm_build.parse(llvm, "", self._machine), self._machine)
+        self._engine.add_object_file(llvm.ObjectFileRef.from_data(code))
+        self._engine.finalize_object()
+
+    def get_function_address(self, name: str) -> int:
+        return self._engine.get_function_address(name)
+
+
+class JitModule:
+    """LLVM IR text, optimised (-O2 by default) and compiled to machine code in
+    this process, or machine code loaded from the cache (object_cache.py) that
+    another process compiled from the same IR: then `cached` holds it. With
+    tiered compilation (tiers.py) and `exported` functions, a module not in
+    the cache first runs at -O0 while its -O2 code compiles in the background:
+    `tiered` is True then, and `wait_optimised()` waits for the -O2 code."""
+
+    def __init__(
+        self,
+        llvm_ir: str | Callable[[], str],
+        *,
+        libraries: Sequence[str] = (),
+        linked: Sequence[str] | Callable[[], Sequence[str]] = (),
+        where: str = "the lowered module",
+        extend: Callable[[object], str] | None = None,
+        determined_by: Sequence[str] | None = None,
+        exported: Sequence[str] = (),
+        tierable: bool = True,
+    ):
+        """`linked`: more LLVM IR modules, linked into this one before it is
+        optimised (definitions of functions it declares: irad.linalg's LAPACK
+        calls). `extend`, given the parsed module, returns more LLVM IR to link
+        in too (the native backend's runtime). `determined_by`: texts that
+        determine `llvm_ir`, `linked` and what `extend` returns (what the
+        tools that wrote them were given), for the cache's key when the IR
+        itself varies from run to run; then `llvm_ir` and `linked` may be
+        functions returning them, which a cache hit never calls (the tools
+        do not run). By default the IR is its own key. `exported`: the
+        functions Python calls (through `address`), which tiering switches to
+        -O2 code. `tierable` False compiles at -O2 at once (tiers.py: a module
+        whose results would depend on the tier)."""
+        llvm = _llvm()
+        for library in libraries:  # loaded once per process; symbols resolve from them
+            _load_library(library)
+        self._level = _opt_level()
+        tiering = tierable and bool(exported) and self._level > tiers.TIER0_LEVEL and tiers.enabled()
+        self._cache = object_cache.directory()
+        self._exported = {name: name for name in exported}
+        self._keep: tuple = ()
+        self._sources: list[str] | None = None
+        self._ir = (llvm_ir, linked, extend, where)
+        self.upgrade: tiers.Upgrade | None = None
+        self.tiered = False
+        self._optimised: _ObjectEngine | None = None
+        self.cached = None
+        if determined_by is not None:  # looked up before the IR is made
+            vector_math.bind_all(_host()[1], llvm.add_symbol)
+            if self._from_cache(["determined by", *determined_by]):
+                return
+        module = self._build()
+        if determined_by is None and self._from_cache(self._sources):
+            return
+        cpu, features, _ = _host()
+        needed = llvm_build.needs(module)
+        self.tiered = tiering
+        if self.tiered:
+            # tier 0: the same module at -O0, its exported functions called through a global
+            machine = llvm_build.target_machine(llvm, cpu, features, tiers.TIER0_LEVEL)
+            dispatch = tiers.dispatch_ir({name: signature(module, name) for name in exported})
+            module.link_in(llvm_build.parse(llvm, dispatch, machine))
+            self._exported = {name: name + tiers.CALL_SUFFIX for name in exported}
+            self._engine = llvm.create_mcjit_compiler(module, machine)
+            self._engine.finalize_object()
+            self._keep = (machine, module)
+            self.upgrade = tiers.Upgrade(
+                self._sources, cpu, features, self._level, (self._cache, self._name), self._load_optimised
+            )
+            return
+        machine = llvm_build.target_machine(llvm, cpu, features, self._level)
+        self._keep = (machine, module, *llvm_build.optimise(llvm, module, machine, self._level))
+        self._engine = llvm.create_mcjit_compiler(module, machine)
+        self._engine.set_object_cache(
+            lambda _, code: object_cache.store(self._cache, self._name, bytes(code), needed), lambda _: None
+        )
+        self._engine.finalize_object()
+
+    def _from_cache(self, key_parts: list[str]) -> bool:
+        """Look the code up under the key of `key_parts` (kept as `_name`, where
+        the compile stores it on a miss); on a hit, run it."""
+        self._name = object_cache.key(key_parts, _target(self._level))
+        self.cached = _loadable(object_cache.load(self._cache, self._name))
+        if self.cached is not None:
+            self._engine = _ObjectEngine(self.cached, self._level)
+        return self.cached is not None
+
+    def _build(self):
+        """The module to compile, parsed and linked (its texts in `_sources`)."""
+        llvm = _llvm()
+        llvm_ir, linked, extend, where = self._ir
+        llvm_ir = llvm_ir() if callable(llvm_ir) else llvm_ir
+        linked = linked() if callable(linked) else linked
+        cpu, features, _ = _host()
+        # loops of exp, log, tanh call a vector math library (vector_math.py)
+        sources = [vector_math.vectorisable(llvm_ir, features, llvm.add_symbol), *linked]
+        machine = llvm_build.target_machine(llvm, cpu, features, self._level)
+        try:
+            module = llvm_build.link(llvm, sources, machine)
+            if extend is not None:
+                sources.append(extend(module))
+                module.link_in(llvm_build.parse(llvm, sources[-1], machine))
+            module.verify()
+        except RuntimeError as exc:
+            raise BackendError(f"llvmlite rejected the LLVM IR of {where}:\n{exc}") from None
+        _check_externals(llvm, module, where)
+        self._sources = sources
+        return module
+
+    def _load_optimised(self, code: bytes) -> None:
+        """Load the -O2 object code of a tiered module (the child stored it in
+        the cache) and switch its calls to it."""
+        engine = _ObjectEngine(code, self._level)
+        addresses = {}
+        for name in self._exported:
+            addresses[name] = engine.get_function_address(name)
+            if not addresses[name]:
+                raise BackendError(f"the -O2 object code has no function {name!r}")
+        for name, address in addresses.items():
+            ctypes.c_void_p.from_address(self._engine.get_global_value_address(name + tiers.SLOT_SUFFIX)).value = address
+        self._optimised = engine
+
+    @property
+    def optimised(self) -> bool:
+        """Whether calls run code optimised at the chosen level (a tiered
+        module's only once its -O2 code is loaded)."""
+        return not self.tiered or self._optimised is not None
+
+    def wait_optimised(self, timeout: float | None = None) -> bool:
+        """Wait until calls run the -O2 code (at once if they already do);
+        False if its background compile failed (calls keep running tier 0)."""
+        return self.upgrade is None or self.upgrade.wait(timeout)
+
+    def optimised_ir(self) -> str:
+        """The LLVM IR after optimisation at the chosen level (for inspection
+        and tests). Code loaded from the cache was compiled elsewhere, and a
+        tiered module's -O2 code in the background: its IR is made and
+        optimised here, on a copy, when asked for."""
+        llvm = _llvm()
+        if self._sources is None:
+            self._build()
+        cpu, features, _ = _host()
+        machine = llvm_build.target_machine(llvm, cpu, features, self._level)
+        copy = llvm_build.link(llvm, self._sources, machine)
+        llvm_build.optimise(llvm, copy, machine, self._level)
+        return str(copy)
+
+    @staticmethod
+    def check_llvmlite() -> None:
+        """Raise BackendError saying what to install if llvmlite cannot be used."""
+        _llvm()
+
+    def address(self, symbol: str) -> int:
+        """The address Python calls function `symbol` at (an exported one:
+        through tiering's indirection, if the module is tiered)."""
+        address = self._engine.get_function_address(self._exported.get(symbol, symbol))
+        if not address:
+            raise BackendError(f"the native module has no function {symbol!r}")
+        return address
+
+
+def signature(module, symbol: str) -> tuple[str, list[str]]:
+    """The (result, parameter) LLVM types of a function of a parsed module."""
+    t = module.get_function(symbol).global_value_type
+    return str(t.get_function_return()), [str(p) for p in t.get_function_parameters()]

@@ -1,0 +1,327 @@
+"""Derivatives of the tensor ops numpy arrays lower to (irad/ir/tensor.py).
+
+Each op is one entry with both rules, the reverse rule decorated and its
+forward rule beside it (the interfaces are in registry.py):
+
+- structural ops (broadcast, splat, reshape, transpose, extract, inserts,
+  slices, concat, from_elements) are linear in their data operands: the tangent
+  is the same op on the tangents, the cotangent the transposed map;
+- reductions: a sum is linear; max/min share the derivative among the elements
+  that attain it; a product's is prod / x per element;
+- matmul is bilinear: tA B + A tB forwards, dC B^T and A^T dC backwards;
+- linalg.generic, by the kind its builder recorded: np.where selects as it
+  selects values; np.sign has none; a gather's adjoint is a scatter-add and a
+  scatter-add's a gather (integer indexing, np.sort); a contraction (einsum) is
+  linear in each input (contraction.py).
+
+Cotangents take their primal's shape and dtype (ChainRules' ProjectTo):
+broadcasting ops have reductions as adjoints (the unbroadcast), so an operand
+broadcast from a scalar or a size-1 axis gets a cotangent of its own shape.
+
+Elementwise arith/math ops on tensors use the scalar entries (scalar.py), except
+those in TENSOR_FORMS, whose scalar rule does not carry over to tensors.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, tensor
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, SSAValue
+
+from irad.base.errors import DifferentiationError
+from irad.ir import gather as G
+from irad.ir import tensor as T
+from irad.ir.locations import location
+from irad.passes.ad.derivatives import contraction
+from irad.passes.ad.derivatives.registry import ForwardRule, OpDerivative, registrar
+
+ENTRIES: dict[str, OpDerivative] = {}
+derivative = registrar(ENTRIES)
+# elementwise ops on tensors whose scalar rule does not carry over (absf: copysign)
+TENSOR_FORMS: dict[str, OpDerivative] = {}
+tensor_form = registrar(TENSOR_FORMS, elementwise=True)
+
+
+def _none(op: Operation, first: list) -> list:
+    """Cotangents for the leading operands, None for the rest (inits, indices)."""
+    return first + [None] * (len(op.operands) - len(first))
+
+
+def _linear_in(operands: tuple[int, ...] | None) -> ForwardRule:
+    """The op itself, applied to the tangents of `operands` (None: all of them)."""
+
+    def forward(b, op: Operation) -> SSAValue:
+        mapping = dict(b.values)
+        for i in operands if operands is not None else range(len(op.operands)):
+            v = op.operands[i]
+            mapping[v] = b.tangent_or_zero(v)
+        copy = op.clone(value_mapper=mapping)
+        b.block.add_op(copy)
+        return copy.results[0]
+
+    return forward
+
+
+def structural(*names: str, operands: tuple[int, ...] | None):
+    """An op linear in `operands` (None: all): its own tangent rule."""
+    return derivative(*names, forward=_linear_in(operands), operands=operands)
+
+
+# ---- broadcasting and reductions -------------------------------------------------
+@structural("linalg.broadcast", operands=(0,))
+def _broadcast(b, op, dy):
+    return _none(op, [T.reduce(b, dy, op.dimensions.get_values())])
+
+
+@structural("tensor.splat", operands=(0,))
+def _splat(b, op, dy):
+    return _none(op, [T.reduce_all(b, dy)])
+
+
+def _reduce_tangent(b, op: Operation) -> SSAValue:
+    dims = op.dimensions.get_values()
+    combiner = next(iter(op.regions[0].block.ops))
+    x_value = op.operands[0]
+    t = b.tangent_or_zero(x_value)
+    if isinstance(combiner, arith.AddfOp):
+        return T.reduce(b, t, dims)
+    x, y = b.primal(x_value), b.primal(op.results[0])
+    y_spread = T.broadcast_back(b, y, x_value, dims)
+    if isinstance(combiner, arith.MulfOp):
+        return T.reduce(b, b.mul(t, b.div(y_spread, x)), dims)  # d prod = sum(t * prod / x)
+    if not isinstance(combiner, (arith.MaximumfOp, arith.MinimumfOp, arith.MaxnumfOp, arith.MinnumfOp)):
+        raise DifferentiationError(f"forward mode: no tangent rule for a reduction by {combiner.name}")
+    hits = T.to_float(b, T.compare(b, "oeq", x, y_spread), T.element(x))
+    count = T.reduce(b, hits, dims)
+    return b.div(T.reduce(b, b.mul(hits, t), dims), count)
+
+
+@derivative("linalg.reduce", forward=_reduce_tangent, operands=(0,))
+def _reduce(b, op, dy):
+    dims = op.dimensions.get_values()
+    combiner = next(iter(op.regions[0].block.ops))
+    x_value = op.operands[0]
+    if isinstance(combiner, arith.AddfOp):
+        return _none(op, [T.broadcast_back(b, dy, x_value, dims)])
+    x, y = b.primal(x_value), b.primal(op.results[0])
+    spread = T.broadcast_back(b, dy, x_value, dims)
+    if isinstance(combiner, arith.MulfOp):
+        # d prod / d x_i = prod / x_i (undefined where an x_i is 0)
+        return _none(op, [b.mul(spread, b.div(T.broadcast_back(b, y, x_value, dims), x))])
+    # max/min: the cotangent is shared equally by the elements that attain it
+    hits = T.compare(b, "oeq", x, T.broadcast_back(b, y, x_value, dims))
+    as_float = T.to_float(b, hits, T.element(x))
+    count = T.broadcast_back(b, T.reduce(b, as_float, dims), x_value, dims)
+    return _none(op, [b.mul(as_float, b.div(spread, count))])
+
+
+@structural("tensor.reshape", operands=(0,))
+def _reshape(b, op, dy):
+    return _none(op, [T.reshape(b, dy, T.shape(op.operands[0]))])
+
+
+@structural("linalg.transpose", operands=(0,))
+def _transpose(b, op, dy):
+    perm = op.permutation.get_values()
+    inverse = [perm.index(i) for i in range(len(perm))]
+    return _none(op, [T.transpose(b, dy, inverse)])
+
+
+def _matmul_tangent(b, op: Operation) -> SSAValue:
+    lhs, rhs = op.operands[0], op.operands[1]
+    parts = []
+    if lhs in b.tangents:
+        parts.append(T.matmul(b, b.tangents[lhs], b.primal(rhs)))
+    if rhs in b.tangents:
+        parts.append(T.matmul(b, b.primal(lhs), b.tangents[rhs]))
+    return parts[0] if len(parts) == 1 else b.add(parts[0], parts[1])
+
+
+@derivative("linalg.matmul", forward=_matmul_tangent, operands=(0, 1))
+def _matmul(b, op, dy):
+    # C = A B: dA = dC B^T, dB = A^T dC -- two matmuls
+    lhs, rhs = op.operands[0], op.operands[1]
+    da = T.matmul(b, dy, T.transpose(b, b.primal(rhs), [1, 0])) if b.is_active(lhs) else None
+    db = T.matmul(b, T.transpose(b, b.primal(lhs), [1, 0]), dy) if b.is_active(rhs) else None
+    return _none(op, [da, db])
+
+
+# ---- elements and slices ---------------------------------------------------------
+def _indices(b, op, operands) -> list[SSAValue]:
+    return [b.primal(v) for v in operands]
+
+
+@structural("tensor.extract", operands=(0,))
+def _extract(b, op, dy):
+    source = op.operands[0]
+    zero = b.zero(source.type)
+    return _none(op, [b.op(tensor.InsertOp(dy, zero, _indices(b, op, op.indices)))])
+
+
+@structural("tensor.insert", operands=(0, 1))
+def _insert(b, op, dy):
+    scalar, dest = op.operands[0], op.operands[1]
+    index = _indices(b, op, op.indices)
+    d_scalar = b.op(tensor.ExtractOp(dy, index, scalar.type)) if b.is_active(scalar) else None
+    d_dest = b.op(tensor.InsertOp(b.zero(scalar.type), dy, index)) if b.is_active(dest) else None
+    return _none(op, [d_scalar, d_dest])
+
+
+def _slice_parameters(b, op):
+    offsets = _indices(b, op, op.offsets)
+    return (
+        _mixed(op.static_offsets.get_values(), offsets),
+        list(op.static_sizes.get_values()),
+        list(op.static_strides.get_values()),
+    )
+
+
+def _mixed(static: tuple[int, ...], dynamic: list[SSAValue]) -> list:
+    values = iter(dynamic)
+    return [next(values) if s == T.DYNAMIC else s for s in static]
+
+
+def _insert_slice(b, source, dest, offsets, sizes, strides) -> SSAValue:
+    static_offsets = [o if isinstance(o, int) else T.DYNAMIC for o in offsets]
+    dynamic = [o for o in offsets if not isinstance(o, int)]
+    return b.op(tensor.InsertSliceOp.get(source, dest, sizes, static_offsets, strides, dynamic))
+
+
+@structural("tensor.extract_slice", operands=(0,))
+def _extract_slice(b, op, dy):
+    offsets, sizes, strides = _slice_parameters(b, op)
+    zero = b.zero(op.operands[0].type)
+    return _none(op, [_insert_slice(b, dy, zero, offsets, sizes, strides)])
+
+
+@structural("tensor.insert_slice", operands=(0, 1))
+def _insert_slice_adjoint(b, op, dy):
+    source, dest = op.operands[0], op.operands[1]
+    offsets, sizes, strides = _slice_parameters(b, op)
+    d_source = d_dest = None
+    if b.is_active(source):
+        d_source = b.op(tensor.ExtractSliceOp(dy, offsets, sizes, strides, source.type))
+    if b.is_active(dest):
+        d_dest = _insert_slice(b, b.zero(source.type), dy, offsets, sizes, strides)
+    return _none(op, [d_source, d_dest])
+
+
+@structural("tensor.concat", operands=None)
+def _concat(b, op, dy):
+    axis = op.dim.value.data
+    start, cts = 0, []
+    for v in op.operands:
+        dims = T.shape(v)
+        offsets = [start if d == axis else 0 for d in range(len(dims))]
+        cts.append(b.op(tensor.ExtractSliceOp(dy, offsets, list(dims), [1] * len(dims), v.type))
+                   if b.is_active(v) else None)
+        start += dims[axis]
+    return cts
+
+
+@structural("tensor.from_elements", operands=None)
+def _from_elements(b, op, dy):
+    return [
+        b.op(tensor.ExtractOp(dy, [b.op(arith.ConstantOp.from_int_and_width(i, T.INDEX))], v.type))
+        if b.is_active(v) else None
+        for i, v in enumerate(op.operands)
+    ]
+
+
+# ---- linalg.generic: np.where, np.sign, gathers and scatters ----------------------------
+# What a linalg.generic computes is recorded by its builder (irad.kind): each kind
+# has its rules here. Gathers and scatters are linear in their data operands: the
+# tangent is the same op on the tangents; a gather's cotangent is a scatter-add, a
+# scatter-add's a gather (irad/ir/gather.py).
+def _equal_ints(b, x: SSAValue, y: SSAValue) -> SSAValue:
+    return T.elementwise(b, lambda e, a: e.op(arith.CmpiOp(a[0], a[1], "eq")), [x, y], T.I1,
+                         "piecewise-constant")
+
+
+def _scatter_adjoint(b, op, dy) -> list:
+    """out = dest with values written at idx: the overwritten part of dest gets no
+    cotangent; where idx repeats, only the value written last does."""
+    idx, values, dest = op.operands
+    axis = G.axis_of(op)
+    index = b.primal(idx)
+    d_values = d_dest = None
+    if b.is_active(values):
+        order = T.positions(b, T.shape(index), axis)
+        last = G.scatter(b, T.dense(b, -1, TensorType(T.I64, T.shape(dest))), index, order, axis)
+        wins = _equal_ints(b, G.gather(b, last, index, axis), order)
+        d_values = T.select(b, wins, G.gather(b, dy, index, axis), b.zero(values.type))
+    if b.is_active(dest):
+        covered = G.scatter(b, T.dense(b, False, TensorType(T.I1, T.shape(dest))), index,
+                            T.dense(b, True, TensorType(T.I1, T.shape(idx))), axis)
+        d_dest = T.select(b, covered, b.zero(dy.type), dy)
+    return [None, d_values, d_dest]
+
+
+def _gather_adjoint(b, op, dy) -> list:
+    idx, x, _ = op.operands
+    zero = b.zero(x.type)
+    return [None, G.scatter_add(b, zero, b.primal(idx), dy, G.axis_of(op)), None]
+
+
+def _scatter_add_adjoint(b, op, dy) -> list:
+    idx, values, dest = op.operands
+    d_values = G.gather(b, dy, b.primal(idx), G.axis_of(op)) if b.is_active(values) else None
+    return [None, d_values, dy if b.is_active(dest) else None]
+
+
+def _select_adjoint(b, op, dy) -> list:
+    cond = b.primal(op.operands[0])
+    zero = b.zero(dy.type)
+    return _none(op, [None, T.select(b, cond, dy, zero), T.select(b, cond, zero, dy)])
+
+
+def _no_derivative(b, op, dy) -> list:
+    return [None] * len(op.operands)
+
+
+_GENERIC_ADJOINTS = {
+    "select": _select_adjoint,  # np.where: the cotangent goes to the selected side
+    "piecewise-constant": _no_derivative,  # comparisons, np.sign
+    "rank": _no_derivative,  # ints
+    "gather": _gather_adjoint,
+    "scatter-add": _scatter_add_adjoint,
+    "scatter": _scatter_adjoint,
+    "contraction": contraction.reverse,  # einsum
+}
+_LINEAR_GENERICS = {"gather": (1,), "scatter-add": (1, 2), "scatter": (1, 2)}
+
+
+def _generic_tangent(b, op: Operation) -> SSAValue | None:
+    kind = T.generic_kind(op)
+    if kind in ("piecewise-constant", "rank"):
+        return None
+    if kind == contraction.C.KIND:
+        return contraction.forward(b, op)
+    if kind in _LINEAR_GENERICS:
+        return _linear_in(_LINEAR_GENERICS[kind])(b, op)
+    if kind != "select":
+        raise DifferentiationError(
+            f"forward mode: no tangent rule for a linalg.generic of kind {kind!r} (irad "
+            "differentiates the selects, gathers and scatters it emits)"
+        )
+    cond = b.primal(op.operands[0])
+    return T.select(b, cond, b.tangent_or_zero(op.operands[1]), b.tangent_or_zero(op.operands[2]))
+
+
+@derivative("linalg.generic", forward=_generic_tangent, operands=None)
+def _generic(b, op, dy):
+    """By the kind its builder recorded (irad/ir/tensor.py GENERIC_KINDS)."""
+    kind = T.generic_kind(op)
+    if kind not in _GENERIC_ADJOINTS:
+        raise DifferentiationError(
+            f"{location(op)}: no adjoint for a linalg.generic of kind {kind!r} (irad "
+            "differentiates the selects, gathers and scatters it emits)"
+        )
+    return _GENERIC_ADJOINTS[kind](b, op, dy)
+
+
+# ---- elementwise ops whose scalar rule does not carry over -------------------------
+@tensor_form("math.absf")
+def _absf(b, op, dy):
+    # the sign through comparisons (T.sign), not copysign
+    return [b.mul(dy, T.sign(b, b.primal(op.operands[0])))]
