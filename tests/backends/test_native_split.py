@@ -1,5 +1,5 @@
 """Products split between the caller and irad's helper thread
-(irad/backends/native_split.py).
+(irad/backends/native/split.py).
 
 The split ?gemm against numpy's product for every way it cuts C (rows,
 columns, transposed operands, leading dimensions wider than the matrix,
@@ -20,8 +20,11 @@ import pytest
 
 import irad
 from irad import compiled
-from irad.backends import lapack, native, native_blas, native_split
-from irad.errors import BackendError
+from irad.backends.native import lapack
+from irad.backends.native import compile as native
+from irad.backends.native import blas as native_blas
+from irad.backends.native import split as native_split
+from irad.base.errors import BackendError
 from tests.reference import NATIVE_MISSING, check_against_numpy, copies
 
 pytestmark = [
@@ -214,7 +217,8 @@ _RAW_FORK = """
 import ctypes, os, select, signal, sys, threading
 import numpy as np
 import irad
-from irad.backends import native_split, tiers
+from irad.backends.native import split as native_split
+from irad.backends.native import tiers
 
 
 def dense(w1, w2, x):
@@ -359,7 +363,15 @@ def test_a_narrow_product_in_blocks_is_the_product_and_the_split_has_its_bits(m,
         np.testing.assert_allclose(c[:, :n], expected, rtol=tolerance, atol=tolerance * np.abs(expected).max())
         assert np.all(c[:, n:] == 7.0), f"the {name} product wrote outside C"
         results[name] = c
-    assert np.array_equal(results["blocked"], results["split"])
+    if letter == "d":
+        assert np.array_equal(results["blocked"], results["split"])
+    else:
+        # OpenBLAS's Haswell sgemm (OPENBLAS_CORETYPE=Haswell, as on some of
+        # these machines) computes the rows past its last whole 24-row tile with
+        # another kernel: the last 8 rows of a 2048-row chunk round differently
+        # from the same rows inside one block (9.5e-6 here), which SkylakeX's
+        # 16-row tiles never do. Both are numpy's product within rounding (above).
+        np.testing.assert_allclose(results["blocked"], results["split"], rtol=1e-6, atol=1e-6 * np.abs(expected).max())
     native_split.set_blocks(False)
     c = np.full((m, n + 5), 7.0, dtype=dtype)
     _gemm(letter, True, blocked=True)(a, ta, b, False, c, m, n, k)
