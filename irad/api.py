@@ -14,29 +14,22 @@ structure the function returns (a dict for a dict, ...).
 from __future__ import annotations
 
 import inspect
-import numbers
 from collections.abc import Callable, Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from irad.arguments import (
-    argument_trees,
-    arguments,
-    check_tree,
-    error_at,
-    name_of,
-    normalise_argnums,
-    ranges,
-)
+from irad.arguments import argument_trees, arguments, check_tree, normalise_argnums
+from irad.frontend.source import error_at, name_of
+from irad.frontend.transformations import ranges
+from irad.frontend.transformations import Transformation, constructor
 from irad.backends import Backend, check_backend, compile_for
 from irad.backends.entry import ArrayKind, EntryPlan
 from irad.backends.entry import generic as generic_entry
 from irad.compiled import Compiled, cached, current, run_compiled, variant
-from irad.frontend.globals import HiddenGlobals
 from irad.frontend.pytrees import INT64, SCALARS, Node, Tree, leaf_types, tuple_tree, unflatten
-from irad.ir.types import is_differentiable, is_tensor
-from irad.pipeline import gradient_module, jvp_module, lowered, vjp_module
+from irad.ir.types import is_differentiable
+from irad.pipeline import jvp_module, lowered, options, transformation_module, vjp_module
 from irad.rules import default_table
 
 
@@ -52,7 +45,22 @@ def lower(f: Callable, *example_args, **example_kwargs) -> ModuleOp:
 _NDARRAY = np.ndarray
 
 
-class _GradFunction:
+class TransformationFunction(Transformation):
+    """What grad, value_and_grad, jacfwd, jacrev and hessian return: a
+    Transformation (the frontend lowers it to request ops) that compiles
+    itself per signature (`_compiled`) and runs."""
+
+    backend: Backend
+
+    def _compiled(self, signature: Node) -> tuple[Compiled, tuple]:
+        raise NotImplementedError
+
+    def lower(self, *args, **kwargs) -> ModuleOp:
+        """The differentiated, optimised module the backend runs for these argument types."""
+        return self._compiled(arguments(self.f, args, kwargs)[1])[0].module
+
+
+class _GradFunction(TransformationFunction):
     """The callable returned by grad / value_and_grad.
 
     Called twice with plain arguments (numbers, arrays) of one signature, an
@@ -65,13 +73,10 @@ class _GradFunction:
         self, f: Callable, argnums, with_value: bool, checkpoint: bool = False, backend: Backend | str = "python",
         has_aux: bool = False,
     ):
-        self.f = f
-        self.argnums = argnums
+        super().__init__("value_and_grad" if with_value else "grad", f, argnums, has_aux)
         self.with_value = with_value
         self.checkpoint = checkpoint
-        self.has_aux = has_aux
         self.backend = check_backend(backend)
-        self.single = isinstance(argnums, numbers.Integral)
         self.__name__ = f"{'value_and_grad' if with_value else 'grad'}({name_of(f)})"
         self.__doc__ = getattr(f, "__doc__", None)
         # The signature (the arguments' trees and leaf types) determines the IR,
@@ -99,10 +104,9 @@ class _GradFunction:
 
     def _compile(self, signature: Node) -> tuple[Compiled, tuple]:
         nums = normalise_argnums(self.f, self.argnums, signature)
-        kind = "value_and_grad" if self.with_value else "grad"
 
         def build() -> Compiled:
-            module, entry, hidden, results = self._module(signature, nums, inline=True)
+            module, entry, hidden, results = transformation_module(self, signature, options(self.backend, self.checkpoint))
             compiled = compile_for(module, self.backend)
             run = compiled.function(entry)
             if hasattr(compiled, "entry"):
@@ -113,24 +117,8 @@ class _GradFunction:
                     return generic_entry(plan, run, len(leaf_types(results)), entry)
             return Compiled(module, run, hidden=hidden, results=results, enter=enter)
 
-        key = (self.f, kind, nums, self.single, self.has_aux, signature, self.checkpoint, self.backend)
+        key = (self.f, self.kind, nums, self.single, self.has_aux, signature, self.checkpoint, self.backend)
         return cached(key, build)
-
-    def _module(self, signature: Node, nums, inline: bool):
-        return gradient_module(
-            self.f, signature, nums, self.with_value, self.checkpoint, inline, self.has_aux, self.single,
-            tape=self.backend.tape_form, keep_shared=self.backend.keep_shared if inline else 0,
-        )
-
-    def _irad_module(self, signature: Node) -> tuple[ModuleOp, str, HiddenGlobals, Tree]:
-        """A fresh module computing this gradient, for a program that calls it
-        (and so differentiates it again: higher order); its entry takes the
-        global arrays f reads after the signature's leaves."""
-        return self._module(signature, normalise_argnums(self.f, self.argnums, signature), inline=False)
-
-    def lower(self, *args, **kwargs) -> ModuleOp:
-        """The differentiated, optimised module the backend runs for these argument types."""
-        return self._compiled(arguments(self.f, args, kwargs)[1])[0].module
 
     def __call__(self, *args, **kwargs):
         return self._general(args, kwargs)
@@ -225,6 +213,7 @@ def _results_template(tree: Tree, names: dict) -> str:
     return "_e_unflatten(_e_tree, iter((" + "".join("{%d}, " % k for k in range(n)) + ")))"
 
 
+@constructor
 def grad(
     f: Callable,
     argnums: int | Sequence[int] = 0,
@@ -255,6 +244,7 @@ def grad(
     return _GradFunction(f, argnums, False, checkpoint, backend, has_aux)
 
 
+@constructor
 def value_and_grad(
     f: Callable,
     argnums: int | Sequence[int] = 0,
@@ -269,10 +259,6 @@ def value_and_grad(
     `((value, aux), gradient)`."""
     backend = check_backend(backend, iree_target, iree_device)
     return _GradFunction(f, argnums, True, checkpoint, backend, has_aux)
-
-
-# Programs may apply these to functions: the frontend evaluates them while lowering.
-grad._irad_transform = value_and_grad._irad_transform = True
 
 
 # ---- vjp --------------------------------------------------------------------------
@@ -300,12 +286,11 @@ def vjp(
     n_out = len(leaf_types(out_tree))
     n = len(compiled.out_types)
     outputs, aux, residuals = results[:n_out], results[n_out:n], results[n:]
-    aux_zeros = [_zero(t) for t in (leaf_types(aux_tree) if has_aux else ()) if is_differentiable(t)]
 
     def pullback(cotangent):
         cts = check_tree(f, "the cotangent", cotangent, out_tree, skip_inactive=True)
         float_cts = [c for c, t in zip(cts, leaf_types(out_tree)) if is_differentiable(t)]
-        grads = run_compiled(backward, (*residuals, *float_cts, *aux_zeros))
+        grads = run_compiled(backward, (*residuals, *float_cts))
         active = [i for i, t in enumerate(types) if is_differentiable(t)]
         by_leaf = dict(zip(active, grads))
         return tuple(argument_trees(signature, range(len(signature.children)), by_leaf))
@@ -321,17 +306,13 @@ def vjp_compiled(f: Callable, signature: Node, has_aux: bool, backend: str) -> t
     values. Its results: the tree of f's results, or (out, aux)."""
 
     def build() -> Compiled:
-        module, augmented, pullback, out_tree, hidden, aux_tree = vjp_module(f, signature, has_aux, backend.tape_form)
+        module, augmented, pullback, out_tree, hidden, aux_tree = vjp_module(f, signature, has_aux, options(backend))
         compiled = compile_for(module, backend)
         pair = (compiled.function(augmented), compiled.function(pullback))
         results = tuple_tree([out_tree, aux_tree]) if has_aux else out_tree
         return Compiled(module, pair, tuple(leaf_types(results)), hidden, results)
 
     return cached((f, "vjp", has_aux, signature, backend), build)
-
-
-def _zero(t):
-    return np.zeros(tuple(t.get_shape())) if is_tensor(t) else 0.0
 
 
 # ---- jvp --------------------------------------------------------------------------
@@ -394,7 +375,7 @@ def jvp_compiled(f: Callable, signature: Node, wrt: tuple[int, ...], backend: st
     """The compiled jvp of f along the leaves `wrt` (increasing), and the hidden arrays' values."""
 
     def build() -> Compiled:
-        module, entry, results, hidden = jvp_module(f, signature, wrt)
+        module, entry, results, hidden = jvp_module(f, signature, wrt, options(backend))
         run = compile_for(module, backend).function(entry)
         return Compiled(module, run, tuple(leaf_types(results)), hidden, results)
 

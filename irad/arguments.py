@@ -18,49 +18,18 @@ irad), the function and its `def`, the argument and the path to the value.
 from __future__ import annotations
 
 import numbers
-import os
-import sys
 from collections.abc import Sequence
 
 import numpy as np
 from xdsl.ir import Attribute
 
-from irad.backends.entry import is_internal
-from irad.base.errors import IradError
 from irad.frontend import bind_arguments
 from irad.frontend.lowering import flatten_arguments, parameter_names
-from irad.frontend.pytrees import NONE, BadLeaf, Node, Tree, leaf_types, node_items, python_key, step, tuple_tree, unflatten
-from irad.frontend.source import def_location
+from irad.frontend.pytrees import BadLeaf, Node, Tree, node_items, python_key, step, unflatten
+from irad.frontend import transformations
+from irad.frontend.source import call_site, error_at, name_of
+from irad.frontend.transformations import ranges
 from irad.ir.types import describe, is_differentiable, is_tensor
-
-_PACKAGE = os.path.dirname(os.path.abspath(__file__))  # irad/
-
-
-def call_site() -> str:
-    """`file:line: ` of the innermost frame outside irad: the user's call."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        filename = os.path.abspath(frame.f_code.co_filename)
-        if not filename.startswith(_PACKAGE + os.sep) and not is_internal(frame.f_code.co_filename):
-            return f"{frame.f_code.co_filename}:{frame.f_lineno}: "
-        frame = frame.f_back
-    return ""
-
-
-def name_of(f) -> str:
-    return getattr(f, "__name__", repr(f))
-
-
-def error_at(f, message: str) -> IradError:
-    """An error about how `f` is called, located at the caller's line when it
-    is known, else at f's `def`."""
-    where = call_site()
-    defined = def_location(f)
-    if where and defined:
-        first, _, rest = message.partition("\n")
-        message = f"{first}\n  ({name_of(f)} is defined at {defined[:-2]})" + (f"\n{rest}" if rest else "")
-    return IradError((where or defined) + message)
-
 
 _SIGNATURES: dict[object, Node] = {}  # python_key of a call's arguments -> its signature
 
@@ -83,74 +52,9 @@ def arguments(f, args: tuple, kwargs: dict | None = None) -> tuple[list, Node]:
     return leaves, signature
 
 
-def ranges(signature: Node) -> list[range]:
-    """The leaf indices of each argument."""
-    out, start = [], 0
-    for tree in signature.children:
-        n = len(leaf_types(tree))
-        out.append(range(start, start + n))
-        start += n
-    return out
-
-
 def normalise_argnums(f, argnums, signature: Node) -> tuple[int, ...]:
     """The arguments `argnums` selects, each with at least one float leaf."""
-    single = isinstance(argnums, numbers.Integral) and not isinstance(argnums, bool)
-    if single:
-        nums = (argnums,)
-    elif isinstance(argnums, Sequence) and not isinstance(argnums, str):
-        nums = tuple(argnums)
-    else:
-        raise error_at(f, f"argnums must be an int or a tuple of ints, got {argnums!r}")
-    if not nums:
-        raise error_at(f, f"argnums of {name_of(f)} is empty")
-    n_args = len(signature.children)
-    names = parameter_names(f, n_args)
-    out = []
-    for n in nums:
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral):
-            raise error_at(f, f"argnums must be an int or a tuple of ints, got {argnums!r}")
-        if not -n_args <= n < n_args:
-            raise error_at(
-                f,
-                f"argnums {argnums!r} is out of range for {name_of(f)}, "
-                f"which was called with {n_args} arguments"
-            )
-        n = int(n) % n_args
-        tree = signature.children[n]
-        if not any(is_differentiable(t) for t in leaf_types(tree)):
-            what = describe(tree) if not isinstance(tree, Node) else f"a {tree.cls.__name__} without float leaves"
-            raise error_at(
-                f,
-                f"cannot differentiate {name_of(f)} with respect to argument {n} ('{names[n]}'): "
-                f"it is {what}, not a float\n"
-                "  hint: pass a float, or leave it out of argnums"
-            )
-        out.append(n)
-    if len(set(out)) != len(out):
-        raise error_at(f, f"argnums {argnums!r} repeats an argument")
-    return tuple(out)
-
-
-def float_leaves(signature: Node, nums: Sequence[int]) -> tuple[int, ...]:
-    """The float leaves of the arguments `nums`, argument by argument."""
-    types = leaf_types(signature)
-    spans = ranges(signature)
-    return tuple(i for a in nums for i in spans[a] if is_differentiable(types[i]))
-
-
-def gradient_structure(signature: Node, nums: Sequence[int], single: bool) -> Tree:
-    """The tree of the gradients of the arguments `nums`: each argument's tree
-    with None in place of its int and bool leaves (one tree when `single`, else
-    a tuple of them). Its leaves are the float leaves, in `float_leaves` order."""
-    trees = [_floats_only(signature.children[a]) for a in nums]
-    return trees[0] if single else tuple_tree(trees)
-
-
-def _floats_only(tree: Tree) -> Tree:
-    if isinstance(tree, Node):
-        return Node(tree.cls, tree.keys, tuple(_floats_only(c) for c in tree.children))
-    return tree if is_differentiable(tree) else NONE
+    return transformations.normalise_argnums(f, argnums, signature, parameter_names(f, len(signature.children)))
 
 
 def argument_trees(signature: Node, nums: Sequence[int], values: dict[int, object]) -> list:

@@ -107,24 +107,79 @@ def main(args: Sequence[str] | None = None) -> None:
         "--mode forward: jacfwd(grad(f)), as irad.hessian) and report both orders",
     )
 
+    lower = commands.add_parser(
+        "lower",
+        help="print the IR a Python function lowers to, with a transformation's request ops",
+        description="Lower FILE:FUNCTION at the example ARGS (Python literals) and print the "
+        "module; with --transform, the module holds that transformation's request ops "
+        "(irad.grad, irad.value_and_grad, irad.vjp, irad.vjp_split, irad.jvp), and with "
+        "--pipeline, irad's pipeline has rewritten and optimised them.",
+    )
+    lower.add_argument("function", metavar="FILE:FUNCTION")
+    lower.add_argument("args", nargs="*", metavar="ARG")
+    lower.add_argument("--transform", choices=TRANSFORMS, help="the transformation whose requests to show")
+    lower.add_argument("--argnums", help="comma-separated argument indices (default: 0)")
+    lower.add_argument("--has-aux", action="store_true", help="FUNCTION returns (output, aux)")
+    lower.add_argument("--pipeline", action="store_true", help="run irad's pipeline on the requests")
+
     parsed, rest = parser.parse_known_args(args)
     if parsed.command == "opt":
         irad_opt_main(rest)
-    elif parsed.command == "explain":
+    else:
         if rest:
             parser.error(f"unrecognized arguments: {' '.join(rest)}")
         try:
-            print(_explain(parsed.function, parsed.args, parsed.argnums, parsed.mode, parsed.order))
+            if parsed.command == "explain":
+                print(_explain(parsed.function, parsed.args, parsed.argnums, parsed.mode, parsed.order))
+            else:
+                print(_lower(parsed))
         except IradError as error:
             print(f"irad: error: {error}", file=sys.stderr)
             sys.exit(1)
 
 
+TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian")
+
+
+def _lower(parsed) -> str:
+    """The module `irad lower` prints."""
+    import irad
+    from irad import pipeline
+    from irad.arguments import arguments, normalise_argnums
+    from irad.backends import check_backend
+    from irad.frontend.transformations import float_leaves
+
+    fn, args, nums = _load(parsed.function, parsed.args, parsed.argnums)
+    argnums = 0 if nums is None else nums[0] if len(nums) == 1 else nums
+    kind = parsed.transform
+    if kind is None:
+        return str(irad.lower(fn, *args))
+    signature = arguments(fn, args)[1]
+    opts = pipeline.options(check_backend("python"))
+    if kind == "vjp":
+        module = pipeline.vjp_requests(fn, signature, parsed.has_aux)[0]
+    elif kind == "jvp":
+        nums = normalise_argnums(fn, argnums, signature)
+        module = pipeline.jvp_requests(fn, signature, float_leaves(signature, nums))[0]
+    else:
+        make = getattr(irad, kind)
+        module = pipeline.lowered(make(fn, argnums, has_aux=parsed.has_aux), signature)[0]
+    if parsed.pipeline:
+        pipeline.run(module, pipeline.autodiff_passes(opts))
+    return str(module)
+
+
 def _explain(spec: str, arg_texts: Sequence[str], argnums: str | None, mode: str = "reverse", order: int = 1):
+    from irad.report import explain
+
+    fn, args, nums = _load(spec, arg_texts, argnums)
+    return explain(fn, *args, argnums=nums, mode=mode, order=order)
+
+
+def _load(spec: str, arg_texts: Sequence[str], argnums: str | None):
+    """The function FILE:FUNCTION names, its example arguments and argnums."""
     import ast
     import runpy
-
-    from irad.report import explain
 
     path, _, name = spec.rpartition(":")
     if not path or not name:
@@ -149,7 +204,7 @@ def _explain(spec: str, arg_texts: Sequence[str], argnums: str | None, mode: str
         nums = None if argnums is None else tuple(int(n) for n in argnums.split(","))
     except (ValueError, SyntaxError) as exc:
         raise IradError(f"arguments must be Python literals such as 1.5 or 3 ({exc})") from None
-    return explain(namespace[name], *args, argnums=nums, mode=mode, order=order)
+    return namespace[name], args, nums
 
 
 if __name__ == "__main__":

@@ -40,7 +40,9 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Region
 
-from irad.arguments import arguments, error_at, normalise_argnums
+from irad.arguments import arguments, normalise_argnums
+from irad.frontend.source import error_at
+from irad.passes.pipelines import Options
 from irad.pipeline import gradient_module, vjp_module
 from irad.backends.native.compile import for_mlir_opt
 from irad.base.errors import IradError
@@ -78,7 +80,7 @@ def export(
     if kind == "vjp":
         if main:
             raise error_at(f, "main=True prints a gradient; use kind='grad' or 'value_and_grad' with it")
-        module, _, _, _, hidden, _ = vjp_module(f, signature)
+        module, _, _, _, hidden, _ = vjp_module(f, signature, False, Options())
     elif kind == "iree":
         return _export_vmfb(f, signature, argnums, path, target)
     else:

@@ -17,13 +17,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from irad.arguments import arguments, error_at, float_leaves
+from irad.arguments import arguments
+from irad.frontend.source import error_at
+from irad.frontend.transformations import float_leaves
 from irad.frontend.pytrees import leaf_types
 from irad.ir.types import is_differentiable
 from irad.passes.ad.decisions import CallDecision
-from irad.passes.ad.differentiator import Differentiator
-from irad.passes.ad.forward import ForwardDifferentiator
-from irad.pipeline import gradient_module, lowered, run
+from irad.passes import differentiate, jvp
+from irad.pipeline import gradient_module, lowered
 from irad.rules import RuleTable, default_table
 
 MODES = ("reverse", "forward")
@@ -106,11 +107,4 @@ def explain(
 
 def _decisions(module, name: str, active: tuple[bool, ...], mode: str, table: RuleTable) -> tuple[CallDecision, ...]:
     """Differentiate @name of `module` in `mode`; what was decided at each call."""
-    if mode == "reverse":
-        differentiator = Differentiator(module, table)
-        differentiator.reverse(name, active)
-    else:  # forward mode follows a tape as memref code, as the jvp pipeline does
-        run(module, "irad-lower-tape")
-        differentiator = ForwardDifferentiator(module, table)
-        differentiator.jvp(name, active)
-    return tuple(differentiator.decisions)
+    return (differentiate if mode == "reverse" else jvp).call_decisions(module, name, active, table)

@@ -6,6 +6,11 @@ pullback per (callee, activity), built by the Differentiator
 (passes/ad/differentiator.py), which asks the rule table once at every call
 op. It works on IR alone (no Python frontend), so it runs inside stock
 `xdsl-opt` too.
+
+Requests are rewritten the innermost first. A forward-mode request (irad.jvp)
+that a reverse-mode one reaches (reverse over forward: jacrev(jacfwd(f))) is
+rewritten first, by forward mode, so that reverse mode differentiates the
+code it generated.
 """
 
 from __future__ import annotations
@@ -13,10 +18,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from irad.passes.ad.differentiator import Differentiator
+from irad.base.errors import DifferentiationError
+from irad.ir.dialect import JvpOp
+from irad.ir.locations import location
+from irad.ir.walk import find
+from irad.rules import RuleTable
+from irad.passes.ad.decisions import CallDecision
+from irad.passes.ad.differentiator import REQUESTS, Differentiator
+from irad.passes.ad.forward import ForwardDifferentiator
 from irad.passes.optimisation.inliner import KEEP_ALL_INLINED
 
 
@@ -52,6 +66,7 @@ class DifferentiatePass(ModulePass):
     keep_shared: int = KEEP_ALL_INLINED
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        _forward_requests_first(op)
         differentiator = Differentiator(
             op, checkpoint=self.checkpoint, inline=self.inline, hoist=self.hoist, keep_shared=self.keep_shared
         )
@@ -60,4 +75,47 @@ class DifferentiatePass(ModulePass):
             differentiator.attach_remarks()
 
 
-__all__ = ["DifferentiatePass"]
+def call_decisions(module: ModuleOp, name: str, active: tuple[bool, ...], table: RuleTable) -> tuple[CallDecision, ...]:
+    """Differentiate @name for `active` against `table`; what was decided at
+    each call (irad.explain's report)."""
+    differentiator = Differentiator(module, table)
+    differentiator.reverse(name, active)
+    return tuple(differentiator.decisions)
+
+
+def _reached(functions: dict[str, func.FuncOp], names: list[str]) -> list[Operation]:
+    """The ops of the functions `names` reach through calls and requests."""
+    seen: set[str] = set()
+    found: list[Operation] = []
+    while names:
+        name = names.pop()
+        if name in seen or name not in functions:
+            continue
+        seen.add(name)
+        for inner in find(functions[name], (func.CallOp, JvpOp, *REQUESTS)):
+            found.append(inner)
+            names.append(inner.callee.root_reference.data)
+    return found
+
+
+def _forward_requests_first(module: ModuleOp) -> None:
+    """Rewrite, by forward mode, the irad.jvp requests that reverse-mode
+    requests reach, the innermost first."""
+    functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+    below = [r for r in _reached(functions, [r.callee.root_reference.data for r in find(module, REQUESTS)])
+             if isinstance(r, JvpOp)]
+    if not below:
+        return
+    for request in below:
+        if any(isinstance(r, REQUESTS) for r in _reached(functions, [request.callee.root_reference.data])):
+            raise DifferentiationError(
+                f"{location(request)}: reverse mode over forward mode over reverse mode is not supported\n"
+                "  hint: take the inner derivatives in one mode (jacrev(jacrev(...)) or jacfwd(jacrev(...)))"
+            )
+    forward = ForwardDifferentiator(module)
+    for request in reversed(below):  # callees' requests were found after their callers'
+        if request.parent is not None:
+            forward.rewrite_request(request)
+
+
+__all__ = ["DifferentiatePass", "call_decisions"]

@@ -473,7 +473,7 @@ class _RetypeTape(TypeConversionPattern):
         return TENSOR_TAPE if typ == TAPE else None
 
 
-_TAPE_OPS = (
+TAPE_OPS = (
     TapeCreateOp, TapePushOp, TapeReadOp, TapeReserveOp, TapeFreeOp,
     ShadowCreateOp, ShadowAddOp, ShadowReadOp, ShadowMergeOp,
 )
@@ -496,7 +496,7 @@ class LowerTapePass(ModulePass):
         # no tape at all (4x the time). Without DCE, an unused read is lowered
         # too, so the optimiser sees exactly the code reverse mode emitted.
         lower = LowerTapeOp(STORAGE[self.form])
-        tape_ops = find(op, _TAPE_OPS)
+        tape_ops = find(op, TAPE_OPS)
         for tape_op in tape_ops:
             lower.match_and_rewrite(tape_op, PatternRewriter(tape_op))
         if self.form == "tensor" and tape_ops:

@@ -131,3 +131,86 @@ def test_imports_point_down_the_layers():
 def test_no_import_cycles():
     found = cycles(import_graph())
     assert not found, "modules that import each other in a circle:\n" + "\n".join(map(" -> ".join, found))
+
+
+# ---- private attributes: a lower layer never reaches an upper layer's by name ----------
+ORDER = ["base", "ir", "rules", "frontend", "passes", "backends", "api"]
+
+
+def _private_names_defined(tree: ast.AST) -> set[str]:
+    """The private attributes a module defines on its own objects: `self._name
+    = ...`, `f._name = ...` for its own functions and classes, and the private
+    methods and class attributes of its classes (not what it writes into
+    another library's objects)."""
+    own = {"self", "cls"} | {
+        n.name for n in getattr(tree, "body", []) if isinstance(n, (ast.FunctionDef, ast.ClassDef))
+    }
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                for sub in ast.walk(t):
+                    if (isinstance(sub, ast.Attribute) and sub.attr.startswith("_") and not sub.attr.startswith("__")
+                            and isinstance(sub.value, ast.Name) and sub.value.id in own):
+                        found.add(sub.attr)
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                names = [item.name] if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) else [
+                    t.id for t in getattr(item, "targets", []) if isinstance(t, ast.Name)
+                ]
+                found.update(n for n in names if n.startswith("_") and not n.startswith("__"))
+    return found
+
+
+def _private_names_reached(tree: ast.AST) -> set[str]:
+    """Private names a module reads off objects: `x._name`, and the string
+    of getattr/hasattr/setattr(x, "_name")."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            found.add(node.attr)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr", "setattr")
+                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+                and node.args[1].value.startswith("_") and not node.args[1].value.startswith("__")):
+            found.add(node.args[1].value)
+    return found
+
+
+def private_up_reaches(sources: dict[str, str]) -> list[str]:
+    """`module (layer) reaches _name, defined only above it (in modules ...)`
+    for every such reach among `sources` (module name -> source)."""
+    trees = {m: ast.parse(s) for m, s in sources.items()}
+    defined_at: dict[str, set[str]] = {}
+    for m, tree in trees.items():
+        for name in _private_names_defined(tree):
+            defined_at.setdefault(name, set()).add(m)
+    found = []
+    for m, tree in trees.items():
+        rank = ORDER.index(layer(m))
+        for name in sorted(_private_names_reached(tree)):
+            owners = defined_at.get(name, set())
+            if owners and all(ORDER.index(layer(o)) > rank for o in owners):
+                found.append(f"{m} ({layer(m)}) reaches {name}, defined only above it in {', '.join(sorted(owners))}")
+    return found
+
+
+def test_no_lower_layer_reaches_an_upper_layers_private_attributes():
+    sources = {m: p.read_text() for m, p in modules().items()}
+    found = private_up_reaches(sources)
+    assert not found, "private attributes reached up the layers:\n" + "\n".join(found)
+
+
+def test_a_planted_private_up_reach_is_found():
+    """The old protocol: the frontend duck-typed the API's derivative objects."""
+    sources = {
+        "irad.api": "class GradFunction:\n    def _irad_module(self, s):\n        return s\n\n"
+                    "def grad(f):\n    return f\n\ngrad._irad_transform = True\n",
+        "irad.frontend.calls": "def call(fn, s):\n    if getattr(fn, '_irad_transform', False):\n        return fn\n"
+                               "    return fn._irad_module(s) if hasattr(fn, '_irad_module') else None\n",
+        "irad.frontend.own": "class A:\n    def _mine(self):\n        return self._mine\n",
+    }
+    assert private_up_reaches(sources) == [
+        "irad.frontend.calls (frontend) reaches _irad_module, defined only above it in irad.api",
+        "irad.frontend.calls (frontend) reaches _irad_transform, defined only above it in irad.api",
+    ]

@@ -60,6 +60,7 @@ from irad.frontend.pytrees import (
     record_fields,
 )
 from irad.frontend.source import lambda_as_def
+from irad.frontend.transformations import CONSTRUCTORS, Transformation
 from irad.frontend.values import NoValue, Static, Value
 from irad.ir import builder
 from irad.ir.types import is_bool, is_float
@@ -77,7 +78,7 @@ class CallLowering:
     def expr_Call(self, node: ast.Call) -> Value:
         callee = self.expr(node.func)
         if isinstance(callee, Static):
-            if getattr(callee.obj, "_irad_transform", False):
+            if _hashable(callee.obj) and callee.obj in CONSTRUCTORS:
                 return self._transform(node, callee.obj)
             if callee.obj is builtins.sum:  # sum(<generator>) is a loop: it reads the AST
                 return self.sum_call(node)
@@ -142,7 +143,7 @@ class CallLowering:
             bound = [self._static_value(Static(a, part("args", i)), node) for i, a in enumerate(obj.args)]
             keywords = {k: self._static_value(Static(v, part("keywords", k)), node) for k, v in obj.keywords.items()}
             return self.call_value(Static(obj.func), [*bound, *args], {**keywords, **kwargs}, node)
-        if hasattr(obj, "_irad_module"):  # a derivative object: irad.grad(f), ...
+        if isinstance(obj, Transformation):  # irad.grad(f), ...
             return self._external_call(obj, args, kwargs, node)
         if is_record_class(obj):  # State(x=..., v=...)
             return self._construct(obj, args, kwargs, node)
@@ -415,7 +416,7 @@ class CallLowering:
         a derivative object (irad.grad(f)), whose arguments may be containers."""
         if kwargs:
             raise self.src.error(node, f"{describe_callable(fn)} takes its arguments positionally here")
-        if not hasattr(fn, "_irad_module"):
+        if not isinstance(fn, Transformation):
             return self.call(fn, [self.as_number(a, node) for a in args], node)
         leaves: list[SSAValue] = []
         trees = []

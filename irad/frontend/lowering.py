@@ -38,7 +38,7 @@ from irad.frontend.callables import SELF, CallShape, Closure, ClosureCode, Keywo
 from irad.frontend.calls import CallLowering, closure_signature
 from irad.frontend.iteration import ITERABLES, IterationLowering
 from irad.ir import builder, printing
-from irad.ir.symbols import fresh_symbol, rename_callees, value_name
+from irad.ir.symbols import fresh_symbol, value_name
 from irad.ir.metadata import NAME
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
 from irad.frontend import held_ints, integers, joins, number_joins, numpy_scalars, primitives
@@ -47,6 +47,7 @@ from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.globals import CLOSURE, DEFAULT, Global, HiddenArguments, HiddenGlobals, is_hidden
 from irad.frontend.numpy_shapes import index_concatenate
 from irad.frontend.numpy_table import NUMPY
+from irad.frontend.transformations import Transformation, lower_transformation
 from irad.frontend import pytrees
 from irad.frontend.pytrees import ListValue, MappingValue, Node, RecordValue, Tree, tuple_tree, value_node
 from irad.frontend.values import NoValue, Static, Value
@@ -159,8 +160,8 @@ class ModuleLowering:
                 op = primitives.declaration(fn, name, arg_types)
                 if name != key:
                     op.attributes["irad.target"] = StringAttr(key)
-            elif hasattr(fn, "_irad_module"):
-                op = self._import_derivative(fn, shape)
+            elif isinstance(fn, Transformation):
+                op = self._transformation(fn, shape, call_site)
             elif not isinstance(fn, types.FunctionType) and callable(fn) and self.has_rules(fn):
                 op = self._external(fn, arg_types)
             else:
@@ -242,24 +243,22 @@ class ModuleLowering:
             op.attributes["irad.target"] = StringAttr(key)
         return op
 
-    def _import_derivative(self, fn, shape: CallShape) -> func.FuncOp:
-        """The entry of the module a derivative object (irad.grad(f), ...)
-        builds; its other functions join this module under fresh names."""
-        module, entry_name, hidden, results = fn._irad_module(shape.positional_tree())
-        functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
-        symbols = {op.sym_name.data: self.unique_symbol(op.sym_name.data) for op in functions}
-        entry = None
-        for op in functions:
-            op.detach()
-            rename_callees(op, symbols)
-            op.sym_name = StringAttr(symbols[op.sym_name.data])
-            op.sym_visibility = StringAttr("private")
-            if op.sym_name.data == symbols[entry_name]:
-                entry = op
-            else:
-                self.module.body.block.add_op(op)
-        self._globals[entry.sym_name.data] = hidden.globals
-        self._results[entry.sym_name.data] = results
+    def _transformation(self, t: Transformation, shape: CallShape, call_site: str | None) -> func.FuncOp:
+        """The entry of a transformation (irad.grad(f), ...) for this call: f
+        lowered into this module, and a function asking for its derivative
+        with request ops (irad/frontend/transformations.py)."""
+        signature = shape.positional_tree()
+        if signature is None:
+            where = f"{call_site}: " if call_site else ""
+            raise UnsupportedError(
+                f"{where}{describe_callable(t)} takes numbers, arrays or containers of them, positionally\n"
+                "  hint: pass its arguments by position, as values"
+            )
+        primal = self.function(t.f, shape, call_site)
+        names = parameter_names(t.f, len(signature.children))
+        entry, tree = lower_transformation(t, primal, self.results_of(primal), signature, names, self.unique_symbol)
+        self._globals[entry.sym_name.data] = self.globals_of(primal)
+        self._results[entry.sym_name.data] = tree
         return entry
 
     def _external(self, fn, arg_types: tuple[Attribute, ...]) -> func.FuncOp:
@@ -444,8 +443,9 @@ def signature_of(fn, args: tuple) -> Node:
 def parameter_names(fn, n: int) -> list[str]:
     """The names of a function's first n parameters (of the function a
     derivative object differentiates), `arg<i>` where there is none."""
-    target = getattr(fn, "f", fn)
-    code = getattr(target, "__code__", None)
+    while isinstance(fn, Transformation):  # the function it differentiates
+        fn = fn.f
+    code = getattr(fn, "__code__", None)
     names = list(code.co_varnames[: code.co_argcount]) if code is not None else []
     return [names[i] if i < len(names) else f"arg{i}" for i in range(n)]
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
+import os
+import sys
 import textwrap
 import types
 from collections import deque
 from dataclasses import dataclass
 
-from irad.base.errors import UnsupportedError
+from irad.base.errors import IradError, UnsupportedError
 
 SUBSET_HINT = "irad lowers the Python subset described in docs/python-subset.md"
 
@@ -52,6 +54,37 @@ def def_location(fn) -> str:
     """`file:line:1: ` of a function's `def`, or "" for an object without code."""
     code = getattr(fn, "__code__", None)
     return f"{code.co_filename}:{code.co_firstlineno}:1: " if code is not None else ""
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # irad/
+
+
+def call_site() -> str:
+    """`file:line: ` of the innermost frame outside irad: the user's call.
+    (Generated call entries, named "<irad ...>", are irad's frames too:
+    irad/backends/entry.py.)"""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not os.path.abspath(filename).startswith(_PACKAGE + os.sep) and not filename.startswith("<irad"):
+            return f"{filename}:{frame.f_lineno}: "
+        frame = frame.f_back
+    return ""
+
+
+def name_of(f) -> str:
+    return getattr(f, "__name__", repr(f))
+
+
+def error_at(f, message: str) -> IradError:
+    """An error about how `f` is called, located at the caller's line when it
+    is known, else at f's `def`."""
+    where = call_site()
+    defined = def_location(f)
+    if where and defined:
+        first, _, rest = message.partition("\n")
+        message = f"{first}\n  ({name_of(f)} is defined at {defined[:-2]})" + (f"\n{rest}" if rest else "")
+    return IradError((where or defined) + message)
 
 
 def _code_location(fn) -> str:

@@ -78,6 +78,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     MemRefType,
+    StringAttr,
     SymbolRefAttr,
     TensorType,
     UnitAttr,
@@ -128,6 +129,7 @@ __all__ = [
     "record_slots",
     "ValueAndGradOp",
     "VjpOp",
+    "VjpSplitOp",
     "is_recordable_type",
     "make_context",
 ]
@@ -143,6 +145,9 @@ class RequestOp(IRDLOperation, ABC):
 
     callee = prop_def(FlatSymbolRefAttrConstr)
     wrt = prop_def(ArrayAttr[IntegerAttr[I64]])
+    # the callee's results from this index on are auxiliary (JAX's has_aux):
+    # returned, never differentiated; absent: none are
+    aux = opt_prop_def(IntegerAttr[I64])
     args = var_operand_def()
     res = var_result_def()
 
@@ -152,12 +157,12 @@ class RequestOp(IRDLOperation, ABC):
         args: Sequence[SSAValue],
         wrt: Sequence[int],
         result_types: Sequence[Attribute],
+        aux: int | None = None,
     ):
-        super().__init__(
-            operands=[args],
-            result_types=[result_types],
-            properties={"callee": SymbolRefAttr.get(callee), "wrt": _wrt_attr(wrt)},
-        )
+        properties = {"callee": SymbolRefAttr.get(callee), "wrt": _wrt_attr(wrt)}
+        if aux is not None:
+            properties["aux"] = IntegerAttr(aux, i64)
+        super().__init__(operands=[args], result_types=[result_types], properties=properties)
 
     # --- accessors -------------------------------------------------------
 
@@ -165,6 +170,11 @@ class RequestOp(IRDLOperation, ABC):
     def wrt_indices(self) -> tuple[int, ...]:
         """The 0-based operand indices to differentiate with respect to."""
         return tuple(attr.value.data for attr in self.wrt.data)
+
+    def differentiated(self, outputs: Sequence[Attribute]) -> Sequence[Attribute]:
+        """Of the callee's result types `outputs`, those differentiated: all
+        but the auxiliary ones."""
+        return outputs if self.aux is None else outputs[: self.aux.value.data]
 
     def _error(self, message: str) -> VerifyException:
         return VerifyException(f"'{self.name}' op {message}")
@@ -176,6 +186,10 @@ class RequestOp(IRDLOperation, ABC):
                 f"operand types ({', '.join(map(str, operand_types))}) do not match the "
                 f"inputs of @{self._callee_name()} ({', '.join(map(str, inputs))})"
             )
+
+    def _callee_outputs(self) -> Sequence[Attribute]:
+        callee = self._callee_function()
+        return callee.function_type.outputs.data if callee is not None else ()
 
     def _callee_function(self):
         """The callee, when it is a func.func that can be found (detached ops
@@ -220,12 +234,16 @@ class RequestOp(IRDLOperation, ABC):
                 dict_pos,
             )
         wrt = [index.value.data for index in wrt_attr.data]
+        aux_attr = attributes.pop("aux", None)
+        if aux_attr is not None and not isinstance(aux_attr, IntegerAttr):
+            parser.raise_error(f"'{cls.name}' expects 'aux' to be an integer, got {aux_attr}", dict_pos)
 
         parser.parse_punctuation(":")
         function_type = parser.parse_function_type()
         operands = parser.resolve_operands(args, function_type.inputs.data, args_pos)
 
-        op = cls(SymbolRefAttr(callee), operands, wrt, function_type.outputs.data)
+        aux = None if aux_attr is None else aux_attr.value.data
+        op = cls(SymbolRefAttr(callee), operands, wrt, function_type.outputs.data, aux)
         op.attributes.update(attributes)
         return op
 
@@ -237,6 +255,8 @@ class RequestOp(IRDLOperation, ABC):
         # Bare integers: the generic printer would add `: i64` to each.
         printer.print_string(", ".join(str(index) for index in self.wrt_indices))
         printer.print_string("]")
+        if self.aux is not None:
+            printer.print_string(f", aux = {self.aux.value.data}")
         for name, attr in self.attributes.items():
             printer.print_string(", ")
             printer.print_identifier_or_string_literal(name)
@@ -321,8 +341,10 @@ class DerivativeRequestOp(RequestOp, ABC):
                 )
 
         value_types = self.value_results.types
+        if self.aux is not None and not 1 <= self.aux.value.data <= len(value_types or self._callee_outputs()):
+            raise self._error(f"'aux' must index one of the callee's results after the first, got {self.aux.value.data}")
         if value_types:
-            self._verify_seeded(value_types, "the callee")
+            self._verify_seeded(self.differentiated(value_types), "the callee")
         self._verify_against_callee(operand_types, value_types)
 
     def _verify_seeded(self, result_types: Sequence[Attribute], what: str) -> None:
@@ -352,7 +374,7 @@ class DerivativeRequestOp(RequestOp, ABC):
         self._verify_inputs(callee, operand_types)
         callee_outputs = callee.function_type.outputs.data
         name = self._callee_name()
-        self._verify_seeded(callee_outputs, f"@{name}")
+        self._verify_seeded(self.differentiated(callee_outputs), f"@{name}")
         if self.RETURNS_VALUES and callee_outputs != tuple(value_types):
             raise self._error(
                 f"value results ({', '.join(map(str, value_types))}) do not "
@@ -418,7 +440,7 @@ class VjpOp(RequestOp):
         self._verify_inputs(callee, types[:n])
         name = self._callee_name()
         outputs = callee.function_type.outputs.data
-        expected = tuple(t for t in outputs if is_differentiable(t))
+        expected = tuple(t for t in self.differentiated(outputs) if is_differentiable(t))
         if tuple(types[n:]) != expected:
             raise self._error(
                 f"expects after the arguments of @{name} one cotangent per float result "
@@ -481,6 +503,50 @@ class JvpOp(RequestOp):
                 f"({', '.join(map(str, expected))}), but has "
                 f"({', '.join(map(str, self.res.types))})"
             )
+
+
+@irdl_op_definition
+class VjpSplitOp(IRDLOperation):
+    """Reverse mode in split form, for a caller that runs the two halves at
+    different times (`irad.vjp` in Python): a module-level request that the
+    pass replaces by two public functions, `augmented` (the callee's arguments
+    -> its results, then the residuals) and `pullback` (the residuals, then one
+    cotangent per differentiated float result -> one cotangent per ``wrt``
+    argument)::
+
+        "irad.vjp_split"() <{callee = @f, wrt = [0], augmented = "f.vjp.forward",
+                             pullback = "f.vjp.backward"}> : () -> ()
+
+    The residuals' types are known only once the callee is differentiated,
+    hence a request for functions rather than an op with results.
+    """
+
+    name = "irad.vjp_split"
+
+    callee = prop_def(FlatSymbolRefAttrConstr)
+    wrt = prop_def(ArrayAttr[IntegerAttr[I64]])
+    aux = opt_prop_def(IntegerAttr[I64])
+    augmented = prop_def(StringAttr)
+    pullback = prop_def(StringAttr)
+
+    def __init__(self, callee: str, wrt: Sequence[int], augmented: str, pullback: str, aux: int | None = None):
+        properties = {
+            "callee": SymbolRefAttr(callee), "wrt": _wrt_attr(wrt),
+            "augmented": StringAttr(augmented), "pullback": StringAttr(pullback),
+        }
+        if aux is not None:
+            properties["aux"] = IntegerAttr(aux, i64)
+        super().__init__(properties=properties)
+
+    wrt_indices = RequestOp.wrt_indices
+    differentiated = RequestOp.differentiated
+
+    def verify_(self) -> None:
+        wrt = self.wrt_indices
+        if not wrt or any(a >= b for a, b in zip(wrt, wrt[1:])):
+            raise VerifyException(f"'{self.name}' op expects a non-empty, strictly increasing 'wrt', got {list(wrt)}")
+        if self.augmented.data == self.pullback.data:
+            raise VerifyException(f"'{self.name}' op needs two names for its two functions")
 
 
 # ---- the tape ---------------------------------------------------------------
@@ -703,7 +769,7 @@ class ShadowMergeOp(IRDLOperation):
 IRAD = Dialect(
     "irad",
     [
-        GradOp, ValueAndGradOp, VjpOp, JvpOp, TapeCreateOp, TapePushOp, TapeReadOp, TapeReserveOp, TapeFreeOp,
+        GradOp, ValueAndGradOp, VjpOp, VjpSplitOp, JvpOp, TapeCreateOp, TapePushOp, TapeReadOp, TapeReserveOp, TapeFreeOp,
         ShadowCreateOp, ShadowAddOp, ShadowReadOp, ShadowMergeOp,
     ],
     [],

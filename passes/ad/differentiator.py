@@ -17,13 +17,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, ModuleOp, StringAttr
-from xdsl.ir import Operation, Region
-from xdsl.rewriter import Rewriter
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, FunctionType, ModuleOp, StringAttr
+from xdsl.ir import Block, Operation, Region
+from xdsl.rewriter import InsertPoint, Rewriter
 
-from irad.ir.dialect import TAPE, DerivativeRequestOp, TapeFreeOp, ValueAndGradOp, VjpOp
+from irad.ir.constants import float_constant
+from irad.ir.dialect import TAPE, DerivativeRequestOp, TapeFreeOp, ValueAndGradOp, VjpOp, VjpSplitOp
 from irad.base.errors import DifferentiationError
 from irad.ir.types import is_differentiable, is_float
+from irad.passes.ad.aux import cut_aux
 from irad.passes.ad.activity import active_values, refused_use, varied_memory, varied_values
 from irad.passes.optimisation.callgraph import CallGraph
 from irad.passes.ad.decisions import CallDecision, decision_at
@@ -32,6 +34,7 @@ from irad.passes.optimisation.inliner import KEEP_ALL_INLINED, inline_callees
 from irad.passes.ad.rule_ir import import_helpers, rule_key
 from irad.ir.metadata import (
     AUGMENTED,
+    ENTRY,
     PULLBACK,
     generated_name,
     mark_generated,
@@ -114,6 +117,25 @@ def _seeded_type(op: DerivativeRequestOp, name: str, outputs) -> object:
     return floats[0]
 
 
+REQUESTS = (DerivativeRequestOp, VjpOp, VjpSplitOp)
+
+
+def _shares_augmented(op: VjpOp, other: Operation) -> bool:
+    """Whether the vjp request `other` may share `op`'s augmented primal: the
+    same callee, arguments, wrt and aux, in the same block (jacrev's sweeps)."""
+    if not isinstance(other, VjpOp) or other.parent is not op.parent:
+        return False
+    n = len(op.args) - len(op.res)  # at least the callee's arguments
+    return (
+        other.callee == op.callee and other.wrt == op.wrt and other.aux == op.aux
+        and len(other.args) == len(op.args) and list(other.args)[:n] == list(op.args)[:n]
+    )
+
+
+def _zero(t) -> arith.ConstantOp:
+    return float_constant(0.0, t)
+
+
 class Differentiator:
     """Generates augmented primals and pullbacks into one module."""
 
@@ -154,17 +176,33 @@ class Differentiator:
         """Rewrite every request, the innermost first: a request whose callee
         reaches another request (a gradient of a gradient) waits for that one,
         so it differentiates generated code."""
-        requests = find(self.module, (DerivativeRequestOp, VjpOp))
+        requests = find(self.module, REQUESTS)
         if len(requests) == 1:  # nothing to order (and no other request needs its primal)
             self._sole_request = requests[0].callee.root_reference.data
             self.rewrite_request(requests[0])
             return
+        first = True
         while requests:
+            if not first:
+                self._next_order()
+            first = False
             pending = set(requests)
             ready = [op for op in requests if not any(r in pending for r in self._requests_below(op))]
             for op in ready or requests[:1]:  # a cycle of requests: as written
-                self.rewrite_request(op)
-                requests.remove(op)
+                if op in pending:
+                    done = self.rewrite_request(op, [r for r in requests if r in pending])
+                    pending.difference_update(done)
+            requests = [r for r in requests if r in pending]
+
+    def _next_order(self) -> None:
+        """Forget what was generated for the requests rewritten so far: the
+        next ones differentiate their generated code, where the table may
+        decide otherwise (a rule that declines at order 2). Functions generated
+        the same way are still reused (`_existing`)."""
+        self.functions = {op.sym_name.data: op for op in self.module.ops if isinstance(op, func.FuncOp)}
+        self.generated = {}
+        self.recursive = set()
+        self._graph = None
 
     def _requests_below(self, op: Operation) -> list[Operation]:
         """The request ops in the functions `op`'s callee reaches through calls
@@ -178,9 +216,9 @@ class Differentiator:
                 continue
             seen.add(name)
             for inner in walk(self.functions[name]):
-                if isinstance(inner, (DerivativeRequestOp, VjpOp)):
+                if isinstance(inner, REQUESTS):
                     found.append(inner)
-                if isinstance(inner, (func.CallOp, DerivativeRequestOp, VjpOp)):
+                if isinstance(inner, (func.CallOp, *REQUESTS)):
                     todo.append(inner.callee.root_reference.data)
         return found
 
@@ -190,20 +228,13 @@ class Differentiator:
         return self.generated[(name, active)]
 
     # ---- request ops -------------------------------------------------------
-    def rewrite_request(self, op: DerivativeRequestOp | VjpOp) -> None:
-        """The augmented primal, then the pullback on the cotangents: those the
-        request gives (irad.vjp), or the seed 1.0 of the one float result."""
+    def rewrite_request(self, op: Operation, pending: list[Operation] = ()) -> list[Operation]:
+        """Replace the request `op` (and the `pending` vjp requests that share
+        its augmented primal) by calls to the generated pair; returns the
+        requests replaced."""
         name = op.callee.root_reference.data
         fn = self.function(name, op)
         inputs = fn.function_type.inputs.data
-        outputs = fn.function_type.outputs.data
-        if isinstance(op, VjpOp):
-            args, cotangents = op.split(len(inputs))
-            cotangents, seeds = list(cotangents), []
-        else:
-            args = op.args
-            seeds = [arith.ConstantOp(FloatAttr(1.0, _seeded_type(op, name, outputs)))]
-            cotangents = [seed.result for seed in seeds]
         for i in op.wrt_indices:
             if not is_differentiable(inputs[i]):
                 raise DifferentiationError(
@@ -211,24 +242,89 @@ class Differentiator:
                     f"of @{name}: it has type {inputs[i]}, not a float"
                 )
         active = tuple(i in op.wrt_indices for i in range(len(inputs)))
-        gen = self.reverse(name, active)
+        target = name
+        if op.aux is not None:  # the aux results pass through irad.stop_gradient
+            target = cut_aux(self.module, name, op.aux.value.data)
+            self.functions.update((f.sym_name.data, f) for f in self.module.ops if isinstance(f, func.FuncOp))
+            self._graph = None  # rebuilt with the copy when inlining needs it
+            if self._sole_request == name:
+                self._sole_request = target
+        if isinstance(op, VjpSplitOp):
+            self._split_functions(op, target, active)
+            return [op]
+        group = [op] + [r for r in pending if r is not op and _shares_augmented(op, r)] if isinstance(op, VjpOp) else [op]
+        self._rewrite_group(group, name, target, active)
+        return group
+
+    def _rewrite_group(self, group: list[Operation], name: str, target: str, active: tuple[bool, ...]) -> None:
+        """One augmented primal of @target on the requests' arguments, then a
+        pullback per request, on the cotangents it gives (irad.vjp) or on the
+        seed 1.0 of the one float result; aux floats get 0.0."""
+        inputs = self.function(name, group[0]).function_type.inputs.data
+        outputs = self.function(target, group[0]).function_type.outputs.data
         n = len(outputs)
+        gen = self.reverse(target, active)
+        first = group[0]
+        args = first.split(len(inputs))[0] if isinstance(first, VjpOp) else first.args
         aug = func.CallOp(gen.augmented, list(args), [*outputs, *gen.residual_types])
-        grad_types = [inputs[i] for i in op.wrt_indices]
-        pullback = func.CallOp(gen.pullback, [*aug.results[n:], *cotangents], grad_types)
-        results = list(pullback.results)
-        if isinstance(op, ValueAndGradOp):
-            results = [*aug.results[:n], *results]
-        # The request owns the tape its augmented primal allocated, and its
-        # pullback runs once: free the tape (a no-op in the Python backend).
-        frees = [TapeFreeOp(r) for r in aug.results[n:] if r.type == TAPE]
-        Rewriter.replace_op(op, [aug, *seeds, pullback, *frees], results)
-        for v in [*aug.results, *(seed.result for seed in seeds)]:  # the request's name belongs to its results only
-            if v not in results:
+        Rewriter.insert_op(aug, InsertPoint.before(first))
+        grad_types = [inputs[i] for i in first.wrt_indices]
+        differentiated = first.differentiated(outputs)
+        aux_floats = [t for t in outputs[len(differentiated):] if is_differentiable(t)]
+        kept = set()
+        for op in group:
+            seeds = [] if isinstance(op, VjpOp) else [arith.ConstantOp(FloatAttr(1.0, _seeded_type(op, name, differentiated)))]
+            seeds += [_zero(t) for t in aux_floats]
+            given = list(op.split(len(inputs))[1]) if isinstance(op, VjpOp) else []
+            pullback = func.CallOp(gen.pullback, [*aug.results[n:], *given, *(s.result for s in seeds)], grad_types)
+            results = list(pullback.results)
+            if isinstance(op, ValueAndGradOp):
+                results = [*aug.results[:n], *results]
+            kept.update(results)
+            # The requests own the tape their augmented primal allocated: free
+            # it after the last pullback (a no-op in the Python backend).
+            frees = [TapeFreeOp(r) for r in aug.results[n:] if r.type == TAPE] if op is group[-1] else []
+            Rewriter.replace_op(op, [*seeds, pullback, *frees], results)
+            for s in seeds:
+                s.result.name_hint = None
+        for v in aug.results:  # the request's name belongs to its results only
+            if v not in kept:
                 v.name_hint = None
+        self._forget_taken(name)
+
+    def _split_functions(self, op: VjpSplitOp, target: str, active: tuple[bool, ...]) -> None:
+        """The public pair irad.vjp_split asks for: each calls its generated half."""
+        gen = self.reverse(target, active)
+        inputs = self.function(target, op).function_type.inputs.data
+        outputs = self.function(target, op).function_type.outputs.data
+        cotangents = [t for t in op.differentiated(outputs) if is_differentiable(t)]
+        aux_floats = [t for t in outputs[len(op.differentiated(outputs)):] if is_differentiable(t)]
+        grad_types = [t for t, a in zip(inputs, active) if a]
+        if (gen.augmented, gen.pullback) == (op.augmented.data, op.pullback.data) and not aux_floats:
+            for name in (gen.augmented, gen.pullback):  # the generated pair is the one asked for
+                self.functions[name].sym_visibility = None
+            self.module.body.block.erase_op(op)
+            return
+        for public, callee, arg_types, result_types, zeros in (
+            (op.augmented.data, gen.augmented, list(inputs), [*outputs, *gen.residual_types], []),
+            (op.pullback.data, gen.pullback, [*gen.residual_types, *cotangents], grad_types, aux_floats),
+        ):
+            block = Block(arg_types=arg_types)
+            constants = [_zero(t) for t in zeros]
+            call = func.CallOp(callee, [*block.args, *(c.result for c in constants)], result_types)
+            block.add_ops([*constants, call, func.ReturnOp(*call.results)])
+            wrapper = func.FuncOp(public, FunctionType.from_lists(arg_types, result_types), Region(block))
+            mark_generated(wrapper, self.function(target, op), ENTRY)
+            self.module.body.block.add_op(wrapper)
+            self.functions[public] = wrapper
+        self.module.body.block.erase_op(op)
+        self._forget_taken(target)
+
+    def _forget_taken(self, name: str) -> None:
         if name in self._taken:  # its body became the augmented primal
-            del self.functions[name]
-            del self._graph.functions[name]
+            fn = self.functions.pop(name)
+            if self._graph is not None:
+                del self._graph.functions[name]
             self.module.body.block.erase_op(fn)
 
     # ---- the worklist ------------------------------------------------------

@@ -19,6 +19,7 @@ from xdsl.dialects import func
 import irad
 from irad.base.errors import UnsupportedError
 from irad.ir.types import F64
+from irad.passes.pipelines import Options
 from irad.pipeline import jvp_module
 
 W = np.array([1.0, 2.0, 3.0])
@@ -199,7 +200,7 @@ def test_the_gradient_entry_takes_the_globals_after_the_arguments():
     assert "func.func @calls_helper.grad(%x: tensor<3xf64>, %W: tensor<3xf64>, %K: tensor<3xf64>) -> tensor<3xf64>" in text
     jvp = str(irad.jacfwd(scalar_in).lower(0.3))
     assert "func.func @scalar_in.jacfwd(%s: f64, %W: tensor<3xf64>, %K: tensor<3xf64>) -> f64" in jvp
-    module, entry, _, _ = jvp_module(scalar_in, (F64,), (0,))
+    module, entry, _, _ = jvp_module(scalar_in, (F64,), (0,), Options())
     fn = functions(module)[entry]
     assert [a.name_hint for a in fn.body.block.args] == ["s", "ts", "W", "K"]  # the tangent before them
 

@@ -361,10 +361,11 @@ func.func @grad(%x: f64, %n: i64) -> (i1, f64, i64, f64) {
 def test_vjp_request_against_finite_differences():
     import numpy as np
 
-    from irad.pipeline import gradient_spec, run
+    from irad.passes.pipelines import Options, autodiff_passes
+    from irad.pipeline import run
 
     module = parse(SEVERAL_RESULTS)
-    run(module, gradient_spec())
+    run(module, autodiff_passes(Options()))
     compiled = compile_module(module)
     h, vjp, grad = compiled.function("h_public"), compiled.function("vjp"), compiled.function("grad")
     x, n, v = 0.8, 3, np.array([0.5, -1.0, 2.0])

@@ -146,9 +146,9 @@ def test_programs_may_call_derivatives():
 
 
 def test_metadata_of_second_order_code(monkeypatch):
-    from irad import pipeline
+    from irad.passes import pipelines
 
-    monkeypatch.setattr(pipeline, "optimise_spec", lambda inline=True, keep_shared=0: "")  # keep the generated functions
+    monkeypatch.setattr(pipelines, "optimise_passes", lambda options: ())  # keep the generated functions
     module = irad.grad(irad.grad(closed_form)).lower(0.4, 1.7)
     from xdsl.dialects import func
 
@@ -161,10 +161,12 @@ def test_metadata_of_second_order_code(monkeypatch):
     assert orders["closed_form.augmented.dc"] == 1
     assert orders["closed_form.augmented.dc.augmented.dc"] == 2
     assert orders["closed_form.grad.grad"] == 2
-    from irad.jacobians import jacobian_module
+    from irad.frontend.transformations import Transformation
+    from irad.passes.pipelines import Options
+    from irad.pipeline import transformation_module
     from xdsl.dialects.builtin import f64
 
-    jvp_module, *_ = jacobian_module(irad.grad(closed_form), (f64, f64), (0,), "jacfwd", inline=False)
+    jvp_module, *_ = transformation_module(Transformation("jacfwd", irad.grad(closed_form)), (f64, f64), Options(inline=False))
     derived = {
         fn.sym_name.data: fn.attributes["irad.derived_from"].root_reference.data
         for fn in jvp_module.ops

@@ -35,7 +35,8 @@ from irad.ir.constants import float_constant
 from irad.ir.dialect import make_context
 from irad.ir.mlir_ops import SinCosOp
 from irad.passes.ad.derivatives import DERIVATIVES, TENSOR_FORMS
-from irad.pipeline import gradient_spec, jvp_spec, run
+from irad.passes.pipelines import Options, autodiff_passes
+from irad.pipeline import run
 from tests.samplers import NONZERO, POSITIVE, WIDE, away_from_zero, uniform
 
 CONTEXT = make_context()
@@ -175,8 +176,8 @@ func.func @jvp({params}, {tangent_params}) -> ({r}, {r}) {{
   func.return %v, %t : {r}, {r}
 }}"""
     reverse, forward = _with_request(loss_fn, grad), _with_request(op, jvp)
-    run(reverse, gradient_spec())
-    run(forward, jvp_spec())
+    run(reverse, autodiff_passes(Options()))
+    run(forward, autodiff_passes(Options()))
     return compile_module(reverse), compile_module(forward), r
 
 

@@ -1,0 +1,405 @@
+"""Transformations as IR: what `irad.grad(f)`, `irad.jacfwd(f)`, ... lower to.
+
+The API's transformation objects are `Transformation`s: a kind, the function
+(a Python function or another transformation), `argnums` and `has_aux`.
+Lowered for the tree of a call's arguments, one is an entry function in the
+same module as everything else, whose body asks for the derivative with
+request ops; irad's one pipeline (passes/pipelines.py) rewrites them:
+
+    grad, value_and_grad   irad.value_and_grad / irad.grad (`aux = 1` with has_aux)
+    jacfwd                 one irad.jvp per element of each float argument leaf,
+                           along a unit tangent: the Jacobian's columns
+    jacrev                 one irad.vjp per element of each float output leaf,
+                           with a unit cotangent: its rows (the pass gives them
+                           one augmented primal)
+
+Called inside a program, a transformation lowers the same way: its entry is
+one more function of the program's module, so the outer derivative meets
+the inner requests (the pass rewrites the innermost first). An array block
+of a Jacobian is assembled from the per-element sweeps with tensor.concat and
+tensor.reshape.
+
+The result trees follow JAX: a gradient has the structure of the arguments in
+`argnums` (None at int and bool leaves; one tree for an int `argnums`, a tuple
+for a tuple); a Jacobian is the tree of f's outputs with each float output
+replaced by that gradient structure, its leaves the blocks d output / d
+argument leaf of shape `output.shape + argument.shape`.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.dialects import arith, func, tensor
+from xdsl.dialects.builtin import FloatAttr, FunctionType, TensorType
+from xdsl.ir import Attribute, Block, Region, SSAValue
+
+from irad.frontend.pytrees import NONE, Node, Tree, leaf_types, tuple_tree, with_leaf_types
+from irad.frontend.source import error_at, name_of
+from irad.ir import tensor as T
+from irad.ir.builder import IRBuilder
+from irad.ir.dialect import GradOp, JvpOp, ValueAndGradOp, VjpOp
+from irad.ir.metadata import ENTRY, mark_generated
+from irad.ir.types import describe, is_differentiable, is_float, is_tensor, shape_of
+
+GRADIENTS = ("grad", "value_and_grad")
+JACOBIANS = ("jacfwd", "jacrev")
+
+
+class Transformation:
+    """What the frontend reads of a transformation object (irad/api.py,
+    irad/jacobians.py): its `kind` (GRADIENTS or JACOBIANS), the function `f`,
+    `argnums` and `has_aux`."""
+
+    def __init__(self, kind: str, f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+        if kind not in (*GRADIENTS, *JACOBIANS):
+            raise ValueError(f"unknown transformation {kind!r}")
+        self.kind = kind
+        self.f = f
+        self.argnums = argnums
+        self.has_aux = has_aux
+
+    @property
+    def single(self) -> bool:
+        """One argument's tree (an int `argnums`) rather than a tuple of them."""
+        return isinstance(self.argnums, numbers.Integral)
+
+
+# The functions that make transformations (irad.grad, irad.jacfwd, ...): a
+# program may apply them while it is lowered (irad.grad(g) inside f).
+CONSTRUCTORS: set[Callable] = set()
+
+
+def constructor(make: Callable) -> Callable:
+    """Mark `make` as a function programs may call to make a transformation."""
+    CONSTRUCTORS.add(make)
+    return make
+
+
+# ---- argnums and the leaves they select ---------------------------------------------
+def ranges(signature: Node) -> list[range]:
+    """The leaf indices of each argument."""
+    out, start = [], 0
+    for tree in signature.children:
+        n = len(leaf_types(tree))
+        out.append(range(start, start + n))
+        start += n
+    return out
+
+
+def normalise_argnums(f, argnums, signature: Node, names: Sequence[str]) -> tuple[int, ...]:
+    """The arguments `argnums` selects, each with at least one float leaf
+    (`names`: the parameters' names, for errors)."""
+    single = isinstance(argnums, numbers.Integral) and not isinstance(argnums, bool)
+    if single:
+        nums = (argnums,)
+    elif isinstance(argnums, Sequence) and not isinstance(argnums, str):
+        nums = tuple(argnums)
+    else:
+        raise error_at(f, f"argnums must be an int or a tuple of ints, got {argnums!r}")
+    if not nums:
+        raise error_at(f, f"argnums of {name_of(f)} is empty")
+    n_args = len(signature.children)
+    out = []
+    for n in nums:
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+            raise error_at(f, f"argnums must be an int or a tuple of ints, got {argnums!r}")
+        if not -n_args <= n < n_args:
+            raise error_at(
+                f,
+                f"argnums {argnums!r} is out of range for {name_of(f)}, "
+                f"which was called with {n_args} arguments"
+            )
+        n = int(n) % n_args
+        tree = signature.children[n]
+        if not any(is_differentiable(t) for t in leaf_types(tree)):
+            what = describe(tree) if not isinstance(tree, Node) else f"a {tree.cls.__name__} without float leaves"
+            raise error_at(
+                f,
+                f"cannot differentiate {name_of(f)} with respect to argument {n} ('{names[n]}'): "
+                f"it is {what}, not a float\n"
+                "  hint: pass a float, or leave it out of argnums"
+            )
+        out.append(n)
+    if len(set(out)) != len(out):
+        raise error_at(f, f"argnums {argnums!r} repeats an argument")
+    return tuple(out)
+
+
+def float_leaves(signature: Node, nums: Sequence[int]) -> tuple[int, ...]:
+    """The float leaves of the arguments `nums`, argument by argument."""
+    types = leaf_types(signature)
+    spans = ranges(signature)
+    return tuple(i for a in nums for i in spans[a] if is_differentiable(types[i]))
+
+
+def gradient_structure(signature: Node, nums: Sequence[int], single: bool) -> Tree:
+    """The tree of the gradients of the arguments `nums`: each argument's tree
+    with None in place of its int and bool leaves (one tree when `single`, else
+    a tuple of them). Its leaves are the float leaves, in `float_leaves` order."""
+    trees = [_floats_only(signature.children[a]) for a in nums]
+    return trees[0] if single else tuple_tree(trees)
+
+
+def _floats_only(tree: Tree) -> Tree:
+    if isinstance(tree, Node):
+        return Node(tree.cls, tree.keys, tuple(_floats_only(c) for c in tree.children))
+    return tree if is_differentiable(tree) else NONE
+
+
+def split_aux(f, results: Tree) -> tuple[Tree, Tree]:
+    """(output, aux) of a function called with has_aux=True."""
+    if not (isinstance(results, Node) and results.cls is tuple and len(results.children) == 2):
+        shown = describe(results) if not isinstance(results, Node) else repr(results)
+        raise error_at(
+            f,
+            f"with has_aux=True, {name_of(f)} must return a pair (output, aux), but returns {shown}\n"
+            "  hint: return (output, aux); aux may be any pytree, and is not differentiated",
+        )
+    return results.children[0], results.children[1]
+
+
+def check_scalar_result(f, tree: Tree, has_aux: bool) -> Attribute:
+    """The type of the one float f returns (with has_aux: the first of its pair)."""
+    if not isinstance(tree, Node) and is_float(tree):
+        return tree
+    shown = describe(tree) if not isinstance(tree, Node) else repr(tree)
+    if isinstance(tree, Node) and tree.cls is tuple and len(tree.children) == 2 and not has_aux:
+        hint = "with has_aux=True, f may return (value, aux); use irad.vjp for functions with several outputs"
+    elif isinstance(tree, Node) and len(leaf_types(tree)) > 1:
+        hint = "use irad.vjp or irad.jacrev for functions with several outputs"
+    else:
+        hint = "return a float (a gradient of an int, a bool, an array or nothing is not defined)"
+    what = "the first of the pair it" if has_aux else "it"
+    raise error_at(
+        f,
+        f"{name_of(f)} must return one float to take its gradient, but {what} returns {shown}\n"
+        f"  hint: {hint}",
+    )
+
+
+def _check_float_outputs(f, out_tree: Tree) -> None:
+    outputs = leaf_types(out_tree)
+    if not outputs or not all(is_differentiable(t) for t in outputs):
+        raise error_at(
+            f,
+            f"{name_of(f)} must return floats or float arrays for its Jacobian, but returns "
+            f"{describe(out_tree) if not isinstance(out_tree, Node) else repr(out_tree) if outputs else 'nothing'}"
+            + ("\n  hint: return int results as aux, with has_aux=True" if outputs else ""),
+        )
+
+
+def jacobian_structure(out_tree: Tree, aux_tree: Tree | None, signature: Node, nums, single: bool) -> Tree:
+    """The tree of a Jacobian (JAX's nesting): out_tree with each leaf replaced by
+    the gradient structure of the arguments `nums`; with aux, `(jacobian, aux)`."""
+    inner = gradient_structure(signature, nums, single)
+
+    def walk(t: Tree) -> Tree:
+        if isinstance(t, Node):
+            return Node(t.cls, t.keys, tuple(walk(c) for c in t.children))
+        return inner
+
+    tree = walk(out_tree)
+    return tree if aux_tree is None else tuple_tree([tree, aux_tree])
+
+
+# ---- entries ------------------------------------------------------------------------
+# An entry takes f's arguments (the leaves of their trees), then the global
+# arrays f reads (hidden arguments, read at each call), and returns what the
+# transformation returns, flattened.
+def entry_block(primal: func.FuncOp, arg_types: Sequence[Attribute], extra: Sequence[Attribute] = ()) -> Block:
+    """The block of an entry function into `primal`: `arg_types`, `extra`, then
+    primal's hidden arguments; named like primal's arguments."""
+    hidden = list(primal.function_type.inputs.data[len(arg_types):])
+    block = Block(arg_types=[*arg_types, *extra, *hidden])
+    params = primal.body.block.args if primal.body.blocks else ()
+    for arg, primal_arg in zip(block.args, params[: len(arg_types)]):
+        arg.name_hint = primal_arg.name_hint
+    for arg, primal_arg in zip(block.args[len(block.args) - len(hidden):], params[len(arg_types):]):
+        arg.name_hint = primal_arg.name_hint
+    return block
+
+
+def entry_function(primal: func.FuncOp, name: str, block: Block, results: Sequence[SSAValue]) -> func.FuncOp:
+    """The private function `name` with body `block` returning `results`,
+    marked as `primal`'s entry (not added to a module)."""
+    block.add_op(func.ReturnOp(*results))
+    types = [v.type for v in results]
+    entry = func.FuncOp(name, FunctionType.from_lists(block.arg_types, types), Region(block), visibility="private")
+    mark_generated(entry, primal, ENTRY)
+    return entry
+
+
+def lower_transformation(t: Transformation, primal: func.FuncOp, results: Tree, signature: Node,
+                         names: Sequence[str], symbol: Callable[[str], str]) -> tuple[func.FuncOp, Tree]:
+    """The entry of `t` for `signature`, whose primal (f lowered for it) is
+    `primal` with the result tree `results`; `names` are f's parameters' names
+    and `symbol(base)` a fresh symbol. Returns the entry (not yet in the
+    module) and the tree of its results."""
+    nums = normalise_argnums(t.f, t.argnums, signature, names)
+    name = primal.sym_name.data
+    if t.kind in GRADIENTS:
+        return _gradient_entry(t, primal, results, signature, nums, symbol(f"{name}.{t.kind}"))
+    if t.kind in JACOBIANS:
+        return _jacobian_entry(t, primal, results, signature, nums, symbol(f"{name}.{t.kind}"))
+    raise ValueError(f"unknown transformation {t.kind!r}")
+
+
+def _gradient_entry(t: Transformation, primal: func.FuncOp, results: Tree, signature: Node, nums,
+                    name: str) -> tuple[func.FuncOp, Tree]:
+    """grad returns the gradients of the float leaves of `argnums` (argument by
+    argument), then with has_aux the aux values: `grads, aux`; value_and_grad
+    returns the value, the aux values, then the gradients: `(value, aux), grads`."""
+    with_value = t.kind == "value_and_grad"
+    out_tree, aux_tree = split_aux(t.f, results) if t.has_aux else (results, None)
+    out_type = check_scalar_result(t.f, out_tree, t.has_aux)
+    arg_types = leaf_types(signature)
+    wrt = float_leaves(signature, nums)
+    ordered = sorted(wrt)
+    block = entry_block(primal, arg_types)
+    grad_types = [arg_types[i] for i in ordered]
+    grads_tree = with_leaf_types(gradient_structure(signature, nums, t.single), [arg_types[i] for i in wrt])
+    callee = primal.sym_name.data
+    if t.has_aux:
+        outputs = list(primal.function_type.outputs.data)
+        request = ValueAndGradOp(callee, block.args, ordered, [*outputs, *grad_types], aux=1)
+        value, aux = request.results[:1], list(request.results[1:len(outputs)])
+    else:
+        value_types = [out_type] if with_value else []
+        request = (ValueAndGradOp if with_value else GradOp)(callee, block.args, ordered, [*value_types, *grad_types])
+        value, aux = request.results[:len(value_types)], []
+    block.add_op(request)
+    by_index = dict(zip(ordered, request.results[len(request.results) - len(ordered):]))
+    grads = [by_index[i] for i in wrt]
+    if with_value:
+        returned = [*value, *aux, *grads]
+        tree = tuple_tree([tuple_tree([out_type, aux_tree]) if t.has_aux else out_type, grads_tree])
+    else:
+        returned = [*grads, *aux]
+        tree = tuple_tree([grads_tree, aux_tree]) if t.has_aux else grads_tree
+    return entry_function(primal, name, block, returned), tree
+
+
+def _jacobian_entry(t: Transformation, primal: func.FuncOp, results: Tree, signature: Node, nums,
+                    name: str) -> tuple[func.FuncOp, Tree]:
+    """The Jacobian's blocks, row-major (float output leaf by float argument
+    leaf of `argnums`), then the aux values."""
+    out_tree, aux_tree = split_aux(t.f, results) if t.has_aux else (results, None)
+    _check_float_outputs(t.f, out_tree)
+    arg_types = leaf_types(signature)
+    wrt = float_leaves(signature, nums)
+    n_out = len(leaf_types(out_tree))
+    block = entry_block(primal, arg_types)
+    outputs = primal.function_type.outputs.data
+    callee = primal.sym_name.data
+    if t.kind == "jacfwd":
+        entries, aux = _forward_entries(callee, block, wrt, outputs, n_out)
+    else:
+        entries, aux = _reverse_entries(callee, block, wrt, outputs, n_out, t.has_aux)
+    returned = [*entries, *aux]
+    tree = jacobian_structure(out_tree, aux_tree, signature, nums, t.single)
+    return entry_function(primal, name, block, returned), with_leaf_types(tree, [v.type for v in returned])
+
+
+def _unit(block: Block, type_: Attribute, hot: int | None) -> SSAValue:
+    """A constant of `type_` that is 1 at flat index `hot` and 0 elsewhere (all 0: None)."""
+    values = np.zeros(_size(type_))
+    if hot is not None:
+        values[hot] = 1.0
+    if is_tensor(type_):
+        op = arith.ConstantOp(T.dense_attr(values, type_))
+    else:
+        op = arith.ConstantOp(FloatAttr(float(values[0]), type_))
+    block.add_op(op)
+    return op.result
+
+
+def _size(type_: Attribute) -> int:
+    return int(np.prod(shape_of(type_)))
+
+
+def _block_type(rows: Attribute, cols: Attribute) -> Attribute:
+    element = cols.element_type if is_tensor(cols) else cols
+    return TensorType(element, [*shape_of(rows), *shape_of(cols)])
+
+
+def _stacked(block: Block, parts: Sequence[SSAValue], rows: Attribute, cols: Attribute, axis: int) -> SSAValue:
+    """The Jacobian block of shape rows.shape + cols.shape: the matrix
+    [size(rows), size(cols)] whose rows (axis 0, each part of type `cols`) or
+    columns (axis 1, each of type `rows`) are `parts`, reshaped. No parts (an
+    empty array): the empty block."""
+    if not parts:
+        return _unit(block, _block_type(rows, cols), None)
+    b = IRBuilder(block)
+    piece = [1, _size(cols)] if axis == 0 else [_size(rows), 1]
+    pieces = [T.reshape(b, p if is_tensor(p.type) else _as_tensor(b, p), piece) for p in parts]
+    matrix_type = TensorType(T.element(pieces[0]), [_size(rows), _size(cols)])
+    matrix = pieces[0] if len(pieces) == 1 else b.value(tensor.ConcatOp(pieces, axis, matrix_type))
+    return T.reshape(b, matrix, [*shape_of(rows), *shape_of(cols)])
+
+
+def _as_tensor(b: IRBuilder, scalar: SSAValue) -> SSAValue:
+    return b.value(tensor.FromElementsOp(scalar, result_type=TensorType(scalar.type, [1])))
+
+
+def _forward_entries(name: str, block: Block, wrt, outputs, n_out: int) -> tuple[list[SSAValue], list[SSAValue]]:
+    """One jvp per element of each argument leaf in `wrt`: the blocks' columns;
+    and the aux values."""
+    float_outputs = [t for t in outputs if is_differentiable(t)]
+    columns, primal = [], None
+    for a in wrt:
+        arg_type = block.args[a].type
+        tangents = []
+        for k in range(_size(arg_type)):
+            one = _unit(block, arg_type, k)
+            request = JvpOp(name, [*block.args, one], [a], [*outputs, *float_outputs])
+            block.add_op(request)
+            tangents.append(request.results[len(outputs):])  # f's float results come first
+            primal = request.results[: len(outputs)]
+        columns.append([
+            _stacked(block, [t[i] for t in tangents], outputs[i], arg_type, 1) if is_tensor(arg_type)
+            else tangents[0][i]
+            for i in range(n_out)
+        ])
+    if primal is None:  # no float argument element: the results alone
+        call = func.CallOp(name, list(block.args), list(outputs))
+        block.add_op(call)
+        primal = call.results
+    entries = [columns[j][i] for i in range(n_out) for j in range(len(wrt))]
+    return entries, list(primal[n_out:])
+
+
+def _reverse_entries(name: str, block: Block, wrt, outputs, n_out: int, has_aux: bool) -> tuple[list[SSAValue], list[SSAValue]]:
+    """One vjp per element of each output leaf: the blocks' rows; and the aux values."""
+    ordered = sorted(wrt)
+    grad_types = [block.args[i].type for i in ordered]
+    aux = n_out if has_aux else None
+    sweeps, owner = [], []
+    for i in range(n_out):
+        for k in range(_size(outputs[i])):
+            seeds = [_unit(block, u, k if o == i else None) for o, u in enumerate(outputs[:n_out])]
+            request = VjpOp(name, [*block.args, *seeds], ordered, grad_types, aux)
+            block.add_op(request)
+            sweeps.append(list(request.results))
+            owner.append(i)
+    values: list[SSAValue] = []
+    if has_aux:  # the aux values: f called once more (its code is shared once inlined)
+        call = func.CallOp(name, list(block.args), list(outputs))
+        block.add_op(call)
+        values = list(call.results[n_out:])
+    entries = []
+    for i in range(n_out):
+        per_element = [sweep for sweep, o in zip(sweeps, owner) if o == i]
+        for a in wrt:
+            parts = [p[ordered.index(a)] for p in per_element]
+            arg_type = block.args[a].type
+            entries.append(_stacked(block, parts, outputs[i], arg_type, 0) if is_tensor(outputs[i]) else parts[0])
+    return entries, values
+
+
+__all__ = [
+    "CONSTRUCTORS", "GRADIENTS", "JACOBIANS", "Transformation", "constructor", "float_leaves",
+    "gradient_structure", "lower_transformation", "normalise_argnums", "ranges", "split_aux",
+]
