@@ -17,12 +17,12 @@ from collections.abc import Sequence, Set
 
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import MemRefType
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
 from irad.ir.dialect import TAPE
 from irad.ir.types import is_differentiable
 from irad.passes.ad.derivatives import is_non_differentiable, refused_reason
-from irad.ir.walk import ops_of, walk
+from irad.ir.walk import defined_inside, ops_of, walk
 from irad.ir.isa import isa
 
 
@@ -175,15 +175,6 @@ def _propagate(block: Block, active: set[SSAValue], constant: Set[Operation]) ->
             active.update(r for r in op.results if carries_cotangent(r.type))
 
 
-def inside(anchor: Operation | None, region_op: Operation) -> bool:
-    """Whether `anchor` is `region_op` or nested in it."""
-    while anchor is not None:
-        if anchor is region_op:
-            return True
-        anchor = anchor.parent_op()
-    return False
-
-
 def free_values(
     region_op: Operation, active: set[SSAValue] | None
 ) -> list[SSAValue]:
@@ -194,10 +185,6 @@ def free_values(
         for inner in region.walk():
             for v in inner.operands:
                 if (active is None or v in active) and v not in seen:
-                    if isinstance(v, BlockArgument):
-                        defined_inside = inside(v.block.parent_op(), region_op)
-                    else:
-                        defined_inside = inside(v.owner, region_op)
-                    if not defined_inside:
+                    if not defined_inside(v, region_op):
                         seen[v] = None
     return list(seen)
