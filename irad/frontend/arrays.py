@@ -36,7 +36,7 @@ from irad.frontend.emitter import Emitter
 from irad.frontend.globals import is_hidden
 from irad.frontend.held_ints import HeldInts, zero_divisor_of_ints
 from irad.frontend.numpy_table import NUMPY, numpy_function, numpy_name, parameters
-from irad.frontend.values import Static
+from irad.frontend.values import Static, is_array
 from irad.frontend.views import Reshape, Slice, Transpose, Views
 from irad.ir.types import F32, F64, I1, I64, is_bool, is_float, is_int
 from irad.ir import gather as G
@@ -56,10 +56,6 @@ class BoundMethod:
 
     fn: object
     array: SSAValue
-
-
-def is_array(v) -> bool:
-    return isa(v, SSAValue) and isa(v.type, TensorType)
 
 
 def is_numpy_callable(obj) -> bool:

@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr, TensorTyp
 from xdsl.ir import SSAValue
 
 from irad.base.errors import IradWarning
-from irad.frontend.arrays import BoundMethod, builtin_on_array, is_array, is_numpy_callable, reshape_method
+from irad.frontend.arrays import BoundMethod, builtin_on_array, is_numpy_callable, reshape_method
 from irad.frontend.callables import (
     SELF,
     CallShape,
@@ -60,7 +60,7 @@ from irad.frontend.pytrees import (
     record_fields,
 )
 from irad.frontend.source import lambda_as_def
-from irad.frontend.values import NoValue, Static, Value
+from irad.frontend.values import NoValue, Static, Value, is_array
 from irad.ir import builder
 from irad.ir.types import is_bool, is_float
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON

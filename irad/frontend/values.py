@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
+
+from irad.ir.isa import isa
 
 
 @dataclass(frozen=True)
@@ -31,3 +34,8 @@ class NoValue:
 
 
 Value = SSAValue | tuple | Static | object | None
+
+
+def is_array(v) -> bool:
+    """A numpy array computed at run time: an SSA value of tensor type."""
+    return isa(v, SSAValue) and isa(v.type, TensorType)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import MemRefType
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region
 
 from irad.ir.types import is_differentiable
 from irad.passes.ad.activity import propagate_varied
