@@ -839,9 +839,10 @@ def _unary(op_class):
     return handler
 
 
+# other names of the same functions (one object each in numpy: one entry)
+_ALIASES = {np.abs: (np.absolute,), np.divide: (np.true_divide,)}
 for _fn, _cls in _UNARY.items():
-    NUMPY[_fn] = (_unary(_cls), ("x",))
-NUMPY[np.absolute] = NUMPY[np.abs]
+    numpy_function(_fn, *_ALIASES.get(_fn, ()), params=("x",))(_unary(_cls))
 
 
 def _binary(op_class):
@@ -858,8 +859,7 @@ for _fn, _cls in {
     np.divide: arith.DivfOp, np.maximum: arith.MaximumfOp, np.minimum: arith.MinimumfOp,
     np.power: mathd.PowFOp, np.arctan2: mathd.Atan2Op,
 }.items():
-    NUMPY[_fn] = (_binary(_cls), ("x1", "x2"))
-NUMPY[np.true_divide] = NUMPY[np.divide]
+    numpy_function(_fn, *_ALIASES.get(_fn, ()), params=("x1", "x2"))(_binary(_cls))
 
 
 @numpy_function(np.negative, params=("x",))
@@ -930,10 +930,10 @@ def _reduction(combiner):
 _COUNTING = (arith.AddfOp, arith.MulfOp)
 
 
-NUMPY[np.sum] = (_reduction(arith.AddfOp), ("a", "?axis", "?keepdims"))
-NUMPY[np.prod] = (_reduction(arith.MulfOp), ("a", "?axis", "?keepdims"))
-NUMPY[np.max] = NUMPY[np.amax] = (_reduction(arith.MaximumfOp), ("a", "?axis", "?keepdims"))
-NUMPY[np.min] = NUMPY[np.amin] = (_reduction(arith.MinimumfOp), ("a", "?axis", "?keepdims"))
+numpy_function(np.sum, params=("a", "?axis", "?keepdims"))(_reduction(arith.AddfOp))
+numpy_function(np.prod, params=("a", "?axis", "?keepdims"))(_reduction(arith.MulfOp))
+numpy_function(np.max, np.amax, params=("a", "?axis", "?keepdims"))(_reduction(arith.MaximumfOp))
+numpy_function(np.min, np.amin, params=("a", "?axis", "?keepdims"))(_reduction(arith.MinimumfOp))
 
 
 @numpy_function(np.mean, params=("a", "?axis", "?keepdims"))
@@ -1029,8 +1029,8 @@ def _array_of(copy: bool):
     return handler
 
 
-NUMPY[np.array] = (_array_of(copy=True), ("object", "?dtype"))
-NUMPY[np.asarray] = (_array_of(copy=False), ("a", "?dtype"))
+numpy_function(np.array, params=("object", "?dtype"))(_array_of(copy=True))
+numpy_function(np.asarray, params=("a", "?dtype"))(_array_of(copy=False))
 
 
 @numpy_function(np.copy, params=("a",))
@@ -1098,8 +1098,8 @@ def _like(fill):
     return handler
 
 
-NUMPY[np.zeros_like] = (_like(0.0), ("a", "?dtype"))
-NUMPY[np.ones_like] = (_like(1.0), ("a", "?dtype"))
+numpy_function(np.zeros_like, params=("a", "?dtype"))(_like(0.0))
+numpy_function(np.ones_like, params=("a", "?dtype"))(_like(1.0))
 
 
 @numpy_function(np.full_like, params=("a", "fill_value", "?dtype"))
