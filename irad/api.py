@@ -34,7 +34,7 @@ from irad.backends.entry import ArrayKind, EntryPlan
 from irad.backends.entry import generic as generic_entry
 from irad.compiled import Compiled, cached, current, run_compiled, variant
 from irad.frontend.globals import HiddenGlobals
-from irad.frontend.pytrees import INT64, SCALARS, Node, Tree, leaf_types, tuple_tree, unflatten
+from irad.base.pytrees import INT64, SCALARS, Node, Tree, leaf_types, tuple_tree, unflatten
 from irad.ir.types import is_differentiable, is_tensor
 from irad.pipeline import gradient_module, jvp_module, lowered, vjp_module
 from irad.rules import default_table

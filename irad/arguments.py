@@ -1,6 +1,6 @@
 """How a call's Python arguments become IR arguments, and how results come back.
 
-Arguments and results are pytrees (irad/frontend/pytrees.py): tuples, lists,
+Arguments and results are pytrees (irad/base/pytrees.py): tuples, lists,
 dicts with str keys, NamedTuples and dataclasses of numbers and arrays,
 nested. Each argument is flattened into its leaves; the IR function takes
 every leaf, in order, then the global arrays it reads (hidden arguments). The
@@ -29,7 +29,7 @@ from irad.backends.entry import is_internal
 from irad.base.errors import IradError
 from irad.frontend import bind_arguments
 from irad.frontend.lowering import flatten_arguments, parameter_names
-from irad.frontend.pytrees import NONE, BadLeaf, Node, Tree, leaf_types, node_items, python_key, step, tuple_tree, unflatten
+from irad.base.pytrees import NONE, BadLeaf, Node, Tree, leaf_types, node_items, python_key, step, tuple_tree, unflatten
 from irad.frontend.source import def_location
 from irad.ir.types import describe, is_differentiable, is_tensor
 

@@ -37,7 +37,7 @@ from irad.backends import Backend, check_backend, compile_for
 from irad.compiled import Compiled, cached, run_compiled
 from irad.frontend.globals import HiddenGlobals
 from irad.frontend.lowering import as_signature
-from irad.frontend.pytrees import Node, Tree, leaf_types, tuple_tree, unflatten, with_leaf_types
+from irad.base.pytrees import Node, Tree, leaf_types, tuple_tree, unflatten, with_leaf_types
 from irad.ir import tensor as T
 from irad.ir.builder import IRBuilder
 from irad.ir.dialect import JvpOp

@@ -44,7 +44,7 @@ from irad.arguments import arguments, error_at, normalise_argnums
 from irad.pipeline import gradient_module, vjp_module
 from irad.backends.native.compile import for_mlir_opt
 from irad.base.errors import IradError
-from irad.frontend.pytrees import leaf_types
+from irad.base.pytrees import leaf_types
 from irad.ir.tensor import dense_attr
 
 KINDS = ("grad", "value_and_grad", "vjp", "iree")

@@ -44,7 +44,7 @@ from irad.arguments import error_at, float_leaves, gradient_structure, name_of
 from irad.frontend import lower_function
 from irad.frontend.lowering import as_signature
 from irad.frontend.globals import HiddenGlobals
-from irad.frontend.pytrees import Node, Tree, leaf_types, tuple_tree, with_leaf_types
+from irad.base.pytrees import Node, Tree, leaf_types, tuple_tree, with_leaf_types
 from irad.ir.constants import float_constant
 from irad.ir.dialect import TAPE, GradOp, JvpOp, TapeFreeOp, ValueAndGradOp, make_context
 from irad.ir.metadata import ENTRY, mark_generated

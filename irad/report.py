@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from irad.arguments import arguments, error_at, float_leaves
-from irad.frontend.pytrees import leaf_types
+from irad.base.pytrees import leaf_types
 from irad.ir.types import is_differentiable
 from irad.passes.ad.decisions import CallDecision
 from irad.passes.ad.differentiator import Differentiator

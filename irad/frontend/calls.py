@@ -48,19 +48,20 @@ from irad.frontend import held_ints, integers, numpy_scalars
 from irad.frontend.iteration import ITERABLES
 from irad.frontend.library import FLOAT_FUNCTIONS, FLOAT_TO_INT, INT_RANGES, OPS, describe_callable, select_extremum
 from irad.frontend.printing import lower_print
-from irad.frontend.pytrees import (
-    NONE,
+from irad.base.pytrees import NONE, is_record_class, record_fields
+from irad.frontend.source import lambda_as_def
+from irad.frontend.values import (
     ListValue,
     MappingValue,
     Method,
+    NoValue,
     RecordValue,
-    is_record_class,
+    Static,
+    Value,
+    is_array,
     make_value,
     python_class,
-    record_fields,
 )
-from irad.frontend.source import lambda_as_def
-from irad.frontend.values import NoValue, Static, Value, is_array
 from irad.ir import builder
 from irad.ir.types import is_bool, is_float
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON

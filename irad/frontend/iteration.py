@@ -42,8 +42,7 @@ from irad.frontend import integers
 from irad.frontend.arrays import known_value
 from irad.frontend.callables import local_names
 from irad.frontend.control_flow import BROKE, CONTINUED, FLAGS, INDEX
-from irad.frontend.pytrees import ListValue
-from irad.frontend.values import Static, is_array
+from irad.frontend.values import ListValue, Static, is_array
 from irad.ir.types import I64, is_float
 
 _MISSING = object()

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 import irad
-from irad.frontend.pytrees import flatten, unflatten
+from irad.base.pytrees import flatten, unflatten
+from irad.ir.types import type_of_value
 from tests.backends.test_backend_native import needs_native
 
 BACKENDS = ["python", pytest.param("native", marks=[pytest.mark.native, needs_native])]
@@ -186,7 +187,7 @@ def squares(x):
 # ---- checks -------------------------------------------------------------------------
 def central_differences(f, args, argnum, h=1e-6):
     """d f / d (the float leaves of args[argnum]), a tree like that argument."""
-    leaves, tree = flatten(args[argnum], "x")
+    leaves, tree = flatten(args[argnum], "x", type_of_value)
     grads = []
     for i, leaf in enumerate(leaves):
         if isinstance(leaf, (bool, int, np.integer)) or (isinstance(leaf, np.ndarray) and leaf.dtype.kind != "f"):
@@ -210,15 +211,15 @@ def central_differences(f, args, argnum, h=1e-6):
 
 
 def assert_close(got, want, rtol=1e-6, atol=1e-8):
-    got_leaves, got_tree = flatten(got, "g")
-    want_leaves, want_tree = flatten(want, "g")
+    got_leaves, got_tree = flatten(got, "g", type_of_value)
+    want_leaves, want_tree = flatten(want, "g", type_of_value)
     assert got_tree == want_tree or _same_structure(got_tree, want_tree), (got, want)
     for a, b in zip(got_leaves, want_leaves):
         np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
 
 
 def _same_structure(a, b) -> bool:
-    from irad.frontend.pytrees import structure
+    from irad.base.pytrees import structure
 
     return structure(a) == structure(b)
 
