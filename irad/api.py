@@ -27,7 +27,7 @@ from irad.backends import Backend, check_backend, compile_for
 from irad.backends.entry import ArrayKind, EntryPlan
 from irad.backends.entry import generic as generic_entry
 from irad.compiled import Compiled, cached, current, run_compiled, variant
-from irad.frontend.pytrees import INT64, SCALARS, Node, Tree, leaf_types, tuple_tree, unflatten
+from irad.base.pytrees import INT64, SCALARS, Node, Tree, leaf_types, tuple_tree, unflatten
 from irad.ir.types import is_differentiable
 from irad.pipeline import jvp_module, lowered, options, transformation_module, vjp_module
 from irad.rules import default_table

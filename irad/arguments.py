@@ -1,6 +1,6 @@
 """How a call's Python arguments become IR arguments, and how results come back.
 
-Arguments and results are pytrees (irad/frontend/pytrees.py): tuples, lists,
+Arguments and results are pytrees (irad/base/pytrees.py): tuples, lists,
 dicts with str keys, NamedTuples and dataclasses of numbers and arrays,
 nested. Each argument is flattened into its leaves; the IR function takes
 every leaf, in order, then the global arrays it reads (hidden arguments). The
@@ -25,7 +25,7 @@ from xdsl.ir import Attribute
 
 from irad.frontend import bind_arguments
 from irad.frontend.lowering import flatten_arguments, parameter_names
-from irad.frontend.pytrees import BadLeaf, Node, Tree, node_items, python_key, step, unflatten
+from irad.base.pytrees import BadLeaf, Node, Tree, node_items, python_key, step, unflatten
 from irad.frontend import transformations
 from irad.frontend.source import call_site, error_at, name_of
 from irad.frontend.transformations import ranges

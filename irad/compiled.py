@@ -19,7 +19,7 @@ from xdsl.ir import Attribute
 from irad.backends.python.translate import recursion_error
 from irad.base.errors import IradError
 from irad.frontend.globals import NO_GLOBALS, HiddenGlobals
-from irad.frontend.pytrees import Tree
+from irad.base.pytrees import Tree
 from irad.base.gc_pause import gc_paused
 from irad.base.stack_chunk import in_large_chunk
 from irad.base.recursion import deep_recursion

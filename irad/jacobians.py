@@ -23,7 +23,7 @@ from irad.api import TransformationFunction, grad
 from irad.arguments import arguments, normalise_argnums
 from irad.backends import Backend, check_backend, compile_for
 from irad.compiled import Compiled, cached, run_compiled
-from irad.frontend.pytrees import Node, unflatten
+from irad.base.pytrees import Node, unflatten
 from irad.frontend.source import name_of
 from irad.frontend.transformations import constructor
 from irad.pipeline import options, transformation_module

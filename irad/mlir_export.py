@@ -46,7 +46,7 @@ from irad.passes.pipelines import Options
 from irad.pipeline import gradient_module, vjp_module
 from irad.backends.native.compile import for_mlir_opt
 from irad.base.errors import IradError
-from irad.frontend.pytrees import leaf_types
+from irad.base.pytrees import leaf_types
 from irad.ir.tensor import dense_attr
 
 KINDS = ("grad", "value_and_grad", "vjp", "iree")

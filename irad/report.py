@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from irad.arguments import arguments
 from irad.frontend.source import error_at
 from irad.frontend.transformations import float_leaves
-from irad.frontend.pytrees import leaf_types
+from irad.base.pytrees import leaf_types
 from irad.ir.types import is_differentiable
 from irad.passes.ad.decisions import CallDecision
 from irad.passes import differentiate, jvp

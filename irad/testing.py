@@ -86,7 +86,7 @@ def check_rrule(
     from irad.api import vjp
     from irad.rules.keys import target_key
     from irad.frontend.lowering import signature_of
-    from irad.frontend.pytrees import leaf_types
+    from irad.base.pytrees import leaf_types
 
     table = table if table is not None else default_table()
     key = target_key(target)

@@ -5,9 +5,9 @@ Differentiation leaves such code in loops: the broadcast of a bias `b` to the
 rows of a step's gates stays in the augmented primal's loop, and the reversed
 loop transposes a weight every iteration for `g Whᵀ` (the adjoint of `h @ Wh`).
 Before differentiation only scalar code is hoisted (passes/ad/reverse_loops.py,
-`hoist_invariants`: what the reverse sweep then reads from outside); this pass
-runs on the generated code, where a numpy call or a native copy per iteration
-is what it saves.
+`hoist_invariants`: what the reverse sweep then reads from outside, with
+`hoist_out_of` below); this pass runs on the generated code, where a numpy call
+or a native copy per iteration is what it saves.
 
 An op moves when it has no effects (as `irad-optimize`'s DCE judges, linalg
 ops on tensors by their bodies), is not a terminator or a loop, and takes no
@@ -20,21 +20,17 @@ invariant climbs as far as it can.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xdsl.context import Context
 from xdsl.dialects import builtin, scf
 from xdsl.dialects.builtin import IndexType, IntegerType, TensorType
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator
 
-from irad.passes.ad.activity import inside
 from irad.passes.optimisation.simplify import dead_if_unused
-from irad.ir.walk import find
-
-
-def _inside(v: SSAValue, op: Operation) -> bool:
-    """Is `v` defined in `op`'s regions?"""
-    return inside(v.block.parent_op() if isinstance(v, BlockArgument) else v.owner, op)
+from irad.ir.walk import defined_inside, find, walk
 
 
 def _integer(v: SSAValue) -> bool:
@@ -45,8 +41,7 @@ def _integer(v: SSAValue) -> bool:
 
 def _movable(op: Operation) -> bool:
     return (
-        not op.has_trait(IsTerminator)
-        and (not op.regions or op.name.startswith("linalg."))
+        (not op.regions or op.name.startswith("linalg."))
         and not any(_integer(v) for v in op.operands)
         and dead_if_unused(op)
     )
@@ -55,10 +50,20 @@ def _movable(op: Operation) -> bool:
 def hoist_loop_invariants(loop: scf.ForOp) -> bool:
     """Move the invariant ops of `loop`'s body before it (see the module
     docstring); whether any moved."""
-    body: Block = loop.body.block
+    return hoist_out_of(loop, loop.body.block, _movable)
+
+
+def hoist_out_of(loop: Operation, body: Block, movable: Callable[[Operation], bool]) -> bool:
+    """Move the ops of `body` (a block of `loop`) that `movable` accepts and that
+    read only values from outside `loop` or made by ops moved before them, in
+    their order, before `loop`; whether any moved."""
     chosen: dict[Operation, None] = {}  # in order
     for op in body.ops:
-        if _movable(op) and not any(_inside(v, loop) and v.owner not in chosen for v in _reads(op)):
+        if (
+            not op.has_trait(IsTerminator)
+            and movable(op)
+            and not any(defined_inside(v, loop) and v.owner not in chosen for v in _reads(op))
+        ):
             chosen[op] = None
     # A tensor.empty moves only with all its users (the destinations of linalg
     # ops the loop keeps stay in it: natively, a destination made outside the
@@ -85,9 +90,9 @@ def _reads(op: Operation):
     """The values `op` reads from outside itself: its operands, and those its
     regions' ops (a linalg op's body) take from further out."""
     yield from op.operands
-    for inner in op.walk():
+    for inner in walk(op) if op.regions else ():
         if inner is not op:
-            yield from (v for v in inner.operands if not _inside(v, op))
+            yield from (v for v in inner.operands if not defined_inside(v, op))
 
 
 class HoistLoopInvariantsPass(ModulePass):

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-_INT64 = (-(2**63), 2**63)
+from irad.base.pytrees import INT64
+
 _counter = itertools.count()
 
 
@@ -87,7 +88,7 @@ def guard(plan: EntryPlan, names: Sequence[str], env: dict, checked: Collection[
             env[f"_e_class{i}"] = kind
             terms.append(f"type({name}) is _e_class{i}")
             if kind is int:  # larger ints are not i64 leaves
-                terms.append(f"{_INT64[0]} <= {name} < {_INT64[1]}")
+                terms.append(f"{INT64[0]} <= {name} < {INT64[1]}")
     return " and ".join(terms) or "True"
 
 

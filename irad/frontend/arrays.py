@@ -36,7 +36,7 @@ from irad.frontend.emitter import Emitter
 from irad.frontend.globals import is_hidden
 from irad.frontend.held_ints import HeldInts, zero_divisor_of_ints
 from irad.frontend.numpy_table import NUMPY, numpy_function, numpy_name, parameters
-from irad.frontend.values import Static
+from irad.frontend.values import Static, is_array
 from irad.frontend.views import Reshape, Slice, Transpose, Views
 from irad.ir.types import F32, F64, I1, I64, is_bool, is_float, is_int
 from irad.ir import gather as G
@@ -56,10 +56,6 @@ class BoundMethod:
 
     fn: object
     array: SSAValue
-
-
-def is_array(v) -> bool:
-    return isa(v, SSAValue) and isa(v.type, TensorType)
 
 
 def is_numpy_callable(obj) -> bool:
@@ -843,9 +839,10 @@ def _unary(op_class):
     return handler
 
 
+# other names of the same functions (one object each in numpy: one entry)
+_ALIASES = {np.abs: (np.absolute,), np.divide: (np.true_divide,)}
 for _fn, _cls in _UNARY.items():
-    NUMPY[_fn] = (_unary(_cls), ("x",))
-NUMPY[np.absolute] = NUMPY[np.abs]
+    numpy_function(_fn, *_ALIASES.get(_fn, ()), params=("x",))(_unary(_cls))
 
 
 def _binary(op_class):
@@ -862,8 +859,7 @@ for _fn, _cls in {
     np.divide: arith.DivfOp, np.maximum: arith.MaximumfOp, np.minimum: arith.MinimumfOp,
     np.power: mathd.PowFOp, np.arctan2: mathd.Atan2Op,
 }.items():
-    NUMPY[_fn] = (_binary(_cls), ("x1", "x2"))
-NUMPY[np.true_divide] = NUMPY[np.divide]
+    numpy_function(_fn, *_ALIASES.get(_fn, ()), params=("x1", "x2"))(_binary(_cls))
 
 
 @numpy_function(np.negative, params=("x",))
@@ -934,10 +930,10 @@ def _reduction(combiner):
 _COUNTING = (arith.AddfOp, arith.MulfOp)
 
 
-NUMPY[np.sum] = (_reduction(arith.AddfOp), ("a", "?axis", "?keepdims"))
-NUMPY[np.prod] = (_reduction(arith.MulfOp), ("a", "?axis", "?keepdims"))
-NUMPY[np.max] = NUMPY[np.amax] = (_reduction(arith.MaximumfOp), ("a", "?axis", "?keepdims"))
-NUMPY[np.min] = NUMPY[np.amin] = (_reduction(arith.MinimumfOp), ("a", "?axis", "?keepdims"))
+numpy_function(np.sum, params=("a", "?axis", "?keepdims"))(_reduction(arith.AddfOp))
+numpy_function(np.prod, params=("a", "?axis", "?keepdims"))(_reduction(arith.MulfOp))
+numpy_function(np.max, np.amax, params=("a", "?axis", "?keepdims"))(_reduction(arith.MaximumfOp))
+numpy_function(np.min, np.amin, params=("a", "?axis", "?keepdims"))(_reduction(arith.MinimumfOp))
 
 
 @numpy_function(np.mean, params=("a", "?axis", "?keepdims"))
@@ -1033,8 +1029,8 @@ def _array_of(copy: bool):
     return handler
 
 
-NUMPY[np.array] = (_array_of(copy=True), ("object", "?dtype"))
-NUMPY[np.asarray] = (_array_of(copy=False), ("a", "?dtype"))
+numpy_function(np.array, params=("object", "?dtype"))(_array_of(copy=True))
+numpy_function(np.asarray, params=("a", "?dtype"))(_array_of(copy=False))
 
 
 @numpy_function(np.copy, params=("a",))
@@ -1102,8 +1098,8 @@ def _like(fill):
     return handler
 
 
-NUMPY[np.zeros_like] = (_like(0.0), ("a", "?dtype"))
-NUMPY[np.ones_like] = (_like(1.0), ("a", "?dtype"))
+numpy_function(np.zeros_like, params=("a", "?dtype"))(_like(0.0))
+numpy_function(np.ones_like, params=("a", "?dtype"))(_like(1.0))
 
 
 @numpy_function(np.full_like, params=("a", "fill_value", "?dtype"))

@@ -32,9 +32,9 @@ from dataclasses import dataclass, field, fields
 
 from xdsl.ir import Attribute, SSAValue
 
-from irad.frontend.pytrees import Node, is_data, leaf_types, make_value, tuple_tree, value_node
+from irad.base.pytrees import Node, is_data, leaf_types, tuple_tree
 from irad.frontend.source import FunctionSource
-from irad.frontend.values import Static
+from irad.frontend.values import Static, make_value, value_node
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,7 +78,7 @@ class Keywords:
 
 
 # ---- shapes: what a call is specialised on -----------------------------------------
-# A shape is a pytree (irad/frontend/pytrees.py) whose leaves are IR types (a run-time
+# A shape is a pytree (irad/base/pytrees.py) whose leaves are IR types (a run-time
 # value: one argument of the func.func) or the shapes below, of values known while
 # lowering. Containers are pytrees' `Node`s. All are hashable and compared by value;
 # `parts()` gives the shapes inside one, in the order of its run-time values.

@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr, TensorTyp
 from xdsl.ir import SSAValue
 
 from irad.base.errors import IradWarning
-from irad.frontend.arrays import BoundMethod, builtin_on_array, is_array, is_numpy_callable, reshape_method
+from irad.frontend.arrays import BoundMethod, builtin_on_array, is_numpy_callable, reshape_method
 from irad.frontend.callables import (
     SELF,
     CallShape,
@@ -48,20 +48,21 @@ from irad.frontend import held_ints, integers, numpy_scalars
 from irad.frontend.iteration import ITERABLES
 from irad.frontend.library import FLOAT_FUNCTIONS, FLOAT_TO_INT, INT_RANGES, OPS, describe_callable, select_extremum
 from irad.frontend.printing import lower_print
-from irad.frontend.pytrees import (
-    NONE,
+from irad.base.pytrees import NONE, is_record_class, record_fields
+from irad.frontend.source import lambda_as_def
+from irad.frontend.values import (
     ListValue,
     MappingValue,
     Method,
+    NoValue,
     RecordValue,
-    is_record_class,
+    Static,
+    Value,
+    is_array,
     make_value,
     python_class,
-    record_fields,
 )
-from irad.frontend.source import lambda_as_def
 from irad.frontend.transformations import CONSTRUCTORS, Transformation
-from irad.frontend.values import NoValue, Static, Value
 from irad.ir import builder
 from irad.ir.types import is_bool, is_float
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON

@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
 from xdsl.ir import SSAValue
 
 from irad.frontend.numpy_table import numpy_function
-from irad.frontend.values import Static
+from irad.frontend.values import Static, is_array
 from irad.frontend.views import Slice
 from irad.ir import gather as G
 from irad.ir import tensor as T
@@ -55,10 +55,6 @@ class Part:
     node: ast.expr
     value: object = None
     static: np.ndarray | None = None
-
-
-def _is_array(v) -> bool:
-    return isinstance(v, SSAValue) and isinstance(v.type, TensorType)
 
 
 def constant_values(v: SSAValue) -> np.ndarray | None:
@@ -111,7 +107,7 @@ def parse(al, x: SSAValue, index_node: ast.expr, node) -> list[Part]:
 def _value_parts(al, part: ast.expr, value, node) -> list[Part]:
     if isinstance(value, Static) and isinstance(value.obj, np.ndarray):
         value = al.value(value, node)  # an array from outside: read at each call (globals.py)
-    if not _is_array(value):
+    if not is_array(value):
         a_bool = (isinstance(value, Static) and isinstance(value.obj, bool)) or (
             isinstance(value, SSAValue) and is_bool(value.type)
         )
@@ -142,7 +138,7 @@ def _list_index(al, part: ast.List, node) -> SSAValue:
         if known.size and known.dtype.kind not in "iu":
             raise al.error(node, "a list used as an index must hold ints or bools")
         return _constant_ints(al, known.astype(np.int64))
-    if any(_is_array(v) for v in values):
+    if any(is_array(v) for v in values):
         return al.stack_values([al.array(v, node) for v in values], 0, node)
     items = [al.value(v, node) for v in values]
     if not all(is_int(v.type) or is_bool(v.type) for v in items):
@@ -302,7 +298,7 @@ def _take(al, node, a, indices, axis, out, mode):
     if al.given(out) or al.given(mode):
         raise al.error(node, "np.take: out= and mode= are not supported", "index with x[idx] or np.take(x, idx, axis)")
     x = al.array(a, node)
-    if not _is_array(x):
+    if not is_array(x):
         raise al.error(node, "np.take needs an array")
     (x,) = al.floats(node, x) if is_float(T.element(x)) else (x,)
     if al.static(axis, node, "the axis") is None:
@@ -316,7 +312,7 @@ def _take(al, node, a, indices, axis, out, mode):
 
 def _index_part(al, indices, node) -> Part:
     value = al.array(indices, node)
-    if not _is_array(value):
+    if not is_array(value):
         return Part("int", node, value)
     if not is_int(T.element(value)):
         raise al.error(node, "indices must be ints")

@@ -39,11 +39,10 @@ from xdsl.dialects import arith, cf, scf
 from xdsl.ir import Block, Region, SSAValue
 
 from irad.frontend import integers
-from irad.frontend.arrays import is_array, known_value
+from irad.frontend.arrays import known_value
 from irad.frontend.callables import local_names
 from irad.frontend.control_flow import BROKE, CONTINUED, FLAGS, INDEX
-from irad.frontend.pytrees import ListValue
-from irad.frontend.values import Static
+from irad.frontend.values import ListValue, Static, is_array
 from irad.ir.types import I64, is_float
 
 _MISSING = object()

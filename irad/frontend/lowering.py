@@ -27,13 +27,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.base.errors import IradWarning, UnsupportedError
 from irad.base.recursion import deep_recursion
-from irad.frontend.arrays import (
-    STATIC_OPERATORS,
-    ArrayLowering,
-    is_array,
-    known_value,
-    lower_wrapper_body,
-)
+from irad.frontend.arrays import STATIC_OPERATORS, ArrayLowering, known_value, lower_wrapper_body
 from irad.frontend.callables import SELF, CallShape, Closure, ClosureCode, Keywords, Partial, flatten, local_names, rebuild
 from irad.frontend.calls import CallLowering, closure_signature
 from irad.frontend.iteration import ITERABLES, IterationLowering
@@ -47,10 +41,22 @@ from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.globals import CLOSURE, DEFAULT, Global, HiddenArguments, HiddenGlobals, is_hidden
 from irad.frontend.numpy_shapes import index_concatenate
 from irad.frontend.numpy_table import NUMPY
+from irad.base import pytrees
+from irad.base.pytrees import Node, Tree, tuple_tree
+from irad.frontend.values import (
+    ListValue,
+    MappingValue,
+    Method,
+    NoValue,
+    RecordValue,
+    Static,
+    Value,
+    ir_name,
+    is_array,
+    make_value,
+    value_node,
+)
 from irad.frontend.transformations import Transformation, lower_transformation
-from irad.frontend import pytrees
-from irad.frontend.pytrees import ListValue, MappingValue, Node, RecordValue, Tree, tuple_tree, value_node
-from irad.frontend.values import NoValue, Static, Value
 from irad.frontend.library import INT_RANGES, OPS, describe_callable, python_reference
 from irad.linalg import is_primitive
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON, target_key
@@ -420,7 +426,7 @@ def flatten_arguments(fn, args: tuple, where: Callable[[], str] | None = None) -
     names = parameter_names(fn, len(args))
     for i, value in enumerate(args):
         try:
-            found, tree = pytrees.flatten(value, names[i])
+            found, tree = pytrees.flatten(value, names[i], type_of_value)
         except pytrees.BadLeaf as bad:
             defined = def_location(fn)
             raise UnsupportedError(
@@ -560,7 +566,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         found = value_node(value)
         if isinstance(value, SSAValue):
             if value.owner is self.block and value.name_hint is None:
-                value.name_hint = pytrees.ir_name(name)
+                value.name_hint = ir_name(name)
         elif found is not None:
             node, items = found
             for key, v in zip(node.keys, items):
@@ -628,7 +634,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         converted = [self.runtime_values(v, node, arrays) for v in items]
         if all(a is b for a, b in zip(items, converted)):
             return value
-        return pytrees.make_value(tree.cls, tree.keys, converted)
+        return make_value(tree.cls, tree.keys, converted)
 
     @staticmethod
     def is_number(obj) -> bool:
@@ -843,7 +849,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
             return record.field(node.attr) if isinstance(record, RecordValue) else record.get(node.attr)
         method = getattr(record.cls, node.attr, None)
         if isinstance(method, types.FunctionType):  # model.forward: called with the value as self
-            return pytrees.Method(method, record)
+            return Method(method, record)
         raise self.src.error(
             node,
             f"`.{node.attr}` of a {record.cls.__name__} value: irad reads its fields "
@@ -1406,7 +1412,7 @@ def _kind(value: Value) -> str:
         return f"a {value.cls.__name__}{what}"
     if isinstance(value, tuple):
         return "a tuple"
-    if isinstance(value, pytrees.Method):
+    if isinstance(value, Method):
         return f"the method {describe_callable(value.fn)}"
     if value is None:
         return "None (a call that returns nothing)"

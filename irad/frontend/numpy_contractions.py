@@ -21,8 +21,8 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 
 from irad.frontend import numpy_shapes
-from irad.frontend.arrays import ArrayLowering, is_array, numpy_function
-from irad.frontend.values import Static
+from irad.frontend.arrays import ArrayLowering, numpy_function
+from irad.frontend.values import Static, is_array
 from irad.ir import contraction as C
 from irad.ir import tensor as T
 

@@ -29,7 +29,8 @@ from xdsl.dialects import math as mathd
 from xdsl.ir import SSAValue
 
 from irad.frontend import integers
-from irad.frontend.arrays import ArrayLowering, is_array
+from irad.frontend.arrays import ArrayLowering
+from irad.frontend.values import is_array
 from irad.frontend.numpy_table import numpy_function
 from irad.ir import tensor as T
 from irad.ir.arith import RemFOp

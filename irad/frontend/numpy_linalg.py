@@ -25,8 +25,8 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 
 from irad import linalg
-from irad.frontend.arrays import ArrayLowering, is_array, numpy_function
-from irad.frontend.values import Static
+from irad.frontend.arrays import ArrayLowering, numpy_function
+from irad.frontend.values import Static, is_array
 from irad.frontend.views import Slice
 from irad.ir import tensor as T
 from irad.ir.types import F64, is_float

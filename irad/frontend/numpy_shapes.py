@@ -22,9 +22,9 @@ from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 
-from irad.frontend.arrays import ArrayLowering, is_array
+from irad.frontend.arrays import ArrayLowering
 from irad.frontend.numpy_table import numpy_function
-from irad.frontend.values import Static
+from irad.frontend.values import Static, is_array
 from irad.ir import tensor as T
 from irad.ir.types import F64, I1, is_float
 

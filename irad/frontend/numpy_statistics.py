@@ -24,7 +24,8 @@ from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 
-from irad.frontend.arrays import ArrayLowering, is_array
+from irad.frontend.arrays import ArrayLowering
+from irad.frontend.values import is_array
 from irad.frontend.numpy_table import numpy_function
 from irad.ir import gather as G
 from irad.ir import tensor as T

@@ -21,23 +21,27 @@ checks the two agree.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from irad.rules.keys import target_key
 
 Handler = Callable[..., object]
-NUMPY: dict[object, tuple[Handler, tuple[str, ...]]] = {}
+_ENTRIES: dict[object, tuple[Handler, tuple[str, ...]]] = {}
+# read only: every entry comes in through numpy_function, which refuses a second one
+NUMPY: Mapping[object, tuple[Handler, tuple[str, ...]]] = MappingProxyType(_ENTRIES)
 
 
 def numpy_function(*fns, params: tuple[str, ...]):
-    """Register the decorated handler for each of `fns` (aliases share one handler)."""
+    """Register the decorated handler for each of `fns` (aliases share one handler);
+    a handler made by a function registers as `numpy_function(np.sum, params=...)(handler)`."""
 
     def register(handler: Handler) -> Handler:
         for fn in dict.fromkeys(fns):  # some names are one object (np.mod is np.remainder)
-            if fn in NUMPY:
+            if fn in _ENTRIES:
                 raise ValueError(f"two handlers for {numpy_name(fn)}")
-            NUMPY[fn] = (handler, params)
+            _ENTRIES[fn] = (handler, params)
         return handler
 
     return register

@@ -36,7 +36,7 @@ from xdsl.dialects import arith, func, tensor
 from xdsl.dialects.builtin import FloatAttr, FunctionType, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from irad.frontend.pytrees import NONE, Node, Tree, leaf_types, tuple_tree, with_leaf_types
+from irad.base.pytrees import NONE, Node, Tree, leaf_types, tuple_tree, with_leaf_types
 from irad.frontend.source import error_at, name_of
 from irad.ir import tensor as T
 from irad.ir.builder import IRBuilder

@@ -1,13 +1,32 @@
 """What an expression lowers to: an SSA value, a tuple of values, or a Python
 object known while lowering. Functions made inside a program (closures,
 partials; irad/frontend/callables.py) and iterables (ranges, zip, enumerate,
-reversed; irad/frontend/iteration.py) are values of their own kinds."""
+reversed; irad/frontend/iteration.py) are values of their own kinds.
+
+Containers are pytrees (irad/base/pytrees.py): `ListValue` and `RecordValue`
+(a list or NamedTuple: a tuple of its items that remembers its class),
+`MappingValue` (a dict or a dataclass); `value_node` takes one apart and
+`make_value` builds one. A call's arguments, a function's results and a
+branch's variables are flattened into SSA values and rebuilt by
+irad/frontend/callables.py (`flatten`, `rebuild`), where a tree's leaves may
+also be functions and objects known while lowering. A leaf argument is named
+after its path (`ir_name`): `%params.W`, `%layers.0.b`, `%state.v`.
+"""
 
 from __future__ import annotations
 
+import functools
+import re
 from dataclasses import dataclass, field
 
+import numpy as np
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
+
+from irad.base.pytrees import NONE, Node, is_namedtuple_class
+from irad.ir.isa import isa
+from irad.ir.symbols import value_name
+from irad.ir.types import F32, is_bool, is_float, is_int, is_tensor
 
 
 @dataclass(frozen=True)
@@ -31,3 +50,108 @@ class NoValue:
 
 
 Value = SSAValue | tuple | Static | object | None
+
+
+def is_array(v) -> bool:
+    """A numpy array computed at run time: an SSA value of tensor type."""
+    return isa(v, SSAValue) and isa(v.type, TensorType)
+
+
+# ---- containers: lists, NamedTuples, dicts and dataclasses in a program -------------
+class ListValue(tuple):
+    """A list in a program: a tuple of its items (so unpacking, indexing and
+    iteration work as on a tuple) that flattens and rebuilds as a list."""
+
+    cls = list
+
+
+class RecordValue(tuple):
+    """A NamedTuple in a program: its items, and its class (for fields)."""
+
+    def __new__(cls, items, record_cls: type):
+        value = super().__new__(cls, items)
+        value.cls = record_cls
+        return value
+
+    def field(self, name: str):
+        return self[self.cls._fields.index(name)]
+
+
+@dataclass(frozen=True, eq=False)
+class MappingValue:
+    """A dict (str keys) or a dataclass instance in a program: its keys and values,
+    in the order they were written (a dict flattens by sorted key)."""
+
+    cls: type
+    items: tuple  # ((key, value), ...)
+
+    def get(self, key: str, default=None):
+        for k, v in self.items:
+            if k == key:
+                return v
+        return default
+
+    def keys(self) -> tuple:
+        return tuple(k for k, _ in self.items)
+
+
+@dataclass(frozen=True, eq=False)
+class Method:
+    """`model.forward` for a NamedTuple or dataclass value: a function of its
+    class, called with the value as its first argument."""
+
+    fn: object
+    receiver: object
+
+
+def value_node(value) -> tuple[Node, tuple] | None:
+    """The node of a container value and its items in flattening order."""
+    if isinstance(value, RecordValue):
+        return Node(value.cls, tuple(value.cls._fields), ()), tuple(value)
+    if isinstance(value, tuple):
+        cls = value.cls if isinstance(value, ListValue) else tuple
+        return Node(cls, tuple(range(len(value))), ()), tuple(value)
+    if isinstance(value, MappingValue):
+        keys = tuple(sorted(value.keys())) if value.cls is dict else value.keys()
+        return Node(value.cls, keys, ()), tuple(value.get(k) for k in keys)
+    if value is None or (isinstance(value, Static) and value.obj is None):
+        return NONE, ()
+    return None
+
+
+def make_value(cls: type, keys: tuple, items: list):
+    """A program value of class `cls` holding `items` under `keys`."""
+    if cls is NONE.cls:
+        return Static(None)
+    if cls is tuple:
+        return tuple(items)
+    if cls is list:
+        return ListValue(items)
+    if is_namedtuple_class(cls):
+        return RecordValue(items, cls)
+    return MappingValue(cls, tuple(zip(keys, items)))
+
+
+def python_class(value) -> type | None:
+    """The Python class a value of a program has at run time, from its IR type
+    or its container: what `isinstance` answers from."""
+    if isinstance(value, SSAValue):
+        t = value.type
+        if is_tensor(t):
+            return np.ndarray
+        if is_float(t):
+            return np.float32 if t == F32 else float
+        if is_bool(t):
+            return bool
+        return int if is_int(t) else None
+    if isinstance(value, (ListValue, RecordValue, MappingValue)):
+        return value.cls
+    if isinstance(value, tuple):
+        return tuple
+    return None
+
+
+@functools.lru_cache(maxsize=4096)  # per name: every function binds its parameters (`x`, ...)
+def ir_name(path: str) -> str:
+    """`params['W']` -> `params.W`: the characters MLIR allows in a value name."""
+    return value_name(re.sub(r"[^\w$.-]+", ".", path).strip(".") or "arg")

@@ -30,10 +30,10 @@ from xdsl.dialects import tensor
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import BlockArgument, SSAValue
 
+from irad.frontend.values import is_array
 from irad.ir import tensor as T
 from irad.ir.symbols import value_name
 from irad.ir.types import is_float
-from irad.ir.isa import isa
 
 VIEWS = "$views"
 BASE = "$base"
@@ -42,10 +42,6 @@ BASE = "$base"
 # GLOBAL: a global array the function takes as a hidden argument (globals.py).
 FRESH, OPAQUE, ARGUMENT, GLOBAL = "fresh", "opaque", "argument", "global"
 _RANK = {FRESH: 0, OPAQUE: 1, ARGUMENT: 2, GLOBAL: 2}
-
-
-def _is_array(v) -> bool:
-    return isa(v, SSAValue) and isa(v.type, TensorType)
 
 
 def _key_of(value):
@@ -169,7 +165,7 @@ class Views:
     # ---- views made by expressions ---------------------------------------------
     def derive(self, result: SSAValue, source: SSAValue, step) -> SSAValue:
         """Record that `result` is the view `step` of `source` (numpy returns a view)."""
-        if result is not source and _is_array(source) and not self._derives_from(source, result):
+        if result is not source and is_array(source) and not self._derives_from(source, result):
             self.derived[result] = (source, step)
         return result
 
@@ -230,11 +226,11 @@ class Views:
         """`name = value`: `name` leaves its base and joins the one `value` belongs to."""
         table = self.table
         conflicted = any(name in pair for pair in table.conflicts)
-        if not _is_array(value) and name not in table.members and not conflicted:
+        if not is_array(value) and name not in table.members and not conflicted:
             return  # nothing shared before or after: the table stays the same object
         members, origins = dict(self.table.members), dict(self.table.origins)
         conflicts = {k: v for k, v in self.table.conflicts.items() if name not in k}
-        place = self._locate(value, members, origins) if _is_array(value) else None
+        place = self._locate(value, members, origins) if is_array(value) else None
         old = members.pop(name, None)
         if place is not None:
             members[name] = place
@@ -272,7 +268,7 @@ class Views:
 
     def argument_at(self, value: SSAValue, where: str):
         """(kind, name, where) if `value` is an argument or global array itself."""
-        if not _is_array(value):
+        if not is_array(value):
             return None
         kind, argument = self._origin(value)
         return (kind, argument, where) if kind in (ARGUMENT, GLOBAL) else None
@@ -436,7 +432,7 @@ class Views:
             if n in members:
                 continue
             # a name left with an array of its own may be written if it was writable on both paths
-            sides = [(t, env[n]) for t, env in ((a, a_env), (b, b_env)) if _is_array(env.get(n))]
+            sides = [(t, env[n]) for t, env in ((a, a_env), (b, b_env)) if is_array(env.get(n))]
             if all((t.origins[t.members[n].base][0] if n in t.members else self._origin(v)[0]) == FRESH
                    for t, v in sides):
                 self.al.fresh.update(v for _, v in sides)

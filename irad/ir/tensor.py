@@ -47,6 +47,7 @@ from xdsl.ir.affine import AffineMap
 from irad.base.errors import DifferentiationError
 from irad.ir.builder import IRBuilder
 from irad.ir.locations import location
+from irad.ir.types import is_tensor
 
 I1 = IntegerType(1)
 I64 = IntegerType(64)
@@ -68,10 +69,6 @@ def shape(v: SSAValue) -> tuple[int, ...]:
 def element(v: SSAValue | Attribute) -> Attribute:
     t = v.type if isinstance(v, SSAValue) else v
     return t.element_type if isinstance(t, TensorType) else t
-
-
-def is_tensor(v: SSAValue) -> bool:
-    return isinstance(v.type, TensorType)
 
 
 def tensor_type(elem: Attribute, dims: Sequence[int]) -> TensorType:
@@ -118,7 +115,7 @@ def broadcast_to(b, x: SSAValue, dims: Sequence[int]) -> SSAValue:
     """numpy broadcasting made explicit: drop the size-1 axes that stretch
     (tensor.reshape), then add the missing axes (linalg.broadcast)."""
     dims = tuple(dims)
-    if not is_tensor(x):
+    if not is_tensor(x.type):
         return splat(b, x, dims) if dims else x
     src = shape(x)
     if src == dims:
@@ -158,7 +155,7 @@ def unbroadcast(b, ct: SSAValue, target: Attribute) -> SSAValue:
     """The adjoint of broadcasting to `ct`'s shape from a value of type
     `target`: sum over the axes broadcasting added or stretched (ProjectTo)."""
     if not isinstance(target, TensorType):
-        return reduce_all(b, ct) if is_tensor(ct) else ct
+        return reduce_all(b, ct) if is_tensor(ct.type) else ct
     src, dims = tuple(target.get_shape()), shape(ct)
     if src == dims:
         return ct
@@ -264,14 +261,14 @@ def pointwise(
 ) -> SSAValue:
     """`body` on scalars as they are, or elementwise (a linalg.generic of `kind`)
     on tensors of one shape: one builder serves numbers and arrays."""
-    if not any(is_tensor(v) for v in inputs):
+    if not any(is_tensor(v.type) for v in inputs):
         return body(b, inputs)
     return elementwise(b, body, inputs, result_element, kind)
 
 
 def compare(b, predicate: str, x: SSAValue, y: SSAValue) -> SSAValue:
     """arith.cmpf, elementwise on tensors."""
-    if not is_tensor(x):
+    if not is_tensor(x.type):
         return b.op(arith.CmpfOp(x, y, predicate))
     return elementwise(
         b, lambda e, a: e.op(arith.CmpfOp(a[0], a[1], predicate)), [x, y], I1,
@@ -281,7 +278,7 @@ def compare(b, predicate: str, x: SSAValue, y: SSAValue) -> SSAValue:
 
 def select(b, cond: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
     """arith.select, elementwise on tensors."""
-    if not is_tensor(x):
+    if not is_tensor(x.type):
         return b.op(arith.SelectOp(cond, x, y))
     return elementwise(
         b, lambda e, a: e.op(arith.SelectOp(a[0], a[1], a[2])), [cond, x, y], element(x),
@@ -310,7 +307,7 @@ def sign(b, x: SSAValue) -> SSAValue:
         neg = e.op(arith.UIToFPOp(e.op(arith.CmpfOp(a[0], zero, "olt")), elem))
         return e.op(arith.SubfOp(pos, neg))
 
-    if not is_tensor(x):
+    if not is_tensor(x.type):
         return body(b, [x])
     return elementwise(b, body, [x], elem, "piecewise-constant")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from xdsl.ir import Block, Operation, Region
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 
 def walk(op: Operation) -> Iterator[Operation]:
@@ -104,3 +104,17 @@ def operands(op: Operation) -> tuple:
     op in a sequence view whose every item goes through two `__getitem__`s, and
     CSE and canonicalization read the operands of every op they visit."""
     return op._operands  # an SSAValues: a tuple (its hash and == are tuple's)
+
+
+def inside(anchor: Operation | None, region_op: Operation) -> bool:
+    """Whether `anchor` is `region_op` or nested in it."""
+    while anchor is not None:
+        if anchor is region_op:
+            return True
+        anchor = anchor.parent_op()
+    return False
+
+
+def defined_inside(v: SSAValue, region_op: Operation) -> bool:
+    """Is `v` a result of an op nested in `region_op` (or of it), or an argument of a block in its regions?"""
+    return inside(v.block.parent_op() if isinstance(v, BlockArgument) else v.owner, region_op)

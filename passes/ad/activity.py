@@ -13,16 +13,16 @@ comparison is not differentiated at all.
 
 from __future__ import annotations
 
-from collections.abc import Sequence, Set
+from collections.abc import Callable, Iterable, Sequence, Set
 
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import MemRefType
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from irad.ir.dialect import TAPE
 from irad.ir.types import is_differentiable
 from irad.passes.ad.derivatives import is_non_differentiable, refused_reason
-from irad.ir.walk import ops_of, walk
+from irad.ir.walk import defined_inside, ops_of, walk
 from irad.ir.isa import isa
 
 
@@ -32,14 +32,62 @@ def carries_cotangent(t) -> bool:
 
 
 def varied_values(
-    fn: func.FuncOp, active_args: Sequence[bool], constant: Set[Operation] = frozenset()
+    fn: func.FuncOp,
+    active_args: Sequence[bool],
+    constant: Set[Operation] = frozenset(),
+    carries: Callable[[Attribute], bool] = carries_cotangent,
+    shadows: bool = False,
 ) -> set[SSAValue]:
-    """The values that depend on an active argument through differentiable ops.
-    `constant` are ops (calls to non-differentiable functions) whose results
-    carry no derivative."""
-    varied = _active_arguments(fn, active_args)
-    _propagate(fn.body.block, varied, constant)
+    """The values of `fn` that depend on an active argument (propagate_varied)."""
+    varied = {arg for arg, is_active in zip(fn.body.block.args, active_args) if is_active and carries(arg.type)}
+    propagate_varied(fn.body.block.ops, varied, constant, carries, shadows)
     return varied
+
+
+def propagate_varied(
+    ops: Iterable[Operation],
+    varied: set[SSAValue],
+    constant: Set[Operation] = frozenset(),
+    carries: Callable[[Attribute], bool] = carries_cotangent,
+    shadows: bool = False,
+) -> None:
+    """Add to `varied` the values of `ops` (and of the ops nested in them) that
+    depend on it through differentiable ops, where their type `carries` a
+    derivative (reverse mode: carries_cotangent; forward mode: a tangent).
+    `constant` are ops (calls to non-differentiable functions) whose results
+    carry no derivative. With `shadows` (forward mode), a memref that `carries`
+    accepts always varies, for its shadow always exists."""
+
+    def always(t: Attribute) -> bool:
+        return shadows and not is_differentiable(t) and carries(t)
+
+    def inner(block: Block, values: set[SSAValue]) -> None:
+        propagate_varied(block.ops, values, constant, carries, shadows)
+
+    for op in ops:
+        if is_non_differentiable(op) or op in constant:
+            continue
+        # op.regions first: isinstance against xDSL's op classes is slow, and most ops have none
+        if op.regions and isinstance(op, (scf.ForOp, scf.WhileOp)):
+            propagate_loop(op, varied, inner, carries, forward=True)
+            continue
+        if op.regions and isinstance(op, scf.IfOp):
+            for region in op.regions:
+                inner(region.block, varied)
+            yields = [r.block.last_op for r in op.regions]
+            for i, result in enumerate(op.results):
+                if carries(result.type) and any(y.operands[i] in varied for y in yields):
+                    varied.add(result)
+            continue
+        inputs = op.operands
+        if op.regions:  # a linalg op: what its body yields depends on what it reads
+            for region in op.regions:
+                for block in region.blocks:
+                    varied.update(a for a in block.args if always(a.type))
+                    inner(block, varied)
+            inputs = [*op.operands, *(v for r in op.regions for b in r.blocks if b.ops for v in b.last_op.operands)]
+        depends = any(v in varied for v in inputs)
+        varied.update(r for r in op.results if carries(r.type) and (depends or always(r.type)))
 
 
 def active_values(
@@ -56,14 +104,6 @@ def active_values(
     useful = {v for v in body.last_op.operands if carries_cotangent(v.type)}
     _propagate_back(body, useful, constant)
     return varied & useful
-
-
-def _active_arguments(fn: func.FuncOp, active_args: Sequence[bool]) -> set[SSAValue]:
-    return {
-        arg
-        for arg, is_active in zip(fn.body.block.args, active_args)
-        if is_active and carries_cotangent(arg.type)
-    }
 
 
 def varied_memory(fn: func.FuncOp, varied: Set[SSAValue]) -> Operation | None:
@@ -153,37 +193,6 @@ def _propagate_back(block: Block, useful: set[SSAValue], constant: Set[Operation
         useful.update(o for o in op.operands if carries_cotangent(o.type))
 
 
-def _propagate(block: Block, active: set[SSAValue], constant: Set[Operation]) -> None:
-    for op in block.ops:
-        if is_non_differentiable(op) or op in constant:
-            continue
-        # op.regions first: isinstance against xDSL's op classes is slow, and most ops have none
-        if op.regions and isinstance(op, (scf.ForOp, scf.WhileOp)):
-            propagate_loop(op, active, lambda b, v: _propagate(b, v, constant), carries_cotangent, forward=True)
-            continue
-        if op.regions and isinstance(op, scf.IfOp):
-            for region in op.regions:
-                _propagate(region.block, active, constant)
-            yields = [r.block.last_op for r in op.regions]
-            for i, result in enumerate(op.results):
-                if carries_cotangent(result.type) and any(
-                    y.operands[i] in active for y in yields
-                ):
-                    active.add(result)
-            continue
-        if any(operand in active for operand in op.operands):
-            active.update(r for r in op.results if carries_cotangent(r.type))
-
-
-def inside(anchor: Operation | None, region_op: Operation) -> bool:
-    """Whether `anchor` is `region_op` or nested in it."""
-    while anchor is not None:
-        if anchor is region_op:
-            return True
-        anchor = anchor.parent_op()
-    return False
-
-
 def free_values(
     region_op: Operation, active: set[SSAValue] | None
 ) -> list[SSAValue]:
@@ -194,10 +203,6 @@ def free_values(
         for inner in region.walk():
             for v in inner.operands:
                 if (active is None or v in active) and v not in seen:
-                    if isinstance(v, BlockArgument):
-                        defined_inside = inside(v.block.parent_op(), region_op)
-                    else:
-                        defined_inside = inside(v.owner, region_op)
-                    if not defined_inside:
+                    if not defined_inside(v, region_op):
                         seen[v] = None
     return list(seen)

@@ -42,7 +42,8 @@ from irad.ir.symbols import fresh_symbol
 from irad.ir.types import is_differentiable
 from irad.passes.ad.decisions import CallDecision, decision_at
 from irad.passes.ad.derivatives import OpDerivative, derivative_of, refusal
-from irad.passes.ad.forward_regions import ForwardRegions, has_tangent_type, varied_values
+from irad.passes.ad.activity import varied_values
+from irad.passes.ad.forward_regions import ForwardRegions, has_tangent_type
 from irad.passes.ad.rule_ir import import_helpers, inline_body, rule_key
 from irad.rules import Decision, RuleTable, default_table
 from irad.rules.table import FORWARD
@@ -151,10 +152,8 @@ class ForwardDifferentiator:
         if fn.is_declaration:  # reported when its jvp function is generated
             return [True] * sum(has_tangent_type(t) for t in fn.function_type.outputs.data)
         if key not in self._varied:
-            body = fn.body.block
-            varied = {a for a, act in zip(body.args, active) if act}
-            varied_values(body.ops, varied)
-            self._varied[key] = [v in varied for v in body.last_op.operands if has_tangent_type(v.type)]
+            varied = varied_values(fn, active, carries=has_tangent_type, shadows=True)
+            self._varied[key] = [v in varied for v in fn.body.block.last_op.operands if has_tangent_type(v.type)]
         return self._varied[key]
 
 

@@ -10,42 +10,17 @@ shadow memory. The mixin below is part of TangentBuilder (passes/jvp.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import MemRefType
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region
 
 from irad.ir.types import is_differentiable
-from irad.passes.ad.activity import propagate_loop
+from irad.passes.ad.activity import propagate_varied
 
 
 def has_tangent_type(t: Attribute) -> bool:
     """Floats (and float tensors) carry tangents; memrefs of floats carry shadow memrefs."""
     return is_differentiable(t) or (isinstance(t, MemRefType) and is_differentiable(t.element_type))
-
-
-def varied_values(ops: Iterable[Operation], varied: set[SSAValue]) -> None:
-    """Add to `varied` the values of `ops` (and nested regions) that depend on
-    it; memrefs of floats always count, for their shadows always exist."""
-    for op in ops:
-        if isinstance(op, (scf.ForOp, scf.WhileOp)):
-            propagate_loop(op, varied, lambda b, v: varied_values(b.ops, v), has_tangent_type, forward=True)
-            continue
-        for region in op.regions:
-            for inner in region.blocks:
-                varied.update(a for a in inner.args if has_tangent_type(a.type) and not is_differentiable(a.type))
-                varied_values(inner.ops, varied)
-        inputs = [*op.operands, *_yielded(op)]
-        depends = any(v in varied for v in inputs)
-        varied.update(
-            r for r in op.results
-            if has_tangent_type(r.type) and (depends or not is_differentiable(r.type))
-        )
-
-
-def _yielded(op: Operation) -> list[SSAValue]:
-    return [v for region in op.regions for b in region.blocks if b.ops for v in b.last_op.operands]
 
 
 class ForwardRegions:
@@ -77,7 +52,7 @@ class ForwardRegions:
         """Per list of a loop's region arguments, which of them vary (the fixed
         point over the loop, from the values that have tangents now)."""
         varied = set(self.tangents)
-        varied_values([op], varied)
+        propagate_varied([op], varied, carries=has_tangent_type, shadows=True)
         return [[i for i, a in enumerate(args) if a in varied] for args in arg_lists]
 
     def for_(self, op: scf.ForOp) -> None:

@@ -32,7 +32,7 @@ from irad.ir.constants import float_constant, zero_constant
 from irad.ir.dialect import TAPE, ShadowCreateOp, ShadowMergeOp, TapeCreateOp, TapeFreeOp
 from irad.ir.locations import location
 from irad.ir.types import is_differentiable
-from irad.passes.ad.activity import carries_cotangent, free_values, inside
+from irad.passes.ad.activity import carries_cotangent, free_values
 from irad.passes.ad.derivatives import derivative_of
 from irad.passes.ad.reverse_loops import (
     CACHE,
@@ -49,7 +49,7 @@ from irad.passes.ad.reverse_loops import (
 from irad.passes.ad.rule_ir import inline_body
 from irad.rules.table import RuleIR
 from irad.ir.isa import isa
-from irad.ir.walk import find, ops_of
+from irad.ir.walk import find, inside, ops_of
 
 # A residual is keyed by the primal value it holds, or by (call op, index) for
 # the residuals a rule or a callee's augmented primal returns.

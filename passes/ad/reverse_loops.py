@@ -45,7 +45,7 @@ from collections.abc import Sequence
 from xdsl.dialects import arith, func, scf, tensor
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
-from xdsl.traits import IsTerminator, is_side_effect_free, is_speculatable
+from xdsl.traits import is_side_effect_free, is_speculatable
 
 from irad.base.errors import DifferentiationError
 from irad.ir.builder import IRBuilder
@@ -59,9 +59,10 @@ from irad.ir.dialect import (
 )
 from irad.ir.locations import location
 from irad.ir.types import is_float
-from irad.passes.ad.activity import free_values, inside
+from irad.passes.ad.activity import free_values
 from irad.ir.isa import isa
-from irad.ir.walk import find
+from irad.ir.walk import defined_inside, find
+from irad.passes.hoist_loop_invariants import hoist_out_of
 
 INDEX = IndexType()
 # Residual keys a loop or tape-mode call leaves in its enclosing scope.
@@ -176,27 +177,14 @@ def _cheap_scalar(op: Operation) -> bool:
     )
 
 
-def _defined_inside(v: SSAValue, region_op: Operation) -> bool:
-    owner = v.block.parent_op() if isinstance(v, BlockArgument) else v.owner
-    return inside(owner, region_op)
-
-
 def hoist_invariants(fn: func.FuncOp) -> None:
     """Move the cheap scalar ops of loop bodies that use only values from outside
     the loop out before it (innermost loops first, so an invariant climbs as far
     as it can). Reverse mode then reads them from outside, instead of recording
     them every iteration. Only ops that cannot trap move: a loop that runs no
     iteration computes them for nothing, harmlessly."""
-    loops = find(fn, LOOPS)
-    for loop in reversed(loops):  # inner loops before the loops around them
-        body = loop_body(loop)
-        for op in list(body.ops):
-            if op.has_trait(IsTerminator) or not _cheap_scalar(op):
-                continue
-            if any(_defined_inside(v, loop) for v in op.operands):
-                continue
-            op.detach()
-            loop.parent_block().insert_op_before(op, loop)
+    for loop in reversed(find(fn, LOOPS)):  # inner loops before the loops around them
+        hoist_out_of(loop, loop_body(loop), _cheap_scalar)
 
 
 # ---- the forward sweep: a loop that records its iterations ----------------------
@@ -436,7 +424,7 @@ def _recompute_cheap(b, op: Operation, rbody: Block, scope, trips: SSAValue) -> 
         loop, the induction variable, or integer arithmetic on those."""
         if v in made:
             return made[v]
-        if not _defined_inside(v, op):
+        if not defined_inside(v, op):
             made[v] = b.primal(v)
         elif v is iv:  # iteration trips-1-j of lower + k * step
             lower, step = b.primal(op.operands[0]), b.primal(op.operands[2])
@@ -491,7 +479,7 @@ def _recompute_cheap(b, op: Operation, rbody: Block, scope, trips: SSAValue) -> 
         if not isinstance(x, BlockArgument) and isinstance(x.owner, arith.ConstantOp):
             return b.primal(x)  # a constant, wherever it is: cloned at the pullback's entry
         if isinstance(x.type, TensorType):
-            if _defined_inside(x, op):
+            if defined_inside(x, op):
                 # a splat or a view inside the loop (of a value available here:
                 # the row xs[t] a reshape reads) is made again, not recorded
                 return _remade(x) if isinstance(x.owner, _REMADE_INSIDE) else None

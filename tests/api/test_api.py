@@ -9,13 +9,7 @@ import irad
 from tests import generated_programs as testing
 from irad import pipeline
 from tests import programs
-
-
-def central_difference(f, args, i, h=1e-6):
-    up, down = list(args), list(args)
-    up[i] += h
-    down[i] -= h
-    return (f(*up) - f(*down)) / (2 * h)
+from tests.reference import central_difference
 
 
 def test_grad_returns_python_floats_and_tuples():

@@ -28,6 +28,7 @@ from irad.backends.native import compile as native
 from irad.backends.native.llvm_jit import JitModule
 from irad.base.errors import UnsupportedError
 from tests.backends.test_backend_native import _runner_utils, needs_native
+from tests.reference import central_difference, central_jacobian, relative_step
 
 BACKENDS = ["python", pytest.param("native", marks=[pytest.mark.native, needs_native])]
 THIS = sys.modules[__name__]
@@ -68,34 +69,14 @@ def lowerings(monkeypatch) -> list:
     return seen
 
 
-def fd_gradient(f, x: np.ndarray) -> np.ndarray:
-    """Central differences of f (run by numpy) at x, element by element."""
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        h = 1e-6 * max(1.0, abs(x[i]))
-        up, down = x.copy(), x.copy()
-        up[i] += h
-        down[i] -= h
-        g[i] = (f(up) - f(down)) / (2 * h)
-    return g
-
-
-def fd_jacobian(f, x: np.ndarray) -> np.ndarray:
-    columns = []
-    for i in np.ndindex(x.shape):
-        h = 1e-6 * max(1.0, abs(x[i]))
-        up, down = x.copy(), x.copy()
-        up[i] += h
-        down[i] -= h
-        columns.append((np.asarray(f(up)) - np.asarray(f(down))) / (2 * h))
-    return np.stack(columns, axis=-1).reshape(np.shape(f(x)) + x.shape)
+STEP = relative_step(1e-6)  # central differences with steps relative to x
 
 
 def check(f, x, backend, rtol=1e-6):
     """value_and_grad(f) at x agrees with numpy and central differences."""
     value, g = irad.value_and_grad(f, backend=backend)(x)
     np.testing.assert_allclose(value, f(x), rtol=1e-12)
-    np.testing.assert_allclose(g, fd_gradient(f, x), rtol=rtol, atol=1e-8)
+    np.testing.assert_allclose(g, central_difference(f, (x,), 0, STEP), rtol=rtol, atol=1e-8)
 
 
 # ---- programs ------------------------------------------------------------------------
@@ -219,10 +200,10 @@ def test_helpers_recursion_loops_and_closures_see_new_values(backend):
 @pytest.mark.parametrize("checkpoint", [False, True])
 def test_a_global_read_in_a_loop_with_its_tape(backend, checkpoint):
     got = irad.grad(in_loop, checkpoint=checkpoint, backend=backend)(X)
-    np.testing.assert_allclose(got, fd_gradient(in_loop, X), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(got, central_difference(in_loop, (X,), 0, STEP), rtol=1e-6, atol=1e-8)
     W[:] = [1.5, 0.5, -0.5]
     got = irad.grad(in_loop, checkpoint=checkpoint, backend=backend)(X)
-    np.testing.assert_allclose(got, fd_gradient(in_loop, X), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(got, central_difference(in_loop, (X,), 0, STEP), rtol=1e-6, atol=1e-8)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -235,7 +216,7 @@ def test_a_global_passed_as_the_argument_too_is_not_differentiated(backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_vjp_pullback_uses_the_values_read_at_vjp_time(backend):
     out, pullback = irad.vjp(calls_helper, X, backend=backend)
-    expected = fd_gradient(calls_helper, X)
+    expected = central_difference(calls_helper, (X,), 0, STEP)
     np.testing.assert_allclose(out, calls_helper(X), rtol=1e-12)
     W[:] = [9.0, 9.0, 9.0]  # after the vjp, before its pullback
     K[:] = [-9.0, 9.0, -9.0]
@@ -243,7 +224,7 @@ def test_vjp_pullback_uses_the_values_read_at_vjp_time(backend):
     np.testing.assert_allclose(got, 2.0 * expected, rtol=1e-6, atol=1e-8)
     out, pullback = irad.vjp(calls_helper, X, backend=backend)  # a new vjp reads the new values
     np.testing.assert_allclose(out, calls_helper(X), rtol=1e-12)
-    np.testing.assert_allclose(pullback(1.0)[0], fd_gradient(calls_helper, X), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(pullback(1.0)[0], central_difference(calls_helper, (X,), 0, STEP), rtol=1e-6, atol=1e-8)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -261,7 +242,7 @@ def test_jvp_jacfwd_jacrev_hessian_and_grad_of_grad_see_new_values(backend):
         np.testing.assert_allclose(irad.grad(irad.grad(scalar_in), backend=backend)(s), second, rtol=1e-13)
         for jacobian in (irad.jacfwd, irad.jacrev):
             got = jacobian(vector_out, backend=backend)(X)
-            np.testing.assert_allclose(got, fd_jacobian(vector_out, X), rtol=1e-6, atol=1e-8)
+            np.testing.assert_allclose(got, central_jacobian(vector_out, (X,), 0, STEP), rtol=1e-6, atol=1e-8)
         np.testing.assert_allclose(
             irad.hessian(dot_w, backend=backend)(X), np.diag(-np.sin(X) * W), rtol=1e-13, atol=1e-15
         )

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 import irad
-from irad.frontend.pytrees import flatten, unflatten
+from irad.base.pytrees import flatten, unflatten
+from irad.ir.types import type_of_value
 from tests.backends.test_backend_native import needs_native
 
 jax = pytest.importorskip("jax")
@@ -366,7 +367,7 @@ def test_plain_arguments_take_the_fast_path_and_trees_the_flattening_one(monkeyp
 
 def test_flatten_order_and_round_trip():
     tree = {"b": [1.0, (2, np.ones(2))], "a": State(np.zeros(1), np.ones(1), 5), "c": None}
-    leaves, structure = flatten(tree, "t")
+    leaves, structure = flatten(tree, "t", type_of_value)
     assert [np.asarray(v).tolist() for v in leaves] == [[0.0], [1.0], 5, 1.0, 2, [1.0, 1.0]]
     back = unflatten(structure, iter(leaves))
     assert list(back) == ["a", "b", "c"] and back["c"] is None and isinstance(back["a"], State)

@@ -24,9 +24,9 @@ import irad
 from irad.backends.native import compile as native
 from irad.backends.native import checks as native_checks
 from irad.base.errors import RuntimeCheckError
-from tests.api.test_gradients import finite_difference
 from tests.backends.test_backend_native import _parse, needs_native
 from tests.frontend.test_joins import BACKENDS
+from tests.reference import five_point_difference
 
 
 # ---- runaway recursion ---------------------------------------------------------------
@@ -79,7 +79,7 @@ def test_runaway_mutual_recursion_names_a_function_of_the_cycle(backend):
     g = irad.grad(is_even_part, backend=backend)
     with pytest.raises(RuntimeCheckError, match=recursion_error(is_even_part, is_odd_part)):
         g(0.7, -3)
-    assert g(0.7, 5) == pytest.approx(finite_difference(is_even_part, (0.7, 5), 0), rel=1e-7)
+    assert g(0.7, 5) == pytest.approx(five_point_difference(is_even_part, (0.7, 5), 0), rel=1e-7)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -88,7 +88,7 @@ def test_runaway_recursion_on_arrays(backend):
     g = irad.grad(sum_of_sines, backend=backend)
     with pytest.raises(RuntimeCheckError, match=recursion_error(sines)):
         g(x, -1)
-    expected = [finite_difference(lambda t, i=i: sum_of_sines(np.where(np.arange(3) == i, t, x), 4), (x[i],), 0)
+    expected = [five_point_difference(lambda t, i=i: sum_of_sines(np.where(np.arange(3) == i, t, x), 4), (x[i],), 0)
                 for i in range(3)]
     np.testing.assert_allclose(g(x, 4), expected, rtol=1e-7)
 
@@ -169,7 +169,7 @@ def test_every_failed_check_raises_as_on_the_python_backend():
         with pytest.raises(RuntimeCheckError) as natively:
             native_grad(*args)
         assert str(natively.value) == str(on_python.value)
-        assert native_grad(*FINE) == pytest.approx(finite_difference(checked, FINE, 0), rel=1e-7)
+        assert native_grad(*FINE) == pytest.approx(five_point_difference(checked, FINE, 0), rel=1e-7)
 
 
 def logarithm(x):
@@ -186,14 +186,14 @@ def test_a_nan_result_is_a_nan_after_a_failed_check():
         failing(0.5, 1, 0, 1)
     value, _ = nan(-1.0)
     assert math.isnan(value)
-    assert failing(*FINE) == pytest.approx(finite_difference(checked, FINE, 0), rel=1e-7)
+    assert failing(*FINE) == pytest.approx(five_point_difference(checked, FINE, 0), rel=1e-7)
 
 
 @pytest.mark.native
 @needs_native
 def test_threads_fail_and_succeed_independently():
     g = irad.grad(checked, backend="native")
-    expected = finite_difference(checked, FINE, 0)
+    expected = five_point_difference(checked, FINE, 0)
     errors, values = [], []
 
     def run():

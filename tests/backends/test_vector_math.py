@@ -28,6 +28,7 @@ from irad.backends.native import compile as native
 from irad.backends.native import vector_math
 from irad.base.errors import BackendError
 from tests.backends.test_backend_native import needs_native
+from tests.reference import central_difference
 
 needs_libmvec = pytest.mark.skipif(not vector_math.available(), reason="no vector math library (x86-64 glibc's libmvec) here")
 pytestmark = [pytest.mark.native, needs_native]
@@ -411,17 +412,6 @@ def logsumexp(x):
     return np.log(np.sum(np.exp(x - top))) + top
 
 
-def central_differences(f, args, argnum, h=1e-6):
-    x = args[argnum]
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[i] += h
-        down[i] -= h
-        grad[i] = (f(*args[:argnum], up, *args[argnum + 1:]) - f(*args[:argnum], down, *args[argnum + 1:])) / (2 * h)
-    return grad
-
-
 rng = np.random.default_rng(7)
 GRADIENT_CASES = {
     "tanh MLP": (tanh_mlp, (rng.normal(size=(5, 9)), rng.normal(size=9), rng.normal(size=(9, 3)), rng.normal(size=(11, 5)))),
@@ -438,4 +428,4 @@ def test_gradients_match_finite_differences(case):
     argnums = tuple(range(len(args) - (case == "softmax MLP")))  # not the labels
     grads = irad.grad(f, argnums=argnums, backend="native")(*args)
     for i, g in zip(argnums, grads):
-        np.testing.assert_allclose(g, central_differences(f, args, i), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(g, central_difference(f, args, i), rtol=1e-6, atol=1e-8)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import irad
-from irad.frontend.numpy_table import NUMPY, numpy_functions
+from irad.frontend.numpy_table import NUMPY, numpy_function, numpy_functions
 from irad.rules.keys import target_key
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "arrays.md"
@@ -51,6 +51,15 @@ def test_numpy_functions_is_the_table_by_rule_table_name():
     names = irad.numpy_functions()
     assert "numpy.logaddexp" in names and "numpy.float64" in names and "numpy.sin" in names
     assert len(names) == len({fn for fn in NUMPY if not isinstance(fn, str)})
+
+
+def test_entries_come_in_through_numpy_function_only():
+    entry = NUMPY[np.sin]
+    with pytest.raises(TypeError):
+        NUMPY[np.sin] = entry  # a write beside the decorator would miss its check
+    with pytest.raises(ValueError, match="two handlers for numpy.sin"):
+        numpy_function(np.sin, params=("x",))(lambda al, node, x: x)
+    assert NUMPY[np.sin] is entry
 
 
 def hypot_twice(x, y):

@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 
 import irad
 from irad.frontend.lowering import lower_function, signature_of
-from tests.api.test_gradients import check_fd, finite_difference
+from tests.api.test_gradients import check_fd
 from tests.frontend.test_joins import BACKENDS
 from tests.mlir_roundtrip import record
+from tests.reference import five_point_difference
 
 # ---------------------------------------------------------------------------
 # Branches
@@ -202,7 +203,7 @@ def test_a_loop_starting_from_a_constant_call(x):
     # issue 13, item 11: the starting value was taken for active, a KeyError
     check_fd(loop_from_a_constant_call, x)
     _, tangent = irad.jvp(loop_from_a_constant_call, (x,), (1.0,))
-    assert tangent == pytest.approx(finite_difference(loop_from_a_constant_call, (x,), 0), rel=1e-6)
+    assert tangent == pytest.approx(five_point_difference(loop_from_a_constant_call, (x,), 0), rel=1e-6)
 
 
 def constant_call_each_iteration(x, n):
@@ -221,7 +222,7 @@ def test_a_loop_overwriting_a_varying_value_with_a_constant_call(n):
     # and reversing its never-planned call raised a KeyError
     check_fd(constant_call_each_iteration, 0.7, n)
     _, tangent = irad.jvp(constant_call_each_iteration, (0.7, n), (1.0, None))
-    assert tangent == pytest.approx(finite_difference(constant_call_each_iteration, (0.7, n), 0), rel=1e-6, abs=1e-9)
+    assert tangent == pytest.approx(five_point_difference(constant_call_each_iteration, (0.7, n), 0), rel=1e-6, abs=1e-9)
 
 
 @pytest.mark.parametrize("n", [0, 1, 4])
@@ -427,7 +428,7 @@ def test_recursion_inside_a_loop():
 
 def test_deep_recursion():
     g = irad.grad(chain_rec)(0.5, 800)
-    assert g == pytest.approx(finite_difference(chain_rec, (0.5, 800), 0), rel=1e-6)
+    assert g == pytest.approx(five_point_difference(chain_rec, (0.5, 800), 0), rel=1e-6)
 
 
 def test_vjp_of_a_loop():
@@ -435,7 +436,7 @@ def test_vjp_of_a_loop():
     assert out == loop_with_branch(0.3, 6)
     (dx, dn) = pullback(2.0)
     assert dn is None
-    assert dx == pytest.approx(2.0 * finite_difference(loop_with_branch, (0.3, 6), 0), rel=1e-6)
+    assert dx == pytest.approx(2.0 * five_point_difference(loop_with_branch, (0.3, 6), 0), rel=1e-6)
     # the residuals (the tape) can be used again
     assert pullback(1.0)[0] == pytest.approx(dx / 2.0, rel=1e-12)
 
@@ -458,7 +459,7 @@ def test_loop_with_branches_matches_finite_differences(x, n):
     if any(branch_path(x + k * h) != branch_path(x) for k in (-2, -1, 1, 2)):
         return
     g = irad.grad(loop_with_branch)(x, n)
-    fd = finite_difference(loop_with_branch, (x, n), 0)
+    fd = five_point_difference(loop_with_branch, (x, n), 0)
     assert g == pytest.approx(fd, rel=1e-5, abs=1e-7)
 
 
@@ -575,7 +576,7 @@ def test_checkpointed_gradients_match_finite_differences(fn, args):
     wrt = [i for i, a in enumerate(args) if isinstance(a, float)]
     grads = irad.grad(fn, argnums=tuple(wrt), checkpoint=True)(*args)
     for i, g in zip(wrt, grads):
-        assert g == pytest.approx(finite_difference(fn, args, i), rel=1e-6, abs=1e-9)
+        assert g == pytest.approx(five_point_difference(fn, args, i), rel=1e-6, abs=1e-9)
 
 
 def _tape_length(fn, args, checkpoint: bool, **options) -> int:
@@ -702,7 +703,7 @@ def test_recomputed_residuals_match_finite_differences(fn, args, checkpoint):
     wrt = tuple(i for i, a in enumerate(args) if isinstance(a, float))
     grads = irad.grad(fn, argnums=wrt, checkpoint=checkpoint)(*args)
     for i, g in zip(wrt, grads):
-        assert g == pytest.approx(finite_difference(fn, args, i), rel=1e-6, abs=1e-9)
+        assert g == pytest.approx(five_point_difference(fn, args, i), rel=1e-6, abs=1e-9)
 
 
 def test_recomputing_records_less():
@@ -750,7 +751,7 @@ def test_loop_swapping_its_variables(n):
     value, _ = irad.value_and_grad(swap_loop, (0, 1))(0.6, 0.2, n)
     assert value == pytest.approx(swap_loop(0.6, 0.2, n))
     _, tangent = irad.jvp(swap_loop, (0.6, 0.2, n), (1.0, 0.0, None))
-    assert tangent == pytest.approx(finite_difference(swap_loop, (0.6, 0.2, n), 0))
+    assert tangent == pytest.approx(five_point_difference(swap_loop, (0.6, 0.2, n), 0))
 
 
 def test_loop_shifting_its_variables():
@@ -777,7 +778,7 @@ def test_float32_division_in_a_loop_stays_float32():
     irad.lower(f32_loop, x).verify()
     irad.grad(f32_loop).lower(x).verify()
     g = irad.grad(f32_loop)(x)
-    assert g == pytest.approx(finite_difference(f32_loop, (0.3,), 0), rel=1e-4)
+    assert g == pytest.approx(five_point_difference(f32_loop, (0.3,), 0), rel=1e-4)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -785,7 +786,7 @@ def test_runtime_zero_step_is_a_checked_error(backend):
     g = irad.grad(runtime_step, backend=backend)
     with pytest.raises(irad.base.errors.RuntimeCheckError, match=r"test_control_flow.py:\d+:\d+: range\(\) arg 3 must not be zero"):
         g(0.4, 0)
-    assert g(0.4, -3) == pytest.approx(finite_difference(runtime_step, (0.4, -3), 0), rel=1e-6)
+    assert g(0.4, -3) == pytest.approx(five_point_difference(runtime_step, (0.4, -3), 0), rel=1e-6)
 
 
 # ---------------------------------------------------------------------------

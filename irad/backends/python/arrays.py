@@ -272,10 +272,6 @@ TAPE_EXPRESSIONS: dict[str, Callable] = {
 }
 
 
-def is_tensor(t: Attribute) -> bool:
-    return isinstance(t, TensorType)
-
-
 def has_tensor(op: Operation) -> bool:
     # the exact type: isinstance against xDSL's attribute classes (ABCs) is slow,
     # and the backend asks this of every op (so: loops, no generator)

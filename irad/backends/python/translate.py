@@ -82,6 +82,7 @@ from irad.ir import ieee
 from irad.ir.dialect import TAPE_COPY
 from irad.ir.locations import recursion_message
 from irad.ir.mlir_ops import SMALLEST_NORMAL
+from irad.ir.types import is_tensor
 from irad.ir.walk import operands as operand_tuple, ops_of
 from irad.ir.isa import isa
 
@@ -203,7 +204,7 @@ def _is_tape(t: Attribute) -> bool:
 
 @functools.lru_cache(maxsize=1024)  # per type, not per value: a module has few types
 def _is_supported_type(t: Attribute) -> bool:
-    if python_arrays.is_tensor(t):  # numpy arrays: python/arrays.py
+    if is_tensor(t):  # numpy arrays: python/arrays.py
         return python_arrays.is_supported_tensor(t) and _is_supported_type(t.element_type)
     if python_arrays.is_tape_view(t) or python_arrays.is_buffer(t):
         return True
@@ -248,7 +249,7 @@ def _to_float(expr: str, t: Attribute) -> str:
 
 def _result_converter(t: Attribute) -> Callable[[Any], Any]:
     """Turns an IEEE-namespace result into the plain Python type."""
-    if python_arrays.is_tensor(t):
+    if is_tensor(t):
         return python_arrays.owned
     if _is_float(t):
         return float
@@ -286,7 +287,7 @@ def _is_private(function: func.FuncOp) -> bool:
 
 def _argument_conversion(t: Attribute, param: str) -> str:
     """The expression that normalises argument `param` of type t on entry."""
-    if python_arrays.is_tensor(t):
+    if is_tensor(t):
         return python_arrays.argument_conversion(t, param)
     if isinstance(t, Float32Type):
         return f"_f32({param})"
@@ -301,7 +302,7 @@ def _vouched(kind: Any, t: Attribute) -> bool:
     """An entry's check that an argument is of `kind` (entry.py) makes its
     conversion to type t a no-op."""
     if isinstance(kind, entry.ArrayKind):
-        return python_arrays.is_tensor(t) and kind.dtype == np.dtype(python_arrays.dtype_name(t)[3:])
+        return is_tensor(t) and kind.dtype == np.dtype(python_arrays.dtype_name(t)[3:])
     if kind is float:
         return isinstance(t, Float64Type)
     if kind is bool:
@@ -311,14 +312,14 @@ def _vouched(kind: Any, t: Attribute) -> bool:
 
 def _has_arrays(function: func.FuncOp) -> bool:
     signature = function.function_type
-    return any(python_arrays.is_tensor(t) for t in (*signature.inputs, *signature.outputs))
+    return any(is_tensor(t) for t in (*signature.inputs, *signature.outputs))
 
 
 def _owned_result(tr: FunctionTranslator, v: SSAValue) -> str:
     """A result handed to the caller: an array only it holds (python_arrays.owned),
     copied unless generated code just allocated it for this result alone."""
     name = tr.value(v)
-    if not python_arrays.is_tensor(v.type) or python_arrays.fresh(v):
+    if not is_tensor(v.type) or python_arrays.fresh(v):
         return name
     return f"np.array({name})" if v.type.get_shape() else f"_owned({name})"
 
@@ -1129,7 +1130,7 @@ class CompiledModule:
         }
         for identifier, (reference, outputs) in translator.python_callables.items():
             fn = _import_callable(reference)
-            if any(python_arrays.is_tensor(t) for t in outputs) or len(outputs) != 1:
+            if any(is_tensor(t) for t in outputs) or len(outputs) != 1:
                 # a library primitive (irad/linalg.py): arrays and flags, as declared
                 self._fast[identifier] = self._ieee[identifier] = _results_as_declared(fn, outputs)
                 continue
@@ -1237,7 +1238,7 @@ def _results_as_declared(fn: Callable[..., Any], outputs: Sequence[Attribute]) -
     """`fn`, its results converted to the declared types (a tuple, as calls expect)."""
     converters = []
     for t in outputs:
-        if python_arrays.is_tensor(t):
+        if is_tensor(t):
             dtype = np.dtype(python_arrays.dtype_name(t)[3:])
             converters.append(lambda r, dtype=dtype: np.asarray(r, dtype=dtype))
         elif isinstance(t, IntegerType) and t.width.data == 1:

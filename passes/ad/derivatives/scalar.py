@@ -22,7 +22,8 @@ from xdsl.dialects import math as mathd
 from xdsl.ir import Operation, SSAValue
 
 from irad.ir.mlir_ops import SinCosOp
-from irad.ir.tensor import compare, is_tensor, select, to_float
+from irad.ir.tensor import compare, select, to_float
+from irad.ir.types import is_tensor
 from irad.passes.ad.derivatives.registry import OpDerivative, non_differentiable, refused, registrar
 
 ENTRIES: dict[str, OpDerivative] = {}
@@ -380,7 +381,7 @@ def _fma(b, op, dy):
 
 
 def _int_to_float(b, n: SSAValue, like: SSAValue) -> SSAValue:
-    if is_tensor(n):
+    if is_tensor(n.type):
         return to_float(b, n, like.type.element_type)
     return b.op(arith.SIToFPOp(n, like.type))
 

@@ -1,10 +1,10 @@
 """Pytrees: nested tuples, lists, dicts, NamedTuples and dataclasses of numbers
 and arrays, as in JAX, and how they map to IR arguments and results.
 
-A *tree* describes one structure: a leaf is its IR type (f64, i64, tensor<…>),
-a container is a `Node` (its class, its keys and its children's trees). Trees
-are hashable, so they are part of every cache key: a function is specialised
-once per tree of its arguments.
+A *tree* describes one structure: a leaf is its IR type (f64, i64, tensor<…>,
+an xDSL attribute), a container is a `Node` (its class, its keys and its
+children's trees). Trees are hashable, so they are part of every cache key: a
+function is specialised once per tree of its arguments.
 
 In IR a tree is flattened into its leaves, one function argument (or result)
 each, in this order:
@@ -14,36 +14,22 @@ each, in this order:
 * dataclasses: by field, in `dataclasses.fields` order;
 * None: an empty node, no leaf.
 
-A leaf argument is named after its path: `%params.W`, `%layers.0.b`,
-`%state.v` (the parameter's name, then each key or field).
-
-Two views of the same structure live here:
-
-* Python objects at the API boundary: `flatten` (arguments) and `unflatten`
-  (results, gradients);
-* values inside a program being lowered: `ListValue` and `RecordValue` (a
-  list or NamedTuple: a tuple of its items that remembers its class),
-  `MappingValue` (a dict or a dataclass); `value_node` takes one apart and
-  `make_value` builds one. A call's arguments, a function's results and a
-  branch's variables are flattened into SSA values and rebuilt by
-  irad/frontend/callables.py (`flatten`, `rebuild`), where a tree's leaves may
-  also be functions and objects known while lowering.
+Python objects cross the API boundary through `flatten` (arguments; the caller
+gives the function that types a leaf, irad.ir.types.type_of_value) and
+`unflatten` (results, gradients). Values inside a program being lowered are
+trees of their own kinds (irad/frontend/values.py: ListValue, RecordValue,
+MappingValue), taken apart and built with the same `Node`s.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-import re
-from collections.abc import Iterator
+import numbers
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.ir import Attribute, SSAValue
-
-from irad.frontend.values import Static
-from irad.ir.symbols import value_name
-from irad.ir.types import F32, is_bool, is_float, is_int, is_tensor, type_of_value
+from xdsl.ir import Attribute
 
 ACCEPTED = (
     "float, int or bool scalars, numpy arrays of float64, float32, int or bool, and "
@@ -153,12 +139,6 @@ def step(cls: type, key) -> str:
     return f".{key}"
 
 
-@functools.lru_cache(maxsize=4096)  # per name: every function binds its parameters (`x`, ...)
-def ir_name(path: str) -> str:
-    """`params['W']` -> `params.W`: the characters MLIR allows in a value name."""
-    return value_name(re.sub(r"[^\w$.-]+", ".", path).strip(".") or "arg")
-
-
 # ---- Python objects: arguments in, results out ------------------------------------
 class BadLeaf(Exception):
     """A value in an argument irad cannot take, and where it is."""
@@ -183,17 +163,18 @@ def describe_object(obj: object) -> str:
     return f"a {type(obj).__name__} ({text})"
 
 
-def flatten(obj: object, path: str) -> tuple[list, Tree]:
-    """The leaves of a Python object and its tree; BadLeaf names the first
-    value irad cannot take."""
+def flatten(obj: object, path: str, leaf_type: Callable[[object], Attribute | None]) -> tuple[list, Tree]:
+    """The leaves of a Python object and its tree, whose leaves are what
+    `leaf_type` says of them (None: not a leaf); BadLeaf names the first value
+    irad cannot take."""
     leaves: list = []
-    return leaves, _flatten(obj, path, leaves)
+    return leaves, _flatten(obj, path, leaf_type, leaves)
 
 
-def _flatten(obj: object, path: str, leaves: list) -> Tree:
-    t = type_of_value(obj)
+def _flatten(obj: object, path: str, leaf_type, leaves: list) -> Tree:
+    t = leaf_type(obj)
     if t is not None:
-        if is_int(t) and not isinstance(obj, np.ndarray) and not INT64[0] <= obj < INT64[1]:
+        if isinstance(obj, numbers.Integral) and not INT64[0] <= obj < INT64[1]:
             raise BadLeaf(path, obj, f"is the int {obj}, which does not fit in 64 bits (irad's int is i64)")
         leaves.append(obj)
         return t
@@ -201,7 +182,7 @@ def _flatten(obj: object, path: str, leaves: list) -> Tree:
     if found is None:
         raise BadLeaf(path, obj)
     cls, keys, items = found
-    return Node(cls, keys, tuple(_flatten(v, path + step(cls, k), leaves) for k, v in zip(keys, items)))
+    return Node(cls, keys, tuple(_flatten(v, path + step(cls, k), leaf_type, leaves) for k, v in zip(keys, items)))
 
 
 def node_items(obj: object, path: str = "") -> tuple[type, tuple, tuple] | None:
@@ -284,53 +265,6 @@ def structure(tree: Tree) -> object:
     return None
 
 
-# ---- values inside a program ------------------------------------------------------
-class ListValue(tuple):
-    """A list in a program: a tuple of its items (so unpacking, indexing and
-    iteration work as on a tuple) that flattens and rebuilds as a list."""
-
-    cls = list
-
-
-class RecordValue(tuple):
-    """A NamedTuple in a program: its items, and its class (for fields)."""
-
-    def __new__(cls, items, record_cls: type):
-        value = super().__new__(cls, items)
-        value.cls = record_cls
-        return value
-
-    def field(self, name: str):
-        return self[self.cls._fields.index(name)]
-
-
-@dataclass(frozen=True, eq=False)
-class MappingValue:
-    """A dict (str keys) or a dataclass instance in a program: its keys and values,
-    in the order they were written (a dict flattens by sorted key)."""
-
-    cls: type
-    items: tuple  # ((key, value), ...)
-
-    def get(self, key: str, default=None):
-        for k, v in self.items:
-            if k == key:
-                return v
-        return default
-
-    def keys(self) -> tuple:
-        return tuple(k for k, _ in self.items)
-
-
-@dataclass(frozen=True, eq=False)
-class Method:
-    """`model.forward` for a NamedTuple or dataclass value: a function of its
-    class, called with the value as its first argument."""
-
-    fn: object
-    receiver: object
-
-
 def is_record_class(cls) -> bool:
     """A NamedTuple or dataclass class, whose instances are pytree nodes."""
     return is_namedtuple_class(cls) or is_dataclass_class(cls)
@@ -342,68 +276,23 @@ def record_fields(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls))
 
 
-def value_node(value) -> tuple[Node, tuple] | None:
-    """The node of a container value and its items in flattening order."""
-    if isinstance(value, RecordValue):
-        return Node(value.cls, tuple(value.cls._fields), ()), tuple(value)
-    if isinstance(value, tuple):
-        cls = value.cls if isinstance(value, ListValue) else tuple
-        return Node(cls, tuple(range(len(value))), ()), tuple(value)
-    if isinstance(value, MappingValue):
-        keys = tuple(sorted(value.keys())) if value.cls is dict else value.keys()
-        return Node(value.cls, keys, ()), tuple(value.get(k) for k in keys)
-    if value is None or (isinstance(value, Static) and value.obj is None):
-        return NONE, ()
-    return None
-
-
-def make_value(cls: type, keys: tuple, items: list):
-    """A program value of class `cls` holding `items` under `keys`."""
-    if cls is _NONE:
-        return Static(None)
-    if cls is tuple:
-        return tuple(items)
-    if cls is list:
-        return ListValue(items)
-    if is_namedtuple_class(cls):
-        return RecordValue(items, cls)
-    return MappingValue(cls, tuple(zip(keys, items)))
-
-
-def python_class(value) -> type | None:
-    """The Python class a value of a program has at run time, from its IR type
-    or its container: what `isinstance` answers from."""
-    if isinstance(value, SSAValue):
-        t = value.type
-        if is_tensor(t):
-            return np.ndarray
-        if is_float(t):
-            return np.float32 if t == F32 else float
-        if is_bool(t):
-            return bool
-        return int if is_int(t) else None
-    if isinstance(value, (ListValue, RecordValue, MappingValue)):
-        return value.cls
-    if isinstance(value, tuple):
-        return tuple
-    return None
-
-
 __all__ = [
     "ACCEPTED",
+    "Arguments",
     "BadLeaf",
-    "ListValue",
-    "MappingValue",
+    "INT64",
     "NONE",
     "Node",
-    "RecordValue",
+    "SCALARS",
     "Tree",
+    "build",
     "flatten",
-    "leaf_types",
     "is_data",
-    "make_value",
-    "python_class",
+    "leaf_types",
+    "node_items",
+    "python_key",
+    "structure",
     "tuple_tree",
     "unflatten",
-    "value_node",
+    "with_leaf_types",
 ]
