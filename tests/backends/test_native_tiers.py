@@ -39,7 +39,7 @@ pytestmark = [
     pytest.mark.native,
     pytest.mark.skipif(NATIVE_MISSING is not None, reason=str(NATIVE_MISSING)),
 ]
-BUILD = os.path.join(os.path.dirname(tiers.__file__), "native/llvm_build.py")
+BUILD = os.path.join(os.path.dirname(tiers.__file__), "llvm_build.py")
 
 
 @pytest.fixture(autouse=True)

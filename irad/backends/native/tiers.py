@@ -66,7 +66,7 @@ def enabled() -> bool:
 
 def child_command() -> list[str]:
     """The background compile's command (tests replace it with one that fails)."""
-    return [sys.executable, os.path.join(os.path.dirname(__file__), "native/llvm_build.py")]
+    return [sys.executable, os.path.join(os.path.dirname(__file__), "llvm_build.py")]
 
 
 # ---- the tier-0 module's indirection -------------------------------------------------------------
