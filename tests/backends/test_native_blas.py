@@ -253,7 +253,7 @@ def _threads_in_a_fresh_process(environment: dict) -> str:
     import subprocess
     import sys
 
-    code = "from irad.backends import lapack; print(lapack.get_threads(lapack.find()))"
+    code = "from irad.backends.native import lapack; print(lapack.get_threads(lapack.find()))"
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", lapack.THREADS_VARIABLE)}
     done = subprocess.run([sys.executable, "-c", code], env={**env, **environment}, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
