@@ -33,7 +33,7 @@ from xdsl.ir import Attribute, Block, SSAValue
 
 from irad.api import grad
 from irad.arguments import arguments, error_at, float_leaves, gradient_structure, name_of, normalise_argnums
-from irad.backends import Backend, check_backend, compile_for
+from irad.backends import Backend, check_backend
 from irad.compiled import Compiled, cached, run_compiled
 from irad.frontend.globals import HiddenGlobals
 from irad.frontend.lowering import as_signature
@@ -79,7 +79,8 @@ class _JacobianFunction:
             module, entry, hidden, results = jacobian_module(
                 self.f, signature, nums, self.mode, True, self.has_aux, self.single, tape=self.backend.tape_form
             )
-            return Compiled(module, compile_for(module, self.backend).function(entry), (), hidden, results)
+            code = self.backend.compile(module)
+            return Compiled(module, code.function(entry), (), hidden, results, code)
 
         return cached((self.f, self.mode, nums, self.single, self.has_aux, signature, self.backend), build)
 
@@ -90,7 +91,7 @@ class _JacobianFunction:
     def __call__(self, *args, **kwargs):
         leaves, signature = arguments(self.f, args, kwargs)
         compiled, hidden = self._compiled(signature)
-        return unflatten(compiled.results, iter(run_compiled(compiled.run, (*leaves, *hidden))))
+        return unflatten(compiled.results, iter(run_compiled(compiled.run, (*leaves, *hidden), compiled.code)))
 
 
 def _split(f, results: Tree, has_aux: bool) -> tuple[Tree, Tree | None]:
@@ -258,27 +259,27 @@ def _reverse_entries(module, name, block: Block, wrt, n_out: int, has_aux: bool)
 
 
 def jacfwd(
-    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str = "python",
+    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str | Backend = "python",
     iree_target: str | None = None, iree_device: str | None = None,
 ) -> _JacobianFunction:
     """The Jacobian of `f` with respect to `argnums`, by forward mode. With
     has_aux=True, f returns `(out, aux)` and the call `(jacobian, aux)`.
-    `backend` (and the IREE options) as for `irad.grad`."""
+    `backend` as for `irad.grad`."""
     return _JacobianFunction(f, argnums, "jacfwd", check_backend(backend, iree_target, iree_device), has_aux)
 
 
 def jacrev(
-    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str = "python",
+    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str | Backend = "python",
     iree_target: str | None = None, iree_device: str | None = None,
 ) -> _JacobianFunction:
     """The Jacobian of `f` with respect to `argnums`, by reverse mode. With
     has_aux=True, f returns `(out, aux)` and the call `(jacobian, aux)`.
-    `backend` (and the IREE options) as for `irad.grad`."""
+    `backend` as for `irad.grad`."""
     return _JacobianFunction(f, argnums, "jacrev", check_backend(backend, iree_target, iree_device), has_aux)
 
 
 def hessian(
-    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str = "python",
+    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str | Backend = "python",
     iree_target: str | None = None, iree_device: str | None = None,
 ) -> _JacobianFunction:
     """The Hessian of `f` (which returns one float): jacfwd(grad(f)), forward
