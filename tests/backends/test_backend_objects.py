@@ -16,7 +16,6 @@ import pytest
 
 import irad
 from irad.backends import BACKENDS, Backend, CompiledModule, check_backend
-from irad.backends.iree.compile import unavailable_reason as iree_missing
 from irad.backends.native.backend import KEEP_SHARED
 from irad.backends.python.backend import Python
 from irad.base.errors import BackendError, RuntimeCheckError
@@ -25,6 +24,7 @@ from tests.reference import central_difference
 from tests.test_layers import import_graph
 
 OBJECTS = {"python": irad.Python, "native": irad.Native}
+IREE_MISSING = irad.IREE().unavailable_reason()
 BACKEND_NAMES = ["python", pytest.param("native", marks=[pytest.mark.native, needs_native])]
 
 
@@ -153,7 +153,7 @@ def test_iree_options_are_checked_without_iree():
         irad.grad(math.sin, backend="iree", iree_target="tpu")  # checked before the warning
 
 
-@pytest.mark.skipif(iree_missing() is None, reason="IREE is installed")
+@pytest.mark.skipif(IREE_MISSING is None, reason="IREE is installed")
 def test_iree_without_the_extra_is_an_error_naming_the_install():
     g = irad.grad(math.sin, backend=irad.IREE(target="cuda"))  # constructing needs no IREE
     assert g.backend == irad.IREE("cuda") and irad.IREE().unavailable_reason() is not None
@@ -197,7 +197,7 @@ def test_the_iree_keywords_warn_on_vjp_and_jvp(transform):
         try:
             call(backend="iree", iree_device="local-task")
         except BackendError as exc:  # these compile at once: without the extra, an error naming it
-            assert iree_missing() is not None and "needs IREE" in str(exc)
+            assert IREE_MISSING is not None and "needs IREE" in str(exc)
 
 
 def test_the_iree_keywords_are_refused_with_another_backend():
