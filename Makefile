@@ -52,7 +52,7 @@ test-iree: install-test
 # under glibc's strict heap checks (any double free or heap corruption aborts;
 # freed memory is filled, so a use after free reads garbage; glibc >= 2.34
 # needs libc_malloc_debug preloaded for them) and MLIR's runtime verification
-# of memref accesses (docs/backends.md, Memory).
+# of memref accesses (docs/backends/native.md, Memory).
 MALLOC_DEBUG := $(firstword $(wildcard /lib/*/libc_malloc_debug.so.0 /usr/lib/*/libc_malloc_debug.so.0))
 memcheck: install-test
 	LD_PRELOAD=$(MALLOC_DEBUG) MALLOC_CHECK_=3 MALLOC_PERTURB_=165 IRAD_NATIVE_VERIFY_MEMREFS=1 \

@@ -52,7 +52,7 @@ from xdsl.dialects.builtin import f64  # noqa: E402
 import irad.passes.optimize as optimize  # noqa: E402
 from tests import generated_programs as programs  # noqa: E402
 from irad import pipeline  # noqa: E402
-from irad.backends import compile_for  # noqa: E402
+from irad.backends import Native, Python  # noqa: E402
 from irad.arguments import normalise_argnums  # noqa: E402
 from irad.frontend import signature_of  # noqa: E402
 from irad.base.gc_pause import gc_paused  # noqa: E402
@@ -117,7 +117,7 @@ def compile_once(f, args, native: bool = False) -> dict[str, float]:
         start = _clock()
         module, entry, *_ = pipeline.gradient_module(f, signature, wrt, False)
         mark = _clock()
-        compile_for(module, "python").function(entry)
+        Python().compile(module).function(entry)
         _spent["codegen"] = _clock() - mark
         _spent["total"] = _clock() - start
         return module, entry
@@ -126,7 +126,7 @@ def compile_once(f, args, native: bool = False) -> dict[str, float]:
         module, entry = in_large_chunk(compile_python)  # as the API compiles
         if native:
             mark = time.perf_counter()
-            compile_for(module, "native").function(entry)
+            Native().compile(module).function(entry)
             _spent["native"] = time.perf_counter() - mark
     _spent["ops"] = sum(1 for _ in module.walk())
     return dict(_spent)

@@ -1,5 +1,5 @@
 """What the native backend's checked errors cost on the normal path
-(irad/backends/native/checks.py, docs/backends.md "Checked errors").
+(irad/backends/native/checks.py, docs/backends/native.md "Checked errors natively").
 
 Run: .venv/bin/python bench/native_checks.py
 

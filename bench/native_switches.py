@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python bench/native_switches.py [--rounds 40] [ROW ...]
 
-The two mechanisms (docs/backends.md): LLVM told not to vectorise through
+The two mechanisms (docs/backends/native.md): LLVM told not to vectorise through
 gathers and scatters (`IRAD_NATIVE_TUNING`, llvm_jit.TUNING; "" lets LLVM
 choose for this CPU), and expensive producers materialised before the
 consumers that broadcast them (`IRAD_NATIVE_MATERIALISE`,

@@ -15,7 +15,7 @@ import timeit
 def optimised(fn) -> None:
     """Wait until native code runs at -O2: its first call ran code compiled at
     -O0 while -O2 compiled in the background (tiered compilation,
-    docs/backends.md). A gradient has `wait_optimised`; a compiled native
+    docs/backends/native.md). A gradient has `wait_optimised`; a compiled native
     function, its `native_module`'s."""
     wait = getattr(fn, "wait_optimised", None) or getattr(getattr(fn, "native_module", None), "wait_optimised", None)
     if wait is not None:

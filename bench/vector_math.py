@@ -48,7 +48,7 @@ from irad.backends.native import vector_math
 from timing import median_seconds, optional  # noqa: E402
 
 
-def exp_array(x):  # not `exp`: a public function named so would shadow libm's (see docs/backends.md)
+def exp_array(x):  # not `exp`: a public function named so would shadow libm's (see docs/backends/native.md)
     return np.exp(x)
 
 

@@ -16,6 +16,7 @@ _PYTHON_RULES = ("rrule", "frule")  # lowered by the frontend
 _TABLE_EDITS = ("opt_out", "non_differentiable")
 _RULES = (*_PYTHON_RULES, *_TABLE_EDITS)
 _LAZY_MODULES = ("rules", "testing", "linalg")
+_BACKENDS = ("Python", "Native", "IREE")  # llvmlite and IREE load only when a module is compiled
 
 
 def __getattr__(name: str):
@@ -28,6 +29,10 @@ def __getattr__(name: str):
         from irad import jacobians
 
         return getattr(jacobians, name)
+    if name in _BACKENDS:
+        from irad import backends
+
+        return getattr(backends, name)
     if name in _PYTHON_RULES:
         from irad.frontend import registration
 
@@ -65,6 +70,7 @@ def __getattr__(name: str):
 
 __all__ = [
     "BackendError",
+    *_BACKENDS,
     "DifferentiationError",
     "IradError",
     "UnsupportedError",

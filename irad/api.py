@@ -2,9 +2,9 @@
 
 Each transformation lowers the function for the example arguments' types,
 runs `irad-differentiate`, `irad-lower-tape` and `irad-optimize`, and compiles
-the result with the chosen backend ("python" by default, "native" or "iree"). Compiled code is cached
+the result with the chosen backend ("python" by default, "native" or "iree", or a backend object). Compiled code is cached
 per function, argument signature (the arguments' pytree structure and their
-leaves' types: irad/arguments.py), backend (and IREE target) and rule-table version, so a rule
+leaves' types: irad/arguments.py), backend object (with its options) and rule-table version, so a rule
 edit forces a recompile, and per dtype and shape of the global arrays the
 function reads: those are hidden arguments, read at each call and passed
 after the function's own (irad/frontend/globals.py). Results come back in the
@@ -21,11 +21,9 @@ from xdsl.dialects.builtin import ModuleOp
 
 from irad.arguments import argument_trees, arguments, check_tree, normalise_argnums
 from irad.frontend.source import error_at, name_of
-from irad.frontend.transformations import ranges
-from irad.frontend.transformations import Transformation, constructor
-from irad.backends import Backend, check_backend, compile_for
+from irad.frontend.transformations import Transformation, constructor, ranges
+from irad.backends import Backend, check_backend
 from irad.backends.entry import ArrayKind, EntryPlan
-from irad.backends.entry import generic as generic_entry
 from irad.compiled import Compiled, cached, current, run_compiled, variant
 from irad.base.pytrees import INT64, SCALARS, Node, Tree, leaf_types, tuple_tree, unflatten
 from irad.ir.types import is_differentiable
@@ -107,15 +105,9 @@ class _GradFunction(TransformationFunction):
 
         def build() -> Compiled:
             module, entry, hidden, results = transformation_module(self, signature, options(self.backend, self.checkpoint))
-            compiled = compile_for(module, self.backend)
-            run = compiled.function(entry)
-            if hasattr(compiled, "entry"):
-                def enter(plan: EntryPlan) -> Callable:
-                    return compiled.entry(entry, plan)
-            else:  # a backend without entries of its own
-                def enter(plan: EntryPlan) -> Callable:
-                    return generic_entry(plan, run, len(leaf_types(results)), entry)
-            return Compiled(module, run, hidden=hidden, results=results, enter=enter)
+            code = self.backend.compile(module)
+            return Compiled(module, code.function(entry), hidden=hidden, results=results, code=code,
+                            enter=lambda plan: code.entry(entry, plan))
 
         key = (self.f, self.kind, nums, self.single, self.has_aux, signature, self.checkpoint, self.backend)
         return cached(key, build)
@@ -126,16 +118,11 @@ class _GradFunction(TransformationFunction):
     def wait_optimised(self, timeout: float | None = None) -> bool:
         """Wait until the native code compiled so far runs at -O2: the first
         call runs code compiled at -O0 while -O2 compiles in the background
-        (tiered compilation, docs/backends.md). True at once on other
+        (tiered compilation, docs/backends/native.md). True at once on other
         backends; False if a background compile failed (calls keep running
         the -O0 code, with the same results)."""
-        modules = {
-            id(module): module
-            for variants in self._by_signature.values()
-            for compiled in variants
-            if (module := getattr(compiled.run, "native_module", None)) is not None
-        }
-        return all([module.wait_optimised(timeout) for module in modules.values()])
+        codes = {id(compiled.code): compiled.code for variants in self._by_signature.values() for compiled in variants}
+        return all([code.wait_optimised(timeout) for code in codes.values()])
 
     def _general(self, args: tuple, kwargs: dict):
         """A call the entry does not take: the first with these argument types,
@@ -159,13 +146,13 @@ class _GradFunction(TransformationFunction):
             if key is not None:
                 self._by_python_types[key] = self._variants(signature)
             compiled, hidden = self._compiled(signature)
-            results = run_compiled(compiled.run, (*leaves, *hidden))
+            results = run_compiled(compiled.run, (*leaves, *hidden), compiled.code)
             return unflatten(compiled.results, iter(results))
         # Plain arguments of a compiled signature seen before: from now on its
         # entry takes them (a gradient called once never makes a class or an entry).
         compiled = variants[0]
         self._enter(key, compiled)
-        return unflatten(compiled.results, iter(run_compiled(compiled.run, args)))
+        return unflatten(compiled.results, iter(run_compiled(compiled.run, args, compiled.code)))
 
     def _enter(self, key: tuple, compiled: Compiled) -> None:
         """Make the entry of these argument types this gradient's `__call__`
@@ -220,7 +207,7 @@ def grad(
     *,
     has_aux: bool = False,
     checkpoint: bool = False,
-    backend: str = "python",
+    backend: str | Backend = "python",
     iree_target: str | None = None,
     iree_device: str | None = None,
 ) -> _GradFunction:
@@ -233,10 +220,12 @@ def grad(
     returns `(gradient, aux)`; aux (any pytree) is not differentiated.
     `checkpoint=True` makes loops store only each iteration's inputs and
     recompute the body in the reverse sweep (less memory, more time; see
-    docs/control-flow.md). `backend="native"` runs machine code compiled by
-    upstream MLIR 22 and llvmlite, `backend="iree"` code compiled by IREE for
-    `iree_target` ("llvm-cpu" by default, or "cuda", "rocm", "vulkan-spirv")
-    run on `iree_device` (see docs/backends.md). Global arrays `f`
+    docs/control-flow.md). `backend` is a name or an object with options:
+    "python" (irad.Python()), "native" (irad.Native(), machine code compiled
+    by upstream MLIR 22 and llvmlite) or "iree" (irad.IREE(target="llvm-cpu",
+    device=None): code compiled by IREE; target "cuda", "rocm", ... for a
+    GPU); see docs/backends.md. `iree_target=` and `iree_device=` are
+    deprecated: use backend=irad.IREE(target=..., device=...). Global arrays `f`
     reads are read at each call and never differentiated (see
     docs/python-subset.md).
     """
@@ -251,7 +240,7 @@ def value_and_grad(
     *,
     has_aux: bool = False,
     checkpoint: bool = False,
-    backend: str = "python",
+    backend: str | Backend = "python",
     iree_target: str | None = None,
     iree_device: str | None = None,
 ) -> _GradFunction:
@@ -263,7 +252,7 @@ def value_and_grad(
 
 # ---- vjp --------------------------------------------------------------------------
 def vjp(
-    f: Callable, *primals, has_aux: bool = False, backend: str = "python", iree_target: str | None = None,
+    f: Callable, *primals, has_aux: bool = False, backend: str | Backend = "python", iree_target: str | None = None,
     iree_device: str | None = None,
 ):
     """`(out, pullback)`: `pullback(cotangent)` returns a tuple with one
@@ -273,7 +262,7 @@ def vjp(
     of them); its entries for int or bool outputs are ignored. Int and bool
     primals (or leaves) get None. With `has_aux=True`, f returns `(out, aux)`
     and vjp returns `(out, pullback, aux)`; aux is not differentiated.
-    `backend` (and the IREE options) as for `grad`.
+    `backend` as for `grad`.
     """
     backend = check_backend(backend, iree_target, iree_device)
     leaves, signature = arguments(f, primals)
@@ -282,7 +271,7 @@ def vjp(
     forward, backward = compiled.run
     out_tree, aux_tree = compiled.results.children if has_aux else (compiled.results, None)
     # the residuals the pullback gets hold what the global arrays were now
-    results = run_compiled(forward, (*leaves, *hidden))
+    results = run_compiled(forward, (*leaves, *hidden), compiled.code)
     n_out = len(leaf_types(out_tree))
     n = len(compiled.out_types)
     outputs, aux, residuals = results[:n_out], results[n_out:n], results[n:]
@@ -290,7 +279,7 @@ def vjp(
     def pullback(cotangent):
         cts = check_tree(f, "the cotangent", cotangent, out_tree, skip_inactive=True)
         float_cts = [c for c, t in zip(cts, leaf_types(out_tree)) if is_differentiable(t)]
-        grads = run_compiled(backward, (*residuals, *float_cts))
+        grads = run_compiled(backward, (*residuals, *float_cts), compiled.code)
         active = [i for i, t in enumerate(types) if is_differentiable(t)]
         by_leaf = dict(zip(active, grads))
         return tuple(argument_trees(signature, range(len(signature.children)), by_leaf))
@@ -301,16 +290,16 @@ def vjp(
     return out, pullback
 
 
-def vjp_compiled(f: Callable, signature: Node, has_aux: bool, backend: str) -> tuple[Compiled, tuple]:
+def vjp_compiled(f: Callable, signature: Node, has_aux: bool, backend: Backend) -> tuple[Compiled, tuple]:
     """The compiled (augmented primal, pullback) of f, and the hidden arrays'
     values. Its results: the tree of f's results, or (out, aux)."""
 
     def build() -> Compiled:
         module, augmented, pullback, out_tree, hidden, aux_tree = vjp_module(f, signature, has_aux, options(backend))
-        compiled = compile_for(module, backend)
-        pair = (compiled.function(augmented), compiled.function(pullback))
+        code = backend.compile(module)
+        pair = (code.function(augmented), code.function(pullback))
         results = tuple_tree([out_tree, aux_tree]) if has_aux else out_tree
-        return Compiled(module, pair, tuple(leaf_types(results)), hidden, results)
+        return Compiled(module, pair, tuple(leaf_types(results)), hidden, results, code)
 
     return cached((f, "vjp", has_aux, signature, backend), build)
 
@@ -322,7 +311,7 @@ def jvp(
     tangents: Sequence,
     argnums=None,
     *,
-    backend: str = "python",
+    backend: str | Backend = "python",
     iree_target: str | None = None,
     iree_device: str | None = None,
 ):
@@ -332,7 +321,7 @@ def jvp(
     (None at int and bool leaves, or for a primal without float leaves). With
     `argnums`, one tangent per entry of `argnums`. `tangent_out` has the
     structure of the output, with None for int or bool results. `backend`
-    (and the IREE options) as for `grad`.
+    as for `grad`.
     """
     backend = check_backend(backend, iree_target, iree_device)
     for what, given_values in (("primals", primals), ("tangents", tangents)):
@@ -364,20 +353,20 @@ def jvp(
         given.update((i, v) for i, v in zip(spans[a], values) if v is not None)
     wrt = tuple(sorted(given))
     compiled, hidden = jvp_compiled(f, signature, wrt, backend)
-    results = run_compiled(compiled.run, (*leaves, *(given[i] for i in wrt), *hidden))
+    results = run_compiled(compiled.run, (*leaves, *(given[i] for i in wrt), *hidden), compiled.code)
     n = len(compiled.out_types)
     outputs, tangent_results = results[:n], iter(results[n:])
     tangent_out = [next(tangent_results) if is_differentiable(t) else None for t in compiled.out_types]
     return unflatten(compiled.results, iter(outputs)), unflatten(compiled.results, iter(tangent_out))
 
 
-def jvp_compiled(f: Callable, signature: Node, wrt: tuple[int, ...], backend: str) -> tuple[Compiled, tuple]:
+def jvp_compiled(f: Callable, signature: Node, wrt: tuple[int, ...], backend: Backend) -> tuple[Compiled, tuple]:
     """The compiled jvp of f along the leaves `wrt` (increasing), and the hidden arrays' values."""
 
     def build() -> Compiled:
         module, entry, results, hidden = jvp_module(f, signature, wrt, options(backend))
-        run = compile_for(module, backend).function(entry)
-        return Compiled(module, run, tuple(leaf_types(results)), hidden, results)
+        code = backend.compile(module)
+        return Compiled(module, code.function(entry), tuple(leaf_types(results)), hidden, results, code)
 
     return cached((f, "jvp", wrt, signature, backend), build)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 
-from irad.backends.python.translate import recursion_error
+from irad.backends.protocol import CompiledModule
 from irad.base.errors import IradError
 from irad.frontend.globals import NO_GLOBALS, HiddenGlobals
 from irad.base.pytrees import Tree
@@ -33,6 +33,7 @@ class Compiled:
     out_types: tuple[Attribute, ...] = ()
     hidden: HiddenGlobals = NO_GLOBALS
     results: Tree | None = None  # the tree of f's results (leaves: out_types)
+    code: CompiledModule | None = None  # what the backend compiled, `run` among its functions
     # a call entry for an EntryPlan (irad/backends/entry.py), and those made, by plan
     enter: Callable | None = None
     entries: dict = field(default_factory=dict, compare=False, repr=False)
@@ -73,24 +74,25 @@ def cached(key: tuple, build: Callable[[], Compiled]) -> tuple[Compiled, tuple]:
     return variant(variants, build_paused)
 
 
-def run_compiled(fn: Callable, args: Sequence):
-    """Run compiled code; generated functions call each other as Python
-    functions, so a deep call chain may need a higher recursion limit. Beyond
-    that, the recursion is an error naming the function, as natively."""
+def run_compiled(fn: Callable, args: Sequence, code: CompiledModule):
+    """Run `fn`, a function of `code`. Generated functions may call each
+    other as Python functions, so a deep call chain may need a higher
+    recursion limit; beyond that, the backend says what the recursion means
+    (an error naming the function, as natively)."""
     try:
         return fn(*args)
     except RecursionError:
-        return run_deeper(fn, args)
+        return run_deeper(fn, args, code)
 
 
-def run_deeper(fn: Callable, args: Sequence):
+def run_deeper(fn: Callable, args: Sequence, code: CompiledModule):
     """`run_compiled` after `fn(*args)` raised RecursionError: again, with a
     higher recursion limit."""
     with deep_recursion():
         try:
             return fn(*args)
         except RecursionError as exc:
-            error = recursion_error(exc)
+            error = code.recursion_error(exc)
             if error is None:
                 raise
     raise error

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 
 from irad.api import TransformationFunction, grad
 from irad.arguments import arguments, normalise_argnums
-from irad.backends import Backend, check_backend, compile_for
+from irad.backends import Backend, check_backend
 from irad.compiled import Compiled, cached, run_compiled
 from irad.base.pytrees import Node, unflatten
 from irad.frontend.source import name_of
@@ -43,41 +43,42 @@ class _JacobianFunction(TransformationFunction):
 
         def build() -> Compiled:
             module, entry, hidden, results = transformation_module(self, signature, options(self.backend))
-            return Compiled(module, compile_for(module, self.backend).function(entry), (), hidden, results)
+            code = self.backend.compile(module)
+            return Compiled(module, code.function(entry), (), hidden, results, code)
 
         return cached((self.f, self.kind, nums, self.single, self.has_aux, signature, self.backend), build)
 
     def __call__(self, *args, **kwargs):
         leaves, signature = arguments(self.f, args, kwargs)
         compiled, hidden = self._compiled(signature)
-        return unflatten(compiled.results, iter(run_compiled(compiled.run, (*leaves, *hidden))))
+        return unflatten(compiled.results, iter(run_compiled(compiled.run, (*leaves, *hidden), compiled.code)))
 
 
 @constructor
 def jacfwd(
-    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str = "python",
+    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str | Backend = "python",
     iree_target: str | None = None, iree_device: str | None = None,
 ) -> _JacobianFunction:
     """The Jacobian of `f` with respect to `argnums`, by forward mode. With
     has_aux=True, f returns `(out, aux)` and the call `(jacobian, aux)`.
-    `backend` (and the IREE options) as for `irad.grad`."""
+    `backend` as for `irad.grad`."""
     return _JacobianFunction(f, argnums, "jacfwd", check_backend(backend, iree_target, iree_device), has_aux)
 
 
 @constructor
 def jacrev(
-    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str = "python",
+    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str | Backend = "python",
     iree_target: str | None = None, iree_device: str | None = None,
 ) -> _JacobianFunction:
     """The Jacobian of `f` with respect to `argnums`, by reverse mode. With
     has_aux=True, f returns `(out, aux)` and the call `(jacobian, aux)`.
-    `backend` (and the IREE options) as for `irad.grad`."""
+    `backend` as for `irad.grad`."""
     return _JacobianFunction(f, argnums, "jacrev", check_backend(backend, iree_target, iree_device), has_aux)
 
 
 @constructor
 def hessian(
-    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str = "python",
+    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str | Backend = "python",
     iree_target: str | None = None, iree_device: str | None = None,
 ) -> _JacobianFunction:
     """The Hessian of `f` (which returns one float): jacfwd(grad(f)), forward

@@ -108,17 +108,18 @@ def export(
 
 
 def _export_vmfb(f, signature, argnums, path, target: str) -> bytes:
+    from irad.backends import IREE
     from irad.backends.iree import compile as iree
 
-    target, _ = iree.options(target, None)
+    backend = IREE(target=target)  # checks the target
     nums = normalise_argnums(f, argnums, signature)
     module, _, hidden, _ = gradient_module(
-        f, signature, nums, False, single=isinstance(argnums, int), tape="tensor"
+        f, signature, nums, False, single=isinstance(argnums, int), tape=backend.tape_form
     )
     if hidden.globals:
         raise error_at(f, "export(kind='iree') of a function that reads global arrays is not supported\n"
                           "  hint: pass the arrays as arguments")
-    data = iree.compile_to_vmfb(module, target)
+    data = iree.compile_to_vmfb(module, backend.target)
     if path is not None:
         with open(path, "wb") as out:
             out.write(data)

@@ -1,95 +1,65 @@
-"""Backends that run a differentiated xDSL module.
+"""Backends that run a differentiated xDSL module, behind one protocol
+(protocol.py): a `Backend` object compiles a module into a `CompiledModule`.
 
-* ``"python"`` (the default): the module becomes Python source (python.py).
-  It needs nothing beyond pip.
-* ``"native"``: the module is lowered by upstream MLIR 22 and JIT-compiled by
-  llvmlite (native.py). It needs the Debian package mlir-22-tools.
-* ``"iree"``: the module is compiled by IREE for a target (``llvm-cpu``, or a
-  GPU by name) and run by IREE's runtime (iree.py). It needs the extra
+* `Python()` (`"python"`, the default): the module becomes Python/numpy
+  source (python/). It needs nothing beyond pip.
+* `Native(keep_shared=None)` (`"native"`): upstream MLIR 22 lowers the module
+  and llvmlite JIT-compiles it (native/). It needs mlir-22-tools.
+* `IREE(target="llvm-cpu", device=None)` (`"iree"`): IREE compiles the module
+  for a target and its runtime runs it (iree/). It needs the extra
   ``pip install -e '.[iree]'``.
 
-Each compiles a module into an object whose ``function(name)`` is a Python
-callable returning a tuple of the function's results. A `Backend` names the
-backend and its options; it is hashable, so compiled code is cached per
-backend and target.
+`backend=` on every transformation takes a name of `BACKENDS` or an object;
+`check_backend` turns either into the object.
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
+import warnings
 
-from irad.backends.python.translate import CompiledModule, compile_module
+from irad.backends.iree.backend import IREE
+from irad.backends.native.backend import Native
+from irad.backends.protocol import Backend, CompiledModule
+from irad.backends.python.backend import Python
 from irad.base.errors import BackendError
 
-BACKENDS = ("python", "native", "iree")
-
-# Native code compiles each function once: a callee called from several places
-# whose body has at least this many ops stays a function (irad-inline's
-# keep-shared) rather than being compiled again at every call site. 0 inlines
-# all, as the Python backend does; IRAD_NATIVE_KEEP_SHARED chooses another.
-NATIVE_KEEP_SHARED = 24
-
-
-@dataclass(frozen=True)
-class Backend:
-    """A backend and its options: for IREE, the compiler's target and the
-    runtime's device (None: the target's default device)."""
-
-    name: str
-    iree_target: str | None = None
-    iree_device: str | None = None
-
-    @property
-    def tape_form(self) -> str:
-        """The form irad-lower-tape gives the tape: IREE takes tensors only."""
-        return "tensor" if self.name == "iree" else "memref"
-
-    @property
-    def keep_shared(self) -> int:
-        """irad-inline's keep-shared for this backend's gradients (0: inline all)."""
-        if self.name != "native":
-            return 0
-        value = os.environ.get("IRAD_NATIVE_KEEP_SHARED", str(NATIVE_KEEP_SHARED))
-        if not value.isdigit():
-            raise BackendError(f"IRAD_NATIVE_KEEP_SHARED must be a count of ops (0 inlines all), not {value!r}")
-        return int(value)
+# name -> class; the name alone gives the backend with its default options
+BACKENDS: dict[str, type[Backend]] = {cls.name: cls for cls in (Python, Native, IREE)}
 
 
 def check_backend(
     backend: str | Backend, iree_target: str | None = None, iree_device: str | None = None
 ) -> Backend:
-    """The Backend for the API's `backend=`, `iree_target=` and `iree_device=`."""
+    """The Backend object for the API's `backend=` (a name or an object) and
+    its deprecated `iree_target=` and `iree_device=` (which warn, naming
+    `irad.IREE(target=..., device=...)`, their replacement)."""
     if isinstance(backend, Backend):
-        return backend
-    if backend not in BACKENDS:
-        raise BackendError(
-            f"unknown backend {backend!r}\n  hint: use one of {', '.join(map(repr, BACKENDS))}"
-        )
-    if backend != "iree":
         if iree_target is not None or iree_device is not None:
             raise BackendError(
-                f"iree_target and iree_device apply to backend='iree', not {backend!r}\n"
-                "  hint: pass backend='iree', or leave them out"
+                f"iree_target and iree_device do not apply to backend={backend!r}\n"
+                "  hint: give a target and a device to irad.IREE(target=..., device=...)"
             )
-        return Backend(backend)
-    from irad.backends.iree import compile as iree  # checks the options; imports IREE only when compiling
+        return backend
+    if not isinstance(backend, str) or backend not in BACKENDS:
+        raise BackendError(
+            f"unknown backend {backend!r}\n  hint: use one of {', '.join(map(repr, BACKENDS))}, or a backend "
+            "object: irad.Python(), irad.Native(), irad.IREE(target='llvm-cpu')"
+        )
+    if iree_target is None and iree_device is None:
+        return BACKENDS[backend]()
+    if backend != "iree":
+        raise BackendError(
+            f"iree_target and iree_device apply to backend='iree', not {backend!r}\n"
+            "  hint: pass backend=irad.IREE(target=..., device=...), or leave them out"
+        )
+    replacement = IREE(iree_target, iree_device)  # checks them first
+    warnings.warn(
+        f"iree_target= and iree_device= are deprecated: pass backend=irad.IREE(target={iree_target!r}, "
+        f"device={iree_device!r}) instead",
+        DeprecationWarning,
+        stacklevel=3,  # the caller of the transformation (irad.grad, ...)
+    )
+    return replacement
 
-    return Backend("iree", *iree.options(iree_target, iree_device))
 
-
-def compile_for(module, backend: Backend | str):
-    """Compile `module` with `backend` (a Backend, or a backend's name)."""
-    backend = check_backend(backend)
-    if backend.name == "native":
-        from irad.backends.native import compile as native  # imports llvmlite only when used
-
-        return native.compile_module(module)
-    if backend.name == "iree":
-        from irad.backends.iree import compile as iree
-
-        return iree.compile_module(module, backend.iree_target, backend.iree_device)
-    return compile_module(module)
-
-
-__all__ = ["BACKENDS", "NATIVE_KEEP_SHARED", "Backend", "CompiledModule", "check_backend", "compile_for", "compile_module"]
+__all__ = ["BACKENDS", "IREE", "Backend", "CompiledModule", "Native", "Python", "check_backend"]

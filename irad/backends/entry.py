@@ -13,7 +13,8 @@ arguments, a RecursionError) goes to `plan.otherwise`, the API's general path,
 which explains errors, compiles, and runs the code as before.
 
 A backend builds the body (`Body`); `define` wraps it in the checks. A
-backend without entries gets `generic`, which calls the compiled function.
+backend without entries gets `generic` (the protocol's default,
+protocol.py), which calls the compiled function.
 (Not to be confused with the native backend's *entry* functions,
 native/checks.py, the C functions its machine code is called through.)
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import string
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
@@ -122,10 +124,20 @@ def define(
     return scope["_e_make"](**env)
 
 
-def generic(plan: EntryPlan, run: Callable, n_results: int, label: str) -> Callable:
+class _Items:
+    """`{k}` of `plan.results` as the k-th item of the tuple named `name`."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __getitem__(self, k: int) -> str:
+        return f"{self.name}[{k}]"
+
+
+def generic(plan: EntryPlan, run: Callable, label: str) -> Callable:
     """An entry that calls the compiled function `run` (two frames)."""
     names = params(len(plan.kinds))
-    results = plan.results.format(*(f"_r[{k}]" for k in range(n_results)))
+    results = string.Formatter().vformat(plan.results, _Items("_r"), {})
     body = Body(
         [
             "    try:",

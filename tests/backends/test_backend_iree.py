@@ -216,18 +216,15 @@ def test_compiled_once_per_signature_and_target(monkeypatch):
     assert g(0.3) == pytest.approx(math.sin(0.3) + 0.3 * math.cos(0.3), rel=1e-14)
     g(0.4), irad.grad(f, backend="iree")(0.5)
     assert compiles == ["llvm-cpu"]
-    assert irad.grad(f, backend="iree", iree_device="local-task")(0.3) == g(0.3)
+    assert irad.grad(f, backend=irad.IREE(device="local-task"))(0.3) == g(0.3)
     assert compiles == ["llvm-cpu", "llvm-cpu"]  # the device is part of the key
 
 
 @needs_iree
-def test_options_are_checked():
-    with pytest.raises(BackendError, match="unknown IREE target 'tpu'"):
-        irad.grad(math.sin, backend="iree", iree_target="tpu")
-    with pytest.raises(BackendError, match="apply to backend='iree', not 'native'"):
-        irad.grad(math.sin, backend="native", iree_target="cuda")
+def test_an_unknown_device_is_an_error_naming_it():
+    # the target and its options are checked without IREE: tests/backends/test_backend_objects.py
     with pytest.raises(BackendError, match="no device 'nonesuch'"):
-        irad.grad(fw.smooth, backend="iree", iree_device="nonesuch")(0.1, 0.2)
+        irad.grad(fw.smooth, backend=irad.IREE(device="nonesuch"))(0.1, 0.2)
 
 
 @needs_iree

@@ -15,8 +15,7 @@ from xdsl.context import Context
 from xdsl.dialects import builtin, func, scf, tensor
 from xdsl.parser import Parser
 
-from irad.backends import CompiledModule, compile_module
-from irad.backends.python.translate import FAST_NAMESPACE, IEEE_NAMESPACE
+from irad.backends.python.translate import FAST_NAMESPACE, IEEE_NAMESPACE, PythonModule, compile_module
 from irad.ir.mlir_ops import ARITH, MATH
 from irad.base.errors import BackendError
 
@@ -33,7 +32,7 @@ def parse(text: str) -> builtin.ModuleOp:
     return Parser(ctx, text).parse_module()
 
 
-def compile_text(text: str) -> CompiledModule:
+def compile_text(text: str) -> PythonModule:
     return compile_module(parse(text))
 
 

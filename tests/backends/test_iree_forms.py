@@ -32,7 +32,7 @@ from xdsl.parser import Parser
 
 import irad
 from tests import generated_programs
-from irad.backends import compile_module
+from irad.backends.python.translate import compile_module
 from irad.backends.iree import compile as iree
 from irad.backends.iree.forms import EXPANSIONS, branches_as_selects, for_iree, widen_carried_scalars
 from tests.reference import five_point_difference
@@ -223,7 +223,7 @@ def _captured_module(f, *args):
 
     iree.compile_to_vmfb = capture
     try:
-        irad.value_and_grad(f, argnums=(0, 1), backend="iree", iree_device="local-task")(*args)
+        irad.value_and_grad(f, argnums=(0, 1), backend=irad.IREE(device="local-task"))(*args)
     finally:
         iree.compile_to_vmfb = real
     return captured[0]

@@ -19,7 +19,7 @@ from irad.backends.native.mlir_tools import find_tool
 from irad.backends.native.compile import BUFFERIZATION, LOWERING
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
+PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
 LIT_TESTS = sorted((ROOT / "filecheck").rglob("*.mlir"))
 FENCE = re.compile(r"^ *```[^\n]*\n(.*?)^ *```", re.M | re.S)
 

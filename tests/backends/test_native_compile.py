@@ -23,7 +23,7 @@ from xdsl.dialects import func
 
 import irad
 from irad import compiled
-from irad.backends import NATIVE_KEEP_SHARED, Backend
+from irad.backends.native.backend import KEEP_SHARED
 from irad.backends.native import compile as native
 from irad.backends.native import object_cache
 from irad.backends.native.llvm_jit import JitModule
@@ -81,7 +81,7 @@ def test_shared_callees_stay_functions_only_when_asked():
     signature = signature_of(lstm3, args)
     inlined, entry, *_ = gradient_module(lstm3, signature, (0, 1, 2), False)
     assert kept_calls(inlined) == []  # the Python backend's policy: everything inlined
-    kept, entry, *_ = gradient_module(lstm3, signature, (0, 1, 2), False, keep_shared=NATIVE_KEEP_SHARED)
+    kept, entry, *_ = gradient_module(lstm3, signature, (0, 1, 2), False, keep_shared=KEEP_SHARED)
     calls = kept_calls(kept)
     # step's generated functions stay (two activities: the first step starts from
     # zeros); sigmoid, small, is inlined into them
@@ -101,10 +101,11 @@ def test_native_gradient_with_a_shared_step_matches_finite_differences():
 
 def test_keep_shared_is_read_from_the_environment(monkeypatch):
     monkeypatch.setenv("IRAD_NATIVE_KEEP_SHARED", "0")
-    assert Backend("native").keep_shared == 0
+    assert irad.Native().keep_shared == 0
     monkeypatch.setenv("IRAD_NATIVE_KEEP_SHARED", "7")
-    assert Backend("native").keep_shared == 7
-    assert Backend("python").keep_shared == 0  # the Python backend inlines everything
+    assert irad.Native().keep_shared == 7
+    assert irad.Native(keep_shared=3).keep_shared == 3  # the object's option wins
+    assert irad.Python().keep_shared == 0  # the Python backend inlines everything
     monkeypatch.setenv("IRAD_NATIVE_KEEP_SHARED", "many")
     with pytest.raises(BackendError, match="IRAD_NATIVE_KEEP_SHARED must be a count of ops"):
         irad.grad(lstm3, (0, 1, 2), backend="native")(*lstm_arguments())

@@ -1,4 +1,4 @@
-"""Who owns the buffers native code returns (docs/backends.md, Memory).
+"""Who owns the buffers native code returns (docs/backends/native.md, Memory).
 
 The rule, at the native call boundary (irad.backends.native.compile._claim): each
 allocation has one owner, and the arrays handed to the user share memory with

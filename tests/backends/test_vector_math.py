@@ -33,7 +33,7 @@ from tests.reference import central_difference
 needs_libmvec = pytest.mark.skipif(not vector_math.available(), reason="no vector math library (x86-64 glibc's libmvec) here")
 pytestmark = [pytest.mark.native, needs_native]
 
-ULP_BOUND = 4  # libmvec's documented bound; measured maxima are in docs/backends.md
+ULP_BOUND = 4  # libmvec's documented bound; measured maxima are in docs/backends/native.md
 
 
 def exp_array(x):

@@ -810,7 +810,7 @@ def test_integers_on_the_tape_come_back_exact(backend, n):
     # and low 32 bits (an i64 converted to f64 and back would lose the low bits)
     from xdsl.parser import Parser
 
-    from irad.backends import compile_for
+    from irad.backends import check_backend
     from irad.backends.native import compile as native
     from irad.ir.dialect import make_context
     from irad.pipeline import run
@@ -820,5 +820,5 @@ def test_integers_on_the_tape_come_back_exact(backend, n):
     module = Parser(make_context(), _INT_RECORD).parse_module()
     run(module, "irad-lower-tape")
     record(module)
-    got = compile_for(module, backend).function("roundtrip")(n, 12)
+    got = check_backend(backend).compile(module).function("roundtrip")(n, 12)
     assert tuple(int(v) for v in got) == (n, 12, 3)

@@ -6,7 +6,7 @@
 
 irad's array modules are linalg on tensors, IREE's input format. The one
 memref in irad's output is the tape of loops and recursion: for this backend
-irad-lower-tape gives it tensor form (`Backend.tape_form`), so a module
+irad-lower-tape gives it tensor form (`IREE.tape_form`), so a module
 IREE gets holds no memref (reverse over reverse through a tape, whose shadow
 tapes are memref code, is refused before, by irad-lower-tape); recursion,
 and any memref op as a safety net, are refused with an error naming them. iree_forms.for_iree rewrites what IREE 3.13
@@ -14,7 +14,7 @@ miscompiles or refuses before it compiles.
 
 f64 stays f64 (`--iree-input-demote-f64-to-f32=false`): irad checks its
 gradients in float64. Many GPUs are slow at f64, so float32 programs are the
-recommended path there (docs/backends.md). Only `llvm-cpu` was verified.
+recommended path there (docs/backends/iree.md). Only `llvm-cpu` was verified.
 """
 
 from __future__ import annotations
@@ -38,28 +38,16 @@ from xdsl.ir import Attribute
 
 from irad.backends.iree.forms import for_iree
 from irad.backends.iree.registers import hazards
+from irad.backends.iree.targets import TARGETS, options
+from irad.backends.protocol import CompiledModule
 from irad.base.errors import BackendError, RuntimeCheckError
 from irad.ir.callgraph import call_cycles
 
 INSTALL_HINT = "pip install -e '.[iree]' (the packages iree-base-compiler and iree-base-runtime)"
 
-# Flags for every target: keep f64 (IREE demotes it to f32 by default).
+# Flags for every target: keep f64 (IREE demotes it to f32 by default);
+# each target's own are in targets.py.
 COMMON_FLAGS = ("--iree-input-demote-f64-to-f32=false",)
-
-# Target -> (its compiler flags, the runtime device it runs on by default).
-# llvm-cpu: a shared library loaded by the system loader (not IREE's embedded
-# ELF loader) tuned for this machine's CPU (IREE warns if none is named);
-# `local-sync` runs dispatches on the calling thread (no worker pool to
-# wake: lower latency for irad's many small calls; `iree_device="local-task"`
-# uses IREE's thread pool). The GPU targets compile with IREE's defaults and
-# are untested here (no GPU): IRAD_IREE_FLAGS adds flags such as
-# `--iree-cuda-target=sm_80` or `--iree-hip-target=gfx942`.
-TARGETS: dict[str, tuple[tuple[str, ...], str]] = {
-    "llvm-cpu": (("--iree-llvmcpu-link-embedded=false", "--iree-llvmcpu-target-cpu=host"), "local-sync"),
-    "cuda": ((), "cuda"),
-    "rocm": ((), "hip"),
-    "vulkan-spirv": ((), "vulkan"),
-}
 EXTRA_FLAGS = "IRAD_IREE_FLAGS"
 
 
@@ -76,17 +64,7 @@ def unavailable_reason() -> str | None:
 def require_iree() -> None:
     reason = unavailable_reason()
     if reason is not None:
-        raise BackendError(f"{reason}\n  hint: {INSTALL_HINT}")
-
-
-def options(target: str | None, device: str | None) -> tuple[str, str]:
-    """The target and device `backend="iree"` uses for these options."""
-    target = "llvm-cpu" if target is None else target
-    if target not in TARGETS:
-        raise BackendError(
-            f"unknown IREE target {target!r}\n  hint: use one of {', '.join(map(repr, TARGETS))}"
-        )
-    return target, TARGETS[target][1] if device is None else device
+        raise BackendError(f"{reason}\n  hint: install them, or use backend='native' or 'python'")
 
 
 def flags(target: str) -> list[str]:
@@ -102,7 +80,7 @@ def check_supported(module: ModuleOp) -> None:
         raise BackendError(
             f"backend='iree' cannot compile recursion: @{', @'.join(cycle)} call themselves, "
             "and IREE 3.13's compiler never returns on a call cycle (its global folding walks "
-            "the call graph again and again, docs/backends.md)\n"
+            "the call graph again and again, docs/backends/iree.md)\n"
             "  hint: use backend='native' or 'python' for it, or write the recursion as a loop"
         )
     for op in module.walk():
@@ -135,7 +113,7 @@ def compile_to_vmfb(module: ModuleOp, target: str) -> bytes:
         if found:
             raise BackendError(
                 "IREE 3.13 would compute a wrong value for this program: its VM register allocator gives a "
-                f"block argument a register still to be read ({'; '.join(found[:3])}; docs/backends.md)\n"
+                f"block argument a register still to be read ({'; '.join(found[:3])}; docs/backends/iree.md)\n"
                 "  hint: use backend='native' or 'python' for this program"
             )
         return compiler.compile_str(vm, target_backends=[target], extra_args=[*flags(target), "--compile-from=vm"])
@@ -171,7 +149,7 @@ def _config(device: str):
     except (RuntimeError, ValueError) as exc:
         raise BackendError(
             f"the IREE runtime has no device {device!r} here: {exc}\n"
-            "  hint: iree_device='local-sync' (or 'local-task') runs the llvm-cpu target"
+            "  hint: irad.IREE(device='local-sync') (or 'local-task') runs the llvm-cpu target"
         ) from None
 
 
@@ -207,7 +185,7 @@ def _result(t: Attribute) -> Callable | None:
     return lambda value: value.to_host()
 
 
-class IreeModule:
+class IreeModule(CompiledModule):
     """A module compiled by IREE and loaded into the runtime; `function(name)`
     is a public function callable from Python, returning a tuple."""
 

@@ -84,7 +84,7 @@ from irad.ir.constants import is_splat_of
 from irad.ir.tensor import DYNAMIC
 
 # A product of fewer multiply-adds (M*N*K) stays as loops. Measured crossover
-# (docs/backends.md, bench/matmul_lowering.py): BLAS wins from about 16^3.
+# (docs/backends/native.md, bench/matmul_lowering.py): BLAS wins from about 16^3.
 MIN_FLOPS = 4096
 MIN_FLOPS_VARIABLE = "IRAD_NATIVE_BLAS_MIN_FLOPS"
 FUNCTION_PREFIX = "irad.blas."

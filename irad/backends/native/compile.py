@@ -77,6 +77,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 from irad.backends import entry
+from irad.backends.protocol import CompiledModule
 
 from irad.backends.native import blas as native_blas
 
@@ -676,7 +677,7 @@ def _array_caller(
 
 
 # ---- compiled modules -------------------------------------------------------------
-class NativeModule:
+class NativeModule(CompiledModule):
     """A module compiled to machine code; `function(name)` is a public function
     callable from Python, returning a tuple (as the Python backend does)."""
 
@@ -783,7 +784,7 @@ class NativeModule:
             address = self.jit.address(native_checks.ENTRY_PREFIX + symbol(name))
             run = _scalar_entry(address, self.functions[name], self.checks, plan)
             if run is None:
-                run = entry.generic(plan, call, len(self.signatures[name].outputs), name)
+                run = entry.generic(plan, call, name)
         run.native_module = self
         return run
 

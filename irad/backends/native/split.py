@@ -17,7 +17,7 @@ quiet one runs the product on two cores.
   alone, and each is the same BLAS call whoever runs it, so a gradient is the
   same bits from call to call. A chunk may round differently from the whole
   product (another OpenBLAS kernel for a smaller block): by up to 2.3e-15 of
-  the largest element in the MLP's products (docs/backends.md).
+  the largest element in the MLP's products (docs/backends/native.md).
 * One job at a time: a thread that finds the helper busy with another
   thread's product runs its chunks itself.
 * The helper is kept off the CPU the caller runs on (its affinity is the

@@ -36,7 +36,7 @@ process.
 
 The library is glibc's libmvec (documented ≤ 4 ulp), which every glibc
 installation has, under the x86-64 vector function ABI's names
-(`_ZGVdN4v_exp`: AVX2, 4 lanes). docs/backends.md ("Vector math") gives the
+(`_ZGVdN4v_exp`: AVX2, 4 lanes). docs/backends/native.md ("Vector math") gives the
 error of each function measured against libm and a correctly rounded
 reference, and why libmvec and not SLEEF or MLIR's polynomial approximations
 (bench/vector_math.py measures all of them). IRAD_NATIVE_VECTOR_MATH=0 keeps

@@ -71,6 +71,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from irad.backends import entry
+from irad.backends.protocol import CompiledModule
 
 from irad.backends.python import arrays as python_arrays
 
@@ -1075,7 +1076,7 @@ class ModuleTranslator:
 _module_counter = itertools.count()
 
 
-class CompiledModule:
+class PythonModule(CompiledModule):
     """A module translated to Python; `function()` gives its callables."""
 
     def __init__(self, module: ModuleOp) -> None:
@@ -1168,7 +1169,7 @@ class CompiledModule:
         tr = self._translators.get(name)
         n_results = len(self._signatures[name].outputs)
         if tr is None or not hasattr(tr, "body") or len(plan.kinds) != len(tr.params):
-            return entry.generic(plan, self.function(name), n_results, name)
+            return super().entry(name, plan)
         quiet = _has_arrays(tr.function)
         types = [arg.type for arg in tr.function.body.blocks.first.args]
         lines = ["    _token = _ERROR_STATE.set(_IGNORE_ERRORS)"] if quiet else []
@@ -1186,6 +1187,9 @@ class CompiledModule:
         if quiet:
             lines += ["    finally:", "        _ERROR_STATE.reset(_token)"]
         return entry.define(plan, tr.params, entry.Body(lines, {}), self._fast, name)
+
+    def recursion_error(self, exc: RecursionError) -> RuntimeCheckError | None:
+        return recursion_error(exc)
 
     def _run_ieee(self, name: str, *args: Any) -> tuple[Any, ...]:
         """Runs the IEEE version of a function whose fast version raised."""
@@ -1268,7 +1272,7 @@ def _import_callable(reference: str) -> Callable[..., Any]:
     return obj
 
 
-def compile_module(module: ModuleOp) -> CompiledModule:
+def compile_module(module: ModuleOp) -> PythonModule:
     """Translates `module` to Python once; raises BackendError for ops or
     types this backend does not support."""
-    return CompiledModule(module)
+    return PythonModule(module)

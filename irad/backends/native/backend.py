@@ -1,0 +1,52 @@
+"""`irad.Native()`: upstream MLIR 22 lowers a module and llvmlite compiles it
+to machine code (compile.py). It needs mlir-22-tools and llvmlite, imported
+only when a module is compiled."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from irad.backends.protocol import Backend
+from irad.base.errors import BackendError
+
+# Native code compiles each function once: a callee called from several places
+# whose body has at least this many ops stays a function (irad-inline's
+# keep-shared) rather than being compiled again at every call site. 0 inlines
+# all, as the Python backend does; IRAD_NATIVE_KEEP_SHARED chooses another.
+KEEP_SHARED = 24
+
+
+@dataclass(frozen=True)
+class Native(Backend):
+    """The native backend (`backend="native"`). `keep_shared`: irad-inline's
+    keep-shared for its gradients, the size in ops from which a callee called
+    from several places stays a function (0 inlines all); None takes
+    IRAD_NATIVE_KEEP_SHARED, else 24."""
+
+    keep_shared: int | None = None
+    name = "native"
+
+    def __post_init__(self) -> None:
+        value = self.keep_shared
+        if value is None:
+            value = os.environ.get("IRAD_NATIVE_KEEP_SHARED", str(KEEP_SHARED))
+            if not value.isdigit():
+                raise BackendError(f"IRAD_NATIVE_KEEP_SHARED must be a count of ops (0 inlines all), not {value!r}")
+            value = int(value)
+        elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise BackendError(
+                f"irad.Native(keep_shared=...) takes a count of ops, not {value!r}\n"
+                f"  hint: 0 inlines all; the default is {KEEP_SHARED}"
+            )
+        object.__setattr__(self, "keep_shared", value)  # fixed here, so equal objects compile alike
+
+    def compile(self, module):
+        from irad.backends.native.compile import compile_module  # imports llvmlite only when used
+
+        return compile_module(module)
+
+    def unavailable_reason(self) -> str | None:
+        from irad.backends.native.compile import unavailable_reason
+
+        return unavailable_reason()

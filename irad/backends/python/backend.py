@@ -1,0 +1,21 @@
+"""`irad.Python()`, the default backend: a module becomes Python/numpy source
+(translate.py), which CPython compiles. It needs nothing beyond pip and has
+no options."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from irad.backends.protocol import Backend
+
+
+@dataclass(frozen=True)
+class Python(Backend):
+    """The Python/numpy backend (`backend="python"`)."""
+
+    name = "python"
+
+    def compile(self, module):
+        from irad.backends.python.translate import compile_module  # xDSL's dialects: only when compiling
+
+        return compile_module(module)
