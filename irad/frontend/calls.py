@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr, TensorTyp
 from xdsl.ir import SSAValue
 
 from irad.base.errors import IradWarning
-from irad.frontend.arrays import BoundMethod, builtin_on_array, is_array, is_numpy_callable, reshape_method
+from irad.frontend.arrays import BoundMethod, array_method, builtin_on_array, is_array, is_numpy_callable
 from irad.frontend.callables import (
     SELF,
     CallShape,
@@ -46,8 +46,9 @@ from irad.frontend.callables import (
 )
 from irad.frontend import held_ints, integers, numpy_scalars
 from irad.frontend.iteration import ITERABLES
-from irad.frontend.library import FLOAT_FUNCTIONS, FLOAT_TO_INT, INT_RANGES, OPS, describe_callable, select_extremum
+from irad.frontend.library import DOMAINS, FLOAT_FUNCTIONS, FLOAT_TO_INT, INT_RANGES, OPS, describe_callable, select_extremum
 from irad.frontend.printing import lower_print
+from irad.frontend.rounding import lower_round
 from irad.frontend.pytrees import (
     NONE,
     ListValue,
@@ -125,9 +126,7 @@ class CallLowering:
             raise self.src.error(node, f"calling {self.kind_of(callee)} is not supported")
         obj = callee.obj
         if isinstance(obj, BoundMethod):  # x.sum(axis=0), x.reshape(2, 3)
-            if obj.fn is np.reshape:
-                return reshape_method(self.arrays, obj.array, args, kwargs, node)
-            return self.arrays.call_values(obj.fn, [obj.array, *args], kwargs, node)
+            return array_method(self.arrays, obj, args, kwargs, node)
         if is_numpy_callable(obj):
             return self.arrays.call_values(obj, args, kwargs, node)
         handled = self._builtin(obj, args, kwargs, node)
@@ -221,6 +220,8 @@ class CallLowering:
             return select_extremum(self.em, items, obj is builtins.max)
         if obj is builtins.print:
             return lower_print(self, args, kwargs, node)
+        if obj is builtins.round:
+            return lower_round(self, args, kwargs, node)
         if obj is functools.partial:
             if not args:
                 raise self.src.error(node, "functools.partial needs a function")
@@ -451,6 +452,11 @@ class CallLowering:
             self.check_int_range(fn, values[0], node)
         if self.owner.has_rules(fn):  # the pass must meet a call op to consult the table
             return self.call(fn, values, node)
+        if fn in DOMAINS:
+            inside, message = DOMAINS[fn]
+            result = emit(self.em, values)
+            self.check(inside(self.em, values, result), node, message)
+            return self._python_number(fn, values, result)
         if fn is builtins.pow and not any(is_float(v.type) for v in values) and _may_be_negative(values[-1]) \
                 and numpy_scalars.kind(values[0]) != numpy_scalars.PYTHON:
             raise self.src.error(node, "pow() of a numpy int and an int that may be negative: numpy raises "

@@ -41,7 +41,7 @@ from irad.ir import builder, printing
 from irad.ir.symbols import fresh_symbol, rename_callees, value_name
 from irad.ir.metadata import NAME
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
-from irad.frontend import held_ints, integers, joins, number_joins, numpy_scalars, primitives
+from irad.frontend import contexts, held_ints, integers, joins, number_joins, numpy_scalars, primitives
 from irad.frontend.emitter import Emitter
 from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.globals import CLOSURE, DEFAULT, Global, HiddenArguments, HiddenGlobals, is_hidden
@@ -69,7 +69,6 @@ MAX_UNROLLED_POWER = 64
 UNSUPPORTED_STATEMENTS = {
     ast.Try: ("a `try` statement", "exceptions cannot be differentiated; remove it"),
     ast.Raise: ("a `raise` statement", "exceptions cannot be differentiated; remove it"),
-    ast.With: ("a `with` statement", "remove it"),
     ast.Import: ("an `import` inside the function", "import at module level"),
     ast.ImportFrom: ("an `import` inside the function", "import at module level"),
     ast.ClassDef: ("a class definition", "define it at module level"),
@@ -674,6 +673,12 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
                 type(stmt), (f"a `{type(stmt).__name__}` statement", SUBSET_HINT)
             )
             raise self.src.error(stmt, f"{what} is not supported", hint)
+
+    def stmt_With(self, stmt: ast.With) -> None:
+        """`with np.errstate(...):` its body, as if the `with` were not there (contexts.py)."""
+        for item in stmt.items:
+            contexts.enter(self, stmt, item)
+        self.run_statements(stmt.body)
 
     def assign(self, target: ast.expr, value: Value) -> None:
         if isinstance(target, ast.Name):
