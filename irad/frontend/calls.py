@@ -45,6 +45,7 @@ from irad.frontend.callables import (
     rebuild,
 )
 from irad.frontend import held_ints, integers, numpy_scalars
+from irad.frontend.containers import DictMethod, make_dict
 from irad.frontend.iteration import ITERABLES
 from irad.frontend.library import DOMAINS, FLOAT_FUNCTIONS, FLOAT_TO_INT, INT_RANGES, OPS, describe_callable, select_extremum
 from irad.frontend.printing import lower_print
@@ -116,6 +117,8 @@ class CallLowering:
             return self._call_function(callee, args, kwargs, node)
         if isinstance(callee, Partial):
             return self.call_value(callee.fn, [*callee.args, *args], {**dict(callee.keywords), **kwargs}, node)
+        if isinstance(callee, DictMethod):  # d.items(), d.get(k)
+            return callee.call(self, args, kwargs, node)
         if isinstance(callee, Method):  # model.forward(x) on a NamedTuple or dataclass value
             return self._call_function(callee.fn, [callee.receiver, *args], kwargs, node)
         if isinstance(callee, (RecordValue, MappingValue)) and callee.cls is not dict:
@@ -222,6 +225,8 @@ class CallLowering:
             return lower_print(self, args, kwargs, node)
         if obj is builtins.round:
             return lower_round(self, args, kwargs, node)
+        if obj is builtins.dict:
+            return make_dict(self, args, kwargs, node)
         if obj is functools.partial:
             if not args:
                 raise self.src.error(node, "functools.partial needs a function")
@@ -324,6 +329,11 @@ class CallLowering:
         line, col = self.src.line_col(node)
         op.location = FileLineColLoc(StringAttr(self.src.filename), IntAttr(line), IntAttr(col))
         results = self.em.results(op)
+        # a new array the callee made is writable here, as numpy's result is (a
+        # recursive call made before its function is lowered has no answer yet: not writable)
+        for result, own in zip(results, self.owner.own_results.get(callee.sym_name.data, ())):
+            if own:
+                self.arrays.new(result)
         held_ints.call_results(self.arrays.held_ints, self.owner.held_ints.get(callee.sym_name.data), args, results,
                                self.src.location(node), callee.sym_name.data)
         tree = self.owner.results_of(callee)
@@ -434,7 +444,8 @@ class CallLowering:
     def _library_call(self, fn, args: list, kwargs: dict, node) -> SSAValue:
         arities, emit = OPS[fn]
         if kwargs:
-            raise self.src.error(node, f"keyword arguments to {describe_callable(fn)} are not supported")
+            raise self.src.error(node, f"the keyword argument '{next(iter(kwargs))}' of {describe_callable(fn)} "
+                                 "is not supported", f"irad takes the arguments of {describe_callable(fn)} positionally, without keywords")
         if len(args) not in arities:
             raise self.src.error(node, f"{describe_callable(fn)} with {len(args)} arguments is not supported")
         values = [self.as_number(a, node) for a in args]

@@ -10,7 +10,8 @@ In IR a tree is flattened into its leaves, one function argument (or result)
 each, in this order:
 
 * tuples, lists and NamedTuples: by position;
-* dicts (str keys only): by sorted key, as JAX does;
+* dicts (str keys only): by sorted key, as JAX does (the node keeps the
+  insertion order too, which iterating the dict follows);
 * dataclasses: by field, in `dataclasses.fields` order;
 * None: an empty node, no leaf.
 
@@ -57,11 +58,16 @@ INT64 = (-(2**63), 2**63)
 @dataclass(frozen=True)
 class Node:
     """A container: its class, its keys (positions, sorted dict keys or field
-    names, in flattening order) and one tree per key."""
+    names, in flattening order) and one tree per key. A dict whose keys were
+    inserted in another order keeps that order too: a program iterating it
+    (`for k in d`, `d.values()`) walks it as Python does."""
 
     cls: type
     keys: tuple
     children: tuple
+    # a dict's keys in insertion order, where that is not `keys`; None where the
+    # paths into a join inserted them in different orders (see MappingValue)
+    order: tuple | None = ()
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.keys, self.children))
@@ -137,7 +143,7 @@ def with_leaf_types(tree: Tree, types) -> Tree:
 
     def walk(t: Tree) -> Tree:
         if isinstance(t, Node):
-            return Node(t.cls, t.keys, tuple(walk(c) for c in t.children))
+            return Node(t.cls, t.keys, tuple(walk(c) for c in t.children), t.order)
         return next(types)
 
     return walk(tree)
@@ -201,7 +207,15 @@ def _flatten(obj: object, path: str, leaves: list) -> Tree:
     if found is None:
         raise BadLeaf(path, obj)
     cls, keys, items = found
-    return Node(cls, keys, tuple(_flatten(v, path + step(cls, k), leaves) for k, v in zip(keys, items)))
+    children = tuple(_flatten(v, path + step(cls, k), leaves) for k, v in zip(keys, items))
+    return Node(cls, keys, children, dict_order(obj) if cls is dict else ())
+
+
+def dict_order(keys) -> tuple:
+    """A dict's keys in insertion order where it differs from the sorted order
+    (its flattening order), else ()."""
+    order = tuple(keys)
+    return () if list(order) == sorted(order) else order
 
 
 def node_items(obj: object, path: str = "") -> tuple[type, tuple, tuple] | None:
@@ -248,7 +262,7 @@ def python_key(obj: object, leaves: list) -> object:
         return None
     node_cls, keys, items = found
     children = tuple(python_key(item, leaves) for item in items)
-    return None if None in children else (node_cls, keys, children)
+    return None if None in children else (node_cls, keys, children, dict_order(obj) if node_cls is dict else ())
 
 
 def unflatten(tree: Tree, leaves: Iterator) -> object:
@@ -256,17 +270,18 @@ def unflatten(tree: Tree, leaves: Iterator) -> object:
     if not isinstance(tree, Node):
         return next(leaves)
     items = [unflatten(child, leaves) for child in tree.children]
-    return build(tree.cls, tree.keys, items)
+    return build(tree.cls, tree.keys, items, tree.order)
 
 
-def build(cls: type, keys: tuple, items: list) -> object:
-    """An object of a node's class from its items."""
+def build(cls: type, keys: tuple, items: list, order: tuple = ()) -> object:
+    """An object of a node's class from its items (a dict's in `order`, if given)."""
     if cls is _NONE:
         return None
     if cls in (tuple, list):
         return cls(items)
     if cls is dict:
-        return dict(zip(keys, items))
+        found = dict(zip(keys, items))
+        return {k: found[k] for k in order} if order else found
     if is_namedtuple_class(cls):
         return cls(*items)
     # a dataclass: set its fields, as they were, without running __init__ (whose
@@ -279,7 +294,7 @@ def build(cls: type, keys: tuple, items: list) -> object:
 
 def structure(tree: Tree) -> object:
     """The tree without its leaf types: what two values must share to be joined."""
-    if isinstance(tree, Node):
+    if isinstance(tree, Node):  # a dict's insertion order is not structure: joins mark it (mark_orders)
         return (tree.cls, tree.keys, tuple(structure(c) for c in tree.children))
     return None
 
@@ -307,10 +322,13 @@ class RecordValue(tuple):
 @dataclass(frozen=True, eq=False)
 class MappingValue:
     """A dict (str keys) or a dataclass instance in a program: its keys and values,
-    in the order they were written (a dict flattens by sorted key)."""
+    in the order they were written (a dict flattens by sorted key). A dict whose
+    paths into a branch inserted its keys in different orders is not `ordered`:
+    Python's order depends on the path, so irad refuses to iterate it."""
 
     cls: type
     items: tuple  # ((key, value), ...)
+    ordered: bool = True
 
     def get(self, key: str, default=None):
         for k, v in self.items:
@@ -350,15 +368,19 @@ def value_node(value) -> tuple[Node, tuple] | None:
         cls = value.cls if isinstance(value, ListValue) else tuple
         return Node(cls, tuple(range(len(value))), ()), tuple(value)
     if isinstance(value, MappingValue):
-        keys = tuple(sorted(value.keys())) if value.cls is dict else value.keys()
-        return Node(value.cls, keys, ()), tuple(value.get(k) for k in keys)
+        if value.cls is not dict:
+            return Node(value.cls, value.keys(), ()), tuple(v for _, v in value.items)
+        keys = tuple(sorted(value.keys()))
+        order = dict_order(value.keys()) if value.ordered else None
+        return Node(dict, keys, (), order), tuple(value.get(k) for k in keys)
     if value is None or (isinstance(value, Static) and value.obj is None):
         return NONE, ()
     return None
 
 
-def make_value(cls: type, keys: tuple, items: list):
-    """A program value of class `cls` holding `items` under `keys`."""
+def make_value(cls: type, keys: tuple, items: list, order: tuple | None = ()):
+    """A program value of class `cls` holding `items` under `keys` (a dict's
+    inserted in `order`, if given; None: an order that depends on the path)."""
     if cls is _NONE:
         return Static(None)
     if cls is tuple:
@@ -367,7 +389,41 @@ def make_value(cls: type, keys: tuple, items: list):
         return ListValue(items)
     if is_namedtuple_class(cls):
         return RecordValue(items, cls)
-    return MappingValue(cls, tuple(zip(keys, items)))
+    pairs = tuple(zip(keys, items))
+    if order:
+        found = dict(pairs)
+        pairs = tuple((k, found[k]) for k in order)
+    return MappingValue(cls, pairs, order is not None)
+
+
+def mark_orders(joined, *paths):
+    """`joined`, the value a join rebuilt from one path's, with each dict in it
+    whose keys the `paths` inserted in different orders no longer `ordered`."""
+    if isinstance(joined, MappingValue):
+        found = [p for p in paths if isinstance(p, MappingValue)]
+        same = all(p.ordered for p in found) and len({p.keys() for p in found}) <= 1
+        items = tuple((k, mark_orders(v, *(p.get(k) for p in found))) for k, v in joined.items)
+        if same and all(a is b for (_, a), (_, b) in zip(items, joined.items)):
+            return joined
+        return MappingValue(joined.cls, items, joined.ordered and same)
+    if isinstance(joined, tuple):
+        found = [p for p in paths if isinstance(p, tuple) and len(p) == len(joined)]
+        items = [mark_orders(v, *(p[i] for p in found)) for i, v in enumerate(joined)]
+        if all(a is b for a, b in zip(items, joined)):
+            return joined
+        node, _ = value_node(joined)
+        return make_value(node.cls, node.keys, items)
+    return joined
+
+
+def same_orders(a, b) -> bool:
+    """Do the dicts in two values of one structure have their keys in one order?"""
+    if isinstance(a, MappingValue) and isinstance(b, MappingValue):
+        return a.keys() == b.keys() and a.ordered == b.ordered and all(
+            same_orders(x, b.get(k)) for k, x in a.items)
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return all(same_orders(x, y) for x, y in zip(a, b))
+    return True
 
 
 def python_class(value) -> type | None:
@@ -402,6 +458,8 @@ __all__ = [
     "leaf_types",
     "is_data",
     "make_value",
+    "mark_orders",
+    "same_orders",
     "python_class",
     "tuple_tree",
     "unflatten",

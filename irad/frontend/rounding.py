@@ -152,11 +152,11 @@ def _round_int(fl, x: SSAValue, n: int | None, node) -> SSAValue:
     em = fl.em
     if n is None or n >= 0:
         return em.op(arith.AddiOp(x, em.const(0, I64)))  # a new value: round() gives a Python int
-    if -n > 18:  # 10**19 is past i64: 0 unless |x| >= 5 * 10**18, whose result does not fit
+    if -n > 18:  # 10**19 is past i64: 0 unless |x| > 5 * 10**18 (a tie goes to 0), which does not fit
         limit = 10 ** -n // 2
         if limit < 2**63:
-            inside = em.op(arith.AndIOp(em.op(arith.CmpiOp(x, em.const(limit, I64), "slt")),
-                                        em.op(arith.CmpiOp(x, em.const(-limit, I64), "sgt"))))
+            inside = em.op(arith.AndIOp(em.op(arith.CmpiOp(x, em.const(limit, I64), "sle")),
+                                        em.op(arith.CmpiOp(x, em.const(-limit, I64), "sge"))))
             fl.check(inside, node, "the result of round() does not fit in 64 bits (irad's int is i64)")
         return em.const(0, I64)
     p = em.const(10 ** -n, I64)

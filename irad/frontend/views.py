@@ -322,14 +322,26 @@ class Views:
                     "so this is rejected rather than differentiated differently from numpy)")
         if kind == OPAQUE:
             return (f"in-place write to '{name}', which may be a view of another array",
-                    "irad cannot see what a function call or a conditional expression returns; "
-                    f"write to a fresh array: {name} = np.copy(...)")
+                    "a function's result is writable where the function returns a new array of its own "
+                    "(not an argument, a global, a view of one, or an array it returns twice); irad cannot "
+                    f"tell which array a conditional expression gives; copy it first: {name} = np.copy({name})")
         shared = {value} | {self.env.get(n) for n in group}
         for k, v in self.env.items():
             if isinstance(v, tuple) and any(self._reaches(e, shared) for e in v):
                 return (f"in-place write to '{name}', whose array the tuple '{k}' also holds",
                         "unpack the tuple into names, or copy the array with np.copy")
         return None
+
+    def own_results(self, leaves) -> tuple[bool, ...]:
+        """Per leaf a function returns: is it an array of its own (one it created,
+        not a view), which no other leaf shares? Its caller may then write into
+        it, as into an array it created (numpy's result is that new array)."""
+        shared = [v for v in leaves if _is_array(v)]
+        return tuple(
+            _is_array(v) and v in self.al.fresh and v not in self.derived
+            and sum(self._reaches(u, {v}) for u in shared) == 1  # v itself; no other leaf is it or a view of it
+            for v in leaves
+        )
 
     def _reaches(self, value, targets) -> bool:
         while value is not None:

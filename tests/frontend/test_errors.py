@@ -340,7 +340,7 @@ def e_subscript_number(x):
 
 
 def e_tuple_variable_index(x, n):
-    t = (x, x)
+    t = (x, (x, x))  # a run-time index picks among items of one type only
     return t[n]  # E:tuple_variable_index
 
 
