@@ -227,7 +227,7 @@ SWEEP: dict[object, list[Case]] = {
     np.broadcast_to: [of("np.broadcast_to(x, (3, 2))", x=(2,)), of("np.broadcast_to(x, (2, 4, 3))", x=(4, 1))],
     np.vstack: [of("np.vstack(x)", x=(2,)), of("np.vstack((x, y))", x=(2,), y=(2,)),
                 of("np.vstack([x, y])", x=(2, 4), y=(1, 4)), of("np.vstack((x, y))", x=(2, 3, 4), y=(5, 3, 4))],
-    np.row_stack: [of("np.vstack((x, y))", x=(2, 4), y=(1, 4)), of("np.row_stack((x, y))", x=(3,), y=(3,))],
+    np.row_stack: [of("np.vstack((x, y))", x=(2, 4), y=(1, 4)), of("np.vstack((x, y))", x=(3,), y=(3,))],
     np.hstack: [of("np.hstack(x)", x=(2,)), of("np.hstack((x, y))", x=(2,), y=(2,)),
                 of("np.hstack((x, y))", x=(3, 4), y=(3, 5)), of("np.hstack([x, y])", x=(2, 1, 4), y=(2, 5, 4))],
     np.dstack: [of("np.dstack((x, y))", x=(2,), y=(2,)), of("np.dstack((x, y))", x=(2, 3), y=(2, 3)),
