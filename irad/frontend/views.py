@@ -334,14 +334,25 @@ class Views:
 
     def own_results(self, leaves) -> tuple[bool, ...]:
         """Per leaf a function returns: is it an array of its own (one it created,
-        not a view), which no other leaf shares? Its caller may then write into
-        it, as into an array it created (numpy's result is that new array)."""
-        shared = [v for v in leaves if _is_array(v)]
+        whole, not a view), whose array no other leaf shares? Its caller may then
+        write into it, as into an array it created (numpy's result is that new array)."""
+        places = [self._place(v) if _is_array(v) else None for v in leaves]
+        bases = [p[0] for p in places if p is not None]
         return tuple(
-            _is_array(v) and v in self.al.fresh and v not in self.derived
-            and sum(self._reaches(u, {v}) for u in shared) == 1  # v itself; no other leaf is it or a view of it
-            for v in leaves
+            place is not None and v in self.al.fresh and place[1] and bases.count(place[0]) == 1
+            for v, place in zip(leaves, places)
         )
+
+    def _place(self, value: SSAValue) -> tuple[object, bool]:
+        """(the array `value` lives in, and whether it is all of an array the function made)."""
+        holder, root, steps = self._walk(value)
+        member = self.table.members.get(holder)
+        if member is not None:
+            whole = not member.chain and not steps and self.table.origins[member.base][0] == FRESH
+            return member.base, whole
+        if holder is not None and holder.startswith(BASE):
+            return holder, not steps and self.table.origins[holder][0] == FRESH
+        return ("value", id(root)), not steps
 
     def _reaches(self, value, targets) -> bool:
         while value is not None:

@@ -74,6 +74,23 @@ def aug_int(x):
     return np.sum(x) * k
 
 
+def _total(x):
+    return np.sum(x)  # numpy's float64
+
+
+def aug_numpy_scalar(x):
+    s = _total(x)
+    s += 1.0
+    s *= x[0]
+    s -= x[1]
+    s /= 2.0
+    s %= 0.7
+    acc = _total(x)
+    acc += x  # a number plus an array: a new array
+    acc **= 2
+    return s + np.sum(acc)
+
+
 def aug_array(x, y):
     acc = _smooth(x)
     acc += y
@@ -300,7 +317,8 @@ T234 = np.linspace(-1.0, 1.5, 24).reshape(2, 3, 4)
 A33 = np.array([[1.2, -0.3, 0.5], [0.4, 2.0, -1.1], [0.7, 0.1, 1.5]])
 
 PROGRAMS = [
-    (aug_scalar, (0.7,)), (aug_scalar_by_array, (0.7, y3)), (aug_int, (x3,)), (aug_array, (x3, y2)),
+    (aug_scalar, (0.7,)), (aug_scalar_by_array, (0.7, y3)), (aug_int, (x3,)), (aug_numpy_scalar, (np.array([0.3, 0.9]),)),
+    (aug_array, (x3, y2)),
     (aug_pair, (x3,)), (aug_nested, (np.array([0.3, -1.2, 2.5, 0.9]),)), (aug_branches, (x3, 1.0)),
     (aug_branches, (x3, -0.5)),
     (errstate_divide, (x3, y3)), (errstate_nested, (x3,)), (errstate_nested, (-x3,)),
@@ -492,6 +510,13 @@ def _and_a_view(x):
     return y, y[1:]
 
 
+def _with_a_written_view(x):
+    y = np.zeros(3) + x
+    v = y[1:]
+    v += 1.0  # v stays a view of y after the write
+    return y, v
+
+
 def write_first_row(X):
     r = _first_row(X * 1.0)
     r += 1.0  # <- refused
@@ -514,6 +539,12 @@ def write_one_of_two(x):
 def write_beside_a_view(x):
     a, b = _and_a_view(x)
     a *= 2.0  # <- refused
+    return np.sum(a) + np.sum(b)
+
+
+def write_beside_a_written_view(x):
+    a, b = _with_a_written_view(x)
+    a += 10.0  # <- refused
     return np.sum(a) + np.sum(b)
 
 
@@ -643,6 +674,7 @@ REFUSED = [
     (write_the_argument_back, (x3,), "in-place write to 'z', which may be a view of another array"),
     (write_one_of_two, (x3,), "in-place write to 'a', which may be a view of another array"),
     (write_beside_a_view, (x3,), "in-place write to 'a', which may be a view of another array"),
+    (write_beside_a_written_view, (0.5,), "in-place write to 'a', which may be a view of another array"),
     (write_a_runtime_item, (x3, y3, 0), "in-place write to 't', which may be a view of another array"),
     (errstate_raise, (x3,), r"np.errstate\(divide='raise'\): irad's floating-point arithmetic follows IEEE 754"),
     (with_open, (1.0,), r"a `with` statement is supported only for np.errstate\(...\)"),
