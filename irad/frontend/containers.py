@@ -144,6 +144,7 @@ def contains(key, container) -> Static | None:
 def item_at(fl, items: tuple, index: SSAValue, node):
     """`items[index]` for an int `index` known at run time (see the module doc)."""
     what = "list" if isinstance(items, ListValue) else "tuple"
+    index = fl.em.to_int(index)  # a bool indexes as 0 or 1, as in Python
     if not is_int(index.type):
         raise fl.src.error(node, f"{what} indices must be integers, got {describe(index.type)}")
     if not items:

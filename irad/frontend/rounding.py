@@ -12,8 +12,10 @@ to an int R: rint(y), moved by one where y is a tie that e breaks; then R / 10**
 is correctly rounded, as reading the digits back is. For n < 0 the exact
 quotient y + e / 10**-n comes from e = fma(-y, 10**-n, x) and R * 10**-n is the
 result. This is exact while |y| < 2**53; from 10**16 on, x has fewer digits
-than kept, and CPython returns x. Between them, R is y or y +- 1 and the result
-is within a rounding of CPython's. Only |n| <= 22 is taken (10**n is exact).
+than kept, and CPython returns x. Between them R is y or y +- 1, which a double
+may not hold: R / 10**n is y / 10**n corrected by its exact remainder (an FMA),
+one rounding from CPython's in principle, and equal to it on every value
+tests/frontend/test_constructs.py tried. Only |n| <= 22 is taken (10**n is exact).
 
 numpy's scalars round as np.round does (x * 10**n rounded, then divided:
 `round(np.float64(2.675), 2)` is 2.68), so irad needs to know which a number
