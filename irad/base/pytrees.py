@@ -10,7 +10,8 @@ In IR a tree is flattened into its leaves, one function argument (or result)
 each, in this order:
 
 * tuples, lists and NamedTuples: by position;
-* dicts (str keys only): by sorted key, as JAX does;
+* dicts (str keys only): by sorted key, as JAX does (the node keeps the
+  insertion order too, which iterating the dict follows);
 * dataclasses: by field, in `dataclasses.fields` order;
 * None: an empty node, no leaf.
 
@@ -43,11 +44,16 @@ INT64 = (-(2**63), 2**63)
 @dataclass(frozen=True)
 class Node:
     """A container: its class, its keys (positions, sorted dict keys or field
-    names, in flattening order) and one tree per key."""
+    names, in flattening order) and one tree per key. A dict whose keys were
+    inserted in another order keeps that order too: a program iterating it
+    (`for k in d`, `d.values()`) walks it as Python does."""
 
     cls: type
     keys: tuple
     children: tuple
+    # a dict's keys in insertion order, where that is not `keys`; None where the
+    # paths into a join inserted them in different orders (frontend/values.py's MappingValue)
+    order: tuple | None = ()
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.keys, self.children))
@@ -123,7 +129,7 @@ def with_leaf_types(tree: Tree, types) -> Tree:
 
     def walk(t: Tree) -> Tree:
         if isinstance(t, Node):
-            return Node(t.cls, t.keys, tuple(walk(c) for c in t.children))
+            return Node(t.cls, t.keys, tuple(walk(c) for c in t.children), t.order)
         return next(types)
 
     return walk(tree)
@@ -182,7 +188,15 @@ def _flatten(obj: object, path: str, leaf_type, leaves: list) -> Tree:
     if found is None:
         raise BadLeaf(path, obj)
     cls, keys, items = found
-    return Node(cls, keys, tuple(_flatten(v, path + step(cls, k), leaf_type, leaves) for k, v in zip(keys, items)))
+    children = tuple(_flatten(v, path + step(cls, k), leaf_type, leaves) for k, v in zip(keys, items))
+    return Node(cls, keys, children, dict_order(obj) if cls is dict else ())
+
+
+def dict_order(keys) -> tuple:
+    """A dict's keys in insertion order where it differs from the sorted order
+    (its flattening order), else ()."""
+    order = tuple(keys)
+    return () if list(order) == sorted(order) else order
 
 
 def node_items(obj: object, path: str = "") -> tuple[type, tuple, tuple] | None:
@@ -229,7 +243,7 @@ def python_key(obj: object, leaves: list) -> object:
         return None
     node_cls, keys, items = found
     children = tuple(python_key(item, leaves) for item in items)
-    return None if None in children else (node_cls, keys, children)
+    return None if None in children else (node_cls, keys, children, dict_order(obj) if node_cls is dict else ())
 
 
 def unflatten(tree: Tree, leaves: Iterator) -> object:
@@ -237,17 +251,18 @@ def unflatten(tree: Tree, leaves: Iterator) -> object:
     if not isinstance(tree, Node):
         return next(leaves)
     items = [unflatten(child, leaves) for child in tree.children]
-    return build(tree.cls, tree.keys, items)
+    return build(tree.cls, tree.keys, items, tree.order)
 
 
-def build(cls: type, keys: tuple, items: list) -> object:
-    """An object of a node's class from its items."""
+def build(cls: type, keys: tuple, items: list, order: tuple = ()) -> object:
+    """An object of a node's class from its items (a dict's in `order`, if given)."""
     if cls is _NONE:
         return None
     if cls in (tuple, list):
         return cls(items)
     if cls is dict:
-        return dict(zip(keys, items))
+        found = dict(zip(keys, items))
+        return {k: found[k] for k in order} if order else found
     if is_namedtuple_class(cls):
         return cls(*items)
     # a dataclass: set its fields, as they were, without running __init__ (whose
@@ -260,7 +275,7 @@ def build(cls: type, keys: tuple, items: list) -> object:
 
 def structure(tree: Tree) -> object:
     """The tree without its leaf types: what two values must share to be joined."""
-    if isinstance(tree, Node):
+    if isinstance(tree, Node):  # a dict's insertion order is not structure: joins mark it (mark_orders)
         return (tree.cls, tree.keys, tuple(structure(c) for c in tree.children))
     return None
 
@@ -288,6 +303,7 @@ __all__ = [
     "build",
     "flatten",
     "is_data",
+    "dict_order",
     "leaf_types",
     "node_items",
     "python_key",

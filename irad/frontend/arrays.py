@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import ast
 import builtins
+import difflib
 import math
 import operator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from xdsl.dialects import arith, cf, tensor
@@ -35,7 +36,7 @@ from irad.frontend.float_division import floor_divide, int_floor_divide, int_rem
 from irad.frontend.emitter import Emitter
 from irad.frontend.globals import is_hidden
 from irad.frontend.held_ints import HeldInts, zero_divisor_of_ints
-from irad.frontend.numpy_table import NUMPY, numpy_function, numpy_name, parameters
+from irad.frontend.numpy_table import NUMPY, numpy_function, numpy_name, numpy_signature, parameters
 from irad.frontend.values import Static, is_array
 from irad.frontend.views import Reshape, Slice, Transpose, Views
 from irad.ir.types import F32, F64, I1, I64, is_bool, is_float, is_int
@@ -391,22 +392,48 @@ class ArrayLowering:
         return self.fl.expr(node)
 
     def bind(self, fn, params: tuple[str, ...], args, kwargs, node) -> list:
+        """One value per parameter of the entry, bound as numpy binds the call: a
+        positional argument is the parameter numpy has at its place; a
+        parameter irad does not take is an error naming it, unless the call
+        passes numpy's default for it."""
         spec = parameters(params)
         names = [p.name for p in spec]
+        shown = _shown_name(fn)
         variadic = next((i for i, p in enumerate(spec) if p.variadic), None)
+        numpy = numpy_signature(fn)
         if variadic is not None:  # f(*arrays, key=...): the positional arguments, as a tuple
             args = [*args[:variadic], tuple(args[variadic:])]
-        if len(args) > len(params):
-            raise self.error(node, f"{numpy_name(fn)} takes at most {len(params)} arguments here")
-        values = dict(zip(names, args))
+            numpy = None if numpy is None else replace(numpy, positional=())
+        elif numpy is not None and numpy.variadic:
+            numpy = replace(numpy, positional=())
+        longest = max(len(names), len(numpy.positional) if numpy is not None else 0)
+        if len(args) > longest:
+            raise self.error(node, f"{shown} takes at most {longest} positional arguments ({len(args)} given)",
+                             f"irad takes: {', '.join(names)}")
+        values: dict = {}
+        for i, v in enumerate(args):
+            values[_place(i, names, numpy)] = v
         for k, v in kwargs.items():
-            if k not in names or k in values:
-                raise self.error(node, f"{numpy_name(fn)}: unsupported or repeated argument '{k}'",
-                                 f"supported: {', '.join(names)}")
+            if k in values:
+                raise self.error(node, f"{shown} got multiple values for the argument '{k}'")
             values[k] = v
+        for k in list(values):
+            if k in names:
+                continue
+            if numpy is not None and (k in numpy.named or k in numpy.positional):
+                known, obj = _known(values[k])
+                if known and numpy.is_default(k, obj):
+                    del values[k]  # numpy's default: nothing to do
+                    continue
+                raise self.error(node, f"{shown}: irad does not support its argument '{k}'",
+                                 f"irad takes: {', '.join(names)}; leave '{k}' out (or pass numpy's default)")
+            near = difflib.get_close_matches(k, names, n=1)
+            raise self.error(node, f"{shown} got an unexpected keyword argument '{k}'"
+                             + (f" (did you mean '{near[0]}'?)" if near else ""),
+                             f"its arguments: {', '.join(names)}")
         for p in spec:
             if p.required and p.name not in values:
-                raise self.error(node, f"{numpy_name(fn)} needs the argument '{p.name}'")
+                raise self.error(node, f"{shown} needs the argument '{p.name}'")
         return [values.get(p.name, Static(p.default)) for p in spec]
 
     def value(self, v, node) -> SSAValue:
@@ -448,9 +475,16 @@ class ArrayLowering:
         obj = self.static(value, node, "dtype")
         if obj is None:
             return default
+        if isinstance(obj, str):  # 'float64', 'f8', 'int64', '?': numpy's own spelling of a dtype
+            try:
+                obj = np.dtype(obj)
+            except TypeError:
+                raise self.error(node, f"{obj!r} is not a numpy dtype",
+                                 "use 'float64', 'float32', 'int64' or 'bool' (or np.float64, ...)") from None
         obj = getattr(obj, "type", obj) if isinstance(obj, np.dtype) else obj
         if obj not in _DTYPES:
-            raise self.error(node, f"dtype {obj!r} is not supported", "use float64, float32, int64 or bool")
+            raise self.error(node, f"dtype {getattr(obj, '__name__', obj)!r} is not supported",
+                             "use float64, float32, int64 or bool")
         return _DTYPES[obj]
 
     def shape_arg(self, value, node) -> tuple[int, ...]:
@@ -768,6 +802,27 @@ def _known(value) -> tuple[bool, object]:
 
 
 known_value = _known
+
+
+def _place(i: int, names: list[str], numpy) -> str:
+    """The parameter positional argument `i` binds to: the one numpy has at that
+    place (so `np.sum(x, 0, None)` passes dtype, not keepdims), or irad's own
+    where it names numpy's differently (`np.matmul(a, b)` for numpy's x1, x2)."""
+    ours = names[i] if i < len(names) else None
+    if numpy is None or i >= len(numpy.positional):
+        return ours
+    theirs = numpy.positional[i]
+    if theirs in names or ours is None or ours in numpy.named or ours in numpy.positional:
+        return theirs
+    return ours
+
+
+def _shown_name(fn) -> str:
+    """How messages name a numpy function: `np.sum`, `x.astype`."""
+    if isinstance(fn, str):
+        return "x." + fn.removeprefix("ndarray.")
+    name = numpy_name(fn)
+    return "np." + name.removeprefix("numpy.") if name.startswith("numpy.") else name
 
 def _slice_step(plan: _IndexPlan) -> Slice:
     return Slice(tuple(plan.offsets), tuple(plan.sizes), tuple(plan.strides), tuple(plan.result_dims))
@@ -1164,19 +1219,42 @@ def _item(al, node, a, index):
 _METHODS = {
     "sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod,
     "dot": np.dot, "transpose": np.transpose, "ravel": np.ravel, "squeeze": np.squeeze,
-    "copy": np.copy, "clip": np.clip, "reshape": np.reshape,
+    "copy": np.copy, "clip": np.clip, "reshape": np.reshape, "var": np.var, "std": np.std,
     "astype": "ndarray.astype", "flatten": "ndarray.flatten", "item": "ndarray.item",
 }
 
 
-def reshape_method(al: ArrayLowering, x: SSAValue, args: list, kwargs: dict, node):
-    """x.reshape(2, 3) or x.reshape((2, 3))."""
-    if kwargs.keys() - {"shape"} or (kwargs and args):
-        raise al.error(node, "reshape takes the new shape (and no other arguments here)")
-    args = args or [kwargs["shape"]]
-    dims = al.static(args[0] if len(args) == 1 else tuple(args), node, "a shape")
-    dims = dims if isinstance(dims, tuple) else (dims,)
-    return al.reshape_to(x, dims, node)
+def array_method(al: ArrayLowering, method: BoundMethod, args: list, kwargs: dict, node):
+    """x.sum(axis=0), x.var(ddof=1), ...: the numpy function with the array first;
+    x.reshape and x.transpose also take their shape or axes spread out
+    (x.reshape(2, 3), x.transpose(1, 0, 2)), as numpy's methods do."""
+    fn, x = method.fn, method.array
+    if fn is np.reshape:
+        _method_keywords(al, "reshape", kwargs, {"order": "C", "copy": None}, ("shape",), node)
+        if "shape" in kwargs and args:
+            raise al.error(node, "x.reshape got the shape twice (positionally and as shape=)")
+        args = args or [kwargs["shape"]]
+        dims = al.static(args[0] if len(args) == 1 else tuple(args), node, "a shape")
+        return al.reshape_to(x, dims if isinstance(dims, tuple) else (dims,), node)
+    if fn is np.transpose:
+        _method_keywords(al, "transpose", kwargs, {}, (), node)
+        axes = args[0] if len(args) == 1 else tuple(args) if args else Static(None)
+        return al.call_values(np.transpose, [x, axes], {}, node)
+    return al.call_values(fn, [x, *args], kwargs, node)
+
+
+def _method_keywords(al: ArrayLowering, name: str, kwargs: dict, defaults: dict, taken: tuple, node) -> None:
+    """Keyword arguments of a method irad binds itself: those it takes, and
+    numpy's others only with their default values."""
+    for k, v in kwargs.items():
+        if k in taken:
+            continue
+        known, obj = _known(v)
+        if k in defaults and known and (obj is None if defaults[k] is None else obj == defaults[k]):
+            continue
+        what = (f"x.{name}: irad does not support its argument '{k}'" if k in defaults
+                else f"x.{name} got an unexpected keyword argument '{k}'")
+        raise al.error(node, what, f"irad takes: {', '.join(taken) or 'no keyword arguments'}")
 
 
 def builtin_on_array(al: ArrayLowering, fn, args, node):
@@ -1196,4 +1274,4 @@ STATIC_OPERATORS = {
 }
 
 
-__all__ = ["ArrayLowering", "BoundMethod", "is_array", "is_numpy_callable"]
+__all__ = ["ArrayLowering", "BoundMethod", "array_method", "is_array", "is_numpy_callable"]

@@ -191,7 +191,7 @@ def flatten(value, leaves: list[SSAValue], bind=None) -> object:
     if found is not None:
         node, items = found
         children = tuple(flatten(v, leaves, bind) for v in items)
-        return None if None in children else Node(node.cls, node.keys, children)
+        return None if None in children else Node(node.cls, node.keys, children, node.order)
     if bind is None:
         return None
     if isinstance(value, Static):
@@ -253,7 +253,7 @@ def structure(shape) -> object:
     if isinstance(shape, Attribute):
         return None
     if isinstance(shape, Node):
-        return (shape.cls, shape.keys, tuple(structure(c) for c in shape.children))
+        return (shape.cls, shape.keys, tuple(structure(c) for c in shape.children))  # order: values.mark_orders
     if isinstance(shape, tuple):  # a shape's shapes, or its (name, shape) pairs
         return tuple(structure(s) for s in shape)
     if isinstance(shape, (ClosureShape, PartialShape, KeywordsShape)):
@@ -266,7 +266,7 @@ def rebuild(shape, leaves) -> object:
     if isinstance(shape, Attribute):
         return next(leaves)
     if isinstance(shape, Node):
-        return make_value(shape.cls, shape.keys, [rebuild(s, leaves) for s in shape.children])
+        return make_value(shape.cls, shape.keys, [rebuild(s, leaves) for s in shape.children], shape.order)
     if isinstance(shape, StaticShape):
         return Static(shape.obj, shape.origin)
     if isinstance(shape, ClosureShape):

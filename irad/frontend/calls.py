@@ -26,13 +26,12 @@ import types
 import warnings
 from dataclasses import replace
 
-import numpy as np
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr, TensorType
 from xdsl.ir import SSAValue
 
 from irad.base.errors import IradWarning
-from irad.frontend.arrays import BoundMethod, builtin_on_array, is_numpy_callable, reshape_method
+from irad.frontend.arrays import BoundMethod, array_method, builtin_on_array, is_numpy_callable
 from irad.frontend.callables import (
     SELF,
     CallShape,
@@ -45,10 +44,12 @@ from irad.frontend.callables import (
     rebuild,
 )
 from irad.frontend import held_ints, integers, numpy_scalars
+from irad.frontend.containers import DictMethod, make_dict
 from irad.frontend.iteration import ITERABLES
-from irad.frontend.library import FLOAT_FUNCTIONS, FLOAT_TO_INT, INT_RANGES, OPS, describe_callable, select_extremum
+from irad.frontend.library import DOMAINS, FLOAT_FUNCTIONS, FLOAT_TO_INT, INT_RANGES, OPS, describe_callable, select_extremum
 from irad.frontend.printing import lower_print
 from irad.base.pytrees import NONE, is_record_class, record_fields
+from irad.frontend.rounding import lower_round
 from irad.frontend.source import lambda_as_def
 from irad.frontend.values import (
     ListValue,
@@ -117,6 +118,8 @@ class CallLowering:
             return self._call_function(callee, args, kwargs, node)
         if isinstance(callee, Partial):
             return self.call_value(callee.fn, [*callee.args, *args], {**dict(callee.keywords), **kwargs}, node)
+        if isinstance(callee, DictMethod):  # d.items(), d.get(k)
+            return callee.call(self, args, kwargs, node)
         if isinstance(callee, Method):  # model.forward(x) on a NamedTuple or dataclass value
             return self._call_function(callee.fn, [callee.receiver, *args], kwargs, node)
         if isinstance(callee, (RecordValue, MappingValue)) and callee.cls is not dict:
@@ -127,9 +130,7 @@ class CallLowering:
             raise self.src.error(node, f"calling {self.kind_of(callee)} is not supported")
         obj = callee.obj
         if isinstance(obj, BoundMethod):  # x.sum(axis=0), x.reshape(2, 3)
-            if obj.fn is np.reshape:
-                return reshape_method(self.arrays, obj.array, args, kwargs, node)
-            return self.arrays.call_values(obj.fn, [obj.array, *args], kwargs, node)
+            return array_method(self.arrays, obj, args, kwargs, node)
         if is_numpy_callable(obj):
             return self.arrays.call_values(obj, args, kwargs, node)
         handled = self._builtin(obj, args, kwargs, node)
@@ -223,6 +224,10 @@ class CallLowering:
             return select_extremum(self.em, items, obj is builtins.max)
         if obj is builtins.print:
             return lower_print(self, args, kwargs, node)
+        if obj is builtins.round:
+            return lower_round(self, args, kwargs, node)
+        if obj is builtins.dict:
+            return make_dict(self, args, kwargs, node)
         if obj is functools.partial:
             if not args:
                 raise self.src.error(node, "functools.partial needs a function")
@@ -325,6 +330,11 @@ class CallLowering:
         line, col = self.src.line_col(node)
         op.location = FileLineColLoc(StringAttr(self.src.filename), IntAttr(line), IntAttr(col))
         results = self.em.results(op)
+        # a new array the callee made is writable here, as numpy's result is (a
+        # recursive call made before its function is lowered has no answer yet: not writable)
+        for result, own in zip(results, self.owner.own_results.get(callee.sym_name.data, ())):
+            if own:
+                self.arrays.new(result)
         held_ints.call_results(self.arrays.held_ints, self.owner.held_ints.get(callee.sym_name.data), args, results,
                                self.src.location(node), callee.sym_name.data)
         tree = self.owner.results_of(callee)
@@ -435,7 +445,8 @@ class CallLowering:
     def _library_call(self, fn, args: list, kwargs: dict, node) -> SSAValue:
         arities, emit = OPS[fn]
         if kwargs:
-            raise self.src.error(node, f"keyword arguments to {describe_callable(fn)} are not supported")
+            raise self.src.error(node, f"the keyword argument '{next(iter(kwargs))}' of {describe_callable(fn)} "
+                                 "is not supported", f"irad takes the arguments of {describe_callable(fn)} positionally, without keywords")
         if len(args) not in arities:
             raise self.src.error(node, f"{describe_callable(fn)} with {len(args)} arguments is not supported")
         values = [self.as_number(a, node) for a in args]
@@ -453,6 +464,11 @@ class CallLowering:
             self.check_int_range(fn, values[0], node)
         if self.owner.has_rules(fn):  # the pass must meet a call op to consult the table
             return self.call(fn, values, node)
+        if fn in DOMAINS:
+            inside, message = DOMAINS[fn]
+            result = emit(self.em, values)
+            self.check(inside(self.em, values, result), node, message)
+            return self._python_number(fn, values, result)
         if fn is builtins.pow and not any(is_float(v.type) for v in values) and _may_be_negative(values[-1]) \
                 and numpy_scalars.kind(values[0]) != numpy_scalars.PYTHON:
             raise self.src.error(node, "pow() of a numpy int and an int that may be negative: numpy raises "

@@ -32,7 +32,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from irad.frontend import callables, joins, number_joins
 from irad.frontend.emitter import Emitter
 from irad.frontend.views import BASE, VIEWS
-from irad.frontend.values import NoValue, Static
+from irad.frontend.values import NoValue, Static, mark_orders, same_orders
 from irad.base.errors import UnsupportedError
 from irad.ir.symbols import value_name
 from irad.ir.types import F64, I1, describe, is_int
@@ -365,7 +365,7 @@ class ControlFlowLowering:
             joined = number_joins.joined(self.src.location(node), _shown(name), "this `if`")
             fa = [joins.convert(Emitter(then_block), v, t, joined) for v, t in zip(fa, types)]
             fb = [joins.convert(Emitter(else_block), v, t, joined) for v, t in zip(fb, types)]
-            merged.append((name, a, fa, fb, held))
+            merged.append((name, (a, b), fa, fb, held))
         if not merged:  # no variable changes: the arms' pure ops have no effect
             _discard(then_block)
             _discard(else_block)
@@ -374,12 +374,13 @@ class ControlFlowLowering:
         else_block.add_op(scf.YieldOp(*[v for m in merged for v in m[3]]))
         types = [v.type for m in merged for v in m[2]]
         results = list(self.em.results(scf.IfOp(cond, types, Region(then_block), Region(else_block))))
-        for name, like, fa, fb, held in merged:
+        for name, (like, other), fa, fb, held in merged:
             values, results = results[: len(fa)], results[len(fa) :]
             for v in values:
                 if not name.startswith("$"):
                     v.name_hint = value_name(name)
-            self.env[name] = _rebuild(like, values, functions=True)
+            # a dict whose paths inserted its keys in different orders is not iterated (values.py)
+            self.env[name] = mark_orders(_rebuild(like, values, functions=True), like, other)
             self.arrays.carried(values, *held, where=f"the `if` at {self.src.location(node)}")  # writable after, if on both paths
 
     def _no_value(self, name: str, value) -> None:
@@ -674,6 +675,12 @@ class ControlFlowLowering:
                         stmt,
                         f"{what} changes shape inside the loop",
                         "keep a variable a number, an array or a container of the same structure in loops",
+                    )
+                if like is not None and not same_orders(value, like):
+                    raise self.src.error(
+                        stmt, f"the loop body inserts the keys of the dict '{n}' in another order than before "
+                        "the loop (Python would iterate it in either order)",
+                        "build the dict with its keys in the same order before and inside the loop",
                     )
                 if not n.startswith("$"):
                     outs["$held"][n] = values

@@ -78,14 +78,12 @@ def constant_values(v: SSAValue) -> np.ndarray | None:
 def parse(al, x: SSAValue, index_node: ast.expr, node) -> list[Part]:
     """The parts of `x[index]`, each evaluated once, an Ellipsis expanded, and
     boolean masks known while lowering turned into int arrays."""
-    nodes = list(index_node.elts) if isinstance(index_node, ast.Tuple) else [index_node]
     parts: list[Part] = []
     ellipsis = None
-    for part in nodes:
+    for part, value in _entries(al, index_node, node):
         if isinstance(part, ast.Slice):
             parts.append(Part("slice", part))
             continue
-        value = _list_index(al, part, node) if isinstance(part, ast.List) else al.fl.expr(part)
         if isinstance(value, Static) and value.obj is None:  # None, np.newaxis
             parts.append(Part("new", part))
         elif isinstance(value, Static) and value.obj is Ellipsis:
@@ -102,6 +100,25 @@ def parse(al, x: SSAValue, index_node: ast.expr, node) -> list[Part]:
         fill = [Part("slice", ast.Slice()) for _ in range(rank - consumed)]
         parts[ellipsis:ellipsis] = fill
     return parts
+
+
+def _entries(al, index_node: ast.expr, node) -> list[tuple[ast.expr, object]]:
+    """The entries of an index, each with its value (None for a slice). A tuple
+    value is numpy's index of several entries, as if written out: `A[idx]` with
+    `idx = np.triu_indices(n)` is `A[rows, cols]`."""
+    if isinstance(index_node, ast.Tuple):
+        nodes = list(index_node.elts)
+    elif isinstance(index_node, (ast.Slice, ast.List)):
+        nodes = [index_node]
+    else:
+        value = al.fl.expr(index_node)
+        if isinstance(value, Static) and type(value.obj) is tuple:
+            value = tuple(Static(v, value.origin and value.origin.item(i)) for i, v in enumerate(value.obj))
+        if type(value) is tuple:  # a tuple, not a list (numpy: a list is one index array)
+            return [(index_node, v) for v in value]
+        return [(index_node, value)]
+    return [(n, None if isinstance(n, ast.Slice) else _list_index(al, n, node) if isinstance(n, ast.List)
+             else al.fl.expr(n)) for n in nodes]
 
 
 def _value_parts(al, part: ast.expr, value, node) -> list[Part]:
@@ -338,3 +355,60 @@ def _take_along_axis(al, node, arr, indices, axis):
         raise al.error(node, f"np.take_along_axis: indices of shape {T.shape(idx)} do not fit an array of shape {T.shape(x)}")
     positions = T.broadcast_to(al.em, _positions(al, part, T.shape(x)[axis], node), dims)
     return al.new(G.gather(al.em, x, positions, axis))
+
+
+# ---- the indices of a triangle or a diagonal: constants, n known while lowering ----------------
+def _sizes(al, node, *values) -> list:
+    """Ints known while lowering (n, k, m): the index arrays are constants."""
+    out = []
+    for what, v in values:
+        n = al.static(v, node, what)
+        if n is not None and type(n) is not int:
+            raise al.error(node, f"{what} must be an int, got {n!r}")
+        out.append(n)
+    return out
+
+
+def _index_arrays(al, arrays) -> tuple[SSAValue, ...]:
+    return tuple(al.new(_constant_ints(al, np.asarray(a, dtype=np.int64))) for a in arrays)
+
+
+def _triangle(fn):
+    def handler(al, node, n, k, m):
+        n, k, m = _sizes(al, node, ("n", n), ("k", k), ("m", m))
+        return _index_arrays(al, fn(n, k, m))
+
+    return handler
+
+
+def _triangle_from(fn):
+    def handler(al, node, arr, k):
+        x = al.array(arr, node)
+        if not is_array(x) or len(T.shape(x)) != 2:
+            raise al.error(node, f"np.{fn.__name__}_from needs a 2-d array")
+        (k,) = _sizes(al, node, ("k", k))
+        rows, cols = T.shape(x)
+        return _index_arrays(al, fn(rows, k, cols))
+
+    return handler
+
+
+numpy_function(np.triu_indices, params=("n", "?k=0", "?m"))(_triangle(np.triu_indices))
+numpy_function(np.tril_indices, params=("n", "?k=0", "?m"))(_triangle(np.tril_indices))
+numpy_function(np.triu_indices_from, params=("arr", "?k=0"))(_triangle_from(np.triu_indices))
+numpy_function(np.tril_indices_from, params=("arr", "?k=0"))(_triangle_from(np.tril_indices))
+
+
+@numpy_function(np.diag_indices, params=("n", "?ndim=2"))
+def _diag_indices(al, node, n, ndim):
+    n, ndim = _sizes(al, node, ("n", n), ("ndim", ndim))
+    return _index_arrays(al, np.diag_indices(n, ndim))
+
+
+@numpy_function(np.diag_indices_from, params=("arr",))
+def _diag_indices_from(al, node, arr):
+    x = al.array(arr, node)
+    dims = T.shape(x) if is_array(x) else ()
+    if len(dims) < 2 or len(set(dims)) != 1:
+        raise al.error(node, f"np.diag_indices_from needs an array of rank 2 or more whose sides are equal, got {dims}")
+    return _index_arrays(al, np.diag_indices(dims[0], len(dims)))

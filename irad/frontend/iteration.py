@@ -41,8 +41,9 @@ from xdsl.ir import Block, Region, SSAValue
 from irad.frontend import integers
 from irad.frontend.arrays import known_value
 from irad.frontend.callables import local_names
+from irad.frontend.containers import ordered_keys
 from irad.frontend.control_flow import BROKE, CONTINUED, FLAGS, INDEX
-from irad.frontend.values import ListValue, Static, is_array
+from irad.frontend.values import ListValue, MappingValue, Static, is_array
 from irad.ir.types import I64, is_float
 
 _MISSING = object()
@@ -295,6 +296,8 @@ class IterationLowering:
     def _walk(self, value, node, hidden: list[str]) -> _Walk:
         if isinstance(value, tuple):
             return _Items(value)
+        if isinstance(value, MappingValue) and value.cls is dict:  # a dict walks its keys, in insertion order
+            return _Items(ordered_keys(self, value, node))
         if isinstance(value, Static):
             obj = value.obj
             if isinstance(obj, range):
@@ -302,6 +305,8 @@ class IterationLowering:
                 r = RangeValue(em.const(obj.start, I64), em.const(obj.stop, I64), em.const(obj.step, I64),
                                1 if obj.step > 0 else -1)
                 return _Range(self, r)
+            if isinstance(obj, dict):  # a dict known while lowering: its keys
+                return _Items(tuple(Static(k) for k in obj))
             if isinstance(obj, (tuple, list)):
                 origin = value.origin
                 return _Items(tuple(self._static_value(Static(o, origin and origin.item(i)), node)

@@ -21,6 +21,7 @@ from xdsl.ir import SSAValue
 
 from irad import numerics
 from irad.frontend.emitter import Emitter
+from irad.ir.arith import RemFOp
 from irad.ir.builder import float_op
 from irad.ir.types import F64, I64, is_float
 
@@ -101,6 +102,27 @@ def _factorial(em: Emitter, args: Sequence[SSAValue]) -> SSAValue:
     return em.op(tensor.ExtractOp(table, [index], I64))
 
 
+def _float_test(predicate: str, against: float | None) -> Emit:
+    """math.isnan/isinf/isfinite: a comparison (of |x| with inf; NaN: unordered with itself)."""
+
+    def emit(em: Emitter, args: Sequence[SSAValue]) -> SSAValue:
+        x = em.to_float(args[0])
+        if against is None:
+            return em.op(arith.CmpfOp(x, x, predicate))
+        return em.op(arith.CmpfOp(em.op(mathd.AbsFOp(x)), em.const(against, x.type), predicate))
+
+    return emit
+
+
+def fmod_domain(em: Emitter, args: Sequence[SSAValue], result: SSAValue) -> SSAValue:
+    """Where Python's math.fmod raises ValueError (math domain error): C's fmod
+    gives NaN from operands that are not NaN (y == 0, or x infinite)."""
+    x, y = (em.to_float(a) for a in args)
+    number = em.op(arith.CmpfOp(result, result, "ord"))
+    nan_operand = em.op(arith.OrIOp(em.op(arith.CmpfOp(x, x, "uno")), em.op(arith.CmpfOp(y, y, "uno"))))
+    return em.op(arith.OrIOp(number, nan_operand))
+
+
 # callable -> (accepted argument counts, emitter)
 OPS: dict[object, tuple[tuple[int, ...], Emit]] = {
     math.sin: ((1,), _unary_float(mathd.SinOp)),
@@ -134,7 +156,17 @@ OPS: dict[object, tuple[tuple[int, ...], Emit]] = {
     builtins.int: ((1,), _int),
     builtins.pow: ((2,), _pow),
     math.factorial: ((1,), _factorial),
+    math.isnan: ((1,), _float_test("uno", None)),
+    math.isinf: ((1,), _float_test("oeq", math.inf)),
+    math.isfinite: ((1,), _float_test("olt", math.inf)),
+    math.copysign: ((2,), _binary_float(mathd.CopySignOp)),
+    math.fmod: ((2,), _binary_float(RemFOp)),  # C's fmod: the sign of x, as Python's
 }
+
+# The callables above that Python refuses for some arguments: the condition
+# that holds where it does not, and the message of Python's error (the call
+# site checks it at run time, as for int conversions).
+DOMAINS = {math.fmod: (fmod_domain, "math domain error (math.fmod(x, y) with y == 0 or x infinite)")}
 
 # The callables above that take an int only, and the range the call site
 # checks it is in: (lowest, message below it, highest, message above it).

@@ -35,7 +35,7 @@ from irad.ir import builder, printing
 from irad.ir.symbols import fresh_symbol, value_name
 from irad.ir.metadata import NAME
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
-from irad.frontend import held_ints, integers, joins, number_joins, numpy_scalars, primitives
+from irad.frontend import containers, contexts, held_ints, integers, joins, number_joins, numpy_scalars, primitives
 from irad.frontend.emitter import Emitter
 from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.globals import CLOSURE, DEFAULT, Global, HiddenArguments, HiddenGlobals, is_hidden
@@ -76,7 +76,6 @@ MAX_UNROLLED_POWER = 64
 UNSUPPORTED_STATEMENTS = {
     ast.Try: ("a `try` statement", "exceptions cannot be differentiated; remove it"),
     ast.Raise: ("a `raise` statement", "exceptions cannot be differentiated; remove it"),
-    ast.With: ("a `with` statement", "remove it"),
     ast.Import: ("an `import` inside the function", "import at module level"),
     ast.ImportFrom: ("an `import` inside the function", "import at module level"),
     ast.ClassDef: ("a class definition", "define it at module level"),
@@ -109,6 +108,8 @@ class ModuleLowering:
         self.hidden_globals = hidden_globals
         self._globals: dict[str, tuple[Global, ...]] = {}  # function symbol -> its hidden globals
         self._results: dict[str, Tree] = {}  # function symbol -> the tree of its results
+        # function symbol -> per result, is it a new array of its own (views.Views.own_results)
+        self.own_results: dict[str, tuple[bool, ...]] = {}
         self.held_ints: dict[str, held_ints.Summary] = {}  # function symbol -> its ints held as floats
         self._functions: dict[tuple[object, tuple[Attribute, ...]], func.FuncOp] = {}
         # functions being lowered -> (symbol, input types, assumed result types) of
@@ -344,6 +345,7 @@ class ModuleLowering:
         self._symbols.discard(op.sym_name.data)
         self._globals.pop(op.sym_name.data, None)
         self._results.pop(op.sym_name.data, None)
+        self.own_results.pop(op.sym_name.data, None)
         op.detach()
         op.erase(safe_erase=False)
 
@@ -438,7 +440,7 @@ def flatten_arguments(fn, args: tuple, where: Callable[[], str] | None = None) -
         leaves += found
         trees.append(tree)
     kinds = tuple(numpy_scalars.of_argument(leaf) for leaf in leaves)
-    return leaves, pytrees.Arguments(tuple, tuple(range(len(trees))), tuple(trees), kinds)
+    return leaves, pytrees.Arguments(tuple, tuple(range(len(trees))), tuple(trees), kinds=kinds)
 
 
 def signature_of(fn, args: tuple) -> Node:
@@ -495,6 +497,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
                 "end the function with a `return`",
             )
         results, self.result_tree = self._flatten_return(self.env.get(VALUE) if returned else None, tree)
+        self.owner.own_results[self.name_and_target[0]] = self.arrays.views.own_results(results)
         self.em.op(builder.return_op(*results))
         held = held_ints.check(self.block, self.arrays.held_ints)  # ints held as floats: not written into
         number_joins.check(self.block)  # numbers that joins hold as arrays: used only where exact
@@ -634,7 +637,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         converted = [self.runtime_values(v, node, arrays) for v in items]
         if all(a is b for a, b in zip(items, converted)):
             return value
-        return make_value(tree.cls, tree.keys, converted)
+        return make_value(tree.cls, tree.keys, converted, tree.order)
 
     @staticmethod
     def is_number(obj) -> bool:
@@ -680,6 +683,12 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
                 type(stmt), (f"a `{type(stmt).__name__}` statement", SUBSET_HINT)
             )
             raise self.src.error(stmt, f"{what} is not supported", hint)
+
+    def stmt_With(self, stmt: ast.With) -> None:
+        """`with np.errstate(...):` its body, as if the `with` were not there (contexts.py)."""
+        for item in stmt.items:
+            contexts.enter(self, stmt, item)
+        self.run_statements(stmt.body)
 
     def assign(self, target: ast.expr, value: Value) -> None:
         if isinstance(target, ast.Name):
@@ -833,6 +842,8 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
             return self.arrays.attribute(base, node.attr, node)
         if isinstance(base, (RecordValue, MappingValue)) and base.cls is not dict:
             return self._field(base, node)
+        if isinstance(base, MappingValue):  # d.items(), d.get(k)
+            return containers.dict_attribute(self, base, node)
         if not isinstance(base, Static):
             raise self.src.error(
                 node, f"attribute access `.{node.attr}` on a runtime value is not supported"
@@ -918,9 +929,9 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
             return index_concatenate(self.arrays, base.obj, node.slice, node)
         if not isinstance(base, tuple):
             raise self.src.error(node, f"indexing into {_kind(base)} is not supported")
-        index = _static_index(node.slice)
-        if index is None:
-            raise self.src.error(node, "tuples and lists can only be indexed with constant integers or slices")
+        index = self._sequence_index(node)
+        if isinstance(index, SSAValue):  # an int known at run time: (a, b, c)[i]
+            return containers.item_at(self, base, index, node)
         try:
             item = base[index]
         except IndexError:
@@ -930,9 +941,10 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
     def _static_item(self, base: Static, node: ast.Subscript) -> Value:
         """An item of a tuple, list or dict known while lowering (a shape, a
         global); an array found there is a hidden argument."""
-        index = _static_index(node.slice) if not isinstance(base.obj, dict) else self._key(node.slice, "a dict index")
-        if index is None:
-            raise self.src.error(node, "tuples and lists can only be indexed with constant integers or slices")
+        index = self._sequence_index(node) if not isinstance(base.obj, dict) else self._key(node.slice, "a dict index")
+        if isinstance(index, SSAValue):  # x.shape[i], an item of a global tuple at a run-time i
+            items = [Static(o, base.origin and base.origin.item(k)) for k, o in enumerate(base.obj)]
+            return containers.item_at(self, ListValue(items) if isinstance(base.obj, list) else tuple(items), index, node)
         try:
             item = base.obj[index]
         except (IndexError, KeyError):
@@ -940,6 +952,27 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         if isinstance(index, slice):
             return Static(item)
         return Static(item, base.origin and base.origin.item(index))
+
+    def _sequence_index(self, node: ast.Subscript) -> int | slice | SSAValue:
+        """The index of a tuple or list: an int or slice known while lowering, or
+        an int known only at run time (an SSA value)."""
+        index = _static_index(node.slice)
+        if index is not None:
+            return index
+        if isinstance(node.slice, ast.Slice):  # t[1:n] with n known while lowering (a shape, len)
+            parts = [None if p is None else known_value(self.expr(p)) for p in
+                     (node.slice.lower, node.slice.upper, node.slice.step)]
+            if any(p is not None and (not p[0] or type(p[1]) is not int) for p in parts):
+                raise self.src.error(node, "a slice of a tuple or list needs int bounds known while lowering",
+                                     "slice with constants or shapes")
+            return slice(*(None if p is None else p[1] for p in parts))
+        value = self.expr(node.slice)
+        known, index = known_value(value)
+        if not known:
+            return self.as_number(value, node.slice)
+        if type(index) not in (int, bool):
+            raise self.src.error(node, f"tuple and list indices must be integers or slices, got {_kind(value)}")
+        return int(index)
 
     def expr_UnaryOp(self, node: ast.UnaryOp) -> Value:
         operand = self.expr(node.operand)
@@ -1326,6 +1359,9 @@ def _fold_floats(op: ast.operator, a: SSAValue, b: SSAValue) -> float | None:
 def _static_compare(op: ast.cmpop, left: Value, right: Value) -> Static | None:
     """A comparison decided while lowering: of two known values, `is` against a
     known object (a run-time number is never None), `in` a known tuple."""
+    if isinstance(op, (ast.In, ast.NotIn)) and containers.contains(left, right) is not None:  # k in d
+        found = containers.contains(left, right).obj
+        return Static(found == isinstance(op, ast.In))
     if isinstance(op, (ast.Is, ast.IsNot)):
         if isinstance(left, Static) and isinstance(right, Static):
             same = left.obj is right.obj

@@ -173,10 +173,13 @@ def _dstack(al, node, tup):
 
 @numpy_function(np.column_stack, params=("tup",))
 def _column_stack(al, node, tup):
+    """1-d arrays become columns (n, 1), numbers (1, 1), as numpy's
+    `array(v, ndmin=2).T`; 2-d arrays join as they are."""
     items = []
     for v in _sequence(al, tup, node):
         x = _tensor(al, v, node)
-        items.append(T.reshape(al.em, x, (T.shape(x)[0], 1)) if len(T.shape(x)) < 2 else x)
+        dims = T.shape(x)
+        items.append(T.reshape(al.em, x, (*dims, 1) if len(dims) == 1 else (1, 1)) if len(dims) < 2 else x)
     return _join(al, items, 1, node)
 
 

@@ -21,6 +21,8 @@ checks the two agree.
 from __future__ import annotations
 
 import ast
+import functools
+import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -77,3 +79,54 @@ def numpy_name(fn) -> str:
 def numpy_functions() -> list[str]:
     """The rule-table names (`numpy.var`, ...) of the numpy functions irad lowers."""
     return sorted({target_key(fn) for fn in NUMPY if not isinstance(fn, str)})
+
+
+# numpy's methods that have no numpy function (their signatures, as numpy documents them)
+# (parameter names, the array first; numpy's defaults)
+_METHOD_PARAMETERS = {
+    "ndarray.astype": (("x", "dtype", "order", "casting", "subok", "copy"),
+                       {"order": "K", "casting": "unsafe", "subok": True, "copy": True}),
+    "ndarray.flatten": (("a", "order"), {"order": "C"}),
+}
+_NO_DEFAULT = inspect.Parameter.empty
+
+
+@functools.cache
+def numpy_signature(fn) -> NumpySignature | None:
+    """numpy's own parameters of `fn` (None where Python cannot tell them): what
+    a call may pass, for the messages about what irad does not take."""
+    if isinstance(fn, str):
+        if fn not in _METHOD_PARAMETERS:
+            return None
+        names, defaults = _METHOD_PARAMETERS[fn]
+        return NumpySignature(names, names, defaults, False)
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    positional = tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+    named = tuple(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+    defaults = {p.name: p.default for p in params if p.default is not _NO_DEFAULT and _plain(p.default)}
+    variadic = any(p.kind == p.VAR_POSITIONAL for p in params)
+    return NumpySignature(positional, named, defaults, variadic)
+
+
+def _plain(value) -> bool:
+    """A default a call can spell (None, a number, a str), not numpy's <no value> marker."""
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
+@dataclass(frozen=True)
+class NumpySignature:
+    positional: tuple[str, ...]  # the parameters a call may pass by position, in order
+    named: tuple[str, ...]  # those it may pass by keyword
+    defaults: dict  # name -> numpy's default, where it is a plain value
+    variadic: bool  # it takes *args
+
+    def is_default(self, name: str, value) -> bool:
+        """Is `value` (known while lowering) numpy's default for `name`? Then
+        passing it changes nothing, and irad can take it without supporting it."""
+        if name not in self.defaults:
+            return False
+        default = self.defaults[name]
+        return type(value) is type(default) and value == default if default is not None else value is None

@@ -23,7 +23,7 @@ import numpy as np
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 
-from irad.base.pytrees import NONE, Node, is_namedtuple_class
+from irad.base.pytrees import NONE, Node, dict_order, is_namedtuple_class
 from irad.ir.isa import isa
 from irad.ir.symbols import value_name
 from irad.ir.types import F32, is_bool, is_float, is_int, is_tensor
@@ -80,10 +80,13 @@ class RecordValue(tuple):
 @dataclass(frozen=True, eq=False)
 class MappingValue:
     """A dict (str keys) or a dataclass instance in a program: its keys and values,
-    in the order they were written (a dict flattens by sorted key)."""
+    in the order they were written (a dict flattens by sorted key). A dict whose
+    paths into a branch inserted its keys in different orders is not `ordered`:
+    Python's order depends on the path, so irad refuses to iterate it."""
 
     cls: type
     items: tuple  # ((key, value), ...)
+    ordered: bool = True
 
     def get(self, key: str, default=None):
         for k, v in self.items:
@@ -112,15 +115,19 @@ def value_node(value) -> tuple[Node, tuple] | None:
         cls = value.cls if isinstance(value, ListValue) else tuple
         return Node(cls, tuple(range(len(value))), ()), tuple(value)
     if isinstance(value, MappingValue):
-        keys = tuple(sorted(value.keys())) if value.cls is dict else value.keys()
-        return Node(value.cls, keys, ()), tuple(value.get(k) for k in keys)
+        if value.cls is not dict:
+            return Node(value.cls, value.keys(), ()), tuple(v for _, v in value.items)
+        keys = tuple(sorted(value.keys()))
+        order = dict_order(value.keys()) if value.ordered else None
+        return Node(dict, keys, (), order), tuple(value.get(k) for k in keys)
     if value is None or (isinstance(value, Static) and value.obj is None):
         return NONE, ()
     return None
 
 
-def make_value(cls: type, keys: tuple, items: list):
-    """A program value of class `cls` holding `items` under `keys`."""
+def make_value(cls: type, keys: tuple, items: list, order: tuple | None = ()):
+    """A program value of class `cls` holding `items` under `keys` (a dict's
+    inserted in `order`, if given; None: an order that depends on the path)."""
     if cls is NONE.cls:
         return Static(None)
     if cls is tuple:
@@ -129,7 +136,41 @@ def make_value(cls: type, keys: tuple, items: list):
         return ListValue(items)
     if is_namedtuple_class(cls):
         return RecordValue(items, cls)
-    return MappingValue(cls, tuple(zip(keys, items)))
+    pairs = tuple(zip(keys, items))
+    if order:
+        found = dict(pairs)
+        pairs = tuple((k, found[k]) for k in order)
+    return MappingValue(cls, pairs, order is not None)
+
+
+def mark_orders(joined, *paths):
+    """`joined`, the value a join rebuilt from one path's, with each dict in it
+    whose keys the `paths` inserted in different orders no longer `ordered`."""
+    if isinstance(joined, MappingValue):
+        found = [p for p in paths if isinstance(p, MappingValue)]
+        same = all(p.ordered for p in found) and len({p.keys() for p in found}) <= 1
+        items = tuple((k, mark_orders(v, *(p.get(k) for p in found))) for k, v in joined.items)
+        if same and all(a is b for (_, a), (_, b) in zip(items, joined.items)):
+            return joined
+        return MappingValue(joined.cls, items, joined.ordered and same)
+    if isinstance(joined, tuple):
+        found = [p for p in paths if isinstance(p, tuple) and len(p) == len(joined)]
+        items = [mark_orders(v, *(p[i] for p in found)) for i, v in enumerate(joined)]
+        if all(a is b for a, b in zip(items, joined)):
+            return joined
+        node, _ = value_node(joined)
+        return make_value(node.cls, node.keys, items)
+    return joined
+
+
+def same_orders(a, b) -> bool:
+    """Do the dicts in two values of one structure have their keys in one order?"""
+    if isinstance(a, MappingValue) and isinstance(b, MappingValue):
+        return a.keys() == b.keys() and a.ordered == b.ordered and all(
+            same_orders(x, b.get(k)) for k, x in a.items)
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return all(same_orders(x, y) for x, y in zip(a, b))
+    return True
 
 
 def python_class(value) -> type | None:

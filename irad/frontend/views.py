@@ -318,14 +318,37 @@ class Views:
                     "so this is rejected rather than differentiated differently from numpy)")
         if kind == OPAQUE:
             return (f"in-place write to '{name}', which may be a view of another array",
-                    "irad cannot see what a function call or a conditional expression returns; "
-                    f"write to a fresh array: {name} = np.copy(...)")
+                    "a function's result is writable where the function returns a new array of its own "
+                    "(not an argument, a global, a view of one, or an array it returns twice); irad cannot "
+                    f"tell which array a conditional expression gives; copy it first: {name} = np.copy({name})")
         shared = {value} | {self.env.get(n) for n in group}
         for k, v in self.env.items():
             if isinstance(v, tuple) and any(self._reaches(e, shared) for e in v):
                 return (f"in-place write to '{name}', whose array the tuple '{k}' also holds",
                         "unpack the tuple into names, or copy the array with np.copy")
         return None
+
+    def own_results(self, leaves) -> tuple[bool, ...]:
+        """Per leaf a function returns: is it an array of its own (one it created,
+        whole, not a view), whose array no other leaf shares? Its caller may then
+        write into it, as into an array it created (numpy's result is that new array)."""
+        places = [self._place(v) if is_array(v) else None for v in leaves]
+        bases = [p[0] for p in places if p is not None]
+        return tuple(
+            place is not None and v in self.al.fresh and place[1] and bases.count(place[0]) == 1
+            for v, place in zip(leaves, places)
+        )
+
+    def _place(self, value: SSAValue) -> tuple[object, bool]:
+        """(the array `value` lives in, and whether it is all of an array the function made)."""
+        holder, root, steps = self._walk(value)
+        member = self.table.members.get(holder)
+        if member is not None:
+            whole = not member.chain and not steps and self.table.origins[member.base][0] == FRESH
+            return member.base, whole
+        if holder is not None and holder.startswith(BASE):
+            return holder, not steps and self.table.origins[holder][0] == FRESH
+        return ("value", id(root)), not steps
 
     def _reaches(self, value, targets) -> bool:
         while value is not None:
