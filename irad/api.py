@@ -2,7 +2,8 @@
 
 Each transformation lowers the function for the example arguments' types,
 runs `irad-differentiate`, `irad-lower-tape` and `irad-optimize`, and compiles
-the result with the chosen backend ("python" by default, "native" or "iree"). Compiled code is cached
+the result with the chosen backend ("python", "native" or "iree"; by default
+irad.config's `backend`, "python" unless set). Compiled code is cached
 per function, argument signature (the arguments' pytree structure and their
 leaves' types: irad/arguments.py), backend (and IREE target) and rule-table version, so a rule
 edit forces a recompile, and per dtype and shape of the global arrays the
@@ -30,6 +31,7 @@ from irad.arguments import (
     ranges,
 )
 from irad.backends import Backend, check_backend, compile_for
+from irad.base import config
 from irad.backends.entry import ArrayKind, EntryPlan
 from irad.backends.entry import generic as generic_entry
 from irad.compiled import Compiled, cached, current, run_compiled, variant
@@ -231,7 +233,7 @@ def grad(
     *,
     has_aux: bool = False,
     checkpoint: bool = False,
-    backend: str = "python",
+    backend: str | None = None,
     iree_target: str | None = None,
     iree_device: str | None = None,
 ) -> _GradFunction:
@@ -244,14 +246,15 @@ def grad(
     returns `(gradient, aux)`; aux (any pytree) is not differentiated.
     `checkpoint=True` makes loops store only each iteration's inputs and
     recompute the body in the reverse sweep (less memory, more time; see
-    docs/control-flow.md). `backend="native"` runs machine code compiled by
+    docs/control-flow.md). `backend` defaults to irad.config's `backend`
+    ("python" unless set). `backend="native"` runs machine code compiled by
     upstream MLIR 22 and llvmlite, `backend="iree"` code compiled by IREE for
     `iree_target` ("llvm-cpu" by default, or "cuda", "rocm", "vulkan-spirv")
     run on `iree_device` (see docs/backends.md). Global arrays `f`
     reads are read at each call and never differentiated (see
     docs/python-subset.md).
     """
-    backend = check_backend(backend, iree_target, iree_device)
+    backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
     return _GradFunction(f, argnums, False, checkpoint, backend, has_aux)
 
 
@@ -261,13 +264,13 @@ def value_and_grad(
     *,
     has_aux: bool = False,
     checkpoint: bool = False,
-    backend: str = "python",
+    backend: str | None = None,
     iree_target: str | None = None,
     iree_device: str | None = None,
 ) -> _GradFunction:
     """Like `grad`, returning `(f(*args), gradient)`; with has_aux,
     `((value, aux), gradient)`."""
-    backend = check_backend(backend, iree_target, iree_device)
+    backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
     return _GradFunction(f, argnums, True, checkpoint, backend, has_aux)
 
 
@@ -277,7 +280,7 @@ grad._irad_transform = value_and_grad._irad_transform = True
 
 # ---- vjp --------------------------------------------------------------------------
 def vjp(
-    f: Callable, *primals, has_aux: bool = False, backend: str = "python", iree_target: str | None = None,
+    f: Callable, *primals, has_aux: bool = False, backend: str | None = None, iree_target: str | None = None,
     iree_device: str | None = None,
 ):
     """`(out, pullback)`: `pullback(cotangent)` returns a tuple with one
@@ -289,7 +292,7 @@ def vjp(
     and vjp returns `(out, pullback, aux)`; aux is not differentiated.
     `backend` (and the IREE options) as for `grad`.
     """
-    backend = check_backend(backend, iree_target, iree_device)
+    backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
     leaves, signature = arguments(f, primals)
     types = leaf_types(signature)
     compiled, hidden = vjp_compiled(f, signature, has_aux, backend)
@@ -341,7 +344,7 @@ def jvp(
     tangents: Sequence,
     argnums=None,
     *,
-    backend: str = "python",
+    backend: str | None = None,
     iree_target: str | None = None,
     iree_device: str | None = None,
 ):
@@ -353,7 +356,7 @@ def jvp(
     structure of the output, with None for int or bool results. `backend`
     (and the IREE options) as for `grad`.
     """
-    backend = check_backend(backend, iree_target, iree_device)
+    backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
     for what, given_values in (("primals", primals), ("tangents", tangents)):
         if not isinstance(given_values, (tuple, list)):
             raise error_at(

@@ -34,6 +34,7 @@ from xdsl.ir import Attribute, Block, SSAValue
 from irad.api import grad
 from irad.arguments import arguments, error_at, float_leaves, gradient_structure, name_of, normalise_argnums
 from irad.backends import Backend, check_backend, compile_for
+from irad.base import config
 from irad.compiled import Compiled, cached, run_compiled
 from irad.frontend.globals import HiddenGlobals
 from irad.frontend.lowering import as_signature
@@ -258,33 +259,35 @@ def _reverse_entries(module, name, block: Block, wrt, n_out: int, has_aux: bool)
 
 
 def jacfwd(
-    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str = "python",
+    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str | None = None,
     iree_target: str | None = None, iree_device: str | None = None,
 ) -> _JacobianFunction:
     """The Jacobian of `f` with respect to `argnums`, by forward mode. With
     has_aux=True, f returns `(out, aux)` and the call `(jacobian, aux)`.
     `backend` (and the IREE options) as for `irad.grad`."""
-    return _JacobianFunction(f, argnums, "jacfwd", check_backend(backend, iree_target, iree_device), has_aux)
+    backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
+    return _JacobianFunction(f, argnums, "jacfwd", backend, has_aux)
 
 
 def jacrev(
-    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str = "python",
+    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str | None = None,
     iree_target: str | None = None, iree_device: str | None = None,
 ) -> _JacobianFunction:
     """The Jacobian of `f` with respect to `argnums`, by reverse mode. With
     has_aux=True, f returns `(out, aux)` and the call `(jacobian, aux)`.
     `backend` (and the IREE options) as for `irad.grad`."""
-    return _JacobianFunction(f, argnums, "jacrev", check_backend(backend, iree_target, iree_device), has_aux)
+    backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
+    return _JacobianFunction(f, argnums, "jacrev", backend, has_aux)
 
 
 def hessian(
-    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str = "python",
+    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str | None = None,
     iree_target: str | None = None, iree_device: str | None = None,
 ) -> _JacobianFunction:
     """The Hessian of `f` (which returns one float): jacfwd(grad(f)), forward
     over reverse. With has_aux=True, f returns `(value, aux)` and the call
     `(hessian, aux)`."""
-    backend = check_backend(backend, iree_target, iree_device)
+    backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
     return jacfwd(grad(f, argnums, has_aux=has_aux), argnums, has_aux=has_aux, backend=backend)
 
 

@@ -21,14 +21,14 @@ depth of a call tree; the optimiser would inline their generated functions
 anyway).
 
 Callbacks in `AFTER_PASS` see the module after every pass (the test suite
-parses each one with upstream mlir-opt there); with IRAD_VERIFY=1, or
-`VERIFY = True`, the module is verified at the end of each pipeline.
+parses each one with upstream mlir-opt there); with the switch `verify` on
+(irad.config; the tests turn it on), the module is verified at the end of
+each pipeline.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable
 
 from xdsl.context import Context
@@ -40,6 +40,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from xdsl.ir import SSAValue
 from xdsl.rewriter import Rewriter
 
+from irad.base import config
 from irad.arguments import error_at, float_leaves, gradient_structure, name_of
 from irad.frontend import lower_function
 from irad.frontend.lowering import as_signature
@@ -57,10 +58,6 @@ from irad.passes.ad.rule_ir import rule_key
 from irad.rules import default_table
 from irad.rules.keys import target_key
 from irad.universe import IRAD_UNIVERSE
-
-# Verify every module a pipeline leaves (IRAD_VERIFY=1; the tests set it). Off by
-# default: a whole-module verify is a tenth of compile time on large call trees.
-VERIFY = os.environ.get("IRAD_VERIFY") == "1"
 
 # callback(pass_that_ran, module, last): called after every pass of every pipeline
 AFTER_PASS: list[Callable[[ModulePass, ModuleOp, bool], None]] = []
@@ -123,17 +120,17 @@ def run(module: ModuleOp, spec: str) -> None:
     """Run the pipeline `spec` (pass names, as `irad-opt -p` takes them) on `module`."""
     if spec:
         pipeline(spec).apply(context(), module)
-    if VERIFY:
+    if config.read("verify"):
         module.verify()
 
 
 def lowered(f, signature, table=None) -> tuple[ModuleOp, str, HiddenGlobals, Tree]:
     """The frontend's module of `f` for `signature` (the tree of its arguments),
-    verified when VERIFY is on (the tests), so invalid IR from the frontend
+    verified when `verify` is on (the tests), so invalid IR from the frontend
     fails where it is built; its entry's name, the global arrays it takes after
     the signature's leaves and the tree of its results."""
     module, name, hidden, results = lower_function(f, signature, default_table() if table is None else table)
-    if VERIFY:
+    if config.read("verify"):
         module.verify()
     return module, name, hidden, results
 

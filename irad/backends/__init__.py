@@ -16,19 +16,13 @@ backend and target.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from irad.backends.python.translate import CompiledModule, compile_module
+from irad.base import config
 from irad.base.errors import BackendError
 
 BACKENDS = ("python", "native", "iree")
-
-# Native code compiles each function once: a callee called from several places
-# whose body has at least this many ops stays a function (irad-inline's
-# keep-shared) rather than being compiled again at every call site. 0 inlines
-# all, as the Python backend does; IRAD_NATIVE_KEEP_SHARED chooses another.
-NATIVE_KEEP_SHARED = 24
 
 
 @dataclass(frozen=True)
@@ -47,13 +41,12 @@ class Backend:
 
     @property
     def keep_shared(self) -> int:
-        """irad-inline's keep-shared for this backend's gradients (0: inline all)."""
-        if self.name != "native":
-            return 0
-        value = os.environ.get("IRAD_NATIVE_KEEP_SHARED", str(NATIVE_KEEP_SHARED))
-        if not value.isdigit():
-            raise BackendError(f"IRAD_NATIVE_KEEP_SHARED must be a count of ops (0 inlines all), not {value!r}")
-        return int(value)
+        """irad-inline's keep-shared for this backend's gradients (0: inline all).
+        Native code compiles each function once: a callee called from several
+        places whose body has at least `native_keep_shared` ops (irad.config)
+        stays a function rather than being compiled again at every call site;
+        the Python backend inlines all."""
+        return config.read("native_keep_shared") if self.name == "native" else 0
 
 
 def check_backend(
@@ -92,4 +85,4 @@ def compile_for(module, backend: Backend | str):
     return compile_module(module)
 
 
-__all__ = ["BACKENDS", "NATIVE_KEEP_SHARED", "Backend", "CompiledModule", "check_backend", "compile_for", "compile_module"]
+__all__ = ["BACKENDS", "Backend", "CompiledModule", "check_backend", "compile_for", "compile_module"]

@@ -20,7 +20,6 @@ recommended path there (docs/backends.md). Only `llvm-cpu` was verified.
 from __future__ import annotations
 
 import functools
-import os
 import re
 from collections.abc import Callable, Sequence
 
@@ -38,6 +37,7 @@ from xdsl.ir import Attribute
 
 from irad.backends.iree.forms import for_iree
 from irad.backends.iree.registers import hazards
+from irad.base import config
 from irad.base.errors import BackendError, RuntimeCheckError
 from irad.ir.callgraph import call_cycles
 
@@ -52,7 +52,7 @@ COMMON_FLAGS = ("--iree-input-demote-f64-to-f32=false",)
 # `local-sync` runs dispatches on the calling thread (no worker pool to
 # wake: lower latency for irad's many small calls; `iree_device="local-task"`
 # uses IREE's thread pool). The GPU targets compile with IREE's defaults and
-# are untested here (no GPU): IRAD_IREE_FLAGS adds flags such as
+# are untested here (no GPU): irad.config's `iree_flags` adds flags such as
 # `--iree-cuda-target=sm_80` or `--iree-hip-target=gfx942`.
 TARGETS: dict[str, tuple[tuple[str, ...], str]] = {
     "llvm-cpu": (("--iree-llvmcpu-link-embedded=false", "--iree-llvmcpu-target-cpu=host"), "local-sync"),
@@ -60,7 +60,6 @@ TARGETS: dict[str, tuple[tuple[str, ...], str]] = {
     "rocm": ((), "hip"),
     "vulkan-spirv": ((), "vulkan"),
 }
-EXTRA_FLAGS = "IRAD_IREE_FLAGS"
 
 
 def unavailable_reason() -> str | None:
@@ -90,8 +89,8 @@ def options(target: str | None, device: str | None) -> tuple[str, str]:
 
 
 def flags(target: str) -> list[str]:
-    """The compiler flags for `target` (and IRAD_IREE_FLAGS)."""
-    return [*COMMON_FLAGS, *TARGETS[target][0], *os.environ.get(EXTRA_FLAGS, "").split()]
+    """The compiler flags for `target` (and irad.config's `iree_flags`)."""
+    return [*COMMON_FLAGS, *TARGETS[target][0], *config.read("iree_flags").split()]
 
 
 # ---- compiling ----------------------------------------------------------------------
