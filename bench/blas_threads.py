@@ -1,7 +1,7 @@
 """Native gradients with irad's BLAS on one thread (the default), with large
 products split between the caller and irad's helper thread
 (native/split.py, the default; "split anywhere": with the helper free to
-run on the caller's CPU, as before IRAD_NATIVE_SPLIT_KEEP_OFF), and on every
+run on the caller's CPU, as before it was kept off), and on every
 core through OpenBLAS's own threads (irad's behaviour before), beside JAX-jit
 and the numpy primal (the function itself).
 
@@ -12,7 +12,7 @@ the helper's last chunk, that many time-stamp-counter cycles before sleeping
 (native_split.HELPER_SPIN and CALLER_SPIN, 0 by default).
 
 One process, the same gradient compiled twice: with products split
-(IRAD_NATIVE_SPLIT_PRODUCTS=1) and without (=0). The code without runs with
+(irad.config's native_split_products on) and without (off). The code without runs with
 irad's copy of OpenBLAS on one thread and on every core (switched between
 blocks of calls, irad.backends.native.lapack.set_threads); the split code with the
 helper kept off the caller's CPU and not (native_split.set_keep_off, between
@@ -46,7 +46,6 @@ from arrays import make_mlp  # noqa: E402
 from timing import in_turns, optional  # noqa: E402
 
 import irad  # noqa: E402
-from irad import compiled  # noqa: E402
 from irad.backends.native import lapack  # noqa: E402
 from irad.backends.native import split as native_split
 
@@ -64,13 +63,11 @@ def workloads() -> dict:
 
 def _gradient(make, args, argnums, split: bool):
     """The native gradient compiled with products split or not (the switch is
-    read when a module compiles: the in-memory cache is emptied for it)."""
-    os.environ[native_split.SWITCH] = "1" if split else "0"
-    compiled._CACHE.clear()
-    native = irad.grad(make(np), argnums, backend="native")
-    native(*args)
-    native.wait_optimised()
-    del os.environ[native_split.SWITCH]
+    read when a module compiles; the gradient keeps that code)."""
+    with irad.config.overriding(native_split_products=split):
+        native = irad.grad(make(np), argnums, backend="native")
+        native(*args)
+        native.wait_optimised()
     return native
 
 
@@ -115,8 +112,8 @@ def measure(make, args, argnums, jax, cores: int) -> tuple[dict[str, tuple[float
     after = native_split.counts()
     helper, caller = after.helper_chunks - before.helper_chunks, after.caller_chunks - before.caller_chunks
     lapack.set_threads(library, lapack.threads() or cores)
-    native_split.set_keep_off(native_split.keep_off())
-    native_split.set_blocks(native_split.blocks())
+    native_split.set_keep_off(True)  # the defaults
+    native_split.set_blocks(True)
     return row, helper / max(helper + caller, 1)
 
 

@@ -13,7 +13,8 @@ Three ways to compile `a @ b` natively, for square and MLP-shaped products:
 
 Each column is the median of 7 repeats of the native primal (the product
 and its result's allocation); numpy's `a @ b` is printed for reference.
-The crossover size where BLAS beats loops sets native_blas.MIN_FLOPS.
+The crossover size where BLAS beats loops sets the default of irad.config's
+`native_blas_min_flops`.
 
 With `--workloads`, the rows of `make bench` (bench/native.py) whose time
 goes into matrix products instead: the native gradient and primal with the
@@ -39,11 +40,10 @@ from xdsl.dialects import func  # noqa: E402
 
 import irad  # noqa: E402
 from irad.backends.native import compile as native  # noqa: E402
-from irad.backends.native import blas as native_blas
 
 # (M, N, K) tile of the vectorised variant; [8, 8, 8] was about the best of the
-# few tried ([4, 8, 1], [8, 8, 1], [4, 8, 4], [8, 8, 8]) at 64 and 256.
-TILE = os.environ.get("IRAD_BENCH_TILE", "8, 8, 8")
+# few tried ([4, 8, 1], [8, 8, 1], [4, 8, 4], [8, 8, 8]) at 64 and 256; $TILE chooses another.
+TILE = os.environ.get("TILE", "8, 8, 8")
 
 SCHEDULE = """
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
@@ -86,13 +86,12 @@ def compiled(variant: str, a, b):
     matmul = lambda x, y: x @ y  # noqa: E731
     module = irad.lower(matmul, a, b)
     (public,) = [op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp) and op.sym_visibility is None]
-    os.environ[native_blas.MIN_FLOPS_VARIABLE] = "0" if variant == "BLAS" else str(10**18)
     native.lower_to_llvm_ir = _vectorising if variant == "MLIR vector" else _real_lower
     try:
-        run = native.compile_module(module).function(public)
+        with irad.config.overriding(native_blas_min_flops=0 if variant == "BLAS" else 10**18):
+            run = native.compile_module(module).function(public)
     finally:
         native.lower_to_llvm_ir = _real_lower
-        del os.environ[native_blas.MIN_FLOPS_VARIABLE]
     (out,) = run(a, b)
     assert np.allclose(out, a @ b), variant
     return run
@@ -122,13 +121,12 @@ def workloads() -> None:
         jitted(*args)
         jax_time = median_seconds(lambda *a: [v.block_until_ready() for v in jitted(*a)], *args)
         times = {}
-        for variant, threshold in (("loops", 10**18), ("BLAS", native_blas.MIN_FLOPS)):
-            os.environ[native_blas.MIN_FLOPS_VARIABLE] = str(threshold)
-            f = make(np)  # a new function: irad compiles it again
-            grad = irad.grad(f, argnums, backend="native")
-            primal = rows.native_primal(f, args)
-            times[variant] = (median_seconds(grad, *args), median_seconds(primal, *args))
-        del os.environ[native_blas.MIN_FLOPS_VARIABLE]
+        for variant, threshold in (("loops", 10**18), ("BLAS", irad.config.default("native_blas_min_flops"))):
+            with irad.config.overriding(native_blas_min_flops=threshold):  # compiled at the first calls
+                f = make(np)
+                grad = irad.grad(f, argnums, backend="native")
+                primal = rows.native_primal(f, args)
+                times[variant] = (median_seconds(grad, *args), median_seconds(primal, *args))
         (lg, lp), (bg, bp) = times["loops"], times["BLAS"]
         cells = [label, f"{jax_time * 1e6:.0f}", f"{lg * 1e6:.0f}", f"{bg * 1e6:.0f}", f"{lg / jax_time:.2f}",
                  f"{bg / jax_time:.2f}", f"{lg / lp:.2f}", f"{bg / bp:.2f}"]

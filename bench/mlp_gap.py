@@ -9,7 +9,7 @@ the gradient with respect to all four weights) at batch 1024 and 4096:
 1. The whole gradient, native (irad's defaults: BLAS on one thread, products
    of 2**22 multiply-adds or more split with a helper thread, narrow ones in blocks, native/split.py;
    large loop nests split by rows with the same helper, native/split_loops.py; the same with the loops
-   unsplit, IRAD_NATIVE_SPLIT_LOOPS=0, and with libmvec's tanh; `--one-core` turns the split off with the second core) and
+   unsplit, irad.config's native_split_loops off; `--one-core` turns the split off with the second core) and
    JAX-jit: wall time and CPU time per call (getrusage, all threads), medians
    of 7 blocks taken in turns; then which of JAX's threads ran and their share
    of its CPU time (/proc/self/task, Linux).
@@ -17,13 +17,12 @@ the gradient with respect to all four weights) at batch 1024 and 4096:
    calls them (irad's OpenBLAS `cblas_dgemm` through ctypes, row-major, the
    same transpose flags) and as JAX-jit computes them, with GFLOP/s; and
    `sum(tanh(z))` over the (batch, 128) hidden layer (native: irad's compiled
-   code, libmvec's tanh; JAX: XLA's; a scalar result, so neither allocates an
-   array). CPU time, medians of 7 blocks in turns.
+   code, irad's own tanh, native/tanh_ir.py; JAX: XLA's; a scalar result, so
+   neither allocates an array). CPU time, medians of 7 blocks in turns.
 
-Since irad computes `tanh` in loops with its own code (native/tanh_ir.py), the
-whole gradient and `sum(tanh(z))` are also timed with libmvec's `tanh`
-(IRAD_NATIVE_TANH=libmvec, as before), in the same turns: the "libmvec tanh"
-columns, and "own / libmvec" is the ratio of the CPU times.
+(Earlier runs also timed both with libmvec's `tanh` in loops, through the
+switch IRAD_NATIVE_TANH=libmvec, since retired: docs/benchmarks.md keeps
+those tables.)
 
 `--jax-one-thread` reruns the whole in a child process with XLA's CPU backend
 on one thread (`XLA_FLAGS=--xla_cpu_multi_thread_eigen=false
@@ -50,12 +49,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # numpy's; before numpy load
 import numpy as np  # noqa: E402
 from arrays import make_mlp  # noqa: E402
 from native import _mlp_arguments, native_primal, prepare  # noqa: E402
-from timing import environment, in_turns, optional  # noqa: E402
+from timing import in_turns, optional  # noqa: E402
 
 import irad  # noqa: E402
 from irad.backends.native import lapack  # noqa: E402
-from irad.backends.native import split_loops as native_split_loops
-from irad.backends.native import vector_math
 
 ONE_THREAD = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
@@ -95,21 +92,19 @@ def whole(n: int, jax) -> None:
 
     args = _mlp_arguments(np.random.default_rng(1), n, 64, 128, 10)
 
-    def compiled_gradient(variables: dict[str, str]):
-        with environment(variables):  # native code reads its switches when a module is compiled
+    def compiled_gradient(**switches):
+        with irad.config.overriding(**switches):  # native code reads its switches when a module is compiled
             gradient = irad.grad(make_mlp(np), (0, 1, 2, 3), backend="native")
-            gradient(*args)
-            gradient.wait_optimised()  # the -O2 compile may read the switches too
+            gradient(*args)  # compiled now: the gradient keeps this code
+            gradient.wait_optimised()
         return gradient
 
-    native = compiled_gradient({})
-    unsplit = compiled_gradient({native_split_loops.SWITCH: "0"})  # loop nests on the calling thread alone
-    libmvec = compiled_gradient({vector_math.TANH_SWITCH: "libmvec"})  # libmvec's tanh, as before irad's own
+    native = compiled_gradient()
+    unsplit = compiled_gradient(native_split_loops=False)  # loop nests on the calling thread alone
     compiled = jax.jit(jax.grad(make_mlp(jnp), argnums=(0, 1, 2, 3)))
     run_jax = lambda *a: [v.block_until_ready() for v in compiled(*a)]  # noqa: E731
-    row = in_turns({"native": (native, args), "unsplit": (unsplit, args), "libmvec": (libmvec, args),
-                    "jax": (run_jax, args)})
-    (nw, nc), (uw, uc), (lw, lc), (jw, jc) = row["native"], row["unsplit"], row["libmvec"], row["jax"]
+    row = in_turns({"native": (native, args), "unsplit": (unsplit, args), "jax": (run_jax, args)})
+    (nw, nc), (uw, uc), (jw, jc) = row["native"], row["unsplit"], row["jax"]
     before, start, calls = _thread_ticks(), time.perf_counter(), 0
     while time.perf_counter() - start < 1.0:
         run_jax(*args)
@@ -119,9 +114,9 @@ def whole(n: int, jax) -> None:
     ran = [(ticks, name) for ticks, name in ran if ticks > 0]
     total = sum(ticks for ticks, _ in ran) or 1
     shares = ", ".join(f"{name} {ticks / total:.0%}" for ticks, name in reversed(ran))
-    print(f"| {n} | {nw * 1e6:.0f} | {uw * 1e6:.0f} | {lw * 1e6:.0f} | {jw * 1e6:.0f} | {nw / jw:.2f} | {uw / jw:.2f} "
-          f"| {lw / jw:.2f} | {nc * 1e6:.0f} | {uc * 1e6:.0f} | {lc * 1e6:.0f} | {jc * 1e6:.0f} | {nc / jc:.2f} "
-          f"| {nc / uc:.2f} | {nc / lc:.2f} | {len(ran)}: {shares} |")
+    print(f"| {n} | {nw * 1e6:.0f} | {uw * 1e6:.0f} | {jw * 1e6:.0f} | {nw / jw:.2f} | {uw / jw:.2f} "
+          f"| {nc * 1e6:.0f} | {uc * 1e6:.0f} | {jc * 1e6:.0f} | {nc / jc:.2f} "
+          f"| {nc / uc:.2f} | {len(ran)}: {shares} |")
 
 
 def parts(n: int, jax) -> None:
@@ -148,20 +143,12 @@ def parts(n: int, jax) -> None:
         print(f"| {n} | {label} ({m}×{out.shape[1]}×{k}) | {bc * 1e6:.0f} | {flops / bc / 1e9:.1f} | "
               f"{jc * 1e6:.0f} | {flops / jc / 1e9:.1f} |")
     z = x @ w1
-
-    def compiled_sum(variables: dict[str, str]):
-        with environment(variables):
-            tanh = native_primal(sum_of_tanh, (z,))  # a scalar: no result array to allocate
-            tanh(z)
-            tanh.native_module.wait_optimised()  # -O2 code, vectorised
-        return tanh
-
-    tanh, libmvec = compiled_sum({}), compiled_sum({vector_math.TANH_SWITCH: "libmvec"})
+    tanh = native_primal(sum_of_tanh, (z,))  # a scalar: no result array to allocate
+    tanh(z)
+    tanh.native_module.wait_optimised()  # -O2 code, vectorised
     jitted = jax.jit(lambda v: jnp.sum(jnp.tanh(v)))
-    row = in_turns({"native": (tanh, (z,)), "jax": (lambda v: jitted(v).block_until_ready(), (jnp.asarray(z),)),
-                    "libmvec": (libmvec, (z,))})
+    row = in_turns({"native": (tanh, (z,)), "jax": (lambda v: jitted(v).block_until_ready(), (jnp.asarray(z),))})
     print(f"| {n} | sum(tanh(z)) ({n}×128) | {row['native'][1] * 1e6:.0f} | – | {row['jax'][1] * 1e6:.0f} | – |")
-    print(f"| {n} | sum(tanh(z)), libmvec's tanh | {row['libmvec'][1] * 1e6:.0f} | – | {row['jax'][1] * 1e6:.0f} | – |")
 
 
 def sum_of_tanh(v):
@@ -192,11 +179,11 @@ def main() -> None:
     prepare(jax)
     print(f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}, irad's BLAS threads: {lapack.get_threads(lapack.find())}, "
           f"cores: {sorted(os.sched_getaffinity(0))}")
-    print("| batch | native wall µs | loops unsplit wall µs | libmvec tanh wall µs | JAX wall µs | native / JAX, wall "
-          "| unsplit / JAX, wall | libmvec tanh / JAX, wall | native CPU µs | loops unsplit CPU µs | libmvec tanh CPU µs "
-          "| JAX CPU µs | native / JAX, CPU | native / unsplit, CPU | native / libmvec tanh, CPU "
+    print("| batch | native wall µs | loops unsplit wall µs | JAX wall µs | native / JAX, wall "
+          "| unsplit / JAX, wall | native CPU µs | loops unsplit CPU µs "
+          "| JAX CPU µs | native / JAX, CPU | native / unsplit, CPU "
           "| JAX's threads that ran: share of its CPU time |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for n in (1024, 4096):
         whole(n, jax)
     print()

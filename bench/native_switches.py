@@ -3,10 +3,11 @@
 Run: .venv/bin/python bench/native_switches.py [--rounds 40] [ROW ...]
 
 The two mechanisms (docs/backends/native.md): LLVM told not to vectorise through
-gathers and scatters (`IRAD_NATIVE_TUNING`, llvm_jit.TUNING; "" lets LLVM
-choose for this CPU), and expensive producers materialised before the
-consumers that broadcast them (`IRAD_NATIVE_MATERIALISE`,
-native_fusion.materialise_before_broadcasts). For each row of
+gathers and scatters (irad.config's `native_tuning`, by default; "" lets
+LLVM choose for this CPU), and expensive producers materialised before the
+consumers that broadcast them (native_fusion.materialise_before_broadcasts,
+replaced by a no-op here to turn it off: its switch, IRAD_NATIVE_MATERIALISE,
+is retired). For each row of
 bench/native.py (substrings of their labels select some), the gradient and
 the primal are compiled once per configuration: both off (as before), each
 alone, both on (the default). All are then timed in interleaved rounds of
@@ -29,26 +30,32 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import irad  # noqa: E402
-from irad.backends.native import llvm_jit  # noqa: E402
-from irad.backends.native import compile as native
+from irad.backends.native import compile as native  # noqa: E402
 from irad.backends.native import fusion as native_fusion
 from native import WORKLOADS, native_primal  # noqa: E402
-from timing import environment, interleaved_samples, low, optimised, optional  # noqa: E402
+from timing import interleaved_samples, low, optimised, optional  # noqa: E402
 
-CONFIGURATIONS = {  # name -> (IRAD_NATIVE_TUNING, IRAD_NATIVE_MATERIALISE)
-    "both off (before)": ("", "0"),
-    "no gathers only": (llvm_jit.TUNING, "0"),
-    "materialise only": ("", "1"),
-    "both on (default)": (llvm_jit.TUNING, "1"),
+TUNING = irad.config.default("native_tuning")
+CONFIGURATIONS = {  # name -> (native_tuning, materialised before broadcasts)
+    "both off (before)": ("", False),
+    "no gathers only": (TUNING, False),
+    "materialise only": ("", True),
+    "both on (default)": (TUNING, True),
 }
 SAMPLE_SECONDS = 0.002
 
 
-def _configured(tuning: str, materialise: str, build):
-    with environment({llvm_jit.TUNING_VARIABLE: tuning, native_fusion.MATERIALISE_SWITCH: materialise}):
-        built = build()
-        optimised(built)  # its -O2 code (tiered compilation) is compiled from what these settings made
-        return built
+def _configured(tuning: str, materialise: bool, build):
+    materialising = native_fusion.materialise_before_broadcasts
+    if not materialise:
+        native_fusion.materialise_before_broadcasts = lambda module: None
+    try:
+        with irad.config.overriding(native_tuning=tuning):
+            built = build()
+            optimised(built)  # its -O2 code (tiered compilation) is compiled from what these settings made
+            return built
+    finally:
+        native_fusion.materialise_before_broadcasts = materialising
 
 
 def _compiled_gradient(f, args, argnums):

@@ -4,9 +4,9 @@ helper thread (irad/backends/native/split_loops.py): where splitting pays.
 Run: .venv/bin/python bench/split_loops.py [ROWS ...]
 
 Three loops of the MLP's gradient (batch × 128 and batch × 10, float64),
-each compiled twice by the native backend at -O2: not split
-(IRAD_NATIVE_SPLIT_LOOPS=0) and split whatever its size
-(IRAD_NATIVE_SPLIT_MIN_WORK=0); both give the same bits (checked).
+each compiled twice by the native backend at -O2: not split (irad.config's
+native_split_loops off) and split whatever its size (native_split_min_work
+0); both give the same bits (checked).
 Medians of 7 blocks taken in turns, wall and CPU time (getrusage, every
 thread) per call, then the share of the split calls' chunks the helper ran
 (the rest the caller ran: the helper was not yet awake, the take-back).
@@ -21,11 +21,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 from native import native_primal  # noqa: E402
-from timing import environment, in_turns  # noqa: E402
+from timing import in_turns  # noqa: E402
 
+import irad  # noqa: E402
 from irad.backends.native import split as native_split  # noqa: E402
-
-from irad.backends.native import split_loops as native_split_loops
 
 SETTLE = 0.1  # seconds at least between blocks, then until the process is idle (timing.settle_until_idle)
 
@@ -49,7 +48,7 @@ LOOPS = {  # label: (function, columns)
 
 
 def compiled(f, args, split: bool):
-    with environment({native_split_loops.SWITCH: "1" if split else "0", native_split_loops.MIN_WORK_VARIABLE: "0"}):
+    with irad.config.overriding(native_split_loops=split, native_split_min_work=0):
         run = native_primal(f, args)
     run(*args)
     run.native_module.wait_optimised()

@@ -40,7 +40,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # numpy's; before numpy loads
-os.environ.setdefault("IRAD_NATIVE_SPLIT_MIN_FLOPS", "0")  # every product split, whatever the threshold
 
 import numpy as np  # noqa: E402
 from arrays import make_mlp  # noqa: E402
@@ -49,6 +48,8 @@ from native import _mlp_arguments  # noqa: E402
 import irad  # noqa: E402
 from irad.backends.native import lapack  # noqa: E402
 from irad.backends.native import split as native_split
+
+irad.config.update("native_split_min_flops", 0)  # every product split, whatever the threshold
 
 SLOTS = 1 << 20  # i64 slots of the trace: (time, event + 1000 * cpu) pairs
 POST, ATTACH, DONE, ALONE, ALONE_DONE = 1, 2, 50, 60, 61
@@ -187,7 +188,7 @@ def main() -> None:
             found = products(events)
             assert len(found) == len(PRODUCTS), "the MLP's five products are split"
             timelines[mode].append(found)
-    native_split.set_keep_off(native_split.keep_off())
+    native_split.set_keep_off(True)  # the default
 
     def us(cycles) -> float:
         return statistics.median(cycles) / hz * 1e6

@@ -6,7 +6,7 @@ For each row (the small rows of `make bench`; substrings of their labels
 select some), the native primal and gradient are compiled twice in one
 process: with small static-shape temporaries on the stack
 (irad/backends/native/stack.py, the default) and with none
-(`IRAD_NATIVE_STACK_KB=0`, as before). The four are then timed in
+(irad.config's `native_stack_kb` 0, as before). The four are then timed in
 interleaved rounds of 1 ms samples, so load falls on all of them alike; each
 figure is the 10% quantile of the samples (load only adds time), the median
 beside it. The gradients must be equal bit for bit.
@@ -26,7 +26,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import irad  # noqa: E402
 from irad.backends.native import compile as native  # noqa: E402
-from irad.backends.native import stack as native_stack
 from native import WORKLOADS, native_primal  # noqa: E402
 from timing import interleaved_samples, low, optimised  # noqa: E402
 
@@ -35,16 +34,9 @@ ROWS = ("GMM n=100 d=2 K=3", "small: tanh layer 4×6", "small: MLP 8×4-16-3, so
 SAMPLE_SECONDS = 0.001
 
 
-def _with_budget(kilobytes: str, build):
-    old = os.environ.get(native_stack.SWITCH)
-    os.environ[native_stack.SWITCH] = kilobytes
-    try:
+def _with_budget(kilobytes: int, build):
+    with irad.config.overriding(native_stack_kb=kilobytes):
         return build()
-    finally:
-        if old is None:
-            del os.environ[native_stack.SWITCH]
-        else:
-            os.environ[native_stack.SWITCH] = old
 
 
 def _gradient(f, args, argnums):
@@ -57,7 +49,7 @@ def measure(label: str, rounds: int) -> str:
     make, args, argnums = WORKLOADS[label]
     f = make(np)
     variants = {}
-    for name, kilobytes in (("stack", str(native_stack.BUDGET_KB)), ("heap", "0")):
+    for name, kilobytes in (("stack", irad.config.default("native_stack_kb")), ("heap", 0)):
         variants[f"primal, {name}"] = _with_budget(kilobytes, lambda: native_primal(f, args))
         variants[f"gradient, {name}"] = _with_budget(kilobytes, lambda: _gradient(f, args, argnums))
     for fn in variants.values():

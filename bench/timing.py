@@ -3,9 +3,7 @@ anchors (autograd, JAX), and the markdown table docs/benchmarks.md records."""
 
 from __future__ import annotations
 
-import contextlib
 import importlib
-import os
 import resource
 import statistics
 import time
@@ -146,19 +144,3 @@ def print_table(rows: list[dict], primal_label: str, digits: int) -> None:
         cells += [f"{r[a] / r['irad']:.1f}×" for a in anchors]
         cells += [f"{r['irad compile'] * 1e3:.0f}"]
         print("| " + " | ".join(cells) + " |")
-
-
-@contextlib.contextmanager
-def environment(variables: dict[str, str]):
-    """`variables` set in os.environ inside the block, restored after it
-    (native code reads its switches when a module is compiled)."""
-    saved = {name: os.environ.get(name) for name in variables}
-    os.environ.update(variables)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                del os.environ[name]
-            else:
-                os.environ[name] = value

@@ -4,9 +4,11 @@ Run: .venv/bin/python bench/vector_math.py   (make bench installs mpmath and JAX
 SLEEF's column appears where Debian's libsleef3 is installed)
 
 The native backend calls glibc's libmvec for these loops
-(irad/backends/native/vector_math.py); IRAD_NATIVE_VECTOR_MATH=0 keeps libm's scalar
-functions. The bench adds SLEEF's GNU-ABI build (same function names) to the
-module's table where it is installed, and compares, in one run:
+(irad/backends/native/vector_math.py); irad.config's native_vector_math=0 keeps
+libm's scalar functions. The bench adds SLEEF's GNU-ABI build (same function
+names) to the module's table where it is installed, and chooses the library
+(and whether tanh is irad's own) by replacing vector_math's choice, and
+compares, in one run:
 
 - accuracy: the error in ulp of each result against the correctly rounded
   value (mpmath, 128 bits), max and median, for each library (native), libm
@@ -26,11 +28,12 @@ module's table where it is installed, and compares, in one run:
   rounds in this one process (medians of the rounds): as before this change
   (LLVM's generic x86-64 target, libm), this CPU's target with libm, and this
   CPU's target with the vector math library, and with irad's own tanh
-  (IRAD_NATIVE_TANH, the default since 2026-12-04); JAX-jit beside them.
+  (the default since 2026-12-04); JAX-jit beside them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -65,27 +68,38 @@ APPROXIMATION = "--test-math-polynomial-approximation"
 vector_math.LIBRARIES.setdefault("sleef", "sleefgnuabi")  # measured, not used by irad
 
 
+@contextlib.contextmanager
+def loops_calling(library: str | None, own_tanh: bool):
+    """Native code compiled in the block calls `library` (None: libm) in loops,
+    and irad's own tanh if `own_tanh`, else the library's: vector_math's
+    choice replaced (SLEEF is no choice of irad's, and a library's own tanh
+    has no switch), with the object cache off (its key cannot tell)."""
+    saved = vector_math.choice, vector_math.own_tanh
+    vector_math.choice = lambda: library
+    if not own_tanh:
+        vector_math.own_tanh = lambda features: False
+    try:
+        with irad.config.overriding(native_cache="0"):
+            yield
+    finally:
+        vector_math.choice, vector_math.own_tanh = saved
+
+
 def compiled(f, x, library: str):
     """f natively on arrays like x, calling `library` (a vector math library,
     "libm", "approx" for libm and MLIR's polynomial approximations, or "irad"
     for irad's defaults: libmvec, and irad's own tanh). A library's column
-    is the library's own tanh too (IRAD_NATIVE_TANH=libmvec)."""
-    saved_switch, saved_lowering = os.environ.get(vector_math.SWITCH), native.LOWERING
-    saved_tanh = os.environ.get(vector_math.TANH_SWITCH)
-    os.environ[vector_math.SWITCH] = "libmvec" if library == "irad" else library if library in vector_math.LIBRARIES else "0"
-    os.environ[vector_math.TANH_SWITCH] = "irad" if library == "irad" else "libmvec"
+    is the library's own tanh too."""
+    saved_lowering = native.LOWERING
     if library == "approx":
         native.LOWERING = (APPROXIMATION, *native.LOWERING)
+    chosen = "libmvec" if library == "irad" else library if library in vector_math.LIBRARIES else None
     try:
-        module = irad.lower(f, x)
-        run = native.compile_module(module).function(f.__name__)
+        with loops_calling(chosen, own_tanh=library == "irad"):
+            module = irad.lower(f, x)
+            run = native.compile_module(module).function(f.__name__)
     finally:
         native.LOWERING = saved_lowering
-        for name, saved in ((vector_math.SWITCH, saved_switch), (vector_math.TANH_SWITCH, saved_tanh)):
-            if saved is None:
-                del os.environ[name]
-            else:
-                os.environ[name] = saved
     call = lambda a: run(a)[0]  # noqa: E731
     call.native_module = run.native_module  # so that median_seconds times its -O2 code, not tier 0's
     return call
@@ -209,13 +223,12 @@ def _generic_target():
     return "", "", {}  # LLVM's default x86-64 (SSE2), no CPU features: libm only
 
 
-CONFIGURATIONS = {  # name -> (target, IRAD_NATIVE_VECTOR_MATH, IRAD_NATIVE_TANH)
-    "generic x86-64, libm (before)": (_generic_target, "0", "libmvec"),
-    "this CPU, libm": (llvm_jit._host, "0", "libmvec"),
-    "this CPU, libmvec": (llvm_jit._host, "libmvec", "libmvec"),
-    "this CPU, libmvec, irad's tanh": (llvm_jit._host, "libmvec", "irad"),
+CONFIGURATIONS = {  # name -> (target, vector math library (None: libm), irad's own tanh)
+    "generic x86-64, libm (before)": (_generic_target, None, False),
+    "this CPU, libm": (llvm_jit._host, None, False),
+    "this CPU, libmvec": (llvm_jit._host, "libmvec", False),
+    "this CPU, libmvec, irad's tanh": (llvm_jit._host, "libmvec", True),
 }
-SWITCHES = (vector_math.SWITCH, vector_math.TANH_SWITCH)
 
 
 def workloads(jax, rounds: int = 3) -> list[str]:
@@ -226,23 +239,18 @@ def workloads(jax, rounds: int = 3) -> list[str]:
     spec.loader.exec_module(bench)
     lines = ["| workload | " + " | ".join(f"{c} µs" for c in CONFIGURATIONS) + " | JAX-jit µs | before / after | after / JAX |",
              "|---|" + "---|" * (len(CONFIGURATIONS) + 3)]
-    host, saved = llvm_jit._host, {name: os.environ.get(name) for name in SWITCHES}
+    host = llvm_jit._host
     for label in WORKLOADS:
         make, args, argnums = bench.WORKLOADS[label]
         gradients = {}
         try:
-            for name, (target, *switches) in CONFIGURATIONS.items():
+            for name, (target, library, own_tanh) in CONFIGURATIONS.items():
                 llvm_jit._host = target
-                os.environ.update(zip(SWITCHES, switches))
-                gradients[name] = irad.grad(make(np), argnums, backend="native")  # a new function: compiled anew
-                gradients[name](*args)
+                with loops_calling(library, own_tanh):
+                    gradients[name] = irad.grad(make(np), argnums, backend="native")  # a new function: compiled anew
+                    gradients[name](*args)
         finally:
             llvm_jit._host = host
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
         reference = irad.grad(make(np), argnums)(*args)
         for name, g in gradients.items():
             error = max(np.max(np.abs(a - b) / np.maximum(1.0, np.abs(b))) for a, b in zip(g(*args), reference))
@@ -276,7 +284,7 @@ def main() -> None:
         jax.config.update("jax_enable_x64", True)
     rng = np.random.default_rng(0)
     print(f"{time.strftime('%Y-%m-%d')}, {os.uname().machine}\n")
-    print("\n".join(accuracy(rng, int(os.environ.get("IRAD_BENCH_SAMPLE", "20000")))))
+    print("\n".join(accuracy(rng, int(os.environ.get("SAMPLE", "20000")))))
     print()
     print("\n".join(speed(rng, jax)))
     print()

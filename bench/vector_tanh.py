@@ -211,12 +211,8 @@ def accuracy(n: int) -> list[str]:
         with np.errstate(all="ignore"):
             results = {label: loops.run(("tanh", label), x) for label in labels[:-1]}
             results["numpy"] = np.tanh(x)
-        saved = os.environ.get(vector_math.SWITCH)
-        os.environ[vector_math.SWITCH] = "0"
-        try:
+        with irad.config.overriding(native_vector_math="0"):
             libm = native.compile_module(irad.lower(tanh_array, x)).function("tanh_array")(x)[0]
-        finally:
-            os.environ.pop(vector_math.SWITCH) if saved is None else os.environ.__setitem__(vector_math.SWITCH, saved)
         cells = [np.dtype(dtype).name]
         for label in labels:
             err = correctly_rounded_error("tanh", x, results[label])
@@ -243,7 +239,7 @@ def main() -> None:
     print("\n".join(speed(jax)))
     print(f"\nload {os.getloadavg()[0]:.1f}\n")
     if optional("mpmath") is not None:
-        print("\n".join(accuracy(int(os.environ.get("IRAD_BENCH_SAMPLE", "20000")))))
+        print("\n".join(accuracy(int(os.environ.get("SAMPLE", "20000")))))
 
 
 if __name__ == "__main__":

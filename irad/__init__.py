@@ -55,6 +55,10 @@ def __getattr__(name: str):
         from irad.frontend.numpy_table import numpy_functions
 
         return numpy_functions
+    if name == "config":
+        import importlib
+
+        return importlib.import_module("irad.config")
     if name == "explain":
         from irad.report import explain
 
@@ -75,6 +79,7 @@ __all__ = [
     "IradError",
     "UnsupportedError",
     *_API,
+    "config",
     *_JACOBIANS,
     *_RULES,
     "explain",

@@ -2,7 +2,8 @@
 
 Each transformation lowers the function for the example arguments' types,
 runs `irad-differentiate`, `irad-lower-tape` and `irad-optimize`, and compiles
-the result with the chosen backend ("python" by default, "native" or "iree", or a backend object). Compiled code is cached
+the result with the chosen backend (a name, "python", "native" or "iree", or a
+backend object; by default irad.config's `backend`, "python" unless set). Compiled code is cached
 per function, argument signature (the arguments' pytree structure and their
 leaves' types: irad/arguments.py), backend object (with its options) and rule-table version, so a rule
 edit forces a recompile, and per dtype and shape of the global arrays the
@@ -23,6 +24,7 @@ from irad.arguments import argument_trees, arguments, check_tree, normalise_argn
 from irad.frontend.source import error_at, name_of
 from irad.frontend.transformations import Transformation, constructor, ranges
 from irad.backends import Backend, check_backend
+from irad.base import config
 from irad.backends.entry import ArrayKind, EntryPlan
 from irad.compiled import Compiled, cached, current, run_compiled, variant
 from irad.base.pytrees import INT64, SCALARS, Node, Tree, leaf_types, tuple_tree, unflatten
@@ -207,7 +209,7 @@ def grad(
     *,
     has_aux: bool = False,
     checkpoint: bool = False,
-    backend: str | Backend = "python",
+    backend: str | Backend | None = None,
     iree_target: str | None = None,
     iree_device: str | None = None,
 ) -> _GradFunction:
@@ -220,7 +222,8 @@ def grad(
     returns `(gradient, aux)`; aux (any pytree) is not differentiated.
     `checkpoint=True` makes loops store only each iteration's inputs and
     recompute the body in the reverse sweep (less memory, more time; see
-    docs/control-flow.md). `backend` is a name or an object with options:
+    docs/control-flow.md). `backend` (by default irad.config's `backend`,
+    "python" unless set) is a name or an object with options:
     "python" (irad.Python()), "native" (irad.Native(), machine code compiled
     by upstream MLIR 22 and llvmlite) or "iree" (irad.IREE(target="llvm-cpu",
     device=None): code compiled by IREE; target "cuda", "rocm", ... for a
@@ -229,7 +232,7 @@ def grad(
     reads are read at each call and never differentiated (see
     docs/python-subset.md).
     """
-    backend = check_backend(backend, iree_target, iree_device)
+    backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
     return _GradFunction(f, argnums, False, checkpoint, backend, has_aux)
 
 
@@ -240,19 +243,19 @@ def value_and_grad(
     *,
     has_aux: bool = False,
     checkpoint: bool = False,
-    backend: str | Backend = "python",
+    backend: str | Backend | None = None,
     iree_target: str | None = None,
     iree_device: str | None = None,
 ) -> _GradFunction:
     """Like `grad`, returning `(f(*args), gradient)`; with has_aux,
     `((value, aux), gradient)`."""
-    backend = check_backend(backend, iree_target, iree_device)
+    backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
     return _GradFunction(f, argnums, True, checkpoint, backend, has_aux)
 
 
 # ---- vjp --------------------------------------------------------------------------
 def vjp(
-    f: Callable, *primals, has_aux: bool = False, backend: str | Backend = "python", iree_target: str | None = None,
+    f: Callable, *primals, has_aux: bool = False, backend: str | Backend | None = None, iree_target: str | None = None,
     iree_device: str | None = None,
 ):
     """`(out, pullback)`: `pullback(cotangent)` returns a tuple with one
@@ -264,7 +267,7 @@ def vjp(
     and vjp returns `(out, pullback, aux)`; aux is not differentiated.
     `backend` as for `grad`.
     """
-    backend = check_backend(backend, iree_target, iree_device)
+    backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
     leaves, signature = arguments(f, primals)
     types = leaf_types(signature)
     compiled, hidden = vjp_compiled(f, signature, has_aux, backend)
@@ -311,7 +314,7 @@ def jvp(
     tangents: Sequence,
     argnums=None,
     *,
-    backend: str | Backend = "python",
+    backend: str | Backend | None = None,
     iree_target: str | None = None,
     iree_device: str | None = None,
 ):
@@ -323,7 +326,7 @@ def jvp(
     structure of the output, with None for int or bool results. `backend`
     as for `grad`.
     """
-    backend = check_backend(backend, iree_target, iree_device)
+    backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
     for what, given_values in (("primals", primals), ("tangents", tangents)):
         if not isinstance(given_values, (tuple, list)):
             raise error_at(

@@ -1,5 +1,6 @@
 """Compiled gradients: the cache (keyed by the rule table's version, so a rule
-edit forces a recompile). The argument checks the API, the Jacobians and
+edit forces a recompile, and by the switches of irad.config that enter the
+cache key, so a change of one does too). The argument checks the API, the Jacobians and
 `irad.export` share are in irad/arguments.py.
 
 Compiled code also depends on the global arrays the function reads (hidden
@@ -17,6 +18,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 
 from irad.backends.protocol import CompiledModule
+from irad.base import config
 from irad.base.errors import IradError
 from irad.frontend.globals import NO_GLOBALS, HiddenGlobals
 from irad.base.pytrees import Tree
@@ -65,7 +67,7 @@ def variant(variants: list[Compiled], build: Callable[[], Compiled]) -> tuple[Co
 
 def cached(key: tuple, build: Callable[[], Compiled]) -> tuple[Compiled, tuple]:
     """The compiled code for `key` and the current values of its hidden arrays."""
-    variants = _CACHE.setdefault((*key, default_table().version), [])
+    variants = _CACHE.setdefault((*key, default_table().version, config.cache_key()), [])
 
     def build_paused() -> Compiled:
         with gc_paused():

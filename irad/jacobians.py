@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from irad.api import TransformationFunction, grad
 from irad.arguments import arguments, normalise_argnums
 from irad.backends import Backend, check_backend
+from irad.base import config
 from irad.compiled import Compiled, cached, run_compiled
 from irad.base.pytrees import Node, unflatten
 from irad.frontend.source import name_of
@@ -56,35 +57,37 @@ class _JacobianFunction(TransformationFunction):
 
 @constructor
 def jacfwd(
-    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str | Backend = "python",
+    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str | Backend | None = None,
     iree_target: str | None = None, iree_device: str | None = None,
 ) -> _JacobianFunction:
     """The Jacobian of `f` with respect to `argnums`, by forward mode. With
     has_aux=True, f returns `(out, aux)` and the call `(jacobian, aux)`.
     `backend` as for `irad.grad`."""
-    return _JacobianFunction(f, argnums, "jacfwd", check_backend(backend, iree_target, iree_device), has_aux)
+    backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
+    return _JacobianFunction(f, argnums, "jacfwd", backend, has_aux)
 
 
 @constructor
 def jacrev(
-    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str | Backend = "python",
+    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str | Backend | None = None,
     iree_target: str | None = None, iree_device: str | None = None,
 ) -> _JacobianFunction:
     """The Jacobian of `f` with respect to `argnums`, by reverse mode. With
     has_aux=True, f returns `(out, aux)` and the call `(jacobian, aux)`.
     `backend` as for `irad.grad`."""
-    return _JacobianFunction(f, argnums, "jacrev", check_backend(backend, iree_target, iree_device), has_aux)
+    backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
+    return _JacobianFunction(f, argnums, "jacrev", backend, has_aux)
 
 
 @constructor
 def hessian(
-    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str | Backend = "python",
+    f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str | Backend | None = None,
     iree_target: str | None = None, iree_device: str | None = None,
 ) -> _JacobianFunction:
     """The Hessian of `f` (which returns one float): jacfwd(grad(f)), forward
     over reverse. With has_aux=True, f returns `(value, aux)` and the call
     `(hessian, aux)`."""
-    backend = check_backend(backend, iree_target, iree_device)
+    backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
     return jacfwd(grad(f, argnums, has_aux=has_aux), argnums, has_aux=has_aux, backend=backend)
 
 

@@ -12,14 +12,14 @@ Every mode takes its options from one `Options` (the backend's tape form and
 keep-shared, the transformation's checkpoint), made by `options`.
 
 Callbacks in `AFTER_PASS` see the module after every pass (the test suite
-parses each one with upstream mlir-opt there); with IRAD_VERIFY=1, or
-`VERIFY = True`, the module is verified at the end of each pipeline.
+parses each one with upstream mlir-opt there); with the switch `verify` on
+(irad.config; the tests turn it on), the module is verified at the end of
+each pipeline.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable
 
 from xdsl.context import Context
@@ -27,6 +27,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass, PassPipeline
 
+from irad.base import config
 from irad.frontend import lower_function
 from irad.frontend.globals import HiddenGlobals
 from irad.frontend.lowering import as_signature
@@ -38,10 +39,6 @@ from irad.ir.types import is_differentiable
 from irad.passes.pipelines import Options, autodiff_passes
 from irad.rules import default_table
 from irad.universe import IRAD_UNIVERSE
-
-# Verify every module a pipeline leaves (IRAD_VERIFY=1; the tests set it). Off by
-# default: a whole-module verify is a tenth of compile time on large call trees.
-VERIFY = os.environ.get("IRAD_VERIFY") == "1"
 
 # callback(pass_that_ran, module, last): called after every pass of every pipeline
 AFTER_PASS: list[Callable[[ModulePass, ModuleOp, bool], None]] = []
@@ -81,18 +78,18 @@ def run(module: ModuleOp, passes: tuple[ModulePass, ...] | str) -> None:
             pipeline(passes).apply(context(), module)
     elif passes:
         PassPipeline(tuple(passes), _after_pass).apply(context(), module)
-    if VERIFY:
+    if config.read("verify"):
         module.verify()
 
 
 def lowered(f, signature, table=None) -> tuple[ModuleOp, str, HiddenGlobals, Tree]:
     """The frontend's module of `f` (a function or a Transformation) for
-    `signature` (the tree of its arguments), verified when VERIFY is on (the
+    `signature` (the tree of its arguments), verified when `verify` is on (the
     tests), so invalid IR from the frontend fails where it is built; its
     entry's name, the global arrays it takes after the signature's leaves and
     the tree of its results."""
     module, name, hidden, results = lower_function(f, signature, default_table() if table is None else table)
-    if VERIFY:
+    if config.read("verify"):
         module.verify()
     return module, name, hidden, results
 

@@ -67,6 +67,8 @@ from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, result_def
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from irad.base import config
+
 
 
 
@@ -82,7 +84,8 @@ MIN_ROWS = 32
 # docs/benchmarks.md), wall time split / whole: the cheap (4096, 128) loop
 # 0.71-1.01, at (2048, 128) 1.06-1.17; tanh at (1024, 128) 0.68-1.15 (four
 # of six under 0.9), at (512, 128) 0.75-1.20; exp at (4096, 10) 0.96-1.16.
-MIN_WORK = 1 << 19
+# The native backend takes it from irad.config's `native_split_min_work`.
+MIN_WORK = config.default("native_split_min_work")
 
 
 MATH_WORK = 4

@@ -8,16 +8,18 @@ test parses its own at teardown. `pytest --no-mlir-roundtrip` skips
 that check for quick local runs; `make test` and CI keep it on.
 """
 
+import contextlib
 import os
 import tempfile
 
 import pytest
 
+import irad.config
 from irad import pipeline
 from irad.backends.native.mlir_tools import find_tool, mlir_opt_parses
 from tests import mlir_roundtrip
 
-pipeline.VERIFY = True  # every module a pipeline builds is verified during the tests
+irad.config.update("verify", True)  # every module a pipeline builds is verified during the tests
 # native machine code is cached in a directory of this run's own, not the user's
 # (irad/backends/native/object_cache.py)
 os.environ.setdefault("IRAD_NATIVE_CACHE", tempfile.mkdtemp(prefix="irad-test-native-cache-"))
@@ -76,6 +78,14 @@ def _batches(texts: list[str]):
         size += len(text)
     if batch:
         yield batch
+
+
+@pytest.fixture
+def switches():
+    """`switches(name=value, ...)` sets switches of irad.config for this test;
+    they are restored after it."""
+    with contextlib.ExitStack() as stack:
+        yield lambda **values: stack.enter_context(irad.config.overriding(**values))
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ Every import counts, function-level ones included (see docs/design.md):
     backends  irad.backends   -> passes, rules, ir (IR -> running code; a backend runs its own passes)
     rules     irad.rules      -> ir               (the table)
     ir        irad.ir         -> base             (dialect, types, tensor ops, metadata, builder)
-    base      irad.base (errors, pytrees, recursion, gc_pause, stack_chunk); the library irad.numerics, markers, linalg
+    base      irad.base (errors, pytrees, config, recursion, gc_pause, stack_chunk); the library irad.numerics, markers, linalg
 """
 
 from __future__ import annotations

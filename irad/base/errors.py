@@ -27,6 +27,12 @@ class BackendError(IradError):
     """A backend cannot run an op of the module it was given."""
 
 
+class ConfigError(BackendError):
+    """A switch of irad.config has an unknown name or a bad value (from its
+    environment variable or irad.config.update). A BackendError, as a bad
+    value of a backend's switch was before the switches had one home."""
+
+
 class RuntimeCheckError(IradError):
     """A check compiled into the program failed while it ran: an index out of
     bounds, a range step of zero, int overflow or division by zero, a float ->

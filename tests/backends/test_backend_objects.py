@@ -16,7 +16,7 @@ import pytest
 
 import irad
 from irad.backends import BACKENDS, Backend, CompiledModule, check_backend
-from irad.backends.native.backend import KEEP_SHARED
+from irad import config
 from irad.backends.python.backend import Python
 from irad.base.errors import BackendError, RuntimeCheckError
 from tests.backends.test_backend_native import needs_native
@@ -72,7 +72,7 @@ def test_an_equal_object_finds_the_compiled_code(name, compiles, monkeypatch):
     expected = math.sin(0.4) + 0.4 * math.cos(0.4)
     assert irad.grad(f, backend=OBJECTS[name]())(0.4) == pytest.approx(expected, rel=1e-14)
     assert irad.grad(f, backend=name)(0.4) == pytest.approx(expected, rel=1e-14)
-    same = irad.Native(keep_shared=KEEP_SHARED) if name == "native" else irad.Python()
+    same = irad.Native(keep_shared=config.default("native_keep_shared")) if name == "native" else irad.Python()
     irad.grad(f, backend=same)(0.4)
     assert compiles == [OBJECTS[name]()]  # one compile for the three
     if name == "native":  # other options are other code
@@ -107,7 +107,7 @@ def test_objects_are_equal_and_hashed_by_their_options(monkeypatch):
     monkeypatch.delenv("IRAD_NATIVE_KEEP_SHARED", raising=False)
     equal_pairs = [
         (irad.Python(), irad.Python()),
-        (irad.Native(), irad.Native(keep_shared=KEEP_SHARED)),
+        (irad.Native(), irad.Native(keep_shared=config.default("native_keep_shared"))),
         (irad.IREE(), irad.IREE(target="llvm-cpu", device="local-sync")),
         (irad.IREE("cuda"), irad.IREE(target="cuda", device="cuda")),
         (check_backend("iree"), irad.IREE()),

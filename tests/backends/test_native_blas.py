@@ -12,24 +12,18 @@ from xdsl.dialects import func, llvm
 from xdsl.dialects.linalg.ops import MatmulOp
 
 import irad
-from irad import compiled
+from irad import config
 from irad.backends.native import lapack
 from irad.backends.native import compile as native
 from irad.backends.native import blas as native_blas
 from irad.base.errors import BackendError
 from tests.reference import NATIVE_MISSING, check_against_numpy, copies, float_positions
 
+THREADS = config.switch("native_blas_threads").variable
 pytestmark = [
     pytest.mark.native,
     pytest.mark.skipif(NATIVE_MISSING is not None, reason=str(NATIVE_MISSING)),
 ]
-
-
-@pytest.fixture(autouse=True)
-def fresh_cache(monkeypatch):
-    """The threshold is read when a module is compiled: no test reuses code
-    another compiled under another threshold."""
-    monkeypatch.setattr(compiled, "_CACHE", {})
 
 
 def mlp(w1, b1, w2, b2, x, labels):
@@ -130,8 +124,8 @@ def _blas_calls(f, args) -> int:
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("name", ["mlp", "attention", "lstm loop", "transposes and views", "vectors", "stacks and einsums",
                                   "reused in place"])
-def test_gradients_of_products_against_finite_differences_and_numpy(name, dtype, threshold, monkeypatch):
-    monkeypatch.setenv(native_blas.MIN_FLOPS_VARIABLE, str(threshold))
+def test_gradients_of_products_against_finite_differences_and_numpy(name, dtype, threshold, switches):
+    switches(native_blas_min_flops=threshold)
     f, args = _programs(dtype)[name]
     assert (_blas_calls(f, args) > 0) == (threshold == 1)
     check_against_numpy(f, args, backend="native")
@@ -155,7 +149,7 @@ def test_sizes_around_the_default_threshold(n):
     rng = np.random.default_rng(n)
     args = (0.3 * rng.normal(size=(n, n)), 0.3 * rng.normal(size=(n, n)))
     # the product, and the two of its gradient (dA = dC B^T, dB = A^T dC)
-    assert _blas_calls(square_product, args) == (3 if n**3 >= native_blas.MIN_FLOPS else 0)
+    assert _blas_calls(square_product, args) == (3 if n**3 >= config.default("native_blas_min_flops") else 0)
     check_against_numpy(square_product, args, backend="native")
 
 
@@ -163,8 +157,8 @@ def empty_products(a, b, c):
     return np.sum(a @ b) + np.sum(np.exp(b.T @ c))
 
 
-def test_products_with_an_empty_dimension_stay_loops(monkeypatch):
-    monkeypatch.setenv(native_blas.MIN_FLOPS_VARIABLE, "1")
+def test_products_with_an_empty_dimension_stay_loops(switches):
+    switches(native_blas_min_flops=1)
     args = (np.ones((3, 0)), np.ones((0, 4)), np.ones((0, 2)))
     assert _blas_calls(empty_products, args) == 0
     value, grads = irad.value_and_grad(empty_products, (0, 1, 2), backend="native")(*args)
@@ -172,14 +166,14 @@ def test_products_with_an_empty_dimension_stay_loops(monkeypatch):
     assert [g.shape for g in grads] == [(3, 0), (0, 4), (0, 2)]
 
 
-def test_the_lowered_module_calls_gemm_above_the_threshold_and_keeps_loops_below(monkeypatch):
+def test_the_lowered_module_calls_gemm_above_the_threshold_and_keeps_loops_below(switches):
     rng = np.random.default_rng(0)
     args = (rng.normal(size=(20, 30)), rng.normal(size=(30, 10)))
     module = irad.grad(square_product, (0, 1)).lower(*args)
     symbol = lapack.find().symbol("cblas_dgemm")
     above = native.compile_module(module)
     assert above.llvm_ir.count(f"call void @{symbol}(") == 3
-    monkeypatch.setenv(native_blas.MIN_FLOPS_VARIABLE, str(20 * 30 * 10 + 1))
+    switches(native_blas_min_flops=20 * 30 * 10 + 1)
     below = native.compile_module(module)
     assert symbol not in below.llvm_ir
 
@@ -198,8 +192,8 @@ def test_a_transpose_feeding_a_product_is_passed_as_a_flag_and_the_module_verifi
     assert flags == [(111, 111), (111, 112), (112, 111)]
 
 
-def test_matrix_vector_products_call_gemv(monkeypatch):
-    monkeypatch.setenv(native_blas.MIN_FLOPS_VARIABLE, "1")
+def test_matrix_vector_products_call_gemv(switches):
+    switches(native_blas_min_flops=1)
     f, args = _programs(np.float64)["vectors"]
     compiled = native.compile_module(irad.grad(f, (0, 1, 2)).lower(*args))
     library = lapack.find()
@@ -218,8 +212,8 @@ def test_without_cblas_in_the_library_the_products_stay_loops(monkeypatch):
 
 
 def test_a_bad_threshold_is_a_clear_error(monkeypatch):
-    monkeypatch.setenv(native_blas.MIN_FLOPS_VARIABLE, "many")
-    with pytest.raises(BackendError, match=native_blas.MIN_FLOPS_VARIABLE):
+    monkeypatch.setenv("IRAD_NATIVE_BLAS_MIN_FLOPS", "many")
+    with pytest.raises(BackendError, match="IRAD_NATIVE_BLAS_MIN_FLOPS must be a whole number"):
         native_blas.min_flops()
 
 
@@ -227,10 +221,10 @@ def block_products(c, w, xs):
     return np.sum(np.tanh(c[1:6, 2:8] @ w)) + np.sum(np.tanh(xs[2] @ w[0:4, :]))
 
 
-def test_slices_with_contiguous_rows_are_read_in_their_source(monkeypatch):
+def test_slices_with_contiguous_rows_are_read_in_their_source(switches):
     """A block of c and the rank-reducing xs[2] call BLAS on c's and xs's own
     buffers, at an offset (no copy); their gradients check against numpy."""
-    monkeypatch.setenv(native_blas.MIN_FLOPS_VARIABLE, "1")
+    switches(native_blas_min_flops=1)
     rng = np.random.default_rng(3)
     args = (rng.normal(size=(8, 10)), rng.normal(size=(6, 5)), rng.normal(size=(3, 7, 4)))
     module = irad.grad(block_products, (0, 1, 2)).lower(*args)
@@ -254,7 +248,7 @@ def _threads_in_a_fresh_process(environment: dict) -> str:
     import sys
 
     code = "from irad.backends.native import lapack; print(lapack.get_threads(lapack.find()))"
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", lapack.THREADS_VARIABLE)}
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", THREADS)}
     done = subprocess.run([sys.executable, "-c", code], env={**env, **environment}, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
@@ -264,18 +258,18 @@ def test_blas_runs_on_one_thread_unless_asked_for_more():
     if lapack.find().origin == lapack.NUMPY_BUNDLED:
         pytest.skip("numpy's own BLAS: irad leaves its threads alone")
     assert _threads_in_a_fresh_process({"OPENBLAS_NUM_THREADS": "2"}) == "1"
-    assert _threads_in_a_fresh_process({lapack.THREADS_VARIABLE: "2"}) == "2"
+    assert _threads_in_a_fresh_process({THREADS: "2"}) == "2"
     # 0: OpenBLAS's own choice, here what OPENBLAS_NUM_THREADS said
-    assert _threads_in_a_fresh_process({"OPENBLAS_NUM_THREADS": "2", lapack.THREADS_VARIABLE: "0"}) == "2"
+    assert _threads_in_a_fresh_process({"OPENBLAS_NUM_THREADS": "2", THREADS: "0"}) == "2"
 
 
 @pytest.mark.parametrize("value", ["two", "-1", "1.5"])
 def test_a_bad_thread_count_is_a_clear_error_not_loops(value, monkeypatch):
     """The count is read when the library is first looked up (in a new process)."""
-    monkeypatch.setenv(lapack.THREADS_VARIABLE, value)
+    monkeypatch.setenv(THREADS, value)
     native_blas.blas_library.cache_clear()
     lapack.find.cache_clear()
-    with pytest.raises(BackendError, match=lapack.THREADS_VARIABLE):
+    with pytest.raises(BackendError, match=f"{THREADS} must be a whole number"):
         native_blas.blas_library()
 
 

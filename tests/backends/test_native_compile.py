@@ -23,7 +23,7 @@ from xdsl.dialects import func
 
 import irad
 from irad import compiled
-from irad.backends.native.backend import KEEP_SHARED
+from irad import config
 from irad.backends.native import compile as native
 from irad.backends.native import object_cache
 from irad.backends.native.llvm_jit import JitModule
@@ -81,7 +81,8 @@ def test_shared_callees_stay_functions_only_when_asked():
     signature = signature_of(lstm3, args)
     inlined, entry, *_ = gradient_module(lstm3, signature, (0, 1, 2), False)
     assert kept_calls(inlined) == []  # the Python backend's policy: everything inlined
-    kept, entry, *_ = gradient_module(lstm3, signature, (0, 1, 2), False, keep_shared=KEEP_SHARED)
+    keep_shared = config.default("native_keep_shared")
+    kept, entry, *_ = gradient_module(lstm3, signature, (0, 1, 2), False, keep_shared=keep_shared)
     calls = kept_calls(kept)
     # step's generated functions stay (two activities: the first step starts from
     # zeros); sigmoid, small, is inlined into them
@@ -99,15 +100,18 @@ def test_native_gradient_with_a_shared_step_matches_finite_differences():
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
 
 
-def test_keep_shared_is_read_from_the_environment(monkeypatch):
+def test_keep_shared_is_read_from_the_environment_and_the_config(monkeypatch, switches):
     monkeypatch.setenv("IRAD_NATIVE_KEEP_SHARED", "0")
     assert irad.Native().keep_shared == 0
     monkeypatch.setenv("IRAD_NATIVE_KEEP_SHARED", "7")
     assert irad.Native().keep_shared == 7
     assert irad.Native(keep_shared=3).keep_shared == 3  # the object's option wins
     assert irad.Python().keep_shared == 0  # the Python backend inlines everything
+    switches(native_keep_shared=3)  # irad.config wins over the environment
+    assert irad.Native().keep_shared == 3
+    config.reset("native_keep_shared")
     monkeypatch.setenv("IRAD_NATIVE_KEEP_SHARED", "many")
-    with pytest.raises(BackendError, match="IRAD_NATIVE_KEEP_SHARED must be a count of ops"):
+    with pytest.raises(BackendError, match="IRAD_NATIVE_KEEP_SHARED must be a whole number, 0 or more, not 'many'"):
         irad.grad(lstm3, (0, 1, 2), backend="native")(*lstm_arguments())
 
 
@@ -127,6 +131,7 @@ def test_buffers_keep_their_provenance_so_loops_need_no_alias_checks():
 
 
 # ---- the cache of machine code across processes (irad/backends/native/object_cache.py) --------
+CACHE = config.switch("native_cache").variable
 SQUARE = "define double @square(double %x) {\n  %y = fmul double %x, %x\n  ret double %y\n}\n"
 CUBE = "define double @square(double %x) {\n  %y = fmul double %x, %x\n  %z = fmul double %y, %x\n  ret double %z\n}\n"
 
@@ -137,7 +142,7 @@ def run_square(jit: JitModule, x: float) -> float:
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv(object_cache.VARIABLE, str(tmp_path / "cache"))
+    monkeypatch.setenv(CACHE, str(tmp_path / "cache"))
     return tmp_path / "cache"
 
 
@@ -166,19 +171,19 @@ def test_a_damaged_entry_is_a_miss_and_is_written_again(cache, damage):
 
 
 def test_the_cache_can_be_turned_off(tmp_path, monkeypatch):
-    monkeypatch.setenv(object_cache.VARIABLE, "0")
-    assert object_cache.directory() is None
+    monkeypatch.setenv(CACHE, "0")
+    assert object_cache.directory(config.read("native_cache")) is None
     assert JitModule(SQUARE).cached is None
     assert JitModule(SQUARE).cached is None
-    monkeypatch.delenv(object_cache.VARIABLE)
+    monkeypatch.delenv(CACHE)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert object_cache.directory() == tmp_path / "irad" / "native"
+    assert object_cache.directory(config.read("native_cache")) == tmp_path / "irad" / "native"
 
 
 def test_an_unwritable_cache_only_costs_the_compile(tmp_path, monkeypatch):
     blocked = tmp_path / "file"
     blocked.write_text("not a directory")
-    monkeypatch.setenv(object_cache.VARIABLE, str(blocked / "cache"))
+    monkeypatch.setenv(CACHE, str(blocked / "cache"))
     jit = JitModule(SQUARE)
     assert jit.cached is None and run_square(jit, 5.0) == 25.0
 
@@ -209,7 +214,7 @@ def test_another_process_loads_an_array_gradient_from_the_cache(cache, tmp_path)
     x, w = np.linspace(-1.0, 1.0, 12).reshape(3, 4), np.full((4, 2), 0.1)
     module_file = tmp_path / "layer.mlir"
     module_file.write_text(str(irad.grad(layer, (1,)).lower(x, w)))
-    env = {**os.environ, object_cache.VARIABLE: str(cache)}
+    env = {**os.environ, CACHE: str(cache)}
     runs = [
         subprocess.run([sys.executable, "-c", ANOTHER_PROCESS, str(module_file)], env=env,
                        capture_output=True, text=True, check=True).stdout.split(" ", 1)

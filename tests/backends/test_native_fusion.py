@@ -28,6 +28,15 @@ RNG = np.random.default_rng(7)
 N, K, D = 400, 8, 6  # N*K*D = 19,200 elements: above native_fusion.MIN_ELEMENTS
 GMM = BENCH_ARRAYS["make_gmm"](np)
 GMM_ARGS = (RNG.normal(size=K), RNG.normal(size=(K, D)), 0.1 * RNG.normal(size=(K, D)), RNG.normal(size=(N, D)))
+MECHANISMS = {"recompute": native_fusion.recompute_cheap_producers,
+              "materialise": native_fusion.materialise_before_broadcasts}
+
+
+def _switch(monkeypatch, mechanism: str, on: bool) -> None:
+    """The native compiles that follow with `mechanism` of native/fusion.py on,
+    or a no-op in its place (what the lowered code was without it)."""
+    function = MECHANISMS[mechanism]
+    monkeypatch.setattr(native_fusion, function.__name__, function if on else lambda module: 0)
 
 
 def pairwise(x, y, w):
@@ -85,8 +94,8 @@ IDS = ["gmm", "pairwise", "ratios", "outer"]
 
 
 def _native_gradient(f, args, argnums, recompute: bool, monkeypatch):
-    """The gradient compiled afresh (irad's compile cache does not see the switch)."""
-    monkeypatch.setenv(native_fusion.SWITCH, "1" if recompute else "0")
+    """The gradient compiled afresh, with producers recomputed or not."""
+    _switch(monkeypatch, "recompute", recompute)
     module = irad.grad(f, argnums, backend="native").lower(*args)
     compiled = native.NativeModule(module)
     (name,) = compiled.functions
@@ -112,7 +121,7 @@ def test_recomputing_changes_no_bit(f, args, argnums, expected, monkeypatch):
 
 
 def _allocated_shapes(module, monkeypatch, recompute: bool) -> set[str]:
-    monkeypatch.setenv(native_fusion.SWITCH, "1" if recompute else "0")
+    _switch(monkeypatch, "recompute", recompute)
     ready, passes = native.for_mlir_opt(module, tracked=True, destinations=True)
     upto = passes.index("--convert-linalg-to-loops")
     proc = subprocess.run([native.require_tool("mlir-opt"), *passes[:upto]], input=str(ready),
@@ -170,13 +179,13 @@ def weighted_sum(x, w):
 
 def _materialised(module, monkeypatch) -> int:
     """How many arrays the module mlir-opt is given materialises before a broadcast."""
-    monkeypatch.setenv(native_fusion.MATERIALISE_SWITCH, "1")
+    _switch(monkeypatch, "materialise", True)
     return str(native.for_mlir_opt(module)[0]).count("bufferization.alloc_tensor")
 
 
 def _fused(module, monkeypatch, materialise: bool) -> str:
     """The module after MLIR's elementwise fusion (the passes up to bufferization)."""
-    monkeypatch.setenv(native_fusion.MATERIALISE_SWITCH, "1" if materialise else "0")
+    _switch(monkeypatch, "materialise", materialise)
     ready, passes = native.for_mlir_opt(module, tracked=True, destinations=True)
     upto = passes.index("--eliminate-empty-tensors")
     return subprocess.run([native.require_tool("mlir-opt"), *passes[:upto]], input=str(ready),
@@ -201,7 +210,7 @@ def test_the_gmm_primal_computes_its_inverse_variances_once(monkeypatch):
 
 
 def _native_primal(f, args, monkeypatch, materialise: bool):
-    monkeypatch.setenv(native_fusion.MATERIALISE_SWITCH, "1" if materialise else "0")
+    _switch(monkeypatch, "materialise", materialise)
     compiled = native.NativeModule(irad.lower(f, *args))
     (name,) = compiled.functions
     return compiled.function(name)(*args)[0]
@@ -217,7 +226,7 @@ def test_a_broadcast_tanh_in_a_gradient_is_materialised_and_right(monkeypatch):
     x, w = RNG.normal(size=(300, 60)), RNG.normal(size=60)
     module = irad.grad(weighted_sum, 0, backend="native").lower(x, w)
     assert _materialised(module.clone(), monkeypatch) == 1
-    monkeypatch.setenv(native_fusion.MATERIALISE_SWITCH, "1")
+    _switch(monkeypatch, "materialise", True)
     compiled = native.NativeModule(module)
     (name,) = compiled.functions
     (grad,) = compiled.function(name)(x, w)

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import irad
-from irad import compiled
+from irad import compiled, config
 from irad.backends.native import lapack
 from irad.backends.native import compile as native
 from irad.backends.native import blas as native_blas
@@ -27,6 +27,9 @@ from irad.backends.native import split as native_split
 from irad.base.errors import BackendError
 from tests.reference import NATIVE_MISSING, check_against_numpy, copies
 
+SPLIT = config.switch("native_split_products").variable
+MIN_FLOPS = config.switch("native_split_min_flops").variable
+THREADS = config.switch("native_blas_threads").variable
 pytestmark = [
     pytest.mark.native,
     pytest.mark.skipif(NATIVE_MISSING is not None, reason=str(NATIVE_MISSING)),
@@ -38,11 +41,9 @@ ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 
 @pytest.fixture(autouse=True)
 def split_everything(monkeypatch):
-    """Every product of 32 rows or columns or more is split; no test reuses
-    code another compiled under other settings."""
-    monkeypatch.setattr(compiled, "_CACHE", {})
-    monkeypatch.setenv(native_split.MIN_FLOPS_VARIABLE, "0")
-    monkeypatch.delenv(native_split.SWITCH, raising=False)
+    """Every product of 32 rows or columns or more is split."""
+    monkeypatch.setenv(MIN_FLOPS, "0")
+    monkeypatch.delenv(SPLIT, raising=False)
 
 
 def _gemm(letter: str, split: bool, blocked: bool = False, narrow: bool = False):
@@ -113,32 +114,32 @@ def test_gradients_with_split_products_against_finite_differences_and_numpy(dtyp
 
 
 def _gradient(args, split: bool):
-    os.environ[native_split.SWITCH] = "1" if split else "0"
-    try:
-        compiled._CACHE.clear()
-        return irad.grad(dense, (0, 1, 2), backend="native")
-    finally:
-        del os.environ[native_split.SWITCH]
+    """The gradient, its products split or not (the switch is read when it
+    compiles, at its first call)."""
+    with config.overriding(native_split_products=split):
+        gradient = irad.grad(dense, (0, 1, 2), backend="native")
+        gradient(*copies(args))
+    return gradient
 
 
 def test_the_split_is_switched_off_by_its_variable_and_by_blas_threads(monkeypatch):
     args = _dense_args(np.random.default_rng(3), np.float64)
     module = irad.grad(dense, (0, 1, 2)).lower(*args)
     assert native_split.PREFIX in native.compile_module(module).llvm_ir
-    monkeypatch.setenv(native_split.SWITCH, "0")
+    monkeypatch.setenv(SPLIT, "0")
     assert native_split.PREFIX not in native.compile_module(module).llvm_ir
-    monkeypatch.setenv(native_split.SWITCH, "1")
-    monkeypatch.setenv(lapack.THREADS_VARIABLE, "2")  # OpenBLAS's own threads: not split as well
+    monkeypatch.setenv(SPLIT, "1")
+    monkeypatch.setenv(THREADS, "2")  # OpenBLAS's own threads: not split as well
     assert not native_split.enabled()
-    monkeypatch.setenv(lapack.THREADS_VARIABLE, "1")
-    monkeypatch.setenv(native_split.MIN_FLOPS_VARIABLE, str(10**9))
+    monkeypatch.setenv(THREADS, "1")
+    monkeypatch.setenv(MIN_FLOPS, str(10**9))
     assert native_split.PREFIX not in native.compile_module(module).llvm_ir
 
 
 @pytest.mark.parametrize("value", ["yes", "2"])
 def test_a_bad_switch_is_a_clear_error(value, monkeypatch):
-    monkeypatch.setenv(native_split.SWITCH, value)
-    with pytest.raises(BackendError, match=native_split.SWITCH):
+    monkeypatch.setenv(SPLIT, value)
+    with pytest.raises(BackendError, match=f"{SPLIT} must be 0 or 1"):
         native_split.enabled()
 
 
@@ -257,7 +258,7 @@ def test_a_process_forked_behind_pythons_back_runs_products_on_the_caller(tmp_pa
     parent's helper state and runs every chunk itself (no hang)."""
     script = tmp_path / "raw_fork.py"
     script.write_text(_RAW_FORK)
-    environment = {**os.environ, native_split.MIN_FLOPS_VARIABLE: "0", native_split.SWITCH: "1"}
+    environment = {**os.environ, MIN_FLOPS: "0", SPLIT: "1"}
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=environment)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "same"
@@ -278,7 +279,7 @@ def _thread_name(task: str) -> str:
 @pytest.fixture
 def keep_off_restored():
     yield
-    native_split.set_keep_off(native_split.keep_off())
+    native_split.set_keep_off(True)
 
 
 def test_the_helper_is_kept_off_the_callers_cpu_and_may_share_it_when_switched_off(keep_off_restored):
@@ -306,13 +307,6 @@ def test_split_gradients_are_the_same_bits_with_the_helper_kept_off_or_not(keep_
         assert all(np.array_equal(a, b) for a, b in zip(first, gradient(*copies(args))))
 
 
-@pytest.mark.parametrize("value", ["yes", "2"])
-def test_a_bad_keep_off_switch_is_a_clear_error(value, monkeypatch):
-    monkeypatch.setenv(native_split.KEEP_OFF_SWITCH, value)
-    with pytest.raises(BackendError, match=native_split.KEEP_OFF_SWITCH):
-        native_split.keep_off()
-
-
 def _keep_off_in_child(queue, args):
     native_split.set_keep_off(True)
     queue.put([g.tobytes() for g in _inherited(*copies(args))])
@@ -338,7 +332,7 @@ NARROW_SHAPES = [(4096, 10, 128), (1000, 15, 100), (2000, 3, 200), (1009, 10, 11
 @pytest.fixture
 def blocks_restored():
     yield
-    native_split.set_blocks(native_split.blocks())
+    native_split.set_blocks(True)
 
 
 @pytest.mark.parametrize("letter", ["d", "s"])
@@ -389,7 +383,7 @@ def narrow_loss(w, x):
 def test_gradients_with_narrow_products_in_blocks_against_the_closed_form(split, monkeypatch):
     """x @ w (1000x120 @ 120x10) and its gradient's xᵀ @ cos(x @ w), both narrow
     and over SMALL: in blocks on the caller (not split) or within the split."""
-    monkeypatch.setenv(native_split.MIN_FLOPS_VARIABLE, "0" if split else str(10**12))
+    monkeypatch.setenv(MIN_FLOPS, "0" if split else str(10**12))
     rng = np.random.default_rng(11)
     w, x = 0.1 * rng.normal(size=(120, 10)), rng.normal(size=(1000, 120))
     ir = native.compile_module(irad.grad(narrow_loss, 0).lower(w, x)).llvm_ir
@@ -423,12 +417,9 @@ def test_the_module_computes_in_blocks_what_it_is_told_is_narrow(blocked, blocks
     assert "@irad_split_dgemm(" in ir and "narrow_dgemm" not in ir
 
 
-def test_narrow_products_go_in_blocks_only_with_blas_on_one_thread_and_a_bad_switch_is_an_error(monkeypatch):
+def test_narrow_products_go_in_blocks_only_with_blas_on_one_thread(monkeypatch):
     assert native_split.narrow(1000, 10, 120, False)
     assert not native_split.narrow(1000, 10, 120, True)  # op(B) transposed: OpenBLAS's small kernels refuse some
     assert not native_split.narrow(1000, 16, 120, False) and not native_split.narrow(100, 10, 100, False)
-    monkeypatch.setenv(lapack.THREADS_VARIABLE, "2")
+    monkeypatch.setenv(THREADS, "2")
     assert not native_split.narrow(1000, 10, 120, False)
-    monkeypatch.setenv(native_split.BLOCKS_SWITCH, "yes")
-    with pytest.raises(BackendError, match=native_split.BLOCKS_SWITCH):
-        native_split.blocks()

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import irad
-from irad import compiled
+from irad import compiled, config
 from irad.backends.native import compile as native
 from irad.backends.native import split as native_split
 from irad.backends.native import split_loops as native_split_loops
@@ -31,16 +31,20 @@ pytestmark = [
 ]
 
 
+SPLIT = config.switch("native_split_loops").variable
+MIN_WORK = config.switch("native_split_min_work")
+
+
 @pytest.fixture(autouse=True)
 def fresh(monkeypatch):
     monkeypatch.setattr(compiled, "_CACHE", {})
-    monkeypatch.delenv(native_split_loops.SWITCH, raising=False)
-    monkeypatch.delenv(native_split_loops.MIN_WORK_VARIABLE, raising=False)
+    monkeypatch.delenv(SPLIT, raising=False)
+    monkeypatch.delenv(MIN_WORK.variable, raising=False)
 
 
 def _compile(f, args, monkeypatch, split: bool, min_work: int = 0):
-    monkeypatch.setenv(native_split_loops.SWITCH, "1" if split else "0")
-    monkeypatch.setenv(native_split_loops.MIN_WORK_VARIABLE, str(min_work))
+    monkeypatch.setenv(SPLIT, "1" if split else "0")
+    monkeypatch.setenv(MIN_WORK.variable, str(min_work))
     module = native.compile_module(irad.lower(f, *args))
     (name,) = module.functions
     return module, module.function(name)
@@ -123,7 +127,7 @@ def test_mlp_gradient_with_split_loops_against_central_differences(monkeypatch):
     args = (0.5 * rng.normal(size=(features, width)), 0.1 * rng.normal(size=width),
             0.5 * rng.normal(size=(width, classes)), 0.1 * rng.normal(size=classes),
             rng.normal(size=(batch, features)), np.eye(classes)[rng.integers(0, classes, size=batch)])
-    monkeypatch.setenv(native_split_loops.MIN_WORK_VARIABLE, "0")
+    monkeypatch.setenv(MIN_WORK.variable, "0")
     gradient = irad.grad(mlp, (0, 1, 2, 3), backend="native")
     module = native.compile_module(gradient.lower(*args))
     assert module.llvm_ir.count(f"define void @{split_loops_pass.FUNCTION_PREFIX}") >= 3
@@ -139,22 +143,22 @@ def test_the_switch_and_the_threshold(monkeypatch):
     args = (np.ones((64, 64)),)
     module = irad.lower(tanh_backward, *args * 2)
     _, passes = native.for_mlir_opt(module, split_loops=True)
-    assert f"{native_split_loops.PASS_NAME}={native_split_loops.MIN_WORK}" not in passes  # 64x64: too small
-    monkeypatch.setenv(native_split_loops.MIN_WORK_VARIABLE, "1000")
+    assert f"{native_split_loops.PASS_NAME}={MIN_WORK.default}" not in passes  # 64x64: too small
+    monkeypatch.setenv(MIN_WORK.variable, "1000")
     _, passes = native.for_mlir_opt(module, split_loops=True)
     assert f"{native_split_loops.PASS_NAME}=1000" in passes and native_split_loops.PARALLEL_LOOPS in passes
     _, exported = native.for_mlir_opt(module)  # irad.export's pipeline is mlir-opt's alone
     assert not any(p.startswith(native_split_loops.PASS_NAME) for p in exported)
-    monkeypatch.setenv(native_split_loops.SWITCH, "0")
+    monkeypatch.setenv(SPLIT, "0")
     _, passes = native.for_mlir_opt(module, split_loops=True)
     assert not any(p.startswith(native_split_loops.PASS_NAME) for p in passes)
     assert "--convert-linalg-to-loops" in passes
-    monkeypatch.setenv(native_split_loops.SWITCH, "yes")
-    with pytest.raises(BackendError, match=native_split_loops.SWITCH):
+    monkeypatch.setenv(SPLIT, "yes")
+    with pytest.raises(BackendError, match=f"{SPLIT} must be 0 or 1"):
         native_split_loops.enabled()
-    monkeypatch.setenv(native_split_loops.SWITCH, "1")
-    monkeypatch.setenv(native_split_loops.MIN_WORK_VARIABLE, "many")
-    with pytest.raises(BackendError, match=native_split_loops.MIN_WORK_VARIABLE):
+    monkeypatch.setenv(SPLIT, "1")
+    monkeypatch.setenv(MIN_WORK.variable, "many")
+    with pytest.raises(BackendError, match=f"{MIN_WORK.variable} must be a whole number"):
         native_split_loops.min_work()
 
 

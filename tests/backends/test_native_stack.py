@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import irad
+from irad import config
 from irad.backends.native import compile as native
 from irad.backends.native import buffers as native_buffers
 from irad.backends.native import stack as native_stack
@@ -26,6 +27,7 @@ from tests.reference import central_difference
 
 pytestmark = [pytest.mark.native, needs_native]
 
+STACK = config.switch("native_stack_kb")
 RNG = np.random.default_rng(11)
 GMM = BENCH_ARRAYS["make_gmm"](np)
 TINY_GMM_ARGS = (RNG.normal(size=3), RNG.normal(size=(3, 2)), 0.1 * RNG.normal(size=(3, 2)), RNG.normal(size=(100, 2)))
@@ -71,19 +73,18 @@ PROGRAMS = [
 IDS = ["tiny-gmm", "tanh-layer", "0-d", "dynamic-tape-loop", "large"]
 
 
-def _native_gradient(f, args, argnums, kilobytes: float, monkeypatch):
-    """The gradient compiled afresh with a stack budget (irad's compile cache
-    does not see the switch)."""
-    monkeypatch.setenv(native_stack.SWITCH, str(kilobytes))
+def _native_gradient(f, args, argnums, kilobytes: int, monkeypatch):
+    """The gradient compiled afresh with a stack budget."""
+    monkeypatch.setenv(STACK.variable, str(kilobytes))
     module = irad.grad(f, argnums, backend="native").lower(*args)
     compiled = native.NativeModule(module)
     (name,) = compiled.functions
     return compiled.function(name)
 
 
-def _buffers(f, args, argnums, monkeypatch, kilobytes: float = native_stack.BUDGET_KB) -> tuple[int, int]:
+def _buffers(f, args, argnums, monkeypatch, kilobytes: int = STACK.default) -> tuple[int, int]:
     """How many heap and stack buffers bufferization leaves in `f`'s gradient."""
-    monkeypatch.setenv(native_stack.SWITCH, str(kilobytes))
+    monkeypatch.setenv(STACK.variable, str(kilobytes))
     module = irad.grad(f, argnums, backend="native").lower(*args)
     ready, passes = native.for_mlir_opt(module, tracked=True, destinations=True)
     if "--convert-linalg-to-loops" not in passes:
@@ -105,7 +106,7 @@ def test_gradients_with_stack_buffers_match_central_differences(f, args, argnums
     heap, stack = _buffers(f, args, argnums, monkeypatch)
     assert (stack > 0, heap > 0) == where, f"{stack} stack buffers, {heap} heap buffers"
     hits = native_buffers.stats().hits
-    grad = _native_gradient(f, args, argnums, native_stack.BUDGET_KB, monkeypatch)
+    grad = _native_gradient(f, args, argnums, STACK.default, monkeypatch)
     for _ in range(2):
         grads = grad(*args)
     for i, g, e in zip(argnums, grads, _expected(f, args, argnums)):
@@ -116,7 +117,7 @@ def test_gradients_with_stack_buffers_match_central_differences(f, args, argnums
 
 @pytest.mark.parametrize("f, args, argnums, where", PROGRAMS, ids=IDS)
 def test_stack_buffers_change_no_bit(f, args, argnums, where, monkeypatch):
-    on = _native_gradient(f, args, argnums, native_stack.BUDGET_KB, monkeypatch)(*args)
+    on = _native_gradient(f, args, argnums, STACK.default, monkeypatch)(*args)
     off = _native_gradient(f, args, argnums, 0, monkeypatch)(*args)
     for a, b in zip(on, off):
         np.testing.assert_array_equal(a, b)
@@ -170,6 +171,6 @@ def test_modules_calling_lapack_get_no_stack_buffers():
 
 
 def test_a_bad_budget_is_a_clear_error(monkeypatch):
-    monkeypatch.setenv(native_stack.SWITCH, "lots")
-    with pytest.raises(BackendError, match=native_stack.SWITCH):
+    monkeypatch.setenv(STACK.variable, "lots")
+    with pytest.raises(BackendError, match=f"{STACK.variable} must be a whole number"):
         native_stack.budget()

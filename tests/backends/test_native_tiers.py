@@ -6,7 +6,7 @@
   several workloads (arrays with exp/log/tanh, a loop, scalars), and agree
   with central finite differences in float64.
 - Vector math gives an element the same bits wherever it sits in an array.
-- IRAD_NATIVE_TIERED=0 compiles -O2 first; a bad value is a clear error.
+- `native_tiered` off compiles -O2 first; a bad IRAD_NATIVE_TIERED is a clear error.
 - A module with a recursion is not tiered: how deep it may go does not
   depend on the tier (tier 0's frames are larger).
 - A failing background compile warns once and tier 0 keeps running.
@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 import irad
-from irad import compiled
+from irad import compiled, config
 from irad.backends.native import compile as native
 from irad.backends.native import object_cache
 from irad.backends.native import tiers
@@ -39,6 +39,8 @@ pytestmark = [
     pytest.mark.native,
     pytest.mark.skipif(NATIVE_MISSING is not None, reason=str(NATIVE_MISSING)),
 ]
+CACHE = config.switch("native_cache").variable
+TIERED = config.switch("native_tiered").variable
 BUILD = os.path.join(os.path.dirname(tiers.__file__), "llvm_build.py")
 
 
@@ -46,8 +48,8 @@ BUILD = os.path.join(os.path.dirname(tiers.__file__), "llvm_build.py")
 def fresh(monkeypatch, tmp_path):
     """Each test compiles afresh, into a cache of its own, tiered."""
     monkeypatch.setattr(compiled, "_CACHE", {})
-    monkeypatch.setenv(object_cache.VARIABLE, str(tmp_path / "cache"))
-    monkeypatch.delenv(tiers.SWITCH, raising=False)
+    monkeypatch.setenv(CACHE, str(tmp_path / "cache"))
+    monkeypatch.delenv(TIERED, raising=False)
 
 
 @pytest.fixture
@@ -146,15 +148,16 @@ def test_an_element_gets_the_same_bits_wherever_it_sits():
     np.testing.assert_allclose(y, exp_tanh_log(x), rtol=1e-13, atol=1e-15)
 
 
-def test_tiering_can_be_turned_off(monkeypatch):
-    monkeypatch.setenv(tiers.SWITCH, "0")
+def test_tiering_can_be_turned_off(monkeypatch, switches):
+    switches(native_tiered=False)
     f, args, argnums = WORKLOADS["softmax"]
     g = irad.grad(f, argnums, backend="native")
     g(*args)
     jit = native_module(g).jit
     assert not jit.tiered and jit.upgrade is None and jit.optimised and g.wait_optimised(timeout=0)
-    monkeypatch.setenv(tiers.SWITCH, "sometimes")
-    monkeypatch.setattr(compiled, "_CACHE", {})
+    monkeypatch.setenv(TIERED, "sometimes")
+    config.reset("native_tiered")  # the variable decides again
+    monkeypatch.setattr(compiled, "_CACHE", {})  # not a switch of the cache key: compiled afresh
     with pytest.raises(BackendError, match="IRAD_NATIVE_TIERED must be 0 or 1"):
         irad.grad(f, argnums, backend="native")(*args)
 
@@ -236,7 +239,7 @@ def test_exit_during_the_background_compile_leaves_the_entry_for_the_next_proces
     """The process exits right after its first call: no hang, no crash; the
     child finishes and stores -O2 code, which the next process loads without
     running the MLIR tools."""
-    env = {**os.environ, object_cache.VARIABLE: str(tmp_path / "exits")}
+    env = {**os.environ, CACHE: str(tmp_path / "exits")}
     first = run_python("HIT = False\n" + EXITS, env)
     assert first.returncode == 0, first.stderr
     deadline = time.monotonic() + 300
@@ -269,7 +272,7 @@ print("child", os.waitstatus_to_exitcode(status))
 
 
 def test_a_forked_process_keeps_tier_0(tmp_path):
-    env = {**os.environ, object_cache.VARIABLE: "0"}  # the sleeping child is killed at exit
+    env = {**os.environ, CACHE: "0"}  # the sleeping child is killed at exit
     run = run_python(FORKS, env)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["child", "0"]

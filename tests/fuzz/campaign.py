@@ -25,6 +25,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
+import irad.config
 from irad import pipeline
 from irad.backends.native.mlir_tools import find_tool, mlir_opt_parses
 from tests import mlir_roundtrip
@@ -55,7 +56,7 @@ def _alarm(signum, frame):
 
 # As in the suite (tests/conftest.py): every module a pipeline builds is verified,
 # and what it leaves after differentiating is parsed by upstream mlir-opt.
-pipeline.VERIFY = True
+irad.config.update("verify", True)
 _EMITTED: list[str] = []
 
 

@@ -20,7 +20,6 @@ recommended path there (docs/backends/iree.md). Only `llvm-cpu` was verified.
 from __future__ import annotations
 
 import functools
-import os
 import re
 from collections.abc import Callable, Sequence
 
@@ -40,6 +39,7 @@ from irad.backends.iree.forms import for_iree
 from irad.backends.iree.registers import hazards
 from irad.backends.iree.targets import TARGETS, options
 from irad.backends.protocol import CompiledModule
+from irad.base import config
 from irad.base.errors import BackendError, RuntimeCheckError
 from irad.ir.callgraph import call_cycles
 
@@ -48,7 +48,6 @@ INSTALL_HINT = "pip install -e '.[iree]' (the packages iree-base-compiler and ir
 # Flags for every target: keep f64 (IREE demotes it to f32 by default);
 # each target's own are in targets.py.
 COMMON_FLAGS = ("--iree-input-demote-f64-to-f32=false",)
-EXTRA_FLAGS = "IRAD_IREE_FLAGS"
 
 
 def unavailable_reason() -> str | None:
@@ -68,8 +67,8 @@ def require_iree() -> None:
 
 
 def flags(target: str) -> list[str]:
-    """The compiler flags for `target` (and IRAD_IREE_FLAGS)."""
-    return [*COMMON_FLAGS, *TARGETS[target][0], *os.environ.get(EXTRA_FLAGS, "").split()]
+    """The compiler flags for `target` (and irad.config's `iree_flags`)."""
+    return [*COMMON_FLAGS, *TARGETS[target][0], *config.read("iree_flags").split()]
 
 
 # ---- compiling ----------------------------------------------------------------------

@@ -11,7 +11,7 @@ from irad.base.errors import BackendError
 # `local-sync` runs dispatches on the calling thread (no worker pool to
 # wake: lower latency for irad's many small calls; `device="local-task"`
 # uses IREE's thread pool). The GPU targets compile with IREE's defaults and
-# are untested here (no GPU): IRAD_IREE_FLAGS adds flags such as
+# are untested here (no GPU): irad.config's `iree_flags` adds flags such as
 # `--iree-cuda-target=sm_80` or `--iree-hip-target=gfx942`.
 TARGETS: dict[str, tuple[tuple[str, ...], str]] = {
     "llvm-cpu": (("--iree-llvmcpu-link-embedded=false", "--iree-llvmcpu-target-cpu=host"), "local-sync"),

@@ -4,25 +4,20 @@ only when a module is compiled."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from irad.backends.protocol import Backend
+from irad.base import config
 from irad.base.errors import BackendError
-
-# Native code compiles each function once: a callee called from several places
-# whose body has at least this many ops stays a function (irad-inline's
-# keep-shared) rather than being compiled again at every call site. 0 inlines
-# all, as the Python backend does; IRAD_NATIVE_KEEP_SHARED chooses another.
-KEEP_SHARED = 24
 
 
 @dataclass(frozen=True)
 class Native(Backend):
     """The native backend (`backend="native"`). `keep_shared`: irad-inline's
     keep-shared for its gradients, the size in ops from which a callee called
-    from several places stays a function (0 inlines all); None takes
-    IRAD_NATIVE_KEEP_SHARED, else 24."""
+    from several places stays a function rather than being compiled again at
+    every call site (0 inlines all, as the Python backend does); None takes
+    irad.config's `native_keep_shared`."""
 
     keep_shared: int | None = None
     name = "native"
@@ -30,14 +25,11 @@ class Native(Backend):
     def __post_init__(self) -> None:
         value = self.keep_shared
         if value is None:
-            value = os.environ.get("IRAD_NATIVE_KEEP_SHARED", str(KEEP_SHARED))
-            if not value.isdigit():
-                raise BackendError(f"IRAD_NATIVE_KEEP_SHARED must be a count of ops (0 inlines all), not {value!r}")
-            value = int(value)
+            value = config.read("native_keep_shared")
         elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise BackendError(
                 f"irad.Native(keep_shared=...) takes a count of ops, not {value!r}\n"
-                f"  hint: 0 inlines all; the default is {KEEP_SHARED}"
+                f"  hint: 0 inlines all; the default is {config.default('native_keep_shared')}"
             )
         object.__setattr__(self, "keep_shared", value)  # fixed here, so equal objects compile alike
 

@@ -44,7 +44,7 @@ gradients produce) call BLAS once per matrix of the stack.
 Below the threshold, for products with an empty dimension, and without a
 library that has CBLAS, the loops stay (a call costs more than a tiny product).
 Threads: one by default (irad/backends/native/lapack.py sets them when it finds the
-library; `$IRAD_NATIVE_BLAS_THREADS` chooses another count). A large ?gemm
+library; irad.config's `native_blas_threads` chooses another count). A large ?gemm
 calls irad_split_?gemm instead, with the same arguments: two single-threaded
 calls, one of which a helper thread may take (native/split.py).
 """
@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import os
 from typing import NamedTuple
 
 from xdsl.dialects import arith, bufferization, func, llvm, memref, scf, tensor
@@ -78,26 +77,22 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from irad.backends.native import split as native_split
 from irad.backends.native.lapack import Library, find, threads
+from irad.base import config
 from irad.base.errors import BackendError
 from irad.ir import contraction
 from irad.ir.constants import is_splat_of
 from irad.ir.tensor import DYNAMIC
 
-# A product of fewer multiply-adds (M*N*K) stays as loops. Measured crossover
-# (docs/backends/native.md, bench/matmul_lowering.py): BLAS wins from about 16^3.
-MIN_FLOPS = 4096
-MIN_FLOPS_VARIABLE = "IRAD_NATIVE_BLAS_MIN_FLOPS"
 FUNCTION_PREFIX = "irad.blas."
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CBLAS_ORDER, CBLAS_TRANSPOSE
 
 
 def min_flops() -> int:
-    value = os.environ.get(MIN_FLOPS_VARIABLE, str(MIN_FLOPS))
-    try:
-        return int(value)
-    except ValueError:
-        raise BackendError(f"{MIN_FLOPS_VARIABLE} must be an integer (multiply-adds), not {value!r}") from None
+    """A product of fewer multiply-adds (M*N*K) stays as loops: irad.config's
+    `native_blas_min_flops`. Measured crossover (docs/backends.md,
+    bench/matmul_lowering.py): BLAS wins from about 16^3."""
+    return config.read("native_blas_min_flops")
 
 
 def _product_shape(op: MatmulOp) -> tuple[int, int, int] | None:
@@ -159,9 +154,9 @@ ROUTINES = ("cblas_dgemm", "cblas_sgemm", "cblas_dgemv", "cblas_sgemv")
 @functools.cache
 def blas_library() -> Library | None:
     """The library of irad/backends/native/lapack.py if it has CBLAS (OpenBLAS
-    does; a LAPACKE-only $IRAD_LAPACK_LIBRARY may not), else None: the
+    does; a LAPACKE-only `lapack_library` may not), else None: the
     products stay loops."""
-    threads()  # a bad $IRAD_NATIVE_BLAS_THREADS is an error, not loops
+    threads()  # a bad native_blas_threads is an error, not loops
     try:
         library = find()
         handle = ctypes.CDLL(library.path)

@@ -18,8 +18,8 @@ returned by a vjp, owned by a NativeBuffer) never enter it; they go back to
 libc's free. A block in the cache is marked in its header, so freeing it a
 second time aborts instead of handing it out twice.
 
-`IRAD_NATIVE_BUFFER_CACHE_MB` sets the capacity when the process first
-compiles native code (0 turns the cache off); `set_capacity` and `release`
+irad.config's `native_buffer_cache_mb` sets the capacity when the process
+first compiles native code (0 turns the cache off); `set_capacity` and `release`
 change it and empty it later.
 """
 
@@ -29,11 +29,9 @@ import ctypes
 import functools
 from dataclasses import dataclass
 
-from irad.backends.native import environment
+from irad.base import config
 from irad.base.errors import BackendError
 
-CAPACITY_VARIABLE = "IRAD_NATIVE_BUFFER_CACHE_MB"
-DEFAULT_CAPACITY_MB = 256
 # Smaller blocks (header included) go straight to malloc and free: glibc keeps
 # them in its bins, without page faults.
 MIN_BYTES = 1 << 16
@@ -51,17 +49,13 @@ for _name in ("pthread_mutex_init", "pthread_mutex_lock", "pthread_mutex_unlock"
     getattr(_libc, _name).argtypes = [ctypes.c_void_p] * (2 if _name == "pthread_mutex_init" else 1)
 
 
-def _capacity_from_environment() -> int:
-    return environment.bytes_from(CAPACITY_VARIABLE, DEFAULT_CAPACITY_MB, 1 << 20, "megabytes", "turns the cache off")
-
-
 @functools.cache
 def _state() -> ctypes.Array:
     """The cache of this process, made once and never freed."""
     state = (ctypes.c_int64 * STATE_WORDS)()
     if _libc.pthread_mutex_init(ctypes.addressof(state), None) != 0:
         raise BackendError("the native backend could not make the mutex of its buffer cache")
-    state[CAPACITY // 8] = _capacity_from_environment()
+    state[CAPACITY // 8] = config.read("native_buffer_cache_mb") << 20
     return state
 
 

@@ -95,7 +95,8 @@ from irad.backends.native import split_loops as native_split_loops
 
 from irad.backends.native import stack as native_stack
 from irad.backends.native.llvm_jit import JitModule, signature
-from irad.backends.native.mlir_tools import INSTALL_HINT, find_tool
+from irad.backends.native.mlir_tools import INSTALL_HINT, TOOL_SWITCHES, find_tool
+from irad.base import config
 from irad.base.errors import BackendError, IradWarning
 from irad.ir import printing
 from irad.ir.text import module_text
@@ -157,15 +158,12 @@ BUFFERIZATION = (
 # After one-shot bufferization, small temporaries may move to the stack (native/stack.py).
 BUFFERIZE = next(i for i, p in enumerate(BUFFERIZATION) if p.startswith("--one-shot-bufferize"))
 
-# Set to 1 (`make memcheck` does), every memref access is checked at run time
-# (bounds, casts, subviews: MLIR's runtime op verification, on the memrefs
-# bufferization leaves); a failed check aborts the process with its location.
-VERIFY_MEMREFS = "IRAD_NATIVE_VERIFY_MEMREFS"
+# With irad.config's `native_verify_memrefs` (`make memcheck` sets it), every
+# memref access is checked at run time (bounds, casts, subviews: MLIR's runtime
+# op verification, on the memrefs bufferization leaves); a failed check aborts
+# the process with its location.
 RUNTIME_VERIFICATION = ("--generate-runtime-verification",)
 
-# Set to 1, a module mlir-opt or mlir-translate rejects is kept in a temporary
-# file (irad-native-*.mlir) named in the error; by default nothing is written.
-KEEP_FAILED_MODULES = "IRAD_KEEP_FAILED_MODULES"
 C_INTERFACE = "llvm.emit_c_interface"
 WRITABLE = "bufferization.writable"
 _TIMEOUT = 300
@@ -175,7 +173,7 @@ _TIMEOUT = 300
 def require_tool(name: str) -> str:
     path = find_tool(name)
     if path is None:
-        variable = "IRAD_" + name.upper().replace("-", "_")
+        variable = config.switch(TOOL_SWITCHES[name]).variable
         raise BackendError(
             f"backend='native' needs {name}, which was found neither in ${variable}, "
             f"nor on PATH, nor in /usr/lib/llvm-22/bin\n  hint: {INSTALL_HINT}, or set "
@@ -321,7 +319,10 @@ def _run_tools(commands: Sequence[Sequence[str]], text: str, what: Sequence[str]
 
 
 def _failed(commands: Sequence[Sequence[str]], what: str, status: int, diagnostics: str, text: str) -> NoReturn:
-    if os.environ.get(KEEP_FAILED_MODULES, "") not in ("", "0"):
+    """A BackendError for a failed tool; with irad.config's `keep_failed_modules`,
+    the module it was given is kept in a temporary file (irad-native-*.mlir)
+    named in the error; by default nothing is written."""
+    if config.read("keep_failed_modules"):
         fd, path = tempfile.mkstemp(prefix="irad-native-", suffix=".mlir")
         with os.fdopen(fd, "w") as out:
             out.write(text)
@@ -329,7 +330,8 @@ def _failed(commands: Sequence[Sequence[str]], what: str, status: int, diagnosti
         command = " | ".join([f"{first} {path}", *rest])
         kept = f"; the module is saved in {path}\n  command: {command}"
     else:
-        kept = f"\n  hint: set {KEEP_FAILED_MODULES}=1 to keep the module in a temporary file"
+        variable = config.switch("keep_failed_modules").variable
+        kept = f"\n  hint: set {variable}=1 to keep the module in a temporary file"
     raise BackendError(f"{what} failed (exit status {status}){kept}\n{diagnostics.strip()}")
 
 
@@ -367,17 +369,15 @@ def for_mlir_opt(
     drop_prints(module)
     if destinations:
         native_call.destination_passing(module, _public_functions(module))
-    checks = RUNTIME_VERIFICATION if os.environ.get(VERIFY_MEMREFS, "") not in ("", "0") else ()
+    checks = RUNTIME_VERIFICATION if config.read("native_verify_memrefs") else ()
     lowering = tracked_lowering() if tracked else LOWERING
     if not _has_tensors(module):
         return module, checks + lowering
     for op in [op for op in module.walk() if isinstance(op, memref.DeallocOp)]:
         op.detach()
         op.erase()
-    if native_fusion.enabled():
-        native_fusion.recompute_cheap_producers(module)  # so they fuse into their consumers
-    if native_fusion.materialising():
-        native_fusion.materialise_before_broadcasts(module)  # computed once, not once per broadcast element
+    native_fusion.recompute_cheap_producers(module)  # so they fuse into their consumers
+    native_fusion.materialise_before_broadcasts(module)  # computed once, not once per broadcast element
     bufferization = BUFFERIZATION[:BUFFERIZE + 1] + native_stack.promotion(module) + BUFFERIZATION[BUFFERIZE + 1:]
     if split_loops:
         bufferization = native_split_loops.in_pipeline(module, bufferization)
@@ -425,9 +425,9 @@ def lower_to_llvm_ir(mlir_text: str, passes: Sequence[str] = LOWERING) -> str:
     verify the module after each of its two dozen passes (8% of the two
     tools' CPU time on that LSTM; the same output): mlir-translate verifies
     what it reads, so a pass that broke the module still fails the compile,
-    and with IRAD_KEEP_FAILED_MODULES=1 (debugging) every pass is checked."""
+    and with irad.config's `keep_failed_modules` (debugging) every pass is checked."""
     opt, translate = require_tool("mlir-opt"), require_tool("mlir-translate")
-    verify = () if os.environ.get(KEEP_FAILED_MODULES, "") not in ("", "0") else ("--verify-each=false",)
+    verify = () if config.read("keep_failed_modules") else ("--verify-each=false",)
     split = [i for i, p in enumerate(passes) if native_split_loops.threshold_of(p) is not None]
     if split:  # mlir-opt up to the loops, irad's outlining (xDSL), mlir-opt on
         at = split[0]

@@ -28,8 +28,6 @@ needs it materialised cost 20%). Recomputing is exact: the same operations
 on the same operands give the same bits, and a fused reduction accumulates
 in the same order.
 
-`IRAD_NATIVE_RECOMPUTE=0` turns it off (for measurements).
-
 The other way round, MLIR also fuses a single-use producer into a consumer
 that reads it through a broadcast, and then computes it once per element of
 the consumer: `np.exp(-2 * log_sigmas)` (K, d) broadcast over the GMM's N
@@ -47,12 +45,9 @@ broadcast); the broadcast still fuses into its consumers. (A
 but CSE merges equal empties, and bufferization then fails on the
 read-after-write conflict.) The same operations run on the same operands:
 no bit changes.
-`IRAD_NATIVE_MATERIALISE=0` turns it off (for measurements).
 """
 
 from __future__ import annotations
-
-import os
 
 from xdsl.dialects import arith, bufferization, func, tensor
 from xdsl.dialects.builtin import ModuleOp, TensorType
@@ -60,8 +55,6 @@ from xdsl.dialects.linalg import ops as linalg
 from xdsl.ir import Operation, Use
 from xdsl.ir.affine import AffineDimExpr
 
-SWITCH = "IRAD_NATIVE_RECOMPUTE"
-MATERIALISE_SWITCH = "IRAD_NATIVE_MATERIALISE"
 # Smaller arrays stay in cache anyway; copying their producers would only add
 # code for mlir-opt and LLVM to compile.
 MIN_ELEMENTS = 1 << 14
@@ -75,14 +68,6 @@ _CHEAP_ARITH = (
     arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.CmpiOp, arith.AndIOp, arith.OrIOp, arith.XOrIOp,
     arith.ExtFOp, arith.TruncFOp,
 )
-
-
-def enabled() -> bool:
-    return os.environ.get(SWITCH, "") != "0"
-
-
-def materialising() -> bool:
-    return os.environ.get(MATERIALISE_SWITCH, "") != "0"
 
 
 def _large(op: Operation) -> bool:

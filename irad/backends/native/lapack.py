@@ -4,7 +4,7 @@ irad calls LAPACK through its C interface, LAPACKE, in row-major layout, so
 native code passes numpy's C-ordered buffers as they are. The library is, in
 this order:
 
-1. `$IRAD_LAPACK_LIBRARY`, a path to a shared library with LAPACKE;
+1. irad.config's `lapack_library`, a path to a shared library with LAPACKE;
 2. the `scipy-openblas64` package (`pip install scipy-openblas64`, part of
    `irad[native]`): its `lib/libscipy_openblas*` (found without importing it);
 3. the copy of the same OpenBLAS that numpy's wheels bundle (numpy >= 2 on
@@ -16,7 +16,7 @@ plain LAPACKE library takes 32-bit ones. `Library.symbol` gives the name,
 `Library.int_bits` the integer width. The same library provides BLAS
 (`Library.symbol("cblas_dgemm")`), for whoever wants matrix products from it.
 
-Threads: when it is found, an OpenBLAS gets `$IRAD_NATIVE_BLAS_THREADS`
+Threads: when it is found, an OpenBLAS gets `native_blas_threads` (irad.config)
 threads, 1 unless set (0 leaves OpenBLAS's own choice: OPENBLAS_NUM_THREADS
 when it loaded, else every core). OpenBLAS's threads wait for each other by
 spinning and yielding the core, so on a machine other processes keep busy
@@ -35,14 +35,12 @@ import importlib.util
 import os
 from dataclasses import dataclass
 
-from irad.backends.native import environment
+from irad.base import config
 from irad.base.errors import BackendError
 
-ENVIRONMENT = "IRAD_LAPACK_LIBRARY"
-THREADS_VARIABLE = "IRAD_NATIVE_BLAS_THREADS"
-DEFAULT_THREADS = 1
 NUMPY_BUNDLED = "numpy's bundled OpenBLAS"
-INSTALL_HINT = f"pip install scipy-openblas64 (or 'irad[native]'), or set {ENVIRONMENT} to a LAPACKE library"
+INSTALL_HINT = (f"pip install scipy-openblas64 (or 'irad[native]'), or set {config.switch('lapack_library').variable} "
+                "to a LAPACKE library")
 
 # (prefix, suffix, integer bits) of the naming conventions tried, by the name of dgesv
 _CONVENTIONS = (("scipy_", "64_", 64), ("", "64_", 64), ("", "", 32))
@@ -64,9 +62,9 @@ class Library:
 def _candidates() -> list[tuple[str, str]]:
     """(path, where it came from), in the order of the module docstring."""
     found = []
-    path = os.environ.get(ENVIRONMENT)
+    path = config.read("lapack_library")
     if path:
-        found.append((path, f"${ENVIRONMENT}"))
+        found.append((path, f"${config.switch('lapack_library').variable}"))
     # Found where scipy_openblas64.get_lib_dir() and get_library() look, without
     # importing it: its import reads its own metadata (importlib.metadata, email,
     # ...), 0.05-0.1 s of a native first call.
@@ -112,8 +110,8 @@ def find() -> Library:
 
 
 def threads() -> int:
-    """The BLAS threads `$IRAD_NATIVE_BLAS_THREADS` asks for (0: OpenBLAS's own choice)."""
-    return environment.number_from(THREADS_VARIABLE, DEFAULT_THREADS, "threads", "leaves OpenBLAS's own choice", int)
+    """The BLAS threads `native_blas_threads` asks for (0: OpenBLAS's own choice)."""
+    return config.read("native_blas_threads")
 
 
 def _threads_function(library: Library, name: str):

@@ -31,18 +31,13 @@ from pathlib import Path
 # it off, so a sum of a fused `tanh`, `exp` or `log` (np.sum(np.tanh(x)),
 # a log-sum-exp, a mean log-loss) called libmvec's vector function once per
 # element, for one of its lanes: np.sum(np.tanh(z)) over 4096×128 took
-# 16.4 ms, 2.1 ms with it (docs/benchmarks.md). IRAD_NATIVE_ORDERED_SUMS=0
-# leaves it off (for measurements; the background compile inherits it).
-ORDERED_SUMS = "IRAD_NATIVE_ORDERED_SUMS"
-
-
-def options() -> tuple[str, ...]:
-    return () if os.environ.get(ORDERED_SUMS, "") == "0" else ("-force-ordered-reductions",)
+# 16.4 ms, 2.1 ms with it (docs/benchmarks.md).
+OPTIONS = ("-force-ordered-reductions",)
 
 
 def configure(llvm) -> None:
-    """Set options() in this process's LLVM."""
-    for option in options():
+    """Set OPTIONS in this process's LLVM."""
+    for option in OPTIONS:
         llvm.set_option("irad", option)
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
-import os
 from collections.abc import Callable, Sequence
 
 from irad.backends.native import llvm_build
@@ -21,21 +20,16 @@ from irad.backends.native import object_cache
 from irad.backends.native import tiers
 
 from irad.backends.native import vector_math
+from irad.base import config
 from irad.base.errors import BackendError
 
 LLVMLITE_HINT = "pip install 'irad[native]' (llvmlite >= 0.50)"
 LLVM_MAJOR = 22
-# LLVM's pipeline level. -O3 ran a 6-step unrolled array LSTM gradient about
-# 10% faster than -O2 but took 8 s instead of 2 s to compile, so -O2 is the
-# default; IRAD_NATIVE_OPT_LEVEL (0-3) chooses another.
-OPT_LEVEL = 2
-
-
+# LLVM's pipeline level, irad.config's `native_opt_level`: -O3 ran a 6-step
+# unrolled array LSTM gradient about 10% faster than -O2 but took 8 s instead
+# of 2 s to compile, so -O2 is the default.
 def _opt_level() -> int:
-    value = os.environ.get("IRAD_NATIVE_OPT_LEVEL", str(OPT_LEVEL))
-    if value not in ("0", "1", "2", "3"):
-        raise BackendError(f"IRAD_NATIVE_OPT_LEVEL must be 0, 1, 2 or 3, not {value!r}")
-    return int(value)
+    return config.read("native_opt_level")
 
 
 @functools.cache
@@ -71,27 +65,16 @@ def _llvmlite_version() -> str:
     return llvmlite.__version__
 
 
-# LLVM tuning features added to the host's (x86-64 only), IRAD_NATIVE_TUNING
-# replaces them ("" adds none). No gathers or scatters: with AVX-512 LLVM
-# may always use them, and it vectorised fused loops whose innermost
-# dimension it had unrolled (the GMM's d = 10) across the next one, reading
-# through 8-lane gathers; on an AMD EPYC (Zen 4) the GMM gradient then took
-# 2.5x as long as with plain loads (docs/benchmarks.md, "Gathers").
-TUNING = "+prefer-no-gather,+prefer-no-scatter"
-TUNING_VARIABLE = "IRAD_NATIVE_TUNING"
-
-
+# LLVM tuning features added to the host's (x86-64 only): irad.config's
+# `native_tuning` ("" adds none). No gathers or scatters by default: with
+# AVX-512 LLVM may always use them, and it vectorised fused loops whose
+# innermost dimension it had unrolled (the GMM's d = 10) across the next one,
+# reading through 8-lane gathers; on an AMD EPYC (Zen 4) the GMM gradient
+# then took 2.5x as long as with plain loads (docs/benchmarks.md, "Gathers").
 def _tuning() -> str:
     if not _llvm().get_default_triple().startswith("x86_64"):
         return ""
-    value = os.environ.get(TUNING_VARIABLE, TUNING).strip()
-    items = [item.strip() for item in value.split(",") if item.strip()]
-    if any(item[0] not in "+-" or len(item) < 2 for item in items):
-        raise BackendError(
-            f"{TUNING_VARIABLE} must be LLVM target features, each +name or -name, separated by commas "
-            f"(the default is {TUNING!r}; empty adds none), not {value!r}"
-        )
-    return ",".join(items)
+    return ",".join(item.strip() for item in config.read("native_tuning").split(",") if item.strip())
 
 
 @functools.cache
@@ -102,7 +85,7 @@ def _detected() -> tuple[str, str, dict[str, bool]]:
 
 
 def _host() -> tuple[str, str, dict[str, bool]]:
-    """This CPU's name and features, for LLVM (flattened, with TUNING after
+    """This CPU's name and features, for LLVM (flattened, with the tuning features after
     them) and as a dict. The code runs where it is compiled, so it may use
     all of them: without them LLVM targets a generic x86-64 (SSE2), and loops
     vectorise two doubles wide where AVX2 takes four."""
@@ -136,7 +119,7 @@ def _target(level: int) -> tuple[str, ...]:
     cpu, features, _ = _host()
     triple = _llvm().get_default_triple()
     return (triple, cpu, features, str(level), vector_math.cache_key(), llvm_version(), _llvmlite_version(),
-            *llvm_build.options())
+            *llvm_build.OPTIONS)
 
 
 def _loadable(entry: object_cache.Entry | None) -> bytes | None:
@@ -203,7 +186,7 @@ class JitModule:
             _load_library(library)
         self._level = _opt_level()
         tiering = tierable and bool(exported) and self._level > tiers.TIER0_LEVEL and tiers.enabled()
-        self._cache = object_cache.directory()
+        self._cache = object_cache.directory(config.read("native_cache"))
         self._exported = {name: name for name in exported}
         self._keep: tuple = ()
         self._sources: list[str] | None = None

@@ -1,7 +1,7 @@
 """Locating upstream MLIR 22 tools (Debian package `mlir-22-tools`).
 
-Search order: the environment variable (IRAD_MLIR_OPT, ...), then PATH, then
-the Debian llvm-22 folder.
+Search order: the tool's switch of irad.config (`mlir_opt`, `mlir_translate`:
+IRAD_MLIR_OPT, ...), then PATH, then the Debian llvm-22 folder.
 """
 
 from __future__ import annotations
@@ -10,13 +10,17 @@ import os
 import shutil
 import subprocess
 
+from irad.base import config
+
 LLVM_BIN = "/usr/lib/llvm-22/bin"
 INSTALL_HINT = "install the Debian package mlir-22-tools (apt-get install mlir-22-tools)"
+# the tools irad runs -> their switches (others, such as the tests' mlir-runner, have none)
+TOOL_SWITCHES = {"mlir-opt": "mlir_opt", "mlir-translate": "mlir_translate"}
 
 
 def find_tool(name: str) -> str | None:
-    env = os.environ.get("IRAD_" + name.upper().replace("-", "_"))
-    for candidate in (env, shutil.which(name), os.path.join(LLVM_BIN, name)):
+    chosen = config.read(TOOL_SWITCHES[name]) if name in TOOL_SWITCHES else ""
+    for candidate in (chosen, shutil.which(name), os.path.join(LLVM_BIN, name)):
         if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     return None

@@ -21,10 +21,11 @@ written again. Entries are
 written to a temporary file and renamed, so concurrent processes never read a
 half-written one. Nothing is ever evicted: delete the directory to empty it.
 
-IRAD_NATIVE_CACHE names the directory (default: $XDG_CACHE_HOME/irad/native,
-else ~/.cache/irad/native); IRAD_NATIVE_CACHE=0 turns the cache off. A cache
-that cannot be written (read-only, no home) is skipped silently: it only saves
-time.
+irad.config's `native_cache` names the directory (default:
+$XDG_CACHE_HOME/irad/native, else ~/.cache/irad/native); 0 turns the cache
+off. A cache that cannot be written (read-only, no home) is skipped silently:
+it only saves time. This module imports nothing of irad: the background
+compile (llvm_build.py) loads it by its path.
 """
 
 from __future__ import annotations
@@ -36,18 +37,16 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-VARIABLE = "IRAD_NATIVE_CACHE"
 MAGIC = b"irad-native-object 2\n"
 _DIGEST = hashlib.sha256().digest_size
 
 
-def directory() -> Path | None:
-    """Where entries live, or None if the cache is off."""
-    value = os.environ.get(VARIABLE)
-    if value == "0":
+def directory(setting: str) -> Path | None:
+    """Where entries live for the switch's `setting`, or None if the cache is off."""
+    if setting == "0":
         return None
-    if value:
-        return Path(value)
+    if setting:
+        return Path(setting)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "irad" / "native"
 

@@ -24,7 +24,7 @@ quiet one runs the product on two cores.
   caller's minus that CPU, set again when the caller moves): woken with no
   CPU idle, Linux put it on the caller's CPU, where it preempted the caller
   and the two chunks ran one after the other (docs/benchmarks.md).
-  `IRAD_NATIVE_SPLIT_KEEP_OFF=0` lets it run anywhere.
+  `set_keep_off(False)` lets it run anywhere (benchmarks compare the two).
 * The helper is started by the process's first split product and lives as
   long as the process (the module and its state are never freed). A child
   forked through os.fork (multiprocessing's "fork") gets fresh state and its
@@ -33,11 +33,16 @@ quiet one runs the product on two cores.
 The same helper runs the rows of large loop nests (native/split_loops.py,
 @irad_split_rows in native/split.ll), one job at a time with the products.
 
-`IRAD_NATIVE_SPLIT_PRODUCTS=0` turns splitting off; it is off too when BLAS
-runs on more than one thread ($IRAD_NATIVE_BLAS_THREADS) and when the process
-may use only one core. `IRAD_NATIVE_SPLIT_MIN_FLOPS` sets the threshold. Both
-are read when a module is compiled; the choice is in its IR, so the object
-cache keeps the two apart.
+irad.config's `native_split_products` turns splitting off; it is off too
+when BLAS runs on more than one thread (`native_blas_threads`) and when the
+process may use only one core. `native_split_min_flops` sets the threshold
+(2**22 multiply-adds by default: split, smaller products lost in wall time
+to a wake-up, a mutex and a second call, docs/benchmarks.md; those of
+2**20-2**21, the MLP's at batch 256 and 1024, took 1.0-1.2x the wall time
+and 1.3-1.4x the CPU time of one call, and the MLP at batch 256 1.1-1.25x;
+the narrow ones still go in blocks, narrow()). Both are read when a module
+is compiled; the choice is in its IR, so the object cache keeps the two
+apart.
 """
 
 from __future__ import annotations
@@ -50,20 +55,9 @@ import threading
 from importlib import resources
 from typing import NamedTuple
 
-from irad.backends.native import environment
-
 from irad.backends.native import lapack
+from irad.base import config
 
-SWITCH = "IRAD_NATIVE_SPLIT_PRODUCTS"
-# 0: the helper may share the caller's CPU (as before; native/split.ll's @irad_keep_off)
-KEEP_OFF_SWITCH = "IRAD_NATIVE_SPLIT_KEEP_OFF"
-MIN_FLOPS_VARIABLE = "IRAD_NATIVE_SPLIT_MIN_FLOPS"
-# Below this many multiply-adds a product is not split: split, such products
-# lost in wall time (a wake-up, a mutex and a second call: docs/benchmarks.md);
-# those of 2**20-2**21 (the MLP's at batch 256 and 1024) took 1.0-1.2x the
-# wall time and 1.3-1.4x the CPU time of one call, and the MLP at batch 256
-# 1.1-1.25x. The narrow ones still go in blocks (narrow()).
-MIN_FLOPS = 1 << 22
 CHUNKS = 2
 # Narrow products: C with fewer than NARROW columns (and op(B) not transposed)
 # of more than SMALL multiply-adds is computed in blocks of rows of at most
@@ -75,7 +69,6 @@ CHUNKS = 2
 # 1.5-3x less CPU time than one call (docs/benchmarks.md).
 NARROW = 16
 SMALL = 10**6
-BLOCKS_SWITCH = "IRAD_NATIVE_NARROW_BLOCKS"  # 0: one call per chunk, as before
 # the rows of split loop nests (run, task, rows): native/split.ll, passes/split_loops.py
 from irad.passes.split_loops import MIN_ROWS, ROWS  # noqa: E402
 
@@ -97,15 +90,7 @@ _TYPES = {"d": "double", "s": "float"}
 def enabled() -> bool:
     """Whether products are split: on unless switched off, with BLAS on one
     thread and more than one core for this process."""
-    split = environment.switch(SWITCH, "products run on the calling thread", "split")
-    return split and lapack.threads() == 1 and cores() > 1
-
-
-def keep_off() -> bool:
-    """Whether the helper is kept off the CPU the caller runs on
-    (native/split.ll's @irad_keep_off): on unless switched off. Read when the
-    process-wide module is built; set_keep_off changes it."""
-    return environment.switch(KEEP_OFF_SWITCH, "the helper may share the caller's CPU", "kept off it")
+    return config.read("native_split_products") and lapack.threads() == 1 and cores() > 1
 
 
 def cores() -> int:
@@ -115,19 +100,12 @@ def cores() -> int:
 
 
 def min_flops() -> int:
-    return environment.number_from(MIN_FLOPS_VARIABLE, MIN_FLOPS, "multiply-adds", "splits every product", int)
+    return config.read("native_split_min_flops")
 
 
 def splits(m: int, n: int, k: int) -> bool:
     """Whether a product C (m x n) = A (m x k) B (k x n) is split."""
     return max(m, n) >= CHUNKS * ALIGN and m * n * k >= min_flops() and enabled()
-
-
-def blocks() -> bool:
-    """Whether narrow products are computed in blocks (native/split.ll's
-    @irad_blocks): on unless switched off. Read when the process-wide module
-    is built; set_blocks changes it."""
-    return environment.switch(BLOCKS_SWITCH, "narrow products are one BLAS call", "computed in blocks")
 
 
 def narrow(m: int, n: int, k: int, b_transposed: bool) -> bool:
@@ -191,14 +169,13 @@ def _module(library: lapack.Library):
             after_fork = ctypes.CFUNCTYPE(None)(module.address("irad_split_after_fork"))
             os.register_at_fork(after_in_child=after_fork)
             _built[library] = (module, after_fork)
-            _set_keep_off(module, keep_off())
-            _set_blocks(module, blocks())
+            _set_keep_off(module, True)  # narrow products in blocks: @irad_blocks starts at 1
         return _built[library][0]
 
 
 def set_blocks(on: bool) -> None:
-    """Compute narrow products in blocks or in one call per chunk, from now on
-    (benchmarks compare the two in one process)."""
+    """Compute narrow products in blocks (the default) or in one call per
+    chunk, from now on (benchmarks compare the two in one process)."""
     for module, _ in _built.values():
         _set_blocks(module, on)
 
@@ -208,8 +185,8 @@ def _set_blocks(module, on: bool) -> None:
 
 
 def set_keep_off(on: bool) -> None:
-    """Keep the helper off the caller's CPU or not, from now on (benchmarks
-    compare the two in one process)."""
+    """Keep the helper off the caller's CPU (the default) or not, from now on
+    (benchmarks compare the two in one process)."""
     for module, _ in _built.values():
         _set_keep_off(module, on)
 

@@ -2,10 +2,10 @@
 (irad-split-loops, passes/split_loops.py), and with what threshold.
 
 The pass runs between two mlir-opt runs (compile.lower_to_llvm_ir), on the
-text mlir-opt prints. `IRAD_NATIVE_SPLIT_LOOPS=0` turns it off;
-`IRAD_NATIVE_SPLIT_MIN_WORK` sets the threshold. Both are read when a module
-is compiled and are in its pipeline (`pipeline_marker`), so the object cache
-keeps variants apart.
+text mlir-opt prints. irad.config's `native_split_loops` turns it off;
+`native_split_min_work` sets the threshold (passes/split_loops.py says how it
+was measured). Both are read when a module is compiled and are in its
+pipeline (`pipeline_marker`), so the object cache keeps variants apart.
 """
 
 from __future__ import annotations
@@ -20,18 +20,11 @@ from xdsl.dialects.builtin import (
     ModuleOp,
 )
 
-from irad.backends.native import environment
-
 from irad.backends.native import blas as native_blas
 
 from irad.backends.native import split as native_split
-from irad.passes.split_loops import MIN_WORK, PASS_NAME, _may_split, outline
-
-SWITCH = "IRAD_NATIVE_SPLIT_LOOPS"
-
-
-MIN_WORK_VARIABLE = "IRAD_NATIVE_SPLIT_MIN_WORK"
-
+from irad.base import config
+from irad.passes.split_loops import PASS_NAME, _may_split, outline
 
 LOOPS, PARALLEL_LOOPS = "--convert-linalg-to-loops", "--convert-linalg-to-parallel-loops"
 
@@ -40,14 +33,11 @@ def enabled() -> bool:
     """Whether large loop nests are split: on unless switched off, with more
     than one core for this process and a BLAS library (whose split module
     holds the helper)."""
-    split = environment.switch(SWITCH, "loop nests run on the calling thread", "split")
-    return split and native_split.cores() > 1 and native_blas.blas_library() is not None
+    return config.read("native_split_loops") and native_split.cores() > 1 and native_blas.blas_library() is not None
 
 
 def min_work() -> int:
-    return environment.number_from(
-        MIN_WORK_VARIABLE, MIN_WORK, "elements written", "splits every loop nest over enough rows", int
-    )
+    return config.read("native_split_min_work")
 
 
 def pipeline_marker() -> str | None:

@@ -25,8 +25,8 @@ frame. So:
   bytes of every static tensor of the module that may become a promoted
   buffer (each function appears at most once on an acyclic chain), and the
   per-buffer limit is the largest of `LIMITS` that keeps that bound within
-  `budget()` bytes (`IRAD_NATIVE_STACK_KB`, default BUDGET_KB; 0 turns
-  promotion off). Bufferization allocates at most one buffer per such tensor,
+  `budget()` bytes (irad.config's `native_stack_kb`, 256 KB by default; 0
+  turns promotion off). Bufferization allocates at most one buffer per such tensor,
   so the bound is an overestimate: views (slices, reshapes) and the tensors
   fusion removes are counted too.
 """
@@ -37,11 +37,9 @@ from xdsl.dialects import func, scf, tensor
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation
 
-from irad.backends.native import environment
+from irad.base import config
 from irad.ir.callgraph import call_cycles
 
-SWITCH = "IRAD_NATIVE_STACK_KB"
-BUDGET_KB = 256
 # The per-buffer limits tried, largest first (bytes).
 LIMITS = (8192, 4096, 2048, 1024, 512, 256, 128, 64)
 # Ops whose tensor result is a view of an operand, or no buffer of its own once bufferized.
@@ -52,7 +50,7 @@ _LOOPS = (scf.ForOp, scf.WhileOp, scf.ParallelOp)
 
 def budget() -> int:
     """Bytes promotion may add to the stack of any chain of calls (0: none)."""
-    return environment.bytes_from(SWITCH, BUDGET_KB, 1024, "kilobytes", "turns stack buffers off")
+    return config.read("native_stack_kb") * 1024
 
 
 def promotion(module: ModuleOp) -> tuple[str, ...]:

@@ -2,8 +2,8 @@
 
 LLVM's -O2 pipeline and code generator take most of a native module's first
 call (seconds for an unrolled array LSTM, growing faster than the function).
-With tiering on (the default; IRAD_NATIVE_TIERED=0 turns it off), llvm_jit
-compiles a module whose machine code is not in the object cache twice:
+With tiering on (the default; irad.config's `native_tiered` turns it off),
+llvm_jit compiles a module whose machine code is not in the object cache twice:
 
 * tier 0, in the caller's thread: LLVM at -O0 (fast instruction selection,
   the fast register allocator, no vectoriser), in a fraction of the time;
@@ -51,17 +51,16 @@ import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from irad.backends.native import environment
+from irad.base import config
 from irad.base.errors import IradWarning
 
-SWITCH = "IRAD_NATIVE_TIERED"
 TIER0_LEVEL = 0
 SLOT_SUFFIX = ".tier"
 CALL_SUFFIX = ".call"
 
 
 def enabled() -> bool:
-    return environment.switch(SWITCH)
+    return config.read("native_tiered")
 
 
 def child_command() -> list[str]:

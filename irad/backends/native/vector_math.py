@@ -39,8 +39,9 @@ installation has, under the x86-64 vector function ABI's names
 (`_ZGVdN4v_exp`: AVX2, 4 lanes). docs/backends/native.md ("Vector math") gives the
 error of each function measured against libm and a correctly rounded
 reference, and why libmvec and not SLEEF or MLIR's polynomial approximations
-(bench/vector_math.py measures all of them). IRAD_NATIVE_VECTOR_MATH=0 keeps
-libm's scalar functions everywhere (results then equal libm's to the bit).
+(bench/vector_math.py measures all of them). irad.config's
+`native_vector_math` = 0 keeps libm's scalar functions everywhere (results
+then equal libm's to the bit).
 
 Only x86-64 is mapped; elsewhere, or without the library, the module is left
 as it is and loops call libm.
@@ -49,8 +50,8 @@ as it is and loops call libm.
 irad's own, docs/benchmarks.md), so where the target has fused multiply-adds,
 loops call irad's own tanh instead (native/tanh_ir.py: LLVM IR, inlined and
 vectorised with the loop, within 2.5 ulp; an element's bits do not depend on
-the vector width by construction). IRAD_NATIVE_TANH=libmvec calls libmvec's
-as for exp and log.
+the vector width by construction). Without fused multiply-adds, loops call
+libmvec's tanh as they call its exp and log.
 """
 
 from __future__ import annotations
@@ -58,24 +59,18 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
-import os
 import platform
 import re
 from collections.abc import Callable
 
 from irad.backends.native import tanh_ir
-from irad.base.errors import BackendError
+from irad.base import config
 
-SWITCH = "IRAD_NATIVE_VECTOR_MATH"
 PREFIX = "irad.vm."
-# tanh in loops: irad's own (native/tanh_ir.py), or the library's as exp and log
-TANH_SWITCH = "IRAD_NATIVE_TANH"
-TANH_CHOICES = ("irad", "libmvec")
 
 # library -> the name ctypes.util.find_library knows it by (bench/vector_math.py
 # adds SLEEF's GNU-ABI build, whose functions have the same names, to compare)
 LIBRARIES = {"libmvec": "mvec"}
-DEFAULT = "libmvec"
 
 # function -> its libm names, f64 then f32
 FUNCTIONS = {"exp": ("exp", "expf"), "log": ("log", "logf"), "tanh": ("tanh", "tanhf")}
@@ -91,32 +86,20 @@ _TYPES = (("f64", "double", 1), ("f32", "float", 2))
 
 def cache_key() -> str:
     """What the machine code depends on here, for the object cache's key."""
-    return f"{choice()}, tanh {tanh_choice()}, scalar calls and narrower widths as lanes of one width"
+    return f"{choice()}, irad's tanh with FMA, scalar calls and narrower widths as lanes of one width"
 
 
 def choice() -> str | None:
-    """The library IRAD_NATIVE_VECTOR_MATH chooses, or None for libm."""
-    value = os.environ.get(SWITCH, DEFAULT)
-    if value == "0":
-        return None
-    if value not in LIBRARIES:
-        raise BackendError(f"{SWITCH} must be one of {', '.join(LIBRARIES)} or 0, not {value!r}")
-    return value
-
-
-def tanh_choice() -> str:
-    """The tanh IRAD_NATIVE_TANH chooses for loops (where vector math is on)."""
-    value = os.environ.get(TANH_SWITCH, TANH_CHOICES[0])
-    if value not in TANH_CHOICES:
-        raise BackendError(f"{TANH_SWITCH} must be one of {', '.join(TANH_CHOICES)}, not {value!r}")
-    return value
+    """The library irad.config's `native_vector_math` chooses, or None for libm."""
+    value = config.read("native_vector_math")
+    return None if value == "0" else value
 
 
 def own_tanh(features: str) -> bool:
     """Whether loops compute tanh with irad's own (native/tanh_ir.py) on this target:
-    vector math on, IRAD_NATIVE_TANH=irad, and fused multiply-adds in
-    hardware (without, each `llvm.fma` would be a call of libm's fma)."""
-    return choice() is not None and tanh_choice() == "irad" and target_features(features).get("fma", False)
+    vector math on, and fused multiply-adds in hardware (without, each
+    `llvm.fma` would be a call of libm's fma)."""
+    return choice() is not None and target_features(features).get("fma", False)
 
 
 @functools.cache
