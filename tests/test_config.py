@@ -238,7 +238,7 @@ def lowerings(monkeypatch):
     original = pipeline.lower_function
 
     def counting(f, signature, table=None):
-        calls.append(f.__name__)
+        calls.append(getattr(f, "f", f).__name__)  # a transformation's function
         return original(f, signature, table)
 
     monkeypatch.setattr(pipeline, "lower_function", counting)
