@@ -46,7 +46,7 @@ from irad.frontend.emitter import Emitter
 from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.globals import CLOSURE, DEFAULT, Global, HiddenArguments, HiddenGlobals, is_hidden
 from irad.frontend.numpy_shapes import index_concatenate
-from irad.frontend.numpy_table import NUMPY
+from irad.frontend.numpy_table import NUMPY, library_entries
 from irad.frontend import pytrees
 from irad.frontend.pytrees import ListValue, MappingValue, Node, RecordValue, Tree, tuple_tree, value_node
 from irad.frontend.values import NoValue, Static, Value
@@ -371,6 +371,7 @@ def lower_function(
 
     `table` is the rule table the module will be differentiated against.
     """
+    library_entries(fn)  # an entry point of scipy's: its numpy-table entries first
     lowering = ModuleLowering(table)
     try:
         with deep_recursion():  # lowering recurses once per nested helper call
