@@ -38,7 +38,7 @@ def hypot(x, y):
 # (tests/frontend/test_special.py), and free of overflow until the result overflows.
 
 
-def _lanczos_sum(z):
+def lanczos_sum(z):
     """The Lanczos series at z = x - 1."""
     a = 0.99999999999980993
     a = a + 676.5203681218851 / (z + 1.0)
@@ -54,14 +54,14 @@ def _lanczos_sum(z):
 def _lgamma_above_half(x):
     z = x - 1.0
     t = z + 7.5
-    return 0.91893853320467274178 + (z + 0.5) * math.log(t) - t + math.log(_lanczos_sum(z))
+    return 0.91893853320467274178 + (z + 0.5) * math.log(t) - t + math.log(lanczos_sum(z))
 
 
 def _gamma_above_half(x):
     z = x - 1.0
     t = z + 7.5
     half = t ** (0.5 * (z + 0.5))  # t^(z + 1/2) in two halves: no overflow before the result's
-    return 2.5066282746310002 * (half * math.exp(-t)) * half * _lanczos_sum(z)
+    return 2.5066282746310002 * (half * math.exp(-t)) * half * lanczos_sum(z)
 
 
 def _sin_pi(x):

@@ -2,14 +2,33 @@
 
 Importing it adds irad's Python-written built-in rules to the default table,
 and the numpy functions of each family to the numpy table (numpy_table.py).
+scipy's functions join the table, and their rules the default table, the
+first time a program calls one (numpy_table.on_demand), so that importing irad
+does not import scipy.
 """
 
 from irad.frontend import builtin_rules, linalg_rules
 from irad.frontend import numpy_contractions, numpy_elementwise, numpy_linalg, numpy_shapes, numpy_statistics  # noqa: F401  (numpy table entries)
 from irad.frontend.lowering import bind_arguments, lower_function, signature_of
+from irad.frontend import numpy_table
 from irad.rules import add_builtins
 
 add_builtins(builtin_rules.install)
 add_builtins(linalg_rules.install)
+
+
+def _scipy_special() -> None:
+    from irad.frontend import scipy_rules, scipy_special  # noqa: F401  (numpy table entries)
+
+    add_builtins(scipy_rules.install)
+
+
+def _scipy_stats() -> None:
+    numpy_table.load("scipy.special")  # norm's functions call irad.special's, and their rules
+    from irad.frontend import scipy_stats  # noqa: F401  (numpy table entries)
+
+
+numpy_table.on_demand("scipy.special", _scipy_special)
+numpy_table.on_demand("scipy.stats", _scipy_stats)
 
 __all__ = ["bind_arguments", "lower_function", "signature_of"]

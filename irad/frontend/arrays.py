@@ -36,7 +36,7 @@ from irad.frontend.float_division import floor_divide, int_floor_divide, int_rem
 from irad.frontend.emitter import Emitter
 from irad.frontend.globals import is_hidden
 from irad.frontend.held_ints import HeldInts, zero_divisor_of_ints
-from irad.frontend.numpy_table import NUMPY, numpy_function, numpy_name, numpy_signature, parameters
+from irad.frontend.numpy_table import NUMPY, library_entries, numpy_function, numpy_name, numpy_signature, parameters
 from irad.frontend.values import Static, is_array
 from irad.frontend.views import Reshape, Slice, Transpose, Views
 from irad.ir.types import F32, F64, I1, I64, is_bool, is_float, is_int
@@ -60,8 +60,10 @@ class BoundMethod:
 
 
 def is_numpy_callable(obj) -> bool:
-    """A function of the numpy namespace (which irad handles or rejects by name),
-    or a numpy scalar type irad converts with (np.float64(x))."""
+    """A function of the numpy namespace or of scipy (which irad handles or rejects
+    by name), or a numpy scalar type irad converts with (np.float64(x))."""
+    if library_entries(obj) is not None:
+        return callable(obj) and not isinstance(obj, type)
     if isinstance(obj, np.ufunc):
         return True
     try:
@@ -365,8 +367,15 @@ class ArrayLowering:
         """A call to a numpy function (or an array method, the array first) with argument values."""
         entry = NUMPY.get(fn)
         if entry is None:
+            name = numpy_name(fn)
+            if name.split(".")[0] == "scipy":
+                raise self.error(
+                    node, f"the scipy function {name} is not supported by irad",
+                    "docs/scipy.md lists the scipy functions irad lowers; write it with those "
+                    "and numpy's, or compute it outside the differentiated function",
+                )
             raise self.error(
-                node, f"the numpy function {numpy_name(fn)} is not supported by irad",
+                node, f"the numpy function {name} is not supported by irad",
                 "see docs/arrays.md for the supported functions; register a rule with "
                 "@irad.rrule for it, or write it with supported functions",
             )

@@ -1,5 +1,5 @@
 """What programs do with dicts and tuples beyond building and indexing them
-with constants (irad/frontend/pytrees.py holds the values themselves):
+with constants (irad/frontend/values.py holds the values themselves):
 
 * `dict(a=a, b=b)`, `dict(d, c=c)`, `dict(zip(keys, values))`, `dict(pairs)`:
   a dict whose keys (str) are known while lowering;

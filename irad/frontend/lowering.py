@@ -40,7 +40,7 @@ from irad.frontend.emitter import Emitter
 from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.globals import CLOSURE, DEFAULT, Global, HiddenArguments, HiddenGlobals, is_hidden
 from irad.frontend.numpy_shapes import index_concatenate
-from irad.frontend.numpy_table import NUMPY
+from irad.frontend.numpy_table import NUMPY, library_entries
 from irad.base import pytrees
 from irad.base.pytrees import Node, Tree, tuple_tree
 from irad.frontend.values import (
@@ -378,6 +378,7 @@ def lower_function(
 
     `table` is the rule table the module will be differentiated against.
     """
+    library_entries(fn)  # an entry point of scipy's: its numpy-table entries first
     lowering = ModuleLowering(table)
     try:
         with deep_recursion():  # lowering recurses once per nested helper call

@@ -16,6 +16,13 @@ Each entry is also a rule-table target, `numpy.<name>` (irad/rules/keys.py):
 `irad.non_differentiable` apply to it like to any function, and
 `numpy_functions()` lists them all. docs/arrays.md lists the same names; a test
 checks the two agree.
+
+Functions of other libraries that programs call like numpy's (scipy.special,
+scipy.stats.norm) are entries too, registered with the same decorator by
+modules that import the library. Those modules are loaded on demand: the first
+time the frontend meets a function of the library (`library_entries`), so that
+`import irad` does not import scipy. Every callable of such a library is
+looked up here, and one without an entry is refused by its public name.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from irad.rules.keys import target_key
+from irad.rules.keys import library_name, target_key
 
 Handler = Callable[..., object]
 _ENTRIES: dict[object, tuple[Handler, tuple[str, ...]]] = {}
@@ -72,13 +79,49 @@ def parameters(params: tuple[str, ...]) -> list[Parameter]:
 def numpy_name(fn) -> str:
     if isinstance(fn, str):
         return fn
+    public = library_name(fn)  # scipy.special.expit, not numpy.expit
+    if public is not None:
+        return public
     module = getattr(fn, "__module__", None) or "numpy"
     return f"{module}.{getattr(fn, '__name__', repr(fn))}"
 
 
-def numpy_functions() -> list[str]:
-    """The rule-table names (`numpy.var`, ...) of the numpy functions irad lowers."""
-    return sorted({target_key(fn) for fn in NUMPY if not isinstance(fn, str)})
+# public module ("scipy.special") -> the function that registers its entries,
+# until it has run
+_ON_DEMAND: dict[str, Callable[[], None]] = {}
+
+
+def on_demand(module: str, register: Callable[[], None]) -> None:
+    """Have `register()` add the entries of `module`'s functions, the first time
+    the frontend meets one of them."""
+    _ON_DEMAND[module] = register
+
+
+def load(module: str) -> None:
+    """Register `module`'s entries now, if they are registered on demand and not yet."""
+    register = _ON_DEMAND.pop(module, None)
+    if register is not None:
+        register()
+
+
+def library_entries(fn) -> str | None:
+    """The public name of `fn` if it belongs to a library whose every callable is
+    looked up in the table (scipy), with the entries of its module registered;
+    None for other callables."""
+    public = library_name(fn)
+    if public is not None:
+        for module in [m for m in _ON_DEMAND if public.startswith(m + ".")]:
+            load(module)
+    return public
+
+
+def numpy_functions(library: str = "numpy") -> list[str]:
+    """The rule-table names (`numpy.var`, ...) of the functions of `library`
+    ("numpy", or "scipy": `scipy.special.expit`, ...) the table holds."""
+    for module in [m for m in _ON_DEMAND if m.split(".")[0] == library]:
+        load(module)
+    keys = (target_key(fn) for fn in NUMPY if not isinstance(fn, str))
+    return sorted({key for key in keys if key.split(".")[0] == library})
 
 
 # numpy's methods that have no numpy function (their signatures, as numpy documents them)

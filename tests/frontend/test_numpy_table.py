@@ -50,7 +50,7 @@ def test_the_docs_list_every_numpy_function_and_nothing_else():
 def test_numpy_functions_is_the_table_by_rule_table_name():
     names = irad.numpy_functions()
     assert "numpy.logaddexp" in names and "numpy.float64" in names and "numpy.sin" in names
-    assert len(names) == len({fn for fn in NUMPY if not isinstance(fn, str)})
+    assert len(names) == len({fn for fn in NUMPY if not isinstance(fn, str) and target_key(fn).startswith("numpy.")})
 
 
 def test_entries_come_in_through_numpy_function_only():

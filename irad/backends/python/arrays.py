@@ -3,7 +3,9 @@
 A tensor value at run time is a numpy array of its dtype (float32 stays
 float32). Tensors have value semantics in the IR, so generated code never
 writes into an array it did not just copy; constant arrays are read-only to
-guarantee it. Every op is one numpy call: there are no per-element loops.
+guarantee it. Every op is one numpy call: there are no per-element loops,
+except for math.erf and math.erfc, which numpy has no ufunc for (math's
+functions, element by element).
 
 `ARRAY_OPS` maps an op name to an emitter returning the Python expression of
 its result, like EXPRESSION_OPS in python.py, which consults this table for
@@ -326,6 +328,18 @@ def _scatter_along_axis(dest, idx, values, axis: int, accumulate: bool):
     return out
 
 
+def _libm_elementwise(fn):
+    """A libm function numpy has no ufunc for (math.erf, math.erfc), on an array:
+    computed in float64 by Python's math, rounded to the array's dtype."""
+    each = np.frompyfunc(fn, 1, 1)
+
+    def apply(x):
+        x = np.asarray(x)
+        return np.asarray(each(x), dtype=np.float64).astype(x.dtype)
+
+    return apply
+
+
 def owned(x: Any) -> Any:
     """A result handed to the user: a fresh writable array, never a view or a constant."""
     return np.array(x) if isinstance(x, np.ndarray) else x
@@ -352,6 +366,8 @@ NAMESPACE: dict[str, Any] = {
     "_record_as": _record_as,
     "_insert": _insert,
     "_scatter_along": _scatter_along_axis,
+    "_erf_array": _libm_elementwise(math.erf),
+    "_erfc_array": _libm_elementwise(math.erfc),
     # np.dot and np.vdot without numpy's `__array_function__` dispatcher, a Python
     # frame per call (generated code passes them plain arrays alone)
     "_dot": getattr(np.dot, "_implementation", np.dot),
@@ -887,6 +903,8 @@ ARRAY_OPS: dict[str, Emitter] = {
     "math.clampf": lambda tr, op: "np.maximum(np.minimum({}, {}), {})".format(*tr.operands(op)),
     "math.fpowi": _fpowi,
     "math.isnormal": _isnormal,
+    "math.erf": _call("_erf_array"),
+    "math.erfc": _call("_erfc_array"),
     "arith.extf": _astype,
     "arith.truncf": _astype,
     **{f"math.{name}": _call(fn) for name, fn in MATH_UFUNCS.items()},
