@@ -42,7 +42,6 @@ from irad.frontend import integers
 from irad.frontend.arrays import is_array, known_value
 from irad.frontend.callables import local_names
 from irad.frontend.control_flow import BROKE, CONTINUED, FLAGS, INDEX
-from irad.frontend.pytrees import ListValue
 from irad.frontend.values import Static
 from irad.ir.types import I64, is_float
 
@@ -357,13 +356,18 @@ class IterationLowering:
     def stmt_For(self, stmt: ast.For) -> None:
         if stmt.orelse:
             raise self.src.error(stmt, "`for ... else` is not supported", "use a flag variable")
-        walk, hidden = self.walk_of(self.expr(stmt.iter), stmt.iter)
+        iterable = self.expr(stmt.iter)
+        walk, hidden = self.walk_of(iterable, stmt.iter)
+        walked = self.walking(iterable)  # lists the body may not change (lists.py)
         try:
-            if walk.unrolled:
+            # a body that changes a list from before the loop is lowered once per
+            # iteration: the list's length differs from one to the next
+            if walk.unrolled or self.unrolls_for_lists(stmt, walk.length):
                 self._unrolled_for(stmt, walk)
             else:
                 self._scf_for(stmt, walk)
         finally:
+            self.done_walking(walked)
             self.release(hidden)
 
     def _scf_for(self, stmt: ast.For, walk: _Walk) -> None:
@@ -443,7 +447,7 @@ class IterationLowering:
 
     # ---- comprehensions --------------------------------------------------------------------
     def expr_ListComp(self, node: ast.ListComp):
-        return ListValue(self._unrolled_comprehension(node))  # a list, when returned
+        return self.new_list(self._unrolled_comprehension(node))  # a list, when returned
 
     def expr_GeneratorExp(self, node: ast.GeneratorExp):
         return self._unrolled_comprehension(node)
