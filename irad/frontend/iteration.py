@@ -155,6 +155,17 @@ class _Rows(_Walk):
         return fl.arrays.item_at(fl.env[self.name], k)
 
 
+class _BufferRows(_Walk):
+    """The items of a list that are the rows of an array (lists.py): values of
+    their own, not views."""
+
+    def __init__(self, buffer, length: int) -> None:
+        self.buffer, self.length = buffer, length
+
+    def item(self, fl, k):
+        return fl.buffer_row(self.buffer, k)
+
+
 class _Zip(_Walk):
     def __init__(self, walks: list[_Walk]) -> None:
         self.walks = walks
@@ -293,6 +304,8 @@ class IterationLowering:
             raise
 
     def _walk(self, value, node, hidden: list[str]) -> _Walk:
+        if getattr(value, "rows_of", None) is not None:  # a list grown in an scf.for: one loop
+            return _BufferRows(value.rows_of, len(value))
         if isinstance(value, tuple):
             return _Items(value)
         if isinstance(value, Static):
@@ -361,9 +374,13 @@ class IterationLowering:
         walked = self.walking(iterable)  # lists the body may not change (lists.py)
         try:
             # a body that changes a list from before the loop is lowered once per
-            # iteration: the list's length differs from one to the next
-            if walk.unrolled or self.unrolls_for_lists(stmt, walk.length):
+            # iteration (the list's length differs from one to the next), unless it
+            # only appends an item per iteration, which an scf.for writes into a buffer
+            if walk.unrolled:
                 self._unrolled_for(stmt, walk)
+            elif self.unrolls_for_lists(stmt, walk.length):
+                if not self.stacked_appends(stmt, walk):  # items kept in a buffer (lists.py)
+                    self._unrolled_for(stmt, walk)
             else:
                 self._scf_for(stmt, walk)
         finally:
@@ -535,6 +552,7 @@ class IterationLowering:
     def sum_values(self, value, start, node):
         """sum(iterable, start): `start + item0 + item1 + ...` as Python adds them."""
         start = self.em.const(0, I64) if start is None else start
+        value = getattr(value, "rows_of", None) or value  # a list of an array's rows (lists.py)
         if is_array(value) and is_float(value.type.element_type):  # over the first axis: one reduction
             total = self.arrays.reduction(value, Static(0), Static(False), node, arith.AddfOp)
             return self.binary(ast.Add(), self.as_number(start, node), node, node, total)

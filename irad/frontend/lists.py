@@ -23,11 +23,16 @@ else sees the list, so a list may change only when
 * no `for` loop walks it, and the statement changing it has not read it as
   a whole before (in `f(xs, xs.pop())` Python's `f` sees the change).
 
-A `for` loop whose body changes a list from before the loop is unrolled (the
-body once per iteration, irad/frontend/iteration.py), which needs its trip
+A `for` loop whose body changes a list from before the loop needs its trip
 count known while lowering; a `while` loop, or a `for` loop whose trip count
 is known only at run time, is refused with the rewrite (an array preallocated
-and written into).
+and written into). Where the body appends one number or array to the list per
+iteration and does nothing else with it (`hs.append(h)` as a statement of its
+own, no `break`, `continue` or `return`), the loop stays one scf.for that writes
+the items into rows of a buffer, and the list after it holds the rows
+(`stacked_appends`); otherwise, or where that fails (the items change type from
+one iteration to the next, say), the loop is unrolled: its body lowered once
+per iteration (irad/frontend/iteration.py).
 """
 
 from __future__ import annotations
@@ -39,16 +44,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import IndexType
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import IndexType, TensorType
+from xdsl.ir import Block, SSAValue
+
+from irad.base.errors import UnsupportedError
 
 from irad.frontend.arrays import is_array, known_value
 from irad.frontend.callables import Closure, Keywords, Partial, rebuild
+from irad.frontend.emitter import Emitter
 from irad.frontend.iteration import ITERABLES, EnumerateValue, ReversedValue, ZipValue
 from irad.frontend.pytrees import ListValue, MappingValue, Method, value_node
 from irad.frontend.values import Static
 from irad.frontend.views import Slice
 from irad.ir import tensor as T
+from irad.ir.constants import zero_constant
 from irad.ir.types import I64, is_bool, is_int
 
 # the methods that change a list, and how many arguments each takes
@@ -64,10 +73,18 @@ _REFUSED_METHODS = {
               "count with np.sum(np.array(xs) == v)"),
 }
 _GROWTH_HINT = (
-    "preallocate an array and write into it (hs = np.zeros((T, n)) before the loop, "
-    "hs[t] = h in it), or give the loop a trip count known while lowering (a constant, "
-    "a shape, len(...)): irad unrolls such a loop"
+    "preallocate an array of a size known while lowering and write into it (hs = "
+    "np.zeros((T_MAX, n)) before the loop, hs[t] = h in it), or give the loop a trip count "
+    "known while lowering (a constant, a shape, len(...)): irad unrolls such a loop"
 )
+
+
+class BufferAppend(ast.stmt):
+    """`hs.append(h)` in an scf.for loop that keeps its items in a buffer
+    (`stacked_appends`): writes `value` into row `counter` of `buffer` and counts
+    it. Its targets are names, so the loop carries them."""
+
+    _fields = ("value", "buffer", "counter")
 
 
 @dataclass(frozen=True, eq=False)
@@ -371,9 +388,10 @@ class ListLowering:
         """`xs[i]` for an i known only at run time: the items (of one type) are
         stacked, leaf by leaf, and the i-th taken (checked, negatives wrapped)."""
         n = len(base)
-        found = [self.tree_leaves(item, node) for item in base]
+        rows = getattr(base, "rows_of", None)
+        found = [] if rows is not None else [self.tree_leaves(item, node) for item in base]
         trees = {f[1] if f is not None else None for f in found}
-        if n == 0 or None in trees or len(trees) != 1:
+        if rows is None and (n == 0 or None in trees or len(trees) != 1):
             what = "it is empty" if n == 0 else "its items are not all numbers, arrays and containers of one type"
             raise self.src.error(
                 node, f"indexing a {kind} with an int known only at run time: {what}",
@@ -386,6 +404,8 @@ class ListLowering:
         self.check(inside, node, f"{kind} index out of range")
         negative = em.op(arith.CmpiOp(i, em.const(0, I64), "slt"))
         i = em.op(arith.SelectOp(negative, em.op(arith.AddiOp(i, em.const(n, I64))), i))
+        if rows is not None:  # the rows of a buffer (stacked_appends): the i-th
+            return self.buffer_row(rows, i)
         index = em.op(arith.IndexCastOp(i, IndexType()))
         leaves = []
         for column in zip(*(f[0] for f in found)):
@@ -505,6 +525,129 @@ class ListLowering:
                 f"copy it into a list of the function's own: xs = list({name}), and change that",
             )
 
+    # ---- appends in an scf.for: items written into a buffer ------------------------------------
+    def stacked_appends(self, stmt: ast.For, walk) -> bool:
+        """Lower a loop whose body appends one item per iteration to lists from
+        before it as one scf.for writing the items into buffers (rows of an
+        array per list); False, with nothing lowered, where the body does more
+        with the lists or that fails: the caller unrolls the loop."""
+        names = self._appended_once(stmt)
+        if not names:
+            return False
+        saved_env, last = dict(self.env), self.em.block.last_op
+        try:
+            self._lower_stacked(stmt, walk, names)
+            return True
+        except UnsupportedError:  # lowered once per iteration instead, which says what is wrong if anything is
+            self.env = saved_env
+            op = self.em.block.last_op
+            while op is not last:
+                previous = op.prev_op
+                op.detach()
+                op.erase(safe_erase=False)
+                op = previous
+            return False
+
+    def _appended_once(self, stmt: ast.For) -> list[str]:
+        """The lists the body of `stmt` changes, if it only appends one item to each
+        per iteration (a statement `n.append(v)` of its own, directly in the body,
+        the only place the body names `n`; no break, continue or return)."""
+        changed = self.changed_lists(stmt.body)
+        if not changed or any(not isinstance(self.env[n], ListValue) for n in changed):
+            return []
+        jumps = [n for n in ast.walk(ast.Module(body=stmt.body, type_ignores=[]))
+                 if isinstance(n, (ast.Break, ast.Continue, ast.Return))]
+        if jumps:
+            return []
+        for name in changed:
+            uses = [n for s in stmt.body for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == name]
+            appends = [s for s in stmt.body if _append_of(s) == name]
+            if len(uses) != 1 or len(appends) != 1:
+                return []
+        return changed
+
+    def _lower_stacked(self, stmt: ast.For, walk, names: list[str]) -> None:
+        n = walk.length
+        for name in names:
+            self.check_changeable(name, stmt)
+        first = self._first_items(stmt, walk, names)
+        buffers, counters = {}, {}
+        for name in names:
+            item = first[name]
+            if not isinstance(item, SSAValue):
+                raise UnsupportedError("only numbers and arrays are kept in a buffer")
+            dims = T.shape(item) if isinstance(item.type, TensorType) else ()
+            buffers[name], counters[name] = self.hidden_name("appended"), self.hidden_name("count")
+            zeros = self.em.op(zero_constant(TensorType(T.element(item), [n, *dims])))
+            self.assign_hidden(buffers[name], self.arrays.new(zeros))
+            self.assign_hidden(counters[name], self.em.const(0, I64))
+        body = []
+        for s in stmt.body:
+            name = _append_of(s)
+            if name in buffers:
+                s = ast.copy_location(BufferAppend(
+                    value=s.value.args[0], buffer=ast.Name(id=buffers[name], ctx=ast.Store()),
+                    counter=ast.Name(id=counters[name], ctx=ast.Store())), s)
+            body.append(s)
+        loop = ast.copy_location(ast.For(target=stmt.target, iter=stmt.iter, body=body, orelse=[]), stmt)
+        try:
+            self._scf_for(loop, walk)
+            for name in names:
+                buffer, before = self.env[buffers[name]], self.env[name]
+                self.env[name] = self.new_list([*before, *(self.buffer_row(buffer, k) for k in range(n))])
+                if not before:  # np.stack(xs), sum(xs), xs[i], for x in xs: the buffer, not n items
+                    self.env[name].rows_of = buffer
+        finally:
+            self.release([*buffers.values(), *counters.values()])
+
+    def _first_items(self, stmt: ast.For, walk, names: list[str]) -> dict:
+        """What the first iteration appends to each list: the body lowered once,
+        unrolled, into a block that is thrown away."""
+        outer_env, outer_em = self.env, self.em
+        block = Block()
+        self.env, self.em = dict(outer_env), Emitter(block)
+        try:
+            self.assign(stmt.target, walk.item(self, 0))
+            self.run_statements(stmt.body)
+            return {name: self.env[name][-1] for name in names}
+        finally:
+            self.env, self.em = outer_env, outer_em
+            block.drop_all_references()
+
+    def stmt_BufferAppend(self, stmt: BufferAppend) -> None:
+        buffer, counter = self.env[stmt.buffer.id], self.env[stmt.counter.id]
+        value = self.list_item(self.expr(stmt.value), stmt)
+        row = TensorType(T.element(buffer), T.shape(buffer)[1:]) if len(T.shape(buffer)) > 1 else T.element(buffer)
+        if not isinstance(value, SSAValue) or value.type != row:
+            raise UnsupportedError("the items change type from one iteration to the next")
+        if not self._written_no_more(value):
+            raise UnsupportedError("the item is an array a later write may change")
+        self.arrays.assign_item(stmt.buffer.id, ast.Name(id=stmt.counter.id, ctx=ast.Load()), value, stmt)
+        self.env[stmt.counter.id] = self.em.op(arith.AddiOp(counter, self.em.const(1, I64)))
+
+    def _written_no_more(self, value: SSAValue) -> bool:
+        """Python's list holds the array itself, so a later write into it shows in
+        the list, where the buffer holds the values it had: keep an array there
+        only if it is no view and no other name's, and refuse writes into it from
+        now on (which unrolling then reports)."""
+        if not isinstance(value.type, TensorType):
+            return True
+        views = self.arrays.views
+        if value in views.derived or any(self.env.get(name) is value for name in views.table.members):
+            return False
+        self.arrays.fresh.discard(value)
+        return True
+
+    def buffer_row(self, buffer: SSAValue, k) -> SSAValue:
+        """Row k (an int, or an i64 value in range) of an array, as a value of its
+        own: an item of a list, not a view a write could go through."""
+        em = self.em
+        index = k if isinstance(k, int) else em.op(arith.IndexCastOp(k, IndexType()))
+        dims = T.shape(buffer)[1:]
+        if not dims:
+            return em.op(tensor.ExtractOp(buffer, [self.arrays.index_value(index)], T.element(buffer)))
+        return Slice((index, *[0] * len(dims)), (1, *dims), (1,) * (len(dims) + 1), dims).read(em, buffer)
+
     def walking(self, iterable) -> list:
         """Note the lists an unrolled `for` loop walks (see check_changeable);
         returns them, for `done_walking`."""
@@ -560,6 +703,18 @@ class ListLowering:
                                      "(a copy of it, in Python maybe the list itself)",
                               "irad's lists are values: copy the call's result (ys = list(f(xs))) if the "
                               "list given to it is the one to change")
+
+
+def _append_of(stmt: ast.stmt) -> str | None:
+    """`n` for a statement `n.append(v)` (one positional argument)."""
+    if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
+        return None
+    call = stmt.value
+    if not (isinstance(call.func, ast.Attribute) and call.func.attr == "append" and isinstance(call.func.value, ast.Name)):
+        return None
+    if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
+        return None
+    return call.func.value.id
 
 
 def _ordered_lists(value) -> list[ListValue]:

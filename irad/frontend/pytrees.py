@@ -297,6 +297,7 @@ class ListValue(tuple):
     cls = list
     mutable = False
     why = hint = ""  # why it cannot change (when that is not only that it is a copy), and what to do
+    rows_of = None  # an array whose rows its items are, in order (all of them): np.stack(xs) is it
 
 
 class RecordValue(tuple):

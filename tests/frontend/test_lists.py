@@ -222,14 +222,74 @@ def test_a_returned_list_is_a_list():
 
 
 # ---- how loops that change lists lower ------------------------------------------------------------
-def test_a_loop_that_appends_is_unrolled_and_one_that_reads_stays_a_loop():
+def collected_then_walked(W, xs):
+    """Appends in one loop (a buffer), then the list stacked, summed, walked and indexed."""
+    h = np.zeros(2)
+    hs = []
+    for x in xs:
+        h = np.tanh(W @ h + x)
+        hs.append(h)
+    total = np.sum(np.stack(hs) ** 2) + np.sum(sum(hs)) + np.sum(np.array(hs)[1])
+    for g in hs:
+        total = total + np.sum(g * g * g)
+    for i in range(len(hs) - 1):
+        total = total + np.sum(hs[i] * hs[i + 1])
+    return total
+
+
+def items_change_type(x):
+    """The first item an int, the others floats: the buffer cannot hold them, so
+    the loop is unrolled."""
+    s = 0
+    xs = []
+    for i in range(4):
+        xs.append(s)
+        s = s + x * i
+    return sum(xs) * np.sum(np.array(xs))
+
+
+def appended_after_a_first_item(x):
+    xs = [x * x]
+    for i in range(3):
+        xs.append(x + i)
+    return np.sum(np.array(xs) ** 2) * xs[0]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f, args", [
+    (collected_then_walked, (np.array([[0.5, -0.3], [0.2, 0.9]]), np.arange(12.0).reshape(6, 2) / 10.0)),
+    (items_change_type, (0.7,)),
+    (appended_after_a_first_item, (0.7,)),
+], ids=["collected_then_walked", "items_change_type", "appended_after_a_first_item"])
+def test_lists_grown_in_loops_match_numpy(f, args, backend):
+    check_against_numpy(f, args, backend)
+
+
+def test_a_loop_appending_an_item_per_iteration_stays_a_loop():
     rng = np.random.default_rng(0)
-    text = lowered_text(rnn_hidden_states, rng.normal(size=(3, 3)), rng.normal(size=(3, 2)), rng.normal(size=(6, 2)))
-    assert "scf.for" not in text and text.count("math.tanh") == 6
-    text = lowered_text(indexed_in_a_loop, 1.0)
-    assert text.count("scf.for") == 1  # the appends unrolled, the loop reading xs[i] is one scf.for
+    args = (rng.normal(size=(3, 3)), rng.normal(size=(3, 2)), rng.normal(size=(500, 2)))
+    text = lowered_text(rnn_hidden_states, *args)
+    assert text.count("scf.for") == 1 and text.count("math.tanh") == 1  # the body once
+    assert "tensor<500x3xf64>" in text  # the items' buffer
+    text = lowered_text(collected_then_walked, np.eye(2), np.ones((300, 2)))
+    assert text.count("scf.for") == 3 and len(text.splitlines()) < 3000  # appends, walk, xs[i]: no 300 copies
+    # the module's gradient too: a long loop costs what a short one does
+    g = irad.grad(rnn_hidden_states, argnums=(0, 1))(*args)
+    assert all(np.all(np.isfinite(v)) for v in g)
+
+
+def test_a_loop_that_changes_lists_otherwise_is_unrolled():
+    text = lowered_text(appended_on_both_paths, np.ones(4))  # appends inside an `if`
+    assert "scf.for" not in text
+    text = lowered_text(items_change_type, 1.0)
+    assert "scf.for" not in text
+    text = lowered_text(methods_of_lists, np.ones(3))
+    assert "scf.for" not in text
+
+
+def test_a_list_made_in_each_iteration_needs_no_unrolling():
     text = lowered_text(stack_inside_a_run_time_loop, np.ones((50, 3)))
-    assert text.count("scf.for") == 1  # the inner loop unrolled inside the body, once
+    assert text.count("scf.for") == 2  # the outer loop, and inside its body the one appending to `row`
 
 
 def test_a_run_time_index_out_of_range_is_checked():
@@ -386,6 +446,22 @@ def helper_changes_callers_list(x):
     return sum(xs)
 
 
+def appended_array_written_later(x):
+    h = np.zeros(2)
+    hs = []
+    for i in range(3):
+        h += x  # <- refused
+        hs.append(h)  # Python's list holds h itself, three times: np.stack gives the last h thrice
+    return np.sum(np.stack(hs))
+
+
+def array_in_a_listed_tuple_written(x):
+    h = x * 1.0
+    states = [(h, 1.0)]
+    h[0] = 5.0  # <- refused
+    return states[0][0][0]
+
+
 REFUSED = [
     (append_in_run_time_loop, (1.0, 3), r"this loop changes the list 'xs' .* known only at run time",
      r"preallocate an array"),
@@ -410,6 +486,10 @@ REFUSED = [
      r"np.array\(xs\)"),
     (insert_at_run_time_position, (1.0, 0), r"the position list.insert\(\) takes must be an int known",
      r"len\(xs\)"),
+    (appended_array_written_later, (np.ones(2),), r"in-place write to 'h', whose array the list 'hs' also holds",
+     r"np.copy"),
+    (array_in_a_listed_tuple_written, (np.ones(2),), r"in-place write to 'h', whose array the list 'states' also holds",
+     r"np.copy"),
     (helper_changes_callers_list, (1.0,), r"changing the list 'xs' .*which the function was given",
      r"return xs \+ \[v\]"),
 ]
