@@ -20,19 +20,20 @@ else sees the list, so a list may change only when
   list the program holds (a call given the list that returns a list, a
   conditional expression), that list cannot change either;
 * no other variable, container or default holds it;
-* no `for` loop walks it, and the statement changing it has not read it as
-  a whole before (in `f(xs, xs.pop())` Python's `f` sees the change).
+* no `for` loop walks it, and no enclosing expression holds it (in
+  `f(xs, xs.pop())` Python's `f` sees the change).
 
 A `for` loop whose body changes a list from before the loop needs its trip
 count known while lowering; a `while` loop, or a `for` loop whose trip count
 is known only at run time, is refused with the rewrite (an array preallocated
-and written into). Where the body appends one number or array to the list per
-iteration and does nothing else with it (`hs.append(h)` as a statement of its
-own, no `break`, `continue` or `return`), the loop stays one scf.for that writes
-the items into rows of a buffer, and the list after it holds the rows
-(`stacked_appends`); otherwise, or where that fails (the items change type from
-one iteration to the next, say), the loop is unrolled: its body lowered once
-per iteration (irad/frontend/iteration.py).
+and written into). Where the body appends one item (numbers, arrays, tuples of
+them) per iteration and does nothing else with the list (`hs.append(h)` as a
+statement of its own, no `break`, `continue` or `return`), the loop stays one
+scf.for writing the items into rows of buffers (an array per number or array
+in an item), and the list after it holds the rows (`stacked_appends`);
+otherwise, or where that fails (the items change type from one iteration to
+the next, say), the loop is unrolled: its body lowered once per iteration
+(irad/frontend/iteration.py).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ from irad.frontend.arrays import is_array, known_value
 from irad.frontend.callables import Closure, Keywords, Partial, rebuild
 from irad.frontend.emitter import Emitter
 from irad.frontend.iteration import ITERABLES, EnumerateValue, ReversedValue, ZipValue
-from irad.frontend.pytrees import ListValue, MappingValue, Method, value_node
+from irad.frontend.pytrees import ListValue, MappingValue, Method, Node, value_node
 from irad.frontend.values import Static
 from irad.frontend.views import Slice
 from irad.ir import tensor as T
@@ -80,11 +81,12 @@ _GROWTH_HINT = (
 
 
 class BufferAppend(ast.stmt):
-    """`hs.append(h)` in an scf.for loop that keeps its items in a buffer
-    (`stacked_appends`): writes `value` into row `counter` of `buffer` and counts
-    it. Its targets are names, so the loop carries them."""
+    """`hs.append(h)` in an scf.for loop that keeps its items in buffers
+    (`stacked_appends`): writes the leaves of `value` (of the tree `tree`) into
+    row `counter` of `buffers`, one each, and counts it. Its targets are names,
+    so the loop carries them."""
 
-    _fields = ("value", "buffer", "counter")
+    _fields = ("value", "buffers", "counter")
 
 
 @dataclass(frozen=True, eq=False)
@@ -571,34 +573,40 @@ class ListLowering:
         for name in names:
             self.check_changeable(name, stmt)
         first = self._first_items(stmt, walk, names)
-        buffers, counters = {}, {}
+        trees, buffers, counters = {}, {}, {}
         for name in names:
-            item = first[name]
-            if not isinstance(item, SSAValue):
-                raise UnsupportedError("only numbers and arrays are kept in a buffer")
-            dims = T.shape(item) if isinstance(item.type, TensorType) else ()
-            buffers[name], counters[name] = self.hidden_name("appended"), self.hidden_name("count")
-            zeros = self.em.op(zero_constant(TensorType(T.element(item), [n, *dims])))
-            self.assign_hidden(buffers[name], self.arrays.new(zeros))
+            found = self.tree_leaves(first[name], stmt)  # numbers, arrays, tuples of them: a buffer per leaf
+            if found is None or not found[0]:
+                raise UnsupportedError("only numbers, arrays and containers of them are kept in buffers")
+            leaves, trees[name] = found
+            buffers[name] = [self.hidden_name("appended") for _ in leaves]
+            counters[name] = self.hidden_name("count")
+            for leaf, buffer in zip(leaves, buffers[name]):
+                dims = T.shape(leaf) if isinstance(leaf.type, TensorType) else ()
+                zeros = self.em.op(zero_constant(TensorType(T.element(leaf), [n, *dims])))
+                self.assign_hidden(buffer, self.arrays.new(zeros))
             self.assign_hidden(counters[name], self.em.const(0, I64))
         body = []
         for s in stmt.body:
             name = _append_of(s)
             if name in buffers:
                 s = ast.copy_location(BufferAppend(
-                    value=s.value.args[0], buffer=ast.Name(id=buffers[name], ctx=ast.Store()),
+                    value=s.value.args[0],
+                    buffers=ast.Tuple(elts=[ast.Name(id=b, ctx=ast.Store()) for b in buffers[name]], ctx=ast.Store()),
                     counter=ast.Name(id=counters[name], ctx=ast.Store())), s)
+                s.tree = trees[name]
             body.append(s)
         loop = ast.copy_location(ast.For(target=stmt.target, iter=stmt.iter, body=body, orelse=[]), stmt)
         try:
             self._scf_for(loop, walk)
             for name in names:
-                buffer, before = self.env[buffers[name]], self.env[name]
-                self.env[name] = self.new_list([*before, *(self.buffer_row(buffer, k) for k in range(n))])
-                if not before:  # np.stack(xs), sum(xs), xs[i], for x in xs: the buffer, not n items
-                    self.env[name].rows_of = buffer
+                arrays, before = [self.env[b] for b in buffers[name]], self.env[name]
+                items = [rebuild(trees[name], iter([self.buffer_row(a, k) for a in arrays])) for k in range(n)]
+                self.env[name] = self.new_list([*before, *items])
+                if not before and not isinstance(trees[name], Node):
+                    self.env[name].rows_of = arrays[0]  # np.stack(xs), sum(xs), xs[i], for x in xs: the buffer
         finally:
-            self.release([*buffers.values(), *counters.values()])
+            self.release([b for name in names for b in (*buffers[name], counters[name])])
 
     def _first_items(self, stmt: ast.For, walk, names: list[str]) -> dict:
         """What the first iteration appends to each list: the body lowered once,
@@ -615,14 +623,14 @@ class ListLowering:
             block.drop_all_references()
 
     def stmt_BufferAppend(self, stmt: BufferAppend) -> None:
-        buffer, counter = self.env[stmt.buffer.id], self.env[stmt.counter.id]
-        value = self.list_item(self.expr(stmt.value), stmt)
-        row = TensorType(T.element(buffer), T.shape(buffer)[1:]) if len(T.shape(buffer)) > 1 else T.element(buffer)
-        if not isinstance(value, SSAValue) or value.type != row:
+        found = self.tree_leaves(self.expr(stmt.value), stmt)
+        if found is None or found[1] != stmt.tree:
             raise UnsupportedError("the items change type from one iteration to the next")
-        if not self._written_no_more(value):
-            raise UnsupportedError("the item is an array a later write may change")
-        self.arrays.assign_item(stmt.buffer.id, ast.Name(id=stmt.counter.id, ctx=ast.Load()), value, stmt)
+        for leaf, buffer in zip(found[0], stmt.buffers.elts):
+            if not self._written_no_more(leaf):
+                raise UnsupportedError("the item is an array a later write may change")
+            self.arrays.assign_item(buffer.id, ast.Name(id=stmt.counter.id, ctx=ast.Load()), leaf, stmt)
+        counter = self.env[stmt.counter.id]
         self.env[stmt.counter.id] = self.em.op(arith.AddiOp(counter, self.em.const(1, I64)))
 
     def _written_no_more(self, value: SSAValue) -> bool:

@@ -271,6 +271,8 @@ def test_a_loop_appending_an_item_per_iteration_stays_a_loop():
     text = lowered_text(rnn_hidden_states, *args)
     assert text.count("scf.for") == 1 and text.count("math.tanh") == 1  # the body once
     assert "tensor<500x3xf64>" in text  # the items' buffer
+    text = lowered_text(lstm_states_as_tuples, np.eye(2), np.ones((200, 2)))
+    assert text.count("scf.for") == 1 and text.count("math.tanh") == 2  # (h, c) tuples: a buffer for each
     text = lowered_text(collected_then_walked, np.eye(2), np.ones((300, 2)))
     assert text.count("scf.for") == 3 and len(text.splitlines()) < 3000  # appends, walk, xs[i]: no 300 copies
     # the module's gradient too: a long loop costs what a short one does
