@@ -534,7 +534,7 @@ class ListLowering:
         array per list); False, with nothing lowered, where the body does more
         with the lists or that fails: the caller unrolls the loop."""
         names = self._appended_once(stmt)
-        if not names:
+        if not names or not walk.length:
             return False
         saved_env, last = dict(self.env), self.em.block.last_op
         try:
