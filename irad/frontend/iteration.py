@@ -552,7 +552,8 @@ class IterationLowering:
     def sum_values(self, value, start, node):
         """sum(iterable, start): `start + item0 + item1 + ...` as Python adds them."""
         start = self.em.const(0, I64) if start is None else start
-        value = getattr(value, "rows_of", None) or value  # a list of an array's rows (lists.py)
+        if getattr(value, "rows_of", None) is not None:  # a list of an array's rows (lists.py): that array
+            value = value.rows_of
         if is_array(value) and is_float(value.type.element_type):  # over the first axis: one reduction
             total = self.arrays.reduction(value, Static(0), Static(False), node, arith.AddfOp)
             return self.binary(ast.Add(), self.as_number(start, node), node, node, total)

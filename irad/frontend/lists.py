@@ -76,7 +76,7 @@ _REFUSED_METHODS = {
 _GROWTH_HINT = (
     "preallocate an array of a size known while lowering and write into it (hs = "
     "np.zeros((T_MAX, n)) before the loop, hs[t] = h in it), or give the loop a trip count "
-    "known while lowering (a constant, a shape, len(...)): irad unrolls such a loop"
+    "known while lowering (a constant, a shape, len(...))"
 )
 
 
@@ -105,7 +105,7 @@ def values_inside(value) -> Iterator:
     while stack:
         v = stack.pop()
         yield v
-        if isinstance(v, ListValue) and not getattr(v, "nested", True):
+        if isinstance(v, ListValue) and not v.nested:
             continue  # numbers and arrays only: nothing more inside
         if isinstance(v, tuple):
             stack.extend(v)
@@ -222,9 +222,7 @@ class ListLowering:
             return tuple(self._static_value(v, target) if isinstance(v.obj, np.ndarray) else v for v in items)
         if isinstance(value, tuple):
             return tuple(value)
-        if is_array(value) and not T.shape(value):
-            raise self.src.error(target, "cannot unpack a 0-d array", "index it, or convert it with float(...)")
-        if is_array(value) or isinstance(value, ITERABLES):
+        if is_array(value) or isinstance(value, ITERABLES):  # (irad's 0-d arrays are numbers)
             return self.items_of(value, target)
         if isinstance(value, MappingValue) and value.cls is dict:
             raise self.src.error(target, "unpacking a dict (Python gives its keys) is not supported",
@@ -331,7 +329,7 @@ class ListLowering:
             why = value.why or "it is a copy irad made of a list (where a value is passed, returned or joined)"
             raise self.src.error(
                 node, f"changing the list '{name}' is not supported here: {why}",
-                getattr(value, "hint", "") or f"change a list this function made: {name} = list({name}) first; "
+                value.hint or f"change a list this function made: {name} = list({name}) first; "
                 "a helper that builds a list returns it (return xs + [v])",
             )
         for other, held in self.env.items():

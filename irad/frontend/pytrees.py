@@ -298,6 +298,7 @@ class ListValue(tuple):
     mutable = False
     why = hint = ""  # why it cannot change (when that is not only that it is a copy), and what to do
     rows_of = None  # an array whose rows its items are, in order (all of them): np.stack(xs) is it
+    nested = True  # False: numbers and arrays only (nothing inside to look for)
 
 
 class RecordValue(tuple):
