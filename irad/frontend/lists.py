@@ -535,11 +535,14 @@ class ListLowering:
         if not names or not walk.length:
             return False
         saved_env, last = dict(self.env), self.em.block.last_op
+        flags = [(v, v.mutable, v.why, v.hint) for held in saved_env.values() for v in lists_inside(held)]
         try:
             self._lower_stacked(stmt, walk, names)
             return True
         except UnsupportedError:  # lowered once per iteration instead, which says what is wrong if anything is
             self.env = saved_env
+            for v, mutable, why, hint in flags:  # the attempt may have frozen lists (a loop carrying them)
+                v.mutable, v.why, v.hint = mutable, why, hint
             op = self.em.block.last_op
             while op is not last:
                 previous = op.prev_op

@@ -248,6 +248,21 @@ def items_change_type(x):
     return sum(xs) * np.sum(np.array(xs))
 
 
+def list_carried_beside_a_failed_buffer(x):
+    """The buffer for `hs` fails (an int first, then floats) after the attempt
+    carried `ys` through an scf.for: unrolled, `ys` is this function's list still."""
+    ys = [1.0]
+    hs = []
+    s = 0
+    for t in range(3):
+        hs.append(s)
+        s = s + x
+        if x > t:
+            ys = [x * t]
+    ys.append(2.0)
+    return sum(hs) + sum(ys)
+
+
 def appended_after_a_first_item(x):
     xs = [x * x]
     for i in range(3):
@@ -260,7 +275,8 @@ def appended_after_a_first_item(x):
     (collected_then_walked, (np.array([[0.5, -0.3], [0.2, 0.9]]), np.arange(12.0).reshape(6, 2) / 10.0)),
     (items_change_type, (0.7,)),
     (appended_after_a_first_item, (0.7,)),
-], ids=["collected_then_walked", "items_change_type", "appended_after_a_first_item"])
+    (list_carried_beside_a_failed_buffer, (1.5,)),
+], ids=["collected_then_walked", "items_change_type", "appended_after_a_first_item", "failed_buffer"])
 def test_lists_grown_in_loops_match_numpy(f, args, backend):
     check_against_numpy(f, args, backend)
 
