@@ -27,9 +27,11 @@ from irad.ir.constants import is_splat_of
 from irad.ir.isa import isa
 
 
-def _slice_into_zeros(value: SSAValue, result_type: TensorType) -> tensor.InsertSliceOp | None:
+def _slice_into_zeros(value: SSAValue, result_type: TensorType, zeros: dict) -> tensor.InsertSliceOp | None:
     """The insert_slice that makes `value`, if it writes a static slice (strides 1,
-    no rank reduction) into zeros of `result_type`."""
+    no rank reduction) into zeros of `result_type`. `zeros` remembers which
+    destinations are zeros (the slices of one sum share theirs: a splat check
+    reads a whole dense constant)."""
     op = value.owner
     if not isinstance(op, tensor.InsertSliceOp) or op.dest.type != result_type or op.offsets or op.sizes or op.strides:
         return None
@@ -38,26 +40,68 @@ def _slice_into_zeros(value: SSAValue, result_type: TensorType) -> tensor.Insert
         any(s != 1 for s in op.static_strides.get_values())
         or not isinstance(op.source.type, TensorType)
         or tuple(op.source.type.get_shape()) != sizes
-        or not is_splat_of(op.dest, 0.0)
+        or not _zeros(op.dest, zeros)
     ):
         return None
     return op
 
 
-def _leaves(op: Operation, result_type: TensorType, leaves: list[tensor.InsertSliceOp]) -> bool:
-    """Collect the slices summed by the addf tree rooted at `op` (inner adds used
-    by their parent alone); False if an operand is neither."""
-    for operand in op.operands:
-        inner = operand.owner
-        if isinstance(inner, arith.AddfOp) and inner.result.type == result_type and operand.has_one_use():
-            if not _leaves(inner, result_type, leaves):
-                return False
+def _zeros(value: SSAValue, zeros: dict) -> bool:
+    found = zeros.get(value)
+    if found is None:
+        found = zeros[value] = is_splat_of(value, 0.0)
+    return found
+
+
+def _inner_add(value: SSAValue, result_type: TensorType) -> arith.AddfOp | None:
+    """The add that makes `value`, if it is part of the same sum (an addf of the
+    sum's type used by its parent alone)."""
+    inner = value.owner
+    if isinstance(inner, arith.AddfOp) and inner.result.type == result_type and value.has_one_use():
+        return inner
+    return None
+
+
+def _leaves(op: Operation, result_type: TensorType, leaves: list[tensor.InsertSliceOp], zeros: dict) -> bool:
+    """Collect the slices summed by the addf tree rooted at `op`, left to right;
+    False if an operand is neither an inner add nor a slice. A loop, not
+    recursion: an unrolled loop's gradient sums thousands of slices in a chain."""
+    stack = list(reversed(op.operands))
+    while stack:
+        operand = stack.pop()
+        inner = _inner_add(operand, result_type)
+        if inner is not None:
+            stack.extend(reversed(inner.operands))
             continue
-        leaf = _slice_into_zeros(operand, result_type)
+        leaf = _slice_into_zeros(operand, result_type, zeros)
         if leaf is None:
             return False
         leaves.append(leaf)
     return True
+
+
+def _sums_of_slices(root: arith.AddfOp, result_type: TensorType, zeros: dict) -> list[arith.AddfOp]:
+    """The largest trees of adds inside the tree at `root` whose leaves are all
+    slices written into zeros (the root's own, if all of its are), found in one
+    pass over the tree: each add is looked at once, so a chain of n adds costs n."""
+    order: list[arith.AddfOp] = []  # every add before the add using it
+    stack = [root]
+    while stack:
+        op = stack.pop()
+        order.append(op)
+        stack.extend(inner for v in op.operands if (inner := _inner_add(v, result_type)) is not None)
+    order.reverse()
+    slices: dict[arith.AddfOp, bool] = {}
+    for op in order:
+        slices[op] = all(
+            slices[inner] if (inner := _inner_add(v, result_type)) is not None
+            else _slice_into_zeros(v, result_type, zeros) is not None
+            for v in op.operands
+        )
+    if slices[root]:
+        return [root]
+    return [inner for op in order if not slices[op] for v in op.operands
+            if (inner := _inner_add(v, result_type)) is not None and slices[inner]]
 
 
 def _tiling_axis(leaves: list[tensor.InsertSliceOp], shape: tuple[int, ...]) -> int | None:
@@ -94,12 +138,21 @@ class SumOfSlicesIntoZeros(RewritePattern):
         # isa: tried on scalar adds too, where isinstance against TensorType (an ABC) is slow
         if not isa(result_type, TensorType) or not result_type.has_static_shape():
             return
-        leaves: list[tensor.InsertSliceOp] = []
-        if not _leaves(op, result_type, leaves) or len(leaves) < 2:
-            return
         parent = op.result.get_user_of_unique_use()
-        if isinstance(parent, arith.AddfOp) and parent.result.type == result_type and _leaves(parent, result_type, []):
-            return  # part of a larger sum of slices: joined at its root
+        if isinstance(parent, arith.AddfOp) and parent.result.type == result_type:
+            return  # part of a larger sum: its root joins what can be joined in it, once
+        zeros: dict = {}
+        for top in _sums_of_slices(op, result_type, zeros):
+            leaves: list[tensor.InsertSliceOp] = []
+            _leaves(top, result_type, leaves, zeros)
+            self._join(top, leaves, result_type, rewriter)
+
+    @staticmethod
+    def _join(op: arith.AddfOp, leaves: list[tensor.InsertSliceOp], result_type: TensorType,
+              rewriter: PatternRewriter) -> None:
+        """The sum at `op` of `leaves` as their concatenation, where they tile it."""
+        if len(leaves) < 2:
+            return
         # a slice summed more than once (the cotangent of `x * x` for a slice x): its sum
         regions: dict[tuple, list[tensor.InsertSliceOp]] = {}
         for leaf in leaves:

@@ -456,6 +456,9 @@ class ArrayLowering:
 
     def from_sequence(self, values: tuple, node) -> SSAValue:
         """np.array([...]) of numbers: a constant, or tensor.from_elements."""
+        rows = getattr(values, "rows_of", None)  # a list of an array's rows (lists.py): that array
+        if rows is not None:
+            return self.new(_copy_op(self, rows))
         items = [self.array(v, node) for v in values]
         if any(is_array(v) for v in items):
             return self.stack_values(items, 0, node)
@@ -1075,6 +1078,8 @@ def _stack(al, node, arrays, axis):
     if not isinstance(arrays, tuple):
         raise al.error(node, "np.stack takes a list or tuple of arrays")
     axis = 0 if al.static(axis, node, "axis") is None else al.static(axis, node, "axis")
+    if axis == 0 and getattr(arrays, "rows_of", None) is not None:  # a list of an array's rows (lists.py)
+        return al.new(_copy_op(al, arrays.rows_of))
     return al.stack_values([al.array(v, node) for v in arrays], axis, node)
 
 

@@ -46,13 +46,13 @@ from irad.frontend.callables import (
 from irad.frontend import held_ints, integers, numpy_scalars
 from irad.frontend.containers import DictMethod, make_dict
 from irad.frontend.iteration import ITERABLES
+from irad.frontend.lists import ListMethod
 from irad.frontend.library import DOMAINS, FLOAT_FUNCTIONS, FLOAT_TO_INT, INT_RANGES, OPS, describe_callable, select_extremum
 from irad.frontend.printing import lower_print
 from irad.base.pytrees import NONE, is_record_class, record_fields
 from irad.frontend.rounding import lower_round
 from irad.frontend.source import lambda_as_def
 from irad.frontend.values import (
-    ListValue,
     MappingValue,
     Method,
     NoValue,
@@ -122,6 +122,8 @@ class CallLowering:
             return callee.call(self, args, kwargs, node)
         if isinstance(callee, Method):  # model.forward(x) on a NamedTuple or dataclass value
             return self._call_function(callee.fn, [callee.receiver, *args], kwargs, node)
+        if isinstance(callee, ListMethod):  # xs.append(v) (irad/frontend/lists.py)
+            return self.call_list_method(callee, args, kwargs, node)
         if isinstance(callee, (RecordValue, MappingValue)) and callee.cls is not dict:
             method = getattr(callee.cls, "__call__", None)  # model(x): its class's __call__
             if isinstance(method, types.FunctionType):
@@ -208,7 +210,7 @@ class CallLowering:
             return self.make_reversed(args, node)
         if obj in (builtins.tuple, builtins.list) and not kwargs and len(args) <= 1:
             items = self.items_of(args[0], node) if args else ()
-            return ListValue(items) if obj is builtins.list else items
+            return self.new_list(items) if obj is builtins.list else items
         if obj is builtins.sum:
             if kwargs.keys() - {"start"} or not 1 <= len(args) + len(kwargs) <= 2:
                 raise self.src.error(node, "sum takes an iterable and an optional start")
@@ -298,7 +300,9 @@ class CallLowering:
         for name in sorted(kwargs):
             keyword_shapes.append((name, self.shape_of(kwargs[name], leaves, node, who, f"argument '{name}'")))
         shape = CallShape(arg_shapes, tuple(keyword_shapes), closure_shape)
-        return self.call(closure.code if closure else fn, leaves, node, shape)
+        result = self.call(closure.code if closure else fn, leaves, node, shape)
+        self.calls_may_return_lists(result, (*args, *kwargs.values(), closure), node)
+        return result
 
     def shape_of(self, value, leaves: list, node, who: str, what: str):
         """The shape of an argument; numbers known while lowering become run-time values."""

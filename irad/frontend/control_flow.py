@@ -348,7 +348,7 @@ class ControlFlowLowering:
                     raise self.src.error(node, f"{what} {self._unjoinable(a, b, 'this branch')}", _UNJOINABLE)
                 # Python's variable would hold one of them: an error where it is read
                 why = self._unjoinable(a, b, f"the branch at {self.src.location(node)}")
-                self._no_value(name, NoValue(f"it {why}", _UNJOINABLE))
+                self._no_value(name, NoValue(f"it {why}", self.LENGTH_HINT if self.differing_lengths(a, b) else _UNJOINABLE))
                 continue
             types = [joins.join_types(x.type, y.type) for x, y in zip(fa, fb)]
             for x, y, t in zip(fa, fb, types):
@@ -382,6 +382,8 @@ class ControlFlowLowering:
             # a dict whose paths inserted its keys in different orders is not iterated (values.py)
             self.env[name] = mark_orders(_rebuild(like, values, functions=True), like, other)
             self.arrays.carried(values, *held, where=f"the `if` at {self.src.location(node)}")  # writable after, if on both paths
+            arms = tuple(None if r else env.get(name) for r, env in zip(returned, (then_env, else_env)))
+            self.join_lists(self.env[name], arms, (then_env, else_env), name, self.src.location(node))  # lists.py
 
     def _no_value(self, name: str, value) -> None:
         """After a join, a user's variable without a value holds why (reading it
@@ -394,6 +396,9 @@ class ControlFlowLowering:
 
     def _unjoinable(self, a, b, where: str) -> str:
         """Why two values have no join."""
+        kind = self.differing_lengths(a, b)
+        if kind is not None:
+            return f"holds {kind} of {len(a)} items on one path of {where} and of {len(b)} on the other"
         if isinstance(a, callables.Closure) and isinstance(b, callables.Closure) and a.code is b.code:
             # one `def` run on both paths, with other defaults
             return (f"holds {self.kind_of(a)} on the two paths of {where}, with default "
@@ -427,6 +432,7 @@ class ControlFlowLowering:
     def stmt_While(self, stmt: ast.While) -> None:
         if stmt.orelse:
             raise self.src.error(stmt, "`while ... else` is not supported", "use a flag variable")
+        self.refuse_while_lists(stmt)  # lists.py
 
         def condition(block: Block) -> None:
             outer = self.em
@@ -479,6 +485,8 @@ class ControlFlowLowering:
             carried.append(RETURNED)
             self.env.setdefault(RETURNED, False)
         inits = {n: self._carried_init(n) for n in carried}
+        for n in carried:  # after the loop they hold copies (lists.py)
+            self.freeze_lists(self.env.get(n), f"the loop at {self.src.location(stmt)} carries it")
         value_like = self.env.get(VALUE)
         types = {n: [v.type for v in inits[n]] for n in carried}
         if returns and VALUE not in self.env:
@@ -573,6 +581,7 @@ class ControlFlowLowering:
                     if not n.startswith("$"):
                         v.name_hint = value_name(n)
                 self.env[n] = _rebuild(like, values)
+                self.freeze_lists(self.env[n], f"it is the copy the loop at {self.src.location(stmt)} carries")
                 self.arrays.carried(values, inits.get(n, []), held.get(n, outs[n]),  # arrays stay writable
                                     where=f"the loop at {self.src.location(stmt)}")
         if after_views is not None:
@@ -671,6 +680,10 @@ class ControlFlowLowering:
                     like is not None and _structure(value) != _structure(like)
                 ):
                     what = "the returned value" if n == VALUE else f"'{n}'"
+                    kind = self.differing_lengths(like, value)
+                    if kind is not None:
+                        raise self.src.error(stmt, f"{what} is {kind} of {len(like)} items before an iteration of "
+                                             f"this loop and of {len(value)} after it", self.LENGTH_HINT)
                     raise self.src.error(
                         stmt,
                         f"{what} changes shape inside the loop",

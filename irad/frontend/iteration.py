@@ -43,7 +43,7 @@ from irad.frontend.arrays import known_value
 from irad.frontend.callables import local_names
 from irad.frontend.containers import ordered_keys
 from irad.frontend.control_flow import BROKE, CONTINUED, FLAGS, INDEX
-from irad.frontend.values import ListValue, MappingValue, Static, is_array
+from irad.frontend.values import MappingValue, Static, is_array
 from irad.ir.types import I64, is_float
 
 _MISSING = object()
@@ -154,6 +154,17 @@ class _Rows(_Walk):
 
     def item(self, fl, k):
         return fl.arrays.item_at(fl.env[self.name], k)
+
+
+class _BufferRows(_Walk):
+    """The items of a list that are the rows of an array (lists.py): values of
+    their own, not views."""
+
+    def __init__(self, buffer, length: int) -> None:
+        self.buffer, self.length = buffer, length
+
+    def item(self, fl, k):
+        return fl.buffer_row(self.buffer, k)
 
 
 class _Zip(_Walk):
@@ -294,6 +305,8 @@ class IterationLowering:
             raise
 
     def _walk(self, value, node, hidden: list[str]) -> _Walk:
+        if getattr(value, "rows_of", None) is not None:  # a list grown in an scf.for: one loop
+            return _BufferRows(value.rows_of, len(value))
         if isinstance(value, tuple):
             return _Items(value)
         if isinstance(value, MappingValue) and value.cls is dict:  # a dict walks its keys, in insertion order
@@ -361,13 +374,22 @@ class IterationLowering:
     def stmt_For(self, stmt: ast.For) -> None:
         if stmt.orelse:
             raise self.src.error(stmt, "`for ... else` is not supported", "use a flag variable")
-        walk, hidden = self.walk_of(self.expr(stmt.iter), stmt.iter)
+        iterable = self.expr(stmt.iter)
+        walk, hidden = self.walk_of(iterable, stmt.iter)
+        walked = self.walking(iterable)  # lists the body may not change (lists.py)
         try:
+            # a body that changes a list from before the loop is lowered once per
+            # iteration (the list's length differs from one to the next), unless it
+            # only appends an item per iteration, which an scf.for writes into a buffer
             if walk.unrolled:
                 self._unrolled_for(stmt, walk)
+            elif self.unrolls_for_lists(stmt, walk.length):
+                if not self.stacked_appends(stmt, walk):  # items kept in a buffer (lists.py)
+                    self._unrolled_for(stmt, walk)
             else:
                 self._scf_for(stmt, walk)
         finally:
+            self.done_walking(walked)
             self.release(hidden)
 
     def _scf_for(self, stmt: ast.For, walk: _Walk) -> None:
@@ -447,7 +469,7 @@ class IterationLowering:
 
     # ---- comprehensions --------------------------------------------------------------------
     def expr_ListComp(self, node: ast.ListComp):
-        return ListValue(self._unrolled_comprehension(node))  # a list, when returned
+        return self.new_list(self._unrolled_comprehension(node))  # a list, when returned
 
     def expr_GeneratorExp(self, node: ast.GeneratorExp):
         return self._unrolled_comprehension(node)
@@ -535,6 +557,8 @@ class IterationLowering:
     def sum_values(self, value, start, node):
         """sum(iterable, start): `start + item0 + item1 + ...` as Python adds them."""
         start = self.em.const(0, I64) if start is None else start
+        if getattr(value, "rows_of", None) is not None:  # a list of an array's rows (lists.py): that array
+            value = value.rows_of
         if is_array(value) and is_float(value.type.element_type):  # over the first axis: one reduction
             total = self.arrays.reduction(value, Static(0), Static(False), node, arith.AddfOp)
             return self.binary(ast.Add(), self.as_number(start, node), node, node, total)

@@ -31,6 +31,7 @@ from irad.frontend.arrays import STATIC_OPERATORS, ArrayLowering, known_value, l
 from irad.frontend.callables import SELF, CallShape, Closure, ClosureCode, Keywords, Partial, flatten, local_names, rebuild
 from irad.frontend.calls import CallLowering, closure_signature
 from irad.frontend.iteration import ITERABLES, IterationLowering
+from irad.frontend.lists import ListLowering, ListMethod
 from irad.ir import builder, printing
 from irad.ir.symbols import fresh_symbol, value_name
 from irad.ir.metadata import NAME
@@ -459,7 +460,7 @@ def parameter_names(fn, n: int) -> list[str]:
     return [names[i] if i < len(names) else f"arg{i}" for i in range(n)]
 
 
-class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
+class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, ListLowering):
     """Lowers one Python function body to a func.func."""
 
     def __init__(
@@ -473,6 +474,8 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         self.fn = src.fn
         self.arg_types = arg_types
         self.env: dict[str, Value] = {}
+        # per expression being evaluated, the containers its evaluated parts hold (or None)
+        self.pending: list[list | None] = []
         self.block = Block(arg_types=arg_types)
         if shape is not None and shape.kinds:  # the entry's numbers: numpy's or Python's
             numpy_scalars.mark_parameters(self.block, shape.kinds)
@@ -561,6 +564,9 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
 
     def _bind(self, name: str, value: Value) -> None:
         self._name_arguments(name, value)
+        self.freeze_lists(value, f"it is (in) '{name}', which the function was given (a parameter, or a variable of the "
+                                 "function that defines it): the caller's list would change, "
+                                 "and irad does not change it")
         self.env[name] = value
 
     def _name_arguments(self, name: str, value: Value) -> None:
@@ -638,6 +644,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         converted = [self.runtime_values(v, node, arrays) for v in items]
         if all(a is b for a, b in zip(items, converted)):
             return value
+        self.freeze_lists(value, "it holds numbers known while lowering, and a copy of it holds them as values")
         return make_value(tree.cls, tree.keys, converted, tree.order)
 
     @staticmethod
@@ -654,9 +661,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         elif isinstance(stmt, ast.AugAssign) and _is_item(stmt.target):
             target = stmt.target  # y[i] += v: read, combine, write back
             current = self.expr_Subscript(target)
-            self.arrays.assign_item(
-                target.value.id, target.slice, self.binary(stmt.op, current, stmt.value, stmt), stmt
-            )
+            self.assign(target, self.binary(stmt.op, current, stmt.value, stmt), stmt)
         elif isinstance(stmt, ast.AugAssign):
             if not isinstance(stmt.target, ast.Name):
                 raise self.src.error(
@@ -664,6 +669,9 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
                     "in-place updates of containers are not supported",
                 )
             current = self.name(stmt.target)
+            if isinstance(current, tuple):  # xs += ys extends a list in place; t += (v,) binds anew
+                self.augmented_list(stmt, current)
+                return
             result = self.binary(stmt.op, current, stmt.value, stmt)
             if is_array(current):  # numpy updates the array in place: y += v is np.add(y, v, out=y)
                 self.arrays.update(stmt.target.id, current, result, stmt)
@@ -691,26 +699,18 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
             contexts.enter(self, stmt, item)
         self.run_statements(stmt.body)
 
-    def assign(self, target: ast.expr, value: Value) -> None:
+    def assign(self, target: ast.expr, value: Value, node: ast.AST | None = None) -> None:
         if isinstance(target, ast.Name):
             if isinstance(value, SSAValue) and value.name_hint is None:
                 value.name_hint = value_name(target.id)
             self.arrays.views.bind(target.id, value)  # an alias or a view shares an array
             self.env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
-            if isinstance(value, Static) and isinstance(value.obj, (tuple, list)):  # n, m = x.shape
-                value = tuple(Static(v) for v in value.obj)
-            if not isinstance(value, tuple):
-                raise self.src.error(target, "tuple unpacking of a value that is not a tuple")
-            if len(value) != len(target.elts):
-                raise self.src.error(
-                    target,
-                    f"cannot unpack {len(value)} values into {len(target.elts)} names",
-                )
-            for t, v in zip(target.elts, value):
-                self.assign(t, v)
+            self.unpack(target, value)  # lists.py
+        elif _is_item(target) and isinstance(self.env.get(target.value.id), ListValue):
+            self.assign_list_item(target.value.id, target, value, node or target)
         elif _is_item(target):
-            self.arrays.assign_item(target.value.id, target.slice, value, target)
+            self.arrays.assign_item(target.value.id, target.slice, value, node or target)
         else:
             raise self.src.error(
                 target,
@@ -725,7 +725,18 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
             raise self.src.error(
                 node, f"{_describe_node(node)} is not supported in irad's Python subset"
             )
-        return method(node)
+        pending = self.pending  # the containers the expressions being evaluated hold (lists.py)
+        pending.append(None)
+        try:
+            value = method(node)
+        finally:
+            pending.pop()
+        if pending and isinstance(value, (tuple, MappingValue)):  # held until the enclosing one is done
+            if pending[-1] is None:
+                pending[-1] = [value]
+            else:
+                pending[-1].append(value)
+        return value
 
     def number(self, node: ast.expr) -> SSAValue:
         """Evaluate `node`, which must be a number."""
@@ -845,10 +856,13 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
             return self._field(base, node)
         if isinstance(base, MappingValue):  # d.items(), d.get(k)
             return containers.dict_attribute(self, base, node)
+        if isinstance(base, tuple):
+            return self.sequence_attribute(base, node)  # xs.append (lists.py)
         if not isinstance(base, Static):
             raise self.src.error(
                 node, f"attribute access `.{node.attr}` on a runtime value is not supported"
             )
+        self.refuse_known_list_change(base, node)  # GLOBAL_LIST.append(v) (lists.py)
         if not hasattr(base.obj, node.attr):
             raise self.src.error(node, f"{_kind(base)} has no attribute '{node.attr}'")
         origin = base.origin.attribute(node.attr) if base.origin is not None else None
@@ -873,7 +887,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         return tuple(self._elements(node.elts))
 
     def expr_List(self, node: ast.List) -> Value:
-        return ListValue(self._elements(node.elts))
+        return self.new_list(self._elements(node.elts))
 
     def _elements(self, elts: list[ast.expr]) -> list[Value]:
         """The items of a tuple or list display: numbers known while lowering
@@ -930,14 +944,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
             return index_concatenate(self.arrays, base.obj, node.slice, node)
         if not isinstance(base, tuple):
             raise self.src.error(node, f"indexing into {_kind(base)} is not supported")
-        index = self._sequence_index(node)
-        if isinstance(index, SSAValue):  # an int known at run time: (a, b, c)[i]
-            return containers.item_at(self, base, index, node)
-        try:
-            item = base[index]
-        except IndexError:
-            raise self.src.error(node, f"index {index} out of range") from None
-        return ListValue(item) if isinstance(base, ListValue) and isinstance(index, slice) else item
+        return self.sequence_item(base, node.slice, node)  # lists.py
 
     def _static_item(self, base: Static, node: ast.Subscript) -> Value:
         """An item of a tuple, list or dict known while lowering (a shape, a
@@ -979,6 +986,8 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         operand = self.expr(node.operand)
         if isinstance(node.op, ast.Not) and isinstance(operand, Static):
             return Static(not operand.obj)
+        if isinstance(node.op, ast.Not) and isinstance(operand, (tuple, MappingValue)):  # `not xs`: its length
+            return Static(not self.static_condition(operand))
         if isinstance(node.op, (ast.USub, ast.UAdd)) and _static_int(operand) is not None:
             n = _static_int(operand)
             return self.integer(-n if isinstance(node.op, ast.USub) else n, node)
@@ -1012,6 +1021,9 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         static = _static_arithmetic(node.op, left, right)
         if static is not None:  # shapes: x.shape[0] * 2 is known while lowering
             return static
+        sequence = self.sequence_binary(node.op, left, right, node)  # xs + ys, xs * n (lists.py)
+        if sequence is not None:
+            return sequence
         return self.binary(node.op, self.as_number(left, node.left), node.right, node, right)
 
     def binary(
@@ -1232,6 +1244,10 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         """The truth of a condition known while lowering (a Static, a constant), or None."""
         if isinstance(value, Static):
             return bool(value.obj)
+        if isinstance(value, tuple):  # `if xs:` a container's length is known while lowering
+            return len(value) > 0
+        if isinstance(value, MappingValue):
+            return len(value.items) > 0
         if isinstance(value, SSAValue) and not is_array(value):
             known, obj = known_value(value)
             return bool(obj) if known else None
@@ -1312,6 +1328,9 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering):
         try:
             value = self.expr(node)
             found = self.tree_leaves(value, node)
+            # the expression's value is a copy: a list in it that the program holds no longer changes
+            self.freeze_lists(value, f"the conditional expression at {self.src.location(node)} may give "
+                                     "a copy of it (in Python, the list itself)")
             if found is None or found[1] == pytrees.NONE:
                 raise self.src.error(node, f"expected a number here, got {_kind(value)}")
         finally:
@@ -1451,6 +1470,8 @@ def _kind(value: Value) -> str:
         return "a tuple"
     if isinstance(value, Method):
         return f"the method {describe_callable(value.fn)}"
+    if isinstance(value, ListMethod):
+        return f"the method list.{value.name}"
     if value is None:
         return "None (a call that returns nothing)"
     if isinstance(value, Closure):

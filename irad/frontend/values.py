@@ -60,9 +60,18 @@ def is_array(v) -> bool:
 # ---- containers: lists, NamedTuples, dicts and dataclasses in a program -------------
 class ListValue(tuple):
     """A list in a program: a tuple of its items (so unpacking, indexing and
-    iteration work as on a tuple) that flattens and rebuilds as a list."""
+    iteration work as on a tuple) that flattens and rebuilds as a list.
+
+    `mutable` says whether the program may change it (`append`, `pop`, ...;
+    irad/frontend/lists.py): only a list the program made itself, never a
+    copy irad makes when it rebuilds a value (a helper's argument, a call's
+    result, a variable after a join), which is what `make_value` gives."""
 
     cls = list
+    mutable = False
+    why = hint = ""  # why it cannot change (when that is not only that it is a copy), and what to do
+    rows_of = None  # an array whose rows its items are, in order (all of them): np.stack(xs) is it
+    nested = True  # False: numbers and arrays only (nothing inside to look for)
 
 
 class RecordValue(tuple):

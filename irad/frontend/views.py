@@ -30,7 +30,7 @@ from xdsl.dialects import tensor
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import BlockArgument, SSAValue
 
-from irad.frontend.values import is_array
+from irad.frontend.values import ListValue, MappingValue, is_array
 from irad.ir import tensor as T
 from irad.ir.symbols import value_name
 from irad.ir.types import is_float
@@ -42,6 +42,20 @@ BASE = "$base"
 # GLOBAL: a global array the function takes as a hidden argument (globals.py).
 FRESH, OPAQUE, ARGUMENT, GLOBAL = "fresh", "opaque", "argument", "global"
 _RANK = {FRESH: 0, OPAQUE: 1, ARGUMENT: 2, GLOBAL: 2}
+
+
+def _inside(container) -> list:
+    """The values a container holds, nested containers' included."""
+    out, stack = [], [container]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, tuple):
+            stack.extend(v)
+        elif isinstance(v, MappingValue):
+            stack.extend(x for _, x in v.items)
+        else:
+            out.append(v)
+    return out
 
 
 def _key_of(value):
@@ -323,9 +337,10 @@ class Views:
                     f"tell which array a conditional expression gives; copy it first: {name} = np.copy({name})")
         shared = {value} | {self.env.get(n) for n in group}
         for k, v in self.env.items():
-            if isinstance(v, tuple) and any(self._reaches(e, shared) for e in v):
-                return (f"in-place write to '{name}', whose array the tuple '{k}' also holds",
-                        "unpack the tuple into names, or copy the array with np.copy")
+            if isinstance(v, (tuple, MappingValue)) and any(self._reaches(e, shared) for e in _inside(v)):
+                kind = "list" if isinstance(v, ListValue) else "tuple" if type(v) is tuple else v.cls.__name__
+                return (f"in-place write to '{name}', whose array the {kind} '{k}' also holds",
+                        f"copy the array with np.copy where it goes into the {kind}, or unpack the {kind} into names")
         return None
 
     def own_results(self, leaves) -> tuple[bool, ...]:

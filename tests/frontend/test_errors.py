@@ -210,12 +210,6 @@ def s_assign_attribute(x):
     return x
 
 
-def s_starred_assign(x):
-    t = (x, x, x)
-    a, *b = t  # E:starred_assign
-    return a
-
-
 # ---------------------------------------------------------------------------
 # Unsupported expressions
 # ---------------------------------------------------------------------------
@@ -337,11 +331,6 @@ def e_matmul(x, y):
 
 def e_subscript_number(x):
     return x[0]  # E:subscript_number
-
-
-def e_tuple_variable_index(x, n):
-    t = (x, (x, x))  # a run-time index picks among items of one type only
-    return t[n]  # E:tuple_variable_index
 
 
 def e_tuple_index_range(x):
@@ -482,11 +471,6 @@ def e_print_to_file(x):
     return x
 
 
-def e_assert_tuple(x):
-    assert (x, x), "never"  # E:assert_tuple
-    return x
-
-
 def helper_returns_lambda(v):
     return lambda t: t * v  # E:returns_lambda
 
@@ -548,7 +532,6 @@ CASES = [
     Case("aug_subscript", s_aug_subscript, (1.0,), "t[0]"),
     Case("assign_subscript", s_assign_subscript, (1.0,), "t[0]"),
     Case("assign_attribute", s_assign_attribute, (1.0,), "x.real"),
-    Case("starred_assign", s_starred_assign, (1.0,), None),
     Case("closure_while", e_closure_while, (5.0,), "while"),
     # expressions
     Case("set", e_set, (1.0,), "{"),
@@ -579,7 +562,6 @@ CASES = [
     Case("invert", e_invert, (1.0, 6, 3), "~n"),
     Case("matmul", e_matmul, (1.0, 2.0), "x @ y"),
     Case("subscript_number", e_subscript_number, (1.0,), "x[0]"),
-    Case("tuple_variable_index", e_tuple_variable_index, (1.0, 0), "t[n]"),
     Case("tuple_index_range", e_tuple_index_range, (1.0,), "t[5]"),
     Case("unpack_count", e_unpack_count, (1.0,), "a, b"),
     Case("unpack_number", e_unpack_number, (1.0,), "a, b"),
@@ -614,7 +596,6 @@ CASES = [
     Case("decorated_nested_def", e_decorated_nested_def, (1.0,), "passthrough"),
     Case("kwargs_of_number", e_kwargs_of_number, (1.0,), None),
     Case("print_to_file", e_print_to_file, (1.0,), "print("),
-    Case("assert_tuple", e_assert_tuple, (1.0,), "(x, x)"),
     Case("returns_lambda", e_returns_lambda, (1.0,), "return"),
 ]
 

@@ -34,7 +34,10 @@ numpy and irad agree on. Programs mix
   names; array methods (`.clip`, `.max(axis=)`, `.mean()`, `.copy()`,
   `.ravel()`, `.reshape`, `.T`); slices with run-time starts and lengths
   known while lowering (`u[s:s + 2]`, `u[b * 2:(b + 1) * 2]`,
-  `u[b * (len(u) // 2):(b + 1) * (len(u) // 2)]`).
+  `u[b * (len(u) // 2):(b + 1) * (len(u) // 2)]`);
+* with `programs(lists=True)`, lists grown by `append` (and `pop`) in loops over
+  ranges of known length and read after them (`sum`, `np.stack`, indexing,
+  iteration).
 
 With `programs(with_modes=True)` the entry varies too (`Mode`, recorded in
 the source's `# FUZZ` line): it may return an array, a (float, array) tuple or
@@ -262,9 +265,10 @@ def slices(n: int) -> list:
 
 
 class Generator:
-    def __init__(self, draw, int_arrays: bool = False) -> None:
+    def __init__(self, draw, int_arrays: bool = False, lists: bool = False) -> None:
         self.draw = draw
         self.int_arrays = int_arrays  # a third of all statements are int-array ones (_int_array)
+        self.lists = lists  # lists grown in loops (_grow_list) among the statements
         self.names = itertools.count(1)
         self.bases = itertools.count(1)
 
@@ -717,6 +721,8 @@ class Generator:
         if depth > 0:
             kinds += ["if", "elif", "for", "while", "while_data", "number_then_array", "int_then_float",
                       "int_statement"]
+        if depth > 0 and self.lists:
+            kinds += ["grow_list"] * 4
         if s.loop:
             kinds.append("jump")
         kinds += ["return", "local_function"]
@@ -1080,6 +1086,44 @@ class Generator:
         s.lines.append(f"{indent}for {var} in range({bounds}):")
         self.loop_body(s, indent + "    ", depth, [var])
 
+    def _grow_list(self, s, indent, depth):
+        """A list grown in a `for` loop over a range of known length, then read
+        (docs/python-subset.md, "Lists that grow"): floats or arrays of one shape,
+        appended once per iteration (one scf.for, the items in a buffer), on both
+        paths of a branch, or with pops between (then unrolled). Items are fresh
+        values no later write reaches (Python's list would hold the array itself)."""
+        name, var, scalar = self.name("L"), self.name("i"), self.name("s")
+        shape = self.pick(["float"] + SHAPES)
+        trips = self.pick([1, 2, 3, 4])
+
+        def item() -> str:
+            if shape == "float":
+                return self.scalar_expr(s, 1)
+            return f"1.0 * ({self.array_expr(s, shape, 1).text})"
+
+        first = self.chance()
+        s.lines.append(f"{indent}{name} = [{item()}]" if first else f"{indent}{name} = []")
+        s.lines.append(f"{indent}for {var} in range({trips}):")
+        with self.bound(s, ints=[var]):
+            style = self.pick(["append", "append", "branch", "pop"])
+            if style == "branch":
+                s.lines.append(f"{indent}    if {self.condition(s)}:")
+                s.lines.append(f"{indent}        {name}.append({item()})")
+                s.lines.append(f"{indent}    else:")
+                s.lines.append(f"{indent}        {name}.append({item()})")
+            elif style == "pop":
+                s.lines.append(f"{indent}    {name}.append({item()})")
+                s.lines.append(f"{indent}    {name}.append({item()})")
+                s.lines.append(f"{indent}    {name}.pop({self.pick(['', '0', '-2'])})")
+            else:
+                s.lines.append(f"{indent}    {name}.append({item()})")
+        total = "np.sum({})" if shape != "float" else "{}"
+        reads = [total.format(f"sum({name})"), total.format(f"{name}[-1]"), f"len({name}) * {total.format(name + '[0]')}",
+                 f"sum({total.format('v * v')} for v in {name})"]
+        reads.append(f"np.sum(np.stack({name}))" if shape != "float" else f"np.sum(np.array({name}))")
+        s.lines.append(f"{indent}{scalar} = {self.pick(reads)}")
+        s.scalars.append(scalar)
+
     def _number_then_array(self, s, indent, depth):
         """A float that a loop makes an array (numpy: `s = x; s = s * w` gives an
         array). The loop's trip count is known and positive, and the body's first
@@ -1409,12 +1453,12 @@ def modes(draw) -> Mode:
 
 
 @st.composite
-def programs(draw, with_modes: bool = False, int_arrays: bool = False) -> str:
+def programs(draw, with_modes: bool = False, int_arrays: bool = False, lists: bool = False) -> str:
     """The source of a module defining helpers and `f(x, w, u, A, B, k)` (or, in
     other modes, `f(p, m, k)`; see Mode); `int_arrays`: int-array statements
-    drawn often (a third of all)."""
+    drawn often (a third of all); `lists`: lists grown in loops among them."""
     mode = draw(modes()) if with_modes else Mode()
-    gen = Generator(draw, int_arrays)
+    gen = Generator(draw, int_arrays, lists)
     helpers, texts = [], []
     for index in range(draw(st.integers(0, 2))):
         shape = gen.pick(SHAPES)

@@ -85,3 +85,15 @@ def test_random_programs_natively():
         _run(source, args, native=True)
 
     run()
+
+
+def test_random_list_programs():
+    """Programs that grow lists in loops and read them (generator._grow_list),
+    checked as the others."""
+    @seed(SEED + 20)
+    @settings(SETTINGS, max_examples=max(1, int(LONG) // 10) if LONG else 12)
+    @given(source=programs(lists=True), args=arguments())
+    def run(source, args):
+        _run(source, args)
+
+    run()

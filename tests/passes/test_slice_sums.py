@@ -73,3 +73,35 @@ LSTM = (0.3 * rng.normal(size=(3, 16)), 0.3 * rng.normal(size=(4, 16)), 0.1 * rn
 def test_gradients(f, args, argnums, joined, backend):
     check(f, args, argnums, backend)
     assert concats(f, args, argnums) == joined
+
+
+def test_a_chain_of_slices_deeper_than_the_recursion_limit_is_joined():
+    """An unrolled loop's gradient (a list appended 1500 times, say) sums one slice
+    per iteration in a chain deeper than Python's recursion limit."""
+    from xdsl.context import Context
+    from xdsl.dialects import arith, builtin, func
+
+    from irad.passes.join_slice_sums import JoinSliceSumsPass
+    from irad.ir import tensor as T
+
+    n = 1500  # beyond Python's recursion limit
+    block = builtin.Block(arg_types=[builtin.TensorType(builtin.f64, [1])] * n)
+    em = block.add_op
+    zeros = arith.ConstantOp(builtin.DenseIntOrFPElementsAttr.from_list(builtin.TensorType(builtin.f64, [n]), [0.0]))
+    em(zeros)
+    total = None
+    for k, piece in enumerate(block.args):
+        inserted = tensor.InsertSliceOp.get(piece, zeros.result, [1], static_offsets=[k], static_strides=[1])
+        em(inserted)
+        if total is None:
+            total = inserted.result
+        else:
+            add = arith.AddfOp(total, inserted.result)
+            em(add)
+            total = add.result
+    em(func.ReturnOp(total))
+    module = builtin.ModuleOp([func.FuncOp("chain", ([a.type for a in block.args], [total.type]),
+                                           builtin.Region(block))])
+    JoinSliceSumsPass().apply(Context(), module)
+    (concat,) = [op for op in module.walk() if isinstance(op, tensor.ConcatOp)]
+    assert list(concat.operands) == list(block.args) and T.shape(concat.result) == (n,)
