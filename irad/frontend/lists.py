@@ -50,6 +50,7 @@ from xdsl.ir import Block, SSAValue
 
 from irad.base.errors import UnsupportedError
 
+from irad.frontend import containers
 from irad.frontend.arrays import is_array, known_value
 from irad.frontend.callables import Closure, Keywords, Partial, rebuild
 from irad.frontend.emitter import Emitter
@@ -386,18 +387,13 @@ class ListLowering:
         return obj
 
     def _runtime_item(self, base: tuple, i: SSAValue, kind: str, node):
-        """`xs[i]` for an i known only at run time: the items (of one type) are
-        stacked, leaf by leaf, and the i-th taken (checked, negatives wrapped)."""
-        n = len(base)
+        """`xs[i]` for an i known only at run time: the i-th row of the buffer a
+        loop's appends wrote (stacked_appends), or of the items (of one type)
+        stacked, leaf by leaf (containers.item_at); checked, negatives wrapped."""
         rows = getattr(base, "rows_of", None)
-        found = [] if rows is not None else [self.tree_leaves(item, node) for item in base]
-        trees = {f[1] if f is not None else None for f in found}
-        if rows is None and (n == 0 or None in trees or len(trees) != 1):
-            what = "it is empty" if n == 0 else "its items are not all numbers, arrays and containers of one type"
-            raise self.src.error(
-                node, f"indexing a {kind} with an int known only at run time: {what}",
-                "index it with a constant, or stack it into an array (np.array(xs)) and index that",
-            )
+        if rows is None:
+            return containers.item_at(self, base, i, node)
+        n = len(base)
         em = self.em
         i = em.to_int(i)
         inside = em.op(arith.AndIOp(em.op(arith.CmpiOp(i, em.const(-n, I64), "sge")),
@@ -405,19 +401,7 @@ class ListLowering:
         self.check(inside, node, f"{kind} index out of range")
         negative = em.op(arith.CmpiOp(i, em.const(0, I64), "slt"))
         i = em.op(arith.SelectOp(negative, em.op(arith.AddiOp(i, em.const(n, I64))), i))
-        if rows is not None:  # the rows of a buffer (stacked_appends): the i-th
-            return self.buffer_row(rows, i)
-        index = em.op(arith.IndexCastOp(i, IndexType()))
-        leaves = []
-        for column in zip(*(f[0] for f in found)):
-            stacked = self.arrays.stack_values(list(column), 0, node)
-            if is_array(column[0]):  # row i, a value of its own (no view of the stack: not writable)
-                dims = T.shape(column[0])
-                step = Slice((index, *[0] * len(dims)), (1, *dims), (1,) * (len(dims) + 1), dims)
-                leaves.append(step.read(em, stacked))
-            else:
-                leaves.append(em.op(tensor.ExtractOp(stacked, [index], T.element(stacked))))
-        return rebuild(trees.pop(), iter(leaves))
+        return self.buffer_row(rows, i)
 
     def assign_list_item(self, name: str, target: ast.Subscript, value, node) -> None:
         """`xs[i] = v` and `xs[a:b] = ys` on a list, at positions known while lowering."""
