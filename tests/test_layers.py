@@ -177,6 +177,10 @@ def _private_names_reached(tree: ast.AST) -> set[str]:
     return found
 
 
+# the private-looking names of Python's own protocols (NamedTuple's): not irad's
+PYTHON_NAMES = {"_fields", "_field_defaults", "_asdict", "_replace", "_make"}
+
+
 def private_up_reaches(sources: dict[str, str]) -> list[str]:
     """`module (layer) reaches _name, defined only above it (in modules ...)`
     for every such reach among `sources` (module name -> source)."""
@@ -188,7 +192,7 @@ def private_up_reaches(sources: dict[str, str]) -> list[str]:
     found = []
     for m, tree in trees.items():
         rank = ORDER.index(layer(m))
-        for name in sorted(_private_names_reached(tree)):
+        for name in sorted(_private_names_reached(tree) - PYTHON_NAMES):
             owners = defined_at.get(name, set())
             if owners and all(ORDER.index(layer(o)) > rank for o in owners):
                 found.append(f"{m} ({layer(m)}) reaches {name}, defined only above it in {', '.join(sorted(owners))}")
