@@ -1,7 +1,7 @@
 """Numerically stable helpers that irad ships, written in irad's Python subset.
 
 They run as plain Python too. Inside a lowered program each one becomes its own
-`func.func`, and the rule table (irad/rules/numerics.py) holds a rule for each,
+`func.func`, and the rule table holds a rule for each (irad/frontend/builtin_rules.py),
 because the rule beats differentiating the body: AD through `max`/`abs` picks a
 one-sided derivative at the kink (softplus'(0) would come out 1, not 0.5) and
 the naive formulas overflow where the rules do not.

@@ -7,7 +7,7 @@ other than None, "*arrays" one that takes the remaining positional arguments
 lowered, the call's AST node and one value per parameter (a Static of the
 default where the call omits it), and emits the
 function's IR with the ops of irad/ir/tensor.py, whose derivatives are the
-op registry's (passes/derivatives/). The handlers live with their family:
+op registry's (passes/ad/derivatives/). The handlers live with their family:
 arrays.py (arithmetic, reductions, creation, the first shape functions),
 numpy_elementwise.py, numpy_statistics.py and numpy_shapes.py.
 

@@ -14,7 +14,7 @@ callee gives a zero tangent. Nothing is cached for a later sweep, so recursion
 needs nothing special: a recursive primal gives a recursive jvp function.
 
 Each op's tangent comes from its forward rule in the registry of op
-derivatives (passes/derivatives/). For a scalar or elementwise op that is by
+derivatives (passes/ad/derivatives/). For a scalar or elementwise op that is by
 default its reverse rule applied to the tangent: a 1x1 Jacobian per operand is
 its own transpose, so dx = dy * df/dx also gives dy = df/dx * dx, with the
 tangent of each active operand in turn.
@@ -160,7 +160,7 @@ class ForwardDifferentiator:
 class TangentBuilder(IRBuilder, ForwardRegions):
     """Clones one primal and computes tangents beside it.
 
-    It is also the `b` the rules in passes/derivatives/ are written against:
+    It is also the `b` the rules in passes/ad/derivatives/ are written against:
     `primal(v)` is the cloned value of `v`, `tangents` maps primal values to
     their tangents, and in a reverse rule used forwards `is_active(v)` holds for
     the one operand whose tangent is being pushed through (`pushing`).

@@ -5,7 +5,7 @@ point over the body, as values vary in later iterations); `scf.if` yields
 tangents beside values. A memref of floats (the tape reverse mode keeps) has a
 *shadow* memref of the same shape holding the tangents of what is stored:
 every alloc, store, load and dealloc is mirrored on it, as Enzyme does with
-shadow memory. The mixin below is part of TangentBuilder (passes/jvp.py).
+shadow memory. The mixin below is part of TangentBuilder (passes/ad/forward.py).
 """
 
 from __future__ import annotations

@@ -114,7 +114,7 @@ def _anchor(key: ResidualKey) -> Operation | None:
 
 class PullbackBuilder(IRBuilder):
     """Emits the pullback; also the `b` handed to the reverse rules of the op
-    derivatives (passes/derivatives/)."""
+    derivatives (passes/ad/derivatives/)."""
 
     def __init__(
         self, primal: func.FuncOp, active_args: Sequence[bool], plan: FunctionPlan, tape: bool = False

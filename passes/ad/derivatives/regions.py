@@ -3,7 +3,7 @@
 These are structured entries (registry.py): their rules rebuild the whole op,
 with any number of results, so they delegate to the builders that know the
 enclosing sweep: PullbackBuilder (passes/ad/reverse.py, loops through
-passes/ad/reverse_loops.py) and TangentBuilder with ForwardRegions (passes/jvp.py,
+passes/ad/reverse_loops.py) and TangentBuilder with ForwardRegions (passes/ad/forward.py,
 passes/ad/forward_regions.py). A call's derivative comes from the rule table or
 the callee's generated functions, which the builders look up.
 """

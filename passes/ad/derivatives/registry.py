@@ -1,4 +1,4 @@
-"""What one op's derivative is: its entry in the registry (passes/derivatives/).
+"""What one op's derivative is: its entry in the registry (passes/ad/derivatives/).
 
 An entry holds, side by side, everything the passes need to know about an op:
 
@@ -7,7 +7,7 @@ An entry holds, side by side, everything the passes need to know about an op:
   builder (passes/ad/reverse.py): `b.primal(v)` is primal `v` inside the pullback,
   `b.is_active(v)` says whether `v` wants a cotangent.
 - `forward(b, op)`: the tangent of its result (None: it has none), `b` being the
-  TangentBuilder (passes/jvp.py) with the op already cloned. By default it is
+  TangentBuilder (passes/ad/forward.py) with the op already cloned. By default it is
   the reverse rule used as a linear map (see `linearised`).
 - `differentiable`: False for piecewise-constant ops and ops without float
   results; activity analysis (passes/ad/activity.py) stops at them.

@@ -1,4 +1,4 @@
-"""Derivatives of the scalar arith/math ops (entries of passes/derivatives/).
+"""Derivatives of the scalar arith/math ops (entries of passes/ad/derivatives/).
 
 One small entry per op: its reverse rule, decorated. The forward rule is the
 reverse rule used as a linear map (registry.linearised: a 1x1 Jacobian per
