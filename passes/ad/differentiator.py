@@ -120,15 +120,15 @@ def _seeded_type(op: DerivativeRequestOp, name: str, outputs) -> object:
 REQUESTS = (DerivativeRequestOp, VjpOp, VjpSplitOp)
 
 
-def _shares_augmented(op: VjpOp, other: Operation) -> bool:
+def _shares_augmented(op: VjpOp, other: Operation, n_inputs: int) -> bool:
     """Whether the vjp request `other` may share `op`'s augmented primal: the
-    same callee, arguments, wrt and aux, in the same block (jacrev's sweeps)."""
+    same callee, the same `n_inputs` arguments, wrt and aux, in the same block
+    (jacrev's sweeps)."""
     if not isinstance(other, VjpOp) or other.parent is not op.parent:
         return False
-    n = len(op.args) - len(op.res)  # at least the callee's arguments
     return (
         other.callee == op.callee and other.wrt == op.wrt and other.aux == op.aux
-        and len(other.args) == len(op.args) and list(other.args)[:n] == list(op.args)[:n]
+        and len(other.args) == len(op.args) and op.split(n_inputs)[0] == other.split(n_inputs)[0]
     )
 
 
@@ -252,7 +252,8 @@ class Differentiator:
         if isinstance(op, VjpSplitOp):
             self._split_functions(op, target, active)
             return [op]
-        group = [op] + [r for r in pending if r is not op and _shares_augmented(op, r)] if isinstance(op, VjpOp) else [op]
+        group = [op] + [r for r in pending if r is not op and _shares_augmented(op, r, len(inputs))] \
+            if isinstance(op, VjpOp) else [op]
         self._rewrite_group(group, name, target, active)
         return group
 

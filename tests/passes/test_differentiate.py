@@ -478,3 +478,26 @@ def test_the_only_request_of_a_private_primal_takes_its_body():
     assert "f" in functions(inlined(also_called))
     public = TAKEN.replace("func.func private @f", "func.func @f")
     assert "f" in functions(inlined(public))
+
+
+def test_vjp_requests_share_an_augmented_primal_only_on_the_same_arguments():
+    """Two requests with more gradients than cotangents: all of the callee's
+    arguments decide, not a prefix (a y2 beside a y1 once read y1)."""
+    module = parse("""
+func.func @f(%x: f64, %y: f64) -> f64 {
+  %p = arith.mulf %x, %y : f64
+  func.return %p : f64
+}
+func.func @main(%x: f64, %y1: f64, %y2: f64) -> (f64, f64, f64, f64) {
+  %one = arith.constant 1.0 : f64
+  %a, %b = irad.vjp @f(%x, %y1, %one) {wrt = [0, 1]} : (f64, f64, f64) -> (f64, f64)
+  %c, %d = irad.vjp @f(%x, %y2, %one) {wrt = [0, 1]} : (f64, f64, f64) -> (f64, f64)
+  %e, %g = irad.vjp @f(%x, %y1, %one) {wrt = [0, 1]} : (f64, f64, f64) -> (f64, f64)
+  func.return %a, %c, %e, %g : f64, f64, f64, f64
+}""")
+    DifferentiatePass().apply(make_context(), module)
+    main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
+    augmented = [op for op in main.walk() if isinstance(op, func.CallOp) and ".augmented." in op.callee.root_reference.data]
+    assert len(augmented) == 2  # the y1 pair shares one; y2 has its own
+    # d(x y)/dx = y, d(x y)/dy = x
+    assert compile_module(module).function("main")(3.0, 5.0, 7.0) == (5.0, 7.0, 5.0, 3.0)
