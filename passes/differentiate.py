@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from irad.base.errors import DifferentiationError
@@ -29,7 +28,7 @@ from irad.ir.locations import location
 from irad.ir.walk import find
 from irad.rules import RuleTable
 from irad.passes.ad.decisions import CallDecision
-from irad.passes.ad.differentiator import REQUESTS, Differentiator
+from irad.passes.ad.differentiator import REQUESTS, Differentiator, reached_ops
 from irad.passes.ad.forward import ForwardDifferentiator
 from irad.passes.optimisation.inliner import KEEP_ALL_INLINED
 
@@ -83,31 +82,16 @@ def call_decisions(module: ModuleOp, name: str, active: tuple[bool, ...], table:
     return tuple(differentiator.decisions)
 
 
-def _reached(functions: dict[str, func.FuncOp], names: list[str]) -> list[Operation]:
-    """The ops of the functions `names` reach through calls and requests."""
-    seen: set[str] = set()
-    found: list[Operation] = []
-    while names:
-        name = names.pop()
-        if name in seen or name not in functions:
-            continue
-        seen.add(name)
-        for inner in find(functions[name], (func.CallOp, JvpOp, *REQUESTS)):
-            found.append(inner)
-            names.append(inner.callee.root_reference.data)
-    return found
-
-
 def _forward_requests_first(module: ModuleOp) -> None:
     """Rewrite, by forward mode, the irad.jvp requests that reverse-mode
     requests reach, the innermost first."""
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
-    below = [r for r in _reached(functions, [r.callee.root_reference.data for r in find(module, REQUESTS)])
+    below = [r for r in reached_ops(functions, [r.callee.root_reference.data for r in find(module, REQUESTS)])
              if isinstance(r, JvpOp)]
     if not below:
         return
     for request in below:
-        if any(isinstance(r, REQUESTS) for r in _reached(functions, [request.callee.root_reference.data])):
+        if any(isinstance(r, REQUESTS) for r in reached_ops(functions, [request.callee.root_reference.data])):
             raise DifferentiationError(
                 f"{location(request)}: reverse mode over forward mode over reverse mode is not supported\n"
                 "  hint: take the inner derivatives in one mode (jacrev(jacrev(...)) or jacfwd(jacrev(...)))"

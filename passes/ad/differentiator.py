@@ -22,7 +22,7 @@ from xdsl.ir import Block, Operation, Region
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from irad.ir.constants import float_constant
-from irad.ir.dialect import TAPE, DerivativeRequestOp, TapeFreeOp, ValueAndGradOp, VjpOp, VjpSplitOp
+from irad.ir.dialect import TAPE, DerivativeRequestOp, JvpOp, TapeFreeOp, ValueAndGradOp, VjpOp, VjpSplitOp
 from irad.base.errors import DifferentiationError
 from irad.ir.types import is_differentiable, is_float
 from irad.passes.ad.aux import cut_aux
@@ -54,7 +54,7 @@ from irad.passes.ad.reverse import (
 from irad.rules import Decision, RuleTable, default_table
 from irad.ir.symbols import fresh_symbol
 from irad.rules.table import NON_DIFFERENTIABLE, REVERSE, check_rule_ir
-from irad.ir.walk import find, walk
+from irad.ir.walk import find
 
 Key = tuple[str, tuple[bool, ...]]  # (primal symbol, activity per argument)
 # The table's answers that leave a call to AD: the callee's body is differentiated.
@@ -118,6 +118,22 @@ def _seeded_type(op: DerivativeRequestOp, name: str, outputs) -> object:
 
 
 REQUESTS = (DerivativeRequestOp, VjpOp, VjpSplitOp)
+
+
+def reached_ops(functions: dict[str, func.FuncOp], names: list[str]) -> list[Operation]:
+    """The calls and requests in the functions `names` reach through calls and
+    requests (forward mode's included)."""
+    seen: set[str] = set()
+    found: list[Operation] = []
+    while names:
+        name = names.pop()
+        if name in seen or name not in functions:
+            continue
+        seen.add(name)
+        for inner in find(functions[name], (func.CallOp, JvpOp, *REQUESTS)):
+            found.append(inner)
+            names.append(inner.callee.root_reference.data)
+    return found
 
 
 def _shares_augmented(op: VjpOp, other: Operation, n_inputs: int) -> bool:
@@ -207,20 +223,7 @@ class Differentiator:
     def _requests_below(self, op: Operation) -> list[Operation]:
         """The request ops in the functions `op`'s callee reaches through calls
         and requests."""
-        seen: set[str] = set()
-        todo = [op.callee.root_reference.data]
-        found = []
-        while todo:
-            name = todo.pop()
-            if name in seen or name not in self.functions:
-                continue
-            seen.add(name)
-            for inner in walk(self.functions[name]):
-                if isinstance(inner, REQUESTS):
-                    found.append(inner)
-                if isinstance(inner, (func.CallOp, *REQUESTS)):
-                    todo.append(inner.callee.root_reference.data)
-        return found
+        return [r for r in reached_ops(self.functions, [op.callee.root_reference.data]) if isinstance(r, REQUESTS)]
 
     def reverse(self, name: str, active: tuple[bool, ...]) -> Generated:
         """Generate (or reuse) the augmented primal and pullback of @name."""
