@@ -1,0 +1,23 @@
+"""The realistic programs on the native backend: each program's first
+transformation (the python backend's tests run them all), against the same
+references. One compile per program: ~1-3 s each."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.realistic.cases import CASES
+from tests.realistic.check import check
+from tests.reference import NATIVE_MISSING
+
+pytestmark = [pytest.mark.native, pytest.mark.skipif(NATIVE_MISSING is not None, reason=str(NATIVE_MISSING))]
+
+
+def marked(case):
+    refused = case.refused_native or case.refused
+    return pytest.param(case, id=case.name, marks=[pytest.mark.xfail(strict=True, reason=refused)] if refused else [])
+
+
+@pytest.mark.parametrize("case", [marked(case) for case in CASES])
+def test_program_native(case):
+    check(case, "native", case.transforms[:1])
