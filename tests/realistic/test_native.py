@@ -6,18 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.realistic.cases import CASES
+from tests.realistic.cases import CASES, marked
 from tests.realistic.check import check
 from tests.reference import NATIVE_MISSING
 
 pytestmark = [pytest.mark.native, pytest.mark.skipif(NATIVE_MISSING is not None, reason=str(NATIVE_MISSING))]
 
 
-def marked(case):
-    refused = case.refused_native or case.refused
-    return pytest.param(case, id=case.name, marks=[pytest.mark.xfail(strict=True, reason=refused)] if refused else [])
-
-
-@pytest.mark.parametrize("case", [marked(case) for case in CASES])
+@pytest.mark.parametrize("case", [marked(case, case.refused_native or case.refused) for case in CASES])
 def test_program_native(case):
     check(case, "native", case.transforms[:1])

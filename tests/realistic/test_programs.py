@@ -10,13 +10,9 @@ import scipy.optimize
 
 import irad
 from tests.realistic import learning as ml
-from tests.realistic.cases import CASES, logistic_args, mlp_args
+from tests.realistic.cases import CASES, logistic_args, marked, mlp_args
 from tests.realistic.check import check
 from tests.reference import central_difference, tree_central_difference
-
-
-def marked(case, refused):
-    return pytest.param(case, id=case.name, marks=[pytest.mark.xfail(strict=True, reason=refused)] if refused else [])
 
 
 @pytest.mark.parametrize("case", [marked(case, case.refused) for case in CASES])
