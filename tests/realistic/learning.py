@@ -292,3 +292,13 @@ def maml_loss(params, x_train, y_train, x_test, y_test):
 # ---- a fitted polynomial's value at one point (np.polyval gives a 0-d result) ---------------
 def polynomial_at_point(coef):
     return np.polyval(coef, 0.5)
+
+
+# ---- a loss as a callable object (irad.grad(RidgeObjective(X, y))) -------------------------
+class RidgeObjective:
+    def __init__(self, X, y, lam=0.1):
+        self.X, self.y, self.lam = X, y, lam
+
+    def __call__(self, w):
+        r = self.X @ w - self.y
+        return r @ r / len(self.y) + self.lam * w @ w

@@ -38,9 +38,9 @@ def leaves(tree) -> list[np.ndarray]:
 
 
 def program_module(f) -> types.ModuleType:
-    while not hasattr(f, "__module__") or isinstance(f, (functools.partial, types.MethodType)):
+    while isinstance(f, (functools.partial, types.MethodType)):
         f = f.func if isinstance(f, functools.partial) else f.__func__
-    return sys.modules[f.__module__]
+    return sys.modules[f.__module__ if isinstance(f, types.FunctionType) else type(f).__module__]
 
 
 def case_hash(case: Case) -> str:

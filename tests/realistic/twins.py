@@ -42,6 +42,8 @@ def twin(function):
         return functools.partial(twin(function.func), *function.args, **function.keywords)
     if isinstance(function, types.MethodType):
         return types.MethodType(twin(function.__func__), function.__self__)
+    if not isinstance(function, types.FunctionType):  # a callable object: its class's __call__
+        return types.MethodType(twin(type(function).__call__), function)
     namespace = _jax_module(sys.modules[function.__module__].__file__)
     target = namespace
     for part in function.__qualname__.split("."):
