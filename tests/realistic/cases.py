@@ -249,6 +249,9 @@ CASES = [
     Case("gru_namedtuple", ml.gru_loss, gru_args),
     Case("lstm", ml.lstm_loss, lstm_args),
     Case("transformer_block", ml.transformer_loss, transformer_args, refused=STATIC_ARGS),
+    Case("causal_attention", ml.causal_attention_loss,
+         lambda: ({k: w for k, w in zip(("Wq", "Wk", "Wv"), rng(22).normal(size=(3, 4, 4)) * 0.5)},
+                  rng(23).normal(size=(5, 4))), refused=STATIC_ARGS),
     Case("vae_elbo", ml.neg_elbo, vae_args),
     Case("tree_rnn", ml.tree_rnn_loss, tree_args, argnums=(0, 1, 2)),
     Case("gmm", ml.gmm_nll, gmm_args, refused=STATIC_ARGS),
@@ -277,6 +280,8 @@ CASES = [
          transforms=("value_and_grad", "hessian")),
     Case("lennard_jones", sci.lennard_jones_energy, lennard_jones_args, transforms=("value_and_grad", "hessian")),
     Case("calibration_curve", sci.calibration_loss, calibration_args, refused=INTERP),
+    Case("cubic_spline", sci.spline_bending_energy, lambda: (np.sin(np.linspace(0, 3, 8)), 0.4),
+         argnums=(0, 1), reference="fd"),
     Case("soft_dtw", sci.soft_dtw, dtw_args, argnums=(0, 1), reference="fd"),
     Case("heat_equation", sci.heat_loss, heat_args, argnums=(0, 1)),
 ]

@@ -302,3 +302,13 @@ class RidgeObjective:
     def __call__(self, w):
         r = self.X @ w - self.y
         return r @ r / len(self.y) + self.lam * w @ w
+
+
+# ---- causal self-attention, masked with -inf --------------------------------------------
+def causal_attention_loss(params, x):
+    T, d = x.shape
+    scores = (x @ params["Wq"]) @ (x @ params["Wk"]).T / np.sqrt(d)
+    mask = np.triu(np.ones((T, T)), 1) > 0
+    scores = np.where(mask, -np.inf, scores)
+    out = softmax(scores, axis=1) @ (x @ params["Wv"])
+    return np.mean(out ** 2)

@@ -222,3 +222,21 @@ def heat_loss(u0, log_alpha, target):
 # ---- a piecewise-linear calibration curve -----------------------------------------------
 def calibration_loss(values, knots, x, y):
     return np.mean((np.interp(x, knots, values) - y) ** 2)
+
+
+# ---- a natural cubic spline's bending energy (the Thomas algorithm, in place) --------------
+def spline_bending_energy(y, h):
+    n = len(y)
+    a, b, c, d = np.zeros(n), np.ones(n), np.zeros(n), np.zeros(n)
+    for i in range(1, n - 1):
+        a[i], b[i], c[i] = h / 6.0, 2 * h / 3.0, h / 6.0
+        d[i] = (y[i + 1] - 2 * y[i] + y[i - 1]) / h
+    for i in range(1, n):           # forward elimination
+        w = a[i] / b[i - 1]
+        b[i] -= w * c[i - 1]
+        d[i] -= w * d[i - 1]
+    m = np.zeros(n)                 # back substitution: the second derivatives
+    m[n - 1] = d[n - 1] / b[n - 1]
+    for i in range(n - 2, -1, -1):
+        m[i] = (d[i] - c[i] * m[i + 1]) / b[i]
+    return np.sum(m ** 2) * h
