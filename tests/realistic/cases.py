@@ -25,11 +25,7 @@ class Case:
     transforms: tuple = ("value_and_grad",)
     reference: str = "jax"             # "jax": the JAX twin; "fd": numpy + central differences
     static_argnums: tuple = ()
-    refused: str | None = None         # the class of problem, while irad refuses or gets it wrong
-    refused_native: str | None = None  # the same, on the native backend only
-
-    def __str__(self):
-        return self.name
+    refused: str | None = None         # the class of problem, while irad refuses the program
 
 
 def marked(case: Case, refused: str | None):
