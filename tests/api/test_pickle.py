@@ -1,0 +1,180 @@
+"""Transformations pickle by what they are (irad/api.py `TransformationFunction`,
+`Pullback`) and run in other processes: a spawn-based process pool and a
+dask.distributed LocalCluster of two worker processes (docs/scaling-out.md).
+
+Values are checked against closed forms and central differences. The pool
+and the cluster are started once for the module: each costs about a second.
+"""
+
+import concurrent.futures
+import multiprocessing
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import irad
+from irad.api import TransformationFunction
+from tests.api import pickled_programs as P
+from tests.reference import BACKENDS, central_difference, central_jacobian
+
+ROOT = Path(__file__).resolve().parents[2]
+RNG = np.random.default_rng(7)
+X = RNG.normal(size=(8, 3))
+Y = RNG.normal(size=8)
+W = np.array([0.3, -0.2, 0.5])
+SHARDS = [(W, X[:4], Y[:4]), (W, X[4:], Y[4:])]
+
+
+def round_trip(obj):
+    return pickle.loads(pickle.dumps(obj))
+
+
+def sin_sum(x):
+    return np.sum(np.sin(x) * x)
+
+
+def pair(x, y):
+    return np.sum(x * y) + x[0] ** 2, x[1]
+
+
+MAKERS = {
+    "grad": lambda: irad.grad(P.least_squares),
+    "value_and_grad": lambda: irad.value_and_grad(P.least_squares, (0, 1)),
+    "grad has_aux checkpoint": lambda: irad.grad(pair, has_aux=True, checkpoint=True),
+    "jacfwd": lambda: irad.jacfwd(np.sin),
+    "jacrev": lambda: irad.jacrev(sin_sum),
+    "hessian": lambda: irad.hessian(sin_sum),
+}
+CALLS = {  # the arguments, and what the call must return against an independent reference
+    "grad": ((W, X, Y), lambda r: np.testing.assert_allclose(r, P.least_squares_gradient(W, X, Y), rtol=1e-12)),
+    "value_and_grad": ((W, X, Y), lambda r: (
+        np.testing.assert_allclose(r[0], P.least_squares(W, X, Y), rtol=1e-12),
+        np.testing.assert_allclose(r[1][0], P.least_squares_gradient(W, X, Y), rtol=1e-12),
+        np.testing.assert_allclose(r[1][1], central_difference(P.least_squares, (W, X, Y), 1), rtol=1e-6))),
+    "grad has_aux checkpoint": ((W, X[0]), lambda r: (
+        np.testing.assert_allclose(r[0], X[0] + np.array([2 * W[0], 0, 0]), rtol=1e-12), r[1] == W[1])),
+    "jacfwd": ((W,), lambda r: np.testing.assert_allclose(r, np.diag(np.cos(W)), rtol=1e-12)),
+    "jacrev": ((W,), lambda r: np.testing.assert_allclose(r, np.cos(W) * W + np.sin(W), rtol=1e-12)),
+    "hessian": ((W,), lambda r: np.testing.assert_allclose(
+        r, central_jacobian(lambda x: np.cos(x) * x + np.sin(x), (W,), 0), rtol=1e-6)),
+}
+
+
+def what_it_is(t) -> tuple:
+    f = what_it_is(t.f) if isinstance(t.f, TransformationFunction) else t.f  # hessian: jacfwd(grad(f))
+    return (t.kind, f, t.argnums, t.has_aux, t.backend, getattr(t, "checkpoint", None))
+
+
+@pytest.mark.parametrize("name", MAKERS)
+def test_round_trip_before_and_after_the_first_call(name):
+    args, check = CALLS[name]
+    t = MAKERS[name]()
+    before = round_trip(t)
+    check(t(*args))
+    t(*args)  # twice: a gradient of plain arguments gets its call entry (a class of its own)
+    after = round_trip(t)
+    for u in (before, after):
+        assert what_it_is(u) == what_it_is(t)
+        check(u(*args))
+
+
+def test_pickled_size_is_what_it_is():
+    g = irad.grad(P.least_squares)
+    size = len(pickle.dumps(g))
+    g(W, X, Y)
+    assert len(pickle.dumps(g)) == size < 400  # compiled code stays behind
+
+
+def test_backend_object_and_options_travel():
+    g = irad.grad(P.least_squares, backend=irad.Native(keep_shared=2), checkpoint=True)
+    u = round_trip(g)  # not called: no native compile needed
+    assert u.backend == irad.Native(keep_shared=2) and u.checkpoint
+    assert round_trip(irad.jacrev(sin_sum, backend="python")).backend == irad.Python()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_pullback_pickles_as_its_vjp_request(backend):
+    x = W.copy()
+    out, pullback = irad.vjp(sin_sum, x, backend=backend)
+    x[:] = 0.0  # the pullback, and its pickle, hold the primals of the vjp
+    received = round_trip(pullback)
+    expected = np.cos(W) * W + np.sin(W)
+    np.testing.assert_allclose(received(2.0)[0], 2 * expected, rtol=1e-12)
+    np.testing.assert_allclose(pullback(2.0)[0], 2 * expected, rtol=1e-12)
+
+
+def test_pullback_of_a_function_reading_global_arrays_refuses():
+    _, pullback = irad.vjp(P.weighted, W)
+    with pytest.raises(irad.IradError, match="reads global arrays"):
+        pickle.dumps(pullback)
+    g = round_trip(irad.grad(P.weighted))  # a transformation reads the receiver's globals at each call
+    np.testing.assert_allclose(g(W), 2 * P.COEFFICIENTS * W, rtol=1e-12)
+
+
+# ---- other processes ----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def spawn_pool():
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(2, mp_context=context) as pool:
+        yield pool
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_spawn_pool_maps_a_gradient_over_shards(spawn_pool, backend):
+    g = irad.grad(P.least_squares, backend=backend)
+    total = sum(spawn_pool.map(g, *zip(*SHARDS)))
+    np.testing.assert_allclose(total, P.least_squares_gradient(W, X, Y), rtol=1e-12)
+
+
+def test_rules_travel_with_their_module(spawn_pool):
+    g = irad.grad(P.clipped_square)
+    # the straight-through rule: 2 clip01(x), where AD of the body would give 0 beyond 1
+    assert list(spawn_pool.map(g, [0.25, 2.0, -1.0])) == [0.5, 2.0, 0.0]
+    out, pullback = irad.vjp(P.clipped_square, 3.0)
+    assert spawn_pool.submit(pullback, 1.5).result() == (3.0,)
+
+
+@pytest.fixture(scope="module")
+def client():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            yield client
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dask_maps_a_gradient_and_tree_reduces(client, backend):
+    g = irad.grad(P.least_squares, backend=backend)
+    shards = [(W, X[i:i + 2], Y[i:i + 2]) for i in range(0, 8, 2)]
+    futures = client.map(g, *zip(*shards))
+    total = client.submit(sum, futures).result()  # a flat sum; the example reduces as a tree
+    np.testing.assert_allclose(total, P.least_squares_gradient(W, X, Y), rtol=1e-12)
+    assert sorted(client.gather(client.map(irad.grad(P.clipped_square, backend=backend), [2.0, 0.5]))) == [1.0, 2.0]
+
+
+def test_dask_ships_a_lambda_by_value_with_its_source_and_compiles_it_once(client):
+    g = irad.grad(lambda x: np.sum(np.sin(x) * x))  # cloudpickle sends it by value: its source goes along
+    for _ in range(2):
+        got = client.gather(client.map(g, [W, 2 * W], pure=False))
+        np.testing.assert_allclose(got[1], np.cos(2 * W) * 2 * W + np.sin(2 * W), rtol=1e-12)
+
+    def compiled_for(f):
+        return [k[0] for k in irad.compiled._CACHE if k[0] == f or getattr(k[0], "__code__", None) is not None
+                and k[0].__code__.co_firstlineno == f.__code__.co_firstlineno]
+
+    counts = client.run(compiled_for, g.f)
+    assert all(len(c) <= 1 for c in counts.values()), counts
+
+
+def test_dask_example_trains():
+    pytest.importorskip("distributed")
+    run = subprocess.run([sys.executable, str(ROOT / "examples" / "dask_data_parallel.py"), "--small"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    losses = [float(line.split()[-1]) for line in run.stdout.splitlines() if line.startswith("epoch")]
+    assert len(losses) >= 3 and losses[-1] < 0.5 * losses[0], run.stdout
+
