@@ -21,6 +21,7 @@ compiled code, with their globals (as they were when sent) copied into it.
 from __future__ import annotations
 
 import linecache
+import sys
 import types
 import uuid
 from collections.abc import Callable
@@ -35,7 +36,11 @@ _ARRIVED: dict[tuple[str, int], types.FunctionType] = {}  # (sender's token, id)
 
 
 def _may_travel_by_value(fn: types.FunctionType) -> bool:
-    return fn.__module__ in (None, "__main__", "__mp_main__") or "<" in fn.__qualname__
+    """Not found by its module and name in another process (cloudpickle's test)."""
+    module = sys.modules.get(fn.__module__ or "")
+    if module is None or fn.__module__ in ("__main__", "__mp_main__") or "<" in fn.__qualname__:
+        return True
+    return getattr(module, fn.__qualname__, None) is not fn
 
 
 def _names(code: types.CodeType):
