@@ -177,3 +177,21 @@ def test_dask_example_trains(client, capsys):
     _, losses = example["train"](client, X_, y_, shards=4, epochs=4, hidden=8)
     printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("epoch")]
     assert len(printed) == 4 and losses[-1] < 0.6 * losses[0], printed
+
+
+def test_ray_maps_a_gradient():
+    """Ray is not in the test extra (a large wheel, ~10 s to start): this runs where it is installed."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        @ray.remote
+        def call(fn, *args):
+            return fn(*args)
+
+        g = ray.put(irad.grad(P.least_squares))
+        total = sum(ray.get([call.remote(g, *shard) for shard in SHARDS]))
+        np.testing.assert_allclose(total, P.least_squares_gradient(W, X, Y), rtol=1e-12)
+        by_value = irad.grad(lambda x: np.sum(np.sin(x) * x))
+        np.testing.assert_allclose(ray.get(call.remote(by_value, W)), np.cos(W) * W + np.sin(W), rtol=1e-12)
+    finally:
+        ray.shutdown()
