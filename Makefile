@@ -115,6 +115,7 @@ bench-all: bench
 	$(PY) bench/inlining.py
 	$(PY) bench/compile_time.py
 	$(PY) bench/iree_backend.py
+	$(PY) bench/scaling_out.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
