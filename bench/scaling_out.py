@@ -87,7 +87,7 @@ def ship() -> None:
           f"{median_time(lambda: cloudpickle.dumps(by_value), 200) * 1e6:.0f} µs")
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
             Client(cluster) as client:
         for backend in BACKENDS:
             g = irad.value_and_grad(example.shard_loss, backend=backend)
@@ -137,7 +137,7 @@ def dask() -> None:
         row = [f"in this process {local:.3f} s (CPU {(time.process_time() - start) / 3:.3f} s)"]
         for workers in (1, 2):
             with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                              dashboard_address=None) as cluster, Client(cluster) as client:
+                              dashboard_address=":0") as cluster, Client(cluster) as client:
                 Xs = client.scatter([X[i::SHARDS] for i in range(SHARDS)])
                 ys = client.scatter([y[i::SHARDS] for i in range(SHARDS)])
                 busiest = []

@@ -86,7 +86,7 @@ def main():
 
     X, y = data(options.samples, 8)
     with LocalCluster(n_workers=options.workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
         train(client, X, y, shards=2 * options.workers, epochs=options.epochs, backend=options.backend)
 
 
