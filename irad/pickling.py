@@ -26,10 +26,14 @@ import types
 import uuid
 from collections.abc import Callable
 
-# A function's file, by the code's name and first line (both survive cloudpickle),
-# and the files' lines
-Sources = tuple[dict[tuple[str, int], str], dict[str, list[str]]]
-_NO_SOURCES: Sources = ({}, {})
+from irad.base.errors import UnsupportedError
+from irad.rules import default_table
+from irad.rules.keys import target_key
+
+# A function's file, by the code's name and first line (both survive cloudpickle);
+# the files' lines; and the rule-table key of those with rules here
+Sources = tuple[dict[tuple[str, int], str], dict[str, list[str]], dict[tuple[str, int], str]]
+_NO_SOURCES: Sources = ({}, {}, {})
 _TOKEN = uuid.uuid4().hex  # this process, as a sender
 _SENT: dict[int, Callable] = {}  # the functions sent by value, by id: their ids stay theirs
 _ARRIVED: dict[tuple[str, int], types.FunctionType] = {}  # (sender's token, id) -> the first arrival
@@ -72,8 +76,10 @@ def _filled(cell) -> bool:
 
 
 def sources(f: Callable) -> Sources:
-    """The source of the functions `f` reaches that may travel by value."""
-    where, lines = {}, {}
+    """The source of the functions `f` reaches that may travel by value, and
+    which of them have rules here."""
+    where, lines, ruled = {}, {}, {}
+    table = default_table()
     for fn in _reached(f):
         filename = fn.__code__.co_filename
         if not _may_travel_by_value(fn) or filename.startswith("<"):
@@ -81,8 +87,15 @@ def sources(f: Callable) -> Sources:
         text = linecache.getlines(filename, fn.__globals__)
         if text:
             lines[filename] = text
-            where[(fn.__code__.co_name, fn.__code__.co_firstlineno)] = filename
-    return (where, lines) if where else _NO_SOURCES
+            where[_code_key(fn)] = filename
+        key = target_key(fn)
+        if table.has_entries(key):
+            ruled[_code_key(fn)] = key
+    return (where, lines, ruled) if where or ruled else _NO_SOURCES
+
+
+def _code_key(fn: types.FunctionType) -> tuple[str, int]:
+    return fn.__code__.co_name, fn.__code__.co_firstlineno
 
 
 def _located(code: types.CodeType, filename: str) -> types.CodeType:
@@ -92,14 +105,28 @@ def _located(code: types.CodeType, filename: str) -> types.CodeType:
 
 def relocate(f: Callable, shipped: Sources) -> None:
     """Give the functions `f` reaches that arrived without their file their
-    file name again, and that file's lines to linecache."""
-    where, lines = shipped
-    if not where:
+    file name again, and that file's lines to linecache. A rule the sender
+    has for one of them, and this process has not (it was registered in a
+    script's main module, say), is an error: without it the gradient would
+    silently differ."""
+    where, lines, ruled = shipped
+    if not (where or ruled):
         return
+    table = default_table()
     for fn in _reached(f):
         code = fn.__code__
-        filename = where.get((code.co_name, code.co_firstlineno))
-        if filename is None or not code.co_filename.startswith("<"):
+        if not code.co_filename.startswith("<"):
+            continue  # arrived by reference: its module's import registered its rules
+        key = ruled.get(_code_key(fn))
+        if key is not None and not table.has_entries(key):
+            raise UnsupportedError(
+                f"{where.get(_code_key(fn), '<unknown>')}:{code.co_firstlineno}: {key} has a rule in the process "
+                "that sent it, which does not travel with a function sent by value (cloudpickle: Dask, Ray)\n"
+                f"  hint: define {code.co_name} and its rule in a module the workers can import; "
+                "the rule then registers with that import"
+            )
+        filename = where.get(_code_key(fn))
+        if filename is None:
             continue
         fn.__code__ = _located(code, filename)
         if filename not in linecache.cache or linecache.cache[filename][2] != lines[filename]:

@@ -115,6 +115,26 @@ def test_pullback_of_a_function_reading_global_arrays_refuses():
     np.testing.assert_allclose(g(W), 2 * P.COEFFICIENTS * W, rtol=1e-12)
 
 
+def test_a_rule_that_cannot_travel_with_a_function_sent_by_value_is_an_error():
+    cloudpickle = pytest.importorskip("cloudpickle")
+
+    def snap(x):  # nested: cloudpickle sends it by value
+        return x * x
+
+    @irad.rrule(snap)
+    def _(x):
+        def pullback(dy):
+            return 3.0 * dy
+        return snap(x), pullback
+
+    g = irad.grad(lambda x: snap(x) + x)
+    assert g(2.0) == 4.0  # the rule's 3, not AD's 2x = 4, plus 1
+    payload = cloudpickle.dumps(g)
+    irad.rules.remove(snap)  # the receiver has no such rule, as a worker would not
+    with pytest.raises(irad.IradError, match=r"snap has a rule in the process that sent it.*\n  hint: define snap"):
+        cloudpickle.loads(payload)
+
+
 # ---- other processes ----------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def spawn_pool():
