@@ -31,9 +31,10 @@ from irad.rules import default_table
 from irad.rules.keys import target_key
 
 # A function's file, by the code's name and first line (both survive cloudpickle);
-# the files' lines; and the rule-table key of those with rules here
-Sources = tuple[dict[tuple[str, int], str], dict[str, list[str]], dict[tuple[str, int], str]]
-_NO_SOURCES: Sources = ({}, {}, {})
+# the files' lines; the rule-table key of those with rules here; and the rules
+# those files register for other functions (target, origin)
+Sources = tuple[dict[tuple[str, int], str], dict[str, list[str]], dict[tuple[str, int], str], tuple]
+_NO_SOURCES: Sources = ({}, {}, {}, ())
 _TOKEN = uuid.uuid4().hex  # this process, as a sender
 _SENT: dict[int, Callable] = {}  # the functions sent by value, by id: their ids stay theirs
 _ARRIVED: dict[tuple[str, int], types.FunctionType] = {}  # (sender's token, id) -> the first arrival
@@ -91,7 +92,12 @@ def sources(f: Callable) -> Sources:
         key = target_key(fn)
         if table.has_entries(key):
             ruled[_code_key(fn)] = key
-    return (where, lines, ruled) if where or ruled else _NO_SOURCES
+    if not (where or ruled):
+        return _NO_SOURCES
+    theirs = set(ruled.values())
+    elsewhere = tuple((r.target, r.origin) for r in table.rules()
+                      if r.origin.rsplit(":", 1)[0] in lines and r.target not in theirs)
+    return where, lines, ruled, elsewhere
 
 
 def _code_key(fn: types.FunctionType) -> tuple[str, int]:
@@ -109,14 +115,16 @@ def relocate(f: Callable, shipped: Sources) -> None:
     has for one of them, and this process has not (it was registered in a
     script's main module, say), is an error: without it the gradient would
     silently differ."""
-    where, lines, ruled = shipped
+    where, lines, ruled, elsewhere = shipped
     if not (where or ruled):
         return
     table = default_table()
+    by_value = False
     for fn in _reached(f):
         code = fn.__code__
         if not code.co_filename.startswith("<"):
             continue  # arrived by reference: its module's import registered its rules
+        by_value = True
         key = ruled.get(_code_key(fn))
         if key is not None and not table.has_entries(key):
             raise UnsupportedError(
@@ -132,6 +140,13 @@ def relocate(f: Callable, shipped: Sources) -> None:
         if filename not in linecache.cache or linecache.cache[filename][2] != lines[filename]:
             # mtime None: linecache.checkcache keeps the entry (the file may not exist here)
             linecache.cache[filename] = (sum(map(len, lines[filename])), None, lines[filename], filename)
+    for target, origin in elsewhere if by_value else ():
+        if origin not in {r.origin for r in table.rules(target)}:
+            raise UnsupportedError(
+                f"{origin}: the rule for {target} registered there, beside functions sent by value "
+                "(cloudpickle: Dask, Ray), is not registered in this process\n"
+                "  hint: register it in a module the workers import (the module of the functions it is for)"
+            )
 
 
 def sent(f: Callable) -> tuple[str, int] | None:

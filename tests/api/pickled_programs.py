@@ -36,6 +36,11 @@ def clipped_square(x):
     return clip01(x) ** 2
 
 
+def square(x):
+    """No rule here: tests/api/test_pickle.py registers one from a test."""
+    return x * x
+
+
 COEFFICIENTS = np.array([1.0, 2.0, 3.0])
 
 

@@ -135,6 +135,23 @@ def test_a_rule_that_cannot_travel_with_a_function_sent_by_value_is_an_error():
         cloudpickle.loads(payload)
 
 
+def test_a_rule_registered_beside_a_function_sent_by_value_must_be_in_the_receiver():
+    cloudpickle = pytest.importorskip("cloudpickle")
+
+    @irad.rrule(P.square)  # registered here, for a module's function
+    def _(x):
+        def pullback(dy):
+            return 3.0 * dy
+        return P.square(x), pullback
+
+    g = irad.grad(lambda x: P.square(x) + x)  # a lambda: sent by value, with this file's source
+    assert g(2.0) == 4.0
+    payload = cloudpickle.dumps(g)
+    irad.rules.remove(P.square)
+    with pytest.raises(irad.IradError, match=r"the rule for tests.api.pickled_programs.square registered there"):
+        cloudpickle.loads(payload)
+
+
 # ---- other processes ----------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def spawn_pool():
