@@ -34,7 +34,7 @@ from irad.ir.locations import find_function, location
 from irad.ir.metadata import mark_generated
 from irad.ir.symbols import fresh_symbol
 from irad.ir.walk import ops_of, walk
-from irad.passes.ad.derivatives import derivative_of
+from irad.passes.ad.derivatives import batching, derivative_of
 
 VMAP = "vmap"
 
@@ -208,10 +208,11 @@ class BatchBuilder(IRBuilder):
                 self.set(old, new, False)
             return
         entry = derivative_of(op)
-        if entry is None or entry.batch is None:
+        rule = entry.batch if entry is not None else batching.elementwise if op.name in batching.INTEGER_OPS else None
+        if rule is None:
             reason = entry.refused if entry is not None and entry.refused else "it has no batching rule"
             self.refuse(op, reason, "compute this step outside the vmapped function, or map it with a Python loop")
-        results = entry.batch(self, op)
+        results = rule(self, op)
         if results is not None:
             for old, new in zip(op.results, results):
                 self.set(old, new, True)

@@ -66,6 +66,14 @@ def elementwise(b, op: Operation) -> list[SSAValue]:
     return [T.elementwise(b, body, args, T.element(op.results[0]), kind)]
 
 
+# Integer arithmetic (loop counters, indices) has no registry entry (nothing
+# says it is constant to reverse mode); batched, it is elementwise.
+INTEGER_OPS = frozenset(f"arith.{name}" for name in (
+    "addi", "subi", "muli", "divsi", "divui", "remsi", "remui", "floordivsi", "ceildivsi", "maxsi", "minsi",
+    "andi", "ori", "xori", "shli", "shrsi", "shrui", "index_cast", "extsi", "extui", "trunci",
+))
+
+
 # ---- structural ops: the batch axis goes first ---------------------------------------
 def _dims(values, shift: int = 1) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, [d + shift for d in values])
@@ -254,7 +262,13 @@ def call(b, op: Operation) -> None:
     b.call(op)
 
 
+def tape(b, op: Operation) -> None:
+    b.refuse(op, "the tape that reverse mode records in a loop (vmap of a gradient through a loop) is not "
+             "batched yet", "differentiate the vmapped function instead (grad of a sum over vmap), or "
+             "take the per-element gradients with a Python loop")
+
+
 __all__ = [
-    "broadcast", "call", "concat", "elementwise", "extract", "extract_slice", "for_", "from_elements", "generic",
-    "if_", "insert", "insert_slice", "matmul", "reduce", "reshape", "splat", "transpose", "while_",
+    "INTEGER_OPS", "broadcast", "call", "concat", "elementwise", "extract", "extract_slice", "for_", "from_elements", "generic",
+    "if_", "insert", "insert_slice", "matmul", "reduce", "reshape", "splat", "tape", "transpose", "while_",
 ]
