@@ -173,7 +173,11 @@ class BatchBuilder(IRBuilder):
     def batched(self, v: SSAValue) -> SSAValue:
         """`v` with the batch as its leading axis (the same for every element: broadcast)."""
         new = self.get(v)
-        return new if self.is_batched(v) else self.broadcast(new)
+        if self.is_batched(v):
+            return new
+        if isinstance(new.owner, tensor.EmptyOp) and not new.owner.operands:  # no contents to repeat
+            return self.op(tensor.EmptyOp([], self.batched_type(new.type)))
+        return self.broadcast(new)
 
     def broadcast(self, new: SSAValue) -> SSAValue:
         return broadcast(self, new, self.size)

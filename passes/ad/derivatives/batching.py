@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import DYNAMIC_INDEX, AffineMapAttr, DenseArrayBase, DenseIntOrFPElementsAttr, IntegerAttr, TensorType, i64
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX, AffineMapAttr, DenseArrayBase, DenseIntOrFPElementsAttr, IntegerAttr, StringAttr, TensorType, i64,
+)
 from xdsl.dialects.linalg.attrs import IteratorTypeAttr
 from xdsl.dialects.linalg.ops import BroadcastOp, GenericOp, IndexOp, ReduceOp, TransposeOp
 from xdsl.ir import Operation, SSAValue
@@ -47,11 +49,16 @@ def _create(op: Operation, operands, result_types) -> SSAValue:
 # xDSL builds these for scalars only: on tensors irad uses a linalg.generic
 # (irad/ir/tensor.py), of the kind whose derivative matches.
 _GENERIC_KINDS = {"arith.cmpf": "piecewise-constant", "arith.cmpi": "piecewise-constant", "arith.select": "select"}
+# ops the backends run on scalars only (the frontend never emits them on arrays)
+SCALAR_ONLY = frozenset({"math.fma", "math.fpowi", "math.round"})
 
 
 def elementwise(b, op: Operation) -> list[SSAValue]:
     """The op on the batched operands: the same op on tensors for float
     arithmetic, else a linalg.generic applying it to each element."""
+    if op.name in SCALAR_ONLY:
+        b.refuse(op, "the backends run it on numbers only, not on the arrays a batch makes",
+                 "compute it per element with a Python loop, or with other operations")
     args = [b.batched(v) for v in op.operands]
     types = [b.batched_type(r.type) for r in op.results]
     floats = all(is_float(T.element(v)) for v in (*op.operands, *op.results))
@@ -227,10 +234,14 @@ def generic(b, op: Operation) -> list[SSAValue]:
     """Every output and each batched input indexed by the new loop (the first);
     the body's linalg.index dimensions and an irad.axis move up by one."""
     b.no_batched_inside(op)
-    inputs = [b.get(v) for v in op.inputs]
+    # The backends read a gather's, scatter's or select's operands by its kind
+    # (irad.kind), all of one rank: all batched. A contraction's maps are read
+    # as einsum subscripts: an unbatched input stays as it is.
+    shared = op.attributes.get(T.KIND) == StringAttr(C.KIND)
+    inputs = [b.get(v) if shared else b.batched(v) for v in op.inputs]
     outputs = [b.batched(v) for v in op.outputs]
     maps = [m.data for m in op.indexing_maps.data]
-    batched_inputs = [b.is_batched(v) for v in op.inputs]
+    batched_inputs = [b.is_batched(v) or not shared for v in op.inputs]
     new_maps = [_shifted(m, flag) for m, flag in zip(maps, [*batched_inputs, *([True] * len(outputs))])]
     body = op.regions[0].clone()
     for inner in list(body.walk()):
@@ -269,6 +280,6 @@ def tape(b, op: Operation) -> None:
 
 
 __all__ = [
-    "INTEGER_OPS", "broadcast", "call", "concat", "elementwise", "extract", "extract_slice", "for_", "from_elements", "generic",
+    "INTEGER_OPS", "SCALAR_ONLY", "broadcast", "call", "concat", "elementwise", "extract", "extract_slice", "for_", "from_elements", "generic",
     "if_", "insert", "insert_slice", "matmul", "reduce", "reshape", "splat", "tape", "transpose", "while_",
 ]

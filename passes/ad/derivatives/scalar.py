@@ -25,7 +25,6 @@ from irad.ir.mlir_ops import SinCosOp
 from irad.ir.tensor import compare, select, to_float
 from irad.ir.types import is_tensor
 from irad.passes.ad.derivatives import batching
-from irad.passes.ad.derivatives import batching
 from irad.passes.ad.derivatives.registry import OpDerivative, non_differentiable, refused, registrar
 
 ENTRIES: dict[str, OpDerivative] = {}
