@@ -212,7 +212,7 @@ class BatchBuilder(IRBuilder):
                 self.set(old, new, False)
             return
         entry = derivative_of(op)
-        rule = entry.batch if entry is not None else batching.elementwise if op.name in batching.INTEGER_OPS else None
+        rule = entry.batch if entry is not None else batching.UNDIFFERENTIATED.get(op.name)
         if rule is None:
             reason = entry.refused if entry is not None and entry.refused else "it has no batching rule"
             self.refuse(op, reason, "compute this step outside the vmapped function, or map it with a Python loop")
@@ -321,6 +321,49 @@ class BatchBuilder(IRBuilder):
         self.insert(new)
         for old, v, f in zip(op.results, new.results, flags):
             self.set(old, v, f)
+
+    def while_(self, op: scf.WhileOp) -> None:
+        """A while loop whose condition is the same for the whole batch: its
+        carried values batched where the batch reaches them (a fixed point, as
+        for scf.for); a condition that varies along the batch is refused."""
+        before, after = op.before_region.block, op.after_region.block
+        flags = [self.is_batched(v) for v in op.arguments]
+        for _ in range(2 * len(flags) + 2):
+            passed = self._while_before(op, before, Block(arg_types=self._typed(before.args, flags)), flags)
+            found = self._while_after(after, Block(arg_types=self._typed(after.args, passed)), passed)
+            widened = [f or g for f, g in zip(flags, found)]
+            if widened == flags:
+                break
+            flags = widened
+        new_before = Block(arg_types=self._typed(before.args, flags))
+        passed = self._while_before(op, before, new_before, flags, forced=True)
+        new_after = Block(arg_types=self._typed(after.args, passed))
+        self._while_after(after, new_after, passed, forced=flags)
+        inits = [self.batched(v) if f else self.get(v) for v, f in zip(op.arguments, flags)]
+        new = scf.WhileOp(inits, self._typed(op.results, passed), Region(new_before), Region(new_after))
+        self.insert(new)
+        for old, v, f in zip(op.results, new.results, passed):
+            self.set(old, v, f)
+
+    def _typed(self, values, flags) -> list[Attribute]:
+        return [self.batched_type(v.type) if f else v.type for v, f in zip(values, flags)]
+
+    def _while_before(self, op, block: Block, new_block: Block, flags, forced: bool = False) -> list[bool]:
+        """The condition region batched: the flags of the values it passes on."""
+        for old, new, f in zip(block.args, new_block.args, flags):
+            self.set(old, new, f)
+        with self.at_end(new_block):
+            end = self.run(block)
+            self.unbatched(end.condition, op, "a loop condition (the trip count would vary along the batch)")
+            passed = [self.is_batched(v) for v in end.args]
+            if forced:
+                new_block.add_op(scf.ConditionOp(self.get(end.condition), *(self.get(v) for v in end.args)))
+        return passed
+
+    def _while_after(self, block: Block, new_block: Block, flags, forced: Sequence[bool] | None = None) -> list[bool]:
+        for old, new, f in zip(block.args, new_block.args, flags):
+            self.set(old, new, f)
+        return self._region(block, new_block, forced)[1]
 
     def _carried_types(self, op: scf.ForOp, flags: Sequence[bool]) -> list[Attribute]:
         carried = [self.batched_type(v.type) if f else v.type for v, f in zip(op.iter_args, flags)]

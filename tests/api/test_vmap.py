@@ -227,7 +227,7 @@ def _batched_call(args, n):
 
 
 @seed(20261206)
-@settings(max_examples=12, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=20, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(source=__import__("tests.fuzz.generator", fromlist=["programs"]).programs(),
        args=__import__("tests.fuzz.generator", fromlist=["arguments"]).arguments())
 def test_generated_programs_vmapped(tmp_path_factory, source, args):

@@ -240,3 +240,30 @@ func.func @op(%x: f64) -> f64 {
     module = _module(text, (True,), [f64])
     with pytest.raises(BatchingError, match=r"scf\.while.*trip count"):
         run(module, autodiff_passes(Options()))
+
+
+def test_while_with_a_shared_condition():
+    text = """
+func.func @op(%x: f64) -> f64 {
+  %zero = arith.constant 0 : i64
+  %r:2 = scf.while (%i = %zero, %a = %x) : (i64, f64) -> (i64, f64) {
+    %three = arith.constant 3 : i64
+    %c = arith.cmpi slt, %i, %three : i64
+    scf.condition(%c) %i, %a : i64, f64
+  } do {
+  ^bb0(%j: i64, %b: f64):
+    %one = arith.constant 1 : i64
+    %k = arith.addi %j, %one : i64
+    %s = math.sin %b : f64
+    %d = arith.addf %b, %s : f64
+    scf.yield %k, %d : i64, f64
+  }
+  func.return %r#1 : f64
+}
+"""
+    module = _module(text, (True,), [f64])
+    run(module, autodiff_passes(Options()))
+    code = compile_module(module)
+    xs = np.array([0.1, 0.5, -1.0])
+    got = code.function("main")(xs)[0]
+    np.testing.assert_allclose(got, [code.function("op")(x)[0] for x in xs], rtol=1e-13)

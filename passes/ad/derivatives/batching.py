@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects import arith, tensor
 from xdsl.dialects.builtin import (
-    DYNAMIC_INDEX, AffineMapAttr, DenseArrayBase, DenseIntOrFPElementsAttr, IntegerAttr, StringAttr, TensorType, i64,
+    DYNAMIC_INDEX, AffineMapAttr, DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, StringAttr, TensorType, f64, i64,
 )
 from xdsl.dialects.linalg.attrs import IteratorTypeAttr
 from xdsl.dialects.linalg.ops import BroadcastOp, GenericOp, IndexOp, ReduceOp, TransposeOp
@@ -79,6 +79,20 @@ INTEGER_OPS = frozenset(f"arith.{name}" for name in (
     "addi", "subi", "muli", "divsi", "divui", "remsi", "remui", "floordivsi", "ceildivsi", "maxsi", "minsi",
     "andi", "ori", "xori", "shli", "shrsi", "shrui", "index_cast", "extsi", "extui", "trunci",
 ))
+
+
+def assert_(b, op: Operation) -> list[SSAValue]:
+    """A run-time check (cf.assert) on a batched condition holds when it holds
+    for every element, as in a loop over the batch."""
+    flags = T.to_float(b, b.batched(op.operands[0]), f64)
+    least = T.extract_scalar(b, T.reduce(b, flags, [0], arith.MinimumfOp))
+    holds = b.op(arith.CmpfOp(least, b.op(arith.ConstantOp(FloatAttr(1.0, f64))), "oeq"))
+    b.insert(_create(op, [holds], []))
+    return []
+
+
+# ops without a derivative entry (nothing to differentiate), batched all the same
+UNDIFFERENTIATED = {**{name: elementwise for name in INTEGER_OPS}, "cf.assert": assert_}
 
 
 # ---- structural ops: the batch axis goes first ---------------------------------------
@@ -265,8 +279,7 @@ def for_(b, op: Operation) -> None:
 
 
 def while_(b, op: Operation) -> None:
-    b.refuse(op, "a while loop that reads values varying along the batch (its trip count may vary)",
-             "compute the batch with a for loop of a fixed trip count, or call the function per element")
+    b.while_(op)
 
 
 def call(b, op: Operation) -> None:
@@ -280,6 +293,6 @@ def tape(b, op: Operation) -> None:
 
 
 __all__ = [
-    "INTEGER_OPS", "SCALAR_ONLY", "broadcast", "call", "concat", "elementwise", "extract", "extract_slice", "for_", "from_elements", "generic",
+    "INTEGER_OPS", "SCALAR_ONLY", "UNDIFFERENTIATED", "assert_", "broadcast", "call", "concat", "elementwise", "extract", "extract_slice", "for_", "from_elements", "generic",
     "if_", "insert", "insert_slice", "matmul", "reduce", "reshape", "splat", "tape", "transpose", "while_",
 ]
