@@ -185,7 +185,7 @@ class BatchBuilder(IRBuilder):
     def unbatched(self, v: SSAValue, op: Operation, what: str) -> SSAValue:
         """`v`, which must be the same for the whole batch (`what` it is to `op`)."""
         if self.is_batched(v):
-            self.refuse(op, f"{what} that varies along the batch", "keep it the same for every element "
+            self.refuse(op, f"{what} varies along the batch", "keep it the same for every element "
                         "(in_axes=None for the values it comes from), or map this step with a Python loop")
         return v
 
@@ -302,7 +302,7 @@ class BatchBuilder(IRBuilder):
 
     def for_(self, op: scf.ForOp) -> None:
         for v, what in ((op.lb, "the lower bound"), (op.ub, "the upper bound"), (op.step, "the step")):
-            self.unbatched(v, op, f"{what} of the loop (its trip count would vary along the batch)")
+            self.unbatched(v, op, f"{what} of the loop (so its trip count)")
         body = op.body.block
         flags = [self.is_batched(v) for v in op.iter_args]
         for _ in range(len(flags) + 1):  # a carried value batched by the body is batched from the start
@@ -351,10 +351,11 @@ class BatchBuilder(IRBuilder):
     def _while_before(self, op, block: Block, new_block: Block, flags, forced: bool = False) -> list[bool]:
         """The condition region batched: the flags of the values it passes on."""
         for old, new, f in zip(block.args, new_block.args, flags):
+            new.name_hint = old.name_hint
             self.set(old, new, f)
         with self.at_end(new_block):
             end = self.run(block)
-            self.unbatched(end.condition, op, "a loop condition (the trip count would vary along the batch)")
+            self.unbatched(end.condition, op, "the loop condition (so its trip count)")
             passed = [self.is_batched(v) for v in end.args]
             if forced:
                 new_block.add_op(scf.ConditionOp(self.get(end.condition), *(self.get(v) for v in end.args)))
@@ -362,6 +363,7 @@ class BatchBuilder(IRBuilder):
 
     def _while_after(self, block: Block, new_block: Block, flags, forced: Sequence[bool] | None = None) -> list[bool]:
         for old, new, f in zip(block.args, new_block.args, flags):
+            new.name_hint = old.name_hint
             self.set(old, new, f)
         return self._region(block, new_block, forced)[1]
 
@@ -371,6 +373,7 @@ class BatchBuilder(IRBuilder):
 
     def _bind(self, body: Block, new_block: Block, flags: Sequence[bool]) -> None:
         self.set(body.args[0], new_block.args[0], False)
+        new_block.args[0].name_hint = body.args[0].name_hint
         for old, new, f in zip(body.args[1:], new_block.args[1:], flags):
             new.name_hint = old.name_hint
             self.set(old, new, f)
