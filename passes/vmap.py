@@ -16,6 +16,8 @@ batched code.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -32,6 +34,7 @@ from irad.passes.batching.batcher import Batcher
 DERIVATIVE_REQUESTS = (JvpOp, *REQUESTS)
 
 
+@dataclass(frozen=True)
 class VmapPass(ModulePass):
     """Replace irad.vmap requests by calls to generated batched functions,
     the innermost first (derivative requests below a vmap first)."""

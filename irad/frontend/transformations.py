@@ -425,8 +425,12 @@ def _axis_leaves(f, what: str, axes, tree: Tree, label: str) -> list:
             f"({tree.cls.__name__} of {len(tree.children)})\n"
             "  hint: one entry per element of the container, or one int or None for all of it"
         )
+    def child_label(key) -> str:
+        roots = {"the arguments": "argument", "the results": "result"}
+        return f"{roots[label]} {key}" if label in roots else f"{label}[{key!r}]"
+
     return [a for key, child in zip(tree.keys, tree.children)
-            for a in _axis_leaves(f, what, axes[key], child, f"{label}[{key!r}]")]
+            for a in _axis_leaves(f, what, axes[key], child, child_label(key))]
 
 
 def _normal_axis(f, what: str, axis, type_: Attribute, rank: int, label: str) -> int | None:

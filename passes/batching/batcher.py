@@ -227,7 +227,10 @@ class BatchBuilder(IRBuilder):
         """The values `op` reads: its operands, and those its regions take from outside."""
         if not op.regions:
             return list(op.operands)
-        return [v for inner in walk(op) for v in inner.operands if v in self._values or inner is op]
+        inner_ops = list(walk(op))
+        inside = {r for inner in inner_ops[1:] for r in inner.results}
+        inside.update(a for inner in inner_ops for region in inner.regions for blk in region.blocks for a in blk.args)
+        return [v for inner in inner_ops for v in inner.operands if v not in inside]
 
     def _reads_batched(self, op: Operation) -> bool:
         return any(self.is_batched(v) for v in self._read(op))

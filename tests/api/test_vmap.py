@@ -177,6 +177,26 @@ def test_control_flow_and_calls_against_a_loop(f):
         np.testing.assert_allclose(grads[1][i], gw, rtol=1e-12)
 
 
+def test_indices_that_vary_along_the_batch_gather():
+    def pick(a, i, j):
+        return a[i, j] * a[j, i]
+
+    a = RNG.normal(size=(3, 3))
+    i, j = np.array([0, 2, -1, 1]), np.array([1, 1, 0, -3])
+    got = irad.vmap(pick, in_axes=(None, 0, 0))(a, i, j)
+    np.testing.assert_allclose(got, [pick(a, p, q) for p, q in zip(i, j)], rtol=1e-13)
+
+    def total(a):
+        return np.sum(irad.vmap(pick, in_axes=(None, 0, 0))(a, i, j))
+
+    def jtotal(a):
+        return jnp.sum(jax.vmap(lambda a, p, q: a[p, q] * a[q, p], in_axes=(None, 0, 0))(a, i, j))
+
+    close(irad.grad(total)(a), jax.grad(jtotal)(a))
+    with pytest.raises(IradError, match="index out of bounds"):
+        irad.vmap(pick, in_axes=(None, 0, 0))(a, np.array([0, 3]), np.array([0, 0]))
+
+
 def test_vmap_inside_a_program():
     def f(xs, w):
         return np.sum(irad.vmap(branchy, in_axes=(0, None))(xs, w) ** 2)

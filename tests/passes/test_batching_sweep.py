@@ -222,6 +222,29 @@ def test_regions_and_calls(batched):
     np.testing.assert_allclose(got, expected, rtol=1e-13)
 
 
+def test_extract_at_batched_indices_gathers():
+    text = """
+func.func @op(%m: tensor<2x3xf64>, %i64: i64, %j64: i64) -> f64 {
+  %i = arith.index_cast %i64 : i64 to index
+  %j = arith.index_cast %j64 : i64 to index
+  %e = tensor.extract %m[%i, %j] : tensor<2x3xf64>
+  func.return %e : f64
+}
+"""
+    for batched in [(True, True, True), (False, True, False), (False, False, True)]:
+        module = _module(text, batched, [TensorType(f64, [2, 3]), i64, i64])
+        run(module, autodiff_passes(Options()))
+        code = compile_module(module)
+        rng = np.random.default_rng(5)
+        m = rng.normal(size=(BATCH, 2, 3) if batched[0] else (2, 3))
+        i = np.array([1, 0, 1]) if batched[1] else 1
+        j = np.array([2, 0, 1]) if batched[2] else 2
+        got = code.function("main")(m, i, j)[0]
+        expected = [(m[k] if batched[0] else m)[(i[k] if batched[1] else i), (j[k] if batched[2] else j)]
+                    for k in range(BATCH)]
+        np.testing.assert_allclose(got, expected, rtol=1e-14)
+
+
 def test_while_on_batched_values_is_refused():
     text = """
 func.func @op(%x: f64) -> f64 {

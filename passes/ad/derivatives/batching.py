@@ -177,11 +177,35 @@ def _unit_slice(b, op: Operation, rank: int) -> tuple[list, list, list]:
     return [0, *indices], [b.size, *([1] * rank)], [1] * (rank + 1)
 
 
+def _flat_positions(b, indices, dims) -> SSAValue:
+    """The row-major flat position of each element's indices (some batched), as i64s of shape (B, 1)."""
+    total = None
+    stride = int(np.prod(dims))
+    for v, n in zip(indices, dims):
+        stride //= n
+        cast = v.owner
+        if isinstance(cast, arith.IndexCastOp) and cast.input.type == i64:  # the i64 before the cast (left dead)
+            as_int = b.batched(cast.input)
+        else:
+            as_int = T.elementwise(b, lambda e, a: e.op(arith.IndexCastOp(a[0], i64)), [b.batched(v)], i64)
+        if stride != 1:
+            scale = T.dense(b, stride, TensorType(i64, [b.size]))
+            as_int = T.elementwise(b, lambda e, a: e.op(arith.MuliOp(a[0], a[1])), [as_int, scale], i64)
+        total = as_int if total is None else T.elementwise(
+            b, lambda e, a: e.op(arith.AddiOp(a[0], a[1])), [total, as_int], i64)
+    return T.reshape(b, total, [b.size, 1])
+
+
 def extract(b, op: Operation) -> list[SSAValue]:
     x = b.batched(op.tensor)
     rank = len(T.shape(op.tensor))
     if rank == 0:  # a 0-d tensor's element: the batch itself
         return [x]
+    if any(b.is_batched(v) for v in op.indices):  # a gather: each element's own position
+        dims = T.shape(op.tensor)
+        flat = T.reshape(b, x, [b.size, int(np.prod(dims))])
+        picked = G.gather(b, flat, _flat_positions(b, op.indices, dims), 1)
+        return [T.reshape(b, picked, [b.size])]
     offsets, sizes, strides = _unit_slice(b, op, rank)
     piece = b.op(tensor.ExtractSliceOp(x, offsets, sizes, strides, TensorType(T.element(x), sizes)))
     return [T.reshape(b, piece, [b.size])]
