@@ -272,6 +272,34 @@ def test_generated_programs_vmapped(tmp_path_factory, source, args):
                                err_msg=source)
 
 
+@seed(20261207)
+@settings(max_examples=8, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(source=__import__("tests.fuzz.generator", fromlist=["programs"]).programs(),
+       args=__import__("tests.fuzz.generator", fromlist=["arguments"]).arguments())
+def test_generated_programs_per_example_gradients(tmp_path_factory, source, args):
+    """vmap(grad(f)) over x against a loop of grad(f) (itself checked against
+    differences by the fuzzer): the batching of generated code."""
+    from tests.fuzz.checks import load
+
+    module = load(source, tmp_path_factory.mktemp("vmapgrad"))
+    xs, rest = _batched_call(args, 3)
+    try:
+        with np.errstate(all="ignore"):
+            expected = [irad.grad(module.f)(x, *rest) for x in xs]
+    except IradError:
+        return  # refused or failing per element: nothing to compare
+    if not np.all(np.isfinite(np.asarray(expected, dtype=np.float64))):
+        return
+    try:
+        got = irad.vmap(irad.grad(module.f), in_axes=(0, *([None] * len(rest))))(xs, *rest)
+    except BatchingError:
+        return  # refused with an irad error (a loop's tape, ...)
+    single = "float32" in source or any(getattr(a, "dtype", None) == np.float32 for a in rest)
+    tol = 2e-3 if single else 1e-9
+    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(expected, np.float64), rtol=tol, atol=tol,
+                               err_msg=source)
+
+
 # ---- native ---------------------------------------------------------------------------------
 @pytest.mark.native
 @pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
