@@ -57,7 +57,7 @@ from irad.frontend.values import (
     make_value,
     value_node,
 )
-from irad.frontend.transformations import Transformation, lower_transformation
+from irad.frontend.transformations import VMAP, Transformation, element_signature, lower_transformation, lower_vmap
 from irad.frontend.library import INT_RANGES, OPS, describe_callable, python_reference
 from irad.linalg import is_primitive
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON, target_key
@@ -262,9 +262,14 @@ class ModuleLowering:
                 f"{where}{describe_callable(t)} takes numbers, arrays or containers of them, positionally\n"
                 "  hint: pass its arguments by position, as values"
             )
-        primal = self.function(t.f, shape, call_site)
         names = parameter_names(t.f, len(signature.children))
-        entry, tree = lower_transformation(t, primal, self.results_of(primal), signature, names, self.unique_symbol)
+        if t.kind == VMAP:  # f lowered for one element of the batch
+            element, axes, size = element_signature(t, signature, names)
+            primal = self.function(t.f, CallShape.of(element), call_site)
+            entry, tree = lower_vmap(t, primal, self.results_of(primal), signature, axes, size, self.unique_symbol)
+        else:
+            primal = self.function(t.f, shape, call_site)
+            entry, tree = lower_transformation(t, primal, self.results_of(primal), signature, names, self.unique_symbol)
         self._globals[entry.sym_name.data] = self.globals_of(primal)
         self._results[entry.sym_name.data] = tree
         return entry

@@ -40,21 +40,27 @@ from irad.base.pytrees import NONE, Node, Tree, leaf_types, tuple_tree, with_lea
 from irad.frontend.source import error_at, name_of
 from irad.ir import tensor as T
 from irad.ir.builder import IRBuilder
-from irad.ir.dialect import GradOp, JvpOp, ValueAndGradOp, VjpOp
+from irad.ir.dialect import GradOp, JvpOp, ValueAndGradOp, VjpOp, VmapOp, batched_type, unbatched_type
 from irad.ir.metadata import ENTRY, mark_generated
 from irad.ir.types import describe, is_differentiable, is_float, is_tensor, shape_of
 
 GRADIENTS = ("grad", "value_and_grad")
 JACOBIANS = ("jacfwd", "jacrev")
+VMAP = "vmap"
 
 
 class Transformation:
     """What the frontend reads of a transformation object (irad/api.py,
-    irad/jacobians.py): its `kind` (GRADIENTS or JACOBIANS), the function `f`,
-    `argnums` and `has_aux`."""
+    irad/jacobians.py, irad/vmapping.py): its `kind` (GRADIENTS, JACOBIANS or
+    VMAP), the function `f`, `argnums` and `has_aux`; a vmap's `in_axes`,
+    `out_axes` and `axis_size` (JAX's)."""
+
+    in_axes = 0
+    out_axes = 0
+    axis_size = None
 
     def __init__(self, kind: str, f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
-        if kind not in (*GRADIENTS, *JACOBIANS):
+        if kind not in (*GRADIENTS, *JACOBIANS, VMAP):
             raise ValueError(f"unknown transformation {kind!r}")
         self.kind = kind
         self.f = f
@@ -238,8 +244,10 @@ def lower_transformation(t: Transformation, primal: func.FuncOp, results: Tree, 
     `primal` with the result tree `results`; `names` are f's parameters' names
     and `symbol(base)` a fresh symbol. Returns the entry (not yet in the
     module) and the tree of its results."""
-    nums = normalise_argnums(t.f, t.argnums, signature, names)
     name = primal.sym_name.data
+    if t.kind == VMAP:
+        raise ValueError("a vmap is lowered by lower_vmap, for the signature of one element")
+    nums = normalise_argnums(t.f, t.argnums, signature, names)
     if t.kind in GRADIENTS:
         return _gradient_entry(t, primal, results, signature, nums, symbol(f"{name}.{t.kind}"))
     if t.kind in JACOBIANS:
@@ -399,7 +407,98 @@ def _reverse_entries(name: str, block: Block, wrt, outputs, n_out: int, has_aux:
     return entries, values
 
 
+# ---- vmap ---------------------------------------------------------------------------
+def _axis_leaves(f, what: str, axes, tree: Tree, label: str) -> list:
+    """`axes` (an int, None, or a tree prefix of `tree`) spread over `tree`'s
+    leaves: one entry per leaf (JAX's in_axes/out_axes)."""
+    if axes is None or (isinstance(axes, numbers.Integral) and not isinstance(axes, bool)):
+        return [axes] * len(leaf_types(tree))
+    if not isinstance(tree, Node) or not isinstance(axes, (tuple, list, dict)):
+        raise error_at(
+            f, f"vmap of {name_of(f)}: {what} {axes!r} does not match {label}\n"
+            "  hint: give an int or None per argument (per result), or a container of the argument's structure"
+        )
+    keys = tuple(sorted(axes)) if isinstance(axes, dict) else tuple(range(len(axes)))
+    if isinstance(axes, dict) != (tree.cls is dict) or keys != tuple(sorted(tree.keys) if tree.cls is dict else tree.keys):
+        raise error_at(
+            f, f"vmap of {name_of(f)}: {what} {axes!r} does not match the structure of {label} "
+            f"({tree.cls.__name__} of {len(tree.children)})\n"
+            "  hint: one entry per element of the container, or one int or None for all of it"
+        )
+    def child_label(key) -> str:
+        roots = {"the arguments": "argument", "the results": "result"}
+        return f"{roots[label]} {key}" if label in roots else f"{label}[{key!r}]"
+
+    return [a for key, child in zip(tree.keys, tree.children)
+            for a in _axis_leaves(f, what, axes[key], child, child_label(key))]
+
+
+def _normal_axis(f, what: str, axis, type_: Attribute, rank: int, label: str) -> int | None:
+    if axis is None:
+        return None
+    if not -rank <= axis < rank:
+        raise error_at(
+            f, f"vmap of {name_of(f)}: {what} asks for axis {axis} of {label}, which is "
+            f"{describe(type_) if rank else 'of rank 0 (' + describe(type_) + ')'}\n"
+            "  hint: map an array along one of its axes, or give None for a value shared by the batch"
+        )
+    return int(axis) % rank
+
+
+def element_signature(t: Transformation, signature: Node, names: Sequence[str]) -> tuple[Node, list, int]:
+    """For a vmap `t` called with `signature`: the signature of one element of
+    the batch, each leaf's batch axis (None: not mapped) and the batch size."""
+    f = t.f
+    in_axes = t.in_axes
+    if isinstance(in_axes, (tuple, list)) and len(in_axes) != len(signature.children):
+        raise error_at(
+            f, f"vmap of {name_of(f)}: in_axes has {len(in_axes)} entries, but it is called with "
+            f"{len(signature.children)} arguments\n  hint: one int or None per argument"
+        )
+    axes = _axis_leaves(f, "in_axes", in_axes, signature, "the arguments")
+    types = leaf_types(signature)
+    labels = [f"argument {a} ('{names[a]}')" for a, span in enumerate(ranges(signature)) for _ in span]
+    axes = [_normal_axis(f, "in_axes", a, ty, len(shape_of(ty)), lab) for a, ty, lab in zip(axes, types, labels)]
+    sizes = {}
+    for axis, ty, lab in zip(axes, types, labels):
+        if axis is not None:
+            sizes.setdefault(shape_of(ty)[axis], []).append(f"axis {axis} of {lab}")
+    if len(sizes) > 1:
+        shown = "; ".join(f"size {n}: {', '.join(where)}" for n, where in sizes.items())
+        raise error_at(f, f"vmap of {name_of(f)} got inconsistent sizes for the mapped axes ({shown})\n"
+                       "  hint: map arrays with the same number of elements along their mapped axes")
+    if sizes:
+        size = next(iter(sizes))
+        if t.axis_size is not None and t.axis_size != size:
+            raise error_at(f, f"vmap of {name_of(f)}: axis_size={t.axis_size}, but the mapped axes have size {size}")
+    elif t.axis_size is None:
+        raise error_at(f, f"vmap of {name_of(f)} maps no argument (in_axes is None for all), so it needs axis_size\n"
+                       "  hint: vmap(f, in_axes=..., axis_size=n)")
+    else:
+        size = int(t.axis_size)
+    element = with_leaf_types(signature, [unbatched_type(ty, a) for ty, a in zip(types, axes)])
+    return element, axes, size
+
+
+def lower_vmap(t: Transformation, primal: func.FuncOp, results: Tree, signature: Node, axes: Sequence,
+               size: int, symbol: Callable[[str], str]) -> tuple[func.FuncOp, Tree]:
+    """The entry of the vmap `t` for `signature`: primal (f lowered for one
+    element) mapped by an irad.vmap request along `axes`; the entry and the
+    tree of its results (f's, each leaf stacked along its out_axes)."""
+    outputs = primal.function_type.outputs.data
+    out_axes = _axis_leaves(t.f, "out_axes", t.out_axes, results, "the results")
+    out_axes = [_normal_axis(t.f, "out_axes", a, ty, len(shape_of(ty)) + 1, f"result {i}")
+                for i, (a, ty) in enumerate(zip(out_axes, outputs))]
+    block = entry_block(primal, leaf_types(signature))
+    hidden = len(block.args) - len(axes)
+    request = VmapOp(primal.sym_name.data, block.args, [*axes, *([None] * hidden)], out_axes, size,
+                     [batched_type(ty, a, size) for ty, a in zip(outputs, out_axes)])
+    block.add_op(request)
+    entry = entry_function(primal, symbol(f"{primal.sym_name.data}.vmap"), block, request.results)
+    return entry, with_leaf_types(results, request.results.types)
+
+
 __all__ = [
-    "CONSTRUCTORS", "GRADIENTS", "JACOBIANS", "Transformation", "constructor", "float_leaves",
+    "CONSTRUCTORS", "GRADIENTS", "JACOBIANS", "Transformation", "VMAP", "element_signature", "lower_vmap", "constructor", "float_leaves",
     "gradient_structure", "lower_transformation", "normalise_argnums", "ranges", "split_aux",
 ]
