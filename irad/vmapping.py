@@ -56,6 +56,9 @@ class _VmapFunction(TransformationFunction):
         self._codes[id(compiled.code)] = compiled.code
         return compiled, hidden
 
+    def _recipe(self) -> tuple[Callable, tuple, dict]:
+        return vmap, (self.f, self.in_axes, self.out_axes), {"axis_size": self.axis_size, "backend": self.backend}
+
     def wait_optimised(self, timeout: float | None = None) -> bool:
         """Wait until the native code compiled so far runs at -O2 (as
         irad.grad's wait_optimised); True at once on other backends."""
