@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from irad.arguments import argument_trees, arguments, check_tree, normalise_argnums
 from irad.frontend.source import error_at, name_of
-from irad.frontend.transformations import Transformation, constructor, ranges
+from irad.frontend.transformations import Transformation, constructor, program_call, ranges, split_aux
 from irad.backends import Backend, check_backend
 from irad.base import config
 from irad.backends.entry import ArrayKind, EntryPlan
@@ -254,6 +254,7 @@ def value_and_grad(
 
 
 # ---- vjp --------------------------------------------------------------------------
+@program_call("vjp")
 def vjp(
     f: Callable, *primals, has_aux: bool = False, backend: str | Backend | None = None, iree_target: str | None = None,
     iree_device: str | None = None,
@@ -308,12 +309,14 @@ def vjp_compiled(f: Callable, signature: Node, has_aux: bool, backend: Backend) 
 
 
 # ---- jvp --------------------------------------------------------------------------
+@program_call("jvp")
 def jvp(
     f: Callable,
     primals: Sequence,
     tangents: Sequence,
     argnums=None,
     *,
+    has_aux: bool = False,
     backend: str | Backend | None = None,
     iree_target: str | None = None,
     iree_device: str | None = None,
@@ -323,8 +326,10 @@ def jvp(
     Without `argnums`, `tangents` has one entry per primal, of its structure
     (None at int and bool leaves, or for a primal without float leaves). With
     `argnums`, one tangent per entry of `argnums`. `tangent_out` has the
-    structure of the output, with None for int or bool results. `backend`
-    as for `grad`.
+    structure of the output, with None for int or bool results. With
+    `has_aux=True`, f returns `(out, aux)` and jvp returns `(out,
+    tangent_out, aux)`, as jax.jvp does; aux is not differentiated.
+    `backend` as for `grad`.
     """
     backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
     for what, given_values in (("primals", primals), ("tangents", tangents)):
@@ -360,7 +365,12 @@ def jvp(
     n = len(compiled.out_types)
     outputs, tangent_results = results[:n], iter(results[n:])
     tangent_out = [next(tangent_results) if is_differentiable(t) else None for t in compiled.out_types]
-    return unflatten(compiled.results, iter(outputs)), unflatten(compiled.results, iter(tangent_out))
+    if not has_aux:
+        return unflatten(compiled.results, iter(outputs)), unflatten(compiled.results, iter(tangent_out))
+    out_tree, aux_tree = split_aux(f, compiled.results)
+    n_out = len(leaf_types(out_tree))
+    return (unflatten(out_tree, iter(outputs[:n_out])), unflatten(out_tree, iter(tangent_out[:n_out])),
+            unflatten(aux_tree, iter(outputs[n_out:])))
 
 
 def jvp_compiled(f: Callable, signature: Node, wrt: tuple[int, ...], backend: Backend) -> tuple[Compiled, tuple]:

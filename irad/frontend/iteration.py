@@ -40,7 +40,7 @@ from xdsl.ir import Block, Region, SSAValue
 
 from irad.frontend import integers
 from irad.frontend.arrays import known_value
-from irad.frontend.callables import local_names
+from irad.frontend.callables import free_names, local_names
 from irad.frontend.containers import ordered_keys
 from irad.frontend.control_flow import BROKE, CONTINUED, FLAGS, INDEX
 from irad.frontend.values import MappingValue, Static, is_array
@@ -504,7 +504,10 @@ class IterationLowering:
         try:
             generate(0)
         finally:
-            self.release(hidden_targets)
+            # a lambda made in it reads its variables when it is called, after
+            # it: their last values, as Python's cells hold them (late binding)
+            read_late = _read_by_functions(node)
+            self.release([name for name in hidden_targets if name not in read_late])
         return tuple(results)
 
     def _static_condition(self, test: ast.expr) -> bool:
@@ -605,6 +608,12 @@ def _rename(node: ast.AST, names: dict[str, str]) -> None:
         return
     for child in ast.iter_child_nodes(node):
         _rename(child, names)
+
+
+def _read_by_functions(node: ast.AST) -> set[str]:
+    """The names the lambdas and nested defs inside `node` read from outside them."""
+    return {name for inner in ast.walk(node) if isinstance(inner, (ast.Lambda, ast.FunctionDef))
+            for name in free_names(inner)}
 
 
 def _add_into(acc: str, value: ast.expr) -> ast.Assign:

@@ -30,6 +30,7 @@ from irad.base.recursion import deep_recursion
 from irad.frontend.arrays import STATIC_OPERATORS, ArrayLowering, known_value, lower_wrapper_body
 from irad.frontend.callables import SELF, CallShape, Closure, ClosureCode, Keywords, Partial, flatten, local_names, rebuild
 from irad.frontend.calls import CallLowering, closure_signature
+from irad.frontend.callable_entries import entry_function, needs_entry, positional_parameters, underlying_function
 from irad.frontend.iteration import ITERABLES, IterationLowering
 from irad.frontend.lists import ListLowering, ListMethod
 from irad.ir import builder, printing
@@ -57,7 +58,7 @@ from irad.frontend.values import (
     make_value,
     value_node,
 )
-from irad.frontend.transformations import Transformation, lower_transformation
+from irad.frontend.transformations import JVP, Transformation, jvp_entry, lower_transformation
 from irad.frontend.library import INT_RANGES, OPS, describe_callable, python_reference
 from irad.linalg import is_primitive
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON, target_key
@@ -65,7 +66,9 @@ from irad.frontend.source import (
     SUBSET_HINT,
     FunctionSource,
     NoSourceError,
+    call_site,
     def_location,
+    name_of,
     parse_function,
 )
 from irad.ir.types import F64, I1, I64, describe, is_bool, is_float, is_int, type_of_value
@@ -124,6 +127,8 @@ class ModuleLowering:
         self.names: dict[str, str] = {}  # symbol -> the name before `_1`, `_2`, ... (messages)
         self._prints: dict[tuple, str] = {}
         self._signatures: dict[object, inspect.Signature] = {}
+        # id of a partial, bound method or callable object -> (it, its entry function, the source)
+        self._entries: dict[int, tuple[object, types.FunctionType, FunctionSource]] = {}
 
     def signature(self, fn) -> inspect.Signature:
         """`fn`'s own signature (not a wrapped function's), read once per module:
@@ -142,6 +147,12 @@ class ModuleLowering:
         """The func.func for `fn` specialised to a call's shape (or the tree of
         its positional arguments, or their IR types), lowering it if needed. Its
         arguments are the shape's run-time leaves (callables.py)."""
+        entry = None
+        if needs_entry(fn):  # a partial, a bound method, a callable object: an entry calls it
+            entry = self._entries.get(id(fn))
+            if entry is None:
+                entry = self._entries[id(fn)] = (fn, *entry_function(fn))
+            fn = entry[1]
         fn = IMPLEMENTED_IN_PYTHON.get(fn, fn)
         shape = CallShape.of(shape)
         if shape.kinds:
@@ -174,7 +185,7 @@ class ModuleLowering:
                 op = self._external(fn, arg_types)
             else:
                 op = None
-                source = parse_function(fn)
+                source = entry[2] if entry is not None else parse_function(fn)
         except NoSourceError as exc:
             if call_site is None:
                 raise
@@ -255,6 +266,17 @@ class ModuleLowering:
         """The entry of a transformation (irad.grad(f), ...) for this call: f
         lowered into this module, and a function asking for its derivative
         with request ops (irad/frontend/transformations.py)."""
+        if t.kind == JVP:  # irad.jvp(f, primals, tangents) in a program: f's arguments, then the tangents
+            n = len(shape.args) // 2
+            primal_shape = dataclasses.replace(shape, args=shape.args[:n])
+            primal = self.function(t.f, primal_shape, call_site)
+            tangents = pytrees.leaf_types(tuple_tree(shape.args[n:]))
+            fixed = len(primal_shape.leaf_types()) - len(tangents)  # a closure's captured values
+            name = self.unique_symbol(f"{primal.sym_name.data}.jvp")
+            entry, tree = jvp_entry(t, primal, self.results_of(primal), fixed, tangents, name)
+            self._globals[entry.sym_name.data] = self.globals_of(primal)
+            self._results[entry.sym_name.data] = tree
+            return entry
         signature = shape.positional_tree()
         if signature is None:
             where = f"{call_site}: " if call_site else ""
@@ -402,22 +424,71 @@ def as_signature(signature: Node | tuple[Attribute, ...]) -> Node:
 
 
 def bind_arguments(fn, args: tuple, kwargs: dict) -> tuple:
-    """All arguments of a call to the entry function, positionally, defaults filled in."""
-    code = getattr(fn, "__code__", None)
-    if code is None or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
-        return tuple(args)  # lowering reports what it cannot handle, with its location
-    if not kwargs and len(args) == code.co_argcount:
+    """All arguments of a call to the entry function, positionally, defaults
+    filled in: one per positional parameter of `fn` (of the function a
+    transformation differentiates; a partial's remaining ones, a method's
+    without `self`), then those its `*args` takes. A call Python would refuse
+    is an error at the caller's line naming what is wrong."""
+    target = fn
+    while isinstance(target, Transformation):  # the function it differentiates
+        target = target.f
+    code = getattr(target, "__code__", None) if isinstance(target, types.FunctionType) else None
+    if code is not None and not kwargs and len(args) == code.co_argcount \
+            and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
         return tuple(args)
     try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
-    except (TypeError, ValueError) as exc:
-        raise UnsupportedError(
-            f"{def_location(fn)}cannot call "
-            f"{describe_callable(fn)} with these arguments: {exc}\n"
-            "  hint: pass one example value per parameter"
-        ) from None
-    bound.apply_defaults()
-    return tuple(bound.arguments.values())
+        signature = inspect.signature(target)
+    except (TypeError, ValueError):  # no signature Python can give: lowering reports what it cannot handle
+        return tuple(args)
+    name = getattr(target, "__qualname__", None) or name_of(target)
+    takes_any = any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values())
+    unexpected = [k for k in kwargs if k not in signature.parameters and not takes_any]
+    try:
+        if unexpected:  # Python names it first, before a missing argument
+            raise TypeError(f"got an unexpected keyword argument '{unexpected[0]}'")
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise _call_error(target, f"{name}() {_why(exc, signature, args)}",
+                          f"call it as {name}{_shown(signature)}") from None
+    out = []
+    for param in signature.parameters.values():
+        if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            out.append(bound.arguments[param.name] if param.name in bound.arguments else param.default)
+        elif param.kind == param.VAR_POSITIONAL:
+            out.extend(bound.arguments.get(param.name, ()))
+        elif param.name in bound.arguments:  # a keyword-only argument, or one **kwargs takes
+            given = param.name if param.kind == param.KEYWORD_ONLY else next(iter(bound.arguments[param.name]))
+            raise _call_error(
+                target, f"{name}() is given the keyword argument '{given}', which only a keyword can pass: "
+                "irad passes a transformation's arguments by position",
+                f"bind it first: functools.partial({getattr(underlying_function(target), '__name__', 'f')}, "
+                f"{given}=...), or make it a positional parameter",
+            )
+    return tuple(out)
+
+
+def _call_error(fn, message: str, hint: str) -> UnsupportedError:
+    """An error about a call of `fn` at the caller's line (the first frame outside irad)."""
+    defined = def_location(underlying_function(fn) or fn)
+    return UnsupportedError(
+        f"{call_site()}{message}" + (f"\n  ({describe_callable(fn)} is defined at {defined[:-2]})" if defined else "")
+        + f"\n  hint: {hint}"
+    )
+
+
+def _why(exc: TypeError, signature: inspect.Signature, args: tuple) -> str:
+    """Python's words for a call `signature` refuses (inspect's, with counts)."""
+    text = str(exc)
+    if text == "too many positional arguments":
+        takes = [p for p in signature.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        return f"takes {len(takes)} positional argument{'s' if len(takes) != 1 else ''} but {len(args)} were given"
+    if text.startswith("missing a required argument: "):
+        return "missing a required " + text[len("missing a required "):]
+    return text
+
+
+def _shown(signature: inspect.Signature) -> str:
+    return str(signature.replace(return_annotation=inspect.Signature.empty))
 
 
 def flatten_arguments(fn, args: tuple, where: Callable[[], str] | None = None) -> tuple[list, Node]:
@@ -452,11 +523,16 @@ def signature_of(fn, args: tuple) -> Node:
 
 def parameter_names(fn, n: int) -> list[str]:
     """The names of a function's first n parameters (of the function a
-    derivative object differentiates), `arg<i>` where there is none."""
+    derivative object differentiates; a partial's remaining ones, a method's
+    without `self`), `arg<i>` where there is none."""
     while isinstance(fn, Transformation):  # the function it differentiates
         fn = fn.f
-    code = getattr(fn, "__code__", None)
-    names = list(code.co_varnames[: code.co_argcount]) if code is not None else []
+    code = getattr(fn, "__code__", None) if isinstance(fn, types.FunctionType) else None
+    if code is not None:
+        names = list(code.co_varnames[: code.co_argcount])
+    else:
+        params = positional_parameters(fn) or []
+        names = [p.name for p in params if p.kind != p.VAR_POSITIONAL]
     return [names[i] if i < len(names) else f"arg{i}" for i in range(n)]
 
 

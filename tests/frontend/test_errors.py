@@ -491,10 +491,6 @@ def e_big_global(x):
     return x * BIG  # E:big_global
 
 
-def e_arg_count(x, y):  # E:arg_count
-    return x * y
-
-
 async def e_async(x):  # E:async
     return x
 
@@ -589,7 +585,6 @@ CASES = [
     Case("return_module", e_return_module, (1.0,), "return"),
     Case("return_function", e_return_function, (1.0,), "return"),
     Case("calls_exec", e_calls_exec, (1.0,), "FROM_EXEC("),
-    Case("arg_count", e_arg_count, (1.0,), "def"),
     Case("async", e_async, (1.0,), "async"),
     Case("comprehension_runtime_if", e_comprehension_runtime_if, (1.0,), "t > 0.0"),
     Case("iterate_float", e_iterate_float, (1.0,), None),
