@@ -340,8 +340,8 @@ def jvp(
             )
     leaves, signature = arguments(f, tuple(primals))
     tangents = tuple(tangents)
-    if argnums is None:
-        nums = tuple(range(len(signature.children)))
+    if argnums is None:  # the primals given (the defaults after them have no tangent, as in JAX)
+        nums = tuple(range(min(len(primals), len(signature.children))))
         if len(tangents) != len(nums):
             raise error_at(
                 f, f"jvp of {name_of(f)} takes one tangent per primal ({len(nums)}), "

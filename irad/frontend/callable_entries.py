@@ -61,13 +61,18 @@ def positional_parameters(fn) -> list[inspect.Parameter] | None:
     return [p for p in parameters if p.kind in _POSITIONAL or p.kind == p.VAR_POSITIONAL]
 
 
-def entry_function(fn) -> tuple[types.FunctionType, FunctionSource]:
-    """The entry function calling `fn` (see the module's docstring) and its source."""
-    params = positional_parameters(fn)
-    names = [p.name for p in params] if params is not None else ["args"]
-    written = [f"*{p.name}" if p.kind == p.VAR_POSITIONAL else p.name for p in params] if params is not None \
-        else ["*args"]
-    taken = set(names)
+def entry_function(fn, arity: int) -> tuple[types.FunctionType, FunctionSource]:
+    """The entry function calling `fn` with `arity` arguments (see the
+    module's docstring; the parameters after them take their defaults in `fn`)
+    and its source."""
+    params = [p for p in positional_parameters(fn) or [] if p.kind != p.VAR_POSITIONAL]
+    names = [p.name for p in params[:arity]]
+    taken = set(p.name for p in params)
+    rest = "args"
+    while rest in taken:
+        rest += "_"
+    written = names + ([f"*{rest}"] if arity > len(names) else [])
+    taken.add(rest)
 
     def fresh(base: str) -> str:
         while base in taken:

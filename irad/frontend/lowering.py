@@ -127,8 +127,8 @@ class ModuleLowering:
         self.names: dict[str, str] = {}  # symbol -> the name before `_1`, `_2`, ... (messages)
         self._prints: dict[tuple, str] = {}
         self._signatures: dict[object, inspect.Signature] = {}
-        # id of a partial, bound method or callable object -> (it, its entry function, the source)
-        self._entries: dict[int, tuple[object, types.FunctionType, FunctionSource]] = {}
+        # (id of a partial, bound method or callable object, arity) -> (it, its entry function, the source)
+        self._entries: dict[tuple[int, int], tuple[object, types.FunctionType, FunctionSource]] = {}
 
     def signature(self, fn) -> inspect.Signature:
         """`fn`'s own signature (not a wrapped function's), read once per module:
@@ -147,14 +147,15 @@ class ModuleLowering:
         """The func.func for `fn` specialised to a call's shape (or the tree of
         its positional arguments, or their IR types), lowering it if needed. Its
         arguments are the shape's run-time leaves (callables.py)."""
+        shape = CallShape.of(shape)
         entry = None
-        if needs_entry(fn):  # a partial, a bound method, a callable object: an entry calls it
-            entry = self._entries.get(id(fn))
+        if needs_entry(fn) and not self._library(fn):  # a partial, a bound method, ...: an entry calls it
+            key = (id(fn), len(shape.args))
+            entry = self._entries.get(key)
             if entry is None:
-                entry = self._entries[id(fn)] = (fn, *entry_function(fn))
+                entry = self._entries[key] = (fn, *entry_function(fn, len(shape.args)))
             fn = entry[1]
         fn = IMPLEMENTED_IN_PYTHON.get(fn, fn)
-        shape = CallShape.of(shape)
         if shape.kinds:
             self.entry_kinds[(fn, dataclasses.replace(shape, kinds=()))] = shape.kinds
         arg_types = shape.leaf_types()
@@ -205,6 +206,15 @@ class ModuleLowering:
         self._functions[key] = op
         self.module.body.block.add_op(op)
         return op
+
+    def _library(self, fn) -> bool:
+        """Is `fn` a callable irad knows by name (scipy.stats.norm.cdf, a bound
+        method, among them), or one the rule table covers?"""
+        try:
+            fn = IMPLEMENTED_IN_PYTHON.get(fn, fn)
+            return fn in OPS or fn in NUMPY or is_primitive(fn) or self.has_rules(fn)
+        except TypeError:  # unhashable
+            return False
 
     def _unwrapped(self, wrapper, key, reason: UnsupportedError, call_site) -> func.FuncOp:
         wrapped = inspect.unwrap(wrapper)
@@ -436,11 +446,16 @@ def bind_arguments(fn, args: tuple, kwargs: dict) -> tuple:
     if code is not None and not kwargs and len(args) == code.co_argcount \
             and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
         return tuple(args)
+    name = getattr(target, "__qualname__", None) or name_of(target)
     try:
+        if not (code is not None or needs_entry(target)):  # np.sin, math.exp, ...: lowered as called
+            raise ValueError(target)
         signature = inspect.signature(target)
     except (TypeError, ValueError):  # no signature Python can give: lowering reports what it cannot handle
+        if kwargs:
+            raise _call_error(target, f"{name}() is given the keyword argument '{next(iter(kwargs))}'",
+                              "pass its arguments by position") from None
         return tuple(args)
-    name = getattr(target, "__qualname__", None) or name_of(target)
     takes_any = any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values())
     unexpected = [k for k in kwargs if k not in signature.parameters and not takes_any]
     try:
@@ -450,21 +465,38 @@ def bind_arguments(fn, args: tuple, kwargs: dict) -> tuple:
     except TypeError as exc:
         raise _call_error(target, f"{name}() {_why(exc, signature, args)}",
                           f"call it as {name}{_shown(signature)}") from None
+    positional = []  # (value, given by the call) per positional parameter
     out = []
     for param in signature.parameters.values():
         if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
-            out.append(bound.arguments[param.name] if param.name in bound.arguments else param.default)
+            given = param.name in bound.arguments
+            positional.append((bound.arguments[param.name] if given else param.default, given))
         elif param.kind == param.VAR_POSITIONAL:
-            out.extend(bound.arguments.get(param.name, ()))
+            out = list(bound.arguments.get(param.name, ()))
         elif param.name in bound.arguments:  # a keyword-only argument, or one **kwargs takes
-            given = param.name if param.kind == param.KEYWORD_ONLY else next(iter(bound.arguments[param.name]))
+            key = param.name if param.kind == param.KEYWORD_ONLY else next(iter(bound.arguments[param.name]))
             raise _call_error(
-                target, f"{name}() is given the keyword argument '{given}', which only a keyword can pass: "
+                target, f"{name}() is given the keyword argument '{key}', which only a keyword can pass: "
                 "irad passes a transformation's arguments by position",
                 f"bind it first: functools.partial({getattr(underlying_function(target), '__name__', 'f')}, "
-                f"{given}=...), or make it a positional parameter",
+                f"{key}=...), or make it a positional parameter",
             )
-    return tuple(out)
+    # the defaults after the last argument the call gives are arguments too while
+    # they are data; from a function or an object on, the callee takes its own
+    last = max((i + 1 for i, (_, given) in enumerate(positional) if given), default=0)
+    n = last
+    while n < len(positional) and _is_data(positional[n][0]):
+        n += 1
+    return (*(value for value, _ in positional[:n]), *out)
+
+
+def _is_data(value) -> bool:
+    """A number, an array or a container of them: a default the entry takes as an argument."""
+    try:
+        pytrees.flatten(value, "", type_of_value)
+    except pytrees.BadLeaf:
+        return False
+    return True
 
 
 def _call_error(fn, message: str, hint: str) -> UnsupportedError:
