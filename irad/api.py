@@ -286,7 +286,8 @@ def vjp(
         grads = run_compiled(backward, (*residuals, *float_cts), compiled.code)
         active = [i for i, t in enumerate(types) if is_differentiable(t)]
         by_leaf = dict(zip(active, grads))
-        return tuple(argument_trees(signature, range(len(signature.children)), by_leaf))
+        # one per primal given (the defaults after them get none, as in JAX)
+        return tuple(argument_trees(signature, range(min(len(primals), len(signature.children))), by_leaf))
 
     out = unflatten(out_tree, iter(outputs))
     if has_aux:

@@ -868,10 +868,14 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
     def materialise(self, obj: object, node: ast.AST) -> SSAValue:
         t = type_of_value(obj)
         if t is None:
+            foreign = hasattr(type(obj), "__array__") and not isinstance(obj, np.ndarray)
             raise self.src.error(
                 node,
-                f"{_kind(Static(obj))} cannot be used as a number",
-                "only numbers (float, int, bool) can be values in irad programs",
+                f"{_kind(Static(obj))} cannot be used as a number"
+                + (" or an array: irad reads numpy arrays from outside the function, not others" if foreign else ""),
+                "make it a numpy array where it is defined (np.asarray(...)), or pass it as an argument "
+                "(arguments with __array__ are converted)" if foreign
+                else "only numbers (float, int, bool) can be values in irad programs",
             )
         if is_int(t) and not -(2**63) <= obj < 2**63:
             raise self.src.error(

@@ -53,6 +53,16 @@ def test_partial_argnums_count_the_remaining_parameters():
     np.testing.assert_allclose([value, g], [float(expected[0]), float(expected[1])], rtol=1e-12)
 
 
+def test_partial_reads_its_arrays_at_each_call():
+    data = X.copy()
+    g = irad.grad(functools.partial(loss, data), argnums=0)  # d/dy
+    first = g(2.0)
+    data[0] = 4.0  # written in place: read at the next call
+    assert first == pytest.approx(central_difference(lambda y: loss(X, y), (2.0,), 0), rel=1e-7)
+    assert g(2.0) == pytest.approx(central_difference(lambda y: loss(data, y), (2.0,), 0), rel=1e-7)
+    assert "%partial.args.0" in str(irad.lower(functools.partial(loss, data), 2.0))
+
+
 def test_partial_under_every_transformation():
     p = functools.partial(loss, k=0.5, act=np.sin)
     f = lambda x, y: 0.5 * jnp.sum(jnp.sin(x) * y) + y**2  # noqa: E731
@@ -324,6 +334,22 @@ def test_a_wrong_call_of_a_method_or_partial():
         irad.grad(functools.partial(loss, k=1.0))(X, q=1)
     primal, tangent = irad.jvp(functools.partial(loss, k=1.0), (X,), (np.ones(3),))  # y takes its default
     assert tangent == pytest.approx(1.5 * np.sum(1 - np.tanh(X) ** 2), rel=1e-12)
+    _, pullback = irad.vjp(loss, X)  # one cotangent per primal given, as in JAX
+    (only,) = pullback(1.0)
+    np.testing.assert_allclose(only, 2.0 * 1.5 * (1 - np.tanh(X) ** 2), rtol=1e-12)
+
+
+W_JAX = jnp.array([1.0, 2.0])
+
+
+def reads_a_jax_global(x):
+    return np.sum(W_JAX * x)  # E:jax_global
+
+
+def test_a_global_jax_array_is_refused_with_the_rewrite():
+    with pytest.raises(UnsupportedError, match=r"a ArrayImpl object cannot be used as a number or an array.*\n"
+                                               r"  hint: make it a numpy array where it is defined"):
+        irad.grad(reads_a_jax_global)(np.ones(2))
 
 
 def _line(tag: str) -> int:
