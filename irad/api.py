@@ -215,6 +215,10 @@ def grad(
 ) -> _GradFunction:
     """The gradient of `f` (which returns one float) with respect to `argnums`.
 
+    `f` is any callable: a function, a lambda, a functools.partial, a bound
+    method or an object with `__call__`; `argnums` counts its positional
+    parameters (a partial's remaining ones), as in JAX. Arguments with
+    `__array__` (JAX arrays) are taken as np.asarray takes them.
     An int `argnums` gives one gradient; a tuple gives a tuple, as in jax.grad.
     Arguments may be pytrees (tuples, lists, dicts, NamedTuples, dataclasses of
     floats and arrays): the gradient of one has its structure, with None for
