@@ -14,6 +14,7 @@ import dataclasses
 import functools
 import inspect
 import operator
+import re
 import sys
 import types
 import warnings
@@ -443,7 +444,7 @@ def bind_arguments(fn, args: tuple, kwargs: dict) -> tuple:
     while isinstance(target, Transformation):  # the function it differentiates
         target = target.f
     code = getattr(target, "__code__", None) if isinstance(target, types.FunctionType) else None
-    if code is not None and not kwargs and len(args) == code.co_argcount \
+    if code is not None and not kwargs and len(args) == code.co_argcount and not code.co_kwonlyargcount \
             and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
         return tuple(args)
     name = getattr(target, "__qualname__", None) or name_of(target)
@@ -463,8 +464,14 @@ def bind_arguments(fn, args: tuple, kwargs: dict) -> tuple:
             raise TypeError(f"got an unexpected keyword argument '{unexpected[0]}'")
         bound = signature.bind(*args, **kwargs)
     except TypeError as exc:
-        raise _call_error(target, f"{name}() {_why(exc, signature, args)}",
-                          f"call it as {name}{_shown(signature)}") from None
+        missing = re.fullmatch(r"missing a required argument: '(\w+)'", str(exc))
+        param = signature.parameters.get(missing[1]) if missing else None
+        if param is not None and param.kind == param.KEYWORD_ONLY:  # a keyword cannot pass it here
+            hint = (f"bind it first: functools.partial({getattr(underlying_function(target), '__name__', 'f')}, "
+                    f"{param.name}=...), or give it a default")
+        else:
+            hint = f"call it as {name}{_shown(signature)}"
+        raise _call_error(target, f"{name}() {_why(exc, signature, args)}", hint) from None
     positional = []  # (value, given by the call) per positional parameter
     out = []
     for param in signature.parameters.values():

@@ -326,6 +326,24 @@ def test_a_wrong_call_names_what_is_wrong_at_the_call(call, message):
     assert "(tests.api.test_callables.two is defined at" in text and "hint: call it as two(x, y)" in text
 
 
+@pytest.mark.parametrize("make", [irad.value_and_grad, irad.jacfwd, irad.jacrev, irad.hessian,
+                                  lambda f: functools.partial(irad.lower, f)])
+def test_every_transformation_names_a_wrong_keyword(make):
+    with pytest.raises(UnsupportedError, match=rf"^{re.escape(HERE)}:\d+: two\(\) got an unexpected keyword argument 'z'"):
+        make(two)(1.0, z=3.0)
+
+
+def keyword_only(x, *, k):
+    return k * np.sin(x)
+
+
+def test_a_required_keyword_only_argument_and_its_rewrite():
+    with pytest.raises(UnsupportedError, match=r"keyword_only\(\) missing a required argument: 'k'\n.*\n"
+                                               r"  hint: bind it first: functools.partial\(keyword_only, k=\.\.\.\)"):
+        irad.grad(keyword_only)(0.5)
+    assert irad.grad(functools.partial(keyword_only, k=3.0))(0.5) == pytest.approx(3.0 * np.cos(0.5), rel=1e-14)
+
+
 def test_a_wrong_call_of_a_method_or_partial():
     model = Model()
     with pytest.raises(UnsupportedError, match=r"Model.loss\(\) takes 1 positional argument but 2 were given"):
