@@ -380,7 +380,7 @@ class CallLowering:
         (Python reads a closure's variables when it runs, and it runs now)."""
         if closure.captured is not None:
             return closure
-        env = closure.definer.env
+        env = {**closure.definer.env, **dict(closure.cells)}
         captured = []
         for name in closure.code.free:
             value = env.get(name, _UNBOUND)

@@ -169,9 +169,16 @@ def late_binding_loop(x):
     return total
 
 
+def late_binding_run_twice(x):
+    kept = ()
+    for n in (1, 3):  # unrolled: the comprehension runs twice, each run with its own i
+        kept = kept + ([lambda z: z * i for i in range(n)][0],)  # noqa: B023
+    return kept[0](x) * x + kept[1](x) * 10.0  # i is 0 in the first, 2 in the second
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_comprehension_lambdas_in_a_program(backend):
-    for fn in (late_binding, late_binding_loop):
+    for fn in (late_binding, late_binding_loop, late_binding_run_twice):
         assert irad.grad(fn, backend=backend)(1.5) == pytest.approx(central_difference(fn, (1.5,), 0), rel=1e-8)
         assert irad.value_and_grad(fn)(1.5)[0] == pytest.approx(fn(1.5), rel=1e-14)
 
