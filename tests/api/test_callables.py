@@ -17,6 +17,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import irad
 from irad.base.errors import IradError, UnsupportedError
@@ -61,6 +63,29 @@ def test_partial_reads_its_arrays_at_each_call():
     assert first == pytest.approx(central_difference(lambda y: loss(X, y), (2.0,), 0), rel=1e-7)
     assert g(2.0) == pytest.approx(central_difference(lambda y: loss(data, y), (2.0,), 0), rel=1e-7)
     assert "%partial.args.0" in str(irad.lower(functools.partial(loss, data), 2.0))
+
+
+def three(a, b, c):
+    return np.sin(a) * b**2 + a * c**3
+
+
+@settings(deadline=None, derandomize=True, database=None, max_examples=8,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(bound=st.integers(0, 2), values=st.lists(st.floats(-2.0, 2.0), min_size=3, max_size=3),
+       keyword=st.booleans())
+def test_partial_gradients_are_the_remaining_arguments_gradients(bound, values, keyword):
+    """grad(partial(f, *first)) of the rest is f's gradient's rest, as in JAX,
+    whether the bound ones are given by position or (the last) by keyword."""
+    full = jax.grad(lambda a, b, c: jnp.sin(a) * b**2 + a * c**3, argnums=(0, 1, 2))(*values)
+    if keyword and bound:  # the last parameter bound by keyword instead: the first ones stay
+        p = functools.partial(three, c=values[2])
+        kept = [0, 1]
+    else:
+        p = functools.partial(three, *values[:bound])
+        kept = list(range(bound, 3))
+    rest = [values[i] for i in kept]
+    got = irad.grad(p, argnums=tuple(range(len(kept))))(*rest)
+    np.testing.assert_allclose(got, [float(full[i]) for i in kept], rtol=1e-12, atol=1e-14)
 
 
 def test_partial_under_every_transformation():
