@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 from irad.arguments import argument_trees, arguments, check_tree, normalise_argnums
 from irad.frontend.source import error_at, name_of
 from irad.base.errors import UnsupportedError
-from irad.frontend.transformations import Transformation, constructor, ranges
+from irad.frontend.transformations import Transformation, constructor, program_call, ranges, split_aux
 from irad.backends import Backend, check_backend
 from irad.base import config
 from irad.backends.entry import ArrayKind, EntryPlan
@@ -243,6 +243,10 @@ def grad(
 ) -> _GradFunction:
     """The gradient of `f` (which returns one float) with respect to `argnums`.
 
+    `f` is any callable: a function, a lambda, a functools.partial, a bound
+    method or an object with `__call__`; `argnums` counts its positional
+    parameters (a partial's remaining ones), as in JAX. Arguments with
+    `__array__` (JAX arrays) are taken as np.asarray takes them.
     An int `argnums` gives one gradient; a tuple gives a tuple, as in jax.grad.
     Arguments may be pytrees (tuples, lists, dicts, NamedTuples, dataclasses of
     floats and arrays): the gradient of one has its structure, with None for
@@ -282,6 +286,7 @@ def value_and_grad(
 
 
 # ---- vjp --------------------------------------------------------------------------
+@program_call("vjp")
 def vjp(
     f: Callable, *primals, has_aux: bool = False, backend: str | Backend | None = None, iree_target: str | None = None,
     iree_device: str | None = None,
@@ -304,7 +309,7 @@ def vjp(
     n_out = len(leaf_types(out_tree))
     n = len(compiled.out_types)
     outputs, aux, residuals = results[:n_out], results[n_out:n], results[n:]
-    pullback = Pullback(f, has_aux, backend, leaves, signature, compiled, residuals)
+    pullback = Pullback(f, has_aux, backend, leaves, signature, compiled, residuals, len(primals))
     out = unflatten(out_tree, iter(outputs))
     if has_aux:
         return out, pullback, unflatten(aux_tree, iter(aux))
@@ -320,13 +325,15 @@ class Pullback:
     again. Not when the function reads global arrays: the receiver would
     read its own."""
 
-    __slots__ = ("f", "has_aux", "backend", "primals", "signature", "compiled", "residuals")
+    __slots__ = ("f", "has_aux", "backend", "primals", "signature", "compiled", "residuals", "given")
 
     def __init__(self, f: Callable, has_aux: bool, backend: Backend, leaves: list, signature: Node,
-                 compiled: Compiled, residuals: tuple):
+                 compiled: Compiled, residuals: tuple, given: int):
         self.f, self.has_aux, self.backend, self.signature = f, has_aux, backend, signature
         self.primals = [a.copy() if type(a) is _NDARRAY else a for a in leaves]
         self.compiled, self.residuals = compiled, residuals
+        # the primals vjp was given: one cotangent each (the defaults after them get none, as in JAX)
+        self.given = min(given, len(signature.children))
 
     def __call__(self, cotangent):
         compiled = self.compiled
@@ -336,7 +343,7 @@ class Pullback:
         grads = run_compiled(compiled.run[1], (*self.residuals, *float_cts), compiled.code)
         active = [i for i, t in enumerate(leaf_types(self.signature)) if is_differentiable(t)]
         by_leaf = dict(zip(active, grads))
-        return tuple(argument_trees(self.signature, range(len(self.signature.children)), by_leaf))
+        return tuple(argument_trees(self.signature, range(self.given), by_leaf))
 
     def __reduce__(self):
         if self.compiled.hidden.globals:
@@ -345,8 +352,7 @@ class Pullback:
                 "which a receiving process would read as its own\n"
                 "  hint: pass those arrays as arguments, or pickle irad.vjp's function and primals and call vjp there"
             )
-        n = len(self.signature.children)
-        primals = argument_trees(self.signature, range(n), dict(enumerate(self.primals)))
+        primals = argument_trees(self.signature, range(self.given), dict(enumerate(self.primals)))
         return reduced(_pullback_at, (self.f, tuple(primals), self.has_aux, self.backend), {})
 
 
@@ -370,12 +376,14 @@ def vjp_compiled(f: Callable, signature: Node, has_aux: bool, backend: Backend) 
 
 
 # ---- jvp --------------------------------------------------------------------------
+@program_call("jvp")
 def jvp(
     f: Callable,
     primals: Sequence,
     tangents: Sequence,
     argnums=None,
     *,
+    has_aux: bool = False,
     backend: str | Backend | None = None,
     iree_target: str | None = None,
     iree_device: str | None = None,
@@ -385,8 +393,10 @@ def jvp(
     Without `argnums`, `tangents` has one entry per primal, of its structure
     (None at int and bool leaves, or for a primal without float leaves). With
     `argnums`, one tangent per entry of `argnums`. `tangent_out` has the
-    structure of the output, with None for int or bool results. `backend`
-    as for `grad`.
+    structure of the output, with None for int or bool results. With
+    `has_aux=True`, f returns `(out, aux)` and jvp returns `(out,
+    tangent_out, aux)`, as jax.jvp does; aux is not differentiated.
+    `backend` as for `grad`.
     """
     backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
     for what, given_values in (("primals", primals), ("tangents", tangents)):
@@ -397,8 +407,8 @@ def jvp(
             )
     leaves, signature = arguments(f, tuple(primals))
     tangents = tuple(tangents)
-    if argnums is None:
-        nums = tuple(range(len(signature.children)))
+    if argnums is None:  # the primals given (the defaults after them have no tangent, as in JAX)
+        nums = tuple(range(min(len(primals), len(signature.children))))
         if len(tangents) != len(nums):
             raise error_at(
                 f, f"jvp of {name_of(f)} takes one tangent per primal ({len(nums)}), "
@@ -422,7 +432,12 @@ def jvp(
     n = len(compiled.out_types)
     outputs, tangent_results = results[:n], iter(results[n:])
     tangent_out = [next(tangent_results) if is_differentiable(t) else None for t in compiled.out_types]
-    return unflatten(compiled.results, iter(outputs)), unflatten(compiled.results, iter(tangent_out))
+    if not has_aux:
+        return unflatten(compiled.results, iter(outputs)), unflatten(compiled.results, iter(tangent_out))
+    out_tree, aux_tree = split_aux(f, compiled.results)
+    n_out = len(leaf_types(out_tree))
+    return (unflatten(out_tree, iter(outputs[:n_out])), unflatten(out_tree, iter(tangent_out[:n_out])),
+            unflatten(aux_tree, iter(outputs[n_out:])))
 
 
 def jvp_compiled(f: Callable, signature: Node, wrt: tuple[int, ...], backend: Backend) -> tuple[Compiled, tuple]:

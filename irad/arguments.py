@@ -119,6 +119,8 @@ def seed(f, what: str, value, t: Attribute):
         if array.shape != shape or array.dtype.kind not in "fiu":
             raise error_at(f, f"{what} of {name_of(f)} must be a real array of shape {shape}, got {_short(value)}")
         return array
+    if hasattr(type(value), "__array__") and not isinstance(value, np.generic) and np.ndim(value) == 0:
+        value = np.asarray(value)[()]  # a 0-d JAX array, ...
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise error_at(f, f"{what} of {name_of(f)} must be a real number, got {_short(value)}")
     return float(value)

@@ -67,13 +67,39 @@ def variant(variants: list[Compiled], build: Callable[[], Compiled]) -> tuple[Co
 
 def cached(key: tuple, build: Callable[[], Compiled]) -> tuple[Compiled, tuple]:
     """The compiled code for `key` and the current values of its hidden arrays."""
-    variants = _CACHE.setdefault((*key, default_table().version, config.cache_key()), [])
+    key = (*key, default_table().version, config.cache_key())
+    try:
+        variants = _CACHE.setdefault(key, [])
+    except TypeError:  # an unhashable callable (a dataclass with __call__): known by identity
+        variants = _CACHE.setdefault(tuple(_Identity(k) if _unhashable(k) else k for k in key), [])
 
     def build_paused() -> Compiled:
         with gc_paused():
             return in_large_chunk(build)
 
     return variant(variants, build_paused)
+
+
+@dataclass(frozen=True, eq=False)
+class _Identity:
+    """A key part standing for an unhashable object, equal only to itself (it
+    keeps the object alive, as the compiled code it keys does)."""
+
+    obj: object
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Identity) and other.obj is self.obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+
+def _unhashable(obj) -> bool:
+    try:
+        hash(obj)
+    except TypeError:
+        return True
+    return False
 
 
 def run_compiled(fn: Callable, args: Sequence, code: CompiledModule):

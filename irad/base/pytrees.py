@@ -33,7 +33,8 @@ import numpy as np
 from xdsl.ir import Attribute
 
 ACCEPTED = (
-    "float, int or bool scalars, numpy arrays of float64, float32, int or bool, and "
+    "float, int or bool scalars, numpy arrays of float64, float32, int or bool (or objects "
+    "np.asarray makes one, such as JAX arrays), and "
     "tuples, lists, dicts with str keys, NamedTuples and dataclasses of them (nested)"
 )
 _NONE = type(None)
@@ -186,10 +187,31 @@ def _flatten(obj: object, path: str, leaf_type, leaves: list) -> Tree:
         return t
     found = node_items(obj, path)
     if found is None:
-        raise BadLeaf(path, obj)
+        if not _takes_as_array(obj):
+            raise BadLeaf(path, obj)
+        array = as_array(obj, path)  # a JAX array, ...: as np.asarray takes it
+        t = leaf_type(array)
+        if t is None:
+            raise BadLeaf(path, obj, f"is {describe_object(obj)}, which np.asarray makes {describe_object(array)}")
+        leaves.append(array)
+        return t
     cls, keys, items = found
     children = tuple(_flatten(v, path + step(cls, k), leaf_type, leaves) for k, v in zip(keys, items))
     return Node(cls, keys, children, dict_order(obj) if cls is dict else ())
+
+
+def _takes_as_array(obj: object) -> bool:
+    """An object other than a numpy array that says how to be one (`__array__`:
+    JAX, PyTorch, CuPy ... arrays)."""
+    return not isinstance(obj, (np.ndarray, str, bytes)) and hasattr(type(obj), "__array__")
+
+
+def as_array(obj: object, path: str) -> np.ndarray:
+    """`np.asarray(obj)` for an object with `__array__`; BadLeaf when it refuses."""
+    try:
+        return np.asarray(obj)
+    except Exception as exc:  # a tensor that needs .detach(), a device array, ...
+        raise BadLeaf(path, obj, f"is a {type(obj).__name__}, which np.asarray refuses ({exc})") from None
 
 
 def dict_order(keys) -> tuple:

@@ -14,6 +14,7 @@ import dataclasses
 import functools
 import inspect
 import operator
+import re
 import sys
 import types
 import warnings
@@ -30,6 +31,7 @@ from irad.base.recursion import deep_recursion
 from irad.frontend.arrays import STATIC_OPERATORS, ArrayLowering, known_value, lower_wrapper_body
 from irad.frontend.callables import SELF, CallShape, Closure, ClosureCode, Keywords, Partial, flatten, local_names, rebuild
 from irad.frontend.calls import CallLowering, closure_signature
+from irad.frontend.callable_entries import entry_function, needs_entry, positional_parameters, underlying_function
 from irad.frontend.iteration import ITERABLES, IterationLowering
 from irad.frontend.lists import ListLowering, ListMethod
 from irad.ir import builder, printing
@@ -57,7 +59,9 @@ from irad.frontend.values import (
     make_value,
     value_node,
 )
-from irad.frontend.transformations import VMAP, Transformation, element_signature, lower_transformation, lower_vmap
+from irad.frontend.transformations import (
+    JVP, VMAP, Transformation, element_signature, jvp_entry, lower_transformation, lower_vmap,
+)
 from irad.frontend.library import INT_RANGES, OPS, describe_callable, python_reference
 from irad.linalg import is_primitive
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON, target_key
@@ -65,7 +69,9 @@ from irad.frontend.source import (
     SUBSET_HINT,
     FunctionSource,
     NoSourceError,
+    call_site,
     def_location,
+    name_of,
     parse_function,
 )
 from irad.ir.types import F64, I1, I64, describe, is_bool, is_float, is_int, type_of_value
@@ -124,6 +130,8 @@ class ModuleLowering:
         self.names: dict[str, str] = {}  # symbol -> the name before `_1`, `_2`, ... (messages)
         self._prints: dict[tuple, str] = {}
         self._signatures: dict[object, inspect.Signature] = {}
+        # (id of a partial, bound method or callable object, arity) -> (it, its entry function, the source)
+        self._entries: dict[tuple[int, int], tuple[object, types.FunctionType, FunctionSource]] = {}
 
     def signature(self, fn) -> inspect.Signature:
         """`fn`'s own signature (not a wrapped function's), read once per module:
@@ -142,8 +150,15 @@ class ModuleLowering:
         """The func.func for `fn` specialised to a call's shape (or the tree of
         its positional arguments, or their IR types), lowering it if needed. Its
         arguments are the shape's run-time leaves (callables.py)."""
-        fn = IMPLEMENTED_IN_PYTHON.get(fn, fn)
         shape = CallShape.of(shape)
+        entry = None
+        if needs_entry(fn) and not self._library(fn):  # a partial, a bound method, ...: an entry calls it
+            key = (id(fn), len(shape.args))
+            entry = self._entries.get(key)
+            if entry is None:
+                entry = self._entries[key] = (fn, *entry_function(fn, len(shape.args)))
+            fn = entry[1]
+        fn = IMPLEMENTED_IN_PYTHON.get(fn, fn)
         if shape.kinds:
             self.entry_kinds[(fn, dataclasses.replace(shape, kinds=()))] = shape.kinds
         arg_types = shape.leaf_types()
@@ -174,7 +189,7 @@ class ModuleLowering:
                 op = self._external(fn, arg_types)
             else:
                 op = None
-                source = parse_function(fn)
+                source = entry[2] if entry is not None else parse_function(fn)
         except NoSourceError as exc:
             if call_site is None:
                 raise
@@ -194,6 +209,15 @@ class ModuleLowering:
         self._functions[key] = op
         self.module.body.block.add_op(op)
         return op
+
+    def _library(self, fn) -> bool:
+        """Is `fn` a callable irad knows by name (scipy.stats.norm.cdf, a bound
+        method, among them), or one the rule table covers?"""
+        try:
+            fn = IMPLEMENTED_IN_PYTHON.get(fn, fn)
+            return fn in OPS or fn in NUMPY or is_primitive(fn) or self.has_rules(fn)
+        except TypeError:  # unhashable
+            return False
 
     def _unwrapped(self, wrapper, key, reason: UnsupportedError, call_site) -> func.FuncOp:
         wrapped = inspect.unwrap(wrapper)
@@ -255,6 +279,17 @@ class ModuleLowering:
         """The entry of a transformation (irad.grad(f), ...) for this call: f
         lowered into this module, and a function asking for its derivative
         with request ops (irad/frontend/transformations.py)."""
+        if t.kind == JVP:  # irad.jvp(f, primals, tangents) in a program: f's arguments, then the tangents
+            n = len(shape.args) // 2
+            primal_shape = dataclasses.replace(shape, args=shape.args[:n])
+            primal = self.function(t.f, primal_shape, call_site)
+            tangents = pytrees.leaf_types(tuple_tree(shape.args[n:]))
+            fixed = len(primal_shape.leaf_types()) - len(tangents)  # a closure's captured values
+            name = self.unique_symbol(f"{primal.sym_name.data}.jvp")
+            entry, tree = jvp_entry(t, primal, self.results_of(primal), fixed, tangents, name)
+            self._globals[entry.sym_name.data] = self.globals_of(primal)
+            self._results[entry.sym_name.data] = tree
+            return entry
         signature = shape.positional_tree()
         if signature is None:
             where = f"{call_site}: " if call_site else ""
@@ -407,22 +442,99 @@ def as_signature(signature: Node | tuple[Attribute, ...]) -> Node:
 
 
 def bind_arguments(fn, args: tuple, kwargs: dict) -> tuple:
-    """All arguments of a call to the entry function, positionally, defaults filled in."""
-    code = getattr(fn, "__code__", None)
-    if code is None or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
-        return tuple(args)  # lowering reports what it cannot handle, with its location
-    if not kwargs and len(args) == code.co_argcount:
+    """All arguments of a call to the entry function, positionally, defaults
+    filled in: one per positional parameter of `fn` (of the function a
+    transformation differentiates; a partial's remaining ones, a method's
+    without `self`), then those its `*args` takes. A call Python would refuse
+    is an error at the caller's line naming what is wrong."""
+    target = fn
+    while isinstance(target, Transformation):  # the function it differentiates
+        target = target.f
+    code = getattr(target, "__code__", None) if isinstance(target, types.FunctionType) else None
+    if code is not None and not kwargs and len(args) == code.co_argcount and not code.co_kwonlyargcount \
+            and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
         return tuple(args)
+    name = getattr(target, "__qualname__", None) or name_of(target)
     try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
-    except (TypeError, ValueError) as exc:
-        raise UnsupportedError(
-            f"{def_location(fn)}cannot call "
-            f"{describe_callable(fn)} with these arguments: {exc}\n"
-            "  hint: pass one example value per parameter"
-        ) from None
-    bound.apply_defaults()
-    return tuple(bound.arguments.values())
+        if not (code is not None or needs_entry(target)):  # np.sin, math.exp, ...: lowered as called
+            raise ValueError(target)
+        signature = inspect.signature(target)
+    except (TypeError, ValueError):  # no signature Python can give: lowering reports what it cannot handle
+        if kwargs:
+            raise _call_error(target, f"{name}() is given the keyword argument '{next(iter(kwargs))}'",
+                              "pass its arguments by position") from None
+        return tuple(args)
+    takes_any = any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values())
+    unexpected = [k for k in kwargs if k not in signature.parameters and not takes_any]
+    try:
+        if unexpected:  # Python names it first, before a missing argument
+            raise TypeError(f"got an unexpected keyword argument '{unexpected[0]}'")
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        missing = re.fullmatch(r"missing a required argument: '(\w+)'", str(exc))
+        param = signature.parameters.get(missing[1]) if missing else None
+        if param is not None and param.kind == param.KEYWORD_ONLY:  # a keyword cannot pass it here
+            hint = (f"bind it first: functools.partial({getattr(underlying_function(target), '__name__', 'f')}, "
+                    f"{param.name}=...), or give it a default")
+        else:
+            hint = f"call it as {name}{_shown(signature)}"
+        raise _call_error(target, f"{name}() {_why(exc, signature, args)}", hint) from None
+    positional = []  # (value, given by the call) per positional parameter
+    out = []
+    for param in signature.parameters.values():
+        if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            given = param.name in bound.arguments
+            positional.append((bound.arguments[param.name] if given else param.default, given))
+        elif param.kind == param.VAR_POSITIONAL:
+            out = list(bound.arguments.get(param.name, ()))
+        elif param.name in bound.arguments:  # a keyword-only argument, or one **kwargs takes
+            key = param.name if param.kind == param.KEYWORD_ONLY else next(iter(bound.arguments[param.name]))
+            raise _call_error(
+                target, f"{name}() is given the keyword argument '{key}', which only a keyword can pass: "
+                "irad passes a transformation's arguments by position",
+                f"bind it first: functools.partial({getattr(underlying_function(target), '__name__', 'f')}, "
+                f"{key}=...), or make it a positional parameter",
+            )
+    # the defaults after the last argument the call gives are arguments too while
+    # they are data; from a function or an object on, the callee takes its own
+    last = max((i + 1 for i, (_, given) in enumerate(positional) if given), default=0)
+    n = last
+    while n < len(positional) and _is_data(positional[n][0]):
+        n += 1
+    return (*(value for value, _ in positional[:n]), *out)
+
+
+def _is_data(value) -> bool:
+    """A number, an array or a container of them: a default the entry takes as an argument."""
+    try:
+        pytrees.flatten(value, "", type_of_value)
+    except pytrees.BadLeaf:
+        return False
+    return True
+
+
+def _call_error(fn, message: str, hint: str) -> UnsupportedError:
+    """An error about a call of `fn` at the caller's line (the first frame outside irad)."""
+    defined = def_location(underlying_function(fn) or fn)
+    return UnsupportedError(
+        f"{call_site()}{message}" + (f"\n  ({describe_callable(fn)} is defined at {defined[:-2]})" if defined else "")
+        + f"\n  hint: {hint}"
+    )
+
+
+def _why(exc: TypeError, signature: inspect.Signature, args: tuple) -> str:
+    """Python's words for a call `signature` refuses (inspect's, with counts)."""
+    text = str(exc)
+    if text == "too many positional arguments":
+        takes = [p for p in signature.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        return f"takes {len(takes)} positional argument{'s' if len(takes) != 1 else ''} but {len(args)} were given"
+    if text.startswith("missing a required argument: "):
+        return "missing a required " + text[len("missing a required "):]
+    return text
+
+
+def _shown(signature: inspect.Signature) -> str:
+    return str(signature.replace(return_annotation=inspect.Signature.empty))
 
 
 def flatten_arguments(fn, args: tuple, where: Callable[[], str] | None = None) -> tuple[list, Node]:
@@ -457,11 +569,16 @@ def signature_of(fn, args: tuple) -> Node:
 
 def parameter_names(fn, n: int) -> list[str]:
     """The names of a function's first n parameters (of the function a
-    derivative object differentiates), `arg<i>` where there is none."""
+    derivative object differentiates; a partial's remaining ones, a method's
+    without `self`), `arg<i>` where there is none."""
     while isinstance(fn, Transformation):  # the function it differentiates
         fn = fn.f
-    code = getattr(fn, "__code__", None)
-    names = list(code.co_varnames[: code.co_argcount]) if code is not None else []
+    code = getattr(fn, "__code__", None) if isinstance(fn, types.FunctionType) else None
+    if code is not None:
+        names = list(code.co_varnames[: code.co_argcount])
+    else:
+        params = positional_parameters(fn) or []
+        names = [p.name for p in params if p.kind != p.VAR_POSITIONAL]
     return [names[i] if i < len(names) else f"arg{i}" for i in range(n)]
 
 
@@ -765,10 +882,14 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
     def materialise(self, obj: object, node: ast.AST) -> SSAValue:
         t = type_of_value(obj)
         if t is None:
+            foreign = hasattr(type(obj), "__array__") and not isinstance(obj, np.ndarray)
             raise self.src.error(
                 node,
-                f"{_kind(Static(obj))} cannot be used as a number",
-                "only numbers (float, int, bool) can be values in irad programs",
+                f"{_kind(Static(obj))} cannot be used as a number"
+                + (" or an array: irad reads numpy arrays from outside the function, not others" if foreign else ""),
+                "make it a numpy array where it is defined (np.asarray(...)), or pass it as an argument "
+                "(arguments with __array__ are converted)" if foreign
+                else "only numbers (float, int, bool) can be values in irad programs",
             )
         if is_int(t) and not -(2**63) <= obj < 2**63:
             raise self.src.error(

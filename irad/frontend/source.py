@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import linecache
 import os
@@ -73,7 +74,11 @@ def call_site() -> str:
 
 
 def name_of(f) -> str:
-    return getattr(f, "__name__", repr(f))
+    """A callable's name for messages: `loss`, `partial(loss)`, `Model object`."""
+    if isinstance(f, functools.partial):
+        return f"partial({name_of(f.func)})"
+    name = getattr(f, "__name__", None)
+    return name if isinstance(name, str) else f"{type(f).__name__} object"
 
 
 def error_at(f, message: str) -> IradError:
@@ -213,7 +218,9 @@ def parse_function(fn) -> FunctionSource:
 
 
 def _parse_lambda(fn, filename: str) -> FunctionSource:
-    """A lambda's source: the lambda on its line of the file whose parameters match."""
+    """A lambda's source: the lambda on its line of the file whose parameters
+    match and, of several, the one at the columns its code object was compiled
+    from (`co_positions`)."""
     code = fn.__code__
     name = fn.__qualname__
     try:
@@ -226,10 +233,49 @@ def _parse_lambda(fn, filename: str) -> FunctionSource:
         and node.lineno == code.co_firstlineno
         and [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs] == params
     ] if tree is not None else []
+    if len(found) > 1:
+        found = _by_positions(code, found)
     if len(found) != 1:
-        why = "several lambdas on its line look alike" if found else "its source could not be found"
+        if found:
+            why = (f"{len(found)} lambdas with the parameters ({', '.join(params)}) on line "
+                   f"{code.co_firstlineno}, and Python kept no column positions to tell them apart "
+                   "(python -X no_debug_ranges or PYTHONNODEBUGRANGES)")
+        else:
+            why = "its source could not be found"
         raise UnsupportedError(
             f"{_code_location(fn)}cannot lower the lambda {name}: {why}\n"
-            "  hint: write it as a `def`"
+            "  hint: write it as a `def`, or put each lambda on a line of its own"
         )
     return FunctionSource(fn, lambda_as_def(found[0]), filename, 1, 0)
+
+
+def _compiled_alike(node: ast.Lambda, code) -> bool:
+    """Does the lambda `node`, compiled alone, give `code`'s instructions and constants?"""
+    expression = ast.Expression(body=node)
+    try:
+        compiled = compile(ast.fix_missing_locations(expression), code.co_filename, "eval")
+    except (SyntaxError, ValueError):
+        return False
+    inner = next((c for c in compiled.co_consts if isinstance(c, type(code))), None)
+    return inner is not None and (inner.co_code, inner.co_consts, inner.co_names) == \
+        (code.co_code, code.co_consts, code.co_names)
+
+
+def _by_positions(code, lambdas: list[ast.Lambda]) -> list[ast.Lambda]:
+    """Of lambdas on one line, those whose body holds every source position
+    of `code`'s instructions; of several (a lambda inside another), the one
+    whose body they span exactly. All of them when Python kept no columns."""
+    spans = [(l1, c1, l2, c2) for l1, l2, c1, c2 in code.co_positions()
+             if None not in (l1, l2, c1, c2) and (c1, c2) != (0, 0)]  # (0, 0): the code's entry
+    if not spans:  # no columns: the lambdas whose code compiles to the same instructions
+        same = [n for n in lambdas if _compiled_alike(n, code)]
+        return same or lambdas
+    first = min((l1, c1) for l1, c1, _, _ in spans)
+    last = max((l2, c2) for _, _, l2, c2 in spans)
+
+    def body(node: ast.Lambda) -> tuple[tuple[int, int], tuple[int, int]]:
+        return (node.body.lineno, node.body.col_offset), (node.body.end_lineno, node.body.end_col_offset)
+
+    inside = [n for n in lambdas if body(n)[0] <= first and last <= body(n)[1]]
+    exact = [n for n in inside if body(n) == (first, last)]
+    return exact if len(exact) == 1 else inside

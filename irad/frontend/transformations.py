@@ -47,12 +47,13 @@ from irad.ir.types import describe, is_differentiable, is_float, is_tensor, shap
 GRADIENTS = ("grad", "value_and_grad")
 JACOBIANS = ("jacfwd", "jacrev")
 VMAP = "vmap"
+JVP = "jvp"  # irad.jvp called inside a program: its arguments are the primals, then the tangents
 
 
 class Transformation:
     """What the frontend reads of a transformation object (irad/api.py,
-    irad/jacobians.py, irad/vmapping.py): its `kind` (GRADIENTS, JACOBIANS or
-    VMAP), the function `f`, `argnums` and `has_aux`; a vmap's `in_axes`,
+    irad/jacobians.py, irad/vmapping.py): its `kind` (GRADIENTS, JACOBIANS, JVP:
+    irad.jvp inside a program, or VMAP), the function `f`, `argnums` and `has_aux`; a vmap's `in_axes`,
     `out_axes` and `axis_size` (JAX's)."""
 
     in_axes = 0
@@ -60,7 +61,7 @@ class Transformation:
     axis_size = None
 
     def __init__(self, kind: str, f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
-        if kind not in (*GRADIENTS, *JACOBIANS, VMAP):
+        if kind not in (*GRADIENTS, *JACOBIANS, JVP, VMAP):
             raise ValueError(f"unknown transformation {kind!r}")
         self.kind = kind
         self.f = f
@@ -82,6 +83,21 @@ def constructor(make: Callable) -> Callable:
     """Mark `make` as a function programs may call to make a transformation."""
     CONSTRUCTORS.add(make)
     return make
+
+
+# The API's functions a program may call with run-time values (irad.jvp), by what
+# the frontend lowers them to: "jvp" (a request), or "vjp" (refused: it returns a pullback).
+PROGRAM_CALLS: dict[Callable, str] = {}
+
+
+def program_call(kind: str) -> Callable[[Callable], Callable]:
+    """Mark an API function as one a program may call (`kind`: "jvp" or "vjp")."""
+
+    def mark(fn: Callable) -> Callable:
+        PROGRAM_CALLS[fn] = kind
+        return fn
+
+    return mark
 
 
 # ---- argnums and the leaves they select ---------------------------------------------
@@ -253,6 +269,34 @@ def lower_transformation(t: Transformation, primal: func.FuncOp, results: Tree, 
     if t.kind in JACOBIANS:
         return _jacobian_entry(t, primal, results, signature, nums, symbol(f"{name}.{t.kind}"))
     raise ValueError(f"unknown transformation {t.kind!r}")
+
+
+def jvp_entry(t: Transformation, primal: func.FuncOp, results: Tree, fixed: int, tangent_types: Sequence[Attribute],
+              name: str) -> tuple[func.FuncOp, Tree]:
+    """The entry of irad.jvp called inside a program: it takes primal's
+    arguments (the leaves of a closure's captured values, `fixed` of them,
+    then those of the primals), then one tangent per primal leaf, then the
+    hidden arguments; it returns `(out, tangent_out)` (with has_aux: `(out,
+    tangent_out, aux)`), tangent_out with None at int and bool results, as
+    irad.jvp does."""
+    arg_types = list(primal.function_type.inputs.data[: fixed + len(tangent_types)])
+    block = entry_block(primal, arg_types, tangent_types)
+    n, k = len(arg_types), len(tangent_types)
+    floats = [j for j in range(k) if is_differentiable(arg_types[fixed + j])]
+    outputs = list(primal.function_type.outputs.data)
+    request = JvpOp(primal.sym_name.data, [*block.args[:n], *block.args[n + k:], *(block.args[n + j] for j in floats)],
+                    [fixed + j for j in floats], [*outputs, *(u for u in outputs if is_differentiable(u))])
+    block.add_op(request)
+    out_tree, aux_tree = split_aux(t.f, results) if t.has_aux else (results, None)
+    n_out = len(leaf_types(out_tree))
+    values = list(request.results[: len(outputs)])
+    tangents = request.results[len(outputs): len(outputs) + sum(is_differentiable(u) for u in outputs[:n_out])]
+    trees = [out_tree, _floats_only(out_tree)]
+    returned = [*values[:n_out], *tangents]
+    if t.has_aux:
+        trees.append(aux_tree)
+        returned += values[n_out:]
+    return entry_function(primal, name, block, returned), tuple_tree(trees)
 
 
 def _gradient_entry(t: Transformation, primal: func.FuncOp, results: Tree, signature: Node, nums,
@@ -499,6 +543,7 @@ def lower_vmap(t: Transformation, primal: func.FuncOp, results: Tree, signature:
 
 
 __all__ = [
-    "CONSTRUCTORS", "GRADIENTS", "JACOBIANS", "Transformation", "VMAP", "element_signature", "lower_vmap", "constructor", "float_leaves",
-    "gradient_structure", "lower_transformation", "normalise_argnums", "ranges", "split_aux",
+    "CONSTRUCTORS", "GRADIENTS", "JACOBIANS", "JVP", "PROGRAM_CALLS", "Transformation", "VMAP", "constructor",
+    "element_signature", "float_leaves", "gradient_structure", "jvp_entry", "lower_transformation", "lower_vmap",
+    "normalise_argnums", "program_call", "ranges", "split_aux",
 ]
