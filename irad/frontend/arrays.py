@@ -195,6 +195,8 @@ class ArrayLowering:
         arrays = [T.element(v) for v in values if is_array(v)]
         if F64 in arrays or (F32 in arrays and any(is_int(e) for e in arrays)):
             return F64
+        if F32 in arrays and any(isinstance(v, SSAValue) and numpy_scalars.is_float64(v) for v in values):
+            return F64  # an np.float64 (or np.int64) number is not weak (NEP 50): x32 * np.float64(1.1)
         if F32 in arrays:
             return F32
         return F64
