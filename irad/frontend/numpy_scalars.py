@@ -67,6 +67,7 @@ def mark(value: SSAValue, kind: str) -> SSAValue:
         if attr is None:
             attr = _KIND_ATTRS[kind] = StringAttr(kind)
         value.owner.attributes[KIND] = attr
+        _KNOWN.pop(value, None)  # (float widths read the marks)
     return value
 
 
@@ -258,9 +259,22 @@ def assume_carried(values, widths) -> None:
             _CARRIED.setdefault(v.block, {})[v.index] = widths[i] if widths is not None else UNKNOWN
 
 
+# widths found by whole walks (no loop being lowered, no depth limit), kept for
+# the values' lifetime: each arithmetic op asks for its result's widths, and
+# would otherwise walk its whole expression again (quadratic in a long chain)
+_KNOWN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def float_widths(v: SSAValue) -> frozenset:
     """The numpy float widths `v` may have (see above)."""
-    return _Widths()(v) or frozenset({WEAK})
+    known = _KNOWN.get(v)
+    if known is not None:
+        return known
+    walk = _Widths()
+    found = walk(v) or frozenset({WEAK})
+    if not (walk.cut or walk.partial):
+        _KNOWN[v] = found
+    return found
 
 
 def is_float32(v: SSAValue) -> bool:
@@ -279,6 +293,7 @@ def mark_width(value: SSAValue, elem) -> SSAValue:
     """Say that the op-made `value` is a numpy float of element type `elem`."""
     if isa(value, SSAValue) and isa(value.owner, Operation):
         value.owner.attributes[WIDTH] = StringAttr("32" if elem == F32 else "64")
+        _KNOWN.pop(value, None)
     return value
 
 
@@ -304,6 +319,18 @@ class _Widths(_Walk):
     """float_widths by following ops back, as `kind` does."""
 
     LIMIT = UNKNOWN
+
+    def __init__(self):
+        super().__init__()
+        self.partial = False  # met the depth limit or a loop being lowered: not kept in _KNOWN
+
+    def __call__(self, v: SSAValue):
+        known = _KNOWN.get(v)
+        if known is not None:
+            return known
+        if len(self.open) > _DEPTH:
+            self.partial = True
+        return super().__call__(v)
 
     def _derive(self, v: SSAValue):
         if isinstance(v.type, IndexType):
@@ -338,6 +365,7 @@ class _Widths(_Walk):
             return (self(loop.iter_args[k]) or frozenset()) | (self(_yielded(loop.body.block, k)) or frozenset())
         assumed = _CARRIED.get(v.block, {}).get(v.index)
         if assumed is not None and loop is None:  # a loop being lowered
+            self.partial = True
             return assumed
         kinds = _PARAMETERS.get(v.block)
         if kinds is not None and v.index < len(kinds):
