@@ -18,7 +18,7 @@ import inspect
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import Float32Type, ModuleOp
 
 from irad.arguments import argument_trees, arguments, check_tree, normalise_argnums
 from irad.frontend.source import error_at, name_of
@@ -207,6 +207,9 @@ def _results_template(tree: Tree, names: dict) -> str:
 
     def write(t: Tree) -> str | None:
         if not isinstance(t, Node):
+            if isinstance(t, Float32Type):  # numpy's float32 number (pytrees.scalar_leaf)
+                names["_e_float32"] = np.float32
+                return "_e_float32({%d})" % next(leaves)
             return "{%d}" % next(leaves)
         items = [write(c) for c in t.children]
         if None in items:

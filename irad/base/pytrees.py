@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
+from xdsl.dialects.builtin import Float32Type
 from xdsl.ir import Attribute
 
 ACCEPTED = (
@@ -269,11 +270,19 @@ def python_key(obj: object, leaves: list) -> object:
 
 
 def unflatten(tree: Tree, leaves: Iterator) -> object:
-    """The Python object of `tree` with its leaves taken, in order, from `leaves`."""
+    """The Python object of `tree` with its leaves taken, in order, from `leaves`
+    (a float32 number as an np.float32, as numpy gives it: `scalar_leaf`)."""
     if not isinstance(tree, Node):
-        return next(leaves)
+        return scalar_leaf(tree, next(leaves))
     items = [unflatten(child, leaves) for child in tree.children]
     return build(tree.cls, tree.keys, items, tree.order)
+
+
+def scalar_leaf(t, value):
+    """A result leaf of IR type `t` as numpy has it: a backend returns a
+    float32 number as a Python float, numpy's is an np.float32 (the
+    cotangent of an np.float32 argument, `np.sum` of a float32 array)."""
+    return np.float32(value) if isinstance(t, Float32Type) else value
 
 
 def build(cls: type, keys: tuple, items: list, order: tuple = ()) -> object:

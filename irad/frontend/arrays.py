@@ -195,6 +195,8 @@ class ArrayLowering:
         arrays = [T.element(v) for v in values if is_array(v)]
         if F64 in arrays or (F32 in arrays and any(is_int(e) for e in arrays)):
             return F64
+        if F32 in arrays and any(isinstance(v, SSAValue) and numpy_scalars.is_float64(v) for v in values):
+            return F64  # an np.float64 (or np.int64) number is not weak (NEP 50): x32 * np.float64(1.1)
         if F32 in arrays:
             return F32
         return F64
@@ -514,6 +516,12 @@ class ArrayLowering:
         (x,) = self.floats(node, x)
         dims = T.shape(x)
         axes = self.static_axes(axis, len(dims), node)
+        if combiner in _NO_IDENTITY and math.prod(dims[a] for a in axes) == 0:
+            which = _NO_IDENTITY[combiner]
+            raise self.error(node, f"np.{which} over no elements (an array of shape {tuple(dims)}, axes {axes}): "
+                             f"a reduction by {which} has no identity, numpy raises ValueError",
+                             f"reduce a non-empty array (test `x.size` first), or write the value the empty "
+                             f"case should have, e.g. `np.{which}(x) if x.size else 0.0`")
         keep = self.static(keepdims, node, "keepdims")
         if keep:
             reduced = T.reduce(self.em, x, axes, combiner)
@@ -995,6 +1003,8 @@ def _reduction(combiner):
 
 
 _COUNTING = (arith.AddfOp, arith.MulfOp)
+# the reductions numpy refuses over no elements, by the name numpy gives them
+_NO_IDENTITY = {arith.MaximumfOp: "max", arith.MinimumfOp: "min"}
 
 
 numpy_function(np.sum, params=("a", "?axis", "?keepdims"))(_reduction(arith.AddfOp))

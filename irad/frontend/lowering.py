@@ -74,7 +74,7 @@ from irad.frontend.source import (
     name_of,
     parse_function,
 )
-from irad.ir.types import F64, I1, I64, describe, is_bool, is_float, is_int, type_of_value
+from irad.ir.types import F32, F64, I1, I64, describe, is_bool, is_float, is_int, type_of_value
 from irad.ir.isa import isa
 
 # The largest literal integer exponent expanded into multiplications.
@@ -898,6 +898,8 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
                 "write it as a float literal (e.g. 1e23) if a float is what you need",
             )
         value = self.em.const(obj, t)
+        if isinstance(obj, (np.floating, np.signedinteger)):  # not weak (NEP 50): np.float32, np.float64, np.int64
+            numpy_scalars.mark_width(value, F32 if isinstance(obj, np.float32) else F64)
         return numpy_scalars.mark(value, numpy_scalars.NUMPY) if isinstance(obj, np.generic) else value
 
     def integer(self, n: int, node: ast.AST) -> Value:
@@ -1186,7 +1188,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
             else:
                 a, b = em.to_float(left), em.to_float(right)
             folded = _fold_floats(op, a, b)
-            return em.const(folded, a.type) if folded is not None else em.div(a, b)
+            return em.const(folded, a.type) if folded is not None else numpy_scalars.round_float32(em, em.div(a, b))
         a, b = em.unify(left, right)
         floating = is_float(a.type)
         if floating:
@@ -1198,12 +1200,14 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
             if folded is not None:  # exact, as Python computes it
                 return self.integer(folded, node)
             checked = integers.CheckedIntegers(em, self.src.location(node))
+        if floating and isinstance(op, (ast.Add, ast.Sub, ast.Mult)):  # an np.float32's in float32
+            return numpy_scalars.round_float32(em, {ast.Add: em.add, ast.Sub: em.sub, ast.Mult: em.mul}[type(op)](a, b))
         if isinstance(op, ast.Add):
-            return em.add(a, b) if floating else checked.add(a, b)
+            return checked.add(a, b)
         if isinstance(op, ast.Sub):
-            return em.sub(a, b) if floating else checked.sub(a, b)
+            return checked.sub(a, b)
         if isinstance(op, ast.Mult):
-            return em.mul(a, b) if floating else checked.mul(a, b)
+            return checked.mul(a, b)
         if isinstance(op, (ast.FloorDiv, ast.Mod)):
             symbol = "//" if isinstance(op, ast.FloorDiv) else "%"
             if floating:  # through fmod, as CPython computes them (float_division.py)
@@ -1318,15 +1322,16 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
             base = em.to_int(base) if is_bool(base.type) else base
             if n < 0 and not is_float(base.type):
                 base = em.to_float(base)
-            if is_float(base.type):
-                result = _power_by_squaring(em, base, abs(n), lambda a, b: em.op(arith.MulfOp(a, b)))
+            if is_float(base.type):  # an np.float32 base: each product in float32, as numpy's square
+                result = _power_by_squaring(
+                    em, base, abs(n), lambda a, b: numpy_scalars.round_float32(em, em.op(arith.MulfOp(a, b))))
             elif integers.constant_int(base) is not None:  # exact, as Python computes it
                 return self.integer(integers.constant_int(base) ** n, node)
             else:
                 checked = integers.CheckedIntegers(em, self.src.location(node))
                 result = _power_by_squaring(em, base, n, checked.mul)
             if n < 0:
-                return em.op(arith.DivfOp(em.const(1.0, base.type), result))
+                return numpy_scalars.round_float32(em, em.op(arith.DivfOp(em.const(1.0, base.type), result)))
             return result
         if exponent is None:
             exponent = self.number(exponent_node)
@@ -1337,7 +1342,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
                 "write float(base) ** n",
             )
         a, b = em.unify(em.to_float(base), em.to_float(exponent))
-        return em.op(mathd.PowFOp(a, b))
+        return numpy_scalars.round_float32(em, em.op(mathd.PowFOp(a, b)))
 
     def expr_Compare(self, node: ast.Compare) -> Value:
         left = self.expr(node.left)

@@ -78,6 +78,31 @@ def _splat(b, op, dy):
     return _none(op, [T.reduce_all(b, dy)])
 
 
+def _others_product(b, x_value: SSAValue, y_value: SSAValue, dims) -> SSAValue:
+    """d prod(x) / d x_i, per element of x: the product of the elements x_i is
+    reduced with, never a division by zero (JAX's value where an x_i is 0),
+    written so that its own derivative is right too (a Hessian). Where
+    x_i != 0 it is prod / x_i, through the product itself (its derivative in
+    a zero x_j is the product of the rest); where x_i == 0 it is the product
+    q of the non-zero elements times 1 if x_i is the only zero, times the
+    other zero x_j if there are two (0, of derivative q in x_j), else 0."""
+    x, y = b.primal(x_value), b.primal(y_value)
+    zeros, ones = T.dense(b, 0.0, x.type), T.dense(b, 1.0, x.type)
+    is_zero = T.compare(b, "oeq", x, zeros)
+    safe_x = T.select(b, is_zero, ones, x)
+    divided = b.div(T.broadcast_back(b, y, x_value, dims), safe_x)
+
+    def spread(v):
+        return T.broadcast_back(b, T.reduce(b, v, dims), x_value, dims)
+
+    nonzero = T.broadcast_back(b, T.reduce(b, safe_x, dims, arith.MulfOp), x_value, dims)
+    count = spread(T.to_float(b, is_zero, T.element(x)))
+    other_zero = b.sub(spread(T.select(b, is_zero, x, zeros)), x)  # 0, the other of two zeros
+    two = T.select(b, T.compare(b, "oeq", count, T.dense(b, 2.0, x.type)), other_zero, zeros)
+    factor = T.select(b, T.compare(b, "oeq", count, ones), ones, two)
+    return T.select(b, is_zero, b.mul(nonzero, factor), divided)
+
+
 def _reduce_tangent(b, op: Operation) -> SSAValue:
     dims = op.dimensions.get_values()
     combiner = next(iter(op.regions[0].block.ops))
@@ -88,7 +113,7 @@ def _reduce_tangent(b, op: Operation) -> SSAValue:
     x, y = b.primal(x_value), b.primal(op.results[0])
     y_spread = T.broadcast_back(b, y, x_value, dims)
     if isinstance(combiner, arith.MulfOp):
-        return T.reduce(b, b.mul(t, b.div(y_spread, x)), dims)  # d prod = sum(t * prod / x)
+        return T.reduce(b, b.mul(t, _others_product(b, x_value, op.results[0], dims)), dims)
     if not isinstance(combiner, (arith.MaximumfOp, arith.MinimumfOp, arith.MaxnumfOp, arith.MinnumfOp)):
         raise DifferentiationError(f"forward mode: no tangent rule for a reduction by {combiner.name}")
     hits = T.to_float(b, T.compare(b, "oeq", x, y_spread), T.element(x))
@@ -106,8 +131,7 @@ def _reduce(b, op, dy):
     x, y = b.primal(x_value), b.primal(op.results[0])
     spread = T.broadcast_back(b, dy, x_value, dims)
     if isinstance(combiner, arith.MulfOp):
-        # d prod / d x_i = prod / x_i (undefined where an x_i is 0)
-        return _none(op, [b.mul(spread, b.div(T.broadcast_back(b, y, x_value, dims), x))])
+        return _none(op, [b.mul(spread, _others_product(b, x_value, op.results[0], dims))])
     # max/min: the cotangent is shared equally by the elements that attain it
     hits = T.compare(b, "oeq", x, T.broadcast_back(b, y, x_value, dims))
     as_float = T.to_float(b, hits, T.element(x))
