@@ -38,6 +38,9 @@ class _JacobianFunction(TransformationFunction):
         self.backend = check_backend(backend)
         self.__name__ = f"{mode}({name_of(f)})"
 
+    def options(self) -> tuple:
+        return (self.backend,)
+
     def _compiled(self, signature: Node) -> tuple[Compiled, tuple]:
         """The compiled Jacobian, and the hidden arrays' values."""
         nums = normalise_argnums(self.f, self.argnums, signature)
