@@ -244,40 +244,62 @@ _checkers = itertools.count()
 
 
 def _checker(guards: tuple[Guard, ...]):
-    """A function that says whether every guard holds (False if a place is gone)."""
+    """A function that says whether every guard holds (False if a place is gone).
+
+    One `and` of one term per guard, in recording order: an object read on the
+    way to a place (`CFG`, then `CFG["inner"]`) is bound to a name the first
+    time and reused by later terms, and an unchanged value is recognised by
+    identity before its type and value are compared."""
     if not guards:
         return _always
-    env: dict[str, object] = {}
+    env: dict[str, object] = {"_type": type, "_len": len, "_tuple": tuple}
+    read: dict[tuple, str] = {}  # a path (holder, name, steps so far) -> the name bound to its object
 
     def bind(obj) -> str:
         name = f"_c{len(env)}"
         env[name] = obj
         return name
 
+    def path_of(place: Global) -> tuple[str, str]:
+        """The expression reading `place` (binding what it reads on the way), and its name."""
+        path: tuple = (id(place.holder), place.kind, place.name)
+        if path in read:
+            expr = read[path]
+        else:
+            if place.kind == CLOSURE:
+                root = f"{bind(place.holder)}.cell_contents"
+            elif place.kind == DEFAULT:
+                index = _default_index(place.holder, place.name)
+                root = f"{bind(place.holder)}.__defaults__[{index}]" if index >= 0 else f"{bind(place.read)}()"
+            else:
+                root = f"{bind(place.holder)}[{bind(place.name)}]"
+            read[path] = name = f"_v{len(read)}"
+            expr = f"({name} := {root})"
+        for kind, step in place.steps:
+            path = (*path, kind, step)
+            if path in read:
+                expr = read[path]
+                continue
+            part = f".{step}" if kind == "attr" else f"[{bind(slice(*step) if kind == 'slice' else step)}]"
+            read[path] = name = f"_v{len(read)}"
+            expr = f"({name} := {expr}{part})"
+        return expr, read[path]
+
     terms = []
     for guard in guards:
-        place = guard.place
-        if place.kind == CLOSURE:
-            read = f"{bind(place.holder)}.cell_contents"
-        elif place.kind == DEFAULT:
-            index = _default_index(place.holder, place.name)
-            read = f"{bind(place.holder)}.__defaults__[{index}]" if index >= 0 else f"{bind(place.read)}()"
-        else:
-            read = f"{bind(place.holder)}[{bind(place.name)}]"
-        for kind, step in place.steps:
-            read = f"{read}.{step}" if kind == "attr" else f"{read}[{bind(slice(*step) if kind == 'slice' else step)}]"
+        expr, x = path_of(guard.place)
         if guard.kind == SAME:
-            terms.append(f"{read} is {bind(guard.expected)}")
+            terms.append(f"{expr} is {bind(guard.expected)}")
         elif guard.kind == LAYOUT:
             cls, length, keys = guard.expected
-            term = f"type(_x := {read}) is {bind(cls)} and len(_x) == {length}"
-            terms.append(term + (f" and tuple(_x) == {bind(keys)}" if keys is not None else ""))
+            term = f"_type({expr}) is {bind(cls)} and _len({x}) == {length}"
+            terms.append(term + (f" and _tuple({x}) == {bind(keys)}" if keys is not None else ""))
         else:
             v = bind(guard.expected)
-            terms.append(f"type(_x := {read}) is {bind(type(guard.expected))} and (_x is {v} or _x == {v})")
+            terms.append(f"{expr} is {v} or (_type({x}) is {bind(type(guard.expected))} and {x} == {v})")
     body = " and ".join(f"({t})" for t in terms)
     source = (f"def _make({', '.join(env)}):\n    def holds():\n        try:\n"
-              f"            return bool({body})\n        except Exception:\n            return False\n"
+              f"            return {body}\n        except Exception:\n            return False\n"
               "    return holds\n")
     scope: dict = {}
     exec(compile(source, f"<irad guards #{next(_checkers)}>", "exec"), {}, scope)
