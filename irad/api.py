@@ -8,8 +8,10 @@ per function, argument signature (the arguments' pytree structure and their
 leaves' types: irad/arguments.py), backend object (with its options) and rule-table version, so a rule
 edit forces a recompile, and per dtype and shape of the global arrays the
 function reads: those are hidden arguments, read at each call and passed
-after the function's own (irad/frontend/globals.py). Results come back in the
-structure the function returns (a dict for a dict, ...).
+after the function's own (irad/frontend/globals.py), and per value it baked in
+of what it read from outside (numbers, strings, containers' layouts, functions:
+guards, checked at each call). Results come back in the structure the function
+returns (a dict for a dict, ...).
 """
 
 from __future__ import annotations

@@ -200,12 +200,21 @@ class Guards:
 
     def __init__(self) -> None:
         self.found: dict[Global, Guard] = {}
+        self.whole: set[tuple] = set()  # the places of tuples and lists compared whole
 
     def observe(self, place: Global, obj: object) -> None:
-        if place not in self.found:
-            guard = guard_of(place, obj)
-            if guard is not None:
-                self.found[place] = guard
+        if place in self.found or self._within_whole(place):
+            return
+        guard = guard_of(place, obj)
+        if guard is not None:
+            self.found[place] = guard
+            if guard.kind == VALUE and isinstance(obj, (tuple, list)):
+                self.whole.add(place._identity())
+
+    def _within_whole(self, place: Global) -> bool:
+        """Is `place` inside a tuple or list whose guard compares it whole (an item of it)?"""
+        holder, name, steps = place._identity()
+        return bool(self.whole) and any((holder, name, steps[:k]) in self.whole for k in range(len(steps)))
 
     def freeze(self) -> CallGuards:
         return CallGuards(tuple(self.found.values()))

@@ -232,6 +232,7 @@ def _fingerprint_of_source(code: types.CodeType, node, line_offset: int):
 
 def _fingerprint(code: types.CodeType) -> tuple:
     names = {_MANGLED.sub(r"\1", n) for n in (*code.co_names, *code.co_varnames, *code.co_freevars, *code.co_cellvars)}
+    names.discard("__class__")  # the cell `super()` needs, made only inside a class body
     consts = tuple(_fingerprint(c) if isinstance(c, types.CodeType) else (type(c), repr(c)) for c in code.co_consts)
     lines = frozenset(line for _, _, line in code.co_lines() if line is not None)
     return code.co_name, frozenset(names), consts, lines
