@@ -113,7 +113,7 @@ def _warn_recompiles(last: Compiled) -> None:
     warnings.warn(
         f"irad: {last.hidden.reader} was compiled {MAX_VARIANTS} times for new values of {changed}, "
         "which it reads from outside its arguments and bakes in; pass a value that keeps changing "
-        "as an argument (docs/python-subset.md#values-read-from-outside)",
+        "as an argument (docs/python-subset.md#values-read-from-outside-guards)",
         IradWarning,
         stacklevel=4,
     )
