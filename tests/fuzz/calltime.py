@@ -150,26 +150,31 @@ def check_mutations(source: str, changes: list, directory: Path, backends=("pyth
         for g, b in zip(grads, backends):
             for call in range(2):  # the second through the call entry
                 _agrees(g(x), expected, f"{b}, call {call} after changes {changes[:step]}")
-    if threads:
-        fresh = irad.grad(module.f)  # first called from the threads
-        expected = [_expected(module.f, POINTS[k % len(POINTS)]) for k in range(threads)]
-        results: list = [None] * threads
-        start = threading.Barrier(threads)
+    for b in backends if threads else ():
+        _from_threads(irad.grad(module.f, backend=b), module.f, threads, b)
 
-        def work(k: int) -> None:
-            start.wait()
-            try:
-                results[k] = [fresh(POINTS[k % len(POINTS)]) for _ in range(3)]
-            except BaseException as exc:  # noqa: BLE001 -- reported below, with the thread
-                results[k] = exc
 
-        pool = [threading.Thread(target=work, args=(k,)) for k in range(threads)]
-        for t in pool:
-            t.start()
-        for t in pool:
-            t.join()
-        for k, found in enumerate(results):
-            if isinstance(found, BaseException):
-                raise AssertionError(f"thread {k} raised {found!r}") from found
-            for got in found:
-                _agrees(got, expected[k], f"thread {k}")
+def _from_threads(fresh, f, threads: int, backend: str) -> None:
+    """`fresh`, a gradient not called yet, called at once from `threads` threads
+    (their first calls compile it), each at its own point, three times."""
+    expected = [_expected(f, POINTS[k % len(POINTS)]) for k in range(threads)]
+    results: list = [None] * threads
+    start = threading.Barrier(threads)
+
+    def work(k: int) -> None:
+        start.wait()
+        try:
+            results[k] = [fresh(POINTS[k % len(POINTS)]) for _ in range(3)]
+        except BaseException as exc:  # noqa: BLE001 -- reported below, with the thread
+            results[k] = exc
+
+    pool = [threading.Thread(target=work, args=(k,)) for k in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    for k, found in enumerate(results):
+        if isinstance(found, BaseException):
+            raise AssertionError(f"{backend}, thread {k} raised {found!r}") from found
+        for got in found:
+            _agrees(got, expected[k], f"{backend}, thread {k}")

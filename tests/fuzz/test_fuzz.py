@@ -121,6 +121,6 @@ def test_values_changed_between_calls_natively():
     @settings(SETTINGS, max_examples=max(1, int(LONG) // 50) if LONG else 2)
     @given(case=mutation_cases())
     def run(case):
-        check_mutations(*case, WORK, backends=("python", "native"))
+        check_mutations(*case, WORK, backends=("python", "native"), threads=3)
 
     run()
