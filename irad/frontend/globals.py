@@ -31,7 +31,7 @@ constants, guarded (below).
 
 Everything else read from outside and used while lowering is baked into the
 IR: numbers, strings, None, the length and keys of a container, the function
-a name calls. Each such read is a *guard* (`Guards`, one per module lowered,
+a name calls, the class of an object whose methods it calls. Each such read is a *guard* (`Guards`, one per module lowered,
 which every `Global` of the module carries): the place and what was found
 there. `Static` reports each object it holds with an origin (`observe`), so no
 path of the frontend can bake a value unguarded. `CallGuards.holds()`, a
@@ -144,7 +144,8 @@ def _default(fn, name: str) -> object:
 
 
 # ---- guards: what a module baked in of the values it read from outside ---------------
-VALUE, LAYOUT, SAME = "value", "layout", "same"
+VALUE, LAYOUT, SAME, TYPE = "value", "layout", "same", "type"
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a `class` statement (not numpy's or Python's own)
 _VALUES = (bool, int, float, complex, str, bytes, type(None), np.generic)
 _CONTAINERS = (tuple, list, dict)
 
@@ -154,8 +155,9 @@ class Guard:
     """What a module assumed of the object at `place`: its exact type and value
     (VALUE: a number, string, None, or a tuple or list of them), its type and
     layout (LAYOUT: another container's length and, for a dict, its keys in
-    order; its items have guards of their own where they are read), or that it
-    is that very object (SAME: a Python function it calls)."""
+    order; its items have guards of their own where they are read), that it
+    is that very object (SAME: a Python function it calls), or its class
+    (TYPE: an object of a class defined in Python, whose methods it calls)."""
 
     place: Global
     kind: str
@@ -164,6 +166,8 @@ class Guard:
     def holds_for(self, obj: object) -> bool:
         if self.kind == SAME:
             return obj is self.expected
+        if self.kind == TYPE:
+            return type(obj) is self.expected
         if self.kind == LAYOUT:
             return _layout(obj) == self.expected
         return type(obj) is type(self.expected) and (obj is self.expected or bool(obj == self.expected))
@@ -192,6 +196,8 @@ def guard_of(place: Global, obj: object) -> Guard | None:
         return Guard(place, LAYOUT, _layout(obj))
     if isinstance(obj, types.FunctionType):
         return Guard(place, SAME, obj)
+    if type(obj).__flags__ & _HEAP_TYPE:  # an object of a Python class: its methods are its class's
+        return Guard(place, TYPE, type(obj))
     return None
 
 
@@ -299,6 +305,8 @@ def _checker(guards: tuple[Guard, ...]):
         expr, x = path_of(guard.place)
         if guard.kind == SAME:
             terms.append(f"{expr} is {bind(guard.expected)}")
+        elif guard.kind == TYPE:
+            terms.append(f"_type({expr}) is {bind(guard.expected)}")
         elif guard.kind == LAYOUT:
             cls, length, keys = guard.expected
             term = f"_type({expr}) is {bind(cls)} and _len({x}) == {length}"

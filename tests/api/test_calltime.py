@@ -17,6 +17,7 @@ Gradients are checked against central differences of the programs in float64.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gc
 import importlib
 import os
@@ -149,6 +150,49 @@ def test_a_tuple_used_whole_as_a_shape_and_a_list_item_as_an_axis(monkeypatch):
     agrees(g, f, x)
     AXES[0] = 1
     agrees(g, f, x)
+
+
+class Square:
+    def __init__(self, w):
+        self.w = w
+
+    def forward(self, x):
+        return self.w * np.sum(x ** 2)
+
+
+class Cube(Square):
+    def forward(self, x):
+        return self.w * np.sum(x ** 3)
+
+
+def scaled_square(s, x):
+    return s * np.sum(x ** 2)
+
+
+def scaled_cube(s, x):
+    return s * np.sum(x ** 3)
+
+
+def test_a_rebound_object_of_another_class_and_a_rebound_partial(monkeypatch):
+    monkeypatch.setattr(THIS, "MODEL", Square(2.0), raising=False)
+    monkeypatch.setattr(THIS, "PARTIAL", functools.partial(scaled_square, 2.0), raising=False)
+
+    def through_model(x):
+        return MODEL.forward(x)
+
+    def through_partial(x):
+        return PARTIAL(x)
+
+    for f in (through_model, through_partial):
+        g = irad.grad(f)
+        agrees(g, f)
+        monkeypatch.setattr(THIS, "MODEL", Cube(2.0))  # its method is another
+        monkeypatch.setattr(THIS, "PARTIAL", functools.partial(scaled_cube, 2.0))
+        agrees(g, f)
+        MODEL.w = -1.5
+        agrees(g, f)
+        monkeypatch.setattr(THIS, "MODEL", Square(2.0))
+        monkeypatch.setattr(THIS, "PARTIAL", functools.partial(scaled_square, 2.0))
 
 
 def test_closure_cell_and_rebound_helper(monkeypatch):
