@@ -8,8 +8,10 @@ per function, argument signature (the arguments' pytree structure and their
 leaves' types: irad/arguments.py), backend object (with its options) and rule-table version, so a rule
 edit forces a recompile, and per dtype and shape of the global arrays the
 function reads: those are hidden arguments, read at each call and passed
-after the function's own (irad/frontend/globals.py). Results come back in the
-structure the function returns (a dict for a dict, ...).
+after the function's own (irad/frontend/globals.py), and per value it baked in
+of what it read from outside (numbers, strings, containers' layouts, functions:
+guards, checked at each call). Results come back in the structure the function
+returns (a dict for a dict, ...).
 """
 
 from __future__ import annotations
@@ -114,6 +116,9 @@ class _GradFunction(TransformationFunction):
         plain = code is not None and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
         self._arity = code.co_argcount if plain else -1  # called with exactly these: no binding
 
+    def options(self) -> tuple:
+        return self.checkpoint, self.backend
+
     def _compiled(self, signature: Node) -> tuple[Compiled, tuple]:
         """The compiled gradient for these arguments, and the hidden arrays' values."""
         variants = self._variants(signature)
@@ -171,7 +176,8 @@ class _GradFunction(TransformationFunction):
                     break
         key = (tuple(kinds), self._table.version) if kinds is not None else None
         variants = self._by_python_types.get(key) if key is not None else None
-        if not (variants and len(variants) == 1 and not variants[0].hidden.globals):
+        compiled = _without_hidden_arrays(variants) if variants else None
+        if compiled is None:
             leaves, signature = arguments(self.f, args, kwargs)
             if key is not None:
                 self._by_python_types[key] = self._variants(signature)
@@ -180,7 +186,6 @@ class _GradFunction(TransformationFunction):
             return unflatten(compiled.results, iter(results))
         # Plain arguments of a compiled signature seen before: from now on its
         # entry takes them (a gradient called once never makes a class or an entry).
-        compiled = variants[0]
         self._enter(key, compiled)
         return unflatten(compiled.results, iter(run_compiled(compiled.run, args, compiled.code)))
 
@@ -191,12 +196,20 @@ class _GradFunction(TransformationFunction):
         if entry is None:
             names: dict = {}
             plan = EntryPlan(key[0], _results_template(compiled.results, names), _GradFunction._general,
-                             self._table, key[1], names)
+                             self._table, key[1], names, compiled.hidden.guards.check)
             entry = compiled.entries[key] = compiled.enter(plan)
         cls = type(self)
         if cls is _GradFunction:
             cls = self.__class__ = type(cls.__name__, (cls,), {"__module__": cls.__module__})
         cls.__call__ = entry
+
+
+def _without_hidden_arrays(variants: list[Compiled]) -> Compiled | None:
+    """The variant an entry can run: when no variant reads global arrays (which
+    only the general path passes), the one whose guards hold now."""
+    if any(compiled.hidden.globals for compiled in variants):
+        return None
+    return next((compiled for compiled in variants if compiled.hidden.guards.holds()), None)
 
 
 def _results_template(tree: Tree, names: dict) -> str:

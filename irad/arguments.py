@@ -25,7 +25,7 @@ from xdsl.ir import Attribute
 
 from irad.frontend import bind_arguments
 from irad.frontend.lowering import flatten_arguments, parameter_names
-from irad.base.pytrees import BadLeaf, Node, Tree, node_items, python_key, step, unflatten
+from irad.base.pytrees import BadLeaf, Node, Tree, node_items, python_key, show, step, unflatten
 from irad.frontend import transformations
 from irad.frontend.source import call_site, error_at, name_of
 from irad.frontend.transformations import ranges
@@ -82,7 +82,7 @@ def check_tree(f, what: str, value, tree: Tree, skip_inactive: bool) -> list:
             return
         items = _items(v, t)
         if items is None:
-            raise error_at(f, f"{path} must have the structure {t!r}, got {_short(v)}")
+            raise error_at(f, f"{path} must have the structure {show(t, describe)}, got {_short(v)}")
         for key, child, item in zip(t.keys, t.children, items):
             walk(item, child, path + step(t.cls, key))
 

@@ -56,6 +56,9 @@ class _VmapFunction(TransformationFunction):
         self._codes[id(compiled.code)] = compiled.code
         return compiled, hidden
 
+    def options(self) -> tuple:
+        return _frozen(self.in_axes), _frozen(self.out_axes), self.axis_size, self.backend
+
     def _recipe(self) -> tuple[Callable, tuple, dict]:
         return vmap, (self.f, self.in_axes, self.out_axes), {"axis_size": self.axis_size, "backend": self.backend}
 

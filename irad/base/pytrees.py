@@ -161,6 +161,23 @@ class BadLeaf(Exception):
         return f"{self.path} {what}"
 
 
+def show(tree: Tree, leaf: Callable[[object], str]) -> str:
+    """`tree` for a message: its containers as Python writes them (`{'a': ..., 'b': ...}`,
+    `(..., ...)`, `State(v=...)`), each leaf as `leaf` says (never an IR type's repr)."""
+    if not isinstance(tree, Node):
+        return leaf(tree)
+    if tree.cls is _NONE:
+        return "None"
+    items = [show(c, leaf) for c in tree.children]
+    if tree.cls is dict:
+        return "{" + ", ".join(f"{k!r}: {i}" for k, i in zip(tree.keys, items)) + "}"
+    if tree.cls is list:
+        return "[" + ", ".join(items) + "]"
+    if tree.cls is tuple:
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    return f"{tree.cls.__name__}(" + ", ".join(f"{k}={i}" for k, i in zip(tree.keys, items)) + ")"
+
+
 def describe_object(obj: object) -> str:
     if isinstance(obj, np.ndarray):
         return f"a numpy array of dtype {obj.dtype}"

@@ -39,7 +39,7 @@ from irad.frontend.held_ints import HeldInts, zero_divisor_of_ints
 from irad.frontend.numpy_table import NUMPY, library_entries, numpy_function, numpy_name, numpy_signature, parameters
 from irad.frontend.values import Static, is_array
 from irad.frontend.views import Reshape, Slice, Transpose, Views
-from irad.ir.types import F32, F64, I1, I64, is_bool, is_float, is_int
+from irad.ir.types import F32, F64, I1, I64, describe, is_bool, is_float, is_int
 from irad.ir import gather as G
 from irad.ir import contraction
 from irad.ir import tensor as T
@@ -741,7 +741,7 @@ class ArrayLowering:
             return i % n
         v = self.value(value, node)
         if not is_int(v.type):
-            raise self.error(node, f"array indices must be ints, got a {v.type} value")
+            raise self.error(node, f"array indices must be ints, got {describe(v.type)}")
         em = self.em
         above = em.op(arith.CmpiOp(v, em.const(-n, I64), "sge"))
         below = em.op(arith.CmpiOp(v, em.const(n, I64), "slt"))

@@ -149,7 +149,8 @@ class CallLowering:
             part = (lambda step, i: origin.attribute(step).item(i)) if origin is not None else (lambda *_: None)
             bound = [self._static_value(Static(a, part("args", i)), node) for i, a in enumerate(obj.args)]
             keywords = {k: self._static_value(Static(v, part("keywords", k)), node) for k, v in obj.keywords.items()}
-            return self.call_value(Static(obj.func), [*bound, *args], {**keywords, **kwargs}, node)
+            func = Static(obj.func, origin and origin.attribute("func"))  # guarded: a rebound partial's function
+            return self.call_value(func, [*bound, *args], {**keywords, **kwargs}, node)
         if isinstance(obj, Transformation):  # irad.grad(f), ...
             return self._external_call(obj, args, kwargs, node)
         if is_record_class(obj):  # State(x=..., v=...)

@@ -41,7 +41,7 @@ from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
 from irad.frontend import containers, contexts, held_ints, integers, joins, number_joins, numpy_scalars, primitives
 from irad.frontend.emitter import Emitter
 from irad.frontend.float_division import floor_divide, remainder
-from irad.frontend.globals import CLOSURE, DEFAULT, Global, HiddenArguments, HiddenGlobals, is_hidden
+from irad.frontend.globals import CLOSURE, DEFAULT, Global, Guards, HiddenArguments, HiddenGlobals, is_hidden
 from irad.frontend.numpy_shapes import index_concatenate
 from irad.frontend.numpy_table import NUMPY, library_entries
 from irad.base import pytrees
@@ -113,6 +113,9 @@ class ModuleLowering:
         self.table = table
         self.symbols_by_key = symbols_by_key
         self.hidden_globals = hidden_globals
+        # what the module bakes in of the values it reads from outside, checked at each call
+        # (globals.py); a rule's module is built once per signature, with no call to check it
+        self.guards = Guards() if hidden_globals else None
         self._globals: dict[str, tuple[Global, ...]] = {}  # function symbol -> its hidden globals
         self._results: dict[str, Tree] = {}  # function symbol -> the tree of its results
         # function symbol -> per result, is it a new array of its own (views.Views.own_results)
@@ -432,7 +435,7 @@ def lower_function(
         ) from None
     entry.sym_visibility = None  # the entry point is public, helpers private
     held_ints.strip(lowering.module)
-    hidden = HiddenGlobals.now(lowering.globals_of(entry), describe_callable(fn))
+    hidden = HiddenGlobals.now(lowering.globals_of(entry), describe_callable(fn), lowering.guards.freeze())
     return lowering.module, entry.sym_name.data, hidden, lowering.results_of(entry)
 
 
@@ -678,7 +681,8 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
             elif closure is not None:
                 value = param.default  # the value it had at the `def`
             else:
-                where = Global(self.fn, name, DEFAULT) if param.kind <= param.POSITIONAL_OR_KEYWORD else None
+                where = Global(self.fn, name, DEFAULT, guards=self.owner.guards) \
+                    if param.kind <= param.POSITIONAL_OR_KEYWORD else None
                 value = self._static_value(Static(param.default, where), tree)
             if param.kind == param.VAR_KEYWORD:
                 value = Keywords(tuple(value.items()))
@@ -954,11 +958,11 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
         globals, or the builtins (None: nowhere)."""
         code = self.fn.__code__
         if name in code.co_freevars and self.fn.__closure__:
-            return Global(self.fn.__closure__[code.co_freevars.index(name)], name, CLOSURE)
+            return Global(self.fn.__closure__[code.co_freevars.index(name)], name, CLOSURE, guards=self.owner.guards)
         if name in self.fn.__globals__:
-            return Global(self.fn.__globals__, name)
+            return Global(self.fn.__globals__, name, guards=self.owner.guards)
         if hasattr(builtins, name):
-            return Global(vars(builtins), name)
+            return Global(vars(builtins), name, guards=self.owner.guards)
         return None
 
     def global_value(self, name: str) -> object:
@@ -1085,8 +1089,6 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
             item = base.obj[index]
         except (IndexError, KeyError):
             raise self.src.error(node, f"index {index!r} is not in {_kind(base)}") from None
-        if isinstance(index, slice):
-            return Static(item)
         return Static(item, base.origin and base.origin.item(index))
 
     def _sequence_index(self, node: ast.Subscript) -> int | slice | SSAValue:

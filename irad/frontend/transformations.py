@@ -73,6 +73,28 @@ class Transformation:
         """One argument's tree (an int `argnums`) rather than a tuple of them."""
         return isinstance(self.argnums, numbers.Integral)
 
+    def options(self) -> tuple:
+        """What else decides the code (a backend, checkpointing), for equality."""
+        return ()
+
+    def identity(self) -> tuple:
+        """What the transformation is: two made alike are equal, so compiled code
+        keyed on one (the inner grad of `irad.hessian(f)`, made anew at each
+        step of a loop) is found again rather than compiled again."""
+        argnums = self.argnums
+        if isinstance(argnums, Sequence) and not isinstance(argnums, str):
+            argnums = ("seq", *argnums)  # a list and a tuple select the same arguments
+        return self.kind, self.f, argnums, self.has_aux, self.options()
+
+    def __eq__(self, other) -> bool:
+        return self is other or isinstance(other, Transformation) and self.identity() == other.identity()
+
+    def __hash__(self) -> int:
+        try:
+            return hash(self.identity())
+        except TypeError:  # an unhashable callable or argnums: equal only to itself, in practice
+            return id(self)
+
 
 # The functions that make transformations (irad.grad, irad.jacfwd, ...): a
 # program may apply them while it is lowered (irad.grad(g) inside f).
