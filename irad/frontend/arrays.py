@@ -39,7 +39,7 @@ from irad.frontend.held_ints import HeldInts, zero_divisor_of_ints
 from irad.frontend.numpy_table import NUMPY, library_entries, numpy_function, numpy_name, numpy_signature, parameters
 from irad.frontend.values import Static, is_array
 from irad.frontend.views import Reshape, Slice, Transpose, Views
-from irad.ir.types import F32, F64, I1, I64, is_bool, is_float, is_int
+from irad.ir.types import F32, F64, I1, I64, dtype_name, is_bool, is_float, is_int
 from irad.ir import gather as G
 from irad.ir import contraction
 from irad.ir import tensor as T
@@ -256,10 +256,12 @@ class ArrayLowering:
         classes = {ast.Add: arith.AddiOp, ast.Sub: arith.SubiOp, ast.Mult: arith.MuliOp}
         if type(op) not in classes:
             raise self.error(node, f"the operator {type(op).__name__} on arrays is not supported")
-        if all(is_bool(T.element(v)) for v in (a, b)):
-            raise self.error(node, "arithmetic between two bool arrays is not supported "
-                             "(numpy: + is `or`, * is `and`, - an error)",
-                             "use `|` or `&`, or convert one to int or float first (mask * 1)")
+        if all(is_bool(T.element(v)) for v in (a, b)):  # numpy: + is `or`, * is `and`, bools again
+            if isinstance(op, ast.Sub):
+                raise self.error(node, "`-` of two bool arrays is not supported (numpy: TypeError)",
+                                 "use `^` for the logical xor, or convert one to int first (mask * 1)")
+            x, y = self.broadcast(node, a, b)
+            return self.new(self.em.op((arith.OrIOp if isinstance(op, ast.Add) else arith.AndIOp)(x, y)))
         x, y = self.integers(node, a, b)
         return self.new(self.em.op(classes[type(op)](x, y)))
 
@@ -640,8 +642,13 @@ class ArrayLowering:
         if T.shape(result) != T.shape(current):
             raise self.error(node, f"the result of shape {T.shape(result)} cannot be written into "
                              f"'{name}' of shape {T.shape(current)} (numpy: non-broadcastable output)")
-        if not is_float(T.element(current)):
-            raise self.error(node, f"in-place arithmetic on the int or bool array '{name}' is not supported")
+        kept = T.element(current)
+        if not is_float(kept) and T.element(result) != kept:  # numpy casts 'same_kind' only
+            have, got = (dtype_name(t) for t in (kept, T.element(result)))
+            raise self.error(node, f"in-place arithmetic on the {have} array '{name}' gives {got} here, "
+                             f"which numpy does not cast back into {have} (UFuncTypeError)",
+                             f"write {name} = {name} <op> ... (a new array), or convert first: "
+                             f"{name} = {name}.astype(float)")
         self.views.write(name, self.cast(result, T.element(current)))
 
     def refuse_global_write(self, name: str, node) -> None:
