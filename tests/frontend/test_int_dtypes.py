@@ -161,3 +161,32 @@ def test_what_numpy_refuses_in_int_and_bool_arithmetic_is_refused():
         int_plus_float_in_place(1.0, np.arange(3))
     with pytest.raises(UnsupportedError, match=r"in-place arithmetic on the int64 array 'a' gives float64 here"):
         irad.grad(int_plus_float_in_place)(1.0, np.arange(3))
+
+
+def int64_beyond_floats(x, a, c, m, n):
+    return (x, np.sum(a), np.prod(a[:2]), np.max(a), np.min(a.reshape(2, 2), axis=0), np.sum(m), a < c, a == c,
+            np.where(m, a, c), np.where(m, m, n), np.maximum(a, c), np.minimum(a, 2), np.maximum(m, n),
+            np.abs(a), np.square(a), np.clip(a, -3, 2**62 + 1), np.add(a, c), np.multiply(m, n))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_int64_functions_are_exact_beyond_2_to_the_53(backend):
+    # each of these would round if computed in float64 (2**62 + 1 is 2**62 there)
+    a = np.array([2**62 + 1, -(2**63), 5, -7])
+    c = np.array([2**62, 2**53 + 1, -9, -7])
+    m, n = np.array([True, False, True, False]), np.array([True, True, False, False])
+    with warnings.catch_warnings(action="ignore", category=RuntimeWarning):
+        expected = int64_beyond_floats(1.0, a, c, m, n)
+    got = irad.vjp(int64_beyond_floats, 1.0, a, c, m, n, backend=backend)[0]
+    for i, (mine, numpys) in enumerate(zip(got, expected)):
+        assert np.asarray(mine).dtype == np.asarray(numpys).dtype and np.array_equal(mine, numpys), (i, mine, numpys)
+
+
+def bool_square(x, m):
+    return x, np.square(m)
+
+
+def test_the_square_of_a_bool_array_is_refused():
+    assert bool_square(1.0, MASKS[0])[1].dtype == np.int8  # numpy's
+    with pytest.raises(UnsupportedError, match=r"np.square of a bool array is an int8 array in numpy"):
+        irad.vjp(bool_square, 1.0, MASKS[0])
