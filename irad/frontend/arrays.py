@@ -1017,12 +1017,9 @@ def _where(al, node, cond, x, y):
     if not is_bool(T.element(cond)):
         raise al.error(node, "the condition of np.where must be a bool array (a comparison)")
     x, y = al.array(x, node), al.array(y, node)
-    if all(is_bool(T.element(v)) for v in (x, y)):
-        pass  # numpy: bool
-    elif not any(is_float(T.element(v)) for v in (x, y)):
-        x, y = al.integers(node, x, y)  # numpy: int64, exact beyond 2**53
-    else:
-        x, y = al.floats(node, x, y)
+    if not all(is_bool(T.element(v)) for v in (x, y)):  # two bools stay bools, as in numpy
+        # ints stay int64 (exact beyond 2**53); with a float, numpy's float dtype
+        x, y = (al.floats if any(is_float(T.element(v)) for v in (x, y)) else al.integers)(node, x, y)
     cond, x, y = al.broadcast(node, cond, x, y)
     return al.new(T.select(al.em, cond, x, y))
 
