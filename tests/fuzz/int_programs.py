@@ -6,7 +6,9 @@ one dtype (every numpy integer width, signed and unsigned), m and n bool
 arrays, k a small Python int, all of shape (4,). It computes with int and
 bool arrays as numpy does (`+ - * // %` and unary `-` wrapping in int64, `//`
 and `%` by 0 giving 0, `INT64_MIN // -1` wrapping; comparisons; `+` of bools
-is `or`, `*` is `and`; `& | ^ ~`; `np.where`; in-place `op=` on copies) and
+is `or`, `*` is `and`; `& | ^ ~`; `np.where`, `np.maximum`, `np.minimum`,
+`np.add`, `np.abs`, `np.square`, `np.clip`; `np.sum`, `np.prod`, `np.max`,
+`np.min`; in-place `op=` on copies) and
 returns `(x * float(total), ints, mask)`.
 
 `check` runs it both ways. With int64 arrays irad's value must equal numpy's
@@ -37,10 +39,17 @@ def int_expressions(draw, depth: int = 3) -> str:
     leaves = ["a", "b", "c", "(m * 3)", "(n + a)"]
     if depth == 0 or draw(st.integers(0, 3)) == 0:
         return draw(st.sampled_from(leaves))
-    kind = draw(st.sampled_from(["binary", "binary", "literal", "negate", "where"]))
+    kind = draw(st.sampled_from(["binary", "binary", "literal", "negate", "where", "function", "reduced"]))
     left = draw(int_expressions(depth - 1))
     if kind == "negate":
         return f"(-{left})"
+    if kind == "function":
+        fn = draw(st.sampled_from(["np.maximum({}, {})", "np.minimum({}, {})", "np.add({}, {})", "np.abs({})",
+                                   "np.square({})", "np.clip({}, -5, {})"]))
+        return fn.format(left, draw(int_expressions(depth - 1)))
+    if kind == "reduced":  # a reduction of an int array: an int64 number broadcast against an array
+        fn = draw(st.sampled_from(["np.sum", "np.prod", "np.max", "np.min"]))
+        return f"({left} + {fn}({draw(int_expressions(depth - 1))}))"
     if kind == "where":
         return f"np.where({draw(bool_expressions(depth - 1))}, {left}, {draw(int_expressions(depth - 1))})"
     op = draw(st.sampled_from(["+", "-", "*", "//", "%"]))
