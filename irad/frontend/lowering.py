@@ -35,6 +35,7 @@ from irad.frontend.callable_entries import entry_function, needs_entry, position
 from irad.frontend.iteration import ITERABLES, IterationLowering
 from irad.frontend.lists import ListLowering, ListMethod
 from irad.ir import builder, printing
+from irad.ir import tensor as tensor_ops
 from irad.ir.symbols import fresh_symbol, value_name
 from irad.ir.metadata import NAME
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
@@ -1177,7 +1178,10 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
 
     def _binary(self, op: ast.operator, left: SSAValue, right: SSAValue, right_node: ast.expr, node) -> SSAValue:
         if is_array(left) or is_array(right):
-            return self.arrays.binary(op, left, right, node)
+            if any(is_array(v) and tensor_ops.shape(v) for v in (left, right)):
+                return self.arrays.binary(op, left, right, node)
+            # 0-d arrays and numbers (np.squeeze of a (1, 1) array): numpy's result is a number
+            left, right = (tensor_ops.extract_scalar(self.em, v) if is_array(v) else v for v in (left, right))
         if isinstance(op, ast.Pow):
             return self.power(left, right_node, node, right)
         em = self.em

@@ -716,3 +716,23 @@ def test_python_raises_for_what_irad_refuses():
         sum_repeated(x3)
     with pytest.raises(FloatingPointError):
         errstate_raise(np.zeros(3))
+
+
+def _squeezed_max(a):
+    m = np.max(a, axis=(0, 1), keepdims=True)
+    return np.log(np.sum(np.exp(a - m), axis=(0, 1))) + np.squeeze(m, axis=(0, 1))
+
+
+def _reshaped_corner(a):
+    return np.reshape(a[:1, :1], ()) * 2.0 + np.sum(a)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f", [_squeezed_max, _reshaped_corner], ids=lambda f: f.__name__)
+def test_a_0d_array_with_a_number_is_a_number(f, backend):
+    """numpy: a 0-d array (np.squeeze of a (1, 1) array) combined with a number
+    gives a number; irad once built an addf of a tensor<f64> and an f64."""
+    x = np.arange(12.0).reshape(3, 4) / 10
+    value, g = irad.value_and_grad(f, backend=backend)(x)
+    assert value == pytest.approx(f(x), rel=1e-12)
+    np.testing.assert_allclose(g, central_difference(f, (x,), 0), rtol=1e-6, atol=1e-8)

@@ -198,7 +198,11 @@ def native_tools_available() -> bool:
 def unavailable_reason() -> str | None:
     """Why backend="native" cannot run here, or None if it can."""
     if not native_tools_available():
-        return f"backend='native' needs mlir-opt and mlir-translate 22, which are not found\n  hint: {INSTALL_HINT}"
+        missing = [t for t in ("mlir-opt", "mlir-translate") if find_tool(t) is None]
+        variables = " and ".join(f"${config.switch(TOOL_SWITCHES[t]).variable}" for t in missing)
+        return (f"backend='native' needs mlir-opt and mlir-translate 22, which are not found "
+                f"(looked in {variables}, on PATH and in /usr/lib/llvm-22/bin)\n  hint: {INSTALL_HINT}, "
+                f"or set {variables} to the tools of an LLVM/MLIR 22 installation")
     try:
         JitModule.check_llvmlite()
     except BackendError as exc:
