@@ -37,6 +37,7 @@ from xdsl.dialects.builtin import FloatAttr, FunctionType, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.base.pytrees import NONE, Node, Tree, leaf_types, tuple_tree, with_leaf_types
+from irad.frontend.callables import StaticShape
 from irad.frontend.source import error_at, name_of
 from irad.ir import tensor as T
 from irad.ir.builder import IRBuilder
@@ -51,15 +52,19 @@ JACOBIANS = ("jacfwd", "jacrev")
 class Transformation:
     """What the frontend reads of a transformation object (irad/api.py,
     irad/jacobians.py): its `kind` (GRADIENTS or JACOBIANS), the function `f`,
-    `argnums` and `has_aux`."""
+    `argnums`, `has_aux`, and the arguments lowered as values known while
+    lowering, by position (`static_argnums`, a tuple of ints) and by name
+    (`static_argnames`, a tuple of str), as JAX's `jit` takes them."""
 
-    def __init__(self, kind: str, f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    def __init__(self, kind: str, f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                 static_argnums: int | Sequence[int] = (), static_argnames: str | Sequence[str] = ()):
         if kind not in (*GRADIENTS, *JACOBIANS):
             raise ValueError(f"unknown transformation {kind!r}")
         self.kind = kind
         self.f = f
         self.argnums = argnums
         self.has_aux = has_aux
+        self.static_argnums, self.static_argnames = normalise_static(f, static_argnums, static_argnames)
 
     @property
     def single(self) -> bool:
@@ -76,6 +81,48 @@ def constructor(make: Callable) -> Callable:
     """Mark `make` as a function programs may call to make a transformation."""
     CONSTRUCTORS.add(make)
     return make
+
+
+def parameter_names(fn, n: int) -> list[str]:
+    """The names of a function's first n parameters (of the function a
+    derivative object differentiates), `arg<i>` where there is none."""
+    while isinstance(fn, Transformation):  # the function it differentiates
+        fn = fn.f
+    code = getattr(fn, "__code__", None)
+    names = list(code.co_varnames[: code.co_argcount]) if code is not None else []
+    return [names[i] if i < len(names) else f"arg{i}" for i in range(n)]
+
+
+# ---- static arguments ------------------------------------------------------------------
+def normalise_static(f, static_argnums, static_argnames) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """`static_argnums` as a tuple of ints and `static_argnames` as a tuple of
+    str (each may be given as one int or str), checked."""
+    nums = (static_argnums,) if isinstance(static_argnums, numbers.Integral) else static_argnums
+    if not isinstance(nums, Sequence) or isinstance(nums, str) or not all(
+            isinstance(n, numbers.Integral) and not isinstance(n, bool) for n in nums):
+        raise error_at(f, f"static_argnums must be an int or a tuple of ints, got {static_argnums!r}")
+    names = (static_argnames,) if isinstance(static_argnames, str) else static_argnames
+    if not isinstance(names, Sequence) or not all(isinstance(n, str) for n in names):
+        raise error_at(f, f"static_argnames must be a str or a tuple of str, got {static_argnames!r}")
+    return tuple(int(n) for n in nums), tuple(names)
+
+
+def static_positions(f, static_argnums: Sequence[int], static_argnames: Sequence[str], names: Sequence[str],
+                     n_args: int) -> frozenset[int]:
+    """The positions of the static arguments of a call with `n_args` arguments
+    (all positional, defaults filled in), whose parameters are `names`."""
+    out = set()
+    for n in static_argnums:
+        if not -n_args <= n < n_args:
+            raise error_at(f, f"static_argnums {tuple(static_argnums)!r} is out of range for {name_of(f)}, "
+                           f"which was called with {n_args} arguments")
+        out.add(n % n_args)
+    for name in static_argnames:
+        if name not in names[:n_args]:
+            raise error_at(f, f"static_argnames names '{name}', which is not a parameter of {name_of(f)} "
+                           f"({', '.join(names[:n_args]) or 'none'})")
+        out.add(list(names).index(name))
+    return frozenset(out)
 
 
 # ---- argnums and the leaves they select ---------------------------------------------
@@ -114,6 +161,12 @@ def normalise_argnums(f, argnums, signature: Node, names: Sequence[str]) -> tupl
             )
         n = int(n) % n_args
         tree = signature.children[n]
+        if isinstance(tree, StaticShape):
+            raise error_at(
+                f, f"cannot differentiate {name_of(f)} with respect to argument {n} ('{names[n]}'): it is static "
+                "(static_argnums or static_argnames), a value known while lowering\n"
+                "  hint: leave it out of argnums, or out of the static arguments"
+            )
         if not any(is_differentiable(t) for t in leaf_types(tree)):
             what = describe(tree) if not isinstance(tree, Node) else f"a {tree.cls.__name__} without float leaves"
             raise error_at(
@@ -401,5 +454,6 @@ def _reverse_entries(name: str, block: Block, wrt, outputs, n_out: int, has_aux:
 
 __all__ = [
     "CONSTRUCTORS", "GRADIENTS", "JACOBIANS", "Transformation", "constructor", "float_leaves",
-    "gradient_structure", "lower_transformation", "normalise_argnums", "ranges", "split_aux",
+    "gradient_structure", "lower_transformation", "parameter_names", "normalise_argnums", "normalise_static", "ranges", "split_aux",
+    "static_positions",
 ]

@@ -97,3 +97,15 @@ def test_random_list_programs():
         _run(source, args)
 
     run()
+
+
+def test_random_static_programs():
+    """Programs calling helpers with an axis, a count or a length known while
+    lowering (generator.STATIC_HELPERS), which irad specialises on them."""
+    @seed(SEED + 30)
+    @settings(SETTINGS, max_examples=max(1, int(LONG) // 10) if LONG else 10)
+    @given(source=programs(static=True), args=arguments())
+    def run(source, args):
+        _run(source, args)
+
+    run()
