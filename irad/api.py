@@ -4,8 +4,9 @@ Each transformation lowers the function for the example arguments' types,
 runs `irad-differentiate`, `irad-lower-tape` and `irad-optimize`, and compiles
 the result with the chosen backend (a name, "python", "native" or "iree", or a
 backend object; by default irad.config's `backend`, "python" unless set). Compiled code is cached
-per function, argument signature (the arguments' pytree structure and their
-leaves' types: irad/arguments.py), backend object (with its options) and rule-table version, so a rule
+per function, argument signature (the arguments' pytree structure, their
+leaves' types and the values of the static arguments, `static_argnums` and
+`static_argnames`: irad/arguments.py), backend object (with its options) and rule-table version, so a rule
 edit forces a recompile, and per dtype and shape of the global arrays the
 function reads: those are hidden arguments, read at each call and passed
 after the function's own (irad/frontend/globals.py). Results come back in the

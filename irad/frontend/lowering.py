@@ -1108,8 +1108,13 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
                 return em.const(folded, a.type)
         else:
             folded = integers.fold(op, a, b)
-            if folded is not None:  # exact, as Python computes it
-                return self.integer(folded, node)
+            if folded is not None:  # exact, as Python computes it; numpy's if an operand is
+                kinds = {numpy_scalars.kind(a), numpy_scalars.kind(b)}
+                result = self.integer(folded, node)
+                if kinds != {numpy_scalars.PYTHON} and isa(result, SSAValue):
+                    numpy_scalars.mark(result, numpy_scalars.NUMPY if numpy_scalars.NUMPY in kinds
+                                       else numpy_scalars.EITHER)
+                return result
             checked = integers.CheckedIntegers(em, self.src.location(node))
         if isinstance(op, ast.Add):
             return em.add(a, b) if floating else checked.add(a, b)
