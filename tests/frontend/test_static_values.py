@@ -3,6 +3,7 @@ bools, strings and tuples of them it is passed (an axis, a count, a shape), and
 the ints a helper returns on every path are known to its caller. Checked
 against numpy's values and central differences in float64."""
 
+import functools
 import re
 
 import numpy as np
@@ -86,6 +87,13 @@ def mixed_loss(x):
     return np.sum(scaled(x, True, "sum", (2, 3)) ** 2) + np.sum(scaled(x, False, "none", (3, 2)))
 
 
+def closure_loss(x):  # a lambda and a functools.partial closing over an int known while lowering
+    n = x.shape[0] - 1
+    g = lambda y: np.zeros(n) + y
+    h = functools.partial(lambda m, y: np.sum(np.ones(m) * np.sin(y)), n)
+    return np.sum(g(x[0]) ** 2) + h(x[1])
+
+
 PROGRAMS = {
     "logsumexp": (logsumexp_loss, (np.linspace(-1.0, 1.0, 12).reshape(3, 4),)),
     "attention": (attention_loss, (np.linspace(-1.0, 1.0, 12).reshape(3, 4),)),
@@ -94,6 +102,7 @@ PROGRAMS = {
     "slice_by_int": (cameras_loss, (np.linspace(-1.0, 1.0, 9),)),
     "returned_shape": (returned_shape_loss, (np.linspace(-1.0, 1.0, 4),)),
     "bool_str_tuple": (mixed_loss, (np.linspace(-1.0, 1.0, 6),)),
+    "closure_and_partial": (closure_loss, (np.linspace(-1.0, 1.0, 4),)),
 }
 
 
