@@ -456,7 +456,8 @@ def flatten_arguments(fn, args: tuple, where: Callable[[], str] | None = None,
                 raise UnsupportedError(
                     f"{where() if where else ''}{describe_callable(fn)} cannot take argument {i} ('{names[i]}') "
                     f"as a static argument: it is {pytrees.describe_object(value)}, which is not hashable\n"
-                    "  hint: pass a tuple for a list, or leave it out of static_argnums and static_argnames"
+                    "  hint: pass a tuple for a list, a NamedTuple or frozen dataclass for a dict, or leave it "
+                    "out of static_argnums and static_argnames"
                 ) from None
             continue
         try:

@@ -100,10 +100,14 @@ def _parameter(fl, arg: BlockArgument, depth: int) -> RuntimeOrigin | None:
         k = _position(fl, arg.index)
         if k is None:
             return None
+        a = fl.src.tree.args
+        params = [p.arg for p in (*a.posonlyargs, *a.args)]
+        param = params[k] if k < len(params) else name
+        where = f"argument {k}" if param == name else f"in argument {k} ('{param}')"
         return RuntimeOrigin(
-            f"'{name}' is argument {k} of the entry function `{function}`, which the API passes as a "
+            f"'{name}' is {where} of the entry function `{function}`, which the API passes as a "
             "run-time value",
-            f"make it static: irad.grad({function}, static_argnums=({k},)) (or static_argnames=('{name}',); "
+            f"make it static: irad.grad({function}, static_argnums=({k},)) (or static_argnames=('{param}',); "
             "every transformation takes them), or compute it from an array's shape",
         )
     where = origin.caller.src.location(origin.node)

@@ -3,6 +3,9 @@ names and meaning: those arguments are values known while lowering, never
 differentiated, and part of the compile cache key. Checked against numpy's
 values and central differences in float64."""
 
+from dataclasses import dataclass
+from typing import NamedTuple
+
 import numpy as np
 import pytest
 
@@ -136,3 +139,27 @@ def test_explain_takes_static_arguments():
     report = str(irad.explain(loss, X, 1, 2, static_argnums=(1, 2), argnums=0))
     assert "is specialised on axis=1" in report
     assert "@loss is specialised on axis=1, n=2" in report
+
+
+class Config(NamedTuple):
+    n: int
+    act: str
+
+
+@dataclass(frozen=True)
+class FrozenConfig:
+    n: int
+
+
+def configured(x, cfg):
+    y = np.zeros(cfg.n) + x[0] * x[1]
+    return np.sum(np.tanh(y) if cfg.act == "tanh" else y ** 2)
+
+
+def test_hashable_objects_are_static_arguments():
+    x = np.array([0.4, -0.7])
+    for cfg in (Config(3, "tanh"), Config(2, "square")):
+        g = irad.grad(configured, static_argnums=1)(x, cfg)
+        np.testing.assert_allclose(g, central_difference(lambda v: configured(v, cfg), (x,), 0), rtol=1e-6)
+    g = irad.grad(lambda x, cfg: np.sum(np.zeros(cfg.n) + x[0] ** 2), static_argnums=1)(x, FrozenConfig(3))
+    np.testing.assert_allclose(g, [6 * 0.4, 0.0])
