@@ -94,6 +94,44 @@ def closure_loss(x):  # a lambda and a functools.partial closing over an int kno
     return np.sum(g(x[0]) ** 2) + h(x[1])
 
 
+def dynamics(y, theta):
+    return np.array([y[1], -theta[0] * y[0] - theta[1] * y[1]])
+
+
+def rk4(f, y, theta, dt, n_steps):  # a function and a step count cross the call
+    ys = np.zeros((n_steps + 1, y.shape[0]))
+    ys[0] = y
+    for i in range(n_steps):
+        k1 = f(y, theta)
+        k2 = f(y + dt / 2 * k1, theta)
+        k3 = f(y + dt / 2 * k2, theta)
+        k4 = f(y + dt * k3, theta)
+        y = y + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        ys[i + 1] = y
+    return ys
+
+
+def ode_loss(theta, data):
+    ys = rk4(dynamics, np.array([1.0, 0.0]), theta, 0.1, data.shape[0] - 1)
+    return np.sum((ys[:, 0] - data) ** 2)
+
+
+def kalman_step(mu, p, y, n):
+    p = p + 0.1 * np.eye(n)
+    k = p @ np.linalg.inv(p + np.eye(n))
+    return mu + k @ (y - mu), (np.eye(n) - k) @ p
+
+
+def kalman_loss(q, ys):
+    n = ys.shape[1]
+    mu, p = np.zeros(n), np.eye(n) * q[0]
+    total = 0.0
+    for t in range(ys.shape[0]):
+        mu, p = kalman_step(mu, p, ys[t], n)
+        total = total + np.sum((mu - ys[t]) ** 2)
+    return total
+
+
 PROGRAMS = {
     "logsumexp": (logsumexp_loss, (np.linspace(-1.0, 1.0, 12).reshape(3, 4),)),
     "attention": (attention_loss, (np.linspace(-1.0, 1.0, 12).reshape(3, 4),)),
@@ -103,6 +141,8 @@ PROGRAMS = {
     "returned_shape": (returned_shape_loss, (np.linspace(-1.0, 1.0, 4),)),
     "bool_str_tuple": (mixed_loss, (np.linspace(-1.0, 1.0, 6),)),
     "closure_and_partial": (closure_loss, (np.linspace(-1.0, 1.0, 4),)),
+    "rk4": (ode_loss, (np.array([1.0, 0.1]), np.cos(np.arange(6) * 0.1))),
+    "kalman": (kalman_loss, (np.array([0.5]), np.sin(np.arange(6.0)).reshape(3, 2))),
 }
 
 
