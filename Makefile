@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
 
-.PHONY: demo test quick install install-test install-check lit pytest memcheck fuzz fuzz-campaign bench bench-all test-iree clean
+.PHONY: demo test quick install install-native install-test install-check lit pytest memcheck fuzz fuzz-campaign bench bench-all test-iree clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +15,21 @@ install: $(PY)
 install-test: $(PY)
 	$(PIP) install -e '.[test]'
 
-demo: install
+# The native backend where it can be had: its Python extra (llvmlite) from PyPI,
+# and mlir-opt 22 from the Debian package mlir-22-tools when apt-get can install
+# it (as root). Without them the demo runs the Python backend and says what to install.
+install-native: install
+	$(PIP) install -e '.[native]' || echo "warning: could not install the native extra (pip install -e '.[native]')" >&2
+	@if ! command -v mlir-opt >/dev/null && [ ! -x /usr/lib/llvm-22/bin/mlir-opt ]; then \
+	    if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	        (apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mlir-22-tools >/dev/null) \
+	            || echo "warning: could not install mlir-22-tools (apt-get install mlir-22-tools)" >&2; \
+	    else \
+	        echo "note: the native backend needs mlir-opt 22: apt-get install mlir-22-tools (as root)" >&2; \
+	    fi; \
+	fi
+
+demo: install-native
 	$(PY) -m irad.demo
 
 pytest: install-test
@@ -101,6 +115,7 @@ bench-all: bench
 	$(PY) bench/inlining.py
 	$(PY) bench/compile_time.py
 	$(PY) bench/iree_backend.py
+	$(PY) bench/scaling_out.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from irad.arguments import argument_trees, arguments, check_tree, normalise_argnums
 from irad.frontend.source import error_at, name_of
+from irad.base.errors import UnsupportedError
 from irad.frontend.callables import StaticShape
 from irad.frontend.transformations import Transformation, constructor, normalise_static, ranges
 from irad.backends import Backend, check_backend
@@ -31,6 +32,7 @@ from irad.backends.entry import ArrayKind, EntryPlan
 from irad.compiled import Compiled, cached, current, run_compiled, variant
 from irad.base.pytrees import INT64, SCALARS, Node, Tree, leaf_types, tuple_tree, unflatten
 from irad.ir.types import is_differentiable
+from irad.pickling import reduced
 from irad.pipeline import jvp_module, lowered, options, transformation_module, vjp_module
 from irad.rules import default_table
 
@@ -50,12 +52,33 @@ _NDARRAY = np.ndarray
 class TransformationFunction(Transformation):
     """What grad, value_and_grad, jacfwd, jacrev and hessian return: a
     Transformation (the frontend lowers it to request ops) that compiles
-    itself per signature (`_compiled`) and runs."""
+    itself per signature (`_compiled`) and runs.
+
+    It pickles by what it is, the constructor call that makes it
+    (`_recipe`): the function by reference (pickle's own way with a
+    module-level function; another transformation by its own recipe),
+    argnums, options, static arguments and the backend object. Compiled code
+    stays behind and is compiled again, once, in the receiving process, whose
+    import of the function's module registers the rules that module registers
+    (docs/scaling-out.md)."""
 
     backend: Backend
 
     def _compiled(self, signature: Node) -> tuple[Compiled, tuple]:
         raise NotImplementedError
+
+    def _recipe(self) -> tuple[Callable, tuple, dict]:
+        """`(constructor, arguments, keywords)`: the public call that makes this
+        transformation (`irad.grad`, (f, argnums), {"backend": ...})."""
+        raise NotImplementedError
+
+    def __reduce__(self):
+        make, args, keywords = self._recipe()
+        for name in ("static_argnums", "static_argnames"):  # given only when given
+            value = getattr(self, name, None)
+            if value is not None and not (isinstance(value, (tuple, list, set, frozenset)) and not value):
+                keywords[name] = value
+        return reduced(make, args, keywords)
 
     def lower(self, *args, **kwargs) -> ModuleOp:
         """The differentiated, optimised module the backend runs for these argument types."""
@@ -121,6 +144,11 @@ class _GradFunction(TransformationFunction):
 
         key = (self.f, self.kind, nums, self.single, self.has_aux, signature, self.checkpoint, self.backend)
         return cached(key, build)
+
+    def _recipe(self) -> tuple[Callable, tuple, dict]:
+        make = value_and_grad if self.with_value else grad
+        return make, (self.f, self.argnums), {
+            "has_aux": self.has_aux, "checkpoint": self.checkpoint, "backend": self.backend}
 
     def __call__(self, *args, **kwargs):
         return self._general(args, kwargs)
@@ -288,29 +316,66 @@ def vjp(
     `static_argnames`, as for `grad`) get None from the pullback.
     """
     backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
-    leaves, signature = arguments(f, primals, None, *normalise_static(f, static_argnums, static_argnames))
-    types = leaf_types(signature)
+    static = normalise_static(f, static_argnums, static_argnames)
+    leaves, signature = arguments(f, primals, None, *static)
     compiled, hidden = vjp_compiled(f, signature, has_aux, backend)
-    forward, backward = compiled.run
     out_tree, aux_tree = compiled.results.children if has_aux else (compiled.results, None)
     # the residuals the pullback gets hold what the global arrays were now
-    results = run_compiled(forward, (*leaves, *hidden), compiled.code)
+    results = run_compiled(compiled.run[0], (*leaves, *hidden), compiled.code)
     n_out = len(leaf_types(out_tree))
     n = len(compiled.out_types)
     outputs, aux, residuals = results[:n_out], results[n_out:n], results[n:]
-
-    def pullback(cotangent):
-        cts = check_tree(f, "the cotangent", cotangent, out_tree, skip_inactive=True)
-        float_cts = [c for c, t in zip(cts, leaf_types(out_tree)) if is_differentiable(t)]
-        grads = run_compiled(backward, (*residuals, *float_cts), compiled.code)
-        active = [i for i, t in enumerate(types) if is_differentiable(t)]
-        by_leaf = dict(zip(active, grads))
-        return tuple(argument_trees(signature, range(len(signature.children)), by_leaf))
-
+    pullback = Pullback(f, has_aux, backend, leaves, signature, compiled, residuals)
     out = unflatten(out_tree, iter(outputs))
     if has_aux:
         return out, pullback, unflatten(aux_tree, iter(aux))
     return out, pullback
+
+
+class Pullback:
+    """vjp's pullback: `pullback(cotangent)` runs the compiled reverse sweep
+    on the residuals of the forward one.
+
+    It pickles as the vjp request and the primals (their arrays copied when
+    vjp ran, as the residuals are), and the receiving process runs vjp
+    again. Not when the function reads global arrays: the receiver would
+    read its own."""
+
+    __slots__ = ("f", "has_aux", "backend", "primals", "signature", "compiled", "residuals")
+
+    def __init__(self, f: Callable, has_aux: bool, backend: Backend, leaves: list, signature: Node,
+                 compiled: Compiled, residuals: tuple):
+        self.f, self.has_aux, self.backend, self.signature = f, has_aux, backend, signature
+        self.primals = [a.copy() if type(a) is _NDARRAY else a for a in leaves]
+        self.compiled, self.residuals = compiled, residuals
+
+    def __call__(self, cotangent):
+        compiled = self.compiled
+        out_tree = compiled.results.children[0] if self.has_aux else compiled.results
+        cts = check_tree(self.f, "the cotangent", cotangent, out_tree, skip_inactive=True)
+        float_cts = [c for c, t in zip(cts, leaf_types(out_tree)) if is_differentiable(t)]
+        grads = run_compiled(compiled.run[1], (*self.residuals, *float_cts), compiled.code)
+        active = [i for i, t in enumerate(leaf_types(self.signature)) if is_differentiable(t)]
+        by_leaf = dict(zip(active, grads))
+        return tuple(argument_trees(self.signature, range(len(self.signature.children)), by_leaf))
+
+    def __reduce__(self):
+        if self.compiled.hidden.globals:
+            raise UnsupportedError(
+                f"the pullback of {name_of(self.f)} does not pickle: {name_of(self.f)} reads global arrays, "
+                "which a receiving process would read as its own\n"
+                "  hint: pass those arrays as arguments, or pickle irad.vjp's function and primals and call vjp there"
+            )
+        children = self.signature.children
+        primals = argument_trees(self.signature, range(len(children)), dict(enumerate(self.primals)))
+        static = tuple(i for i, c in enumerate(children) if isinstance(c, StaticShape))  # by value, by position
+        primals = [c.obj if isinstance(c, StaticShape) else p for c, p in zip(children, primals)]
+        return reduced(_pullback_at, (self.f, tuple(primals), self.has_aux, self.backend, static), {})
+
+
+def _pullback_at(f: Callable, primals: tuple, has_aux: bool, backend: Backend, static_argnums=()) -> Pullback:
+    """A pickled pullback, made again by vjp."""
+    return vjp(f, *primals, has_aux=has_aux, backend=backend, static_argnums=static_argnums)[1]
 
 
 def vjp_compiled(f: Callable, signature: Node, has_aux: bool, backend: Backend) -> tuple[Compiled, tuple]:
@@ -399,4 +464,4 @@ def jvp_compiled(f: Callable, signature: Node, wrt: tuple[int, ...], backend: Ba
     return cached((f, "jvp", wrt, signature, backend), build)
 
 
-__all__ = ["grad", "jvp", "lower", "value_and_grad", "vjp"]
+__all__ = ["Pullback", "grad", "jvp", "lower", "value_and_grad", "vjp"]

@@ -39,6 +39,10 @@ class _JacobianFunction(TransformationFunction):
         self.backend = check_backend(backend)
         self.__name__ = f"{mode}({name_of(f)})"
 
+    def _recipe(self) -> tuple[Callable, tuple, dict]:
+        make = jacfwd if self.kind == "jacfwd" else jacrev  # hessian is jacfwd(grad(f))
+        return make, (self.f, self.argnums), {"has_aux": self.has_aux, "backend": self.backend}
+
     def _compiled(self, signature: Node) -> tuple[Compiled, tuple]:
         """The compiled Jacobian, and the hidden arrays' values."""
         nums = normalise_argnums(self.f, self.argnums, signature)

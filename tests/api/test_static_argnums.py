@@ -163,3 +163,16 @@ def test_hashable_objects_are_static_arguments():
         np.testing.assert_allclose(g, central_difference(lambda v: configured(v, cfg), (x,), 0), rtol=1e-6)
     g = irad.grad(lambda x, cfg: np.sum(np.zeros(cfg.n) + x[0] ** 2), static_argnums=1)(x, FrozenConfig(3))
     np.testing.assert_allclose(g, [6 * 0.4, 0.0])
+
+
+def test_pickled_transformations_and_pullbacks_keep_their_static_arguments():
+    import pickle
+
+    g = pickle.loads(pickle.dumps(irad.grad(loss, static_argnums=(1, 2))))
+    assert g.static_argnums == (1, 2)
+    expected = central_difference(at(1, 2), (X,), 0)
+    np.testing.assert_allclose(g(X, 1, 2), expected, rtol=1e-6, atol=1e-8)
+    _, pullback = irad.vjp(loss, X, 1, 2, static_argnames=("axis", "n"))
+    cotangents = pickle.loads(pickle.dumps(pullback))(1.0)
+    assert cotangents[1] is None and cotangents[2] is None
+    np.testing.assert_allclose(cotangents[0], expected, rtol=1e-6, atol=1e-8)

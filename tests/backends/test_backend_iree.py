@@ -36,7 +36,7 @@ from tests.backends.test_backend_native import (
 from tests.frontend import test_arrays as ta
 from tests.passes import test_control_flow as cf
 from tests.passes import test_forward as fw
-from tests.reference import five_point_difference
+from tests.reference import central_difference, five_point_difference
 
 IREE_MISSING = iree.unavailable_reason()
 pytestmark = pytest.mark.iree
@@ -253,3 +253,44 @@ def test_without_the_extra_the_error_names_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "iree.compiler", None)  # import fails as if not installed
     with pytest.raises(BackendError, match=r"pip install -e '\.\[iree\]'"):
         irad.grad(f, backend="iree")(0.1)
+
+
+def _gmm_rows(means, X, logw):
+    """A GMM objective as a loop over rows with np.max and a log-sum-exp: IREE
+    once gave an all-zero gradient of the means (docs/backends/iree.md)."""
+    total = 0.0
+    for i in range(X.shape[0]):
+        d = X[i] - means
+        ll = logw - 0.5 * np.sum(d * d, axis=1)
+        m = np.max(ll)
+        total = total + m + np.log(np.sum(np.exp(ll - m)))
+    return -total
+
+
+@needs_iree
+def test_scalar_cotangents_broadcast_in_a_loop_are_not_lost():
+    rng = np.random.default_rng(0)
+    args = (rng.normal(size=(3, 2)), rng.normal(size=(5, 2)), np.log(np.full(3, 1 / 3)))
+    got = irad.grad(_gmm_rows, argnums=(0, 2), backend="iree")(*args)
+    for g, i in zip(got, (0, 2)):
+        np.testing.assert_allclose(g, central_difference(_gmm_rows, args, i), rtol=1e-6, atol=1e-8)
+
+
+@needs_iree
+def test_a_float32_scalar_argument_compiles():
+    def f(x, s):
+        return np.sum(x) * s
+
+    x, s = np.array([1.0, 2.0, 3.5]), np.float32(2.0)
+    gx, gs = irad.grad(f, argnums=(0, 1), backend="iree")(x, s)
+    np.testing.assert_allclose(gx, np.full(3, 2.0))
+    assert gs == pytest.approx(6.5)
+
+
+@needs_iree
+def test_linalg_is_refused_by_name():
+    def f(a, b):
+        return np.sum(np.linalg.solve(a, b))
+
+    with pytest.raises(BackendError, match=r"cannot compile a call to irad\.linalg\.solve.*\n  hint: use backend='native'"):
+        irad.grad(f, backend="iree")(np.eye(3) * 2.0, np.ones(3))

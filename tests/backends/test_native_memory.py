@@ -296,10 +296,7 @@ def test_the_tape_of_a_vjp_is_owned_once_and_freed_with_the_pullback():
             rng.normal(size=(3, 2, 4)))
     out, pullback = irad.vjp(f, *args, backend="native")
     ref_out, ref_pullback = irad.vjp(f, *args)
-    residuals = next(
-        c.cell_contents for c in pullback.__closure__
-        if isinstance(c.cell_contents, tuple) and any(isinstance(r, native.NativeMemRef) for r in c.cell_contents)
-    )
+    residuals = pullback.residuals
     tapes = [r for r in residuals if isinstance(r, native.NativeMemRef)]
     owners = {id(r.descriptor.owner) for r in tapes}
     assert len(owners) == len(tapes) == 1

@@ -4,8 +4,8 @@
     .venv/bin/python -m tests.fuzz.campaign --programs 300 --backend native --seed 2 --minutes 30
 
 Draws `--programs` programs from the seed (tests/fuzz/generator.py), checks each
-as tests/fuzz/checks.py does (on the native backend too with `--backend
-native`), stopping early after `--minutes`, and prints one line per kind of failure with how often it occurred.
+as tests/fuzz/checks.py does (on the native or IREE backend too with `--backend
+native` or `--backend iree`), stopping early after `--minutes`, and prints one line per kind of failure with how often it occurred.
 The smallest failing program of each kind is written to `--out` (a folder, by
 default a fresh temporary one) as a case file in the format of
 tests/fuzz/regressions/, ready to reduce by hand and keep there. Unlike `make
@@ -65,10 +65,10 @@ def _record(previous, module, last: bool) -> None:
         _EMITTED.append(str(module))
 
 
-def _check(source, args, work, native) -> BaseException | None:
+def _check(source, args, work, compiled) -> BaseException | None:
     """The refusal accepted (checks.refused_where_allowed), if any."""
     _EMITTED.clear()
-    refused = check_program(source, args, work, native=native)
+    refused = check_program(source, args, work, compiled)
     if _EMITTED and find_tool("mlir-opt") is not None:
         ok, diagnostics = mlir_opt_parses("\n// -----\n".join(_EMITTED), split=True)
         if not ok:
@@ -79,7 +79,7 @@ def _check(source, args, work, native) -> BaseException | None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--programs", type=int, default=1000)
-    parser.add_argument("--backend", choices=["python", "native"], default="python")
+    parser.add_argument("--backend", choices=["python", "native", "iree"], default="python")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--timeout", type=int, default=120, help="seconds per program")
@@ -111,7 +111,7 @@ def main(argv=None) -> int:
         signal.alarm(opts.timeout)
         began = time.monotonic()
         try:
-            refused = _check(source, args, work, opts.backend == "native")
+            refused = _check(source, args, work, () if opts.backend == "python" else (opts.backend,))
             if refused is not None:
                 refusals[failure_kind(refused)] += 1
             if time.monotonic() - began > opts.timeout:

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
 
+from irad.backends.iree.compile import unavailable_reason as iree_unavailable
 from irad.backends.native.compile import unavailable_reason
 from tests.fuzz.checks import check_program, failure_kind, save_regression
 from tests.fuzz.generator import arguments, programs
@@ -37,9 +38,9 @@ WORK = Path(tempfile.mkdtemp(prefix="irad-fuzz-"))
 SAVED: dict[str, Path] = {}  # per kind of failure, the smallest program saved so far
 
 
-def _run(source, args, native=False):
+def _run(source, args, compiled=()):
     try:
-        check_program(source, args, WORK, native=native)
+        check_program(source, args, WORK, compiled)
     except BaseException as error:
         if LONG:  # the long run keeps what it finds; shrinking replaces it by smaller ones
             kind = failure_kind(error)
@@ -82,7 +83,24 @@ def test_random_programs_natively():
     @settings(SETTINGS, max_examples=max(1, int(LONG) // 10) if LONG else 12)
     @given(source=programs(with_modes=True), args=arguments())
     def run(source, args):
-        _run(source, args, native=True)
+        _run(source, args, ("native",))
+
+    run()
+
+
+@pytest.mark.iree
+@pytest.mark.skipif(iree_unavailable() is not None, reason=str(iree_unavailable()))
+def test_random_programs_on_iree():
+    """The differential check with IREE as a third backend (`make test-iree`):
+    every generated program IREE compiles agrees with the Python and native
+    backends; what it cannot compile is refused by name."""
+    compiled = ("iree",) if unavailable_reason() is not None else ("native", "iree")
+
+    @seed(SEED + 4)
+    @settings(SETTINGS, max_examples=max(1, int(LONG) // 10) if LONG else 12)
+    @given(source=programs(with_modes=True), args=arguments())
+    def run(source, args):
+        _run(source, args, compiled)
 
     run()
 

@@ -17,19 +17,19 @@ from tests.fuzz.checks import REGRESSIONS, check_program
 CASES = sorted(REGRESSIONS.glob("case_*.py"))
 
 
-def _run(path: Path, native: bool) -> None:
+def _run(path: Path, compiled: tuple[str, ...]) -> None:
     source = path.read_text()
     args = eval(re.search(r"^# ARGS = (.*)$", source, re.M).group(1), {"np": np})
-    check_program(source, args, Path(tempfile.mkdtemp(prefix="irad-regression-")), native=native)
+    check_program(source, args, Path(tempfile.mkdtemp(prefix="irad-regression-")), compiled)
 
 
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 def test_saved_program(path: Path):
-    _run(path, native=False)
+    _run(path, ())
 
 
 @pytest.mark.native
 @pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 def test_saved_program_natively(path: Path):
-    _run(path, native=True)
+    _run(path, ("native",))

@@ -73,8 +73,19 @@ def flags(target: str) -> list[str]:
 
 # ---- compiling ----------------------------------------------------------------------
 def check_supported(module: ModuleOp) -> None:
-    """Refuse, naming the construct, what IREE cannot compile: recursion and
-    memref code."""
+    """Refuse, naming the construct, what IREE cannot compile: recursion,
+    memref code, and calls to functions irad binds outside the module
+    (np.linalg's LAPACK kernels, a rule's Python implementation), which
+    IREE would look for as a module of its own at load time."""
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and not op.body.blocks:
+            implemented = op.attributes.get("irad.python")
+            what = implemented.data.replace(":", ".") if implemented is not None else f"@{op.sym_name.data}"
+            raise BackendError(
+                f"backend='iree' cannot compile a call to {what}: irad runs it outside the compiled "
+                "module (np.linalg runs on LAPACK, a rule's function in Python), and an IREE module "
+                "holds only its own code\n  hint: use backend='native' or 'python' for this program"
+            )
     for cycle in call_cycles(module):
         raise BackendError(
             f"backend='iree' cannot compile recursion: @{', @'.join(cycle)} call themselves, "

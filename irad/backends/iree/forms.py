@@ -405,6 +405,9 @@ class _HostMath(RewritePattern):
             return
         if not isinstance(op.operands[0].type, Float64Type | Float32Type):
             return
+        if isinstance(op, arith.TruncFOp):
+            rewriter.replace(op, _truncf_in_a_kernel(op))
+            return
         if isinstance(op, arith.FPToSIOp):
             value = _fptosi(_Float(op, op.operands[0].type), op.operands[0], op.results[0].type)
         elif type(op) in EXPANSIONS:
@@ -414,16 +417,37 @@ class _HostMath(RewritePattern):
         rewriter.replace(op, [], [value])
 
 
+def _truncf_in_a_kernel(op: arith.TruncFOp) -> list[Operation]:
+    """f64 -> f32 on the host as a one-element array kernel: the VM has no
+    narrowing conversion (a float32 scalar argument's cotangent, computed in
+    float64, is narrowed at the end), LLVM's code for the kernel has."""
+    wide = tensor.FromElementsOp(op.operands[0], result_type=TensorType(op.operands[0].type, []))
+    narrow = arith.TruncFOp(wide.result, TensorType(op.results[0].type, []))
+    scalar = tensor.ExtractOp(narrow.result, [], op.results[0].type)
+    return [wide, narrow, scalar]
+
+
 # ---- tensor ops -------------------------------------------------------------------------
 class _InsertAsSlice(RewritePattern):
     """`tensor.insert` into a tensor of rank 2 or more as a one-element
     `tensor.insert_slice`: IREE 3.13 on llvm-cpu writes the scalar to several
     elements otherwise (tensor<3x2xf64> at [1, 1] wrote [1, 1], [2, 0] and
-    [2, 1]); the slice form is right."""
+    [2, 1]); the slice form is right.
+
+    Into a rank-0 tensor, the insert is `tensor.from_elements` of the scalar.
+    irad makes a tensor<f64> from a scalar by inserting it into a constant
+    zero; inside a loop IREE 3.13 turns that insert into a store into the
+    constant's resource (flow.tensor.store) that the kernel reading it never
+    sees, so every iteration read 0: a pullback that broadcasts a per-row
+    scalar cotangent into an array accumulated zeros (the GMM's all-zero
+    gradient of the means, tests/backends/test_backend_iree.py)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tensor.InsertOp, rewriter: PatternRewriter, /):
         rank = len(op.dest.type.get_shape())
+        if rank == 0:
+            rewriter.replace(op, [tensor.FromElementsOp(op.scalar, result_type=op.dest.type)])
+            return
         if rank < 2:
             return
         one = TensorType(op.scalar.type, [1] * rank)

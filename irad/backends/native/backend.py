@@ -34,8 +34,13 @@ class Native(Backend):
         object.__setattr__(self, "keep_shared", value)  # fixed here, so equal objects compile alike
 
     def compile(self, module):
-        from irad.backends.native.compile import compile_module  # imports llvmlite only when used
+        # imports llvmlite only when used; a missing llvmlite or mlir-opt is a
+        # BackendError with its fix, before anything else imports them
+        from irad.backends.native.compile import compile_module, unavailable_reason
 
+        reason = unavailable_reason()
+        if reason is not None:
+            raise BackendError(reason)
         return compile_module(module)
 
     def unavailable_reason(self) -> str | None:

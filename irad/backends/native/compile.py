@@ -197,7 +197,7 @@ def native_tools_available() -> bool:
 def unavailable_reason() -> str | None:
     """Why backend="native" cannot run here, or None if it can."""
     if not native_tools_available():
-        return f"the native backend needs mlir-opt and mlir-translate 22: {INSTALL_HINT}"
+        return f"backend='native' needs mlir-opt and mlir-translate 22, which are not found\n  hint: {INSTALL_HINT}"
     try:
         JitModule.check_llvmlite()
     except BackendError as exc:

@@ -1,0 +1,281 @@
+"""The realistic programs with example arguments, the transformations each is run
+through, and what checks them (JAX's twin in float64, or central differences
+where the program writes into arrays, which JAX cannot run)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import numpy as np
+import pytest
+
+from irad import IradError
+
+from tests.realistic import learning as ml
+from tests.realistic import science as sci
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    name: str
+    f: Callable
+    args: Callable[[], tuple]          # fresh example arguments
+    argnums: int | tuple = 0
+    transforms: tuple = ("value_and_grad",)
+    reference: str = "jax"             # "jax": the JAX twin; "fd": numpy + central differences
+    static_argnums: tuple = ()
+    refused: str | None = None         # the class of problem, while irad refuses the program
+
+
+def marked(case: Case, refused: str | None):
+    """The case as a pytest param; while `refused`, a strict xfail that only an
+    irad refusal satisfies (a wrong value, an AssertionError, still fails), and
+    that fails as XPASS once the program runs right."""
+    marks = [pytest.mark.xfail(strict=True, reason=refused, raises=(IradError, TypeError))] if refused else []
+    return pytest.param(case, id=case.name, marks=marks)
+
+
+def rng(seed):
+    return np.random.default_rng(seed)
+
+
+def mlp_args():
+    r = rng(0)
+    params = {"W1": r.normal(size=(3, 8)) * 0.5, "b1": np.zeros(8),
+              "W2": r.normal(size=(8, 1)) * 0.5, "b2": np.zeros(1)}
+    x = r.normal(size=(16, 3))
+    return params, x, np.sin(x[:, :1]) + 0.5 * x[:, 1:2]
+
+
+def logistic_args():
+    r = rng(1)
+    X = r.normal(size=(40, 3))
+    y = (X @ np.array([1.5, -2.0, 0.5]) + 0.3 * r.normal(size=40) > 0).astype(float)
+    return r.normal(size=4) * 0.1, X, y, 0.01
+
+
+def softmax_args():
+    r = rng(2)
+    X = r.normal(size=(30, 4))
+    labels = np.argmax(X @ r.normal(size=(4, 3)), axis=1)
+    return {"W": r.normal(size=(4, 3)) * 0.1, "b": np.zeros(3)}, X, np.eye(3)[labels]
+
+
+def poly_args():
+    r = rng(3)
+    x = np.linspace(-1, 1, 25)
+    return r.normal(size=4), x, np.sin(2 * x)
+
+
+def ridge_args():
+    r = rng(4)
+    X, X_val = r.normal(size=(20, 5)), r.normal(size=(10, 5))
+    w = r.normal(size=5)
+    return 0.3, X, X @ w + 0.5 * r.normal(size=20), X_val, X_val @ w
+
+
+def poisson_args():
+    r = rng(5)
+    X = np.column_stack([np.ones(30), r.normal(size=(30, 2))])
+    counts = r.poisson(np.exp(X @ np.array([0.5, 0.3, -0.2]))).astype(float)
+    return np.array([0.1, 0.0, 0.1]), X, counts
+
+
+def negbin_args():
+    w, X, counts = poisson_args()
+    return {"w": w, "log_r": 0.4}, X, counts
+
+
+def cnn_args():
+    r = rng(6)
+    params = {"w1": r.normal(size=(4, 2, 3)) * 0.4, "b1": np.zeros(4) + 0.1,
+              "w2": r.normal(size=(3, 4, 3)) * 0.4, "b2": np.zeros(3) + 0.1,
+              "head": r.normal(size=3)}
+    return params, r.normal(size=(3, 2, 12)), r.normal(size=3)
+
+
+def gru_args():
+    r = rng(7)
+    n_in, n_h = 3, 4
+    shapes = [(n_h, n_in), (n_h, n_h), (n_h,)] * 3
+    p = ml.GRUParams(*[r.normal(size=s) * 0.4 for s in shapes])
+    return p, r.normal(size=(6, n_in)), r.normal(size=6)
+
+
+def lstm_args():
+    r = rng(8)
+    n_in, n_h = 2, 3
+    params = {"W": r.normal(size=(4 * n_h, n_in + n_h)) * 0.4, "b": np.zeros(4 * n_h),
+              "V": r.normal(size=(1, n_h))}
+    return params, r.normal(size=(5, n_in)), r.normal(size=(5, 1))
+
+
+def transformer_args():
+    r = rng(9)
+    d, f = 4, 8
+    params = {"Wq": r.normal(size=(d, d)) * 0.4, "Wk": r.normal(size=(d, d)) * 0.4,
+              "Wv": r.normal(size=(d, d)) * 0.4, "Wo": r.normal(size=(d, d)) * 0.4,
+              "g1": np.ones(d), "be1": np.zeros(d), "g2": np.ones(d), "be2": np.zeros(d),
+              "W1": r.normal(size=(d, f)) * 0.4, "W2": r.normal(size=(f, d)) * 0.4}
+    return params, r.normal(size=(5, d))
+
+
+def vae_args():
+    r = rng(10)
+    d, h, z = 4, 5, 2
+    params = {"enc_W": r.normal(size=(d, h)) * 0.4, "enc_b": np.zeros(h),
+              "mu_W": r.normal(size=(h, z)) * 0.4, "lv_W": r.normal(size=(h, z)) * 0.4,
+              "dec_W1": r.normal(size=(z, h)) * 0.4, "dec_W2": r.normal(size=(h, d)) * 0.4}
+    return params, r.normal(size=(8, d)), r.normal(size=(8, z))
+
+
+def tree_args():
+    r = rng(11)
+    d = 3
+    tree = ((0, 1), (2, (3, 4)))
+    return r.normal(size=(d, 2 * d)) * 0.5, np.zeros(d), r.normal(size=(5, d)), tree, r.normal(size=d)
+
+
+def gmm_args():
+    r = rng(12)
+    X = np.concatenate([r.normal(size=(10, 2)) - 1.5, r.normal(size=(10, 2)) + 1.5])
+    params = {"means": r.normal(size=(3, 2)), "log_sd": np.zeros((3, 2)), "logits": np.zeros(3)}
+    return params, X
+
+
+def huber_args():
+    r = rng(13)
+    X = r.normal(size=(20, 3))
+    return r.normal(size=3), X, X @ np.array([1.0, -1.0, 2.0]) + r.standard_t(2, size=20)
+
+
+def gp_args():
+    r = rng(14)
+    X = r.uniform(-2, 2, size=(12, 1))
+    return np.log(np.array([0.8, 1.2, 0.1])), X, np.sin(2 * X[:, 0]) + 0.1 * r.normal(size=12)
+
+
+def nbody_args():
+    r = rng(15)
+    pos = r.normal(size=(4, 2))
+    return r.normal(size=(4, 2)) * 0.3, pos, np.array([1.0, 0.5, 0.8, 1.2]), pos + 0.1
+
+
+def ode_args():
+    theta = np.array([1.0, 0.4, 0.8, 0.3])
+    y0 = np.array([2.0, 1.0])
+    observed = np.array(sci.rk4(lambda y: sci.lotka_volterra(y, theta), y0, 0.1, 10))
+    return theta * np.array([1.1, 0.9, 1.05, 0.95]), y0, observed + 0.01
+
+
+def kalman_args():
+    r = rng(16)
+    F = np.array([[1.0, 0.1], [0.0, 0.95]])
+    H = np.array([[1.0, 0.0]])
+    return np.log(np.array([0.05, 0.2])), F, H, r.normal(size=(8, 1))
+
+
+def ba_args():
+    r = rng(17)
+    n_cameras, n_points = 2, 5
+    cameras = np.concatenate([r.normal(size=(n_cameras, 3)) * 0.1,
+                              np.tile([0.0, 0.0, 5.0], (n_cameras, 1))], axis=1)
+    points = r.normal(size=(n_points, 3))
+    obs = np.stack([sci.project(points, cameras[c]) for c in range(n_cameras)])
+    params = np.concatenate([cameras.ravel(), points.ravel()]) + 0.01 * r.normal(size=n_cameras * 6 + n_points * 3)
+    return params, n_cameras, obs
+
+
+def dtw_args():
+    r = rng(18)
+    return r.normal(size=5), r.normal(size=4)
+
+
+def heat_args():
+    x = np.linspace(0, 1, 16, endpoint=False)
+    return np.sin(2 * np.pi * x), -2.0, 0.5 * np.sin(2 * np.pi * x)
+
+
+def standardized_args():
+    r = rng(20)
+    X = r.integers(0, 20, size=(25, 3))
+    return r.normal(size=4), X, X @ np.array([0.1, -0.2, 0.05]) + r.normal(size=25)
+
+
+def maml_args():
+    params, x, y = mlp_args()
+    return params, x[:8], y[:8], x[8:], y[8:]
+
+
+def calibration_args():
+    r = rng(21)
+    knots = np.linspace(0.0, 1.0, 6)
+    x = r.uniform(0, 1, size=30)
+    return np.sqrt(knots) + 0.1 * r.normal(size=6), knots, x, np.sqrt(x)
+
+
+def lennard_jones_args():
+    grid = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 0]], dtype=float) * 1.12
+    return (grid + 0.03 * rng(19).normal(size=grid.shape),)
+
+
+LINEAR_MODEL = ml.LinearModel(*huber_args()[1:])
+RIDGE_OBJECTIVE = ml.RidgeObjective(*huber_args()[1:])
+
+# the classes of problem of the programs irad refuses today
+PARTIAL = "callables: a functools.partial at top level is refused"
+BOUND_METHOD = "callables: a bound method at top level is refused"
+CALLABLE_OBJECT = "callables: a callable object (an instance with __call__) at top level is refused"
+DICT_COMPREHENSION = "a dict comprehension is not lowered"
+ZERO_D_RESULT = "a 0-d array result (np.polyval at a scalar) is refused: 'must return one float'"
+INTERP = "np.interp is not supported"
+
+CASES = [
+    Case("mlp", ml.mlp_loss, mlp_args),
+    Case("logistic_regression", ml.logistic_loss, logistic_args),
+    Case("softmax_regression", ml.softmax_regression_loss, softmax_args),
+    Case("polynomial_features", ml.poly_fit_loss, poly_args, transforms=("value_and_grad", "hessian")),
+    Case("ridge_closed_form", ml.ridge_validation_loss, ridge_args, transforms=("value_and_grad", "hessian")),
+    Case("poisson_glm", ml.poisson_nll, poisson_args, transforms=("value_and_grad", "hessian")),
+    Case("negative_binomial_glm", ml.negbin_nll, negbin_args, transforms=("value_and_grad", "hessian")),
+    Case("cnn_1d", ml.cnn_loss, cnn_args),
+    Case("gru_namedtuple", ml.gru_loss, gru_args),
+    Case("lstm", ml.lstm_loss, lstm_args),
+    Case("transformer_block", ml.transformer_loss, transformer_args, static_argnums=(2,)),
+    Case("causal_attention", ml.causal_attention_loss,
+         lambda: ({k: w for k, w in zip(("Wq", "Wk", "Wv"), rng(22).normal(size=(3, 4, 4)) * 0.5)},
+                  rng(23).normal(size=(5, 4)))),
+    Case("vae_elbo", ml.neg_elbo, vae_args),
+    Case("tree_rnn", ml.tree_rnn_loss, tree_args, argnums=(0, 1, 2)),
+    Case("gmm", ml.gmm_nll, gmm_args),
+    Case("huber_partial", ml.huber_loss_tight, huber_args, refused=PARTIAL),
+    Case("bound_method", LINEAR_MODEL.loss, lambda: huber_args()[:1], refused=BOUND_METHOD),
+    Case("callable_object", RIDGE_OBJECTIVE, lambda: huber_args()[:1], refused=CALLABLE_OBJECT),
+    Case("standardized_regression", ml.standardized_regression_loss, standardized_args),
+    Case("poisson_deviance", ml.poisson_deviance, poisson_args),
+    Case("maml", ml.maml_loss, maml_args, refused=DICT_COMPREHENSION),
+    Case("polynomial_at_point", ml.polynomial_at_point, lambda: (np.array([0.5, -1.0, 2.0, 0.3]),),
+         transforms=("value_and_grad", "hessian"), refused=ZERO_D_RESULT),
+    Case("gp_marginal_likelihood", sci.gp_neg_log_marginal, gp_args, transforms=("value_and_grad", "hessian")),
+    Case("nbody_leapfrog", sci.nbody_loss, nbody_args),
+    Case("rk4_ode_fit", sci.ode_fit_loss, ode_args),
+    Case("rk4_jacobian", sci.ode_final_state, lambda: ode_args()[:2], transforms=("jacfwd",)),
+    Case("newton_in_loss", sci.newton_loss, lambda: (np.array([0.5, 0.8]),), transforms=("value_and_grad", "hessian")),
+    Case("black_scholes_book", sci.call_book_value,
+         lambda: (np.array([95.0, 100.0, 110.0]), np.array([100.0, 100.0, 100.0]), 0.5, 0.03, 0.25),
+         argnums=(0, 2, 3, 4)),
+    Case("black_scholes_deltas", sci.call_prices,
+         lambda: (np.array([95.0, 100.0, 110.0]), np.array([100.0, 100.0, 100.0]), 0.5, 0.03, 0.25),
+         transforms=("jacfwd", "jacrev")),
+    Case("kalman_filter", sci.kalman_loglik, kalman_args),
+    Case("bundle_adjustment", sci.ba_residual_norm, ba_args, static_argnums=(1,)),
+    Case("pendulum_drift", sci.pendulum_drift, lambda: (np.array([0.8, 0.3]), 0.01, 30),
+         transforms=("value_and_grad", "hessian")),
+    Case("lennard_jones", sci.lennard_jones_energy, lennard_jones_args, transforms=("value_and_grad", "hessian")),
+    Case("calibration_curve", sci.calibration_loss, calibration_args, refused=INTERP),
+    Case("cubic_spline", sci.spline_bending_energy, lambda: (np.sin(np.linspace(0, 3, 8)), 0.4),
+         argnums=(0, 1), reference="fd"),
+    Case("soft_dtw", sci.soft_dtw, dtw_args, argnums=(0, 1), reference="fd"),
+    Case("heat_equation", sci.heat_loss, heat_args, argnums=(0, 1)),
+]
