@@ -100,6 +100,7 @@ bench: $(PY)
 	$(PIP) install -e '.[bench]'
 	$(PY) bench/native.py
 	$(PY) bench/scaling.py
+	$(PY) bench/vmap.py
 
 bench-all: bench
 	$(PIP) install -e '.[iree]'

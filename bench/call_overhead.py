@@ -43,6 +43,7 @@ import statistics
 import subprocess
 import sys
 import timeit
+import types
 from pathlib import Path
 
 import numpy as np
@@ -89,6 +90,26 @@ def scalar(x, y):
     return x * y + np.sin(x)
 
 
+# Values read from outside the function, baked in and checked at each call
+# (guards, docs/python-subset.md#values-read-from-outside): eight of them, of
+# every kind of place, against `scalar`'s none.
+SCALE, SHIFT, TIMES = 1.5, -0.25, 2
+CFG = {"rate": 0.5, "inner": {"mode": "sin"}}
+PARAMS = types.SimpleNamespace(weight=2.0, terms=[1.0, 2.0])
+
+
+def make_guarded():
+    bias = 0.125
+
+    def scalar_guarded(x, y):
+        v = x * y * SCALE * CFG["rate"] * PARAMS.weight + SHIFT + bias + TIMES
+        if CFG["inner"]["mode"] == "sin":
+            v = v + np.sin(x)
+        return v * len(PARAMS.terms)
+
+    return scalar_guarded
+
+
 def tanh_layer(w, x):
     return np.sum(np.tanh(x @ w))
 
@@ -119,7 +140,8 @@ def _small_workloads():
 
 def _workloads():
     squares = {1: squares_1, 2: squares_2, 4: squares_4, 8: squares_8}
-    work = {"scalar (2 floats in, 2 out)": (scalar, (0.7, -1.3), (0, 1))}
+    work = {"scalar (2 floats in, 2 out)": (scalar, (0.7, -1.3), (0, 1)),
+            "scalar reading 8 guarded values": (make_guarded(), (0.7, -1.3), (0, 1))}
     for k in SIZES:
         work[f"{k} arrays (k={k}: {k} in, {k} out)"] = (
             squares[k], tuple(np.linspace(0.5, 1.5, 4) + i for i in range(k)), tuple(range(k))

@@ -42,6 +42,10 @@ def __getattr__(name: str):
         from irad.rules import registry
 
         return getattr(registry, name)
+    if name == "vmap":
+        from irad.vmapping import vmap
+
+        return vmap
     if name == "stop_gradient":
         from irad.markers import stop_gradient
 
@@ -86,4 +90,5 @@ __all__ = [
     "export",
     "numpy_functions",
     "stop_gradient",
+    "vmap",
 ]

@@ -9,8 +9,10 @@ leaves' types and the values of the static arguments, `static_argnums` and
 `static_argnames`: irad/arguments.py), backend object (with its options) and rule-table version, so a rule
 edit forces a recompile, and per dtype and shape of the global arrays the
 function reads: those are hidden arguments, read at each call and passed
-after the function's own (irad/frontend/globals.py). Results come back in the
-structure the function returns (a dict for a dict, ...).
+after the function's own (irad/frontend/globals.py), and per value it baked in
+of what it read from outside (numbers, strings, containers' layouts, functions:
+guards, checked at each call). Results come back in the structure the function
+returns (a dict for a dict, ...).
 """
 
 from __future__ import annotations
@@ -19,13 +21,13 @@ import inspect
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import Float32Type, ModuleOp
 
 from irad.arguments import argument_trees, arguments, check_tree, normalise_argnums
 from irad.frontend.source import error_at, name_of
 from irad.base.errors import UnsupportedError
 from irad.frontend.callables import StaticShape
-from irad.frontend.transformations import Transformation, constructor, normalise_static, ranges
+from irad.frontend.transformations import Transformation, constructor, normalise_static, program_call, ranges, split_aux
 from irad.backends import Backend, check_backend
 from irad.base import config
 from irad.backends.entry import ArrayKind, EntryPlan
@@ -122,6 +124,9 @@ class _GradFunction(TransformationFunction):
         static = self.static_argnums or self.static_argnames
         self._arity = code.co_argcount if plain and not static else -1  # called with exactly these: no binding
 
+    def options(self) -> tuple:
+        return self.checkpoint, self.backend
+
     def _compiled(self, signature: Node) -> tuple[Compiled, tuple]:
         """The compiled gradient for these arguments, and the hidden arrays' values."""
         variants = self._variants(signature)
@@ -179,7 +184,8 @@ class _GradFunction(TransformationFunction):
                     break
         key = (tuple(kinds), self._table.version) if kinds is not None else None
         variants = self._by_python_types.get(key) if key is not None else None
-        if not (variants and len(variants) == 1 and not variants[0].hidden.globals):
+        compiled = _without_hidden_arrays(variants) if variants else None
+        if compiled is None:
             leaves, signature = self._arguments(args, kwargs)
             if key is not None:
                 self._by_python_types[key] = self._variants(signature)
@@ -188,7 +194,6 @@ class _GradFunction(TransformationFunction):
             return unflatten(compiled.results, iter(results))
         # Plain arguments of a compiled signature seen before: from now on its
         # entry takes them (a gradient called once never makes a class or an entry).
-        compiled = variants[0]
         self._enter(key, compiled)
         return unflatten(compiled.results, iter(run_compiled(compiled.run, args, compiled.code)))
 
@@ -199,12 +204,20 @@ class _GradFunction(TransformationFunction):
         if entry is None:
             names: dict = {}
             plan = EntryPlan(key[0], _results_template(compiled.results, names), _GradFunction._general,
-                             self._table, key[1], names)
+                             self._table, key[1], names, compiled.hidden.guards.check)
             entry = compiled.entries[key] = compiled.enter(plan)
         cls = type(self)
         if cls is _GradFunction:
             cls = self.__class__ = type(cls.__name__, (cls,), {"__module__": cls.__module__})
         cls.__call__ = entry
+
+
+def _without_hidden_arrays(variants: list[Compiled]) -> Compiled | None:
+    """The variant an entry can run: when no variant reads global arrays (which
+    only the general path passes), the one whose guards hold now."""
+    if any(compiled.hidden.globals for compiled in variants):
+        return None
+    return next((compiled for compiled in variants if compiled.hidden.guards.holds()), None)
 
 
 def _results_template(tree: Tree, names: dict) -> str:
@@ -215,6 +228,9 @@ def _results_template(tree: Tree, names: dict) -> str:
 
     def write(t: Tree) -> str | None:
         if not isinstance(t, Node):
+            if isinstance(t, Float32Type):  # numpy's float32 number (pytrees.scalar_leaf)
+                names["_e_float32"] = np.float32
+                return "_e_float32({%d})" % next(leaves)
             return "{%d}" % next(leaves)
         items = [write(c) for c in t.children]
         if None in items:
@@ -253,6 +269,10 @@ def grad(
 ) -> _GradFunction:
     """The gradient of `f` (which returns one float) with respect to `argnums`.
 
+    `f` is any callable: a function, a lambda, a functools.partial, a bound
+    method or an object with `__call__`; `argnums` counts its positional
+    parameters (a partial's remaining ones), as in JAX. Arguments with
+    `__array__` (JAX arrays) are taken as np.asarray takes them.
     An int `argnums` gives one gradient; a tuple gives a tuple, as in jax.grad.
     Arguments may be pytrees (tuples, lists, dicts, NamedTuples, dataclasses of
     floats and arrays): the gradient of one has its structure, with None for
@@ -301,6 +321,7 @@ def value_and_grad(
 
 
 # ---- vjp --------------------------------------------------------------------------
+@program_call("vjp")
 def vjp(
     f: Callable, *primals, has_aux: bool = False, backend: str | Backend | None = None, iree_target: str | None = None,
     iree_device: str | None = None, static_argnums: int | Sequence[int] = (), static_argnames: str | Sequence[str] = (),
@@ -325,7 +346,7 @@ def vjp(
     n_out = len(leaf_types(out_tree))
     n = len(compiled.out_types)
     outputs, aux, residuals = results[:n_out], results[n_out:n], results[n:]
-    pullback = Pullback(f, has_aux, backend, leaves, signature, compiled, residuals)
+    pullback = Pullback(f, has_aux, backend, leaves, signature, compiled, residuals, len(primals))
     out = unflatten(out_tree, iter(outputs))
     if has_aux:
         return out, pullback, unflatten(aux_tree, iter(aux))
@@ -341,13 +362,15 @@ class Pullback:
     again. Not when the function reads global arrays: the receiver would
     read its own."""
 
-    __slots__ = ("f", "has_aux", "backend", "primals", "signature", "compiled", "residuals")
+    __slots__ = ("f", "has_aux", "backend", "primals", "signature", "compiled", "residuals", "given")
 
     def __init__(self, f: Callable, has_aux: bool, backend: Backend, leaves: list, signature: Node,
-                 compiled: Compiled, residuals: tuple):
+                 compiled: Compiled, residuals: tuple, given: int):
         self.f, self.has_aux, self.backend, self.signature = f, has_aux, backend, signature
         self.primals = [a.copy() if type(a) is _NDARRAY else a for a in leaves]
         self.compiled, self.residuals = compiled, residuals
+        # the primals vjp was given: one cotangent each (the defaults after them get none, as in JAX)
+        self.given = min(given, len(signature.children))
 
     def __call__(self, cotangent):
         compiled = self.compiled
@@ -357,7 +380,7 @@ class Pullback:
         grads = run_compiled(compiled.run[1], (*self.residuals, *float_cts), compiled.code)
         active = [i for i, t in enumerate(leaf_types(self.signature)) if is_differentiable(t)]
         by_leaf = dict(zip(active, grads))
-        return tuple(argument_trees(self.signature, range(len(self.signature.children)), by_leaf))
+        return tuple(argument_trees(self.signature, range(self.given), by_leaf))
 
     def __reduce__(self):
         if self.compiled.hidden.globals:
@@ -367,8 +390,8 @@ class Pullback:
                 "  hint: pass those arrays as arguments, or pickle irad.vjp's function and primals and call vjp there"
             )
         children = self.signature.children
-        primals = argument_trees(self.signature, range(len(children)), dict(enumerate(self.primals)))
-        static = tuple(i for i, c in enumerate(children) if isinstance(c, StaticShape))  # by value, by position
+        primals = argument_trees(self.signature, range(self.given), dict(enumerate(self.primals)))
+        static = tuple(i for i, c in enumerate(children[:self.given]) if isinstance(c, StaticShape))  # by value
         primals = [c.obj if isinstance(c, StaticShape) else p for c, p in zip(children, primals)]
         return reduced(_pullback_at, (self.f, tuple(primals), self.has_aux, self.backend, static), {})
 
@@ -393,12 +416,14 @@ def vjp_compiled(f: Callable, signature: Node, has_aux: bool, backend: Backend) 
 
 
 # ---- jvp --------------------------------------------------------------------------
+@program_call("jvp")
 def jvp(
     f: Callable,
     primals: Sequence,
     tangents: Sequence,
     argnums=None,
     *,
+    has_aux: bool = False,
     backend: str | Backend | None = None,
     iree_target: str | None = None,
     iree_device: str | None = None,
@@ -410,9 +435,11 @@ def jvp(
     Without `argnums`, `tangents` has one entry per primal, of its structure
     (None at int and bool leaves, or for a primal without float leaves). With
     `argnums`, one tangent per entry of `argnums`. `tangent_out` has the
-    structure of the output, with None for int or bool results. `backend`
-    as for `grad`. A static primal (`static_argnums`, `static_argnames`, as
-    for `grad`) takes None as its tangent.
+    structure of the output, with None for int or bool results. With
+    `has_aux=True`, f returns `(out, aux)` and jvp returns `(out,
+    tangent_out, aux)`, as jax.jvp does; aux is not differentiated.
+    `backend` as for `grad`. A static primal (`static_argnums`,
+    `static_argnames`, as for `grad`) takes None as its tangent.
     """
     backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
     for what, given_values in (("primals", primals), ("tangents", tangents)):
@@ -423,8 +450,8 @@ def jvp(
             )
     leaves, signature = arguments(f, tuple(primals), None, *normalise_static(f, static_argnums, static_argnames))
     tangents = tuple(tangents)
-    if argnums is None:
-        nums = tuple(range(len(signature.children)))
+    if argnums is None:  # the primals given (the defaults after them have no tangent, as in JAX)
+        nums = tuple(range(min(len(primals), len(signature.children))))
         if len(tangents) != len(nums):
             raise error_at(
                 f, f"jvp of {name_of(f)} takes one tangent per primal ({len(nums)}), "
@@ -450,7 +477,12 @@ def jvp(
     n = len(compiled.out_types)
     outputs, tangent_results = results[:n], iter(results[n:])
     tangent_out = [next(tangent_results) if is_differentiable(t) else None for t in compiled.out_types]
-    return unflatten(compiled.results, iter(outputs)), unflatten(compiled.results, iter(tangent_out))
+    if not has_aux:
+        return unflatten(compiled.results, iter(outputs)), unflatten(compiled.results, iter(tangent_out))
+    out_tree, aux_tree = split_aux(f, compiled.results)
+    n_out = len(leaf_types(out_tree))
+    return (unflatten(out_tree, iter(outputs[:n_out])), unflatten(out_tree, iter(tangent_out[:n_out])),
+            unflatten(aux_tree, iter(outputs[n_out:])))
 
 
 def jvp_compiled(f: Callable, signature: Node, wrt: tuple[int, ...], backend: Backend) -> tuple[Compiled, tuple]:

@@ -24,9 +24,9 @@ import numpy as np
 from xdsl.ir import Attribute
 
 from irad.frontend import bind_arguments
+from irad.frontend.callable_entries import parameter_names
 from irad.frontend.lowering import flatten_arguments
-from irad.frontend.transformations import parameter_names
-from irad.base.pytrees import BadLeaf, Node, Tree, node_items, python_key, step, unflatten
+from irad.base.pytrees import BadLeaf, Node, Tree, node_items, python_key, show, step, unflatten
 from irad.frontend import transformations
 from irad.frontend.callables import StaticShape, static_argument
 from irad.frontend.source import call_site, error_at, name_of
@@ -96,7 +96,7 @@ def check_tree(f, what: str, value, tree: Tree, skip_inactive: bool) -> list:
             return
         items = _items(v, t)
         if items is None:
-            raise error_at(f, f"{path} must have the structure {t!r}, got {_short(v)}")
+            raise error_at(f, f"{path} must have the structure {show(t, describe)}, got {_short(v)}")
         for key, child, item in zip(t.keys, t.children, items):
             walk(item, child, path + step(t.cls, key))
 
@@ -133,6 +133,8 @@ def seed(f, what: str, value, t: Attribute):
         if array.shape != shape or array.dtype.kind not in "fiu":
             raise error_at(f, f"{what} of {name_of(f)} must be a real array of shape {shape}, got {_short(value)}")
         return array
+    if hasattr(type(value), "__array__") and not isinstance(value, np.generic) and np.ndim(value) == 0:
+        value = np.asarray(value)[()]  # a 0-d JAX array, ...
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise error_at(f, f"{what} of {name_of(f)} must be a real number, got {_short(value)}")
     return float(value)

@@ -43,6 +43,9 @@ class _JacobianFunction(TransformationFunction):
         make = jacfwd if self.kind == "jacfwd" else jacrev  # hessian is jacfwd(grad(f))
         return make, (self.f, self.argnums), {"has_aux": self.has_aux, "backend": self.backend}
 
+    def options(self) -> tuple:
+        return (self.backend,)
+
     def _compiled(self, signature: Node) -> tuple[Compiled, tuple]:
         """The compiled Jacobian, and the hidden arrays' values."""
         nums = normalise_argnums(self.f, self.argnums, signature)

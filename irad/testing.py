@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from irad.rules import RuleTable, default_table
+from irad.ir.types import describe
 
 
 def central_difference(f: Callable, args: Sequence, i: int, cotangents: Sequence[float]) -> float:
@@ -94,7 +95,7 @@ def check_rrule(
     rule = table.entry(key, signature)
     if rule is None or rule.kind != "rrule":
         found = "no entry" if rule is None else rule.describe()
-        raise AssertionError(f"check_rrule: no rrule for {key} at {signature}: {found}")
+        raise AssertionError(f"check_rrule: no rrule for {key} at ({', '.join(map(describe, signature))}): {found}")
     decision = table.lookup(key, signature)
     if decision.kind != "rule":
         raise AssertionError(f"check_rrule: {rule.describe()} declines at these arguments")

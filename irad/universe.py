@@ -76,6 +76,14 @@ def _jvp_pass() -> type[ModulePass]:
     return JvpPass
 
 
+def _vmap_pass() -> type[ModulePass]:
+    _report_irad_errors_cleanly()
+    import irad.frontend  # noqa: F401  (adds the built-in Python-written rules to the table)
+    from irad.passes.vmap import VmapPass
+
+    return VmapPass
+
+
 def _lower_tape_pass() -> type[ModulePass]:
     from irad.passes.lower_tape import LowerTapePass
 
@@ -149,6 +157,7 @@ IRAD_UNIVERSE = Universe(
     all_passes={
         "irad-differentiate": _differentiate_pass,
         "irad-jvp": _jvp_pass,
+        "irad-vmap": _vmap_pass,
         "irad-lower-tape": _lower_tape_pass,
         "irad-inline": _inline_pass,
         "irad-optimize": _optimize_pass,

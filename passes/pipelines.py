@@ -1,7 +1,10 @@
 """irad's pipeline, defined once: every transformation's request ops
-(irad.grad, irad.value_and_grad, irad.vjp, irad.vjp_split, irad.jvp) go
+(irad.vmap, irad.grad, irad.value_and_grad, irad.vjp, irad.vjp_split, irad.jvp) go
 through the same sequence of passes, with the options of one `Options`:
 
+    irad-vmap                                                   vmap requests, the innermost first (the
+                                                                derivative requests a vmap reaches are
+                                                                rewritten before it: vmap of grad)
     irad-differentiate{checkpoint inline hoist keep-shared}   reverse-mode requests
     irad-jvp{tape}                                              forward-mode requests (after reverse
                                                                 mode: forward over reverse)
@@ -39,6 +42,7 @@ from irad.passes.optimisation.inliner import DEFAULT_MAX_DEPTH, KEEP_ALL_INLINED
 from irad.passes.optimize import OptimizePass
 from irad.passes.sink_accumulations import SinkAccumulationsPass
 from irad.passes.symbol_dce import SymbolDCEPass
+from irad.passes.vmap import VmapPass
 
 TAPE_FORMS = ("memref", "tensor")
 
@@ -77,6 +81,7 @@ def autodiff_passes(options: Options) -> tuple[ModulePass, ...]:
     """Every request rewritten, the tape lowered (code to run), optimised."""
     keep_shared = options.keep_shared if options.inline else KEEP_ALL_INLINED
     steps: list[ModulePass] = [
+        VmapPass(),
         DifferentiatePass(checkpoint=options.checkpoint, inline=options.inline, hoist=options.hoist, keep_shared=keep_shared),
         JvpPass(tape=options.tape),
     ]

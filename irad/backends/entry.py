@@ -50,7 +50,8 @@ class EntryPlan:
     np.float64, ...) or an ArrayKind. `results`: the returned expression, from
     `{0}`, `{1}`, ... (the compiled function's results, in order), over the
     names in `names`. `otherwise(self, args, kwargs)` is the general path.
-    The entry is valid while `table.version == version`."""
+    The entry is valid while `table.version == version` and `holds()` (the
+    guards of the values the code baked in, irad/frontend/globals.py)."""
 
     kinds: tuple
     results: str
@@ -58,6 +59,7 @@ class EntryPlan:
     table: object
     version: int
     names: dict = field(default_factory=dict, compare=False)
+    holds: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,9 @@ def define(
     env: dict = {"_e_otherwise": plan.otherwise, "_e_table": plan.table, "_e_version": plan.version,
                  **plan.names, **body.names}
     condition = guard(plan, names, env, checked)
+    if plan.holds is not None:
+        env["_e_holds"] = plan.holds
+        condition = f"{condition} and _e_holds()"
     unpack = "".join(f"{n}, " for n in names)
     slow = "return _e_otherwise(_self, _args, _kwargs)"
     lines = [

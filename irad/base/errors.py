@@ -23,6 +23,11 @@ class DifferentiationError(IradError):
     """The differentiation pass could not differentiate a function or call."""
 
 
+class BatchingError(IradError):
+    """irad-vmap could not batch an op (a value varying along the batch reaches
+    an op without a batching rule, or where one value is needed)."""
+
+
 class BackendError(IradError):
     """A backend cannot run an op of the module it was given."""
 

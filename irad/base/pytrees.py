@@ -30,10 +30,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
+from xdsl.dialects.builtin import Float32Type
 from xdsl.ir import Attribute
 
 ACCEPTED = (
-    "float, int or bool scalars, numpy arrays of float64, float32, int or bool, and "
+    "float, int or bool scalars, numpy arrays of float64, float32, int or bool (or objects "
+    "np.asarray makes one, such as JAX arrays), and "
     "tuples, lists, dicts with str keys, NamedTuples and dataclasses of them (nested)"
 )
 _NONE = type(None)
@@ -159,6 +161,23 @@ class BadLeaf(Exception):
         return f"{self.path} {what}"
 
 
+def show(tree: Tree, leaf: Callable[[object], str]) -> str:
+    """`tree` for a message: its containers as Python writes them (`{'a': ..., 'b': ...}`,
+    `(..., ...)`, `State(v=...)`), each leaf as `leaf` says (never an IR type's repr)."""
+    if not isinstance(tree, Node):
+        return leaf(tree)
+    if tree.cls is _NONE:
+        return "None"
+    items = [show(c, leaf) for c in tree.children]
+    if tree.cls is dict:
+        return "{" + ", ".join(f"{k!r}: {i}" for k, i in zip(tree.keys, items)) + "}"
+    if tree.cls is list:
+        return "[" + ", ".join(items) + "]"
+    if tree.cls is tuple:
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    return f"{tree.cls.__name__}(" + ", ".join(f"{k}={i}" for k, i in zip(tree.keys, items)) + ")"
+
+
 def describe_object(obj: object) -> str:
     if isinstance(obj, np.ndarray):
         return f"a numpy array of dtype {obj.dtype}"
@@ -186,10 +205,31 @@ def _flatten(obj: object, path: str, leaf_type, leaves: list) -> Tree:
         return t
     found = node_items(obj, path)
     if found is None:
-        raise BadLeaf(path, obj)
+        if not _takes_as_array(obj):
+            raise BadLeaf(path, obj)
+        array = as_array(obj, path)  # a JAX array, ...: as np.asarray takes it
+        t = leaf_type(array)
+        if t is None:
+            raise BadLeaf(path, obj, f"is {describe_object(obj)}, which np.asarray makes {describe_object(array)}")
+        leaves.append(array)
+        return t
     cls, keys, items = found
     children = tuple(_flatten(v, path + step(cls, k), leaf_type, leaves) for k, v in zip(keys, items))
     return Node(cls, keys, children, dict_order(obj) if cls is dict else ())
+
+
+def _takes_as_array(obj: object) -> bool:
+    """An object other than a numpy array that says how to be one (`__array__`:
+    JAX, PyTorch, CuPy ... arrays)."""
+    return not isinstance(obj, (np.ndarray, str, bytes)) and hasattr(type(obj), "__array__")
+
+
+def as_array(obj: object, path: str) -> np.ndarray:
+    """`np.asarray(obj)` for an object with `__array__`; BadLeaf when it refuses."""
+    try:
+        return np.asarray(obj)
+    except Exception as exc:  # a tensor that needs .detach(), a device array, ...
+        raise BadLeaf(path, obj, f"is a {type(obj).__name__}, which np.asarray refuses ({exc})") from None
 
 
 def dict_order(keys) -> tuple:
@@ -247,11 +287,19 @@ def python_key(obj: object, leaves: list) -> object:
 
 
 def unflatten(tree: Tree, leaves: Iterator) -> object:
-    """The Python object of `tree` with its leaves taken, in order, from `leaves`."""
+    """The Python object of `tree` with its leaves taken, in order, from `leaves`
+    (a float32 number as an np.float32, as numpy gives it: `scalar_leaf`)."""
     if not isinstance(tree, Node):
-        return next(leaves)
+        return scalar_leaf(tree, next(leaves))
     items = [unflatten(child, leaves) for child in tree.children]
     return build(tree.cls, tree.keys, items, tree.order)
+
+
+def scalar_leaf(t, value):
+    """A result leaf of IR type `t` as numpy has it: a backend returns a
+    float32 number as a Python float, numpy's is an np.float32 (the
+    cotangent of an np.float32 argument, `np.sum` of a float32 array)."""
+    return np.float32(value) if isinstance(t, Float32Type) else value
 
 
 def build(cls: type, keys: tuple, items: list, order: tuple = ()) -> object:

@@ -39,7 +39,7 @@ from irad.frontend.held_ints import HeldInts, zero_divisor_of_ints
 from irad.frontend.numpy_table import NUMPY, library_entries, numpy_function, numpy_name, numpy_signature, parameters
 from irad.frontend.values import Static, is_array
 from irad.frontend.views import Reshape, Slice, Transpose, Views
-from irad.ir.types import F32, F64, I1, I64, is_bool, is_float, is_int
+from irad.ir.types import F32, F64, I1, I64, describe, is_bool, is_float, is_int
 from irad.ir import gather as G
 from irad.ir import contraction
 from irad.ir import tensor as T
@@ -196,6 +196,8 @@ class ArrayLowering:
         arrays = [T.element(v) for v in values if is_array(v)]
         if F64 in arrays or (F32 in arrays and any(is_int(e) for e in arrays)):
             return F64
+        if F32 in arrays and any(isinstance(v, SSAValue) and numpy_scalars.is_float64(v) for v in values):
+            return F64  # an np.float64 (or np.int64) number is not weak (NEP 50): x32 * np.float64(1.1)
         if F32 in arrays:
             return F32
         return F64
@@ -515,6 +517,12 @@ class ArrayLowering:
         (x,) = self.floats(node, x)
         dims = T.shape(x)
         axes = self.static_axes(axis, len(dims), node)
+        if combiner in _NO_IDENTITY and math.prod(dims[a] for a in axes) == 0:
+            which = _NO_IDENTITY[combiner]
+            raise self.error(node, f"np.{which} over no elements (an array of shape {tuple(dims)}, axes {axes}): "
+                             f"a reduction by {which} has no identity, numpy raises ValueError",
+                             f"reduce a non-empty array (test `x.size` first), or write the value the empty "
+                             f"case should have, e.g. `np.{which}(x) if x.size else 0.0`")
         keep = self.static(keepdims, node, "keepdims")
         if keep:
             reduced = T.reduce(self.em, x, axes, combiner)
@@ -734,7 +742,7 @@ class ArrayLowering:
             return i % n
         v = self.value(value, node)
         if not is_int(v.type):
-            raise self.error(node, f"array indices must be ints, got a {v.type} value")
+            raise self.error(node, f"array indices must be ints, got {describe(v.type)}")
         em = self.em
         above = em.op(arith.CmpiOp(v, em.const(-n, I64), "sge"))
         below = em.op(arith.CmpiOp(v, em.const(n, I64), "slt"))
@@ -1000,6 +1008,8 @@ def _reduction(combiner):
 
 
 _COUNTING = (arith.AddfOp, arith.MulfOp)
+# the reductions numpy refuses over no elements, by the name numpy gives them
+_NO_IDENTITY = {arith.MaximumfOp: "max", arith.MinimumfOp: "min"}
 
 
 numpy_function(np.sum, params=("a", "?axis", "?keepdims"))(_reduction(arith.AddfOp))

@@ -60,6 +60,9 @@ class Closure:
     kw_defaults: tuple = ()  # (name, value) of keyword-only defaults
     captured: tuple | None = None  # ((name, value), ...)
     definer: object = field(default=None, repr=False)  # the FunctionLowering defining it
+    # ((name, value), ...) of variables of a comprehension that made it, which
+    # Python's cells hold at their last value once it ends: read before the definer's
+    cells: tuple = ()
 
 
 @dataclass(frozen=True, eq=False)

@@ -27,12 +27,13 @@ import warnings
 from dataclasses import dataclass, replace
 from itertools import zip_longest
 
+import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr, TensorType
 from xdsl.ir import SSAValue
 
 from irad.base.errors import IradWarning
-from irad.frontend.arrays import BoundMethod, array_method, builtin_on_array, is_numpy_callable
+from irad.frontend.arrays import BoundMethod, array_method, builtin_on_array, is_numpy_callable, known_value
 from irad.frontend.callables import (
     SELF,
     CallShape,
@@ -52,7 +53,7 @@ from irad.frontend.iteration import ITERABLES
 from irad.frontend.lists import ListMethod
 from irad.frontend.library import DOMAINS, FLOAT_FUNCTIONS, FLOAT_TO_INT, INT_RANGES, OPS, describe_callable, select_extremum
 from irad.frontend.printing import lower_print
-from irad.base.pytrees import NONE, Node, build, is_record_class, record_fields
+from irad.base.pytrees import NONE, Node, build, is_record_class, leaf_types, record_fields, structure
 from irad.frontend.rounding import lower_round
 from irad.frontend.source import lambda_as_def
 from irad.frontend.values import (
@@ -66,9 +67,10 @@ from irad.frontend.values import (
     make_value,
     python_class,
 )
-from irad.frontend.transformations import CONSTRUCTORS, Transformation, parameter_names, static_positions
+from irad.frontend.callable_entries import parameter_names
+from irad.frontend.transformations import CONSTRUCTORS, JVP, PROGRAM_CALLS, Transformation, static_positions
 from irad.ir import builder
-from irad.ir.types import is_bool, is_float
+from irad.ir.types import I1, I64, describe, is_bool, is_differentiable, is_float, is_tensor
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON
 
 _NOT_HANDLED = object()
@@ -100,6 +102,8 @@ class CallLowering:
         if isinstance(callee, Static):
             if _hashable(callee.obj) and callee.obj in CONSTRUCTORS:
                 return self._transform(node, callee.obj)
+            if _hashable(callee.obj) and callee.obj in PROGRAM_CALLS:  # irad.jvp(f, primals, tangents)
+                return self._program_call(node, callee.obj, PROGRAM_CALLS[callee.obj])
             if callee.obj is builtins.sum:  # sum(<generator>) is a loop: it reads the AST
                 return self.sum_call(node)
         args, kwargs = self.call_arguments(node)
@@ -164,7 +168,8 @@ class CallLowering:
             part = (lambda step, i: origin.attribute(step).item(i)) if origin is not None else (lambda *_: None)
             bound = [self._static_value(Static(a, part("args", i)), node) for i, a in enumerate(obj.args)]
             keywords = {k: self._static_value(Static(v, part("keywords", k)), node) for k, v in obj.keywords.items()}
-            return self.call_value(Static(obj.func), [*bound, *args], {**keywords, **kwargs}, node)
+            func = Static(obj.func, origin and origin.attribute("func"))  # guarded: a rebound partial's function
+            return self.call_value(func, [*bound, *args], {**keywords, **kwargs}, node)
         if isinstance(obj, Transformation):  # irad.grad(f), ...
             return self._external_call(obj, args, kwargs, node)
         if is_record_class(obj):  # State(x=..., v=...)
@@ -410,7 +415,7 @@ class CallLowering:
         (Python reads a closure's variables when it runs, and it runs now)."""
         if closure.captured is not None:
             return closure
-        env = closure.definer.env
+        env = {**closure.definer.env, **dict(closure.cells)}
         captured = []
         for name in closure.code.free:
             value = env.get(name, _UNBOUND)
@@ -458,6 +463,69 @@ class CallLowering:
         args = [known(a) for a in node.args]
         kwargs = {k.arg: known(k.value) for k in node.keywords}
         return Static(transform(*args, **kwargs))
+
+    def _program_call(self, node: ast.Call, api, kind: str) -> Value:
+        """irad.jvp(f, primals, tangents[, has_aux=...]) in a program: a call to
+        an entry asking for the jvp with a request (transformations.jvp_entry);
+        f is known while lowering (a function, a lambda or nested def)."""
+        name = f"irad.{api.__name__}"
+        if kind != JVP:
+            raise self.src.error(
+                node, f"{name} inside a program is not supported: it returns a pullback function, "
+                "which a program cannot return or keep",
+                "use irad.grad, irad.value_and_grad or irad.jacrev inside the program (or irad.jvp), "
+                "or call irad.vjp outside it",
+            )
+        keywords = {k.arg: k.value for k in node.keywords}
+        if len(node.args) != 3 or keywords.keys() - {"has_aux"} or any(isinstance(a, ast.Starred) for a in node.args):
+            raise self.src.error(
+                node, f"{name} inside a program takes (f, primals, tangents) by position, and has_aux=",
+                "write irad.jvp(f, (x, y), (dx, dy))",
+            )
+        has_aux = False
+        if "has_aux" in keywords:
+            known, has_aux = known_value(self.expr(keywords["has_aux"]))
+            if not known or not isinstance(has_aux, (bool, np.bool_)):
+                raise self.src.error(keywords["has_aux"], "has_aux must be True or False, known while lowering")
+            has_aux = bool(has_aux)
+        fn = self.expr(node.args[0])
+        primals, tangents = self.expr(node.args[1]), self.expr(node.args[2])
+        for what, value, arg in (("primals", primals, node.args[1]), ("tangents", tangents, node.args[2])):
+            if not isinstance(value, tuple):
+                raise self.src.error(arg, f"{name} takes its {what} as a tuple, not {self.kind_of(value)}",
+                                     "write irad.jvp(f, (x,), (dx,))")
+        if len(primals) != len(tangents):
+            raise self.src.error(node, f"{name} takes one tangent per primal ({len(primals)}), got {len(tangents)}")
+        leaves: list[SSAValue] = []
+        closure = self.bind_closure(fn) if isinstance(fn, Closure) else None
+        if closure is not None:
+            closure_shape, target = self.shape_of(closure, leaves, node, closure.code.name, "the function"), closure.code
+        elif isinstance(fn, Static) and callable(fn.obj) and not isinstance(fn.obj, type):
+            closure_shape, target = None, fn.obj
+        else:
+            raise self.src.error(node.args[0], f"{name} differentiates a function known while lowering, "
+                                 f"not {self.kind_of(fn)}")
+        trees = []
+        for i, value in enumerate(primals):
+            found = self.tree_leaves(value, node.args[1])
+            if found is None:
+                raise self.src.error(node.args[1], f"primal {i} of {name} is {self.kind_of(value)}, "
+                                     "not a number, an array or a container of them")
+            leaves += found[0]
+            trees.append(found[1])
+        for i, (value, primal) in enumerate(zip(tangents, trees)):
+            found = self.tree_leaves(value, node.args[2])
+            if found is None or not _tangent_fits(found[1], primal):
+                shown = self.kind_of(value) if found is None else describe(found[1])
+                raise self.src.error(
+                    node.args[2], f"the tangent of primal {i} of {name} is {shown}, but its primal is "
+                    f"{describe(primal)}", "give each tangent its primal's structure, shapes and float type",
+                )
+            leaves += [self.em.to_float(v, t) if not is_float(v.type) and is_float(t) else v
+                       for v, t in zip(found[0], leaf_types(primal))]
+            trees.append(primal)
+        transformation = Transformation(JVP, target, tuple(range(len(primals))), has_aux)
+        return self.call(transformation, leaves, node, CallShape(tuple(trees), closure=closure_shape))
 
     def _external_call(self, fn, args: list, kwargs: dict, node) -> Value:
         """A call to a function without source that the rule table covers, or to
@@ -568,6 +636,16 @@ def _known_object(shape):
     if isinstance(shape, Node):
         return build(shape.cls, shape.keys, [_known_object(c) for c in shape.children], shape.order)
     raise TypeError("a function made inside the program")
+
+
+def _tangent_fits(tangent, primal) -> bool:
+    """Does a tangent's tree have its primal's structure, with the primal's type
+    at each float leaf (an int where a float is: converted) and anything at
+    the int and bool ones (ignored)?"""
+    if structure(tangent) != structure(primal):
+        return False
+    return all(t == p or (is_float(p) and not is_tensor(p) and t in (I64, I1)) or not is_differentiable(p)
+               for t, p in zip(leaf_types(tangent), leaf_types(primal)))
 
 
 def _may_be_negative(n: SSAValue) -> bool:

@@ -29,7 +29,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from irad.frontend import callables, joins, number_joins
+from irad.frontend import callables, joins, number_joins, numpy_scalars
 from irad.frontend.emitter import Emitter
 from irad.frontend.views import BASE, VIEWS
 from irad.frontend.values import NoValue, Static, mark_orders, same_orders
@@ -50,7 +50,7 @@ _UNJOINABLE = (
     "must be the same one on every path, so branch inside one function instead"
 )
 # Rounds enough for learning the returned value's type and bool -> int -> float.
-_MAX_TYPE_ROUNDS = 6
+_MAX_TYPE_ROUNDS = 8  # types, and numpy float widths (numpy_scalars.assume_carried)
 
 
 def assigned_names(body: list[ast.stmt]) -> list[str]:
@@ -492,6 +492,9 @@ class ControlFlowLowering:
         if returns and VALUE not in self.env:
             value_like = None  # the returned value's type comes from the body
         widening_failed = None  # the error of the round before ints were widened
+        # numpy float widths (NEP 50) the carried numbers may have: the inits', joined
+        # with what the body makes of them, until they settle (as the types)
+        widths = {n: [numpy_scalars.float_widths(v) for v in inits[n]] for n in carried}
         # arrays fresh before the loop that an iteration may leave holding an array
         # irad cannot write through (a call's result): not writable in the body either
         unwritable: set[str] = set()
@@ -501,7 +504,7 @@ class ControlFlowLowering:
                 types[VALUE] = [v.type for v in flatten(value_like)]
             try:
                 before, after, outs = self._lower_loop_body(
-                    stmt, slots, types, value_like, extra_args, bind_target, condition, unwritable
+                    stmt, slots, types, value_like, extra_args, bind_target, condition, unwritable, widths
                 )
             except UnsupportedError as error:
                 # The types tried are provisional: an int that the body makes a
@@ -531,6 +534,7 @@ class ControlFlowLowering:
                 for n in shared:
                     inits[n] = self._carried_init(n)
                     types[n] = [v.type for v in inits[n]]
+                    widths[n] = [numpy_scalars.float_widths(v) for v in inits[n]]
                 self.env[VIEWS] = after_views
                 _discard(after)
                 if before is not None:
@@ -555,9 +559,11 @@ class ControlFlowLowering:
                             f"{describe(a)} before an iteration, {describe(b)} after it",
                             "irad's array shapes are static: keep its shape the same in every iteration",
                         )
-            if joined == types:
+            settled = {n: [a | numpy_scalars.float_widths(v) for a, v in zip(widths.get(n, []), outs[n])]
+                       for n in widths}
+            if joined == types and settled == widths:
                 break
-            types = joined
+            types, widths = joined, settled
             _discard(after)
             if before is not None:
                 _discard(before)
@@ -634,9 +640,11 @@ class ControlFlowLowering:
         """Every array among `values` is one a write may go to (see ArrayLowering.fresh)."""
         return all(v in self.arrays.fresh for v in values if isinstance(v.type, TensorType))
 
-    def _lower_loop_body(self, stmt, slots, types, value_like, extra_args, bind_target, condition, unwritable):
-        """Lower the (condition and) body once for the given carried types; a
-        carried array in `unwritable` is not writable even if it was before the loop."""
+    def _lower_loop_body(self, stmt, slots, types, value_like, extra_args, bind_target, condition, unwritable,
+                         widths):
+        """Lower the (condition and) body once for the given carried types (and
+        numpy float `widths`); a carried array in `unwritable` is not writable
+        even if it was before the loop."""
         outer_env, outer_em = self.env, self.em
         arg_types = [t for n in slots for t in types[n]]
 
@@ -647,6 +655,7 @@ class ControlFlowLowering:
                 values, args = args[:count], args[count:]
                 like = value_like if n == VALUE else outer_env.get(n)
                 self.env[n] = values[0] if n in FLAGS else _rebuild(like, values)
+                numpy_scalars.assume_carried(values, widths.get(n))
                 if n not in unwritable:
                     self.arrays.carried(values, flatten(like) or [], where=f"the loop at {self.src.location(stmt)}")
                 for v in values:

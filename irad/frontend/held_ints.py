@@ -60,6 +60,7 @@ from irad.base.errors import UnsupportedError
 from irad.frontend.emitter import INT_LITERAL
 from irad.frontend.number_joins import MARK, Flow, flow_from
 from irad.frontend.numpy_scalars import KIND as SCALAR_KIND
+from irad.frontend.numpy_scalars import WIDTH as SCALAR_WIDTH
 from irad.frontend.numpy_table import Parameter, numpy_name
 from irad.frontend.values import Static
 from irad.ir import tensor as T
@@ -446,5 +447,5 @@ def strip(module: Operation) -> None:
     for op in walk(module):
         attributes = op.attributes
         if attributes:  # most ops have none
-            for key in (MARK, INT_MARK, INT_LITERAL, SCALAR_KIND):
+            for key in (MARK, INT_MARK, INT_LITERAL, SCALAR_KIND, SCALAR_WIDTH):
                 attributes.pop(key, None)

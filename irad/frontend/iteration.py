@@ -33,6 +33,7 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
+import dataclasses
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, cf, scf
@@ -40,7 +41,7 @@ from xdsl.ir import Block, Region, SSAValue
 
 from irad.frontend import integers
 from irad.frontend.arrays import known_value
-from irad.frontend.callables import local_names
+from irad.frontend.callables import Closure, free_names, local_names
 from irad.frontend.containers import ordered_keys
 from irad.frontend.control_flow import BROKE, CONTINUED, FLAGS, INDEX
 from irad.frontend.values import MappingValue, Static, is_array
@@ -510,7 +511,14 @@ class IterationLowering:
         try:
             generate(0)
         finally:
-            self.release(hidden_targets)
+            # a lambda made in it reads its variables when it is called, after
+            # it: their last values, as Python's cells hold them (late binding)
+            read_late = _read_by_functions(node)
+            self.release([name for name in hidden_targets if name not in read_late])
+        cells = tuple((name, self.env[name]) for name in hidden_targets if name in read_late and name in self.env)
+        if cells:  # its own lambdas keep them: the comprehension run again (in a loop) binds others
+            results = [dataclasses.replace(r, cells=cells) if isinstance(r, Closure) and r.captured is None else r
+                       for r in results]
         return tuple(results)
 
     def _static_condition(self, test: ast.expr) -> bool:
@@ -611,6 +619,12 @@ def _rename(node: ast.AST, names: dict[str, str]) -> None:
         return
     for child in ast.iter_child_nodes(node):
         _rename(child, names)
+
+
+def _read_by_functions(node: ast.AST) -> set[str]:
+    """The names the lambdas and nested defs inside `node` read from outside them."""
+    return {name for inner in ast.walk(node) if isinstance(inner, (ast.Lambda, ast.FunctionDef))
+            for name in free_names(inner)}
 
 
 def _add_into(acc: str, value: ast.expr) -> ast.Assign:

@@ -10,6 +10,7 @@ call to them.
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 from collections.abc import Callable, Sequence
 
@@ -189,8 +190,13 @@ FLOAT_FUNCTIONS = frozenset(
 
 
 def describe_callable(fn: object) -> str:
+    if isinstance(fn, functools.partial):
+        return f"partial({describe_callable(fn.func)})"
     module = getattr(fn, "__module__", None) or ""
-    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    if not isinstance(name, str):  # an object with __call__
+        name = f"{type(fn).__qualname__} object"
+        module = type(fn).__module__
     return f"{module}.{name}" if module and module != "builtins" else name
 
 

@@ -11,10 +11,12 @@ derivative is not, they give the right value:
 
 - Repeated eigenvalues (eigh) and singular values (svd): the vectors are not
   unique there, and their derivative is defined only for losses that do not
-  depend on the choice of basis. The terms that divide by the gap between two
-  values are skipped when their numerator is exactly zero (always so when the
-  vectors are not used: values-only gradients are exact at repeated values)
-  and are otherwise inf/NaN.
+  depend on the choice of basis. The reverse rules' terms that divide by the
+  gap between two values are skipped when neither value's vectors have a
+  cotangent (values-only gradients are exact at repeated values), and are
+  otherwise inf/NaN at a zero gap, as JAX's (`_divide_coupled`); the forward
+  rules skip a term whose numerator is exactly zero (a direction that does
+  not rotate the vectors).
 - eigh and cholesky read the lower triangle (numpy's UPLO='L'): the gradient
   is that of the function numpy computes, zero on the strict upper triangle
   (`_through_lower`). Its symmetric part is the gradient on symmetric
@@ -72,6 +74,21 @@ def _divide_nonzero(num, den):
     turn it into NaN)."""
     zero = num == 0.0
     return np.where(zero, 0.0, num / np.where(zero, 1.0, den))
+
+
+def _divide_coupled(num, den, used):
+    """num / den for the pairs (i, j), i != j, where vector i's or j's
+    cotangent is nonzero (`used`, (k, n) bools), else 0: inf or NaN where such
+    a pair's gap `den` is 0, never a finite number that would pass for a
+    gradient (the unselected branch divides by 1, so a second derivative
+    does not turn it into NaN)."""
+    coupled = (used[:, :, None] | used[:, None, :]) & ~_diagonal(num)
+    return np.where(coupled, num / np.where(coupled, den, 1.0), 0.0)
+
+
+def _used(cotangent):
+    """Which columns of a stack of matrices' cotangent are not all zero."""
+    return np.max(np.abs(cotangent), axis=1) != 0.0
 
 
 def _through_lower(g):
@@ -177,7 +194,7 @@ def eigh_rule(a):
     def pullback(dw, dv):
         inner = _mT(v) @ dv
         gap = w[:, None, :] - w[:, :, None]  # w_j - w_i
-        coupling = _divide_nonzero(0.5 * (inner - _mT(inner)), gap)
+        coupling = _divide_coupled(0.5 * (inner - _mT(inner)), gap, _used(dv))
         middle = _diagonal_matrices(dw) + coupling
         return _through_lower(v @ middle @ _mT(v))
 
@@ -203,7 +220,7 @@ def svd_rule(a):
         # (x - x^T) s + s (y - y^T), over s_j^2 - s_i^2 (Townsend 2016)
         numerator = (x - _mT(x)) * s[:, None, :] + s[:, :, None] * (y - _mT(y))
         squares = s * s
-        middle = _divide_nonzero(numerator, squares[:, None, :] - squares[:, :, None])
+        middle = _divide_coupled(numerator, squares[:, None, :] - squares[:, :, None], _used(du) | _used(dv))
         middle = middle + _diagonal_matrices(ds)
         da = u @ middle @ vt
         if u.shape[1] > s.shape[1]:  # tall: the part of du outside the span of u

@@ -14,6 +14,7 @@ import dataclasses
 import functools
 import inspect
 import operator
+import re
 import sys
 import types
 import warnings
@@ -33,6 +34,9 @@ from irad.frontend.callables import (
     static_argument,
 )
 from irad.frontend.calls import CallLowering, closure_signature
+from irad.frontend.callable_entries import (
+    entry_function, needs_entry, parameter_names, positional_parameters, underlying_function,
+)
 from irad.frontend.iteration import ITERABLES, IterationLowering
 from irad.frontend.lists import ListLowering, ListMethod
 from irad.ir import builder, printing
@@ -42,7 +46,7 @@ from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
 from irad.frontend import containers, contexts, held_ints, integers, joins, number_joins, numpy_scalars, primitives
 from irad.frontend.emitter import Emitter
 from irad.frontend.float_division import floor_divide, remainder
-from irad.frontend.globals import CLOSURE, DEFAULT, Global, HiddenArguments, HiddenGlobals, is_hidden
+from irad.frontend.globals import CLOSURE, DEFAULT, Global, Guards, HiddenArguments, HiddenGlobals, is_hidden
 from irad.frontend.numpy_shapes import index_concatenate
 from irad.frontend.runtime_origins import runtime_origin
 from irad.frontend.numpy_table import NUMPY, library_entries
@@ -61,7 +65,9 @@ from irad.frontend.values import (
     make_value,
     value_node,
 )
-from irad.frontend.transformations import Transformation, lower_transformation, parameter_names
+from irad.frontend.transformations import (
+    JVP, VMAP, Transformation, element_signature, jvp_entry, lower_transformation, lower_vmap,
+)
 from irad.frontend.library import INT_RANGES, OPS, describe_callable, python_reference
 from irad.linalg import is_primitive
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON, target_key
@@ -69,10 +75,12 @@ from irad.frontend.source import (
     SUBSET_HINT,
     FunctionSource,
     NoSourceError,
+    call_site,
     def_location,
+    name_of,
     parse_function,
 )
-from irad.ir.types import F64, I1, I64, describe, is_bool, is_float, is_int, type_of_value
+from irad.ir.types import F32, F64, I1, I64, describe, is_bool, is_float, is_int, type_of_value
 from irad.ir.isa import isa
 
 # The largest literal integer exponent expanded into multiplications.
@@ -111,6 +119,9 @@ class ModuleLowering:
         self.table = table
         self.symbols_by_key = symbols_by_key
         self.hidden_globals = hidden_globals
+        # what the module bakes in of the values it reads from outside, checked at each call
+        # (globals.py); a rule's module is built once per signature, with no call to check it
+        self.guards = Guards() if hidden_globals else None
         self._globals: dict[str, tuple[Global, ...]] = {}  # function symbol -> its hidden globals
         self._results: dict[str, Tree] = {}  # function symbol -> the tree of its results
         # function symbol -> per result, is it a new array of its own (views.Views.own_results)
@@ -131,6 +142,8 @@ class ModuleLowering:
         self.names: dict[str, str] = {}  # symbol -> the name before `_1`, `_2`, ... (messages)
         self._prints: dict[tuple, str] = {}
         self._signatures: dict[object, inspect.Signature] = {}
+        # (id of a partial, bound method or callable object, arity) -> (it, its entry function, the source)
+        self._entries: dict[tuple[int, int], tuple[object, types.FunctionType, FunctionSource]] = {}
 
     def signature(self, fn) -> inspect.Signature:
         """`fn`'s own signature (not a wrapped function's), read once per module:
@@ -154,8 +167,15 @@ class ModuleLowering:
         its positional arguments, or their IR types), lowering it if needed. Its
         arguments are the shape's run-time leaves (callables.py); `origin` is
         the call that asked for it (calls.CallOrigin), None for the entry."""
-        fn = IMPLEMENTED_IN_PYTHON.get(fn, fn)
         shape = CallShape.of(shape)
+        entry = None
+        if needs_entry(fn) and not self._library(fn):  # a partial, a bound method, ...: an entry calls it
+            key = (id(fn), len(shape.args))
+            entry = self._entries.get(key)
+            if entry is None:
+                entry = self._entries[key] = (fn, *entry_function(fn, len(shape.args)))
+            fn = entry[1]
+        fn = IMPLEMENTED_IN_PYTHON.get(fn, fn)
         if shape.kinds:
             self.entry_kinds[(fn, dataclasses.replace(shape, kinds=()))] = shape.kinds
         arg_types = shape.leaf_types()
@@ -186,7 +206,7 @@ class ModuleLowering:
                 op = self._external(fn, arg_types)
             else:
                 op = None
-                source = parse_function(fn)
+                source = entry[2] if entry is not None else parse_function(fn)
         except NoSourceError as exc:
             if call_site is None:
                 raise
@@ -206,6 +226,15 @@ class ModuleLowering:
         self._functions[key] = op
         self.module.body.block.add_op(op)
         return op
+
+    def _library(self, fn) -> bool:
+        """Is `fn` a callable irad knows by name (scipy.stats.norm.cdf, a bound
+        method, among them), or one the rule table covers?"""
+        try:
+            fn = IMPLEMENTED_IN_PYTHON.get(fn, fn)
+            return fn in OPS or fn in NUMPY or is_primitive(fn) or self.has_rules(fn)
+        except TypeError:  # unhashable
+            return False
 
     def _unwrapped(self, wrapper, key, reason: UnsupportedError, call_site) -> func.FuncOp:
         wrapped = inspect.unwrap(wrapper)
@@ -267,6 +296,17 @@ class ModuleLowering:
         """The entry of a transformation (irad.grad(f), ...) for this call: f
         lowered into this module, and a function asking for its derivative
         with request ops (irad/frontend/transformations.py)."""
+        if t.kind == JVP:  # irad.jvp(f, primals, tangents) in a program: f's arguments, then the tangents
+            n = len(shape.args) // 2
+            primal_shape = dataclasses.replace(shape, args=shape.args[:n])
+            primal = self.function(t.f, primal_shape, call_site)
+            tangents = pytrees.leaf_types(tuple_tree(shape.args[n:]))
+            fixed = len(primal_shape.leaf_types()) - len(tangents)  # a closure's captured values
+            name = self.unique_symbol(f"{primal.sym_name.data}.jvp")
+            entry, tree = jvp_entry(t, primal, self.results_of(primal), fixed, tangents, name)
+            self._globals[entry.sym_name.data] = self.globals_of(primal)
+            self._results[entry.sym_name.data] = tree
+            return entry
         signature = shape.positional_tree()
         if signature is None:
             where = f"{call_site}: " if call_site else ""
@@ -274,9 +314,14 @@ class ModuleLowering:
                 f"{where}{describe_callable(t)} takes numbers, arrays or containers of them, positionally\n"
                 "  hint: pass its arguments by position, as values"
             )
-        primal = self.function(t.f, shape, call_site)
         names = parameter_names(t.f, len(signature.children))
-        entry, tree = lower_transformation(t, primal, self.results_of(primal), signature, names, self.unique_symbol)
+        if t.kind == VMAP:  # f lowered for one element of the batch
+            element, axes, size = element_signature(t, signature, names)
+            primal = self.function(t.f, CallShape.of(element), call_site)
+            entry, tree = lower_vmap(t, primal, self.results_of(primal), signature, axes, size, self.unique_symbol)
+        else:
+            primal = self.function(t.f, shape, call_site)
+            entry, tree = lower_transformation(t, primal, self.results_of(primal), signature, names, self.unique_symbol)
         self._globals[entry.sym_name.data] = self.globals_of(primal)
         self._results[entry.sym_name.data] = tree
         return entry
@@ -410,7 +455,7 @@ def lower_function(
         ) from None
     entry.sym_visibility = None  # the entry point is public, helpers private
     held_ints.strip(lowering.module)
-    hidden = HiddenGlobals.now(lowering.globals_of(entry), describe_callable(fn))
+    hidden = HiddenGlobals.now(lowering.globals_of(entry), describe_callable(fn), lowering.guards.freeze())
     return lowering.module, entry.sym_name.data, hidden, lowering.results_of(entry)
 
 
@@ -420,22 +465,99 @@ def as_signature(signature: Node | tuple[Attribute, ...]) -> Node:
 
 
 def bind_arguments(fn, args: tuple, kwargs: dict) -> tuple:
-    """All arguments of a call to the entry function, positionally, defaults filled in."""
-    code = getattr(fn, "__code__", None)
-    if code is None or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
-        return tuple(args)  # lowering reports what it cannot handle, with its location
-    if not kwargs and len(args) == code.co_argcount:
+    """All arguments of a call to the entry function, positionally, defaults
+    filled in: one per positional parameter of `fn` (of the function a
+    transformation differentiates; a partial's remaining ones, a method's
+    without `self`), then those its `*args` takes. A call Python would refuse
+    is an error at the caller's line naming what is wrong."""
+    target = fn
+    while isinstance(target, Transformation):  # the function it differentiates
+        target = target.f
+    code = getattr(target, "__code__", None) if isinstance(target, types.FunctionType) else None
+    if code is not None and not kwargs and len(args) == code.co_argcount and not code.co_kwonlyargcount \
+            and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
         return tuple(args)
+    name = getattr(target, "__qualname__", None) or name_of(target)
     try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
-    except (TypeError, ValueError) as exc:
-        raise UnsupportedError(
-            f"{def_location(fn)}cannot call "
-            f"{describe_callable(fn)} with these arguments: {exc}\n"
-            "  hint: pass one example value per parameter"
-        ) from None
-    bound.apply_defaults()
-    return tuple(bound.arguments.values())
+        if not (code is not None or needs_entry(target)):  # np.sin, math.exp, ...: lowered as called
+            raise ValueError(target)
+        signature = inspect.signature(target)
+    except (TypeError, ValueError):  # no signature Python can give: lowering reports what it cannot handle
+        if kwargs:
+            raise _call_error(target, f"{name}() is given the keyword argument '{next(iter(kwargs))}'",
+                              "pass its arguments by position") from None
+        return tuple(args)
+    takes_any = any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values())
+    unexpected = [k for k in kwargs if k not in signature.parameters and not takes_any]
+    try:
+        if unexpected:  # Python names it first, before a missing argument
+            raise TypeError(f"got an unexpected keyword argument '{unexpected[0]}'")
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        missing = re.fullmatch(r"missing a required argument: '(\w+)'", str(exc))
+        param = signature.parameters.get(missing[1]) if missing else None
+        if param is not None and param.kind == param.KEYWORD_ONLY:  # a keyword cannot pass it here
+            hint = (f"bind it first: functools.partial({getattr(underlying_function(target), '__name__', 'f')}, "
+                    f"{param.name}=...), or give it a default")
+        else:
+            hint = f"call it as {name}{_shown(signature)}"
+        raise _call_error(target, f"{name}() {_why(exc, signature, args)}", hint) from None
+    positional = []  # (value, given by the call) per positional parameter
+    out = []
+    for param in signature.parameters.values():
+        if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            given = param.name in bound.arguments
+            positional.append((bound.arguments[param.name] if given else param.default, given))
+        elif param.kind == param.VAR_POSITIONAL:
+            out = list(bound.arguments.get(param.name, ()))
+        elif param.name in bound.arguments:  # a keyword-only argument, or one **kwargs takes
+            key = param.name if param.kind == param.KEYWORD_ONLY else next(iter(bound.arguments[param.name]))
+            raise _call_error(
+                target, f"{name}() is given the keyword argument '{key}', which only a keyword can pass: "
+                "irad passes a transformation's arguments by position",
+                f"bind it first: functools.partial({getattr(underlying_function(target), '__name__', 'f')}, "
+                f"{key}=...), or make it a positional parameter",
+            )
+    # the defaults after the last argument the call gives are arguments too while
+    # they are data; from a function or an object on, the callee takes its own
+    last = max((i + 1 for i, (_, given) in enumerate(positional) if given), default=0)
+    n = last
+    while n < len(positional) and _is_data(positional[n][0]):
+        n += 1
+    return (*(value for value, _ in positional[:n]), *out)
+
+
+def _is_data(value) -> bool:
+    """A number, an array or a container of them: a default the entry takes as an argument."""
+    try:
+        pytrees.flatten(value, "", type_of_value)
+    except pytrees.BadLeaf:
+        return False
+    return True
+
+
+def _call_error(fn, message: str, hint: str) -> UnsupportedError:
+    """An error about a call of `fn` at the caller's line (the first frame outside irad)."""
+    defined = def_location(underlying_function(fn) or fn)
+    return UnsupportedError(
+        f"{call_site()}{message}" + (f"\n  ({describe_callable(fn)} is defined at {defined[:-2]})" if defined else "")
+        + f"\n  hint: {hint}"
+    )
+
+
+def _why(exc: TypeError, signature: inspect.Signature, args: tuple) -> str:
+    """Python's words for a call `signature` refuses (inspect's, with counts)."""
+    text = str(exc)
+    if text == "too many positional arguments":
+        takes = [p for p in signature.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        return f"takes {len(takes)} positional argument{'s' if len(takes) != 1 else ''} but {len(args)} were given"
+    if text.startswith("missing a required argument: "):
+        return "missing a required " + text[len("missing a required "):]
+    return text
+
+
+def _shown(signature: inspect.Signature) -> str:
+    return str(signature.replace(return_annotation=inspect.Signature.empty))
 
 
 def flatten_arguments(fn, args: tuple, where: Callable[[], str] | None = None,
@@ -586,7 +708,8 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
             elif closure is not None:
                 value = param.default  # the value it had at the `def`
             else:
-                where = Global(self.fn, name, DEFAULT) if param.kind <= param.POSITIONAL_OR_KEYWORD else None
+                where = Global(self.fn, name, DEFAULT, guards=self.owner.guards) \
+                    if param.kind <= param.POSITIONAL_OR_KEYWORD else None
                 value = self._static_value(Static(param.default, where), tree)
             if param.kind == param.VAR_KEYWORD:
                 value = Keywords(tuple(value.items()))
@@ -800,10 +923,14 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
     def materialise(self, obj: object, node: ast.AST) -> SSAValue:
         t = type_of_value(obj)
         if t is None:
+            foreign = hasattr(type(obj), "__array__") and not isinstance(obj, np.ndarray)
             raise self.src.error(
                 node,
-                f"{_kind(Static(obj))} cannot be used as a number",
-                "only numbers (float, int, bool) can be values in irad programs",
+                f"{_kind(Static(obj))} cannot be used as a number"
+                + (" or an array: irad reads numpy arrays from outside the function, not others" if foreign else ""),
+                "make it a numpy array where it is defined (np.asarray(...)), or pass it as an argument "
+                "(arguments with __array__ are converted)" if foreign
+                else "only numbers (float, int, bool) can be values in irad programs",
             )
         if is_int(t) and not -(2**63) <= obj < 2**63:
             raise self.src.error(
@@ -812,6 +939,8 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
                 "write it as a float literal (e.g. 1e23) if a float is what you need",
             )
         value = self.em.const(obj, t)
+        if isinstance(obj, (np.floating, np.signedinteger)):  # not weak (NEP 50): np.float32, np.float64, np.int64
+            numpy_scalars.mark_width(value, F32 if isinstance(obj, np.float32) else F64)
         return numpy_scalars.mark(value, numpy_scalars.NUMPY) if isinstance(obj, np.generic) else value
 
     def integer(self, n: int, node: ast.AST) -> Value:
@@ -866,11 +995,11 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
         globals, or the builtins (None: nowhere)."""
         code = self.fn.__code__
         if name in code.co_freevars and self.fn.__closure__:
-            return Global(self.fn.__closure__[code.co_freevars.index(name)], name, CLOSURE)
+            return Global(self.fn.__closure__[code.co_freevars.index(name)], name, CLOSURE, guards=self.owner.guards)
         if name in self.fn.__globals__:
-            return Global(self.fn.__globals__, name)
+            return Global(self.fn.__globals__, name, guards=self.owner.guards)
         if hasattr(builtins, name):
-            return Global(vars(builtins), name)
+            return Global(vars(builtins), name, guards=self.owner.guards)
         return None
 
     def global_value(self, name: str) -> object:
@@ -997,8 +1126,6 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
             item = base.obj[index]
         except (IndexError, KeyError):
             raise self.src.error(node, f"index {index!r} is not in {_kind(base)}") from None
-        if isinstance(index, slice):
-            return Static(item)
         return Static(item, base.origin and base.origin.item(index))
 
     def _sequence_index(self, node: ast.Subscript) -> int | slice | SSAValue:
@@ -1100,7 +1227,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
             else:
                 a, b = em.to_float(left), em.to_float(right)
             folded = _fold_floats(op, a, b)
-            return em.const(folded, a.type) if folded is not None else em.div(a, b)
+            return em.const(folded, a.type) if folded is not None else numpy_scalars.round_float32(em, em.div(a, b))
         a, b = em.unify(left, right)
         floating = is_float(a.type)
         if floating:
@@ -1117,12 +1244,14 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
                                        else numpy_scalars.EITHER)
                 return result
             checked = integers.CheckedIntegers(em, self.src.location(node))
+        if floating and isinstance(op, (ast.Add, ast.Sub, ast.Mult)):  # an np.float32's in float32
+            return numpy_scalars.round_float32(em, {ast.Add: em.add, ast.Sub: em.sub, ast.Mult: em.mul}[type(op)](a, b))
         if isinstance(op, ast.Add):
-            return em.add(a, b) if floating else checked.add(a, b)
+            return checked.add(a, b)
         if isinstance(op, ast.Sub):
-            return em.sub(a, b) if floating else checked.sub(a, b)
+            return checked.sub(a, b)
         if isinstance(op, ast.Mult):
-            return em.mul(a, b) if floating else checked.mul(a, b)
+            return checked.mul(a, b)
         if isinstance(op, (ast.FloorDiv, ast.Mod)):
             symbol = "//" if isinstance(op, ast.FloorDiv) else "%"
             if floating:  # through fmod, as CPython computes them (float_division.py)
@@ -1237,15 +1366,16 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
             base = em.to_int(base) if is_bool(base.type) else base
             if n < 0 and not is_float(base.type):
                 base = em.to_float(base)
-            if is_float(base.type):
-                result = _power_by_squaring(em, base, abs(n), lambda a, b: em.op(arith.MulfOp(a, b)))
+            if is_float(base.type):  # an np.float32 base: each product in float32, as numpy's square
+                result = _power_by_squaring(
+                    em, base, abs(n), lambda a, b: numpy_scalars.round_float32(em, em.op(arith.MulfOp(a, b))))
             elif integers.constant_int(base) is not None:  # exact, as Python computes it
                 return self.integer(integers.constant_int(base) ** n, node)
             else:
                 checked = integers.CheckedIntegers(em, self.src.location(node))
                 result = _power_by_squaring(em, base, n, checked.mul)
             if n < 0:
-                return em.op(arith.DivfOp(em.const(1.0, base.type), result))
+                return numpy_scalars.round_float32(em, em.op(arith.DivfOp(em.const(1.0, base.type), result)))
             return result
         if exponent is None:
             exponent = self.number(exponent_node)
@@ -1256,7 +1386,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
                 "write float(base) ** n",
             )
         a, b = em.unify(em.to_float(base), em.to_float(exponent))
-        return em.op(mathd.PowFOp(a, b))
+        return numpy_scalars.round_float32(em, em.op(mathd.PowFOp(a, b)))
 
     def expr_Compare(self, node: ast.Compare) -> Value:
         left = self.expr(node.left)

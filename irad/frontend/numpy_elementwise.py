@@ -28,7 +28,7 @@ from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 from xdsl.ir import SSAValue
 
-from irad.frontend import integers
+from irad.frontend import integers, numpy_scalars
 from irad.frontend.arrays import ArrayLowering
 from irad.frontend.values import is_array
 from irad.frontend.numpy_table import numpy_function
@@ -309,8 +309,8 @@ def _angle(al, node, z, deg):
 def _to_float(elem):
     def handler(al, node, x):
         x = al.array(x, node)
-        if not is_array(x):
-            return al.em.explicit_float(al.to_element(x, elem), elem)
+        if not is_array(x):  # a numpy float of that width, whatever it was made of (NEP 50)
+            return numpy_scalars.mark_width(al.em.explicit_float(al.to_element(x, elem), elem), elem)
         converted = al.to_element(x, elem)
         return al.new(converted if converted is not x else al.copy(x))
 

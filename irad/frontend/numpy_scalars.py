@@ -36,9 +36,10 @@ from xdsl.dialects.builtin import IndexType, StringAttr, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from irad.ir.isa import isa
-from irad.ir.types import I1 as _I1, I64 as _I64, is_bool
+from irad.ir.types import F32, F64, I1 as _I1, I64 as _I64, is_bool, is_float
 
 KIND = "irad.scalar_kind"  # an override on the op that made a number; dropped after lowering (held_ints.strip)
+WIDTH = "irad.numpy_float"  # "32" or "64" on a numpy float scalar's conversion or constant; dropped likewise
 NUMPY, PYTHON, EITHER, JOINED_BOOL = "numpy", "python", "either", "joined-bool"
 _DEPTH = 150  # ops followed back from one number: beyond it, EITHER (a refusal, never a guess)
 
@@ -66,6 +67,7 @@ def mark(value: SSAValue, kind: str) -> SSAValue:
         if attr is None:
             attr = _KIND_ATTRS[kind] = StringAttr(kind)
         value.owner.attributes[KIND] = attr
+        _KNOWN.pop(value, None)  # (float widths read the marks)
     return value
 
 
@@ -121,6 +123,8 @@ class _Walk:
     """`kind` by following ops back; a loop's back edge adds nothing while the
     walk is inside that loop (None), so what was found then is not memoised."""
 
+    LIMIT = EITHER  # beyond _DEPTH ops: irad cannot tell
+
     def __init__(self):
         self.memo: dict[SSAValue, str | None] = {}
         self.open: set[SSAValue] = set()
@@ -133,7 +137,7 @@ class _Walk:
             self.cut = True
             return None
         if len(self.open) > _DEPTH:
-            return EITHER
+            return self.LIMIT
         self.open.add(v)
         cut, self.cut = self.cut, False
         try:
@@ -250,3 +254,146 @@ def _leaves(value) -> list:
     if isinstance(value, (tuple, list)):
         return [leaf for v in value for leaf in _leaves(v)]
     return [value]
+
+
+# ---- numpy's float widths (NEP 50) ------------------------------------------------------
+# A number's possible numpy float widths, over the paths that reach it: WEAK
+# (a Python number, or a numpy bool: it never widens a float), 32 (np.float32)
+# or 64 (np.float64, and numpy's int64, which makes float32 float64).
+WEAK = 0
+UNKNOWN = frozenset({WEAK, 64})  # a call's result, a function's parameter: irad cannot tell
+
+
+_CARRIED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a loop body's block -> {arg index: widths}
+
+
+def assume_carried(values, widths) -> None:
+    """While its loop is lowered (the body before its scf op exists), the
+    widths the carried block arguments `values` have: the loop's (control_flow
+    lowers the body again until they settle, as its types). None: unknown."""
+    for i, v in enumerate(values):
+        if isinstance(v, BlockArgument) and not isa(v.type, TensorType):
+            _CARRIED.setdefault(v.block, {})[v.index] = widths[i] if widths is not None else UNKNOWN
+
+
+# widths found by whole walks (no loop being lowered, no depth limit), kept for
+# the values' lifetime: each arithmetic op asks for its result's widths, and
+# would otherwise walk its whole expression again (quadratic in a long chain)
+_KNOWN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def float_widths(v: SSAValue) -> frozenset:
+    """The numpy float widths `v` may have (see above)."""
+    known = _KNOWN.get(v)
+    if known is not None:
+        return known
+    walk = _Widths()
+    found = walk(v) or frozenset({WEAK})
+    if not (walk.cut or walk.partial):
+        _KNOWN[v] = found
+    return found
+
+
+def is_float32(v: SSAValue) -> bool:
+    """A number numpy holds as an np.float32 on every path (irad holds it as
+    f64, rounded to float32 after each operation: `round_float32`)."""
+    return not isa(v.type, TensorType) and float_widths(v) == {32}
+
+
+def is_float64(v: SSAValue) -> bool:
+    """A number numpy holds as an np.float64 or np.int64 on every path: not
+    "weak" (NEP 50), so a float32 array beside it becomes float64."""
+    return not isa(v.type, TensorType) and not is_bool(v.type) and float_widths(v) == {64}
+
+
+def mark_width(value: SSAValue, elem) -> SSAValue:
+    """Say that the op-made `value` is a numpy float of element type `elem`."""
+    if isa(value, SSAValue) and isa(value.owner, Operation):
+        value.owner.attributes[WIDTH] = StringAttr("32" if elem == F32 else "64")
+        _KNOWN.pop(value, None)
+    return value
+
+
+def round_float32(em, v: SSAValue) -> SSAValue:
+    """`v` (f64) rounded to float32 where numpy computes it as an np.float32:
+    an operation in f64 rounded once to float32 is the float32 operation for
+    + - * / (f64 has more than 2 * 24 + 2 bits), overflow to inf included."""
+    if v.type != F64 or not is_float32(v):
+        return v
+    return em.op(arith.ExtFOp(em.op(arith.TruncFOp(v, F32)), F64))
+
+
+def _combine(sets) -> frozenset:
+    """An operation's widths: the widest operand on each combination of paths."""
+    out = frozenset({WEAK})
+    for widths in sets:
+        if widths:
+            out = frozenset(max(a, b) for a in out for b in widths)
+    return out
+
+
+class _Widths(_Walk):
+    """float_widths by following ops back, as `kind` does."""
+
+    LIMIT = UNKNOWN
+
+    def __init__(self):
+        super().__init__()
+        self.partial = False  # met the depth limit or a loop being lowered: not kept in _KNOWN
+
+    def __call__(self, v: SSAValue):
+        known = _KNOWN.get(v)
+        if known is not None:
+            return known
+        if len(self.open) > _DEPTH:
+            self.partial = True
+        return super().__call__(v)
+
+    def _derive(self, v: SSAValue):
+        if isinstance(v.type, IndexType):
+            return frozenset({WEAK})
+        if isinstance(v, BlockArgument):
+            return self._argument(v)
+        owner = v.owner
+        if WIDTH in owner.attributes:
+            return frozenset({int(owner.attributes[WIDTH].data)})
+        marked = owner.attributes.get(KIND)
+        if marked is not None and marked.data != NUMPY:
+            return UNKNOWN if marked.data == EITHER else frozenset({WEAK})
+        if isinstance(owner, arith.ConstantOp):
+            return frozenset({WEAK})
+        if isinstance(owner, tensor.ExtractOp):
+            return self._typed(v.type)
+        if isinstance(owner, arith.SelectOp):
+            return (self(owner.lhs) or frozenset()) | (self(owner.rhs) or frozenset())
+        if isinstance(owner, scf.IfOp):
+            return frozenset().union(*(self(_yielded(r.block, v.index)) or frozenset() for r in owner.regions))
+        if isinstance(owner, scf.ForOp):
+            return (self(owner.iter_args[v.index]) or frozenset()) | (
+                self(_yielded(owner.body.block, v.index)) or frozenset())
+        if owner.regions or any(isinstance(o.type, TensorType) for o in owner.operands) or not owner.operands:
+            return UNKNOWN
+        return _combine(self(o) for o in owner.operands)
+
+    def _argument(self, v: BlockArgument):
+        loop = v.block.parent_op()
+        if isinstance(loop, scf.ForOp) and v.index > 0:
+            k = v.index - 1
+            return (self(loop.iter_args[k]) or frozenset()) | (self(_yielded(loop.body.block, k)) or frozenset())
+        assumed = _CARRIED.get(v.block, {}).get(v.index)
+        if assumed is not None and loop is None:  # a loop being lowered
+            self.partial = True
+            return assumed
+        kinds = _PARAMETERS.get(v.block)
+        if kinds is not None and v.index < len(kinds):
+            return self._typed(v.type) if kinds[v.index] == NUMPY else (
+                frozenset({WEAK}) if kinds[v.index] == PYTHON else UNKNOWN)
+        return UNKNOWN
+
+    @staticmethod
+    def _typed(t) -> frozenset:
+        """A numpy scalar of IR type t: its width (a bool is weak)."""
+        if is_bool(t):
+            return frozenset({WEAK})
+        return frozenset({32 if t == F32 else 64})
+

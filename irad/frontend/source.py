@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import __future__
 import ast
+import copy
+import functools
 import inspect
 import linecache
+import operator
 import os
+import re
 import sys
 import textwrap
 import types
@@ -73,7 +78,11 @@ def call_site() -> str:
 
 
 def name_of(f) -> str:
-    return getattr(f, "__name__", repr(f))
+    """A callable's name for messages: `loss`, `partial(loss)`, `Model object`."""
+    if isinstance(f, functools.partial):
+        return f"partial({name_of(f.func)})"
+    name = getattr(f, "__name__", None)
+    return name if isinstance(name, str) else f"{type(f).__name__} object"
 
 
 def error_at(f, message: str) -> IradError:
@@ -153,7 +162,84 @@ def _from_parsed_file(fn) -> FunctionSource | None:
     node = cached[1].get(code.co_firstlineno)
     if node is None or node.name != code.co_name:
         return None
+    check_unchanged(fn, node, cached[2])
     return FunctionSource(fn, node, cached[2], 1, 0)
+
+
+# ---- the source must be the code's: a file edited after import is refused ----------
+_FUTURE_FLAGS = functools.reduce(operator.or_, (getattr(__future__, f).compiler_flag for f in __future__.all_feature_names))
+_MANGLED = re.compile(r"^_[A-Za-z0-9]\w*?(__\w*[^_]\w*)$")  # `_Cls__x`, name-mangled in a class
+_UNCHANGED: dict[types.CodeType, tuple] = {}  # code -> (the node checked, does it compile to the code)
+
+
+def check_unchanged(fn, node: ast.FunctionDef | ast.Lambda, filename: str, line_offset: int = 0) -> None:
+    """Refuse `node` as `fn`'s source unless it compiles to `fn`'s code: when the
+    file was edited after the module was imported, linecache holds the new text
+    while the function runs the old code, and irad would differentiate code that
+    Python does not run. Compared, for the function and the functions inside it:
+    the constants, the names used and the lines of each statement, which do not
+    depend on where the `def` is compiled (a closure's free variables are
+    defined around it)."""
+    code = fn.__code__
+    checked = _UNCHANGED.get(code)
+    if checked is None or checked[0] is not node:
+        real = _fingerprint(code)
+        same = _rewritten(real) or real == _fingerprint_of_source(code, node, line_offset)
+        checked = _UNCHANGED[code] = (node, same)
+    if not checked[1]:
+        raise _changed(fn, filename)
+
+
+def _rewritten(fingerprint: tuple) -> bool:
+    """Was the code compiled from another AST than its file's (pytest rewrites
+    the asserts of test modules, naming its variables `@py_...`)? Then the
+    comparison cannot tell, and the source is taken."""
+    name, names, consts, _ = fingerprint
+    return any(n.startswith("@py") for n in names) or any(
+        isinstance(c, tuple) and len(c) == 4 and isinstance(c[1], frozenset) and _rewritten(c) for c in consts)
+
+
+def _changed(fn, filename: str) -> UnsupportedError:
+    code = fn.__code__
+    return UnsupportedError(
+        f"{filename}:{code.co_firstlineno}:1: the source of {getattr(fn, '__qualname__', code.co_name)} in "
+        f"{filename} changed after the function was defined (the file was edited after import): "
+        "irad lowers a function from its source, and would differentiate code Python does not run\n"
+        "  hint: reload the module (importlib.reload) or restart the interpreter"
+    )
+
+
+def _fingerprint_of_source(code: types.CodeType, node, line_offset: int):
+    node = copy.deepcopy(node)
+    if line_offset:
+        ast.increment_lineno(node, line_offset)
+    body = [ast.Assign(targets=[ast.Name(id=v, ctx=ast.Store())], value=ast.Constant(None))
+            for v in code.co_freevars]
+    if isinstance(node, ast.FunctionDef) and node.name not in code.co_freevars:
+        body.insert(0, ast.Global(names=[node.name]))  # the `def` binds a global, as in its module
+    body.append(node if isinstance(node, ast.stmt) else ast.Expr(node))
+    fields = dict(name="_irad_around", args=ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
+                                                          kw_defaults=[], kwarg=None, defaults=[]),
+                  body=body, decorator_list=[], returns=None)
+    if "type_params" in ast.FunctionDef._fields:
+        fields["type_params"] = []
+    around = ast.Module(body=[ast.FunctionDef(**fields, lineno=1, col_offset=0)], type_ignores=[])
+    ast.fix_missing_locations(around)
+    try:
+        compiled = compile(around, code.co_filename, "exec", flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
+    except (SyntaxError, ValueError, TypeError):
+        return None
+    outer = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
+    inner = [c for c in outer.co_consts if isinstance(c, types.CodeType) and c.co_name == code.co_name]
+    return _fingerprint(inner[0]) if len(inner) == 1 else None
+
+
+def _fingerprint(code: types.CodeType) -> tuple:
+    names = {_MANGLED.sub(r"\1", n) for n in (*code.co_names, *code.co_varnames, *code.co_freevars, *code.co_cellvars)}
+    names.discard("__class__")  # the cell `super()` needs, made only inside a class body
+    consts = tuple(_fingerprint(c) if isinstance(c, types.CodeType) else (type(c), repr(c)) for c in code.co_consts)
+    lines = frozenset(line for _, _, line in code.co_lines() if line is not None)
+    return code.co_name, frozenset(names), consts, lines
 
 
 def lambda_as_def(node: ast.Lambda, name: str = "lambda") -> ast.FunctionDef:
@@ -204,7 +290,10 @@ def parse_function(fn) -> FunctionSource:
         ) from None
     node = module.body[0] if module.body else None
     if isinstance(node, ast.FunctionDef) and node.name == code.co_name:
+        check_unchanged(fn, node, filename, first_line - 1)
         return FunctionSource(fn, node, filename, first_line, indent)
+    if not isinstance(node, ast.AsyncFunctionDef) or node.name != code.co_name:
+        raise _changed(fn, filename)  # the lines at the code's first line are another statement now
     source = FunctionSource(fn, node, filename, first_line, indent)
     raise UnsupportedError(
         f"{source.location(node)}: {name} is an async function, which is not supported\n"
@@ -213,7 +302,9 @@ def parse_function(fn) -> FunctionSource:
 
 
 def _parse_lambda(fn, filename: str) -> FunctionSource:
-    """A lambda's source: the lambda on its line of the file whose parameters match."""
+    """A lambda's source: the lambda on its line of the file whose parameters
+    match and, of several, the one at the columns its code object was compiled
+    from (`co_positions`)."""
     code = fn.__code__
     name = fn.__qualname__
     try:
@@ -226,10 +317,50 @@ def _parse_lambda(fn, filename: str) -> FunctionSource:
         and node.lineno == code.co_firstlineno
         and [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs] == params
     ] if tree is not None else []
+    if len(found) > 1:
+        found = _by_positions(code, found)
     if len(found) != 1:
-        why = "several lambdas on its line look alike" if found else "its source could not be found"
+        if found:
+            why = (f"{len(found)} lambdas with the parameters ({', '.join(params)}) on line "
+                   f"{code.co_firstlineno}, and Python kept no column positions to tell them apart "
+                   "(python -X no_debug_ranges or PYTHONNODEBUGRANGES)")
+        else:
+            why = "its source could not be found"
         raise UnsupportedError(
             f"{_code_location(fn)}cannot lower the lambda {name}: {why}\n"
-            "  hint: write it as a `def`"
+            "  hint: write it as a `def`, or put each lambda on a line of its own"
         )
+    check_unchanged(fn, found[0], filename)
     return FunctionSource(fn, lambda_as_def(found[0]), filename, 1, 0)
+
+
+def _compiled_alike(node: ast.Lambda, code) -> bool:
+    """Does the lambda `node`, compiled alone, give `code`'s instructions and constants?"""
+    expression = ast.Expression(body=node)
+    try:
+        compiled = compile(ast.fix_missing_locations(expression), code.co_filename, "eval")
+    except (SyntaxError, ValueError):
+        return False
+    inner = next((c for c in compiled.co_consts if isinstance(c, type(code))), None)
+    return inner is not None and (inner.co_code, inner.co_consts, inner.co_names) == \
+        (code.co_code, code.co_consts, code.co_names)
+
+
+def _by_positions(code, lambdas: list[ast.Lambda]) -> list[ast.Lambda]:
+    """Of lambdas on one line, those whose body holds every source position
+    of `code`'s instructions; of several (a lambda inside another), the one
+    whose body they span exactly. All of them when Python kept no columns."""
+    spans = [(l1, c1, l2, c2) for l1, l2, c1, c2 in code.co_positions()
+             if None not in (l1, l2, c1, c2) and (c1, c2) != (0, 0)]  # (0, 0): the code's entry
+    if not spans:  # no columns: the lambdas whose code compiles to the same instructions
+        same = [n for n in lambdas if _compiled_alike(n, code)]
+        return same or lambdas
+    first = min((l1, c1) for l1, c1, _, _ in spans)
+    last = max((l2, c2) for _, _, l2, c2 in spans)
+
+    def body(node: ast.Lambda) -> tuple[tuple[int, int], tuple[int, int]]:
+        return (node.body.lineno, node.body.col_offset), (node.body.end_lineno, node.body.end_col_offset)
+
+    inside = [n for n in lambdas if body(n)[0] <= first and last <= body(n)[1]]
+    exact = [n for n in inside if body(n) == (first, last)]
+    return exact if len(exact) == 1 else inside

@@ -28,6 +28,7 @@ argument leaf of shape `output.shape + argument.shape`.
 
 from __future__ import annotations
 
+import inspect
 import numbers
 from collections.abc import Callable, Sequence
 
@@ -41,24 +42,31 @@ from irad.frontend.callables import StaticShape
 from irad.frontend.source import error_at, name_of
 from irad.ir import tensor as T
 from irad.ir.builder import IRBuilder
-from irad.ir.dialect import GradOp, JvpOp, ValueAndGradOp, VjpOp
+from irad.ir.dialect import GradOp, JvpOp, ValueAndGradOp, VjpOp, VmapOp, batched_type, unbatched_type
 from irad.ir.metadata import ENTRY, mark_generated
 from irad.ir.types import describe, is_differentiable, is_float, is_tensor, shape_of
 
 GRADIENTS = ("grad", "value_and_grad")
 JACOBIANS = ("jacfwd", "jacrev")
+VMAP = "vmap"
+JVP = "jvp"  # irad.jvp called inside a program: its arguments are the primals, then the tangents
 
 
 class Transformation:
     """What the frontend reads of a transformation object (irad/api.py,
-    irad/jacobians.py): its `kind` (GRADIENTS or JACOBIANS), the function `f`,
-    `argnums`, `has_aux`, and the arguments lowered as values known while
+    irad/jacobians.py, irad/vmapping.py): its `kind` (GRADIENTS, JACOBIANS, JVP:
+    irad.jvp inside a program, or VMAP), the function `f`, `argnums` and `has_aux`; a vmap's `in_axes`,
+    `out_axes` and `axis_size` (JAX's); and the arguments lowered as values known while
     lowering, by position (`static_argnums`, a tuple of ints) and by name
     (`static_argnames`, a tuple of str), as JAX's `jit` takes them."""
 
+    in_axes = 0
+    out_axes = 0
+    axis_size = None
+
     def __init__(self, kind: str, f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                  static_argnums: int | Sequence[int] = (), static_argnames: str | Sequence[str] = ()):
-        if kind not in (*GRADIENTS, *JACOBIANS):
+        if kind not in (*GRADIENTS, *JACOBIANS, JVP, VMAP):
             raise ValueError(f"unknown transformation {kind!r}")
         self.kind = kind
         self.f = f
@@ -71,6 +79,28 @@ class Transformation:
         """One argument's tree (an int `argnums`) rather than a tuple of them."""
         return isinstance(self.argnums, numbers.Integral)
 
+    def options(self) -> tuple:
+        """What else decides the code (a backend, checkpointing), for equality."""
+        return ()
+
+    def identity(self) -> tuple:
+        """What the transformation is: two made alike are equal, so compiled code
+        keyed on one (the inner grad of `irad.hessian(f)`, made anew at each
+        step of a loop) is found again rather than compiled again."""
+        argnums = self.argnums
+        if isinstance(argnums, Sequence) and not isinstance(argnums, str):
+            argnums = ("seq", *argnums)  # a list and a tuple select the same arguments
+        return self.kind, self.f, argnums, self.has_aux, self.static_argnums, self.static_argnames, self.options()
+
+    def __eq__(self, other) -> bool:
+        return self is other or isinstance(other, Transformation) and self.identity() == other.identity()
+
+    def __hash__(self) -> int:
+        try:
+            return hash(self.identity())
+        except TypeError:  # an unhashable callable or argnums: equal only to itself, in practice
+            return id(self)
+
 
 # The functions that make transformations (irad.grad, irad.jacfwd, ...): a
 # program may apply them while it is lowered (irad.grad(g) inside f).
@@ -81,16 +111,6 @@ def constructor(make: Callable) -> Callable:
     """Mark `make` as a function programs may call to make a transformation."""
     CONSTRUCTORS.add(make)
     return make
-
-
-def parameter_names(fn, n: int) -> list[str]:
-    """The names of a function's first n parameters (of the function a
-    derivative object differentiates), `arg<i>` where there is none."""
-    while isinstance(fn, Transformation):  # the function it differentiates
-        fn = fn.f
-    code = getattr(fn, "__code__", None)
-    names = list(code.co_varnames[: code.co_argcount]) if code is not None else []
-    return [names[i] if i < len(names) else f"arg{i}" for i in range(n)]
 
 
 # ---- static arguments ------------------------------------------------------------------
@@ -118,11 +138,35 @@ def static_positions(f, static_argnums: Sequence[int], static_argnames: Sequence
                            f"which was called with {n_args} arguments")
         out.add(n % n_args)
     for name in static_argnames:
-        if name not in names[:n_args]:
+        if name in names[:n_args]:
+            out.add(list(names).index(name))
+        elif not _is_parameter(f, name):  # a parameter the call leaves to its default is static anyway
             raise error_at(f, f"static_argnames names '{name}', which is not a parameter of {name_of(f)} "
                            f"({', '.join(names[:n_args]) or 'none'})")
-        out.add(list(names).index(name))
     return frozenset(out)
+
+
+def _is_parameter(f, name: str) -> bool:
+    """Is `name` a parameter of `f` (of the function a transformation differentiates)?"""
+    while isinstance(f, Transformation):
+        f = f.f
+    try:
+        return name in inspect.signature(f).parameters
+    except (TypeError, ValueError):  # no signature Python can give: irad cannot tell
+        return True
+# The API's functions a program may call with run-time values (irad.jvp), by what
+# the frontend lowers them to: "jvp" (a request), or "vjp" (refused: it returns a pullback).
+PROGRAM_CALLS: dict[Callable, str] = {}
+
+
+def program_call(kind: str) -> Callable[[Callable], Callable]:
+    """Mark an API function as one a program may call (`kind`: "jvp" or "vjp")."""
+
+    def mark(fn: Callable) -> Callable:
+        PROGRAM_CALLS[fn] = kind
+        return fn
+
+    return mark
 
 
 # ---- argnums and the leaves they select ---------------------------------------------
@@ -291,13 +335,43 @@ def lower_transformation(t: Transformation, primal: func.FuncOp, results: Tree, 
     `primal` with the result tree `results`; `names` are f's parameters' names
     and `symbol(base)` a fresh symbol. Returns the entry (not yet in the
     module) and the tree of its results."""
-    nums = normalise_argnums(t.f, t.argnums, signature, names)
     name = primal.sym_name.data
+    if t.kind == VMAP:
+        raise ValueError("a vmap is lowered by lower_vmap, for the signature of one element")
+    nums = normalise_argnums(t.f, t.argnums, signature, names)
     if t.kind in GRADIENTS:
         return _gradient_entry(t, primal, results, signature, nums, symbol(f"{name}.{t.kind}"))
     if t.kind in JACOBIANS:
         return _jacobian_entry(t, primal, results, signature, nums, symbol(f"{name}.{t.kind}"))
     raise ValueError(f"unknown transformation {t.kind!r}")
+
+
+def jvp_entry(t: Transformation, primal: func.FuncOp, results: Tree, fixed: int, tangent_types: Sequence[Attribute],
+              name: str) -> tuple[func.FuncOp, Tree]:
+    """The entry of irad.jvp called inside a program: it takes primal's
+    arguments (the leaves of a closure's captured values, `fixed` of them,
+    then those of the primals), then one tangent per primal leaf, then the
+    hidden arguments; it returns `(out, tangent_out)` (with has_aux: `(out,
+    tangent_out, aux)`), tangent_out with None at int and bool results, as
+    irad.jvp does."""
+    arg_types = list(primal.function_type.inputs.data[: fixed + len(tangent_types)])
+    block = entry_block(primal, arg_types, tangent_types)
+    n, k = len(arg_types), len(tangent_types)
+    floats = [j for j in range(k) if is_differentiable(arg_types[fixed + j])]
+    outputs = list(primal.function_type.outputs.data)
+    request = JvpOp(primal.sym_name.data, [*block.args[:n], *block.args[n + k:], *(block.args[n + j] for j in floats)],
+                    [fixed + j for j in floats], [*outputs, *(u for u in outputs if is_differentiable(u))])
+    block.add_op(request)
+    out_tree, aux_tree = split_aux(t.f, results) if t.has_aux else (results, None)
+    n_out = len(leaf_types(out_tree))
+    values = list(request.results[: len(outputs)])
+    tangents = request.results[len(outputs): len(outputs) + sum(is_differentiable(u) for u in outputs[:n_out])]
+    trees = [out_tree, _floats_only(out_tree)]
+    returned = [*values[:n_out], *tangents]
+    if t.has_aux:
+        trees.append(aux_tree)
+        returned += values[n_out:]
+    return entry_function(primal, name, block, returned), tuple_tree(trees)
 
 
 def _gradient_entry(t: Transformation, primal: func.FuncOp, results: Tree, signature: Node, nums,
@@ -452,8 +526,99 @@ def _reverse_entries(name: str, block: Block, wrt, outputs, n_out: int, has_aux:
     return entries, values
 
 
+# ---- vmap ---------------------------------------------------------------------------
+def _axis_leaves(f, what: str, axes, tree: Tree, label: str) -> list:
+    """`axes` (an int, None, or a tree prefix of `tree`) spread over `tree`'s
+    leaves: one entry per leaf (JAX's in_axes/out_axes)."""
+    if axes is None or (isinstance(axes, numbers.Integral) and not isinstance(axes, bool)):
+        return [axes] * len(leaf_types(tree))
+    if not isinstance(tree, Node) or not isinstance(axes, (tuple, list, dict)):
+        raise error_at(
+            f, f"vmap of {name_of(f)}: {what} {axes!r} does not match {label}\n"
+            "  hint: give an int or None per argument (per result), or a container of the argument's structure"
+        )
+    keys = tuple(sorted(axes)) if isinstance(axes, dict) else tuple(range(len(axes)))
+    if isinstance(axes, dict) != (tree.cls is dict) or keys != tuple(sorted(tree.keys) if tree.cls is dict else tree.keys):
+        raise error_at(
+            f, f"vmap of {name_of(f)}: {what} {axes!r} does not match the structure of {label} "
+            f"({tree.cls.__name__} of {len(tree.children)})\n"
+            "  hint: one entry per element of the container, or one int or None for all of it"
+        )
+    def child_label(key) -> str:
+        roots = {"the arguments": "argument", "the results": "result"}
+        return f"{roots[label]} {key}" if label in roots else f"{label}[{key!r}]"
+
+    return [a for key, child in zip(tree.keys, tree.children)
+            for a in _axis_leaves(f, what, axes[key], child, child_label(key))]
+
+
+def _normal_axis(f, what: str, axis, type_: Attribute, rank: int, label: str) -> int | None:
+    if axis is None:
+        return None
+    if not -rank <= axis < rank:
+        raise error_at(
+            f, f"vmap of {name_of(f)}: {what} asks for axis {axis} of {label}, which is "
+            f"{describe(type_) if rank else 'of rank 0 (' + describe(type_) + ')'}\n"
+            "  hint: map an array along one of its axes, or give None for a value shared by the batch"
+        )
+    return int(axis) % rank
+
+
+def element_signature(t: Transformation, signature: Node, names: Sequence[str]) -> tuple[Node, list, int]:
+    """For a vmap `t` called with `signature`: the signature of one element of
+    the batch, each leaf's batch axis (None: not mapped) and the batch size."""
+    f = t.f
+    in_axes = t.in_axes
+    if isinstance(in_axes, (tuple, list)) and len(in_axes) != len(signature.children):
+        raise error_at(
+            f, f"vmap of {name_of(f)}: in_axes has {len(in_axes)} entries, but it is called with "
+            f"{len(signature.children)} arguments\n  hint: one int or None per argument"
+        )
+    axes = _axis_leaves(f, "in_axes", in_axes, signature, "the arguments")
+    types = leaf_types(signature)
+    labels = [f"argument {a} ('{names[a]}')" for a, span in enumerate(ranges(signature)) for _ in span]
+    axes = [_normal_axis(f, "in_axes", a, ty, len(shape_of(ty)), lab) for a, ty, lab in zip(axes, types, labels)]
+    sizes = {}
+    for axis, ty, lab in zip(axes, types, labels):
+        if axis is not None:
+            sizes.setdefault(shape_of(ty)[axis], []).append(f"axis {axis} of {lab}")
+    if len(sizes) > 1:
+        shown = "; ".join(f"size {n}: {', '.join(where)}" for n, where in sizes.items())
+        raise error_at(f, f"vmap of {name_of(f)} got inconsistent sizes for the mapped axes ({shown})\n"
+                       "  hint: map arrays with the same number of elements along their mapped axes")
+    if sizes:
+        size = next(iter(sizes))
+        if t.axis_size is not None and t.axis_size != size:
+            raise error_at(f, f"vmap of {name_of(f)}: axis_size={t.axis_size}, but the mapped axes have size {size}")
+    elif t.axis_size is None:
+        raise error_at(f, f"vmap of {name_of(f)} maps no argument (in_axes is None for all), so it needs axis_size\n"
+                       "  hint: vmap(f, in_axes=..., axis_size=n)")
+    else:
+        size = int(t.axis_size)
+    element = with_leaf_types(signature, [unbatched_type(ty, a) for ty, a in zip(types, axes)])
+    return element, axes, size
+
+
+def lower_vmap(t: Transformation, primal: func.FuncOp, results: Tree, signature: Node, axes: Sequence,
+               size: int, symbol: Callable[[str], str]) -> tuple[func.FuncOp, Tree]:
+    """The entry of the vmap `t` for `signature`: primal (f lowered for one
+    element) mapped by an irad.vmap request along `axes`; the entry and the
+    tree of its results (f's, each leaf stacked along its out_axes)."""
+    outputs = primal.function_type.outputs.data
+    out_axes = _axis_leaves(t.f, "out_axes", t.out_axes, results, "the results")
+    out_axes = [_normal_axis(t.f, "out_axes", a, ty, len(shape_of(ty)) + 1, f"result {i}")
+                for i, (a, ty) in enumerate(zip(out_axes, outputs))]
+    block = entry_block(primal, leaf_types(signature))
+    hidden = len(block.args) - len(axes)
+    request = VmapOp(primal.sym_name.data, block.args, [*axes, *([None] * hidden)], out_axes, size,
+                     [batched_type(ty, a, size) for ty, a in zip(outputs, out_axes)])
+    block.add_op(request)
+    entry = entry_function(primal, symbol(f"{primal.sym_name.data}.vmap"), block, request.results)
+    return entry, with_leaf_types(results, request.results.types)
+
+
 __all__ = [
-    "CONSTRUCTORS", "GRADIENTS", "JACOBIANS", "Transformation", "constructor", "float_leaves",
-    "gradient_structure", "lower_transformation", "parameter_names", "normalise_argnums", "normalise_static", "ranges", "split_aux",
-    "static_positions",
+    "CONSTRUCTORS", "GRADIENTS", "JACOBIANS", "JVP", "PROGRAM_CALLS", "Transformation", "VMAP", "constructor",
+    "element_signature", "float_leaves", "gradient_structure", "jvp_entry", "lower_transformation", "lower_vmap",
+    "normalise_argnums", "normalise_static", "program_call", "ranges", "split_aux", "static_positions",
 ]

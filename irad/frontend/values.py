@@ -33,10 +33,15 @@ from irad.ir.types import F32, is_bool, is_float, is_int, is_tensor
 class Static:
     """A Python object known at lowering time (a module, a function, a flag, ...).
     `origin` says where it lives when it was read from outside the function (a
-    `globals.Global`): an array read from there becomes a hidden argument."""
+    `globals.Global`): an array read from there becomes a hidden argument;
+    anything else is reported to it, to be guarded (checked at each call)."""
 
     obj: object
     origin: object = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.origin is not None:
+            self.origin.observe(self.obj)
 
 
 @dataclass(frozen=True, eq=False)

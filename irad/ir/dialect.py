@@ -130,6 +130,9 @@ __all__ = [
     "ValueAndGradOp",
     "VjpOp",
     "VjpSplitOp",
+    "VmapOp",
+    "batched_type",
+    "unbatched_type",
     "is_recordable_type",
     "make_context",
 ]
@@ -549,6 +552,169 @@ class VjpSplitOp(IRDLOperation):
             raise VerifyException(f"'{self.name}' op needs two names for its two functions")
 
 
+def batched_type(type_: Attribute, axis: int | None, size: int) -> Attribute:
+    """`type_` with an axis of `size` inserted at `axis` (None: `type_`): a
+    scalar becomes a vector, a tensor gains a dimension."""
+    if axis is None:
+        return type_
+    if isinstance(type_, TensorType):
+        shape = list(type_.get_shape())
+        shape.insert(axis, size)
+        return TensorType(type_.element_type, shape)
+    return TensorType(type_, [size])
+
+
+def unbatched_type(type_: Attribute, axis: int | None) -> Attribute:
+    """`type_` without its axis `axis` (a vector's element type for a 1-d tensor)."""
+    if axis is None or not isinstance(type_, TensorType):
+        return type_
+    shape = list(type_.get_shape())
+    del shape[axis]
+    return TensorType(type_.element_type, shape) if shape else type_.element_type
+
+
+def _axes_attr(axes: Sequence[int | None]) -> ArrayAttr:
+    return ArrayAttr(UnitAttr() if a is None else IntegerAttr(a, i64) for a in axes)
+
+
+def _axes(attr: ArrayAttr) -> tuple[int | None, ...]:
+    return tuple(None if isinstance(a, UnitAttr) else a.value.data for a in attr.data)
+
+
+@irdl_op_definition
+class VmapOp(IRDLOperation):
+    """The callee mapped over an axis of `axis_size` (JAX's vmap): operand i
+    is the callee's argument i with an axis inserted at `in_axes[i]` (`none`:
+    the same for every element of the batch); result j the callee's result j
+    stacked along `out_axes[j]` (`none`: one value, the same for all)::
+
+        %r = irad.vmap @f(%xs, %w) {in_axes = [0, none], out_axes = [0], axis_size = 8}
+               : (tensor<8x3xf64>, tensor<3xf64>) -> tensor<8xf64>
+
+    The irad-vmap pass replaces it by a call to a generated batched function.
+    """
+
+    name = "irad.vmap"
+
+    callee = prop_def(FlatSymbolRefAttrConstr)
+    in_axes = prop_def(ArrayAttr)
+    out_axes = prop_def(ArrayAttr)
+    axis_size = prop_def(IntegerAttr[I64])
+    args = var_operand_def()
+    res = var_result_def()
+
+    def __init__(self, callee: str | SymbolRefAttr, args: Sequence[SSAValue], in_axes: Sequence[int | None],
+                 out_axes: Sequence[int | None], axis_size: int, result_types: Sequence[Attribute]):
+        properties = {
+            "callee": SymbolRefAttr.get(callee) if isinstance(callee, str) else callee,
+            "in_axes": _axes_attr(in_axes), "out_axes": _axes_attr(out_axes),
+            "axis_size": IntegerAttr(axis_size, i64),
+        }
+        super().__init__(operands=[args], result_types=[result_types], properties=properties)
+
+    @property
+    def in_axis_list(self) -> tuple[int | None, ...]:
+        return _axes(self.in_axes)
+
+    @property
+    def out_axis_list(self) -> tuple[int | None, ...]:
+        return _axes(self.out_axes)
+
+    @property
+    def size(self) -> int:
+        return self.axis_size.value.data
+
+    def _error(self, message: str) -> VerifyException:
+        return VerifyException(f"'{self.name}' op {message}")
+
+    def verify_(self) -> None:
+        if any(not isinstance(a, (UnitAttr, IntegerAttr)) for a in (*self.in_axes.data, *self.out_axes.data)):
+            raise self._error("expects 'in_axes' and 'out_axes' to hold integers or 'none'")
+        in_axes, out_axes, size = self.in_axis_list, self.out_axis_list, self.size
+        if size < 0:
+            raise self._error(f"expects a non-negative 'axis_size', got {size}")
+        if len(in_axes) != len(self.args):
+            raise self._error(f"expects one 'in_axes' entry per operand ({len(self.args)}), got {len(in_axes)}")
+        if len(out_axes) != len(self.res):
+            raise self._error(f"expects one 'out_axes' entry per result ({len(self.res)}), got {len(out_axes)}")
+        for what, values, axes in (("operand", self.args, in_axes), ("result", self.res, out_axes)):
+            for i, (v, axis) in enumerate(zip(values, axes)):
+                if axis is None:
+                    continue
+                shape = v.type.get_shape() if isinstance(v.type, TensorType) else ()
+                if not 0 <= axis < len(shape):
+                    raise self._error(f"{what} #{i} of type {v.type} has no axis {axis}")
+                if shape[axis] != size:
+                    raise self._error(
+                        f"{what} #{i} of type {v.type} has {shape[axis]} elements along axis {axis}, "
+                        f"not 'axis_size' = {size}"
+                    )
+        callee = self._callee_function()
+        if callee is None:
+            return
+        inputs, outputs = callee.function_type.inputs.data, callee.function_type.outputs.data
+        name = self.callee.root_reference.data
+        expected_in = tuple(batched_type(t, a, size) for t, a in zip(inputs, in_axes))
+        if len(inputs) != len(self.args) or expected_in != tuple(self.args.types):
+            raise self._error(
+                f"operand types ({', '.join(map(str, self.args.types))}) are not the inputs of @{name} "
+                f"({', '.join(map(str, inputs))}) batched along 'in_axes'"
+            )
+        expected_out = tuple(batched_type(t, a, size) for t, a in zip(outputs, out_axes))
+        if len(outputs) != len(self.res) or expected_out != tuple(self.res.types):
+            raise self._error(
+                f"result types ({', '.join(map(str, self.res.types))}) are not the results of @{name} "
+                f"({', '.join(map(str, outputs))}) batched along 'out_axes'"
+            )
+
+    _callee_function = RequestOp._callee_function
+
+    @classmethod
+    def parse(cls, parser: Parser) -> VmapOp:
+        callee = parser.parse_symbol_name()
+        args_pos = parser.pos
+        args = parser.parse_op_args_list()
+        parser.parse_punctuation("{")
+        fields: dict[str, object] = {}
+        while True:
+            key_pos = parser.pos
+            key = parser.parse_identifier()
+            parser.parse_punctuation("=")
+            if key in ("in_axes", "out_axes"):
+                fields[key] = parser.parse_comma_separated_list(
+                    parser.Delimiter.SQUARE,
+                    lambda: None if parser.parse_optional_keyword("none") else parser.parse_integer(),
+                )
+            elif key == "axis_size":
+                fields[key] = parser.parse_integer(allow_negative=False)
+            else:
+                parser.raise_error(f"'{cls.name}' takes in_axes, out_axes and axis_size, not {key!r}", key_pos)
+            if parser.parse_optional_punctuation(",") is None:
+                break
+        parser.parse_punctuation("}")
+        missing = [k for k in ("in_axes", "out_axes", "axis_size") if k not in fields]
+        if missing:
+            parser.raise_error(f"'{cls.name}' expects {', '.join(missing)}", args_pos)
+        parser.parse_punctuation(":")
+        function_type = parser.parse_function_type()
+        operands = parser.resolve_operands(args, function_type.inputs.data, args_pos)
+        return cls(SymbolRefAttr(callee), operands, fields["in_axes"], fields["out_axes"], fields["axis_size"],
+                   function_type.outputs.data)
+
+    def print(self, printer: Printer) -> None:
+        def axes(values: Sequence[int | None]) -> str:
+            return "[" + ", ".join("none" if a is None else str(a) for a in values) + "]"
+
+        printer.print_string(" ")
+        printer.print_attribute(self.callee)
+        printer.print_operands(self.args)
+        printer.print_string(
+            f" {{in_axes = {axes(self.in_axis_list)}, out_axes = {axes(self.out_axis_list)}, "
+            f"axis_size = {self.size}}} : "
+        )
+        printer.print_function_type(self.args.types, self.res.types)
+
+
 # ---- the tape ---------------------------------------------------------------
 
 TAPE = MemRefType(f64, [DYNAMIC_INDEX])
@@ -769,7 +935,7 @@ class ShadowMergeOp(IRDLOperation):
 IRAD = Dialect(
     "irad",
     [
-        GradOp, ValueAndGradOp, VjpOp, VjpSplitOp, JvpOp, TapeCreateOp, TapePushOp, TapeReadOp, TapeReserveOp, TapeFreeOp,
+        GradOp, ValueAndGradOp, VjpOp, VjpSplitOp, JvpOp, VmapOp, TapeCreateOp, TapePushOp, TapeReadOp, TapeReserveOp, TapeFreeOp,
         ShadowCreateOp, ShadowAddOp, ShadowReadOp, ShadowMergeOp,
     ],
     [],

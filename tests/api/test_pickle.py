@@ -47,6 +47,7 @@ MAKERS = {
     "jacfwd": lambda: irad.jacfwd(np.sin),
     "jacrev": lambda: irad.jacrev(sin_sum),
     "hessian": lambda: irad.hessian(sin_sum),
+    "vmap": lambda: irad.vmap(P.least_squares, in_axes=(None, 0, 0)),
 }
 CALLS = {  # the arguments, and what the call must return against an independent reference
     "grad": ((W, X, Y), lambda r: np.testing.assert_allclose(r, P.least_squares_gradient(W, X, Y), rtol=1e-12)),
@@ -61,12 +62,15 @@ CALLS = {  # the arguments, and what the call must return against an independent
     "jacrev": ((W,), lambda r: np.testing.assert_allclose(r, np.cos(W) * W + np.sin(W), rtol=1e-12)),
     "hessian": ((W,), lambda r: np.testing.assert_allclose(
         r, central_jacobian(lambda x: np.cos(x) * x + np.sin(x), (W,), 0), rtol=1e-6)),
+    "vmap": ((W, X[:, None, :], Y[:, None]), lambda r: np.testing.assert_allclose(
+        r, [P.least_squares(W, X[i:i + 1], Y[i:i + 1]) for i in range(len(Y))], rtol=1e-12)),
 }
 
 
 def what_it_is(t) -> tuple:
     f = what_it_is(t.f) if isinstance(t.f, TransformationFunction) else t.f  # hessian: jacfwd(grad(f))
-    return (t.kind, f, t.argnums, t.has_aux, t.backend, getattr(t, "checkpoint", None))
+    return (t.kind, f, t.argnums, t.has_aux, t.backend, getattr(t, "checkpoint", None),
+            getattr(t, "in_axes", None), getattr(t, "out_axes", None), getattr(t, "axis_size", None))
 
 
 @pytest.mark.parametrize("name", MAKERS)

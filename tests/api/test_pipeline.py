@@ -11,7 +11,7 @@ from irad.passes.pipelines import Options, autodiff_passes, spec
 from tests import programs
 
 CODE_TO_RUN = [
-    "irad-differentiate", "irad-jvp", "irad-lower-tape", "irad-optimize", "irad-sink-accumulations",
+    "irad-vmap", "irad-differentiate", "irad-jvp", "irad-lower-tape", "irad-optimize", "irad-sink-accumulations",
     "irad-hoist-loop-invariants", "irad-symbol-dce",
 ]
 
@@ -21,12 +21,12 @@ def test_the_spec_names_the_passes_irad_opt_takes():
     assert [p.name for p in passes] == CODE_TO_RUN
     parsed = pipeline.pipeline(spec(passes)).passes
     assert parsed == passes  # the spec round-trips through the pass registry
-    assert parsed[0].checkpoint and parsed[0].inline and parsed[0].hoist and parsed[0].keep_shared == 24
-    assert parsed[1].tape == "tensor" and parsed[2].form == "tensor"
+    assert parsed[1].checkpoint and parsed[1].inline and parsed[1].hoist and parsed[1].keep_shared == 24
+    assert parsed[2].tape == "tensor" and parsed[3].form == "tensor"
     # a module to be differentiated again is not inlined, and keeps its tape ops
     again = autodiff_passes(Options(inline=False))
-    assert [p.name for p in again] == ["irad-differentiate", "irad-jvp", "irad-optimize", "irad-symbol-dce"]
-    assert again[2].max_depth == 0
+    assert [p.name for p in again] == ["irad-vmap", "irad-differentiate", "irad-jvp", "irad-optimize", "irad-symbol-dce"]
+    assert again[3].max_depth == 0
 
 
 def test_options_come_from_the_backend_and_the_transformation():

@@ -19,6 +19,8 @@ import re
 import runpy
 from pathlib import Path
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -105,6 +107,22 @@ def test_a_float32_sum_stays_float32():
     (gb,) = irad.grad(f, (1,))(x, b)
     assert gb.dtype == np.float32
     np.testing.assert_allclose(gb, central_difference(f, (x, b), 1), rtol=1e-4, atol=1e-5)
+
+
+def mean_of_squares(x):
+    return np.mean(x * x)
+
+
+def test_long_float32_sums_are_numpys_pairwise_sums():
+    """The Python backend's sums are numpy's (pairwise): the mean of 10^6
+    float32 squares is numpy's, within 1e-6 of the exact value, where one
+    in-order float32 chain is off by about 1e-5 (the native backend blocks
+    its sums to the same end, tests/backends/test_native_sums.py)."""
+    x = np.random.default_rng(2).random(10**6).astype(np.float32)
+    value, g = irad.value_and_grad(mean_of_squares)(x)
+    exact = math.fsum((x.astype(np.float64) ** 2).tolist()) / x.size
+    assert value == mean_of_squares(x) and abs(value - exact) <= 1e-6 * exact
+    assert g.dtype == np.float32
 
 
 # ---- slots accumulated in place ----------------------------------------------------------

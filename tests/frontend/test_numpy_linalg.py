@@ -389,6 +389,32 @@ def test_eigenvector_gradient_at_repeated_eigenvalues_is_not_a_number():
     assert np.all(np.isfinite(irad.grad(eigh_vector)(np.diag([1.0, 2.0, 3.0]))))
 
 
+def eigh_first_vector_weighted(a):
+    return np.sum(np.linalg.eigh(a)[1][:, 0] ** 2 * np.array([1.0, 2.0]))
+
+
+def test_eigenvector_gradient_at_repeated_eigenvalues_is_not_a_number_where_the_rotation_term_is_zero():
+    """At the identity the loss is stationary under a rotation of the basis
+    (its coupling numerator is exactly 0), but the first eigenvector of
+    I + t E jumps with E's: no gradient. JAX gives NaN; irad gave 0."""
+    g = irad.grad(eigh_first_vector_weighted)(np.eye(2))
+    assert np.isnan(g).any() and not np.isfinite(g).all()
+
+
+def slogdet_log(a):
+    return np.linalg.slogdet(a)[1]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_slogdet_gradient_at_a_singular_matrix_is_not_a_number(backend):
+    """log|det| is -inf there and its gradient a^-T does not exist: NaN on
+    every backend (natively, the failed LAPACK solve fills its result with
+    NaN, as the Python backend's primitive does)."""
+    value, g = irad.value_and_grad(slogdet_log, backend=backend)(np.array([[1.0, 2.0], [2.0, 4.0]]))
+    assert value == -np.inf
+    assert np.isnan(g).all()
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_norm_gradient_at_zero_is_zero(backend):
     for f in (norm_default, norm_2, norm_3, norm_half, norm_fro):

@@ -176,8 +176,10 @@ SWEEP: dict[object, list[Case]] = {
     # ---- statistics (numpy_statistics.py) ----
     np.var: stat("var") + _ddof("var"), np.std: stat("std") + _ddof("std"),
     np.cumsum: [of("np.cumsum(x)", x=(10,)), of("np.cumsum(x, axis=0)", x=(5, 3)), of("np.cumsum(x, axis=1)", x=(2, 7)),
-                of("np.cumsum(x)", x=(3, 4)), of("np.cumsum(x, axis=-1)", x=(1,))],
+                of("np.cumsum(x)", x=(3, 4)), of("np.cumsum(x, axis=-1)", x=(1,)),
+                of("np.cumsum(x)", x=(37,)), of("np.cumsum(x, axis=0)", x=(33, 2))],  # blocks of 16, a tail
     np.cumprod: [of("np.cumprod(x)", x=(9,)), of("np.cumprod(x, axis=1)", x=(3, 5)),
+                 of("np.cumprod(x, axis=1)", x=(2, 40)),
                  of("np.cumprod(x * np.array([1.0, 0.0, 1.0, 1.0]))", x=(4,)),
                  of("x * np.cumprod(np.array([[1, 2, 3], [4, -5, 6]]), axis=1)", x=(3,)),
                  of("x * np.cumsum(np.array([True, False, True, True]))", x=(4,))],

@@ -19,9 +19,11 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
 
 from irad.backends.iree.compile import unavailable_reason as iree_unavailable
 from irad.backends.native.compile import unavailable_reason
+from tests.fuzz.calltime import check_mutations, mutation_cases
 from tests.fuzz.checks import check_program, failure_kind, save_regression
 from tests.fuzz.generator import arguments, programs
 
@@ -117,10 +119,35 @@ def test_random_list_programs():
     run()
 
 
+def test_values_changed_between_calls():
+    """Globals, dict items, attributes, a list's length, a tuple, a closure cell
+    and a helper's name changed between calls (tests/fuzz/calltime.py); every
+    few programs also called from four threads at once."""
+    @seed(SEED + 30)
+    @settings(SETTINGS, max_examples=max(1, int(LONG) // 10) if LONG else 15)
+    @given(case=mutation_cases(), threads=st.sampled_from((0, 0, 4)))
+    def run(case, threads):
+        check_mutations(*case, WORK, threads=threads)
+
+    run()
+
+
+@pytest.mark.native
+@pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
+def test_values_changed_between_calls_natively():
+    @seed(SEED + 31)
+    @settings(SETTINGS, max_examples=max(1, int(LONG) // 50) if LONG else 2)
+    @given(case=mutation_cases())
+    def run(case):
+        check_mutations(*case, WORK, backends=("python", "native"), threads=3)
+
+    run()
+
+
 def test_random_static_programs():
     """Programs calling helpers with an axis, a count or a length known while
     lowering (generator.STATIC_HELPERS), which irad specialises on them."""
-    @seed(SEED + 30)
+    @seed(SEED + 40)
     @settings(SETTINGS, max_examples=max(1, int(LONG) // 10) if LONG else 10)
     @given(source=programs(static=True), args=arguments())
     def run(source, args):

@@ -131,6 +131,9 @@ class _Body:
         return self.emit(f"arith.constant {n} : {type or self.I}", "c")
 
     def real(self, x: float) -> str:
+        if x != x:  # MLIR writes a NaN by its bits
+            bits = "0x7FC00000" if self.T == "f32" else "0x7FF8000000000000"
+            return self.emit(f"arith.constant {bits} : {self.T}", "c")
         return self.emit(f"arith.constant {x!r} : {self.T}", "c")
 
     # buffers
@@ -155,8 +158,13 @@ class _Body:
         return self.at(pointer, self.emit(f"arith.muli {i}, {self.integer(size, 'i64')} : i64"), element)
 
     # LAPACK calls, one per matrix of a stack
-    def batch(self, count: int, body: Callable[[str], str]) -> str:
-        """for i < count: body(i as i64) gives LAPACK's info; returns `all info == 0`."""
+    def batch(self, count: int, body: Callable[[str], str],
+              failed: Sequence[tuple[str, Sequence[int]]] = ()) -> str:
+        """for i < count: body(i as i64) gives LAPACK's info; returns `all info == 0`.
+        If a call failed, the buffers of `failed` (buffer, shape) are filled
+        with NaN, as the Python backend's primitives return them
+        (irad.linalg._failed): a rule that uses a result without its check
+        (slogdet's gradient is a solve) gets NaN, never a stale number."""
         zero, one, n = self.index(0), self.index(1), self.index(count)
         ok = self.emit("arith.constant true", "c")
         i, acc = self.fresh("i"), self.fresh("acc")
@@ -169,7 +177,23 @@ class _Body:
         self.line(f"scf.yield {both} : i1")
         self.indent = outer
         self.line("}")
+        if failed:
+            bad = self.emit(f"arith.xori {result}, {self.emit('arith.constant true', 'c')} : i1")
+            self.line(f"scf.if {bad} {{")
+            outer, self.indent = self.indent, self.indent + "  "
+            nan = self.real(float("nan"))
+            for buffer, shape in failed:
+                self.fill(buffer, shape, nan)
+            self.indent = outer
+            self.line("}")
         return result
+
+    def fill(self, buffer: str, shape: Sequence[int], value: str, at: tuple[str, ...] = ()) -> None:
+        """Store `value` into every element of `buffer`."""
+        if len(at) == len(shape):
+            self.line(f"memref.store {value}, {buffer}[{', '.join(at)}] : {self.memref(shape)}")
+            return
+        self.loop(0, shape[len(at)], lambda j: self.fill(buffer, shape, value, (*at, j)))
 
     def call(self, name: str, args: Sequence[tuple[str, str]]) -> str:
         """LAPACKE_<letter><name>(args), each (value, type); returns its info."""
@@ -216,7 +240,7 @@ def _solve(b: _Body, args, shapes):
     ok = b.batch(k, lambda i: b.call("gesv", [
         b.layout(), b.int_arg(n), b.int_arg(m), (b.matrix(pa, i, n * n), P), b.int_arg(n),
         (pp, P), (b.matrix(pb, i, n * m), P), b.int_arg(m),
-    ]))
+    ]), failed=[(rhs, shapes[1])])
     b.line(f"memref.dealloc {pivots} : {b.memref([n], b.I)}")
     return [rhs, ok]
 
@@ -283,7 +307,7 @@ def _cholesky(b: _Body, args, shapes):
         b.loop(0, n, upper)
         return info
 
-    ok = b.batch(k, factor)
+    ok = b.batch(k, factor, failed=[(a, shapes[0])])
     return [a, ok]
 
 
@@ -296,7 +320,7 @@ def _eigh(b: _Body, args, shapes):
     ok = b.batch(k, lambda i: b.call("syevd", [
         b.layout(), b.char("V"), b.char("L"), b.int_arg(n), (b.matrix(pa, i, n * n), P), b.int_arg(n),
         (b.matrix(pw, i, n), P),
-    ]))
+    ]), failed=[(w, [k, n]), (a, shapes[0])])
     return [w, a, ok]
 
 
@@ -311,7 +335,7 @@ def _svd(b: _Body, args, shapes):
         b.layout(), b.char("S"), b.int_arg(m), b.int_arg(n), (b.matrix(pa, i, m * n), P), b.int_arg(n),
         (b.matrix(ps, i, p), P), (b.matrix(pu, i, m * p), P), b.int_arg(p), (b.matrix(pv, i, p * n), P),
         b.int_arg(n),
-    ]))
+    ]), failed=[(u, [k, m, p]), (s, [k, p]), (vt, [k, p, n])])
     return [u, s, vt, ok]
 
 

@@ -181,6 +181,7 @@ def _at_exit() -> None:
     for upgrade in list(_running):
         if not upgrade.caches and upgrade._process.poll() is None:
             upgrade._process.kill()
+            upgrade._remove_request()  # which the child, killed, would not delete
 
 
 def _before_fork() -> None:

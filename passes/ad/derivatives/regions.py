@@ -10,6 +10,7 @@ the callee's generated functions, which the builders look up.
 
 from __future__ import annotations
 
+from irad.passes.ad.derivatives import batching
 from irad.passes.ad.derivatives.registry import OpDerivative
 
 
@@ -48,9 +49,9 @@ def _forward_call(b, op) -> None:
 ENTRIES: dict[str, OpDerivative] = {
     e.name: e
     for e in (
-        OpDerivative("scf.if", _reverse_if, _forward_if, structured=True),
-        OpDerivative("scf.for", _reverse_loop, _forward_for, structured=True),
-        OpDerivative("scf.while", _reverse_loop, _forward_while, structured=True),
-        OpDerivative("func.call", _reverse_call, _forward_call, structured=True),
+        OpDerivative("scf.if", _reverse_if, _forward_if, structured=True, batch=batching.if_),
+        OpDerivative("scf.for", _reverse_loop, _forward_for, structured=True, batch=batching.for_),
+        OpDerivative("scf.while", _reverse_loop, _forward_while, structured=True, batch=batching.while_),
+        OpDerivative("func.call", _reverse_call, _forward_call, structured=True, batch=batching.call),
     )
 }

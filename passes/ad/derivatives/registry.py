@@ -20,6 +20,9 @@ An entry holds, side by side, everything the passes need to know about an op:
 - `multi_result`: an op with several results (math.sincos): `reverse(b, op, dys)`
   gets one cotangent per result (None where none flows) and `forward(b, op)`
   returns one tangent per result (None: it has none).
+- `batch(b, op)`: the op on values batched along a leading axis (irad-vmap),
+  given the BatchBuilder (passes/batching/batcher.py); None: irad-vmap refuses
+  the op when a batched value reaches it (rules in batching.py).
 - `refused`: why irad has no derivative for this op although its results may
   vary (a bit cast, say); its rules raise that as an error naming the op, so a
   derivative never silently skips it. The op is classified, not forgotten
@@ -39,6 +42,7 @@ from irad.ir.locations import location
 
 ReverseRule = Callable[..., list[SSAValue | None] | None]
 ForwardRule = Callable[..., SSAValue | None]
+BatchRule = Callable[..., list[SSAValue] | None]
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,7 @@ class OpDerivative:
     structured: bool = False
     multi_result: bool = False
     refused: str = ""
+    batch: BatchRule | None = None
 
 
 def linearised(reverse: ReverseRule) -> ForwardRule:
@@ -91,9 +96,9 @@ def registrar(table: dict[str, OpDerivative], **defaults) -> Callable:
     return derivative
 
 
-def non_differentiable(table: dict[str, OpDerivative], *names: str) -> None:
+def non_differentiable(table: dict[str, OpDerivative], batch: BatchRule | None, *names: str) -> None:
     for name in names:
-        enter(table, OpDerivative(name, differentiable=False))
+        enter(table, OpDerivative(name, differentiable=False, batch=batch))
 
 
 def refusal(op: Operation, why: str) -> DifferentiationError:

@@ -24,15 +24,17 @@ from xdsl.ir import Operation, SSAValue
 from irad.ir.mlir_ops import SinCosOp
 from irad.ir.tensor import compare, select, to_float
 from irad.ir.types import is_tensor
+from irad.passes.ad.derivatives import batching
 from irad.passes.ad.derivatives.registry import OpDerivative, non_differentiable, refused, registrar
 
 ENTRIES: dict[str, OpDerivative] = {}
-derivative = registrar(ENTRIES, elementwise=True)
+derivative = registrar(ENTRIES, elementwise=True, batch=batching.elementwise)
 
 # Ops whose results carry no derivative: piecewise constant, or not floats, or
 # from integers (which never carry one).
 non_differentiable(
     ENTRIES,
+    batching.elementwise,
     "arith.constant",
     "arith.cmpf",
     "arith.cmpi",

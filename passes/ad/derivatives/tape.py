@@ -44,6 +44,7 @@ from irad.ir.dialect import (
 )
 from irad.ir.locations import location
 from irad.ir.types import is_differentiable
+from irad.passes.ad.derivatives import batching
 from irad.passes.ad.derivatives.registry import OpDerivative
 
 
@@ -113,12 +114,12 @@ def _forward(b, op: Operation) -> None:
 ENTRIES: dict[str, OpDerivative] = {
     e.name: e
     for e in (
-        OpDerivative(TapeCreateOp.name, _reverse_create, _forward, structured=True),
-        OpDerivative(TapePushOp.name, _reverse_push, _forward, structured=True),
-        OpDerivative(TapeReadOp.name, _reverse_read, _forward, structured=True),
-        OpDerivative(TapeReserveOp.name, _reverse_reserve, _forward, structured=True),
-        OpDerivative(ShadowCreateOp.name, _reverse_create, _forward, structured=True),
-        OpDerivative(ShadowAddOp.name, _reverse_shadow_add, _forward, structured=True),
-        OpDerivative(ShadowReadOp.name, _reverse_read, _forward, structured=True),
+        OpDerivative(TapeCreateOp.name, _reverse_create, _forward, structured=True, batch=batching.tape),
+        OpDerivative(TapePushOp.name, _reverse_push, _forward, structured=True, batch=batching.tape),
+        OpDerivative(TapeReadOp.name, _reverse_read, _forward, structured=True, batch=batching.tape),
+        OpDerivative(TapeReserveOp.name, _reverse_reserve, _forward, structured=True, batch=batching.tape),
+        OpDerivative(ShadowCreateOp.name, _reverse_create, _forward, structured=True, batch=batching.tape),
+        OpDerivative(ShadowAddOp.name, _reverse_shadow_add, _forward, structured=True, batch=batching.tape),
+        OpDerivative(ShadowReadOp.name, _reverse_read, _forward, structured=True, batch=batching.tape),
     )
 }

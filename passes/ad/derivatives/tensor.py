@@ -32,14 +32,14 @@ from irad.base.errors import DifferentiationError
 from irad.ir import gather as G
 from irad.ir import tensor as T
 from irad.ir.locations import location
-from irad.passes.ad.derivatives import contraction
-from irad.passes.ad.derivatives.registry import ForwardRule, OpDerivative, registrar
+from irad.passes.ad.derivatives import batching, contraction
+from irad.passes.ad.derivatives.registry import BatchRule, ForwardRule, OpDerivative, registrar
 
 ENTRIES: dict[str, OpDerivative] = {}
 derivative = registrar(ENTRIES)
 # elementwise ops on tensors whose scalar rule does not carry over (absf: copysign)
 TENSOR_FORMS: dict[str, OpDerivative] = {}
-tensor_form = registrar(TENSOR_FORMS, elementwise=True)
+tensor_form = registrar(TENSOR_FORMS, elementwise=True, batch=batching.elementwise)
 
 
 def _none(op: Operation, first: list) -> list:
@@ -62,20 +62,45 @@ def _linear_in(operands: tuple[int, ...] | None) -> ForwardRule:
     return forward
 
 
-def structural(*names: str, operands: tuple[int, ...] | None):
+def structural(*names: str, operands: tuple[int, ...] | None, batch: BatchRule):
     """An op linear in `operands` (None: all): its own tangent rule."""
-    return derivative(*names, forward=_linear_in(operands), operands=operands)
+    return derivative(*names, forward=_linear_in(operands), operands=operands, batch=batch)
 
 
 # ---- broadcasting and reductions -------------------------------------------------
-@structural("linalg.broadcast", operands=(0,))
+@structural("linalg.broadcast", operands=(0,), batch=batching.broadcast)
 def _broadcast(b, op, dy):
     return _none(op, [T.reduce(b, dy, op.dimensions.get_values())])
 
 
-@structural("tensor.splat", operands=(0,))
+@structural("tensor.splat", operands=(0,), batch=batching.splat)
 def _splat(b, op, dy):
     return _none(op, [T.reduce_all(b, dy)])
+
+
+def _others_product(b, x_value: SSAValue, y_value: SSAValue, dims) -> SSAValue:
+    """d prod(x) / d x_i, per element of x: the product of the elements x_i is
+    reduced with, never a division by zero (JAX's value where an x_i is 0),
+    written so that its own derivative is right too (a Hessian). Where
+    x_i != 0 it is prod / x_i, through the product itself (its derivative in
+    a zero x_j is the product of the rest); where x_i == 0 it is the product
+    q of the non-zero elements times 1 if x_i is the only zero, times the
+    other zero x_j if there are two (0, of derivative q in x_j), else 0."""
+    x, y = b.primal(x_value), b.primal(y_value)
+    zeros, ones = T.dense(b, 0.0, x.type), T.dense(b, 1.0, x.type)
+    is_zero = T.compare(b, "oeq", x, zeros)
+    safe_x = T.select(b, is_zero, ones, x)
+    divided = b.div(T.broadcast_back(b, y, x_value, dims), safe_x)
+
+    def spread(v):
+        return T.broadcast_back(b, T.reduce(b, v, dims), x_value, dims)
+
+    nonzero = T.broadcast_back(b, T.reduce(b, safe_x, dims, arith.MulfOp), x_value, dims)
+    count = spread(T.to_float(b, is_zero, T.element(x)))
+    other_zero = b.sub(spread(T.select(b, is_zero, x, zeros)), x)  # 0, the other of two zeros
+    two = T.select(b, T.compare(b, "oeq", count, T.dense(b, 2.0, x.type)), other_zero, zeros)
+    factor = T.select(b, T.compare(b, "oeq", count, ones), ones, two)
+    return T.select(b, is_zero, b.mul(nonzero, factor), divided)
 
 
 def _reduce_tangent(b, op: Operation) -> SSAValue:
@@ -88,7 +113,7 @@ def _reduce_tangent(b, op: Operation) -> SSAValue:
     x, y = b.primal(x_value), b.primal(op.results[0])
     y_spread = T.broadcast_back(b, y, x_value, dims)
     if isinstance(combiner, arith.MulfOp):
-        return T.reduce(b, b.mul(t, b.div(y_spread, x)), dims)  # d prod = sum(t * prod / x)
+        return T.reduce(b, b.mul(t, _others_product(b, x_value, op.results[0], dims)), dims)
     if not isinstance(combiner, (arith.MaximumfOp, arith.MinimumfOp, arith.MaxnumfOp, arith.MinnumfOp)):
         raise DifferentiationError(f"forward mode: no tangent rule for a reduction by {combiner.name}")
     hits = T.to_float(b, T.compare(b, "oeq", x, y_spread), T.element(x))
@@ -96,7 +121,7 @@ def _reduce_tangent(b, op: Operation) -> SSAValue:
     return b.div(T.reduce(b, b.mul(hits, t), dims), count)
 
 
-@derivative("linalg.reduce", forward=_reduce_tangent, operands=(0,))
+@derivative("linalg.reduce", forward=_reduce_tangent, operands=(0,), batch=batching.reduce)
 def _reduce(b, op, dy):
     dims = op.dimensions.get_values()
     combiner = next(iter(op.regions[0].block.ops))
@@ -106,8 +131,7 @@ def _reduce(b, op, dy):
     x, y = b.primal(x_value), b.primal(op.results[0])
     spread = T.broadcast_back(b, dy, x_value, dims)
     if isinstance(combiner, arith.MulfOp):
-        # d prod / d x_i = prod / x_i (undefined where an x_i is 0)
-        return _none(op, [b.mul(spread, b.div(T.broadcast_back(b, y, x_value, dims), x))])
+        return _none(op, [b.mul(spread, _others_product(b, x_value, op.results[0], dims))])
     # max/min: the cotangent is shared equally by the elements that attain it
     hits = T.compare(b, "oeq", x, T.broadcast_back(b, y, x_value, dims))
     as_float = T.to_float(b, hits, T.element(x))
@@ -115,12 +139,12 @@ def _reduce(b, op, dy):
     return _none(op, [b.mul(as_float, b.div(spread, count))])
 
 
-@structural("tensor.reshape", operands=(0,))
+@structural("tensor.reshape", operands=(0,), batch=batching.reshape)
 def _reshape(b, op, dy):
     return _none(op, [T.reshape(b, dy, T.shape(op.operands[0]))])
 
 
-@structural("linalg.transpose", operands=(0,))
+@structural("linalg.transpose", operands=(0,), batch=batching.transpose)
 def _transpose(b, op, dy):
     perm = op.permutation.get_values()
     inverse = [perm.index(i) for i in range(len(perm))]
@@ -137,7 +161,7 @@ def _matmul_tangent(b, op: Operation) -> SSAValue:
     return parts[0] if len(parts) == 1 else b.add(parts[0], parts[1])
 
 
-@derivative("linalg.matmul", forward=_matmul_tangent, operands=(0, 1))
+@derivative("linalg.matmul", forward=_matmul_tangent, operands=(0, 1), batch=batching.matmul)
 def _matmul(b, op, dy):
     # C = A B: dA = dC B^T, dB = A^T dC -- two matmuls
     lhs, rhs = op.operands[0], op.operands[1]
@@ -151,14 +175,14 @@ def _indices(b, op, operands) -> list[SSAValue]:
     return [b.primal(v) for v in operands]
 
 
-@structural("tensor.extract", operands=(0,))
+@structural("tensor.extract", operands=(0,), batch=batching.extract)
 def _extract(b, op, dy):
     source = op.operands[0]
     zero = b.zero(source.type)
     return _none(op, [b.op(tensor.InsertOp(dy, zero, _indices(b, op, op.indices)))])
 
 
-@structural("tensor.insert", operands=(0, 1))
+@structural("tensor.insert", operands=(0, 1), batch=batching.insert)
 def _insert(b, op, dy):
     scalar, dest = op.operands[0], op.operands[1]
     index = _indices(b, op, op.indices)
@@ -187,14 +211,14 @@ def _insert_slice(b, source, dest, offsets, sizes, strides) -> SSAValue:
     return b.op(tensor.InsertSliceOp.get(source, dest, sizes, static_offsets, strides, dynamic))
 
 
-@structural("tensor.extract_slice", operands=(0,))
+@structural("tensor.extract_slice", operands=(0,), batch=batching.extract_slice)
 def _extract_slice(b, op, dy):
     offsets, sizes, strides = _slice_parameters(b, op)
     zero = b.zero(op.operands[0].type)
     return _none(op, [_insert_slice(b, dy, zero, offsets, sizes, strides)])
 
 
-@structural("tensor.insert_slice", operands=(0, 1))
+@structural("tensor.insert_slice", operands=(0, 1), batch=batching.insert_slice)
 def _insert_slice_adjoint(b, op, dy):
     source, dest = op.operands[0], op.operands[1]
     offsets, sizes, strides = _slice_parameters(b, op)
@@ -206,7 +230,7 @@ def _insert_slice_adjoint(b, op, dy):
     return _none(op, [d_source, d_dest])
 
 
-@structural("tensor.concat", operands=None)
+@structural("tensor.concat", operands=None, batch=batching.concat)
 def _concat(b, op, dy):
     axis = op.dim.value.data
     start, cts = 0, []
@@ -219,7 +243,7 @@ def _concat(b, op, dy):
     return cts
 
 
-@structural("tensor.from_elements", operands=None)
+@structural("tensor.from_elements", operands=None, batch=batching.from_elements)
 def _from_elements(b, op, dy):
     return [
         b.op(tensor.ExtractOp(dy, [b.op(arith.ConstantOp.from_int_and_width(i, T.INDEX))], v.type))
@@ -308,7 +332,7 @@ def _generic_tangent(b, op: Operation) -> SSAValue | None:
     return T.select(b, cond, b.tangent_or_zero(op.operands[1]), b.tangent_or_zero(op.operands[2]))
 
 
-@derivative("linalg.generic", forward=_generic_tangent, operands=None)
+@derivative("linalg.generic", forward=_generic_tangent, operands=None, batch=batching.generic)
 def _generic(b, op, dy):
     """By the kind its builder recorded (irad/ir/tensor.py GENERIC_KINDS)."""
     kind = T.generic_kind(op)

@@ -1,0 +1,109 @@
+"""Per-example gradients of an MLP loss over a batch of 256 (issue 34):
+irad's vmap(grad) natively and on the Python backend, JAX's jit(vmap(grad)),
+and a Python loop over the examples calling irad's gradient.
+
+Run: .venv/bin/python bench/vmap.py   (needs JAX; results in docs/benchmarks.md)
+
+The loss: one tanh hidden layer (64 -> 128 -> 10) and a softmax cross-entropy
+against a one-hot label, per example; the gradient with respect to all four
+weights, one per example (in_axes=(None, 0, 0)). Each system's result is
+checked against JAX's before timing. Times are medians of blocks taken in
+turns (bench/timing.py), wall and CPU per call of the whole batch.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+from timing import in_turns, optimised, optional  # noqa: E402
+
+import irad  # noqa: E402
+
+BATCH, D_IN, HIDDEN, D_OUT = 256, 64, 128, 10
+
+
+def loss(params, x, y):
+    h = np.tanh(x @ params["W1"] + params["b1"])
+    z = h @ params["W2"] + params["b2"]
+    m = np.max(z)
+    return np.log(np.sum(np.exp(z - m))) + m - np.sum(z * y)
+
+
+def jax_loss(jnp):
+    def f(params, x, y):
+        h = jnp.tanh(x @ params["W1"] + params["b1"])
+        z = h @ params["W2"] + params["b2"]
+        m = jnp.max(z)
+        return jnp.log(jnp.sum(jnp.exp(z - m))) + m - jnp.sum(z * y)
+
+    return f
+
+
+def data(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    params = {
+        "W1": rng.normal(size=(D_IN, HIDDEN)) / np.sqrt(D_IN), "b1": np.zeros(HIDDEN),
+        "W2": rng.normal(size=(HIDDEN, D_OUT)) / np.sqrt(HIDDEN), "b2": np.zeros(D_OUT),
+    }
+    xs = rng.normal(size=(BATCH, D_IN))
+    ys = np.eye(D_OUT)[rng.integers(0, D_OUT, BATCH)]
+    return params, xs, ys
+
+
+def main() -> None:
+    params, xs, ys = data()
+    systems = {}
+    for backend in ("native", "python"):
+        fn = irad.vmap(irad.grad(loss), in_axes=(None, 0, 0), backend=backend)
+        fn(params, xs, ys)
+        optimised(fn)
+        systems[f"irad vmap(grad), {backend}"] = (fn, (params, xs, ys))
+    one = irad.grad(loss, backend="native")
+
+    def loop(params, xs, ys):
+        return [one(params, x, y) for x, y in zip(xs, ys)]
+
+    loop(params, xs[:2], ys[:2])
+    optimised(one)
+    systems["Python loop of irad grad, native"] = (loop, (params, xs, ys))
+    jax = optional("jax")
+    expected = None
+    if jax is not None:
+        jax.config.update("jax_enable_x64", True)
+        import jax.numpy as jnp
+
+        jitted = jax.jit(jax.vmap(jax.grad(jax_loss(jnp)), in_axes=(None, 0, 0)))
+        jparams = {k: jnp.asarray(v) for k, v in params.items()}
+        jxs, jys = jnp.asarray(xs), jnp.asarray(ys)
+
+        def run_jax(p, a, b):
+            return jax.block_until_ready(jitted(p, a, b))
+
+        expected = run_jax(jparams, jxs, jys)
+        systems["JAX jit(vmap(grad))"] = (run_jax, (jparams, jxs, jys))
+    if expected is not None:
+        for name, (fn, args) in systems.items():
+            got = fn(*args)
+            if isinstance(got, list):
+                got = {k: np.stack([g[k] for g in got]) for k in got[0]}
+            for k in expected:
+                np.testing.assert_allclose(np.asarray(got[k]), np.asarray(expected[k]), rtol=1e-9, atol=1e-12,
+                                           err_msg=f"{name}: {k}")
+    times = in_turns(systems)
+    reference = times.get("JAX jit(vmap(grad))", (None,))[0]
+    print(f"per-example gradients, MLP {D_IN}-{HIDDEN}-{D_OUT}, batch {BATCH} (float64)\n")
+    print("| system | wall ms | CPU ms | / JAX-jit |")
+    print("|---|---:|---:|---:|")
+    for name, (wall, cpu) in times.items():
+        ratio = f"{wall / reference:.2f}x" if reference else "-"
+        print(f"| {name} | {wall * 1e3:.3f} | {cpu * 1e3:.3f} | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,393 @@
+"""The engine of irad-vmap: batched copies of functions, one per callee and
+batching signature (which arguments carry the batch).
+
+A batched function takes each batched argument with the batch as its leading
+axis and the others as they are; it returns each result batched or not, as
+its body decides (`BatchedFunction.batched_results`). Its body is the
+primal's, op by op: an op that reads no batched value is copied as it is
+(constants, index arithmetic, the unbatched parts of the program); any other
+op goes to its registry entry's `batch` rule (passes/ad/derivatives/
+batching.py), and an op without one is refused, naming it and where it is.
+
+Named `@<primal>.vmap.<signature>`, one letter per argument: `b` batched,
+`u` unbatched; marked as generated from the primal (irad.primal, irad.role
+= "vmap").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from xdsl.dialects import func, scf, tensor
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, TensorType, i64
+from xdsl.dialects.linalg.ops import BroadcastOp
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from irad.base.errors import BatchingError
+from irad.ir import tensor as T
+from irad.ir.builder import IRBuilder, clone, private_function
+from irad.ir.dialect import VmapOp, batched_type
+from irad.ir.locations import find_function, location
+from irad.ir.metadata import mark_generated
+from irad.ir.symbols import fresh_symbol
+from irad.ir.walk import ops_of, walk
+from irad.passes.ad.derivatives import batching, derivative_of
+
+VMAP = "vmap"
+
+
+@dataclass(frozen=True)
+class BatchedFunction:
+    name: str
+    batched_results: tuple[bool, ...]
+
+
+def signature_string(batched: Sequence[bool]) -> str:
+    return "".join("b" if flag else "u" for flag in batched)
+
+
+class Batcher:
+    """Makes the batched functions of one module (memoised per callee,
+    batching signature and batch size)."""
+
+    def __init__(self, module: ModuleOp):
+        self.module = module
+        self.functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+        self._made: dict[tuple[str, tuple[bool, ...], int], BatchedFunction] = {}
+        self._in_progress: set[tuple[str, tuple[bool, ...], int]] = set()
+
+    def batched(self, name: str, batched: tuple[bool, ...], size: int, use: Operation) -> BatchedFunction:
+        """@name batched along the arguments flagged in `batched`, for a batch of `size`."""
+        key = (name, batched, size)
+        if key in self._made:
+            return self._made[key]
+        primal = find_function(self.functions, name, use)
+        if primal.is_declaration:
+            raise BatchingError(
+                f"{location(use)}: @{name} has no body (a rule target or an external function), so irad "
+                "cannot batch it\n  hint: call it outside the vmapped function, or give it an irad body"
+            )
+        if key in self._in_progress:
+            raise BatchingError(
+                f"{location(use)}: @{name} calls itself with batched arguments; irad-vmap does not batch "
+                "recursion yet\n  hint: write the recursion as a loop, or map it outside irad"
+            )
+        self._in_progress.add(key)
+        try:
+            made = self._make(primal, batched, size)
+        finally:
+            self._in_progress.discard(key)
+        self._made[key] = made
+        return made
+
+    def rewrite_request(self, request: VmapOp) -> None:
+        """Replace `request` by a call to the callee's batched function: the
+        batched operands' axes moved to the front before, the results' batch
+        axes moved to `out_axes` after."""
+        size, name = request.size, request.callee.root_reference.data
+        b = IRBuilder(before=request)
+        args = [v if axis is None else T.transpose(b, v, _to_front(axis, len(T.shape(v))))
+                for v, axis in zip(request.args, request.in_axis_list)]
+        made = self.batched(name, tuple(a is not None for a in request.in_axis_list), size, request)
+        call = func.CallOp(made.name, args, list(self.functions[made.name].function_type.outputs.data))
+        b.insert(call)
+        results = []
+        for i, (v, flag, axis) in enumerate(zip(call.results, made.batched_results, request.out_axis_list)):
+            if axis is None:
+                if flag:
+                    raise BatchingError(
+                        f"{location(request)}: result #{i} of @{name} varies along the batch, but its out_axes "
+                        "entry is none\n  hint: give it an output axis (out_axes=0), or make it independent "
+                        "of the batched arguments"
+                    )
+                results.append(v)
+                continue
+            if not flag:
+                v = broadcast(b, v, size)
+            rank = len(T.shape(v))
+            results.append(T.transpose(b, v, [*range(1, axis + 1), 0, *range(axis + 1, rank)]))
+        for old, new in zip(request.results, results):
+            old.replace_all_uses_with(new)
+        request.detach()
+        request.erase()
+
+    def _make(self, primal: func.FuncOp, batched: tuple[bool, ...], size: int) -> BatchedFunction:
+        inputs = primal.function_type.inputs.data
+        block = Block(arg_types=[batched_type(t, 0 if flag else None, size) for t, flag in zip(inputs, batched)])
+        b = BatchBuilder(self, size, block)
+        for old, new, flag in zip(primal.body.block.args, block.args, batched):
+            new.name_hint = old.name_hint
+            b.set(old, new, flag)
+        ret = b.run(primal.body.block)
+        flags = tuple(b.is_batched(v) for v in ret.operands)
+        results = [b.get(v) for v in ret.operands]
+        block.add_op(func.ReturnOp(*results))
+        name = fresh_symbol(f"{primal.sym_name.data}.{VMAP}.{signature_string(batched)}", self.functions)
+        fn = private_function(name, block, [v.type for v in results])
+        mark_generated(fn, primal, VMAP)
+        self.module.body.block.add_op(fn)
+        self.functions[name] = fn
+        return BatchedFunction(name, flags)
+
+
+def broadcast(b: IRBuilder, v: SSAValue, size: int) -> SSAValue:
+    """`v` repeated `size` times along a new leading axis."""
+    if not isinstance(v.type, TensorType):
+        return b.op(tensor.SplatOp(v, [], TensorType(v.type, [size])))
+    init = b.op(tensor.EmptyOp([], batched_type(v.type, 0, size)))
+    return b.op(BroadcastOp(v, init, DenseArrayBase.from_list(i64, [0])))
+
+
+def _to_front(axis: int, rank: int) -> list[int]:
+    return [axis, *(d for d in range(rank) if d != axis)]
+
+
+class BatchBuilder(IRBuilder):
+    """Builds a batched body: what each primal value became (`get`) and
+    whether it carries the batch (`is_batched`); the interface of the
+    registry's batching rules."""
+
+    def __init__(self, batcher: Batcher, size: int, block: Block):
+        super().__init__(block)
+        self.batcher = batcher
+        self.size = size
+        self._values: dict[SSAValue, tuple[SSAValue, bool]] = {}
+
+    # ---- values --------------------------------------------------------------------
+    def set(self, old: SSAValue, new: SSAValue, batched: bool) -> None:
+        self._values[old] = (new, batched)
+
+    def get(self, v: SSAValue) -> SSAValue:
+        return self._values[v][0] if v in self._values else v
+
+    def is_batched(self, v: SSAValue) -> bool:
+        found = self._values.get(v)
+        return found is not None and found[1]
+
+    def batched_type(self, type_: Attribute) -> Attribute:
+        return batched_type(type_, 0, self.size)
+
+    def batched(self, v: SSAValue) -> SSAValue:
+        """`v` with the batch as its leading axis (the same for every element: broadcast)."""
+        new = self.get(v)
+        if self.is_batched(v):
+            return new
+        if isinstance(new.owner, tensor.EmptyOp) and not new.owner.operands:  # no contents to repeat
+            return self.op(tensor.EmptyOp([], self.batched_type(new.type)))
+        return self.broadcast(new)
+
+    def broadcast(self, new: SSAValue) -> SSAValue:
+        return broadcast(self, new, self.size)
+
+    def unbatched(self, v: SSAValue, op: Operation, what: str) -> SSAValue:
+        """`v`, which must be the same for the whole batch (`what` it is to `op`)."""
+        if self.is_batched(v):
+            self.refuse(op, f"{what} varies along the batch", "keep it the same for every element "
+                        "(in_axes=None for the values it comes from), or map this step with a Python loop")
+        return v
+
+    def refuse(self, op: Operation, why: str, hint: str = "") -> None:
+        raise BatchingError(
+            f"{location(op)}: irad-vmap cannot batch `{op.name}`: {why}"
+            + (f"\n  hint: {hint}" if hint else "")
+        )
+
+    # ---- ops -----------------------------------------------------------------------
+    def run(self, block: Block) -> Operation:
+        """Batch the ops of `block` but its terminator, which it returns."""
+        ops = ops_of(block)
+        for op in ops[:-1]:
+            self.batch_op(op)
+        return ops[-1]
+
+    def batch_op(self, op: Operation) -> None:
+        if not self._reads_batched(op):
+            mapper = {v: self.get(v) for v in self._read(op)}
+            copy = clone(op, mapper)
+            self.insert(copy)
+            for old, new in zip(op.results, copy.results):
+                self.set(old, new, False)
+            return
+        entry = derivative_of(op)
+        rule = entry.batch if entry is not None else batching.UNDIFFERENTIATED.get(op.name)
+        if rule is None:
+            reason = entry.refused if entry is not None and entry.refused else "it has no batching rule"
+            self.refuse(op, reason, "compute this step outside the vmapped function, or map it with a Python loop")
+        results = rule(self, op)
+        if results is not None:
+            for old, new in zip(op.results, results):
+                self.set(old, new, True)
+        for old in op.results:
+            self.get(old).name_hint = old.name_hint
+
+    def _read(self, op: Operation) -> list[SSAValue]:
+        """The values `op` reads: its operands, and those its regions take from outside."""
+        if not op.regions:
+            return list(op.operands)
+        inner_ops = list(walk(op))
+        inside = {r for inner in inner_ops[1:] for r in inner.results}
+        inside.update(a for inner in inner_ops for region in inner.regions for blk in region.blocks for a in blk.args)
+        return [v for inner in inner_ops for v in inner.operands if v not in inside]
+
+    def _reads_batched(self, op: Operation) -> bool:
+        return any(self.is_batched(v) for v in self._read(op))
+
+    def no_batched_inside(self, op: Operation) -> None:
+        """Refuse a region that reads a batched value from outside (a linalg body)."""
+        for inner in walk(op):
+            if inner is not op and any(self.is_batched(v) for v in inner.operands):
+                self.refuse(op, "its body reads a value that varies along the batch")
+
+    @contextmanager
+    def at_end(self, block: Block):
+        saved = self.insertion_point
+        self.insertion_point = InsertPoint.at_end(block)
+        try:
+            yield
+        finally:
+            self.insertion_point = saved
+
+    def _region(self, block: Block, new_block: Block, forced: Sequence[bool] | None = None):
+        """Batch `block` into `new_block`; its yielded values and their flags
+        (`forced`: batch the ones flagged, and yield them)."""
+        with self.at_end(new_block):
+            end = self.run(block)
+            flags = [self.is_batched(v) for v in end.operands]
+            if forced is None:
+                return end, flags
+            values = [self.batched(v) if f else self.get(v) for v, f in zip(end.operands, forced)]
+            new_block.add_op(scf.YieldOp(*values))
+            return end, flags
+
+    # ---- regions and calls (the registry's structured rules call these) -------------
+    def if_(self, op: scf.IfOp) -> None:
+        if self.is_batched(op.cond):
+            self._select_arms(op)
+            return
+        blocks = [r.blocks[0] if r.blocks else None for r in op.regions]
+        probe = [self._region(blk, Block())[1] if blk is not None else [] for blk in blocks]
+        flags = [any(p[i] for p in probe if p) for i in range(len(op.results))]
+        regions = []
+        for blk in blocks:
+            if blk is None:
+                regions.append(Region())
+                continue
+            new_block = Block()
+            self._region(blk, new_block, flags)
+            regions.append(Region(new_block))
+        types = [self.batched_type(r.type) if f else r.type for r, f in zip(op.results, flags)]
+        new = scf.IfOp(self.get(op.cond), types, regions[0], regions[1])
+        self.insert(new)
+        for old, v, f in zip(op.results, new.results, flags):
+            self.set(old, v, f)
+
+    def _select_arms(self, op: scf.IfOp) -> None:
+        """A batched condition: both arms computed, each element's result selected."""
+        if not op.results:
+            self.refuse(op, "a branch on a value that varies along the batch, with no results (it has effects)",
+                        "compute the branch's values with np.where")
+        arms = []
+        for region in op.regions:
+            end = self.run(region.blocks[0])
+            arms.append([self.batched(v) for v in end.operands])
+        cond = self.get(op.cond)
+        for i, result in enumerate(op.results):
+            then, other = arms[0][i], arms[1][i]
+            dims = T.shape(then)
+            picked = cond if len(dims) == 1 else self.op(BroadcastOp(
+                cond, self.op(tensor.EmptyOp([], TensorType(T.element(cond), dims))),
+                DenseArrayBase.from_list(i64, list(range(1, len(dims)))),
+            ))
+            self.set(result, T.select(self, picked, then, other), True)
+
+    def for_(self, op: scf.ForOp) -> None:
+        for v, what in ((op.lb, "the lower bound"), (op.ub, "the upper bound"), (op.step, "the step")):
+            self.unbatched(v, op, f"{what} of the loop (so its trip count)")
+        body = op.body.block
+        flags = [self.is_batched(v) for v in op.iter_args]
+        for _ in range(len(flags) + 1):  # a carried value batched by the body is batched from the start
+            probe = Block(arg_types=self._carried_types(op, flags))
+            self._bind(body, probe, flags)
+            found = self._region(body, probe)[1]
+            widened = [f or g for f, g in zip(flags, found)]
+            if widened == flags:
+                break
+            flags = widened
+        new_block = Block(arg_types=self._carried_types(op, flags))
+        self._bind(body, new_block, flags)
+        self._region(body, new_block, flags)
+        inits = [self.batched(v) if f else self.get(v) for v, f in zip(op.iter_args, flags)]
+        new = scf.ForOp(self.get(op.lb), self.get(op.ub), self.get(op.step), inits, Region(new_block))
+        self.insert(new)
+        for old, v, f in zip(op.results, new.results, flags):
+            self.set(old, v, f)
+
+    def while_(self, op: scf.WhileOp) -> None:
+        """A while loop whose condition is the same for the whole batch: its
+        carried values batched where the batch reaches them (a fixed point, as
+        for scf.for); a condition that varies along the batch is refused."""
+        before, after = op.before_region.block, op.after_region.block
+        flags = [self.is_batched(v) for v in op.arguments]
+        for _ in range(2 * len(flags) + 2):
+            passed = self._while_before(op, before, Block(arg_types=self._typed(before.args, flags)), flags)
+            found = self._while_after(after, Block(arg_types=self._typed(after.args, passed)), passed)
+            widened = [f or g for f, g in zip(flags, found)]
+            if widened == flags:
+                break
+            flags = widened
+        new_before = Block(arg_types=self._typed(before.args, flags))
+        passed = self._while_before(op, before, new_before, flags, forced=True)
+        new_after = Block(arg_types=self._typed(after.args, passed))
+        self._while_after(after, new_after, passed, forced=flags)
+        inits = [self.batched(v) if f else self.get(v) for v, f in zip(op.arguments, flags)]
+        new = scf.WhileOp(inits, self._typed(op.results, passed), Region(new_before), Region(new_after))
+        self.insert(new)
+        for old, v, f in zip(op.results, new.results, passed):
+            self.set(old, v, f)
+
+    def _typed(self, values, flags) -> list[Attribute]:
+        return [self.batched_type(v.type) if f else v.type for v, f in zip(values, flags)]
+
+    def _while_before(self, op, block: Block, new_block: Block, flags, forced: bool = False) -> list[bool]:
+        """The condition region batched: the flags of the values it passes on."""
+        for old, new, f in zip(block.args, new_block.args, flags):
+            new.name_hint = old.name_hint
+            self.set(old, new, f)
+        with self.at_end(new_block):
+            end = self.run(block)
+            self.unbatched(end.condition, op, "the loop condition (so its trip count)")
+            passed = [self.is_batched(v) for v in end.args]
+            if forced:
+                new_block.add_op(scf.ConditionOp(self.get(end.condition), *(self.get(v) for v in end.args)))
+        return passed
+
+    def _while_after(self, block: Block, new_block: Block, flags, forced: Sequence[bool] | None = None) -> list[bool]:
+        for old, new, f in zip(block.args, new_block.args, flags):
+            new.name_hint = old.name_hint
+            self.set(old, new, f)
+        return self._region(block, new_block, forced)[1]
+
+    def _carried_types(self, op: scf.ForOp, flags: Sequence[bool]) -> list[Attribute]:
+        carried = [self.batched_type(v.type) if f else v.type for v, f in zip(op.iter_args, flags)]
+        return [op.body.block.args[0].type, *carried]
+
+    def _bind(self, body: Block, new_block: Block, flags: Sequence[bool]) -> None:
+        self.set(body.args[0], new_block.args[0], False)
+        new_block.args[0].name_hint = body.args[0].name_hint
+        for old, new, f in zip(body.args[1:], new_block.args[1:], flags):
+            new.name_hint = old.name_hint
+            self.set(old, new, f)
+
+    def call(self, op: func.CallOp) -> None:
+        flags = tuple(self.is_batched(v) for v in op.operands)
+        made = self.batcher.batched(op.callee.root_reference.data, flags, self.size, op)
+        callee = self.batcher.functions[made.name]
+        new = func.CallOp(made.name, [self.get(v) for v in op.operands], list(callee.function_type.outputs.data))
+        self.insert(new)
+        for old, v, f in zip(op.results, new.results, made.batched_results):
+            self.set(old, v, f)
+
+__all__ = ["BatchBuilder", "BatchedFunction", "Batcher", "VMAP", "signature_string"]

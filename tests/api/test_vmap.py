@@ -1,0 +1,311 @@
+"""irad.vmap against jax.vmap (float64) and against Python loops over the batch:
+in_axes/out_axes forms, axis_size, composition with the derivative
+transformations both ways, control flow, errors, programs from the fuzzer's
+generator vmapped, and the native backend on one program."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, seed, settings
+
+import irad
+from irad.backends.native.compile import unavailable_reason
+from irad.base.errors import BatchingError, IradError
+
+jax.config.update("jax_enable_x64", True)
+RNG = np.random.default_rng(7)
+
+
+def close(got, expected, tol=1e-10):
+    got_leaves, expected_leaves = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(expected)
+    assert len(got_leaves) == len(expected_leaves)
+    for g, e in zip(got_leaves, expected_leaves):
+        assert np.shape(g) == np.shape(e)
+        np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=tol, atol=tol)
+
+
+# ---- one function, both libraries --------------------------------------------------
+def mlp(np_):
+    def loss(params, x, y):
+        h = np_.tanh(x @ params["W1"] + params["b1"])
+        out = h @ params["W2"]
+        return np_.sum((out - y) ** 2)
+
+    return loss
+
+
+PARAMS = {"W1": RNG.normal(size=(3, 4)), "b1": RNG.normal(size=4), "W2": RNG.normal(size=(4, 2))}
+XS, YS = RNG.normal(size=(5, 3)), RNG.normal(size=(5, 2))
+
+
+def test_elementwise_and_shared_arguments():
+    def f(x, w):
+        return np.sin(x) * np.sum(w) + x ** 2
+
+    def jf(x, w):
+        return jnp.sin(x) * jnp.sum(w) + x ** 2
+
+    xs, w = RNG.normal(size=6), RNG.normal(size=3)
+    close(irad.vmap(f, in_axes=(0, None))(xs, w), jax.vmap(jf, in_axes=(0, None))(xs, w))
+    ws = RNG.normal(size=(3, 6))
+    close(irad.vmap(f, in_axes=(0, 1))(xs, ws), jax.vmap(jf, in_axes=(0, 1))(xs, ws))
+
+
+def test_out_axes_and_several_results():
+    def f(a, b):
+        return a @ b, np.sum(a, axis=0)
+
+    def jf(a, b):
+        return a @ b, jnp.sum(a, axis=0)
+
+    a, b = RNG.normal(size=(4, 2, 3)), RNG.normal(size=(3, 5))
+    got = irad.vmap(f, in_axes=(0, None), out_axes=(1, 0))(a, b)
+    close(got, jax.vmap(jf, in_axes=(0, None), out_axes=(1, 0))(a, b))
+    bs = RNG.normal(size=(4, 3, 5))
+    close(irad.vmap(f, in_axes=(None, 0), out_axes=-1)(a[0], bs), jax.vmap(jf, in_axes=(None, 0), out_axes=-1)(a[0], bs))
+
+
+def test_trees_in_axes_and_axis_size():
+    loss, jloss = mlp(np), mlp(jnp)
+    axes = ({"W1": None, "b1": None, "W2": None}, 0, 0)
+    close(irad.vmap(loss, in_axes=axes)(PARAMS, XS, YS), jax.vmap(jloss, in_axes=axes)(PARAMS, XS, YS))
+
+    def const(x):
+        return x * 2.0
+
+    close(irad.vmap(const, in_axes=None, axis_size=3)(1.5), jax.vmap(const, in_axes=None, axis_size=3)(1.5))
+
+
+def test_per_example_gradients():
+    loss, jloss = mlp(np), mlp(jnp)
+    got = irad.vmap(irad.grad(loss), in_axes=(None, 0, 0))(PARAMS, XS, YS)
+    close(got, jax.vmap(jax.grad(jloss), in_axes=(None, 0, 0))(PARAMS, XS, YS))
+    value, grads = irad.vmap(irad.value_and_grad(loss, argnums=(0, 1)), in_axes=(None, 0, 0))(PARAMS, XS, YS)
+    jvalue, jgrads = jax.vmap(jax.value_and_grad(jloss, argnums=(0, 1)), in_axes=(None, 0, 0))(PARAMS, XS, YS)
+    close((value, grads), (jvalue, jgrads))
+
+
+def test_gradient_of_a_vmapped_function():
+    loss, jloss = mlp(np), mlp(jnp)
+
+    def total(params):
+        return np.sum(irad.vmap(loss, in_axes=(None, 0, 0))(params, XS, YS))
+
+    def jtotal(params):
+        return jnp.sum(jax.vmap(jloss, in_axes=(None, 0, 0))(params, XS, YS))
+
+    close(irad.grad(total)(PARAMS), jax.grad(jtotal)(PARAMS))
+    close(irad.jacrev(total)(PARAMS), jax.jacrev(jtotal)(PARAMS))
+
+
+def test_jacobians_and_hessians_compose():
+    def f(x, w):
+        return np.sin(x * w) * np.sum(x)
+
+    def jf(x, w):
+        return jnp.sin(x * w) * jnp.sum(x)
+
+    x, ws = RNG.normal(size=3), RNG.normal(size=(4, 3))
+    close(irad.vmap(irad.jacfwd(f), in_axes=(None, 0))(x, ws), jax.vmap(jax.jacfwd(jf), in_axes=(None, 0))(x, ws))
+    close(irad.vmap(irad.jacrev(f), in_axes=(None, 0))(x, ws), jax.vmap(jax.jacrev(jf), in_axes=(None, 0))(x, ws))
+    close(irad.jacfwd(irad.vmap(f, in_axes=(None, 0)))(x, ws), jax.jacfwd(jax.vmap(jf, in_axes=(None, 0)))(x, ws))
+
+    def g(x, w):
+        return np.sum(np.tanh(x) * w) ** 2
+
+    def jg(x, w):
+        return jnp.sum(jnp.tanh(x) * w) ** 2
+
+    close(irad.vmap(irad.hessian(g), in_axes=(None, 0))(x, ws), jax.vmap(jax.hessian(jg), in_axes=(None, 0))(x, ws))
+
+
+def test_jvp_and_vjp_of_a_vmap():
+    def f(x):
+        return np.exp(x) * x
+
+    xs, ts = RNG.normal(size=4), RNG.normal(size=4)
+    value, tangent = irad.jvp(irad.vmap(f), (xs,), (ts,))
+    jvalue, jtangent = jax.jvp(jax.vmap(lambda x: jnp.exp(x) * x), (xs,), (ts,))
+    close((value, tangent), (jvalue, jtangent))
+    out, pullback = irad.vjp(lambda x: irad.vmap(f)(x), xs)
+    jout, jpullback = jax.vjp(jax.vmap(lambda x: jnp.exp(x) * x), xs)
+    close((out, pullback(ts)), (jout, jpullback(ts)))
+
+
+# ---- control flow, against a Python loop ------------------------------------------------
+def branchy(x, w):
+    if x > 0.0:
+        y = np.sum(w) * x
+    else:
+        y = np.sum(w * w) - x
+    return y
+
+
+def looped(x, w):
+    acc = 0.0
+    for i in range(3):
+        acc = acc + np.sin(x * i) * w[i]
+    return acc
+
+
+def helper(v, s):
+    return np.tanh(v) * s
+
+
+def calls(x, w):
+    return np.sum(helper(w, x)) + np.sum(helper(w, 2.0))
+
+
+@pytest.mark.parametrize("f", [branchy, looped, calls])
+def test_control_flow_and_calls_against_a_loop(f):
+    xs, ws = RNG.normal(size=5), RNG.normal(size=(5, 3))
+    got = irad.vmap(f)(xs, ws)
+    np.testing.assert_allclose(got, [f(x, w) for x, w in zip(xs, ws)], rtol=1e-12)
+    got = irad.vmap(f, in_axes=(0, None))(xs, ws[0])
+    np.testing.assert_allclose(got, [f(x, ws[0]) for x in xs], rtol=1e-12)
+    if f is looped:  # its gradient records a tape, which irad-vmap refuses this round
+        with pytest.raises(BatchingError, match="tape"):
+            irad.vmap(irad.grad(f, argnums=(0, 1)))(xs, ws)
+        return
+    grads = irad.vmap(irad.grad(f, argnums=(0, 1)))(xs, ws)
+    for i, (x, w) in enumerate(zip(xs, ws)):
+        gx, gw = irad.grad(f, argnums=(0, 1))(x, w)
+        np.testing.assert_allclose(grads[0][i], gx, rtol=1e-12)
+        np.testing.assert_allclose(grads[1][i], gw, rtol=1e-12)
+
+
+def test_indices_that_vary_along_the_batch_gather():
+    def pick(a, i, j):
+        return a[i, j] * a[j, i]
+
+    a = RNG.normal(size=(3, 3))
+    i, j = np.array([0, 2, -1, 1]), np.array([1, 1, 0, -3])
+    got = irad.vmap(pick, in_axes=(None, 0, 0))(a, i, j)
+    np.testing.assert_allclose(got, [pick(a, p, q) for p, q in zip(i, j)], rtol=1e-13)
+
+    def total(a):
+        return np.sum(irad.vmap(pick, in_axes=(None, 0, 0))(a, i, j))
+
+    def jtotal(a):
+        return jnp.sum(jax.vmap(lambda a, p, q: a[p, q] * a[q, p], in_axes=(None, 0, 0))(a, i, j))
+
+    close(irad.grad(total)(a), jax.grad(jtotal)(a))
+    with pytest.raises(IradError, match="index out of bounds"):
+        irad.vmap(pick, in_axes=(None, 0, 0))(a, np.array([0, 3]), np.array([0, 0]))
+
+
+def test_vmap_inside_a_program():
+    def f(xs, w):
+        return np.sum(irad.vmap(branchy, in_axes=(0, None))(xs, w) ** 2)
+
+    xs, w = RNG.normal(size=4), RNG.normal(size=3)
+    assert irad.grad(f)(xs, w).shape == (4,)
+    expected = sum(branchy(x, w) ** 2 for x in xs)
+    assert irad.value_and_grad(f)(xs, w)[0] == pytest.approx(expected, rel=1e-12)
+
+
+# ---- errors -------------------------------------------------------------------------------
+def test_mismatched_sizes_name_the_arguments():
+    with pytest.raises(IradError, match=r"inconsistent sizes.*'x'.*'w'"):
+        irad.vmap(branchy)(np.ones(3), np.ones((4, 3)))
+
+
+def test_no_mapped_argument_needs_axis_size():
+    with pytest.raises(IradError, match="axis_size"):
+        irad.vmap(branchy, in_axes=None)(1.0, np.ones(3))
+
+
+def test_rank_zero_argument_cannot_be_mapped():
+    with pytest.raises(IradError, match="axis 0 of argument 0"):
+        irad.vmap(branchy)(1.0, np.ones((2, 3)))
+
+
+def test_unmapped_output_that_varies_is_refused():
+    with pytest.raises(BatchingError, match="out_axes"):
+        irad.vmap(branchy, out_axes=None)(np.ones(2), np.ones((2, 3)))
+
+
+def test_batched_trip_count_is_refused():
+    def f(x, n):
+        acc = x
+        for _ in range(n):
+            acc = acc * 2.0
+        return acc
+
+    with pytest.raises(BatchingError, match=r"scf\.for.*bound"):
+        irad.vmap(f)(np.ones(2), np.array([1, 2]))
+
+
+# ---- programs from the fuzzer's generator ------------------------------------------------------
+def _batched_call(args, n):
+    """A batch of n argument tuples around `args`: x (a float) varies, the rest is shared."""
+    xs = np.array([float(args[0]) + 0.1 * k for k in range(n)])
+    return xs, args[1:]
+
+
+@seed(20261206)
+@settings(max_examples=20, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(source=__import__("tests.fuzz.generator", fromlist=["programs"]).programs(),
+       args=__import__("tests.fuzz.generator", fromlist=["arguments"]).arguments())
+def test_generated_programs_vmapped(tmp_path_factory, source, args):
+    from tests.fuzz.checks import load
+
+    module = load(source, tmp_path_factory.mktemp("vmap"))
+    xs, rest = _batched_call(args, 3)
+    with np.errstate(all="ignore"):
+        try:
+            expected = [module.f(x, *rest) for x in xs]
+        except Exception:
+            return  # the program raises in Python at these points
+    if not np.all(np.isfinite(np.asarray(expected, dtype=np.float64))):
+        return
+    try:
+        got = irad.vmap(module.f, in_axes=(0, *([None] * len(rest))))(xs, *rest)
+    except (BatchingError, irad.UnsupportedError):
+        return  # refused with an irad error (no silent value)
+    single = "float32" in source or any(getattr(a, "dtype", None) == np.float32 for a in rest)
+    tol = 2e-3 if single else 1e-9
+    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(expected, np.float64), rtol=tol, atol=tol,
+                               err_msg=source)
+
+
+@seed(20261207)
+@settings(max_examples=8, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(source=__import__("tests.fuzz.generator", fromlist=["programs"]).programs(),
+       args=__import__("tests.fuzz.generator", fromlist=["arguments"]).arguments())
+def test_generated_programs_per_example_gradients(tmp_path_factory, source, args):
+    """vmap(grad(f)) over x against a loop of grad(f) (itself checked against
+    differences by the fuzzer): the batching of generated code."""
+    from tests.fuzz.checks import load
+
+    module = load(source, tmp_path_factory.mktemp("vmapgrad"))
+    xs, rest = _batched_call(args, 3)
+    try:
+        with np.errstate(all="ignore"):
+            expected = [irad.grad(module.f)(x, *rest) for x in xs]
+    except IradError:
+        return  # refused or failing per element: nothing to compare
+    if not np.all(np.isfinite(np.asarray(expected, dtype=np.float64))):
+        return
+    try:
+        got = irad.vmap(irad.grad(module.f), in_axes=(0, *([None] * len(rest))))(xs, *rest)
+    except BatchingError:
+        return  # refused with an irad error (a loop's tape, ...)
+    single = "float32" in source or any(getattr(a, "dtype", None) == np.float32 for a in rest)
+    tol = 2e-3 if single else 1e-9
+    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(expected, np.float64), rtol=tol, atol=tol,
+                               err_msg=source)
+
+
+# ---- native ---------------------------------------------------------------------------------
+@pytest.mark.native
+@pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
+def test_per_example_gradients_natively():
+    loss, jloss = mlp(np), mlp(jnp)
+    got = irad.vmap(irad.grad(loss), in_axes=(None, 0, 0), backend="native")(PARAMS, XS, YS)
+    close(got, jax.vmap(jax.grad(jloss), in_axes=(None, 0, 0))(PARAMS, XS, YS))
+    got = irad.vmap(branchy, backend="native")(XS[:, 0], RNG.normal(size=(5, 3)))
+    assert got.shape == (5,)

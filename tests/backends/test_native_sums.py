@@ -1,0 +1,89 @@
+"""Blocked sums natively (irad/backends/native/sums.py): long float sums, in
+the primal and in the adjoint, are within numpy's kind of error bound, not
+the n * eps of one in-order chain; the rewrite leaves no long chain.
+
+Values are checked against math.fsum of the float64 elements (exact but for
+one rounding), with uniform inputs in [0, 1), for which one in-order float32
+chain of 10^6 elements is off by about 7e-6 (bench/float32_sums.py).
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import irad
+from irad.backends.native import compile as native
+from irad.backends.native import sums as native_sums
+from tests.reference import NATIVE_MISSING
+
+def needs_native(test):
+    return pytest.mark.native(pytest.mark.skipif(NATIVE_MISSING is not None, reason=str(NATIVE_MISSING))(test))
+EPS32 = float(np.finfo(np.float32).eps)
+# (SEQUENTIAL + 15 per level) roundings, a level per factor of 2 at worst
+BOUND = (native_sums.SEQUENTIAL + 15 * 24) * EPS32
+
+
+def sums(a, b, c, d):
+    """A full sum with a tail (10^6 + 3 is prime), a sum over rows with a
+    tail, a row sum that blocks evenly, and a sum over two adjacent axes."""
+    return np.sum(a), np.sum(b, axis=0), np.sum(c, axis=1), np.sum(d, axis=(1, 2))
+
+
+def _exact(x, axes):
+    x = np.moveaxis(np.asarray(x, dtype=np.float64), axes, range(-len(axes), 0))
+    flat = x.reshape(*x.shape[:x.ndim - len(axes)], -1)
+    return np.vectorize(math.fsum, signature="(n)->()")(flat), np.sum(np.abs(flat), axis=-1)
+
+
+@needs_native
+def test_long_float32_sums_are_within_a_logarithmic_bound():
+    rng = np.random.default_rng(3)
+    args = [rng.random(shape).astype(np.float32) for shape in [(1_000_003,), (3001, 5), (3, 4096), (2, 30, 50)]]
+    got = native.compile_module(irad.lower(sums, *args)).function("sums")(*args)
+    for value, x, axes in zip(got, args, [(0,), (0,), (1,), (1, 2)]):
+        exact, magnitude = _exact(x, axes)
+        assert np.all(np.abs(np.asarray(value, dtype=np.float64) - exact) <= BOUND * magnitude)
+    # the in-order chain is far outside numpy's bound here (7e-6 relative): the test tells them apart
+    assert abs(float(got[0]) - _exact(args[0], (0,))[0]) < 1e-6 * _exact(args[0], (0,))[0]
+
+
+def weighted(w, x):
+    return np.mean(np.sin(x) * w)
+
+
+@needs_native
+def test_a_long_sum_in_the_adjoint_is_blocked_too():
+    """The gradient of w, broadcast over 200,000 rows, is a column sum of the
+    cotangent (the adjoint of the broadcast); the mean's value is a long sum."""
+    rng = np.random.default_rng(4)
+    x = rng.random((200_000, 3)).astype(np.float32)
+    w = np.array([0.5, 1.0, 2.0], dtype=np.float32)
+    value, g = irad.value_and_grad(weighted, backend="native")(w, x)
+    s = np.sin(x.astype(np.float64))
+    columns = np.array([math.fsum(c) for c in s.T]) / x.size
+    assert g.dtype == np.float32
+    assert np.all(np.abs(g - columns) <= 1e-6 * columns)
+    exact = math.fsum((s * w.astype(np.float64)).ravel()) / x.size
+    assert abs(value - exact) <= 1e-6 * exact
+
+
+def _sum_lengths(module):
+    return [int(np.prod([op.input.type.get_shape()[a] for a in op.dimensions.get_values()]))
+            for op in module.walk() if native_sums._is_sum(op)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(1, 3000), min_size=1, max_size=3), st.data())
+def test_no_sum_is_left_longer_than_the_in_order_block(dims, data):
+    """Whatever the shape and the adjacent axes summed, the rewritten module
+    verifies, and every remaining sum adds at most SEQUENTIAL elements."""
+    first = data.draw(st.integers(0, len(dims) - 1))
+    last = data.draw(st.integers(first, len(dims) - 1))
+    x = np.zeros(dims, dtype=np.float32)
+    module = irad.lower(lambda x: np.sum(x, axis=tuple(range(first, last + 1))), x)
+    native_sums.block_sums(module)
+    module.verify()
+    assert max(_sum_lengths(module)) <= native_sums.SEQUENTIAL
