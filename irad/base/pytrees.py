@@ -261,7 +261,7 @@ def node_items(obj: object, path: str = "") -> tuple[type, tuple, tuple] | None:
     return None
 
 
-SCALARS = (float, int, bool, np.float64, np.float32, np.int64, np.int32, np.bool_)  # scalar leaves
+SCALARS = (float, int, bool, np.float64, np.float32, np.int64, np.bool_)  # scalar leaves
 
 
 def python_key(obj: object, leaves: list) -> object:

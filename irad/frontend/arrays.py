@@ -22,12 +22,13 @@ import builtins
 import difflib
 import math
 import operator
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 from xdsl.dialects import arith, cf, tensor
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import IndexType, TensorType
+from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
 from xdsl.ir import Attribute, SSAValue
 
 from irad.base.errors import UnsupportedError
@@ -39,7 +40,7 @@ from irad.frontend.held_ints import HeldInts, zero_divisor_of_ints
 from irad.frontend.numpy_table import NUMPY, library_entries, numpy_function, numpy_name, numpy_signature, parameters
 from irad.frontend.values import Static, is_array
 from irad.frontend.views import Reshape, Slice, Transpose, Views
-from irad.ir.types import F32, F64, I1, I64, describe, is_bool, is_float, is_int
+from irad.ir.types import F32, F64, I1, I64, describe, dtype_name, is_bool, is_float, is_int
 from irad.ir import gather as G
 from irad.ir import contraction
 from irad.ir import tensor as T
@@ -259,10 +260,12 @@ class ArrayLowering:
         classes = {ast.Add: arith.AddiOp, ast.Sub: arith.SubiOp, ast.Mult: arith.MuliOp}
         if type(op) not in classes:
             raise self.error(node, f"the operator {type(op).__name__} on arrays is not supported")
-        if all(is_bool(T.element(v)) for v in (a, b)):
-            raise self.error(node, "arithmetic between two bool arrays is not supported "
-                             "(numpy: + is `or`, * is `and`, - an error)",
-                             "use `|` or `&`, or convert one to int or float first (mask * 1)")
+        if all(is_bool(T.element(v)) for v in (a, b)):  # numpy: + is `or`, * is `and`, bools again
+            if isinstance(op, ast.Sub):
+                raise self.error(node, "`-` of two bool arrays is not supported (numpy: TypeError)",
+                                 "use `^` for the logical xor, or convert one to int first (mask * 1)")
+            x, y = self.broadcast(node, a, b)
+            return self.new(self.em.op((arith.OrIOp if isinstance(op, ast.Add) else arith.AndIOp)(x, y)))
         x, y = self.integers(node, a, b)
         return self.new(self.em.op(classes[type(op)](x, y)))
 
@@ -307,6 +310,11 @@ class ArrayLowering:
         return self.new(self.em.op(arith.NegfOp(x)))
 
     def compare(self, predicate: str, a: SSAValue, b: SSAValue, node) -> SSAValue:
+        if not any(is_float(T.element(v)) for v in (a, b)):  # ints as ints: exact beyond 2**53
+            x, y = self.integers(node, a, b)
+            signed = _SIGNED_PREDICATES[predicate]
+            return self.new(T.pointwise(self.em, lambda e, v: e.op(arith.CmpiOp(v[0], v[1], signed)), [x, y], I1,
+                                        "piecewise-constant"))
         x, y = self.floats(node, a, b)
         return self.new(T.compare(self.em, predicate, x, y))
 
@@ -514,7 +522,7 @@ class ArrayLowering:
         x = self.array(x, node)
         if not is_array(x):
             return self.to_element(x, F64) if not is_float(x.type) else x
-        (x,) = self.floats(node, x)
+        (x,) = self.integers(node, x) if combiner in INT_COMBINERS else self.floats(node, x)
         dims = T.shape(x)
         axes = self.static_axes(axis, len(dims), node)
         if combiner in _NO_IDENTITY and math.prod(dims[a] for a in axes) == 0:
@@ -649,8 +657,13 @@ class ArrayLowering:
         if T.shape(result) != T.shape(current):
             raise self.error(node, f"the result of shape {T.shape(result)} cannot be written into "
                              f"'{name}' of shape {T.shape(current)} (numpy: non-broadcastable output)")
-        if not is_float(T.element(current)):
-            raise self.error(node, f"in-place arithmetic on the int or bool array '{name}' is not supported")
+        kept = T.element(current)
+        if not is_float(kept) and T.element(result) != kept:  # numpy casts 'same_kind' only
+            have, got = (dtype_name(t) for t in (kept, T.element(result)))
+            raise self.error(node, f"in-place arithmetic on the {have} array '{name}' gives {got} here, "
+                             f"which numpy does not cast back into {have} (UFuncTypeError)",
+                             f"write {name} = {name} <op> ... (a new array), or convert first: "
+                             f"{name} = {name}.astype(float)")
         self.views.write(name, self.cast(result, T.element(current)))
 
     def refuse_global_write(self, name: str, node) -> None:
@@ -912,7 +925,11 @@ _UNARY = {
 
 def _unary(op_class):
     def handler(al: ArrayLowering, node, x):
-        (x,) = al.floats(node, al.array(x, node))
+        x = al.array(x, node)
+        if op_class is mathd.AbsFOp and not is_float(T.element(x)):  # numpy's abs of ints wraps at INT64_MIN
+            return x if is_bool(T.element(x)) else _fresh_array(al, T.pointwise(al.em, _int_abs, [x], I64,
+                                                                                   "piecewise-constant"))
+        (x,) = al.floats(node, x)
         result = al.em.op(op_class(x))
         return al.new(result) if is_array(result) else result
 
@@ -927,7 +944,10 @@ for _fn, _cls in _UNARY.items():
 
 def _binary(op_class):
     def handler(al: ArrayLowering, node, a, b):
-        x, y = al.floats(node, al.array(a, node), al.array(b, node))
+        a, b = al.array(a, node), al.array(b, node)
+        if op_class in _INT_BINARY and not any(is_float(T.element(v)) for v in (a, b)):
+            return _int_binary(al, node, op_class, a, b)
+        x, y = al.floats(node, a, b)
         result = al.em.op(op_class(x, y))
         return al.new(result) if is_array(result) else result
 
@@ -942,6 +962,43 @@ for _fn, _cls in {
     numpy_function(_fn, *_ALIASES.get(_fn, ()), params=("x1", "x2"))(_binary(_cls))
 
 
+_SIGNED_PREDICATES = {"olt": "slt", "ole": "sle", "ogt": "sgt", "oge": "sge", "oeq": "eq", "une": "ne"}
+
+# numpy's functions of int and bool arrays computed as numpy does, in int64 (in
+# float, values beyond 2**53 would round) or, of two bool arrays, as bools
+_INT_BINARY = {
+    arith.AddfOp: ast.Add(), arith.SubfOp: ast.Sub(), arith.MulfOp: ast.Mult(),
+    arith.MaximumfOp: ("sgt", arith.OrIOp), arith.MinimumfOp: ("slt", arith.AndIOp),
+}
+
+
+def _int_binary(al: ArrayLowering, node, op_class, a: SSAValue, b: SSAValue) -> SSAValue:
+    kind = _INT_BINARY[op_class]
+    if isinstance(kind, ast.operator):  # np.add: as `+` (bools: or)
+        return al.binary(kind, a, b, node)
+    beyond, bool_op = kind
+    if all(is_bool(T.element(v)) for v in (a, b)):  # np.maximum of bools: or
+        x, y = al.broadcast(node, a, b)
+        return _fresh_array(al, al.em.op(bool_op(x, y)))
+    x, y = al.integers(node, a, b)
+
+    def pick(e, args: Sequence[SSAValue]) -> SSAValue:
+        return e.op(arith.SelectOp(e.op(arith.CmpiOp(args[0], args[1], beyond)), args[0], args[1]))
+
+    return _fresh_array(al, T.pointwise(al.em, pick, [x, y], I64, "piecewise-constant"))
+
+
+def _int_abs(e, args: Sequence[SSAValue]) -> SSAValue:
+    """numpy's abs of an int64: -x below 0, wrapping at INT64_MIN as numpy's does."""
+    x = args[0]
+    zero = e.op(arith.ConstantOp(IntegerAttr(0, I64), I64))
+    return e.op(arith.SelectOp(e.op(arith.CmpiOp(x, zero, "slt")), e.op(arith.SubiOp(zero, x)), x))
+
+
+def _fresh_array(al: ArrayLowering, result: SSAValue) -> SSAValue:
+    return al.new(result) if is_array(result) else result
+
+
 @numpy_function(np.negative, params=("x",))
 def _negative(al, node, x):
     return al.negate(al.array(x, node), node)
@@ -949,7 +1006,13 @@ def _negative(al, node, x):
 
 @numpy_function(np.square, params=("x",))
 def _square(al, node, x):
-    (x,) = al.floats(node, al.array(x, node))
+    x = al.array(x, node)
+    if is_bool(T.element(x)):
+        raise al.error(node, "np.square of a bool array is an int8 array in numpy, a dtype irad does not have",
+                       "write x * x (a bool array, numpy's `and`) or x.astype(int) ** 2")
+    if is_int(T.element(x)):
+        return al.binary(ast.Mult(), x, x, node)  # int64, wrapping as numpy's
+    (x,) = al.floats(node, x)
     result = al.em.op(arith.MulfOp(x, x))
     return al.new(result) if is_array(result) else result
 
@@ -966,7 +1029,10 @@ def _where(al, node, cond, x, y):
     cond = al.array(cond, node)
     if not is_bool(T.element(cond)):
         raise al.error(node, "the condition of np.where must be a bool array (a comparison)")
-    x, y = al.floats(node, al.array(x, node), al.array(y, node))
+    x, y = al.array(x, node), al.array(y, node)
+    if not all(is_bool(T.element(v)) for v in (x, y)):  # two bools stay bools, as in numpy
+        # ints stay int64 (exact beyond 2**53); with a float, numpy's float dtype
+        x, y = (al.floats if any(is_float(T.element(v)) for v in (x, y)) else al.integers)(node, x, y)
     cond, x, y = al.broadcast(node, cond, x, y)
     return al.new(T.select(al.em, cond, x, y))
 
@@ -978,6 +1044,12 @@ def _clip(al, node, a, lo, hi, lo_keyword, hi_keyword):
     if _omitted(lo) and _omitted(hi):
         raise al.error(node, "clip needs a lower or an upper bound")
     x = al.array(a, node)
+    bounds = [al.array(v, node) for v in (lo, hi) if not _omitted(v)]
+    if is_int(T.element(x)) and not any(is_float(T.element(v)) for v in bounds):  # numpy: int64, exact
+        for bound, op_class in ((lo, arith.MaximumfOp), (hi, arith.MinimumfOp)):
+            if not _omitted(bound):
+                x = _int_binary(al, node, op_class, x, al.array(bound, node))
+        return x
     if not _omitted(lo):
         x, lo_ = al.floats(node, x, al.array(lo, node))
         x = al.em.op(arith.MaximumfOp(x, lo_))
@@ -994,22 +1066,21 @@ def _omitted(value) -> bool:
 def _reduction(combiner):
     def handler(al, node, a, axis, keepdims):
         x = al.array(a, node)
-        reduced = al.reduction(x, axis, keepdims, node, combiner)
         if is_array(x) and (is_int(T.element(x)) or (is_bool(T.element(x)) and combiner in _COUNTING)):
             # numpy keeps an int array's sum, product, max and min int64 (a bool
-            # array's sum and product too): a float there would make a later `//`
-            # or `%` by zero inf or nan where numpy gives 0. Reduced in float (exact
-            # below 2**53), converted back.
-            reduced = al.cast(reduced, I64)
-            return al.new(reduced) if is_array(reduced) else reduced
-        return reduced
+            # array's sum and product too), wrapping: reduced in int64, exact
+            # beyond 2**53 where float would round
+            return al.reduction(x, axis, keepdims, node, _COUNTING.get(combiner) or _INT_COMBINERS[combiner])
+        return al.reduction(x, axis, keepdims, node, combiner)
 
     return handler
 
 
-_COUNTING = (arith.AddfOp, arith.MulfOp)
+_COUNTING = {arith.AddfOp: arith.AddiOp, arith.MulfOp: arith.MuliOp}
+_INT_COMBINERS = {arith.MaximumfOp: arith.MaxSIOp, arith.MinimumfOp: arith.MinSIOp}
+INT_COMBINERS = frozenset((*_COUNTING.values(), *_INT_COMBINERS.values()))
 # the reductions numpy refuses over no elements, by the name numpy gives them
-_NO_IDENTITY = {arith.MaximumfOp: "max", arith.MinimumfOp: "min"}
+_NO_IDENTITY = {arith.MaximumfOp: "max", arith.MinimumfOp: "min", arith.MaxSIOp: "max", arith.MinSIOp: "min"}
 
 
 numpy_function(np.sum, params=("a", "?axis", "?keepdims"))(_reduction(arith.AddfOp))

@@ -70,7 +70,7 @@ from irad.frontend.values import (
 from irad.frontend.callable_entries import parameter_names
 from irad.frontend.transformations import CONSTRUCTORS, JVP, PROGRAM_CALLS, Transformation, static_positions
 from irad.ir import builder
-from irad.ir.types import I1, I64, describe, is_bool, is_differentiable, is_float, is_tensor
+from irad.ir.types import I1, I64, describe, is_bool, is_differentiable, is_float, is_int, is_tensor
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON
 
 _NOT_HANDLED = object()
@@ -606,6 +606,8 @@ class CallLowering:
             kinds = {numpy_scalars.kind(v) for v in values}
             if not (fn is builtins.abs and kinds == {numpy_scalars.PYTHON}):  # abs(True) is 1
                 return self._bools(fn, values, kinds.pop() if len(kinds) == 1 else numpy_scalars.EITHER)
+        if fn is builtins.abs and is_int(values[0].type):  # abs(INT64_MIN) does not fit
+            return integers.CheckedIntegers(self.em, self.src.location(node)).absolute(values[0])
         return self._python_number(fn, values, emit(self.em, values))
 
     def _bools(self, fn, values: list[SSAValue], kind: str) -> SSAValue:

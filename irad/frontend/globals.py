@@ -52,7 +52,7 @@ from xdsl.ir import Attribute, Block, BlockArgument
 
 from irad.base.errors import UnsupportedError
 from irad.ir.symbols import value_name
-from irad.ir.types import type_of_value
+from irad.ir.types import refusal, type_of_value
 
 GLOBAL, CLOSURE, DEFAULT = "global", "closure", "default"
 
@@ -430,6 +430,10 @@ class HiddenGlobals:
     def _check(self, g: Global, value: object) -> None:
         """An error unless `value` is an array irad can take in place of the one at `g`."""
         if not is_hidden(value):
+            refused = refusal(value)
+            if refused is not None:  # a subclass or an int dtype: its own reason and rewrite
+                raise UnsupportedError(f"{g.where}: {g.describe()}, an array when {self.reader} was compiled, "
+                                       f"is now {refused[0]}\n  hint: {refused[1]}")
             if isinstance(value, np.ndarray):
                 what = f"an array of dtype {value.dtype}, which irad cannot lower"
             else:

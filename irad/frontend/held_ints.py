@@ -1,15 +1,13 @@
 """Ints irad holds as floats: values numpy keeps as ints that irad computes in float.
 
-irad lowers much of numpy on int inputs in float: `np.maximum(i, j)`,
-`np.abs(i)`, `np.where(c, i, 5)`, `i @ j`, `i ** 2` of int arrays are float64
-in irad and int64 in numpy (np.sum/prod/max/min of an int array are int64 in
-irad too: arrays.py); and a join holds an int on one path as a float (`m = 1;
+irad lowers some of numpy on int inputs in float: `np.sign(i)`, `i @ j`,
+`i ** 2` of int arrays are float64 in irad and int64 in numpy (np.sum/prod/
+max/min, np.maximum/minimum, np.abs, np.where, np.clip of int arrays are int64
+in irad too: arrays.py); and a join holds an int on one path as a float (`m = 1;
 for ...: m = m * 0.5`). The value is the same (ints are exact in float64 up to
 2**53), and so is most of what is computed from it, but numpy casts what is
 written into an int array to int (`a[0] = 0.7` stores 0, with a gradient of
-0), and irad's float array would keep 0.7. Silently wrong, so refused. (Not
-yet caught: an int `//` or `%` by such an int that is 0 gives inf or nan in
-irad, 0 in numpy: `i // np.maximum(np.arange(3), 0)`.)
+0), and irad's float array would keep 0.7. Silently wrong, so refused.
 
 Which values are such ints is one analysis over the function's IR, `check`:
 

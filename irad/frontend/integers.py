@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import operator
 
-from xdsl.dialects import arith, cf
+from xdsl.dialects import arith, cf, math
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import is_side_effect_free
 
@@ -176,6 +176,24 @@ class CheckedIntegers:
     def negate(self, a: SSAValue) -> SSAValue:
         return self.sub(self.em.const(0, I64), a)
 
+    def floor_divide(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        """a // b (b != 0, checked by the caller): INT64_MIN // -1 is 2**63, beyond
+        64 bits, and floordivsi traps on it natively (SIGFPE): it is checked."""
+        c = constant_int(b)
+        if c is None:
+            em = self.em
+            self._assert_not(em.op(arith.AndIOp(self._cmp(a, "eq", self._const(INT64_MIN)),
+                                                self._cmp(b, "eq", self._const(-1)))), "//")
+        elif c == -1:
+            return self.negate(a)
+        return self.em.op(arith.FloorDivSIOp(a, b))
+
+    def absolute(self, a: SSAValue) -> SSAValue:
+        """abs(a): abs(INT64_MIN) is 2**63, beyond 64 bits."""
+        if constant_int(a) is None or constant_int(a) == INT64_MIN:
+            self._assert_not(self._cmp(a, "eq", self._const(INT64_MIN)), "abs")
+        return self.em.op(math.AbsIOp(a))
+
     # ---- helpers -------------------------------------------------------------
     def _cmp(self, a: SSAValue, predicate: str, b: SSAValue) -> SSAValue:
         return self.em.op(arith.CmpiOp(a, b, predicate))
@@ -222,3 +240,35 @@ def float_fits_int64(em: Emitter, x: SSAValue) -> SSAValue:
         em.op(arith.CmpfOp(x, em.const(2.0**63, x.type), "olt")),
     ))
 
+
+
+EXACT_IN_FLOAT = 2**53  # every int up to this magnitude is a float exactly
+
+
+def compare_with_float(em: Emitter, predicates: tuple[str, str], left: SSAValue, right: SSAValue) -> SSAValue:
+    """Python's comparison of an int and a float (one each, either order): exact,
+    where converting the int to float would round it above 2**53
+    (`2**53 + 1 > 2.0**53` is True). `predicates` is (cmpf's, cmpi's).
+
+    With f in i64's range, t = trunc(f) and its fraction f - t are exact, and
+    i p f is i p t where i != t (|f - t| < 1), else 0 p (f - t). Outside the
+    range (or NaN), 0 stands for i: every i64 lies on 0's side of f."""
+    fpred, ipred = predicates
+    int_left = is_int(left.type)
+    i, f = (left, right) if int_left else (right, left)
+
+    def ordered(x: SSAValue, y: SSAValue) -> tuple[SSAValue, SSAValue]:
+        return (x, y) if int_left else (y, x)
+
+    zero = em.const(0.0, f.type)
+    in_range = float_fits_int64(em, f)
+    safe = em.op(arith.SelectOp(in_range, f, zero))  # fptosi of the others is poison
+    t = em.op(arith.FPToSIOp(safe, I64))
+    fraction = em.op(arith.SubfOp(safe, em.op(arith.SIToFPOp(t, f.type))))
+    inside = em.op(arith.SelectOp(
+        em.op(arith.CmpiOp(i, t, "ne")),
+        em.op(arith.CmpiOp(*ordered(i, t), ipred)),
+        em.op(arith.CmpfOp(*ordered(zero, fraction), fpred)),
+    ))
+    outside = em.op(arith.CmpfOp(*ordered(zero, f), fpred))
+    return em.op(arith.SelectOp(in_range, inside, outside))

@@ -80,7 +80,7 @@ from irad.frontend.source import (
     name_of,
     parse_function,
 )
-from irad.ir.types import F32, F64, I1, I64, describe, is_bool, is_float, is_int, type_of_value
+from irad.ir.types import F32, F64, I1, I64, describe, is_bool, is_float, is_int, refusal, type_of_value
 from irad.ir.isa import isa
 
 # The largest literal integer exponent expanded into multiplications.
@@ -586,11 +586,12 @@ def flatten_arguments(fn, args: tuple, where: Callable[[], str] | None = None,
             found, tree = pytrees.flatten(value, names[i], type_of_value)
         except pytrees.BadLeaf as bad:
             defined = def_location(fn)
+            refused = refusal(bad.obj)  # a subclass or an int dtype: its own reason and rewrite
             raise UnsupportedError(
                 f"{where() if where else ''}{describe_callable(fn)} cannot take argument {i} ('{names[i]}'): "
-                f"{bad.describe()}"
+                + (f"{bad.path} is {refused[0]}" if refused else bad.describe())
                 + (f"\n  {describe_callable(fn)} is defined at {defined[:-2]}" if defined else "")
-                + f"\n  hint: irad takes {pytrees.ACCEPTED}"
+                + f"\n  hint: {refused[1] if refused else 'irad takes ' + pytrees.ACCEPTED}"
             ) from None
         leaves += found
         trees.append(tree)
@@ -922,6 +923,9 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
 
     def materialise(self, obj: object, node: ast.AST) -> SSAValue:
         t = type_of_value(obj)
+        if t is None and refusal(obj) is not None:
+            what, hint = refusal(obj)
+            raise self.src.error(node, f"the value here is {what}", hint)
         if t is None:
             foreign = hasattr(type(obj), "__array__") and not isinstance(obj, np.ndarray)
             raise self.src.error(
@@ -1267,7 +1271,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
                     "integer division or modulo by zero",
                 )
             if isinstance(op, ast.FloorDiv):
-                return em.op(arith.FloorDivSIOp(a, b))
+                return integers.CheckedIntegers(em, self.src.location(node)).floor_divide(a, b)
             return self.modulo(a, b)
         raise self.src.error(node, f"the operator {_OPERATOR_NAMES.get(type(op), type(op).__name__)} is not supported")
 
@@ -1342,8 +1346,11 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
     def modulo(self, a: SSAValue, b: SSAValue) -> SSAValue:
         """Python's `%` on ints: the result has the sign of the divisor."""
         em = self.em
-        r = em.op(arith.RemSIOp(a, b))
         zero = em.const(0, a.type)
+        if integers.constant_int(b) in (None, -1):  # x % -1 is 0; remsi(INT64_MIN, -1) traps (SIGFPE)
+            one = em.const(1, b.type)
+            b = em.op(arith.SelectOp(em.op(arith.CmpiOp(b, em.const(-1, b.type), "eq")), one, b))
+        r = em.op(arith.RemSIOp(a, b))
         nonzero = em.op(arith.CmpiOp(r, zero, "ne"))
         signs_differ = em.op(
             arith.CmpiOp(em.op(arith.XOrIOp(r, b)), zero, "slt")
@@ -1434,10 +1441,36 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
             raise self.src.error(node, f"the comparison `{_CMP_NAMES.get(type(op), type(op).__name__)}` is not supported")
         if is_array(left) or is_array(right):
             return self.arrays.compare(predicates[0], left, right, node)
+        exact = self._int_float_comparison(predicates, left, right, node)
+        if exact is not None:
+            return exact
         a, b = self.em.unify(left, right)
         if is_float(a.type):
             return self.em.op(arith.CmpfOp(a, b, predicates[0]))
         return self.em.op(arith.CmpiOp(a, b, predicates[1]))
+
+    def _int_float_comparison(self, predicates, left: SSAValue, right: SSAValue, node) -> SSAValue | None:
+        """An int compared with a float. Python compares them exactly; numpy (an
+        np.int64 or np.float64 among them) after rounding the int to float, as
+        irad's default path does. Where irad cannot tell which (a parameter of
+        a function irad calls), the exact answer is checked to be numpy's too."""
+        if is_int(left.type) == is_int(right.type) or not (is_float(left.type) or is_float(right.type)):
+            return None
+        n = integers.constant_int(left if is_int(left.type) else right)
+        if n is not None and abs(n) <= integers.EXACT_IN_FLOAT:  # the float of n is n
+            return None
+        kinds = {numpy_scalars.kind(left), numpy_scalars.kind(right)}
+        if numpy_scalars.NUMPY in kinds:
+            return None
+        exact = integers.compare_with_float(self.em, predicates, left, right)
+        if kinds != {numpy_scalars.PYTHON}:
+            a, b = self.em.unify(left, right)
+            rounded = self.em.op(arith.CmpfOp(a, b, predicates[0]))
+            self.check(self.em.op(arith.CmpiOp(exact, rounded, "eq")), node,
+                       "an int beyond 2**53 compared with a float: Python compares them exactly and numpy "
+                       "after rounding the int to float, and irad cannot tell here whether they are "
+                       "Python's numbers or numpy's (hint: compare float(n) with x for numpy's answer)")
+        return exact
 
     def expr_BoolOp(self, node: ast.BoolOp) -> Value:
         known = [self.expr(v) for v in node.values]

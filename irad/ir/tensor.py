@@ -58,6 +58,11 @@ REDUCTIONS: dict[type, float] = {
     arith.MulfOp: 1.0,
     arith.MaximumfOp: -np.inf,
     arith.MinimumfOp: np.inf,
+    # int64 arrays reduce in int64, wrapping as numpy's do (never rounded through float)
+    arith.AddiOp: 0,
+    arith.MuliOp: 1,
+    arith.MaxSIOp: -(2**63),
+    arith.MinSIOp: 2**63 - 1,
 }
 
 

@@ -3,7 +3,14 @@
 A function is specialised once per signature, and the signature comes from the
 types of the example arguments: float -> f64, int -> i64, bool -> i1, and a
 numpy array of static shape -> a ranked tensor of its dtype (float64 -> f64,
-float32 -> f32, int -> i64, bool -> i1).
+float32 -> f32, int64 -> i64, bool -> i1).
+
+numpy's other integer dtypes (int8 ... int32, uint8 ... uint64, arrays and
+scalars) wrap around in their own width and promote by NEP 50 (`uint8_array -
+128` stays uint8); irad's ints are i64, so it refuses them (`refusal`) rather
+than compute them as int64. So are ndarray subclasses, whose operators mean
+something else (np.matrix's `*` is a matrix product, np.ma ignores masked
+elements).
 """
 
 from __future__ import annotations
@@ -67,8 +74,35 @@ def _array_element_type(dtype: np.dtype) -> Attribute | None:
         return F32
     if dtype == np.bool_:
         return I1
-    if np.issubdtype(dtype, np.integer):
+    if dtype == np.int64:
         return I64
+    return None
+
+
+def refusal(value: object) -> tuple[str, str] | None:
+    """(what, hint) for a value irad refuses on purpose, because taking it as
+    a plain float64/int64/bool value would change what numpy computes with it:
+    an ndarray subclass, or an integer dtype other than int64. None otherwise."""
+    if isinstance(value, np.ndarray) and type(value) is not np.ndarray:
+        cls = f"{type(value).__module__}.{type(value).__name__}"
+        if isinstance(value, np.ma.MaskedArray):
+            return (f"a masked array ({cls}), an ndarray subclass whose functions skip the masked "
+                    "elements; irad takes plain arrays and would ignore the mask",
+                    "pass x.filled(value) (the masked elements replaced), or np.asarray(x) to drop the mask")
+        if isinstance(value, np.matrix):
+            return (f"a {cls}, an ndarray subclass whose `*` and `**` are matrix products; irad takes "
+                    "plain arrays, whose `*` is elementwise",
+                    "pass np.asarray(x) and write `@` where the matrix product is meant")
+        return (f"a {cls}, an ndarray subclass whose operators may differ from a plain array's",
+                "pass np.asarray(x)")
+    dtype = getattr(value, "dtype", None) if isinstance(value, (np.ndarray, np.generic)) else None
+    if dtype is not None and dtype.kind in "iu" and dtype != np.int64:
+        what = "an array" if isinstance(value, np.ndarray) and value.ndim else "a scalar"
+        return (f"{what} of dtype {dtype}: numpy's {dtype} arithmetic wraps around in "
+                f"{dtype.itemsize * 8} bits and promotes by NEP 50 ({dtype} - 1 stays {dtype}), "
+                "while irad's ints are int64, so irad would compute other values",
+                "convert it where it enters: x.astype(np.int64) (or .astype(np.float64)) "
+                "if the values should not wrap")
     return None
 
 
@@ -82,6 +116,8 @@ def type_of_value(value: object) -> Attribute | None:
     if type(value) in _NEVER_NUMBERS:  # the frontend asks this of every global it reads
         return None
     if isinstance(value, np.ndarray):
+        if type(value) is not np.ndarray:  # np.matrix, np.ma: see refusal
+            return None
         element = _array_element_type(value.dtype)
         if element is None:
             return None
@@ -94,9 +130,16 @@ def type_of_value(value: object) -> Attribute | None:
         return F32
     if isinstance(value, float):  # numpy.float64 too (not float16 or longdouble)
         return F64
+    if isinstance(value, np.integer) and value.dtype != np.int64:  # see refusal
+        return None
     if isinstance(value, numbers.Integral):
         return I64
     return None
+
+
+def dtype_name(element: Attribute) -> str | None:
+    """numpy's name of the dtype of an element type (None for another type)."""
+    return {F64: "float64", F32: "float32", I64: "int64", I1: "bool"}.get(element)
 
 
 def describe(t: Attribute) -> str:
@@ -111,6 +154,6 @@ def describe(t: Attribute) -> str:
         return "int (i64)"
     if isinstance(t, TensorType):
         shape = "x".join(map(str, t.get_shape()))
-        dtype = {F64: "float64", F32: "float32", I64: "int64", I1: "bool"}.get(t.element_type)
+        dtype = dtype_name(t.element_type)
         return f"{dtype} array of shape ({shape.replace('x', ', ')}{',' if t.get_num_dims() == 1 else ''}) ({t})"
     return str(t)

@@ -1,5 +1,5 @@
 """Ints that irad holds as floats (irad/frontend/held_ints.py): numpy keeps the
-int (np.maximum of int arrays, i @ j, an int
+int (np.sign of int arrays, i @ j, an int
 array on one path into a join, ...) where irad computes a float, so a float
 written into an array made of it is cast to int by numpy (value and gradient
 change) and not by irad: every such write is refused, naming the write and
@@ -26,32 +26,32 @@ I = np.array([2, -1, 3])  # noqa: E741 - an int array the programs close over as
 
 # ---- made by a numpy function or operator of ints: an int array in numpy ------------------
 def maximum_written(x):
-    a = np.maximum(np.arange(3), np.array([2, -1, 1]))
-    a[0] = x  # <- refused
+    a = np.maximum(np.arange(3), np.array([2, -1, 1]))  # int64 in irad too (arrays.py)
+    a[0] = x  # an int array: numpy and irad store 0
     return np.sum(a * x)
 
 
 def abs_written(x):
     a = np.abs(np.array([2, -1, 3]))
-    a[1:] = np.array([x, 2.5 * x])  # <- refused
+    a[1:] = np.array([x, 2.5 * x])  # an int array in irad too
     return np.sum(a * x)
 
 
 def builtin_abs_written(x):
     a = abs(np.array([2, -1, 3]))  # numpy's np.absolute
-    a[0] = x  # <- refused
+    a[0] = x  # an int array in irad too
     return np.sum(a * x)
 
 
 def where_written(x):
     a = np.where(np.arange(3) > 0, np.arange(3), 5)
-    a[0] += x  # <- refused
+    a[0] += x  # an int array in irad too
     return np.sum(a * x)
 
 
 def clip_written(x):
     a = np.clip(np.array([5, -3, 7]), 0, 4)
-    a[2] = x  # <- refused
+    a[2] = x  # an int array in irad too
     return np.sum(a * x)
 
 
@@ -99,8 +99,8 @@ def int_min_in_an_array(x):
 
 def element_of_maximum_fills(x):
     s = np.maximum(I, 0)
-    b = np.full(2, s[0] + s[2])  # an int in numpy
-    b[0] = x  # <- refused
+    b = np.full(2, s[0] + s[2])  # an int in numpy and irad
+    b[0] = x
     return np.sum(b) * x
 
 
@@ -133,12 +133,12 @@ def joined_int_then_floor_divided(x, n):
 
 
 # ---- through calls: a helper's result, a helper's float parameter ------------------------------
-def _maximum_of(a):
-    return np.maximum(a, 1)
+def _sign_of(a):
+    return np.sign(a)
 
 
 def helper_returns_an_int(x):
-    b = np.copy(_maximum_of(np.arange(3)))
+    b = np.copy(_sign_of(np.arange(3)))
     b[0] = x  # <- refused
     return np.sum(b * x)
 
@@ -175,10 +175,8 @@ def recursive_fill_of_a_joined_int(t, k):
 
 
 REFUSED = [
-    (maximum_written, (0.7,)), (abs_written, (0.7,)), (builtin_abs_written, (0.7,)), (where_written, (0.7,)), (clip_written, (0.7,)),
     (square_written, (0.7,)), (sign_written, (0.7,)), (matmul_written, (0.7,)),
-    (einsum_written, (0.7,)),
-    (element_of_maximum_fills, (0.7,)), (joined_then_maximum, (0.7, 0)), (joined_then_sliced, (np.ones(3), -1.0)),
+    (einsum_written, (0.7,)), (joined_then_maximum, (0.7, 0)), (joined_then_sliced, (np.ones(3), -1.0)),
     (joined_int_then_floor_divided, (0.7, 0)), (helper_returns_an_int, (0.7,)),
     (helper_fills_with_a_joined_int, (0.7, 0)), (recursive_fill_of_a_joined_int, (0.7, 2)),
 ]
@@ -256,11 +254,19 @@ def float_divided_by_a_held_int(x):
     return np.sum(np.where(d == 0, 0.0, (np.ones(3) * x) // d + (np.ones(3) * x) % d))
 
 
+def maximum_of_masks(x):
+    m = np.maximum(x > 0.5, x < -0.5)  # a bool array (or), in irad too
+    return np.sum(m * x)
+
+
 EXACT = [(floor_divided_by_an_axis_minimum, (0.7,)), (float_divided_by_a_held_int, (1.3,)),
          (int_ops_as_numbers, (0.7,)), (made_float_then_written, (0.7,)), (written_into_int_arrays, (1.3,)),
          (written_into_int_arrays, (-1.3,)), (astype_int, (1.3,)), (astype_int, (-0.9,)),
          # np.sum/min of ints are int64 in irad too: the write truncates as in numpy
-         (sum_axis_written, (0.7,)), (int_sum_fills, (0.7,)), (int_min_in_an_array, (0.7,))]
+         (sum_axis_written, (0.7,)), (int_sum_fills, (0.7,)), (int_min_in_an_array, (0.7,)),
+         # so are np.maximum, np.abs, np.where, np.clip of ints, and np.maximum of masks a bool
+         (maximum_written, (0.7,)), (abs_written, (0.7,)), (builtin_abs_written, (0.7,)), (where_written, (0.7,)),
+         (clip_written, (0.7,)), (element_of_maximum_fills, (0.7,)), (maximum_of_masks, (np.array([0.7, 0.1, -0.9]),))]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -270,21 +276,21 @@ def test_ints_as_numpy_computes_them(f, args, backend):
         check_against_numpy(f, args, backend=backend)
 
 
-def maximum_of_masks(x):
-    m = np.maximum(x > 0.5, x < -0.5)  # <- refused
+def matmul_of_masks(x):
+    m = (x > 0.5) @ np.ones((3, 3), dtype=bool)  # <- refused
     return np.sum(m * x)
 
 
 def test_a_bool_numpy_keeps_is_not_computed_as_a_float():
-    """numpy's np.maximum of bool arrays is a bool array, whose `+` is `or`."""
-    check_refused(maximum_of_masks, (np.array([0.7, 0.1, -0.9]),), "numpy.maximum of bool values is a bool in numpy")
+    """numpy's `@` of bool arrays is a bool array, whose `+` is `or`."""
+    check_refused(matmul_of_masks, (np.array([0.7, 0.1, -0.9]),), "numpy.matmul of bool values is a bool in numpy")
 
 
 def test_the_refusal_names_the_write_and_the_int():
     with pytest.raises(UnsupportedError) as info:
-        irad.grad(maximum_written)(0.7)
+        irad.grad(sign_written)(0.7)
     text = str(info.value)
-    assert "test_held_ints.py" in text and "numpy.maximum of ints is an int in numpy" in text, text
+    assert "test_held_ints.py" in text and "numpy.sign of ints is an int in numpy" in text, text
 
 
 def int_times_float32(w):

@@ -55,6 +55,7 @@ IRAD_PASSES = (
     "irad-hoist-loop-invariants",
     "irad-for-mlir-opt",
     "irad-split-loops",
+    "irad-vmap",
 )
 
 

@@ -149,6 +149,7 @@ def test_metadata_of_second_order_code(monkeypatch):
     from irad.passes import pipelines
 
     monkeypatch.setattr(pipelines, "optimise_passes", lambda options: ())  # keep the generated functions
+    monkeypatch.setattr(irad.compiled, "_CACHE", {})  # not a switch of the cache key: compiled afresh
     module = irad.grad(irad.grad(closed_form)).lower(0.4, 1.7)
     from xdsl.dialects import func
 

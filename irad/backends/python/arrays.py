@@ -562,6 +562,10 @@ _REDUCE_FUNCTIONS = {
     arith.MulfOp: "np.multiply",
     arith.MaximumfOp: "np.maximum",
     arith.MinimumfOp: "np.minimum",
+    arith.AddiOp: "np.add",
+    arith.MuliOp: "np.multiply",
+    arith.MaxSIOp: "np.maximum",
+    arith.MinSIOp: "np.minimum",
 }
 
 
