@@ -4,8 +4,9 @@ Each transformation lowers the function for the example arguments' types,
 runs `irad-differentiate`, `irad-lower-tape` and `irad-optimize`, and compiles
 the result with the chosen backend (a name, "python", "native" or "iree", or a
 backend object; by default irad.config's `backend`, "python" unless set). Compiled code is cached
-per function, argument signature (the arguments' pytree structure and their
-leaves' types: irad/arguments.py), backend object (with its options) and rule-table version, so a rule
+per function, argument signature (the arguments' pytree structure, their
+leaves' types and the values of the static arguments, `static_argnums` and
+`static_argnames`: irad/arguments.py), backend object (with its options) and rule-table version, so a rule
 edit forces a recompile, and per dtype and shape of the global arrays the
 function reads: those are hidden arguments, read at each call and passed
 after the function's own (irad/frontend/globals.py), and per value it baked in
@@ -25,7 +26,8 @@ from xdsl.dialects.builtin import Float32Type, ModuleOp
 from irad.arguments import argument_trees, arguments, check_tree, normalise_argnums
 from irad.frontend.source import error_at, name_of
 from irad.base.errors import UnsupportedError
-from irad.frontend.transformations import Transformation, constructor, program_call, ranges, split_aux
+from irad.frontend.callables import StaticShape
+from irad.frontend.transformations import Transformation, constructor, normalise_static, program_call, ranges, split_aux
 from irad.backends import Backend, check_backend
 from irad.base import config
 from irad.backends.entry import ArrayKind, EntryPlan
@@ -82,7 +84,11 @@ class TransformationFunction(Transformation):
 
     def lower(self, *args, **kwargs) -> ModuleOp:
         """The differentiated, optimised module the backend runs for these argument types."""
-        return self._compiled(arguments(self.f, args, kwargs)[1])[0].module
+        return self._compiled(self._arguments(args, kwargs)[1])[0].module
+
+    def _arguments(self, args: tuple, kwargs: dict) -> tuple[list, Node]:
+        """The leaves of a call's arguments and its signature (static ones in it by value)."""
+        return arguments(self.f, args, kwargs, self.static_argnums, self.static_argnames)
 
 
 class _GradFunction(TransformationFunction):
@@ -96,9 +102,10 @@ class _GradFunction(TransformationFunction):
 
     def __init__(
         self, f: Callable, argnums, with_value: bool, checkpoint: bool = False, backend: Backend | str = "python",
-        has_aux: bool = False,
+        has_aux: bool = False, static_argnums=(), static_argnames=(),
     ):
-        super().__init__("value_and_grad" if with_value else "grad", f, argnums, has_aux)
+        super().__init__("value_and_grad" if with_value else "grad", f, argnums, has_aux, static_argnums,
+                         static_argnames)
         self.with_value = with_value
         self.checkpoint = checkpoint
         self.backend = check_backend(backend)
@@ -114,7 +121,8 @@ class _GradFunction(TransformationFunction):
         self._table = default_table()  # one table for the process; edits bump its version
         code = getattr(f, "__code__", None)
         plain = code is not None and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
-        self._arity = code.co_argcount if plain else -1  # called with exactly these: no binding
+        static = self.static_argnums or self.static_argnames
+        self._arity = code.co_argcount if plain and not static else -1  # called with exactly these: no binding
 
     def options(self) -> tuple:
         return self.checkpoint, self.backend
@@ -178,7 +186,7 @@ class _GradFunction(TransformationFunction):
         variants = self._by_python_types.get(key) if key is not None else None
         compiled = _without_hidden_arrays(variants) if variants else None
         if compiled is None:
-            leaves, signature = arguments(self.f, args, kwargs)
+            leaves, signature = self._arguments(args, kwargs)
             if key is not None:
                 self._by_python_types[key] = self._variants(signature)
             compiled, hidden = self._compiled(signature)
@@ -256,6 +264,8 @@ def grad(
     backend: str | Backend | None = None,
     iree_target: str | None = None,
     iree_device: str | None = None,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
 ) -> _GradFunction:
     """The gradient of `f` (which returns one float) with respect to `argnums`.
 
@@ -279,9 +289,16 @@ def grad(
     deprecated: use backend=irad.IREE(target=..., device=...). Global arrays `f`
     reads are read at each call and never differentiated (see
     docs/python-subset.md).
+
+    `static_argnums` (ints) and `static_argnames` (names) mark arguments as
+    static, as in JAX: they are lowered as values known while lowering (a
+    shape, an axis, a count, a flag, a string; any hashable value), are never
+    differentiated (leave them out of `argnums`), and are part of the compile
+    cache key: an equal value reuses the compiled code, a new one compiles
+    anew. The gradient of a static argument is not returned.
     """
     backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
-    return _GradFunction(f, argnums, False, checkpoint, backend, has_aux)
+    return _GradFunction(f, argnums, False, checkpoint, backend, has_aux, static_argnums, static_argnames)
 
 
 @constructor
@@ -294,18 +311,20 @@ def value_and_grad(
     backend: str | Backend | None = None,
     iree_target: str | None = None,
     iree_device: str | None = None,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
 ) -> _GradFunction:
     """Like `grad`, returning `(f(*args), gradient)`; with has_aux,
-    `((value, aux), gradient)`."""
+    `((value, aux), gradient)`. `static_argnums`/`static_argnames` as for `grad`."""
     backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
-    return _GradFunction(f, argnums, True, checkpoint, backend, has_aux)
+    return _GradFunction(f, argnums, True, checkpoint, backend, has_aux, static_argnums, static_argnames)
 
 
 # ---- vjp --------------------------------------------------------------------------
 @program_call("vjp")
 def vjp(
     f: Callable, *primals, has_aux: bool = False, backend: str | Backend | None = None, iree_target: str | None = None,
-    iree_device: str | None = None,
+    iree_device: str | None = None, static_argnums: int | Sequence[int] = (), static_argnames: str | Sequence[str] = (),
 ):
     """`(out, pullback)`: `pullback(cotangent)` returns a tuple with one
     cotangent per primal, each of that primal's structure.
@@ -314,10 +333,12 @@ def vjp(
     of them); its entries for int or bool outputs are ignored. Int and bool
     primals (or leaves) get None. With `has_aux=True`, f returns `(out, aux)`
     and vjp returns `(out, pullback, aux)`; aux is not differentiated.
-    `backend` as for `grad`.
+    `backend` as for `grad`. Static primals (`static_argnums`,
+    `static_argnames`, as for `grad`) get None from the pullback.
     """
     backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
-    leaves, signature = arguments(f, primals)
+    static = normalise_static(f, static_argnums, static_argnames)
+    leaves, signature = arguments(f, primals, None, *static)
     compiled, hidden = vjp_compiled(f, signature, has_aux, backend)
     out_tree, aux_tree = compiled.results.children if has_aux else (compiled.results, None)
     # the residuals the pullback gets hold what the global arrays were now
@@ -368,13 +389,16 @@ class Pullback:
                 "which a receiving process would read as its own\n"
                 "  hint: pass those arrays as arguments, or pickle irad.vjp's function and primals and call vjp there"
             )
+        children = self.signature.children
         primals = argument_trees(self.signature, range(self.given), dict(enumerate(self.primals)))
-        return reduced(_pullback_at, (self.f, tuple(primals), self.has_aux, self.backend), {})
+        static = tuple(i for i, c in enumerate(children[:self.given]) if isinstance(c, StaticShape))  # by value
+        primals = [c.obj if isinstance(c, StaticShape) else p for c, p in zip(children, primals)]
+        return reduced(_pullback_at, (self.f, tuple(primals), self.has_aux, self.backend, static), {})
 
 
-def _pullback_at(f: Callable, primals: tuple, has_aux: bool, backend: Backend) -> Pullback:
+def _pullback_at(f: Callable, primals: tuple, has_aux: bool, backend: Backend, static_argnums=()) -> Pullback:
     """A pickled pullback, made again by vjp."""
-    return vjp(f, *primals, has_aux=has_aux, backend=backend)[1]
+    return vjp(f, *primals, has_aux=has_aux, backend=backend, static_argnums=static_argnums)[1]
 
 
 def vjp_compiled(f: Callable, signature: Node, has_aux: bool, backend: Backend) -> tuple[Compiled, tuple]:
@@ -403,6 +427,8 @@ def jvp(
     backend: str | Backend | None = None,
     iree_target: str | None = None,
     iree_device: str | None = None,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
 ):
     """`(f(*primals), tangent_out)`: forward mode along `tangents`.
 
@@ -412,7 +438,8 @@ def jvp(
     structure of the output, with None for int or bool results. With
     `has_aux=True`, f returns `(out, aux)` and jvp returns `(out,
     tangent_out, aux)`, as jax.jvp does; aux is not differentiated.
-    `backend` as for `grad`.
+    `backend` as for `grad`. A static primal (`static_argnums`,
+    `static_argnames`, as for `grad`) takes None as its tangent.
     """
     backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
     for what, given_values in (("primals", primals), ("tangents", tangents)):
@@ -421,7 +448,7 @@ def jvp(
                 f, f"jvp of {name_of(f)} takes its {what} as a tuple, got {given_values!r}\n"
                 f"  hint: irad.jvp(f, (x,), (dx,))"
             )
-    leaves, signature = arguments(f, tuple(primals))
+    leaves, signature = arguments(f, tuple(primals), None, *normalise_static(f, static_argnums, static_argnames))
     tangents = tuple(tangents)
     if argnums is None:  # the primals given (the defaults after them have no tangent, as in JAX)
         nums = tuple(range(min(len(primals), len(signature.children))))
@@ -439,7 +466,9 @@ def jvp(
     for a, t in zip(nums, tangents):
         tree = signature.children[a]
         if t is None and not any(is_differentiable(u) for u in leaf_types(tree)):
-            continue  # an argument without float leaves
+            continue  # an argument without float leaves, or a static one
+        if isinstance(tree, StaticShape):
+            raise error_at(f, f"argument {a} of {name_of(f)} is static: its tangent must be None")
         values = check_tree(f, f"the tangent of argument {a}", t, tree, skip_inactive=False)
         given.update((i, v) for i, v in zip(spans[a], values) if v is not None)
     wrt = tuple(sorted(given))

@@ -24,9 +24,11 @@ import numpy as np
 from xdsl.ir import Attribute
 
 from irad.frontend import bind_arguments
-from irad.frontend.lowering import flatten_arguments, parameter_names
+from irad.frontend.callable_entries import parameter_names
+from irad.frontend.lowering import flatten_arguments
 from irad.base.pytrees import BadLeaf, Node, Tree, node_items, python_key, show, step, unflatten
 from irad.frontend import transformations
+from irad.frontend.callables import StaticShape, static_argument
 from irad.frontend.source import call_site, error_at, name_of
 from irad.frontend.transformations import ranges
 from irad.ir.types import describe, is_differentiable, is_tensor
@@ -34,19 +36,30 @@ from irad.ir.types import describe, is_differentiable, is_tensor
 _SIGNATURES: dict[object, Node] = {}  # python_key of a call's arguments -> its signature
 
 
-def arguments(f, args: tuple, kwargs: dict | None = None) -> tuple[list, Node]:
+def arguments(f, args: tuple, kwargs: dict | None = None, static_argnums: Sequence[int] = (),
+              static_argnames: Sequence[str] = ()) -> tuple[list, Node]:
     """The leaves of a call's arguments (defaults filled in) and its signature.
     A call whose arguments have the structure and leaf types of an earlier one
-    reuses its signature, so building IR types is not paid per call."""
+    reuses its signature, so building IR types is not paid per call. The
+    static arguments (`static_argnums`, `static_argnames`: normalised, as a
+    Transformation holds them) are values known while lowering, in the
+    signature by value (so an equal value reuses the compiled code and a new
+    one compiles anew), with no leaves."""
     args = bind_arguments(f, tuple(args), kwargs or {})
+    static = frozenset()
+    if static_argnums or static_argnames:
+        names = parameter_names(f, len(args))
+        static = transformations.static_positions(f, static_argnums, static_argnames, names, len(args))
     leaves: list = []
     try:
-        key = python_key(args, leaves)
-    except BadLeaf:  # a dict with other than str keys: flatten_arguments names it
+        key = python_key(tuple(None if i in static else a for i, a in enumerate(args)), leaves)
+        if static:
+            key = (key, tuple(static_argument(args[i]) for i in sorted(static)))
+    except (BadLeaf, TypeError):  # a dict with other than str keys, an unhashable static: flatten_arguments names it
         key = None
     signature = _SIGNATURES.get(key) if key is not None else None
     if signature is None:
-        leaves, signature = flatten_arguments(f, args, call_site)
+        leaves, signature = flatten_arguments(f, args, call_site, static)
         if key is not None:
             _SIGNATURES[key] = signature
     return leaves, signature
@@ -61,7 +74,8 @@ def argument_trees(signature: Node, nums: Sequence[int], values: dict[int, objec
     """For each argument in `nums`, its tree with the leaf values `values`
     (by leaf index); None where a leaf has none (int and bool leaves)."""
     spans = ranges(signature)
-    return [unflatten(signature.children[a], iter([values.get(i) for i in spans[a]])) for a in nums]
+    return [None if isinstance(signature.children[a], StaticShape)  # a static argument: no leaves
+            else unflatten(signature.children[a], iter([values.get(i) for i in spans[a]])) for a in nums]
 
 
 def check_tree(f, what: str, value, tree: Tree, skip_inactive: bool) -> list:

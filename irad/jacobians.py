@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from irad.api import TransformationFunction, grad
-from irad.arguments import arguments, normalise_argnums
+from irad.arguments import normalise_argnums
 from irad.backends import Backend, check_backend
 from irad.base import config
 from irad.compiled import Compiled, cached, run_compiled
@@ -33,8 +33,9 @@ from irad.pipeline import options, transformation_module
 class _JacobianFunction(TransformationFunction):
     """The callable returned by jacfwd / jacrev."""
 
-    def __init__(self, f: Callable, argnums, mode: str, backend: Backend | str = "python", has_aux: bool = False):
-        super().__init__(mode, f, argnums, has_aux)
+    def __init__(self, f: Callable, argnums, mode: str, backend: Backend | str = "python", has_aux: bool = False,
+                 static_argnums=(), static_argnames=()):
+        super().__init__(mode, f, argnums, has_aux, static_argnums, static_argnames)
         self.backend = check_backend(backend)
         self.__name__ = f"{mode}({name_of(f)})"
 
@@ -57,7 +58,7 @@ class _JacobianFunction(TransformationFunction):
         return cached((self.f, self.kind, nums, self.single, self.has_aux, signature, self.backend), build)
 
     def __call__(self, *args, **kwargs):
-        leaves, signature = arguments(self.f, args, kwargs)
+        leaves, signature = self._arguments(args, kwargs)
         compiled, hidden = self._compiled(signature)
         return unflatten(compiled.results, iter(run_compiled(compiled.run, (*leaves, *hidden), compiled.code)))
 
@@ -65,37 +66,41 @@ class _JacobianFunction(TransformationFunction):
 @constructor
 def jacfwd(
     f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str | Backend | None = None,
-    iree_target: str | None = None, iree_device: str | None = None,
+    iree_target: str | None = None, iree_device: str | None = None, static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
 ) -> _JacobianFunction:
     """The Jacobian of `f` with respect to `argnums`, by forward mode. With
     has_aux=True, f returns `(out, aux)` and the call `(jacobian, aux)`.
-    `backend` as for `irad.grad`."""
+    `backend`, `static_argnums` and `static_argnames` as for `irad.grad`."""
     backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
-    return _JacobianFunction(f, argnums, "jacfwd", backend, has_aux)
+    return _JacobianFunction(f, argnums, "jacfwd", backend, has_aux, static_argnums, static_argnames)
 
 
 @constructor
 def jacrev(
     f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str | Backend | None = None,
-    iree_target: str | None = None, iree_device: str | None = None,
+    iree_target: str | None = None, iree_device: str | None = None, static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
 ) -> _JacobianFunction:
     """The Jacobian of `f` with respect to `argnums`, by reverse mode. With
     has_aux=True, f returns `(out, aux)` and the call `(jacobian, aux)`.
-    `backend` as for `irad.grad`."""
+    `backend`, `static_argnums` and `static_argnames` as for `irad.grad`."""
     backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
-    return _JacobianFunction(f, argnums, "jacrev", backend, has_aux)
+    return _JacobianFunction(f, argnums, "jacrev", backend, has_aux, static_argnums, static_argnames)
 
 
 @constructor
 def hessian(
     f: Callable, argnums: int | Sequence[int] = 0, *, has_aux: bool = False, backend: str | Backend | None = None,
-    iree_target: str | None = None, iree_device: str | None = None,
+    iree_target: str | None = None, iree_device: str | None = None, static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
 ) -> _JacobianFunction:
     """The Hessian of `f` (which returns one float): jacfwd(grad(f)), forward
     over reverse. With has_aux=True, f returns `(value, aux)` and the call
-    `(hessian, aux)`."""
+    `(hessian, aux)`. `static_argnums` and `static_argnames` as for `irad.grad`."""
     backend = check_backend(backend or config.read("backend"), iree_target, iree_device)
-    return jacfwd(grad(f, argnums, has_aux=has_aux), argnums, has_aux=has_aux, backend=backend)
+    static = {"static_argnums": static_argnums, "static_argnames": static_argnames}
+    return jacfwd(grad(f, argnums, has_aux=has_aux, **static), argnums, has_aux=has_aux, backend=backend, **static)
 
 
 __all__ = ["hessian", "jacfwd", "jacrev"]

@@ -17,9 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from xdsl.dialects import func
+
 from irad.arguments import arguments
 from irad.frontend.source import error_at
-from irad.frontend.transformations import float_leaves
+from irad.frontend.transformations import float_leaves, normalise_static
+from irad.ir.metadata import static_values
 from irad.base.pytrees import leaf_types
 from irad.ir.types import is_differentiable
 from irad.passes.ad.decisions import CallDecision
@@ -40,9 +43,12 @@ class Report:
     mode: str = "reverse"
     order: int = 1
     gradient: Report | None = None
+    # (symbol, "axis=1"): the functions specialised on static values, and on which
+    specialisations: tuple[tuple[str, str], ...] = ()
 
     def _lines(self, indent: str) -> list[str]:
         lines = [f"{indent}{d.describe()}" for d in self.decisions]
+        lines += [f"{indent}@{name} is specialised on {values}" for name, values in self.specialisations]
         return lines or [f"{indent}(no calls)"]
 
     def __str__(self) -> str:
@@ -69,12 +75,17 @@ def explain(
     table: RuleTable | None = None,
     mode: str = "reverse",
     order: int = 1,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
 ) -> Report:
     """The decision report for differentiating `f` at `args` (all float
     arguments unless `argnums` says otherwise), in `mode` ("reverse" or
     "forward"). `order=2` differentiates the gradient of `f` again in `mode`
     with respect to the same arguments, and reports both orders (the rule
-    table is the default one there, as for the API's higher derivatives)."""
+    table is the default one there, as for the API's higher derivatives).
+    `static_argnums`/`static_argnames` as for `irad.grad`. The report ends
+    with the functions specialised on values known while lowering (an axis
+    a helper was passed, a static argument) and those values."""
     if mode not in MODES:
         raise error_at(f, f"explain: mode must be 'reverse' or 'forward', got {mode!r}")
     if order not in (1, 2):
@@ -82,7 +93,7 @@ def explain(
     if order == 2 and table is not None and table is not default_table():
         raise error_at(f, "explain: order 2 differentiates with the default rule table only")
     table = table if table is not None else default_table()
-    signature = arguments(f, args)[1]
+    signature = arguments(f, args, None, *normalise_static(f, static_argnums, static_argnames))[1]
     n = len(signature.children)
     if argnums is None:
         nums = range(n)
@@ -94,15 +105,17 @@ def explain(
     if order == 1:
         module, name, hidden, _ = lowered(f, signature, table)
     else:  # the gradient, differentiated again
-        gradient = explain(f, *args, argnums=argnums)
+        gradient = explain(f, *args, argnums=argnums, static_argnums=static_argnums, static_argnames=static_argnames)
         differentiated = tuple(i for i in dict.fromkeys(nums) if float_leaves(signature, [i]))
         module, name, hidden, _ = gradient_module(f, signature, differentiated, with_value=False, inline=False)
     # the global arrays f reads come after its arguments, never differentiated
     active += (False,) * len(hidden.globals)
+    specialised = tuple((op.sym_name.data, static_values(op)) for op in module.ops
+                        if isinstance(op, func.FuncOp) and static_values(op))
     decisions = _decisions(module, name, active, mode, table)
     if order == 1:
-        return Report(title, decisions, mode)
-    return Report(title, decisions, mode, 2, gradient)
+        return Report(title, decisions, mode, specialisations=specialised)
+    return Report(title, decisions, mode, 2, gradient, specialised)
 
 
 def _decisions(module, name: str, active: tuple[bool, ...], mode: str, table: RuleTable) -> tuple[CallDecision, ...]:

@@ -136,7 +136,8 @@ class ArrayLowering:
         """A value known while lowering: Static objects, literal constants, tuples of them."""
         known, obj = _known(value)
         if not known:
-            raise self.error(node, f"{what} must be known while lowering (a constant or a shape)")
+            raise self.fl.runtime_error(node, f"{what} must be known while lowering (a constant or a shape)",
+                                        ARRAYS_HINT, value)
         return obj
 
     @staticmethod
@@ -780,13 +781,14 @@ class ArrayLowering:
         start = self.value(lower, node) if lower is not None else None
         stop = self.value(upper, node) if upper is not None else None
         if start is None or stop is None or not is_int(start.type) or not is_int(stop.type):
-            raise self.error(node, "a slice with a run-time bound must give both bounds as ints, "
-                             "e.g. x[i:i + k]", "the shape of every array must be known while lowering")
+            raise self.fl.runtime_error(node, "a slice with a run-time bound must give both bounds as ints, "
+                                        "e.g. x[i:i + k]", "the shape of every array must be known while lowering",
+                                        (start, stop))
         length = integers.difference(stop, start)
         if length is None or length < 0 or step != 1:
-            raise self.error(node, "a slice with a run-time start must have a length known while "
-                             "lowering and step 1, e.g. x[i:i + k] or x[j * k:(j + 1) * k]",
-                             "the shape of every array must be known while lowering")
+            raise self.fl.runtime_error(node, "a slice with a run-time start must have a length known while "
+                                        "lowering and step 1, e.g. x[i:i + k] or x[j * k:(j + 1) * k]",
+                                        "the shape of every array must be known while lowering", (start, stop))
         # numpy would shorten a slice running off the end; irad's shapes are static,
         # so such a start is an error at run time rather than a different slice
         em = self.em
@@ -879,6 +881,9 @@ class _WrapperLowering:
 
     def as_number(self, value, node):
         return value
+
+    def runtime_error(self, node, message: str, hint: str, values) -> UnsupportedError:
+        return self.src.error(node, message, hint)  # its arguments are run-time values: WrapperError says so
 
 
 def lower_wrapper_body(owner, fn, em, args) -> SSAValue:

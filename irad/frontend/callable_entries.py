@@ -110,3 +110,18 @@ def entry_function(fn, arity: int) -> tuple[types.FunctionType, FunctionSource]:
 
 
 __all__ = ["entry_function", "needs_entry", "positional_parameters", "underlying_function"]
+
+
+def parameter_names(fn, n: int) -> list[str]:
+    """The names of a function's first n parameters (of the function a
+    derivative object differentiates; a partial's remaining ones, a method's
+    without `self`), `arg<i>` where there is none."""
+    while isinstance(fn, Transformation):  # the function it differentiates
+        fn = fn.f
+    code = getattr(fn, "__code__", None) if isinstance(fn, types.FunctionType) else None
+    if code is not None:
+        names = list(code.co_varnames[: code.co_argcount])
+    else:
+        params = positional_parameters(fn) or []
+        names = [p.name for p in params if p.kind != p.VAR_POSITIONAL]
+    return [names[i] if i < len(names) else f"arg{i}" for i in range(n)]

@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field, fields
 
+import numpy as np
 from xdsl.ir import Attribute, SSAValue
 
 from irad.base.pytrees import Node, is_data, leaf_types, tuple_tree
@@ -164,36 +165,66 @@ class CallShape:
 
     def positional_tree(self) -> Node | None:
         """The tree of the positional arguments when they are all the call has
-        and all are data (numbers, arrays and containers of them)."""
-        if self.keywords or self.closure is not None or not all(is_data(s) for s in self.args):
+        and all are data (numbers, arrays and containers of them) or static
+        arguments (a transformation's static_argnums)."""
+        if self.keywords or self.closure is not None or not all(
+                is_data(s) or isinstance(s, StaticShape) for s in self.args):
             return None
         return tuple_tree(self.args)
 
 
-_PLAIN = (str, bytes, type(None), bool, int, float, type(Ellipsis))
+_PLAIN = (str, bytes, type(None), bool, int, float, type(Ellipsis), np.integer, np.bool_)
 
 
 def static_key(obj) -> object:
-    """Equality for plain constants (and tuples of them), identity for the rest."""
-    if isinstance(obj, _PLAIN) or (isinstance(obj, tuple) and all(isinstance(o, _PLAIN) for o in obj)):
-        return (type(obj), obj)
-    return ("id", id(obj))
+    """Equality for plain constants (numbers, strings, None, numpy's int and
+    bool scalars, and tuples of them, nested), by type too (1, True and
+    np.int64(1) specialise apart); identity for the rest."""
+    key = constant_key(obj)
+    return ("id", id(obj)) if key is None else key
 
 
-def flatten(value, leaves: list[SSAValue], bind=None) -> object:
+def constant_key(obj) -> object | None:
+    """The key of a plain constant (see `static_key`); None for other objects."""
+    if isinstance(obj, _PLAIN):
+        return (type(obj), obj.item() if isinstance(obj, np.generic) else obj)
+    if type(obj) is tuple:
+        keys = tuple(constant_key(o) for o in obj)
+        return None if None in keys else (tuple, keys)
+    return None
+
+
+def static_argument(obj) -> StaticShape:
+    """The shape of a static argument the API was given (static_argnums):
+    compared by value, as JAX compares static arguments (TypeError when it
+    cannot be hashed)."""
+    key = constant_key(obj)
+    if key is None:
+        hash(obj)
+        key = ("hash", type(obj), obj)
+    return StaticShape(key, obj)
+
+
+def flatten(value, leaves: list[SSAValue], bind=None, known=None) -> object:
     """The shape of `value`, appending its run-time values to `leaves`; None
     for a value no call can take (the caller reports it). Without `bind`, data
     only: numbers, arrays and containers of them (what a branch joins or a
     function returns). With it, also functions and objects known while
     lowering; `bind(closure)` fixes what a live closure captured (`live`
-    keeps it reading its definer's variables: what a branch joins)."""
+    keeps it reading its definer's variables: what a branch joins).
+    `known(v)` gives the Python number an SSA number is known to be while
+    lowering (None: a run-time value): a call passes those as static values
+    (`StaticShape`), which the callee is specialised on."""
     if isinstance(value, SSAValue):
+        number = known(value) if known is not None else None
+        if number is not None:
+            return StaticShape(static_key(number), number)
         leaves.append(value)
         return value.type
     found = value_node(value)
     if found is not None:
         node, items = found
-        children = tuple(flatten(v, leaves, bind) for v in items)
+        children = tuple(flatten(v, leaves, bind, known) for v in items)
         return None if None in children else Node(node.cls, node.keys, children, node.order)
     if bind is None:
         return None
@@ -201,18 +232,18 @@ def flatten(value, leaves: list[SSAValue], bind=None) -> object:
         return StaticShape(static_key(value.obj), value.obj, value.origin)
     if isinstance(value, Closure):
         value = bind(value)
-        defaults = tuple(flatten(v, leaves, bind) for v in value.defaults)
-        kw_defaults = tuple((k, flatten(v, leaves, bind)) for k, v in value.kw_defaults)
+        defaults = tuple(flatten(v, leaves, bind, known) for v in value.defaults)
+        kw_defaults = tuple((k, flatten(v, leaves, bind, known)) for k, v in value.kw_defaults)
         captured = None if value.captured is None else tuple(
-            (k, SELF if v is SELF else flatten(v, leaves, bind)) for k, v in value.captured
+            (k, SELF if v is SELF else flatten(v, leaves, bind, known)) for k, v in value.captured
         )
         shape = ClosureShape(value.code, defaults, kw_defaults, captured, value.definer if captured is None else None)
     elif isinstance(value, Partial):
-        fn = flatten(value.fn, leaves, bind)
-        args = tuple(flatten(v, leaves, bind) for v in value.args)
-        shape = PartialShape(fn, args, tuple((k, flatten(v, leaves, bind)) for k, v in value.keywords))
+        fn = flatten(value.fn, leaves, bind, known)
+        args = tuple(flatten(v, leaves, bind, known) for v in value.args)
+        shape = PartialShape(fn, args, tuple((k, flatten(v, leaves, bind, known)) for k, v in value.keywords))
     elif isinstance(value, Keywords):
-        shape = KeywordsShape(tuple((k, flatten(v, leaves, bind)) for k, v in value.items))
+        shape = KeywordsShape(tuple((k, flatten(v, leaves, bind, known)) for k, v in value.items))
     else:
         return None
     return None if None in shape.parts() else shape

@@ -24,7 +24,8 @@ import functools
 import inspect
 import types
 import warnings
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from itertools import zip_longest
 
 import numpy as np
 from xdsl.dialects import arith
@@ -40,9 +41,11 @@ from irad.frontend.callables import (
     ClosureCode,
     Keywords,
     Partial,
+    StaticShape,
     flatten,
     free_names,
     rebuild,
+    static_argument,
 )
 from irad.frontend import held_ints, integers, numpy_scalars
 from irad.frontend.containers import DictMethod, make_dict
@@ -50,7 +53,7 @@ from irad.frontend.iteration import ITERABLES
 from irad.frontend.lists import ListMethod
 from irad.frontend.library import DOMAINS, FLOAT_FUNCTIONS, FLOAT_TO_INT, INT_RANGES, OPS, describe_callable, select_extremum
 from irad.frontend.printing import lower_print
-from irad.base.pytrees import NONE, is_record_class, leaf_types, record_fields, structure
+from irad.base.pytrees import NONE, Node, build, is_record_class, leaf_types, record_fields, structure
 from irad.frontend.rounding import lower_round
 from irad.frontend.source import lambda_as_def
 from irad.frontend.values import (
@@ -64,12 +67,28 @@ from irad.frontend.values import (
     make_value,
     python_class,
 )
-from irad.frontend.transformations import CONSTRUCTORS, JVP, PROGRAM_CALLS, Transformation
+from irad.frontend.callable_entries import parameter_names
+from irad.frontend.transformations import CONSTRUCTORS, JVP, PROGRAM_CALLS, Transformation, static_positions
 from irad.ir import builder
 from irad.ir.types import I1, I64, describe, is_bool, is_differentiable, is_float, is_int, is_tensor
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON
 
 _NOT_HANDLED = object()
+
+
+@dataclass(frozen=True, eq=False)
+class CallOrigin:
+    """Where a function's specialisation was first called from: the caller's
+    lowering, the call, the run-time values it passed (the callee's
+    parameters, in order) and whether it was a recursive call (which passes
+    its numbers as run-time values). Errors that need a value known while
+    lowering follow a parameter back through it (`runtime_origin`)."""
+
+    caller: object  # the FunctionLowering of the caller
+    node: ast.AST
+    leaves: tuple
+    callee: str
+    recursive: bool
 
 
 _UNBOUND = object()  # a name the definer's variables do not hold
@@ -298,22 +317,32 @@ class CallLowering:
         if fn in FLOAT_FUNCTIONS:  # like math functions, they take floats
             args = [self.em.to_float(self.as_number(a, node)) for a in args]
         leaves: list[SSAValue] = []
-        closure_shape = self.shape_of(closure, leaves, node, who, "the function") if closure else None
-        arg_shapes = tuple(self.shape_of(a, leaves, node, who, f"argument {i}") for i, a in enumerate(args))
+        target = closure.code if closure else fn
+        # numbers known here are static values of the call (the callee is specialised
+        # on them), except at a recursive call, which would unroll the recursion, and
+        # at a call to a function the rule table has entries for (their signatures
+        # name every argument's type)
+        recursive = self.owner.is_lowering(target)
+        ruled = closure is None and self.owner.has_rules(fn)
+        known = None if recursive or ruled else numpy_scalars.known_number
+        closure_shape = self.shape_of(closure, leaves, node, who, "the function", known) if closure else None
+        arg_shapes = tuple(self.shape_of(a, leaves, node, who, f"argument {i}", known) for i, a in enumerate(args))
         keyword_shapes = []
         for name in sorted(kwargs):
-            keyword_shapes.append((name, self.shape_of(kwargs[name], leaves, node, who, f"argument '{name}'")))
+            keyword_shapes.append((name, self.shape_of(kwargs[name], leaves, node, who, f"argument '{name}'", known)))
         shape = CallShape(arg_shapes, tuple(keyword_shapes), closure_shape)
-        result = self.call(closure.code if closure else fn, leaves, node, shape)
+        origin = CallOrigin(self, node, tuple(leaves), who, recursive)
+        result = self.call(target, leaves, node, shape, origin)
         self.calls_may_return_lists(result, (*args, *kwargs.values(), closure), node)
         return result
 
-    def shape_of(self, value, leaves: list, node, who: str, what: str):
-        """The shape of an argument; numbers known while lowering become run-time values."""
-        # numbers known while lowering (a shape, len(x)) are passed as run-time
-        # values; global arrays stay known (the callee reads them where they live)
+    def shape_of(self, value, leaves: list, node, who: str, what: str, known=None):
+        """The shape of an argument: the ints and bools `known` says are known
+        while lowering (a shape, an axis, len(x)) are static values, other
+        numbers run-time values; global arrays stay known (the callee reads
+        them where they live)."""
         value = self.runtime_values(value, node, arrays=False)
-        shape = flatten(value, leaves, self.bind_closure)
+        shape = flatten(value, leaves, self.bind_closure, known)
         if shape is None:
             raise self.src.error(
                 node, f"{what} of {who} is {self.kind_of(value)}, which cannot be passed to a function",
@@ -322,15 +351,18 @@ class CallLowering:
             )
         return shape
 
-    def call(self, fn, args: list[SSAValue], node: ast.AST, shape: CallShape | None = None) -> Value:
+    def call(self, fn, args: list[SSAValue], node: ast.AST, shape: CallShape | None = None,
+             origin: CallOrigin | None = None) -> Value:
         """A func.call to `fn`'s function for these arguments (`shape` says how they
         make the call's arguments), located at `node`. Its results are rebuilt
-        into the tree the callee returns (a number, a dict, nested tuples, ...)."""
+        into the tree the callee returns (a number, a dict, nested tuples, ...);
+        the ints and bools it returns on every path are known here too."""
         kinds = self.owner.entry_kinds.get((fn, shape)) if shape is not None else None
         if kinds is not None and kinds == tuple(numpy_scalars.EITHER if isinstance(v.type, TensorType)
                                                 else numpy_scalars.kind(v) for v in args):
             shape = replace(shape, kinds=kinds)  # the entry calling itself with numbers of its kinds
-        callee = self.owner.function(fn, shape if shape is not None else tuple(v.type for v in args), self.src.location(node))
+        callee = self.owner.function(fn, shape if shape is not None else tuple(v.type for v in args),
+                                     self.src.location(node), origin)
         # the callee's hidden globals (irad/frontend/globals.py) come from this function's own
         declared = callee.function_type.inputs.data[len(args):]
         hidden = [self.hidden.argument(g, t) for g, t in zip(self.owner.globals_of(callee), declared, strict=True)]
@@ -345,6 +377,8 @@ class CallLowering:
                 self.arrays.new(result)
         held_ints.call_results(self.arrays.held_ints, self.owner.held_ints.get(callee.sym_name.data), args, results,
                                self.src.location(node), callee.sym_name.data)
+        known = self.owner.known_results.get(callee.sym_name.data, ())
+        results = [r if k is None else self.materialise(k, node) for r, k in zip_longest(results, known)]
         tree = self.owner.results_of(callee)
         return None if tree == NONE else rebuild(tree, iter(results))
 
@@ -502,7 +536,11 @@ class CallLowering:
             return self.call(fn, [self.as_number(a, node) for a in args], node)
         leaves: list[SSAValue] = []
         trees = []
-        for a in args:
+        static = static_positions(fn, fn.static_argnums, fn.static_argnames, parameter_names(fn, len(args)), len(args))
+        for i, a in enumerate(args):
+            if i in static:
+                trees.append(self._static_argument(fn, i, a, node))
+                continue
             found = self.tree_leaves(a, node)
             if found is None:
                 raise self.src.error(
@@ -512,6 +550,25 @@ class CallLowering:
             leaves += found[0]
             trees.append(found[1])
         return self.call(fn, leaves, node, CallShape(tuple(trees)))
+
+    def _static_argument(self, fn: Transformation, i: int, value, node) -> StaticShape:
+        """Argument `i` of a call to a transformation that takes it as static:
+        a value known while lowering, or the error saying where it became run-time."""
+        value = self.runtime_values(value, node, arrays=False)
+        leaves: list[SSAValue] = []
+        shape = flatten(value, leaves, self.bind_closure, numpy_scalars.known_number)
+        if leaves or shape is None:
+            raise self.runtime_error(
+                node, f"argument {i} of {describe_callable(fn)} is static (static_argnums or static_argnames), "
+                "but it is not known while lowering", "pass a constant, a shape or len(...)", leaves,
+            )
+        if isinstance(shape, StaticShape):
+            return shape
+        try:
+            return static_argument(_known_object(shape))
+        except TypeError:
+            raise self.src.error(node, f"argument {i} of {describe_callable(fn)} is static, but it is "
+                                 f"{self.kind_of(value)}, which is not hashable", "pass a tuple") from None
 
     def _library_call(self, fn, args: list, kwargs: dict, node) -> SSAValue:
         arities, emit = OPS[fn]
@@ -572,6 +629,15 @@ class CallLowering:
                 return result
             result = self.em.op(arith.AddiOp(result, self.em.const(0, result.type)))
         return numpy_scalars.mark(result, numpy_scalars.PYTHON)
+
+
+def _known_object(shape):
+    """The Python object a shape without run-time leaves stands for (a tuple of ints, ...)."""
+    if isinstance(shape, StaticShape):
+        return shape.obj
+    if isinstance(shape, Node):
+        return build(shape.cls, shape.keys, [_known_object(c) for c in shape.children], shape.order)
+    raise TypeError("a function made inside the program")
 
 
 def _tangent_fits(tangent, primal) -> bool:

@@ -115,6 +115,11 @@ class _Items(_Walk):
         return self.values[k]
 
 
+def walk_bounds(walk: _Walk) -> tuple:
+    """The numbers a walk's length comes from (a range's bounds), for errors."""
+    return (walk.r.start, walk.r.stop, walk.r.step) if isinstance(walk, _Range) else ()
+
+
 class _Range(_Walk):
     def __init__(self, fl, r: RangeValue, reverse: bool = False) -> None:
         self.r, self.reverse = r, reverse
@@ -279,8 +284,9 @@ class IterationLowering:
         walk, hidden = self.walk_of(value, node)
         try:
             if walk.length is None:
-                raise self.src.error(node, "the length of this sequence is only known at run time",
-                                     "a tuple, list or comprehension needs a length known while lowering")
+                raise self.runtime_error(node, "the length of this sequence is only known at run time",
+                                         "a tuple, list or comprehension needs a length known while lowering",
+                                         walk_bounds(walk))
             return tuple(walk.item(self, k) for k in range(walk.length))
         finally:
             self.release(hidden)
@@ -490,10 +496,10 @@ class IterationLowering:
             walk, hidden = self.walk_of(self.expr(gen.iter), gen.iter)
             try:
                 if walk.length is None:
-                    raise self.src.error(
+                    raise self.runtime_error(
                         gen.iter, "a comprehension over a range whose length is only known at run time",
                         "its result is a tuple, whose length must be known while lowering; "
-                        "use sum(...) or a for loop",
+                        "use sum(...) or a for loop", walk_bounds(walk),
                     )
                 for k in range(walk.length):
                     self.assign(gen.target, walk.item(self, k))

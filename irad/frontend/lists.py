@@ -302,10 +302,10 @@ class ListLowering:
     def _known_int(self, value, node, what: str) -> int:
         known, obj = known_value(value)
         if not known or isinstance(obj, bool) or not isinstance(obj, int):
-            raise self.src.error(
+            raise self.runtime_error(
                 node, f"{what} must be an int known while lowering",
                 "a list's length is known while lowering, and so is where an item goes or comes from: "
-                "use a constant, len(xs) - 1, or the variable of a loop over tuple items",
+                "use a constant, len(xs) - 1, or the variable of a loop over tuple items", value,
             )
         return obj
 

@@ -29,21 +29,27 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from irad.base.errors import IradWarning, UnsupportedError
 from irad.base.recursion import deep_recursion
 from irad.frontend.arrays import STATIC_OPERATORS, ArrayLowering, known_value, lower_wrapper_body
-from irad.frontend.callables import SELF, CallShape, Closure, ClosureCode, Keywords, Partial, flatten, local_names, rebuild
+from irad.frontend.callables import (
+    SELF, CallShape, Closure, ClosureCode, Keywords, Partial, constant_key, flatten, local_names, rebuild,
+    static_argument,
+)
 from irad.frontend.calls import CallLowering, closure_signature
-from irad.frontend.callable_entries import entry_function, needs_entry, positional_parameters, underlying_function
+from irad.frontend.callable_entries import (
+    entry_function, needs_entry, parameter_names, positional_parameters, underlying_function,
+)
 from irad.frontend.iteration import ITERABLES, IterationLowering
 from irad.frontend.lists import ListLowering, ListMethod
 from irad.ir import builder, printing
 from irad.ir import tensor as tensor_ops
 from irad.ir.symbols import fresh_symbol, value_name
-from irad.ir.metadata import NAME
+from irad.ir.metadata import NAME, STATIC, static_attribute
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
 from irad.frontend import containers, contexts, held_ints, integers, joins, number_joins, numpy_scalars, primitives
 from irad.frontend.emitter import Emitter
 from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.globals import CLOSURE, DEFAULT, Global, Guards, HiddenArguments, HiddenGlobals, is_hidden
 from irad.frontend.numpy_shapes import index_concatenate
+from irad.frontend.runtime_origins import runtime_origin
 from irad.frontend.numpy_table import NUMPY, library_entries
 from irad.base import pytrees
 from irad.base.pytrees import Node, Tree, tuple_tree
@@ -130,6 +136,9 @@ class ModuleLowering:
         # passing numbers of the same kinds calls the entry itself (CallLowering.call)
         self.entry_kinds: dict[tuple[object, CallShape], tuple] = {}
         self._called_recursively: set[tuple[object, tuple[Attribute, ...]]] = set()
+        self._lowering: dict[object, int] = {}  # function -> how many of its specialisations are being lowered
+        # function symbol -> per result, the int or bool it is on every path (None: a run-time value)
+        self.known_results: dict[str, tuple] = {}
         self._symbols: set[str] = set()
         self.names: dict[str, str] = {}  # symbol -> the name before `_1`, `_2`, ... (messages)
         self._prints: dict[tuple, str] = {}
@@ -148,12 +157,17 @@ class ModuleLowering:
             found = self._signatures[fn] = inspect.signature(fn, follow_wrapped=False)
         return found
 
+    def is_lowering(self, fn) -> bool:
+        """Is a specialisation of `fn` being lowered (a call to it now is recursive)?"""
+        return IMPLEMENTED_IN_PYTHON.get(fn, fn) in self._lowering
+
     def function(
-        self, fn, shape: CallShape | Node | tuple[Attribute, ...], call_site: str | None = None
+        self, fn, shape: CallShape | Node | tuple[Attribute, ...], call_site: str | None = None, origin=None
     ) -> func.FuncOp:
         """The func.func for `fn` specialised to a call's shape (or the tree of
         its positional arguments, or their IR types), lowering it if needed. Its
-        arguments are the shape's run-time leaves (callables.py)."""
+        arguments are the shape's run-time leaves (callables.py); `origin` is
+        the call that asked for it (calls.CallOrigin), None for the entry."""
         shape = CallShape.of(shape)
         entry = None
         if needs_entry(fn) and not self._library(fn):  # a partial, a bound method, ...: an entry calls it
@@ -202,7 +216,7 @@ class ModuleLowering:
             name, target = self.symbol_for(fn)
             lowered_before = len(self._functions)
             try:
-                op = self._lower_recursive(key, source, name, target)
+                op = self._lower_recursive(key, source, name, target, origin)
             except UnsupportedError as exc:
                 if getattr(fn, "__wrapped__", None) is None or getattr(exc, "function", None) is not fn:
                     raise
@@ -326,7 +340,7 @@ class ModuleLowering:
         if name != key:
             op.attributes["irad.target"] = StringAttr(key)
         return op
-    def _lower_recursive(self, key, source, name: str, target: str) -> func.FuncOp:
+    def _lower_recursive(self, key, source, name: str, target: str, origin=None) -> func.FuncOp:
         """Lower a function; if it calls itself (directly or through others), lower
         it again until the result types and the hidden globals its recursive calls
         assumed are its own. The globals only grow (the assumed ones come first,
@@ -342,7 +356,8 @@ class ModuleLowering:
             self._results[name] = assumed
             self._called_recursively.discard(key)
             lowered_before = len(self._functions)
-            lowering = FunctionLowering(self, source, arg_types, name, target, key[1], hidden)
+            lowering = FunctionLowering(self, source, arg_types, name, target, key[1], hidden, origin)
+            self._lowering[key[0]] = self._lowering.get(key[0], 0) + 1
             try:
                 op = lowering.lower()
             except UnsupportedError:
@@ -357,10 +372,14 @@ class ModuleLowering:
                 continue
             finally:
                 del self._in_progress[key]
+                self._lowering[key[0]] -= 1
+                if not self._lowering[key[0]]:
+                    del self._lowering[key[0]]
             actual = lowering.result_tree
             found = lowering.hidden.items()
             self._globals[name] = tuple(g for g, _ in found)
             self._results[name] = actual
+            self.known_results[name] = lowering.known_results
             if key not in self._called_recursively or (actual == assumed and found == hidden):
                 return op
             type_rounds += actual != assumed
@@ -390,6 +409,7 @@ class ModuleLowering:
         self._symbols.discard(op.sym_name.data)
         self._globals.pop(op.sym_name.data, None)
         self._results.pop(op.sym_name.data, None)
+        self.known_results.pop(op.sym_name.data, None)
         self.own_results.pop(op.sym_name.data, None)
         op.detach()
         op.erase(safe_erase=False)
@@ -541,15 +561,28 @@ def _shown(signature: inspect.Signature) -> str:
     return str(signature.replace(return_annotation=inspect.Signature.empty))
 
 
-def flatten_arguments(fn, args: tuple, where: Callable[[], str] | None = None) -> tuple[list, Node]:
+def flatten_arguments(fn, args: tuple, where: Callable[[], str] | None = None,
+                      static: frozenset[int] = frozenset()) -> tuple[list, Node]:
     """The leaves of example arguments (pytrees) and the tree of the call: what
     the function is specialised for. A value irad cannot take is an error
     naming the function, the argument and the path to the value, prefixed by
-    `where()` (the caller's file:line)."""
+    `where()` (the caller's file:line). The arguments at the positions
+    `static` are values known while lowering (callables.static_argument)."""
     leaves: list = []
     trees = []
     names = parameter_names(fn, len(args))
     for i, value in enumerate(args):
+        if i in static:
+            try:
+                trees.append(static_argument(value))
+            except TypeError:
+                raise UnsupportedError(
+                    f"{where() if where else ''}{describe_callable(fn)} cannot take argument {i} ('{names[i]}') "
+                    f"as a static argument: it is {pytrees.describe_object(value)}, which is not hashable\n"
+                    "  hint: pass a tuple for a list, a NamedTuple or frozen dataclass for a dict, or leave it "
+                    "out of static_argnums and static_argnames"
+                ) from None
+            continue
         try:
             found, tree = pytrees.flatten(value, names[i], type_of_value)
         except pytrees.BadLeaf as bad:
@@ -572,30 +605,16 @@ def signature_of(fn, args: tuple) -> Node:
     return flatten_arguments(fn, args)[1]
 
 
-def parameter_names(fn, n: int) -> list[str]:
-    """The names of a function's first n parameters (of the function a
-    derivative object differentiates; a partial's remaining ones, a method's
-    without `self`), `arg<i>` where there is none."""
-    while isinstance(fn, Transformation):  # the function it differentiates
-        fn = fn.f
-    code = getattr(fn, "__code__", None) if isinstance(fn, types.FunctionType) else None
-    if code is not None:
-        names = list(code.co_varnames[: code.co_argcount])
-    else:
-        params = positional_parameters(fn) or []
-        names = [p.name for p in params if p.kind != p.VAR_POSITIONAL]
-    return [names[i] if i < len(names) else f"arg{i}" for i in range(n)]
-
-
 class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, ListLowering):
     """Lowers one Python function body to a func.func."""
 
     def __init__(
         self, owner: ModuleLowering, src: FunctionSource, arg_types, name: str = "", target: str = "",
-        shape: CallShape | None = None, hidden: tuple = (),
+        shape: CallShape | None = None, hidden: tuple = (), origin=None,
     ):
         self.owner = owner
         self.shape = shape
+        self.origin = origin  # the call it was lowered for (calls.CallOrigin); None: the entry
         self.name_and_target = (name, target)
         self.src = src
         self.fn = src.fn
@@ -614,6 +633,8 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
         # recursive function is assumed to return when its first guess was wrong
         self.first_return_tree: Tree | None = None
         self.result_tree: Tree = pytrees.NONE
+        self.known_results: tuple = ()  # per result, the int or bool it is known to be (None: run-time)
+        self.static_parameters: dict[str, object] = {}  # parameter -> the static value it was specialised on
 
     # ---- function level -------------------------------------------------
     def lower(self) -> func.FuncOp:
@@ -628,6 +649,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
                 "end the function with a `return`",
             )
         results, self.result_tree = self._flatten_return(self.env.get(VALUE) if returned else None, tree)
+        self.known_results = tuple(numpy_scalars.known_number(r) for r in results)
         self.owner.own_results[self.name_and_target[0]] = self.arrays.views.own_results(results)
         self.em.op(builder.return_op(*results))
         held = held_ints.check(self.block, self.arrays.held_ints)  # ints held as floats: not written into
@@ -640,6 +662,8 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
         named = self.owner.names.get(name, name)
         if named != name:  # a second specialisation (`@f_1`): messages name `f`
             op.attributes[NAME] = StringAttr(named)
+        if self.static_parameters:  # what it was specialised on, for readers and irad.explain
+            op.attributes[STATIC] = static_attribute(self.static_parameters)
         line, col = self.src.line_col(tree)  # the `def`: where run-time errors name the function
         op.location = FileLineColLoc(StringAttr(self.src.filename), IntAttr(line), IntAttr(col))
         return op
@@ -678,6 +702,9 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
         for name, param in signature.parameters.items():
             if name in bound.arguments:
                 value = bound.arguments[name]
+                static = _static_constant(value)
+                if static is not None:
+                    self.static_parameters[name] = static
             elif param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 value = () if param.kind == param.VAR_POSITIONAL else {}
             elif closure is not None:
@@ -691,6 +718,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
             self._bind(name, value)
 
     def _bind(self, name: str, value: Value) -> None:
+        value = self.runtime_values(value, self.src.tree, arrays=False)  # static numbers: constants
         self._name_arguments(name, value)
         self.freeze_lists(value, f"it is (in) '{name}', which the function was given (a parameter, or a variable of the "
                                  "function that defines it): the caller's list would change, "
@@ -774,6 +802,15 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
             return value
         self.freeze_lists(value, "it holds numbers known while lowering, and a copy of it holds them as values")
         return make_value(tree.cls, tree.keys, converted, tree.order)
+
+    def runtime_error(self, node: ast.AST, message: str, hint: str, values) -> UnsupportedError:
+        """The error for a run-time number (in `values`) where one known while
+        lowering is needed: `message`, and where it became run-time with what
+        to do about it (runtime_origins.py), else `hint`."""
+        found = runtime_origin(self, values)
+        if found is None:
+            return self.src.error(node, message, hint)
+        return self.src.error(node, f"{message}: {found.why}", f"{found.hint}; or: {hint}" if hint else found.hint)
 
     @staticmethod
     def is_number(obj) -> bool:
@@ -1207,8 +1244,13 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
                 return em.const(folded, a.type)
         else:
             folded = integers.fold(op, a, b)
-            if folded is not None:  # exact, as Python computes it
-                return self.integer(folded, node)
+            if folded is not None:  # exact, as Python computes it; numpy's if an operand is
+                kinds = {numpy_scalars.kind(a), numpy_scalars.kind(b)}
+                result = self.integer(folded, node)
+                if kinds != {numpy_scalars.PYTHON} and isa(result, SSAValue):
+                    numpy_scalars.mark(result, numpy_scalars.NUMPY if numpy_scalars.NUMPY in kinds
+                                       else numpy_scalars.EITHER)
+                return result
             checked = integers.CheckedIntegers(em, self.src.location(node))
         if floating and isinstance(op, (ast.Add, ast.Sub, ast.Mult)):  # an np.float32's in float32
             return numpy_scalars.round_float32(em, {ast.Add: em.add, ast.Sub: em.sub, ast.Mult: em.mul}[type(op)](a, b))
@@ -1610,6 +1652,17 @@ def _literal_int(node: ast.expr) -> int | None:
         and type(node.operand.value) is int
     ):
         return -node.operand.value
+    return None
+
+
+def _static_constant(value: Value) -> object | None:
+    """The int, bool or str (or tuple of them) a parameter was specialised on
+    (callables.StaticShape), for `irad.static`; None for anything else."""
+    if isinstance(value, Static):
+        return value.obj if value.obj is not None and constant_key(value.obj) is not None else None
+    if type(value) is tuple and value:
+        items = [_static_constant(v) for v in value]
+        return None if None in items else tuple(items)
     return None
 
 

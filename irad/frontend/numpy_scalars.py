@@ -36,7 +36,7 @@ from xdsl.dialects.builtin import IndexType, StringAttr, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from irad.ir.isa import isa
-from irad.ir.types import F32, F64, is_bool, is_float
+from irad.ir.types import F32, F64, I1 as _I1, I64 as _I64, is_bool, is_float
 
 KIND = "irad.scalar_kind"  # an override on the op that made a number; dropped after lowering (held_ints.strip)
 WIDTH = "irad.numpy_float"  # "32" or "64" on a numpy float scalar's conversion or constant; dropped likewise
@@ -77,6 +77,23 @@ _KIND_ATTRS: dict[str, StringAttr] = {}  # one attribute per kind: attributes ar
 def kind(v: SSAValue) -> str:
     """NUMPY, PYTHON, EITHER or JOINED_BOOL: what `v` is in the program run as numpy."""
     return _Walk()(v) or PYTHON
+
+
+def known_number(v: SSAValue) -> int | bool | np.integer | np.bool_ | None:
+    """The int or bool an SSA number is known to be while lowering (a constant),
+    as the Python object of its kind (`np.int64(3)` for numpy's, `3` for
+    Python's), which a call passes as a static value; None for a run-time
+    value, a float, or a constant irad cannot tell the kind of."""
+    owner = v.owner
+    if not isinstance(owner, arith.ConstantOp) or v.type not in (_I64, _I1):
+        return None
+    found = kind(v)
+    if found not in (PYTHON, NUMPY):
+        return None
+    raw = owner.value.value.data
+    if v.type == _I1:
+        return np.bool_(raw) if found == NUMPY else bool(raw)
+    return np.int64(raw) if found == NUMPY else int(raw)
 
 
 def is_numpy_bool(v: SSAValue) -> bool:

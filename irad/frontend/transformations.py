@@ -28,6 +28,7 @@ argument leaf of shape `output.shape + argument.shape`.
 
 from __future__ import annotations
 
+import inspect
 import numbers
 from collections.abc import Callable, Sequence
 
@@ -37,6 +38,7 @@ from xdsl.dialects.builtin import FloatAttr, FunctionType, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.base.pytrees import NONE, Node, Tree, leaf_types, tuple_tree, with_leaf_types
+from irad.frontend.callables import StaticShape
 from irad.frontend.source import error_at, name_of
 from irad.ir import tensor as T
 from irad.ir.builder import IRBuilder
@@ -54,19 +56,23 @@ class Transformation:
     """What the frontend reads of a transformation object (irad/api.py,
     irad/jacobians.py, irad/vmapping.py): its `kind` (GRADIENTS, JACOBIANS, JVP:
     irad.jvp inside a program, or VMAP), the function `f`, `argnums` and `has_aux`; a vmap's `in_axes`,
-    `out_axes` and `axis_size` (JAX's)."""
+    `out_axes` and `axis_size` (JAX's); and the arguments lowered as values known while
+    lowering, by position (`static_argnums`, a tuple of ints) and by name
+    (`static_argnames`, a tuple of str), as JAX's `jit` takes them."""
 
     in_axes = 0
     out_axes = 0
     axis_size = None
 
-    def __init__(self, kind: str, f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False):
+    def __init__(self, kind: str, f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                 static_argnums: int | Sequence[int] = (), static_argnames: str | Sequence[str] = ()):
         if kind not in (*GRADIENTS, *JACOBIANS, JVP, VMAP):
             raise ValueError(f"unknown transformation {kind!r}")
         self.kind = kind
         self.f = f
         self.argnums = argnums
         self.has_aux = has_aux
+        self.static_argnums, self.static_argnames = normalise_static(f, static_argnums, static_argnames)
 
     @property
     def single(self) -> bool:
@@ -84,7 +90,7 @@ class Transformation:
         argnums = self.argnums
         if isinstance(argnums, Sequence) and not isinstance(argnums, str):
             argnums = ("seq", *argnums)  # a list and a tuple select the same arguments
-        return self.kind, self.f, argnums, self.has_aux, self.options()
+        return self.kind, self.f, argnums, self.has_aux, self.static_argnums, self.static_argnames, self.options()
 
     def __eq__(self, other) -> bool:
         return self is other or isinstance(other, Transformation) and self.identity() == other.identity()
@@ -107,6 +113,47 @@ def constructor(make: Callable) -> Callable:
     return make
 
 
+# ---- static arguments ------------------------------------------------------------------
+def normalise_static(f, static_argnums, static_argnames) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """`static_argnums` as a tuple of ints and `static_argnames` as a tuple of
+    str (each may be given as one int or str), checked."""
+    nums = (static_argnums,) if isinstance(static_argnums, numbers.Integral) else static_argnums
+    if not isinstance(nums, Sequence) or isinstance(nums, str) or not all(
+            isinstance(n, numbers.Integral) and not isinstance(n, bool) for n in nums):
+        raise error_at(f, f"static_argnums must be an int or a tuple of ints, got {static_argnums!r}")
+    names = (static_argnames,) if isinstance(static_argnames, str) else static_argnames
+    if not isinstance(names, Sequence) or not all(isinstance(n, str) for n in names):
+        raise error_at(f, f"static_argnames must be a str or a tuple of str, got {static_argnames!r}")
+    return tuple(int(n) for n in nums), tuple(names)
+
+
+def static_positions(f, static_argnums: Sequence[int], static_argnames: Sequence[str], names: Sequence[str],
+                     n_args: int) -> frozenset[int]:
+    """The positions of the static arguments of a call with `n_args` arguments
+    (all positional, defaults filled in), whose parameters are `names`."""
+    out = set()
+    for n in static_argnums:
+        if not -n_args <= n < n_args:
+            raise error_at(f, f"static_argnums {tuple(static_argnums)!r} is out of range for {name_of(f)}, "
+                           f"which was called with {n_args} arguments")
+        out.add(n % n_args)
+    for name in static_argnames:
+        if name in names[:n_args]:
+            out.add(list(names).index(name))
+        elif not _is_parameter(f, name):  # a parameter the call leaves to its default is static anyway
+            raise error_at(f, f"static_argnames names '{name}', which is not a parameter of {name_of(f)} "
+                           f"({', '.join(names[:n_args]) or 'none'})")
+    return frozenset(out)
+
+
+def _is_parameter(f, name: str) -> bool:
+    """Is `name` a parameter of `f` (of the function a transformation differentiates)?"""
+    while isinstance(f, Transformation):
+        f = f.f
+    try:
+        return name in inspect.signature(f).parameters
+    except (TypeError, ValueError):  # no signature Python can give: irad cannot tell
+        return True
 # The API's functions a program may call with run-time values (irad.jvp), by what
 # the frontend lowers them to: "jvp" (a request), or "vjp" (refused: it returns a pullback).
 PROGRAM_CALLS: dict[Callable, str] = {}
@@ -158,6 +205,12 @@ def normalise_argnums(f, argnums, signature: Node, names: Sequence[str]) -> tupl
             )
         n = int(n) % n_args
         tree = signature.children[n]
+        if isinstance(tree, StaticShape):
+            raise error_at(
+                f, f"cannot differentiate {name_of(f)} with respect to argument {n} ('{names[n]}'): it is static "
+                "(static_argnums or static_argnames), a value known while lowering\n"
+                "  hint: leave it out of argnums, or out of the static arguments"
+            )
         if not any(is_differentiable(t) for t in leaf_types(tree)):
             what = describe(tree) if not isinstance(tree, Node) else f"a {tree.cls.__name__} without float leaves"
             raise error_at(
@@ -567,5 +620,5 @@ def lower_vmap(t: Transformation, primal: func.FuncOp, results: Tree, signature:
 __all__ = [
     "CONSTRUCTORS", "GRADIENTS", "JACOBIANS", "JVP", "PROGRAM_CALLS", "Transformation", "VMAP", "constructor",
     "element_signature", "float_leaves", "gradient_structure", "jvp_entry", "lower_transformation", "lower_vmap",
-    "normalise_argnums", "program_call", "ranges", "split_aux",
+    "normalise_argnums", "normalise_static", "program_call", "ranges", "split_aux", "static_positions",
 ]

@@ -22,6 +22,10 @@ Metadata (discardable, builtin attributes, so upstream MLIR reads them):
     irad.rule = "..."     on functions made from a rule for the primal itself: which one
     irad.derived_from = @g   at order 2 and above: the generated function this one was
                           generated from (the inliner judges recursion on those)
+    irad.static = {axis = 1 : i64, mode = "sum"}
+                          on a function lowered from Python: the parameters its
+                          specialisation took as values known while lowering (ints,
+                          bools, floats, strings and tuples of them), by name
 """
 
 from __future__ import annotations
@@ -29,14 +33,56 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, StringAttr, SymbolRefAttr, i64
+import numpy as np
+from xdsl.dialects.builtin import (
+    ArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr, StringAttr, SymbolRefAttr, f64, i1, i64,
+)
+from xdsl.ir import Attribute
 
 AUGMENTED = "augmented_primal"
 PULLBACK = "pullback"
 ENTRY = "entry"
 JVP = "jvp"
 NAME = "irad.name"  # a specialisation's Python name, where its symbol has a `_1` (display_name)
+STATIC = "irad.static"  # the static values a specialisation was made for: {axis = 1 : i64}
 _SHORT = {AUGMENTED: "augmented", PULLBACK: "pullback", JVP: "jvp"}
+
+
+def static_attribute(values: dict[str, object]) -> DictionaryAttr:
+    """`irad.static` of a specialisation: each parameter's static value as a builtin attribute."""
+    return DictionaryAttr({name: _constant(v) for name, v in values.items()})
+
+
+def _constant(value) -> Attribute:
+    if isinstance(value, (bool, np.bool_)):
+        return IntegerAttr(int(value), i1)
+    if isinstance(value, (int, np.integer)) and -(2**63) <= value < 2**63:
+        return IntegerAttr(int(value), i64)
+    if isinstance(value, (float, np.floating)):
+        return FloatAttr(float(value), f64)
+    if isinstance(value, tuple):
+        return ArrayAttr([_constant(v) for v in value])
+    return StringAttr(value if isinstance(value, str) else repr(value))
+
+
+def static_values(fn: func.FuncOp) -> str:
+    """`axis=1, mode='sum'`: what `irad.static` says a function was specialised on ("" if nothing)."""
+    found = fn.attributes.get(STATIC)
+    if not isinstance(found, DictionaryAttr):
+        return ""
+    return ", ".join(f"{name}={_python(v)}" for name, v in found.data.items())
+
+
+def _python(attr: Attribute) -> str:
+    if isinstance(attr, IntegerAttr):
+        value = attr.value.data
+        return repr(bool(value)) if attr.type == i1 else repr(value)
+    if isinstance(attr, FloatAttr):
+        return repr(attr.value.data)
+    if isinstance(attr, ArrayAttr):
+        items = [_python(a) for a in attr.data]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    return repr(attr.data) if isinstance(attr, StringAttr) else str(attr)
 
 
 def activity_string(active: Sequence[bool]) -> str:

@@ -37,7 +37,11 @@ numpy and irad agree on. Programs mix
   `u[b * (len(u) // 2):(b + 1) * (len(u) // 2)]`);
 * with `programs(lists=True)`, lists grown by `append` (and `pop`) in loops over
   ranges of known length and read after them (`sum`, `np.stack`, indexing,
-  iteration).
+  iteration);
+* with `programs(static=True)`, calls to helpers taking an axis, a count or a
+  length known while lowering (STATIC_HELPERS: `np.sum(a, axis=axis)`,
+  `v[:n]`, `np.zeros(n)` filled in a loop, a comprehension over `range(deg)`),
+  which irad specialises on those values.
 
 With `programs(with_modes=True)` the entry varies too (`Mode`, recorded in
 the source's `# FUZZ` line): it may return an array, a (float, array) tuple or
@@ -265,10 +269,11 @@ def slices(n: int) -> list:
 
 
 class Generator:
-    def __init__(self, draw, int_arrays: bool = False, lists: bool = False) -> None:
+    def __init__(self, draw, int_arrays: bool = False, lists: bool = False, static: bool = False) -> None:
         self.draw = draw
         self.int_arrays = int_arrays  # a third of all statements are int-array ones (_int_array)
         self.lists = lists  # lists grown in loops (_grow_list) among the statements
+        self.static = static  # calls to STATIC_HELPERS (_static_call) among the statements
         self.names = itertools.count(1)
         self.bases = itertools.count(1)
 
@@ -723,6 +728,8 @@ class Generator:
                       "int_statement"]
         if depth > 0 and self.lists:
             kinds += ["grow_list"] * 4
+        if self.static:
+            kinds += ["static_call"] * 4
         if s.loop:
             kinds.append("jump")
         kinds += ["return", "local_function"]
@@ -752,6 +759,36 @@ class Generator:
             s.lines.append(f"{indent}{name} = functools.partial(lambda {c}, {t}: {body} * {c}, "
                            f"{self.scalar_expr(s, 1)})")
         s.functions.append((name, shape))
+
+    def _static_call(self, s, indent, depth):
+        """A call to one of STATIC_HELPERS with an axis, a count or a length
+        known while lowering (a literal), positionally or by keyword."""
+        two_d = sorted(n for n, t in s.arrays.items() if len(t) == 2)
+        one_d = sorted(n for n, t in s.arrays.items() if len(t) == 1 and t[0] >= 2)
+        kinds = ["ramp", "power_sum"] + ["axis"] * bool(two_d) + ["head"] * bool(one_d)
+        kind = self.pick(kinds)
+        if kind == "power_sum":
+            name = self.name("s")
+            deg = self.pick([1, 2, 3])
+            by = self.pick([f"{deg}", f"deg={deg}"])
+            s.lines.append(f"{indent}{name} = _power_sum({self.scalar_expr(s, 1)}, {by})")
+            s.scalars.append(name)
+            return
+        if kind == "axis":
+            a = self.pick(two_d)
+            axis = self.pick([0, 1, -1])
+            shape = tuple(d for i, d in enumerate(s.arrays[a]) if i != axis % 2)
+            call = f"_sum_axis({a}, {self.pick([f'{axis}', f'axis={axis}'])})"
+        elif kind == "head":
+            v = self.pick(one_d)
+            n = self.pick(list(range(2, s.arrays[v][0] + 1)))
+            shape, call = (n,), f"_head({v}, {n})"
+        else:
+            n = self.pick([2, 3, 4])
+            shape, call = (n,), f"_ramp({self.scalar_expr(s, 1)}, {n})"
+        name = self.name("a")
+        s.lines.append(f"{indent}{name} = {call}")
+        self.bind(s, name, shape, Arr(call, "opaque"))
 
     def _new_scalar(self, s, indent, depth):
         name = self.name("s")
@@ -1452,13 +1489,38 @@ def modes(draw) -> Mode:
     return Mode(results, entry, aux, draw(st.sampled_from(apis)))
 
 
+# Helpers taking values known while lowering (an axis, a count, a length): the
+# frontend specialises each call on them (docs/python-subset.md).
+STATIC_HELPERS = """\
+def _sum_axis(a, axis):
+    return np.sum(a, axis=axis)
+
+
+def _head(v, n):
+    return v[:n] * 1.0
+
+
+def _ramp(t, n):
+    out = np.zeros(n)
+    for i in range(n):
+        out[i] = t * (i + 1.0)
+    return out
+
+
+def _power_sum(t, deg):
+    return sum([math.tanh(t) ** p for p in range(deg)])
+"""
+
+
 @st.composite
-def programs(draw, with_modes: bool = False, int_arrays: bool = False, lists: bool = False) -> str:
+def programs(draw, with_modes: bool = False, int_arrays: bool = False, lists: bool = False,
+             static: bool = False) -> str:
     """The source of a module defining helpers and `f(x, w, u, A, B, k)` (or, in
     other modes, `f(p, m, k)`; see Mode); `int_arrays`: int-array statements
-    drawn often (a third of all); `lists`: lists grown in loops among them."""
+    drawn often (a third of all); `lists`: lists grown in loops among them;
+    `static`: calls to STATIC_HELPERS with values known while lowering."""
     mode = draw(modes()) if with_modes else Mode()
-    gen = Generator(draw, int_arrays, lists)
+    gen = Generator(draw, int_arrays, lists, static)
     helpers, texts = [], []
     for index in range(draw(st.integers(0, 2))):
         shape = gen.pick(SHAPES)
@@ -1471,7 +1533,8 @@ def programs(draw, with_modes: bool = False, int_arrays: bool = False, lists: bo
     texts.append(gen.function("f", PARAMETERS, mode.results, helpers, mode=mode))
     imports = "import functools\nimport math\nfrom typing import NamedTuple\n\nimport numpy as np\n\n\n"
     mats = "class Mats(NamedTuple):\n    A: np.ndarray\n    B: np.ndarray\n\n\n"
-    return mode.header() + imports + mats + "\n\n".join(texts)
+    statics = STATIC_HELPERS + "\n\n" if static else ""
+    return mode.header() + imports + mats + statics + "\n\n".join(texts)
 
 
 VALUES = st.integers(-150, 150).map(lambda v: v / 100)

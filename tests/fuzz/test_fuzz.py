@@ -142,3 +142,15 @@ def test_values_changed_between_calls_natively():
         check_mutations(*case, WORK, backends=("python", "native"), threads=3)
 
     run()
+
+
+def test_random_static_programs():
+    """Programs calling helpers with an axis, a count or a length known while
+    lowering (generator.STATIC_HELPERS), which irad specialises on them."""
+    @seed(SEED + 40)
+    @settings(SETTINGS, max_examples=max(1, int(LONG) // 10) if LONG else 10)
+    @given(source=programs(static=True), args=arguments())
+    def run(source, args):
+        _run(source, args)
+
+    run()
