@@ -31,8 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from irad import linalg
-from irad.frontend.registration import frule, rrule
-from irad.rules.table import RuleTable
+from irad.frontend.registration import installer
 
 
 # ---- helpers (lowered like the rules) ---------------------------------------------
@@ -381,8 +380,4 @@ RULES = (
     (linalg.pnorm, pnorm_rule, pnorm_frule),
 )
 
-
-def install(table: RuleTable) -> None:
-    for target, reverse, forward in RULES:
-        rrule(target, table=table)(reverse)
-        frule(target, table=table)(forward)
+install = installer(RULES)

@@ -46,6 +46,18 @@ def frule(
     return _rule_decorator(target, types, table, FRULE, FORWARD, lower_frule, max_order)
 
 
+def installer(rules: Sequence[tuple]) -> Callable[[RuleTable], None]:
+    """The `install(table)` of a module of built-in rules (irad.rules.add_builtins
+    takes it): each `(target, reverse rule, forward rule)` of `rules` registered."""
+
+    def install(table: RuleTable) -> None:
+        for target, reverse, forward in rules:
+            rrule(target, table=table)(reverse)
+            frule(target, table=table)(forward)
+
+    return install
+
+
 def _rule_decorator(target, types, table, kind: str, mode: str, lower, max_order):
     key = key_of(target)
     signature = Signature.of(types)

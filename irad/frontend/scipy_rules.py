@@ -18,8 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from irad import special
-from irad.frontend.registration import frule, rrule
-from irad.rules.table import RuleTable
+from irad.frontend.registration import installer
 
 
 def _times(d, slope):
@@ -133,8 +132,4 @@ RULES = (
     (special.xlog1py, xlog1py_rule, xlog1py_frule),
 )
 
-
-def install(table: RuleTable) -> None:
-    for target, reverse, forward in RULES:
-        rrule(target, table=table)(reverse)
-        frule(target, table=table)(forward)
+install = installer(RULES)
