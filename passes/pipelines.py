@@ -3,8 +3,8 @@
 through the same sequence of passes, with the options of one `Options`:
 
     irad-vmap                                                   vmap requests, the innermost first (a
-                                                                derivative request of batched values asks
-                                                                for the derivative of batched code)
+                                                                derivative request they reach is generated
+                                                                and batched, or asked of batched code)
     irad-differentiate{checkpoint inline hoist keep-shared}   reverse-mode requests
     irad-jvp{tape}                                              forward-mode requests (after reverse
                                                                 mode: forward over reverse)

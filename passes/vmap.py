@@ -8,12 +8,12 @@ per callee and batching signature.
 vmap requests are rewritten the innermost first: one whose callee reaches
 another vmap request waits for it. A derivative request the batched code
 meets is batched by its own rule (passes/batching/requests.py): with a
-batched primal (per-example gradients: vmap of grad; vmap of hessian) it
-becomes a request on the batched callee, left to irad-differentiate and
-irad-jvp, which run after this pass, so loops and their tapes are batched
-before they are differentiated; with only its cotangents or tangents batched
-(a Jacobian over a basis) it is differentiated in place and the generated
-code batched. A derivative of a vmapped function (grad of vmap)
+batched primal and a callee that reaches a loop (per-example gradients of a
+recurrent model) it becomes a request on the batched callee, left to
+irad-differentiate and irad-jvp, which run after this pass, so loops are
+batched before their tapes are recorded; otherwise (no loop, or only its
+cotangents or tangents batched: a Jacobian over a basis) it is
+differentiated in place and the generated code batched. A derivative of a vmapped function (grad of vmap)
 differentiates the batched code.
 """
 

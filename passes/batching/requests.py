@@ -2,36 +2,37 @@
 `irad.vjp`, `irad.jvp`) that irad-vmap meets in a vmapped function, for the
 two ways a batch reaches it.
 
-- **A primal argument varies along the batch** (per-example gradients:
-  `vmap(grad(loss), in_axes=(None, 0, 0))`; `vmap(hessian(f))`). The request
-  is asked of the callee's batched function instead, in which every argument
-  it differentiates is batched (an unbatched one is broadcast first, so that
-  each element gets its own derivative), with batched cotangents (ones for a
-  gradient: reverse requests become `irad.vjp`) or tangents. irad-differentiate
-  and irad-jvp, which run after irad-vmap, differentiate the batched code.
-  Because the primal is batched before it is differentiated, a loop's tape
-  records batched values with sizes known when the tape is made (batching
-  generated code instead would batch a tape sized for one element). Each
-  element's outputs depend on its own arguments only, so the derivative of
-  the batched function is each element's derivative.
-- **Only the cotangents or tangents vary** (Jacobians as a vmap over a
-  basis): the request is differentiated in place (the requests below it
-  first) and the generated code batched, so the primal runs once for the
-  whole batch and only the derivative code is batched; a reverse tape then
-  holds unbatched values and is copied as it is. Forward mode over a reverse
-  tape (a Hessian over a basis, through a loop) is refused: forward mode
-  follows the tape as memref code, which irad-vmap does not batch.
+- **A primal argument varies along the batch and the callee reaches a loop**
+  (per-example gradients of a recurrent model: `vmap(grad(loss), in_axes=(None,
+  0, 0))`; `vmap(hessian(f))` through a loop). The request is asked of the
+  callee's batched function instead, in which every argument it differentiates
+  is batched (an unbatched one is broadcast first, so that each element gets
+  its own derivative), with batched cotangents (ones for a gradient: reverse
+  requests become `irad.vjp`) or tangents. irad-differentiate and irad-jvp,
+  which run after irad-vmap, differentiate the batched code. The loop is
+  batched before its tape is recorded, so the tape records whole batches with
+  sizes known when it is made (batching generated code instead would batch a
+  tape sized for one element). Each element's outputs depend on its own
+  arguments only, so the derivative of the batched function is each element's
+  derivative.
+- **Otherwise** (no loop, or only the cotangents or tangents vary, as in a
+  Jacobian over a basis) the request is differentiated in place (the requests
+  below it first) and the generated code batched: an unbatched primal
+  argument stays unbatched in the forward sweep (one matmul for the whole
+  batch, not one per element with broadcast weights) and its cotangent is
+  batched where the batch reaches it; a reverse tape then holds unbatched
+  values and is copied as it is. Forward mode over a reverse tape with only
+  the tangents batched (a Hessian over a basis, through a loop) is refused:
+  forward mode follows the tape as memref code, which irad-vmap does not batch.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects import func
+from xdsl.dialects import func, scf
 from xdsl.ir import Operation, SSAValue
 
-from irad.base.errors import BatchingError
 from irad.ir.constants import float_constant, zero_constant
 from irad.ir.dialect import DerivativeRequestOp, JvpOp, VjpOp
-from irad.ir.locations import location
 from irad.ir.types import is_differentiable
 from irad.ir.walk import find
 from irad.passes.ad.differentiator import REQUESTS, Differentiator, reached_ops
@@ -48,7 +49,7 @@ def batch_request(b, op: Operation) -> list[SSAValue] | None:
     callee = b.batcher.functions[op.callee.root_reference.data]
     n = len(callee.function_type.inputs.data)
     primals, extra = list(op.args[:n]), list(op.args[n:])  # extra: cotangents or tangents
-    if not any(b.is_batched(v) for v in primals):
+    if not any(b.is_batched(v) for v in primals) or not _reaches_loop(b.batcher.module, op):
         _differentiate_here(b, op)
         return None
     wrt = op.wrt_indices
@@ -118,11 +119,20 @@ def _rewrite(module, op: Operation) -> None:
         Differentiator(module).rewrite_request(op)
 
 
-def _reaches_tape(module, op: Operation) -> bool:
+def _reached_functions(module, op: Operation) -> list[func.FuncOp]:
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
     reached = reached_ops(functions, [op.callee.root_reference.data])
     names = {op.callee.root_reference.data} | {r.callee.root_reference.data for r in reached if hasattr(r, "callee")}
-    return any(find(functions[n], TAPE_OPS) for n in names if n in functions)
+    return [functions[n] for n in names if n in functions]
+
+
+def _reaches_tape(module, op: Operation) -> bool:
+    return any(find(f, TAPE_OPS) for f in _reached_functions(module, op))
+
+
+def _reaches_loop(module, op: Operation) -> bool:
+    """Whether reverse mode may record a tape for `op` (its callee reaches a loop)."""
+    return any(find(f, (scf.ForOp, scf.WhileOp)) for f in _reached_functions(module, op))
 
 
 __all__ = ["REQUEST_NAMES", "batch_request"]
