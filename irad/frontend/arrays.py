@@ -40,7 +40,10 @@ from irad.frontend.held_ints import HeldInts, zero_divisor_of_ints
 from irad.frontend.numpy_table import NUMPY, library_entries, numpy_function, numpy_name, numpy_signature, parameters
 from irad.frontend.values import Static, is_array
 from irad.frontend.views import Reshape, Slice, Transpose, Views
-from irad.ir.types import F32, F64, I1, I64, describe, dtype_name, is_bool, is_float, is_int
+from irad.ir.types import (
+    F32, F64, I1, I64, describe, dtype_name, int_element, is_bool, is_float, is_int, is_narrow_int, is_unsigned,
+    numpy_dtype,
+)
 from irad.ir import gather as G
 from irad.ir import contraction
 from irad.ir import tensor as T
@@ -189,18 +192,22 @@ class ArrayLowering:
         if is_float(src):
             return T.pointwise(self.em, lambda e, a: e.op(arith.FPToSIOp(a[0], elem)), [v], elem,
                                "piecewise-constant")
-        return self.integers(None, v)[0] if is_array(v) else self.em.to_int(v)
+        return self.int_to(v, elem, None) if is_array(v) else self.em.to_int(v)
 
     def result_element(self, values) -> Attribute:
         """numpy's result dtype for floats: arrays decide, f32 unless an f64 or an
         int64 array joins (numpy: int64 with float32 is float64; bool keeps float32)."""
         arrays = [T.element(v) for v in values if is_array(v)]
-        if F64 in arrays or (F32 in arrays and any(is_int(e) for e in arrays)):
+        # numpy: float32 with int8 ... uint16 stays float32, with wider ints is float64
+        if F64 in arrays or (F32 in arrays and any(is_int(e) and numpy_dtype(e).itemsize > 2 for e in arrays)):
             return F64
         if F32 in arrays and any(isinstance(v, SSAValue) and numpy_scalars.is_float64(v) for v in values):
             return F64  # an np.float64 (or np.int64) number is not weak (NEP 50): x32 * np.float64(1.1)
         if F32 in arrays:
             return F32
+        if arrays and not any(is_float(e) for e in arrays) and all(numpy_dtype(e).itemsize <= 2 for e in arrays) \
+                and any(isinstance(v, SSAValue) and not is_array(v) and v.type == F32 for v in values):
+            return F32  # an np.float32 number is not weak: with int8 ... uint16 or bool arrays, float32
         return F64
 
     def broadcast(self, node, *values: SSAValue) -> list[SSAValue]:
@@ -212,18 +219,88 @@ class ArrayLowering:
 
     def floats(self, node, *values: SSAValue) -> list[SSAValue]:
         """Bring operands to a common float dtype and a common shape."""
+        narrow = [T.element(v) for v in values if is_narrow_int(T.element(v))]
+        if narrow and not any(is_float(T.element(v)) for v in values):
+            raise self.narrow_error(node, numpy_dtype(narrow[0]), "in floating point")
         elem = self.result_element(values)
         return self.broadcast(node, *(self.to_element(v, elem) for v in values))
 
     def integers(self, node, *values: SSAValue) -> list[SSAValue]:
-        """Bring int and bool operands to int64 (numpy's promotion) and a common shape."""
-        em = self.em
-        ints = [
-            T.pointwise(em, lambda e, a: e.op(arith.ExtUIOp(a[0], I64)), [v], I64)
-            if is_bool(T.element(v)) else v
-            for v in values
-        ]
-        return self.broadcast(node, *ints)
+        """Bring int and bool operands to numpy's common int dtype (int64, or by
+        NEP 50 a narrow one: `uint8_array - 128` stays uint8) and a common shape."""
+        elem = self.int_result(node, values)
+        return self.broadcast(node, *(self.int_to(v, elem, node) for v in values))
+
+    def int_result(self, node, values) -> Attribute:
+        """numpy's dtype of arithmetic on int and bool `values` (NEP 50): the
+        arrays' and numpy numbers' dtypes decide, a Python int takes theirs."""
+        if not any(is_narrow_int(T.element(v)) for v in values):
+            return I64
+        strong = []
+        for v in values:
+            if is_array(v) or is_bool(v.type):
+                strong.append(numpy_dtype(T.element(v)))
+            elif numpy_scalars.kind(v) == numpy_scalars.NUMPY:  # an np.int64 is not weak
+                strong.append(np.dtype(np.int64))
+            elif numpy_scalars.kind(v) != numpy_scalars.PYTHON:
+                raise self.error(node, "an int that may be a numpy int64 or a Python int, with an array of "
+                                 f"dtype {numpy_dtype(next(T.element(v) for v in values if is_narrow_int(T.element(v))))}: "
+                                 "numpy's result dtype differs between the two (NEP 50)",
+                                 "convert the array first: x.astype(np.int64)")
+        result = np.result_type(*strong)
+        if result.kind != "i" and result.kind != "u":  # uint64 with int64: float64 in numpy
+            raise self.error(node, f"{' with '.join(sorted({d.name for d in strong}))} is computed in float64 by "
+                             "numpy, which rounds above 2**53",
+                             "convert first: x.astype(np.float64), or x.astype(np.int64) if the values fit")
+        return int_element(result)
+
+    def int_to(self, v: SSAValue, elem: Attribute, node) -> SSAValue:
+        """An int or bool number or array as int element type `elem`, which
+        holds all its values (int_result), except a Python int: it must fit, as
+        numpy requires (`uint8_array + 300` raises OverflowError)."""
+        src, em = T.element(v), self.em
+        if src == elem:
+            return v
+        if is_bool(src) or is_unsigned(src):
+            return T.pointwise(em, lambda e, a: e.op(arith.ExtUIOp(a[0], elem)), [v], elem)
+        if is_array(v) or elem == I64:
+            return T.pointwise(em, lambda e, a: e.op(arith.ExtSIOp(a[0], elem)), [v], elem)
+        dtype = numpy_dtype(elem)
+        info = np.iinfo(dtype)
+        c = integers.constant_int(v)
+        if c is not None:
+            if not info.min <= c <= info.max:
+                raise self.error(node, f"Python integer {c} out of bounds for {dtype} (numpy raises OverflowError)",
+                                 f"write a value in [{info.min}, {info.max}], or convert the array first: "
+                                 "x.astype(np.int64)")
+            return em.const(c, elem)
+        if dtype.itemsize == 8:  # a run-time int with a uint64 array
+            raise self.error(node, "a run-time Python int with a uint64 array",
+                             "convert the array first: x.astype(np.int64), or make the int a constant")
+        outside = em.op(arith.OrIOp(em.op(arith.CmpiOp(v, em.const(int(info.min), I64), "slt")),
+                                    em.op(arith.CmpiOp(v, em.const(int(info.max), I64), "sgt"))))
+        em.op(cf.AssertOp(em.op(arith.XOrIOp(outside, em.const(1, I1))),
+                          f"{self.fl.src.location(node)}: Python integer out of bounds for {dtype} "
+                          "(numpy raises OverflowError)"))
+        return em.op(arith.TruncIOp(v, elem))
+
+    def no_narrow_number(self, x: SSAValue, node) -> SSAValue:
+        """`x`, of which a number is taken (an element, a full reduction), if
+        its dtype is not a narrow int: a number of one would be an np.uint8,
+        whose arithmetic wraps, where irad's numbers are int64."""
+        dtype = numpy_dtype(T.element(x))
+        if is_narrow_int(T.element(x)):
+            raise self.error(node, f"a number of dtype {dtype} (an element or a full reduction of a {dtype} array): "
+                             f"numpy's {dtype} numbers wrap in {dtype.itemsize * 8} bits, irad's numbers are int64",
+                             "keep it an array (x[0:1], np.max(x, keepdims=True)), or convert the array first: "
+                             "x.astype(np.int64)")
+        return x
+
+    def narrow_error(self, node, dtype: np.dtype, how: str):
+        return self.error(node, f"an array of dtype {dtype} computed {how}: irad keeps numpy's {dtype} "
+                          "arithmetic (+ - * // %, comparisons, bitwise, np.where/maximum/minimum/abs/clip, "
+                          "np.sum/prod/max/min along axes) and conversions, not this operation",
+                          "convert it first: x.astype(np.float64) or x.astype(np.int64)")
 
     # ---- operators ------------------------------------------------------------
     def binary(self, op: ast.operator, a: SSAValue, b: SSAValue, node) -> SSAValue:
@@ -253,7 +330,7 @@ class ArrayLowering:
             result = (remainder if modulo else floor_divide)(self.em, x, y)
             return self.new(zero_divisor_of_ints(self.held_ints, self.em, x, y, result))
         x, y = self.integers(node, *(self.array(v, node) for v in (a, b)))
-        return self.new((int_remainder if modulo else int_floor_divide)(self.em, x, y))
+        return self.new((int_remainder if modulo else int_floor_divide)(self.em, x, y))  # of x's dtype
 
     def int_arithmetic(self, op: ast.operator, a: SSAValue, b: SSAValue, node) -> SSAValue:
         """+ - * on int and bool arrays: int64 arrays, as numpy computes them (wrapping)."""
@@ -312,7 +389,7 @@ class ArrayLowering:
     def compare(self, predicate: str, a: SSAValue, b: SSAValue, node) -> SSAValue:
         if not any(is_float(T.element(v)) for v in (a, b)):  # ints as ints: exact beyond 2**53
             x, y = self.integers(node, a, b)
-            signed = _SIGNED_PREDICATES[predicate]
+            signed = int_predicate(predicate, T.element(x))
             return self.new(T.pointwise(self.em, lambda e, v: e.op(arith.CmpiOp(v[0], v[1], signed)), [x, y], I1,
                                         "piecewise-constant"))
         x, y = self.floats(node, a, b)
@@ -490,8 +567,7 @@ class ArrayLowering:
         if elem == T.element(v):
             return v
         if is_array(v):
-            (v,) = self.integers(None, v)
-            return v
+            return self.int_to(v, elem, None)
         return self.em.to_int(v)
 
     def dtype(self, value, node, default: Attribute) -> Attribute:
@@ -522,7 +598,15 @@ class ArrayLowering:
         x = self.array(x, node)
         if not is_array(x):
             return self.to_element(x, F64) if not is_float(x.type) else x
-        (x,) = self.integers(node, x) if combiner in INT_COMBINERS else self.floats(node, x)
+        if combiner in INT_COMBINERS:
+            (x,) = self.integers(node, x)
+            if combiner in _COUNTING.values() and is_narrow_int(T.element(x)):  # numpy: 64-bit sums
+                x = self.int_to(x, int_element(np.dtype(np.uint64 if is_unsigned(T.element(x)) else np.int64)),
+                                node)
+            elif is_unsigned(T.element(x)):
+                combiner = _UNSIGNED_COMBINERS.get(combiner, combiner)
+        else:
+            (x,) = self.floats(node, x)
         dims = T.shape(x)
         axes = self.static_axes(axis, len(dims), node)
         if combiner in _NO_IDENTITY and math.prod(dims[a] for a in axes) == 0:
@@ -536,7 +620,7 @@ class ArrayLowering:
             reduced = T.reduce(self.em, x, axes, combiner)
             return self.new(T.reshape(self.em, reduced, [1 if i in axes else n for i, n in enumerate(dims)]))
         if len(axes) == len(dims):
-            return T.reduce_all(self.em, x, combiner)
+            return T.reduce_all(self.em, self.no_narrow_number(x, node), combiner)
         return self.new(T.reduce(self.em, x, axes, combiner))
 
     def mean(self, x, axis, keepdims, node) -> SSAValue:
@@ -602,7 +686,7 @@ class ArrayLowering:
             return indexing.read(self, x, parts, node)
         plan = self.index_plan(x, parts, node)
         if plan.element:
-            return self.em.op(tensor.ExtractOp(x, plan.offsets, T.element(x)))
+            return self.em.op(tensor.ExtractOp(self.no_narrow_number(x, node), plan.offsets, T.element(x)))
         step = _slice_step(plan)
         return self.views.derive(step.read(self.em, x), x, step)  # a basic index is a view
 
@@ -629,12 +713,13 @@ class ArrayLowering:
         taken = G.gather(self.em, x, spread, axis)
         return T.reshape(self.em, taken, (*dims[:axis], *T.shape(idx), *dims[axis + 1:]))
 
-    def item_at(self, x: SSAValue, k) -> SSAValue:
+    def item_at(self, x: SSAValue, k, node=None) -> SSAValue:
         """x[k] for a k in range (an int, or an i64 value): row k, a view (an element for rank 1)."""
         dims = T.shape(x)
         offset = k if isinstance(k, int) else self.em.op(arith.IndexCastOp(k, INDEX))
         if len(dims) == 1:
-            return self.em.op(tensor.ExtractOp(x, [self.index_value(offset)], T.element(x)))
+            return self.em.op(tensor.ExtractOp(self.no_narrow_number(x, node), [self.index_value(offset)],
+                                               T.element(x)))
         rest = dims[1:]
         step = Slice((offset, *[0] * len(rest)), (1, *rest), (1,) * len(dims), tuple(rest))
         return self.views.derive(step.read(self.em, x), x, step)
@@ -927,8 +1012,9 @@ def _unary(op_class):
     def handler(al: ArrayLowering, node, x):
         x = al.array(x, node)
         if op_class is mathd.AbsFOp and not is_float(T.element(x)):  # numpy's abs of ints wraps at INT64_MIN
-            return x if is_bool(T.element(x)) else _fresh_array(al, T.pointwise(al.em, _int_abs, [x], I64,
-                                                                                   "piecewise-constant"))
+            if is_bool(T.element(x)) or is_unsigned(T.element(x)):
+                return x
+            return _fresh_array(al, T.pointwise(al.em, _int_abs, [x], T.element(x), "piecewise-constant"))
         (x,) = al.floats(node, x)
         result = al.em.op(op_class(x))
         return al.new(result) if is_array(result) else result
@@ -964,6 +1050,12 @@ for _fn, _cls in {
 
 _SIGNED_PREDICATES = {"olt": "slt", "ole": "sle", "ogt": "sgt", "oge": "sge", "oeq": "eq", "une": "ne"}
 
+
+def int_predicate(float_predicate: str, elem: Attribute) -> str:
+    """cmpi's predicate for cmpf's `float_predicate` on ints of type `elem`."""
+    signed = _SIGNED_PREDICATES[float_predicate]
+    return "u" + signed[1:] if is_unsigned(elem) and signed[0] == "s" else signed
+
 # numpy's functions of int and bool arrays computed as numpy does, in int64 (in
 # float, values beyond 2**53 would round) or, of two bool arrays, as bools
 _INT_BINARY = {
@@ -982,16 +1074,20 @@ def _int_binary(al: ArrayLowering, node, op_class, a: SSAValue, b: SSAValue) -> 
         return _fresh_array(al, al.em.op(bool_op(x, y)))
     x, y = al.integers(node, a, b)
 
+    elem = T.element(x)
+    if is_unsigned(elem):
+        beyond = "u" + beyond[1:]
+
     def pick(e, args: Sequence[SSAValue]) -> SSAValue:
         return e.op(arith.SelectOp(e.op(arith.CmpiOp(args[0], args[1], beyond)), args[0], args[1]))
 
-    return _fresh_array(al, T.pointwise(al.em, pick, [x, y], I64, "piecewise-constant"))
+    return _fresh_array(al, T.pointwise(al.em, pick, [x, y], elem, "piecewise-constant"))
 
 
 def _int_abs(e, args: Sequence[SSAValue]) -> SSAValue:
-    """numpy's abs of an int64: -x below 0, wrapping at INT64_MIN as numpy's does."""
+    """numpy's abs of a signed int: -x below 0, wrapping at its minimum (INT64_MIN) as numpy's does."""
     x = args[0]
-    zero = e.op(arith.ConstantOp(IntegerAttr(0, I64), I64))
+    zero = e.op(arith.ConstantOp(IntegerAttr(0, x.type), x.type))
     return e.op(arith.SelectOp(e.op(arith.CmpiOp(x, zero, "slt")), e.op(arith.SubiOp(zero, x)), x))
 
 
@@ -1078,6 +1174,7 @@ def _reduction(combiner):
 
 _COUNTING = {arith.AddfOp: arith.AddiOp, arith.MulfOp: arith.MuliOp}
 _INT_COMBINERS = {arith.MaximumfOp: arith.MaxSIOp, arith.MinimumfOp: arith.MinSIOp}
+_UNSIGNED_COMBINERS = {arith.MaxSIOp: arith.MaxUIOp, arith.MinSIOp: arith.MinUIOp}
 INT_COMBINERS = frozenset((*_COUNTING.values(), *_INT_COMBINERS.values()))
 # the reductions numpy refuses over no elements, by the name numpy gives them
 _NO_IDENTITY = {arith.MaximumfOp: "max", arith.MinimumfOp: "min", arith.MaxSIOp: "max", arith.MinSIOp: "min"}
@@ -1311,6 +1408,7 @@ def _item(al, node, a, index):
                            "pass a flat index: x.item(i)")
         index = 0
     offset = al.int_index(index, size, node)
+    x = al.no_narrow_number(x, node)
     value = al.em.op(tensor.ExtractOp(T.reshape(al.em, x, (size,)), [al.index_value(offset)], T.element(x)))
     return al.to_element(value, F64) if is_float(value.type) else value  # a Python float
 

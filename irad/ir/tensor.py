@@ -47,7 +47,7 @@ from xdsl.ir.affine import AffineMap
 from irad.base.errors import DifferentiationError
 from irad.ir.builder import IRBuilder
 from irad.ir.locations import location
-from irad.ir.types import is_tensor
+from irad.ir.types import is_tensor, is_unsigned, numpy_dtype
 
 I1 = IntegerType(1)
 I64 = IntegerType(64)
@@ -63,7 +63,18 @@ REDUCTIONS: dict[type, float] = {
     arith.MuliOp: 1,
     arith.MaxSIOp: -(2**63),
     arith.MinSIOp: 2**63 - 1,
+    arith.MaxUIOp: 0,  # uint arrays (their minimum identity is their dtype's maximum: `identity`)
 }
+
+
+def identity(combiner: type, elem: Attribute):
+    """The neutral element of `combiner` on elements of type `elem`: REDUCTIONS'
+    one, except for max and min of ints narrower than int64, and min of uints."""
+    dtype = numpy_dtype(elem)
+    if combiner in (arith.MaxSIOp, arith.MinSIOp, arith.MinUIOp) and dtype is not None:
+        info = np.iinfo(dtype)
+        return int(info.min if combiner is arith.MaxSIOp else info.max)
+    return REDUCTIONS[combiner]
 
 
 def shape(v: SSAValue) -> tuple[int, ...]:
@@ -140,7 +151,7 @@ def reduce(b, x: SSAValue, axes: Sequence[int], combiner: type = arith.AddfOp) -
         return x
     elem = element(x)
     out = [n for i, n in enumerate(shape(x)) if i not in axes]
-    init = dense(b, REDUCTIONS[combiner], tensor_type(elem, out))
+    init = dense(b, identity(combiner, elem), tensor_type(elem, out))
     body = Block(arg_types=[elem, elem])
     combined = combiner(body.args[0], body.args[1])
     body.add_ops([combined, YieldOp(combined.result)])
@@ -298,7 +309,8 @@ INDEX = IndexType()
 def to_float(b, x: SSAValue, elem: Attribute) -> SSAValue:
     """An int or bool tensor as floats (arith casts on tensors, as a linalg.generic)."""
     src = element(x)
-    cast = arith.UIToFPOp if isinstance(src, IntegerType) and src.width.data == 1 else arith.SIToFPOp
+    unsigned = isinstance(src, IntegerType) and (src.width.data == 1 or is_unsigned(src))
+    cast = arith.UIToFPOp if unsigned else arith.SIToFPOp
     return elementwise(b, lambda e, a: e.op(cast(a[0], elem)), [x], elem)
 
 

@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from irad.ir import contraction
+from irad.ir.types import NARROW_INTS, is_unsigned
 from irad.ir.walk import operands
 from irad.ir.constants import is_splat_of, splat_number
 from irad.ir.gather import axis_of
@@ -292,7 +293,26 @@ def dtype_name(t: Attribute) -> str:
         return "np.float32"
     if isinstance(elem, IntegerType) and elem.width.data == 1:
         return "np.bool_"
-    return "np.int64"
+    narrow = NARROW_INTS.get(elem)  # int8 ... uint64: arrays of their width, wrapping as numpy's
+    return f"np.{narrow.name}" if narrow is not None else "np.int64"
+
+
+def int_value(value, elem: Attribute):
+    """A constant's value as numpy's dtype of `elem` reads its bits: an
+    unsigned int's (200, not -56, in a uint8 array, where numpy 2 refuses -56);
+    other values as they are."""
+    if isinstance(value, int) and not isinstance(value, bool) and is_unsigned(elem):
+        return value % (1 << elem.width.data)
+    return value
+
+
+def int_literal(value: int, elem: Attribute) -> str:
+    """An int constant of type `elem`: a numpy scalar of a narrow dtype
+    (np.int8(2)), so that numpy computes with it in that dtype even where it
+    meets no array (np.where(c, 1, 2) would be int64); else a Python int."""
+    narrow = NARROW_INTS.get(elem)
+    value = int_value(value, elem)
+    return f"np.{narrow.name}({value})" if narrow is not None else repr(value)
 
 
 def is_supported_tensor(t: Attribute) -> bool:
@@ -378,7 +398,7 @@ NAMESPACE: dict[str, Any] = {
 def constant_initializer(attr: DenseIntOrFPElementsAttr, t: TensorType) -> str:
     dims = tuple(t.get_shape())
     dtype = dtype_name(t)
-    values = attr.get_values()
+    values = [int_value(v, t.element_type) for v in attr.get_values()]
     if values and all(v == values[0] for v in values) and not (isinstance(values[0], float) and math.isnan(values[0])):
         fill = float_literal(values[0]) if isinstance(values[0], float) else repr(values[0])
         return f"_frozen(np.full({dims!r}, {fill}, dtype={dtype}))"
@@ -566,6 +586,8 @@ _REDUCE_FUNCTIONS = {
     arith.MuliOp: "np.multiply",
     arith.MaxSIOp: "np.maximum",
     arith.MinSIOp: "np.minimum",
+    arith.MaxUIOp: "np.maximum",  # of uint arrays
+    arith.MinUIOp: "np.minimum",
 }
 
 
@@ -614,7 +636,7 @@ def _reduce(tr, op):
     else:
         reduced = f"{combine_fn}.reduce({tr.value(op.operands[0])}, axis={axes!r})"
     init = op.operands[1]
-    if is_splat_of(init, REDUCTIONS[combiner]):
+    if is_splat_of(init, REDUCTIONS.get(combiner)):
         return reduced  # a full reduction gives a numpy scalar, which serves as a 0-d array
     return f"{combine_fn}({tr.value(init)}, {reduced})"
 
@@ -632,7 +654,8 @@ def _matmul(tr, op):
 
 # Ops inside an elementwise linalg.generic, on whole arrays.
 _CMP = {"oeq": "==", "ogt": ">", "oge": ">=", "olt": "<", "ole": "<=", "une": "!=",
-        "eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">="}
+        "eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=",
+        "ult": "<", "ule": "<=", "ugt": ">", "uge": ">="}  # unsigned: on uint arrays, whose values are unsigned
 # unordered / ordered: whether either operand is NaN (np.isnan)
 _CMP_NAN = {"uno": "(np.isnan({0}) | np.isnan({1}))", "ord": "~(np.isnan({0}) | np.isnan({1}))"}
 _CONVERSIONS = frozenset({"arith.uitofp", "arith.sitofp", "arith.fptosi", "arith.extf", "arith.truncf",
@@ -640,7 +663,8 @@ _CONVERSIONS = frozenset({"arith.uitofp", "arith.sitofp", "arith.fptosi", "arith
 _BITWISE = {"arith.andi": "&", "arith.ori": "|", "arith.xori": "^"}
 # int divisions (their divisors are never 0, nor -1 for floordivsi: float_division.py);
 # remsi is C's remainder, with the dividend's sign: np.fmod
-_INT_DIVISIONS = {"arith.floordivsi": "np.floor_divide", "arith.remsi": "np.fmod"}
+_INT_DIVISIONS = {"arith.floordivsi": "np.floor_divide", "arith.remsi": "np.fmod",
+                  "arith.divui": "np.floor_divide", "arith.remui": "np.remainder"}  # uint arrays
 
 
 class _BodyValues:
@@ -662,7 +686,7 @@ def _body_expression(tr, op, inner, body: _BodyValues) -> str:
     name = inner.name
     if name == "arith.constant":
         data = inner.value.value.data
-        return float_literal(data) if isinstance(data, float) else repr(data)
+        return float_literal(data) if isinstance(data, float) else int_literal(data, inner.result.type)
     if name == "arith.cmpf":
         predicate = arith.CMPF_COMPARISON_OPERATIONS[inner.predicate.value.data]
         if predicate in _CMP_NAN:
