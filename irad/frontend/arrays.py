@@ -41,8 +41,8 @@ from irad.frontend.numpy_table import NUMPY, library_entries, numpy_function, nu
 from irad.frontend.values import Static, is_array
 from irad.frontend.views import Reshape, Slice, Transpose, Views
 from irad.ir.types import (
-    F32, F64, I1, I64, describe, dtype_name, int_element, is_bool, is_float, is_int, is_narrow_int, is_unsigned,
-    numpy_dtype,
+    F32, F64, I1, I64, NARROW_INTS, describe, dtype_name, int_element, is_bool, is_float, is_int, is_narrow_int, is_uint,
+    numpy_dtype, uint_mask,
 )
 from irad.ir import gather as G
 from irad.ir import contraction
@@ -82,6 +82,7 @@ def is_numpy_callable(obj) -> bool:
 _DTYPES: dict[object, Attribute] = {
     np.float64: F64, float: F64, np.float32: F32, np.int64: I64, int: I64,
     np.bool_: I1, bool: I1,
+    **{dtype.type: element for element, dtype in NARROW_INTS.items()},  # int8 ... uint32
 }
 
 
@@ -192,6 +193,10 @@ class ArrayLowering:
         if is_float(src):
             return T.pointwise(self.em, lambda e, a: e.op(arith.FPToSIOp(a[0], elem)), [v], elem,
                                "piecewise-constant")
+        if is_int(src) and is_int(elem):  # numpy wraps, as C converts: int8's -1 is uint8's 255
+            width = elem.width.data
+            cast = arith.TruncIOp if src.width.data > width else arith.ExtSIOp  # a uint's carrier is non-negative
+            return self.wrap(T.pointwise(self.em, lambda e, a: e.op(cast(a[0], elem)), [v], elem))
         return self.int_to(v, elem, None) if is_array(v) else self.em.to_int(v)
 
     def result_element(self, values) -> Attribute:
@@ -247,12 +252,7 @@ class ArrayLowering:
                                  f"dtype {numpy_dtype(next(T.element(v) for v in values if is_narrow_int(T.element(v))))}: "
                                  "numpy's result dtype differs between the two (NEP 50)",
                                  "convert the array first: x.astype(np.int64)")
-        result = np.result_type(*strong)
-        if result.kind != "i" and result.kind != "u":  # uint64 with int64: float64 in numpy
-            raise self.error(node, f"{' with '.join(sorted({d.name for d in strong}))} is computed in float64 by "
-                             "numpy, which rounds above 2**53",
-                             "convert first: x.astype(np.float64), or x.astype(np.int64) if the values fit")
-        return int_element(result)
+        return int_element(np.result_type(*strong))  # never uint64 (refused where it enters: types.py)
 
     def int_to(self, v: SSAValue, elem: Attribute, node) -> SSAValue:
         """An int or bool number or array as int element type `elem`, which
@@ -261,9 +261,9 @@ class ArrayLowering:
         src, em = T.element(v), self.em
         if src == elem:
             return v
-        if is_bool(src) or is_unsigned(src):
+        if is_bool(src):
             return T.pointwise(em, lambda e, a: e.op(arith.ExtUIOp(a[0], elem)), [v], elem)
-        if is_array(v) or elem == I64:
+        if is_array(v) or elem == I64:  # to a wider dtype (a uint's carrier holds its values as non-negative)
             return T.pointwise(em, lambda e, a: e.op(arith.ExtSIOp(a[0], elem)), [v], elem)
         dtype = numpy_dtype(elem)
         info = np.iinfo(dtype)
@@ -274,15 +274,21 @@ class ArrayLowering:
                                  f"write a value in [{info.min}, {info.max}], or convert the array first: "
                                  "x.astype(np.int64)")
             return em.const(c, elem)
-        if dtype.itemsize == 8:  # a run-time int with a uint64 array
-            raise self.error(node, "a run-time Python int with a uint64 array",
-                             "convert the array first: x.astype(np.int64), or make the int a constant")
         outside = em.op(arith.OrIOp(em.op(arith.CmpiOp(v, em.const(int(info.min), I64), "slt")),
                                     em.op(arith.CmpiOp(v, em.const(int(info.max), I64), "sgt"))))
         em.op(cf.AssertOp(em.op(arith.XOrIOp(outside, em.const(1, I1))),
                           f"{self.fl.src.location(node)}: Python integer out of bounds for {dtype} "
                           "(numpy raises OverflowError)"))
         return em.op(arith.TruncIOp(v, elem))
+
+    def wrap(self, v: SSAValue) -> SSAValue:
+        """`v`, a result of `+ - *` (or a truncation), wrapped as numpy's uint
+        dtype of its element type wraps: its carrier's bits above the dtype's
+        masked off (irad/ir/types.py). Other dtypes wrap by themselves."""
+        elem = T.element(v)
+        if not is_uint(elem):
+            return v
+        return self.em.op(arith.AndIOp(v, T.dense(self.em, uint_mask(elem), v.type)))
 
     def no_narrow_number(self, x: SSAValue, node) -> SSAValue:
         """`x`, of which a number is taken (an element, a full reduction), if
@@ -311,6 +317,8 @@ class ArrayLowering:
         if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
             return self.bitwise(op, a, b, node)
         floating = any(is_float(T.element(v)) for v in (a, b))
+        if isinstance(op, ast.Div) and not floating:  # numpy: ints divide in float64
+            a, b = (self.to_element(v, F64) if is_narrow_int(T.element(v)) else v for v in (a, b))
         if isinstance(op, (ast.Mod, ast.FloorDiv)):
             return self.division(isinstance(op, ast.Mod), a, b, node)
         if not floating and not isinstance(op, ast.Div):
@@ -344,7 +352,7 @@ class ArrayLowering:
             x, y = self.broadcast(node, a, b)
             return self.new(self.em.op((arith.OrIOp if isinstance(op, ast.Add) else arith.AndIOp)(x, y)))
         x, y = self.integers(node, a, b)
-        return self.new(self.em.op(classes[type(op)](x, y)))
+        return self.new(self.wrap(self.em.op(classes[type(op)](x, y))))
 
     def bitwise(self, op: ast.operator, a: SSAValue, b: SSAValue, node) -> SSAValue:
         """& | ^ on bool arrays (masks) or int arrays."""
@@ -379,7 +387,7 @@ class ArrayLowering:
 
     def negate(self, x: SSAValue, node) -> SSAValue:
         if is_int(T.element(x)):  # int64 wraps, as in numpy
-            return self.new(self.em.op(arith.SubiOp(T.dense(self.em, 0, x.type), x)))
+            return self.new(self.wrap(self.em.op(arith.SubiOp(T.dense(self.em, 0, x.type), x))))
         if is_bool(T.element(x)):
             raise self.error(node, "`-` of a bool array is not supported (numpy: TypeError)",
                              "use `~mask` for the logical not")
@@ -389,7 +397,7 @@ class ArrayLowering:
     def compare(self, predicate: str, a: SSAValue, b: SSAValue, node) -> SSAValue:
         if not any(is_float(T.element(v)) for v in (a, b)):  # ints as ints: exact beyond 2**53
             x, y = self.integers(node, a, b)
-            signed = int_predicate(predicate, T.element(x))
+            signed = int_predicate(predicate)
             return self.new(T.pointwise(self.em, lambda e, v: e.op(arith.CmpiOp(v[0], v[1], signed)), [x, y], I1,
                                         "piecewise-constant"))
         x, y = self.floats(node, a, b)
@@ -583,7 +591,7 @@ class ArrayLowering:
         obj = getattr(obj, "type", obj) if isinstance(obj, np.dtype) else obj
         if obj not in _DTYPES:
             raise self.error(node, f"dtype {getattr(obj, '__name__', obj)!r} is not supported",
-                             "use float64, float32, int64 or bool")
+                             "use float64, float32, int64, bool, or int8 ... uint32")
         return _DTYPES[obj]
 
     def shape_arg(self, value, node) -> tuple[int, ...]:
@@ -601,10 +609,11 @@ class ArrayLowering:
         if combiner in INT_COMBINERS:
             (x,) = self.integers(node, x)
             if combiner in _COUNTING.values() and is_narrow_int(T.element(x)):  # numpy: 64-bit sums
-                x = self.int_to(x, int_element(np.dtype(np.uint64 if is_unsigned(T.element(x)) else np.int64)),
-                                node)
-            elif is_unsigned(T.element(x)):
-                combiner = _UNSIGNED_COMBINERS.get(combiner, combiner)
+                if is_uint(T.element(x)):
+                    raise self.error(node, f"the sum or product of a {numpy_dtype(T.element(x))} array is uint64 "
+                                     "in numpy, a dtype irad does not compute",
+                                     "convert the array first: x.astype(np.int64)")
+                x = self.int_to(x, I64, node)
         else:
             (x,) = self.floats(node, x)
         dims = T.shape(x)
@@ -625,6 +634,8 @@ class ArrayLowering:
 
     def mean(self, x, axis, keepdims, node) -> SSAValue:
         x = self.array(x, node)
+        if is_narrow_int(T.element(x)):  # numpy: the mean of ints is float64, summed in float64
+            x = self.to_element(x, F64)
         total = self.reduction(x, axis, keepdims, node, arith.AddfOp)
         if not is_array(x):
             return total
@@ -743,7 +754,9 @@ class ArrayLowering:
             raise self.error(node, f"the result of shape {T.shape(result)} cannot be written into "
                              f"'{name}' of shape {T.shape(current)} (numpy: non-broadcastable output)")
         kept = T.element(current)
-        if not is_float(kept) and T.element(result) != kept:  # numpy casts 'same_kind' only
+        same_kind = is_int(kept) and is_int(T.element(result)) and np.can_cast(
+            numpy_dtype(T.element(result)), numpy_dtype(kept), "same_kind")  # int8 += int64: wraps into int8
+        if not is_float(kept) and T.element(result) != kept and not same_kind:  # numpy casts 'same_kind' only
             have, got = (dtype_name(t) for t in (kept, T.element(result)))
             raise self.error(node, f"in-place arithmetic on the {have} array '{name}' gives {got} here, "
                              f"which numpy does not cast back into {have} (UFuncTypeError)",
@@ -1012,7 +1025,7 @@ def _unary(op_class):
     def handler(al: ArrayLowering, node, x):
         x = al.array(x, node)
         if op_class is mathd.AbsFOp and not is_float(T.element(x)):  # numpy's abs of ints wraps at INT64_MIN
-            if is_bool(T.element(x)) or is_unsigned(T.element(x)):
+            if is_bool(T.element(x)) or is_uint(T.element(x)):
                 return x
             return _fresh_array(al, T.pointwise(al.em, _int_abs, [x], T.element(x), "piecewise-constant"))
         (x,) = al.floats(node, x)
@@ -1051,10 +1064,10 @@ for _fn, _cls in {
 _SIGNED_PREDICATES = {"olt": "slt", "ole": "sle", "ogt": "sgt", "oge": "sge", "oeq": "eq", "une": "ne"}
 
 
-def int_predicate(float_predicate: str, elem: Attribute) -> str:
-    """cmpi's predicate for cmpf's `float_predicate` on ints of type `elem`."""
-    signed = _SIGNED_PREDICATES[float_predicate]
-    return "u" + signed[1:] if is_unsigned(elem) and signed[0] == "s" else signed
+def int_predicate(float_predicate: str) -> str:
+    """cmpi's predicate for cmpf's `float_predicate` (on a uint's carrier too,
+    whose values are non-negative: irad/ir/types.py)."""
+    return _SIGNED_PREDICATES[float_predicate]
 
 # numpy's functions of int and bool arrays computed as numpy does, in int64 (in
 # float, values beyond 2**53 would round) or, of two bool arrays, as bools
@@ -1075,8 +1088,6 @@ def _int_binary(al: ArrayLowering, node, op_class, a: SSAValue, b: SSAValue) -> 
     x, y = al.integers(node, a, b)
 
     elem = T.element(x)
-    if is_unsigned(elem):
-        beyond = "u" + beyond[1:]
 
     def pick(e, args: Sequence[SSAValue]) -> SSAValue:
         return e.op(arith.SelectOp(e.op(arith.CmpiOp(args[0], args[1], beyond)), args[0], args[1]))
@@ -1174,7 +1185,6 @@ def _reduction(combiner):
 
 _COUNTING = {arith.AddfOp: arith.AddiOp, arith.MulfOp: arith.MuliOp}
 _INT_COMBINERS = {arith.MaximumfOp: arith.MaxSIOp, arith.MinimumfOp: arith.MinSIOp}
-_UNSIGNED_COMBINERS = {arith.MaxSIOp: arith.MaxUIOp, arith.MinSIOp: arith.MinUIOp}
 INT_COMBINERS = frozenset((*_COUNTING.values(), *_INT_COMBINERS.values()))
 # the reductions numpy refuses over no elements, by the name numpy gives them
 _NO_IDENTITY = {arith.MaximumfOp: "max", arith.MinimumfOp: "min", arith.MaxSIOp: "max", arith.MinSIOp: "min"}
@@ -1381,6 +1391,9 @@ def _eye(al, node, n, m, dtype):
 def _astype_handler(al, node, x, dtype):
     x = al.array(x, node)
     elem = al.dtype(dtype, node, T.element(x))
+    if is_float(T.element(x)) and is_narrow_int(elem):
+        raise al.error(node, f"a float array to dtype {numpy_dtype(elem)}: numpy's conversion of floats outside "
+                       f"{numpy_dtype(elem)}'s range is undefined", "convert to int64 first: x.astype(np.int64)")
     converted = al.cast(x, elem)  # to ints toward zero, as numpy
     if not is_array(x):
         return converted

@@ -27,7 +27,7 @@ from irad.ir import tensor as T
 from irad.ir.arith import RemFOp
 from irad.ir.builder import constant
 from irad.ir.constants import float_constant
-from irad.ir.types import I1, I64, is_unsigned
+from irad.ir.types import I1, I64, is_uint
 
 
 def _signs_differ(e, args: Sequence[SSAValue]) -> SSAValue:
@@ -93,8 +93,8 @@ def _int_division(floor: bool):
         t = x.type
         zero, one = (e.op(constant(IntegerAttr(v, t), t)) for v in (0, 1))
         by_zero = e.op(arith.CmpiOp(y, zero, "eq"))
-        if is_unsigned(t):  # no negative values: C's division is numpy's
-            result = e.op((arith.DivUIOp if floor else arith.RemUIOp)(x, e.op(arith.SelectOp(by_zero, one, y))))
+        if is_uint(t):  # a uint's carrier: no negative values, C's division is numpy's
+            result = e.op((arith.FloorDivSIOp if floor else arith.RemSIOp)(x, e.op(arith.SelectOp(by_zero, one, y))))
             return e.op(arith.SelectOp(by_zero, zero, result))
         by_minus_one = e.op(arith.CmpiOp(y, e.op(constant(IntegerAttr(-1, t), t)), "eq"))
         safe = e.op(arith.SelectOp(e.op(arith.OrIOp(by_zero, by_minus_one)), one, y))

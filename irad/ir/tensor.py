@@ -47,7 +47,7 @@ from xdsl.ir.affine import AffineMap
 from irad.base.errors import DifferentiationError
 from irad.ir.builder import IRBuilder
 from irad.ir.locations import location
-from irad.ir.types import is_tensor, is_unsigned, numpy_dtype
+from irad.ir.types import is_tensor, numpy_dtype
 
 I1 = IntegerType(1)
 I64 = IntegerType(64)
@@ -63,15 +63,14 @@ REDUCTIONS: dict[type, float] = {
     arith.MuliOp: 1,
     arith.MaxSIOp: -(2**63),
     arith.MinSIOp: 2**63 - 1,
-    arith.MaxUIOp: 0,  # uint arrays (their minimum identity is their dtype's maximum: `identity`)
 }
 
 
 def identity(combiner: type, elem: Attribute):
     """The neutral element of `combiner` on elements of type `elem`: REDUCTIONS'
-    one, except for max and min of ints narrower than int64, and min of uints."""
+    one, except for max and min of numpy's narrow int dtypes (uint64 too)."""
     dtype = numpy_dtype(elem)
-    if combiner in (arith.MaxSIOp, arith.MinSIOp, arith.MinUIOp) and dtype is not None:
+    if combiner in (arith.MaxSIOp, arith.MinSIOp) and dtype is not None:
         info = np.iinfo(dtype)
         return int(info.min if combiner is arith.MaxSIOp else info.max)
     return REDUCTIONS[combiner]
@@ -309,8 +308,7 @@ INDEX = IndexType()
 def to_float(b, x: SSAValue, elem: Attribute) -> SSAValue:
     """An int or bool tensor as floats (arith casts on tensors, as a linalg.generic)."""
     src = element(x)
-    unsigned = isinstance(src, IntegerType) and (src.width.data == 1 or is_unsigned(src))
-    cast = arith.UIToFPOp if unsigned else arith.SIToFPOp
+    cast = arith.UIToFPOp if isinstance(src, IntegerType) and src.width.data == 1 else arith.SIToFPOp
     return elementwise(b, lambda e, a: e.op(cast(a[0], elem)), [x], elem)
 
 

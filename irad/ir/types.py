@@ -5,13 +5,23 @@ types of the example arguments: float -> f64, int -> i64, bool -> i1, and a
 numpy array of static shape -> a ranked tensor of its dtype (float64 -> f64,
 float32 -> f32, int64 -> i64, bool -> i1).
 
-numpy's narrow integer dtypes are element types of their own width, so that
-their arithmetic wraps there as numpy's does: int8, int16, int32 -> i8, i16,
-i32 (signless, read as signed), uint8 ... uint64 -> ui8 ... ui64 (xDSL's
-unsigned integers; the frontend emits the unsigned ops for them, and the
-native backend drops the `u` once the ops say it). Arrays of them only: a
-number of such a dtype (an np.uint8 scalar, a 0-d array) is refused
-(`refusal`), since irad's numbers are int64. So are ndarray subclasses, whose
+numpy's narrow integer dtypes have element types of their own, so that the
+type says the dtype and the arithmetic wraps as numpy's does:
+
+* int8, int16, int32 -> i8, i16, i32: signless ints read as signed, which
+  wrap in their width as numpy's do;
+* uint8, uint16, uint32 -> i9, i17, i33: one bit wider than the dtype, so
+  that every value is non-negative and the signed ops (comparisons, `//`,
+  `%`, sitofp, extsi) mean the unsigned ones; `+ - *` are followed by a mask
+  to the dtype's bits (`uint_mask`), which makes them wrap as numpy's do. An
+  array of them holds numpy's dtype (uint8 in one byte): the Python backend
+  computes on uint8 arrays, the native one narrows the carrier to the
+  dtype's width with the unsigned ops (native/unsigned.py).
+
+Every type and op stays standard MLIR (signless ints). Arrays of these dtypes
+only: a number of one (an np.uint8 scalar, a 0-d array) is refused
+(`refusal`), since irad's numbers are int64; so is uint64 (its carrier,
+i65, has no dense constants in xDSL). So are ndarray subclasses, whose
 operators mean something else (np.matrix's `*` is a matrix product, np.ma
 ignores masked elements).
 """
@@ -22,7 +32,7 @@ import numbers
 import types
 
 import numpy as np
-from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType, Signedness, TensorType
+from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType, TensorType
 from xdsl.ir import Attribute
 
 from irad.ir.isa import isa
@@ -35,7 +45,7 @@ I1 = IntegerType(1)
 # numpy's integer dtypes other than int64, by element type (see the module's docstring)
 NARROW_INTS = {
     IntegerType(8): np.dtype(np.int8), IntegerType(16): np.dtype(np.int16), IntegerType(32): np.dtype(np.int32),
-    **{IntegerType(n, Signedness.UNSIGNED): np.dtype(f"uint{n}") for n in (8, 16, 32, 64)},
+    **{IntegerType(n + 1): np.dtype(f"uint{n}") for n in (8, 16, 32)},  # carriers, one bit wider
 }
 _NARROW_ELEMENTS = {dtype: element for element, dtype in NARROW_INTS.items()}
 
@@ -56,8 +66,14 @@ def is_narrow_int(t: Attribute) -> bool:
     return isa(t, IntegerType) and t in NARROW_INTS
 
 
-def is_unsigned(t: Attribute) -> bool:
-    return isa(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED
+def is_uint(t: Attribute) -> bool:
+    """The carrier of a numpy uint dtype (i9 for uint8, ...: the module's docstring)."""
+    return isa(t, IntegerType) and t in NARROW_INTS and t.width.data % 2 == 1
+
+
+def uint_mask(t: Attribute) -> int:
+    """The bits of the uint dtype whose carrier `t` is (255 for uint8's i9)."""
+    return (1 << (t.width.data - 1)) - 1
 
 
 def int_element(dtype: np.dtype) -> Attribute:
@@ -128,6 +144,11 @@ def refusal(value: object) -> tuple[str, str] | None:
         return (f"a {cls}, an ndarray subclass whose operators may differ from a plain array's",
                 "pass np.asarray(x)")
     dtype = getattr(value, "dtype", None) if isinstance(value, (np.ndarray, np.generic)) else None
+    if dtype == np.uint64 and isinstance(value, np.ndarray) and value.ndim:
+        return ("an array of dtype uint64: its values above 2**63 do not fit irad's int64, and irad does not "
+                "compute uint64 arithmetic (int8 ... uint32 arrays it computes as numpy)",
+                "convert it where it enters: x.astype(np.int64) if the values are below 2**63, else "
+                "x.astype(np.float64)")
     if dtype is not None and dtype.kind in "iu" and dtype != np.int64 and not (
             isinstance(value, np.ndarray) and value.ndim):
         return (f"a number of dtype {dtype} (a numpy scalar or a 0-d array): numpy's {dtype} arithmetic "

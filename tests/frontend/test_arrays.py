@@ -133,7 +133,7 @@ def test_array_types():
     assert str(type_of_value(np.zeros((2, 3)))) == "tensor<2x3xf64>"
     assert str(type_of_value(np.zeros(3, dtype=np.float32))) == "tensor<3xf32>"
     assert str(type_of_value(np.zeros(3, dtype=np.int32))) == "tensor<3xi32>"  # wrapping in 32 bits
-    assert str(type_of_value(np.zeros(3, dtype=np.uint8))) == "tensor<3xui8>"
+    assert str(type_of_value(np.zeros(3, dtype=np.uint8))) == "tensor<3xi9>"  # its carrier
     assert str(type_of_value(np.zeros(3, dtype=bool))) == "tensor<3xi1>"
     assert type_of_value(np.zeros(3, dtype=complex)) is None
 

@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from irad.ir import contraction
-from irad.ir.types import NARROW_INTS, is_unsigned
+from irad.ir.types import NARROW_INTS, is_uint, uint_mask
 from irad.ir.walk import operands
 from irad.ir.constants import is_splat_of, splat_number
 from irad.ir.gather import axis_of
@@ -298,11 +298,11 @@ def dtype_name(t: Attribute) -> str:
 
 
 def int_value(value, elem: Attribute):
-    """A constant's value as numpy's dtype of `elem` reads its bits: an
-    unsigned int's (200, not -56, in a uint8 array, where numpy 2 refuses -56);
-    other values as they are."""
-    if isinstance(value, int) and not isinstance(value, bool) and is_unsigned(elem):
-        return value % (1 << elem.width.data)
+    """A constant's value as numpy's uint dtype of `elem` holds it: its carrier's
+    bits below the top one (irad/ir/types.py; numpy 2 refuses a negative
+    value in a uint array); other values as they are."""
+    if isinstance(value, int) and not isinstance(value, bool) and is_uint(elem):
+        return value & uint_mask(elem)
     return value
 
 
@@ -586,8 +586,6 @@ _REDUCE_FUNCTIONS = {
     arith.MuliOp: "np.multiply",
     arith.MaxSIOp: "np.maximum",
     arith.MinSIOp: "np.minimum",
-    arith.MaxUIOp: "np.maximum",  # of uint arrays
-    arith.MinUIOp: "np.minimum",
 }
 
 
@@ -654,17 +652,15 @@ def _matmul(tr, op):
 
 # Ops inside an elementwise linalg.generic, on whole arrays.
 _CMP = {"oeq": "==", "ogt": ">", "oge": ">=", "olt": "<", "ole": "<=", "une": "!=",
-        "eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=",
-        "ult": "<", "ule": "<=", "ugt": ">", "uge": ">="}  # unsigned: on uint arrays, whose values are unsigned
+        "eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">="}
 # unordered / ordered: whether either operand is NaN (np.isnan)
 _CMP_NAN = {"uno": "(np.isnan({0}) | np.isnan({1}))", "ord": "~(np.isnan({0}) | np.isnan({1}))"}
 _CONVERSIONS = frozenset({"arith.uitofp", "arith.sitofp", "arith.fptosi", "arith.extf", "arith.truncf",
-                          "arith.extui", "arith.extsi"})
+                          "arith.extui", "arith.extsi", "arith.trunci"})
 _BITWISE = {"arith.andi": "&", "arith.ori": "|", "arith.xori": "^"}
 # int divisions (their divisors are never 0, nor -1 for floordivsi: float_division.py);
 # remsi is C's remainder, with the dividend's sign: np.fmod
-_INT_DIVISIONS = {"arith.floordivsi": "np.floor_divide", "arith.remsi": "np.fmod",
-                  "arith.divui": "np.floor_divide", "arith.remui": "np.remainder"}  # uint arrays
+_INT_DIVISIONS = {"arith.floordivsi": "np.floor_divide", "arith.remsi": "np.fmod"}
 
 
 class _BodyValues:

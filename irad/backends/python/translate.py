@@ -466,7 +466,10 @@ def _emit_extui(tr: FunctionTranslator, op: Operation) -> str:
 
 def _emit_trunci(tr: FunctionTranslator, op: Operation) -> str:
     (x,) = tr.operands(op)
-    return _truncate(x, op.results[0].type)
+    t = op.results[0].type
+    if t in NARROW_INTS:  # a number that fills an array of numpy's dtype: a numpy scalar of it
+        return f"np.{NARROW_INTS[t].name}({x} & {hex((1 << _width(t)) - 1)})"
+    return _truncate(x, t)
 
 
 def _emit_index_cast(tr: FunctionTranslator, op: Operation) -> str:
