@@ -1095,6 +1095,16 @@ def _int_binary(al: ArrayLowering, node, op_class, a: SSAValue, b: SSAValue) -> 
     return _fresh_array(al, T.pointwise(al.em, pick, [x, y], elem, "piecewise-constant"))
 
 
+def _within_dtype(al: ArrayLowering, bound: SSAValue, elem: Attribute) -> SSAValue:
+    """A Python int bound of np.clip on a narrow int array, brought into its
+    dtype's range, as numpy 2 does (np.clip(uint8_array, -5, 300) is valid)."""
+    c = integers.constant_int(bound)
+    if c is None or not is_narrow_int(elem) or numpy_scalars.kind(bound) != numpy_scalars.PYTHON:
+        return bound
+    info = np.iinfo(numpy_dtype(elem))
+    return al.em.const(min(max(c, int(info.min)), int(info.max)), I64)
+
+
 def _int_abs(e, args: Sequence[SSAValue]) -> SSAValue:
     """numpy's abs of a signed int: -x below 0, wrapping at its minimum (INT64_MIN) as numpy's does."""
     x = args[0]
@@ -1155,7 +1165,7 @@ def _clip(al, node, a, lo, hi, lo_keyword, hi_keyword):
     if is_int(T.element(x)) and not any(is_float(T.element(v)) for v in bounds):  # numpy: int64, exact
         for bound, op_class in ((lo, arith.MaximumfOp), (hi, arith.MinimumfOp)):
             if not _omitted(bound):
-                x = _int_binary(al, node, op_class, x, al.array(bound, node))
+                x = _int_binary(al, node, op_class, x, _within_dtype(al, al.array(bound, node), T.element(x)))
         return x
     if not _omitted(lo):
         x, lo_ = al.floats(node, x, al.array(lo, node))
