@@ -224,11 +224,27 @@ class ArrayLowering:
 
     def floats(self, node, *values: SSAValue) -> list[SSAValue]:
         """Bring operands to a common float dtype and a common shape."""
+        elem = self.float_element(node, values)
+        return self.broadcast(node, *(self.to_element(v, elem) for v in values))
+
+    def float_element(self, node, values) -> Attribute:
+        """result_element, for an operation that numpy computes in floats only
+        where a float joins: of narrow int arrays alone (np.sqrt(uint8_array)
+        is float16, uint8_array @ uint8_array uint8) it is refused."""
         narrow = [T.element(v) for v in values if is_narrow_int(T.element(v))]
         if narrow and not any(is_float(T.element(v)) for v in values):
             raise self.narrow_error(node, numpy_dtype(narrow[0]), "in floating point")
-        elem = self.result_element(values)
-        return self.broadcast(node, *(self.to_element(v, elem) for v in values))
+        return self.result_element(values)
+
+    def accumulated(self, x: SSAValue, node) -> SSAValue:
+        """An int array as numpy sums and multiplies it (np.sum, np.cumsum):
+        int8 ... int32 in int64; uint8 ... uint32 would be uint64, refused."""
+        if not is_narrow_int(T.element(x)):
+            return x
+        if is_uint(T.element(x)):
+            raise self.error(node, f"the sum or product of a {numpy_dtype(T.element(x))} array is uint64 in numpy, "
+                             "a dtype irad does not compute", "convert the array first: x.astype(np.int64)")
+        return self.int_to(x, I64, node)
 
     def integers(self, node, *values: SSAValue) -> list[SSAValue]:
         """Bring int and bool operands to numpy's common int dtype (int64, or by
@@ -397,7 +413,7 @@ class ArrayLowering:
     def compare(self, predicate: str, a: SSAValue, b: SSAValue, node) -> SSAValue:
         if not any(is_float(T.element(v)) for v in (a, b)):  # ints as ints: exact beyond 2**53
             x, y = self.integers(node, a, b)
-            signed = int_predicate(predicate)
+            signed = _SIGNED_PREDICATES[predicate]  # a uint's carrier is non-negative: they are its unsigned ones
             return self.new(T.pointwise(self.em, lambda e, v: e.op(arith.CmpiOp(v[0], v[1], signed)), [x, y], I1,
                                         "piecewise-constant"))
         x, y = self.floats(node, a, b)
@@ -408,7 +424,7 @@ class ArrayLowering:
         if not is_array(a) or not is_array(b):
             x, y = self.floats(node, a, b)
             return self.new(em.op(arith.MulfOp(x, y)))
-        elem = self.result_element([a, b])
+        elem = self.float_element(node, [a, b])
         a, b = self.to_element(a, elem), self.to_element(b, elem)
         sa, sb = T.shape(a), T.shape(b)
         if not sa or not sb:  # numpy refuses a 0-d operand too
@@ -563,10 +579,14 @@ class ArrayLowering:
         return self.new(self.em.op(tensor.FromElementsOp(*items)))
 
     def common_element(self, values) -> Attribute:
-        """numpy's result dtype: float if any is, else int64, bool if all are."""
+        """numpy's result dtype: float if any is, else int64 (or the arrays'
+        narrow int dtypes' common one), bool if all are."""
         if any(is_float(T.element(v)) for v in values):
             return self.result_element(values)
-        return I1 if all(is_bool(T.element(v)) for v in values) else I64
+        if all(is_bool(T.element(v)) for v in values):
+            return I1
+        arrays = [numpy_dtype(T.element(v)) for v in values if is_array(v)]
+        return int_element(np.result_type(*arrays)) if any(is_narrow_int(T.element(v)) for v in values) else I64
 
     def convert(self, v: SSAValue, elem: Attribute) -> SSAValue:
         """A number or array to element type `elem` (float, int64 from int or bool, bool)."""
@@ -608,12 +628,8 @@ class ArrayLowering:
             return self.to_element(x, F64) if not is_float(x.type) else x
         if combiner in INT_COMBINERS:
             (x,) = self.integers(node, x)
-            if combiner in _COUNTING.values() and is_narrow_int(T.element(x)):  # numpy: 64-bit sums
-                if is_uint(T.element(x)):
-                    raise self.error(node, f"the sum or product of a {numpy_dtype(T.element(x))} array is uint64 "
-                                     "in numpy, a dtype irad does not compute",
-                                     "convert the array first: x.astype(np.int64)")
-                x = self.int_to(x, I64, node)
+            if combiner in _COUNTING.values():
+                x = self.accumulated(x, node)
         else:
             (x,) = self.floats(node, x)
         dims = T.shape(x)
@@ -724,13 +740,12 @@ class ArrayLowering:
         taken = G.gather(self.em, x, spread, axis)
         return T.reshape(self.em, taken, (*dims[:axis], *T.shape(idx), *dims[axis + 1:]))
 
-    def item_at(self, x: SSAValue, k, node=None) -> SSAValue:
+    def item_at(self, x: SSAValue, k) -> SSAValue:
         """x[k] for a k in range (an int, or an i64 value): row k, a view (an element for rank 1)."""
         dims = T.shape(x)
         offset = k if isinstance(k, int) else self.em.op(arith.IndexCastOp(k, INDEX))
         if len(dims) == 1:
-            return self.em.op(tensor.ExtractOp(self.no_narrow_number(x, node), [self.index_value(offset)],
-                                               T.element(x)))
+            return self.em.op(tensor.ExtractOp(x, [self.index_value(offset)], T.element(x)))  # iteration checks
         rest = dims[1:]
         step = Slice((offset, *[0] * len(rest)), (1, *rest), (1,) * len(dims), tuple(rest))
         return self.views.derive(step.read(self.em, x), x, step)
@@ -1025,8 +1040,10 @@ def _unary(op_class):
     def handler(al: ArrayLowering, node, x):
         x = al.array(x, node)
         if op_class is mathd.AbsFOp and not is_float(T.element(x)):  # numpy's abs of ints wraps at INT64_MIN
-            if is_bool(T.element(x)) or is_uint(T.element(x)):
+            if is_bool(T.element(x)):
                 return x
+            if is_uint(T.element(x)):
+                return al.new(al.copy(x))
             return _fresh_array(al, T.pointwise(al.em, _int_abs, [x], T.element(x), "piecewise-constant"))
         (x,) = al.floats(node, x)
         result = al.em.op(op_class(x))
@@ -1063,11 +1080,6 @@ for _fn, _cls in {
 
 _SIGNED_PREDICATES = {"olt": "slt", "ole": "sle", "ogt": "sgt", "oge": "sge", "oeq": "eq", "une": "ne"}
 
-
-def int_predicate(float_predicate: str) -> str:
-    """cmpi's predicate for cmpf's `float_predicate` (on a uint's carrier too,
-    whose values are non-negative: irad/ir/types.py)."""
-    return _SIGNED_PREDICATES[float_predicate]
 
 # numpy's functions of int and bool arrays computed as numpy does, in int64 (in
 # float, values beyond 2**53 would round) or, of two bool arrays, as bools
@@ -1342,6 +1354,8 @@ def _filled(al, node, dims, value: SSAValue | float, elem: Attribute) -> SSAValu
     if isinstance(value, (int, float)):
         return al.new(T.dense(al.em, value, TensorType(elem, dims)))
     v = al.to_element(value, elem) if is_float(elem) else al.em.to_int(value)
+    if is_narrow_int(elem):  # np.full(3, 7, dtype=np.uint8): the fill must fit, as numpy requires
+        v = al.int_to(v, elem, node)
     return al.new(T.splat(al.em, v, dims))
 
 

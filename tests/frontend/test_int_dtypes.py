@@ -44,11 +44,12 @@ def narrow_arithmetic(x, a, b, k):
     return (x * 1.0, c, a - b, a * b, a // b, a % b, -a, a & b, a | 6, a ^ b, a < b, a >= 3, a == b,
             np.where(a > b, a, 7), np.maximum(a, b), np.minimum(a, 5), np.abs(a), np.clip(a, 1, 100),
             np.max(a, axis=0), np.min(a, axis=1), np.mean(a), a / 3, a + True, a.astype(np.int64) * 1000,
-            a.astype(np.float64) * 0.5, a * 2.5, a * np.float32(2), a + a.astype(np.int16), a - np.int64(3))
+            a.astype(np.float64) * 0.5, a * 2.5, a * np.float32(2), a + a.astype(np.int16), a - np.int64(3),
+            np.arange(5.0)[b % 3], np.full_like(a, 7), np.zeros(2, dtype=np.uint16) + 1)
 
 
 def narrow_sums(x, a):
-    return x * 1.0, np.sum(a, axis=0), np.prod(a, axis=1), np.sum(a), x * np.sum(a)
+    return x * 1.0, np.sum(a, axis=0), np.prod(a, axis=1), np.sum(a), x * np.sum(a), np.cumsum(a), np.cumprod(a, axis=1)
 
 
 def narrow_arguments(dtype):
@@ -121,7 +122,9 @@ def test_what_irad_does_not_compute_as_numpy_is_refused_at_the_line():
                        r"uint8(.|\n)*hint: write a value in \[0, 255\]"):
         irad.vjp(lambda x, a: (x, a + 300), 1.0, a)
     for f, what in ((element_plus_one, "a number of dtype uint8"), (full_max, "a number of dtype uint8"),
-                    (square_root, "an array of dtype uint8 computed in floating point")):
+                    (square_root, "an array of dtype uint8 computed in floating point"),
+                    (lambda x, a: x * np.sum(a @ a), "an array of dtype uint8 computed in floating point"),
+                    (lambda x, a: (x, np.cumsum(a)), "the sum or product of a uint8 array is uint64")):
         with pytest.raises(UnsupportedError, match=rf"test_int_dtypes.py:\d+:\d+: {what}(.|\n)*hint: "):
             irad.vjp(f, 1.0, a)
     with pytest.raises(UnsupportedError, match=r"uint8 array is uint64"):

@@ -306,12 +306,16 @@ def int_value(value, elem: Attribute):
     return value
 
 
-def int_literal(value: int, elem: Attribute) -> str:
-    """An int constant of type `elem`: a numpy scalar of a narrow dtype
+def int_literal(value: int | str, elem: Attribute, expression: str = "") -> str:
+    """An int of type `elem` (a constant, or the variable named `value` whose
+    truncation to `elem` is `expression`): a numpy scalar of a narrow dtype
     (np.int8(2)), so that numpy computes with it in that dtype even where it
     meets no array (np.where(c, 1, 2) would be int64); else a Python int."""
     narrow = NARROW_INTS.get(elem)
-    value = int_value(value, elem)
+    if isinstance(value, str):  # a uint's carrier holds the dtype's bits, non-negative
+        value = f"{value} & {hex(uint_mask(elem))}" if is_uint(elem) else expression
+    else:
+        value = int_value(value, elem)
     return f"np.{narrow.name}({value})" if narrow is not None else repr(value)
 
 

@@ -468,7 +468,7 @@ def _emit_trunci(tr: FunctionTranslator, op: Operation) -> str:
     (x,) = tr.operands(op)
     t = op.results[0].type
     if t in NARROW_INTS:  # a number that fills an array of numpy's dtype: a numpy scalar of it
-        return f"np.{NARROW_INTS[t].name}({x} & {hex((1 << _width(t)) - 1)})"
+        return python_arrays.int_literal(x, t, expression=_truncate(x, t))
     return _truncate(x, t)
 
 
