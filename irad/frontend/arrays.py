@@ -1355,6 +1355,9 @@ def _filled(al, node, dims, value: SSAValue | float, elem: Attribute) -> SSAValu
         return al.new(T.dense(al.em, value, TensorType(elem, dims)))
     v = al.to_element(value, elem) if is_float(elem) else al.em.to_int(value)
     if is_narrow_int(elem):  # np.full(3, 7, dtype=np.uint8): the fill must fit, as numpy requires
+        if not is_int(v.type):
+            raise al.error(node, f"a float fill of a {numpy_dtype(elem)} array (numpy's conversion outside the "
+                           "dtype's range is undefined)", "fill with an int")
         v = al.int_to(v, elem, node)
     return al.new(T.splat(al.em, v, dims))
 

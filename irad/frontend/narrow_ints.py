@@ -51,8 +51,7 @@ def check(module: ModuleOp) -> None:
         if isinstance(op, _WRAPPING) and is_uint(element_type(op.result.type)) and not _masked(op):
             _refuse(op, f"this operation on {dtype} values would not wrap as numpy's {dtype} does", _HINT)
         try:
-            if not isinstance(op, arith.ConstantOp):  # xDSL's wants a signless type, which a uint constant is not
-                op.verify_()
+            op.verify_()
         except VerifyException:
             _refuse(op, f"this operation mixes dtype {dtype} with others in a way irad does not compute", _HINT)
 

@@ -285,3 +285,28 @@ def test_the_square_of_a_bool_array_is_refused():
     assert bool_square(1.0, MASKS[0])[1].dtype == np.int8  # numpy's
     with pytest.raises(UnsupportedError, match=r"np.square of a bool array is an int8 array in numpy"):
         irad.vjp(bool_square, 1.0, MASKS[0])
+
+
+def shifted(c, k):
+    return c * 3 + k
+
+
+def looped_uint8(w, im, n):
+    s = 0.0
+    c = im.copy()
+    for _ in range(n):
+        c = shifted(c, 7)  # uint8 through a helper, carried by the loop, wrapping
+        s = s + np.sum(w * np.tanh(c * 0.01))
+        if np.max(c.astype(np.int64)) > 100:
+            c = c - 50
+    return s
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_uint8_array_through_a_loop_a_helper_and_a_branch(backend):
+    w, im = np.array([0.5, -1.0, 2.0]), np.array([10, 200, 128], np.uint8)
+    value, grad = irad.value_and_grad(looped_uint8, backend=backend)(w, im, 4)
+    assert value == pytest.approx(looped_uint8(w, im, 4), rel=1e-15)
+    eps = 1e-6  # central differences in float64
+    differences = [(looped_uint8(w + eps * e, im, 4) - looped_uint8(w - eps * e, im, 4)) / (2 * eps) for e in np.eye(3)]
+    assert np.allclose(grad, differences, atol=1e-6)
