@@ -40,7 +40,10 @@ from irad.frontend.held_ints import HeldInts, zero_divisor_of_ints
 from irad.frontend.numpy_table import NUMPY, library_entries, numpy_function, numpy_name, numpy_signature, parameters
 from irad.frontend.values import Static, is_array
 from irad.frontend.views import Reshape, Slice, Transpose, Views
-from irad.ir.types import F32, F64, I1, I64, describe, dtype_name, is_bool, is_float, is_int
+from irad.ir.types import (
+    F32, F64, I1, I64, NARROW_INTS, describe, dtype_name, int_element, is_bool, is_float, is_int, is_narrow_int, is_uint,
+    numpy_dtype, uint_mask,
+)
 from irad.ir import gather as G
 from irad.ir import contraction
 from irad.ir import tensor as T
@@ -79,6 +82,7 @@ def is_numpy_callable(obj) -> bool:
 _DTYPES: dict[object, Attribute] = {
     np.float64: F64, float: F64, np.float32: F32, np.int64: I64, int: I64,
     np.bool_: I1, bool: I1,
+    **{dtype.type: element for element, dtype in NARROW_INTS.items()},  # int8 ... uint32
 }
 
 
@@ -189,18 +193,26 @@ class ArrayLowering:
         if is_float(src):
             return T.pointwise(self.em, lambda e, a: e.op(arith.FPToSIOp(a[0], elem)), [v], elem,
                                "piecewise-constant")
-        return self.integers(None, v)[0] if is_array(v) else self.em.to_int(v)
+        if is_int(src) and is_int(elem):  # numpy wraps, as C converts: int8's -1 is uint8's 255
+            width = elem.width.data
+            cast = arith.TruncIOp if src.width.data > width else arith.ExtSIOp  # a uint's carrier is non-negative
+            return self.wrap(T.pointwise(self.em, lambda e, a: e.op(cast(a[0], elem)), [v], elem))
+        return self.int_to(v, elem, None) if is_array(v) else self.em.to_int(v)
 
     def result_element(self, values) -> Attribute:
         """numpy's result dtype for floats: arrays decide, f32 unless an f64 or an
         int64 array joins (numpy: int64 with float32 is float64; bool keeps float32)."""
         arrays = [T.element(v) for v in values if is_array(v)]
-        if F64 in arrays or (F32 in arrays and any(is_int(e) for e in arrays)):
+        # numpy: float32 with int8 ... uint16 stays float32, with wider ints is float64
+        if F64 in arrays or (F32 in arrays and any(is_int(e) and numpy_dtype(e).itemsize > 2 for e in arrays)):
             return F64
         if F32 in arrays and any(isinstance(v, SSAValue) and numpy_scalars.is_float64(v) for v in values):
             return F64  # an np.float64 (or np.int64) number is not weak (NEP 50): x32 * np.float64(1.1)
         if F32 in arrays:
             return F32
+        if arrays and not any(is_float(e) for e in arrays) and all(numpy_dtype(e).itemsize <= 2 for e in arrays) \
+                and any(isinstance(v, SSAValue) and not is_array(v) and v.type == F32 for v in values):
+            return F32  # an np.float32 number is not weak: with int8 ... uint16 or bool arrays, float32
         return F64
 
     def broadcast(self, node, *values: SSAValue) -> list[SSAValue]:
@@ -212,18 +224,105 @@ class ArrayLowering:
 
     def floats(self, node, *values: SSAValue) -> list[SSAValue]:
         """Bring operands to a common float dtype and a common shape."""
-        elem = self.result_element(values)
+        elem = self.float_element(node, values)
         return self.broadcast(node, *(self.to_element(v, elem) for v in values))
 
+    def float_element(self, node, values) -> Attribute:
+        """result_element, for an operation that numpy computes in floats only
+        where a float joins: of narrow int arrays alone (np.sqrt(uint8_array)
+        is float16, uint8_array @ uint8_array uint8) it is refused."""
+        narrow = [T.element(v) for v in values if is_narrow_int(T.element(v))]
+        if narrow and not any(is_float(T.element(v)) for v in values):
+            raise self.narrow_error(node, numpy_dtype(narrow[0]), "in floating point")
+        return self.result_element(values)
+
+    def accumulated(self, x: SSAValue, node) -> SSAValue:
+        """An int array as numpy sums and multiplies it (np.sum, np.cumsum):
+        int8 ... int32 in int64; uint8 ... uint32 would be uint64, refused."""
+        if not is_narrow_int(T.element(x)):
+            return x
+        if is_uint(T.element(x)):
+            raise self.error(node, f"the sum or product of a {numpy_dtype(T.element(x))} array is uint64 in numpy, "
+                             "a dtype irad does not compute", "convert the array first: x.astype(np.int64)")
+        return self.int_to(x, I64, node)
+
     def integers(self, node, *values: SSAValue) -> list[SSAValue]:
-        """Bring int and bool operands to int64 (numpy's promotion) and a common shape."""
-        em = self.em
-        ints = [
-            T.pointwise(em, lambda e, a: e.op(arith.ExtUIOp(a[0], I64)), [v], I64)
-            if is_bool(T.element(v)) else v
-            for v in values
-        ]
-        return self.broadcast(node, *ints)
+        """Bring int and bool operands to numpy's common int dtype (int64, or by
+        NEP 50 a narrow one: `uint8_array - 128` stays uint8) and a common shape."""
+        elem = self.int_result(node, values)
+        return self.broadcast(node, *(self.int_to(v, elem, node) for v in values))
+
+    def int_result(self, node, values) -> Attribute:
+        """numpy's dtype of arithmetic on int and bool `values` (NEP 50): the
+        arrays' and numpy numbers' dtypes decide, a Python int takes theirs."""
+        if not any(is_narrow_int(T.element(v)) for v in values):
+            return I64
+        strong = []
+        for v in values:
+            if is_array(v) or is_bool(v.type):
+                strong.append(numpy_dtype(T.element(v)))
+            elif numpy_scalars.kind(v) == numpy_scalars.NUMPY:  # an np.int64 is not weak
+                strong.append(np.dtype(np.int64))
+            elif numpy_scalars.kind(v) != numpy_scalars.PYTHON:
+                raise self.error(node, "an int that may be a numpy int64 or a Python int, with an array of "
+                                 f"dtype {numpy_dtype(next(T.element(v) for v in values if is_narrow_int(T.element(v))))}: "
+                                 "numpy's result dtype differs between the two (NEP 50)",
+                                 "convert the array first: x.astype(np.int64)")
+        return int_element(np.result_type(*strong))  # never uint64 (refused where it enters: types.py)
+
+    def int_to(self, v: SSAValue, elem: Attribute, node) -> SSAValue:
+        """An int or bool number or array as int element type `elem`, which
+        holds all its values (int_result), except a Python int: it must fit, as
+        numpy requires (`uint8_array + 300` raises OverflowError)."""
+        src, em = T.element(v), self.em
+        if src == elem:
+            return v
+        if is_bool(src):
+            return T.pointwise(em, lambda e, a: e.op(arith.ExtUIOp(a[0], elem)), [v], elem)
+        if is_array(v) or elem == I64:  # to a wider dtype (a uint's carrier holds its values as non-negative)
+            return T.pointwise(em, lambda e, a: e.op(arith.ExtSIOp(a[0], elem)), [v], elem)
+        dtype = numpy_dtype(elem)
+        info = np.iinfo(dtype)
+        c = integers.constant_int(v)
+        if c is not None:
+            if not info.min <= c <= info.max:
+                raise self.error(node, f"Python integer {c} out of bounds for {dtype} (numpy raises OverflowError)",
+                                 f"write a value in [{info.min}, {info.max}], or convert the array first: "
+                                 "x.astype(np.int64)")
+            return em.const(c, elem)
+        outside = em.op(arith.OrIOp(em.op(arith.CmpiOp(v, em.const(int(info.min), I64), "slt")),
+                                    em.op(arith.CmpiOp(v, em.const(int(info.max), I64), "sgt"))))
+        em.op(cf.AssertOp(em.op(arith.XOrIOp(outside, em.const(1, I1))),
+                          f"{self.fl.src.location(node)}: Python integer out of bounds for {dtype} "
+                          "(numpy raises OverflowError)"))
+        return em.op(arith.TruncIOp(v, elem))
+
+    def wrap(self, v: SSAValue) -> SSAValue:
+        """`v`, a result of `+ - *` (or a truncation), wrapped as numpy's uint
+        dtype of its element type wraps: its carrier's bits above the dtype's
+        masked off (irad/ir/types.py). Other dtypes wrap by themselves."""
+        elem = T.element(v)
+        if not is_uint(elem):
+            return v
+        return self.em.op(arith.AndIOp(v, T.dense(self.em, uint_mask(elem), v.type)))
+
+    def no_narrow_number(self, x: SSAValue, node) -> SSAValue:
+        """`x`, of which a number is taken (an element, a full reduction), if
+        its dtype is not a narrow int: a number of one would be an np.uint8,
+        whose arithmetic wraps, where irad's numbers are int64."""
+        dtype = numpy_dtype(T.element(x))
+        if is_narrow_int(T.element(x)):
+            raise self.error(node, f"a number of dtype {dtype} (an element or a full reduction of a {dtype} array): "
+                             f"numpy's {dtype} numbers wrap in {dtype.itemsize * 8} bits, irad's numbers are int64",
+                             "keep it an array (x[0:1], np.max(x, keepdims=True)), or convert the array first: "
+                             "x.astype(np.int64)")
+        return x
+
+    def narrow_error(self, node, dtype: np.dtype, how: str):
+        return self.error(node, f"an array of dtype {dtype} computed {how}: irad keeps numpy's {dtype} "
+                          "arithmetic (+ - * // %, comparisons, bitwise, np.where/maximum/minimum/abs/clip, "
+                          "np.sum/prod/max/min along axes) and conversions, not this operation",
+                          "convert it first: x.astype(np.float64) or x.astype(np.int64)")
 
     # ---- operators ------------------------------------------------------------
     def binary(self, op: ast.operator, a: SSAValue, b: SSAValue, node) -> SSAValue:
@@ -234,6 +333,8 @@ class ArrayLowering:
         if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
             return self.bitwise(op, a, b, node)
         floating = any(is_float(T.element(v)) for v in (a, b))
+        if isinstance(op, ast.Div) and not floating:  # numpy: ints divide in float64
+            a, b = (self.to_element(v, F64) if is_narrow_int(T.element(v)) else v for v in (a, b))
         if isinstance(op, (ast.Mod, ast.FloorDiv)):
             return self.division(isinstance(op, ast.Mod), a, b, node)
         if not floating and not isinstance(op, ast.Div):
@@ -253,7 +354,7 @@ class ArrayLowering:
             result = (remainder if modulo else floor_divide)(self.em, x, y)
             return self.new(zero_divisor_of_ints(self.held_ints, self.em, x, y, result))
         x, y = self.integers(node, *(self.array(v, node) for v in (a, b)))
-        return self.new((int_remainder if modulo else int_floor_divide)(self.em, x, y))
+        return self.new((int_remainder if modulo else int_floor_divide)(self.em, x, y))  # of x's dtype
 
     def int_arithmetic(self, op: ast.operator, a: SSAValue, b: SSAValue, node) -> SSAValue:
         """+ - * on int and bool arrays: int64 arrays, as numpy computes them (wrapping)."""
@@ -267,7 +368,7 @@ class ArrayLowering:
             x, y = self.broadcast(node, a, b)
             return self.new(self.em.op((arith.OrIOp if isinstance(op, ast.Add) else arith.AndIOp)(x, y)))
         x, y = self.integers(node, a, b)
-        return self.new(self.em.op(classes[type(op)](x, y)))
+        return self.new(self.wrap(self.em.op(classes[type(op)](x, y))))
 
     def bitwise(self, op: ast.operator, a: SSAValue, b: SSAValue, node) -> SSAValue:
         """& | ^ on bool arrays (masks) or int arrays."""
@@ -302,7 +403,7 @@ class ArrayLowering:
 
     def negate(self, x: SSAValue, node) -> SSAValue:
         if is_int(T.element(x)):  # int64 wraps, as in numpy
-            return self.new(self.em.op(arith.SubiOp(T.dense(self.em, 0, x.type), x)))
+            return self.new(self.wrap(self.em.op(arith.SubiOp(T.dense(self.em, 0, x.type), x))))
         if is_bool(T.element(x)):
             raise self.error(node, "`-` of a bool array is not supported (numpy: TypeError)",
                              "use `~mask` for the logical not")
@@ -312,7 +413,7 @@ class ArrayLowering:
     def compare(self, predicate: str, a: SSAValue, b: SSAValue, node) -> SSAValue:
         if not any(is_float(T.element(v)) for v in (a, b)):  # ints as ints: exact beyond 2**53
             x, y = self.integers(node, a, b)
-            signed = _SIGNED_PREDICATES[predicate]
+            signed = _SIGNED_PREDICATES[predicate]  # a uint's carrier is non-negative: they are its unsigned ones
             return self.new(T.pointwise(self.em, lambda e, v: e.op(arith.CmpiOp(v[0], v[1], signed)), [x, y], I1,
                                         "piecewise-constant"))
         x, y = self.floats(node, a, b)
@@ -323,7 +424,7 @@ class ArrayLowering:
         if not is_array(a) or not is_array(b):
             x, y = self.floats(node, a, b)
             return self.new(em.op(arith.MulfOp(x, y)))
-        elem = self.result_element([a, b])
+        elem = self.float_element(node, [a, b])
         a, b = self.to_element(a, elem), self.to_element(b, elem)
         sa, sb = T.shape(a), T.shape(b)
         if not sa or not sb:  # numpy refuses a 0-d operand too
@@ -478,10 +579,14 @@ class ArrayLowering:
         return self.new(self.em.op(tensor.FromElementsOp(*items)))
 
     def common_element(self, values) -> Attribute:
-        """numpy's result dtype: float if any is, else int64, bool if all are."""
+        """numpy's result dtype: float if any is, else int64 (or the arrays'
+        narrow int dtypes' common one), bool if all are."""
         if any(is_float(T.element(v)) for v in values):
             return self.result_element(values)
-        return I1 if all(is_bool(T.element(v)) for v in values) else I64
+        if all(is_bool(T.element(v)) for v in values):
+            return I1
+        arrays = [numpy_dtype(T.element(v)) for v in values if is_array(v)]
+        return int_element(np.result_type(*arrays)) if any(is_narrow_int(T.element(v)) for v in values) else I64
 
     def convert(self, v: SSAValue, elem: Attribute) -> SSAValue:
         """A number or array to element type `elem` (float, int64 from int or bool, bool)."""
@@ -490,8 +595,7 @@ class ArrayLowering:
         if elem == T.element(v):
             return v
         if is_array(v):
-            (v,) = self.integers(None, v)
-            return v
+            return self.int_to(v, elem, None)
         return self.em.to_int(v)
 
     def dtype(self, value, node, default: Attribute) -> Attribute:
@@ -507,7 +611,7 @@ class ArrayLowering:
         obj = getattr(obj, "type", obj) if isinstance(obj, np.dtype) else obj
         if obj not in _DTYPES:
             raise self.error(node, f"dtype {getattr(obj, '__name__', obj)!r} is not supported",
-                             "use float64, float32, int64 or bool")
+                             "use float64, float32, int64, bool, or int8 ... uint32")
         return _DTYPES[obj]
 
     def shape_arg(self, value, node) -> tuple[int, ...]:
@@ -522,7 +626,12 @@ class ArrayLowering:
         x = self.array(x, node)
         if not is_array(x):
             return self.to_element(x, F64) if not is_float(x.type) else x
-        (x,) = self.integers(node, x) if combiner in INT_COMBINERS else self.floats(node, x)
+        if combiner in INT_COMBINERS:
+            (x,) = self.integers(node, x)
+            if combiner in _COUNTING.values():
+                x = self.accumulated(x, node)
+        else:
+            (x,) = self.floats(node, x)
         dims = T.shape(x)
         axes = self.static_axes(axis, len(dims), node)
         if combiner in _NO_IDENTITY and math.prod(dims[a] for a in axes) == 0:
@@ -536,11 +645,13 @@ class ArrayLowering:
             reduced = T.reduce(self.em, x, axes, combiner)
             return self.new(T.reshape(self.em, reduced, [1 if i in axes else n for i, n in enumerate(dims)]))
         if len(axes) == len(dims):
-            return T.reduce_all(self.em, x, combiner)
+            return T.reduce_all(self.em, self.no_narrow_number(x, node), combiner)
         return self.new(T.reduce(self.em, x, axes, combiner))
 
     def mean(self, x, axis, keepdims, node) -> SSAValue:
         x = self.array(x, node)
+        if is_narrow_int(T.element(x)):  # numpy: the mean of ints is float64, summed in float64
+            x = self.to_element(x, F64)
         total = self.reduction(x, axis, keepdims, node, arith.AddfOp)
         if not is_array(x):
             return total
@@ -602,7 +713,7 @@ class ArrayLowering:
             return indexing.read(self, x, parts, node)
         plan = self.index_plan(x, parts, node)
         if plan.element:
-            return self.em.op(tensor.ExtractOp(x, plan.offsets, T.element(x)))
+            return self.em.op(tensor.ExtractOp(self.no_narrow_number(x, node), plan.offsets, T.element(x)))
         step = _slice_step(plan)
         return self.views.derive(step.read(self.em, x), x, step)  # a basic index is a view
 
@@ -634,7 +745,7 @@ class ArrayLowering:
         dims = T.shape(x)
         offset = k if isinstance(k, int) else self.em.op(arith.IndexCastOp(k, INDEX))
         if len(dims) == 1:
-            return self.em.op(tensor.ExtractOp(x, [self.index_value(offset)], T.element(x)))
+            return self.em.op(tensor.ExtractOp(x, [self.index_value(offset)], T.element(x)))  # iteration checks
         rest = dims[1:]
         step = Slice((offset, *[0] * len(rest)), (1, *rest), (1,) * len(dims), tuple(rest))
         return self.views.derive(step.read(self.em, x), x, step)
@@ -658,7 +769,9 @@ class ArrayLowering:
             raise self.error(node, f"the result of shape {T.shape(result)} cannot be written into "
                              f"'{name}' of shape {T.shape(current)} (numpy: non-broadcastable output)")
         kept = T.element(current)
-        if not is_float(kept) and T.element(result) != kept:  # numpy casts 'same_kind' only
+        same_kind = is_int(kept) and is_int(T.element(result)) and np.can_cast(
+            numpy_dtype(T.element(result)), numpy_dtype(kept), "same_kind")  # int8 += int64: wraps into int8
+        if not is_float(kept) and T.element(result) != kept and not same_kind:  # numpy casts 'same_kind' only
             have, got = (dtype_name(t) for t in (kept, T.element(result)))
             raise self.error(node, f"in-place arithmetic on the {have} array '{name}' gives {got} here, "
                              f"which numpy does not cast back into {have} (UFuncTypeError)",
@@ -927,8 +1040,11 @@ def _unary(op_class):
     def handler(al: ArrayLowering, node, x):
         x = al.array(x, node)
         if op_class is mathd.AbsFOp and not is_float(T.element(x)):  # numpy's abs of ints wraps at INT64_MIN
-            return x if is_bool(T.element(x)) else _fresh_array(al, T.pointwise(al.em, _int_abs, [x], I64,
-                                                                                   "piecewise-constant"))
+            if is_bool(T.element(x)):
+                return x
+            if is_uint(T.element(x)):
+                return al.new(al.copy(x))
+            return _fresh_array(al, T.pointwise(al.em, _int_abs, [x], T.element(x), "piecewise-constant"))
         (x,) = al.floats(node, x)
         result = al.em.op(op_class(x))
         return al.new(result) if is_array(result) else result
@@ -964,6 +1080,7 @@ for _fn, _cls in {
 
 _SIGNED_PREDICATES = {"olt": "slt", "ole": "sle", "ogt": "sgt", "oge": "sge", "oeq": "eq", "une": "ne"}
 
+
 # numpy's functions of int and bool arrays computed as numpy does, in int64 (in
 # float, values beyond 2**53 would round) or, of two bool arrays, as bools
 _INT_BINARY = {
@@ -982,16 +1099,28 @@ def _int_binary(al: ArrayLowering, node, op_class, a: SSAValue, b: SSAValue) -> 
         return _fresh_array(al, al.em.op(bool_op(x, y)))
     x, y = al.integers(node, a, b)
 
+    elem = T.element(x)
+
     def pick(e, args: Sequence[SSAValue]) -> SSAValue:
         return e.op(arith.SelectOp(e.op(arith.CmpiOp(args[0], args[1], beyond)), args[0], args[1]))
 
-    return _fresh_array(al, T.pointwise(al.em, pick, [x, y], I64, "piecewise-constant"))
+    return _fresh_array(al, T.pointwise(al.em, pick, [x, y], elem, "piecewise-constant"))
+
+
+def _within_dtype(al: ArrayLowering, bound: SSAValue, elem: Attribute) -> SSAValue:
+    """A Python int bound of np.clip on a narrow int array, brought into its
+    dtype's range, as numpy 2 does (np.clip(uint8_array, -5, 300) is valid)."""
+    c = integers.constant_int(bound)
+    if c is None or not is_narrow_int(elem) or numpy_scalars.kind(bound) != numpy_scalars.PYTHON:
+        return bound
+    info = np.iinfo(numpy_dtype(elem))
+    return al.em.const(min(max(c, int(info.min)), int(info.max)), I64)
 
 
 def _int_abs(e, args: Sequence[SSAValue]) -> SSAValue:
-    """numpy's abs of an int64: -x below 0, wrapping at INT64_MIN as numpy's does."""
+    """numpy's abs of a signed int: -x below 0, wrapping at its minimum (INT64_MIN) as numpy's does."""
     x = args[0]
-    zero = e.op(arith.ConstantOp(IntegerAttr(0, I64), I64))
+    zero = e.op(arith.ConstantOp(IntegerAttr(0, x.type), x.type))
     return e.op(arith.SelectOp(e.op(arith.CmpiOp(x, zero, "slt")), e.op(arith.SubiOp(zero, x)), x))
 
 
@@ -1048,7 +1177,7 @@ def _clip(al, node, a, lo, hi, lo_keyword, hi_keyword):
     if is_int(T.element(x)) and not any(is_float(T.element(v)) for v in bounds):  # numpy: int64, exact
         for bound, op_class in ((lo, arith.MaximumfOp), (hi, arith.MinimumfOp)):
             if not _omitted(bound):
-                x = _int_binary(al, node, op_class, x, al.array(bound, node))
+                x = _int_binary(al, node, op_class, x, _within_dtype(al, al.array(bound, node), T.element(x)))
         return x
     if not _omitted(lo):
         x, lo_ = al.floats(node, x, al.array(lo, node))
@@ -1225,6 +1354,11 @@ def _filled(al, node, dims, value: SSAValue | float, elem: Attribute) -> SSAValu
     if isinstance(value, (int, float)):
         return al.new(T.dense(al.em, value, TensorType(elem, dims)))
     v = al.to_element(value, elem) if is_float(elem) else al.em.to_int(value)
+    if is_narrow_int(elem):  # np.full(3, 7, dtype=np.uint8): the fill must fit, as numpy requires
+        if not is_int(v.type):
+            raise al.error(node, f"a float fill of a {numpy_dtype(elem)} array (numpy's conversion outside the "
+                           "dtype's range is undefined)", "fill with an int")
+        v = al.int_to(v, elem, node)
     return al.new(T.splat(al.em, v, dims))
 
 
@@ -1284,6 +1418,9 @@ def _eye(al, node, n, m, dtype):
 def _astype_handler(al, node, x, dtype):
     x = al.array(x, node)
     elem = al.dtype(dtype, node, T.element(x))
+    if is_float(T.element(x)) and is_narrow_int(elem):
+        raise al.error(node, f"a float array to dtype {numpy_dtype(elem)}: numpy's conversion of floats outside "
+                       f"{numpy_dtype(elem)}'s range is undefined", "convert to int64 first: x.astype(np.int64)")
     converted = al.cast(x, elem)  # to ints toward zero, as numpy
     if not is_array(x):
         return converted
@@ -1311,6 +1448,7 @@ def _item(al, node, a, index):
                            "pass a flat index: x.item(i)")
         index = 0
     offset = al.int_index(index, size, node)
+    x = al.no_narrow_number(x, node)
     value = al.em.op(tensor.ExtractOp(T.reshape(al.em, x, (size,)), [al.index_value(offset)], T.element(x)))
     return al.to_element(value, F64) if is_float(value.type) else value  # a Python float
 

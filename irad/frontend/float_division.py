@@ -27,7 +27,7 @@ from irad.ir import tensor as T
 from irad.ir.arith import RemFOp
 from irad.ir.builder import constant
 from irad.ir.constants import float_constant
-from irad.ir.types import I1, I64
+from irad.ir.types import I1, I64, is_uint
 
 
 def _signs_differ(e, args: Sequence[SSAValue]) -> SSAValue:
@@ -78,23 +78,27 @@ def floor_divide(b, x: SSAValue, y: SSAValue) -> SSAValue:
 
 
 def int_remainder(b, x: SSAValue, y: SSAValue) -> SSAValue:
-    """x % y of int64 arrays (np.remainder), x, y of one shape."""
-    return T.pointwise(b, _int_division(floor=False), [x, y], I64, "piecewise-constant")
+    """x % y of int arrays of one dtype (np.remainder), x, y of one shape."""
+    return T.pointwise(b, _int_division(floor=False), [x, y], T.element(x), "piecewise-constant")
 
 
 def int_floor_divide(b, x: SSAValue, y: SSAValue) -> SSAValue:
-    """x // y of int64 arrays (np.floor_divide), x, y of one shape."""
-    return T.pointwise(b, _int_division(floor=True), [x, y], I64, "piecewise-constant")
+    """x // y of int arrays of one dtype (np.floor_divide), x, y of one shape."""
+    return T.pointwise(b, _int_division(floor=True), [x, y], T.element(x), "piecewise-constant")
 
 
 def _int_division(floor: bool):
     def body(e, args: Sequence[SSAValue]) -> SSAValue:
         x, y = args
-        zero, one = (e.op(constant(IntegerAttr(v, I64), I64)) for v in (0, 1))
+        t = x.type
+        zero, one = (e.op(constant(IntegerAttr(v, t), t)) for v in (0, 1))
         by_zero = e.op(arith.CmpiOp(y, zero, "eq"))
-        by_minus_one = e.op(arith.CmpiOp(y, e.op(constant(IntegerAttr(-1, I64), I64)), "eq"))
+        if is_uint(t):  # a uint's carrier: no negative values, C's division is numpy's
+            result = e.op((arith.FloorDivSIOp if floor else arith.RemSIOp)(x, e.op(arith.SelectOp(by_zero, one, y))))
+            return e.op(arith.SelectOp(by_zero, zero, result))
+        by_minus_one = e.op(arith.CmpiOp(y, e.op(constant(IntegerAttr(-1, t), t)), "eq"))
         safe = e.op(arith.SelectOp(e.op(arith.OrIOp(by_zero, by_minus_one)), one, y))
-        if floor:  # x // -1 is -x, wrapping at INT64_MIN as numpy's does
+        if floor:  # x // -1 is -x, wrapping at the dtype's minimum (INT64_MIN) as numpy's does
             result = e.op(arith.SelectOp(by_minus_one, e.op(arith.SubiOp(zero, x)),
                                          e.op(arith.FloorDivSIOp(x, safe))))
         else:  # remsi takes x's sign: add y where a nonzero remainder's sign differs from y's

@@ -142,6 +142,7 @@ def _value_parts(al, part: ast.expr, value, node) -> list[Part]:
     if not is_int(elem):
         raise al.error(node, f"arrays used as indices must hold ints (or bools), got {elem}",
                        "convert them with np.int64(idx)")
+    value = al.int_to(value, I64, node)  # int8 ... uint32 indices: their values, as int64
     return [Part("array", part, value, None if known is None else np.asarray(known, dtype=np.int64))]
 
 
@@ -333,6 +334,7 @@ def _index_part(al, indices, node) -> Part:
         return Part("int", node, value)
     if not is_int(T.element(value)):
         raise al.error(node, "indices must be ints")
+    value = al.int_to(value, I64, node)  # int8 ... uint32 indices: their values, as int64
     known = constant_values(value)
     return Part("array", node, value, None if known is None else np.asarray(known, dtype=np.int64))
 

@@ -337,6 +337,8 @@ class IterationLowering:
             dims = value.type.get_shape()
             if not dims:
                 raise self.src.error(node, "iteration over a 0-d array", "index it instead")
+            if len(dims) == 1:  # its elements are numbers
+                self.arrays.no_narrow_number(value, node)
             name = self.hidden_name("iter")
             self.assign_hidden(name, value)
             hidden.append(name)

@@ -44,7 +44,7 @@ from irad.ir import tensor as tensor_ops
 from irad.ir.symbols import fresh_symbol, value_name
 from irad.ir.metadata import NAME, STATIC, static_attribute
 from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
-from irad.frontend import containers, contexts, held_ints, integers, joins, number_joins, numpy_scalars, primitives
+from irad.frontend import containers, contexts, held_ints, integers, joins, number_joins, narrow_ints, numpy_scalars, primitives
 from irad.frontend.emitter import Emitter
 from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.globals import CLOSURE, DEFAULT, Global, Guards, HiddenArguments, HiddenGlobals, is_hidden
@@ -456,6 +456,7 @@ def lower_function(
         ) from None
     entry.sym_visibility = None  # the entry point is public, helpers private
     held_ints.strip(lowering.module)
+    narrow_ints.check(lowering.module)
     hidden = HiddenGlobals.now(lowering.globals_of(entry), describe_callable(fn), lowering.guards.freeze())
     return lowering.module, entry.sym_name.data, hidden, lowering.results_of(entry)
 

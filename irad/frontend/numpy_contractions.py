@@ -30,7 +30,7 @@ from irad.ir import tensor as T
 def _operands(al: ArrayLowering, node, values) -> list[SSAValue]:
     """The given operands as tensors of one float dtype (numbers are 0-d)."""
     given = [al.array(v, node) for v in values if not (isinstance(v, Static) and v.obj is None)]
-    elem = al.result_element(given)
+    elem = al.float_element(node, given)
     return [_tensor(al, al.to_element(v, elem)) for v in given]
 
 

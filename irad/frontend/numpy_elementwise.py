@@ -331,7 +331,8 @@ def _int64(al, node, x):
         if is_float(elem):
             al.check(integers.float_fits_int64(al.em, x), node, integers.FLOAT_TO_INT_MESSAGE)
             return al.em.op(arith.FPToSIOp(x, I64))
-        return al.em.to_int(x)
+        # a new value numpy's: an np.int64 is not weak beside a narrow int array (NEP 50)
+        return numpy_scalars.mark(al.em.op(arith.AddiOp(al.em.to_int(x), al.em.const(0, I64))), numpy_scalars.NUMPY)
     if is_float(elem):
         return al.new(T.elementwise(al.em, lambda e, a: e.op(arith.FPToSIOp(a[0], I64)), [x], I64))
     if is_bool(elem):

@@ -92,6 +92,7 @@ def _std(al, node, a, axis, dtype, out, ddof, keepdims):
 def _scan(al: ArrayLowering, a, axis, node, multiply: bool) -> SSAValue:
     """The inclusive scan along the axis; int arrays scan in int64, as numpy."""
     x, axis = _array_axis(al, a, axis, node)
+    x = al.accumulated(x, node)  # int8 ... int32 in int64, as numpy
     axis = 0 if axis is None else axis
     floating = is_float(T.element(x))
     combiner = {(True, True): arith.MulfOp, (True, False): arith.AddfOp,

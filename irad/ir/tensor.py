@@ -47,7 +47,7 @@ from xdsl.ir.affine import AffineMap
 from irad.base.errors import DifferentiationError
 from irad.ir.builder import IRBuilder
 from irad.ir.locations import location
-from irad.ir.types import is_tensor
+from irad.ir.types import is_tensor, numpy_dtype
 
 I1 = IntegerType(1)
 I64 = IntegerType(64)
@@ -64,6 +64,16 @@ REDUCTIONS: dict[type, float] = {
     arith.MaxSIOp: -(2**63),
     arith.MinSIOp: 2**63 - 1,
 }
+
+
+def identity(combiner: type, elem: Attribute):
+    """The neutral element of `combiner` on elements of type `elem`: REDUCTIONS'
+    one, except for max and min of numpy's narrow int dtypes (uint64 too)."""
+    dtype = numpy_dtype(elem)
+    if combiner in (arith.MaxSIOp, arith.MinSIOp) and dtype is not None:
+        info = np.iinfo(dtype)
+        return int(info.min if combiner is arith.MaxSIOp else info.max)
+    return REDUCTIONS[combiner]
 
 
 def shape(v: SSAValue) -> tuple[int, ...]:
@@ -140,7 +150,7 @@ def reduce(b, x: SSAValue, axes: Sequence[int], combiner: type = arith.AddfOp) -
         return x
     elem = element(x)
     out = [n for i, n in enumerate(shape(x)) if i not in axes]
-    init = dense(b, REDUCTIONS[combiner], tensor_type(elem, out))
+    init = dense(b, identity(combiner, elem), tensor_type(elem, out))
     body = Block(arg_types=[elem, elem])
     combined = combiner(body.args[0], body.args[1])
     body.add_ops([combined, YieldOp(combined.result)])

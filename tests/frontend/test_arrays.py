@@ -132,7 +132,8 @@ def test_gradient_matches_finite_differences(f, make_args):
 def test_array_types():
     assert str(type_of_value(np.zeros((2, 3)))) == "tensor<2x3xf64>"
     assert str(type_of_value(np.zeros(3, dtype=np.float32))) == "tensor<3xf32>"
-    assert type_of_value(np.zeros(3, dtype=np.int32)) is None  # refused: it wraps in 32 bits (types.refusal)
+    assert str(type_of_value(np.zeros(3, dtype=np.int32))) == "tensor<3xi32>"  # wrapping in 32 bits
+    assert str(type_of_value(np.zeros(3, dtype=np.uint8))) == "tensor<3xi9>"  # its carrier
     assert str(type_of_value(np.zeros(3, dtype=bool))) == "tensor<3xi1>"
     assert type_of_value(np.zeros(3, dtype=complex)) is None
 

@@ -57,6 +57,7 @@ from xdsl.ir import Attribute
 
 from irad.backends import entry
 from irad.base.errors import BackendError
+from irad.ir.types import numpy_dtype
 
 TRAMPOLINE_PREFIX = "irad_py_"
 
@@ -169,8 +170,8 @@ def array_spec(t: TensorType) -> ArraySpec:
     elem = t.element_type
     if type(elem) in _DTYPES:
         dtype = np.dtype(_DTYPES[type(elem)])
-    elif isinstance(elem, IntegerType) and elem.width.data in (1, 32, 64):
-        dtype = np.dtype({1: np.bool_, 32: np.int32, 64: np.int64}[elem.width.data])
+    elif isinstance(elem, IntegerType) and numpy_dtype(elem) is not None:  # bool, int8 ... uint64
+        dtype = numpy_dtype(elem)
     else:
         raise BackendError(f"the native backend cannot pass a {t} to or from numpy")
     return ArraySpec(dtype, tuple(t.get_shape()), str(t))

@@ -96,6 +96,7 @@ from irad.backends.native import split_loops as native_split_loops
 from irad.backends.native import stack as native_stack
 from irad.backends import blocked_sums
 from irad.backends.native.llvm_jit import JitModule, signature
+from irad.backends.native.uint_carriers import narrow_carriers
 from irad.backends.native.mlir_tools import INSTALL_HINT, TOOL_SWITCHES, find_tool
 from irad.base import config
 from irad.base.errors import BackendError, IradWarning
@@ -369,6 +370,7 @@ def for_mlir_opt(
     then has a step that is not mlir-opt's).
     """
     module = public_interface(module)
+    narrow_carriers(module)  # uint8 in one byte, as numpy holds it (native/uint_carriers.py)
     namespace_symbols(module)
     expand_for_llvm(module)  # math.isinf, math.isnormal, math.expm1
     drop_prints(module)

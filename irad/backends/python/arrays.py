@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from irad.ir import contraction
+from irad.ir.types import NARROW_INTS, is_uint, uint_mask
 from irad.ir.walk import operands
 from irad.ir.constants import is_splat_of, splat_number
 from irad.ir.gather import axis_of
@@ -292,7 +293,30 @@ def dtype_name(t: Attribute) -> str:
         return "np.float32"
     if isinstance(elem, IntegerType) and elem.width.data == 1:
         return "np.bool_"
-    return "np.int64"
+    narrow = NARROW_INTS.get(elem)  # int8 ... uint64: arrays of their width, wrapping as numpy's
+    return f"np.{narrow.name}" if narrow is not None else "np.int64"
+
+
+def int_value(value, elem: Attribute):
+    """A constant's value as numpy's uint dtype of `elem` holds it: its carrier's
+    bits below the top one (irad/ir/types.py; numpy 2 refuses a negative
+    value in a uint array); other values as they are."""
+    if isinstance(value, int) and not isinstance(value, bool) and is_uint(elem):
+        return value & uint_mask(elem)
+    return value
+
+
+def int_literal(value: int | str, elem: Attribute, expression: str = "") -> str:
+    """An int of type `elem` (a constant, or the variable named `value` whose
+    truncation to `elem` is `expression`): a numpy scalar of a narrow dtype
+    (np.int8(2)), so that numpy computes with it in that dtype even where it
+    meets no array (np.where(c, 1, 2) would be int64); else a Python int."""
+    narrow = NARROW_INTS.get(elem)
+    if isinstance(value, str):  # a uint's carrier holds the dtype's bits, non-negative
+        value = f"{value} & {hex(uint_mask(elem))}" if is_uint(elem) else expression
+    else:
+        value = int_value(value, elem)
+    return f"np.{narrow.name}({value})" if narrow is not None else repr(value)
 
 
 def is_supported_tensor(t: Attribute) -> bool:
@@ -378,7 +402,7 @@ NAMESPACE: dict[str, Any] = {
 def constant_initializer(attr: DenseIntOrFPElementsAttr, t: TensorType) -> str:
     dims = tuple(t.get_shape())
     dtype = dtype_name(t)
-    values = attr.get_values()
+    values = [int_value(v, t.element_type) for v in attr.get_values()]
     if values and all(v == values[0] for v in values) and not (isinstance(values[0], float) and math.isnan(values[0])):
         fill = float_literal(values[0]) if isinstance(values[0], float) else repr(values[0])
         return f"_frozen(np.full({dims!r}, {fill}, dtype={dtype}))"
@@ -614,7 +638,7 @@ def _reduce(tr, op):
     else:
         reduced = f"{combine_fn}.reduce({tr.value(op.operands[0])}, axis={axes!r})"
     init = op.operands[1]
-    if is_splat_of(init, REDUCTIONS[combiner]):
+    if is_splat_of(init, REDUCTIONS.get(combiner)):
         return reduced  # a full reduction gives a numpy scalar, which serves as a 0-d array
     return f"{combine_fn}({tr.value(init)}, {reduced})"
 
@@ -636,7 +660,7 @@ _CMP = {"oeq": "==", "ogt": ">", "oge": ">=", "olt": "<", "ole": "<=", "une": "!
 # unordered / ordered: whether either operand is NaN (np.isnan)
 _CMP_NAN = {"uno": "(np.isnan({0}) | np.isnan({1}))", "ord": "~(np.isnan({0}) | np.isnan({1}))"}
 _CONVERSIONS = frozenset({"arith.uitofp", "arith.sitofp", "arith.fptosi", "arith.extf", "arith.truncf",
-                          "arith.extui", "arith.extsi"})
+                          "arith.extui", "arith.extsi", "arith.trunci"})
 _BITWISE = {"arith.andi": "&", "arith.ori": "|", "arith.xori": "^"}
 # int divisions (their divisors are never 0, nor -1 for floordivsi: float_division.py);
 # remsi is C's remainder, with the dividend's sign: np.fmod
@@ -662,7 +686,7 @@ def _body_expression(tr, op, inner, body: _BodyValues) -> str:
     name = inner.name
     if name == "arith.constant":
         data = inner.value.value.data
-        return float_literal(data) if isinstance(data, float) else repr(data)
+        return float_literal(data) if isinstance(data, float) else int_literal(data, inner.result.type)
     if name == "arith.cmpf":
         predicate = arith.CMPF_COMPARISON_OPERATIONS[inner.predicate.value.data]
         if predicate in _CMP_NAN:

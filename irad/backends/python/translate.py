@@ -83,7 +83,7 @@ from irad.ir import ieee
 from irad.ir.dialect import TAPE_COPY
 from irad.ir.locations import recursion_message
 from irad.ir.mlir_ops import SMALLEST_NORMAL
-from irad.ir.types import is_tensor
+from irad.ir.types import NARROW_INTS, is_tensor
 from irad.ir.walk import operands as operand_tuple, ops_of
 from irad.ir.isa import isa
 
@@ -380,8 +380,11 @@ def _emit_constant(tr: FunctionTranslator, op: Operation) -> str:
     value = attr.value.data
     if _is_i1(t):
         return repr(value != 0)
-    # Normalise to the signed reading of the bits, the representation of ints.
+    # Normalise to the signed reading of the bits, the representation of ints;
+    # one of numpy's narrow dtypes only fills or meets arrays: a numpy scalar of it
     width = _width(t)
+    if t in NARROW_INTS:
+        return python_arrays.int_literal(value, t)
     if value >= 1 << (width - 1):
         value -= 1 << width
     return repr(value)
@@ -463,7 +466,10 @@ def _emit_extui(tr: FunctionTranslator, op: Operation) -> str:
 
 def _emit_trunci(tr: FunctionTranslator, op: Operation) -> str:
     (x,) = tr.operands(op)
-    return _truncate(x, op.results[0].type)
+    t = op.results[0].type
+    if t in NARROW_INTS:  # a number that fills an array of numpy's dtype: a numpy scalar of it
+        return python_arrays.int_literal(x, t, expression=_truncate(x, t))
+    return _truncate(x, t)
 
 
 def _emit_index_cast(tr: FunctionTranslator, op: Operation) -> str:
