@@ -34,6 +34,7 @@ from xdsl.ir import Attribute, SSAValue
 from irad.base.errors import UnsupportedError
 from irad.frontend import indexing, integers, numpy_scalars
 from irad.frontend.float_division import floor_divide, int_floor_divide, int_remainder, remainder
+from irad.frontend.control_state import Path
 from irad.frontend.emitter import Emitter
 from irad.frontend.globals import is_hidden
 from irad.frontend.held_ints import HeldInts, zero_divisor_of_ints
@@ -877,7 +878,9 @@ class _WrapperLowering:
     """The part of FunctionLowering ArrayLowering uses, for a wrapper's body."""
 
     def __init__(self, owner, em) -> None:
-        self.owner, self.em, self.env, self.src = owner, em, {}, _WrapperSource()
+        self.owner, self.em, self.src = owner, em, _WrapperSource()
+        self.path = Path()  # views.Views reads the path's array sharing
+        self.env = self.path.env
 
     def as_number(self, value, node):
         return value

@@ -1,15 +1,16 @@
 """Statement-level control flow: `if`/`elif`/`else`, `for ... in range`, `while`,
 `break`, `continue` and `return` anywhere, lowered to structured `scf` ops.
 
-Python's jumps become *flags* kept in the variable environment beside the user's
-variables (`$return`, `$break`, `$continue`, and the returned value `$value`).
-A flag is a Python bool while it is known at lowering time and an `i1` value
-once it depends on data. Statements after a possible jump run under
+Python's jumps become *flags* in the path's control state (control_state.py:
+returned, broke, continued, and the value `return` gave), kept apart from the
+variables. A flag is a Python bool while it is known at lowering time and an
+`i1` value once it depends on data. Statements after a possible jump run under
 `scf.if not flag` (`run_statements`), so every form reduces to `scf.if`,
 `scf.for` and `scf.while` with values carried as results and iter_args:
 
-* `if`: both arms are lowered into their own blocks from a copy of the
-  environment; variables that differ afterwards leave the `scf.if` as results.
+* `if`: both arms are lowered into their own blocks from a copy of the path;
+  the slots (variables, shared arrays, control state) that differ afterwards
+  leave the `scf.if` as results.
 * `for`: an `scf.for` over the trip count (0 to n step 1, in `index`), with
   the loop variable computed from the induction variable (irad/frontend/iteration.py
   says what a loop can walk); `break` and `return` set a flag that is carried
@@ -30,18 +31,15 @@ from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.frontend import callables, joins, number_joins, numpy_scalars
+from irad.frontend.control_state import (
+    BROKE, CONTINUED, FLAGS, RETURNED, VALUE, is_user_variable, is_variable,
+)
 from irad.frontend.emitter import Emitter
-from irad.frontend.views import BASE, VIEWS
 from irad.frontend.values import NoValue, Static, mark_orders, same_orders
 from irad.base.errors import UnsupportedError
 from irad.ir.symbols import value_name
 from irad.ir.types import F64, I1, describe, is_int
 
-RETURNED = "$return"
-VALUE = "$value"
-BROKE = "$break"
-CONTINUED = "$continue"
-FLAGS = (RETURNED, BROKE, CONTINUED)
 INDEX = IndexType()
 _MISSING = object()
 _UNJOINABLE = (
@@ -159,8 +157,8 @@ def _chain(arms: list, like: ast.If) -> list[ast.stmt]:
     return [ast.copy_location(ast.If(test, list(body), _chain(arms[1:], like)), like)]
 
 
-def _shown(name: str) -> str:
-    return "the returned value" if name == VALUE else f"'{name}'"
+def _shown(name) -> str:
+    return "the returned value" if name is VALUE else f"'{name}'"
 
 
 class _Rebound(NoValue):
@@ -228,21 +226,18 @@ class ControlFlowLowering:
 
     def _taken(self) -> None:
         # On this path a jump was taken; with a single dynamic flag it is that one.
-        dynamic = [f for f in FLAGS if self.env.get(f, False) not in (True, False)]
+        dynamic = [f for f in FLAGS if self.control.get(f) not in (True, False)]
         if len(dynamic) == 1:
-            self.env[dynamic[0]] = True
+            self.control.set(dynamic[0], True)
 
     def _resume(self, rest: list[ast.stmt]) -> None:
-        for flag in FLAGS:  # on this path no jump was taken
-            if flag in self.env:
-                self.env[flag] = False
+        self.control.clear_jumps()  # on this path no jump was taken
         self.run_statements(rest)
 
     def _jumped(self):
         """False, True, or an i1 value: has a return/break/continue been taken?"""
         dynamic = []
-        for flag in FLAGS:
-            state = self.env.get(flag, False)
+        for state in self.control.flags():
             if state is True:
                 return True
             if state is not False:
@@ -255,14 +250,14 @@ class ControlFlowLowering:
         return result
 
     def stmt_Return(self, stmt: ast.Return) -> None:
-        self.env[VALUE] = self.returned_value(stmt)
-        self.env[RETURNED] = True
+        self.control.value = self.returned_value(stmt)
+        self.control.returned = True
 
     def stmt_Break(self, stmt: ast.Break) -> None:
-        self.env[BROKE] = True
+        self.control.broke = True
 
     def stmt_Continue(self, stmt: ast.Continue) -> None:
-        self.env[CONTINUED] = True
+        self.control.continued = True
 
     # ---- if ---------------------------------------------------------------
     def stmt_If(self, stmt: ast.If) -> None:
@@ -282,53 +277,53 @@ class ControlFlowLowering:
         )
 
     def _if(self, cond: SSAValue, then_fn, else_fn, node: ast.AST) -> None:
-        """Lower two arms into an scf.if; variables that differ become results."""
-        before, outer = self.env, self.em
+        """Lower two arms into an scf.if; slots (variables, shared arrays'
+        bases, control state) that differ become results."""
+        before, outer = self.path, self.em
         arms = []
         for lower_arm in (then_fn, else_fn):
             block = Block()
-            self.em, self.env = Emitter(block), dict(before)
+            self.em, self.path = Emitter(block), before.copy()
             lower_arm()
-            arms.append((block, self.env))
-        self.em, self.env = outer, dict(before)
-        (then_block, then_env), (else_block, else_env) = arms
-        jumped = tuple(any(env.get(f) is True for f in FLAGS) for env in (then_env, else_env))
-        returned = tuple(env.get(RETURNED) is True for env in (then_env, else_env))
+            arms.append((block, self.path))
+        self.em, self.path = outer, before.copy()
+        (then_block, then_path), (else_block, else_path) = arms
+        jumped = tuple(any(state is True for state in p.control.flags()) for p in (then_path, else_path))
+        returned = tuple(p.control.returned is True for p in (then_path, else_path))
         self.arrays.views.join_branches(  # which names share arrays after the join
-            (then_env, else_env), (Emitter(then_block), Emitter(else_block)), jumped, self.src.location(node)
+            (then_path, else_path), (Emitter(then_block), Emitter(else_block)), jumped, self.src.location(node)
         )
-        merged: list[tuple[str, object, list[SSAValue], list[SSAValue], tuple[list, list]]] = []
-        for name in dict.fromkeys([*then_env, *else_env]):
-            a, b = then_env.get(name, _MISSING), else_env.get(name, _MISSING)
-            if name in FLAGS:
-                a, b = (False if a is _MISSING else a), (False if b is _MISSING else b)
+        self.path.views.table = then_path.views.table  # the join gave both arms one
+        merged: list[tuple[object, object, list[SSAValue], list[SSAValue], tuple[list, list]]] = []
+        for name in dict.fromkeys([*then_path.slots(), *else_path.slots()]):
+            a, b = then_path.get(name, _MISSING), else_path.get(name, _MISSING)
             if a is b or (isinstance(a, (tuple, Static)) and a == b) or callables.same_function(a, b):
                 if a is not _MISSING:
-                    self.env[name] = a
+                    self.path[name] = a
                 continue
             if name in FLAGS and isinstance(a, bool) and isinstance(b, bool):
                 # set on exactly one path: the flag is the condition (or its negation)
-                self.env[name] = cond if a else self.em.op(arith.XOrIOp(cond, self.em.const(1, I1)))
+                self.path[name] = cond if a else self.em.op(arith.XOrIOp(cond, self.em.const(1, I1)))
                 continue
             if name in FLAGS:
                 a = self._as_flag(a, then_block)
                 b = self._as_flag(b, else_block)
-            elif name == VALUE and (a is _MISSING or b is _MISSING):
+            elif name is VALUE and (a is _MISSING or b is _MISSING):
                 # the arm that did not return yields a placeholder of the same shape
                 a = self._placeholder_like(b, then_block) if a is _MISSING else a
                 b = self._placeholder_like(a, else_block) if b is _MISSING else b
                 if a is None and b is None:  # `return` without a value
-                    self.env[name] = None
+                    self.path[name] = None
                     continue
-            elif returned[0] != returned[1] and name != VALUE:
+            elif returned[0] != returned[1] and name is not VALUE:
                 # after an arm that returned, a variable is never read again: the
                 # other arm's value is the one that matters, whatever its type
                 kept = b if returned[0] else a
                 if kept is _MISSING:
-                    self.env.pop(name, None)
+                    self.path.pop(name)
                     continue
                 if isinstance(kept, NoValue) or not flatten(kept, functions=True):
-                    self.env[name] = kept  # nothing computed at run time (or no value): it holds as it is
+                    self.path[name] = kept  # nothing computed at run time (or no value): it holds as it is
                     continue
                 a = self._placeholder_like(b, then_block) if returned[0] else a
                 b = self._placeholder_like(a, else_block) if returned[1] else b
@@ -343,9 +338,8 @@ class ControlFlowLowering:
             b = self._runtime_number(b, Emitter(else_block), node)
             fa, fb = flatten(a, functions=True), flatten(b, functions=True)
             if fa is None or fb is None or _structure(a, True) != _structure(b, True):
-                if name == VALUE or not name.isidentifier():
-                    what = "the returned value" if name == VALUE else f"'{name}'"
-                    raise self.src.error(node, f"{what} {self._unjoinable(a, b, 'this branch')}", _UNJOINABLE)
+                if not is_user_variable(name):
+                    raise self.src.error(node, f"{_shown(name)} {self._unjoinable(a, b, 'this branch')}", _UNJOINABLE)
                 # Python's variable would hold one of them: an error where it is read
                 why = self._unjoinable(a, b, f"the branch at {self.src.location(node)}")
                 self._no_value(name, NoValue(f"it {why}", self.LENGTH_HINT if self.differing_lengths(a, b) else _UNJOINABLE))
@@ -353,7 +347,7 @@ class ControlFlowLowering:
             types = [joins.join_types(x.type, y.type) for x, y in zip(fa, fb)]
             for x, y, t in zip(fa, fb, types):
                 if t is None:
-                    what = "the returned value" if name == VALUE else f"'{name}'"
+                    what = _shown(name)
                     raise self.src.error(
                         node,
                         f"{what} has no common type after this branch: {joins.mismatch(x.type, y.type)}",
@@ -377,22 +371,24 @@ class ControlFlowLowering:
         for name, (like, other), fa, fb, held in merged:
             values, results = results[: len(fa)], results[len(fa) :]
             for v in values:
-                if not name.startswith("$"):
+                if is_variable(name):
                     v.name_hint = value_name(name)
             # a dict whose paths inserted its keys in different orders is not iterated (values.py)
-            self.env[name] = mark_orders(_rebuild(like, values, functions=True), like, other)
+            self.path[name] = joined = mark_orders(_rebuild(like, values, functions=True), like, other)
             self.arrays.carried(values, *held, where=f"the `if` at {self.src.location(node)}")  # writable after, if on both paths
-            arms = tuple(None if r else env.get(name) for r, env in zip(returned, (then_env, else_env)))
-            self.join_lists(self.env[name], arms, (then_env, else_env), name, self.src.location(node))  # lists.py
+            arms = tuple(None if r else p.get(name) for r, p in zip(returned, (then_path, else_path)))
+            self.join_lists(joined, arms, (then_path.slots(), else_path.slots()), name,
+                            self.src.location(node))  # lists.py
 
-    def _no_value(self, name: str, value) -> None:
+    def _no_value(self, name, value) -> None:
         """After a join, a user's variable without a value holds why (reading it
-        is the error); irad's own names (`$...`, `a.1`) are just undefined."""
-        if value is not _MISSING and name.isidentifier():
+        is the error); irad's own slots (`a.1`, a base, the returned value) are
+        just undefined."""
+        if value is not _MISSING and is_user_variable(name):
             self.arrays.views.bind(name, None)  # it shares no array with anything
             self.env[name] = value
         else:
-            self.env.pop(name, None)
+            self.path.pop(name)
 
     def _unjoinable(self, a, b, where: str) -> str:
         """Why two values have no join."""
@@ -475,21 +471,20 @@ class ControlFlowLowering:
             rebound[name] = self.env[name]
             self.env[name] = _rebound(rebound[name], self.src.location(stmt), "before")
         names = [n for n in names if n not in rebound]
-        saved = {f: self.env.get(f, _MISSING) for f in (BROKE, CONTINUED)}
+        saved = (self.control.broke, self.control.continued)
         carried = list(names)
         if _contains(body, (ast.Break,), stop_at_loops=True):
-            self.env[BROKE] = False
+            self.control.broke = False
             carried.append(BROKE)
         returns = _contains(body, (ast.Return,), stop_at_loops=False)
         if returns:
             carried.append(RETURNED)
-            self.env.setdefault(RETURNED, False)
         inits = {n: self._carried_init(n) for n in carried}
         for n in carried:  # after the loop they hold copies (lists.py)
-            self.freeze_lists(self.env.get(n), f"the loop at {self.src.location(stmt)} carries it")
-        value_like = self.env.get(VALUE)
+            self.freeze_lists(self.path.get(n), f"the loop at {self.src.location(stmt)} carries it")
+        value_like = self.path.get(VALUE)
         types = {n: [v.type for v in inits[n]] for n in carried}
-        if returns and VALUE not in self.env:
+        if returns and VALUE not in self.path:
             value_like = None  # the returned value's type comes from the body
         widening_failed = None  # the error of the round before ints were widened
         # numpy float widths (NEP 50) the carried numbers may have: the inits', joined
@@ -527,7 +522,7 @@ class ControlFlowLowering:
                 if before is not None:
                     _discard(before)
                 continue
-            if shared or after_views is not self.env.get(VIEWS):
+            if shared or after_views is not self.path.views.table:
                 # names sharing an array with one the body writes change too: carry them;
                 # and lower again from the sharing every iteration may start with
                 carried += shared
@@ -535,7 +530,7 @@ class ControlFlowLowering:
                     inits[n] = self._carried_init(n)
                     types[n] = [v.type for v in inits[n]]
                     widths[n] = [numpy_scalars.float_widths(v) for v in inits[n]]
-                self.env[VIEWS] = after_views
+                self.path.views.table = after_views
                 _discard(after)
                 if before is not None:
                     _discard(before)
@@ -552,7 +547,7 @@ class ControlFlowLowering:
             for n in slots:
                 for a, b in zip(types[n], out_types[n]):
                     if joins.join_types(a, b) is None:
-                        what = "the returned value" if n == VALUE else f"'{n}'"
+                        what = _shown(n)
                         raise self.src.error(
                             stmt,
                             f"{what} has no common type across the iterations of this loop: "
@@ -579,29 +574,24 @@ class ControlFlowLowering:
         for n in slots:
             count = len(types[n])
             values, results = results[:count], results[count:]
-            like = value_like if n == VALUE else self.env.get(n)
+            like = value_like if n == VALUE else self.path.get(n)
             if n in FLAGS:
-                self.env[n] = values[0]
+                self.path[n] = values[0]
             else:
                 for v in values:
-                    if not n.startswith("$"):
+                    if is_variable(n):
                         v.name_hint = value_name(n)
-                self.env[n] = _rebuild(like, values)
-                self.freeze_lists(self.env[n], f"it is the copy the loop at {self.src.location(stmt)} carries")
+                self.path[n] = _rebuild(like, values)
+                self.freeze_lists(self.path[n], f"it is the copy the loop at {self.src.location(stmt)} carries")
                 self.arrays.carried(values, inits.get(n, []), held.get(n, outs[n]),  # arrays stay writable
                                     where=f"the loop at {self.src.location(stmt)}")
-        if after_views is not None:
-            self.env[VIEWS] = after_views
+        self.path.views.table = after_views
         for n, value in rebound.items():
             self.env[n] = self._after_rebinding(n, value, outs["$rebound"][n], runs, stmt)
         for n in assigned_names(body):  # what the body creates is not carried out of it
             if n not in carried and n not in rebound:
                 self._no_value(n, self.not_kept(stmt))
-        for flag, state in saved.items():  # break/continue belong to this loop only
-            if state is _MISSING:
-                self.env.pop(flag, None)
-            else:
-                self.env[flag] = state
+        self.control.broke, self.control.continued = saved  # break/continue belong to this loop only
 
     def _after_rebinding(self, name: str, before, end, runs: bool, stmt):
         """What a name known while lowering before the loop (a function) that the
@@ -624,14 +614,14 @@ class ControlFlowLowering:
             "assign it before the loop (a number, an array or a container of them), so the loop carries it",
         )
 
-    def _carried_init(self, name: str) -> list[SSAValue]:
-        value = self.env[name]
+    def _carried_init(self, name) -> list[SSAValue]:
+        value = self.path[name]
         if name in FLAGS:
             return [self._as_flag(value, self.em.block)]
         return flatten(value)
 
     def _value_init(self, like, types: list[Attribute]) -> list[SSAValue]:
-        current = self.env.get(VALUE)
+        current = self.path.get(VALUE)
         if current is not None and flatten(current) is not None:
             return flatten(current)
         return [self.em.const(0, t) for t in types]
@@ -645,7 +635,7 @@ class ControlFlowLowering:
         """Lower the (condition and) body once for the given carried types (and
         numpy float `widths`); a carried array in `unwritable` is not writable
         even if it was before the loop."""
-        outer_env, outer_em = self.env, self.em
+        outer, outer_em = self.path, self.em
         arg_types = [t for n in slots for t in types[n]]
 
         def bind(block: Block, offset: int) -> None:
@@ -653,42 +643,42 @@ class ControlFlowLowering:
             for n in slots:
                 count = len(types[n])
                 values, args = args[:count], args[count:]
-                like = value_like if n == VALUE else outer_env.get(n)
-                self.env[n] = values[0] if n in FLAGS else _rebuild(like, values)
+                like = value_like if n == VALUE else outer.get(n)
+                self.path[n] = values[0] if n in FLAGS else _rebuild(like, values)
                 numpy_scalars.assume_carried(values, widths.get(n))
                 if n not in unwritable:
                     self.arrays.carried(values, flatten(like) or [], where=f"the loop at {self.src.location(stmt)}")
                 for v in values:
-                    if not n.startswith("$"):
+                    if is_variable(n):
                         v.name_hint = value_name(n)
 
         before = after = None
         try:
             if condition is not None:
                 before = Block(arg_types=arg_types)
-                self.env = dict(outer_env)
+                self.path = outer.copy()
                 bind(before, 0)
                 condition(before)
             after = Block(arg_types=[*extra_args, *arg_types])
-            self.env, self.em = dict(outer_env), Emitter(after)
+            self.path, self.em = outer.copy(), Emitter(after)
             bind(after, len(extra_args))
             if bind_target is not None:
                 bind_target(after)
-            self.env[CONTINUED] = False
+            self.control.continued = False
             self.run_statements(stmt.body)
             outs: dict[str, object] = {"$held": {}}  # "$held": the values before widening
             for n in slots:
-                value = self.env.get(n, _MISSING)
+                value = self.path.get(n, _MISSING)
                 if n in FLAGS:
                     outs[n] = [self._as_flag(value if value is not _MISSING else False, after)]
                     continue
                 value = self._runtime_number(value, self.em, stmt)
                 values = flatten(value) if value is not _MISSING else None
-                like = value_like if n == VALUE else outer_env.get(n)
+                like = value_like if n == VALUE else outer.get(n)
                 if values is None or len(values) != len(types[n]) or (
                     like is not None and _structure(value) != _structure(like)
                 ):
-                    what = "the returned value" if n == VALUE else f"'{n}'"
+                    what = _shown(n)
                     kind = self.differing_lengths(like, value)
                     if kind is not None:
                         raise self.src.error(stmt, f"{what} is {kind} of {len(like)} items before an iteration of "
@@ -704,19 +694,19 @@ class ControlFlowLowering:
                         "the loop (Python would iterate it in either order)",
                         "build the dict with its keys in the same order before and inside the loop",
                     )
-                if not n.startswith("$"):
+                if is_variable(n):
                     outs["$held"][n] = values
                 joined = number_joins.joined(self.src.location(stmt), _shown(n), "this loop")
                 outs[n] = [_widen(self.em, v, t, joined) for v, t in zip(values, types[n])]
             if VALUE not in slots and RETURNED in slots:
-                outs["$new_value"] = self.env.get(VALUE)
-            outs["$rebound"] = {n: self.env.get(n) for n in outer_env if isinstance(outer_env[n], _Rebound)}
-            names = [n for n in outer_env if not n.startswith("$") or n.startswith(BASE)]
-            outs["$views"] = self.arrays.views.join_loop(outer_env, self.env, names, self.src.location(stmt))
-            names = [n for n in outer_env if not n.startswith("$") or n.startswith(BASE)]  # the join may add bases
-            # a name without a value before the loop (NoValue) is one the body creates, not a changed one
-            outs["$changed"] = [n for n in names if n in self.env and self.env[n] is not outer_env[n]
-                                and not isinstance(outer_env[n], NoValue)]
+                outs["$new_value"] = self.path.get(VALUE)
+            outs["$rebound"] = {n: self.env.get(n) for n in outer.env if isinstance(outer.env[n], _Rebound)}
+            outs["$views"] = self.arrays.views.join_loop(outer, self.path, self.src.location(stmt))
+            # the join may add bases; a name without a value before the loop (NoValue)
+            # is one the body creates, not a changed one
+            start = {**outer.env, **outer.views.bases}
+            outs["$changed"] = [n for n, v in start.items() if n in self.path and self.path[n] is not v
+                                and not isinstance(v, NoValue)]
             return before, after, outs
         except UnsupportedError:
             for block in (before, after):  # a failed round leaves no uses behind
@@ -724,4 +714,4 @@ class ControlFlowLowering:
                     _discard(block)
             raise
         finally:
-            self.env, self.em = outer_env, outer_em
+            self.path, self.em = outer, outer_em

@@ -43,11 +43,10 @@ from irad.frontend import integers
 from irad.frontend.arrays import known_value
 from irad.frontend.callables import Closure, free_names, local_names
 from irad.frontend.containers import ordered_keys
-from irad.frontend.control_flow import BROKE, CONTINUED, FLAGS, INDEX
+from irad.frontend.control_flow import INDEX
 from irad.frontend.values import MappingValue, Static, is_array
 from irad.ir.types import I64, is_float
 
-_MISSING = object()
 
 
 # ---- iterables as values ----------------------------------------------------------------
@@ -424,12 +423,12 @@ class IterationLowering:
         if walk.length is None:
             raise self.src.error(stmt.iter, "a loop over tuple items zipped with a range whose length "
                                  "is only known at run time", "give the range constant bounds")
-        saved = {f: self.env.get(f, _MISSING) for f in (BROKE, CONTINUED)}
-        self.env[BROKE] = False
+        saved = (self.control.broke, self.control.continued)
+        self.control.broke = False
 
         def run(start: int) -> None:
             for k in range(start, walk.length):
-                self.env[CONTINUED] = False  # a continue ends one iteration only
+                self.control.continued = False  # a continue ends one iteration only
                 jumped = self._jumped()
                 if jumped is True:
                     return
@@ -440,17 +439,11 @@ class IterationLowering:
                 self.run_statements(stmt.body)
 
         def resume(k: int) -> None:
-            for flag in FLAGS:
-                if flag in self.env:
-                    self.env[flag] = False
+            self.control.clear_jumps()
             run(k)
 
         run(0)
-        for flag, state in saved.items():  # break/continue belong to this loop only
-            if state is _MISSING:
-                self.env.pop(flag, None)
-            else:
-                self.env[flag] = state
+        self.control.broke, self.control.continued = saved  # break/continue belong to this loop only
 
     def trip_count(self, start, stop, step, step_sign) -> SSAValue:
         """len(range(start, stop, step)) as i64 (`step_sign` 0: known at run time)."""

@@ -43,7 +43,8 @@ from irad.ir import builder, printing
 from irad.ir import tensor as tensor_ops
 from irad.ir.symbols import fresh_symbol, value_name
 from irad.ir.metadata import NAME, STATIC, static_attribute
-from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
+from irad.frontend.control_flow import ControlFlowLowering
+from irad.frontend.control_state import NOT_RETURNED, ControlState, Path
 from irad.frontend import containers, contexts, held_ints, integers, joins, number_joins, numpy_scalars, primitives
 from irad.frontend.emitter import Emitter
 from irad.frontend.float_division import floor_divide, remainder
@@ -619,7 +620,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
         self.src = src
         self.fn = src.fn
         self.arg_types = arg_types
-        self.env: dict[str, Value] = {}
+        self.path = Path()  # variables, jumps taken and array sharing (control_state.py)
         # per expression being evaluated, the containers its evaluated parts hold (or None)
         self.pending: list[list | None] = []
         self.block = Block(arg_types=arg_types)
@@ -636,19 +637,30 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
         self.known_results: tuple = ()  # per result, the int or bool it is known to be (None: run-time)
         self.static_parameters: dict[str, object] = {}  # parameter -> the static value it was specialised on
 
+    @property
+    def env(self) -> dict[str, Value]:
+        """The current path's variables, by name."""
+        return self.path.env
+
+    @property
+    def control(self) -> ControlState:
+        """The current path's jumps taken, and the value `return` gave."""
+        return self.path.control
+
     # ---- function level -------------------------------------------------
     def lower(self) -> func.FuncOp:
         tree = self.src.tree
         self.bind_call(self.shape or CallShape.of(self.arg_types))
         self.run_statements(tree.body)
-        returned = self.env.get(RETURNED, False)
-        if returned is not True and returned is not False and self.env.get(VALUE) is not None:
+        returned, value = self.control.returned, self.control.value
+        if returned is not True and returned is not False and value is not None and value is not NOT_RETURNED:
             raise self.src.error(
                 tree,
                 f"{tree.name} returns a value on some paths but reaches its end on others",
                 "end the function with a `return`",
             )
-        results, self.result_tree = self._flatten_return(self.env.get(VALUE) if returned else None, tree)
+        value = value if returned is not False and value is not NOT_RETURNED else None
+        results, self.result_tree = self._flatten_return(value, tree)
         self.known_results = tuple(numpy_scalars.known_number(r) for r in results)
         self.owner.own_results[self.name_and_target[0]] = self.arrays.views.own_results(results)
         self.em.op(builder.return_op(*results))
@@ -1302,7 +1314,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
             return
         if known is False:  # fails where it is reached (it may sit in a branch never taken)
             self.check(self.em.const(False, I1), stmt, message)
-            self.env[RETURNED] = True  # like a raise, it ends this path: nothing after it runs
+            self.control.returned = True  # like a raise, it ends this path: nothing after it runs
             return
         value = self.as_number(test, stmt.test)
         if is_array(value):
