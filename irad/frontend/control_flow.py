@@ -25,6 +25,7 @@ then `s += x`), until they are stable.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, TensorType
@@ -206,6 +207,45 @@ def _ints_as_floats(types: dict[str, list[Attribute]], slots) -> dict[str, list[
 def _discard(block: Block) -> None:
     """Forget a block lowered only to learn types (its ops use outer values)."""
     block.drop_all_references()
+
+
+@dataclass
+class _Carried:
+    """What a loop carries, as guessed before a lowering of its body (widened until it settles)."""
+
+    carried: list  # the slots carried (variables, bases, flags), without the returned value
+    returns: bool  # the body has a `return`
+    inits: dict  # slot -> its values before the loop
+    types: dict  # slot (and VALUE) -> the types the loop carries it as
+    widths: dict  # slot -> the numpy float widths (NEP 50) its numbers may have
+    value_like: object = None  # a value of the returned value's structure; None: not known yet
+    # arrays fresh before the loop that an iteration may leave holding an array
+    # irad cannot write through (a call's result): not writable in the body either
+    unwritable: set = field(default_factory=set)
+
+    def slots(self) -> list:
+        """What the scf op carries: the carried slots, and the returned value once its structure is known."""
+        return self.carried + ([VALUE] if self.returns and self.value_like is not None else [])
+
+
+@dataclass
+class LoopBodyOutcome:
+    """What one lowering of a loop body gave."""
+
+    before: Block | None  # the condition's block (a `while`), or None
+    after: Block  # the body's block
+    yielded: dict = field(default_factory=dict)  # slot -> the values it ends an iteration with (widened)
+    held: dict = field(default_factory=dict)  # variable -> those values before widening
+    changed: list = field(default_factory=list)  # slots from before the loop that the body changed
+    views: object = None  # the sharing of arrays the next iteration starts from (views.Table)
+    new_value: object = None  # what `return` gave, where the loop does not carry the returned value yet
+    rebound: dict = field(default_factory=dict)  # a name _rebound_functions set apart -> what the body left in it
+
+    def discard(self) -> None:
+        """Forget the blocks (lowered only to learn what the loop carries)."""
+        _discard(self.after)
+        if self.before is not None:
+            _discard(self.before)
 
 
 class ControlFlowLowering:
@@ -452,12 +492,25 @@ class ControlFlowLowering:
 
     def _loop(self, stmt, extra_args, bind_target, condition, build, exclude, runs: bool = False) -> None:
         """Lower a loop whose carried values are the variables its body assigns
-        (`runs`: the body is known to run at least once)."""
-        body = stmt.body
-        names = [n for n in assigned_names(body)
-                 if n in self.env and n not in exclude and not isinstance(self.env[n], NoValue)]
-        rebound: dict[str, object] = {}  # known while lowering before the loop (a function): not carried
-        for name in names:
+        (`runs`: the body is known to run at least once), in four steps: what the
+        loop carries, the body lowered until what it carries settles, the scf op,
+        and the names rebound after it."""
+        rebound = self._rebound_functions(stmt, exclude)
+        saved = (self.control.broke, self.control.continued)
+        state = self._loop_state(stmt, exclude, rebound)
+        outcome = self._settled_body(stmt, state, exclude, extra_args, bind_target, condition)
+        results = self._emit_loop(stmt, state, outcome, build)
+        self._rebind_after_loop(stmt, state, outcome, results, rebound, runs)
+        self.control.broke, self.control.continued = saved  # break/continue belong to this loop only
+
+    def _rebound_functions(self, stmt, exclude) -> dict[str, object]:
+        """The names the body assigns that hold a function (or an object known while
+        lowering) before the loop: no scf loop can carry them, so each holds a
+        _Rebound in the body, and what it holds after is decided by _after_rebinding.
+        The other names the body assigns become run-time values (a number known
+        while lowering is emitted as a constant), as a loop carries them."""
+        rebound: dict[str, object] = {}
+        for name in self._assigned_before(stmt, exclude):
             self.env[name] = self._runtime_number(self.env[name], self.em, stmt)
             if flatten(self.env[name]) is not None:
                 continue
@@ -470,128 +523,143 @@ class ControlFlowLowering:
                 )
             rebound[name] = self.env[name]
             self.env[name] = _rebound(rebound[name], self.src.location(stmt), "before")
-        names = [n for n in names if n not in rebound]
-        saved = (self.control.broke, self.control.continued)
-        carried = list(names)
-        if _contains(body, (ast.Break,), stop_at_loops=True):
+        return rebound
+
+    def _assigned_before(self, stmt, exclude) -> list[str]:
+        """The names the body assigns that hold a value before the loop."""
+        return [n for n in assigned_names(stmt.body)
+                if n in self.env and n not in exclude and not isinstance(self.env[n], NoValue)]
+
+    def _loop_state(self, stmt, exclude, rebound) -> _Carried:
+        """The first guess at what the loop carries: the variables the body assigns,
+        the break flag if it breaks, the return flag if it returns, with the types
+        and numpy float widths they have before the loop."""
+        carried = [n for n in self._assigned_before(stmt, exclude) if n not in rebound]
+        if _contains(stmt.body, (ast.Break,), stop_at_loops=True):
             self.control.broke = False
             carried.append(BROKE)
-        returns = _contains(body, (ast.Return,), stop_at_loops=False)
+        returns = _contains(stmt.body, (ast.Return,), stop_at_loops=False)
         if returns:
             carried.append(RETURNED)
-        inits = {n: self._carried_init(n) for n in carried}
         for n in carried:  # after the loop they hold copies (lists.py)
             self.freeze_lists(self.path.get(n), f"the loop at {self.src.location(stmt)} carries it")
-        value_like = self.path.get(VALUE)
-        types = {n: [v.type for v in inits[n]] for n in carried}
-        if returns and VALUE not in self.path:
-            value_like = None  # the returned value's type comes from the body
+        state = _Carried(carried=[], returns=returns, inits={}, types={}, widths={})
+        for n in carried:
+            self._carry(state, n)
+        # without a value returned before the loop, the returned value's type comes from the body
+        state.value_like = self.path.get(VALUE) if not returns or VALUE in self.path else None
+        return state
+
+    def _carry(self, state: _Carried, name) -> None:
+        """Carry `name` from the value it holds before the loop."""
+        state.carried.append(name)
+        state.inits[name] = self._carried_init(name)
+        state.types[name] = [v.type for v in state.inits[name]]
+        state.widths[name] = [numpy_scalars.float_widths(v) for v in state.inits[name]]
+
+    def _settled_body(self, stmt, state: _Carried, exclude, extra_args, bind_target, condition) -> LoopBodyOutcome:
+        """The body lowered with the carried state guessed, and again with the
+        state widened (_widened says why) until one lowering confirms the guess:
+        the loop's types are those of a fixed point, which is what scf needs."""
         widening_failed = None  # the error of the round before ints were widened
-        # numpy float widths (NEP 50) the carried numbers may have: the inits', joined
-        # with what the body makes of them, until they settle (as the types)
-        widths = {n: [numpy_scalars.float_widths(v) for v in inits[n]] for n in carried}
-        # arrays fresh before the loop that an iteration may leave holding an array
-        # irad cannot write through (a call's result): not writable in the body either
-        unwritable: set[str] = set()
         for _ in range(_MAX_TYPE_ROUNDS):
-            slots = carried + ([VALUE] if returns and value_like is not None else [])
-            if VALUE in slots and VALUE not in types:
-                types[VALUE] = [v.type for v in flatten(value_like)]
+            slots = state.slots()
+            if VALUE in slots and VALUE not in state.types:
+                state.types[VALUE] = [v.type for v in flatten(state.value_like)]
             try:
-                before, after, outs = self._lower_loop_body(
-                    stmt, slots, types, value_like, extra_args, bind_target, condition, unwritable, widths
-                )
+                outcome = self._lower_loop_body(stmt, state, extra_args, bind_target, condition)
             except UnsupportedError as error:
                 # The types tried are provisional: an int that the body makes a
                 # float (`s = 0; s = s + x + h(s)`) may fail while still an int.
                 # Carry such ints as floats and try again; if that fails too, the
                 # program is at fault, and the error is the first one.
-                widened = _ints_as_floats(types, slots)
-                if widened == types or widening_failed is not None:
+                widened = _ints_as_floats(state.types, slots)
+                if widened == state.types or widening_failed is not None:
                     raise (widening_failed or error) from None
-                widening_failed, types = error, widened
+                widening_failed, state.types = error, widened
                 continue
-            shared = [n for n in outs.pop("$changed") if n not in exclude and n not in carried]
-            after_views = outs.pop("$views")
-            held = outs.pop("$held")
-            opaque = {n for n, values in held.items() if n not in unwritable and self._writable(inits.get(n, []))
-                      and not self._writable(values)}
-            if opaque:  # the body assumed them writable: lower it again without
-                unwritable |= opaque
-                _discard(after)
-                if before is not None:
-                    _discard(before)
-                continue
-            if shared or after_views is not self.path.views.table:
-                # names sharing an array with one the body writes change too: carry them;
-                # and lower again from the sharing every iteration may start with
-                carried += shared
-                for n in shared:
-                    inits[n] = self._carried_init(n)
-                    types[n] = [v.type for v in inits[n]]
-                    widths[n] = [numpy_scalars.float_widths(v) for v in inits[n]]
-                self.path.views.table = after_views
-                _discard(after)
-                if before is not None:
-                    _discard(before)
-                continue
-            out_types = {n: [v.type for v in outs[n]] for n in slots}
-            new_value = outs.get("$new_value")
-            if returns and value_like is None and new_value is not None:
-                value_like = new_value  # learned the type; lower again carrying it
-                _discard(after)
-                if before is not None:
-                    _discard(before)
-                continue
-            joined = {n: [joins.join_types(a, b) for a, b in zip(types[n], out_types[n])] for n in slots}
-            for n in slots:
-                for a, b in zip(types[n], out_types[n]):
-                    if joins.join_types(a, b) is None:
-                        what = _shown(n)
-                        raise self.src.error(
-                            stmt,
-                            f"{what} has no common type across the iterations of this loop: "
-                            f"{describe(a)} before an iteration, {describe(b)} after it",
-                            "irad's array shapes are static: keep its shape the same in every iteration",
-                        )
-            settled = {n: [a | numpy_scalars.float_widths(v) for a, v in zip(widths.get(n, []), outs[n])]
-                       for n in widths}
-            if joined == types and settled == widths:
-                break
-            types, widths = joined, settled
-            _discard(after)
-            if before is not None:
-                _discard(before)
-        else:  # pragma: no cover - promotion is monotone and short
-            raise self.src.error(stmt, "the types this loop carries do not settle")
+            if not self._widened(stmt, state, outcome, exclude):
+                return outcome
+            outcome.discard()
+        raise self.src.error(stmt, "the types this loop carries do not settle")  # pragma: no cover - monotone, short
+
+    def _widened(self, stmt, state: _Carried, outcome: LoopBodyOutcome, exclude) -> bool:
+        """Widen `state` where the body's lowering contradicts it (and so the body
+        must be lowered again), in this order: an array the body assumed writable
+        that an iteration may leave unwritable; names that share an array with one
+        the body writes, or a sharing that differs at the end of the body; the
+        returned value's type, once learned; types or float widths that grow."""
+        opaque = {n for n, values in outcome.held.items() if n not in state.unwritable
+                  and self._writable(state.inits.get(n, [])) and not self._writable(values)}
+        if opaque:  # the body assumed them writable: lower it again without
+            state.unwritable |= opaque
+            return True
+        shared = [n for n in outcome.changed if n not in exclude and n not in state.carried]
+        if shared or outcome.views is not self.path.views.table:
+            # names sharing an array with one the body writes change too: carry them;
+            # and lower again from the sharing every iteration may start with
+            for n in shared:
+                self._carry(state, n)
+            self.path.views.table = outcome.views
+            return True
+        if state.returns and state.value_like is None and outcome.new_value is not None:
+            state.value_like = outcome.new_value  # learned the type; lower again carrying it
+            return True
+        slots = state.slots()
+        out_types = {n: [v.type for v in outcome.yielded[n]] for n in slots}
+        for n in slots:
+            for a, b in zip(state.types[n], out_types[n]):
+                if joins.join_types(a, b) is None:
+                    raise self.src.error(
+                        stmt,
+                        f"{_shown(n)} has no common type across the iterations of this loop: "
+                        f"{describe(a)} before an iteration, {describe(b)} after it",
+                        "irad's array shapes are static: keep its shape the same in every iteration",
+                    )
+        joined = {n: [joins.join_types(a, b) for a, b in zip(state.types[n], out_types[n])] for n in slots}
+        settled = {n: [a | numpy_scalars.float_widths(v) for a, v in zip(state.widths.get(n, []), outcome.yielded[n])]
+                   for n in state.widths}
+        if joined == state.types and settled == state.widths:
+            return False
+        state.types, state.widths = joined, settled
+        return True
+
+    def _emit_loop(self, stmt, state: _Carried, outcome: LoopBodyOutcome, build) -> list[SSAValue]:
+        """The scf op (made by `build`) of the settled body, from the carried
+        values before the loop converted to the settled types; its results."""
         init_values = []
-        for n in slots:
-            values = inits[n] if n != VALUE else self._value_init(value_like, types[VALUE])
+        for n in state.slots():
+            values = state.inits[n] if n != VALUE else self._value_init(state.types[VALUE])
             joined = number_joins.joined(self.src.location(stmt), _shown(n), "this loop")
-            init_values += [joins.convert(self.em, v, t, joined) for v, t in zip(values, types[n])]
-        after.add_op(scf.YieldOp(*[v for n in slots for v in outs[n]]))
-        results = build(init_values, before, after)
-        for n in slots:
-            count = len(types[n])
+            init_values += [joins.convert(self.em, v, t, joined) for v, t in zip(values, state.types[n])]
+        outcome.after.add_op(scf.YieldOp(*[v for n in state.slots() for v in outcome.yielded[n]]))
+        return build(init_values, outcome.before, outcome.after)
+
+    def _rebind_after_loop(self, stmt, state: _Carried, outcome: LoopBodyOutcome, results, rebound, runs) -> None:
+        """After the loop: the carried slots hold its results (arrays stay writable
+        where they were on entry and in the body), the sharing of arrays is the
+        settled one, rebound functions hold what _after_rebinding says, and what
+        the body created holds no value."""
+        where = f"the loop at {self.src.location(stmt)}"
+        for n in state.slots():
+            count = len(state.types[n])
             values, results = results[:count], results[count:]
-            like = value_like if n == VALUE else self.path.get(n)
+            like = state.value_like if n == VALUE else self.path.get(n)
             if n in FLAGS:
                 self.path[n] = values[0]
-            else:
-                for v in values:
-                    if is_variable(n):
-                        v.name_hint = value_name(n)
-                self.path[n] = _rebuild(like, values)
-                self.freeze_lists(self.path[n], f"it is the copy the loop at {self.src.location(stmt)} carries")
-                self.arrays.carried(values, inits.get(n, []), held.get(n, outs[n]),  # arrays stay writable
-                                    where=f"the loop at {self.src.location(stmt)}")
-        self.path.views.table = after_views
+                continue
+            for v in values:
+                if is_variable(n):
+                    v.name_hint = value_name(n)
+            self.path[n] = _rebuild(like, values)
+            self.freeze_lists(self.path[n], f"it is the copy {where} carries")
+            self.arrays.carried(values, state.inits.get(n, []), outcome.held.get(n, outcome.yielded[n]), where=where)
+        self.path.views.table = outcome.views
         for n, value in rebound.items():
-            self.env[n] = self._after_rebinding(n, value, outs["$rebound"][n], runs, stmt)
-        for n in assigned_names(body):  # what the body creates is not carried out of it
-            if n not in carried and n not in rebound:
+            self.env[n] = self._after_rebinding(n, value, outcome.rebound[n], runs, stmt)
+        for n in assigned_names(stmt.body):  # what the body creates is not carried out of it
+            if n not in state.carried and n not in rebound:
                 self._no_value(n, self.not_kept(stmt))
-        self.control.broke, self.control.continued = saved  # break/continue belong to this loop only
 
     def _after_rebinding(self, name: str, before, end, runs: bool, stmt):
         """What a name known while lowering before the loop (a function) that the
@@ -620,7 +688,7 @@ class ControlFlowLowering:
             return [self._as_flag(value, self.em.block)]
         return flatten(value)
 
-    def _value_init(self, like, types: list[Attribute]) -> list[SSAValue]:
+    def _value_init(self, types: list[Attribute]) -> list[SSAValue]:
         current = self.path.get(VALUE)
         if current is not None and flatten(current) is not None:
             return flatten(current)
@@ -630,13 +698,14 @@ class ControlFlowLowering:
         """Every array among `values` is one a write may go to (see ArrayLowering.fresh)."""
         return all(v in self.arrays.fresh for v in values if isinstance(v.type, TensorType))
 
-    def _lower_loop_body(self, stmt, slots, types, value_like, extra_args, bind_target, condition, unwritable,
-                         widths):
-        """Lower the (condition and) body once for the given carried types (and
-        numpy float `widths`); a carried array in `unwritable` is not writable
-        even if it was before the loop."""
+    def _lower_loop_body(self, stmt, state: _Carried, extra_args, bind_target, condition) -> LoopBodyOutcome:
+        """Lower the (condition and) body once for the carried state guessed in
+        `state` (types, numpy float widths; a carried array in `state.unwritable`
+        is not writable even if it was before the loop)."""
         outer, outer_em = self.path, self.em
+        slots, types, value_like = state.slots(), state.types, state.value_like
         arg_types = [t for n in slots for t in types[n]]
+        where = f"the loop at {self.src.location(stmt)}"
 
         def bind(block: Block, offset: int) -> None:
             args = list(block.args[offset:])
@@ -645,9 +714,9 @@ class ControlFlowLowering:
                 values, args = args[:count], args[count:]
                 like = value_like if n == VALUE else outer.get(n)
                 self.path[n] = values[0] if n in FLAGS else _rebuild(like, values)
-                numpy_scalars.assume_carried(values, widths.get(n))
-                if n not in unwritable:
-                    self.arrays.carried(values, flatten(like) or [], where=f"the loop at {self.src.location(stmt)}")
+                numpy_scalars.assume_carried(values, state.widths.get(n))
+                if n not in state.unwritable:
+                    self.arrays.carried(values, flatten(like) or [], where=where)
                 for v in values:
                     if is_variable(n):
                         v.name_hint = value_name(n)
@@ -666,48 +735,30 @@ class ControlFlowLowering:
                 bind_target(after)
             self.control.continued = False
             self.run_statements(stmt.body)
-            outs: dict[str, object] = {"$held": {}}  # "$held": the values before widening
+            outcome = LoopBodyOutcome(before, after)
             for n in slots:
                 value = self.path.get(n, _MISSING)
                 if n in FLAGS:
-                    outs[n] = [self._as_flag(value if value is not _MISSING else False, after)]
+                    outcome.yielded[n] = [self._as_flag(value if value is not _MISSING else False, after)]
                     continue
                 value = self._runtime_number(value, self.em, stmt)
                 values = flatten(value) if value is not _MISSING else None
                 like = value_like if n == VALUE else outer.get(n)
-                if values is None or len(values) != len(types[n]) or (
-                    like is not None and _structure(value) != _structure(like)
-                ):
-                    what = _shown(n)
-                    kind = self.differing_lengths(like, value)
-                    if kind is not None:
-                        raise self.src.error(stmt, f"{what} is {kind} of {len(like)} items before an iteration of "
-                                             f"this loop and of {len(value)} after it", self.LENGTH_HINT)
-                    raise self.src.error(
-                        stmt,
-                        f"{what} changes shape inside the loop",
-                        "keep a variable a number, an array or a container of the same structure in loops",
-                    )
-                if like is not None and not same_orders(value, like):
-                    raise self.src.error(
-                        stmt, f"the loop body inserts the keys of the dict '{n}' in another order than before "
-                        "the loop (Python would iterate it in either order)",
-                        "build the dict with its keys in the same order before and inside the loop",
-                    )
+                self._check_carried(stmt, n, value, values, like, len(types[n]))
                 if is_variable(n):
-                    outs["$held"][n] = values
+                    outcome.held[n] = values
                 joined = number_joins.joined(self.src.location(stmt), _shown(n), "this loop")
-                outs[n] = [_widen(self.em, v, t, joined) for v, t in zip(values, types[n])]
+                outcome.yielded[n] = [_widen(self.em, v, t, joined) for v, t in zip(values, types[n])]
             if VALUE not in slots and RETURNED in slots:
-                outs["$new_value"] = self.path.get(VALUE)
-            outs["$rebound"] = {n: self.env.get(n) for n in outer.env if isinstance(outer.env[n], _Rebound)}
-            outs["$views"] = self.arrays.views.join_loop(outer, self.path, self.src.location(stmt))
+                outcome.new_value = self.path.get(VALUE)
+            outcome.rebound = {n: self.env.get(n) for n in outer.env if isinstance(outer.env[n], _Rebound)}
+            outcome.views = self.arrays.views.join_loop(outer, self.path, self.src.location(stmt))
             # the join may add bases; a name without a value before the loop (NoValue)
             # is one the body creates, not a changed one
             start = {**outer.env, **outer.views.bases}
-            outs["$changed"] = [n for n, v in start.items() if n in self.path and self.path[n] is not v
-                                and not isinstance(v, NoValue)]
-            return before, after, outs
+            outcome.changed = [n for n, v in start.items() if n in self.path and self.path[n] is not v
+                               and not isinstance(v, NoValue)]
+            return outcome
         except UnsupportedError:
             for block in (before, after):  # a failed round leaves no uses behind
                 if block is not None:
@@ -715,3 +766,23 @@ class ControlFlowLowering:
             raise
         finally:
             self.path, self.em = outer, outer_em
+
+    def _check_carried(self, stmt, n, value, values, like, count: int) -> None:
+        """A carried slot keeps its structure (and a dict its keys' order) across an iteration."""
+        if values is None or len(values) != count or (like is not None and _structure(value) != _structure(like)):
+            what = _shown(n)
+            kind = self.differing_lengths(like, value)
+            if kind is not None:
+                raise self.src.error(stmt, f"{what} is {kind} of {len(like)} items before an iteration of "
+                                     f"this loop and of {len(value)} after it", self.LENGTH_HINT)
+            raise self.src.error(
+                stmt,
+                f"{what} changes shape inside the loop",
+                "keep a variable a number, an array or a container of the same structure in loops",
+            )
+        if like is not None and not same_orders(value, like):
+            raise self.src.error(
+                stmt, f"the loop body inserts the keys of the dict '{n}' in another order than before "
+                "the loop (Python would iterate it in either order)",
+                "build the dict with its keys in the same order before and inside the loop",
+            )
