@@ -396,7 +396,7 @@ class ArrayLowering:
         if self.fl.owner.has_rules(fn) and all(isinstance(v, SSAValue) for v in args) and not kwargs:
             # the pass must meet a call op to consult the rule table
             try:
-                return self.fl.call(fn, list(args), node)
+                return self.fl.calls.call(fn, list(args), node)
             except WrapperError as error:
                 raise self.error(node, error.message, error.hint) from None
         result = handler(self, node, *bound_args)

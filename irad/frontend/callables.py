@@ -35,7 +35,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from irad.base.pytrees import Node, is_data, leaf_types, tuple_tree
 from irad.frontend.source import FunctionSource
-from irad.frontend.values import Static, make_value, value_node
+from irad.frontend.values import Kind, Static, make_value, value_node
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,6 +63,7 @@ class Closure:
     # ((name, value), ...) of variables of a comprehension that made it, which
     # Python's cells hold at their last value once it ends: read before the definer's
     cells: tuple = ()
+    KIND = Kind.CALLABLE
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,6 +73,7 @@ class Partial:
     fn: object
     args: tuple = ()
     keywords: tuple = ()  # ((name, value), ...)
+    KIND = Kind.CALLABLE
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,6 +81,7 @@ class Keywords:
     """A function's `**kwargs`: names and values, expanded by `f(**kwargs)`."""
 
     items: tuple = ()
+    KIND = Kind.TREE
 
 
 # ---- shapes: what a call is specialised on -----------------------------------------

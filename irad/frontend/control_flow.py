@@ -36,7 +36,7 @@ from irad.frontend.control_state import (
     BROKE, CONTINUED, FLAGS, RETURNED, VALUE, is_user_variable, is_variable,
 )
 from irad.frontend.emitter import Emitter
-from irad.frontend.values import NoValue, Static, mark_orders, same_orders
+from irad.frontend.values import Kind, NoValue, Static, kind_of, mark_orders, same_orders
 from irad.base.errors import UnsupportedError
 from irad.ir.symbols import value_name
 from irad.ir.types import F64, I1, describe, is_int
@@ -169,8 +169,7 @@ class _Rebound(NoValue):
 
 
 def _rebound(value, where: str, when: str) -> _Rebound:
-    what = "a function" if isinstance(value, (callables.Closure, callables.Partial)) or (
-        isinstance(value, Static) and callable(value.obj)) else "a value known while lowering"
+    what = "a function" if kind_of(value) is Kind.CALLABLE else "a value known while lowering"
     if when == "before":
         which = ("before the body binds it again, it would be the one from before the loop in the "
                  "first iteration and the one the body binds in later ones")
@@ -248,36 +247,56 @@ class LoopBodyOutcome:
             _discard(self.before)
 
 
-class ControlFlowLowering:
-    """Mixin of FunctionLowering: the statements that branch, loop or jump."""
+class ControlFlow:
+    """The statements that branch, loop or jump, for one FunctionLowering (`fl`).
+
+    Its interface: `statement` (for the STATEMENTS), `run_statements`, and for
+    the loops iteration.py lowers, `loop`, `branch`, `jumped`, `taken`,
+    `no_value` and `not_kept`. What it needs from its owner: the current path,
+    emitter and source (`fl.path`, `fl.env`, `fl.control`, `fl.em`, `fl.src`),
+    which it replaces while it lowers an arm or a body; the lowering of a
+    statement or an expression (`statement`, `expr`, `number`, `as_number`,
+    `static_condition`, `returned_value`, `runtime_values`); the arrays'
+    writability and sharing (`fl.arrays`); and the list rules at joins
+    (`freeze_lists`, `join_lists`, `differing_lengths`, `refuse_while_lists`).
+    """
+
+    STATEMENTS = (ast.If, ast.While, ast.Return, ast.Break, ast.Continue)
+
+    def __init__(self, fl) -> None:
+        self.fl = fl
+
+    def statement(self, stmt: ast.stmt) -> None:
+        """Lower one of the STATEMENTS."""
+        getattr(self, f"stmt_{type(stmt).__name__}")(stmt)
 
     # ---- statement lists under jump flags ---------------------------------
     def run_statements(self, body: list[ast.stmt]) -> None:
         """Lower statements; those after a possible jump run only if it was not taken."""
         body = _jumping_arms_first(body)
         for i, stmt in enumerate(body):
-            jumped = self._jumped()
+            jumped = self.jumped()
             if jumped is True:
                 return  # unreachable, as after a `return` in plain Python
             if jumped is not False:
-                self._if(jumped, self._taken, lambda rest=body[i:]: self._resume(rest), stmt)
+                self.branch(jumped, self.taken, lambda rest=body[i:]: self._resume(rest), stmt)
                 return
-            self.statement(stmt)
+            self.fl.statement(stmt)
 
-    def _taken(self) -> None:
+    def taken(self) -> None:
         # On this path a jump was taken; with a single dynamic flag it is that one.
-        dynamic = [f for f in FLAGS if self.control.get(f) not in (True, False)]
+        dynamic = [f for f in FLAGS if self.fl.control.get(f) not in (True, False)]
         if len(dynamic) == 1:
-            self.control.set(dynamic[0], True)
+            self.fl.control.set(dynamic[0], True)
 
     def _resume(self, rest: list[ast.stmt]) -> None:
-        self.control.clear_jumps()  # on this path no jump was taken
+        self.fl.control.clear_jumps()  # on this path no jump was taken
         self.run_statements(rest)
 
-    def _jumped(self):
+    def jumped(self):
         """False, True, or an i1 value: has a return/break/continue been taken?"""
         dynamic = []
-        for state in self.control.flags():
+        for state in self.fl.control.flags():
             if state is True:
                 return True
             if state is not False:
@@ -286,64 +305,64 @@ class ControlFlowLowering:
             return False
         result = dynamic[0]
         for v in dynamic[1:]:
-            result = self.em.op(arith.OrIOp(result, v))
+            result = self.fl.em.op(arith.OrIOp(result, v))
         return result
 
     def stmt_Return(self, stmt: ast.Return) -> None:
-        self.control.value = self.returned_value(stmt)
-        self.control.returned = True
+        self.fl.control.value = self.fl.returned_value(stmt)
+        self.fl.control.returned = True
 
     def stmt_Break(self, stmt: ast.Break) -> None:
-        self.control.broke = True
+        self.fl.control.broke = True
 
     def stmt_Continue(self, stmt: ast.Continue) -> None:
-        self.control.continued = True
+        self.fl.control.continued = True
 
     # ---- if ---------------------------------------------------------------
     def stmt_If(self, stmt: ast.If) -> None:
-        test = self.expr(stmt.test)
-        known = self.static_condition(test)
+        test = self.fl.expr(stmt.test)
+        known = self.fl.static_condition(test)
         if known is not None:
             # known while lowering (isinstance, a shape, a global flag, a constant):
             # only the branch taken is lowered, so no runtime branch exists
             self.run_statements(stmt.body if known else stmt.orelse)
             return
-        cond = self.em.to_bool(self.as_number(test, stmt.test))
-        self._if(
+        cond = self.fl.em.to_bool(self.fl.as_number(test, stmt.test))
+        self.branch(
             cond,
             lambda: self.run_statements(stmt.body),
             lambda: self.run_statements(stmt.orelse),
             stmt,
         )
 
-    def _if(self, cond: SSAValue, then_fn, else_fn, node: ast.AST) -> None:
+    def branch(self, cond: SSAValue, then_fn, else_fn, node: ast.AST) -> None:
         """Lower two arms into an scf.if; slots (variables, shared arrays'
         bases, control state) that differ become results."""
-        before, outer = self.path, self.em
+        before, outer = self.fl.path, self.fl.em
         arms = []
         for lower_arm in (then_fn, else_fn):
             block = Block()
-            self.em, self.path = Emitter(block), before.copy()
+            self.fl.em, self.fl.path = Emitter(block), before.copy()
             lower_arm()
-            arms.append((block, self.path))
-        self.em, self.path = outer, before.copy()
+            arms.append((block, self.fl.path))
+        self.fl.em, self.fl.path = outer, before.copy()
         (then_block, then_path), (else_block, else_path) = arms
         jumped = tuple(any(state is True for state in p.control.flags()) for p in (then_path, else_path))
         returned = tuple(p.control.returned is True for p in (then_path, else_path))
-        self.arrays.views.join_branches(  # which names share arrays after the join
-            (then_path, else_path), (Emitter(then_block), Emitter(else_block)), jumped, self.src.location(node)
+        self.fl.arrays.views.join_branches(  # which names share arrays after the join
+            (then_path, else_path), (Emitter(then_block), Emitter(else_block)), jumped, self.fl.src.location(node)
         )
-        self.path.views.table = then_path.views.table  # the join gave both arms one
+        self.fl.path.views.table = then_path.views.table  # the join gave both arms one
         merged: list[tuple[object, object, list[SSAValue], list[SSAValue], tuple[list, list]]] = []
         for name in dict.fromkeys([*then_path.slots(), *else_path.slots()]):
             a, b = then_path.get(name, _MISSING), else_path.get(name, _MISSING)
             if a is b or (isinstance(a, (tuple, Static)) and a == b) or callables.same_function(a, b):
                 if a is not _MISSING:
-                    self.path[name] = a
+                    self.fl.path[name] = a
                 continue
             if name in FLAGS and isinstance(a, bool) and isinstance(b, bool):
                 # set on exactly one path: the flag is the condition (or its negation)
-                self.path[name] = cond if a else self.em.op(arith.XOrIOp(cond, self.em.const(1, I1)))
+                self.fl.path[name] = cond if a else self.fl.em.op(arith.XOrIOp(cond, self.fl.em.const(1, I1)))
                 continue
             if name in FLAGS:
                 a = self._as_flag(a, then_block)
@@ -353,23 +372,23 @@ class ControlFlowLowering:
                 a = self._placeholder_like(b, then_block) if a is _MISSING else a
                 b = self._placeholder_like(a, else_block) if b is _MISSING else b
                 if a is None and b is None:  # `return` without a value
-                    self.path[name] = None
+                    self.fl.path[name] = None
                     continue
             elif returned[0] != returned[1] and name is not VALUE:
                 # after an arm that returned, a variable is never read again: the
                 # other arm's value is the one that matters, whatever its type
                 kept = b if returned[0] else a
                 if kept is _MISSING:
-                    self.path.pop(name)
+                    self.fl.path.pop(name)
                     continue
                 if isinstance(kept, NoValue) or not flatten(kept, functions=True):
-                    self.path[name] = kept  # nothing computed at run time (or no value): it holds as it is
+                    self.fl.path[name] = kept  # nothing computed at run time (or no value): it holds as it is
                     continue
                 a = self._placeholder_like(b, then_block) if returned[0] else a
                 b = self._placeholder_like(a, else_block) if returned[1] else b
             elif a is _MISSING or b is _MISSING or isinstance(a, NoValue) or isinstance(b, NoValue):
-                where = self.src.location(node)
-                self._no_value(name, NoValue(
+                where = self.fl.src.location(node)
+                self.no_value(name, NoValue(
                     f"it is assigned on only one path of the branch at {where}",
                     "assign it on every path, or before the branch",
                 ) if a is _MISSING or b is _MISSING else (a if isinstance(a, NoValue) else b))
@@ -379,16 +398,16 @@ class ControlFlowLowering:
             fa, fb = flatten(a, functions=True), flatten(b, functions=True)
             if fa is None or fb is None or _structure(a, True) != _structure(b, True):
                 if not is_user_variable(name):
-                    raise self.src.error(node, f"{_shown(name)} {self._unjoinable(a, b, 'this branch')}", _UNJOINABLE)
+                    raise self.fl.src.error(node, f"{_shown(name)} {self._unjoinable(a, b, 'this branch')}", _UNJOINABLE)
                 # Python's variable would hold one of them: an error where it is read
-                why = self._unjoinable(a, b, f"the branch at {self.src.location(node)}")
-                self._no_value(name, NoValue(f"it {why}", self.LENGTH_HINT if self.differing_lengths(a, b) else _UNJOINABLE))
+                why = self._unjoinable(a, b, f"the branch at {self.fl.src.location(node)}")
+                self.no_value(name, NoValue(f"it {why}", self.fl.LENGTH_HINT if self.fl.differing_lengths(a, b) else _UNJOINABLE))
                 continue
             types = [joins.join_types(x.type, y.type) for x, y in zip(fa, fb)]
             for x, y, t in zip(fa, fb, types):
                 if t is None:
                     what = _shown(name)
-                    raise self.src.error(
+                    raise self.fl.src.error(
                         node,
                         f"{what} has no common type after this branch: {joins.mismatch(x.type, y.type)}",
                         "irad's array shapes are static: give it the same shape on every path",
@@ -396,7 +415,7 @@ class ControlFlowLowering:
             # an array widened to the join is still the array its path held, so it
             # stays writable if that one was (`carried` below reads the unwidened)
             held = (fa, fb)
-            joined = number_joins.joined(self.src.location(node), _shown(name), "this `if`")
+            joined = number_joins.joined(self.fl.src.location(node), _shown(name), "this `if`")
             fa = [joins.convert(Emitter(then_block), v, t, joined) for v, t in zip(fa, types)]
             fb = [joins.convert(Emitter(else_block), v, t, joined) for v, t in zip(fb, types)]
             merged.append((name, (a, b), fa, fb, held))
@@ -407,49 +426,49 @@ class ControlFlowLowering:
         then_block.add_op(scf.YieldOp(*[v for m in merged for v in m[2]]))
         else_block.add_op(scf.YieldOp(*[v for m in merged for v in m[3]]))
         types = [v.type for m in merged for v in m[2]]
-        results = list(self.em.results(scf.IfOp(cond, types, Region(then_block), Region(else_block))))
+        results = list(self.fl.em.results(scf.IfOp(cond, types, Region(then_block), Region(else_block))))
         for name, (like, other), fa, fb, held in merged:
             values, results = results[: len(fa)], results[len(fa) :]
             for v in values:
                 if is_variable(name):
                     v.name_hint = value_name(name)
             # a dict whose paths inserted its keys in different orders is not iterated (values.py)
-            self.path[name] = joined = mark_orders(_rebuild(like, values, functions=True), like, other)
-            self.arrays.carried(values, *held, where=f"the `if` at {self.src.location(node)}")  # writable after, if on both paths
+            self.fl.path[name] = joined = mark_orders(_rebuild(like, values, functions=True), like, other)
+            self.fl.arrays.carried(values, *held, where=f"the `if` at {self.fl.src.location(node)}")  # writable after, if on both paths
             arms = tuple(None if r else p.get(name) for r, p in zip(returned, (then_path, else_path)))
-            self.join_lists(joined, arms, (then_path.slots(), else_path.slots()), name,
-                            self.src.location(node))  # lists.py
+            self.fl.join_lists(joined, arms, (then_path.slots(), else_path.slots()), name,
+                            self.fl.src.location(node))  # lists.py
 
-    def _no_value(self, name, value) -> None:
+    def no_value(self, name, value) -> None:
         """After a join, a user's variable without a value holds why (reading it
         is the error); irad's own slots (`a.1`, a base, the returned value) are
         just undefined."""
         if value is not _MISSING and is_user_variable(name):
-            self.arrays.views.bind(name, None)  # it shares no array with anything
-            self.env[name] = value
+            self.fl.arrays.views.bind(name, None)  # it shares no array with anything
+            self.fl.env[name] = value
         else:
-            self.path.pop(name)
+            self.fl.path.pop(name)
 
     def _unjoinable(self, a, b, where: str) -> str:
         """Why two values have no join."""
-        kind = self.differing_lengths(a, b)
+        kind = self.fl.differing_lengths(a, b)
         if kind is not None:
             return f"holds {kind} of {len(a)} items on one path of {where} and of {len(b)} on the other"
         if isinstance(a, callables.Closure) and isinstance(b, callables.Closure) and a.code is b.code:
             # one `def` run on both paths, with other defaults
-            return (f"holds {self.kind_of(a)} on the two paths of {where}, with default "
+            return (f"holds {self.fl.what_is(a)} on the two paths of {where}, with default "
                     "values that differ in what is known while lowering (pass those as arguments)")
-        return f"holds different kinds of values on the two paths of {where} ({self.kind_of(a)} and {self.kind_of(b)})"
+        return f"holds different kinds of values on the two paths of {where} ({self.fl.what_is(a)} and {self.fl.what_is(b)})"
 
     def _runtime_number(self, value, em: Emitter, node: ast.AST):
         """Numbers known while lowering (`len(x)`, a shape entry, arithmetic on
         them), alone or in a container, as constants emitted by `em`: where they
         meet run-time values (a join, a loop's carried variable) they must be."""
-        outer, self.em = self.em, em
+        outer, self.fl.em = self.fl.em, em
         try:
-            return self.runtime_values(value, node)
+            return self.fl.runtime_values(value, node)
         finally:
-            self.em = outer
+            self.fl.em = outer
 
     def _as_flag(self, state, block: Block) -> SSAValue:
         if isinstance(state, bool):
@@ -462,46 +481,46 @@ class ControlFlowLowering:
             return value  # e.g. None on both paths; the merge reports a mismatch
         em = Emitter(block)
         # a placeholder is a fresh array: it stands for nothing a write could reach
-        return _rebuild(value, [self.arrays.new(em.const(0, v.type)) for v in values], functions=True)
+        return _rebuild(value, [self.fl.arrays.new(em.const(0, v.type)) for v in values], functions=True)
 
     # ---- loops --------------------------------------------------------------
     def stmt_While(self, stmt: ast.While) -> None:
         if stmt.orelse:
-            raise self.src.error(stmt, "`while ... else` is not supported", "use a flag variable")
-        self.refuse_while_lists(stmt)  # lists.py
+            raise self.fl.src.error(stmt, "`while ... else` is not supported", "use a flag variable")
+        self.fl.refuse_while_lists(stmt)  # lists.py
 
         def condition(block: Block) -> None:
-            outer = self.em
-            self.em = Emitter(block)
+            outer = self.fl.em
+            self.fl.em = Emitter(block)
             try:
-                cond = self.em.to_bool(self.number(stmt.test))
-                running = self._jumped()  # a break or return ends the loop
+                cond = self.fl.em.to_bool(self.fl.number(stmt.test))
+                running = self.jumped()  # a break or return ends the loop
                 if running is not False:
-                    running = self.em.op(arith.XOrIOp(running, self.em.const(1, I1)))
-                    cond = self.em.op(arith.AndIOp(running, cond))
+                    running = self.fl.em.op(arith.XOrIOp(running, self.fl.em.const(1, I1)))
+                    cond = self.fl.em.op(arith.AndIOp(running, cond))
                 block.add_op(scf.ConditionOp(cond, *block.args))
             finally:
-                self.em = outer
+                self.fl.em = outer
 
         def build(inits: list[SSAValue], before: Block, body: Block) -> list[SSAValue]:
             types = [v.type for v in inits]
             op = scf.WhileOp(inits, types, Region(before), Region(body))
-            return list(self.em.results(op))
+            return list(self.fl.em.results(op))
 
-        self._loop(stmt, [], None, condition, build, exclude=set())
+        self.loop(stmt, [], None, condition, build, exclude=set())
 
-    def _loop(self, stmt, extra_args, bind_target, condition, build, exclude, runs: bool = False) -> None:
+    def loop(self, stmt, extra_args, bind_target, condition, build, exclude, runs: bool = False) -> None:
         """Lower a loop whose carried values are the variables its body assigns
         (`runs`: the body is known to run at least once), in four steps: what the
         loop carries, the body lowered until what it carries settles, the scf op,
         and the names rebound after it."""
         rebound = self._rebound_functions(stmt, exclude)
-        saved = (self.control.broke, self.control.continued)
+        saved = (self.fl.control.broke, self.fl.control.continued)
         state = self._loop_state(stmt, exclude, rebound)
         outcome = self._settled_body(stmt, state, exclude, extra_args, bind_target, condition)
         results = self._emit_loop(stmt, state, outcome, build)
         self._rebind_after_loop(stmt, state, outcome, results, rebound, runs)
-        self.control.broke, self.control.continued = saved  # break/continue belong to this loop only
+        self.fl.control.broke, self.fl.control.continued = saved  # break/continue belong to this loop only
 
     def _rebound_functions(self, stmt, exclude) -> dict[str, object]:
         """The names the body assigns that hold a function (or an object known while
@@ -511,24 +530,24 @@ class ControlFlowLowering:
         while lowering is emitted as a constant), as a loop carries them."""
         rebound: dict[str, object] = {}
         for name in self._assigned_before(stmt, exclude):
-            self.env[name] = self._runtime_number(self.env[name], self.em, stmt)
-            if flatten(self.env[name]) is not None:
+            self.fl.env[name] = self._runtime_number(self.fl.env[name], self.fl.em, stmt)
+            if flatten(self.fl.env[name]) is not None:
                 continue
-            if flatten(self.env[name], functions=True) is None:
-                raise self.src.error(
+            if flatten(self.fl.env[name], functions=True) is None:
+                raise self.fl.src.error(
                     stmt,
                     f"the loop assigns '{name}', which holds something other than a number "
                     "before the loop; only numbers can be carried through a loop",
                     "carry numbers, arrays, or tuples, lists and dicts of them",
                 )
-            rebound[name] = self.env[name]
-            self.env[name] = _rebound(rebound[name], self.src.location(stmt), "before")
+            rebound[name] = self.fl.env[name]
+            self.fl.env[name] = _rebound(rebound[name], self.fl.src.location(stmt), "before")
         return rebound
 
     def _assigned_before(self, stmt, exclude) -> list[str]:
         """The names the body assigns that hold a value before the loop."""
         return [n for n in assigned_names(stmt.body)
-                if n in self.env and n not in exclude and not isinstance(self.env[n], NoValue)]
+                if n in self.fl.env and n not in exclude and not isinstance(self.fl.env[n], NoValue)]
 
     def _loop_state(self, stmt, exclude, rebound) -> _Carried:
         """The first guess at what the loop carries: the variables the body assigns,
@@ -536,18 +555,18 @@ class ControlFlowLowering:
         and numpy float widths they have before the loop."""
         carried = [n for n in self._assigned_before(stmt, exclude) if n not in rebound]
         if _contains(stmt.body, (ast.Break,), stop_at_loops=True):
-            self.control.broke = False
+            self.fl.control.broke = False
             carried.append(BROKE)
         returns = _contains(stmt.body, (ast.Return,), stop_at_loops=False)
         if returns:
             carried.append(RETURNED)
         for n in carried:  # after the loop they hold copies (lists.py)
-            self.freeze_lists(self.path.get(n), f"the loop at {self.src.location(stmt)} carries it")
+            self.fl.freeze_lists(self.fl.path.get(n), f"the loop at {self.fl.src.location(stmt)} carries it")
         state = _Carried(carried=[], returns=returns, inits={}, types={}, widths={})
         for n in carried:
             self._carry(state, n)
         # without a value returned before the loop, the returned value's type comes from the body
-        state.value_like = self.path.get(VALUE) if not returns or VALUE in self.path else None
+        state.value_like = self.fl.path.get(VALUE) if not returns or VALUE in self.fl.path else None
         return state
 
     def _carry(self, state: _Carried, name) -> None:
@@ -581,7 +600,7 @@ class ControlFlowLowering:
             if not self._widened(stmt, state, outcome, exclude):
                 return outcome
             outcome.discard()
-        raise self.src.error(stmt, "the types this loop carries do not settle")  # pragma: no cover - monotone, short
+        raise self.fl.src.error(stmt, "the types this loop carries do not settle")  # pragma: no cover - monotone, short
 
     def _widened(self, stmt, state: _Carried, outcome: LoopBodyOutcome, exclude) -> bool:
         """Widen `state` where the body's lowering contradicts it (and so the body
@@ -595,12 +614,12 @@ class ControlFlowLowering:
             state.unwritable |= opaque
             return True
         shared = [n for n in outcome.changed if n not in exclude and n not in state.carried]
-        if shared or outcome.views is not self.path.views.table:
+        if shared or outcome.views is not self.fl.path.views.table:
             # names sharing an array with one the body writes change too: carry them;
             # and lower again from the sharing every iteration may start with
             for n in shared:
                 self._carry(state, n)
-            self.path.views.table = outcome.views
+            self.fl.path.views.table = outcome.views
             return True
         if state.returns and state.value_like is None and outcome.new_value is not None:
             state.value_like = outcome.new_value  # learned the type; lower again carrying it
@@ -610,7 +629,7 @@ class ControlFlowLowering:
         for n in slots:
             for a, b in zip(state.types[n], out_types[n]):
                 if joins.join_types(a, b) is None:
-                    raise self.src.error(
+                    raise self.fl.src.error(
                         stmt,
                         f"{_shown(n)} has no common type across the iterations of this loop: "
                         f"{describe(a)} before an iteration, {describe(b)} after it",
@@ -630,8 +649,8 @@ class ControlFlowLowering:
         init_values = []
         for n in state.slots():
             values = state.inits[n] if n != VALUE else self._value_init(state.types[VALUE])
-            joined = number_joins.joined(self.src.location(stmt), _shown(n), "this loop")
-            init_values += [joins.convert(self.em, v, t, joined) for v, t in zip(values, state.types[n])]
+            joined = number_joins.joined(self.fl.src.location(stmt), _shown(n), "this loop")
+            init_values += [joins.convert(self.fl.em, v, t, joined) for v, t in zip(values, state.types[n])]
         outcome.after.add_op(scf.YieldOp(*[v for n in state.slots() for v in outcome.yielded[n]]))
         return build(init_values, outcome.before, outcome.after)
 
@@ -640,26 +659,26 @@ class ControlFlowLowering:
         where they were on entry and in the body), the sharing of arrays is the
         settled one, rebound functions hold what _after_rebinding says, and what
         the body created holds no value."""
-        where = f"the loop at {self.src.location(stmt)}"
+        where = f"the loop at {self.fl.src.location(stmt)}"
         for n in state.slots():
             count = len(state.types[n])
             values, results = results[:count], results[count:]
-            like = state.value_like if n == VALUE else self.path.get(n)
+            like = state.value_like if n == VALUE else self.fl.path.get(n)
             if n in FLAGS:
-                self.path[n] = values[0]
+                self.fl.path[n] = values[0]
                 continue
             for v in values:
                 if is_variable(n):
                     v.name_hint = value_name(n)
-            self.path[n] = _rebuild(like, values)
-            self.freeze_lists(self.path[n], f"it is the copy {where} carries")
-            self.arrays.carried(values, state.inits.get(n, []), outcome.held.get(n, outcome.yielded[n]), where=where)
-        self.path.views.table = outcome.views
+            self.fl.path[n] = _rebuild(like, values)
+            self.fl.freeze_lists(self.fl.path[n], f"it is the copy {where} carries")
+            self.fl.arrays.carried(values, state.inits.get(n, []), outcome.held.get(n, outcome.yielded[n]), where=where)
+        self.fl.path.views.table = outcome.views
         for n, value in rebound.items():
-            self.env[n] = self._after_rebinding(n, value, outcome.rebound[n], runs, stmt)
+            self.fl.env[n] = self._after_rebinding(n, value, outcome.rebound[n], runs, stmt)
         for n in assigned_names(stmt.body):  # what the body creates is not carried out of it
             if n not in state.carried and n not in rebound:
-                self._no_value(n, self.not_kept(stmt))
+                self.no_value(n, self.not_kept(stmt))
 
     def _after_rebinding(self, name: str, before, end, runs: bool, stmt):
         """What a name known while lowering before the loop (a function) that the
@@ -672,40 +691,40 @@ class ControlFlowLowering:
             return end  # the body left it without a value, for a reason of its own (a join)
         if runs and not isinstance(end, NoValue) and flatten(end, functions=True) == []:
             return end
-        return _rebound(before, self.src.location(stmt), "defaults" if runs and not isinstance(end, NoValue) else "after")
+        return _rebound(before, self.fl.src.location(stmt), "defaults" if runs and not isinstance(end, NoValue) else "after")
 
     def not_kept(self, stmt: ast.stmt, target: bool = False) -> NoValue:
         what = "it is the variable of the loop" if target else "it is first assigned inside the loop"
         return NoValue(
-            f"{what} at {self.src.location(stmt)}, and irad keeps no variable the body "
+            f"{what} at {self.fl.src.location(stmt)}, and irad keeps no variable the body "
             "of a `while` or of a `for` over a range or an array creates",
             "assign it before the loop (a number, an array or a container of them), so the loop carries it",
         )
 
     def _carried_init(self, name) -> list[SSAValue]:
-        value = self.path[name]
+        value = self.fl.path[name]
         if name in FLAGS:
-            return [self._as_flag(value, self.em.block)]
+            return [self._as_flag(value, self.fl.em.block)]
         return flatten(value)
 
     def _value_init(self, types: list[Attribute]) -> list[SSAValue]:
-        current = self.path.get(VALUE)
+        current = self.fl.path.get(VALUE)
         if current is not None and flatten(current) is not None:
             return flatten(current)
-        return [self.em.const(0, t) for t in types]
+        return [self.fl.em.const(0, t) for t in types]
 
     def _writable(self, values) -> bool:
         """Every array among `values` is one a write may go to (see ArrayLowering.fresh)."""
-        return all(v in self.arrays.fresh for v in values if isinstance(v.type, TensorType))
+        return all(v in self.fl.arrays.fresh for v in values if isinstance(v.type, TensorType))
 
     def _lower_loop_body(self, stmt, state: _Carried, extra_args, bind_target, condition) -> LoopBodyOutcome:
         """Lower the (condition and) body once for the carried state guessed in
         `state` (types, numpy float widths; a carried array in `state.unwritable`
         is not writable even if it was before the loop)."""
-        outer, outer_em = self.path, self.em
+        outer, outer_em = self.fl.path, self.fl.em
         slots, types, value_like = state.slots(), state.types, state.value_like
         arg_types = [t for n in slots for t in types[n]]
-        where = f"the loop at {self.src.location(stmt)}"
+        where = f"the loop at {self.fl.src.location(stmt)}"
 
         def bind(block: Block, offset: int) -> None:
             args = list(block.args[offset:])
@@ -713,10 +732,10 @@ class ControlFlowLowering:
                 count = len(types[n])
                 values, args = args[:count], args[count:]
                 like = value_like if n == VALUE else outer.get(n)
-                self.path[n] = values[0] if n in FLAGS else _rebuild(like, values)
+                self.fl.path[n] = values[0] if n in FLAGS else _rebuild(like, values)
                 numpy_scalars.assume_carried(values, state.widths.get(n))
                 if n not in state.unwritable:
-                    self.arrays.carried(values, flatten(like) or [], where=where)
+                    self.fl.arrays.carried(values, flatten(like) or [], where=where)
                 for v in values:
                     if is_variable(n):
                         v.name_hint = value_name(n)
@@ -725,38 +744,38 @@ class ControlFlowLowering:
         try:
             if condition is not None:
                 before = Block(arg_types=arg_types)
-                self.path = outer.copy()
+                self.fl.path = outer.copy()
                 bind(before, 0)
                 condition(before)
             after = Block(arg_types=[*extra_args, *arg_types])
-            self.path, self.em = outer.copy(), Emitter(after)
+            self.fl.path, self.fl.em = outer.copy(), Emitter(after)
             bind(after, len(extra_args))
             if bind_target is not None:
                 bind_target(after)
-            self.control.continued = False
+            self.fl.control.continued = False
             self.run_statements(stmt.body)
             outcome = LoopBodyOutcome(before, after)
             for n in slots:
-                value = self.path.get(n, _MISSING)
+                value = self.fl.path.get(n, _MISSING)
                 if n in FLAGS:
                     outcome.yielded[n] = [self._as_flag(value if value is not _MISSING else False, after)]
                     continue
-                value = self._runtime_number(value, self.em, stmt)
+                value = self._runtime_number(value, self.fl.em, stmt)
                 values = flatten(value) if value is not _MISSING else None
                 like = value_like if n == VALUE else outer.get(n)
                 self._check_carried(stmt, n, value, values, like, len(types[n]))
                 if is_variable(n):
                     outcome.held[n] = values
-                joined = number_joins.joined(self.src.location(stmt), _shown(n), "this loop")
-                outcome.yielded[n] = [_widen(self.em, v, t, joined) for v, t in zip(values, types[n])]
+                joined = number_joins.joined(self.fl.src.location(stmt), _shown(n), "this loop")
+                outcome.yielded[n] = [_widen(self.fl.em, v, t, joined) for v, t in zip(values, types[n])]
             if VALUE not in slots and RETURNED in slots:
-                outcome.new_value = self.path.get(VALUE)
-            outcome.rebound = {n: self.env.get(n) for n in outer.env if isinstance(outer.env[n], _Rebound)}
-            outcome.views = self.arrays.views.join_loop(outer, self.path, self.src.location(stmt))
+                outcome.new_value = self.fl.path.get(VALUE)
+            outcome.rebound = {n: self.fl.env.get(n) for n in outer.env if isinstance(outer.env[n], _Rebound)}
+            outcome.views = self.fl.arrays.views.join_loop(outer, self.fl.path, self.fl.src.location(stmt))
             # the join may add bases; a name without a value before the loop (NoValue)
             # is one the body creates, not a changed one
             start = {**outer.env, **outer.views.bases}
-            outcome.changed = [n for n, v in start.items() if n in self.path and self.path[n] is not v
+            outcome.changed = [n for n, v in start.items() if n in self.fl.path and self.fl.path[n] is not v
                                and not isinstance(v, NoValue)]
             return outcome
         except UnsupportedError:
@@ -765,23 +784,23 @@ class ControlFlowLowering:
                     _discard(block)
             raise
         finally:
-            self.path, self.em = outer, outer_em
+            self.fl.path, self.fl.em = outer, outer_em
 
     def _check_carried(self, stmt, n, value, values, like, count: int) -> None:
         """A carried slot keeps its structure (and a dict its keys' order) across an iteration."""
         if values is None or len(values) != count or (like is not None and _structure(value) != _structure(like)):
             what = _shown(n)
-            kind = self.differing_lengths(like, value)
+            kind = self.fl.differing_lengths(like, value)
             if kind is not None:
-                raise self.src.error(stmt, f"{what} is {kind} of {len(like)} items before an iteration of "
-                                     f"this loop and of {len(value)} after it", self.LENGTH_HINT)
-            raise self.src.error(
+                raise self.fl.src.error(stmt, f"{what} is {kind} of {len(like)} items before an iteration of "
+                                     f"this loop and of {len(value)} after it", self.fl.LENGTH_HINT)
+            raise self.fl.src.error(
                 stmt,
                 f"{what} changes shape inside the loop",
                 "keep a variable a number, an array or a container of the same structure in loops",
             )
         if like is not None and not same_orders(value, like):
-            raise self.src.error(
+            raise self.fl.src.error(
                 stmt, f"the loop body inserts the keys of the dict '{n}' in another order than before "
                 "the loop (Python would iterate it in either order)",
                 "build the dict with its keys in the same order before and inside the loop",

@@ -56,7 +56,7 @@ from irad.frontend.callables import Closure, Keywords, Partial, rebuild
 from irad.frontend.emitter import Emitter
 from irad.frontend.iteration import ITERABLES, EnumerateValue, ReversedValue, ZipValue
 from irad.base.pytrees import Node
-from irad.frontend.values import ListValue, MappingValue, Method, value_node
+from irad.frontend.values import Kind, ListValue, MappingValue, Method, value_node
 from irad.frontend.values import Static
 from irad.frontend.views import Slice
 from irad.frontend.control_state import is_user_variable
@@ -100,6 +100,7 @@ class ListMethod:
     receiver: ListValue
     name: str
     receiver_node: ast.expr
+    KIND = Kind.CALLABLE
 
 
 def values_inside(value) -> Iterator:
@@ -231,7 +232,7 @@ class ListLowering:
             raise self.src.error(target, "unpacking a dict (Python gives its keys) is not supported",
                                  "read the values by key: a, b = d['a'], d['b']")
         raise self.src.error(
-            target, f"cannot unpack {self.kind_of(value)}: it is not iterable",
+            target, f"cannot unpack {self.what_is(value)}: it is not iterable",
             "unpack a tuple, a list, an array (its rows), or zip, enumerate or range of known length",
         )
 
@@ -378,7 +379,7 @@ class ListLowering:
             return base[i]
         v = self.as_number(value, index_node) if not known else None
         if v is None or is_array(v) or not (is_int(v.type) or is_bool(v.type)):
-            raise self.src.error(node, f"{kind} indices must be integers, got {self.kind_of(value)}")
+            raise self.src.error(node, f"{kind} indices must be integers, got {self.what_is(value)}")
         return self._runtime_item(base, v, kind, node)
 
     def _slice_bound(self, part: ast.expr) -> int:
@@ -604,7 +605,7 @@ class ListLowering:
         self.path, self.em = outer.copy(), Emitter(block)
         try:
             self.assign(stmt.target, walk.item(self, 0))
-            self.run_statements(stmt.body)
+            self.control_flow.run_statements(stmt.body)
             return {name: self.env[name][-1] for name in names}
         finally:
             self.path, self.em = outer, outer_em

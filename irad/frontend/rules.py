@@ -313,7 +313,7 @@ class _FruleLowering(FunctionLowering):
 def _run_body(lowering: FunctionLowering, missing_return) -> Value:
     """Lower a rule's (or pullback's) body; what its `return` gives. Whether it
     returns, and so whether a rule declines, must be known while lowering."""
-    lowering.run_statements(lowering.src.tree.body)
+    lowering.control_flow.run_statements(lowering.src.tree.body)
     returned = lowering.control.returned
     if returned is False:
         raise missing_return()
