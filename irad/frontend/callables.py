@@ -217,7 +217,14 @@ def flatten(value, leaves: list[SSAValue], bind=None, known=None) -> object:
     keeps it reading its definer's variables: what a branch joins).
     `known(v)` gives the Python number an SSA number is known to be while
     lowering (None: a run-time value): a call passes those as static values
-    (`StaticShape`), which the callee is specialised on."""
+    (`StaticShape`), which the callee is specialised on.
+
+    By values.Kind: RUNTIME values are leaves (their types in the shape), or
+    StaticShapes where `known`; TREEs are Nodes (None, ABSENT, is the empty
+    tree; a function's **kwargs, with `bind`, a KeywordsShape); with `bind`, KNOWN values and known functions (a `Static`) are
+    StaticShapes and the CALLABLEs a program makes are shapes of their own
+    (their run-time defaults and captures are leaves); ITERABLEs and the
+    methods of values take no part in a call (None)."""
     if isinstance(value, SSAValue):
         number = known(value) if known is not None else None
         if number is not None:
