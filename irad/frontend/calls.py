@@ -65,7 +65,7 @@ from irad.frontend.values import (
     Static,
     Value,
     is_array,
-    kind_of,
+    value_kind,
     make_value,
     python_class,
 )
@@ -110,7 +110,7 @@ class Calls:
     needs from its owner: the emitter, source and module (`fl.em`, `fl.src`,
     `fl.owner`, `fl.hidden`, `fl.name_and_target`); the lowering of
     expressions and assignments (`expr`, `assign`, `as_number`,
-    `runtime_values`, `_static_value`, `check*`, `runtime_error`, `what_is`);
+    `runtime_values`, `_static_value`, `check*`, `runtime_error`, `kind_of`);
     the arrays (`fl.arrays`); the lists and iterables it makes
     (`new_list`, `items_of`, `length_of`, `make_range`/`zip`/`enumerate`/`reversed`,
     `sum_call`, `sum_values`, `tree_leaves`, `materialise`, `call_list_method`,
@@ -165,7 +165,7 @@ class Calls:
 
     def call_value(self, callee: Value, args: list, kwargs: dict, node: ast.AST) -> Value:
         """Call what `callee` stands for with argument values."""
-        kind = kind_of(callee)
+        kind = value_kind(callee)
         if kind is Kind.CALLABLE and not isinstance(callee, Static):
             return self._call_made(callee, args, kwargs, node)
         if kind is Kind.TREE and isinstance(callee, (RecordValue, MappingValue)) and callee.cls is not dict:
@@ -173,7 +173,7 @@ class Calls:
             if isinstance(method, types.FunctionType):
                 return self._call_function(method, [callee, *args], kwargs, node)
         if not isinstance(callee, Static):
-            raise self.fl.src.error(node, f"calling {self.fl.what_is(callee)} is not supported")
+            raise self.fl.src.error(node, f"calling {self.fl.kind_of(callee)} is not supported")
         return self._call_known(callee, args, kwargs, node)
 
     def _call_made(self, callee, args: list, kwargs: dict, node) -> Value:
@@ -188,7 +188,7 @@ class Calls:
             return self._call_function(callee.fn, [callee.receiver, *args], kwargs, node)
         if isinstance(callee, ListMethod):  # xs.append(v) (irad/frontend/lists.py)
             return self.fl.call_list_method(callee, args, kwargs, node)
-        raise self.fl.src.error(node, f"calling {self.fl.what_is(callee)} is not supported")
+        raise self.fl.src.error(node, f"calling {self.fl.kind_of(callee)} is not supported")
 
     def _call_known(self, callee: Static, args: list, kwargs: dict, node) -> Value:
         """Call a function (or an object) known while lowering."""
@@ -385,7 +385,7 @@ class Calls:
         shape = flatten(value, leaves, self.bind_closure, known)
         if shape is None:
             raise self.fl.src.error(
-                node, f"{what} of {who} is {self.fl.what_is(value)}, which cannot be passed to a function",
+                node, f"{what} of {who} is {self.fl.kind_of(value)}, which cannot be passed to a function",
                 "pass numbers, arrays, tuples, lists, dicts, NamedTuples or dataclasses of them, "
                 "functions or objects known while lowering",
             )
@@ -532,7 +532,7 @@ class Calls:
         primals, tangents = self.fl.expr(node.args[1]), self.fl.expr(node.args[2])
         for what, value, arg in (("primals", primals, node.args[1]), ("tangents", tangents, node.args[2])):
             if not isinstance(value, tuple):
-                raise self.fl.src.error(arg, f"{name} takes its {what} as a tuple, not {self.fl.what_is(value)}",
+                raise self.fl.src.error(arg, f"{name} takes its {what} as a tuple, not {self.fl.kind_of(value)}",
                                      "write irad.jvp(f, (x,), (dx,))")
         if len(primals) != len(tangents):
             raise self.fl.src.error(node, f"{name} takes one tangent per primal ({len(primals)}), got {len(tangents)}")
@@ -544,19 +544,19 @@ class Calls:
             closure_shape, target = None, fn.obj
         else:
             raise self.fl.src.error(node.args[0], f"{name} differentiates a function known while lowering, "
-                                 f"not {self.fl.what_is(fn)}")
+                                 f"not {self.fl.kind_of(fn)}")
         trees = []
         for i, value in enumerate(primals):
             found = self.fl.tree_leaves(value, node.args[1])
             if found is None:
-                raise self.fl.src.error(node.args[1], f"primal {i} of {name} is {self.fl.what_is(value)}, "
+                raise self.fl.src.error(node.args[1], f"primal {i} of {name} is {self.fl.kind_of(value)}, "
                                      "not a number, an array or a container of them")
             leaves += found[0]
             trees.append(found[1])
         for i, (value, primal) in enumerate(zip(tangents, trees)):
             found = self.fl.tree_leaves(value, node.args[2])
             if found is None or not _tangent_fits(found[1], primal):
-                shown = self.fl.what_is(value) if found is None else describe(found[1])
+                shown = self.fl.kind_of(value) if found is None else describe(found[1])
                 raise self.fl.src.error(
                     node.args[2], f"the tangent of primal {i} of {name} is {shown}, but its primal is "
                     f"{describe(primal)}", "give each tangent its primal's structure, shapes and float type",
@@ -585,7 +585,7 @@ class Calls:
             if found is None:
                 raise self.fl.src.error(
                     node, f"{describe_callable(fn)} takes numbers, arrays or containers of them, "
-                    f"not {self.fl.what_is(a)}"
+                    f"not {self.fl.kind_of(a)}"
                 )
             leaves += found[0]
             trees.append(found[1])
@@ -608,7 +608,7 @@ class Calls:
             return static_argument(_known_object(shape))
         except TypeError:
             raise self.fl.src.error(node, f"argument {i} of {describe_callable(fn)} is static, but it is "
-                                 f"{self.fl.what_is(value)}, which is not hashable", "pass a tuple") from None
+                                 f"{self.fl.kind_of(value)}, which is not hashable", "pass a tuple") from None
 
     def _library_call(self, fn, args: list, kwargs: dict, node) -> SSAValue:
         arities, emit = OPS[fn]

@@ -69,7 +69,7 @@ def _pairs(fl, source, node) -> list[tuple[str, object]]:
 
 def _str_key(fl, key, node) -> str:
     if not (isinstance(key, Static) and isinstance(key.obj, str)):
-        raise fl.src.error(node, f"a dict key must be a str known while lowering, got {fl.what_is(key)}",
+        raise fl.src.error(node, f"a dict key must be a str known while lowering, got {fl.kind_of(key)}",
                            "use constant str keys: irad's dicts have a fixed structure")
     return key.obj
 
@@ -155,7 +155,7 @@ def item_at(fl, items: tuple, index: SSAValue, node):
         leaves = fl.tree_leaves(item, node)
         if leaves is None:
             raise fl.src.error(
-                node, f"a {what} of {fl.what_is(item)} (and others) indexed by an int known only at run time: "
+                node, f"a {what} of {fl.kind_of(item)} (and others) indexed by an int known only at run time: "
                 "irad must know which item while lowering",
                 "index with a constant, or choose with if/elif on the int",
             )

@@ -36,7 +36,7 @@ from irad.frontend.control_state import (
     BROKE, CONTINUED, FLAGS, RETURNED, VALUE, is_user_variable, is_variable,
 )
 from irad.frontend.emitter import Emitter
-from irad.frontend.values import Kind, NoValue, Static, kind_of, mark_orders, same_orders
+from irad.frontend.values import Kind, NoValue, Static, mark_orders, same_orders, value_kind
 from irad.base.errors import UnsupportedError
 from irad.ir.symbols import value_name
 from irad.ir.types import F64, I1, describe, is_int
@@ -169,7 +169,7 @@ class _Rebound(NoValue):
 
 
 def _rebound(value, where: str, when: str) -> _Rebound:
-    what = "a function" if kind_of(value) is Kind.CALLABLE else "a value known while lowering"
+    what = "a function" if value_kind(value) is Kind.CALLABLE else "a value known while lowering"
     if when == "before":
         which = ("before the body binds it again, it would be the one from before the loop in the "
                  "first iteration and the one the body binds in later ones")
@@ -353,72 +353,10 @@ class ControlFlow:
             (then_path, else_path), (Emitter(then_block), Emitter(else_block)), jumped, self.fl.src.location(node)
         )
         self.fl.path.views.table = then_path.views.table  # the join gave both arms one
-        merged: list[tuple[object, object, list[SSAValue], list[SSAValue], tuple[list, list]]] = []
-        for name in dict.fromkeys([*then_path.slots(), *else_path.slots()]):
-            a, b = then_path.get(name, _MISSING), else_path.get(name, _MISSING)
-            if a is b or (isinstance(a, (tuple, Static)) and a == b) or callables.same_function(a, b):
-                if a is not _MISSING:
-                    self.fl.path[name] = a
-                continue
-            if name in FLAGS and isinstance(a, bool) and isinstance(b, bool):
-                # set on exactly one path: the flag is the condition (or its negation)
-                self.fl.path[name] = cond if a else self.fl.em.op(arith.XOrIOp(cond, self.fl.em.const(1, I1)))
-                continue
-            if name in FLAGS:
-                a = self._as_flag(a, then_block)
-                b = self._as_flag(b, else_block)
-            elif name is VALUE and (a is _MISSING or b is _MISSING):
-                # the arm that did not return yields a placeholder of the same shape
-                a = self._placeholder_like(b, then_block) if a is _MISSING else a
-                b = self._placeholder_like(a, else_block) if b is _MISSING else b
-                if a is None and b is None:  # `return` without a value
-                    self.fl.path[name] = None
-                    continue
-            elif returned[0] != returned[1] and name is not VALUE:
-                # after an arm that returned, a variable is never read again: the
-                # other arm's value is the one that matters, whatever its type
-                kept = b if returned[0] else a
-                if kept is _MISSING:
-                    self.fl.path.pop(name)
-                    continue
-                if isinstance(kept, NoValue) or not flatten(kept, functions=True):
-                    self.fl.path[name] = kept  # nothing computed at run time (or no value): it holds as it is
-                    continue
-                a = self._placeholder_like(b, then_block) if returned[0] else a
-                b = self._placeholder_like(a, else_block) if returned[1] else b
-            elif a is _MISSING or b is _MISSING or isinstance(a, NoValue) or isinstance(b, NoValue):
-                where = self.fl.src.location(node)
-                self.no_value(name, NoValue(
-                    f"it is assigned on only one path of the branch at {where}",
-                    "assign it on every path, or before the branch",
-                ) if a is _MISSING or b is _MISSING else (a if isinstance(a, NoValue) else b))
-                continue
-            a = self._runtime_number(a, Emitter(then_block), node)
-            b = self._runtime_number(b, Emitter(else_block), node)
-            fa, fb = flatten(a, functions=True), flatten(b, functions=True)
-            if fa is None or fb is None or _structure(a, True) != _structure(b, True):
-                if not is_user_variable(name):
-                    raise self.fl.src.error(node, f"{_shown(name)} {self._unjoinable(a, b, 'this branch')}", _UNJOINABLE)
-                # Python's variable would hold one of them: an error where it is read
-                why = self._unjoinable(a, b, f"the branch at {self.fl.src.location(node)}")
-                self.no_value(name, NoValue(f"it {why}", self.fl.LENGTH_HINT if self.fl.differing_lengths(a, b) else _UNJOINABLE))
-                continue
-            types = [joins.join_types(x.type, y.type) for x, y in zip(fa, fb)]
-            for x, y, t in zip(fa, fb, types):
-                if t is None:
-                    what = _shown(name)
-                    raise self.fl.src.error(
-                        node,
-                        f"{what} has no common type after this branch: {joins.mismatch(x.type, y.type)}",
-                        "irad's array shapes are static: give it the same shape on every path",
-                    )
-            # an array widened to the join is still the array its path held, so it
-            # stays writable if that one was (`carried` below reads the unwidened)
-            held = (fa, fb)
-            joined = number_joins.joined(self.fl.src.location(node), _shown(name), "this `if`")
-            fa = [joins.convert(Emitter(then_block), v, t, joined) for v, t in zip(fa, types)]
-            fb = [joins.convert(Emitter(else_block), v, t, joined) for v, t in zip(fb, types)]
-            merged.append((name, (a, b), fa, fb, held))
+        blocks = (then_block, else_block)
+        merged = [m for name in dict.fromkeys([*then_path.slots(), *else_path.slots()])
+                  if (m := self._join_slot(name, then_path.get(name, _MISSING), else_path.get(name, _MISSING),
+                                           cond, blocks, returned, node)) is not None]
         if not merged:  # no variable changes: the arms' pure ops have no effect
             _discard(then_block)
             _discard(else_block)
@@ -439,6 +377,77 @@ class ControlFlow:
             self.fl.join_lists(joined, arms, (then_path.slots(), else_path.slots()), name,
                             self.fl.src.location(node))  # lists.py
 
+    def _join_slot(self, name, a, b, cond, blocks: tuple[Block, Block], returned: tuple[bool, bool], node):
+        """Join one slot of the arms of an `if` (`a` and `b`, _MISSING where an arm
+        has none): None where the joined path is set without an scf.if result (the
+        same value on both paths, a flag that is the condition, a slot without a
+        value); otherwise (name, (a, b), the then arm's values, the else arm's,
+        those values before widening) for a result."""
+        then_block, else_block = blocks
+        if a is b or (isinstance(a, (tuple, Static)) and a == b) or callables.same_function(a, b):
+            if a is not _MISSING:
+                self.fl.path[name] = a
+            return None
+        if name in FLAGS and isinstance(a, bool) and isinstance(b, bool):
+            # set on exactly one path: the flag is the condition (or its negation)
+            self.fl.path[name] = cond if a else self.fl.em.op(arith.XOrIOp(cond, self.fl.em.const(1, I1)))
+            return None
+        if name in FLAGS:
+            a = self._as_flag(a, then_block)
+            b = self._as_flag(b, else_block)
+        elif name is VALUE and (a is _MISSING or b is _MISSING):
+            # the arm that did not return yields a placeholder of the same shape
+            a = self._placeholder_like(b, then_block) if a is _MISSING else a
+            b = self._placeholder_like(a, else_block) if b is _MISSING else b
+            if a is None and b is None:  # `return` without a value
+                self.fl.path[name] = None
+                return None
+        elif returned[0] != returned[1] and name is not VALUE:
+            # after an arm that returned, a variable is never read again: the
+            # other arm's value is the one that matters, whatever its type
+            kept = b if returned[0] else a
+            if kept is _MISSING:
+                self.fl.path.pop(name)
+                return None
+            if isinstance(kept, NoValue) or not flatten(kept, functions=True):
+                self.fl.path[name] = kept  # nothing computed at run time (or no value): it holds as it is
+                return None
+            a = self._placeholder_like(b, then_block) if returned[0] else a
+            b = self._placeholder_like(a, else_block) if returned[1] else b
+        elif a is _MISSING or b is _MISSING or isinstance(a, NoValue) or isinstance(b, NoValue):
+            where = self.fl.src.location(node)
+            self.no_value(name, NoValue(
+                f"it is assigned on only one path of the branch at {where}",
+                "assign it on every path, or before the branch",
+            ) if a is _MISSING or b is _MISSING else (a if isinstance(a, NoValue) else b))
+            return None
+        a = self._runtime_number(a, Emitter(then_block), node)
+        b = self._runtime_number(b, Emitter(else_block), node)
+        fa, fb = flatten(a, functions=True), flatten(b, functions=True)
+        if fa is None or fb is None or _structure(a, True) != _structure(b, True):
+            if not is_user_variable(name):
+                raise self.fl.src.error(node, f"{_shown(name)} {self._unjoinable(a, b, 'this branch')}", _UNJOINABLE)
+            # Python's variable would hold one of them: an error where it is read
+            why = self._unjoinable(a, b, f"the branch at {self.fl.src.location(node)}")
+            self.no_value(name, NoValue(f"it {why}", self.fl.LENGTH_HINT if self.fl.differing_lengths(a, b) else _UNJOINABLE))
+            return None
+        types = [joins.join_types(x.type, y.type) for x, y in zip(fa, fb)]
+        for x, y, t in zip(fa, fb, types):
+            if t is None:
+                what = _shown(name)
+                raise self.fl.src.error(
+                    node,
+                    f"{what} has no common type after this branch: {joins.mismatch(x.type, y.type)}",
+                    "irad's array shapes are static: give it the same shape on every path",
+                )
+        # an array widened to the join is still the array its path held, so it
+        # stays writable if that one was (`branch` gives `carried` the unwidened)
+        held = (fa, fb)
+        joined = number_joins.joined(self.fl.src.location(node), _shown(name), "this `if`")
+        fa = [joins.convert(Emitter(then_block), v, t, joined) for v, t in zip(fa, types)]
+        fb = [joins.convert(Emitter(else_block), v, t, joined) for v, t in zip(fb, types)]
+        return name, (a, b), fa, fb, held
+
     def no_value(self, name, value) -> None:
         """After a join, a user's variable without a value holds why (reading it
         is the error); irad's own slots (`a.1`, a base, the returned value) are
@@ -456,9 +465,9 @@ class ControlFlow:
             return f"holds {kind} of {len(a)} items on one path of {where} and of {len(b)} on the other"
         if isinstance(a, callables.Closure) and isinstance(b, callables.Closure) and a.code is b.code:
             # one `def` run on both paths, with other defaults
-            return (f"holds {self.fl.what_is(a)} on the two paths of {where}, with default "
+            return (f"holds {self.fl.kind_of(a)} on the two paths of {where}, with default "
                     "values that differ in what is known while lowering (pass those as arguments)")
-        return f"holds different kinds of values on the two paths of {where} ({self.fl.what_is(a)} and {self.fl.what_is(b)})"
+        return f"holds different kinds of values on the two paths of {where} ({self.fl.kind_of(a)} and {self.fl.kind_of(b)})"
 
     def _runtime_number(self, value, em: Emitter, node: ast.AST):
         """Numbers known while lowering (`len(x)`, a shape entry, arithmetic on

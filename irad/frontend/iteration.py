@@ -362,7 +362,7 @@ class IterationLowering:
                 raise self.src.error(node, "reversed() of a sequence whose length is known only at run time")
             return _Reversed(inner)
         raise self.src.error(
-            node, f"iteration over {self.what_is(value)} is not supported",
+            node, f"iteration over {self.kind_of(value)} is not supported",
             "loop over range(...), an array, a tuple or list, or zip/enumerate/reversed of those",
         )
 

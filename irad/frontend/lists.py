@@ -232,7 +232,7 @@ class ListLowering:
             raise self.src.error(target, "unpacking a dict (Python gives its keys) is not supported",
                                  "read the values by key: a, b = d['a'], d['b']")
         raise self.src.error(
-            target, f"cannot unpack {self.what_is(value)}: it is not iterable",
+            target, f"cannot unpack {self.kind_of(value)}: it is not iterable",
             "unpack a tuple, a list, an array (its rows), or zip, enumerate or range of known length",
         )
 
@@ -379,7 +379,7 @@ class ListLowering:
             return base[i]
         v = self.as_number(value, index_node) if not known else None
         if v is None or is_array(v) or not (is_int(v.type) or is_bool(v.type)):
-            raise self.src.error(node, f"{kind} indices must be integers, got {self.what_is(value)}")
+            raise self.src.error(node, f"{kind} indices must be integers, got {self.kind_of(value)}")
         return self._runtime_item(base, v, kind, node)
 
     def _slice_bound(self, part: ast.expr) -> int:

@@ -72,7 +72,7 @@ from irad.frontend.values import (
     Value,
     ir_name,
     is_array,
-    kind_of,
+    value_kind,
     make_value,
     value_node,
 )
@@ -1125,7 +1125,7 @@ class FunctionLowering(IterationLowering, ListLowering):
             )
         return key.obj
 
-    def what_is(self, value: Value) -> str:
+    def kind_of(self, value: Value) -> str:
         """What a value is, as a message says it."""
         return _kind(value)
 
@@ -1711,7 +1711,7 @@ def _static_index(node: ast.expr):
 
 def _kind(value: Value) -> str:
     """What a value is, as a message says it."""
-    kind = kind_of(value)
+    kind = value_kind(value)
     if kind is Kind.RUNTIME:
         return f"a {describe(value.type)} value"
     if kind is Kind.KNOWN:

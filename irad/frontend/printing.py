@@ -50,7 +50,7 @@ def lower_print(fl, args: list, kwargs: dict, node: ast.AST) -> None:
         elif isinstance(value, Static):
             parts.append(repr(value.obj) if use_repr else str(value.obj))
         else:
-            raise fl.src.error(node, f"print of {fl.what_is(value)} is not supported",
+            raise fl.src.error(node, f"print of {fl.kind_of(value)} is not supported",
                                "print numbers, arrays, strings and tuples of them")
 
     for i, value in enumerate(args):

@@ -1,7 +1,7 @@
 """What an expression lowers to: the frontend's value model.
 
 Every value the frontend holds for a Python value is of one `Kind`, which
-`kind_of` tells (the one classifier; dispatch on it rather than on classes):
+`value_kind` tells (the one classifier; dispatch on it rather than on classes):
 
 * KNOWN: a Python object known while lowering, as `Static` (a number, string,
   shape, None, a module or class, a global's value). A call specialises its
@@ -86,10 +86,10 @@ class NoValue:
     hint: str
 
 
-Value = SSAValue | tuple | Static | object | None  # of one Kind: see kind_of
+Value = SSAValue | tuple | Static | object | None  # of one Kind: see value_kind
 
 
-def kind_of(value: Value) -> Kind:
+def value_kind(value: Value) -> Kind:
     """The kind of a value of the frontend."""
     if isinstance(value, SSAValue):
         return Kind.RUNTIME
