@@ -34,6 +34,7 @@ from xdsl.ir import Attribute, SSAValue
 from irad.base.errors import UnsupportedError
 from irad.frontend import indexing, integers, numpy_scalars
 from irad.frontend.float_division import floor_divide, int_floor_divide, int_remainder, remainder
+from irad.frontend.control_state import Path
 from irad.frontend.emitter import Emitter
 from irad.frontend.globals import is_hidden
 from irad.frontend.held_ints import HeldInts, zero_divisor_of_ints
@@ -496,7 +497,7 @@ class ArrayLowering:
         if self.fl.owner.has_rules(fn) and all(isinstance(v, SSAValue) for v in args) and not kwargs:
             # the pass must meet a call op to consult the rule table
             try:
-                return self.fl.call(fn, list(args), node)
+                return self.fl.calls.call(fn, list(args), node)
             except WrapperError as error:
                 raise self.error(node, error.message, error.hint) from None
         result = handler(self, node, *bound_args)
@@ -990,7 +991,9 @@ class _WrapperLowering:
     """The part of FunctionLowering ArrayLowering uses, for a wrapper's body."""
 
     def __init__(self, owner, em) -> None:
-        self.owner, self.em, self.env, self.src = owner, em, {}, _WrapperSource()
+        self.owner, self.em, self.src = owner, em, _WrapperSource()
+        self.path = Path()  # views.Views reads the path's array sharing
+        self.env = self.path.env
 
     def as_number(self, value, node):
         return value

@@ -35,7 +35,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from irad.base.pytrees import Node, is_data, leaf_types, tuple_tree
 from irad.frontend.source import FunctionSource
-from irad.frontend.values import Static, make_value, value_node
+from irad.frontend.values import Kind, Static, make_value, value_node
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,6 +63,7 @@ class Closure:
     # ((name, value), ...) of variables of a comprehension that made it, which
     # Python's cells hold at their last value once it ends: read before the definer's
     cells: tuple = ()
+    KIND = Kind.CALLABLE
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,6 +73,7 @@ class Partial:
     fn: object
     args: tuple = ()
     keywords: tuple = ()  # ((name, value), ...)
+    KIND = Kind.CALLABLE
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,6 +81,7 @@ class Keywords:
     """A function's `**kwargs`: names and values, expanded by `f(**kwargs)`."""
 
     items: tuple = ()
+    KIND = Kind.TREE
 
 
 # ---- shapes: what a call is specialised on -----------------------------------------
@@ -214,7 +217,14 @@ def flatten(value, leaves: list[SSAValue], bind=None, known=None) -> object:
     keeps it reading its definer's variables: what a branch joins).
     `known(v)` gives the Python number an SSA number is known to be while
     lowering (None: a run-time value): a call passes those as static values
-    (`StaticShape`), which the callee is specialised on."""
+    (`StaticShape`), which the callee is specialised on.
+
+    By values.Kind: RUNTIME values are leaves (their types in the shape), or
+    StaticShapes where `known`; TREEs are Nodes (None, ABSENT, is the empty
+    tree; a function's **kwargs, with `bind`, a KeywordsShape); with `bind`, KNOWN values and known functions (a `Static`) are
+    StaticShapes and the CALLABLEs a program makes are shapes of their own
+    (their run-time defaults and captures are leaves); ITERABLEs and the
+    methods of values take no part in a call (None)."""
     if isinstance(value, SSAValue):
         number = known(value) if known is not None else None
         if number is not None:

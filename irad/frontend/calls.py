@@ -57,6 +57,7 @@ from irad.base.pytrees import NONE, Node, build, is_record_class, leaf_types, re
 from irad.frontend.rounding import lower_round
 from irad.frontend.source import lambda_as_def
 from irad.frontend.values import (
+    Kind,
     MappingValue,
     Method,
     NoValue,
@@ -64,6 +65,7 @@ from irad.frontend.values import (
     Static,
     Value,
     is_array,
+    value_kind,
     make_value,
     python_class,
 )
@@ -94,18 +96,45 @@ class CallOrigin:
 _UNBOUND = object()  # a name the definer's variables do not hold
 
 
-class CallLowering:
-    """Mixin of FunctionLowering: calls, and functions as values."""
+class Calls:
+    """Calls, and functions as values, for one FunctionLowering (`fl`): a call
+    to a function with Python source lowers (specialised on the kinds and the
+    static values of its arguments, see `call`) to a func.call; a call to a
+    numpy or library function, a constructor, a builtin or a transformation is
+    lowered by the table or module that covers it.
+
+    Its interface: `expression` (for the EXPRESSIONS), `define` (a `def`),
+    `call_arguments` and `call_value` (a call whose callee and arguments are
+    already evaluated: `sum(...)` in iteration.py), `call` (a func.call to a
+    Python function: arrays.py's rule-covered calls). What it
+    needs from its owner: the emitter, source and module (`fl.em`, `fl.src`,
+    `fl.owner`, `fl.hidden`, `fl.name_and_target`); the lowering of
+    expressions and assignments (`expr`, `assign`, `as_number`,
+    `runtime_values`, `_static_value`, `check*`, `runtime_error`, `kind_of`);
+    the arrays (`fl.arrays`); the lists and iterables it makes
+    (`new_list`, `items_of`, `length_of`, `make_range`/`zip`/`enumerate`/`reversed`,
+    `sum_call`, `sum_values`, `tree_leaves`, `materialise`, `call_list_method`,
+    `calls_may_return_lists`).
+    """
+
+    EXPRESSIONS = (ast.Call, ast.Lambda)
+
+    def __init__(self, fl) -> None:
+        self.fl = fl
+
+    def expression(self, node: ast.Call | ast.Lambda) -> Value:
+        """Lower one of the EXPRESSIONS."""
+        return self.expr_Call(node) if isinstance(node, ast.Call) else self.expr_Lambda(node)
 
     def expr_Call(self, node: ast.Call) -> Value:
-        callee = self.expr(node.func)
+        callee = self.fl.expr(node.func)
         if isinstance(callee, Static):
             if _hashable(callee.obj) and callee.obj in CONSTRUCTORS:
                 return self._transform(node, callee.obj)
             if _hashable(callee.obj) and callee.obj in PROGRAM_CALLS:  # irad.jvp(f, primals, tangents)
                 return self._program_call(node, callee.obj, PROGRAM_CALLS[callee.obj])
             if callee.obj is builtins.sum:  # sum(<generator>) is a loop: it reads the AST
-                return self.sum_call(node)
+                return self.fl.sum_call(node)
         args, kwargs = self.call_arguments(node)
         return self.call_value(callee, args, kwargs, node)
 
@@ -113,50 +142,61 @@ class CallLowering:
         args: list = []
         for a in node.args:
             if isinstance(a, ast.Starred):
-                args.extend(self.items_of(self.expr(a.value), a))
+                args.extend(self.fl.items_of(self.fl.expr(a.value), a))
             else:
-                args.append(self.expr(a))
+                args.append(self.fl.expr(a))
         kwargs: dict = {}
         for k in node.keywords:
             if k.arg is None:
-                value = self.expr(k.value)
+                value = self.fl.expr(k.value)
                 if not isinstance(value, Keywords):
-                    raise self.src.error(
+                    raise self.fl.src.error(
                         k.value, "`**` in a call expands only a function's own **kwargs",
                         "pass the keyword arguments by name",
                     )
                 pairs = value.items
             else:
-                pairs = ((k.arg, self.expr(k.value)),)
+                pairs = ((k.arg, self.fl.expr(k.value)),)
             for name, v in pairs:
                 if name in kwargs:
-                    raise self.src.error(node, f"keyword argument '{name}' repeated")
+                    raise self.fl.src.error(node, f"keyword argument '{name}' repeated")
                 kwargs[name] = v
         return args, kwargs
 
     def call_value(self, callee: Value, args: list, kwargs: dict, node: ast.AST) -> Value:
         """Call what `callee` stands for with argument values."""
+        kind = value_kind(callee)
+        if kind is Kind.CALLABLE and not isinstance(callee, Static):
+            return self._call_made(callee, args, kwargs, node)
+        if kind is Kind.TREE and isinstance(callee, (RecordValue, MappingValue)) and callee.cls is not dict:
+            method = getattr(callee.cls, "__call__", None)  # model(x): its class's __call__
+            if isinstance(method, types.FunctionType):
+                return self._call_function(method, [callee, *args], kwargs, node)
+        if not isinstance(callee, Static):
+            raise self.fl.src.error(node, f"calling {self.fl.kind_of(callee)} is not supported")
+        return self._call_known(callee, args, kwargs, node)
+
+    def _call_made(self, callee, args: list, kwargs: dict, node) -> Value:
+        """Call a function the program made (Kind.CALLABLE, not a Static)."""
         if isinstance(callee, Closure):
             return self._call_function(callee, args, kwargs, node)
         if isinstance(callee, Partial):
             return self.call_value(callee.fn, [*callee.args, *args], {**dict(callee.keywords), **kwargs}, node)
         if isinstance(callee, DictMethod):  # d.items(), d.get(k)
-            return callee.call(self, args, kwargs, node)
+            return callee.call(self.fl, args, kwargs, node)
         if isinstance(callee, Method):  # model.forward(x) on a NamedTuple or dataclass value
             return self._call_function(callee.fn, [callee.receiver, *args], kwargs, node)
         if isinstance(callee, ListMethod):  # xs.append(v) (irad/frontend/lists.py)
-            return self.call_list_method(callee, args, kwargs, node)
-        if isinstance(callee, (RecordValue, MappingValue)) and callee.cls is not dict:
-            method = getattr(callee.cls, "__call__", None)  # model(x): its class's __call__
-            if isinstance(method, types.FunctionType):
-                return self._call_function(method, [callee, *args], kwargs, node)
-        if not isinstance(callee, Static):
-            raise self.src.error(node, f"calling {self.kind_of(callee)} is not supported")
+            return self.fl.call_list_method(callee, args, kwargs, node)
+        raise self.fl.src.error(node, f"calling {self.fl.kind_of(callee)} is not supported")
+
+    def _call_known(self, callee: Static, args: list, kwargs: dict, node) -> Value:
+        """Call a function (or an object) known while lowering."""
         obj = callee.obj
         if isinstance(obj, BoundMethod):  # x.sum(axis=0), x.reshape(2, 3)
-            return array_method(self.arrays, obj, args, kwargs, node)
+            return array_method(self.fl.arrays, obj, args, kwargs, node)
         if is_numpy_callable(obj):
-            return self.arrays.call_values(obj, args, kwargs, node)
+            return self.fl.arrays.call_values(obj, args, kwargs, node)
         handled = self._builtin(obj, args, kwargs, node)
         if handled is not _NOT_HANDLED:
             return handled
@@ -166,8 +206,8 @@ class CallLowering:
             return self.call_value(Static(obj.__func__), [Static(obj.__self__, owner), *args], kwargs, node)
         if isinstance(obj, functools.partial):
             part = (lambda step, i: origin.attribute(step).item(i)) if origin is not None else (lambda *_: None)
-            bound = [self._static_value(Static(a, part("args", i)), node) for i, a in enumerate(obj.args)]
-            keywords = {k: self._static_value(Static(v, part("keywords", k)), node) for k, v in obj.keywords.items()}
+            bound = [self.fl._static_value(Static(a, part("args", i)), node) for i, a in enumerate(obj.args)]
+            keywords = {k: self.fl._static_value(Static(v, part("keywords", k)), node) for k, v in obj.keywords.items()}
             func = Static(obj.func, origin and origin.attribute("func"))  # guarded: a rebound partial's function
             return self.call_value(func, [*bound, *args], {**keywords, **kwargs}, node)
         if isinstance(obj, Transformation):  # irad.grad(f), ...
@@ -179,10 +219,10 @@ class CallLowering:
             return self._library_call(obj, args, kwargs, node)
         if isinstance(target, types.FunctionType):
             return self._call_function(target, args, kwargs, node)
-        if callable(target) and _hashable(target) and self.owner.has_rules(target):
+        if callable(target) and _hashable(target) and self.fl.owner.has_rules(target):
             return self._external_call(target, args, kwargs, node)
         if isinstance(obj, type) and obj.__module__ != "builtins":
-            raise self.src.error(
+            raise self.fl.src.error(
                 node, f"creating a {describe_callable(obj)} object inside a program is not supported",
                 "create it outside and read it as a global (its methods are then resolved "
                 "while lowering), or pass its numbers as arguments",
@@ -194,7 +234,7 @@ class CallLowering:
         if wrapped is not None:  # functools.lru_cache and other wrapper objects
             if not isinstance(obj, functools._lru_cache_wrapper):
                 warnings.warn(
-                    f"{self.src.location(node)}: irad calls the function {describe_callable(obj)} "
+                    f"{self.fl.src.location(node)}: irad calls the function {describe_callable(obj)} "
                     f"wraps ({describe_callable(wrapped)}); what the wrapper object adds is ignored",
                     IradWarning, stacklevel=2,
                 )
@@ -202,7 +242,7 @@ class CallLowering:
         self._not_supported(node, obj)
 
     def _not_supported(self, node: ast.AST, obj):
-        raise self.src.error(
+        raise self.fl.src.error(
             node,
             f"call to {describe_callable(obj)} is not supported: it has no "
             "Python source irad can lower and no lowering in irad's library",
@@ -217,45 +257,45 @@ class CallLowering:
         if obj is builtins.len and len(args) == 1 and not kwargs:
             value = args[0]
             if isinstance(value, tuple) or isinstance(value, ITERABLES):
-                return self.length_of(value, node)
+                return self.fl.length_of(value, node)
             if isinstance(value, MappingValue):  # len(params): known while lowering
                 return Static(len(value.items))
             if isinstance(value, Static) and isinstance(value.obj, (tuple, list, range, str)):
                 return Static(len(value.obj))
-            return builtin_on_array(self.arrays, builtins.len, [value], node) or self._not_supported(node, obj)
+            return builtin_on_array(self.fl.arrays, builtins.len, [value], node) or self._not_supported(node, obj)
         if obj is builtins.range and not kwargs:
-            return self.make_range(args, node)
+            return self.fl.make_range(args, node)
         if obj is builtins.zip:
-            return self.make_zip(args, kwargs, node)
+            return self.fl.make_zip(args, kwargs, node)
         if obj is builtins.enumerate:
-            return self.make_enumerate(args, kwargs, node)
+            return self.fl.make_enumerate(args, kwargs, node)
         if obj is builtins.reversed and not kwargs:
-            return self.make_reversed(args, node)
+            return self.fl.make_reversed(args, node)
         if obj in (builtins.tuple, builtins.list) and not kwargs and len(args) <= 1:
-            items = self.items_of(args[0], node) if args else ()
-            return self.new_list(items) if obj is builtins.list else items
+            items = self.fl.items_of(args[0], node) if args else ()
+            return self.fl.new_list(items) if obj is builtins.list else items
         if obj is builtins.sum:
             if kwargs.keys() - {"start"} or not 1 <= len(args) + len(kwargs) <= 2:
-                raise self.src.error(node, "sum takes an iterable and an optional start")
+                raise self.fl.src.error(node, "sum takes an iterable and an optional start")
             start = args[1] if len(args) == 2 else kwargs.get("start")
-            return self.sum_values(args[0], start, node)
+            return self.fl.sum_values(args[0], start, node)
         if obj in (builtins.min, builtins.max) and len(args) == 1 and not kwargs:
-            items = [self.as_number(v, node) for v in self.items_of(args[0], node)]
+            items = [self.fl.as_number(v, node) for v in self.fl.items_of(args[0], node)]
             if not items:
-                raise self.src.error(node, f"{obj.__name__}() of an empty sequence")
+                raise self.fl.src.error(node, f"{obj.__name__}() of an empty sequence")
             if any(is_array(v) for v in items):
-                raise self.src.error(node, f"{obj.__name__}() of arrays is not supported",
+                raise self.fl.src.error(node, f"{obj.__name__}() of arrays is not supported",
                                      "use np.maximum/np.minimum, or np.max/np.min")
-            return select_extremum(self.em, items, obj is builtins.max)
+            return select_extremum(self.fl.em, items, obj is builtins.max)
         if obj is builtins.print:
-            return lower_print(self, args, kwargs, node)
+            return lower_print(self.fl, args, kwargs, node)
         if obj is builtins.round:
-            return lower_round(self, args, kwargs, node)
+            return lower_round(self.fl, args, kwargs, node)
         if obj is builtins.dict:
-            return make_dict(self, args, kwargs, node)
+            return make_dict(self.fl, args, kwargs, node)
         if obj is functools.partial:
             if not args:
-                raise self.src.error(node, "functools.partial needs a function")
+                raise self.fl.src.error(node, "functools.partial needs a function")
             return Partial(args[0], tuple(args[1:]), tuple(kwargs.items()))
         return _NOT_HANDLED
 
@@ -264,10 +304,10 @@ class CallLowering:
         bool, np.ndarray) or its container (tuple, list, dict, a NamedTuple or
         dataclass)."""
         if len(args) != 2 or kwargs:
-            raise self.src.error(node, "isinstance takes exactly two arguments")
+            raise self.fl.src.error(node, "isinstance takes exactly two arguments")
         value, classes = args
         if not isinstance(classes, Static) or not isinstance(classes.obj, (type, tuple)):
-            raise self.src.error(node, "the second argument of isinstance must be a type")
+            raise self.fl.src.error(node, "the second argument of isinstance must be a type")
         if isinstance(value, Static):
             return Static(isinstance(value.obj, classes.obj))
         cls = python_class(value)  # a run-time value: its class follows from its type
@@ -279,20 +319,20 @@ class CallLowering:
         """`State(x=x, v=v)`: a NamedTuple or dataclass value, its fields bound as
         the class's constructor binds them (defaults included)."""
         if getattr(cls, "__post_init__", None) is not None:
-            raise self.src.error(
+            raise self.fl.src.error(
                 node, f"creating a {cls.__name__} inside a program: its __post_init__ would not run",
                 "build it outside the program, or drop __post_init__",
             )
         try:
             bound = inspect.signature(cls).bind(*args, **kwargs)
         except TypeError as exc:
-            raise self.src.error(node, f"bad call to {cls.__name__}: {exc}") from None
+            raise self.fl.src.error(node, f"bad call to {cls.__name__}: {exc}") from None
         given = set(bound.arguments)
         bound.apply_defaults()
         keys = record_fields(cls)
         missing = [k for k in keys if k not in bound.arguments]
         if missing:
-            raise self.src.error(
+            raise self.fl.src.error(
                 node, f"{cls.__name__} has fields its constructor does not set ({', '.join(missing)})",
                 "build it outside the program",
             )
@@ -300,30 +340,30 @@ class CallLowering:
         for key in keys:
             value = bound.arguments[key]
             if key not in given:  # a default: a Python object
-                value = self._static_value(Static(value), node)
-            items.append(self.runtime_values(value, node, arrays=False))
+                value = self.fl._static_value(Static(value), node)
+            items.append(self.fl.runtime_values(value, node, arrays=False))
         return make_value(cls, keys, items)
 
     # ---- functions from source: specialised on the call's shape -----------------------
     def _call_function(self, fn, args: list, kwargs: dict, node) -> Value:
         """A call to a Python function or a closure, specialised for its arguments."""
         closure = self.bind_closure(fn) if isinstance(fn, Closure) else None
-        signature = closure_signature(closure) if closure else self.owner.signature(fn)
+        signature = closure_signature(closure) if closure else self.fl.owner.signature(fn)
         who = closure.code.name if closure else describe_callable(fn)
         try:
             signature.bind(*args, **kwargs)
         except TypeError as exc:
-            raise self.src.error(node, f"bad call to {who}: {exc}") from None
+            raise self.fl.src.error(node, f"bad call to {who}: {exc}") from None
         if fn in FLOAT_FUNCTIONS:  # like math functions, they take floats
-            args = [self.em.to_float(self.as_number(a, node)) for a in args]
+            args = [self.fl.em.to_float(self.fl.as_number(a, node)) for a in args]
         leaves: list[SSAValue] = []
         target = closure.code if closure else fn
         # numbers known here are static values of the call (the callee is specialised
         # on them), except at a recursive call, which would unroll the recursion, and
         # at a call to a function the rule table has entries for (their signatures
         # name every argument's type)
-        recursive = self.owner.is_lowering(target)
-        ruled = closure is None and self.owner.has_rules(fn)
+        recursive = self.fl.owner.is_lowering(target)
+        ruled = closure is None and self.fl.owner.has_rules(fn)
         known = None if recursive or ruled else numpy_scalars.known_number
         closure_shape = self.shape_of(closure, leaves, node, who, "the function", known) if closure else None
         arg_shapes = tuple(self.shape_of(a, leaves, node, who, f"argument {i}", known) for i, a in enumerate(args))
@@ -331,9 +371,9 @@ class CallLowering:
         for name in sorted(kwargs):
             keyword_shapes.append((name, self.shape_of(kwargs[name], leaves, node, who, f"argument '{name}'", known)))
         shape = CallShape(arg_shapes, tuple(keyword_shapes), closure_shape)
-        origin = CallOrigin(self, node, tuple(leaves), who, recursive)
+        origin = CallOrigin(self.fl, node, tuple(leaves), who, recursive)
         result = self.call(target, leaves, node, shape, origin)
-        self.calls_may_return_lists(result, (*args, *kwargs.values(), closure), node)
+        self.fl.calls_may_return_lists(result, (*args, *kwargs.values(), closure), node)
         return result
 
     def shape_of(self, value, leaves: list, node, who: str, what: str, known=None):
@@ -341,11 +381,11 @@ class CallLowering:
         while lowering (a shape, an axis, len(x)) are static values, other
         numbers run-time values; global arrays stay known (the callee reads
         them where they live)."""
-        value = self.runtime_values(value, node, arrays=False)
+        value = self.fl.runtime_values(value, node, arrays=False)
         shape = flatten(value, leaves, self.bind_closure, known)
         if shape is None:
-            raise self.src.error(
-                node, f"{what} of {who} is {self.kind_of(value)}, which cannot be passed to a function",
+            raise self.fl.src.error(
+                node, f"{what} of {who} is {self.fl.kind_of(value)}, which cannot be passed to a function",
                 "pass numbers, arrays, tuples, lists, dicts, NamedTuples or dataclasses of them, "
                 "functions or objects known while lowering",
             )
@@ -357,57 +397,57 @@ class CallLowering:
         make the call's arguments), located at `node`. Its results are rebuilt
         into the tree the callee returns (a number, a dict, nested tuples, ...);
         the ints and bools it returns on every path are known here too."""
-        kinds = self.owner.entry_kinds.get((fn, shape)) if shape is not None else None
+        kinds = self.fl.owner.entry_kinds.get((fn, shape)) if shape is not None else None
         if kinds is not None and kinds == tuple(numpy_scalars.EITHER if isinstance(v.type, TensorType)
                                                 else numpy_scalars.kind(v) for v in args):
             shape = replace(shape, kinds=kinds)  # the entry calling itself with numbers of its kinds
-        callee = self.owner.function(fn, shape if shape is not None else tuple(v.type for v in args),
-                                     self.src.location(node), origin)
+        callee = self.fl.owner.function(fn, shape if shape is not None else tuple(v.type for v in args),
+                                     self.fl.src.location(node), origin)
         # the callee's hidden globals (irad/frontend/globals.py) come from this function's own
         declared = callee.function_type.inputs.data[len(args):]
-        hidden = [self.hidden.argument(g, t) for g, t in zip(self.owner.globals_of(callee), declared, strict=True)]
+        hidden = [self.fl.hidden.argument(g, t) for g, t in zip(self.fl.owner.globals_of(callee), declared, strict=True)]
         op = builder.call(callee.sym_name.data, [*args, *hidden], callee.function_type.outputs.data)
-        line, col = self.src.line_col(node)
-        op.location = FileLineColLoc(StringAttr(self.src.filename), IntAttr(line), IntAttr(col))
-        results = self.em.results(op)
+        line, col = self.fl.src.line_col(node)
+        op.location = FileLineColLoc(StringAttr(self.fl.src.filename), IntAttr(line), IntAttr(col))
+        results = self.fl.em.results(op)
         # a new array the callee made is writable here, as numpy's result is (a
         # recursive call made before its function is lowered has no answer yet: not writable)
-        for result, own in zip(results, self.owner.own_results.get(callee.sym_name.data, ())):
+        for result, own in zip(results, self.fl.owner.own_results.get(callee.sym_name.data, ())):
             if own:
-                self.arrays.new(result)
-        held_ints.call_results(self.arrays.held_ints, self.owner.held_ints.get(callee.sym_name.data), args, results,
-                               self.src.location(node), callee.sym_name.data)
-        known = self.owner.known_results.get(callee.sym_name.data, ())
-        results = [r if k is None else self.materialise(k, node) for r, k in zip_longest(results, known)]
-        tree = self.owner.results_of(callee)
+                self.fl.arrays.new(result)
+        held_ints.call_results(self.fl.arrays.held_ints, self.fl.owner.held_ints.get(callee.sym_name.data), args, results,
+                               self.fl.src.location(node), callee.sym_name.data)
+        known = self.fl.owner.known_results.get(callee.sym_name.data, ())
+        results = [r if k is None else self.fl.materialise(k, node) for r, k in zip_longest(results, known)]
+        tree = self.fl.owner.results_of(callee)
         return None if tree == NONE else rebuild(tree, iter(results))
 
     # ---- lambdas and nested defs ----------------------------------------------------------
     def expr_Lambda(self, node: ast.Lambda) -> Closure:
         return self._closure(node)
 
-    def stmt_FunctionDef(self, stmt: ast.FunctionDef) -> None:
+    def define(self, stmt: ast.FunctionDef) -> None:
         if stmt.decorator_list:
-            raise self.src.error(
+            raise self.fl.src.error(
                 stmt.decorator_list[0], "a decorator on a nested function is not supported",
                 "define the decorated function at module level",
             )
-        self.assign(ast.Name(id=stmt.name, ctx=ast.Store()), self._closure(stmt))
+        self.fl.assign(ast.Name(id=stmt.name, ctx=ast.Store()), self._closure(stmt))
 
     def _closure(self, node: ast.Lambda | ast.FunctionDef) -> Closure:
         args = node.args
-        defaults = tuple(self.expr(d) for d in args.defaults)  # evaluated where it is defined
+        defaults = tuple(self.fl.expr(d) for d in args.defaults)  # evaluated where it is defined
         kw_defaults = tuple(
-            (a.arg, self.expr(d)) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None
+            (a.arg, self.fl.expr(d)) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None
         )
-        return Closure(self._closure_code(node), defaults, kw_defaults, None, self)
+        return Closure(self._closure_code(node), defaults, kw_defaults, None, self.fl)
 
     def _closure_code(self, node) -> ClosureCode:
         cache = self.__dict__.setdefault("_closure_codes", {})
         if node not in cache:
             tree = node if isinstance(node, ast.FunctionDef) else lambda_as_def(node)
-            outer = self.name_and_target[0] or self.src.tree.name
-            cache[node] = ClosureCode(self.src.with_tree(tree), f"{outer}.{tree.name}", free_names(node))
+            outer = self.fl.name_and_target[0] or self.fl.src.tree.name
+            cache[node] = ClosureCode(self.fl.src.with_tree(tree), f"{outer}.{tree.name}", free_names(node))
         return cache[node]
 
     def bind_closure(self, closure: Closure, binding: frozenset = frozenset()) -> Closure:
@@ -423,7 +463,7 @@ class CallLowering:
                 continue  # a global (or a builtin), resolved inside
             if value is _UNBOUND or isinstance(value, NoValue):  # Python's would raise NameError
                 unbound = value is _UNBOUND
-                raise self.src.error(
+                raise self.fl.src.error(
                     closure.code.source.tree,
                     f"{closure.code.name} reads '{name}', which has no value where it is called: "
                     + ("it is not assigned before the call on every path" if unbound else value.why),
@@ -434,7 +474,7 @@ class CallLowering:
                 continue
             if isinstance(value, Closure) and value.captured is None:
                 if value.code in binding:
-                    raise self.src.error(
+                    raise self.fl.src.error(
                         closure.code.source.tree,
                         f"the nested functions {closure.code.name} and {value.code.name} call each other",
                         "define mutually recursive functions at module level",
@@ -452,9 +492,9 @@ class CallLowering:
             try:
                 return ast.literal_eval(arg)
             except ValueError:
-                value = self.expr(arg)
+                value = self.fl.expr(arg)
                 if not isinstance(value, Static):
-                    raise self.src.error(
+                    raise self.fl.src.error(
                         arg, f"the arguments of {describe_callable(transform)} must be "
                         "known while lowering (functions and constants)"
                     ) from None
@@ -470,7 +510,7 @@ class CallLowering:
         f is known while lowering (a function, a lambda or nested def)."""
         name = f"irad.{api.__name__}"
         if kind != JVP:
-            raise self.src.error(
+            raise self.fl.src.error(
                 node, f"{name} inside a program is not supported: it returns a pullback function, "
                 "which a program cannot return or keep",
                 "use irad.grad, irad.value_and_grad or irad.jacrev inside the program (or irad.jvp), "
@@ -478,24 +518,24 @@ class CallLowering:
             )
         keywords = {k.arg: k.value for k in node.keywords}
         if len(node.args) != 3 or keywords.keys() - {"has_aux"} or any(isinstance(a, ast.Starred) for a in node.args):
-            raise self.src.error(
+            raise self.fl.src.error(
                 node, f"{name} inside a program takes (f, primals, tangents) by position, and has_aux=",
                 "write irad.jvp(f, (x, y), (dx, dy))",
             )
         has_aux = False
         if "has_aux" in keywords:
-            known, has_aux = known_value(self.expr(keywords["has_aux"]))
+            known, has_aux = known_value(self.fl.expr(keywords["has_aux"]))
             if not known or not isinstance(has_aux, (bool, np.bool_)):
-                raise self.src.error(keywords["has_aux"], "has_aux must be True or False, known while lowering")
+                raise self.fl.src.error(keywords["has_aux"], "has_aux must be True or False, known while lowering")
             has_aux = bool(has_aux)
-        fn = self.expr(node.args[0])
-        primals, tangents = self.expr(node.args[1]), self.expr(node.args[2])
+        fn = self.fl.expr(node.args[0])
+        primals, tangents = self.fl.expr(node.args[1]), self.fl.expr(node.args[2])
         for what, value, arg in (("primals", primals, node.args[1]), ("tangents", tangents, node.args[2])):
             if not isinstance(value, tuple):
-                raise self.src.error(arg, f"{name} takes its {what} as a tuple, not {self.kind_of(value)}",
+                raise self.fl.src.error(arg, f"{name} takes its {what} as a tuple, not {self.fl.kind_of(value)}",
                                      "write irad.jvp(f, (x,), (dx,))")
         if len(primals) != len(tangents):
-            raise self.src.error(node, f"{name} takes one tangent per primal ({len(primals)}), got {len(tangents)}")
+            raise self.fl.src.error(node, f"{name} takes one tangent per primal ({len(primals)}), got {len(tangents)}")
         leaves: list[SSAValue] = []
         closure = self.bind_closure(fn) if isinstance(fn, Closure) else None
         if closure is not None:
@@ -503,25 +543,25 @@ class CallLowering:
         elif isinstance(fn, Static) and callable(fn.obj) and not isinstance(fn.obj, type):
             closure_shape, target = None, fn.obj
         else:
-            raise self.src.error(node.args[0], f"{name} differentiates a function known while lowering, "
-                                 f"not {self.kind_of(fn)}")
+            raise self.fl.src.error(node.args[0], f"{name} differentiates a function known while lowering, "
+                                 f"not {self.fl.kind_of(fn)}")
         trees = []
         for i, value in enumerate(primals):
-            found = self.tree_leaves(value, node.args[1])
+            found = self.fl.tree_leaves(value, node.args[1])
             if found is None:
-                raise self.src.error(node.args[1], f"primal {i} of {name} is {self.kind_of(value)}, "
+                raise self.fl.src.error(node.args[1], f"primal {i} of {name} is {self.fl.kind_of(value)}, "
                                      "not a number, an array or a container of them")
             leaves += found[0]
             trees.append(found[1])
         for i, (value, primal) in enumerate(zip(tangents, trees)):
-            found = self.tree_leaves(value, node.args[2])
+            found = self.fl.tree_leaves(value, node.args[2])
             if found is None or not _tangent_fits(found[1], primal):
-                shown = self.kind_of(value) if found is None else describe(found[1])
-                raise self.src.error(
+                shown = self.fl.kind_of(value) if found is None else describe(found[1])
+                raise self.fl.src.error(
                     node.args[2], f"the tangent of primal {i} of {name} is {shown}, but its primal is "
                     f"{describe(primal)}", "give each tangent its primal's structure, shapes and float type",
                 )
-            leaves += [self.em.to_float(v, t) if not is_float(v.type) and is_float(t) else v
+            leaves += [self.fl.em.to_float(v, t) if not is_float(v.type) and is_float(t) else v
                        for v, t in zip(found[0], leaf_types(primal))]
             trees.append(primal)
         transformation = Transformation(JVP, target, tuple(range(len(primals))), has_aux)
@@ -531,9 +571,9 @@ class CallLowering:
         """A call to a function without source that the rule table covers, or to
         a derivative object (irad.grad(f)), whose arguments may be containers."""
         if kwargs:
-            raise self.src.error(node, f"{describe_callable(fn)} takes its arguments positionally here")
+            raise self.fl.src.error(node, f"{describe_callable(fn)} takes its arguments positionally here")
         if not isinstance(fn, Transformation):
-            return self.call(fn, [self.as_number(a, node) for a in args], node)
+            return self.call(fn, [self.fl.as_number(a, node) for a in args], node)
         leaves: list[SSAValue] = []
         trees = []
         static = static_positions(fn, fn.static_argnums, fn.static_argnames, parameter_names(fn, len(args)), len(args))
@@ -541,11 +581,11 @@ class CallLowering:
             if i in static:
                 trees.append(self._static_argument(fn, i, a, node))
                 continue
-            found = self.tree_leaves(a, node)
+            found = self.fl.tree_leaves(a, node)
             if found is None:
-                raise self.src.error(
+                raise self.fl.src.error(
                     node, f"{describe_callable(fn)} takes numbers, arrays or containers of them, "
-                    f"not {self.kind_of(a)}"
+                    f"not {self.fl.kind_of(a)}"
                 )
             leaves += found[0]
             trees.append(found[1])
@@ -554,11 +594,11 @@ class CallLowering:
     def _static_argument(self, fn: Transformation, i: int, value, node) -> StaticShape:
         """Argument `i` of a call to a transformation that takes it as static:
         a value known while lowering, or the error saying where it became run-time."""
-        value = self.runtime_values(value, node, arrays=False)
+        value = self.fl.runtime_values(value, node, arrays=False)
         leaves: list[SSAValue] = []
         shape = flatten(value, leaves, self.bind_closure, numpy_scalars.known_number)
         if leaves or shape is None:
-            raise self.runtime_error(
+            raise self.fl.runtime_error(
                 node, f"argument {i} of {describe_callable(fn)} is static (static_argnums or static_argnames), "
                 "but it is not known while lowering", "pass a constant, a shape or len(...)", leaves,
             )
@@ -567,39 +607,39 @@ class CallLowering:
         try:
             return static_argument(_known_object(shape))
         except TypeError:
-            raise self.src.error(node, f"argument {i} of {describe_callable(fn)} is static, but it is "
-                                 f"{self.kind_of(value)}, which is not hashable", "pass a tuple") from None
+            raise self.fl.src.error(node, f"argument {i} of {describe_callable(fn)} is static, but it is "
+                                 f"{self.fl.kind_of(value)}, which is not hashable", "pass a tuple") from None
 
     def _library_call(self, fn, args: list, kwargs: dict, node) -> SSAValue:
         arities, emit = OPS[fn]
         if kwargs:
-            raise self.src.error(node, f"the keyword argument '{next(iter(kwargs))}' of {describe_callable(fn)} "
+            raise self.fl.src.error(node, f"the keyword argument '{next(iter(kwargs))}' of {describe_callable(fn)} "
                                  "is not supported", f"irad takes the arguments of {describe_callable(fn)} positionally, without keywords")
         if len(args) not in arities:
-            raise self.src.error(node, f"{describe_callable(fn)} with {len(args)} arguments is not supported")
-        values = [self.as_number(a, node) for a in args]
+            raise self.fl.src.error(node, f"{describe_callable(fn)} with {len(args)} arguments is not supported")
+        values = [self.fl.as_number(a, node) for a in args]
         if any(is_array(a) for a in values):
-            result = builtin_on_array(self.arrays, fn, values, node)
+            result = builtin_on_array(self.fl.arrays, fn, values, node)
             if result is None:
-                raise self.src.error(
+                raise self.fl.src.error(
                     node, f"{describe_callable(fn)} on arrays is not supported",
                     "use the numpy function (np.maximum, np.abs, ...)",
                 )
             return result
         if fn in FLOAT_TO_INT and is_float(values[0].type):
-            self.check_int_conversion(values[0], node)
+            self.fl.check_int_conversion(values[0], node)
         if fn in INT_RANGES:
-            self.check_int_range(fn, values[0], node)
-        if self.owner.has_rules(fn):  # the pass must meet a call op to consult the table
+            self.fl.check_int_range(fn, values[0], node)
+        if self.fl.owner.has_rules(fn):  # the pass must meet a call op to consult the table
             return self.call(fn, values, node)
         if fn in DOMAINS:
             inside, message = DOMAINS[fn]
-            result = emit(self.em, values)
-            self.check(inside(self.em, values, result), node, message)
+            result = emit(self.fl.em, values)
+            self.fl.check(inside(self.fl.em, values, result), node, message)
             return self._python_number(fn, values, result)
         if fn is builtins.pow and not any(is_float(v.type) for v in values) and _may_be_negative(values[-1]) \
                 and numpy_scalars.kind(values[0]) != numpy_scalars.PYTHON:
-            raise self.src.error(node, "pow() of a numpy int and an int that may be negative: numpy raises "
+            raise self.fl.src.error(node, "pow() of a numpy int and an int that may be negative: numpy raises "
                                  "(integers to negative integer powers are not allowed)",
                                  "write pow(float(base), n), or make n a non-negative literal")
         if fn in _KEEPS_BOOLS and all(is_bool(v.type) for v in values):
@@ -607,15 +647,15 @@ class CallLowering:
             if not (fn is builtins.abs and kinds == {numpy_scalars.PYTHON}):  # abs(True) is 1
                 return self._bools(fn, values, kinds.pop() if len(kinds) == 1 else numpy_scalars.EITHER)
         if fn is builtins.abs and is_int(values[0].type):  # abs(INT64_MIN) does not fit
-            return integers.CheckedIntegers(self.em, self.src.location(node)).absolute(values[0])
-        return self._python_number(fn, values, emit(self.em, values))
+            return integers.CheckedIntegers(self.fl.em, self.fl.src.location(node)).absolute(values[0])
+        return self._python_number(fn, values, emit(self.fl.em, values))
 
     def _bools(self, fn, values: list[SSAValue], kind: str) -> SSAValue:
         """max, min of bools (one of them: a bool, numpy's or Python's as `kind`
         says; numpy_scalars.py), and abs of a numpy bool (the bool)."""
         result = values[0]
         for v in values[1:]:
-            result = self.em.op((arith.OrIOp if fn is builtins.max else arith.AndIOp)(result, v))
+            result = self.fl.em.op((arith.OrIOp if fn is builtins.max else arith.AndIOp)(result, v))
         return numpy_scalars.mark(result, kind) if result is not values[0] else result
 
     def _python_number(self, fn, values: list[SSAValue], result: SSAValue) -> SSAValue:
@@ -627,7 +667,7 @@ class CallLowering:
         if result in values:  # int(n) of an int: a new value, to say it is Python's
             if numpy_scalars.kind(result) == numpy_scalars.PYTHON:
                 return result
-            result = self.em.op(arith.AddiOp(result, self.em.const(0, result.type)))
+            result = self.fl.em.op(arith.AddiOp(result, self.fl.em.const(0, result.type)))
         return numpy_scalars.mark(result, numpy_scalars.PYTHON)
 
 
@@ -694,4 +734,4 @@ def closure_signature(closure: Closure) -> inspect.Signature:
     return inspect.Signature(params)
 
 
-__all__ = ["CallLowering", "closure_signature"]
+__all__ = ["Calls", "closure_signature"]

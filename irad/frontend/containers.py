@@ -26,7 +26,7 @@ from xdsl.ir import SSAValue
 
 from irad.frontend import numpy_scalars
 from irad.frontend.callables import rebuild
-from irad.frontend.values import ListValue, MappingValue
+from irad.frontend.values import Kind, ListValue, MappingValue
 from irad.frontend.values import Static
 from irad.frontend.views import Slice
 from irad.ir import tensor as T
@@ -88,6 +88,7 @@ class DictMethod:
 
     name: str
     mapping: MappingValue
+    KIND = Kind.CALLABLE
 
     def call(self, fl, args: list, kwargs: dict, node):
         d = self.mapping

@@ -1,15 +1,16 @@
 """Statement-level control flow: `if`/`elif`/`else`, `for ... in range`, `while`,
 `break`, `continue` and `return` anywhere, lowered to structured `scf` ops.
 
-Python's jumps become *flags* kept in the variable environment beside the user's
-variables (`$return`, `$break`, `$continue`, and the returned value `$value`).
-A flag is a Python bool while it is known at lowering time and an `i1` value
-once it depends on data. Statements after a possible jump run under
+Python's jumps become *flags* in the path's control state (control_state.py:
+returned, broke, continued, and the value `return` gave), kept apart from the
+variables. A flag is a Python bool while it is known at lowering time and an
+`i1` value once it depends on data. Statements after a possible jump run under
 `scf.if not flag` (`run_statements`), so every form reduces to `scf.if`,
 `scf.for` and `scf.while` with values carried as results and iter_args:
 
-* `if`: both arms are lowered into their own blocks from a copy of the
-  environment; variables that differ afterwards leave the `scf.if` as results.
+* `if`: both arms are lowered into their own blocks from a copy of the path;
+  the slots (variables, shared arrays, control state) that differ afterwards
+  leave the `scf.if` as results.
 * `for`: an `scf.for` over the trip count (0 to n step 1, in `index`), with
   the loop variable computed from the induction variable (irad/frontend/iteration.py
   says what a loop can walk); `break` and `return` set a flag that is carried
@@ -24,24 +25,22 @@ then `s += x`), until they are stable.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.frontend import callables, joins, number_joins, numpy_scalars
+from irad.frontend.control_state import (
+    BROKE, CONTINUED, FLAGS, RETURNED, VALUE, is_user_variable, is_variable,
+)
 from irad.frontend.emitter import Emitter
-from irad.frontend.views import BASE, VIEWS
-from irad.frontend.values import NoValue, Static, mark_orders, same_orders
+from irad.frontend.values import Kind, NoValue, Static, mark_orders, same_orders, value_kind
 from irad.base.errors import UnsupportedError
 from irad.ir.symbols import value_name
 from irad.ir.types import F64, I1, describe, is_int
 
-RETURNED = "$return"
-VALUE = "$value"
-BROKE = "$break"
-CONTINUED = "$continue"
-FLAGS = (RETURNED, BROKE, CONTINUED)
 INDEX = IndexType()
 _MISSING = object()
 _UNJOINABLE = (
@@ -159,8 +158,8 @@ def _chain(arms: list, like: ast.If) -> list[ast.stmt]:
     return [ast.copy_location(ast.If(test, list(body), _chain(arms[1:], like)), like)]
 
 
-def _shown(name: str) -> str:
-    return "the returned value" if name == VALUE else f"'{name}'"
+def _shown(name) -> str:
+    return "the returned value" if name is VALUE else f"'{name}'"
 
 
 class _Rebound(NoValue):
@@ -170,8 +169,7 @@ class _Rebound(NoValue):
 
 
 def _rebound(value, where: str, when: str) -> _Rebound:
-    what = "a function" if isinstance(value, (callables.Closure, callables.Partial)) or (
-        isinstance(value, Static) and callable(value.obj)) else "a value known while lowering"
+    what = "a function" if value_kind(value) is Kind.CALLABLE else "a value known while lowering"
     if when == "before":
         which = ("before the body binds it again, it would be the one from before the loop in the "
                  "first iteration and the one the body binds in later ones")
@@ -210,39 +208,95 @@ def _discard(block: Block) -> None:
     block.drop_all_references()
 
 
-class ControlFlowLowering:
-    """Mixin of FunctionLowering: the statements that branch, loop or jump."""
+@dataclass
+class _Carried:
+    """What a loop carries, as guessed before a lowering of its body (widened until it settles)."""
+
+    carried: list  # the slots carried (variables, bases, flags), without the returned value
+    returns: bool  # the body has a `return`
+    inits: dict  # slot -> its values before the loop
+    types: dict  # slot (and VALUE) -> the types the loop carries it as
+    widths: dict  # slot -> the numpy float widths (NEP 50) its numbers may have
+    value_like: object = None  # a value of the returned value's structure; None: not known yet
+    # arrays fresh before the loop that an iteration may leave holding an array
+    # irad cannot write through (a call's result): not writable in the body either
+    unwritable: set = field(default_factory=set)
+
+    def slots(self) -> list:
+        """What the scf op carries: the carried slots, and the returned value once its structure is known."""
+        return self.carried + ([VALUE] if self.returns and self.value_like is not None else [])
+
+
+@dataclass
+class LoopBodyOutcome:
+    """What one lowering of a loop body gave."""
+
+    before: Block | None  # the condition's block (a `while`), or None
+    after: Block  # the body's block
+    yielded: dict = field(default_factory=dict)  # slot -> the values it ends an iteration with (widened)
+    held: dict = field(default_factory=dict)  # variable -> those values before widening
+    changed: list = field(default_factory=list)  # slots from before the loop that the body changed
+    views: object = None  # the sharing of arrays the next iteration starts from (views.Table)
+    new_value: object = None  # what `return` gave, where the loop does not carry the returned value yet
+    rebound: dict = field(default_factory=dict)  # a name _rebound_functions set apart -> what the body left in it
+
+    def discard(self) -> None:
+        """Forget the blocks (lowered only to learn what the loop carries)."""
+        _discard(self.after)
+        if self.before is not None:
+            _discard(self.before)
+
+
+class ControlFlow:
+    """The statements that branch, loop or jump, for one FunctionLowering (`fl`).
+
+    Its interface: `statement` (for the STATEMENTS), `run_statements`, and for
+    the loops iteration.py lowers, `loop`, `branch`, `jumped`, `taken`,
+    `no_value` and `not_kept`. What it needs from its owner: the current path,
+    emitter and source (`fl.path`, `fl.env`, `fl.control`, `fl.em`, `fl.src`),
+    which it replaces while it lowers an arm or a body; the lowering of a
+    statement or an expression (`statement`, `expr`, `number`, `as_number`,
+    `static_condition`, `returned_value`, `runtime_values`); the arrays'
+    writability and sharing (`fl.arrays`); and the list rules at joins
+    (`freeze_lists`, `join_lists`, `differing_lengths`, `refuse_while_lists`).
+    """
+
+    STATEMENTS = (ast.If, ast.While, ast.Return, ast.Break, ast.Continue)
+
+    def __init__(self, fl) -> None:
+        self.fl = fl
+
+    def statement(self, stmt: ast.stmt) -> None:
+        """Lower one of the STATEMENTS."""
+        getattr(self, f"stmt_{type(stmt).__name__}")(stmt)
 
     # ---- statement lists under jump flags ---------------------------------
     def run_statements(self, body: list[ast.stmt]) -> None:
         """Lower statements; those after a possible jump run only if it was not taken."""
         body = _jumping_arms_first(body)
         for i, stmt in enumerate(body):
-            jumped = self._jumped()
+            jumped = self.jumped()
             if jumped is True:
                 return  # unreachable, as after a `return` in plain Python
             if jumped is not False:
-                self._if(jumped, self._taken, lambda rest=body[i:]: self._resume(rest), stmt)
+                self.branch(jumped, self.taken, lambda rest=body[i:]: self._resume(rest), stmt)
                 return
-            self.statement(stmt)
+            self.fl.statement(stmt)
 
-    def _taken(self) -> None:
+    def taken(self) -> None:
         # On this path a jump was taken; with a single dynamic flag it is that one.
-        dynamic = [f for f in FLAGS if self.env.get(f, False) not in (True, False)]
+        dynamic = [f for f in FLAGS if self.fl.control.get(f) not in (True, False)]
         if len(dynamic) == 1:
-            self.env[dynamic[0]] = True
+            self.fl.control.set(dynamic[0], True)
 
     def _resume(self, rest: list[ast.stmt]) -> None:
-        for flag in FLAGS:  # on this path no jump was taken
-            if flag in self.env:
-                self.env[flag] = False
+        self.fl.control.clear_jumps()  # on this path no jump was taken
         self.run_statements(rest)
 
-    def _jumped(self):
+    def jumped(self):
         """False, True, or an i1 value: has a return/break/continue been taken?"""
         dynamic = []
-        for flag in FLAGS:
-            state = self.env.get(flag, False)
+        for state in self.fl.control.flags():
             if state is True:
                 return True
             if state is not False:
@@ -251,121 +305,58 @@ class ControlFlowLowering:
             return False
         result = dynamic[0]
         for v in dynamic[1:]:
-            result = self.em.op(arith.OrIOp(result, v))
+            result = self.fl.em.op(arith.OrIOp(result, v))
         return result
 
     def stmt_Return(self, stmt: ast.Return) -> None:
-        self.env[VALUE] = self.returned_value(stmt)
-        self.env[RETURNED] = True
+        self.fl.control.value = self.fl.returned_value(stmt)
+        self.fl.control.returned = True
 
     def stmt_Break(self, stmt: ast.Break) -> None:
-        self.env[BROKE] = True
+        self.fl.control.broke = True
 
     def stmt_Continue(self, stmt: ast.Continue) -> None:
-        self.env[CONTINUED] = True
+        self.fl.control.continued = True
 
     # ---- if ---------------------------------------------------------------
     def stmt_If(self, stmt: ast.If) -> None:
-        test = self.expr(stmt.test)
-        known = self.static_condition(test)
+        test = self.fl.expr(stmt.test)
+        known = self.fl.static_condition(test)
         if known is not None:
             # known while lowering (isinstance, a shape, a global flag, a constant):
             # only the branch taken is lowered, so no runtime branch exists
             self.run_statements(stmt.body if known else stmt.orelse)
             return
-        cond = self.em.to_bool(self.as_number(test, stmt.test))
-        self._if(
+        cond = self.fl.em.to_bool(self.fl.as_number(test, stmt.test))
+        self.branch(
             cond,
             lambda: self.run_statements(stmt.body),
             lambda: self.run_statements(stmt.orelse),
             stmt,
         )
 
-    def _if(self, cond: SSAValue, then_fn, else_fn, node: ast.AST) -> None:
-        """Lower two arms into an scf.if; variables that differ become results."""
-        before, outer = self.env, self.em
+    def branch(self, cond: SSAValue, then_fn, else_fn, node: ast.AST) -> None:
+        """Lower two arms into an scf.if; slots (variables, shared arrays'
+        bases, control state) that differ become results."""
+        before, outer = self.fl.path, self.fl.em
         arms = []
         for lower_arm in (then_fn, else_fn):
             block = Block()
-            self.em, self.env = Emitter(block), dict(before)
+            self.fl.em, self.fl.path = Emitter(block), before.copy()
             lower_arm()
-            arms.append((block, self.env))
-        self.em, self.env = outer, dict(before)
-        (then_block, then_env), (else_block, else_env) = arms
-        jumped = tuple(any(env.get(f) is True for f in FLAGS) for env in (then_env, else_env))
-        returned = tuple(env.get(RETURNED) is True for env in (then_env, else_env))
-        self.arrays.views.join_branches(  # which names share arrays after the join
-            (then_env, else_env), (Emitter(then_block), Emitter(else_block)), jumped, self.src.location(node)
+            arms.append((block, self.fl.path))
+        self.fl.em, self.fl.path = outer, before.copy()
+        (then_block, then_path), (else_block, else_path) = arms
+        jumped = tuple(any(state is True for state in p.control.flags()) for p in (then_path, else_path))
+        returned = tuple(p.control.returned is True for p in (then_path, else_path))
+        self.fl.arrays.views.join_branches(  # which names share arrays after the join
+            (then_path, else_path), (Emitter(then_block), Emitter(else_block)), jumped, self.fl.src.location(node)
         )
-        merged: list[tuple[str, object, list[SSAValue], list[SSAValue], tuple[list, list]]] = []
-        for name in dict.fromkeys([*then_env, *else_env]):
-            a, b = then_env.get(name, _MISSING), else_env.get(name, _MISSING)
-            if name in FLAGS:
-                a, b = (False if a is _MISSING else a), (False if b is _MISSING else b)
-            if a is b or (isinstance(a, (tuple, Static)) and a == b) or callables.same_function(a, b):
-                if a is not _MISSING:
-                    self.env[name] = a
-                continue
-            if name in FLAGS and isinstance(a, bool) and isinstance(b, bool):
-                # set on exactly one path: the flag is the condition (or its negation)
-                self.env[name] = cond if a else self.em.op(arith.XOrIOp(cond, self.em.const(1, I1)))
-                continue
-            if name in FLAGS:
-                a = self._as_flag(a, then_block)
-                b = self._as_flag(b, else_block)
-            elif name == VALUE and (a is _MISSING or b is _MISSING):
-                # the arm that did not return yields a placeholder of the same shape
-                a = self._placeholder_like(b, then_block) if a is _MISSING else a
-                b = self._placeholder_like(a, else_block) if b is _MISSING else b
-                if a is None and b is None:  # `return` without a value
-                    self.env[name] = None
-                    continue
-            elif returned[0] != returned[1] and name != VALUE:
-                # after an arm that returned, a variable is never read again: the
-                # other arm's value is the one that matters, whatever its type
-                kept = b if returned[0] else a
-                if kept is _MISSING:
-                    self.env.pop(name, None)
-                    continue
-                if isinstance(kept, NoValue) or not flatten(kept, functions=True):
-                    self.env[name] = kept  # nothing computed at run time (or no value): it holds as it is
-                    continue
-                a = self._placeholder_like(b, then_block) if returned[0] else a
-                b = self._placeholder_like(a, else_block) if returned[1] else b
-            elif a is _MISSING or b is _MISSING or isinstance(a, NoValue) or isinstance(b, NoValue):
-                where = self.src.location(node)
-                self._no_value(name, NoValue(
-                    f"it is assigned on only one path of the branch at {where}",
-                    "assign it on every path, or before the branch",
-                ) if a is _MISSING or b is _MISSING else (a if isinstance(a, NoValue) else b))
-                continue
-            a = self._runtime_number(a, Emitter(then_block), node)
-            b = self._runtime_number(b, Emitter(else_block), node)
-            fa, fb = flatten(a, functions=True), flatten(b, functions=True)
-            if fa is None or fb is None or _structure(a, True) != _structure(b, True):
-                if name == VALUE or not name.isidentifier():
-                    what = "the returned value" if name == VALUE else f"'{name}'"
-                    raise self.src.error(node, f"{what} {self._unjoinable(a, b, 'this branch')}", _UNJOINABLE)
-                # Python's variable would hold one of them: an error where it is read
-                why = self._unjoinable(a, b, f"the branch at {self.src.location(node)}")
-                self._no_value(name, NoValue(f"it {why}", self.LENGTH_HINT if self.differing_lengths(a, b) else _UNJOINABLE))
-                continue
-            types = [joins.join_types(x.type, y.type) for x, y in zip(fa, fb)]
-            for x, y, t in zip(fa, fb, types):
-                if t is None:
-                    what = "the returned value" if name == VALUE else f"'{name}'"
-                    raise self.src.error(
-                        node,
-                        f"{what} has no common type after this branch: {joins.mismatch(x.type, y.type)}",
-                        "irad's array shapes are static: give it the same shape on every path",
-                    )
-            # an array widened to the join is still the array its path held, so it
-            # stays writable if that one was (`carried` below reads the unwidened)
-            held = (fa, fb)
-            joined = number_joins.joined(self.src.location(node), _shown(name), "this `if`")
-            fa = [joins.convert(Emitter(then_block), v, t, joined) for v, t in zip(fa, types)]
-            fb = [joins.convert(Emitter(else_block), v, t, joined) for v, t in zip(fb, types)]
-            merged.append((name, (a, b), fa, fb, held))
+        self.fl.path.views.table = then_path.views.table  # the join gave both arms one
+        blocks = (then_block, else_block)
+        merged = [m for name in dict.fromkeys([*then_path.slots(), *else_path.slots()])
+                  if (m := self._join_slot(name, then_path.get(name, _MISSING), else_path.get(name, _MISSING),
+                                           cond, blocks, returned, node)) is not None]
         if not merged:  # no variable changes: the arms' pure ops have no effect
             _discard(then_block)
             _discard(else_block)
@@ -373,47 +364,120 @@ class ControlFlowLowering:
         then_block.add_op(scf.YieldOp(*[v for m in merged for v in m[2]]))
         else_block.add_op(scf.YieldOp(*[v for m in merged for v in m[3]]))
         types = [v.type for m in merged for v in m[2]]
-        results = list(self.em.results(scf.IfOp(cond, types, Region(then_block), Region(else_block))))
+        results = list(self.fl.em.results(scf.IfOp(cond, types, Region(then_block), Region(else_block))))
         for name, (like, other), fa, fb, held in merged:
             values, results = results[: len(fa)], results[len(fa) :]
             for v in values:
-                if not name.startswith("$"):
+                if is_variable(name):
                     v.name_hint = value_name(name)
             # a dict whose paths inserted its keys in different orders is not iterated (values.py)
-            self.env[name] = mark_orders(_rebuild(like, values, functions=True), like, other)
-            self.arrays.carried(values, *held, where=f"the `if` at {self.src.location(node)}")  # writable after, if on both paths
-            arms = tuple(None if r else env.get(name) for r, env in zip(returned, (then_env, else_env)))
-            self.join_lists(self.env[name], arms, (then_env, else_env), name, self.src.location(node))  # lists.py
+            self.fl.path[name] = joined = mark_orders(_rebuild(like, values, functions=True), like, other)
+            self.fl.arrays.carried(values, *held, where=f"the `if` at {self.fl.src.location(node)}")  # writable after, if on both paths
+            arms = tuple(None if r else p.get(name) for r, p in zip(returned, (then_path, else_path)))
+            self.fl.join_lists(joined, arms, (then_path.slots(), else_path.slots()), name,
+                            self.fl.src.location(node))  # lists.py
 
-    def _no_value(self, name: str, value) -> None:
+    def _join_slot(self, name, a, b, cond, blocks: tuple[Block, Block], returned: tuple[bool, bool], node):
+        """Join one slot of the arms of an `if` (`a` and `b`, _MISSING where an arm
+        has none): None where the joined path is set without an scf.if result (the
+        same value on both paths, a flag that is the condition, a slot without a
+        value); otherwise (name, (a, b), the then arm's values, the else arm's,
+        those values before widening) for a result."""
+        then_block, else_block = blocks
+        if a is b or (isinstance(a, (tuple, Static)) and a == b) or callables.same_function(a, b):
+            if a is not _MISSING:
+                self.fl.path[name] = a
+            return None
+        if name in FLAGS and isinstance(a, bool) and isinstance(b, bool):
+            # set on exactly one path: the flag is the condition (or its negation)
+            self.fl.path[name] = cond if a else self.fl.em.op(arith.XOrIOp(cond, self.fl.em.const(1, I1)))
+            return None
+        if name in FLAGS:
+            a = self._as_flag(a, then_block)
+            b = self._as_flag(b, else_block)
+        elif name is VALUE and (a is _MISSING or b is _MISSING):
+            # the arm that did not return yields a placeholder of the same shape
+            a = self._placeholder_like(b, then_block) if a is _MISSING else a
+            b = self._placeholder_like(a, else_block) if b is _MISSING else b
+            if a is None and b is None:  # `return` without a value
+                self.fl.path[name] = None
+                return None
+        elif returned[0] != returned[1] and name is not VALUE:
+            # after an arm that returned, a variable is never read again: the
+            # other arm's value is the one that matters, whatever its type
+            kept = b if returned[0] else a
+            if kept is _MISSING:
+                self.fl.path.pop(name)
+                return None
+            if isinstance(kept, NoValue) or not flatten(kept, functions=True):
+                self.fl.path[name] = kept  # nothing computed at run time (or no value): it holds as it is
+                return None
+            a = self._placeholder_like(b, then_block) if returned[0] else a
+            b = self._placeholder_like(a, else_block) if returned[1] else b
+        elif a is _MISSING or b is _MISSING or isinstance(a, NoValue) or isinstance(b, NoValue):
+            where = self.fl.src.location(node)
+            self.no_value(name, NoValue(
+                f"it is assigned on only one path of the branch at {where}",
+                "assign it on every path, or before the branch",
+            ) if a is _MISSING or b is _MISSING else (a if isinstance(a, NoValue) else b))
+            return None
+        a = self._runtime_number(a, Emitter(then_block), node)
+        b = self._runtime_number(b, Emitter(else_block), node)
+        fa, fb = flatten(a, functions=True), flatten(b, functions=True)
+        if fa is None or fb is None or _structure(a, True) != _structure(b, True):
+            if not is_user_variable(name):
+                raise self.fl.src.error(node, f"{_shown(name)} {self._unjoinable(a, b, 'this branch')}", _UNJOINABLE)
+            # Python's variable would hold one of them: an error where it is read
+            why = self._unjoinable(a, b, f"the branch at {self.fl.src.location(node)}")
+            self.no_value(name, NoValue(f"it {why}", self.fl.LENGTH_HINT if self.fl.differing_lengths(a, b) else _UNJOINABLE))
+            return None
+        types = [joins.join_types(x.type, y.type) for x, y in zip(fa, fb)]
+        for x, y, t in zip(fa, fb, types):
+            if t is None:
+                what = _shown(name)
+                raise self.fl.src.error(
+                    node,
+                    f"{what} has no common type after this branch: {joins.mismatch(x.type, y.type)}",
+                    "irad's array shapes are static: give it the same shape on every path",
+                )
+        # an array widened to the join is still the array its path held, so it
+        # stays writable if that one was (`branch` gives `carried` the unwidened)
+        held = (fa, fb)
+        joined = number_joins.joined(self.fl.src.location(node), _shown(name), "this `if`")
+        fa = [joins.convert(Emitter(then_block), v, t, joined) for v, t in zip(fa, types)]
+        fb = [joins.convert(Emitter(else_block), v, t, joined) for v, t in zip(fb, types)]
+        return name, (a, b), fa, fb, held
+
+    def no_value(self, name, value) -> None:
         """After a join, a user's variable without a value holds why (reading it
-        is the error); irad's own names (`$...`, `a.1`) are just undefined."""
-        if value is not _MISSING and name.isidentifier():
-            self.arrays.views.bind(name, None)  # it shares no array with anything
-            self.env[name] = value
+        is the error); irad's own slots (`a.1`, a base, the returned value) are
+        just undefined."""
+        if value is not _MISSING and is_user_variable(name):
+            self.fl.arrays.views.bind(name, None)  # it shares no array with anything
+            self.fl.env[name] = value
         else:
-            self.env.pop(name, None)
+            self.fl.path.pop(name)
 
     def _unjoinable(self, a, b, where: str) -> str:
         """Why two values have no join."""
-        kind = self.differing_lengths(a, b)
+        kind = self.fl.differing_lengths(a, b)
         if kind is not None:
             return f"holds {kind} of {len(a)} items on one path of {where} and of {len(b)} on the other"
         if isinstance(a, callables.Closure) and isinstance(b, callables.Closure) and a.code is b.code:
             # one `def` run on both paths, with other defaults
-            return (f"holds {self.kind_of(a)} on the two paths of {where}, with default "
+            return (f"holds {self.fl.kind_of(a)} on the two paths of {where}, with default "
                     "values that differ in what is known while lowering (pass those as arguments)")
-        return f"holds different kinds of values on the two paths of {where} ({self.kind_of(a)} and {self.kind_of(b)})"
+        return f"holds different kinds of values on the two paths of {where} ({self.fl.kind_of(a)} and {self.fl.kind_of(b)})"
 
     def _runtime_number(self, value, em: Emitter, node: ast.AST):
         """Numbers known while lowering (`len(x)`, a shape entry, arithmetic on
         them), alone or in a container, as constants emitted by `em`: where they
         meet run-time values (a join, a loop's carried variable) they must be."""
-        outer, self.em = self.em, em
+        outer, self.fl.em = self.fl.em, em
         try:
-            return self.runtime_values(value, node)
+            return self.fl.runtime_values(value, node)
         finally:
-            self.em = outer
+            self.fl.em = outer
 
     def _as_flag(self, state, block: Block) -> SSAValue:
         if isinstance(state, bool):
@@ -426,182 +490,204 @@ class ControlFlowLowering:
             return value  # e.g. None on both paths; the merge reports a mismatch
         em = Emitter(block)
         # a placeholder is a fresh array: it stands for nothing a write could reach
-        return _rebuild(value, [self.arrays.new(em.const(0, v.type)) for v in values], functions=True)
+        return _rebuild(value, [self.fl.arrays.new(em.const(0, v.type)) for v in values], functions=True)
 
     # ---- loops --------------------------------------------------------------
     def stmt_While(self, stmt: ast.While) -> None:
         if stmt.orelse:
-            raise self.src.error(stmt, "`while ... else` is not supported", "use a flag variable")
-        self.refuse_while_lists(stmt)  # lists.py
+            raise self.fl.src.error(stmt, "`while ... else` is not supported", "use a flag variable")
+        self.fl.refuse_while_lists(stmt)  # lists.py
 
         def condition(block: Block) -> None:
-            outer = self.em
-            self.em = Emitter(block)
+            outer = self.fl.em
+            self.fl.em = Emitter(block)
             try:
-                cond = self.em.to_bool(self.number(stmt.test))
-                running = self._jumped()  # a break or return ends the loop
+                cond = self.fl.em.to_bool(self.fl.number(stmt.test))
+                running = self.jumped()  # a break or return ends the loop
                 if running is not False:
-                    running = self.em.op(arith.XOrIOp(running, self.em.const(1, I1)))
-                    cond = self.em.op(arith.AndIOp(running, cond))
+                    running = self.fl.em.op(arith.XOrIOp(running, self.fl.em.const(1, I1)))
+                    cond = self.fl.em.op(arith.AndIOp(running, cond))
                 block.add_op(scf.ConditionOp(cond, *block.args))
             finally:
-                self.em = outer
+                self.fl.em = outer
 
         def build(inits: list[SSAValue], before: Block, body: Block) -> list[SSAValue]:
             types = [v.type for v in inits]
             op = scf.WhileOp(inits, types, Region(before), Region(body))
-            return list(self.em.results(op))
+            return list(self.fl.em.results(op))
 
-        self._loop(stmt, [], None, condition, build, exclude=set())
+        self.loop(stmt, [], None, condition, build, exclude=set())
 
-    def _loop(self, stmt, extra_args, bind_target, condition, build, exclude, runs: bool = False) -> None:
+    def loop(self, stmt, extra_args, bind_target, condition, build, exclude, runs: bool = False) -> None:
         """Lower a loop whose carried values are the variables its body assigns
-        (`runs`: the body is known to run at least once)."""
-        body = stmt.body
-        names = [n for n in assigned_names(body)
-                 if n in self.env and n not in exclude and not isinstance(self.env[n], NoValue)]
-        rebound: dict[str, object] = {}  # known while lowering before the loop (a function): not carried
-        for name in names:
-            self.env[name] = self._runtime_number(self.env[name], self.em, stmt)
-            if flatten(self.env[name]) is not None:
+        (`runs`: the body is known to run at least once), in four steps: what the
+        loop carries, the body lowered until what it carries settles, the scf op,
+        and the names rebound after it."""
+        rebound = self._rebound_functions(stmt, exclude)
+        saved = (self.fl.control.broke, self.fl.control.continued)
+        state = self._loop_state(stmt, exclude, rebound)
+        outcome = self._settled_body(stmt, state, exclude, extra_args, bind_target, condition)
+        results = self._emit_loop(stmt, state, outcome, build)
+        self._rebind_after_loop(stmt, state, outcome, results, rebound, runs)
+        self.fl.control.broke, self.fl.control.continued = saved  # break/continue belong to this loop only
+
+    def _rebound_functions(self, stmt, exclude) -> dict[str, object]:
+        """The names the body assigns that hold a function (or an object known while
+        lowering) before the loop: no scf loop can carry them, so each holds a
+        _Rebound in the body, and what it holds after is decided by _after_rebinding.
+        The other names the body assigns become run-time values (a number known
+        while lowering is emitted as a constant), as a loop carries them."""
+        rebound: dict[str, object] = {}
+        for name in self._assigned_before(stmt, exclude):
+            self.fl.env[name] = self._runtime_number(self.fl.env[name], self.fl.em, stmt)
+            if flatten(self.fl.env[name]) is not None:
                 continue
-            if flatten(self.env[name], functions=True) is None:
-                raise self.src.error(
+            if flatten(self.fl.env[name], functions=True) is None:
+                raise self.fl.src.error(
                     stmt,
                     f"the loop assigns '{name}', which holds something other than a number "
                     "before the loop; only numbers can be carried through a loop",
                     "carry numbers, arrays, or tuples, lists and dicts of them",
                 )
-            rebound[name] = self.env[name]
-            self.env[name] = _rebound(rebound[name], self.src.location(stmt), "before")
-        names = [n for n in names if n not in rebound]
-        saved = {f: self.env.get(f, _MISSING) for f in (BROKE, CONTINUED)}
-        carried = list(names)
-        if _contains(body, (ast.Break,), stop_at_loops=True):
-            self.env[BROKE] = False
+            rebound[name] = self.fl.env[name]
+            self.fl.env[name] = _rebound(rebound[name], self.fl.src.location(stmt), "before")
+        return rebound
+
+    def _assigned_before(self, stmt, exclude) -> list[str]:
+        """The names the body assigns that hold a value before the loop."""
+        return [n for n in assigned_names(stmt.body)
+                if n in self.fl.env and n not in exclude and not isinstance(self.fl.env[n], NoValue)]
+
+    def _loop_state(self, stmt, exclude, rebound) -> _Carried:
+        """The first guess at what the loop carries: the variables the body assigns,
+        the break flag if it breaks, the return flag if it returns, with the types
+        and numpy float widths they have before the loop."""
+        carried = [n for n in self._assigned_before(stmt, exclude) if n not in rebound]
+        if _contains(stmt.body, (ast.Break,), stop_at_loops=True):
+            self.fl.control.broke = False
             carried.append(BROKE)
-        returns = _contains(body, (ast.Return,), stop_at_loops=False)
+        returns = _contains(stmt.body, (ast.Return,), stop_at_loops=False)
         if returns:
             carried.append(RETURNED)
-            self.env.setdefault(RETURNED, False)
-        inits = {n: self._carried_init(n) for n in carried}
         for n in carried:  # after the loop they hold copies (lists.py)
-            self.freeze_lists(self.env.get(n), f"the loop at {self.src.location(stmt)} carries it")
-        value_like = self.env.get(VALUE)
-        types = {n: [v.type for v in inits[n]] for n in carried}
-        if returns and VALUE not in self.env:
-            value_like = None  # the returned value's type comes from the body
+            self.fl.freeze_lists(self.fl.path.get(n), f"the loop at {self.fl.src.location(stmt)} carries it")
+        state = _Carried(carried=[], returns=returns, inits={}, types={}, widths={})
+        for n in carried:
+            self._carry(state, n)
+        # without a value returned before the loop, the returned value's type comes from the body
+        state.value_like = self.fl.path.get(VALUE) if not returns or VALUE in self.fl.path else None
+        return state
+
+    def _carry(self, state: _Carried, name) -> None:
+        """Carry `name` from the value it holds before the loop."""
+        state.carried.append(name)
+        state.inits[name] = self._carried_init(name)
+        state.types[name] = [v.type for v in state.inits[name]]
+        state.widths[name] = [numpy_scalars.float_widths(v) for v in state.inits[name]]
+
+    def _settled_body(self, stmt, state: _Carried, exclude, extra_args, bind_target, condition) -> LoopBodyOutcome:
+        """The body lowered with the carried state guessed, and again with the
+        state widened (_widened says why) until one lowering confirms the guess:
+        the loop's types are those of a fixed point, which is what scf needs."""
         widening_failed = None  # the error of the round before ints were widened
-        # numpy float widths (NEP 50) the carried numbers may have: the inits', joined
-        # with what the body makes of them, until they settle (as the types)
-        widths = {n: [numpy_scalars.float_widths(v) for v in inits[n]] for n in carried}
-        # arrays fresh before the loop that an iteration may leave holding an array
-        # irad cannot write through (a call's result): not writable in the body either
-        unwritable: set[str] = set()
         for _ in range(_MAX_TYPE_ROUNDS):
-            slots = carried + ([VALUE] if returns and value_like is not None else [])
-            if VALUE in slots and VALUE not in types:
-                types[VALUE] = [v.type for v in flatten(value_like)]
+            slots = state.slots()
+            if VALUE in slots and VALUE not in state.types:
+                state.types[VALUE] = [v.type for v in flatten(state.value_like)]
             try:
-                before, after, outs = self._lower_loop_body(
-                    stmt, slots, types, value_like, extra_args, bind_target, condition, unwritable, widths
-                )
+                outcome = self._lower_loop_body(stmt, state, extra_args, bind_target, condition)
             except UnsupportedError as error:
                 # The types tried are provisional: an int that the body makes a
                 # float (`s = 0; s = s + x + h(s)`) may fail while still an int.
                 # Carry such ints as floats and try again; if that fails too, the
                 # program is at fault, and the error is the first one.
-                widened = _ints_as_floats(types, slots)
-                if widened == types or widening_failed is not None:
+                widened = _ints_as_floats(state.types, slots)
+                if widened == state.types or widening_failed is not None:
                     raise (widening_failed or error) from None
-                widening_failed, types = error, widened
+                widening_failed, state.types = error, widened
                 continue
-            shared = [n for n in outs.pop("$changed") if n not in exclude and n not in carried]
-            after_views = outs.pop("$views")
-            held = outs.pop("$held")
-            opaque = {n for n, values in held.items() if n not in unwritable and self._writable(inits.get(n, []))
-                      and not self._writable(values)}
-            if opaque:  # the body assumed them writable: lower it again without
-                unwritable |= opaque
-                _discard(after)
-                if before is not None:
-                    _discard(before)
-                continue
-            if shared or after_views is not self.env.get(VIEWS):
-                # names sharing an array with one the body writes change too: carry them;
-                # and lower again from the sharing every iteration may start with
-                carried += shared
-                for n in shared:
-                    inits[n] = self._carried_init(n)
-                    types[n] = [v.type for v in inits[n]]
-                    widths[n] = [numpy_scalars.float_widths(v) for v in inits[n]]
-                self.env[VIEWS] = after_views
-                _discard(after)
-                if before is not None:
-                    _discard(before)
-                continue
-            out_types = {n: [v.type for v in outs[n]] for n in slots}
-            new_value = outs.get("$new_value")
-            if returns and value_like is None and new_value is not None:
-                value_like = new_value  # learned the type; lower again carrying it
-                _discard(after)
-                if before is not None:
-                    _discard(before)
-                continue
-            joined = {n: [joins.join_types(a, b) for a, b in zip(types[n], out_types[n])] for n in slots}
-            for n in slots:
-                for a, b in zip(types[n], out_types[n]):
-                    if joins.join_types(a, b) is None:
-                        what = "the returned value" if n == VALUE else f"'{n}'"
-                        raise self.src.error(
-                            stmt,
-                            f"{what} has no common type across the iterations of this loop: "
-                            f"{describe(a)} before an iteration, {describe(b)} after it",
-                            "irad's array shapes are static: keep its shape the same in every iteration",
-                        )
-            settled = {n: [a | numpy_scalars.float_widths(v) for a, v in zip(widths.get(n, []), outs[n])]
-                       for n in widths}
-            if joined == types and settled == widths:
-                break
-            types, widths = joined, settled
-            _discard(after)
-            if before is not None:
-                _discard(before)
-        else:  # pragma: no cover - promotion is monotone and short
-            raise self.src.error(stmt, "the types this loop carries do not settle")
+            if not self._widened(stmt, state, outcome, exclude):
+                return outcome
+            outcome.discard()
+        raise self.fl.src.error(stmt, "the types this loop carries do not settle")  # pragma: no cover - monotone, short
+
+    def _widened(self, stmt, state: _Carried, outcome: LoopBodyOutcome, exclude) -> bool:
+        """Widen `state` where the body's lowering contradicts it (and so the body
+        must be lowered again), in this order: an array the body assumed writable
+        that an iteration may leave unwritable; names that share an array with one
+        the body writes, or a sharing that differs at the end of the body; the
+        returned value's type, once learned; types or float widths that grow."""
+        opaque = {n for n, values in outcome.held.items() if n not in state.unwritable
+                  and self._writable(state.inits.get(n, [])) and not self._writable(values)}
+        if opaque:  # the body assumed them writable: lower it again without
+            state.unwritable |= opaque
+            return True
+        shared = [n for n in outcome.changed if n not in exclude and n not in state.carried]
+        if shared or outcome.views is not self.fl.path.views.table:
+            # names sharing an array with one the body writes change too: carry them;
+            # and lower again from the sharing every iteration may start with
+            for n in shared:
+                self._carry(state, n)
+            self.fl.path.views.table = outcome.views
+            return True
+        if state.returns and state.value_like is None and outcome.new_value is not None:
+            state.value_like = outcome.new_value  # learned the type; lower again carrying it
+            return True
+        slots = state.slots()
+        out_types = {n: [v.type for v in outcome.yielded[n]] for n in slots}
+        for n in slots:
+            for a, b in zip(state.types[n], out_types[n]):
+                if joins.join_types(a, b) is None:
+                    raise self.fl.src.error(
+                        stmt,
+                        f"{_shown(n)} has no common type across the iterations of this loop: "
+                        f"{describe(a)} before an iteration, {describe(b)} after it",
+                        "irad's array shapes are static: keep its shape the same in every iteration",
+                    )
+        joined = {n: [joins.join_types(a, b) for a, b in zip(state.types[n], out_types[n])] for n in slots}
+        settled = {n: [a | numpy_scalars.float_widths(v) for a, v in zip(state.widths.get(n, []), outcome.yielded[n])]
+                   for n in state.widths}
+        if joined == state.types and settled == state.widths:
+            return False
+        state.types, state.widths = joined, settled
+        return True
+
+    def _emit_loop(self, stmt, state: _Carried, outcome: LoopBodyOutcome, build) -> list[SSAValue]:
+        """The scf op (made by `build`) of the settled body, from the carried
+        values before the loop converted to the settled types; its results."""
         init_values = []
-        for n in slots:
-            values = inits[n] if n != VALUE else self._value_init(value_like, types[VALUE])
-            joined = number_joins.joined(self.src.location(stmt), _shown(n), "this loop")
-            init_values += [joins.convert(self.em, v, t, joined) for v, t in zip(values, types[n])]
-        after.add_op(scf.YieldOp(*[v for n in slots for v in outs[n]]))
-        results = build(init_values, before, after)
-        for n in slots:
-            count = len(types[n])
+        for n in state.slots():
+            values = state.inits[n] if n != VALUE else self._value_init(state.types[VALUE])
+            joined = number_joins.joined(self.fl.src.location(stmt), _shown(n), "this loop")
+            init_values += [joins.convert(self.fl.em, v, t, joined) for v, t in zip(values, state.types[n])]
+        outcome.after.add_op(scf.YieldOp(*[v for n in state.slots() for v in outcome.yielded[n]]))
+        return build(init_values, outcome.before, outcome.after)
+
+    def _rebind_after_loop(self, stmt, state: _Carried, outcome: LoopBodyOutcome, results, rebound, runs) -> None:
+        """After the loop: the carried slots hold its results (arrays stay writable
+        where they were on entry and in the body), the sharing of arrays is the
+        settled one, rebound functions hold what _after_rebinding says, and what
+        the body created holds no value."""
+        where = f"the loop at {self.fl.src.location(stmt)}"
+        for n in state.slots():
+            count = len(state.types[n])
             values, results = results[:count], results[count:]
-            like = value_like if n == VALUE else self.env.get(n)
+            like = state.value_like if n == VALUE else self.fl.path.get(n)
             if n in FLAGS:
-                self.env[n] = values[0]
-            else:
-                for v in values:
-                    if not n.startswith("$"):
-                        v.name_hint = value_name(n)
-                self.env[n] = _rebuild(like, values)
-                self.freeze_lists(self.env[n], f"it is the copy the loop at {self.src.location(stmt)} carries")
-                self.arrays.carried(values, inits.get(n, []), held.get(n, outs[n]),  # arrays stay writable
-                                    where=f"the loop at {self.src.location(stmt)}")
-        if after_views is not None:
-            self.env[VIEWS] = after_views
+                self.fl.path[n] = values[0]
+                continue
+            for v in values:
+                if is_variable(n):
+                    v.name_hint = value_name(n)
+            self.fl.path[n] = _rebuild(like, values)
+            self.fl.freeze_lists(self.fl.path[n], f"it is the copy {where} carries")
+            self.fl.arrays.carried(values, state.inits.get(n, []), outcome.held.get(n, outcome.yielded[n]), where=where)
+        self.fl.path.views.table = outcome.views
         for n, value in rebound.items():
-            self.env[n] = self._after_rebinding(n, value, outs["$rebound"][n], runs, stmt)
-        for n in assigned_names(body):  # what the body creates is not carried out of it
-            if n not in carried and n not in rebound:
-                self._no_value(n, self.not_kept(stmt))
-        for flag, state in saved.items():  # break/continue belong to this loop only
-            if state is _MISSING:
-                self.env.pop(flag, None)
-            else:
-                self.env[flag] = state
+            self.fl.env[n] = self._after_rebinding(n, value, outcome.rebound[n], runs, stmt)
+        for n in assigned_names(stmt.body):  # what the body creates is not carried out of it
+            if n not in state.carried and n not in rebound:
+                self.no_value(n, self.not_kept(stmt))
 
     def _after_rebinding(self, name: str, before, end, runs: bool, stmt):
         """What a name known while lowering before the loop (a function) that the
@@ -614,114 +700,117 @@ class ControlFlowLowering:
             return end  # the body left it without a value, for a reason of its own (a join)
         if runs and not isinstance(end, NoValue) and flatten(end, functions=True) == []:
             return end
-        return _rebound(before, self.src.location(stmt), "defaults" if runs and not isinstance(end, NoValue) else "after")
+        return _rebound(before, self.fl.src.location(stmt), "defaults" if runs and not isinstance(end, NoValue) else "after")
 
     def not_kept(self, stmt: ast.stmt, target: bool = False) -> NoValue:
         what = "it is the variable of the loop" if target else "it is first assigned inside the loop"
         return NoValue(
-            f"{what} at {self.src.location(stmt)}, and irad keeps no variable the body "
+            f"{what} at {self.fl.src.location(stmt)}, and irad keeps no variable the body "
             "of a `while` or of a `for` over a range or an array creates",
             "assign it before the loop (a number, an array or a container of them), so the loop carries it",
         )
 
-    def _carried_init(self, name: str) -> list[SSAValue]:
-        value = self.env[name]
+    def _carried_init(self, name) -> list[SSAValue]:
+        value = self.fl.path[name]
         if name in FLAGS:
-            return [self._as_flag(value, self.em.block)]
+            return [self._as_flag(value, self.fl.em.block)]
         return flatten(value)
 
-    def _value_init(self, like, types: list[Attribute]) -> list[SSAValue]:
-        current = self.env.get(VALUE)
+    def _value_init(self, types: list[Attribute]) -> list[SSAValue]:
+        current = self.fl.path.get(VALUE)
         if current is not None and flatten(current) is not None:
             return flatten(current)
-        return [self.em.const(0, t) for t in types]
+        return [self.fl.em.const(0, t) for t in types]
 
     def _writable(self, values) -> bool:
         """Every array among `values` is one a write may go to (see ArrayLowering.fresh)."""
-        return all(v in self.arrays.fresh for v in values if isinstance(v.type, TensorType))
+        return all(v in self.fl.arrays.fresh for v in values if isinstance(v.type, TensorType))
 
-    def _lower_loop_body(self, stmt, slots, types, value_like, extra_args, bind_target, condition, unwritable,
-                         widths):
-        """Lower the (condition and) body once for the given carried types (and
-        numpy float `widths`); a carried array in `unwritable` is not writable
-        even if it was before the loop."""
-        outer_env, outer_em = self.env, self.em
+    def _lower_loop_body(self, stmt, state: _Carried, extra_args, bind_target, condition) -> LoopBodyOutcome:
+        """Lower the (condition and) body once for the carried state guessed in
+        `state` (types, numpy float widths; a carried array in `state.unwritable`
+        is not writable even if it was before the loop)."""
+        outer, outer_em = self.fl.path, self.fl.em
+        slots, types, value_like = state.slots(), state.types, state.value_like
         arg_types = [t for n in slots for t in types[n]]
+        where = f"the loop at {self.fl.src.location(stmt)}"
 
         def bind(block: Block, offset: int) -> None:
             args = list(block.args[offset:])
             for n in slots:
                 count = len(types[n])
                 values, args = args[:count], args[count:]
-                like = value_like if n == VALUE else outer_env.get(n)
-                self.env[n] = values[0] if n in FLAGS else _rebuild(like, values)
-                numpy_scalars.assume_carried(values, widths.get(n))
-                if n not in unwritable:
-                    self.arrays.carried(values, flatten(like) or [], where=f"the loop at {self.src.location(stmt)}")
+                like = value_like if n == VALUE else outer.get(n)
+                self.fl.path[n] = values[0] if n in FLAGS else _rebuild(like, values)
+                numpy_scalars.assume_carried(values, state.widths.get(n))
+                if n not in state.unwritable:
+                    self.fl.arrays.carried(values, flatten(like) or [], where=where)
                 for v in values:
-                    if not n.startswith("$"):
+                    if is_variable(n):
                         v.name_hint = value_name(n)
 
         before = after = None
         try:
             if condition is not None:
                 before = Block(arg_types=arg_types)
-                self.env = dict(outer_env)
+                self.fl.path = outer.copy()
                 bind(before, 0)
                 condition(before)
             after = Block(arg_types=[*extra_args, *arg_types])
-            self.env, self.em = dict(outer_env), Emitter(after)
+            self.fl.path, self.fl.em = outer.copy(), Emitter(after)
             bind(after, len(extra_args))
             if bind_target is not None:
                 bind_target(after)
-            self.env[CONTINUED] = False
+            self.fl.control.continued = False
             self.run_statements(stmt.body)
-            outs: dict[str, object] = {"$held": {}}  # "$held": the values before widening
+            outcome = LoopBodyOutcome(before, after)
             for n in slots:
-                value = self.env.get(n, _MISSING)
+                value = self.fl.path.get(n, _MISSING)
                 if n in FLAGS:
-                    outs[n] = [self._as_flag(value if value is not _MISSING else False, after)]
+                    outcome.yielded[n] = [self._as_flag(value if value is not _MISSING else False, after)]
                     continue
-                value = self._runtime_number(value, self.em, stmt)
+                value = self._runtime_number(value, self.fl.em, stmt)
                 values = flatten(value) if value is not _MISSING else None
-                like = value_like if n == VALUE else outer_env.get(n)
-                if values is None or len(values) != len(types[n]) or (
-                    like is not None and _structure(value) != _structure(like)
-                ):
-                    what = "the returned value" if n == VALUE else f"'{n}'"
-                    kind = self.differing_lengths(like, value)
-                    if kind is not None:
-                        raise self.src.error(stmt, f"{what} is {kind} of {len(like)} items before an iteration of "
-                                             f"this loop and of {len(value)} after it", self.LENGTH_HINT)
-                    raise self.src.error(
-                        stmt,
-                        f"{what} changes shape inside the loop",
-                        "keep a variable a number, an array or a container of the same structure in loops",
-                    )
-                if like is not None and not same_orders(value, like):
-                    raise self.src.error(
-                        stmt, f"the loop body inserts the keys of the dict '{n}' in another order than before "
-                        "the loop (Python would iterate it in either order)",
-                        "build the dict with its keys in the same order before and inside the loop",
-                    )
-                if not n.startswith("$"):
-                    outs["$held"][n] = values
-                joined = number_joins.joined(self.src.location(stmt), _shown(n), "this loop")
-                outs[n] = [_widen(self.em, v, t, joined) for v, t in zip(values, types[n])]
+                like = value_like if n == VALUE else outer.get(n)
+                self._check_carried(stmt, n, value, values, like, len(types[n]))
+                if is_variable(n):
+                    outcome.held[n] = values
+                joined = number_joins.joined(self.fl.src.location(stmt), _shown(n), "this loop")
+                outcome.yielded[n] = [_widen(self.fl.em, v, t, joined) for v, t in zip(values, types[n])]
             if VALUE not in slots and RETURNED in slots:
-                outs["$new_value"] = self.env.get(VALUE)
-            outs["$rebound"] = {n: self.env.get(n) for n in outer_env if isinstance(outer_env[n], _Rebound)}
-            names = [n for n in outer_env if not n.startswith("$") or n.startswith(BASE)]
-            outs["$views"] = self.arrays.views.join_loop(outer_env, self.env, names, self.src.location(stmt))
-            names = [n for n in outer_env if not n.startswith("$") or n.startswith(BASE)]  # the join may add bases
-            # a name without a value before the loop (NoValue) is one the body creates, not a changed one
-            outs["$changed"] = [n for n in names if n in self.env and self.env[n] is not outer_env[n]
-                                and not isinstance(outer_env[n], NoValue)]
-            return before, after, outs
+                outcome.new_value = self.fl.path.get(VALUE)
+            outcome.rebound = {n: self.fl.env.get(n) for n in outer.env if isinstance(outer.env[n], _Rebound)}
+            outcome.views = self.fl.arrays.views.join_loop(outer, self.fl.path, self.fl.src.location(stmt))
+            # the join may add bases; a name without a value before the loop (NoValue)
+            # is one the body creates, not a changed one
+            start = {**outer.env, **outer.views.bases}
+            outcome.changed = [n for n, v in start.items() if n in self.fl.path and self.fl.path[n] is not v
+                               and not isinstance(v, NoValue)]
+            return outcome
         except UnsupportedError:
             for block in (before, after):  # a failed round leaves no uses behind
                 if block is not None:
                     _discard(block)
             raise
         finally:
-            self.env, self.em = outer_env, outer_em
+            self.fl.path, self.fl.em = outer, outer_em
+
+    def _check_carried(self, stmt, n, value, values, like, count: int) -> None:
+        """A carried slot keeps its structure (and a dict its keys' order) across an iteration."""
+        if values is None or len(values) != count or (like is not None and _structure(value) != _structure(like)):
+            what = _shown(n)
+            kind = self.fl.differing_lengths(like, value)
+            if kind is not None:
+                raise self.fl.src.error(stmt, f"{what} is {kind} of {len(like)} items before an iteration of "
+                                     f"this loop and of {len(value)} after it", self.fl.LENGTH_HINT)
+            raise self.fl.src.error(
+                stmt,
+                f"{what} changes shape inside the loop",
+                "keep a variable a number, an array or a container of the same structure in loops",
+            )
+        if like is not None and not same_orders(value, like):
+            raise self.fl.src.error(
+                stmt, f"the loop body inserts the keys of the dict '{n}' in another order than before "
+                "the loop (Python would iterate it in either order)",
+                "build the dict with its keys in the same order before and inside the loop",
+            )

@@ -43,11 +43,10 @@ from irad.frontend import integers
 from irad.frontend.arrays import known_value
 from irad.frontend.callables import Closure, free_names, local_names
 from irad.frontend.containers import ordered_keys
-from irad.frontend.control_flow import BROKE, CONTINUED, FLAGS, INDEX
-from irad.frontend.values import MappingValue, Static, is_array
+from irad.frontend.control_flow import INDEX
+from irad.frontend.values import Kind, MappingValue, Static, is_array
 from irad.ir.types import I64, is_float
 
-_MISSING = object()
 
 
 # ---- iterables as values ----------------------------------------------------------------
@@ -60,23 +59,27 @@ class RangeValue:
     stop: SSAValue
     step: SSAValue
     step_sign: int
+    KIND = Kind.ITERABLE
 
 
 @dataclass(frozen=True, eq=False)
 class ZipValue:
     items: tuple
     strict: bool = False
+    KIND = Kind.ITERABLE
 
 
 @dataclass(frozen=True, eq=False)
 class EnumerateValue:
     inner: object
     start: object  # an int value
+    KIND = Kind.ITERABLE
 
 
 @dataclass(frozen=True, eq=False)
 class ReversedValue:
     inner: object
+    KIND = Kind.ITERABLE
 
 
 ITERABLES = (RangeValue, ZipValue, EnumerateValue, ReversedValue)
@@ -417,42 +420,36 @@ class IterationLowering:
         def build(inits: list[SSAValue], _before: Block | None, body: Block) -> list[SSAValue]:
             return list(self.em.results(scf.ForOp(lower, upper, one, inits, Region(body))))
 
-        self._loop(stmt, [INDEX], bind_target, None, build, exclude=set(targets), runs=bool(walk.length))
+        self.control_flow.loop(stmt, [INDEX], bind_target, None, build, exclude=set(targets), runs=bool(walk.length))
         for name in targets:  # the loop variables are not kept after an scf.for
-            self._no_value(name, self.not_kept(stmt, target=True))
+            self.control_flow.no_value(name, self.control_flow.not_kept(stmt, target=True))
 
     def _unrolled_for(self, stmt: ast.For, walk: _Walk) -> None:
         """The body once per item; break/continue/return set flags as in loops."""
         if walk.length is None:
             raise self.src.error(stmt.iter, "a loop over tuple items zipped with a range whose length "
                                  "is only known at run time", "give the range constant bounds")
-        saved = {f: self.env.get(f, _MISSING) for f in (BROKE, CONTINUED)}
-        self.env[BROKE] = False
+        saved = (self.control.broke, self.control.continued)
+        self.control.broke = False
 
         def run(start: int) -> None:
             for k in range(start, walk.length):
-                self.env[CONTINUED] = False  # a continue ends one iteration only
-                jumped = self._jumped()
+                self.control.continued = False  # a continue ends one iteration only
+                jumped = self.control_flow.jumped()
                 if jumped is True:
                     return
                 if jumped is not False:
-                    self._if(jumped, self._taken, lambda k=k: resume(k), stmt)
+                    self.control_flow.branch(jumped, self.control_flow.taken, lambda k=k: resume(k), stmt)
                     return
                 self.assign(stmt.target, walk.item(self, k))
-                self.run_statements(stmt.body)
+                self.control_flow.run_statements(stmt.body)
 
         def resume(k: int) -> None:
-            for flag in FLAGS:
-                if flag in self.env:
-                    self.env[flag] = False
+            self.control.clear_jumps()
             run(k)
 
         run(0)
-        for flag, state in saved.items():  # break/continue belong to this loop only
-            if state is _MISSING:
-                self.env.pop(flag, None)
-            else:
-                self.env[flag] = state
+        self.control.broke, self.control.continued = saved  # break/continue belong to this loop only
 
     def trip_count(self, start, stop, step, step_sign) -> SSAValue:
         """len(range(start, stop, step)) as i64 (`step_sign` 0: known at run time)."""
@@ -553,8 +550,8 @@ class IterationLowering:
         iterables: `acc = start; for ...: [if ...:] acc = acc + elt`."""
         iterable = node.args[0] if node.args else None
         if not isinstance(iterable, (ast.GeneratorExp, ast.ListComp)):
-            args, kwargs = self.call_arguments(node)
-            return self.call_value(Static(builtins.sum), args, kwargs, node)
+            args, kwargs = self.calls.call_arguments(node)
+            return self.calls.call_value(Static(builtins.sum), args, kwargs, node)
         if len(node.args) > 2 or [k.arg for k in node.keywords] not in ([], ["start"]) or (
             len(node.args) == 2 and node.keywords
         ):

@@ -56,9 +56,10 @@ from irad.frontend.callables import Closure, Keywords, Partial, rebuild
 from irad.frontend.emitter import Emitter
 from irad.frontend.iteration import ITERABLES, EnumerateValue, ReversedValue, ZipValue
 from irad.base.pytrees import Node
-from irad.frontend.values import ListValue, MappingValue, Method, value_node
+from irad.frontend.values import Kind, ListValue, MappingValue, Method, value_node
 from irad.frontend.values import Static
 from irad.frontend.views import Slice
+from irad.frontend.control_state import is_user_variable
 from irad.ir import tensor as T
 from irad.ir.constants import zero_constant
 from irad.ir.types import I64, is_bool, is_int
@@ -99,6 +100,7 @@ class ListMethod:
     receiver: ListValue
     name: str
     receiver_node: ast.expr
+    KIND = Kind.CALLABLE
 
 
 def values_inside(value) -> Iterator:
@@ -334,11 +336,12 @@ class ListLowering:
                 value.hint or f"change a list this function made: {name} = list({name}) first; "
                 "a helper that builds a list returns it (return xs + [v])",
             )
-        for other, held in self.env.items():
+        for other, held in self.path.slots().items():
             count = sum(v is value for v in values_inside(held)) - (other == name)
             if count > 0:
-                holder = f"'{other}'" if other.isidentifier() else "a value irad keeps for a loop or a comprehension"
-                copy = f"{other} = list({name})" if other.isidentifier() and held is value else f"list({name})"
+                user = is_user_variable(other)
+                holder = f"'{other}'" if user else "a value irad keeps for a loop or a comprehension"
+                copy = f"{other} = list({name})" if user and held is value else f"list({name})"
                 raise self.src.error(
                     node, f"changing the list '{name}', which {holder} also holds, is not supported",
                     f"irad's lists are values: change a list through one variable only, and give the "
@@ -519,13 +522,13 @@ class ListLowering:
         names = self._appended_once(stmt)
         if not names or not walk.length:
             return False
-        saved_env, last = dict(self.env), self.em.block.last_op
-        flags = [(v, v.mutable, v.why, v.hint) for held in saved_env.values() for v in lists_inside(held)]
+        saved, last = self.path.copy(), self.em.block.last_op
+        flags = [(v, v.mutable, v.why, v.hint) for held in saved.slots().values() for v in lists_inside(held)]
         try:
             self._lower_stacked(stmt, walk, names)
             return True
         except UnsupportedError:  # lowered once per iteration instead, which says what is wrong if anything is
-            self.env = saved_env
+            self.path = saved
             for v, mutable, why, hint in flags:  # the attempt may have frozen lists (a loop carrying them)
                 v.mutable, v.why, v.hint = mutable, why, hint
             op = self.em.block.last_op
@@ -597,15 +600,15 @@ class ListLowering:
     def _first_items(self, stmt: ast.For, walk, names: list[str]) -> dict:
         """What the first iteration appends to each list: the body lowered once,
         unrolled, into a block that is thrown away."""
-        outer_env, outer_em = self.env, self.em
+        outer, outer_em = self.path, self.em
         block = Block()
-        self.env, self.em = dict(outer_env), Emitter(block)
+        self.path, self.em = outer.copy(), Emitter(block)
         try:
             self.assign(stmt.target, walk.item(self, 0))
-            self.run_statements(stmt.body)
+            self.control_flow.run_statements(stmt.body)
             return {name: self.env[name][-1] for name in names}
         finally:
-            self.env, self.em = outer_env, outer_em
+            self.path, self.em = outer, outer_em
             block.drop_all_references()
 
     def stmt_BufferAppend(self, stmt: BufferAppend) -> None:

@@ -4,6 +4,13 @@ Every Python function reached from the entry point becomes its own `func.func`,
 specialised once per argument-type signature; calls between them stay
 `func.call`, so the call graph survives lowering and the differentiation pass
 can consult the rule table at each call.
+
+A FunctionLowering keeps the current control-flow path (control_state.Path:
+variables, jumps taken, array sharing) and lowers statements and expressions
+to values of values.py's kinds; branches, loops and jumps go to its
+ControlFlow (control_flow.py), calls to its Calls (calls.py), numpy to its
+ArrayLowering (arrays.py). Iteration and lists are mixins (iteration.py,
+lists.py).
 """
 
 from __future__ import annotations
@@ -33,17 +40,18 @@ from irad.frontend.callables import (
     SELF, CallShape, Closure, ClosureCode, Keywords, Partial, constant_key, flatten, local_names, rebuild,
     static_argument,
 )
-from irad.frontend.calls import CallLowering, closure_signature
+from irad.frontend.calls import Calls, closure_signature
 from irad.frontend.callable_entries import (
     entry_function, needs_entry, parameter_names, positional_parameters, underlying_function,
 )
-from irad.frontend.iteration import ITERABLES, IterationLowering
+from irad.frontend.iteration import IterationLowering
 from irad.frontend.lists import ListLowering, ListMethod
 from irad.ir import builder, printing
 from irad.ir import tensor as tensor_ops
 from irad.ir.symbols import fresh_symbol, value_name
 from irad.ir.metadata import NAME, STATIC, static_attribute
-from irad.frontend.control_flow import RETURNED, VALUE, ControlFlowLowering
+from irad.frontend.control_flow import ControlFlow
+from irad.frontend.control_state import NOT_RETURNED, ControlState, Path
 from irad.frontend import containers, contexts, held_ints, integers, joins, number_joins, narrow_ints, numpy_scalars, primitives
 from irad.frontend.emitter import Emitter
 from irad.frontend.float_division import floor_divide, remainder
@@ -54,6 +62,7 @@ from irad.frontend.numpy_table import NUMPY, library_entries
 from irad.base import pytrees
 from irad.base.pytrees import Node, Tree, tuple_tree
 from irad.frontend.values import (
+    Kind,
     ListValue,
     MappingValue,
     Method,
@@ -63,6 +72,7 @@ from irad.frontend.values import (
     Value,
     ir_name,
     is_array,
+    value_kind,
     make_value,
     value_node,
 )
@@ -133,7 +143,7 @@ class ModuleLowering:
         # the declaration that stands in for recursive calls, made on the first one
         self._in_progress: dict[tuple[object, tuple[Attribute, ...]], tuple | func.FuncOp] = {}
         # the entry's numbers' kinds, by (fn, its shape without them): a recursive call
-        # passing numbers of the same kinds calls the entry itself (CallLowering.call)
+        # passing numbers of the same kinds calls the entry itself (Calls.call)
         self.entry_kinds: dict[tuple[object, CallShape], tuple] = {}
         self._called_recursively: set[tuple[object, tuple[Attribute, ...]]] = set()
         self._lowering: dict[object, int] = {}  # function -> how many of its specialisations are being lowered
@@ -606,7 +616,7 @@ def signature_of(fn, args: tuple) -> Node:
     return flatten_arguments(fn, args)[1]
 
 
-class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, ListLowering):
+class FunctionLowering(IterationLowering, ListLowering):
     """Lowers one Python function body to a func.func."""
 
     def __init__(
@@ -620,7 +630,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
         self.src = src
         self.fn = src.fn
         self.arg_types = arg_types
-        self.env: dict[str, Value] = {}
+        self.path = Path()  # variables, jumps taken and array sharing (control_state.py)
         # per expression being evaluated, the containers its evaluated parts hold (or None)
         self.pending: list[list | None] = []
         self.block = Block(arg_types=arg_types)
@@ -630,6 +640,8 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
         self.hidden = HiddenArguments(self.block, hidden, owner.hidden_globals)
         self.em = Emitter(self.block)
         self.arrays = ArrayLowering(self)  # numpy arrays: irad/frontend/arrays.py
+        self.control_flow = ControlFlow(self)  # if, while, jumps; loops' carried state: control_flow.py
+        self.calls = Calls(self)  # calls and their specialisation, functions as values: calls.py
         # the tree of the first `return` lowered (a base case, usually): what a
         # recursive function is assumed to return when its first guess was wrong
         self.first_return_tree: Tree | None = None
@@ -637,19 +649,30 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
         self.known_results: tuple = ()  # per result, the int or bool it is known to be (None: run-time)
         self.static_parameters: dict[str, object] = {}  # parameter -> the static value it was specialised on
 
+    @property
+    def env(self) -> dict[str, Value]:
+        """The current path's variables, by name."""
+        return self.path.env
+
+    @property
+    def control(self) -> ControlState:
+        """The current path's jumps taken, and the value `return` gave."""
+        return self.path.control
+
     # ---- function level -------------------------------------------------
     def lower(self) -> func.FuncOp:
         tree = self.src.tree
         self.bind_call(self.shape or CallShape.of(self.arg_types))
-        self.run_statements(tree.body)
-        returned = self.env.get(RETURNED, False)
-        if returned is not True and returned is not False and self.env.get(VALUE) is not None:
+        self.control_flow.run_statements(tree.body)
+        returned, value = self.control.returned, self.control.value
+        if returned is not True and returned is not False and value is not None and value is not NOT_RETURNED:
             raise self.src.error(
                 tree,
                 f"{tree.name} returns a value on some paths but reaches its end on others",
                 "end the function with a `return`",
             )
-        results, self.result_tree = self._flatten_return(self.env.get(VALUE) if returned else None, tree)
+        value = value if returned is not False and value is not NOT_RETURNED else None
+        results, self.result_tree = self._flatten_return(value, tree)
         self.known_results = tuple(numpy_scalars.known_number(r) for r in results)
         self.owner.own_results[self.name_and_target[0]] = self.arrays.views.own_results(results)
         self.em.op(builder.return_op(*results))
@@ -851,6 +874,10 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
                 self.expr(stmt.value)  # pure: evaluated for its errors only
         elif isinstance(stmt, ast.Pass):
             pass
+        elif isinstance(stmt, ControlFlow.STATEMENTS):
+            self.control_flow.statement(stmt)
+        elif isinstance(stmt, ast.FunctionDef):
+            self.calls.define(stmt)
         elif hasattr(self, f"stmt_{type(stmt).__name__}"):
             getattr(self, f"stmt_{type(stmt).__name__}")(stmt)
         else:
@@ -863,7 +890,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
         """`with np.errstate(...):` its body, as if the `with` were not there (contexts.py)."""
         for item in stmt.items:
             contexts.enter(self, stmt, item)
-        self.run_statements(stmt.body)
+        self.control_flow.run_statements(stmt.body)
 
     def assign(self, target: ast.expr, value: Value, node: ast.AST | None = None) -> None:
         if isinstance(target, ast.Name):
@@ -886,7 +913,10 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
 
     # ---- expressions ------------------------------------------------------
     def expr(self, node: ast.expr) -> Value:
-        method = getattr(self, f"expr_{type(node).__name__}", None)
+        if isinstance(node, Calls.EXPRESSIONS):
+            method = self.calls.expression
+        else:
+            method = getattr(self, f"expr_{type(node).__name__}", None)
         if method is None:
             raise self.src.error(
                 node, f"{_describe_node(node)} is not supported in irad's Python subset"
@@ -1097,6 +1127,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
         return key.obj
 
     def kind_of(self, value: Value) -> str:
+        """What a value is, as a message says it."""
         return _kind(value)
 
     def expr_Subscript(self, node: ast.Subscript) -> Value:
@@ -1303,7 +1334,7 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
             return
         if known is False:  # fails where it is reached (it may sit in a branch never taken)
             self.check(self.em.const(False, I1), stmt, message)
-            self.env[RETURNED] = True  # like a raise, it ends this path: nothing after it runs
+            self.control.returned = True  # like a raise, it ends this path: nothing after it runs
             return
         value = self.as_number(test, stmt.test)
         if is_array(value):
@@ -1680,34 +1711,37 @@ def _static_index(node: ast.expr):
 
 
 def _kind(value: Value) -> str:
-    if isinstance(value, Static):
+    """What a value is, as a message says it."""
+    kind = value_kind(value)
+    if kind is Kind.RUNTIME:
+        return f"a {describe(value.type)} value"
+    if kind is Kind.KNOWN:
         obj = value.obj
-        if isinstance(obj, types.ModuleType):
-            return f"the module {obj.__name__}"
-        if callable(obj):
-            return f"the function {describe_callable(obj)}"
-        return f"a {type(obj).__name__} object"
-    if isinstance(value, (ListValue, RecordValue, MappingValue)):
-        what = "" if value.cls in (list, dict) else " (a NamedTuple)" if isinstance(value, RecordValue) else " (a dataclass)"
-        return f"a {value.cls.__name__}{what}"
-    if isinstance(value, tuple):
+        return f"the module {obj.__name__}" if isinstance(obj, types.ModuleType) else f"a {type(obj).__name__} object"
+    if kind is Kind.TREE:
+        if isinstance(value, Keywords):
+            return "**kwargs"
+        if isinstance(value, (ListValue, RecordValue, MappingValue)):
+            what = "" if value.cls in (list, dict) else " (a NamedTuple)" if isinstance(value, RecordValue) else " (a dataclass)"
+            return f"a {value.cls.__name__}{what}"
         return "a tuple"
+    if kind is Kind.ITERABLE:
+        return f"a {type(value).__name__.removesuffix('Value').lower()} object"
+    if kind is Kind.ABSENT:
+        return "None (a call that returns nothing)" if value is None else "a variable without a value"
+    # Kind.CALLABLE
+    if isinstance(value, Static):
+        return f"the function {describe_callable(value.obj)}"
     if isinstance(value, Method):
         return f"the method {describe_callable(value.fn)}"
     if isinstance(value, ListMethod):
         return f"the method list.{value.name}"
-    if value is None:
-        return "None (a call that returns nothing)"
     if isinstance(value, Closure):
         code = value.code  # its line tells two runs of one name apart
         return f"the function {code.name} (defined at line {code.source.line_col(code.source.tree)[0]})"
     if isinstance(value, Partial):
         return "a functools.partial object"
-    if isinstance(value, Keywords):
-        return "**kwargs"
-    if isinstance(value, ITERABLES):
-        return f"a {type(value).__name__.removesuffix('Value').lower()} object"
-    return f"a {describe(value.type)} value"
+    return f"a {type(value).__name__} object"
 
 
 _COMPARISONS = {

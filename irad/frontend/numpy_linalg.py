@@ -65,7 +65,7 @@ def _matrices(al, node, a, what: str, square: bool = False) -> tuple[SSAValue, t
 def _call(al: ArrayLowering, fn, args, node) -> tuple[SSAValue, ...]:
     """A call to a function of irad.linalg; its results as a tuple."""
     if node is not None:  # located at the numpy call
-        results = al.fl.call(fn, list(args), node)
+        results = al.fl.calls.call(fn, list(args), node)
         return results if isinstance(results, tuple) else (results,)
     callee = al.fl.owner.function(fn, tuple(v.type for v in args))  # in a rule-table wrapper
     return al.em.results(func.CallOp(callee.sym_name.data, list(args), callee.function_type.outputs.data))

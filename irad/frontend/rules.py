@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import FunctionType
 from xdsl.ir import Attribute, Region, SSAValue
 
 from irad.frontend import held_ints
-from irad.frontend.control_flow import RETURNED, VALUE
+from irad.frontend.control_state import NOT_RETURNED
 from irad.frontend.lowering import FunctionLowering, ModuleLowering
 from irad.frontend.values import Static, Value
 from irad.frontend.source import parse_function
@@ -313,8 +313,8 @@ class _FruleLowering(FunctionLowering):
 def _run_body(lowering: FunctionLowering, missing_return) -> Value:
     """Lower a rule's (or pullback's) body; what its `return` gives. Whether it
     returns, and so whether a rule declines, must be known while lowering."""
-    lowering.run_statements(lowering.src.tree.body)
-    returned = lowering.env.get(RETURNED, False)
+    lowering.control_flow.run_statements(lowering.src.tree.body)
+    returned = lowering.control.returned
     if returned is False:
         raise missing_return()
     if returned is not True:
@@ -324,7 +324,8 @@ def _run_body(lowering: FunctionLowering, missing_return) -> Value:
             "a rule decides at lowering time: test static properties (isinstance) "
             "before returning None, and return on every path",
         )
-    return lowering.env.get(VALUE)
+    value = lowering.control.value
+    return None if value is NOT_RETURNED else value
 
 
 def _is_none(node: ast.expr | None) -> bool:

@@ -36,7 +36,7 @@ from irad.ir.types import F64, I1
 def call_library(al: ArrayLowering, fn, args: list[SSAValue], node) -> SSAValue:
     """A call to a function of irad/special.py, lowered from its source."""
     if node is not None:  # located at the scipy call
-        return al.fl.call(fn, list(args), node)
+        return al.fl.calls.call(fn, list(args), node)
     callee = al.fl.owner.function(fn, tuple(v.type for v in args))  # in a rule-table wrapper
     return al.em.results(func.CallOp(callee.sym_name.data, list(args), callee.function_type.outputs.data))[0]
 

@@ -1,7 +1,27 @@
-"""What an expression lowers to: an SSA value, a tuple of values, or a Python
-object known while lowering. Functions made inside a program (closures,
-partials; irad/frontend/callables.py) and iterables (ranges, zip, enumerate,
-reversed; irad/frontend/iteration.py) are values of their own kinds.
+"""What an expression lowers to: the frontend's value model.
+
+Every value the frontend holds for a Python value is of one `Kind`, which
+`value_kind` tells (the one classifier; dispatch on it rather than on classes):
+
+* KNOWN: a Python object known while lowering, as `Static` (a number, string,
+  shape, None, a module or class, a global's value). A call specialises its
+  callee on known arguments (callables.StaticShape), so they stay known
+  across calls.
+* RUNTIME: a number or array computed at run time, an SSA value with its IR
+  type. An SSA number that is a constant may still be known
+  (numpy_scalars.known_number): a call passes it as a static value too. An
+  array that is a *view* of another, or shares its buffer, is a RUNTIME value
+  that the path's views.ViewState lists as a member of a base (views.py).
+* TREE: a container of values (a tuple, `ListValue`, `RecordValue`,
+  `MappingValue`, a function's **kwargs).
+* CALLABLE: a function a program names or makes (closures and partials,
+  irad/frontend/callables.py; methods of values, lists, dicts and arrays; a
+  known function, as a `Static`).
+* ITERABLE: range, zip, enumerate and reversed objects (irad/frontend/iteration.py).
+* ABSENT: None (a call that returns nothing) and `NoValue` (a variable that
+  has no value here, with why).
+
+Value classes defined elsewhere declare their kind in a class attribute `KIND`.
 
 Containers are pytrees (irad/base/pytrees.py): `ListValue` and `RecordValue`
 (a list or NamedTuple: a tuple of its items that remembers its class),
@@ -15,6 +35,7 @@ after its path (`ir_name`): `%params.W`, `%layers.0.b`, `%state.v`.
 
 from __future__ import annotations
 
+import enum
 import functools
 import re
 from dataclasses import dataclass, field
@@ -27,6 +48,17 @@ from irad.base.pytrees import NONE, Node, dict_order, is_namedtuple_class
 from irad.ir.isa import isa
 from irad.ir.symbols import value_name
 from irad.ir.types import F32, is_bool, is_float, is_int, is_tensor
+
+
+class Kind(enum.Enum):
+    """What the frontend knows about a Python value (the module docstring says more)."""
+
+    KNOWN = "known"
+    RUNTIME = "runtime"
+    TREE = "tree"
+    CALLABLE = "callable"
+    ITERABLE = "iterable"
+    ABSENT = "absent"
 
 
 @dataclass(frozen=True)
@@ -54,7 +86,23 @@ class NoValue:
     hint: str
 
 
-Value = SSAValue | tuple | Static | object | None
+Value = SSAValue | tuple | Static | object | None  # of one Kind: see value_kind
+
+
+def value_kind(value: Value) -> Kind:
+    """The kind of a value of the frontend."""
+    if isinstance(value, SSAValue):
+        return Kind.RUNTIME
+    if isinstance(value, Static):
+        return Kind.CALLABLE if callable(value.obj) else Kind.KNOWN
+    if isinstance(value, (tuple, MappingValue)):
+        return Kind.TREE
+    if value is None or isinstance(value, NoValue):
+        return Kind.ABSENT
+    kind = getattr(type(value), "KIND", None)
+    if kind is None:  # pragma: no cover - a value class without a KIND is irad's mistake
+        raise TypeError(f"irad internal: {type(value).__name__} declares no Kind (values.py)")
+    return kind
 
 
 def is_array(v) -> bool:
@@ -119,6 +167,7 @@ class Method:
 
     fn: object
     receiver: object
+    KIND = Kind.CALLABLE
 
 
 def value_node(value) -> tuple[Node, tuple] | None:

@@ -3,16 +3,17 @@
 after PyTorch's *functionalization*.
 
 A name that shares its array with another name, or that is a view, is a
-*member* of a *base*: an abstract buffer whose current SSA value the
-environment keeps under a `$base<n>` key. A member reaches its value from the
+*member* of a *base*: an abstract buffer (a `Base`) whose current SSA value
+the path's `ViewState` keeps beside the table. A member reaches its value from the
 base's through a *chain* of view steps (Slice, Transpose, Reshape). A write
 through a member scatters its new value back through the inverse of its chain
 into the base, and every other member is re-derived from the new base; so all
 names stay consistent and the IR keeps pure value semantics, which the AD
 passes already differentiate. Names bound to their own array are not members.
 
-The table of members is itself an environment entry (`$views`), so the arms
-of a branch and a loop body each work on their own copy, and joins compare
+The table of members and the bases' values form the `ViewState` of a path
+(control_state.Path), so the arms of a branch and a loop body each work on
+their own copy, and joins compare
 them: two names that share an array on one path into a join but not on another
 (or through different views) are a *conflict*, and a write through either (or
 through a name sharing their array) is an error until one of them is bound
@@ -34,9 +35,6 @@ from irad.frontend.values import ListValue, MappingValue, is_array
 from irad.ir import tensor as T
 from irad.ir.symbols import value_name
 from irad.ir.types import is_float
-
-VIEWS = "$views"
-BASE = "$base"
 
 # Where a base's buffer comes from, in order of how strongly it refuses writes.
 # GLOBAL: a global array the function takes as a hidden argument (globals.py).
@@ -160,6 +158,27 @@ class Table:
 EMPTY = Table()
 
 
+@dataclass(frozen=True)
+class Base:
+    """The key of one shared array (a slot of the path, as a variable's name is)."""
+
+    number: int
+
+    def __str__(self) -> str:
+        return f"$base{self.number}"
+
+
+@dataclass
+class ViewState:
+    """A path's array sharing: the table of members, and each base's current value."""
+
+    table: Table = EMPTY
+    bases: dict = field(default_factory=dict)  # Base -> SSAValue
+
+    def copy(self) -> ViewState:
+        return ViewState(self.table, dict(self.bases))
+
+
 class Views:
     """The aliasing and view part of one ArrayLowering (`al`)."""
 
@@ -173,8 +192,12 @@ class Views:
         return self.al.fl.env
 
     @property
+    def state(self) -> ViewState:
+        return self.al.fl.path.views
+
+    @property
     def table(self) -> Table:
-        return self.env.get(VIEWS) or EMPTY
+        return self.state.table
 
     # ---- views made by expressions ---------------------------------------------
     def derive(self, result: SSAValue, source: SSAValue, step) -> SSAValue:
@@ -210,7 +233,7 @@ class Views:
         holder, root, steps = self._walk(value)
         if holder in self.table.members:
             m = self.table.members[holder]
-            return self.env[m.base], m.chain + steps
+            return self.state.bases[m.base], m.chain + steps
         return (root, steps) if steps else None
 
     def _walk(self, value: SSAValue):
@@ -225,14 +248,14 @@ class Views:
             steps.insert(0, step)
 
     def _holder(self, value: SSAValue) -> str | None:
-        """A base key of the current table, or a name, whose current value is `value`.
-        (A base another path dissolved stays in the environment: not a holder.)"""
+        """A base of the current table, or a name, whose current value is `value`.
+        (A base another path dissolved stays among the bases: not a holder.)"""
         table = self.table
-        names = [k for k, v in self.env.items() if v is value and not k.startswith("$")]
+        names = [k for k, v in self.env.items() if v is value]
         for name in names:
             if name in table.members:
                 return name
-        bases = [k for k, v in self.env.items() if v is value and k.startswith(BASE) and k in table.origins]
+        bases = [k for k, v in self.state.bases.items() if v is value and k in table.origins]
         return bases[0] if bases else (names[0] if names else None)
 
     # ---- binding a name -----------------------------------------------------------
@@ -250,7 +273,7 @@ class Views:
             members[name] = place
         if old is not None:
             self._dissolve_if_trivial(old.base, members, origins)
-        self.env[VIEWS] = Table(members, origins, conflicts)
+        self.state.table = Table(members, origins, conflicts)
 
     def _locate(self, value: SSAValue, members, origins) -> Member | None:
         """The base and chain `value` is reached by, making a base for the array
@@ -259,7 +282,7 @@ class Views:
         if holder in members:
             m = members[holder]
             return Member(m.base, m.chain + steps)
-        if holder is not None and holder.startswith(BASE):
+        if isinstance(holder, Base):
             return Member(holder, steps)
         if holder is None and not steps:
             return None  # a new array of its own
@@ -268,9 +291,9 @@ class Views:
             members[holder] = Member(base)
         return Member(base, steps)
 
-    def _new_base(self, value: SSAValue, origins) -> str:
+    def _new_base(self, value: SSAValue, origins) -> Base:
         key = self._fresh_key()
-        self.env[key] = value
+        self.state.bases[key] = value
         origins[key] = self._origin(value)
         return key
 
@@ -287,7 +310,7 @@ class Views:
         kind, argument = self._origin(value)
         return (kind, argument, where) if kind in (ARGUMENT, GLOBAL) else None
 
-    def _dissolve_if_trivial(self, base: str, members, origins) -> None:
+    def _dissolve_if_trivial(self, base: Base, members, origins) -> None:
         """A base with no member left, or one member that is all of it, is no longer shared."""
         names = [n for n, m in members.items() if m.base == base]
         if len(names) == 1 and members[names[0]].chain == ():
@@ -299,7 +322,7 @@ class Views:
             names = []
         if not names:
             origins.pop(base, None)
-            self.env.pop(base, None)
+            self.state.bases.pop(base, None)
 
     # ---- in-place writes ----------------------------------------------------------------
     def refusal(self, name: str) -> tuple[str, str] | None:
@@ -361,7 +384,7 @@ class Views:
         if member is not None:
             whole = not member.chain and not steps and self.table.origins[member.base][0] == FRESH
             return member.base, whole
-        if holder is not None and holder.startswith(BASE):
+        if isinstance(holder, Base):
             return holder, not steps and self.table.origins[holder][0] == FRESH
         return ("value", id(root)), not steps
 
@@ -375,19 +398,19 @@ class Views:
     def write(self, name: str, value: SSAValue) -> None:
         """`name`'s array now holds `value` (an in-place write already checked by `refusal`):
         scatter it into its base and re-derive every name sharing the base."""
-        em, env = self.al.em, self.env
+        em, env, bases = self.al.em, self.env, self.state.bases
         member = self.table.members.get(name)
         value.name_hint = value_name(name)
         if member is None:
             env[name] = self.al.new(value)
             return
-        path = [env[member.base]]
+        path = [bases[member.base]]
         for step in member.chain[:-1]:
             path.append(step.read(em, path[-1]))
         new = value
         for step, source in reversed(list(zip(member.chain, path))):
             new = step.write(em, source, new)
-        env[member.base] = self.al.new(new)
+        bases[member.base] = self.al.new(new)
         for other, m in self.table.members.items():
             if m.base != member.base or other not in env:
                 continue
@@ -401,45 +424,47 @@ class Views:
             env[other] = self.al.new(v)
 
     # ---- joins ----------------------------------------------------------------------------
-    def join_branches(self, envs: tuple[dict, dict], emitters, jumped: tuple[bool, bool], where: str) -> None:
-        """Before an `if`'s variables merge: give both arms one table. An arm that
-        returned or broke out does not reach the join, so the other arm's table holds."""
-        then_env, else_env = envs
-        a, b = then_env.get(VIEWS, EMPTY), else_env.get(VIEWS, EMPTY)
+    def join_branches(self, paths: tuple, emitters, jumped: tuple[bool, bool], where: str) -> None:
+        """Before an `if`'s variables merge: give both arms' paths (control_state.Path)
+        one table. An arm that returned or broke out does not reach the join, so the
+        other arm's table holds."""
+        then_path, else_path = paths
+        a, b = then_path.views.table, else_path.views.table
         if a is b:
             return
         if jumped[0] != jumped[1]:
             live, dead = (1, 0) if jumped[0] else (0, 1)
             kept = (a, b)[live]
+            bases = [p.views.bases for p in paths]
             for base in kept.origins:  # the arm that jumped yields a stand-in for a base it lacks
-                if base in envs[live] and base not in envs[dead]:
-                    like = envs[live][base]
-                    envs[dead][base] = T.dense(emitters[dead], 0.0 if is_float(T.element(like)) else 0, like.type)
-            then_env[VIEWS] = else_env[VIEWS] = kept
+                if base in bases[live] and base not in bases[dead]:
+                    like = bases[live][base]
+                    bases[dead][base] = T.dense(emitters[dead], 0.0 if is_float(T.element(like)) else 0, like.type)
+            then_path.views.table = else_path.views.table = kept
             return
-        common = [n for n in then_env if n in else_env and not n.startswith("$")]
-        then_env[VIEWS] = else_env[VIEWS] = self._join((a, then_env), (b, else_env), common, f"the `if` at {where}")
+        common = [n for n in then_path.env if n in else_path.env]
+        then_path.views.table = else_path.views.table = self._join(then_path, else_path, common,
+                                                                   f"the `if` at {where}")
 
-    def join_loop(self, start_env: dict, body_env: dict, names, where: str) -> Table | None:
+    def join_loop(self, start_path, body_path, where: str) -> Table:
         """At the end of a loop body: the table the next iteration starts from, the
         join of the body's start and end (the body's bases renamed to the start's)."""
-        start = start_env.get(VIEWS)
-        end = body_env.get(VIEWS, EMPTY)
-        if end is (start or EMPTY):
+        start, end = start_path.views.table, body_path.views.table
+        if end is start:
             return start
-        names = [n for n in names if n in body_env]
-        joined = self._join((start or EMPTY, start_env), (end, body_env), names, f"the loop at {where}",
-                            prune_first=False)
-        return start if joined.same_as(start or EMPTY) else joined
+        names = [n for n in start_path.env if n in body_path.env]
+        joined = self._join(start_path, body_path, names, f"the loop at {where}", prune_first=False)
+        return start if joined.same_as(start) else joined
 
-    def _join(self, a_side, b_side, names, where: str, prune_first: bool = True) -> Table:
-        """The table after a join of the tables of two environments over `names`.
-        Names stay together where they share a base through the same chains on both
-        paths (the second environment's base renamed to the first's); each pair of
+    def _join(self, a_path, b_path, names, where: str, prune_first: bool = True) -> Table:
+        """The table after a join of the view states of two paths over the variables
+        `names`. Names stay together where they share a base through the same chains
+        on both paths (the second path's base renamed to the first's); each pair of
         names whose sharing differs becomes a conflict. Bases no name reaches are
-        dropped (from the first environment only if `prune_first`: a loop's start
-        keeps its variables)."""
-        (a, a_env), (b, b_env) = a_side, b_side
+        dropped (from the first path only if `prune_first`: a loop's start keeps its
+        variables)."""
+        a, a_env, a_bases = a_path.views.table, a_path.env, a_path.views.bases
+        b, b_env, b_bases = b_path.views.table, b_path.env, b_path.views.bases
         buckets: dict[tuple[str, str], list[str]] = {}
         for n in names:
             ma, mb = a.members.get(n), b.members.get(n)
@@ -453,14 +478,14 @@ class Views:
             if len(group) == 1 and a.members[group[0]].chain == ():
                 continue  # one name that is all of its base shares nothing
             key = base_a if base_a not in origins else self._fresh_key()
-            a_values[key], b_values[key] = a_env[base_a], b_env[base_b]
+            a_values[key], b_values[key] = a_bases[base_a], b_bases[base_b]
             origins[key] = max(a.origins[base_a], b.origins[base_b], key=lambda o: _RANK[o[0]])
             members.update({n: Member(key, a.members[n].chain) for n in group})
-        for env, values, t in ((a_env, a_values, a), (b_env, b_values, b)):
+        for bases, values, t in ((a_bases, a_values, a), (b_bases, b_values, b)):
             for old in t.origins:
-                if old not in values and (env is b_env or prune_first):
-                    env.pop(old, None)  # a base no name reaches after the join
-            env.update(values)
+                if old not in values and (bases is b_bases or prune_first):
+                    bases.pop(old, None)  # a base no name reaches after the join
+            bases.update(values)
         formerly = [n for n in names if n in a.members or n in b.members]
         for n in formerly:
             for m in names:
@@ -476,9 +501,9 @@ class Views:
                 self.al.fresh.update(v for _, v in sides)
         return Table(members, origins, conflicts)
 
-    def _fresh_key(self) -> str:
+    def _fresh_key(self) -> Base:
         self.bases += 1
-        return f"{BASE}{self.bases}"
+        return Base(self.bases)
 
     @staticmethod
     def _conflict(name: str, other: str, where: str) -> str:
@@ -501,4 +526,4 @@ def _relation(t: Table, n: str, m: str):
     return a.key(), b.key()
 
 
-__all__ = ["VIEWS", "Views", "Slice", "Transpose", "Reshape"]
+__all__ = ["Base", "ViewState", "Views", "Slice", "Transpose", "Reshape"]
