@@ -243,6 +243,9 @@ class ArrayLowering:
         if cls is None:
             raise self.error(node, f"the operator {type(op).__name__} on arrays is not supported")
         x, y = self.floats(node, a, b)
+        if not all(is_array(v) for v in (x, y)):  # a 0-d array with a number is a number, as numpy's
+            x, y = (T.extract_scalar(self.em, v) if is_array(v) else v for v in (x, y))
+            return self.em.op(cls(x, y))
         return self.new(self.em.op(cls(x, y)))
 
     def division(self, modulo: bool, a: SSAValue, b: SSAValue, node) -> SSAValue:

@@ -260,7 +260,7 @@ def split_aux(f, results: Tree) -> tuple[Tree, Tree]:
 
 def check_scalar_result(f, tree: Tree, has_aux: bool) -> Attribute:
     """The type of the one float f returns (with has_aux: the first of its pair)."""
-    if not isinstance(tree, Node) and is_float(tree):
+    if not isinstance(tree, Node) and (is_float(tree) or is_differentiable(tree) and shape_of(tree) == ()):
         return tree
     shown = describe(tree) if not isinstance(tree, Node) else repr(tree)
     if isinstance(tree, Node) and tree.cls is tuple and len(tree.children) == 2 and not has_aux:
