@@ -37,6 +37,7 @@ from irad.frontend.calls import CallLowering, closure_signature
 from irad.frontend.callable_entries import (
     entry_function, needs_entry, parameter_names, positional_parameters, underlying_function,
 )
+from irad.frontend.comprehensions import dict_comprehension
 from irad.frontend.iteration import ITERABLES, IterationLowering
 from irad.frontend.lists import ListLowering, ListMethod
 from irad.ir import builder, printing
@@ -1085,6 +1086,9 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
                 raise self.src.error(item, "`**` in a dict display is not supported", "write each key")
             items[self._key(key_node, "a dict key")] = self._elements([item])[0]
         return MappingValue(dict, tuple(items.items()))
+
+    def expr_DictComp(self, node: ast.DictComp) -> Value:
+        return dict_comprehension(self, node)  # comprehensions.py
 
     def _key(self, node: ast.expr, what: str) -> str:
         key = self.expr(node)
