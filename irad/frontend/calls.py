@@ -68,6 +68,7 @@ from irad.frontend.values import (
     python_class,
 )
 from irad.frontend.callable_entries import parameter_names
+from irad.frontend.program_vjp import program_vjp
 from irad.frontend.transformations import CONSTRUCTORS, JVP, PROGRAM_CALLS, Transformation, static_positions
 from irad.ir import builder
 from irad.ir.types import I1, I64, describe, is_bool, is_differentiable, is_float, is_int, is_tensor
@@ -470,12 +471,7 @@ class CallLowering:
         f is known while lowering (a function, a lambda or nested def)."""
         name = f"irad.{api.__name__}"
         if kind != JVP:
-            raise self.src.error(
-                node, f"{name} inside a program is not supported: it returns a pullback function, "
-                "which a program cannot return or keep",
-                "use irad.grad, irad.value_and_grad or irad.jacrev inside the program (or irad.jvp), "
-                "or call irad.vjp outside it",
-            )
+            return program_vjp(self, node)  # irad/frontend/program_vjp.py
         keywords = {k.arg: k.value for k in node.keywords}
         if len(node.args) != 3 or keywords.keys() - {"has_aux"} or any(isinstance(a, ast.Starred) for a in node.args):
             raise self.src.error(
