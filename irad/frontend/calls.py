@@ -68,6 +68,7 @@ from irad.frontend.values import (
     python_class,
 )
 from irad.frontend.callable_entries import parameter_names
+from irad.frontend.known_methods import call_known_method, known_method
 from irad.frontend.program_vjp import program_vjp
 from irad.frontend.transformations import CONSTRUCTORS, JVP, PROGRAM_CALLS, Transformation, static_positions
 from irad.ir import builder
@@ -258,6 +259,8 @@ class CallLowering:
             if not args:
                 raise self.src.error(node, "functools.partial needs a function")
             return Partial(args[0], tuple(args[1:]), tuple(kwargs.items()))
+        if known_method(obj):  # k.endswith("W") on a str known while lowering (known_methods.py)
+            return call_known_method(self.src, obj, args, kwargs, node) or _NOT_HANDLED
         return _NOT_HANDLED
 
     def _isinstance(self, args: list, kwargs: dict, node) -> Static:

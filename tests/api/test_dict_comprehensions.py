@@ -78,3 +78,17 @@ def runtime_keys(x, names):
 def test_keys_must_be_str_known_while_lowering():
     check_refused(int_keys, (1.0,), "a dict comprehension's key must be a str known while lowering, got a int")
     check_refused(runtime_keys, (1.0, np.array([1.0, 2.0])), "a dict comprehension's key must be a str")
+
+
+def weights_only(params):
+    return sum(np.sum(w ** 2) for k, w in params.items() if k.upper().startswith("W"))
+
+
+def split_names(params):
+    return len("W,b".split(","))  # <- refused
+
+
+def test_methods_of_keys_run_while_lowering():
+    np.testing.assert_allclose(irad.grad(weights_only)(PARAMS)["W"], 2 * PARAMS["W"], rtol=1e-15)
+    assert irad.grad(weights_only)(PARAMS)["b"].tolist() == [0.0, 0.0]
+    check_refused(split_names, (PARAMS,), "str.split returns a list, which irad does not keep")

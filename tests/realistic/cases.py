@@ -13,6 +13,7 @@ import pytest
 from irad import IradError
 
 from tests.realistic import learning as ml
+from tests.realistic import modelling as mod
 from tests.realistic import science as sci
 
 
@@ -220,6 +221,29 @@ def lennard_jones_args():
     return (grid + 0.03 * rng(19).normal(size=grid.shape),)
 
 
+def bernoulli_vae_args():
+    r = rng(30)
+    params = {"enc_W": r.normal(size=(6, 5)) * 0.4, "enc_b": np.zeros(5), "mu_W": r.normal(size=(5, 2)) * 0.4,
+              "logsig_W": r.normal(size=(5, 2)) * 0.2, "dec_W1": r.normal(size=(2, 5)) * 0.4,
+              "dec_W2": r.normal(size=(5, 6)) * 0.4, "dec_b": np.zeros(6)}
+    x = (r.uniform(size=(12, 6)) < 0.4).astype(float)
+    return params, x, r.normal(size=(12, 2))
+
+
+def ard_gp_args():
+    r = rng(31)
+    X = r.uniform(-2, 2, size=(15, 2))
+    y = np.sin(X[:, 0]) + 0.3 * X[:, 1] ** 2 + 0.1 * r.normal(size=15)
+    return {"lengthscales": np.log(np.array([1.0, 1.5])), "signal": np.log(0.8), "noise": np.log(0.05)}, X, y
+
+
+def projectile_args():
+    path = mod.simulate(np.array([12.5, 0.85, np.log(0.04)]), 30, 0.04)
+    x_obs = np.linspace(0.5, 0.9 * path[-1, 0], 8)  # inside the flight, off the steps' distances
+    heights = np.interp(x_obs, path[:, 0], path[:, 1]) + 0.01 * rng(32).normal(size=8)
+    return np.array([12.0, 0.9, np.log(0.05)]), x_obs, heights
+
+
 LINEAR_MODEL = ml.LinearModel(*huber_args()[1:])
 RIDGE_OBJECTIVE = ml.RidgeObjective(*huber_args()[1:])
 
@@ -270,4 +294,7 @@ CASES = [
          argnums=(0, 1), reference="fd"),
     Case("soft_dtw", sci.soft_dtw, dtw_args, argnums=(0, 1), reference="fd"),
     Case("heat_equation", sci.heat_loss, heat_args, argnums=(0, 1)),
+    Case("bernoulli_vae", mod.vae_loss, bernoulli_vae_args),
+    Case("ard_gaussian_process", mod.gp_posterior_objective, ard_gp_args),
+    Case("projectile_with_drag", mod.projectile_loss, projectile_args, transforms=("value_and_grad", "jacfwd")),
 ]
