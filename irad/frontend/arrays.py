@@ -1149,6 +1149,8 @@ def _squeeze(al, node, a, axis):
 @numpy_function(np.expand_dims, params=("a", "axis"))
 def _expand_dims(al, node, a, axis):
     a = al.array(a, node)
+    if not is_array(a):  # a number: a 0-d array first (tensor.reshape takes tensors)
+        a = al.new(T.reshape(al.em, T.splat(al.em, a, (1,)), ()))
     dims = list(T.shape(a))
     axis = al.static_axes(axis, len(dims) + 1, node)[0]
     return al.reshape_view(a, dims[:axis] + [1] + dims[axis:])

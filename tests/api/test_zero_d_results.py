@@ -66,3 +66,16 @@ def test_an_array_result_is_still_refused_with_its_shape():
 
 def dot_like_vector(x):
     return x * 2.0
+
+
+def outer_with_knots(x, knots):
+    return np.sum(np.expand_dims(x, -1) * knots)
+
+
+def calls_outer(x):
+    return outer_with_knots(x, np.array([1.0, 2.0])) * x
+
+
+def test_expand_dims_of_a_number_in_a_helper():
+    """np.expand_dims of a run-time number: an array of shape (1,) (it built a tensor.reshape of an f64)."""
+    assert irad.grad(calls_outer)(1.5) == pytest.approx(2 * 3.0 * 1.5, rel=1e-15)
