@@ -1,6 +1,7 @@
 """Methods of values known while lowering, run while lowering:
 `k.endswith("W")`, `name.upper()`, `"{}_{}".format(a, b)` on a str a program
-got from a dict's keys or a constant.
+got from a dict's keys or a constant; and f-strings of such values
+(`params[f"W{i}"]` in a loop over a tuple or a comprehension).
 
 A program's strs (dict keys, modes) are known while lowering, as are their
 methods' arguments, so the call is made then and its result is again known
@@ -10,8 +11,10 @@ returning immutable values are run (a str's split gives a list: refused).
 
 from __future__ import annotations
 
+import ast
 import types
 
+from irad.frontend.arrays import known_value
 from irad.frontend.values import Static
 
 _OWNERS = (str, bytes, int, float, bool, tuple, frozenset)
@@ -39,3 +42,23 @@ def call_known_method(src, obj, args: list, kwargs: dict, node) -> Static | None
             "compute it outside the program and pass the result as a tuple, or write its items as constants",
         )
     return Static(result)
+
+
+def format_string(fl, node: ast.JoinedStr) -> Static:
+    """An f-string whose values are known while lowering, lowered by the FunctionLowering `fl`."""
+    parts = []
+    for part in node.values:
+        if isinstance(part, ast.Constant):
+            parts.append(part.value)
+            continue
+        known, obj = known_value(fl.expr(part.value))
+        if not known or not isinstance(obj, (str, int, float, bool, type(None))):
+            raise fl.src.error(
+                part.value, "an f-string formats values known while lowering (strs, ints), not run-time values",
+                "loop over a tuple of keys, or over range() inside a comprehension (unrolled), so the "
+                "value is known; a key must be known to pick a dict's item",
+            )
+        obj = {"s": str, "r": repr, "a": ascii}.get(chr(part.conversion), lambda v: v)(obj) if part.conversion != -1 else obj
+        spec = format_string(fl, part.format_spec).obj if part.format_spec is not None else ""
+        parts.append(format(obj, spec))
+    return Static("".join(parts))

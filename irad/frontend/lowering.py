@@ -38,6 +38,7 @@ from irad.frontend.callable_entries import (
     entry_function, needs_entry, parameter_names, positional_parameters, underlying_function,
 )
 from irad.frontend.comprehensions import dict_comprehension
+from irad.frontend.known_methods import format_string
 from irad.frontend.iteration import ITERABLES, IterationLowering
 from irad.frontend.lists import ListLowering, ListMethod
 from irad.ir import builder, printing
@@ -1089,6 +1090,9 @@ class FunctionLowering(CallLowering, IterationLowering, ControlFlowLowering, Lis
 
     def expr_DictComp(self, node: ast.DictComp) -> Value:
         return dict_comprehension(self, node)  # comprehensions.py
+
+    def expr_JoinedStr(self, node: ast.JoinedStr) -> Value:
+        return format_string(self, node)  # known_methods.py
 
     def _key(self, node: ast.expr, what: str) -> str:
         key = self.expr(node)

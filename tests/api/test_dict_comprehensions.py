@@ -92,3 +92,35 @@ def test_methods_of_keys_run_while_lowering():
     np.testing.assert_allclose(irad.grad(weights_only)(PARAMS)["W"], 2 * PARAMS["W"], rtol=1e-15)
     assert irad.grad(weights_only)(PARAMS)["b"].tolist() == [0.0, 0.0]
     check_refused(split_names, (PARAMS,), "str.split returns a list, which irad does not keep")
+
+
+LAYERS = {"W0": np.array([[0.5, 0.1], [0.0, 0.4]]), "b0": np.array([0.1, 0.0]),
+          "W1": np.array([[0.3, -0.2], [0.2, 0.3]]), "b1": np.array([0.0, 0.2])}
+
+
+def layered(params, x):
+    h = x
+    for i in (0, 1):
+        h = np.tanh(h @ params[f"W{i}"] + params[f"b{i}"])
+    renamed = {f"layer_{i:02d}": params[f"W{i}"] for i in range(2)}
+    return np.sum(h) + np.sum(renamed["layer_01"] ** 2)
+
+
+def runtime_key(params):
+    total = 0.0
+    for i in range(2):
+        total = total + np.sum(params[f"W{i}"])  # <- refused
+    return total
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_f_strings_of_known_values_pick_keys(backend):
+    x = np.array([0.3, -0.4])
+    grads = irad.grad(layered, backend=backend)(LAYERS, x)
+    expected = tree_central_difference(layered, (LAYERS, x), 0)
+    for k in LAYERS:
+        np.testing.assert_allclose(grads[k], expected[k], atol=1e-8, err_msg=k)
+
+
+def test_an_f_string_of_a_run_time_value_is_refused():
+    check_refused(runtime_key, (LAYERS,), "an f-string formats values known while lowering")
