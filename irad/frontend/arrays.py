@@ -390,8 +390,9 @@ class ArrayLowering:
                 )
             raise self.error(
                 node, f"the numpy function {name} is not supported by irad",
-                "see docs/arrays.md for the supported functions; register a rule with "
-                "@irad.rrule for it, or write it with supported functions",
+                "docs/arrays.md lists the numpy functions irad lowers; write it with those in a "
+                "function of your own (which @irad.rrule may give a derivative), or compute it "
+                "outside the differentiated function",
             )
         handler, params = entry
         bound_args = self.bind(fn, params, args, kwargs, node)
