@@ -373,6 +373,10 @@ class ArrayLowering:
             return self.transpose_view(x, tuple(reversed(range(len(dims)))))
         if name in _METHODS:
             return Static(BoundMethod(_METHODS[name], x))
+        if name == "at":  # JAX's functional update
+            raise self.error(node, "`x.at[...]` is JAX's; irad's arrays are numpy's",
+                             "copy and write in place: y = x.copy(); y[i] = v (.set), y[i] += v (.add), "
+                             "as numpy does; irad differentiates the writes")
         raise self.error(node, f"the array attribute or method `.{name}` is not supported",
                          "see docs/arrays.md for the supported numpy surface")
 
