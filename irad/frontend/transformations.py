@@ -267,6 +267,8 @@ def check_scalar_result(f, tree: Tree, has_aux: bool) -> Attribute:
         hint = "with has_aux=True, f may return (value, aux); use irad.vjp for functions with several outputs"
     elif isinstance(tree, Node) and len(leaf_types(tree)) > 1:
         hint = "use irad.vjp or irad.jacrev for functions with several outputs"
+    elif not isinstance(tree, Node) and is_differentiable(tree):  # an array of more than one element
+        hint = "reduce it to a number (np.sum, np.mean, ...), or take its Jacobian with irad.jacrev or irad.vjp"
     else:
         hint = "return a float (a gradient of an int, a bool, an array or nothing is not defined)"
     what = "the first of the pair it" if has_aux else "it"
