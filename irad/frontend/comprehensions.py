@@ -26,7 +26,7 @@ def dict_comprehension(fl, node: ast.DictComp) -> MappingValue:
     for key, value in fl._unrolled_comprehension(pairs[node]):
         if not (isinstance(key, Static) and isinstance(key.obj, str)):
             raise fl.src.error(
-                node.key, f"a dict comprehension's key must be a str known while lowering, got {fl.kind_of(key)}",
+                node, f"a dict comprehension's key must be a str known while lowering, got {fl.kind_of(key)}",
                 "use str keys, such as the keys of a dict (`{k: ... for k in params}`): irad's dicts "
                 "have a fixed structure; for numbered items build a list or a tuple",
             )

@@ -51,10 +51,12 @@ def format_string(fl, node: ast.JoinedStr) -> Static:
         if isinstance(part, ast.Constant):
             parts.append(part.value)
             continue
-        known, obj = known_value(fl.expr(part.value))
+        value = fl.expr(part.value)
+        known, obj = known_value(value)
         if not known or not isinstance(obj, (str, int, float, bool, type(None))):
             raise fl.src.error(
-                part.value, "an f-string formats values known while lowering (strs, ints), not run-time values",
+                node, f"an f-string formats values known while lowering (strs, ints), not run-time values "
+                f"(`{ast.unparse(part.value)}` is {fl.kind_of(value)})",
                 "loop over a tuple of keys, or over range() inside a comprehension (unrolled), so the "
                 "value is known; a key must be known to pick a dict's item",
             )
