@@ -96,6 +96,7 @@ def main(args: Sequence[str] | None = None) -> None:
     explain.add_argument(
         "--argnums", help="comma-separated argument indices (default: all float arguments)"
     )
+    explain.add_argument("--static-argnums", help=STATIC_HELP)
     explain.add_argument(
         "--mode", choices=("reverse", "forward"), default="reverse",
         help="reverse mode (irad.grad, the default) or forward mode (irad.jvp); with "
@@ -119,6 +120,7 @@ def main(args: Sequence[str] | None = None) -> None:
     lower.add_argument("args", nargs="*", metavar="ARG")
     lower.add_argument("--transform", choices=TRANSFORMS, help="the transformation whose requests to show")
     lower.add_argument("--argnums", help="comma-separated argument indices (default: 0)")
+    lower.add_argument("--static-argnums", help=STATIC_HELP)
     lower.add_argument("--has-aux", action="store_true", help="FUNCTION returns (output, aux)")
     lower.add_argument("--pipeline", action="store_true", help="run irad's pipeline on the requests")
 
@@ -130,7 +132,8 @@ def main(args: Sequence[str] | None = None) -> None:
             parser.error(f"unrecognized arguments: {' '.join(rest)}")
         try:
             if parsed.command == "explain":
-                print(_explain(parsed.function, parsed.args, parsed.argnums, parsed.mode, parsed.order))
+                print(_explain(parsed.function, parsed.args, parsed.argnums, parsed.mode, parsed.order,
+                               parsed.static_argnums))
             else:
                 print(_lower(parsed))
         except IradError as error:
@@ -139,6 +142,8 @@ def main(args: Sequence[str] | None = None) -> None:
 
 
 TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian")
+STATIC_HELP = ("comma-separated indices of the arguments known while lowering (ints, shapes, "
+               "strings: as irad.grad's static_argnums)")
 
 
 def _lower(parsed) -> str:
@@ -147,14 +152,15 @@ def _lower(parsed) -> str:
     from irad import pipeline
     from irad.arguments import arguments, normalise_argnums
     from irad.backends import check_backend
-    from irad.frontend.transformations import float_leaves
+    from irad.frontend.transformations import float_leaves, normalise_static
 
     fn, args, nums = _load(parsed.function, parsed.args, parsed.argnums)
+    static = _indices(parsed.static_argnums) or ()
     argnums = 0 if nums is None else nums[0] if len(nums) == 1 else nums
     kind = parsed.transform
+    signature = arguments(fn, args, None, *normalise_static(fn, static, ()))[1]
     if kind is None:
-        return str(irad.lower(fn, *args))
-    signature = arguments(fn, args)[1]
+        return str(pipeline.lowered(fn, signature)[0])
     opts = pipeline.options(check_backend("python"))
     if kind == "vjp":
         module = pipeline.vjp_requests(fn, signature, parsed.has_aux)[0]
@@ -163,17 +169,28 @@ def _lower(parsed) -> str:
         module = pipeline.jvp_requests(fn, signature, float_leaves(signature, nums))[0]
     else:
         make = getattr(irad, kind)
-        module = pipeline.lowered(make(fn, argnums, has_aux=parsed.has_aux), signature)[0]
+        module = pipeline.lowered(make(fn, argnums, has_aux=parsed.has_aux, static_argnums=static), signature)[0]
     if parsed.pipeline:
         pipeline.run(module, pipeline.autodiff_passes(opts))
     return str(module)
 
 
-def _explain(spec: str, arg_texts: Sequence[str], argnums: str | None, mode: str = "reverse", order: int = 1):
+def _explain(spec: str, arg_texts: Sequence[str], argnums: str | None, mode: str = "reverse", order: int = 1,
+             static_argnums: str | None = None):
     from irad.report import explain
 
     fn, args, nums = _load(spec, arg_texts, argnums)
-    return explain(fn, *args, argnums=nums, mode=mode, order=order)
+    return explain(fn, *args, argnums=nums, mode=mode, order=order, static_argnums=_indices(static_argnums) or ())
+
+
+def _indices(text: str | None) -> tuple[int, ...] | None:
+    """`--argnums 0,2` as (0, 2)."""
+    if text is None:
+        return None
+    try:
+        return tuple(int(n) for n in text.split(","))
+    except ValueError:
+        raise IradError(f"expected comma-separated argument indices such as 0,2, got '{text}'") from None
 
 
 def _load(spec: str, arg_texts: Sequence[str], argnums: str | None):
@@ -201,10 +218,9 @@ def _load(spec: str, arg_texts: Sequence[str], argnums: str | None):
         raise IradError(f"{path} defines no function '{name}'")
     try:
         args = [ast.literal_eval(a) for a in arg_texts]
-        nums = None if argnums is None else tuple(int(n) for n in argnums.split(","))
     except (ValueError, SyntaxError) as exc:
         raise IradError(f"arguments must be Python literals such as 1.5 or 3 ({exc})") from None
-    return namespace[name], args, nums
+    return namespace[name], args, _indices(argnums)
 
 
 if __name__ == "__main__":

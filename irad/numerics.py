@@ -9,6 +9,8 @@ the naive formulas overflow where the rules do not.
 
 import math
 
+import numpy as np
+
 
 def sigmoid(x):
     """1 / (1 + exp(-x)), without overflow for large |x|."""
@@ -106,3 +108,71 @@ def digamma(x):
     tail = f * (1.0 / 12.0 - f * (1.0 / 120.0 - f * (1.0 / 252.0 - f * (1.0 / 240.0 - f * (
         1.0 / 132.0 - f * (691.0 / 32760.0 - f / 12.0))))))
     return result + math.log(x) - 0.5 / x - tail
+
+
+# ---- np.interp (irad/frontend/numpy_interp.py) ------------------------------------
+def interp_parts(x, xp):
+    """The interval of each x among the knots xp (increasing, n >= 2), as a
+    one-hot (..., n - 1) array, and x's position t in it (0 at its left knot,
+    1 at its right; below 0 left of xp[0], above 1 right of xp[-1]). As numpy
+    and JAX, x in [xp[i], xp[i+1]) is in interval i, and x = xp[-1] in the last."""
+    inner = xp[1:-1]
+    lower = np.concatenate((np.array([-np.inf]), inner))
+    upper = np.concatenate((inner, np.array([np.inf])))
+    at = np.expand_dims(x, -1)
+    onehot = np.where((at >= lower) & (at < upper), 1.0, 0.0)
+    width = xp[1:] - xp[:-1]
+    t = (at - xp[:-1]) / np.where(width == 0.0, 1.0, width)
+    return onehot, t
+
+
+def interp(x, xp, fp):
+    """np.interp(x, xp, fp): fp[0] left of xp[0], fp[-1] right of xp[-1], NaN at a NaN x."""
+    onehot, t = interp_parts(x, xp)
+    s = np.clip(t, 0.0, 1.0)
+    y = np.sum(onehot * (fp[:-1] + s * (fp[1:] - fp[:-1])), axis=-1)
+    return np.where(np.isnan(x), x, y)
+
+
+def interp_slopes(x, xp, fp):
+    """Per x, the one-hot of its interval masked to xp[0] <= x <= xp[-1] (outside,
+    np.interp is constant), its position t there, and the interval's slope."""
+    onehot, t = interp_parts(x, xp)
+    at = np.expand_dims(x, -1)
+    inside = onehot * np.where((at >= xp[0]) & (at <= xp[-1]), 1.0, 0.0)
+    width = xp[1:] - xp[:-1]
+    slope = np.where(width == 0.0, 0.0, (fp[1:] - fp[:-1]) / np.where(width == 0.0, 1.0, width))
+    return onehot, inside, np.clip(t, 0.0, 1.0), slope
+
+
+def _knots(w_left, w_right):
+    """Per-interval weights of the left and right knots, summed over x, as one
+    weight per knot: (n,)."""
+    k = w_left.shape[-1]
+    left = np.sum(np.reshape(w_left, (-1, k)), axis=0)
+    right = np.sum(np.reshape(w_right, (-1, k)), axis=0)
+    return np.concatenate((left, np.zeros(1))) + np.concatenate((np.zeros(1), right))
+
+
+def interp_cotangents(x, xp, fp, dy):
+    """The cotangents of x, xp and fp of np.interp for the cotangent dy of its result."""
+    onehot, inside, s, slope = interp_slopes(x, xp, fp)
+    d = np.expand_dims(dy, -1)
+    dx = np.sum(inside * slope, axis=-1) * dy
+    dfp = _knots(onehot * (1.0 - s) * d, onehot * s * d)
+    dxp = _knots(inside * slope * (s - 1.0) * d, -(inside * slope * s) * d)
+    return dx, dxp, dfp
+
+
+def interp_tangent(x, xp, fp, dx, dxp, dfp):
+    """The tangent of np.interp's result for the tangents dx, dxp and dfp."""
+    onehot, inside, s, slope = interp_slopes(x, xp, fp)
+    at = np.expand_dims(dx, -1)
+    from_fp = onehot * ((1.0 - s) * dfp[:-1] + s * dfp[1:])
+    from_xp = inside * slope * ((s - 1.0) * dxp[:-1] - s * dxp[1:])
+    return np.sum(inside * slope * at + from_fp + from_xp, axis=-1)
+
+
+def interp_beyond(x, xp, y, left, right):
+    """np.interp's value y with left and right given: left where x < xp[0], right where x > xp[-1]."""
+    return np.where(x < xp[0], left, np.where(x > xp[-1], right, y))

@@ -7,7 +7,7 @@ first time a program calls one (numpy_table.on_demand), so that importing irad
 does not import scipy.
 """
 
-from irad.frontend import builtin_rules, linalg_rules
+from irad.frontend import builtin_rules, linalg_rules, numpy_interp
 from irad.frontend import numpy_contractions, numpy_elementwise, numpy_linalg, numpy_shapes, numpy_statistics  # noqa: F401  (numpy table entries)
 from irad.frontend.lowering import bind_arguments, lower_function, signature_of
 from irad.frontend import numpy_table
@@ -15,6 +15,7 @@ from irad.rules import add_builtins
 
 add_builtins(builtin_rules.install)
 add_builtins(linalg_rules.install)
+add_builtins(numpy_interp.install)
 
 
 def _scipy_special() -> None:

@@ -345,6 +345,9 @@ class ArrayLowering:
         if cls is None:
             raise self.error(node, f"the operator {type(op).__name__} on arrays is not supported")
         x, y = self.floats(node, a, b)
+        if not all(is_array(v) for v in (x, y)):  # a 0-d array with a number is a number, as numpy's
+            x, y = (T.extract_scalar(self.em, v) if is_array(v) else v for v in (x, y))
+            return self.em.op(cls(x, y))
         return self.new(self.em.op(cls(x, y)))
 
     def division(self, modulo: bool, a: SSAValue, b: SSAValue, node) -> SSAValue:
@@ -472,6 +475,10 @@ class ArrayLowering:
             return self.transpose_view(x, tuple(reversed(range(len(dims)))))
         if name in _METHODS:
             return Static(BoundMethod(_METHODS[name], x))
+        if name == "at":  # JAX's functional update
+            raise self.error(node, "`x.at[...]` is JAX's; irad's arrays are numpy's",
+                             "copy and write in place: y = x.copy(); y[i] = v (.set), y[i] += v (.add), "
+                             "as numpy does; irad differentiates the writes")
         raise self.error(node, f"the array attribute or method `.{name}` is not supported",
                          "see docs/arrays.md for the supported numpy surface")
 
@@ -489,8 +496,9 @@ class ArrayLowering:
                 )
             raise self.error(
                 node, f"the numpy function {name} is not supported by irad",
-                "see docs/arrays.md for the supported functions; register a rule with "
-                "@irad.rrule for it, or write it with supported functions",
+                "docs/arrays.md lists the numpy functions irad lowers; write it with those in a "
+                "function of your own (which @irad.rrule may give a derivative), or compute it "
+                "outside the differentiated function",
             )
         handler, params = entry
         bound_args = self.bind(fn, params, args, kwargs, node)
@@ -1278,6 +1286,8 @@ def _squeeze(al, node, a, axis):
 @numpy_function(np.expand_dims, params=("a", "axis"))
 def _expand_dims(al, node, a, axis):
     a = al.array(a, node)
+    if not is_array(a):  # a number: a 0-d array first (tensor.reshape takes tensors)
+        a = al.new(T.reshape(al.em, T.splat(al.em, a, (1,)), ()))
     dims = list(T.shape(a))
     axis = al.static_axes(axis, len(dims) + 1, node)[0]
     return al.reshape_view(a, dims[:axis] + [1] + dims[axis:])

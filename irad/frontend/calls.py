@@ -70,6 +70,8 @@ from irad.frontend.values import (
     python_class,
 )
 from irad.frontend.callable_entries import parameter_names
+from irad.frontend.known_methods import call_known_method, known_method
+from irad.frontend.program_vjp import program_vjp
 from irad.frontend.transformations import CONSTRUCTORS, JVP, PROGRAM_CALLS, Transformation, static_positions
 from irad.ir import builder
 from irad.ir.types import I1, I64, describe, is_bool, is_differentiable, is_float, is_int, is_tensor
@@ -297,6 +299,8 @@ class Calls:
             if not args:
                 raise self.fl.src.error(node, "functools.partial needs a function")
             return Partial(args[0], tuple(args[1:]), tuple(kwargs.items()))
+        if known_method(obj):  # k.endswith("W") on a str known while lowering (known_methods.py)
+            return call_known_method(self.fl.src, obj, args, kwargs, node) or _NOT_HANDLED
         return _NOT_HANDLED
 
     def _isinstance(self, args: list, kwargs: dict, node) -> Static:
@@ -510,12 +514,7 @@ class Calls:
         f is known while lowering (a function, a lambda or nested def)."""
         name = f"irad.{api.__name__}"
         if kind != JVP:
-            raise self.fl.src.error(
-                node, f"{name} inside a program is not supported: it returns a pullback function, "
-                "which a program cannot return or keep",
-                "use irad.grad, irad.value_and_grad or irad.jacrev inside the program (or irad.jvp), "
-                "or call irad.vjp outside it",
-            )
+            return program_vjp(self.fl, node)  # irad/frontend/program_vjp.py
         keywords = {k.arg: k.value for k in node.keywords}
         if len(node.args) != 3 or keywords.keys() - {"has_aux"} or any(isinstance(a, ast.Starred) for a in node.args):
             raise self.fl.src.error(

@@ -44,7 +44,9 @@ from irad.frontend.calls import Calls, closure_signature
 from irad.frontend.callable_entries import (
     entry_function, needs_entry, parameter_names, positional_parameters, underlying_function,
 )
-from irad.frontend.iteration import IterationLowering
+from irad.frontend.comprehensions import dict_comprehension
+from irad.frontend.known_methods import format_string
+from irad.frontend.iteration import ITERABLES, IterationLowering
 from irad.frontend.lists import ListLowering, ListMethod
 from irad.ir import builder, printing
 from irad.ir import tensor as tensor_ops
@@ -1116,6 +1118,12 @@ class FunctionLowering(IterationLowering, ListLowering):
                 raise self.src.error(item, "`**` in a dict display is not supported", "write each key")
             items[self._key(key_node, "a dict key")] = self._elements([item])[0]
         return MappingValue(dict, tuple(items.items()))
+
+    def expr_DictComp(self, node: ast.DictComp) -> Value:
+        return dict_comprehension(self, node)  # comprehensions.py
+
+    def expr_JoinedStr(self, node: ast.JoinedStr) -> Value:
+        return format_string(self, node)  # known_methods.py
 
     def _key(self, node: ast.expr, what: str) -> str:
         key = self.expr(node)

@@ -34,6 +34,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from xdsl.dialects import func
+
 from irad.rules.keys import library_name, target_key
 
 Handler = Callable[..., object]
@@ -54,6 +56,16 @@ def numpy_function(*fns, params: tuple[str, ...]):
         return handler
 
     return register
+
+
+def call_library(al, fn, args: list, node):
+    """An entry's call to a library function written in irad's subset (irad/special.py,
+    irad/numerics.py), lowered from its source as a function of its own, so the
+    rule table meets the call."""
+    if node is not None:  # located at the program's call
+        return al.fl.calls.call(fn, list(args), node)
+    callee = al.fl.owner.function(fn, tuple(v.type for v in args))  # in a rule-table wrapper
+    return al.em.results(func.CallOp(callee.sym_name.data, list(args), callee.function_type.outputs.data))[0]
 
 
 @dataclass(frozen=True)

@@ -20,25 +20,17 @@ from __future__ import annotations
 import math
 
 import scipy.special
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 from xdsl.ir import SSAValue
 
 from irad import special
 from irad.frontend.arrays import ArrayLowering, is_array
-from irad.frontend.numpy_table import numpy_function
+from irad.frontend.numpy_table import call_library, numpy_function
 from irad.ir import tensor as T
 from irad.ir.constants import float_constant
 from irad.ir.mlir_ops import ErfcOp
 from irad.ir.types import F64, I1
-
-
-def call_library(al: ArrayLowering, fn, args: list[SSAValue], node) -> SSAValue:
-    """A call to a function of irad/special.py, lowered from its source."""
-    if node is not None:  # located at the scipy call
-        return al.fl.calls.call(fn, list(args), node)
-    callee = al.fl.owner.function(fn, tuple(v.type for v in args))  # in a rule-table wrapper
-    return al.em.results(func.CallOp(callee.sym_name.data, list(args), callee.function_type.outputs.data))[0]
 
 
 def _in_float64(al: ArrayLowering, fn, values: list[SSAValue]) -> SSAValue:

@@ -15,8 +15,7 @@ import scipy.stats
 
 from irad import special
 from irad.frontend.arrays import is_array
-from irad.frontend.numpy_table import numpy_function
-from irad.frontend.scipy_special import call_library
+from irad.frontend.numpy_table import call_library, numpy_function
 from irad.frontend.values import Static
 from irad.ir.types import F64
 

@@ -260,13 +260,15 @@ def split_aux(f, results: Tree) -> tuple[Tree, Tree]:
 
 def check_scalar_result(f, tree: Tree, has_aux: bool) -> Attribute:
     """The type of the one float f returns (with has_aux: the first of its pair)."""
-    if not isinstance(tree, Node) and is_float(tree):
+    if not isinstance(tree, Node) and (is_float(tree) or is_differentiable(tree) and shape_of(tree) == ()):
         return tree
     shown = describe(tree) if not isinstance(tree, Node) else repr(tree)
     if isinstance(tree, Node) and tree.cls is tuple and len(tree.children) == 2 and not has_aux:
         hint = "with has_aux=True, f may return (value, aux); use irad.vjp for functions with several outputs"
     elif isinstance(tree, Node) and len(leaf_types(tree)) > 1:
         hint = "use irad.vjp or irad.jacrev for functions with several outputs"
+    elif not isinstance(tree, Node) and is_differentiable(tree):  # an array of more than one element
+        hint = "reduce it to a number (np.sum, np.mean, ...), or take its Jacobian with irad.jacrev or irad.vjp"
     else:
         hint = "return a float (a gradient of an int, a bool, an array or nothing is not defined)"
     what = "the first of the pair it" if has_aux else "it"

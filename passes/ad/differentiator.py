@@ -17,14 +17,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, FunctionType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, FunctionType, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, Region
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from irad.ir.constants import float_constant
 from irad.ir.dialect import TAPE, DerivativeRequestOp, JvpOp, TapeFreeOp, ValueAndGradOp, VjpOp, VjpSplitOp
 from irad.base.errors import DifferentiationError
-from irad.ir.types import is_differentiable, is_float
+from irad.ir.types import is_differentiable, is_float, shape_of
 from irad.passes.ad.aux import cut_aux
 from irad.passes.ad.activity import active_values, refused_use, varied_memory, varied_values
 from irad.passes.optimisation.callgraph import CallGraph
@@ -103,9 +103,10 @@ def _no_body(
 
 
 def _seeded_type(op: DerivativeRequestOp, name: str, outputs) -> object:
-    """The type of the one float result a gradient request seeds with 1.0."""
+    """The type of the one float result a gradient request seeds with 1.0: a
+    float or, as in JAX, a float array of shape ()."""
     floats = [t for t in outputs if is_differentiable(t)]
-    if len(floats) != 1 or not is_float(floats[0]):
+    if len(floats) != 1 or not (is_float(floats[0]) or shape_of(floats[0]) == ()):
         shown = ", ".join(map(str, outputs)) or "nothing"
         hint = "use irad.vjp, which takes a cotangent per float result" if floats else (
             "return a float"
@@ -277,7 +278,7 @@ class Differentiator:
         aux_floats = [t for t in outputs[len(differentiated):] if is_differentiable(t)]
         kept = set()
         for op in group:
-            seeds = [] if isinstance(op, VjpOp) else [arith.ConstantOp(FloatAttr(1.0, _seeded_type(op, name, differentiated)))]
+            seeds = [] if isinstance(op, VjpOp) else [float_constant(1.0, _seeded_type(op, name, differentiated))]
             seeds += [_zero(t) for t in aux_floats]
             given = list(op.split(len(inputs))[1]) if isinstance(op, VjpOp) else []
             pullback = func.CallOp(gen.pullback, [*aug.results[n:], *given, *(s.result for s in seeds)], grad_types)

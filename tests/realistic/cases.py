@@ -13,6 +13,7 @@ import pytest
 from irad import IradError
 
 from tests.realistic import learning as ml
+from tests.realistic import modelling as mod
 from tests.realistic import science as sci
 
 
@@ -220,13 +221,31 @@ def lennard_jones_args():
     return (grid + 0.03 * rng(19).normal(size=grid.shape),)
 
 
+def bernoulli_vae_args():
+    r = rng(30)
+    params = {"enc_W": r.normal(size=(6, 5)) * 0.4, "enc_b": np.zeros(5), "mu_W": r.normal(size=(5, 2)) * 0.4,
+              "logsig_W": r.normal(size=(5, 2)) * 0.2, "dec_W1": r.normal(size=(2, 5)) * 0.4,
+              "dec_W2": r.normal(size=(5, 6)) * 0.4, "dec_b": np.zeros(6)}
+    x = (r.uniform(size=(12, 6)) < 0.4).astype(float)
+    return params, x, r.normal(size=(12, 2))
+
+
+def ard_gp_args():
+    r = rng(31)
+    X = r.uniform(-2, 2, size=(15, 2))
+    y = np.sin(X[:, 0]) + 0.3 * X[:, 1] ** 2 + 0.1 * r.normal(size=15)
+    return {"lengthscales": np.log(np.array([1.0, 1.5])), "signal": np.log(0.8), "noise": np.log(0.05)}, X, y
+
+
+def projectile_args():
+    path = mod.simulate(np.array([12.5, 0.85, np.log(0.04)]), 30, 0.04)
+    x_obs = np.linspace(0.5, 0.9 * path[-1, 0], 8)  # inside the flight, off the steps' distances
+    heights = np.interp(x_obs, path[:, 0], path[:, 1]) + 0.01 * rng(32).normal(size=8)
+    return np.array([12.0, 0.9, np.log(0.05)]), x_obs, heights
+
+
 LINEAR_MODEL = ml.LinearModel(*huber_args()[1:])
 RIDGE_OBJECTIVE = ml.RidgeObjective(*huber_args()[1:])
-
-# the classes of problem of the programs irad refuses today
-DICT_COMPREHENSION = "a dict comprehension is not lowered"
-ZERO_D_RESULT = "a 0-d array result (np.polyval at a scalar) is refused: 'must return one float'"
-INTERP = "np.interp is not supported"
 
 CASES = [
     Case("mlp", ml.mlp_loss, mlp_args),
@@ -251,9 +270,9 @@ CASES = [
     Case("callable_object", RIDGE_OBJECTIVE, lambda: huber_args()[:1]),
     Case("standardized_regression", ml.standardized_regression_loss, standardized_args),
     Case("poisson_deviance", ml.poisson_deviance, poisson_args),
-    Case("maml", ml.maml_loss, maml_args, refused=DICT_COMPREHENSION),
+    Case("maml", ml.maml_loss, maml_args),
     Case("polynomial_at_point", ml.polynomial_at_point, lambda: (np.array([0.5, -1.0, 2.0, 0.3]),),
-         transforms=("value_and_grad", "hessian"), refused=ZERO_D_RESULT),
+         transforms=("value_and_grad", "hessian")),
     Case("gp_marginal_likelihood", sci.gp_neg_log_marginal, gp_args, transforms=("value_and_grad", "hessian")),
     Case("nbody_leapfrog", sci.nbody_loss, nbody_args),
     Case("rk4_ode_fit", sci.ode_fit_loss, ode_args),
@@ -270,9 +289,12 @@ CASES = [
     Case("pendulum_drift", sci.pendulum_drift, lambda: (np.array([0.8, 0.3]), 0.01, 30),
          transforms=("value_and_grad", "hessian")),
     Case("lennard_jones", sci.lennard_jones_energy, lennard_jones_args, transforms=("value_and_grad", "hessian")),
-    Case("calibration_curve", sci.calibration_loss, calibration_args, refused=INTERP),
+    Case("calibration_curve", sci.calibration_loss, calibration_args),
     Case("cubic_spline", sci.spline_bending_energy, lambda: (np.sin(np.linspace(0, 3, 8)), 0.4),
          argnums=(0, 1), reference="fd"),
     Case("soft_dtw", sci.soft_dtw, dtw_args, argnums=(0, 1), reference="fd"),
     Case("heat_equation", sci.heat_loss, heat_args, argnums=(0, 1)),
+    Case("bernoulli_vae", mod.vae_loss, bernoulli_vae_args),
+    Case("ard_gaussian_process", mod.gp_posterior_objective, ard_gp_args),
+    Case("projectile_with_drag", mod.projectile_loss, projectile_args, transforms=("value_and_grad", "jacfwd")),
 ]

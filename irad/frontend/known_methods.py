@@ -1,0 +1,66 @@
+"""Methods of values known while lowering, run while lowering:
+`k.endswith("W")`, `name.upper()`, `"{}_{}".format(a, b)` on a str a program
+got from a dict's keys or a constant; and f-strings of such values
+(`params[f"W{i}"]` in a loop over a tuple or a comprehension).
+
+A program's strs (dict keys, modes) are known while lowering, as are their
+methods' arguments, so the call is made then and its result is again known
+while lowering, as Python computes it. Only methods of immutable values
+returning immutable values are run (a str's split gives a list: refused).
+"""
+
+from __future__ import annotations
+
+import ast
+import types
+
+from irad.frontend.arrays import known_value
+from irad.frontend.values import Static
+
+_OWNERS = (str, bytes, int, float, bool, tuple, frozenset)
+_RESULTS = (str, bytes, int, float, bool, tuple, frozenset, type(None))
+
+
+def known_method(obj) -> bool:
+    """Is `obj` a method of an immutable value (a bound built-in method)?"""
+    return isinstance(obj, types.BuiltinMethodType) and type(getattr(obj, "__self__", None)) in _OWNERS
+
+
+def call_known_method(src, obj, args: list, kwargs: dict, node) -> Static | None:
+    """The result of `obj(*args, **kwargs)`, known while lowering, when every
+    argument is known then (else None: the caller refuses the call)."""
+    if not all(isinstance(a, Static) for a in [*args, *kwargs.values()]):
+        return None
+    try:
+        result = obj(*(a.obj for a in args), **{k: v.obj for k, v in kwargs.items()})
+    except Exception as exc:  # as Python raises it, at the call
+        raise src.error(node, f"{type(obj.__self__).__name__}.{obj.__name__} raised {type(exc).__name__}: {exc}") from None
+    if not isinstance(result, _RESULTS):
+        raise src.error(
+            node, f"{type(obj.__self__).__name__}.{obj.__name__} returns a {type(result).__name__}, which irad "
+            "does not keep as a value known while lowering",
+            "compute it outside the program and pass the result as a tuple, or write its items as constants",
+        )
+    return Static(result)
+
+
+def format_string(fl, node: ast.JoinedStr) -> Static:
+    """An f-string whose values are known while lowering, lowered by the FunctionLowering `fl`."""
+    parts = []
+    for part in node.values:
+        if isinstance(part, ast.Constant):
+            parts.append(part.value)
+            continue
+        value = fl.expr(part.value)
+        known, obj = known_value(value)
+        if not known or not isinstance(obj, (str, int, float, bool, type(None))):
+            raise fl.src.error(
+                node, f"an f-string formats values known while lowering (strs, ints), not run-time values "
+                f"(`{ast.unparse(part.value)}` is {fl.kind_of(value)})",
+                "loop over a tuple of keys, or over range() inside a comprehension (unrolled), so the "
+                "value is known; a key must be known to pick a dict's item",
+            )
+        obj = {"s": str, "r": repr, "a": ascii}.get(chr(part.conversion), lambda v: v)(obj) if part.conversion != -1 else obj
+        spec = format_string(fl, part.format_spec).obj if part.format_spec is not None else ""
+        parts.append(format(obj, spec))
+    return Static("".join(parts))
