@@ -50,6 +50,13 @@ The tape value is a ``memref<?xf64>`` and a position an ``index``, so code
 that threads them (loop iter_args, ``scf.if`` results, call arguments) is
 ordinary IR.
 
+One op computes on arrays: ``irad.cumsum``, numpy's ``np.cumsum`` along one
+axis, or its mirror image (``reverse``: each element the sum of itself and
+those after it, the adjoint of the forward one; see :class:`CumsumOp`)::
+
+    %y = irad.cumsum %x {axis = 1 : i64} : tensor<3x4xf64>
+    %r = irad.cumsum %y {axis = 1 : i64, reverse} : tensor<3x4xf64>
+
 Generic form (``callee`` and ``wrt`` are properties)::
 
     %g = "irad.grad"(%x, %y) <{callee = @f, wrt = [0 : i64]}> : (f64, f64) -> f64
@@ -104,6 +111,7 @@ from xdsl.traits import (
     MemoryFreeEffect,
     MemoryReadEffect,
     MemoryWriteEffect,
+    Pure,
     SymbolTable,
 )
 from xdsl.utils.exceptions import VerifyException
@@ -932,11 +940,70 @@ class ShadowMergeOp(IRDLOperation):
         super().__init__(operands=[into, other], result_types=[TAPE])
 
 
+@irdl_op_definition
+class CumsumOp(IRDLOperation):
+    """The inclusive cumulative sum of a tensor along ``axis``, front to back
+    as np.cumsum (in this order, so floats round as numpy's sequential sum
+    does), or back to front with ``reverse``. The backends compute it in one
+    pass (irad/ir/scan.py); its adjoint is the same op with ``reverse``
+    flipped (passes/ad/derivatives/tensor.py)."""
+
+    name = "irad.cumsum"
+    input = operand_def(TensorType)
+    axis = prop_def(IntegerAttr[I64])
+    reverse = opt_prop_def(UnitAttr)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def __init__(self, x: SSAValue, axis: int, reverse: bool = False):
+        properties = {"axis": IntegerAttr(axis, i64)}
+        if reverse:
+            properties["reverse"] = UnitAttr()
+        super().__init__(operands=[x], result_types=[x.type], properties=properties)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CumsumOp:
+        x = parser.parse_unresolved_operand()
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        x_type = parser.parse_type()
+        (x,) = parser.resolve_operands([x], [x_type], parser.pos)
+        axis = attributes.pop("axis", None)
+        if not isinstance(axis, IntegerAttr):
+            parser.raise_error("irad.cumsum needs an integer attribute `axis`")
+        reverse = attributes.pop("reverse", None)
+        op = cls(x, axis.value.data, reverse is not None)
+        op.attributes.update(attributes)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        extra = {"axis": self.axis, **({"reverse": UnitAttr()} if self.reverse else {}), **self.attributes}
+        printer.print_op_attributes(extra)
+        printer.print_string(" : ")
+        printer.print_attribute(self.input.type)
+
+    @property
+    def axis_value(self) -> int:
+        return self.axis.value.data
+
+    def verify_(self) -> None:
+        t = self.input.type
+        if self.output.type != t:
+            raise VerifyException(f"irad.cumsum: the result type {self.output.type} is not the operand's {t}")
+        rank = len(t.get_shape())
+        if not 0 <= self.axis_value < rank:
+            raise VerifyException(f"irad.cumsum: axis {self.axis_value} is not an axis of {t}")
+        if not isinstance(t.element_type, (IntegerType, Float32Type, Float64Type)):
+            raise VerifyException(f"irad.cumsum: elements of {t.element_type} are neither integers nor floats")
+
+
 IRAD = Dialect(
     "irad",
     [
         GradOp, ValueAndGradOp, VjpOp, VjpSplitOp, JvpOp, VmapOp, TapeCreateOp, TapePushOp, TapeReadOp, TapeReserveOp, TapeFreeOp,
-        ShadowCreateOp, ShadowAddOp, ShadowReadOp, ShadowMergeOp,
+        ShadowCreateOp, ShadowAddOp, ShadowReadOp, ShadowMergeOp, CumsumOp,
     ],
     [],
 )

@@ -28,6 +28,7 @@ from xdsl.parser import Parser
 
 from irad.backends.python.translate import compile_module
 from irad.ir import gather as G
+from irad.ir import scan as S
 from irad.ir import contraction as C
 from irad.ir import tensor as T
 from irad.ir.builder import IRBuilder
@@ -337,6 +338,12 @@ STRUCTURAL: dict[str, list[tuple[str, list, tuple, Build]]] = {
         ("contraction: broadcast", [_vector(3)], (WIDE,), lambda b, a: C.contract(b, a, ["j"], "ij", {"i": 2})),
         ("contraction: float32", [TensorType(f32, [2, 3]), TensorType(f32, [3])], (WIDE, WIDE),
          lambda b, a: C.contract(b, a, ["ij", "j"], "i")),
+    ],
+    "irad.cumsum": [
+        (f"axis {axis}{' reversed' if reverse else ''} of {t}", [t], (WIDE,),
+         (lambda axis, reverse: lambda b, a: S.cumsum(b, a[0], axis, reverse))(axis, reverse))
+        for t, axis, reverse in ((_vector(4), 0, False), (_vector(4), 0, True), (MATRIX, 1, False),
+                                 (MATRIX, 0, True), (TensorType(f32, [2, 3]), 1, False))
     ],
     "tensor.splat": [("to (3,)", [f64], (WIDE,), lambda b, a: T.splat(b, a[0], (3,)))],
     "tensor.reshape": [("(2, 3) to (3, 2)", [MATRIX], (WIDE,), lambda b, a: T.reshape(b, a[0], (3, 2)))],

@@ -533,6 +533,16 @@ def _concat(tr, op):
     return f"np.concatenate(({''.join(v + ', ' for v in tr.operands(op))}), axis={op.dim.value.data})"
 
 
+def _cumsum(tr, op):
+    """np.cumsum along the axis; reversed, on the axis read backwards (views)."""
+    (x,) = tr.operands(op)
+    axis = op.axis_value
+    if op.reverse is None:
+        return f"np.cumsum({x}, axis={axis})"
+    back = ":, " * axis + "::-1"
+    return f"np.cumsum({x}[{back}], axis={axis})[{back}]"
+
+
 def _from_elements(tr, op):
     t = op.result.type
     return f"np.array([{', '.join(tr.operands(op))}], dtype={dtype_name(t)}).reshape({tuple(t.get_shape())!r})"
@@ -921,6 +931,7 @@ ARRAY_OPS: dict[str, Emitter] = {
     "tensor.insert_slice": _insert_slice,
     "tensor.concat": _concat,
     "tensor.from_elements": _from_elements,
+    "irad.cumsum": _cumsum,
     "linalg.broadcast": _broadcast,
     "linalg.reduce": _reduce,
     "linalg.transpose": _transpose,

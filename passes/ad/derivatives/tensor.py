@@ -4,7 +4,7 @@ Each op is one entry with both rules, the reverse rule decorated and its
 forward rule beside it (the interfaces are in registry.py):
 
 - structural ops (broadcast, splat, reshape, transpose, extract, inserts,
-  slices, concat, from_elements) are linear in their data operands: the tangent
+  slices, concat, from_elements, irad.cumsum) are linear in their data operands: the tangent
   is the same op on the tangents, the cotangent the transposed map;
 - reductions: a sum is linear; max/min share the derivative among the elements
   that attain it; a product's is prod / x per element;
@@ -30,6 +30,7 @@ from xdsl.ir import Operation, SSAValue
 
 from irad.base.errors import DifferentiationError
 from irad.ir import gather as G
+from irad.ir import scan as S
 from irad.ir import tensor as T
 from irad.ir.locations import location
 from irad.passes.ad.derivatives import batching, contraction
@@ -149,6 +150,12 @@ def _transpose(b, op, dy):
     perm = op.permutation.get_values()
     inverse = [perm.index(i) for i in range(len(perm))]
     return _none(op, [T.transpose(b, dy, inverse)])
+
+
+@structural("irad.cumsum", operands=(0,), batch=batching.cumsum)
+def _cumsum(b, op, dy):
+    # y = L x with L triangular of ones: x's cotangent is L^T dy, the cumsum the other way
+    return [S.cumsum(b, dy, op.axis_value, reverse=op.reverse is None)]
 
 
 def _matmul_tangent(b, op: Operation) -> SSAValue:

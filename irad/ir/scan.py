@@ -1,0 +1,148 @@
+"""Cumulative sums and products along one axis: the `irad.cumsum` op
+(irad/ir/dialect.py) and the forms the backends compute scans in.
+
+- `cumsum(b, x, axis, reverse)` emits `irad.cumsum`. The Python backend runs it
+  as np.cumsum; natively `expand_cumsum` makes it ONE loop nest over the array
+  in memory order (`loops`): each element is its own value plus the running
+  sum just before it along the axis (after it, reversed), so the sum runs
+  element by element in numpy's order (numpy's np.cumsum is sequential, not
+  pairwise: float32 drifts the same way in both) and the other axes are the
+  inner, contiguous loops.
+- `blocked_scan(b, x, axis, combiner, neutral)` is a scan made of tensor ops
+  alone (Hillis-Steele within blocks, then the blocks' totals): cumprod's form,
+  whose derivative is the ops' own (the product rule through the combine
+  tree, exact where an element is 0, as JAX differentiates its associative
+  scan), and the form IREE gets for `irad.cumsum` (irad/backends/iree/forms.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.dialects import arith, scf, tensor
+from xdsl.dialects.builtin import IndexType, IntegerType, ModuleOp, TensorType
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+
+from irad.ir import tensor as T
+from irad.ir.builder import IRBuilder
+from irad.ir.dialect import CumsumOp
+
+
+def cumsum(b, x: SSAValue, axis: int, reverse: bool = False) -> SSAValue:
+    """np.cumsum(x, axis) (reverse: each element summed with those after it)."""
+    return b.op(CumsumOp(x, axis, reverse))
+
+
+def adder(element) -> type[Operation]:
+    return arith.AddiOp if isinstance(element, IntegerType) else arith.AddfOp
+
+
+# ---- one loop nest (mlir-opt) ------------------------------------------------------------
+def loops(b: IRBuilder, op: CumsumOp) -> SSAValue:
+    """`op` as nested scf.for loops over its result, the axis's loop at its
+    place in memory order (the loops after it run along contiguous rows):
+    y = x, then y[.., k, ..] += y[.., k - 1, ..] for k = 1 .. n-1 (reverse:
+    y[.., k, ..] += y[.., k + 1, ..] for k = n-2 .. 0)."""
+    x = op.input
+    dims, axis, reverse = T.shape(x), op.axis_value, op.reverse is not None
+    combine = adder(T.element(x))
+    one = b.index(1)
+
+    def nest(d: int, y: SSAValue, where: list[SSAValue], e: IRBuilder) -> SSAValue:
+        if d == len(dims):
+            k = where[axis]
+            neighbour = e.value(arith.AddiOp(k, one) if reverse else arith.SubiOp(k, one))
+            before = [neighbour if i == axis else v for i, v in enumerate(where)]
+            total = e.value(combine(e.value(tensor.ExtractOp(y, before, T.element(x))),
+                                    e.value(tensor.ExtractOp(y, where, T.element(x)))))
+            return e.value(tensor.InsertOp(total, y, where))
+        n = dims[d]
+        lower, upper = (1, n) if d == axis and not reverse else (0, n - 1 if d == axis else n)
+        body = Block(arg_types=[IndexType(), y.type])
+        inner = IRBuilder(body)
+        i, carried = body.args
+        if d == axis and reverse:  # i = 0 .. n-2 runs k = n-2 .. 0
+            i = inner.value(arith.SubiOp(inner.index(n - 2), i))
+        inner.insert(scf.YieldOp(nest(d + 1, carried, [*where, i], inner)))
+        return e.value(scf.ForOp(e.index(lower), e.index(max(upper, lower)), one, [y], Region(body)))
+
+    return nest(0, x, [], b)
+
+
+class _CumsumAsLoops(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: CumsumOp, rewriter: PatternRewriter) -> None:
+        rewriter.replace(op, [], [loops(IRBuilder(before=op), op)])
+
+
+def expand_cumsum(module: ModuleOp) -> None:
+    """Every irad.cumsum of `module` as its loop nest, in place (for mlir-opt 22)."""
+    PatternRewriteWalker(_CumsumAsLoops(), apply_recursively=False).rewrite_module(module)
+
+
+# ---- tensor ops alone: blocked Hillis-Steele ------------------------------------------
+# Along an axis longer than this, the scan runs in blocks of SCAN_BLOCK.
+SCAN_BLOCK = 16
+
+
+def blocked_scan(b, x: SSAValue, axis: int, combiner: type[Operation], neutral) -> SSAValue:
+    """Blocks of SCAN_BLOCK elements scanned each (Hillis-Steele, log2 of the
+    block's passes over the array), the blocks' totals scanned the same way
+    (recursively, on an array SCAN_BLOCK times shorter), and each block's
+    exclusive prefix of totals combined in: about 6 passes over the array,
+    where one Hillis-Steele scan of n elements makes log2(n) (20 at 10^6).
+    The axis is padded with the neutral element (-0.0 keeps the sign of a
+    zero sum) to whole blocks."""
+    dims = list(T.shape(x))
+    n = dims[axis]
+    if n <= SCAN_BLOCK:
+        return _hillis_steele(b, x, axis, combiner, neutral)
+    blocks = -(-n // SCAN_BLOCK)
+    if blocks * SCAN_BLOCK != n:
+        x = T.concat(b, [x, _fill(b, x, axis, blocks * SCAN_BLOCK - n, neutral)], axis)
+    split = dims[:axis] + [blocks, SCAN_BLOCK] + dims[axis + 1:]
+    within = _hillis_steele(b, T.reshape(b, x, split), axis + 1, combiner, neutral)
+    totals = T.slice_along(b, within, axis + 1, SCAN_BLOCK - 1, 1)  # (..., blocks, 1, ...)
+    before = blocked_scan(b, totals, axis, combiner, neutral)
+    before = T.concat(b, [_fill(b, before, axis, 1, neutral), T.slice_along(b, before, axis, 0, blocks - 1)], axis)
+    combined = b.op(combiner(within, T.broadcast_to(b, before, split)))
+    flat = T.reshape(b, combined, dims[:axis] + [blocks * SCAN_BLOCK] + dims[axis + 1:])
+    return flat if blocks * SCAN_BLOCK == n else T.slice_along(b, flat, axis, 0, n)
+
+
+def _fill(b, like: SSAValue, axis: int, count: int, neutral) -> SSAValue:
+    dims = T.shape(like)
+    return T.dense(b, neutral, TensorType(T.element(like), [count if d == axis else m for d, m in enumerate(dims)]))
+
+
+def _hillis_steele(b, x: SSAValue, axis: int, combiner: type[Operation], neutral) -> SSAValue:
+    """After the step with shift s, each element combines the 2s elements up
+    to it; the neutral element fills in before the start."""
+    n, shift = T.shape(x)[axis], 1
+    while shift < n:
+        shifted = T.concat(b, [_fill(b, x, axis, shift, neutral), T.slice_along(b, x, axis, 0, n - shift)], axis)
+        x = b.op(combiner(x, shifted))
+        shift *= 2
+    return x
+
+
+def reversed_along(b, x: SSAValue, axis: int) -> SSAValue:
+    """x with the axis in reverse order (a strided slice)."""
+    n = T.shape(x)[axis]
+    return T.slice_along(b, x, axis, n - 1, n, -1) if n > 1 else x
+
+
+def blocked_cumsum(b, op: CumsumOp) -> SSAValue:
+    """`op` as tensor ops alone (blocked_scan; reverse: on the reversed axis)."""
+    x, axis = op.input, op.axis_value
+    neutral = 0 if isinstance(T.element(x), IntegerType) else -0.0
+    if op.reverse is None:
+        return blocked_scan(b, x, axis, adder(T.element(x)), neutral)
+    scanned = blocked_scan(b, reversed_along(b, x, axis), axis, adder(T.element(x)), neutral)
+    return reversed_along(b, scanned, axis)
+
+
+Scan = Callable[[IRBuilder, CumsumOp], SSAValue]
+
+__all__ = ["SCAN_BLOCK", "blocked_cumsum", "blocked_scan", "cumsum", "expand_cumsum", "loops"]
