@@ -47,7 +47,14 @@ def loops(b: IRBuilder, op: CumsumOp) -> SSAValue:
     x = op.input
     dims, axis, reverse = T.shape(x), op.axis_value, op.reverse is not None
     combine = adder(T.element(x))
-    one = b.index(1)
+    constants: dict[int, SSAValue] = {}
+
+    def index(n: int) -> SSAValue:  # made once, before the nest
+        if n not in constants:
+            constants[n] = b.index(n)
+        return constants[n]
+
+    one = index(1)
 
     def nest(d: int, y: SSAValue, where: list[SSAValue], e: IRBuilder) -> SSAValue:
         if d == len(dims):
@@ -59,13 +66,15 @@ def loops(b: IRBuilder, op: CumsumOp) -> SSAValue:
             return e.value(tensor.InsertOp(total, y, where))
         n = dims[d]
         lower, upper = (1, n) if d == axis and not reverse else (0, n - 1 if d == axis else n)
+        bounds = index(lower), index(max(upper, lower))
+        last = index(n - 2) if d == axis and reverse else None
         body = Block(arg_types=[IndexType(), y.type])
         inner = IRBuilder(body)
         i, carried = body.args
-        if d == axis and reverse:  # i = 0 .. n-2 runs k = n-2 .. 0
-            i = inner.value(arith.SubiOp(inner.index(n - 2), i))
+        if last is not None:  # i = 0 .. n-2 runs k = n-2 .. 0
+            i = inner.value(arith.SubiOp(last, i))
         inner.insert(scf.YieldOp(nest(d + 1, carried, [*where, i], inner)))
-        return e.value(scf.ForOp(e.index(lower), e.index(max(upper, lower)), one, [y], Region(body)))
+        return e.value(scf.ForOp(*bounds, one, [y], Region(body)))
 
     return nest(0, x, [], b)
 
