@@ -210,3 +210,24 @@ def test_cumprod_gradient_with_zeros(zeros):
     got = irad.grad(product_loss)(x)
     assert np.all(np.isfinite(got))
     np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+
+
+def cubes(x):
+    return np.sum(np.cumsum(x, axis=0) ** 3)
+
+
+def test_hessian_is_the_closed_form():
+    """sum(c^3) with c = L x per column: the Hessian is L^T diag(6 c) L per column."""
+    x = np.random.default_rng(8).normal(size=(3, 2))
+    c, lower = np.cumsum(x, axis=0), np.tril(np.ones((3, 3)))
+    want = np.zeros((3, 2, 3, 2))
+    for column in range(2):
+        want[:, column, :, column] = lower.T @ np.diag(6 * c[:, column]) @ lower
+    np.testing.assert_allclose(irad.hessian(cubes)(x), want, rtol=1e-14, atol=1e-14)
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_axes_of_no_and_one_element(n):
+    value, grad = irad.value_and_grad(per_row)(np.full(n, 3.0))
+    assert value == 9.0 * n and grad.shape == (n,)
+    np.testing.assert_array_equal(grad, np.full(n, 6.0))
