@@ -5,8 +5,10 @@ cumulative sum, one loop too.
 
 Run: .venv/bin/python bench/cumsum_gradient.py
 
-Loss: np.sum(np.cumsum(x) ** 2) (a total-variation-like loss's scan), x float64.
-Medians of steady-state calls (bench/timing.py), side by side in one process.
+Loss: np.sum(np.cumsum(x, axis) ** 2) (a total-variation-like loss's scan), x
+float64: 10^6 values, and a 1000x1000 array along either axis; the primal is
+np.cumsum along the same axis. Medians of steady-state calls (bench/timing.py),
+side by side in one process.
 """
 
 from __future__ import annotations
@@ -23,28 +25,29 @@ import irad  # noqa: E402
 from timing import median_seconds  # noqa: E402
 
 N = 10**6
+CASES = (((N,), None), ((1000, 1000), 1), ((1000, 1000), 0))
 
 
-def loss(x):
-    return np.sum(np.cumsum(x) ** 2)
+def _gradient(axis, backend: str, shape):
+    def loss(x):
+        return np.sum(np.cumsum(x, axis=axis) ** 2)
 
-
-def _gradient(backend: str):
-    g = irad.grad(loss, backend=backend)
-    g(np.zeros(N))
+    g = irad.grad(loss, backend=backend)  # a new function per case: compiled apart
+    g(np.zeros(shape))
     g.wait_optimised()
     return g
 
 
 def main() -> None:
-    x = np.random.default_rng(0).random(N) * 1e-3
-    primal = median_seconds(np.cumsum, x)
-    native = median_seconds(_gradient("native"), x)
-    python = median_seconds(_gradient("python"), x)
-    print("| n | numpy cumsum ms | native gradient ms | / numpy | python gradient ms | / numpy |")
-    print("|---|---|---|---|---|---|")
-    print(f"| {N} | {primal * 1e3:.2f} | {native * 1e3:.2f} | {native / primal:.1f} | {python * 1e3:.2f} | "
-          f"{python / primal:.1f} |")
+    print("| x | axis | numpy cumsum ms | native gradient ms | / numpy | python gradient ms | / numpy |")
+    print("|---|---|---|---|---|---|---|")
+    for shape, axis in CASES:
+        x = np.random.default_rng(0).random(shape) * 1e-3
+        primal = median_seconds(lambda x: np.cumsum(x, axis=axis), x)
+        native = median_seconds(_gradient(axis, "native", shape), x)
+        python = median_seconds(_gradient(axis, "python", shape), x)
+        print(f"| {'x'.join(map(str, shape))} | {axis} | {primal * 1e3:.2f} | {native * 1e3:.2f} | "
+              f"{native / primal:.1f} | {python * 1e3:.2f} | {python / primal:.1f} |")
 
 
 if __name__ == "__main__":
