@@ -17,8 +17,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from xdsl.dialects import arith, scf, tensor
 from xdsl.dialects.builtin import IndexType, IntegerType, ModuleOp, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
@@ -151,7 +149,5 @@ def blocked_cumsum(b, op: CumsumOp) -> SSAValue:
     scanned = blocked_scan(b, reversed_along(b, x, axis), axis, adder(T.element(x)), neutral)
     return reversed_along(b, scanned, axis)
 
-
-Scan = Callable[[IRBuilder, CumsumOp], SSAValue]
 
 __all__ = ["SCAN_BLOCK", "blocked_cumsum", "blocked_scan", "cumsum", "expand_cumsum", "loops"]
