@@ -2,7 +2,7 @@
 (tests/conftest.py parses them at teardown). Pipelines record through a callback;
 tests that run a pass or the differentiator directly call `record`."""
 
-from irad.ir.scan import expand_cumsum
+from irad.ir.scan import expand_scans
 
 EMITTED: list[str] | None = None  # None while the round trip is off
 
@@ -10,9 +10,9 @@ EMITTED: list[str] | None = None  # None while the round trip is off
 def record(module) -> None:
     if EMITTED is None:
         return
-    if any(op.name == CUMSUM for op in module.walk()):  # upstream gets its loop nest (irad/ir/scan.py)
+    if any(op.name in SCANS for op in module.walk()):  # upstream gets their loop nests (irad/ir/scan.py)
         module = module.clone()
-        expand_cumsum(module)
+        expand_scans(module)
     EMITTED.append(str(module))
 
 
@@ -20,7 +20,7 @@ def record(module) -> None:
 # each pipeline): after differentiating, once the tape ops (which mlir-opt does
 # not know) are lowered
 _RECORDED_AFTER = frozenset({"irad-lower-tape", "irad-jvp"})
-CUMSUM = "irad.cumsum"  # an array op, not a request: recorded as the native backend expands it
+SCANS = ("irad.cumsum", "irad.linear_scan")  # array ops, not requests: recorded as the native backend expands them
 
 
 def wanted(previous, module, last: bool) -> bool:
@@ -29,4 +29,4 @@ def wanted(previous, module, last: bool) -> bool:
     the tape of a gradient built to be differentiated again (the pipeline that
     differentiates it lowers it)."""
     return (last or previous.name in _RECORDED_AFTER) and not any(
-        op.name.startswith("irad.") and op.name != CUMSUM for op in module.walk())
+        op.name.startswith("irad.") and op.name not in SCANS for op in module.walk())

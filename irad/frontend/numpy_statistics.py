@@ -4,11 +4,9 @@
 - var/std: numpy's own formula, sum((x - mean)^2) / (n - ddof), from the ops;
 - cumsum: the op irad.cumsum, one pass natively, np.cumsum in the Python
   backend; its adjoint is the reversed cumulative sum (one pass too);
-- cumprod: a blocked scan (Hillis-Steele within blocks of 16, log2(16)
-  shifted multiplies, then the blocks' totals, irad/ir/scan.py) along the
-  axis. Differentiating the ops gives the product rule, which stays exact
-  where an element is 0 (y / x would not), as JAX differentiates its
-  associative scan: O(n) work, about 6 passes;
+- cumprod: the op irad.linear_scan, h[k] = x[k] h[k-1] (+ x[0] at the
+  start), one pass natively; its derivatives are the recurrence again,
+  products only, exact where an element is 0 (y / x would not be);
 - diff: differences of slices;
 - sort: each element scattered to its stable rank (irad/ir/gather.py), so the
   gradient is the cotangent gathered back through the same permutation;
@@ -95,14 +93,11 @@ def _std(al, node, a, axis, dtype, out, ddof, keepdims):
 def _scan(al: ArrayLowering, a, axis, node, multiply: bool) -> SSAValue:
     """The inclusive scan along the axis; int arrays scan in int64, as numpy.
     A sum is one irad.cumsum (its adjoint the reversed cumsum), a product
-    the blocked scan of tensor ops (irad/ir/scan.py), whose derivative is
-    the ops' own product rule, exact where an element is 0."""
+    one irad.linear_scan (its adjoint the recurrence run backwards, exact
+    where an element is 0; irad/ir/scan.py)."""
     x, axis = _array_axis(al, a, axis, node)
     axis = 0 if axis is None else axis
-    if not multiply:
-        return al.new(S.cumsum(al.em, x, axis))
-    combiner = arith.MulfOp if is_float(T.element(x)) else arith.MuliOp
-    scanned = S.blocked_scan(al.em, x, axis, combiner, 1)
+    scanned = S.cumprod(al.em, x, axis) if multiply else S.cumsum(al.em, x, axis)
     return al.new(scanned if scanned is not x else al.copy(x))
 
 

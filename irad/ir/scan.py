@@ -2,7 +2,7 @@
 (irad/ir/dialect.py) and the forms the backends compute scans in.
 
 - `cumsum(b, x, axis, reverse)` emits `irad.cumsum`. The Python backend runs it
-  as np.cumsum; natively `expand_cumsum` makes it ONE loop nest over the array
+  as np.cumsum; natively `expand_scans` makes it ONE loop nest over the array
   in memory order (`loops`): each element is its own value plus the running
   sum just before it along the axis (after it, reversed), so the sum runs
   element by element in numpy's order (numpy's np.cumsum is sequential, not
@@ -20,11 +20,11 @@ from __future__ import annotations
 from xdsl.dialects import arith, scf, tensor
 from xdsl.dialects.builtin import IndexType, IntegerType, ModuleOp, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
 from irad.ir import tensor as T
 from irad.ir.builder import IRBuilder
-from irad.ir.dialect import CumsumOp
+from irad.ir.dialect import CumsumOp, LinearScanOp, ScanOp
 
 
 def cumsum(b, x: SSAValue, axis: int, reverse: bool = False) -> SSAValue:
@@ -37,14 +37,16 @@ def adder(element) -> type[Operation]:
 
 
 # ---- one loop nest (mlir-opt) ------------------------------------------------------------
-def loops(b: IRBuilder, op: CumsumOp) -> SSAValue:
+def loops(b: IRBuilder, op: ScanOp) -> SSAValue:
     """`op` as nested scf.for loops over its result, the axis's loop at its
     place in memory order (the loops after it run along contiguous rows):
     y = x, then y[.., k, ..] += y[.., k - 1, ..] for k = 1 .. n-1 (reverse:
-    y[.., k, ..] += y[.., k + 1, ..] for k = n-2 .. 0)."""
-    x = op.input
-    dims, axis, reverse = T.shape(x), op.axis_value, op.reverse is not None
-    combine = adder(T.element(x))
+    y[.., k, ..] += y[.., k + 1, ..] for k = n-2 .. 0); a linear scan starts
+    from b and adds a[.., k, ..] times its neighbour."""
+    start = op.b if isinstance(op, LinearScanOp) else op.input
+    dims, axis, reverse = T.shape(start), op.axis_value, op.reverse is not None
+    element = T.element(start)
+    integer = isinstance(element, IntegerType)
     constants: dict[int, SSAValue] = {}
 
     def index(n: int) -> SSAValue:  # made once, before the nest
@@ -58,9 +60,11 @@ def loops(b: IRBuilder, op: CumsumOp) -> SSAValue:
         if d == len(dims):
             k = where[axis]
             neighbour = e.value(arith.AddiOp(k, one) if reverse else arith.SubiOp(k, one))
-            before = [neighbour if i == axis else v for i, v in enumerate(where)]
-            total = e.value(combine(e.value(tensor.ExtractOp(y, before, T.element(x))),
-                                    e.value(tensor.ExtractOp(y, where, T.element(x)))))
+            before = e.value(tensor.ExtractOp(y, [neighbour if i == axis else v for i, v in enumerate(where)], element))
+            if isinstance(op, LinearScanOp):
+                factor = e.value(tensor.ExtractOp(op.a, where, element))
+                before = e.value(arith.MuliOp(factor, before) if integer else arith.MulfOp(factor, before))
+            total = e.value(adder(element)(before, e.value(tensor.ExtractOp(y, where, element))))
             return e.value(tensor.InsertOp(total, y, where))
         n = dims[d]
         lower, upper = (1, n) if d == axis and not reverse else (0, n - 1 if d == axis else n)
@@ -74,18 +78,47 @@ def loops(b: IRBuilder, op: CumsumOp) -> SSAValue:
         inner.insert(scf.YieldOp(nest(d + 1, carried, [*where, i], inner)))
         return e.value(scf.ForOp(*bounds, one, [y], Region(body)))
 
-    return nest(0, x, [], b)
+    return nest(0, start, [], b)
 
 
-class _CumsumAsLoops(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: CumsumOp, rewriter: PatternRewriter) -> None:
-        rewriter.replace(op, [], [loops(IRBuilder(before=op), op)])
+class _ScanAsLoops(RewritePattern):
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, ScanOp):
+            rewriter.replace(op, [], [loops(IRBuilder(before=op), op)])
 
 
-def expand_cumsum(module: ModuleOp) -> None:
-    """Every irad.cumsum of `module` as its loop nest, in place (for mlir-opt 22)."""
-    PatternRewriteWalker(_CumsumAsLoops(), apply_recursively=False).rewrite_module(module)
+def expand_scans(module: ModuleOp) -> None:
+    """Every irad.cumsum and irad.linear_scan of `module` as its loop nest, in
+    place (for mlir-opt 22)."""
+    PatternRewriteWalker(_ScanAsLoops(), apply_recursively=False).rewrite_module(module)
+
+
+def linear_scan(b, a: SSAValue, x: SSAValue, axis: int, reverse: bool = False) -> SSAValue:
+    """h[k] = a[k] h[k-1] + x[k] along the axis (reverse: h[k+1]), h[0] = x[0]."""
+    return b.op(LinearScanOp(a, x, axis, reverse))
+
+
+def shifted(b, x: SSAValue, axis: int, later: bool) -> SSAValue:
+    """x moved one place along the axis, a zero entering: later, y[k] = x[k-1]
+    (y[0] = 0); else y[k] = x[k+1] (y[n-1] = 0)."""
+    n = T.shape(x)[axis]
+    zero = _fill(b, x, axis, 1, 0 if isinstance(T.element(x), IntegerType) else 0.0)
+    if n <= 1:
+        return zero if n == 1 else x
+    if later:
+        return T.concat(b, [zero, T.slice_along(b, x, axis, 0, n - 1)], axis)
+    return T.concat(b, [T.slice_along(b, x, axis, 1, n - 1), zero], axis)
+
+
+def cumprod(b, x: SSAValue, axis: int) -> SSAValue:
+    """np.cumprod(x, axis): the linear scan with a = x, b = x's first element
+    along the axis (zeros after it)."""
+    n = T.shape(x)[axis]
+    if n <= 1:
+        return x
+    first = T.slice_along(b, x, axis, 0, 1)
+    zeros = _fill(b, x, axis, n - 1, 0 if isinstance(T.element(x), IntegerType) else 0.0)
+    return linear_scan(b, x, T.concat(b, [first, zeros], axis), axis)
 
 
 # ---- tensor ops alone: blocked Hillis-Steele ------------------------------------------
@@ -150,4 +183,4 @@ def blocked_cumsum(b, op: CumsumOp) -> SSAValue:
     return reversed_along(b, scanned, axis)
 
 
-__all__ = ["SCAN_BLOCK", "blocked_cumsum", "blocked_scan", "cumsum", "expand_cumsum", "loops"]
+__all__ = ["SCAN_BLOCK", "blocked_cumsum", "blocked_scan", "cumprod", "cumsum", "expand_scans", "linear_scan", "loops", "shifted"]

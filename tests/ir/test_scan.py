@@ -1,8 +1,9 @@
-"""irad/ir/scan.py and the op irad.cumsum: np.cumsum's values against numpy's,
-its gradient (the reversed cumsum) against central differences and closed
-forms, on the Python and native backends; the reversed op, the IREE form
-(tensor ops) and the mlir-opt form (one loop nest) against numpy; cumprod's
-derivative where elements are 0."""
+"""irad/ir/scan.py and the ops irad.cumsum and irad.linear_scan: np.cumsum's
+and np.cumprod's values against numpy's, their gradients (the scans run the
+other way) against central differences and closed forms, on the Python and
+native backends; the reversed ops, the IREE form (tensor ops) and the
+mlir-opt form (one loop nest) against numpy and the sequential recurrence;
+cumprod's derivative where elements are 0."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
 import irad
+from irad.backends.iree.compile import check_supported
 from irad.backends.iree.forms import for_iree
+from irad.base.errors import BackendError
 from irad.backends.native import compile as native
 from irad.backends.native.compile import unavailable_reason
 from irad.backends.python.translate import compile_module
@@ -35,7 +38,8 @@ needs_native = pytest.mark.skipif(NATIVE_MISSING is not None, reason=NATIVE_MISS
 TEXT = """func.func @f(%x: tensor<3x4xf64>) -> tensor<3x4xf64> {
   %y = irad.cumsum %x {axis = 1 : i64} : tensor<3x4xf64>
   %r = irad.cumsum %y {axis = 0 : i64, reverse} : tensor<3x4xf64>
-  func.return %r : tensor<3x4xf64>
+  %h = irad.linear_scan %y, %r {axis = 1 : i64, reverse} : tensor<3x4xf64>
+  func.return %h : tensor<3x4xf64>
 }"""
 
 
@@ -43,6 +47,7 @@ def test_the_op_prints_parses_and_verifies():
     module = Parser(make_context(), TEXT).parse_module()
     module.verify()
     assert str(module).count("irad.cumsum") == 2 and "{axis = 0 : i64, reverse}" in str(module)
+    assert "irad.linear_scan %y, %r {axis = 1 : i64, reverse} : tensor<3x4xf64>" in str(module)
     with pytest.raises(VerifyException, match="axis 2 is not an axis of tensor<3x4xf64>"):
         Parser(make_context(), TEXT.replace("axis = 1", "axis = 2")).parse_module().verify()
 
@@ -110,6 +115,7 @@ def test_native_forward_and_reversed_in_one_module():
     block = Block(arg_types=TYPES)
     b = IRBuilder(block)
     results = [S.cumsum(b, x, axis, reverse) for x in block.args for axis in (0, 1) for reverse in (False, True)]
+    results += [S.linear_scan(b, x, x, axis, reverse) for x in block.args for axis in (0, 1) for reverse in (False, True)]
     block.add_op(func.ReturnOp(*results))
     module = ModuleOp([func.FuncOp("f", FunctionType.from_lists(TYPES, [r.type for r in results]), Region(block))])
     xs = _inputs(np.random.default_rng(3))
@@ -118,29 +124,81 @@ def test_native_forward_and_reversed_in_one_module():
         for axis in (0, 1):
             for reverse in (False, True):
                 np.testing.assert_array_equal(next(got), _want(x, axis, reverse), err_msg=f"{x.dtype} {axis} {reverse}")
+    for x in xs:
+        for axis in (0, 1):
+            for reverse in (False, True):
+                want = _recurrence(x, x, axis, reverse)
+                np.testing.assert_array_equal(next(got), want, err_msg=f"linear {x.dtype} {axis} {reverse}")
+
+
+def _recurrence(a, b, axis: int, reverse: bool) -> np.ndarray:
+    """h[k] = a[k] h[k-1] + b[k], one element after the other (in a's dtype)."""
+    a, b = np.moveaxis(a, axis, 0), np.moveaxis(b, axis, 0)
+    order = range(len(a) - 1, -1, -1) if reverse else range(len(a))
+    h, previous = np.empty_like(b), np.zeros_like(b[0])
+    for k in order:
+        previous = a[k] * previous + b[k]
+        h[k] = previous
+    return np.moveaxis(h, 0, axis)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_linear_scan_on_the_python_backend_and_as_loops(axis, reverse):
+    """The Python backend's Hillis-Steele (to rounding) and the loop nest (to the
+    bit, run by the Python backend) against the recurrence, with zeros in a."""
+    block = Block(arg_types=TYPES)
+    b = IRBuilder(block)
+    block.add_op(func.ReturnOp(*[S.linear_scan(b, x, x, axis, reverse) for x in block.args]))
+    module = ModuleOp([func.FuncOp("f", FunctionType.from_lists(TYPES, TYPES), Region(block))])
+    xs = _inputs(np.random.default_rng(9))
+    for x in xs:
+        x[2, 3] = 0
+    python = compile_module(module).function("f")(*xs)
+    expand_for_llvm(module)
+    loops = compile_module(module).function("f")(*xs)
+    for x, numpy_form, loop_form in zip(xs, python, loops):
+        want = _recurrence(x, x, axis, reverse)
+        np.testing.assert_array_equal(loop_form, want)
+        tolerance = 1e-5 if x.dtype == np.float32 else 1e-14
+        np.testing.assert_allclose(numpy_form, want, rtol=tolerance, atol=tolerance)
+
+
+def test_iree_refuses_the_linear_scan_by_name():
+    block = Block(arg_types=TYPES[:1])
+    block.add_op(func.ReturnOp(S.cumprod(IRBuilder(block), block.args[0], 1)))
+    module = ModuleOp([func.FuncOp("f", FunctionType.from_lists(TYPES[:1], TYPES[:1]), Region(block))])
+    with pytest.raises(BackendError, match=r"backend='iree' cannot compile irad.linear_scan.*np.cumprod"):
+        check_supported(module)
 
 
 # ---- np.cumsum through the API --------------------------------------------------------------
 def cumsums(x, x32, n):
     return (np.cumsum(x), np.cumsum(x, axis=0), np.cumsum(x, axis=1), np.cumsum(x, axis=-1),
-            np.cumsum(x32, axis=1), np.cumsum(n, axis=0), np.cumsum(x[0]))
+            np.cumsum(x32, axis=1), np.cumsum(n, axis=0), np.cumsum(x[0]),
+            np.cumprod(x), np.cumprod(x, axis=0), np.cumprod(x32, axis=-1), np.cumprod(n, axis=1))
 
 
 def loss(x):
-    return np.sum(np.sin(np.cumsum(x, axis=1)) * np.cumsum(x, axis=0)) + np.sum(np.cumsum(x) ** 2)
+    return (np.sum(np.sin(np.cumsum(x, axis=1)) * np.cumsum(x, axis=0)) + np.sum(np.cumsum(x) ** 2)
+            + np.sum(np.cumprod(x, axis=1)))
 
 
 @pytest.mark.parametrize("backend", ["python", pytest.param("native", marks=[needs_native, pytest.mark.native])])
 def test_np_cumsum_values_and_gradient(backend):
     """axis None, 0, 1, -1 (float64, float32, int64): numpy's values to the
-    last bit; the gradient against central differences."""
+    last bit (the Python backend's cumprod to rounding); the gradient against
+    central differences."""
     rng = np.random.default_rng(4)
     x, n = rng.normal(size=(4, 6)), rng.integers(-5, 5, (4, 6))
     x32 = rng.normal(size=(4, 6)).astype(np.float32)
     got, _ = irad.vjp(cumsums, x, x32, n, backend=backend)
-    for g, w in zip(got, cumsums(x, x32, n)):
+    for i, (g, w) in enumerate(zip(got, cumsums(x, x32, n))):
         assert np.asarray(g).dtype == w.dtype
-        np.testing.assert_array_equal(g, w)
+        if backend == "python" and i in (7, 8, 9):  # Hillis-Steele products
+            np.testing.assert_allclose(g, w, rtol=1e-5 if w.dtype == np.float32 else 1e-14)
+        else:
+            np.testing.assert_array_equal(g, w)
     value, grad = irad.value_and_grad(loss, backend=backend)(x)
     assert value == pytest.approx(loss(x), rel=1e-12)
     np.testing.assert_allclose(grad, central_difference(loss, (x,), 0), rtol=1e-6, atol=1e-8)
@@ -201,13 +259,14 @@ def product_loss(x):
     return np.sum(np.cumprod(x))
 
 
+@pytest.mark.parametrize("backend", ["python", pytest.param("native", marks=[needs_native, pytest.mark.native])])
 @pytest.mark.parametrize("zeros", [[], [3], [3, 7], [0, 1, 2]])
-def test_cumprod_gradient_with_zeros(zeros):
+def test_cumprod_gradient_with_zeros(zeros, backend):
     """Exact where elements are 0 (no 0/0): d sum(cumprod x)/dx_j = sum_{k>=j} prod_{i<=k, i!=j} x_i."""
     x = np.random.default_rng(7).uniform(0.5, 1.5, 10)
     x[zeros] = 0.0
     want = np.array([sum(np.prod(np.delete(x[:k + 1], j)) for k in range(j, 10)) for j in range(10)])
-    got = irad.grad(product_loss)(x)
+    got = irad.grad(product_loss, backend=backend)(x)
     assert np.all(np.isfinite(got))
     np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
 
@@ -231,3 +290,20 @@ def test_axes_of_no_and_one_element(n):
     value, grad = irad.value_and_grad(per_row)(np.full(n, 3.0))
     assert value == 9.0 * n and grad.shape == (n,)
     np.testing.assert_array_equal(grad, np.full(n, 6.0))
+
+
+def products(x):
+    return np.sum(np.cumprod(x, axis=0) ** 2)
+
+
+def test_cumprod_forward_mode_and_vmap():
+    rng = np.random.default_rng(10)
+    x, t = rng.uniform(0.5, 1.5, (4, 3)), rng.normal(size=(4, 3))
+    x[1, 0] = 0.0
+    _, tangent = irad.jvp(products, (x,), (t,))
+    gradient = irad.grad(products)(x)
+    assert tangent == pytest.approx(np.sum(gradient * t), rel=1e-13)
+    np.testing.assert_allclose(gradient, central_difference(products, (x,), 0), rtol=1e-6, atol=1e-8)
+    batch = rng.uniform(0.5, 1.5, (3, 4, 3))
+    np.testing.assert_allclose(irad.vmap(irad.grad(products))(batch),
+                               np.stack([irad.grad(products)(b) for b in batch]), rtol=1e-14)

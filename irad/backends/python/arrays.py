@@ -358,6 +358,28 @@ def fresh(v) -> bool:
     )
 
 
+def linear_scan(a: np.ndarray, b: np.ndarray, axis: int, reverse: bool) -> np.ndarray:
+    """h[k] = a[k] h[k-1] + b[k] along the axis (irad.linear_scan): Hillis-Steele
+    on the affine maps h -> A h + H, log2(n) passes of numpy; A product with a
+    zero H is 0 (not NaN where A overflowed), as the sequential recurrence
+    never multiplies a window's product."""
+    a, h = np.moveaxis(a, axis, 0), np.moveaxis(b, axis, 0).copy()
+    if reverse:
+        a, h = a[::-1], h[::-1]
+    a = a.copy()
+    n, shift = len(h), 1
+    with np.errstate(over="ignore", invalid="ignore"):
+        while shift < n:
+            earlier = h[:-shift]
+            carried = np.where(earlier == 0, 0, a[shift:] * earlier).astype(h.dtype, copy=False)
+            h[shift:] = carried + h[shift:]
+            a[shift:] = np.where(a[:-shift] == 0, 0, a[shift:] * a[:-shift]).astype(a.dtype, copy=False)
+            shift *= 2
+    if reverse:
+        h = h[::-1]
+    return np.ascontiguousarray(np.moveaxis(h, 0, axis))
+
+
 NAMESPACE: dict[str, Any] = {
     "np": np,
     "_frozen": _frozen,
@@ -366,6 +388,7 @@ NAMESPACE: dict[str, Any] = {
     "_record_as": _record_as,
     "_insert": _insert,
     "_scatter_along": _scatter_along_axis,
+    "_linear_scan": linear_scan,
     "_erf_array": _libm_elementwise(math.erf),
     "_erfc_array": _libm_elementwise(math.erfc),
     # np.dot and np.vdot without numpy's `__array_function__` dispatcher, a Python
@@ -541,6 +564,11 @@ def _cumsum(tr, op):
         return f"np.cumsum({x}, axis={axis})"
     back = ":, " * axis + "::-1"
     return f"np.cumsum({x}[{back}], axis={axis})[{back}]"
+
+
+def _linear_scan(tr, op):
+    a, b = tr.operands(op)
+    return f"_linear_scan({a}, {b}, {op.axis_value}, {op.reverse is not None})"
 
 
 def _from_elements(tr, op):
@@ -932,6 +960,7 @@ ARRAY_OPS: dict[str, Emitter] = {
     "tensor.concat": _concat,
     "tensor.from_elements": _from_elements,
     "irad.cumsum": _cumsum,
+    "irad.linear_scan": _linear_scan,
     "linalg.broadcast": _broadcast,
     "linalg.reduce": _reduce,
     "linalg.transpose": _transpose,

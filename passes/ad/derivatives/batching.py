@@ -141,6 +141,11 @@ def cumsum(b, op: Operation) -> list[SSAValue]:
     return [S.cumsum(b, b.batched(op.input), op.axis_value + 1, op.reverse is not None)]
 
 
+def linear_scan(b, op: Operation) -> list[SSAValue]:
+    a, x = b.batched(op.a), b.batched(op.b)
+    return [S.linear_scan(b, a, x, op.axis_value + 1, op.reverse is not None)]
+
+
 def _mixed(static, dynamic) -> list:
     """A slice's offsets (sizes, strides): the static numbers, with the dynamic values in place of DYNAMIC_INDEX."""
     dynamic = iter(dynamic)
