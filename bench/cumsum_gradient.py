@@ -1,13 +1,14 @@
 """The gradient of a 10^6-element cumsum loss against numpy's cumsum (the
 primal), natively and on the Python backend. np.cumsum is one `irad.cumsum`
 op (irad/ir/scan.py): one loop natively, and its adjoint the reversed
-cumulative sum, one loop too.
+cumulative sum, one loop too. np.cumprod likewise (`irad.linear_scan`, its
+adjoint the recurrence run backwards).
 
 Run: .venv/bin/python bench/cumsum_gradient.py
 
 Loss: np.sum(np.cumsum(x, axis) ** 2) (a total-variation-like loss's scan), x
 float64: 10^6 values, and a 1000x1000 array along either axis; the primal is
-np.cumsum along the same axis. Medians of steady-state calls (bench/timing.py),
+np.cumsum along the same axis. Then np.cumprod over 10^6 values near 1. Medians of steady-state calls (bench/timing.py),
 side by side in one process.
 """
 
@@ -25,12 +26,13 @@ import irad  # noqa: E402
 from timing import median_seconds  # noqa: E402
 
 N = 10**6
-CASES = (((N,), None), ((1000, 1000), 1), ((1000, 1000), 0))
+CASES = ((np.cumsum, (N,), None), (np.cumsum, (1000, 1000), 1), (np.cumsum, (1000, 1000), 0),
+         (np.cumprod, (N,), None))
 
 
-def _gradient(axis, backend: str, shape):
+def _gradient(scan, axis, backend: str, shape):
     def loss(x):
-        return np.sum(np.cumsum(x, axis=axis) ** 2)
+        return np.sum(scan(x, axis=axis) ** 2)
 
     g = irad.grad(loss, backend=backend)  # a new function per case: compiled apart
     g(np.zeros(shape))
@@ -39,14 +41,15 @@ def _gradient(axis, backend: str, shape):
 
 
 def main() -> None:
-    print("| x | axis | numpy cumsum ms | native gradient ms | / numpy | python gradient ms | / numpy |")
-    print("|---|---|---|---|---|---|---|")
-    for shape, axis in CASES:
+    print("| scan | x | axis | numpy ms | native gradient ms | / numpy | python gradient ms | / numpy |")
+    print("|---|---|---|---|---|---|---|---|")
+    for scan, shape, axis in CASES:
         x = np.random.default_rng(0).random(shape) * 1e-3
-        primal = median_seconds(lambda x: np.cumsum(x, axis=axis), x)
-        native = median_seconds(_gradient(axis, "native", shape), x)
-        python = median_seconds(_gradient(axis, "python", shape), x)
-        print(f"| {'x'.join(map(str, shape))} | {axis} | {primal * 1e3:.2f} | {native * 1e3:.2f} | "
+        x = x if scan is np.cumsum else 1 + x * 1e-3  # products that stay near 1
+        primal = median_seconds(lambda x: scan(x, axis=axis), x)
+        native = median_seconds(_gradient(scan, axis, "native", shape), x)
+        python = median_seconds(_gradient(scan, axis, "python", shape), x)
+        print(f"| {scan.__name__} | {'x'.join(map(str, shape))} | {axis} | {primal * 1e3:.2f} | {native * 1e3:.2f} | "
               f"{native / primal:.1f} | {python * 1e3:.2f} | {python / primal:.1f} |")
 
 

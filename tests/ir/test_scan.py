@@ -23,6 +23,7 @@ from irad.backends.iree.forms import for_iree
 from irad.base.errors import BackendError
 from irad.backends.native import compile as native
 from irad.backends.native.compile import unavailable_reason
+from irad.backends.python import arrays as python_arrays
 from irad.backends.python.translate import compile_module
 from irad.ir import scan as S
 from irad.ir.builder import IRBuilder
@@ -145,7 +146,7 @@ def _recurrence(a, b, axis: int, reverse: bool) -> np.ndarray:
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("axis", [0, 1])
 def test_linear_scan_on_the_python_backend_and_as_loops(axis, reverse):
-    """The Python backend's Hillis-Steele (to rounding) and the loop nest (to the
+    """The Python backend's blocks (to rounding) and the loop nest (to the
     bit, run by the Python backend) against the recurrence, with zeros in a."""
     block = Block(arg_types=TYPES)
     b = IRBuilder(block)
@@ -195,7 +196,7 @@ def test_np_cumsum_values_and_gradient(backend):
     got, _ = irad.vjp(cumsums, x, x32, n, backend=backend)
     for i, (g, w) in enumerate(zip(got, cumsums(x, x32, n))):
         assert np.asarray(g).dtype == w.dtype
-        if backend == "python" and i in (7, 8, 9):  # Hillis-Steele products
+        if backend == "python" and i in (7, 8, 9):  # products in blocks
             np.testing.assert_allclose(g, w, rtol=1e-5 if w.dtype == np.float32 else 1e-14)
         else:
             np.testing.assert_array_equal(g, w)
@@ -307,3 +308,15 @@ def test_cumprod_forward_mode_and_vmap():
     batch = rng.uniform(0.5, 1.5, (3, 4, 3))
     np.testing.assert_allclose(irad.vmap(irad.grad(products))(batch),
                                np.stack([irad.grad(products)(b) for b in batch]), rtol=1e-14)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 0.5, -1.0, 1.5, 2.0, -0.25]), min_size=1, max_size=60),
+       st.booleans())
+def test_python_backends_blocks_against_the_recurrence(factors, reverse):
+    """The Python backend's blocked recurrence, zeros in a included, on lengths
+    that leave a last block partly filled, against the sequential one."""
+    a = np.array(factors)
+    b = np.cos(np.arange(len(factors)))
+    np.testing.assert_allclose(python_arrays.linear_scan(a, b, 0, reverse), _recurrence(a, b, 0, reverse),
+                               rtol=1e-13, atol=1e-13)

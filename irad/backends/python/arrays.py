@@ -359,22 +359,36 @@ def fresh(v) -> bool:
 
 
 def linear_scan(a: np.ndarray, b: np.ndarray, axis: int, reverse: bool) -> np.ndarray:
-    """h[k] = a[k] h[k-1] + b[k] along the axis (irad.linear_scan): Hillis-Steele
-    on the affine maps h -> A h + H, log2(n) passes of numpy; A product with a
-    zero H is 0 (not NaN where A overflowed), as the sequential recurrence
-    never multiplies a window's product."""
-    a, h = np.moveaxis(a, axis, 0), np.moveaxis(b, axis, 0).copy()
+    """h[k] = a[k] h[k-1] + b[k] along the axis (irad.linear_scan), with about
+    2 sqrt(n) numpy steps: the axis in blocks, each block's recurrence from 0
+    run position by position for all blocks at once, then the blocks' ends
+    chained in order, then each block's carry times the products of its a
+    added in. Where a carry is 0 nothing is added (no inf * 0 where a
+    block's product overflows: the recurrence never forms that product)."""
+    a, b = np.moveaxis(a, axis, 0), np.moveaxis(b, axis, 0)
     if reverse:
-        a, h = a[::-1], h[::-1]
-    a = a.copy()
-    n, shift = len(h), 1
+        a, b = a[::-1], b[::-1]
+    n, rest = b.shape[0], b.shape[1:]
+    if n == 0:
+        return np.moveaxis(b.copy(), 0, axis)
+    size = math.isqrt(n)
+    blocks = -(-n // size)
+    padding = [(0, blocks * size - n)] + [(0, 0)] * len(rest)
+    a = np.pad(a, padding, constant_values=1).reshape(blocks, size, *rest)
+    h = np.pad(b, padding).reshape(blocks, size, *rest)
+    products = a.copy()
     with np.errstate(over="ignore", invalid="ignore"):
-        while shift < n:
-            earlier = h[:-shift]
-            carried = np.where(earlier == 0, 0, a[shift:] * earlier).astype(h.dtype, copy=False)
-            h[shift:] = carried + h[shift:]
-            a[shift:] = np.where(a[:-shift] == 0, 0, a[shift:] * a[:-shift]).astype(a.dtype, copy=False)
-            shift *= 2
+        for k in range(1, size):
+            h[:, k] += a[:, k] * h[:, k - 1]
+            products[:, k] *= products[:, k - 1]
+        carry = np.zeros_like(h[0, 0])
+        carries = np.empty_like(h[:, 0])
+        for q in range(blocks):
+            carries[q] = carry
+            carry = h[q, -1] + np.where(carry == 0, 0, products[q, -1] * carry)
+        carries = carries[:, None]
+        h += np.where(carries == 0, 0, products * carries).astype(h.dtype, copy=False)
+    h = h.reshape(blocks * size, *rest)[:n]
     if reverse:
         h = h[::-1]
     return np.ascontiguousarray(np.moveaxis(h, 0, axis))
