@@ -1,18 +1,17 @@
-"""Cumulative sums and products along one axis: the `irad.cumsum` op
-(irad/ir/dialect.py) and the forms the backends compute scans in.
+"""Cumulative sums and products along one axis: the ops `irad.cumsum` and
+`irad.linear_scan` (irad/ir/dialect.py) and the forms backends compute them in.
 
-- `cumsum(b, x, axis, reverse)` emits `irad.cumsum`. The Python backend runs it
-  as np.cumsum; natively `expand_scans` makes it ONE loop nest over the array
-  in memory order (`loops`): each element is its own value plus the running
-  sum just before it along the axis (after it, reversed), so the sum runs
-  element by element in numpy's order (numpy's np.cumsum is sequential, not
-  pairwise: float32 drifts the same way in both) and the other axes are the
-  inner, contiguous loops.
-- `blocked_scan(b, x, axis, combiner, neutral)` is a scan made of tensor ops
-  alone (Hillis-Steele within blocks, then the blocks' totals): cumprod's form,
-  whose derivative is the ops' own (the product rule through the combine
-  tree, exact where an element is 0, as JAX differentiates its associative
-  scan), and the form IREE gets for `irad.cumsum` (irad/backends/iree/forms.py).
+- `cumsum(b, x, axis, reverse)` emits `irad.cumsum`; `cumprod(b, x, axis)`
+  emits `irad.linear_scan` (h[k] = x[k] h[k-1], from x's first element).
+- `loops`: natively (`expand_scans`, from `expand_for_llvm`) each is ONE loop
+  nest over the array in memory order: each element combined with its
+  neighbour just before it along the axis (after it, reversed), so sums and
+  products run element by element in numpy's order (numpy's np.cumsum is
+  sequential, not pairwise: float32 drifts the same way in both) and the other
+  axes are the inner, contiguous loops.
+- `blocked_scan`: a scan made of tensor ops alone (Hillis-Steele within
+  blocks, then the blocks' totals), the form IREE gets for `irad.cumsum`
+  (irad/backends/iree/forms.py).
 """
 
 from __future__ import annotations
@@ -112,12 +111,13 @@ def shifted(b, x: SSAValue, axis: int, later: bool) -> SSAValue:
 
 def cumprod(b, x: SSAValue, axis: int) -> SSAValue:
     """np.cumprod(x, axis): the linear scan with a = x, b = x's first element
-    along the axis (zeros after it)."""
+    along the axis, zeros after it (-0.0: x[k] h[k-1] + -0.0 keeps the sign
+    of a zero product, as numpy's)."""
     n = T.shape(x)[axis]
     if n <= 1:
         return x
     first = T.slice_along(b, x, axis, 0, 1)
-    zeros = _fill(b, x, axis, n - 1, 0 if isinstance(T.element(x), IntegerType) else 0.0)
+    zeros = _fill(b, x, axis, n - 1, 0 if isinstance(T.element(x), IntegerType) else -0.0)
     return linear_scan(b, x, T.concat(b, [first, zeros], axis), axis)
 
 

@@ -320,3 +320,15 @@ def test_python_backends_blocks_against_the_recurrence(factors, reverse):
     b = np.cos(np.arange(len(factors)))
     np.testing.assert_allclose(python_arrays.linear_scan(a, b, 0, reverse), _recurrence(a, b, 0, reverse),
                                rtol=1e-13, atol=1e-13)
+
+
+def signs(x):
+    return np.cumprod(x)
+
+
+@pytest.mark.parametrize("backend", ["python", pytest.param("native", marks=[needs_native, pytest.mark.native])])
+def test_cumprod_keeps_numpys_signs_of_zero(backend):
+    x = np.array([-1.0, 0.0, 2.0, -3.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0])  # beyond the Python backend's first block
+    got, _ = irad.vjp(signs, x, backend=backend)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(np.cumprod(x)))
+    np.testing.assert_array_equal(got, np.cumprod(x))

@@ -358,13 +358,21 @@ def fresh(v) -> bool:
     )
 
 
+def _carried(h: np.ndarray, products: np.ndarray, carry: np.ndarray) -> np.ndarray:
+    """h + products * carry, but h where the carry is 0 and a block's product
+    overflowed: the recurrence never forms that product, so no inf * 0 = NaN."""
+    moved = h + products * carry
+    if not np.issubdtype(h.dtype, np.floating):
+        return moved
+    return np.where((carry == 0) & ~np.isfinite(products), h, moved).astype(h.dtype, copy=False)
+
+
 def linear_scan(a: np.ndarray, b: np.ndarray, axis: int, reverse: bool) -> np.ndarray:
     """h[k] = a[k] h[k-1] + b[k] along the axis (irad.linear_scan), with about
     2 sqrt(n) numpy steps: the axis in blocks, each block's recurrence from 0
     run position by position for all blocks at once, then the blocks' ends
     chained in order, then each block's carry times the products of its a
-    added in. Where a carry is 0 nothing is added (no inf * 0 where a
-    block's product overflows: the recurrence never forms that product)."""
+    added in (`_carried`)."""
     a, b = np.moveaxis(a, axis, 0), np.moveaxis(b, axis, 0)
     if reverse:
         a, b = a[::-1], b[::-1]
@@ -385,9 +393,8 @@ def linear_scan(a: np.ndarray, b: np.ndarray, axis: int, reverse: bool) -> np.nd
         carries = np.empty_like(h[:, 0])
         for q in range(blocks):
             carries[q] = carry
-            carry = h[q, -1] + np.where(carry == 0, 0, products[q, -1] * carry)
-        carries = carries[:, None]
-        h += np.where(carries == 0, 0, products * carries).astype(h.dtype, copy=False)
+            carry = _carried(h[q, -1], products[q, -1], carry)
+        h = _carried(h, products, carries[:, None])
     h = h.reshape(blocks * size, *rest)[:n]
     if reverse:
         h = h[::-1]
