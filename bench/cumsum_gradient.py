@@ -1,12 +1,15 @@
-"""The native gradient of a 10^6-element cumsum loss against numpy's cumsum
-(the primal), with the blocked scan (irad/frontend/numpy_statistics.py,
-blocks of 16) and with one Hillis-Steele scan over the whole axis (as before;
-SCAN_BLOCK set above n for this measurement only).
+"""The gradient of a 10^6-element cumsum loss against numpy's cumsum (the
+primal), natively and on the Python backend. np.cumsum is one `irad.cumsum`
+op (irad/ir/scan.py): one loop natively, and its adjoint the reversed
+cumulative sum, one loop too. np.cumprod likewise (`irad.linear_scan`, its
+adjoint the recurrence run backwards).
 
 Run: .venv/bin/python bench/cumsum_gradient.py
 
-Loss: np.sum(np.cumsum(x) ** 2) (a total-variation-like loss's scan), x float64.
-Medians of steady-state calls (bench/timing.py), side by side in one process.
+Loss: np.sum(np.cumsum(x, axis) ** 2) (a total-variation-like loss's scan), x
+float64: 10^6 values, and a 1000x1000 array along either axis; the primal is
+np.cumsum along the same axis. Then np.cumprod over 10^6 values near 1. Medians of steady-state calls (bench/timing.py),
+side by side in one process.
 """
 
 from __future__ import annotations
@@ -20,37 +23,34 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import irad  # noqa: E402
-from irad.frontend import numpy_statistics  # noqa: E402
 from timing import median_seconds  # noqa: E402
 
 N = 10**6
+CASES = ((np.cumsum, (N,), None), (np.cumsum, (1000, 1000), 1), (np.cumsum, (1000, 1000), 0),
+         (np.cumprod, (N,), None))
 
 
-def loss(x):
-    return np.sum(np.cumsum(x) ** 2)
+def _gradient(scan, axis, backend: str, shape):
+    def loss(x):
+        return np.sum(scan(x, axis=axis) ** 2)
 
-
-def _gradient(block: int):
-    saved = numpy_statistics.SCAN_BLOCK
-    numpy_statistics.SCAN_BLOCK = block
-    try:
-        g = irad.grad(lambda x: loss(x), backend="native")  # a new function: compiled apart
-        g(np.zeros(N))
-        g.wait_optimised()
-        return g
-    finally:
-        numpy_statistics.SCAN_BLOCK = saved
+    g = irad.grad(loss, backend=backend)  # a new function per case: compiled apart
+    g(np.zeros(shape))
+    g.wait_optimised()
+    return g
 
 
 def main() -> None:
-    x = np.random.default_rng(0).random(N) * 1e-3
-    primal = median_seconds(np.cumsum, x)
-    blocked = median_seconds(_gradient(numpy_statistics.SCAN_BLOCK), x)
-    whole = median_seconds(_gradient(1 << 62), x)
-    print("| n | numpy cumsum ms | gradient, blocked scan ms | / numpy | gradient, one scan ms | / numpy |")
-    print("|---|---|---|---|---|---|")
-    print(f"| {N} | {primal * 1e3:.2f} | {blocked * 1e3:.2f} | {blocked / primal:.1f} | {whole * 1e3:.2f} | "
-          f"{whole / primal:.1f} |")
+    print("| scan | x | axis | numpy ms | native gradient ms | / numpy | python gradient ms | / numpy |")
+    print("|---|---|---|---|---|---|---|---|")
+    for scan, shape, axis in CASES:
+        x = np.random.default_rng(0).random(shape) * 1e-3
+        x = x if scan is np.cumsum else 1 + x * 1e-3  # products that stay near 1
+        primal = median_seconds(lambda x: scan(x, axis=axis), x)
+        native = median_seconds(_gradient(scan, axis, "native", shape), x)
+        python = median_seconds(_gradient(scan, axis, "python", shape), x)
+        print(f"| {scan.__name__} | {'x'.join(map(str, shape))} | {axis} | {primal * 1e3:.2f} | {native * 1e3:.2f} | "
+              f"{native / primal:.1f} | {python * 1e3:.2f} | {python / primal:.1f} |")
 
 
 if __name__ == "__main__":

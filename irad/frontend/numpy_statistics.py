@@ -2,11 +2,11 @@
 (numpy_table.py).
 
 - var/std: numpy's own formula, sum((x - mean)^2) / (n - ddof), from the ops;
-- cumsum/cumprod: a blocked scan (Hillis-Steele within blocks of 16, log2(16)
-  shifted adds or multiplies, then the blocks' totals, `_blocked_scan`) along
-  the axis. Differentiating the ops gives the reverse scan for cumsum,
-  and for cumprod the product rule, which stays exact where an element is 0
-  (y / x would not);
+- cumsum: the op irad.cumsum, one pass natively, np.cumsum in the Python
+  backend; its adjoint is the reversed cumulative sum (one pass too);
+- cumprod: the op irad.linear_scan, h[k] = x[k] h[k-1] (+ x[0] at the
+  start), one pass natively; its derivatives are the recurrence again,
+  products only, exact where an element is 0 (y / x would not be);
 - diff: differences of slices;
 - sort: each element scattered to its stable rank (irad/ir/gather.py), so the
   gradient is the cotangent gathered back through the same permutation;
@@ -29,6 +29,7 @@ from irad.frontend.arrays import ArrayLowering
 from irad.frontend.values import is_array
 from irad.frontend.numpy_table import numpy_function
 from irad.ir import gather as G
+from irad.ir import scan as S
 from irad.ir import tensor as T
 from irad.ir.types import F64, I64, is_float
 
@@ -90,61 +91,15 @@ def _std(al, node, a, axis, dtype, out, ddof, keepdims):
 
 # ---- scans -------------------------------------------------------------------------
 def _scan(al: ArrayLowering, a, axis, node, multiply: bool) -> SSAValue:
-    """The inclusive scan along the axis; int arrays scan in int64, as numpy."""
+    """The inclusive scan along the axis; int arrays scan in int64, as numpy.
+    A sum is one irad.cumsum (its adjoint the reversed cumsum), a product
+    one irad.linear_scan (its adjoint the recurrence run backwards, exact
+    where an element is 0; irad/ir/scan.py)."""
     x, axis = _array_axis(al, a, axis, node)
     x = al.accumulated(x, node)  # int8 ... int32 in int64, as numpy
     axis = 0 if axis is None else axis
-    floating = is_float(T.element(x))
-    combiner = {(True, True): arith.MulfOp, (True, False): arith.AddfOp,
-                (False, True): arith.MuliOp, (False, False): arith.AddiOp}[floating, multiply]
-    neutral = 1 if multiply else -0.0 if floating else 0
-    scanned = _blocked_scan(al.em, x, axis, combiner, neutral)
+    scanned = S.cumprod(al.em, x, axis) if multiply else S.cumsum(al.em, x, axis)
     return al.new(scanned if scanned is not x else al.copy(x))
-
-
-# Along an axis longer than this, the scan runs in blocks of SCAN_BLOCK.
-SCAN_BLOCK = 16
-
-
-def _blocked_scan(em, x: SSAValue, axis: int, combiner, neutral) -> SSAValue:
-    """Blocks of SCAN_BLOCK elements scanned each (Hillis-Steele, log2 of the
-    block's passes over the array), the blocks' totals scanned the same way
-    (recursively, on an array SCAN_BLOCK times shorter), and each block's
-    exclusive prefix of totals combined in: about 6 passes over the array,
-    where one Hillis-Steele scan of n elements makes log2(n) (20 at 10^6);
-    its derivative, the ops' own, is as short. The axis is padded with the
-    neutral element (-0.0 keeps the sign of a zero sum) to whole blocks."""
-    dims = list(T.shape(x))
-    n = dims[axis]
-    if n <= SCAN_BLOCK:
-        return _hillis_steele(em, x, axis, combiner, neutral)
-    blocks = -(-n // SCAN_BLOCK)
-    if blocks * SCAN_BLOCK != n:
-        x = T.concat(em, [x, _fill(em, x, axis, blocks * SCAN_BLOCK - n, neutral)], axis)
-    split = dims[:axis] + [blocks, SCAN_BLOCK] + dims[axis + 1:]
-    within = _hillis_steele(em, T.reshape(em, x, split), axis + 1, combiner, neutral)
-    totals = T.slice_along(em, within, axis + 1, SCAN_BLOCK - 1, 1)  # (..., blocks, 1, ...)
-    before = _blocked_scan(em, totals, axis, combiner, neutral)
-    before = T.concat(em, [_fill(em, before, axis, 1, neutral), T.slice_along(em, before, axis, 0, blocks - 1)], axis)
-    combined = em.op(combiner(within, T.broadcast_to(em, before, split)))
-    flat = T.reshape(em, combined, dims[:axis] + [blocks * SCAN_BLOCK] + dims[axis + 1:])
-    return flat if blocks * SCAN_BLOCK == n else T.slice_along(em, flat, axis, 0, n)
-
-
-def _fill(em, like: SSAValue, axis: int, count: int, neutral) -> SSAValue:
-    dims = T.shape(like)
-    return T.dense(em, neutral, TensorType(T.element(like), [count if d == axis else m for d, m in enumerate(dims)]))
-
-
-def _hillis_steele(em, x: SSAValue, axis: int, combiner, neutral) -> SSAValue:
-    """After the step with shift s, each element combines the 2s elements up
-    to it; the neutral element fills in before the start."""
-    n, shift = T.shape(x)[axis], 1
-    while shift < n:
-        shifted = T.concat(em, [_fill(em, x, axis, shift, neutral), T.slice_along(em, x, axis, 0, n - shift)], axis)
-        x = em.op(combiner(x, shifted))
-        shift *= 2
-    return x
 
 
 @numpy_function(np.cumsum, params=("a", "?axis", "?dtype", "?out"))

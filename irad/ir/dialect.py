@@ -50,6 +50,18 @@ The tape value is a ``memref<?xf64>`` and a position an ``index``, so code
 that threads them (loop iter_args, ``scf.if`` results, call arguments) is
 ordinary IR.
 
+One op computes on arrays: ``irad.cumsum``, numpy's ``np.cumsum`` along one
+axis, or its mirror image (``reverse``: each element the sum of itself and
+those after it, the adjoint of the forward one; see :class:`CumsumOp`)::
+
+    %y = irad.cumsum %x {axis = 1 : i64} : tensor<3x4xf64>
+    %r = irad.cumsum %y {axis = 1 : i64, reverse} : tensor<3x4xf64>
+
+and ``irad.linear_scan``, the recurrence h[k] = a[k] h[k-1] + b[k] of
+np.cumprod and its derivatives (:class:`LinearScanOp`)::
+
+    %h = irad.linear_scan %a, %b {axis = 0 : i64} : tensor<5xf64>
+
 Generic form (``callee`` and ``wrt`` are properties)::
 
     %g = "irad.grad"(%x, %y) <{callee = @f, wrt = [0 : i64]}> : (f64, f64) -> f64
@@ -104,6 +116,7 @@ from xdsl.traits import (
     MemoryFreeEffect,
     MemoryReadEffect,
     MemoryWriteEffect,
+    Pure,
     SymbolTable,
 )
 from xdsl.utils.exceptions import VerifyException
@@ -932,11 +945,95 @@ class ShadowMergeOp(IRDLOperation):
         super().__init__(operands=[into, other], result_types=[TAPE])
 
 
+class ScanOp(IRDLOperation, ABC):
+    """An op along one axis of tensors of one type (``axis``, ``reverse``),
+    written ``%y = irad.<op> %x, ... {axis = 0 : i64, reverse} : type``."""
+
+    axis = prop_def(IntegerAttr[I64])
+    reverse = opt_prop_def(UnitAttr)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    def __init__(self, operands: Sequence[SSAValue], axis: int, reverse: bool = False):
+        properties = {"axis": IntegerAttr(axis, i64)}
+        if reverse:
+            properties["reverse"] = UnitAttr()
+        super().__init__(operands=list(operands), result_types=[operands[0].type], properties=properties)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ScanOp:
+        operands = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        type_ = parser.parse_type()
+        operands = parser.resolve_operands(operands, [type_] * len(operands), parser.pos)
+        axis = attributes.pop("axis", None)
+        if not isinstance(axis, IntegerAttr):
+            parser.raise_error(f"{cls.name} needs an integer attribute `axis`")
+        reverse = attributes.pop("reverse", None)
+        op = cls(*operands, axis.value.data, reverse is not None)
+        op.attributes.update(attributes)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.operands, printer.print_operand)
+        extra = {"axis": self.axis, **({"reverse": UnitAttr()} if self.reverse else {}), **self.attributes}
+        printer.print_op_attributes(extra)
+        printer.print_string(" : ")
+        printer.print_attribute(self.output.type)
+
+    @property
+    def axis_value(self) -> int:
+        return self.axis.value.data
+
+    def verify_(self) -> None:
+        t = self.output.type
+        for v in self.operands:
+            if v.type != t:
+                raise VerifyException(f"{self.name}: the operand type {v.type} is not the result's {t}")
+        if not 0 <= self.axis_value < len(t.get_shape()):
+            raise VerifyException(f"{self.name}: axis {self.axis_value} is not an axis of {t}")
+        if not isinstance(t.element_type, (IntegerType, Float32Type, Float64Type)):
+            raise VerifyException(f"{self.name}: elements of {t.element_type} are neither integers nor floats")
+
+
+@irdl_op_definition
+class CumsumOp(ScanOp):
+    """The inclusive cumulative sum of a tensor along ``axis``, front to back
+    as np.cumsum (in this order, so floats round as numpy's sequential sum
+    does), or back to front with ``reverse``. The backends compute it in one
+    pass (irad/ir/scan.py); its adjoint is the same op with ``reverse``
+    flipped (passes/ad/derivatives/tensor.py)."""
+
+    name = "irad.cumsum"
+    input = operand_def(TensorType)
+
+    def __init__(self, x: SSAValue, axis: int, reverse: bool = False):
+        super().__init__([x], axis, reverse)
+
+
+@irdl_op_definition
+class LinearScanOp(ScanOp):
+    """The first-order linear recurrence h[k] = a[k] h[k-1] + b[k] along
+    ``axis`` (h before the first element is 0, so h[0] = b[0] and a[0] is not
+    read), or h[k] = a[k] h[k+1] + b[k] back to front with ``reverse``:
+    np.cumprod (a = x, b = x's first element) and its derivatives, in one
+    pass, products only (no division: exact where an element is 0)."""
+
+    name = "irad.linear_scan"
+    a = operand_def(TensorType)
+    b = operand_def(TensorType)
+
+    def __init__(self, a: SSAValue, b: SSAValue, axis: int, reverse: bool = False):
+        super().__init__([a, b], axis, reverse)
+
+
 IRAD = Dialect(
     "irad",
     [
         GradOp, ValueAndGradOp, VjpOp, VjpSplitOp, JvpOp, VmapOp, TapeCreateOp, TapePushOp, TapeReadOp, TapeReserveOp, TapeFreeOp,
-        ShadowCreateOp, ShadowAddOp, ShadowReadOp, ShadowMergeOp,
+        ShadowCreateOp, ShadowAddOp, ShadowReadOp, ShadowMergeOp, CumsumOp, LinearScanOp,
     ],
     [],
 )

@@ -17,6 +17,9 @@ What each op computes is MLIR's definition as mlir-opt 22 lowers it; in
 particular `math.clampf` is `maximumf(minimumf(x, lo), hi)`, which is
 how MLIR 22.1 documents and expands it (`--math-expand-ops=ops=clampf`).
 
+`expand_for_llvm` also writes irad's array ops, `irad.cumsum` and
+`irad.linear_scan`, as the scf.for loop nests mlir-opt lowers (irad/ir/scan.py).
+
 MLIR 22 lowers `math.isinf` and `math.isnormal` to nothing (no conversion to
 LLVM knows them): `expand_for_llvm` rewrites them into comparisons, for
 modules handed to mlir-opt (the native backend, `irad-for-mlir-opt`).
@@ -324,8 +327,13 @@ class _Expm1ToLibm(RewritePattern):
 def expand_for_llvm(module: ModuleOp) -> None:
     """Rewrite, in place, the ops MLIR 22 lowers to nothing, or inaccurately,
     into ops it lowers well: math.isinf(x) = |x| == inf; math.isnormal(x) =
-    tiny <= |x| < inf; math.expm1 a call of libm's expm1 (declared here)."""
+    tiny <= |x| < inf; math.expm1 a call of libm's expm1 (declared here);
+    irad.cumsum and irad.linear_scan their loop nests (irad/ir/scan.py)."""
     from xdsl.dialects import func
+
+    from irad.ir.scan import expand_scans
+
+    expand_scans(module)
 
     declared: dict[str, Attribute] = {}
     patterns = [_ExpandIsInf(), _ExpandIsNormal(), _Expm1ToLibm(declared.setdefault)]

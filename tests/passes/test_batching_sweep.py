@@ -56,7 +56,7 @@ INTEGER = {
 # entries swept elsewhere or refused, with where / why
 ELSEWHERE = {
     "scf.if": "IR below", "scf.for": "IR below", "func.call": "IR below", "scf.while": "refused below",
-    **{name: "refused below (tape)" for name, e in DERIVATIVES.items() if name.startswith("irad.")},
+    **{name: "refused below (tape)" for name, e in DERIVATIVES.items() if name.startswith(("irad.tape", "irad.shadow"))},
     "arith.constant": "no operands: never batched",
     "math.round": "refused: SCALAR_ONLY",
     # classified piecewise constant, never emitted by irad on batched values yet

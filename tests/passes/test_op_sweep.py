@@ -28,6 +28,7 @@ from xdsl.parser import Parser
 
 from irad.backends.python.translate import compile_module
 from irad.ir import gather as G
+from irad.ir import scan as S
 from irad.ir import contraction as C
 from irad.ir import tensor as T
 from irad.ir.builder import IRBuilder
@@ -338,6 +339,19 @@ STRUCTURAL: dict[str, list[tuple[str, list, tuple, Build]]] = {
         ("contraction: float32", [TensorType(f32, [2, 3]), TensorType(f32, [3])], (WIDE, WIDE),
          lambda b, a: C.contract(b, a, ["ij", "j"], "i")),
     ],
+    "irad.cumsum": [
+        (f"axis {axis}{' reversed' if reverse else ''} of {t}", [t], (WIDE,),
+         (lambda axis, reverse: lambda b, a: S.cumsum(b, a[0], axis, reverse))(axis, reverse))
+        for t, axis, reverse in ((_vector(4), 0, False), (_vector(4), 0, True), (MATRIX, 1, False),
+                                 (MATRIX, 0, True), (TensorType(f32, [2, 3]), 1, False))
+    ],
+    "irad.linear_scan": [
+        (f"axis {axis}{' reversed' if reverse else ''} of {t}", [t, t], (WIDE, WIDE),
+         (lambda axis, reverse: lambda b, a: S.linear_scan(b, a[0], a[1], axis, reverse))(axis, reverse))
+        for t, axis, reverse in ((_vector(4), 0, False), (_vector(4), 0, True), (MATRIX, 1, False),
+                                 (MATRIX, 0, True), (TensorType(f32, [2, 3]), 1, False))
+    ] + [("cumprod with a zero", [_vector(4)], (WIDE,),
+          lambda b, a: S.cumprod(b, b.mul(a[0], T.dense(b, np.array([1.0, 0.0, 1.0, 1.0]), _vector(4))), 0))],
     "tensor.splat": [("to (3,)", [f64], (WIDE,), lambda b, a: T.splat(b, a[0], (3,)))],
     "tensor.reshape": [("(2, 3) to (3, 2)", [MATRIX], (WIDE,), lambda b, a: T.reshape(b, a[0], (3, 2)))],
     "tensor.extract": [("[1]", [_vector(3)], (WIDE,), lambda b, a: b.op(tensor.ExtractOp(a[0], [_index(b, 1)], f64)))],

@@ -25,7 +25,8 @@ math, the scf control flow), which runs in IREE's VM. Three kinds of rewrite:
   log(x + sqrt(x^2 + 1)) lose all accuracy near 0 and for negative x.
   Ops inside array kernels are left alone: LLVM compiles those.
 - **Tensor ops (a miscompile and a refusal).** `tensor.insert` into a tensor
-  of rank 2 or more and an f64 `tensor.splat`.
+  of rank 2 or more and an f64 `tensor.splat`; and irad's `irad.cumsum`,
+  which IREE does not know, as tensor ops.
 """
 
 from __future__ import annotations
@@ -60,14 +61,16 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from irad.backends import blocked_sums
+from irad.ir import scan as S
 from irad.ir.builder import IRBuilder
+from irad.ir.dialect import CumsumOp
 
 
 def for_iree(module: ModuleOp) -> ModuleOp:
     """A copy of `module` with what IREE 3.13 miscompiles or refuses written
     in forms it takes."""
     module = module.clone()
-    walker = GreedyRewritePatternApplier([_InsertAsSlice(), _SplatAsFill(), _HostMath()])
+    walker = GreedyRewritePatternApplier([_CumsumAsTensorOps(), _InsertAsSlice(), _SplatAsFill(), _HostMath()])
     PatternRewriteWalker(walker, apply_recursively=False).rewrite_module(module)
     branches_as_selects(module)
     widen_carried_scalars(module)
@@ -430,6 +433,16 @@ def _truncf_in_a_kernel(op: arith.TruncFOp) -> list[Operation]:
 
 
 # ---- tensor ops -------------------------------------------------------------------------
+class _CumsumAsTensorOps(RewritePattern):
+    """`irad.cumsum` as the blocked scan of tensor ops (irad/ir/scan.py): IREE
+    runs linalg kernels, and the native backend's loop nest of scalar inserts
+    would run element by element in its VM."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: CumsumOp, rewriter: PatternRewriter, /):
+        rewriter.replace(op, [], [S.blocked_cumsum(IRBuilder(before=op), op)])
+
+
 class _InsertAsSlice(RewritePattern):
     """`tensor.insert` into a tensor of rank 2 or more as a one-element
     `tensor.insert_slice`: IREE 3.13 on llvm-cpu writes the scalar to several

@@ -382,6 +382,49 @@ def fresh(v) -> bool:
     )
 
 
+def _carried(h: np.ndarray, products: np.ndarray, carry: np.ndarray) -> np.ndarray:
+    """h + products * carry, but h where the carry is 0 and a block's product
+    overflowed: the recurrence never forms that product, so no inf * 0 = NaN."""
+    moved = h + products * carry
+    if not np.issubdtype(h.dtype, np.floating):
+        return moved
+    return np.where((carry == 0) & ~np.isfinite(products), h, moved).astype(h.dtype, copy=False)
+
+
+def linear_scan(a: np.ndarray, b: np.ndarray, axis: int, reverse: bool) -> np.ndarray:
+    """h[k] = a[k] h[k-1] + b[k] along the axis (irad.linear_scan), with about
+    2 sqrt(n) numpy steps: the axis in blocks, each block's recurrence from 0
+    run position by position for all blocks at once, then the blocks' ends
+    chained in order, then each block's carry times the products of its a
+    added in (`_carried`)."""
+    a, b = np.moveaxis(a, axis, 0), np.moveaxis(b, axis, 0)
+    if reverse:
+        a, b = a[::-1], b[::-1]
+    n, rest = b.shape[0], b.shape[1:]
+    if n == 0:
+        return np.moveaxis(b.copy(), 0, axis)
+    size = math.isqrt(n)
+    blocks = -(-n // size)
+    padding = [(0, blocks * size - n)] + [(0, 0)] * len(rest)
+    a = np.pad(a, padding, constant_values=1).reshape(blocks, size, *rest)
+    h = np.pad(b, padding).reshape(blocks, size, *rest)
+    products = a.copy()
+    with np.errstate(over="ignore", invalid="ignore"):
+        for k in range(1, size):
+            h[:, k] += a[:, k] * h[:, k - 1]
+            products[:, k] *= products[:, k - 1]
+        carry = np.zeros_like(h[0, 0])
+        carries = np.empty_like(h[:, 0])
+        for q in range(blocks):
+            carries[q] = carry
+            carry = _carried(h[q, -1], products[q, -1], carry)
+        h = _carried(h, products, carries[:, None])
+    h = h.reshape(blocks * size, *rest)[:n]
+    if reverse:
+        h = h[::-1]
+    return np.ascontiguousarray(np.moveaxis(h, 0, axis))
+
+
 NAMESPACE: dict[str, Any] = {
     "np": np,
     "_frozen": _frozen,
@@ -390,6 +433,7 @@ NAMESPACE: dict[str, Any] = {
     "_record_as": _record_as,
     "_insert": _insert,
     "_scatter_along": _scatter_along_axis,
+    "_linear_scan": linear_scan,
     "_erf_array": _libm_elementwise(math.erf),
     "_erfc_array": _libm_elementwise(math.erfc),
     # np.dot and np.vdot without numpy's `__array_function__` dispatcher, a Python
@@ -555,6 +599,21 @@ def _insert_slice(tr, op):
 
 def _concat(tr, op):
     return f"np.concatenate(({''.join(v + ', ' for v in tr.operands(op))}), axis={op.dim.value.data})"
+
+
+def _cumsum(tr, op):
+    """np.cumsum along the axis; reversed, on the axis read backwards (views)."""
+    (x,) = tr.operands(op)
+    axis = op.axis_value
+    if op.reverse is None:
+        return f"np.cumsum({x}, axis={axis})"
+    back = ":, " * axis + "::-1"
+    return f"np.cumsum({x}[{back}], axis={axis})[{back}]"
+
+
+def _linear_scan(tr, op):
+    a, b = tr.operands(op)
+    return f"_linear_scan({a}, {b}, {op.axis_value}, {op.reverse is not None})"
 
 
 def _from_elements(tr, op):
@@ -945,6 +1004,8 @@ ARRAY_OPS: dict[str, Emitter] = {
     "tensor.insert_slice": _insert_slice,
     "tensor.concat": _concat,
     "tensor.from_elements": _from_elements,
+    "irad.cumsum": _cumsum,
+    "irad.linear_scan": _linear_scan,
     "linalg.broadcast": _broadcast,
     "linalg.reduce": _reduce,
     "linalg.transpose": _transpose,

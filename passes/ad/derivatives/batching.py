@@ -33,6 +33,7 @@ from xdsl.ir.affine import AffineDimExpr, AffineMap
 
 from irad.ir import contraction as C
 from irad.ir import gather as G
+from irad.ir import scan as S
 from irad.ir import tensor as T
 from irad.ir.types import is_float
 
@@ -134,6 +135,15 @@ def reshape(b, op: Operation) -> list[SSAValue]:
     b.unbatched(op.operands[1], op, "the shape")
     x = b.batched(op.operands[0])
     return [T.reshape(b, x, b.batched_type(op.results[0].type).get_shape())]
+
+
+def cumsum(b, op: Operation) -> list[SSAValue]:
+    return [S.cumsum(b, b.batched(op.input), op.axis_value + 1, op.reverse is not None)]
+
+
+def linear_scan(b, op: Operation) -> list[SSAValue]:
+    a, x = b.batched(op.a), b.batched(op.b)
+    return [S.linear_scan(b, a, x, op.axis_value + 1, op.reverse is not None)]
 
 
 def _mixed(static, dynamic) -> list:

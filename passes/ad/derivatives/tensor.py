@@ -4,8 +4,11 @@ Each op is one entry with both rules, the reverse rule decorated and its
 forward rule beside it (the interfaces are in registry.py):
 
 - structural ops (broadcast, splat, reshape, transpose, extract, inserts,
-  slices, concat, from_elements) are linear in their data operands: the tangent
+  slices, concat, from_elements, irad.cumsum) are linear in their data operands: the tangent
   is the same op on the tangents, the cotangent the transposed map;
+- irad.linear_scan (np.cumprod) is linear in b and bilinear in (a, h):
+  its cotangent is the recurrence run the other way, its tangent the same
+  recurrence driven by the tangents;
 - reductions: a sum is linear; max/min share the derivative among the elements
   that attain it; a product's is prod / x per element;
 - matmul is bilinear: tA B + A tB forwards, dC B^T and A^T dC backwards;
@@ -30,6 +33,7 @@ from xdsl.ir import Operation, SSAValue
 
 from irad.base.errors import DifferentiationError
 from irad.ir import gather as G
+from irad.ir import scan as S
 from irad.ir import tensor as T
 from irad.ir.locations import location
 from irad.passes.ad.derivatives import batching, contraction
@@ -149,6 +153,37 @@ def _transpose(b, op, dy):
     perm = op.permutation.get_values()
     inverse = [perm.index(i) for i in range(len(perm))]
     return _none(op, [T.transpose(b, dy, inverse)])
+
+
+@structural("irad.cumsum", operands=(0,), batch=batching.cumsum)
+def _cumsum(b, op, dy):
+    # y = L x with L triangular of ones: x's cotangent is L^T dy, the cumsum the other way
+    return [S.cumsum(b, dy, op.axis_value, reverse=op.reverse is None)]
+
+
+def _linear_scan_tangent(b, op: Operation) -> SSAValue:
+    # dh[k] = a[k] dh[k-1] + (da[k] h[k-1] + db[k]): the same recurrence
+    axis, reverse = op.axis_value, op.reverse is not None
+    drive = b.tangents.get(op.b)
+    if op.a in b.tangents:
+        before = S.shifted(b, b.primal(op.results[0]), axis, later=not reverse)
+        moved = b.mul(b.tangents[op.a], before)
+        drive = moved if drive is None else b.add(drive, moved)
+    return S.linear_scan(b, b.primal(op.a), drive, axis, reverse)
+
+
+@derivative("irad.linear_scan", forward=_linear_scan_tangent, operands=(0, 1), batch=batching.linear_scan)
+def _linear_scan(b, op, dy):
+    # h = M(a) x, M lower triangular with M[k, j] = a[j+1] ... a[k]: x's cotangent is
+    # M^T dy, the recurrence the other way with each a one place back; a[k]'s is
+    # that cotangent times h[k-1], the value a[k] multiplied
+    axis, reverse = op.axis_value, op.reverse is not None
+    a = b.primal(op.a)
+    back = S.linear_scan(b, S.shifted(b, a, axis, later=reverse), dy, axis, not reverse)
+    da = None
+    if b.is_active(op.a):
+        da = b.mul(back, S.shifted(b, b.primal(op.results[0]), axis, later=not reverse))
+    return [da, back if b.is_active(op.b) else None]
 
 
 def _matmul_tangent(b, op: Operation) -> SSAValue:
