@@ -15,9 +15,12 @@ column is the median wall time; the native object cache is off
 measurements the native backend's background -O2 compile (tiers.py) is
 waited for, so it never shares the cores with a measured call.
 
-"stages" splits the native first call by the `irad` logger's stage records
-(irad.config's `log_compile`, docs/backends/native.md#progress-logging):
-lowering, differentiation + optimisation, mlir-opt + mlir-translate, LLVM.
+"native stages" splits the native first call by the `irad` logger's stage
+records (irad.config's `log_compile`; docs/backends/native.md, "First calls:
+warm tools and progress logging"): lowering, differentiation, optimisation,
+preparing for mlir-opt, mlir-opt and mlir-translate, LLVM parse and link,
+LLVM -O0 (tier 0); medians, wall ms. The rest of a first call (the entry,
+the call itself, starting the background -O2 compile) is not in a stage.
 """
 
 from __future__ import annotations
@@ -86,7 +89,7 @@ def table(rows: list[dict]) -> list[str]:
     lines = ["| workload | native ms | numpy backend ms | JAX jit(grad) ms | native / JAX | numpy backend / JAX | "
              "native stages ms |", "|---|---|---|---|---|---|---|"]
     for r in rows:
-        stages = ", ".join(f"{k} {ms(v)}" for k, v in r["stages"].items())
+        stages = ", ".join(f"{k} {ms(v)}" for k, v in r["stages"].items() if "background" not in k)
         lines.append(f"| {r['workload']} | {ms(r['native'])} | {ms(r['python'])} | {ms(r['jax'])} | "
                      f"{r['native'] / r['jax']:.2f} | {r['python'] / r['jax']:.2f} | {stages} |")
     return lines
