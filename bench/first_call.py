@@ -8,8 +8,10 @@ gradient (imports and one-time set-up are not first-call latency), then, for
 each of bench/native.py's issue rows (GMM, MLP, logistic regression, LSTM
 loop, attention), times REPEATS (default 3) first calls of a *fresh* function
 object (the workload's builder called again, so no cache of irad's or JAX's
-holds it): `irad.grad(f, backend="native")(*args)`, the same with the numpy
-backend, and `jax.jit(jax.grad(f))(*args)` until its result is ready. Each
+holds it): `irad.grad(f, backend="native")(*args)` (mlir-opt and
+mlir-translate started by the compile before, irad/backends/native/warm_tools.py),
+the same with the tools started cold (the waiting pair ended first, as for a
+process's first compile), the same with the numpy backend, and `jax.jit(jax.grad(f))(*args)` until its result is ready. Each
 column is the median wall time; the native object cache is off
 (IRAD_NATIVE_CACHE=0: a cache hit is not a first call). Between two
 measurements the native backend's background -O2 compile (tiers.py) is
@@ -42,7 +44,7 @@ from native import WORKLOADS, prepare  # noqa: E402
 from timing import optional  # noqa: E402
 
 import irad  # noqa: E402
-from irad.backends.native import tiers  # noqa: E402
+from irad.backends.native import tiers, warm_tools  # noqa: E402
 
 REPEATS = int(os.environ.get("REPEATS", "3"))
 ROWS = ("GMM d=10 K=25 N=1000", "MLP 256×64", "logistic regression N=5000", "LSTM h=32", "attention 64×32")
@@ -70,12 +72,16 @@ def timed(call) -> float:
 def measure(label: str, make, args, argnums, jax, stages: Stages) -> dict:
     import jax.numpy as jnp
 
-    times: dict[str, list[float]] = {"native": [], "python": [], "jax": []}
+    times: dict[str, list[float]] = {"native": [], "native cold": [], "python": [], "jax": []}
     split: list[dict[str, float]] = []
     for _ in range(REPEATS):
         stages.seconds = {}
         times["native"].append(timed(lambda: irad.grad(make(np), argnums, backend="native")(*args)))
         split.append(stages.seconds)
+        stages.seconds = {}  # (the cold call's stages are not kept)
+        tiers.wait_all()
+        warm_tools.discard()  # the tools started by the call, as a process's first compile does
+        times["native cold"].append(timed(lambda: irad.grad(make(np), argnums, backend="native")(*args)))
         tiers.wait_all()
         times["python"].append(timed(lambda: irad.grad(make(np), argnums, backend="python")(*args)))
         times["jax"].append(timed(lambda: [v.block_until_ready() for v in jax.jit(jax.grad(make(jnp), argnums))(*args)]))
@@ -86,12 +92,13 @@ def measure(label: str, make, args, argnums, jax, stages: Stages) -> dict:
 
 def table(rows: list[dict]) -> list[str]:
     ms = lambda s: f"{s * 1e3:.0f}"  # noqa: E731
-    lines = ["| workload | native ms | numpy backend ms | JAX jit(grad) ms | native / JAX | numpy backend / JAX | "
-             "native stages ms |", "|---|---|---|---|---|---|---|"]
+    lines = ["| workload | native ms | native, tools cold ms | numpy backend ms | JAX jit(grad) ms | native / JAX | "
+             "tools cold / JAX | numpy backend / JAX | native stages ms |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         stages = ", ".join(f"{k} {ms(v)}" for k, v in r["stages"].items() if "background" not in k)
-        lines.append(f"| {r['workload']} | {ms(r['native'])} | {ms(r['python'])} | {ms(r['jax'])} | "
-                     f"{r['native'] / r['jax']:.2f} | {r['python'] / r['jax']:.2f} | {stages} |")
+        lines.append(f"| {r['workload']} | {ms(r['native'])} | {ms(r['native cold'])} | {ms(r['python'])} | "
+                     f"{ms(r['jax'])} | {r['native'] / r['jax']:.2f} | {r['native cold'] / r['jax']:.2f} | "
+                     f"{r['python'] / r['jax']:.2f} | {stages} |")
     return lines
 
 

@@ -57,7 +57,7 @@ def test_passes_become_a_pipeline():
 
 
 def _cold(text: str, passes) -> str:
-    warm_tools._at_exit()  # no pair waits
+    warm_tools.discard()  # no pair waits
     return native.lower_to_llvm_ir(text, passes)
 
 

@@ -143,7 +143,8 @@ def prepare(opt: str, translate: str) -> None:
 
 
 @atexit.register
-def _at_exit() -> None:
+def discard() -> None:
+    """End the waiting pair, if any (at exit; bench/first_call.py's cold column)."""
     global _waiting
     with _lock:
         pair, _waiting = _waiting, None
