@@ -434,7 +434,8 @@ def lower_to_llvm_ir(mlir_text: str, passes: Sequence[str] = LOWERING) -> str:
     what it reads, so a pass that broke the module still fails the compile,
     and with irad.config's `keep_failed_modules` (debugging) every pass is checked.
     The two run as a pair started before it was needed, when one waits
-    (warm_tools.py: 60-70 ms less on a medium gradient's first call)."""
+    (warm_tools.py: their start-up, 77 ms of CPU for the two, is not on the
+    compile's path)."""
     with progress.stage("mlir-opt and mlir-translate"):
         return _lower_with_tools(mlir_text, passes)
 
