@@ -4,8 +4,8 @@
   (func.func passes nested); anything else is not run warm.
 - A started pair gives the LLVM IR a cold run gives, on a tensor module and a
   scalar one, and is used once; a native compile starts the next pair.
-- A module mlir-opt rejects fails through a pair as it does cold: a
-  BackendError naming the tool with its diagnostics.
+- A module mlir-opt rejects fails through a pair as it does cold (lowered
+  again cold): a BackendError naming the tool with its diagnostics.
 - A second gradient (through the pair) agrees with central differences.
 - A forked child neither uses the parent's pair nor holds its pipes open (the
   parent's compile would wait for its end).
@@ -61,12 +61,14 @@ def _cold(text: str, passes) -> str:
     return native.lower_to_llvm_ir(text, passes)
 
 
-def _warm(text: str, passes) -> str:
+def _warm(text: str, passes, succeeds: bool = True) -> str:
+    """The LLVM IR lowered through a started pair (which `succeeds`, or fails and the module is lowered cold)."""
     warm_tools.prepare(native.require_tool("mlir-opt"), native.require_tool("mlir-translate"))
     pair = warm_tools._waiting
     assert pair is not None
     out = native.lower_to_llvm_ir(text, passes)
-    assert warm_tools._waiting is None and pair.opt.returncode == 0  # it was this compile's
+    assert warm_tools._waiting is None  # it was this compile's
+    assert (pair.opt.returncode == 0 and pair.translate.returncode == 0) == succeeds
     return out
 
 
@@ -140,3 +142,13 @@ def test_a_forked_child_holds_no_pipe_of_the_parents_pair():
         os.close(read)
         os.kill(pid, 9)  # the child this test forked, by its pid
         os.waitpid(pid, 0)
+
+
+@pytest.mark.native
+@needs_native
+def test_a_pair_that_fails_on_its_own_is_not_trusted(monkeypatch):
+    cold = _cold(SCALARS, PASSES["scalars"])
+    real = warm_tools.pipeline_resource
+    monkeypatch.setattr(warm_tools, "pipeline_resource", lambda pipeline, verify_each: real(
+        "builtin.module(no-such-pass)", verify_each))
+    assert _warm(SCALARS, PASSES["scalars"], succeeds=False) == cold

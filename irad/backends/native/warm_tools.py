@@ -9,7 +9,10 @@ both then blocked reading their input, started up. mlir-opt takes its pass
 pipeline from the input itself (`pipeline_resource`: the `mlir_reproducer`
 resource that --run-reproducer reads), so one started pair serves any
 module. The passes and the tools are the same as a cold run's, so is the
-LLVM IR (tests/backends/test_native_warm_tools.py compares them).
+LLVM IR (tests/backends/test_native_warm_tools.py compares them). A
+pair that fails is not trusted with the error: the module is lowered again
+cold, which reports it (or, should the pair have failed for a reason of its
+own, lowers it).
 
 At most one pair waits, per process (the pid it was started in): a forked
 child closes its copies of the pair's pipes (else the parent's mlir-opt
