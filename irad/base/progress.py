@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Iterator
 
-from irad.base import config
+from irad.base import config, recursion
 
 logger = logging.getLogger("irad")
 SLOW_SECONDS = 10.0
@@ -79,11 +79,13 @@ def compiling(what: str) -> Iterator[None]:
     start = time.perf_counter()
     timer = threading.Timer(SLOW_SECONDS, _slow, (what, start, stages))
     timer.daemon = True
+    timer.name = recursion.SHALLOW_THREAD_PREFIX + "compile-watchdog"
     timer.start()
     try:
         yield
     finally:
         timer.cancel()
+        timer.join()
     if enabled():
         logger.info("compiled %s in %.3f s", what, time.perf_counter() - start)
 
