@@ -102,6 +102,7 @@ bench: $(PY)
 	$(PY) bench/scaling.py
 	$(PY) bench/vmap.py
 	$(PY) bench/cumsum_gradient.py
+	$(PY) bench/first_call.py
 
 bench-all: bench
 	$(PIP) install -e '.[iree]'

@@ -32,6 +32,7 @@ from irad.backends import Backend, check_backend
 from irad.base import config
 from irad.backends.entry import ArrayKind, EntryPlan
 from irad.compiled import Compiled, cached, current, run_compiled, variant
+from irad import compiled as compiled_code
 from irad.base.pytrees import INT64, SCALARS, Node, Tree, leaf_types, tuple_tree, unflatten
 from irad.ir.types import is_differentiable
 from irad.pickling import reduced
@@ -81,6 +82,14 @@ class TransformationFunction(Transformation):
             if value is not None and not (isinstance(value, (tuple, list, set, frozenset)) and not value):
                 keywords[name] = value
         return reduced(make, args, keywords)
+
+    def wait_optimised(self, timeout: float | None = None) -> bool:
+        """Wait until the native code compiled so far runs at -O2: the first
+        call runs code compiled at -O0 while -O2 compiles in the background
+        (tiered compilation, docs/backends/native.md). True at once on other
+        backends; False if a background compile failed (calls keep running
+        the -O0 code, with the same results)."""
+        return compiled_code.wait_optimised(self.f, self.kind, timeout)
 
     def lower(self, *args, **kwargs) -> ModuleOp:
         """The differentiated, optimised module the backend runs for these argument types."""
@@ -157,15 +166,6 @@ class _GradFunction(TransformationFunction):
 
     def __call__(self, *args, **kwargs):
         return self._general(args, kwargs)
-
-    def wait_optimised(self, timeout: float | None = None) -> bool:
-        """Wait until the native code compiled so far runs at -O2: the first
-        call runs code compiled at -O0 while -O2 compiles in the background
-        (tiered compilation, docs/backends/native.md). True at once on other
-        backends; False if a background compile failed (calls keep running
-        the -O0 code, with the same results)."""
-        codes = {id(compiled.code): compiled.code for variants in self._by_signature.values() for compiled in variants}
-        return all([code.wait_optimised(timeout) for code in codes.values()])
 
     def _general(self, args: tuple, kwargs: dict):
         """A call the entry does not take: the first with these argument types,
@@ -371,6 +371,10 @@ class Pullback:
         self.compiled, self.residuals = compiled, residuals
         # the primals vjp was given: one cotangent each (the defaults after them get none, as in JAX)
         self.given = min(given, len(signature.children))
+
+    def wait_optimised(self, timeout: float | None = None) -> bool:
+        """As a gradient's `wait_optimised`, for the code this pullback runs."""
+        return self.compiled.code.wait_optimised(timeout)
 
     def __call__(self, cotangent):
         compiled = self.compiled

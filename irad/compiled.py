@@ -23,9 +23,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 
 from irad.backends.protocol import CompiledModule
-from irad.base import config
+from irad.base import config, progress
 from irad.base.errors import IradError, IradWarning
 from irad.frontend.globals import NO_GLOBALS, HiddenGlobals
+from irad.frontend.source import name_of
 from irad.frontend.transformations import Transformation
 from irad.base.pytrees import Tree
 from irad.base.gc_pause import gc_paused
@@ -66,6 +67,17 @@ def _keys_of(f) -> tuple[dict, object]:
         return _CACHE.setdefault(root, {}), tuple(around)
     except TypeError:  # not weakly referable, or unhashable (a dataclass with __call__: by identity)
         return _HELD.setdefault(_Identity(root) if _unhashable(root) else root, {}), tuple(around)
+
+
+def wait_optimised(f, kind: str, timeout: float | None = None) -> bool:
+    """Wait until the code compiled so far for the transformation `kind` of
+    `f` (key[0] and key[1] of `cached`'s keys) runs its final code (native:
+    -O2, tiers.py); False if a background compile failed (its calls keep
+    running the quicker code, with the same results)."""
+    keys, around = _keys_of(f)
+    codes = {id(c.code): c.code for rest, variants in list(keys.items()) if rest[:2] == (around, kind)
+             for c in variants if c.code is not None}
+    return all([code.wait_optimised(timeout) for code in codes.values()])
 
 
 def current(variants: list[Compiled]) -> tuple[Compiled, tuple] | None:
@@ -122,7 +134,7 @@ def _warn_recompiles(last: Compiled) -> None:
 def cached(key: tuple, build: Callable[[], Compiled]) -> tuple[Compiled, tuple]:
     """The compiled code for `key` and the current values of its hidden arrays."""
     def build_paused() -> Compiled:
-        with gc_paused():
+        with gc_paused(), progress.compiling(f"{key[1]} of {name_of(key[0])}"):
             return in_large_chunk(build)
 
     keys, around = _keys_of(key[0])

@@ -27,7 +27,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass, PassPipeline
 
-from irad.base import config
+from irad.base import config, progress
 from irad.frontend import lower_function
 from irad.frontend.globals import HiddenGlobals
 from irad.frontend.lowering import as_signature
@@ -36,7 +36,7 @@ from irad.frontend.transformations import Transformation, entry_block, entry_fun
 from irad.ir.dialect import JvpOp, VjpSplitOp, make_context
 from irad.ir.metadata import AUGMENTED, PULLBACK, generated_name
 from irad.ir.types import is_differentiable
-from irad.passes.pipelines import Options, autodiff_passes
+from irad.passes.pipelines import Options, autodiff_passes, optimise_passes
 from irad.rules import default_table
 from irad.universe import IRAD_UNIVERSE
 
@@ -82,13 +82,29 @@ def run(module: ModuleOp, passes: tuple[ModulePass, ...] | str) -> None:
         module.verify()
 
 
+def rewrite(module: ModuleOp, opts: Options) -> None:
+    """`autodiff_passes(opts)` on `module`: its requests rewritten, then the
+    result optimised, each a stage of the progress log (irad/base/progress.py)."""
+    passes = autodiff_passes(opts)
+    at = len(passes) - len(optimise_passes(opts))
+    for name, group, after in (("differentiation", passes[:at], passes[at:at + 1]), ("optimisation", passes[at:], ())):
+        def callback(previous, module, following, after=after):  # AFTER_PASS sees one pipeline
+            _after_pass(previous, module, following if following is not None else next(iter(after), None))
+
+        with progress.stage(name):
+            PassPipeline(group, callback).apply(context(), module)
+    if config.read("verify"):
+        module.verify()
+
+
 def lowered(f, signature, table=None) -> tuple[ModuleOp, str, HiddenGlobals, Tree]:
     """The frontend's module of `f` (a function or a Transformation) for
     `signature` (the tree of its arguments), verified when `verify` is on (the
     tests), so invalid IR from the frontend fails where it is built; its
     entry's name, the global arrays it takes after the signature's leaves and
     the tree of its results."""
-    module, name, hidden, results = lower_function(f, signature, default_table() if table is None else table)
+    with progress.stage("lowering"):
+        module, name, hidden, results = lower_function(f, signature, default_table() if table is None else table)
     if config.read("verify"):
         module.verify()
     return module, name, hidden, results
@@ -103,7 +119,7 @@ def transformation_module(t: Transformation, signature: Node, opts: Options) -> 
     its entry's name, the global arrays the entry takes after the signature's
     leaves, and the tree of its results."""
     module, entry, hidden, results = lowered(t, as_signature(signature))
-    run(module, autodiff_passes(opts))
+    rewrite(module, opts)
     return module, entry, hidden, results
 
 
@@ -143,7 +159,7 @@ def vjp_requests(f: Callable, signature: Node, has_aux: bool) -> tuple[ModuleOp,
 def vjp_module(f: Callable, signature: Node, has_aux: bool, opts: Options) -> tuple[ModuleOp, str, str, Tree, HiddenGlobals, Tree | None]:
     """`vjp_requests`, rewritten and optimised."""
     found = vjp_requests(f, signature, has_aux)
-    run(found[0], autodiff_passes(opts))
+    rewrite(found[0], opts)
     return found
 
 
@@ -174,5 +190,5 @@ def jvp_requests(f: Callable, signature: Node, wrt: tuple[int, ...]) -> tuple[Mo
 def jvp_module(f: Callable, signature: Node, wrt: tuple[int, ...], opts: Options) -> tuple[ModuleOp, str, Tree, HiddenGlobals]:
     """`jvp_requests`, rewritten and optimised."""
     found = jvp_requests(f, signature, wrt)
-    run(found[0], autodiff_passes(opts))
+    rewrite(found[0], opts)
     return found

@@ -114,6 +114,10 @@ _DECLARED = (
            "verify the module every pipeline leaves (the tests turn it on; a whole-module verify is a tenth of "
            "compile time on large call trees)",
            cache_key=False),
+    Switch("log_compile", "IRAD_LOG_COMPILE", "bool", False,
+           "log each compile stage's time (lowering, differentiation, optimisation, mlir-opt and mlir-translate, "
+           "LLVM) to the `irad` logger at INFO level, printed to stderr if no handler is configured",
+           cache_key=False),
     # ---- the native backend: finding the tools and libraries
     Switch("mlir_opt", "IRAD_MLIR_OPT", "str", "",
            "the mlir-opt to run (empty: the one on PATH, else /usr/lib/llvm-22/bin's)",

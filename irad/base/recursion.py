@@ -12,7 +12,8 @@ error: Cannot recover from stack overflow": the RecursionError cannot even be
 raised). So `deep_recursion` raises it (never lowers it) on entry, counts the
 blocks open in all threads, and restores the earlier limit only when the last
 one closes while the calling thread is the only thread of the process (then no
-other thread can be deep). With other threads alive it stays raised: a server
+other thread can be deep), irad's shallow threads aside (the compile watchdog
+of progress.py, which only sleeps and logs). With other threads alive it stays raised: a server
 calling irad from threads keeps the higher limit for its lifetime.
 """
 
@@ -23,6 +24,10 @@ import threading
 from contextlib import contextmanager
 
 DEEP_LIMIT = 60_000
+
+# Threads of irad's that never recurse deeply (progress.py's compile watchdog):
+# one of them running does not keep the limit raised
+SHALLOW_THREAD_PREFIX = "irad-shallow-"
 
 _lock = threading.Lock()
 _open = 0  # deep_recursion blocks open, in all threads
@@ -44,6 +49,14 @@ def deep_recursion(limit: int = DEEP_LIMIT):
     finally:
         with _lock:
             _open -= 1
-            if _open == 0 and _saved is not None and threading.active_count() == 1:
+            if _open == 0 and _saved is not None and _alone():
                 sys.setrecursionlimit(_saved)
                 _saved = None
+
+
+def _alone() -> bool:
+    """No thread runs but this one and shallow ones of irad's (SHALLOW_THREAD_PREFIX)."""
+    if threading.active_count() == 1:
+        return True
+    me = threading.current_thread()
+    return all(t is me or t.name.startswith(SHALLOW_THREAD_PREFIX) for t in threading.enumerate())

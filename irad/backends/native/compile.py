@@ -95,10 +95,11 @@ from irad.backends.native import split_loops as native_split_loops
 
 from irad.backends.native import stack as native_stack
 from irad.backends import blocked_sums
+from irad.backends.native import warm_tools
 from irad.backends.native.llvm_jit import JitModule, signature
 from irad.backends.native.uint_carriers import narrow_carriers
 from irad.backends.native.mlir_tools import INSTALL_HINT, TOOL_SWITCHES, find_tool
-from irad.base import config
+from irad.base import config, progress
 from irad.base.errors import BackendError, IradWarning
 from irad.ir import printing
 from irad.ir.text import module_text
@@ -433,7 +434,15 @@ def lower_to_llvm_ir(mlir_text: str, passes: Sequence[str] = LOWERING) -> str:
     verify the module after each of its two dozen passes (8% of the two
     tools' CPU time on that LSTM; the same output): mlir-translate verifies
     what it reads, so a pass that broke the module still fails the compile,
-    and with irad.config's `keep_failed_modules` (debugging) every pass is checked."""
+    and with irad.config's `keep_failed_modules` (debugging) every pass is checked.
+    The two run as a pair started before it was needed, when one waits
+    (warm_tools.py: their start-up, 77 ms of CPU for the two, is not on the
+    compile's path)."""
+    with progress.stage("mlir-opt and mlir-translate"):
+        return _lower_with_tools(mlir_text, passes)
+
+
+def _lower_with_tools(mlir_text: str, passes: Sequence[str]) -> str:
     opt, translate = require_tool("mlir-opt"), require_tool("mlir-translate")
     verify = () if config.read("keep_failed_modules") else ("--verify-each=false",)
     split = [i for i, p in enumerate(passes) if native_split_loops.threshold_of(p) is not None]
@@ -443,10 +452,16 @@ def lower_to_llvm_ir(mlir_text: str, passes: Sequence[str] = LOWERING) -> str:
                           "lowering to loops with mlir-opt")
         mlir_text = native_split_loops.run_on_text(loops, native_split_loops.threshold_of(passes[at]))
         passes = passes[at + 1:]
-    return _run_tools(
-        [[opt, *passes, *verify, "--emit-bytecode"], [translate, "--mlir-to-llvmir"]], mlir_text,
-        ["lowering to the LLVM dialect with mlir-opt", "mlir-translate --mlir-to-llvmir"],
-    )
+    commands = [[opt, *passes, *verify, "--emit-bytecode"], [translate, "--mlir-to-llvmir"]]
+    what = ["lowering to the LLVM dialect with mlir-opt", "mlir-translate --mlir-to-llvmir"]
+    pipeline = warm_tools.pipeline_text(passes)
+    pair = warm_tools.take(opt, translate) if pipeline is not None else None
+    if pair is None:
+        return _run_tools(commands, mlir_text, what)
+    output, statuses = pair.run(mlir_text + warm_tools.pipeline_resource(pipeline, verify_each=not verify), _TIMEOUT)
+    if any(status != 0 for status, _ in statuses):  # again as a cold run, whose error is the one to report
+        return _run_tools(commands, mlir_text, what)
+    return output.decode()
 
 
 # ---- the C calling convention -----------------------------------------------------
@@ -693,13 +708,14 @@ class NativeModule(CompiledModule):
         self.signatures = {op.sym_name.data: native_call.signature(op) for op in _public_functions(module)}
         if any(sig.has_arrays for sig in self.signatures.values()):
             native_call.numpy_layout()  # a clear error now if numpy arrays cannot be read in place
-        ready, passes = for_mlir_opt(module, tracked=True, destinations=True, split_loops=True)
-        # by irad's name; in `ready` and the object code each is called symbol(name)
-        named = {symbol(name): name for name in self.signatures}
-        self.functions = {named[op.sym_name.data]: op for op in _public_functions(ready)}  # array results are arguments
-        blas = native_blas.call_blas(ready)  # large matrix products call BLAS
-        guards = native_checks.guard(ready)
-        text = module_text(ready)
+        with progress.stage("preparing for mlir-opt"):
+            ready, passes = for_mlir_opt(module, tracked=True, destinations=True, split_loops=True)
+            # by irad's name; in `ready` and the object code each is called symbol(name)
+            named = {symbol(name): name for name in self.signatures}
+            self.functions = {named[op.sym_name.data]: op for op in _public_functions(ready)}  # array results are arguments
+            blas = native_blas.call_blas(ready)  # large matrix products call BLAS
+            guards = native_checks.guard(ready)
+            text = module_text(ready)
         self._mlir = (text, passes)
         # mlir-opt's output is not the same from run to run (the order and names
         # of the globals bufferization makes), so its input decides the cache's
@@ -731,6 +747,7 @@ class NativeModule(CompiledModule):
         )
         failure = ctypes.CFUNCTYPE(ctypes.c_int32)(self.jit.address(native_checks.FAILURE))
         self.checks = native_checks.Checks(guards.messages, failure)
+        warm_tools.prepare(require_tool("mlir-opt"), require_tool("mlir-translate"))  # for the next compile
 
     @functools.cached_property
     def llvm_ir(self) -> str:

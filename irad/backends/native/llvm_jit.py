@@ -20,7 +20,7 @@ from irad.backends.native import object_cache
 from irad.backends.native import tiers
 
 from irad.backends.native import vector_math
-from irad.base import config
+from irad.base import config, progress
 from irad.base.errors import BackendError
 
 LLVMLITE_HINT = "pip install 'irad[native]' (llvmlite >= 0.50)"
@@ -207,24 +207,26 @@ class JitModule:
         self.tiered = tiering
         if self.tiered:
             # tier 0: the same module at -O0, its exported functions called through a global
-            machine = llvm_build.target_machine(llvm, cpu, features, tiers.TIER0_LEVEL)
-            dispatch = tiers.dispatch_ir({name: signature(module, name) for name in exported})
-            module.link_in(llvm_build.parse(llvm, dispatch, machine))
-            self._exported = {name: name + tiers.CALL_SUFFIX for name in exported}
-            self._engine = llvm.create_mcjit_compiler(module, machine)
-            self._engine.finalize_object()
+            with progress.stage("LLVM -O0 (tier 0)"):
+                machine = llvm_build.target_machine(llvm, cpu, features, tiers.TIER0_LEVEL)
+                dispatch = tiers.dispatch_ir({name: signature(module, name) for name in exported})
+                module.link_in(llvm_build.parse(llvm, dispatch, machine))
+                self._exported = {name: name + tiers.CALL_SUFFIX for name in exported}
+                self._engine = llvm.create_mcjit_compiler(module, machine)
+                self._engine.finalize_object()
             self._keep = (machine, module)
             self.upgrade = tiers.Upgrade(
                 self._sources, cpu, features, self._level, (self._cache, self._name), self._load_optimised
             )
             return
-        machine = llvm_build.target_machine(llvm, cpu, features, self._level)
-        self._keep = (machine, module, *llvm_build.optimise(llvm, module, machine, self._level))
-        self._engine = llvm.create_mcjit_compiler(module, machine)
-        self._engine.set_object_cache(
-            lambda _, code: object_cache.store(self._cache, self._name, bytes(code), needed), lambda _: None
-        )
-        self._engine.finalize_object()
+        with progress.stage(f"LLVM -O{self._level}"):
+            machine = llvm_build.target_machine(llvm, cpu, features, self._level)
+            self._keep = (machine, module, *llvm_build.optimise(llvm, module, machine, self._level))
+            self._engine = llvm.create_mcjit_compiler(module, machine)
+            self._engine.set_object_cache(
+                lambda _, code: object_cache.store(self._cache, self._name, bytes(code), needed), lambda _: None
+            )
+            self._engine.finalize_object()
 
     def _from_cache(self, key_parts: list[str]) -> bool:
         """Look the code up under the key of `key_parts` (kept as `_name`, where
@@ -237,10 +239,15 @@ class JitModule:
 
     def _build(self):
         """The module to compile, parsed and linked (its texts in `_sources`)."""
-        llvm = _llvm()
         llvm_ir, linked, extend, where = self._ir
         llvm_ir = llvm_ir() if callable(llvm_ir) else llvm_ir
         linked = linked() if callable(linked) else linked
+        with progress.stage("LLVM parse and link"):
+            return self._parse(llvm_ir, linked, extend, where)
+
+    def _parse(self, llvm_ir: str, linked: Sequence[str], extend, where: str):
+        """`_build` once the LLVM IR is made."""
+        llvm = _llvm()
         cpu, features, _ = _host()
         # loops of exp, log, tanh call a vector math library (vector_math.py)
         sources = [vector_math.vectorisable(llvm_ir, features, llvm.add_symbol), *linked]

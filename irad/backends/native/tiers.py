@@ -47,11 +47,12 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from irad.base import config
+from irad.base import config, progress
 from irad.base.errors import IradWarning
 
 TIER0_LEVEL = 0
@@ -105,6 +106,7 @@ class Upgrade:
     ):
         """`cache`: the object cache's directory (None: off) and this code's key there."""
         self.done = threading.Event()
+        self._start = time.perf_counter()
         self.error: str | None = None
         self.caches = cache[0] is not None
         request = {"texts": list(texts), "cpu": cpu, "features": features, "level": level,
@@ -144,6 +146,7 @@ class Upgrade:
                 if _exiting:
                     return
                 ready(code)
+            progress.record("LLVM -O2 (background)", time.perf_counter() - self._start, "calls now run it")
         except Exception as exc:  # noqa: BLE001 -- reported, and tier 0 keeps running
             self._failed(f"loading the background -O2 compile failed: {exc}")
         finally:

@@ -1,0 +1,154 @@
+"""mlir-opt and mlir-translate started before they are needed (irad/backends/native/warm_tools.py).
+
+- The command-line passes become the textual pipeline --run-reproducer reads
+  (func.func passes nested); anything else is not run warm.
+- A started pair gives the LLVM IR a cold run gives, on a tensor module and a
+  scalar one, and is used once; a native compile starts the next pair.
+- A module mlir-opt rejects fails through a pair as it does cold (lowered
+  again cold): a BackendError naming the tool with its diagnostics.
+- A second gradient (through the pair) agrees with central differences.
+- A forked child neither uses the parent's pair nor holds its pipes open (the
+  parent's compile would wait for its end).
+"""
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+import irad
+from irad import compiled
+from irad.backends.native import compile as native
+from irad.backends.native import warm_tools
+from irad.base.errors import BackendError
+from tests.reference import NATIVE_MISSING, central_difference
+
+needs_native = pytest.mark.skipif(NATIVE_MISSING is not None, reason=str(NATIVE_MISSING))
+
+TENSORS = """
+func.func @f(%x: tensor<8xf64>) -> f64 attributes {llvm.emit_c_interface} {
+  %e = math.exp %x : tensor<8xf64>
+  %zero = arith.constant dense<0.0> : tensor<f64>
+  %s = linalg.reduce ins(%e : tensor<8xf64>) outs(%zero : tensor<f64>) dimensions = [0]
+    (%a: f64, %b: f64) { %t = arith.addf %a, %b : f64
+      linalg.yield %t : f64 }
+  %r = tensor.extract %s[] : tensor<f64>
+  return %r : f64
+}
+"""
+SCALARS = """
+func.func @g(%x: f64) -> f64 attributes {llvm.emit_c_interface} {
+  %y = math.tanh %x : f64
+  %z = arith.mulf %y, %x : f64
+  return %z : f64
+}
+"""
+PASSES = {"tensors": native.BUFFERIZATION + native.tracked_lowering(), "scalars": native.tracked_lowering()}
+
+
+def test_passes_become_a_pipeline():
+    text = warm_tools.pipeline_text(("--cse", "--promote-buffers-to-stack=max-alloc-size-in-bytes=64",
+                                     "--one-shot-bufferize=bufferize-function-boundaries allow-return-allocs-from-loops"))
+    assert text == ("builtin.module(cse,func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=64}),"
+                    "one-shot-bufferize{bufferize-function-boundaries allow-return-allocs-from-loops})")
+    assert warm_tools.pipeline_text(("--cse", "-o")) is None
+    assert warm_tools.pipeline_text(('--pass="x"',)) is None
+
+
+def _cold(text: str, passes) -> str:
+    warm_tools.discard()  # no pair waits
+    return native.lower_to_llvm_ir(text, passes)
+
+
+def _warm(text: str, passes, succeeds: bool = True) -> str:
+    """The LLVM IR lowered through a started pair (which `succeeds`, or fails and the module is lowered cold)."""
+    warm_tools.prepare(native.require_tool("mlir-opt"), native.require_tool("mlir-translate"))
+    pair = warm_tools._waiting
+    assert pair is not None
+    out = native.lower_to_llvm_ir(text, passes)
+    assert warm_tools._waiting is None  # it was this compile's
+    assert (pair.opt.returncode == 0 and pair.translate.returncode == 0) == succeeds
+    return out
+
+
+@pytest.mark.native
+@needs_native
+@pytest.mark.parametrize("kind", ["tensors", "scalars"])
+def test_a_started_pair_gives_the_cold_llvm_ir(kind):
+    text = TENSORS if kind == "tensors" else SCALARS
+    assert _warm(text, PASSES[kind]) == _cold(text, PASSES[kind])
+
+
+@pytest.mark.native
+@needs_native
+def test_a_rejected_module_fails_as_cold():
+    bad = SCALARS.replace("arith.mulf %y, %x", "arith.mulf %y, %w")
+    errors = []
+    for lower in (_warm_failing, _cold):
+        with pytest.raises(BackendError) as caught:
+            lower(bad, PASSES["scalars"])
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1]
+    assert "mlir-opt" in errors[0] and "%w" in errors[0]
+
+
+def _warm_failing(text: str, passes) -> str:
+    warm_tools.prepare(native.require_tool("mlir-opt"), native.require_tool("mlir-translate"))
+    return native.lower_to_llvm_ir(text, passes)
+
+
+@pytest.mark.native
+@needs_native
+def test_gradients_compiled_through_a_pair(monkeypatch):
+    monkeypatch.setattr(compiled, "_CACHE", {})
+
+    def loss(w, x):
+        return np.sum(np.log(1.0 + np.exp(-(x @ w))))
+
+    w, x = np.linspace(-0.5, 0.5, 3), np.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    irad.grad(loss, backend="native")(w, x)
+    assert warm_tools._waiting is not None  # the first compile started the next one's pair
+    used = warm_tools._waiting
+
+    def loss2(w, x):
+        return np.sum(np.tanh(x @ w) ** 2)
+
+    got = irad.grad(loss2, backend="native")(w, x)
+    assert used.opt.returncode == 0 and used.translate.returncode == 0
+    assert np.allclose(got, central_difference(loss2, (w, x), 0), rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.native
+@needs_native
+def test_a_forked_child_holds_no_pipe_of_the_parents_pair():
+    opt, translate = native.require_tool("mlir-opt"), native.require_tool("mlir-translate")
+    warm_tools.prepare(opt, translate)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the pair is not its own; it lives on, holding what it inherited
+        try:
+            os.write(write, b"1" if warm_tools.take(opt, translate) is None else b"0")
+            time.sleep(120)
+        finally:
+            os._exit(0)
+    try:
+        os.close(write)
+        assert os.read(read, 1) == b"1"
+        start = time.perf_counter()
+        assert "define" in _warm(SCALARS, PASSES["scalars"])  # mlir-opt saw the end of its input
+        assert time.perf_counter() - start < 60
+    finally:
+        os.close(read)
+        os.kill(pid, 9)  # the child this test forked, by its pid
+        os.waitpid(pid, 0)
+
+
+@pytest.mark.native
+@needs_native
+def test_a_pair_that_fails_on_its_own_is_not_trusted(monkeypatch):
+    cold = _cold(SCALARS, PASSES["scalars"])
+    real = warm_tools.pipeline_resource
+    monkeypatch.setattr(warm_tools, "pipeline_resource", lambda pipeline, verify_each: real(
+        "builtin.module(no-such-pass)", verify_each))
+    assert _warm(SCALARS, PASSES["scalars"], succeeds=False) == cold
