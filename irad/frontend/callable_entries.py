@@ -20,6 +20,7 @@ import functools
 import inspect
 import types
 
+from irad.frontend.numpy_table import library_entries
 from irad.frontend.source import FunctionSource
 from irad.frontend.transformations import Transformation
 
@@ -80,7 +81,8 @@ def entry_function(fn, arity: int) -> tuple[types.FunctionType, FunctionSource]:
         taken.add(base)
         return base
 
-    if isinstance(fn, types.MethodType):  # self known while lowering, its arrays read at each call
+    library = library_entries(fn)  # scipy.stats.norm.logcdf: its table entries registered first
+    if isinstance(fn, types.MethodType) and library is None:  # self known while lowering, its arrays read at each call
         owner, method = fresh("self"), fresh("method")
         namespace = {owner: fn.__self__, method: fn.__func__}
         call = f"{method}({', '.join([owner, *written])})"
@@ -91,7 +93,8 @@ def entry_function(fn, arity: int) -> tuple[types.FunctionType, FunctionSource]:
         call = f"{holder}({', '.join(written)})"
         inner = underlying_function(fn)
         inner_name = inner.__name__ if inner is not None else type(fn).__name__
-        name = f"{inner_name}.partial" if isinstance(fn, functools.partial) else type(fn).__qualname__
+        name = f"{inner_name}.partial" if isinstance(fn, functools.partial) \
+            else getattr(fn, "__qualname__", type(fn).__qualname__)  # a library's method, or an object
     text = f"def entry({', '.join(written)}):\n    return {call}\n"
     tree = ast.parse(text).body[0]
     inner = underlying_function(fn)
