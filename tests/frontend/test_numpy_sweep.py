@@ -218,6 +218,8 @@ SWEEP: dict[object, list[Case]] = {
     np.heaviside: [of("np.heaviside(x, y)", x=(3, 2), y=(3, 2)), of("np.heaviside(np.round(x), y)", x=(9,), y=())],
     np.polyval: [of("np.polyval([1.0, -2.0, 0.5], x)", x=(3, 2)), of("np.polyval(p, x)", p=(4,), x=(5,)),
                  of("np.polyval(p, x)", p=(1,), x=(2,))],
+    np.interp: [of("np.interp(x, [-1.0, 0.0, 0.5, 2.0], fp)", x=(5,), fp=(4,)),
+                of("np.interp(x, [-1.0, 0.5, 2.0], [1.0, -2.0, 0.5], left=0.0, right=1.0)", x=(3, 2))],
     # ---- shape functions (numpy_shapes.py) ----
     np.moveaxis: [of(f"np.moveaxis(x, {a}, {b})", x=(2, 3, 4)) for a in (0, 1, 2) for b in (0, 2)]
                  + [of("np.moveaxis(x, (0, 1), (-1, 0))", x=(2, 3, 4))],
