@@ -12,6 +12,10 @@ those rewritten first, by reverse or forward mode, and batches the generated
 code. The pass runs before irad-differentiate and irad-jvp in irad's pipeline,
 so a derivative of a vmapped function (grad of vmap) differentiates the
 batched code.
+
+A request marked `irad.unrollable` (a Jacobian's sweeps over a basis) that
+the batcher refuses becomes one call per element instead (batching/unroll.py):
+the same values, with code that grows with the batch.
 """
 
 from __future__ import annotations
@@ -26,10 +30,13 @@ from xdsl.passes import ModulePass
 from irad.base.errors import BatchingError
 from irad.ir.dialect import JvpOp, VmapOp
 from irad.ir.locations import location
+from irad.ir.metadata import UNROLLABLE
 from irad.ir.walk import find
 from irad.passes.ad.differentiator import REQUESTS, Differentiator, reached_ops
 from irad.passes.ad.forward import ForwardDifferentiator
 from irad.passes.batching.batcher import Batcher
+from irad.passes.lower_tape import TAPE_OPS
+from irad.passes.batching.unroll import unroll
 
 DERIVATIVE_REQUESTS = (JvpOp, *REQUESTS)
 
@@ -52,8 +59,13 @@ class VmapPass(ModulePass):
                     "  hint: vmap a function that does not vmap itself"
                 )
             for request in ready:
-                _rewrite_derivatives_below(op, request)
-                Batcher(op).rewrite_request(request)
+                try:
+                    _rewrite_derivatives_below(op, request)
+                    Batcher(op).rewrite_request(request)
+                except BatchingError:
+                    if UNROLLABLE not in request.attributes:
+                        raise
+                    unroll(request)
 
 
 def _callee(request) -> str:
@@ -72,9 +84,23 @@ def _rewrite_derivatives_below(module: ModuleOp, request: VmapOp) -> None:
         if inner.parent is None:  # rewritten with another (jacrev's sweeps share one)
             continue
         if isinstance(inner, JvpOp):
+            if _reaches_tape(module, inner):
+                raise BatchingError(
+                    f"{location(inner)}: irad-vmap cannot batch forward mode over a tape (the jvp of a "
+                    "gradient through a loop, as in hessian)\n  hint: compute it outside the vmapped "
+                    "function, or map it with a Python loop"
+                )
             ForwardDifferentiator(module).rewrite_request(inner)
         else:
             Differentiator(module).rewrite_request(inner)
+
+
+def _reaches_tape(module: ModuleOp, request: JvpOp) -> bool:
+    """Does the callee of `request` reach tape ops (reverse mode's, not yet
+    lowered: forward mode follows them only as memref code)?"""
+    functions = _functions(module)
+    names = {_callee(request), *(_callee(o) for o in reached_ops(functions, [_callee(request)]))}
+    return any(find(functions[n], TAPE_OPS) for n in names if n in functions)
 
 
 __all__ = ["VmapPass"]

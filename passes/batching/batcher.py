@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from xdsl.dialects import func, scf, tensor
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, TensorType, i64
+from xdsl.dialects import arith, func, scf, tensor
+from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, ModuleOp, StringAttr, TensorType, i64
 from xdsl.dialects.linalg.ops import BroadcastOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
@@ -134,11 +134,25 @@ class Batcher:
 
 
 def broadcast(b: IRBuilder, v: SSAValue, size: int) -> SSAValue:
-    """`v` repeated `size` times along a new leading axis."""
+    """`v` repeated `size` times along a new leading axis (a splat constant
+    stays one: the init of a batched reduction, above all; natively, two
+    reductions into one broadcast tensor.empty, merged by CSE, would share
+    one destination after empty-tensor elimination)."""
+    splat = _splat_value(v)
+    if splat is not None:
+        return T.dense(b, splat, batched_type(v.type, 0, size))
     if not isinstance(v.type, TensorType):
         return b.op(tensor.SplatOp(v, [], TensorType(v.type, [size])))
     init = b.op(tensor.EmptyOp([], batched_type(v.type, 0, size)))
     return b.op(BroadcastOp(v, init, DenseArrayBase.from_list(i64, [0])))
+
+
+def _splat_value(v: SSAValue) -> float | int | None:
+    """The one value of a constant tensor whose elements are all equal (else None)."""
+    if not isinstance(v.owner, arith.ConstantOp) or not isinstance(v.owner.value, DenseIntOrFPElementsAttr):
+        return None
+    values = v.owner.value.get_values()
+    return values[0] if values and all(x == values[0] for x in values) else None
 
 
 def _to_front(axis: int, rank: int) -> list[int]:
