@@ -82,6 +82,19 @@ class TransformationFunction(Transformation):
                 keywords[name] = value
         return reduced(make, args, keywords)
 
+    def _ran(self, compiled: Compiled) -> Compiled:
+        """`compiled`, its code remembered for wait_optimised."""
+        self.__dict__.setdefault("_codes", {})[id(compiled.code)] = compiled.code
+        return compiled
+
+    def wait_optimised(self, timeout: float | None = None) -> bool:
+        """Wait until the native code compiled so far runs at -O2: the first
+        call runs code compiled at -O0 while -O2 compiles in the background
+        (tiered compilation, docs/backends/native.md). True at once on other
+        backends; False if a background compile failed (calls keep running
+        the -O0 code, with the same results)."""
+        return all([code.wait_optimised(timeout) for code in self.__dict__.get("_codes", {}).values()])
+
     def lower(self, *args, **kwargs) -> ModuleOp:
         """The differentiated, optimised module the backend runs for these argument types."""
         return self._compiled(self._arguments(args, kwargs)[1])[0].module
@@ -159,11 +172,7 @@ class _GradFunction(TransformationFunction):
         return self._general(args, kwargs)
 
     def wait_optimised(self, timeout: float | None = None) -> bool:
-        """Wait until the native code compiled so far runs at -O2: the first
-        call runs code compiled at -O0 while -O2 compiles in the background
-        (tiered compilation, docs/backends/native.md). True at once on other
-        backends; False if a background compile failed (calls keep running
-        the -O0 code, with the same results)."""
+        """As TransformationFunction's, for every signature compiled so far."""
         codes = {id(compiled.code): compiled.code for variants in self._by_signature.values() for compiled in variants}
         return all([code.wait_optimised(timeout) for code in codes.values()])
 

@@ -55,7 +55,8 @@ class _JacobianFunction(TransformationFunction):
             code = self.backend.compile(module)
             return Compiled(module, code.function(entry), (), hidden, results, code)
 
-        return cached((self.f, self.kind, nums, self.single, self.has_aux, signature, self.backend), build)
+        compiled, hidden = cached((self.f, self.kind, nums, self.single, self.has_aux, signature, self.backend), build)
+        return self._ran(compiled), hidden
 
     def __call__(self, *args, **kwargs):
         leaves, signature = self._arguments(args, kwargs)

@@ -244,13 +244,19 @@ def _is_zero(v: SSAValue) -> bool:
 
 def matmul(b, op: Operation) -> list[SSAValue]:
     """A batched left operand alone folds the batch into its rows (one
-    matmul); otherwise a batched contraction (irad/ir/contraction.py)."""
+    matmul), a batched right operand alone into the columns (one matmul:
+    (x @ y_i)^T = y_i^T @ x^T, the batch stacked on the rows: a Jacobian's
+    sweeps through x @ v); both: a batched contraction (irad/ir/contraction.py)."""
     x, y, acc = op.operands
     m, k = T.shape(x)
     n = T.shape(y)[1]
     if not b.is_batched(y):
         rows = T.reshape(b, b.get(x), [b.size * m, k])
         product = T.reshape(b, T.matmul(b, rows, b.get(y)), [b.size, m, n])
+    elif not b.is_batched(x):
+        rows = T.reshape(b, T.transpose(b, b.get(y), [0, 2, 1]), [b.size * n, k])
+        product = T.matmul(b, rows, T.transpose(b, b.get(x), [1, 0]))
+        product = T.transpose(b, T.reshape(b, product, [b.size, n, m]), [0, 2, 1])
     else:
         subscripts = ["bmk" if b.is_batched(x) else "mk", "bkn"]
         product = C.contract(b, [b.get(x), b.get(y)], subscripts, "bmn")
