@@ -7,17 +7,16 @@ same module as everything else, whose body asks for the derivative with
 request ops; irad's one pipeline (passes/pipelines.py) rewrites them:
 
     grad, value_and_grad   irad.value_and_grad / irad.grad (`aux = 1` with has_aux)
-    jacfwd                 one irad.jvp per element of each float argument leaf,
-                           along a unit tangent: the Jacobian's columns
-    jacrev                 one irad.vjp per element of each float output leaf,
-                           with a unit cotangent: its rows (the pass gives them
-                           one augmented primal)
+    jacfwd                 per float argument leaf, one irad.jvp (in a helper
+                           function) along a tangent, mapped by an irad.vmap
+                           over the leaf's identity basis: the Jacobian's columns
+    jacrev                 per float output leaf, one irad.vjp along a
+                           cotangent, mapped over the output's basis: its rows
 
 Called inside a program, a transformation lowers the same way: its entry is
 one more function of the program's module, so the outer derivative meets
-the inner requests (the pass rewrites the innermost first). An array block
-of a Jacobian is assembled from the per-element sweeps with tensor.concat and
-tensor.reshape.
+the inner requests (the pass rewrites the innermost first). A Jacobian's
+block is the mapped sweep's result, reshaped.
 
 The result trees follow JAX: a gradient has the structure of the arguments in
 `argnums` (None at int and bool leaves; one tree for an int `argnums`, a tuple
@@ -434,9 +433,8 @@ def _jacobian_entry(t: Transformation, primal: func.FuncOp, results: Tree, signa
 # a tangent) or of an output leaf (jacrev: a cotangent). A leaf of one element
 # gets its sweep as a request in the entry; a larger one one request in a
 # helper function, mapped with irad.vmap over the identity basis, so the code
-# does not grow with the Jacobian. Where irad-vmap refuses the helper (a loop
-# whose tape it cannot batch, ...), it unrolls the map instead (UNROLLABLE).
-UNROLLED_SIZE = 1  # leaves of at most this many elements take their sweeps unrolled
+# does not grow with the Jacobian. Where irad-vmap cannot batch the helper
+# (forward mode over a tape), it unrolls the map instead (UNROLLABLE).
 
 
 class _Sweeps:
@@ -549,7 +547,7 @@ def _forward_entries(sweeps: _Sweeps, wrt) -> list[SSAValue]:
 
         if n == 0:
             tangents = [_unit(block, _block_type(outputs[i], arg_type), None) for i in range(n_out)]
-        elif n <= UNROLLED_SIZE:
+        elif n == 1:
             tangents = jvp(block, _unit(block, arg_type, 0))
         else:
             helper = sweeps.helper("jacfwd.column", [arg_type], lambda body: jvp(body, body.args[-1]))
@@ -578,7 +576,7 @@ def _reverse_entries(sweeps: _Sweeps, wrt) -> list[SSAValue]:
 
         if n == 0:
             rows = [_unit(block, _block_type(outputs[i], u), None) for u in grad_types]
-        elif n <= UNROLLED_SIZE:
+        elif n == 1:
             rows = vjp(block, _unit(block, outputs[i], 0))
         else:
             helper = sweeps.helper("jacrev.row", [outputs[i]], lambda body: vjp(body, body.args[-1]))

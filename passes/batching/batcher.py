@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, scf, tensor
-from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, ModuleOp, StringAttr, TensorType, i64
+from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, ModuleOp, StringAttr, TensorType, i64
 from xdsl.dialects.linalg.ops import BroadcastOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
@@ -135,12 +135,14 @@ class Batcher:
 
 def broadcast(b: IRBuilder, v: SSAValue, size: int) -> SSAValue:
     """`v` repeated `size` times along a new leading axis (a splat constant
-    stays one: the init of a batched reduction, above all; natively, two
-    reductions into one broadcast tensor.empty, merged by CSE, would share
-    one destination after empty-tensor elimination)."""
+    becomes a tensor.splat of its number: the init of a batched reduction,
+    above all; natively, two reductions into one broadcast tensor.empty,
+    merged by CSE, would share one destination after empty-tensor elimination)."""
     splat = _splat_value(v)
     if splat is not None:
-        return T.dense(b, splat, batched_type(v.type, 0, size))
+        number = b.op(arith.ConstantOp(FloatAttr(splat, T.element(v)) if isinstance(splat, float)
+                                       else IntegerAttr(splat, T.element(v))))
+        return T.splat(b, number, T.shape(v) and [size, *T.shape(v)] or [size])
     if not isinstance(v.type, TensorType):
         return b.op(tensor.SplatOp(v, [], TensorType(v.type, [size])))
     init = b.op(tensor.EmptyOp([], batched_type(v.type, 0, size)))
