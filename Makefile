@@ -101,6 +101,7 @@ bench: $(PY)
 	$(PY) bench/native.py
 	$(PY) bench/scaling.py
 	$(PY) bench/vmap.py
+	$(PY) bench/jacobians.py
 
 bench-all: bench
 	$(PIP) install -e '.[iree]'
