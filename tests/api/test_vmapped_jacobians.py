@@ -165,3 +165,29 @@ def test_batched_reductions_natively_keep_their_own_values():
     got = irad.vmap(two, backend="native")(xs)
     np.testing.assert_allclose(got[0], [6.0, 24.0], rtol=1e-15)
     np.testing.assert_allclose(got[1], np.sum(np.cos(xs), axis=1), rtol=1e-14)
+
+
+@pytest.mark.parametrize("kind", ["jacfwd", "jacrev"])
+def test_float32_and_empty_leaves(kind):
+    x, B = data(5, 5)
+    got = getattr(irad, kind)(mixing)(x.astype(np.float32), B.astype(np.float32))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, getattr(jax, kind)(mixing_jax)(x, B), rtol=1e-5, atol=1e-6)
+
+    def split(u, v):
+        return np.sin(u) * 2.0, v * 3.0
+
+    blocks = getattr(irad, kind)(split, argnums=(0, 1))(np.zeros(0), np.ones(3))
+    assert [[np.shape(b) for b in row] for row in blocks] == [[(0, 0), (0, 3)], [(3, 0), (3, 3)]]
+    np.testing.assert_array_equal(blocks[1][1], 3.0 * np.eye(3))
+
+
+@pytest.mark.parametrize("kind", ["jacfwd", "jacrev"])
+def test_vmap_of_a_jacobian_and_a_jacobian_of_a_vmap(kind):
+    xs, B = np.random.default_rng(2).normal(size=(4, 5)), data(5, 5)[1]
+    got = irad.vmap(getattr(irad, kind)(mixing), in_axes=(0, None))(xs, B)
+    np.testing.assert_allclose(got, jax.vmap(getattr(jax, kind)(mixing_jax), in_axes=(0, None))(xs, B),
+                               rtol=1e-12, atol=1e-13)
+    rows = getattr(irad, kind)(irad.vmap(mixing, in_axes=(0, None)))(xs, B)
+    np.testing.assert_allclose(rows, jax.jacfwd(jax.vmap(mixing_jax, in_axes=(0, None)))(xs, B),
+                               rtol=1e-12, atol=1e-13)
