@@ -1,12 +1,16 @@
-"""Per-example gradients of an MLP loss over a batch of 256 (issue 34):
-irad's vmap(grad) natively and on the Python backend, JAX's jit(vmap(grad)),
-and a Python loop over the examples calling irad's gradient.
+"""Per-example gradients over a batch of 256 (issue 34), of an MLP loss and of
+a recurrent model's loss (a loop over 20 steps): irad's vmap(grad) natively
+and on the Python backend, JAX's jit(vmap(grad)), and a Python loop over the
+examples calling irad's gradient.
 
 Run: .venv/bin/python bench/vmap.py   (needs JAX; results in docs/benchmarks.md)
 
 The loss: one tanh hidden layer (64 -> 128 -> 10) and a softmax cross-entropy
 against a one-hot label, per example; the gradient with respect to all four
-weights, one per example (in_axes=(None, 0, 0)). Each system's result is
+weights, one per example (in_axes=(None, 0, 0)). The recurrent model: h =
+tanh(W h + U x_t) over a sequence of 20 inputs of 8, hidden 32, a squared
+error against a target; JAX's version is the same Python loop under jit. Each
+system's result is
 checked against JAX's before timing. Times are medians of blocks taken in
 turns (bench/timing.py), wall and CPU per call of the whole batch.
 """
@@ -56,15 +60,40 @@ def data(seed: int = 0):
     return params, xs, ys
 
 
-def main() -> None:
-    params, xs, ys = data()
+STEPS, D_SEQ, STATE = 20, 8, 32
+
+
+def rnn_loss(params, seq, y):
+    h = np.zeros(STATE)
+    for t in range(STEPS):
+        h = np.tanh(params["W"] @ h + params["U"] @ seq[t])
+    return np.sum((h - y) ** 2)
+
+
+def jax_rnn_loss(jnp):
+    def f(params, seq, y):
+        h = jnp.zeros(STATE)
+        for t in range(STEPS):
+            h = jnp.tanh(params["W"] @ h + params["U"] @ seq[t])
+        return jnp.sum((h - y) ** 2)
+
+    return f
+
+
+def rnn_data(seed: int = 1):
+    rng = np.random.default_rng(seed)
+    params = {"W": rng.normal(size=(STATE, STATE)) / np.sqrt(STATE), "U": rng.normal(size=(STATE, D_SEQ)) / 3}
+    return params, rng.normal(size=(BATCH, STEPS, D_SEQ)), rng.normal(size=(BATCH, STATE))
+
+
+def table(title: str, f, make_jax_f, params, xs, ys) -> None:
     systems = {}
     for backend in ("native", "python"):
-        fn = irad.vmap(irad.grad(loss), in_axes=(None, 0, 0), backend=backend)
+        fn = irad.vmap(irad.grad(f), in_axes=(None, 0, 0), backend=backend)
         fn(params, xs, ys)
         optimised(fn)
         systems[f"irad vmap(grad), {backend}"] = (fn, (params, xs, ys))
-    one = irad.grad(loss, backend="native")
+    one = irad.grad(f, backend="native")
 
     def loop(params, xs, ys):
         return [one(params, x, y) for x, y in zip(xs, ys)]
@@ -78,7 +107,7 @@ def main() -> None:
         jax.config.update("jax_enable_x64", True)
         import jax.numpy as jnp
 
-        jitted = jax.jit(jax.vmap(jax.grad(jax_loss(jnp)), in_axes=(None, 0, 0)))
+        jitted = jax.jit(jax.vmap(jax.grad(make_jax_f(jnp)), in_axes=(None, 0, 0)))
         jparams = {k: jnp.asarray(v) for k, v in params.items()}
         jxs, jys = jnp.asarray(xs), jnp.asarray(ys)
 
@@ -97,12 +126,19 @@ def main() -> None:
                                            err_msg=f"{name}: {k}")
     times = in_turns(systems)
     reference = times.get("JAX jit(vmap(grad))", (None,))[0]
-    print(f"per-example gradients, MLP {D_IN}-{HIDDEN}-{D_OUT}, batch {BATCH} (float64)\n")
+    print(f"{title}\n")
     print("| system | wall ms | CPU ms | / JAX-jit |")
     print("|---|---:|---:|---:|")
     for name, (wall, cpu) in times.items():
         ratio = f"{wall / reference:.2f}x" if reference else "-"
         print(f"| {name} | {wall * 1e3:.3f} | {cpu * 1e3:.3f} | {ratio} |")
+    print()
+
+
+def main() -> None:
+    table(f"per-example gradients, MLP {D_IN}-{HIDDEN}-{D_OUT}, batch {BATCH} (float64)", loss, jax_loss, *data())
+    table(f"per-example gradients, recurrent model ({STEPS} steps, state {STATE}), batch {BATCH} (float64)",
+          rnn_loss, jax_rnn_loss, *rnn_data())
 
 
 if __name__ == "__main__":

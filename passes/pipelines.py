@@ -2,9 +2,9 @@
 (irad.vmap, irad.grad, irad.value_and_grad, irad.vjp, irad.vjp_split, irad.jvp) go
 through the same sequence of passes, with the options of one `Options`:
 
-    irad-vmap                                                   vmap requests, the innermost first (the
-                                                                derivative requests a vmap reaches are
-                                                                rewritten before it: vmap of grad)
+    irad-vmap                                                   vmap requests, the innermost first (a
+                                                                derivative request they reach is generated
+                                                                and batched, or asked of batched code)
     irad-differentiate{checkpoint inline hoist keep-shared}   reverse-mode requests
     irad-jvp{tape}                                              forward-mode requests (after reverse
                                                                 mode: forward over reverse)

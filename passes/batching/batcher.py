@@ -35,8 +35,11 @@ from irad.ir.metadata import mark_generated
 from irad.ir.symbols import fresh_symbol
 from irad.ir.walk import ops_of, walk
 from irad.passes.ad.derivatives import batching, derivative_of
+from irad.passes.batching.requests import REQUEST_NAMES, batch_request
 
 VMAP = "vmap"
+# the rules of ops outside the registry: integer ops, asserts, derivative requests
+OTHER_RULES = {**batching.UNDIFFERENTIATED, **dict.fromkeys(REQUEST_NAMES, batch_request)}
 
 
 @dataclass(frozen=True)
@@ -228,7 +231,7 @@ class BatchBuilder(IRBuilder):
                 self.set(old, new, False)
             return
         entry = derivative_of(op)
-        rule = entry.batch if entry is not None else batching.UNDIFFERENTIATED.get(op.name)
+        rule = entry.batch if entry is not None else OTHER_RULES.get(op.name)
         if rule is None:
             reason = entry.refused if entry is not None and entry.refused else "it has no batching rule"
             self.refuse(op, reason, "compute this step outside the vmapped function, or map it with a Python loop")

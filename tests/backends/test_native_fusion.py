@@ -207,7 +207,7 @@ def test_the_gmm_primal_computes_its_inverse_variances_once(monkeypatch):
     the N points. Fused into it, it ran N times; materialised, once."""
     assert _materialised(irad.lower(GMM, *GMM_ARGS), monkeypatch) == 1
     # log_sigmas is the third argument (%arg2); the sum over the points is blocked
-    # (native/sums.py), so the per-point generics have more loops than (N, K)
+    # (backends/blocked_sums.py), so the per-point generics have more loops than (N, K)
     assert 3 in _generics_with_exp(_fused(irad.lower(GMM, *GMM_ARGS), monkeypatch, materialise=False))  # the defect
     assert max(_generics_with_exp(_fused(irad.lower(GMM, *GMM_ARGS), monkeypatch, materialise=True), "%arg2")) == 2
 

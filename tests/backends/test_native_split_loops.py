@@ -105,7 +105,7 @@ def test_split_loops_give_the_same_bits(program, rows, columns, dtype, monkeypat
 
 def test_a_sum_over_rows_and_small_loops_are_not_split(monkeypatch):
     """A loop over rows that adds into each column in turn is an scf.for,
-    never outlined. The column sum of 512 rows is blocked (native/sums.py):
+    never outlined. The column sum of 512 rows is blocked (backends/blocked_sums.py):
     its first level sums blocks of 16 rows, in parallel over the blocks, and
     is outlined beside its tanh (a parallel nest); its last level, 32 partial
     sums a column, is not. Below the threshold, and with fewer rows than two

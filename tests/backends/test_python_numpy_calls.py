@@ -117,7 +117,7 @@ def test_long_float32_sums_are_numpys_pairwise_sums():
     """The Python backend's sums are numpy's (pairwise): the mean of 10^6
     float32 squares is numpy's, within 1e-6 of the exact value, where one
     in-order float32 chain is off by about 1e-5 (the native backend blocks
-    its sums to the same end, tests/backends/test_native_sums.py)."""
+    its sums to the same end, tests/backends/test_blocked_sums.py)."""
     x = np.random.default_rng(2).random(10**6).astype(np.float32)
     value, g = irad.value_and_grad(mean_of_squares)(x)
     exact = math.fsum((x.astype(np.float64) ** 2).tolist()) / x.size

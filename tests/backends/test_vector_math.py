@@ -225,8 +225,8 @@ def test_a_sum_of_a_vector_function_calls_it_on_vectors_and_adds_in_order(monkey
 
 @pytest.mark.parametrize("name", sorted(SUMS))
 def test_fused_sums_add_the_elements_in_their_order(name):
-    """Each short sum (at most native_sums.SEQUENTIAL elements; longer ones
-    are blocked, tests/backends/test_native_sums.py) equals, bit for bit, the
+    """Each short sum (at most blocked_sums.SEQUENTIAL elements; longer ones
+    are blocked, tests/backends/test_blocked_sums.py) equals, bit for bit, the
     elements (the vector function's own, computed by a separate native loop)
     added one after the other in Python: vectorising the loop did not
     reassociate the sum."""

@@ -59,6 +59,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from irad.backends import blocked_sums
 from irad.ir.builder import IRBuilder
 
 
@@ -70,6 +71,7 @@ def for_iree(module: ModuleOp) -> ModuleOp:
     PatternRewriteWalker(walker, apply_recursively=False).rewrite_module(module)
     branches_as_selects(module)
     widen_carried_scalars(module)
+    blocked_sums.block_sums(module)  # IREE also adds a long reduction in order: O(n) rounding error
     return module
 
 

@@ -94,7 +94,7 @@ from irad.backends.native import linalg as native_linalg
 from irad.backends.native import split_loops as native_split_loops
 
 from irad.backends.native import stack as native_stack
-from irad.backends.native import sums as native_sums
+from irad.backends import blocked_sums
 from irad.backends.native.llvm_jit import JitModule, signature
 from irad.backends.native.mlir_tools import INSTALL_HINT, TOOL_SWITCHES, find_tool
 from irad.base import config
@@ -383,7 +383,7 @@ def for_mlir_opt(
         op.erase()
     native_fusion.recompute_cheap_producers(module)  # so they fuse into their consumers
     native_fusion.materialise_before_broadcasts(module)  # computed once, not once per broadcast element
-    native_sums.block_sums(module)  # rounding error O(log n), not O(n)
+    blocked_sums.block_sums(module)  # rounding error O(log n), not O(n)
     bufferization = BUFFERIZATION[:BUFFERIZE + 1] + native_stack.promotion(module) + BUFFERIZATION[BUFFERIZE + 1:]
     if split_loops:
         bufferization = native_split_loops.in_pipeline(module, bufferization)

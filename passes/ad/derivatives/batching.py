@@ -323,9 +323,11 @@ def call(b, op: Operation) -> None:
 
 
 def tape(b, op: Operation) -> None:
-    b.refuse(op, "the tape that reverse mode records in a loop (vmap of a gradient through a loop) is not "
-             "batched yet", "differentiate the vmapped function instead (grad of a sum over vmap), or "
-             "take the per-element gradients with a Python loop")
+    # vmap of a derivative request batches the primal before it is differentiated
+    # (passes/batching/requests.py); a tape only meets batched values in IR written so
+    b.refuse(op, "a reverse-mode tape would record values that vary along the batch",
+             "vmap the function before differentiating it (an irad.vmap of the irad.grad request "
+             "does this), or take the per-element gradients with a Python loop")
 
 
 __all__ = [

@@ -1,8 +1,8 @@
-"""Blocked sums natively: a long `linalg.reduce` of additions becomes a tree of
-short ones, so its rounding error grows with the logarithm of its length, as
-numpy's pairwise summation does, not with the length.
+"""Blocked sums, natively and on IREE: a long `linalg.reduce` of additions
+becomes a tree of short ones, so its rounding error grows with the logarithm
+of its length, as numpy's pairwise summation does, not with the length.
 
-mlir-opt lowers a reduction to one loop that adds every element to one
+mlir-opt (and IREE's code generator) lowers a reduction to one loop that adds every element to one
 accumulator, in order: the error of a float32 sum of n elements grows as
 n * eps (the mean of 4M float32 values was off by 0.3%, a sum of 1M by 1%,
 where numpy is within 1e-8). Before mlir-opt, `block_sums` rewrites each

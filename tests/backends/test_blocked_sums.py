@@ -1,6 +1,6 @@
-"""Blocked sums natively (irad/backends/native/sums.py): long float sums, in
-the primal and in the adjoint, are within numpy's kind of error bound, not
-the n * eps of one in-order chain; the rewrite leaves no long chain.
+"""Blocked sums (irad/backends/blocked_sums.py), natively and on IREE: long
+float sums, in the primal and in the adjoint, are within numpy's kind of error
+bound, not the n * eps of one in-order chain; the rewrite leaves no long chain.
 
 Values are checked against math.fsum of the float64 elements (exact but for
 one rounding), with uniform inputs in [0, 1), for which one in-order float32
@@ -15,15 +15,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irad
+from irad.backends import blocked_sums
+from irad.backends.iree import compile as iree
 from irad.backends.native import compile as native
-from irad.backends.native import sums as native_sums
 from tests.reference import NATIVE_MISSING
 
-def needs_native(test):
-    return pytest.mark.native(pytest.mark.skipif(NATIVE_MISSING is not None, reason=str(NATIVE_MISSING))(test))
+IREE_MISSING = iree.unavailable_reason()
+
+
+NATIVE = [pytest.mark.native, pytest.mark.skipif(NATIVE_MISSING is not None, reason=str(NATIVE_MISSING))]
+IREE = [pytest.mark.iree, pytest.mark.skipif(IREE_MISSING is not None, reason=str(IREE_MISSING))]
+
+
 EPS32 = float(np.finfo(np.float32).eps)
 # (SEQUENTIAL + 15 per level) roundings, a level per factor of 2 at worst
-BOUND = (native_sums.SEQUENTIAL + 15 * 24) * EPS32
+BOUND = (blocked_sums.SEQUENTIAL + 15 * 24) * EPS32
 
 
 def sums(a, b, c, d):
@@ -38,11 +44,15 @@ def _exact(x, axes):
     return np.vectorize(math.fsum, signature="(n)->()")(flat), np.sum(np.abs(flat), axis=-1)
 
 
-@needs_native
-def test_long_float32_sums_are_within_a_logarithmic_bound():
+COMPILERS = [pytest.param(native.compile_module, id="native", marks=NATIVE),
+             pytest.param(iree.compile_module, id="iree", marks=IREE)]
+
+
+@pytest.mark.parametrize("compile_module", COMPILERS)
+def test_long_float32_sums_are_within_a_logarithmic_bound(compile_module):
     rng = np.random.default_rng(3)
     args = [rng.random(shape).astype(np.float32) for shape in [(1_000_003,), (3001, 5), (3, 4096), (2, 30, 50)]]
-    got = native.compile_module(irad.lower(sums, *args)).function("sums")(*args)
+    got = compile_module(irad.lower(sums, *args)).function("sums")(*args)
     for value, x, axes in zip(got, args, [(0,), (0,), (1,), (1, 2)]):
         exact, magnitude = _exact(x, axes)
         assert np.all(np.abs(np.asarray(value, dtype=np.float64) - exact) <= BOUND * magnitude)
@@ -54,14 +64,14 @@ def weighted(w, x):
     return np.mean(np.sin(x) * w)
 
 
-@needs_native
-def test_a_long_sum_in_the_adjoint_is_blocked_too():
+@pytest.mark.parametrize("backend", [pytest.param("native", marks=NATIVE), pytest.param("iree", marks=IREE)])
+def test_a_long_sum_in_the_adjoint_is_blocked_too(backend):
     """The gradient of w, broadcast over 200,000 rows, is a column sum of the
     cotangent (the adjoint of the broadcast); the mean's value is a long sum."""
     rng = np.random.default_rng(4)
     x = rng.random((200_000, 3)).astype(np.float32)
     w = np.array([0.5, 1.0, 2.0], dtype=np.float32)
-    value, g = irad.value_and_grad(weighted, backend="native")(w, x)
+    value, g = irad.value_and_grad(weighted, backend=backend)(w, x)
     s = np.sin(x.astype(np.float64))
     columns = np.array([math.fsum(c) for c in s.T]) / x.size
     assert g.dtype == np.float32
@@ -72,7 +82,7 @@ def test_a_long_sum_in_the_adjoint_is_blocked_too():
 
 def _sum_lengths(module):
     return [int(np.prod([op.input.type.get_shape()[a] for a in op.dimensions.get_values()]))
-            for op in module.walk() if native_sums._is_sum(op)]
+            for op in module.walk() if blocked_sums._is_sum(op)]
 
 
 @settings(max_examples=40, deadline=None)
@@ -84,6 +94,6 @@ def test_no_sum_is_left_longer_than_the_in_order_block(dims, data):
     last = data.draw(st.integers(first, len(dims) - 1))
     x = np.broadcast_to(np.float32(0), dims)  # only its dtype and shape matter: no memory
     module = irad.lower(lambda x: np.sum(x, axis=tuple(range(first, last + 1))), x)
-    native_sums.block_sums(module)
+    blocked_sums.block_sums(module)
     module.verify()
-    assert max(_sum_lengths(module)) <= native_sums.SEQUENTIAL
+    assert max(_sum_lengths(module)) <= blocked_sums.SEQUENTIAL
