@@ -65,6 +65,7 @@ class VmapPass(ModulePass):
                     if UNROLLABLE not in request.attributes:
                         raise
                     unroll(request)
+                    batcher = Batcher(op)  # the refused attempt may have differentiated code: functions anew
 
 
 def _callee(request) -> str:

@@ -32,7 +32,7 @@ import numbers
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.dialects import arith, func, tensor
+from xdsl.dialects import arith, func, scf, tensor
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, FunctionType, TensorType, UnitAttr, i64
 from xdsl.dialects.linalg.ops import BroadcastOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
@@ -44,6 +44,7 @@ from irad.ir import tensor as T
 from irad.ir.builder import IRBuilder
 from irad.ir.dialect import GradOp, JvpOp, ValueAndGradOp, VjpOp, VmapOp, batched_type, unbatched_type
 from irad.ir.metadata import ENTRY, UNROLLABLE, mark_generated
+from irad.ir.walk import find
 from irad.ir.types import describe, is_differentiable, is_float, is_tensor, shape_of
 
 GRADIENTS = ("grad", "value_and_grad")
@@ -549,12 +550,50 @@ def _forward_entries(sweeps: _Sweeps, wrt) -> list[SSAValue]:
             tangents = [_unit(block, _block_type(outputs[i], arg_type), None) for i in range(n_out)]
         elif n == 1:
             tangents = jvp(block, _unit(block, arg_type, 0))
+        elif _over_a_loop_gradient(sweeps.primal):  # forward over a tape: irad-vmap cannot batch it
+            columns.append(_unrolled_columns(sweeps, arg_type, n, jvp))
+            continue
         else:
             helper = sweeps.helper("jacfwd.column", [arg_type], lambda body: jvp(body, body.args[-1]))
             out_axes = [len(shape_of(u)) for u in outputs[:n_out]]  # the basis last: output.shape + (n,)
             tangents = sweeps.mapped(helper, _identity(block, arg_type), n, outputs[:n_out], out_axes)
         columns.append([_shaped(block, tangents[i], outputs[i], arg_type) for i in range(n_out)])
     return [columns[j][i] for i in range(n_out) for j in range(len(wrt))]
+
+
+def _over_a_loop_gradient(primal: func.FuncOp) -> bool:
+    """Does `primal` reach a reverse-mode request whose callee reaches a loop?
+    Its tape cannot be batched (forward over reverse: hessian of a loop), so
+    its jacfwd sweeps are unrolled here, requests in the entry that a vmap of
+    the Jacobian batches as requests (irad-vmap's unrollable fallback would
+    differentiate them first)."""
+    functions = {f.sym_name.data: f for f in primal.parent.ops if isinstance(f, func.FuncOp)}
+
+    def reached(names: list[str]) -> set[str]:
+        seen: set[str] = set()
+        while names:
+            name = names.pop()
+            if name not in seen and name in functions:
+                seen.add(name)
+                names += [o.callee.root_reference.data for o in find(functions[name], (func.CallOp, JvpOp, GradOp, ValueAndGradOp, VjpOp, VmapOp))]
+        return seen
+
+    reverse = [o for n in reached([primal.sym_name.data]) for o in find(functions[n], (GradOp, ValueAndGradOp, VjpOp))]
+    return any(find(functions[n], (scf.ForOp, scf.WhileOp))
+               for o in reverse for n in reached([o.callee.root_reference.data]))
+
+
+def _unrolled_columns(sweeps: _Sweeps, arg_type: Attribute, n: int, jvp) -> list[SSAValue]:
+    """The blocks of one argument leaf, one jvp per element of its basis."""
+    block, outputs = sweeps.block, sweeps.outputs
+    sweeps_out = [jvp(block, _unit(block, arg_type, k)) for k in range(n)]
+    b = IRBuilder(block)
+    blocks = []
+    for i in range(sweeps.n_out):
+        rows = _size(outputs[i])
+        parts = [T.reshape(b, t[i] if is_tensor(t[i].type) else _as_tensor(b, t[i]), [rows, 1]) for t in sweeps_out]
+        blocks.append(T.reshape(b, T.concat(b, parts, 1), [*shape_of(outputs[i]), *shape_of(arg_type)]))
+    return blocks
 
 
 def _reverse_entries(sweeps: _Sweeps, wrt) -> list[SSAValue]:
