@@ -103,6 +103,7 @@ bench: $(PY)
 	$(PY) bench/vmap.py
 	$(PY) bench/cumsum_gradient.py
 	$(PY) bench/first_call.py
+	$(PY) bench/jacobians.py
 
 bench-all: bench
 	$(PIP) install -e '.[iree]'

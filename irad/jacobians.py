@@ -8,11 +8,13 @@ for two scalars). Int and bool argument leaves get None. With
 `has_aux=True`, f returns `(out, aux)` and the call returns `(jacobian, aux)`.
 
 One module computes every block, output leaf by argument leaf, with request
-ops (irad/frontend/transformations.py): jacfwd one `irad.jvp` per element of
-each float argument leaf in `argnums`, jacrev one `irad.vjp` per element of
-each output leaf. So a Jacobian is IR too, and the transformations compose: an
-outer derivative differentiates these requests (`jacfwd(jacrev(f))`, and
-programs may call them). hessian(f) = jacfwd(grad(f)): forward over reverse.
+ops (irad/frontend/transformations.py), in vector mode: jacfwd one `irad.jvp`
+per float argument leaf in `argnums`, jacrev one `irad.vjp` per output leaf,
+each mapped by an `irad.vmap` over the leaf's identity basis, so the code does
+not grow with the Jacobian (irad-vmap unrolls a map it cannot batch). So a
+Jacobian is IR too, and the transformations compose: an outer derivative
+differentiates these requests (`jacfwd(jacrev(f))`, and programs may call
+them). hessian(f) = jacfwd(grad(f)): forward over reverse.
 """
 
 from __future__ import annotations

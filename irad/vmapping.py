@@ -41,7 +41,6 @@ class _VmapFunction(TransformationFunction):
         self.in_axes, self.out_axes, self.axis_size = in_axes, out_axes, axis_size
         self.backend = check_backend(backend)
         self.__name__ = f"vmap({name_of(f)})"
-        self._codes: dict[int, object] = {}  # the compiled code this object ran, for wait_optimised
 
     def _compiled(self, signature: Node) -> tuple[Compiled, tuple]:
         """The compiled batched function, and the hidden arrays' values."""
@@ -52,20 +51,13 @@ class _VmapFunction(TransformationFunction):
             return Compiled(module, code.function(entry), (), hidden, results, code)
 
         key = (self.f, VMAP, _frozen(self.in_axes), _frozen(self.out_axes), self.axis_size, signature, self.backend)
-        compiled, hidden = cached(key, build)
-        self._codes[id(compiled.code)] = compiled.code
-        return compiled, hidden
+        return cached(key, build)
 
     def options(self) -> tuple:
         return _frozen(self.in_axes), _frozen(self.out_axes), self.axis_size, self.backend
 
     def _recipe(self) -> tuple[Callable, tuple, dict]:
         return vmap, (self.f, self.in_axes, self.out_axes), {"axis_size": self.axis_size, "backend": self.backend}
-
-    def wait_optimised(self, timeout: float | None = None) -> bool:
-        """Wait until the native code compiled so far runs at -O2 (as
-        irad.grad's wait_optimised); True at once on other backends."""
-        return all([code.wait_optimised(timeout) for code in self._codes.values()])
 
     def __call__(self, *args, **kwargs):
         leaves, signature = arguments(self.f, args, kwargs)

@@ -15,6 +15,10 @@ batched before their tapes are recorded; otherwise (no loop, or only its
 cotangents or tangents batched: a Jacobian over a basis) it is
 differentiated in place and the generated code batched. A derivative of a vmapped function (grad of vmap)
 differentiates the batched code.
+
+A request marked `irad.unrollable` (a Jacobian's sweeps over a basis) that
+the batcher refuses becomes one call per element instead (batching/unroll.py):
+the same values, with code that grows with the batch.
 """
 
 from __future__ import annotations
@@ -29,9 +33,11 @@ from xdsl.passes import ModulePass
 from irad.base.errors import BatchingError
 from irad.ir.dialect import VmapOp
 from irad.ir.locations import location
+from irad.ir.metadata import UNROLLABLE
 from irad.ir.walk import find
 from irad.passes.ad.differentiator import reached_ops
 from irad.passes.batching.batcher import Batcher
+from irad.passes.batching.unroll import unroll
 
 
 @dataclass(frozen=True)
@@ -53,7 +59,13 @@ class VmapPass(ModulePass):
                     "  hint: vmap a function that does not vmap itself"
                 )
             for request in ready:
-                batcher.rewrite_request(request)
+                try:
+                    batcher.rewrite_request(request)
+                except BatchingError:
+                    if UNROLLABLE not in request.attributes:
+                        raise
+                    unroll(request)
+                    batcher = Batcher(op)  # the refused attempt may have differentiated code: functions anew
 
 
 def _callee(request) -> str:

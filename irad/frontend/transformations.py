@@ -7,17 +7,16 @@ same module as everything else, whose body asks for the derivative with
 request ops; irad's one pipeline (passes/pipelines.py) rewrites them:
 
     grad, value_and_grad   irad.value_and_grad / irad.grad (`aux = 1` with has_aux)
-    jacfwd                 one irad.jvp per element of each float argument leaf,
-                           along a unit tangent: the Jacobian's columns
-    jacrev                 one irad.vjp per element of each float output leaf,
-                           with a unit cotangent: its rows (the pass gives them
-                           one augmented primal)
+    jacfwd                 per float argument leaf, one irad.jvp (in a helper
+                           function) along a tangent, mapped by an irad.vmap
+                           over the leaf's identity basis: the Jacobian's columns
+    jacrev                 per float output leaf, one irad.vjp along a
+                           cotangent, mapped over the output's basis: its rows
 
 Called inside a program, a transformation lowers the same way: its entry is
 one more function of the program's module, so the outer derivative meets
-the inner requests (the pass rewrites the innermost first). An array block
-of a Jacobian is assembled from the per-element sweeps with tensor.concat and
-tensor.reshape.
+the inner requests (the pass rewrites the innermost first). A Jacobian's
+block is the mapped sweep's result, reshaped.
 
 The result trees follow JAX: a gradient has the structure of the arguments in
 `argnums` (None at int and bool leaves; one tree for an int `argnums`, a tuple
@@ -33,8 +32,9 @@ import numbers
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.dialects import arith, func, tensor
-from xdsl.dialects.builtin import FloatAttr, FunctionType, TensorType
+from xdsl.dialects import arith, func, scf, tensor
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, FunctionType, TensorType, UnitAttr, i64
+from xdsl.dialects.linalg.ops import BroadcastOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.base.pytrees import NONE, Node, Tree, leaf_types, tuple_tree, with_leaf_types
@@ -43,7 +43,8 @@ from irad.frontend.source import error_at, name_of
 from irad.ir import tensor as T
 from irad.ir.builder import IRBuilder
 from irad.ir.dialect import GradOp, JvpOp, ValueAndGradOp, VjpOp, VmapOp, batched_type, unbatched_type
-from irad.ir.metadata import ENTRY, mark_generated
+from irad.ir.metadata import ENTRY, UNROLLABLE, mark_generated
+from irad.ir.walk import find
 from irad.ir.types import describe, is_differentiable, is_float, is_tensor, shape_of
 
 GRADIENTS = ("grad", "value_and_grad")
@@ -344,7 +345,7 @@ def lower_transformation(t: Transformation, primal: func.FuncOp, results: Tree, 
     if t.kind in GRADIENTS:
         return _gradient_entry(t, primal, results, signature, nums, symbol(f"{name}.{t.kind}"))
     if t.kind in JACOBIANS:
-        return _jacobian_entry(t, primal, results, signature, nums, symbol(f"{name}.{t.kind}"))
+        return _jacobian_entry(t, primal, results, signature, nums, symbol(f"{name}.{t.kind}"), symbol)
     raise ValueError(f"unknown transformation {t.kind!r}")
 
 
@@ -412,7 +413,7 @@ def _gradient_entry(t: Transformation, primal: func.FuncOp, results: Tree, signa
 
 
 def _jacobian_entry(t: Transformation, primal: func.FuncOp, results: Tree, signature: Node, nums,
-                    name: str) -> tuple[func.FuncOp, Tree]:
+                    name: str, symbol: Callable[[str], str]) -> tuple[func.FuncOp, Tree]:
     """The Jacobian's blocks, row-major (float output leaf by float argument
     leaf of `argnums`), then the aux values."""
     out_tree, aux_tree = split_aux(t.f, results) if t.has_aux else (results, None)
@@ -421,15 +422,78 @@ def _jacobian_entry(t: Transformation, primal: func.FuncOp, results: Tree, signa
     wrt = float_leaves(signature, nums)
     n_out = len(leaf_types(out_tree))
     block = entry_block(primal, arg_types)
-    outputs = primal.function_type.outputs.data
-    callee = primal.sym_name.data
+    sweeps = _Sweeps(primal, block, n_out, t.has_aux, symbol)
     if t.kind == "jacfwd":
-        entries, aux = _forward_entries(callee, block, wrt, outputs, n_out)
+        entries = _forward_entries(sweeps, wrt)
     else:
-        entries, aux = _reverse_entries(callee, block, wrt, outputs, n_out, t.has_aux)
-    returned = [*entries, *aux]
+        entries = _reverse_entries(sweeps, wrt)
+    returned = [*entries, *sweeps.aux()]
     tree = jacobian_structure(out_tree, aux_tree, signature, nums, t.single)
     return entry_function(primal, name, block, returned), with_leaf_types(tree, [v.type for v in returned])
+
+
+# A Jacobian is a batch of sweeps, one per element of an argument leaf (jacfwd:
+# a tangent) or of an output leaf (jacrev: a cotangent). A leaf of one element
+# gets its sweep as a request in the entry; a larger one one request in a
+# helper function, mapped with irad.vmap over the identity basis, so the code
+# does not grow with the Jacobian. Where irad-vmap cannot batch the helper
+# (forward mode over a tape), it unrolls the map instead (UNROLLABLE).
+
+
+class _Sweeps:
+    """What the sweeps of one Jacobian entry share: the primal, the entry's
+    block (f's argument leaves, then the hidden arrays) and the number of
+    output leaves (the rest of f's results are aux)."""
+
+    def __init__(self, primal: func.FuncOp, block: Block, n_out: int, has_aux: bool, symbol: Callable[[str], str]):
+        self.primal, self.block, self.n_out, self.has_aux, self.symbol = primal, block, n_out, has_aux, symbol
+        self.callee = primal.sym_name.data
+        self.outputs = list(primal.function_type.outputs.data)
+        self.values: Sequence[SSAValue] | None = None  # f's results, where a request computed them
+
+    def aux(self) -> list[SSAValue]:
+        """The aux values (f's results after the outputs): a request's, or f called once more."""
+        if not self.has_aux:
+            return []
+        if self.values is None:
+            call = func.CallOp(self.callee, list(self.block.args), self.outputs)
+            self.block.add_op(call)
+            self.values = call.results
+        return list(self.values[self.n_out:])
+
+    def helper(self, what: str, extra: Sequence[Attribute], make: Callable[[Block], Sequence[SSAValue]]) -> str:
+        """A function of the entry's arguments and `extra`, whose body `make`
+        builds; put beside the primal, it is the callee of a vmap request."""
+        block = Block(arg_types=[*self.block.arg_types, *extra])
+        for arg, entry_arg in zip(block.args, self.block.args):
+            arg.name_hint = entry_arg.name_hint
+        helper = entry_function(self.primal, self.symbol(f"{self.callee}.{what}"), block, make(block))
+        self.primal.parent.insert_op_after(helper, self.primal)
+        return helper.sym_name.data
+
+    def mapped(self, helper: str, basis: SSAValue, size: int, out_types: Sequence[Attribute],
+               out_axes: Sequence[int]) -> Sequence[SSAValue]:
+        """`helper` mapped over the leading axis of `basis` (its last argument)."""
+        args = [*self.block.args, basis]
+        request = VmapOp(helper, args, [*([None] * len(self.block.args)), 0], out_axes, size,
+                         [batched_type(ty, a, size) for ty, a in zip(out_types, out_axes)])
+        request.attributes[UNROLLABLE] = UnitAttr()
+        self.block.add_op(request)
+        return request.results
+
+
+def _identity(block: Block, type_: Attribute) -> SSAValue:
+    """The basis of `type_`'s space: a tensor of shape (size,) + type_.shape whose
+    k-th element is 1 at flat index k; built when run, from two ramps (a
+    constant would hold size**2 elements)."""
+    b = IRBuilder(block)
+    n, element = _size(type_), T.element(type_)
+    ramp = T.dense(b, np.arange(n, dtype=np.float64), TensorType(element, [n]))
+    square = TensorType(element, [n, n])
+    across = T.broadcast_to(b, ramp, [n, n])
+    down = b.op(BroadcastOp(ramp, b.op(tensor.EmptyOp([], square)), DenseArrayBase.from_list(i64, [1])))
+    ones = T.to_float(b, T.compare(b, "oeq", down, across), element)
+    return T.reshape(b, ones, [n, *shape_of(type_)])
 
 
 def _unit(block: Block, type_: Attribute, hot: int | None) -> SSAValue:
@@ -454,78 +518,113 @@ def _block_type(rows: Attribute, cols: Attribute) -> Attribute:
     return TensorType(element, [*shape_of(rows), *shape_of(cols)])
 
 
-def _stacked(block: Block, parts: Sequence[SSAValue], rows: Attribute, cols: Attribute, axis: int) -> SSAValue:
-    """The Jacobian block of shape rows.shape + cols.shape: the matrix
-    [size(rows), size(cols)] whose rows (axis 0, each part of type `cols`) or
-    columns (axis 1, each of type `rows`) are `parts`, reshaped. No parts (an
-    empty array): the empty block."""
-    if not parts:
-        return _unit(block, _block_type(rows, cols), None)
+def _shaped(block: Block, v: SSAValue, rows: Attribute, cols: Attribute) -> SSAValue:
+    """`v` (a number, or a tensor of the block's elements) as the block of
+    shape rows.shape + cols.shape: a number for two numbers."""
+    if not is_tensor(rows) and not is_tensor(cols):
+        return v
     b = IRBuilder(block)
-    piece = [1, _size(cols)] if axis == 0 else [_size(rows), 1]
-    pieces = [T.reshape(b, p if is_tensor(p.type) else _as_tensor(b, p), piece) for p in parts]
-    matrix_type = TensorType(T.element(pieces[0]), [_size(rows), _size(cols)])
-    matrix = pieces[0] if len(pieces) == 1 else b.value(tensor.ConcatOp(pieces, axis, matrix_type))
-    return T.reshape(b, matrix, [*shape_of(rows), *shape_of(cols)])
+    return T.reshape(b, v if is_tensor(v.type) else _as_tensor(b, v), [*shape_of(rows), *shape_of(cols)])
 
 
 def _as_tensor(b: IRBuilder, scalar: SSAValue) -> SSAValue:
     return b.value(tensor.FromElementsOp(scalar, result_type=TensorType(scalar.type, [1])))
 
 
-def _forward_entries(name: str, block: Block, wrt, outputs, n_out: int) -> tuple[list[SSAValue], list[SSAValue]]:
-    """One jvp per element of each argument leaf in `wrt`: the blocks' columns;
-    and the aux values."""
-    float_outputs = [t for t in outputs if is_differentiable(t)]
-    columns, primal = [], None
+def _forward_entries(sweeps: _Sweeps, wrt) -> list[SSAValue]:
+    """The blocks' columns, argument leaf by argument leaf of `wrt`: one jvp
+    along each element of the leaf's basis."""
+    block, callee, outputs, n_out = sweeps.block, sweeps.callee, sweeps.outputs, sweeps.n_out
+    float_outputs = [u for u in outputs if is_differentiable(u)]
+    columns = []
     for a in wrt:
         arg_type = block.args[a].type
-        tangents = []
-        for k in range(_size(arg_type)):
-            one = _unit(block, arg_type, k)
-            request = JvpOp(name, [*block.args, one], [a], [*outputs, *float_outputs])
-            block.add_op(request)
-            tangents.append(request.results[len(outputs):])  # f's float results come first
-            primal = request.results[: len(outputs)]
-        columns.append([
-            _stacked(block, [t[i] for t in tangents], outputs[i], arg_type, 1) if is_tensor(arg_type)
-            else tangents[0][i]
-            for i in range(n_out)
-        ])
-    if primal is None:  # no float argument element: the results alone
-        call = func.CallOp(name, list(block.args), list(outputs))
-        block.add_op(call)
-        primal = call.results
-    entries = [columns[j][i] for i in range(n_out) for j in range(len(wrt))]
-    return entries, list(primal[n_out:])
+        n = _size(arg_type)
+
+        def jvp(body: Block, tangent: SSAValue) -> Sequence[SSAValue]:
+            request = JvpOp(callee, [*body.args[:len(block.args)], tangent], [a], [*outputs, *float_outputs])
+            body.add_op(request)
+            if body is block:
+                sweeps.values = request.results[: len(outputs)]
+            return request.results[len(outputs): len(outputs) + n_out]  # f's float results come first
+
+        if n == 0:
+            tangents = [_unit(block, _block_type(outputs[i], arg_type), None) for i in range(n_out)]
+        elif n == 1:
+            tangents = jvp(block, _unit(block, arg_type, 0))
+        elif _over_a_loop_gradient(sweeps.primal):  # forward over a tape: irad-vmap cannot batch it
+            columns.append(_unrolled_columns(sweeps, arg_type, n, jvp))
+            continue
+        else:
+            helper = sweeps.helper("jacfwd.column", [arg_type], lambda body: jvp(body, body.args[-1]))
+            out_axes = [len(shape_of(u)) for u in outputs[:n_out]]  # the basis last: output.shape + (n,)
+            tangents = sweeps.mapped(helper, _identity(block, arg_type), n, outputs[:n_out], out_axes)
+        columns.append([_shaped(block, tangents[i], outputs[i], arg_type) for i in range(n_out)])
+    return [columns[j][i] for i in range(n_out) for j in range(len(wrt))]
 
 
-def _reverse_entries(name: str, block: Block, wrt, outputs, n_out: int, has_aux: bool) -> tuple[list[SSAValue], list[SSAValue]]:
-    """One vjp per element of each output leaf: the blocks' rows; and the aux values."""
+def _over_a_loop_gradient(primal: func.FuncOp) -> bool:
+    """Does `primal` reach a reverse-mode request whose callee reaches a loop?
+    Its tape cannot be batched (forward over reverse: hessian of a loop), so
+    its jacfwd sweeps are unrolled here, requests in the entry that a vmap of
+    the Jacobian batches as requests (irad-vmap's unrollable fallback would
+    differentiate them first)."""
+    functions = {f.sym_name.data: f for f in primal.parent.ops if isinstance(f, func.FuncOp)}
+
+    def reached(names: list[str]) -> set[str]:
+        seen: set[str] = set()
+        while names:
+            name = names.pop()
+            if name not in seen and name in functions:
+                seen.add(name)
+                names += [o.callee.root_reference.data for o in find(functions[name], (func.CallOp, JvpOp, GradOp, ValueAndGradOp, VjpOp, VmapOp))]
+        return seen
+
+    reverse = [o for n in reached([primal.sym_name.data]) for o in find(functions[n], (GradOp, ValueAndGradOp, VjpOp))]
+    return any(find(functions[n], (scf.ForOp, scf.WhileOp))
+               for o in reverse for n in reached([o.callee.root_reference.data]))
+
+
+def _unrolled_columns(sweeps: _Sweeps, arg_type: Attribute, n: int, jvp) -> list[SSAValue]:
+    """The blocks of one argument leaf, one jvp per element of its basis."""
+    block, outputs = sweeps.block, sweeps.outputs
+    sweeps_out = [jvp(block, _unit(block, arg_type, k)) for k in range(n)]
+    b = IRBuilder(block)
+    blocks = []
+    for i in range(sweeps.n_out):
+        rows = _size(outputs[i])
+        parts = [T.reshape(b, t[i] if is_tensor(t[i].type) else _as_tensor(b, t[i]), [rows, 1]) for t in sweeps_out]
+        blocks.append(T.reshape(b, T.concat(b, parts, 1), [*shape_of(outputs[i]), *shape_of(arg_type)]))
+    return blocks
+
+
+def _reverse_entries(sweeps: _Sweeps, wrt) -> list[SSAValue]:
+    """The blocks' rows, output leaf by output leaf: one vjp along each
+    element of the leaf's basis (the cotangents of the other outputs 0)."""
+    block, callee, outputs, n_out = sweeps.block, sweeps.callee, sweeps.outputs, sweeps.n_out
     ordered = sorted(wrt)
     grad_types = [block.args[i].type for i in ordered]
-    aux = n_out if has_aux else None
-    sweeps, owner = [], []
-    for i in range(n_out):
-        for k in range(_size(outputs[i])):
-            seeds = [_unit(block, u, k if o == i else None) for o, u in enumerate(outputs[:n_out])]
-            request = VjpOp(name, [*block.args, *seeds], ordered, grad_types, aux)
-            block.add_op(request)
-            sweeps.append(list(request.results))
-            owner.append(i)
-    values: list[SSAValue] = []
-    if has_aux:  # the aux values: f called once more (its code is shared once inlined)
-        call = func.CallOp(name, list(block.args), list(outputs))
-        block.add_op(call)
-        values = list(call.results[n_out:])
+    aux = n_out if sweeps.has_aux else None
     entries = []
     for i in range(n_out):
-        per_element = [sweep for sweep, o in zip(sweeps, owner) if o == i]
-        for a in wrt:
-            parts = [p[ordered.index(a)] for p in per_element]
-            arg_type = block.args[a].type
-            entries.append(_stacked(block, parts, outputs[i], arg_type, 0) if is_tensor(outputs[i]) else parts[0])
-    return entries, values
+        n = _size(outputs[i])
+
+        def vjp(body: Block, seed: SSAValue) -> Sequence[SSAValue]:
+            seeds = [seed if o == i else _unit(body, u, None) for o, u in enumerate(outputs[:n_out])]
+            request = VjpOp(callee, [*body.args[:len(block.args)], *seeds], ordered, grad_types, aux)
+            body.add_op(request)
+            return request.results
+
+        if n == 0:
+            rows = [_unit(block, _block_type(outputs[i], u), None) for u in grad_types]
+        elif n == 1:
+            rows = vjp(block, _unit(block, outputs[i], 0))
+        else:
+            helper = sweeps.helper("jacrev.row", [outputs[i]], lambda body: vjp(body, body.args[-1]))
+            rows = sweeps.mapped(helper, _identity(block, outputs[i]), n, grad_types, [0] * len(grad_types))
+        by_index = dict(zip(ordered, rows))
+        entries += [_shaped(block, by_index[a], outputs[i], block.args[a].type) for a in wrt]
+    return entries
 
 
 # ---- vmap ---------------------------------------------------------------------------

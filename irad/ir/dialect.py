@@ -708,11 +708,14 @@ class VmapOp(IRDLOperation):
         missing = [k for k in ("in_axes", "out_axes", "axis_size") if k not in fields]
         if missing:
             parser.raise_error(f"'{cls.name}' expects {', '.join(missing)}", args_pos)
+        attributes = parser.parse_optional_attr_dict()  # discardable ones (irad.unrollable)
         parser.parse_punctuation(":")
         function_type = parser.parse_function_type()
         operands = parser.resolve_operands(args, function_type.inputs.data, args_pos)
-        return cls(SymbolRefAttr(callee), operands, fields["in_axes"], fields["out_axes"], fields["axis_size"],
-                   function_type.outputs.data)
+        op = cls(SymbolRefAttr(callee), operands, fields["in_axes"], fields["out_axes"], fields["axis_size"],
+                 function_type.outputs.data)
+        op.attributes.update(attributes)
+        return op
 
     def print(self, printer: Printer) -> None:
         def axes(values: Sequence[int | None]) -> str:
@@ -723,8 +726,11 @@ class VmapOp(IRDLOperation):
         printer.print_operands(self.args)
         printer.print_string(
             f" {{in_axes = {axes(self.in_axis_list)}, out_axes = {axes(self.out_axis_list)}, "
-            f"axis_size = {self.size}}} : "
+            f"axis_size = {self.size}}}"
         )
+        if self.attributes:
+            printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
         printer.print_function_type(self.args.types, self.res.types)
 
 

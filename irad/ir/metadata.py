@@ -45,6 +45,9 @@ ENTRY = "entry"
 JVP = "jvp"
 NAME = "irad.name"  # a specialisation's Python name, where its symbol has a `_1` (display_name)
 STATIC = "irad.static"  # the static values a specialisation was made for: {axis = 1 : i64}
+# On an irad.vmap request: where irad-vmap cannot batch the callee, it may call
+# it once per element instead (a Jacobian's sweeps over a basis)
+UNROLLABLE = "irad.unrollable"
 _SHORT = {AUGMENTED: "augmented", PULLBACK: "pullback", JVP: "jvp"}
 
 

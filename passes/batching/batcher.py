@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from xdsl.dialects import func, scf, tensor
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, TensorType, i64
+from xdsl.dialects import arith, func, scf, tensor
+from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, ModuleOp, StringAttr, TensorType, i64
 from xdsl.dialects.linalg.ops import BroadcastOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
@@ -137,11 +137,27 @@ class Batcher:
 
 
 def broadcast(b: IRBuilder, v: SSAValue, size: int) -> SSAValue:
-    """`v` repeated `size` times along a new leading axis."""
+    """`v` repeated `size` times along a new leading axis (a splat constant
+    becomes a tensor.splat of its number: the init of a batched reduction,
+    above all; natively, two reductions into one broadcast tensor.empty,
+    merged by CSE, would share one destination after empty-tensor elimination)."""
+    splat = _splat_value(v)
+    if splat is not None:
+        number = b.op(arith.ConstantOp(FloatAttr(splat, T.element(v)) if isinstance(splat, float)
+                                       else IntegerAttr(splat, T.element(v))))
+        return T.splat(b, number, T.shape(v) and [size, *T.shape(v)] or [size])
     if not isinstance(v.type, TensorType):
         return b.op(tensor.SplatOp(v, [], TensorType(v.type, [size])))
     init = b.op(tensor.EmptyOp([], batched_type(v.type, 0, size)))
     return b.op(BroadcastOp(v, init, DenseArrayBase.from_list(i64, [0])))
+
+
+def _splat_value(v: SSAValue) -> float | int | None:
+    """The one value of a constant tensor whose elements are all equal (else None)."""
+    if not isinstance(v.owner, arith.ConstantOp) or not isinstance(v.owner.value, DenseIntOrFPElementsAttr):
+        return None
+    values = v.owner.value.get_values()
+    return values[0] if values and all(x == values[0] for x in values) else None
 
 
 def _to_front(axis: int, rank: int) -> list[int]:

@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX, AffineMapAttr, DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, StringAttr, TensorType, f64, i64,
 )
 from xdsl.dialects.linalg.attrs import IteratorTypeAttr
-from xdsl.dialects.linalg.ops import BroadcastOp, GenericOp, IndexOp, ReduceOp, TransposeOp
+from xdsl.dialects.linalg.ops import BroadcastOp, GenericOp, IndexOp, MatmulOp, ReduceOp, TransposeOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineMap
 
@@ -252,15 +252,27 @@ def _is_zero(v: SSAValue) -> bool:
     return bool(np.all(np.asarray(values) == 0))
 
 
+def _matmul(b, x: SSAValue, y: SSAValue) -> SSAValue:
+    """x @ y from a tensor.splat of 0 (not a dense constant of the batched size)."""
+    zero = b.op(arith.ConstantOp(FloatAttr(0.0, T.element(x))))
+    return b.op(MatmulOp([x, y], [T.splat(b, zero, [T.shape(x)[0], T.shape(y)[1]])]))
+
+
 def matmul(b, op: Operation) -> list[SSAValue]:
     """A batched left operand alone folds the batch into its rows (one
-    matmul); otherwise a batched contraction (irad/ir/contraction.py)."""
+    matmul), a batched right operand alone into the columns (one matmul:
+    (x @ y_i)^T = y_i^T @ x^T, the batch stacked on the rows: a Jacobian's
+    sweeps through x @ v); both: a batched contraction (irad/ir/contraction.py)."""
     x, y, acc = op.operands
     m, k = T.shape(x)
     n = T.shape(y)[1]
     if not b.is_batched(y):
         rows = T.reshape(b, b.get(x), [b.size * m, k])
-        product = T.reshape(b, T.matmul(b, rows, b.get(y)), [b.size, m, n])
+        product = T.reshape(b, _matmul(b, rows, b.get(y)), [b.size, m, n])
+    elif not b.is_batched(x):
+        rows = T.reshape(b, T.transpose(b, b.get(y), [0, 2, 1]), [b.size * n, k])
+        product = _matmul(b, rows, T.transpose(b, b.get(x), [1, 0]))
+        product = T.transpose(b, T.reshape(b, product, [b.size, n, m]), [0, 2, 1])
     else:
         subscripts = ["bmk" if b.is_batched(x) else "mk", "bkn"]
         product = C.contract(b, [b.get(x), b.get(y)], subscripts, "bmn")
