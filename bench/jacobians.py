@@ -34,49 +34,34 @@ SIZES = (16, 64, 256, 1024)
 BACKENDS = ("native", "python")
 
 
-def layer(x, A):
-    return np.tanh(A @ x) * x
+def functions(xp):
+    """The benchmarked functions on the array module `xp` (numpy for irad, jax.numpy for JAX)."""
 
-
-def energy(x, A):
-    return np.sum(np.tanh(A @ x) * x)
-
-
-def residuals(cams, points, cam_index, point_index, observed):
-    """Reprojection errors: each observation's point rotated (Rodrigues' formula,
-    cams[:, :3]), translated (cams[:, 3:6]) and projected with a focal length (cams[:, 6])."""
-    c = cams[cam_index]
-    p = points[point_index]
-    w = c[:, :3]
-    theta = np.sqrt(np.sum(w * w, axis=1, keepdims=True))
-    k = w / theta
-    cos, sin = np.cos(theta), np.sin(theta)
-    kdp = np.sum(k * p, axis=1, keepdims=True)
-    rotated = p * cos + np.cross(k, p) * sin + k * kdp * (1.0 - cos)
-    q = rotated + c[:, 3:6]
-    return (c[:, 6:7] * (q[:, :2] / q[:, 2:3]) - observed).ravel()
-
-
-def jax_functions(jnp):
     def layer(x, A):
-        return jnp.tanh(A @ x) * x
+        return xp.tanh(A @ x) * x
 
     def energy(x, A):
-        return jnp.sum(jnp.tanh(A @ x) * x)
+        return xp.sum(xp.tanh(A @ x) * x)
 
     def residuals(cams, points, cam_index, point_index, observed):
+        """Reprojection errors: each observation's point rotated (Rodrigues' formula,
+        cams[:, :3]), translated (cams[:, 3:6]) and projected with a focal length (cams[:, 6])."""
         c = cams[cam_index]
         p = points[point_index]
         w = c[:, :3]
-        theta = jnp.sqrt(jnp.sum(w * w, axis=1, keepdims=True))
+        theta = xp.sqrt(xp.sum(w * w, axis=1, keepdims=True))
         k = w / theta
-        cos, sin = jnp.cos(theta), jnp.sin(theta)
-        kdp = jnp.sum(k * p, axis=1, keepdims=True)
-        rotated = p * cos + jnp.cross(k, p) * sin + k * kdp * (1.0 - cos)
+        cos, sin = xp.cos(theta), xp.sin(theta)
+        kdp = xp.sum(k * p, axis=1, keepdims=True)
+        rotated = p * cos + xp.cross(k, p) * sin + k * kdp * (1.0 - cos)
         q = rotated + c[:, 3:6]
         return (c[:, 6:7] * (q[:, :2] / q[:, 2:3]) - observed).ravel()
 
     return {"layer": layer, "energy": energy, "residuals": residuals}
+
+
+FUNCTIONS = functions(np)
+layer, energy, residuals = FUNCTIONS["layer"], FUNCTIONS["energy"], FUNCTIONS["residuals"]
 
 
 def bundle(n_cams: int = 8, n_points: int = 40, n_obs: int = 150, seed: int = 0):
@@ -121,7 +106,7 @@ def main() -> None:
         jax.config.update("jax_enable_x64", True)
         import jax.numpy as jnp
 
-        reference = jax_functions(jnp)
+        reference = functions(jnp)
     irad.jacfwd(layer, backend="native")(np.ones(3), np.ones((3, 3)))  # the process's one-time native set-up
     kinds = {"jacfwd": layer, "jacrev": layer, "hessian": energy}
     rows = []
