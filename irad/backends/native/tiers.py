@@ -139,6 +139,8 @@ class Upgrade:
             code, errors = self._process.communicate()
             self._remove_request()
             if self._process.returncode != 0 or not code:
+                if _exiting:  # ended by _at_exit: nobody waits for this code
+                    return
                 reason = errors.decode(errors="replace").strip().splitlines()[-1:] or ["no object code"]
                 self._failed(f"the background -O2 compile failed (exit status {self._process.returncode}): {reason[0]}")
                 return
