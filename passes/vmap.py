@@ -26,13 +26,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from irad.base.errors import BatchingError
 from irad.ir.dialect import VmapOp
 from irad.ir.locations import location
+from irad.ir.symbols import functions_by_name
 from irad.ir.metadata import UNROLLABLE
 from irad.ir.walk import find
 from irad.passes.ad.differentiator import reached_ops
@@ -50,7 +50,7 @@ class VmapPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         batcher = Batcher(op)  # one for the module: a callee batched the same way is batched once
         while requests := find(op, VmapOp):
-            functions = _functions(op)
+            functions = functions_by_name(op)
             below = {r: reached_ops(functions, [_callee(r)]) for r in requests}
             ready = [r for r in requests if not any(isinstance(o, VmapOp) for o in below[r])]
             if not ready:
@@ -71,9 +71,6 @@ class VmapPass(ModulePass):
 def _callee(request) -> str:
     return request.callee.root_reference.data
 
-
-def _functions(module: ModuleOp) -> dict[str, func.FuncOp]:
-    return {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
 
 
 __all__ = ["VmapPass"]

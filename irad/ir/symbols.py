@@ -24,6 +24,11 @@ def value_name(name: str) -> str:
     return _NUMBERED.sub("", name) or name
 
 
+def functions_by_name(module: Operation) -> dict[str, func.FuncOp]:
+    """The func.func ops directly in `module`, by symbol name."""
+    return {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+
+
 def fresh_symbol(base: str, taken: Container[str]) -> str:
     """`base`, or `base_1`, `base_2`, ... : the first name not in `taken`."""
     name, n = base, 0

@@ -32,7 +32,7 @@ from irad.ir.builder import IRBuilder, clone, private_function
 from irad.ir.dialect import VmapOp, batched_type
 from irad.ir.locations import find_function, location
 from irad.ir.metadata import mark_generated
-from irad.ir.symbols import fresh_symbol
+from irad.ir.symbols import fresh_symbol, functions_by_name
 from irad.ir.walk import ops_of, walk
 from irad.passes.ad.derivatives import batching, derivative_of
 from irad.passes.batching.requests import REQUEST_NAMES, batch_request
@@ -58,7 +58,7 @@ class Batcher:
 
     def __init__(self, module: ModuleOp):
         self.module = module
-        self.functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+        self.functions = functions_by_name(module)
         self._made: dict[tuple[str, tuple[bool, ...], int], BatchedFunction] = {}
         self._in_progress: set[tuple[str, tuple[bool, ...], int]] = set()
 

@@ -33,6 +33,7 @@ from xdsl.ir import Operation, SSAValue
 
 from irad.ir.constants import float_constant, zero_constant
 from irad.ir.dialect import DerivativeRequestOp, JvpOp, VjpOp
+from irad.ir.symbols import functions_by_name
 from irad.ir.types import is_differentiable
 from irad.ir.walk import find
 from irad.passes.ad.differentiator import REQUESTS, Differentiator, reached_ops
@@ -92,7 +93,7 @@ def _differentiate_here(b, op: Operation) -> None:
     """Rewrite `op` in the function being batched, the requests its callee
     reaches first (the innermost first), then batch the ops that replaced it."""
     module = b.batcher.module
-    functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+    functions = functions_by_name(module)
     below = [r for r in reached_ops(functions, [op.callee.root_reference.data]) if isinstance(r, (*REQUESTS, JvpOp))]
     for inner in reversed(below):
         if inner.parent is not None:  # (jacrev's sweeps share one augmented primal)
@@ -104,7 +105,7 @@ def _differentiate_here(b, op: Operation) -> None:
                  "primal too")
     block, before, after = op.parent_block(), op.prev_op, op.next_op
     _rewrite(module, op)
-    b.batcher.functions.update((f.sym_name.data, f) for f in module.ops if isinstance(f, func.FuncOp))
+    b.batcher.functions.update(functions_by_name(module))
     current = before.next_op if before is not None else block.first_op
     while current is not None and current is not after:
         following = current.next_op
@@ -120,7 +121,7 @@ def _rewrite(module, op: Operation) -> None:
 
 
 def _reached_functions(module, op: Operation) -> list[func.FuncOp]:
-    functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+    functions = functions_by_name(module)
     reached = reached_ops(functions, [op.callee.root_reference.data])
     names = {op.callee.root_reference.data} | {r.callee.root_reference.data for r in reached if hasattr(r, "callee")}
     return [functions[n] for n in names if n in functions]
