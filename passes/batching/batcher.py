@@ -10,8 +10,10 @@ op goes to its registry entry's `batch` rule (passes/ad/derivatives/
 batching.py), and an op without one is refused, naming it and where it is.
 
 Named `@<primal>.vmap.<signature>`, one letter per argument: `b` batched,
-`u` unbatched; marked as generated from the primal (irad.primal, irad.role
-= "vmap").
+`u` unbatched, `i` batched and known to be an identity basis (a Jacobian's
+sweeps: the matmul rule then skips the dense product, passes/batching/
+basis.py); marked as generated from the primal (irad.primal, irad.role =
+"vmap").
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from irad.ir.metadata import mark_generated
 from irad.ir.symbols import fresh_symbol, functions_by_name
 from irad.ir.walk import ops_of, walk
 from irad.passes.ad.derivatives import batching, derivative_of
+from irad.passes.batching.basis import is_basis
 from irad.passes.batching.requests import REQUEST_NAMES, batch_request
 
 VMAP = "vmap"
@@ -48,8 +51,9 @@ class BatchedFunction:
     batched_results: tuple[bool, ...]
 
 
-def signature_string(batched: Sequence[bool]) -> str:
-    return "".join("b" if flag else "u" for flag in batched)
+def signature_string(batched: Sequence[bool], bases: Sequence[bool] = ()) -> str:
+    bases = bases or [False] * len(batched)
+    return "".join("i" if basis else "b" if flag else "u" for flag, basis in zip(batched, bases))
 
 
 class Batcher:
@@ -59,12 +63,15 @@ class Batcher:
     def __init__(self, module: ModuleOp):
         self.module = module
         self.functions = functions_by_name(module)
-        self._made: dict[tuple[str, tuple[bool, ...], int], BatchedFunction] = {}
-        self._in_progress: set[tuple[str, tuple[bool, ...], int]] = set()
+        self._made: dict[tuple, BatchedFunction] = {}
+        self._in_progress: set[tuple] = set()
 
-    def batched(self, name: str, batched: tuple[bool, ...], size: int, use: Operation) -> BatchedFunction:
-        """@name batched along the arguments flagged in `batched`, for a batch of `size`."""
-        key = (name, batched, size)
+    def batched(self, name: str, batched: tuple[bool, ...], size: int, use: Operation,
+                bases: tuple[bool, ...] = ()) -> BatchedFunction:
+        """@name batched along the arguments flagged in `batched`, for a batch
+        of `size`; those flagged in `bases` are the identity basis."""
+        bases = bases if any(bases) else ()
+        key = (name, batched, size, bases)
         if key in self._made:
             return self._made[key]
         primal = find_function(self.functions, name, use)
@@ -80,7 +87,7 @@ class Batcher:
             )
         self._in_progress.add(key)
         try:
-            made = self._make(primal, batched, size)
+            made = self._make(primal, batched, size, bases)
         finally:
             self._in_progress.discard(key)
         self._made[key] = made
@@ -94,7 +101,8 @@ class Batcher:
         b = IRBuilder(before=request)
         args = [v if axis is None else T.transpose(b, v, _to_front(axis, len(T.shape(v))))
                 for v, axis in zip(request.args, request.in_axis_list)]
-        made = self.batched(name, tuple(a is not None for a in request.in_axis_list), size, request)
+        bases = tuple(a is not None and is_basis(v, {}) for v, a in zip(args, request.in_axis_list))
+        made = self.batched(name, tuple(a is not None for a in request.in_axis_list), size, request, bases)
         call = func.CallOp(made.name, args, list(self.functions[made.name].function_type.outputs.data))
         b.insert(call)
         results = []
@@ -117,18 +125,21 @@ class Batcher:
         request.detach()
         request.erase()
 
-    def _make(self, primal: func.FuncOp, batched: tuple[bool, ...], size: int) -> BatchedFunction:
+    def _make(self, primal: func.FuncOp, batched: tuple[bool, ...], size: int,
+              bases: tuple[bool, ...]) -> BatchedFunction:
         inputs = primal.function_type.inputs.data
         block = Block(arg_types=[batched_type(t, 0 if flag else None, size) for t, flag in zip(inputs, batched)])
         b = BatchBuilder(self, size, block)
-        for old, new, flag in zip(primal.body.block.args, block.args, batched):
+        for old, new, flag, basis in zip(primal.body.block.args, block.args, batched, bases or [False] * len(batched)):
             new.name_hint = old.name_hint
             b.set(old, new, flag)
+            if basis:
+                b.bases[new] = size
         ret = b.run(primal.body.block)
         flags = tuple(b.is_batched(v) for v in ret.operands)
         results = [b.get(v) for v in ret.operands]
         block.add_op(func.ReturnOp(*results))
-        name = fresh_symbol(f"{primal.sym_name.data}.{VMAP}.{signature_string(batched)}", self.functions)
+        name = fresh_symbol(f"{primal.sym_name.data}.{VMAP}.{signature_string(batched, bases)}", self.functions)
         fn = private_function(name, block, [v.type for v in results])
         mark_generated(fn, primal, VMAP)
         self.module.body.block.add_op(fn)
@@ -174,6 +185,7 @@ class BatchBuilder(IRBuilder):
         self.batcher = batcher
         self.size = size
         self._values: dict[SSAValue, tuple[SSAValue, bool]] = {}
+        self.bases: dict[SSAValue, int] = {}  # batched values known to be the identity basis, and its size
 
     # ---- values --------------------------------------------------------------------
     def set(self, old: SSAValue, new: SSAValue, batched: bool) -> None:
@@ -402,7 +414,8 @@ class BatchBuilder(IRBuilder):
 
     def call(self, op: func.CallOp) -> None:
         flags = tuple(self.is_batched(v) for v in op.operands)
-        made = self.batcher.batched(op.callee.root_reference.data, flags, self.size, op)
+        bases = tuple(f and is_basis(self.get(v), self.bases) for v, f in zip(op.operands, flags))
+        made = self.batcher.batched(op.callee.root_reference.data, flags, self.size, op, bases)
         callee = self.batcher.functions[made.name]
         new = func.CallOp(made.name, [self.get(v) for v in op.operands], list(callee.function_type.outputs.data))
         self.insert(new)

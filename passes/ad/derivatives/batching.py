@@ -36,6 +36,7 @@ from irad.ir import gather as G
 from irad.ir import scan as S
 from irad.ir import tensor as T
 from irad.ir.types import is_float
+from irad.passes.batching import basis
 
 
 def _create(op: Operation, operands, result_types) -> SSAValue:
@@ -253,7 +254,11 @@ def _is_zero(v: SSAValue) -> bool:
 
 
 def _matmul(b, x: SSAValue, y: SSAValue) -> SSAValue:
-    """x @ y from a tensor.splat of 0 (not a dense constant of the batched size)."""
+    """x @ y from a tensor.splat of 0 (not a dense constant of the batched
+    size); with an identity basis (or a diagonal scaling of one), no product."""
+    cheap = basis.matmul(b, x, y, b.bases)
+    if cheap is not None:
+        return cheap
     zero = b.op(arith.ConstantOp(FloatAttr(0.0, T.element(x))))
     return b.op(MatmulOp([x, y], [T.splat(b, zero, [T.shape(x)[0], T.shape(y)[1]])]))
 
