@@ -120,7 +120,7 @@ def _identity_construction(op: GenericOp) -> int | None:
     if sorted([list(down.dimensions.get_values()), list(across.dimensions.get_values())]) != [[0], [1]]:
         return None
     ramp = _constant_values(down.input)
-    if ramp is None or ramp.ndim != 1 or len(set(ramp.tolist())) != len(ramp):
+    if ramp is None or ramp.ndim != 1 or not np.all(np.isfinite(ramp)) or len(set(ramp.tolist())) != len(ramp):
         return None
     other = _constant_values(across.input)
     if other is None or not np.array_equal(ramp, other):
