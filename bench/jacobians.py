@@ -10,7 +10,9 @@ basis, so its compile time should not grow with n. "first" is the first call
 of a new Jacobian in a running process (lowering, passes, compile, one run:
 for native, its -O0 tier), "steady" the median call once optimised (-O2).
 Every result is checked against JAX's before it is timed. t(4n)/t(n) is the
-native first call's growth per step of n.
+native compile's growth per step of n. Last, the native compile at n = 1024
+with and without irad.config's `native_split_loops` (large loop nests run on
+two threads): the step where the compile time grows.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import numpy as np  # noqa: E402
 from timing import median_call_seconds, optimised, optional  # noqa: E402
 
 import irad  # noqa: E402
+from irad.base import config  # noqa: E402
 from irad.pipeline import options, transformation_module  # noqa: E402
 
 SIZES = (16, 64, 256, 1024)
@@ -100,7 +103,30 @@ def check(got, want, what: str) -> None:
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-9, atol=1e-10, err_msg=what)
 
 
+def split_loops_share(n: int = 1024, repeats: int = 3) -> None:
+    """The native compile (`compile_seconds`, the least of `repeats`) with and
+    without the splitting of large loop nests, which only nests of 2^19
+    elements or more get (n >= 724 here)."""
+    print(f"\nnative compile s at n = {n} (the least of {repeats}), by native_split_loops\n")
+    print("| transformation | split on | split off |")
+    print("|---|---:|---:|")
+    rng = np.random.default_rng(n)
+    args = (rng.normal(size=n), rng.normal(size=(n, n)) / np.sqrt(n))
+    saved = config.read("native_split_loops")
+    try:
+        for kind, f in (("jacfwd", layer), ("jacrev", layer), ("hessian", energy)):
+            times = []
+            for split in (True, False):
+                config.update("native_split_loops", split)
+                times.append(min(compile_seconds(getattr(irad, kind)(f, backend="native"), args)
+                                 for _ in range(repeats)))
+            print(f"| {kind} | {times[0]:.2f} | {times[1]:.2f} |", flush=True)
+    finally:
+        config.update("native_split_loops", saved)
+
+
 def main() -> None:
+    print(f"load average at the start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
     jax = optional("jax")
     if jax is not None:
         jax.config.update("jax_enable_x64", True)
@@ -161,6 +187,8 @@ def main() -> None:
         for name, (first, _, steady) in systems.items():
             ratio = f"{steady / anchor:.2f}x" if anchor else "-"
             print(f"| {kind} | {name} | {first:.2f} | {steady * 1e3:.3f} | {ratio} |")
+    split_loops_share()
+    print(f"\nload average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 if __name__ == "__main__":
     main()
