@@ -12,10 +12,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from xdsl.dialects.linalg.ops import MatmulOp
 
 import irad
 import irad.passes.vmap as vmap_pass
-from xdsl.dialects.linalg.ops import MatmulOp
 from tests.reference import central_jacobian
 
 jax.config.update("jax_enable_x64", True)
@@ -280,3 +282,46 @@ def test_native_jacobians_without_dense_products_match_jax():
     for kind in ("jacfwd", "jacrev"):
         got = getattr(irad, kind)(two_layers, backend="native")(x, A)
         np.testing.assert_allclose(got, getattr(jax, kind)(two_layers_jax)(x, A), rtol=1e-12, atol=1e-13)
+
+
+def product_left(X, A):
+    return np.sin(A @ X)
+
+
+def product_right(X, A):
+    return np.sin(X @ A)
+
+
+def product_left_transposed(X, A):
+    return np.sin(A @ X.T)
+
+
+def product_right_transposed(X, A):
+    return np.sin(X.T @ A)
+
+
+def product_of_a_square(X, A):
+    return np.cos(A @ (X * X))
+
+
+# name: (the function, X's shape and A's from (m, k, p))
+PRODUCTS = {
+    "left": (product_left, lambda m, k, p: ((k, p), (m, k))),
+    "right": (product_right, lambda m, k, p: ((p, k), (k, m))),
+    "left_transposed": (product_left_transposed, lambda m, k, p: ((p, k), (m, k))),
+    "right_transposed": (product_right_transposed, lambda m, k, p: ((k, p), (k, m))),
+    "square": (product_of_a_square, lambda m, k, p: ((k, p), (m, k))),
+}
+
+
+@settings(max_examples=16, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(sorted(PRODUCTS)), st.sampled_from(["jacfwd", "jacrev"]), st.integers(1, 4),
+       st.integers(1, 4), st.integers(1, 3), st.integers(0, 2**16))
+def test_products_with_a_basis_match_jax(name, kind, m, k, p, seed):
+    """The basis meets a matmul on the left or the right, transposed or
+    scaled, as a square (recognised: no dense product) or not (dense)."""
+    f, shapes = PRODUCTS[name]
+    rng = np.random.default_rng(seed)
+    X, A = (rng.normal(size=s) for s in shapes(m, k, p))
+    got = getattr(irad, kind)(f)(X, A)
+    np.testing.assert_allclose(got, central_jacobian(f, (X, A), 0), rtol=1e-6, atol=1e-8)
