@@ -121,12 +121,11 @@ func.func @triangle(%A: tensor<3x3xf64>) -> tensor<3x3x1xf64> {
 // CHECK-LABEL: func.func @triangle
 // CHECK:         func.call @column.vmap.ub(%A, %L)
 
-// The transposed A, its batch axis moved: each sweep's column of A.
+// The transposed A, reshaped: each sweep's column of A.
 // CHECK-LABEL: func.func private @column.vmap.ui
 // CHECK-NOT:     linalg.matmul
 // CHECK:         %[[AT:.*]] = linalg.transpose ins(%A:tensor<3x3xf64>) outs(%{{.*}}:tensor<3x3xf64>) permutation = [1, 0]
-// CHECK:         %[[R:.*]] = tensor.reshape %[[AT]]
-// CHECK:         %r = linalg.transpose ins(%[[R]]:tensor<3x1x3xf64>)
+// CHECK:         %r = tensor.reshape %[[AT]](%{{.*}}) : (tensor<3x3xf64>, tensor<3xi64>) -> tensor<3x3x1xf64>
 // CHECK-NEXT:    func.return %r
 
 // The transposed A with its rows scaled by w.

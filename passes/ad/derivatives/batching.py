@@ -263,6 +263,20 @@ def _matmul(b, x: SSAValue, y: SSAValue) -> SSAValue:
     return b.op(MatmulOp([x, y], [T.splat(b, zero, [T.shape(x)[0], T.shape(y)[1]])]))
 
 
+def _swap_last(b, v: SSAValue) -> SSAValue:
+    """`v` (batch, rows, cols) with its last two axes swapped: a reshape, not
+    a copy, when one of them has one element (a matrix-vector product's)."""
+    batch, rows, cols = T.shape(v)
+    return T.reshape(b, v, [batch, cols, rows]) if 1 in (rows, cols) else T.transpose(b, v, [0, 2, 1])
+
+
+def _transposed(b, v: SSAValue) -> SSAValue:
+    """v^T, the input of a transpose when `v` is one (a vjp's A^T: A)."""
+    if isinstance(v.owner, TransposeOp) and list(v.owner.permutation.get_values()) == [1, 0]:
+        return v.owner.operands[0]
+    return T.transpose(b, v, [1, 0])
+
+
 def matmul(b, op: Operation) -> list[SSAValue]:
     """A batched left operand alone folds the batch into its rows (one
     matmul), a batched right operand alone into the columns (one matmul:
@@ -275,9 +289,9 @@ def matmul(b, op: Operation) -> list[SSAValue]:
         rows = T.reshape(b, b.get(x), [b.size * m, k])
         product = T.reshape(b, _matmul(b, rows, b.get(y)), [b.size, m, n])
     elif not b.is_batched(x):
-        rows = T.reshape(b, T.transpose(b, b.get(y), [0, 2, 1]), [b.size * n, k])
-        product = _matmul(b, rows, T.transpose(b, b.get(x), [1, 0]))
-        product = T.transpose(b, T.reshape(b, product, [b.size, n, m]), [0, 2, 1])
+        rows = T.reshape(b, _swap_last(b, b.get(y)), [b.size * n, k])
+        product = _matmul(b, rows, _transposed(b, b.get(x)))
+        product = _swap_last(b, T.reshape(b, product, [b.size, n, m]))
     else:
         subscripts = ["bmk" if b.is_batched(x) else "mk", "bkn"]
         product = C.contract(b, [b.get(x), b.get(y)], subscripts, "bmn")
