@@ -325,3 +325,22 @@ def test_products_with_a_basis_match_jax(name, kind, m, k, p, seed):
     X, A = (rng.normal(size=s) for s in shapes(m, k, p))
     got = getattr(irad, kind)(f)(X, A)
     np.testing.assert_allclose(got, central_jacobian(f, (X, A), 0), rtol=1e-6, atol=1e-8)
+
+
+def linear_plus(x, A):
+    return x @ A + x
+
+
+@pytest.mark.parametrize("kind", ["jacfwd", "jacrev"])
+def test_a_product_that_is_an_argument_leaves_it_alone(kind):
+    """With the basis, x @ A's batched product is A itself: what follows
+    (+ x) must not write into the caller's array, and the Jacobian is fresh."""
+    rng = np.random.default_rng(6)
+    x, A = rng.normal(size=5), rng.normal(size=(5, 5))
+    saved = A.copy()
+    J = getattr(irad, kind)(linear_plus)
+    for _ in range(2):
+        got = J(x, A)
+        np.testing.assert_array_equal(A, saved)
+        assert not np.shares_memory(got, A)
+        np.testing.assert_allclose(got, A.T + np.eye(5), rtol=1e-15, atol=0)
