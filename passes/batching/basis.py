@@ -41,30 +41,39 @@ class Diagonal:
 
 def diagonal(v: SSAValue, bases: Mapping[SSAValue, int]) -> Diagonal | None:
     """What `v` is, if a diagonal matrix (module doc); `bases` maps the
-    batched arguments known to be an identity basis to their size."""
-    if not is_tensor(v.type):
+    batched arguments known to be an identity basis to their size. Walks
+    down to the identity (a loop, not recursion: an unrolled Python loop
+    makes long chains), then checks what it passed with the size found."""
+    transposes, factors = [], []
+    while True:
+        if not is_tensor(v.type):
+            return None
+        if v in bases:
+            size = bases[v]
+            break
+        op = v.owner
+        if isinstance(op, tensor.ReshapeOp):  # row-major order is kept
+            v = op.source
+        elif isinstance(op, TransposeOp):
+            v = op.operands[0]
+            transposes.append((T.shape(v), op.permutation.get_values()))
+        elif isinstance(op, arith.MulfOp):
+            left, right = (isinstance(x.owner, BroadcastOp) for x in (op.lhs, op.rhs))
+            if left == right:
+                return None
+            factor, v = (op.lhs, op.rhs) if left else (op.rhs, op.lhs)
+            factors.append(factor)
+        elif isinstance(op, GenericOp):
+            size = _identity_construction(op)
+            if size is None:
+                return None
+            break
+        else:
+            return None
+    if not all(_keeps_diagonal(dims, perm, size) for dims, perm in transposes):
         return None
-    if v in bases:
-        return Diagonal(bases[v])
-    op = v.owner
-    if isinstance(op, tensor.ReshapeOp):  # row-major order is kept
-        return diagonal(op.source, bases)
-    if isinstance(op, TransposeOp):
-        source = op.operands[0]
-        inner = diagonal(source, bases)
-        return inner if inner is not None and _keeps_diagonal(T.shape(source), op.permutation.get_values(),
-                                                              inner.size) else None
-    if isinstance(op, arith.MulfOp):
-        for x, y in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
-            inner = diagonal(x, bases)
-            scale = inner and _half_broadcast(y, inner.size)
-            if scale is not None:
-                return Diagonal(inner.size, (*inner.scales, scale))
-        return None
-    if isinstance(op, GenericOp):
-        size = _identity_construction(op)
-        return Diagonal(size) if size is not None else None
-    return None
+    scales = [_half_broadcast(y, size) for y in reversed(factors)]  # the innermost first, as the dense product
+    return None if any(s is None for s in scales) else Diagonal(size, tuple(scales))
 
 
 def is_basis(v: SSAValue, bases: Mapping[SSAValue, int]) -> bool:
