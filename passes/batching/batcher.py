@@ -35,6 +35,7 @@ from irad.ir.metadata import mark_generated
 from irad.ir.symbols import fresh_symbol, functions_by_name
 from irad.ir.walk import ops_of, walk
 from irad.passes.ad.derivatives import batching, derivative_of
+from irad.passes.batching import masks
 from irad.passes.batching.requests import REQUEST_NAMES, batch_request
 
 VMAP = "vmap"
@@ -314,17 +315,12 @@ class BatchBuilder(IRBuilder):
             arms.append([self.batched(v) for v in end.operands])
         cond = self.get(op.cond)
         for i, result in enumerate(op.results):
-            then, other = arms[0][i], arms[1][i]
-            dims = T.shape(then)
-            picked = cond if len(dims) == 1 else self.op(BroadcastOp(
-                cond, self.op(tensor.EmptyOp([], TensorType(T.element(cond), dims))),
-                DenseArrayBase.from_list(i64, list(range(1, len(dims)))),
-            ))
-            self.set(result, T.select(self, picked, then, other), True)
+            self.set(result, masks.select_rows(self, cond, arms[0][i], arms[1][i]), True)
 
     def for_(self, op: scf.ForOp) -> None:
-        for v, what in ((op.lb, "the lower bound"), (op.ub, "the upper bound"), (op.step, "the step")):
-            self.unbatched(v, op, f"{what} of the loop (so its trip count)")
+        if any(self.is_batched(v) for v in (op.lb, op.ub, op.step)):  # a trip count per element
+            masks.for_loop(self, op)
+            return
         body = op.body.block
         flags = [self.is_batched(v) for v in op.iter_args]
         for _ in range(len(flags) + 1):  # a carried value batched by the body is batched from the start
@@ -347,11 +343,15 @@ class BatchBuilder(IRBuilder):
     def while_(self, op: scf.WhileOp) -> None:
         """A while loop whose condition is the same for the whole batch: its
         carried values batched where the batch reaches them (a fixed point, as
-        for scf.for); a condition that varies along the batch is refused."""
+        for scf.for); one whose condition varies along the batch runs with a
+        mask (masks.while_loop)."""
         before, after = op.before_region.block, op.after_region.block
         flags = [self.is_batched(v) for v in op.arguments]
         for _ in range(2 * len(flags) + 2):
             passed = self._while_before(op, before, Block(arg_types=self._typed(before.args, flags)), flags)
+            if passed is None:
+                masks.while_loop(self, op)
+                return
             found = self._while_after(after, Block(arg_types=self._typed(after.args, passed)), passed)
             widened = [f or g for f, g in zip(flags, found)]
             if widened == flags:
@@ -370,14 +370,16 @@ class BatchBuilder(IRBuilder):
     def _typed(self, values, flags) -> list[Attribute]:
         return [self.batched_type(v.type) if f else v.type for v, f in zip(values, flags)]
 
-    def _while_before(self, op, block: Block, new_block: Block, flags, forced: bool = False) -> list[bool]:
-        """The condition region batched: the flags of the values it passes on."""
+    def _while_before(self, op, block: Block, new_block: Block, flags, forced: bool = False) -> list[bool] | None:
+        """The condition region batched: the flags of the values it passes on
+        (None: the condition varies along the batch)."""
         for old, new, f in zip(block.args, new_block.args, flags):
             new.name_hint = old.name_hint
             self.set(old, new, f)
         with self.at_end(new_block):
             end = self.run(block)
-            self.unbatched(end.condition, op, "the loop condition (so its trip count)")
+            if self.is_batched(end.condition):
+                return None
             passed = [self.is_batched(v) for v in end.args]
             if forced:
                 new_block.add_op(scf.ConditionOp(self.get(end.condition), *(self.get(v) for v in end.args)))
