@@ -51,6 +51,8 @@ def batch_request(b, op: Operation) -> list[SSAValue] | None:
     n = len(callee.function_type.inputs.data)
     primals, extra = list(op.args[:n]), list(op.args[n:])  # extra: cotangents or tangents
     if not any(b.is_batched(v) for v in primals) or not _reaches_loop(b.batcher.module, op):
+        b.note(op, f"@{callee.sym_name.data} differentiated first, then its derivative code batched "
+                   "(no loop, or only the cotangents or tangents vary)")
         _differentiate_here(b, op)
         return None
     wrt = op.wrt_indices
@@ -58,6 +60,8 @@ def batch_request(b, op: Operation) -> list[SSAValue] | None:
     flags = tuple(b.is_batched(v) or i in wrt and (not tangent_of or b.is_batched(tangent_of[i]))
                   for i, v in enumerate(primals))
     made = b.batcher.batched(callee.sym_name.data, flags, b.size, op)
+    b.note(op, f"asked of @{made.name}, the batched callee, which is differentiated after batching (it "
+               "reaches a loop: the tape records whole batches)")
     batched = b.batcher.functions[made.name]
     inputs, outputs = batched.function_type.inputs.data, batched.function_type.outputs.data
     args = [b.batched(v) if flag else b.get(v) for v, flag in zip(primals, flags)]
