@@ -394,6 +394,19 @@ def test_random_trip_counts_against_a_loop(ns, seed_):
         np.testing.assert_allclose(irad.vmap(f)(xs, ns), [f(x, n) for x, n in zip(xs, ns)], rtol=1e-12, atol=1e-12)
 
 
+def int_product(u, k):
+    m = np.cos(u) > -0.5
+    b = 2
+    for _ in range(2):
+        b = b * (m[0] and m[-1 - k % 4])  # int products check overflow with ceildivsi of INT64_MIN
+    return b * 1.5
+
+
+def test_batched_int_arithmetic_in_numpy():
+    u, ks = np.array([0.36, 2.5, -0.94, 0.86]), np.arange(4)
+    close(irad.vmap(int_product, in_axes=(None, 0))(u, ks), np.array([int_product(u, int(k)) for k in ks]))
+
+
 def test_masked_loops_forward_mode_and_refused_reverse_mode():
     f, jf = prefix_sum(np, python_fori), prefix_sum(jnp, jax.lax.fori_loop)
     t = RNG.normal(size=XN.shape)

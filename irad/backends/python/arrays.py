@@ -767,8 +767,8 @@ def _body_expression(tr, op, inner, body: _BodyValues) -> str:
         return f"{_INT_DIVISIONS[name]}({args[0]}, {args[1]})"
     if name in _INT_EXTREMA:
         return f"{_INT_EXTREMA[name]}({args[0]}, {args[1]})"
-    if name == "arith.ceildivsi":
-        return f"(-np.floor_divide(-{args[0]}, {args[1]}))"
+    if name == "arith.ceildivsi":  # the floor, plus one where inexact (never negates: INT64_MIN stays in range)
+        return f"(np.floor_divide({args[0]}, {args[1]}) + (np.remainder({args[0]}, {args[1]}) != 0))"
     if name in ARRAY_OPS and (name.startswith("math.") or name in _ELEMENTWISE_BINARY or name == "arith.negf"):
         return ARRAY_OPS[name](body, inner)
     raise tr.error(op, f"the op {name} inside linalg.generic is not supported")
