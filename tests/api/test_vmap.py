@@ -412,6 +412,10 @@ def test_masked_loops_forward_mode_and_refused_reverse_mode():
     t = RNG.normal(size=XN.shape)
     got = irad.vmap(lambda x, n, t: irad.jvp(lambda x: f(x, n), (x,), (t,)))(XN, NS, t)
     close(got, jax.vmap(lambda x, n, t: jax.jvp(lambda x: jf(x, n), (x,), (t,)))(XN, NS, t))
+    close(irad.vmap(irad.jacfwd(f))(XN, NS), jax.vmap(jax.jacfwd(jf))(XN, NS))
+    jnewton, a = newton(jnp, jax.lax.while_loop), np.array([2.0, 1e-3, 9.0, 1e6, 1.0])
+    got = irad.vmap(lambda a, t: irad.jvp(lambda a: NEWTON(a, 1.0), (a,), (t,)))(a, t[:, 0])
+    close(got, jax.vmap(lambda a, t: jax.jvp(lambda a: jnewton(a, 1.0), (a,), (t,)))(a, t[:, 0]))
     with pytest.raises(BatchingError, match=r"scf\.for: irad cannot differentiate in reverse mode a loop whose trip "
                        r"count varies along a vmap batch(.|\n)*hint: take these per-example gradients with a Python loop"):
         irad.vmap(irad.grad(f))(XN, NS)
