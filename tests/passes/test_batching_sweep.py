@@ -297,3 +297,30 @@ func.func @op(%x: f64) -> f64 {
     xs = np.array([0.1, 0.5, -1.0])
     got = code.function("main")(xs)[0]
     np.testing.assert_allclose(got, [code.function("op")(x)[0] for x in xs], rtol=1e-13)
+
+
+def test_for_with_batched_bounds_and_step_runs_with_a_mask():
+    text = """
+func.func @op(%x: f64, %lb: index, %ub: index, %step: index) -> f64 {
+  %r = scf.for %i = %lb to %ub step %step iter_args(%a = %x) -> (f64) {
+    %j = arith.index_cast %i : index to i64
+    %f = arith.sitofp %j : i64 to f64
+    %b = arith.addf %a, %f : f64
+    %c = math.sin %b : f64
+    scf.yield %c : f64
+  }
+  func.return %r : f64
+}
+"""
+    from irad.ir.tensor import INDEX
+
+    for batched in [(True, True, True, True), (False, False, True, False), (False, True, False, True)]:
+        module = _module(text, batched, [f64, INDEX, INDEX, INDEX])
+        run(module, autodiff_passes(Options()))
+        code = compile_module(module)
+        values = {0: np.array([0.1, -0.5, 0.9]), 1: np.array([0, 2, 5]), 2: np.array([7, 3, 5]), 3: np.array([2, 1, 3])}
+        args = [values[i] if flag else values[i][0] for i, flag in enumerate(batched)]
+        got = code.function("main")(*args)[0]
+        expected = [code.function("op")(*(a[k] if flag else a for a, flag in zip(args, batched)))[0]
+                    for k in range(BATCH)]
+        np.testing.assert_allclose(got, expected, rtol=1e-14)
