@@ -24,7 +24,7 @@ where one is infinite at a stopped element's values.
 from __future__ import annotations
 
 from xdsl.dialects import arith, scf, tensor
-from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, TensorType, UnitAttr, i1, i64
+from xdsl.dialects.builtin import AnyFloat, DenseArrayBase, IndexType, IntegerAttr, IntegerType, TensorType, UnitAttr, i1, i64
 from xdsl.dialects.linalg.ops import BroadcastOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 
@@ -34,6 +34,7 @@ from irad.ir.metadata import MASKED
 
 def for_loop(b, op: scf.ForOp) -> None:
     """`op`, whose bounds or step vary along the batch, batched with a mask (`b`: the BatchBuilder)."""
+    _check_carried(b, op, op.iter_args)
     lb, ub, step = (_as_i64(b, op, b.batched(v)) for v in (op.lb, op.ub, op.step))
     trips = T.elementwise(b, _trip_count, [lb, ub, step], i64)
     most = T.extract_scalar(b, T.reduce(b, trips, [0], arith.MaxSIOp))
@@ -69,6 +70,7 @@ def while_loop(b, op: scf.WhileOp) -> None:
     """`op`, whose condition varies along the batch, batched with a mask: the
     condition region passes on its values, each element's condition and the
     carried values, so that a stopped element keeps them."""
+    _check_carried(b, op, op.arguments)
     before, after = op.before_region.block, op.after_region.block
     new_before = Block(arg_types=[b.batched_type(v.type) for v in before.args])
     with b.at_end(new_before):
@@ -97,6 +99,14 @@ def while_loop(b, op: scf.WhileOp) -> None:
     b.insert(new)
     for old, v in zip(op.results, new.results[:n]):
         b.set(old, v, True)
+
+
+def _check_carried(b, op: Operation, values) -> None:
+    """Each element keeps its own carried values: numbers and tensors, not memory (a tape)."""
+    for v in values:
+        if not isinstance(v.type, (TensorType, IndexType, IntegerType, AnyFloat)):
+            b.refuse(op, f"a loop whose trip count varies along the batch carries a {v.type}, which a mask "
+                     "cannot keep per element", "batch the function before it is differentiated")
 
 
 def select_rows(b, mask: SSAValue, then: SSAValue, other: SSAValue) -> SSAValue:
