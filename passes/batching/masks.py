@@ -18,7 +18,9 @@ uses. What the body computes for a stopped element is discarded.
 Forward mode follows a masked loop (the select takes each element's own
 tangent). Reverse mode refuses it (MASKED, passes/ad/derivatives/regions.py):
 the discarded body's cotangent is zero times its partial derivatives, NaN
-where one is infinite at a stopped element's values.
+where one is infinite at a stopped element's values; a reverse-mode request
+in batched code whose batched callee has one is asked per element instead
+(per_element.py).
 """
 
 from __future__ import annotations
@@ -150,15 +152,20 @@ def _first(b, mask: SSAValue) -> SSAValue:
     return T.extract_scalar(b, T.reduce(b, T.select(b, mask, positions, beyond), [0], arith.MinSIOp))
 
 
-def _row_everywhere(b, v: SSAValue, row: SSAValue) -> SSAValue:
-    """Element `row`'s value of the batched `v`, repeated for every element."""
-    at = b.op(arith.IndexCastOp(row, IndexType()))
+def _row_everywhere(b, v: SSAValue, element: SSAValue) -> SSAValue:
+    """Element `element`'s (an i64) value of the batched `v`, repeated for every element."""
+    one = row(b, v, b.op(arith.IndexCastOp(element, IndexType())))
+    return b.broadcast(one) if T.shape(v)[1:] else T.splat(b, one, [b.size])
+
+
+def row(b, v: SSAValue, at: SSAValue) -> SSAValue:
+    """Row `at` (an index) of the batched `v`, without the batch axis (a number from a vector)."""
     dims = T.shape(v)[1:]
     if not dims:
-        return T.splat(b, b.op(tensor.ExtractOp(v, [at], T.element(v))), [b.size])
+        return b.op(tensor.ExtractOp(v, [at], T.element(v)))
     piece = b.op(tensor.ExtractSliceOp(v, [at, *[0] * len(dims)], [1, *dims], [1] * (len(dims) + 1),
                                        TensorType(T.element(v), [1, *dims])))
-    return b.broadcast(T.reshape(b, piece, dims))
+    return T.reshape(b, piece, dims)
 
 
-__all__ = ["for_loop", "select_rows", "while_loop"]
+__all__ = ["for_loop", "row", "select_rows", "while_loop"]

@@ -416,11 +416,32 @@ def test_masked_loops_forward_mode_and_refused_reverse_mode():
     jnewton, a = newton(jnp, jax.lax.while_loop), np.array([2.0, 1e-3, 9.0, 1e6, 1.0])
     got = irad.vmap(lambda a, t: irad.jvp(lambda a: NEWTON(a, 1.0), (a,), (t,)))(a, t[:, 0])
     close(got, jax.vmap(lambda a, t: jax.jvp(lambda a: jnewton(a, 1.0), (a,), (t,)))(a, t[:, 0]))
-    with pytest.raises(BatchingError, match=r"scf\.for: irad cannot differentiate in reverse mode a loop whose trip "
-                       r"count varies along a vmap batch(.|\n)*hint: take these per-example gradients with a Python loop"):
-        irad.vmap(irad.grad(f))(XN, NS)
-    with pytest.raises(BatchingError, match=r"scf\.while: irad cannot differentiate in reverse mode"):
+    with pytest.raises(BatchingError, match=r"scf\.while: irad cannot differentiate in reverse mode a loop whose "
+                       r"trip count varies along a vmap batch(.|\n)*hint: differentiate inside the vmap"):
         irad.grad(lambda a: np.sum(irad.vmap(NEWTON)(a, np.ones(5))))(np.ones(5) * 2.0)
+
+
+def sqrt_prefix(np_, loop):
+    def f(x, n):
+        return loop(0, n, lambda i, s: s + np_.sqrt(x[i]) * x[0], 0.0)
+
+    return f
+
+
+def test_per_example_gradients_through_masked_loops():
+    """vmap(grad) through a trip count per element: a loop over the batch of
+    each element's gradient, against JAX's per element (n known) and a loop."""
+    f, jf = sqrt_prefix(np, python_fori), sqrt_prefix(jnp, jax.lax.fori_loop)
+    xs, ns = np.abs(XN) + 0.5, np.array([1, 4, 0, 3, 2])
+    xs[0, 1:] = 0.0  # zero padding after a length-1 sequence: sqrt' is infinite there, its gradient 0
+    expected = np.stack([jax.grad(lambda x: jf(x, int(n)))(x) for x, n in zip(xs, ns)])
+    close(irad.vmap(irad.grad(f))(xs, ns), expected)
+    value, grads = irad.vmap(irad.value_and_grad(f))(xs, ns)
+    close((value, grads), (np.array([f(x, n) for x, n in zip(xs, ns)]), expected))
+    a = np.array([2.0, 1e-3, 9.0, 1e6, 1.0])
+    got = irad.vmap(irad.grad(NEWTON))(a, np.ones(5))
+    close(got, np.array([irad.grad(NEWTON)(v, 1.0) for v in a]))
+    close(got, 0.5 / np.sqrt(a) * (a != 1.0), tol=1e-6)  # converged: d sqrt(a)/da; a = 1 never iterates
 
 
 # ---- programs from the fuzzer's generator ------------------------------------------------------
@@ -513,6 +534,35 @@ def test_generated_programs_with_batched_trip_counts(tmp_path_factory, source, a
                                err_msg=source)
 
 
+@seed(20261210)
+@settings(max_examples=10, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(source=__import__("tests.fuzz.generator", fromlist=["programs"]).programs(),
+       args=__import__("tests.fuzz.generator", fromlist=["arguments"]).arguments())
+def test_generated_programs_per_example_gradients_with_batched_trip_counts(tmp_path_factory, source, args):
+    """vmap(grad(f)) over x and k against a loop of grad(f): masked loops are
+    differentiated per element."""
+    from tests.fuzz.checks import load
+
+    module = load(source, tmp_path_factory.mktemp("vmapgradk"))
+    xs, rest = _batched_call(args, 3)
+    shared, ks = rest[:-1], np.array([(int(rest[-1]) + j) % 4 for j in range(3)])
+    try:
+        with np.errstate(all="ignore"):
+            expected = [irad.grad(module.f)(x, *shared, int(k)) for x, k in zip(xs, ks)]
+    except IradError:
+        return  # refused or failing per element: nothing to compare
+    if not np.all(np.isfinite(np.asarray(expected, dtype=np.float64))):
+        return
+    try:
+        got = irad.vmap(irad.grad(module.f), in_axes=(0, *([None] * len(shared)), 0))(xs, *shared, ks)
+    except (BatchingError, irad.UnsupportedError):
+        return  # refused with an irad error
+    single = "float32" in source or any(getattr(a, "dtype", None) == np.float32 for a in shared)
+    tol = 2e-3 if single else 1e-9
+    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(expected, np.float64), rtol=tol, atol=tol,
+                               err_msg=source)
+
+
 # ---- native ---------------------------------------------------------------------------------
 @pytest.mark.native
 @pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
@@ -533,3 +583,6 @@ def test_masked_loops_natively():
     a = np.array([2.0, 1e-3, 9.0, 1e6, 1.0])
     got = irad.vmap(both, backend="native")(XN, NS, a)
     close(got, np.array([both(x, n, v) for x, n, v in zip(XN, NS, a)]))
+    grads = irad.vmap(irad.grad(both, argnums=(0, 2)), backend="native")(XN, NS, a)
+    close(grads, irad.vmap(irad.grad(both, argnums=(0, 2)))(XN, NS, a))
+    close(grads[0], np.stack([2.0 * x * (np.arange(4) < n) for x, n in zip(XN, NS)]))

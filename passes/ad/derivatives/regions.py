@@ -26,9 +26,9 @@ def _reverse_loop(b, op, cotangents, adj) -> None:
         raise BatchingError(
             f"{location(op)}: irad cannot differentiate in reverse mode a loop whose trip count varies along "
             "a vmap batch (it runs to the largest, with a mask, and the discarded iterations' cotangents "
-            "would be zero times derivatives that may be infinite)\n  hint: take these per-example "
-            "gradients with a Python loop over the batch, or give every element the same trip count "
-            "(pad the sequences and mask the padding with np.where)"
+            "would be zero times derivatives that may be infinite)\n  hint: differentiate inside the vmap "
+            "(vmap(grad(f)) takes each element's gradient in a loop over the batch), or give every element "
+            "the same trip count (pad the sequences and mask the padding with np.where)"
         )
     b.reverse_loop(op, cotangents, adj)
 
