@@ -13,8 +13,10 @@ error against a target; JAX's version is the same Python loop under jit. The
 third table: vmap (forward only) of that model's final state over a number of
 steps that varies per example (1..20), which irad-vmap runs to the longest with
 a mask, against JAX's jit(vmap) of a fori_loop and a Python loop over the
-examples of the numpy function. Each system's result is checked (against JAX's,
-or the numpy loop's) before timing. Times are medians of blocks taken in
+examples of the numpy function; then per-example gradients through that loop
+(vmap(grad), each element's gradient in a loop over the batch inside compiled
+code) against a Python loop of irad's native gradient. Each system's result is
+checked (against JAX's, or the loop's) before timing. Times are medians of blocks taken in
 turns (bench/timing.py), wall and CPU per call of the whole batch.
 """
 
@@ -140,11 +142,35 @@ def ragged_table() -> None:
     report(f"vmap of a loop with a trip count per example (1..{STEPS} steps, state {STATE}), batch {BATCH} "
            "(float64)", in_turns(systems), "JAX jit(vmap) of fori_loop")
 
+    # per-example gradients through it: each element's gradient in a loop over the batch (JAX cannot
+    # reverse-differentiate a fori_loop whose trip count is traced)
+    systems = {}
+    for backend in ("native", "python"):
+        fn = irad.vmap(irad.grad(ragged_rnn), in_axes=(None, 0, 0), backend=backend)
+        fn(params, seqs, ns)
+        optimised(fn)
+        systems[f"irad vmap(grad), {backend}"] = (fn, (params, seqs, ns))
+    one = irad.grad(ragged_rnn, backend="native")
 
-def report(title: str, times: dict, reference_name: str) -> None:
+    def loop(params, seqs, ns):
+        grads = [one(params, s, int(n)) for s, n in zip(seqs, ns)]
+        return {k: np.stack([g[k] for g in grads]) for k in grads[0]}
+
+    loop(params, seqs[:2], ns[:2])
+    optimised(one)
+    systems["Python loop of irad grad, native"] = (loop, (params, seqs, ns))
+    expected = loop(params, seqs, ns)
+    for name, (fn, args) in systems.items():
+        for k, v in fn(*args).items():
+            np.testing.assert_allclose(v, expected[k], rtol=1e-10, atol=1e-12, err_msg=f"{name}: {k}")
+    report(f"per-example gradients through that loop, batch {BATCH} (float64)", in_turns(systems),
+           "Python loop of irad grad, native", "loop")
+
+
+def report(title: str, times: dict, reference_name: str, label: str = "JAX-jit") -> None:
     reference = times.get(reference_name, (None,))[0]
     print(f"{title}\n")
-    print("| system | wall ms | CPU ms | / JAX-jit |")
+    print(f"| system | wall ms | CPU ms | / {label} |")
     print("|---|---:|---:|---:|")
     for name, (wall, cpu) in times.items():
         ratio = f"{wall / reference:.2f}x" if reference else "-"
