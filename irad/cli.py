@@ -97,10 +97,12 @@ def main(args: Sequence[str] | None = None) -> None:
         "--argnums", help="comma-separated argument indices (default: all float arguments)"
     )
     explain.add_argument("--static-argnums", help=STATIC_HELP)
+    _vmap_options(explain)
     explain.add_argument(
-        "--mode", choices=("reverse", "forward"), default="reverse",
+        "--mode", choices=("reverse", "forward", "vmap"), default="reverse",
         help="reverse mode (irad.grad, the default) or forward mode (irad.jvp); with "
-        "--order 2, how the gradient is differentiated again",
+        "--order 2, how the gradient is differentiated again; vmap: how irad.vmap batches "
+        "FUNCTION (with --in-axes, --out-axes, --axis-size)",
     )
     explain.add_argument(
         "--order", type=int, choices=(1, 2), default=1,
@@ -113,7 +115,7 @@ def main(args: Sequence[str] | None = None) -> None:
         help="print the IR a Python function lowers to, with a transformation's request ops",
         description="Lower FILE:FUNCTION at the example ARGS (Python literals) and print the "
         "module; with --transform, the module holds that transformation's request ops "
-        "(irad.grad, irad.value_and_grad, irad.vjp, irad.vjp_split, irad.jvp), and with "
+        "(irad.grad, irad.value_and_grad, irad.vjp, irad.vjp_split, irad.jvp, irad.vmap), and with "
         "--pipeline, irad's pipeline has rewritten and optimised them.",
     )
     lower.add_argument("function", metavar="FILE:FUNCTION")
@@ -123,6 +125,7 @@ def main(args: Sequence[str] | None = None) -> None:
     lower.add_argument("--static-argnums", help=STATIC_HELP)
     lower.add_argument("--has-aux", action="store_true", help="FUNCTION returns (output, aux)")
     lower.add_argument("--pipeline", action="store_true", help="run irad's pipeline on the requests")
+    _vmap_options(lower)
 
     parsed, rest = parser.parse_known_args(args)
     if parsed.command == "opt":
@@ -131,7 +134,9 @@ def main(args: Sequence[str] | None = None) -> None:
         if rest:
             parser.error(f"unrecognized arguments: {' '.join(rest)}")
         try:
-            if parsed.command == "explain":
+            if parsed.command == "explain" and parsed.mode == "vmap":
+                print(_explain_vmap(parsed))
+            elif parsed.command == "explain":
                 print(_explain(parsed.function, parsed.args, parsed.argnums, parsed.mode, parsed.order,
                                parsed.static_argnums))
             else:
@@ -141,7 +146,7 @@ def main(args: Sequence[str] | None = None) -> None:
             sys.exit(1)
 
 
-TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian")
+TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev", "hessian", "vmap")
 STATIC_HELP = ("comma-separated indices of the arguments known while lowering (ints, shapes, "
                "strings: as irad.grad's static_argnums)")
 
@@ -162,7 +167,13 @@ def _lower(parsed) -> str:
     if kind is None:
         return str(pipeline.lowered(fn, signature)[0])
     opts = pipeline.options(check_backend("python"))
-    if kind == "vjp":
+    if kind == "vmap":
+        from irad.frontend.lowering import as_signature
+
+        batched = _vmapped(fn, parsed)
+        signature = arguments(batched.f, _as_arrays(args), None)[1]
+        module = pipeline.lowered(batched, as_signature(signature))[0]
+    elif kind == "vjp":
         module = pipeline.vjp_requests(fn, signature, parsed.has_aux)[0]
     elif kind == "jvp":
         nums = normalise_argnums(fn, argnums, signature)
@@ -181,6 +192,53 @@ def _explain(spec: str, arg_texts: Sequence[str], argnums: str | None, mode: str
 
     fn, args, nums = _load(spec, arg_texts, argnums)
     return explain(fn, *args, argnums=nums, mode=mode, order=order, static_argnums=_indices(static_argnums) or ())
+
+
+def _vmap_options(parser) -> None:
+    parser.add_argument("--in-axes", default="0", help="vmap's in_axes, a Python literal: 0, None, (0, None), "
+                        "{'w': None} (default 0); with vmap, list arguments are numpy arrays")
+    parser.add_argument("--out-axes", default="0", help="vmap's out_axes, a Python literal (default 0)")
+    parser.add_argument("--axis-size", type=int, help="vmap's axis_size, where no argument is mapped")
+
+
+def _vmap_axes(parsed) -> tuple:
+    import ast
+
+    try:
+        return ast.literal_eval(parsed.in_axes), ast.literal_eval(parsed.out_axes)
+    except (ValueError, SyntaxError) as exc:
+        raise IradError(f"--in-axes and --out-axes must be Python literals such as 0, None or (0, None) ({exc})") from None
+
+
+def _vmapped(fn, parsed):
+    from irad.vmapping import vmap
+
+    in_axes, out_axes = _vmap_axes(parsed)
+    return vmap(fn, in_axes, out_axes, axis_size=parsed.axis_size)
+
+
+def _as_arrays(args: Sequence) -> list:
+    """The example arguments of a vmap: lists of numbers as numpy arrays (a batch needs an axis)."""
+    import numpy as np
+
+    def convert(a):
+        if isinstance(a, list) and a and all(isinstance(x, (int, float, list)) for x in a):
+            return np.asarray(a)
+        if isinstance(a, (tuple, list)):
+            return type(a)(convert(x) for x in a)
+        if isinstance(a, dict):
+            return {k: convert(v) for k, v in a.items()}
+        return a
+
+    return [convert(a) for a in args]
+
+
+def _explain_vmap(parsed) -> str:
+    from irad.vmapping import explain_vmap
+
+    fn, args, _ = _load(parsed.function, parsed.args, None)
+    in_axes, out_axes = _vmap_axes(parsed)
+    return explain_vmap(fn, *_as_arrays(args), in_axes=in_axes, out_axes=out_axes, axis_size=parsed.axis_size)
 
 
 def _indices(text: str | None) -> tuple[int, ...] | None:

@@ -21,7 +21,9 @@ from irad.base.pytrees import Node, unflatten
 from irad.compiled import Compiled, cached, run_compiled
 from irad.frontend.source import name_of
 from irad.frontend.transformations import VMAP, constructor
-from irad.pipeline import options, transformation_module
+from irad.frontend.lowering import as_signature
+from irad.passes.vmap import rewrite_vmap_requests
+from irad.pipeline import lowered, options, transformation_module
 
 
 def _frozen(axes) -> object:
@@ -79,4 +81,17 @@ def vmap(f: Callable, in_axes=0, out_axes=0, *, axis_size: int | None = None,
     return _VmapFunction(f, in_axes, out_axes, axis_size, backend)
 
 
-__all__ = ["vmap"]
+def explain_vmap(f: Callable, *args, in_axes=0, out_axes=0, axis_size: int | None = None) -> str:
+    """What irad-vmap decides for `vmap(f, in_axes, out_axes)` at `args`: each
+    batched function (which arguments and results carry the batch), and how
+    its branches, loops and derivative requests are batched (`irad explain
+    --mode vmap`)."""
+    t = vmap(f, in_axes, out_axes, axis_size=axis_size)
+    signature = arguments(f, args, {})[1]
+    module = lowered(t, as_signature(signature))[0]
+    notes = rewrite_vmap_requests(module)
+    title = f"irad explain: vmap of {name_of(f)}, in_axes={in_axes!r}, out_axes={out_axes!r}"
+    return "\n".join([title, *("  " * (depth + 1) + text for depth, text in notes)])
+
+
+__all__ = ["explain_vmap", "vmap"]

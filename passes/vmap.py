@@ -48,24 +48,36 @@ class VmapPass(ModulePass):
     name = "irad-vmap"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        batcher = Batcher(op)  # one for the module: a callee batched the same way is batched once
-        while requests := find(op, VmapOp):
-            functions = functions_by_name(op)
-            below = {r: reached_ops(functions, [_callee(r)]) for r in requests}
-            ready = [r for r in requests if not any(isinstance(o, VmapOp) for o in below[r])]
-            if not ready:
-                raise BatchingError(
-                    f"{location(requests[0])}: the vmapped function reaches itself through vmap requests\n"
-                    "  hint: vmap a function that does not vmap itself"
-                )
-            for request in ready:
-                try:
-                    batcher.rewrite_request(request)
-                except BatchingError:
-                    if UNROLLABLE not in request.attributes:
-                        raise
-                    unroll(request)
-                    batcher = Batcher(op)  # the refused attempt may have differentiated code: functions anew
+        rewrite_vmap_requests(op)
+
+
+def rewrite_vmap_requests(module: ModuleOp) -> list[tuple[int, str]]:
+    """Rewrite every irad.vmap request of `module`, the innermost first; what
+    was decided, as (depth, text) lines (`irad explain --mode vmap`)."""
+    batcher = Batcher(module)  # one for the module: a callee batched the same way is batched once
+    notes: list[tuple[int, str]] = []
+    while requests := find(module, VmapOp):
+        functions = functions_by_name(module)
+        below = {r: reached_ops(functions, [_callee(r)]) for r in requests}
+        ready = [r for r in requests if not any(isinstance(o, VmapOp) for o in below[r])]
+        if not ready:
+            raise BatchingError(
+                f"{location(requests[0])}: the vmapped function reaches itself through vmap requests\n"
+                "  hint: vmap a function that does not vmap itself"
+            )
+        for request in ready:
+            mark = len(batcher.notes)
+            try:
+                batcher.rewrite_request(request)
+            except BatchingError as error:
+                if UNROLLABLE not in request.attributes:
+                    raise
+                del batcher.notes[mark:]
+                reason = str(error).splitlines()[0]
+                notes += [*batcher.notes, (0, f"irad.vmap @{_callee(request)}: one call per element ({reason})")]
+                unroll(request)
+                batcher = Batcher(module)  # the refused attempt may have differentiated code: functions anew
+    return notes + batcher.notes
 
 
 def _callee(request) -> str:
@@ -73,4 +85,4 @@ def _callee(request) -> str:
 
 
 
-__all__ = ["VmapPass"]
+__all__ = ["VmapPass", "rewrite_vmap_requests"]

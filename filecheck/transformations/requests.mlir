@@ -9,6 +9,8 @@
 // RUN: irad lower %S/Inputs/programs.py:pair 0.5 2.0 --transform jacfwd | filecheck %s --check-prefix=JACFWD
 // RUN: irad lower %S/Inputs/programs.py:pair 0.5 2.0 --transform jacrev | filecheck %s --check-prefix=JACREV
 // RUN: irad lower %S/Inputs/programs.py:f 0.5 2.0 --transform hessian | filecheck %s --check-prefix=HESSIAN
+// RUN: irad lower %S/Inputs/programs.py:f "[0.5, 1.0]" 2.0 --transform vmap --in-axes "(0, None)" | filecheck %s --check-prefix=VMAP
+// RUN: irad lower %S/Inputs/programs.py:f "[0.5, 1.0]" 2.0 --transform vmap --in-axes "(0, None)" --pipeline | filecheck %s --check-prefix=REWRITTEN
 // RUN: irad lower %S/Inputs/programs.py:pair 0.5 2.0 --transform jacrev --pipeline | filecheck %s --check-prefix=REWRITTEN
 // RUN: irad lower %S/Inputs/programs.py:f 0.5 2.0 --transform hessian --pipeline | filecheck %s --check-prefix=REWRITTEN
 
@@ -43,4 +45,8 @@
 // HESSIAN-LABEL: func.func @f.grad.jacfwd(%x: f64, %y: f64) -> f64
 // HESSIAN:         irad.jvp @f.grad(%x, %y, %{{.*}}) {wrt = [0]}
 
-// REWRITTEN-NOT: irad.{{(grad|value_and_grad|vjp|vjp_split|jvp)}} @
+// vmap: list arguments are arrays; --in-axes as vmap's in_axes
+// VMAP-LABEL: func.func @f.vmap(%x: tensor<2xf64>, %y: f64) -> tensor<2xf64>
+// VMAP-NEXT:    %0 = irad.vmap @f(%x, %y) {in_axes = [0, none], out_axes = [0], axis_size = 2} : (tensor<2xf64>, f64) -> tensor<2xf64>
+
+// REWRITTEN-NOT: irad.{{(grad|value_and_grad|vjp|vjp_split|jvp|vmap)}} @

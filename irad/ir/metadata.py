@@ -48,6 +48,9 @@ STATIC = "irad.static"  # the static values a specialisation was made for: {axis
 # On an irad.vmap request: where irad-vmap cannot batch the callee, it may call
 # it once per element instead (a Jacobian's sweeps over a basis)
 UNROLLABLE = "irad.unrollable"
+# On a loop irad-vmap made from one whose trip count varies along the batch:
+# it runs to the largest with a mask (passes/batching/masks.py); reverse mode refuses it
+MASKED = "irad.masked"
 _SHORT = {AUGMENTED: "augmented", PULLBACK: "pullback", JVP: "jvp"}
 
 

@@ -37,10 +37,12 @@ from irad.ir.metadata import mark_generated
 from irad.ir.symbols import fresh_symbol, functions_by_name
 from irad.ir.walk import ops_of, walk
 from irad.passes.ad.derivatives import batching, derivative_of
+from irad.passes.batching import masks
 from irad.passes.batching.basis import is_basis
 from irad.passes.batching.requests import REQUEST_NAMES, batch_request
 
 VMAP = "vmap"
+MASKED_NOTE = "its {} varies along the batch: it runs to the largest trip count, with a mask"
 # the rules of ops outside the registry: integer ops, asserts, derivative requests
 OTHER_RULES = {**batching.UNDIFFERENTIATED, **dict.fromkeys(REQUEST_NAMES, batch_request)}
 
@@ -65,6 +67,9 @@ class Batcher:
         self.functions = functions_by_name(module)
         self._made: dict[tuple, BatchedFunction] = {}
         self._in_progress: set[tuple] = set()
+        # what was decided, for `irad explain --mode vmap`: (depth, text), a
+        # batched function's line above those of its ops and callees
+        self.notes: list[tuple[int, str]] = []
 
     def batched(self, name: str, batched: tuple[bool, ...], size: int, use: Operation,
                 bases: tuple[bool, ...] = ()) -> BatchedFunction:
@@ -129,7 +134,8 @@ class Batcher:
               bases: tuple[bool, ...]) -> BatchedFunction:
         inputs = primal.function_type.inputs.data
         block = Block(arg_types=[batched_type(t, 0 if flag else None, size) for t, flag in zip(inputs, batched)])
-        b = BatchBuilder(self, size, block)
+        depth, first_note = len(self._in_progress) - 1, len(self.notes)
+        b = BatchBuilder(self, size, block, depth + 1)
         for old, new, flag, basis in zip(primal.body.block.args, block.args, batched, bases or [False] * len(batched)):
             new.name_hint = old.name_hint
             b.set(old, new, flag)
@@ -144,6 +150,10 @@ class Batcher:
         mark_generated(fn, primal, VMAP)
         self.module.body.block.add_op(fn)
         self.functions[name] = fn
+        args = ", ".join(f"{a.name_hint or i} {'batched' if f else 'shared'}"
+                         for i, (a, f) in enumerate(zip(primal.body.block.args, batched)))
+        results = ", ".join("batched" if f else "shared" for f in flags)
+        self.notes.insert(first_note, (depth, f"@{primal.sym_name.data} as @{name} ({args}) -> ({results})"))
         return BatchedFunction(name, flags)
 
 
@@ -180,12 +190,19 @@ class BatchBuilder(IRBuilder):
     whether it carries the batch (`is_batched`); the interface of the
     registry's batching rules."""
 
-    def __init__(self, batcher: Batcher, size: int, block: Block):
+    def __init__(self, batcher: Batcher, size: int, block: Block, depth: int = 0):
         super().__init__(block)
         self.batcher = batcher
         self.size = size
+        self.depth = depth
         self._values: dict[SSAValue, tuple[SSAValue, bool]] = {}
         self.bases: dict[SSAValue, int] = {}  # batched values known to be the identity basis, and its size
+        self._probing = 0  # inside a loop's fixed-point probes: no notes
+
+    def note(self, op: Operation, text: str) -> None:
+        """Record what batching `op` decided (for `irad explain --mode vmap`)."""
+        if not self._probing:
+            self.batcher.notes.append((self.depth, f"{op.name}: {text}"))
 
     # ---- values --------------------------------------------------------------------
     def set(self, old: SSAValue, new: SSAValue, batched: bool) -> None:
@@ -273,6 +290,15 @@ class BatchBuilder(IRBuilder):
                 self.refuse(op, "its body reads a value that varies along the batch")
 
     @contextmanager
+    def probing(self):
+        """Batch a region only to learn which of its values vary (a loop's fixed point): no notes."""
+        self._probing += 1
+        try:
+            yield
+        finally:
+            self._probing -= 1
+
+    @contextmanager
     def at_end(self, block: Block):
         saved = self.insertion_point
         self.insertion_point = InsertPoint.at_end(block)
@@ -296,10 +322,12 @@ class BatchBuilder(IRBuilder):
     # ---- regions and calls (the registry's structured rules call these) -------------
     def if_(self, op: scf.IfOp) -> None:
         if self.is_batched(op.cond):
+            self.note(op, "its condition varies along the batch: both branches run, each element's result selected")
             self._select_arms(op)
             return
         blocks = [r.blocks[0] if r.blocks else None for r in op.regions]
-        probe = [self._region(blk, Block())[1] if blk is not None else [] for blk in blocks]
+        with self.probing():
+            probe = [self._region(blk, Block())[1] if blk is not None else [] for blk in blocks]
         flags = [any(p[i] for p in probe if p) for i in range(len(op.results))]
         regions = []
         for blk in blocks:
@@ -326,23 +354,21 @@ class BatchBuilder(IRBuilder):
             arms.append([self.batched(v) for v in end.operands])
         cond = self.get(op.cond)
         for i, result in enumerate(op.results):
-            then, other = arms[0][i], arms[1][i]
-            dims = T.shape(then)
-            picked = cond if len(dims) == 1 else self.op(BroadcastOp(
-                cond, self.op(tensor.EmptyOp([], TensorType(T.element(cond), dims))),
-                DenseArrayBase.from_list(i64, list(range(1, len(dims)))),
-            ))
-            self.set(result, T.select(self, picked, then, other), True)
+            self.set(result, masks.select_rows(self, cond, arms[0][i], arms[1][i]), True)
 
     def for_(self, op: scf.ForOp) -> None:
-        for v, what in ((op.lb, "the lower bound"), (op.ub, "the upper bound"), (op.step, "the step")):
-            self.unbatched(v, op, f"{what} of the loop (so its trip count)")
+        if any(self.is_batched(v) for v in (op.lb, op.ub, op.step)):  # a trip count per element
+            self.note(op, MASKED_NOTE.format("trip count"))
+            masks.for_loop(self, op)
+            return
+        self.note(op, "its trip count is shared by the batch")
         body = op.body.block
         flags = [self.is_batched(v) for v in op.iter_args]
         for _ in range(len(flags) + 1):  # a carried value batched by the body is batched from the start
             probe = Block(arg_types=self._carried_types(op, flags))
             self._bind(body, probe, flags)
-            found = self._region(body, probe)[1]
+            with self.probing():
+                found = self._region(body, probe)[1]
             widened = [f or g for f, g in zip(flags, found)]
             if widened == flags:
                 break
@@ -359,16 +385,24 @@ class BatchBuilder(IRBuilder):
     def while_(self, op: scf.WhileOp) -> None:
         """A while loop whose condition is the same for the whole batch: its
         carried values batched where the batch reaches them (a fixed point, as
-        for scf.for); a condition that varies along the batch is refused."""
+        for scf.for); one whose condition varies along the batch runs with a
+        mask (masks.while_loop)."""
         before, after = op.before_region.block, op.after_region.block
         flags = [self.is_batched(v) for v in op.arguments]
         for _ in range(2 * len(flags) + 2):
-            passed = self._while_before(op, before, Block(arg_types=self._typed(before.args, flags)), flags)
-            found = self._while_after(after, Block(arg_types=self._typed(after.args, passed)), passed)
+            with self.probing():
+                passed = self._while_before(op, before, Block(arg_types=self._typed(before.args, flags)), flags)
+                if passed is not None:
+                    found = self._while_after(after, Block(arg_types=self._typed(after.args, passed)), passed)
+            if passed is None:
+                self.note(op, MASKED_NOTE.format("condition"))
+                masks.while_loop(self, op)
+                return
             widened = [f or g for f, g in zip(flags, found)]
             if widened == flags:
                 break
             flags = widened
+        self.note(op, "its condition is shared by the batch")
         new_before = Block(arg_types=self._typed(before.args, flags))
         passed = self._while_before(op, before, new_before, flags, forced=True)
         new_after = Block(arg_types=self._typed(after.args, passed))
@@ -382,14 +416,16 @@ class BatchBuilder(IRBuilder):
     def _typed(self, values, flags) -> list[Attribute]:
         return [self.batched_type(v.type) if f else v.type for v, f in zip(values, flags)]
 
-    def _while_before(self, op, block: Block, new_block: Block, flags, forced: bool = False) -> list[bool]:
-        """The condition region batched: the flags of the values it passes on."""
+    def _while_before(self, op, block: Block, new_block: Block, flags, forced: bool = False) -> list[bool] | None:
+        """The condition region batched: the flags of the values it passes on
+        (None: the condition varies along the batch)."""
         for old, new, f in zip(block.args, new_block.args, flags):
             new.name_hint = old.name_hint
             self.set(old, new, f)
         with self.at_end(new_block):
             end = self.run(block)
-            self.unbatched(end.condition, op, "the loop condition (so its trip count)")
+            if self.is_batched(end.condition):
+                return None
             passed = [self.is_batched(v) for v in end.args]
             if forced:
                 new_block.add_op(scf.ConditionOp(self.get(end.condition), *(self.get(v) for v in end.args)))

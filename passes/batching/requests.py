@@ -33,11 +33,13 @@ from xdsl.ir import Operation, SSAValue
 
 from irad.ir.constants import float_constant, zero_constant
 from irad.ir.dialect import DerivativeRequestOp, JvpOp, VjpOp
+from irad.ir.metadata import MASKED
 from irad.ir.symbols import functions_by_name
 from irad.ir.types import is_differentiable
-from irad.ir.walk import find
+from irad.ir.walk import find, walk
 from irad.passes.ad.differentiator import REQUESTS, Differentiator, reached_ops
 from irad.passes.ad.forward import ForwardDifferentiator
+from irad.passes.batching.per_element import request_per_element
 from irad.passes.lower_tape import TAPE_OPS
 
 REQUEST_NAMES = ("irad.grad", "irad.value_and_grad", "irad.vjp", "irad.jvp")
@@ -51,6 +53,8 @@ def batch_request(b, op: Operation) -> list[SSAValue] | None:
     n = len(callee.function_type.inputs.data)
     primals, extra = list(op.args[:n]), list(op.args[n:])  # extra: cotangents or tangents
     if not any(b.is_batched(v) for v in primals) or not _reaches_loop(b.batcher.module, op):
+        b.note(op, f"@{callee.sym_name.data} differentiated first, then its derivative code batched "
+                   "(no loop, or only the cotangents or tangents vary)")
         _differentiate_here(b, op)
         return None
     wrt = op.wrt_indices
@@ -58,6 +62,12 @@ def batch_request(b, op: Operation) -> list[SSAValue] | None:
     flags = tuple(b.is_batched(v) or i in wrt and (not tangent_of or b.is_batched(tangent_of[i]))
                   for i, v in enumerate(primals))
     made = b.batcher.batched(callee.sym_name.data, flags, b.size, op)
+    if not isinstance(op, JvpOp) and _reaches_masked(b.batcher.module, made.name):
+        b.note(op, f"asked of @{callee.sym_name.data} once per element, in a loop over the batch (its batched "
+                   "callee has a loop whose trip count varies along the batch, which reverse mode refuses)")
+        return request_per_element(b, op)
+    b.note(op, f"asked of @{made.name}, the batched callee, which is differentiated after batching (it "
+               "reaches a loop: the tape records whole batches)")
     batched = b.batcher.functions[made.name]
     inputs, outputs = batched.function_type.inputs.data, batched.function_type.outputs.data
     args = [b.batched(v) if flag else b.get(v) for v, flag in zip(primals, flags)]
@@ -129,6 +139,13 @@ def _reached_functions(module, op: Operation) -> list[func.FuncOp]:
 
 def _reaches_tape(module, op: Operation) -> bool:
     return any(find(f, TAPE_OPS) for f in _reached_functions(module, op))
+
+
+def _reaches_masked(module, name: str) -> bool:
+    """Whether @name reaches a loop irad-vmap runs with a mask."""
+    functions = functions_by_name(module)
+    names = {name} | {r.callee.root_reference.data for r in reached_ops(functions, [name]) if hasattr(r, "callee")}
+    return any(MASKED in inner.attributes for n in names if n in functions for inner in walk(functions[n]))
 
 
 def _reaches_loop(module, op: Operation) -> bool:

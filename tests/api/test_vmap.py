@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
 
 import irad
 from irad.backends.native.compile import unavailable_reason
@@ -301,15 +302,146 @@ def test_unmapped_output_that_varies_is_refused():
         irad.vmap(branchy, out_axes=None)(np.ones(2), np.ones((2, 3)))
 
 
-def test_batched_trip_count_is_refused():
+# ---- trip counts that vary along the batch: run to the largest, with a mask -------------------
+def prefix_sum(np_, loop):
     def f(x, n):
-        acc = x
-        for _ in range(n):
-            acc = acc * 2.0
-        return acc
+        return loop(0, n, lambda i, s: s + np_.sin(x[i]) * x[i], 0.0)
 
-    with pytest.raises(BatchingError, match=r"scf\.for.*bound"):
-        irad.vmap(f)(np.ones(2), np.array([1, 2]))
+    return f
+
+
+def python_fori(lo, hi, body, init):
+    for i in range(lo, hi):
+        init = body(i, init)
+    return init
+
+
+def counted_sum(x, n):
+    i, s = 0, 0.0
+    while i < n:  # after the last element, i == len(x) for the longest
+        s = s + x[i] * x[i]
+        i += 1
+    return s
+
+
+def jax_counted_sum(x, n):
+    return jax.lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] + x[c[0]] ** 2), (0, 0.0))[1]
+
+
+def newton(np_, while_loop):
+    def f(a, x0):
+        return while_loop(lambda x: abs(x * x - a) > 1e-9 * a, lambda x: 0.5 * (x + a / x), x0)
+
+    return f
+
+
+def python_while(cond, body, x):
+    while cond(x):
+        x = body(x)
+    return x
+
+
+def triangle(x, n):
+    s = 0.0
+    for i in range(n):
+        for j in range(i, n, 2):  # an inner trip count from the outer index and the batch
+            s = s + x[i] * np.cos(x[j])
+    return s
+
+
+XN, NS = RNG.normal(size=(5, 4)), np.array([0, 4, 1, 3, 4])
+NEWTON = newton(np, python_while)
+
+
+def test_for_with_a_batched_trip_count():
+    f, jf = prefix_sum(np, python_fori), prefix_sum(jnp, jax.lax.fori_loop)
+    expected = [f(x, n) for x, n in zip(XN, NS)]
+    close(irad.vmap(f)(XN, NS), np.array(expected))
+    close(irad.vmap(f)(XN, NS), jax.vmap(jf)(XN, NS))
+    close(irad.vmap(f, in_axes=(None, 0))(XN[1], NS), jax.vmap(jf, in_axes=(None, 0))(jnp.asarray(XN[1]), NS))
+    close(irad.vmap(triangle)(XN, NS), np.array([triangle(x, n) for x, n in zip(XN, NS)]))
+
+
+def test_while_with_a_batched_condition():
+    f, jf = newton(np, python_while), newton(jnp, jax.lax.while_loop)
+    a = np.array([2.0, 1e-3, 9.0, 1e6, 1.0])  # from 1 to 24 iterations
+    close(irad.vmap(f)(a, np.ones(5)), np.array([f(x, 1.0) for x in a]))
+    close(irad.vmap(f)(a, np.ones(5)), jax.vmap(jf)(a, np.ones(5)))
+    close(irad.vmap(f, in_axes=(None, 0))(2.0, a), jax.vmap(jf, in_axes=(None, 0))(2.0, a))
+    # a stopped element's counter is out of range for the body, which runs on a running one's
+    close(irad.vmap(counted_sum)(XN, NS), jax.vmap(jax_counted_sum)(XN, NS))
+    close(irad.vmap(counted_sum, in_axes=(None, 0))(XN[0], NS), np.array([counted_sum(XN[0], n) for n in NS]))
+
+
+def collatz_steps(x, n):
+    """Nested masked loops: a while in a for, both on the batch."""
+    total = 0.0
+    for i in range(n):
+        m, steps = i + n + 1, 0
+        while m != 1:
+            m = m // 2 if m % 2 == 0 else 3 * m + 1
+            steps += 1
+        total = total + steps * x[i % 4]
+    return total
+
+
+@seed(20261209)
+@settings(max_examples=15, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(ns=st.lists(st.integers(0, 4), min_size=5, max_size=5), seed_=st.integers(0, 2**16))
+def test_random_trip_counts_against_a_loop(ns, seed_):
+    xs, ns = np.random.default_rng(seed_).normal(size=(5, 4)), np.array(ns)
+    for f in (counted_sum, triangle, collatz_steps, prefix_sum(np, python_fori)):
+        np.testing.assert_allclose(irad.vmap(f)(xs, ns), [f(x, n) for x, n in zip(xs, ns)], rtol=1e-12, atol=1e-12)
+
+
+def int_product(u, k):
+    m = np.cos(u) > -0.5
+    b = 2
+    for _ in range(2):
+        b = b * (m[0] and m[-1 - k % 4])  # int products check overflow with ceildivsi of INT64_MIN
+    return b * 1.5
+
+
+def test_batched_int_arithmetic_in_numpy():
+    u, ks = np.array([0.36, 2.5, -0.94, 0.86]), np.arange(4)
+    close(irad.vmap(int_product, in_axes=(None, 0))(u, ks), np.array([int_product(u, int(k)) for k in ks]))
+
+
+def test_masked_loops_forward_mode_and_refused_reverse_mode():
+    f, jf = prefix_sum(np, python_fori), prefix_sum(jnp, jax.lax.fori_loop)
+    t = RNG.normal(size=XN.shape)
+    got = irad.vmap(lambda x, n, t: irad.jvp(lambda x: f(x, n), (x,), (t,)))(XN, NS, t)
+    close(got, jax.vmap(lambda x, n, t: jax.jvp(lambda x: jf(x, n), (x,), (t,)))(XN, NS, t))
+    close(irad.vmap(irad.jacfwd(f))(XN, NS), jax.vmap(jax.jacfwd(jf))(XN, NS))
+    jnewton, a = newton(jnp, jax.lax.while_loop), np.array([2.0, 1e-3, 9.0, 1e6, 1.0])
+    got = irad.vmap(lambda a, t: irad.jvp(lambda a: NEWTON(a, 1.0), (a,), (t,)))(a, t[:, 0])
+    close(got, jax.vmap(lambda a, t: jax.jvp(lambda a: jnewton(a, 1.0), (a,), (t,)))(a, t[:, 0]))
+    with pytest.raises(BatchingError, match=r"scf\.while: irad cannot differentiate in reverse mode a loop whose "
+                       r"trip count varies along a vmap batch(.|\n)*hint: differentiate inside the vmap"):
+        irad.grad(lambda a: np.sum(irad.vmap(NEWTON)(a, np.ones(5))))(np.ones(5) * 2.0)
+
+
+def sqrt_prefix(np_, loop):
+    def f(x, n):
+        return loop(0, n, lambda i, s: s + np_.sqrt(x[i]) * x[0], 0.0)
+
+    return f
+
+
+def test_per_example_gradients_through_masked_loops():
+    """vmap(grad) through a trip count per element: a loop over the batch of
+    each element's gradient, against JAX's per element (n known) and a loop."""
+    f, jf = sqrt_prefix(np, python_fori), sqrt_prefix(jnp, jax.lax.fori_loop)
+    xs, ns = np.abs(XN) + 0.5, np.array([1, 4, 0, 3, 2])
+    xs[0, 1:] = 0.0  # zero padding after a length-1 sequence: sqrt' is infinite there, its gradient 0
+    expected = np.stack([jax.grad(lambda x: jf(x, int(n)))(x) for x, n in zip(xs, ns)])
+    close(irad.vmap(irad.grad(f))(xs, ns), expected)
+    value, grads = irad.vmap(irad.value_and_grad(f))(xs, ns)
+    close((value, grads), (np.array([f(x, n) for x, n in zip(xs, ns)]), expected))
+    a = np.array([2.0, 1e-3, 9.0, 1e6, 1.0])
+    got = irad.vmap(irad.grad(NEWTON))(a, np.ones(5))
+    close(got, np.array([irad.grad(NEWTON)(v, 1.0) for v in a]))
+    close(got, 0.5 / np.sqrt(a) * (a != 1.0), tol=1e-6)  # converged: d sqrt(a)/da; a = 1 never iterates
 
 
 # ---- programs from the fuzzer's generator ------------------------------------------------------
@@ -373,6 +505,64 @@ def test_generated_programs_per_example_gradients(tmp_path_factory, source, args
                                err_msg=source)
 
 
+@seed(20261208)
+@settings(max_examples=25, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(source=__import__("tests.fuzz.generator", fromlist=["programs"]).programs(),
+       args=__import__("tests.fuzz.generator", fromlist=["arguments"]).arguments())
+def test_generated_programs_with_batched_trip_counts(tmp_path_factory, source, args):
+    """x and the int k vary along the batch: k's trip counts and x's while
+    conditions run with masks (and k's indices gather), against a loop."""
+    from tests.fuzz.checks import load
+
+    module = load(source, tmp_path_factory.mktemp("vmapk"))
+    xs, rest = _batched_call(args, 4)
+    shared, ks = rest[:-1], np.array([(int(rest[-1]) + j) % 4 for j in range(4)])
+    with np.errstate(all="ignore"):
+        try:
+            expected = [module.f(x, *shared, int(k)) for x, k in zip(xs, ks)]
+        except Exception:
+            return  # the program raises in Python at these points
+    if not np.all(np.isfinite(np.asarray(expected, dtype=np.float64))):
+        return
+    try:
+        got = irad.vmap(module.f, in_axes=(0, *([None] * len(shared)), 0))(xs, *shared, ks)
+    except (BatchingError, irad.UnsupportedError):
+        return  # refused with an irad error (no silent value)
+    single = "float32" in source or any(getattr(a, "dtype", None) == np.float32 for a in shared)
+    tol = 2e-3 if single else 1e-9
+    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(expected, np.float64), rtol=tol, atol=tol,
+                               err_msg=source)
+
+
+@seed(20261210)
+@settings(max_examples=10, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(source=__import__("tests.fuzz.generator", fromlist=["programs"]).programs(),
+       args=__import__("tests.fuzz.generator", fromlist=["arguments"]).arguments())
+def test_generated_programs_per_example_gradients_with_batched_trip_counts(tmp_path_factory, source, args):
+    """vmap(grad(f)) over x and k against a loop of grad(f): masked loops are
+    differentiated per element."""
+    from tests.fuzz.checks import load
+
+    module = load(source, tmp_path_factory.mktemp("vmapgradk"))
+    xs, rest = _batched_call(args, 3)
+    shared, ks = rest[:-1], np.array([(int(rest[-1]) + j) % 4 for j in range(3)])
+    try:
+        with np.errstate(all="ignore"):
+            expected = [irad.grad(module.f)(x, *shared, int(k)) for x, k in zip(xs, ks)]
+    except IradError:
+        return  # refused or failing per element: nothing to compare
+    if not np.all(np.isfinite(np.asarray(expected, dtype=np.float64))):
+        return
+    try:
+        got = irad.vmap(irad.grad(module.f), in_axes=(0, *([None] * len(shared)), 0))(xs, *shared, ks)
+    except (BatchingError, irad.UnsupportedError):
+        return  # refused with an irad error
+    single = "float32" in source or any(getattr(a, "dtype", None) == np.float32 for a in shared)
+    tol = 2e-3 if single else 1e-9
+    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(expected, np.float64), rtol=tol, atol=tol,
+                               err_msg=source)
+
+
 # ---- native ---------------------------------------------------------------------------------
 @pytest.mark.native
 @pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
@@ -382,3 +572,17 @@ def test_per_example_gradients_natively():
     close(got, jax.vmap(jax.grad(jloss), in_axes=(None, 0, 0))(PARAMS, XS, YS))
     got = irad.vmap(branchy, backend="native")(XS[:, 0], RNG.normal(size=(5, 3)))
     assert got.shape == (5,)
+
+
+@pytest.mark.native
+@pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
+def test_masked_loops_natively():
+    def both(x, n, a):
+        return counted_sum(x, n) + NEWTON(a, 1.0)
+
+    a = np.array([2.0, 1e-3, 9.0, 1e6, 1.0])
+    got = irad.vmap(both, backend="native")(XN, NS, a)
+    close(got, np.array([both(x, n, v) for x, n, v in zip(XN, NS, a)]))
+    grads = irad.vmap(irad.grad(both, argnums=(0, 2)), backend="native")(XN, NS, a)
+    close(grads, irad.vmap(irad.grad(both, argnums=(0, 2)))(XN, NS, a))
+    close(grads[0], np.stack([2.0 * x * (np.arange(4) < n) for x, n in zip(XN, NS)]))

@@ -245,7 +245,7 @@ func.func @op(%m: tensor<2x3xf64>, %i64: i64, %j64: i64) -> f64 {
         np.testing.assert_allclose(got, expected, rtol=1e-14)
 
 
-def test_while_on_batched_values_is_refused():
+def test_while_on_a_batched_condition_runs_with_a_mask():
     text = """
 func.func @op(%x: f64) -> f64 {
   %r = scf.while (%a = %x) : (f64) -> f64 {
@@ -261,8 +261,15 @@ func.func @op(%x: f64) -> f64 {
 }
 """
     module = _module(text, (True,), [f64])
-    with pytest.raises(BatchingError, match=r"scf\.while.*trip count"):
-        run(module, autodiff_passes(Options()))
+    run(module, autodiff_passes(Options()))
+    xs = np.array([0.3, 2.0, 0.01])  # doubled 2, 0 and 7 times
+
+    def doubled(a):
+        while a < 1.0:
+            a = a + a
+        return a
+
+    np.testing.assert_allclose(compile_module(module).function("main")(xs)[0], [doubled(a) for a in xs], rtol=0)
 
 
 def test_while_with_a_shared_condition():
@@ -290,3 +297,30 @@ func.func @op(%x: f64) -> f64 {
     xs = np.array([0.1, 0.5, -1.0])
     got = code.function("main")(xs)[0]
     np.testing.assert_allclose(got, [code.function("op")(x)[0] for x in xs], rtol=1e-13)
+
+
+def test_for_with_batched_bounds_and_step_runs_with_a_mask():
+    text = """
+func.func @op(%x: f64, %lb: index, %ub: index, %step: index) -> f64 {
+  %r = scf.for %i = %lb to %ub step %step iter_args(%a = %x) -> (f64) {
+    %j = arith.index_cast %i : index to i64
+    %f = arith.sitofp %j : i64 to f64
+    %b = arith.addf %a, %f : f64
+    %c = math.sin %b : f64
+    scf.yield %c : f64
+  }
+  func.return %r : f64
+}
+"""
+    from irad.ir.tensor import INDEX
+
+    for batched in [(True, True, True, True), (False, False, True, False), (False, True, False, True)]:
+        module = _module(text, batched, [f64, INDEX, INDEX, INDEX])
+        run(module, autodiff_passes(Options()))
+        code = compile_module(module)
+        values = {0: np.array([0.1, -0.5, 0.9]), 1: np.array([0, 2, 5]), 2: np.array([7, 3, 5]), 3: np.array([2, 1, 3])}
+        args = [values[i] if flag else values[i][0] for i, flag in enumerate(batched)]
+        got = code.function("main")(*args)[0]
+        expected = [code.function("op")(*(a[k] if flag else a for a, flag in zip(args, batched)))[0]
+                    for k in range(BATCH)]
+        np.testing.assert_allclose(got, expected, rtol=1e-14)

@@ -719,11 +719,13 @@ _CMP = {"oeq": "==", "ogt": ">", "oge": ">=", "olt": "<", "ole": "<=", "une": "!
 # unordered / ordered: whether either operand is NaN (np.isnan)
 _CMP_NAN = {"uno": "(np.isnan({0}) | np.isnan({1}))", "ord": "~(np.isnan({0}) | np.isnan({1}))"}
 _CONVERSIONS = frozenset({"arith.uitofp", "arith.sitofp", "arith.fptosi", "arith.extf", "arith.truncf",
-                          "arith.extui", "arith.extsi", "arith.trunci"})
+                          "arith.extui", "arith.extsi", "arith.trunci", "arith.index_cast"})
 _BITWISE = {"arith.andi": "&", "arith.ori": "|", "arith.xori": "^"}
 # int divisions (their divisors are never 0, nor -1 for floordivsi: float_division.py);
 # remsi is C's remainder, with the dividend's sign: np.fmod
 _INT_DIVISIONS = {"arith.floordivsi": "np.floor_divide", "arith.remsi": "np.fmod"}
+# batched loop counters and trip counts (irad-vmap's masked loops)
+_INT_EXTREMA = {"arith.maxsi": "np.maximum", "arith.minsi": "np.minimum"}
 
 
 class _BodyValues:
@@ -763,6 +765,10 @@ def _body_expression(tr, op, inner, body: _BodyValues) -> str:
         return f"({args[0]} {_BITWISE[name]} {args[1]})"
     if name in _INT_DIVISIONS:
         return f"{_INT_DIVISIONS[name]}({args[0]}, {args[1]})"
+    if name in _INT_EXTREMA:
+        return f"{_INT_EXTREMA[name]}({args[0]}, {args[1]})"
+    if name == "arith.ceildivsi":  # the floor, plus one where inexact (never negates: INT64_MIN stays in range)
+        return f"(np.floor_divide({args[0]}, {args[1]}) + (np.remainder({args[0]}, {args[1]}) != 0))"
     if name in ARRAY_OPS and (name.startswith("math.") or name in _ELEMENTWISE_BINARY or name == "arith.negf"):
         return ARRAY_OPS[name](body, inner)
     raise tr.error(op, f"the op {name} inside linalg.generic is not supported")

@@ -10,6 +10,9 @@ the callee's generated functions, which the builders look up.
 
 from __future__ import annotations
 
+from irad.base.errors import BatchingError
+from irad.ir.locations import location
+from irad.ir.metadata import MASKED
 from irad.passes.ad.derivatives import batching
 from irad.passes.ad.derivatives.registry import OpDerivative
 
@@ -19,6 +22,14 @@ def _reverse_if(b, op, cotangents, adj) -> None:
 
 
 def _reverse_loop(b, op, cotangents, adj) -> None:
+    if MASKED in op.attributes:
+        raise BatchingError(
+            f"{location(op)}: irad cannot differentiate in reverse mode a loop whose trip count varies along "
+            "a vmap batch (it runs to the largest, with a mask, and the discarded iterations' cotangents "
+            "would be zero times derivatives that may be infinite)\n  hint: differentiate inside the vmap "
+            "(vmap(grad(f)) takes each element's gradient in a loop over the batch), or give every element "
+            "the same trip count (pad the sequences and mask the padding with np.where)"
+        )
     b.reverse_loop(op, cotangents, adj)
 
 

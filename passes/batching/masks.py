@@ -1,0 +1,171 @@
+"""Loops whose trip count varies along the batch, batched as JAX's vmap runs
+them: to the largest trip count, with a mask.
+
+- `scf.for` with a batched bound or step: one loop over k = 0 .. the largest
+  trip count; element e runs while k < its own trip count, at
+  iv = lb + k * step (unbatched when lb and step are).
+- `scf.while` with a batched condition: the loop runs while any element's
+  condition holds; an element whose condition fails keeps its carried values,
+  so its condition region, run again on them, passes on the same values.
+
+Each element's carried values change only while its own loop runs (a select
+on the mask after the body). The body also runs for the elements that have
+stopped, but on a running element's carried values: a stopped element's own
+last values may be out of range for the body (`x[i]` once `i == len(x)` ends
+`while i < len(x)`), while a running element's are values its own program
+uses. What the body computes for a stopped element is discarded.
+
+Forward mode follows a masked loop (the select takes each element's own
+tangent). Reverse mode refuses it (MASKED, passes/ad/derivatives/regions.py):
+the discarded body's cotangent is zero times its partial derivatives, NaN
+where one is infinite at a stopped element's values; a reverse-mode request
+in batched code whose batched callee has one is asked per element instead
+(per_element.py).
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, scf, tensor
+from xdsl.dialects.builtin import AnyFloat, DenseArrayBase, IndexType, IntegerAttr, IntegerType, TensorType, UnitAttr, i1, i64
+from xdsl.dialects.linalg.ops import BroadcastOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from irad.ir import tensor as T
+from irad.ir.metadata import MASKED
+
+
+def for_loop(b, op: scf.ForOp) -> None:
+    """`op`, whose bounds or step vary along the batch, batched with a mask (`b`: the BatchBuilder)."""
+    _check_carried(b, op, op.iter_args)
+    lb, ub, step = (_as_i64(b, op, b.batched(v)) for v in (op.lb, op.ub, op.step))
+    trips = T.elementwise(b, _trip_count, [lb, ub, step], i64)
+    most = T.extract_scalar(b, T.reduce(b, trips, [0], arith.MaxSIOp))
+    longest = _first(b, _compare(b, "eq", trips, T.splat(b, most, [b.size])))  # runs every iteration
+    body = op.body.block
+    block = Block(arg_types=[IndexType(), *(b.batched_type(v.type) for v in op.iter_args)])
+    with b.at_end(block):
+        k = b.op(arith.IndexCastOp(block.args[0], i64))
+        running = _compare(b, "slt", T.splat(b, k, [b.size]), trips)
+        if b.is_batched(op.lb) or b.is_batched(op.step):
+            iv = T.elementwise(b, lambda e, a: e.op(arith.IndexCastOp(e.op(arith.AddiOp(a[0], e.op(arith.MuliOp(
+                a[2], a[1])))), op.lb.type)), [lb, step, T.splat(b, k, [b.size])], op.lb.type)
+        else:
+            iv = b.op(arith.AddiOp(b.get(op.lb), b.op(arith.MuliOp(_cast(b, block.args[0], op.lb.type), b.get(op.step)))))
+        b.set(body.args[0], iv, b.is_batched(op.lb) or b.is_batched(op.step))
+        carried = list(block.args[1:])
+        for old, new in zip(body.args[1:], carried):
+            new.name_hint = old.name_hint
+            b.set(old, select_rows(b, running, new, _row_everywhere(b, new, longest)), True)
+        end = b.run(body)
+        block.add_op(scf.YieldOp(*(select_rows(b, running, b.batched(v), c) for v, c in zip(end.operands, carried))))
+    inits = [b.batched(v) for v in op.iter_args]
+    upper = b.op(arith.IndexCastOp(most, IndexType()))
+    new = scf.ForOp(b.index(0), upper, b.index(1), inits, Region(block))
+    new.attributes[MASKED] = UnitAttr()
+    new.location = op.location
+    b.insert(new)
+    for old, v in zip(op.results, new.results):
+        b.set(old, v, True)
+
+
+def while_loop(b, op: scf.WhileOp) -> None:
+    """`op`, whose condition varies along the batch, batched with a mask: the
+    condition region passes on its values, each element's condition and the
+    carried values, so that a stopped element keeps them."""
+    _check_carried(b, op, op.arguments)
+    before, after = op.before_region.block, op.after_region.block
+    new_before = Block(arg_types=[b.batched_type(v.type) for v in before.args])
+    with b.at_end(new_before):
+        for old, new in zip(before.args, new_before.args):
+            new.name_hint = old.name_hint
+            b.set(old, new, True)
+        end = b.run(before)
+        running = b.batched(end.condition)
+        first = _first(b, running)
+        any_ = b.op(arith.CmpiOp(first, b.op(arith.ConstantOp(IntegerAttr(b.size, i64))), "slt"))
+        passed = [b.batched(v) for v in end.args]
+        new_before.add_op(scf.ConditionOp(any_, *passed, running, first, *new_before.args))
+    n = len(passed)
+    types = [v.type for v in (*passed, running, first, *new_before.args)]
+    new_after = Block(arg_types=types)
+    with b.at_end(new_after):
+        running, first, current = new_after.args[n], new_after.args[n + 1], new_after.args[n + 2:]
+        for old, new in zip(after.args, new_after.args[:n]):
+            new.name_hint = old.name_hint
+            b.set(old, select_rows(b, running, new, _row_everywhere(b, new, first)), True)
+        end = b.run(after)
+        new_after.add_op(scf.YieldOp(*(select_rows(b, running, b.batched(v), c) for v, c in zip(end.operands, current))))
+    new = scf.WhileOp([b.batched(v) for v in op.arguments], types, Region(new_before), Region(new_after))
+    new.attributes[MASKED] = UnitAttr()
+    new.location = op.location
+    b.insert(new)
+    for old, v in zip(op.results, new.results[:n]):
+        b.set(old, v, True)
+
+
+def _check_carried(b, op: Operation, values) -> None:
+    """Each element keeps its own carried values: numbers and tensors, not memory (a tape)."""
+    for v in values:
+        if not isinstance(v.type, (TensorType, IndexType, IntegerType, AnyFloat)):
+            b.refuse(op, f"a loop whose trip count varies along the batch carries a {v.type}, which a mask "
+                     "cannot keep per element", "batch the function before it is differentiated")
+
+
+def select_rows(b, mask: SSAValue, then: SSAValue, other: SSAValue) -> SSAValue:
+    """Each element's row of `then` where `mask` (one i1 per element) holds, else of `other`."""
+    dims = T.shape(then)
+    picked = mask if len(dims) == 1 else b.op(BroadcastOp(
+        mask, b.op(tensor.EmptyOp([], TensorType(T.element(mask), dims))),
+        DenseArrayBase.from_list(i64, list(range(1, len(dims)))),
+    ))
+    return T.select(b, picked, then, other)
+
+
+def _trip_count(e, a) -> SSAValue:
+    """max(ub - lb, 0) ceildiv step (scf.for's step is positive)."""
+    lb, ub, step = a
+    span = e.op(arith.MaxSIOp(e.op(arith.SubiOp(ub, lb)), e.op(arith.ConstantOp(IntegerAttr(0, i64)))))
+    return e.op(arith.CeilDivSIOp(span, step))
+
+
+def _as_i64(b, op: Operation, v: SSAValue) -> SSAValue:
+    elem = T.element(v)
+    if elem == i64:
+        return v
+    if not isinstance(elem, IndexType):
+        b.refuse(op, f"a loop bound of type {elem} that varies along the batch", "use index or i64 bounds")
+    return T.elementwise(b, lambda e, a: e.op(arith.IndexCastOp(a[0], i64)), [v], i64)
+
+
+def _cast(b, v: SSAValue, type_) -> SSAValue:
+    return v if v.type == type_ else b.op(arith.IndexCastOp(v, type_))
+
+
+def _compare(b, predicate: str, x: SSAValue, y: SSAValue) -> SSAValue:
+    return T.elementwise(b, lambda e, a: e.op(arith.CmpiOp(a[0], a[1], predicate)), [x, y], i1, "piecewise-constant")
+
+
+def _first(b, mask: SSAValue) -> SSAValue:
+    """The position of the first element where `mask` holds (the batch size where none does), as i64."""
+    positions = T.positions(b, [b.size], 0, i64)
+    beyond = T.splat(b, b.op(arith.ConstantOp(IntegerAttr(b.size, i64))), [b.size])
+    return T.extract_scalar(b, T.reduce(b, T.select(b, mask, positions, beyond), [0], arith.MinSIOp))
+
+
+def _row_everywhere(b, v: SSAValue, element: SSAValue) -> SSAValue:
+    """Element `element`'s (an i64) value of the batched `v`, repeated for every element."""
+    one = row(b, v, b.op(arith.IndexCastOp(element, IndexType())))
+    return b.broadcast(one) if T.shape(v)[1:] else T.splat(b, one, [b.size])
+
+
+def row(b, v: SSAValue, at: SSAValue) -> SSAValue:
+    """Row `at` (an index) of the batched `v`, without the batch axis (a number from a vector)."""
+    dims = T.shape(v)[1:]
+    if not dims:
+        return b.op(tensor.ExtractOp(v, [at], T.element(v)))
+    piece = b.op(tensor.ExtractSliceOp(v, [at, *[0] * len(dims)], [1, *dims], [1] * (len(dims) + 1),
+                                       TensorType(T.element(v), [1, *dims])))
+    return T.reshape(b, piece, dims)
+
+
+__all__ = ["for_loop", "row", "select_rows", "while_loop"]
