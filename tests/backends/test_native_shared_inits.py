@@ -8,12 +8,14 @@ into it. native/fresh_destinations.py makes each fresh array's chain of
 writes linear before mlir-opt, and the pipeline runs the elimination before
 CSE.
 
-The hand-written cases are the ones that went wrong; the generated ones mix
+The hand-written cases are the ones that went wrong; the generated ones (a
+fuzzer: `make fuzz` runs more of them) mix
 fills, broadcasts, reductions, elementwise writes, inserts, loops and
 branches over a few shared inits, checked against numpy. Every function of
 a test is in one module, compiled once.
 """
 
+import os
 import random
 
 import numpy as np
@@ -195,9 +197,14 @@ def test_writes_into_one_shared_init_keep_their_values():
     assert run_cases(known_cases()) == {}
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+# `make fuzz` runs FUZZ_EXAMPLES / 5 programs (40 to a module) from FUZZ_SEED; the suite 24.
+LONG = os.environ.get("FUZZ_EXAMPLES")
+SEEDS = [int(os.environ.get("FUZZ_SEED", "0")) * 1000 + k for k in range(max(2, int(LONG) // 200 if LONG else 2))]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_generated_sharing_patterns_agree_with_numpy(seed):
-    assert run_cases(generated_cases(12, seed)) == {}
+    assert run_cases(generated_cases(40 if LONG else 12, seed)) == {}
 
 
 def test_every_array_is_written_or_stored_through_one_use_after_the_step():

@@ -98,12 +98,12 @@ def only_reads(use: Use) -> bool:
         return use.index not in destination_indices(op)
     if isinstance(op, tensor.ReshapeOp) and use.index == 1:
         return True  # the shape
-    if isinstance(op, VIEWS):  # a view that is only read
+    if isinstance(op, VIEWS) or (_identity_slice(op) and use.index == 0):  # a view that is only read
         return all(only_reads(u) for u in op.results[0].uses)
     # a tensor operand of alloc_tensor is what it copies
-    if isinstance(op, tensor.ExtractSliceOp):
-        return use.index != 0 or not _identity_slice(op)
-    return is_elementwise(op) or isinstance(op, (tensor.ExtractOp, tensor.DimOp, bufferization.AllocTensorOp))
+    return is_elementwise(op) or isinstance(
+        op, (tensor.ExtractOp, tensor.ExtractSliceOp, tensor.DimOp, bufferization.AllocTensorOp)
+    )
 
 
 def shared_uses(value: SSAValue, order: dict[Operation, int]) -> list[Use]:
