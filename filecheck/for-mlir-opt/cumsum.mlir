@@ -8,7 +8,7 @@
 // RUN: xdsl-opt %s -p irad-for-mlir-opt | filecheck %s
 // REQUIRES: mlir-opt
 // RUN: irad-opt %s -p irad-for-mlir-opt \
-// RUN: | %mlir-opt --convert-elementwise-to-linalg --linalg-generalize-named-ops --linalg-fuse-elementwise-ops --canonicalize --cse --eliminate-empty-tensors "--one-shot-bufferize=bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops" --buffer-deallocation-pipeline=private-function-dynamic-ownership=true --convert-bufferization-to-memref --convert-linalg-to-loops --math-expand-ops=ops=clampf --convert-math-to-funcs --convert-scf-to-cf --convert-math-to-llvm=approximate-log1p=false --convert-math-to-libm --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-arith-to-llvm --convert-index-to-llvm --convert-cf-to-llvm --convert-func-to-llvm --reconcile-unrealized-casts \
+// RUN: | %mlir-opt --convert-elementwise-to-linalg --linalg-generalize-named-ops --linalg-fuse-elementwise-ops --eliminate-empty-tensors --canonicalize --cse "--one-shot-bufferize=bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops" --buffer-deallocation-pipeline=private-function-dynamic-ownership=true --convert-bufferization-to-memref --convert-linalg-to-loops --math-expand-ops=ops=clampf --convert-math-to-funcs --convert-scf-to-cf --convert-math-to-llvm=approximate-log1p=false --convert-math-to-libm --expand-strided-metadata --lower-affine --finalize-memref-to-llvm --convert-arith-to-llvm --convert-index-to-llvm --convert-cf-to-llvm --convert-func-to-llvm --reconcile-unrealized-casts \
 // RUN: | filecheck %s --check-prefix=LLVM
 
 // CHECK-NOT: irad.

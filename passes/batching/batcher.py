@@ -160,8 +160,7 @@ class Batcher:
 def broadcast(b: IRBuilder, v: SSAValue, size: int) -> SSAValue:
     """`v` repeated `size` times along a new leading axis (a splat constant
     becomes a tensor.splat of its number: the init of a batched reduction,
-    above all; natively, two reductions into one broadcast tensor.empty,
-    merged by CSE, would share one destination after empty-tensor elimination)."""
+    above all, with nothing to broadcast)."""
     splat = _splat_value(v)
     if splat is not None:
         number = b.op(arith.ConstantOp(FloatAttr(splat, T.element(v)) if isinstance(splat, float)

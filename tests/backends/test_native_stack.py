@@ -129,8 +129,9 @@ def test_the_tiny_gmm_gradient_allocates_nothing_on_the_heap(monkeypatch):
     assert (heap_before, stack_before) == (26, 0)
     assert (heap, stack) == (0, 26)
     # with a smaller budget, the (100, 3, 2) temporaries (4800 bytes each) stay on the heap
+    # (eight of them since each write has its own tensor.empty: native/fresh_destinations.py)
     heap, stack = _buffers(GMM, TINY_GMM_ARGS, (0, 1, 2), monkeypatch, kilobytes=64)
-    assert heap == 4 and stack == 22
+    assert heap == 8 and stack == 18
 
 
 def test_the_limit_keeps_the_promoted_bytes_within_the_budget():

@@ -97,6 +97,7 @@ from irad.backends.native import stack as native_stack
 from irad.backends import blocked_sums
 from irad.backends.native import warm_tools
 from irad.backends.native.llvm_jit import JitModule, signature
+from irad.backends.native.fresh_destinations import linear_fresh_chains
 from irad.backends.native.uint_carriers import narrow_carriers
 from irad.backends.native.mlir_tools import INSTALL_HINT, TOOL_SWITCHES, find_tool
 from irad.base import config, progress
@@ -149,9 +150,12 @@ BUFFERIZATION = (
     "--convert-elementwise-to-linalg",
     "--linalg-generalize-named-ops",
     "--linalg-fuse-elementwise-ops",
+    # a result computed into its destination (native/call.py); before the
+    # canonicalizer and CSE, which would merge or fold away the chains
+    # native/fresh_destinations.py keeps apart
+    "--eliminate-empty-tensors",
     "--canonicalize",
     "--cse",
-    "--eliminate-empty-tensors",  # a result computed into its destination (native/call.py)
     "--one-shot-bufferize=bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map"
     " allow-return-allocs-from-loops",
     "--buffer-deallocation-pipeline=private-function-dynamic-ownership=true",
@@ -387,6 +391,7 @@ def for_mlir_opt(
     native_fusion.recompute_cheap_producers(module)  # so they fuse into their consumers
     native_fusion.materialise_before_broadcasts(module)  # computed once, not once per broadcast element
     blocked_sums.block_sums(module)  # rounding error O(log n), not O(n)
+    linear_fresh_chains(module)  # what mlir-opt's empty-tensor elimination assumes
     bufferization = BUFFERIZATION[:BUFFERIZE + 1] + native_stack.promotion(module) + BUFFERIZATION[BUFFERIZE + 1:]
     if split_loops:
         bufferization = native_split_loops.in_pipeline(module, bufferization)
