@@ -106,7 +106,9 @@ def _shape(value, functions: bool, leaves: list[SSAValue] | None = None) -> obje
 
 def _jumping_arms_first(body: list[ast.stmt]) -> list[ast.stmt]:
     """`if c: ...; continue` + `else: B` + `rest` as `if c: ...; continue` + `B` +
-    `rest` (and the same with the arms swapped): B runs only where the jump was
+    `rest` (and the same with the arms swapped; a jumping arm is one whose every
+    path breaks, continues or returns, `if d: break` + `return`, see
+    _leaves_iteration): B runs only where the jump was
     not taken, as `rest` does, so both are lowered together under the jump's
     flag. Joined with the jumping arm's values at the `if` instead, a name B
     rebinds to a fresh array would not be writable in `rest`. In a chain (`if a:
@@ -120,7 +122,7 @@ def _jumping_arms_first(body: list[ast.stmt]) -> list[ast.stmt]:
         if not isinstance(stmt, ast.If) or not stmt.orelse:
             continue
         arms = _arms(stmt)
-        jumping = [k for k, (_, arm) in enumerate(arms) if arm and isinstance(arm[-1], (ast.Break, ast.Continue))]
+        jumping = [k for k, (_, arm) in enumerate(arms) if _leaves_iteration(arm)]
         if not jumping or len(jumping) == len(arms):
             continue
         split = getattr(stmt, "irad_jumping_arm", None)  # made once, however often the body is lowered
@@ -135,6 +137,22 @@ def _jumping_arms_first(body: list[ast.stmt]) -> list[ast.stmt]:
         jump, rest = split
         return [*body[:i], *jump, *_jumping_arms_first([*rest, *body[i + 1:]])]
     return body
+
+
+def _always_jumps(body: list[ast.stmt]) -> bool:
+    """Does every path through `body` end in a return, break or continue?"""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, ast.If):
+        return all(_always_jumps(arm) for _, arm in _arms(last))
+    return isinstance(last, (ast.Return, ast.Break, ast.Continue))
+
+
+def _leaves_iteration(arm: list[ast.stmt]) -> bool:
+    """Does every path through `arm` jump, some by break or continue? (An arm
+    that only returns needs no split: after it no variable is read again.)"""
+    return _always_jumps(arm) and _contains(arm, (ast.Break, ast.Continue), stop_at_loops=True)
 
 
 def _arms(stmt: ast.If) -> list[tuple[ast.expr | None, list[ast.stmt]]]:
@@ -313,9 +331,11 @@ class ControlFlow:
         self.fl.control.returned = True
 
     def stmt_Break(self, stmt: ast.Break) -> None:
+        self.fl.arrays.views.exit()
         self.fl.control.broke = True
 
     def stmt_Continue(self, stmt: ast.Continue) -> None:
+        self.fl.arrays.views.exit()
         self.fl.control.continued = True
 
     # ---- if ---------------------------------------------------------------
@@ -353,6 +373,7 @@ class ControlFlow:
             (then_path, else_path), (Emitter(then_block), Emitter(else_block)), jumped, self.fl.src.location(node)
         )
         self.fl.path.views.table = then_path.views.table  # the join gave both arms one
+        self.fl.path.views.exits = then_path.views.exits
         blocks = (then_block, else_block)
         merged = [m for name in dict.fromkeys([*then_path.slots(), *else_path.slots()])
                   if (m := self._join_slot(name, then_path.get(name, _MISSING), else_path.get(name, _MISSING),
@@ -754,10 +775,12 @@ class ControlFlow:
             if condition is not None:
                 before = Block(arg_types=arg_types)
                 self.fl.path = outer.copy()
+                self.fl.path.views.exits = ()  # the body's own break and continue
                 bind(before, 0)
                 condition(before)
             after = Block(arg_types=[*extra_args, *arg_types])
             self.fl.path, self.fl.em = outer.copy(), Emitter(after)
+            self.fl.path.views.exits = ()
             bind(after, len(extra_args))
             if bind_target is not None:
                 bind_target(after)

@@ -431,10 +431,13 @@ class IterationLowering:
                                  "is only known at run time", "give the range constant bounds")
         saved = (self.control.broke, self.control.continued)
         self.control.broke = False
+        outer_exits, self.path.views.exits = self.path.views.exits, ()
+        where = f"the loop at {self.src.location(stmt)}"
 
         def run(start: int) -> None:
             for k in range(start, walk.length):
                 self.control.continued = False  # a continue ends one iteration only
+                self.arrays.views.after_exits(self.path.views.exits, where)
                 jumped = self.control_flow.jumped()
                 if jumped is True:
                     return
@@ -449,6 +452,8 @@ class IterationLowering:
             run(k)
 
         run(0)
+        self.arrays.views.after_exits(self.path.views.exits, where)
+        self.path.views.exits = outer_exits
         self.control.broke, self.control.continued = saved  # break/continue belong to this loop only
 
     def trip_count(self, start, stop, step, step_sign) -> SSAValue:
