@@ -395,7 +395,7 @@ class ControlFlow:
             self.fl.path[name] = joined = mark_orders(_rebuild(like, values, functions=True), like, other)
             self.fl.arrays.carried(values, *held, where=f"the `if` at {self.fl.src.location(node)}")  # writable after, if on both paths
             arms = tuple(None if r else p.get(name) for r, p in zip(returned, (then_path, else_path)))
-            self.fl.join_lists(joined, arms, (then_path.slots(), else_path.slots()), name,
+            self.fl.lists.join_lists(joined, arms, (then_path.slots(), else_path.slots()), name,
                             self.fl.src.location(node))  # lists.py
 
     def _join_slot(self, name, a, b, cond, blocks: tuple[Block, Block], returned: tuple[bool, bool], node):
@@ -450,7 +450,7 @@ class ControlFlow:
                 raise self.fl.src.error(node, f"{_shown(name)} {self._unjoinable(a, b, 'this branch')}", _UNJOINABLE)
             # Python's variable would hold one of them: an error where it is read
             why = self._unjoinable(a, b, f"the branch at {self.fl.src.location(node)}")
-            self.no_value(name, NoValue(f"it {why}", self.fl.LENGTH_HINT if self.fl.differing_lengths(a, b) else _UNJOINABLE))
+            self.no_value(name, NoValue(f"it {why}", self.fl.lists.LENGTH_HINT if self.fl.lists.differing_lengths(a, b) else _UNJOINABLE))
             return None
         types = [joins.join_types(x.type, y.type) for x, y in zip(fa, fb)]
         for x, y, t in zip(fa, fb, types):
@@ -481,7 +481,7 @@ class ControlFlow:
 
     def _unjoinable(self, a, b, where: str) -> str:
         """Why two values have no join."""
-        kind = self.fl.differing_lengths(a, b)
+        kind = self.fl.lists.differing_lengths(a, b)
         if kind is not None:
             return f"holds {kind} of {len(a)} items on one path of {where} and of {len(b)} on the other"
         if isinstance(a, callables.Closure) and isinstance(b, callables.Closure) and a.code is b.code:
@@ -517,7 +517,7 @@ class ControlFlow:
     def stmt_While(self, stmt: ast.While) -> None:
         if stmt.orelse:
             raise self.fl.src.error(stmt, "`while ... else` is not supported", "use a flag variable")
-        self.fl.refuse_while_lists(stmt)  # lists.py
+        self.fl.lists.refuse_while_lists(stmt)  # lists.py
 
         def condition(block: Block) -> None:
             outer = self.fl.em
@@ -591,7 +591,7 @@ class ControlFlow:
         if returns:
             carried.append(RETURNED)
         for n in carried:  # after the loop they hold copies (lists.py)
-            self.fl.freeze_lists(self.fl.path.get(n), f"the loop at {self.fl.src.location(stmt)} carries it")
+            self.fl.lists.freeze_lists(self.fl.path.get(n), f"the loop at {self.fl.src.location(stmt)} carries it")
         state = _Carried(carried=[], returns=returns, inits={}, types={}, widths={})
         for n in carried:
             self._carry(state, n)
@@ -701,7 +701,7 @@ class ControlFlow:
                 if is_variable(n):
                     v.name_hint = value_name(n)
             self.fl.path[n] = _rebuild(like, values)
-            self.fl.freeze_lists(self.fl.path[n], f"it is the copy {where} carries")
+            self.fl.lists.freeze_lists(self.fl.path[n], f"it is the copy {where} carries")
             self.fl.arrays.carried(values, state.inits.get(n, []), outcome.held.get(n, outcome.yielded[n]), where=where)
         self.fl.path.views.table = outcome.views
         for n, value in rebound.items():
@@ -822,10 +822,10 @@ class ControlFlow:
         """A carried slot keeps its structure (and a dict its keys' order) across an iteration."""
         if values is None or len(values) != count or (like is not None and _structure(value) != _structure(like)):
             what = _shown(n)
-            kind = self.fl.differing_lengths(like, value)
+            kind = self.fl.lists.differing_lengths(like, value)
             if kind is not None:
                 raise self.fl.src.error(stmt, f"{what} is {kind} of {len(like)} items before an iteration of "
-                                     f"this loop and of {len(value)} after it", self.fl.LENGTH_HINT)
+                                     f"this loop and of {len(value)} after it", self.fl.lists.LENGTH_HINT)
             raise self.fl.src.error(
                 stmt,
                 f"{what} changes shape inside the loop",

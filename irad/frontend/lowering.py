@@ -44,10 +44,9 @@ from irad.frontend.calls import Calls, closure_signature
 from irad.frontend.callable_entries import (
     entry_function, needs_entry, parameter_names, positional_parameters, underlying_function,
 )
-from irad.frontend.comprehensions import dict_comprehension
 from irad.frontend.known_methods import format_string
-from irad.frontend.iteration import ITERABLES, IterationLowering
-from irad.frontend.lists import ListLowering, ListMethod
+from irad.frontend.iteration import ITERABLES, Iteration
+from irad.frontend.lists import BufferAppend, ListMethod, Lists
 from irad.ir import builder, printing
 from irad.ir import tensor as tensor_ops
 from irad.ir.symbols import fresh_symbol, value_name
@@ -98,6 +97,8 @@ from irad.ir.isa import isa
 
 # The largest literal integer exponent expanded into multiplications.
 MAX_UNROLLED_POWER = 64
+
+COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.DictComp)  # lowered by iteration.py
 
 UNSUPPORTED_STATEMENTS = {
     ast.Try: ("a `try` statement", "exceptions cannot be differentiated; remove it"),
@@ -618,7 +619,7 @@ def signature_of(fn, args: tuple) -> Node:
     return flatten_arguments(fn, args)[1]
 
 
-class FunctionLowering(IterationLowering, ListLowering):
+class FunctionLowering:
     """Lowers one Python function body to a func.func."""
 
     def __init__(
@@ -644,6 +645,8 @@ class FunctionLowering(IterationLowering, ListLowering):
         self.arrays = ArrayLowering(self)  # numpy arrays: irad/frontend/arrays.py
         self.control_flow = ControlFlow(self)  # if, while, jumps; loops' carried state: control_flow.py
         self.calls = Calls(self)  # calls and their specialisation, functions as values: calls.py
+        self.iteration = Iteration(self)  # for, comprehensions, sum(), range/zip/enumerate: iteration.py
+        self.lists = Lists(self)  # unpacking, lists that change: lists.py
         # the tree of the first `return` lowered (a base case, usually): what a
         # recursive function is assumed to return when its first guess was wrong
         self.first_return_tree: Tree | None = None
@@ -746,7 +749,7 @@ class FunctionLowering(IterationLowering, ListLowering):
     def _bind(self, name: str, value: Value) -> None:
         value = self.runtime_values(value, self.src.tree, arrays=False)  # static numbers: constants
         self._name_arguments(name, value)
-        self.freeze_lists(value, f"it is (in) '{name}', which the function was given (a parameter, or a variable of the "
+        self.lists.freeze_lists(value, f"it is (in) '{name}', which the function was given (a parameter, or a variable of the "
                                  "function that defines it): the caller's list would change, "
                                  "and irad does not change it")
         self.env[name] = value
@@ -826,7 +829,7 @@ class FunctionLowering(IterationLowering, ListLowering):
         converted = [self.runtime_values(v, node, arrays) for v in items]
         if all(a is b for a, b in zip(items, converted)):
             return value
-        self.freeze_lists(value, "it holds numbers known while lowering, and a copy of it holds them as values")
+        self.lists.freeze_lists(value, "it holds numbers known while lowering, and a copy of it holds them as values")
         return make_value(tree.cls, tree.keys, converted, tree.order)
 
     def runtime_error(self, node: ast.AST, message: str, hint: str, values) -> UnsupportedError:
@@ -861,7 +864,7 @@ class FunctionLowering(IterationLowering, ListLowering):
                 )
             current = self.name(stmt.target)
             if isinstance(current, tuple):  # xs += ys extends a list in place; t += (v,) binds anew
-                self.augmented_list(stmt, current)
+                self.lists.augmented_list(stmt, current)
                 return
             result = self.binary(stmt.op, current, stmt.value, stmt)
             if is_array(current):  # numpy updates the array in place: y += v is np.add(y, v, out=y)
@@ -880,6 +883,10 @@ class FunctionLowering(IterationLowering, ListLowering):
             self.control_flow.statement(stmt)
         elif isinstance(stmt, ast.FunctionDef):
             self.calls.define(stmt)
+        elif isinstance(stmt, ast.For):
+            self.iteration.stmt_For(stmt)
+        elif isinstance(stmt, BufferAppend):
+            self.lists.stmt_BufferAppend(stmt)
         elif hasattr(self, f"stmt_{type(stmt).__name__}"):
             getattr(self, f"stmt_{type(stmt).__name__}")(stmt)
         else:
@@ -901,9 +908,9 @@ class FunctionLowering(IterationLowering, ListLowering):
             self.arrays.views.bind(target.id, value)  # an alias or a view shares an array
             self.env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
-            self.unpack(target, value)  # lists.py
+            self.lists.unpack(target, value)  # lists.py
         elif _is_item(target) and isinstance(self.env.get(target.value.id), ListValue):
-            self.assign_list_item(target.value.id, target, value, node or target)
+            self.lists.assign_list_item(target.value.id, target, value, node or target)
         elif _is_item(target):
             self.arrays.assign_item(target.value.id, target.slice, value, node or target)
         else:
@@ -917,6 +924,8 @@ class FunctionLowering(IterationLowering, ListLowering):
     def expr(self, node: ast.expr) -> Value:
         if isinstance(node, Calls.EXPRESSIONS):
             method = self.calls.expression
+        elif isinstance(node, COMPREHENSIONS):
+            method = getattr(self.iteration, f"expr_{type(node).__name__}")
         else:
             method = getattr(self, f"expr_{type(node).__name__}", None)
         if method is None:
@@ -1064,12 +1073,12 @@ class FunctionLowering(IterationLowering, ListLowering):
         if isinstance(base, MappingValue):  # d.items(), d.get(k)
             return containers.dict_attribute(self, base, node)
         if isinstance(base, tuple):
-            return self.sequence_attribute(base, node)  # xs.append (lists.py)
+            return self.lists.sequence_attribute(base, node)  # xs.append (lists.py)
         if not isinstance(base, Static):
             raise self.src.error(
                 node, f"attribute access `.{node.attr}` on a runtime value is not supported"
             )
-        self.refuse_known_list_change(base, node)  # GLOBAL_LIST.append(v) (lists.py)
+        self.lists.refuse_known_list_change(base, node)  # GLOBAL_LIST.append(v) (lists.py)
         if not hasattr(base.obj, node.attr):
             raise self.src.error(node, f"{_kind(base)} has no attribute '{node.attr}'")
         origin = base.origin.attribute(node.attr) if base.origin is not None else None
@@ -1094,7 +1103,7 @@ class FunctionLowering(IterationLowering, ListLowering):
         return tuple(self._elements(node.elts))
 
     def expr_List(self, node: ast.List) -> Value:
-        return self.new_list(self._elements(node.elts))
+        return self.lists.new_list(self._elements(node.elts))
 
     def _elements(self, elts: list[ast.expr]) -> list[Value]:
         """The items of a tuple or list display: numbers known while lowering
@@ -1102,7 +1111,7 @@ class FunctionLowering(IterationLowering, ListLowering):
         values = []
         for elt in elts:
             if isinstance(elt, ast.Starred):
-                values.extend(self.items_of(self.expr(elt.value), elt))  # *t
+                values.extend(self.iteration.items_of(self.expr(elt.value), elt))  # *t
                 continue
             value = self.expr(elt)
             if isinstance(value, Static) and self.is_number(value.obj):
@@ -1119,8 +1128,6 @@ class FunctionLowering(IterationLowering, ListLowering):
             items[self._key(key_node, "a dict key")] = self._elements([item])[0]
         return MappingValue(dict, tuple(items.items()))
 
-    def expr_DictComp(self, node: ast.DictComp) -> Value:
-        return dict_comprehension(self, node)  # comprehensions.py
 
     def expr_JoinedStr(self, node: ast.JoinedStr) -> Value:
         return format_string(self, node)  # known_methods.py
@@ -1158,7 +1165,7 @@ class FunctionLowering(IterationLowering, ListLowering):
             return index_concatenate(self.arrays, base.obj, node.slice, node)
         if not isinstance(base, tuple):
             raise self.src.error(node, f"indexing into {_kind(base)} is not supported")
-        return self.sequence_item(base, node.slice, node)  # lists.py
+        return self.lists.sequence_item(base, node.slice, node)  # lists.py
 
     def _static_item(self, base: Static, node: ast.Subscript) -> Value:
         """An item of a tuple, list or dict known while lowering (a shape, a
@@ -1233,7 +1240,7 @@ class FunctionLowering(IterationLowering, ListLowering):
         static = _static_arithmetic(node.op, left, right)
         if static is not None:  # shapes: x.shape[0] * 2 is known while lowering
             return static
-        sequence = self.sequence_binary(node.op, left, right, node)  # xs + ys, xs * n (lists.py)
+        sequence = self.lists.sequence_binary(node.op, left, right, node)  # xs + ys, xs * n (lists.py)
         if sequence is not None:
             return sequence
         return self.binary(node.op, self.as_number(left, node.left), node.right, node, right)
@@ -1581,7 +1588,7 @@ class FunctionLowering(IterationLowering, ListLowering):
             value = self.expr(node)
             found = self.tree_leaves(value, node)
             # the expression's value is a copy: a list in it that the program holds no longer changes
-            self.freeze_lists(value, f"the conditional expression at {self.src.location(node)} may give "
+            self.lists.freeze_lists(value, f"the conditional expression at {self.src.location(node)} may give "
                                      "a copy of it (in Python, the list itself)")
             if found is None or found[1] == pytrees.NONE:
                 raise self.src.error(node, f"expected a number here, got {_kind(value)}")
