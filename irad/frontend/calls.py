@@ -437,7 +437,7 @@ class Calls:
                 stmt.decorator_list[0], "a decorator on a nested function is not supported",
                 "define the decorated function at module level",
             )
-        self.fl.assign(ast.Name(id=stmt.name, ctx=ast.Store()), self._closure(stmt))
+        self.fl.statements.assign(ast.Name(id=stmt.name, ctx=ast.Store()), self._closure(stmt))
 
     def _closure(self, node: ast.Lambda | ast.FunctionDef) -> Closure:
         args = node.args

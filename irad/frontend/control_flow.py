@@ -341,7 +341,7 @@ class ControlFlow:
     # ---- if ---------------------------------------------------------------
     def stmt_If(self, stmt: ast.If) -> None:
         test = self.fl.expr(stmt.test)
-        known = self.fl.static_condition(test)
+        known = self.fl.expressions.static_condition(test)
         if known is not None:
             # known while lowering (isinstance, a shape, a global flag, a constant):
             # only the branch taken is lowered, so no runtime branch exists

@@ -303,7 +303,7 @@ class Iteration:
             return tuple(reversed(value))
         if isinstance(value, (ZipValue, EnumerateValue)):
             raise self.fl.src.error(node, "reversed() of zip or enumerate is not supported (Python "
-                                 "cannot reverse them either)", "reverse the sequences inside it")
+                                    "cannot reverse them either)", "reverse the sequences inside it")
         return ReversedValue(value)
 
     def items_of(self, value, node) -> tuple:
@@ -312,8 +312,8 @@ class Iteration:
         try:
             if walk.length is None:
                 raise self.fl.runtime_error(node, "the length of this sequence is only known at run time",
-                                         "a tuple, list or comprehension needs a length known while lowering",
-                                         walk_bounds(walk))
+                                            "a tuple, list or comprehension needs a length known while lowering",
+                                            walk_bounds(walk))
             return tuple(walk.item(self.fl, k) for k in range(walk.length))
         finally:
             self.release(hidden)
@@ -376,7 +376,7 @@ class Iteration:
                 return _Items(())
             if value.strict and len({w.length for w in walks}) > 1:
                 raise self.fl.src.error(node, "zip(strict=True) of sequences of different lengths "
-                                     f"({', '.join(str(w.length) for w in walks)})")
+                                        f"({', '.join(str(w.length) for w in walks)})")
             return _Zip(walks)
         if isinstance(value, EnumerateValue):
             return _Enumerate(self._walk(value.inner, node, hidden), value.start)
@@ -439,7 +439,7 @@ class Iteration:
         def bind_target(block: Block) -> None:
             k = self.fl.em.op(arith.IndexCastOp(block.args[0], I64))
             k.name_hint = "k"
-            self.fl.assign(stmt.target, walk.item(self.fl, k))
+            self.fl.statements.assign(stmt.target, walk.item(self.fl, k))
 
         def build(inits: list[SSAValue], _before: Block | None, body: Block) -> list[SSAValue]:
             return list(self.fl.em.results(scf.ForOp(lower, upper, one, inits, Region(body))))
@@ -452,7 +452,7 @@ class Iteration:
         """The body once per item; break/continue/return set flags as in loops."""
         if walk.length is None:
             raise self.fl.src.error(stmt.iter, "a loop over tuple items zipped with a range whose length "
-                                 "is only known at run time", "give the range constant bounds")
+                                    "is only known at run time", "give the range constant bounds")
         saved = (self.fl.control.broke, self.fl.control.continued)
         self.fl.control.broke = False
         outer_exits, self.fl.path.views.exits = self.fl.path.views.exits, ()
@@ -468,7 +468,7 @@ class Iteration:
                 if jumped is not False:
                     self.fl.control_flow.branch(jumped, self.fl.control_flow.taken, lambda k=k: resume(k), stmt)
                     return
-                self.fl.assign(stmt.target, walk.item(self.fl, k))
+                self.fl.statements.assign(stmt.target, walk.item(self.fl, k))
                 self.fl.control_flow.run_statements(stmt.body)
 
         def resume(k: int) -> None:
@@ -551,7 +551,7 @@ class Iteration:
                         "use sum(...) or a for loop", walk_bounds(walk),
                     )
                 for k in range(walk.length):
-                    self.fl.assign(gen.target, walk.item(self.fl, k))
+                    self.fl.statements.assign(gen.target, walk.item(self.fl, k))
                     if all(self._static_condition(c) for c in gen.ifs):
                         generate(i + 1)
             finally:
@@ -624,7 +624,7 @@ class Iteration:
             value = value.rows_of
         if is_array(value) and is_float(value.type.element_type):  # over the first axis: one reduction
             total = self.fl.arrays.reduction(value, Static(0), Static(False), node, arith.AddfOp)
-            return self.fl.binary(ast.Add(), self.fl.as_number(start, node), node, node, total)
+            return self.fl.expressions.binary(ast.Add(), self.fl.as_number(start, node), node, node, total)
         acc, seq, item = self.hidden_name("sum"), self.hidden_name("seq"), self.hidden_name("item")
         loop = ast.For(
             target=ast.Name(id=item, ctx=ast.Store()), iter=ast.Name(id=seq, ctx=ast.Load()),

@@ -235,7 +235,7 @@ class Lists:
                 raise self.fl.src.error(target, f"{word} values to unpack (expected {len(elts)}, got {n}){what}", hint)
             pairs = list(zip(elts, items))
         for t, v in pairs:
-            self.fl.assign(t, v)
+            self.fl.statements.assign(t, v)
 
     def _unpacked_items(self, value, target) -> tuple:
         if isinstance(value, Static) and isinstance(value.obj, (tuple, list)):  # n, m = x.shape; a global tuple
@@ -249,7 +249,7 @@ class Lists:
             return self.fl.iteration.items_of(value, target)
         if isinstance(value, MappingValue) and value.cls is dict:
             raise self.fl.src.error(target, "unpacking a dict (Python gives its keys) is not supported",
-                                 "read the values by key: a, b = d['a'], d['b']")
+                                    "read the values by key: a, b = d['a'], d['b']")
         raise self.fl.src.error(
             target, f"cannot unpack {self.fl.kind_of(value)}: it is not iterable",
             "unpack a tuple, a list, an array (its rows), or zip, enumerate or range of known length",
@@ -274,7 +274,7 @@ class Lists:
             raise self.fl.src.error(node, *_REFUSED_METHODS[node.attr])
         methods = ", ".join([*CHANGES, "copy"]) if kind == "list" else "none"
         raise self.fl.src.error(node, f"`.{node.attr}` of a {kind} is not supported",
-                             f"the {kind} methods irad has: {methods}")
+                                f"the {kind} methods irad has: {methods}")
 
     def call_list_method(self, method: ListMethod, args: list, kwargs: dict, node):
         """`xs.append(v)` and the others: the variable `xs` is bound to the changed list."""
@@ -299,10 +299,10 @@ class Lists:
             i = -1 if not args else self._known_int(args[0], node, "the position list.pop() takes")
             if not items:
                 raise self.fl.src.error(node, "pop from empty list (Python's IndexError)",
-                                     "a list's length is known while lowering: pop only as many items as were added")
+                                        "a list's length is known while lowering: pop only as many items as were added")
             if not -len(items) <= i < len(items):
                 raise self.fl.src.error(node, f"pop index {i} out of range: the list has {len(items)} items "
-                                     "(Python's IndexError)", "pop a position inside the list")
+                                        "(Python's IndexError)", "pop a position inside the list")
             result = items.pop(i)
         elif name == "clear":
             items = []
@@ -317,7 +317,7 @@ class Lists:
     def _new_item(self, value, receiver: ListValue, node):
         if any(v is receiver for v in lists_inside(value)):
             raise self.fl.src.error(node, "a list holding itself is not supported",
-                                 "add a copy of it: xs.append(list(xs))")
+                                    "add a copy of it: xs.append(list(xs))")
         return self.list_item(value, node)
 
     def _known_int(self, value, node, what: str) -> int:
@@ -341,7 +341,7 @@ class Lists:
             )
         if self.fl.env.get(receiver.id) is not method.receiver:
             raise self.fl.src.error(node, f"the list '{receiver.id}' changed since its method was taken",
-                                 f"call {receiver.id}.{method.name}(...) directly")
+                                    f"call {receiver.id}.{method.name}(...) directly")
         self.check_changeable(receiver.id, node)
         return receiver.id
 
@@ -368,7 +368,7 @@ class Lists:
                 )
         if any(v is value for v in self.walked):
             raise self.fl.src.error(node, f"changing the list '{name}' while a `for` loop walks it is not supported",
-                                 f"walk a copy: for ... in list({name})")
+                                    f"walk a copy: for ... in list({name})")
         # an enclosing expression holding the list (`f(xs, xs.pop())`, `xs + [xs.pop()]`) would see the
         # change in Python; the change's own arguments (the last frame) are used up by it
         if any(v is value for frame in self.fl.pending[:-1] for held in frame or () for v in values_inside(held)):
@@ -405,7 +405,7 @@ class Lists:
         known, obj = known_value(self.fl.expr(part))
         if not known or isinstance(obj, bool) or not isinstance(obj, int):
             raise self.fl.src.error(part, "a slice of a tuple or list needs bounds known while lowering",
-                                 "slice an array (np.array(xs)[i:j]) for bounds known only at run time")
+                                    "slice an array (np.array(xs)[i:j]) for bounds known only at run time")
         return obj
 
     def _runtime_item(self, base: tuple, i: SSAValue, kind: str, node):
@@ -467,7 +467,7 @@ class Lists:
             if isinstance(left, ListValue) != isinstance(right, ListValue):
                 other = "tuple" if kind == "list" else "list"
                 raise self.fl.src.error(node, f'can only concatenate {kind} (not "{other}") to {kind}',
-                                     f"convert one: {kind}(...)")
+                                        f"convert one: {kind}(...)")
             items = (*left, *right)
             return self.new_list(items) if kind == "list" else items
         if isinstance(op, ast.Mult):
@@ -476,12 +476,12 @@ class Lists:
             items = tuple(seq) * max(n, 0)
             return self.new_list(items) if kind == "list" else items
         raise self.fl.src.error(node, f"this operator on a {kind} is not supported",
-                             "lists and tuples take + (concatenation) and * (repetition)")
+                                "lists and tuples take + (concatenation) and * (repetition)")
 
     def augmented_list(self, stmt: ast.AugAssign, current: tuple) -> None:
         """`xs += ys` extends the list in place; `t += (v,)` binds t anew."""
         if not isinstance(current, ListValue) or not isinstance(stmt.op, ast.Add):
-            self.fl.assign(stmt.target, self.sequence_binary(stmt.op, current, self.fl.expr(stmt.value), stmt))
+            self.fl.statements.assign(stmt.target, self.sequence_binary(stmt.op, current, self.fl.expr(stmt.value), stmt))
             return
         added = self.fl.iteration.items_of(self.fl.expr(stmt.value), stmt.value)  # += takes any iterable, as extend does
         self.check_changeable(stmt.target.id, stmt)
@@ -623,7 +623,7 @@ class Lists:
         block = Block()
         self.fl.path, self.fl.em = outer.copy(), Emitter(block)
         try:
-            self.fl.assign(stmt.target, walk.item(self.fl, 0))
+            self.fl.statements.assign(stmt.target, walk.item(self.fl, 0))
             self.fl.control_flow.run_statements(stmt.body)
             return {name: self.fl.env[name][-1] for name in names}
         finally:
