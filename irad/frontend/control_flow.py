@@ -764,7 +764,7 @@ class ControlFlow:
                 like = value_like if n == VALUE else outer.get(n)
                 self.fl.path[n] = values[0] if n in FLAGS else _rebuild(like, values)
                 numpy_scalars.assume_carried(values, state.widths.get(n))
-                if n not in state.unwritable:
+                if n not in state.unwritable and n not in FLAGS:
                     self.fl.arrays.carried(values, flatten(like) or [], where=where)
                 for v in values:
                     if is_variable(n):
