@@ -8,7 +8,7 @@ import pytest
 
 import irad
 from tests.frontend import jump_view_programs as jp
-from tests.reference import check_against_numpy
+from tests.reference import NATIVE_MISSING, check_against_numpy
 
 B = np.array([[0.5, -1.0], [2.0, 0.25]])
 A0 = np.array([1.0, -2.0, 0.5])
@@ -28,3 +28,10 @@ def test_sharing_made_on_a_jump_is_followed_or_refused(f):
         except irad.UnsupportedError as error:
             assert "share one array on one path into the loop" in str(error), str(error)
             assert "jump_view_programs.py:" in str(error)
+
+
+@pytest.mark.native
+@pytest.mark.skipif(NATIVE_MISSING is not None, reason=str(NATIVE_MISSING))
+def test_write_after_arms_that_jump_natively():
+    for x in (0.7, 5.5, 6.5):
+        check_against_numpy(jp.return_or_break_then_write, (x, B), backend="native")
