@@ -255,6 +255,7 @@ class LoopBodyOutcome:
     held: dict = field(default_factory=dict)  # variable -> those values before widening
     changed: list = field(default_factory=list)  # slots from before the loop that the body changed
     views: object = None  # the sharing of arrays the next iteration starts from (views.Table)
+    breaks: tuple = ()  # the sharing where a `break` left (views.Exit), for after the loop
     new_value: object = None  # what `return` gave, where the loop does not carry the returned value yet
     rebound: dict = field(default_factory=dict)  # a name _rebound_functions set apart -> what the body left in it
 
@@ -331,11 +332,11 @@ class ControlFlow:
         self.fl.control.returned = True
 
     def stmt_Break(self, stmt: ast.Break) -> None:
-        self.fl.arrays.views.exit()
+        self.fl.arrays.views.exit(broke=True)
         self.fl.control.broke = True
 
     def stmt_Continue(self, stmt: ast.Continue) -> None:
-        self.fl.arrays.views.exit()
+        self.fl.arrays.views.exit(broke=False)
         self.fl.control.continued = True
 
     # ---- if ---------------------------------------------------------------
@@ -704,6 +705,7 @@ class ControlFlow:
             self.fl.lists.freeze_lists(self.fl.path[n], f"it is the copy {where} carries")
             self.fl.arrays.carried(values, state.inits.get(n, []), outcome.held.get(n, outcome.yielded[n]), where=where)
         self.fl.path.views.table = outcome.views
+        self.fl.arrays.views.after_exits(outcome.breaks, where)  # names shared where a `break` left
         for n, value in rebound.items():
             self.fl.env[n] = self._after_rebinding(n, value, outcome.rebound[n], runs, stmt)
         for n in assigned_names(stmt.body):  # what the body creates is not carried out of it
@@ -804,6 +806,7 @@ class ControlFlow:
                 outcome.new_value = self.fl.path.get(VALUE)
             outcome.rebound = {n: self.fl.env.get(n) for n in outer.env if isinstance(outer.env[n], _Rebound)}
             outcome.views = self.fl.arrays.views.join_loop(outer, self.fl.path, self.fl.src.location(stmt))
+            outcome.breaks = tuple(e for e in self.fl.path.views.exits if e.broke)
             # the join may add bases; a name without a value before the loop (NoValue)
             # is one the body creates, not a changed one
             start = {**outer.env, **outer.views.bases}

@@ -461,7 +461,7 @@ class Iteration:
         def run(start: int) -> None:
             for k in range(start, walk.length):
                 self.fl.control.continued = False  # a continue ends one iteration only
-                self.fl.arrays.views.after_exits(self.fl.path.views.exits, where)
+                self.fl.arrays.views.after_exits([e for e in self.fl.path.views.exits if not e.broke], where)
                 jumped = self.fl.control_flow.jumped()
                 if jumped is True:
                     return

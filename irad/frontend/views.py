@@ -172,11 +172,13 @@ class Base:
 class Exit:
     """The sharing where a `break` or `continue` left the loop body: the table
     and the variables then. The joins after it take the other paths' tables (the
-    statements after a jump do not run on its path), so the loop's join applies
-    it (`Views.join_loop`, `Views.after_exits`)."""
+    statements after a jump do not run on its path), so the loop applies it: a
+    `continue`'s where the next iteration starts (`Views.join_loop`), a
+    `break`'s after the loop (`Views.after_exits`)."""
 
     table: Table
     names: frozenset
+    broke: bool
 
 
 @dataclass
@@ -464,21 +466,22 @@ class Views:
     def join_loop(self, start_path, body_path, where: str) -> Table:
         """At the end of a loop body: the table the next iteration starts from, the
         join of the body's start and end (the body's bases renamed to the start's)
-        and of the body's exits."""
+        and of the body's `continue` exits."""
         start, end = start_path.views.table, body_path.views.table
         names = [n for n in start_path.env if n in body_path.env]
         joined = start if end is start else self._join(start_path, body_path, names, f"the loop at {where}",
                                                       prune_first=False)
-        joined = _with_exits(joined, body_path.views.exits, names, f"the loop at {where}")
+        continues = [e for e in body_path.views.exits if not e.broke]
+        joined = _with_exits(joined, continues, names, f"the loop at {where}")
         return start if joined.same_as(start) else joined
 
-    def exit(self) -> None:
-        """A `break` or `continue`: remember the sharing it leaves with."""
-        self.state.exits += (Exit(self.table, frozenset(self.env)),)
+    def exit(self, broke: bool) -> None:
+        """A `break` (`broke`) or `continue`: remember the sharing it leaves with."""
+        self.state.exits += (Exit(self.table, frozenset(self.env), broke),)
 
-    def after_exits(self, exits: tuple, where: str) -> None:
-        """Where the paths of `exits` meet the current one again (an unrolled
-        loop's next item or its end): names whose sharing differs conflict."""
+    def after_exits(self, exits, where: str) -> None:
+        """Where the paths of `exits` meet the current one again (after a loop;
+        an unrolled loop's next item): names whose sharing differs conflict."""
         self.state.table = _with_exits(self.table, exits, list(self.env), where)
 
     def _join(self, a_path, b_path, names, where: str, prune_first: bool = True) -> Table:

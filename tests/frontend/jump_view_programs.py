@@ -134,7 +134,31 @@ def break_alias_not_written_after(x, A0):
     return np.sum(A * B)
 
 
+def break_alias_then_written_in_the_loop(x, A0):
+    # the alias a `break` makes ends the loop: the next iteration's write is fine
+    A = np.copy(A0)
+    best = np.zeros(3)
+    for i in range(10):
+        A -= 0.1 * A * x
+        if np.sum(A) < x:
+            best = A
+            break
+    return np.sum(best * best) + np.sum(A)
+
+
+def break_alias_written_after(x, A0):
+    A = np.copy(A0)
+    best = np.zeros(3)
+    for i in range(10):
+        A -= 0.1 * A * x
+        if np.sum(A) < x:
+            best = A
+            break
+    best[0] = x
+    return np.sum(A * A)
+
+
 WRITABLE = [return_or_break_then_write, return_or_continue_then_write, nested_loops_break_or_continue,
-            every_arm_of_a_chain_jumps_but_one, break_alias_not_written_after]
+            every_arm_of_a_chain_jumps_but_one, break_alias_not_written_after, break_alias_then_written_in_the_loop]
 SHARED_ON_A_JUMP = [break_leaves_alias, continue_leaves_alias, unrolled_break_leaves_alias,
-                    unrolled_continue_leaves_alias]
+                    unrolled_continue_leaves_alias, break_alias_written_after]
