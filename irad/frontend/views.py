@@ -20,6 +20,11 @@ through a name sharing their array) is an error until one of them is bound
 anew, since numpy would make the write visible on one path only. A loop body
 is lowered again from the join of the table before the loop and the one its
 body leaves, until that join settles.
+
+The statements after a `break` or `continue` do not run on its path, so the
+joins after it take the other paths' tables; the table it left with is kept as
+an `Exit`, which the loop applies where that path goes on (a `continue`'s where
+the next iteration starts, a `break`'s after the loop) as conflicts.
 """
 
 from __future__ import annotations
