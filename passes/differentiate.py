@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
@@ -31,6 +30,7 @@ from irad.passes.ad.decisions import CallDecision
 from irad.passes.ad.differentiator import REQUESTS, Differentiator, reached_ops
 from irad.passes.ad.forward import ForwardDifferentiator
 from irad.passes.optimisation.inliner import KEEP_ALL_INLINED
+from irad.ir.symbols import functions_by_name
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def call_decisions(module: ModuleOp, name: str, active: tuple[bool, ...], table:
 def _forward_requests_first(module: ModuleOp) -> None:
     """Rewrite, by forward mode, the irad.jvp requests that reverse-mode
     requests reach, the innermost first."""
-    functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+    functions = functions_by_name(module)
     below = [r for r in reached_ops(functions, [r.callee.root_reference.data for r in find(module, REQUESTS)])
              if isinstance(r, JvpOp)]
     if not below:

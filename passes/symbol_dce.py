@@ -8,12 +8,12 @@ callers were inlined or folded away) are often unused; MLIR has
 from __future__ import annotations
 
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from irad.ir.walk import walk
 from irad.passes.optimisation.callgraph import symbol_uses
+from irad.ir.symbols import functions_by_name
 
 
 def _referenced_symbols(op) -> set[str]:
@@ -32,7 +32,7 @@ class SymbolDCEPass(ModulePass):
     name = "irad-symbol-dce"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        functions = {f.sym_name.data: f for f in op.ops if isinstance(f, func.FuncOp)}
+        functions = functions_by_name(op)
         live = [
             name
             for name, f in functions.items()

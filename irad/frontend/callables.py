@@ -35,7 +35,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from irad.base.pytrees import Node, is_data, leaf_types, tuple_tree
 from irad.frontend.source import FunctionSource
-from irad.frontend.values import Kind, Static, make_value, value_node
+from irad.frontend.values import Kind, Static, make_value, value_kind, value_node
 
 
 @dataclass(frozen=True, eq=False)
@@ -225,20 +225,21 @@ def flatten(value, leaves: list[SSAValue], bind=None, known=None) -> object:
     StaticShapes and the CALLABLEs a program makes are shapes of their own
     (their run-time defaults and captures are leaves); ITERABLEs and the
     methods of values take no part in a call (None)."""
-    if isinstance(value, SSAValue):
+    kind = value_kind(value)
+    if kind is Kind.RUNTIME:
         number = known(value) if known is not None else None
         if number is not None:
             return StaticShape(static_key(number), number)
         leaves.append(value)
         return value.type
-    found = value_node(value)
+    found = value_node(value)  # a TREE's containers; None (ABSENT or a KNOWN None) is the empty tree
     if found is not None:
         node, items = found
         children = tuple(flatten(v, leaves, bind, known) for v in items)
         return None if None in children else Node(node.cls, node.keys, children, node.order)
-    if bind is None:
+    if bind is None or kind in (Kind.ITERABLE, Kind.ABSENT):
         return None
-    if isinstance(value, Static):
+    if isinstance(value, Static):  # KNOWN, or a known function (CALLABLE)
         return StaticShape(static_key(value.obj), value.obj, value.origin)
     if isinstance(value, Closure):
         value = bind(value)
@@ -252,10 +253,10 @@ def flatten(value, leaves: list[SSAValue], bind=None, known=None) -> object:
         fn = flatten(value.fn, leaves, bind, known)
         args = tuple(flatten(v, leaves, bind, known) for v in value.args)
         shape = PartialShape(fn, args, tuple((k, flatten(v, leaves, bind, known)) for k, v in value.keywords))
-    elif isinstance(value, Keywords):
+    elif isinstance(value, Keywords):  # the TREE of a function's **kwargs
         shape = KeywordsShape(tuple((k, flatten(v, leaves, bind, known)) for k, v in value.items))
     else:
-        return None
+        return None  # the methods of values
     return None if None in shape.parts() else shape
 
 

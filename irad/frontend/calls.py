@@ -123,6 +123,7 @@ class Calls:
 
     def __init__(self, fl) -> None:
         self.fl = fl
+        self.closure_codes: dict[ast.AST, ClosureCode] = {}  # per def or lambda node (`_closure_code`)
 
     def expression(self, node: ast.Call | ast.Lambda) -> Value:
         """Lower one of the EXPRESSIONS."""
@@ -136,7 +137,7 @@ class Calls:
             if _hashable(callee.obj) and callee.obj in PROGRAM_CALLS:  # irad.jvp(f, primals, tangents)
                 return self._program_call(node, callee.obj, PROGRAM_CALLS[callee.obj])
             if callee.obj is builtins.sum:  # sum(<generator>) is a loop: it reads the AST
-                return self.fl.sum_call(node)
+                return self.fl.iteration.sum_call(node)
         args, kwargs = self.call_arguments(node)
         return self.call_value(callee, args, kwargs, node)
 
@@ -144,7 +145,7 @@ class Calls:
         args: list = []
         for a in node.args:
             if isinstance(a, ast.Starred):
-                args.extend(self.fl.items_of(self.fl.expr(a.value), a))
+                args.extend(self.fl.iteration.items_of(self.fl.expr(a.value), a))
             else:
                 args.append(self.fl.expr(a))
         kwargs: dict = {}
@@ -189,7 +190,7 @@ class Calls:
         if isinstance(callee, Method):  # model.forward(x) on a NamedTuple or dataclass value
             return self._call_function(callee.fn, [callee.receiver, *args], kwargs, node)
         if isinstance(callee, ListMethod):  # xs.append(v) (irad/frontend/lists.py)
-            return self.fl.call_list_method(callee, args, kwargs, node)
+            return self.fl.lists.call_list_method(callee, args, kwargs, node)
         raise self.fl.src.error(node, f"calling {self.fl.kind_of(callee)} is not supported")
 
     def _call_known(self, callee: Static, args: list, kwargs: dict, node) -> Value:
@@ -259,30 +260,30 @@ class Calls:
         if obj is builtins.len and len(args) == 1 and not kwargs:
             value = args[0]
             if isinstance(value, tuple) or isinstance(value, ITERABLES):
-                return self.fl.length_of(value, node)
+                return self.fl.iteration.length_of(value, node)
             if isinstance(value, MappingValue):  # len(params): known while lowering
                 return Static(len(value.items))
             if isinstance(value, Static) and isinstance(value.obj, (tuple, list, range, str)):
                 return Static(len(value.obj))
             return builtin_on_array(self.fl.arrays, builtins.len, [value], node) or self._not_supported(node, obj)
         if obj is builtins.range and not kwargs:
-            return self.fl.make_range(args, node)
+            return self.fl.iteration.make_range(args, node)
         if obj is builtins.zip:
-            return self.fl.make_zip(args, kwargs, node)
+            return self.fl.iteration.make_zip(args, kwargs, node)
         if obj is builtins.enumerate:
-            return self.fl.make_enumerate(args, kwargs, node)
+            return self.fl.iteration.make_enumerate(args, kwargs, node)
         if obj is builtins.reversed and not kwargs:
-            return self.fl.make_reversed(args, node)
+            return self.fl.iteration.make_reversed(args, node)
         if obj in (builtins.tuple, builtins.list) and not kwargs and len(args) <= 1:
-            items = self.fl.items_of(args[0], node) if args else ()
-            return self.fl.new_list(items) if obj is builtins.list else items
+            items = self.fl.iteration.items_of(args[0], node) if args else ()
+            return self.fl.lists.new_list(items) if obj is builtins.list else items
         if obj is builtins.sum:
             if kwargs.keys() - {"start"} or not 1 <= len(args) + len(kwargs) <= 2:
                 raise self.fl.src.error(node, "sum takes an iterable and an optional start")
             start = args[1] if len(args) == 2 else kwargs.get("start")
-            return self.fl.sum_values(args[0], start, node)
+            return self.fl.iteration.sum_values(args[0], start, node)
         if obj in (builtins.min, builtins.max) and len(args) == 1 and not kwargs:
-            items = [self.fl.as_number(v, node) for v in self.fl.items_of(args[0], node)]
+            items = [self.fl.as_number(v, node) for v in self.fl.iteration.items_of(args[0], node)]
             if not items:
                 raise self.fl.src.error(node, f"{obj.__name__}() of an empty sequence")
             if any(is_array(v) for v in items):
@@ -377,7 +378,7 @@ class Calls:
         shape = CallShape(arg_shapes, tuple(keyword_shapes), closure_shape)
         origin = CallOrigin(self.fl, node, tuple(leaves), who, recursive)
         result = self.call(target, leaves, node, shape, origin)
-        self.fl.calls_may_return_lists(result, (*args, *kwargs.values(), closure), node)
+        self.fl.lists.calls_may_return_lists(result, (*args, *kwargs.values(), closure), node)
         return result
 
     def shape_of(self, value, leaves: list, node, who: str, what: str, known=None):
@@ -436,7 +437,7 @@ class Calls:
                 stmt.decorator_list[0], "a decorator on a nested function is not supported",
                 "define the decorated function at module level",
             )
-        self.fl.assign(ast.Name(id=stmt.name, ctx=ast.Store()), self._closure(stmt))
+        self.fl.statements.assign(ast.Name(id=stmt.name, ctx=ast.Store()), self._closure(stmt))
 
     def _closure(self, node: ast.Lambda | ast.FunctionDef) -> Closure:
         args = node.args
@@ -447,7 +448,7 @@ class Calls:
         return Closure(self._closure_code(node), defaults, kw_defaults, None, self.fl)
 
     def _closure_code(self, node) -> ClosureCode:
-        cache = self.__dict__.setdefault("_closure_codes", {})
+        cache = self.closure_codes
         if node not in cache:
             tree = node if isinstance(node, ast.FunctionDef) else lambda_as_def(node)
             outer = self.fl.name_and_target[0] or self.fl.src.tree.name

@@ -57,7 +57,7 @@ def _pairs(fl, source, node) -> list[tuple[str, object]]:
         return [(_str_key(fl, Static(k), node),
                  fl._static_value(Static(v, origin and origin.item(k)), node)) for k, v in source.obj.items()]
     pairs = []
-    for pair in fl.items_of(source, node):
+    for pair in fl.iteration.items_of(source, node):
         if isinstance(pair, Static) and isinstance(pair.obj, tuple):
             pair = tuple(Static(p) for p in pair.obj)
         if not isinstance(pair, tuple) or len(pair) != 2:

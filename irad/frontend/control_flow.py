@@ -106,7 +106,9 @@ def _shape(value, functions: bool, leaves: list[SSAValue] | None = None) -> obje
 
 def _jumping_arms_first(body: list[ast.stmt]) -> list[ast.stmt]:
     """`if c: ...; continue` + `else: B` + `rest` as `if c: ...; continue` + `B` +
-    `rest` (and the same with the arms swapped): B runs only where the jump was
+    `rest` (and the same with the arms swapped; a jumping arm is one whose every
+    path breaks, continues or returns, `if d: break` + `return`, see
+    _leaves_iteration): B runs only where the jump was
     not taken, as `rest` does, so both are lowered together under the jump's
     flag. Joined with the jumping arm's values at the `if` instead, a name B
     rebinds to a fresh array would not be writable in `rest`. In a chain (`if a:
@@ -120,7 +122,7 @@ def _jumping_arms_first(body: list[ast.stmt]) -> list[ast.stmt]:
         if not isinstance(stmt, ast.If) or not stmt.orelse:
             continue
         arms = _arms(stmt)
-        jumping = [k for k, (_, arm) in enumerate(arms) if arm and isinstance(arm[-1], (ast.Break, ast.Continue))]
+        jumping = [k for k, (_, arm) in enumerate(arms) if _leaves_iteration(arm)]
         if not jumping or len(jumping) == len(arms):
             continue
         split = getattr(stmt, "irad_jumping_arm", None)  # made once, however often the body is lowered
@@ -135,6 +137,22 @@ def _jumping_arms_first(body: list[ast.stmt]) -> list[ast.stmt]:
         jump, rest = split
         return [*body[:i], *jump, *_jumping_arms_first([*rest, *body[i + 1:]])]
     return body
+
+
+def _always_jumps(body: list[ast.stmt]) -> bool:
+    """Does every path through `body` end in a return, break or continue?"""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, ast.If):
+        return all(_always_jumps(arm) for _, arm in _arms(last))
+    return isinstance(last, (ast.Return, ast.Break, ast.Continue))
+
+
+def _leaves_iteration(arm: list[ast.stmt]) -> bool:
+    """Does every path through `arm` jump, some by break or continue? (An arm
+    that only returns needs no split: after it no variable is read again.)"""
+    return _always_jumps(arm) and _contains(arm, (ast.Break, ast.Continue), stop_at_loops=True)
 
 
 def _arms(stmt: ast.If) -> list[tuple[ast.expr | None, list[ast.stmt]]]:
@@ -237,6 +255,7 @@ class LoopBodyOutcome:
     held: dict = field(default_factory=dict)  # variable -> those values before widening
     changed: list = field(default_factory=list)  # slots from before the loop that the body changed
     views: object = None  # the sharing of arrays the next iteration starts from (views.Table)
+    breaks: tuple = ()  # the sharing where a `break` left (views.Exit), for after the loop
     new_value: object = None  # what `return` gave, where the loop does not carry the returned value yet
     rebound: dict = field(default_factory=dict)  # a name _rebound_functions set apart -> what the body left in it
 
@@ -313,15 +332,17 @@ class ControlFlow:
         self.fl.control.returned = True
 
     def stmt_Break(self, stmt: ast.Break) -> None:
+        self.fl.arrays.views.exit(broke=True)
         self.fl.control.broke = True
 
     def stmt_Continue(self, stmt: ast.Continue) -> None:
+        self.fl.arrays.views.exit(broke=False)
         self.fl.control.continued = True
 
     # ---- if ---------------------------------------------------------------
     def stmt_If(self, stmt: ast.If) -> None:
         test = self.fl.expr(stmt.test)
-        known = self.fl.static_condition(test)
+        known = self.fl.expressions.static_condition(test)
         if known is not None:
             # known while lowering (isinstance, a shape, a global flag, a constant):
             # only the branch taken is lowered, so no runtime branch exists
@@ -353,6 +374,7 @@ class ControlFlow:
             (then_path, else_path), (Emitter(then_block), Emitter(else_block)), jumped, self.fl.src.location(node)
         )
         self.fl.path.views.table = then_path.views.table  # the join gave both arms one
+        self.fl.path.views.exits = then_path.views.exits
         blocks = (then_block, else_block)
         merged = [m for name in dict.fromkeys([*then_path.slots(), *else_path.slots()])
                   if (m := self._join_slot(name, then_path.get(name, _MISSING), else_path.get(name, _MISSING),
@@ -374,7 +396,7 @@ class ControlFlow:
             self.fl.path[name] = joined = mark_orders(_rebuild(like, values, functions=True), like, other)
             self.fl.arrays.carried(values, *held, where=f"the `if` at {self.fl.src.location(node)}")  # writable after, if on both paths
             arms = tuple(None if r else p.get(name) for r, p in zip(returned, (then_path, else_path)))
-            self.fl.join_lists(joined, arms, (then_path.slots(), else_path.slots()), name,
+            self.fl.lists.join_lists(joined, arms, (then_path.slots(), else_path.slots()), name,
                             self.fl.src.location(node))  # lists.py
 
     def _join_slot(self, name, a, b, cond, blocks: tuple[Block, Block], returned: tuple[bool, bool], node):
@@ -429,7 +451,7 @@ class ControlFlow:
                 raise self.fl.src.error(node, f"{_shown(name)} {self._unjoinable(a, b, 'this branch')}", _UNJOINABLE)
             # Python's variable would hold one of them: an error where it is read
             why = self._unjoinable(a, b, f"the branch at {self.fl.src.location(node)}")
-            self.no_value(name, NoValue(f"it {why}", self.fl.LENGTH_HINT if self.fl.differing_lengths(a, b) else _UNJOINABLE))
+            self.no_value(name, NoValue(f"it {why}", self.fl.lists.LENGTH_HINT if self.fl.lists.differing_lengths(a, b) else _UNJOINABLE))
             return None
         types = [joins.join_types(x.type, y.type) for x, y in zip(fa, fb)]
         for x, y, t in zip(fa, fb, types):
@@ -460,7 +482,7 @@ class ControlFlow:
 
     def _unjoinable(self, a, b, where: str) -> str:
         """Why two values have no join."""
-        kind = self.fl.differing_lengths(a, b)
+        kind = self.fl.lists.differing_lengths(a, b)
         if kind is not None:
             return f"holds {kind} of {len(a)} items on one path of {where} and of {len(b)} on the other"
         if isinstance(a, callables.Closure) and isinstance(b, callables.Closure) and a.code is b.code:
@@ -496,7 +518,7 @@ class ControlFlow:
     def stmt_While(self, stmt: ast.While) -> None:
         if stmt.orelse:
             raise self.fl.src.error(stmt, "`while ... else` is not supported", "use a flag variable")
-        self.fl.refuse_while_lists(stmt)  # lists.py
+        self.fl.lists.refuse_while_lists(stmt)  # lists.py
 
         def condition(block: Block) -> None:
             outer = self.fl.em
@@ -570,7 +592,7 @@ class ControlFlow:
         if returns:
             carried.append(RETURNED)
         for n in carried:  # after the loop they hold copies (lists.py)
-            self.fl.freeze_lists(self.fl.path.get(n), f"the loop at {self.fl.src.location(stmt)} carries it")
+            self.fl.lists.freeze_lists(self.fl.path.get(n), f"the loop at {self.fl.src.location(stmt)} carries it")
         state = _Carried(carried=[], returns=returns, inits={}, types={}, widths={})
         for n in carried:
             self._carry(state, n)
@@ -680,9 +702,10 @@ class ControlFlow:
                 if is_variable(n):
                     v.name_hint = value_name(n)
             self.fl.path[n] = _rebuild(like, values)
-            self.fl.freeze_lists(self.fl.path[n], f"it is the copy {where} carries")
+            self.fl.lists.freeze_lists(self.fl.path[n], f"it is the copy {where} carries")
             self.fl.arrays.carried(values, state.inits.get(n, []), outcome.held.get(n, outcome.yielded[n]), where=where)
         self.fl.path.views.table = outcome.views
+        self.fl.arrays.views.after_exits(outcome.breaks, where)  # names shared where a `break` left
         for n, value in rebound.items():
             self.fl.env[n] = self._after_rebinding(n, value, outcome.rebound[n], runs, stmt)
         for n in assigned_names(stmt.body):  # what the body creates is not carried out of it
@@ -743,7 +766,7 @@ class ControlFlow:
                 like = value_like if n == VALUE else outer.get(n)
                 self.fl.path[n] = values[0] if n in FLAGS else _rebuild(like, values)
                 numpy_scalars.assume_carried(values, state.widths.get(n))
-                if n not in state.unwritable:
+                if n not in state.unwritable and n not in FLAGS:
                     self.fl.arrays.carried(values, flatten(like) or [], where=where)
                 for v in values:
                     if is_variable(n):
@@ -754,10 +777,12 @@ class ControlFlow:
             if condition is not None:
                 before = Block(arg_types=arg_types)
                 self.fl.path = outer.copy()
+                self.fl.path.views.exits = ()  # the body's own break and continue
                 bind(before, 0)
                 condition(before)
             after = Block(arg_types=[*extra_args, *arg_types])
             self.fl.path, self.fl.em = outer.copy(), Emitter(after)
+            self.fl.path.views.exits = ()
             bind(after, len(extra_args))
             if bind_target is not None:
                 bind_target(after)
@@ -781,6 +806,7 @@ class ControlFlow:
                 outcome.new_value = self.fl.path.get(VALUE)
             outcome.rebound = {n: self.fl.env.get(n) for n in outer.env if isinstance(outer.env[n], _Rebound)}
             outcome.views = self.fl.arrays.views.join_loop(outer, self.fl.path, self.fl.src.location(stmt))
+            outcome.breaks = tuple(e for e in self.fl.path.views.exits if e.broke)
             # the join may add bases; a name without a value before the loop (NoValue)
             # is one the body creates, not a changed one
             start = {**outer.env, **outer.views.bases}
@@ -799,10 +825,10 @@ class ControlFlow:
         """A carried slot keeps its structure (and a dict its keys' order) across an iteration."""
         if values is None or len(values) != count or (like is not None and _structure(value) != _structure(like)):
             what = _shown(n)
-            kind = self.fl.differing_lengths(like, value)
+            kind = self.fl.lists.differing_lengths(like, value)
             if kind is not None:
                 raise self.fl.src.error(stmt, f"{what} is {kind} of {len(like)} items before an iteration of "
-                                     f"this loop and of {len(value)} after it", self.fl.LENGTH_HINT)
+                                     f"this loop and of {len(value)} after it", self.fl.lists.LENGTH_HINT)
             raise self.fl.src.error(
                 stmt,
                 f"{what} changes shape inside the loop",

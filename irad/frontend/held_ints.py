@@ -60,7 +60,7 @@ from irad.frontend.number_joins import MARK, Flow, flow_from
 from irad.frontend.numpy_scalars import KIND as SCALAR_KIND
 from irad.frontend.numpy_scalars import WIDTH as SCALAR_WIDTH
 from irad.frontend.numpy_table import Parameter, numpy_name
-from irad.frontend.values import Static
+from irad.frontend.values import Kind, Static, value_kind
 from irad.ir import tensor as T
 from irad.ir.constants import float_constant
 from irad.ir.isa import isa
@@ -338,7 +338,7 @@ def _numpy_kinds(fn, args: Sequence, params: Sequence[Parameter], as_int: frozen
     whose id is in `as_int` as int64 instead); None where numpy cannot say
     (the call needs values an example does not have)."""
     try:
-        key = (fn, _key(args, as_int))
+        key = (fn, tuple(_key(v, as_int) for v in args))
         known = _KINDS.get(key, _UNASKED)  # one hash of the key (its types hash in Python)
     except TypeError:  # an unhashable static argument: asked, not remembered
         key, known = None, _UNASKED
@@ -349,7 +349,7 @@ def _numpy_kinds(fn, args: Sequence, params: Sequence[Parameter], as_int: frozen
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            positional, keywords = _bound(args, params, _example(args, as_int, small))
+            positional, keywords = _bound(args, params, [_example(v, as_int, small) for v in args])
             if isinstance(fn, str):  # "ndarray.astype": the method of the first argument
                 out = getattr(positional[0], fn.split(".", 1)[1])(*positional[1:], **keywords)
             else:
@@ -402,11 +402,14 @@ def _size(t) -> int:
 
 
 def _example(value, as_int: frozenset, small: bool):
-    if isinstance(value, (tuple, list)):
+    """numpy's stand-in for an argument (a values.py value): an array or number of
+    its type for a RUNTIME value, the object itself for a KNOWN one."""
+    kind = value_kind(value)
+    if kind is Kind.TREE and isinstance(value, tuple):
         return type(value)(_example(v, as_int, small) for v in value)
     if isinstance(value, Static):
         return value.obj
-    if isinstance(value, SSAValue):
+    if kind is Kind.RUNTIME:
         dtype = _dtype(value.type, id(value) in as_int)
         if isinstance(value.type, TensorType):
             return np.ones(_shape(value.type, small), dtype=dtype)
@@ -415,13 +418,15 @@ def _example(value, as_int: frozenset, small: bool):
 
 
 def _key(value, as_int: frozenset):
-    """What the examples of `value` are made of: each SSA value's type, and
-    whether it is taken as an int (the examples' dtypes and shapes follow)."""
-    if isinstance(value, (tuple, list)):
+    """What the examples of `value` (a values.py value) are made of: each SSA
+    value's type, and whether it is taken as an int (the examples' dtypes and
+    shapes follow)."""
+    kind = value_kind(value)
+    if kind is Kind.TREE and isinstance(value, tuple):
         return tuple(_key(v, as_int) for v in value)
     if isinstance(value, Static):
         return ("static", value.obj)
-    if isa(value, SSAValue):
+    if kind is Kind.RUNTIME:
         return (value.type, id(value) in as_int)
     return ("other", value)
 

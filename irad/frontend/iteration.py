@@ -135,7 +135,7 @@ class _Range(_Walk):
 
     def _count(self, fl) -> SSAValue:
         r = self.r
-        return fl.trip_count(r.start, r.stop, r.step, r.step_sign)
+        return fl.iteration.trip_count(r.start, r.stop, r.step, r.step_sign)
 
     def item(self, fl, k):
         r = self.r
@@ -173,7 +173,7 @@ class _BufferRows(_Walk):
         self.buffer, self.length = buffer, length
 
     def item(self, fl, k):
-        return fl.buffer_row(self.buffer, k)
+        return fl.lists.buffer_row(self.buffer, k)
 
 
 class _Zip(_Walk):
@@ -223,33 +223,57 @@ class _Reversed(_Walk):
         return self.walk.item(fl, em.op(arith.SubiOp(em.const(self.length - 1, I64), k)))
 
 
-class IterationLowering:
-    """Mixin of FunctionLowering: `for`, comprehensions, sum(), and the builtins
-    that make iterables (range, zip, enumerate, reversed)."""
+class Iteration:
+    """`for` loops, comprehensions, sum(), and the builtins that make iterables
+    (range, zip, enumerate, reversed): a collaborator of the FunctionLowering
+    `fl` that holds it (`fl.iteration`).
+
+    What the others use: the builtins (`make_range`, `make_zip`,
+    `make_enumerate`, `make_reversed`), a value's items and length (`items_of`,
+    `length_of`), `stmt_For`, the comprehensions (`expr_ListComp`,
+    `expr_GeneratorExp`, `expr_DictComp`), `sum_call` and `sum_values`, and for
+    lists.py's stacked appends `scf_for` and the hidden names (`hidden_name`,
+    `assign_hidden`, `release`).
+
+    What it needs from `fl`: the source (`src`), the emitter (`em`), the path
+    (`env`, `control`, `path`), the lowering of expressions and statements
+    (`expr`, `statement`, `assign`, `as_number`, `binary`, `kind_of`,
+    `runtime_error`, `_static_value`), and the other collaborators: `arrays`,
+    `control_flow` (scf loops, jump flags), `lists` (the lists a loop walks or
+    appends to) and `calls`.
+    """
+
+    def __init__(self, fl) -> None:
+        self.fl = fl
+        self.hidden_count = 0  # the hidden names made so far (`iter.<n>`, `acc.<n>`)
+        # per comprehension node, its copy with hidden targets and their names (`_scoped`)
+        self.scoped_copies: dict[ast.AST, tuple[ast.AST, list[str]]] = {}
+        # per dict comprehension node, the list comprehension of its pairs (`expr_DictComp`)
+        self.dict_pairs: dict[ast.DictComp, ast.ListComp] = {}
 
     # ---- the builtins --------------------------------------------------------------------
     def make_range(self, args: list, node) -> RangeValue:
         if not 1 <= len(args) <= 3:
-            raise self.src.error(node, f"range expected 1 to 3 arguments, got {len(args)}")
+            raise self.fl.src.error(node, f"range expected 1 to 3 arguments, got {len(args)}")
         values = []
         plain = not any(isinstance(a, ast.Starred) for a in getattr(node, "args", ()))
         for i, arg in enumerate(args):
             sub = node.args[i] if plain and i < len(node.args) else node  # where to point an error
-            v = self.as_number(arg, sub)
+            v = self.fl.as_number(arg, sub)
             if is_float(v.type) or is_array(v):
-                raise self.src.error(sub, "range() takes ints, not floats", "convert with int(...)")
-            values.append(self.em.to_int(v))
+                raise self.fl.src.error(sub, "range() takes ints, not floats", "convert with int(...)")
+            values.append(self.fl.em.to_int(v))
         if len(values) == 1:
-            values.insert(0, self.em.const(0, I64))
+            values.insert(0, self.fl.em.const(0, I64))
         if len(values) == 2:
-            values.append(self.em.const(1, I64))
+            values.append(self.fl.em.const(1, I64))
         start, stop, step = values
         literal = integers.constant_int(step)
         if literal == 0:
-            raise self.src.error(node, "range() with a step of 0", "use a nonzero step")
+            raise self.fl.src.error(node, "range() with a step of 0", "use a nonzero step")
         if literal is None:  # known at run time: Python raises for 0, MLIR would divide by it
-            nonzero = self.em.op(arith.CmpiOp(step, self.em.const(0, step.type), "ne"))
-            self.em.op(cf.AssertOp(nonzero, f"{self.src.location(node)}: range() arg 3 must not be zero"))
+            nonzero = self.fl.em.op(arith.CmpiOp(step, self.fl.em.const(0, step.type), "ne"))
+            self.fl.em.op(cf.AssertOp(nonzero, f"{self.fl.src.location(node)}: range() arg 3 must not be zero"))
             sign = 0
         else:
             sign = 1 if literal > 0 else -1
@@ -258,28 +282,28 @@ class IterationLowering:
     def make_zip(self, args: list, kwargs: dict, node) -> ZipValue:
         strict = kwargs.pop("strict", Static(False))
         if kwargs:
-            raise self.src.error(node, f"zip() got an unexpected keyword argument '{next(iter(kwargs))}'")
-        return ZipValue(tuple(args), bool(self.arrays.static(strict, node, "zip's strict=")))
+            raise self.fl.src.error(node, f"zip() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        return ZipValue(tuple(args), bool(self.fl.arrays.static(strict, node, "zip's strict=")))
 
     def make_enumerate(self, args: list, kwargs: dict, node) -> EnumerateValue:
         if "start" in kwargs:
             args = [*args, kwargs.pop("start")]
         if kwargs or not 1 <= len(args) <= 2:
-            raise self.src.error(node, "enumerate takes an iterable and an optional start")
-        start = self.em.const(0, I64) if len(args) == 1 else self.em.to_int(self.as_number(args[1], node))
+            raise self.fl.src.error(node, "enumerate takes an iterable and an optional start")
+        start = self.fl.em.const(0, I64) if len(args) == 1 else self.fl.em.to_int(self.fl.as_number(args[1], node))
         if is_float(start.type):
-            raise self.src.error(node, "enumerate's start must be an int")
+            raise self.fl.src.error(node, "enumerate's start must be an int")
         return EnumerateValue(args[0], start)
 
     def make_reversed(self, args: list, node):
         if len(args) != 1:
-            raise self.src.error(node, f"reversed expected 1 argument, got {len(args)}")
+            raise self.fl.src.error(node, f"reversed expected 1 argument, got {len(args)}")
         value = args[0]
         if isinstance(value, tuple):
             return tuple(reversed(value))
         if isinstance(value, (ZipValue, EnumerateValue)):
-            raise self.src.error(node, "reversed() of zip or enumerate is not supported (Python "
-                                 "cannot reverse them either)", "reverse the sequences inside it")
+            raise self.fl.src.error(node, "reversed() of zip or enumerate is not supported (Python "
+                                    "cannot reverse them either)", "reverse the sequences inside it")
         return ReversedValue(value)
 
     def items_of(self, value, node) -> tuple:
@@ -287,10 +311,10 @@ class IterationLowering:
         walk, hidden = self.walk_of(value, node)
         try:
             if walk.length is None:
-                raise self.runtime_error(node, "the length of this sequence is only known at run time",
-                                         "a tuple, list or comprehension needs a length known while lowering",
-                                         walk_bounds(walk))
-            return tuple(walk.item(self, k) for k in range(walk.length))
+                raise self.fl.runtime_error(node, "the length of this sequence is only known at run time",
+                                            "a tuple, list or comprehension needs a length known while lowering",
+                                            walk_bounds(walk))
+            return tuple(walk.item(self.fl, k) for k in range(walk.length))
         finally:
             self.release(hidden)
 
@@ -300,7 +324,7 @@ class IterationLowering:
             return Static(len(value))
         walk, hidden = self.walk_of(value, node)
         try:
-            return Static(walk.length) if walk.length is not None else walk.trips(self)
+            return Static(walk.length) if walk.length is not None else walk.trips(self.fl)
         finally:
             self.release(hidden)
 
@@ -320,28 +344,28 @@ class IterationLowering:
         if isinstance(value, tuple):
             return _Items(value)
         if isinstance(value, MappingValue) and value.cls is dict:  # a dict walks its keys, in insertion order
-            return _Items(ordered_keys(self, value, node))
+            return _Items(ordered_keys(self.fl, value, node))
         if isinstance(value, Static):
             obj = value.obj
             if isinstance(obj, range):
-                em = self.em
+                em = self.fl.em
                 r = RangeValue(em.const(obj.start, I64), em.const(obj.stop, I64), em.const(obj.step, I64),
                                1 if obj.step > 0 else -1)
-                return _Range(self, r)
+                return _Range(self.fl, r)
             if isinstance(obj, dict):  # a dict known while lowering: its keys
                 return _Items(tuple(Static(k) for k in obj))
             if isinstance(obj, (tuple, list)):
                 origin = value.origin
-                return _Items(tuple(self._static_value(Static(o, origin and origin.item(i)), node)
+                return _Items(tuple(self.fl._static_value(Static(o, origin and origin.item(i)), node)
                                     for i, o in enumerate(obj)))
         if isinstance(value, RangeValue):
-            return _Range(self, value)
+            return _Range(self.fl, value)
         if is_array(value):
             dims = value.type.get_shape()
             if not dims:
-                raise self.src.error(node, "iteration over a 0-d array", "index it instead")
+                raise self.fl.src.error(node, "iteration over a 0-d array", "index it instead")
             if len(dims) == 1:  # its elements are numbers
-                self.arrays.no_narrow_number(value, node)
+                self.fl.arrays.no_narrow_number(value, node)
             name = self.hidden_name("iter")
             self.assign_hidden(name, value)
             hidden.append(name)
@@ -351,109 +375,114 @@ class IterationLowering:
             if not walks:
                 return _Items(())
             if value.strict and len({w.length for w in walks}) > 1:
-                raise self.src.error(node, "zip(strict=True) of sequences of different lengths "
-                                     f"({', '.join(str(w.length) for w in walks)})")
+                raise self.fl.src.error(node, "zip(strict=True) of sequences of different lengths "
+                                        f"({', '.join(str(w.length) for w in walks)})")
             return _Zip(walks)
         if isinstance(value, EnumerateValue):
             return _Enumerate(self._walk(value.inner, node, hidden), value.start)
         if isinstance(value, ReversedValue):
             inner = self._walk(value.inner, node, hidden)
             if isinstance(inner, _Range):
-                return _Range(self, inner.r, not inner.reverse)
+                return _Range(self.fl, inner.r, not inner.reverse)
             if inner.length is None:
-                raise self.src.error(node, "reversed() of a sequence whose length is known only at run time")
+                raise self.fl.src.error(node, "reversed() of a sequence whose length is known only at run time")
             return _Reversed(inner)
-        raise self.src.error(
-            node, f"iteration over {self.kind_of(value)} is not supported",
+        raise self.fl.src.error(
+            node, f"iteration over {self.fl.kind_of(value)} is not supported",
             "loop over range(...), an array, a tuple or list, or zip/enumerate/reversed of those",
         )
 
     def release(self, hidden: list[str]) -> None:
         for name in hidden:
-            self.arrays.views.bind(name, None)
-            self.env.pop(name, None)
+            self.fl.arrays.views.bind(name, None)
+            self.fl.env.pop(name, None)
 
     def hidden_name(self, base: str) -> str:
         """A variable name no Python program can use (it holds a dot)."""
-        self._hidden = getattr(self, "_hidden", 0) + 1
-        return f"{base}.{self._hidden}"
+        self.hidden_count += 1
+        return f"{base}.{self.hidden_count}"
 
     def assign_hidden(self, name: str, value) -> None:
-        self.arrays.views.bind(name, value)
-        self.env[name] = value
+        self.fl.arrays.views.bind(name, value)
+        self.fl.env[name] = value
 
     # ---- for -------------------------------------------------------------------------------
     def stmt_For(self, stmt: ast.For) -> None:
         if stmt.orelse:
-            raise self.src.error(stmt, "`for ... else` is not supported", "use a flag variable")
-        iterable = self.expr(stmt.iter)
+            raise self.fl.src.error(stmt, "`for ... else` is not supported", "use a flag variable")
+        iterable = self.fl.expr(stmt.iter)
         walk, hidden = self.walk_of(iterable, stmt.iter)
-        walked = self.walking(iterable)  # lists the body may not change (lists.py)
+        walked = self.fl.lists.walking(iterable)  # lists the body may not change (lists.py)
         try:
             # a body that changes a list from before the loop is lowered once per
             # iteration (the list's length differs from one to the next), unless it
             # only appends an item per iteration, which an scf.for writes into a buffer
             if walk.unrolled:
                 self._unrolled_for(stmt, walk)
-            elif self.unrolls_for_lists(stmt, walk.length):
-                if not self.stacked_appends(stmt, walk):  # items kept in a buffer (lists.py)
+            elif self.fl.lists.unrolls_for_lists(stmt, walk.length):
+                if not self.fl.lists.stacked_appends(stmt, walk):  # items kept in a buffer (lists.py)
                     self._unrolled_for(stmt, walk)
             else:
-                self._scf_for(stmt, walk)
+                self.scf_for(stmt, walk)
         finally:
-            self.done_walking(walked)
+            self.fl.lists.done_walking(walked)
             self.release(hidden)
 
-    def _scf_for(self, stmt: ast.For, walk: _Walk) -> None:
-        em = self.em
-        trips = walk.trips(self)
+    def scf_for(self, stmt: ast.For, walk: _Walk) -> None:
+        em = self.fl.em
+        trips = walk.trips(self.fl)
         lower = em.op(arith.ConstantOp.from_int_and_width(0, INDEX))
         upper = em.op(arith.IndexCastOp(trips, INDEX))
         one = em.op(arith.ConstantOp.from_int_and_width(1, INDEX))
         targets = _target_names(stmt.target)
 
         def bind_target(block: Block) -> None:
-            k = self.em.op(arith.IndexCastOp(block.args[0], I64))
+            k = self.fl.em.op(arith.IndexCastOp(block.args[0], I64))
             k.name_hint = "k"
-            self.assign(stmt.target, walk.item(self, k))
+            self.fl.statements.assign(stmt.target, walk.item(self.fl, k))
 
         def build(inits: list[SSAValue], _before: Block | None, body: Block) -> list[SSAValue]:
-            return list(self.em.results(scf.ForOp(lower, upper, one, inits, Region(body))))
+            return list(self.fl.em.results(scf.ForOp(lower, upper, one, inits, Region(body))))
 
-        self.control_flow.loop(stmt, [INDEX], bind_target, None, build, exclude=set(targets), runs=bool(walk.length))
+        self.fl.control_flow.loop(stmt, [INDEX], bind_target, None, build, exclude=set(targets), runs=bool(walk.length))
         for name in targets:  # the loop variables are not kept after an scf.for
-            self.control_flow.no_value(name, self.control_flow.not_kept(stmt, target=True))
+            self.fl.control_flow.no_value(name, self.fl.control_flow.not_kept(stmt, target=True))
 
     def _unrolled_for(self, stmt: ast.For, walk: _Walk) -> None:
         """The body once per item; break/continue/return set flags as in loops."""
         if walk.length is None:
-            raise self.src.error(stmt.iter, "a loop over tuple items zipped with a range whose length "
-                                 "is only known at run time", "give the range constant bounds")
-        saved = (self.control.broke, self.control.continued)
-        self.control.broke = False
+            raise self.fl.src.error(stmt.iter, "a loop over tuple items zipped with a range whose length "
+                                    "is only known at run time", "give the range constant bounds")
+        saved = (self.fl.control.broke, self.fl.control.continued)
+        self.fl.control.broke = False
+        outer_exits, self.fl.path.views.exits = self.fl.path.views.exits, ()
+        where = f"the loop at {self.fl.src.location(stmt)}"
 
         def run(start: int) -> None:
             for k in range(start, walk.length):
-                self.control.continued = False  # a continue ends one iteration only
-                jumped = self.control_flow.jumped()
+                self.fl.control.continued = False  # a continue ends one iteration only
+                self.fl.arrays.views.after_exits([e for e in self.fl.path.views.exits if not e.broke], where)
+                jumped = self.fl.control_flow.jumped()
                 if jumped is True:
                     return
                 if jumped is not False:
-                    self.control_flow.branch(jumped, self.control_flow.taken, lambda k=k: resume(k), stmt)
+                    self.fl.control_flow.branch(jumped, self.fl.control_flow.taken, lambda k=k: resume(k), stmt)
                     return
-                self.assign(stmt.target, walk.item(self, k))
-                self.control_flow.run_statements(stmt.body)
+                self.fl.statements.assign(stmt.target, walk.item(self.fl, k))
+                self.fl.control_flow.run_statements(stmt.body)
 
         def resume(k: int) -> None:
-            self.control.clear_jumps()
+            self.fl.control.clear_jumps()
             run(k)
 
         run(0)
-        self.control.broke, self.control.continued = saved  # break/continue belong to this loop only
+        self.fl.arrays.views.after_exits(self.fl.path.views.exits, where)
+        self.fl.path.views.exits = outer_exits
+        self.fl.control.broke, self.fl.control.continued = saved  # break/continue belong to this loop only
 
     def trip_count(self, start, stop, step, step_sign) -> SSAValue:
         """len(range(start, stop, step)) as i64 (`step_sign` 0: known at run time)."""
-        em = self.em
+        em = self.fl.em
         zero, one = em.const(0, I64), em.const(1, I64)
 
         def upward() -> SSAValue:  # max(0, (stop - start + step - 1) // step)
@@ -475,33 +504,54 @@ class IterationLowering:
 
     # ---- comprehensions --------------------------------------------------------------------
     def expr_ListComp(self, node: ast.ListComp):
-        return self.new_list(self._unrolled_comprehension(node))  # a list, when returned
+        return self.fl.lists.new_list(self.unrolled_comprehension(node))  # a list, when returned
 
     def expr_GeneratorExp(self, node: ast.GeneratorExp):
-        return self._unrolled_comprehension(node)
+        return self.unrolled_comprehension(node)
 
-    def _unrolled_comprehension(self, node) -> tuple:
+    def expr_DictComp(self, node: ast.DictComp) -> MappingValue:
+        """`{k: f(v) for k, v in params.items()}`. A dict in a program has str keys
+        known while lowering (a fixed structure), so it is unrolled as a list
+        comprehension is: over iterables whose length is known while lowering,
+        with conditions known while lowering, and each key must come out a str
+        known while lowering. A later key replaces an earlier one's value in
+        place, as in Python."""
+        if node not in self.dict_pairs:  # one node per comprehension: its scoped copy is cached per node
+            elt = ast.copy_location(ast.Tuple([node.key, node.value], ast.Load()), node)
+            self.dict_pairs[node] = ast.copy_location(ast.ListComp(elt, node.generators), node)
+        items: dict[str, object] = {}
+        for key, value in self.unrolled_comprehension(self.dict_pairs[node]):
+            if not (isinstance(key, Static) and isinstance(key.obj, str)):
+                raise self.fl.src.error(
+                    node, f"a dict comprehension's key must be a str known while lowering, got {self.fl.kind_of(key)}",
+                    "use str keys, such as the keys of a dict (`{k: ... for k in params}`): irad's dicts "
+                    "have a fixed structure; for numbered items build a list or a tuple",
+                )
+            items[key.obj] = value
+        return MappingValue(dict, tuple(items.items()))
+
+    def unrolled_comprehension(self, node) -> tuple:
         """A comprehension as the tuple of its items (its length known while lowering)."""
         node, hidden_targets = self._scoped(node)
         results: list = []
 
         def generate(i: int) -> None:
             if i == len(node.generators):
-                results.append(self.expr(node.elt))
+                results.append(self.fl.expr(node.elt))
                 return
             gen = node.generators[i]
             if gen.is_async:
-                raise self.src.error(gen, "async comprehensions are not supported")
-            walk, hidden = self.walk_of(self.expr(gen.iter), gen.iter)
+                raise self.fl.src.error(gen, "async comprehensions are not supported")
+            walk, hidden = self.walk_of(self.fl.expr(gen.iter), gen.iter)
             try:
                 if walk.length is None:
-                    raise self.runtime_error(
+                    raise self.fl.runtime_error(
                         gen.iter, "a comprehension over a range whose length is only known at run time",
                         "its result is a tuple, whose length must be known while lowering; "
                         "use sum(...) or a for loop", walk_bounds(walk),
                     )
                 for k in range(walk.length):
-                    self.assign(gen.target, walk.item(self, k))
+                    self.fl.statements.assign(gen.target, walk.item(self.fl, k))
                     if all(self._static_condition(c) for c in gen.ifs):
                         generate(i + 1)
             finally:
@@ -514,17 +564,17 @@ class IterationLowering:
             # it: their last values, as Python's cells hold them (late binding)
             read_late = _read_by_functions(node)
             self.release([name for name in hidden_targets if name not in read_late])
-        cells = tuple((name, self.env[name]) for name in hidden_targets if name in read_late and name in self.env)
+        cells = tuple((name, self.fl.env[name]) for name in hidden_targets if name in read_late and name in self.fl.env)
         if cells:  # its own lambdas keep them: the comprehension run again (in a loop) binds others
             results = [dataclasses.replace(r, cells=cells) if isinstance(r, Closure) and r.captured is None else r
                        for r in results]
         return tuple(results)
 
     def _static_condition(self, test: ast.expr) -> bool:
-        value = self.expr(test)
+        value = self.fl.expr(test)
         known, obj = known_value(value)
         if not known:
-            raise self.src.error(
+            raise self.fl.src.error(
                 test, "the condition of a comprehension that builds a tuple or list must be "
                 "known while lowering (its length would depend on data)",
                 "use sum(... for ... if c) (a loop), or np.where for an elementwise choice",
@@ -535,7 +585,7 @@ class IterationLowering:
         """A copy of a comprehension whose targets are hidden names, so they neither
         see nor change the function's variables (Python gives them their own scope).
         The copy is made once per node: a loop body lowered again meets the same code."""
-        cache = self.__dict__.setdefault("_scoped_copies", {})
+        cache = self.scoped_copies
         if node not in cache:
             targets = {n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
             names = {t: self.hidden_name(t) for t in sorted(targets)}
@@ -550,31 +600,31 @@ class IterationLowering:
         iterables: `acc = start; for ...: [if ...:] acc = acc + elt`."""
         iterable = node.args[0] if node.args else None
         if not isinstance(iterable, (ast.GeneratorExp, ast.ListComp)):
-            args, kwargs = self.calls.call_arguments(node)
-            return self.calls.call_value(Static(builtins.sum), args, kwargs, node)
+            args, kwargs = self.fl.calls.call_arguments(node)
+            return self.fl.calls.call_value(Static(builtins.sum), args, kwargs, node)
         if len(node.args) > 2 or [k.arg for k in node.keywords] not in ([], ["start"]) or (
             len(node.args) == 2 and node.keywords
         ):
-            raise self.src.error(node, "sum takes an iterable and an optional start")
+            raise self.fl.src.error(node, "sum takes an iterable and an optional start")
         start_node = node.args[1] if len(node.args) == 2 else (node.keywords[0].value if node.keywords else None)
         scoped, hidden_targets = self._scoped(iterable)
         acc = self.hidden_name("sum")
         loop = self._accumulating_loop(scoped, acc, node)
-        self.assign_hidden(acc, self.em.const(0, I64) if start_node is None else self.expr(start_node))
+        self.assign_hidden(acc, self.fl.em.const(0, I64) if start_node is None else self.fl.expr(start_node))
         try:
-            self.statement(loop)
-            return self.env[acc]
+            self.fl.statement(loop)
+            return self.fl.env[acc]
         finally:
             self.release([acc, *hidden_targets])
 
     def sum_values(self, value, start, node):
         """sum(iterable, start): `start + item0 + item1 + ...` as Python adds them."""
-        start = self.em.const(0, I64) if start is None else start
+        start = self.fl.em.const(0, I64) if start is None else start
         if getattr(value, "rows_of", None) is not None:  # a list of an array's rows (lists.py): that array
             value = value.rows_of
         if is_array(value) and is_float(value.type.element_type):  # over the first axis: one reduction
-            total = self.arrays.reduction(value, Static(0), Static(False), node, arith.AddfOp)
-            return self.binary(ast.Add(), self.as_number(start, node), node, node, total)
+            total = self.fl.arrays.reduction(value, Static(0), Static(False), node, arith.AddfOp)
+            return self.fl.expressions.binary(ast.Add(), self.fl.as_number(start, node), node, node, total)
         acc, seq, item = self.hidden_name("sum"), self.hidden_name("seq"), self.hidden_name("item")
         loop = ast.For(
             target=ast.Name(id=item, ctx=ast.Store()), iter=ast.Name(id=seq, ctx=ast.Load()),
@@ -584,8 +634,8 @@ class IterationLowering:
         self.assign_hidden(seq, value)
         self.assign_hidden(acc, start)
         try:
-            self.statement(loop)
-            return self.env[acc]
+            self.fl.statement(loop)
+            return self.fl.env[acc]
         finally:
             self.release([acc, seq])
 
@@ -594,7 +644,7 @@ class IterationLowering:
         body: list[ast.stmt] = [_add_into(acc, comp.elt)]
         for gen in reversed(comp.generators):
             if gen.is_async:
-                raise self.src.error(gen, "async comprehensions are not supported")
+                raise self.fl.src.error(gen, "async comprehensions are not supported")
             for test in reversed(gen.ifs):
                 body = [ast.If(test=test, body=body, orelse=[])]
             body = [ast.For(target=gen.target, iter=gen.iter, body=body, orelse=[])]
@@ -642,4 +692,4 @@ def _target_names(target: ast.expr) -> list[str]:
     return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
 
 
-__all__ = ["IterationLowering", "ITERABLES", "RangeValue", "ZipValue", "EnumerateValue", "ReversedValue"]
+__all__ = ["Iteration", "ITERABLES", "RangeValue", "ZipValue", "EnumerateValue", "ReversedValue"]

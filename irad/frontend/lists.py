@@ -165,11 +165,30 @@ def _changed_list_names(body: list[ast.stmt]) -> list[str]:
     return list(found)
 
 
-class ListLowering:
-    """Mixin of FunctionLowering: unpacking, list methods, and lists that change."""
+class Lists:
+    """Unpacking, list methods, and lists that change: a collaborator of the
+    FunctionLowering `fl` that holds it (`fl.lists`).
 
-    _walked: list  # the lists `for` loops are walking (unrolled), innermost last
-    pending: list  # per expression being evaluated, the containers its parts gave (lowering.expr)
+    What the others use: making and freezing lists (`new_list`,
+    `freeze_lists`), unpacking (`unpack`), the operations on a list or tuple
+    (`sequence_attribute`, `call_list_method`, `sequence_item`,
+    `assign_list_item`, `sequence_binary`, `augmented_list`,
+    `refuse_known_list_change`), the rules of loops (`walking`,
+    `done_walking`, `unrolls_for_lists`, `stacked_appends`, `buffer_row`,
+    `refuse_while_lists`), joins (`join_lists`, `differing_lengths`,
+    `LENGTH_HINT`) and calls (`calls_may_return_lists`).
+
+    What it needs from `fl`: the source (`src`), the emitter (`em`), the path
+    (`env`, `path`), the expressions being evaluated (`pending`), the lowering
+    of expressions (`expr`, `assign`, `as_number`, `is_number`,
+    `static_number`, `kind_of`, `tree_leaves`, `check`, `runtime_error`,
+    `_static_value`), and the other collaborators: `arrays`, `control_flow`
+    and `iteration` (the items of an iterable, scf.for, hidden names).
+    """
+
+    def __init__(self, fl) -> None:
+        self.fl = fl
+        self.walked: list[ListValue] = []  # the lists unrolled `for` loops are walking, innermost last
 
     # ---- making lists ----------------------------------------------------------------------
     @staticmethod
@@ -190,8 +209,8 @@ class ListLowering:
 
     def list_item(self, value, node) -> object:
         """A value as an item of a list: numbers known while lowering become constants."""
-        if isinstance(value, Static) and self.is_number(value.obj):
-            return self.static_number(value, node)
+        if isinstance(value, Static) and self.fl.is_number(value.obj):
+            return self.fl.static_number(value, node)
         return value
 
     # ---- unpacking -------------------------------------------------------------------------
@@ -206,33 +225,33 @@ class ListLowering:
         if stars:
             k, after = stars[0], len(elts) - stars[0] - 1
             if n < len(elts) - 1:
-                raise self.src.error(
+                raise self.fl.src.error(
                     target, f"not enough values to unpack (expected at least {len(elts) - 1}, got {n}){what}", hint)
             pairs = [*zip(elts[:k], items[:k]), (elts[k].value, self.new_list(items[k:n - after])),
                      *zip(elts[k + 1:], items[n - after:])]
         else:
             if n != len(elts):
                 word = "too many" if n > len(elts) else "not enough"
-                raise self.src.error(target, f"{word} values to unpack (expected {len(elts)}, got {n}){what}", hint)
+                raise self.fl.src.error(target, f"{word} values to unpack (expected {len(elts)}, got {n}){what}", hint)
             pairs = list(zip(elts, items))
         for t, v in pairs:
-            self.assign(t, v)
+            self.fl.statements.assign(t, v)
 
     def _unpacked_items(self, value, target) -> tuple:
         if isinstance(value, Static) and isinstance(value.obj, (tuple, list)):  # n, m = x.shape; a global tuple
             origin = value.origin
             items = (Static(v, origin and origin.item(i)) for i, v in enumerate(value.obj))
             # numbers stay known while lowering (shape arithmetic); arrays are hidden arguments
-            return tuple(self._static_value(v, target) if isinstance(v.obj, np.ndarray) else v for v in items)
+            return tuple(self.fl._static_value(v, target) if isinstance(v.obj, np.ndarray) else v for v in items)
         if isinstance(value, tuple):
             return tuple(value)
         if is_array(value) or isinstance(value, ITERABLES):  # (irad's 0-d arrays are numbers)
-            return self.items_of(value, target)
+            return self.fl.iteration.items_of(value, target)
         if isinstance(value, MappingValue) and value.cls is dict:
-            raise self.src.error(target, "unpacking a dict (Python gives its keys) is not supported",
-                                 "read the values by key: a, b = d['a'], d['b']")
-        raise self.src.error(
-            target, f"cannot unpack {self.kind_of(value)}: it is not iterable",
+            raise self.fl.src.error(target, "unpacking a dict (Python gives its keys) is not supported",
+                                    "read the values by key: a, b = d['a'], d['b']")
+        raise self.fl.src.error(
+            target, f"cannot unpack {self.fl.kind_of(value)}: it is not iterable",
             "unpack a tuple, a list, an array (its rows), or zip, enumerate or range of known length",
         )
 
@@ -252,10 +271,10 @@ class ListLowering:
         if kind == "list" and (node.attr in CHANGES or node.attr == "copy"):
             return ListMethod(base, node.attr, node.value)
         if node.attr in _REFUSED_METHODS:
-            raise self.src.error(node, *_REFUSED_METHODS[node.attr])
+            raise self.fl.src.error(node, *_REFUSED_METHODS[node.attr])
         methods = ", ".join([*CHANGES, "copy"]) if kind == "list" else "none"
-        raise self.src.error(node, f"`.{node.attr}` of a {kind} is not supported",
-                             f"the {kind} methods irad has: {methods}")
+        raise self.fl.src.error(node, f"`.{node.attr}` of a {kind} is not supported",
+                                f"the {kind} methods irad has: {methods}")
 
     def call_list_method(self, method: ListMethod, args: list, kwargs: dict, node):
         """`xs.append(v)` and the others: the variable `xs` is bound to the changed list."""
@@ -263,7 +282,7 @@ class ListLowering:
         least, most = CHANGES.get(name, (0, 0))
         if kwargs or not least <= len(args) <= most:
             count = str(least) if least == most else f"{least} to {most}"
-            raise self.src.error(node, f"list.{name}() takes {count} positional arguments ({len(args)} given)")
+            raise self.fl.src.error(node, f"list.{name}() takes {count} positional arguments ({len(args)} given)")
         items = list(method.receiver)
         if name == "copy":
             return self.new_list(items)
@@ -272,18 +291,18 @@ class ListLowering:
         if name == "append":
             items.append(self._new_item(args[0], method.receiver, node))
         elif name == "extend":
-            items.extend(self.list_item(v, node) for v in self.items_of(args[0], node))
+            items.extend(self.list_item(v, node) for v in self.fl.iteration.items_of(args[0], node))
         elif name == "insert":
             items.insert(self._known_int(args[0], node, "the position list.insert() takes"),
                          self._new_item(args[1], method.receiver, node))
         elif name == "pop":
             i = -1 if not args else self._known_int(args[0], node, "the position list.pop() takes")
             if not items:
-                raise self.src.error(node, "pop from empty list (Python's IndexError)",
-                                     "a list's length is known while lowering: pop only as many items as were added")
+                raise self.fl.src.error(node, "pop from empty list (Python's IndexError)",
+                                        "a list's length is known while lowering: pop only as many items as were added")
             if not -len(items) <= i < len(items):
-                raise self.src.error(node, f"pop index {i} out of range: the list has {len(items)} items "
-                                     "(Python's IndexError)", "pop a position inside the list")
+                raise self.fl.src.error(node, f"pop index {i} out of range: the list has {len(items)} items "
+                                        "(Python's IndexError)", "pop a position inside the list")
             result = items.pop(i)
         elif name == "clear":
             items = []
@@ -293,18 +312,18 @@ class ListLowering:
         return result
 
     def _rebind(self, variable: str, items: list) -> None:
-        self.env[variable] = self.new_list(items)
+        self.fl.env[variable] = self.new_list(items)
 
     def _new_item(self, value, receiver: ListValue, node):
         if any(v is receiver for v in lists_inside(value)):
-            raise self.src.error(node, "a list holding itself is not supported",
-                                 "add a copy of it: xs.append(list(xs))")
+            raise self.fl.src.error(node, "a list holding itself is not supported",
+                                    "add a copy of it: xs.append(list(xs))")
         return self.list_item(value, node)
 
     def _known_int(self, value, node, what: str) -> int:
         known, obj = known_value(value)
         if not known or isinstance(obj, bool) or not isinstance(obj, int):
-            raise self.runtime_error(
+            raise self.fl.runtime_error(
                 node, f"{what} must be an int known while lowering",
                 "a list's length is known while lowering, and so is where an item goes or comes from: "
                 "use a constant, len(xs) - 1, or the variable of a loop over tuple items", value,
@@ -316,44 +335,44 @@ class ListLowering:
         is one no other name, container or copy sees."""
         receiver = method.receiver_node
         if not isinstance(receiver, ast.Name):
-            raise self.src.error(
+            raise self.fl.src.error(
                 node, f"changing a list that no variable holds ({ast.unparse(receiver)}.{method.name}(...)) "
                 "is not supported", "build the list in a variable, and put it into the container once it is complete",
             )
-        if self.env.get(receiver.id) is not method.receiver:
-            raise self.src.error(node, f"the list '{receiver.id}' changed since its method was taken",
-                                 f"call {receiver.id}.{method.name}(...) directly")
+        if self.fl.env.get(receiver.id) is not method.receiver:
+            raise self.fl.src.error(node, f"the list '{receiver.id}' changed since its method was taken",
+                                    f"call {receiver.id}.{method.name}(...) directly")
         self.check_changeable(receiver.id, node)
         return receiver.id
 
     def check_changeable(self, name: str, node) -> None:
         """The list `name` holds may change: Python's list is seen by nothing else."""
-        value = self.env[name]
+        value = self.fl.env[name]
         if not value.mutable:
             why = value.why or "it is a copy irad made of a list (where a value is passed, returned or joined)"
-            raise self.src.error(
+            raise self.fl.src.error(
                 node, f"changing the list '{name}' is not supported here: {why}",
                 value.hint or f"change a list this function made: {name} = list({name}) first; "
                 "a helper that builds a list returns it (return xs + [v])",
             )
-        for other, held in self.path.slots().items():
+        for other, held in self.fl.path.slots().items():
             count = sum(v is value for v in values_inside(held)) - (other == name)
             if count > 0:
                 user = is_user_variable(other)
                 holder = f"'{other}'" if user else "a value irad keeps for a loop or a comprehension"
                 copy = f"{other} = list({name})" if user and held is value else f"list({name})"
-                raise self.src.error(
+                raise self.fl.src.error(
                     node, f"changing the list '{name}', which {holder} also holds, is not supported",
                     f"irad's lists are values: change a list through one variable only, and give the "
                     f"other a copy ({copy})",
                 )
-        if any(v is value for v in getattr(self, "_walked", ())):
-            raise self.src.error(node, f"changing the list '{name}' while a `for` loop walks it is not supported",
-                                 f"walk a copy: for ... in list({name})")
+        if any(v is value for v in self.walked):
+            raise self.fl.src.error(node, f"changing the list '{name}' while a `for` loop walks it is not supported",
+                                    f"walk a copy: for ... in list({name})")
         # an enclosing expression holding the list (`f(xs, xs.pop())`, `xs + [xs.pop()]`) would see the
         # change in Python; the change's own arguments (the last frame) are used up by it
-        if any(v is value for frame in self.pending[:-1] for held in frame or () for v in values_inside(held)):
-            raise self.src.error(
+        if any(v is value for frame in self.fl.pending[:-1] for held in frame or () for v in values_inside(held)):
+            raise self.fl.src.error(
                 node, f"changing the list '{name}' inside an expression that holds it is not supported",
                 "change the list in a statement of its own (Python would show the change in the "
                 "expression's value)",
@@ -367,26 +386,26 @@ class ListLowering:
             bounds = [None if p is None else self._slice_bound(p) for p in (index_node.lower, index_node.upper,
                                                                               index_node.step)]
             if bounds[2] == 0:
-                raise self.src.error(node, "slice step cannot be zero")
+                raise self.fl.src.error(node, "slice step cannot be zero")
             items = tuple(base)[slice(*bounds)]
             return self.new_list(items) if isinstance(base, ListValue) else items
-        value = self.expr(index_node)
+        value = self.fl.expr(index_node)
         known, i = known_value(value)
         kind = "list" if isinstance(base, ListValue) else "tuple"
         if known and not isinstance(i, bool) and isinstance(i, int):
             if not -len(base) <= i < len(base):
-                raise self.src.error(node, f"{kind} index {i} out of range: the {kind} has {len(base)} items")
+                raise self.fl.src.error(node, f"{kind} index {i} out of range: the {kind} has {len(base)} items")
             return base[i]
-        v = self.as_number(value, index_node) if not known else None
+        v = self.fl.as_number(value, index_node) if not known else None
         if v is None or is_array(v) or not (is_int(v.type) or is_bool(v.type)):
-            raise self.src.error(node, f"{kind} indices must be integers, got {self.kind_of(value)}")
+            raise self.fl.src.error(node, f"{kind} indices must be integers, got {self.fl.kind_of(value)}")
         return self._runtime_item(base, v, kind, node)
 
     def _slice_bound(self, part: ast.expr) -> int:
-        known, obj = known_value(self.expr(part))
+        known, obj = known_value(self.fl.expr(part))
         if not known or isinstance(obj, bool) or not isinstance(obj, int):
-            raise self.src.error(part, "a slice of a tuple or list needs bounds known while lowering",
-                                 "slice an array (np.array(xs)[i:j]) for bounds known only at run time")
+            raise self.fl.src.error(part, "a slice of a tuple or list needs bounds known while lowering",
+                                    "slice an array (np.array(xs)[i:j]) for bounds known only at run time")
         return obj
 
     def _runtime_item(self, base: tuple, i: SSAValue, kind: str, node):
@@ -395,13 +414,13 @@ class ListLowering:
         stacked, leaf by leaf (containers.item_at); checked, negatives wrapped."""
         rows = getattr(base, "rows_of", None)
         if rows is None:
-            return containers.item_at(self, base, i, node)
+            return containers.item_at(self.fl, base, i, node)
         n = len(base)
-        em = self.em
+        em = self.fl.em
         i = em.to_int(i)
         inside = em.op(arith.AndIOp(em.op(arith.CmpiOp(i, em.const(-n, I64), "sge")),
                                     em.op(arith.CmpiOp(i, em.const(n, I64), "slt"))))
-        self.check(inside, node, f"{kind} index out of range")
+        self.fl.check(inside, node, f"{kind} index out of range")
         negative = em.op(arith.CmpiOp(i, em.const(0, I64), "slt"))
         i = em.op(arith.SelectOp(negative, em.op(arith.AddiOp(i, em.const(n, I64))), i))
         return self.buffer_row(rows, i)
@@ -409,20 +428,20 @@ class ListLowering:
     def assign_list_item(self, name: str, target: ast.Subscript, value, node) -> None:
         """`xs[i] = v` and `xs[a:b] = ys` on a list, at positions known while lowering."""
         self.check_changeable(name, node)
-        old = self.env[name]
+        old = self.fl.env[name]
         items = list(old)
         index = target.slice
         if isinstance(index, ast.Slice):
             bounds = [None if p is None else self._slice_bound(p) for p in (index.lower, index.upper, index.step)]
-            new = [self.list_item(v, node) for v in self.items_of(value, node)]
+            new = [self.list_item(v, node) for v in self.fl.iteration.items_of(value, node)]
             try:
                 items[slice(*bounds)] = new
             except ValueError as exc:  # an extended slice of another length
-                raise self.src.error(node, f"{exc} (Python's ValueError)") from None
+                raise self.fl.src.error(node, f"{exc} (Python's ValueError)") from None
         else:
-            i = self._known_int(self.expr(index), node, "a list index assigned to")
+            i = self._known_int(self.fl.expr(index), node, "a list index assigned to")
             if not -len(items) <= i < len(items):
-                raise self.src.error(node, f"list assignment index {i} out of range: the list has {len(items)} items")
+                raise self.fl.src.error(node, f"list assignment index {i} out of range: the list has {len(items)} items")
             items[i] = self._new_item(value, old, node)
         self._rebind(name, items)
 
@@ -447,8 +466,8 @@ class ListLowering:
         if isinstance(op, ast.Add) and isinstance(left, tuple) and isinstance(right, tuple):
             if isinstance(left, ListValue) != isinstance(right, ListValue):
                 other = "tuple" if kind == "list" else "list"
-                raise self.src.error(node, f'can only concatenate {kind} (not "{other}") to {kind}',
-                                     f"convert one: {kind}(...)")
+                raise self.fl.src.error(node, f'can only concatenate {kind} (not "{other}") to {kind}',
+                                        f"convert one: {kind}(...)")
             items = (*left, *right)
             return self.new_list(items) if kind == "list" else items
         if isinstance(op, ast.Mult):
@@ -456,22 +475,22 @@ class ListLowering:
             n = self._known_int(count, node, f"the number of times a {kind} is repeated")
             items = tuple(seq) * max(n, 0)
             return self.new_list(items) if kind == "list" else items
-        raise self.src.error(node, f"this operator on a {kind} is not supported",
-                             "lists and tuples take + (concatenation) and * (repetition)")
+        raise self.fl.src.error(node, f"this operator on a {kind} is not supported",
+                                "lists and tuples take + (concatenation) and * (repetition)")
 
     def augmented_list(self, stmt: ast.AugAssign, current: tuple) -> None:
         """`xs += ys` extends the list in place; `t += (v,)` binds t anew."""
         if not isinstance(current, ListValue) or not isinstance(stmt.op, ast.Add):
-            self.assign(stmt.target, self.sequence_binary(stmt.op, current, self.expr(stmt.value), stmt))
+            self.fl.statements.assign(stmt.target, self.sequence_binary(stmt.op, current, self.fl.expr(stmt.value), stmt))
             return
-        added = self.items_of(self.expr(stmt.value), stmt.value)  # += takes any iterable, as extend does
+        added = self.fl.iteration.items_of(self.fl.expr(stmt.value), stmt.value)  # += takes any iterable, as extend does
         self.check_changeable(stmt.target.id, stmt)
         self._rebind(stmt.target.id, [*current, *(self.list_item(v, stmt) for v in added)])
 
     # ---- loops, joins and calls ----------------------------------------------------------------
     def changed_lists(self, body: list[ast.stmt]) -> list[str]:
         """The variables holding a list (or a tuple: `t += (v,)`) before a loop that its body changes."""
-        return [n for n in _changed_list_names(body) if isinstance(self.env.get(n), tuple)]
+        return [n for n in _changed_list_names(body) if isinstance(self.fl.env.get(n), tuple)]
 
     def unrolls_for_lists(self, stmt: ast.For, length: int | None) -> bool:
         """Does this `for` loop, lowered to scf.for otherwise, have to be unrolled
@@ -481,7 +500,7 @@ class ListLowering:
         if not changed:
             return False
         if length is None:
-            raise self.src.error(
+            raise self.fl.src.error(
                 stmt, f"this loop changes the {self._sequence_kind(changed[0])} '{changed[0]}' (append, extend, "
                 "pop, +=, ...), but runs a number "
                 "of times known only at run time, and irad's lists have a length known while lowering",
@@ -492,7 +511,7 @@ class ListLowering:
     def refuse_while_lists(self, stmt: ast.While) -> None:
         changed = self.changed_lists(stmt.body)
         if changed:
-            raise self.src.error(
+            raise self.fl.src.error(
                 stmt, f"this `while` loop changes the {self._sequence_kind(changed[0])} '{changed[0]}' (append, "
                 "extend, pop, +=, ...), but a "
                 "`while` loop runs a number of times known only at run time, and irad's lists have a "
@@ -500,14 +519,14 @@ class ListLowering:
             )
 
     def _sequence_kind(self, name: str) -> str:
-        return "list" if isinstance(self.env.get(name), ListValue) else "tuple"
+        return "list" if isinstance(self.fl.env.get(name), ListValue) else "tuple"
 
     def refuse_known_list_change(self, base: Static, node: ast.Attribute) -> None:
         """`GLOBAL_LIST.append(v)`: a list known while lowering (read from a global
         or a closure) is a constant of the function."""
         if isinstance(base.obj, list) and node.attr in CHANGES:
             name = ast.unparse(node.value)
-            raise self.src.error(
+            raise self.fl.src.error(
                 node, f"changing the list {name}, which irad reads while lowering (a global or a closure "
                 "variable) and bakes in, is not supported",
                 f"copy it into a list of the function's own: xs = list({name}), and change that",
@@ -522,16 +541,16 @@ class ListLowering:
         names = self._appended_once(stmt)
         if not names or not walk.length:
             return False
-        saved, last = self.path.copy(), self.em.block.last_op
+        saved, last = self.fl.path.copy(), self.fl.em.block.last_op
         flags = [(v, v.mutable, v.why, v.hint) for held in saved.slots().values() for v in lists_inside(held)]
         try:
             self._lower_stacked(stmt, walk, names)
             return True
         except UnsupportedError:  # lowered once per iteration instead, which says what is wrong if anything is
-            self.path = saved
+            self.fl.path = saved
             for v, mutable, why, hint in flags:  # the attempt may have frozen lists (a loop carrying them)
                 v.mutable, v.why, v.hint = mutable, why, hint
-            op = self.em.block.last_op
+            op = self.fl.em.block.last_op
             while op is not last:
                 previous = op.prev_op
                 op.detach()
@@ -544,7 +563,7 @@ class ListLowering:
         per iteration (a statement `n.append(v)` of its own, directly in the body,
         the only place the body names `n`; no break, continue or return)."""
         changed = self.changed_lists(stmt.body)
-        if not changed or any(not isinstance(self.env[n], ListValue) for n in changed):
+        if not changed or any(not isinstance(self.fl.env[n], ListValue) for n in changed):
             return []
         jumps = [n for n in ast.walk(ast.Module(body=stmt.body, type_ignores=[]))
                  if isinstance(n, (ast.Break, ast.Continue, ast.Return))]
@@ -564,17 +583,17 @@ class ListLowering:
         first = self._first_items(stmt, walk, names)
         trees, buffers, counters = {}, {}, {}
         for name in names:
-            found = self.tree_leaves(first[name], stmt)  # numbers, arrays, tuples of them: a buffer per leaf
+            found = self.fl.tree_leaves(first[name], stmt)  # numbers, arrays, tuples of them: a buffer per leaf
             if found is None or not found[0]:
                 raise UnsupportedError("only numbers, arrays and containers of them are kept in buffers")
             leaves, trees[name] = found
-            buffers[name] = [self.hidden_name("appended") for _ in leaves]
-            counters[name] = self.hidden_name("count")
+            buffers[name] = [self.fl.iteration.hidden_name("appended") for _ in leaves]
+            counters[name] = self.fl.iteration.hidden_name("count")
             for leaf, buffer in zip(leaves, buffers[name]):
                 dims = T.shape(leaf) if isinstance(leaf.type, TensorType) else ()
-                zeros = self.em.op(zero_constant(TensorType(T.element(leaf), [n, *dims])))
-                self.assign_hidden(buffer, self.arrays.new(zeros))
-            self.assign_hidden(counters[name], self.em.const(0, I64))
+                zeros = self.fl.em.op(zero_constant(TensorType(T.element(leaf), [n, *dims])))
+                self.fl.iteration.assign_hidden(buffer, self.fl.arrays.new(zeros))
+            self.fl.iteration.assign_hidden(counters[name], self.fl.em.const(0, I64))
         body = []
         for s in stmt.body:
             name = _append_of(s)
@@ -587,40 +606,40 @@ class ListLowering:
             body.append(s)
         loop = ast.copy_location(ast.For(target=stmt.target, iter=stmt.iter, body=body, orelse=[]), stmt)
         try:
-            self._scf_for(loop, walk)
+            self.fl.iteration.scf_for(loop, walk)
             for name in names:
-                arrays, before = [self.env[b] for b in buffers[name]], self.env[name]
+                arrays, before = [self.fl.env[b] for b in buffers[name]], self.fl.env[name]
                 items = [rebuild(trees[name], iter([self.buffer_row(a, k) for a in arrays])) for k in range(n)]
-                self.env[name] = self.new_list([*before, *items])
+                self.fl.env[name] = self.new_list([*before, *items])
                 if not before and not isinstance(trees[name], Node):
-                    self.env[name].rows_of = arrays[0]  # np.stack(xs), sum(xs), xs[i], for x in xs: the buffer
+                    self.fl.env[name].rows_of = arrays[0]  # np.stack(xs), sum(xs), xs[i], for x in xs: the buffer
         finally:
-            self.release([b for name in names for b in (*buffers[name], counters[name])])
+            self.fl.iteration.release([b for name in names for b in (*buffers[name], counters[name])])
 
     def _first_items(self, stmt: ast.For, walk, names: list[str]) -> dict:
         """What the first iteration appends to each list: the body lowered once,
         unrolled, into a block that is thrown away."""
-        outer, outer_em = self.path, self.em
+        outer, outer_em = self.fl.path, self.fl.em
         block = Block()
-        self.path, self.em = outer.copy(), Emitter(block)
+        self.fl.path, self.fl.em = outer.copy(), Emitter(block)
         try:
-            self.assign(stmt.target, walk.item(self, 0))
-            self.control_flow.run_statements(stmt.body)
-            return {name: self.env[name][-1] for name in names}
+            self.fl.statements.assign(stmt.target, walk.item(self.fl, 0))
+            self.fl.control_flow.run_statements(stmt.body)
+            return {name: self.fl.env[name][-1] for name in names}
         finally:
-            self.path, self.em = outer, outer_em
+            self.fl.path, self.fl.em = outer, outer_em
             block.drop_all_references()
 
     def stmt_BufferAppend(self, stmt: BufferAppend) -> None:
-        found = self.tree_leaves(self.expr(stmt.value), stmt)
+        found = self.fl.tree_leaves(self.fl.expr(stmt.value), stmt)
         if found is None or found[1] != stmt.tree:
             raise UnsupportedError("the items change type from one iteration to the next")
         for leaf, buffer in zip(found[0], stmt.buffers.elts):
             if not self._written_no_more(leaf):
                 raise UnsupportedError("the item is an array a later write may change")
-            self.arrays.assign_item(buffer.id, ast.Name(id=stmt.counter.id, ctx=ast.Load()), leaf, stmt)
-        counter = self.env[stmt.counter.id]
-        self.env[stmt.counter.id] = self.em.op(arith.AddiOp(counter, self.em.const(1, I64)))
+            self.fl.arrays.assign_item(buffer.id, ast.Name(id=stmt.counter.id, ctx=ast.Load()), leaf, stmt)
+        counter = self.fl.env[stmt.counter.id]
+        self.fl.env[stmt.counter.id] = self.fl.em.op(arith.AddiOp(counter, self.fl.em.const(1, I64)))
 
     def _written_no_more(self, value: SSAValue) -> bool:
         """Python's list holds the array itself, so a later write into it shows in
@@ -629,31 +648,31 @@ class ListLowering:
         now on (which unrolling then reports)."""
         if not isinstance(value.type, TensorType):
             return True
-        views = self.arrays.views
-        if value in views.derived or any(self.env.get(name) is value for name in views.table.members):
+        views = self.fl.arrays.views
+        if value in views.derived or any(self.fl.env.get(name) is value for name in views.table.members):
             return False
-        self.arrays.fresh.discard(value)
+        self.fl.arrays.fresh.discard(value)
         return True
 
     def buffer_row(self, buffer: SSAValue, k) -> SSAValue:
         """Row k (an int, or an i64 value in range) of an array, as a value of its
         own: an item of a list, not a view a write could go through."""
-        em = self.em
+        em = self.fl.em
         index = k if isinstance(k, int) else em.op(arith.IndexCastOp(k, IndexType()))
         dims = T.shape(buffer)[1:]
         if not dims:
-            return em.op(tensor.ExtractOp(buffer, [self.arrays.index_value(index)], T.element(buffer)))
+            return em.op(tensor.ExtractOp(buffer, [self.fl.arrays.index_value(index)], T.element(buffer)))
         return Slice((index, *[0] * len(dims)), (1, *dims), (1,) * (len(dims) + 1), dims).read(em, buffer)
 
     def walking(self, iterable) -> list:
         """Note the lists an unrolled `for` loop walks (see check_changeable);
         returns them, for `done_walking`."""
         walked = lists_inside(iterable)
-        self._walked = [*getattr(self, "_walked", ()), *walked]
+        self.walked = [*self.walked, *walked]
         return walked
 
     def done_walking(self, walked: list) -> None:
-        self._walked = self._walked[: len(self._walked) - len(walked)]
+        self.walked = self.walked[: len(self.walked) - len(walked)]
 
     def join_lists(self, joined, arms: tuple, envs: tuple, name: str, where: str) -> None:
         """After an `if`, the lists in the variable `name` (rebuilt, so copies) may
@@ -692,7 +711,7 @@ class ListLowering:
     def calls_may_return_lists(self, result, given: tuple, node) -> None:
         """A call whose result holds lists may return (a copy of) a list it was
         given: those no longer change."""
-        where = self.src.location(node)
+        where = self.fl.src.location(node)
         self.freeze_lists(result, f"it is the result of the call at {where} (irad cannot tell whether "
                                   "it is a list the caller holds)")
         if lists_inside(result):
@@ -736,4 +755,4 @@ def _held_once(value: ListValue, env: dict) -> bool:
     return sum(sum(v is value for v in values_inside(held)) for held in env.values()) == 1
 
 
-__all__ = ["ListLowering", "ListMethod", "CHANGES", "lists_inside"]
+__all__ = ["Lists", "ListMethod", "CHANGES", "lists_inside"]

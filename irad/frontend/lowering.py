@@ -5,12 +5,16 @@ specialised once per argument-type signature; calls between them stay
 `func.call`, so the call graph survives lowering and the differentiation pass
 can consult the rule table at each call.
 
-A FunctionLowering keeps the current control-flow path (control_state.Path:
-variables, jumps taken, array sharing) and lowers statements and expressions
-to values of values.py's kinds; branches, loops and jumps go to its
-ControlFlow (control_flow.py), calls to its Calls (calls.py), numpy to its
-ArrayLowering (arrays.py). Iteration and lists are mixins (iteration.py,
-lists.py).
+A FunctionLowering owns one function: its current control-flow path
+(control_state.Path: variables, jumps taken, array sharing), its emitter, its
+parameters (entry) and its return (exit), its globals, and the values of
+values.py's kinds it makes (`as_number`, `static_number`, `runtime_values`,
+...). `statement` and `expr` route each node to the collaborator whose kind it
+is: simple statements to Statements (statements.py), expressions to
+Expressions (expressions.py), branches, loops and jumps to ControlFlow
+(control_flow.py), calls to Calls (calls.py), `for` and comprehensions to
+Iteration (iteration.py), lists to Lists (lists.py), numpy to ArrayLowering
+(arrays.py).
 """
 
 from __future__ import annotations
@@ -20,22 +24,19 @@ import builtins
 import dataclasses
 import functools
 import inspect
-import operator
 import re
-import sys
 import types
 import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.dialects import arith, cf, func, scf
-from xdsl.dialects import math as mathd
+from xdsl.dialects import arith, cf, func
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, SSAValue
 
 from irad.base.errors import IradWarning, UnsupportedError
 from irad.base.recursion import deep_recursion
-from irad.frontend.arrays import STATIC_OPERATORS, ArrayLowering, known_value, lower_wrapper_body
+from irad.frontend.arrays import ArrayLowering, lower_wrapper_body
 from irad.frontend.callables import (
     SELF, CallShape, Closure, ClosureCode, Keywords, Partial, constant_key, flatten, local_names, rebuild,
     static_argument,
@@ -44,21 +45,18 @@ from irad.frontend.calls import Calls, closure_signature
 from irad.frontend.callable_entries import (
     entry_function, needs_entry, parameter_names, positional_parameters, underlying_function,
 )
-from irad.frontend.comprehensions import dict_comprehension
-from irad.frontend.known_methods import format_string
-from irad.frontend.iteration import ITERABLES, IterationLowering
-from irad.frontend.lists import ListLowering, ListMethod
+from irad.frontend.iteration import ITERABLES, Iteration
+from irad.frontend.lists import BufferAppend, ListMethod, Lists
 from irad.ir import builder, printing
-from irad.ir import tensor as tensor_ops
 from irad.ir.symbols import fresh_symbol, value_name
 from irad.ir.metadata import NAME, STATIC, static_attribute
 from irad.frontend.control_flow import ControlFlow
+from irad.frontend.expressions import Expressions
+from irad.frontend.statements import Statements
 from irad.frontend.control_state import NOT_RETURNED, ControlState, Path
-from irad.frontend import containers, contexts, held_ints, integers, joins, number_joins, narrow_ints, numpy_scalars, primitives
+from irad.frontend import held_ints, integers, number_joins, narrow_ints, numpy_scalars, primitives
 from irad.frontend.emitter import Emitter
-from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.globals import CLOSURE, DEFAULT, Global, Guards, HiddenArguments, HiddenGlobals, is_hidden
-from irad.frontend.numpy_shapes import index_concatenate
 from irad.frontend.runtime_origins import runtime_origin
 from irad.frontend.numpy_table import NUMPY, library_entries
 from irad.base import pytrees
@@ -68,12 +66,10 @@ from irad.frontend.values import (
     ListValue,
     MappingValue,
     Method,
-    NoValue,
     RecordValue,
     Static,
     Value,
     ir_name,
-    is_array,
     value_kind,
     make_value,
     value_node,
@@ -85,7 +81,6 @@ from irad.frontend.library import INT_RANGES, OPS, describe_callable, python_ref
 from irad.linalg import is_primitive
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON, target_key
 from irad.frontend.source import (
-    SUBSET_HINT,
     FunctionSource,
     NoSourceError,
     call_site,
@@ -93,25 +88,13 @@ from irad.frontend.source import (
     name_of,
     parse_function,
 )
-from irad.ir.types import F32, F64, I1, I64, describe, is_bool, is_float, is_int, refusal, type_of_value
+from irad.ir.types import F32, F64, I64, describe, is_float, is_int, refusal, type_of_value
 from irad.ir.isa import isa
 
-# The largest literal integer exponent expanded into multiplications.
-MAX_UNROLLED_POWER = 64
-
-UNSUPPORTED_STATEMENTS = {
-    ast.Try: ("a `try` statement", "exceptions cannot be differentiated; remove it"),
-    ast.Raise: ("a `raise` statement", "exceptions cannot be differentiated; remove it"),
-    ast.Import: ("an `import` inside the function", "import at module level"),
-    ast.ImportFrom: ("an `import` inside the function", "import at module level"),
-    ast.ClassDef: ("a class definition", "define it at module level"),
-    ast.Global: ("a `global` statement", "pass the value as an argument"),
-    ast.Nonlocal: ("a `nonlocal` statement", "pass the value as an argument"),
-    ast.Delete: ("a `del` statement", "remove it"),
-}
+COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp, ast.DictComp)  # lowered by iteration.py
 
 
-_UNBOUND = object()  # a name the function's variables do not hold
+
 
 
 class ModuleLowering:
@@ -618,7 +601,7 @@ def signature_of(fn, args: tuple) -> Node:
     return flatten_arguments(fn, args)[1]
 
 
-class FunctionLowering(IterationLowering, ListLowering):
+class FunctionLowering:
     """Lowers one Python function body to a func.func."""
 
     def __init__(
@@ -644,6 +627,10 @@ class FunctionLowering(IterationLowering, ListLowering):
         self.arrays = ArrayLowering(self)  # numpy arrays: irad/frontend/arrays.py
         self.control_flow = ControlFlow(self)  # if, while, jumps; loops' carried state: control_flow.py
         self.calls = Calls(self)  # calls and their specialisation, functions as values: calls.py
+        self.iteration = Iteration(self)  # for, comprehensions, sum(), range/zip/enumerate: iteration.py
+        self.lists = Lists(self)  # unpacking, lists that change: lists.py
+        self.expressions = Expressions(self)  # names, operators, subscripts, displays: expressions.py
+        self.statements = Statements(self)  # assignments, expression statements, with, assert: statements.py
         # the tree of the first `return` lowered (a base case, usually): what a
         # recursive function is assumed to return when its first guess was wrong
         self.first_return_tree: Tree | None = None
@@ -746,7 +733,7 @@ class FunctionLowering(IterationLowering, ListLowering):
     def _bind(self, name: str, value: Value) -> None:
         value = self.runtime_values(value, self.src.tree, arrays=False)  # static numbers: constants
         self._name_arguments(name, value)
-        self.freeze_lists(value, f"it is (in) '{name}', which the function was given (a parameter, or a variable of the "
+        self.lists.freeze_lists(value, f"it is (in) '{name}', which the function was given (a parameter, or a variable of the "
                                  "function that defines it): the caller's list would change, "
                                  "and irad does not change it")
         self.env[name] = value
@@ -826,7 +813,7 @@ class FunctionLowering(IterationLowering, ListLowering):
         converted = [self.runtime_values(v, node, arrays) for v in items]
         if all(a is b for a, b in zip(items, converted)):
             return value
-        self.freeze_lists(value, "it holds numbers known while lowering, and a copy of it holds them as values")
+        self.lists.freeze_lists(value, "it holds numbers known while lowering, and a copy of it holds them as values")
         return make_value(tree.cls, tree.keys, converted, tree.order)
 
     def runtime_error(self, node: ast.AST, message: str, hint: str, values) -> UnsupportedError:
@@ -845,80 +832,27 @@ class FunctionLowering(IterationLowering, ListLowering):
 
     # ---- statements -------------------------------------------------------
     def statement(self, stmt: ast.stmt) -> None:
-        if isinstance(stmt, ast.Assign):
-            value = self.expr(stmt.value)
-            for target in stmt.targets:
-                self.assign(target, value)
-        elif isinstance(stmt, ast.AugAssign) and _is_item(stmt.target):
-            target = stmt.target  # y[i] += v: read, combine, write back
-            current = self.expr_Subscript(target)
-            self.assign(target, self.binary(stmt.op, current, stmt.value, stmt), stmt)
-        elif isinstance(stmt, ast.AugAssign):
-            if not isinstance(stmt.target, ast.Name):
-                raise self.src.error(
-                    stmt, "augmented assignment to anything but a variable",
-                    "in-place updates of containers are not supported",
-                )
-            current = self.name(stmt.target)
-            if isinstance(current, tuple):  # xs += ys extends a list in place; t += (v,) binds anew
-                self.augmented_list(stmt, current)
-                return
-            result = self.binary(stmt.op, current, stmt.value, stmt)
-            if is_array(current):  # numpy updates the array in place: y += v is np.add(y, v, out=y)
-                self.arrays.update(stmt.target.id, current, result, stmt)
-            else:
-                self.assign(stmt.target, result)
-        elif isinstance(stmt, ast.AnnAssign):
-            if stmt.value is not None:
-                self.assign(stmt.target, self.expr(stmt.value))
-        elif isinstance(stmt, ast.Expr):
-            if not (isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)):
-                self.expr(stmt.value)  # pure: evaluated for its errors only
-        elif isinstance(stmt, ast.Pass):
-            pass
-        elif isinstance(stmt, ControlFlow.STATEMENTS):
+        """Lower one statement, by the collaborator whose kind it is."""
+        if isinstance(stmt, ControlFlow.STATEMENTS):
             self.control_flow.statement(stmt)
         elif isinstance(stmt, ast.FunctionDef):
             self.calls.define(stmt)
-        elif hasattr(self, f"stmt_{type(stmt).__name__}"):
-            getattr(self, f"stmt_{type(stmt).__name__}")(stmt)
+        elif isinstance(stmt, ast.For):
+            self.iteration.stmt_For(stmt)
+        elif isinstance(stmt, BufferAppend):
+            self.lists.stmt_BufferAppend(stmt)
         else:
-            what, hint = UNSUPPORTED_STATEMENTS.get(
-                type(stmt), (f"a `{type(stmt).__name__}` statement", SUBSET_HINT)
-            )
-            raise self.src.error(stmt, f"{what} is not supported", hint)
+            self.statements.statement(stmt)
 
-    def stmt_With(self, stmt: ast.With) -> None:
-        """`with np.errstate(...):` its body, as if the `with` were not there (contexts.py)."""
-        for item in stmt.items:
-            contexts.enter(self, stmt, item)
-        self.control_flow.run_statements(stmt.body)
-
-    def assign(self, target: ast.expr, value: Value, node: ast.AST | None = None) -> None:
-        if isinstance(target, ast.Name):
-            if isinstance(value, SSAValue) and value.name_hint is None:
-                value.name_hint = value_name(target.id)
-            self.arrays.views.bind(target.id, value)  # an alias or a view shares an array
-            self.env[target.id] = value
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            self.unpack(target, value)  # lists.py
-        elif _is_item(target) and isinstance(self.env.get(target.value.id), ListValue):
-            self.assign_list_item(target.value.id, target, value, node or target)
-        elif _is_item(target):
-            self.arrays.assign_item(target.value.id, target.slice, value, node or target)
-        else:
-            raise self.src.error(
-                target,
-                f"assignment to a {type(target).__name__.lower()} is not supported",
-                "assign to plain variable names",
-            )
 
     # ---- expressions ------------------------------------------------------
     def expr(self, node: ast.expr) -> Value:
         if isinstance(node, Calls.EXPRESSIONS):
             method = self.calls.expression
+        elif isinstance(node, COMPREHENSIONS):
+            method = getattr(self.iteration, f"expr_{type(node).__name__}")
         else:
-            method = getattr(self, f"expr_{type(node).__name__}", None)
+            method = getattr(self.expressions, f"expr_{type(node).__name__}", None)
         if method is None:
             raise self.src.error(
                 node, f"{_describe_node(node)} is not supported in irad's Python subset"
@@ -988,40 +922,6 @@ class FunctionLowering(IterationLowering, ListLowering):
             return self.em.const(n, I64)
         return Static(n)
 
-    def expr_Constant(self, node: ast.Constant) -> Value:
-        if isinstance(node.value, (bool, int, float)):
-            return self.materialise(node.value, node)
-        if isinstance(node.value, str) or node.value is None or node.value is Ellipsis:
-            return Static(node.value)  # known while lowering: a dict key, print's text, a None default
-        raise self.src.error(
-            node,
-            f"the constant {node.value!r} is not supported",
-            "only numeric constants (float, int, bool), strings and None are supported",
-        )
-
-    def name(self, node: ast.Name) -> Value:
-        return self.expr_Name(node)
-
-    def expr_Name(self, node: ast.Name) -> Value:
-        value = self.env.get(node.id, _UNBOUND)
-        if isinstance(value, NoValue):
-            raise self.src.error(node, f"'{node.id}' has no value here: {value.why}", value.hint)
-        if value is not _UNBOUND:
-            return value
-        if node.id in self.local_names:  # Python's scoping: a local never reads a global
-            raise self.src.error(
-                node, f"'{node.id}' has no value here: {self.src.tree.name} assigns it, "
-                "but not before this line on every path (Python would raise UnboundLocalError)",
-                "assign it before it is read",
-            )
-        origin = self.lookup_global(node.id)
-        if origin is None:
-            raise self.src.error(node, f"name '{node.id}' is not defined")
-        try:
-            obj = origin.read()
-        except LookupError:
-            raise self.src.error(node, f"name '{node.id}' is not defined") from None
-        return self._static_value(Static(obj, origin), node)
 
     @functools.cached_property
     def local_names(self) -> frozenset[str]:
@@ -1055,319 +955,11 @@ class FunctionLowering(IterationLowering, ListLowering):
             return self.static_number(value, node)
         return value
 
-    def expr_Attribute(self, node: ast.Attribute) -> Value:
-        base = self.expr(node.value)
-        if is_array(base):
-            return self.arrays.attribute(base, node.attr, node)
-        if isinstance(base, (RecordValue, MappingValue)) and base.cls is not dict:
-            return self._field(base, node)
-        if isinstance(base, MappingValue):  # d.items(), d.get(k)
-            return containers.dict_attribute(self, base, node)
-        if isinstance(base, tuple):
-            return self.sequence_attribute(base, node)  # xs.append (lists.py)
-        if not isinstance(base, Static):
-            raise self.src.error(
-                node, f"attribute access `.{node.attr}` on a runtime value is not supported"
-            )
-        self.refuse_known_list_change(base, node)  # GLOBAL_LIST.append(v) (lists.py)
-        if not hasattr(base.obj, node.attr):
-            raise self.src.error(node, f"{_kind(base)} has no attribute '{node.attr}'")
-        origin = base.origin.attribute(node.attr) if base.origin is not None else None
-        return self._static_value(Static(getattr(base.obj, node.attr), origin), node)
-
-    def _field(self, record, node: ast.Attribute) -> Value:
-        """`state.v`: a field of a NamedTuple or dataclass value."""
-        fields = record.cls._fields if isinstance(record, RecordValue) else record.keys()
-        if node.attr in fields:
-            return record.field(node.attr) if isinstance(record, RecordValue) else record.get(node.attr)
-        method = getattr(record.cls, node.attr, None)
-        if isinstance(method, types.FunctionType):  # model.forward: called with the value as self
-            return Method(method, record)
-        raise self.src.error(
-            node,
-            f"`.{node.attr}` of a {record.cls.__name__} value: irad reads its fields "
-            f"({', '.join(fields)}) and calls its methods inside a program, not other attributes",
-            "read the fields you need, or compute the attribute from them",
-        )
-
-    def expr_Tuple(self, node: ast.Tuple) -> Value:
-        return tuple(self._elements(node.elts))
-
-    def expr_List(self, node: ast.List) -> Value:
-        return self.new_list(self._elements(node.elts))
-
-    def _elements(self, elts: list[ast.expr]) -> list[Value]:
-        """The items of a tuple or list display: numbers known while lowering
-        become constants, containers and other known objects stay as they are."""
-        values = []
-        for elt in elts:
-            if isinstance(elt, ast.Starred):
-                values.extend(self.items_of(self.expr(elt.value), elt))  # *t
-                continue
-            value = self.expr(elt)
-            if isinstance(value, Static) and self.is_number(value.obj):
-                value = self.static_number(value, elt)
-            values.append(value)
-        return values
-
-    def expr_Dict(self, node: ast.Dict) -> Value:
-        """`{"W": w, "b": b}`: a dict with keys known while lowering (str)."""
-        items = {}
-        for key_node, item in zip(node.keys, node.values):
-            if key_node is None:
-                raise self.src.error(item, "`**` in a dict display is not supported", "write each key")
-            items[self._key(key_node, "a dict key")] = self._elements([item])[0]
-        return MappingValue(dict, tuple(items.items()))
-
-    def expr_DictComp(self, node: ast.DictComp) -> Value:
-        return dict_comprehension(self, node)  # comprehensions.py
-
-    def expr_JoinedStr(self, node: ast.JoinedStr) -> Value:
-        return format_string(self, node)  # known_methods.py
-
-    def _key(self, node: ast.expr, what: str) -> str:
-        key = self.expr(node)
-        if not (isinstance(key, Static) and isinstance(key.obj, str)):
-            raise self.src.error(
-                node, f"{what} must be a str known while lowering, got {_kind(key)}",
-                "use constant str keys: irad's dicts have a fixed structure",
-            )
-        return key.obj
 
     def kind_of(self, value: Value) -> str:
         """What a value is, as a message says it."""
         return _kind(value)
 
-    def expr_Subscript(self, node: ast.Subscript) -> Value:
-        base = self.expr(node.value)
-        if is_array(base):
-            return self.arrays.subscript(base, node.slice, node)
-        if isinstance(base, Keywords):  # kwargs["a"]: a function's **kwargs is a dict
-            base = MappingValue(dict, base.items)
-        if isinstance(base, MappingValue) and base.cls is dict:
-            key = self._key(node.slice, "a dict index")
-            if key not in base.keys():
-                raise self.src.error(
-                    node, f"the dict has no key {key!r} (its keys: {', '.join(map(repr, base.keys()))})",
-                    "irad's dicts have the keys they were built (or passed) with",
-                )
-            return base.get(key)
-        if isinstance(base, Static) and isinstance(base.obj, (tuple, list, dict)):  # x.shape[0], a global
-            return self._static_item(base, node)
-        if isinstance(base, Static) and any(base.obj is c for c in (np.r_, np.c_)):
-            return index_concatenate(self.arrays, base.obj, node.slice, node)
-        if not isinstance(base, tuple):
-            raise self.src.error(node, f"indexing into {_kind(base)} is not supported")
-        return self.sequence_item(base, node.slice, node)  # lists.py
-
-    def _static_item(self, base: Static, node: ast.Subscript) -> Value:
-        """An item of a tuple, list or dict known while lowering (a shape, a
-        global); an array found there is a hidden argument."""
-        index = self._sequence_index(node) if not isinstance(base.obj, dict) else self._key(node.slice, "a dict index")
-        if isinstance(index, SSAValue):  # x.shape[i], an item of a global tuple at a run-time i
-            items = [Static(o, base.origin and base.origin.item(k)) for k, o in enumerate(base.obj)]
-            return containers.item_at(self, ListValue(items) if isinstance(base.obj, list) else tuple(items), index, node)
-        try:
-            item = base.obj[index]
-        except (IndexError, KeyError):
-            raise self.src.error(node, f"index {index!r} is not in {_kind(base)}") from None
-        return Static(item, base.origin and base.origin.item(index))
-
-    def _sequence_index(self, node: ast.Subscript) -> int | slice | SSAValue:
-        """The index of a tuple or list: an int or slice known while lowering, or
-        an int known only at run time (an SSA value)."""
-        index = _static_index(node.slice)
-        if index is not None:
-            return index
-        if isinstance(node.slice, ast.Slice):  # t[1:n] with n known while lowering (a shape, len)
-            parts = [None if p is None else known_value(self.expr(p)) for p in
-                     (node.slice.lower, node.slice.upper, node.slice.step)]
-            if any(p is not None and (not p[0] or type(p[1]) is not int) for p in parts):
-                raise self.src.error(node, "a slice of a tuple or list needs int bounds known while lowering",
-                                     "slice with constants or shapes")
-            return slice(*(None if p is None else p[1] for p in parts))
-        value = self.expr(node.slice)
-        known, index = known_value(value)
-        if not known:
-            return self.as_number(value, node.slice)
-        if type(index) not in (int, bool):
-            raise self.src.error(node, f"tuple and list indices must be integers or slices, got {_kind(value)}")
-        return int(index)
-
-    def expr_UnaryOp(self, node: ast.UnaryOp) -> Value:
-        operand = self.expr(node.operand)
-        if isinstance(node.op, ast.Not) and isinstance(operand, Static):
-            return Static(not operand.obj)
-        if isinstance(node.op, ast.Not) and isinstance(operand, (tuple, MappingValue)):  # `not xs`: its length
-            return Static(not self.static_condition(operand))
-        if isinstance(node.op, (ast.USub, ast.UAdd)) and _static_int(operand) is not None:
-            n = _static_int(operand)
-            return self.integer(-n if isinstance(node.op, ast.USub) else n, node)
-        x = self.as_number(operand, node.operand)
-        if isinstance(node.op, (ast.UAdd, ast.USub)) and not is_array(x):
-            self.bool_rule("+x" if isinstance(node.op, ast.UAdd) else "-x", [x], node)
-        if isinstance(node.op, ast.UAdd):
-            return self.em.to_int(x) if is_bool(x.type) else x
-        if isinstance(node.op, ast.USub):
-            if is_array(x):
-                return self.arrays.negate(x, node)
-            if is_float(x.type):
-                return self.em.op(arith.NegfOp(x))
-            x = self.em.to_int(x)
-            folded = integers.constant_int(x)
-            if folded is not None:
-                return self.integer(-folded, node)
-            return integers.CheckedIntegers(self.em, self.src.location(node)).negate(x)
-        if isinstance(node.op, ast.Not):
-            b = self.em.to_bool(x)
-            return numpy_scalars.mark(self.em.op(arith.XOrIOp(b, self.em.const(1, I1))), numpy_scalars.PYTHON)
-        if is_array(x):
-            return self.arrays.invert(x, node)
-        raise self.src.error(node, "the bitwise operator `~` is not supported")
-
-    def expr_BinOp(self, node: ast.BinOp) -> Value:
-        left = self.expr(node.left)
-        if isinstance(node.op, ast.Pow) and _literal_int(node.right) is not None and not is_array(left):
-            return self.power(self.as_number(left, node.left), node.right, node, None)
-        right = self.expr(node.right)
-        static = _static_arithmetic(node.op, left, right)
-        if static is not None:  # shapes: x.shape[0] * 2 is known while lowering
-            return static
-        sequence = self.sequence_binary(node.op, left, right, node)  # xs + ys, xs * n (lists.py)
-        if sequence is not None:
-            return sequence
-        return self.binary(node.op, self.as_number(left, node.left), node.right, node, right)
-
-    def binary(
-        self, op: ast.operator, left: SSAValue, right_node: ast.expr, node, right: Value = None
-    ) -> SSAValue:
-        if not isinstance(left, SSAValue):
-            raise self.src.error(node, f"arithmetic on {_kind(left)} is not supported")
-        if isinstance(op, ast.Pow) and not is_array(left) and _literal_int(right_node) is not None:
-            return self.power(left, right_node, node, None)
-        if right is None:
-            right = self.expr(right_node)
-        right = self.as_number(right, right_node)
-        result = self._binary(op, left, right, right_node, node)
-        if type(op) in _UFUNCS:  # what numpy's dtype of the result says (held_ints.py)
-            self.arrays.record(_UFUNCS[type(op)], (left, right), result, node)
-        return result
-
-    def _binary(self, op: ast.operator, left: SSAValue, right: SSAValue, right_node: ast.expr, node) -> SSAValue:
-        if is_array(left) or is_array(right):
-            if any(is_array(v) and tensor_ops.shape(v) for v in (left, right)):
-                return self.arrays.binary(op, left, right, node)
-            # 0-d arrays and numbers (np.squeeze of a (1, 1) array): numpy's result is a number
-            left, right = (tensor_ops.extract_scalar(self.em, v) if is_array(v) else v for v in (left, right))
-        if isinstance(op, ast.Pow):
-            return self.power(left, right_node, node, right)
-        em = self.em
-        if isinstance(op, (ast.Add, ast.Sub, ast.Mult)):
-            symbol = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*"}[type(op)]
-            if self.bool_rule(symbol, [left, right], node) == numpy_scalars.NUMPY:  # `or`, `and`
-                combined = em.op((arith.OrIOp if symbol == "+" else arith.AndIOp)(left, right))
-                return numpy_scalars.mark(combined, numpy_scalars.NUMPY)
-        if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and is_bool(left.type) and is_bool(right.type):
-            return em.op(_BITWISE[type(op)](left, right))  # numpy's `or` of bools (Python's too)
-        if isinstance(op, ast.Div):  # true division: floats keep their precision
-            if is_float(left.type) or is_float(right.type):
-                a, b = em.unify(left, right)
-            else:
-                a, b = em.to_float(left), em.to_float(right)
-            folded = _fold_floats(op, a, b)
-            return em.const(folded, a.type) if folded is not None else numpy_scalars.round_float32(em, em.div(a, b))
-        a, b = em.unify(left, right)
-        floating = is_float(a.type)
-        if floating:
-            folded = _fold_floats(op, a, b)
-            if folded is not None:  # constants: 1.0 + len(x) is known while lowering
-                return em.const(folded, a.type)
-        else:
-            folded = integers.fold(op, a, b)
-            if folded is not None:  # exact, as Python computes it; numpy's if an operand is
-                kinds = {numpy_scalars.kind(a), numpy_scalars.kind(b)}
-                result = self.integer(folded, node)
-                if kinds != {numpy_scalars.PYTHON} and isa(result, SSAValue):
-                    numpy_scalars.mark(result, numpy_scalars.NUMPY if numpy_scalars.NUMPY in kinds
-                                       else numpy_scalars.EITHER)
-                return result
-            checked = integers.CheckedIntegers(em, self.src.location(node))
-        if floating and isinstance(op, (ast.Add, ast.Sub, ast.Mult)):  # an np.float32's in float32
-            return numpy_scalars.round_float32(em, {ast.Add: em.add, ast.Sub: em.sub, ast.Mult: em.mul}[type(op)](a, b))
-        if isinstance(op, ast.Add):
-            return checked.add(a, b)
-        if isinstance(op, ast.Sub):
-            return checked.sub(a, b)
-        if isinstance(op, ast.Mult):
-            return checked.mul(a, b)
-        if isinstance(op, (ast.FloorDiv, ast.Mod)):
-            symbol = "//" if isinstance(op, ast.FloorDiv) else "%"
-            if floating:  # through fmod, as CPython computes them (float_division.py)
-                if not (isinstance(b.owner, arith.ConstantOp) and b.owner.value.value.data != 0.0):
-                    self.check(
-                        em.op(arith.CmpfOp(b, em.const(0.0, b.type), "une")), node,
-                        f"float {'floor division' if symbol == '//' else 'modulo'} by zero",
-                    )
-                return (floor_divide if symbol == "//" else remainder)(em, a, b)
-            if integers.constant_int(b) in (None, 0):  # MLIR leaves x // 0 undefined
-                self.check(
-                    em.op(arith.CmpiOp(b, em.const(0, b.type), "ne")), node,
-                    "integer division or modulo by zero",
-                )
-            if isinstance(op, ast.FloorDiv):
-                return integers.CheckedIntegers(em, self.src.location(node)).floor_divide(a, b)
-            return self.modulo(a, b)
-        raise self.src.error(node, f"the operator {_OPERATOR_NAMES.get(type(op), type(op).__name__)} is not supported")
-
-    def bool_rule(self, symbol: str, operands, node) -> str | None:
-        """Whose rule `symbol` of bools follows, numpy's or Python's
-        (numpy_scalars.py); an error where irad cannot match numpy."""
-        try:
-            return numpy_scalars.bool_rule(symbol, operands)
-        except numpy_scalars.Refusal as refusal:
-            raise self.src.error(node, refusal.message, refusal.hint) from None
-
-    def stmt_Assert(self, stmt: ast.Assert) -> None:
-        """`assert cond, msg`: a run-time check (cf.assert) that fails with
-        `file:line:col: assertion failed: msg`, as an index out of bounds does.
-        Python drops asserts under `python -O`; so does irad then."""
-        if sys.flags.optimize:
-            return
-        test = self.expr(stmt.test)
-        message = "assertion failed: " + (
-            self._message(stmt.msg) if stmt.msg is not None else ast.unparse(stmt.test)
-        )
-        known = self.static_condition(test)
-        if known is True:
-            return
-        if known is False:  # fails where it is reached (it may sit in a branch never taken)
-            self.check(self.em.const(False, I1), stmt, message)
-            self.control.returned = True  # like a raise, it ends this path: nothing after it runs
-            return
-        value = self.as_number(test, stmt.test)
-        if is_array(value):
-            raise self.src.error(stmt.test, "the truth value of an array is ambiguous",
-                                 "assert np.all(...) of a comparison, or a comparison of numbers")
-        self.check(self.em.to_bool(value), stmt, message)
-
-    def _message(self, node: ast.expr) -> str:
-        """An assert's message: its text where known while lowering, else its source."""
-        if isinstance(node, ast.JoinedStr):  # an f-string: known parts filled in
-            out = []
-            for part in node.values:
-                if isinstance(part, ast.Constant):
-                    out.append(str(part.value))
-                    continue
-                known, obj = known_value(self.expr(part.value))
-                spec = part.format_spec
-                plain = spec is None or all(isinstance(p, ast.Constant) for p in spec.values)
-                if known and plain and part.conversion == -1:
-                    out.append(format(obj, "".join(p.value for p in spec.values) if spec else ""))
-                else:
-                    out.append("{" + ast.unparse(part.value) + "}")
-            return "".join(out)
-        known, obj = known_value(self.expr(node))
-        return str(obj) if known else ast.unparse(node)
 
     def check(self, condition: SSAValue, node: ast.AST, message: str) -> None:
         """A run-time check: fails with `file:line: message` unless `condition` holds."""
@@ -1387,312 +979,6 @@ class FunctionLowering(IterationLowering, ListLowering):
         """Before a float -> i64 conversion (fptosi is poison outside i64 and for inf/nan)."""
         self.check(integers.float_fits_int64(self.em, x), node, integers.FLOAT_TO_INT_MESSAGE)
 
-    def modulo(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        """Python's `%` on ints: the result has the sign of the divisor."""
-        em = self.em
-        zero = em.const(0, a.type)
-        if integers.constant_int(b) in (None, -1):  # x % -1 is 0; remsi(INT64_MIN, -1) traps (SIGFPE)
-            one = em.const(1, b.type)
-            b = em.op(arith.SelectOp(em.op(arith.CmpiOp(b, em.const(-1, b.type), "eq")), one, b))
-        r = em.op(arith.RemSIOp(a, b))
-        nonzero = em.op(arith.CmpiOp(r, zero, "ne"))
-        signs_differ = em.op(
-            arith.CmpiOp(em.op(arith.XOrIOp(r, b)), zero, "slt")
-        )
-        fix = em.op(arith.AndIOp(nonzero, signs_differ))
-        return em.op(arith.SelectOp(fix, em.op(arith.AddiOp(r, b)), r))
-
-    def power(
-        self, base: SSAValue, exponent_node: ast.expr, node, exponent: SSAValue | None
-    ) -> SSAValue:
-        em = self.em
-        n = _literal_int(exponent_node)
-        if n is not None and n < 0 and not is_float(base.type) and numpy_scalars.kind(base) != numpy_scalars.PYTHON:
-            raise self.src.error(
-                node, "numpy's int ** negative int raises (integers to negative integer powers are not "
-                "allowed), and irad cannot tell this int from a Python int here" if numpy_scalars.kind(base) !=
-                numpy_scalars.NUMPY else "numpy's int ** negative int raises (integers to negative integer "
-                "powers are not allowed)", "write float(base) ** n, or base ** float(n)")
-        if n is not None and abs(n) <= MAX_UNROLLED_POWER:
-            base = em.to_int(base) if is_bool(base.type) else base
-            if n < 0 and not is_float(base.type):
-                base = em.to_float(base)
-            if is_float(base.type):  # an np.float32 base: each product in float32, as numpy's square
-                result = _power_by_squaring(
-                    em, base, abs(n), lambda a, b: numpy_scalars.round_float32(em, em.op(arith.MulfOp(a, b))))
-            elif integers.constant_int(base) is not None:  # exact, as Python computes it
-                return self.integer(integers.constant_int(base) ** n, node)
-            else:
-                checked = integers.CheckedIntegers(em, self.src.location(node))
-                result = _power_by_squaring(em, base, n, checked.mul)
-            if n < 0:
-                return numpy_scalars.round_float32(em, em.op(arith.DivfOp(em.const(1.0, base.type), result)))
-            return result
-        if exponent is None:
-            exponent = self.number(exponent_node)
-        if not is_float(base.type) and not is_float(exponent.type):
-            raise self.src.error(
-                node,
-                "int ** int with a runtime exponent is not supported",
-                "write float(base) ** n",
-            )
-        a, b = em.unify(em.to_float(base), em.to_float(exponent))
-        return numpy_scalars.round_float32(em, em.op(mathd.PowFOp(a, b)))
-
-    def expr_Compare(self, node: ast.Compare) -> Value:
-        left = self.expr(node.left)
-        rights = [self.expr(c) for c in node.comparators]
-        known = [_static_compare(op, a, b) for op, a, b in zip(node.ops, [left, *rights], rights)]
-        if all(k is not None for k in known):  # decided while lowering: x.shape[0] < 8, axis is None
-            result = known[0].obj  # Python's `a < b < c`: (a < b) and (b < c), a numpy bool kept
-            for k in known[1:]:
-                if not result:
-                    break
-                result = k.obj
-            return Static(result)
-        if len(node.ops) == 1:
-            static = _static_arithmetic(node.ops[0], left, rights[0])
-            if static is not None:
-                return static
-            return self.compare(
-                node.ops[0], self.as_number(left, node.left), self.as_number(rights[0], node.comparators[0]), node
-            )
-        left = self.as_number(left, node.left)
-        result = None
-        for op, right, right_node in zip(node.ops, rights, node.comparators):
-            right = self.as_number(right, right_node)
-            cmp = self.compare(op, left, right, node)
-            result = cmp if result is None else self.em.op(arith.AndIOp(result, cmp))
-            left = right
-        return result
-
-    def static_condition(self, value: Value) -> bool | None:
-        """The truth of a condition known while lowering (a Static, a constant), or None."""
-        if isinstance(value, Static):
-            return bool(value.obj)
-        if isinstance(value, tuple):  # `if xs:` a container's length is known while lowering
-            return len(value) > 0
-        if isinstance(value, MappingValue):
-            return len(value.items) > 0
-        if isinstance(value, SSAValue) and not is_array(value):
-            known, obj = known_value(value)
-            return bool(obj) if known else None
-        return None
-
-    def compare(self, op: ast.cmpop, left: SSAValue, right: SSAValue, node) -> SSAValue:
-        predicates = _COMPARISONS.get(type(op))
-        if predicates is None:
-            raise self.src.error(node, f"the comparison `{_CMP_NAMES.get(type(op), type(op).__name__)}` is not supported")
-        if is_array(left) or is_array(right):
-            return self.arrays.compare(predicates[0], left, right, node)
-        exact = self._int_float_comparison(predicates, left, right, node)
-        if exact is not None:
-            return exact
-        a, b = self.em.unify(left, right)
-        if is_float(a.type):
-            return self.em.op(arith.CmpfOp(a, b, predicates[0]))
-        return self.em.op(arith.CmpiOp(a, b, predicates[1]))
-
-    def _int_float_comparison(self, predicates, left: SSAValue, right: SSAValue, node) -> SSAValue | None:
-        """An int compared with a float. Python compares them exactly; numpy (an
-        np.int64 or np.float64 among them) after rounding the int to float, as
-        irad's default path does. Where irad cannot tell which (a parameter of
-        a function irad calls), the exact answer is checked to be numpy's too."""
-        if is_int(left.type) == is_int(right.type) or not (is_float(left.type) or is_float(right.type)):
-            return None
-        n = integers.constant_int(left if is_int(left.type) else right)
-        if n is not None and abs(n) <= integers.EXACT_IN_FLOAT:  # the float of n is n
-            return None
-        kinds = {numpy_scalars.kind(left), numpy_scalars.kind(right)}
-        if numpy_scalars.NUMPY in kinds:
-            return None
-        exact = integers.compare_with_float(self.em, predicates, left, right)
-        if kinds != {numpy_scalars.PYTHON}:
-            a, b = self.em.unify(left, right)
-            rounded = self.em.op(arith.CmpfOp(a, b, predicates[0]))
-            self.check(self.em.op(arith.CmpiOp(exact, rounded, "eq")), node,
-                       "an int beyond 2**53 compared with a float: Python compares them exactly and numpy "
-                       "after rounding the int to float, and irad cannot tell here whether they are "
-                       "Python's numbers or numpy's (hint: compare float(n) with x for numpy's answer)")
-        return exact
-
-    def expr_BoolOp(self, node: ast.BoolOp) -> Value:
-        known = [self.expr(v) for v in node.values]
-        if all(isinstance(v, Static) for v in known):  # decided while lowering
-            pick = all if isinstance(node.op, ast.And) else any
-            return Static(pick(v.obj for v in known))
-        values = [self.as_number(k, sub) for k, sub in zip(known, node.values)]
-        for v, sub in zip(values, node.values):
-            if not is_bool(v.type):
-                raise self.src.error(
-                    sub,
-                    "`and`/`or` on a number (not a bool) is not supported",
-                    "compare explicitly, e.g. `x != 0.0`",
-                )
-        op_class = arith.AndIOp if isinstance(node.op, ast.And) else arith.OrIOp
-        result = values[0]
-        for v in values[1:]:
-            result = self.em.op(op_class(result, v))
-        kinds = [numpy_scalars.kind(v) for v in values]  # `a and b` is one of them
-        return numpy_scalars.mark(result, kinds[0] if len(set(kinds)) == 1 else numpy_scalars.EITHER)
-
-    def expr_IfExp(self, node: ast.IfExp) -> Value:
-        test = self.expr(node.test)
-        known = self.static_condition(test)
-        if known is not None:  # decided while lowering: only the arm taken is lowered
-            return self.expr(node.body if known else node.orelse)
-        test = self.as_number(test, node.test)
-        if is_array(test):
-            raise self.src.error(
-                node.test, "the truth value of an array is ambiguous",
-                "use np.where(cond, a, b) for an elementwise choice",
-            )
-        cond = self.em.to_bool(test)
-        (then_block, then_leaves, tree), (else_block, else_leaves, else_tree) = (
-            self._branch(node.body), self._branch(node.orelse)
-        )
-        if pytrees.structure(tree) != pytrees.structure(else_tree):
-            raise self.src.error(
-                node, "the two values of this conditional expression are containers of different structures",
-                "give both the same keys, fields and lengths",
-            )
-        joined = [joins.join_types(a.type, b.type) for a, b in zip(then_leaves, else_leaves)]
-        for a, b, t in zip(then_leaves, else_leaves, joined):
-            if t is None:
-                raise self.src.error(
-                    node,
-                    "the two values of this conditional expression have no common type: "
-                    f"{joins.mismatch(a.type, b.type)}",
-                    "irad's array shapes are static: give both the same shape",
-                )
-        where = number_joins.joined(self.src.location(node), "its value", "this conditional expression")
-        then_block.add_op(scf.YieldOp(*(joins.convert(Emitter(then_block), v, t, where) for v, t in zip(then_leaves, joined))))
-        else_block.add_op(scf.YieldOp(*(joins.convert(Emitter(else_block), v, t, where) for v, t in zip(else_leaves, joined))))
-        results = self.em.results(scf.IfOp(cond, joined, Region(then_block), Region(else_block)))
-        return rebuild(tree, iter(results))
-
-    def _branch(self, node: ast.expr) -> tuple[Block, list[SSAValue], Tree]:
-        """Lower one arm of a conditional expression into its own block (lazily
-        run): its leaves (a number, an array or a container of them) and tree."""
-        outer = self.em
-        block = Block()
-        self.em = Emitter(block)
-        try:
-            value = self.expr(node)
-            found = self.tree_leaves(value, node)
-            # the expression's value is a copy: a list in it that the program holds no longer changes
-            self.freeze_lists(value, f"the conditional expression at {self.src.location(node)} may give "
-                                     "a copy of it (in Python, the list itself)")
-            if found is None or found[1] == pytrees.NONE:
-                raise self.src.error(node, f"expected a number here, got {_kind(value)}")
-        finally:
-            self.em = outer
-        return block, *found
-
-def _is_item(target: ast.expr) -> bool:
-    """`name[...]`: an in-place write to an array."""
-    return isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
-
-
-def _static_int(value: Value) -> int | None:
-    if isinstance(value, Static) and type(value.obj) is int:
-        return value.obj
-    if isinstance(value, SSAValue):
-        return integers.constant_int(value)
-    return None
-
-
-def _static_arithmetic(op, left: Value, right: Value) -> Static | None:
-    """int op int evaluated while lowering when one side is static (a shape)."""
-    if not (isinstance(left, Static) or isinstance(right, Static)):
-        return None
-    a, b = _static_int(left), _static_int(right)
-    fn = STATIC_OPERATORS.get(type(op))
-    if a is None or b is None or fn is None:
-        return None
-    return Static(fn(a, b))
-
-
-_FLOAT_FOLDS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
-
-
-def _fold_floats(op: ast.operator, a: SSAValue, b: SSAValue) -> float | None:
-    """`a op b` for two f64 constants, as Python computes it (IEEE double);
-    None otherwise, and for a division by zero (IEEE's inf, not Python's error)."""
-    fn = _FLOAT_FOLDS.get(type(op))
-    if fn is None or a.type != F64 or b.type != F64:
-        return None
-    (known_a, x), (known_b, y) = known_value(a), known_value(b)
-    if not (known_a and known_b) or (isinstance(op, ast.Div) and y == 0):
-        return None
-    return fn(float(x), float(y))
-
-
-def _static_compare(op: ast.cmpop, left: Value, right: Value) -> Static | None:
-    """A comparison decided while lowering: of two known values, `is` against a
-    known object (a run-time number is never None), `in` a known tuple."""
-    if isinstance(op, (ast.In, ast.NotIn)) and containers.contains(left, right) is not None:  # k in d
-        found = containers.contains(left, right).obj
-        return Static(found == isinstance(op, ast.In))
-    if isinstance(op, (ast.Is, ast.IsNot)):
-        if isinstance(left, Static) and isinstance(right, Static):
-            same = left.obj is right.obj
-        elif isinstance(left, Static) or isinstance(right, Static):
-            other = right if isinstance(left, Static) else left
-            if not isinstance(other, (SSAValue, tuple)):
-                return None
-            same = False
-        else:
-            return None
-        return Static(same if isinstance(op, ast.Is) else not same)
-    if is_array(left) or is_array(right):
-        return None
-    (known_a, a), (known_b, b) = known_value(left), known_value(right)
-    if not (known_a and known_b):
-        return None
-    try:
-        if isinstance(op, (ast.In, ast.NotIn)):
-            return Static((a in b) == isinstance(op, ast.In))
-        fn = STATIC_OPERATORS.get(type(op))
-        if fn is None:
-            return None
-        truth = bool(fn(a, b))  # a comparison of numpy's numbers is numpy's bool (its `+` is `or`)
-        return Static(np.bool_(truth) if _numpy_number(left) or _numpy_number(right) else truth)
-    except (TypeError, ValueError):  # objects Python cannot compare (or whose truth is ambiguous)
-        return None
-
-
-def _numpy_number(value: Value) -> bool:
-    """A number known while lowering that is numpy's: a numpy scalar (or 0-d
-    array), or a constant made of one (numpy_scalars.py)."""
-    if isinstance(value, Static):
-        return isinstance(value.obj, np.generic) or (isinstance(value.obj, np.ndarray) and value.obj.ndim == 0)
-    return isinstance(value, SSAValue) and numpy_scalars.kind(value) == numpy_scalars.NUMPY
-
-
-def _power_by_squaring(em: Emitter, base: SSAValue, n: int, mul) -> SSAValue:
-    result = None
-    square = base
-    while n:
-        if n & 1:
-            result = square if result is None else mul(result, square)
-        n >>= 1
-        if n:
-            square = mul(square, square)
-    return result if result is not None else em.const(1, base.type)
-
-
-def _literal_int(node: ast.expr) -> int | None:
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    if (
-        isinstance(node, ast.UnaryOp)
-        and isinstance(node.op, ast.USub)
-        and isinstance(node.operand, ast.Constant)
-        and type(node.operand.value) is int
-    ):
-        return -node.operand.value
-    return None
 
 
 def _static_constant(value: Value) -> object | None:
@@ -1705,17 +991,6 @@ def _static_constant(value: Value) -> object | None:
         return None if None in items else tuple(items)
     return None
 
-
-def _static_index(node: ast.expr):
-    n = _literal_int(node)
-    if n is not None:
-        return n
-    if isinstance(node, ast.Slice):
-        parts = [node.lower, node.upper, node.step]
-        values = [None if p is None else _literal_int(p) for p in parts]
-        if all(p is None or v is not None for p, v in zip(parts, values)):
-            return slice(*values)
-    return None
 
 
 def _kind(value: Value) -> str:
@@ -1752,29 +1027,6 @@ def _kind(value: Value) -> str:
     return f"a {type(value).__name__} object"
 
 
-_COMPARISONS = {
-    ast.Lt: ("olt", "slt"),
-    ast.LtE: ("ole", "sle"),
-    ast.Gt: ("ogt", "sgt"),
-    ast.GtE: ("oge", "sge"),
-    ast.Eq: ("oeq", "eq"),
-    ast.NotEq: ("une", "ne"),
-}
-_CMP_NAMES = {ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
-_OPERATOR_NAMES = {
-    ast.MatMult: "`@`",
-    ast.BitAnd: "`&`",
-    ast.BitOr: "`|`",
-    ast.BitXor: "`^`",
-    ast.LShift: "`<<`",
-    ast.RShift: "`>>`",
-}
-# numpy's ufunc of each arithmetic operator: what held_ints asks for the result's dtype
-_BITWISE = {ast.BitAnd: arith.AndIOp, ast.BitOr: arith.OrIOp, ast.BitXor: arith.XOrIOp}
-_UFUNCS = {
-    ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Div: np.true_divide,
-    ast.FloorDiv: np.floor_divide, ast.Mod: np.remainder, ast.Pow: np.power, ast.MatMult: np.matmul,
-}
 _NODE_NAMES = {
     "Lambda": "a lambda",
     "ListComp": "a list comprehension",

@@ -46,6 +46,7 @@ from irad.ir.dialect import GradOp, JvpOp, ValueAndGradOp, VjpOp, VmapOp, batche
 from irad.ir.metadata import ENTRY, UNROLLABLE, mark_generated
 from irad.ir.walk import find
 from irad.ir.types import describe, is_differentiable, is_float, is_tensor, shape_of
+from irad.ir.symbols import functions_by_name
 
 GRADIENTS = ("grad", "value_and_grad")
 JACOBIANS = ("jacfwd", "jacrev")
@@ -569,7 +570,7 @@ def _over_a_loop_gradient(primal: func.FuncOp) -> bool:
     its jacfwd sweeps are unrolled here, requests in the entry that a vmap of
     the Jacobian batches as requests (irad-vmap's unrollable fallback would
     differentiate them first)."""
-    functions = {f.sym_name.data: f for f in primal.parent.ops if isinstance(f, func.FuncOp)}
+    functions = functions_by_name(primal.parent)
 
     def reached(names: list[str]) -> set[str]:
         seen: set[str] = set()

@@ -20,6 +20,11 @@ through a name sharing their array) is an error until one of them is bound
 anew, since numpy would make the write visible on one path only. A loop body
 is lowered again from the join of the table before the loop and the one its
 body leaves, until that join settles.
+
+The statements after a `break` or `continue` do not run on its path, so the
+joins after it take the other paths' tables; the table it left with is kept as
+an `Exit`, which the loop applies where that path goes on (a `continue`'s where
+the next iteration starts, a `break`'s after the loop) as conflicts.
 """
 
 from __future__ import annotations
@@ -168,15 +173,30 @@ class Base:
         return f"$base{self.number}"
 
 
+@dataclass(frozen=True, eq=False)
+class Exit:
+    """The sharing where a `break` or `continue` left the loop body: the table
+    and the variables then. The joins after it take the other paths' tables (the
+    statements after a jump do not run on its path), so the loop applies it: a
+    `continue`'s where the next iteration starts (`Views.join_loop`), a
+    `break`'s after the loop (`Views.after_exits`)."""
+
+    table: Table
+    names: frozenset
+    broke: bool
+
+
 @dataclass
 class ViewState:
-    """A path's array sharing: the table of members, and each base's current value."""
+    """A path's array sharing: the table of members, each base's current value,
+    and the Exits its loop body has taken so far."""
 
     table: Table = EMPTY
     bases: dict = field(default_factory=dict)  # Base -> SSAValue
+    exits: tuple = ()
 
     def copy(self) -> ViewState:
-        return ViewState(self.table, dict(self.bases))
+        return ViewState(self.table, dict(self.bases), self.exits)
 
 
 class Views:
@@ -429,6 +449,8 @@ class Views:
         one table. An arm that returned or broke out does not reach the join, so the
         other arm's table holds."""
         then_path, else_path = paths
+        exits = tuple(dict.fromkeys([*then_path.views.exits, *else_path.views.exits]))
+        then_path.views.exits = else_path.views.exits = exits
         a, b = then_path.views.table, else_path.views.table
         if a is b:
             return
@@ -448,13 +470,24 @@ class Views:
 
     def join_loop(self, start_path, body_path, where: str) -> Table:
         """At the end of a loop body: the table the next iteration starts from, the
-        join of the body's start and end (the body's bases renamed to the start's)."""
+        join of the body's start and end (the body's bases renamed to the start's)
+        and of the body's `continue` exits."""
         start, end = start_path.views.table, body_path.views.table
-        if end is start:
-            return start
         names = [n for n in start_path.env if n in body_path.env]
-        joined = self._join(start_path, body_path, names, f"the loop at {where}", prune_first=False)
+        joined = start if end is start else self._join(start_path, body_path, names, f"the loop at {where}",
+                                                      prune_first=False)
+        continues = [e for e in body_path.views.exits if not e.broke]
+        joined = _with_exits(joined, continues, names, f"the loop at {where}")
         return start if joined.same_as(start) else joined
+
+    def exit(self, broke: bool) -> None:
+        """A `break` (`broke`) or `continue`: remember the sharing it leaves with."""
+        self.state.exits += (Exit(self.table, frozenset(self.env), broke),)
+
+    def after_exits(self, exits, where: str) -> None:
+        """Where the paths of `exits` meet the current one again (after a loop;
+        an unrolled loop's next item): names whose sharing differs conflict."""
+        self.state.table = _with_exits(self.table, exits, list(self.env), where)
 
     def _join(self, a_path, b_path, names, where: str, prune_first: bool = True) -> Table:
         """The table after a join of the view states of two paths over the variables
@@ -510,6 +543,20 @@ class Views:
         return (f"{_shown(name)} and {_shown(other)} share one array on one path into {where} "
                 "but not on the other (or through a different view); numpy would make the write "
                 "visible through the other name on one path only")
+
+
+def _with_exits(table: Table, exits: tuple, names: list, where: str) -> Table:
+    """`table` with a conflict for each pair of `names` that shares an array
+    differently there and where one of `exits` left (and the exits' conflicts)."""
+    conflicts = dict(table.conflicts)
+    for ex in exits:
+        common = [n for n in names if n in ex.names]
+        conflicts.update({pair: m for pair, m in ex.table.conflicts.items() if pair <= set(common)})
+        for i, n in enumerate(common):
+            for m in common[i + 1:]:
+                if (n in table.members or n in ex.table.members) and _relation(ex.table, n, m) != _relation(table, n, m):
+                    conflicts.setdefault(frozenset((n, m)), Views._conflict(n, m, where))
+    return table if conflicts == table.conflicts else Table(table.members, table.origins, conflicts)
 
 
 def _shown(name: str) -> str:

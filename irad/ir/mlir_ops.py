@@ -68,6 +68,7 @@ from xdsl.traits import Pure, SameOperandsAndResultType
 from xdsl.utils.exceptions import VerifyException
 
 from irad.base.errors import BackendError
+from irad.ir.symbols import functions_by_name
 
 __all__ = [
     "ARITH",
@@ -338,7 +339,7 @@ def expand_for_llvm(module: ModuleOp) -> None:
     declared: dict[str, Attribute] = {}
     patterns = [_ExpandIsInf(), _ExpandIsNormal(), _Expm1ToLibm(declared.setdefault)]
     PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(module)
-    existing = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+    existing = functions_by_name(module)
     for name, element in declared.items():
         if name in existing:
             # the native backend renames irad's functions apart (native.namespace_symbols);

@@ -13,22 +13,18 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Region
 from xdsl.rewriter import Rewriter
 
-from irad.ir.symbols import fresh_symbol
+from irad.ir.symbols import fresh_symbol, functions_by_name
 from irad.ir.types import is_differentiable
 from irad.markers import stop_gradient
 from irad.passes.ad.rule_ir import rule_key
 from irad.rules.keys import target_key
 
 
-def _functions(module: ModuleOp) -> dict[str, func.FuncOp]:
-    return {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
-
-
 def stop_gradient_function(module: ModuleOp, t: Attribute) -> str:
     """A function `x -> x` of type `t` that the rule table marks non-differentiable
     (irad.stop_gradient): no cotangent flows through a call to it."""
     key = target_key(stop_gradient)
-    taken = _functions(module)
+    taken = functions_by_name(module)
     for name, op in taken.items():
         if rule_key(op) == key and tuple(op.function_type.inputs.data) == (t,):
             return name
@@ -45,9 +41,9 @@ def stop_gradient_function(module: ModuleOp, t: Attribute) -> str:
 def cut_aux(module: ModuleOp, name: str, aux: int) -> str:
     """A private copy of @name whose float results from #aux on pass through
     irad.stop_gradient; returns the copy's name."""
-    primal = _functions(module)[name]
+    primal = functions_by_name(module)[name]
     copy = primal.clone()
-    copy.sym_name = StringAttr(fresh_symbol(f"{name}.aux", _functions(module)))
+    copy.sym_name = StringAttr(fresh_symbol(f"{name}.aux", functions_by_name(module)))
     copy.sym_visibility = StringAttr("private")
     ret = copy.body.block.last_op
     values = list(ret.operands)

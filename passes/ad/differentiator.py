@@ -52,7 +52,7 @@ from irad.passes.ad.reverse import (
     needs_tape,
 )
 from irad.rules import Decision, RuleTable, default_table
-from irad.ir.symbols import fresh_symbol
+from irad.ir.symbols import fresh_symbol, functions_by_name
 from irad.rules.table import NON_DIFFERENTIABLE, REVERSE, check_rule_ir
 from irad.ir.walk import find
 
@@ -176,9 +176,7 @@ class Differentiator:
         self.hoist = hoist
         self._graph: CallGraph | None = None
         self.table = table if table is not None else default_table()
-        self.functions: dict[str, func.FuncOp] = {
-            op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)
-        }
+        self.functions: dict[str, func.FuncOp] = functions_by_name(module)
         self.generated: dict[Key, Generated] = {}
         # keys on a call cycle: their pairs thread a tape and call each other
         self.recursive: set[Key] = set()
@@ -216,7 +214,7 @@ class Differentiator:
         next ones differentiate their generated code, where the table may
         decide otherwise (a rule that declines at order 2). Functions generated
         the same way are still reused (`_existing`)."""
-        self.functions = {op.sym_name.data: op for op in self.module.ops if isinstance(op, func.FuncOp)}
+        self.functions = functions_by_name(self.module)
         self.generated = {}
         self.recursive = set()
         self._graph = None

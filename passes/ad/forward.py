@@ -38,7 +38,7 @@ from irad.ir.constants import float_constant
 from irad.ir.dialect import JvpOp
 from irad.ir.locations import find_function, location
 from irad.ir.metadata import JVP, generated_name, mark_generated, origin
-from irad.ir.symbols import fresh_symbol
+from irad.ir.symbols import fresh_symbol, functions_by_name
 from irad.ir.types import is_differentiable
 from irad.passes.ad.decisions import CallDecision, decision_at
 from irad.passes.ad.derivatives import OpDerivative, derivative_of, refusal
@@ -65,9 +65,7 @@ class ForwardDifferentiator:
     def __init__(self, module: ModuleOp, table: RuleTable | None = None):
         self.module = module
         self.table = table if table is not None else default_table()
-        self.functions: dict[str, func.FuncOp] = {
-            op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)
-        }
+        self.functions: dict[str, func.FuncOp] = functions_by_name(module)
         self.generated: dict[tuple[Key, str | None], str] = {}
         self._queue: list[tuple[Key, Decision | None, str]] = []
         self._varied: dict[Key, list[bool]] = {}

@@ -26,6 +26,7 @@ from irad.ir.callgraph import on_cycles, strongly_connected
 from irad.ir.metadata import derived_from, origin
 from irad.ir.walk import walk
 from irad.ir.isa import isa
+from irad.ir.symbols import functions_by_name
 
 
 def node_of(fn: func.FuncOp) -> str:
@@ -79,7 +80,7 @@ class CallGraph:
 
     @staticmethod
     def build(module: ModuleOp) -> CallGraph:
-        functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+        functions = functions_by_name(module)
         graph = CallGraph(functions)
         raw: dict[str, list[str]] = {}
         primal: dict[str, list[str]] = {}

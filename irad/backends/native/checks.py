@@ -56,7 +56,7 @@ from irad.base.errors import BackendError, RuntimeCheckError
 from irad.ir.builder import IRBuilder
 from irad.ir.callgraph import call_cycles
 from irad.ir.locations import recursion_message
-from irad.ir.symbols import fresh_symbol
+from irad.ir.symbols import fresh_symbol, functions_by_name
 
 CHECK_FAILED = "irad_check_failed"
 STACK_CHECK = "irad_stack_check"
@@ -112,7 +112,7 @@ def _guard_recursion(module: ModuleOp, number: Callable[[IRBuilder, str], SSAVal
     and passes it on to the functions of its cycle. `@f` asks for the floor
     (one pthread_getspecific) and calls `@f.stack`, so only the first call
     into a cycle pays for it. True if there was a cycle."""
-    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+    functions = functions_by_name(module)
     taken = set(functions)
     cycles = call_cycles(module)
     for cycle in cycles:

@@ -1,0 +1,158 @@
+"""Statements other than those that branch, loop, jump or define: assignments
+(plain, augmented, annotated, to names, items and unpacked targets),
+expression statements, `pass`, `with np.errstate(...)` and `assert`.
+
+`Statements` is a collaborator of the FunctionLowering `fl` that holds it
+(`fl.statements`); `fl.statement` routes the others (`if`, `while`, jumps to
+`fl.control_flow`, `for` to `fl.iteration`, `def` to `fl.calls`). What the
+others use: `assign`.
+
+What it needs from `fl`: the source (`src`), the emitter (`em`), the path
+(`env`, `control`), `expr`, `as_number`, `check`, and the other
+collaborators: `expressions`, `arrays`, `lists`, `control_flow`.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from xdsl.ir import SSAValue
+from irad.frontend.arrays import known_value
+from irad.ir.symbols import value_name
+from irad.frontend import contexts
+from irad.frontend.values import ListValue, Value, is_array
+from irad.frontend.source import SUBSET_HINT
+from irad.ir.types import I1
+
+UNSUPPORTED_STATEMENTS = {
+    ast.Try: ("a `try` statement", "exceptions cannot be differentiated; remove it"),
+    ast.Raise: ("a `raise` statement", "exceptions cannot be differentiated; remove it"),
+    ast.Import: ("an `import` inside the function", "import at module level"),
+    ast.ImportFrom: ("an `import` inside the function", "import at module level"),
+    ast.ClassDef: ("a class definition", "define it at module level"),
+    ast.Global: ("a `global` statement", "pass the value as an argument"),
+    ast.Nonlocal: ("a `nonlocal` statement", "pass the value as an argument"),
+    ast.Delete: ("a `del` statement", "remove it"),
+}
+
+
+class Statements:
+    """Lowers the simple statements of one function (see the module docstring)."""
+
+    def __init__(self, fl) -> None:
+        self.fl = fl
+
+    def statement(self, stmt: ast.stmt) -> None:
+        """Lower one statement of this module's kinds."""
+        if isinstance(stmt, ast.Assign):
+            value = self.fl.expr(stmt.value)
+            for target in stmt.targets:
+                self.assign(target, value)
+        elif isinstance(stmt, ast.AugAssign) and _is_item(stmt.target):
+            target = stmt.target  # y[i] += v: read, combine, write back
+            current = self.fl.expressions.expr_Subscript(target)
+            self.assign(target, self.fl.expressions.binary(stmt.op, current, stmt.value, stmt), stmt)
+        elif isinstance(stmt, ast.AugAssign):
+            if not isinstance(stmt.target, ast.Name):
+                raise self.fl.src.error(
+                    stmt, "augmented assignment to anything but a variable",
+                    "in-place updates of containers are not supported",
+                )
+            current = self.fl.expressions.name(stmt.target)
+            if isinstance(current, tuple):  # xs += ys extends a list in place; t += (v,) binds anew
+                self.fl.lists.augmented_list(stmt, current)
+                return
+            result = self.fl.expressions.binary(stmt.op, current, stmt.value, stmt)
+            if is_array(current):  # numpy updates the array in place: y += v is np.add(y, v, out=y)
+                self.fl.arrays.update(stmt.target.id, current, result, stmt)
+            else:
+                self.assign(stmt.target, result)
+        elif isinstance(stmt, ast.AnnAssign):
+            if stmt.value is not None:
+                self.assign(stmt.target, self.fl.expr(stmt.value))
+        elif isinstance(stmt, ast.Expr):
+            if not (isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)):
+                self.fl.expr(stmt.value)  # pure: evaluated for its errors only
+        elif isinstance(stmt, ast.Pass):
+            pass
+        elif isinstance(stmt, ast.With):
+            self.stmt_With(stmt)
+        elif isinstance(stmt, ast.Assert):
+            self.stmt_Assert(stmt)
+        else:
+            what, hint = UNSUPPORTED_STATEMENTS.get(
+                type(stmt), (f"a `{type(stmt).__name__}` statement", SUBSET_HINT)
+            )
+            raise self.fl.src.error(stmt, f"{what} is not supported", hint)
+
+    def stmt_With(self, stmt: ast.With) -> None:
+        """`with np.errstate(...):` its body, as if the `with` were not there (contexts.py)."""
+        for item in stmt.items:
+            contexts.enter(self.fl, stmt, item)
+        self.fl.control_flow.run_statements(stmt.body)
+
+    def assign(self, target: ast.expr, value: Value, node: ast.AST | None = None) -> None:
+        if isinstance(target, ast.Name):
+            if isinstance(value, SSAValue) and value.name_hint is None:
+                value.name_hint = value_name(target.id)
+            self.fl.arrays.views.bind(target.id, value)  # an alias or a view shares an array
+            self.fl.env[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            self.fl.lists.unpack(target, value)  # lists.py
+        elif _is_item(target) and isinstance(self.fl.env.get(target.value.id), ListValue):
+            self.fl.lists.assign_list_item(target.value.id, target, value, node or target)
+        elif _is_item(target):
+            self.fl.arrays.assign_item(target.value.id, target.slice, value, node or target)
+        else:
+            raise self.fl.src.error(
+                target,
+                f"assignment to a {type(target).__name__.lower()} is not supported",
+                "assign to plain variable names",
+            )
+
+    def stmt_Assert(self, stmt: ast.Assert) -> None:
+        """`assert cond, msg`: a run-time check (cf.assert) that fails with
+        `file:line:col: assertion failed: msg`, as an index out of bounds does.
+        Python drops asserts under `python -O`; so does irad then."""
+        if sys.flags.optimize:
+            return
+        test = self.fl.expr(stmt.test)
+        message = "assertion failed: " + (
+            self._message(stmt.msg) if stmt.msg is not None else ast.unparse(stmt.test)
+        )
+        known = self.fl.expressions.static_condition(test)
+        if known is True:
+            return
+        if known is False:  # fails where it is reached (it may sit in a branch never taken)
+            self.fl.check(self.fl.em.const(False, I1), stmt, message)
+            self.fl.control.returned = True  # like a raise, it ends this path: nothing after it runs
+            return
+        value = self.fl.as_number(test, stmt.test)
+        if is_array(value):
+            raise self.fl.src.error(stmt.test, "the truth value of an array is ambiguous",
+                                    "assert np.all(...) of a comparison, or a comparison of numbers")
+        self.fl.check(self.fl.em.to_bool(value), stmt, message)
+
+    def _message(self, node: ast.expr) -> str:
+        """An assert's message: its text where known while lowering, else its source."""
+        if isinstance(node, ast.JoinedStr):  # an f-string: known parts filled in
+            out = []
+            for part in node.values:
+                if isinstance(part, ast.Constant):
+                    out.append(str(part.value))
+                    continue
+                known, obj = known_value(self.fl.expr(part.value))
+                spec = part.format_spec
+                plain = spec is None or all(isinstance(p, ast.Constant) for p in spec.values)
+                if known and plain and part.conversion == -1:
+                    out.append(format(obj, "".join(p.value for p in spec.values) if spec else ""))
+                else:
+                    out.append("{" + ast.unparse(part.value) + "}")
+            return "".join(out)
+        known, obj = known_value(self.fl.expr(node))
+        return str(obj) if known else ast.unparse(node)
+
+
+def _is_item(target: ast.expr) -> bool:
+    """`name[...]`: an in-place write to an array."""
+    return isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
