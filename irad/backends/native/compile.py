@@ -454,7 +454,8 @@ def _lower_with_tools(mlir_text: str, passes: Sequence[str]) -> str:
         passes = passes[at + 1:]
     commands = [[opt, *passes, *verify, "--emit-bytecode"], [translate, "--mlir-to-llvmir"]]
     what = ["lowering to the LLVM dialect with mlir-opt", "mlir-translate --mlir-to-llvmir"]
-    pipeline = warm_tools.pipeline_text(passes)
+    # the warm pair is the next first call's: split code is made in the background (split_loops.unsplit)
+    pipeline = None if split else warm_tools.pipeline_text(passes)
     pair = warm_tools.take(opt, translate) if pipeline is not None else None
     if pair is None:
         return _run_tools(commands, mlir_text, what)
