@@ -107,6 +107,7 @@ def test_only_the_optimised_code_is_split(monkeypatch):
     """Tier 0 (the first calls) runs the loops unsplit, the -O2 code split
     (split_loops.unsplit says why); untiered, the one compile is split. The
     bits are the same either way (test_split_loops_give_the_same_bits)."""
+    monkeypatch.setenv(config.switch("native_cache").variable, "0")  # compiled here, not loaded
     args = _args(tanh_layer, 256, 128, np.float64, np.random.default_rng(0))
     module, run = _compile(tanh_layer, args, monkeypatch, True)
     assert module.jit.tiered
