@@ -30,6 +30,7 @@ import numpy as np  # noqa: E402
 from timing import median_call_seconds, optimised, optional  # noqa: E402
 
 import irad  # noqa: E402
+from irad.backends.native import split_loops as native_split_loops  # noqa: E402
 from irad.base import config  # noqa: E402
 from irad.pipeline import options, transformation_module  # noqa: E402
 
@@ -133,7 +134,8 @@ def main() -> None:
         import jax.numpy as jnp
 
         reference = functions(jnp)
-    irad.jacfwd(layer, backend="native")(np.ones(3), np.ones((3, 3)))  # the process's one-time native set-up
+    irad.jacfwd(layer, backend="native")(np.ones(3), np.ones((3, 3)))  # the process's one-time native set-up,
+    native_split_loops.pipeline_marker()  # with the helper thread's module (large loop nests split over threads)
     kinds = {"jacfwd": layer, "jacrev": layer, "hessian": energy}
     rows = []
     for kind, f in kinds.items():

@@ -24,6 +24,8 @@ Results do not depend on the tier: the IR asks for no FP contraction, LLVM
 reorders no floating-point arithmetic without fast-math flags, and vector
 math (vector_math.py) gives an element the same bits whether a vectorised
 loop or a scalar one computes it (calls outside loops are libm's in both).
+Tier 0's large loop nests run on one thread, the -O2 code's split by rows
+over two (split_loops.unsplit), which gives the same bits.
 Nor do failed checks: tier 0's frames are larger than -O2's, so a recursion
 that fits the stack at -O2 could fail its depth check at tier 0; a module
 with a recursion (native_checks.guard: `depth_checked`) is not tiered, and
