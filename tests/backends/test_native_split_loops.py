@@ -103,6 +103,30 @@ def test_split_loops_give_the_same_bits(program, rows, columns, dtype, monkeypat
     np.testing.assert_allclose(a, expected, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-6)
 
 
+def test_only_the_optimised_code_is_split(monkeypatch):
+    """Tier 0 (the first calls) runs the loops unsplit, the -O2 code split
+    (split_loops.unsplit says why); untiered, the one compile is split. The
+    bits are the same either way (test_split_loops_give_the_same_bits)."""
+    monkeypatch.setenv(config.switch("native_cache").variable, "0")  # compiled here, not loaded
+    args = _args(tanh_layer, 256, 128, np.float64, np.random.default_rng(0))
+    module, run = _compile(tanh_layer, args, monkeypatch, True)
+    assert module.jit.tiered
+    assert split_loops_pass.FUNCTION_PREFIX not in module.first_tier_llvm_ir
+    before = native_split.counts()
+    first = run(*args)
+    assert native_split.counts() == before, "tier 0 ran split loops"
+    assert module.wait_optimised()
+    assert split_loops_pass.FUNCTION_PREFIX in module.llvm_ir
+    np.testing.assert_array_equal(run(*args)[0], first[0])
+    assert native_split.counts() != before
+    monkeypatch.setenv(config.switch("native_tiered").variable, "0")
+    module, run = _compile(tanh_layer, args, monkeypatch, True)
+    assert not module.jit.tiered
+    before = native_split.counts()
+    np.testing.assert_array_equal(run(*args)[0], first[0])
+    assert native_split.counts() != before
+
+
 def test_a_sum_over_rows_and_small_loops_are_not_split(monkeypatch):
     """A loop over rows that adds into each column in turn is an scf.for,
     never outlined. The column sum of 512 rows is blocked (backends/blocked_sums.py):

@@ -459,7 +459,8 @@ def _lower_with_tools(mlir_text: str, passes: Sequence[str]) -> str:
         passes = passes[at + 1:]
     commands = [[opt, *passes, *verify, "--emit-bytecode"], [translate, "--mlir-to-llvmir"]]
     what = ["lowering to the LLVM dialect with mlir-opt", "mlir-translate --mlir-to-llvmir"]
-    pipeline = warm_tools.pipeline_text(passes)
+    # the warm pair is the next first call's: split code is made in the background (split_loops.unsplit)
+    pipeline = None if split else warm_tools.pipeline_text(passes)
     pair = warm_tools.take(opt, translate) if pipeline is not None else None
     if pair is None:
         return _run_tools(commands, mlir_text, what)
@@ -744,8 +745,10 @@ class NativeModule(CompiledModule):
         if any(sig.has_arrays for sig in self.signatures.values()):
             native_call.python_symbols()  # which the trampolines call
         native_buffers.symbol()  # which the runtime reads
+        split = native_split_loops.unsplit(passes) != passes
         self.jit = JitModule(
-            lambda: self.llvm_ir, libraries=libraries, linked=lambda: [make() for make in glue_ir],
+            lambda: self.first_tier_llvm_ir, optimised_llvm_ir=(lambda: self.llvm_ir) if split else None,
+            libraries=libraries, linked=lambda: [make() for make in glue_ir],
             extend=self._runtime, determined_by=determined_by, exported=exported,
             # tier 0's frames are larger: how deep a recursion may go must not depend on the tier
             tierable=not guards.depth_checked,
@@ -759,6 +762,14 @@ class NativeModule(CompiledModule):
         """The LLVM IR mlir-opt and mlir-translate make of the module (not made
         when its machine code is in the cache, until asked for)."""
         return lower_to_llvm_ir(*self._mlir)
+
+    @functools.cached_property
+    def first_tier_llvm_ir(self) -> str:
+        """`llvm_ir` with no loop nest split over threads: tier 0's (tiers.py;
+        native/split_loops.py's `unsplit` says why)."""
+        text, passes = self._mlir
+        unsplit = native_split_loops.unsplit(passes)
+        return self.llvm_ir if unsplit == passes else lower_to_llvm_ir(text, unsplit)
 
     def wait_optimised(self, timeout: float | None = None) -> bool:
         """Wait until calls run the -O2 code (tiers.py); False if its

@@ -168,6 +168,7 @@ class JitModule:
         determined_by: Sequence[str] | None = None,
         exported: Sequence[str] = (),
         tierable: bool = True,
+        optimised_llvm_ir: Callable[[], str] | None = None,
     ):
         """`linked`: more LLVM IR modules, linked into this one before it is
         optimised (definitions of functions it declares: irad.linalg's LAPACK
@@ -180,7 +181,11 @@ class JitModule:
         do not run). By default the IR is its own key. `exported`: the
         functions Python calls (through `address`), which tiering switches to
         -O2 code. `tierable` False compiles at -O2 at once (tiers.py: a module
-        whose results would depend on the tier)."""
+        whose results would depend on the tier). `optimised_llvm_ir`: the LLVM IR of
+        the code at the chosen level when it is not tier 0's `llvm_ir` (the
+        same functions and bits, made differently: large loop nests split
+        over threads), made by the background compile or, untiered, in its
+        place."""
         llvm = _llvm()
         for library in libraries:  # loaded once per process; symbols resolve from them
             _load_library(library)
@@ -190,7 +195,9 @@ class JitModule:
         self._exported = {name: name for name in exported}
         self._keep: tuple = ()
         self._sources: list[str] | None = None
-        self._ir = (llvm_ir, linked, extend, where)
+        self._ir = (llvm_ir if tiering or optimised_llvm_ir is None else optimised_llvm_ir, linked, extend, where)
+        # the texts of a tiered module's -O2 code, when they are not tier 0's
+        self._optimised_texts = self._optimised_sources(optimised_llvm_ir) if tiering and optimised_llvm_ir else None
         self.upgrade: tiers.Upgrade | None = None
         self.tiered = False
         self._optimised: _ObjectEngine | None = None
@@ -216,7 +223,8 @@ class JitModule:
                 self._engine.finalize_object()
             self._keep = (machine, module)
             self.upgrade = tiers.Upgrade(
-                self._sources, cpu, features, self._level, (self._cache, self._name), self._load_optimised
+                self._optimised_texts or self._sources, cpu, features, self._level, (self._cache, self._name),
+                self._load_optimised,
             )
             return
         with progress.stage(f"LLVM -O{self._level}"):
@@ -264,6 +272,16 @@ class JitModule:
         self._sources = sources
         return module
 
+    def _optimised_sources(self, optimised_llvm_ir: Callable[[], str]) -> Callable[[], list[str]]:
+        """A function making the texts of the -O2 code from `optimised_llvm_ir`
+        (the same linked modules and runtime as tier 0's)."""
+
+        def make() -> list[str]:
+            _, features, _ = _host()
+            return [vector_math.vectorisable(optimised_llvm_ir(), features, _llvm().add_symbol), *self._sources[1:]]
+
+        return make
+
     def _load_optimised(self, code: bytes) -> None:
         """Load the -O2 object code of a tiered module (the child stored it in
         the cache) and switch its calls to it."""
@@ -298,7 +316,7 @@ class JitModule:
             self._build()
         cpu, features, _ = _host()
         machine = llvm_build.target_machine(llvm, cpu, features, self._level)
-        copy = llvm_build.link(llvm, self._sources, machine)
+        copy = llvm_build.link(llvm, self._optimised_texts() if self._optimised_texts else self._sources, machine)
         llvm_build.optimise(llvm, copy, machine, self._level)
         return str(copy)
 

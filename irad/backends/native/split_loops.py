@@ -61,6 +61,20 @@ def in_pipeline(module: ModuleOp, passes: tuple[str, ...]) -> tuple[str, ...]:
     return (*passes[:at], PARALLEL_LOOPS, marker, *passes[at + 1:])
 
 
+def unsplit(passes: tuple[str, ...]) -> tuple[str, ...]:
+    """`passes` without this pass (linalg's plain loops): tier 0's pipeline
+    (tiers.py). Splitting waits for the -O2 code: it costs a second mlir-opt
+    run and an xDSL parse and print (0.2-0.5 s at n = 1024 in
+    bench/jacobians.py), and rows split over threads give the same bits as
+    unsplit ones (tests/backends/test_native_split_loops.py), so calls do
+    not see which tier ran them."""
+    at = [i for i, p in enumerate(passes) if threshold_of(p) is not None]
+    if not at:
+        return passes
+    assert passes[at[0] - 1] == PARALLEL_LOOPS, passes  # as in_pipeline puts them
+    return (*passes[:at[0] - 1], LOOPS, *passes[at[0] + 1:])
+
+
 def threshold_of(marker: str) -> int | None:
     """The threshold in a pipeline entry, None if it is not this pass's."""
     name, _, value = marker.partition("=")
@@ -117,4 +131,4 @@ def run_on_text(text: str, threshold: int) -> str:
     return out.getvalue()
 
 
-__all__ = ["run_on_text", "enabled", "min_work", "pipeline_marker"]
+__all__ = ["run_on_text", "enabled", "min_work", "pipeline_marker", "unsplit"]

@@ -24,6 +24,8 @@ Results do not depend on the tier: the IR asks for no FP contraction, LLVM
 reorders no floating-point arithmetic without fast-math flags, and vector
 math (vector_math.py) gives an element the same bits whether a vectorised
 loop or a scalar one computes it (calls outside loops are libm's in both).
+Tier 0's large loop nests run on one thread, the -O2 code's split by rows
+over two (split_loops.unsplit), which gives the same bits.
 Nor do failed checks: tier 0's frames are larger than -O2's, so a recursion
 that fits the stack at -O2 could fail its depth check at tier 0; a module
 with a recursion (native_checks.guard: `depth_checked`) is not tiered, and
@@ -101,14 +103,27 @@ class Upgrade:
     in a daemon thread when it is done, under `_loading`."""
 
     def __init__(
-        self, texts: Sequence[str], cpu: str, features: str, level: int, cache: tuple[Path | None, str],
-        ready: Callable[[bytes], None],
+        self, texts: Sequence[str] | Callable[[], Sequence[str]], cpu: str, features: str, level: int,
+        cache: tuple[Path | None, str], ready: Callable[[bytes], None],
     ):
-        """`cache`: the object cache's directory (None: off) and this code's key there."""
+        """`texts`: the LLVM IR, or a function making it, called in a daemon
+        thread first (-O2 code whose IR differs from tier 0's: large loop nests
+        split, which the first call does not wait for). `cache`: the object
+        cache's directory (None: off) and this code's key there."""
         self.done = threading.Event()
         self._start = time.perf_counter()
         self.error: str | None = None
         self.caches = cache[0] is not None
+        self._process: subprocess.Popen | None = None
+        if callable(texts):
+            _running.add(self)
+            threading.Thread(target=self._make_then_run, args=(texts, cpu, features, level, cache, ready),
+                             name="irad-native-O2", daemon=True).start()
+        elif self._begin(texts, cpu, features, level, cache):
+            threading.Thread(target=self._run, args=(ready,), name="irad-native-O2", daemon=True).start()
+
+    def _begin(self, texts: Sequence[str], cpu: str, features: str, level: int, cache: tuple[Path | None, str]) -> bool:
+        """Start the child; False (and the failure reported) if it could not start."""
         request = {"texts": list(texts), "cpu": cpu, "features": features, "level": level,
                    "cache": None if cache[0] is None else str(cache[0]), "name": cache[1]}
         # a file, not a pipe: written now, it is whole even if this process exits at once
@@ -121,11 +136,27 @@ class Upgrade:
                 stderr=subprocess.PIPE,
             )
         except OSError as exc:
+            _running.discard(self)
             self._failed(f"the background compile could not start: {exc}")
             self._remove_request()
-            return
+            return False
         _running.add(self)
-        threading.Thread(target=self._run, args=(ready,), name="irad-native-O2", daemon=True).start()
+        return True
+
+    def _make_then_run(self, make: Callable[[], Sequence[str]], cpu: str, features: str, level: int,
+                       cache: tuple[Path | None, str], ready: Callable[[bytes], None]) -> None:
+        try:
+            texts = make()
+        except Exception as exc:  # noqa: BLE001 -- reported, and tier 0 keeps running
+            _running.discard(self)
+            self._failed(f"making the LLVM IR of the -O2 code failed: {exc}")
+            return
+        if _exiting:  # nobody will load it
+            _running.discard(self)
+            self.done.set()
+            return
+        if self._begin(texts, cpu, features, level, cache):
+            self._run(ready)
 
     def _remove_request(self) -> None:
         """The child deletes the request once read; one that failed first may not have."""
@@ -184,7 +215,7 @@ def _at_exit() -> None:
     with _loading:
         _exiting = True
     for upgrade in list(_running):
-        if not upgrade.caches and upgrade._process.poll() is None:
+        if not upgrade.caches and upgrade._process is not None and upgrade._process.poll() is None:
             upgrade._process.kill()
             upgrade._remove_request()  # which the child, killed, would not delete
 
