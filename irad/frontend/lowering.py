@@ -59,6 +59,7 @@ from irad.frontend.emitter import Emitter
 from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.globals import CLOSURE, DEFAULT, Global, Guards, HiddenArguments, HiddenGlobals, is_hidden
 from irad.frontend.numpy_shapes import index_concatenate
+from irad.frontend.returned_functions import returned_leaves
 from irad.frontend.runtime_origins import runtime_origin
 from irad.frontend.numpy_table import NUMPY, library_entries
 from irad.base import pytrees
@@ -795,8 +796,9 @@ class FunctionLowering(IterationLowering, ListLowering):
 
     def _flatten_return(self, value: Value, node: ast.AST) -> tuple[list[SSAValue], Tree]:
         """The leaves of a returned value (numbers, arrays, and tuples, lists,
-        dicts, NamedTuples and dataclasses of them) and its tree."""
-        found = self.tree_leaves(value, node)
+        dicts, NamedTuples and dataclasses of them) and its tree; called from a
+        program, also functions (returned_functions.py)."""
+        found = self.tree_leaves(value, node) if self.origin is None else returned_leaves(self, value, node)
         if found is None:
             raise self.src.error(
                 node,
