@@ -31,6 +31,7 @@ from irad.frontend.transformations import Transformation, constructor, normalise
 from irad.backends import Backend, check_backend
 from irad.base import config
 from irad.backends.entry import ArrayKind, EntryPlan
+from irad.keywords import keyword_form
 from irad.compiled import Compiled, cached, current, run_compiled, variant
 from irad import compiled as compiled_code
 from irad.base.pytrees import INT64, SCALARS, Node, Tree, leaf_types, tuple_tree, unflatten
@@ -170,6 +171,10 @@ class _GradFunction(TransformationFunction):
     def _general(self, args: tuple, kwargs: dict):
         """A call the entry does not take: the first with these argument types,
         pytrees, keyword arguments, global arrays to read, bad arguments."""
+        if kwargs:
+            form = keyword_form(self, len(args), kwargs)  # keyword-only arguments (irad/keywords.py)
+            if form is not None:
+                return form(*args, **kwargs)
         kinds = None
         if not kwargs and len(args) == self._arity:
             kinds = []

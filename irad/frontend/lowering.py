@@ -512,8 +512,9 @@ def bind_arguments(fn, args: tuple, kwargs: dict) -> tuple:
         missing = re.fullmatch(r"missing a required argument: '(\w+)'", str(exc))
         param = signature.parameters.get(missing[1]) if missing else None
         if param is not None and param.kind == param.KEYWORD_ONLY:  # a keyword cannot pass it here
-            hint = (f"bind it first: functools.partial({getattr(underlying_function(target), '__name__', 'f')}, "
-                    f"{param.name}=...), or give it a default")
+            short = getattr(underlying_function(target), '__name__', 'f')
+            hint = (f"pass it by keyword, {short}(..., {param.name}=...), or (irad.vjp, irad.jvp, irad.vmap) "
+                    f"bind it first: functools.partial({short}, {param.name}=...)")
         else:
             hint = f"call it as {name}{_shown(signature)}"
         raise _call_error(target, f"{name}() {_why(exc, signature, args)}", hint) from None
