@@ -72,6 +72,7 @@ from irad.frontend.values import (
 from irad.frontend.callable_entries import parameter_names
 from irad.frontend.known_methods import call_known_method, known_method
 from irad.frontend.program_vjp import program_vjp
+from irad.frontend.transformed_closures import is_made_function, made_function_argument, transform_made_function
 from irad.frontend.transformations import CONSTRUCTORS, JVP, PROGRAM_CALLS, Transformation, static_positions
 from irad.ir import builder
 from irad.ir.types import I1, I64, describe, is_bool, is_differentiable, is_float, is_int, is_tensor
@@ -488,7 +489,7 @@ class Calls:
         return Closure(closure.code, closure.defaults, closure.kw_defaults, tuple(captured))
 
     # ---- other callees ------------------------------------------------------------------
-    def _transform(self, node: ast.Call, transform) -> Static:
+    def _transform(self, node: ast.Call, transform) -> Value:
         """irad.grad(f, argnums=...) and friends inside a program: applied while
         lowering, to functions and constants known then."""
 
@@ -497,6 +498,8 @@ class Calls:
                 return ast.literal_eval(arg)
             except ValueError:
                 value = self.fl.expr(arg)
+                if arg is node.args[0] and is_made_function(value):  # a lambda: transformed_closures.py
+                    return value
                 if not isinstance(value, Static):
                     raise self.fl.src.error(
                         arg, f"the arguments of {describe_callable(transform)} must be "
@@ -506,6 +509,8 @@ class Calls:
 
         args = [known(a) for a in node.args]
         kwargs = {k.arg: known(k.value) for k in node.keywords}
+        if args and is_made_function(args[0]):
+            return transform_made_function(self.fl, node, transform, args, kwargs)
         return Static(transform(*args, **kwargs))
 
     def _program_call(self, node: ast.Call, api, kind: str) -> Value:
@@ -581,6 +586,9 @@ class Calls:
                 trees.append(self._static_argument(fn, i, a, node))
                 continue
             found = self.fl.tree_leaves(a, node)
+            if found is None and made_function_argument(fn, i, a, len(args)):  # program_vjp.py
+                trees.append(self.shape_of(a, leaves, node, describe_callable(fn), f"argument {i}"))
+                continue
             if found is None:
                 raise self.fl.src.error(
                     node, f"{describe_callable(fn)} takes numbers, arrays or containers of them, "
