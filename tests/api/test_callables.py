@@ -250,7 +250,7 @@ def test_jvp_with_aux_inside_a_program():
 
 
 def uses_vjp(x):
-    return irad.vjp(lambda a: np.sin(a), x)[0]  # E:vjp
+    return irad.vjp(np, x)[0]  # E:vjp
 
 
 def bad_tangent(x):
@@ -258,7 +258,7 @@ def bad_tangent(x):
 
 
 def test_vjp_and_bad_tangents_in_a_program_are_refused_at_their_line():
-    for fn, tag, message in ((uses_vjp, "vjp", "irad.vjp inside a program differentiates a function defined with `def`"),
+    for fn, tag, message in ((uses_vjp, "vjp", "irad.vjp inside a program differentiates a function, not the module"),
                              (bad_tangent, "tangent", r"the tangent of primal 0 of irad.jvp is float64 array "
                                                       r"of shape \(2,\).*its primal is float")):
         with pytest.raises(UnsupportedError, match=message) as info:
