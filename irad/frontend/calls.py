@@ -70,6 +70,7 @@ from irad.frontend.values import (
     python_class,
 )
 from irad.frontend.callable_entries import parameter_names
+from irad.frontend.call_errors import call_hint, call_problem
 from irad.frontend.known_methods import call_known_method, known_method
 from irad.frontend.program_vjp import program_vjp
 from irad.frontend.transformed_closures import is_made_function, made_function_argument, transform_made_function
@@ -357,8 +358,10 @@ class Calls:
         who = closure.code.name if closure else describe_callable(fn)
         try:
             signature.bind(*args, **kwargs)
-        except TypeError as exc:
-            raise self.fl.src.error(node, f"bad call to {who}: {exc}") from None
+        except TypeError as exc:  # call_errors.py
+            short = closure.code.name.rsplit(".", 1)[-1] if closure else getattr(fn, "__name__", who)
+            raise self.fl.src.error(node, f"bad call to {who}: {call_problem(signature, kwargs, exc)}",
+                                    call_hint(short, signature)) from None
         if fn in FLOAT_FUNCTIONS:  # like math functions, they take floats
             args = [self.fl.em.to_float(self.fl.as_number(a, node)) for a in args]
         leaves: list[SSAValue] = []

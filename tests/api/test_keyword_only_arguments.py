@@ -28,6 +28,11 @@ def missing(x):
     return scaled(x)  # <- refused
 
 
+def misspelt_required(x):
+    # Python names the misspelt keyword, not the missing 'shift'
+    return scaled(x, shif=1.0)  # <- refused
+
+
 X = np.array([0.5, -1.0, 2.0])
 
 
@@ -107,3 +112,4 @@ def test_a_keyword_is_not_differentiated():
 def test_a_wrong_or_missing_keyword_is_named():
     check_refused(misspelt, (X,), "unexpected keyword argument 'scal'")
     check_refused(missing, (X,), "missing a required argument: 'shift'")
+    check_refused(misspelt_required, (X,), r"unexpected keyword argument 'shif'\n  hint: call it as scaled\(x, \*, scale=1.0, shift\)")
