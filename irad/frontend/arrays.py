@@ -39,7 +39,7 @@ from irad.frontend.emitter import Emitter
 from irad.frontend.globals import is_hidden
 from irad.frontend.held_ints import HeldInts, zero_divisor_of_ints
 from irad.frontend.numpy_table import NUMPY, library_entries, numpy_function, numpy_name, numpy_signature, parameters
-from irad.frontend.values import Static, is_array
+from irad.frontend.values import MappingValue, Static, is_array
 from irad.frontend.views import Reshape, Slice, Transpose, Views
 from irad.ir.types import (
     F32, F64, I1, I64, NARROW_INTS, describe, dtype_name, int_element, is_bool, is_float, is_int, is_narrow_int, is_uint,
@@ -812,6 +812,10 @@ class ArrayLowering:
     def _assign_item(self, name: str, index_node: ast.expr, value, node) -> None:
         self.refuse_global_write(name, node)
         y = self.fl.env.get(name)
+        if isinstance(y, MappingValue) and y.cls is dict:
+            raise self.error(node, f"assigning to a key of the dict '{name}' is not supported: irad's dicts are "
+                             "values, built at once", f"build it with a comprehension over the keys, "
+                             f"{name} = {{k: ... for k in (...)}}, or a display, {name} = {{'a': ..., 'b': ...}}")
         if not is_array(y):
             raise self.error(node, f"item assignment to '{name}', which is not an array")
         self.refuse_write(name, node)
