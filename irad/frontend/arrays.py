@@ -35,6 +35,7 @@ from irad.base.errors import UnsupportedError
 from irad.frontend import indexing, integers, numpy_scalars
 from irad.frontend.float_division import floor_divide, int_floor_divide, int_remainder, remainder
 from irad.frontend.control_state import Path
+from irad.frontend.dict_keys import assign_key
 from irad.frontend.emitter import Emitter
 from irad.frontend.globals import is_hidden
 from irad.frontend.held_ints import HeldInts, zero_divisor_of_ints
@@ -812,10 +813,8 @@ class ArrayLowering:
     def _assign_item(self, name: str, index_node: ast.expr, value, node) -> None:
         self.refuse_global_write(name, node)
         y = self.fl.env.get(name)
-        if isinstance(y, MappingValue) and y.cls is dict:
-            raise self.error(node, f"assigning to a key of the dict '{name}' is not supported: irad's dicts are "
-                             "values, built at once", f"build it with a comprehension over the keys, "
-                             f"{name} = {{k: ... for k in (...)}}, or a display, {name} = {{'a': ..., 'b': ...}}")
+        if isinstance(y, MappingValue) and y.cls is dict:  # d[k] = v: dict_keys.py
+            return assign_key(self.fl, name, index_node, value, node)
         if not is_array(y):
             raise self.error(node, f"item assignment to '{name}', which is not an array")
         self.refuse_write(name, node)

@@ -67,7 +67,10 @@ def dense(params, name, x):
 
 
 def mixture_heads(params, h):
-    return {name: dense(params, name, h) for name in ("logits", "mu", "log_sigma")}
+    heads = {}
+    for name in ("logits", "mu", "log_sigma"):
+        heads[name] = dense(params, name, h)
+    return heads
 
 
 def mdn_nll(params, x, y):
