@@ -1143,6 +1143,8 @@ class FunctionLowering(IterationLowering, ListLowering):
 
     def expr_Subscript(self, node: ast.Subscript) -> Value:
         base = self.expr(node.value)
+        if isinstance(base, Static) and isinstance(base.obj, np.ndarray):  # P["b"][0], P a global dict
+            base = self.static_number(base, node.value)
         if is_array(base):
             return self.arrays.subscript(base, node.slice, node)
         if isinstance(base, Keywords):  # kwargs["a"]: a function's **kwargs is a dict
