@@ -578,7 +578,12 @@ class Calls:
         """A call to a function without source that the rule table covers, or to
         a derivative object (irad.grad(f)), whose arguments may be containers."""
         if kwargs:
-            raise self.fl.src.error(node, f"{describe_callable(fn)} takes its arguments positionally here")
+            raise self.fl.src.error(
+                node, f"{describe_callable(fn)} takes its arguments positionally inside a program, not "
+                f"'{next(iter(kwargs))}=' by keyword", "pass it by position, or bind the keyword before the "
+                "transformation: irad.grad(functools.partial(f, k=...))" if isinstance(fn, Transformation)
+                else "pass its arguments by position",
+            )
         if not isinstance(fn, Transformation):
             return self.call(fn, [self.fl.as_number(a, node) for a in args], node)
         leaves: list[SSAValue] = []

@@ -113,3 +113,18 @@ def test_a_wrong_or_missing_keyword_is_named():
     check_refused(misspelt, (X,), "unexpected keyword argument 'scal'")
     check_refused(missing, (X,), "missing a required argument: 'shift'")
     check_refused(misspelt_required, (X,), r"unexpected keyword argument 'shif'\n  hint: call it as scaled\(x, \*, scale=1.0, shift\)")
+
+
+def keyword_in_a_program(x):
+    return np.sum(irad.grad(loss)(W, x, beta=2.0))  # <- refused
+
+
+def partial_in_a_program(x):
+    return np.sum(irad.grad(functools.partial(loss, beta=2.0))(W, x))
+
+
+def test_inside_a_program_a_keyword_is_bound_with_partial():
+    check_refused(keyword_in_a_program, (A,), r"takes its arguments positionally inside a program, not 'beta=' by "
+                  r"keyword\n  hint: .*functools.partial")
+    np.testing.assert_allclose(irad.grad(partial_in_a_program)(A),
+                               central_difference(partial_in_a_program, (A,), 0), rtol=1e-6, atol=1e-9)
