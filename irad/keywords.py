@@ -26,13 +26,28 @@ from irad.ir.types import type_of_value
 
 def keyword_form(t, n_args: int, kwargs: dict):
     """The transformation `t` to call instead when the call's `n_args`
-    positional arguments and `kwargs` give keyword-only
-    arguments (or ones f's **kwargs takes), or None when they do not."""
+    positional arguments and `kwargs` give keyword-only arguments (or ones f's
+    **kwargs takes), or None when they do not."""
     target = t
     while isinstance(target, Transformation):
         target = target.f
+    found = keyword_call(target, n_args, kwargs)
+    if found is None:
+        return None
+    call, static = found
+    forms = t.__dict__.setdefault("_keyword_forms", {})
+    key = (call, static)
+    if key not in forms:
+        forms[key] = _rewrapped(t, call, static)
+    return forms[key]
+
+
+def keyword_call(f, n_args: int, kwargs: dict) -> tuple[KeywordCall, tuple[str, ...]] | None:
+    """The KeywordCall a call of `f` with `n_args` positional arguments and
+    `kwargs` is, and the keywords it takes as static (not data); None when the
+    keywords are all positional parameters'."""
     try:
-        parameters = inspect.signature(target).parameters
+        parameters = inspect.signature(f).parameters
     except (TypeError, ValueError):
         return None
     takes_any = any(p.kind == p.VAR_KEYWORD for p in parameters.values())
@@ -45,11 +60,7 @@ def keyword_form(t, n_args: int, kwargs: dict):
     count = max([n_args, *(positional.index(k) + 1 for k in kwargs if k in positional)])
     while count < len(positional) and _is_data(parameters[positional[count]].default):
         count += 1  # the defaults after the given arguments are arguments while data, as without keywords
-    forms = t.__dict__.setdefault("_keyword_forms", {})
-    key = (names, static, count)
-    if key not in forms:
-        forms[key] = _rewrapped(t, KeywordCall(target, names, count), static)
-    return forms[key]
+    return KeywordCall(f, names, count), static
 
 
 def _rewrapped(t, call: KeywordCall, static: tuple[str, ...]):

@@ -128,3 +128,8 @@ def test_inside_a_program_a_keyword_is_bound_with_partial():
                   r"keyword\n  hint: .*functools.partial")
     np.testing.assert_allclose(irad.grad(partial_in_a_program)(A),
                                central_difference(partial_in_a_program, (A,), 0), rtol=1e-6, atol=1e-9)
+
+
+def test_lower_takes_keywords():
+    text = str(irad.lower(loss, W, A, beta=0.5, mode="sum"))
+    assert "%beta" in text and "%mode" not in text  # beta a run-time argument, mode known while lowering
