@@ -34,6 +34,7 @@ from xdsl.ir import Attribute, SSAValue
 from irad.base.errors import UnsupportedError
 from irad.frontend import indexing, integers, numpy_scalars
 from irad.frontend.float_division import floor_divide, int_floor_divide, int_remainder, remainder
+from irad.frontend.call_aliases import CallAliases
 from irad.frontend.control_state import Path
 from irad.frontend.dict_keys import assign_key
 from irad.frontend.emitter import Emitter
@@ -98,6 +99,7 @@ class ArrayLowering:
         self.joined_arguments: dict[SSAValue, tuple[str, str, str]] = {}
         self.held_ints = HeldInts()  # values numpy keeps as ints that irad computes as floats
         self.views = Views(self)  # which names share an array, and through which views
+        self.call_aliases = CallAliases(self.views)  # call results that may be the arrays given (call_aliases.py)
 
     @property
     def em(self):
@@ -798,7 +800,7 @@ class ArrayLowering:
 
     def refuse_write(self, name: str, node) -> None:
         self.refuse_global_write(name, node)
-        refusal = self.views.refusal(name)
+        refusal = self.views.refusal(name) or self.call_aliases.refusal(name, self.fl.env)
         if refusal is not None:
             raise self.error(node, *refusal)
 

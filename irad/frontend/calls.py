@@ -420,9 +420,13 @@ class Calls:
         results = self.fl.em.results(op)
         # a new array the callee made is writable here, as numpy's result is (a
         # recursive call made before its function is lowered has no answer yet: not writable)
-        for result, own in zip(results, self.fl.owner.own_results.get(callee.sym_name.data, ())):
+        owns = self.fl.owner.own_results.get(callee.sym_name.data)
+        for result, own in zip(results, owns or ()):
             if own:
                 self.fl.arrays.new(result)
+        if owns is not None:  # a function lowered from Python: its results may be arrays it was given
+            self.fl.arrays.call_aliases.record(args, results, owns, self.fl.src.location(node),  # call_aliases.py
+                                               self.fl.owner.names.get(callee.sym_name.data, callee.sym_name.data))
         held_ints.call_results(self.fl.arrays.held_ints, self.fl.owner.held_ints.get(callee.sym_name.data), args, results,
                                self.fl.src.location(node), callee.sym_name.data)
         known = self.fl.owner.known_results.get(callee.sym_name.data, ())
