@@ -17,6 +17,7 @@ from itertools import zip_longest
 
 from xdsl.ir import SSAValue
 
+from irad.frontend.callables import flatten, live
 from irad.frontend.values import is_array
 
 
@@ -50,8 +51,10 @@ class CallAliases:
         value = env.get(name)
         if not self.calls or not isinstance(value, SSAValue):
             return None
-        from irad.frontend.lists import values_inside  # lists.py imports arrays.py, which makes these
-        held = {v for item in env.values() for v in values_inside(item) if isinstance(v, SSAValue)}
+        leaves: list[SSAValue] = []
+        for item in env.values():  # the run-time values variables hold, in containers and functions too
+            flatten(item, leaves, live)
+        held = set(leaves)
         for call in self.calls:
             if self.views._reaches(value, set(call.given)) and any(r in held for r in call.shared):
                 return (f"in-place write to '{name}', whose array the call to {call.callee} at {call.where} was "
