@@ -31,6 +31,7 @@ from irad.frontend.transformations import Transformation, constructor, normalise
 from irad.backends import Backend, check_backend
 from irad.base import config
 from irad.backends.entry import ArrayKind, EntryPlan
+from irad.keywords import keyword_call, keyword_form
 from irad.compiled import Compiled, cached, current, run_compiled, variant
 from irad import compiled as compiled_code
 from irad.base.pytrees import INT64, SCALARS, Node, Tree, leaf_types, tuple_tree, unflatten
@@ -44,7 +45,13 @@ def lower(f: Callable, *example_args, **example_kwargs) -> ModuleOp:
     """The primal module of `f`, specialised to the example arguments' types.
     Arguments that are pytrees (tuples, dicts, ...) are flattened into one IR
     argument per leaf, named after its path (`%params.W`); global arrays `f`
-    reads are arguments after its own, named after them."""
+    reads are arguments after its own, named after them. Keyword-only
+    arguments are arguments after the positional ones (irad/keywords.py);
+    those that are not data are known while lowering."""
+    found = keyword_call(f, len(example_args), example_kwargs) if example_kwargs else None
+    if found is not None:
+        call, static = found
+        return lowered(call, arguments(call, example_args, example_kwargs, static_argnames=static)[1])[0]
     return lowered(f, arguments(f, example_args, example_kwargs)[1])[0]
 
 
@@ -170,6 +177,10 @@ class _GradFunction(TransformationFunction):
     def _general(self, args: tuple, kwargs: dict):
         """A call the entry does not take: the first with these argument types,
         pytrees, keyword arguments, global arrays to read, bad arguments."""
+        if kwargs:
+            form = keyword_form(self, len(args), kwargs)  # keyword-only arguments (irad/keywords.py)
+            if form is not None:
+                return form(*args, **kwargs)
         kinds = None
         if not kwargs and len(args) == self._arity:
             kinds = []

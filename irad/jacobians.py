@@ -28,6 +28,7 @@ from irad.base import config
 from irad.compiled import Compiled, cached, run_compiled
 from irad.base.pytrees import Node, unflatten
 from irad.frontend.source import name_of
+from irad.keywords import keyword_form
 from irad.frontend.transformations import constructor
 from irad.pipeline import options, transformation_module
 
@@ -60,6 +61,9 @@ class _JacobianFunction(TransformationFunction):
         return cached((self.f, self.kind, nums, self.single, self.has_aux, signature, self.backend), build)
 
     def __call__(self, *args, **kwargs):
+        form = keyword_form(self, len(args), kwargs) if kwargs else None  # keyword-only arguments (irad/keywords.py)
+        if form is not None:
+            return form(*args, **kwargs)
         leaves, signature = self._arguments(args, kwargs)
         compiled, hidden = self._compiled(signature)
         return unflatten(compiled.results, iter(run_compiled(compiled.run, (*leaves, *hidden), compiled.code)))

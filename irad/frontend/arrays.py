@@ -34,12 +34,14 @@ from xdsl.ir import Attribute, SSAValue
 from irad.base.errors import UnsupportedError
 from irad.frontend import indexing, integers, numpy_scalars
 from irad.frontend.float_division import floor_divide, int_floor_divide, int_remainder, remainder
+from irad.frontend.call_aliases import CallAliases
 from irad.frontend.control_state import Path
+from irad.frontend.dict_keys import assign_key
 from irad.frontend.emitter import Emitter
 from irad.frontend.globals import is_hidden
 from irad.frontend.held_ints import HeldInts, zero_divisor_of_ints
 from irad.frontend.numpy_table import NUMPY, library_entries, numpy_function, numpy_name, numpy_signature, parameters
-from irad.frontend.values import Static, is_array
+from irad.frontend.values import MappingValue, Static, is_array
 from irad.frontend.views import Reshape, Slice, Transpose, Views
 from irad.ir.types import (
     F32, F64, I1, I64, NARROW_INTS, describe, dtype_name, int_element, is_bool, is_float, is_int, is_narrow_int, is_uint,
@@ -97,6 +99,7 @@ class ArrayLowering:
         self.joined_arguments: dict[SSAValue, tuple[str, str, str]] = {}
         self.held_ints = HeldInts()  # values numpy keeps as ints that irad computes as floats
         self.views = Views(self)  # which names share an array, and through which views
+        self.call_aliases = CallAliases(self.views)  # call results that may be the arrays given (call_aliases.py)
 
     @property
     def em(self):
@@ -797,7 +800,7 @@ class ArrayLowering:
 
     def refuse_write(self, name: str, node) -> None:
         self.refuse_global_write(name, node)
-        refusal = self.views.refusal(name)
+        refusal = self.views.refusal(name) or self.call_aliases.refusal(name, self.fl.env)
         if refusal is not None:
             raise self.error(node, *refusal)
 
@@ -812,6 +815,8 @@ class ArrayLowering:
     def _assign_item(self, name: str, index_node: ast.expr, value, node) -> None:
         self.refuse_global_write(name, node)
         y = self.fl.env.get(name)
+        if isinstance(y, MappingValue) and y.cls is dict:  # d[k] = v: dict_keys.py
+            return assign_key(self.fl, name, index_node, value, node)
         if not is_array(y):
             raise self.error(node, f"item assignment to '{name}', which is not an array")
         self.refuse_write(name, node)

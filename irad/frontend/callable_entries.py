@@ -20,16 +20,17 @@ import functools
 import inspect
 import types
 
+from irad.frontend.keyword_calls import KeywordCall
 from irad.frontend.numpy_table import library_entries
-from irad.frontend.source import FunctionSource
+from irad.frontend.source import FunctionSource, name_of
 from irad.frontend.transformations import Transformation
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
 def needs_entry(fn) -> bool:
-    """A partial, a bound method or an object with a Python __call__ (not a class)."""
-    if isinstance(fn, (functools.partial, types.MethodType)):
+    """A partial, a bound method, a KeywordCall or an object with a Python __call__ (not a class)."""
+    if isinstance(fn, (functools.partial, types.MethodType, KeywordCall)):
         return True
     if isinstance(fn, (types.FunctionType, type, Transformation)):
         return False
@@ -43,6 +44,8 @@ def underlying_function(fn):
             return fn
         if isinstance(fn, functools.partial):
             fn = fn.func
+        elif isinstance(fn, KeywordCall):
+            fn = fn.fn
         elif isinstance(fn, types.MethodType):
             fn = fn.__func__
         elif isinstance(getattr(type(fn), "__call__", None), types.FunctionType):
@@ -82,7 +85,12 @@ def entry_function(fn, arity: int) -> tuple[types.FunctionType, FunctionSource]:
         return base
 
     library = library_entries(fn)  # scipy.stats.norm.logcdf: its table entries registered first
-    if isinstance(fn, types.MethodType) and library is None:  # self known while lowering, its arrays read at each call
+    if isinstance(fn, KeywordCall):  # f(x, scale=scale): keyword-only arguments at the top level
+        holder = fresh("function")
+        namespace = {holder: fn.fn}
+        call = fn.call_text(holder, written)
+        name = getattr(fn.fn, "__qualname__", name_of(fn.fn))
+    elif isinstance(fn, types.MethodType) and library is None:  # self known while lowering, its arrays read at each call
         owner, method = fresh("self"), fresh("method")
         namespace = {owner: fn.__self__, method: fn.__func__}
         call = f"{method}({', '.join([owner, *written])})"

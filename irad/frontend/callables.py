@@ -168,10 +168,11 @@ class CallShape:
 
     def positional_tree(self) -> Node | None:
         """The tree of the positional arguments when they are all the call has
-        and all are data (numbers, arrays and containers of them) or static
-        arguments (a transformation's static_argnums)."""
+        and all are data (numbers, arrays and containers of them), static
+        arguments (a transformation's static_argnums) or functions the program
+        made (not differentiated: program_vjp.py's pullback of a lambda)."""
         if self.keywords or self.closure is not None or not all(
-                is_data(s) or isinstance(s, StaticShape) for s in self.args):
+                is_data(s) or isinstance(s, (StaticShape, ClosureShape, PartialShape)) for s in self.args):
             return None
         return tuple_tree(self.args)
 

@@ -70,8 +70,10 @@ from irad.frontend.values import (
     python_class,
 )
 from irad.frontend.callable_entries import parameter_names
+from irad.frontend.call_errors import call_hint, call_problem
 from irad.frontend.known_methods import call_known_method, known_method
 from irad.frontend.program_vjp import program_vjp
+from irad.frontend.transformed_closures import is_made_function, made_function_argument, transform_made_function
 from irad.frontend.transformations import CONSTRUCTORS, JVP, PROGRAM_CALLS, Transformation, static_positions
 from irad.ir import builder
 from irad.ir.types import I1, I64, describe, is_bool, is_differentiable, is_float, is_int, is_tensor
@@ -357,8 +359,10 @@ class Calls:
         who = closure.code.name if closure else describe_callable(fn)
         try:
             signature.bind(*args, **kwargs)
-        except TypeError as exc:
-            raise self.fl.src.error(node, f"bad call to {who}: {exc}") from None
+        except TypeError as exc:  # call_errors.py
+            short = closure.code.name.rsplit(".", 1)[-1] if closure else getattr(fn, "__name__", who)
+            raise self.fl.src.error(node, f"bad call to {who}: {call_problem(signature, kwargs, exc)}",
+                                    call_hint(short, signature)) from None
         if fn in FLOAT_FUNCTIONS:  # like math functions, they take floats
             args = [self.fl.em.to_float(self.fl.as_number(a, node)) for a in args]
         leaves: list[SSAValue] = []
@@ -417,9 +421,13 @@ class Calls:
         results = self.fl.em.results(op)
         # a new array the callee made is writable here, as numpy's result is (a
         # recursive call made before its function is lowered has no answer yet: not writable)
-        for result, own in zip(results, self.fl.owner.own_results.get(callee.sym_name.data, ())):
+        owns = self.fl.owner.own_results.get(callee.sym_name.data)
+        for result, own in zip(results, owns or ()):
             if own:
                 self.fl.arrays.new(result)
+        if owns is not None:  # a function lowered from Python: its results may be arrays it was given
+            self.fl.arrays.call_aliases.record(args, results, owns, self.fl.src.location(node),  # call_aliases.py
+                                               self.fl.owner.names.get(callee.sym_name.data, callee.sym_name.data))
         held_ints.call_results(self.fl.arrays.held_ints, self.fl.owner.held_ints.get(callee.sym_name.data), args, results,
                                self.fl.src.location(node), callee.sym_name.data)
         known = self.fl.owner.known_results.get(callee.sym_name.data, ())
@@ -489,7 +497,7 @@ class Calls:
         return Closure(closure.code, closure.defaults, closure.kw_defaults, tuple(captured))
 
     # ---- other callees ------------------------------------------------------------------
-    def _transform(self, node: ast.Call, transform) -> Static:
+    def _transform(self, node: ast.Call, transform) -> Value:
         """irad.grad(f, argnums=...) and friends inside a program: applied while
         lowering, to functions and constants known then."""
 
@@ -498,6 +506,8 @@ class Calls:
                 return ast.literal_eval(arg)
             except ValueError:
                 value = self.fl.expr(arg)
+                if arg is node.args[0] and is_made_function(value):  # a lambda: transformed_closures.py
+                    return value
                 if not isinstance(value, Static):
                     raise self.fl.src.error(
                         arg, f"the arguments of {describe_callable(transform)} must be "
@@ -507,6 +517,8 @@ class Calls:
 
         args = [known(a) for a in node.args]
         kwargs = {k.arg: known(k.value) for k in node.keywords}
+        if args and is_made_function(args[0]):
+            return transform_made_function(self.fl, node, transform, args, kwargs)
         return Static(transform(*args, **kwargs))
 
     def _program_call(self, node: ast.Call, api, kind: str) -> Value:
@@ -571,7 +583,12 @@ class Calls:
         """A call to a function without source that the rule table covers, or to
         a derivative object (irad.grad(f)), whose arguments may be containers."""
         if kwargs:
-            raise self.fl.src.error(node, f"{describe_callable(fn)} takes its arguments positionally here")
+            raise self.fl.src.error(
+                node, f"{describe_callable(fn)} takes its arguments positionally inside a program, not "
+                f"'{next(iter(kwargs))}=' by keyword", "pass it by position, or bind the keyword before the "
+                "transformation: irad.grad(functools.partial(f, k=...))" if isinstance(fn, Transformation)
+                else "pass its arguments by position",
+            )
         if not isinstance(fn, Transformation):
             return self.call(fn, [self.fl.as_number(a, node) for a in args], node)
         leaves: list[SSAValue] = []
@@ -582,6 +599,9 @@ class Calls:
                 trees.append(self._static_argument(fn, i, a, node))
                 continue
             found = self.fl.tree_leaves(a, node)
+            if found is None and made_function_argument(fn, i, a, len(args)):  # program_vjp.py
+                trees.append(self.shape_of(a, leaves, node, describe_callable(fn), f"argument {i}"))
+                continue
             if found is None:
                 raise self.fl.src.error(
                     node, f"{describe_callable(fn)} takes numbers, arrays or containers of them, "

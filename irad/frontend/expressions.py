@@ -191,6 +191,8 @@ class Expressions:
 
     def expr_Subscript(self, node: ast.Subscript) -> Value:
         base = self.fl.expr(node.value)
+        if isinstance(base, Static) and isinstance(base.obj, np.ndarray):  # P["b"][0], P a global dict
+            base = self.fl.static_number(base, node.value)
         if is_array(base):
             return self.fl.arrays.subscript(base, node.slice, node)
         if isinstance(base, Keywords):  # kwargs["a"]: a function's **kwargs is a dict

@@ -419,7 +419,7 @@ class Iteration:
             # only appends an item per iteration, which an scf.for writes into a buffer
             if walk.unrolled:
                 self._unrolled_for(stmt, walk)
-            elif self.fl.lists.unrolls_for_lists(stmt, walk.length):
+            elif self.fl.lists.unrolls_for_lists(stmt, walk.length, walk_bounds(walk)):
                 if not self.fl.lists.stacked_appends(stmt, walk):  # items kept in a buffer (lists.py)
                     self._unrolled_for(stmt, walk)
             else:

@@ -79,7 +79,8 @@ _REFUSED_METHODS = {
 _GROWTH_HINT = (
     "preallocate an array of a size known while lowering and write into it (hs = "
     "np.zeros((T_MAX, n)) before the loop, hs[t] = h in it), or give the loop a trip count "
-    "known while lowering (a constant, a shape, len(...))"
+    "known while lowering (a constant, a shape, len(...), or an argument made static with "
+    "static_argnums=...)"
 )
 
 
@@ -492,19 +493,20 @@ class Lists:
         """The variables holding a list (or a tuple: `t += (v,)`) before a loop that its body changes."""
         return [n for n in _changed_list_names(body) if isinstance(self.fl.env.get(n), tuple)]
 
-    def unrolls_for_lists(self, stmt: ast.For, length: int | None) -> bool:
+    def unrolls_for_lists(self, stmt: ast.For, length: int | None, bounds: tuple = ()) -> bool:
         """Does this `for` loop, lowered to scf.for otherwise, have to be unrolled
         because its body changes a list from before it? Refused when its trip
-        count is known only at run time."""
+        count is known only at run time (`bounds`: the numbers it comes from,
+        followed back to where they became run-time)."""
         changed = self.changed_lists(stmt.body)
         if not changed:
             return False
         if length is None:
-            raise self.fl.src.error(
+            raise self.fl.runtime_error(
                 stmt, f"this loop changes the {self._sequence_kind(changed[0])} '{changed[0]}' (append, extend, "
                 "pop, +=, ...), but runs a number "
                 "of times known only at run time, and irad's lists have a length known while lowering",
-                _GROWTH_HINT,
+                _GROWTH_HINT, bounds,
             )
         return True
 
@@ -515,7 +517,9 @@ class Lists:
                 stmt, f"this `while` loop changes the {self._sequence_kind(changed[0])} '{changed[0]}' (append, "
                 "extend, pop, +=, ...), but a "
                 "`while` loop runs a number of times known only at run time, and irad's lists have a "
-                "length known while lowering", _GROWTH_HINT,
+                "length known while lowering",
+                _GROWTH_HINT.split(", or give")[0] + ", or loop `for t in range(T)` over a trip count known "
+                "while lowering (a constant, a shape, len(...), or an argument made static with static_argnums=...)",
             )
 
     def _sequence_kind(self, name: str) -> str:

@@ -57,6 +57,7 @@ from irad.frontend.control_state import NOT_RETURNED, ControlState, Path
 from irad.frontend import held_ints, integers, number_joins, narrow_ints, numpy_scalars, primitives
 from irad.frontend.emitter import Emitter
 from irad.frontend.globals import CLOSURE, DEFAULT, Global, Guards, HiddenArguments, HiddenGlobals, is_hidden
+from irad.frontend.returned_functions import returned_leaves
 from irad.frontend.runtime_origins import runtime_origin
 from irad.frontend.numpy_table import NUMPY, library_entries
 from irad.base import pytrees
@@ -494,8 +495,9 @@ def bind_arguments(fn, args: tuple, kwargs: dict) -> tuple:
         missing = re.fullmatch(r"missing a required argument: '(\w+)'", str(exc))
         param = signature.parameters.get(missing[1]) if missing else None
         if param is not None and param.kind == param.KEYWORD_ONLY:  # a keyword cannot pass it here
-            hint = (f"bind it first: functools.partial({getattr(underlying_function(target), '__name__', 'f')}, "
-                    f"{param.name}=...), or give it a default")
+            short = getattr(underlying_function(target), '__name__', 'f')
+            hint = (f"pass it by keyword, {short}(..., {param.name}=...), or (irad.vjp, irad.jvp, irad.vmap) "
+                    f"bind it first: functools.partial({short}, {param.name}=...)")
         else:
             hint = f"call it as {name}{_shown(signature)}"
         raise _call_error(target, f"{name}() {_why(exc, signature, args)}", hint) from None
@@ -782,8 +784,9 @@ class FunctionLowering:
 
     def _flatten_return(self, value: Value, node: ast.AST) -> tuple[list[SSAValue], Tree]:
         """The leaves of a returned value (numbers, arrays, and tuples, lists,
-        dicts, NamedTuples and dataclasses of them) and its tree."""
-        found = self.tree_leaves(value, node)
+        dicts, NamedTuples and dataclasses of them) and its tree; called from a
+        program, also functions (returned_functions.py)."""
+        found = self.tree_leaves(value, node) if self.origin is None else returned_leaves(self, value, node)
         if found is None:
             raise self.src.error(
                 node,

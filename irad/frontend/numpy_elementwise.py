@@ -6,8 +6,9 @@ true function does not, the IR is arranged so that differentiating the ops
 gives the true derivative, and no NaN reaches a cotangent from a branch that
 np.where discards (each branch gets a safe input):
 
-- logaddexp(a, b) at a == b is a + log 2 written as a/2 + b/2 + log 2, so the
-  derivative splits 1/2 : 1/2 (max + log1p(exp(-|a - b|)) would give 1 : 0);
+- logaddexp(a, b) near a == b is (a + b)/2 + log(2 cosh((a - b)/2)), so its
+  derivatives of every order are exact at a tie (max + log1p(exp(-|a - b|))
+  would split the gradient 1 : 0 and drop the curvature);
 - sinc near 0 is its Taylor polynomial, exact in value, derivative and second
   derivative; hypot is scaled by max(|x|, |y|), so it neither overflows nor
   underflows, and differentiating the scaling is exact;
@@ -167,22 +168,30 @@ def _floor_divide(al, node, a, b):
 
 # ---- smooth functions with a kink in the textbook formula -------------------------
 def _logaddexp(base_two: bool):
-    """log(e^a + e^b) = max + log1p(e^-|a - b|); at a tie, a/2 + b/2 + log 2, whose
-    derivative splits evenly (base two: log2(2^a + 2^b), 1 at a tie)."""
+    """log(e^a + e^b) = max + log1p(e^-|a - b|) apart; near a tie (|a - b| < 1)
+    (a + b)/2 + log(2 cosh((a - b)/2)), the same function written without a kink,
+    so every derivative order is exact there: 1/2 : 1/2 at a tie and 1/4 for the
+    second (max and |a - b| would drop the curvature their kinks cancel). Base
+    two: log2(2^a + 2^b), the same with the gap scaled by log 2."""
 
     def handler(al, node, a, b):
         x, y = _floats(al, node, a, b)
         em = al.em
-        gap = em.neg(em.op(mathd.AbsFOp(em.sub(x, y))))
+        scale = math.log(2.0) if base_two else 1.0
+        difference = em.sub(x, y)
+        gap = em.neg(em.op(mathd.AbsFOp(difference)))
         if base_two:
-            tail = em.mul(em.op(mathd.Log1pOp(em.op(mathd.Exp2Op(gap)))), _const(al, 1 / math.log(2.0), x))
+            tail = em.mul(em.op(mathd.Log1pOp(em.op(mathd.Exp2Op(gap)))), _const(al, 1 / scale, x))
         else:
             tail = em.op(mathd.Log1pOp(em.op(mathd.ExpOp(gap))))
         apart = em.add(em.op(arith.MaximumfOp(x, y)), tail)
-        half = _const(al, 0.5, x)
-        tied = em.add(em.add(em.mul(half, x), em.mul(half, y)), _const(al, 1.0 if base_two else math.log(2.0), x))
-        tie = T.compare(em, "oeq", x, y)
-        return al.new(_where(al, tie, tied, apart))
+        near = T.compare(em, "ogt", gap, _const(al, -1.0, x))  # |a - b| < 1
+        safe = _where(al, near, difference, _const(al, 0.0, x))  # no overflow in the branch np.where discards
+        cosh = em.op(mathd.CoshOp(em.mul(safe, _const(al, 0.5 * scale, x))))
+        log_cosh = em.op(mathd.LogOp(em.mul(cosh, _const(al, 2.0, x))))
+        centre = em.add(em.mul(_const(al, 0.5, x), x), em.mul(_const(al, 0.5, x), y))
+        close = em.add(centre, em.mul(log_cosh, _const(al, 1 / scale, x)) if base_two else log_cosh)
+        return al.new(_where(al, near, close, apart))
 
     return handler
 

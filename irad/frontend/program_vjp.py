@@ -4,8 +4,12 @@
 a gradient: `pullback(ct)` is irad.grad of `<f(*primals), ct>` (summed over
 the elements, and over the leaves of a tuple of outputs) with respect to the
 primals' tuple, so it returns one cotangent per primal, as JAX's does, and
-it is differentiated again like any irad.grad inside a program. f must be
-known while lowering and defined with `def` at module level.
+it is differentiated again like any irad.grad inside a program. f is a
+function known while lowering, or a lambda, nested def or functools.partial
+the program made: that one is an argument of the gradient that it does not
+differentiate (transformed_closures.py), bound where irad.vjp is called, as
+JAX linearises there: a variable it reads that changes before the pullback is
+called does not change the pullback.
 """
 
 from __future__ import annotations
@@ -17,8 +21,11 @@ import numpy as np
 
 from irad.frontend.callables import Partial
 from irad.frontend.transformations import Transformation
+from irad.frontend.transformed_closures import bound, is_made_function
 from irad.frontend.arrays import known_value
 from irad.frontend.values import Static
+
+
 
 
 def cotangent_product(f, primals, cotangent):
@@ -49,12 +56,13 @@ def program_vjp(fl, node: ast.Call) -> tuple:
         if not known or not isinstance(has_aux, (bool, np.bool_)):
             raise fl.src.error(keywords["has_aux"], "has_aux must be True or False, known while lowering")
     fn = fl.expr(node.args[0])
-    if not (isinstance(fn, Static) and callable(fn.obj) and not isinstance(fn.obj, type)):
+    made = is_made_function(fn)
+    if made:  # bound here: what it reads now is what the pullback differentiates
+        fn = bound(fl, fn)
+    elif not (isinstance(fn, Static) and callable(fn.obj) and not isinstance(fn.obj, type)):
         raise fl.src.error(
-            node.args[0], f"irad.vjp inside a program differentiates a function defined with `def` at module "
-            f"level, not {fl.kind_of(fn)}",
-            "define f at module level and pass the values it reads as primals (or use irad.grad, "
-            "irad.jacrev or irad.jvp, which take lambdas here)",
+            node.args[0], f"irad.vjp inside a program differentiates a function, not {fl.kind_of(fn)}",
+            "pass a function defined with def, a lambda or a functools.partial",
         )
     primals = tuple(fl.expr(a) for a in node.args[1:])
     out = fl.calls.call_value(fn, list(primals), {}, node)
@@ -65,6 +73,8 @@ def program_vjp(fl, node: ast.Call) -> tuple:
         product = aux_cotangent_product
     else:
         product = cotangent_products if isinstance(out, tuple) else cotangent_product
-    gradient = Transformation("grad", functools.partial(product, fn.obj), argnums=0)
-    pullback = Partial(Static(gradient), (primals,))
+    if made:
+        pullback = Partial(Static(Transformation("grad", product, argnums=1)), (fn, primals))
+    else:
+        pullback = Partial(Static(Transformation("grad", functools.partial(product, fn.obj), argnums=0)), (primals,))
     return (out[0], pullback, out[1]) if has_aux else (out, pullback)

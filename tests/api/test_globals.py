@@ -355,3 +355,20 @@ def test_a_global_rebound_to_a_non_array_is_an_error_naming_it(monkeypatch):
     monkeypatch.delattr(THIS, "W")
     with pytest.raises(UnsupportedError, match="the global 'W', an array .* reads, is no longer defined"):
         g(X)
+
+
+SETTINGS = {"scales": np.array([2.0, 3.0])}
+
+
+def scaled_by_item(settings, x):
+    return x * settings["scales"][0] + x ** 2 * settings["scales"][1:].sum()
+
+
+def test_an_item_of_a_global_array_reached_through_a_dict_a_helper_is_given():
+    g = irad.grad(lambda x: scaled_by_item(SETTINGS, x))
+    assert g(1.5) == pytest.approx(2.0 + 2 * 1.5 * 3.0, rel=1e-14)
+    SETTINGS["scales"][0] = 5.0  # read at each call, as a global array is
+    try:
+        assert g(1.5) == pytest.approx(5.0 + 2 * 1.5 * 3.0, rel=1e-14)
+    finally:
+        SETTINGS["scales"][0] = 2.0

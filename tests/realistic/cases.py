@@ -12,6 +12,7 @@ import pytest
 
 from irad import IradError
 
+from tests.realistic import factories as fac
 from tests.realistic import learning as ml
 from tests.realistic import modelling as mod
 from tests.realistic import science as sci
@@ -244,6 +245,35 @@ def projectile_args():
     return np.array([12.0, 0.9, np.log(0.05)]), x_obs, heights
 
 
+def kalman_smoother_args():
+    r = rng(40)
+    t = np.arange(12) * 0.1
+    return np.array([np.log(0.5), np.log(0.05), 1.0]), np.sin(3 * t) + 0.1 * r.normal(size=12), 0.1
+
+
+def mdn_args():
+    r = rng(41)
+    params = {"hidden_W": r.normal(size=(1, 6)) * 0.5, "hidden_b": np.zeros(6)}
+    for name in ("logits", "mu", "log_sigma"):
+        params[f"{name}_W"], params[f"{name}_b"] = r.normal(size=(6, 3)) * 0.5, r.normal(size=3) * 0.1
+    x = r.uniform(-1, 1, size=(20, 1))
+    return params, x, np.sin(2 * x[:, 0]) + 0.1 * r.normal(size=20)
+
+
+def neural_ode_args():
+    r = rng(42)
+    params = {"W1": r.normal(size=(8, 2)) * 0.5, "b1": np.zeros(8), "wt": r.normal(size=8) * 0.1,
+              "W2": r.normal(size=(2, 8)) * 0.3}
+    ts = np.linspace(0.0, 1.0, 9)
+    return params, np.array([1.0, 0.0]), ts, np.stack([np.cos(ts), -np.sin(ts)], axis=1)
+
+
+def laplace_args():
+    r = rng(43)
+    X = r.normal(size=(30, 3))
+    return 0.3, X, (X @ np.array([1.0, -1.0, 0.5]) + r.normal(size=30) > 0).astype(float)
+
+
 LINEAR_MODEL = ml.LinearModel(*huber_args()[1:])
 RIDGE_OBJECTIVE = ml.RidgeObjective(*huber_args()[1:])
 
@@ -297,4 +327,9 @@ CASES = [
     Case("bernoulli_vae", mod.vae_loss, bernoulli_vae_args),
     Case("ard_gaussian_process", mod.gp_posterior_objective, ard_gp_args),
     Case("projectile_with_drag", mod.projectile_loss, projectile_args, transforms=("value_and_grad", "jacfwd")),
+    Case("kalman_smoother_factories", fac.kalman_smoother_loss, kalman_smoother_args,
+         transforms=("value_and_grad", "hessian")),
+    Case("mixture_density_network", fac.mdn_nll, mdn_args),
+    Case("neural_ode_rk4", fac.neural_ode_loss, neural_ode_args),
+    Case("laplace_evidence", fac.negative_laplace_evidence, laplace_args, transforms=("value_and_grad", "hessian")),
 ]

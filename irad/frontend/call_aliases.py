@@ -1,0 +1,65 @@
+"""Arrays a call was given that its result may be: `v = ident(w); w[0] = 5.0`,
+or `g = make_loss(w); w += 1.0` where the returned closure holds `w`.
+
+A function's result that is not an array of its own (views.own_results) may be
+an array it was given, a view of one, or hold one in a closure it returns.
+numpy would show a later in-place write to that array through the result too,
+but irad's result is a value taken at the call. So while a variable holds
+such a result (alone, in a container or in a closure), an in-place write to an
+array the call was given is refused, naming the call, rather than giving the
+result's old value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import zip_longest
+
+from xdsl.ir import SSAValue
+
+from irad.frontend.callables import flatten, live
+from irad.frontend.values import is_array
+
+
+@dataclass(frozen=True)
+class GivenArrays:
+    """A call's results that may be arrays it was given (`shared`), and those arrays."""
+
+    shared: tuple[SSAValue, ...]
+    given: tuple[SSAValue, ...]
+    where: str
+    callee: str
+
+
+class CallAliases:
+    """The calls of one function whose results may be the arrays they were given."""
+
+    def __init__(self, views) -> None:
+        self.views = views
+        self.calls: list[GivenArrays] = []
+
+    def record(self, args, results, own: tuple, where: str, callee: str) -> None:
+        """A call given the SSA values `args` returned `results` (`own[k]`: result k
+        is a new array of the callee's own)."""
+        shared = tuple(r for r, o in zip_longest(results, own, fillvalue=False) if r is not None and is_array(r) and not o)
+        given = tuple(a for a in args if is_array(a))
+        if shared and given:
+            self.calls.append(GivenArrays(shared, given, where, callee))
+
+    def refusal(self, name: str, env: dict) -> tuple[str, str] | None:
+        """(message, hint) when writing into `name`'s array would change a call's result held here."""
+        value = env.get(name)
+        if not self.calls or not isinstance(value, SSAValue):
+            return None
+        leaves: list[SSAValue] = []
+        for item in env.values():  # the run-time values variables hold, in containers and functions too
+            flatten(item, leaves, live)
+        held = set(leaves)
+        for call in self.calls:
+            if self.views._reaches(value, set(call.given)) and any(r in held for r in call.shared):
+                return (f"in-place write to '{name}', whose array the call to {call.callee} at {call.where} was "
+                        "given and may have returned (a variable here holds that result, which numpy would "
+                        "change too)",
+                        f"pass a copy, np.copy({name}), to the call, or write into a copy after it: "
+                        f"{name} = np.copy({name})")
+        return None

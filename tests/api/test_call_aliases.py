@@ -1,0 +1,68 @@
+"""An in-place write to an array a call was given, while a variable holds the
+call's result that may be that array (irad/frontend/call_aliases.py): numpy
+would show the write through the result, irad's result is a value, so it is
+refused rather than wrong; a fresh result and a gradient leave the array
+writable (checked against numpy and central differences)."""
+
+import numpy as np
+
+import irad
+from tests.reference import check_against_numpy, check_refused
+
+W = np.array([1.0, 2.0])
+X = np.array([3.0, 4.0])
+
+
+def same(a):
+    return a
+
+
+def make_dot(w):
+    return lambda x: np.sum(w * x)
+
+
+def returned_argument(w0, x):
+    w = w0.copy()
+    v = same(w)
+    w[0] = 5.0  # <- refused
+    return np.sum(v * x)
+
+
+def returned_closure(w0, x):
+    w = w0.copy()
+    dot = make_dot(w)
+    w += 1.0  # <- refused
+    return dot(x)
+
+
+def doubled(a):
+    return 2.0 * a
+
+
+def fresh_result(w0, x):
+    w = w0.copy()
+    v = doubled(w)
+    w[0] = 5.0
+    return np.sum(v * x) + np.sum(w * w)
+
+
+def loss(w):
+    return np.sum(w ** 2)
+
+
+def descent(w0, x):
+    w = w0.copy()
+    for _ in range(3):
+        g = irad.grad(loss)(w)
+        w -= 0.1 * g
+    return np.sum(w * x)
+
+
+def test_a_write_the_result_would_show_is_refused():
+    check_refused(returned_argument, (W, X), r"in-place write to 'w', whose array the call to same at \S+ was given")
+    check_refused(returned_closure, (W, X), r"in-place write to 'w', whose array the call to make_dot")
+
+
+def test_fresh_results_and_gradients_leave_it_writable():
+    check_against_numpy(fresh_result, (W, X))
+    check_against_numpy(descent, (W, X))
