@@ -7,6 +7,9 @@
 - A module mlir-opt rejects fails through a pair as it does cold (lowered
   again cold): a BackendError naming the tool with its diagnostics.
 - A second gradient (through the pair) agrees with central differences.
+- The LLVM IR is read as mlir-translate writes it, before the tools end;
+  a tool that fails after writing it fails the compile (the JIT checks
+  the statuses before it keeps code), and the pair's named pipes are removed.
 - A forked child neither uses the parent's pair nor holds its pipes open (the
   parent's compile would wait for its end).
 """
@@ -116,6 +119,7 @@ def test_gradients_compiled_through_a_pair(monkeypatch):
 
     got = irad.grad(loss2, backend="native")(w, x)
     assert used.opt.returncode == 0 and used.translate.returncode == 0
+    assert not os.path.exists(used.folder)  # its named pipes
     assert np.allclose(got, central_difference(loss2, (w, x), 0), rtol=1e-7, atol=1e-9)
 
 
@@ -152,3 +156,19 @@ def test_a_pair_that_fails_on_its_own_is_not_trusted(monkeypatch):
     monkeypatch.setattr(warm_tools, "pipeline_resource", lambda pipeline, verify_each: real(
         "builtin.module(no-such-pass)", verify_each))
     assert _warm(SCALARS, PASSES["scalars"], succeeds=False) == cold
+
+
+@pytest.mark.native
+@needs_native
+def test_a_tool_failing_after_its_output_fails_the_compile(tmp_path, monkeypatch):
+    translate = tmp_path / "mlir-translate"  # reads the bytecode, writes IR cut short, fails
+    translate.write_text('#!/bin/sh\ncat "$2" > /dev/null\necho "; cut short" > "$4"\nexit 3\n')
+    translate.chmod(0o755)
+    opt = native.require_tool("mlir-opt")
+    monkeypatch.setattr(native, "require_tool", lambda name: str(translate) if name == "mlir-translate" else opt)
+    warm_tools.prepare(opt, str(translate))
+    checks = []
+    assert native.lower_to_llvm_ir(SCALARS, PASSES["scalars"], checked_later=checks).strip() == "; cut short"
+    assert len(checks) == 1
+    with pytest.raises(BackendError, match="exit status 3 after writing its output"):
+        checks[0]()

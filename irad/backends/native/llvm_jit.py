@@ -168,6 +168,7 @@ class JitModule:
         determined_by: Sequence[str] | None = None,
         exported: Sequence[str] = (),
         tierable: bool = True,
+        checked: Callable[[], None] | None = None,
     ):
         """`linked`: more LLVM IR modules, linked into this one before it is
         optimised (definitions of functions it declares: irad.linalg's LAPACK
@@ -180,7 +181,10 @@ class JitModule:
         do not run). By default the IR is its own key. `exported`: the
         functions Python calls (through `address`), which tiering switches to
         -O2 code. `tierable` False compiles at -O2 at once (tiers.py: a module
-        whose results would depend on the tier)."""
+        whose results would depend on the tier). `checked`, called once the
+        IR is made and before code made from it is kept (the -O2 compile, the
+        object cache) or run, raises if the IR must not be used (native: the
+        exit statuses of the tools that wrote it, which come after it)."""
         llvm = _llvm()
         for library in libraries:  # loaded once per process; symbols resolve from them
             _load_library(library)
@@ -215,10 +219,14 @@ class JitModule:
                 self._engine = llvm.create_mcjit_compiler(module, machine)
                 self._engine.finalize_object()
             self._keep = (machine, module)
+            if checked is not None:
+                checked()
             self.upgrade = tiers.Upgrade(
                 self._sources, cpu, features, self._level, (self._cache, self._name), self._load_optimised
             )
             return
+        if checked is not None:
+            checked()
         with progress.stage(f"LLVM -O{self._level}"):
             machine = llvm_build.target_machine(llvm, cpu, features, self._level)
             self._keep = (machine, module, *llvm_build.optimise(llvm, module, machine, self._level))
