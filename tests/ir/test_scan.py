@@ -102,6 +102,23 @@ def test_python_backend_and_iree_form_against_numpy(axis, reverse):
 
 
 @pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("length", [40, 300])
+def test_cumsums_blocked_iree_form_against_numpy(length, reverse):
+    """Lengths of one and two levels of blocks, a last block partly filled,
+    forward and reversed (the reversed scan runs the other way: no reversed copy)."""
+    types = [TensorType(f64, [length, 3]), TensorType(f32, [length, 3]), TensorType(i64, [length, 3])]
+    iree_form = for_iree(_module(types, 0, reverse))
+    assert not any(isinstance(op, CumsumOp) for op in iree_form.walk())
+    rng = np.random.default_rng(length)
+    xs = [rng.normal(size=(length, 3)), rng.normal(size=(length, 3)).astype(np.float32), rng.integers(-9, 9, (length, 3))]
+    for got, x in zip(compile_module(iree_form).function("f")(*xs), xs):
+        want = _want(x, 0, reverse)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-5 if x.dtype == np.float32 else 1e-12,
+                                   atol=1e-4 if x.dtype == np.float32 else 1e-11)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
 def test_loop_nest_against_numpy_on_the_python_backend(reverse):
     """The scf.for nest the native backend lowers, run by the Python backend."""
     module = _module(TYPES, 1, reverse)
