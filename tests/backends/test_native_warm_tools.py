@@ -172,3 +172,26 @@ def test_a_tool_failing_after_its_output_fails_the_compile(tmp_path, monkeypatch
     assert len(checks) == 1
     with pytest.raises(BackendError, match="exit status 3 after writing its output"):
         checks[0]()
+
+
+@pytest.mark.native
+@needs_native
+def test_a_compile_whose_tool_failed_after_writing_raises(tmp_path, monkeypatch):
+    """The IR of a tool that then failed is not run, whatever LLVM makes of it."""
+    monkeypatch.setattr(compiled, "_CACHE", {})
+    translate = tmp_path / "mlir-translate"
+    translate.write_text('#!/bin/sh\ncat "$2" > /dev/null\necho "; cut short" > "$4"\nexit 3\n')
+    translate.chmod(0o755)
+    opt = native.require_tool("mlir-opt")
+    monkeypatch.setattr(native, "require_tool", lambda name: str(translate) if name == "mlir-translate" else opt)
+    warm_tools.discard()
+    warm_tools.prepare(opt, str(translate))
+    pair = warm_tools._waiting
+
+    def cut_short(x):
+        return np.sum(np.sinh(x) * 0.375)
+
+    with irad.config.overriding(native_cache="0"), pytest.raises(BackendError, match="exit status 3 after writing"):
+        irad.grad(cut_short, backend="native")(np.ones(3))
+    assert not os.path.exists(pair.folder)
+    warm_tools.discard()  # the pair the failed compile may have started, of the fake tool

@@ -759,12 +759,16 @@ class NativeModule(CompiledModule):
         if any(sig.has_arrays for sig in self.signatures.values()):
             native_call.python_symbols()  # which the trampolines call
         native_buffers.symbol()  # which the runtime reads
-        self.jit = JitModule(
-            lambda: self.llvm_ir, libraries=libraries, linked=lambda: [make() for make in glue_ir],
-            extend=self._runtime, determined_by=determined_by, exported=exported,
-            # tier 0's frames are larger: how deep a recursion may go must not depend on the tier
-            tierable=not guards.depth_checked, checked=self._tools_ended_well,
-        )
+        try:
+            self.jit = JitModule(
+                lambda: self.llvm_ir, libraries=libraries, linked=lambda: [make() for make in glue_ir],
+                extend=self._runtime, determined_by=determined_by, exported=exported,
+                # tier 0's frames are larger: how deep a recursion may go must not depend on the tier
+                tierable=not guards.depth_checked, checked=self._tools_ended_well,
+            )
+        except BaseException:
+            self._tools_ended_well()  # (ends the tools) a tool that failed explains IR LLVM rejects
+            raise
         self._unchecked = None
         failure = ctypes.CFUNCTYPE(ctypes.c_int32)(self.jit.address(native_checks.FAILURE))
         self.checks = native_checks.Checks(guards.messages, failure)
