@@ -2,8 +2,10 @@
 
 - The command-line passes become the textual pipeline --run-reproducer reads
   (func.func passes nested); anything else is not run warm.
-- A started pair gives the LLVM IR a cold run gives, on a tensor module and a
-  scalar one, and is used once; a native compile starts the next pair.
+- A started pair gives the LLVM IR the tools give with the passes on their
+  command lines, on a tensor module and a scalar one, and is used once; a
+  native compile starts the next pair; a compile no pair waited for starts
+  one of its own.
 - A module mlir-opt rejects fails through a pair as it does cold (lowered
   again cold): a BackendError naming the tool with its diagnostics.
 - A second gradient (through the pair) agrees with central differences.
@@ -60,8 +62,16 @@ def test_passes_become_a_pipeline():
 
 
 def _cold(text: str, passes) -> str:
-    warm_tools.discard()  # no pair waits
+    """Lowered with no pair waiting (one is started for it)."""
+    warm_tools.discard()
     return native.lower_to_llvm_ir(text, passes)
+
+
+def _through_stdout(text: str, passes) -> str:
+    """Lowered by the tools given the passes on their command lines, writing to their stdout."""
+    opt, translate = native.require_tool("mlir-opt"), native.require_tool("mlir-translate")
+    return native._run_tools([[opt, *passes, "--verify-each=false", "--emit-bytecode"], [translate, "--mlir-to-llvmir"]],
+                             text, ["mlir-opt", "mlir-translate"])
 
 
 def _warm(text: str, passes, succeeds: bool = True) -> str:
@@ -80,7 +90,7 @@ def _warm(text: str, passes, succeeds: bool = True) -> str:
 @pytest.mark.parametrize("kind", ["tensors", "scalars"])
 def test_a_started_pair_gives_the_cold_llvm_ir(kind):
     text = TENSORS if kind == "tensors" else SCALARS
-    assert _warm(text, PASSES[kind]) == _cold(text, PASSES[kind])
+    assert _warm(text, PASSES[kind]) == _through_stdout(text, PASSES[kind]) == _cold(text, PASSES[kind])
 
 
 @pytest.mark.native
@@ -151,7 +161,7 @@ def test_a_forked_child_holds_no_pipe_of_the_parents_pair():
 @pytest.mark.native
 @needs_native
 def test_a_pair_that_fails_on_its_own_is_not_trusted(monkeypatch):
-    cold = _cold(SCALARS, PASSES["scalars"])
+    cold = _through_stdout(SCALARS, PASSES["scalars"])
     real = warm_tools.pipeline_resource
     monkeypatch.setattr(warm_tools, "pipeline_resource", lambda pipeline, verify_each: real(
         "builtin.module(no-such-pass)", verify_each))

@@ -459,7 +459,7 @@ def _lower_with_tools(mlir_text: str, passes: Sequence[str], checked_later: list
     commands = [[opt, *passes, *verify, "--emit-bytecode"], [translate, "--mlir-to-llvmir"]]
     what = ["lowering to the LLVM dialect with mlir-opt", "mlir-translate --mlir-to-llvmir"]
     pipeline = warm_tools.pipeline_text(passes)
-    pair = warm_tools.take(opt, translate) if pipeline is not None else None
+    pair = None if pipeline is None else warm_tools.take(opt, translate) or warm_tools.start(opt, translate)
     if pair is None:
         return _run_tools(commands, mlir_text, what)
     output = pair.run(mlir_text + warm_tools.pipeline_resource(pipeline, verify_each=not verify), _TIMEOUT)

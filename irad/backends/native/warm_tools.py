@@ -198,6 +198,16 @@ def take(opt: str, translate: str) -> Pair | None:
     return pair
 
 
+def start(opt: str, translate: str) -> Pair | None:
+    """A pair started now, for a compile none waited for (a process's first):
+    it too hands over its output before the tools end. None if the tools
+    cannot start (a cold run says why)."""
+    try:
+        return Pair(opt, translate)
+    except OSError:
+        return None
+
+
 def prepare(opt: str, translate: str) -> None:
     """Start a pair for the next compile, unless one waits."""
     global _waiting
