@@ -139,8 +139,7 @@ def blocked_scan(b, x: SSAValue, axis: int, combiner: type[Operation], neutral, 
     The axis is padded with the neutral element (-0.0 keeps the sign of a
     zero sum) to whole blocks, where the scan ends. Reversed (each element
     combined with those after it), the same runs the other way, with no
-    reversed copies: IREE 3.13 cannot compile a kernel that reads a
-    negative stride."""
+    reversed copies (as `blocked_linear_scan`)."""
     dims = list(T.shape(x))
     n = dims[axis]
     if n <= SCAN_BLOCK:
@@ -197,8 +196,9 @@ def blocked_linear_scan(b, op: LinearScanOp) -> SSAValue:
     recurrence from 0 by Hillis-Steele on pairs (`_pair_steps`), the
     blocks' ends chained the same way (recursively), then each block's
     carry, times the products of its a, added in. Reversed, the same runs
-    the other way (no reversed copies: IREE 3.13 cannot compile a kernel
-    reading a negative stride)."""
+    the other way, with no reversed copies: on reversed copies of a and b,
+    IREE 3.13 failed to compile np.cumprod's gradient ("'vector.load' op
+    memref strides must be non-negative")."""
     return _blocked_pairs(b, op.a, op.b, op.axis_value, op.reverse is not None)
 
 
