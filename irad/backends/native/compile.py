@@ -464,19 +464,23 @@ def _lower_with_tools(mlir_text: str, passes: Sequence[str], checked_later: list
         return _run_tools(commands, mlir_text, what)
     output = pair.run(mlir_text + warm_tools.pipeline_resource(pipeline, verify_each=not verify), _TIMEOUT)
     if output and checked_later is not None:
-        checked_later.append(functools.partial(_ended_well, pair, what))
+        checked_later.append(functools.partial(_ended_well, pair, commands, mlir_text, what))
         return output.decode()
-    # no IR: a tool failed; lowered again cold, whose error is the one to report
+    # no IR, or a tool failed (mlir-translate makes IR of the empty module a failed mlir-opt
+    # leaves): lowered again cold, whose error is the one to report
     if not output or any(status != 0 for status, _ in pair.statuses(_TIMEOUT)):
         return _run_tools(commands, mlir_text, what)
     return output.decode()
 
 
-def _ended_well(pair: warm_tools.Pair, what: Sequence[str]) -> None:
-    """Raise BackendError if a tool of `pair` failed after its IR was read
-    (it crashed while writing, or was killed: the IR may be cut short)."""
+def _ended_well(pair: warm_tools.Pair, commands: Sequence[Sequence[str]], mlir_text: str, what: Sequence[str]) -> None:
+    """Raise BackendError if a tool of `pair` failed after its IR was read (a
+    failed mlir-opt leaves mlir-translate an empty module; a tool killed while
+    writing leaves IR cut short): the module is lowered again cold, whose
+    error is the one to report; if that succeeds, the pair's failure is."""
     for name, (status, diagnostics) in zip(what, pair.statuses(_TIMEOUT)):
         if status != 0:
+            _run_tools(commands, mlir_text, what)
             raise BackendError(f"{name} ended with exit status {status} after writing its output, which is not "
                                f"used\n{diagnostics.strip()}")
 
