@@ -212,3 +212,41 @@ def test_a_compile_whose_tool_failed_after_writing_raises(tmp_path, monkeypatch)
         irad.grad(cut_short, backend="native")(np.ones(3))
     assert not os.path.exists(pair.folder)
     warm_tools.discard()  # the pair the failed compile may have started, of the fake tool
+
+
+@pytest.mark.native
+@needs_native
+def test_a_killed_process_takes_its_pair_along(tmp_path):
+    """The started tools die with the process that started them (setpriv
+    --pdeathsig), and the next pair removes the dead process's named pipes."""
+    if not warm_tools._DIES_WITH_US:
+        pytest.skip("setpriv is missing: no pair is started")
+    import signal
+    import subprocess
+    import sys
+    code = ("import time\nfrom irad.backends.native import warm_tools\n"
+            f"warm_tools.prepare({native.require_tool('mlir-opt')!r}, {native.require_tool('mlir-translate')!r})\n"
+            "p = warm_tools._waiting\nprint(p.opt.pid, p.translate.pid, p.folder, flush=True)\ntime.sleep(120)\n")
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        opt, translate, folder = child.stdout.readline().split()
+    finally:
+        os.kill(child.pid, signal.SIGKILL)  # the process this test started, by its pid
+        child.wait()
+    for pid in (int(opt), int(translate)):
+        deadline = time.monotonic() + 30
+        while _running(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _running(pid)
+    assert os.path.exists(folder)
+    warm_tools._orphans_checked.clear()
+    warm_tools.start(native.require_tool("mlir-opt"), native.require_tool("mlir-translate")).end()
+    assert not os.path.exists(folder)
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

@@ -38,6 +38,15 @@ from collections.abc import Sequence
 # command line nests them by itself)
 _FUNCTION_PASSES = frozenset({"promote-buffers-to-stack"})
 _POLL_MS = 20  # how often a wait for the output looks whether the tools are still running
+_FOLDER_PREFIX = "irad-tools-"  # then the pid of the process that made it
+
+# A started mlir-translate waits in opening its named pipes; should this
+# process die without ending it (SIGKILL, os._exit in a forked worker), it
+# would wait forever. util-linux's setpriv has the kernel kill it (and
+# mlir-opt) when the thread that started it ends: pairs are started only
+# where setpriv is found (elsewhere each compile runs the tools cold).
+_SETPRIV = shutil.which("setpriv")
+_DIES_WITH_US = (_SETPRIV, "--pdeathsig", "KILL", "--") if _SETPRIV else ()
 
 
 def pipeline_text(passes: Sequence[str]) -> str | None:
@@ -79,7 +88,8 @@ class Pair:
         self.tools = (opt, translate)
         self.pid = os.getpid()
         self.errors = [tempfile.TemporaryFile(), tempfile.TemporaryFile()]
-        self.folder = tempfile.mkdtemp(prefix="irad-tools-")
+        _remove_orphans()
+        self.folder = tempfile.mkdtemp(prefix=f"{_FOLDER_PREFIX}{os.getpid()}-")
         bytecode, llvm_ir = os.path.join(self.folder, "bytecode"), os.path.join(self.folder, "llvm-ir")
         os.mkfifo(bytecode, 0o600)
         os.mkfifo(llvm_ir, 0o600)
@@ -87,9 +97,9 @@ class Pair:
         self.output = os.open(llvm_ir, os.O_RDONLY | os.O_NONBLOCK)
         self.opt = self.translate = None
         try:
-            self.opt = subprocess.Popen([opt, "--run-reproducer", "--emit-bytecode", "-o", bytecode],
+            self.opt = subprocess.Popen([*_DIES_WITH_US, opt, "--run-reproducer", "--emit-bytecode", "-o", bytecode],
                                         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self.errors[0])
-            self.translate = subprocess.Popen([translate, "--mlir-to-llvmir", bytecode, "-o", llvm_ir],
+            self.translate = subprocess.Popen([*_DIES_WITH_US, translate, "--mlir-to-llvmir", bytecode, "-o", llvm_ir],
                                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                               stderr=self.errors[1])
         except OSError:
@@ -198,10 +208,38 @@ def take(opt: str, translate: str) -> Pair | None:
     return pair
 
 
+def _remove_orphans() -> None:
+    """Remove the named pipes' folders of processes that died without
+    ending their pair (killed): their tools died with them."""
+    if _orphans_checked:
+        return
+    _orphans_checked.append(True)
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(tempfile.gettempdir()):
+            pid = entry.name[len(_FOLDER_PREFIX):].split("-")[0]
+            if entry.name.startswith(_FOLDER_PREFIX) and pid.isdigit() and not _alive(int(pid)):
+                shutil.rmtree(entry.path, ignore_errors=True)
+
+
+_orphans_checked: list[bool] = []  # once per process
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: only whether it exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's
+        return True
+    return True
+
+
 def start(opt: str, translate: str) -> Pair | None:
     """A pair started now, for a compile none waited for (a process's first):
     it too hands over its output before the tools end. None if the tools
-    cannot start (a cold run says why)."""
+    cannot start, or setpriv is missing (a cold run then)."""
+    if not _DIES_WITH_US:
+        return None
     try:
         return Pair(opt, translate)
     except OSError:
@@ -211,6 +249,8 @@ def start(opt: str, translate: str) -> Pair | None:
 def prepare(opt: str, translate: str) -> None:
     """Start a pair for the next compile, unless one waits."""
     global _waiting
+    if not _DIES_WITH_US:
+        return
     with _lock:
         if _waiting is not None and _waiting.pid == os.getpid():
             return
