@@ -230,6 +230,10 @@ def test_a_killed_process_takes_its_pair_along(tmp_path):
     child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         opt, translate, folder = child.stdout.readline().split()
+        for pid, tool in ((opt, "mlir-opt"), (translate, "mlir-translate")):  # setpriv has run (and set the signal)
+            deadline = time.monotonic() + 30
+            while not os.path.realpath(f"/proc/{pid}/exe").endswith(tool) and time.monotonic() < deadline:
+                time.sleep(0.01)
     finally:
         os.kill(child.pid, signal.SIGKILL)  # the process this test started, by its pid
         child.wait()

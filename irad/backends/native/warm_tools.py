@@ -24,6 +24,7 @@ instead, the pair reads the end of its input and exits.
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import contextlib
 import os
 import select
@@ -44,9 +45,24 @@ _FOLDER_PREFIX = "irad-tools-"  # then the pid of the process that made it
 # process die without ending it (SIGKILL, os._exit in a forked worker), it
 # would wait forever. util-linux's setpriv has the kernel kill it (and
 # mlir-opt) when the thread that started it ends: pairs are started only
-# where setpriv is found (elsewhere each compile runs the tools cold).
+# where setpriv is found (elsewhere each compile runs the tools cold), and
+# by one thread of irad's that lives as long as the process (`_started`),
+# not by the compiling thread, which may end while another uses its pair.
 _SETPRIV = shutil.which("setpriv")
 _DIES_WITH_US = (_SETPRIV, "--pdeathsig", "KILL", "--") if _SETPRIV else ()
+_starter: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def _started(opt: str, translate: str) -> Pair:
+    """A Pair, started by irad's starter thread."""
+    global _starter
+    with _starter_lock:
+        if _starter is None:
+            _starter = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="irad-warm-tools")
+    return _starter.submit(Pair, opt, translate).result()
+
+
+_starter_lock = threading.Lock()
 
 
 def pipeline_text(passes: Sequence[str]) -> str | None:
@@ -241,7 +257,7 @@ def start(opt: str, translate: str) -> Pair | None:
     if not _DIES_WITH_US:
         return None
     try:
-        return Pair(opt, translate)
+        return _started(opt, translate)
     except OSError:
         return None
 
@@ -255,7 +271,7 @@ def prepare(opt: str, translate: str) -> None:
         if _waiting is not None and _waiting.pid == os.getpid():
             return
         try:
-            _waiting = Pair(opt, translate)
+            _waiting = _started(opt, translate)
         except OSError:  # a cold start will say what is wrong
             _waiting = None
 
@@ -271,8 +287,9 @@ def discard() -> None:
 
 
 def _after_fork_in_child() -> None:
-    global _lock, _waiting
+    global _lock, _waiting, _starter, _starter_lock
     _lock = threading.Lock()
+    _starter, _starter_lock = None, threading.Lock()  # its thread is not in the child
     for pair in list(_live):
         pair.close_copies()
     _live.clear()
