@@ -19,6 +19,7 @@ import pytest
 
 import irad
 from irad import compiled, config, pipeline
+from irad.backends.native import tiers
 from irad.base import progress
 from tests.reference import NATIVE_MISSING
 
@@ -77,6 +78,7 @@ def test_the_switch_gives_the_logger_a_level_and_a_handler(monkeypatch):
 @pytest.mark.skipif(NATIVE_MISSING is not None, reason=str(NATIVE_MISSING))
 def test_native_stages_and_the_background_compile(caplog, monkeypatch, tmp_path):
     monkeypatch.setenv(config.switch("native_cache").variable, str(tmp_path))  # compiled here: tiered
+    tiers.wait_all()  # an earlier test's background compile would log its stage into this one's
     caplog.set_level(logging.INFO, logger=IRAD)
     x = np.linspace(0.0, 1.0, 4)
     with config.overriding(log_compile=True):

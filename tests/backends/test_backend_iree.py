@@ -36,7 +36,7 @@ from tests.backends.test_backend_native import (
 from tests.frontend import test_arrays as ta
 from tests.passes import test_control_flow as cf
 from tests.passes import test_forward as fw
-from tests.reference import central_difference, five_point_difference
+from tests.reference import central_difference, central_jacobian, five_point_difference
 
 IREE_MISSING = iree.unavailable_reason()
 pytestmark = pytest.mark.iree
@@ -294,3 +294,96 @@ def test_linalg_is_refused_by_name():
 
     with pytest.raises(BackendError, match=r"cannot compile a call to irad\.linalg\.solve.*\n  hint: use backend='native'"):
         irad.grad(f, backend="iree")(np.eye(3) * 2.0, np.ones(3))
+
+
+# ---- cumulative sums and products (irad/ir/scan.py's blocked forms) -----------------------
+def scans(x, x32, n):
+    return (np.cumsum(x, axis=1), np.cumprod(x, axis=0), np.cumsum(x32, axis=0), np.cumprod(x32, axis=0),
+            np.cumsum(n, axis=0), np.cumprod(n, axis=1))
+
+
+@needs_iree
+def test_cumsum_and_cumprod_values_against_numpy():
+    """float64 to rounding; float32 within 16 times numpy's own float32 error
+    or 16 roundings of the terms' size (the blocked sums' bound); ints exactly.
+    Long enough for two levels of blocks, zeros included."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0.5, 1.5, (300, 3)) * rng.choice([-1.0, 1.0], (300, 3))
+    x[[4, 120], [0, 2]] = 0.0
+    x32, n = x.astype(np.float32), rng.integers(-2, 3, (300, 3))
+    got, _ = irad.vjp(scans, x, x32, n, backend="iree")
+    want = scans(x, x32, n)
+    for i in (0, 1):
+        np.testing.assert_allclose(got[i], want[i], rtol=1e-12, atol=1e-12 * np.max(np.abs(want[i])))
+    exact = scans(x, x32.astype(np.float64), n)
+    eps = np.finfo(np.float32).eps
+    for i, scale in ((2, np.cumsum(np.abs(x32.astype(np.float64)), axis=0)), (3, np.abs(exact[3]))):
+        assert got[i].dtype == np.float32
+        bound = 16 * np.maximum(np.abs(want[i] - exact[i]), eps * scale)
+        assert np.all(np.abs(got[i] - exact[i]) <= bound), i
+    for i in (4, 5):
+        np.testing.assert_array_equal(got[i], want[i])
+
+
+def weighted_cumsum(w, x):
+    return np.sum(w * np.cumsum(x))
+
+
+def squared_cumprod(x):
+    return np.sum(np.cumprod(x, axis=0) ** 2)
+
+
+@needs_iree
+def test_cumsum_and_cumprod_gradients():
+    """d sum(w cumsum x)/dx is the reversed cumsum of w; cumprod's gradient,
+    with a zero, against central differences and the Python backend's."""
+    rng = np.random.default_rng(1)
+    w, x = rng.normal(size=100), rng.normal(size=100)
+    np.testing.assert_allclose(irad.grad(weighted_cumsum, argnums=1, backend="iree")(w, x),
+                               np.cumsum(w[::-1])[::-1], rtol=1e-12, atol=1e-12)
+    y = rng.uniform(0.7, 1.3, (40, 3))
+    y[5, 1] = 0.0
+    got = irad.grad(squared_cumprod, backend="iree")(y)
+    np.testing.assert_allclose(got, irad.grad(squared_cumprod, backend="python")(y), rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(got, central_difference(squared_cumprod, (y,), 0), rtol=1e-6, atol=1e-8)
+
+
+# ---- vmap and the vmapped Jacobians -------------------------------------------------------
+def mixing(x, B):
+    return np.tanh(B @ x) * np.sum(x)
+
+
+def energy(x, B):
+    return np.sum(np.sin(B @ x) * x)
+
+
+def per_example_loss(params, x, y):
+    W, b = params
+    return np.sum((np.tanh(W @ x + b) - y) ** 2)
+
+
+@needs_iree
+@pytest.mark.parametrize("kind", ["jacfwd", "jacrev", "hessian"])
+def test_vmapped_jacobians_against_the_python_backend(kind):
+    """Jacobians are vmapped jvps/vjps over the basis; checked against the Python
+    backend's (itself checked against JAX in tests/api/test_vmapped_jacobians.py)
+    and central differences."""
+    rng = np.random.default_rng(2)
+    x, B = rng.normal(size=6), rng.normal(size=(6, 6)) / 3
+    f = mixing if kind != "hessian" else energy
+    got = getattr(irad, kind)(f, backend="iree")(x, B)
+    np.testing.assert_allclose(got, getattr(irad, kind)(f, backend="python")(x, B), rtol=1e-11, atol=1e-12)
+    if kind != "hessian":
+        np.testing.assert_allclose(got, central_jacobian(f, (x, B), 0), rtol=1e-6, atol=1e-8)
+
+
+@needs_iree
+def test_per_example_gradients():
+    """vmap(grad(loss), in_axes=(None, 0, 0)) against a Python loop of grads."""
+    rng = np.random.default_rng(3)
+    params = (rng.normal(size=(3, 4)) / 2, rng.normal(size=3))
+    xs, ys = rng.normal(size=(8, 4)), rng.normal(size=(8, 3))
+    got = irad.vmap(irad.grad(per_example_loss), in_axes=(None, 0, 0), backend="iree")(params, xs, ys)
+    loop = [irad.grad(per_example_loss, backend="python")(params, x, y) for x, y in zip(xs, ys)]
+    for leaf in (0, 1):
+        np.testing.assert_allclose(got[leaf], np.stack([g[leaf] for g in loop]), rtol=1e-12, atol=1e-13)

@@ -175,7 +175,8 @@ def lowered(monkeypatch, tmp_path) -> list[str]:
     monkeypatch.setenv("IRAD_NATIVE_CACHE", str(tmp_path / "objects"))
     modules: list[str] = []
     real = native.lower_to_llvm_ir
-    monkeypatch.setattr(native, "lower_to_llvm_ir", lambda text, passes: modules.append(text) or real(text, passes))
+    monkeypatch.setattr(native, "lower_to_llvm_ir",
+                        lambda text, passes, **options: modules.append(text) or real(text, passes, **options))
     return modules
 
 

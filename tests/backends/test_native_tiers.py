@@ -204,7 +204,7 @@ def test_a_cache_hit_runs_no_mlir_tool(monkeypatch):
     expected = g(*args)
     assert g.wait_optimised(timeout=300)  # the child stored the -O2 code
 
-    def unavailable(*_):
+    def unavailable(*_, **__):
         raise AssertionError("mlir-opt ran on a cache hit")
 
     monkeypatch.setattr(native, "lower_to_llvm_ir", unavailable)

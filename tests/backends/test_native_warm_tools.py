@@ -2,11 +2,16 @@
 
 - The command-line passes become the textual pipeline --run-reproducer reads
   (func.func passes nested); anything else is not run warm.
-- A started pair gives the LLVM IR a cold run gives, on a tensor module and a
-  scalar one, and is used once; a native compile starts the next pair.
+- A started pair gives the LLVM IR the tools give with the passes on their
+  command lines, on a tensor module and a scalar one, and is used once; a
+  native compile starts the next pair; a compile no pair waited for starts
+  one of its own.
 - A module mlir-opt rejects fails through a pair as it does cold (lowered
   again cold): a BackendError naming the tool with its diagnostics.
 - A second gradient (through the pair) agrees with central differences.
+- The LLVM IR is read as mlir-translate writes it, before the tools end;
+  a tool that fails after writing it fails the compile (the JIT checks
+  the statuses before it keeps code), and the pair's named pipes are removed.
 - A forked child neither uses the parent's pair nor holds its pipes open (the
   parent's compile would wait for its end).
 """
@@ -57,8 +62,16 @@ def test_passes_become_a_pipeline():
 
 
 def _cold(text: str, passes) -> str:
-    warm_tools.discard()  # no pair waits
+    """Lowered with no pair waiting (one is started for it)."""
+    warm_tools.discard()
     return native.lower_to_llvm_ir(text, passes)
+
+
+def _through_stdout(text: str, passes) -> str:
+    """Lowered by the tools given the passes on their command lines, writing to their stdout."""
+    opt, translate = native.require_tool("mlir-opt"), native.require_tool("mlir-translate")
+    return native._run_tools([[opt, *passes, "--verify-each=false", "--emit-bytecode"], [translate, "--mlir-to-llvmir"]],
+                             text, ["mlir-opt", "mlir-translate"])
 
 
 def _warm(text: str, passes, succeeds: bool = True) -> str:
@@ -77,7 +90,7 @@ def _warm(text: str, passes, succeeds: bool = True) -> str:
 @pytest.mark.parametrize("kind", ["tensors", "scalars"])
 def test_a_started_pair_gives_the_cold_llvm_ir(kind):
     text = TENSORS if kind == "tensors" else SCALARS
-    assert _warm(text, PASSES[kind]) == _cold(text, PASSES[kind])
+    assert _warm(text, PASSES[kind]) == _through_stdout(text, PASSES[kind]) == _cold(text, PASSES[kind])
 
 
 @pytest.mark.native
@@ -116,6 +129,7 @@ def test_gradients_compiled_through_a_pair(monkeypatch):
 
     got = irad.grad(loss2, backend="native")(w, x)
     assert used.opt.returncode == 0 and used.translate.returncode == 0
+    assert not os.path.exists(used.folder)  # its named pipes
     assert np.allclose(got, central_difference(loss2, (w, x), 0), rtol=1e-7, atol=1e-9)
 
 
@@ -147,8 +161,96 @@ def test_a_forked_child_holds_no_pipe_of_the_parents_pair():
 @pytest.mark.native
 @needs_native
 def test_a_pair_that_fails_on_its_own_is_not_trusted(monkeypatch):
-    cold = _cold(SCALARS, PASSES["scalars"])
+    cold = _through_stdout(SCALARS, PASSES["scalars"])
     real = warm_tools.pipeline_resource
     monkeypatch.setattr(warm_tools, "pipeline_resource", lambda pipeline, verify_each: real(
         "builtin.module(no-such-pass)", verify_each))
     assert _warm(SCALARS, PASSES["scalars"], succeeds=False) == cold
+
+
+# reads its input (a pair's: the named pipe $2; cold: stdin), writes IR cut short (a pair's: to $4), fails
+FAILING_TRANSLATE = """#!/bin/sh
+if [ -n "$4" ]; then cat "$2" > /dev/null; echo "; cut short" > "$4"; else cat > /dev/null; fi
+exit 3
+"""
+
+
+@pytest.mark.native
+@needs_native
+def test_a_tool_failing_after_its_output_fails_the_compile(tmp_path, monkeypatch):
+    translate = tmp_path / "mlir-translate"
+    translate.write_text(FAILING_TRANSLATE)
+    translate.chmod(0o755)
+    opt = native.require_tool("mlir-opt")
+    monkeypatch.setattr(native, "require_tool", lambda name: str(translate) if name == "mlir-translate" else opt)
+    warm_tools.prepare(opt, str(translate))
+    checks = []
+    assert native.lower_to_llvm_ir(SCALARS, PASSES["scalars"], checked_later=checks).strip() == "; cut short"
+    assert len(checks) == 1
+    with pytest.raises(BackendError, match=r"mlir-translate --mlir-to-llvmir failed \(exit status 3\)"):
+        checks[0]()  # its error, from the cold run
+
+
+@pytest.mark.native
+@needs_native
+def test_a_compile_whose_tool_failed_after_writing_raises(tmp_path, monkeypatch):
+    """The IR of a tool that then failed is not run, whatever LLVM makes of it."""
+    monkeypatch.setattr(compiled, "_CACHE", {})
+    translate = tmp_path / "mlir-translate"
+    translate.write_text(FAILING_TRANSLATE)
+    translate.chmod(0o755)
+    opt = native.require_tool("mlir-opt")
+    monkeypatch.setattr(native, "require_tool", lambda name: str(translate) if name == "mlir-translate" else opt)
+    warm_tools.discard()
+    warm_tools.prepare(opt, str(translate))
+    pair = warm_tools._waiting
+
+    def cut_short(x):
+        return np.sum(np.sinh(x) * 0.375)
+
+    with irad.config.overriding(native_cache="0"), pytest.raises(BackendError, match=r"mlir-translate --mlir-to-llvmir failed \(exit status 3\)"):
+        irad.grad(cut_short, backend="native")(np.ones(3))
+    assert not os.path.exists(pair.folder)
+    warm_tools.discard()  # the pair the failed compile may have started, of the fake tool
+
+
+@pytest.mark.native
+@needs_native
+def test_a_killed_process_takes_its_pair_along(tmp_path):
+    """The started tools die with the process that started them (setpriv
+    --pdeathsig), and the next pair removes the dead process's named pipes."""
+    if not warm_tools._DIES_WITH_US:
+        pytest.skip("setpriv is missing: no pair is started")
+    import signal
+    import subprocess
+    import sys
+    code = ("import time\nfrom irad.backends.native import warm_tools\n"
+            f"warm_tools.prepare({native.require_tool('mlir-opt')!r}, {native.require_tool('mlir-translate')!r})\n"
+            "p = warm_tools._waiting\nprint(p.opt.pid, p.translate.pid, p.folder, flush=True)\ntime.sleep(120)\n")
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        opt, translate, folder = child.stdout.readline().split()
+        for pid, tool in ((opt, "mlir-opt"), (translate, "mlir-translate")):  # setpriv has run (and set the signal)
+            deadline = time.monotonic() + 30
+            while not os.path.realpath(f"/proc/{pid}/exe").endswith(tool) and time.monotonic() < deadline:
+                time.sleep(0.01)
+    finally:
+        os.kill(child.pid, signal.SIGKILL)  # the process this test started, by its pid
+        child.wait()
+    for pid in (int(opt), int(translate)):
+        deadline = time.monotonic() + 30
+        while _running(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _running(pid)
+    assert os.path.exists(folder)
+    warm_tools._orphans_checked.clear()
+    warm_tools.start(native.require_tool("mlir-opt"), native.require_tool("mlir-translate")).end()
+    assert not os.path.exists(folder)
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

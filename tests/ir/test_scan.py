@@ -102,6 +102,23 @@ def test_python_backend_and_iree_form_against_numpy(axis, reverse):
 
 
 @pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("length", [40, 300])
+def test_cumsums_blocked_iree_form_against_numpy(length, reverse):
+    """Lengths of one and two levels of blocks, a last block partly filled,
+    forward and reversed (the reversed scan runs the other way: no reversed copy)."""
+    types = [TensorType(f64, [length, 3]), TensorType(f32, [length, 3]), TensorType(i64, [length, 3])]
+    iree_form = for_iree(_module(types, 0, reverse))
+    assert not any(isinstance(op, CumsumOp) for op in iree_form.walk())
+    rng = np.random.default_rng(length)
+    xs = [rng.normal(size=(length, 3)), rng.normal(size=(length, 3)).astype(np.float32), rng.integers(-9, 9, (length, 3))]
+    for got, x in zip(compile_module(iree_form).function("f")(*xs), xs):
+        want = _want(x, 0, reverse)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-5 if x.dtype == np.float32 else 1e-12,
+                                   atol=1e-4 if x.dtype == np.float32 else 1e-11)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
 def test_loop_nest_against_numpy_on_the_python_backend(reverse):
     """The scf.for nest the native backend lowers, run by the Python backend."""
     module = _module(TYPES, 1, reverse)
@@ -165,12 +182,56 @@ def test_linear_scan_on_the_python_backend_and_as_loops(axis, reverse):
         np.testing.assert_allclose(numpy_form, want, rtol=tolerance, atol=tolerance)
 
 
-def test_iree_refuses_the_linear_scan_by_name():
-    block = Block(arg_types=TYPES[:1])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("length", [7, 16, 40, 300])
+def test_linear_scans_iree_form_against_the_recurrence(length, axis, reverse):
+    """The blocked scan on pairs IREE gets (run by the Python backend), with
+    zeros in a, on lengths within one block, of whole blocks, with a last
+    block partly filled and of two levels of blocks: equal within rounding
+    (its products run in another order)."""
+    shape = (length, 3) if axis == 0 else (3, length)
+    types = [TensorType(f64, shape), TensorType(f32, shape), TensorType(i64, shape)]
+    block = Block(arg_types=types * 2)
+    b = IRBuilder(block)
+    block.add_op(func.ReturnOp(*[S.linear_scan(b, a, x, axis, reverse) for a, x in zip(block.args[:3], block.args[3:])]))
+    module = ModuleOp([func.FuncOp("f", FunctionType.from_lists(types * 2, types), Region(block))])
+    check_supported(module)
+    iree_form = for_iree(module)
+    assert not any(op.name == "irad.linear_scan" for op in iree_form.walk())
+    rng = np.random.default_rng(length)
+    a = rng.uniform(0.5, 1.5, shape) * rng.choice([-1.0, 1.0], shape)
+    a[1, 2] = a[-2, 0] = 0.0
+    x = rng.normal(size=shape)
+    n = rng.integers(-3, 4, shape)
+    got = compile_module(iree_form).function("f")(a, a.astype(np.float32), n, x, x.astype(np.float32), n)
+    for (tolerance, factors, terms), value in zip([(1e-13, a, x), (2e-6, np.float32(a), np.float32(x)), (0, n, n)], got):
+        want = _recurrence(factors, terms, axis, reverse)
+        assert value.dtype == want.dtype
+        np.testing.assert_allclose(value, want, rtol=tolerance, atol=tolerance * np.max(np.abs(want)))
+
+
+@pytest.mark.parametrize("length", [7, 40, 300])
+def test_cumprods_iree_form_keeps_numpys_infinities_and_nans(length):
+    """np.cumprod through the IREE form with zeros and infinities: inf where
+    numpy has inf (a stretch's product times a partial sum of 0 is not
+    formed), NaN where numpy multiplies a 0 by an infinity, in the first
+    block (where the recurrence starts) and in later ones."""
+    rows = np.full((4, length), 1.25)
+    rows[0, 2] = np.inf  # inf from there on
+    rows[1, 1], rows[1, min(5, length - 1)] = 0.0, -np.inf  # 0, then NaN from the infinity on
+    rows[2, length - 3] = np.inf
+    rows[3, length // 2], rows[3, length - 1] = 0.0, np.inf
+    rows[:, 0] = -2.0
+    block = Block(arg_types=[TensorType(f64, rows.shape)])
     block.add_op(func.ReturnOp(S.cumprod(IRBuilder(block), block.args[0], 1)))
-    module = ModuleOp([func.FuncOp("f", FunctionType.from_lists(TYPES[:1], TYPES[:1]), Region(block))])
-    with pytest.raises(BackendError, match=r"backend='iree' cannot compile irad.linear_scan.*np.cumprod"):
-        check_supported(module)
+    module = ModuleOp([func.FuncOp("f", FunctionType.from_lists([TensorType(f64, rows.shape)], [TensorType(f64, rows.shape)]),
+                                   Region(block))])
+    (got,) = compile_module(for_iree(module)).function("f")(rows)
+    with np.errstate(invalid="ignore", over="ignore"):
+        want = np.cumprod(rows, axis=1)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=1e-13)
 
 
 # ---- np.cumsum through the API --------------------------------------------------------------

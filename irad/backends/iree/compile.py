@@ -74,7 +74,7 @@ def flags(target: str) -> list[str]:
 # ---- compiling ----------------------------------------------------------------------
 def check_supported(module: ModuleOp) -> None:
     """Refuse, naming the construct, what IREE cannot compile: recursion,
-    memref code, np.cumprod's recurrence (irad.linear_scan), and calls to
+    memref code, and calls to
     functions irad binds outside the module (np.linalg's LAPACK kernels, a
     rule's Python implementation), which IREE would look for as a module of
     its own at load time."""
@@ -95,12 +95,6 @@ def check_supported(module: ModuleOp) -> None:
             "  hint: use backend='native' or 'python' for it, or write the recursion as a loop"
         )
     for op in module.walk():
-        if op.name == "irad.linear_scan":
-            raise BackendError(
-                "backend='iree' cannot compile irad.linear_scan, the recurrence h[k] = a[k] h[k-1] + b[k] of "
-                "np.cumprod and its derivatives: irad has no form of it in tensor ops IREE runs well\n"
-                "  hint: use backend='native' or 'python' for a program with np.cumprod"
-            )
         if op.name.startswith(("memref.", "bufferization.")):
             where = op.parent_op()
             while where is not None and not isinstance(where, func.FuncOp):

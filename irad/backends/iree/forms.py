@@ -25,8 +25,8 @@ math, the scf control flow), which runs in IREE's VM. Three kinds of rewrite:
   log(x + sqrt(x^2 + 1)) lose all accuracy near 0 and for negative x.
   Ops inside array kernels are left alone: LLVM compiles those.
 - **Tensor ops (a miscompile and a refusal).** `tensor.insert` into a tensor
-  of rank 2 or more and an f64 `tensor.splat`; and irad's `irad.cumsum`,
-  which IREE does not know, as tensor ops.
+  of rank 2 or more and an f64 `tensor.splat`; and irad's `irad.cumsum`
+  and `irad.linear_scan`, which IREE does not know, as tensor ops.
 """
 
 from __future__ import annotations
@@ -63,14 +63,14 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from irad.backends import blocked_sums
 from irad.ir import scan as S
 from irad.ir.builder import IRBuilder
-from irad.ir.dialect import CumsumOp
+from irad.ir.dialect import CumsumOp, LinearScanOp
 
 
 def for_iree(module: ModuleOp) -> ModuleOp:
     """A copy of `module` with what IREE 3.13 miscompiles or refuses written
     in forms it takes."""
     module = module.clone()
-    walker = GreedyRewritePatternApplier([_CumsumAsTensorOps(), _InsertAsSlice(), _SplatAsFill(), _HostMath()])
+    walker = GreedyRewritePatternApplier([_CumsumAsTensorOps(), _LinearScanAsTensorOps(), _InsertAsSlice(), _SplatAsFill(), _HostMath()])
     PatternRewriteWalker(walker, apply_recursively=False).rewrite_module(module)
     branches_as_selects(module)
     widen_carried_scalars(module)
@@ -441,6 +441,15 @@ class _CumsumAsTensorOps(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: CumsumOp, rewriter: PatternRewriter, /):
         rewriter.replace(op, [], [S.blocked_cumsum(IRBuilder(before=op), op)])
+
+
+class _LinearScanAsTensorOps(RewritePattern):
+    """`irad.linear_scan` (np.cumprod and its derivatives) as the blocked scan
+    on pairs of tensor ops (irad/ir/scan.py), as `irad.cumsum`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: LinearScanOp, rewriter: PatternRewriter, /):
+        rewriter.replace(op, [], [S.blocked_linear_scan(IRBuilder(before=op), op)])
 
 
 class _InsertAsSlice(RewritePattern):

@@ -431,7 +431,7 @@ def tools_version() -> str:
     return "\n".join(f"{path} {os.stat(path).st_size} {os.stat(path).st_mtime_ns}" for path in found)
 
 
-def lower_to_llvm_ir(mlir_text: str, passes: Sequence[str] = LOWERING) -> str:
+def lower_to_llvm_ir(mlir_text: str, passes: Sequence[str] = LOWERING, *, checked_later: list | None = None) -> str:
     """LLVM IR for a module, lowered by mlir-opt 22 with `passes`. mlir-opt
     writes MLIR bytecode into mlir-translate through a pipe: the two start up
     and run at once, and bytecode is cheaper to write and read than text (on
@@ -442,12 +442,16 @@ def lower_to_llvm_ir(mlir_text: str, passes: Sequence[str] = LOWERING) -> str:
     and with irad.config's `keep_failed_modules` (debugging) every pass is checked.
     The two run as a pair started before it was needed, when one waits
     (warm_tools.py: their start-up, 77 ms of CPU for the two, is not on the
-    compile's path)."""
+    compile's path). Such a pair's IR is read before the tools have ended;
+    with `checked_later` (a list) their exit statuses are not waited for:
+    a function that raises BackendError if either failed is appended to it,
+    to be called before code made from the IR is kept or run (their ending
+    then overlaps the caller's work on the IR)."""
     with progress.stage("mlir-opt and mlir-translate"):
-        return _lower_with_tools(mlir_text, passes)
+        return _lower_with_tools(mlir_text, passes, checked_later)
 
 
-def _lower_with_tools(mlir_text: str, passes: Sequence[str]) -> str:
+def _lower_with_tools(mlir_text: str, passes: Sequence[str], checked_later: list | None) -> str:
     opt, translate = require_tool("mlir-opt"), require_tool("mlir-translate")
     verify = () if config.read("keep_failed_modules") else ("--verify-each=false",)
     split = [i for i, p in enumerate(passes) if native_split_loops.threshold_of(p) is not None]
@@ -461,13 +465,30 @@ def _lower_with_tools(mlir_text: str, passes: Sequence[str]) -> str:
     what = ["lowering to the LLVM dialect with mlir-opt", "mlir-translate --mlir-to-llvmir"]
     # the warm pair is the next first call's: split code is made in the background (split_loops.unsplit)
     pipeline = None if split else warm_tools.pipeline_text(passes)
-    pair = warm_tools.take(opt, translate) if pipeline is not None else None
+    pair = None if pipeline is None else warm_tools.take(opt, translate) or warm_tools.start(opt, translate)
     if pair is None:
         return _run_tools(commands, mlir_text, what)
-    output, statuses = pair.run(mlir_text + warm_tools.pipeline_resource(pipeline, verify_each=not verify), _TIMEOUT)
-    if any(status != 0 for status, _ in statuses):  # again as a cold run, whose error is the one to report
+    output = pair.run(mlir_text + warm_tools.pipeline_resource(pipeline, verify_each=not verify), _TIMEOUT)
+    if output and checked_later is not None:
+        checked_later.append(functools.partial(_ended_well, pair, commands, mlir_text, what))
+        return output.decode()
+    # no IR, or a tool failed (mlir-translate makes IR of the empty module a failed mlir-opt
+    # leaves): lowered again cold, whose error is the one to report
+    if not output or any(status != 0 for status, _ in pair.statuses(_TIMEOUT)):
         return _run_tools(commands, mlir_text, what)
     return output.decode()
+
+
+def _ended_well(pair: warm_tools.Pair, commands: Sequence[Sequence[str]], mlir_text: str, what: Sequence[str]) -> None:
+    """Raise BackendError if a tool of `pair` failed after its IR was read (a
+    failed mlir-opt leaves mlir-translate an empty module; a tool killed while
+    writing leaves IR cut short): the module is lowered again cold, whose
+    error is the one to report; if that succeeds, the pair's failure is."""
+    for name, (status, diagnostics) in zip(what, pair.statuses(_TIMEOUT)):
+        if status != 0:
+            _run_tools(commands, mlir_text, what)
+            raise BackendError(f"{name} ended with exit status {status} after writing its output, which is not "
+                               f"used\n{diagnostics.strip()}")
 
 
 # ---- the C calling convention -----------------------------------------------------
@@ -723,6 +744,9 @@ class NativeModule(CompiledModule):
             guards = native_checks.guard(ready)
             text = module_text(ready)
         self._mlir = (text, passes)
+        # the tools' exit statuses, checked by the JIT before it keeps code (lower_to_llvm_ir); None
+        # once it is made: the IR asked for later (inspection, a cache hit's) is waited for whole
+        self._unchecked: list[Callable[[], None]] | None = []
         # mlir-opt's output is not the same from run to run (the order and names
         # of the globals bufferization makes), so its input decides the cache's
         # key, with what decides the runtime's text (_runtime): the object code
@@ -746,13 +770,18 @@ class NativeModule(CompiledModule):
             native_call.python_symbols()  # which the trampolines call
         native_buffers.symbol()  # which the runtime reads
         split = native_split_loops.unsplit(passes) != passes
-        self.jit = JitModule(
-            lambda: self.first_tier_llvm_ir, optimised_llvm_ir=(lambda: self.llvm_ir) if split else None,
-            libraries=libraries, linked=lambda: [make() for make in glue_ir],
-            extend=self._runtime, determined_by=determined_by, exported=exported,
-            # tier 0's frames are larger: how deep a recursion may go must not depend on the tier
-            tierable=not guards.depth_checked,
-        )
+        try:
+            self.jit = JitModule(
+                lambda: self.first_tier_llvm_ir, optimised_llvm_ir=(lambda: self.llvm_ir) if split else None,
+                libraries=libraries, linked=lambda: [make() for make in glue_ir],
+                extend=self._runtime, determined_by=determined_by, exported=exported,
+                # tier 0's frames are larger: how deep a recursion may go must not depend on the tier
+                tierable=not guards.depth_checked, checked=self._tools_ended_well,
+            )
+        except BaseException:
+            self._tools_ended_well()  # (ends the tools) a tool that failed explains IR LLVM rejects
+            raise
+        self._unchecked = None
         failure = ctypes.CFUNCTYPE(ctypes.c_int32)(self.jit.address(native_checks.FAILURE))
         self.checks = native_checks.Checks(guards.messages, failure)
         warm_tools.prepare(require_tool("mlir-opt"), require_tool("mlir-translate"))  # for the next compile
@@ -761,7 +790,12 @@ class NativeModule(CompiledModule):
     def llvm_ir(self) -> str:
         """The LLVM IR mlir-opt and mlir-translate make of the module (not made
         when its machine code is in the cache, until asked for)."""
-        return lower_to_llvm_ir(*self._mlir)
+        return lower_to_llvm_ir(*self._mlir, checked_later=self._unchecked)
+
+    def _tools_ended_well(self) -> None:
+        """Raise BackendError if the tools that wrote `llvm_ir` failed after writing it."""
+        while self._unchecked:
+            self._unchecked.pop()()
 
     @functools.cached_property
     def first_tier_llvm_ir(self) -> str:

@@ -169,6 +169,7 @@ class JitModule:
         exported: Sequence[str] = (),
         tierable: bool = True,
         optimised_llvm_ir: Callable[[], str] | None = None,
+        checked: Callable[[], None] | None = None,
     ):
         """`linked`: more LLVM IR modules, linked into this one before it is
         optimised (definitions of functions it declares: irad.linalg's LAPACK
@@ -185,7 +186,10 @@ class JitModule:
         the code at the chosen level when it is not tier 0's `llvm_ir` (the
         same functions and bits, made differently: large loop nests split
         over threads), made by the background compile or, untiered, in its
-        place."""
+        place. `checked`, called once the IR is made and before code made
+        from it is kept (the -O2 compile, the object cache) or run, raises if
+        the IR must not be used (native: the exit statuses of the tools that
+        wrote it, which come after it)."""
         llvm = _llvm()
         for library in libraries:  # loaded once per process; symbols resolve from them
             _load_library(library)
@@ -222,11 +226,15 @@ class JitModule:
                 self._engine = llvm.create_mcjit_compiler(module, machine)
                 self._engine.finalize_object()
             self._keep = (machine, module)
+            if checked is not None:
+                checked()
             self.upgrade = tiers.Upgrade(
                 self._optimised_texts or self._sources, cpu, features, self._level, (self._cache, self._name),
                 self._load_optimised,
             )
             return
+        if checked is not None:
+            checked()
         with progress.stage(f"LLVM -O{self._level}"):
             machine = llvm_build.target_machine(llvm, cpu, features, self._level)
             self._keep = (machine, module, *llvm_build.optimise(llvm, module, machine, self._level))
