@@ -16,12 +16,11 @@ from __future__ import annotations
 import inspect
 import numbers
 
-from irad.base import pytrees
 from irad.frontend.callable_entries import underlying_function
 from irad.frontend.keyword_calls import KeywordCall
+from irad.frontend.lowering import is_data
 from irad.frontend.source import error_at, name_of
 from irad.frontend.transformations import Transformation
-from irad.ir.types import type_of_value
 
 
 def keyword_form(t, n_args: int, kwargs: dict):
@@ -55,10 +54,10 @@ def keyword_call(f, n_args: int, kwargs: dict) -> tuple[KeywordCall, tuple[str, 
                   or (k not in parameters and takes_any))
     if not names or any(p.kind == p.VAR_POSITIONAL for p in parameters.values()):
         return None  # bind_arguments reports what is wrong
-    static = tuple(sorted(k for k in names if not _is_data(kwargs[k])))
+    static = tuple(sorted(k for k in names if not is_data(kwargs[k])))
     positional = [k for k, p in parameters.items() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     count = max([n_args, *(positional.index(k) + 1 for k in kwargs if k in positional)])
-    while count < len(positional) and _is_data(parameters[positional[count]].default):
+    while count < len(positional) and is_data(parameters[positional[count]].default):
         count += 1  # the defaults after the given arguments are arguments while data, as without keywords
     return KeywordCall(f, names, count), static
 
@@ -82,12 +81,3 @@ def _rewrapped(t, call: KeywordCall, static: tuple[str, ...]):
     keywords["static_argnums"] = t.static_argnums
     keywords["static_argnames"] = tuple(dict.fromkeys((*t.static_argnames, *static)))
     return make(inner, *args[1:], **keywords)
-
-
-def _is_data(value) -> bool:
-    """A number, an array or a container of them: a run-time keyword argument."""
-    try:
-        pytrees.flatten(value, "", type_of_value)
-    except pytrees.BadLeaf:
-        return False
-    return True

@@ -521,13 +521,14 @@ def bind_arguments(fn, args: tuple, kwargs: dict) -> tuple:
     # they are data; from a function or an object on, the callee takes its own
     last = max((i + 1 for i, (_, given) in enumerate(positional) if given), default=0)
     n = last
-    while n < len(positional) and _is_data(positional[n][0]):
+    while n < len(positional) and is_data(positional[n][0]):
         n += 1
     return (*(value for value, _ in positional[:n]), *out)
 
 
-def _is_data(value) -> bool:
-    """A number, an array or a container of them: a default the entry takes as an argument."""
+def is_data(value) -> bool:
+    """A number, an array or a container of them: a default the entry takes as
+    an argument; a keyword argument that is a run-time value (irad/keywords.py)."""
     try:
         pytrees.flatten(value, "", type_of_value)
     except pytrees.BadLeaf:
