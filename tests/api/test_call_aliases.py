@@ -35,8 +35,37 @@ def returned_closure(w0, x):
     return dot(x)
 
 
+def carried_by_a_loop(w0, x, n):
+    w = w0.copy()
+    u = x * 0.0
+    for _ in range(n):
+        u = same(w)  # the loop carries the call's result out
+    w[0] = 5.0  # <- refused
+    return np.sum(u * x)
+
+
+def carried_in_as_a_loops_start(w0, x):
+    w = w0.copy()
+    u = same(w)
+    k = 0
+    while k < 2:
+        u = u if k > 5 else u
+        k += 1
+    w[0] = 5.0  # <- refused
+    return np.sum(u * x)
+
+
 def doubled(a):
     return 2.0 * a
+
+
+def fresh_in_a_loop(w0, x, n):
+    w = w0.copy()
+    u = x * 0.0
+    for _ in range(n):
+        u = doubled(w)
+    w[0] = 5.0
+    return np.sum(u * x) + np.sum(w * x)
 
 
 def fresh_result(w0, x):
@@ -61,8 +90,12 @@ def descent(w0, x):
 def test_a_write_the_result_would_show_is_refused():
     check_refused(returned_argument, (W, X), r"in-place write to 'w', whose array the call to same at \S+ was given")
     check_refused(returned_closure, (W, X), r"in-place write to 'w', whose array the call to make_dot")
+    # numpy gave 18 and irad 14 before a loop's result counted as what it carried out
+    check_refused(carried_by_a_loop, (W, X, 2), r"in-place write to 'w', whose array the call to same")
+    check_refused(carried_in_as_a_loops_start, (W, X), r"in-place write to 'w', whose array the call to same")
 
 
 def test_fresh_results_and_gradients_leave_it_writable():
     check_against_numpy(fresh_result, (W, X))
     check_against_numpy(descent, (W, X))
+    check_against_numpy(fresh_in_a_loop, (W, X, 2))
