@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import zip_longest
 
-from xdsl.dialects import scf
-from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.dialects import scf, tensor
+from xdsl.ir import BlockArgument, OpResult, SSAValue
 
 from irad.frontend.callables import flatten, live
 from irad.frontend.values import is_array
@@ -67,26 +67,34 @@ class CallAliases:
         return None
 
 
-def may_be(value: SSAValue, results: tuple[SSAValue, ...]) -> bool:
-    """Whether `value` may be one of a call's `results`: it is one, or a loop
-    or branch made it, and carried one out (the call is inside it, or one is
-    its initial value), as `u = ident(w)` in a loop body leaves `u`."""
+VIEWS = (tensor.ReshapeOp, tensor.CollapseShapeOp, tensor.ExpandShapeOp, tensor.CastOp, tensor.ExtractSliceOp)
+
+
+def may_be(value: SSAValue, results: tuple[SSAValue, ...], seen: set | None = None) -> bool:
+    """Whether `value` may be one of a call's `results`, or hold one: it is
+    one; a loop or branch carried one out (`u = ident(w)` in a loop body, or
+    one as the loop's start); or one was inserted into it (a list grown in a
+    loop keeps its items in a buffer). What is computed from one is new."""
+    seen = set() if seen is None else seen
     if value in results:
         return True
-    if not isinstance(value, OpResult) or not isinstance(value.op, (scf.ForOp, scf.WhileOp, scf.IfOp)):
+    if value in seen or not isinstance(value, OpResult):
         return False
-    op = value.op
-    if any(r.type == value.type and _inside(r, op) for r in results):
-        return True
-    inits = op.iter_args if isinstance(op, scf.ForOp) else op.arguments if isinstance(op, scf.WhileOp) else ()
-    return any(may_be(v, results) for v in inits if v.type == value.type)
-
-
-def _inside(value: SSAValue, op: Operation) -> bool:
-    """Whether `value` is defined in one of `op`'s regions."""
-    parent = value.op if isinstance(value, OpResult) else value.block.parent_op()
-    while parent is not None:
-        if parent is op:
-            return True
-        parent = parent.parent_op()
+    seen.add(value)
+    op, k = value.op, value.index
+    if isinstance(op, (tensor.InsertSliceOp, tensor.InsertOp)):
+        return any(may_be(v, results, seen) for v in op.operands[:2])
+    if isinstance(op, VIEWS):  # the same array seen another way (a list item, reshaped)
+        return may_be(op.operands[0], results, seen)
+    if isinstance(op, scf.ForOp):
+        yielded = op.body.block.last_op.operands[k]
+        return may_be(op.iter_args[k], results, seen) or may_be(yielded, results, seen) or (
+            isinstance(yielded, BlockArgument) and yielded.block is op.body.block
+            and may_be(op.iter_args[yielded.index - 1], results, seen))
+    if isinstance(op, scf.IfOp):
+        return any(may_be(region.block.last_op.operands[k], results, seen)
+                   for region in op.regions if region.blocks)
+    if isinstance(op, scf.WhileOp):
+        condition = op.before_region.block.last_op
+        return any(may_be(v, results, seen) for v in (*op.arguments, condition.operands[1 + k]))
     return False

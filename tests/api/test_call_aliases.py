@@ -55,6 +55,24 @@ def carried_in_as_a_loops_start(w0, x):
     return np.sum(u * x)
 
 
+def kept_by_a_list(w0, x):
+    w = w0.copy()
+    us = []
+    for _ in range(2):
+        us.append(same(w))  # items of a list grown in a loop live in a buffer
+    w[0] = 5.0  # <- refused
+    return np.sum(us[0] * x)
+
+
+def summed_in_a_loop(w0, x, n):
+    w = w0.copy()
+    acc = x * 0.0
+    for _ in range(n):
+        acc = acc + same(w)  # a new array each time: the write below is fine
+    w[0] = 5.0
+    return np.sum(acc * x) + np.sum(w * x)
+
+
 def doubled(a):
     return 2.0 * a
 
@@ -93,9 +111,11 @@ def test_a_write_the_result_would_show_is_refused():
     # numpy gave 18 and irad 14 before a loop's result counted as what it carried out
     check_refused(carried_by_a_loop, (W, X, 2), r"in-place write to 'w', whose array the call to same")
     check_refused(carried_in_as_a_loops_start, (W, X), r"in-place write to 'w', whose array the call to same")
+    check_refused(kept_by_a_list, (W, X), r"in-place write to 'w', whose array the call to same")
 
 
 def test_fresh_results_and_gradients_leave_it_writable():
     check_against_numpy(fresh_result, (W, X))
     check_against_numpy(descent, (W, X))
     check_against_numpy(fresh_in_a_loop, (W, X, 2))
+    check_against_numpy(summed_in_a_loop, (W, X, 3))
