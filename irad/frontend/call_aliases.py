@@ -78,23 +78,36 @@ def may_be(value: SSAValue, results: tuple[SSAValue, ...], seen: set | None = No
     seen = set() if seen is None else seen
     if value in results:
         return True
-    if value in seen or not isinstance(value, OpResult):
+    if value in seen:
         return False
     seen.add(value)
+    return any(may_be(v, results, seen) for v in _carried_from(value))
+
+
+def _carried_from(value: SSAValue) -> tuple[SSAValue, ...]:
+    """The values `value` may be, or hold, as it is: a loop's or a branch's
+    result or block argument (what starts it and what its body yields), an
+    insert's result, a view."""
+    if isinstance(value, BlockArgument):
+        op, k = value.block.parent_op(), value.index
+        if isinstance(op, scf.ForOp) and k > 0:
+            return op.iter_args[k - 1], op.body.block.last_op.operands[k - 1]
+        if isinstance(op, scf.WhileOp):
+            if value.block is op.before_region.block:
+                return op.arguments[k], op.after_region.block.last_op.operands[k]
+            return (op.before_region.block.last_op.operands[1 + k],)
+        return ()
+    if not isinstance(value, OpResult):
+        return ()
     op, k = value.op, value.index
     if isinstance(op, (tensor.InsertSliceOp, tensor.InsertOp)):
-        return any(may_be(v, results, seen) for v in op.operands[:2])
+        return tuple(op.operands[:2])
     if isinstance(op, VIEWS):  # the same array seen another way (a list item, reshaped)
-        return may_be(op.operands[0], results, seen)
+        return (op.operands[0],)
     if isinstance(op, scf.ForOp):
-        yielded = op.body.block.last_op.operands[k]
-        return may_be(op.iter_args[k], results, seen) or may_be(yielded, results, seen) or (
-            isinstance(yielded, BlockArgument) and yielded.block is op.body.block
-            and may_be(op.iter_args[yielded.index - 1], results, seen))
+        return op.iter_args[k], op.body.block.last_op.operands[k]
     if isinstance(op, scf.IfOp):
-        return any(may_be(region.block.last_op.operands[k], results, seen)
-                   for region in op.regions if region.blocks)
+        return tuple(region.block.last_op.operands[k] for region in op.regions if region.blocks)
     if isinstance(op, scf.WhileOp):
-        condition = op.before_region.block.last_op
-        return any(may_be(v, results, seen) for v in (*op.arguments, condition.operands[1 + k]))
-    return False
+        return (op.before_region.block.last_op.operands[1 + k],)
+    return ()
