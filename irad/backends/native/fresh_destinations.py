@@ -17,22 +17,23 @@ and both come out as one of them: a silently wrong value
 more).
 
 `linear_fresh_chains` restores what the elimination assumes. Every
-`tensor.empty` gets one use (a clone per use: it holds no data). From every
-fresh array (an empty, or an elementwise arith/math op on tensors, which
-mlir-opt computes into an empty of its own) the chain of values computed
-into it is followed; where a value of it has more than one use that may
-write, alias or store it, every such use but one (its first store, else its
-first) reads a copy of its own (`bufferization.alloc_tensor copy(...)`,
-which the elimination never replaces). Values that are not fresh (dense
-constants, arguments) are left alone: the elimination cannot reach them.
-No arithmetic changes, so no bit does. The pipeline runs the elimination
-before `--cse`, which would merge two equal chains into a shared one
-(compile.BUFFERIZATION).
+`tensor.empty` gets one use (a clone per use: it holds no data). Every array
+mlir-opt may compute into an empty (any but a constant and a public
+argument, which the elimination cannot reach) that has more than one use is
+written, aliased or stored through at most one of them, and that one only
+if it is its store as a function's result (nothing writes the caller's
+array afterwards, so reads may stay beside it); every other such use reads
+a copy of its own (`bufferization.alloc_tensor copy(...)`, which the
+elimination never replaces), made where the array is defined, before
+anything can write it in place. A view counts as a read when all that
+follows it reads. No arithmetic changes, so no bit does. The pipeline runs
+the elimination before the canonicalizer and `--cse`, which would fold or
+merge chains into shared ones (compile.BUFFERIZATION).
 """
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, bufferization, func, scf, tensor
+from xdsl.dialects import arith, bufferization, func, tensor
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
@@ -57,23 +58,6 @@ def destination_indices(op: Operation) -> range:
 def _identity_slice(op: Operation) -> bool:
     """An insert or extract of the whole array, which mlir-opt folds away."""
     return isinstance(op, (tensor.InsertSliceOp, tensor.ExtractSliceOp)) and op.operands[0].type == op.results[0].type
-
-
-def continued(use: Use) -> SSAValue | None:
-    """The value the chain goes on to through `use`: the result an op computes
-    into the destination `use`, a view of it, or what mlir-opt may fold into
-    it (a whole-array slice, a branch's or loop's result); else None."""
-    op = use.operation
-    if isinstance(op, VIEWS) or (_identity_slice(op) and use.index == 0):
-        return op.results[0] if use.index == 0 else None
-    if isinstance(op, scf.YieldOp) and isinstance(op.parent_op(), (scf.IfOp, scf.ForOp, scf.WhileOp)):
-        results = op.parent_op().results
-        return results[use.index] if use.index < len(results) else None
-    indices = destination_indices(op)
-    if use.index not in indices:
-        return None
-    position = indices.index(use.index)
-    return op.results[position] if len(op.results) == len(indices) else op.results[0]
 
 
 def is_result(use: Use) -> bool:
