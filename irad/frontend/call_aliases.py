@@ -21,6 +21,7 @@ from xdsl.ir import BlockArgument, OpResult, SSAValue
 
 from irad.frontend.callables import flatten, live
 from irad.frontend.values import is_array
+from irad.ir.tensor import SAME_ELEMENTS
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ class CallAliases:
         return None
 
 
-VIEWS = (tensor.ReshapeOp, tensor.CollapseShapeOp, tensor.ExpandShapeOp, tensor.CastOp, tensor.ExtractSliceOp)
+VIEWS = (*SAME_ELEMENTS, tensor.ExtractSliceOp)  # the same array, or a part of it
 
 
 def may_be(value: SSAValue, results: tuple[SSAValue, ...], seen: set | None = None) -> bool:
