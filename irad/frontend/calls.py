@@ -22,6 +22,7 @@ import ast
 import builtins
 import functools
 import inspect
+import dataclasses
 import types
 import warnings
 from dataclasses import dataclass, replace
@@ -219,6 +220,8 @@ class Calls:
             return self._external_call(obj, args, kwargs, node)
         if is_record_class(obj):  # State(x=..., v=...)
             return self._construct(obj, args, kwargs, node)
+        if obj is dataclasses.replace:  # and a NamedTuple's s._replace(h=...) (expressions.py)
+            return self._replaced_record(args, kwargs, node)
         target = IMPLEMENTED_IN_PYTHON.get(obj, obj) if _hashable(obj) else obj
         if _hashable(target) and target in OPS:
             return self._library_call(obj, args, kwargs, node)
@@ -349,6 +352,26 @@ class Calls:
             if key not in given:  # a default: a Python object
                 value = self.fl._static_value(Static(value), node)
             items.append(self.fl.runtime_values(value, node, arrays=False))
+        return make_value(cls, keys, items)
+
+    def _replaced_record(self, args: list, kwargs: dict, node) -> Value:
+        """`dataclasses.replace(p, w=...)`, `s._replace(h=...)`: a new value of the
+        record's class, with the fields given replaced (irad's records are values)."""
+        record = args[0] if len(args) == 1 else None
+        if not (isinstance(record, (RecordValue, MappingValue)) and record.cls is not dict):
+            raise self.fl.src.error(node, "dataclasses.replace takes one NamedTuple or dataclass value, "
+                                    "and the fields to replace by keyword")
+        cls = record.cls
+        if getattr(cls, "__post_init__", None) is not None:
+            raise self.fl.src.error(node, f"replacing fields of a {cls.__name__} inside a program: its "
+                                    "__post_init__ would not run", "build it outside the program, or drop __post_init__")
+        keys = tuple(cls._fields) if isinstance(record, RecordValue) else record.keys()
+        unknown = [k for k in kwargs if k not in keys]
+        if unknown:  # Python's TypeError (dataclasses) or ValueError (NamedTuple)
+            raise self.fl.src.error(node, f"{cls.__name__} has no field {unknown[0]!r} (its fields: {', '.join(keys)})")
+        current = list(record) if isinstance(record, RecordValue) else [v for _, v in record.items]
+        items = [self.fl.runtime_values(kwargs[k], node, arrays=False) if k in kwargs else v
+                 for k, v in zip(keys, current)]
         return make_value(cls, keys, items)
 
     # ---- functions from source: specialised on the call's shape -----------------------

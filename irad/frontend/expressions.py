@@ -18,6 +18,7 @@ collaborators: `arrays`, `calls`, `lists`, `iteration`.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import operator
 import types
 import numpy as np
@@ -25,7 +26,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects import math as mathd
 from xdsl.ir import Block, Region, SSAValue
 from irad.frontend.arrays import STATIC_OPERATORS, known_value
-from irad.frontend.callables import Keywords, rebuild
+from irad.frontend.callables import Keywords, Partial, rebuild
 from irad.frontend.known_methods import format_string
 from irad.ir import tensor as tensor_ops
 from irad.frontend import containers, integers, joins, number_joins, numpy_scalars
@@ -138,6 +139,8 @@ class Expressions:
         fields = record.cls._fields if isinstance(record, RecordValue) else record.keys()
         if node.attr in fields:
             return record.field(node.attr) if isinstance(record, RecordValue) else record.get(node.attr)
+        if node.attr == "_replace" and isinstance(record, RecordValue):  # a NamedTuple's: dataclasses.replace's meaning
+            return Partial(Static(dataclasses.replace), (record,))
         method = getattr(record.cls, node.attr, None)
         if isinstance(method, types.FunctionType):  # model.forward: called with the value as self
             return Method(method, record)
