@@ -19,7 +19,7 @@ import sys
 from xdsl.ir import SSAValue
 from irad.frontend.arrays import known_value
 from irad.ir.symbols import value_name
-from irad.frontend import contexts, nested_targets
+from irad.frontend import contexts, nested_targets, ufunc_at
 from irad.frontend.values import ListValue, Value, is_array
 from irad.frontend.source import SUBSET_HINT
 from irad.ir.types import I1
@@ -70,6 +70,8 @@ class Statements:
         elif isinstance(stmt, ast.AnnAssign):
             if stmt.value is not None:
                 self.assign(stmt.target, self.fl.expr(stmt.value))
+        elif isinstance(stmt, ast.Expr) and ufunc_at.is_ufunc_at(self.fl, stmt.value):
+            ufunc_at.lower(self.fl, stmt)  # np.add.at(a, idx, b): an in-place update
         elif isinstance(stmt, ast.Expr):
             if not (isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)):
                 self.fl.expr(stmt.value)  # pure: evaluated for its errors only
