@@ -201,6 +201,8 @@ class Calls:
         obj = callee.obj
         if isinstance(obj, BoundMethod):  # x.sum(axis=0), x.reshape(2, 3)
             return array_method(self.fl.arrays, obj, args, kwargs, node)
+        if _hashable(obj) and obj in IMPLEMENTED_IN_PYTHON and is_numpy_callable(obj):  # np.cov: irad/numpy_python.py
+            return self._call_function(IMPLEMENTED_IN_PYTHON[obj], args, kwargs, node)
         if is_numpy_callable(obj):
             return self.fl.arrays.call_values(obj, args, kwargs, node)
         handled = self._builtin(obj, args, kwargs, node)
@@ -316,6 +318,8 @@ class Calls:
         if len(args) != 2 or kwargs:
             raise self.fl.src.error(node, "isinstance takes exactly two arguments")
         value, classes = args
+        if type(classes) is tuple and all(isinstance(c, Static) for c in classes):  # isinstance(q, (tuple, list))
+            classes = Static(tuple(c.obj for c in classes))
         if not isinstance(classes, Static) or not isinstance(classes.obj, (type, tuple)):
             raise self.fl.src.error(node, "the second argument of isinstance must be a type")
         if isinstance(value, Static):
