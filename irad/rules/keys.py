@@ -12,6 +12,7 @@ from irad import numerics, numpy_python
 
 # Library functions irad implements in its own Python subset (lowered from source).
 IMPLEMENTED_IN_PYTHON: dict[object, object] = {
+    divmod: numerics.divmod_,
     math.hypot: numerics.hypot,
     math.lgamma: numerics.lgamma,
     math.gamma: numerics.gamma,

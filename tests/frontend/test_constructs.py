@@ -259,6 +259,12 @@ def python_rounding(x):
             + math.isinf(x) * 2 + math.isfinite(x) * 4 + round(x, None))
 
 
+def python_divmod(x, n):
+    q, r = divmod(-n, 3)  # ints: floor quotient, remainder with the divisor's sign
+    fq, fr = divmod(x * -3.0, 2.0)
+    return x * q + r + fq * fr * x
+
+
 def rounding_kinds(x):
     # an element of an array is numpy's float64, whose round() is np.round's (2.68);
     # float(...) of it is Python's, whose round() is CPython's (2.67)
@@ -330,6 +336,7 @@ PROGRAMS = [
     *((tuple_arrays, (x3, i)) for i in (0, 2, -2)), *((tuple_containers, (x3, y3, i)) for i in (0, 1, 2, -1)),
     *((tuple_ints_and_shapes, (X23, i)) for i in (0, 1, -2)),
     (python_rounding, (2.3456,)), (python_rounding, (-13.872,)), (python_rounding, (0.5501,)),
+    (python_divmod, (1.3, 5)), (python_divmod, (-0.7, -4)),
     (rounding_kinds, (np.array([0.3, 0.33]),)),
     (astype_strings, (x3,)), (stacks_of_vectors, (x3, y3)), (stacks_of_matrices, (X23.T, X23.T * 2.0, y3)),
     (numpy_defaults, (x3,)),
