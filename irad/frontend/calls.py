@@ -48,7 +48,7 @@ from irad.frontend.callables import (
     rebuild,
     static_argument,
 )
-from irad.frontend import held_ints, integers, numpy_scalars
+from irad.frontend import held_ints, integers, known_calls, numpy_scalars
 from irad.frontend.containers import DictMethod, make_dict
 from irad.frontend.iteration import ITERABLES
 from irad.frontend.lists import ListMethod
@@ -141,6 +141,8 @@ class Calls:
                 return self._program_call(node, callee.obj, PROGRAM_CALLS[callee.obj])
             if callee.obj is builtins.sum:  # sum(<generator>) is a loop: it reads the AST
                 return self.fl.iteration.sum_call(node)
+            if callee.obj in (builtins.all, builtins.any):  # so are all(...) and any(...)
+                return self.fl.iteration.truth_call(node, every=callee.obj is builtins.all)
         args, kwargs = self.call_arguments(node)
         return self.call_value(callee, args, kwargs, node)
 
@@ -201,6 +203,9 @@ class Calls:
         obj = callee.obj
         if isinstance(obj, BoundMethod):  # x.sum(axis=0), x.reshape(2, 3)
             return array_method(self.fl.arrays, obj, args, kwargs, node)
+        known = known_calls.call(self.fl.src, obj, args, kwargs, node)  # math.prod(x.shape), sorted(axes)
+        if known is not None:
+            return known
         if _hashable(obj) and obj in IMPLEMENTED_IN_PYTHON and is_numpy_callable(obj):  # np.cov: irad/numpy_python.py
             return self._call_function(IMPLEMENTED_IN_PYTHON[obj], args, kwargs, node)
         if is_numpy_callable(obj):
