@@ -28,6 +28,11 @@ def logaddexp(a, b):
     return m + math.log1p(math.exp(-abs(a - b)))
 
 
+def divmod_(a, b):
+    """Python's divmod: the floor quotient and the remainder with b's sign; the lowering of divmod."""
+    return a // b, a % b
+
+
 def hypot(x, y):
     """sqrt(x*x + y*y) without overflow or underflow; the lowering of math.hypot."""
     m = max(abs(x), abs(y))

@@ -77,7 +77,7 @@ func.func @main(%x: f64) -> (i32, f64) {
   %v, %g = irad.value_and_grad @f(%x) {wrt = [0]} : (f64) -> (i32, f64)
   func.return %v, %g : i32, f64
 }
-// CHECK: 'irad.value_and_grad' op differentiates the float result of the callee, which must be one scalar float (beside any integers and booleans), but it returns (i32)
+// CHECK: 'irad.value_and_grad' op differentiates the float result of the callee, which must be one scalar float or 0-d float tensor (beside any integers and booleans), but it returns (i32)
 
 // -----
 
@@ -85,7 +85,7 @@ func.func @main(%x: tensor<2xf64>) -> (tensor<2xf64>, tensor<2xf64>) {
   %v, %g = irad.value_and_grad @f(%x) {wrt = [0]} : (tensor<2xf64>) -> (tensor<2xf64>, tensor<2xf64>)
   func.return %v, %g : tensor<2xf64>, tensor<2xf64>
 }
-// CHECK: 'irad.value_and_grad' op differentiates the float result of the callee, which must be one scalar float (beside any integers and booleans), but it returns (tensor<2xf64>); use 'irad.vjp' to seed a tensor result
+// CHECK: 'irad.value_and_grad' op differentiates the float result of the callee, which must be one scalar float or 0-d float tensor (beside any integers and booleans), but it returns (tensor<2xf64>); use 'irad.vjp' to seed a tensor result
 
 // -----
 
@@ -121,7 +121,7 @@ func.func @main(%x: f64) -> f64 {
   %g = irad.grad @f(%x) {wrt = [0]} : (f64) -> f64
   func.return %g : f64
 }
-// CHECK: 'irad.grad' op differentiates the float result of @f, which must be one scalar float (beside any integers and booleans), but it returns (i64)
+// CHECK: 'irad.grad' op differentiates the float result of @f, which must be one scalar float or 0-d float tensor (beside any integers and booleans), but it returns (i64)
 
 // -----
 
@@ -132,7 +132,7 @@ func.func @main(%x: f64) -> f64 {
   %g = irad.grad @f(%x) {wrt = [0]} : (f64) -> f64
   func.return %g : f64
 }
-// CHECK: 'irad.grad' op differentiates the float result of @f, which must be one scalar float (beside any integers and booleans), but it returns (nothing)
+// CHECK: 'irad.grad' op differentiates the float result of @f, which must be one scalar float or 0-d float tensor (beside any integers and booleans), but it returns (nothing)
 
 // -----
 

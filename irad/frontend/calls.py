@@ -22,6 +22,7 @@ import ast
 import builtins
 import functools
 import inspect
+import dataclasses
 import types
 import warnings
 from dataclasses import dataclass, replace
@@ -47,7 +48,7 @@ from irad.frontend.callables import (
     rebuild,
     static_argument,
 )
-from irad.frontend import held_ints, integers, numpy_scalars
+from irad.frontend import held_ints, integers, known_calls, numpy_scalars
 from irad.frontend.containers import DictMethod, make_dict
 from irad.frontend.iteration import ITERABLES
 from irad.frontend.lists import ListMethod
@@ -140,6 +141,8 @@ class Calls:
                 return self._program_call(node, callee.obj, PROGRAM_CALLS[callee.obj])
             if callee.obj is builtins.sum:  # sum(<generator>) is a loop: it reads the AST
                 return self.fl.iteration.sum_call(node)
+            if callee.obj in (builtins.all, builtins.any):  # so are all(...) and any(...)
+                return self.fl.iteration.truth_call(node, every=callee.obj is builtins.all)
         args, kwargs = self.call_arguments(node)
         return self.call_value(callee, args, kwargs, node)
 
@@ -200,6 +203,11 @@ class Calls:
         obj = callee.obj
         if isinstance(obj, BoundMethod):  # x.sum(axis=0), x.reshape(2, 3)
             return array_method(self.fl.arrays, obj, args, kwargs, node)
+        known = known_calls.call(self.fl.src, obj, args, kwargs, node)  # math.prod(x.shape), sorted(axes)
+        if known is not None:
+            return known
+        if _hashable(obj) and obj in IMPLEMENTED_IN_PYTHON and is_numpy_callable(obj):  # np.cov: irad/numpy_python.py
+            return self._call_function(IMPLEMENTED_IN_PYTHON[obj], args, kwargs, node)
         if is_numpy_callable(obj):
             return self.fl.arrays.call_values(obj, args, kwargs, node)
         handled = self._builtin(obj, args, kwargs, node)
@@ -219,6 +227,8 @@ class Calls:
             return self._external_call(obj, args, kwargs, node)
         if is_record_class(obj):  # State(x=..., v=...)
             return self._construct(obj, args, kwargs, node)
+        if obj is dataclasses.replace:  # and a NamedTuple's s._replace(h=...) (expressions.py)
+            return self._replaced_record(args, kwargs, node)
         target = IMPLEMENTED_IN_PYTHON.get(obj, obj) if _hashable(obj) else obj
         if _hashable(target) and target in OPS:
             return self._library_call(obj, args, kwargs, node)
@@ -313,6 +323,8 @@ class Calls:
         if len(args) != 2 or kwargs:
             raise self.fl.src.error(node, "isinstance takes exactly two arguments")
         value, classes = args
+        if type(classes) is tuple and all(isinstance(c, Static) for c in classes):  # isinstance(q, (tuple, list))
+            classes = Static(tuple(c.obj for c in classes))
         if not isinstance(classes, Static) or not isinstance(classes.obj, (type, tuple)):
             raise self.fl.src.error(node, "the second argument of isinstance must be a type")
         if isinstance(value, Static):
@@ -349,6 +361,26 @@ class Calls:
             if key not in given:  # a default: a Python object
                 value = self.fl._static_value(Static(value), node)
             items.append(self.fl.runtime_values(value, node, arrays=False))
+        return make_value(cls, keys, items)
+
+    def _replaced_record(self, args: list, kwargs: dict, node) -> Value:
+        """`dataclasses.replace(p, w=...)`, `s._replace(h=...)`: a new value of the
+        record's class, with the fields given replaced (irad's records are values)."""
+        record = args[0] if len(args) == 1 else None
+        if not (isinstance(record, (RecordValue, MappingValue)) and record.cls is not dict):
+            raise self.fl.src.error(node, "dataclasses.replace takes one NamedTuple or dataclass value, "
+                                    "and the fields to replace by keyword")
+        cls = record.cls
+        if getattr(cls, "__post_init__", None) is not None:
+            raise self.fl.src.error(node, f"replacing fields of a {cls.__name__} inside a program: its "
+                                    "__post_init__ would not run", "build it outside the program, or drop __post_init__")
+        keys = tuple(cls._fields) if isinstance(record, RecordValue) else record.keys()
+        unknown = [k for k in kwargs if k not in keys]
+        if unknown:  # Python's TypeError (dataclasses) or ValueError (NamedTuple)
+            raise self.fl.src.error(node, f"{cls.__name__} has no field {unknown[0]!r} (its fields: {', '.join(keys)})")
+        current = list(record) if isinstance(record, RecordValue) else [v for _, v in record.items]
+        items = [self.fl.runtime_values(kwargs[k], node, arrays=False) if k in kwargs else v
+                 for k, v in zip(keys, current)]
         return make_value(cls, keys, items)
 
     # ---- functions from source: specialised on the call's shape -----------------------

@@ -81,7 +81,7 @@ def _shared(tree: ast.FunctionDef, name: str) -> str | None:
                 return f"'{name}' is bound at line {node.lineno} to a value that may be shared, not to a new dict"
             if _inner_function(node, parents, tree) is not None:
                 return f"'{name}' is bound in a nested function (line {node.lineno})"
-        elif isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Store):
+        elif _stored_through(node, parents):  # d[k] = v, and d[k][i] = v (nested_targets.py)
             if _inner_function(node, parents, tree) is not None:
                 return f"a nested function changes it (line {node.lineno}), a variable of the function that defines it"
             changes.append(parent)
@@ -105,6 +105,21 @@ def _shared(tree: ast.FunctionDef, name: str) -> str | None:
                 return (f"line {use.lineno} uses the dict as a whole ({_shown(use, parents)}), which may share "
                         f"it, and line {change.lineno} changes it " + ("in the same loop" if same_loop else "after"))
     return None
+
+
+def _stored_through(node: ast.Name, parents) -> bool:
+    """Is `node` the start of an assignment's target chain (`d[k] = v`, `d[k][i] += v`, `d[k].T[0] = v`)?"""
+    step = parents.get(node)
+    if not (isinstance(step, ast.Subscript) and step.value is node):
+        return False
+    while isinstance(step, (ast.Subscript, ast.Attribute)):
+        if isinstance(step.ctx, ast.Store):
+            return True
+        above = parents.get(step)
+        if not (isinstance(above, (ast.Subscript, ast.Attribute)) and above.value is step):
+            return False
+        step = above
+    return False
 
 
 def _walks(iterable: ast.expr, name: str) -> bool:

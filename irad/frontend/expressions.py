@@ -18,6 +18,7 @@ collaborators: `arrays`, `calls`, `lists`, `iteration`.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import operator
 import types
 import numpy as np
@@ -25,7 +26,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects import math as mathd
 from xdsl.ir import Block, Region, SSAValue
 from irad.frontend.arrays import STATIC_OPERATORS, known_value
-from irad.frontend.callables import Keywords, rebuild
+from irad.frontend.callables import Keywords, Partial, rebuild
 from irad.frontend.known_methods import format_string
 from irad.ir import tensor as tensor_ops
 from irad.frontend import containers, integers, joins, number_joins, numpy_scalars
@@ -138,6 +139,8 @@ class Expressions:
         fields = record.cls._fields if isinstance(record, RecordValue) else record.keys()
         if node.attr in fields:
             return record.field(node.attr) if isinstance(record, RecordValue) else record.get(node.attr)
+        if node.attr == "_replace" and isinstance(record, RecordValue):  # a NamedTuple's: dataclasses.replace's meaning
+            return Partial(Static(dataclasses.replace), (record,))
         method = getattr(record.cls, node.attr, None)
         if isinstance(method, types.FunctionType):  # model.forward: called with the value as self
             return Method(method, record)
@@ -272,6 +275,9 @@ class Expressions:
                 return self.fl.integer(-folded, node)
             return integers.CheckedIntegers(self.fl.em, self.fl.src.location(node)).negate(x)
         if isinstance(node.op, ast.Not):
+            known = self.static_condition(x)
+            if known is not None:  # `not flag` of a bool known while lowering stays known: a branch on it is static
+                return numpy_scalars.mark(self.fl.em.const(not known, I1), numpy_scalars.PYTHON)
             b = self.fl.em.to_bool(x)
             return numpy_scalars.mark(self.fl.em.op(arith.XOrIOp(b, self.fl.em.const(1, I1))), numpy_scalars.PYTHON)
         if is_array(x):
@@ -510,24 +516,54 @@ class Expressions:
         return exact
 
     def expr_BoolOp(self, node: ast.BoolOp) -> Value:
-        known = [self.fl.expr(v) for v in node.values]
-        if all(isinstance(v, Static) for v in known):  # decided while lowering
-            pick = all if isinstance(node.op, ast.And) else any
-            return Static(pick(v.obj for v in known))
-        values = [self.fl.as_number(k, sub) for k, sub in zip(known, node.values)]
-        for v, sub in zip(values, node.values):
-            if not is_bool(v.type):
+        """Python's `and` and `or`: the operands are evaluated from the left until
+        one decides (a falsy one for `and`, a truthy one for `or`), and the value
+        is that operand itself, or the last (`k or "default"` is a str, `y is not
+        None and y.shape[0] > 1` never reads None's shape). Operands known only at
+        run time must be bools, combined by `andi`/`ori`."""
+        is_and = isinstance(node.op, ast.And)
+        runtime: list[tuple[SSAValue, ast.expr]] = []
+        for i, sub in enumerate(node.values):
+            value = self.fl.expr(sub)
+            known = self.static_condition(value)
+            if known is None:
+                runtime.append((self.fl.as_number(value, sub), sub))
+                continue
+            decides, last = known != is_and, i == len(node.values) - 1
+            if not (decides or last):
+                continue  # Python goes on to the next operand
+            if not runtime:
+                return value  # the operand itself, as Python gives it
+            if decides:  # (run-time bools) and False is False; ... or True is True
+                self._bool_operands(runtime)
+                return numpy_scalars.mark(self.fl.em.const(known, I1), numpy_scalars.PYTHON)
+            if not (isinstance(value, SSAValue) and is_bool(value.type)
+                    or isinstance(value, Static) and isinstance(value.obj, (bool, np.bool_))):
                 raise self.fl.src.error(
-                    sub,
-                    "`and`/`or` on a number (not a bool) is not supported",
-                    "compare explicitly, e.g. `x != 0.0`",
+                    node, f"`{'and' if is_and else 'or'}` of a bool known only at run time and "
+                    f"{self.fl.kind_of(value)}: its value would be one or the other",
+                    "write a conditional expression: a if cond else b",
                 )
-        op_class = arith.AndIOp if isinstance(node.op, ast.And) else arith.OrIOp
+            # (run-time bools) and True is their `and`
+        values = self._bool_operands(runtime)
+        op_class = arith.AndIOp if is_and else arith.OrIOp
         result = values[0]
         for v in values[1:]:
             result = self.fl.em.op(op_class(result, v))
         kinds = [numpy_scalars.kind(v) for v in values]  # `a and b` is one of them
         return numpy_scalars.mark(result, kinds[0] if len(set(kinds)) == 1 else numpy_scalars.EITHER)
+
+    def _bool_operands(self, operands: list) -> list[SSAValue]:
+        for v, sub in operands:
+            if is_array(v):
+                raise self.fl.src.error(sub, "the truth value of an array is ambiguous",
+                                        "use np.all(...) or np.any(...), or `&` / `|` elementwise")
+            if not is_bool(v.type):
+                raise self.fl.src.error(
+                    sub, "`and`/`or` on a number known only at run time (not a bool) is not supported",
+                    "compare explicitly, e.g. `x != 0.0`",
+                )
+        return [v for v, _ in operands]
 
     def expr_IfExp(self, node: ast.IfExp) -> Value:
         test = self.fl.expr(node.test)

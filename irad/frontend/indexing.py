@@ -288,8 +288,9 @@ def read(al, x: SSAValue, parts: Sequence[Part], node) -> SSAValue:
     return al.new(T.transpose(al.em, taken, p.placement))
 
 
-def write(al, y: SSAValue, parts: Sequence[Part], value: SSAValue, node) -> SSAValue:
-    """y with `value` written at the index (the last of repeated positions wins)."""
+def write(al, y: SSAValue, parts: Sequence[Part], value: SSAValue, node, accumulate: bool = False) -> SSAValue:
+    """y with `value` written at the index (the last of repeated positions wins),
+    or with `accumulate`, added there (repeated positions add up: np.add.at)."""
     p = plan(al, y, parts, node)
     if T.broadcast_shapes(T.shape(value), p.result_dims) != p.result_dims:
         raise al.error(node, f"cannot assign a value of shape {T.shape(value)} to an index of shape {p.result_dims}")
@@ -304,7 +305,7 @@ def write(al, y: SSAValue, parts: Sequence[Part], value: SSAValue, node) -> SSAV
     v = T.reshape(em, v, (count, *rest))
     flat = T.reshape(em, p.linear, (count,))
     spread = T.broadcast_to(em, T.reshape(em, flat, (count, *[1] * len(rest))), (count, *rest))
-    written = G.scatter(em, merged, spread, v, 0)
+    written = (G.scatter_add if accumulate else G.scatter)(em, merged, spread, v, 0)
     moved_dims = [p.sliced_dims[d] for d in order]
     back = T.transpose(em, T.reshape(em, written, moved_dims), [order.index(d) for d in range(len(order))])
     return p.step.write(em, y, back) if p.step is not None else back

@@ -34,18 +34,19 @@ import ast
 import builtins
 import copy
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, cf, scf
 from xdsl.ir import Block, Region, SSAValue
 
-from irad.frontend import integers
+from irad.frontend import integers, numpy_scalars
 from irad.frontend.arrays import known_value
 from irad.frontend.callables import Closure, free_names, local_names
 from irad.frontend.containers import ordered_keys
 from irad.frontend.control_flow import INDEX
 from irad.frontend.values import Kind, MappingValue, Static, is_array
-from irad.ir.types import I64, is_float
+from irad.ir.types import I1, I64, is_float
 
 
 
@@ -639,9 +640,36 @@ class Iteration:
         finally:
             self.release([acc, seq])
 
-    def _accumulating_loop(self, comp, acc: str, node) -> ast.For:
-        """for t1 in it1: [if c:] for t2 in it2: ... acc = acc + elt"""
-        body: list[ast.stmt] = [_add_into(acc, comp.elt)]
+    def truth_call(self, node: ast.Call, every: bool):
+        """all(...) and any(...): a loop `acc = True; for ...: acc = acc and (not not elt)`
+        (`or`, from False, for any), over a generator's iterables or the items of a value;
+        with items known while lowering the result is known too (`all(d > 1 for d in x.shape)`)."""
+        name = "all" if every else "any"
+        if len(node.args) != 1 or node.keywords:
+            raise self.fl.src.error(node, f"{name} takes one iterable")
+        iterable = node.args[0]
+        acc = self.hidden_name(name)
+        combine = functools.partial(_truth_into, every=every)
+        if isinstance(iterable, (ast.GeneratorExp, ast.ListComp)):
+            scoped, hidden = self._scoped(iterable)
+            loop = self._accumulating_loop(scoped, acc, node, combine)
+        else:
+            seq, item = self.hidden_name("seq"), self.hidden_name("item")
+            loop = ast.For(target=ast.Name(id=item, ctx=ast.Store()), iter=ast.Name(id=seq, ctx=ast.Load()),
+                           body=[combine(acc, ast.Name(id=item, ctx=ast.Load()))], orelse=[])
+            _locate(loop, node)
+            self.assign_hidden(seq, self.fl.expr(iterable))
+            hidden = [seq, item]
+        self.assign_hidden(acc, numpy_scalars.mark(self.fl.em.const(every, I1), numpy_scalars.PYTHON))
+        try:
+            self.fl.statement(loop)
+            return self.fl.env[acc]
+        finally:
+            self.release([acc, *hidden])
+
+    def _accumulating_loop(self, comp, acc: str, node, combine=None) -> ast.For:
+        """for t1 in it1: [if c:] for t2 in it2: ... acc = acc + elt (or `combine(acc, elt)`)"""
+        body: list[ast.stmt] = [(combine or _add_into)(acc, comp.elt)]
         for gen in reversed(comp.generators):
             if gen.is_async:
                 raise self.fl.src.error(gen, "async comprehensions are not supported")
@@ -679,6 +707,12 @@ def _read_by_functions(node: ast.AST) -> set[str]:
 def _add_into(acc: str, value: ast.expr) -> ast.Assign:
     total = ast.BinOp(left=ast.Name(id=acc, ctx=ast.Load()), op=ast.Add(), right=value)
     return ast.Assign(targets=[ast.Name(id=acc, ctx=ast.Store())], value=total)
+
+
+def _truth_into(acc: str, value: ast.expr, every: bool) -> ast.Assign:
+    truth = ast.UnaryOp(op=ast.Not(), operand=ast.UnaryOp(op=ast.Not(), operand=value))  # bool(value)
+    combined = ast.BoolOp(op=ast.And() if every else ast.Or(), values=[ast.Name(id=acc, ctx=ast.Load()), truth])
+    return ast.Assign(targets=[ast.Name(id=acc, ctx=ast.Store())], value=combined)
 
 
 def _locate(tree: ast.AST, node: ast.AST) -> None:

@@ -36,7 +36,7 @@ from types import MappingProxyType
 
 from xdsl.dialects import func
 
-from irad.rules.keys import library_name, target_key
+from irad.rules.keys import IMPLEMENTED_IN_PYTHON, library_name, target_key
 
 Handler = Callable[..., object]
 _ENTRIES: dict[object, tuple[Handler, tuple[str, ...]]] = {}
@@ -132,7 +132,9 @@ def numpy_functions(library: str = "numpy") -> list[str]:
     ("numpy", or "scipy": `scipy.special.expit`, ...) the table holds."""
     for module in [m for m in _ON_DEMAND if m.split(".")[0] == library]:
         load(module)
-    keys = (target_key(fn) for fn in NUMPY if not isinstance(fn, str))
+    keys = [target_key(fn) for fn in NUMPY if not isinstance(fn, str)]
+    keys += [f"{library}.{fn.__name__}" for fn in IMPLEMENTED_IN_PYTHON  # np.cov: irad/numpy_python.py
+             if (getattr(fn, "__module__", None) or "").split(".")[0] == library]
     return sorted({key for key in keys if key.split(".")[0] == library})
 
 

@@ -19,7 +19,7 @@ import sys
 from xdsl.ir import SSAValue
 from irad.frontend.arrays import known_value
 from irad.ir.symbols import value_name
-from irad.frontend import contexts
+from irad.frontend import contexts, nested_targets, ufunc_at
 from irad.frontend.values import ListValue, Value, is_array
 from irad.frontend.source import SUBSET_HINT
 from irad.ir.types import I1
@@ -48,8 +48,8 @@ class Statements:
             value = self.fl.expr(stmt.value)
             for target in stmt.targets:
                 self.assign(target, value)
-        elif isinstance(stmt, ast.AugAssign) and _is_item(stmt.target):
-            target = stmt.target  # y[i] += v: read, combine, write back
+        elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Subscript):
+            target = stmt.target  # y[i] += v, p["W"][i] += v: read, combine, write back
             current = self.fl.expressions.expr_Subscript(target)
             self.assign(target, self.fl.expressions.binary(stmt.op, current, stmt.value, stmt), stmt)
         elif isinstance(stmt, ast.AugAssign):
@@ -70,6 +70,8 @@ class Statements:
         elif isinstance(stmt, ast.AnnAssign):
             if stmt.value is not None:
                 self.assign(stmt.target, self.fl.expr(stmt.value))
+        elif isinstance(stmt, ast.Expr) and ufunc_at.is_ufunc_at(self.fl, stmt.value):
+            ufunc_at.lower(self.fl, stmt)  # np.add.at(a, idx, b): an in-place update
         elif isinstance(stmt, ast.Expr):
             if not (isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)):
                 self.fl.expr(stmt.value)  # pure: evaluated for its errors only
@@ -103,12 +105,26 @@ class Statements:
             self.fl.lists.assign_list_item(target.value.id, target, value, node or target)
         elif _is_item(target):
             self.fl.arrays.assign_item(target.value.id, target.slice, value, node or target)
+        elif isinstance(target, ast.Subscript):  # a[i][j] = v, p["W"][i] = v
+            nested_targets.assign(self.fl, target, value, node or target)
+        elif isinstance(target, ast.Attribute):
+            nested_targets.refuse_attribute(self.fl, target)
         else:
             raise self.fl.src.error(
                 target,
                 f"assignment to a {type(target).__name__.lower()} is not supported",
                 "assign to plain variable names",
             )
+
+    def assign_hidden(self, name: str, value: Value) -> None:
+        """Bind `name`, the source text of an expression (not an identifier, so no
+        program variable), to `value`: a nested target's array (nested_targets.py)."""
+        self.fl.arrays.views.bind(name, value)
+        self.fl.env[name] = value
+
+    def unbind_hidden(self, name: str) -> None:
+        self.fl.arrays.views.bind(name, None)  # leaves the views it shared
+        self.fl.env.pop(name, None)
 
     def stmt_Assert(self, stmt: ast.Assert) -> None:
         """`assert cond, msg`: a run-time check (cf.assert) that fails with

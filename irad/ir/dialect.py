@@ -364,7 +364,8 @@ class DerivativeRequestOp(RequestOp, ABC):
         self._verify_against_callee(operand_types, value_types)
 
     def _verify_seeded(self, result_types: Sequence[Attribute], what: str) -> None:
-        """The callee's results hold exactly one float, a scalar: the one seeded."""
+        """The callee's results hold exactly one float, a scalar (or a 0-d tensor,
+        numpy's np.squeeze of a (1, 1) array): the one seeded."""
         floats = [(i, t) for i, t in enumerate(result_types) if is_differentiable(t)]
         shown = ", ".join(map(str, result_types)) or "nothing"
         if len(floats) > 1:
@@ -372,10 +373,10 @@ class DerivativeRequestOp(RequestOp, ABC):
                 f"differentiates the one float result of {what}, but it returns "
                 f"{len(floats)} floats ({shown}); use 'irad.vjp' to give each a cotangent"
             )
-        if not floats or not is_float(floats[0][1]):
+        if not floats or not _scalar_float(floats[0][1]):
             raise self._error(
                 f"differentiates the float result of {what}, which must be one scalar "
-                f"float (beside any integers and booleans), but it returns ({shown})"
+                f"float or 0-d float tensor (beside any integers and booleans), but it returns ({shown})"
                 + ("; use 'irad.vjp' to seed a tensor result" if floats else "")
             )
 
@@ -1085,3 +1086,8 @@ def load_missing_ops(ctx: Context) -> None:
 
     if ctx.get_optional_op(RemFOp.name) is None:
         ctx.load_op(RemFOp)
+
+
+def _scalar_float(t: Attribute) -> bool:
+    """A float, or a 0-d float tensor (a shape-() result, which JAX's grad takes too)."""
+    return is_float(t) or (isinstance(t, TensorType) and not t.get_shape() and is_float(t.element_type))

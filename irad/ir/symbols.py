@@ -14,13 +14,20 @@ from xdsl.ir import Operation
 _NUMBERED = re.compile(r"(_\d+)+$")
 
 
+_INVALID = re.compile(r"[^A-Za-z0-9_$.-]+")
+
+
 def value_name(name: str) -> str:
     """A name hint for an SSA value named after a Python variable.
 
     xDSL's printer numbers repeated hints `w`, `w_1`, `w_2`, and strips one
     `_<n>` from a hint, so a variable `w_2_4` (hint `w_2`) would print as a
     second `%w_2`: invalid IR. All trailing `_<n>` go, so hints never look
-    numbered and the printer's numbering keeps names unique."""
+    numbered and the printer's numbering keeps names unique. An expression's
+    text (`p["W"]`, a nested assignment's target) keeps its letters and digits."""
+    name = _INVALID.sub("_", name).strip("_") or "v"
+    if name[0].isdigit():
+        name = "v" + name
     return _NUMBERED.sub("", name) or name
 
 

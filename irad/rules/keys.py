@@ -6,13 +6,21 @@ import math
 import sys
 import types
 
-from irad import numerics
+import numpy as np
+
+from irad import numerics, numpy_python
 
 # Library functions irad implements in its own Python subset (lowered from source).
 IMPLEMENTED_IN_PYTHON: dict[object, object] = {
+    divmod: numerics.divmod_,
     math.hypot: numerics.hypot,
     math.lgamma: numerics.lgamma,
     math.gamma: numerics.gamma,
+    np.cov: numpy_python.cov,
+    np.corrcoef: numpy_python.corrcoef,
+    np.convolve: numpy_python.convolve,
+    np.quantile: numpy_python.quantile,
+    np.percentile: numpy_python.percentile,
 }
 
 

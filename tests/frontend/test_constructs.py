@@ -259,6 +259,25 @@ def python_rounding(x):
             + math.isinf(x) * 2 + math.isfinite(x) * 4 + round(x, None))
 
 
+def python_divmod(x, n):
+    q, r = divmod(-n, 3)  # ints: floor quotient, remainder with the divisor's sign
+    fq, fr = divmod(x * -3.0, 2.0)
+    return x * q + r + fq * fr * x
+
+
+def shape_arithmetic(x):
+    """Known-while-lowering calls (known_calls.py) and all/any loops (iteration.truth_call)."""
+    flat = x.reshape(int(np.prod(x.shape)))
+    rows = x.reshape(x.shape[0], math.prod(x.shape[1:]))
+    order = sorted((2, 0, 1))
+    big = all(d > 1 for d in x.shape) and not any(d > 100 for d in x.shape)
+    scale = 2.0 if big else 3.0
+    positive = any(v > 0.0 for v in flat)  # run-time items: a run-time bool
+    every = all(flat > -10.0)
+    return (np.sum(flat ** 2) * scale + np.sum(rows[:, order[0]]) + (1.0 if positive else -1.0) * np.sum(x)
+            + every * 0.5)
+
+
 def rounding_kinds(x):
     # an element of an array is numpy's float64, whose round() is np.round's (2.68);
     # float(...) of it is Python's, whose round() is CPython's (2.67)
@@ -330,6 +349,8 @@ PROGRAMS = [
     *((tuple_arrays, (x3, i)) for i in (0, 2, -2)), *((tuple_containers, (x3, y3, i)) for i in (0, 1, 2, -1)),
     *((tuple_ints_and_shapes, (X23, i)) for i in (0, 1, -2)),
     (python_rounding, (2.3456,)), (python_rounding, (-13.872,)), (python_rounding, (0.5501,)),
+    (python_divmod, (1.3, 5)), (python_divmod, (-0.7, -4)),
+    (shape_arithmetic, (X23,)), (shape_arithmetic, (-X23 - 5.0,)),
     (rounding_kinds, (np.array([0.3, 0.33]),)),
     (astype_strings, (x3,)), (stacks_of_vectors, (x3, y3)), (stacks_of_matrices, (X23.T, X23.T * 2.0, y3)),
     (numpy_defaults, (x3,)),

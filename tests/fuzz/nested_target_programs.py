@@ -1,0 +1,57 @@
+"""Programs that write an array's item through an expression
+(irad/frontend/nested_targets.py): the array held by a container (a dict, a
+list, a tuple, a NamedTuple, a dict in a list, a list in a dict) or a view
+of a named array, with another holder of the array or of its container, or
+none, then a write (an item, `+=` on a row, an item of a view). numpy shows
+the write through every holder; irad must give numpy's value or refuse, never
+a different value. Every holder is read back into the result."""
+
+from __future__ import annotations
+
+import itertools
+import textwrap
+
+CONTAINERS = {  # `a` is the array written; `get` reads it back through the container
+    "dict": ("c = {'k': a, 'z': x * 3.0}\n", "c['k']"),
+    "list": ("c = [x * 3.0, a]\n", "c[1]"),
+    "tuple": ("c = (a, x * 3.0)\n", "c[0]"),
+    "record": ("c = Pair(a, x * 3.0)\n", "c.first"),
+    "dict_in_list": ("c = [{'k': a}, {'k': x * 3.0}]\n", "c[0]['k']"),
+    "list_in_dict": ("c = {'k': [x * 3.0, a]}\n", "c['k'][1]"),
+    "named": ("c = a\n", "c"),
+}
+HOLDERS = {
+    "none": "",
+    "array_named": "b = a\n",
+    "array_view": "b = a[1:]\n",
+    "container_named": "d = c\n",
+    "twice": "e = [a, a]\n",
+    "inner_named": "d = INNER\n",
+}
+WRITES = {
+    "item": "{get}[1] = x[0] * 5.0\n",
+    "row_add": "{get}[1] += x * 2.0\n",
+    "view_item": "{get}[1][2] = x[1] ** 2\n",
+    "transposed": "{get}.T[0] = x\n",
+}
+INNER = {"dict_in_list": "c[0]", "list_in_dict": "c['k']"}
+
+COMBINATIONS = [
+    combo for combo in itertools.product(CONTAINERS, HOLDERS, WRITES)
+    if not (combo[1] == "inner_named" and combo[0] not in INNER)
+]
+
+
+def program(container: str, holder: str, write: str) -> str:
+    """The source of `f(x)` for one combination."""
+    make, get = CONTAINERS[container]
+    holds = HOLDERS[holder].replace("INNER", INNER.get(container, "c"))
+    reads = {"none": "", "array_named": " + np.sum(b * x)", "array_view": " + np.sum(b * 2.0)",
+             "container_named": " + np.sum(" + get.replace("c", "d", 1) + ")",
+             "twice": " + np.sum(e[1] * x)", "inner_named": " + np.sum(d[0] if isinstance(d, dict) else 0.0)"}
+    if holder == "inner_named":
+        reads[holder] = " + np.sum(" + ("d['k']" if container == "dict_in_list" else "d[1]") + ")"
+    body = ("a = np.outer(x, x + 1.0)\n" + make + holds + WRITES[write].format(get=get)
+            + f"return np.sum(np.sin({get}) * 2.0) + np.sum(a){reads[holder]}\n")
+    return ("import numpy as np\nfrom typing import NamedTuple\n\n\nclass Pair(NamedTuple):\n"
+            "    first: np.ndarray\n    second: np.ndarray\n\n\ndef f(x):\n" + textwrap.indent(body, "    "))

@@ -1,0 +1,59 @@
+"""Programs that compute with values known while lowering (ints, bools, None,
+strs, tuples, float literals) the way Python does: `and`/`or` give an operand,
+not a bool, and stop at the first that decides; `not`, comparisons, `is`,
+`in`, conditional expressions, `+` and `*`. A helper takes three such values
+(by default, by position or by keyword at the call) and turns the result into
+a factor on an array's sum, by its type and value, so that any value Python
+would not give changes the program's result.
+
+`expressions` is a hypothesis strategy of expression sources over `a`, `b`,
+`c`; `program` wraps one into a module whose `f(x)` calls the helper three
+ways. A program whose expression raises in Python is not a case."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+LITERALS = ["None", "True", "False", "0", "1", "2", "-3", "0.0", "2.5", "''", "'s'", "'mean'", "()", "(1, 2)"]
+PARAMETERS = ["None", "True", "False", "0", "1", "2", "-3", "''", "'s'", "'mean'", "()", "(1, 2)"]
+NAMES = ["a", "b", "c"]
+
+_leaf = st.sampled_from(NAMES + LITERALS)
+
+
+def _extend(inner):
+    return st.one_of(
+        st.builds(lambda e: f"(not {e})", inner),
+        st.builds(lambda l, op, r: f"({l} {op} {r})", inner, st.sampled_from(["and", "or"]), inner),
+        st.builds(lambda l, op, m, r: f"({l} {op} {m} {op} {r})", inner, st.sampled_from(["and", "or"]), inner, inner),
+        st.builds(lambda l, op, r: f"({l} {op} {r})", inner, st.sampled_from(["==", "!=", "<", "<=", "in", "not in"]),
+                  inner),
+        st.builds(lambda l, op: f"({l} {op} None)", inner, st.sampled_from(["is", "is not"])),
+        st.builds(lambda b, c, e: f"({b} if {c} else {e})", inner, inner, inner),
+        st.builds(lambda l, op, r: f"({l} {op} {r})", inner, st.sampled_from(["+", "*"]), inner),
+    )
+
+
+expressions = st.recursive(_leaf, _extend, max_leaves=6)
+parameters = st.tuples(*[st.sampled_from(PARAMETERS)] * 3)
+
+USE = '''def use(v):
+    if v is None:
+        return 1.5
+    if isinstance(v, bool):
+        return 3.0 if v else 4.0
+    if isinstance(v, str):
+        return 10.0 + len(v) + (0.5 if v == "mean" else 0.0)
+    if isinstance(v, tuple):
+        return 20.0 + len(v)
+    return float(v)
+'''
+
+
+def program(expression: str, defaults: tuple, given: tuple) -> str:
+    """`f(x)`: the helper at its defaults, with `given` by position, and by keyword."""
+    a, b, c = defaults
+    ga, gb, gc = given
+    return (f"import numpy as np\n\n\n{USE}\n\n"
+            f"def helper(x, a={a}, b={b}, c={c}):\n    v = {expression}\n    return np.sum(x) * use(v)\n\n\n"
+            f"def f(x):\n    return helper(x) + 2.0 * helper(x, {ga}, {gb}, {gc}) + 4.0 * helper(x, c={gc}, a={gb})\n")
