@@ -37,7 +37,7 @@ from irad.ir.metadata import mark_generated
 from irad.ir.symbols import fresh_symbol, functions_by_name
 from irad.ir.walk import ops_of, walk
 from irad.passes.ad.derivatives import batching, derivative_of
-from irad.passes.batching import masks
+from irad.passes.batching import masks, one_hot
 from irad.passes.batching.basis import is_basis
 from irad.passes.batching.requests import REQUEST_NAMES, batch_request
 
@@ -196,6 +196,8 @@ class BatchBuilder(IRBuilder):
         self.depth = depth
         self._values: dict[SSAValue, tuple[SSAValue, bool]] = {}
         self.bases: dict[SSAValue, int] = {}  # batched values known to be the identity basis, and its size
+        # the compact twins of batched values one-hot along their first axis, by primal value (one_hot.py)
+        self.one_hot: dict[SSAValue, one_hot.OneHot] = {}
         self._probing = 0  # inside a loop's fixed-point probes: no notes
 
     def note(self, op: Operation, text: str) -> None:
@@ -267,6 +269,8 @@ class BatchBuilder(IRBuilder):
         if results is not None:
             for old, new in zip(op.results, results):
                 self.set(old, new, True)
+        if not self._probing:  # a probe's blocks are dropped: no twin may point into them
+            one_hot.follow(self, op)
         for old in op.results:
             self.get(old).name_hint = old.name_hint
 
