@@ -141,6 +141,7 @@ class Batcher:
             b.set(old, new, flag)
             if basis:
                 b.bases[new] = size
+                one_hot.start(b, old)
         ret = b.run(primal.body.block)
         flags = tuple(b.is_batched(v) for v in ret.operands)
         results = [b.get(v) for v in ret.operands]

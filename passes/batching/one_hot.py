@@ -99,25 +99,31 @@ def _is_zero(v: SSAValue) -> bool:
     return False
 
 
+def start(b, old: SSAValue) -> None:
+    """Give `old` a twin if its batched value is the identity basis seen as
+    (N, *rest), N >= 2 rows of m elements: row k // m holds e_(k % m)."""
+    shape = T.shape(old)
+    if len(shape) < 2 or shape[0] < 2 or not b.is_batched(old) or not is_basis(b.get(old), b.bases):
+        return
+    rows, m = shape[0], b.size // shape[0]
+    if m > MAX_ROW:
+        return
+    elem = T.element(old)
+    eye = T.dense(b, np.eye(m), T.tensor_type(elem, [m, m]))
+    init = b.op(tensor.EmptyOp([], T.tensor_type(elem, [rows, m, m])))
+    tiled = b.op(BroadcastOp(eye, init, DenseArrayBase.from_list(i64, [0])))
+    _record(b, old, T.reshape(b, tiled, [b.size, *shape[1:]]), rows)
+
+
 def reshape(b, op: tensor.ReshapeOp) -> None:
     """A reshape of the rest of each row keeps the twin; the basis reshaped
-    to (N, *rest) starts one: row k // m holds e_(k % m)."""
+    to rows starts one."""
     before, after = T.shape(op.source), T.shape(op.result)
     twin = b.one_hot.get(op.source)
-    if twin is not None:
-        if len(after) >= 1 and after[:1] == before[:1]:
-            _record(b, op.result, T.reshape(b, twin.value, [b.size, *after[1:]]), twin.rows)
-        return
-    if not b.is_batched(op.source) or len(before) != 1 or len(after) < 2 or b.is_batched(op.operands[1]):
-        return
-    rows, n = after[0], before[0]
-    m = n // rows if rows else 0
-    if rows < 2 or m > MAX_ROW or n != b.size or not is_basis(b.get(op.source), b.bases):
-        return
-    eye = T.dense(b, np.eye(m), T.tensor_type(T.element(op.result), [m, m]))
-    init = b.op(tensor.EmptyOp([], T.tensor_type(T.element(op.result), [rows, m, m])))
-    tiled = b.op(BroadcastOp(eye, init, DenseArrayBase.from_list(i64, [0])))
-    _record(b, op.result, T.reshape(b, tiled, [b.size, *after[1:]]), rows)
+    if twin is None:
+        start(b, op.result)
+    elif len(after) >= 1 and after[:1] == before[:1]:
+        _record(b, op.result, T.reshape(b, twin.value, [b.size, *after[1:]]), twin.rows)
 
 
 def elementwise(b, op: Operation) -> None:
@@ -247,4 +253,4 @@ _RULES = {
     "linalg.generic": generic,
 }
 
-__all__ = ["MAX_ROW", "OneHot", "follow"]
+__all__ = ["MAX_ROW", "OneHot", "follow", "start"]
