@@ -12,8 +12,9 @@ batching.py), and an op without one is refused, naming it and where it is.
 Named `@<primal>.vmap.<signature>`, one letter per argument: `b` batched,
 `u` unbatched, `i` batched and known to be an identity basis (a Jacobian's
 sweeps: the matmul rule then skips the dense product, passes/batching/
-basis.py); marked as generated from the primal (irad.primal, irad.role =
-"vmap").
+basis.py; seen as rows, its one-hot cotangents also get compact twins,
+passes/batching/one_hot.py); marked as generated from the primal
+(irad.primal, irad.role = "vmap").
 """
 
 from __future__ import annotations
