@@ -13,8 +13,11 @@ Named `@<primal>.vmap.<signature>`, one letter per argument: `b` batched,
 `u` unbatched, `i` batched and known to be an identity basis (a Jacobian's
 sweeps: the matmul rule then skips the dense product, passes/batching/
 basis.py; seen as rows, its one-hot cotangents also get compact twins,
-passes/batching/one_hot.py); marked as generated from the primal
-(irad.primal, irad.role = "vmap").
+passes/batching/one_hot.py), `r` batched and passed as its compact twin;
+marked as generated from the primal (irad.primal, irad.role = "vmap"). It
+also returns the twins of its results after them (`BatchedFunction.
+result_rows`), so that a helper's pullback keeps the compact form across
+the call.
 """
 
 from __future__ import annotations
@@ -52,11 +55,16 @@ OTHER_RULES = {**batching.UNDIFFERENTIATED, **dict.fromkeys(REQUEST_NAMES, batch
 class BatchedFunction:
     name: str
     batched_results: tuple[bool, ...]
+    # per result, the rows of its compact twin, returned after the results in
+    # order (0: none)
+    result_rows: tuple[int, ...] = ()
 
 
-def signature_string(batched: Sequence[bool], bases: Sequence[bool] = ()) -> str:
+def signature_string(batched: Sequence[bool], bases: Sequence[bool] = (), rows: Sequence[int] = ()) -> str:
     bases = bases or [False] * len(batched)
-    return "".join("i" if basis else "b" if flag else "u" for flag, basis in zip(batched, bases))
+    rows = rows or [0] * len(batched)
+    return "".join("i" if basis else "r" if row else "b" if flag else "u"
+                   for flag, basis, row in zip(batched, bases, rows))
 
 
 class Batcher:
@@ -73,11 +81,13 @@ class Batcher:
         self.notes: list[tuple[int, str]] = []
 
     def batched(self, name: str, batched: tuple[bool, ...], size: int, use: Operation,
-                bases: tuple[bool, ...] = ()) -> BatchedFunction:
+                bases: tuple[bool, ...] = (), rows: tuple[int, ...] = ()) -> BatchedFunction:
         """@name batched along the arguments flagged in `batched`, for a batch
-        of `size`; those flagged in `bases` are the identity basis."""
+        of `size`; those flagged in `bases` are the identity basis, those with
+        `rows` come as compact twins of that many rows (one_hot.py)."""
         bases = bases if any(bases) else ()
-        key = (name, batched, size, bases)
+        rows = rows if any(rows) else ()
+        key = (name, batched, size, bases, rows)
         if key in self._made:
             return self._made[key]
         primal = find_function(self.functions, name, use)
@@ -93,7 +103,7 @@ class Batcher:
             )
         self._in_progress.add(key)
         try:
-            made = self._make(primal, batched, size, bases)
+            made = self._make(primal, batched, size, bases, rows)
         finally:
             self._in_progress.discard(key)
         self._made[key] = made
@@ -132,13 +142,19 @@ class Batcher:
         request.erase()
 
     def _make(self, primal: func.FuncOp, batched: tuple[bool, ...], size: int,
-              bases: tuple[bool, ...]) -> BatchedFunction:
+              bases: tuple[bool, ...], rows: tuple[int, ...]) -> BatchedFunction:
         inputs = primal.function_type.inputs.data
-        block = Block(arg_types=[batched_type(t, 0 if flag else None, size) for t, flag in zip(inputs, batched)])
+        rows = rows or (0,) * len(batched)
+        block = Block(arg_types=[one_hot.twin_type(t, row, size) if row else batched_type(t, 0 if flag else None, size)
+                                 for t, flag, row in zip(inputs, batched, rows)])
         depth, first_note = len(self._in_progress) - 1, len(self.notes)
         b = BatchBuilder(self, size, block, depth + 1)
-        for old, new, flag, basis in zip(primal.body.block.args, block.args, batched, bases or [False] * len(batched)):
+        for old, new, flag, basis, row in zip(primal.body.block.args, block.args, batched,
+                                              bases or [False] * len(batched), rows):
             new.name_hint = old.name_hint
+            if row:
+                one_hot.receive(b, old, new, row)
+                continue
             b.set(old, new, flag)
             if basis:
                 b.bases[new] = size
@@ -146,8 +162,11 @@ class Batcher:
         ret = b.run(primal.body.block)
         flags = tuple(b.is_batched(v) for v in ret.operands)
         results = [b.get(v) for v in ret.operands]
+        result_rows = tuple(b.one_hot[v].rows if f and v in b.one_hot else 0
+                            for v, f in zip(ret.operands, flags))
+        results += [b.one_hot[v].value for v, row in zip(ret.operands, result_rows) if row]
         block.add_op(func.ReturnOp(*results))
-        name = fresh_symbol(f"{primal.sym_name.data}.{VMAP}.{signature_string(batched, bases)}", self.functions)
+        name = fresh_symbol(f"{primal.sym_name.data}.{VMAP}.{signature_string(batched, bases, rows)}", self.functions)
         fn = private_function(name, block, [v.type for v in results])
         mark_generated(fn, primal, VMAP)
         self.module.body.block.add_op(fn)
@@ -156,7 +175,7 @@ class Batcher:
                          for i, (a, f) in enumerate(zip(primal.body.block.args, batched)))
         results = ", ".join("batched" if f else "shared" for f in flags)
         self.notes.insert(first_note, (depth, f"@{primal.sym_name.data} as @{name} ({args}) -> ({results})"))
-        return BatchedFunction(name, flags)
+        return BatchedFunction(name, flags, result_rows if any(result_rows) else ())
 
 
 def broadcast(b: IRBuilder, v: SSAValue, size: int) -> SSAValue:
@@ -454,13 +473,23 @@ class BatchBuilder(IRBuilder):
             self.set(old, new, f)
 
     def call(self, op: func.CallOp) -> None:
+        """A call of the callee batched by this signature; a value with a
+        compact twin passes the twin (one_hot.py), and the callee returns its
+        results' twins."""
         flags = tuple(self.is_batched(v) for v in op.operands)
         bases = tuple(f and is_basis(self.get(v), self.bases) for v, f in zip(op.operands, flags))
-        made = self.batcher.batched(op.callee.root_reference.data, flags, self.size, op, bases)
+        rows = tuple(self.one_hot[v].rows if f and not basis and v in self.one_hot else 0
+                     for v, f, basis in zip(op.operands, flags, bases))
+        made = self.batcher.batched(op.callee.root_reference.data, flags, self.size, op, bases, rows)
         callee = self.batcher.functions[made.name]
-        new = func.CallOp(made.name, [self.get(v) for v in op.operands], list(callee.function_type.outputs.data))
+        args = [self.one_hot[v].value if row else self.get(v) for v, row in zip(op.operands, rows)]
+        new = func.CallOp(made.name, args, list(callee.function_type.outputs.data))
         self.insert(new)
         for old, v, f in zip(op.results, new.results, made.batched_results):
             self.set(old, v, f)
+        extra = iter(new.results[len(op.results):])
+        for old, row in zip(op.results, made.result_rows):
+            if row:
+                self.one_hot[old] = one_hot.OneHot(next(extra), row)
 
 __all__ = ["BatchBuilder", "BatchedFunction", "Batcher", "VMAP", "signature_string"]

@@ -33,7 +33,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr, StringAttr, i64
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX, DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr, StringAttr, TensorType, i64,
+)
 from xdsl.dialects.linalg.ops import BroadcastOp, GenericOp, ReduceOp, YieldOp
 from xdsl.ir import Operation, SSAValue
 
@@ -113,6 +115,35 @@ def start(b, old: SSAValue) -> None:
     init = b.op(tensor.EmptyOp([], T.tensor_type(elem, [rows, m, m])))
     tiled = b.op(BroadcastOp(eye, init, DenseArrayBase.from_list(i64, [0])))
     _record(b, old, T.reshape(b, tiled, [b.size, *shape[1:]]), rows)
+
+
+def twin_type(t: TensorType, rows: int, size: int) -> TensorType:
+    """The type of the twin of a value of type `t`, of `rows` rows, in a batch of `size`."""
+    return T.tensor_type(t.element_type, [size, *t.get_shape()[1:]])
+
+
+def receive(b, old: SSAValue, twin: SSAValue, rows: int) -> None:
+    """A batched function's argument `old` passed as its twin: the twin
+    recorded, and the dense value built from it for the ops that need it
+    (mask * the twin spread over the rows; unread, the optimiser removes it)."""
+    b.one_hot[old] = OneHot(twin, rows)
+    shape, elem = list(T.shape(old)), T.element(old)
+    m = b.size // rows
+    owners = T.dense(b, np.arange(b.size) // m, T.tensor_type(elem, [b.size]))
+    ramp = T.dense(b, np.arange(rows), T.tensor_type(elem, [rows]))
+    square = [b.size, rows]
+    down = b.op(BroadcastOp(owners, b.op(tensor.EmptyOp([], T.tensor_type(elem, square))),
+                            DenseArrayBase.from_list(i64, [1])))
+    across = b.op(BroadcastOp(ramp, b.op(tensor.EmptyOp([], T.tensor_type(elem, square))),
+                              DenseArrayBase.from_list(i64, [0])))
+    mask = T.to_float(b, T.compare(b, "oeq", down, across), elem)
+    full = [b.size, *shape]
+    rest = list(range(2, len(full)))
+    mask = b.op(BroadcastOp(mask, b.op(tensor.EmptyOp([], T.tensor_type(elem, full))),
+                            DenseArrayBase.from_list(i64, rest))) if rest else mask
+    spread = b.op(BroadcastOp(twin, b.op(tensor.EmptyOp([], T.tensor_type(elem, full))),
+                              DenseArrayBase.from_list(i64, [1])))
+    b.set(old, b.op(arith.MulfOp(mask, spread)), True)
 
 
 def reshape(b, op: tensor.ReshapeOp) -> None:
@@ -253,4 +284,4 @@ _RULES = {
     "linalg.generic": generic,
 }
 
-__all__ = ["MAX_ROW", "OneHot", "follow", "start"]
+__all__ = ["MAX_ROW", "OneHot", "follow", "receive", "start", "twin_type"]
