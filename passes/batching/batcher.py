@@ -14,10 +14,10 @@ Named `@<primal>.vmap.<signature>`, one letter per argument: `b` batched,
 sweeps: the matmul rule then skips the dense product, passes/batching/
 basis.py; seen as rows, its one-hot cotangents also get compact twins,
 passes/batching/one_hot.py), `r` batched and passed as its compact twin;
-marked as generated from the primal (irad.primal, irad.role = "vmap"). It
-also returns the twins of its results after them (`BatchedFunction.
+marked as generated from the primal (irad.primal, irad.role = "vmap"). A
+result that has a twin is returned as its twin (`BatchedFunction.
 result_rows`), so that a helper's pullback keeps the compact form across
-the call.
+the call; the caller rebuilds the dense value where it needs it.
 """
 
 from __future__ import annotations
@@ -55,8 +55,7 @@ OTHER_RULES = {**batching.UNDIFFERENTIATED, **dict.fromkeys(REQUEST_NAMES, batch
 class BatchedFunction:
     name: str
     batched_results: tuple[bool, ...]
-    # per result, the rows of its compact twin, returned after the results in
-    # order (0: none)
+    # per result, the rows of the compact twin returned in its place (0: the value itself)
     result_rows: tuple[int, ...] = ()
 
 
@@ -123,6 +122,9 @@ class Batcher:
         b.insert(call)
         results = []
         for i, (v, flag, axis) in enumerate(zip(call.results, made.batched_results, request.out_axis_list)):
+            if made.result_rows and made.result_rows[i]:  # returned as its compact twin
+                shape = self.functions[name].function_type.outputs.data[i].get_shape()
+                v = one_hot.dense(b, v, shape, made.result_rows[i], size)
             if axis is None:
                 if flag:
                     raise BatchingError(
@@ -161,10 +163,8 @@ class Batcher:
                 one_hot.start(b, old)
         ret = b.run(primal.body.block)
         flags = tuple(b.is_batched(v) for v in ret.operands)
-        results = [b.get(v) for v in ret.operands]
-        result_rows = tuple(b.one_hot[v].rows if f and v in b.one_hot else 0
-                            for v, f in zip(ret.operands, flags))
-        results += [b.one_hot[v].value for v, row in zip(ret.operands, result_rows) if row]
+        result_rows = tuple(b.one_hot[v].rows if f and v in b.one_hot else 0 for v, f in zip(ret.operands, flags))
+        results = [b.one_hot[v].value if row else b.get(v) for v, row in zip(ret.operands, result_rows)]
         block.add_op(func.ReturnOp(*results))
         name = fresh_symbol(f"{primal.sym_name.data}.{VMAP}.{signature_string(batched, bases, rows)}", self.functions)
         fn = private_function(name, block, [v.type for v in results])
@@ -176,6 +176,10 @@ class Batcher:
         results = ", ".join("batched" if f else "shared" for f in flags)
         self.notes.insert(first_note, (depth, f"@{primal.sym_name.data} as @{name} ({args}) -> ({results})"))
         return BatchedFunction(name, flags, result_rows if any(result_rows) else ())
+
+
+def _none(values) -> tuple[int, ...]:
+    return (0,) * len(values)
 
 
 def broadcast(b: IRBuilder, v: SSAValue, size: int) -> SSAValue:
@@ -485,11 +489,10 @@ class BatchBuilder(IRBuilder):
         args = [self.one_hot[v].value if row else self.get(v) for v, row in zip(op.operands, rows)]
         new = func.CallOp(made.name, args, list(callee.function_type.outputs.data))
         self.insert(new)
-        for old, v, f in zip(op.results, new.results, made.batched_results):
-            self.set(old, v, f)
-        extra = iter(new.results[len(op.results):])
-        for old, row in zip(op.results, made.result_rows):
+        for old, v, f, row in zip(op.results, new.results, made.batched_results, made.result_rows or _none(op.results)):
             if row:
-                self.one_hot[old] = one_hot.OneHot(next(extra), row)
+                one_hot.receive(self, old, v, row)
+            else:
+                self.set(old, v, f)
 
 __all__ = ["BatchBuilder", "BatchedFunction", "Batcher", "VMAP", "signature_string"]

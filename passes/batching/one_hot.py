@@ -123,27 +123,31 @@ def twin_type(t: TensorType, rows: int, size: int) -> TensorType:
 
 
 def receive(b, old: SSAValue, twin: SSAValue, rows: int) -> None:
-    """A batched function's argument `old` passed as its twin: the twin
-    recorded, and the dense value built from it for the ops that need it
-    (mask * the twin spread over the rows; unread, the optimiser removes it)."""
+    """`old` arrives as its twin (an argument of a batched function, a
+    result of a call): recorded, with the dense value for the ops that need
+    it (`dense`; unread, the optimiser removes it)."""
     b.one_hot[old] = OneHot(twin, rows)
-    shape, elem = list(T.shape(old)), T.element(old)
-    m = b.size // rows
-    owners = T.dense(b, np.arange(b.size) // m, T.tensor_type(elem, [b.size]))
+    b.set(old, dense(b, twin, T.shape(old), rows, b.size), True)
+
+
+def dense(b, twin: SSAValue, shape, rows: int, size: int) -> SSAValue:
+    """The batched value (`size`, *`shape`) whose twin is `twin`: a mask of
+    each element's row (k // m == j) times the twin spread over the rows."""
+    elem = T.element(twin)
+    m = size // rows
+    owners = T.dense(b, np.arange(size) // m, T.tensor_type(elem, [size]))
     ramp = T.dense(b, np.arange(rows), T.tensor_type(elem, [rows]))
-    square = [b.size, rows]
-    down = b.op(BroadcastOp(owners, b.op(tensor.EmptyOp([], T.tensor_type(elem, square))),
-                            DenseArrayBase.from_list(i64, [1])))
-    across = b.op(BroadcastOp(ramp, b.op(tensor.EmptyOp([], T.tensor_type(elem, square))),
-                              DenseArrayBase.from_list(i64, [0])))
+    down, across = (_spread(b, v, [size, rows], [axis]) for v, axis in ((owners, 1), (ramp, 0)))
     mask = T.to_float(b, T.compare(b, "oeq", down, across), elem)
-    full = [b.size, *shape]
-    rest = list(range(2, len(full)))
-    mask = b.op(BroadcastOp(mask, b.op(tensor.EmptyOp([], T.tensor_type(elem, full))),
-                            DenseArrayBase.from_list(i64, rest))) if rest else mask
-    spread = b.op(BroadcastOp(twin, b.op(tensor.EmptyOp([], T.tensor_type(elem, full))),
-                              DenseArrayBase.from_list(i64, [1])))
-    b.set(old, b.op(arith.MulfOp(mask, spread)), True)
+    full = [size, *shape]
+    if len(full) > 2:
+        mask = _spread(b, mask, full, list(range(2, len(full))))
+    return b.op(arith.MulfOp(mask, _spread(b, twin, full, [1])))
+
+
+def _spread(b, v: SSAValue, dims, added) -> SSAValue:
+    init = b.op(tensor.EmptyOp([], T.tensor_type(T.element(v), dims)))
+    return b.op(BroadcastOp(v, init, DenseArrayBase.from_list(i64, added)))
 
 
 def reshape(b, op: tensor.ReshapeOp) -> None:
@@ -284,4 +288,4 @@ _RULES = {
     "linalg.generic": generic,
 }
 
-__all__ = ["MAX_ROW", "OneHot", "follow", "receive", "start", "twin_type"]
+__all__ = ["MAX_ROW", "OneHot", "dense", "follow", "receive", "start", "twin_type"]
