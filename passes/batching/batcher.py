@@ -147,7 +147,7 @@ class Batcher:
               bases: tuple[bool, ...], rows: tuple[int, ...]) -> BatchedFunction:
         inputs = primal.function_type.inputs.data
         rows = rows or (0,) * len(batched)
-        block = Block(arg_types=[one_hot.twin_type(t, row, size) if row else batched_type(t, 0 if flag else None, size)
+        block = Block(arg_types=[one_hot.twin_type(t, size) if row else batched_type(t, 0 if flag else None, size)
                                  for t, flag, row in zip(inputs, batched, rows)])
         depth, first_note = len(self._in_progress) - 1, len(self.notes)
         b = BatchBuilder(self, size, block, depth + 1)

@@ -18,7 +18,11 @@ is computed from the twin instead: a sum over the row axis is the twin's sum
 over the others, and a scatter-add along it (the adjoint of gathering each
 observation's camera and point) adds each twin row at its observation's one
 index. The dense values are still built beside the twins; nothing reads
-them then, and the optimiser removes them.
+them then, and the optimiser removes them. Across a call, a value that has
+a twin is passed (returned) as the twin alone (the batcher's signature
+letter `r`, `BatchedFunction.result_rows`), and the other side rebuilds the
+dense value (`dense`) for the ops that need it: a helper's pullback stays
+compact too.
 
 The result is the same matrix; the compact form leaves out the products of
 the basis's zeros, as the matmul with the basis does (basis.py): where a
@@ -117,8 +121,8 @@ def start(b, old: SSAValue) -> None:
     _record(b, old, T.reshape(b, tiled, [b.size, *shape[1:]]), rows)
 
 
-def twin_type(t: TensorType, rows: int, size: int) -> TensorType:
-    """The type of the twin of a value of type `t`, of `rows` rows, in a batch of `size`."""
+def twin_type(t: TensorType, size: int) -> TensorType:
+    """The type of the twin of a value of type `t` (its rows the first axis), in a batch of `size`."""
     return T.tensor_type(t.element_type, [size, *t.get_shape()[1:]])
 
 
