@@ -12,8 +12,12 @@ batching.py), and an op without one is refused, naming it and where it is.
 Named `@<primal>.vmap.<signature>`, one letter per argument: `b` batched,
 `u` unbatched, `i` batched and known to be an identity basis (a Jacobian's
 sweeps: the matmul rule then skips the dense product, passes/batching/
-basis.py); marked as generated from the primal (irad.primal, irad.role =
-"vmap").
+basis.py; seen as rows, its one-hot cotangents also get compact twins,
+passes/batching/one_hot.py), `r` batched and passed as its compact twin;
+marked as generated from the primal (irad.primal, irad.role = "vmap"). A
+result that has a twin is returned as its twin (`BatchedFunction.
+result_rows`), so that a helper's pullback keeps the compact form across
+the call; the caller rebuilds the dense value where it needs it.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from irad.ir.metadata import mark_generated
 from irad.ir.symbols import fresh_symbol, functions_by_name
 from irad.ir.walk import ops_of, walk
 from irad.passes.ad.derivatives import batching, derivative_of
-from irad.passes.batching import masks
+from irad.passes.batching import masks, one_hot
 from irad.passes.batching.basis import is_basis
 from irad.passes.batching.requests import REQUEST_NAMES, batch_request
 
@@ -51,11 +55,15 @@ OTHER_RULES = {**batching.UNDIFFERENTIATED, **dict.fromkeys(REQUEST_NAMES, batch
 class BatchedFunction:
     name: str
     batched_results: tuple[bool, ...]
+    # per result, the rows of the compact twin returned in its place (0: the value itself)
+    result_rows: tuple[int, ...] = ()
 
 
-def signature_string(batched: Sequence[bool], bases: Sequence[bool] = ()) -> str:
+def signature_string(batched: Sequence[bool], bases: Sequence[bool] = (), rows: Sequence[int] = ()) -> str:
     bases = bases or [False] * len(batched)
-    return "".join("i" if basis else "b" if flag else "u" for flag, basis in zip(batched, bases))
+    rows = rows or [0] * len(batched)
+    return "".join("i" if basis else "r" if row else "b" if flag else "u"
+                   for flag, basis, row in zip(batched, bases, rows))
 
 
 class Batcher:
@@ -72,11 +80,13 @@ class Batcher:
         self.notes: list[tuple[int, str]] = []
 
     def batched(self, name: str, batched: tuple[bool, ...], size: int, use: Operation,
-                bases: tuple[bool, ...] = ()) -> BatchedFunction:
+                bases: tuple[bool, ...] = (), rows: tuple[int, ...] = ()) -> BatchedFunction:
         """@name batched along the arguments flagged in `batched`, for a batch
-        of `size`; those flagged in `bases` are the identity basis."""
+        of `size`; those flagged in `bases` are the identity basis, those with
+        `rows` come as compact twins of that many rows (one_hot.py)."""
         bases = bases if any(bases) else ()
-        key = (name, batched, size, bases)
+        rows = rows if any(rows) else ()
+        key = (name, batched, size, bases, rows)
         if key in self._made:
             return self._made[key]
         primal = find_function(self.functions, name, use)
@@ -92,7 +102,7 @@ class Batcher:
             )
         self._in_progress.add(key)
         try:
-            made = self._make(primal, batched, size, bases)
+            made = self._make(primal, batched, size, bases, rows)
         finally:
             self._in_progress.discard(key)
         self._made[key] = made
@@ -112,6 +122,9 @@ class Batcher:
         b.insert(call)
         results = []
         for i, (v, flag, axis) in enumerate(zip(call.results, made.batched_results, request.out_axis_list)):
+            if made.result_rows and made.result_rows[i]:  # returned as its compact twin
+                shape = self.functions[name].function_type.outputs.data[i].get_shape()
+                v = one_hot.dense(b, v, shape, made.result_rows[i], size)
             if axis is None:
                 if flag:
                     raise BatchingError(
@@ -131,21 +144,29 @@ class Batcher:
         request.erase()
 
     def _make(self, primal: func.FuncOp, batched: tuple[bool, ...], size: int,
-              bases: tuple[bool, ...]) -> BatchedFunction:
+              bases: tuple[bool, ...], rows: tuple[int, ...]) -> BatchedFunction:
         inputs = primal.function_type.inputs.data
-        block = Block(arg_types=[batched_type(t, 0 if flag else None, size) for t, flag in zip(inputs, batched)])
+        rows = rows or (0,) * len(batched)
+        block = Block(arg_types=[one_hot.twin_type(t, size) if row else batched_type(t, 0 if flag else None, size)
+                                 for t, flag, row in zip(inputs, batched, rows)])
         depth, first_note = len(self._in_progress) - 1, len(self.notes)
         b = BatchBuilder(self, size, block, depth + 1)
-        for old, new, flag, basis in zip(primal.body.block.args, block.args, batched, bases or [False] * len(batched)):
+        for old, new, flag, basis, row in zip(primal.body.block.args, block.args, batched,
+                                              bases or [False] * len(batched), rows):
             new.name_hint = old.name_hint
+            if row:
+                one_hot.receive(b, old, new, row)
+                continue
             b.set(old, new, flag)
             if basis:
                 b.bases[new] = size
+                one_hot.start(b, old)
         ret = b.run(primal.body.block)
         flags = tuple(b.is_batched(v) for v in ret.operands)
-        results = [b.get(v) for v in ret.operands]
+        result_rows = tuple(b.one_hot[v].rows if f and v in b.one_hot else 0 for v, f in zip(ret.operands, flags))
+        results = [b.one_hot[v].value if row else b.get(v) for v, row in zip(ret.operands, result_rows)]
         block.add_op(func.ReturnOp(*results))
-        name = fresh_symbol(f"{primal.sym_name.data}.{VMAP}.{signature_string(batched, bases)}", self.functions)
+        name = fresh_symbol(f"{primal.sym_name.data}.{VMAP}.{signature_string(batched, bases, rows)}", self.functions)
         fn = private_function(name, block, [v.type for v in results])
         mark_generated(fn, primal, VMAP)
         self.module.body.block.add_op(fn)
@@ -154,7 +175,11 @@ class Batcher:
                          for i, (a, f) in enumerate(zip(primal.body.block.args, batched)))
         results = ", ".join("batched" if f else "shared" for f in flags)
         self.notes.insert(first_note, (depth, f"@{primal.sym_name.data} as @{name} ({args}) -> ({results})"))
-        return BatchedFunction(name, flags)
+        return BatchedFunction(name, flags, result_rows if any(result_rows) else ())
+
+
+def _none(values) -> tuple[int, ...]:
+    return (0,) * len(values)
 
 
 def broadcast(b: IRBuilder, v: SSAValue, size: int) -> SSAValue:
@@ -196,6 +221,8 @@ class BatchBuilder(IRBuilder):
         self.depth = depth
         self._values: dict[SSAValue, tuple[SSAValue, bool]] = {}
         self.bases: dict[SSAValue, int] = {}  # batched values known to be the identity basis, and its size
+        # the compact twins of batched values one-hot along their first axis, by primal value (one_hot.py)
+        self.one_hot: dict[SSAValue, one_hot.OneHot] = {}
         self._probing = 0  # inside a loop's fixed-point probes: no notes
 
     def note(self, op: Operation, text: str) -> None:
@@ -267,6 +294,8 @@ class BatchBuilder(IRBuilder):
         if results is not None:
             for old, new in zip(op.results, results):
                 self.set(old, new, True)
+        if not self._probing:  # a probe's blocks are dropped: no twin may point into them
+            one_hot.follow(self, op)
         for old in op.results:
             self.get(old).name_hint = old.name_hint
 
@@ -448,13 +477,22 @@ class BatchBuilder(IRBuilder):
             self.set(old, new, f)
 
     def call(self, op: func.CallOp) -> None:
+        """A call of the callee batched by this signature; a value with a
+        compact twin passes the twin (one_hot.py), and the callee returns its
+        results' twins."""
         flags = tuple(self.is_batched(v) for v in op.operands)
         bases = tuple(f and is_basis(self.get(v), self.bases) for v, f in zip(op.operands, flags))
-        made = self.batcher.batched(op.callee.root_reference.data, flags, self.size, op, bases)
+        rows = tuple(self.one_hot[v].rows if f and not basis and v in self.one_hot else 0
+                     for v, f, basis in zip(op.operands, flags, bases))
+        made = self.batcher.batched(op.callee.root_reference.data, flags, self.size, op, bases, rows)
         callee = self.batcher.functions[made.name]
-        new = func.CallOp(made.name, [self.get(v) for v in op.operands], list(callee.function_type.outputs.data))
+        args = [self.one_hot[v].value if row else self.get(v) for v, row in zip(op.operands, rows)]
+        new = func.CallOp(made.name, args, list(callee.function_type.outputs.data))
         self.insert(new)
-        for old, v, f in zip(op.results, new.results, made.batched_results):
-            self.set(old, v, f)
+        for old, v, f, row in zip(op.results, new.results, made.batched_results, made.result_rows or _none(op.results)):
+            if row:
+                one_hot.receive(self, old, v, row)
+            else:
+                self.set(old, v, f)
 
 __all__ = ["BatchBuilder", "BatchedFunction", "Batcher", "VMAP", "signature_string"]
