@@ -58,14 +58,22 @@ def batch_request(b, op: Operation) -> list[SSAValue] | None:
         _differentiate_here(b, op)
         return None
     wrt = op.wrt_indices
+    if not isinstance(op, JvpOp):
+        shared = b.batcher.batched(callee.sym_name.data, tuple(b.is_batched(v) for v in primals), b.size, op)
+        if _reaches_masked(b.batcher.module, shared.name):
+            b.note(op, f"asked of @{callee.sym_name.data} once per element, in a loop over the batch (its batched "
+                       "callee has a loop whose trip count varies along the batch, which reverse mode refuses)")
+            return request_per_element(b, op)
+        if not _reaches_request(b.batcher.module, op):
+            b.note(op, f"@{callee.sym_name.data} differentiated first, then its derivative code batched with a "
+                       "batched tape (it reaches a loop: the tape records the values that vary along the "
+                       "batch per element, the shared ones once)")
+            _differentiate_here(b, op)
+            return None
     tangent_of = dict(zip(wrt, extra)) if isinstance(op, JvpOp) else {}
     flags = tuple(b.is_batched(v) or i in wrt and (not tangent_of or b.is_batched(tangent_of[i]))
                   for i, v in enumerate(primals))
     made = b.batcher.batched(callee.sym_name.data, flags, b.size, op)
-    if not isinstance(op, JvpOp) and _reaches_masked(b.batcher.module, made.name):
-        b.note(op, f"asked of @{callee.sym_name.data} once per element, in a loop over the batch (its batched "
-                   "callee has a loop whose trip count varies along the batch, which reverse mode refuses)")
-        return request_per_element(b, op)
     b.note(op, f"asked of @{made.name}, the batched callee, which is differentiated after batching (it "
                "reaches a loop: the tape records whole batches)")
     batched = b.batcher.functions[made.name]
@@ -146,6 +154,13 @@ def _reaches_masked(module, name: str) -> bool:
     functions = functions_by_name(module)
     names = {name} | {r.callee.root_reference.data for r in reached_ops(functions, [name]) if hasattr(r, "callee")}
     return any(MASKED in inner.attributes for n in names if n in functions for inner in walk(functions[n]))
+
+
+def _reaches_request(module, op: Operation) -> bool:
+    """Whether `op`'s callee asks for a derivative itself (its tape would be
+    differentiated again: a batched tape has no shadow)."""
+    return any(isinstance(r, (*REQUESTS, JvpOp)) for r in reached_ops(functions_by_name(module),
+                                                                        [op.callee.root_reference.data]))
 
 
 def _reaches_loop(module, op: Operation) -> bool:
