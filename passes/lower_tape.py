@@ -32,6 +32,14 @@ once for all its iterations, so the loop's pushes never grow it. Every value
 of the tape type (arguments, results, loop-carried values) becomes
 `tensor<?xf64>`.
 
+A batched tape (ops marked `irad.batch = B`: irad-vmap of a derivative
+through a loop, passes/batching/records.py) keeps one element's positions;
+each slot is B slots of memory, so position p starts at p*B, where a value
+that varies along the batch (a tensor with the batch leading, `irad.batched`)
+stores its B elements' slots and a shared one its own. With `form=objects`
+(the Python backend, whose list holds a record's array in its first slot)
+positions are not scaled: every record already fits.
+
 The shadow ops (reverse over reverse) lower the same way on a shadow's buffer,
 which starts zeroed and grows zero-filled: `irad.shadow_add` loads each float
 field of a record, adds the cotangent and stores it back; `irad.shadow_read`
@@ -180,6 +188,9 @@ class MemRefTape:
     operation returns the tape it was given (or the grown copy)."""
 
     tape_type = TAPE
+    # a slot of a batched tape is `batch` slots of memory (a value that varies
+    # along the batch fills them)
+    scales_batch = True
 
     def create(self, c: IRBuilder, size: SSAValue) -> SSAValue:
         return c.value(memref.AllocOp.get(f64, shape=[DYNAMIC_INDEX], dynamic_sizes=[size]))
@@ -245,6 +256,7 @@ class TensorTape:
     inserted, and a free is nothing (the compiler owns the memory)."""
 
     tape_type = TENSOR_TAPE
+    scales_batch = True
 
     def create(self, c: IRBuilder, size: SSAValue) -> SSAValue:
         return c.value(tensor.EmptyOp([size], TENSOR_TAPE))
@@ -281,7 +293,16 @@ class TensorTape:
     decode = staticmethod(_decode)
 
 
-STORAGE = {"memref": MemRefTape(), "tensor": TensorTape()}
+class ObjectTape(MemRefTape):
+    """The memref form for the Python backend, whose tape is a list that holds
+    a tensor's record as one array in its first slot: a batched tape's
+    records fit in one element's slots, so its positions are not scaled (a
+    list `batch` times as long would cost more to allocate than the run)."""
+
+    scales_batch = False
+
+
+STORAGE = {"memref": MemRefTape(), "tensor": TensorTape(), "objects": ObjectTape()}
 SHADOW = STORAGE["memref"]  # shadow tapes (reverse over reverse) run on the CPU backends only
 
 
@@ -337,6 +358,7 @@ def _push(
     c: IRBuilder, s, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue], reserved: bool,
     batch: int = 1, flags: Sequence[bool] = (),
 ) -> list[SSAValue]:
+    batch = batch if s.scales_batch else 1
     sizes = _record_slots([v.type for v in values], flags)
     end = c.value(arith.AddiOp(pos, c.index(sum(sizes))))
     if not reserved:
@@ -355,6 +377,7 @@ def _push(
 
 def _read(c: IRBuilder, s, tape: SSAValue, end: SSAValue, types: Sequence[Attribute],
           batch: int = 1, flags: Sequence[bool] = ()) -> list[SSAValue]:
+    batch = batch if s.scales_batch else 1
     sizes = _record_slots(types, flags)
     base = c.value(arith.SubiOp(end, c.index(sum(sizes))))
     values, j = [], 0
@@ -370,6 +393,7 @@ def _read(c: IRBuilder, s, tape: SSAValue, end: SSAValue, types: Sequence[Attrib
 
 
 def _reserve(c: IRBuilder, s, tape: SSAValue, pos: SSAValue, slots: SSAValue, batch: int) -> list[SSAValue]:
+    batch = batch if s.scales_batch else 1
     end = c.value(arith.AddiOp(pos, slots))
     return [_grown(c, s, tape, _physical(c, pos, batch), _physical(c, end, batch))]
 
@@ -470,7 +494,7 @@ class LowerTapeOp(RewritePattern):
             _lower(op, rewriter, lambda c: _reserve(c, s, op.tape, op.pos, op.slots, tape_batch(op)[0]))
         elif isinstance(op, TapeFreeOp):
             rewriter.replace(op, s.free(op.tape), [])
-        elif s is not SHADOW:  # a shadow op: reverse over reverse
+        elif not isinstance(s, MemRefTape):  # a shadow op (reverse over reverse) on a tensor tape
             raise DifferentiationError(
                 f"{location(op)}: {op.name}: a gradient of a gradient through a tape runs on the "
                 "CPU backends only (the shadow tape is memref code)\n"
@@ -503,7 +527,8 @@ TAPE_OPS = (
 @dataclass(frozen=True)
 class LowerTapePass(ModulePass):
     """Lower irad's tape ops to memref code, or with `form=tensor` to tensor
-    code (see the module docstring)."""
+    code, or with `form=objects` to memref code for the Python backend (see
+    the module docstring)."""
 
     name = "irad-lower-tape"
 
