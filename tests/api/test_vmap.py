@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import irad
 from irad.backends.native.compile import unavailable_reason
 from irad.base.errors import BatchingError, IradError
+from irad.vmapping import explain_vmap
 
 jax.config.update("jax_enable_x64", True)
 RNG = np.random.default_rng(7)
@@ -207,6 +208,45 @@ def test_per_example_gradients_through_a_loop():
     value, grads = irad.vmap(irad.value_and_grad(loss, argnums=(0, 1)), in_axes=(None, 0, 0))(RNN, SEQS, TARGETS)
     expected = jax.vmap(jax.value_and_grad(jloss, argnums=(0, 1)), in_axes=(None, 0, 0))(RNN, SEQS, TARGETS)
     close((value, grads), expected)
+
+
+def matrix_rnn(np_):
+    def loss(params, seq, y):
+        h = np_.zeros(3)
+        for t in range(4):
+            h = np_.tanh(params["W"] @ h + params["U"] @ seq[t])
+        return np_.sum((h - y) ** 2)
+
+    return loss
+
+
+MRNN = {"W": RNG.normal(size=(3, 3)) * 0.5, "U": RNG.normal(size=(3, 2))}
+MSEQS, MTARGETS = RNG.normal(size=(5, 4, 2)), RNG.normal(size=(5, 3))
+
+
+def test_per_example_gradients_through_a_loop_keep_the_weights_shared():
+    """The derivative code is batched with a batched tape: the weights stay one
+    matrix for the batch (the batched functions take them shared) and each
+    element still gets its own gradient: against jax.vmap(jax.grad) and a loop
+    of irad.grad; a gradient of those gradients (the vmap differentiated again)
+    batches the loss first instead, against JAX."""
+    loss, jloss = matrix_rnn(np), matrix_rnn(jnp)
+    got = irad.vmap(irad.grad(loss), in_axes=(None, 0, 0))(MRNN, MSEQS, MTARGETS)
+    close(got, jax.vmap(jax.grad(jloss), in_axes=(None, 0, 0))(MRNN, MSEQS, MTARGETS))
+    one = irad.grad(loss)
+    per_element = [one(MRNN, s, y) for s, y in zip(MSEQS, MTARGETS)]
+    close(got, {k: np.stack([g[k] for g in per_element]) for k in MRNN})
+    text = explain_vmap(irad.grad(loss), MRNN, MSEQS, MTARGETS, in_axes=(None, 0, 0))
+    assert "batched tape" in text
+    assert "params.W shared, seq batched, y batched, tape batched" in text
+
+    def total(params):
+        return np.sum(irad.vmap(irad.grad(loss), in_axes=(None, 0, 0))(params, MSEQS, MTARGETS)["W"] ** 2)
+
+    def jtotal(params):
+        return jnp.sum(jax.vmap(jax.grad(jloss), in_axes=(None, 0, 0))(params, MSEQS, MTARGETS)["W"] ** 2)
+
+    close(irad.grad(total)(MRNN), jax.grad(jtotal)(MRNN), 1e-9)
 
 
 def test_per_example_gradients_through_a_while_loop_with_aux():
@@ -572,6 +612,9 @@ def test_per_example_gradients_natively():
     close(got, jax.vmap(jax.grad(jloss), in_axes=(None, 0, 0))(PARAMS, XS, YS))
     got = irad.vmap(branchy, backend="native")(XS[:, 0], RNG.normal(size=(5, 3)))
     assert got.shape == (5,)
+    loss, jloss = matrix_rnn(np), matrix_rnn(jnp)  # through a loop: a batched tape, its positions scaled
+    got = irad.vmap(irad.grad(loss), in_axes=(None, 0, 0), backend="native")(MRNN, MSEQS, MTARGETS)
+    close(got, jax.vmap(jax.grad(jloss), in_axes=(None, 0, 0))(MRNN, MSEQS, MTARGETS))
 
 
 @pytest.mark.native
