@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.ir import Attribute, Operation
-
 from xdsl.rewriter import InsertPoint
 
 from irad.ir.dialect import set_tape_batch, tape_batch
