@@ -249,6 +249,41 @@ def test_per_example_gradients_through_a_loop_keep_the_weights_shared():
     close(irad.grad(total)(MRNN), jax.grad(jtotal)(MRNN), 1e-9)
 
 
+ACTIVATIONS = {"tanh": (np.tanh, jnp.tanh), "sin": (np.sin, jnp.sin), "square": (np.square, jnp.square)}
+
+
+@seed(20261211)
+@settings(max_examples=10, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(steps=st.integers(1, 4), state=st.integers(1, 3), activation=st.sampled_from(sorted(ACTIVATIONS)),
+       scaled=st.booleans(), seed_=st.integers(0, 2**16))
+def test_random_loops_with_shared_weights(steps, state, activation, scaled, seed_):
+    """A loop whose state varies along the batch and whose weights do not
+    (the batched tape's two kinds of records), per-example gradients with
+    respect to the weights and the inputs: against jax.vmap(jax.grad) and a
+    loop of irad.grad."""
+    act, jact = ACTIVATIONS[activation]
+
+    def make(np_, act):
+        def f(w, c, x):
+            h = np_.zeros(state)
+            for t in range(steps):
+                pre = w @ h + x[t] * c
+                h = act(pre) * c if scaled else act(pre)
+            return np_.sum(h * h)
+
+        return f
+
+    rng = np.random.default_rng(seed_)
+    w, c = 0.5 * rng.normal(size=(state, state)), rng.normal(size=state)
+    xs = rng.normal(size=(3, steps, state))
+    f, jf = make(np, act), make(jnp, jact)
+    got = irad.vmap(irad.grad(f, argnums=(0, 1, 2)), in_axes=(None, None, 0))(w, c, xs)
+    close(got, jax.vmap(jax.grad(jf, argnums=(0, 1, 2)), in_axes=(None, None, 0))(w, c, xs), 1e-9)
+    one = irad.grad(f, argnums=(0, 1, 2))
+    per_element = [one(w, c, x) for x in xs]
+    close(got, tuple(np.stack([g[i] for g in per_element]) for i in range(3)), 1e-9)
+
+
 def test_per_example_gradients_through_a_while_loop_with_aux():
     f, jf = newton_sqrt(np), newton_sqrt(jnp)
     a, x0 = RNG.uniform(1.0, 4.0, size=(5, 2)), np.ones(2)
