@@ -64,8 +64,11 @@ class Batcher:
     """Makes the batched functions of one module (memoised per callee,
     batching signature and batch size)."""
 
-    def __init__(self, module: ModuleOp):
+    def __init__(self, module: ModuleOp, batched_tapes: bool = True):
         self.module = module
+        # whether a reverse request through a loop may be batched with a batched
+        # tape (requests.py); irad-vmap tries again without when that fails
+        self.batched_tapes = batched_tapes
         self.functions = functions_by_name(module)
         self._made: dict[tuple, BatchedFunction] = {}
         self._in_progress: set[tuple] = set()

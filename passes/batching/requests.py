@@ -77,7 +77,8 @@ def batch_request(b, op: Operation) -> list[SSAValue] | None:
             b.note(op, f"asked of @{callee.sym_name.data} once per element, in a loop over the batch (its batched "
                        "callee has a loop whose trip count varies along the batch, which reverse mode refuses)")
             return request_per_element(b, op)
-        if not _reaches_request(b.batcher.module, op) and not _vmap_differentiated(b.batcher.module):
+        if (b.batcher.batched_tapes and not _reaches_request(b.batcher.module, op)
+                and not _vmap_differentiated(b.batcher.module)):
             b.note(op, f"@{callee.sym_name.data} differentiated first, then its derivative code batched with a "
                        "batched tape (it reaches a loop: the tape records the values that vary along the "
                        "batch per element, the shared ones once)")

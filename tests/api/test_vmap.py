@@ -284,6 +284,26 @@ def test_random_loops_with_shared_weights(steps, state, activation, scaled, seed
     close(got, tuple(np.stack([g[i] for g in per_element]) for i in range(3)), 1e-9)
 
 
+def test_per_example_gradients_through_a_loop_with_indices_that_vary():
+    """h[argmax(h)] in a loop: the pullback writes at an index that varies along
+    the batch, which irad-vmap cannot batch; it starts again batching the loss
+    first (the read a gather), against JAX."""
+
+    def make(np_):
+        def f(w, x):
+            s, h = 0.0, x
+            for t in range(3):
+                h = np_.tanh(w * h)
+                s = s + h[np_.argmax(h)] * w
+            return s
+
+        return f
+
+    w, xs = 0.7, RNG.normal(size=(4, 5))
+    got = irad.vmap(irad.grad(make(np), argnums=(0, 1)), in_axes=(None, 0))(w, xs)
+    close(got, jax.vmap(jax.grad(make(jnp), argnums=(0, 1)), in_axes=(None, 0))(w, xs))
+
+
 def test_per_example_gradients_through_a_while_loop_with_aux():
     f, jf = newton_sqrt(np), newton_sqrt(jnp)
     a, x0 = RNG.uniform(1.0, 4.0, size=(5, 2)), np.ones(2)

@@ -28,10 +28,12 @@ Forward mode sees tapes only once irad-lower-tape has made them memref code
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import IndexType
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, f64, i64
 from xdsl.ir import Operation, SSAValue
 
 from irad.base.errors import DifferentiationError
+from irad.ir import tensor as T
 from irad.ir.constants import zero_constant
 from irad.ir.dialect import (
     ShadowAddOp,
@@ -138,14 +140,22 @@ def _batch_create(b, op: TapeCreateOp) -> None:
     b.set(op.pos, new.pos, False)
 
 
+def _index_as_float(e, a) -> SSAValue:
+    return e.op(arith.SIToFPOp(e.op(arith.IndexCastOp(a[0], i64)), f64))
+
+
+def _float_as_index(e, a) -> SSAValue:
+    return e.op(arith.IndexCastOp(e.op(arith.FPToSIOp(a[0], i64)), IndexType()))
+
+
 def _batch_push(b, op: TapePushOp) -> None:
     tape, pos = _batched_tape(b, op, op.tape), _position(b, op, op.pos)
     flags = [b.is_batched(v) for v in op.values]
-    for v, flag in zip(op.values, flags):
-        if flag and isinstance(v.type, IndexType):
-            b.refuse(op, "it records an index that varies along the batch",
-                     "take the per-example gradients with a Python loop")
-    new = b.insert(TapePushOp(tape, pos, [b.get(v) for v in op.values], op.reserved is not None))
+    # an index per element (a position read from each element's data) is
+    # recorded as the floats a tape records an index as: one slot each
+    values = [T.elementwise(b, _index_as_float, [b.get(v)], f64) if f and isinstance(v.type, IndexType)
+              else b.get(v) for v, f in zip(op.values, flags)]
+    new = b.insert(TapePushOp(tape, pos, values, op.reserved is not None))
     set_tape_batch(new, b.size, flags)
     b.batcher.records.pushed(b, new, [v.type for v in op.values], flags)
     b.set(op.new_tape, new.new_tape, True)
@@ -156,9 +166,12 @@ def _batch_read(b, op: TapeReadOp) -> None:
     tape, end = _batched_tape(b, op, op.tape), _position(b, op, op.end)
     types = list(op.values.types)
     flags = b.batcher.records.read_flags(b, op, types)
-    new = b.insert(TapeReadOp(tape, end, [b.batched_type(t) if f else t for t, f in zip(types, flags)]))
+    read = [b.batched_type(f64 if isinstance(t, IndexType) else t) if f else t for t, f in zip(types, flags)]
+    new = b.insert(TapeReadOp(tape, end, read))
     set_tape_batch(new, b.size, flags)
     for old, v, flag in zip(op.values, new.values, flags):
+        if flag and isinstance(old.type, IndexType):
+            v = T.elementwise(b, _float_as_index, [v], IndexType())
         b.set(old, v, flag)
 
 
