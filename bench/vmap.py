@@ -9,8 +9,10 @@ The loss: one tanh hidden layer (64 -> 128 -> 10) and a softmax cross-entropy
 against a one-hot label, per example; the gradient with respect to all four
 weights, one per example (in_axes=(None, 0, 0)). The recurrent model: h =
 tanh(W h + U x_t) over a sequence of 20 inputs of 8, hidden 32, a squared
-error against a target; JAX's version is the same Python loop under jit. The
-third table: vmap (forward only) of that model's final state over a number of
+error against a target; JAX's version is the same Python loop under jit.
+irad differentiates it first and batches the derivative code with a batched
+tape, so W and U stay one matrix for the batch through the loop and its
+reverse (passes/batching/requests.py). The third table: vmap (forward only) of that model's final state over a number of
 steps that varies per example (1..20), which irad-vmap runs to the longest with
 a mask, against JAX's jit(vmap) of a fori_loop and a Python loop over the
 examples of the numpy function; then per-example gradients through that loop

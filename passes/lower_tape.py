@@ -32,6 +32,14 @@ once for all its iterations, so the loop's pushes never grow it. Every value
 of the tape type (arguments, results, loop-carried values) becomes
 `tensor<?xf64>`.
 
+A batched tape (ops marked `irad.batch = B`: irad-vmap of a derivative
+through a loop, passes/batching/records.py) keeps one element's positions;
+each slot is B slots of memory, so position p starts at p*B, where a value
+that varies along the batch (a tensor with the batch leading, `irad.batched`)
+stores its B elements' slots and a shared one its own. With `form=objects`
+(the Python backend, whose list holds a record's array in its first slot)
+positions are not scaled: every record already fits.
+
 The shadow ops (reverse over reverse) lower the same way on a shadow's buffer,
 which starts zeroed and grows zero-filled: `irad.shadow_add` loads each float
 field of a record, adds the cotangent and stores it back; `irad.shadow_read`
@@ -87,6 +95,8 @@ from irad.ir.dialect import (
     TapeReadOp,
     TapeReserveOp,
     record_slots,
+    tape_batch,
+    unbatched_type,
 )
 from irad.ir.types import is_differentiable
 from irad.base.errors import DifferentiationError
@@ -178,6 +188,9 @@ class MemRefTape:
     operation returns the tape it was given (or the grown copy)."""
 
     tape_type = TAPE
+    # a slot of a batched tape is `batch` slots of memory (a value that varies
+    # along the batch fills them)
+    scales_batch = True
 
     def create(self, c: IRBuilder, size: SSAValue) -> SSAValue:
         return c.value(memref.AllocOp.get(f64, shape=[DYNAMIC_INDEX], dynamic_sizes=[size]))
@@ -243,6 +256,7 @@ class TensorTape:
     inserted, and a free is nothing (the compiler owns the memory)."""
 
     tape_type = TENSOR_TAPE
+    scales_batch = True
 
     def create(self, c: IRBuilder, size: SSAValue) -> SSAValue:
         return c.value(tensor.EmptyOp([size], TENSOR_TAPE))
@@ -279,7 +293,16 @@ class TensorTape:
     decode = staticmethod(_decode)
 
 
-STORAGE = {"memref": MemRefTape(), "tensor": TensorTape()}
+class ObjectTape(MemRefTape):
+    """The memref form for the Python backend, whose tape is a list that holds
+    a tensor's record as one array in its first slot: a batched tape's
+    records fit in one element's slots, so its positions are not scaled (a
+    list `batch` times as long would cost more to allocate than the run)."""
+
+    scales_batch = False
+
+
+STORAGE = {"memref": MemRefTape(), "tensor": TensorTape(), "objects": ObjectTape()}
 SHADOW = STORAGE["memref"]  # shadow tapes (reverse over reverse) run on the CPU backends only
 
 
@@ -320,38 +343,59 @@ def _create(c: IRBuilder, s) -> list[SSAValue]:
     return [s.create(c, c.index(INITIAL_CAPACITY)), c.index(0)]
 
 
+def _physical(c: IRBuilder, at: SSAValue, batch: int) -> SSAValue:
+    """Where the slot at position `at` starts in a tape of batch `batch`."""
+    return at if batch == 1 else c.value(arith.MuliOp(at, c.index(batch)))
+
+
+def _record_slots(types: Sequence[Attribute], flags: Sequence[bool]) -> list[int]:
+    """The slots (positions) each field of a record takes: one element's, for a
+    value that carries the batch (it fills `batch` times as many in memory)."""
+    return [_slots(unbatched_type(t, 0) if f else t) for t, f in zip(types, flags or [False] * len(types))]
+
+
 def _push(
-    c: IRBuilder, s, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue], reserved: bool
+    c: IRBuilder, s, tape: SSAValue, pos: SSAValue, values: Sequence[SSAValue], reserved: bool,
+    batch: int = 1, flags: Sequence[bool] = (),
 ) -> list[SSAValue]:
-    end = c.value(arith.AddiOp(pos, c.index(sum(_slots(v.type) for v in values))))
+    batch = batch if s.scales_batch else 1
+    sizes = _record_slots([v.type for v in values], flags)
+    end = c.value(arith.AddiOp(pos, c.index(sum(sizes))))
     if not reserved:
-        tape = _grown(c, s, tape, pos, end)
+        tape = _grown(c, s, tape, _physical(c, pos, batch), _physical(c, end, batch))
     j = 0
-    for v in values:
+    for v, size in zip(values, sizes):
+        at = _physical(c, c.value(arith.AddiOp(pos, c.index(j))), batch)
         if isinstance(v.type, TensorType):
-            tape = s.store_flat(c, tape, c.value(arith.AddiOp(pos, c.index(j))), _flat_f64(c, v))
+            tape = s.store_flat(c, tape, at, _flat_f64(c, v))
         else:
-            at = c.value(arith.AddiOp(pos, c.index(j)))
             for k, slot in enumerate(s.encode(c, v)):
-                if k:
-                    at = c.value(arith.AddiOp(pos, c.index(j + k)))
-                tape = s.store(c, tape, at, slot)
-        j += _slots(v.type)
+                tape = s.store(c, tape, c.value(arith.AddiOp(at, c.index(k))) if k else at, slot)
+        j += size
     return [tape, end]
 
 
-def _read(c: IRBuilder, s, tape: SSAValue, end: SSAValue, types: Sequence[Attribute]) -> list[SSAValue]:
-    base = c.value(arith.SubiOp(end, c.index(sum(_slots(t) for t in types))))
+def _read(c: IRBuilder, s, tape: SSAValue, end: SSAValue, types: Sequence[Attribute],
+          batch: int = 1, flags: Sequence[bool] = ()) -> list[SSAValue]:
+    batch = batch if s.scales_batch else 1
+    sizes = _record_slots(types, flags)
+    base = c.value(arith.SubiOp(end, c.index(sum(sizes))))
     values, j = [], 0
-    for t in types:
+    for t, size in zip(types, sizes):
+        at = _physical(c, c.value(arith.AddiOp(base, c.index(j))), batch)
         if isinstance(t, TensorType):
-            flat = s.load_flat(c, tape, c.value(arith.AddiOp(base, c.index(j))), _slots(t))
-            values.append(_unflatten(c, flat, t))
+            values.append(_unflatten(c, s.load_flat(c, tape, at, _slots(t)), t))
         else:
-            raw = [s.load(c, tape, c.value(arith.AddiOp(base, c.index(j + k)))) for k in range(_slots(t))]
+            raw = [s.load(c, tape, c.value(arith.AddiOp(at, c.index(k))) if k else at) for k in range(_slots(t))]
             values.append(s.decode(c, raw, t))
-        j += _slots(t)
+        j += size
     return values
+
+
+def _reserve(c: IRBuilder, s, tape: SSAValue, pos: SSAValue, slots: SSAValue, batch: int) -> list[SSAValue]:
+    batch = batch if s.scales_batch else 1
+    end = c.value(arith.AddiOp(pos, slots))
+    return [_grown(c, s, tape, _physical(c, pos, batch), _physical(c, end, batch))]
 
 
 def _create_shadow(c: IRBuilder) -> list[SSAValue]:
@@ -442,14 +486,15 @@ class LowerTapeOp(RewritePattern):
         if isinstance(op, TapeCreateOp):
             _lower(op, rewriter, lambda c: _create(c, s))
         elif isinstance(op, TapePushOp):
-            _lower(op, rewriter, lambda c: _push(c, s, op.tape, op.pos, op.values, op.reserved is not None))
+            _lower(op, rewriter, lambda c: _push(c, s, op.tape, op.pos, op.values, op.reserved is not None,
+                                                 *tape_batch(op)))
         elif isinstance(op, TapeReadOp):
-            _lower(op, rewriter, lambda c: _read(c, s, op.tape, op.end, op.values.types))
+            _lower(op, rewriter, lambda c: _read(c, s, op.tape, op.end, op.values.types, *tape_batch(op)))
         elif isinstance(op, TapeReserveOp):
-            _lower(op, rewriter, lambda c: [_grown(c, s, op.tape, op.pos, c.value(arith.AddiOp(op.pos, op.slots)))])
+            _lower(op, rewriter, lambda c: _reserve(c, s, op.tape, op.pos, op.slots, tape_batch(op)[0]))
         elif isinstance(op, TapeFreeOp):
             rewriter.replace(op, s.free(op.tape), [])
-        elif s is not SHADOW:  # a shadow op: reverse over reverse
+        elif not isinstance(s, MemRefTape):  # a shadow op (reverse over reverse) on a tensor tape
             raise DifferentiationError(
                 f"{location(op)}: {op.name}: a gradient of a gradient through a tape runs on the "
                 "CPU backends only (the shadow tape is memref code)\n"
@@ -482,7 +527,8 @@ TAPE_OPS = (
 @dataclass(frozen=True)
 class LowerTapePass(ModulePass):
     """Lower irad's tape ops to memref code, or with `form=tensor` to tensor
-    code (see the module docstring)."""
+    code, or with `form=objects` to memref code for the Python backend (see
+    the module docstring)."""
 
     name = "irad-lower-tape"
 

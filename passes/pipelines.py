@@ -44,7 +44,7 @@ from irad.passes.sink_accumulations import SinkAccumulationsPass
 from irad.passes.symbol_dce import SymbolDCEPass
 from irad.passes.vmap import VmapPass
 
-TAPE_FORMS = ("memref", "tensor")
+TAPE_FORMS = ("memref", "tensor", "objects")
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,8 @@ class Options:
     code to run (False: a module to be differentiated again). `hoist`: loop
     invariants leave loops before reverse mode records them. `keep_shared`:
     irad-inline's keep-shared (the backend's: 0 inlines all). `tape`: the
-    form irad-lower-tape gives the tape (the backend's: IREE takes tensors)."""
+    form irad-lower-tape gives the tape (the backend's: IREE takes tensors,
+    the Python backend keeps a record's array in one slot: "objects")."""
 
     checkpoint: bool = False
     inline: bool = True

@@ -20,6 +20,11 @@ stack transposed (BLAS's transpose flag natively, a view in numpy). The same
 for `acc += sum(v, axis=0)` (the cotangent of a broadcast bias): one sum over
 the rows of v's stack. Values stacked twice share one stack.
 
+A contraction that sums over one letter both its inputs have (irad-vmap's
+per-example `dW_b += outer(g_b, h_b)`: 'bik,bkj->bij' with K = 1) sinks the
+same way: each input stacked along its axis of that letter, one contraction
+of the stacks after the loop (a batched matrix product of depth K·T).
+
 An accumulator qualifies only if the loop reads it nowhere but in that
 `addf`, whose result is only yielded as its next value: then no iteration
 can tell the difference. The sum is reassociated (rounding differs, as
@@ -39,6 +44,7 @@ from xdsl.dialects.linalg.ops import MatmulOp, ReduceOp, TransposeOp
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
+from irad.ir import contraction
 from irad.ir import tensor as T
 from irad.ir.builder import IRBuilder
 from irad.ir.constants import is_splat_of
@@ -62,9 +68,10 @@ class _Sunk:
 
     position: int  # among the loop's iter_args
     add: Operation
-    term: Operation  # the linalg.matmul or linalg.reduce
+    term: Operation  # the linalg.matmul, linalg.reduce or contraction
     stacks: tuple[_Stack, ...]
     transposed: bool  # the matmul's lhs is the transposed stack of its transpose's input
+    subscripts: tuple[list[str], str] | None = None  # a contraction's
 
 
 def _static_2d(v: SSAValue) -> bool:
@@ -99,6 +106,22 @@ def _plain_matmul(op: Operation) -> bool:
     )
 
 
+def _summed_letter(op: Operation) -> str | None:
+    """The one letter a 2-input contraction of static tensors from zeros sums
+    over, found in both inputs (a batched matrix product, as irad-vmap makes of
+    `dW += outer(g, h)`), else None."""
+    if not contraction.is_contraction(op) or len(op.inputs) != 2 or not is_splat_of(op.outputs[0], 0.0):
+        return None
+    if not all(isinstance(v.type, TensorType) and v.type.has_static_shape() for v in op.inputs):
+        return None
+    ins, out = contraction.subscripts(op)
+    summed = {c for c in ins[0] + ins[1] if c not in out}
+    if len(summed) != 1:
+        return None
+    (k,) = summed
+    return k if k in ins[0] and k in ins[1] else None
+
+
 def _transposed_input(x: SSAValue) -> SSAValue | None:
     owner = x.owner
     if isinstance(owner, TransposeOp) and tuple(owner.permutation.get_values()) == (1, 0):
@@ -117,7 +140,7 @@ def _accumulation(acc: BlockArgument, position: int, body: Block) -> tuple[Opera
     term = (add.rhs if add.lhs is acc else add.lhs).owner
     if not isinstance(term, Operation) or term.parent_block() is not body or not _only_use(term.results[0], add):
         return None
-    if not (_plain_matmul(term) or _is_sum_over_rows(term)):
+    if not (_plain_matmul(term) or _is_sum_over_rows(term) or _summed_letter(term) is not None):
         return None
     uses = list(add.result.uses)
     if len(uses) != 1 or uses[0].operation is not body.last_op or uses[0].index != position:
@@ -142,7 +165,12 @@ def sink_accumulations(loop: scf.ForOp) -> bool:
         if found is None:
             continue
         add, term = found
-        if isinstance(term, MatmulOp):
+        if contraction.is_contraction(term):  # each input stacked along the letter it sums over
+            k = _summed_letter(term)
+            ins, out = contraction.subscripts(term)
+            stacked = tuple(stack(x, s.index(k)) for x, s in zip(term.inputs, ins))
+            sunk.append(_Sunk(position, add, term, stacked, False, (ins, out)))
+        elif isinstance(term, MatmulOp):
             x, y = term.inputs
             u = _transposed_input(x)
             lhs = stack(u, 0) if u is not None else stack(x, 1)
@@ -174,8 +202,10 @@ def _rebuild(loop: scf.ForOp, trips: int, sunk: Sequence[_Sunk], stacks: Sequenc
         if rows not in offsets:
             offsets[rows] = c.value(arith.MuliOp(iv, c.index(rows)))
         offset = offsets[rows]
-        static = [T.DYNAMIC if d == s.axis else 0 for d in range(2)]
-        s.result = c.op(tensor.InsertSliceOp.get(s.value, s.arg, list(T.shape(s.value)), static, [1, 1], [offset]))
+        rank = len(T.shape(s.value))
+        static = [T.DYNAMIC if d == s.axis else 0 for d in range(rank)]
+        s.result = c.op(tensor.InsertSliceOp.get(s.value, s.arg, list(T.shape(s.value)), static, [1] * rank,
+                                                 [offset]))
     dropped = {k.position for k in sunk}
     kept = [v for j, v in enumerate(old_yield.operands) if j not in dropped]
     c.insert(scf.YieldOp(*kept, *(s.result for s in stacks)))
@@ -228,6 +258,8 @@ def _rebuild(loop: scf.ForOp, trips: int, sunk: Sequence[_Sunk], stacks: Sequenc
 def _total(b: IRBuilder, k: _Sunk, term: Operation) -> SSAValue:
     if isinstance(term, ReduceOp):
         return T.reduce(b, k.stacks[0].result, [0])
+    if k.subscripts is not None:
+        return contraction.contract(b, [s.result for s in k.stacks], *k.subscripts)
     lhs, rhs = (s.result for s in k.stacks)
     if k.transposed:
         lhs = T.transpose(b, lhs, [1, 0])

@@ -7,13 +7,15 @@ per callee and batching signature.
 
 vmap requests are rewritten the innermost first: one whose callee reaches
 another vmap request waits for it. A derivative request the batched code
-meets is batched by its own rule (passes/batching/requests.py): with a
-batched primal and a callee that reaches a loop (per-example gradients of a
-recurrent model) it becomes a request on the batched callee, left to
-irad-differentiate and irad-jvp, which run after this pass, so loops are
-batched before their tapes are recorded; otherwise (no loop, or only its
-cotangents or tangents batched: a Jacobian over a basis) it is
-differentiated in place and the generated code batched. A derivative of a vmapped function (grad of vmap)
+meets is batched by its own rule (passes/batching/requests.py): mostly
+differentiated in place and the generated code batched, through a loop with
+a batched tape (per-example gradients of a recurrent model); in the other
+cases it becomes a request on the batched callee, left to irad-differentiate
+and irad-jvp, which run after this pass. Should the derivative code of a
+batched tape meet an op irad-vmap cannot batch (a write at an index that
+varies along the batch, which batching the function first turns into a
+gather), the pass starts again from the module as it was, without batched
+tapes. A derivative of a vmapped function (grad of vmap)
 differentiates the batched code.
 
 A request marked `irad.unrollable` (a Jacobian's sweeps over a basis) that
@@ -26,16 +28,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from irad.base.errors import BatchingError
-from irad.ir.dialect import VmapOp
+from irad.ir.dialect import JvpOp, VmapOp
 from irad.ir.locations import location
 from irad.ir.symbols import functions_by_name
 from irad.ir.metadata import UNROLLABLE
 from irad.ir.walk import find
-from irad.passes.ad.differentiator import reached_ops
+from irad.passes.ad.differentiator import REQUESTS, reached_ops
 from irad.passes.batching.batcher import Batcher
 from irad.passes.batching.unroll import unroll
 
@@ -54,7 +57,22 @@ class VmapPass(ModulePass):
 def rewrite_vmap_requests(module: ModuleOp) -> list[tuple[int, str]]:
     """Rewrite every irad.vmap request of `module`, the innermost first; what
     was decided, as (depth, text) lines (`irad explain --mode vmap`)."""
-    batcher = Batcher(module)  # one for the module: a callee batched the same way is batched once
+    before = module.clone() if find(module, (*REQUESTS, JvpOp)) and find(module, (scf.ForOp, scf.WhileOp)) else None
+    try:
+        return _rewrite_all(module, batched_tapes=before is not None)
+    except BatchingError:
+        if before is None:
+            raise
+        for op in list(module.body.block.ops):  # the module as it was
+            op.detach()
+        for op in list(before.body.block.ops):
+            op.detach()
+            module.body.block.add_op(op)
+        return _rewrite_all(module, batched_tapes=False)
+
+
+def _rewrite_all(module: ModuleOp, batched_tapes: bool) -> list[tuple[int, str]]:
+    batcher = Batcher(module, batched_tapes)  # one for the module: a callee batched the same way is batched once
     notes: list[tuple[int, str]] = []
     while requests := find(module, VmapOp):
         functions = functions_by_name(module)
@@ -76,7 +94,7 @@ def rewrite_vmap_requests(module: ModuleOp) -> list[tuple[int, str]]:
                 reason = str(error).splitlines()[0]
                 notes += [*batcher.notes, (0, f"irad.vmap @{_callee(request)}: one call per element ({reason})")]
                 unroll(request)
-                batcher = Batcher(module)  # the refused attempt may have differentiated code: functions anew
+                batcher = Batcher(module, batched_tapes)  # the refused attempt may have differentiated code: functions anew
     return notes + batcher.notes
 
 

@@ -2,11 +2,11 @@
 // RUN: irad-opt %s -p irad-vmap,irad-differentiate,irad-jvp,irad-lower-tape,irad-optimize | filecheck %s --check-prefix=OPT
 
 // How irad-vmap batches a derivative request (passes/batching/requests.py).
-// With a batched primal, the request is asked of the batched callee: the loop
-// of @cube is batched before reverse mode records it, so its tape holds
-// batched values. With only the cotangent batched, the request is
-// differentiated in place and only the pullback is batched: the primal and
-// its tape run once for the whole batch.
+// With a batched primal, a reverse request is differentiated in place and its
+// derivative code batched with a batched tape (irad.batch): the loop of @cube
+// records each element's values (batched-tape.mlir). With only the cotangent
+// batched, only the pullback is batched: the primal and its tape run once for
+// the whole batch. A jvp with a batched primal is asked of the batched callee.
 
 func.func @cube(%x: f64) -> f64 {
   %c0 = arith.constant 0 : index
@@ -56,13 +56,18 @@ func.func @tangents(%xs: tensor<4xf64>, %t: f64) -> (tensor<4xf64>, tensor<4xf64
   func.return %y, %ty : tensor<4xf64>, tensor<4xf64>
 }
 
-// A batched primal: the vjp of the batched @cube (its loop carries the
-// batch), seeded with ones.
+// A batched primal: the augmented primal and the pullback batched, the tape
+// recording each element's values; the seed (1.0) is shared.
 // CHECK-LABEL: func.func private @cube.vmap.b(%x: tensor<4xf64>) -> tensor<4xf64>
 // CHECK:         scf.for {{.*}} -> (tensor<4xf64>)
+// CHECK-LABEL: func.func private @cube.augmented.tape.d.vmap.bbu
+// CHECK:         irad.tape_push {{.*}} {irad.batch = 4 : i64, irad.batched = [true]} : tensor<4xf64>
+// CHECK-LABEL: func.func private @cube.pullback.tape.d.vmap.buu
+// CHECK:         irad.tape_read %tape[%end] {irad.batch = 4 : i64, irad.batched = [false, true]} : index, tensor<4xf64>
 // CHECK-LABEL: func.func private @slope.vmap.b(%x: tensor<4xf64>) -> tensor<4xf64>
-// CHECK-NEXT:    %[[ONES:.*]] = arith.constant dense<1.000000e+00> : tensor<4xf64>
-// CHECK-NEXT:    %g = irad.vjp @cube.vmap.b(%x, %[[ONES]]) {wrt = [0]} : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64>
+// CHECK-NEXT:    %{{.*}}, %[[TAPE:.*]], %[[END:.*]] = func.call @cube.augmented.d.vmap.b(%x)
+// CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1.000000e+00 : f64
+// CHECK-NEXT:    %g = func.call @cube.pullback.d.vmap.buu(%[[TAPE]], %[[END]], %[[ONE]])
 
 // Only the cotangent batched: the augmented primal runs unbatched, on f64,
 // and the pullback is batched.

@@ -52,8 +52,9 @@ class Backend(abc.ABC):
 
     Subclasses are frozen dataclasses whose fields are those options (so
     equal options make equal, equally hashed objects: one cache entry).
-    `tape_form` is the form irad-lower-tape gives the tape ("memref" or
-    "tensor"), `keep_shared` irad-inline's keep-shared for this backend's
+    `tape_form` is the form irad-lower-tape gives the tape ("memref",
+    "tensor", or "objects": memref code whose list keeps a record's array
+    in one slot), `keep_shared` irad-inline's keep-shared for this backend's
     gradients (0 inlines all)."""
 
     name: ClassVar[str]

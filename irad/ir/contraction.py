@@ -99,6 +99,38 @@ def is_contraction(op: Operation) -> bool:
     return isinstance(kind, StringAttr) and kind.data == KIND
 
 
+def matmul_form(op: Operation) -> tuple[int, int, bool, bool] | None:
+    """How a 2-input contraction is a stack of matrix products with the stack
+    axes leading in every operand ('Zik,Zkj->Zij', 'Zki,Zjk->Zij', ...):
+    (left, right, left transposed, right transposed), `left` and `right`
+    operand positions (C = left @ right, the output's rows from `left`);
+    None for any other contraction."""
+    if len(op.inputs) != 2:
+        return None
+    ins, out = subscripts(op)
+    stack = len(out) - 2
+    if stack < 0 or any(len(s) != len(out) or s[:stack] != out[:stack] for s in ins):
+        return None
+    a, b, (r, c) = ins[0][stack:], ins[1][stack:], out[stack:]
+    left, right = (0, 1) if r in a else (1, 0)
+    first, second = (a, b) if left == 0 else (b, a)
+    shared = set(first) & set(second)
+    if len(shared) != 1 or r not in first or c not in second:
+        return None
+    (k,) = shared
+    return left, right, first == k + r, second == c + k
+
+
+def summed_size(op: Operation) -> int:
+    """How many terms each output element of a contraction sums (1: none)."""
+    ins, out = subscripts(op)
+    sizes = {c: n for v, s in zip(op.inputs, ins) for c, n in zip(s, T.shape(v))}
+    total = 1
+    for c in set("".join(ins)) - set(out):
+        total *= sizes[c]
+    return total
+
+
 def einsum_spec(op: Operation) -> str:
     ins, out = subscripts(op)
     return ",".join(ins) + "->" + out

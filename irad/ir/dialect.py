@@ -139,7 +139,11 @@ __all__ = [
     "ShadowMergeOp",
     "ShadowReadOp",
     "TapeReserveOp",
+    "TAPE_BATCH",
+    "TAPE_BATCHED",
     "record_slots",
+    "set_tape_batch",
+    "tape_batch",
     "ValueAndGradOp",
     "VjpOp",
     "VjpSplitOp",
@@ -744,6 +748,33 @@ TAPE_COPY = "irad.tape_copy"
 """A discardable unit attribute irad-lower-tape puts on the `scf.for` that copies a
 tape into its grown buffer (`dest[k] = source[k]` for k in its range, nothing
 else), so that a backend may run it as one slice copy without matching its shape."""
+
+
+TAPE_BATCH = "irad.batch"
+"""On a tape op of a batched tape (irad-vmap of a derivative through a loop):
+the batch size B. Positions stay those of one element; every slot of such a
+tape is B slots of its memory, so a record that varies along the batch holds
+each element's values and one that does not holds them once."""
+
+TAPE_BATCHED = "irad.batched"
+"""On a push or read of a batched tape: which of its values carry the batch
+(each a tensor with the batch as its leading axis)."""
+
+
+def tape_batch(op) -> tuple[int, tuple[bool, ...]]:
+    """The batch size of a tape op's tape (1: one element's tape) and which
+    of its record's values carry the batch."""
+    size = op.attributes.get(TAPE_BATCH)
+    if size is None:
+        return 1, ()
+    flags = op.attributes.get(TAPE_BATCHED)
+    return size.value.data, tuple(bool(f.value.data) for f in flags.data) if flags is not None else ()
+
+
+def set_tape_batch(op, size: int, flags: Sequence[bool] | None = None) -> None:
+    op.attributes[TAPE_BATCH] = IntegerAttr(size, i64)
+    if flags is not None:
+        op.attributes[TAPE_BATCHED] = ArrayAttr(IntegerAttr(int(f), IntegerType(1)) for f in flags)
 
 
 def is_recordable_type(type_: Attribute) -> bool:

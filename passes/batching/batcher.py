@@ -35,20 +35,22 @@ from xdsl.rewriter import InsertPoint
 from irad.base.errors import BatchingError
 from irad.ir import tensor as T
 from irad.ir.builder import IRBuilder, clone, private_function
-from irad.ir.dialect import VmapOp, batched_type
+from irad.ir.dialect import TAPE, TapeCreateOp, VmapOp, batched_type
 from irad.ir.locations import find_function, location
 from irad.ir.metadata import mark_generated
 from irad.ir.symbols import fresh_symbol, functions_by_name
 from irad.ir.walk import ops_of, walk
 from irad.passes.ad.derivatives import batching, derivative_of
+from irad.passes.ad.derivatives.tape import batch_free
 from irad.passes.batching import masks, one_hot
 from irad.passes.batching.basis import is_basis
+from irad.passes.batching.records import Records
 from irad.passes.batching.requests import REQUEST_NAMES, batch_request
 
 VMAP = "vmap"
 MASKED_NOTE = "its {} varies along the batch: it runs to the largest trip count, with a mask"
 # the rules of ops outside the registry: integer ops, asserts, derivative requests
-OTHER_RULES = {**batching.UNDIFFERENTIATED, **dict.fromkeys(REQUEST_NAMES, batch_request)}
+OTHER_RULES = {**batching.UNDIFFERENTIATED, **dict.fromkeys(REQUEST_NAMES, batch_request), "irad.tape_free": batch_free}
 
 
 @dataclass(frozen=True)
@@ -70,11 +72,15 @@ class Batcher:
     """Makes the batched functions of one module (memoised per callee,
     batching signature and batch size)."""
 
-    def __init__(self, module: ModuleOp):
+    def __init__(self, module: ModuleOp, batched_tapes: bool = True):
         self.module = module
+        # whether a reverse request through a loop may be batched with a batched
+        # tape (requests.py); irad-vmap tries again without when that fails
+        self.batched_tapes = batched_tapes
         self.functions = functions_by_name(module)
         self._made: dict[tuple, BatchedFunction] = {}
         self._in_progress: set[tuple] = set()
+        self.records = Records()  # which values of each batched tape record vary along the batch
         # what was decided, for `irad explain --mode vmap`: (depth, text), a
         # batched function's line above those of its ops and callees
         self.notes: list[tuple[int, str]] = []
@@ -147,7 +153,7 @@ class Batcher:
               bases: tuple[bool, ...], rows: tuple[int, ...]) -> BatchedFunction:
         inputs = primal.function_type.inputs.data
         rows = rows or (0,) * len(batched)
-        block = Block(arg_types=[one_hot.twin_type(t, size) if row else batched_type(t, 0 if flag else None, size)
+        block = Block(arg_types=[one_hot.twin_type(t, size) if row else typed(t, flag, size)
                                  for t, flag, row in zip(inputs, batched, rows)])
         depth, first_note = len(self._in_progress) - 1, len(self.notes)
         b = BatchBuilder(self, size, block, depth + 1)
@@ -180,6 +186,12 @@ class Batcher:
 
 def _none(values) -> tuple[int, ...]:
     return (0,) * len(values)
+
+
+def typed(type_: Attribute, flag: bool, size: int) -> Attribute:
+    """The type of a value of `type_` that carries the batch if `flag`: a
+    batched tape keeps its type (its records carry the batch)."""
+    return batched_type(type_, 0, size) if flag and type_ != TAPE else type_
 
 
 def broadcast(b: IRBuilder, v: SSAValue, size: int) -> SSAValue:
@@ -242,13 +254,17 @@ class BatchBuilder(IRBuilder):
         return found is not None and found[1]
 
     def batched_type(self, type_: Attribute) -> Attribute:
-        return batched_type(type_, 0, self.size)
+        return typed(type_, True, self.size)
 
     def batched(self, v: SSAValue) -> SSAValue:
         """`v` with the batch as its leading axis (the same for every element: broadcast)."""
         new = self.get(v)
         if self.is_batched(v):
             return new
+        if new.type == TAPE:
+            raise BatchingError("irad-vmap: a tape recorded for one element meets one recorded for the batch "
+                                "(a loop or branch carries both)\n  hint: take the per-example gradients with "
+                                "a Python loop")
         if isinstance(new.owner, tensor.EmptyOp) and not new.owner.operands:  # no contents to repeat
             return self.op(tensor.EmptyOp([], self.batched_type(new.type)))
         return self.broadcast(new)
@@ -278,7 +294,8 @@ class BatchBuilder(IRBuilder):
         return ops[-1]
 
     def batch_op(self, op: Operation) -> None:
-        if not self._reads_batched(op):
+        # a tape made in batched code is batched: what it records may vary
+        if not self._reads_batched(op) and not isinstance(op, TapeCreateOp):
             mapper = {v: self.get(v) for v in self._read(op)}
             copy = clone(op, mapper)
             self.insert(copy)

@@ -1,20 +1,33 @@
 """Batching a derivative request (`irad.grad`, `irad.value_and_grad`,
 `irad.vjp`, `irad.jvp`) that irad-vmap meets in a vmapped function, for the
-two ways a batch reaches it.
+ways a batch reaches it.
 
-- **A primal argument varies along the batch and the callee reaches a loop**
-  (per-example gradients of a recurrent model: `vmap(grad(loss), in_axes=(None,
-  0, 0))`; `vmap(hessian(f))` through a loop). The request is asked of the
-  callee's batched function instead, in which every argument it differentiates
-  is batched (an unbatched one is broadcast first, so that each element gets
-  its own derivative), with batched cotangents (ones for a gradient: reverse
-  requests become `irad.vjp`) or tangents. irad-differentiate and irad-jvp,
-  which run after irad-vmap, differentiate the batched code. The loop is
-  batched before its tape is recorded, so the tape records whole batches with
-  sizes known when it is made (batching generated code instead would batch a
-  tape sized for one element). Each element's outputs depend on its own
-  arguments only, so the derivative of the batched function is each element's
-  derivative.
+- **Reverse mode, a primal argument varies along the batch and the callee
+  reaches a loop** (per-example gradients of a recurrent model:
+  `vmap(grad(loss), in_axes=(None, 0, 0))`). The request is differentiated
+  in place and the generated code batched, with a *batched tape*: a tape
+  made in batched code records the values that vary along the batch for
+  every element and the shared ones once (passes/ad/derivatives/tape.py,
+  passes/batching/records.py; irad-lower-tape scales its positions). So a
+  shared weight stays shared through the loop and its pullback: `W @ h_b` is
+  one matrix product for the batch, and the weight's per-example cotangent a
+  batched outer product per step (irad-sink-accumulations then takes their
+  sum over the steps as one batched product after the loop). Not when the
+  batched callee has a loop whose trip count varies along the batch (below),
+  when the callee asks for derivatives itself, or when a derivative request
+  of the module reaches the vmap (its code would be differentiated again,
+  and a batched tape has no shadow): then as the next case.
+- **A primal argument varies along the batch and the callee reaches a loop**,
+  otherwise (forward mode: `vmap(hessian(f))` through a loop). The request
+  is asked of the callee's batched function instead, in which every argument
+  it differentiates is batched (an unbatched one is broadcast first, so that
+  each element gets its own derivative), with batched cotangents (ones for a
+  gradient: reverse requests become `irad.vjp`) or tangents. irad-differentiate
+  and irad-jvp, which run after irad-vmap, differentiate the batched code.
+  Each element's outputs depend on its own arguments only, so the derivative
+  of the batched function is each element's derivative. With a loop whose
+  trip count varies along the batch, a reverse request is asked once per
+  element instead (passes/batching/per_element.py).
 - **Otherwise** (no loop, or only the cotangents or tangents vary, as in a
   Jacobian over a basis) the request is differentiated in place (the requests
   below it first) and the generated code batched: an unbatched primal
@@ -32,7 +45,7 @@ from xdsl.dialects import func, scf
 from xdsl.ir import Operation, SSAValue
 
 from irad.ir.constants import float_constant, zero_constant
-from irad.ir.dialect import DerivativeRequestOp, JvpOp, VjpOp
+from irad.ir.dialect import DerivativeRequestOp, JvpOp, VjpOp, VmapOp
 from irad.ir.metadata import MASKED
 from irad.ir.symbols import functions_by_name
 from irad.ir.types import is_differentiable
@@ -58,14 +71,23 @@ def batch_request(b, op: Operation) -> list[SSAValue] | None:
         _differentiate_here(b, op)
         return None
     wrt = op.wrt_indices
+    if not isinstance(op, JvpOp):
+        shared = b.batcher.batched(callee.sym_name.data, tuple(b.is_batched(v) for v in primals), b.size, op)
+        if _reaches_masked(b.batcher.module, shared.name):
+            b.note(op, f"asked of @{callee.sym_name.data} once per element, in a loop over the batch (its batched "
+                       "callee has a loop whose trip count varies along the batch, which reverse mode refuses)")
+            return request_per_element(b, op)
+        if (b.batcher.batched_tapes and not _reaches_request(b.batcher.module, op)
+                and not _vmap_differentiated(b.batcher.module)):
+            b.note(op, f"@{callee.sym_name.data} differentiated first, then its derivative code batched with a "
+                       "batched tape (it reaches a loop: the tape records the values that vary along the "
+                       "batch per element, the shared ones once)")
+            _differentiate_here(b, op)
+            return None
     tangent_of = dict(zip(wrt, extra)) if isinstance(op, JvpOp) else {}
     flags = tuple(b.is_batched(v) or i in wrt and (not tangent_of or b.is_batched(tangent_of[i]))
                   for i, v in enumerate(primals))
     made = b.batcher.batched(callee.sym_name.data, flags, b.size, op)
-    if not isinstance(op, JvpOp) and _reaches_masked(b.batcher.module, made.name):
-        b.note(op, f"asked of @{callee.sym_name.data} once per element, in a loop over the batch (its batched "
-                   "callee has a loop whose trip count varies along the batch, which reverse mode refuses)")
-        return request_per_element(b, op)
     b.note(op, f"asked of @{made.name}, the batched callee, which is differentiated after batching (it "
                "reaches a loop: the tape records whole batches)")
     batched = b.batcher.functions[made.name]
@@ -146,6 +168,25 @@ def _reaches_masked(module, name: str) -> bool:
     functions = functions_by_name(module)
     names = {name} | {r.callee.root_reference.data for r in reached_ops(functions, [name]) if hasattr(r, "callee")}
     return any(MASKED in inner.attributes for n in names if n in functions for inner in walk(functions[n]))
+
+
+def _reaches_request(module, op: Operation) -> bool:
+    """Whether `op`'s callee asks for a derivative itself (its tape would be
+    differentiated again: a batched tape has no shadow)."""
+    return any(isinstance(r, (*REQUESTS, JvpOp)) for r in reached_ops(functions_by_name(module),
+                                                                        [op.callee.root_reference.data]))
+
+
+def _vmap_differentiated(module) -> bool:
+    """Whether a derivative request of the module reaches an irad.vmap: its
+    batched code would be differentiated again (a batched tape has no shadow)."""
+    functions = functions_by_name(module)
+    for request in find(module, (*REQUESTS, JvpOp)):
+        names = [request.callee.root_reference.data]
+        names += [r.callee.root_reference.data for r in reached_ops(functions, list(names))]
+        if any(find(functions[n], VmapOp) for n in set(names) if n in functions):
+            return True
+    return False
 
 
 def _reaches_loop(module, op: Operation) -> bool:

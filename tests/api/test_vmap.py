@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import irad
 from irad.backends.native.compile import unavailable_reason
 from irad.base.errors import BatchingError, IradError
+from irad.vmapping import explain_vmap
 
 jax.config.update("jax_enable_x64", True)
 RNG = np.random.default_rng(7)
@@ -207,6 +208,100 @@ def test_per_example_gradients_through_a_loop():
     value, grads = irad.vmap(irad.value_and_grad(loss, argnums=(0, 1)), in_axes=(None, 0, 0))(RNN, SEQS, TARGETS)
     expected = jax.vmap(jax.value_and_grad(jloss, argnums=(0, 1)), in_axes=(None, 0, 0))(RNN, SEQS, TARGETS)
     close((value, grads), expected)
+
+
+def matrix_rnn(np_):
+    def loss(params, seq, y):
+        h = np_.zeros(3)
+        for t in range(4):
+            h = np_.tanh(params["W"] @ h + params["U"] @ seq[t])
+        return np_.sum((h - y) ** 2)
+
+    return loss
+
+
+MRNN = {"W": RNG.normal(size=(3, 3)) * 0.5, "U": RNG.normal(size=(3, 2))}
+MSEQS, MTARGETS = RNG.normal(size=(5, 4, 2)), RNG.normal(size=(5, 3))
+
+
+def test_per_example_gradients_through_a_loop_keep_the_weights_shared():
+    """The derivative code is batched with a batched tape: the weights stay one
+    matrix for the batch (the batched functions take them shared) and each
+    element still gets its own gradient: against jax.vmap(jax.grad) and a loop
+    of irad.grad; a gradient of those gradients (the vmap differentiated again)
+    batches the loss first instead, against JAX."""
+    loss, jloss = matrix_rnn(np), matrix_rnn(jnp)
+    got = irad.vmap(irad.grad(loss), in_axes=(None, 0, 0))(MRNN, MSEQS, MTARGETS)
+    close(got, jax.vmap(jax.grad(jloss), in_axes=(None, 0, 0))(MRNN, MSEQS, MTARGETS))
+    one = irad.grad(loss)
+    per_element = [one(MRNN, s, y) for s, y in zip(MSEQS, MTARGETS)]
+    close(got, {k: np.stack([g[k] for g in per_element]) for k in MRNN})
+    text = explain_vmap(irad.grad(loss), MRNN, MSEQS, MTARGETS, in_axes=(None, 0, 0))
+    assert "batched tape" in text
+    assert "params.W shared, seq batched, y batched, tape batched" in text
+
+    def total(params):
+        return np.sum(irad.vmap(irad.grad(loss), in_axes=(None, 0, 0))(params, MSEQS, MTARGETS)["W"] ** 2)
+
+    def jtotal(params):
+        return jnp.sum(jax.vmap(jax.grad(jloss), in_axes=(None, 0, 0))(params, MSEQS, MTARGETS)["W"] ** 2)
+
+    close(irad.grad(total)(MRNN), jax.grad(jtotal)(MRNN), 1e-9)
+
+
+ACTIVATIONS = {"tanh": (np.tanh, jnp.tanh), "sin": (np.sin, jnp.sin), "square": (np.square, jnp.square)}
+
+
+@seed(20261211)
+@settings(max_examples=10, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(steps=st.integers(1, 4), state=st.integers(1, 3), activation=st.sampled_from(sorted(ACTIVATIONS)),
+       scaled=st.booleans(), seed_=st.integers(0, 2**16))
+def test_random_loops_with_shared_weights(steps, state, activation, scaled, seed_):
+    """A loop whose state varies along the batch and whose weights do not
+    (the batched tape's two kinds of records), per-example gradients with
+    respect to the weights and the inputs: against jax.vmap(jax.grad) and a
+    loop of irad.grad."""
+    act, jact = ACTIVATIONS[activation]
+
+    def make(np_, act):
+        def f(w, c, x):
+            h = np_.zeros(state)
+            for t in range(steps):
+                pre = w @ h + x[t] * c
+                h = act(pre) * c if scaled else act(pre)
+            return np_.sum(h * h)
+
+        return f
+
+    rng = np.random.default_rng(seed_)
+    w, c = 0.5 * rng.normal(size=(state, state)), rng.normal(size=state)
+    xs = rng.normal(size=(3, steps, state))
+    f, jf = make(np, act), make(jnp, jact)
+    got = irad.vmap(irad.grad(f, argnums=(0, 1, 2)), in_axes=(None, None, 0))(w, c, xs)
+    close(got, jax.vmap(jax.grad(jf, argnums=(0, 1, 2)), in_axes=(None, None, 0))(w, c, xs), 1e-9)
+    one = irad.grad(f, argnums=(0, 1, 2))
+    per_element = [one(w, c, x) for x in xs]
+    close(got, tuple(np.stack([g[i] for g in per_element]) for i in range(3)), 1e-9)
+
+
+def test_per_example_gradients_through_a_loop_with_indices_that_vary():
+    """h[argmax(h)] in a loop: the pullback writes at an index that varies along
+    the batch, which irad-vmap cannot batch; it starts again batching the loss
+    first (the read a gather), against JAX."""
+
+    def make(np_):
+        def f(w, x):
+            s, h = 0.0, x
+            for t in range(3):
+                h = np_.tanh(w * h)
+                s = s + h[np_.argmax(h)] * w
+            return s
+
+        return f
+
+    w, xs = 0.7, RNG.normal(size=(4, 5))
+    got = irad.vmap(irad.grad(make(np), argnums=(0, 1)), in_axes=(None, 0))(w, xs)
+    close(got, jax.vmap(jax.grad(make(jnp), argnums=(0, 1)), in_axes=(None, 0))(w, xs))
 
 
 def test_per_example_gradients_through_a_while_loop_with_aux():
@@ -572,6 +667,9 @@ def test_per_example_gradients_natively():
     close(got, jax.vmap(jax.grad(jloss), in_axes=(None, 0, 0))(PARAMS, XS, YS))
     got = irad.vmap(branchy, backend="native")(XS[:, 0], RNG.normal(size=(5, 3)))
     assert got.shape == (5,)
+    loss, jloss = matrix_rnn(np), matrix_rnn(jnp)  # through a loop: a batched tape, its positions scaled
+    got = irad.vmap(irad.grad(loss), in_axes=(None, 0, 0), backend="native")(MRNN, MSEQS, MTARGETS)
+    close(got, jax.vmap(jax.grad(jloss), in_axes=(None, 0, 0))(MRNN, MSEQS, MTARGETS))
 
 
 @pytest.mark.native

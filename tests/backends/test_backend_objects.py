@@ -128,7 +128,7 @@ def test_the_names_are_the_classes():
     assert BACKENDS == {"python": irad.Python, "native": irad.Native, "iree": irad.IREE}
     for name, cls in BACKENDS.items():
         assert check_backend(name) == cls() and cls.name == name
-    assert (irad.Python().tape_form, irad.Native().tape_form, irad.IREE().tape_form) == ("memref", "memref", "tensor")
+    assert (irad.Python().tape_form, irad.Native().tape_form, irad.IREE().tape_form) == ("objects", "memref", "tensor")
     assert irad.Python().keep_shared == irad.IREE().keep_shared == 0
 
 

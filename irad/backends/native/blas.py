@@ -387,22 +387,18 @@ def _batched_plan(op: Operation):
         return None
     if any(n < 0 for t in types for n in t.get_shape()):
         return None
+    form = contraction.matmul_form(op)
+    if form is None:
+        return None
+    left, right, t_left, t_right = form
     ins, out = contraction.subscripts(op)
     stack = len(out) - 2
-    if stack < 0 or any(len(s) != len(out) or s[:stack] != out[:stack] for s in ins):
-        return None
-    a, b, (r, c) = ins[0][stack:], ins[1][stack:], out[stack:]
-    left, right = (0, 1) if r in a else (1, 0)
-    first, second = (a, b) if left == 0 else (b, a)
-    shared = set(first) & set(second)
-    if len(shared) != 1 or r not in first or c not in second:
-        return None
-    (k,) = shared
+    (k,) = set(ins[0][stack:]) & set(ins[1][stack:])
     sizes = dict(zip(ins[0] + ins[1], [*types[0].get_shape(), *types[1].get_shape()]))
     count = 1
     for letter in out[:stack]:
         count *= sizes[letter]
-    return sizes[r], sizes[c], sizes[k], count, left, right, first == k + r, second == c + k
+    return sizes[out[-2]], sizes[out[-1]], sizes[k], count, left, right, t_left, t_right
 
 
 def _batched_gemm(e: _Emitter, op: Operation) -> None:

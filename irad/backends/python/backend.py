@@ -14,6 +14,7 @@ class Python(Backend):
     """The Python/numpy backend (`backend="python"`)."""
 
     name = "python"
+    tape_form = "objects"  # its tape is a list: a record's array takes one slot (passes/lower_tape.py)
 
     def compile(self, module):
         from irad.backends.python.translate import compile_module  # xDSL's dialects: only when compiling
