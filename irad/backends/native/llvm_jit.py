@@ -170,6 +170,7 @@ class JitModule:
         tierable: bool = True,
         optimised_llvm_ir: Callable[[], str] | None = None,
         checked: Callable[[], None] | None = None,
+        deferred: tiers.Deferred | None = None,
     ):
         """`linked`: more LLVM IR modules, linked into this one before it is
         optimised (definitions of functions it declares: irad.linalg's LAPACK
@@ -189,7 +190,9 @@ class JitModule:
         place. `checked`, called once the IR is made and before code made
         from it is kept (the -O2 compile, the object cache) or run, raises if
         the IR must not be used (native: the exit statuses of the tools that
-        wrote it, which come after it)."""
+        wrote it, which come after it). `deferred`: the background -O2
+        compile starts when it starts (after the module's first call), not at
+        once."""
         llvm = _llvm()
         for library in libraries:  # loaded once per process; symbols resolve from them
             _load_library(library)
@@ -203,6 +206,7 @@ class JitModule:
         # the texts of a tiered module's -O2 code, when they are not tier 0's
         self._optimised_texts = self._optimised_sources(optimised_llvm_ir) if tiering and optimised_llvm_ir else None
         self.upgrade: tiers.Upgrade | None = None
+        self._deferred = deferred
         self.tiered = False
         self._optimised: _ObjectEngine | None = None
         self.cached = None
@@ -228,10 +232,14 @@ class JitModule:
             self._keep = (machine, module)
             if checked is not None:
                 checked()
-            self.upgrade = tiers.Upgrade(
-                self._optimised_texts or self._sources, cpu, features, self._level, (self._cache, self._name),
-                self._load_optimised,
+            upgrade = functools.partial(
+                tiers.Upgrade, self._optimised_texts or self._sources, cpu, features, self._level,
+                (self._cache, self._name), self._load_optimised,
             )
+            if deferred is None:
+                self.upgrade = upgrade()
+            else:  # (a child storing its code in the cache still starts if the process exits first)
+                deferred.add(lambda: setattr(self, "upgrade", upgrade()), at_exit=self._cache is not None)
             return
         if checked is not None:
             checked()
@@ -312,6 +320,10 @@ class JitModule:
     def wait_optimised(self, timeout: float | None = None) -> bool:
         """Wait until calls run the -O2 code (at once if they already do);
         False if its background compile failed (calls keep running tier 0)."""
+        if self._deferred is not None:
+            self._deferred.join(timeout)
+            if self.tiered and self.upgrade is None:  # not started in time (or the process exits)
+                return False
         return self.upgrade is None or self.upgrade.wait(timeout)
 
     def optimised_ir(self) -> str:
