@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import threading
 from collections.abc import Callable, Sequence
 
 from irad.backends.native import llvm_build
@@ -218,20 +219,23 @@ class JitModule:
         if determined_by is None and self._from_cache(self._sources):
             return
         cpu, features, _ = _host()
-        needed = llvm_build.needs(module)
         self.tiered = tiering
         if self.tiered:
-            # tier 0: the same module at -O0, its exported functions called through a global
-            with progress.stage("LLVM -O0 (tier 0)"):
-                machine = llvm_build.target_machine(llvm, cpu, features, tiers.TIER0_LEVEL)
-                dispatch = tiers.dispatch_ir({name: signature(module, name) for name in exported})
-                module.link_in(llvm_build.parse(llvm, dispatch, machine))
-                self._exported = {name: name + tiers.CALL_SUFFIX for name in exported}
-                self._engine = llvm.create_mcjit_compiler(module, machine)
-                self._engine.finalize_object()
+            # `checked` (the tools' ending) runs while LLVM compiles tier 0, which nothing runs before it returns
+            checking = _Alongside(checked) if checked is not None else None
+            try:
+                # tier 0: the same module at -O0, its exported functions called through a global
+                with progress.stage("LLVM -O0 (tier 0)"):
+                    machine = llvm_build.target_machine(llvm, cpu, features, tiers.TIER0_LEVEL)
+                    dispatch = tiers.dispatch_ir({name: signature(module, name) for name in exported})
+                    module.link_in(llvm_build.parse(llvm, dispatch, machine))
+                    self._exported = {name: name + tiers.CALL_SUFFIX for name in exported}
+                    self._engine = llvm.create_mcjit_compiler(module, machine)
+                    self._engine.finalize_object()
+            finally:
+                if checking is not None:
+                    checking.join()  # a tool that failed is the error, before LLVM's
             self._keep = (machine, module)
-            if checked is not None:
-                checked()
             upgrade = functools.partial(
                 tiers.Upgrade, self._optimised_texts or self._sources, cpu, features, self._level,
                 (self._cache, self._name), self._load_optimised,
@@ -244,6 +248,7 @@ class JitModule:
         if checked is not None:
             checked()
         with progress.stage(f"LLVM -O{self._level}"):
+            needed = llvm_build.needs(module)
             machine = llvm_build.target_machine(llvm, cpu, features, self._level)
             self._keep = (machine, module, *llvm_build.optimise(llvm, module, machine, self._level))
             self._engine = llvm.create_mcjit_compiler(module, machine)
@@ -352,6 +357,27 @@ class JitModule:
         if not address:
             raise BackendError(f"the native module has no function {symbol!r}")
         return address
+
+
+class _Alongside:
+    """`task` run in a thread of its own while this one waits in LLVM (which
+    llvmlite's calls do without the GIL); `join` waits for it and raises what it raised."""
+
+    def __init__(self, task: Callable[[], None]):
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(task,), name="irad-native-check", daemon=True)
+        self._thread.start()
+
+    def _run(self, task: Callable[[], None]) -> None:
+        try:
+            task()
+        except BaseException as exc:  # noqa: BLE001 -- raised again by join, in the compiling thread
+            self._error = exc
+
+    def join(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
 
 
 def signature(module, symbol: str) -> tuple[str, list[str]]:
