@@ -7,10 +7,11 @@ llvm_jit compiles a module whose machine code is not in the object cache twice:
 
 * tier 0, in the caller's thread: LLVM at -O0 (fast instruction selection,
   the fast register allocator, no vectoriser), in a fraction of the time;
-* -O2, in a child process (native/llvm_build.py run as a script), started at once,
-  which stores its object code in the object cache (so a later process loads
-  -O2 directly) and hands it back; a daemon thread of this process waits for
-  it and loads it.
+* -O2, in a child process (native/llvm_build.py run as a script), started
+  once the module's first call has returned (`Deferred`), which stores its
+  object code in the object cache (so a later process loads -O2 directly)
+  and hands it back; a daemon thread of this process waits for it and
+  loads it.
 
 Python never calls tier 0's functions directly: each function it calls,
 `f`, is called through `f.call` in the tier-0 module, which calls whatever
