@@ -15,7 +15,9 @@ process's first compile), the same with the numpy backend, and `jax.jit(jax.grad
 column is the median wall time; the native object cache is off
 (IRAD_NATIVE_CACHE=0: a cache hit is not a first call). Between two
 measurements the native backend's background -O2 compile (tiers.py) is
-waited for, so it never shares the cores with a measured call.
+waited for, so it never shares the cores with a measured call; it and the
+next compile's tools start once the first call has returned
+(tiers.Deferred): the time stops as they begin to start.
 
 "native stages" splits the native first call by the `irad` logger's stage
 records (irad.config's `log_compile`; docs/backends/native.md, "First calls:

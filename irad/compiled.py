@@ -168,11 +168,14 @@ def run_compiled(fn: Callable, args: Sequence, code: CompiledModule):
     """Run `fn`, a function of `code`. Generated functions may call each
     other as Python functions, so a deep call chain may need a higher
     recursion limit; beyond that, the backend says what the recursion means
-    (an error naming the function, as natively)."""
+    (an error naming the function, as natively). Then the backend may start
+    what it left for after the first call (CompiledModule.called)."""
     try:
         return fn(*args)
     except RecursionError:
         return run_deeper(fn, args, code)
+    finally:
+        code.called()
 
 
 def run_deeper(fn: Callable, args: Sequence, code: CompiledModule):

@@ -40,6 +40,11 @@ class CompiledModule(abc.ABC):
         or None to let it propagate."""
         return None
 
+    def called(self) -> None:
+        """A function of the module has returned (irad/compiled.py's
+        run_compiled): a backend may start work it left for after the first
+        call (native: the background -O2 compile, tiers.Deferred)."""
+
     def wait_optimised(self, timeout: float | None = None) -> bool:
         """Wait until calls run the module's final code (a backend compiling
         in tiers, as native does, first runs quicker-compiled code); False

@@ -22,6 +22,14 @@ class _TypeOncePrinter(Printer):
         super().__init__(stream=stream)
         self._types: dict[Attribute, str] = {}
 
+    def print_string(self, text: str, *, indent: int | None = None) -> None:
+        if "\n" in text:
+            super().print_string(text, indent=indent)
+            return
+        # most of what is printed: no line to indent, and a StringIO takes str as it is (a third of the time)
+        self._current_column += len(text)
+        self.stream.write(text)
+
     def print_attribute(self, attribute: Attribute) -> None:
         if not isinstance(attribute, TypeAttribute):
             super().print_attribute(attribute)

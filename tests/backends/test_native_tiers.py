@@ -6,6 +6,7 @@
   several workloads (arrays with exp/log/tanh, a loop, scalars), and agree
   with central finite differences in float64.
 - Vector math gives an element the same bits wherever it sits in an array.
+- The -O2 child and the next compile's tools start after the first call.
 - `native_tiered` off compiles -O2 first; a bad IRAD_NATIVE_TIERED is a clear error.
 - A module with a recursion is not tiered: how deep it may go does not
   depend on the tier (tier 0's frames are larger).
@@ -31,7 +32,7 @@ import irad
 from irad import compiled, config
 from irad.backends.native import compile as native
 from irad.backends.native import object_cache
-from irad.backends.native import tiers
+from irad.backends.native import tiers, warm_tools
 from irad.base.errors import BackendError, IradWarning
 from tests.reference import NATIVE_MISSING, central_difference
 
@@ -146,6 +147,26 @@ def test_an_element_gets_the_same_bits_wherever_it_sits():
         (rolled,) = run(np.roll(x, shift))
         assert np.array_equal(rolled, np.roll(y, shift)), shift
     np.testing.assert_allclose(y, exp_tanh_log(x), rtol=1e-13, atol=1e-15)
+
+
+def test_background_processes_start_after_the_first_call(monkeypatch):
+    """A compile starts neither its -O2 child nor the next compile's tools
+    before its first call has returned (tiers.Deferred); waiting for the -O2
+    code starts them, as does the first call through the API."""
+    monkeypatch.setattr(warm_tools, "_waiting", None)  # (an earlier compile's pair: the test's own is looked for)
+    x = np.linspace(0.1, 0.9, 5)
+    module = native.compile_module(irad.lower(exp_tanh_log, x))
+    assert module.jit.tiered and module.jit.upgrade is None and warm_tools._waiting is None
+    (name,) = module.functions
+    module.function(name)(x)  # called directly, not through irad/compiled.py: nothing started
+    assert module.jit.upgrade is None
+    assert module.wait_optimised(timeout=300) and module.jit.upgrade is not None and warm_tools._waiting is not None
+    f, args, argnums = WORKLOADS["scalar"]
+    g = irad.grad(f, argnums, backend="native")
+    for got, i in zip(g(*args), argnums):
+        assert got == pytest.approx(central_difference(f, args, i), rel=1e-7)
+    jit = native_module(g).jit
+    assert jit.tiered and g.wait_optimised(timeout=300) and jit.upgrade is not None and jit.optimised
 
 
 def test_tiering_can_be_turned_off(monkeypatch, switches):

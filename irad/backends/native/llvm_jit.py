@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import threading
 from collections.abc import Callable, Sequence
 
 from irad.backends.native import llvm_build
@@ -170,6 +171,7 @@ class JitModule:
         tierable: bool = True,
         optimised_llvm_ir: Callable[[], str] | None = None,
         checked: Callable[[], None] | None = None,
+        deferred: tiers.Deferred | None = None,
     ):
         """`linked`: more LLVM IR modules, linked into this one before it is
         optimised (definitions of functions it declares: irad.linalg's LAPACK
@@ -189,7 +191,9 @@ class JitModule:
         place. `checked`, called once the IR is made and before code made
         from it is kept (the -O2 compile, the object cache) or run, raises if
         the IR must not be used (native: the exit statuses of the tools that
-        wrote it, which come after it)."""
+        wrote it, which come after it). `deferred`: the background -O2
+        compile starts when it starts (after the module's first call), not at
+        once."""
         llvm = _llvm()
         for library in libraries:  # loaded once per process; symbols resolve from them
             _load_library(library)
@@ -203,6 +207,7 @@ class JitModule:
         # the texts of a tiered module's -O2 code, when they are not tier 0's
         self._optimised_texts = self._optimised_sources(optimised_llvm_ir) if tiering and optimised_llvm_ir else None
         self.upgrade: tiers.Upgrade | None = None
+        self._deferred = deferred
         self.tiered = False
         self._optimised: _ObjectEngine | None = None
         self.cached = None
@@ -214,28 +219,36 @@ class JitModule:
         if determined_by is None and self._from_cache(self._sources):
             return
         cpu, features, _ = _host()
-        needed = llvm_build.needs(module)
         self.tiered = tiering
         if self.tiered:
-            # tier 0: the same module at -O0, its exported functions called through a global
-            with progress.stage("LLVM -O0 (tier 0)"):
-                machine = llvm_build.target_machine(llvm, cpu, features, tiers.TIER0_LEVEL)
-                dispatch = tiers.dispatch_ir({name: signature(module, name) for name in exported})
-                module.link_in(llvm_build.parse(llvm, dispatch, machine))
-                self._exported = {name: name + tiers.CALL_SUFFIX for name in exported}
-                self._engine = llvm.create_mcjit_compiler(module, machine)
-                self._engine.finalize_object()
+            # `checked` (the tools' ending) runs while LLVM compiles tier 0, which nothing runs before it returns
+            checking = _Alongside(checked) if checked is not None else None
+            try:
+                # tier 0: the same module at -O0, its exported functions called through a global
+                with progress.stage("LLVM -O0 (tier 0)"):
+                    machine = llvm_build.target_machine(llvm, cpu, features, tiers.TIER0_LEVEL)
+                    dispatch = tiers.dispatch_ir({name: signature(module, name) for name in exported})
+                    module.link_in(llvm_build.parse(llvm, dispatch, machine))
+                    self._exported = {name: name + tiers.CALL_SUFFIX for name in exported}
+                    self._engine = llvm.create_mcjit_compiler(module, machine)
+                    self._engine.finalize_object()
+            finally:
+                if checking is not None:
+                    checking.join()  # a tool that failed is the error, before LLVM's
             self._keep = (machine, module)
-            if checked is not None:
-                checked()
-            self.upgrade = tiers.Upgrade(
-                self._optimised_texts or self._sources, cpu, features, self._level, (self._cache, self._name),
-                self._load_optimised,
+            upgrade = functools.partial(
+                tiers.Upgrade, self._optimised_texts or self._sources, cpu, features, self._level,
+                (self._cache, self._name), self._load_optimised,
             )
+            if deferred is None:
+                self.upgrade = upgrade()
+            else:  # (a child storing its code in the cache still starts if the process exits first)
+                deferred.add(lambda: setattr(self, "upgrade", upgrade()), at_exit=self._cache is not None)
             return
         if checked is not None:
             checked()
         with progress.stage(f"LLVM -O{self._level}"):
+            needed = llvm_build.needs(module)
             machine = llvm_build.target_machine(llvm, cpu, features, self._level)
             self._keep = (machine, module, *llvm_build.optimise(llvm, module, machine, self._level))
             self._engine = llvm.create_mcjit_compiler(module, machine)
@@ -312,6 +325,10 @@ class JitModule:
     def wait_optimised(self, timeout: float | None = None) -> bool:
         """Wait until calls run the -O2 code (at once if they already do);
         False if its background compile failed (calls keep running tier 0)."""
+        if self._deferred is not None:
+            self._deferred.join(timeout)
+            if self.tiered and self.upgrade is None:  # not started in time (or the process exits)
+                return False
         return self.upgrade is None or self.upgrade.wait(timeout)
 
     def optimised_ir(self) -> str:
@@ -340,6 +357,27 @@ class JitModule:
         if not address:
             raise BackendError(f"the native module has no function {symbol!r}")
         return address
+
+
+class _Alongside:
+    """`task` run in a thread of its own while this one waits in LLVM (which
+    llvmlite's calls do without the GIL); `join` waits for it and raises what it raised."""
+
+    def __init__(self, task: Callable[[], None]):
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(task,), name="irad-native-check", daemon=True)
+        self._thread.start()
+
+    def _run(self, task: Callable[[], None]) -> None:
+        try:
+            task()
+        except BaseException as exc:  # noqa: BLE001 -- raised again by join, in the compiling thread
+            self._error = exc
+
+    def join(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
 
 
 def signature(module, symbol: str) -> tuple[str, list[str]]:

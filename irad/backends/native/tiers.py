@@ -7,10 +7,11 @@ llvm_jit compiles a module whose machine code is not in the object cache twice:
 
 * tier 0, in the caller's thread: LLVM at -O0 (fast instruction selection,
   the fast register allocator, no vectoriser), in a fraction of the time;
-* -O2, in a child process (native/llvm_build.py run as a script), started at once,
-  which stores its object code in the object cache (so a later process loads
-  -O2 directly) and hands it back; a daemon thread of this process waits for
-  it and loads it.
+* -O2, in a child process (native/llvm_build.py run as a script), started
+  once the module's first call has returned (`Deferred`), which stores its
+  object code in the object cache (so a later process loads -O2 directly)
+  and hands it back; a daemon thread of this process waits for it and
+  loads it.
 
 Python never calls tier 0's functions directly: each function it calls,
 `f`, is called through `f.call` in the tier-0 module, which calls whatever
@@ -51,6 +52,7 @@ import tempfile
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -94,8 +96,10 @@ def dispatch_ir(signatures: dict[str, tuple[str, Sequence[str]]]) -> str:
 # ---- the background compile ------------------------------------------------------------------------
 _loading = threading.Lock()  # held while a daemon thread loads -O2 code into this process
 _exiting = False
+_ending = False  # the interpreter exits: a Deferred runs only its tasks `at_exit`
 _running: set[Upgrade] = set()
 _warned = False
+_TIMEOUT_AT_EXIT = 30.0  # seconds a started Deferred may take to start its processes at exit
 
 
 class Upgrade:
@@ -200,9 +204,56 @@ class Upgrade:
         return self.done.wait(timeout) and self.error is None
 
 
+# ---- started after the first call ---------------------------------------------------------------------
+_deferred: weakref.WeakSet[Deferred] = weakref.WeakSet()  # of the modules alive
+
+
+class Deferred:
+    """The processes a native compile starts for later (its -O2 child, the
+    next compile's mlir-opt and mlir-translate), started once its module's
+    first call has returned (`start`, irad/compiled.py's run_compiled), from
+    a thread: the first result waits neither for them to start nor shares
+    the cores with their start-up (a second or more of CPU for the two
+    tools and the child's Python). Anything that waits for them (`join`:
+    wait_optimised, wait_all) starts them first; at exit, those started are
+    waited for until they are under way (so a child compiling for the object
+    cache still finishes)."""
+
+    def __init__(self) -> None:
+        self._tasks: list[tuple[Callable[[], None], bool]] = []
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        _deferred.add(self)
+
+    def add(self, task: Callable[[], None], at_exit: bool = False) -> None:
+        """`task` to run once started; `at_exit`: even when the interpreter exits (a child that stores code
+        in the object cache), else not once it exits."""
+        self._tasks.append((task, at_exit))
+
+    def start(self) -> None:
+        if self._thread is not None:  # every call of the general path comes here: kept cheap
+            return
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="irad-native-start", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        for task, at_exit in self._tasks:
+            if _exiting or (_ending and not at_exit):
+                return
+            task()
+
+    def join(self, timeout: float | None = None) -> None:
+        self.start()
+        self._thread.join(timeout)
+
+
 def wait_all(timeout: float | None = None) -> bool:
     """Wait for every background compile of this process (a measurement of
     the heap or of speed must not overlap a load); True if all loaded."""
+    for deferred in list(_deferred):
+        deferred.join(timeout)
     return all([upgrade.wait(timeout) for upgrade in list(_running)])
 
 
@@ -211,7 +262,11 @@ def _at_exit() -> None:
     """No load may start once the interpreter finalises. A child compiling
     for the object cache finishes on its own, for the next process; one
     compiling for nobody is ended (it is ours: killed by its own handle)."""
-    global _exiting
+    global _exiting, _ending
+    _ending = True
+    for deferred in list(_deferred):
+        if deferred._thread is not None:
+            deferred._thread.join(_TIMEOUT_AT_EXIT)
     with _loading:
         _exiting = True
     for upgrade in list(_running):
@@ -234,6 +289,8 @@ def _after_fork_in_child() -> None:
     """The daemon threads do not exist in a forked child: its modules keep tier 0."""
     global _loading
     _loading = threading.Lock()
+    for deferred in list(_deferred):
+        deferred._lock = threading.Lock()
     for upgrade in list(_running):
         upgrade.error = "the process forked while the -O2 code was compiling; this process keeps tier 0"
         upgrade.done.set()
