@@ -25,7 +25,7 @@ from xdsl.ir import Attribute
 
 from irad.frontend import bind_arguments
 from irad.frontend.callable_entries import parameter_names
-from irad.frontend.lowering import flatten_arguments
+from irad.frontend.entry_arguments import flatten_arguments
 from irad.base.pytrees import BadLeaf, Node, Tree, node_items, python_key, show, step, unflatten
 from irad.frontend import transformations
 from irad.frontend.callables import StaticShape, static_argument

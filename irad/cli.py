@@ -168,7 +168,7 @@ def _lower(parsed) -> str:
         return str(pipeline.lowered(fn, signature)[0])
     opts = pipeline.options(check_backend("python"))
     if kind == "vmap":
-        from irad.frontend.lowering import as_signature
+        from irad.frontend.entry_arguments import as_signature
 
         batched = _vmapped(fn, parsed)
         signature = arguments(batched.f, _as_arrays(args), None)[1]

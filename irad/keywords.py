@@ -18,7 +18,7 @@ import numbers
 
 from irad.frontend.callable_entries import underlying_function
 from irad.frontend.keyword_calls import KeywordCall
-from irad.frontend.lowering import is_data
+from irad.frontend.entry_arguments import is_data
 from irad.frontend.source import error_at, name_of
 from irad.frontend.transformations import Transformation
 

@@ -30,7 +30,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from irad.base import config, progress
 from irad.frontend import lower_function
 from irad.frontend.globals import HiddenGlobals
-from irad.frontend.lowering import as_signature
+from irad.frontend.entry_arguments import as_signature
 from irad.base.pytrees import Node, Tree, leaf_types
 from irad.frontend.transformations import Transformation, entry_block, entry_function, split_aux
 from irad.ir.dialect import JvpOp, VjpSplitOp, make_context

@@ -86,7 +86,7 @@ def check_rrule(
     """Check the rule registered for `target` at `args`."""
     from irad.api import vjp
     from irad.rules.keys import target_key
-    from irad.frontend.lowering import signature_of
+    from irad.frontend.entry_arguments import signature_of
     from irad.base.pytrees import leaf_types
 
     table = table if table is not None else default_table()

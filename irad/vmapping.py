@@ -21,7 +21,7 @@ from irad.base.pytrees import Node, unflatten
 from irad.compiled import Compiled, cached, run_compiled
 from irad.frontend.source import name_of
 from irad.frontend.transformations import VMAP, constructor
-from irad.frontend.lowering import as_signature
+from irad.frontend.entry_arguments import as_signature
 from irad.passes.vmap import rewrite_vmap_requests
 from irad.pipeline import lowered, options, transformation_module
 

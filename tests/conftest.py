@@ -6,10 +6,16 @@ from MLIR: a callback on the pipeline (irad.pipeline.AFTER_PASS) records them,
 tests that run a pass directly record theirs (tests/mlir_roundtrip.py), and each
 test parses its own at teardown. `pytest --no-mlir-roundtrip` skips
 that check for quick local runs; `make test` and CI keep it on.
+
+Each test process may write to at most half the machine's memory
+(`cap_memory`): a test that asks for more fails with MemoryError where it
+asked, rather than the kernel's OOM killer ending the process, which xdist
+reports only as "worker 'gw1' crashed while running" a test.
 """
 
 import contextlib
 import os
+import resource
 import tempfile
 
 import pytest
@@ -25,6 +31,24 @@ irad.config.update("verify", True)  # every module a pipeline builds is verified
 os.environ.setdefault("IRAD_NATIVE_CACHE", tempfile.mkdtemp(prefix="irad-test-native-cache-"))
 
 MLIR_OPT = find_tool("mlir-opt")
+
+
+def memory_cap() -> int:
+    """Bytes of writable memory a test process may map: half the machine's."""
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+
+
+def cap_memory() -> None:
+    """Lower RLIMIT_DATA (private writable mappings: the heap, numpy's arrays)
+    to `memory_cap()`, unless it is lower already. The child processes
+    (mlir-opt, the -O2 compile) inherit it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    cap = memory_cap() if hard == resource.RLIM_INFINITY else min(memory_cap(), hard)
+    if soft == resource.RLIM_INFINITY or soft > cap:
+        resource.setrlimit(resource.RLIMIT_DATA, (cap, hard))
+
+
+cap_memory()
 
 
 def pytest_addoption(parser):

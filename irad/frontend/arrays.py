@@ -130,6 +130,7 @@ class ArrayLowering:
         arguments) at `where` stay writable where every value they stand for was (a float
         array that is an int array on some path is refused where it is written:
         held_ints.py); one that may be an argument array is remembered, for the refusal."""
+        self.call_aliases.carried(results, sources)
         for k, v in enumerate(results):
             values = [s[k] for s in sources if k < len(s)]
             if len(values) == len(sources) and all(u in self.fresh for u in values):

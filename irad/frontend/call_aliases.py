@@ -8,7 +8,11 @@ but irad's result is a value taken at the call. So while a variable holds
 such a result (alone, in a container or in a closure, or as what a loop or a
 branch carried out: `u = ident(w)` in a loop body), an in-place write to an
 array the call was given is refused, naming the call, rather than giving the
-result's old value.
+result's old value. Both sides are followed through what may be the same
+array: views (a call given `w[2:]` was given part of `w`), loops and branches
+(in a loop body, a carried block argument stands for the array the loop
+starts with, before the loop op exists: `stands_for`), earlier writes, and
+other calls (`ident(ident(w))`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from xdsl.ir import BlockArgument, OpResult, SSAValue
 
 from irad.frontend.callables import flatten, live
 from irad.frontend.values import is_array
+from irad.ir.tensor import SAME_ELEMENTS
 
 
 @dataclass(frozen=True)
@@ -39,6 +44,17 @@ class CallAliases:
     def __init__(self, views) -> None:
         self.views = views
         self.calls: list[GivenArrays] = []
+        # a value control flow merges -> the values it stands for: a loop body's
+        # block argument for the loop's start, before the loop op exists to say
+        # so; a call's result that may be an array it was given -> those arrays
+        self.stands_for: dict[SSAValue, tuple[SSAValue, ...]] = {}
+
+    def carried(self, results, sources) -> None:
+        """The arrays among `results` (a loop's block arguments, an scf op's
+        results) stand for the values of `sources` at their positions."""
+        for k, v in enumerate(results):
+            if is_array(v):
+                self.stands_for[v] = tuple(s[k] for s in sources if k < len(s))
 
     def record(self, args, results, own: tuple, where: str, callee: str) -> None:
         """A call given the SSA values `args` returned `results` (`own[k]`: result k
@@ -47,6 +63,8 @@ class CallAliases:
         given = tuple(a for a in args if is_array(a))
         if shared and given:
             self.calls.append(GivenArrays(shared, given, where, callee))
+            for r in shared:  # what a later call is given may be an array this one was (`ident(ident(w))`)
+                self.stands_for[r] = given
 
     def refusal(self, name: str, env: dict) -> tuple[str, str] | None:
         """(message, hint) when writing into `name`'s array would change a call's result held here."""
@@ -58,7 +76,7 @@ class CallAliases:
             flatten(item, leaves, live)
         held = set(leaves)
         for call in self.calls:
-            if self.views._reaches(value, set(call.given)) and any(may_be(h, call.shared) for h in held):
+            if self._may_write_into(value, set(call.given)) and any(self._may_be(h, call.shared) for h in held):
                 return (f"in-place write to '{name}', whose array the call to {call.callee} at {call.where} was "
                         "given and may have returned (a variable here holds that result, which numpy would "
                         "change too)",
@@ -67,21 +85,56 @@ class CallAliases:
         return None
 
 
-VIEWS = (tensor.ReshapeOp, tensor.CollapseShapeOp, tensor.ExpandShapeOp, tensor.CastOp, tensor.ExtractSliceOp)
+    def _may_write_into(self, value: SSAValue, given: set) -> bool:
+        """Whether a write into `value` may write into one of the arrays `given`
+        (or into the array one of them is a view of: `ident(w[1:])`)."""
+        under = self._arrays_under(value)
+        return any(not under.isdisjoint(self._arrays_under(g)) for g in given)
 
+    def _arrays_under(self, value: SSAValue) -> set[SSAValue]:
+        """The arrays `value` may be, as a write sees it: itself, what it is a view
+        of (the path's views, a slice or reshape), what a loop or a branch
+        carried it from (in a loop body, the block argument stands for the array
+        the loop starts with: `w[0] = 5.0` in a loop after `v = ident(w)`), the
+        array an earlier write went into. An array copied from one is new."""
+        found: set[SSAValue] = set()
+        todo = [value]
+        while todo:
+            v = todo.pop()
+            if v in found:
+                continue
+            found.add(v)
+            source = self.views.derived.get(v)
+            if source is not None:
+                todo.append(source[0])
+            if isinstance(v, OpResult) and isinstance(v.op, (tensor.InsertSliceOp, tensor.InsertOp)):
+                todo.append(v.op.operands[1])  # the array written into (a copy's is a new one)
+            else:
+                todo.extend(_carried_from(v))
+            todo.extend(self.stands_for.get(v, ()))
+        return found
 
-def may_be(value: SSAValue, results: tuple[SSAValue, ...], seen: set | None = None) -> bool:
-    """Whether `value` may be one of a call's `results`, or hold one: it is
-    one; a loop or branch carried one out (`u = ident(w)` in a loop body, or
-    one as the loop's start); or one was inserted into it (a list grown in a
-    loop keeps its items in a buffer). What is computed from one is new."""
-    seen = set() if seen is None else seen
-    if value in results:
-        return True
-    if value in seen:
+    def _may_be(self, value: SSAValue, results: tuple[SSAValue, ...]) -> bool:
+        """Whether `value` may be one of a call's `results`, or hold one: it is
+        one; a loop or branch carried one out (`u = ident(w)` in a loop body, or
+        one as the loop's start, in the loop body too); or one was inserted into
+        it (a list grown in a loop keeps its items in a buffer). What is
+        computed from one is new."""
+        seen: set[SSAValue] = set()
+        todo = [value]
+        while todo:
+            v = todo.pop()
+            if v in results:
+                return True
+            if v in seen:
+                continue
+            seen.add(v)
+            todo.extend(_carried_from(v))
+            todo.extend(self.stands_for.get(v, ()))
         return False
-    seen.add(value)
-    return any(may_be(v, results, seen) for v in _carried_from(value))
+
+
+VIEWS = (*SAME_ELEMENTS, tensor.ExtractSliceOp)  # the same array, or a part of it
 
 
 def _carried_from(value: SSAValue) -> tuple[SSAValue, ...]:

@@ -405,26 +405,41 @@ class ControlFlow:
         same value on both paths, a flag that is the condition, a slot without a
         value); otherwise (name, (a, b), the then arm's values, the else arm's,
         those values before widening) for a result."""
-        then_block, else_block = blocks
+        if self._joined_without_result(name, a, b, cond):
+            return None
+        paired = self._paired_arms(name, a, b, blocks, returned, node)
+        if paired is None:
+            return None
+        return self._joined_values(name, *paired, blocks, node)
+
+    def _joined_without_result(self, name, a, b, cond) -> bool:
+        """Set the slot where it needs no scf.if result: one value on both paths,
+        or a flag set on exactly one of them (the condition, or its negation)."""
         if a is b or (isinstance(a, (tuple, Static)) and a == b) or callables.same_function(a, b):
             if a is not _MISSING:
                 self.fl.path[name] = a
-            return None
+            return True
         if name in FLAGS and isinstance(a, bool) and isinstance(b, bool):
-            # set on exactly one path: the flag is the condition (or its negation)
             self.fl.path[name] = cond if a else self.fl.em.op(arith.XOrIOp(cond, self.fl.em.const(1, I1)))
-            return None
+            return True
+        return False
+
+    def _paired_arms(self, name, a, b, blocks: tuple[Block, Block], returned: tuple[bool, bool], node):
+        """The two arms' values made alike for one result: flags as i1, a
+        placeholder where an arm returned; None where the slot is settled without
+        a result (no value on a path, or only the path that did not return counts)."""
+        then_block, else_block = blocks
         if name in FLAGS:
-            a = self._as_flag(a, then_block)
-            b = self._as_flag(b, else_block)
-        elif name is VALUE and (a is _MISSING or b is _MISSING):
+            return self._as_flag(a, then_block), self._as_flag(b, else_block)
+        if name is VALUE and (a is _MISSING or b is _MISSING):
             # the arm that did not return yields a placeholder of the same shape
             a = self._placeholder_like(b, then_block) if a is _MISSING else a
             b = self._placeholder_like(a, else_block) if b is _MISSING else b
             if a is None and b is None:  # `return` without a value
                 self.fl.path[name] = None
                 return None
-        elif returned[0] != returned[1] and name is not VALUE:
+            return a, b
+        if returned[0] != returned[1] and name is not VALUE:
             # after an arm that returned, a variable is never read again: the
             # other arm's value is the one that matters, whatever its type
             kept = b if returned[0] else a
@@ -436,13 +451,21 @@ class ControlFlow:
                 return None
             a = self._placeholder_like(b, then_block) if returned[0] else a
             b = self._placeholder_like(a, else_block) if returned[1] else b
-        elif a is _MISSING or b is _MISSING or isinstance(a, NoValue) or isinstance(b, NoValue):
+            return a, b
+        if a is _MISSING or b is _MISSING or isinstance(a, NoValue) or isinstance(b, NoValue):
             where = self.fl.src.location(node)
             self.no_value(name, NoValue(
                 f"it is assigned on only one path of the branch at {where}",
                 "assign it on every path, or before the branch",
             ) if a is _MISSING or b is _MISSING else (a if isinstance(a, NoValue) else b))
             return None
+        return a, b
+
+    def _joined_values(self, name, a, b, blocks: tuple[Block, Block], node):
+        """The arms' run-time values converted to their joined types: (name, (a, b),
+        the then arm's, the else arm's, those before widening); None (the name
+        holds why) where a user's variable holds values of no common structure."""
+        then_block, else_block = blocks
         a = self._runtime_number(a, Emitter(then_block), node)
         b = self._runtime_number(b, Emitter(else_block), node)
         fa, fb = flatten(a, functions=True), flatten(b, functions=True)
@@ -754,64 +777,26 @@ class ControlFlow:
         `state` (types, numpy float widths; a carried array in `state.unwritable`
         is not writable even if it was before the loop)."""
         outer, outer_em = self.fl.path, self.fl.em
-        slots, types, value_like = state.slots(), state.types, state.value_like
-        arg_types = [t for n in slots for t in types[n]]
-        where = f"the loop at {self.fl.src.location(stmt)}"
-
-        def bind(block: Block, offset: int) -> None:
-            args = list(block.args[offset:])
-            for n in slots:
-                count = len(types[n])
-                values, args = args[:count], args[count:]
-                like = value_like if n == VALUE else outer.get(n)
-                self.fl.path[n] = values[0] if n in FLAGS else _rebuild(like, values)
-                numpy_scalars.assume_carried(values, state.widths.get(n))
-                if n not in state.unwritable and n not in FLAGS:
-                    self.fl.arrays.carried(values, flatten(like) or [], where=where)
-                for v in values:
-                    if is_variable(n):
-                        v.name_hint = value_name(n)
-
+        arg_types = [t for n in state.slots() for t in state.types[n]]
         before = after = None
         try:
             if condition is not None:
                 before = Block(arg_types=arg_types)
                 self.fl.path = outer.copy()
                 self.fl.path.views.exits = ()  # the body's own break and continue
-                bind(before, 0)
+                self._bind_carried(stmt, state, outer, before, 0)
                 condition(before)
             after = Block(arg_types=[*extra_args, *arg_types])
             self.fl.path, self.fl.em = outer.copy(), Emitter(after)
             self.fl.path.views.exits = ()
-            bind(after, len(extra_args))
+            self._bind_carried(stmt, state, outer, after, len(extra_args))
             if bind_target is not None:
                 bind_target(after)
             self.fl.control.continued = False
             self.run_statements(stmt.body)
             outcome = LoopBodyOutcome(before, after)
-            for n in slots:
-                value = self.fl.path.get(n, _MISSING)
-                if n in FLAGS:
-                    outcome.yielded[n] = [self._as_flag(value if value is not _MISSING else False, after)]
-                    continue
-                value = self._runtime_number(value, self.fl.em, stmt)
-                values = flatten(value) if value is not _MISSING else None
-                like = value_like if n == VALUE else outer.get(n)
-                self._check_carried(stmt, n, value, values, like, len(types[n]))
-                if is_variable(n):
-                    outcome.held[n] = values
-                joined = number_joins.joined(self.fl.src.location(stmt), _shown(n), "this loop")
-                outcome.yielded[n] = [_widen(self.fl.em, v, t, joined) for v, t in zip(values, types[n])]
-            if VALUE not in slots and RETURNED in slots:
-                outcome.new_value = self.fl.path.get(VALUE)
-            outcome.rebound = {n: self.fl.env.get(n) for n in outer.env if isinstance(outer.env[n], _Rebound)}
-            outcome.views = self.fl.arrays.views.join_loop(outer, self.fl.path, self.fl.src.location(stmt))
-            outcome.breaks = tuple(e for e in self.fl.path.views.exits if e.broke)
-            # the join may add bases; a name without a value before the loop (NoValue)
-            # is one the body creates, not a changed one
-            start = {**outer.env, **outer.views.bases}
-            outcome.changed = [n for n, v in start.items() if n in self.fl.path and self.fl.path[n] is not v
-                               and not isinstance(v, NoValue)]
+            self._yield_carried(stmt, state, outer, outcome)
+            self._record_body_effects(stmt, state, outer, outcome)
             return outcome
         except UnsupportedError:
             for block in (before, after):  # a failed round leaves no uses behind
@@ -820,6 +805,56 @@ class ControlFlow:
             raise
         finally:
             self.fl.path, self.fl.em = outer, outer_em
+
+    def _bind_carried(self, stmt, state: _Carried, outer, block: Block, offset: int) -> None:
+        """Bind the carried slots to `block`'s arguments from `offset` on, of the
+        guessed types; carried arrays are writable unless `state.unwritable`."""
+        args = list(block.args[offset:])
+        where = f"the loop at {self.fl.src.location(stmt)}"
+        for n in state.slots():
+            count = len(state.types[n])
+            values, args = args[:count], args[count:]
+            like = state.value_like if n == VALUE else outer.get(n)
+            self.fl.path[n] = values[0] if n in FLAGS else _rebuild(like, values)
+            numpy_scalars.assume_carried(values, state.widths.get(n))
+            if n not in state.unwritable and n not in FLAGS:
+                self.fl.arrays.carried(values, flatten(like) or [], where=where)
+            for v in values:
+                if is_variable(n):
+                    v.name_hint = value_name(n)
+
+    def _yield_carried(self, stmt, state: _Carried, outer, outcome: LoopBodyOutcome) -> None:
+        """What the end of the body yields for each carried slot, widened to the
+        guessed types (`outcome.yielded`), and the values before widening
+        (`outcome.held`, for variables)."""
+        for n in state.slots():
+            value = self.fl.path.get(n, _MISSING)
+            if n in FLAGS:
+                outcome.yielded[n] = [self._as_flag(value if value is not _MISSING else False, outcome.after)]
+                continue
+            value = self._runtime_number(value, self.fl.em, stmt)
+            values = flatten(value) if value is not _MISSING else None
+            like = state.value_like if n == VALUE else outer.get(n)
+            self._check_carried(stmt, n, value, values, like, len(state.types[n]))
+            if is_variable(n):
+                outcome.held[n] = values
+            joined = number_joins.joined(self.fl.src.location(stmt), _shown(n), "this loop")
+            outcome.yielded[n] = [_widen(self.fl.em, v, t, joined) for v, t in zip(values, state.types[n])]
+
+    def _record_body_effects(self, stmt, state: _Carried, outer, outcome: LoopBodyOutcome) -> None:
+        """What else the body did, for `_widened` and `_rebind_after_loop`: the
+        value a `return` gave, the functions it rebound, the sharing of arrays
+        at its end joined with the loop's entry, its breaks, the names it changed."""
+        if VALUE not in state.slots() and RETURNED in state.slots():
+            outcome.new_value = self.fl.path.get(VALUE)
+        outcome.rebound = {n: self.fl.env.get(n) for n in outer.env if isinstance(outer.env[n], _Rebound)}
+        outcome.views = self.fl.arrays.views.join_loop(outer, self.fl.path, self.fl.src.location(stmt))
+        outcome.breaks = tuple(e for e in self.fl.path.views.exits if e.broke)
+        # the join may add bases; a name without a value before the loop (NoValue)
+        # is one the body creates, not a changed one
+        start = {**outer.env, **outer.views.bases}
+        outcome.changed = [n for n, v in start.items() if n in self.fl.path and self.fl.path[n] is not v
+                           and not isinstance(v, NoValue)]
 
     def _check_carried(self, stmt, n, value, values, like, count: int) -> None:
         """A carried slot keeps its structure (and a dict its keys' order) across an iteration."""

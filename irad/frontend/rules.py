@@ -23,7 +23,8 @@ from xdsl.ir import Attribute, Region, SSAValue
 
 from irad.frontend import held_ints
 from irad.frontend.control_state import NOT_RETURNED
-from irad.frontend.lowering import FunctionLowering, ModuleLowering
+from irad.frontend.lowering import FunctionLowering
+from irad.frontend.module_lowering import ModuleLowering
 from irad.frontend.values import Static, Value
 from irad.frontend.source import parse_function
 from irad.ir.types import describe, is_differentiable

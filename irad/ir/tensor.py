@@ -301,6 +301,10 @@ def select(b, cond: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
     )
 
 
+# Ops whose result is their tensor operand seen another way: the same elements,
+# another type or shape (a view in numpy's terms, no copy).
+SAME_ELEMENTS = (tensor.CastOp, tensor.ReshapeOp, tensor.CollapseShapeOp, tensor.ExpandShapeOp)
+
 DYNAMIC = -(2**63)  # a dynamic offset in tensor.extract_slice/insert_slice
 INDEX = IndexType()
 

@@ -88,6 +88,9 @@ def main(argv=None) -> int:
                         help="only float results of flat arguments by value_and_grad (no other modes)")
     parser.add_argument("--int-arrays", action="store_true",
                         help="int-array statements drawn often: a third of all (generator.Generator._int_array)")
+    parser.add_argument("--aliases", action="store_true",
+                        help="helpers' results that may be their argument kept, then it written "
+                             "(generator.Generator._alias_block)")
     opts = parser.parse_args(argv)
     out = opts.out or Path(tempfile.mkdtemp(prefix="irad-campaign-"))
     out.mkdir(parents=True, exist_ok=True)
@@ -103,7 +106,7 @@ def main(argv=None) -> int:
     @seed(opts.seed)
     @settings(max_examples=opts.programs, deadline=None, database=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
-    @given(source=programs(with_modes=not opts.plain, int_arrays=opts.int_arrays), args=arguments())
+    @given(source=programs(with_modes=not opts.plain, int_arrays=opts.int_arrays, aliases=opts.aliases), args=arguments())
     def run(source, args):
         if opts.minutes is not None and time.time() - started > 60 * opts.minutes:
             raise _OutOfTime

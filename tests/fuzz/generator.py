@@ -41,7 +41,12 @@ numpy and irad agree on. Programs mix
 * with `programs(static=True)`, calls to helpers taking an axis, a count or a
   length known while lowering (STATIC_HELPERS: `np.sum(a, axis=axis)`,
   `v[:n]`, `np.zeros(n)` filled in a loop, a comprehension over `range(deg)`),
-  which irad specialises on those values.
+  which irad specialises on those values;
+* with `programs(aliases=True)`, blocks that keep a helper's result which may
+  be the array it was given (ALIAS_HELPERS: the array, a view, a tuple's
+  item, or a copy) through nested loops, while loops, branches, lists, dicts
+  and tuples, then write through the array or the result (`_alias_block`):
+  numpy's value, or a refusal at a line of the block.
 
 With `programs(with_modes=True)` the entry varies too (`Mode`, recorded in
 the source's `# FUZZ` line): it may return an array, a (float, array) tuple or
@@ -269,11 +274,13 @@ def slices(n: int) -> list:
 
 
 class Generator:
-    def __init__(self, draw, int_arrays: bool = False, lists: bool = False, static: bool = False) -> None:
+    def __init__(self, draw, int_arrays: bool = False, lists: bool = False, static: bool = False,
+                 aliases: bool = False) -> None:
         self.draw = draw
         self.int_arrays = int_arrays  # a third of all statements are int-array ones (_int_array)
         self.lists = lists  # lists grown in loops (_grow_list) among the statements
         self.static = static  # calls to STATIC_HELPERS (_static_call) among the statements
+        self.aliases = aliases  # results of ALIAS_HELPERS kept, then their argument written (_alias_block)
         self.names = itertools.count(1)
         self.bases = itertools.count(1)
 
@@ -730,6 +737,8 @@ class Generator:
             kinds += ["grow_list"] * 4
         if self.static:
             kinds += ["static_call"] * 4
+        if self.aliases:
+            kinds += ["alias_block"] * 4
         if s.loop:
             kinds.append("jump")
         kinds += ["return", "local_function"]
@@ -789,6 +798,124 @@ class Generator:
         name = self.name("a")
         s.lines.append(f"{indent}{name} = {call}")
         self.bind(s, name, shape, Arr(call, "opaque"))
+
+    # ---- a helper's result that may be its argument, kept, then the argument written ----
+    def _alias_block(self, s, indent, depth):
+        """An array made here (`w`), a helper's result on it (ALIAS_CALLS: `w`
+        itself, a view, a tuple's item, a copy, ...) kept through nested loops,
+        while loops, branches, lists, dicts and tuples (`_keep`), then writes
+        through `w` or the result, in place or by slices, some under a branch or
+        in a loop; `w` may be an array the program made before, and then the
+        writes may go through the names sharing it too. numpy shows a write
+        through every name sharing the array;
+        irad must give numpy's value or refuse: every line of the block is
+        marked MAY_REFUSE. After it both names are only read."""
+        first = len(s.lines)
+        kept = self.name("a")
+        made = [n for n in s.writable() if s.arrays[n] == (4,)]
+        if made and self.chance():  # an array the program made, perhaps shared with other names
+            w = self.pick(made)
+        else:
+            w = self.name("w")
+            s.lines.append(f"{indent}{w} = 1.0 * ({self.array_expr(s, (4,), 1).text})")
+            self.bind(s, w, (4,), Arr(w, "fresh"))
+        shape = self.pick(sorted(ALIAS_CALLS))
+
+        def call() -> str:
+            return self.pick(ALIAS_CALLS[shape]).format(w)
+
+        self._keep(s, indent, kept, shape, call, w, depth)
+        sharing = sorted(n for n in s.group(s.info[w].base) if len(s.arrays[n]) == 1 and s.info[n].writable)
+        for _ in range(self.draw(st.integers(1, 3))):
+            if self.chance():
+                target = self.pick(sharing)
+                self._alias_write(s, indent, target, s.arrays[target])
+            else:
+                self._alias_write(s, indent, kept, shape)
+            if self.pick([False, False, True]):
+                name = self.name("s")
+                s.lines.append(f"{indent}{name} = np.sum({kept} * {kept}) + np.sum({w})")
+                s.scalars.append(name)
+        s.lines[first:] = [f"{line}  {MAY_REFUSE}" for line in s.lines[first:]]
+        for name in s.group(s.info[w].base):  # only read from now on
+            s.info[name] = replace(s.info[name], writable=False)
+        self.bind(s, kept, shape, Arr(kept, "opaque"))
+
+    def _keep(self, s, indent, target, shape, call, w, depth):
+        """Lines that bind `target` to a result of `call()`, through a carrier,
+        nested `depth` deep."""
+        kinds = ["direct", "direct", "tuple", "dict", "again"]
+        if depth > 0:
+            kinds += ["loop", "loop", "while", "branch", "branch", "list", "sum"]
+        kind = self.pick(kinds)
+        if kind == "direct":
+            s.lines.append(f"{indent}{target} = {call()}")
+        elif kind == "again":  # a kept result passed through a helper again
+            s.lines.append(f"{indent}{target} = {call()}")
+            s.lines.append(f"{indent}{target} = {self.pick(['_same({})', '_first({})', '_either({})'])}".format(target))
+        elif kind == "tuple":
+            t = self.name("t")
+            s.lines.append(f"{indent}{t} = ({call()}, {self.scalar_expr(s, 1)})")
+            s.lines.append(f"{indent}{target} = {t}[0]")
+        elif kind == "dict":
+            p = self.name("p")
+            s.lines.append(f"{indent}{p} = {{'a': {call()}, 'b': {self.scalar_expr(s, 1)}}}")
+            s.lines.append(f"{indent}{target} = {p}['a']")
+        elif kind in ("loop", "while", "sum"):
+            var = self.name("i" if kind != "while" else "j")
+            s.lines.append(f"{indent}{target} = {call()} * 0.0")
+            if kind == "while":
+                s.lines.append(f"{indent}{var} = 0")
+                s.lines.append(f"{indent}while {var} < {self.pick(['2', '1', self.pick(s.ints)])}:")
+                s.lines.append(f"{indent}    {var} += 1")
+            else:
+                s.lines.append(f"{indent}for {var} in range({self.trip(s)}):")
+            with self.bound(s, ints=[var]):
+                if kind == "sum":
+                    s.lines.append(f"{indent}    {target} = {target} + {call()}")
+                else:
+                    self._keep(s, indent + "    ", target, shape, call, w, depth - 1)
+                if self.pick([False, False, True]):  # written while a result may share it
+                    self._alias_write(s, indent + "    ", w, (4,))
+        elif kind == "branch":
+            s.lines.append(f"{indent}if {self.condition(s)}:")
+            self._keep(s, indent + "    ", target, shape, call, w, depth - 1)
+            s.lines.append(f"{indent}else:")
+            if self.chance():
+                self._keep(s, indent + "    ", target, shape, call, w, depth - 1)
+            else:
+                s.lines.append(f"{indent}    {target} = {call()} * 1.0")
+        else:  # a list grown in a loop, one of its items read
+            items, var, item = self.name("L"), self.name("i"), self.name("a")
+            s.lines.append(f"{indent}{items} = []")
+            s.lines.append(f"{indent}for {var} in range({self.pick([1, 2, 3])}):")
+            with self.bound(s, ints=[var]):
+                self._keep(s, indent + "    ", item, shape, call, w, depth - 1)
+                s.lines.append(f"{indent}    {items}.append({item})")
+            s.lines.append(f"{indent}{target} = {items}[{self.pick(['0', '-1'])}]")
+
+    def _alias_write(self, s, indent, name, shape):
+        """A write through `name` (of `shape`, 1-D): an item, a slice, all of it
+        by `op=`; alone, under a branch or in a loop."""
+        n = shape[0]
+        where = self.pick(["", "", "if", "for"])
+        if where == "if":
+            s.lines.append(f"{indent}if {self.condition(s)}:")
+            indent += "    "
+        elif where == "for":
+            s.lines.append(f"{indent}for {self.name('i')} in range({self.pick([1, 2])}):")
+            indent += "    "
+        kind = self.pick(["item", "slice", "all", "array"])
+        if kind == "item":
+            s.lines.append(f"{indent}{name}[{self.index(s, n)}] {self.pick(['=', '+=', '*='])} {self.scalar_expr(s, 1)}")
+        elif kind == "slice":
+            text, _ = self.pick(slices(n))
+            s.lines.append(f"{indent}{name}[{text}] {self.pick(['=', '+=', '*='])} {self.scalar_expr(s, 1)}")
+        elif kind == "all":
+            s.lines.append(f"{indent}{name} {self.pick(['+=', '-=', '*='])} {self.scalar_expr(s, 1)}")
+        else:
+            value = self.array_expr(s, shape, 1).text if shape in SHAPES else self.scalar_expr(s, 1)
+            s.lines.append(f"{indent}{name}[:] = {value}")
 
     def _new_scalar(self, s, indent, depth):
         name = self.name("s")
@@ -1512,15 +1639,61 @@ def _power_sum(t, deg):
 """
 
 
+# Helpers whose result may be the array they are given (a view of it, an item of
+# a tuple holding it) or a new one, for `_alias_block` (call_aliases.py).
+ALIAS_HELPERS = """\
+def _same(v):
+    return v
+
+
+def _first(v):
+    return (v, v * 2.0)[0]
+
+
+def _either(v):
+    if v[0] > 0.0:
+        return v
+    return v * 1.0
+
+
+def _looped(v):
+    out = v
+    for i in range(2):
+        out = out
+    return out
+
+
+def _stored(v):
+    d = {'a': v}
+    return d['a']
+
+
+def _through(v):
+    return _same(v)
+
+
+def _pair(v):
+    return v, v[1:]
+"""
+# the calls `_alias_block` makes on its array of shape (4,), by the result's shape
+ALIAS_CALLS = {
+    (4,): ["_same({})", "_first({})", "_either({})", "_looped({})", "_stored({})", "_through({})",
+           "_pair({})[0]", "np.copy({})", "({} * 2.0)", "_same({})[::-1]", "np.asarray({})"],
+    (3,): ["_pair({})[1]", "_same({})[1:]", "_through({}[:3])", "_first({}[1:])"],
+    (2,): ["_same({})[::2]", "_either({}.reshape(2, 2)[1])", "_looped({}[2:])"],
+}
+
+
 @st.composite
 def programs(draw, with_modes: bool = False, int_arrays: bool = False, lists: bool = False,
-             static: bool = False) -> str:
+             static: bool = False, aliases: bool = False) -> str:
     """The source of a module defining helpers and `f(x, w, u, A, B, k)` (or, in
     other modes, `f(p, m, k)`; see Mode); `int_arrays`: int-array statements
     drawn often (a third of all); `lists`: lists grown in loops among them;
-    `static`: calls to STATIC_HELPERS with values known while lowering."""
+    `static`: calls to STATIC_HELPERS with values known while lowering;
+    `aliases`: results of ALIAS_HELPERS kept and their argument written."""
     mode = draw(modes()) if with_modes else Mode()
-    gen = Generator(draw, int_arrays, lists, static)
+    gen = Generator(draw, int_arrays, lists, static, aliases)
     helpers, texts = [], []
     for index in range(draw(st.integers(0, 2))):
         shape = gen.pick(SHAPES)
@@ -1534,6 +1707,7 @@ def programs(draw, with_modes: bool = False, int_arrays: bool = False, lists: bo
     imports = "import functools\nimport math\nfrom typing import NamedTuple\n\nimport numpy as np\n\n\n"
     mats = "class Mats(NamedTuple):\n    A: np.ndarray\n    B: np.ndarray\n\n\n"
     statics = STATIC_HELPERS + "\n\n" if static else ""
+    statics += ALIAS_HELPERS + "\n\n" if aliases else ""
     return mode.header() + imports + mats + statics + "\n\n".join(texts)
 
 

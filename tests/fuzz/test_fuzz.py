@@ -154,3 +154,17 @@ def test_random_static_programs():
         _run(source, args)
 
     run()
+
+
+def test_random_alias_programs():
+    """Programs keeping helpers' results that may be their argument (a view, a
+    tuple's item) through loops, while loops, branches, lists and dicts, then
+    writing the argument or the result (generator.Generator._alias_block):
+    numpy's value or a refusal at a line of the block."""
+    @seed(SEED + 50)
+    @settings(SETTINGS, max_examples=max(1, int(LONG) // 5) if LONG else 12)
+    @given(source=programs(aliases=True), args=arguments())
+    def run(source, args):
+        _run(source, args)
+
+    run()

@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irad
-from irad.frontend.lowering import lower_function, signature_of
+from irad.frontend.entry_arguments import signature_of
+from irad.frontend.module_lowering import lower_function
 from tests.api.test_gradients import check_fd
 from tests.frontend.test_joins import BACKENDS
 from tests.mlir_roundtrip import record

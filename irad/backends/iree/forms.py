@@ -70,11 +70,13 @@ def for_iree(module: ModuleOp) -> ModuleOp:
     """A copy of `module` with what IREE 3.13 miscompiles or refuses written
     in forms it takes."""
     module = module.clone()
+    # IREE also adds a long reduction in order (O(n) rounding error); first, as the
+    # partial sums start from splats, which IREE takes as fills (_SplatAsFill)
+    blocked_sums.block_sums(module)
     walker = GreedyRewritePatternApplier([_CumsumAsTensorOps(), _LinearScanAsTensorOps(), _InsertAsSlice(), _SplatAsFill(), _HostMath()])
     PatternRewriteWalker(walker, apply_recursively=False).rewrite_module(module)
     branches_as_selects(module)
     widen_carried_scalars(module)
-    blocked_sums.block_sums(module)  # IREE also adds a long reduction in order: O(n) rounding error
     return module
 
 

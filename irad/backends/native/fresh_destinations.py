@@ -39,8 +39,7 @@ from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.linalg.abstract_ops import LinalgStructuredOperation
 from xdsl.ir import OpResult, Operation, SSAValue, Use
 
-# Ops whose result is their tensor operand seen another way: a chain continues through them.
-VIEWS = (tensor.CastOp, tensor.ReshapeOp, tensor.CollapseShapeOp, tensor.ExpandShapeOp)
+from irad.ir.tensor import SAME_ELEMENTS
 
 
 def destination_indices(op: Operation) -> range:
@@ -82,7 +81,7 @@ def only_reads(use: Use) -> bool:
         return use.index not in destination_indices(op)
     if isinstance(op, tensor.ReshapeOp) and use.index == 1:
         return True  # the shape
-    if isinstance(op, VIEWS) or (_identity_slice(op) and use.index == 0):  # a view that is only read
+    if isinstance(op, SAME_ELEMENTS) or (_identity_slice(op) and use.index == 0):  # a view that is only read
         return all(only_reads(u) for u in op.results[0].uses)
     # a tensor operand of alloc_tensor is what it copies
     return is_elementwise(op) or isinstance(
