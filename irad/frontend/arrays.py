@@ -42,6 +42,8 @@ from irad.frontend.globals import is_hidden
 from irad.frontend.held_ints import HeldInts, zero_divisor_of_ints
 from irad.frontend.numpy_table import NUMPY, library_entries, numpy_function, numpy_name, numpy_signature, parameters
 from irad.frontend.values import MappingValue, Static, is_array
+from irad.frontend import folding
+from irad.frontend.folding import folded
 from irad.frontend.views import Reshape, Slice, Transpose, Views
 from irad.ir.types import (
     F32, F64, I1, I64, NARROW_INTS, describe, dtype_name, int_element, is_bool, is_float, is_int, is_narrow_int, is_uint,
@@ -147,7 +149,7 @@ class ArrayLowering:
         if not known:
             raise self.fl.runtime_error(node, f"{what} must be known while lowering (a constant or a shape)",
                                         ARRAYS_HINT, value)
-        return obj
+        return _plain(obj)
 
     @staticmethod
     def is_static(value) -> bool:
@@ -498,6 +500,13 @@ class ArrayLowering:
                     "docs/scipy.md lists the scipy functions irad lowers; write it with those "
                     "and numpy's, or compute it outside the differentiated function",
                 )
+            if name.startswith("numpy.random."):  # np.random.default_rng(seed), np.random.normal(...)
+                raise self.error(
+                    node, f"{name}: irad's programs draw no random numbers (a compiled program is a function "
+                    "of its arguments, and a seed would be read once, while lowering)",
+                    "draw them outside and pass them in: noise = np.random.default_rng(seed).normal(size=shape), "
+                    "then loss(w, x, noise), as a JAX program takes its key's draws",
+                )
             raise self.error(
                 node, f"the numpy function {name} is not supported by irad",
                 "docs/arrays.md lists the numpy functions irad lowers; write it with those in a "
@@ -506,6 +515,9 @@ class ArrayLowering:
             )
         handler, params = entry
         bound_args = self.bind(fn, params, args, kwargs, node)
+        known = folding.known_call(fn, [_known(v) for v in args], {k: _known(v) for k, v in kwargs.items()})
+        if known is not None:  # np.prod(x.shape), np.sqrt(n): numbers of known numbers stay known
+            return known
         if self.fl.owner.has_rules(fn) and all(isinstance(v, SSAValue) for v in args) and not kwargs:
             # the pass must meet a call op to consult the rule table
             try:
@@ -675,7 +687,7 @@ class ArrayLowering:
 
     # ---- shapes ----------------------------------------------------------------------
     def reshape_to(self, x: SSAValue, dims, node) -> SSAValue:
-        dims = list(dims)
+        dims = list(_plain(tuple(dims)))  # np.prod(x.shape[1:]) is numpy's int
         size = math.prod(T.shape(x))
         if dims.count(-1) == 1:
             known = math.prod(d for d in dims if d != -1)
@@ -956,15 +968,18 @@ def _known(value) -> tuple[bool, object]:
     if isa(owner, arith.ConstantOp):
         raw = owner.value.value.data
         return True, bool(raw) if is_bool(value.type) else raw
-    if isa(owner, (arith.SubiOp, arith.NegfOp)):  # -1 is 0 - 1 in the IR
-        parts = [_known(v) for v in owner.operands]
-        if all(k for k, _ in parts):
-            values = [v for _, v in parts]
-            return True, -values[0] if len(values) == 1 else values[0] - values[1]
-    return False, None
+    return folded(value)  # -1 is 0 - 1 in the IR, int(np.sqrt(9)) a few ops on constants
 
 
 known_value = _known
+
+
+def _plain(obj):
+    """numpy's ints and bools as Python's, in tuples too: a shape, an axis or a
+    count taken while lowering (`np.prod(x.shape[1:])` is an np.int64)."""
+    if isinstance(obj, tuple):
+        return tuple(_plain(v) for v in obj)
+    return obj.item() if isinstance(obj, (np.integer, np.bool_)) else obj
 
 
 def _place(i: int, names: list[str], numpy) -> str:
@@ -1479,6 +1494,8 @@ _METHODS = {
     "copy": np.copy, "clip": np.clip, "reshape": np.reshape, "var": np.var, "std": np.std,
     "astype": "ndarray.astype", "flatten": "ndarray.flatten", "item": "ndarray.item",
 }
+# what numpy's scalars have of an array's surface (np.float64(2.0).sum(), .shape)
+ARRAY_ATTRIBUTES = frozenset({*_METHODS, "shape", "ndim", "size", "T"})
 
 
 def array_method(al: ArrayLowering, method: BoundMethod, args: list, kwargs: dict, node):

@@ -157,9 +157,9 @@ class Calls:
         for k in node.keywords:
             if k.arg is None:
                 value = self.fl.expr(k.value)
-                if not isinstance(value, Keywords):
+                if not isinstance(value, Keywords) and not (isinstance(value, MappingValue) and value.cls is dict):
                     raise self.fl.src.error(
-                        k.value, "`**` in a call expands only a function's own **kwargs",
+                        k.value, "`**` in a call expands a dict or a function's own **kwargs",
                         "pass the keyword arguments by name",
                     )
                 pairs = value.items
@@ -273,7 +273,7 @@ class Calls:
             value = args[0]
             if isinstance(value, tuple) or isinstance(value, ITERABLES):
                 return self.fl.iteration.length_of(value, node)
-            if isinstance(value, MappingValue):  # len(params): known while lowering
+            if isinstance(value, (MappingValue, Keywords)):  # len(params), len(kwargs): known while lowering
                 return Static(len(value.items))
             if isinstance(value, Static) and isinstance(value.obj, (tuple, list, range, str)):
                 return Static(len(value.obj))
@@ -286,6 +286,8 @@ class Calls:
             return self.fl.iteration.make_enumerate(args, kwargs, node)
         if obj is builtins.reversed and not kwargs:
             return self.fl.iteration.make_reversed(args, node)
+        if obj is builtins.sorted:
+            return self.fl.lists.new_list(self.fl.iteration.sorted_items(args, kwargs, node))
         if obj in (builtins.tuple, builtins.list) and not kwargs and len(args) <= 1:
             items = self.fl.iteration.items_of(args[0], node) if args else ()
             return self.fl.lists.new_list(items) if obj is builtins.list else items

@@ -6,10 +6,12 @@ the leaves and the tree the module is specialised for (`flatten_arguments`).
 from __future__ import annotations
 
 import inspect
+import numbers
 import re
 import types
 from collections.abc import Callable
 
+import numpy as np
 from xdsl.ir import Attribute
 
 from irad.base import pytrees
@@ -85,10 +87,12 @@ def bind_arguments(fn, args: tuple, kwargs: dict) -> tuple:
                 f"{key}=...), or make it a positional parameter",
             )
     # the defaults after the last argument the call gives are arguments too while
-    # they are data; from a function or an object on, the callee takes its own
+    # they are float data; from an int, a bool, a function or an object on, the
+    # callee takes its own, known while lowering, as JAX leaves an unpassed default
+    # a Python value (`def loss(p, x, n_heads=2)`: n_heads may set a shape)
     last = max((i + 1 for i, (_, given) in enumerate(positional) if given), default=0)
     n = last
-    while n < len(positional) and is_data(positional[n][0]):
+    while n < len(positional) and is_float_data(positional[n][0]):
         n += 1
     return (*(value for value, _ in positional[:n]), *out)
 
@@ -101,6 +105,15 @@ def is_data(value) -> bool:
     except pytrees.BadLeaf:
         return False
     return True
+
+
+def is_float_data(value) -> bool:
+    """Data without a Python int or bool in it: a default the entry takes as a
+    run-time argument (ints and bools set shapes, trip counts and branches)."""
+    if not is_data(value):
+        return False
+    leaves, _ = pytrees.flatten(value, "", type_of_value)
+    return not any(isinstance(leaf, (numbers.Integral, np.bool_)) for leaf in leaves)
 
 
 def _call_error(fn, message: str, hint: str) -> UnsupportedError:

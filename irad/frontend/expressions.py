@@ -25,7 +25,7 @@ import numpy as np
 from xdsl.dialects import arith, scf
 from xdsl.dialects import math as mathd
 from xdsl.ir import Block, Region, SSAValue
-from irad.frontend.arrays import STATIC_OPERATORS, known_value
+from irad.frontend.arrays import ARRAY_ATTRIBUTES, STATIC_OPERATORS, known_value
 from irad.frontend.callables import Keywords, Partial, rebuild
 from irad.frontend.known_methods import format_string
 from irad.ir import tensor as tensor_ops
@@ -114,8 +114,27 @@ class Expressions:
             raise self.fl.src.error(node, f"name '{node.id}' is not defined") from None
         return self.fl._static_value(Static(obj, origin), node)
 
+    def _number_attribute(self, base, node: ast.Attribute) -> Value:
+        """An attribute of a run-time number: numpy's scalars (np.float64, what
+        `scipy.stats.t.logpdf(0.3, 4.0)` or `np.sum(x)` gives) have the array
+        methods and attributes (`.sum()`, `.item()`, `.shape`); Python's numbers do not."""
+        kind = numpy_scalars.kind(base) if isa(base, SSAValue) else None
+        if kind in (numpy_scalars.NUMPY, numpy_scalars.EITHER) and node.attr in ARRAY_ATTRIBUTES:
+            if kind == numpy_scalars.EITHER:
+                raise self.fl.src.error(
+                    node, f"`.{node.attr}` of a number that is numpy's scalar on one path and a Python number on "
+                    "another (Python's have no array methods)", "make it numpy's on every path: np.float64(v)")
+            return self.fl.arrays.attribute(base, node.attr, node)
+        if kind == numpy_scalars.PYTHON and node.attr in ARRAY_ATTRIBUTES:
+            raise self.fl.src.error(
+                node, f"'{'float' if is_float(base.type) else 'int'}' object has no attribute '{node.attr}' "
+                "(a Python number, where numpy's scalar would have it)", "call numpy's function: np.sum(v), ...")
+        raise self.fl.src.error(node, f"attribute access `.{node.attr}` on a runtime value is not supported")
+
     def expr_Attribute(self, node: ast.Attribute) -> Value:
         base = self.fl.expr(node.value)
+        if isinstance(base, Keywords):  # kwargs.get("a", 0.0), kwargs.items(): a function's **kwargs is a dict
+            base = MappingValue(dict, base.items)
         if is_array(base):
             return self.fl.arrays.attribute(base, node.attr, node)
         if isinstance(base, (RecordValue, MappingValue)) and base.cls is not dict:
@@ -125,9 +144,7 @@ class Expressions:
         if isinstance(base, tuple):
             return self.fl.lists.sequence_attribute(base, node)  # xs.append (lists.py)
         if not isinstance(base, Static):
-            raise self.fl.src.error(
-                node, f"attribute access `.{node.attr}` on a runtime value is not supported"
-            )
+            return self._number_attribute(base, node)
         self.fl.lists.refuse_known_list_change(base, node)  # GLOBAL_LIST.append(v) (lists.py)
         if not hasattr(base.obj, node.attr):
             raise self.fl.src.error(node, f"{self.fl.kind_of(base)} has no attribute '{node.attr}'")
@@ -406,6 +423,9 @@ class Expressions:
     ) -> SSAValue:
         em = self.fl.em
         n = _literal_int(exponent_node)
+        if n is None:  # an int known while lowering (`2 ** k` in a loop lowered per index) is as good
+            exponent = self.fl.number(exponent_node) if exponent is None else exponent
+            n = integers.constant_int(exponent)
         if n is not None and n < 0 and not is_float(base.type) and numpy_scalars.kind(base) != numpy_scalars.PYTHON:
             raise self.fl.src.error(
                 node, "numpy's int ** negative int raises (integers to negative integer powers are not "

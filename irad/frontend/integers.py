@@ -24,6 +24,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.traits import is_side_effect_free
 
 from irad.frontend.emitter import Emitter
+from irad.frontend.folding import folded
 from irad.ir.types import I64, is_int
 
 INT64_MIN = -(2**63)
@@ -40,10 +41,14 @@ FOLDS = {
 
 
 def constant_int(v: SSAValue) -> int | None:
-    """The value of an int constant (not a bool), if `v` is one."""
+    """The value of an int constant (not a bool), if `v` is one or is computed
+    from constants alone (`int(np.log2(8))`: folding.py)."""
     owner = v.owner
     if isinstance(owner, arith.ConstantOp) and is_int(v.type):
         return owner.value.value.data
+    if is_int(v.type) and isinstance(owner, Operation):
+        known, value = folded(v)
+        return value if known else None
     return None
 
 

@@ -50,6 +50,33 @@ from irad.ir.types import I1, I64, is_float
 
 
 
+class _RuntimeCompared(Exception):
+    pass
+
+
+class _Unordered:
+    """A run-time value's place in a sort key: comparing it is refused."""
+
+    def __lt__(self, other):
+        raise _RuntimeCompared
+
+    __gt__ = __le__ = __ge__ = __lt__
+
+    def __eq__(self, other):
+        raise _RuntimeCompared
+
+    __hash__ = object.__hash__
+
+
+def _sort_key(fl, value):
+    """What sorted() compares of an item: its value known while lowering, a
+    tuple's items' keys; a run-time value is a key that refuses comparison."""
+    if isinstance(value, tuple):
+        return tuple(_sort_key(fl, v) for v in value)
+    known, obj = known_value(value)
+    return obj if known and not isinstance(obj, tuple) else (_sort_key(fl, obj) if known else _Unordered())
+
+
 # ---- iterables as values ----------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class RangeValue:
@@ -280,6 +307,26 @@ class Iteration:
             sign = 1 if literal > 0 else -1
         return RangeValue(start, stop, step, sign)
 
+    def sorted_items(self, args: list, kwargs: dict, node) -> tuple:
+        """sorted(xs) by what is known while lowering: keys (`sorted(params)`,
+        `sorted(params.items())`), ints, tuples whose known first items decide.
+        Comparing run-time values would order by data: refused."""
+        reverse = kwargs.pop("reverse", Static(False))
+        if len(args) != 1 or kwargs:
+            raise self.fl.src.error(node, "sorted() of one iterable, with reverse= (a key= function is not supported)",
+                                    "sort by the items themselves: sorted(d.items()) orders by the keys")
+        items = self.items_of(args[0], node)
+        keys = [_sort_key(self.fl, v) for v in items]
+        try:
+            order = sorted(range(len(items)), key=lambda k: keys[k],
+                           reverse=bool(self.fl.arrays.static(reverse, node, "sorted's reverse=")))
+        except _RuntimeCompared:
+            raise self.fl.src.error(node, "sorted() would compare values known only at run time (the order "
+                                    "would depend on the data)",
+                                    "sort keys or ints known while lowering (sorted(d.items()) with distinct "
+                                    "keys), or use np.sort / np.argsort on an array") from None
+        return tuple(items[k] for k in order)
+
     def make_zip(self, args: list, kwargs: dict, node) -> ZipValue:
         strict = kwargs.pop("strict", Static(False))
         if kwargs:
@@ -423,8 +470,11 @@ class Iteration:
             elif self.fl.lists.unrolls_for_lists(stmt, walk.length, walk_bounds(walk)):
                 if not self.fl.lists.stacked_appends(stmt, walk):  # items kept in a buffer (lists.py)
                     self._unrolled_for(stmt, walk)
-            else:
-                self.scf_for(stmt, walk)
+            elif walk.length is None or not self.fl.lists.tentatively(lambda: self.scf_for(stmt, walk)):
+                # a known trip count, and a body one scf.for cannot hold (it needs the
+                # loop variable known while lowering: params[f"W{i}"], a shape, a
+                # list's index): lowered once per iteration, as Python runs it
+                self.scf_for(stmt, walk) if walk.length is None else self._unrolled_for(stmt, walk)
         finally:
             self.fl.lists.done_walking(walked)
             self.release(hidden)

@@ -57,8 +57,9 @@ def format_string(fl, node: ast.JoinedStr) -> Static:
             raise fl.src.error(
                 node, f"an f-string formats values known while lowering (strs, ints), not run-time values "
                 f"(`{ast.unparse(part.value)}` is {fl.kind_of(value)})",
-                "loop over a tuple of keys, or over range() inside a comprehension (unrolled), so the "
-                "value is known; a key must be known to pick a dict's item",
+                "loop over a tuple of keys, or over range(n) with n known while lowering (a constant, a "
+                "shape, len(...), a static argument), so the value is known; a key must be known to pick "
+                "a dict's item",
             )
         obj = {"s": str, "r": repr, "a": ascii}.get(chr(part.conversion), lambda v: v)(obj) if part.conversion != -1 else obj
         spec = format_string(fl, part.format_spec).obj if part.format_spec is not None else ""

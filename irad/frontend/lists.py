@@ -545,12 +545,18 @@ class Lists:
         names = self._appended_once(stmt)
         if not names or not walk.length:
             return False
+        # lowered once per iteration instead where that fails, which says what is wrong if anything is
+        return self.tentatively(lambda: self._lower_stacked(stmt, walk, names))
+
+    def tentatively(self, lower) -> bool:
+        """Run `lower`; where it raises UnsupportedError, undo what it did (the
+        path, the lists' flags, the ops it emitted) and return False."""
         saved, last = self.fl.path.copy(), self.fl.em.block.last_op
         flags = [(v, v.mutable, v.why, v.hint) for held in saved.slots().values() for v in lists_inside(held)]
         try:
-            self._lower_stacked(stmt, walk, names)
+            lower()
             return True
-        except UnsupportedError:  # lowered once per iteration instead, which says what is wrong if anything is
+        except UnsupportedError:
             self.fl.path = saved
             for v, mutable, why, hint in flags:  # the attempt may have frozen lists (a loop carrying them)
                 v.mutable, v.why, v.hint = mutable, why, hint

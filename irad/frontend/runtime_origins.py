@@ -69,10 +69,11 @@ def _origin(fl, value: SSAValue, depth: int) -> RuntimeOrigin | None:
         if isinstance(v, BlockArgument):
             if v.block is fl.block:
                 return _parameter(fl, v, depth)
-            return RuntimeOrigin("it is the index of a loop or a value a loop carries, known only at run "
-                                 "time (a loop over a range is one scf.for, not unrolled)",
-                                 "loop over a tuple (for i in (0, 1, 2)) to unroll the loop, so that the "
-                                 "index is known in each copy")
+            return RuntimeOrigin("it is the index of a loop whose trip count is known only at run time, or "
+                                 "a value a loop carries from one iteration to the next",
+                                 "give the loop a trip count known while lowering (a constant, a shape, len(...), "
+                                 "an argument made static with static_argnums=...): such a loop is lowered once "
+                                 "per iteration where its body needs the index known")
         owner = v.owner
         if not isinstance(owner, Operation):
             continue

@@ -71,6 +71,7 @@ for _fn, _impl in (
     _elementwise(_fn, ("x",), _calling(_impl))
 _elementwise(scipy.special.xlogy, ("x", "y"), _calling(special.xlogy))
 _elementwise(scipy.special.xlog1py, ("x", "y"), _calling(special.xlog1py))
+_elementwise(scipy.special.betaln, ("a", "b"), _calling(special.betaln))
 
 
 @numpy_function(scipy.special.polygamma, params=("n", "x"))

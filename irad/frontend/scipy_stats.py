@@ -1,12 +1,15 @@
-"""scipy.stats.norm in the numpy table (numpy_table.py): pdf, logpdf, cdf,
-logcdf, sf and logsf, with loc and scale positional or by keyword, as scipy
-takes them.
+"""scipy.stats in the numpy table (numpy_table.py): norm's pdf, logpdf, cdf,
+logcdf, sf, logsf and the quantiles ppf and isf; the log-densities of gamma,
+t, beta, expon and laplace; poisson's logpmf and pmf; with loc, scale and the
+shape parameters positional or by keyword, as scipy takes them.
 
 Registered on demand like scipy_special.py (irad/frontend/__init__.py). Each
 calls its function in irad/special.py, in float64: scipy.stats computes and
-returns float64 for float32 arguments too. A scale <= 0 gives NaN, as scipy's
-invalid parameters do. The tails go through log_ndtr and ndtr, so logcdf and
-logsf stay finite far out, and their derivatives too (log_ndtr's rule).
+returns float64 for float32 arguments too. A scale (or a shape parameter)
+<= 0 gives NaN, as scipy's invalid parameters do; off the support the
+log-density is -inf. The tails go through log_ndtr and ndtr, so logcdf and
+logsf stay finite far out, and their derivatives too (log_ndtr's rule); ppf
+and isf go through ndtri (and its rule).
 """
 
 from __future__ import annotations
@@ -27,18 +30,29 @@ def _number_or_array(al, v, node):
     return al.array(v, node)
 
 
-def _norm(method, impl):
-    def handler(al, node, x, loc, scale):
-        values = al.floats(node, *(_number_or_array(al, v, node) for v in (x, loc, scale)))
+def _distribution(method, impl, params):
+    """An entry whose arguments (numbers or arrays) `impl` takes in the order of
+    `params`, scipy's, the omitted ones at their defaults."""
+    def handler(al, node, *args):
+        values = al.floats(node, *(_number_or_array(al, v, node) for v in args))
         result = call_library(al, impl, [al.to_element(v, F64) for v in values], node)
         return al.new(result) if is_array(result) else result
 
-    numpy_function(method, params=("x", "?loc=0.0", "?scale=1.0"))(handler)
+    numpy_function(method, params=params)(handler)
 
 
-for _method, _impl in (
-    (scipy.stats.norm.pdf, special.norm_pdf), (scipy.stats.norm.logpdf, special.norm_logpdf),
-    (scipy.stats.norm.cdf, special.norm_cdf), (scipy.stats.norm.logcdf, special.norm_logcdf),
-    (scipy.stats.norm.sf, special.norm_sf), (scipy.stats.norm.logsf, special.norm_logsf),
+LOC_SCALE = ("?loc=0.0", "?scale=1.0")
+for _method, _impl, _params in (
+    (scipy.stats.norm.pdf, special.norm_pdf, ()), (scipy.stats.norm.logpdf, special.norm_logpdf, ()),
+    (scipy.stats.norm.cdf, special.norm_cdf, ()), (scipy.stats.norm.logcdf, special.norm_logcdf, ()),
+    (scipy.stats.norm.sf, special.norm_sf, ()), (scipy.stats.norm.logsf, special.norm_logsf, ()),
+    (scipy.stats.norm.ppf, special.norm_ppf, ()), (scipy.stats.norm.isf, special.norm_isf, ()),
+    (scipy.stats.gamma.logpdf, special.gamma_logpdf, ("a",)), (scipy.stats.t.logpdf, special.t_logpdf, ("df",)),
+    (scipy.stats.beta.logpdf, special.beta_logpdf, ("a", "b")),
+    (scipy.stats.expon.logpdf, special.expon_logpdf, ()), (scipy.stats.laplace.logpdf, special.laplace_logpdf, ()),
 ):
-    _norm(_method, _impl)
+    first = "q" if _impl in (special.norm_ppf, special.norm_isf) else "x"
+    _distribution(_method, _impl, (first, *_params, *LOC_SCALE))
+for _method, _impl in ((scipy.stats.poisson.logpmf, special.poisson_logpmf),
+                       (scipy.stats.poisson.pmf, special.poisson_pmf)):
+    _distribution(_method, _impl, ("k", "mu", "?loc=0.0"))

@@ -135,6 +135,8 @@ def static_positions(f, static_argnums: Sequence[int], static_argnames: Sequence
     (all positional, defaults filled in), whose parameters are `names`."""
     out = set()
     for n in static_argnums:
+        if n >= n_args and _defaulted(f, n):  # left to its default by the call: the callee's own, static anyway
+            continue
         if not -n_args <= n < n_args:
             raise error_at(f, f"static_argnums {tuple(static_argnums)!r} is out of range for {name_of(f)}, "
                            f"which was called with {n_args} arguments")
@@ -146,6 +148,17 @@ def static_positions(f, static_argnums: Sequence[int], static_argnames: Sequence
             raise error_at(f, f"static_argnames names '{name}', which is not a parameter of {name_of(f)} "
                            f"({', '.join(names[:n_args]) or 'none'})")
     return frozenset(out)
+
+
+def _defaulted(f, n: int) -> bool:
+    """Is the positional parameter `n` of `f` one with a default?"""
+    while isinstance(f, Transformation):
+        f = f.f
+    try:
+        params = [p for p in inspect.signature(f).parameters.values() if p.kind <= p.POSITIONAL_OR_KEYWORD]
+    except (TypeError, ValueError):
+        return False
+    return n < len(params) and params[n].default is not inspect.Parameter.empty
 
 
 def _is_parameter(f, name: str) -> bool:

@@ -612,9 +612,10 @@ def dict_branch_iterated(x):
     return u * v
 
 
-def dict_loop_reordered(x):
+def dict_loop_reordered(x, n):
     d = {"u": x, "v": x}
-    for i in range(3):  # <- refused
+    # a known n: one copy of the body per iteration (tests/frontend/test_known_loops.py)
+    for i in range(n):  # <- refused
         d = {"v": d["u"], "u": d["v"] * x}
     return d["u"]
 
@@ -703,7 +704,7 @@ REFUSED = [
     (errstate_positional, (1.0,), "np.errstate takes its settings by keyword"),
     (triangle_of_a_runtime_size, (x3, 2), "n must be known while lowering"),
     (dict_branch_iterated, (1.0,), "this dict had its keys inserted in different orders"),
-    (dict_loop_reordered, (1.0,), "inserts the keys of the dict 'd' in another order"),
+    (dict_loop_reordered, (1.0, 3), "inserts the keys of the dict 'd' in another order"),
     (dict_update, (1.0,), r"dict.update\(\) changes the dict"),
     (dict_int_keys, (1.0,), "a dict key must be a str known while lowering"),
     (tuple_mixed_types, (1.0, 0), r"the items of this tuple have different types \(float \(f64\) and int \(i64\)\)"),

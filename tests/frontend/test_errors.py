@@ -247,8 +247,9 @@ def e_starred_call(x):
     return square(*t)  # E:starred_call
 
 
-def e_kwargs_call(x):
-    return square(**{"v": x})  # E:kwargs_call
+def e_kwargs_call(x):  # a dict expands (tests/frontend/test_program_idioms.py); a list does not
+    pairs = [("v", x)]
+    return square(**pairs)  # E:kwargs_call
 
 
 def e_attribute(x):
@@ -536,7 +537,7 @@ CASES = [
     Case("complex_literal", e_complex_literal, (1.0,), "1j"),
     Case("walrus", e_walrus, (1.0,), "y :="),
     Case("starred_call", e_starred_call, (1.0,), "square("),
-    Case("kwargs_call", e_kwargs_call, (1.0,), "{"),
+    Case("kwargs_call", e_kwargs_call, (1.0,), "pairs"),
     Case("attribute", e_attribute, (1.0,), "x.real"),
     Case("method", e_method, (1.0,), "x.conjugate"),
     Case("recursion", e_recursion, (1.0,), None),

@@ -13,6 +13,7 @@ import pytest
 from irad import IradError
 
 from tests.realistic import factories as fac
+from tests.realistic import field as fl
 from tests.realistic import learning as ml
 from tests.realistic import modelling as mod
 from tests.realistic import science as sci
@@ -28,6 +29,7 @@ class Case:
     reference: str = "jax"             # "jax": the JAX twin; "fd": numpy + central differences
     static_argnums: tuple = ()
     refused: str | None = None         # the class of problem, while irad refuses the program
+    native: bool = True                # False: its native compile is long (the python backend checks it)
 
 
 def marked(case: Case, refused: str | None):
@@ -274,6 +276,98 @@ def laplace_args():
     return 0.3, X, (X @ np.array([1.0, -1.0, 0.5]) + r.normal(size=30) > 0).astype(float)
 
 
+# ---- field.py ---------------------------------------------------------------------------------------
+def reinforce_args():
+    r = rng(50)
+    T, n_states, n_actions = 7, 4, 3
+    return (r.normal(size=(n_states, n_actions)) * 0.3, r.normal(size=(T, n_states)),
+            r.integers(0, n_actions, size=T), r.normal(size=T))
+
+
+def sinkhorn_args():
+    r = rng(51)
+    return r.normal(size=(5, 2)), r.normal(size=(4, 2)) + 0.5
+
+
+def crf_args():
+    r = rng(52)
+    n_features, n_tags, T = 3, 3, 6
+    params = fl.CRFParams(r.normal(size=(n_features, n_tags)) * 0.5, r.normal(size=(n_tags, n_tags)) * 0.5,
+                          r.normal(size=n_tags) * 0.1)
+    return params, r.normal(size=(T, n_features)), r.integers(0, n_tags, size=T)
+
+
+def matern_args():
+    r = rng(53)
+    X = r.uniform(-2, 2, size=(10, 2))
+    return np.log(np.array([0.9, 1.1, 0.05])), X, np.sin(X[:, 0]) * np.cos(X[:, 1])
+
+
+def convnet_args():
+    r = rng(54)
+    params = {"conv": r.normal(size=(2, 1, 3, 3)) * 0.5, "bias": np.full(2, 0.1), "dense": r.normal(size=(8, 3)) * 0.5}
+    return params, r.normal(size=(3, 1, 6, 6)), np.array([0, 2, 1])
+
+
+def bspline_args():
+    r = rng(55)
+    x = np.sort(r.uniform(0, 0.999, size=30))
+    return r.normal(size=7) * 0.3, x, np.sin(2 * np.pi * x)
+
+
+def schedule_args():
+    r = rng(56)
+    X, X_val = r.normal(size=(20, 3)), r.normal(size=(10, 3))
+    w = np.array([1.0, -0.5, 2.0])
+    return np.log(np.array([0.1, 0.01])), X, X @ w + 0.1 * r.normal(size=20), X_val, X_val @ w
+
+
+def masked_attention_args():
+    r = rng(57)
+    return ({name: r.normal(size=(4, 4)) * 0.5 for name in ("Wq", "Wk", "Wv", "Wo")}, r.normal(size=(2, 5, 4)),
+            np.array([5, 3]))
+
+
+def poisson_offset_args():
+    r = rng(58)
+    X, exposure = r.normal(size=(25, 2)), r.uniform(0.5, 2, size=25)
+    counts = r.poisson(exposure * np.exp(0.3 + X @ np.array([0.4, -0.3]))).astype(float)
+    return np.array([0.1, 0.2, -0.1]), X, counts, exposure
+
+
+def copula_args():
+    r = rng(59)
+    return {"offdiag": r.normal(size=3) * 0.3, "log_diag": np.zeros(3)}, r.uniform(0.05, 0.95, size=(15, 3))
+
+
+def dropout_mlp_args():
+    r = rng(60)
+    params = [(r.normal(size=(3, 5)) * 0.5, np.zeros(5)), (r.normal(size=(5, 5)) * 0.5, np.full(5, 0.1)),
+              (r.normal(size=(5, 1)) * 0.5, np.zeros(1))]
+    return params, r.normal(size=(6, 3)), r.normal(size=6), (r.uniform(size=(2, 6, 5)) > 0.2) * 1.25
+
+
+def residual_net_args():
+    r = rng(61)
+    params = {"W0": r.normal(size=(4, 4)) * 0.3, "b0": np.zeros(4), "W1": r.normal(size=(4, 4)) * 0.3,
+              "b1": np.full(4, 0.1), "head": r.normal(size=4)}
+    return params, r.normal(size=(5, 4)), r.normal(size=5)
+
+
+def poisson_gamma_args():
+    r = rng(62)
+    exposure = r.uniform(0.5, 2.0, size=6)
+    return (np.concatenate([r.normal(size=6) * 0.2, [0.5, -0.3]]),
+            r.poisson(1.5 * exposure).astype(float), exposure)
+
+
+def student_t_args():
+    r = rng(63)
+    X = r.normal(size=(12, 2))
+    y = X @ np.array([0.7, -1.1]) + r.standard_t(3, size=12) * 0.4
+    return {"w": np.array([0.5, -1.0]), "log_df": 0.7, "log_scale": -0.6}, X, y
+
+
 LINEAR_MODEL = ml.LinearModel(*huber_args()[1:])
 RIDGE_OBJECTIVE = ml.RidgeObjective(*huber_args()[1:])
 
@@ -332,4 +426,32 @@ CASES = [
     Case("mixture_density_network", fac.mdn_nll, mdn_args),
     Case("neural_ode_rk4", fac.neural_ode_loss, neural_ode_args),
     Case("laplace_evidence", fac.negative_laplace_evidence, laplace_args, transforms=("value_and_grad", "hessian")),
+    Case("reinforce_policy_gradient", fl.reinforce_loss, reinforce_args),
+    Case("sinkhorn_transport", fl.sinkhorn_loss, sinkhorn_args, argnums=(0, 1)),
+    Case("crf_forward_algorithm", fl.crf_nll, crf_args),
+    Case("matern_gaussian_process", fl.matern_gp_nll, matern_args, transforms=("value_and_grad", "hessian")),
+    Case("convnet_im2col_maxpool", fl.convnet_loss, convnet_args),
+    Case("hmc_leapfrog", fl.hmc_log_accept, lambda: (np.log(0.45), np.array([0.5, -0.3]), np.array([1.5, -1.0])),
+         argnums=(0, 1, 2)),
+    Case("bspline_fit", fl.bspline_fit_loss, bspline_args,
+         native=False),  # ~25 s to compile natively (checked by hand: the same values)
+    Case("spring_chain_until_converged", fl.spring_equilibrium,
+         lambda: (np.log(np.array([20.0, 15.0, 25.0, 18.0])), np.array([0.5, 0.4, 0.6, 0.5]),
+                  np.array([0.3, 0.2, 0.4, 0.25])), argnums=(0, 1, 2)),
+    Case("lr_schedule_hyperparameters", fl.trained_validation_loss, schedule_args),
+    Case("masked_multihead_attention", fl.masked_attention_loss, masked_attention_args, argnums=(0, 1)),
+    Case("poisson_glm_offsets", fl.poisson_offset_nll, poisson_offset_args, transforms=("value_and_grad", "hessian")),
+    Case("gaussian_copula", fl.copula_nll, copula_args, reference="fd"),
+    Case("dropout_mlp_pairs", fl.dropout_mlp_loss, dropout_mlp_args),
+    Case("residual_net_config", fl.residual_net_loss, residual_net_args),
+    Case("poisson_gamma_counts", fl.poisson_gamma_nll, poisson_gamma_args, reference="fd"),
+    Case("student_t_regression", fl.student_t_nll, student_t_args, reference="fd"),
+    Case("beta_binomial", fl.beta_binomial_nll,  # scipy's betaln: JAX's is 1.5e-7 off at (9, 3)
+         lambda: (np.array([0.3, 0.7]), np.array([2.0, 5.0, 1.0, 7.0]), np.array([10.0, 10.0, 8.0, 12.0])),
+         reference="fd"),
+    Case("first_passage_early_return", fl.first_passage_cost,
+         lambda: (np.array([0.3, 0.05]), rng(64).normal(size=30))),
+    Case("spectral_penalty", fl.spectral_loss, lambda: (rng(65).normal(size=9), np.array([1.0, 2.0, 3.0]))),
+    Case("piecewise_smoothing", fl.piecewise_smooth_loss,
+         lambda: (np.array([0.5, -0.3, 1.2]), np.linspace(-2, 2, 9), np.cos(np.linspace(-2, 2, 9)))),
 ]
