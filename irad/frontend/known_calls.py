@@ -1,13 +1,13 @@
-"""Pure library calls on values known while lowering, made while lowering:
-`sorted(x.shape)`, `math.prod(x.shape[1:])`, `np.prod(x.shape)`, as Python and
-numpy compute them. Shape arithmetic is written with them; their results are
-again known while lowering (an int that can size an array, index a tuple or
-bound a `range`).
+"""Python's pure functions of known values, called while lowering:
+`math.prod(x.shape[1:])`, `math.gcd(n, m)`, `divmod(n, 4)`, as Python computes
+them. Shape arithmetic is written with them; their results are again known
+while lowering (an int that can size an array, index a tuple or bound a
+`range`). numpy's functions of known numbers are folding.py's (`np.prod(x.shape)`
+stays numpy's np.int64), sorted() is iteration.sorted_items'.
 
-Only functions without side effects are called (no random numbers), only when
-every argument is a known number, str, None or tuple of them, and only
-results of those kinds are kept; anything else goes to the call's usual
-lowering."""
+Only functions without side effects are called, only when every argument is
+a known number, str, None or tuple of them, and only results of those kinds
+are kept; anything else goes to the call's usual lowering."""
 
 from __future__ import annotations
 
@@ -21,9 +21,7 @@ from xdsl.ir import SSAValue
 from irad.frontend.arrays import known_value
 from irad.frontend.values import Static, is_array
 
-# numpy's reductions of a shape; their numpy scalars become Python numbers
-_NUMPY = (np.prod, np.sum, np.max, np.min, np.cumprod, np.cumsum)
-_PYTHON = (builtins.sorted, builtins.abs, builtins.pow, builtins.divmod, math.prod, math.gcd, math.lcm, math.comb,
+_PYTHON = (builtins.abs, builtins.pow, builtins.divmod, math.prod, math.gcd, math.lcm, math.comb,
            math.perm, math.factorial, math.isqrt, math.ceil, math.floor, math.trunc, math.log2, math.sqrt)
 _KINDS = (bool, int, float, str, type(None))
 
@@ -53,9 +51,7 @@ def _python(value):
 
 def _kept(result):
     """The result as a known value, or None when it is not of those kinds."""
-    if isinstance(result, np.ndarray):
-        result = tuple(result.tolist()) if result.ndim == 1 else None
-    elif isinstance(result, np.generic):
+    if isinstance(result, np.generic):
         result = result.item()
     elif isinstance(result, list):
         result = tuple(result)
@@ -65,7 +61,7 @@ def _kept(result):
 def call(src, obj, args: list, kwargs: dict, node) -> Static | None:
     """`obj(*args, **kwargs)` made now, when it is such a call; else None."""
     try:
-        listed = any(obj is f for f in (*_PYTHON, *_NUMPY))
+        listed = any(obj is f for f in _PYTHON)
     except TypeError:
         return None
     if not listed:
