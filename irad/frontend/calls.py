@@ -48,7 +48,7 @@ from irad.frontend.callables import (
     rebuild,
     static_argument,
 )
-from irad.frontend import held_ints, integers, known_calls, numpy_scalars
+from irad.frontend import held_ints, integers, known_calls, numpy_scalars, ufunc_methods
 from irad.frontend.containers import DictMethod, make_dict
 from irad.frontend.iteration import ITERABLES
 from irad.frontend.lists import ListMethod
@@ -203,7 +203,9 @@ class Calls:
         obj = callee.obj
         if isinstance(obj, BoundMethod):  # x.sum(axis=0), x.reshape(2, 3)
             return array_method(self.fl.arrays, obj, args, kwargs, node)
-        known = known_calls.call(self.fl.src, obj, args, kwargs, node)  # math.prod(x.shape), sorted(axes)
+        if ufunc_methods.is_ufunc_method(obj):  # np.subtract.outer(x, y), np.add.reduce(x)
+            return ufunc_methods.call(self.fl, obj, args, kwargs, node)
+        known = known_calls.call(self.fl.src, obj, args, kwargs, node)  # math.prod(x.shape), divmod(n, 4)
         if known is not None:
             return known
         if _hashable(obj) and obj in IMPLEMENTED_IN_PYTHON and is_numpy_callable(obj):  # np.cov: irad/numpy_python.py

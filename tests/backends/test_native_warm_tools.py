@@ -256,3 +256,22 @@ def _running(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+@pytest.mark.native
+@needs_native
+def test_a_pair_asked_for_while_the_interpreter_exits_is_none(monkeypatch):
+    """The next compile's pair is started from a thread after a first call, which
+    may run while the interpreter exits; concurrent.futures then refuses new work
+    (RuntimeError), which printed an internal traceback at exit. A starter that
+    takes no work now means no pair, as a tool that cannot start does."""
+    import concurrent.futures
+
+    opt, translate = native.require_tool("mlir-opt"), native.require_tool("mlir-translate")
+    closed = concurrent.futures.ThreadPoolExecutor(1)
+    closed.shutdown()
+    monkeypatch.setattr(warm_tools, "_starter", closed)
+    monkeypatch.setattr(warm_tools, "_waiting", None)
+    warm_tools.prepare(opt, translate)
+    assert warm_tools._waiting is None
+    assert warm_tools.start(opt, translate) is None

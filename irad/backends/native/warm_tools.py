@@ -59,7 +59,11 @@ def _started(opt: str, translate: str) -> Pair:
     with _starter_lock:
         if _starter is None:
             _starter = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="irad-warm-tools")
-    return _starter.submit(Pair, opt, translate).result()
+    try:
+        future = _starter.submit(Pair, opt, translate)
+    except RuntimeError:  # the interpreter exits (concurrent.futures takes no new work): no pair, as if none started
+        raise OSError("the interpreter is exiting") from None
+    return future.result()
 
 
 _starter_lock = threading.Lock()
