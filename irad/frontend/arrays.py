@@ -1493,7 +1493,10 @@ _METHODS = {
     "dot": np.dot, "transpose": np.transpose, "ravel": np.ravel, "squeeze": np.squeeze,
     "copy": np.copy, "clip": np.clip, "reshape": np.reshape, "var": np.var, "std": np.std,
     "astype": "ndarray.astype", "flatten": "ndarray.flatten", "item": "ndarray.item",
-}
+    "swapaxes": np.swapaxes, "cumsum": np.cumsum, "cumprod": np.cumprod, "argmax": np.argmax, "argmin": np.argmin,
+    "any": np.any, "all": np.all, "round": np.round, "trace": np.trace, "diagonal": np.diagonal,
+    "repeat": np.repeat, "take": np.take,
+}  # not x.sort(): numpy's sorts in place and returns None
 # what numpy's scalars have of an array's surface (np.float64(2.0).sum(), .shape)
 ARRAY_ATTRIBUTES = frozenset({*_METHODS, "shape", "ndim", "size", "T"})
 
