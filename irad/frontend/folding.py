@@ -70,7 +70,7 @@ def known_call(fn, args: list[tuple[bool, object]], kwargs: dict[str, tuple[bool
     one, with numpy's semantics in what follows). Arrays stay run-time values."""
     if not callable(fn) or not all(known for known, _ in (*args, *kwargs.values())) or not (args or kwargs):
         return None
-    if not all(_numbers(v) for _, v in (*args, *kwargs.values())):
+    if not all(known_numbers(v) for _, v in (*args, *kwargs.values())):
         return None
     try:
         with np.errstate(all="ignore"):
@@ -80,10 +80,10 @@ def known_call(fn, args: list[tuple[bool, object]], kwargs: dict[str, tuple[bool
     return Static(result) if isinstance(result, (np.integer, np.floating, np.bool_)) else None
 
 
-def _numbers(obj) -> bool:
+def known_numbers(obj) -> bool:
     """A number, None, a str (an axis, a mode) or a tuple of them: a shape, an axis."""
     if isinstance(obj, tuple):
-        return all(_numbers(v) for v in obj)
+        return all(known_numbers(v) for v in obj)
     return obj is None or isinstance(obj, (int, float, bool, str, np.integer, np.floating, np.bool_))
 
 

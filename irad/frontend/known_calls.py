@@ -16,62 +16,32 @@ import math
 
 import numpy as np
 
-from xdsl.ir import SSAValue
-
 from irad.frontend.arrays import known_value
-from irad.frontend.values import Static, is_array
+from irad.frontend.folding import known_numbers
+from irad.frontend.values import Static
 
 _PYTHON = (builtins.abs, builtins.pow, builtins.divmod, math.prod, math.gcd, math.lcm, math.comb,
            math.perm, math.factorial, math.isqrt, math.ceil, math.floor, math.trunc, math.log2, math.sqrt)
-_KINDS = (bool, int, float, str, type(None))
-
-
-def _known(obj) -> bool:
-    if isinstance(obj, tuple):
-        return all(_known(o) for o in obj)
-    return isinstance(obj, _KINDS) and not isinstance(obj, np.ndarray)
-
-
-_UNKNOWN = object()
-
-
-def _python(value):
-    """The Python value of an argument known while lowering (a Static, a constant,
-    a tuple of them), or _UNKNOWN."""
-    if isinstance(value, Static):
-        return value.obj if _known(value.obj) else _UNKNOWN
-    if isinstance(value, tuple):  # a tuple or list display: (3, 1, 2)
-        items = [_python(v) for v in value]
-        return _UNKNOWN if any(v is _UNKNOWN for v in items) else tuple(items)
-    if isinstance(value, SSAValue) and not is_array(value):
-        known, obj = known_value(value)
-        return obj if known and _known(obj) else _UNKNOWN
-    return _UNKNOWN
 
 
 def _kept(result):
-    """The result as a known value, or None when it is not of those kinds."""
+    """The result as a known value (a numpy scalar as Python's number), or None
+    when it is not a number, str, None or tuple of them."""
     if isinstance(result, np.generic):
         result = result.item()
-    elif isinstance(result, list):
-        result = tuple(result)
-    return Static(result) if result is not None and _known(result) else None
+    return Static(result) if result is not None and known_numbers(result) else None
 
 
 def call(src, obj, args: list, kwargs: dict, node) -> Static | None:
     """`obj(*args, **kwargs)` made now, when it is such a call; else None."""
-    try:
-        listed = any(obj is f for f in _PYTHON)
-    except TypeError:
+    if not any(obj is f for f in _PYTHON):
         return None
-    if not listed:
-        return None
-    values = [_python(a) for a in args]
-    keywords = {k: _python(v) for k, v in kwargs.items()}
-    if any(v is _UNKNOWN for v in [*values, *keywords.values()]):
+    parts = [known_value(a) for a in args]  # (known, the Python value)
+    named = {k: known_value(v) for k, v in kwargs.items()}
+    if not all(known and known_numbers(v) for known, v in (*parts, *named.values())):
         return None
     try:
-        result = obj(*values, **keywords)
+        result = obj(*(v for _, v in parts), **{k: v for k, (_, v) in named.items()})
     except Exception as exc:  # as Python raises it, at the call
         raise src.error(node, f"{getattr(obj, '__name__', obj)} raised {type(exc).__name__}: {exc}") from None
     return _kept(result)

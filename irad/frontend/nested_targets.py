@@ -140,7 +140,7 @@ def _replaced(fl, container, key, new, node):
     items = tuple(new if j == key else v for j, v in enumerate(container))
     if isinstance(container, ListValue):
         return fl.lists.new_list(items)
-    if type(container) is tuple and container is not None:
+    if type(container) is tuple:
         return items
     raise fl.src.error(node, f"assignment into {fl.kind_of(container)} is not supported")
 
@@ -148,17 +148,29 @@ def _replaced(fl, container, key, new, node):
 def _put_back(fl, root: ast.Name, keys: list, new, node) -> None:
     """root[keys[0]][keys[1]]... = new: inner containers replaced, the outer one's item assigned."""
     outer = fl.expressions.name(root)
-    inner_values = [outer]
-    for key in keys[:-1]:
-        inner_values.append(_item(inner_values[-1], key))
-    _refuse_shared(fl, root.id, inner_values[1:], node)
-    for container, key in zip(reversed(inner_values[1:]), reversed(keys[1:])):
-        new = _replaced(fl, container, key, new, node)
+    path = _path(outer, keys)
+    _refuse_shared(fl, root.id, path[1:], node)
+    new = _rebuilt(fl, path[1:], keys[1:], new, node)
     if (isinstance(outer, MappingValue) and outer.cls is dict) or isinstance(outer, ListValue):
         item = ast.Subscript(value=ast.Name(root.id, ast.Load()), slice=ast.Constant(keys[0]), ctx=ast.Store())
         fl.statements.assign(ast.copy_location(item, node), new, node)  # the container's own rules
     else:  # a tuple, NamedTuple or dataclass instance: bound anew
         fl.statements.assign(ast.Name(root.id, ast.Store()), _replaced(fl, outer, keys[0], new, node), node)
+
+
+def _path(container, keys: list) -> list:
+    """The containers `keys` walk through from `container`, the outermost first."""
+    path = [container]
+    for key in keys[:-1]:
+        path.append(_item(path[-1], key))
+    return path
+
+
+def _rebuilt(fl, path: list, keys: list, new, node):
+    """path[0] with the item `keys` reach replaced by `new`, each container on the way anew."""
+    for container, key in zip(reversed(path), reversed(keys)):
+        new = _replaced(fl, container, key, new, node)
+    return new
 
 
 def _refuse_shared(fl, root: str, containers: list, node) -> None:
@@ -199,13 +211,7 @@ class _left_out:
 
     def __enter__(self):
         self.saved = self.fl.env[self.root]
-        path = [self.saved]
-        for key in self.keys[:-1]:
-            path.append(_item(path[-1], key))
-        new = Static(None)
-        for container, key in zip(reversed(path), reversed(self.keys)):
-            new = _replaced(self.fl, container, key, new, self.node)
-        self.fl.env[self.root] = new
+        self.fl.env[self.root] = _rebuilt(self.fl, _path(self.saved, self.keys), self.keys, Static(None), self.node)
 
     def __exit__(self, *exc):
         self.fl.env[self.root] = self.saved
