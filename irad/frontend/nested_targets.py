@@ -55,11 +55,11 @@ def assign(fl, target: ast.Subscript, value, node: ast.AST) -> None:
         held = _item(held, key)
     if not keys:  # a view of the named array `root`: numpy writes through it
         name = ast.unparse(target.value)
-        fl.statements.assign_hidden(name, fl.expr(target.value))
+        fl.iteration.assign_hidden(name, fl.expr(target.value))
         try:
             fl.arrays.assign_item(name, target.slice, value, node)
         finally:
-            fl.statements.unbind_hidden(name)
+            fl.iteration.release([name])
         return
     inner = steps[len(keys) - 1]  # the node that gives the container's item
     if inner is target.value and _is_container(held):  # the item assigned is a container's own
@@ -69,10 +69,10 @@ def assign(fl, target: ast.Subscript, value, node: ast.AST) -> None:
         name = ast.unparse(inner)
         rest = _rebased(target, steps, len(keys) - 1, name)
         with _left_out(fl, root.id, keys, node):
-            fl.statements.assign_hidden(name, held)
+            fl.iteration.assign_hidden(name, held)
             fl.statements.assign(rest, value, node)
             new = fl.env[name]
-            fl.statements.unbind_hidden(name)
+            fl.iteration.release([name])
     _put_back(fl, root, keys, new, node)
 
 

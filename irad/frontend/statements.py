@@ -116,16 +116,6 @@ class Statements:
                 "assign to plain variable names",
             )
 
-    def assign_hidden(self, name: str, value: Value) -> None:
-        """Bind `name`, the source text of an expression (not an identifier, so no
-        program variable), to `value`: a nested target's array (nested_targets.py)."""
-        self.fl.arrays.views.bind(name, value)
-        self.fl.env[name] = value
-
-    def unbind_hidden(self, name: str) -> None:
-        self.fl.arrays.views.bind(name, None)  # leaves the views it shared
-        self.fl.env.pop(name, None)
-
     def stmt_Assert(self, stmt: ast.Assert) -> None:
         """`assert cond, msg`: a run-time check (cf.assert) that fails with
         `file:line:col: assertion failed: msg`, as an index out of bounds does.
