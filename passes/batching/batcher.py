@@ -168,8 +168,9 @@ class Batcher:
                 b.bases[new] = size
                 one_hot.start(b, old)
         ret = b.run(primal.body.block)
+        one_hot.materialise_forward(b, ret.operands)
         flags = tuple(b.is_batched(v) for v in ret.operands)
-        result_rows = tuple(b.one_hot[v].rows if f and v in b.one_hot else 0 for v, f in zip(ret.operands, flags))
+        result_rows = tuple(one_hot.reverse_rows(b, v) if f else 0 for v, f in zip(ret.operands, flags))
         results = [b.one_hot[v].value if row else b.get(v) for v, row in zip(ret.operands, result_rows)]
         block.add_op(func.ReturnOp(*results))
         name = fresh_symbol(f"{primal.sym_name.data}.{VMAP}.{signature_string(batched, bases, rows)}", self.functions)
@@ -307,6 +308,8 @@ class BatchBuilder(IRBuilder):
         if rule is None:
             reason = entry.refused if entry is not None and entry.refused else "it has no batching rule"
             self.refuse(op, reason, "compute this step outside the vmapped function, or map it with a Python loop")
+        if not self._probing:  # forward twins are followed before the op (one_hot.py)
+            one_hot.ahead(self, op, self._read(op))
         results = rule(self, op)
         if results is not None:
             for old, new in zip(op.results, results):
@@ -499,7 +502,7 @@ class BatchBuilder(IRBuilder):
         results' twins."""
         flags = tuple(self.is_batched(v) for v in op.operands)
         bases = tuple(f and is_basis(self.get(v), self.bases) for v, f in zip(op.operands, flags))
-        rows = tuple(self.one_hot[v].rows if f and not basis and v in self.one_hot else 0
+        rows = tuple(one_hot.reverse_rows(self, v) if f and not basis else 0
                      for v, f, basis in zip(op.operands, flags, bases))
         made = self.batcher.batched(op.callee.root_reference.data, flags, self.size, op, bases, rows)
         callee = self.batcher.functions[made.name]

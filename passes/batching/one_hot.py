@@ -29,11 +29,29 @@ the basis's zeros, as the matmul with the basis does (basis.py): where a
 partial derivative is inf or nan, the rows of the other observations stay
 finite (the dense products spread the nan over them, as JAX's jacrev does),
 and the last bits of a sum may differ (fewer zeros added).
+
+The mirror image, for jacfwd: its vmap runs over the parameters, and a
+gather of the identity basis seen as R rows of m elements along the
+observations, `cams[cam_index]` of shape (N, *rest), is zero for the k-th
+tangent but where k // m == cam_index[o]: each observation's row holds m of
+the B = R * m tangents. Its twin has shape (m, N, *rest), C[j, o] =
+X[owner[o] * m + j, o], with `owner` (cam_index, an unbatched array, known at
+run time only) kept beside it: a batch of m in place of B, whose ops are the
+batched ops with m for B and an unbatched operand broadcast as usual. The
+rules above carry it (the row axis stays the first; a reshape that merges the
+rows with the axes after them repeats each owner); they run before the op's
+batching rule (`ahead`), and an op no rule follows reads the dense value
+rebuilt from the twin (`_materialise`: the twin spread over its block, zeros
+elsewhere), as does the function's return, so that the dense tensors the
+batching rules built beside the twins are left unread. On a bundle
+adjustment's camera tangents that is (7, 150, 3) in place of (56, 150, 3).
+Again the same matrix, with an inf or nan partial in its own observation's
+entries only (JAX's jacfwd spreads it as 0 * inf over the other parameters).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from xdsl.dialects import arith, tensor
@@ -42,6 +60,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.linalg.ops import BroadcastOp, GenericOp, ReduceOp, YieldOp
 from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import InsertPoint
 
 from irad.ir import gather as G
 from irad.ir import tensor as T
@@ -56,23 +75,96 @@ MAX_ROW = 64
 @dataclass(frozen=True)
 class OneHot:
     """The compact twin of a batched value X of element shape (rows, *rest):
-    `value`[k] = X[k, k // m], shape (B, *rest)."""
+    `value`[k] = X[k, k // m], shape (B, *rest); or, with `owner` (an
+    unbatched i64 array of `rows` blocks: the forward form, module doc),
+    `value`[j, o] = X[owner[o] * m + j, o], shape (m, rows, *rest)."""
 
     value: SSAValue
     rows: int
+    owner: SSAValue | None = None
+    # a forward twin whose dense value has been rebuilt (`_materialise`)
+    materialised: bool = False
+
+    def lead(self, size: int) -> list[int]:
+        """The twin's axes in place of the batch and the row axis."""
+        return [size] if self.owner is None else [T.shape(self.value)[0], self.rows]
+
+    def axis(self, d: int) -> int:
+        """The twin's axis for axis `d` >= 1 of the primal value."""
+        return d if self.owner is None else d + 1
+
+    def alike(self, other: OneHot) -> bool:
+        return self.rows == other.rows and self.owner is other.owner
 
 
 def follow(b, op: Operation) -> None:
     """Record the twins of `op`'s results from its operands' (or, where the
     row axis ends, replace its batched result); `b` is the BatchBuilder,
-    which has batched `op` already. Does nothing when no rule applies."""
+    which has batched `op` already. Does nothing when no rule applies.
+    (Forward twins were followed `ahead`.)"""
     rule = _RULES.get(op.name)
-    if rule is not None and (isinstance(op, tensor.ReshapeOp) or any(v in b.one_hot for v in op.operands)):
+    twins = [b.one_hot.get(v) for v in op.operands]
+    if any(t is not None and t.owner is not None for t in twins):
+        return
+    if rule is not None and (isinstance(op, tensor.ReshapeOp) or any(twins)):
         rule(b, op)
 
 
-def _record(b, old: SSAValue, value: SSAValue, rows: int) -> None:
-    b.one_hot[old] = OneHot(value, rows)
+def ahead(b, op: Operation, read) -> None:
+    """Before `op` is batched: start the forward twin of a gathered basis,
+    or follow the forward twins among the values `op` reads (`read`) into
+    its results; where no rule does, the ops reads their dense values,
+    rebuilt from the twins."""
+    forward = [v for v in read if v in b.one_hot and b.one_hot[v].owner is not None]
+    if not forward:
+        if isinstance(op, GenericOp):
+            _gathered_basis(b, op)
+        return
+    rule = _RULES.get(op.name)
+    if rule is not None and all(v in op.operands for v in forward):  # not read inside a region
+        rule(b, op)
+        if all(r in b.one_hot for r in op.results):
+            return
+    for v in forward:
+        _materialise(b, v)
+
+
+def _materialise(b, old: SSAValue) -> None:
+    """`old`'s dense value, built right after its twin (so that it
+    dominates every later use, a use inside a loop body included)."""
+    twin = b.one_hot[old]
+    if twin.materialised:
+        return
+    saved, b.insertion_point = b.insertion_point, InsertPoint.after(twin.value.owner)
+    try:
+        b.set(old, _dense_blocks(b, twin, T.shape(old)), True)
+    finally:
+        b.insertion_point = saved
+    b.one_hot[old] = replace(twin, materialised=True)
+
+
+def materialise_forward(b, values) -> None:
+    """The dense values of those of `values` that have forward twins (a function's results)."""
+    for v in values:
+        if v in b.one_hot and b.one_hot[v].owner is not None:
+            _materialise(b, v)
+
+
+def reverse_rows(b, v: SSAValue) -> int:
+    """The rows of `v`'s twin if it has one of the reverse form, which crosses calls (else 0)."""
+    twin = b.one_hot.get(v)
+    return twin.rows if twin is not None and twin.owner is None else 0
+
+
+def _record(b, old: SSAValue, value: SSAValue, like: OneHot, rows: int | None = None, owner=None) -> None:
+    b.one_hot[old] = OneHot(value, like.rows if rows is None else rows, like.owner if owner is None else owner)
+
+
+def _enter(b, twin: OneHot, v: SSAValue) -> SSAValue:
+    """The unbatched operand `v` (rows, *rest) in the form of `twin`."""
+    if twin.owner is None:
+        return _repeated_rows(b, v, twin.rows)
+    return _spread(b, b.get(v), [*twin.lead(b.size)[:1], *T.shape(v)], [0])
 
 
 def _repeated_rows(b, v: SSAValue, rows: int) -> SSAValue:
@@ -118,7 +210,59 @@ def start(b, old: SSAValue) -> None:
     eye = T.dense(b, np.eye(m), T.tensor_type(elem, [m, m]))
     init = b.op(tensor.EmptyOp([], T.tensor_type(elem, [rows, m, m])))
     tiled = b.op(BroadcastOp(eye, init, DenseArrayBase.from_list(i64, [0])))
-    _record(b, old, T.reshape(b, tiled, [b.size, *shape[1:]]), rows)
+    b.one_hot[old] = OneHot(T.reshape(b, tiled, [b.size, *shape[1:]]), rows)
+
+
+def _gathered_basis(b, op: GenericOp) -> None:
+    """Start the forward twin of x[idx] (a gather along axis 0, unbatched
+    indices the same along the other axes) of the identity basis seen as
+    (R, *rest), R rows of m elements: observation o's row is e_j at j < m,
+    for the tangents owner[o] * m + j."""
+    if op.attributes.get(T.KIND) != StringAttr("gather") or G.axis_of(op) != 0:
+        return
+    (idx, data), result = op.inputs, op.results[0]
+    shape = T.shape(data)
+    if b.is_batched(idx) or not b.is_batched(data) or len(shape) < 1 or shape[0] < 2:
+        return
+    owner = _row_index(idx)
+    if owner is None or not is_basis(b.get(data), b.bases):
+        return
+    m, rows, rest = b.size // shape[0], T.shape(result)[0], list(shape[1:])
+    if m > MAX_ROW:
+        return
+    elem = T.element(data)
+    eye = T.dense(b, np.eye(m).reshape([m, *rest]), T.tensor_type(elem, [m, *rest]))
+    b.one_hot[result] = OneHot(_spread(b, eye, [m, rows, *rest], [1]), rows, b.get(owner))
+
+
+def _row_index(idx: SSAValue) -> SSAValue | None:
+    """The one index per row that the gather's index array `idx` (rows,
+    *rest) repeats along its other axes (the frontend's broadcast)."""
+    dims = T.shape(idx)
+    if len(dims) == 1:
+        return idx
+    op = idx.owner
+    if isinstance(op, BroadcastOp) and list(op.dimensions.get_values()) == list(range(1, len(dims))):
+        return op.input
+    if isinstance(op, tensor.ReshapeOp) and T.shape(op.source) == dims[:1] and all(d == 1 for d in dims[1:]):
+        return op.source
+    return None
+
+
+def _dense_blocks(b, twin: OneHot, shape) -> SSAValue:
+    """The batched value (B, *`shape`) whose forward twin is `twin`: seen as
+    (R, m, rows, *rest), the twin where r == owner[o], zeros elsewhere."""
+    m, rows, rest = T.shape(twin.value)[0], shape[0], list(shape[1:])
+    blocks = b.size // m
+    ramp = T.positions(b, [blocks, rows], 0)
+    owners = _spread(b, twin.owner, [blocks, rows], [0])
+    hit = T.elementwise(b, lambda e, a: e.op(arith.CmpiOp(a[0], a[1], "eq")), [ramp, owners], T.I1,
+                        "piecewise-constant")
+    full = [blocks, m, rows, *rest]
+    mask = _spread(b, hit, full, [1, *range(3, len(full))])
+    zero = b.op(arith.ConstantOp(FloatAttr(0.0, T.element(twin.value))))
+    picked = T.select(b, mask, _spread(b, twin.value, full, [0]), T.splat(b, zero, full))
+    return T.reshape(b, picked, [b.size, rows, *rest])
 
 
 def twin_type(t: TensorType, size: int) -> TensorType:
@@ -156,13 +300,20 @@ def _spread(b, v: SSAValue, dims, added) -> SSAValue:
 
 def reshape(b, op: tensor.ReshapeOp) -> None:
     """A reshape of the rest of each row keeps the twin; the basis reshaped
-    to rows starts one."""
+    to rows starts one. A forward twin's rows may merge with the axes after
+    them: each owner repeated."""
     before, after = T.shape(op.source), T.shape(op.result)
     twin = b.one_hot.get(op.source)
     if twin is None:
         start(b, op.result)
     elif len(after) >= 1 and after[:1] == before[:1]:
-        _record(b, op.result, T.reshape(b, twin.value, [b.size, *after[1:]]), twin.rows)
+        _record(b, op.result, T.reshape(b, twin.value, [*twin.lead(b.size), *after[1:]]), twin)
+    elif twin.owner is not None and len(after) >= 1 and before and after[0] % before[0] == 0 \
+            and any(int(np.prod(before[:k])) == after[0] for k in range(2, len(before) + 1)):
+        q = after[0] // before[0]
+        owner = T.reshape(b, _spread(b, twin.owner, [before[0], q], [1]), [after[0]])
+        value = T.reshape(b, twin.value, [T.shape(twin.value)[0], *after])
+        _record(b, op.result, value, twin, after[0], owner)
 
 
 def elementwise(b, op: Operation) -> None:
@@ -172,8 +323,10 @@ def elementwise(b, op: Operation) -> None:
     if not is_tensor(result.type) or not T.shape(result):
         return
     twins = [b.one_hot.get(v) for v in op.operands]
-    rows = next(t.rows for t in twins if t is not None)
-    shape = [b.size, *T.shape(result)[1:]]
+    first = next(t for t in twins if t is not None)
+    if not all(t is None or t.alike(first) for t in twins):
+        return
+    shape = [*first.lead(b.size), *T.shape(result)[1:]]
     if isinstance(op, arith.NegfOp):
         operands = [twins[0].value]
     elif all(twins):
@@ -185,8 +338,8 @@ def elementwise(b, op: Operation) -> None:
     elif isinstance(op, arith.DivfOp) and twins[0] is None:
         return
     else:
-        operands = [t.value if t is not None else _repeated_rows(b, v, rows) for t, v in zip(twins, op.operands)]
-    _record(b, result, b.op(_same_op(op, operands, shape)), rows)
+        operands = [t.value if t is not None else _enter(b, first, v) for t, v in zip(twins, op.operands)]
+    _record(b, result, b.op(_same_op(op, operands, shape)), first)
 
 
 def broadcast(b, op: BroadcastOp) -> None:
@@ -194,14 +347,14 @@ def broadcast(b, op: BroadcastOp) -> None:
     twin, added = b.one_hot[op.input], list(op.dimensions.get_values())
     if 0 in added:
         return
-    shape = [b.size, *T.shape(op.results[0])[1:]]
-    init = b.op(tensor.EmptyOp([], T.tensor_type(T.element(twin.value), shape)))
-    _record(b, op.results[0], b.op(BroadcastOp(twin.value, init, DenseArrayBase.from_list(i64, added))), twin.rows)
+    shape = [*twin.lead(b.size), *T.shape(op.results[0])[1:]]
+    _record(b, op.results[0], _spread(b, twin.value, shape, [twin.axis(d) for d in added]), twin)
 
 
 def reduce(b, op: ReduceOp) -> None:
     """A sum from zero: over the other axes, the twin's sum; over the row
-    axis too, the batched result itself (the one row that is not zero)."""
+    axis too, the batched result itself (the one row that is not zero; not
+    for a forward twin, whose rows share the tangents)."""
     twin = b.one_hot.get(op.input)
     body = list(op.regions[0].block.ops)
     if twin is None or b.is_batched(op.init) or not _is_zero(b.get(op.init)):
@@ -209,24 +362,26 @@ def reduce(b, op: ReduceOp) -> None:
     if len(body) != 2 or not isinstance(body[0], arith.AddfOp) or not isinstance(body[1], YieldOp):
         return
     axes = list(op.dimensions.get_values())
-    summed = T.reduce(b, twin.value, [d for d in axes if d != 0])
+    if 0 in axes and twin.owner is not None:
+        return
+    summed = T.reduce(b, twin.value, [twin.axis(d) for d in axes if d != 0])
     if 0 in axes:
         b.set(op.results[0], summed, True)
     else:
-        _record(b, op.results[0], summed, twin.rows)
+        _record(b, op.results[0], summed, twin)
 
 
 def concat(b, op: tensor.ConcatOp) -> None:
     twins = [b.one_hot.get(v) for v in op.operands]
     axis = op.dim.value.data
-    if axis == 0 or not all(twins):
+    if axis == 0 or not all(twins) or not all(t.alike(twins[0]) for t in twins):
         return
-    _record(b, op.results[0], T.concat(b, [t.value for t in twins], axis), twins[0].rows)
+    _record(b, op.results[0], T.concat(b, [t.value for t in twins], twins[0].axis(axis)), twins[0])
 
 
 def _static_rest(op: Operation, rows: int) -> tuple[list, list, list] | None:
-    """A slice's offsets, sizes and strides on the twin (the batch first),
-    when static and whole along the row axis."""
+    """A slice's offsets, sizes and strides along the other axes, when
+    static and whole along the row axis."""
     if op.offsets or op.sizes or op.strides:
         return None
     offsets, sizes, strides = (list(a.get_values()) for a in (op.static_offsets, op.static_sizes, op.static_strides))
@@ -235,15 +390,20 @@ def _static_rest(op: Operation, rows: int) -> tuple[list, list, list] | None:
     return offsets[1:], sizes[1:], strides[1:]
 
 
+def _on_twin(twin: OneHot, size: int, offsets, sizes, strides) -> tuple[list, list, list]:
+    """A slice of the other axes as a slice of the twin."""
+    lead = twin.lead(size)
+    return [0] * len(lead) + offsets, lead + sizes, [1] * len(lead) + strides
+
+
 def extract_slice(b, op: tensor.ExtractSliceOp) -> None:
     twin = b.one_hot[op.source]
     found = _static_rest(op, twin.rows)
     if found is None or len(T.shape(op.result)) != len(T.shape(op.source)):
         return
-    offsets, sizes, strides = found
-    piece = tensor.ExtractSliceOp(twin.value, [0, *offsets], [b.size, *sizes], [1, *strides],
-                                  T.tensor_type(T.element(twin.value), [b.size, *sizes]))
-    _record(b, op.result, b.op(piece), twin.rows)
+    offsets, sizes, strides = _on_twin(twin, b.size, *found)
+    piece = tensor.ExtractSliceOp(twin.value, offsets, sizes, strides, T.tensor_type(T.element(twin.value), sizes))
+    _record(b, op.result, b.op(piece), twin)
 
 
 def insert_slice(b, op: tensor.InsertSliceOp) -> None:
@@ -252,17 +412,16 @@ def insert_slice(b, op: tensor.InsertSliceOp) -> None:
     if twin is None or len(T.shape(op.source)) != len(T.shape(op.dest)) or T.shape(op.dest)[0] != twin.rows:
         return
     found = _static_rest(op, twin.rows)
-    if found is None:
+    if found is None or (into is not None and not into.alike(twin)):
         return
     if into is None:
         if b.is_batched(op.dest) or not _is_zero(b.get(op.dest)):
             return
         zero = b.op(arith.ConstantOp(FloatAttr(0.0, T.element(op.dest))))
-        into = OneHot(T.splat(b, zero, [b.size, *T.shape(op.dest)[1:]]), twin.rows)
-    offsets, sizes, strides = found
-    new = tensor.InsertSliceOp.get(twin.value, into.value, [b.size, *sizes], [0, *offsets], [1, *strides],
-                                   result_type=into.value.type)
-    _record(b, op.result, b.op(new), twin.rows)
+        into = OneHot(T.splat(b, zero, [*twin.lead(b.size), *T.shape(op.dest)[1:]]), twin.rows, twin.owner)
+    offsets, sizes, strides = _on_twin(twin, b.size, *found)
+    new = tensor.InsertSliceOp.get(twin.value, into.value, sizes, offsets, strides, result_type=into.value.type)
+    _record(b, op.result, b.op(new), twin)
 
 
 def generic(b, op: GenericOp) -> None:
@@ -272,7 +431,7 @@ def generic(b, op: GenericOp) -> None:
         return
     (idx, values), (dest,) = op.inputs, op.outputs
     twin = b.one_hot.get(values)
-    if twin is None or b.is_batched(idx) or idx in b.one_hot:
+    if twin is None or twin.owner is not None or b.is_batched(idx) or idx in b.one_hot:
         return
     rest = list(T.shape(values)[1:])
     one = [b.size, 1, *rest]
@@ -292,4 +451,5 @@ _RULES = {
     "linalg.generic": generic,
 }
 
-__all__ = ["MAX_ROW", "OneHot", "dense", "follow", "receive", "start", "twin_type"]
+__all__ = ["MAX_ROW", "OneHot", "ahead", "dense", "follow", "materialise_forward", "receive", "reverse_rows",
+           "start", "twin_type"]

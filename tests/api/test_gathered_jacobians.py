@@ -1,0 +1,153 @@
+"""jacfwd of residuals that gather their parameters per observation
+(`cams[cam_index]`): irad-vmap keeps the gathered tangents compact, m of the
+B = R * m basis tangents per observation, with the index as data
+(passes/batching/one_hot.py's forward form), and the Jacobian is the same
+matrix as JAX's jacfwd and central differences (float64), for repeated and
+unused indices, through the ops that keep the compact form and those that fall
+back to the dense one (a loop, a reverse sweep differentiated forward).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import StringAttr, TensorType
+
+import irad
+from tests.api.test_one_hot_jacobians import data, residual_functions
+from tests.reference import central_jacobian
+
+jax.config.update("jax_enable_x64", True)
+
+NP, JNP = residual_functions(np), residual_functions(jnp)
+
+
+def check(name: str, args, argnums, backend: str = "python") -> None:
+    got = irad.jacfwd(NP[name], argnums=argnums, backend=backend)(*args)
+    want = jax.jacfwd(JNP[name], argnums=argnums)(*args)
+    for i, g, w in zip(argnums, got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-13, err_msg=f"{name} d/d argument {i}")
+        np.testing.assert_allclose(g, central_jacobian(NP[name], args, i), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", sorted(NP))
+def test_jacfwd_matches_jax_and_differences(name):
+    check(name, *data(name, 7, 3, 0))
+
+
+@pytest.mark.parametrize("indices", [[0, 0, 0, 0], [2, 2, 0, 2], [3, 1, 3, 3], [1, 2, 3, 0], [-1, 0, -4, 2]],
+                         ids=["one-camera", "repeated", "unused-cameras", "each-once", "negative"])
+def test_index_patterns(indices):
+    """Repeated indices, cameras no observation uses (their columns are zero),
+    negative indices (wrapped before the gather)."""
+    args, argnums = data("bundle", 4, 4, 5)
+    cams, points, _, point_index, observed = args
+    check("bundle", (cams, points, np.array(indices), point_index, observed), argnums)
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.sampled_from(sorted(NP)), st.integers(2, 12), st.integers(1, 4), st.integers(0, 2**16))
+def test_jacfwd_over_rows_matches_jax(name, n_obs, n_cams, seed):
+    args, argnums = data(name, n_obs, n_cams, seed)
+    got = irad.jacfwd(NP[name], argnums=argnums)(*args)
+    want = jax.jacfwd(JNP[name], argnums=argnums)(*args)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-11, atol=1e-12)
+
+
+def test_the_index_array_is_read_at_each_call():
+    """One compiled Jacobian, called with other indices: the compact form's
+    blocks come from the index array of that call."""
+    jac = irad.jacfwd(NP["bundle"], argnums=(0, 1))
+    (cams, points, idx, pidx, observed), _ = data("bundle", 6, 3, 7)
+    for indices in (idx, idx[::-1].copy(), np.zeros_like(idx)):
+        args = (cams, points, indices, pidx, observed)
+        for g, w in zip(jac(*args), jax.jacfwd(JNP["bundle"], argnums=(0, 1))(*args)):
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-13)
+
+
+def test_no_dense_tangent_over_the_rows():
+    """The batched jvp computes no arithmetic on arrays of the batch by the
+    rows (B = R * m tangents over N observations): only the result, rebuilt
+    from the compact form at the return, has that shape."""
+    args, argnums = data("bundle", 9, 3, 1)  # 3 cameras of 7, 4 points of 3
+    module = irad.jacfwd(NP["bundle"], argnums=argnums).lower(*args)
+    ops = [op for f in module.ops if isinstance(f, func.FuncOp) for op in f.walk()]
+    dense = [op for op in ops if op.dialect_name() in ("arith", "math") for r in op.results
+             if isinstance(r.type, TensorType) and tuple(r.type.get_shape())[:2] in ((3 * 7, 9), (4 * 3, 9))]
+    assert not dense, dense[0]
+    compact = [op for op in ops if isinstance(op, arith.MulfOp) and isinstance(op.results[0].type, TensorType)]
+    assert {tuple(op.results[0].type.get_shape())[:2] for op in compact} >= {(7, 9), (3, 9)}
+
+
+def looped(P, idx, x, n):
+    """The gathered rows read inside a loop with a trip count known at run time."""
+    q = P[idx]
+    acc = x * 0.0
+    for i in range(n):
+        acc = acc * q[:, 2:] + q[:, :2] * x
+    return acc
+
+
+def test_compact_tangents_read_in_a_loop():
+    args, _ = data("projection", 5, 3, 2)
+    P, idx, x = args
+    got = irad.jacfwd(looped)(P, idx, x, 3)
+    want = jax.jacfwd(lambda P: looped_jax(P, idx, x, 3))(P)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(got, central_jacobian(looped, (P, idx, x, 3), 0), rtol=1e-6, atol=1e-7)
+
+
+def looped_jax(P, idx, x, n):
+    q = P[idx]
+    acc = x * 0.0
+    for _ in range(n):
+        acc = acc * q[:, 2:] + q[:, :2] * x
+    return acc
+
+
+def test_hessian_over_gathered_parameters():
+    """Forward over the reverse sweep: the compact tangents meet the
+    scatter-add of the gradient (dense from there)."""
+    args, _ = data("bundle", 5, 2, 4)
+
+    def loss(cams, points, cam_index, point_index, observed):
+        r = NP["bundle"](cams, points, cam_index, point_index, observed)
+        return np.sum(r * r)
+
+    def loss_jax(cams, points, cam_index, point_index, observed):
+        r = JNP["bundle"](cams, points, cam_index, point_index, observed)
+        return jnp.sum(r * r)
+
+    got = irad.hessian(loss)(*args)
+    np.testing.assert_allclose(got, jax.hessian(loss_jax)(*args), rtol=1e-10, atol=1e-10)
+
+
+def root(p, idx, x):
+    return np.sqrt(p[idx]) * x
+
+
+def test_an_infinite_partial_stays_in_its_entries():
+    """d sqrt(p)/dp is inf at p = 0: the observations of that camera hold it in
+    its column; their other columns are 0 (JAX's jacfwd spreads 0 * inf = nan
+    there), and every other entry matches central differences."""
+    p = np.array([[0.0], [1.5], [2.0]])
+    idx = np.array([1, 0, 2, 1, 2])
+    x = np.arange(10.0).reshape(5, 2) + 1
+    J = irad.jacfwd(root)(p, idx, x)
+    assert J.shape == (5, 2, 3, 1)
+    zero_rows = idx == 0
+    assert np.all(np.isinf(J[zero_rows][:, :, 0, 0]))
+    np.testing.assert_array_equal(J[zero_rows][:, :, 1:, 0], 0.0)
+    shifted = central_jacobian(root, (p + np.array([[1.0], [0.0], [0.0]]), idx, x), 0)  # camera 0 unused there
+    np.testing.assert_allclose(J[~zero_rows], shifted[~zero_rows], rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.native
+def test_native_bundle_jacfwd_matches_jax():
+    check("bundle", *data("bundle", 6, 2, 2), backend="native")
