@@ -254,7 +254,7 @@ def _dense_blocks(b, twin: OneHot, shape) -> SSAValue:
     (R, m, rows, *rest), the twin where r == owner[o], zeros elsewhere."""
     m, rows, rest = T.shape(twin.value)[0], shape[0], list(shape[1:])
     blocks = b.size // m
-    ramp = T.positions(b, [blocks, rows], 0)
+    ramp = _spread(b, T.dense(b, np.arange(blocks), T.tensor_type(T.I64, [blocks])), [blocks, rows], [1])
     owners = _spread(b, twin.owner, [blocks, rows], [0])
     hit = T.elementwise(b, lambda e, a: e.op(arith.CmpiOp(a[0], a[1], "eq")), [ramp, owners], T.I1,
                         "piecewise-constant")
