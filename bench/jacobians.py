@@ -3,7 +3,8 @@ Rⁿ→Rⁿ function (a scalar function's Hessian) at n = 16, 64, 256, 1024, on
 irad's native and Python backends beside JAX's jit; and the Jacobian of a
 bundle-adjustment residual vector (a few hundred entries).
 
-Run: .venv/bin/python bench/jacobians.py   (needs JAX; results in docs/benchmarks.md)
+Run: .venv/bin/python bench/jacobians.py   (needs JAX; results in docs/benchmarks.md;
+     --bundle: the bundle adjustment's table alone)
 
 Each Jacobian is a vmapped jvp (jacfwd) or vjp (jacrev) over the identity
 basis, so its compile time should not grow with n. "first" is the first call
@@ -134,16 +135,8 @@ def split_loops_share(n: int = 1024, repeats: int = 3) -> None:
         config.update("native_split_loops", saved)
 
 
-def main() -> None:
-    print(f"load average at the start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
-    jax = optional("jax")
-    if jax is not None:
-        jax.config.update("jax_enable_x64", True)
-        import jax.numpy as jnp
-
-        reference = functions(jnp)
-    irad.jacfwd(layer, backend="native")(np.ones(3), np.ones((3, 3)))  # the process's one-time native set-up,
-    native_split_loops.pipeline_marker()  # with the helper thread's module (large loop nests split over threads)
+def size_rows(jax, reference) -> None:
+    """The Rⁿ→Rⁿ rows: jacfwd, jacrev and hessian at each n, native and Python beside JAX."""
     kinds = {"jacfwd": layer, "jacrev": layer, "hessian": energy}
     rows = []
     for kind, f in kinds.items():
@@ -176,6 +169,10 @@ def main() -> None:
               f"{row['python'][0]:.2f} | {row['python'][2] * 1e3:.3f} | "
               + (f"{jax_row[0]:.2f} | {jax_row[2] * 1e3:.3f} | {steady / jax_row[2]:.2f}x |"
                  if jax_row else "- | - | - |"))
+
+
+def bundle_rows(jax, reference) -> None:
+    """The bundle adjustment's jacfwd and jacrev, native and Python beside JAX."""
     args = bundle()
     print(f"\nbundle adjustment: Jacobian of {2 * len(args[2])} residuals with respect to "
           f"{args[0].shape[0]} cameras and {args[1].shape[0]} points (argnums=(0, 1))\n")
@@ -196,9 +193,28 @@ def main() -> None:
         anchor = systems.get("JAX jit", (None, None, None))[2]
         for name, (first, _, steady) in systems.items():
             ratio = f"{steady / anchor:.2f}x" if anchor else "-"
-            print(f"| {kind} | {name} | {first:.2f} | {steady * 1e3:.3f} | {ratio} |")
-    split_loops_share()
+            print(f"| {kind} | {name} | {first:.2f} | {steady * 1e3:.3f} | {ratio} |", flush=True)
+
+
+def main() -> None:
+    """Every table; `--bundle`: the bundle adjustment's alone."""
+    print(f"load average at the start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
+    jax = optional("jax")
+    reference = None
+    if jax is not None:
+        jax.config.update("jax_enable_x64", True)
+        import jax.numpy as jnp
+
+        reference = functions(jnp)
+    irad.jacfwd(layer, backend="native")(np.ones(3), np.ones((3, 3)))  # the process's one-time native set-up,
+    native_split_loops.pipeline_marker()  # with the helper thread's module (large loop nests split over threads)
+    if "--bundle" not in sys.argv:
+        size_rows(jax, reference)
+    bundle_rows(jax, reference)
+    if "--bundle" not in sys.argv:
+        split_loops_share()
     print(f"\nload average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
 
 if __name__ == "__main__":
     main()
