@@ -1,5 +1,6 @@
 """Batched values one-hot along their first axis, kept compact: a reverse
-Jacobian's cotangents over an output of N rows (a residual per observation).
+Jacobian's cotangents over an output of N rows (a residual per observation),
+and a forward Jacobian's tangents of parameters gathered per row (below).
 
 jacrev maps its vjp over the identity basis of the output. When the output
 has shape (N, *rest) (m elements a row), the k-th cotangent is zero but in
@@ -113,7 +114,7 @@ def follow(b, op: Operation) -> None:
 def ahead(b, op: Operation, read) -> None:
     """Before `op` is batched: start the forward twin of a gathered basis,
     or follow the forward twins among the values `op` reads (`read`) into
-    its results; where no rule does, the ops reads their dense values,
+    its results; where no rule does, the op reads their dense values,
     rebuilt from the twins."""
     forward = [v for v in read if v in b.one_hot and b.one_hot[v].owner is not None]
     if not forward:

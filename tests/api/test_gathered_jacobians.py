@@ -151,3 +151,40 @@ def test_an_infinite_partial_stays_in_its_entries():
 @pytest.mark.native
 def test_native_bundle_jacfwd_matches_jax():
     check("bundle", *data("bundle", 6, 2, 2), backend="native")
+
+
+def two_gathers(P, i, j, x):
+    """Two gathers of one parameter by different indices: their sum falls back to the dense form."""
+    return (P[i] - P[j])[:, :2] * x + P[i][:, 1:] * P[j][:, :2]
+
+
+def grid(P, idx, x):
+    """A 2-D index array (rows of pairs)."""
+    return (P[idx] * x[:, :, None]).sum(axis=1)
+
+
+def scalars(w, idx, x):
+    """A vector of parameters, one per row (m = 1)."""
+    return np.tanh(w[idx]) * x
+
+
+@pytest.mark.parametrize("f", [two_gathers, grid, scalars], ids=lambda f: f.__name__)
+def test_other_gathers(f):
+    rng = np.random.default_rng(11)
+    if f is two_gathers:
+        args = (rng.normal(size=(4, 3)), np.array([0, 3, 3, 1, 0]), np.array([2, 2, 0, 1, 3]), rng.normal(size=(5, 2)))
+    elif f is grid:
+        args = (rng.normal(size=(4, 3)), np.array([[0, 3], [3, 3], [1, 0]]), rng.normal(size=(3, 2)))
+    else:
+        args = (rng.normal(size=4), np.array([0, 3, 3, 1, 0, 2]), rng.normal(size=6))
+    got = irad.jacfwd(f)(*args)
+    np.testing.assert_allclose(got, central_jacobian(f, args, 0), rtol=1e-6, atol=1e-7)
+    want = jax.jacfwd(lambda p: JAX_FORMS[f.__name__](p, *args[1:]))(args[0])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
+
+
+JAX_FORMS = {
+    "two_gathers": lambda P, i, j, x: (P[i] - P[j])[:, :2] * x + P[i][:, 1:] * P[j][:, :2],
+    "grid": lambda P, idx, x: (P[idx] * x[:, :, None]).sum(axis=1),
+    "scalars": lambda w, idx, x: jnp.tanh(w[idx]) * x,
+}
