@@ -13,11 +13,13 @@ Named `@<primal>.vmap.<signature>`, one letter per argument: `b` batched,
 `u` unbatched, `i` batched and known to be an identity basis (a Jacobian's
 sweeps: the matmul rule then skips the dense product, passes/batching/
 basis.py; seen as rows, its one-hot cotangents also get compact twins,
-passes/batching/one_hot.py), `r` batched and passed as its compact twin;
-marked as generated from the primal (irad.primal, irad.role = "vmap"). A
-result that has a twin is returned as its twin (`BatchedFunction.
-result_rows`), so that a helper's pullback keeps the compact form across
-the call; the caller rebuilds the dense value where it needs it.
+passes/batching/one_hot.py), `r` batched and passed as its compact twin,
+`g` batched and passed as its forward twin (gathered per row; the owner
+arrays follow the arguments); marked as generated from the primal
+(irad.primal, irad.role = "vmap"). A result that has a twin is returned as
+its twin (`BatchedFunction.result_rows`, `result_gathered`), so that a
+helper's pullback (jvp) keeps the compact form across the call; the caller
+rebuilds the dense value where it needs it.
 """
 
 from __future__ import annotations
@@ -59,13 +61,17 @@ class BatchedFunction:
     batched_results: tuple[bool, ...]
     # per result, the rows of the compact twin returned in its place (0: the value itself)
     result_rows: tuple[int, ...] = ()
+    # per result, a forward twin returned in its place: (its owner argument's slot, m), or None
+    result_gathered: tuple[tuple[int, int] | None, ...] = ()
 
 
-def signature_string(batched: Sequence[bool], bases: Sequence[bool] = (), rows: Sequence[int] = ()) -> str:
+def signature_string(batched: Sequence[bool], bases: Sequence[bool] = (), rows: Sequence[int] = (),
+                     gathered: Sequence = ()) -> str:
     bases = bases or [False] * len(batched)
     rows = rows or [0] * len(batched)
-    return "".join("i" if basis else "r" if row else "b" if flag else "u"
-                   for flag, basis, row in zip(batched, bases, rows))
+    gathered = gathered or [None] * len(batched)
+    return "".join("i" if basis else "r" if row else "g" if form else "b" if flag else "u"
+                   for flag, basis, row, form in zip(batched, bases, rows, gathered))
 
 
 class Batcher:
@@ -86,13 +92,17 @@ class Batcher:
         self.notes: list[tuple[int, str]] = []
 
     def batched(self, name: str, batched: tuple[bool, ...], size: int, use: Operation,
-                bases: tuple[bool, ...] = (), rows: tuple[int, ...] = ()) -> BatchedFunction:
+                bases: tuple[bool, ...] = (), rows: tuple[int, ...] = (),
+                gathered: tuple[tuple[int, int] | None, ...] = ()) -> BatchedFunction:
         """@name batched along the arguments flagged in `batched`, for a batch
         of `size`; those flagged in `bases` are the identity basis, those with
-        `rows` come as compact twins of that many rows (one_hot.py)."""
+        `rows` come as compact twins of that many rows, those with a
+        `gathered` form (slot, m) as forward twins whose owners follow the
+        arguments, one per slot (one_hot.py)."""
         bases = bases if any(bases) else ()
         rows = rows if any(rows) else ()
-        key = (name, batched, size, bases, rows)
+        gathered = gathered if any(gathered) else ()
+        key = (name, batched, size, bases, rows, gathered)
         if key in self._made:
             return self._made[key]
         primal = find_function(self.functions, name, use)
@@ -108,7 +118,7 @@ class Batcher:
             )
         self._in_progress.add(key)
         try:
-            made = self._make(primal, batched, size, bases, rows)
+            made = self._make(primal, batched, size, bases, rows, gathered)
         finally:
             self._in_progress.discard(key)
         self._made[key] = made
@@ -149,31 +159,39 @@ class Batcher:
         request.detach()
         request.erase()
 
-    def _make(self, primal: func.FuncOp, batched: tuple[bool, ...], size: int,
-              bases: tuple[bool, ...], rows: tuple[int, ...]) -> BatchedFunction:
+    def _make(self, primal: func.FuncOp, batched: tuple[bool, ...], size: int, bases: tuple[bool, ...],
+              rows: tuple[int, ...], gathered: tuple[tuple[int, int] | None, ...]) -> BatchedFunction:
         inputs = primal.function_type.inputs.data
         rows = rows or (0,) * len(batched)
-        block = Block(arg_types=[one_hot.twin_type(t, size) if row else typed(t, flag, size)
-                                 for t, flag, row in zip(inputs, batched, rows)])
+        gathered = gathered or (None,) * len(batched)
+        block = Block(arg_types=[one_hot.twin_type(t, size) if row else one_hot.gathered_type(t, form[1]) if form
+                                 else typed(t, flag, size) for t, flag, row, form in zip(inputs, batched, rows, gathered)]
+                      + one_hot.owner_types(inputs, gathered))
+        owners = block.args[len(inputs):]
         depth, first_note = len(self._in_progress) - 1, len(self.notes)
         b = BatchBuilder(self, size, block, depth + 1)
-        for old, new, flag, basis, row in zip(primal.body.block.args, block.args, batched,
-                                              bases or [False] * len(batched), rows):
+        for old, new, flag, basis, row, form in zip(primal.body.block.args, block.args, batched,
+                                                    bases or [False] * len(batched), rows, gathered):
             new.name_hint = old.name_hint
             if row:
                 one_hot.receive(b, old, new, row)
+                continue
+            if form:
+                one_hot.receive_gathered(b, old, new, owners[form[0]])
                 continue
             b.set(old, new, flag)
             if basis:
                 b.bases[new] = size
                 one_hot.start(b, old)
         ret = b.run(primal.body.block)
-        one_hot.materialise_forward(b, ret.operands)
+        result_gathered = one_hot.gathered_results(b, ret.operands, owners)
         flags = tuple(b.is_batched(v) for v in ret.operands)
         result_rows = tuple(one_hot.reverse_rows(b, v) if f else 0 for v, f in zip(ret.operands, flags))
-        results = [b.one_hot[v].value if row else b.get(v) for v, row in zip(ret.operands, result_rows)]
+        results = [b.one_hot[v].value if row or form else b.get(v)
+                   for v, row, form in zip(ret.operands, result_rows, result_gathered)]
         block.add_op(func.ReturnOp(*results))
-        name = fresh_symbol(f"{primal.sym_name.data}.{VMAP}.{signature_string(batched, bases, rows)}", self.functions)
+        signature = signature_string(batched, bases, rows, gathered)
+        name = fresh_symbol(f"{primal.sym_name.data}.{VMAP}.{signature}", self.functions)
         fn = private_function(name, block, [v.type for v in results])
         mark_generated(fn, primal, VMAP)
         self.module.body.block.add_op(fn)
@@ -182,7 +200,8 @@ class Batcher:
                          for i, (a, f) in enumerate(zip(primal.body.block.args, batched)))
         results = ", ".join("batched" if f else "shared" for f in flags)
         self.notes.insert(first_note, (depth, f"@{primal.sym_name.data} as @{name} ({args}) -> ({results})"))
-        return BatchedFunction(name, flags, result_rows if any(result_rows) else ())
+        return BatchedFunction(name, flags, result_rows if any(result_rows) else (),
+                               result_gathered if any(result_gathered) else ())
 
 
 def _none(values) -> tuple[int, ...]:
@@ -498,20 +517,25 @@ class BatchBuilder(IRBuilder):
 
     def call(self, op: func.CallOp) -> None:
         """A call of the callee batched by this signature; a value with a
-        compact twin passes the twin (one_hot.py), and the callee returns its
-        results' twins."""
+        compact twin passes the twin (one_hot.py; a forward twin's owners after
+        the arguments), and the callee returns its results' twins."""
         flags = tuple(self.is_batched(v) for v in op.operands)
         bases = tuple(f and is_basis(self.get(v), self.bases) for v, f in zip(op.operands, flags))
         rows = tuple(one_hot.reverse_rows(self, v) if f and not basis else 0
                      for v, f, basis in zip(op.operands, flags, bases))
-        made = self.batcher.batched(op.callee.root_reference.data, flags, self.size, op, bases, rows)
+        gathered, owners = one_hot.gathered_operands(self, op.operands, bases)
+        made = self.batcher.batched(op.callee.root_reference.data, flags, self.size, op, bases, rows, gathered)
         callee = self.batcher.functions[made.name]
-        args = [self.one_hot[v].value if row else self.get(v) for v, row in zip(op.operands, rows)]
-        new = func.CallOp(made.name, args, list(callee.function_type.outputs.data))
+        args = [self.one_hot[v].value if row or form else self.get(v) for v, row, form in zip(op.operands, rows, gathered)]
+        new = func.CallOp(made.name, args + owners, list(callee.function_type.outputs.data))
         self.insert(new)
-        for old, v, f, row in zip(op.results, new.results, made.batched_results, made.result_rows or _none(op.results)):
+        for old, v, f, row, form in zip(op.results, new.results, made.batched_results,
+                                        made.result_rows or _none(op.results),
+                                        made.result_gathered or (None,) * len(op.results)):
             if row:
                 one_hot.receive(self, old, v, row)
+            elif form:
+                one_hot.receive_gathered(self, old, v, owners[form[0]])
             else:
                 self.set(old, v, f)
 

@@ -43,8 +43,11 @@ rules above carry it (the row axis stays the first; a reshape that merges the
 rows with the axes after them repeats each owner); they run before the op's
 batching rule (`ahead`), and an op no rule follows reads the dense value
 rebuilt from the twin (`_materialise`: the twin spread over its block, zeros
-elsewhere), as does the function's return, so that the dense tensors the
-batching rules built beside the twins are left unread. On a bundle
+elsewhere), so that the dense tensors the batching rules built beside the
+twins are left unread. Across a call the twin passes with its owner, one
+argument per distinct owner after the others (signature letter `g`,
+`gathered_operands`), and a result whose owner is one of them is returned as
+its twin (`gathered_results`); any other result is returned dense. On a bundle
 adjustment's camera tangents that is (7, 150, 3) in place of (56, 150, 3).
 Again the same matrix, with an inf or nan partial in its own observation's
 entries only (JAX's jacfwd spreads it as 0 * inf over the other parameters).
@@ -116,10 +119,12 @@ def ahead(b, op: Operation, read) -> None:
     or follow the forward twins among the values `op` reads (`read`) into
     its results; where no rule does, the op reads their dense values,
     rebuilt from the twins."""
-    forward = [v for v in read if v in b.one_hot and b.one_hot[v].owner is not None]
+    forward = [v for v in read if _forward(b, v) is not None]
     if not forward:
         if isinstance(op, GenericOp):
             _gathered_basis(b, op)
+        return
+    if op.name == "func.call":  # passes the twins (batcher.py)
         return
     rule = _RULES.get(op.name)
     if rule is not None and all(v in op.operands for v in forward):  # not read inside a region
@@ -144,11 +149,67 @@ def _materialise(b, old: SSAValue) -> None:
     b.one_hot[old] = replace(twin, materialised=True)
 
 
-def materialise_forward(b, values) -> None:
-    """The dense values of those of `values` that have forward twins (a function's results)."""
+def gathered_type(t: TensorType, m: int) -> TensorType:
+    """The type of the forward twin, of batch `m`, of a value of type `t`."""
+    return T.tensor_type(t.element_type, [m, *t.get_shape()])
+
+
+def _forward(b, v: SSAValue) -> OneHot | None:
+    twin = b.one_hot.get(v)
+    return twin if twin is not None and twin.owner is not None else None
+
+
+def _slot(owners: list, owner: SSAValue) -> int | None:
+    return next((i for i, o in enumerate(owners) if o is owner), None)
+
+
+def gathered_operands(b, values, bases) -> tuple[tuple[tuple[int, int] | None, ...], list[SSAValue]]:
+    """A call's operands passed as their forward twins: per operand, its
+    form (the slot of its owner, m) or None; and the distinct owners, in
+    slot order (passed after the arguments)."""
+    forms, owners = [], []
+    for v, basis in zip(values, bases):
+        twin = _forward(b, v)
+        if twin is None or basis:
+            forms.append(None)
+            continue
+        if _slot(owners, twin.owner) is None:
+            owners.append(twin.owner)
+        forms.append((_slot(owners, twin.owner), T.shape(twin.value)[0]))
+    return tuple(forms), owners
+
+
+def owner_types(inputs, forms) -> list[TensorType]:
+    """The types of the owner arguments a batched function takes after its
+    arguments, one per slot of `forms` (gathered_operands)."""
+    types: dict[int, TensorType] = {}
+    for t, form in zip(inputs, forms):
+        if form:
+            types.setdefault(form[0], T.tensor_type(T.I64, t.get_shape()[:1]))
+    return [types[k] for k in sorted(types)]
+
+
+def receive_gathered(b, old: SSAValue, twin: SSAValue, owner: SSAValue) -> None:
+    """`old` arrives as its forward twin (an argument, a call's result), with
+    its owner: recorded, with its dense value built at once (unread, the
+    optimiser removes it)."""
+    b.one_hot[old] = OneHot(twin, T.shape(old)[0], owner)
+    b.set(old, _dense_blocks(b, b.one_hot[old], T.shape(old)), True)
+    b.one_hot[old] = replace(b.one_hot[old], materialised=True)
+
+
+def gathered_results(b, values, owners) -> tuple[tuple[int, int] | None, ...]:
+    """Per returned value, its form when it is returned as its forward twin
+    (its owner one of the function's `owners`) or None; the others' dense
+    values are rebuilt."""
+    forms = []
     for v in values:
-        if v in b.one_hot and b.one_hot[v].owner is not None:
+        twin = _forward(b, v)
+        slot = _slot(list(owners), twin.owner) if twin is not None else None
+        if twin is not None and slot is None:
             _materialise(b, v)
+        forms.append((slot, T.shape(twin.value)[0]) if slot is not None else None)
+    return tuple(forms)
 
 
 def reverse_rows(b, v: SSAValue) -> int:
@@ -452,5 +513,5 @@ _RULES = {
     "linalg.generic": generic,
 }
 
-__all__ = ["MAX_ROW", "OneHot", "ahead", "dense", "follow", "materialise_forward", "receive", "reverse_rows",
-           "start", "twin_type"]
+__all__ = ["MAX_ROW", "OneHot", "ahead", "dense", "follow", "gathered_operands", "gathered_results", "gathered_type",
+           "owner_types", "receive", "receive_gathered", "reverse_rows", "start", "twin_type"]

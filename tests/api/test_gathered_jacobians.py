@@ -15,10 +15,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import StringAttr, TensorType
 
 import irad
+from irad.passes.vmap import VmapPass
+from irad.pipeline import as_signature, lowered
 from tests.api.test_one_hot_jacobians import data, residual_functions
 from tests.reference import central_jacobian
 
@@ -188,3 +191,40 @@ JAX_FORMS = {
     "grid": lambda P, idx, x: (P[idx] * x[:, :, None]).sum(axis=1),
     "scalars": lambda w, idx, x: jnp.tanh(w[idx]) * x,
 }
+
+
+def rotate(w, p):
+    """Rodrigues' rotation of the rows of p by the rows of w (a helper: its jvp is a call)."""
+    theta = np.sqrt(np.sum(w * w, axis=1, keepdims=True))
+    k = w / theta
+    cos, sin = np.cos(theta), np.sin(theta)
+    return p * cos + np.cross(k, p) * sin + k * np.sum(k * p, axis=1, keepdims=True) * (1.0 - cos)
+
+
+def project(c, q):
+    """Two forward twins of one owner (slots shared), and a result whose rows merge (dense at its return)."""
+    return (c[:, 6:7] * (q[:, :2] / q[:, 2:3])).ravel()
+
+
+def through_helpers(cams, points, cam_index, point_index, observed):
+    c, p = cams[cam_index], points[point_index]
+    return project(c, rotate(c[:, :3], p) + c[:, 3:6]) - observed.ravel()
+
+
+def test_compact_tangents_cross_calls():
+    """A helper's batched jvp takes the forward twins and their index array
+    (signature letter g) and returns its results' twins: values as JAX's and
+    central differences."""
+    args, argnums = data("bundle", 6, 3, 9)
+    got = irad.jacfwd(through_helpers, argnums=argnums)(*args)
+    want = jax.jacfwd(JNP["bundle"], argnums=argnums)(*args)
+    for i, g, w in zip(argnums, got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(g, central_jacobian(through_helpers, args, i), rtol=1e-6, atol=1e-7)
+    jac = irad.jacfwd(through_helpers, argnums=argnums)
+    module, *_ = lowered(jac, as_signature(jac._arguments(args, {})[1]))
+    VmapPass().apply(Context(), module)
+    signatures = {f.sym_name.data.rsplit(".", 1)[-1] for f in module.ops
+                  if isinstance(f, func.FuncOp) and f.sym_name.data.startswith(("rotate.jvp", "project.jvp"))
+                  and ".vmap." in f.sym_name.data}
+    assert {"uug", "uugg"} <= signatures, signatures  # (primal, tangent): rotate(w, p; dw), project(c, q; dc, dq)
