@@ -40,7 +40,8 @@ X[owner[o] * m + j, o], with `owner` (cam_index, an unbatched array, known at
 run time only) kept beside it: a batch of m in place of B, whose ops are the
 batched ops with m for B and an unbatched operand broadcast as usual. The
 rules above carry it (the row axis stays the first; a reshape that merges the
-rows with the axes after them repeats each owner); they run before the op's
+rows with the axes after them repeats each owner; twins combine when their
+owners are one array, or alike ops on one: `_same`); they run before the op's
 batching rule (`ahead`), and an op no rule follows reads the dense value
 rebuilt from the twin (`_materialise`: the twin spread over its block, zeros
 elsewhere), so that the dense tensors the batching rules built beside the
@@ -63,7 +64,7 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX, DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr, StringAttr, TensorType, i64,
 )
 from xdsl.dialects.linalg.ops import BroadcastOp, GenericOp, ReduceOp, YieldOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import OpResult, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from irad.ir import gather as G
@@ -98,7 +99,27 @@ class OneHot:
         return d if self.owner is None else d + 1
 
     def alike(self, other: OneHot) -> bool:
-        return self.rows == other.rows and self.owner is other.owner
+        return self.rows == other.rows and (self.owner is other.owner or _same(self.owner, other.owner))
+
+
+# the dialects whose ops (on tensors) are pure: two alike ones on the same values give the same value
+_PURE = ("arith", "tensor", "linalg")
+
+
+def _same(a: SSAValue | None, b: SSAValue | None, depth: int = 4) -> bool:
+    """Whether two owners are the same array: one value, or the results of
+    like pure ops on the same values (an index wrapped per gather, as the
+    frontend does for `cams[cam_index]` written twice)."""
+    if a is b:
+        return True
+    if depth == 0 or not isinstance(a, OpResult) or not isinstance(b, OpResult) or a.index != b.index:
+        return False
+    x, y = a.owner, b.owner
+    if x.dialect_name() not in _PURE or x.name != y.name or len(x.operands) != len(y.operands):
+        return False
+    if not all(_same(u, v, depth - 1) for u, v in zip(x.operands, y.operands)):
+        return False
+    return x.is_structurally_equivalent(y, {x.parent: y.parent, **dict(zip(x.operands, y.operands))})
 
 
 def follow(b, op: Operation) -> None:
@@ -159,8 +180,8 @@ def _forward(b, v: SSAValue) -> OneHot | None:
     return twin if twin is not None and twin.owner is not None else None
 
 
-def _slot(owners: list, owner: SSAValue) -> int | None:
-    return next((i for i, o in enumerate(owners) if o is owner), None)
+def _slot(owners, owner: SSAValue) -> int | None:
+    return next((i for i, o in enumerate(owners) if _same(o, owner)), None)
 
 
 def gathered_operands(b, values, bases) -> tuple[tuple[tuple[int, int] | None, ...], list[SSAValue]]:
@@ -205,7 +226,7 @@ def gathered_results(b, values, owners) -> tuple[tuple[int, int] | None, ...]:
     forms = []
     for v in values:
         twin = _forward(b, v)
-        slot = _slot(list(owners), twin.owner) if twin is not None else None
+        slot = _slot(owners, twin.owner) if twin is not None else None
         if twin is not None and slot is None:
             _materialise(b, v)
         forms.append((slot, T.shape(twin.value)[0]) if slot is not None else None)
@@ -278,11 +299,16 @@ def start(b, old: SSAValue) -> None:
 def _gathered_basis(b, op: GenericOp) -> None:
     """Start the forward twin of x[idx] (a gather along axis 0, unbatched
     indices the same along the other axes) of the identity basis seen as
-    (R, *rest), R rows of m elements: observation o's row is e_j at j < m,
-    for the tangents owner[o] * m + j."""
+    (R, *rest), R rows of m elements, or of a slice of it along the other
+    axes (`cams[cam_index, 6:7]`): observation o's row is e_j at j < m, for
+    the tangents owner[o] * m + j (then sliced)."""
     if op.attributes.get(T.KIND) != StringAttr("gather") or G.axis_of(op) != 0:
         return
     (idx, data), result = op.inputs, op.results[0]
+    piece = None
+    if isinstance(data.owner, tensor.ExtractSliceOp) and len(T.shape(data.owner.source)) == len(T.shape(data)):
+        piece = _static_rest(data.owner, T.shape(data.owner.source)[0])
+        data = data.owner.source if piece is not None else data
     shape = T.shape(data)
     if b.is_batched(idx) or not b.is_batched(data) or len(shape) < 1 or shape[0] < 2:
         return
@@ -294,7 +320,12 @@ def _gathered_basis(b, op: GenericOp) -> None:
         return
     elem = T.element(data)
     eye = T.dense(b, np.eye(m).reshape([m, *rest]), T.tensor_type(elem, [m, *rest]))
-    b.one_hot[result] = OneHot(_spread(b, eye, [m, rows, *rest], [1]), rows, b.get(owner))
+    twin = _spread(b, eye, [m, rows, *rest], [1])
+    if piece is not None:
+        offsets, sizes, strides = piece
+        twin = b.op(tensor.ExtractSliceOp(twin, [0, 0, *offsets], [m, rows, *sizes], [1, 1, *strides],
+                                          T.tensor_type(elem, [m, rows, *sizes])))
+    b.one_hot[result] = OneHot(twin, rows, b.get(owner))
 
 
 def _row_index(idx: SSAValue) -> SSAValue | None:

@@ -74,12 +74,13 @@ def test_the_index_array_is_read_at_each_call():
             np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-13)
 
 
-def test_no_dense_tangent_over_the_rows():
+@pytest.mark.parametrize("name", ["bundle", "sliced"])
+def test_no_dense_tangent_over_the_rows(name):
     """The batched jvp computes no arithmetic on arrays of the batch by the
     rows (B = R * m tangents over N observations): only the result, rebuilt
     from the compact form at the return, has that shape."""
     args, argnums = data("bundle", 9, 3, 1)  # 3 cameras of 7, 4 points of 3
-    module = irad.jacfwd(NP["bundle"], argnums=argnums).lower(*args)
+    module = irad.jacfwd(NP["bundle"] if name == "bundle" else SLICED_NP, argnums=argnums).lower(*args)
     ops = [op for f in module.ops if isinstance(f, func.FuncOp) for op in f.walk()]
     dense = [op for op in ops if op.dialect_name() in ("arith", "math") for r in op.results
              if isinstance(r.type, TensorType) and tuple(r.type.get_shape())[:2] in ((3 * 7, 9), (4 * 3, 9))]
@@ -228,3 +229,32 @@ def test_compact_tangents_cross_calls():
                   if isinstance(f, func.FuncOp) and f.sym_name.data.startswith(("rotate.jvp", "project.jvp"))
                   and ".vmap." in f.sym_name.data}
     assert {"uug", "uugg"} <= signatures, signatures  # (primal, tangent): rotate(w, p; dw), project(c, q; dc, dq)
+
+
+def sliced_gathers(xp):
+    """The bundle's residuals with each camera part gathered apart: columns of
+    the cameras gathered (`cams[cam_index, 6:7]`), and `cams[cam_index]` written
+    twice (two gathers by one index array, each wrapped apart)."""
+
+    def residuals(cams, points, cam_index, point_index, observed):
+        w, t, f = cams[cam_index][:, :3], cams[cam_index][:, 3:6], cams[cam_index, 6:7]
+        p = points[point_index]
+        theta = xp.sqrt(xp.sum(w * w, axis=1, keepdims=True))
+        k = w / theta
+        cos, sin = xp.cos(theta), xp.sin(theta)
+        q = p * cos + xp.cross(k, p) * sin + k * xp.sum(k * p, axis=1, keepdims=True) * (1.0 - cos) + t
+        return (f * (q[:, :2] / q[:, 2:3]) - observed).ravel()
+
+    return residuals
+
+
+SLICED_NP, SLICED_JNP = sliced_gathers(np), sliced_gathers(jnp)
+
+
+def test_sliced_and_repeated_gathers():
+    args, argnums = data("bundle", 7, 3, 6)
+    got = irad.jacfwd(SLICED_NP, argnums=argnums)(*args)
+    want = jax.jacfwd(SLICED_JNP, argnums=argnums)(*args)
+    for i, g, w in zip(argnums, got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(g, central_jacobian(SLICED_NP, args, i), rtol=1e-6, atol=1e-7)
