@@ -258,3 +258,18 @@ def test_sliced_and_repeated_gathers():
     for i, g, w in zip(argnums, got, want):
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-13)
         np.testing.assert_allclose(g, central_jacobian(SLICED_NP, args, i), rtol=1e-6, atol=1e-7)
+
+
+def test_compositions_match_jax():
+    """The compact code batched again (vmap over the index array and the
+    observations) and differentiated again (jacfwd, jacrev over jacfwd)."""
+    rng = np.random.default_rng(0)
+    P = rng.normal(size=(3, 3)) + np.array([0.0, 0.0, 3.0])
+    idx, x = rng.integers(0, 3, (4, 5)), rng.normal(size=(4, 5, 2))
+    f, g = NP["projection"], JNP["projection"]
+    for axes, i in (((None, 0, 0), idx), ((None, None, 0), idx[0])):
+        np.testing.assert_allclose(irad.vmap(irad.jacfwd(f), in_axes=axes)(P, i, x),
+                                   jax.vmap(jax.jacfwd(g), in_axes=axes)(P, i, x), rtol=1e-12, atol=1e-13)
+    for outer, jax_outer in ((irad.jacfwd, jax.jacfwd), (irad.jacrev, jax.jacrev)):
+        np.testing.assert_allclose(outer(irad.jacfwd(f))(P, idx[0], x[0]), jax_outer(jax.jacfwd(g))(P, idx[0], x[0]),
+                                   rtol=1e-12, atol=1e-13)
