@@ -21,7 +21,7 @@ from xdsl.dialects import func
 
 from irad.arguments import arguments
 from irad.frontend.source import error_at
-from irad.frontend.transformations import float_leaves, normalise_static
+from irad.frontend.transformations import Transformation, float_leaves, normalise_static
 from irad.ir.metadata import static_values
 from irad.base.pytrees import leaf_types
 from irad.ir.types import is_differentiable
@@ -86,6 +86,10 @@ def explain(
     `static_argnums`/`static_argnames` as for `irad.grad`. The report ends
     with the functions specialised on values known while lowering (an axis
     a helper was passed, a static argument) and those values."""
+    if isinstance(f, Transformation):  # irad.grad(f): its request op is what the report would differentiate
+        raise error_at(f.f, f"explain takes the function itself, not {f.kind}({getattr(f.f, '__name__', 'f')}): "
+                       f"it reports how the function is differentiated\n  hint: irad.explain(f, *args, argnums=...)"
+                       ", or order=2 for the gradient differentiated again")
     if mode not in MODES:
         raise error_at(f, f"explain: mode must be 'reverse' or 'forward', got {mode!r}")
     if order not in (1, 2):

@@ -30,7 +30,18 @@ def _scipy_stats() -> None:
     from irad.frontend import scipy_stats  # noqa: F401  (numpy table entries)
 
 
+def _scipy_linalg() -> None:
+    import scipy.linalg
+
+    from irad import scipy_python
+    from irad.rules.keys import IMPLEMENTED_IN_PYTHON
+
+    IMPLEMENTED_IN_PYTHON.update({getattr(scipy.linalg, name): getattr(scipy_python, name) for name in (
+        "cholesky", "cho_factor", "cho_solve", "solve_triangular", "solve", "inv", "det", "eigh", "block_diag")})
+
+
 numpy_table.on_demand("scipy.special", _scipy_special)
+numpy_table.on_demand("scipy.linalg", _scipy_linalg)
 numpy_table.on_demand("scipy.stats", _scipy_stats)
 
 __all__ = ["bind_arguments", "lower_function", "signature_of"]

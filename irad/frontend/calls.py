@@ -50,6 +50,7 @@ from irad.frontend.callables import (
 )
 from irad.frontend import held_ints, integers, known_calls, numpy_scalars, ufunc_methods
 from irad.frontend.containers import DictMethod, make_dict
+from irad.frontend.control_state import PathEnded
 from irad.frontend.iteration import ITERABLES
 from irad.frontend.lists import ListMethod
 from irad.frontend.library import DOMAINS, FLOAT_FUNCTIONS, FLOAT_TO_INT, INT_RANGES, OPS, describe_callable, select_extremum
@@ -208,7 +209,8 @@ class Calls:
         known = known_calls.call(self.fl.src, obj, args, kwargs, node)  # math.prod(x.shape), divmod(n, 4)
         if known is not None:
             return known
-        if _hashable(obj) and obj in IMPLEMENTED_IN_PYTHON and is_numpy_callable(obj):  # np.cov: irad/numpy_python.py
+        # np.cov: irad/numpy_python.py (scipy.linalg's join the table when one is first met: is_numpy_callable)
+        if _hashable(obj) and is_numpy_callable(obj) and obj in IMPLEMENTED_IN_PYTHON:
             return self._call_function(IMPLEMENTED_IN_PYTHON[obj], args, kwargs, node)
         if is_numpy_callable(obj):
             return self.fl.arrays.call_values(obj, args, kwargs, node)
@@ -468,8 +470,19 @@ class Calls:
                                self.fl.src.location(node), callee.sym_name.data)
         known = self.fl.owner.known_results.get(callee.sym_name.data, ())
         results = [r if k is None else self.fl.materialise(k, node) for r, k in zip_longest(results, known)]
+        if callee.sym_name.data in self.fl.owner.always_raises:
+            self._never_returns(callee, node)
         tree = self.fl.owner.results_of(callee)
         return None if tree == NONE else rebuild(tree, iter(results))
+
+    def _never_returns(self, callee, node: ast.AST) -> None:
+        """A call of a function every path of which raises ends its statement's
+        path, where the statement runs it unconditionally (control_flow.run_statements)."""
+        if self.fl.em is self.fl.statement_em:
+            raise PathEnded
+        name = self.fl.owner.names.get(callee.sym_name.data, callee.sym_name.data)
+        raise self.fl.src.error(node, f"{name} raises on every path, and this expression calls it only on some",
+                                "call it in a statement of its own (`if c: f(x)`), or raise directly")
 
     # ---- lambdas and nested defs ----------------------------------------------------------
     def expr_Lambda(self, node: ast.Lambda) -> Closure:

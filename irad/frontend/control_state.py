@@ -51,6 +51,11 @@ class _NotReturned:
 NOT_RETURNED = _NotReturned()
 
 
+class PathEnded(Exception):
+    """A statement called a function every path of which raises (Python's
+    call would not return): the statement, and its path, end there."""
+
+
 @dataclass
 class ControlState:
     """The jumps taken on a path: each flag False, True or an i1 value (taken

@@ -97,6 +97,7 @@ class FunctionLowering:
         # global arrays read at each call: block arguments after the parameters
         self.hidden = HiddenArguments(self.block, hidden, owner.hidden_globals)
         self.em = Emitter(self.block)
+        self.statement_em = self.em  # the emitter of the statement being lowered (calls.Calls._never_returns)
         self.arrays = ArrayLowering(self)  # numpy arrays: irad/frontend/arrays.py
         self.control_flow = ControlFlow(self)  # if, while, jumps; loops' carried state: control_flow.py
         self.calls = Calls(self)  # calls and their specialisation, functions as values: calls.py
@@ -127,6 +128,9 @@ class FunctionLowering:
         self.bind_call(self.shape or CallShape.of(self.arg_types))
         self.control_flow.run_statements(tree.body)
         returned, value = self.control.returned, self.control.value
+        if returned is True and value is NOT_RETURNED:  # every path raised: no call of it returns
+            self.owner.always_raises.add(self.name_and_target[0])
+            value = self.em.const(0.0, F64)  # a float for the entry's transformations; no path reaches it
         if returned is not True and returned is not False and value is not None and value is not NOT_RETURNED:
             raise self.src.error(
                 tree,

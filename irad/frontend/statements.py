@@ -1,6 +1,7 @@
 """Statements other than those that branch, loop, jump or define: assignments
 (plain, augmented, annotated, to names, items and unpacked targets),
-expression statements, `pass`, `with np.errstate(...)` and `assert`.
+expression statements, `pass`, `with np.errstate(...)`, `assert`, `raise`
+and `import`.
 
 `Statements` is a collaborator of the FunctionLowering `fl` that holds it
 (`fl.statements`); `fl.statement` routes the others (`if`, `while`, jumps to
@@ -19,16 +20,15 @@ import sys
 from xdsl.ir import SSAValue
 from irad.frontend.arrays import known_value
 from irad.ir.symbols import value_name
-from irad.frontend import contexts, nested_targets, ufunc_at
+from irad.base.errors import raised_name
+from irad.frontend import contexts, imports, nested_targets, ufunc_at
 from irad.frontend.values import ListValue, Value, is_array
 from irad.frontend.source import SUBSET_HINT
 from irad.ir.types import I1
 
 UNSUPPORTED_STATEMENTS = {
-    ast.Try: ("a `try` statement", "exceptions cannot be differentiated; remove it"),
-    ast.Raise: ("a `raise` statement", "exceptions cannot be differentiated; remove it"),
-    ast.Import: ("an `import` inside the function", "import at module level"),
-    ast.ImportFrom: ("an `import` inside the function", "import at module level"),
+    ast.Try: ("a `try` statement", "irad's programs catch no exceptions (a `raise` is a run-time check); "
+              "catch them around the call of the compiled function"),
     ast.ClassDef: ("a class definition", "define it at module level"),
     ast.Global: ("a `global` statement", "pass the value as an argument"),
     ast.Nonlocal: ("a `nonlocal` statement", "pass the value as an argument"),
@@ -81,6 +81,10 @@ class Statements:
             self.stmt_With(stmt)
         elif isinstance(stmt, ast.Assert):
             self.stmt_Assert(stmt)
+        elif isinstance(stmt, ast.Raise):
+            self.stmt_Raise(stmt)
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            imports.bind(self.fl, stmt)
         else:
             what, hint = UNSUPPORTED_STATEMENTS.get(
                 type(stmt), (f"a `{type(stmt).__name__}` statement", SUBSET_HINT)
@@ -129,9 +133,8 @@ class Statements:
         known = self.fl.expressions.static_condition(test)
         if known is True:
             return
-        if known is False:  # fails where it is reached (it may sit in a branch never taken)
-            self.fl.check(self.fl.em.const(False, I1), stmt, message)
-            self.fl.control.returned = True  # like a raise, it ends this path: nothing after it runs
+        if known is False:
+            self._fail(stmt, message)
             return
         value = self.fl.as_number(test, stmt.test)
         if is_array(value):
@@ -139,8 +142,33 @@ class Statements:
                                     "assert np.all(...) of a comparison, or a comparison of numbers")
         self.fl.check(self.fl.em.to_bool(value), stmt, message)
 
+    def stmt_Raise(self, stmt: ast.Raise) -> None:
+        """`raise E(text)`: a check that fails where it is reached, raising an
+        exception that is both a RuntimeCheckError and an E (errors.check_failure),
+        its message `file:line:col: E: text`. The `from` cause is not kept."""
+        if stmt.exc is None:
+            raise self.fl.src.error(stmt, "a bare `raise` (it re-raises the exception being handled, and "
+                                    "irad's programs have no `try`)", "raise an exception: raise ValueError(...)")
+        call = stmt.exc if isinstance(stmt.exc, ast.Call) else None
+        known, cls = known_value(self.fl.expr(call.func if call else stmt.exc))
+        if not (known and isinstance(cls, type) and issubclass(cls, Exception)):
+            raise self.fl.src.error(stmt.exc, f"`raise {ast.unparse(stmt.exc)}`: irad raises an exception class "
+                                    "known while lowering, or an instance made by calling one",
+                                    "raise ValueError(...) (or another exception class) directly")
+        if call and call.keywords:
+            raise self.fl.src.error(call, "keyword arguments of a raised exception are not supported",
+                                    "pass its message positionally: raise E(\"...\")")
+        texts = [self._message(arg) for arg in call.args] if call else []
+        text = texts[0] if len(texts) == 1 else "(" + ", ".join(texts) + ")" if texts else ""
+        self._fail(stmt, f"{raised_name(cls)}: {text}")
+
+    def _fail(self, stmt: ast.stmt, message: str) -> None:
+        """A check that fails where it is reached (it may sit in a branch never taken)."""
+        self.fl.check(self.fl.em.const(False, I1), stmt, message)
+        self.fl.control.returned = True  # like a return, it ends this path: nothing after it runs
+
     def _message(self, node: ast.expr) -> str:
-        """An assert's message: its text where known while lowering, else its source."""
+        """An assert's or exception's message: its text where known while lowering, else its source."""
         if isinstance(node, ast.JoinedStr):  # an f-string: known parts filled in
             out = []
             for part in node.values:
@@ -150,8 +178,9 @@ class Statements:
                 known, obj = known_value(self.fl.expr(part.value))
                 spec = part.format_spec
                 plain = spec is None or all(isinstance(p, ast.Constant) for p in spec.values)
-                if known and plain and part.conversion == -1:
-                    out.append(format(obj, "".join(p.value for p in spec.values) if spec else ""))
+                if known and plain:
+                    converted = {-1: obj, ord("r"): repr(obj), ord("s"): str(obj), ord("a"): ascii(obj)}[part.conversion]
+                    out.append(format(converted, "".join(p.value for p in spec.values) if spec else ""))
                 else:
                     out.append("{" + ast.unparse(part.value) + "}")
             return "".join(out)

@@ -28,8 +28,8 @@ from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from xdsl.dialects import arith, func, scf, tensor
-from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, ModuleOp, StringAttr, TensorType, i64
+from xdsl.dialects import arith, cf, func, scf, tensor
+from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, ModuleOp, StringAttr, TensorType, i1, i64
 from xdsl.dialects.linalg.ops import BroadcastOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
@@ -256,6 +256,9 @@ class BatchBuilder(IRBuilder):
         # the compact twins of batched values one-hot along their first axis, by primal value (one_hot.py)
         self.one_hot: dict[SSAValue, one_hot.OneHot] = {}
         self._probing = 0  # inside a loop's fixed-point probes: no notes
+        # inside an arm of a branch on a batched condition, or a masked loop's body:
+        # the elements that take this path (one i1 each); their checks hold only there
+        self.mask: SSAValue | None = None
 
     def note(self, op: Operation, text: str) -> None:
         """Record what batching `op` decided (for `irad explain --mode vmap`)."""
@@ -314,8 +317,9 @@ class BatchBuilder(IRBuilder):
         return ops[-1]
 
     def batch_op(self, op: Operation) -> None:
-        # a tape made in batched code is batched: what it records may vary
-        if not self._reads_batched(op) and not isinstance(op, TapeCreateOp):
+        # a tape made in batched code is batched: what it records may vary; a
+        # check under a mask holds only for the elements the mask takes
+        if not self._reads_batched(op) and not isinstance(op, TapeCreateOp) and not self._checks_masked(op):
             mapper = {v: self.get(v) for v in self._read(op)}
             copy = clone(op, mapper)
             self.insert(copy)
@@ -337,6 +341,22 @@ class BatchBuilder(IRBuilder):
             one_hot.follow(self, op)
         for old in op.results:
             self.get(old).name_hint = old.name_hint
+
+    def _checks_masked(self, op: Operation) -> bool:
+        return self.mask is not None and any(isinstance(inner, cf.AssertOp) for inner in walk(op))
+
+    @contextmanager
+    def masked(self, mask: SSAValue):
+        """Batch a path that only the elements where `mask` holds take (within
+        the current mask): an arm of a branch on a batched condition, or a
+        masked loop's body. Its checks (cf.assert) hold only for them."""
+        saved = self.mask
+        self.mask = mask if saved is None else T.elementwise(
+            self, lambda e, a: e.op(arith.AndIOp(a[0], a[1])), [saved, mask], i1, "piecewise-constant")
+        try:
+            yield
+        finally:
+            self.mask = saved
 
     def _read(self, op: Operation) -> list[SSAValue]:
         """The values `op` reads: its operands, and those its regions take from outside."""
@@ -411,15 +431,21 @@ class BatchBuilder(IRBuilder):
             self.set(old, v, f)
 
     def _select_arms(self, op: scf.IfOp) -> None:
-        """A batched condition: both arms computed, each element's result selected."""
-        if not op.results:
-            self.refuse(op, "a branch on a value that varies along the batch, with no results (it has effects)",
-                        "compute the branch's values with np.where")
-        arms = []
-        for region in op.regions:
-            end = self.run(region.blocks[0])
-            arms.append([self.batched(v) for v in end.operands])
+        """A batched condition: both arms computed, each element's result
+        selected; each arm's checks hold for the elements that take it."""
+        if not op.results and any(isinstance(inner, func.CallOp) for inner in walk(op)):
+            self.refuse(op, "a branch on a value that varies along the batch, whose arm calls a function "
+                        "only for its effects", "compute the branch's values with np.where")
         cond = self.get(op.cond)
+        taken = (cond, T.elementwise(self, lambda e, a: e.op(arith.XOrIOp(a[0], e.op(arith.ConstantOp(
+            IntegerAttr(1, i1))))), [cond], i1, "piecewise-constant"))
+        arms = []
+        for region, mask in zip(op.regions, taken):
+            if not region.blocks:
+                continue
+            with self.masked(mask):
+                end = self.run(region.blocks[0])
+            arms.append([self.batched(v) for v in end.operands])
         for i, result in enumerate(op.results):
             self.set(result, masks.select_rows(self, cond, arms[0][i], arms[1][i]), True)
 

@@ -13,7 +13,8 @@ on the mask after the body). The body also runs for the elements that have
 stopped, but on a running element's carried values: a stopped element's own
 last values may be out of range for the body (`x[i]` once `i == len(x)` ends
 `while i < len(x)`), while a running element's are values its own program
-uses. What the body computes for a stopped element is discarded.
+uses. What the body computes for a stopped element is discarded, and its
+checks hold only for the running elements (BatchBuilder.masked).
 
 Forward mode follows a masked loop (the select takes each element's own
 tangent). Reverse mode refuses it (MASKED, passes/ad/derivatives/regions.py):
@@ -56,7 +57,8 @@ def for_loop(b, op: scf.ForOp) -> None:
         for old, new in zip(body.args[1:], carried):
             new.name_hint = old.name_hint
             b.set(old, select_rows(b, running, new, _row_everywhere(b, new, longest)), True)
-        end = b.run(body)
+        with b.masked(running):
+            end = b.run(body)
         block.add_op(scf.YieldOp(*(select_rows(b, running, b.batched(v), c) for v, c in zip(end.operands, carried))))
     inits = [b.batched(v) for v in op.iter_args]
     upper = b.op(arith.IndexCastOp(most, IndexType()))
@@ -93,7 +95,8 @@ def while_loop(b, op: scf.WhileOp) -> None:
         for old, new in zip(after.args, new_after.args[:n]):
             new.name_hint = old.name_hint
             b.set(old, select_rows(b, running, new, _row_everywhere(b, new, first)), True)
-        end = b.run(after)
+        with b.masked(running):
+            end = b.run(after)
         new_after.add_op(scf.YieldOp(*(select_rows(b, running, b.batched(v), c) for v, c in zip(end.operands, current))))
     new = scf.WhileOp([b.batched(v) for v in op.arguments], types, Region(new_before), Region(new_after))
     new.attributes[MASKED] = UnitAttr()

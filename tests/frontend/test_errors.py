@@ -132,7 +132,7 @@ def s_try(x):
 
 
 def s_raise(x):
-    raise ValueError("no")  # E:raise
+    raise  # E:raise
 
 
 def s_with(x):
@@ -142,15 +142,15 @@ def s_with(x):
 
 
 def s_import(x):
-    import cmath  # E:import
+    import irad_no_such_module  # E:import
 
     return x
 
 
 def s_import_from(x):
-    from math import sin  # E:import_from
+    from math import no_such_function  # E:import_from
 
-    return sin(x)
+    return no_such_function(x)
 
 
 def s_class(x):

@@ -259,6 +259,11 @@ def test_explain_reports_every_call(rule_table):
     assert irad.explain(P.uses_hypot, 3.0, 4.0).decisions[-1].kind == "rule"
 
 
+def test_explain_of_a_transformation_names_the_function_to_give():
+    with pytest.raises(irad.IradError, match=r"explain takes the function itself, not grad\(uses_hypot\)"):
+        irad.explain(irad.grad(P.uses_hypot), 3.0, 4.0)
+
+
 def test_explain_in_forward_mode_reports_the_frules(rule_table):
     report = irad.explain(P.uses_hypot, 3.0, 4.0, mode="forward")
     assert report.mode == "forward" and str(report).startswith("irad explain: uses_hypot (forward mode)")

@@ -40,7 +40,7 @@ from irad.backends.iree.registers import hazards
 from irad.backends.iree.targets import TARGETS, options
 from irad.backends.protocol import CompiledModule
 from irad.base import config
-from irad.base.errors import BackendError, RuntimeCheckError
+from irad.base.errors import BackendError, check_failure
 from irad.ir.callgraph import call_cycles
 
 INSTALL_HINT = "pip install -e '.[iree]' (the packages iree-base-compiler and iree-base-runtime)"
@@ -249,7 +249,7 @@ def _check_failed(exc: RuntimeError, checks: Sequence[str]) -> Exception:
     text = str(exc)
     for message in checks:
         if message in text:
-            return RuntimeCheckError(message)
+            return check_failure(message)
     return BackendError(f"the IREE runtime failed: {text}")
 
 

@@ -52,7 +52,7 @@ from xdsl.ir import Block, Region, SSAValue
 from xdsl.rewriter import Rewriter
 
 from irad.backends.native import buffers as native_buffers
-from irad.base.errors import BackendError, RuntimeCheckError
+from irad.base.errors import BackendError, RuntimeCheckError, check_failure
 from irad.ir.builder import IRBuilder
 from irad.ir.callgraph import call_cycles
 from irad.ir.locations import recursion_message
@@ -159,7 +159,7 @@ class Checks:
         self.failure = failure
 
     def failed(self, check: int) -> RuntimeCheckError:
-        return RuntimeCheckError(self.messages[check - 1])
+        return check_failure(self.messages[check - 1])
 
     def after_nan(self) -> None:
         """A float result was NaN: raise if it stands for a failed check."""

@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     IntegerType,
+    i1,
     StringAttr,
     TensorType,
 )
@@ -747,7 +748,11 @@ def _body_expression(tr, op, inner, body: _BodyValues) -> str:
     name = inner.name
     if name == "arith.constant":
         data = inner.value.value.data
-        return float_literal(data) if isinstance(data, float) else int_literal(data, inner.result.type)
+        if isinstance(data, float):
+            return float_literal(data)
+        if inner.result.type == i1:  # a bool: its bits read as a signed int (true: -1) would be an int to numpy
+            return repr(data != 0)
+        return int_literal(data, inner.result.type)
     if name == "arith.cmpf":
         predicate = arith.CMPF_COMPARISON_OPERATIONS[inner.predicate.value.data]
         if predicate in _CMP_NAN:

@@ -77,7 +77,7 @@ from irad.backends.python import arrays as python_arrays
 
 from irad.backends.python import temporaries as python_temporaries
 from irad.backends.python.arrays import float_literal as _float_literal
-from irad.base.errors import BackendError, RuntimeCheckError
+from irad.base.errors import BackendError, RuntimeCheckError, check_failure
 from irad.ir import printing
 from irad.ir import ieee
 from irad.ir.dialect import TAPE_COPY
@@ -180,12 +180,12 @@ _SHARED_FUNCTIONS: dict[str, Callable[..., Any]] = {
 FAST_NAMESPACE: dict[str, Any] = {
     **{name: fast for name, (fast, _) in _FLOAT_FUNCTIONS.items()},
     **_SHARED_FUNCTIONS,
-    "_RuntimeCheckError": RuntimeCheckError,  # cf.assert
+    "_check_failure": check_failure,  # cf.assert
 }
 IEEE_NAMESPACE: dict[str, Any] = {
     **{name: precise for name, (_, precise) in _FLOAT_FUNCTIONS.items()},
     **_SHARED_FUNCTIONS,
-    "_RuntimeCheckError": RuntimeCheckError,
+    "_check_failure": check_failure,
 }
 
 # --------------------------------------------------------------------------
@@ -670,7 +670,7 @@ def _emit_assert(tr: FunctionTranslator, op: Operation) -> None:
     # a check compiled into the program (an index in bounds): numpy's IndexError
     tr.line(f"if not {tr.value(op.operands[0])}:")
     with tr.indented():
-        tr.line(f"raise _RuntimeCheckError({op.msg.data!r})")
+        tr.line(f"raise _check_failure({op.msg.data!r})")
 
 
 def _emit_for(tr: FunctionTranslator, op: Operation) -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects import arith, tensor
 from xdsl.dialects.builtin import (
-    DYNAMIC_INDEX, AffineMapAttr, DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, StringAttr, TensorType, f64, i64,
+    DYNAMIC_INDEX, AffineMapAttr, DenseArrayBase, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, StringAttr, TensorType, f64, i1, i64,
 )
 from xdsl.dialects.linalg.attrs import IteratorTypeAttr
 from xdsl.dialects.linalg.ops import BroadcastOp, GenericOp, IndexOp, MatmulOp, ReduceOp, TransposeOp
@@ -85,8 +85,14 @@ INTEGER_OPS = frozenset(f"arith.{name}" for name in (
 
 def assert_(b, op: Operation) -> list[SSAValue]:
     """A run-time check (cf.assert) on a batched condition holds when it holds
-    for every element, as in a loop over the batch."""
-    flags = T.to_float(b, b.batched(op.operands[0]), f64)
+    for every element, as in a loop over the batch; under a mask (a branch's
+    arm, a masked loop's body: BatchBuilder.masked), for every element the
+    mask takes."""
+    holds = b.batched(op.operands[0])
+    if b.mask is not None:  # holds, or the element does not take this path
+        holds = T.elementwise(b, lambda e, a: e.op(arith.OrIOp(a[0], e.op(arith.XOrIOp(
+            a[1], e.op(arith.ConstantOp(IntegerAttr(1, i1))))))), [holds, b.mask], i1, "piecewise-constant")
+    flags = T.to_float(b, holds, f64)
     least = T.extract_scalar(b, T.reduce(b, flags, [0], arith.MinimumfOp))
     holds = b.op(arith.CmpfOp(least, b.op(arith.ConstantOp(FloatAttr(1.0, f64))), "oeq"))
     b.insert(_create(op, [holds], []))
