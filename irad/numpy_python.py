@@ -107,7 +107,7 @@ def lstsq(a, b, rcond=None):
     rank = np.sum(s > rcond * s[0]) if min(m, n) > 0 else 0
     if m > n:
         r = b - a @ x
-        residuals = np.reshape(np.sum(r * r, axis=0), (-1,))
+        residuals = np.sum(np.reshape(r * r, (m, -1)), axis=0)
         residuals = np.where(rank == n, residuals, np.nan)
     else:
         residuals = np.zeros((0,))
@@ -230,18 +230,18 @@ def multivariate_normal_logpdf(x, mean=None, cov=1, allow_singular=False):
     vector is one point, or points of one variable), cov a matrix, a vector
     (its diagonal) or a number (times the identity); through the Cholesky
     factor. The result squeezed, a float for one point, as scipy's."""
-    cov = np.asarray(cov) * 1.0
+    number = isinstance(cov, (int, float))
+    if not number:
+        cov = np.asarray(cov) * 1.0
     if mean is None:
-        mean = np.zeros(1 if len(cov.shape) == 0 else cov.shape[0])
-    mean = np.ravel(np.asarray(mean) * 1.0)
+        mean = np.zeros(1 if number else cov.shape[0])
+    mean = np.ravel(np.atleast_1d(mean) * 1.0)
     dim = mean.shape[0]
-    if len(cov.shape) == 0:
+    if number:
         cov = cov * np.eye(dim)
     elif len(cov.shape) == 1:
         cov = np.diag(cov)
-    x = np.asarray(x) * 1.0
-    if len(x.shape) == 0:
-        x = np.reshape(x, (1,))
+    x = np.atleast_1d(x) * 1.0
     if len(x.shape) == 1:
         x = x[:, None] if dim == 1 else x[None, :]
     lower = np.linalg.cholesky(cov)

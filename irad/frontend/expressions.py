@@ -645,7 +645,9 @@ class Expressions:
                     f"{joins.mismatch(a.type, b.type)}",
                     "irad's array shapes are static: give both the same shape",
                 )
-            if is_bool(a.type) != is_bool(b.type) and not (is_array(a) or is_array(b)):  # `x if c else False`
+            flag = a if is_bool(a.type) else b  # a numpy bool's join is numpy_scalars' JOINED_BOOL
+            if (is_bool(a.type) != is_bool(b.type) and not (is_array(a) or is_array(b))
+                    and numpy_scalars.kind(flag) == numpy_scalars.PYTHON):  # `x if c else False`
                 raise self.fl.src.error(
                     node, f"the two values of this conditional expression are a bool and {describe(t)}: Python's "
                     "value is one or the other, of different types, and irad's types are static",
