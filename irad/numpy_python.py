@@ -128,6 +128,8 @@ def searchsorted(a, v, side="left", sorter=None):
     array of v's shape, an int for a number. O(len(a) * v.size) comparisons."""
     if sorter is not None:
         a = np.take(a, sorter)
+    if isinstance(v, (int, float)):
+        return np.sum(_before(np.asarray(a), v, side))
     return np.sum(_before(np.asarray(a), np.asarray(v)[..., None], side), axis=-1)
 
 
@@ -170,12 +172,14 @@ def _ndim(arrays):
     """The largest rank among the arrays of the nested lists."""
     if isinstance(arrays, list):
         return max([_ndim(part) for part in arrays])
-    return len(np.asarray(arrays).shape)
+    return 0 if isinstance(arrays, (int, float)) else len(np.asarray(arrays).shape)
 
 
 def _blocks(arrays, rank):
     """np.block below the top: `rank` is an array whose number of axes is the
     result's (a shape specialises a recursive call; a number would not)."""
+    if isinstance(arrays, (int, float)):
+        return np.ones((1,) * len(rank.shape)) * arrays
     if not isinstance(arrays, list):
         array = np.asarray(arrays)
         return np.reshape(array, (1,) * (len(rank.shape) - len(array.shape)) + array.shape)
