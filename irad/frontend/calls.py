@@ -79,6 +79,8 @@ from irad.frontend.transformed_closures import is_made_function, made_function_a
 from irad.frontend.transformations import CONSTRUCTORS, JVP, PROGRAM_CALLS, Transformation, static_positions
 from irad.ir import builder
 from irad.ir.types import I1, I64, describe, is_bool, is_differentiable, is_float, is_int, is_tensor
+from irad import numpy_python
+from irad.frontend.numpy_table import numpy_name
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON
 
 _NOT_HANDLED = object()
@@ -209,8 +211,8 @@ class Calls:
         known = known_calls.call(self.fl.src, obj, args, kwargs, node)  # math.prod(x.shape), divmod(n, 4)
         if known is not None:
             return known
-        # np.cov: irad/numpy_python.py (scipy.linalg's join the table when one is first met: is_numpy_callable)
-        if _hashable(obj) and is_numpy_callable(obj) and obj in IMPLEMENTED_IN_PYTHON:
+        if is_numpy_callable(obj) and _hashable(obj) and obj in IMPLEMENTED_IN_PYTHON:  # np.cov: irad/numpy_python.py
+            self._refuse_limits(obj, IMPLEMENTED_IN_PYTHON[obj], args, kwargs, node)
             return self._call_function(IMPLEMENTED_IN_PYTHON[obj], args, kwargs, node)
         if is_numpy_callable(obj):
             return self.fl.arrays.call_values(obj, args, kwargs, node)
@@ -300,7 +302,9 @@ class Calls:
                 raise self.fl.src.error(node, "sum takes an iterable and an optional start")
             start = args[1] if len(args) == 2 else kwargs.get("start")
             return self.fl.iteration.sum_values(args[0], start, node)
-        if obj in (builtins.min, builtins.max) and len(args) == 1 and not kwargs:
+        if obj in (builtins.min, builtins.max) and kwargs:  # key=, default=
+            return self.fl.iteration.extremum(obj is builtins.max, args, dict(kwargs), node)
+        if obj in (builtins.min, builtins.max) and len(args) == 1:
             items = [self.fl.as_number(v, node) for v in self.fl.iteration.items_of(args[0], node)]
             if not items:
                 raise self.fl.src.error(node, f"{obj.__name__}() of an empty sequence")
@@ -388,6 +392,19 @@ class Calls:
         items = [self.fl.runtime_values(kwargs[k], node, arrays=False) if k in kwargs else v
                  for k, v in zip(keys, current)]
         return make_value(cls, keys, items)
+
+    def _refuse_limits(self, obj, impl, args: list, kwargs: dict, node) -> None:
+        """A call of `obj` (written in irad/numpy_python.py as `impl`) with a value of
+        a parameter LIMITS lists that `impl` does not implement, refused by name."""
+        try:
+            bound = self.fl.owner.signature(impl).bind(*args, **kwargs).arguments
+        except TypeError:
+            return  # _call_function names the bad call
+        for param, (allowed, hint) in numpy_python.LIMITS.get(impl, {}).items():
+            known, value = known_value(bound[param]) if param in bound else (True, allowed[0])
+            if not known or not any(type(value) is type(a) and value == a for a in allowed):
+                shown = repr(value) if known else "a value known only at run time"
+                raise self.fl.src.error(node, f"{numpy_name(obj)} with {param}={shown} is not supported", hint)
 
     # ---- functions from source: specialised on the call's shape -----------------------
     def _call_function(self, fn, args: list, kwargs: dict, node) -> Value:

@@ -1,5 +1,6 @@
 """scipy.stats in the numpy table (numpy_table.py): norm's pdf, logpdf, cdf,
-logcdf, sf, logsf and the quantiles ppf and isf; the log-densities of gamma,
+logcdf, sf, logsf and the quantiles ppf and isf; multivariate_normal's logpdf
+and pdf (written in irad/numpy_python.py); the log-densities of gamma,
 t, beta, expon and laplace; poisson's logpmf and pmf; with loc, scale and the
 shape parameters positional or by keyword, as scipy takes them.
 
@@ -16,11 +17,12 @@ from __future__ import annotations
 
 import scipy.stats
 
-from irad import special
+from irad import numpy_python, special
 from irad.frontend.arrays import is_array
 from irad.frontend.numpy_table import call_library, numpy_function
 from irad.frontend.values import Static
 from irad.ir.types import F64
+from irad.rules.keys import IMPLEMENTED_IN_PYTHON
 
 
 def _number_or_array(al, v, node):
@@ -56,3 +58,5 @@ for _method, _impl, _params in (
 for _method, _impl in ((scipy.stats.poisson.logpmf, special.poisson_logpmf),
                        (scipy.stats.poisson.pmf, special.poisson_pmf)):
     _distribution(_method, _impl, ("k", "mu", "?loc=0.0"))
+IMPLEMENTED_IN_PYTHON[scipy.stats.multivariate_normal.logpdf] = numpy_python.multivariate_normal_logpdf
+IMPLEMENTED_IN_PYTHON[scipy.stats.multivariate_normal.pdf] = numpy_python.multivariate_normal_pdf
