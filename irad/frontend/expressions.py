@@ -30,7 +30,7 @@ from irad.frontend.callables import Keywords, Partial, rebuild
 from irad.frontend.known_methods import format_string
 from irad.ir import tensor as tensor_ops
 from irad.frontend import containers, integers, joins, number_joins, numpy_scalars
-from irad.frontend.emitter import Emitter
+from irad.frontend.emitter import Emitter, can_raise
 from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.numpy_shapes import index_concatenate
 from irad.base import pytrees
@@ -545,11 +545,13 @@ class Expressions:
         operand that may be the value has one type."""
         is_and = isinstance(node.op, ast.And)
         runtime: list[tuple[SSAValue, ast.expr]] = []
+        going_on = None  # where the run-time operands so far did not decide (an i1), if any
         for i, sub in enumerate(node.values):
-            value = self.fl.expr(sub)
+            value = self._operand_after(sub, going_on, node)
             known = self.static_condition(value)
             if known is None:
                 runtime.append((self.fl.as_number(value, sub), sub))
+                going_on = self._going_on(going_on, runtime[-1][0], is_and)
                 continue
             decides, last = known != is_and, i == len(node.values) - 1
             if not (decides or last):
@@ -558,16 +560,17 @@ class Expressions:
                 return value  # the operand itself, as Python gives it
             if not all(is_bool(v.type) for v, _ in runtime):  # `x or 1.0`: the operand that decides
                 return self._chosen_operand(is_and, runtime, value, sub, node)
-            if decides:  # (run-time bools) and False is False; ... or True is True
-                self._bool_operands(runtime)
-                return numpy_scalars.mark(self.fl.em.const(known, I1), numpy_scalars.PYTHON)
             if not (isinstance(value, SSAValue) and is_bool(value.type)
                     or isinstance(value, Static) and isinstance(value.obj, (bool, np.bool_))):
+                # `m or 1`: True where m is, else 1: Python's value is a bool or an int
                 raise self.fl.src.error(
                     node, f"`{'and' if is_and else 'or'}` of a bool known only at run time and "
                     f"{self.fl.kind_of(value)}: its value would be one or the other",
                     "write a conditional expression: a if cond else b",
                 )
+            if decides:  # (run-time bools) and False is False; ... or True is True
+                self._bool_operands(runtime)
+                return numpy_scalars.mark(self.fl.em.const(known, I1), numpy_scalars.PYTHON)
             # (run-time bools) and True is their `and`
         if not all(is_bool(v.type) for v, _ in runtime):
             (last, sub), runtime = runtime[-1], runtime[:-1]
@@ -579,6 +582,47 @@ class Expressions:
             result = self.fl.em.op(op_class(result, v))
         kinds = [numpy_scalars.kind(v) for v in values]  # `a and b` is one of them
         return numpy_scalars.mark(result, kinds[0] if len(set(kinds)) == 1 else numpy_scalars.EITHER)
+
+    def _going_on(self, going_on: SSAValue | None, value: SSAValue, is_and: bool) -> SSAValue | None:
+        """Where Python evaluates the next operand: every run-time operand so far
+        truthy (`and`) or falsy (`or`). None for an array (whose truth is an error)."""
+        if is_array(value):
+            return None
+        truth = self.fl.em.to_bool(value)
+        if not is_and:
+            truth = self.fl.em.op(arith.XOrIOp(truth, self.fl.em.const(1, I1)))
+        return truth if going_on is None else self.fl.em.op(arith.AndIOp(going_on, truth))
+
+    def _operand_after(self, sub: ast.expr, going_on: SSAValue | None, node: ast.BoolOp) -> Value:
+        """An operand of `and`/`or` after run-time ones: Python evaluates it only
+        where they did not decide (`going_on`). Code that may raise (an index's
+        bounds, a helper's checks: `i < n and x[i] > 0`) runs under an scf.if on
+        `going_on`; other code runs in line, its value unused where it is not."""
+        if going_on is None:
+            return self.fl.expr(sub)
+        outer, block = self.fl.em, Block()
+        self.fl.em = Emitter(block)
+        try:
+            value = self.fl.expr(sub)
+        finally:
+            self.fl.em = outer
+        if not can_raise(block):
+            for op in list(block.ops):
+                op.detach()
+                outer.insert(op)
+            return value
+        leaves = [value] if isinstance(value, SSAValue) else [] if isinstance(value, Static) else None
+        if leaves is None or any(is_array(v) for v in leaves):
+            raise self.fl.src.error(sub, f"this operand of `{'and' if isinstance(node.op, ast.And) else 'or'}` may "
+                                    "raise, and is not a number or a bool: Python evaluates it only where the "
+                                    "operands before it do not decide", "evaluate it in an `if` statement")
+        block.add_op(scf.YieldOp(*leaves))
+        skipped = Block()
+        Emitter(skipped).op(scf.YieldOp(*[Emitter(skipped).const(0, v.type) for v in leaves]))
+        results = outer.results(scf.IfOp(going_on, [v.type for v in leaves], Region(block), Region(skipped)))
+        if not leaves:
+            return value  # known while lowering: the checks run where Python's would
+        return numpy_scalars.mark(results[0], numpy_scalars.kind(value))
 
     def _chosen_operand(self, is_and: bool, runtime: list, last: Value, last_node: ast.expr, node) -> SSAValue:
         """`a or b or c` on numbers known only at run time: a if a != 0, else b if

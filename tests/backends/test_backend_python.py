@@ -706,7 +706,8 @@ def _round_half_away(x: float) -> float:
     return math.copysign(float(magnitude), x)
 
 
-@pytest.mark.parametrize("helper", sorted(n for n, v in FAST_NAMESPACE.items() if not isinstance(v, type)))
+@pytest.mark.parametrize("helper", sorted(n for n, v in FAST_NAMESPACE.items()
+                                          if not isinstance(v, type) and n != "_check_failure"))
 def test_fast_and_ieee_helpers_agree_where_fast_succeeds(helper):
     fast, ieee = FAST_NAMESPACE[helper], IEEE_NAMESPACE[helper]
     for args in _helper_arguments(helper):
