@@ -159,7 +159,10 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """np.allclose: every element of np.isclose, a bool."""
-    return np.all(isclose(a, b, rtol, atol, equal_nan))
+    close = isclose(a, b, rtol, atol, equal_nan)
+    if np.atleast_1d(close).size == 0:
+        return True  # all of nothing
+    return np.all(close)
 
 
 def _depth(arrays):
@@ -199,6 +202,8 @@ def _running(a, axis, pick):
     derivative goes to the element that is the running extreme. O(n^2)."""
     a = np.moveaxis(np.asarray(a) * 1.0, axis, -1)
     n = a.shape[-1]
+    if n == 0:
+        return np.moveaxis(a, -1, axis)
     seen = np.arange(n)[None, :] <= np.arange(n)[:, None]
     fill = -np.inf if pick is np.argmax else np.inf
     prefixes = np.where(seen, a[..., None, :], fill)
@@ -221,6 +226,8 @@ def logaddexp_accumulate(a, axis=0):
     the running maximum. O(n^2)."""
     a = np.moveaxis(np.asarray(a) * 1.0, axis, -1)
     n = a.shape[-1]
+    if n == 0:
+        return np.moveaxis(a, -1, axis)
     seen = np.arange(n)[None, :] <= np.arange(n)[:, None]
     prefixes = np.where(seen, a[..., None, :], -np.inf)
     top = np.max(prefixes, axis=-1, keepdims=True)
@@ -280,4 +287,4 @@ def bincount_of_length(x, weights, length):
     hits = np.asarray(x)[:, None] == np.arange(length)[None, :]
     if weights is None:
         return np.sum(hits, axis=0)
-    return np.sum(np.where(hits, np.asarray(weights)[:, None] * 1.0, 0.0), axis=0)
+    return np.sum(np.where(hits, np.asarray(weights).astype(np.float64)[:, None], 0.0), axis=0)  # float64, as numpy

@@ -195,6 +195,8 @@ SWEEP: dict[object, list[Case]] = {
     np.sort: [of("np.sort(x)", x=(1,)), of("np.sort(x)", x=(7,)), of("np.sort(x, axis=0)", x=(4, 3)),
               of("np.sort(x, axis=None)", x=(2, 3)), of("np.sort(np.where(x > 1.0, np.nan, x))", x=(7,)),
               of("x * np.sort(np.array([3, -1, 2, 2]))", x=(4,))],
+    np.bincount: [of("np.bincount(np.array([0, 2, 2, 5]), weights=x, minlength=7)", x=(4,)),
+                  of("x * np.bincount([1, 1, 0])", x=(2,))],
     np.argsort: [of("np.argsort(x)", x=(7,)), of("np.argsort(x, axis=0)", x=(4, 3)),
                  of("np.argsort(np.round(x), kind='stable')", x=(9,)),
                  of("np.argsort(np.array([3, -1, 2, 2]), kind='stable')", x=())],

@@ -70,6 +70,12 @@ def test_allclose_decides_an_if_and_isclose_a_where():
     np.testing.assert_allclose(g, central_difference(f, (W,), 0), rtol=1e-6)
 
 
+def test_allclose_of_no_elements_is_true_and_of_far_ones_false():
+    def f(w):
+        return w[0] * np.allclose(w[:0], w[:0]) + w[1] * np.allclose(w, w + 1.0) + w[2] * np.allclose(1.0, 1.0 + 1e-9)
+    assert irad.value_and_grad(f)(W)[0] == pytest.approx(f(W))
+
+
 BINCOUNT = {
     "weights": lambda w: np.sum(np.bincount(np.array([0, 3, 3, 1]), weights=w) ** 2),
     "minlength": lambda w: np.sum(np.bincount([2, 0, 2, 1], w, minlength=6) * np.arange(6.0)),
