@@ -160,7 +160,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """np.allclose: every element of np.isclose, a bool."""
     close = isclose(a, b, rtol, atol, equal_nan)
-    if np.atleast_1d(close).size == 0:
+    if np.size(close) == 0:
         return True  # all of nothing
     return np.all(close)
 
@@ -175,7 +175,7 @@ def _ndim(arrays):
     """The largest rank among the arrays of the nested lists."""
     if isinstance(arrays, list):
         return max([_ndim(part) for part in arrays])
-    return 0 if isinstance(arrays, (int, float)) else len(np.asarray(arrays).shape)
+    return np.ndim(arrays)
 
 
 def _blocks(arrays, rank):
