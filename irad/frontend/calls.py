@@ -48,7 +48,7 @@ from irad.frontend.callables import (
     rebuild,
     static_argument,
 )
-from irad.frontend import held_ints, integers, known_calls, numpy_scalars, ufunc_methods
+from irad.frontend import folding, held_ints, integers, known_calls, numpy_scalars, ufunc_methods
 from irad.frontend.containers import DictMethod, make_dict
 from irad.frontend.iteration import ITERABLES
 from irad.frontend.lists import ListMethod
@@ -212,6 +212,9 @@ class Calls:
             return known
         if is_numpy_callable(obj) and _hashable(obj) and obj in IMPLEMENTED_IN_PYTHON:  # np.cov: irad/numpy_python.py
             self._refuse_limits(obj, IMPLEMENTED_IN_PYTHON[obj], args, kwargs, node)
+            known = folding.known_call(obj, [known_value(a) for a in args], {k: known_value(v) for k, v in kwargs.items()})
+            if known is not None:  # np.allclose(tol, 1e-3), np.searchsorted((1, 2, 3), 2): known here
+                return known
             return self._call_function(IMPLEMENTED_IN_PYTHON[obj], args, kwargs, node)
         if is_numpy_callable(obj):
             return self.fl.arrays.call_values(obj, args, kwargs, node)
