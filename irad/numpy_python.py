@@ -281,6 +281,11 @@ LIMITS = {
 }
 
 
+def bincount_fits(x, length):
+    """Every value of x in [0, length): np.bincount's result then has `length` elements."""
+    return np.all((np.asarray(x) >= 0) & (np.asarray(x) < length))
+
+
 def bincount_of_length(x, weights, length):
     """np.bincount once its length (max(x) + 1, at least minlength) is known: the
     occurrences of each value (int64), or the sums of the weights of each (floats)."""

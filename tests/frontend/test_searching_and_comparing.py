@@ -110,6 +110,21 @@ def test_bincount_of_known_values(name):
 LABELS = np.array([0, 2, 2, 1])
 
 
+def bincount_by_minlength(w, labels):
+    return np.sum(np.bincount(labels, weights=w, minlength=4) ** 2) + np.sum(np.bincount(labels, minlength=3))
+
+
+def test_bincount_of_run_time_values_takes_its_length_from_minlength():
+    value, g = irad.value_and_grad(bincount_by_minlength)(W, LABELS)
+    assert value == pytest.approx(bincount_by_minlength(W, LABELS))
+    np.testing.assert_allclose(g, central_difference(bincount_by_minlength, (W, LABELS), 0), rtol=1e-6)
+    for labels in (np.array([0, 4, 1, 1]), np.array([0, -1, 1, 1])):  # numpy: longer, or ValueError
+        with pytest.raises(irad.base.errors.RuntimeCheckError, match=r"np\.bincount: a value of x is negative or at least "
+                           r"minlength=4") as info:
+            irad.value_and_grad(bincount_by_minlength)(W, labels)
+        assert "test_searching_and_comparing.py:" in str(info.value)
+
+
 def bincount_of_a_global(w):
     return np.sum(np.bincount(LABELS, weights=w) ** 2)
 
@@ -177,7 +192,7 @@ def test_refused_by_name_with_the_rewrite(f, message, hint):
 def test_natively():
     def f(w):
         return np.sum(np.bincount([0, 2, 2, 1], weights=w) ** 2) + np.sum(w * np.digitize(w, EDGES)) \
-            + np.sum(np.block([[w], [w]]) ** 2)
+            + np.sum(np.block([[w], [w]]) ** 2) + np.sum(np.bincount(LABELS, w, minlength=5) ** 3)
     value, g = irad.value_and_grad(f, backend="native")(W)
     assert value == pytest.approx(f(W), rel=1e-12)
     np.testing.assert_allclose(g, central_difference(f, (W,), 0), rtol=1e-6, atol=1e-9)
