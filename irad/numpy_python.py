@@ -259,7 +259,8 @@ def multivariate_normal_logpdf(x, mean=None, cov=1, allow_singular=False):
     z = np.linalg.solve(lower, np.reshape(x - mean, (-1, dim)).T)
     log_det = 2.0 * np.sum(np.log(np.diagonal(lower)))
     out = -0.5 * (dim * np.log(2.0 * np.pi) + log_det + np.sum(z * z, axis=0))
-    return np.squeeze(np.reshape(out, x.shape[:-1]))
+    kept = tuple(d for d in x.shape[:-1] if d != 1)  # scipy squeezes: one point is a float
+    return np.reshape(out, kept) if kept else out[0]
 
 
 def multivariate_normal_pdf(x, mean=None, cov=1, allow_singular=False):
