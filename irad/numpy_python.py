@@ -102,6 +102,8 @@ def lstsq(a, b, rcond=None):
     n = a.shape[1]
     if rcond is None:
         rcond = _EPS * max(m, n)
+    elif rcond < 0:
+        rcond = _EPS  # LAPACK's gelsd: machine precision
     s = np.linalg.svdvals(a)
     x = np.linalg.pinv(a, rcond=rcond) @ b
     rank = np.sum(s > rcond * s[0]) if min(m, n) > 0 else 0
