@@ -201,14 +201,15 @@ def block(arrays):
 def _running(a, axis, pick):
     """The element `pick` (np.argmax or np.argmin) chooses among a's first i + 1
     along axis, for each i: the first on a tie, as numpy's argmax, so the
-    derivative goes to the element that is the running extreme. O(n^2)."""
-    a = np.moveaxis(np.asarray(a) * 1.0, axis, -1)
+    derivative goes to the element that is the running extreme; ints stay
+    ints. O(n^2)."""
+    a = np.moveaxis(np.asarray(a), axis, -1)
     n = a.shape[-1]
     if n == 0:
         return np.moveaxis(a, -1, axis)
     seen = np.arange(n)[None, :] <= np.arange(n)[:, None]
-    fill = -np.inf if pick is np.argmax else np.inf
-    prefixes = np.where(seen, a[..., None, :], fill)
+    # beyond the prefix, the first element again: the first of equals, it never changes the choice
+    prefixes = np.where(seen, a[..., None, :], a[..., None, :1])
     chosen = pick(prefixes, axis=-1)
     return np.moveaxis(np.take_along_axis(a, chosen, axis=-1), -1, axis)
 
