@@ -184,7 +184,7 @@ def _blocks(arrays, rank):
     """np.block below the top: `rank` is an array whose number of axes is the
     result's (a shape specialises a recursive call; a number would not)."""
     if isinstance(arrays, (int, float)):
-        return np.ones((1,) * len(rank.shape)) * arrays
+        return np.full((1,) * len(rank.shape), arrays)  # an int stays an int
     if not isinstance(arrays, list):
         array = np.asarray(arrays)
         return np.reshape(array, (1,) * (len(rank.shape) - len(array.shape)) + array.shape)

@@ -150,6 +150,7 @@ BLOCKS = {
     "vectors_and_numbers": lambda w: np.sum(np.sin(np.block([w[:2], w[3], np.zeros(2)]))),
     "vector_rows": lambda w: np.sum(np.block([[w], [w ** 2]]) * np.arange(8.0).reshape(2, 4)),
     "three_deep": lambda w: np.sum(np.block([[[w[:2]]], [[w[2:]]]]) ** 3),
+    "ints_stay_ints": lambda w: np.sum(w * np.block([1, 2, np.array([3, 4])])) + w[0] * (np.block([1, 3])[1] // 2),
 }
 
 
