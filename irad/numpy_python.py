@@ -102,6 +102,8 @@ def lstsq(a, b, rcond=None):
     n = a.shape[1]
     if rcond is None:
         rcond = _EPS * max(m, n)
+    elif rcond < 0:
+        rcond = _EPS  # LAPACK's gelsd: machine precision
     s = np.linalg.svdvals(a)
     x = np.linalg.pinv(a, rcond=rcond) @ b
     rank = np.sum(s > rcond * s[0]) if min(m, n) > 0 else 0
@@ -159,7 +161,10 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """np.allclose: every element of np.isclose, a bool."""
-    return np.all(isclose(a, b, rtol, atol, equal_nan))
+    close = isclose(a, b, rtol, atol, equal_nan)
+    if np.size(close) == 0:
+        return True  # all of nothing
+    return np.all(close)
 
 
 def _depth(arrays):
@@ -172,14 +177,14 @@ def _ndim(arrays):
     """The largest rank among the arrays of the nested lists."""
     if isinstance(arrays, list):
         return max([_ndim(part) for part in arrays])
-    return 0 if isinstance(arrays, (int, float)) else len(np.asarray(arrays).shape)
+    return np.ndim(arrays)
 
 
 def _blocks(arrays, rank):
     """np.block below the top: `rank` is an array whose number of axes is the
     result's (a shape specialises a recursive call; a number would not)."""
     if isinstance(arrays, (int, float)):
-        return np.ones((1,) * len(rank.shape)) * arrays
+        return np.full((1,) * len(rank.shape), arrays)  # an int stays an int
     if not isinstance(arrays, list):
         array = np.asarray(arrays)
         return np.reshape(array, (1,) * (len(rank.shape) - len(array.shape)) + array.shape)
@@ -196,12 +201,15 @@ def block(arrays):
 def _running(a, axis, pick):
     """The element `pick` (np.argmax or np.argmin) chooses among a's first i + 1
     along axis, for each i: the first on a tie, as numpy's argmax, so the
-    derivative goes to the element that is the running extreme. O(n^2)."""
-    a = np.moveaxis(np.asarray(a) * 1.0, axis, -1)
+    derivative goes to the element that is the running extreme; ints stay
+    ints. O(n^2)."""
+    a = np.moveaxis(np.asarray(a), axis, -1)
     n = a.shape[-1]
+    if n == 0:
+        return np.moveaxis(a, -1, axis)
     seen = np.arange(n)[None, :] <= np.arange(n)[:, None]
-    fill = -np.inf if pick is np.argmax else np.inf
-    prefixes = np.where(seen, a[..., None, :], fill)
+    # beyond the prefix, the first element again: the first of equals, it never changes the choice
+    prefixes = np.where(seen, a[..., None, :], a[..., None, :1])
     chosen = pick(prefixes, axis=-1)
     return np.moveaxis(np.take_along_axis(a, chosen, axis=-1), -1, axis)
 
@@ -221,6 +229,8 @@ def logaddexp_accumulate(a, axis=0):
     the running maximum. O(n^2)."""
     a = np.moveaxis(np.asarray(a) * 1.0, axis, -1)
     n = a.shape[-1]
+    if n == 0:
+        return np.moveaxis(a, -1, axis)
     seen = np.arange(n)[None, :] <= np.arange(n)[:, None]
     prefixes = np.where(seen, a[..., None, :], -np.inf)
     top = np.max(prefixes, axis=-1, keepdims=True)
@@ -252,7 +262,8 @@ def multivariate_normal_logpdf(x, mean=None, cov=1, allow_singular=False):
     z = np.linalg.solve(lower, np.reshape(x - mean, (-1, dim)).T)
     log_det = 2.0 * np.sum(np.log(np.diagonal(lower)))
     out = -0.5 * (dim * np.log(2.0 * np.pi) + log_det + np.sum(z * z, axis=0))
-    return np.squeeze(np.reshape(out, x.shape[:-1]))
+    kept = tuple(d for d in x.shape[:-1] if d != 1)  # scipy squeezes: one point is a float
+    return np.reshape(out, kept) if kept else out[0]
 
 
 def multivariate_normal_pdf(x, mean=None, cov=1, allow_singular=False):
@@ -274,10 +285,15 @@ LIMITS = {
 }
 
 
+def bincount_fits(x, length):
+    """Every value of x in [0, length): np.bincount's result then has `length` elements."""
+    return np.all((np.asarray(x) >= 0) & (np.asarray(x) < length))
+
+
 def bincount_of_length(x, weights, length):
     """np.bincount once its length (max(x) + 1, at least minlength) is known: the
     occurrences of each value (int64), or the sums of the weights of each (floats)."""
     hits = np.asarray(x)[:, None] == np.arange(length)[None, :]
     if weights is None:
         return np.sum(hits, axis=0)
-    return np.sum(np.where(hits, np.asarray(weights)[:, None] * 1.0, 0.0), axis=0)
+    return np.sum(np.where(hits, np.asarray(weights).astype(np.float64)[:, None], 0.0), axis=0)  # float64, as numpy

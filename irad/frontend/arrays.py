@@ -504,6 +504,12 @@ class ArrayLowering:
             if name.startswith(("numpy.fft.", "scipy.fft.", "scipy.fftpack.")):
                 raise self.error(node, f"{name}: irad has no complex numbers (its arrays hold floats, ints or "
                                  "bools), and a Fourier transform's values are complex", FFT_REWRITE)
+            if name.startswith("scipy.stats.") and type(fn).__name__.endswith("_gen"):  # norm(loc, scale)
+                raise self.error(
+                    node, f"freezing the distribution {name}(...) inside a program is not supported",
+                    f"call its function with the parameters, {name}.logpdf(x, ...), or freeze it outside "
+                    "the program as a global (its methods are then read as that function's calls)",
+                )
             if name.split(".")[0] == "scipy":
                 raise self.error(
                     node, f"the scipy function {name} is not supported by irad",

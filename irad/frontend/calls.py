@@ -23,6 +23,7 @@ import builtins
 import functools
 import inspect
 import dataclasses
+import sys
 import types
 import warnings
 from dataclasses import dataclass, replace
@@ -48,7 +49,7 @@ from irad.frontend.callables import (
     rebuild,
     static_argument,
 )
-from irad.frontend import held_ints, integers, known_calls, numpy_scalars, ufunc_methods
+from irad.frontend import folding, held_ints, integers, known_calls, numpy_scalars, ufunc_methods
 from irad.frontend.containers import DictMethod, make_dict
 from irad.frontend.control_state import PathEnded
 from irad.frontend.iteration import ITERABLES
@@ -208,11 +209,18 @@ class Calls:
             return array_method(self.fl.arrays, obj, args, kwargs, node)
         if ufunc_methods.is_ufunc_method(obj):  # np.subtract.outer(x, y), np.add.reduce(x)
             return ufunc_methods.call(self.fl, obj, args, kwargs, node)
+        frozen = _frozen_distribution(obj, callee.origin)  # scipy.stats.norm(0.0, 2.0).logpdf as a global
+        if frozen is not None:
+            method, bound, keywords = frozen
+            return self.call_value(method, [*args[:1], *bound, *args[1:]], {**keywords, **kwargs}, node)
         known = known_calls.call(self.fl.src, obj, args, kwargs, node)  # math.prod(x.shape), divmod(n, 4)
         if known is not None:
             return known
         if is_numpy_callable(obj) and _hashable(obj) and obj in IMPLEMENTED_IN_PYTHON:  # np.cov: irad/numpy_python.py
             self._refuse_limits(obj, IMPLEMENTED_IN_PYTHON[obj], args, kwargs, node)
+            known = folding.known_call(obj, [known_value(a) for a in args], {k: known_value(v) for k, v in kwargs.items()})
+            if known is not None:  # np.allclose(tol, 1e-3), np.searchsorted((1, 2, 3), 2): known here
+                return known
             return self._call_function(IMPLEMENTED_IN_PYTHON[obj], args, kwargs, node)
         if is_numpy_callable(obj):
             return self.fl.arrays.call_values(obj, args, kwargs, node)
@@ -782,6 +790,33 @@ def _may_be_negative(n: SSAValue) -> bool:
 
 
 _KEEPS_BOOLS = (builtins.abs, builtins.max, builtins.min)  # of bools: a bool (numpy's abs too)
+
+
+def _frozen_distribution(obj, origin):
+    """A method of a frozen scipy.stats distribution known while lowering
+    (`NOISE = scipy.stats.norm(0.0, 2.0)`, then `NOISE.logpdf(x)`) as the
+    distribution's function and the parameters it was frozen with, read where
+    the object lives (an array parameter is a hidden argument, globals.py):
+    (the method, its positional parameters after x, its keyword ones); else None."""
+    if not isinstance(obj, types.MethodType) or not type(obj.__self__).__name__.endswith("_frozen"):
+        return None
+    stats = sys.modules.get("scipy.stats")
+    frozen, owner = obj.__self__, _owner_origin(origin)
+    public = getattr(stats, getattr(getattr(frozen, "dist", None), "name", ""), None)  # the dist is a copy
+    def at(value, *steps):
+        where = owner
+        for kind, step in steps:
+            where = where and (where.attribute(step) if kind == "attr" else where.item(step))
+        return Static(value, where)
+    if public is not None and all(hasattr(frozen, a) for a in ("args", "kwds")):  # norm(...), gamma(a, ...), ...
+        method = Static(getattr(public, obj.__name__))
+        bound = [at(v, ("attr", "args"), ("item", i)) for i, v in enumerate(frozen.args)]
+        return method, bound, {k: at(v, ("attr", "kwds"), ("item", k)) for k, v in frozen.kwds.items()}
+    if type(frozen).__name__ == "multivariate_normal_frozen" and obj.__name__ in ("logpdf", "pdf"):
+        method = Static(getattr(stats.multivariate_normal, obj.__name__))
+        return method, [], {"mean": at(frozen.mean, ("attr", "mean")), "cov": at(frozen.cov, ("attr", "cov")),
+                            "allow_singular": Static(frozen.allow_singular)}
+    return None
 
 
 def _owner_origin(origin):

@@ -390,17 +390,18 @@ class Iteration:
             return items[best]
         except _RuntimeCompared:
             pass
-        values = [self.fl.as_number(v, node) if isinstance(v, Static) and isinstance(v.obj, (int, float)) else v
-                  for v in items]
+        def number(v):  # a known number among run-time ones: a constant
+            return self.fl.as_number(v, node) if isinstance(v, Static) and isinstance(v.obj, (int, float)) else v
+        values, scores = [number(v) for v in items], [number(v) for v in scores]
         if not all(isinstance(v, SSAValue) and not is_array(v) for v in (*values, *scores)) or len(
                 {v.type for v in values}) > 1:
             raise self.fl.src.error(
                 node, f"{name}() with a key= known only at run time, of items that are not numbers of one type: "
                 "the item it gives would be chosen by the data",
                 f"stack the items into an array and index it: xs[np.arg{name}(np.array([key(x) for x in xs]))]")
-        best, best_score = values[0], self.fl.as_number(scores[0], node)
+        best, best_score = values[0], scores[0]
         for v, score in zip(values[1:], scores[1:]):
-            best_score, score = self.fl.em.unify(best_score, self.fl.as_number(score, node))
+            best_score, score = self.fl.em.unify(best_score, score)
             predicate = ("ogt" if pick_max else "olt") if is_float(score.type) else ("sgt" if pick_max else "slt")
             beyond = self.fl.em.op(arith.CmpfOp(score, best_score, predicate) if is_float(score.type)
                                    else arith.CmpiOp(score, best_score, predicate))

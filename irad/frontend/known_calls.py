@@ -20,7 +20,7 @@ from irad.frontend.arrays import known_value
 from irad.frontend.folding import known_numbers
 from irad.frontend.values import Static
 
-_PYTHON = (builtins.abs, builtins.pow, builtins.divmod, builtins.max, builtins.min, math.prod, math.gcd, math.lcm, math.comb,
+_PYTHON = (builtins.abs, builtins.bool, builtins.pow, builtins.divmod, builtins.max, builtins.min, math.prod, math.gcd, math.lcm, math.comb,
            math.perm, math.factorial, math.isqrt, math.ceil, math.floor, math.trunc, math.log2, math.sqrt)
 
 

@@ -118,7 +118,12 @@ def nan_is_truthy(x):
     return np.isnan(v or 1.0) * x[1]
 
 
-BOOL_CASES = [or_default, and_chain, or_chain, ints_or, nan_is_truthy]
+def truth_values(x):
+    v = x[0] / x[3] * 0.0  # NaN
+    return (bool(x[0]) + bool(x[3]) + bool(v) + bool(x[0] > 0) + bool(3)) * x[1]  # Python's bools count
+
+
+BOOL_CASES = [or_default, and_chain, or_chain, ints_or, nan_is_truthy, truth_values]
 
 
 @pytest.mark.parametrize("f", BOOL_CASES, ids=[f.__name__ for f in BOOL_CASES])
@@ -126,7 +131,7 @@ def test_and_or_give_the_operand_that_decides(f):
     with np.errstate(divide="ignore", invalid="ignore"):
         assert irad.value_and_grad(f)(X)[0] == pytest.approx(f(X), rel=1e-12)
     smooth = X + np.array([0.0, 0.0, 0.0, 0.7, 0.0])  # no operand at 0, where the choice jumps
-    if f is not nan_is_truthy:
+    if f not in (nan_is_truthy, truth_values):
         np.testing.assert_allclose(irad.grad(f)(smooth), central_difference(f, (smooth,), 0), rtol=1e-6, atol=1e-9)
 
 

@@ -69,6 +69,16 @@ def test_rank_deficient_residuals_are_nan_where_numpy_gives_none():
     assert irad.value_and_grad(rank_of)(a, b)[0] == 12.0
 
 
+@pytest.mark.parametrize("rcond", [-1.0, 1e-3, 0.5])
+def test_rcond_drops_the_small_singular_values_as_numpy(rcond):
+    a = A @ np.diag([1.0, 1e-2, 3.0])
+    def f(a, r):
+        x, residuals, rank, s = np.linalg.lstsq(a, r, rcond=rcond)
+        return np.sum(x * np.arange(1.0, 4.0)) + 10.0 * rank + np.sum(np.nan_to_num(residuals, nan=-7.0))
+    assert irad.value_and_grad(f)(a, b)[0] == pytest.approx(
+        f(a, b) if rcond != 0.5 else f(a, b) - 7.0, rel=1e-10)  # rank 2 at 0.5: irad's residuals are NaN
+
+
 def test_forward_mode_against_jax():
     ta, tb = RNG.normal(size=A.shape), RNG.normal(size=b.shape)
     value, tangent = irad.jvp(solution_energy, (A, b), (ta, tb))

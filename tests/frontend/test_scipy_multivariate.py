@@ -51,6 +51,34 @@ def test_forward_mode_against_jax():
     assert tangent == pytest.approx(float(expected[1]), rel=1e-8)
 
 
+PRIOR = scipy.stats.multivariate_normal(MEAN, COV)
+NOISE = scipy.stats.norm(0.5, scale=2.0)
+SHAPED = scipy.stats.gamma(2.5, scale=0.7)
+
+
+def frozen_globals(x):
+    return PRIOR.logpdf(x[0]) + np.sum(NOISE.logpdf(x[1])) + np.sum(SHAPED.logpdf(np.abs(x[2]) + 0.1)) \
+        + PRIOR.pdf(x[1])
+
+
+def test_frozen_distributions_read_as_globals():
+    value, g = irad.value_and_grad(frozen_globals)(POINTS)
+    assert value == pytest.approx(frozen_globals(POINTS), rel=1e-11)
+    assert isinstance(irad.value_and_grad(lambda x: PRIOR.logpdf(x))(POINTS[0])[0], float)  # one point: a float
+    np.testing.assert_allclose(g, central_difference(frozen_globals, (POINTS,), 0), rtol=1e-6, atol=1e-9)
+
+
+def frozen_inside(x, mean, cov):
+    return scipy.stats.multivariate_normal(mean, cov).logpdf(x)
+
+
+def test_freezing_inside_a_program_is_refused_with_the_rewrite():
+    with pytest.raises(irad.UnsupportedError, match=r"freezing the distribution scipy\.stats\.multivariate_normal"
+                       r"\(\.\.\.\) inside a program") as info:
+        irad.grad(frozen_inside)(POINTS[0], MEAN, COV)
+    assert "test_scipy_multivariate.py:" in str(info.value) and "multivariate_normal.logpdf(x, ...)" in str(info.value)
+
+
 def singular(x, mean, cov):
     return scipy.stats.multivariate_normal.logpdf(x, mean, cov, allow_singular=True)
 

@@ -70,6 +70,28 @@ def test_allclose_decides_an_if_and_isclose_a_where():
     np.testing.assert_allclose(g, central_difference(f, (W,), 0), rtol=1e-6)
 
 
+def test_allclose_of_no_elements_is_true_and_of_far_ones_false():
+    def f(w):
+        return w[0] * np.allclose(w[:0], w[:0]) + w[1] * np.allclose(w, w + 1.0) + w[2] * np.allclose(1.0, 1.0 + 1e-9)
+    assert irad.value_and_grad(f)(W)[0] == pytest.approx(f(W))
+
+
+TOLERANCE = 1e-3
+
+
+def known_comparisons(w):
+    mode = "sum" if np.isclose(0.5, 0.5 + 1e-12) else "none"  # known while lowering: a str may follow
+    if np.allclose(TOLERANCE, 1e-3) and mode == "sum":
+        return np.sum(w) * np.searchsorted((1.0, 2.0, 3.0), 2.5)
+    return "not lowered"
+
+
+def test_comparisons_of_known_numbers_are_known_while_lowering():
+    value, g = irad.value_and_grad(known_comparisons)(W)
+    assert value == pytest.approx(known_comparisons(W))
+    np.testing.assert_array_equal(g, np.full(4, 2.0))
+
+
 BINCOUNT = {
     "weights": lambda w: np.sum(np.bincount(np.array([0, 3, 3, 1]), weights=w) ** 2),
     "minlength": lambda w: np.sum(np.bincount([2, 0, 2, 1], w, minlength=6) * np.arange(6.0)),
@@ -86,6 +108,21 @@ def test_bincount_of_known_values(name):
 
 
 LABELS = np.array([0, 2, 2, 1])
+
+
+def bincount_by_minlength(w, labels):
+    return np.sum(np.bincount(labels, weights=w, minlength=4) ** 2) + np.sum(np.bincount(labels, minlength=3))
+
+
+def test_bincount_of_run_time_values_takes_its_length_from_minlength():
+    value, g = irad.value_and_grad(bincount_by_minlength)(W, LABELS)
+    assert value == pytest.approx(bincount_by_minlength(W, LABELS))
+    np.testing.assert_allclose(g, central_difference(bincount_by_minlength, (W, LABELS), 0), rtol=1e-6)
+    for labels in (np.array([0, 4, 1, 1]), np.array([0, -1, 1, 1])):  # numpy: longer, or ValueError
+        with pytest.raises(irad.base.errors.RuntimeCheckError, match=r"np\.bincount: a value of x is negative or at least "
+                           r"minlength=4") as info:
+            irad.value_and_grad(bincount_by_minlength)(W, labels)
+        assert "test_searching_and_comparing.py:" in str(info.value)
 
 
 def bincount_of_a_global(w):
@@ -113,6 +150,7 @@ BLOCKS = {
     "vectors_and_numbers": lambda w: np.sum(np.sin(np.block([w[:2], w[3], np.zeros(2)]))),
     "vector_rows": lambda w: np.sum(np.block([[w], [w ** 2]]) * np.arange(8.0).reshape(2, 4)),
     "three_deep": lambda w: np.sum(np.block([[[w[:2]]], [[w[2:]]]]) ** 3),
+    "ints_stay_ints": lambda w: np.sum(w * np.block([1, 2, np.array([3, 4])])) + w[0] * (np.block([1, 3])[1] // 2),
 }
 
 
@@ -155,7 +193,7 @@ def test_refused_by_name_with_the_rewrite(f, message, hint):
 def test_natively():
     def f(w):
         return np.sum(np.bincount([0, 2, 2, 1], weights=w) ** 2) + np.sum(w * np.digitize(w, EDGES)) \
-            + np.sum(np.block([[w], [w]]) ** 2)
+            + np.sum(np.block([[w], [w]]) ** 2) + np.sum(np.bincount(LABELS, w, minlength=5) ** 3)
     value, g = irad.value_and_grad(f, backend="native")(W)
     assert value == pytest.approx(f(W), rel=1e-12)
     np.testing.assert_allclose(g, central_difference(f, (W,), 0), rtol=1e-6, atol=1e-9)

@@ -57,6 +57,21 @@ def test_a_running_extreme_credits_the_first_element_that_attains_it():
                                np.sum(central_difference(running_max, (X,), 0)), rtol=1e-6)
 
 
+def test_running_extremes_of_ints_are_ints():
+    def f(x):
+        k = np.maximum.accumulate(np.array([1, 3, 2, 5]))
+        return np.sum(x[0] * k) + x[0, 0] * (k[1] // 2) + np.sum(np.minimum.accumulate(np.array([4, 2, 3])) * x[1, :3])
+    value, g = irad.value_and_grad(f)(X)
+    assert value == pytest.approx(f(X))
+    np.testing.assert_allclose(g, central_difference(f, (X,), 0), rtol=1e-6, atol=1e-9)
+
+
+def test_running_extremes_of_no_elements_are_empty():
+    def f(x):
+        return np.sum(x) + np.sum(np.maximum.accumulate(x[:0])) + np.sum(np.logaddexp.accumulate(x[:, :0], axis=1))
+    assert irad.value_and_grad(f)(X)[0] == pytest.approx(f(X))
+
+
 def running_difference(x):
     return np.sum(np.subtract.accumulate(x))
 
