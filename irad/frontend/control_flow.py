@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from xdsl.dialects import arith, cf, func, scf
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
@@ -35,7 +35,7 @@ from irad.frontend import callables, joins, number_joins, numpy_scalars
 from irad.frontend.control_state import (
     BROKE, CONTINUED, FLAGS, RETURNED, VALUE, PathEnded, is_user_variable, is_variable,
 )
-from irad.frontend.emitter import Emitter
+from irad.frontend.emitter import Emitter, can_raise
 from irad.frontend.values import Kind, NoValue, Static, mark_orders, same_orders, value_kind
 from irad.base.errors import UnsupportedError
 from irad.ir.symbols import value_name
@@ -221,12 +221,6 @@ def _ints_as_floats(types: dict[str, list[Attribute]], slots) -> dict[str, list[
     }
 
 
-def _fails(block: Block) -> bool:
-    """Can running `block` raise: a check (an assert, a bound, a `raise`) or a
-    call (whose callee may check)? Such an arm is kept though it changes nothing."""
-    return any(isinstance(op, (cf.AssertOp, func.CallOp)) for op in block.walk())
-
-
 def _discard(block: Block) -> None:
     """Forget a block lowered only to learn types (its ops use outer values)."""
     block.drop_all_references()
@@ -392,7 +386,7 @@ class ControlFlow:
         merged = [m for name in dict.fromkeys([*then_path.slots(), *else_path.slots()])
                   if (m := self._join_slot(name, then_path.get(name, _MISSING), else_path.get(name, _MISSING),
                                            cond, blocks, returned, node)) is not None]
-        if not merged and not (_fails(then_block) or _fails(else_block)):
+        if not merged and not (can_raise(then_block) or can_raise(else_block)):
             _discard(then_block)  # no variable changes: the arms' pure ops have no effect
             _discard(else_block)
             return

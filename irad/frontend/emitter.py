@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, cf, func
 from xdsl.dialects.builtin import Float64Type, IntegerAttr, UnitAttr
 from xdsl.ir import Attribute, Block, SSAValue
 
@@ -12,6 +12,13 @@ from irad.ir.types import F64, I1, I64, is_bool, is_float, is_tensor
 # on a float constant made of an int literal (`2` in `n * 2`): Python's int, which
 # irad/frontend/number_joins.py tells from a float literal; dropped after lowering
 INT_LITERAL = "irad.int_literal"
+
+
+def can_raise(block: Block) -> bool:
+    """Can running `block` raise: a check (an assert, a bound, a `raise`) or a
+    call (whose callee may check)? Code Python may skip (a branch that changes no
+    variable, an operand of `and`/`or`) is kept, or run only where Python runs it."""
+    return any(isinstance(op, (cf.AssertOp, func.CallOp)) for op in block.walk())
 
 
 class Emitter(IRBuilder):

@@ -30,7 +30,7 @@ from irad.frontend.callables import Keywords, Partial, rebuild
 from irad.frontend.known_methods import format_string
 from irad.ir import tensor as tensor_ops
 from irad.frontend import containers, integers, joins, number_joins, numpy_scalars
-from irad.frontend.emitter import Emitter
+from irad.frontend.emitter import Emitter, can_raise
 from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.numpy_shapes import index_concatenate
 from irad.base import pytrees
@@ -38,7 +38,7 @@ from irad.base.pytrees import Tree
 from irad.frontend.values import (
     ListValue, MappingValue, Method, NoValue, RecordValue, Static, Value, is_array,
 )
-from irad.ir.types import F64, I1, is_bool, is_float, is_int, refusal
+from irad.ir.types import F64, I1, describe, is_bool, is_float, is_int, refusal
 from irad.ir.isa import isa
 
 # The largest literal integer exponent expanded into multiplications.
@@ -540,31 +540,41 @@ class Expressions:
         one decides (a falsy one for `and`, a truthy one for `or`), and the value
         is that operand itself, or the last (`k or "default"` is a str, `y is not
         None and y.shape[0] > 1` never reads None's shape). Operands known only at
-        run time must be bools, combined by `andi`/`ori`."""
+        run time that are bools are combined by `andi`/`ori`; run-time numbers
+        choose by selects (`x or 1.0` is `x if x != 0 else 1.0`), where every
+        operand that may be the value has one type."""
         is_and = isinstance(node.op, ast.And)
         runtime: list[tuple[SSAValue, ast.expr]] = []
+        going_on = None  # where the run-time operands so far did not decide (an i1), if any
         for i, sub in enumerate(node.values):
-            value = self.fl.expr(sub)
+            value = self._operand_after(sub, going_on, node)
             known = self.static_condition(value)
             if known is None:
                 runtime.append((self.fl.as_number(value, sub), sub))
+                going_on = self._going_on(going_on, runtime[-1][0], is_and)
                 continue
             decides, last = known != is_and, i == len(node.values) - 1
             if not (decides or last):
                 continue  # Python goes on to the next operand
             if not runtime:
                 return value  # the operand itself, as Python gives it
-            if decides:  # (run-time bools) and False is False; ... or True is True
-                self._bool_operands(runtime)
-                return numpy_scalars.mark(self.fl.em.const(known, I1), numpy_scalars.PYTHON)
+            if not all(is_bool(v.type) for v, _ in runtime):  # `x or 1.0`: the operand that decides
+                return self._chosen_operand(is_and, runtime, value, sub, node)
             if not (isinstance(value, SSAValue) and is_bool(value.type)
                     or isinstance(value, Static) and isinstance(value.obj, (bool, np.bool_))):
+                # `m or 1`: True where m is, else 1: Python's value is a bool or an int
                 raise self.fl.src.error(
                     node, f"`{'and' if is_and else 'or'}` of a bool known only at run time and "
                     f"{self.fl.kind_of(value)}: its value would be one or the other",
                     "write a conditional expression: a if cond else b",
                 )
+            if decides:  # (run-time bools) and False is False; ... or True is True
+                self._bool_operands(runtime)
+                return numpy_scalars.mark(self.fl.em.const(known, I1), numpy_scalars.PYTHON)
             # (run-time bools) and True is their `and`
+        if not all(is_bool(v.type) for v, _ in runtime):
+            (last, sub), runtime = runtime[-1], runtime[:-1]
+            return self._chosen_operand(is_and, runtime, last, sub, node)
         values = self._bool_operands(runtime)
         op_class = arith.AndIOp if is_and else arith.OrIOp
         result = values[0]
@@ -573,16 +583,81 @@ class Expressions:
         kinds = [numpy_scalars.kind(v) for v in values]  # `a and b` is one of them
         return numpy_scalars.mark(result, kinds[0] if len(set(kinds)) == 1 else numpy_scalars.EITHER)
 
+    def _going_on(self, going_on: SSAValue | None, value: SSAValue, is_and: bool) -> SSAValue | None:
+        """Where Python evaluates the next operand: every run-time operand so far
+        truthy (`and`) or falsy (`or`). None for an array (whose truth is an error)."""
+        if is_array(value):
+            return None
+        truth = self.fl.em.to_bool(value)
+        if not is_and:
+            truth = self.fl.em.op(arith.XOrIOp(truth, self.fl.em.const(1, I1)))
+        return truth if going_on is None else self.fl.em.op(arith.AndIOp(going_on, truth))
+
+    def _operand_after(self, sub: ast.expr, going_on: SSAValue | None, node: ast.BoolOp) -> Value:
+        """An operand of `and`/`or` after run-time ones: Python evaluates it only
+        where they did not decide (`going_on`). Code that may raise (an index's
+        bounds, a helper's checks: `i < n and x[i] > 0`) runs under an scf.if on
+        `going_on`; other code runs in line, its value unused where it is not."""
+        if going_on is None:
+            return self.fl.expr(sub)
+        outer, block = self.fl.em, Block()
+        self.fl.em = Emitter(block)
+        try:
+            value = self.fl.expr(sub)
+        finally:
+            self.fl.em = outer
+        if not can_raise(block):
+            for op in list(block.ops):
+                op.detach()
+                outer.insert(op)
+            return value
+        leaves = [value] if isinstance(value, SSAValue) else [] if isinstance(value, Static) else None
+        if leaves is None or any(is_array(v) for v in leaves):
+            raise self.fl.src.error(sub, f"this operand of `{'and' if isinstance(node.op, ast.And) else 'or'}` may "
+                                    "raise, and is not a number or a bool: Python evaluates it only where the "
+                                    "operands before it do not decide", "evaluate it in an `if` statement")
+        block.add_op(scf.YieldOp(*leaves))
+        skipped = Block()
+        Emitter(skipped).op(scf.YieldOp(*[Emitter(skipped).const(0, v.type) for v in leaves]))
+        results = outer.results(scf.IfOp(going_on, [v.type for v in leaves], Region(block), Region(skipped)))
+        if not leaves:
+            return value  # known while lowering: the checks run where Python's would
+        return numpy_scalars.mark(results[0], numpy_scalars.kind(value))
+
+    def _chosen_operand(self, is_and: bool, runtime: list, last: Value, last_node: ast.expr, node) -> SSAValue:
+        """`a or b or c` on numbers known only at run time: a if a != 0, else b if
+        b != 0, else c (`and` keeps the first falsy one, else the last) as
+        `arith.select`s; every one of them must have one type, since the value is
+        one of them."""
+        word = "and" if is_and else "or"
+        self._bool_operands(runtime)
+        choices = [v for v, _ in runtime]
+        if isinstance(last, Static) and isinstance(last.obj, (int, float, np.number, np.bool_)):
+            last = self.fl.as_number(last, last_node)
+        types = {describe(v.type) for v in choices} | {describe(last.type) if isinstance(last, SSAValue)
+                                                       and not is_array(last) else self.fl.kind_of(last)}
+        if len(types) > 1:
+            a, b = ast.unparse(node.values[0]), ast.unparse(node.values[-1])
+            test = f"({a})" if isinstance(node.values[0], (ast.Compare, ast.BoolOp)) else a
+            test = test if is_bool(choices[0].type) else f"{test} != 0"
+            choose = f"{b} if {test} else 0" if is_and else f"{a} if {test} else {b}"
+            raise self.fl.src.error(
+                node, f"`{word}` of {' and '.join(sorted(types))} known only at run time: its value is one "
+                f"operand or another, of different types",
+                f"give the operands one type, or choose explicitly: `{choose}` (np.where for arrays)",
+            )
+        result = last
+        for v in reversed(choices):
+            truth = self.fl.em.to_bool(v)
+            result = self.fl.em.op(arith.SelectOp(truth, result, v) if is_and else arith.SelectOp(truth, v, result))
+        kinds = {numpy_scalars.kind(v) for v in [*choices, last]}
+        return numpy_scalars.mark(result, kinds.pop() if len(kinds) == 1 else numpy_scalars.EITHER)
+
     def _bool_operands(self, operands: list) -> list[SSAValue]:
         for v, sub in operands:
             if is_array(v):
                 raise self.fl.src.error(sub, "the truth value of an array is ambiguous",
                                         "use np.all(...) or np.any(...), or `&` / `|` elementwise")
-            if not is_bool(v.type):
-                raise self.fl.src.error(
-                    sub, "`and`/`or` on a number known only at run time (not a bool) is not supported",
-                    "compare explicitly, e.g. `x != 0.0`",
-                )
         return [v for v, _ in operands]
 
     def expr_IfExp(self, node: ast.IfExp) -> Value:
@@ -613,6 +688,14 @@ class Expressions:
                     "the two values of this conditional expression have no common type: "
                     f"{joins.mismatch(a.type, b.type)}",
                     "irad's array shapes are static: give both the same shape",
+                )
+            flag = a if is_bool(a.type) else b  # a numpy bool's join is numpy_scalars' JOINED_BOOL
+            if (is_bool(a.type) != is_bool(b.type) and not (is_array(a) or is_array(b))
+                    and numpy_scalars.kind(flag) == numpy_scalars.PYTHON):  # `x if c else False`
+                raise self.fl.src.error(
+                    node, f"the two values of this conditional expression are a bool and {describe(t)}: Python's "
+                    "value is one or the other, of different types, and irad's types are static",
+                    "give both one type: `x if c else 0.0` for a number, `(x != 0) if c else False` for a bool",
                 )
         where = number_joins.joined(self.fl.src.location(node), "its value", "this conditional expression")
         then_block.add_op(scf.YieldOp(*(joins.convert(Emitter(then_block), v, t, where) for v, t in zip(then_leaves, joined))))

@@ -277,10 +277,6 @@ def e_hash(x):
     return hash(x) * x  # E:hash
 
 
-def e_bool_call(x):
-    return x if bool(x) else 0.0  # E:bool_call
-
-
 def e_complex_call(x):
     return complex(x)  # E:complex_call
 
@@ -390,14 +386,6 @@ def e_global_string(x):
 
 def e_int_pow_runtime(x, n, m):
     return x * n**m  # E:int_pow_runtime
-
-
-def e_and_floats(x, y):
-    return x if x and y else y  # E:and_floats
-
-
-def e_or_floats(x, y):
-    return x or y  # E:or_floats
 
 
 def e_bad_arity(x):
@@ -544,7 +532,6 @@ CASES = [
     Case("erfc", e_erfc, (1.0,), "math.erfc("),
     Case("comb", e_comb, (3,), "math.comb("),
     Case("hash", e_hash, (1.0,), "hash("),
-    Case("bool_call", e_bool_call, (1.0,), "bool("),
     Case("complex_call", e_complex_call, (1.0,), "complex("),
     Case("numpy_fft", e_numpy_fft, (1.0,), "np.fft.fft("),
     Case("random", e_random, (1.0,), "random.random("),
@@ -572,8 +559,6 @@ CASES = [
     Case("function_number", e_function_number, (1.0,), "square"),
     Case("global_string", e_global_string, (1.0,), "NAME"),
     Case("int_pow_runtime", e_int_pow_runtime, (1.0, 2, 3), "n**m"),
-    Case("and_floats", e_and_floats, (1.0, 2.0), None),
-    Case("or_floats", e_or_floats, (1.0, 2.0), None),
     Case("bad_arity", e_bad_arity, (1.0,), "square("),
     Case("bad_keyword", e_bad_keyword, (1.0,), "square("),
     Case("returns_nothing", e_returns_nothing, (1.0,), "returns_nothing("),
