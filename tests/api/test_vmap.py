@@ -5,6 +5,8 @@ generator vmapped, and the native backend on one program."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -79,6 +81,24 @@ def test_trees_in_axes_and_axis_size():
         return x * 2.0
 
     close(irad.vmap(const, in_axes=None, axis_size=3)(1.5), jax.vmap(const, in_axes=None, axis_size=3)(1.5))
+
+
+class Pair(NamedTuple):
+    a: np.ndarray
+    b: np.ndarray
+
+
+def pair_sum(p, x):
+    return p.a * x + np.sum(p.b)
+
+
+def test_named_tuple_in_axes_match_a_named_tuple_argument():
+    """in_axes as a NamedTuple (or a tuple) of a NamedTuple argument match it by
+    position, as in JAX (it was refused: the fields' names against positions)."""
+    p, x = Pair(RNG.normal(size=(3, 4)), RNG.normal(size=(2, 3))), RNG.normal(size=4)
+    expected = np.stack([pair_sum(Pair(p.a[:, j], p.b), x[j]) for j in range(4)])
+    close(irad.vmap(pair_sum, in_axes=(Pair(1, None), 0))(p, x), expected)
+    close(irad.vmap(pair_sum, in_axes=((1, None), 0))(p, x), expected)
 
 
 def test_per_example_gradients():
