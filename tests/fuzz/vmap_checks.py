@@ -22,8 +22,11 @@ size (1 to 3) and the composition checked:
 * `vmap_vmap`: vmap of vmap(f), the two over different axes and sizes,
   against two nested loops.
 
-Integers must equal the loop's exactly, floats to `RTOL` (1e-12 where the
-program is float64; float32 programs round apart). A refusal is accepted, in
+Integers must equal the loop's exactly, floats to `RTOL` (1e-12) where the
+program is float64. numpy rounds a float32 program apart from irad (irad
+types it, docs/arrays.md), so there vmap's value is checked against numpy's
+to 2e-3 and against irad's own per element (jvp's primal) to 1e-5, as are
+the compositions, whose loop is irad's transformation per element. A refusal is accepted, in
 place of a value, where it is an irad error with a hint (`refusal_kind` says
 which kind, the campaign counts them); an error without one, an exception
 from inside irad or a different value is a failure.
@@ -44,7 +47,8 @@ from tests.fuzz.checks import _flat, entry_arguments, leaves, load, rebuild, sam
 from tests.fuzz.generator import PARAMETERS, Mode, is_shape
 
 RTOL = 1e-12
-RTOL_SINGLE = 2e-3  # as tests/fuzz/checks.py: irad types float32 programs apart from numpy
+RTOL_SINGLE = 2e-3  # against numpy, as tests/fuzz/checks.py: irad types float32 programs apart from numpy
+RTOL_IRAD_SINGLE = 1e-5  # a float32 program against irad's own value (or derivative) per element
 NAMES = tuple(PARAMETERS)  # x, w, u, A, B, k
 FLOATS = tuple(n for n in NAMES if n != "k")
 COMPOSITIONS = ("vmap", "vmap_grad", "vmap_jacrev", "vmap_jvp", "grad_vmap", "jacfwd_vmap", "vmap_vmap")
@@ -228,11 +232,12 @@ def _looped(fn, args, batching: Batching, level_outs: list, positions: tuple = (
 
 
 # ---- comparing ----
-def _compare(what: str, got, expected, single: bool, context: str) -> None:
-    """Structure; integers exactly; floats to RTOL (of the largest magnitude of
-    the leaf, so a value that cancels to near 0 compares on its scale)."""
+def _compare(what: str, got, expected, single: bool, context: str, single_tol: float) -> None:
+    """Structure; integers exactly; floats to RTOL (`single_tol` in a float32
+    program), of the largest magnitude of the leaf, so a value that cancels to
+    near 0 compares on its scale."""
     same_structure(got, expected, what, dtypes=False)
-    tol = RTOL_SINGLE if single else RTOL
+    tol = single_tol if single else RTOL
     for j, (g, e) in enumerate(zip(leaves(got), leaves(expected))):
         g_, e_ = np.asarray(g), np.asarray(e)
         if e_.dtype.kind in "iub" and e_.dtype.kind != "b":
@@ -365,8 +370,24 @@ def check_vmap(source: str, args: tuple, batching: Batching, directory: Path, ba
         if kind is None:
             raise
         return Outcome(composition, kind)
-    _compare(composition, got, expected, single, context)
+    if composition in ("vmap", "vmap_vmap"):
+        _compare(composition, got, expected, single, context, RTOL_SINGLE)
+        if single:  # numpy rounds float32 programs apart from irad: irad's own value per element, to float32's rounding
+            with np.errstate(all="ignore"):
+                own = _looped(lambda *a: _irad_value(f, call_of(a), backend), args, batching,
+                              [batching.out_axes, batching.inner_out])
+            _compare(f"{composition} against irad's value per element", got, own, single, context, RTOL_IRAD_SINGLE)
+    else:  # against irad's transformation per element
+        _compare(composition, got, expected, single, context, RTOL_IRAD_SINGLE)
     return Outcome(composition)
+
+
+def _irad_value(f, call: tuple, backend: str):
+    """irad's value of f at one element (unbatched): jvp's primal."""
+    tangents = tuple(rebuild(a, iter([np.zeros_like(v) if isinstance(v, np.ndarray) and v.dtype.kind == "f"
+                                      else 0.0 if isinstance(v, (float, np.floating)) else None for v in leaves(a)]))
+                     for a in call)
+    return irad.jvp(f, call, tangents, backend=backend)[0]
 
 
 def _block_diagonal(blocks: list, axis: int | None, arg_rank: int) -> np.ndarray:
