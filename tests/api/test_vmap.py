@@ -477,6 +477,43 @@ def test_for_with_a_batched_trip_count():
     close(irad.vmap(triangle)(XN, NS), np.array([triangle(x, n) for x, n in zip(XN, NS)]))
 
 
+def suffix_sum(u, k):
+    s = 0.0
+    for i in range(k, 4):  # the index is k + the count: past the end for an element that has stopped
+        s = s + u[i] * i
+    return s
+
+
+def count_down(x, k):
+    s = 0.0
+    for i in range(k):
+        j = 0
+        while j != k - i:  # with its own k and another's i, a stopped element's j never met k - i
+            j += 1
+            s = s + x
+    return s
+
+
+def test_masked_loop_bodies_run_stopped_elements_as_a_running_one():
+    """A stopped element runs the body as the longest-running element does:
+    its index and the batched values read from outside the loop too, not
+    only the carried values (its own k with another's i raised 'index out
+    of bounds' in range(k, 4), and made the inner while loop run forever)."""
+    u, ks = np.arange(4.0), np.array([0, 1, 3, 2])
+    close(irad.vmap(suffix_sum, in_axes=(None, 0))(u, ks), np.array([suffix_sum(u, k) for k in ks]))
+    xs, ks = np.array([0.5, 1.0, 2.0, 3.0]), np.array([1, 3, 0, 2])
+    close(irad.vmap(count_down)(xs, ks), np.array([count_down(x, k) for x, k in zip(xs, ks)]))
+    close(irad.vmap(irad.grad(count_down))(xs, ks), np.array([k * (k + 1) / 2 for k in ks]))
+
+
+def test_abs_of_a_batched_int():
+    def f(x, k):
+        return x * abs(k - 2)
+
+    ks = np.array([0, 1, 2, 3])
+    close(irad.vmap(f, in_axes=(None, 0))(1.5, ks), 1.5 * np.abs(ks - 2))
+
+
 def test_while_with_a_batched_condition():
     f, jf = newton(np, python_while), newton(jnp, jax.lax.while_loop)
     a = np.array([2.0, 1e-3, 9.0, 1e6, 1.0])  # from 1 to 24 iterations
