@@ -393,10 +393,7 @@ class BatchBuilder(IRBuilder):
         if not op.results:
             self.refuse(op, "a branch on a value that varies along the batch, with no results (it has effects)",
                         "compute the branch's values with np.where")
-        arms = []
-        for region in op.regions:
-            end = self.run(region.blocks[0])
-            arms.append([self.batched(v) for v in end.operands])
+        arms = masks.if_arms(self, op)
         cond = self.get(op.cond)
         for i, result in enumerate(op.results):
             self.set(result, masks.select_rows(self, cond, arms[0][i], arms[1][i]), True)

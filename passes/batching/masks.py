@@ -31,7 +31,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from xdsl.dialects import arith, scf, tensor
-from xdsl.dialects.builtin import AnyFloat, DenseArrayBase, IndexType, IntegerAttr, IntegerType, TensorType, UnitAttr, i1, i64
+from xdsl.dialects.builtin import AnyFloat, DenseArrayBase, FloatAttr, IndexType, IntegerAttr, IntegerType, TensorType, UnitAttr, i1, i64
 from xdsl.dialects.linalg.ops import BroadcastOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 
@@ -113,16 +113,16 @@ def while_loop(b, op: scf.WhileOp) -> None:
 
 
 @contextmanager
-def _as_reference(b, op: Operation, running: SSAValue, reference: SSAValue):
+def _as_reference(b, op: Operation, running: SSAValue, reference: SSAValue, regions=None):
     """While the body of the masked loop `op` is batched: each batched value it
     reads from outside the loop is, for a stopped element, the `reference`
     element's (one that runs), as its carried values and index are. So a
     stopped element runs the body as the reference does, on a state its own
     program reaches, never on its own invariants mixed with another's carried
     values (an index `k + i` past the end when k varies, a loop inside that
-    does not end)."""
+    does not end). `regions` (default: all of op's): the regions batched."""
     saved = {}
-    for v in _read_from_outside(op):
+    for v in _read_from_outside(op, op.regions if regions is None else regions):
         if v in saved or not b.is_batched(v) or v in b.one_hot:
             continue
         new = b.get(v)
@@ -137,9 +137,9 @@ def _as_reference(b, op: Operation, running: SSAValue, reference: SSAValue):
             b.set(v, new, True)
 
 
-def _read_from_outside(op: Operation) -> list[SSAValue]:
-    """The values the ops inside `op`'s regions read that are defined outside `op`."""
-    inside = [inner for region in op.regions for block in region.blocks for inner in block.walk()]
+def _read_from_outside(op: Operation, regions) -> list[SSAValue]:
+    """The values the ops inside `regions` of `op` read that are defined outside `op`."""
+    inside = [inner for region in regions for block in region.blocks for inner in block.walk()]
     found = []
     for inner in inside:
         for v in inner.operands:
@@ -147,6 +147,46 @@ def _read_from_outside(op: Operation) -> list[SSAValue]:
             if owner is not None and owner is not op and not op.is_ancestor(owner):
                 found.append(v)
     return found
+
+
+def if_arms(b, op: scf.IfOp) -> list[list[SSAValue]]:
+    """Both arms of `op`, whose condition varies along the batch, batched:
+    each arm's results for the whole batch. An arm runs only where some
+    element takes it (else its results are zeros, which the select after it
+    discards), and for the elements that do not take it, as an element that
+    does (`_as_reference`): on values its own program computes. Run on their
+    own values, an arm they do not take could raise a run-time check (a
+    division by zero, an index out of bounds behind `if k > 0`), and its
+    derivative be infinite there (`np.sqrt(x)` behind `if x > 0`), so that
+    the zero cotangent the select gives it made a NaN gradient."""
+    cond = b.get(op.cond)
+    true = b.op(arith.ConstantOp(IntegerAttr(1, i1)))
+    takes = [cond, T.elementwise(b, lambda e, a: e.op(arith.XOrIOp(a[0], true)), [cond], i1, "piecewise-constant")]
+    types = [b.batched_type(r.type) for r in op.results]
+    if not all(isinstance(t, TensorType) for t in types):  # a tape: its records are per element already
+        return [[b.batched(v) for v in b.run(region.blocks[0]).operands] for region in op.regions]
+    arms = []
+    for region, mask in zip(op.regions, takes):
+        first = _first(b, mask)
+        some = b.op(arith.CmpiOp(first, b.op(arith.ConstantOp(IntegerAttr(b.size, i64))), "slt"))
+        ran, skipped = Block(), Block()
+        with b.at_end(ran):
+            with _as_reference(b, op, mask, first, [region]):
+                end = b.run(region.blocks[0])
+                ran.add_op(scf.YieldOp(*(b.batched(v) for v in end.operands)))
+        with b.at_end(skipped):
+            skipped.add_op(scf.YieldOp(*(_zeros(b, t) for t in types)))
+        arm = scf.IfOp(some, types, Region(ran), Region(skipped))
+        arm.location = op.location
+        b.insert(arm)
+        arms.append(list(arm.results))
+    return arms
+
+
+def _zeros(b, type_: TensorType) -> SSAValue:
+    elem = type_.get_element_type()
+    zero = b.op(arith.ConstantOp(FloatAttr(0.0, elem) if isinstance(elem, AnyFloat) else IntegerAttr(0, elem)))
+    return T.splat(b, zero, type_.get_shape())
 
 
 def _check_carried(b, op: Operation, values) -> None:
@@ -214,4 +254,4 @@ def row(b, v: SSAValue, at: SSAValue) -> SSAValue:
     return T.reshape(b, piece, dims)
 
 
-__all__ = ["for_loop", "row", "select_rows", "while_loop"]
+__all__ = ["for_loop", "if_arms", "row", "select_rows", "while_loop"]
