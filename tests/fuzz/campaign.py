@@ -106,6 +106,8 @@ def main(argv=None) -> int:
                         help="helpers' results that may be their argument kept, then it written "
                              "(generator.Generator._alias_block)")
     parser.add_argument("--lists", action="store_true", help="lists grown in loops (generator.Generator._grow_list)")
+    parser.add_argument("--guards", action="store_true",
+                        help="ops valid only behind their guard (generator.Generator._guarded)")
     parser.add_argument("--vmap", action="store_true",
                         help="check irad.vmap and its compositions under drawn batchings (tests/fuzz/vmap_checks.py)")
     opts = parser.parse_args(argv)
@@ -125,7 +127,7 @@ def main(argv=None) -> int:
     @settings(max_examples=opts.programs, deadline=None, database=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
     @given(source=programs(with_modes=not opts.plain, int_arrays=opts.int_arrays, aliases=opts.aliases,
-                           lists=opts.lists), args=arguments(),
+                           lists=opts.lists, guards=opts.guards), args=arguments(),
            data=st.data())
     def run(source, args, data):
         batching = data.draw(batchings(source)) if opts.vmap else None

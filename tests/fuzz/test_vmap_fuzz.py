@@ -26,7 +26,7 @@ from tests.fuzz.vmap_checks import batchings, check_vmap, save_vmap_regression
 
 LONG = os.environ.get("FUZZ_EXAMPLES")
 SEED = int(os.environ.get("FUZZ_SEED", "20261207"))
-SETTINGS = settings(max_examples=max(1, int(LONG) // 4) if LONG else 6, deadline=None, database=None,
+SETTINGS = settings(max_examples=max(1, int(LONG) // 5) if LONG else 4, deadline=None, database=None,
                     suppress_health_check=list(HealthCheck))
 WORK = Path(tempfile.mkdtemp(prefix="irad-vmapfuzz-"))
 
@@ -46,7 +46,8 @@ def _cases(**kinds):
 
 
 # the generator's kinds of programs, each drawn from its own seed (SEED + part)
-KINDS = {"modes": {"with_modes": True}, "lists": {"lists": True}, "aliases": {"aliases": True}, "plain": {}}
+KINDS = {"modes": {"with_modes": True}, "guards": {"guards": True, "with_modes": True}, "lists": {"lists": True},
+         "aliases": {"aliases": True}, "plain": {}}
 
 
 @pytest.mark.parametrize("kind", KINDS)
