@@ -160,8 +160,8 @@ def if_arms(b, op: scf.IfOp) -> list[list[SSAValue]]:
     derivative be infinite there (`np.sqrt(x)` behind `if x > 0`), so that
     the zero cotangent the select gives it made a NaN gradient."""
     cond = b.get(op.cond)
-    true = b.op(arith.ConstantOp(IntegerAttr(1, i1)))
-    takes = [cond, T.elementwise(b, lambda e, a: e.op(arith.XOrIOp(a[0], true)), [cond], i1, "piecewise-constant")]
+    takes = [cond, T.elementwise(b, lambda e, a: e.op(arith.XOrIOp(a[0], e.op(arith.ConstantOp(IntegerAttr(1, i1))))),
+                                 [cond], i1, "piecewise-constant")]
     types = [b.batched_type(r.type) for r in op.results]
     if not all(isinstance(t, TensorType) for t in types):  # a tape: its records are per element already
         return [[b.batched(v) for v in b.run(region.blocks[0]).operands] for region in op.regions]
