@@ -153,8 +153,9 @@ def _element(base, name: str, index: tuple, rng_seed: int, batching: Batching):
         return np.int64((batching.ks[index[0]] + sum(index[1:])) % 4)
     rng = np.random.default_rng([rng_seed, NAMES.index(name), *index])
     if name == "x":
-        return np.float64(round(float(base) + rng.uniform(-1.0, 1.0), 2))
-    moved = np.round(np.asarray(base, np.float64) + rng.uniform(-0.75, 0.75, size=np.shape(base)), 2)
+        return np.float64(float(base) + rng.uniform(-1.0, 1.0))
+    # not rounded: ties (two equal items) make np.argsort's order numpy's choice, which irad's need not match
+    moved = np.asarray(base, np.float64) + rng.uniform(-0.75, 0.75, size=np.shape(base))
     return moved.astype(base.dtype)
 
 
