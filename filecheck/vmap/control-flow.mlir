@@ -1,7 +1,9 @@
 // RUN: irad-opt %s -p irad-vmap | filecheck %s
 
 // scf.if on a batched condition: both arms are computed and each element's
-// result selected (a linalg.generic of kind "select"). An scf.for with a
+// result selected (a linalg.generic of kind "select"). Each arm runs where
+// some element takes it (an scf.if on any), and for the elements that do not,
+// on the values of the first one that does (the selects before sin and @g). An scf.for with a
 // shared trip count carries a batched value: its iter_arg becomes a tensor.
 // A call is specialised for its batching signature (@g.vmap.b).
 
@@ -39,9 +41,15 @@ func.func @main(%xs: tensor<5xf64>, %n: index) -> tensor<5xf64> {
 // CHECK-LABEL: func.func private @f.vmap.bu(%x: tensor<5xf64>, %n: index) -> tensor<5xf64>
 // CHECK:         %c = linalg.generic
 // CHECK-SAME:      irad.kind = "piecewise-constant"
-// CHECK:         %{{.*}} = math.sin %x : tensor<5xf64>
-// CHECK:         %{{.*}} = func.call @g.vmap.b(%x) : (tensor<5xf64>) -> tensor<5xf64>
-// CHECK:         %y = linalg.generic
+// CHECK:         %[[THEN:.*]] = scf.if %{{.*}} -> (tensor<5xf64>) {
+// CHECK:           %[[X1:.*]] = linalg.generic {{.*}} ins(%c, %x, %{{.*}} : {{.*}} attrs = {irad.kind = "select"}
+// CHECK:           %{{.*}} = math.sin %[[X1]] : tensor<5xf64>
+// CHECK:         } else {
+// CHECK:         %[[ELSE:.*]] = scf.if %{{.*}} -> (tensor<5xf64>) {
+// CHECK:           %[[X2:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %x, %{{.*}} : {{.*}} attrs = {irad.kind = "select"}
+// CHECK:           %{{.*}} = func.call @g.vmap.b(%[[X2]]) : (tensor<5xf64>) -> tensor<5xf64>
+// CHECK:         } else {
+// CHECK:         %y = linalg.generic {{.*}} ins(%c, %[[THEN]], %[[ELSE]] :
 // CHECK-SAME:      irad.kind = "select"
 // CHECK:         %acc = scf.for %i = %lb to %n step %one iter_args(%a = %{{.*}}) -> (tensor<5xf64>) {
 // CHECK-NEXT:      %b = arith.addf %a, %y : tensor<5xf64>

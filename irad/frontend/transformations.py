@@ -652,8 +652,10 @@ def _axis_leaves(f, what: str, axes, tree: Tree, label: str) -> list:
             f, f"vmap of {name_of(f)}: {what} {axes!r} does not match {label}\n"
             "  hint: give an int or None per argument (per result), or a container of the argument's structure"
         )
+    # a tuple, list or NamedTuple of axes matches a sequence node by position (a NamedTuple's keys are its fields)
     keys = tuple(sorted(axes)) if isinstance(axes, dict) else tuple(range(len(axes)))
-    if isinstance(axes, dict) != (tree.cls is dict) or keys != tuple(sorted(tree.keys) if tree.cls is dict else tree.keys):
+    tree_keys = tuple(sorted(tree.keys)) if tree.cls is dict else tuple(range(len(tree.children)))
+    if isinstance(axes, dict) != (tree.cls is dict) or keys != tree_keys:
         raise error_at(
             f, f"vmap of {name_of(f)}: {what} {axes!r} does not match the structure of {label} "
             f"({tree.cls.__name__} of {len(tree.children)})\n"
@@ -663,8 +665,8 @@ def _axis_leaves(f, what: str, axes, tree: Tree, label: str) -> list:
         roots = {"the arguments": "argument", "the results": "result"}
         return f"{roots[label]} {key}" if label in roots else f"{label}[{key!r}]"
 
-    return [a for key, child in zip(tree.keys, tree.children)
-            for a in _axis_leaves(f, what, axes[key], child, child_label(key))]
+    return [a for position, (key, child) in enumerate(zip(tree.keys, tree.children))
+            for a in _axis_leaves(f, what, axes[key if tree.cls is dict else position], child, child_label(key))]
 
 
 def _normal_axis(f, what: str, axis, type_: Attribute, rank: int, label: str) -> int | None:

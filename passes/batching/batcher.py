@@ -431,21 +431,13 @@ class BatchBuilder(IRBuilder):
             self.set(old, v, f)
 
     def _select_arms(self, op: scf.IfOp) -> None:
-        """A batched condition: both arms computed, each element's result
-        selected; each arm's checks hold for the elements that take it."""
+        """A batched condition: both arms computed (masks.if_arms), each element's
+        result selected; each arm's checks hold for the elements that take it."""
         if not op.results and any(isinstance(inner, func.CallOp) for inner in walk(op)):
             self.refuse(op, "a branch on a value that varies along the batch, whose arm calls a function "
                         "only for its effects", "compute the branch's values with np.where")
+        arms = masks.if_arms(self, op)
         cond = self.get(op.cond)
-        taken = (cond, T.elementwise(self, lambda e, a: e.op(arith.XOrIOp(a[0], e.op(arith.ConstantOp(
-            IntegerAttr(1, i1))))), [cond], i1, "piecewise-constant"))
-        arms = []
-        for region, mask in zip(op.regions, taken):
-            if not region.blocks:
-                continue
-            with self.masked(mask):
-                end = self.run(region.blocks[0])
-            arms.append([self.batched(v) for v in end.operands])
         for i, result in enumerate(op.results):
             self.set(result, masks.select_rows(self, cond, arms[0][i], arms[1][i]), True)
 

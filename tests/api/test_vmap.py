@@ -5,6 +5,8 @@ generator vmapped, and the native backend on one program."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -79,6 +81,24 @@ def test_trees_in_axes_and_axis_size():
         return x * 2.0
 
     close(irad.vmap(const, in_axes=None, axis_size=3)(1.5), jax.vmap(const, in_axes=None, axis_size=3)(1.5))
+
+
+class Pair(NamedTuple):
+    a: np.ndarray
+    b: np.ndarray
+
+
+def pair_sum(p, x):
+    return p.a * x + np.sum(p.b)
+
+
+def test_named_tuple_in_axes_match_a_named_tuple_argument():
+    """in_axes as a NamedTuple (or a tuple) of a NamedTuple argument match it by
+    position, as in JAX (it was refused: the fields' names against positions)."""
+    p, x = Pair(RNG.normal(size=(3, 4)), RNG.normal(size=(2, 3))), RNG.normal(size=4)
+    expected = np.stack([pair_sum(Pair(p.a[:, j], p.b), x[j]) for j in range(4)])
+    close(irad.vmap(pair_sum, in_axes=(Pair(1, None), 0))(p, x), expected)
+    close(irad.vmap(pair_sum, in_axes=((1, None), 0))(p, x), expected)
 
 
 def test_per_example_gradients():
@@ -366,6 +386,34 @@ def test_indices_that_vary_along_the_batch_gather():
         irad.vmap(pick, in_axes=(None, 0, 0))(a, np.array([0, 3]), np.array([0, 0]))
 
 
+def window_write(x, a, k):
+    v = a[k % 2, k:k + 2] * 1.0  # a window starting at a batched offset: a gather
+    w = a[1] * 2.0
+    w[k] = x * v[1]  # an item written at a batched index: a scatter
+    w[k + 1:k + 3] = v * x  # a window written at a batched offset
+    return np.sum(w * w) + v[0]
+
+
+def test_writes_and_slices_at_indices_that_vary_along_the_batch():
+    """Items and windows written, and windows read, at positions that vary
+    along the batch (they were refused, so was vmap(grad) of any program
+    reading x[k], whose pullback writes its cotangent at k), against JAX."""
+    def jwindow_write(x, a, k):
+        v = jax.lax.dynamic_slice(a[k % 2], (k,), (2,))
+        w = (a[1] * 2.0).at[k].set(x * v[1])
+        w = jax.lax.dynamic_update_slice(w, v * x, (k + 1,))
+        return jnp.sum(w * w) + v[0]
+
+    xs, ks, a = RNG.normal(size=4), np.array([0, 2, 1, 0]), RNG.normal(size=(2, 5))
+    expected = np.array([window_write(x, a, k) for x, k in zip(xs, ks)])
+    close(irad.vmap(window_write, in_axes=(0, None, 0))(xs, a, ks), expected)
+    close(irad.vmap(irad.grad(window_write, argnums=(0, 1)), in_axes=(0, None, 0))(xs, a, ks),
+          jax.vmap(jax.grad(jwindow_write, argnums=(0, 1)), in_axes=(0, None, 0))(xs, a, ks))
+    total = lambda xs, a: np.sum(irad.vmap(window_write, in_axes=(0, None, 0))(xs, a, ks))  # noqa: E731
+    jtotal = lambda xs, a: jnp.sum(jax.vmap(jwindow_write, in_axes=(0, None, 0))(xs, a, ks))  # noqa: E731
+    close(irad.grad(total, argnums=(0, 1))(xs, a), jax.grad(jtotal, argnums=(0, 1))(xs, a))
+
+
 def test_vmap_inside_a_program():
     def f(xs, w):
         return np.sum(irad.vmap(branchy, in_axes=(0, None))(xs, w) ** 2)
@@ -455,6 +503,73 @@ def test_for_with_a_batched_trip_count():
     close(irad.vmap(f)(XN, NS), jax.vmap(jf)(XN, NS))
     close(irad.vmap(f, in_axes=(None, 0))(XN[1], NS), jax.vmap(jf, in_axes=(None, 0))(jnp.asarray(XN[1]), NS))
     close(irad.vmap(triangle)(XN, NS), np.array([triangle(x, n) for x, n in zip(XN, NS)]))
+
+
+def suffix_sum(u, k):
+    s = 0.0
+    for i in range(k, 4):  # the index is k + the count: past the end for an element that has stopped
+        s = s + u[i] * i
+    return s
+
+
+def count_down(x, k):
+    s = 0.0
+    for i in range(k):
+        j = 0
+        while j != k - i:  # with its own k and another's i, a stopped element's j never met k - i
+            j += 1
+            s = s + x
+    return s
+
+
+def test_masked_loop_bodies_run_stopped_elements_as_a_running_one():
+    """A stopped element runs the body as the longest-running element does:
+    its index and the batched values read from outside the loop too, not
+    only the carried values (its own k with another's i raised 'index out
+    of bounds' in range(k, 4), and made the inner while loop run forever)."""
+    u, ks = np.arange(4.0), np.array([0, 1, 3, 2])
+    close(irad.vmap(suffix_sum, in_axes=(None, 0))(u, ks), np.array([suffix_sum(u, k) for k in ks]))
+    xs, ks = np.array([0.5, 1.0, 2.0, 3.0]), np.array([1, 3, 0, 2])
+    close(irad.vmap(count_down)(xs, ks), np.array([count_down(x, k) for x, k in zip(xs, ks)]))
+    close(irad.vmap(irad.grad(count_down))(xs, ks), np.array([k * (k + 1) / 2 for k in ks]))
+
+
+def halve_or_double(x, k):
+    if k > 0:
+        y = x * (10 // k) / k  # k == 0 never reaches here
+    else:
+        y = x * 2.0
+    return y
+
+
+def root_or_line(x):
+    if x > 0.0:
+        return np.sqrt(x)  # its derivative is infinite at 0 and NaN below: never taken there
+    return -x
+
+
+def test_branch_arms_run_untaking_elements_as_a_taking_one():
+    """The arm of a batched if that an element does not take runs, for it, on
+    the values of an element that takes it (and not at all where none does):
+    on its own, `10 // k` raised a division by zero for k = 0, and the zero
+    cotangent the select gives the untaken sqrt times its infinite
+    derivative made grad(sum of vmap) NaN."""
+    xs, ks = np.array([0.5, -1.0, 2.0, 0.0]), np.array([0, 2, 1, 3])
+    close(irad.vmap(halve_or_double)(xs, ks), np.array([halve_or_double(x, k) for x, k in zip(xs, ks)]))
+    expected = np.array([2.0, 5 / 2, 10.0, 3 / 3])
+    close(irad.vmap(irad.grad(halve_or_double))(xs, ks), expected)
+    close(irad.grad(lambda x, k: np.sum(irad.vmap(halve_or_double)(x, k)))(xs, ks), expected)
+    expected = np.where(xs > 0.0, 0.5 / np.sqrt(np.abs(xs) + (xs == 0)), -1.0)
+    close(irad.grad(lambda x: np.sum(irad.vmap(root_or_line)(x)))(xs), expected)
+    close(irad.grad(lambda x: np.sum(irad.vmap(root_or_line)(x)))(np.array([-0.5, -2.0])), np.array([-1.0, -1.0]))
+
+
+def test_abs_of_a_batched_int():
+    def f(x, k):
+        return x * abs(k - 2)
+
+    ks = np.array([0, 1, 2, 3])
+    close(irad.vmap(f, in_axes=(None, 0))(1.5, ks), 1.5 * np.abs(ks - 2))
 
 
 def test_while_with_a_batched_condition():

@@ -2,6 +2,7 @@
 
     .venv/bin/python -m tests.fuzz.campaign --programs 2000 --backend python --seed 1
     .venv/bin/python -m tests.fuzz.campaign --programs 300 --backend native --seed 2 --minutes 30
+    .venv/bin/python -m tests.fuzz.campaign --programs 1000 --vmap --seed 3
 
 Draws `--programs` programs from the seed (tests/fuzz/generator.py), checks each
 as tests/fuzz/checks.py does (on the native or IREE backend too with `--backend
@@ -10,7 +11,10 @@ The smallest failing program of each kind is written to `--out` (a folder, by
 default a fresh temporary one) as a case file in the format of
 tests/fuzz/regressions/, ready to reduce by hand and keep there. Unlike `make
 fuzz` (pytest + hypothesis, which stops at the first failure and shrinks it),
-it does not shrink: it is for measuring how many programs pass.
+it does not shrink: it is for measuring how many programs pass. With `--vmap`
+each program is checked under a drawn batching by tests/fuzz/vmap_checks.py
+instead (vmap and its compositions against a loop over the batch), and the
+checks per composition are counted.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from collections import Counter
 from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import strategies as st
 
 import irad.config
 from irad import pipeline
@@ -31,6 +36,7 @@ from irad.backends.native.mlir_tools import find_tool, mlir_opt_parses
 from tests import mlir_roundtrip
 from tests.fuzz.checks import arguments_source, check_program, failure_kind
 from tests.fuzz.generator import arguments, programs
+from tests.fuzz.vmap_checks import batchings, check_vmap
 
 
 class _Timeout(Exception):
@@ -65,10 +71,18 @@ def _record(previous, module, last: bool) -> None:
         _EMITTED.append(str(module))
 
 
-def _check(source, args, work, compiled) -> BaseException | None:
-    """The refusal accepted (checks.refused_where_allowed), if any."""
+def _check(source, args, work, compiled, batching=None, checked: Counter | None = None) -> str | None:
+    """The kind of refusal accepted (checks.refused_where_allowed, or with
+    `batching` vmap_checks.refusal_kind), if any; `checked` counts the vmap
+    compositions checked."""
     _EMITTED.clear()
-    refused = check_program(source, args, work, compiled)
+    if batching is None:
+        refused = check_program(source, args, work, compiled)
+        refused = None if refused is None else failure_kind(refused)
+    else:
+        outcome = check_vmap(source, args, batching, work, compiled[0] if compiled else "python")
+        checked[outcome.checked + (" (refused)" if outcome.refused else "")] += 1
+        refused = outcome.refused
     if _EMITTED and find_tool("mlir-opt") is not None:
         ok, diagnostics = mlir_opt_parses("\n// -----\n".join(_EMITTED), split=True)
         if not ok:
@@ -91,12 +105,18 @@ def main(argv=None) -> int:
     parser.add_argument("--aliases", action="store_true",
                         help="helpers' results that may be their argument kept, then it written "
                              "(generator.Generator._alias_block)")
+    parser.add_argument("--lists", action="store_true", help="lists grown in loops (generator.Generator._grow_list)")
+    parser.add_argument("--guards", action="store_true",
+                        help="ops valid only behind their guard (generator.Generator._guarded)")
+    parser.add_argument("--vmap", action="store_true",
+                        help="check irad.vmap and its compositions under drawn batchings (tests/fuzz/vmap_checks.py)")
     opts = parser.parse_args(argv)
     out = opts.out or Path(tempfile.mkdtemp(prefix="irad-campaign-"))
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="irad-campaign-work-"))
     kinds: Counter[str] = Counter()
     refusals: Counter[str] = Counter()  # accepted: at a line the generator marked MAY_REFUSE
+    checked: Counter[str] = Counter()  # with --vmap: the compositions checked
     smallest: dict[str, int] = {}
     ran = [0]
     started = time.time()
@@ -106,17 +126,20 @@ def main(argv=None) -> int:
     @seed(opts.seed)
     @settings(max_examples=opts.programs, deadline=None, database=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
-    @given(source=programs(with_modes=not opts.plain, int_arrays=opts.int_arrays, aliases=opts.aliases), args=arguments())
-    def run(source, args):
+    @given(source=programs(with_modes=not opts.plain, int_arrays=opts.int_arrays, aliases=opts.aliases,
+                           lists=opts.lists, guards=opts.guards), args=arguments(),
+           data=st.data())
+    def run(source, args, data):
+        batching = data.draw(batchings(source)) if opts.vmap else None
         if opts.minutes is not None and time.time() - started > 60 * opts.minutes:
             raise _OutOfTime
         ran[0] += 1
         signal.alarm(opts.timeout)
         began = time.monotonic()
         try:
-            refused = _check(source, args, work, () if opts.backend == "python" else (opts.backend,))
+            refused = _check(source, args, work, () if opts.backend == "python" else (opts.backend,), batching, checked)
             if refused is not None:
-                refusals[failure_kind(refused)] += 1
+                refusals[refused] += 1
             if time.monotonic() - began > opts.timeout:
                 raise _Timeout(TIMED_OUT)  # the alarm's exception was dropped (see _alarm)
         except Exception as error:  # counted, not raised: the campaign goes on
@@ -127,8 +150,9 @@ def main(argv=None) -> int:
                 smallest[kind] = len(source)
                 name = f"case_{abs(hash(kind)) % 10**8:08d}.py"
                 first = str(error).splitlines()[0] if str(error) else ""
+                batched = f"# BATCHING = {batching!r}\n" if batching is not None else ""
                 (out / name).write_text(f"# {type(error).__name__}: {first}\n# KIND = {kind}\n"
-                                        f"# ARGS = {arguments_source(args)}\n{source}")
+                                        f"# ARGS = {arguments_source(args)}\n{batched}{source}")
         finally:
             signal.alarm(0)
         if ran[0] % 100 == 0:
@@ -144,7 +168,9 @@ def main(argv=None) -> int:
           f"{ran[0] - failures} passed ({time.time() - started:.0f} s); smallest cases in {out}")
     for kind, count in kinds.most_common():
         print(f"{count:6d}  {kind}")
-    print(f"{sum(refusals.values())} refused where the generator allows it:")
+    for composition, count in sorted(checked.items()):
+        print(f"{count:6d}  checked: {composition}")
+    print(f"{sum(refusals.values())} refused " + ("with a hint:" if opts.vmap else "where the generator allows it:"))
     for kind, count in refusals.most_common():
         print(f"{count:6d}  {kind}")
     return 1 if failures else 0

@@ -42,6 +42,10 @@ numpy and irad agree on. Programs mix
   length known while lowering (STATIC_HELPERS: `np.sum(a, axis=axis)`,
   `v[:n]`, `np.zeros(n)` filled in a loop, a comprehension over `range(deg)`),
   which irad specialises on those values;
+* with `programs(guards=True)`, ops valid only where their guard holds (an
+  int division behind `if n > 0`, `math.sqrt(a)` behind `if a > 0.0`, an
+  item behind a bounds check, `range(n, len(v))`): what vmap must not run
+  for the elements the guard stops (tests/fuzz/vmap_checks.py);
 * with `programs(aliases=True)`, blocks that keep a helper's result which may
   be the array it was given (ALIAS_HELPERS: the array, a view, a tuple's
   item, or a copy) through nested loops, while loops, branches, lists, dicts
@@ -275,12 +279,13 @@ def slices(n: int) -> list:
 
 class Generator:
     def __init__(self, draw, int_arrays: bool = False, lists: bool = False, static: bool = False,
-                 aliases: bool = False) -> None:
+                 aliases: bool = False, guards: bool = False) -> None:
         self.draw = draw
         self.int_arrays = int_arrays  # a third of all statements are int-array ones (_int_array)
         self.lists = lists  # lists grown in loops (_grow_list) among the statements
         self.static = static  # calls to STATIC_HELPERS (_static_call) among the statements
         self.aliases = aliases  # results of ALIAS_HELPERS kept, then their argument written (_alias_block)
+        self.guards = guards  # ops valid only behind their branch or loop bound (_guarded)
         self.names = itertools.count(1)
         self.bases = itertools.count(1)
 
@@ -739,6 +744,8 @@ class Generator:
             kinds += ["static_call"] * 4
         if self.aliases:
             kinds += ["alias_block"] * 4
+        if self.guards:
+            kinds += ["guarded"] * 3
         if s.loop:
             kinds.append("jump")
         kinds += ["return", "local_function"]
@@ -920,6 +927,32 @@ class Generator:
     def _new_scalar(self, s, indent, depth):
         name = self.name("s")
         s.lines.append(f"{indent}{name} = {self.scalar_expr(s)}")
+        s.scalars.append(name)
+
+    def _guarded(self, s, indent, depth):
+        """An op valid only where its guard holds: an int division behind `if
+        n > 0`, a square root or log behind `if a > 0.0`, an item behind a
+        bounds check, items from a run-time start to the end. Where the guard
+        varies along a vmap batch, the op must not fail, nor its infinite
+        derivative leak, for the elements it does not run for."""
+        name, n, a = self.name("s"), self.int_expr(s), self.scalar_expr(s, 1)
+        vectors = sorted(v for v, t in s.arrays.items() if len(t) == 1)
+        kind = self.pick(["div", "root", "log"] + ["index", "range_from"] * bool(vectors))
+        if kind == "div":
+            s.lines += [f"{indent}{name} = 0.5", f"{indent}if {n} > 0:",
+                        f"{indent}    {name} = {a} * ({self.pick([6, 7])} // ({n}))"]
+        elif kind in ("root", "log"):
+            fn = "math.sqrt" if kind == "root" else "math.log"
+            s.lines += [f"{indent}if {a} > 0.0:", f"{indent}    {name} = {fn}({a})", f"{indent}else:",
+                        f"{indent}    {name} = {a} * 0.5"]
+        elif kind == "index":
+            v = self.pick(vectors)
+            s.lines += [f"{indent}{name} = {a}", f"{indent}if {n} >= 0 and {n} < {s.arrays[v][0]}:",
+                        f"{indent}    {name} = {name} * {v}[{n}]"]
+        else:
+            v, j = self.pick(vectors), self.name("i")
+            s.lines += [f"{indent}{name} = {a}", f"{indent}for {j} in range({n}, {s.arrays[v][0]}):",
+                        f"{indent}    {name} = {name} + {v}[{j}] * {j}"]
         s.scalars.append(name)
 
     def _new_int(self, s, indent, depth):
@@ -1686,14 +1719,15 @@ ALIAS_CALLS = {
 
 @st.composite
 def programs(draw, with_modes: bool = False, int_arrays: bool = False, lists: bool = False,
-             static: bool = False, aliases: bool = False) -> str:
+             static: bool = False, aliases: bool = False, guards: bool = False) -> str:
     """The source of a module defining helpers and `f(x, w, u, A, B, k)` (or, in
     other modes, `f(p, m, k)`; see Mode); `int_arrays`: int-array statements
     drawn often (a third of all); `lists`: lists grown in loops among them;
     `static`: calls to STATIC_HELPERS with values known while lowering;
-    `aliases`: results of ALIAS_HELPERS kept and their argument written."""
+    `aliases`: results of ALIAS_HELPERS kept and their argument written;
+    `guards`: ops valid only behind their guard (Generator._guarded)."""
     mode = draw(modes()) if with_modes else Mode()
-    gen = Generator(draw, int_arrays, lists, static, aliases)
+    gen = Generator(draw, int_arrays, lists, static, aliases, guards)
     helpers, texts = [], []
     for index in range(draw(st.integers(0, 2))):
         shape = gen.pick(SHAPES)

@@ -1,6 +1,8 @@
 """Programs the fuzzer found failing, kept under tests/fuzz/regressions/ (one
 file each: the program's source, with its arguments in an `# ARGS =` line),
-checked as the fuzzer checks them, on the Python backend and natively."""
+checked as the fuzzer checks them, on the Python backend and natively; the
+vmap fuzzer's (`vmap_*.py`, with a `# BATCHING =` line) as it checks them
+(tests/fuzz/vmap_checks.py), on the Python backend."""
 
 from __future__ import annotations
 
@@ -13,8 +15,10 @@ import pytest
 
 from irad.backends.native.compile import unavailable_reason
 from tests.fuzz.checks import REGRESSIONS, check_program
+from tests.fuzz.vmap_checks import Batching, check_vmap
 
 CASES = sorted(REGRESSIONS.glob("case_*.py"))
+VMAP_CASES = sorted(REGRESSIONS.glob("vmap_*.py"))
 
 
 def _run(path: Path, compiled: tuple[str, ...]) -> None:
@@ -33,3 +37,11 @@ def test_saved_program(path: Path):
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 def test_saved_program_natively(path: Path):
     _run(path, ("native",))
+
+
+@pytest.mark.parametrize("path", VMAP_CASES, ids=[p.stem for p in VMAP_CASES])
+def test_saved_vmap_program(path: Path):
+    source = path.read_text()
+    args = eval(re.search(r"^# ARGS = (.*)$", source, re.M).group(1), {"np": np})
+    batching = eval(re.search(r"^# BATCHING = (.*)$", source, re.M).group(1), {"Batching": Batching})
+    check_vmap(source, args, batching, Path(tempfile.mkdtemp(prefix="irad-regression-")))

@@ -725,8 +725,9 @@ _BITWISE = {"arith.andi": "&", "arith.ori": "|", "arith.xori": "^"}
 # int divisions (their divisors are never 0, nor -1 for floordivsi: float_division.py);
 # remsi is C's remainder, with the dividend's sign: np.fmod
 _INT_DIVISIONS = {"arith.floordivsi": "np.floor_divide", "arith.remsi": "np.fmod"}
-# batched loop counters and trip counts (irad-vmap's masked loops)
+# batched loop counters and trip counts (irad-vmap's masked loops); abs of a batched int
 _INT_EXTREMA = {"arith.maxsi": "np.maximum", "arith.minsi": "np.minimum"}
+_INT_UNARY = {"math.absi": "np.abs"}
 
 
 class _BodyValues:
@@ -772,6 +773,8 @@ def _body_expression(tr, op, inner, body: _BodyValues) -> str:
         return f"{_INT_DIVISIONS[name]}({args[0]}, {args[1]})"
     if name in _INT_EXTREMA:
         return f"{_INT_EXTREMA[name]}({args[0]}, {args[1]})"
+    if name in _INT_UNARY:
+        return f"{_INT_UNARY[name]}({args[0]})"
     if name == "arith.ceildivsi":  # the floor, plus one where inexact (never negates: INT64_MIN stays in range)
         return f"(np.floor_divide({args[0]}, {args[1]}) + (np.remainder({args[0]}, {args[1]}) != 0))"
     if name in ARRAY_OPS and (name.startswith("math.") or name in _ELEMENTWISE_BINARY or name == "arith.negf"):

@@ -21,6 +21,8 @@ with regions and calls, which the builder batches recursively.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from xdsl.dialects import arith, tensor
 from xdsl.dialects.builtin import (
@@ -170,13 +172,54 @@ def _slice_operands(b, op: Operation) -> tuple[list, list, list]:
     )
 
 
+def _window(b, op: Operation, dims: Sequence[int]) -> SSAValue | None:
+    """For a slice of a tensor of `dims` whose offsets vary along the batch
+    (sizes and strides the same for all: known numbers): each element's
+    row-major flat positions of the slice's entries, as i64s of shape (B,
+    entries); None where no offset varies."""
+    if not any(b.is_batched(v) for v in op.offsets):
+        return None
+    for v in (*op.sizes, *op.strides):
+        b.unbatched(v, op, "a size or stride (with an offset that varies)")
+    if op.sizes or op.strides:
+        b.refuse(op, "a slice whose offset varies along the batch and whose size or stride is known only "
+                 "at run time", "give the slice a length known while lowering")
+    offsets = _mixed(op.static_offsets.get_values(), list(op.offsets))
+    sizes, strides = op.static_sizes.get_values(), op.static_strides.get_values()
+    scales = [int(np.prod(dims[d + 1:])) for d in range(len(dims))]
+    # the entries' positions from the slice's origin, and the known part of the origin
+    steps = np.zeros(sizes, np.int64) + sum(np.arange(n).reshape([-1 if e == d else 1 for e in range(len(sizes))])
+                                            * strides[d] * scales[d] for d, n in enumerate(sizes))
+    known = sum(o * scales[d] for d, o in enumerate(offsets) if not isinstance(o, SSAValue))
+    entries = int(np.prod(sizes))
+    dynamic = [(o, d) for d, o in enumerate(offsets) if isinstance(o, SSAValue)]
+    origin = _flat_positions(b, [o for o, _ in dynamic], [dims[d] for _, d in dynamic],
+                             [scales[d] for _, d in dynamic])
+    origin = T.broadcast_to(b, origin, [b.size, entries])
+    window = T.dense(b, (steps.ravel() + known).tolist() * b.size, TensorType(i64, [b.size, entries]))
+    return T.elementwise(b, lambda e, a: e.op(arith.AddiOp(a[0], a[1])), [origin, window], i64)
+
+
 def extract_slice(b, op: Operation) -> list[SSAValue]:
+    dims = T.shape(op.source)
+    window = _window(b, op, dims)
+    if window is not None:  # a gather: each element's own window
+        flat = T.reshape(b, b.batched(op.source), [b.size, int(np.prod(dims))])
+        picked = G.gather(b, flat, window, 1)
+        return [T.reshape(b, picked, b.batched_type(op.results[0].type).get_shape())]
     offsets, sizes, strides = _slice_operands(b, op)
     x = b.batched(op.source)
     return [b.op(tensor.ExtractSliceOp(x, offsets, sizes, strides, b.batched_type(op.results[0].type)))]
 
 
 def insert_slice(b, op: Operation) -> list[SSAValue]:
+    dims = T.shape(op.dest)
+    window = _window(b, op, dims)
+    if window is not None:  # a scatter: each element's own window
+        flat = T.reshape(b, b.batched(op.dest), [b.size, int(np.prod(dims))])
+        values = T.reshape(b, b.batched(op.source), T.shape(window))
+        put = G.scatter(b, flat, window, values, 1)
+        return [T.reshape(b, put, [b.size, *dims])]
     offsets, sizes, strides = _slice_operands(b, op)
     source, dest = b.batched(op.source), b.batched(op.dest)
     statics = lambda mixed: [DYNAMIC_INDEX if isinstance(m, SSAValue) else m for m in mixed]  # noqa: E731
@@ -194,12 +237,13 @@ def _unit_slice(b, op: Operation, rank: int) -> tuple[list, list, list]:
     return [0, *indices], [b.size, *([1] * rank)], [1] * (rank + 1)
 
 
-def _flat_positions(b, indices, dims) -> SSAValue:
-    """The row-major flat position of each element's indices (some batched), as i64s of shape (B, 1)."""
+def _flat_positions(b, indices, dims, strides=None) -> SSAValue:
+    """The row-major flat position of each element's indices (some batched), as
+    i64s of shape (B, 1); `strides`: each index's, where they are not those of
+    a tensor of `dims`."""
     total = None
-    stride = int(np.prod(dims))
-    for v, n in zip(indices, dims):
-        stride //= n
+    strides = strides or [int(np.prod(dims[i + 1:])) for i in range(len(dims))]
+    for v, stride in zip(indices, strides):
         cast = v.owner
         if isinstance(cast, arith.IndexCastOp) and cast.input.type == i64:  # the i64 before the cast (left dead)
             as_int = b.batched(cast.input)
@@ -231,6 +275,12 @@ def extract(b, op: Operation) -> list[SSAValue]:
 def insert(b, op: Operation) -> list[SSAValue]:
     dest = b.batched(op.dest)
     rank = len(T.shape(op.dest))
+    if any(b.is_batched(v) for v in op.indices):  # a scatter: each element's own position
+        dims = T.shape(op.dest)
+        flat = T.reshape(b, dest, [b.size, int(np.prod(dims))])
+        value = T.reshape(b, b.batched(op.scalar), [b.size, 1])
+        put = G.scatter(b, flat, _flat_positions(b, op.indices, dims), value, 1)
+        return [T.reshape(b, put, [b.size, *dims])]
     offsets, sizes, strides = _unit_slice(b, op, rank)
     piece = T.reshape(b, b.batched(op.scalar), sizes)
     statics = [DYNAMIC_INDEX if isinstance(m, SSAValue) else m for m in offsets]
