@@ -62,6 +62,7 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     Float32Type,
     Float64Type,
+    FunctionType,
     IndexType,
     IntegerAttr,
     IntegerType,
@@ -528,6 +529,35 @@ def c_type(t: Attribute) -> type:
     raise BackendError(f"the native backend cannot pass a value of type {t} between Python and native code")
 
 
+_LLVM_SCALARS = {Float64Type: "double", Float32Type: "float", IndexType: "i64"}
+
+
+def _llvm_scalar(t: Attribute) -> str | None:
+    if isinstance(t, IntegerType):
+        return f"i{t.width.data}"
+    return _LLVM_SCALARS.get(type(t))
+
+
+def c_interface(function_type: FunctionType) -> tuple[str, list[str]] | None:
+    """The (result, parameter) LLVM types of the `_mlir_ciface_` wrapper
+    MLIR's func-to-llvm conversion makes for a function of this type (as
+    llvm_jit.signature reads them from its LLVM IR): a memref or tensor
+    argument is a pointer to its descriptor; one scalar result is returned,
+    several results or a memref one come back through a pointer passed
+    first. None for a type this does not know."""
+    outputs = function_type.outputs.data
+    params = ["ptr" if _is_buffer(t) else _llvm_scalar(t) for t in function_type.inputs.data]
+    if len(outputs) == 1 and not _is_buffer(outputs[0]):
+        result = _llvm_scalar(outputs[0])
+    elif outputs:
+        result, params = "void", ["ptr", *params]
+    else:
+        result = "void"
+    if result is None or None in params:
+        return None
+    return result, params
+
+
 def _is_buffer(t: Attribute) -> bool:
     """Passed as a memref descriptor: memrefs, and tensors (memrefs once bufferized)."""
     return isinstance(t, (MemRefType, TensorType))
@@ -785,7 +815,7 @@ class NativeModule(CompiledModule):
             self.jit = JitModule(
                 lambda: self.first_tier_llvm_ir, optimised_llvm_ir=(lambda: self.llvm_ir) if split else None,
                 libraries=libraries, linked=lambda: [make() for make in glue_ir],
-                extend=self._runtime, determined_by=determined_by, exported=exported,
+                extend=self._runtime, extend_ahead=self._runtime_ahead, determined_by=determined_by, exported=exported,
                 # tier 0's frames are larger: how deep a recursion may go must not depend on the tier
                 tierable=not guards.depth_checked, checked=self._tools_ended_well, deferred=self._background,
             )
@@ -824,13 +854,27 @@ class NativeModule(CompiledModule):
     def called(self) -> None:
         self._background.start()
 
-    def _runtime(self, llvm_module) -> str:
-        """The runtime of the checks, with an entry for each public function
-        (it must report failures as `_callable` expects), and the trampolines
-        of the functions with arrays."""
-        signatures = {
+    def _runtime(self, llvm_module) -> list[str]:
+        """The runtime of the checks (native_checks.runtime_library), and an
+        entry for each public function (it must report failures as
+        `_callable` expects) with the trampolines of the functions with arrays."""
+        return self._runtime_texts({
             symbol(name): signature(llvm_module, native_checks.CIFACE_PREFIX + symbol(name)) for name in self.functions
-        }
+        })
+
+    def _runtime_ahead(self) -> list[str] | None:
+        """`_runtime`'s texts before the module's LLVM IR exists, from the C
+        interface MLIR gives each public function (`c_interface`): tier 0
+        compiles them while the tools run (llvm_jit.JitModule's
+        `extend_ahead`, which uses them only if `_runtime` then returns the
+        same). None for a function whose C interface this cannot tell."""
+        signatures = {symbol(name): c_interface(fn.function_type) for name, fn in self.functions.items()}
+        if any(s is None for s in signatures.values()):
+            return None
+        return self._runtime_texts(signatures)
+
+    def _runtime_texts(self, signatures: dict[str, tuple[str, list[str]]]) -> list[str]:
+        """`_runtime` for the (result, parameter) LLVM types of each public function's C interface."""
         trampolines = []
         for name in self.functions:
             result, params = signatures[symbol(name)]
@@ -845,7 +889,7 @@ class NativeModule(CompiledModule):
         if trampolines:
             native_call.python_symbols()
             trampolines.insert(0, native_call.TRAMPOLINE_DECLARATIONS)
-        return "\n".join([native_checks.runtime(signatures), *trampolines])
+        return [native_checks.runtime_library(), "\n".join([native_checks.entries(signatures), *trampolines])]
 
     def function(self, name: str) -> Callable[..., tuple]:
         if name not in self.functions:

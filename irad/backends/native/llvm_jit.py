@@ -100,12 +100,14 @@ def _load_library(path: str) -> None:
     _llvm().load_library_permanently(path)
 
 
-def _check_externals(llvm, module, where: str) -> None:
-    """An unresolved function would crash the process when called: refuse it now."""
+def _check_externals(llvm, module, where: str, elsewhere: frozenset[str] = frozenset()) -> None:
+    """An unresolved function would crash the process when called: refuse it
+    now. `elsewhere`: the functions object code linked beside it defines."""
     missing = [
         f.name
         for f in module.functions
-        if f.is_declaration and not f.name.startswith("llvm.") and not llvm.address_of_symbol(f.name)
+        if f.is_declaration and not f.name.startswith("llvm.") and f.name not in elsewhere
+        and not llvm.address_of_symbol(f.name)
     ]
     if missing:
         raise BackendError(
@@ -165,7 +167,8 @@ class JitModule:
         libraries: Sequence[str] = (),
         linked: Sequence[str] | Callable[[], Sequence[str]] = (),
         where: str = "the lowered module",
-        extend: Callable[[object], str] | None = None,
+        extend: Callable[[object], Sequence[str]] | None = None,
+        extend_ahead: Callable[[], Sequence[str] | None] | None = None,
         determined_by: Sequence[str] | None = None,
         exported: Sequence[str] = (),
         tierable: bool = True,
@@ -175,8 +178,16 @@ class JitModule:
     ):
         """`linked`: more LLVM IR modules, linked into this one before it is
         optimised (definitions of functions it declares: irad.linalg's LAPACK
-        calls). `extend`, given the parsed module, returns more LLVM IR to link
-        in too (the native backend's runtime). `determined_by`: texts that
+        calls). `extend`, given the parsed module, returns more LLVM IR modules to link
+        in too (the native backend's runtime: its library, the same text for
+        every module of the process, then the module's entries).
+        `extend_ahead`: the texts `extend` is expected to return, made
+        before `llvm_ir` (None if they cannot be): a tiered module compiles
+        them to object code at -O0 (the first once per process, as
+        `_Ahead` says), with the indirection of the `exported` functions
+        they define, in a thread while `llvm_ir` is made (the MLIR tools
+        run), and links that code into tier 0, unless `extend` returns other
+        texts, which are then linked into the module as without it. `determined_by`: texts that
         determine `llvm_ir`, `linked` and what `extend` returns (what the
         tools that wrote them were given), for the cache's key when the IR
         itself varies from run to run; then `llvm_ir` and `linked` may be
@@ -204,6 +215,7 @@ class JitModule:
         self._keep: tuple = ()
         self._sources: list[str] | None = None
         self._ir = (llvm_ir if tiering or optimised_llvm_ir is None else optimised_llvm_ir, linked, extend, where)
+        self._ahead: _Ahead | None = None  # tier 0's compile of `extend_ahead`, while `llvm_ir` is made
         # the texts of a tiered module's -O2 code, when they are not tier 0's
         self._optimised_texts = self._optimised_sources(optimised_llvm_ir) if tiering and optimised_llvm_ir else None
         self.upgrade: tiers.Upgrade | None = None
@@ -215,6 +227,8 @@ class JitModule:
             vector_math.bind_all(_host()[1], llvm.add_symbol)
             if self._from_cache(["determined by", *determined_by]):
                 return
+        if tiering and extend is not None and extend_ahead is not None and exported:
+            self._ahead = _Ahead(extend_ahead, list(exported))
         module = self._build()
         if determined_by is None and self._from_cache(self._sources):
             return
@@ -227,10 +241,13 @@ class JitModule:
                 # tier 0: the same module at -O0, its exported functions called through a global
                 with progress.stage("LLVM -O0 (tier 0)"):
                     machine = llvm_build.target_machine(llvm, cpu, features, tiers.TIER0_LEVEL)
-                    dispatch = tiers.dispatch_ir({name: signature(module, name) for name in exported})
-                    module.link_in(llvm_build.parse(llvm, dispatch, machine))
+                    if self._ahead_code is None:
+                        dispatch = tiers.dispatch_ir({name: signature(module, name) for name in exported})
+                        module.link_in(llvm_build.parse(llvm, dispatch, machine))
                     self._exported = {name: name + tiers.CALL_SUFFIX for name in exported}
                     self._engine = llvm.create_mcjit_compiler(module, machine)
+                    for code in self._ahead_code or ():  # the extension and the indirection, compiled already
+                        self._engine.add_object_file(llvm.ObjectFileRef.from_data(code))
                     self._engine.finalize_object()
             finally:
                 if checking is not None:
@@ -281,15 +298,23 @@ class JitModule:
         # loops of exp, log, tanh call a vector math library (vector_math.py)
         sources = [vector_math.vectorisable(llvm_ir, features, llvm.add_symbol), *linked]
         machine = llvm_build.target_machine(llvm, cpu, features, self._level)
+        ahead, self._ahead = self._ahead, None
+        self._ahead_code, elsewhere = None, frozenset()
         try:
             module = llvm_build.link(llvm, sources, machine)
             if extend is not None:
-                sources.append(extend(module))
-                module.link_in(llvm_build.parse(llvm, sources[-1], machine))
+                extension = list(extend(module))
+                sources += extension
+                compiled = ahead.result(extension) if ahead is not None else None
+                if compiled is None:
+                    for text in extension:
+                        module.link_in(llvm_build.parse(llvm, text, machine))
+                else:  # tier 0 links their object code instead
+                    self._ahead_code, elsewhere = compiled
             module.verify()
         except RuntimeError as exc:
             raise BackendError(f"llvmlite rejected the LLVM IR of {where}:\n{exc}") from None
-        _check_externals(llvm, module, where)
+        _check_externals(llvm, module, where, elsewhere)
         self._sources = sources
         return module
 
@@ -357,6 +382,66 @@ class JitModule:
         if not address:
             raise BackendError(f"the native module has no function {symbol!r}")
         return address
+
+
+# The object code of extension libraries at tier 0's level, by their text, with the
+# functions each defines and their signatures: the same text for every module of the process
+_LIBRARIES: dict[str, tuple[bytes, dict[str, tuple[str, list[str]]]]] = {}
+
+
+class _Ahead:
+    """A JIT module's extension (`extend_ahead`'s texts: a library, then the
+    module's own) and the tier-0 indirection of its `exported` functions,
+    compiled at -O0 to object code in a thread of its own while the
+    module's IR is made; llvmlite's calls release the GIL, and the tools
+    the compiling thread waits for are other processes. The library's code
+    is compiled once per process (it is the same text for every module)
+    and loaded into each module's engine, so each module still has its own
+    copy, as when it is linked into the module. `result` hands the code
+    over if the texts are the ones the module needs."""
+
+    def __init__(self, make: Callable[[], Sequence[str] | None], exported: list[str]):
+        self._compiled: tuple[list[str], list[bytes], frozenset[str]] | None = None
+        self._thread = threading.Thread(target=self._run, args=(make, exported), name="irad-native-ahead", daemon=True)
+        self._thread.start()
+
+    def _run(self, make: Callable[[], Sequence[str] | None], exported: list[str]) -> None:
+        try:
+            texts = make()
+            if texts is None:
+                return
+            library, own = texts
+            llvm = _llvm()
+            cpu, features, _ = _host()
+            machine = llvm_build.target_machine(llvm, cpu, features, tiers.TIER0_LEVEL)
+            if library not in _LIBRARIES:
+                _LIBRARIES[library] = self._object(llvm, machine, llvm_build.parse(llvm, library, machine))
+            library_code, defined = _LIBRARIES[library]
+            module = llvm_build.parse(llvm, own, machine)
+            defined = {**defined, **self._defined(module)}
+            if not set(exported) <= defined.keys():
+                return
+            module.link_in(llvm_build.parse(llvm, tiers.dispatch_ir({name: defined[name] for name in exported}), machine))
+            own_code, _ = self._object(llvm, machine, module)
+            self._compiled = ([library, own], [library_code, own_code], frozenset(defined))
+        except Exception:  # noqa: BLE001 -- the module's own compile then links the texts and reports what is wrong
+            self._compiled = None
+
+    @staticmethod
+    def _defined(module) -> dict[str, tuple[str, list[str]]]:
+        return {f.name: signature(module, f.name) for f in module.functions if not f.is_declaration}
+
+    @classmethod
+    def _object(cls, llvm, machine, module) -> tuple[bytes, dict[str, tuple[str, list[str]]]]:
+        module.verify()
+        return bytes(machine.emit_object(module)), cls._defined(module)
+
+    def result(self, texts: list[str]) -> tuple[list[bytes], frozenset[str]] | None:
+        """The object code of `texts` and the functions it defines, if made from them."""
+        self._thread.join()
+        if self._compiled is None or self._compiled[0] != texts:
+            return None
+        return self._compiled[1:]
 
 
 class _Alongside:
