@@ -216,6 +216,7 @@ class JitModule:
         self._sources: list[str] | None = None
         self._ir = (llvm_ir if tiering or optimised_llvm_ir is None else optimised_llvm_ir, linked, extend, where)
         self._ahead: _Ahead | None = None  # tier 0's compile of `extend_ahead`, while `llvm_ir` is made
+        self._ahead_code: list[bytes] | None = None
         # the texts of a tiered module's -O2 code, when they are not tier 0's
         self._optimised_texts = self._optimised_sources(optimised_llvm_ir) if tiering and optimised_llvm_ir else None
         self.upgrade: tiers.Upgrade | None = None
@@ -299,7 +300,7 @@ class JitModule:
         sources = [vector_math.vectorisable(llvm_ir, features, llvm.add_symbol), *linked]
         machine = llvm_build.target_machine(llvm, cpu, features, self._level)
         ahead, self._ahead = self._ahead, None
-        self._ahead_code, elsewhere = None, frozenset()
+        self._ahead_code, elsewhere = None, frozenset()  # (the object code of the extension, made ahead)
         try:
             module = llvm_build.link(llvm, sources, machine)
             if extend is not None:
@@ -340,6 +341,12 @@ class JitModule:
         for name, address in addresses.items():
             ctypes.c_void_p.from_address(self._engine.get_global_value_address(name + tiers.SLOT_SUFFIX)).value = address
         self._optimised = engine
+
+    @property
+    def extended_ahead(self) -> bool:
+        """Whether tier 0 links the extension's object code made while the
+        module's IR was (`extend_ahead`), rather than its texts."""
+        return self._ahead_code is not None
 
     @property
     def optimised(self) -> bool:
