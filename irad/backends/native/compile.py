@@ -104,7 +104,7 @@ from irad.backends.native.mlir_tools import INSTALL_HINT, TOOL_SWITCHES, find_to
 from irad.base import config, progress
 from irad.base.errors import BackendError, IradWarning
 from irad.ir import printing
-from irad.ir.text import module_text
+from irad.ir.text import generic_text
 from irad.ir.mlir_ops import expand_for_llvm
 
 # mlir-opt passes from the dialects irad emits (func, arith, math, scf, memref)
@@ -781,7 +781,7 @@ class NativeModule(CompiledModule):
             self.functions = {named[op.sym_name.data]: op for op in _public_functions(ready)}  # array results are arguments
             blas = native_blas.call_blas(ready)  # large matrix products call BLAS
             guards = native_checks.guard(ready)
-            text = module_text(ready)
+            text = generic_text(ready)  # (mlir-opt reads the generic form; written sooner than str's)
         self._mlir = (text, passes)
         # the tools' exit statuses, checked by the JIT before it keeps code (lower_to_llvm_ir); None
         # once it is made: the IR asked for later (inspection, a cache hit's) is waited for whole
