@@ -293,15 +293,17 @@ def drop_prints(module: ModuleOp) -> None:
         op.erase()
 
 
-def _run_tool(args: Sequence[str], text: str, what: str) -> str:
-    return _run_tools([args], text, [what])
+def _run_tool(args: Sequence[str], text: str, what: str, meanwhile: Callable[[], None] | None = None) -> str:
+    return _run_tools([args], text, [what], meanwhile)
 
 
-def _run_tools(commands: Sequence[Sequence[str]], text: str, what: Sequence[str]) -> str:
+def _run_tools(
+    commands: Sequence[Sequence[str]], text: str, what: Sequence[str], meanwhile: Callable[[], None] | None = None
+) -> str:
     """The output of `commands` run as one pipeline on `text` (each reads the
     one before it through a pipe, so they overlap); `what` names each for its
-    error. Their diagnostics go to files: a pipe nobody read would fill and
-    stop the tool."""
+    error; `meanwhile` runs once they are started. Their diagnostics go to
+    files: a pipe nobody read would fill and stop the tool."""
     with contextlib.ExitStack() as files:
         source = files.enter_context(tempfile.TemporaryFile())
         source.write(text.encode())
@@ -315,6 +317,8 @@ def _run_tools(commands: Sequence[Sequence[str]], text: str, what: Sequence[str]
                 ))
                 if len(procs) > 1:
                     procs[-2].stdout.close()  # the next tool holds it; mlir-opt sees a closed reader if that one exits
+            if meanwhile is not None:
+                meanwhile()
             output = procs[-1].communicate(timeout=_TIMEOUT)[0]
             for proc in procs[:-1]:
                 proc.wait(timeout=_TIMEOUT)
@@ -441,7 +445,10 @@ def tools_version() -> str:
     return "\n".join(f"{path} {os.stat(path).st_size} {os.stat(path).st_mtime_ns}" for path in found)
 
 
-def lower_to_llvm_ir(mlir_text: str, passes: Sequence[str] = LOWERING, *, checked_later: list | None = None) -> str:
+def lower_to_llvm_ir(
+    mlir_text: str, passes: Sequence[str] = LOWERING, *, checked_later: list | None = None,
+    meanwhile: Callable[[], None] | None = None,
+) -> str:
     """LLVM IR for a module, lowered by mlir-opt 22 with `passes`. mlir-opt
     writes MLIR bytecode into mlir-translate through a pipe: the two start up
     and run at once, and bytecode is cheaper to write and read than text (on
@@ -456,19 +463,23 @@ def lower_to_llvm_ir(mlir_text: str, passes: Sequence[str] = LOWERING, *, checke
     with `checked_later` (a list) their exit statuses are not waited for:
     a function that raises BackendError if either failed is appended to it,
     to be called before code made from the IR is kept or run (their ending
-    then overlaps the caller's work on the IR)."""
+    then overlaps the caller's work on the IR). `meanwhile`: work of this
+    thread's to do while the tools run, once they have their input."""
     with progress.stage("mlir-opt and mlir-translate"):
-        return _lower_with_tools(mlir_text, passes, checked_later)
+        return _lower_with_tools(mlir_text, passes, checked_later, meanwhile)
 
 
-def _lower_with_tools(mlir_text: str, passes: Sequence[str], checked_later: list | None) -> str:
+def _lower_with_tools(
+    mlir_text: str, passes: Sequence[str], checked_later: list | None, meanwhile: Callable[[], None] | None
+) -> str:
     opt, translate = require_tool("mlir-opt"), require_tool("mlir-translate")
     verify = () if config.read("keep_failed_modules") else ("--verify-each=false",)
     split = [i for i, p in enumerate(passes) if native_split_loops.threshold_of(p) is not None]
     if split:  # mlir-opt up to the loops, irad's outlining (xDSL), mlir-opt on
         at = split[0]
         loops = _run_tool([opt, *passes[:at], *verify, *native_split_loops.PRINT_OPTIONS], mlir_text,
-                          "lowering to loops with mlir-opt")
+                          "lowering to loops with mlir-opt", meanwhile)
+        meanwhile = None
         mlir_text = native_split_loops.run_on_text(loops, native_split_loops.threshold_of(passes[at]))
         passes = passes[at + 1:]
     commands = [[opt, *passes, *verify, "--emit-bytecode"], [translate, "--mlir-to-llvmir"]]
@@ -477,8 +488,8 @@ def _lower_with_tools(mlir_text: str, passes: Sequence[str], checked_later: list
     pipeline = None if split else warm_tools.pipeline_text(passes)
     pair = None if pipeline is None else warm_tools.take(opt, translate) or warm_tools.start(opt, translate)
     if pair is None:
-        return _run_tools(commands, mlir_text, what)
-    output = pair.run(mlir_text + warm_tools.pipeline_resource(pipeline, verify_each=not verify), _TIMEOUT)
+        return _run_tools(commands, mlir_text, what, meanwhile)
+    output = pair.run(mlir_text + warm_tools.pipeline_resource(pipeline, verify_each=not verify), _TIMEOUT, meanwhile)
     if output and checked_later is not None:
         checked_later.append(functools.partial(_ended_well, pair, commands, mlir_text, what))
         return output.decode()
@@ -813,7 +824,7 @@ class NativeModule(CompiledModule):
         self._background = tiers.Deferred()
         try:
             self.jit = JitModule(
-                lambda: self.first_tier_llvm_ir, optimised_llvm_ir=(lambda: self.llvm_ir) if split else None,
+                self._first_tier, optimised_llvm_ir=(lambda: self.llvm_ir) if split else None,
                 libraries=libraries, linked=lambda: [make() for make in glue_ir],
                 extend=self._runtime, extend_ahead=self._runtime_ahead, determined_by=determined_by, exported=exported,
                 # tier 0's frames are larger: how deep a recursion may go must not depend on the tier
@@ -831,7 +842,10 @@ class NativeModule(CompiledModule):
     def llvm_ir(self) -> str:
         """The LLVM IR mlir-opt and mlir-translate make of the module (not made
         when its machine code is in the cache, until asked for)."""
-        return lower_to_llvm_ir(*self._mlir, checked_later=self._unchecked)
+        return self._lowered()
+
+    def _lowered(self, meanwhile: Callable[[], None] | None = None) -> str:
+        return lower_to_llvm_ir(*self._mlir, checked_later=self._unchecked, meanwhile=meanwhile)
 
     def _tools_ended_well(self) -> None:
         """Raise BackendError if the tools that wrote `llvm_ir` failed after writing it."""
@@ -842,9 +856,17 @@ class NativeModule(CompiledModule):
     def first_tier_llvm_ir(self) -> str:
         """`llvm_ir` with no loop nest split over threads: tier 0's (tiers.py;
         native/split_loops.py's `unsplit` says why)."""
+        return self._first_tier()
+
+    def _first_tier(self, meanwhile: Callable[[], None] | None = None) -> str:
+        """`first_tier_llvm_ir`, with `meanwhile` run while the tools make it (llvm_jit's)."""
         text, passes = self._mlir
         unsplit = native_split_loops.unsplit(passes)
-        return self.llvm_ir if unsplit == passes else lower_to_llvm_ir(text, unsplit)
+        if unsplit != passes:
+            return lower_to_llvm_ir(text, unsplit, meanwhile=meanwhile)
+        if "llvm_ir" not in self.__dict__:
+            self.llvm_ir = self._lowered(meanwhile)
+        return self.llvm_ir
 
     def wait_optimised(self, timeout: float | None = None) -> bool:
         """Wait until calls run the -O2 code (tiers.py); False if its

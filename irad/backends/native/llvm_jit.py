@@ -11,10 +11,9 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
-import threading
 from collections.abc import Callable, Sequence
 
-from irad.backends.native import llvm_build
+from irad.backends.native import background, llvm_build
 
 from irad.backends.native import object_cache
 
@@ -185,9 +184,10 @@ class JitModule:
         before `llvm_ir` (None if they cannot be): a tiered module compiles
         them to object code at -O0 (the first once per process, as
         `_Ahead` says), with the indirection of the `exported` functions
-        they define, in a thread while `llvm_ir` is made (the MLIR tools
-        run), and links that code into tier 0, unless `extend` returns other
-        texts, which are then linked into the module as without it. `determined_by`: texts that
+        they define, while `llvm_ir` is made (a function `llvm_ir` is given
+        that work, to run once the MLIR tools have their input), and links
+        that code into tier 0, unless `extend` returns other texts, which
+        are then linked into the module as without it. `determined_by`: texts that
         determine `llvm_ir`, `linked` and what `extend` returns (what the
         tools that wrote them were given), for the cache's key when the IR
         itself varies from run to run; then `llvm_ir` and `linked` may be
@@ -237,7 +237,7 @@ class JitModule:
         self.tiered = tiering
         if self.tiered:
             # `checked` (the tools' ending) runs while LLVM compiles tier 0, which nothing runs before it returns
-            checking = _Alongside(checked) if checked is not None else None
+            checking = background.submit(checked) if checked is not None else None
             try:
                 # tier 0: the same module at -O0, its exported functions called through a global
                 with progress.stage("LLVM -O0 (tier 0)"):
@@ -287,7 +287,8 @@ class JitModule:
     def _build(self):
         """The module to compile, parsed and linked (its texts in `_sources`)."""
         llvm_ir, linked, extend, where = self._ir
-        llvm_ir = llvm_ir() if callable(llvm_ir) else llvm_ir
+        if callable(llvm_ir):
+            llvm_ir = llvm_ir(self._ahead.run) if self._ahead is not None else llvm_ir()
         linked = linked() if callable(linked) else linked
         with progress.stage("LLVM parse and link"):
             return self._parse(llvm_ir, linked, extend, where)
@@ -399,22 +400,25 @@ _LIBRARIES: dict[str, tuple[bytes, dict[str, tuple[str, list[str]]]]] = {}
 class _Ahead:
     """A JIT module's extension (`extend_ahead`'s texts: a library, then the
     module's own) and the tier-0 indirection of its `exported` functions,
-    compiled at -O0 to object code in a thread of its own while the
-    module's IR is made; llvmlite's calls release the GIL, and the tools
-    the compiling thread waits for are other processes. The library's code
-    is compiled once per process (it is the same text for every module)
-    and loaded into each module's engine, so each module still has its own
-    copy, as when it is linked into the module. `result` hands the code
-    over if the texts are the ones the module needs."""
+    compiled at -O0 to object code by `run`, which the function making the
+    module's IR calls while the tools run (this thread is idle then). The
+    library's code is compiled once per process (it is the same text for
+    every module) and loaded into each module's engine, so each module
+    still has its own copy, as when it is linked into the module. `result`
+    hands the code over if the texts are the ones the module needs."""
 
     def __init__(self, make: Callable[[], Sequence[str] | None], exported: list[str]):
+        self._make = make
+        self._exported = exported
         self._compiled: tuple[list[str], list[bytes], frozenset[str]] | None = None
-        self._thread = threading.Thread(target=self._run, args=(make, exported), name="irad-native-ahead", daemon=True)
-        self._thread.start()
+        self._ran = False
 
-    def _run(self, make: Callable[[], Sequence[str] | None], exported: list[str]) -> None:
+    def run(self) -> None:
+        if self._ran:
+            return
+        self._ran = True
         try:
-            texts = make()
+            texts = self._make()
             if texts is None:
                 return
             library, own = texts
@@ -426,9 +430,10 @@ class _Ahead:
             library_code, defined = _LIBRARIES[library]
             module = llvm_build.parse(llvm, own, machine)
             defined = {**defined, **self._defined(module)}
-            if not set(exported) <= defined.keys():
+            if not set(self._exported) <= defined.keys():
                 return
-            module.link_in(llvm_build.parse(llvm, tiers.dispatch_ir({name: defined[name] for name in exported}), machine))
+            dispatch = tiers.dispatch_ir({name: defined[name] for name in self._exported})
+            module.link_in(llvm_build.parse(llvm, dispatch, machine))
             own_code, _ = self._object(llvm, machine, module)
             self._compiled = ([library, own], [library_code, own_code], frozenset(defined))
         except Exception:  # noqa: BLE001 -- the module's own compile then links the texts and reports what is wrong
@@ -444,32 +449,12 @@ class _Ahead:
         return bytes(machine.emit_object(module)), cls._defined(module)
 
     def result(self, texts: list[str]) -> tuple[list[bytes], frozenset[str]] | None:
-        """The object code of `texts` and the functions it defines, if made from them."""
-        self._thread.join()
+        """The object code of `texts` and the functions it defines, if made
+        from them (`run` first, if the IR was made without it)."""
+        self.run()
         if self._compiled is None or self._compiled[0] != texts:
             return None
         return self._compiled[1:]
-
-
-class _Alongside:
-    """`task` run in a thread of its own while this one waits in LLVM (which
-    llvmlite's calls do without the GIL); `join` waits for it and raises what it raised."""
-
-    def __init__(self, task: Callable[[], None]):
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(task,), name="irad-native-check", daemon=True)
-        self._thread.start()
-
-    def _run(self, task: Callable[[], None]) -> None:
-        try:
-            task()
-        except BaseException as exc:  # noqa: BLE001 -- raised again by join, in the compiling thread
-            self._error = exc
-
-    def join(self) -> None:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
 
 
 def signature(module, symbol: str) -> tuple[str, list[str]]:
