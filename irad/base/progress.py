@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import threading
 import time
 from collections.abc import Iterator
@@ -76,61 +75,19 @@ def stage(name: str) -> Iterator[None]:
 def compiling(what: str) -> Iterator[None]:
     """One compile (of `what`, a transformation of a function): warns once
     if it runs past SLOW_SECONDS."""
+    stages = _stages()
     start = time.perf_counter()
-    key = _watchdog.watch(start + SLOW_SECONDS, (what, start, _stages()))
+    timer = threading.Timer(SLOW_SECONDS, _slow, (what, start, stages))
+    timer.daemon = True
+    timer.name = recursion.SHALLOW_THREAD_PREFIX + "compile-watchdog"
+    timer.start()
     try:
         yield
     finally:
-        _watchdog.forget(key)
+        timer.cancel()
+        timer.join()
     if enabled():
         logger.info("compiled %s in %.3f s", what, time.perf_counter() - start)
-
-
-class _Watchdog:
-    """One thread of the process that warns about every compile still
-    running at its deadline (`_slow`). Not a timer thread per compile: a
-    thread's start and end each wait for the new thread to be scheduled,
-    18 ms or more on a loaded machine, on every compile's path."""
-
-    def __init__(self) -> None:
-        self._pid: int | None = None  # the process whose thread runs (none in a forked child)
-        self._lock = threading.Condition()
-        self._due: dict[object, tuple[float, tuple]] = {}
-
-    def watch(self, deadline: float, details: tuple) -> object:
-        key = object()
-        with self._lock:
-            self._due[key] = (deadline, details)
-            if self._pid != os.getpid():
-                self._pid = os.getpid()
-                threading.Thread(target=self._run, name=recursion.SHALLOW_THREAD_PREFIX + "compile-watchdog",
-                                 daemon=True).start()
-            self._lock.notify()
-        return key
-
-    def forget(self, key: object) -> None:
-        with self._lock:
-            self._due.pop(key, None)
-
-    def _run(self) -> None:
-        while True:
-            with self._lock:
-                now = time.perf_counter()
-                late = [key for key, (deadline, _) in self._due.items() if deadline <= now]
-                fired = [self._due.pop(key)[1] for key in late]
-                if not fired:
-                    self._lock.wait(min((d for d, _ in self._due.values()), default=now + 3600) - now)
-                    continue
-            for details in fired:
-                _slow(*details)
-
-    def after_fork_in_child(self) -> None:
-        self._lock = threading.Condition()
-        self._pid = None
-
-
-_watchdog = _Watchdog()
-os.register_at_fork(after_in_child=_watchdog.after_fork_in_child)
 
 
 def _slow(what: str, start: float, stages: list[tuple[str, float]]) -> None:
