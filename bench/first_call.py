@@ -22,8 +22,9 @@ next compile's tools start once the first call has returned
 "native stages" splits the native first call by the `irad` logger's stage
 records (irad.config's `log_compile`; docs/backends/native.md, "First calls:
 warm tools and progress logging"): lowering, differentiation, optimisation,
-preparing for mlir-opt, mlir-opt and mlir-translate, LLVM parse and link,
-LLVM -O0 (tier 0); medians, wall ms. The rest of a first call (the entry,
+preparing for mlir-opt, mlir-opt and mlir-translate (with, since
+2026-12-07, tier 0's compile of the runtime, done meanwhile), LLVM parse
+and link, LLVM -O0 (tier 0); medians, wall ms. The rest of a first call (the entry,
 the call itself, starting the background -O2 compile) is not in a stage.
 """
 

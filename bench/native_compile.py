@@ -102,8 +102,8 @@ irad.api.gradient_module = pipeline.gradient_module
 # mlir-opt and mlir-translate: one pipeline (_run_tools), or one tool at a time (an older tree)
 name = "_run_tools" if hasattr(native, "_run_tools") else "_run_tool"
 run_tools = getattr(native, name)
-def tools(commands, text, what):
-    out = timed("mlir tools", run_tools)(commands, text, what)
+def tools(commands, text, what, *meanwhile):
+    out = timed("mlir tools", run_tools)(commands, text, what, *meanwhile)
     last = commands[-1] if name == "_run_tools" else commands
     if "mlir-translate" in os.path.basename(last[0]):
         sizes["llvm lines"] = sizes.get("llvm lines", 0) + out.count("\n")
@@ -112,8 +112,9 @@ setattr(native, name, tools)
 # the parts of `other` that are known
 from irad.backends.native import blas as native_blas
 from irad.backends.native import vector_math
-if hasattr(native, "module_text"):
-    native.module_text = timed("print", native.module_text)
+printer = next((p for p in ("generic_text", "module_text") if hasattr(native, p)), None)
+if printer is not None:
+    setattr(native, printer, timed("print", getattr(native, printer)))
 else:  # an older tree prints with str()
     from xdsl.dialects.builtin import ModuleOp
     ModuleOp.__str__ = timed("print", ModuleOp.__str__)

@@ -218,8 +218,8 @@ _RAW_FORK = """
 import ctypes, os, select, signal, sys, threading
 import numpy as np
 import irad
+from irad.backends.native import background, tiers
 from irad.backends.native import split as native_split
-from irad.backends.native import tiers
 
 
 def dense(w1, w2, x):
@@ -233,8 +233,8 @@ gradient = irad.grad(dense, (0, 1, 2), backend="native")
 expected = b"".join(g.tobytes() for g in gradient(*[a.copy() for a in args]))  # starts the helper
 assert native_split.counts().helper_chunks + native_split.counts().caller_chunks > 0, "nothing was split"
 tiers.wait_all()
-for thread in threading.enumerate():  # but warm_tools' starter, idle on its queue for the process's life
-    if thread is not threading.current_thread() and not thread.name.startswith("irad-warm-tools"):
+for thread in threading.enumerate():  # but warm_tools' starter and background.py's threads, idle on their queues
+    if thread is not threading.current_thread() and not thread.name.startswith(("irad-warm-tools", background.NAME)):
         thread.join()
 read, write = os.pipe()
 pid = ctypes.PyDLL(None).fork()  # PyDLL: the GIL stays held across the fork

@@ -5,6 +5,9 @@
   once it is loaded, and the gradients of both tiers are the same bits, on
   several workloads (arrays with exp/log/tanh, a loop, scalars), and agree
   with central finite differences in float64.
+- Tier 0's runtime is compiled while the tools run, from the C interface
+  predicted from the function types: the prediction is MLIR's on every
+  kind of signature, and a wrong one only costs the time.
 - Vector math gives an element the same bits wherever it sits in an array.
 - The -O2 child and the next compile's tools start after the first call.
 - `native_tiered` off compiles -O2 first; a bad IRAD_NATIVE_TIERED is a clear error.
@@ -116,6 +119,7 @@ def test_calls_switch_to_o2_with_the_same_bits(name, gate):
     first = g(*args)
     jit = native_module(g).jit
     assert jit.tiered and not jit.optimised and not g.wait_optimised(timeout=0)
+    assert jit.extended_ahead  # the runtime's code was made while the tools ran
     entry = f"{native.native_checks.ENTRY_PREFIX}{native.symbol(next(iter(native_module(g).functions)))}"
     slot = ctypes.c_void_p.from_address(jit._engine.get_global_value_address(entry + tiers.SLOT_SUFFIX))
     tier0 = slot.value
@@ -127,6 +131,65 @@ def test_calls_switch_to_o2_with_the_same_bits(name, gate):
     for i, a, b in zip(argnums, first, second):
         assert np.array_equal(a, b), f"{name}: the tiers differ in argument {i}"
         np.testing.assert_allclose(b, central_difference(f, args, i), rtol=1e-6, atol=1e-8)
+
+
+C_INTERFACES = """
+func.func @none() attributes {llvm.emit_c_interface} { func.return }
+func.func @scalars(%a: f64, %b: f32, %c: i1, %d: i64, %e: index, %f: i8) -> f32 attributes {llvm.emit_c_interface} {
+  func.return %b : f32
+}
+func.func @flag(%a: i32) -> i1 attributes {llvm.emit_c_interface} {
+  %t = arith.constant true
+  func.return %t : i1
+}
+func.func @two(%a: f64, %m: memref<3xf64>) -> (f64, i64) attributes {llvm.emit_c_interface} {
+  %i = arith.constant 1 : i64
+  func.return %a, %i : f64, i64
+}
+func.func @buffer(%m: memref<2x3xf64>, %a: f64) -> memref<2x3xf64> attributes {llvm.emit_c_interface} {
+  func.return %m : memref<2x3xf64>
+}
+func.func @scalar_memref(%m: memref<f64>) -> (memref<f64>, f64) attributes {llvm.emit_c_interface} {
+  %z = arith.constant 0.0 : f64
+  func.return %m, %z : memref<f64>, f64
+}
+"""
+
+
+def test_the_predicted_c_interface_is_mlirs():
+    """`c_interface` gives the LLVM types MLIR gives each `_mlir_ciface_`
+    wrapper (scalars of each width, no result, one, several, memrefs)."""
+    from xdsl.context import Context
+    from xdsl.dialects import arith, builtin, func
+    from xdsl.dialects import memref as memref_dialect
+    from xdsl.parser import Parser
+
+    from irad.backends.native.llvm_jit import _llvm, signature
+
+    context = Context()
+    for dialect in (builtin.Builtin, func.Func, arith.Arith, memref_dialect.MemRef):
+        context.load_dialect(dialect)
+    module = Parser(context, C_INTERFACES).parse_module()
+    llvm = _llvm().parse_assembly(native.lower_to_llvm_ir(C_INTERFACES))
+    for fn in module.ops:
+        name = fn.sym_name.data
+        assert native.c_interface(fn.function_type) == signature(llvm, f"_mlir_ciface_{name}"), name
+
+
+def test_a_wrong_prediction_links_the_runtime_as_text(monkeypatch):
+    """Runtime texts made ahead that are not those of the LLVM IR are not
+    used: tier 0 compiles the runtime with the module, with the same result."""
+    f, args, argnums = WORKLOADS["softmax"]
+    right = native.NativeModule._runtime_ahead
+    monkeypatch.setattr(native.NativeModule, "_runtime_ahead",
+                        lambda self: [right(self)[0], right(self)[1].replace("irad_entry_", "irad_entry_x")])
+    g = irad.grad(f, argnums, backend="native")
+    (got,) = g(*args)
+    jit = native_module(g).jit
+    assert jit.tiered and not jit.extended_ahead
+    np.testing.assert_allclose(got, central_difference(f, args, 0), rtol=1e-6, atol=1e-8)
+    assert g.wait_optimised(timeout=300)
+    assert np.array_equal(g(*args)[0], got)
 
 
 def exp_tanh_log(x):

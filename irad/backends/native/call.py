@@ -327,7 +327,7 @@ def signature(fn: func.FuncOp) -> Signature:
 
 def trampoline(sig: Signature, entry: str, convention: str, entry_result: str, params: Sequence[str]) -> str:
     """The LLVM IR of `irad_py_<f>`: `params` are the LLVM parameter types of
-    the entry (native_checks.runtime) as of its `_mlir_ciface_` function,
+    the entry (native_checks.entries) as of its `_mlir_ciface_` function,
     `entry_result` its result type there, `convention` its failure convention."""
     layout = numpy_layout()
     has_results = bool(sig.rest_out)

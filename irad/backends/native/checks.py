@@ -11,8 +11,8 @@ MLIR lowers a failed cf.assert to abort(). Natively, instead:
    frame against it at entry (`@irad_stack_check(floor, id)`), so runaway
    recursion fails a check naming the function before the stack overflows.
 2. `runtime` (native/runtime.ll, linked into the JIT module before -O2)
-   defines those functions, irad's allocator, and one entry `irad_entry_<f>`
-   around each `_mlir_ciface_<f>` Python calls. The entry takes `_setjmp` on
+   defines those functions and irad's allocator, and `entries` one entry
+   `irad_entry_<f>` around each `_mlir_ciface_<f>` Python calls. The entry takes `_setjmp` on
    a context in its own frame and publishes it in a pthread key (so threads
    never meet); a failed check `_longjmp`s there with its id. The entry frees
    the buffers the call allocated (each buffer's header links it into the
@@ -201,7 +201,7 @@ entry:
   call i32 @pthread_setspecific(i32 {jmp}, ptr %context)
   %id = call i32 @_setjmp(ptr %context)
   %ok = icmp eq i32 %id, 0
-  br i1 %ok, label %run, label %failed, !prof !1
+  br i1 %ok, label %run, label %failed, !prof !{{!"branch_weights", i32 1048575, i32 1}}
 run:
   {call}
   call void @irad_hand_over(ptr %head)
@@ -225,23 +225,47 @@ def entry_convention(result: str) -> str:
     return "status" if result == "void" else "out"
 
 
-def runtime(signatures: dict[str, tuple[str, Sequence[str]]]) -> str:
-    """The LLVM IR of the runtime (native/runtime.ll), with an entry for each
-    public function; `signatures` maps its name to the (result, parameter)
-    LLVM types of its `_mlir_ciface_` function."""
+# What the entries take from the runtime library (they are compiled apart from it at tier 0: llvm_jit)
+_ENTRY_DECLARATIONS = """declare i32 @_setjmp(ptr) returns_twice
+declare ptr @pthread_getspecific(i32)
+declare i32 @pthread_setspecific(i32, ptr)
+declare void @irad_hand_over(ptr)
+declare void @irad_free_all(ptr)
+declare void @irad_failed_with_nan(i32)
+declare i32 @irad_failure()
+"""
+
+
+def runtime(signatures: dict[str, tuple[str, Sequence[str]]]) -> list[str]:
+    """The LLVM IR of the runtime: `runtime_library()` and `entries(signatures)`."""
+    return [runtime_library(), entries(signatures)]
+
+
+@functools.cache
+def runtime_library() -> str:
+    """native/runtime.ll for this process (its pthread keys, the buffer
+    cache): the same text for every module."""
     jmp, failed, floor = _keys()
     text = resources.files(__package__).joinpath("runtime.ll").read_text()
-    parts = [string.Template(text).substitute(
+    return string.Template(text).substitute(
         JMP_KEY=jmp, FAILED_KEY=failed, FLOOR_KEY=floor, JMP_BYTES=JMP_BUF_BYTES, HEADER=HEADER,
         STACK_MARGIN=STACK_MARGIN, CACHE=native_buffers.symbol(), CACHE_MIN=native_buffers.MIN_BYTES,
         FIRST=native_buffers.FIRST, BYTES=native_buffers.BYTES, CAPACITY=native_buffers.CAPACITY,
         HITS=native_buffers.HITS, MISSES=native_buffers.MISSES,
-    )]
+    )
+
+
+def entries(signatures: dict[str, tuple[str, Sequence[str]]]) -> str:
+    """LLVM IR with an entry for each public function (linked with
+    `runtime_library()`); `signatures` maps its name to the (result,
+    parameter) LLVM types of its `_mlir_ciface_` function."""
+    jmp = _keys()[0]
+    parts = [_ENTRY_DECLARATIONS]
     for name, (result, params) in signatures.items():
         typed = [f"{t} %a{i}" for i, t in enumerate(params)]
         ciface = f'@"{CIFACE_PREFIX}{name}"'
         parts.append(f"declare {result} {ciface}({', '.join(params)})")
-        call = f"call {result} {ciface}({', '.join(typed)}) #0"
+        call = f"call {result} {ciface}({', '.join(typed)}) noinline"
         common = dict(entry=ENTRY_PREFIX + name, jmp=jmp, jmp_bytes=JMP_BUF_BYTES, context_bytes=JMP_BUF_BYTES + 16)
         convention = entry_convention(result)
         if convention == "nan":

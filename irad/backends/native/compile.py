@@ -62,6 +62,7 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     Float32Type,
     Float64Type,
+    FunctionType,
     IndexType,
     IntegerAttr,
     IntegerType,
@@ -103,7 +104,7 @@ from irad.backends.native.mlir_tools import INSTALL_HINT, TOOL_SWITCHES, find_to
 from irad.base import config, progress
 from irad.base.errors import BackendError, IradWarning
 from irad.ir import printing
-from irad.ir.text import module_text
+from irad.ir.text import generic_text
 from irad.ir.mlir_ops import expand_for_llvm
 
 # mlir-opt passes from the dialects irad emits (func, arith, math, scf, memref)
@@ -292,15 +293,17 @@ def drop_prints(module: ModuleOp) -> None:
         op.erase()
 
 
-def _run_tool(args: Sequence[str], text: str, what: str) -> str:
-    return _run_tools([args], text, [what])
+def _run_tool(args: Sequence[str], text: str, what: str, meanwhile: Callable[[], None] | None = None) -> str:
+    return _run_tools([args], text, [what], meanwhile)
 
 
-def _run_tools(commands: Sequence[Sequence[str]], text: str, what: Sequence[str]) -> str:
+def _run_tools(
+    commands: Sequence[Sequence[str]], text: str, what: Sequence[str], meanwhile: Callable[[], None] | None = None
+) -> str:
     """The output of `commands` run as one pipeline on `text` (each reads the
     one before it through a pipe, so they overlap); `what` names each for its
-    error. Their diagnostics go to files: a pipe nobody read would fill and
-    stop the tool."""
+    error; `meanwhile` runs once they are started. Their diagnostics go to
+    files: a pipe nobody read would fill and stop the tool."""
     with contextlib.ExitStack() as files:
         source = files.enter_context(tempfile.TemporaryFile())
         source.write(text.encode())
@@ -314,6 +317,8 @@ def _run_tools(commands: Sequence[Sequence[str]], text: str, what: Sequence[str]
                 ))
                 if len(procs) > 1:
                     procs[-2].stdout.close()  # the next tool holds it; mlir-opt sees a closed reader if that one exits
+            if meanwhile is not None:
+                meanwhile()
             output = procs[-1].communicate(timeout=_TIMEOUT)[0]
             for proc in procs[:-1]:
                 proc.wait(timeout=_TIMEOUT)
@@ -440,7 +445,10 @@ def tools_version() -> str:
     return "\n".join(f"{path} {os.stat(path).st_size} {os.stat(path).st_mtime_ns}" for path in found)
 
 
-def lower_to_llvm_ir(mlir_text: str, passes: Sequence[str] = LOWERING, *, checked_later: list | None = None) -> str:
+def lower_to_llvm_ir(
+    mlir_text: str, passes: Sequence[str] = LOWERING, *, checked_later: list | None = None,
+    meanwhile: Callable[[], None] | None = None,
+) -> str:
     """LLVM IR for a module, lowered by mlir-opt 22 with `passes`. mlir-opt
     writes MLIR bytecode into mlir-translate through a pipe: the two start up
     and run at once, and bytecode is cheaper to write and read than text (on
@@ -455,19 +463,23 @@ def lower_to_llvm_ir(mlir_text: str, passes: Sequence[str] = LOWERING, *, checke
     with `checked_later` (a list) their exit statuses are not waited for:
     a function that raises BackendError if either failed is appended to it,
     to be called before code made from the IR is kept or run (their ending
-    then overlaps the caller's work on the IR)."""
+    then overlaps the caller's work on the IR). `meanwhile`: work of this
+    thread's to do while the tools run, once they have their input."""
     with progress.stage("mlir-opt and mlir-translate"):
-        return _lower_with_tools(mlir_text, passes, checked_later)
+        return _lower_with_tools(mlir_text, passes, checked_later, meanwhile)
 
 
-def _lower_with_tools(mlir_text: str, passes: Sequence[str], checked_later: list | None) -> str:
+def _lower_with_tools(
+    mlir_text: str, passes: Sequence[str], checked_later: list | None, meanwhile: Callable[[], None] | None
+) -> str:
     opt, translate = require_tool("mlir-opt"), require_tool("mlir-translate")
     verify = () if config.read("keep_failed_modules") else ("--verify-each=false",)
     split = [i for i, p in enumerate(passes) if native_split_loops.threshold_of(p) is not None]
     if split:  # mlir-opt up to the loops, irad's outlining (xDSL), mlir-opt on
         at = split[0]
         loops = _run_tool([opt, *passes[:at], *verify, *native_split_loops.PRINT_OPTIONS], mlir_text,
-                          "lowering to loops with mlir-opt")
+                          "lowering to loops with mlir-opt", meanwhile)
+        meanwhile = None
         mlir_text = native_split_loops.run_on_text(loops, native_split_loops.threshold_of(passes[at]))
         passes = passes[at + 1:]
     commands = [[opt, *passes, *verify, "--emit-bytecode"], [translate, "--mlir-to-llvmir"]]
@@ -476,8 +488,8 @@ def _lower_with_tools(mlir_text: str, passes: Sequence[str], checked_later: list
     pipeline = None if split else warm_tools.pipeline_text(passes)
     pair = None if pipeline is None else warm_tools.take(opt, translate) or warm_tools.start(opt, translate)
     if pair is None:
-        return _run_tools(commands, mlir_text, what)
-    output = pair.run(mlir_text + warm_tools.pipeline_resource(pipeline, verify_each=not verify), _TIMEOUT)
+        return _run_tools(commands, mlir_text, what, meanwhile)
+    output = pair.run(mlir_text + warm_tools.pipeline_resource(pipeline, verify_each=not verify), _TIMEOUT, meanwhile)
     if output and checked_later is not None:
         checked_later.append(functools.partial(_ended_well, pair, commands, mlir_text, what))
         return output.decode()
@@ -526,6 +538,35 @@ def c_type(t: Attribute) -> type:
     if _is_buffer(t):
         return _descriptor(len(t.shape))
     raise BackendError(f"the native backend cannot pass a value of type {t} between Python and native code")
+
+
+_LLVM_SCALARS = {Float64Type: "double", Float32Type: "float", IndexType: "i64"}
+
+
+def _llvm_scalar(t: Attribute) -> str | None:
+    if isinstance(t, IntegerType):
+        return f"i{t.width.data}"
+    return _LLVM_SCALARS.get(type(t))
+
+
+def c_interface(function_type: FunctionType) -> tuple[str, list[str]] | None:
+    """The (result, parameter) LLVM types of the `_mlir_ciface_` wrapper
+    MLIR's func-to-llvm conversion makes for a function of this type (as
+    llvm_jit.signature reads them from its LLVM IR): a memref or tensor
+    argument is a pointer to its descriptor; one scalar result is returned,
+    several results or a memref one come back through a pointer passed
+    first. None for a type this does not know."""
+    outputs = function_type.outputs.data
+    params = ["ptr" if _is_buffer(t) else _llvm_scalar(t) for t in function_type.inputs.data]
+    if len(outputs) == 1 and not _is_buffer(outputs[0]):
+        result = _llvm_scalar(outputs[0])
+    elif outputs:
+        result, params = "void", ["ptr", *params]
+    else:
+        result = "void"
+    if result is None or None in params:
+        return None
+    return result, params
 
 
 def _is_buffer(t: Attribute) -> bool:
@@ -751,7 +792,7 @@ class NativeModule(CompiledModule):
             self.functions = {named[op.sym_name.data]: op for op in _public_functions(ready)}  # array results are arguments
             blas = native_blas.call_blas(ready)  # large matrix products call BLAS
             guards = native_checks.guard(ready)
-            text = module_text(ready)
+            text = generic_text(ready)  # (mlir-opt reads the generic form; written sooner than str's)
         self._mlir = (text, passes)
         # the tools' exit statuses, checked by the JIT before it keeps code (lower_to_llvm_ir); None
         # once it is made: the IR asked for later (inspection, a cache hit's) is waited for whole
@@ -783,9 +824,9 @@ class NativeModule(CompiledModule):
         self._background = tiers.Deferred()
         try:
             self.jit = JitModule(
-                lambda: self.first_tier_llvm_ir, optimised_llvm_ir=(lambda: self.llvm_ir) if split else None,
+                self._first_tier, optimised_llvm_ir=(lambda: self.llvm_ir) if split else None,
                 libraries=libraries, linked=lambda: [make() for make in glue_ir],
-                extend=self._runtime, determined_by=determined_by, exported=exported,
+                extend=self._runtime, extend_ahead=self._runtime_ahead, determined_by=determined_by, exported=exported,
                 # tier 0's frames are larger: how deep a recursion may go must not depend on the tier
                 tierable=not guards.depth_checked, checked=self._tools_ended_well, deferred=self._background,
             )
@@ -801,7 +842,10 @@ class NativeModule(CompiledModule):
     def llvm_ir(self) -> str:
         """The LLVM IR mlir-opt and mlir-translate make of the module (not made
         when its machine code is in the cache, until asked for)."""
-        return lower_to_llvm_ir(*self._mlir, checked_later=self._unchecked)
+        return self._lowered()
+
+    def _lowered(self, meanwhile: Callable[[], None] | None = None) -> str:
+        return lower_to_llvm_ir(*self._mlir, checked_later=self._unchecked, meanwhile=meanwhile)
 
     def _tools_ended_well(self) -> None:
         """Raise BackendError if the tools that wrote `llvm_ir` failed after writing it."""
@@ -812,9 +856,17 @@ class NativeModule(CompiledModule):
     def first_tier_llvm_ir(self) -> str:
         """`llvm_ir` with no loop nest split over threads: tier 0's (tiers.py;
         native/split_loops.py's `unsplit` says why)."""
+        return self._first_tier()
+
+    def _first_tier(self, meanwhile: Callable[[], None] | None = None) -> str:
+        """`first_tier_llvm_ir`, with `meanwhile` run while the tools make it (llvm_jit's)."""
         text, passes = self._mlir
         unsplit = native_split_loops.unsplit(passes)
-        return self.llvm_ir if unsplit == passes else lower_to_llvm_ir(text, unsplit)
+        if unsplit != passes:
+            return lower_to_llvm_ir(text, unsplit, meanwhile=meanwhile)
+        if "llvm_ir" not in self.__dict__:
+            self.llvm_ir = self._lowered(meanwhile)
+        return self.llvm_ir
 
     def wait_optimised(self, timeout: float | None = None) -> bool:
         """Wait until calls run the -O2 code (tiers.py); False if its
@@ -824,13 +876,27 @@ class NativeModule(CompiledModule):
     def called(self) -> None:
         self._background.start()
 
-    def _runtime(self, llvm_module) -> str:
-        """The runtime of the checks, with an entry for each public function
-        (it must report failures as `_callable` expects), and the trampolines
-        of the functions with arrays."""
-        signatures = {
+    def _runtime(self, llvm_module) -> list[str]:
+        """The runtime of the checks (native_checks.runtime_library), and an
+        entry for each public function (it must report failures as
+        `_callable` expects) with the trampolines of the functions with arrays."""
+        return self._runtime_texts({
             symbol(name): signature(llvm_module, native_checks.CIFACE_PREFIX + symbol(name)) for name in self.functions
-        }
+        })
+
+    def _runtime_ahead(self) -> list[str] | None:
+        """`_runtime`'s texts before the module's LLVM IR exists, from the C
+        interface MLIR gives each public function (`c_interface`): tier 0
+        compiles them while the tools run (llvm_jit.JitModule's
+        `extend_ahead`, which uses them only if `_runtime` then returns the
+        same). None for a function whose C interface this cannot tell."""
+        signatures = {symbol(name): c_interface(fn.function_type) for name, fn in self.functions.items()}
+        if any(s is None for s in signatures.values()):
+            return None
+        return self._runtime_texts(signatures)
+
+    def _runtime_texts(self, signatures: dict[str, tuple[str, list[str]]]) -> list[str]:
+        """`_runtime` for the (result, parameter) LLVM types of each public function's C interface."""
         trampolines = []
         for name in self.functions:
             result, params = signatures[symbol(name)]
@@ -845,7 +911,7 @@ class NativeModule(CompiledModule):
         if trampolines:
             native_call.python_symbols()
             trampolines.insert(0, native_call.TRAMPOLINE_DECLARATIONS)
-        return "\n".join([native_checks.runtime(signatures), *trampolines])
+        return [native_checks.runtime_library(), "\n".join([native_checks.entries(signatures), *trampolines])]
 
     def function(self, name: str) -> Callable[..., tuple]:
         if name not in self.functions:

@@ -11,10 +11,9 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
-import threading
 from collections.abc import Callable, Sequence
 
-from irad.backends.native import llvm_build
+from irad.backends.native import background, llvm_build
 
 from irad.backends.native import object_cache
 
@@ -100,12 +99,14 @@ def _load_library(path: str) -> None:
     _llvm().load_library_permanently(path)
 
 
-def _check_externals(llvm, module, where: str) -> None:
-    """An unresolved function would crash the process when called: refuse it now."""
+def _check_externals(llvm, module, where: str, elsewhere: frozenset[str] = frozenset()) -> None:
+    """An unresolved function would crash the process when called: refuse it
+    now. `elsewhere`: the functions object code linked beside it defines."""
     missing = [
         f.name
         for f in module.functions
-        if f.is_declaration and not f.name.startswith("llvm.") and not llvm.address_of_symbol(f.name)
+        if f.is_declaration and not f.name.startswith("llvm.") and f.name not in elsewhere
+        and not llvm.address_of_symbol(f.name)
     ]
     if missing:
         raise BackendError(
@@ -165,7 +166,8 @@ class JitModule:
         libraries: Sequence[str] = (),
         linked: Sequence[str] | Callable[[], Sequence[str]] = (),
         where: str = "the lowered module",
-        extend: Callable[[object], str] | None = None,
+        extend: Callable[[object], Sequence[str]] | None = None,
+        extend_ahead: Callable[[], Sequence[str] | None] | None = None,
         determined_by: Sequence[str] | None = None,
         exported: Sequence[str] = (),
         tierable: bool = True,
@@ -175,8 +177,17 @@ class JitModule:
     ):
         """`linked`: more LLVM IR modules, linked into this one before it is
         optimised (definitions of functions it declares: irad.linalg's LAPACK
-        calls). `extend`, given the parsed module, returns more LLVM IR to link
-        in too (the native backend's runtime). `determined_by`: texts that
+        calls). `extend`, given the parsed module, returns more LLVM IR modules to link
+        in too (the native backend's runtime: its library, the same text for
+        every module of the process, then the module's entries).
+        `extend_ahead`: the texts `extend` is expected to return, made
+        before `llvm_ir` (None if they cannot be): a tiered module compiles
+        them to object code at -O0 (the first once per process, as
+        `_Ahead` says), with the indirection of the `exported` functions
+        they define, while `llvm_ir` is made (a function `llvm_ir` is given
+        that work, to run once the MLIR tools have their input), and links
+        that code into tier 0, unless `extend` returns other texts, which
+        are then linked into the module as without it. `determined_by`: texts that
         determine `llvm_ir`, `linked` and what `extend` returns (what the
         tools that wrote them were given), for the cache's key when the IR
         itself varies from run to run; then `llvm_ir` and `linked` may be
@@ -204,6 +215,8 @@ class JitModule:
         self._keep: tuple = ()
         self._sources: list[str] | None = None
         self._ir = (llvm_ir if tiering or optimised_llvm_ir is None else optimised_llvm_ir, linked, extend, where)
+        self._ahead: _Ahead | None = None  # tier 0's compile of `extend_ahead`, while `llvm_ir` is made
+        self._ahead_code: list[bytes] | None = None
         # the texts of a tiered module's -O2 code, when they are not tier 0's
         self._optimised_texts = self._optimised_sources(optimised_llvm_ir) if tiering and optimised_llvm_ir else None
         self.upgrade: tiers.Upgrade | None = None
@@ -215,6 +228,8 @@ class JitModule:
             vector_math.bind_all(_host()[1], llvm.add_symbol)
             if self._from_cache(["determined by", *determined_by]):
                 return
+        if tiering and extend is not None and extend_ahead is not None and exported:
+            self._ahead = _Ahead(extend_ahead, list(exported))
         module = self._build()
         if determined_by is None and self._from_cache(self._sources):
             return
@@ -222,15 +237,18 @@ class JitModule:
         self.tiered = tiering
         if self.tiered:
             # `checked` (the tools' ending) runs while LLVM compiles tier 0, which nothing runs before it returns
-            checking = _Alongside(checked) if checked is not None else None
+            checking = background.submit(checked) if checked is not None else None
             try:
                 # tier 0: the same module at -O0, its exported functions called through a global
                 with progress.stage("LLVM -O0 (tier 0)"):
                     machine = llvm_build.target_machine(llvm, cpu, features, tiers.TIER0_LEVEL)
-                    dispatch = tiers.dispatch_ir({name: signature(module, name) for name in exported})
-                    module.link_in(llvm_build.parse(llvm, dispatch, machine))
+                    if self._ahead_code is None:
+                        dispatch = tiers.dispatch_ir({name: signature(module, name) for name in exported})
+                        module.link_in(llvm_build.parse(llvm, dispatch, machine))
                     self._exported = {name: name + tiers.CALL_SUFFIX for name in exported}
                     self._engine = llvm.create_mcjit_compiler(module, machine)
+                    for code in self._ahead_code or ():  # the extension and the indirection, compiled already
+                        self._engine.add_object_file(llvm.ObjectFileRef.from_data(code))
                     self._engine.finalize_object()
             finally:
                 if checking is not None:
@@ -269,7 +287,8 @@ class JitModule:
     def _build(self):
         """The module to compile, parsed and linked (its texts in `_sources`)."""
         llvm_ir, linked, extend, where = self._ir
-        llvm_ir = llvm_ir() if callable(llvm_ir) else llvm_ir
+        if callable(llvm_ir):
+            llvm_ir = llvm_ir(self._ahead.run) if self._ahead is not None else llvm_ir()
         linked = linked() if callable(linked) else linked
         with progress.stage("LLVM parse and link"):
             return self._parse(llvm_ir, linked, extend, where)
@@ -281,15 +300,23 @@ class JitModule:
         # loops of exp, log, tanh call a vector math library (vector_math.py)
         sources = [vector_math.vectorisable(llvm_ir, features, llvm.add_symbol), *linked]
         machine = llvm_build.target_machine(llvm, cpu, features, self._level)
+        ahead, self._ahead = self._ahead, None
+        self._ahead_code, elsewhere = None, frozenset()  # (the object code of the extension, made ahead)
         try:
             module = llvm_build.link(llvm, sources, machine)
             if extend is not None:
-                sources.append(extend(module))
-                module.link_in(llvm_build.parse(llvm, sources[-1], machine))
+                extension = list(extend(module))
+                sources += extension
+                compiled = ahead.result(extension) if ahead is not None else None
+                if compiled is None:
+                    for text in extension:
+                        module.link_in(llvm_build.parse(llvm, text, machine))
+                else:  # tier 0 links their object code instead
+                    self._ahead_code, elsewhere = compiled
             module.verify()
         except RuntimeError as exc:
             raise BackendError(f"llvmlite rejected the LLVM IR of {where}:\n{exc}") from None
-        _check_externals(llvm, module, where)
+        _check_externals(llvm, module, where, elsewhere)
         self._sources = sources
         return module
 
@@ -315,6 +342,12 @@ class JitModule:
         for name, address in addresses.items():
             ctypes.c_void_p.from_address(self._engine.get_global_value_address(name + tiers.SLOT_SUFFIX)).value = address
         self._optimised = engine
+
+    @property
+    def extended_ahead(self) -> bool:
+        """Whether tier 0 links the extension's object code made while the
+        module's IR was (`extend_ahead`), rather than its texts."""
+        return self._ahead_code is not None
 
     @property
     def optimised(self) -> bool:
@@ -359,25 +392,69 @@ class JitModule:
         return address
 
 
-class _Alongside:
-    """`task` run in a thread of its own while this one waits in LLVM (which
-    llvmlite's calls do without the GIL); `join` waits for it and raises what it raised."""
+# The object code of extension libraries at tier 0's level, by their text, with the
+# functions each defines and their signatures: the same text for every module of the process
+_LIBRARIES: dict[str, tuple[bytes, dict[str, tuple[str, list[str]]]]] = {}
 
-    def __init__(self, task: Callable[[], None]):
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(task,), name="irad-native-check", daemon=True)
-        self._thread.start()
 
-    def _run(self, task: Callable[[], None]) -> None:
+class _Ahead:
+    """A JIT module's extension (`extend_ahead`'s texts: a library, then the
+    module's own) and the tier-0 indirection of its `exported` functions,
+    compiled at -O0 to object code by `run`, which the function making the
+    module's IR calls while the tools run (this thread is idle then). The
+    library's code is compiled once per process (it is the same text for
+    every module) and loaded into each module's engine, so each module
+    still has its own copy, as when it is linked into the module. `result`
+    hands the code over if the texts are the ones the module needs."""
+
+    def __init__(self, make: Callable[[], Sequence[str] | None], exported: list[str]):
+        self._make = make
+        self._exported = exported
+        self._compiled: tuple[list[str], list[bytes], frozenset[str]] | None = None
+        self._ran = False
+
+    def run(self) -> None:
+        if self._ran:
+            return
+        self._ran = True
         try:
-            task()
-        except BaseException as exc:  # noqa: BLE001 -- raised again by join, in the compiling thread
-            self._error = exc
+            texts = self._make()
+            if texts is None:
+                return
+            library, own = texts
+            llvm = _llvm()
+            cpu, features, _ = _host()
+            machine = llvm_build.target_machine(llvm, cpu, features, tiers.TIER0_LEVEL)
+            if library not in _LIBRARIES:
+                _LIBRARIES[library] = self._object(llvm, machine, llvm_build.parse(llvm, library, machine))
+            library_code, defined = _LIBRARIES[library]
+            module = llvm_build.parse(llvm, own, machine)
+            defined = {**defined, **self._defined(module)}
+            if not set(self._exported) <= defined.keys():
+                return
+            dispatch = tiers.dispatch_ir({name: defined[name] for name in self._exported})
+            module.link_in(llvm_build.parse(llvm, dispatch, machine))
+            own_code, _ = self._object(llvm, machine, module)
+            self._compiled = ([library, own], [library_code, own_code], frozenset(defined))
+        except Exception:  # noqa: BLE001 -- the module's own compile then links the texts and reports what is wrong
+            self._compiled = None
 
-    def join(self) -> None:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
+    @staticmethod
+    def _defined(module) -> dict[str, tuple[str, list[str]]]:
+        return {f.name: signature(module, f.name) for f in module.functions if not f.is_declaration}
+
+    @classmethod
+    def _object(cls, llvm, machine, module) -> tuple[bytes, dict[str, tuple[str, list[str]]]]:
+        module.verify()
+        return bytes(machine.emit_object(module)), cls._defined(module)
+
+    def result(self, texts: list[str]) -> tuple[list[bytes], frozenset[str]] | None:
+        """The object code of `texts` and the functions it defines, if made
+        from them (`run` first, if the IR was made without it)."""
+        self.run()
+        if self._compiled is None or self._compiled[0] != texts:
+            return None
+        return self._compiled[1:]
 
 
 def signature(module, symbol: str) -> tuple[str, list[str]]:

@@ -1,8 +1,11 @@
 ; irad's native runtime (see native/checks.py), linked into every JIT module
-; before it is optimised. native_checks.runtime fills in the placeholders (KEY etc.).
+; before it is optimised (tier 0 links it as object code compiled once per
+; process: llvm_jit). native_checks.runtime_library fills in the placeholders
+; (KEY etc.).
 ;
 ; A call from Python goes through an entry (written per function by
-; native_checks.runtime), whose frame holds a context:
+; native_checks.entries, which calls the functions below that are not
+; internal), whose frame holds a context:
 ;
 ;     [0, ${JMP_BYTES})              the jmp_buf of its _setjmp
 ;     [${JMP_BYTES}, +16)            the head of a list {prev, next} of the
@@ -49,7 +52,7 @@ define i32 @irad_failure() {
   ret i32 %n
 }
 
-define internal void @irad_failed_with_nan(i32 %id) cold noinline {
+define void @irad_failed_with_nan(i32 %id) cold noinline {
   %p = inttoptr i32 %id to ptr
   call i32 @pthread_setspecific(i32 ${FAILED_KEY}, ptr %p)
   ret void
@@ -291,7 +294,7 @@ release:
 
 ; The list of a call that returned: each buffer left (a result) now belongs to
 ; Python; its header points at itself, so a later free unlinks nothing.
-define internal void @irad_hand_over(ptr %head) {
+define void @irad_hand_over(ptr %head) {
 entry:
   %head_next = getelementptr i8, ptr %head, i64 8
   %first = load ptr, ptr %head_next
@@ -311,7 +314,7 @@ done:
 }
 
 ; The list of a call that failed a check: free every buffer on it.
-define internal void @irad_free_all(ptr %head) cold noinline {
+define void @irad_free_all(ptr %head) cold noinline {
 entry:
   %head_next = getelementptr i8, ptr %head, i64 8
   %first = load ptr, ptr %head_next
@@ -331,6 +334,4 @@ done:
   ret void
 }
 
-attributes #0 = { noinline }
 !0 = !{!"branch_weights", i32 1, i32 1048575}
-!1 = !{!"branch_weights", i32 1048575, i32 1}

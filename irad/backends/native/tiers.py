@@ -56,6 +56,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from irad.backends.native import background
 from irad.base import config, progress
 from irad.base.errors import IradWarning
 
@@ -221,7 +222,7 @@ class Deferred:
 
     def __init__(self) -> None:
         self._tasks: list[tuple[Callable[[], None], bool]] = []
-        self._thread: threading.Thread | None = None
+        self._started: background.Task | None = None
         self._lock = threading.Lock()
         _deferred.add(self)
 
@@ -231,12 +232,11 @@ class Deferred:
         self._tasks.append((task, at_exit))
 
     def start(self) -> None:
-        if self._thread is not None:  # every call of the general path comes here: kept cheap
+        if self._started is not None:  # every call of the general path comes here: kept cheap
             return
         with self._lock:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="irad-native-start", daemon=True)
-                self._thread.start()
+            if self._started is None:
+                self._started = background.submit(self._run)  # (a thread already running: background.py)
 
     def _run(self) -> None:
         for task, at_exit in self._tasks:
@@ -246,7 +246,7 @@ class Deferred:
 
     def join(self, timeout: float | None = None) -> None:
         self.start()
-        self._thread.join(timeout)
+        self._started.wait(timeout)
 
 
 def wait_all(timeout: float | None = None) -> bool:
@@ -265,8 +265,8 @@ def _at_exit() -> None:
     global _exiting, _ending
     _ending = True
     for deferred in list(_deferred):
-        if deferred._thread is not None:
-            deferred._thread.join(_TIMEOUT_AT_EXIT)
+        if deferred._started is not None:
+            deferred._started.wait(_TIMEOUT_AT_EXIT)
     with _loading:
         _exiting = True
     for upgrade in list(_running):

@@ -33,7 +33,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 # passes MLIR anchors on func.func: nested in the pipeline (mlir-opt's
 # command line nests them by itself)
@@ -127,16 +127,19 @@ class Pair:
             raise
         _live.add(self)
 
-    def run(self, text: str, timeout: float) -> bytes:
+    def run(self, text: str, timeout: float, meanwhile: Callable[[], None] | None = None) -> bytes:
         """mlir-translate's output for `text` (a module with its pipeline
         resource), read until mlir-translate closes it: empty if either tool
         failed (mlir-opt writes no bytecode then, and mlir-translate no IR).
-        The tools may still be running: `statuses` waits for them."""
+        `meanwhile` runs once mlir-opt has its input. The tools may still be
+        running: `statuses` waits for them."""
         try:
             self.opt.stdin.write(text.encode())
             self.opt.stdin.close()
         except BrokenPipeError:  # mlir-opt ended early: its status and diagnostics say why
             pass
+        if meanwhile is not None:
+            meanwhile()
         chunks: list[bytes] = []
         deadline = time.monotonic() + timeout
         poller = select.poll()
