@@ -78,7 +78,9 @@ def test_a_splat_attribute_stores_one_element():
     assert splat_element(attr) == 1.5
     # an array of one number is stored once too; -0.0 and 0.0 are two numbers
     assert len(dense_attr(np.full((5, 5), 7), TensorType(i64, [5, 5])).data.data) == 8
-    assert splat_element(dense_attr(np.array([0.0, -0.0]), TensorType(f64, [2]))) is None
+    signed_zeros = dense_attr(np.array([0.0, -0.0]), TensorType(f64, [2]))
+    assert splat_element(signed_zeros) is None
+    assert str(signed_zeros) == "dense<[0.000000e+00, -0.000000e+00]> : tensor<2xf64>"  # xDSL printed dense<0.0>
     assert math.isnan(splat_element(dense_attr(math.nan, TensorType(f64, [4]))))
 
 
