@@ -52,6 +52,7 @@ from irad.ir.types import (
 from irad.ir import gather as G
 from irad.ir import contraction
 from irad.ir import tensor as T
+from irad.ir.constants import ConstantTooLarge, refuse_large
 from irad.ir.isa import isa
 
 # What an array error without a more specific hint points to.
@@ -540,7 +541,10 @@ class ArrayLowering:
                 return self.fl.calls.call(fn, list(args), node)
             except WrapperError as error:
                 raise self.error(node, error.message, error.hint) from None
-        result = handler(self, node, *bound_args)
+        try:
+            result = handler(self, node, *bound_args)
+        except ConstantTooLarge as error:
+            raise self.error(node, error.message, error.hint) from None
         self.record(fn, bound_args, result, node, parameters(params))
         numpy_scalars.mark_results(result, bound_args, numpy_scalars.PYTHON if fn == "ndarray.item" else numpy_scalars.NUMPY)
         return result
@@ -1451,6 +1455,10 @@ def _full_like(al, node, a, value, dtype):
 def _arange(al, node, start, stop, step, dtype):
     bounds = [al.static(v, node, "arange's bounds") for v in (start, stop, step)]
     bounds = [b for b in bounds if b is not None]
+    start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
+    if step:  # numpy refuses a step of 0
+        count = max(0, math.ceil((stop - start) / step))
+        refuse_large(count, (count,))
     values = np.arange(*bounds)
     default = F64 if values.dtype.kind == "f" else I64
     elem = al.dtype(dtype, node, default)
@@ -1460,8 +1468,7 @@ def _arange(al, node, start, stop, step, dtype):
 @numpy_function(np.eye, params=("N", "?M", "?dtype"))
 def _eye(al, node, n, m, dtype):
     n, m = al.static(n, node, "N"), al.static(m, node, "M")
-    values = np.eye(n, m)
-    return al.new(T.dense(al.em, values, TensorType(al.dtype(dtype, node, F64), values.shape)))
+    return al.new(T.band(al.em, n, n if m is None else m, 0, al.dtype(dtype, node, F64)))
 
 
 @numpy_function("ndarray.astype", params=("x", "dtype"))  # a method without a numpy function

@@ -63,12 +63,23 @@ def folded(value: SSAValue) -> tuple[bool, object]:
         return False, None
 
 
+# numpy functions that make an array of a size their numbers give: never called
+# here (np.ones((30000, 30000)) would fill 7 GB only to find it is no number)
+_MAKE_ARRAYS = frozenset({
+    np.zeros, np.ones, np.full, np.empty, np.eye, np.identity, np.tri, np.arange, np.linspace, np.logspace,
+    np.geomspace, np.indices, np.repeat, np.tile, np.broadcast_to, np.resize, np.zeros_like, np.ones_like,
+    np.full_like, np.empty_like, np.diag, np.diagflat, np.meshgrid, np.vander,
+})
+
+
 def known_call(fn, args: list[tuple[bool, object]], kwargs: dict[str, tuple[bool, object]]) -> Static | None:
     """numpy's result of a call whose arguments are all known while lowering
     (`(known, value)` pairs) when it is a number: `np.prod(x.shape)`,
     `np.sqrt(n)`, `np.max((m, n))`, `np.allclose(tol, 1e-3)`, computed by numpy itself (an np.float64 stays
     one, with numpy's semantics in what follows). Arrays stay run-time values."""
     if not callable(fn) or not all(known for known, _ in (*args, *kwargs.values())) or not (args or kwargs):
+        return None
+    if fn in _MAKE_ARRAYS:
         return None
     if not all(known_numbers(v) for _, v in (*args, *kwargs.values())):
         return None

@@ -39,6 +39,7 @@ from irad.frontend.values import Static, is_array
 from irad.frontend.views import Slice
 from irad.ir import gather as G
 from irad.ir import tensor as T
+from irad.ir.constants import constant_array
 from irad.ir.types import F64, I1, I64, is_bool, is_float, is_int
 
 MASK_HINT = ("use np.where(mask, x, 0.0) (with np.sum or np.mean over it) instead of x[mask]: "
@@ -63,8 +64,7 @@ def constant_values(v: SSAValue) -> np.ndarray | None:
     owner = v.owner
     shape = T.shape(v)
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, DenseIntOrFPElementsAttr):
-        values = owner.value.get_values()
-        return np.broadcast_to(np.asarray(values), shape) if len(values) == 1 else np.asarray(values).reshape(shape)
+        return constant_array(owner.value)
     if isinstance(owner, tensor.FromElementsOp):
         items = []
         for operand in owner.operands:

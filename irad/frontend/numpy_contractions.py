@@ -112,8 +112,8 @@ def _diagonal(al, node, x: SSAValue, letters: str) -> SSAValue:
             raise al.error(node, f"np.einsum: the repeated letter {c!r} spans axes of sizes "
                            f"{dims[first]} and {dims[axis]}")
         mask_dims = [n if i in (first, axis) else 1 for i, n in enumerate(dims)]
-        mask = np.eye(dims[first]).reshape(mask_dims)
-        eye = T.broadcast_to(em, T.dense(em, mask, TensorType(T.element(x), mask_dims)), dims)
+        mask = T.reshape(em, T.band(em, dims[first], dims[first], 0, T.element(x)), mask_dims)
+        eye = T.broadcast_to(em, mask, dims)
         x = T.reduce(em, em.op(arith.MulfOp(x, eye)), [axis])
         return _diagonal(al, node, x, letters[:axis] + letters[axis + 1:])
     return x

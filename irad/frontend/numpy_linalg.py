@@ -21,7 +21,6 @@ import math
 import numpy as np
 from xdsl.dialects import arith, cf, func
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 
 from irad import linalg
@@ -86,7 +85,7 @@ def _unstack(al, v: SSAValue, batch, dims) -> SSAValue:
 def _identities(al, like: SSAValue, batch) -> SSAValue:
     """Identity matrices of `like`'s dtype and size, for each index of `batch`."""
     n = T.shape(like)[-1]
-    eye = T.dense(al.em, np.eye(n), TensorType(T.element(like), [n, n]))
+    eye = T.band(al.em, n, n, 0, T.element(like))
     return T.broadcast_to(al.em, eye, (*batch, n, n))
 
 

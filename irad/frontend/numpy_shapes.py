@@ -26,6 +26,7 @@ from irad.frontend.arrays import ArrayLowering
 from irad.frontend.numpy_table import numpy_function
 from irad.frontend.values import Static, is_array
 from irad.ir import tensor as T
+from irad.ir.constants import refuse_large
 from irad.ir.types import F64, I1, is_float
 
 # ---- helpers ---------------------------------------------------------------------
@@ -360,8 +361,8 @@ def _triangle(lower: bool):
         if len(dims) < 2:
             raise al.error(node, "np.tril/np.triu need an array of rank 2 or more")
         rows, cols = dims[-2:]
-        mask = np.tri(rows, cols, k, dtype=bool) if lower else ~np.tri(rows, cols, k - 1, dtype=bool)
-        keep = T.broadcast_to(al.em, T.dense(al.em, mask, TensorType(I1, [rows, cols])), dims)
+        mask = T.band(al.em, rows, cols, k, I1, "oge" if lower else "ole")  # j <= i + k, or j >= i + k
+        keep = T.broadcast_to(al.em, mask, dims)
         return al.new(T.select(al.em, keep, x, T.dense(al.em, 0, x.type)))
 
     return handler
@@ -420,7 +421,7 @@ def _diag(al, node, v, k):
     # row i holds x[i] on column i + k (k >= 0); column j holds x[j] on row j - k (k < 0)
     padded = T.concat(al.em, [x, T.dense(al.em, 0, TensorType(T.element(x), [abs(k)]))], 0)
     spread = T.broadcast_to(al.em, T.reshape(al.em, padded, (size, 1) if k >= 0 else (1, size)), (size, size))
-    on = T.dense(al.em, np.eye(size, k=k, dtype=bool), TensorType(I1, [size, size]))
+    on = T.band(al.em, size, size, k, I1)
     return al.new(T.select(al.em, on, spread, T.dense(al.em, 0, spread.type)))
 
 
@@ -561,6 +562,7 @@ def _linspace(al, node, start, stop, num, endpoint, retstep, dtype, axis):
         raise al.error(node, "np.linspace: only float dtypes are supported")
     div = num - 1 if endpoint else num
     if al.is_static(start) and al.is_static(stop):
+        refuse_large(num, (num,))
         values, step = np.linspace(al.static(start, node, ""), al.static(stop, node, ""), num, endpoint, True)
         result = al.new(T.dense(al.em, values, TensorType(elem, [num])))
         return (result, al.em.const(float(step), elem)) if retstep else result
@@ -646,7 +648,7 @@ def _empty_like(al, node, prototype, dtype):
 @numpy_function(np.identity, params=("n", "?dtype"))
 def _identity(al, node, n, dtype):
     n = al.static(n, node, "n")
-    return al.new(T.dense(al.em, np.identity(n), TensorType(al.dtype(dtype, node, F64), [n, n])))
+    return al.new(T.band(al.em, n, n, 0, al.dtype(dtype, node, F64)))
 
 
 @numpy_function(np.logspace, params=("start", "stop", "?num=50", "?endpoint=True", "?base=10.0", "?dtype", "?axis=0"))

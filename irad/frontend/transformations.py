@@ -33,8 +33,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from xdsl.dialects import arith, func, scf, tensor
-from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, FunctionType, TensorType, UnitAttr, i64
-from xdsl.dialects.linalg.ops import BroadcastOp
+from xdsl.dialects.builtin import FloatAttr, FunctionType, TensorType, UnitAttr
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from irad.base.pytrees import NONE, Node, Tree, leaf_types, tuple_tree, with_leaf_types
@@ -501,13 +500,8 @@ def _identity(block: Block, type_: Attribute) -> SSAValue:
     k-th element is 1 at flat index k; built when run, from two ramps (a
     constant would hold size**2 elements)."""
     b = IRBuilder(block)
-    n, element = _size(type_), T.element(type_)
-    ramp = T.dense(b, np.arange(n, dtype=np.float64), TensorType(element, [n]))
-    square = TensorType(element, [n, n])
-    across = T.broadcast_to(b, ramp, [n, n])
-    down = b.op(BroadcastOp(ramp, b.op(tensor.EmptyOp([], square)), DenseArrayBase.from_list(i64, [1])))
-    ones = T.to_float(b, T.compare(b, "oeq", down, across), element)
-    return T.reshape(b, ones, [n, *shape_of(type_)])
+    n = _size(type_)
+    return T.reshape(b, T.band(b, n, n, 0, T.element(type_), computed=True), [n, *shape_of(type_)])
 
 
 def _unit(block: Block, type_: Attribute, hot: int | None) -> SSAValue:

@@ -7,3 +7,4 @@ the builder. Nothing here imports another irad layer.
 """
 
 from irad.ir import dense_bools  # noqa: E402,F401  (xDSL prints large bool constants MLIR cannot read)
+from irad.ir import dense_splats  # noqa: E402,F401  (xDSL's parser stores a splat element by element)

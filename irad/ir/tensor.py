@@ -24,7 +24,6 @@ from xdsl.dialects import arith, tensor
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     DenseArrayBase,
-    DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
     IntegerType,
@@ -46,8 +45,9 @@ from xdsl.ir.affine import AffineMap
 
 from irad.base.errors import DifferentiationError
 from irad.ir.builder import IRBuilder
+from irad.ir.constants import LARGE_SPLAT, dense_attr
 from irad.ir.locations import location
-from irad.ir.types import is_tensor, numpy_dtype
+from irad.ir.types import F32, F64, is_tensor, numpy_dtype
 
 I1 = IntegerType(1)
 I64 = IntegerType(64)
@@ -90,18 +90,9 @@ def tensor_type(elem: Attribute, dims: Sequence[int]) -> TensorType:
     return TensorType(elem, list(dims))
 
 
-def dense_attr(values, type: TensorType) -> DenseIntOrFPElementsAttr:
-    """The elements of a constant tensor from a numpy array (or one number)."""
-    flat = np.asarray(values).ravel().tolist()
-    if isinstance(type.element_type, IntegerType) and type.element_type.width.data == 1:
-        flat = [int(bool(x)) for x in flat]
-    elif isinstance(type.element_type, IntegerType):  # np.zeros(3, dtype=int): 0.0 as the int 0
-        flat = [int(x) for x in flat]
-    return DenseIntOrFPElementsAttr.from_list(type, flat)
-
-
 def dense(b, values, type: TensorType) -> SSAValue:
-    """A constant tensor from a numpy array (or a splat from one number)."""
+    """A constant tensor from a numpy array, or one number (a splat, held as
+    that number: irad/ir/constants.py)."""
     return b.op(arith.ConstantOp(dense_attr(values, type)))
 
 
@@ -314,6 +305,36 @@ def to_float(b, x: SSAValue, elem: Attribute) -> SSAValue:
     src = element(x)
     cast = arith.UIToFPOp if isinstance(src, IntegerType) and src.width.data == 1 else arith.SIToFPOp
     return elementwise(b, lambda e, a: e.op(cast(a[0], elem)), [x], elem)
+
+
+# band's predicates: where i + k <predicate> j, as numpy computes it
+_BAND = {"oeq": np.equal, "oge": np.greater_equal, "ole": np.less_equal}
+
+
+def band(b, n: int, m: int, k: int, elem: Attribute, predicate: str = "oeq", computed: bool = False) -> SSAValue:
+    """The n×m array that is 1 where row i and column j have i + k
+    `predicate` j, 0 elsewhere, of elements of type `elem` (i1: the mask):
+    "oeq" is np.eye(n, m, k), "oge" np.tri(n, m, k) (np.tril's mask), "ole"
+    np.triu's. A constant up to LARGE_SPLAT elements; larger, or `computed`,
+    it is made when run, comparing two ramps broadcast across the array (a
+    constant would hold n*m elements while compiling). The ramps are in
+    `elem` where it holds them exactly, else in f64."""
+    if n * m <= LARGE_SPLAT and not computed:
+        values = _BAND[predicate](np.arange(n)[:, None] + k, np.arange(m)[None, :])
+        return dense(b, values, tensor_type(elem, [n, m]))
+    exact = elem == F64 or (elem == F32 and max(n, m) + abs(k) < 2**24)
+    ramp_elem = elem if exact else F64
+    rows = dense(b, np.arange(n, dtype=np.float64) + k, tensor_type(ramp_elem, [n]))
+    columns = rows if (n, k) == (m, 0) else dense(b, np.arange(m, dtype=np.float64), tensor_type(ramp_elem, [m]))
+    square = tensor_type(ramp_elem, [n, m])
+    down = b.op(BroadcastOp(rows, b.op(tensor.EmptyOp([], square)), DenseArrayBase.from_list(i64, [1])))
+    across = b.op(BroadcastOp(columns, b.op(tensor.EmptyOp([], square)), DenseArrayBase.from_list(i64, [0])))
+    ones = compare(b, predicate, down, across)
+    if elem == I1:
+        return ones
+    if isinstance(elem, IntegerType):
+        return elementwise(b, lambda e, a: e.op(arith.ExtUIOp(a[0], elem)), [ones], elem)
+    return to_float(b, ones, elem)
 
 
 def sign(b, x: SSAValue) -> SSAValue:

@@ -28,6 +28,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.ir.affine import AffineMap
 
 from irad.ir import tensor as T
+from irad.ir.constants import constant_array
 from irad.ir.types import is_tensor
 
 
@@ -157,7 +158,7 @@ def _constant_values(v: SSAValue) -> np.ndarray | None:
     op = v.owner
     if not isinstance(op, arith.ConstantOp) or not isinstance(op.value, DenseIntOrFPElementsAttr):
         return None
-    return np.asarray(op.value.get_values()).reshape(T.shape(v))
+    return constant_array(op.value)
 
 
 def matmul(b, x: SSAValue, y: SSAValue, bases: Mapping[SSAValue, int]) -> SSAValue | None:

@@ -48,7 +48,7 @@ from xdsl.transforms.common_subexpression_elimination import CSEDriver, KnownOps
 from xdsl.transforms.dead_code_elimination import LiveSet, would_be_trivially_dead
 
 from irad.ir.walk import backwards_regions_first, operands as operand_tuple
-from irad.passes.sink_broadcasts import ELEMENTWISE, ElementwiseOfBroadcasts
+from irad.passes.sink_broadcasts import ELEMENTWISE, ElementwiseOfBroadcasts, ElementwiseOfSplats
 from irad.passes.float_folds import DispatchedFloatFolds
 from irad.passes.join_slice_sums import SumOfSlicesIntoZeros
 from irad.ir.isa import isa
@@ -120,6 +120,7 @@ class Canonicalize(RewritePattern):
         self.folder = Folder(ctx)
         self.float_folds = DispatchedFloatFolds()
         self.sink_broadcasts = ElementwiseOfBroadcasts()
+        self.splats = ElementwiseOfSplats()
         self.join_slices = SumOfSlicesIntoZeros()
         self.by_type: dict[type[Operation], tuple[bool, list[tuple[RewritePattern, tuple | None]]]] = {}
         # the `operand_from` requirements an op of a type meets by defining an operand
@@ -137,8 +138,8 @@ class Canonicalize(RewritePattern):
                 for pattern in trait.get_patterns(op_type)
             ]
             patterns += self.float_folds.patterns_for(op_type)
-            if getattr(op_type, "name", None) in ELEMENTWISE:  # elementwise ops on broadcasts
-                patterns.append(self.sink_broadcasts)
+            if getattr(op_type, "name", None) in ELEMENTWISE:  # elementwise ops on broadcasts, on splats
+                patterns += [self.sink_broadcasts, self.splats]
             if op_type is arith.AddfOp:  # sums of slices written into zeros
                 patterns.append(self.join_slices)
             found = self.by_type[op_type] = (folds, [(p, operand_from(p)) for p in patterns])

@@ -99,6 +99,7 @@ from irad.backends import blocked_sums
 from irad.backends.native import tiers, warm_tools
 from irad.backends.native.llvm_jit import JitModule, signature
 from irad.backends.native.fresh_destinations import linear_fresh_chains
+from irad.backends.native.large_splats import fill_large_splats
 from irad.backends.native.uint_carriers import narrow_carriers
 from irad.backends.native.mlir_tools import INSTALL_HINT, TOOL_SWITCHES, find_tool
 from irad.base import config, progress
@@ -397,6 +398,7 @@ def for_mlir_opt(
     native_fusion.materialise_before_broadcasts(module)  # computed once, not once per broadcast element
     blocked_sums.block_sums(module)  # rounding error O(log n), not O(n)
     linear_fresh_chains(module)  # what mlir-opt's empty-tensor elimination assumes
+    fill_large_splats(module)  # filled when run, not spelt out in the LLVM IR
     bufferization = BUFFERIZATION[:BUFFERIZE + 1] + native_stack.promotion(module) + BUFFERIZATION[BUFFERIZE + 1:]
     if split_loops:
         bufferization = native_split_loops.in_pipeline(module, bufferization)

@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation
 from xdsl.rewriter import Rewriter
 
+from irad.ir.constants import dense_attr
 from irad.ir.types import is_uint
 
 # signed op -> its unsigned form, on operands of a carrier
@@ -88,7 +89,7 @@ def _narrow_attribute(attr: Attribute) -> Attribute:
         return IntegerAttr(_low_bits(attr.value.data, attr.type.width.data - 1), _narrow(attr.type))
     if isinstance(attr, DenseIntOrFPElementsAttr) and is_uint(attr.type.element_type):
         width = attr.type.element_type.width.data - 1
-        return DenseIntOrFPElementsAttr.from_list(_narrow(attr.type), [_low_bits(v, width) for v in attr.get_values()])
+        return dense_attr([_low_bits(v, width) for v in attr.get_values()], _narrow(attr.type))  # a splat stays one number
     if isinstance(attr, FunctionType):
         inputs, outputs = [_narrow(t) for t in attr.inputs.data], [_narrow(t) for t in attr.outputs.data]
         if inputs != list(attr.inputs.data) or outputs != list(attr.outputs.data):

@@ -37,7 +37,7 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from irad.ir import contraction
 from irad.ir.types import NARROW_INTS, is_uint, uint_mask
 from irad.ir.walk import operands
-from irad.ir.constants import is_splat_of, splat_number
+from irad.ir.constants import LARGE_SPLAT, is_splat_of, splat_element, splat_number
 from irad.ir.gather import axis_of
 from irad.ir.tensor import DYNAMIC, ELEMENTWISE_KINDS, KIND, REDUCTIONS
 
@@ -447,10 +447,11 @@ NAMESPACE: dict[str, Any] = {
 def constant_initializer(attr: DenseIntOrFPElementsAttr, t: TensorType) -> str:
     dims = tuple(t.get_shape())
     dtype = dtype_name(t)
+    one = splat_element(attr)
+    if one is not None:
+        one = int_value(one, t.element_type)
+        return f"_frozen({_filled(float_literal(one) if isinstance(one, float) else repr(one), dims, dtype)})"
     values = [int_value(v, t.element_type) for v in attr.get_values()]
-    if values and all(v == values[0] for v in values) and not (isinstance(values[0], float) and math.isnan(values[0])):
-        fill = float_literal(values[0]) if isinstance(values[0], float) else repr(values[0])
-        return f"_frozen(np.full({dims!r}, {fill}, dtype={dtype}))"
     items = ", ".join(float_literal(v) if isinstance(v, float) else repr(v) for v in values)
     return f"_frozen(np.array([{items}], dtype={dtype}).reshape({dims!r}))"
 
@@ -486,7 +487,16 @@ def _splat(tr, op):
     t = op.result.type
     if as_number(op):
         return number_expression(tr, op)
-    return f"np.full({tuple(t.get_shape())!r}, {tr.value(op.input)}, dtype={dtype_name(t)})"
+    return _filled(tr.value(op.input), tuple(t.get_shape()), dtype_name(t))
+
+
+def _filled(fill: str, dims: tuple, dtype: str) -> str:
+    """An array of `dims` every element of which is `fill`: above LARGE_SPLAT
+    elements a read-only view of the one number (nothing writes into a splat
+    or a constant: `allocates`)."""
+    if math.prod(dims) > LARGE_SPLAT:
+        return f"np.broadcast_to(np.array({fill}, dtype={dtype}), {dims!r})"
+    return f"np.full({dims!r}, {fill}, dtype={dtype})"
 
 
 def _reshape(tr, op):
