@@ -189,7 +189,10 @@ def static_key(obj) -> object:
 
 
 def constant_key(obj) -> object | None:
-    """The key of a plain constant (see `static_key`); None for other objects."""
+    """The key of a plain constant (see `static_key`); None for other objects.
+    Floats by their bits: 0.0 and -0.0 specialise apart, a NaN is one key."""
+    if isinstance(obj, (float, np.floating)):
+        return (type(obj), float(obj).hex())
     if isinstance(obj, _PLAIN):
         return (type(obj), obj.item() if isinstance(obj, np.generic) else obj)
     if type(obj) is tuple:

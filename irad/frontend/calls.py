@@ -208,7 +208,8 @@ class Calls:
         known = known_calls.call(self.fl.src, obj, args, kwargs, node)  # math.prod(x.shape), divmod(n, 4)
         if known is not None:
             return known
-        if _hashable(obj) and obj in IMPLEMENTED_IN_PYTHON and is_numpy_callable(obj):  # np.cov: irad/numpy_python.py
+        # np.cov: irad/numpy_python.py; scipy.linalg's, irad/scipy_linalg.py (is_numpy_callable registers those)
+        if _hashable(obj) and is_numpy_callable(obj) and obj in IMPLEMENTED_IN_PYTHON:
             return self._call_function(IMPLEMENTED_IN_PYTHON[obj], args, kwargs, node)
         if is_numpy_callable(obj):
             return self.fl.arrays.call_values(obj, args, kwargs, node)
@@ -409,7 +410,7 @@ class Calls:
         # name every argument's type)
         recursive = self.fl.owner.is_lowering(target)
         ruled = closure is None and self.fl.owner.has_rules(fn)
-        known = None if recursive or ruled else numpy_scalars.known_number
+        known = None if recursive or ruled else numpy_scalars.known_static
         closure_shape = self.shape_of(closure, leaves, node, who, "the function", known) if closure else None
         arg_shapes = tuple(self.shape_of(a, leaves, node, who, f"argument {i}", known) for i, a in enumerate(args))
         keyword_shapes = []
