@@ -260,6 +260,13 @@ class Calls:
         self._not_supported(node, obj)
 
     def _not_supported(self, node: ast.AST, obj):
+        if getattr(obj, "__module__", None) == "builtins" and isinstance(obj, types.BuiltinFunctionType):
+            raise self.fl.src.error(
+                node, f"Python's builtin {obj.__name__}() is not supported inside a differentiated program "
+                "(on these arguments)",
+                "compute it outside the function and pass the result in (a static argument, static_argnums=, "
+                "if it sets a shape or a branch)",
+            )
         raise self.fl.src.error(
             node,
             f"call to {describe_callable(obj)} is not supported: it has no "
@@ -309,6 +316,12 @@ class Calls:
             return select_extremum(self.fl.em, items, obj is builtins.max)
         if obj is builtins.print:
             return lower_print(self.fl, args, kwargs, node)
+        if obj is builtins.hasattr and len(args) == 2 and not kwargs and isinstance(args[1], Static) \
+                and isinstance(args[1].obj, str):  # hasattr(scipy.special, "softplus"), hasattr(x, "ptp")
+            if isinstance(args[0], Static):
+                return Static(hasattr(args[0].obj, args[1].obj))
+            if is_array(args[0]):
+                return Static(hasattr(np.ndarray, args[1].obj))
         if obj is builtins.round:
             return lower_round(self.fl, args, kwargs, node)
         if obj is builtins.dict:

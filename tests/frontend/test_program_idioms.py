@@ -78,3 +78,19 @@ def test_numpy_random_is_refused_with_the_rewrite():
     with pytest.raises(irad.UnsupportedError, match=r"numpy.random.default_rng: irad's programs draw no random") as info:
         irad.grad(noisy_loss)(np.ones(2), np.ones((3, 2)), np.ones(3))
     assert "draw them outside and pass them in" in str(info.value)
+
+
+# ---- hasattr of a module or an array, and Python's other builtins named as such -------------------------
+def feature_test(x):
+    act = np.tanh(x) if hasattr(np, "tanh") else x  # known while lowering
+    peak = (x.max() - x.min()) if not hasattr(x, "ptp") else np.ptp(x)  # numpy 2's arrays have no .ptp
+    return np.sum(act ** 2) + peak
+
+
+def test_hasattr_is_known_while_lowering():
+    check(feature_test, (np.array([0.3, -1.2, 0.8]),))
+
+
+def test_another_builtin_is_named_with_the_rewrite():
+    with pytest.raises(irad.UnsupportedError, match=r"Python's builtin id\(\) is not supported.*\n.*compute it outside"):
+        irad.grad(lambda x: x * id(x))(1.0)
