@@ -37,7 +37,7 @@ def _scipy_linalg() -> None:
 
     from irad import scipy_linalg
 
-    for name in ("cholesky", "cho_factor", "cho_solve", "solve_triangular", "solve", "inv", "det"):
+    for name in ("cholesky", "cho_factor", "cho_solve", "solve_triangular", "solve", "inv", "det", "expm"):
         IMPLEMENTED_IN_PYTHON[getattr(scipy.linalg, name)] = getattr(scipy_linalg, name)
 
 

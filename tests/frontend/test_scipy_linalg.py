@@ -77,3 +77,26 @@ def test_both_backends(backend):
 def test_what_irad_lacks_is_named_as_scipys():
     with pytest.raises(irad.UnsupportedError, match="the scipy function scipy.linalg.sqrtm is not supported"):
         irad.grad(lambda M: np.sum(scipy.linalg.sqrtm(M)))(SPD)
+
+
+# ---- expm: scaling and squaring by a run-time count --------------------------------------------
+@pytest.mark.parametrize("scale", [0.0, 1e-3, 0.7, 6.0])
+def test_expm_values_and_gradients(scale):
+    M = np.random.default_rng(1).normal(size=(3, 3)) * scale
+    W = np.random.default_rng(2).normal(size=(3, 3))
+
+    def f(M):
+        return np.sum(scipy.linalg.expm(M) * W)
+
+    value, grad = irad.value_and_grad(f)(M)
+    np.testing.assert_allclose(value, f(M), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(grad, central_difference(f, (M,), 0), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_expm_of_a_generator_forward_and_reverse(backend):
+    Q = np.array([[-0.5, 0.3, 0.2], [0.1, -0.4, 0.3], [0.2, 0.2, -0.4]])
+    rows = irad.jacfwd(lambda t: scipy.linalg.expm(Q * t).sum(axis=1), backend=backend)(2.0)
+    np.testing.assert_allclose(rows, 0.0, atol=1e-13)  # a generator's exponential keeps rows summing to 1
+    jac = irad.jacrev(lambda t: scipy.linalg.expm(Q * t), backend=backend)(1.5)
+    np.testing.assert_allclose(jac, Q @ scipy.linalg.expm(1.5 * Q), rtol=1e-12, atol=1e-14)
