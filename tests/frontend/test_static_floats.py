@@ -104,7 +104,16 @@ def running_min(x):
     return best * 2.0 + np.sum(np.clip(x, float("-inf"), float("1.5")))
 
 
-@pytest.mark.parametrize("f", [signed_zeros, with_nan, scale_from_argument, running_min])
+def sign_of(x, a):
+    return x * math.copysign(1.0, a)
+
+
+def signed_nans(x):
+    """NaNs of two signs are two values (copysign tells them apart)."""
+    return np.sum(sign_of(x, float("nan"))) + 10.0 * np.sum(sign_of(x, -float("nan")))
+
+
+@pytest.mark.parametrize("f", [signed_zeros, with_nan, scale_from_argument, running_min, signed_nans])
 def test_adversarial(f):
     check_against_numpy(f, (X[:4],))
 

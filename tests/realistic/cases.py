@@ -628,6 +628,8 @@ CASES = [
     Case("mlp_named_activations", f2.named_mlp_loss, named_mlp_args),
     Case("kernel_ridge_cho_solve", f2.kernel_ridge_loss, kernel_ridge_args, reference="fd"),  # scipy.linalg
     Case("ctmc_expm", f2.ctmc_nll, ctmc_args, reference="fd"),  # scipy.linalg.expm: JAX's twin would call scipy's
+    Case("simclr_nt_xent", f2.simclr_loss,
+         lambda: (rng(101).normal(size=(3, 4)) * 0.5, rng(102).normal(size=(4, 3)), rng(103).normal(size=(4, 3)))),
     Case("pca_reconstruction", f2.pca_reconstruction,
          lambda: (rng(100).normal(size=(12, 4)) @ np.diag([3.0, 2.0, 1.0, 0.5]),)),
     Case("wave_on_a_ring", f2.wave_energy, lambda: (np.sin(2 * np.pi * np.linspace(0, 1, 16, endpoint=False)), 1.0),

@@ -450,3 +450,18 @@ def wave_energy(u0, c, n_steps=20, dt=0.02):
         u_prev, u = u, 2 * u - u_prev + (c * dt) ** 2 * lap
     v = (u - u_prev) / dt
     return np.trapezoid(v ** 2 + c ** 2 * np.gradient(u, dx) ** 2, dx=dx)
+
+
+# ---- SimCLR's NT-Xent: two views, the positives off the diagonal by a mask of constants --------------
+def nt_xent(z1, z2, temperature=0.5):
+    z = np.concatenate([z1, z2], axis=0)
+    z = z / np.linalg.norm(z, axis=1, keepdims=True)
+    n = z1.shape[0]
+    sim = z @ z.T / temperature
+    off_diagonal = sim[~np.eye(2 * n, dtype=bool)].reshape(2 * n, 2 * n - 1)
+    positives = np.concatenate([np.diag(sim, n), np.diag(sim, -n)])
+    return np.mean(logsumexp(off_diagonal, axis=1) - positives)
+
+
+def simclr_loss(W, x1, x2):
+    return nt_xent(np.tanh(x1 @ W), np.tanh(x2 @ W))
