@@ -630,6 +630,8 @@ CASES = [
     Case("ctmc_expm", f2.ctmc_nll, ctmc_args, reference="fd"),  # scipy.linalg.expm: JAX's twin would call scipy's
     Case("simclr_nt_xent", f2.simclr_loss,
          lambda: (rng(101).normal(size=(3, 4)) * 0.5, rng(102).normal(size=(4, 3)), rng(103).normal(size=(4, 3)))),
+    Case("flat_mlp_global_layout", f2.flat_mlp_loss,
+         lambda: (rng(104).normal(size=25) * 0.4, rng(105).normal(size=(12, 2)), rng(106).normal(size=12))),
     Case("pca_reconstruction", f2.pca_reconstruction,
          lambda: (rng(100).normal(size=(12, 4)) @ np.diag([3.0, 2.0, 1.0, 0.5]),)),
     Case("wave_on_a_ring", f2.wave_energy, lambda: (np.sin(2 * np.pi * np.linspace(0, 1, 16, endpoint=False)), 1.0),

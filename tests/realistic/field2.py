@@ -465,3 +465,25 @@ def nt_xent(z1, z2, temperature=0.5):
 
 def simclr_loss(W, x1, x2):
     return nt_xent(np.tanh(x1 @ W), np.tanh(x2 @ W))
+
+
+# ---- an MLP on a flat parameter vector (as scipy.optimize takes it), unflattened by a global layout ---------
+LAYOUT = {"W1": (2, 6), "b1": (6,), "W2": (6, 1), "b2": (1,)}
+
+
+def unflatten(theta):
+    params, start = {}, 0
+    for name, shape in LAYOUT.items():
+        size = math.prod(shape)
+        params[name] = theta[start:start + size].reshape(shape)
+        start += size
+    return params
+
+
+def flat_mlp_loss(theta, X, y):
+    p = unflatten(theta)
+    pred = (np.tanh(X @ p["W1"] + p["b1"]) @ p["W2"] + p["b2"]).ravel()
+    largest = -float("inf")
+    for name in ("W1", "W2"):
+        largest = max(largest, np.abs(p[name]).max())
+    return np.mean((pred - y) ** 2) + 1e-3 * largest
