@@ -345,3 +345,64 @@ def expon_logpdf(x, loc, scale):
 def laplace_logpdf(x, loc, scale):
     y, s, valid = _scaled(x, loc, scale)
     return np.where(valid, -np.abs(y) - np.log(2.0 * s), np.nan)
+
+
+def cauchy_logpdf(x, loc, scale):
+    y, s, valid = _scaled(x, loc, scale)
+    return np.where(valid, -np.log(np.pi) - np.log1p(y * y) - np.log(s), np.nan)
+
+
+def logistic_logpdf(x, loc, scale):
+    """Symmetric, so in |y|: exp never overflows."""
+    y, s, valid = _scaled(x, loc, scale)
+    a = np.abs(y)
+    return np.where(valid, -a - 2.0 * np.log1p(np.exp(-a)) - np.log(s), np.nan)
+
+
+def lognorm_logpdf(x, shape, loc, scale):
+    y, s, valid = _scaled(x, loc, scale, shape)
+    inside = y > 0.0
+    sigma = np.where(valid, shape, 1.0)
+    log_y = np.log(np.where(inside, y, 1.0))
+    value = -log_y - np.log(sigma) - LOG_SQRT_2PI - 0.5 * (log_y / sigma) ** 2 - np.log(s)
+    return np.where(valid, np.where(inside, value, -np.inf), np.nan)
+
+
+def uniform_logpdf(x, loc, scale):
+    y, s, valid = _scaled(x, loc, scale)
+    return np.where(valid, np.where((y >= 0.0) & (y <= 1.0), -np.log(s), -np.inf), np.nan)
+
+
+def chi2_logpdf(x, df, loc, scale):
+    """gamma's with a = df / 2 and twice the scale."""
+    return gamma_logpdf(x, 0.5 * df, loc, 2.0 * scale)
+
+
+def halfnorm_logpdf(x, loc, scale):
+    y, s, valid = _scaled(x, loc, scale)
+    value = 0.5 * np.log(2.0 / np.pi) - 0.5 * y * y - np.log(s)
+    return np.where(valid, np.where(y >= 0.0, value, -np.inf), np.nan)
+
+
+def binom_logpmf(k, n, p, loc):
+    """-inf off the support (k - loc not an integer in [0, n]), NaN for p outside
+    [0, 1] or n not a nonnegative integer."""
+    j = k - loc
+    valid = (p >= 0.0) & (p <= 1.0) & (n >= 0.0) & (n == np.floor(n))
+    support = (j >= 0.0) & (j <= n) & (j == np.floor(j))
+    jj, nn = np.where(support, j, 0.0), np.where(valid, n, 0.0)
+    value = (gammaln(nn + 1.0) - gammaln(jj + 1.0) - gammaln(nn - jj + 1.0)
+             + xlogy(jj, p) + xlog1py(nn - jj, -p))
+    return np.where(valid, np.where(support, value, -np.inf), np.nan)
+
+
+def binom_pmf(k, n, p, loc):
+    return np.exp(binom_logpmf(k, n, p, loc))
+
+
+def bernoulli_logpmf(k, p, loc):
+    return binom_logpmf(k, 1.0, p, loc)
+
+
+def bernoulli_pmf(k, p, loc):
+    return np.exp(binom_logpmf(k, 1.0, p, loc))

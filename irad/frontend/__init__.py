@@ -9,7 +9,8 @@ source (irad/scipy_linalg.py).
 """
 
 from irad.frontend import builtin_rules, linalg_rules, numpy_interp
-from irad.frontend import numpy_contractions, numpy_elementwise, numpy_linalg, numpy_shapes, numpy_statistics  # noqa: F401  (numpy table entries)
+from irad.frontend import numpy_contractions, numpy_counting, numpy_elementwise, numpy_linalg  # noqa: F401
+from irad.frontend import numpy_shapes, numpy_sizes, numpy_statistics  # noqa: F401  (numpy table entries)
 from irad.frontend.entry_arguments import bind_arguments, signature_of
 from irad.frontend.module_lowering import lower_function
 from irad.frontend import numpy_table

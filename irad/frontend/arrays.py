@@ -68,6 +68,13 @@ class BoundMethod:
     array: SSAValue
 
 
+# the discrete Fourier transform as real matrix products (docs/arrays.md, "Not supported")
+FFT_REWRITE = ("the DFT's real and imaginary parts as matrix products: k = np.arange(n); "
+               "angle = 2 * np.pi * np.outer(k, k) / n; re = np.cos(angle) @ x; im = -np.sin(angle) @ x "
+               "(np.fft.fft(x) is re + 1j * im; its np.abs is np.hypot(re, im); rfft keeps the first n // 2 + 1 "
+               "rows; ifft uses +np.sin and divides by n)")
+
+
 def is_numpy_callable(obj) -> bool:
     """A function of the numpy namespace or of scipy (which irad handles or rejects
     by name), or a numpy scalar type irad converts with (np.float64(x))."""
@@ -494,6 +501,15 @@ class ArrayLowering:
         entry = NUMPY.get(fn)
         if entry is None:
             name = numpy_name(fn)
+            if name.startswith(("numpy.fft.", "scipy.fft.", "scipy.fftpack.")):
+                raise self.error(node, f"{name}: irad has no complex numbers (its arrays hold floats, ints or "
+                                 "bools), and a Fourier transform's values are complex", FFT_REWRITE)
+            if name.startswith("scipy.stats.") and type(fn).__name__.endswith("_gen"):  # norm(loc, scale)
+                raise self.error(
+                    node, f"freezing the distribution {name}(...) inside a program is not supported",
+                    f"call its function with the parameters, {name}.logpdf(x, ...), or freeze it outside "
+                    "the program as a global (its methods are then read as that function's calls)",
+                )
             if name.split(".")[0] == "scipy":
                 raise self.error(
                     node, f"the scipy function {name} is not supported by irad",

@@ -23,6 +23,7 @@ import builtins
 import functools
 import inspect
 import dataclasses
+import sys
 import types
 import warnings
 from dataclasses import dataclass, replace
@@ -48,7 +49,7 @@ from irad.frontend.callables import (
     rebuild,
     static_argument,
 )
-from irad.frontend import held_ints, integers, known_calls, numpy_scalars, ufunc_methods
+from irad.frontend import folding, held_ints, integers, known_calls, numpy_scalars, ufunc_methods
 from irad.frontend.containers import DictMethod, make_dict
 from irad.frontend.iteration import ITERABLES
 from irad.frontend.lists import ListMethod
@@ -78,6 +79,8 @@ from irad.frontend.transformed_closures import is_made_function, made_function_a
 from irad.frontend.transformations import CONSTRUCTORS, JVP, PROGRAM_CALLS, Transformation, static_positions
 from irad.ir import builder
 from irad.ir.types import I1, I64, describe, is_bool, is_differentiable, is_float, is_int, is_tensor
+from irad import numpy_python
+from irad.frontend.numpy_table import numpy_name
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON
 
 _NOT_HANDLED = object()
@@ -205,11 +208,19 @@ class Calls:
             return array_method(self.fl.arrays, obj, args, kwargs, node)
         if ufunc_methods.is_ufunc_method(obj):  # np.subtract.outer(x, y), np.add.reduce(x)
             return ufunc_methods.call(self.fl, obj, args, kwargs, node)
+        frozen = _frozen_distribution(obj, callee.origin)  # scipy.stats.norm(0.0, 2.0).logpdf as a global
+        if frozen is not None:
+            method, bound, keywords = frozen
+            return self.call_value(method, [*args[:1], *bound, *args[1:]], {**keywords, **kwargs}, node)
         known = known_calls.call(self.fl.src, obj, args, kwargs, node)  # math.prod(x.shape), divmod(n, 4)
         if known is not None:
             return known
         # np.cov: irad/numpy_python.py; scipy.linalg's, irad/scipy_linalg.py (is_numpy_callable registers those)
-        if _hashable(obj) and is_numpy_callable(obj) and obj in IMPLEMENTED_IN_PYTHON:
+        if is_numpy_callable(obj) and _hashable(obj) and obj in IMPLEMENTED_IN_PYTHON:
+            self._refuse_limits(obj, IMPLEMENTED_IN_PYTHON[obj], args, kwargs, node)
+            known = folding.known_call(obj, [known_value(a) for a in args], {k: known_value(v) for k, v in kwargs.items()})
+            if known is not None:  # np.allclose(tol, 1e-3), np.searchsorted((1, 2, 3), 2): known here
+                return known
             return self._call_function(IMPLEMENTED_IN_PYTHON[obj], args, kwargs, node)
         if is_numpy_callable(obj):
             return self.fl.arrays.call_values(obj, args, kwargs, node)
@@ -306,7 +317,9 @@ class Calls:
                 raise self.fl.src.error(node, "sum takes an iterable and an optional start")
             start = args[1] if len(args) == 2 else kwargs.get("start")
             return self.fl.iteration.sum_values(args[0], start, node)
-        if obj in (builtins.min, builtins.max) and len(args) == 1 and not kwargs:
+        if obj in (builtins.min, builtins.max) and kwargs:  # key=, default=
+            return self.fl.iteration.extremum(obj is builtins.max, args, dict(kwargs), node)
+        if obj in (builtins.min, builtins.max) and len(args) == 1:
             items = [self.fl.as_number(v, node) for v in self.fl.iteration.items_of(args[0], node)]
             if not items:
                 raise self.fl.src.error(node, f"{obj.__name__}() of an empty sequence")
@@ -400,6 +413,19 @@ class Calls:
         items = [self.fl.runtime_values(kwargs[k], node, arrays=False) if k in kwargs else v
                  for k, v in zip(keys, current)]
         return make_value(cls, keys, items)
+
+    def _refuse_limits(self, obj, impl, args: list, kwargs: dict, node) -> None:
+        """A call of `obj` (written in irad/numpy_python.py as `impl`) with a value of
+        a parameter LIMITS lists that `impl` does not implement, refused by name."""
+        try:
+            bound = self.fl.owner.signature(impl).bind(*args, **kwargs).arguments
+        except TypeError:
+            return  # _call_function names the bad call
+        for param, (allowed, hint) in numpy_python.LIMITS.get(impl, {}).items():
+            known, value = known_value(bound[param]) if param in bound else (True, allowed[0])
+            if not known or not any(type(value) is type(a) and value == a for a in allowed):
+                shown = repr(value) if known else "a value known only at run time"
+                raise self.fl.src.error(node, f"{numpy_name(obj)} with {param}={shown} is not supported", hint)
 
     # ---- functions from source: specialised on the call's shape -----------------------
     def _call_function(self, fn, args: list, kwargs: dict, node) -> Value:
@@ -766,6 +792,33 @@ def _may_be_negative(n: SSAValue) -> bool:
 
 
 _KEEPS_BOOLS = (builtins.abs, builtins.max, builtins.min)  # of bools: a bool (numpy's abs too)
+
+
+def _frozen_distribution(obj, origin):
+    """A method of a frozen scipy.stats distribution known while lowering
+    (`NOISE = scipy.stats.norm(0.0, 2.0)`, then `NOISE.logpdf(x)`) as the
+    distribution's function and the parameters it was frozen with, read where
+    the object lives (an array parameter is a hidden argument, globals.py):
+    (the method, its positional parameters after x, its keyword ones); else None."""
+    if not isinstance(obj, types.MethodType) or not type(obj.__self__).__name__.endswith("_frozen"):
+        return None
+    stats = sys.modules.get("scipy.stats")
+    frozen, owner = obj.__self__, _owner_origin(origin)
+    public = getattr(stats, getattr(getattr(frozen, "dist", None), "name", ""), None)  # the dist is a copy
+    def at(value, *steps):
+        where = owner
+        for kind, step in steps:
+            where = where and (where.attribute(step) if kind == "attr" else where.item(step))
+        return Static(value, where)
+    if public is not None and all(hasattr(frozen, a) for a in ("args", "kwds")):  # norm(...), gamma(a, ...), ...
+        method = Static(getattr(public, obj.__name__))
+        bound = [at(v, ("attr", "args"), ("item", i)) for i, v in enumerate(frozen.args)]
+        return method, bound, {k: at(v, ("attr", "kwds"), ("item", k)) for k, v in frozen.kwds.items()}
+    if type(frozen).__name__ == "multivariate_normal_frozen" and obj.__name__ in ("logpdf", "pdf"):
+        method = Static(getattr(stats.multivariate_normal, obj.__name__))
+        return method, [], {"mean": at(frozen.mean, ("attr", "mean")), "cov": at(frozen.cov, ("attr", "cov")),
+                            "allow_singular": Static(frozen.allow_singular)}
+    return None
 
 
 def _owner_origin(origin):

@@ -38,7 +38,7 @@ from irad.base.pytrees import Tree
 from irad.frontend.values import (
     ListValue, MappingValue, Method, NoValue, RecordValue, Static, Value, is_array,
 )
-from irad.ir.types import F64, I1, is_bool, is_float, is_int, refusal
+from irad.ir.types import F64, I1, describe, is_bool, is_float, is_int, refusal
 from irad.ir.isa import isa
 
 # The largest literal integer exponent expanded into multiplications.
@@ -543,7 +543,9 @@ class Expressions:
         one decides (a falsy one for `and`, a truthy one for `or`), and the value
         is that operand itself, or the last (`k or "default"` is a str, `y is not
         None and y.shape[0] > 1` never reads None's shape). Operands known only at
-        run time must be bools, combined by `andi`/`ori`."""
+        run time that are bools are combined by `andi`/`ori`; run-time numbers
+        choose by selects (`x or 1.0` is `x if x != 0 else 1.0`), where every
+        operand that may be the value has one type."""
         is_and = isinstance(node.op, ast.And)
         runtime: list[tuple[SSAValue, ast.expr]] = []
         for i, sub in enumerate(node.values):
@@ -557,6 +559,8 @@ class Expressions:
                 continue  # Python goes on to the next operand
             if not runtime:
                 return value  # the operand itself, as Python gives it
+            if not all(is_bool(v.type) for v, _ in runtime):  # `x or 1.0`: the operand that decides
+                return self._chosen_operand(is_and, runtime, value, sub, node)
             if decides:  # (run-time bools) and False is False; ... or True is True
                 self._bool_operands(runtime)
                 return numpy_scalars.mark(self.fl.em.const(known, I1), numpy_scalars.PYTHON)
@@ -568,6 +572,9 @@ class Expressions:
                     "write a conditional expression: a if cond else b",
                 )
             # (run-time bools) and True is their `and`
+        if not all(is_bool(v.type) for v, _ in runtime):
+            (last, sub), runtime = runtime[-1], runtime[:-1]
+            return self._chosen_operand(is_and, runtime, last, sub, node)
         values = self._bool_operands(runtime)
         op_class = arith.AndIOp if is_and else arith.OrIOp
         result = values[0]
@@ -576,16 +583,40 @@ class Expressions:
         kinds = [numpy_scalars.kind(v) for v in values]  # `a and b` is one of them
         return numpy_scalars.mark(result, kinds[0] if len(set(kinds)) == 1 else numpy_scalars.EITHER)
 
+    def _chosen_operand(self, is_and: bool, runtime: list, last: Value, last_node: ast.expr, node) -> SSAValue:
+        """`a or b or c` on numbers known only at run time: a if a != 0, else b if
+        b != 0, else c (`and` keeps the first falsy one, else the last) as
+        `arith.select`s; every one of them must have one type, since the value is
+        one of them."""
+        word = "and" if is_and else "or"
+        self._bool_operands(runtime)
+        choices = [v for v, _ in runtime]
+        if isinstance(last, Static) and isinstance(last.obj, (int, float, np.number, np.bool_)):
+            last = self.fl.as_number(last, last_node)
+        types = {describe(v.type) for v in choices} | {describe(last.type) if isinstance(last, SSAValue)
+                                                       and not is_array(last) else self.fl.kind_of(last)}
+        if len(types) > 1:
+            a, b = ast.unparse(node.values[0]), ast.unparse(node.values[-1])
+            test = f"({a})" if isinstance(node.values[0], (ast.Compare, ast.BoolOp)) else a
+            test = test if is_bool(choices[0].type) else f"{test} != 0"
+            choose = f"{b} if {test} else 0" if is_and else f"{a} if {test} else {b}"
+            raise self.fl.src.error(
+                node, f"`{word}` of {' and '.join(sorted(types))} known only at run time: its value is one "
+                f"operand or another, of different types",
+                f"give the operands one type, or choose explicitly: `{choose}` (np.where for arrays)",
+            )
+        result = last
+        for v in reversed(choices):
+            truth = self.fl.em.to_bool(v)
+            result = self.fl.em.op(arith.SelectOp(truth, result, v) if is_and else arith.SelectOp(truth, v, result))
+        kinds = {numpy_scalars.kind(v) for v in [*choices, last]}
+        return numpy_scalars.mark(result, kinds.pop() if len(kinds) == 1 else numpy_scalars.EITHER)
+
     def _bool_operands(self, operands: list) -> list[SSAValue]:
         for v, sub in operands:
             if is_array(v):
                 raise self.fl.src.error(sub, "the truth value of an array is ambiguous",
                                         "use np.all(...) or np.any(...), or `&` / `|` elementwise")
-            if not is_bool(v.type):
-                raise self.fl.src.error(
-                    sub, "`and`/`or` on a number known only at run time (not a bool) is not supported",
-                    "compare explicitly, e.g. `x != 0.0`",
-                )
         return [v for v, _ in operands]
 
     def expr_IfExp(self, node: ast.IfExp) -> Value:
@@ -616,6 +647,14 @@ class Expressions:
                     "the two values of this conditional expression have no common type: "
                     f"{joins.mismatch(a.type, b.type)}",
                     "irad's array shapes are static: give both the same shape",
+                )
+            flag = a if is_bool(a.type) else b  # a numpy bool's join is numpy_scalars' JOINED_BOOL
+            if (is_bool(a.type) != is_bool(b.type) and not (is_array(a) or is_array(b))
+                    and numpy_scalars.kind(flag) == numpy_scalars.PYTHON):  # `x if c else False`
+                raise self.fl.src.error(
+                    node, f"the two values of this conditional expression are a bool and {describe(t)}: Python's "
+                    "value is one or the other, of different types, and irad's types are static",
+                    "give both one type: `x if c else 0.0` for a number, `(x != 0) if c else False` for a bool",
                 )
         where = number_joins.joined(self.fl.src.location(node), "its value", "this conditional expression")
         then_block.add_op(scf.YieldOp(*(joins.convert(Emitter(then_block), v, t, where) for v, t in zip(then_leaves, joined))))

@@ -66,7 +66,7 @@ def folded(value: SSAValue) -> tuple[bool, object]:
 def known_call(fn, args: list[tuple[bool, object]], kwargs: dict[str, tuple[bool, object]]) -> Static | None:
     """numpy's result of a call whose arguments are all known while lowering
     (`(known, value)` pairs) when it is a number: `np.prod(x.shape)`,
-    `np.sqrt(n)`, `np.max((m, n))`, computed by numpy itself (an np.float64 stays
+    `np.sqrt(n)`, `np.max((m, n))`, `np.allclose(tol, 1e-3)`, computed by numpy itself (an np.float64 stays
     one, with numpy's semantics in what follows). Arrays stay run-time values."""
     if not callable(fn) or not all(known for known, _ in (*args, *kwargs.values())) or not (args or kwargs):
         return None
@@ -77,7 +77,8 @@ def known_call(fn, args: list[tuple[bool, object]], kwargs: dict[str, tuple[bool
             result = fn(*(v for _, v in args), **{k: v for k, (_, v) in kwargs.items()})
     except Exception:  # noqa: BLE001 - numpy refuses the call: the lowering says why, as for run-time values
         return None
-    return Static(result) if isinstance(result, (np.integer, np.floating, np.bool_)) else None
+    kept = (np.integer, np.floating, np.bool_, bool, int)  # np.allclose gives a Python bool, np.size an int
+    return Static(result) if isinstance(result, kept) else None
 
 
 def known_numbers(obj) -> bool:

@@ -54,6 +54,9 @@ class _RuntimeCompared(Exception):
     pass
 
 
+_UNBOUND = object()  # a name the function has not bound
+
+
 class _Unordered:
     """A run-time value's place in a sort key: comparing it is refused."""
 
@@ -309,14 +312,17 @@ class Iteration:
 
     def sorted_items(self, args: list, kwargs: dict, node) -> tuple:
         """sorted(xs) by what is known while lowering: keys (`sorted(params)`,
-        `sorted(params.items())`), ints, tuples whose known first items decide.
-        Comparing run-time values would order by data: refused."""
+        `sorted(params.items())`), ints, tuples whose known first items decide;
+        with key=, the key of each item, which must be known while lowering
+        (`key=lambda kv: kv[1]["order"]` over known values). Comparing run-time
+        values would order by data: refused."""
         reverse = kwargs.pop("reverse", Static(False))
+        key = kwargs.pop("key", Static(None))
         if len(args) != 1 or kwargs:
-            raise self.fl.src.error(node, "sorted() of one iterable, with reverse= (a key= function is not supported)",
+            raise self.fl.src.error(node, "sorted() takes one iterable, key= and reverse=",
                                     "sort by the items themselves: sorted(d.items()) orders by the keys")
         items = self.items_of(args[0], node)
-        keys = [_sort_key(self.fl, v) for v in items]
+        keys = [_sort_key(self.fl, v) for v in self._keys(key, items, node)]
         try:
             order = sorted(range(len(items)), key=lambda k: keys[k],
                            reverse=bool(self.fl.arrays.static(reverse, node, "sorted's reverse=")))
@@ -326,6 +332,82 @@ class Iteration:
                                     "sort keys or ints known while lowering (sorted(d.items()) with distinct "
                                     "keys), or use np.sort / np.argsort on an array") from None
         return tuple(items[k] for k in order)
+
+    def _keys(self, key, items: list, node) -> list:
+        """The items themselves, or key(item) for each (key= of sorted, min, max)."""
+        if isinstance(key, Static) and key.obj is None:
+            return list(items)
+        return [self._key_of(key, v, node) for v in items]
+
+    def _key_of(self, key, item, node):
+        """key(item). A lambda (or a one-line def) of one parameter written in this function is
+        evaluated in place, its parameter bound to the item, so that its value
+        may be anything known while lowering (`key=lambda kv: kv[0]` gives a
+        str, which a call could not return); any other key is called."""
+        code = key.code if isinstance(key, Closure) else None
+        args = code.source.tree.args if code is not None else None
+        body = code.source.tree.body if code is not None else None
+        if (code is None or key.definer is not self.fl or key.captured is not None
+                or code.source.filename != self.fl.src.filename or len(args.args) != 1 or args.posonlyargs
+                or args.vararg or args.kwonlyargs or args.kwarg or len(body) != 1
+                or not isinstance(body[0], ast.Return) or body[0].value is None):
+            return self.fl.calls.call_value(key, [item], {}, node)
+        name = args.args[0].arg
+        before = self.fl.env.get(name, _UNBOUND)
+        self.assign_hidden(name, item)
+        try:
+            return self.fl.expr(body[0].value)
+        finally:
+            if before is _UNBOUND:
+                self.release([name])
+            else:
+                self.assign_hidden(name, before)
+
+    def extremum(self, pick_max: bool, args: list, kwargs: dict, node):
+        """min/max of one iterable or of several arguments, with key= and default=
+        as Python's: the first item whose key no later one exceeds (a later one
+        must be strictly beyond it). Keys known while lowering pick the item
+        then (any item: a str, a tuple, an array); run-time number keys pick
+        among run-time numbers of one type by selects."""
+        name = "max" if pick_max else "min"
+        key = kwargs.pop("key", Static(None))
+        default = kwargs.pop("default", None)
+        if kwargs or not args or (default is not None and len(args) > 1):
+            raise self.fl.src.error(node, f"{name}() takes an iterable (with key= and default=) or several "
+                                    "arguments (with key=)")
+        items = self.items_of(args[0], node) if len(args) == 1 else list(args)
+        if not items:
+            if default is None:
+                raise self.fl.src.error(node, f"{name}() of an empty sequence")
+            return default
+        scores = self._keys(key, items, node)
+        keys = [_sort_key(self.fl, v) for v in scores]
+        try:
+            best = 0
+            for i in range(1, len(items)):
+                if (keys[i] > keys[best]) if pick_max else (keys[i] < keys[best]):
+                    best = i
+            return items[best]
+        except _RuntimeCompared:
+            pass
+        def number(v):  # a known number among run-time ones: a constant
+            return self.fl.as_number(v, node) if isinstance(v, Static) and isinstance(v.obj, (int, float)) else v
+        values, scores = [number(v) for v in items], [number(v) for v in scores]
+        if not all(isinstance(v, SSAValue) and not is_array(v) for v in (*values, *scores)) or len(
+                {v.type for v in values}) > 1:
+            raise self.fl.src.error(
+                node, f"{name}() with a key= known only at run time, of items that are not numbers of one type: "
+                "the item it gives would be chosen by the data",
+                f"stack the items into an array and index it: xs[np.arg{name}(np.array([key(x) for x in xs]))]")
+        best, best_score = values[0], scores[0]
+        for v, score in zip(values[1:], scores[1:]):
+            best_score, score = self.fl.em.unify(best_score, score)
+            predicate = ("ogt" if pick_max else "olt") if is_float(score.type) else ("sgt" if pick_max else "slt")
+            beyond = self.fl.em.op(arith.CmpfOp(score, best_score, predicate) if is_float(score.type)
+                                   else arith.CmpiOp(score, best_score, predicate))
+            best = self.fl.em.op(arith.SelectOp(beyond, v, best))
+            best_score = self.fl.em.op(arith.SelectOp(beyond, score, best_score))
+        return best
 
     def make_zip(self, args: list, kwargs: dict, node) -> ZipValue:
         strict = kwargs.pop("strict", Static(False))

@@ -154,6 +154,7 @@ OPS: dict[object, tuple[tuple[int, ...], Emit]] = {
     builtins.min: ((2, 3, 4, 5, 6, 7, 8), lambda em, a: select_extremum(em, a, False)),
     builtins.max: ((2, 3, 4, 5, 6, 7, 8), lambda em, a: select_extremum(em, a, True)),
     builtins.float: ((1,), _float),
+    builtins.bool: ((1,), lambda em, a: em.to_bool(a[0])),  # Python's truth: x != 0 (NaN is true)
     builtins.int: ((1,), _int),
     builtins.pow: ((2,), _pow),
     math.factorial: ((1,), _factorial),

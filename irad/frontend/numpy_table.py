@@ -133,8 +133,7 @@ def numpy_functions(library: str = "numpy") -> list[str]:
     for module in [m for m in _ON_DEMAND if m.split(".")[0] == library]:
         load(module)
     keys = [target_key(fn) for fn in NUMPY if not isinstance(fn, str)]
-    keys += [library_name(fn) or f"{library}.{fn.__name__}" for fn in IMPLEMENTED_IN_PYTHON  # np.cov: irad/numpy_python.py
-             if (getattr(fn, "__module__", None) or "").split(".")[0] == library]
+    keys += [numpy_name(fn) for fn in IMPLEMENTED_IN_PYTHON]  # np.cov: irad/numpy_python.py
     return sorted({key for key in keys if key.split(".")[0] == library})
 
 

@@ -21,6 +21,12 @@ IMPLEMENTED_IN_PYTHON: dict[object, object] = {
     np.convolve: numpy_python.convolve,
     np.quantile: numpy_python.quantile,
     np.percentile: numpy_python.percentile,
+    np.linalg.lstsq: numpy_python.lstsq,
+    np.searchsorted: numpy_python.searchsorted,
+    np.digitize: numpy_python.digitize,
+    np.isclose: numpy_python.isclose,
+    np.allclose: numpy_python.allclose,
+    np.block: numpy_python.block,
 }
 
 

@@ -392,14 +392,6 @@ def e_int_pow_runtime(x, n, m):
     return x * n**m  # E:int_pow_runtime
 
 
-def e_and_floats(x, y):
-    return x if x and y else y  # E:and_floats
-
-
-def e_or_floats(x, y):
-    return x or y  # E:or_floats
-
-
 def e_bad_arity(x):
     return square(x, x)  # E:bad_arity
 
@@ -572,8 +564,6 @@ CASES = [
     Case("function_number", e_function_number, (1.0,), "square"),
     Case("global_string", e_global_string, (1.0,), "NAME"),
     Case("int_pow_runtime", e_int_pow_runtime, (1.0, 2, 3), "n**m"),
-    Case("and_floats", e_and_floats, (1.0, 2.0), None),
-    Case("or_floats", e_or_floats, (1.0, 2.0), None),
     Case("bad_arity", e_bad_arity, (1.0,), "square("),
     Case("bad_keyword", e_bad_keyword, (1.0,), "square("),
     Case("returns_nothing", e_returns_nothing, (1.0,), "returns_nothing("),

@@ -302,7 +302,19 @@ DISTRIBUTIONS = {
     "poisson.logpmf": (st.poisson.logpmf, [0.0, 1.0, 4.0, 17.0], (3.3,)),
     "poisson.pmf": (st.poisson.pmf, [0.0, 1.0, 4.0, 17.0], (3.3,)),
     "betaln": (sc.betaln, [0.01, 0.5, 3.0, 40.0, 900.0], (2.5,)),
+    "cauchy.logpdf": (st.cauchy.logpdf, [-50.0, -1.0, 0.2, 3.0], (0.3, 1.7)),
+    "logistic.logpdf": (st.logistic.logpdf, [-30.0, -2.0, 0.1, 4.0, 40.0], (0.4, 1.3)),
+    "lognorm.logpdf": (st.lognorm.logpdf, [0.05, 0.9, 2.0, 30.0], (0.6, -0.02, 1.5)),
+    "uniform.logpdf": (st.uniform.logpdf, [-0.4, 0.1, 2.0], (-0.5, 3.0)),
+    "chi2.logpdf": (st.chi2.logpdf, [0.1, 1.0, 4.0, 25.0], (3.5, -0.05, 1.2)),
+    "halfnorm.logpdf": (st.halfnorm.logpdf, [0.1, 1.0, 3.0], (-0.2, 0.8)),
+    "binom.logpmf": (st.binom.logpmf, [0.0, 1.0, 4.0, 9.0], (9.0, 0.35)),
+    "binom.pmf": (st.binom.pmf, [0.0, 2.0, 5.0], (7.0, 0.6)),
+    "bernoulli.logpmf": (st.bernoulli.logpmf, [0.0, 1.0, 1.0], (0.3,)),
+    "bernoulli.pmf": (st.bernoulli.pmf, [0.0, 1.0], (0.8,)),
 }
+# a pmf's n is an int: its derivative is not compared
+NOT_DIFFERENTIATED = {("binom.logpmf", 0), ("binom.pmf", 0)}
 
 
 @pytest.mark.parametrize(("name", "backend"), [(name, "python") for name in DISTRIBUTIONS] + [
@@ -315,11 +327,14 @@ def test_distribution_values_and_derivatives(name, backend):
     value, pullback = irad.vjp(lambda v, *p: fn(v, *p), x, *params, backend=backend)
     np.testing.assert_allclose(value, fn(x, *params), rtol=1e-11, err_msg=name)
     grads = pullback(np.ones_like(x))
-    if not name.startswith("poisson"):
+    if not name.startswith(("poisson", "binom", "bernoulli")):
         scale = inside_unit(x) if name.startswith("norm") else None
         np.testing.assert_allclose(grads[0], central(lambda v: fn(v, *params), x, scale=scale), rtol=1e-6,
                                    atol=1e-10, err_msg=name)
     for i, p in enumerate(params):
+        if (name, i) in NOT_DIFFERENTIATED:
+            continue
+
         def of_p(q, i=i):
             return np.sum(fn(x, *params[:i], q[0], *params[i + 1:]))
         assert grads[1 + i] == pytest.approx(central(of_p, np.array([p]))[0], rel=1e-6, abs=1e-10), (name, i)
@@ -329,7 +344,10 @@ def test_distributions_off_the_support_and_invalid_parameters():
     """-inf off the support, NaN for invalid parameters, as scipy."""
     def f(x, a):
         return (st.gamma.logpdf(x, a), st.beta.logpdf(x, a, 2.0), st.expon.logpdf(x),
-                st.poisson.logpmf(x, a), st.t.logpdf(x, a, scale=-1.0), st.norm.ppf(x))
+                st.poisson.logpmf(x, a), st.t.logpdf(x, a, scale=-1.0), st.norm.ppf(x),
+                st.lognorm.logpdf(x, a), st.uniform.logpdf(x, 0.0, a), st.chi2.logpdf(x, a),
+                st.halfnorm.logpdf(x, scale=a), st.binom.logpmf(x, 2.0, a - 0.5), st.bernoulli.logpmf(x, a / 2.0),
+                st.cauchy.logpdf(x, scale=a), st.logistic.logpdf(x, scale=a))
 
     x = np.array([-0.5, 0.0, 0.5, 1.0, 2.5, 3.0])
     for a in (0.5, 1.0, 2.0, -1.0):

@@ -19,6 +19,9 @@ CASES = {
     "maximum_reduce": lambda x: np.sum(np.maximum.reduce(x, axis=1)),
     "multiply_accumulate": lambda x: np.sum(np.multiply.accumulate(x) ** 2),
     "add_accumulate_axis": lambda x: np.sum(np.add.accumulate(x, axis=1) ** 2),
+    "maximum_accumulate": lambda x: np.sum(np.maximum.accumulate(x) ** 2),
+    "minimum_accumulate_axis": lambda x: np.sum(np.sin(np.minimum.accumulate(x, axis=1))),
+    "logaddexp_accumulate": lambda x: np.sum(np.logaddexp.accumulate(x, axis=1) ** 2),
 }
 
 
@@ -43,7 +46,37 @@ def running_max(x):
     return np.sum(np.maximum.accumulate(x))
 
 
+def test_a_running_extreme_credits_the_first_element_that_attains_it():
+    # numpy's argmax picks the first of equal elements: the running maximum of
+    # [1, 3, 3, 2, 5] is the 3 at index 1 until the 5, never the later 3
+    x = np.array([1.0, 3.0, 3.0, 2.0, 5.0])
+    np.testing.assert_array_equal(irad.grad(running_max)(x), [1.0, 3.0, 0.0, 0.0, 1.0])
+    x = np.array([1.0, np.nan, 2.0])  # NaN from the first NaN on, as numpy's
+    assert np.isnan(irad.value_and_grad(running_max)(x)[0])
+    np.testing.assert_allclose(irad.jvp(running_max, (X,), (np.ones_like(X),))[1],
+                               np.sum(central_difference(running_max, (X,), 0)), rtol=1e-6)
+
+
+def test_running_extremes_of_ints_are_ints():
+    def f(x):
+        k = np.maximum.accumulate(np.array([1, 3, 2, 5]))
+        return np.sum(x[0] * k) + x[0, 0] * (k[1] // 2) + np.sum(np.minimum.accumulate(np.array([4, 2, 3])) * x[1, :3])
+    value, g = irad.value_and_grad(f)(X)
+    assert value == pytest.approx(f(X))
+    np.testing.assert_allclose(g, central_difference(f, (X,), 0), rtol=1e-6, atol=1e-9)
+
+
+def test_running_extremes_of_no_elements_are_empty():
+    def f(x):
+        return np.sum(x) + np.sum(np.maximum.accumulate(x[:0])) + np.sum(np.logaddexp.accumulate(x[:, :0], axis=1))
+    assert irad.value_and_grad(f)(X)[0] == pytest.approx(f(X))
+
+
+def running_difference(x):
+    return np.sum(np.subtract.accumulate(x))
+
+
 def test_a_method_irad_lacks_is_named_with_its_rewrite():
-    with pytest.raises(irad.UnsupportedError, match=r"np\.maximum\.accumulate is not supported") as info:
-        irad.grad(running_max)(X)
+    with pytest.raises(irad.UnsupportedError, match=r"np\.subtract\.accumulate is not supported") as info:
+        irad.grad(running_difference)(X)
     assert "test_ufunc_methods.py:" in str(info.value) and "hint:" in str(info.value)

@@ -5,10 +5,12 @@ not a bool, and stop at the first that decides; `not`, comparisons, `is`,
 (by default, by position or by keyword at the call) and turns the result into
 a factor on an array's sum, by its type and value (a float's sign too: 0.0
 and -0.0, NaNs of two signs), so that any value Python would not give changes
-the program's result.
+the program's result. The helper also names values
+known only at run time, read from `x` (`p` a truthy float, `q` a zero float,
+`m` a false bool, `n` a truthy int), where `and`/`or` choose by selects.
 
 `expressions` is a hypothesis strategy of expression sources over `a`, `b`,
-`c`; `program` wraps one into a module whose `f(x)` calls the helper three
+`c` and the run-time `p`, `q`, `m`, `n`; `program` wraps one into a module whose `f(x)` calls the helper three
 ways. A program whose expression raises in Python is not a case."""
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from hypothesis import strategies as st
 LITERALS = ["None", "True", "False", "0", "1", "2", "-3", "0.0", "2.5", "''", "'s'", "'mean'", "()", "(1, 2)"]
 PARAMETERS = ["None", "True", "False", "0", "1", "2", "-3", "''", "'s'", "'mean'", "()", "(1, 2)",
               "0.5", "0.0", "-0.0", "float('inf')", "float('nan')", "-float('nan')"]  # floats specialise by their bits
-NAMES = ["a", "b", "c"]
+NAMES = ["a", "b", "c", "p", "q", "m", "n"]
+RUNTIME = "    p = float(x[0])\n    q = float(x[1]) - 2.0\n    m = p > 1.0\n    n = int(np.argmax(x))\n"
 
 _leaf = st.sampled_from(NAMES + LITERALS)
 
@@ -64,5 +67,5 @@ def program(expression: str, defaults: tuple, given: tuple) -> str:
     a, b, c = defaults
     ga, gb, gc = given
     return (f"import math\n\nimport numpy as np\n\n\n{USE}\n\n"
-            f"def helper(x, a={a}, b={b}, c={c}):\n    v = {expression}\n    return np.sum(x) * use(v)\n\n\n"
+            f"def helper(x, a={a}, b={b}, c={c}):\n{RUNTIME}    v = {expression}\n    return np.sum(x) * use(v)\n\n\n"
             f"def f(x):\n    return helper(x) + 2.0 * helper(x, {ga}, {gb}, {gc}) + 4.0 * helper(x, c={gc}, a={gb})\n")
