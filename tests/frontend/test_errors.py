@@ -277,10 +277,6 @@ def e_hash(x):
     return hash(x) * x  # E:hash
 
 
-def e_bool_call(x):
-    return x if bool(x) else 0.0  # E:bool_call
-
-
 def e_complex_call(x):
     return complex(x)  # E:complex_call
 
@@ -536,7 +532,6 @@ CASES = [
     Case("erfc", e_erfc, (1.0,), "math.erfc("),
     Case("comb", e_comb, (3,), "math.comb("),
     Case("hash", e_hash, (1.0,), "hash("),
-    Case("bool_call", e_bool_call, (1.0,), "bool("),
     Case("complex_call", e_complex_call, (1.0,), "complex("),
     Case("numpy_fft", e_numpy_fft, (1.0,), "np.fft.fft("),
     Case("random", e_random, (1.0,), "random.random("),
