@@ -41,6 +41,15 @@ def expit(x):
     return np.where(positive, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
+def log_expit(x):
+    """log(expit(x)) = -log1p(exp(-x)), from exp(-|x|) <= 1: x - log1p(exp(x))
+    below 0, where it keeps the precision of large negative x (log_expit(-40) is
+    -40 - 4.2e-18), and no overflow above."""
+    negative = x < 0.0
+    e = np.exp(np.where(negative, x, -x))  # not -|x|: its derivative at 0 would be 0
+    return np.where(negative, x - np.log1p(e), -np.log1p(e))
+
+
 def logit(p):
     """log(p / (1 - p)); around 1/2, where that quotient is 1 + a rounding error,
     log1p(s) - log1p(-s) with s = 2p - 1 (exact there)."""

@@ -4,7 +4,8 @@ Importing it adds irad's Python-written built-in rules to the default table,
 and the numpy functions of each family to the numpy table (numpy_table.py).
 scipy's functions join the table, and their rules the default table, the
 first time a program calls one (numpy_table.on_demand), so that importing irad
-does not import scipy.
+does not import scipy; so do scipy.linalg's, which irad lowers from its own
+source (irad/scipy_linalg.py).
 """
 
 from irad.frontend import builtin_rules, linalg_rules, numpy_interp
@@ -14,6 +15,7 @@ from irad.frontend.entry_arguments import bind_arguments, signature_of
 from irad.frontend.module_lowering import lower_function
 from irad.frontend import numpy_table
 from irad.rules import add_builtins
+from irad.rules.keys import IMPLEMENTED_IN_PYTHON
 
 add_builtins(builtin_rules.install)
 add_builtins(linalg_rules.install)
@@ -34,11 +36,11 @@ def _scipy_stats() -> None:
 def _scipy_linalg() -> None:
     import scipy.linalg
 
-    from irad import scipy_python
-    from irad.rules.keys import IMPLEMENTED_IN_PYTHON
+    from irad import scipy_linalg
 
-    IMPLEMENTED_IN_PYTHON.update({getattr(scipy.linalg, name): getattr(scipy_python, name) for name in (
-        "cholesky", "cho_factor", "cho_solve", "solve_triangular", "solve", "inv", "det", "eigh", "block_diag")})
+    for name in ("cholesky", "cho_factor", "cho_solve", "solve_triangular", "solve", "inv", "det", "eigh",
+                 "block_diag", "expm"):
+        IMPLEMENTED_IN_PYTHON[getattr(scipy.linalg, name)] = getattr(scipy_linalg, name)
 
 
 numpy_table.on_demand("scipy.special", _scipy_special)

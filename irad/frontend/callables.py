@@ -28,6 +28,7 @@ becomes run-time values and comes back, for calls, returns and joins.
 from __future__ import annotations
 
 import ast
+import struct
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -189,7 +190,10 @@ def static_key(obj) -> object:
 
 
 def constant_key(obj) -> object | None:
-    """The key of a plain constant (see `static_key`); None for other objects."""
+    """The key of a plain constant (see `static_key`); None for other objects.
+    Floats by their bits: 0.0 and -0.0 specialise apart, and NaNs of two signs."""
+    if isinstance(obj, (float, np.floating)):
+        return (type(obj), struct.unpack("<q", struct.pack("<d", float(obj)))[0])
     if isinstance(obj, _PLAIN):
         return (type(obj), obj.item() if isinstance(obj, np.generic) else obj)
     if type(obj) is tuple:

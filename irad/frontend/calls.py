@@ -216,7 +216,8 @@ class Calls:
         known = known_calls.call(self.fl.src, obj, args, kwargs, node)  # math.prod(x.shape), divmod(n, 4)
         if known is not None:
             return known
-        if is_numpy_callable(obj) and _hashable(obj) and obj in IMPLEMENTED_IN_PYTHON:  # np.cov: irad/numpy_python.py
+        # np.cov: irad/numpy_python.py; scipy.linalg's, irad/scipy_linalg.py (is_numpy_callable registers those)
+        if is_numpy_callable(obj) and _hashable(obj) and obj in IMPLEMENTED_IN_PYTHON:
             self._refuse_limits(obj, IMPLEMENTED_IN_PYTHON[obj], args, kwargs, node)
             known = folding.known_call(obj, [known_value(a) for a in args], {k: known_value(v) for k, v in kwargs.items()})
             if known is not None:  # np.allclose(tol, 1e-3), np.searchsorted((1, 2, 3), 2): known here
@@ -271,6 +272,13 @@ class Calls:
         self._not_supported(node, obj)
 
     def _not_supported(self, node: ast.AST, obj):
+        if getattr(obj, "__module__", None) == "builtins" and isinstance(obj, types.BuiltinFunctionType):
+            raise self.fl.src.error(
+                node, f"Python's builtin {obj.__name__}() is not supported inside a differentiated program "
+                "(on these arguments)",
+                "compute it outside the function and pass the result in (a static argument, static_argnums=, "
+                "if it sets a shape or a branch)",
+            )
         raise self.fl.src.error(
             node,
             f"call to {describe_callable(obj)} is not supported: it has no "
@@ -322,6 +330,12 @@ class Calls:
             return select_extremum(self.fl.em, items, obj is builtins.max)
         if obj is builtins.print:
             return lower_print(self.fl, args, kwargs, node)
+        if obj is builtins.hasattr and len(args) == 2 and not kwargs and isinstance(args[1], Static) \
+                and isinstance(args[1].obj, str):  # hasattr(scipy.special, "softplus"), hasattr(x, "ptp")
+            if isinstance(args[0], Static):
+                return Static(hasattr(args[0].obj, args[1].obj))
+            if is_array(args[0]):
+                return Static(hasattr(np.ndarray, args[1].obj))
         if obj is builtins.round:
             return lower_round(self.fl, args, kwargs, node)
         if obj is builtins.dict:
@@ -436,7 +450,7 @@ class Calls:
         # name every argument's type)
         recursive = self.fl.owner.is_lowering(target)
         ruled = closure is None and self.fl.owner.has_rules(fn)
-        known = None if recursive or ruled else numpy_scalars.known_number
+        known = None if recursive or ruled else numpy_scalars.known_static
         closure_shape = self.shape_of(closure, leaves, node, who, "the function", known) if closure else None
         arg_shapes = tuple(self.shape_of(a, leaves, node, who, f"argument {i}", known) for i, a in enumerate(args))
         keyword_shapes = []

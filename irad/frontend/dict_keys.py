@@ -77,7 +77,8 @@ def _shared(tree: ast.FunctionDef, name: str) -> str | None:
         parent = parents.get(node)
         if isinstance(node.ctx, ast.Store):
             bindings.append(node)
-            if not (isinstance(parent, ast.Assign) and parent.targets == [node] and _new_dict(parent.value)):
+            value = _bound_value(node, parent, parents)
+            if value is None or not _new_dict(value):
                 return f"'{name}' is bound at line {node.lineno} to a value that may be shared, not to a new dict"
             if _inner_function(node, parents, tree) is not None:
                 return f"'{name}' is bound in a nested function (line {node.lineno})"
@@ -127,6 +128,19 @@ def _walks(iterable: ast.expr, name: str) -> bool:
     if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and not iterable.args:
         iterable = iterable.func.value if iterable.func.attr in ("keys", "values", "items") else iterable
     return isinstance(iterable, ast.Name) and iterable.id == name
+
+
+def _bound_value(node: ast.Name, parent, parents) -> ast.expr | None:
+    """The expression `node` is bound to: `d = value`, or its item of a tuple
+    display assigned to a tuple of names (`d, i = {}, 0`); None otherwise."""
+    if isinstance(parent, ast.Assign) and parent.targets == [node]:
+        return parent.value
+    above = parents.get(parent)
+    if isinstance(parent, (ast.Tuple, ast.List)) and isinstance(above, ast.Assign) and above.targets == [parent] \
+            and isinstance(above.value, (ast.Tuple, ast.List)) and len(above.value.elts) == len(parent.elts) \
+            and not any(isinstance(e, ast.Starred) for e in (*parent.elts, *above.value.elts)):
+        return above.value.elts[parent.elts.index(node)]
+    return None
 
 
 def _new_dict(value: ast.expr) -> bool:

@@ -87,12 +87,13 @@ def bind_arguments(fn, args: tuple, kwargs: dict) -> tuple:
                 f"{key}=...), or make it a positional parameter",
             )
     # the defaults after the last argument the call gives are arguments too while
-    # they are float data; from an int, a bool, a function or an object on, the
+    # they are float arrays; from a number, a function or an object on, the
     # callee takes its own, known while lowering, as JAX leaves an unpassed default
-    # a Python value (`def loss(p, x, n_heads=2)`: n_heads may set a shape)
+    # a Python value (`def loss(p, x, n_heads=2)`: n_heads may set a shape;
+    # `alpha=0.9`: int(math.ceil((1 - alpha) * n)) may)
     last = max((i + 1 for i, (_, given) in enumerate(positional) if given), default=0)
     n = last
-    while n < len(positional) and is_float_data(positional[n][0]):
+    while n < len(positional) and is_array_default(positional[n][0]):
         n += 1
     return (*(value for value, _ in positional[:n]), *out)
 
@@ -107,13 +108,15 @@ def is_data(value) -> bool:
     return True
 
 
-def is_float_data(value) -> bool:
-    """Data without a Python int or bool in it: a default the entry takes as a
-    run-time argument (ints and bools set shapes, trip counts and branches)."""
+def is_array_default(value) -> bool:
+    """Data with an array in it and no Python int or bool: a default the entry
+    takes as a run-time argument (ints and bools set shapes, trip counts and
+    branches; a float may compute one, as a Python value under JAX)."""
     if not is_data(value):
         return False
     leaves, _ = pytrees.flatten(value, "", type_of_value)
-    return not any(isinstance(leaf, (numbers.Integral, np.bool_)) for leaf in leaves)
+    return (not any(isinstance(leaf, (numbers.Integral, np.bool_)) for leaf in leaves)
+            and any(isinstance(leaf, np.ndarray) for leaf in leaves))
 
 
 def _call_error(fn, message: str, hint: str) -> UnsupportedError:

@@ -146,6 +146,9 @@ class Expressions:
         if not isinstance(base, Static):
             return self._number_attribute(base, node)
         self.fl.lists.refuse_known_list_change(base, node)  # GLOBAL_LIST.append(v) (lists.py)
+        if type(base.obj) is dict and node.attr in ("items", "keys", "values", "get") \
+                and all(isinstance(k, str) for k in base.obj):  # SHAPES.items(), a global dict: its items guarded
+            return containers.dict_attribute(self.fl, containers.make_dict(self.fl, [base], {}, node), node)
         if not hasattr(base.obj, node.attr):
             raise self.fl.src.error(node, f"{self.fl.kind_of(base)} has no attribute '{node.attr}'")
         origin = base.origin.attribute(node.attr) if base.origin is not None else None

@@ -34,6 +34,7 @@ from xdsl.dialects import arith, tensor
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
 from xdsl.ir import SSAValue
 
+from irad.frontend import constant_arrays
 from irad.frontend.numpy_table import numpy_function
 from irad.frontend.values import Static, is_array
 from irad.frontend.views import Slice
@@ -134,6 +135,8 @@ def _value_parts(al, part: ast.expr, value, node) -> list[Part]:
     elem = T.element(value)
     known = constant_values(value)
     if is_bool(elem):
+        if known is None:  # `~np.eye(n, dtype=bool)`, `np.arange(n) % 2 == 0`: masks of constants
+            known = constant_arrays.evaluate(value)
         if known is None:
             raise al.error(node, "indexing with a boolean mask computed at run time gives an array "
                            "whose length is known only at run time, which irad does not support", MASK_HINT)

@@ -1,6 +1,6 @@
 """Python's pure functions of known values, called while lowering:
-`math.prod(x.shape[1:])`, `math.gcd(n, m)`, `divmod(n, 4)`, `max(a.ndim, 2)`, as Python computes
-them. Shape arithmetic is written with them; their results are again known
+`math.prod(x.shape[1:])`, `math.gcd(n, m)`, `divmod(n, 4)`, `max(a.ndim, 2)`, `float("inf")`, as
+Python computes them. Shape arithmetic is written with them; their results are again known
 while lowering (an int that can size an array, index a tuple or bound a
 `range`). numpy's functions of known numbers are folding.py's (`np.prod(x.shape)`
 stays numpy's np.int64), sorted() is iteration.sorted_items'.
@@ -20,7 +20,8 @@ from irad.frontend.arrays import known_value
 from irad.frontend.folding import known_numbers
 from irad.frontend.values import Static
 
-_PYTHON = (builtins.abs, builtins.bool, builtins.pow, builtins.divmod, builtins.max, builtins.min, math.prod, math.gcd, math.lcm, math.comb,
+_PYTHON = (builtins.abs, builtins.bool, builtins.pow, builtins.divmod, builtins.float, builtins.max, builtins.min,
+           math.prod, math.gcd, math.lcm, math.comb,
            math.perm, math.factorial, math.isqrt, math.ceil, math.floor, math.trunc, math.log2, math.sqrt)
 
 

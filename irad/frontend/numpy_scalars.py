@@ -96,6 +96,26 @@ def known_number(v: SSAValue) -> int | bool | np.integer | np.bool_ | None:
     return np.int64(raw) if found == NUMPY else int(raw)
 
 
+def known_static(v: SSAValue) -> int | bool | float | np.generic | None:
+    """What a call passes as a static value, which its callee is specialised on:
+    `known_number`'s ints and bools, and float64 constants as Python's float or
+    numpy's float64 (`tail(x, 0.75)`: the callee may compute a slice bound from
+    it, as JAX sees a Python float); None for anything else (float32 constants
+    stay run-time values)."""
+    number = known_number(v)
+    if number is not None:
+        return number
+    owner = v.owner
+    if not isinstance(owner, arith.ConstantOp) or v.type != F64 or (
+            WIDTH in owner.attributes and owner.attributes[WIDTH].data != "64"):
+        return None
+    found = kind(v)
+    if found not in (PYTHON, NUMPY):
+        return None
+    raw = float(owner.value.value.data)
+    return np.float64(raw) if found == NUMPY else raw
+
+
 def is_numpy_bool(v: SSAValue) -> bool:
     return is_bool(v.type) and not isinstance(v.type, TensorType) and kind(v) == NUMPY
 

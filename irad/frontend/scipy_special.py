@@ -63,7 +63,8 @@ def _op(op_class):
 _elementwise(scipy.special.erf, ("x",), _op(mathd.ErfOp))
 _elementwise(scipy.special.erfc, ("x",), _op(ErfcOp))
 for _fn, _impl in (
-    (scipy.special.expit, special.expit), (scipy.special.logit, special.logit),
+    (scipy.special.expit, special.expit), (scipy.special.log_expit, special.log_expit),
+    (scipy.special.logit, special.logit),
     (scipy.special.ndtr, special.ndtr), (scipy.special.log_ndtr, special.log_ndtr),
     (scipy.special.ndtri, special.ndtri), (scipy.special.erfinv, special.erfinv),
     (scipy.special.gammaln, special.gammaln), (scipy.special.digamma, special.digamma),

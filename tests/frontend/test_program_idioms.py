@@ -78,3 +78,50 @@ def test_numpy_random_is_refused_with_the_rewrite():
     with pytest.raises(irad.UnsupportedError, match=r"numpy.random.default_rng: irad's programs draw no random") as info:
         irad.grad(noisy_loss)(np.ones(2), np.ones((3, 2)), np.ones(3))
     assert "draw them outside and pass them in" in str(info.value)
+
+
+# ---- hasattr of a module or an array, and Python's other builtins named as such -------------------------
+def feature_test(x):
+    act = np.tanh(x) if hasattr(np, "tanh") else x  # known while lowering
+    peak = (x.max() - x.min()) if not hasattr(x, "ptp") else np.ptp(x)  # numpy 2's arrays have no .ptp
+    return np.sum(act ** 2) + peak
+
+
+def test_hasattr_is_known_while_lowering():
+    check(feature_test, (np.array([0.3, -1.2, 0.8]),))
+
+
+def test_another_builtin_is_named_with_the_rewrite():
+    with pytest.raises(irad.UnsupportedError, match=r"Python's builtin id\(\) is not supported.*\n.*compute it outside"):
+        irad.grad(lambda x: x * id(x))(1.0)
+
+
+# ---- a global dict's items, keys, values and get; a new dict bound in a tuple assignment -----------------
+LAYOUT = {"W": (3, 2), "b": (2,)}
+
+
+def unflatten(theta):
+    params, start = {}, 0  # a new dict, bound beside a counter
+    for name, shape in LAYOUT.items():
+        size = int(np.prod(shape))
+        params[name] = theta[start:start + size].reshape(shape)
+        start += size
+    return params
+
+
+def flat_loss(theta, X):
+    p = unflatten(theta)
+    extra = sum(len(s) for s in LAYOUT.values()) + len(list(LAYOUT.keys())) + LAYOUT.get("b")[0]
+    return np.sum(np.tanh(X @ p["W"] + p["b"]) ** 2) * extra
+
+
+def test_a_global_dicts_items_are_read_and_guarded():
+    theta, X = np.linspace(-1.0, 1.0, 8), np.linspace(-0.5, 0.7, 15).reshape(5, 3)
+    check(flat_loss, (theta, X))
+    loss_and_grad = irad.value_and_grad(flat_loss)
+    LAYOUT["b"] = (1, 2)  # a changed item compiles again
+    try:
+        assert loss_and_grad(theta, X)[0] == pytest.approx(flat_loss(theta, X), rel=1e-12)
+    finally:
+        LAYOUT["b"] = (2,)
+    assert loss_and_grad(theta, X)[0] == pytest.approx(flat_loss(theta, X), rel=1e-12)

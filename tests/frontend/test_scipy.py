@@ -54,6 +54,7 @@ def trigamma(x):
 UNARY = {
     # name: (scipy function, points, the derivative's closed form, difference steps' scale)
     "expit": (sc.expit, [-30.0, -2.5, -0.1, 0.0, 0.7, 3.0, 30.0], lambda x: sc.expit(x) * sc.expit(-x)),
+    "log_expit": (sc.log_expit, [-700.0, -30.0, -2.5, -0.1, 0.0, 0.7, 3.0, 30.0], lambda x: sc.expit(-x)),  # at 0: 1/2
     "logit": (sc.logit, [1e-5, 0.1, 0.3, 0.5, 0.62, 0.9, 0.999], lambda p: 1.0 / (p * (1.0 - p)), inside_unit),
     "erf": (sc.erf, [-3.0, -0.5, 0.0, 0.2, 1.5, 4.0], lambda x: 2.0 / np.sqrt(np.pi) * np.exp(-x * x)),
     "erfc": (sc.erfc, [-3.0, -0.5, 0.0, 0.2, 1.5, 9.0], lambda x: -2.0 / np.sqrt(np.pi) * np.exp(-x * x)),

@@ -1,4 +1,4 @@
-"""scipy.linalg's solvers and factorisations (irad/scipy_python.py): values
+"""scipy.linalg's solvers and factorisations (irad/scipy_linalg.py): values
 against scipy's own, gradients against central differences of scipy's
 functions, each reading only the triangle scipy reads."""
 
@@ -7,9 +7,6 @@ import pytest
 import scipy.linalg as sla
 
 import irad
-from irad.backends.native.compile import unavailable_reason
-
-NATIVE_MISSING = unavailable_reason()
 rng = np.random.default_rng(5)
 A = rng.normal(size=(4, 4))
 SPD = A @ A.T + 4 * np.eye(4)
@@ -58,23 +55,6 @@ def test_values_and_gradients_against_scipy(name):
     assert np.allclose(g, central(f, a), rtol=1e-5, atol=1e-7)
 
 
-def gp_nll(log_ell, x, y):
-    K = np.exp(-0.5 * (x[:, None] - x[None, :]) ** 2 / np.exp(2 * log_ell)) + 0.1 * np.eye(x.shape[0])
-    L = sla.cholesky(K, lower=True)
-    alpha = sla.cho_solve((L, True), y)
-    z = sla.solve_triangular(L, y, lower=True)
-    return 0.5 * y @ alpha + np.sum(np.log(np.diag(L))) + 0.0 * np.sum(z)
-
-
-@pytest.mark.native
-@pytest.mark.skipif(NATIVE_MISSING is not None, reason=str(NATIVE_MISSING))
-def test_a_gaussian_process_natively():
-    x, y = np.linspace(0, 1, 6), np.sin(np.linspace(0, 3, 6))
-    value, g = irad.value_and_grad(gp_nll, backend="native")(0.2, x, y)
-    assert np.isclose(value, gp_nll(0.2, x, y))
-    assert np.isclose(g, (gp_nll(0.2 + 1e-6, x, y) - gp_nll(0.2 - 1e-6, x, y)) / 2e-6, rtol=1e-6)
-
-
 def test_scipy_errors_are_scipy_errors():
     bad = SPD.copy()
     bad[0, 0] = np.nan
@@ -87,8 +67,3 @@ def test_scipy_errors_are_scipy_errors():
     assert np.isnan(irad.grad(lambda a: np.sum(sla.solve(a, b, check_finite=False)))(bad)).any()
     with pytest.raises(ValueError, match="assume_a='banded'"):
         irad.grad(lambda a: np.sum(sla.solve(a, b, assume_a="banded")))(SPD)
-
-
-def test_what_stays_refused_is_named_as_scipy_names_it():
-    with pytest.raises(irad.UnsupportedError, match="scipy function scipy.linalg.expm is not supported"):
-        irad.grad(lambda a: np.sum(sla.expm(a)))(A)

@@ -3,8 +3,9 @@ strs, tuples, float literals) the way Python does: `and`/`or` give an operand,
 not a bool, and stop at the first that decides; `not`, comparisons, `is`,
 `in`, conditional expressions, `+` and `*`. A helper takes three such values
 (by default, by position or by keyword at the call) and turns the result into
-a factor on an array's sum, by its type and value, so that any value Python
-would not give changes the program's result. The helper also names values
+a factor on an array's sum, by its type and value (a float's sign too: 0.0
+and -0.0, NaNs of two signs), so that any value Python would not give changes
+the program's result. The helper also names values
 known only at run time, read from `x` (`p` a truthy float, `q` a zero float,
 `m` a false bool, `n` a truthy int), where `and`/`or` choose by selects,
 and two run-time reads that raise where Python evaluates them (`x[n + 1]` is
@@ -20,7 +21,8 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 LITERALS = ["None", "True", "False", "0", "1", "2", "-3", "0.0", "2.5", "''", "'s'", "'mean'", "()", "(1, 2)"]
-PARAMETERS = ["None", "True", "False", "0", "1", "2", "-3", "''", "'s'", "'mean'", "()", "(1, 2)"]
+PARAMETERS = ["None", "True", "False", "0", "1", "2", "-3", "''", "'s'", "'mean'", "()", "(1, 2)",
+              "0.5", "0.0", "-0.0", "float('inf')", "float('nan')", "-float('nan')"]  # floats specialise by their bits
 NAMES = ["a", "b", "c", "p", "q", "m", "n"]
 RUNTIME = "    p = float(x[0])\n    q = float(x[1]) - 2.0\n    m = p > 1.0\n    n = int(np.argmax(x))\n"
 
@@ -56,6 +58,13 @@ expressions = st.one_of(_expressions, _guarded(_expressions))
 parameters = st.tuples(*[st.sampled_from(PARAMETERS)] * 3)
 
 USE = '''def use(v):
+    if isinstance(v, float):  # the sign of a zero or a NaN changes the result
+        sign = 0.25 if math.copysign(1.0, v) < 0 else 0.0
+        if v != v:
+            return 7.0 + sign
+        if abs(v) == math.inf:
+            return 5.0 + sign
+        return v + sign
     if v is None:
         return 1.5
     if isinstance(v, bool):
@@ -72,6 +81,6 @@ def program(expression: str, defaults: tuple, given: tuple) -> str:
     """`f(x)`: the helper at its defaults, with `given` by position, and by keyword."""
     a, b, c = defaults
     ga, gb, gc = given
-    return (f"import numpy as np\n\n\n{USE}\n\n"
+    return (f"import math\n\nimport numpy as np\n\n\n{USE}\n\n"
             f"def helper(x, a={a}, b={b}, c={c}):\n{RUNTIME}    v = {expression}\n    return np.sum(x) * use(v)\n\n\n"
             f"def f(x):\n    return helper(x) + 2.0 * helper(x, {ga}, {gb}, {gc}) + 4.0 * helper(x, c={gc}, a={gb})\n")

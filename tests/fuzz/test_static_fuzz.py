@@ -2,7 +2,9 @@
 (tests/fuzz/static_programs.py): irad's value is Python's, or the program is
 refused; never another value. Before `and`/`or` gave their operand (not a
 bool) and stopped at the first that decides, `k or "default"` gave True and
-`mode == "mean" and "m" or "s"` took the wrong arm (irad/frontend/expressions.py)."""
+`mode == "mean" and "m" or "s"` took the wrong arm (irad/frontend/expressions.py).
+Floats passed to the helper specialise it by their bits: keyed by value, 0.0
+and -0.0 (or two NaNs) would share one copy."""
 
 import hashlib
 import os
@@ -37,15 +39,17 @@ def test_python_value_or_a_refusal(expression, defaults, given_values):
         got = irad.value_and_grad(f)(X.copy())[0]
     except irad.UnsupportedError:
         return
-    assert got == pytest.approx(expected, rel=1e-12), source
+    assert got == pytest.approx(expected, rel=1e-12, nan_ok=True), source
 
 
 @pytest.mark.parametrize("expression, defaults, given_values, value", [
     ("(b and c or a)", ("None", "'mean'", "2"), ("None", "''", "0"), None),
     ("(a or 'default')", ("None", "1", "2"), ("''", "0", "0"), None),
     ("(a is not None and a[0] > 0)", ("None", "1", "2"), ("(1, 2)", "(3, 4)", "0"), None),
+    ("(a if b else c)", ("float('nan')", "True", "0.0"), ("-float('nan')", "True", "-0.0"), None),  # by their bits
+    ("(c if b else a)", ("0.0", "True", "0.0"), ("0.0", "True", "-0.0"), None),
 ])
 def test_known_cases(expression, defaults, given_values, value):
     source = program(expression, defaults, given_values)
     f = generated_programs.load(source, "static_" + hashlib.sha1(source.encode()).hexdigest()[:12], WORK).f
-    assert irad.value_and_grad(f)(X.copy())[0] == pytest.approx(f(X.copy()), rel=1e-12)
+    assert irad.value_and_grad(f)(X.copy())[0] == pytest.approx(f(X.copy()), rel=1e-12, nan_ok=True)

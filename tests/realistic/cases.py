@@ -14,9 +14,11 @@ from irad import IradError
 
 from tests.realistic import factories as fac
 from tests.realistic import field as fl
+from tests.realistic import field2 as f2
 from tests.realistic import learning as ml
 from tests.realistic import modelling as mod
 from tests.realistic import science as sci
+from tests.realistic.records import WeibullParams
 
 
 @dataclasses.dataclass(frozen=True)
@@ -368,6 +370,144 @@ def student_t_args():
     return {"w": np.array([0.5, -1.0]), "log_df": 0.7, "log_scale": -0.6}, X, y
 
 
+# ---- field2.py ---------------------------------------------------------------------------------------
+def flow_args():
+    r = rng(70)
+    d, h = 4, 5
+    params = {}
+    for i in range(2):
+        params[f"W{i}"], params[f"b{i}"] = r.normal(size=(d // 2, h)) * 0.5, np.zeros(h)
+        params[f"S{i}"], params[f"T{i}"] = r.normal(size=(h, d // 2)) * 0.3, r.normal(size=(h, d // 2)) * 0.3
+    params["u"], params["w"], params["b"] = r.normal(size=d) * 0.3, r.normal(size=d) * 0.5, 0.1
+    params["A"] = np.eye(d) + 0.2 * r.normal(size=(d, d))
+    return params, r.normal(size=(10, d))
+
+
+def skipgram_args():
+    r = rng(71)
+    V, d, B = 12, 4, 6
+    embeddings = {"in": r.normal(size=(V, d)) * 0.3, "out": r.normal(size=(V, d)) * 0.3}
+    return embeddings, r.integers(0, V, size=B), r.integers(0, V, size=B), r.integers(0, V, size=(B, f2.N_NEGATIVE))
+
+
+def cox_args():
+    r = rng(72)
+    X = r.normal(size=(15, 3))
+    times = r.exponential(np.exp(-X @ np.array([0.5, -0.3, 0.2])))
+    return np.array([0.1, 0.1, -0.1]), X, times, (r.uniform(size=15) < 0.7).astype(float)
+
+
+def weibull_args():
+    r = rng(73)
+    X = np.column_stack([np.ones(20), r.normal(size=(20, 2))])
+    t = r.weibull(1.5, size=20) * np.exp(X @ np.array([0.3, 0.2, -0.1]))
+    return WeibullParams(np.array([0.1, 0.0, 0.0]), 0.2), X, t, (r.uniform(size=20) < 0.8).astype(float)
+
+
+def fm_args():
+    r = rng(75)
+    return (0.0, r.normal(size=5) * 0.1, r.normal(size=(5, 2)) * 0.3), r.normal(size=(20, 5)), np.sign(r.normal(size=20))
+
+
+def infonce_args():
+    r = rng(77)
+    x = r.normal(size=(6, 4))
+    return r.normal(size=(4, 3)), x, x + 0.1 * r.normal(size=(6, 4))
+
+
+def blr_args():
+    r = rng(79)
+    x = r.uniform(-1, 1, size=25)
+    Phi = np.stack([x ** j for j in range(4)], axis=1)
+    return np.log(np.array([1.0, 10.0])), Phi, np.sin(2 * x) + 0.2 * r.normal(size=25)
+
+
+def lotka_volterra_args():
+    theta, y0 = np.array([1.0, 0.4, 0.8, 0.3]), np.array([2.0, 1.0])
+    observed = f2.rk4_solve(lambda s: f2.lv_rhs(s, f2.LVParams(*theta)), y0, 0.1, 8)
+    return (np.log(theta * np.array([1.1, 0.9, 1.05, 0.95])), y0,
+            observed * (1 + 0.01 * rng(80).normal(size=observed.shape)))
+
+
+def poisson_mixture_args():
+    r = rng(81)
+    counts = np.concatenate([r.poisson(2.0, size=10), r.poisson(9.0, size=10)]).astype(float)
+    return np.log(np.array([1.5, 7.0])), np.zeros(2), counts
+
+
+def label_smoothing_args():
+    r = rng(82)
+    params = {"W1": r.normal(size=(3, 5)) * 0.5, "b1": np.zeros(5), "W2": r.normal(size=(5, 4)) * 0.5}
+    return params, r.normal(size=(10, 3)), r.integers(0, 4, size=10)
+
+
+def jacobi_args():
+    n = 6
+    s = np.sin(np.pi * np.arange(1, n + 1) / (n + 1))
+    basis = np.stack([np.outer(np.sin(np.pi * k * np.arange(1, n + 1) / (n + 1)), s) for k in (1, 2, 3)])
+    return np.array([1.0, 0.5, -0.2]), basis, 0.02 * np.outer(s, s)
+
+
+def quantile_args():
+    r = rng(83)
+    X = np.column_stack([np.ones(20), r.normal(size=20)])
+    y = X @ np.array([0.5, 1.0]) + r.normal(size=20)
+    return np.array([[-0.5, 0.5, 1.5], [1.0, 1.0, 1.0]]) + 0.05 * r.normal(size=(2, 3)), X, y
+
+
+def arma_args():
+    r = rng(84)
+    e, y = r.normal(size=15), np.zeros(15)
+    for t in range(1, 15):
+        y[t] = 0.2 + 0.5 * (y[t - 1] - 0.2) + e[t] + 0.3 * e[t - 1]
+    return np.array([0.1, 0.4, 0.2]), y
+
+
+def radial_velocity_args():
+    r = rng(90)
+    t, p = np.sort(r.uniform(0, 20, size=15)), np.array([5.0, np.log(7.0), -0.5, 0.8, 1.0])
+    return p + 0.02 * r.normal(size=5), t, f2.radial_velocity(p, t) + 0.3 * r.normal(size=15)
+
+
+def ctmc_args():
+    return (rng(91).normal(size=6) * 0.3, [(0, 1), (1, 2), (2, 0), (0, 0), (1, 0)],
+            np.array([0.5, 1.0, 0.3, 0.7, 1.2]))
+
+
+def ising_args():
+    r = rng(93)
+    J = r.normal(size=(5, 5)) * 0.1
+    J = J + J.T - 2 * np.diag(np.diag(J))
+    return r.normal(size=5) * 0.3, J
+
+
+def tobit_args():
+    r = rng(94)
+    X = np.column_stack([np.ones(20), r.normal(size=20)])
+    return np.array([0.2, 0.8, 0.1]), X, np.maximum(X @ np.array([0.3, 1.0]) + r.normal(size=20), 0)
+
+
+def irt_args():
+    r = rng(97)
+    n_students, n_items, n = 5, 4, 20
+    params = {"ability": r.normal(size=n_students) * 0.3, "log_disc": np.zeros(n_items),
+              "difficulty": r.normal(size=n_items) * 0.3}
+    return (params, r.integers(0, n_students, size=n), r.integers(0, n_items, size=n),
+            (r.uniform(size=n) < 0.5).astype(float))
+
+
+def named_mlp_args():
+    r = rng(98)
+    layers = [(r.normal(size=(2, 4)) * 0.5, np.zeros(4)), (r.normal(size=(4, 4)) * 0.5, np.zeros(4)),
+              (r.normal(size=(4, 1)) * 0.5, np.zeros(1))]
+    return layers, r.normal(size=(8, 2)), r.normal(size=8)
+
+
+def kernel_ridge_args():
+    r = rng(99)
+    X, X_val = r.normal(size=(12, 2)), r.normal(size=(6, 2))
+    return np.log(np.array([1.0, 0.1])), X, np.sin(X[:, 0]), X_val, np.sin(X_val[:, 0])
+
 LINEAR_MODEL = ml.LinearModel(*huber_args()[1:])
 RIDGE_OBJECTIVE = ml.RidgeObjective(*huber_args()[1:])
 
@@ -454,4 +594,46 @@ CASES = [
     Case("spectral_penalty", fl.spectral_loss, lambda: (rng(65).normal(size=9), np.array([1.0, 2.0, 3.0]))),
     Case("piecewise_smoothing", fl.piecewise_smooth_loss,
          lambda: (np.array([0.5, -0.3, 1.2]), np.linspace(-2, 2, 9), np.cos(np.linspace(-2, 2, 9)))),
+    Case("affine_coupling_flow", f2.flow_nll, flow_args),
+    Case("skipgram_negative_sampling", f2.skipgram_loss, skipgram_args),
+    Case("cox_partial_likelihood", f2.cox_partial_nll, cox_args),
+    Case("weibull_survival_dataclass", f2.weibull_nll, weibull_args, reference="fd"),  # JAX takes no dataclass
+    Case("garch_11", f2.garch_nll, lambda: (np.array([np.log(0.1), -1.0, 1.0]), rng(74).standard_t(5, size=12) * 0.5),
+         transforms=("value_and_grad", "hessian")),
+    Case("factorisation_machine", f2.fm_loss, fm_args),
+    Case("pairwise_ranking_hinge", f2.ranking_loss,
+         lambda: (rng(76).normal(size=3), rng(86).normal(size=(8, 3)), rng(87).integers(0, 3, size=8).astype(float))),
+    Case("info_nce", f2.contrastive_loss, infonce_args),
+    Case("gumbel_softmax", f2.relaxed_choice_loss,
+         lambda: (rng(78).normal(size=4), rng(88).uniform(0.01, 0.99, size=(8, 4)), np.array([1.0, -0.5, 2.0, 0.3]))),
+    Case("bayesian_linear_evidence", f2.neg_log_evidence, blr_args, transforms=("value_and_grad", "hessian")),
+    Case("lotka_volterra_namedtuple", f2.lv_fit_loss, lotka_volterra_args, transforms=("value_and_grad", "jacfwd")),
+    Case("poisson_mixture_em_steps", f2.poisson_mixture_loss, poisson_mixture_args, argnums=(0, 1)),
+    Case("label_smoothing", f2.label_smoothing_loss, label_smoothing_args),
+    Case("jacobi_poisson_2d", f2.poisson_inverse_loss, jacobi_args),
+    Case("quantile_regression", f2.quantile_loss, quantile_args),
+    Case("arma_css", f2.arma_css, arma_args, reference="fd"),  # writes into an array
+    Case("kepler_radial_velocity", f2.rv_loss, radial_velocity_args),
+    Case("dirichlet_multinomial_fixed_point", f2.dirmult_after_steps,
+         lambda: (np.log(np.array([1.0, 2.0, 0.5])), rng(92).integers(0, 6, size=(8, 3)).astype(float)),
+         native=False),  # ~18 s to compile natively (digamma's series; checked by hand: the same values)
+    Case("mean_field_ising", f2.ising_free_energy, ising_args, argnums=(0, 1)),
+    Case("tobit_censored", f2.tobit_nll, tobit_args, transforms=("value_and_grad", "hessian")),
+    Case("ordinal_cutpoints", f2.ordinal_nll,  # JAX's concatenate takes no lists ([-np.inf]): central differences
+         lambda: ({"w": np.array([0.5, -0.5]), "cuts": np.array([-0.5, 0.0, 0.2])}, rng(95).normal(size=(15, 2)),
+                  rng(85).integers(0, 4, size=15)), reference="fd"),
+    Case("portfolio_cvar", f2.portfolio_objective,
+         lambda: (0.1 * rng(96).normal(size=4), rng(89).normal(size=(30, 4)) * 0.02 + 0.001)),
+    Case("item_response_2pl", f2.irt_nll, irt_args),
+    Case("mlp_named_activations", f2.named_mlp_loss, named_mlp_args),
+    Case("kernel_ridge_cho_solve", f2.kernel_ridge_loss, kernel_ridge_args, reference="fd"),  # scipy.linalg
+    Case("ctmc_expm", f2.ctmc_nll, ctmc_args, reference="fd"),  # scipy.linalg.expm: JAX's twin would call scipy's
+    Case("simclr_nt_xent", f2.simclr_loss,
+         lambda: (rng(101).normal(size=(3, 4)) * 0.5, rng(102).normal(size=(4, 3)), rng(103).normal(size=(4, 3)))),
+    Case("flat_mlp_global_layout", f2.flat_mlp_loss,
+         lambda: (rng(104).normal(size=25) * 0.4, rng(105).normal(size=(12, 2)), rng(106).normal(size=12))),
+    Case("pca_reconstruction", f2.pca_reconstruction,
+         lambda: (rng(100).normal(size=(12, 4)) @ np.diag([3.0, 2.0, 1.0, 0.5]),)),
+    Case("wave_on_a_ring", f2.wave_energy, lambda: (np.sin(2 * np.pi * np.linspace(0, 1, 16, endpoint=False)), 1.0),
+         argnums=(0, 1)),
 ]

@@ -11,6 +11,7 @@ change, the tests fail until it is rebuilt:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import sys
@@ -27,7 +28,10 @@ STORE = HERE / "references.npz"
 
 
 def leaves(tree) -> list[np.ndarray]:
-    """The array leaves of a result, dicts in key order, None skipped."""
+    """The array leaves of a result, dicts in key order, dataclasses in field
+    order, None skipped."""
+    if dataclasses.is_dataclass(tree) and not isinstance(tree, type):
+        return leaves([getattr(tree, field.name) for field in dataclasses.fields(tree)])
     if isinstance(tree, dict):
         return [leaf for key in sorted(tree) for leaf in leaves(tree[key])]
     if isinstance(tree, (tuple, list)):

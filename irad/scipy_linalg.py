@@ -1,4 +1,4 @@
-"""scipy.linalg's common solvers and factorisations, lowered from irad's own
+"""scipy.linalg's common solvers, factorisations and expm, lowered from irad's own
 Python source (irad's subset) as numpy_python.py's numpy functions are:
 composed of np.linalg's functions, whose derivatives irad has, and of
 triangles (np.tril/np.triu) of their arguments, so each reads exactly the
@@ -140,3 +140,32 @@ def block_diag(*arrs):
         rows.append(np.concatenate((np.zeros((blk.shape[0], left)), blk, np.zeros((blk.shape[0], right))), axis=1))
         left += blk.shape[1]
     return np.concatenate(rows, axis=0)
+
+
+# Pade(13) coefficients and the 1-norm bound below which it is exact to double
+# precision (Higham, "The scaling and squaring method for the matrix exponential
+# revisited", 2005), as scipy's expm uses them
+_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+           129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+           40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+_THETA13 = 5.371920351148152
+
+
+def expm(A):
+    """The matrix exponential by scaling and squaring: A / 2**s has a 1-norm
+    below theta13, its Pade(13) approximant is exact to rounding there, and s
+    squarings undo the scaling (s is a run-time count, from the norm)."""
+    b = _PADE13
+    norm = np.max(np.sum(np.abs(A), axis=0))
+    s = max(0, int(np.ceil(np.log2(np.maximum(norm, 1e-300) / _THETA13))))
+    A = A / 2.0 ** s
+    ident = np.eye(A.shape[0])
+    A2 = A @ A
+    A4 = A2 @ A2
+    A6 = A4 @ A2
+    U = A @ (A6 @ (b[13] * A6 + b[11] * A4 + b[9] * A2) + b[7] * A6 + b[5] * A4 + b[3] * A2 + b[1] * ident)
+    V = A6 @ (b[12] * A6 + b[10] * A4 + b[8] * A2) + b[6] * A6 + b[4] * A4 + b[2] * A2 + b[0] * ident
+    R = np.linalg.solve(V - U, V + U)
+    for _ in range(s):
+        R = R @ R
+    return R
