@@ -20,12 +20,12 @@ from __future__ import annotations
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerType
 from xdsl.printer import Printer
 
-from irad.ir.constants import splat_element
-
 _print_without_type = DenseIntOrFPElementsAttr.print_without_type
 
 
 def _print_bools_as_a_list(self: DenseIntOrFPElementsAttr, printer: Printer) -> None:
+    from irad.ir.constants import splat_element  # here: constants imports xDSL's linalg, which irad.ir defers
+
     element = self.get_element_type()
     if len(self) <= 1 or splat_element(self) is not None:
         _print_without_type(self, printer)
