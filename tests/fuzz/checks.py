@@ -297,6 +297,8 @@ def check_program(source: str, args, directory: Path, compiled: tuple[str, ...] 
     rtol = 2e-3 if single else 1e-7
     with np.errstate(all="ignore"):
         expected = f(*call)
+    if isinstance(expected, (int, np.integer)) and not isinstance(expected, bool):
+        return None  # Python's f returns an int here (a path known while lowering): no derivative to check
     values = _flat(leaves(_out(expected, mode)))
     if not np.all(np.isfinite(values)) or np.any(np.abs(values) > 1e6):
         return None  # outside what the generator means to test
