@@ -362,6 +362,10 @@ class Calls:
         if isinstance(value, Static):
             return Static(isinstance(value.obj, classes.obj))
         cls = python_class(value)  # a run-time value: its class follows from its type
+        origin = held_ints.joined_int(value, self.fl.joined_int_parameters) if cls is float else None
+        if origin is not None and issubclass(int, classes.obj) != issubclass(float, classes.obj):
+            raise self.fl.src.error(node, f"isinstance of a value that is an int on one path and a float on another "
+                                    f"({origin}): irad holds it as a float", held_ints.HINT)
         if cls is None:
             return Static(isinstance(value, classes.obj))  # a function or a closure: not those classes
         return Static(issubclass(cls, classes.obj))
@@ -487,6 +491,10 @@ class Calls:
         if kinds is not None and kinds == tuple(numpy_scalars.EITHER if isinstance(v.type, TensorType)
                                                 else numpy_scalars.kind(v) for v in args):
             shape = replace(shape, kinds=kinds)  # the entry calling itself with numbers of its kinds
+        joined = tuple(held_ints.joined_int(v, self.fl.joined_int_parameters) or "" if is_float(v.type) else ""
+                       for v in args)
+        if shape is not None and any(joined):  # the callee's isinstance of such a float is refused
+            shape = replace(shape, joined_ints=joined)
         callee = self.fl.owner.function(fn, shape if shape is not None else tuple(v.type for v in args),
                                      self.fl.src.location(node), origin)
         # the callee's hidden globals (irad/frontend/globals.py) come from this function's own

@@ -94,6 +94,8 @@ class FunctionLowering:
         self.block = Block(arg_types=arg_types)
         if shape is not None and shape.kinds:  # the entry's numbers: numpy's or Python's
             numpy_scalars.mark_parameters(self.block, shape.kinds)
+        # parameters the caller passes as floats that are ints on some path (held_ints.joined_int)
+        self.joined_int_parameters = dict(zip(self.block.args, shape.joined_ints)) if shape is not None else {}
         # global arrays read at each call: block arguments after the parameters
         self.hidden = HiddenArguments(self.block, hidden, owner.hidden_globals)
         self.em = Emitter(self.block)

@@ -619,3 +619,38 @@ def test_a_variable_without_a_value_is_refused_where_it_is_read(f, args, message
     with pytest.raises(UnsupportedError, match=message) as info:
         irad.grad(f)(*args)
     assert "\n  hint: " in str(info.value)
+
+
+# ---- isinstance of a number that is an int on one path and a float on another ----------
+def isinstance_after_a_branch(x, a=0.5):
+    q = float(x[1]) - 2.0
+    v = a if q else -3          # Python: -3, an int, where q is 0
+    return np.sum(x) * (v + 0.25 if isinstance(v, float) else float(v))
+
+
+def isinstance_after_a_loop(x):
+    v = 1
+    for i in range(3):
+        if x[1] > i + 5.0:
+            v = v * 0.5
+    return np.sum(x) * (v + 0.25 if isinstance(v, float) else float(v))
+
+
+def _use(v):
+    return v + 0.25 if isinstance(v, float) else float(v)
+
+
+def isinstance_in_a_helper(x, a=0.5):
+    q = float(x[1]) - 2.0
+    v = a if q else -3   # the static fuzzer's case: the helper's isinstance saw a float where Python's sees -3
+    return np.sum(x) * _use(v)
+
+
+@pytest.mark.parametrize("f, where", [(isinstance_after_a_branch, "into this conditional expression"),
+                                      (isinstance_after_a_loop, "'v' is an int on one path into this loop"),
+                                      (isinstance_in_a_helper, "into this conditional expression")])
+def test_isinstance_of_an_int_held_as_a_float_is_refused(f, where):
+    # irad holds the join as a float, so isinstance would answer float where Python answers int
+    assert irad.grad(lambda x: np.sum(x) * _use(0.5 if x[0] > 0 else 1.5))(np.ones(2)).tolist() == [0.75, 0.75]
+    with pytest.raises(UnsupportedError, match=f"isinstance of a value that is an int on one path.*{where}"):
+        irad.grad(f)(np.array([0.5, 2.0]))
