@@ -1037,3 +1037,4 @@ def test_call_to_declaration_and_unknown_function():
     }""")
     with pytest.raises(BackendError, match="@nope"):
         cm.function("nope")
+

@@ -125,3 +125,13 @@ def test_one_specialisation_per_float_value():
     text = lowered_text(loss, X)
     assert sorted(re.findall(r"func\.func private @(tail_mean\w*)", text)) == ["tail_mean", "tail_mean_1"]
     check_against_numpy(loss, (X,))
+
+
+def _nan_sign_after_a_sum(x, b=-float("nan")):
+    return math.copysign(1.0, b + float(x[0])) * x[1]
+
+
+def test_a_negative_nan_constant_keeps_its_sign():
+    # the constant was printed float('nan'), so -nan + p gave +nan (found by the static fuzzer)
+    x = np.array([0.5, 2.0])
+    assert irad.value_and_grad(_nan_sign_after_a_sum)(x)[0] == _nan_sign_after_a_sum(x) == -2.0

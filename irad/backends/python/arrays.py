@@ -255,8 +255,8 @@ def emit_static_alloc(tr, op) -> None:
 
 def float_literal(value: float) -> str:
     """Python source for a float, inf and nan included (shared with python.py)."""
-    if math.isnan(value):
-        return "float('nan')"
+    if math.isnan(value):  # its sign is seen by copysign and np.signbit, and kept by + and *
+        return "-float('nan')" if math.copysign(1.0, value) < 0 else "float('nan')"
     if math.isinf(value):
         return "float('inf')" if value > 0 else "-float('inf')"
     return repr(value)
