@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     TensorType,
 )
-from xdsl.dialects.linalg.ops import BroadcastOp
+from xdsl.dialects.linalg.ops import BroadcastOp, FillOp
 from xdsl.ir import Attribute, SSAValue
 
 from irad.base.errors import UnsupportedError
@@ -134,7 +134,7 @@ def zero_constant(type: Attribute) -> arith.ConstantOp:
 
 # the ops `splat_number` looks through: one of them defines a tensor made of one number
 # (patterns that match on such an operand declare them as their `operand_from`)
-SPLAT_SOURCES = (arith.ConstantOp, tensor.SplatOp, tensor.InsertOp, BroadcastOp, tensor.ReshapeOp)
+SPLAT_SOURCES = (arith.ConstantOp, tensor.SplatOp, tensor.InsertOp, BroadcastOp, tensor.ReshapeOp, FillOp)
 
 
 def splat_number(value: SSAValue) -> SSAValue | float | int | None:
@@ -142,8 +142,10 @@ def splat_number(value: SSAValue) -> SSAValue | float | int | None:
     splat dense constant (the number itself; not NaN, not an empty tensor), a
     tensor.splat, the whole of a rank-0 tensor written by tensor.insert (how a
     gradient's seed and a scalar's cotangent become tensors; the scalar SSA
-    value), and broadcasts and reshapes of those. None otherwise, and for a
-    value that is not a tensor."""
+    value), a linalg.fill (what the native backend makes of a large splat
+    before it looks for BLAS products' zero inits: native/large_splats.py),
+    and broadcasts and reshapes of those. None otherwise, and for a value
+    that is not a tensor."""
     if not isinstance(value.type, TensorType):
         return None
     owner = value.owner
@@ -157,6 +159,9 @@ def splat_number(value: SSAValue) -> SSAValue | float | int | None:
         return owner.input
     if isinstance(owner, tensor.InsertOp):
         return None if owner.indices else owner.scalar
+    if isinstance(owner, FillOp):  # writes every element, whatever its destination held
+        number = owner.inputs[0]  # (linalg.fill may cast it: then not the element itself)
+        return number if number.type == value.type.element_type else None
     if isinstance(owner, BroadcastOp):
         return splat_number(owner.input)
     if isinstance(owner, tensor.ReshapeOp):

@@ -6,10 +6,14 @@ central finite differences in float64 and against the program run as numpy
 threshold set so that the products call BLAS, and so that they stay loops.
 """
 
+import functools
+import math
+
 import numpy as np
 import pytest
-from xdsl.dialects import func, llvm
-from xdsl.dialects.linalg.ops import MatmulOp
+from xdsl.dialects import func, llvm, tensor
+from xdsl.dialects.builtin import TensorType, f64
+from xdsl.dialects.linalg.ops import FillOp, MatmulOp
 
 import irad
 from irad import config
@@ -17,6 +21,7 @@ from irad.backends.native import lapack
 from irad.backends.native import compile as native
 from irad.backends.native import blas as native_blas
 from irad.base.errors import BackendError
+from irad.ir.constants import LARGE_SPLAT, float_constant, is_splat_of, splat_number
 from tests.reference import NATIVE_MISSING, check_against_numpy, copies, float_positions
 
 THREADS = config.switch("native_blas_threads").variable
@@ -292,3 +297,71 @@ def test_gradients_are_the_same_bits_on_one_and_two_blas_threads():
     for a, b in zip(one, two):
         assert np.array_equal(a, b)
     check_against_numpy(mlp, args, backend="native")
+
+
+# ---- zero inits made when the program runs (native/large_splats.py) -------------------------------
+def energy(x, a):
+    return np.sum(np.tanh(a @ x) * x)
+
+
+def energy_hessian(x, a):
+    """Its closed form: Aᵀ diag(-2 t s x) A + Aᵀ diag(s) + diag(s) A, t = tanh(Ax), s = 1 - t²."""
+    t = np.tanh(a @ x)
+    s = 1 - t * t
+    return a.T @ ((-2 * t * s * x)[:, None] * a) + a.T * s + s[:, None] * a
+
+
+def product_gradients(a, b):
+    """The closed form of square_product's gradient, also for stacks of
+    products (a @ b of 3-D arrays): dA = S Bᵀ, dB = Aᵀ S, S = 1 - tanh(AB)²."""
+    s = 1 - np.tanh(a @ b) ** 2
+    return s @ np.swapaxes(b, -1, -2), np.swapaxes(a, -1, -2) @ s
+
+
+def _blas_call_sites(llvm_ir: str) -> int:
+    """Calls of ?gemm and ?gemv in a module's LLVM IR (cblas_ or split,
+    native/split.py): one per product that calls BLAS."""
+    return sum(1 for line in llvm_ir.splitlines() if "call void @" in line and ("gemm" in line or "gemv" in line))
+
+
+def _large_init_programs():
+    rng = np.random.default_rng(5)
+    n = 1024  # the Hessian's n³ product: its zero init has n² elements
+    x, a = rng.normal(size=n), rng.normal(size=(n, n)) / np.sqrt(n)
+    square = tuple(0.1 * rng.normal(size=(300, 300)) for _ in range(2))
+    stack = tuple(0.1 * rng.normal(size=(2, 200, 200)) for _ in range(2))  # a contraction 'Zik,Zkj->Zij'
+    return {
+        "hessian n=1024": (functools.partial(irad.hessian, energy), (x, a), energy_hessian),
+        "grad of a @ b, 300 x 300": (functools.partial(irad.grad, square_product, (0, 1)), square, product_gradients),
+        "grad of a stack of products": (functools.partial(irad.grad, square_product, (0, 1)), stack, product_gradients),
+    }
+
+
+@pytest.mark.parametrize("name", list(_large_init_programs()))
+def test_products_whose_zero_init_is_filled_when_run_still_call_blas(name):
+    """A product's zero init of more than LARGE_SPLAT elements becomes a
+    linalg.fill before call_blas looks for products (native/large_splats.py);
+    it is still a zero init, and the product a BLAS call. When call_blas did
+    not see it as one, the Hessian's n³ product at n = 1024 ran as scalar
+    loops, 20x slower (docs/benchmarks.md), and no test failed: here every
+    product of the lowered module is a BLAS call site in the code compiled
+    from it."""
+    transformation, args, closed_form = _large_init_programs()[name]
+    module = transformation().lower(*args)
+    products = native_blas.products(module)
+    assert any(math.prod(op.results[0].type.get_shape()) > LARGE_SPLAT for op in products)
+    assert _blas_call_sites(native.compile_module(module).llvm_ir) == len(products)
+    result, expected = transformation(backend="native")(*args), closed_form(*args)
+    if not isinstance(result, tuple):
+        result, expected = (result,), (expected,)
+    for got, expected in zip(result, expected, strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+
+
+def test_a_linalg_fill_is_a_splat_of_its_number():
+    """What call_blas asks of a zero init the native backend has filled."""
+    zero, t = float_constant(0.0, f64), TensorType(f64, [300, 300])
+    empty = tensor.EmptyOp([], t)
+    fill = FillOp([zero.result], [empty.tensor], [t])
+    assert splat_number(fill.results[0]) is zero.result
+    assert is_splat_of(fill.results[0], 0.0) and not is_splat_of(fill.results[0], 1.0)
