@@ -343,7 +343,7 @@ def test_products_whose_zero_init_is_filled_when_run_still_call_blas(name):
     linalg.fill before call_blas looks for products (native/large_splats.py);
     it is still a zero init, and the product a BLAS call. When call_blas did
     not see it as one, the Hessian's n³ product at n = 1024 ran as scalar
-    loops, 20x slower (docs/benchmarks.md), and no test failed: here every
+    loops, 20-40x slower (docs/benchmarks.md), and no test failed: here every
     product of the lowered module is a BLAS call site in the code compiled
     from it."""
     transformation, args, closed_form = _large_init_programs()[name]
@@ -351,10 +351,10 @@ def test_products_whose_zero_init_is_filled_when_run_still_call_blas(name):
     products = native_blas.products(module)
     assert any(math.prod(op.results[0].type.get_shape()) > LARGE_SPLAT for op in products)
     assert _blas_call_sites(native.compile_module(module).llvm_ir) == len(products)
-    result, expected = transformation(backend="native")(*args), closed_form(*args)
-    if not isinstance(result, tuple):
-        result, expected = (result,), (expected,)
-    for got, expected in zip(result, expected, strict=True):
+    results, closed = transformation(backend="native")(*args), closed_form(*args)
+    if not isinstance(results, tuple):
+        results, closed = (results,), (closed,)
+    for got, expected in zip(results, closed, strict=True):
         np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
 
 
