@@ -357,11 +357,11 @@ class BatchBuilder(IRBuilder):
             self.get(old).name_hint = old.name_hint
 
     def _checks_masked(self, op: Operation) -> bool:
-        """Whether `op` has a check that the mask must reach: in its regions, or in a function it calls."""
-        if self.mask is None:
-            return False
-        return any(isinstance(inner, cf.AssertOp) or isinstance(inner, func.CallOp)
-                   and self.batcher.reaches_check(inner.callee.root_reference.data) for inner in walk(op))
+        """Whether `op`, which reads no batched value, has a check the mask
+        must reach. Not a call's: on values shared by the batch it holds for
+        every element or for none, and a masked path runs only where some
+        element takes it (so unbatched recursion stays a plain call)."""
+        return self.mask is not None and any(isinstance(inner, cf.AssertOp) for inner in walk(op))
 
     def within(self, mask: SSAValue) -> SSAValue:
         """The elements where `mask` holds within the current mask."""

@@ -136,6 +136,30 @@ def test_the_masked_callee_takes_the_mask():
     assert "@check_pos.vmap.b.masked (v batched, under the caller's mask)" in notes
 
 
+def factorial(n):
+    assert n >= 0, "n must not be negative"
+    if n <= 1:
+        return 1.0
+    return n * factorial(n - 1)
+
+
+def scaled_factorial(x, n):
+    if x > 0:
+        return x * factorial(n)
+    return x
+
+
+def test_recursion_on_shared_arguments_under_a_mask():
+    """A call whose arguments the batch shares stays a plain call under a mask
+    (its checks hold for every element or none, and the arm runs only where
+    some element takes it): recursion on them works; on batched arguments it
+    is refused by name, masked or not."""
+    xs = np.array([1.0, -2.0, 3.0])
+    close(irad.vmap(scaled_factorial, in_axes=(0, None))(xs, 4), [scaled_factorial(x, 4) for x in xs])
+    with pytest.raises(IradError, match="calls itself with batched arguments"):
+        irad.vmap(scaled_factorial)(xs, np.array([4, 2, 3]))
+
+
 @seed(20261207)
 @settings(max_examples=20, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(xs=st.lists(st.floats(-3.0, 3.0), min_size=1, max_size=4), ns=st.lists(st.integers(-1, 4), min_size=1,
