@@ -19,7 +19,10 @@ arrays follow the arguments); marked as generated from the primal
 (irad.primal, irad.role = "vmap"). A result that has a twin is returned as
 its twin (`BatchedFunction.result_rows`, `result_gathered`), so that a
 helper's pullback (jvp) keeps the compact form across the call; the caller
-rebuilds the dense value where it needs it.
+rebuilds the dense value where it needs it. A callee that reaches a check,
+called under a mask (an arm of a branch on a batched condition, a masked
+loop's body), is `@<primal>.vmap.<signature>.masked` and takes the mask last
+(BatchBuilder.call).
 """
 
 from __future__ import annotations
