@@ -19,7 +19,10 @@ arrays follow the arguments); marked as generated from the primal
 (irad.primal, irad.role = "vmap"). A result that has a twin is returned as
 its twin (`BatchedFunction.result_rows`, `result_gathered`), so that a
 helper's pullback (jvp) keeps the compact form across the call; the caller
-rebuilds the dense value where it needs it.
+rebuilds the dense value where it needs it. A callee that reaches a check,
+called under a mask (an arm of a branch on a batched condition, a masked
+loop's body), is `@<primal>.vmap.<signature>.masked` and takes the mask last
+(BatchBuilder.call).
 """
 
 from __future__ import annotations
@@ -44,12 +47,14 @@ from irad.ir.symbols import fresh_symbol, functions_by_name
 from irad.ir.walk import ops_of, walk
 from irad.passes.ad.derivatives import batching, derivative_of
 from irad.passes.ad.derivatives.tape import batch_free
+from irad.passes.ad.differentiator import reached_ops
 from irad.passes.batching import masks, one_hot
 from irad.passes.batching.basis import is_basis
 from irad.passes.batching.records import Records
 from irad.passes.batching.requests import REQUEST_NAMES, batch_request
 
 VMAP = "vmap"
+MASKED_SUFFIX = "masked"  # @f.vmap.<signature>.masked: @f batched for a call under a mask, which it takes last
 MASKED_NOTE = "its {} varies along the batch: it runs to the largest trip count, with a mask"
 # the rules of ops outside the registry: integer ops, asserts, derivative requests
 OTHER_RULES = {**batching.UNDIFFERENTIATED, **dict.fromkeys(REQUEST_NAMES, batch_request), "irad.tape_free": batch_free}
@@ -93,16 +98,17 @@ class Batcher:
 
     def batched(self, name: str, batched: tuple[bool, ...], size: int, use: Operation,
                 bases: tuple[bool, ...] = (), rows: tuple[int, ...] = (),
-                gathered: tuple[tuple[int, int] | None, ...] = ()) -> BatchedFunction:
+                gathered: tuple[tuple[int, int] | None, ...] = (), masked: bool = False) -> BatchedFunction:
         """@name batched along the arguments flagged in `batched`, for a batch
         of `size`; those flagged in `bases` are the identity basis, those with
         `rows` come as compact twins of that many rows, those with a
         `gathered` form (slot, m) as forward twins whose owners follow the
-        arguments, one per slot (one_hot.py)."""
+        arguments, one per slot (one_hot.py); if `masked`, called under a mask
+        (BatchBuilder.masked), which it takes last (one i1 per element)."""
         bases = bases if any(bases) else ()
         rows = rows if any(rows) else ()
         gathered = gathered if any(gathered) else ()
-        key = (name, batched, size, bases, rows, gathered)
+        key = (name, batched, size, bases, rows, gathered, masked)
         if key in self._made:
             return self._made[key]
         primal = find_function(self.functions, name, use)
@@ -118,11 +124,17 @@ class Batcher:
             )
         self._in_progress.add(key)
         try:
-            made = self._make(primal, batched, size, bases, rows, gathered)
+            made = self._make(primal, batched, size, bases, rows, gathered, masked)
         finally:
             self._in_progress.discard(key)
         self._made[key] = made
         return made
+
+    def reaches_check(self, name: str) -> bool:
+        """Whether @name, or a function it reaches, has a run-time check (cf.assert)."""
+        names = {name} | {r.callee.root_reference.data for r in reached_ops(self.functions, [name])}
+        return any(isinstance(inner, cf.AssertOp) for n in names if n in self.functions
+                   for inner in walk(self.functions[n]))
 
     def rewrite_request(self, request: VmapOp) -> None:
         """Replace `request` by a call to the callee's batched function: the
@@ -160,16 +172,20 @@ class Batcher:
         request.erase()
 
     def _make(self, primal: func.FuncOp, batched: tuple[bool, ...], size: int, bases: tuple[bool, ...],
-              rows: tuple[int, ...], gathered: tuple[tuple[int, int] | None, ...]) -> BatchedFunction:
+              rows: tuple[int, ...], gathered: tuple[tuple[int, int] | None, ...], masked: bool) -> BatchedFunction:
         inputs = primal.function_type.inputs.data
         rows = rows or (0,) * len(batched)
         gathered = gathered or (None,) * len(batched)
+        owner_types = one_hot.owner_types(inputs, gathered)
         block = Block(arg_types=[one_hot.twin_type(t, size) if row else one_hot.gathered_type(t, form[1]) if form
                                  else typed(t, flag, size) for t, flag, row, form in zip(inputs, batched, rows, gathered)]
-                      + one_hot.owner_types(inputs, gathered))
-        owners = block.args[len(inputs):]
+                      + owner_types + ([TensorType(i1, [size])] if masked else []))
+        owners = block.args[len(inputs):len(inputs) + len(owner_types)]
         depth, first_note = len(self._in_progress) - 1, len(self.notes)
         b = BatchBuilder(self, size, block, depth + 1)
+        if masked:  # the elements that take the path of the call: its checks hold only for them
+            b.mask = block.args[-1]
+            b.mask.name_hint = "mask"
         for old, new, flag, basis, row, form in zip(primal.body.block.args, block.args, batched,
                                                     bases or [False] * len(batched), rows, gathered):
             new.name_hint = old.name_hint
@@ -190,7 +206,7 @@ class Batcher:
         results = [b.one_hot[v].value if row or form else b.get(v)
                    for v, row, form in zip(ret.operands, result_rows, result_gathered)]
         block.add_op(func.ReturnOp(*results))
-        signature = signature_string(batched, bases, rows, gathered)
+        signature = signature_string(batched, bases, rows, gathered) + (f".{MASKED_SUFFIX}" if masked else "")
         name = fresh_symbol(f"{primal.sym_name.data}.{VMAP}.{signature}", self.functions)
         fn = private_function(name, block, [v.type for v in results])
         mark_generated(fn, primal, VMAP)
@@ -198,6 +214,7 @@ class Batcher:
         self.functions[name] = fn
         args = ", ".join(f"{a.name_hint or i} {'batched' if f else 'shared'}"
                          for i, (a, f) in enumerate(zip(primal.body.block.args, batched)))
+        args += ", under the caller's mask" if masked else ""
         results = ", ".join("batched" if f else "shared" for f in flags)
         self.notes.insert(first_note, (depth, f"@{primal.sym_name.data} as @{name} ({args}) -> ({results})"))
         return BatchedFunction(name, flags, result_rows if any(result_rows) else (),
@@ -343,16 +360,26 @@ class BatchBuilder(IRBuilder):
             self.get(old).name_hint = old.name_hint
 
     def _checks_masked(self, op: Operation) -> bool:
+        """Whether `op`, which reads no batched value, has a check the mask
+        must reach. Not a call's: on values shared by the batch it holds for
+        every element or for none, and a masked path runs only where some
+        element takes it (so unbatched recursion stays a plain call)."""
         return self.mask is not None and any(isinstance(inner, cf.AssertOp) for inner in walk(op))
 
+    def within(self, mask: SSAValue) -> SSAValue:
+        """The elements where `mask` holds within the current mask."""
+        return mask if self.mask is None else T.elementwise(
+            self, lambda e, a: e.op(arith.AndIOp(a[0], a[1])), [self.mask, mask], i1, "piecewise-constant")
+
     @contextmanager
-    def masked(self, mask: SSAValue):
+    def masked(self, mask: SSAValue, within: bool = False):
         """Batch a path that only the elements where `mask` holds take (within
-        the current mask): an arm of a branch on a batched condition, or a
-        masked loop's body. Its checks (cf.assert) hold only for them."""
+        the current mask; `within`: `mask` is that already): an arm of a
+        branch on a batched condition, or a masked loop's body. Its checks
+        (cf.assert), and those of the functions it calls (`call`), hold only
+        for them."""
         saved = self.mask
-        self.mask = mask if saved is None else T.elementwise(
-            self, lambda e, a: e.op(arith.AndIOp(a[0], a[1])), [saved, mask], i1, "piecewise-constant")
+        self.mask = mask if within else self.within(mask)
         try:
             yield
         finally:
@@ -432,10 +459,8 @@ class BatchBuilder(IRBuilder):
 
     def _select_arms(self, op: scf.IfOp) -> None:
         """A batched condition: both arms computed (masks.if_arms), each element's
-        result selected; each arm's checks hold for the elements that take it."""
-        if not op.results and any(isinstance(inner, func.CallOp) for inner in walk(op)):
-            self.refuse(op, "a branch on a value that varies along the batch, whose arm calls a function "
-                        "only for its effects", "compute the branch's values with np.where")
+        result selected; each arm's checks, and those of the functions it
+        calls, hold for the elements that take it."""
         arms = masks.if_arms(self, op)
         cond = self.get(op.cond)
         for i, result in enumerate(op.results):
@@ -536,16 +561,22 @@ class BatchBuilder(IRBuilder):
     def call(self, op: func.CallOp) -> None:
         """A call of the callee batched by this signature; a value with a
         compact twin passes the twin (one_hot.py; a forward twin's owners after
-        the arguments), and the callee returns its results' twins."""
+        the arguments), and the callee returns its results' twins. Under a
+        mask, a callee that reaches a check takes the mask too (last), so that
+        its checks, and those of the functions it calls, hold only for the
+        elements that take the path of the call."""
         flags = tuple(self.is_batched(v) for v in op.operands)
         bases = tuple(f and is_basis(self.get(v), self.bases) for v, f in zip(op.operands, flags))
         rows = tuple(one_hot.reverse_rows(self, v) if f and not basis else 0
                      for v, f, basis in zip(op.operands, flags, bases))
         gathered, owners = one_hot.gathered_operands(self, op.operands, bases)
-        made = self.batcher.batched(op.callee.root_reference.data, flags, self.size, op, bases, rows, gathered)
+        name = op.callee.root_reference.data
+        masked = self.mask is not None and self.batcher.reaches_check(name)
+        made = self.batcher.batched(name, flags, self.size, op, bases, rows, gathered, masked)
         callee = self.batcher.functions[made.name]
         args = [self.one_hot[v].value if row or form else self.get(v) for v, row, form in zip(op.operands, rows, gathered)]
-        new = func.CallOp(made.name, args + owners, list(callee.function_type.outputs.data))
+        new = func.CallOp(made.name, args + owners + ([self.mask] if masked else []),
+                          list(callee.function_type.outputs.data))
         self.insert(new)
         for old, v, f, row, form in zip(op.results, new.results, made.batched_results,
                                         made.result_rows or _none(op.results),

@@ -174,11 +174,12 @@ def if_arms(b, op: scf.IfOp) -> list[list[SSAValue]]:
     for region, mask in zip(op.regions, takes):
         if not region.blocks:  # the missing else of an `if` without results
             continue
+        mask = b.within(mask)  # under a mask (an arm, a masked loop, a call under one): the elements it holds for
         first = _first(b, mask)
         some = b.op(arith.CmpiOp(first, b.op(arith.ConstantOp(IntegerAttr(b.size, i64))), "slt"))
         ran, skipped = Block(), Block()
         with b.at_end(ran):
-            with b.masked(mask), _as_reference(b, op, mask, first, [region]):
+            with b.masked(mask, within=True), _as_reference(b, op, mask, first, [region]):
                 end = b.run(region.blocks[0])
                 ran.add_op(scf.YieldOp(*(b.batched(v) for v in end.operands)))
         with b.at_end(skipped):

@@ -44,8 +44,10 @@ numpy and irad agree on. Programs mix
   which irad specialises on those values;
 * with `programs(guards=True)`, ops valid only where their guard holds (an
   int division behind `if n > 0`, `math.sqrt(a)` behind `if a > 0.0`, an
-  item behind a bounds check, `range(n, len(v))`): what vmap must not run
-  for the elements the guard stops (tests/fuzz/vmap_checks.py);
+  item behind a bounds check, `range(n, len(v))`), and calls of helpers that
+  check their guard (GUARDED_HELPERS: an assert, a raise, their own branches
+  and loops) behind a branch or in a loop that keeps them valid: what vmap
+  must not run for the elements the guard stops (tests/fuzz/vmap_checks.py);
 * with `programs(aliases=True)`, blocks that keep a helper's result which may
   be the array it was given (ALIAS_HELPERS: the array, a view, a tuple's
   item, or a copy) through nested loops, while loops, branches, lists, dicts
@@ -937,7 +939,10 @@ class Generator:
         derivative leak, for the elements it does not run for."""
         name, n, a = self.name("s"), self.int_expr(s), self.scalar_expr(s, 1)
         vectors = sorted(v for v, t in s.arrays.items() if len(t) == 1)
-        kind = self.pick(["div", "root", "log"] + ["index", "range_from"] * bool(vectors))
+        kind = self.pick(["div", "root", "log", "call_div", "call_log"]
+                         + ["index", "range_from", "call_item", "call_tail", "call_loop", "call_while"] * bool(vectors))
+        if kind.startswith("call_"):
+            return self._guarded_call(s, indent, kind, name, n, a, vectors)
         if kind == "div":
             s.lines += [f"{indent}{name} = 0.5", f"{indent}if {n} > 0:",
                         f"{indent}    {name} = {a} * ({self.pick([6, 7])} // ({n}))"]
@@ -953,6 +958,39 @@ class Generator:
             v, j = self.pick(vectors), self.name("i")
             s.lines += [f"{indent}{name} = {a}", f"{indent}for {j} in range({n}, {s.arrays[v][0]}):",
                         f"{indent}    {name} = {name} + {v}[{j}] * {j}"]
+        s.scalars.append(name)
+
+    def _guarded_call(self, s, indent, kind, name, n, a, vectors):
+        """A call of one of GUARDED_HELPERS (a check, a raise, their own
+        branches and loops, a nested helper) where its guard holds: behind a
+        branch, or in a loop whose bounds keep it valid. Under vmap the call
+        runs under the mask of that branch or loop (BatchBuilder.call): its
+        checks must not fail for the elements that do not take it."""
+        if kind == "call_div":
+            s.lines += [f"{indent}{name} = 0.5", f"{indent}if ({n}) > 0:",
+                        f"{indent}    {name} = _checked_div({a}, {n})"]
+        elif kind == "call_log":
+            fn = self.pick(["_checked_log", "_checked_root"])
+            s.lines += [f"{indent}if {a} > 0.0:", f"{indent}    {name} = {fn}({a})", f"{indent}else:",
+                        f"{indent}    {name} = {a} * 0.5"]
+        elif kind == "call_item":
+            v = self.pick(vectors)
+            s.lines += [f"{indent}{name} = {a}", f"{indent}if ({n}) >= 0 and ({n}) < {s.arrays[v][0]}:",
+                        f"{indent}    {name} = {name} * _checked_item({v}, {n})"]
+        elif kind == "call_tail":
+            v = self.pick(vectors)
+            s.lines += [f"{indent}{name} = {a}", f"{indent}if ({n}) >= 0:",
+                        f"{indent}    {name} = {name} + _checked_tail({v}, {n})"]
+        elif kind == "call_loop":
+            v, j = self.pick(vectors), self.name("i")
+            s.lines += [f"{indent}{name} = {a}", f"{indent}for {j} in range(max({n}, 0), {s.arrays[v][0]}):",
+                        f"{indent}    {name} = {name} + _checked_item({v}, {j}) * _checked_div(1.0, {j} + 1)"]
+        else:
+            v, j = self.pick(vectors), self.name("j")
+            s.lines += [f"{indent}{name} = {a}", f"{indent}{j} = max({n}, 0)",
+                        f"{indent}while {j} < {s.arrays[v][0]}:",
+                        f"{indent}    {name} = {name} + _checked_root(1.0 + _checked_item({v}, {j}) ** 2)",
+                        f"{indent}    {j} = {j} + 1"]
         s.scalars.append(name)
 
     def _new_int(self, s, indent, depth):
@@ -1672,6 +1710,42 @@ def _power_sum(t, deg):
 """
 
 
+# Helpers valid only where their guard holds, each checking it (an assert, a
+# raise), some with their own branches, loops and a nested call: the calls
+# `_guarded_call` makes behind a branch or in a loop that keeps them valid.
+GUARDED_HELPERS = """\
+def _checked_log(t):
+    assert t > 0.0, "t must be positive"
+    return math.log(t)
+
+
+def _checked_div(t, n):
+    if n <= 0:
+        raise ValueError("n must be positive")
+    return t * (7 // n)
+
+
+def _checked_item(v, n):
+    assert n >= 0 and n < len(v), "n out of range"
+    return v[n] * 1.0
+
+
+def _checked_tail(v, n):
+    s = 0.0
+    for j in range(n, len(v)):
+        s = s + _checked_item(v, j) * j
+    return s
+
+
+def _checked_root(t):
+    if t > 1.0:
+        r = math.sqrt(t - 1.0)
+    else:
+        r = 0.5 * t
+    return r + _checked_log(t)
+"""
+
+
 # Helpers whose result may be the array they are given (a view of it, an item of
 # a tuple holding it) or a new one, for `_alias_block` (call_aliases.py).
 ALIAS_HELPERS = """\
@@ -1742,6 +1816,7 @@ def programs(draw, with_modes: bool = False, int_arrays: bool = False, lists: bo
     mats = "class Mats(NamedTuple):\n    A: np.ndarray\n    B: np.ndarray\n\n\n"
     statics = STATIC_HELPERS + "\n\n" if static else ""
     statics += ALIAS_HELPERS + "\n\n" if aliases else ""
+    statics += GUARDED_HELPERS + "\n\n" if guards else ""
     return mode.header() + imports + mats + statics + "\n\n".join(texts)
 
 

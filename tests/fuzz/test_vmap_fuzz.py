@@ -66,7 +66,7 @@ def test_vmapped_programs(kind):
 def test_vmapped_programs_natively():
     @seed(SEED + 100)
     @settings(SETTINGS, max_examples=max(1, int(LONG) // 20) if LONG else 1)
-    @given(case=_cases(with_modes=True))
+    @given(case=_cases(with_modes=True, guards=True))
     def run(case):
         _run(*case, backend="native")
 
