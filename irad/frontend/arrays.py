@@ -801,6 +801,8 @@ class ArrayLowering:
     def reshape_view(self, x: SSAValue, dims) -> SSAValue:
         """numpy's reshape: a view where the layout allows, else a copy."""
         dims = tuple(dims)
+        if not is_array(x):  # a number: a 0-d array first (tensor.reshape takes tensors)
+            x = self.new(T.reshape(self.em, T.splat(self.em, x, (1,)), ()))
         result = T.reshape(self.em, x, dims)
         if self.views.reshape_is_view(x, dims):
             return self.views.derive(result, x, Reshape(dims, T.shape(x)))
@@ -1327,8 +1329,6 @@ def _squeeze(al, node, a, axis):
 @numpy_function(np.expand_dims, params=("a", "axis"))
 def _expand_dims(al, node, a, axis):
     a = al.array(a, node)
-    if not is_array(a):  # a number: a 0-d array first (tensor.reshape takes tensors)
-        a = al.new(T.reshape(al.em, T.splat(al.em, a, (1,)), ()))
     dims = list(T.shape(a))
     axis = al.static_axes(axis, len(dims) + 1, node)[0]
     return al.reshape_view(a, dims[:axis] + [1] + dims[axis:])
@@ -1357,14 +1357,21 @@ def _array_of(copy: bool):
         source = al.array(obj, node)
         elem = al.dtype(dtype, node, T.element(source))
         x = al.to_element(source, elem) if is_float(elem) else source
-        if not is_array(x):
-            return x
+        if not is_array(x):  # a 0-d array, which has the array methods: numpy's scalar kind (a new value to mark)
+            return _fresh_number(al.em, x) if x is source else x
         if x is source and not isinstance(obj, tuple):
             # np.asarray(an array) is that array; np.array copies it
             return al.new(_copy_op(al, x)) if copy else x
         return al.new(x)
 
     return handler
+
+
+def _fresh_number(em, v: SSAValue) -> SSAValue:
+    """`v` as a new value (v + -0.0 is v for every float, -0.0 included; v | 0 for ints and bools)."""
+    if is_float(T.element(v)):
+        return em.explicit_float(v, v.type)
+    return em.op(arith.OrIOp(v, em.const(0, v.type)))
 
 
 numpy_function(np.array, params=("object", "?dtype"))(_array_of(copy=True))

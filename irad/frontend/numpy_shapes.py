@@ -587,8 +587,8 @@ def _linspace(al, node, start, stop, num, endpoint, retstep, dtype, axis):
 @numpy_function(np.meshgrid, params=("*xi", "?indexing='xy'"))
 def _meshgrid(al, node, xi, indexing):
     vectors = [_tensor(al, v, node) for v in xi]
-    if any(len(T.shape(v)) != 1 for v in vectors):
-        raise al.error(node, "np.meshgrid takes vectors")
+    vectors = [v if len(T.shape(v)) == 1 else T.reshape(al.em, v, (math.prod(T.shape(v)),))
+               for v in vectors]  # numpy flattens each input (numbers and matrices too)
     sizes = [T.shape(v)[0] for v in vectors]
     cartesian = al.static(indexing, node, "indexing") == "xy" and len(vectors) > 1
     if cartesian:
