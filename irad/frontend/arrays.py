@@ -388,6 +388,46 @@ class ArrayLowering:
         x, y = self.integers(node, a, b)
         return self.new(self.wrap(self.em.op(classes[type(op)](x, y))))
 
+    def _int_power_of_array(self, a: SSAValue, b: SSAValue, node) -> SSAValue:
+        """int ** an int array: computed while lowering where both are known (numpy's
+        values, wrapping, and its error for a negative exponent), else refused."""
+        import irad.frontend.constant_arrays as constant_arrays  # (imports arrays.py)
+        base, exponents = constant_arrays.evaluate(a), constant_arrays.evaluate(b)
+        if base is None or exponents is None:
+            raise self.error(node, "an int ** an int array known only at run time is not supported",
+                             "convert to floats: float(a) ** k or a ** k.astype(float)")
+        if is_bool(T.element(a)) or is_bool(T.element(b)):
+            raise self.error(node, "a bool ** an int array (numpy gives int8)", "convert first: (mask * 1) ** k")
+        if np.any(exponents < 0):
+            raise self.error(node, "numpy's int ** negative int raises (integers to negative integer powers are "
+                             "not allowed)", "convert to floats: a ** k.astype(float)")
+        dtype = np.result_type(numpy_dtype(T.element(a)), numpy_dtype(T.element(b)))
+        values = np.power(np.asarray(base, dtype=dtype), np.asarray(exponents, dtype=dtype))
+        return self.new(T.dense(self.em, values, TensorType(int_element(values.dtype), values.shape)))
+
+    def _int_power(self, a: SSAValue, n, node) -> SSAValue:
+        """An int array ** an int: numpy's ints of `a`'s dtype, wrapping as its
+        products do (squarings: the same bits, products modulo 2**64 associate)."""
+        if is_bool(T.element(a)):
+            raise self.error(node, "a bool array ** an int (numpy gives int8)", "convert first: (mask * 1) ** n")
+        if not isinstance(n, (int, np.integer)) or isinstance(n, (bool, np.bool_)):
+            raise self.error(node, "an int array ** an int known only at run time is not supported",
+                             "convert the base to floats: a.astype(float) ** n (or write the products out)")
+        if n < 0:
+            raise self.error(node, "numpy's int ** negative int raises (integers to negative integer powers are "
+                             "not allowed)", "convert the base to floats: a.astype(float) ** n")
+        result, square = None, a
+        while True:
+            if n & 1:
+                result = square if result is None else self.int_arithmetic(ast.Mult(), result, square, node)
+            n >>= 1
+            if not n:
+                break
+            square = self.int_arithmetic(ast.Mult(), square, square, node)
+        if result is None:  # ** 0: ones
+            return self.new(T.dense(self.em, 1, a.type) if is_array(a) else self.em.const(1, a.type))
+        return result if result is not a else self.new(self.copy(a))
+
     def bitwise(self, op: ast.operator, a: SSAValue, b: SSAValue, node) -> SSAValue:
         """& | ^ on bool arrays (masks) or int arrays."""
         if any(is_float(T.element(v)) for v in (a, b)):
@@ -407,6 +447,10 @@ class ArrayLowering:
 
     def power(self, a: SSAValue, b: SSAValue, node) -> SSAValue:
         known, n = _known(b)
+        if not any(is_float(T.element(v)) for v in (a, b)):
+            if is_array(b):  # 2 ** k: numpy's int64 of known values, else refused
+                return self._int_power_of_array(a, b, node)
+            return self._int_power(a, n if known else None, node)
         if known and type(n) is int and abs(n) <= 8:  # x ** 2, x ** -1: multiplications
             (x,) = self.floats(node, a)
             result = None
@@ -607,6 +651,8 @@ class ArrayLowering:
 
     def array(self, v, node) -> SSAValue:
         """A numpy argument as an SSA value (a number or an array)."""
+        if isinstance(v, Static) and type(v.obj) in (tuple, list):  # np.array(x.shape): a sequence known while lowering
+            v = tuple(Static(item) for item in v.obj)
         if isinstance(v, tuple):
             return self.from_sequence(v, node)
         return self.value(v, node)
@@ -1138,7 +1184,7 @@ _SIGNED_PREDICATES = {"olt": "slt", "ole": "sle", "ogt": "sgt", "oge": "sge", "o
 # numpy's functions of int and bool arrays computed as numpy does, in int64 (in
 # float, values beyond 2**53 would round) or, of two bool arrays, as bools
 _INT_BINARY = {
-    arith.AddfOp: ast.Add(), arith.SubfOp: ast.Sub(), arith.MulfOp: ast.Mult(),
+    arith.AddfOp: ast.Add(), arith.SubfOp: ast.Sub(), arith.MulfOp: ast.Mult(), mathd.PowFOp: ast.Pow(),
     arith.MaximumfOp: ("sgt", arith.OrIOp), arith.MinimumfOp: ("slt", arith.AndIOp),
 }
 
@@ -1472,10 +1518,16 @@ def _arange(al, node, start, stop, step, dtype):
     return al.new(T.dense(al.em, values, TensorType(elem, values.shape)))
 
 
-@numpy_function(np.eye, params=("N", "?M", "?dtype"))
-def _eye(al, node, n, m, dtype):
-    n, m = al.static(n, node, "N"), al.static(m, node, "M")
-    return al.new(T.band(al.em, n, n if m is None else m, 0, al.dtype(dtype, node, F64)))
+def _band(predicate: str):
+    """np.eye (1 on the k-th diagonal) and np.tri (1 on and below it)."""
+    def handler(al, node, n, m, k, dtype):
+        n, m, k = al.static(n, node, "N"), al.static(m, node, "M"), al.static(k, node, "k")
+        return al.new(T.band(al.em, n, n if m is None else m, k, al.dtype(dtype, node, F64), predicate))
+    return handler
+
+
+numpy_function(np.eye, params=("N", "?M", "?k=0", "?dtype"))(_band("oeq"))
+numpy_function(np.tri, params=("N", "?M", "?k=0", "?dtype"))(_band("oge"))
 
 
 @numpy_function("ndarray.astype", params=("x", "dtype"))  # a method without a numpy function

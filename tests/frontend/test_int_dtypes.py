@@ -310,3 +310,37 @@ def test_a_uint8_array_through_a_loop_a_helper_and_a_branch(backend):
     eps = 1e-6  # central differences in float64
     differences = [(looped_uint8(w + eps * e, im, 4) - looped_uint8(w - eps * e, im, 4)) / (2 * eps) for e in np.eye(3)]
     assert np.allclose(grad, differences, atol=1e-6)
+
+
+# ---- int ** int: numpy's ints (irad made them floats: 3 ** 64 is 0 mod 2**64 in numpy) ----------
+def int_powers(k, small):
+    return (k ** 3, np.power(k, 2), k ** 64, k ** 0, 2 ** np.arange(5), np.power(3, np.arange(4)),
+            small ** 5, (k ** 2) % 7, k ** 1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_int_powers_are_numpys_ints(backend):
+    args = (np.arange(-3, 5), np.array([3, -2, 100], dtype=np.int8))
+    assert_numpys(irad.vjp(int_powers, *args, backend=backend)[0], int_powers(*args))
+
+
+def negative_int_power(k):
+    return k ** -1
+
+
+def runtime_int_exponent(k):
+    return k ** k[0]
+
+
+def runtime_exponent_array(k):
+    return 2 ** k
+
+
+@pytest.mark.parametrize("f, message", [
+    (negative_int_power, "integers to negative integer powers are not allowed"),
+    (runtime_int_exponent, "an int array \\*\\* an int known only at run time"),
+    (runtime_exponent_array, "an int \\*\\* an int array known only at run time"),
+])
+def test_int_powers_numpy_refuses_or_irad_cannot_compute_are_refused(f, message):
+    with pytest.raises(UnsupportedError, match=message):
+        irad.vjp(f, np.arange(1, 4))
