@@ -319,7 +319,8 @@ class ArrayLowering:
         elem = T.element(v)
         if not is_uint(elem):
             return v
-        return self.em.op(arith.AndIOp(v, T.dense(self.em, uint_mask(elem), v.type)))
+        mask = T.dense(self.em, uint_mask(elem), v.type) if is_array(v) else self.em.const(uint_mask(elem), elem)
+        return self.em.op(arith.AndIOp(v, mask))
 
     def no_narrow_number(self, x: SSAValue, node) -> SSAValue:
         """`x`, of which a number is taken (an element, a full reduction), if
@@ -438,6 +439,13 @@ class ArrayLowering:
         else:
             x, y = self.integers(node, a, b)
         return self.new(self.em.op(cls(x, y)))
+
+    def refuse_bools(self, node, what: str, *values) -> None:
+        """numpy subtracts inside `what`, which it refuses on bools (TypeError), or
+        adds them as `or`, where irad would count them: refused by name."""
+        if any(isinstance(v, SSAValue) and is_bool(T.element(v)) for v in values):
+            raise self.error(node, f"{what} of bool values is not supported (numpy subtracts or adds them as bools)",
+                             "convert to numbers first: mask * 1.0, mask.astype(float)")
 
     def invert(self, x: SSAValue, node) -> SSAValue:
         """~mask: the logical not of a bool array."""

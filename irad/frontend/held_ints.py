@@ -64,7 +64,7 @@ from irad.frontend.values import Kind, Static, value_kind
 from irad.ir import tensor as T
 from irad.ir.constants import float_constant
 from irad.ir.isa import isa
-from irad.ir.types import F32, F64, I1, is_float
+from irad.ir.types import F32, F64, I1, is_bool, is_float, is_int
 from irad.ir.walk import walk, walk_block
 
 INT_MARK = "irad.int_join"  # on the float a join made of an int: the origin, for the message
@@ -135,9 +135,10 @@ class HeldInts:
         `args` bind, from the numpy table): note what numpy's dtype says about
         each float result. `error(message, hint)` makes the refusal."""
         leaves = [v for v in _leaves(result) if isa(v, SSAValue)]
-        if not any(is_float(_element(v.type)) for v in leaves):
-            return
         inputs = [v for v in _leaves(args) if isa(v, SSAValue)]
+        if not any(is_float(_element(v.type)) for v in leaves):
+            self._bools_kept(fn, args, params, leaves, inputs, error)
+            return
         candidates = tuple(v for v in inputs if is_float(_element(v.type)) and not _float_constant(v))
         if not candidates and all(is_float(_element(v.type)) for v in inputs):
             return  # floats in, floats out
@@ -158,6 +159,22 @@ class HeldInts:
                 self.rules[v] = candidates
             elif declared is not None:
                 self.floats.add(v)
+
+
+    @staticmethod
+    def _bools_kept(fn, args, params, leaves, inputs, error) -> None:
+        """Bools in, ints out: where numpy's result is a bool (np.sort, np.diag,
+        np.pad of a mask), an int would index by position where numpy masks."""
+        if not any(is_bool(_element(v.type)) for v in inputs) or not any(
+                is_int(_element(v.type)) and not is_bool(_element(v.type)) for v in leaves):
+            return
+        declared = _numpy_kinds(fn, args, params, frozenset())
+        if declared is None or len(declared) != len(leaves):
+            return
+        for kind, v in zip(declared, leaves):
+            if kind == "b" and not is_bool(_element(v.type)) and v not in inputs:
+                raise error(f"{_name(fn)} of bool values is a bool in numpy, which irad computes as an int here",
+                            "convert to int first (mask * 1), or use | & ~ on masks")
 
 
 class Summary:

@@ -451,8 +451,7 @@ def _pad(al, node, array, pad_width, mode, constant_values):
         if is_array(fill):
             raise al.error(node, "np.pad: constant_values must be one number here")
         dims = [n + b + a for n, (b, a) in zip(T.shape(x), widths)]
-        fill = al.to_element(fill, T.element(x)) if is_float(T.element(x)) else al.em.to_int(fill)
-        base = T.splat(al.em, fill, dims)
+        base = al.cast(T.splat(al.em, fill, dims), T.element(x))  # as numpy writes it into x's dtype (bools, uint8s)
         offsets = [b for b, _ in widths]
         return al.new(al.em.op(_insert_slice(x, base, offsets)))
     for axis, (before, after) in enumerate(widths):

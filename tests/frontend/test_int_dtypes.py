@@ -344,3 +344,67 @@ def runtime_exponent_array(k):
 def test_int_powers_numpy_refuses_or_irad_cannot_compute_are_refused(f, message):
     with pytest.raises(UnsupportedError, match=message):
         irad.vjp(f, np.arange(1, 4))
+
+
+# ---- numpy functions of masks keep numpy's bools ----------------------------------------------
+# Each was silently different before: np.diff of bools subtracted (numpy: `!=`), np.pad of a
+# mask padded with an int64 fill (an ill-typed tensor.insert_slice: ints on the python backend,
+# a BackendError natively), and the python backend held a bool splat as the int 0, so
+# np.diag / np.triu / np.where(m, mask, False) of masks gave ints.
+def mask_functions(m, n):
+    return (np.diff(m), np.diff(m, n=2), np.diff(m, prepend=True), np.pad(m, 1), np.pad(m, (0, 2), constant_values=True),
+            np.diag(m), np.triu(np.outer(m, n)), np.where(m, n, False), np.sum(np.diff(m)))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_mask_functions_keep_numpys_bools(backend):
+    args = (np.array([True, False, False, True, True]), np.array([False, True, True, True, False]))
+    assert_numpys(irad.vjp(mask_functions, *args, backend=backend)[0], mask_functions(*args))
+
+
+def bool_changes_weight(x):
+    m = x > 0
+    return np.sum(x * np.diff(m, prepend=False))  # numpy: True where the sign changes
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_diff_of_a_mask_in_a_gradient(backend):
+    x = np.array([0.5, -1.0, 2.0, 1.5])
+    value, grad = irad.value_and_grad(bool_changes_weight, backend=backend)(x)
+    assert value == bool_changes_weight(x) and np.array_equal(grad, np.diff(x > 0, prepend=False) * 1.0)
+
+
+def uint8_padded(a):
+    return np.pad(a, 1, constant_values=7)
+
+
+def test_a_narrow_int_array_padded_with_a_number():
+    a = np.array([1, 250], dtype=np.uint8)
+    assert_numpys([irad.vjp(uint8_padded, a)[0]], [uint8_padded(a)])
+
+
+def convolved_masks(m):
+    return np.convolve(m, m)
+
+
+def ptp_of_a_mask(m):
+    return np.ptp(m)
+
+
+def cross_of_masks(m):
+    return np.cross(m[:3], m[1:4])
+
+
+def trapezoid_of_a_mask(m):
+    return np.trapezoid(m)
+
+
+@pytest.mark.parametrize("f, message", [
+    (convolved_masks, "convolve of bool values is a bool in numpy"),
+    (ptp_of_a_mask, "np.ptp of bool values is not supported"),
+    (cross_of_masks, "np.cross of bool values is not supported"),
+    (trapezoid_of_a_mask, "np.trapezoid of bool values is not supported"),
+])
+def test_numpy_functions_of_masks_irad_would_count_are_refused(f, message):
+    with pytest.raises(UnsupportedError, match=message):
+        irad.vjp(f, np.array([True, False, True, True]))
