@@ -473,7 +473,8 @@ class ArrayLowering:
 
     def negate(self, x: SSAValue, node) -> SSAValue:
         if is_int(T.element(x)):  # int64 wraps, as in numpy
-            return self.new(self.wrap(self.em.op(arith.SubiOp(T.dense(self.em, 0, x.type), x))))
+            zero = T.dense(self.em, 0, x.type) if is_array(x) else self.em.const(0, x.type)
+            return _fresh_array(self, self.wrap(self.em.op(arith.SubiOp(zero, x))))
         if is_bool(T.element(x)):
             raise self.error(node, "`-` of a bool array is not supported (numpy: TypeError)",
                              "use `~mask` for the logical not")
@@ -590,9 +591,11 @@ class ArrayLowering:
         if self.fl.owner.has_rules(fn) and all(isinstance(v, SSAValue) for v in args) and not kwargs:
             # the pass must meet a call op to consult the rule table
             try:
-                return self.fl.calls.call(fn, list(args), node)
+                result = self.fl.calls.call(fn, list(args), node)
             except WrapperError as error:
                 raise self.error(node, error.message, error.hint) from None
+            self.record(fn, bound_args, result, node, parameters(params))  # np.tensordot of bools is bools
+            return result
         try:
             result = handler(self, node, *bound_args)
         except ConstantTooLarge as error:

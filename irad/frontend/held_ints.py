@@ -44,6 +44,7 @@ refused where it is made.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from collections.abc import Sequence
 
@@ -136,6 +137,11 @@ class HeldInts:
         each float result. `error(message, hint)` makes the refusal."""
         leaves = [v for v in _leaves(result) if isa(v, SSAValue)]
         inputs = [v for v in _leaves(args) if isa(v, SSAValue)]
+        if not all(is_float(_element(v.type)) for v in inputs):
+            refused = numpy_refusal(fn, args, params)
+            if refused is not None:  # np.sign, np.positive of bools: numpy raises for any values
+                raise error(f"{_name(fn)} of these dtypes raises in numpy ({refused})",
+                            "convert first: mask * 1 or x.astype(float)")
         if not any(is_float(_element(v.type)) for v in leaves):
             self._bools_kept(fn, args, params, leaves, inputs, error)
             return
@@ -386,6 +392,12 @@ _UNASKED = object()
 
 
 def _numpy_kinds(fn, args: Sequence, params: Sequence[Parameter], as_int: frozenset) -> tuple[str, ...] | None:
+    """The dtype kinds of numpy's results of `fn(*args)` on examples (`_numpy_outcome`), or None."""
+    kinds = _numpy_outcome(fn, args, params, as_int)
+    return None if isinstance(kinds, _Refused) else kinds
+
+
+def _numpy_outcome(fn, args: Sequence, params: Sequence[Parameter], as_int: frozenset):
     """The dtype kinds ('f', 'i', 'b', ...) of numpy's results of `fn(*args)`,
     the SSA values in `args` given by example values of their types (those
     whose id is in `as_int` as int64 instead); None where numpy cannot say
@@ -402,36 +414,73 @@ def _numpy_kinds(fn, args: Sequence, params: Sequence[Parameter], as_int: frozen
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            positional, keywords = _bound(args, params, [_example(v, as_int, small) for v in args])
+            positional, keywords = _bound(fn, args, params, [_example(v, as_int, small) for v in args])
             if isinstance(fn, str):  # "ndarray.astype": the method of the first argument
                 out = getattr(positional[0], fn.split(".", 1)[1])(*positional[1:], **keywords)
             else:
                 out = fn(*positional, **keywords)
         kinds = tuple(np.asarray(leaf).dtype.kind for leaf in _leaves(out))
-    except Exception:  # noqa: BLE001 - numpy refusing an example: no answer
+    except TypeError as error:  # numpy refusing these dtypes (np.sign of bools): whatever the values
+        message = str(error)
+        kinds = _Refused(message) if "ufunc" in message or "boolean" in message else None
+    except Exception:  # noqa: BLE001 - numpy refusing an example's values: no answer
         kinds = None
     if key is not None:
         _KINDS[key] = kinds
     return kinds
 
 
-def _bound(args: Sequence, params: Sequence[Parameter], examples: Sequence) -> tuple[list, dict]:
+class _Refused(str):
+    """What numpy raised (a TypeError) calling a function on example values of the
+    arguments' dtypes: it refuses those dtypes, not these values."""
+
+
+def numpy_refusal(fn, args: Sequence, params: Sequence[Parameter] = ()) -> str | None:
+    """numpy's TypeError for `fn(*args)` with example values of the arguments'
+    dtypes (np.sign, np.positive of bools; np.ptp's subtraction), or None."""
+    kinds = _numpy_outcome(fn, args, params, frozenset())
+    return str(kinds) if isinstance(kinds, _Refused) else None
+
+
+def _bound(fn, args: Sequence, params: Sequence[Parameter], examples: Sequence) -> tuple[list, dict]:
     """The call's examples as numpy takes them: positionally up to the first
-    argument the call omits, by name after it (`np.clip(a, max=2)`)."""
+    argument the call omits, by name after it (`np.clip(a, max=2)`), and by
+    name where numpy's parameter is keyword-only (np.linalg.tensordot's axes)."""
     if not params:
         return list(examples), {}
     positional, keywords = [], {}
     skipped = False
+    by_name = _keyword_only(fn)
     for p, value, example in zip(params, args, examples):
         if not p.required and isinstance(value, Static) and value.obj is None:
             skipped = True  # omitted: the arguments after it go by name
         elif p.variadic:
             positional.extend(example)
-        elif skipped:
+        elif skipped or p.name in by_name:
             keywords[p.name] = example
         else:
             positional.append(example)
     return positional, keywords
+
+
+def _keyword_only(fn) -> frozenset[str]:
+    """The names of `fn`'s keyword-only parameters (none where Python cannot tell)."""
+    try:
+        return _KEYWORD_ONLY[fn]
+    except (KeyError, TypeError):
+        pass
+    try:
+        names = frozenset(p.name for p in inspect.signature(fn).parameters.values() if p.kind is p.KEYWORD_ONLY)
+    except (TypeError, ValueError):  # a ufunc, a method name: none
+        names = frozenset()
+    try:
+        _KEYWORD_ONLY[fn] = names
+    except TypeError:
+        pass
+    return names
+
+
+_KEYWORD_ONLY: dict = {}
 
 
 def _dtype(t, as_int: bool):
@@ -466,8 +515,20 @@ def _example(value, as_int: frozenset, small: bool):
         dtype = _dtype(value.type, id(value) in as_int)
         if isinstance(value.type, TensorType):
             return np.ones(_shape(value.type, small), dtype=dtype)
+        constant = _constant_number(value)
+        if constant is not None and id(value) not in as_int:  # np.tensordot(a, b, 2): the axes count
+            return constant
         return {np.float64: 1.0, np.float32: np.float32(1.0), np.bool_: True}.get(dtype, 1)
     return value
+
+
+def _constant_number(value: SSAValue):
+    """The int or bool an arith.constant number holds (an int argument written as a
+    literal: numpy's example call needs its value), else None."""
+    if isinstance(value.owner, arith.ConstantOp) and not isinstance(value.type, TensorType) and not is_float(value.type):
+        data = value.owner.value.value.data
+        return bool(data) if is_bool(value.type) else int(data)
+    return None
 
 
 def _key(value, as_int: frozenset):
@@ -480,7 +541,7 @@ def _key(value, as_int: frozenset):
     if isinstance(value, Static):
         return ("static", value.obj)
     if kind is Kind.RUNTIME:
-        return (value.type, id(value) in as_int)
+        return (value.type, id(value) in as_int, _constant_number(value))
     return ("other", value)
 
 

@@ -270,6 +270,10 @@ def _average(al, node, a, axis, weights, returned, keepdims):
     x, w = al.floats(node, x, w)
     total = al.reduction(al.em.mul(x, w), axis, keepdims, node, arith.AddfOp)
     weight = al.reduction(w, axis, keepdims, node, arith.AddfOp)
+    nonzero = al.compare("une", weight, al.em.const(0.0, F64), node)
+    if is_array(nonzero):
+        nonzero = _truth_reduction(al, nonzero, None, False, node, every=True)
+    al.check(nonzero, node, "ZeroDivisionError: Weights sum to zero, can't be normalized")  # as numpy raises
     result = al.new(al.binary(ast.Div(), total, weight, node))
     return (result, weight) if al.static(returned, node, "returned") else result
 
