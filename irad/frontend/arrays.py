@@ -1471,7 +1471,8 @@ def _copy_op(al, x):
 def _filled(al, node, dims, value: SSAValue | float, elem: Attribute) -> SSAValue:
     if isinstance(value, (int, float)):
         return al.new(T.dense(al.em, value, TensorType(elem, dims)))
-    v = al.to_element(value, elem) if is_float(elem) else al.em.to_int(value)
+    v = (al.to_element(value, elem) if is_float(elem) else al.em.to_bool(value) if is_bool(elem)
+         else al.em.to_int(value))  # np.full(3, True) is bools
     if is_narrow_int(elem):  # np.full(3, 7, dtype=np.uint8): the fill must fit, as numpy requires
         if not is_int(v.type):
             raise al.error(node, f"a float fill of a {numpy_dtype(elem)} array (numpy's conversion outside the "

@@ -171,14 +171,16 @@ class HeldInts:
     def _bools_kept(fn, args, params, leaves, inputs, error) -> None:
         """Bools in, ints out: where numpy's result is a bool (np.sort, np.diag,
         np.pad of a mask), an int would index by position where numpy masks."""
+        # array results only: numbers follow Python's or numpy's rules by their kind (numpy_scalars.py)
         if not any(is_bool(_element(v.type)) for v in inputs) or not any(
-                is_int(_element(v.type)) and not is_bool(_element(v.type)) for v in leaves):
+                isa(v.type, TensorType) and is_int(v.type.element_type) and not is_bool(v.type.element_type)
+                for v in leaves):
             return
         declared = _numpy_kinds(fn, args, params, frozenset())
         if declared is None or len(declared) != len(leaves):
             return
         for kind, v in zip(declared, leaves):
-            if kind == "b" and not is_bool(_element(v.type)) and v not in inputs:
+            if kind == "b" and isa(v.type, TensorType) and not is_bool(v.type.element_type) and v not in inputs:
                 raise error(f"{_name(fn)} of bool values is a bool in numpy, which irad computes as an int here",
                             "convert to int first (mask * 1), or use | & ~ on masks")
 
