@@ -319,7 +319,8 @@ class ArrayLowering:
         elem = T.element(v)
         if not is_uint(elem):
             return v
-        return self.em.op(arith.AndIOp(v, T.dense(self.em, uint_mask(elem), v.type)))
+        mask = T.dense(self.em, uint_mask(elem), v.type) if is_array(v) else self.em.const(uint_mask(elem), elem)
+        return self.em.op(arith.AndIOp(v, mask))
 
     def no_narrow_number(self, x: SSAValue, node) -> SSAValue:
         """`x`, of which a number is taken (an element, a full reduction), if
@@ -388,6 +389,46 @@ class ArrayLowering:
         x, y = self.integers(node, a, b)
         return self.new(self.wrap(self.em.op(classes[type(op)](x, y))))
 
+    def _int_power_of_array(self, a: SSAValue, b: SSAValue, node) -> SSAValue:
+        """int ** an int array: computed while lowering where both are known (numpy's
+        values, wrapping, and its error for a negative exponent), else refused."""
+        import irad.frontend.constant_arrays as constant_arrays  # (imports arrays.py)
+        base, exponents = constant_arrays.evaluate(a), constant_arrays.evaluate(b)
+        if base is None or exponents is None:
+            raise self.error(node, "an int ** an int array known only at run time is not supported",
+                             "convert to floats: float(a) ** k or a ** k.astype(float)")
+        if is_bool(T.element(a)) or is_bool(T.element(b)):
+            raise self.error(node, "a bool ** an int array (numpy gives int8)", "convert first: (mask * 1) ** k")
+        if np.any(exponents < 0):
+            raise self.error(node, "numpy's int ** negative int raises (integers to negative integer powers are "
+                             "not allowed)", "convert to floats: a ** k.astype(float)")
+        dtype = np.result_type(numpy_dtype(T.element(a)), numpy_dtype(T.element(b)))
+        values = np.power(np.asarray(base, dtype=dtype), np.asarray(exponents, dtype=dtype))
+        return self.new(T.dense(self.em, values, TensorType(int_element(values.dtype), values.shape)))
+
+    def _int_power(self, a: SSAValue, n, node) -> SSAValue:
+        """An int array ** an int: numpy's ints of `a`'s dtype, wrapping as its
+        products do (squarings: the same bits, products modulo 2**64 associate)."""
+        if is_bool(T.element(a)):
+            raise self.error(node, "a bool array ** an int (numpy gives int8)", "convert first: (mask * 1) ** n")
+        if not isinstance(n, (int, np.integer)) or isinstance(n, (bool, np.bool_)):
+            raise self.error(node, "an int array ** an int known only at run time is not supported",
+                             "convert the base to floats: a.astype(float) ** n (or write the products out)")
+        if n < 0:
+            raise self.error(node, "numpy's int ** negative int raises (integers to negative integer powers are "
+                             "not allowed)", "convert the base to floats: a.astype(float) ** n")
+        result, square = None, a
+        while True:
+            if n & 1:
+                result = square if result is None else self.int_arithmetic(ast.Mult(), result, square, node)
+            n >>= 1
+            if not n:
+                break
+            square = self.int_arithmetic(ast.Mult(), square, square, node)
+        if result is None:  # ** 0: ones
+            return self.new(T.dense(self.em, 1, a.type) if is_array(a) else self.em.const(1, a.type))
+        return result if result is not a else self.new(self.copy(a))
+
     def bitwise(self, op: ast.operator, a: SSAValue, b: SSAValue, node) -> SSAValue:
         """& | ^ on bool arrays (masks) or int arrays."""
         if any(is_float(T.element(v)) for v in (a, b)):
@@ -399,6 +440,13 @@ class ArrayLowering:
             x, y = self.integers(node, a, b)
         return self.new(self.em.op(cls(x, y)))
 
+    def refuse_bools(self, node, what: str, *values) -> None:
+        """numpy subtracts inside `what`, which it refuses on bools (TypeError), or
+        adds them as `or`, where irad would count them: refused by name."""
+        if any(isinstance(v, SSAValue) and is_bool(T.element(v)) for v in values):
+            raise self.error(node, f"{what} of bool values is not supported (numpy subtracts or adds them as bools)",
+                             "convert to numbers first: mask * 1.0, mask.astype(float)")
+
     def invert(self, x: SSAValue, node) -> SSAValue:
         """~mask: the logical not of a bool array."""
         if not is_bool(T.element(x)):
@@ -407,6 +455,10 @@ class ArrayLowering:
 
     def power(self, a: SSAValue, b: SSAValue, node) -> SSAValue:
         known, n = _known(b)
+        if not any(is_float(T.element(v)) for v in (a, b)):
+            if is_array(b):  # 2 ** k: numpy's int64 of known values, else refused
+                return self._int_power_of_array(a, b, node)
+            return self._int_power(a, n if known else None, node)
         if known and type(n) is int and abs(n) <= 8:  # x ** 2, x ** -1: multiplications
             (x,) = self.floats(node, a)
             result = None
@@ -421,7 +473,8 @@ class ArrayLowering:
 
     def negate(self, x: SSAValue, node) -> SSAValue:
         if is_int(T.element(x)):  # int64 wraps, as in numpy
-            return self.new(self.wrap(self.em.op(arith.SubiOp(T.dense(self.em, 0, x.type), x))))
+            zero = T.dense(self.em, 0, x.type) if is_array(x) else self.em.const(0, x.type)
+            return _fresh_array(self, self.wrap(self.em.op(arith.SubiOp(zero, x))))
         if is_bool(T.element(x)):
             raise self.error(node, "`-` of a bool array is not supported (numpy: TypeError)",
                              "use `~mask` for the logical not")
@@ -538,9 +591,11 @@ class ArrayLowering:
         if self.fl.owner.has_rules(fn) and all(isinstance(v, SSAValue) for v in args) and not kwargs:
             # the pass must meet a call op to consult the rule table
             try:
-                return self.fl.calls.call(fn, list(args), node)
+                result = self.fl.calls.call(fn, list(args), node)
             except WrapperError as error:
                 raise self.error(node, error.message, error.hint) from None
+            self.record(fn, bound_args, result, node, parameters(params))  # np.tensordot of bools is bools
+            return result
         try:
             result = handler(self, node, *bound_args)
         except ConstantTooLarge as error:
@@ -607,6 +662,8 @@ class ArrayLowering:
 
     def array(self, v, node) -> SSAValue:
         """A numpy argument as an SSA value (a number or an array)."""
+        if isinstance(v, Static) and type(v.obj) in (tuple, list):  # np.array(x.shape): a sequence known while lowering
+            v = tuple(Static(item) for item in v.obj)
         if isinstance(v, tuple):
             return self.from_sequence(v, node)
         return self.value(v, node)
@@ -801,6 +858,8 @@ class ArrayLowering:
     def reshape_view(self, x: SSAValue, dims) -> SSAValue:
         """numpy's reshape: a view where the layout allows, else a copy."""
         dims = tuple(dims)
+        if not is_array(x):  # a number: a 0-d array first (tensor.reshape takes tensors)
+            x = self.new(T.reshape(self.em, T.splat(self.em, x, (1,)), ()))
         result = T.reshape(self.em, x, dims)
         if self.views.reshape_is_view(x, dims):
             return self.views.derive(result, x, Reshape(dims, T.shape(x)))
@@ -1136,7 +1195,7 @@ _SIGNED_PREDICATES = {"olt": "slt", "ole": "sle", "ogt": "sgt", "oge": "sge", "o
 # numpy's functions of int and bool arrays computed as numpy does, in int64 (in
 # float, values beyond 2**53 would round) or, of two bool arrays, as bools
 _INT_BINARY = {
-    arith.AddfOp: ast.Add(), arith.SubfOp: ast.Sub(), arith.MulfOp: ast.Mult(),
+    arith.AddfOp: ast.Add(), arith.SubfOp: ast.Sub(), arith.MulfOp: ast.Mult(), mathd.PowFOp: ast.Pow(),
     arith.MaximumfOp: ("sgt", arith.OrIOp), arith.MinimumfOp: ("slt", arith.AndIOp),
 }
 
@@ -1327,8 +1386,6 @@ def _squeeze(al, node, a, axis):
 @numpy_function(np.expand_dims, params=("a", "axis"))
 def _expand_dims(al, node, a, axis):
     a = al.array(a, node)
-    if not is_array(a):  # a number: a 0-d array first (tensor.reshape takes tensors)
-        a = al.new(T.reshape(al.em, T.splat(al.em, a, (1,)), ()))
     dims = list(T.shape(a))
     axis = al.static_axes(axis, len(dims) + 1, node)[0]
     return al.reshape_view(a, dims[:axis] + [1] + dims[axis:])
@@ -1357,14 +1414,21 @@ def _array_of(copy: bool):
         source = al.array(obj, node)
         elem = al.dtype(dtype, node, T.element(source))
         x = al.to_element(source, elem) if is_float(elem) else source
-        if not is_array(x):
-            return x
+        if not is_array(x):  # a 0-d array, which has the array methods: numpy's scalar kind (a new value to mark)
+            return _fresh_number(al.em, x) if x is source else x
         if x is source and not isinstance(obj, tuple):
             # np.asarray(an array) is that array; np.array copies it
             return al.new(_copy_op(al, x)) if copy else x
         return al.new(x)
 
     return handler
+
+
+def _fresh_number(em, v: SSAValue) -> SSAValue:
+    """`v` as a new value (v + -0.0 is v for every float, -0.0 included; v | 0 for ints and bools)."""
+    if is_float(T.element(v)):
+        return em.explicit_float(v, v.type)
+    return em.op(arith.OrIOp(v, em.const(0, v.type)))
 
 
 numpy_function(np.array, params=("object", "?dtype"))(_array_of(copy=True))
@@ -1407,7 +1471,8 @@ def _copy_op(al, x):
 def _filled(al, node, dims, value: SSAValue | float, elem: Attribute) -> SSAValue:
     if isinstance(value, (int, float)):
         return al.new(T.dense(al.em, value, TensorType(elem, dims)))
-    v = al.to_element(value, elem) if is_float(elem) else al.em.to_int(value)
+    v = (al.to_element(value, elem) if is_float(elem) else al.em.to_bool(value) if is_bool(elem)
+         else al.em.to_int(value))  # np.full(3, True) is bools
     if is_narrow_int(elem):  # np.full(3, 7, dtype=np.uint8): the fill must fit, as numpy requires
         if not is_int(v.type):
             raise al.error(node, f"a float fill of a {numpy_dtype(elem)} array (numpy's conversion outside the "
@@ -1465,10 +1530,16 @@ def _arange(al, node, start, stop, step, dtype):
     return al.new(T.dense(al.em, values, TensorType(elem, values.shape)))
 
 
-@numpy_function(np.eye, params=("N", "?M", "?dtype"))
-def _eye(al, node, n, m, dtype):
-    n, m = al.static(n, node, "N"), al.static(m, node, "M")
-    return al.new(T.band(al.em, n, n if m is None else m, 0, al.dtype(dtype, node, F64)))
+def _band(predicate: str):
+    """np.eye (1 on the k-th diagonal) and np.tri (1 on and below it)."""
+    def handler(al, node, n, m, k, dtype):
+        n, m, k = al.static(n, node, "N"), al.static(m, node, "M"), al.static(k, node, "k")
+        return al.new(T.band(al.em, n, n if m is None else m, k, al.dtype(dtype, node, F64), predicate))
+    return handler
+
+
+numpy_function(np.eye, params=("N", "?M", "?k=0", "?dtype"))(_band("oeq"))
+numpy_function(np.tri, params=("N", "?M", "?k=0", "?dtype"))(_band("oge"))
 
 
 @numpy_function("ndarray.astype", params=("x", "dtype"))  # a method without a numpy function

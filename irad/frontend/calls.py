@@ -222,7 +222,10 @@ class Calls:
             known = folding.known_call(obj, [known_value(a) for a in args], {k: known_value(v) for k, v in kwargs.items()})
             if known is not None:  # np.allclose(tol, 1e-3), np.searchsorted((1, 2, 3), 2): known here
                 return known
-            return self._call_function(IMPLEMENTED_IN_PYTHON[obj], args, kwargs, node)
+            result = self._call_function(IMPLEMENTED_IN_PYTHON[obj], args, kwargs, node)
+            if not kwargs:  # what numpy's dtype says of the result (np.convolve of bools is bools)
+                self.fl.arrays.record(obj, args, result, node)
+            return result
         if is_numpy_callable(obj):
             return self.fl.arrays.call_values(obj, args, kwargs, node)
         handled = self._builtin(obj, args, kwargs, node)

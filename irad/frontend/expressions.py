@@ -621,7 +621,8 @@ class Expressions:
                                     "operands before it do not decide", "evaluate it in an `if` statement")
         block.add_op(scf.YieldOp(*leaves))
         skipped = Block()
-        Emitter(skipped).op(scf.YieldOp(*[Emitter(skipped).const(0, v.type) for v in leaves]))
+        skip = Emitter(skipped)
+        skip.op(scf.YieldOp(*[skip.const(0, v.type) for v in leaves]))
         results = outer.results(scf.IfOp(going_on, [v.type for v in leaves], Region(block), Region(skipped)))
         if not leaves:
             return value  # known while lowering: the checks run where Python's would

@@ -44,6 +44,7 @@ refused where it is made.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from collections.abc import Sequence
 
@@ -64,7 +65,7 @@ from irad.frontend.values import Kind, Static, value_kind
 from irad.ir import tensor as T
 from irad.ir.constants import float_constant
 from irad.ir.isa import isa
-from irad.ir.types import F32, F64, I1, is_float
+from irad.ir.types import F32, F64, I1, is_bool, is_float, is_int
 from irad.ir.walk import walk, walk_block
 
 INT_MARK = "irad.int_join"  # on the float a join made of an int: the origin, for the message
@@ -135,9 +136,15 @@ class HeldInts:
         `args` bind, from the numpy table): note what numpy's dtype says about
         each float result. `error(message, hint)` makes the refusal."""
         leaves = [v for v in _leaves(result) if isa(v, SSAValue)]
-        if not any(is_float(_element(v.type)) for v in leaves):
-            return
         inputs = [v for v in _leaves(args) if isa(v, SSAValue)]
+        if not all(is_float(_element(v.type)) for v in inputs):
+            refused = numpy_refusal(fn, args, params)
+            if refused is not None:  # np.sign, np.positive of bools: numpy raises for any values
+                raise error(f"{_name(fn)} of these dtypes raises in numpy ({refused})",
+                            "convert first: mask * 1 or x.astype(float)")
+        if not any(is_float(_element(v.type)) for v in leaves):
+            self._bools_kept(fn, args, params, leaves, inputs, error)
+            return
         candidates = tuple(v for v in inputs if is_float(_element(v.type)) and not _float_constant(v))
         if not candidates and all(is_float(_element(v.type)) for v in inputs):
             return  # floats in, floats out
@@ -158,6 +165,24 @@ class HeldInts:
                 self.rules[v] = candidates
             elif declared is not None:
                 self.floats.add(v)
+
+
+    @staticmethod
+    def _bools_kept(fn, args, params, leaves, inputs, error) -> None:
+        """Bools in, ints out: where numpy's result is a bool (np.sort, np.diag,
+        np.pad of a mask), an int would index by position where numpy masks."""
+        # array results only: numbers follow Python's or numpy's rules by their kind (numpy_scalars.py)
+        if not any(is_bool(_element(v.type)) for v in inputs) or not any(
+                isa(v.type, TensorType) and is_int(v.type.element_type) and not is_bool(v.type.element_type)
+                for v in leaves):
+            return
+        declared = _numpy_kinds(fn, args, params, frozenset())
+        if declared is None or len(declared) != len(leaves):
+            return
+        for kind, v in zip(declared, leaves):
+            if kind == "b" and isa(v.type, TensorType) and not is_bool(v.type.element_type) and v not in inputs:
+                raise error(f"{_name(fn)} of bool values is a bool in numpy, which irad computes as an int here",
+                            "convert to int first (mask * 1), or use | & ~ on masks")
 
 
 class Summary:
@@ -369,6 +394,12 @@ _UNASKED = object()
 
 
 def _numpy_kinds(fn, args: Sequence, params: Sequence[Parameter], as_int: frozenset) -> tuple[str, ...] | None:
+    """The dtype kinds of numpy's results of `fn(*args)` on examples (`_numpy_outcome`), or None."""
+    kinds = _numpy_outcome(fn, args, params, as_int)
+    return None if isinstance(kinds, _Refused) else kinds
+
+
+def _numpy_outcome(fn, args: Sequence, params: Sequence[Parameter], as_int: frozenset):
     """The dtype kinds ('f', 'i', 'b', ...) of numpy's results of `fn(*args)`,
     the SSA values in `args` given by example values of their types (those
     whose id is in `as_int` as int64 instead); None where numpy cannot say
@@ -385,36 +416,73 @@ def _numpy_kinds(fn, args: Sequence, params: Sequence[Parameter], as_int: frozen
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            positional, keywords = _bound(args, params, [_example(v, as_int, small) for v in args])
+            positional, keywords = _bound(fn, args, params, [_example(v, as_int, small) for v in args])
             if isinstance(fn, str):  # "ndarray.astype": the method of the first argument
                 out = getattr(positional[0], fn.split(".", 1)[1])(*positional[1:], **keywords)
             else:
                 out = fn(*positional, **keywords)
         kinds = tuple(np.asarray(leaf).dtype.kind for leaf in _leaves(out))
-    except Exception:  # noqa: BLE001 - numpy refusing an example: no answer
+    except TypeError as error:  # numpy refusing these dtypes (np.sign of bools): whatever the values
+        message = str(error)
+        kinds = _Refused(message) if "ufunc" in message or "boolean" in message else None
+    except Exception:  # noqa: BLE001 - numpy refusing an example's values: no answer
         kinds = None
     if key is not None:
         _KINDS[key] = kinds
     return kinds
 
 
-def _bound(args: Sequence, params: Sequence[Parameter], examples: Sequence) -> tuple[list, dict]:
+class _Refused(str):
+    """What numpy raised (a TypeError) calling a function on example values of the
+    arguments' dtypes: it refuses those dtypes, not these values."""
+
+
+def numpy_refusal(fn, args: Sequence, params: Sequence[Parameter] = ()) -> str | None:
+    """numpy's TypeError for `fn(*args)` with example values of the arguments'
+    dtypes (np.sign, np.positive of bools; np.ptp's subtraction), or None."""
+    kinds = _numpy_outcome(fn, args, params, frozenset())
+    return str(kinds) if isinstance(kinds, _Refused) else None
+
+
+def _bound(fn, args: Sequence, params: Sequence[Parameter], examples: Sequence) -> tuple[list, dict]:
     """The call's examples as numpy takes them: positionally up to the first
-    argument the call omits, by name after it (`np.clip(a, max=2)`)."""
+    argument the call omits, by name after it (`np.clip(a, max=2)`), and by
+    name where numpy's parameter is keyword-only (np.linalg.tensordot's axes)."""
     if not params:
         return list(examples), {}
     positional, keywords = [], {}
     skipped = False
+    by_name = _keyword_only(fn)
     for p, value, example in zip(params, args, examples):
         if not p.required and isinstance(value, Static) and value.obj is None:
             skipped = True  # omitted: the arguments after it go by name
         elif p.variadic:
             positional.extend(example)
-        elif skipped:
+        elif skipped or p.name in by_name:
             keywords[p.name] = example
         else:
             positional.append(example)
     return positional, keywords
+
+
+def _keyword_only(fn) -> frozenset[str]:
+    """The names of `fn`'s keyword-only parameters (none where Python cannot tell)."""
+    try:
+        return _KEYWORD_ONLY[fn]
+    except (KeyError, TypeError):
+        pass
+    try:
+        names = frozenset(p.name for p in inspect.signature(fn).parameters.values() if p.kind is p.KEYWORD_ONLY)
+    except (TypeError, ValueError):  # a ufunc, a method name: none
+        names = frozenset()
+    try:
+        _KEYWORD_ONLY[fn] = names
+    except TypeError:
+        pass
+    return names
+
+
+_KEYWORD_ONLY: dict = {}
 
 
 def _dtype(t, as_int: bool):
@@ -449,8 +517,20 @@ def _example(value, as_int: frozenset, small: bool):
         dtype = _dtype(value.type, id(value) in as_int)
         if isinstance(value.type, TensorType):
             return np.ones(_shape(value.type, small), dtype=dtype)
+        constant = _constant_number(value)
+        if constant is not None and id(value) not in as_int:  # np.tensordot(a, b, 2): the axes count
+            return constant
         return {np.float64: 1.0, np.float32: np.float32(1.0), np.bool_: True}.get(dtype, 1)
     return value
+
+
+def _constant_number(value: SSAValue):
+    """The int or bool an arith.constant number holds (an int argument written as a
+    literal: numpy's example call needs its value), else None."""
+    if isinstance(value.owner, arith.ConstantOp) and not isinstance(value.type, TensorType) and not is_float(value.type):
+        data = value.owner.value.value.data
+        return bool(data) if is_bool(value.type) else int(data)
+    return None
 
 
 def _key(value, as_int: frozenset):
@@ -463,7 +543,7 @@ def _key(value, as_int: frozenset):
     if isinstance(value, Static):
         return ("static", value.obj)
     if kind is Kind.RUNTIME:
-        return (value.type, id(value) in as_int)
+        return (value.type, id(value) in as_int, _constant_number(value))
     return ("other", value)
 
 

@@ -115,7 +115,17 @@ _unary(np.trunc, np.fix, op_class=mathd.TruncOp)
 _unary(np.rint, op_class=mathd.RoundEvenOp)
 _binary(np.fmax, op_class=arith.MaxnumfOp)  # NaN-ignoring, like maxnumf
 _binary(np.fmin, op_class=arith.MinnumfOp)
-_binary(np.fmod, op_class=RemFOp)
+
+
+@numpy_function(np.fmod, params=("x1", "x2"))
+def _fmod(al, node, a, b):
+    if not any(is_float(T.element(al.array(v, node))) for v in (a, b)):
+        raise al.error(node, "np.fmod of ints or bools is numpy's integer remainder (0 for a zero divisor), "
+                       "which irad computes in floats", "convert first: np.fmod(x.astype(float), y)")
+    x, y = _floats(al, node, a, b)
+    return al.new(al.em.op(RemFOp(x, y)))
+
+
 _binary(np.copysign, op_class=mathd.CopySignOp)
 
 
@@ -133,6 +143,9 @@ def _round(al, node, a, decimals):
 
 @numpy_function(np.reciprocal, params=("x",))
 def _reciprocal(al, node, x):
+    if not is_float(T.element(al.array(x, node))):
+        raise al.error(node, "np.reciprocal of ints or bools is numpy's integer reciprocal (0 for |x| > 1), "
+                       "not 1 / x", "write 1.0 / x")
     (x,) = _floats(al, node, x)
     return al.new(al.em.div(_const(al, 1.0, x), x))
 

@@ -451,8 +451,7 @@ def _pad(al, node, array, pad_width, mode, constant_values):
         if is_array(fill):
             raise al.error(node, "np.pad: constant_values must be one number here")
         dims = [n + b + a for n, (b, a) in zip(T.shape(x), widths)]
-        fill = al.to_element(fill, T.element(x)) if is_float(T.element(x)) else al.em.to_int(fill)
-        base = T.splat(al.em, fill, dims)
+        base = al.cast(T.splat(al.em, fill, dims), T.element(x))  # as numpy writes it into x's dtype (bools, uint8s)
         offsets = [b for b, _ in widths]
         return al.new(al.em.op(_insert_slice(x, base, offsets)))
     for axis, (before, after) in enumerate(widths):
@@ -587,8 +586,8 @@ def _linspace(al, node, start, stop, num, endpoint, retstep, dtype, axis):
 @numpy_function(np.meshgrid, params=("*xi", "?indexing='xy'"))
 def _meshgrid(al, node, xi, indexing):
     vectors = [_tensor(al, v, node) for v in xi]
-    if any(len(T.shape(v)) != 1 for v in vectors):
-        raise al.error(node, "np.meshgrid takes vectors")
+    vectors = [v if len(T.shape(v)) == 1 else T.reshape(al.em, v, (math.prod(T.shape(v)),))
+               for v in vectors]  # numpy flattens each input (numbers and matrices too)
     sizes = [T.shape(v)[0] for v in vectors]
     cartesian = al.static(indexing, node, "indexing") == "xy" and len(vectors) > 1
     if cartesian:

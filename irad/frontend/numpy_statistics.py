@@ -31,7 +31,7 @@ from irad.frontend.numpy_table import numpy_function
 from irad.ir import gather as G
 from irad.ir import scan as S
 from irad.ir import tensor as T
-from irad.ir.types import F64, I64, is_float
+from irad.ir.types import F64, I64, is_bool, is_float
 
 
 def _unsupported(al: ArrayLowering, node, name: str, **given) -> None:
@@ -119,7 +119,8 @@ def _diff(al, node, a, n, axis, prepend, append):
     x = al.array(a, node)
     if not is_array(x):
         raise al.error(node, "np.diff needs an array of at least one dimension")
-    (x,) = al.floats(node, x) if is_float(T.element(x)) else al.integers(node, x)
+    if not is_bool(T.element(x)):  # numpy's diff of bools is `!=` (bools again)
+        (x,) = al.floats(node, x) if is_float(T.element(x)) else al.integers(node, x)
     n = al.static(n, node, "n")
     axis = al.static_axes(axis, len(T.shape(x)), node)[0]
     pieces = [x]
@@ -139,7 +140,9 @@ def _diff(al, node, a, n, axis, prepend, append):
         if length == 0:
             break
         later, earlier = T.slice_along(al.em, x, axis, 1, length - 1), T.slice_along(al.em, x, axis, 0, length - 1)
-        x = al.em.op((arith.SubfOp if is_float(T.element(x)) else arith.SubiOp)(later, earlier))
+        elem = T.element(x)
+        x = al.em.op((arith.SubfOp if is_float(elem) else arith.XOrIOp if is_bool(elem) else arith.SubiOp)(
+            later, earlier))
     return al.new(x if n else al.copy(x))
 
 
@@ -267,6 +270,10 @@ def _average(al, node, a, axis, weights, returned, keepdims):
     x, w = al.floats(node, x, w)
     total = al.reduction(al.em.mul(x, w), axis, keepdims, node, arith.AddfOp)
     weight = al.reduction(w, axis, keepdims, node, arith.AddfOp)
+    nonzero = al.compare("une", weight, al.em.const(0.0, F64), node)
+    if is_array(nonzero):
+        nonzero = _truth_reduction(al, nonzero, None, False, node, every=True)
+    al.check(nonzero, node, "ZeroDivisionError: Weights sum to zero, can't be normalized")  # as numpy raises
     result = al.new(al.binary(ast.Div(), total, weight, node))
     return (result, weight) if al.static(returned, node, "returned") else result
 
@@ -274,6 +281,7 @@ def _average(al, node, a, axis, weights, returned, keepdims):
 @numpy_function(np.ptp, params=("a", "?axis", "?out", "?keepdims"))
 def _ptp(al, node, a, axis, out, keepdims):
     _unsupported(al, node, "ptp", out=out)
+    al.refuse_bools(node, "np.ptp", al.array(a, node))
     top = al.reduction(a, axis, keepdims, node, arith.MaximumfOp)
     bottom = al.reduction(a, axis, keepdims, node, arith.MinimumfOp)
     return al.new(al.binary(ast.Sub(), top, bottom, node))
@@ -349,6 +357,7 @@ def _nanmean(al, node, a, axis, out, keepdims):
 @numpy_function(np.trapezoid, params=("y", "?x", "?dx=1.0", "?axis=-1"))
 def _trapezoid(al, node, y, x, dx, axis):
     """sum((y[1:] + y[:-1]) * d / 2) along the axis, d the spacing (or np.diff(x))."""
+    al.refuse_bools(node, "np.trapezoid", al.array(y, node))
     (values,) = al.floats(node, al.array(y, node))
     axis = al.static_axes(axis, len(T.shape(values)), node)[0]
     n = T.shape(values)[axis]

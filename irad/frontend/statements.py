@@ -21,7 +21,7 @@ from xdsl.ir import SSAValue
 from irad.frontend.arrays import known_value
 from irad.ir.symbols import value_name
 from irad.base.errors import raised_name
-from irad.frontend import contexts, imports, nested_targets, ufunc_at
+from irad.frontend import contexts, imports, masked_writes, nested_targets, ufunc_at
 from irad.frontend.values import ListValue, Value, is_array
 from irad.frontend.source import SUBSET_HINT
 from irad.ir.types import I1
@@ -45,11 +45,17 @@ class Statements:
     def statement(self, stmt: ast.stmt) -> None:
         """Lower one statement of this module's kinds."""
         if isinstance(stmt, ast.Assign):
+            if masked_writes.assign_copy(self.fl, stmt):  # y[m] = z[m]
+                return
             value = self.fl.expr(stmt.value)
             for target in stmt.targets:
                 self.assign(target, value)
         elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Subscript):
             target = stmt.target  # y[i] += v, p["W"][i] += v: read, combine, write back
+            mask = masked_writes.runtime_mask(self.fl, target)
+            if mask is not None:
+                masked_writes.augment(self.fl, stmt, mask)
+                return
             current = self.fl.expressions.expr_Subscript(target)
             self.assign(target, self.fl.expressions.binary(stmt.op, current, stmt.value, stmt), stmt)
         elif isinstance(stmt, ast.AugAssign):
@@ -105,6 +111,8 @@ class Statements:
             self.fl.env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
             self.fl.lists.unpack(target, value)  # lists.py
+        elif isinstance(target, ast.Subscript) and (mask := masked_writes.runtime_mask(self.fl, target)) is not None:
+            masked_writes.assign(self.fl, target, mask, value, node or target)
         elif _is_item(target) and isinstance(self.fl.env.get(target.value.id), ListValue):
             self.fl.lists.assign_list_item(target.value.id, target, value, node or target)
         elif _is_item(target):

@@ -62,8 +62,8 @@ def sum_axis_written(x):
 
 
 def square_written(x):
-    a = np.arange(3) ** 2
-    a[0] = x  # <- refused
+    a = np.arange(3) ** 2  # numpy's int array (irad held it as floats, and refused the write)
+    a[0] = x  # cast into the int array: 0
     return np.sum(a * x)
 
 
@@ -175,11 +175,15 @@ def recursive_fill_of_a_joined_int(t, k):
 
 
 REFUSED = [
-    (square_written, (0.7,)), (sign_written, (0.7,)), (matmul_written, (0.7,)),
+    (sign_written, (0.7,)), (matmul_written, (0.7,)),
     (einsum_written, (0.7,)), (joined_then_maximum, (0.7, 0)), (joined_then_sliced, (np.ones(3), -1.0)),
     (joined_int_then_floor_divided, (0.7, 0)), (helper_returns_an_int, (0.7,)),
     (helper_fills_with_a_joined_int, (0.7, 0)), (recursive_fill_of_a_joined_int, (0.7, 2)),
 ]
+
+
+def test_a_write_into_an_int_power_casts_as_numpy():
+    check_against_numpy(square_written, (0.7,))
 
 
 @pytest.mark.parametrize("f, args", REFUSED, ids=[f.__name__ for f, _ in REFUSED])

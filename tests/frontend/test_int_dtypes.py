@@ -310,3 +310,101 @@ def test_a_uint8_array_through_a_loop_a_helper_and_a_branch(backend):
     eps = 1e-6  # central differences in float64
     differences = [(looped_uint8(w + eps * e, im, 4) - looped_uint8(w - eps * e, im, 4)) / (2 * eps) for e in np.eye(3)]
     assert np.allclose(grad, differences, atol=1e-6)
+
+
+# ---- int ** int: numpy's ints (irad made them floats: 3 ** 64 is 0 mod 2**64 in numpy) ----------
+def int_powers(k, small):
+    return (k ** 3, np.power(k, 2), k ** 64, k ** 0, 2 ** np.arange(5), np.power(3, np.arange(4)),
+            small ** 5, (k ** 2) % 7, k ** 1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_int_powers_are_numpys_ints(backend):
+    args = (np.arange(-3, 5), np.array([3, -2, 100], dtype=np.int8))
+    assert_numpys(irad.vjp(int_powers, *args, backend=backend)[0], int_powers(*args))
+
+
+def negative_int_power(k):
+    return k ** -1
+
+
+def runtime_int_exponent(k):
+    return k ** k[0]
+
+
+def runtime_exponent_array(k):
+    return 2 ** k
+
+
+@pytest.mark.parametrize("f, message", [
+    (negative_int_power, "integers to negative integer powers are not allowed"),
+    (runtime_int_exponent, "an int array \\*\\* an int known only at run time"),
+    (runtime_exponent_array, "an int \\*\\* an int array known only at run time"),
+])
+def test_int_powers_numpy_refuses_or_irad_cannot_compute_are_refused(f, message):
+    with pytest.raises(UnsupportedError, match=message):
+        irad.vjp(f, np.arange(1, 4))
+
+
+# ---- numpy functions of masks keep numpy's bools ----------------------------------------------
+# Each was silently different before: np.diff of bools subtracted (numpy: `!=`), np.pad of a
+# mask padded with an int64 fill (an ill-typed tensor.insert_slice: ints on the python backend,
+# a BackendError natively), and the python backend held a bool splat as the int 0, so
+# np.diag / np.triu / np.where(m, mask, False) of masks gave ints.
+def mask_functions(m, n):
+    return (np.diff(m), np.diff(m, n=2), np.diff(m, prepend=True), np.pad(m, 1), np.pad(m, (0, 2), constant_values=True),
+            np.diag(m), np.triu(np.outer(m, n)), np.where(m, n, False), np.sum(np.diff(m)))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_mask_functions_keep_numpys_bools(backend):
+    args = (np.array([True, False, False, True, True]), np.array([False, True, True, True, False]))
+    assert_numpys(irad.vjp(mask_functions, *args, backend=backend)[0], mask_functions(*args))
+
+
+def bool_changes_weight(x):
+    m = x > 0
+    return np.sum(x * np.diff(m, prepend=False))  # numpy: True where the sign changes
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_diff_of_a_mask_in_a_gradient(backend):
+    x = np.array([0.5, -1.0, 2.0, 1.5])
+    value, grad = irad.value_and_grad(bool_changes_weight, backend=backend)(x)
+    assert value == bool_changes_weight(x) and np.array_equal(grad, np.diff(x > 0, prepend=False) * 1.0)
+
+
+def uint8_padded(a):
+    return np.pad(a, 1, constant_values=7)
+
+
+def test_a_narrow_int_array_padded_with_a_number():
+    a = np.array([1, 250], dtype=np.uint8)
+    assert_numpys([irad.vjp(uint8_padded, a)[0]], [uint8_padded(a)])
+
+
+def convolved_masks(m):
+    return np.convolve(m, m)
+
+
+def ptp_of_a_mask(m):
+    return np.ptp(m)
+
+
+def cross_of_masks(m):
+    return np.cross(m[:3], m[1:4])
+
+
+def trapezoid_of_a_mask(m):
+    return np.trapezoid(m)
+
+
+@pytest.mark.parametrize("f, message", [
+    (convolved_masks, "convolve of bool values is a bool in numpy"),
+    (ptp_of_a_mask, "np.ptp of bool values is not supported"),
+    (cross_of_masks, "np.cross of bool values is not supported"),
+    (trapezoid_of_a_mask, "np.trapezoid of bool values is not supported"),
+])
+def test_numpy_functions_of_masks_irad_would_count_are_refused(f, message):
+    with pytest.raises(UnsupportedError, match=message):
+        irad.vjp(f, np.array([True, False, True, True]))

@@ -132,6 +132,42 @@ def test_scalars_follow_numpy(f, w, backend):
     check_against_numpy(f, (w,), backend=backend)
 
 
+# ---- a number as a 0-d array: np.asarray(v) has the array methods ---------------------------
+# `np.asarray(x).reshape(1)` of a Python float was "'float' object has no attribute 'reshape'",
+# and np.reshape / np.ravel / np.squeeze of a number reached mlir-opt as a tensor.reshape of
+# an f64 (a BackendError natively, an AttributeError on the python backend).
+def number_reshaped(x, k, m):
+    return (np.sum(np.reshape(x, (1, 1)) * 2.0) + np.sum(np.ravel(x * x)) + np.squeeze(x) * x
+            + np.sum(np.reshape(x * x, -1)))
+
+
+def number_as_array(x, k, m):
+    return (np.asarray(x).reshape(1).sum() * x + np.array(x).T.item() + np.asarray(k).item() * x
+            + np.asarray(m).sum() * x + np.asarray(x * x).sum())
+
+
+def numbers_and_matrices_in_meshgrid(x, k, m):
+    g = np.meshgrid(np.ones((2, 2)) * x, np.arange(3.0) * x)  # numpy flattens each input
+    return np.sum(g[0] * g[1]) + np.sum(np.meshgrid(x, x * x)[1])
+
+
+NUMBERS_AS_ARRAYS = [number_reshaped, number_as_array, numbers_and_matrices_in_meshgrid]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f", NUMBERS_AS_ARRAYS, ids=[f.__name__ for f in NUMBERS_AS_ARRAYS])
+def test_numbers_are_0d_arrays_to_numpy(f, backend):
+    check_against_numpy(f, (1.5, 3, True), backend=backend)
+
+
+def python_float_method(x):
+    return (x * x).sum()  # <- refused
+
+
+def test_a_python_number_still_has_no_array_methods():
+    check_refused(python_float_method, (1.5,), "'float' object has no attribute 'sum'")
+
+
 # ---- the entry's parameters: a Python float and an np.float64 compile apart ---------------
 # A comparison of a float parameter is a Python bool (they count) or numpy's (`or`) by the
 # argument: the signature holds each number's kind (pytrees.Arguments), so each compiles

@@ -329,7 +329,9 @@ SWEEP: dict[object, list[Case]] = {
     np.zeros_like: [of("np.zeros_like(x) + x", x=(2, 3))], np.ones_like: [of("np.ones_like(x) * x", x=(2, 3))],
     np.full_like: [of("np.full_like(x, 3.0) * x", x=(2, 3))],
     np.arange: [of("x * np.arange(3.0)", x=(3,)), of("x * np.arange(0.0, 1.0, 0.25)", x=())],
-    np.eye: [of("np.eye(3) @ x", x=(3, 2)), of("np.eye(2, 3) * x", x=(3,))],
+    np.eye: [of("np.eye(3) @ x", x=(3, 2)), of("np.eye(2, 3) * x", x=(3,)), of("np.eye(3, 2, k=-1) @ x", x=(2,)),
+             of("np.eye(3, 3, 1) @ x", x=(3,))],
+    np.tri: [of("np.tri(3) @ x", x=(3, 2)), of("np.tri(2, 3, k=1) * x", x=(3,)), of("np.tri(3, 2, -1, dtype=int) @ x", x=(2,))],
     # ---- contractions (numpy_contractions.py) ----
     np.einsum: [of("np.einsum('ij,jk->ik', x, y)", x=(2, 3), y=(3, 2)), of("np.einsum('ii', x)", x=(3, 3)),
                 of("np.einsum('i,ij,j', x, y, z)", x=(2,), y=(2, 3), z=(3,))],

@@ -2,7 +2,8 @@
 (irad/frontend/nested_targets.py): the array held by a container (a dict, a
 list, a tuple, a NamedTuple, a dict in a list, a list in a dict) or a view
 of a named array, with another holder of the array or of its container, or
-none, then a write (an item, `+=` on a row, an item of a view). numpy shows
+none, then a write (an item, `+=` on a row, an item of a view, through a mask
+of data). numpy shows
 the write through every holder; irad must give numpy's value or refuse, never
 a different value. Every holder is read back into the result."""
 
@@ -33,6 +34,9 @@ WRITES = {
     "row_add": "{get}[1] += x * 2.0\n",
     "view_item": "{get}[1][2] = x[1] ** 2\n",
     "transposed": "{get}.T[0] = x\n",
+    "masked": "{get}[{get} > 1.0] = x[0] * 5.0\n",  # masks of data (masked_writes.py)
+    "masked_rows": "{get}[x > 0.0] *= x[1]\n",
+    "masked_copy": "{get}[np.abs({get}) > 0.5] = ({get} * 0.5 + x)[np.abs({get}) > 0.5]\n",
 }
 INNER = {"dict_in_list": "c[0]", "list_in_dict": "c['k']"}
 

@@ -935,6 +935,8 @@ def number_expression(tr, op: Operation) -> str:
     number = splat_number(op.results[0])
     if isinstance(number, SSAValue):
         text = tr.value(number)
+    elif op.results[0].type.element_type == i1:  # a bool, not the int 0 or -1: np.where(m, a, False) stays bool
+        text = repr(bool(number))
     else:
         text = float_literal(number) if isinstance(number, float) else repr(number)
     if isinstance(op.results[0].type.element_type, Float32Type):

@@ -1,0 +1,127 @@
+"""Writes through a boolean mask of data (irad/frontend/masked_writes.py):
+`y[m] = v`, `y[m] op= v`, `y[m] = z[m]`, as numpy writes them, in place,
+through views, containers and globals; checked against the program run as
+numpy and central differences on both backends. Each was refused before
+("indexing with a boolean mask computed at run time"). A value numpy would
+broadcast to the run-time count of True entries is refused with the rewrite."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.reference import BACKENDS, check_against_numpy, check_refused
+
+rng = np.random.default_rng(7)
+X, Z, A = rng.standard_normal(5), rng.standard_normal(5), rng.standard_normal((5, 3))
+MASK = np.array([True, False, True, False, True])
+
+
+def relu_in_place(x, z):
+    y = x.copy()
+    y[y < 0] = 0.0
+    return np.sum(y ** 2) + np.sum(z)
+
+
+def masked_updates(x, z):
+    y = x * 1.0
+    y[x > 0.5] *= 3.0
+    y[np.abs(x) < 0.3] += z[0]
+    y[(x < 0) & (z > 0)] -= z[1] * z[1]
+    y[~(z > -0.5)] /= 2.0
+    return np.sum(y * x)
+
+
+def same_mask_both_sides(x, z):
+    y = x.copy()
+    y[z > x] = z[z > x]
+    return np.sum(y ** 3)
+
+
+def rows_through_a_vector_mask(a, x):
+    b = a.copy()
+    b[x > 0] = x[:3] * 2.0       # one row, broadcast to every selected row
+    b[b[:, 0] < 0] += 1.0
+    b[x < -0.5] = a[x < -0.5]    # rows copied from another array
+    return np.sum(b ** 2)
+
+
+def through_a_view_and_a_dict(a, x):
+    b = a.copy()
+    r = b[0]
+    r[r > 0] = 0.0               # b's first row changes too
+    p = {"w": x * 2.0}
+    p["w"][x < 0] = 0.5
+    return np.sum(b * a) + np.sum(p["w"] * x)
+
+
+def global_mask(x, z):
+    y = x + 0.0
+    y[MASK] = -y[0]
+    return np.sum(y * y * z)
+
+
+def int_array_written(x, z):
+    k = np.arange(5)
+    k[x > 0] = 7
+    k[z > 0] += 2
+    return np.sum(k * x)
+
+
+def in_a_loop(x, z):
+    y = x.copy()
+    for i in range(3):
+        y[y > z] = z[i]
+        z = z * 0.5
+    return np.sum(y * x)
+
+
+PROGRAMS = [relu_in_place, masked_updates, same_mask_both_sides, global_mask, int_array_written, in_a_loop]
+ARRAY_PROGRAMS = [rows_through_a_vector_mask, through_a_view_and_a_dict]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f", PROGRAMS, ids=[f.__name__ for f in PROGRAMS])
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_masked_writes_follow_numpy(f, sign, backend):
+    check_against_numpy(f, (sign * X, Z), backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f", ARRAY_PROGRAMS, ids=[f.__name__ for f in ARRAY_PROGRAMS])
+def test_masked_row_writes_follow_numpy(f, backend):
+    check_against_numpy(f, (A, X), backend=backend)
+
+
+def count_sized_value(x):
+    y = x.copy()
+    y[x > 0] = x[:2]  # <- refused
+    return np.sum(y)
+
+
+def masked_read_on_the_right(x):
+    y = x.copy()
+    y[x > 0] = np.sqrt(y[x > 0])  # <- refused
+    return np.sum(y)
+
+
+def float_into_int_array(x):
+    k = np.arange(5)
+    k[x > 0] += 0.5  # <- refused
+    return np.sum(k * x)
+
+
+def wrong_mask_shape(x):
+    y = x.copy()
+    y[x[:3] > 0] = 0.0  # <- refused
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("f, message", [
+    (count_sized_value, r"a value of shape \(2,\) written through a boolean mask"),
+    (masked_read_on_the_right, "indexing with a boolean mask computed at run time"),
+    (float_into_int_array, "in-place arithmetic on the int64 array"),
+    (wrong_mask_shape, r"boolean index of shape \(3,\) does not match"),
+])
+def test_refused_where_numpy_needs_the_count(f, message):
+    check_refused(f, (X,), message)
