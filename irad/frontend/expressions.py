@@ -663,6 +663,25 @@ class Expressions:
                                         "use np.all(...) or np.any(...), or `&` / `|` elementwise")
         return [v for v, _ in operands]
 
+    def expr_NamedExpr(self, node: ast.NamedExpr) -> Value:
+        """`(y := value)`: binds y as `y = value` does, and is the value. Only where
+        the statement's own code runs: evaluated only on some paths (an operand of
+        `and`/`or` after the first, an arm of a conditional expression, both known
+        only at run time, or a `while` condition, which runs once per iteration), the
+        name would be bound on those paths only."""
+        if self.fl.em is not self.fl.statement_em:
+            raise self.fl.src.error(
+                node, f"an assignment expression (`{node.target.id} := ...`) evaluated only on some paths "
+                "(after a run-time `and`/`or` operand, in an arm of a run-time conditional expression) "
+                "or in a `while` condition is not supported",
+                f"assign it in a statement of its own (`{node.target.id} = ...`) before the expression; "
+                f"in a `while` condition, loop `while True:` with `{node.target.id} = ...` and "
+                "`if not <condition>: break` first in the body",
+            )
+        value = self.fl.expr(node.value)
+        self.fl.statements.assign(node.target, value, node)
+        return value
+
     def expr_IfExp(self, node: ast.IfExp) -> Value:
         test = self.fl.expr(node.test)
         known = self.static_condition(test)

@@ -517,7 +517,6 @@ _NODE_NAMES = {
     "Dict": "a dict",
     "Set": "a set",
     "JoinedStr": "an f-string",
-    "NamedExpr": "an assignment expression (:=)",
     "Await": "await",
     "Yield": "yield",
     "YieldFrom": "yield from",
