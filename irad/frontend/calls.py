@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import math
 import inspect
 import dataclasses
 import sys
@@ -80,7 +81,7 @@ from irad.frontend.transformed_closures import is_made_function, made_function_a
 from irad.frontend.transformations import CONSTRUCTORS, JVP, PROGRAM_CALLS, Transformation, static_positions
 from irad.ir import builder
 from irad.ir.types import I1, I64, describe, is_bool, is_differentiable, is_float, is_int, is_tensor
-from irad import numpy_python
+from irad import functional_python, numpy_python
 from irad.frontend.numpy_table import numpy_name
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON
 
@@ -245,6 +246,8 @@ class Calls:
         if obj is dataclasses.replace:  # and a NamedTuple's s._replace(h=...) (expressions.py)
             return self._replaced_record(args, kwargs, node)
         target = IMPLEMENTED_IN_PYTHON.get(obj, obj) if _hashable(obj) else obj
+        if obj is math.hypot and (len(args) != 2 or kwargs):  # two: numerics.hypot, whose rule beats its body
+            target = functional_python.hypot
         if _hashable(target) and target in OPS:
             return self._library_call(obj, args, kwargs, node)
         if isinstance(target, types.FunctionType):

@@ -26,7 +26,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects import math as mathd
 from xdsl.ir import Block, Region, SSAValue
 from irad.frontend.arrays import ARRAY_ATTRIBUTES, STATIC_OPERATORS, known_value
-from irad.frontend.callables import Keywords, Partial, rebuild
+from irad.frontend.callables import Closure, Keywords, Partial, rebuild
 from irad.frontend.known_methods import format_string
 from irad.ir import tensor as tensor_ops
 from irad.frontend import containers, integers, joins, number_joins, numpy_scalars
@@ -777,7 +777,7 @@ def _fold_floats(op: ast.operator, a: SSAValue, b: SSAValue) -> float | None:
 
 def _static_compare(op: ast.cmpop, left: Value, right: Value) -> Static | None:
     """A comparison decided while lowering: of two known values, `is` against a
-    known object (a run-time number is never None), `in` a known tuple."""
+    known object (a run-time number or a lambda is never None), `in` a known tuple."""
     if isinstance(op, (ast.In, ast.NotIn)) and containers.contains(left, right) is not None:  # k in d
         found = containers.contains(left, right).obj
         return Static(found == isinstance(op, ast.In))
@@ -786,9 +786,9 @@ def _static_compare(op: ast.cmpop, left: Value, right: Value) -> Static | None:
             same = left.obj is right.obj
         elif isinstance(left, Static) or isinstance(right, Static):
             other = right if isinstance(left, Static) else left
-            if not isinstance(other, (SSAValue, tuple)):
+            if not isinstance(other, (SSAValue, tuple, Closure)):
                 return None
-            same = False
+            same = False  # a function defined in the program is no object made before it (None)
         else:
             return None
         return Static(same if isinstance(op, ast.Is) else not same)
