@@ -1,7 +1,7 @@
 """Python's higher-order builtins and math's sequence functions, written in irad's
 subset (rules/keys.py's IMPLEMENTED_IN_PYTHON maps each to its version here).
 They take what Python's take and give Python's values, checked against CPython
-in tests/frontend/test_program_idioms.py. A sequence walked here has a length
+in tests/frontend/test_sequence_functions.py. A sequence walked here has a length
 known while lowering (a tuple, a list, an array's rows): map's result is a
 tuple, which `sum`, `list`, `zip` and `for` consume as they would Python's
 iterator.

@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
 from xdsl.ir import Attribute, SSAValue
 
 from irad.base.errors import UnsupportedError
-from irad.frontend import indexing, integers, numpy_scalars
+from irad.frontend import indexing, integers, library_refusals, numpy_scalars
 from irad.frontend.float_division import floor_divide, int_floor_divide, int_remainder, remainder
 from irad.frontend.call_aliases import CallAliases
 from irad.frontend.control_state import Path
@@ -502,6 +502,9 @@ class ArrayLowering:
         entry = NUMPY.get(fn)
         if entry is None:
             name = numpy_name(fn)
+            refused = library_refusals.refusal(name)
+            if refused is not None:
+                raise self.error(node, f"{name} is not supported: {refused[0]}", refused[1])
             if name.startswith(("numpy.fft.", "scipy.fft.", "scipy.fftpack.")):
                 raise self.error(node, f"{name}: irad has no complex numbers (its arrays hold floats, ints or "
                                  "bools), and a Fourier transform's values are complex", FFT_REWRITE)

@@ -50,7 +50,7 @@ from irad.frontend.callables import (
     rebuild,
     static_argument,
 )
-from irad.frontend import folding, held_ints, integers, known_calls, numpy_scalars, ufunc_methods
+from irad.frontend import folding, held_ints, integers, known_calls, library_refusals, numpy_scalars, ufunc_methods
 from irad.frontend.containers import DictMethod, make_dict
 from irad.frontend.control_state import PathEnded
 from irad.frontend.iteration import ITERABLES
@@ -254,6 +254,9 @@ class Calls:
             return self._call_function(target, args, kwargs, node)
         if callable(target) and _hashable(target) and self.fl.owner.has_rules(target):
             return self._external_call(target, args, kwargs, node)
+        refused = library_refusals.refusal(describe_callable(obj)) if isinstance(obj, type) else None
+        if refused is not None:  # np.vectorize(f)
+            raise self.fl.src.error(node, f"{describe_callable(obj)} is not supported: {refused[0]}", refused[1])
         if isinstance(obj, type) and obj.__module__ != "builtins":
             raise self.fl.src.error(
                 node, f"creating a {describe_callable(obj)} object inside a program is not supported",
@@ -275,6 +278,9 @@ class Calls:
         self._not_supported(node, obj)
 
     def _not_supported(self, node: ast.AST, obj):
+        refused = library_refusals.refusal(describe_callable(obj))
+        if refused is not None:  # filter, math.fsum
+            raise self.fl.src.error(node, f"{describe_callable(obj)} is not supported: {refused[0]}", refused[1])
         if getattr(obj, "__module__", None) == "builtins" and isinstance(obj, types.BuiltinFunctionType):
             raise self.fl.src.error(
                 node, f"Python's builtin {obj.__name__}() is not supported inside a differentiated program "
