@@ -1308,10 +1308,22 @@ def _reshape(al, node, a, shape):
     return al.reshape_to(al.array(a, node), dims if isinstance(dims, tuple) else (dims,), node)
 
 
-@numpy_function(np.ravel, params=("a",))
-def _ravel(al, node, a):
-    a = al.array(a, node)
+@numpy_function(np.ravel, params=("a", "?order"))
+def _ravel(al, node, a, order):
+    a = _in_order(al, al.array(a, node), order, node, "np.ravel")
     return al.reshape_view(a, (math.prod(T.shape(a)),))
+
+
+def _in_order(al, a, order, node, who: str):
+    """`a` read in `order`: 'C' as it is; 'F' (the first index fastest) its transpose,
+    a view, so ravel's result is a view exactly where numpy's is (`m.T.ravel('F')`)."""
+    order = al.static(order, node, "the order") if al.given(order) else "C"
+    if order not in ("C", "F"):
+        raise al.error(node, f"{who}(..., order={order!r}) is not supported: 'A' and 'K' follow the memory "
+                       "layout numpy happens to hold", "pass order='C' or order='F'")
+    if order == "F" and is_array(a) and len(T.shape(a)) > 1:
+        return al.call_values(np.transpose, [a], {}, node)
+    return a
 
 
 @numpy_function(np.squeeze, params=("a", "?axis"))
@@ -1487,9 +1499,9 @@ def _astype_handler(al, node, x, dtype):
     return al.new(converted if converted is not x else _copy_op(al, x))  # astype copies
 
 
-@numpy_function("ndarray.flatten", params=("a",))
-def _flatten(al, node, a):
-    x = al.array(a, node)
+@numpy_function("ndarray.flatten", params=("a", "?order"))
+def _flatten(al, node, a, order):
+    x = _in_order(al, al.array(a, node), order, node, "x.flatten")
     if not is_array(x):
         return x
     return al.new(_fresh(al, T.reshape(al.em, x, (math.prod(T.shape(x)),)), x))  # flatten copies
