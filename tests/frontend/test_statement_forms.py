@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irad
-from tests.reference import BACKENDS, check_against_numpy, check_refused
+from tests.reference import BACKENDS, central_difference, check_against_numpy, check_refused
 
 
 # ---- for ... else, while ... else ------------------------------------------------------------
@@ -303,3 +303,15 @@ REFUSED = [
 @pytest.mark.parametrize("f, message", REFUSED, ids=[c[0].__name__ for c in REFUSED])
 def test_refusals_name_the_line_and_the_rewrite(f, message):
     check_refused(f, (X_BREAKS,), message)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f", [for_else_runtime_break, for_else_nested, while_else_runtime_break, for_else_break_in_match,
+                               walrus_in_jumping_chain, match_runtime_ints, for_else_returns], ids=lambda f: f.__name__)
+def test_vmap_takes_each_rows_branch(f, backend):
+    """Under irad.vmap the break flag is batched: each row takes its own else branch."""
+    rows = np.random.default_rng(3).normal(size=(12, 4)) * 1.5
+    np.testing.assert_allclose(irad.vmap(f, backend=backend)(rows), [f(r) for r in rows], rtol=1e-12)
+    grads = irad.vmap(irad.grad(f), backend=backend)(rows)
+    for r, g in zip(rows, grads):
+        np.testing.assert_allclose(g, central_difference(f, (r,), 0), rtol=1e-6, atol=1e-8)
