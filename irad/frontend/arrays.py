@@ -1247,8 +1247,13 @@ def _omitted(value) -> bool:
     return isinstance(value, Static) and value.obj is None
 
 
-def _reduction(combiner):
-    def handler(al, node, a, axis, keepdims):
+def _reduction(combiner, identity=None):
+    def handler(al, node, a, axis, keepdims, where=Static(None)):
+        if al.given(where):  # numpy: the elements where `where` is False count as the identity
+            shape = T.shape(al.array(a, node)) if is_array(al.array(a, node)) else ()
+            a = al.call_values(np.where, [where, a, Static(identity)], {}, node)
+            if (T.shape(a) if is_array(a) else ()) != shape:
+                raise al.error(node, f"where= of this shape does not broadcast to the array's {shape}")
         x = al.array(a, node)
         if is_array(x) and (is_int(T.element(x)) or (is_bool(T.element(x)) and combiner in _COUNTING)):
             # numpy keeps an int array's sum, product, max and min int64 (a bool
@@ -1267,8 +1272,8 @@ INT_COMBINERS = frozenset((*_COUNTING.values(), *_INT_COMBINERS.values()))
 _NO_IDENTITY = {arith.MaximumfOp: "max", arith.MinimumfOp: "min", arith.MaxSIOp: "max", arith.MinSIOp: "min"}
 
 
-numpy_function(np.sum, params=("a", "?axis", "?keepdims"))(_reduction(arith.AddfOp))
-numpy_function(np.prod, params=("a", "?axis", "?keepdims"))(_reduction(arith.MulfOp))
+numpy_function(np.sum, params=("a", "?axis", "?keepdims", "?where"))(_reduction(arith.AddfOp, 0))
+numpy_function(np.prod, params=("a", "?axis", "?keepdims", "?where"))(_reduction(arith.MulfOp, 1))
 numpy_function(np.max, np.amax, params=("a", "?axis", "?keepdims"))(_reduction(arith.MaximumfOp))
 numpy_function(np.min, np.amin, params=("a", "?axis", "?keepdims"))(_reduction(arith.MinimumfOp))
 

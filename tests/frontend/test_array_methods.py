@@ -1,5 +1,5 @@
 """Array methods that are numpy functions with the array first (arrays.py's
-_METHODS), ravel/flatten in Fortran order and np.take's modes: values against
+_METHODS), sum/prod(where=), ravel/flatten in Fortran order and np.take's modes: values against
 numpy's, gradients against central differences."""
 
 import numpy as np
@@ -88,8 +88,21 @@ def take_a_number(x):
     return np.take(x, 14, mode="wrap") * np.take(x, -3, mode="clip")
 
 
+def sum_where(x):
+    return x.sum(where=x > 0) + (np.sum(x.reshape(3, 4), axis=0, where=np.array([True, False, True, True])) ** 2).sum()
+
+
+def prod_where(x):
+    m = x.reshape(3, 4)
+    return np.prod(x[:5], where=x[:5] < 1.0) + m.prod(axis=1, where=m > -0.5, keepdims=True).sum()
+
+
+def int_sum_where(x):
+    return x[0] * np.sum(np.arange(6), where=np.arange(6) % 2 == 0)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("f", [ravel_fortran, flatten_fortran, ravel_fortran_view, ravel_fortran_copy, take_wrap,
+@pytest.mark.parametrize("f", [sum_where, prod_where, int_sum_where, ravel_fortran, flatten_fortran, ravel_fortran_view, ravel_fortran_copy, take_wrap,
                                take_clip, take_modes_along_an_axis, take_a_number], ids=lambda f: f.__name__)
 def test_orders_and_modes_match_numpy(f, backend):
     check_against_numpy(f, (np.linspace(-1.0, 1.3, 12),), backend)
