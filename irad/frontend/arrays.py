@@ -493,6 +493,8 @@ class ArrayLowering:
             raise self.error(node, "`x.at[...]` is JAX's; irad's arrays are numpy's",
                              "copy and write in place: y = x.copy(); y[i] = v (.set), y[i] += v (.add), "
                              "as numpy does; irad differentiates the writes")
+        if name in _REMOVED_IN_NUMPY_2:  # numpy raises AttributeError too
+            raise self.error(node, f"numpy 2 removed the array method `.{name}`", _REMOVED_IN_NUMPY_2[name])
         raise self.error(node, f"the array attribute or method `.{name}` is not supported",
                          "see docs/arrays.md for the supported numpy surface")
 
@@ -1530,6 +1532,30 @@ def _item(al, node, a, index):
     return al.to_element(value, F64) if is_float(value.type) else value  # a Python float
 
 
+_REMOVED_IN_NUMPY_2 = {"ptp": "call np.ptp(x, axis=...)", "itemset": "assign the item: x[i] = v",
+                       "newbyteorder": "irad's arrays are native-endian; drop it"}
+_TOLIST_LIMIT = 10_000  # elements: each becomes a number of its own in the program
+
+
+@numpy_function("ndarray.tolist", params=("a",))
+def _tolist(al, node, a):
+    """x.tolist(): nested lists of Python numbers (floats, ints, bools), as numpy gives;
+    a number for a 0-d array."""
+    from irad.frontend.lists import Lists
+
+    x = al.array(a, node)
+    if not is_array(x) or not T.shape(x):
+        return _item(al, node, x, Static(None))
+    shape = T.shape(x)
+    if math.prod(shape) > _TOLIST_LIMIT:
+        raise al.error(node, f"x.tolist() of {math.prod(shape)} elements is not supported (at most {_TOLIST_LIMIT})",
+                       "keep it an array: index it, or loop over it (for v in x)")
+    items = [_item(al, node, x, Static(i)) for i in range(math.prod(shape))]
+    for length in reversed(shape[1:]):  # the innermost lists first
+        items = [Lists.new_list(tuple(items[k:k + length])) for k in range(0, len(items), length)]
+    return Lists.new_list(tuple(items))
+
+
 # methods of arrays: name -> the numpy function they call with the array first
 _METHODS = {
     "sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod,
@@ -1538,7 +1564,7 @@ _METHODS = {
     "astype": "ndarray.astype", "flatten": "ndarray.flatten", "item": "ndarray.item",
     "swapaxes": np.swapaxes, "cumsum": np.cumsum, "cumprod": np.cumprod, "argmax": np.argmax, "argmin": np.argmin,
     "any": np.any, "all": np.all, "round": np.round, "trace": np.trace, "diagonal": np.diagonal,
-    "repeat": np.repeat, "take": np.take,
+    "repeat": np.repeat, "take": np.take, "tolist": "ndarray.tolist",
 }  # not x.sort(): numpy's sorts in place and returns None
 # what numpy's scalars have of an array's surface (np.float64(2.0).sum(), .shape)
 ARRAY_ATTRIBUTES = frozenset({*_METHODS, "shape", "ndim", "size", "T"})

@@ -1,5 +1,5 @@
 """Array methods that are numpy functions with the array first (arrays.py's
-_METHODS), sum/prod(where=), ravel/flatten in Fortran order and np.take's modes: values against
+_METHODS), x.tolist(), sum/prod(where=), ravel/flatten in Fortran order and np.take's modes: values against
 numpy's, gradients against central differences."""
 
 import numpy as np
@@ -88,6 +88,19 @@ def take_a_number(x):
     return np.take(x, 14, mode="wrap") * np.take(x, -3, mode="clip")
 
 
+def tolist_items(x):
+    rows = x.reshape(3, 4).tolist()  # lists of Python floats
+    flat = x[:3].tolist()
+    flat.append(2.0)
+    ints = np.arange(4).tolist()
+    return sum(r[0] * r[3] for r in rows) + len(rows[0]) + sum(v * v for v in flat) + x[0] * sum(ints) + sum(
+        (x > 0).tolist()) * x[1] + np.sum(x).reshape(()).tolist()
+
+
+def removed_ptp(x):
+    return x.ptp()  # <- refused
+
+
 def sum_where(x):
     return x.sum(where=x > 0) + (np.sum(x.reshape(3, 4), axis=0, where=np.array([True, False, True, True])) ** 2).sum()
 
@@ -102,7 +115,7 @@ def int_sum_where(x):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("f", [sum_where, prod_where, int_sum_where, ravel_fortran, flatten_fortran, ravel_fortran_view, ravel_fortran_copy, take_wrap,
+@pytest.mark.parametrize("f", [tolist_items, sum_where, prod_where, int_sum_where, ravel_fortran, flatten_fortran, ravel_fortran_view, ravel_fortran_copy, take_wrap,
                                take_clip, take_modes_along_an_axis, take_a_number], ids=lambda f: f.__name__)
 def test_orders_and_modes_match_numpy(f, backend):
     check_against_numpy(f, (np.linspace(-1.0, 1.3, 12),), backend)
@@ -119,6 +132,7 @@ def take_a_bad_mode(x):
 @pytest.mark.parametrize("f, message", [
     (ravel_in_memory_order, "np.ravel\\(..., order='K'\\) is not supported: 'A' and 'K' follow the memory layout"),
     (take_a_bad_mode, "np.take: mode='wrapped' is not one of numpy's modes"),
+    (removed_ptp, "numpy 2 removed the array method `.ptp`"),
 ])
 def test_other_orders_and_modes_are_refused(f, message):
     check_refused(f, (np.linspace(-1.0, 1.3, 12),), message)
