@@ -297,3 +297,18 @@ def bincount_of_length(x, weights, length):
     if weights is None:
         return np.sum(hits, axis=0)
     return np.sum(np.where(hits, np.asarray(weights).astype(np.float64)[:, None], 0.0), axis=0)  # float64, as numpy
+
+
+def interp_periodic(x, xp, fp, period):
+    """np.interp(x, xp, fp, period=period), as numpy computes it: x and xp taken
+    modulo the period, xp sorted (fp with it) and extended by one knot each side
+    across the period's ends (left= and right= are ignored, as numpy ignores them)."""
+    if period == 0:
+        raise ValueError("period must be a non-zero value")
+    period = abs(period)
+    wrapped = np.asarray(xp, dtype=np.float64) % period
+    order = np.argsort(wrapped)
+    knots, values = wrapped[order], np.asarray(fp, dtype=np.float64)[order]
+    knots = np.concatenate((knots[-1:] - period, knots, knots[0:1] + period))
+    values = np.concatenate((values[-1:], values, values[0:1]))
+    return np.interp(np.asarray(x, dtype=np.float64) % period, knots, values)

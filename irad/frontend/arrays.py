@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
 from xdsl.ir import Attribute, SSAValue
 
 from irad.base.errors import UnsupportedError
-from irad.frontend import indexing, integers, numpy_scalars
+from irad.frontend import indexing, integers, library_refusals, numpy_scalars
 from irad.frontend.float_division import floor_divide, int_floor_divide, int_remainder, remainder
 from irad.frontend.call_aliases import CallAliases
 from irad.frontend.control_state import Path
@@ -546,6 +546,8 @@ class ArrayLowering:
             raise self.error(node, "`x.at[...]` is JAX's; irad's arrays are numpy's",
                              "copy and write in place: y = x.copy(); y[i] = v (.set), y[i] += v (.add), "
                              "as numpy does; irad differentiates the writes")
+        if name in _REMOVED_IN_NUMPY_2:  # numpy raises AttributeError too
+            raise self.error(node, f"numpy 2 removed the array method `.{name}`", _REMOVED_IN_NUMPY_2[name])
         raise self.error(node, f"the array attribute or method `.{name}` is not supported",
                          "see docs/arrays.md for the supported numpy surface")
 
@@ -555,6 +557,9 @@ class ArrayLowering:
         entry = NUMPY.get(fn)
         if entry is None:
             name = numpy_name(fn)
+            refused = library_refusals.refusal(name)
+            if refused is not None:
+                raise self.error(node, f"{name} is not supported: {refused[0]}", refused[1])
             if name.startswith(("numpy.fft.", "scipy.fft.", "scipy.fftpack.")):
                 raise self.error(node, f"{name}: irad has no complex numbers (its arrays hold floats, ints or "
                                  "bools), and a Fourier transform's values are complex", FFT_REWRITE)
@@ -1303,8 +1308,13 @@ def _omitted(value) -> bool:
     return isinstance(value, Static) and value.obj is None
 
 
-def _reduction(combiner):
-    def handler(al, node, a, axis, keepdims):
+def _reduction(combiner, identity=None):
+    def handler(al, node, a, axis, keepdims, where=Static(None)):
+        if al.given(where):  # numpy: the elements where `where` is False count as the identity
+            shape = T.shape(al.array(a, node)) if is_array(al.array(a, node)) else ()
+            a = al.call_values(np.where, [where, a, Static(identity)], {}, node)
+            if (T.shape(a) if is_array(a) else ()) != shape:
+                raise al.error(node, f"where= of this shape does not broadcast to the array's {shape}")
         x = al.array(a, node)
         if is_array(x) and (is_int(T.element(x)) or (is_bool(T.element(x)) and combiner in _COUNTING)):
             # numpy keeps an int array's sum, product, max and min int64 (a bool
@@ -1323,8 +1333,8 @@ INT_COMBINERS = frozenset((*_COUNTING.values(), *_INT_COMBINERS.values()))
 _NO_IDENTITY = {arith.MaximumfOp: "max", arith.MinimumfOp: "min", arith.MaxSIOp: "max", arith.MinSIOp: "min"}
 
 
-numpy_function(np.sum, params=("a", "?axis", "?keepdims"))(_reduction(arith.AddfOp))
-numpy_function(np.prod, params=("a", "?axis", "?keepdims"))(_reduction(arith.MulfOp))
+numpy_function(np.sum, params=("a", "?axis", "?keepdims", "?where"))(_reduction(arith.AddfOp, 0))
+numpy_function(np.prod, params=("a", "?axis", "?keepdims", "?where"))(_reduction(arith.MulfOp, 1))
 numpy_function(np.max, np.amax, params=("a", "?axis", "?keepdims"))(_reduction(arith.MaximumfOp))
 numpy_function(np.min, np.amin, params=("a", "?axis", "?keepdims"))(_reduction(arith.MinimumfOp))
 
@@ -1364,10 +1374,22 @@ def _reshape(al, node, a, shape):
     return al.reshape_to(al.array(a, node), dims if isinstance(dims, tuple) else (dims,), node)
 
 
-@numpy_function(np.ravel, params=("a",))
-def _ravel(al, node, a):
-    a = al.array(a, node)
+@numpy_function(np.ravel, params=("a", "?order"))
+def _ravel(al, node, a, order):
+    a = _in_order(al, al.array(a, node), order, node, "np.ravel")
     return al.reshape_view(a, (math.prod(T.shape(a)),))
+
+
+def _in_order(al, a, order, node, who: str):
+    """`a` read in `order`: 'C' as it is; 'F' (the first index fastest) its transpose,
+    a view, so ravel's result is a view exactly where numpy's is (`m.T.ravel('F')`)."""
+    order = al.static(order, node, "the order") if al.given(order) else "C"
+    if order not in ("C", "F"):
+        raise al.error(node, f"{who}(..., order={order!r}) is not supported: 'A' and 'K' follow the memory "
+                       "layout numpy happens to hold", "pass order='C' or order='F'")
+    if order == "F" and is_array(a) and len(T.shape(a)) > 1:
+        return al.call_values(np.transpose, [a], {}, node)
+    return a
 
 
 @numpy_function(np.squeeze, params=("a", "?axis"))
@@ -1555,9 +1577,9 @@ def _astype_handler(al, node, x, dtype):
     return al.new(converted if converted is not x else _copy_op(al, x))  # astype copies
 
 
-@numpy_function("ndarray.flatten", params=("a",))
-def _flatten(al, node, a):
-    x = al.array(a, node)
+@numpy_function("ndarray.flatten", params=("a", "?order"))
+def _flatten(al, node, a, order):
+    x = _in_order(al, al.array(a, node), order, node, "x.flatten")
     if not is_array(x):
         return x
     return al.new(_fresh(al, T.reshape(al.em, x, (math.prod(T.shape(x)),)), x))  # flatten copies
@@ -1581,6 +1603,30 @@ def _item(al, node, a, index):
     return al.to_element(value, F64) if is_float(value.type) else value  # a Python float
 
 
+_REMOVED_IN_NUMPY_2 = {"ptp": "call np.ptp(x, axis=...)", "itemset": "assign the item: x[i] = v",
+                       "newbyteorder": "irad's arrays are native-endian; drop it"}
+_TOLIST_LIMIT = 10_000  # elements: each becomes a number of its own in the program
+
+
+@numpy_function("ndarray.tolist", params=("a",))
+def _tolist(al, node, a):
+    """x.tolist(): nested lists of Python numbers (floats, ints, bools), as numpy gives;
+    a number for a 0-d array."""
+    from irad.frontend.lists import Lists
+
+    x = al.array(a, node)
+    if not is_array(x) or not T.shape(x):
+        return _item(al, node, x, Static(None))
+    shape = T.shape(x)
+    if math.prod(shape) > _TOLIST_LIMIT:
+        raise al.error(node, f"x.tolist() of {math.prod(shape)} elements is not supported (at most {_TOLIST_LIMIT})",
+                       "keep it an array: index it, or loop over it (for v in x)")
+    items = [_item(al, node, x, Static(i)) for i in range(math.prod(shape))]
+    for length in reversed(shape[1:]):  # the innermost lists first
+        items = [Lists.new_list(tuple(items[k:k + length])) for k in range(0, len(items), length)]
+    return Lists.new_list(tuple(items))
+
+
 # methods of arrays: name -> the numpy function they call with the array first
 _METHODS = {
     "sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod,
@@ -1589,7 +1635,7 @@ _METHODS = {
     "astype": "ndarray.astype", "flatten": "ndarray.flatten", "item": "ndarray.item",
     "swapaxes": np.swapaxes, "cumsum": np.cumsum, "cumprod": np.cumprod, "argmax": np.argmax, "argmin": np.argmin,
     "any": np.any, "all": np.all, "round": np.round, "trace": np.trace, "diagonal": np.diagonal,
-    "repeat": np.repeat, "take": np.take,
+    "repeat": np.repeat, "take": np.take, "tolist": "ndarray.tolist",
 }  # not x.sort(): numpy's sorts in place and returns None
 # what numpy's scalars have of an array's surface (np.float64(2.0).sum(), .shape)
 ARRAY_ATTRIBUTES = frozenset({*_METHODS, "shape", "ndim", "size", "T"})

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import math
 import inspect
 import dataclasses
 import sys
@@ -49,7 +50,7 @@ from irad.frontend.callables import (
     rebuild,
     static_argument,
 )
-from irad.frontend import folding, held_ints, integers, known_calls, numpy_scalars, ufunc_methods
+from irad.frontend import folding, held_ints, integers, known_calls, library_refusals, numpy_scalars, ufunc_methods
 from irad.frontend.containers import DictMethod, make_dict
 from irad.frontend.control_state import PathEnded
 from irad.frontend.iteration import ITERABLES
@@ -80,7 +81,7 @@ from irad.frontend.transformed_closures import is_made_function, made_function_a
 from irad.frontend.transformations import CONSTRUCTORS, JVP, PROGRAM_CALLS, Transformation, static_positions
 from irad.ir import builder
 from irad.ir.types import I1, I64, describe, is_bool, is_differentiable, is_float, is_int, is_tensor
-from irad import numpy_python
+from irad import functional_python, numpy_python
 from irad.frontend.numpy_table import numpy_name
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON
 
@@ -248,12 +249,17 @@ class Calls:
         if obj is dataclasses.replace:  # and a NamedTuple's s._replace(h=...) (expressions.py)
             return self._replaced_record(args, kwargs, node)
         target = IMPLEMENTED_IN_PYTHON.get(obj, obj) if _hashable(obj) else obj
+        if obj is math.hypot and (len(args) != 2 or kwargs):  # two: numerics.hypot, whose rule beats its body
+            target = functional_python.hypot
         if _hashable(target) and target in OPS:
             return self._library_call(obj, args, kwargs, node)
         if isinstance(target, types.FunctionType):
             return self._call_function(target, args, kwargs, node)
         if callable(target) and _hashable(target) and self.fl.owner.has_rules(target):
             return self._external_call(target, args, kwargs, node)
+        refused = library_refusals.refusal(describe_callable(obj)) if isinstance(obj, type) else None
+        if refused is not None:  # np.vectorize(f)
+            raise self.fl.src.error(node, f"{describe_callable(obj)} is not supported: {refused[0]}", refused[1])
         if isinstance(obj, type) and obj.__module__ != "builtins":
             raise self.fl.src.error(
                 node, f"creating a {describe_callable(obj)} object inside a program is not supported",
@@ -275,6 +281,9 @@ class Calls:
         self._not_supported(node, obj)
 
     def _not_supported(self, node: ast.AST, obj):
+        refused = library_refusals.refusal(describe_callable(obj))
+        if refused is not None:  # filter, math.fsum
+            raise self.fl.src.error(node, f"{describe_callable(obj)} is not supported: {refused[0]}", refused[1])
         if getattr(obj, "__module__", None) == "builtins" and isinstance(obj, types.BuiltinFunctionType):
             raise self.fl.src.error(
                 node, f"Python's builtin {obj.__name__}() is not supported inside a differentiated program "

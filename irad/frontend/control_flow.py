@@ -31,7 +31,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from irad.frontend import callables, joins, number_joins, numpy_scalars
+from irad.frontend import callables, joins, loop_else, match_statements, number_joins, numpy_scalars
 from irad.frontend.control_state import (
     BROKE, CONTINUED, FLAGS, RETURNED, VALUE, PathEnded, is_user_variable, is_variable,
 )
@@ -63,6 +63,8 @@ def assigned_names(body: list[ast.stmt]) -> list[str]:
                 seen.setdefault(node.value.id, None)
         elif isinstance(node, ast.FunctionDef):
             seen.setdefault(node.name, None)
+        elif isinstance(node, ast.MatchAs) and node.name:  # case k: binds k
+            seen.setdefault(node.name, None)
     return list(seen)
 
 
@@ -75,7 +77,7 @@ def _contains(body: list[ast.stmt], kinds: tuple, stop_at_loops: bool) -> bool:
             return True
         if stop_at_loops and isinstance(node, (ast.For, ast.While)):
             continue
-        stack.extend(n for n in ast.iter_child_nodes(node) if isinstance(n, ast.stmt))
+        stack.extend(n for n in ast.iter_child_nodes(node) if isinstance(n, (ast.stmt, ast.match_case)))
     return False
 
 
@@ -117,7 +119,7 @@ def _jumping_arms_first(body: list[ast.stmt]) -> list[ast.stmt]:
     (`if a: pass elif b: ...; break elif c: ...; continue`), then the chain
     without them (`if a: X else: Y`: where no jump was taken and `a` is false,
     `b` and `c` were too), whose tests are evaluated again (irad's conditions
-    have no side effects). A chain all of whose arms jump is left as it is."""
+    have no side effects, but for `:=`: such a chain is left as it is). A chain all of whose arms jump is left as it is."""
     for i, stmt in enumerate(body):
         if not isinstance(stmt, ast.If) or not stmt.orelse:
             continue
@@ -125,6 +127,8 @@ def _jumping_arms_first(body: list[ast.stmt]) -> list[ast.stmt]:
         jumping = [k for k, (_, arm) in enumerate(arms) if _leaves_iteration(arm)]
         if not jumping or len(jumping) == len(arms):
             continue
+        if any(isinstance(n, ast.NamedExpr) for test, _ in arms if test is not None for n in ast.walk(test)):
+            continue  # a test that assigns (`:=`) is evaluated once, where Python evaluates it
         split = getattr(stmt, "irad_jumping_arm", None)  # made once, however often the body is lowered
         if split is None:
             jump = [(test, arm if k in jumping else [ast.copy_location(ast.Pass(), stmt)])
@@ -280,7 +284,7 @@ class ControlFlow:
     (`freeze_lists`, `join_lists`, `differing_lengths`, `refuse_while_lists`).
     """
 
-    STATEMENTS = (ast.If, ast.While, ast.Return, ast.Break, ast.Continue)
+    STATEMENTS = (ast.If, ast.While, ast.Return, ast.Break, ast.Continue, ast.Match)
 
     def __init__(self, fl) -> None:
         self.fl = fl
@@ -547,7 +551,8 @@ class ControlFlow:
     # ---- loops --------------------------------------------------------------
     def stmt_While(self, stmt: ast.While) -> None:
         if stmt.orelse:
-            raise self.fl.src.error(stmt, "`while ... else` is not supported", "use a flag variable")
+            self.loop_with_else(stmt)
+            return
         self.fl.lists.refuse_while_lists(stmt)  # lists.py
 
         def condition(block: Block) -> None:
@@ -569,6 +574,23 @@ class ControlFlow:
             return list(self.fl.em.results(op))
 
         self.loop(stmt, [], None, condition, build, exclude=set())
+
+    def stmt_Match(self, stmt: ast.Match) -> None:
+        """A `match` statement: the `if`/`elif` chain it means (match_statements.py)."""
+        subject, statements = match_statements.as_if_chain(self.fl, stmt)
+        try:
+            self.run_statements(statements)
+        finally:
+            self.fl.env.pop(subject, None)
+
+    def loop_with_else(self, stmt: ast.For | ast.While) -> None:
+        """A loop with an `else` body: the loop, then the body where no `break` ran (loop_else.py)."""
+        flag, statements = loop_else.without_else(stmt)
+        try:
+            self.run_statements(statements)
+        finally:
+            if flag is not None:
+                self.fl.env.pop(flag, None)
 
     def loop(self, stmt, extra_args, bind_target, condition, build, exclude, runs: bool = False) -> None:
         """Lower a loop whose carried values are the variables its body assigns

@@ -26,7 +26,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects import math as mathd
 from xdsl.ir import Block, Region, SSAValue
 from irad.frontend.arrays import ARRAY_ATTRIBUTES, STATIC_OPERATORS, known_value
-from irad.frontend.callables import Keywords, Partial, rebuild
+from irad.frontend.callables import Closure, Keywords, Partial, rebuild
 from irad.frontend.known_methods import format_string
 from irad.ir import tensor as tensor_ops
 from irad.frontend import containers, integers, joins, number_joins, numpy_scalars
@@ -664,6 +664,25 @@ class Expressions:
                                         "use np.all(...) or np.any(...), or `&` / `|` elementwise")
         return [v for v, _ in operands]
 
+    def expr_NamedExpr(self, node: ast.NamedExpr) -> Value:
+        """`(y := value)`: binds y as `y = value` does, and is the value. Only where
+        the statement's own code runs: evaluated only on some paths (an operand of
+        `and`/`or` after the first, an arm of a conditional expression, both known
+        only at run time, or a `while` condition, which runs once per iteration), the
+        name would be bound on those paths only."""
+        if self.fl.em is not self.fl.statement_em:
+            raise self.fl.src.error(
+                node, f"an assignment expression (`{node.target.id} := ...`) evaluated only on some paths "
+                "(after a run-time `and`/`or` operand, in an arm of a run-time conditional expression) "
+                "or in a `while` condition is not supported",
+                f"assign it in a statement of its own (`{node.target.id} = ...`) before the expression; "
+                f"in a `while` condition, loop `while True:` with `{node.target.id} = ...` and "
+                "`if not <condition>: break` first in the body",
+            )
+        value = self.fl.expr(node.value)
+        self.fl.statements.assign(node.target, value, node)
+        return value
+
     def expr_IfExp(self, node: ast.IfExp) -> Value:
         test = self.fl.expr(node.test)
         known = self.static_condition(test)
@@ -759,7 +778,7 @@ def _fold_floats(op: ast.operator, a: SSAValue, b: SSAValue) -> float | None:
 
 def _static_compare(op: ast.cmpop, left: Value, right: Value) -> Static | None:
     """A comparison decided while lowering: of two known values, `is` against a
-    known object (a run-time number is never None), `in` a known tuple."""
+    known object (a run-time number or a lambda is never None), `in` a known tuple."""
     if isinstance(op, (ast.In, ast.NotIn)) and containers.contains(left, right) is not None:  # k in d
         found = containers.contains(left, right).obj
         return Static(found == isinstance(op, ast.In))
@@ -768,9 +787,9 @@ def _static_compare(op: ast.cmpop, left: Value, right: Value) -> Static | None:
             same = left.obj is right.obj
         elif isinstance(left, Static) or isinstance(right, Static):
             other = right if isinstance(left, Static) else left
-            if not isinstance(other, (SSAValue, tuple)):
+            if not isinstance(other, (SSAValue, tuple, Closure)):
                 return None
-            same = False
+            same = False  # a function defined in the program is no object made before it (None)
         else:
             return None
         return Static(same if isinstance(op, ast.Is) else not same)

@@ -43,8 +43,8 @@ from irad.ir import tensor as T
 from irad.ir.constants import constant_array
 from irad.ir.types import F64, I1, I64, is_bool, is_float, is_int
 
-MASK_HINT = ("use np.where(mask, x, 0.0) (with np.sum or np.mean over it) instead of x[mask]: "
-             "irad's array shapes are known while lowering")
+MASK_HINT = ("use np.where(mask, x, 0.0) instead of x[mask], with np.sum over it (x[mask].mean() is "
+             "np.sum(np.where(mask, x, 0.0)) / np.sum(mask)): irad's array shapes are known while lowering")
 
 
 @dataclass(frozen=True)
@@ -317,8 +317,8 @@ def write(al, y: SSAValue, parts: Sequence[Part], value: SSAValue, node, accumul
 # ---- np.take and np.take_along_axis ----------------------------------------------------
 @numpy_function(np.take, params=("a", "indices", "?axis", "?out", "?mode"))
 def _take(al, node, a, indices, axis, out, mode):
-    if al.given(out) or al.given(mode):
-        raise al.error(node, "np.take: out= and mode= are not supported", "index with x[idx] or np.take(x, idx, axis)")
+    if al.given(out):
+        raise al.error(node, "np.take: out= is not supported", "assign the result: y = np.take(x, idx, axis)")
     x = al.array(a, node)
     if not is_array(x):
         raise al.error(node, "np.take needs an array")
@@ -327,6 +327,14 @@ def _take(al, node, a, indices, axis, out, mode):
         x, axis = T.reshape(al.em, x, (math.prod(T.shape(x)),)), 0
     else:
         axis = al.static_axes(axis, len(T.shape(x)), node)[0]
+    mode = al.static(mode, node, "the mode") if al.given(mode) else "raise"
+    n = T.shape(x)[axis]
+    if mode == "wrap":  # numpy: the index modulo the length, negative ones too
+        indices = al.call_values(np.mod, [al.array(indices, node), Static(n)], {}, node)
+    elif mode == "clip":  # numpy: into [0, n - 1] (a negative index is 0, not counted from the end)
+        indices = al.call_values(np.clip, [al.array(indices, node), Static(0), Static(n - 1)], {}, node)
+    elif mode != "raise":
+        raise al.error(node, f"np.take: mode={mode!r} is not one of numpy's modes", "pass 'raise', 'wrap' or 'clip'")
     part = _index_part(al, indices, node)
     positions = _positions(al, part, T.shape(x)[axis], node)
     return al.new(al.take(x, positions, axis))

@@ -539,7 +539,8 @@ class Iteration:
     # ---- for -------------------------------------------------------------------------------
     def stmt_For(self, stmt: ast.For) -> None:
         if stmt.orelse:
-            raise self.fl.src.error(stmt, "`for ... else` is not supported", "use a flag variable")
+            self.fl.control_flow.loop_with_else(stmt)
+            return
         iterable = self.fl.expr(stmt.iter)
         walk, hidden = self.walk_of(iterable, stmt.iter)
         walked = self.fl.lists.walking(iterable)  # lists the body may not change (lists.py)
@@ -720,6 +721,12 @@ class Iteration:
         The copy is made once per node: a loop body lowered again meets the same code."""
         cache = self.scoped_copies
         if node not in cache:
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.NamedExpr):  # Python binds it in the function, once per item
+                    raise self.fl.src.error(
+                        sub, f"an assignment expression (`{sub.target.id} := ...`) in a comprehension is not supported",
+                        "write the comprehension as a `for` loop that assigns the name in a statement",
+                    )
             targets = {n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
             names = {t: self.hidden_name(t) for t in sorted(targets)}
             copied = copy.deepcopy(node)

@@ -57,9 +57,10 @@ def format_string(fl, node: ast.JoinedStr) -> Static:
             raise fl.src.error(
                 node, f"an f-string formats values known while lowering (strs, ints), not run-time values "
                 f"(`{ast.unparse(part.value)}` is {fl.kind_of(value)})",
-                "loop over a tuple of keys, or over range(n) with n known while lowering (a constant, a "
-                "shape, len(...), a static argument), so the value is known; a key must be known to pick "
-                "a dict's item",
+                "print a run-time value as an argument of its own, `print(\"loss:\", loss)` (the Python "
+                "backend prints it as str() does); for a name or a key, loop over a tuple of keys, or over "
+                "range(n) with n known while lowering (a constant, a shape, len(...), a static argument), "
+                "so the value is known",
             )
         obj = {"s": str, "r": repr, "a": ascii}.get(chr(part.conversion), lambda v: v)(obj) if part.conversion != -1 else obj
         spec = format_string(fl, part.format_spec).obj if part.format_spec is not None else ""

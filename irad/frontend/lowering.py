@@ -334,6 +334,13 @@ class FunctionLowering:
         else:
             method = getattr(self.expressions, f"expr_{type(node).__name__}", None)
         if method is None:
+            if isinstance(node, (ast.Yield, ast.YieldFrom)):
+                raise self.src.error(
+                    node, "a generator function (`yield`) is not supported",
+                    "build the items in a list and return it (`out = []`, `out.append(v)`, `return out`), "
+                    "or write a generator expression where it is consumed (`sum(f(v) for v in xs)`): "
+                    "sum, list, zip and for take a list as they take the generator",
+                )
             raise self.src.error(
                 node, f"{_describe_node(node)} is not supported in irad's Python subset"
             )
@@ -517,10 +524,7 @@ _NODE_NAMES = {
     "Dict": "a dict",
     "Set": "a set",
     "JoinedStr": "an f-string",
-    "NamedExpr": "an assignment expression (:=)",
     "Await": "await",
-    "Yield": "yield",
-    "YieldFrom": "yield from",
     "Starred": "a starred expression",
 }
 

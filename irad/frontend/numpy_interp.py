@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from irad import numerics
+from irad import numerics, numpy_python
 from irad.frontend.arrays import is_array
 from irad.frontend.numpy_table import call_library, numpy_function
+from irad.frontend.values import Static
 from irad.frontend.registration import installer
 from irad.ir import tensor as T
 from irad.ir.types import F64
@@ -24,10 +25,8 @@ from irad.ir.types import F64
 
 @numpy_function(np.interp, params=("x", "xp", "fp", "?left", "?right", "?period"))
 def _interp(al, node, x, xp, fp, left, right, period):
-    if al.given(period):
-        raise al.error(node, "np.interp(..., period=...) is not supported",
-                       "wrap x into one period first: np.interp(np.mod(x - xp[0], period) + xp[0], xp, fp), "
-                       "with xp and fp extended by one knot past the period")
+    if al.given(period):  # numpy's wrapping, written in irad's subset
+        return al.fl.calls.call_value(Static(numpy_python.interp_periodic), [x, xp, fp, period], {}, node)
     x, xp, fp = (al.to_element(al.array(v, node), F64) for v in (x, xp, fp))
     shapes = [T.shape(v) if is_array(v) else () for v in (xp, fp)]
     if len(shapes[0]) != 1 or shapes[0] != shapes[1]:

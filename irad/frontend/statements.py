@@ -30,8 +30,13 @@ UNSUPPORTED_STATEMENTS = {
     ast.Try: ("a `try` statement", "irad's programs catch no exceptions (a `raise` is a run-time check); "
               "catch them around the call of the compiled function"),
     ast.ClassDef: ("a class definition", "define it at module level"),
-    ast.Global: ("a `global` statement", "pass the value as an argument"),
-    ast.Nonlocal: ("a `nonlocal` statement", "pass the value as an argument"),
+    ast.Global: ("a `global` statement (a write to a module's variable: irad's programs are functions of "
+                 "their arguments, run many times from one lowering)",
+                 "return the value and assign the global around the call (`result, COUNT = f(x)`); reading a "
+                 "global needs no `global` statement"),
+    ast.Nonlocal: ("a `nonlocal` statement (a helper writing its enclosing function's variable)",
+                   "pass the value in and return the new one: `def add(total, v): return total + v`, then "
+                   "`total = add(total, v)` in the enclosing function"),
     ast.Delete: ("a `del` statement", "remove it"),
 }
 

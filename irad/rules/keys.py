@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 import sys
 import types
 
 import numpy as np
 
-from irad import numerics, numpy_python
+from irad import functional_python, numerics, numpy_python
 
 # Library functions irad implements in its own Python subset (lowered from source).
 IMPLEMENTED_IN_PYTHON: dict[object, object] = {
@@ -16,6 +18,15 @@ IMPLEMENTED_IN_PYTHON: dict[object, object] = {
     math.hypot: numerics.hypot,
     math.lgamma: numerics.lgamma,
     math.gamma: numerics.gamma,
+    math.prod: functional_python.prod,
+    math.dist: functional_python.dist,
+    functools.reduce: functional_python.reduce,
+    map: functional_python.map_,
+    itertools.accumulate: functional_python.accumulate,
+    itertools.product: functional_python.product,
+    itertools.combinations: functional_python.combinations,
+    itertools.combinations_with_replacement: functional_python.combinations_with_replacement,
+    itertools.permutations: functional_python.permutations,
     np.cov: numpy_python.cov,
     np.corrcoef: numpy_python.corrcoef,
     np.convolve: numpy_python.convolve,

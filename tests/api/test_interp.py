@@ -1,6 +1,7 @@
 """np.interp: values against numpy's, derivatives in x, xp and fp against
 central differences (points off the knots) and, at the knots, JAX's
-one-sided convention; forward mode through its frule; the refusals."""
+one-sided convention; forward mode through its frule; period= as numpy wraps;
+the refusals."""
 
 import numpy as np
 import pytest
@@ -71,8 +72,40 @@ def test_forward_mode(backend):
     np.testing.assert_allclose(jac, expected, atol=1e-15)
 
 
-def with_period(x):
-    return np.interp(x, XP, FP, period=1.0)  # <- refused
+def with_period(x, fp):
+    return np.sum(np.interp(x, XP, fp, period=1.0) ** 2)
+
+
+def with_unsorted_knots(x, fp):
+    """numpy sorts xp (and fp with it) modulo the period, a negative one too."""
+    return np.sum(np.interp(x, np.array([3.0, -1.5, 1.0, 6.7, 0.2]), fp, period=-4.0) * x)
+
+
+def with_period_at_number(x, fp):
+    return np.interp(370.0 + x, np.array([0.0, 90.0, 180.0, 270.0, 300.0]), fp, period=360.0)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("f, x", [(with_period, X), (with_period, X + 7.31), (with_unsorted_knots, X * 5.0 + 0.013),
+                                  (with_period_at_number, 12.5), (with_period_at_number, -300.0)])
+def test_period_wraps_as_numpy_does(f, x, backend):
+    """period=: x and xp modulo the period, xp sorted, one knot added each side (numpy's algorithm)."""
+    value, grads = irad.value_and_grad(f, argnums=(0, 1), backend=backend)(x, FP)
+    assert value == pytest.approx(f(x, FP), rel=1e-13)
+    for i, g in enumerate(grads):
+        np.testing.assert_allclose(g, central_difference(f, (x, FP), i), rtol=1e-6, atol=1e-8)
+
+
+def zero_period(x):
+    return np.interp(x, XP, FP, period=0.0)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_zero_period_raises_as_numpy(backend):
+    with pytest.raises(ValueError, match="period must be a non-zero value"):
+        zero_period(X)
+    with pytest.raises(ValueError, match="period must be a non-zero value"):
+        irad.grad(zero_period, backend=backend)(X)
 
 
 def with_one_point(x):
@@ -84,7 +117,6 @@ def with_a_matrix(x):
 
 
 @pytest.mark.parametrize("f, message", [
-    (with_period, r"period=\.\.\.\) is not supported"),
     (with_one_point, "fewer than 2 points"),
     (with_a_matrix, r"vectors of one length, got shapes \(5,\) and \(5, 2\)"),
 ])

@@ -93,10 +93,8 @@ def make_nonlocal():
 
 def make_closure_with_loop(k):
     def closure_loop(x):
-        while x > k:  # E:closure_while
-            x = x - 1.0
-        else:
-            x = x + 1.0
+        while (y := x - 1.0) > k:  # E:closure_while
+            x = y
         return x
 
     return closure_loop
@@ -116,10 +114,8 @@ def s_if(x):
 
 
 def s_while(x):
-    while x > 1.0:  # E:while
-        x = x / 2.0
-    else:
-        x = 0.0
+    while (y := x / 2.0) > 1.0:  # E:while
+        x = y
     return x
 
 
@@ -172,9 +168,10 @@ def s_del(x):
 
 
 def s_match(x):
-    match x:  # E:match
-        case _:
-            return x
+    match (x, x):
+        case (a, b):  # E:match
+            return a
+    return x
 
 
 def s_yield(x):
@@ -239,7 +236,7 @@ def e_complex_literal(x):
 
 
 def e_walrus(x):
-    return (y := x * 2.0) * y  # E:walrus
+    return x if x > 0.0 else (y := x * 2.0) * y  # E:walrus
 
 
 def e_starred_call(x):
@@ -499,7 +496,7 @@ class Case:
 CASES = [
     # statements
     Case("if", s_if, (1.0,), "y[0]"),
-    Case("while", s_while, (1.0,), "while"),
+    Case("while", s_while, (1.0,), "y :="),
     Case("try", s_try, (1.0,), "try"),
     Case("raise", s_raise, (1.0,), "raise"),
     Case("with", s_with, (1.0,), "with"),
@@ -509,14 +506,14 @@ CASES = [
     Case("global", s_global, (1.0,), "global"),
     Case("nonlocal", e_nonlocal, (1.0,), "nonlocal"),
     Case("del", s_del, (1.0,), "del"),
-    Case("match", s_match, (1.0,), "match"),
+    Case("match", s_match, (1.0,), "(a, b)"),
     Case("yield", s_yield, (1.0,), "yield"),
     Case("yield_from", s_yield_from, (1.0,), "yield"),
     Case("decorated_if", s_decorated_if, (1.0,), "x  #"),
     Case("aug_subscript", s_aug_subscript, (1.0,), "t[0]"),
     Case("assign_subscript", s_assign_subscript, (1.0,), "t[0]"),
     Case("assign_attribute", s_assign_attribute, (1.0,), "x.real"),
-    Case("closure_while", e_closure_while, (5.0,), "while"),
+    Case("closure_while", e_closure_while, (5.0,), "y :="),
     # expressions
     Case("set", e_set, (1.0,), "{"),
     Case("setcomp", e_setcomp, (1.0,), "{"),

@@ -501,14 +501,6 @@ def zero_step(x):
     return x
 
 
-def for_else(x):
-    for i in range(3):
-        x = x * 2.0
-    else:
-        x = -x
-    return x
-
-
 def defined_in_one_branch(x):
     if x > 0.0:
         y = x
@@ -532,7 +524,6 @@ def loop_variable_after_loop(x):
         (loop_over_float, "iteration over a float (f64) value is not supported"),
         (float_range, "range() takes ints"),
         (zero_step, "step of 0"),
-        (for_else, "`for ... else` is not supported"),
         (defined_in_one_branch, "'y' has no value here: it is assigned on only one path of the branch at"),
         (falls_off_the_end, "reaches its end on others"),
         (loop_variable_after_loop, "'i' has no value here: it is the variable of the loop at"),
