@@ -43,7 +43,8 @@ from xdsl.dialects.builtin import (
     TensorType,
     f64,
 )
-from xdsl.dialects.linalg.ops import ReduceOp, YieldOp
+from xdsl.dialects.linalg.ops import GenericOp, IteratorType, ReduceOp, YieldOp
+from xdsl.ir.affine import AffineMap
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
@@ -145,6 +146,55 @@ class ReductionOfSplat(RewritePattern):
             )
         )
         rewriter.replace(op, made, [combined.results[0]])
+
+
+class GenericOfSplats(RewritePattern):
+    """An elementwise `linalg.generic` (every loop parallel, every map the
+    identity, one result, its body scalar arith and math ops that do not read
+    the output) whose inputs are each made of one number -> its body on those
+    numbers, splat. Exact: every element was that body on those numbers. The
+    gradient of a maximum compares the tensor with its maximum (the mask of
+    ties); of a splat that mask is one boolean, and its count, a sum, folds."""
+
+    operand_from = SPLAT_SOURCES
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if not isinstance(op, GenericOp) or len(op.res) != 1 or len(op.outputs) != 1 or not op.inputs:
+            return
+        result_type = op.res[0].type
+        if not isinstance(result_type, TensorType) or not result_type.has_static_shape():
+            return
+        if any(t.data != IteratorType.PARALLEL for t in op.iterator_types.data):
+            return
+        rank = len(result_type.get_shape())
+        if any(m.data != AffineMap.identity(rank) for m in op.indexing_maps.data):
+            return
+        block = op.body.block
+        *body, last = list(block.ops)
+        out_arg = block.args[len(op.inputs)]
+        if not isinstance(last, YieldOp) or out_arg.uses or not body:
+            return
+        if any(o.dialect_name() not in ("arith", "math") or o.regions for o in body):
+            return
+        numbers = [splat_number(v) for v in op.inputs]
+        if any(n is None for n in numbers):
+            return
+        made: list[Operation] = []
+        mapping: dict[SSAValue, SSAValue] = {}
+        for arg, n in zip(block.args, numbers):
+            if not isinstance(n, SSAValue):
+                made.append(c := _constant(n, arg.type))
+                n = c.result
+            mapping[arg] = n
+        for o in body:
+            made.append(o.clone(value_mapper=mapping))
+        made.append(splat := tensor.SplatOp(mapping.get(last.operands[0], last.operands[0]), [], result_type))
+        rewriter.replace(op, made, [splat.result])
+
+
+def _constant(n, element) -> arith.ConstantOp:
+    attr = IntegerAttr(int(n), element) if isinstance(element, IntegerType) else FloatAttr(n, element)
+    return arith.ConstantOp(attr, element)
 
 
 class ExtractOfSplat(RewritePattern):

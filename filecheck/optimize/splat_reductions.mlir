@@ -150,3 +150,64 @@ func.func @kept(%x: tensor<8xf64>, %c: i64, %acc: tensor<f64>) -> (tensor<f64>, 
     }
   func.return %r, %p, %i, %m, %n : tensor<f64>, tensor<f64>, tensor<i64>, tensor<f64>, tensor<f64>
 }
+
+// The gradient of a maximum compares the tensor with its maximum: of a splat,
+// that mask is one boolean (GenericOfSplats), its count a folded sum, and the
+// whole gradient is scalar arithmetic.
+// CHECK-LABEL: func.func @mask_of_splats(%x: f64) -> f64 {
+// CHECK-NEXT:    %[[EQ:.*]] = arith.cmpf oeq, %x, %x : f64
+// CHECK-NEXT:    %[[F:.*]] = arith.uitofp %[[EQ]] : i1 to f64
+// CHECK-NEXT:    %[[K:.*]] = arith.constant 1.200000e+01 : f64
+// CHECK-NEXT:    %[[N:.*]] = arith.mulf %[[F]], %[[K]] : f64
+// CHECK-NOT:     linalg
+// CHECK:         func.return
+func.func @mask_of_splats(%x: f64) -> f64 {
+  %s = tensor.splat %x : tensor<3x4xf64>
+  %z = arith.constant dense<0.0> : tensor<f64>
+  %one = tensor.insert %x into %z[] : tensor<f64>
+  %e = tensor.empty() : tensor<3x4xf64>
+  %b = linalg.broadcast ins(%one : tensor<f64>) outs(%e : tensor<3x4xf64>) dimensions = [0, 1]
+  %ei = tensor.empty() : tensor<3x4xi1>
+  %mask = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%s, %b : tensor<3x4xf64>, tensor<3x4xf64>) outs(%ei : tensor<3x4xi1>) {
+  ^bb0(%p: f64, %q: f64, %o: i1):
+    %c = arith.cmpf oeq, %p, %q : f64
+    linalg.yield %c : i1
+  } -> tensor<3x4xi1>
+  %f = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%mask : tensor<3x4xi1>) outs(%e : tensor<3x4xf64>) {
+  ^bb0(%m: i1, %o: f64):
+    %v = arith.uitofp %m : i1 to f64
+    linalg.yield %v : f64
+  } -> tensor<3x4xf64>
+  %r = linalg.reduce ins(%f : tensor<3x4xf64>) outs(%z : tensor<f64>) dimensions = [0, 1]
+    (%a: f64, %c: f64) {
+      %t = arith.addf %a, %c : f64
+      linalg.yield %t : f64
+    }
+  %n = tensor.extract %r[] : tensor<f64>
+  func.return %n : f64
+}
+
+// Kept: a generic of a tensor that is not one number, one that reads its
+// output, and one that is not elementwise (a transpose).
+// CHECK-LABEL: func.func @generics_kept(
+// CHECK-COUNT-3: linalg.generic
+func.func @generics_kept(%x: tensor<3x3xf64>, %y: f64) -> (tensor<3x3xf64>, tensor<3x3xf64>, tensor<3x3xf64>) {
+  %e = tensor.empty() : tensor<3x3xf64>
+  %a = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<3x3xf64>) outs(%e : tensor<3x3xf64>) {
+  ^bb0(%p: f64, %o: f64):
+    %v = math.exp %p : f64
+    linalg.yield %v : f64
+  } -> tensor<3x3xf64>
+  %s = tensor.splat %y : tensor<3x3xf64>
+  %b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%s : tensor<3x3xf64>) outs(%x : tensor<3x3xf64>) {
+  ^bb0(%p: f64, %o: f64):
+    %v = arith.addf %p, %o : f64
+    linalg.yield %v : f64
+  } -> tensor<3x3xf64>
+  %c = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<3x3xf64>) outs(%e : tensor<3x3xf64>) {
+  ^bb0(%p: f64, %o: f64):
+    %v = math.sin %p : f64
+    linalg.yield %v : f64
+  } -> tensor<3x3xf64>
+  func.return %a, %b, %c : tensor<3x3xf64>, tensor<3x3xf64>, tensor<3x3xf64>
+}

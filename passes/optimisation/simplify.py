@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, tensor
 from xdsl.dialects.builtin import MemRefType, UnregisteredOp
-from xdsl.dialects.linalg.ops import ReduceOp
+from xdsl.dialects.linalg.ops import GenericOp, ReduceOp
 from xdsl.folder import Folder
 from xdsl.ir import Block, Operation, Region
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, PatternRewriteWalker, RewritePattern
@@ -53,7 +53,7 @@ from irad.ir.walk import backwards_regions_first, operands as operand_tuple
 from irad.passes.sink_broadcasts import ELEMENTWISE, ElementwiseOfBroadcasts, ElementwiseOfSplats
 from irad.passes.float_folds import DispatchedFloatFolds
 from irad.passes.join_slice_sums import SumOfSlicesIntoZeros
-from irad.passes.splat_reductions import ExtractOfSplat, ReductionOfSplat
+from irad.passes.splat_reductions import ExtractOfSplat, GenericOfSplats, ReductionOfSplat
 from irad.ir.isa import isa
 
 
@@ -127,6 +127,7 @@ class Canonicalize(RewritePattern):
         self.join_slices = SumOfSlicesIntoZeros()
         self.splat_reductions = ReductionOfSplat()
         self.splat_extracts = ExtractOfSplat()
+        self.splat_generics = GenericOfSplats()
         self.by_type: dict[type[Operation], tuple[bool, list[tuple[RewritePattern, tuple | None]]]] = {}
         # the `operand_from` requirements an op of a type meets by defining an operand
         self.meets: dict[type, frozenset[tuple]] = {}
@@ -151,6 +152,8 @@ class Canonicalize(RewritePattern):
                 patterns.append(self.splat_reductions)
             if op_type is tensor.ExtractOp:  # and their numbers read back
                 patterns.append(self.splat_extracts)
+            if op_type is GenericOp:  # elementwise generics of one number each
+                patterns.append(self.splat_generics)
             found = self.by_type[op_type] = (folds, [(p, operand_from(p)) for p in patterns])
             new = {needs for _, needs in found[1] if needs is not None} - self.requirements
             if new:
