@@ -4,8 +4,8 @@ unfolded.
 
 Run: .venv/bin/python bench/splat_reductions.py [n ...]   (default: 4000 10000)
 
-Each program runs in a child process of its own, with the fold (`folded`) or
-with the pattern switched off (`unfolded`): the gradient's first call (compile
+Each program runs in a child process of its own, with the folds (`folded`) or
+with the module's three patterns switched off (`unfolded`): the gradient's first call (compile
 and run) and the best of three later calls, wall time, and the child's peak
 resident size (ru_maxrss).
 """
@@ -35,7 +35,8 @@ import irad
 from irad.passes import splat_reductions
 n, backend, folded = int(sys.argv[1]), sys.argv[2], sys.argv[3] == "1"
 if not folded:
-    splat_reductions.ReductionOfSplat.match_and_rewrite = lambda self, op, rewriter: None
+    for pattern in (splat_reductions.ReductionOfSplat, splat_reductions.GenericOfSplats, splat_reductions.ExtractOfSplat):
+        pattern.match_and_rewrite = lambda self, op, rewriter: None
 f = PROGRAM
 g = irad.grad(f, backend=backend)
 start = time.perf_counter()
