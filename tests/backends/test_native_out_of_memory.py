@@ -122,6 +122,26 @@ def test_an_array_too_big_for_its_size_to_be_counted_is_refused():
     assert irad.grad(f, backend="native", static_argnums=(1,))(2.0, 3) == 2.0
 
 
+def sines(x, n):
+    s = x
+    for i in range(n):
+        s = np.sin(s) * x
+    return np.sum(s)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("n", [10**12, 2**61, 2**63 - 1])
+def test_a_loop_too_long_for_its_tape_raises_memory_error(backend, n):
+    # the tape reserved for n iterations of 3 doubles each: 2^61 trips made
+    # 3·2^64 bytes, which wrapped to a tape of 0 bytes natively, and the loop
+    # wrote beyond it; the reservation is capped (passes/ad/reverse_loops.py)
+    g = irad.grad(sines, backend=backend)
+    with pytest.raises(MemoryError):
+        g(np.ones(3), n)
+    x = np.array([0.5, 1.0, 2.0])
+    np.testing.assert_allclose(g(x, 1), np.sin(x) + x * np.cos(x), rtol=1e-14)
+
+
 # ---- a realistic limit, in a process of its own -------------------------------------
 CHILD = textwrap.dedent("""
     import json, resource, sys

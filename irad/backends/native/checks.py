@@ -47,8 +47,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
-from xdsl.dialects import arith, cf, func, scf
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IndexType, MemRefType, ModuleOp, TensorType, i1, i32
+from xdsl.dialects import arith, cf, func, memref, scf
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IndexType, MemRefType, ModuleOp, TensorType, i1, i32, i64
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.rewriter import Rewriter
 
@@ -65,6 +65,8 @@ STACK_CHECK = "irad_stack_check"
 STACK_FLOOR = "irad_stack_floor"
 FAILURE = "irad_failure"
 FAILED_ALLOCATION = "irad_failed_allocation"
+OUT_OF_MEMORY_CALL = "irad_out_of_memory"
+MAX_BYTES = 1 << 62  # the runtime refuses larger allocations (runtime.ll: irad_obtain_or_fail)
 ENTRY_PREFIX = "irad_entry_"
 CIFACE_PREFIX = "_mlir_ciface_"
 STACK_MARGIN = 1 << 17  # bytes kept free below the deepest recursive frame (at most)
@@ -104,6 +106,8 @@ def guard(module: ModuleOp) -> Guards:
         b.op(scf.IfOp(failed, [], Region(call.block)))
         Rewriter.erase_op(op)
     depth_checked = _guard_recursion(module, number)
+    if _guard_dynamic_sizes(module):
+        module.body.block.add_op(func.FuncOp.external(OUT_OF_MEMORY_CALL, [i64], []))
     if messages:
         module.body.block.add_ops([
             func.FuncOp.external(CHECK_FAILED, [i32], []),
@@ -133,6 +137,35 @@ def _refuse_arrays_too_big(module: ModuleOp) -> None:
                     f"{where}: ValueError: array is too big; `arr.size * arr.dtype.itemsize` is larger than the "
                     f"maximum possible size (an array of shape {tuple(shape)} in native code)"
                 )
+
+
+def _guard_dynamic_sizes(module: ModuleOp) -> bool:
+    """Before each `memref.alloc` of dynamic sizes (a loop's tape, sized by its
+    trip count), fail as out of memory if its bytes reach MAX_BYTES: MLIR
+    multiplies the sizes by the element's bytes in i64 and would wrap around
+    (a tape of 3·2^61 doubles was 0 bytes to it), so the runtime's own check
+    would pass a small buffer the loop then writes far beyond. True if any."""
+    allocs = [op for op in module.walk() if isinstance(op, memref.AllocOp) and op.dynamic_sizes]
+    for op in allocs:
+        static = math.prod(d for d in op.memref.type.get_shape() if d >= 0)
+        if static == 0:
+            continue
+        width = getattr(op.memref.type.element_type, "bitwidth", 64)
+        b = IRBuilder(before=op)
+        index = IndexType()
+        limit = b.value(arith.ConstantOp.from_int_and_width(MAX_BYTES // (static * max(width // 8, 1)), index))
+        done = b.value(arith.ConstantOp.from_int_and_width(0, i1))
+        product = b.value(arith.ConstantOp.from_int_and_width(1, index))
+        for size in op.dynamic_sizes:
+            room = b.value(arith.DivUIOp(limit, product))  # product <= limit, never 0
+            over = b.value(arith.CmpiOp(size, room, "ugt"))
+            done = b.value(arith.OrIOp(done, over))
+            product = b.value(arith.SelectOp(over, product, b.value(arith.MuliOp(product, size))))
+        call = IRBuilder(Block())
+        call.op(func.CallOp(OUT_OF_MEMORY_CALL, [call.value(arith.ConstantOp.from_int_and_width(-1, i64))], []))
+        call.op(scf.YieldOp())
+        b.op(scf.IfOp(done, [], Region(call.block)))
+    return bool(allocs)
 
 
 def _public_functions(module: ModuleOp) -> str:
@@ -216,8 +249,8 @@ class Checks:
 
 def out_of_memory(size: int, functions: str) -> OutOfMemoryError:
     """The error of an allocation of `size` bytes that failed in native code of `functions`."""
-    if size >= 1 << 62:
-        what = f"a buffer of {size - (1 << 64) if size >= 1 << 63 else size} bytes, a size no machine has"
+    if size >= MAX_BYTES:
+        what = "a buffer of 2^62 bytes or more (4 EiB: a size no machine has, computed from a run-time int)"
     else:
         what = f"{size:,} bytes ({size / (1 << 30):.3g} GiB)"
     return OutOfMemoryError(
