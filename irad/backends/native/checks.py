@@ -35,6 +35,13 @@ recursive frame, and for the failure itself.
 
 A failed check leaks nothing: `_longjmp` skips the frees the call would
 still have made, and the entry makes them instead.
+
+An allocation that fails (malloc returns NULL, or 2^62 bytes or more are
+asked for) is the check OUT_OF_MEMORY: the runtime keeps the size for
+`irad_failed_allocation()` and Python raises OutOfMemoryError, a MemoryError.
+`guard` also refuses arrays of 2^63 bytes or more (numpy's ValueError) and
+checks the bytes of each dynamically sized allocation before MLIR multiplies
+them in i64.
 """
 
 from __future__ import annotations
