@@ -71,6 +71,7 @@ MALLOC_DEBUG := $(firstword $(wildcard /lib/*/libc_malloc_debug.so.0 /usr/lib/*/
 memcheck: install-test
 	LD_PRELOAD=$(MALLOC_DEBUG) MALLOC_CHECK_=3 MALLOC_PERTURB_=165 IRAD_NATIVE_VERIFY_MEMREFS=1 \
 	  $(PY) -m pytest -q -n auto -p no:cacheprovider -m native tests/backends/test_native_memory.py tests/backends/test_native_checks.py \
+	  tests/backends/test_native_out_of_memory.py \
 	  tests/backends/test_native_blas.py tests/backends/test_native_buffers.py tests/backends/test_native_stack.py
 
 # The random-program fuzzer at length: FUZZ_EXAMPLES programs (10,000 by default)

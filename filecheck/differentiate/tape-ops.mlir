@@ -31,8 +31,11 @@ func.func @main(%x: f64, %n: index) -> f64 {
 
 // CHECK:       func.func private @f.augmented.tape.dc(%x: f64, %n: index, %tape: memref<?xf64>, %pos: index)
 // CHECK:         %[[TRIPS0:.*]] = arith.maxsi
+// At most 2^50 slots (2^49 + 1 records of two): the product cannot wrap around.
+// CHECK-NEXT:    %[[MOST:.*]] = arith.constant 562949953421313 : index
+// CHECK-NEXT:    %[[TRIPS1:.*]] = arith.minsi %[[TRIPS0]], %[[MOST]] : index
 // CHECK-NEXT:    %[[TWO:.*]] = arith.constant 2 : index
-// CHECK-NEXT:    %[[RECORDS:.*]] = arith.muli %[[TRIPS0]], %[[TWO]] : index
+// CHECK-NEXT:    %[[RECORDS:.*]] = arith.muli %[[TRIPS1]], %[[TWO]] : index
 // CHECK-NEXT:    %[[THREE:.*]] = arith.constant 3 : index
 // CHECK-NEXT:    %[[SLOTS:.*]] = arith.addi %[[RECORDS]], %[[THREE]] : index
 // CHECK-NEXT:    %[[ROOM:.*]] = irad.tape_reserve %tape[%pos] %[[SLOTS]]

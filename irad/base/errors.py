@@ -49,6 +49,12 @@ class RuntimeCheckError(IradError):
     nested deeper than the stack allows. The same on both backends."""
 
 
+class OutOfMemoryError(RuntimeCheckError, MemoryError):
+    """Native code could not allocate a buffer (malloc failed: the process's
+    memory limit or the machine's). A MemoryError, as numpy's
+    `_ArrayMemoryError` is on the Python backend."""
+
+
 # A `raise E(text)` of a program is a check that always fails, its message
 # "file:line:col: E: text" (E a builtin's name, or module.qualname).
 _RAISED = re.compile(r"^.*?:\d+:\d+: ([A-Za-z_][\w.]*): ")

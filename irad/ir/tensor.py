@@ -111,10 +111,18 @@ def reshape(b, x: SSAValue, dims: Sequence[int]) -> SSAValue:
 
 
 def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        return None
+    """numpy's broadcast of `shapes`, None if they do not broadcast. By the rule
+    itself, not np.broadcast_shapes, which refuses shapes of more than 2^63
+    bytes as if they did not broadcast: those are refused where they would be
+    made (native checks.py), with numpy's "array is too big"."""
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for axis in range(rank):
+        sizes = {s[axis - rank + len(s)] for s in shapes if axis - rank + len(s) >= 0} - {1}
+        if len(sizes) > 1:
+            return None
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
 
 
 def broadcast_to(b, x: SSAValue, dims: Sequence[int]) -> SSAValue:

@@ -187,6 +187,13 @@ def hoist_invariants(fn: func.FuncOp) -> None:
         hoist_out_of(loop, loop_body(loop), _cheap_scalar)
 
 
+# The most slots a loop reserves on its tape (2^53 bytes): a trip count beyond
+# that fails as the allocation of more memory than any machine has, where the
+# product trips × slots would wrap around in i64 (range(2^61) with a record of
+# six slots reserved a tape of 0 bytes natively, and wrote past it).
+MAX_RESERVED_SLOTS = 1 << 50
+
+
 # ---- the forward sweep: a loop that records its iterations ----------------------
 def clone_loop(a, op: Operation, dst: Block) -> None:
     """Clone a loop into the augmented primal (builder `a`), carrying the tape,
@@ -206,7 +213,11 @@ def clone_loop(a, op: Operation, dst: Block) -> None:
         lower, upper, step = (a.values[v] for v in op.operands[:3])
         trips = c.value(arith.CeilDivSIOp(c.value(arith.SubiOp(upper, lower)), step))
         trips = c.value(arith.MaxSIOp(trips, c.index(0)))
-        slots = c.value(arith.MuliOp(trips, c.index(record_slots(record_types))))
+        # at most MAX_RESERVED_SLOTS + a record: the product cannot wrap around to a
+        # small tape the loop would write beyond; the allocation of so many fails
+        per_trip = record_slots(record_types)
+        trips = c.value(arith.MinSIOp(trips, c.index(MAX_RESERVED_SLOTS // per_trip + 1)))
+        slots = c.value(arith.MuliOp(trips, c.index(per_trip)))
         tail = _tail_slots(a, op)
         if tail:
             slots = c.value(arith.AddiOp(slots, c.index(tail)))

@@ -3,8 +3,9 @@ inliner: canonicalization with irad's float folds, CSE and DCE.
 
 The canonicalization is xDSL's (its folders and each op's canonicalization
 patterns, as `canonicalize` applies them) plus FLOAT_FOLDS,
-ElementwiseOfBroadcasts (passes/sink_broadcasts.py) and SumOfSlicesIntoZeros
-(passes/join_slice_sums.py), driven more cheaply
+ElementwiseOfBroadcasts (passes/sink_broadcasts.py), SumOfSlicesIntoZeros
+(passes/join_slice_sums.py) and ReductionOfSplat (passes/splat_reductions.py),
+driven more cheaply
 than `canonicalize` drives them, with the same results:
 
 * the patterns of an op type are looked up once per type, not once per op (xDSL
@@ -28,8 +29,9 @@ than `canonicalize` drives them, with the same results:
 from collections.abc import Callable, Sequence
 
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin
+from xdsl.dialects import arith, builtin, tensor
 from xdsl.dialects.builtin import MemRefType, UnregisteredOp
+from xdsl.dialects.linalg.ops import GenericOp, ReduceOp
 from xdsl.folder import Folder
 from xdsl.ir import Block, Operation, Region
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, PatternRewriteWalker, RewritePattern
@@ -51,6 +53,7 @@ from irad.ir.walk import backwards_regions_first, operands as operand_tuple
 from irad.passes.sink_broadcasts import ELEMENTWISE, ElementwiseOfBroadcasts, ElementwiseOfSplats
 from irad.passes.float_folds import DispatchedFloatFolds
 from irad.passes.join_slice_sums import SumOfSlicesIntoZeros
+from irad.passes.splat_reductions import ExtractOfSplat, GenericOfSplats, ReductionOfSplat
 from irad.ir.isa import isa
 
 
@@ -122,6 +125,9 @@ class Canonicalize(RewritePattern):
         self.sink_broadcasts = ElementwiseOfBroadcasts()
         self.splats = ElementwiseOfSplats()
         self.join_slices = SumOfSlicesIntoZeros()
+        self.splat_reductions = ReductionOfSplat()
+        self.splat_extracts = ExtractOfSplat()
+        self.splat_generics = GenericOfSplats()
         self.by_type: dict[type[Operation], tuple[bool, list[tuple[RewritePattern, tuple | None]]]] = {}
         # the `operand_from` requirements an op of a type meets by defining an operand
         self.meets: dict[type, frozenset[tuple]] = {}
@@ -142,6 +148,12 @@ class Canonicalize(RewritePattern):
                 patterns += [self.sink_broadcasts, self.splats]
             if op_type is arith.AddfOp:  # sums of slices written into zeros
                 patterns.append(self.join_slices)
+            if op_type is ReduceOp:  # reductions of one number, in closed form
+                patterns.append(self.splat_reductions)
+            if op_type is tensor.ExtractOp:  # and their numbers read back
+                patterns.append(self.splat_extracts)
+            if op_type is GenericOp:  # elementwise generics of one number each
+                patterns.append(self.splat_generics)
             found = self.by_type[op_type] = (folds, [(p, operand_from(p)) for p in patterns])
             new = {needs for _, needs in found[1] if needs is not None} - self.requirements
             if new:

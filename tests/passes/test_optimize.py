@@ -979,7 +979,7 @@ def test_patterns_need_what_they_declare():
                 inner.match_and_rewrite(op, rewriter)
                 assert not rewriter.has_done_action, (name, str(op))
                 checked[name] += 1
-    declared = {type(p).__name__ for p in FLOAT_FOLDS if simplify.operand_from(p)} | {"ElementwiseOfBroadcasts", "ElementwiseOfSplats", "SumOfSlicesIntoZeros"} | {
+    declared = {type(p).__name__ for p in FLOAT_FOLDS if simplify.operand_from(p)} | {"ElementwiseOfBroadcasts", "ElementwiseOfSplats", "SumOfSlicesIntoZeros", "ReductionOfSplat", "ExtractOfSplat", "GenericOfSplats"} | {
         t.__name__ for t in simplify._XDSL_OPERAND_FROM
     } | {t.__name__ + " guard" for t in simplify._XDSL_GUARDS}
     assert declared == set(checked) and min(checked.values()) >= 2, checked

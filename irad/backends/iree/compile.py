@@ -40,7 +40,7 @@ from irad.backends.iree.registers import hazards
 from irad.backends.iree.targets import TARGETS, options
 from irad.backends.protocol import CompiledModule
 from irad.base import config
-from irad.base.errors import BackendError, check_failure
+from irad.base.errors import BackendError, OutOfMemoryError, check_failure
 from irad.ir.callgraph import call_cycles
 
 INSTALL_HINT = "pip install -e '.[iree]' (the packages iree-base-compiler and iree-base-runtime)"
@@ -245,11 +245,15 @@ def _callable(
 
 
 def _check_failed(exc: RuntimeError, checks: Sequence[str]) -> Exception:
-    """RuntimeCheckError for a failed check (as on the other backends), else a BackendError."""
+    """RuntimeCheckError for a failed check (as on the other backends),
+    OutOfMemoryError (a MemoryError) for an allocation IREE could not make,
+    else a BackendError."""
     text = str(exc)
     for message in checks:
         if message in text:
             return check_failure(message)
+    if "RESOURCE_EXHAUSTED" in text:
+        return OutOfMemoryError(f"IREE could not allocate a buffer: the process is out of memory: {text}")
     return BackendError(f"the IREE runtime failed: {text}")
 
 

@@ -35,53 +35,69 @@ recursive frame, and for the failure itself.
 
 A failed check leaks nothing: `_longjmp` skips the frees the call would
 still have made, and the entry makes them instead.
+
+An allocation that fails (malloc returns NULL, or 2^62 bytes or more are
+asked for) is the check OUT_OF_MEMORY: the runtime keeps the size for
+`irad_failed_allocation()` and Python raises OutOfMemoryError, a MemoryError.
+`guard` also refuses arrays of 2^63 bytes or more (numpy's ValueError) and
+checks the bytes of each dynamically sized allocation before MLIR multiplies
+them in i64.
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
+import math
 import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
-from xdsl.dialects import arith, cf, func, scf
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IndexType, ModuleOp, i1, i32
+from xdsl.dialects import arith, cf, func, memref, scf
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IndexType, MemRefType, ModuleOp, TensorType, i1, i32, i64
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.rewriter import Rewriter
 
 from irad.backends.native import buffers as native_buffers
-from irad.base.errors import BackendError, RuntimeCheckError, check_failure
+from irad.base.errors import BackendError, OutOfMemoryError, RuntimeCheckError, check_failure
 from irad.ir.builder import IRBuilder
 from irad.ir.callgraph import call_cycles
-from irad.ir.locations import recursion_message
+from irad.ir.locations import location, recursion_message, source_location
+from irad.ir.metadata import display_name
 from irad.ir.symbols import fresh_symbol, functions_by_name
 
 CHECK_FAILED = "irad_check_failed"
 STACK_CHECK = "irad_stack_check"
 STACK_FLOOR = "irad_stack_floor"
 FAILURE = "irad_failure"
+FAILED_ALLOCATION = "irad_failed_allocation"
+OUT_OF_MEMORY_CALL = "irad_out_of_memory"
+MAX_BYTES = 1 << 62  # the runtime refuses larger allocations (runtime.ll: irad_obtain_or_fail)
 ENTRY_PREFIX = "irad_entry_"
 CIFACE_PREFIX = "_mlir_ciface_"
 STACK_MARGIN = 1 << 17  # bytes kept free below the deepest recursive frame (at most)
 JMP_BUF_BYTES = 512  # glibc's jmp_buf is 200 bytes on x86-64, 312 on aarch64
 HEADER = 32  # bytes before each buffer native code allocates: {prev, next, base, capacity}
+OUT_OF_MEMORY = 0x7FFFFFFF  # the id of the check an allocation fails (no message of its own)
 
 
 # ---- the module, before mlir-opt -----------------------------------------------------
 @dataclass(frozen=True)
 class Guards:
     """What `guard` put in a module: the message of each check (check `id` is
-    index + 1), and whether any recursion checks its depth against the stack."""
+    index + 1), whether any recursion checks its depth against the stack, and
+    where its public functions come from (for an allocation that fails)."""
 
     messages: list[str]
     depth_checked: bool
+    functions: str
 
 
 def guard(module: ModuleOp) -> Guards:
     """Rewrite `module` in place: cf.asserts call @irad_check_failed, recursive
     functions check their stack."""
+    _refuse_arrays_too_big(module)
     messages: list[str] = []
 
     def number(b: IRBuilder, message: str) -> SSAValue:
@@ -97,13 +113,77 @@ def guard(module: ModuleOp) -> Guards:
         b.op(scf.IfOp(failed, [], Region(call.block)))
         Rewriter.erase_op(op)
     depth_checked = _guard_recursion(module, number)
+    if _guard_dynamic_sizes(module):
+        module.body.block.add_op(func.FuncOp.external(OUT_OF_MEMORY_CALL, [i64], []))
     if messages:
         module.body.block.add_ops([
             func.FuncOp.external(CHECK_FAILED, [i32], []),
             func.FuncOp.external(STACK_FLOOR, [], [IndexType()]),
             func.FuncOp.external(STACK_CHECK, [IndexType(), i32], []),
         ])
-    return Guards(messages, depth_checked)
+    return Guards(messages, depth_checked, _public_functions(module))
+
+
+def _refuse_arrays_too_big(module: ModuleOp) -> None:
+    """Raise numpy's ValueError (as a RuntimeCheckError) for an array of 2^63
+    bytes or more: MLIR's size computation would wrap around (a (2^31, 2^31)
+    float64 array is 0 bytes to it) and the code would write far beyond what
+    it allocated. Refused while compiling, even on a path that never runs."""
+    for op in module.walk():
+        for value in op.results:
+            shape = value.type.get_shape() if isinstance(value.type, TensorType | MemRefType) else ()
+            if any(d < 0 for d in shape):
+                continue
+            width = getattr(value.type.element_type, "bitwidth", 64) if shape else 0
+            if math.prod(shape) * max(width // 8, 1) >= 1 << 63:
+                fn = op.parent_op()
+                while fn is not None and not isinstance(fn, func.FuncOp):
+                    fn = fn.parent_op()
+                where = source_location(op) or (fn is not None and source_location(fn)) or location(op)
+                raise check_failure(
+                    f"{where}: ValueError: array is too big; `arr.size * arr.dtype.itemsize` is larger than the "
+                    f"maximum possible size (an array of shape {tuple(shape)} in native code)"
+                )
+
+
+def _guard_dynamic_sizes(module: ModuleOp) -> bool:
+    """Before each `memref.alloc` of dynamic sizes (a loop's tape, sized by its
+    trip count), fail as out of memory if its bytes reach MAX_BYTES: MLIR
+    multiplies the sizes by the element's bytes in i64 and would wrap around
+    (a tape of 3·2^61 doubles was 0 bytes to it), so the runtime's own check
+    would pass a small buffer the loop then writes far beyond. True if any."""
+    allocs = [op for op in module.walk() if isinstance(op, memref.AllocOp) and op.dynamic_sizes]
+    for op in allocs:
+        static = math.prod(d for d in op.memref.type.get_shape() if d >= 0)
+        if static == 0:
+            continue
+        width = getattr(op.memref.type.element_type, "bitwidth", 64)
+        b = IRBuilder(before=op)
+        index = IndexType()
+        limit = b.value(arith.ConstantOp.from_int_and_width(MAX_BYTES // (static * max(width // 8, 1)), index))
+        done = b.value(arith.ConstantOp.from_int_and_width(0, i1))
+        product = b.value(arith.ConstantOp.from_int_and_width(1, index))
+        for size in op.dynamic_sizes:
+            room = b.value(arith.DivUIOp(limit, product))  # product <= limit, never 0
+            over = b.value(arith.CmpiOp(size, room, "ugt"))
+            done = b.value(arith.OrIOp(done, over))
+            product = b.value(arith.SelectOp(over, product, b.value(arith.MuliOp(product, size))))
+        call = IRBuilder(Block())
+        call.op(func.CallOp(OUT_OF_MEMORY_CALL, [call.value(arith.ConstantOp.from_int_and_width(-1, i64))], []))
+        call.op(scf.YieldOp())
+        b.op(scf.IfOp(done, [], Region(call.block)))
+    return bool(allocs)
+
+
+def _public_functions(module: ModuleOp) -> str:
+    """The module's public functions as a failed allocation names them: by
+    their primal's name and `def` (file:line), once each."""
+    named: dict[str, None] = {}
+    for fn in module.body.block.ops:
+        if isinstance(fn, func.FuncOp) and not fn.is_declaration and fn.sym_visibility is None:
+            where = source_location(fn)
+            named[f"{display_name(fn)}{f' ({where})' if where else ''}"] = None
+    return ", ".join(named) or "the module"
 
 
 def _guard_recursion(module: ModuleOp, number: Callable[[IRBuilder, str], SSAValue]) -> bool:
@@ -151,14 +231,20 @@ def _guard_recursion(module: ModuleOp, number: Callable[[IRBuilder, str], SSAVal
 # ---- Python's side -------------------------------------------------------------------
 class Checks:
     """The checks of one native module, for Python: the message of each check
-    id (what `guard` returned), and `failure`, irad_failure() of its runtime:
-    the id a NaN result stood for, if any."""
+    id and the module's public functions (what `guard` returned), `failure`,
+    irad_failure() of its runtime: the id a NaN result stood for, if any, and
+    `failed_allocation`, irad_failed_allocation(): the bytes an allocation
+    that failed asked for."""
 
-    def __init__(self, messages: Sequence[str], failure: Callable[[], int]):
-        self.messages = messages
+    def __init__(self, guards: Guards, failure: Callable[[], int], failed_allocation: Callable[[], int]):
+        self.messages = guards.messages
+        self.functions = guards.functions
         self.failure = failure
+        self.failed_allocation = failed_allocation
 
     def failed(self, check: int) -> RuntimeCheckError:
+        if check == OUT_OF_MEMORY:
+            return out_of_memory(self.failed_allocation(), self.functions)
         return check_failure(self.messages[check - 1])
 
     def after_nan(self) -> None:
@@ -168,14 +254,28 @@ class Checks:
             raise self.failed(check)
 
 
+def out_of_memory(size: int, functions: str) -> OutOfMemoryError:
+    """The error of an allocation of `size` bytes that failed in native code of `functions`."""
+    if size >= MAX_BYTES:
+        what = "a buffer of 2^62 bytes or more (4 EiB: a size no machine has, computed from a run-time int)"
+    else:
+        what = f"{size:,} bytes ({size / (1 << 30):.3g} GiB)"
+    return OutOfMemoryError(
+        f"native code of {functions} could not allocate {what}: the process is out of memory (its limit, "
+        "`ulimit -v` or RLIMIT_AS / RLIMIT_DATA, or the machine's); the buffers of the call were freed"
+        "\n  hint: use smaller arrays, or raise the limit"
+    )
+
+
 # ---- the runtime, LLVM IR -------------------------------------------------------------
 @functools.cache
-def _keys() -> tuple[int, int, int]:
-    """Three pthread keys of this process: the running entry's jmp_buf, the id
-    of a failure an entry returned NaN for, and the thread's stack floor."""
+def _keys() -> tuple[int, int, int, int]:
+    """Four pthread keys of this process: the running entry's jmp_buf, the id
+    of a failure an entry returned NaN for, the thread's stack floor and the
+    size of an allocation that failed."""
     libc = ctypes.CDLL(None)
     keys = []
-    for _ in range(3):
+    for _ in range(4):
         key = ctypes.c_uint()
         if libc.pthread_key_create(ctypes.byref(key), None) != 0:
             raise BackendError("the native backend could not create a pthread key for its run-time checks")
@@ -245,10 +345,10 @@ def runtime(signatures: dict[str, tuple[str, Sequence[str]]]) -> list[str]:
 def runtime_library() -> str:
     """native/runtime.ll for this process (its pthread keys, the buffer
     cache): the same text for every module."""
-    jmp, failed, floor = _keys()
+    jmp, failed, floor, allocation = _keys()
     text = resources.files(__package__).joinpath("runtime.ll").read_text()
     return string.Template(text).substitute(
-        JMP_KEY=jmp, FAILED_KEY=failed, FLOOR_KEY=floor, JMP_BYTES=JMP_BUF_BYTES, HEADER=HEADER,
+        JMP_KEY=jmp, FAILED_KEY=failed, FLOOR_KEY=floor, ALLOCATION_KEY=allocation, OUT_OF_MEMORY=OUT_OF_MEMORY, JMP_BYTES=JMP_BUF_BYTES, HEADER=HEADER,
         STACK_MARGIN=STACK_MARGIN, CACHE=native_buffers.symbol(), CACHE_MIN=native_buffers.MIN_BYTES,
         FIRST=native_buffers.FIRST, BYTES=native_buffers.BYTES, CAPACITY=native_buffers.CAPACITY,
         HITS=native_buffers.HITS, MISSES=native_buffers.MISSES,

@@ -813,7 +813,7 @@ class NativeModule(CompiledModule):
             libraries.append(native_linalg.library_path())
             determined_by += [*tracked_lowering(), glue]
         determined_by += libraries
-        exported = [native_checks.FAILURE]  # what Python calls: tiering switches these to -O2 code
+        exported = [native_checks.FAILURE, native_checks.FAILED_ALLOCATION]  # what Python calls: tiering switches these to -O2 code
         for name, sig in self.signatures.items():
             exported.append(native_checks.ENTRY_PREFIX + symbol(name))
             if sig.has_arrays:
@@ -837,7 +837,8 @@ class NativeModule(CompiledModule):
             raise
         self._unchecked = None
         failure = ctypes.CFUNCTYPE(ctypes.c_int32)(self.jit.address(native_checks.FAILURE))
-        self.checks = native_checks.Checks(guards.messages, failure)
+        failed_allocation = ctypes.CFUNCTYPE(ctypes.c_uint64)(self.jit.address(native_checks.FAILED_ALLOCATION))
+        self.checks = native_checks.Checks(guards, failure, failed_allocation)
         self._background.add(functools.partial(warm_tools.prepare, require_tool("mlir-opt"), require_tool("mlir-translate")))
 
     @functools.cached_property

@@ -58,6 +58,23 @@ define void @irad_failed_with_nan(i32 %id) cold noinline {
   ret void
 }
 
+; A buffer of %bytes could not be allocated (malloc returned NULL, or the size
+; is beyond any machine: a negative size computed from a run-time int): fail
+; check ${OUT_OF_MEMORY} with the size kept for irad_failed_allocation().
+define void @irad_out_of_memory(i64 %bytes) noreturn cold noinline {
+  %p = inttoptr i64 %bytes to ptr
+  call i32 @pthread_setspecific(i32 ${ALLOCATION_KEY}, ptr %p)
+  call void @irad_check_failed(i32 ${OUT_OF_MEMORY})
+  unreachable
+}
+
+; The size of the allocation that failed check ${OUT_OF_MEMORY} in this thread.
+define i64 @irad_failed_allocation() {
+  %p = call ptr @pthread_getspecific(i32 ${ALLOCATION_KEY})
+  %bytes = ptrtoint ptr %p to i64
+  ret i64 %bytes
+}
+
 ; ---- the stack of recursive functions ----------------------------------------------
 ; The lowest address this thread's recursive functions may reach: the bottom
 ; of its stack plus an eighth of the stack, at most ${STACK_MARGIN} bytes, left
@@ -210,9 +227,28 @@ fresh:
   ret { ptr, i64 } %f1
 }
 
+; A block for a buffer of %size bytes that needs %total with its header and
+; alignment; out of memory (a failed check) if there is none. Sizes above
+; 2^62 fail before %total can wrap around.
+define internal { ptr, i64 } @irad_obtain_or_fail(i64 %size, i64 %total) alwaysinline {
+entry:
+  %huge = icmp ugt i64 %size, 4611686018427387904
+  br i1 %huge, label %refused, label %obtain, !prof !0
+obtain:
+  %block = call { ptr, i64 } @irad_obtain(i64 %total)
+  %base = extractvalue { ptr, i64 } %block, 0
+  %none = icmp eq ptr %base, null
+  br i1 %none, label %refused, label %got, !prof !0
+refused:
+  call void @irad_out_of_memory(i64 %size)
+  unreachable
+got:
+  ret { ptr, i64 } %block
+}
+
 define ptr @_mlir_memref_to_llvm_alloc(i64 %size) {
   %total = add i64 %size, ${HEADER}
-  %block = call { ptr, i64 } @irad_obtain(i64 %total)
+  %block = call { ptr, i64 } @irad_obtain_or_fail(i64 %size, i64 %total)
   %base = extractvalue { ptr, i64 } %block, 0
   %capacity = extractvalue { ptr, i64 } %block, 1
   call void @irad_track(ptr %base, ptr %base, i64 %capacity)
@@ -225,7 +261,7 @@ define ptr @_mlir_memref_to_llvm_aligned_alloc(i64 %requested, i64 %size) {
   %alignment = select i1 %small, i64 16, i64 %requested
   %room = add i64 %alignment, ${HEADER}
   %total = add i64 %size, %room
-  %block = call { ptr, i64 } @irad_obtain(i64 %total)
+  %block = call { ptr, i64 } @irad_obtain_or_fail(i64 %size, i64 %total)
   %base = extractvalue { ptr, i64 } %block, 0
   %capacity = extractvalue { ptr, i64 } %block, 1
   %basei = ptrtoint ptr %base to i64
