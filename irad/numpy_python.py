@@ -239,6 +239,16 @@ def logaddexp_accumulate(a, axis=0):
     return np.moveaxis(total, -1, axis)
 
 
+def logaddexp_reduce(a, axis=0, keepdims=False):
+    """np.logaddexp.reduce: log(sum(exp(a))) along axis, shifted by the maximum
+    (0 where it is not finite: inf stays inf, all -inf gives -inf)."""
+    a = np.asarray(a) * 1.0
+    top = np.max(a, axis=axis, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    total = np.log(np.sum(np.exp(a - top), axis=axis, keepdims=True)) + top
+    return total if keepdims else np.squeeze(total, axis=axis)
+
+
 def multivariate_normal_logpdf(x, mean=None, cov=1, allow_singular=False):
     """scipy.stats.multivariate_normal.logpdf: x's last axis the variables (a
     vector is one point, or points of one variable), cov a matrix, a vector
