@@ -824,6 +824,15 @@ class ArrayLowering:
                              f"{name} = {name}.astype(float)")
         self.views.write(name, self.cast(result, T.element(current)))
 
+    def update_masked(self, name: str, mask: SSAValue, op: ast.operator, value, node) -> None:
+        """`name[mask] op= value` for a mask known only at run time: the operation
+        on every element, kept where the mask is true (a select), so the shape stays."""
+        self.refuse_write(name, node)
+        y = self.fl.env[name]
+        indexing.check_masked_value(self, y, mask, value, node)
+        result = self.fl.expressions.binary(op, y, None, node, right=value)
+        self.update(name, y, indexing.masked_select(self, y, mask, self.cast(result, T.element(y))), node)
+
     def refuse_global_write(self, name: str, node) -> None:
         """`G[i] = v` or `G += v` on a global array: numpy would change the global."""
         if name not in self.fl.env and is_hidden(self.fl.global_value(name)):
@@ -853,8 +862,14 @@ class ArrayLowering:
         if not is_array(y):
             raise self.error(node, f"item assignment to '{name}', which is not an array")
         self.refuse_write(name, node)
-        parts = indexing.parse(self, y, index_node, node)
+        parts = indexing.parse(self, y, index_node, node, runtime_masks=True)
         v = self.cast(self.value(value, node), T.element(y))
+        if any(part.kind == "mask" for part in parts):
+            if len(parts) != 1:
+                raise self.error(node, "a boolean mask computed at run time with other indices is not supported",
+                                 "write y = np.where(mask, values, y) with a mask and values of y's shape")
+            self.views.write(name, indexing.masked_write(self, y, parts[0].value, v, node))
+            return
         if indexing.has_arrays(parts):  # a scatter
             self.views.write(name, indexing.write(self, y, parts, v, node))
             return

@@ -21,7 +21,7 @@ from xdsl.ir import SSAValue
 from irad.frontend.arrays import known_value
 from irad.ir.symbols import value_name
 from irad.base.errors import raised_name
-from irad.frontend import contexts, imports, nested_targets, ufunc_at
+from irad.frontend import contexts, imports, indexing, nested_targets, ufunc_at
 from irad.frontend.values import ListValue, Value, is_array
 from irad.frontend.source import SUBSET_HINT
 from irad.ir.types import I1
@@ -52,8 +52,9 @@ class Statements:
             # y[i] += v, p["W"][i] += v: read, combine, write back, the indices evaluated once
             target, temporaries = self._indices_evaluated(stmt.target)
             try:
-                current = self.fl.expressions.expr_Subscript(target)
-                self.assign(target, self.fl.expressions.binary(stmt.op, current, stmt.value, stmt), stmt)
+                if not self._masked_update(target, stmt):
+                    current = self.fl.expressions.expr_Subscript(target)
+                    self.assign(target, self.fl.expressions.binary(stmt.op, current, stmt.value, stmt), stmt)
             finally:
                 for name in temporaries:
                     self.fl.env.pop(name)
@@ -95,6 +96,21 @@ class Statements:
                 type(stmt), (f"a `{type(stmt).__name__}` statement", SUBSET_HINT)
             )
             raise self.fl.src.error(stmt, f"{what} is not supported", hint)
+
+    def _masked_update(self, target: ast.Subscript, stmt: ast.AugAssign) -> bool:
+        """`y[mask] op= v` with a bool mask known only at run time (`y[y < 0] *= 0.5`):
+        a select, done here; False for any other item (its index is pure here:
+        _indices_evaluated took out the calls, so evaluating it again is harmless)."""
+        if not _is_item(target) or isinstance(target.slice, (ast.Slice, ast.Tuple, ast.List, ast.Constant)):
+            return False
+        if not is_array(self.fl.env.get(target.value.id)):
+            return False
+        mask = self.fl.expr(target.slice)
+        if not indexing.is_runtime_mask(mask):
+            return False
+        value = self.fl.as_number(self.fl.expr(stmt.value), stmt.value)
+        self.fl.arrays.update_masked(target.value.id, mask, stmt.op, value, stmt)
+        return True
 
     def _indices_evaluated(self, target: ast.Subscript) -> tuple[ast.Subscript, list[str]]:
         """`target` with each index that calls something (`y[order.pop()]`,
