@@ -239,6 +239,30 @@ def logaddexp_accumulate(a, axis=0):
     return np.moveaxis(total, -1, axis)
 
 
+def apply_along_axis(func1d, axis, arr, *args, **kwargs):
+    """np.apply_along_axis: func1d of each 1-D slice along axis (a loop over the
+    other axes, known while lowering); the result's axes where axis was."""
+    arr = np.asarray(arr)
+    axis = axis % len(arr.shape)
+    moved = np.moveaxis(arr, axis, -1)
+    rows = moved.reshape(-1, moved.shape[-1])
+    results = np.stack([np.asarray(func1d(row, *args, **kwargs)) for row in rows])
+    out = results.reshape(moved.shape[:-1] + results.shape[1:])
+    tail = len(results.shape) - 1  # the axes of one result
+    return np.moveaxis(out, tuple(range(axis, len(moved.shape) - 1)),
+                       tuple(range(axis + tail, len(out.shape))))
+
+
+def logaddexp_reduce(a, axis=0, keepdims=False):
+    """np.logaddexp.reduce: log(sum(exp(a))) along axis, shifted by the maximum
+    (0 where it is not finite: inf stays inf, all -inf gives -inf)."""
+    a = np.asarray(a) * 1.0
+    top = np.max(a, axis=axis, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    total = np.log(np.sum(np.exp(a - top), axis=axis, keepdims=True)) + top
+    return total if keepdims else np.squeeze(total, axis=axis)
+
+
 def multivariate_normal_logpdf(x, mean=None, cov=1, allow_singular=False):
     """scipy.stats.multivariate_normal.logpdf: x's last axis the variables (a
     vector is one point, or points of one variable), cov a matrix, a vector

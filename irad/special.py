@@ -235,6 +235,75 @@ def over_unless_zero(x, y):
     return np.where(zero, 0.0, x / np.where(zero, 1.0, y))
 
 
+# ---- the modified Bessel functions I0 and I1 ----------------------------------------------------
+# Below |x| = 30, their power series sum_k (x^2/4)^k / (k! (k + n)!) (positive
+# terms: no cancellation; 48 terms reach 1e-18 of the sum at 30); above, the
+# asymptotic series e^|x| / sqrt(2 pi |x|) sum_k prod_j ((2j - 1)^2 - 4n^2) /
+# (8 j |x|), whose 25 terms are below 1e-19 from 30 on. Both within ~2e-15
+# relative of scipy's; differentiated through the bodies (each series
+# differentiates to the series of the derivative). The series branch of I1 is
+# x/2 times an even series, so its slope at 0 is 1/2 (sign(x) |x| would give 0).
+BESSEL_SERIES_BELOW = 30.0
+
+
+def _bessel_series(q, order):
+    """sum_k q^k / (k! (k + order)!) * order!, Horner's form."""
+    s = 1.0
+    for k in range(48, 0, -1):
+        s = 1.0 + s * q / (k * (k + order))
+    return s
+
+
+def _bessel_asymptotic(y, order):
+    """e^-y I_order(y) sqrt(2 pi y) for y >= 30."""
+    mu = 4.0 * order * order
+    s = 1.0
+    for k in range(25, 0, -1):
+        s = 1.0 + s * ((2 * k - 1) * (2 * k - 1) - mu) / (8.0 * k * y)
+    return s
+
+
+def _bessel_parts(x, order):
+    """(series, far, inside): the power series' part (at x where |x| <= 30, else
+    at 0), e^-|x| I_order(|x|) by the asymptotic series (at |x| where it is
+    above 30, else at 31), and where the series applies."""
+    y = np.abs(x)
+    inside = y <= BESSEL_SERIES_BELOW
+    near = np.where(inside, x, 0.0)
+    far_y = np.where(inside, BESSEL_SERIES_BELOW + 1.0, y)
+    far = _bessel_asymptotic(far_y, order) / np.sqrt(2.0 * math.pi * far_y)
+    return near, _bessel_series(0.25 * near * near, order), far, inside
+
+
+def _grown(x, inside, far):
+    """e^|x| times the scaled far part: inf from |x| ~ 713, NaN at ±inf (scipy's)."""
+    return np.exp(np.where(inside, 0.0, np.abs(x))) * far
+
+
+def i0(x):
+    """The modified Bessel function I0."""
+    _, series, far, inside = _bessel_parts(x, 0)
+    return np.where(inside, series, _grown(x, inside, far))
+
+
+def i0e(x):
+    """e^-|x| I0(x): 0 at ±inf."""
+    near, series, far, inside = _bessel_parts(x, 0)
+    return np.where(inside, np.exp(-np.abs(near)) * series, far)
+
+
+def i1(x):
+    """The modified Bessel function I1 (odd)."""
+    near, series, far, inside = _bessel_parts(x, 1)
+    return np.where(inside, 0.5 * near * series, np.sign(x) * _grown(x, inside, far))
+
+
+def i1e(x):
+    """e^-|x| I1(x) (odd): ±0 at ±inf."""
+    near, series, far, inside = _bessel_parts(x, 1)
+    return np.where(inside, np.exp(-np.abs(near)) * 0.5 * near * series, np.sign(x) * far)
+
+
 # ---- scipy.stats.norm ------------------------------------------------------------------------
 # (x - loc) / scale, and NaN where scale <= 0 (scipy's invalid parameters); that
 # branch divides by 1 instead, so its derivative is finite too.

@@ -917,8 +917,14 @@ class ArrayLowering:
         if not is_array(y):
             raise self.error(node, f"item assignment to '{name}', which is not an array")
         self.refuse_write(name, node)
-        parts = indexing.parse(self, y, index_node, node)
+        parts = indexing.parse(self, y, index_node, node, runtime_masks=True)
         v = self.cast(self.value(value, node), T.element(y))
+        if any(part.kind == "mask" for part in parts):
+            if len(parts) != 1:
+                raise self.error(node, "a boolean mask computed at run time with other indices is not supported",
+                                 "write y = np.where(mask, values, y) with a mask and values of y's shape")
+            self.views.write(name, indexing.masked_write(self, y, parts[0].value, v, node))
+            return
         if indexing.has_arrays(parts):  # a scatter
             self.views.write(name, indexing.write(self, y, parts, v, node))
             return

@@ -18,8 +18,9 @@ otherwise. irad lowers this in three steps:
 
 Index values are wrapped (negatives count from the end) and checked at run
 time, like `x[i]`. A boolean mask selects a number of elements known only at
-run time, so it is supported only when the mask is a constant; otherwise the
-error points to np.where.
+run time, so a read is supported only when the mask is a constant; otherwise the
+error points to np.where. A write through a run-time mask keeps the shape, and
+is a select (`y[y < 0] = 0.0`, `y[m] += v`: masked_write).
 """
 
 from __future__ import annotations
@@ -76,9 +77,11 @@ def constant_values(v: SSAValue) -> np.ndarray | None:
     return None
 
 
-def parse(al, x: SSAValue, index_node: ast.expr, node) -> list[Part]:
+def parse(al, x: SSAValue, index_node: ast.expr, node, runtime_masks: bool = False) -> list[Part]:
     """The parts of `x[index]`, each evaluated once, an Ellipsis expanded, and
-    boolean masks known while lowering turned into int arrays."""
+    boolean masks known while lowering turned into int arrays. With
+    `runtime_masks` (a write), a mask known only at run time is a part of kind
+    "mask" (masked_write), else an error."""
     parts: list[Part] = []
     ellipsis = None
     for part, value in _entries(al, index_node, node):
@@ -92,7 +95,7 @@ def parse(al, x: SSAValue, index_node: ast.expr, node) -> list[Part]:
                 raise al.error(node, "an index can only have a single ellipsis ('...')")
             ellipsis = len(parts)
         else:
-            parts.extend(_value_parts(al, part, value, node))
+            parts.extend(_value_parts(al, part, value, node, runtime_masks))
     consumed = sum(p.kind != "new" for p in parts)
     rank = len(T.shape(x))
     if consumed > rank:
@@ -122,7 +125,7 @@ def _entries(al, index_node: ast.expr, node) -> list[tuple[ast.expr, object]]:
              else al.fl.expr(n)) for n in nodes]
 
 
-def _value_parts(al, part: ast.expr, value, node) -> list[Part]:
+def _value_parts(al, part: ast.expr, value, node, runtime_masks: bool = False) -> list[Part]:
     if isinstance(value, Static) and isinstance(value.obj, np.ndarray):
         value = al.value(value, node)  # an array from outside: read at each call (globals.py)
     if not is_array(value):
@@ -137,6 +140,8 @@ def _value_parts(al, part: ast.expr, value, node) -> list[Part]:
     if is_bool(elem):
         if known is None:  # `~np.eye(n, dtype=bool)`, `np.arange(n) % 2 == 0`: masks of constants
             known = constant_arrays.evaluate(value)
+        if known is None and runtime_masks:
+            return [Part("mask", part, value)]
         if known is None:
             raise al.error(node, "indexing with a boolean mask computed at run time gives an array "
                            "whose length is known only at run time, which irad does not support", MASK_HINT)
@@ -312,6 +317,42 @@ def write(al, y: SSAValue, parts: Sequence[Part], value: SSAValue, node, accumul
     moved_dims = [p.sliced_dims[d] for d in order]
     back = T.transpose(em, T.reshape(em, written, moved_dims), [order.index(d) for d in range(len(order))])
     return p.step.write(em, y, back) if p.step is not None else back
+
+
+def is_runtime_mask(value) -> bool:
+    """A bool array whose values are known only at run time."""
+    return (is_array(value) and is_bool(T.element(value)) and constant_values(value) is None
+            and constant_arrays.evaluate(value) is None)
+
+
+def masked_write(al, y: SSAValue, mask: SSAValue, value, node) -> SSAValue:
+    """`y[mask] = value` for a mask known only at run time, over y's leading axes:
+    y where the mask is false, `value` where it is true. numpy takes `value`
+    one per selected element too, a shape known only at run time: it must
+    broadcast to one element's (a number, or a row of y's other axes)."""
+    check_masked_value(al, y, mask, value, node)
+    return masked_select(al, y, mask, T.broadcast_to(al.em, value, T.shape(y)))
+
+
+def check_masked_value(al, y: SSAValue, mask: SSAValue, value, node) -> None:
+    """The mask covers y's leading axes, and the value is one element's."""
+    dims, rank = T.shape(y), len(T.shape(mask))
+    if T.shape(mask) != dims[:rank]:
+        raise al.error(node, f"a boolean mask of shape {T.shape(mask)} does not match the array's "
+                       f"leading axes {dims[:rank]} (numpy's IndexError)")
+    rest = dims[rank:]
+    if T.broadcast_shapes(T.shape(value) if is_array(value) else (), rest) != rest:
+        raise al.error(node, f"assigning a value of shape {T.shape(value)} through a boolean mask computed at "
+                       f"run time: numpy takes one item per selected element, a count known only at run time",
+                       "assign a number, or a value for one element, or write y = np.where(mask, values, y) "
+                       "with values of y's shape")
+
+
+def masked_select(al, y: SSAValue, mask: SSAValue, new: SSAValue) -> SSAValue:
+    """`new` (of y's shape) where the mask (over y's leading axes) is true, else y."""
+    em, dims = al.em, T.shape(y)
+    spread = T.broadcast_to(em, T.reshape(em, mask, (*T.shape(mask), *[1] * (len(dims) - len(T.shape(mask))))), dims)
+    return T.select(em, spread, new, y)
 
 
 # ---- np.take and np.take_along_axis ----------------------------------------------------

@@ -68,6 +68,8 @@ for _fn, _impl in (
     (scipy.special.ndtr, special.ndtr), (scipy.special.log_ndtr, special.log_ndtr),
     (scipy.special.ndtri, special.ndtri), (scipy.special.erfinv, special.erfinv),
     (scipy.special.gammaln, special.gammaln), (scipy.special.digamma, special.digamma),
+    (scipy.special.i0, special.i0), (scipy.special.i0e, special.i0e),
+    (scipy.special.i1, special.i1), (scipy.special.i1e, special.i1e),
 ):
     _elementwise(_fn, ("x",), _calling(_impl))
 _elementwise(scipy.special.xlogy, ("x", "y"), _calling(special.xlogy))

@@ -56,13 +56,18 @@ class Statements:
             for target in stmt.targets:
                 self.assign(target, value)
         elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Subscript):
-            target = stmt.target  # y[i] += v, p["W"][i] += v: read, combine, write back
-            mask = masked_writes.runtime_mask(self.fl, target)
-            if mask is not None:
-                masked_writes.augment(self.fl, stmt, mask)
-                return
-            current = self.fl.expressions.expr_Subscript(target)
-            self.assign(target, self.fl.expressions.binary(stmt.op, current, stmt.value, stmt), stmt)
+            # y[i] += v, p["W"][i] += v: read, combine, write back, the indices evaluated once
+            target, temporaries = self._indices_evaluated(stmt.target)
+            try:
+                mask = masked_writes.runtime_mask(self.fl, target)
+                if mask is not None:  # y[y < 0] *= 0.5: a select (masked_writes.py)
+                    masked_writes.augment(self.fl, stmt, mask)
+                else:
+                    current = self.fl.expressions.expr_Subscript(target)
+                    self.assign(target, self.fl.expressions.binary(stmt.op, current, stmt.value, stmt), stmt)
+            finally:
+                for name in temporaries:
+                    self.fl.env.pop(name)
         elif isinstance(stmt, ast.AugAssign):
             if not isinstance(stmt.target, ast.Name):
                 raise self.fl.src.error(
@@ -102,6 +107,41 @@ class Statements:
             )
             raise self.fl.src.error(stmt, f"{what} is not supported", hint)
 
+    def _indices_evaluated(self, target: ast.Subscript) -> tuple[ast.Subscript, list[str]]:
+        """`target` with each index that calls something (`y[order.pop()]`,
+        `p[key()][i]`) evaluated now, in Python's order, and read from a temporary
+        (irad's names are not identifiers): an augmented assignment reads and
+        writes the item, and Python evaluates its indices once."""
+        temporaries: list[str] = []
+
+        def once(expr):
+            if expr is None or not any(isinstance(n, (ast.Call, ast.NamedExpr)) for n in ast.walk(expr)):
+                return expr
+            name = f"index.{len(temporaries)}"
+            self.fl.env[name] = self.fl.expr(expr)
+            temporaries.append(name)
+            return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), expr)
+
+        def index(node):
+            if isinstance(node, ast.Slice):
+                return ast.copy_location(ast.Slice(once(node.lower), once(node.upper), once(node.step)), node)
+            if isinstance(node, ast.Tuple):
+                return ast.copy_location(ast.Tuple([index(e) for e in node.elts], ast.Load()), node)
+            return node if isinstance(node, ast.List) else once(node)  # a list literal: an index array
+
+        def chain(node):
+            if not isinstance(node, ast.Subscript):
+                return node
+            base = chain(node.value)  # the container first, then its index, as Python
+            return ast.copy_location(ast.Subscript(base, index(node.slice), node.ctx), node)
+
+        try:
+            return chain(target), temporaries
+        except BaseException:
+            for name in temporaries:
+                self.fl.env.pop(name)
+            raise
+
     def stmt_With(self, stmt: ast.With) -> None:
         """`with np.errstate(...):` its body, as if the `with` were not there (contexts.py)."""
         for item in stmt.items:
@@ -116,12 +156,13 @@ class Statements:
             self.fl.env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
             self.fl.lists.unpack(target, value)  # lists.py
-        elif isinstance(target, ast.Subscript) and (mask := masked_writes.runtime_mask(self.fl, target)) is not None:
-            masked_writes.assign(self.fl, target, mask, value, node or target)
         elif _is_item(target) and isinstance(self.fl.env.get(target.value.id), ListValue):
             self.fl.lists.assign_list_item(target.value.id, target, value, node or target)
         elif _is_item(target):
             self.fl.arrays.assign_item(target.value.id, target.slice, value, node or target)
+        elif (isinstance(target, ast.Subscript) and not isinstance(target.value, ast.Name)
+              and (mask := masked_writes.runtime_mask(self.fl, target)) is not None):
+            masked_writes.assign(self.fl, target, mask, value, node or target)  # c["k"][c["k"] > 1] = v
         elif isinstance(target, ast.Subscript):  # a[i][j] = v, p["W"][i] = v
             nested_targets.assign(self.fl, target, value, node or target)
         elif isinstance(target, ast.Attribute):

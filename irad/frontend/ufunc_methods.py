@@ -3,7 +3,7 @@
 trailing axes for `y`'s; `np.add.reduce(x, axis=0)` is `np.sum`,
 `np.multiply.reduce` `np.prod`, `np.maximum.reduce` `np.max` and
 `np.minimum.reduce` `np.min` (numpy's default axis for `reduce` is 0, not
-None); `np.add.accumulate` is `np.cumsum` and `np.multiply.accumulate`
+None), `np.logaddexp.reduce` irad/numpy_python.py's; `np.add.accumulate` is `np.cumsum` and `np.multiply.accumulate`
 `np.cumprod`, along axis 0; `np.maximum.accumulate`, `np.minimum.accumulate`
 and `np.logaddexp.accumulate` are irad/numpy_python.py's. Other ufunc methods are refused by name
 (`np.add.at` is a statement: ufunc_at.py)."""
@@ -16,7 +16,8 @@ from irad import numpy_python
 from irad.frontend.values import Static, is_array
 from irad.ir import tensor as T
 
-_REDUCE = {np.add: np.sum, np.multiply: np.prod, np.maximum: np.max, np.minimum: np.min}
+_REDUCE = {np.add: np.sum, np.multiply: np.prod, np.maximum: np.max, np.minimum: np.min,
+           np.logaddexp: numpy_python.logaddexp_reduce}
 _ACCUMULATE = {np.add: np.cumsum, np.multiply: np.cumprod, np.maximum: numpy_python.maximum_accumulate,
                np.minimum: numpy_python.minimum_accumulate, np.logaddexp: numpy_python.logaddexp_accumulate}
 
@@ -42,8 +43,8 @@ def call(fl, obj, args: list, kwargs: dict, node):
     function = table.get(ufunc)
     if function is None:
         rewrite = ("np.add.at(a, indices, b) as a statement" if method == "at"
-                   else "np.sum/np.prod/np.max/np.min, np.cumsum/np.cumprod, np.maximum/minimum/logaddexp"
-                   ".accumulate, or np.<ufunc>(a[:, None], b)")
+                   else "np.sum/np.prod/np.max/np.min, np.logaddexp.reduce, np.cumsum/np.cumprod, "
+                   "np.maximum/minimum/logaddexp.accumulate, or np.<ufunc>(a[:, None], b)")
         raise fl.src.error(node, f"{name} is not supported", f"write it with {rewrite}")
     if len(args) != 1 or set(kwargs) - {"axis", "keepdims"} or (method == "accumulate" and "keepdims" in kwargs):
         raise fl.src.error(node, f"{name} takes one array and axis={'' if method == 'accumulate' else ', keepdims='}",

@@ -38,6 +38,7 @@ IMPLEMENTED_IN_PYTHON: dict[object, object] = {
     np.isclose: numpy_python.isclose,
     np.allclose: numpy_python.allclose,
     np.block: numpy_python.block,
+    np.apply_along_axis: numpy_python.apply_along_axis,
 }
 
 

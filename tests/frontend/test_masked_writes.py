@@ -118,10 +118,10 @@ def wrong_mask_shape(x):
 
 
 @pytest.mark.parametrize("f, message", [
-    (count_sized_value, r"a value of shape \(2,\) written through a boolean mask"),
+    (count_sized_value, r"assigning a value of shape \(2,\) through a boolean mask computed at run time"),
     (masked_read_on_the_right, "indexing with a boolean mask computed at run time"),
     (float_into_int_array, "in-place arithmetic on the int64 array"),
-    (wrong_mask_shape, r"boolean index of shape \(3,\) does not match"),
+    (wrong_mask_shape, r"a boolean mask of shape \(3,\) does not match"),
 ])
 def test_refused_where_numpy_needs_the_count(f, message):
     check_refused(f, (X,), message)

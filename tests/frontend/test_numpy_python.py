@@ -25,6 +25,10 @@ CASES = {
     "quantile_axis": lambda x: np.sum(np.quantile(x, (0.1, 0.5, 0.9), axis=1) * np.arange(9.0).reshape(3, 3)),
     "percentile_keepdims": lambda x: np.sum(np.percentile(x, 75, axis=0, keepdims=True) * np.arange(5.0)),
     "median_like": lambda x: np.percentile(x[0], 50.0),
+    "apply_along_rows": lambda x: np.sum(np.apply_along_axis(lambda r: np.sum(r ** 2) * r[0], 1, x)),
+    "apply_along_columns_vectors": lambda x: np.sum(np.apply_along_axis(np.cumsum, 0, x) ** 2 * np.arange(5.0)),
+    "apply_along_3d_matrices": lambda x: np.sum(np.sin(np.apply_along_axis(
+        lambda r, k: np.outer(r, r[:k]), -2, x.reshape(3, 5, 1) * x[0].reshape(1, 1, 5), 2)) * np.arange(5.0)),
 }
 
 
@@ -38,7 +42,7 @@ def test_values_and_gradients(name):
 
 @pytest.mark.native
 def test_natively():
-    for name in ("cov", "convolve_same", "quantile_axis"):
+    for name in ("cov", "convolve_same", "quantile_axis", "apply_along_3d_matrices"):
         f = CASES[name]
         value, g = irad.value_and_grad(f, backend="native")(X)
         assert value == pytest.approx(f(X), rel=1e-12)

@@ -51,6 +51,7 @@ def trigamma(x):
     return sc.polygamma(1, x)
 
 
+BESSEL_POINTS = [-80.0, -12.5, -0.3, 0.0, 0.7, 5.0, 29.9, 30.5, 300.0]
 UNARY = {
     # name: (scipy function, points, the derivative's closed form, difference steps' scale)
     "expit": (sc.expit, [-30.0, -2.5, -0.1, 0.0, 0.7, 3.0, 30.0], lambda x: sc.expit(x) * sc.expit(-x)),
@@ -67,6 +68,12 @@ UNARY = {
               lambda p: np.sqrt(2 * np.pi) * np.exp(0.5 * sc.ndtri(p) ** 2), inside_unit),
     "gammaln": (sc.gammaln, [0.05, 0.5, 1.0, 2.5, 7.3, 40.0, -0.5, -2.3], sc.digamma),
     "digamma": (sc.digamma, [0.05, 0.5, 1.0, 2.5, 7.3, 40.0, -0.5, -2.3], trigamma),
+    # the Bessel functions: both series, and each side of |x| = 30 where they meet
+    "i0": (sc.i0, BESSEL_POINTS, sc.i1),
+    "i0e": (sc.i0e, BESSEL_POINTS, lambda x: sc.i1e(x) - np.sign(x) * sc.i0e(x)),
+    "i1": (sc.i1, BESSEL_POINTS, lambda x: sc.i0(x) - np.where(x == 0.0, 0.5, sc.i1(x) / np.where(x == 0.0, 1.0, x))),
+    "i1e": (sc.i1e, BESSEL_POINTS, lambda x: sc.i0e(x) - np.sign(x) * sc.i1e(x)
+            - np.where(x == 0.0, 0.5, sc.i1e(x) / np.where(x == 0.0, 1.0, x))),
 }
 
 
@@ -119,6 +126,10 @@ def test_higher_derivatives_follow_the_closed_forms():
     assert irad.hessian(lambda v: sc.gammaln(v))(x) == pytest.approx(sc.polygamma(1, x), rel=1e-13)
     assert irad.grad(irad.grad(irad.grad(lambda v: sc.gammaln(v))))(x) == pytest.approx(sc.polygamma(2, x), rel=1e-10)
     assert irad.hessian(lambda v: sc.digamma(v))(-1.5) == pytest.approx(sc.polygamma(2, -1.5), rel=1e-10)
+    # I0'' = I1' = I0 - I1/x; I1'' = I1 (1 + 2/x^2) - I0 / x
+    assert irad.hessian(lambda v: sc.i0(v))(x) == pytest.approx(sc.i0(x) - sc.i1(x) / x, rel=1e-13)
+    assert irad.hessian(lambda v: sc.i1(v))(-x) == pytest.approx(-(sc.i1(x) * (1 + 2 / x ** 2) - sc.i0(x) / x),
+                                                                rel=1e-12)
     y = 0.7
     c = np.sqrt(np.pi) / 2.0 * np.exp(sc.erfinv(y) ** 2)
     assert irad.hessian(lambda v: sc.erfinv(v))(y) == pytest.approx(2.0 * sc.erfinv(y) * c * c, rel=1e-12)
@@ -407,6 +418,8 @@ def test_special_functions_match_scipy(x):
         assert special.gammaln(x) == pytest.approx(sc.gammaln(x), rel=1e-12, abs=1e-13)
         assert special.digamma(x) == pytest.approx(sc.digamma(x), rel=1e-12, abs=1e-14)
         assert special.trigamma(x) == pytest.approx(sc.polygamma(1, x), rel=1e-13)
+    for name in ("i0e", "i1e") + (("i0", "i1") if abs(x) < 700 else ()):
+        assert getattr(special, name)(x) == pytest.approx(getattr(sc, name)(x), rel=5e-15, abs=1e-300), name
     p = sc.ndtr(x)
     if 0.0 < p < 1.0:
         assert special.ndtri(p) == pytest.approx(sc.ndtri(p), rel=1e-13)

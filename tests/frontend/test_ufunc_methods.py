@@ -22,6 +22,9 @@ CASES = {
     "maximum_accumulate": lambda x: np.sum(np.maximum.accumulate(x) ** 2),
     "minimum_accumulate_axis": lambda x: np.sum(np.sin(np.minimum.accumulate(x, axis=1))),
     "logaddexp_accumulate": lambda x: np.sum(np.logaddexp.accumulate(x, axis=1) ** 2),
+    "logaddexp_reduce": lambda x: np.sum(np.logaddexp.reduce(3.0 * x) ** 2),
+    "logaddexp_reduce_keepdims": lambda x: np.sum(np.logaddexp.reduce(x, axis=1, keepdims=True) * x),
+    "logaddexp_reduce_all": lambda x: np.logaddexp.reduce(x, axis=None) + np.logaddexp.reduce(x[0]),
 }
 
 
@@ -35,7 +38,7 @@ def test_ufunc_methods_match_numpy(name):
 
 @pytest.mark.native
 def test_ufunc_methods_natively():
-    for name in ("subtract_outer", "add_reduce_keepdims"):
+    for name in ("subtract_outer", "add_reduce_keepdims", "logaddexp_reduce_keepdims", "logaddexp_reduce_all"):
         f = CASES[name]
         value, g = irad.value_and_grad(f, backend="native")(X)
         assert value == pytest.approx(f(X), rel=1e-12)
@@ -70,6 +73,16 @@ def test_running_extremes_of_no_elements_are_empty():
     def f(x):
         return np.sum(x) + np.sum(np.maximum.accumulate(x[:0])) + np.sum(np.logaddexp.accumulate(x[:, :0], axis=1))
     assert irad.value_and_grad(f)(X)[0] == pytest.approx(f(X))
+
+
+@pytest.mark.parametrize("backend", ["python", pytest.param("native", marks=pytest.mark.native)])
+def test_logaddexp_reduce_of_infinities_as_numpy(backend):
+    def f(x):
+        rows = np.stack([x, x - np.inf, x + np.inf, np.where(x > 0, np.inf, -np.inf)])
+        return np.logaddexp.reduce(rows, axis=1)
+    x = np.array([0.5, -1.0, 800.0])  # 800: exp overflows without the shift
+    np.testing.assert_array_equal(irad.vjp(f, x, backend=backend)[0], f(x))
+    assert f(x)[0] == pytest.approx(800.0) and f(x)[1] == -np.inf
 
 
 def running_difference(x):

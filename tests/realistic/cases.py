@@ -15,6 +15,7 @@ from irad import IradError
 from tests.realistic import factories as fac
 from tests.realistic import field as fl
 from tests.realistic import field2 as f2
+from tests.realistic import field3 as fl3
 from tests.realistic import learning as ml
 from tests.realistic import modelling as mod
 from tests.realistic import science as sci
@@ -508,6 +509,157 @@ def kernel_ridge_args():
     X, X_val = r.normal(size=(12, 2)), r.normal(size=(6, 2))
     return np.log(np.array([1.0, 0.1])), X, np.sin(X[:, 0]), X_val, np.sin(X_val[:, 0])
 
+
+# ---- field3 -------------------------------------------------------------------------------------
+def hmm_args():
+    r = rng(200)
+    params = {"initial": r.normal(size=3) * 0.3, "transition": r.normal(size=(3, 3)) * 0.5,
+              "emission": r.normal(size=(3, 4)) * 0.5}
+    return params, [r.integers(0, 4, size=8) for _ in range(3)]
+
+
+def hawkes_args():
+    times = np.cumsum(rng(201).exponential(0.7, size=12))
+    return np.log(np.array([0.8, 0.5, 1.5])), times, float(times[-1] + 1.0)
+
+
+def sv_args():
+    r = rng(202)
+    return np.array([-1.0, 1.2, np.log(0.3)]), r.normal(size=10) * 0.4, r.normal(size=(10, 16))
+
+
+def zip_args():
+    r = rng(203)
+    X = np.column_stack([np.ones(25), r.normal(size=(25, 2))])
+    y = np.where(r.uniform(size=25) < 0.3, 0.0, r.poisson(np.exp(X @ np.array([0.5, 0.3, -0.2]))))
+    return {"beta": np.array([0.3, 0.2, 0.0]), "gamma": np.array([-0.5, 0.1, 0.1])}, X, y
+
+
+def elastic_net_args():
+    r = rng(204)
+    X = r.normal(size=(20, 5))
+    return r.normal(size=(4, 5)) * 0.5, X, X @ np.array([1.0, 0.0, -0.5, 0.0, 2.0]) + 0.1 * r.normal(size=20)
+
+
+def procrustes_args():
+    r = rng(205)
+    A = r.normal(size=(8, 3))
+    Q, _ = np.linalg.qr(r.normal(size=(3, 3)))
+    return A, A @ Q + 0.1 * r.normal(size=(8, 3))
+
+
+def svm_args():
+    r = rng(206)
+    X = r.normal(size=(30, 3))
+    y = np.sign(X @ np.array([1.0, -1.0, 0.5]) + 0.3 * r.normal(size=30))
+    return (r.normal(size=3) * 0.1, 0.05), X, y
+
+
+def tsne_args():
+    r = rng(207)
+    X = r.normal(size=(7, 4))
+    d = np.sum((X[:, None] - X[None]) ** 2, axis=-1)
+    P = np.exp(-d) * (1 - np.eye(7))
+    return r.normal(size=(7, 2)), P / P.sum()
+
+
+def lqr_args():
+    A = np.array([[1.0, 0.1], [0.0, 1.0]])
+    B = np.array([[0.0], [0.1]])
+    return np.array([[0.8, 1.2]]), A, B, np.array([1.0, -0.5])
+
+
+def pk_args():
+    p = np.log(np.array([0.3, 0.5, 0.2]))
+    return p + np.array([0.1, -0.1, 0.05]), 100.0, np.array([50.0, 40.2, 33.0, 27.5, 23.4, 20.1])
+
+
+def gat_args():
+    r = rng(210)
+    n, f_in, f = 6, 3, 4
+    adj = (r.uniform(size=(n, n)) < 0.4).astype(float) + np.eye(n)
+    params = {"W": r.normal(size=(f_in, f)) * 0.5, "a": r.normal(size=2 * f) * 0.5,
+              "readout": r.normal(size=(f, 2)) * 0.5}
+    return params, r.normal(size=(n, f_in)), adj, r.integers(0, 2, size=n)
+
+
+def unet_args():
+    r = rng(211)
+    c = 3
+    params = {"enc1": (r.normal(size=(3, 1, c)) * 0.5, np.zeros(c)),
+              "enc2": (r.normal(size=(3, c, c)) * 0.4, np.full(c, 0.1)),
+              "dec": (r.normal(size=(3, 2 * c, 1)) * 0.4, np.zeros(1))}
+    signals = r.normal(size=(2, 8, 1))
+    return params, signals, np.cumsum(signals, axis=1) * 0.3
+
+
+def moe_args():
+    r = rng(212)
+    x = r.normal(size=(12, 2))
+    params = {"gate": r.normal(size=(2, 3)) * 0.5, "W": [r.normal(size=(2, 4)) * 0.5 for _ in range(3)],
+              "v": [r.normal(size=4) * 0.5 for _ in range(3)]}
+    return params, x, np.sin(x[:, 0]) * x[:, 1]
+
+
+def beta_vae_args():
+    r = rng(213)
+    return {"W": r.normal(size=(5, 6)) * 0.4, "b": np.zeros(6), "W_out": r.normal(size=(6, 4)) * 0.4}, r.normal(size=(9, 5))
+
+
+def triplet_args():
+    r = rng(214)
+    a = r.normal(size=(6, 4))
+    return r.normal(size=(4, 3)), a, a + 0.3 * r.normal(size=(6, 4)), r.normal(size=(6, 4))
+
+
+def rbm_args():
+    r = rng(215)
+    rbm = fl3.RBM(r.normal(size=(5, 3)) * 0.3, r.normal(size=5) * 0.1, np.zeros(3))
+    return rbm, (r.uniform(size=(8, 5)) < 0.5).astype(float), (r.uniform(size=(8, 5)) < 0.5).astype(float)
+
+
+def ssm_args():
+    x0 = np.array([1.0, 0.0])
+    A = np.array([[0.0, 1.0], [-1.0, -0.2]])
+    obs = [x0[0]]
+    x = x0
+    for _ in range(10):
+        x = np.linalg.solve(np.eye(2) - 0.1 * A, x)
+        obs.append(x[0])
+    return np.array([0.05, 0.9, -1.1, -0.25]), x0, np.array(obs)
+
+
+def tv_args():
+    r = rng(216)
+    truth = np.outer(np.linspace(1, 3, 6), np.ones(5)) + 1
+    return np.log(truth) + 0.1 * r.normal(size=(6, 5)), r.poisson(truth).astype(float)
+
+
+def von_mises_args():
+    r = rng(217)
+    angles = np.concatenate([r.vonmises(0.5, 4.0, size=10), r.vonmises(-2.0, 8.0, size=10)])
+    return {"mu": np.array([0.3, -1.8]), "log_kappa": np.log(np.array([3.0, 5.0])), "logits": np.zeros(2)}, angles
+
+
+def render_args():
+    r = rng(218)
+    return r.normal(size=(4, 6)), r.uniform(size=(4, 6, 3)), np.full((4, 6), 0.3), r.uniform(size=(4, 3))
+
+
+def sliced_wasserstein_args():
+    r = rng(219)
+    return r.normal(size=(10, 2)), r.normal(size=(10, 2)) * 1.5 + 0.5, r.normal(size=(4, 2))
+
+
+def mvt_args():
+    r = rng(220)
+    return {"L": np.tril(r.normal(size=(3, 3)) * 0.3), "loc": r.normal(size=3) * 0.1}, r.standard_t(5, size=(15, 3))
+
+
+def sir_args():
+    return np.log(np.array([0.45, 0.2])), np.array([12.0, 40.0, 95.0, 120.0, 80.0])
+
+
 LINEAR_MODEL = ml.LinearModel(*huber_args()[1:])
 RIDGE_OBJECTIVE = ml.RidgeObjective(*huber_args()[1:])
 
@@ -636,4 +788,45 @@ CASES = [
          lambda: (rng(100).normal(size=(12, 4)) @ np.diag([3.0, 2.0, 1.0, 0.5]),)),
     Case("wave_on_a_ring", f2.wave_energy, lambda: (np.sin(2 * np.pi * np.linspace(0, 1, 16, endpoint=False)), 1.0),
          argnums=(0, 1)),
+    Case("hmm_forward_log_space", fl3.hmm_loss, hmm_args),
+    Case("hawkes_process", fl3.hawkes_nll, hawkes_args),  # its assert on a value: jax.jit (the hessian) refuses it
+    Case("stochastic_volatility_particle_filter", fl3.sv_loss, sv_args),
+    Case("zero_inflated_poisson", fl3.zip_nll, zip_args),
+    Case("elastic_net_path", fl3.elastic_net_path, elastic_net_args),
+    Case("procrustes_svd", fl3.procrustes_residual, procrustes_args),
+    Case("squared_hinge_svm", fl3.svm_objective, svm_args),
+    Case("tsne_objective", fl3.tsne_kl, tsne_args),
+    Case("lqr_rollout", fl3.lqr_cost, lqr_args, transforms=("value_and_grad", "hessian")),
+    Case("finite_element_bar", fl3.bar_compliance,  # writes into an array
+         lambda: (np.log(np.array([1.0, 2.0, 1.5, 0.8])), np.array([0.0, 0.1, 0.0, 1.0])), reference="fd"),
+    Case("two_compartment_pk", fl3.pk_loss, pk_args),
+    Case("inverse_kinematics_arm", fl3.ik_loss,
+         lambda: (np.array([0.3, 0.5, -0.2]), np.array([1.0, 0.8, 0.5]), np.array([1.2, 1.1])),
+         transforms=("value_and_grad", "hessian")),
+    Case("benchmark_functions_by_name", fl3.benchmark_suite, lambda: (np.array([0.5, -0.3, 1.2, 0.8]),),
+         transforms=("value_and_grad", "hessian")),
+    Case("beta_vae_kl_softplus", fl3.beta_vae_kl, beta_vae_args),
+    Case("mixture_of_experts", fl3.moe_loss, moe_args),
+    Case("focal_loss", fl3.focal_loss,
+         lambda: (rng(221).normal(size=3) * 0.5, rng(222).normal(size=(20, 3)),
+                  (rng(223).uniform(size=20) < 0.2).astype(float))),
+    Case("dice_segmentation", fl3.segmentation_loss,
+         lambda: (rng(224).normal(size=3), rng(225).normal(size=(2, 4, 4, 3)),
+                  (rng(226).uniform(size=(2, 4, 4)) < 0.4).astype(float))),
+    Case("triplet_embedding", fl3.triplet_loss, triplet_args),
+    Case("rbm_contrastive_divergence", fl3.cd_loss, rbm_args, reference="fd"),  # JAX takes no dataclass
+    Case("implicit_euler_state_space", fl3.ssm_fit, ssm_args),
+    Case("tv_poisson_denoising", fl3.tv_poisson_loss, tv_args),
+    Case("kuramoto_oscillators", fl3.kuramoto_order,
+         lambda: (1.5, rng(227).normal(size=5) * 0.5, rng(228).uniform(0, 2 * np.pi, size=5)), argnums=(0, 1)),
+    Case("graph_attention", fl3.gat_loss, gat_args),
+    Case("unet_1d_skip", fl3.unet_loss, unet_args),
+    Case("bradley_terry", fl3.bradley_terry_nll,
+         lambda: (np.zeros(5) + 0.1 * rng(229).normal(size=5), np.array([0, 1, 2, 0, 3, 4, 1, 2]),
+                  np.array([1, 2, 3, 4, 0, 1, 3, 4])), transforms=("value_and_grad", "hessian")),
+    Case("von_mises_mixture", fl3.von_mises_mixture_nll, von_mises_args),
+    Case("volume_rendering", fl3.render_loss, render_args),
+    Case("sliced_wasserstein_sort", fl3.sliced_wasserstein, sliced_wasserstein_args, argnums=(0, 1)),
+    Case("multivariate_t_cholesky", fl3.mvt_nll, mvt_args, reference="fd"),  # scipy.linalg
+    Case("sir_epidemic", fl3.sir_poisson_nll, sir_args),
 ]
