@@ -40,6 +40,7 @@ _CALLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # float ops whose result is an int in Python where every operand is one
 _INT_PRESERVING = (arith.AddfOp, arith.SubfOp, arith.MulfOp, arith.NegfOp, arith.MaximumfOp, arith.MinimumfOp,
                    arith.MaxnumfOp, arith.MinnumfOp, arith.SelectOp, math.AbsFOp)
+_NUMPY = (np.bool_, np.int64, np.float32)  # (np.float64 is a float: a helper's float parameter may be one)
 _DEPTH = 400  # values followed back from one number: beyond it, every class its type may be
 
 
@@ -163,7 +164,14 @@ class _Walk:
             if isinstance(owner, scf.WhileOp):  # what the condition passes on
                 values.append(owner.before_region.block.last_op.operands[i + 1])
             return self._union(values)
-        own = dict.fromkeys(own_classes(v.type, numpy_scalars.kind(v)), "")
+        kind = numpy_scalars.kind(v)
+        if kind == numpy_scalars.EITHER and owner.operands:  # arithmetic of a helper's parameters: theirs
+            operands = [set(self(o)) for o in owner.operands]
+            if not any(c in _NUMPY for found in operands for c in found):
+                kind = numpy_scalars.PYTHON
+            elif any(found and all(c in _NUMPY for c in found) for found in operands):
+                kind = numpy_scalars.NUMPY  # numpy's scalar with a number: numpy's
+        own = dict.fromkeys(own_classes(v.type, kind), "")
         if isinstance(owner, _INT_PRESERVING) and is_float(v.type):
             operands = [o for o in owner.operands if is_float(o.type)]
             ints = [self._int_origin(o) for o in operands]

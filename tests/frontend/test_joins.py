@@ -752,7 +752,19 @@ def int_argument_asked_int(x, k):
     return np.sum(x) * (1.0 if isinstance(k, int) else 3.0)
 
 
+def _scaled_product(k, x):
+    if k <= 0:
+        return np.sum(x)
+    return x[0] * _scaled_product(k - 1, x) * (1.0 if isinstance(k - 1, int) else 2.0)  # numpy's k - 1: np.int64
+
+
+def int_argument_through_recursion(x, k):
+    return _scaled_product(k, x)
+
+
 @pytest.mark.parametrize("f, args", [(int_or_bool_asked_int, (np.array([0.5, 2.0]), 3)),
+                                     (int_argument_through_recursion, (np.array([1.5, 2.0]), 3)),
+                                     (int_argument_through_recursion, (np.array([1.5, 2.0]), np.int64(3))),
                                      (int_argument_asked_int, (np.array([0.5, 2.0]), 3)),
                                      (int_argument_asked_int, (np.array([0.5, 2.0]), np.int64(3)))])  # not an int
 def test_isinstance_with_one_answer_on_every_path_is_python_s(f, args):
