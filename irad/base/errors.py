@@ -59,6 +59,7 @@ class OutOfMemoryError(RuntimeCheckError, MemoryError):
 # "file:line:col: E: text" (E a builtin's name, or module.qualname).
 _RAISED = re.compile(r"^.*?:\d+:\d+: ([A-Za-z_][\w.]*): ")
 _RAISED_CLASSES: dict[type, type] = {}
+_ASSERTED = re.compile(r"^.*?:\d+:\d+: assertion failed: ")  # a failed `assert` (frontend/statements.py)
 
 
 def raised_name(cls: type) -> str:
@@ -81,11 +82,13 @@ def _raised_class(name: str) -> type | None:
 
 def check_failure(message: str) -> RuntimeCheckError:
     """The error a failed run-time check raises. For the program's own `raise
-    E(...)` it is both a RuntimeCheckError and an E, so the caller's `except E`
-    catches it as it catches Python's (an E whose instances cannot also be a
+    E(...)` it is both a RuntimeCheckError and an E (for a failed `assert`, an
+    AssertionError), so the caller's `except E` catches it as it catches Python's (an E whose instances cannot also be a
     RuntimeCheckError gives a plain RuntimeCheckError)."""
     match = _RAISED.match(message)
     cls = _raised_class(match.group(1)) if match else None
+    if cls is None and _ASSERTED.match(message):  # a failed `assert`: Python's AssertionError
+        cls = AssertionError
     if cls is None:
         return RuntimeCheckError(message)
     if cls not in _RAISED_CLASSES:

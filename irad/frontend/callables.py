@@ -149,8 +149,8 @@ class CallShape:
     keywords: tuple = ()  # ((name, shape), ...) sorted by name
     closure: ClosureShape | None = None
     kinds: tuple = ()  # an entry's: per run-time leaf, numpy's or Python's number (pytrees.Arguments)
-    # per run-time leaf, where a float the caller passes is an int on some path ("" where it is not)
-    joined_ints: tuple = ()
+    # per run-time leaf, the Python classes the caller passes (number_classes.passed; () for its type's)
+    classes: tuple = ()
 
     @staticmethod
     def of(signature: CallShape | Node | tuple) -> CallShape:

@@ -50,7 +50,8 @@ from irad.frontend.callables import (
     rebuild,
     static_argument,
 )
-from irad.frontend import folding, held_ints, integers, known_calls, library_refusals, numpy_scalars, ufunc_methods
+from irad.frontend import (folding, held_ints, integers, known_calls, library_refusals, number_classes, numpy_scalars,
+                           ufunc_methods)
 from irad.frontend.containers import DictMethod, make_dict
 from irad.frontend.control_state import PathEnded
 from irad.frontend.iteration import ITERABLES
@@ -374,13 +375,16 @@ class Calls:
         if isinstance(value, Static):
             return Static(isinstance(value.obj, classes.obj))
         cls = python_class(value)  # a run-time value: its class follows from its type
-        origin = held_ints.joined_int(value, self.fl.joined_int_parameters) if cls is float else None
-        if origin is not None and issubclass(int, classes.obj) != issubclass(float, classes.obj):
-            raise self.fl.src.error(node, f"isinstance of a value that is an int on one path and a float on another "
-                                    f"({origin}): irad holds it as a float", held_ints.HINT)
         if cls is None:
             return Static(isinstance(value, classes.obj))  # a function or a closure: not those classes
-        return Static(issubclass(cls, classes.obj))
+        if not isinstance(value, SSAValue) or cls is np.ndarray:
+            return Static(issubclass(cls, classes.obj))
+        # a number: the classes it may have on the paths into it (joins, numpy's scalars)
+        possible = number_classes.classes(value, self.fl.parameter_classes)
+        answers = {issubclass(c, classes.obj) for c in possible}
+        if len(answers) > 1:
+            raise self.fl.src.error(node, number_classes.refusal(possible, classes.obj, cls), number_classes.HINT)
+        return Static(answers.pop() if answers else issubclass(cls, classes.obj))
 
     def _construct(self, cls: type, args: list, kwargs: dict, node) -> Value:
         """`State(x=x, v=v)`: a NamedTuple or dataclass value, its fields bound as
@@ -503,10 +507,9 @@ class Calls:
         if kinds is not None and kinds == tuple(numpy_scalars.EITHER if isinstance(v.type, TensorType)
                                                 else numpy_scalars.kind(v) for v in args):
             shape = replace(shape, kinds=kinds)  # the entry calling itself with numbers of its kinds
-        joined = tuple(held_ints.joined_int(v, self.fl.joined_int_parameters) or "" if is_float(v.type) else ""
-                       for v in args)
-        if shape is not None and any(joined):  # the callee's isinstance of such a float is refused
-            shape = replace(shape, joined_ints=joined)
+        passed = tuple(number_classes.passed(v, self.fl.parameter_classes) for v in args)
+        if shape is not None and any(passed):  # what the callee's isinstance sees
+            shape = replace(shape, classes=passed)
         callee = self.fl.owner.function(fn, shape if shape is not None else tuple(v.type for v in args),
                                      self.fl.src.location(node), origin)
         # the callee's hidden globals (irad/frontend/globals.py) come from this function's own
@@ -516,6 +519,7 @@ class Calls:
         line, col = self.fl.src.line_col(node)
         op.location = FileLineColLoc(StringAttr(self.fl.src.filename), IntAttr(line), IntAttr(col))
         results = self.fl.em.results(op)
+        number_classes.mark_call(op, self.fl.owner.result_classes.get(callee.sym_name.data))
         # a new array the callee made is writable here, as numpy's result is (a
         # recursive call made before its function is lowered has no answer yet: not writable)
         owns = self.fl.owner.own_results.get(callee.sym_name.data)

@@ -36,7 +36,7 @@ from irad.frontend.control_state import (
     BROKE, CONTINUED, FLAGS, RETURNED, VALUE, PathEnded, is_user_variable, is_variable,
 )
 from irad.frontend.emitter import Emitter, can_raise
-from irad.frontend.values import Kind, NoValue, Static, mark_orders, same_orders, value_kind
+from irad.frontend.values import Kind, NoValue, Static, is_array, mark_orders, same_orders, value_kind
 from irad.base.errors import UnsupportedError
 from irad.ir.symbols import value_name
 from irad.ir.types import F64, I1, describe, is_int
@@ -66,6 +66,19 @@ def assigned_names(body: list[ast.stmt]) -> list[str]:
         elif isinstance(node, ast.MatchAs) and node.name:  # case k: binds k
             seen.setdefault(node.name, None)
     return list(seen)
+
+
+def written_names(body: list[ast.stmt]) -> set[str]:
+    """Variables whose array a statement list writes into (`y[i] = v`, `y.T[0] += v`, `c['k'][i] = v`)."""
+    roots = set()
+    for node in callables.own_scope(body):
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+            root = node.value
+            while isinstance(root, (ast.Subscript, ast.Attribute)):
+                root = root.value
+            if isinstance(root, ast.Name):
+                roots.add(root.id)
+    return roots
 
 
 def _contains(body: list[ast.stmt], kinds: tuple, stop_at_loops: bool) -> bool:
@@ -697,6 +710,8 @@ class ControlFlow:
             state.unwritable |= opaque
             return True
         shared = [n for n in outcome.changed if n not in exclude and n not in state.carried]
+        written = written_names(stmt.body)  # a name written in place, or changed only through another
+        self._refuse_shared_with_an_item(stmt, [n for n in outcome.changed if n in shared or n in written])
         if shared or outcome.views is not self.fl.path.views.table:
             # names sharing an array with one the body writes change too: carry them;
             # and lower again from the sharing every iteration may start with
@@ -725,6 +740,27 @@ class ControlFlow:
             return False
         state.types, state.widths = joined, settled
         return True
+
+    def _refuse_shared_with_an_item(self, stmt, changed) -> None:
+        """A name (or a base) the body wrote into, or changed only through an
+        array it shares, where a container's item is that array too (`c = {'k': a}`, then
+        `c['k'][i] = v` or `a[i] = v` in the loop): carried, the name and the
+        item are two loop arguments, which a write through one no longer
+        reaches the other of (numpy's value in the first iteration only). A
+        loop of known length is then run once per iteration (iteration.py)."""
+        for name in changed:  # names, and the bases of arrays names share (views.py)
+            value = self.fl.path.get(name)
+            if not is_array(value):
+                continue
+            holders = [other for other, held in self.fl.path.env.items() if other != name
+                       and not isinstance(held, SSAValue) and any(v is value for v in flatten(held) or ())]
+            if holders:
+                shown = f"'{holders[0]}'" if is_user_variable(holders[0]) else "a container"
+                array = f"'{name}'" if isinstance(name, str) else "a name"
+                raise self.fl.src.error(
+                    stmt, f"this loop writes into an array that {array} and an item of {shown} both hold, which "
+                    "irad cannot follow from one iteration to the next",
+                    "give the container its own copy (np.copy(...)), or write through one of them only")
 
     def _emit_loop(self, stmt, state: _Carried, outcome: LoopBodyOutcome, build) -> list[SSAValue]:
         """The scf op (made by `build`) of the settled body, from the carried

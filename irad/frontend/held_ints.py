@@ -49,7 +49,7 @@ import warnings
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects import arith, func, math, scf, tensor
+from xdsl.dialects import arith, func, math, tensor
 from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.dialects.linalg.ops import BroadcastOp, GenericOp, TransposeOp
 from xdsl.ir import Operation, SSAValue
@@ -79,42 +79,6 @@ def mark(value: SSAValue, origin: str) -> None:
     is the message's start (`file:line:col: 'm' is an int on one path into this
     loop and a float on another`)."""
     value.owner.attributes[INT_MARK] = StringAttr(origin)
-
-
-def joined_int(value: SSAValue, parameters: dict | None = None) -> str | None:
-    """Where `value`, a float, is an int on some path: the origin of a join's
-    mark (`mark`) it comes from, through the branches and loops that carry it,
-    or of a parameter its caller passed so (`parameters`); None if it is a
-    float on every path. (What Python's `isinstance` sees.)"""
-    seen, stack = set(), [value]
-    while stack:
-        v = stack.pop()
-        if v in seen:
-            continue
-        seen.add(v)
-        owner = v.owner
-        if isinstance(owner, Operation):
-            if INT_MARK in owner.attributes:
-                return owner.attributes[INT_MARK].data
-            if isinstance(owner, (scf.IfOp, scf.ForOp, scf.WhileOp)):
-                i = list(owner.results).index(v)
-                stack += [r.blocks[-1].last_op.operands[i] for r in owner.regions if r.blocks
-                          and isinstance(r.blocks[-1].last_op, scf.YieldOp)]
-                if isinstance(owner, scf.ForOp):
-                    stack.append(owner.iter_args[i])
-                if isinstance(owner, scf.WhileOp):  # what the condition passes on
-                    stack.append(owner.before_region.block.last_op.operands[i + 1])
-        elif parameters and parameters.get(v):
-            return parameters[v]
-        else:  # a loop's block argument: its initial value and what each iteration yields
-            loop = v.owner.parent_op()
-            if isinstance(loop, scf.ForOp) and v.index > 0:
-                stack += [loop.iter_args[v.index - 1], loop.body.block.last_op.operands[v.index - 1]]
-            elif isinstance(loop, scf.WhileOp) and v.owner is loop.before_region.block:
-                stack += [loop.arguments[v.index], loop.after_region.block.last_op.operands[v.index]]
-            elif isinstance(loop, scf.WhileOp):
-                stack.append(loop.before_region.block.last_op.operands[v.index + 1])
-    return None
 
 
 class HeldInts:

@@ -15,10 +15,13 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, SSAValue
 
-from irad.frontend import held_ints, number_joins, numpy_scalars
+from irad.frontend import held_ints, number_classes, number_joins, numpy_scalars
 from irad.frontend.emitter import Emitter
 from irad.ir import tensor as T
 from irad.ir.types import F32, F64, I64, describe, is_bool, is_float
+
+
+_KIND = {True: "a bool", False: "an int"}
 
 
 def join_scalars(a: Attribute, b: Attribute) -> Attribute:
@@ -80,6 +83,9 @@ def convert(em: Emitter, v: SSAValue, t: Attribute, joined: str) -> SSAValue:
             widened = em.to_float(v, t)
             if not is_float(v.type):  # an int (or bool) on this path: numpy's arrays made of it are ints
                 held_ints.mark(widened, joined.format("an int", "a float"))
+        if widened is not v and not is_float(v.type):  # what isinstance sees on this path
+            number_classes.mark(widened, v, joined.format(_KIND[is_bool(v.type)], "an int" if not is_float(t)
+                                                          else "a float"))
         if numpy_bool:  # beside another bool, numpy's `+` of it is `or` on this path (numpy_scalars.py)
             numpy_scalars.mark(widened, numpy_scalars.JOINED_BOOL)
         return widened

@@ -45,7 +45,7 @@ from irad.frontend.control_flow import ControlFlow
 from irad.frontend.expressions import Expressions
 from irad.frontend.statements import Statements
 from irad.frontend.control_state import NOT_RETURNED, ControlState, Path
-from irad.frontend import held_ints, integers, number_joins, numpy_scalars
+from irad.frontend import held_ints, integers, number_classes, number_joins, numpy_scalars
 from irad.frontend.emitter import Emitter
 from irad.frontend.globals import CLOSURE, DEFAULT, Global, HiddenArguments, is_hidden
 from irad.frontend.returned_functions import returned_leaves
@@ -94,8 +94,10 @@ class FunctionLowering:
         self.block = Block(arg_types=arg_types)
         if shape is not None and shape.kinds:  # the entry's numbers: numpy's or Python's
             numpy_scalars.mark_parameters(self.block, shape.kinds)
-        # parameters the caller passes as floats that are ints on some path (held_ints.joined_int)
-        self.joined_int_parameters = dict(zip(self.block.args, shape.joined_ints)) if shape is not None else {}
+        # the Python classes of the parameters' numbers, as the caller passed them (number_classes.py);
+        # the entry's follow from their kinds
+        self.parameter_classes = {} if shape is not None and shape.kinds else number_classes.parameters(
+            self.block.args, shape.classes if shape is not None else ())
         # global arrays read at each call: block arguments after the parameters
         self.hidden = HiddenArguments(self.block, hidden, owner.hidden_globals)
         self.em = Emitter(self.block)
@@ -142,6 +144,8 @@ class FunctionLowering:
         value = value if returned is not False and value is not NOT_RETURNED else None
         results, self.result_tree = self._flatten_return(value, tree)
         self.known_results = tuple(numpy_scalars.known_number(r) for r in results)
+        self.owner.result_classes[self.name_and_target[0]] = tuple(
+            number_classes.classes(r, self.parameter_classes) for r in results)
         self.owner.own_results[self.name_and_target[0]] = self.arrays.views.own_results(results)
         self.em.op(builder.return_op(*results))
         held = held_ints.check(self.block, self.arrays.held_ints)  # ints held as floats: not written into

@@ -81,6 +81,7 @@ class ModuleLowering:
         self._lowering: dict[object, int] = {}  # function -> how many of its specialisations are being lowered
         # function symbol -> per result, the int or bool it is on every path (None: a run-time value)
         self.known_results: dict[str, tuple] = {}
+        self.result_classes: dict[str, tuple] = {}  # per function, its results' Python classes (number_classes.py)
         self.always_raises: set[str] = set()  # function symbols every path of which raises
         self._symbols: set[str] = set()
         self.names: dict[str, str] = {}  # symbol -> the name before `_1`, `_2`, ... (messages)

@@ -71,8 +71,11 @@ def test_passing_asserts_change_nothing(backend):
 def test_failing_assert_raises_naming_the_line(f, args, message, backend):
     line = line_of(f, "assert")
     for run in (lambda: irad.grad(f, backend=backend)(*args), lambda: irad.value_and_grad(f, backend=backend)(*args)):
-        with pytest.raises(RuntimeCheckError, match=rf"test_assert_print\.py:{line}:\d+: {message}"):
+        with pytest.raises(RuntimeCheckError, match=rf"test_assert_print\.py:{line}:\d+: {message}") as info:
             run()
+        # Python's class too, so `except AssertionError` around the call catches it (it was a plain
+        # RuntimeCheckError: found by tests/fuzz/python_programs.py)
+        assert isinstance(info.value, AssertionError)
 
 
 def test_known_assert_leaves_no_check():

@@ -654,3 +654,118 @@ def test_isinstance_of_an_int_held_as_a_float_is_refused(f, where):
     assert irad.grad(lambda x: np.sum(x) * _use(0.5 if x[0] > 0 else 1.5))(np.ones(2)).tolist() == [0.75, 0.75]
     with pytest.raises(UnsupportedError, match=f"isinstance of a value that is an int on one path.*{where}"):
         irad.grad(f)(np.array([0.5, 2.0]))
+
+
+# ---- isinstance of a number whose Python class differs between paths (number_classes.py) -------
+# Each gave a value other than Python's before the classes were followed (the
+# brief's known hole first: a bool/int join answered int, so isinstance(v, bool) was False).
+def bool_or_int_after_a_branch(x):
+    v = True
+    if x[0] > 0.0:
+        v = 3
+    return np.sum(x) * (2.0 if isinstance(v, bool) else 5.0)
+
+
+def bool_or_int_after_a_loop(x):
+    v = 1
+    for i in range(int(np.argmax(x))):
+        v = False
+    return np.sum(x) * (7.0 if isinstance(v, bool) else 3.0)
+
+
+def _returns_bool_or_int(c):
+    if c > 0.0:
+        return True
+    return 3
+
+
+def bool_or_int_returned_by_a_helper(x):
+    v = _returns_bool_or_int(x[0])
+    return np.sum(x) * (1.0 if isinstance(v, bool) else 3.0)
+
+
+def _returns_int_or_float(c):
+    if c > 0.0:
+        return 2
+    return 1.5
+
+
+def int_or_float_returned_by_a_helper(x):
+    v = _returns_int_or_float(x[0])
+    return np.sum(x) * (1.0 if isinstance(v, float) else 3.0)
+
+
+def _class_factor(v, x):
+    return np.sum(x) * (1.0 if isinstance(v, bool) else 3.0)
+
+
+def bool_or_int_passed_to_a_helper(x):
+    v = 4
+    if x[0] > 0.0:
+        v = False
+    return _class_factor(v, x)
+
+
+def bool_or_float_asked_bool(x):
+    v = True
+    if x[0] > 0.0:
+        v = 2.5
+    return np.sum(x) * (1.0 if isinstance(v, bool) else 3.0)
+
+
+def int_or_float_times_two(x):
+    v = 2
+    if x[0] > 0.0:
+        v = 1.5
+    w = v * 2                   # an int where v is: Python's int * int
+    return np.sum(x) * (1.0 if isinstance(w, float) else 3.0)
+
+
+def numpy_bool_or_int(x):
+    v = x[0] > 0.0              # numpy's bool: not a bool, and not an int
+    if x[1] > 0.0:
+        v = 2
+    return np.sum(x) * (1.0 if isinstance(v, int) else 3.0)
+
+
+@pytest.mark.parametrize("f", [bool_or_int_after_a_branch, bool_or_int_after_a_loop, bool_or_int_returned_by_a_helper,
+                               int_or_float_returned_by_a_helper, bool_or_int_passed_to_a_helper,
+                               bool_or_float_asked_bool, int_or_float_times_two, numpy_bool_or_int])
+def test_isinstance_of_a_number_of_two_classes_is_refused(f):
+    with pytest.raises(UnsupportedError, match=r"isinstance of a value that is .* on one path and .* on another \(.*"
+                                               r"on one path into") as info:
+        irad.grad(f)(np.array([0.5, 2.0]))
+    assert "\n  hint: " in str(info.value)
+
+
+def int_or_bool_asked_int(x, k):
+    v = k > 2                   # Python's bool: an int too
+    if x[0] > 0.0:
+        v = k
+    u = 0.5
+    if x[1] > 0.0:
+        u = 2                   # an int or a float: a number either way
+    return np.sum(x) * (1.0 if isinstance(v, int) else 3.0) * (2.0 if isinstance(u, (int, float)) else 5.0)
+
+
+def int_argument_asked_int(x, k):
+    return np.sum(x) * (1.0 if isinstance(k, int) else 3.0)
+
+
+def _scaled_product(k, x):
+    if k <= 0:
+        return np.sum(x)
+    return x[0] * _scaled_product(k - 1, x) * (1.0 if isinstance(k - 1, int) else 2.0)  # numpy's k - 1: np.int64
+
+
+def int_argument_through_recursion(x, k):
+    return _scaled_product(k, x)
+
+
+@pytest.mark.parametrize("f, args", [(int_or_bool_asked_int, (np.array([0.5, 2.0]), 3)),
+                                     (int_argument_through_recursion, (np.array([1.5, 2.0]), 3)),
+                                     (int_argument_through_recursion, (np.array([1.5, 2.0]), np.int64(3))),
+                                     (int_argument_asked_int, (np.array([0.5, 2.0]), 3)),
+                                     (int_argument_asked_int, (np.array([0.5, 2.0]), np.int64(3)))])  # not an int
+def test_isinstance_with_one_answer_on_every_path_is_python_s(f, args):
+    assert irad.value_and_grad(f)(*args)[0] == pytest.approx(f(*args), rel=1e-15)

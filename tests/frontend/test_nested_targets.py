@@ -275,3 +275,57 @@ def test_setting_a_field_is_refused_with_its_rewrite(f, hint):
     with pytest.raises(UnsupportedError) as info:
         irad.grad(f)(W)
     assert hint in str(info.value) and "test_nested_targets.py:" in str(info.value)
+
+
+# ---- a write in a loop to an array a container's item and a name both hold ---------------------
+# Carried through an scf loop, the name and the item became two loop arguments, so a
+# write through one did not reach the other after the first iteration: numpy 6.0, irad
+# 4.0 (found by tests/fuzz/nested_target_programs.py's loop writes). A loop of known
+# length now runs once per iteration; a while loop is refused.
+def item_written_in_a_for_loop(x):
+    a = np.outer(x, x + 1.0)
+    c = {'k': a, 'z': x * 3.0}
+    for i in range(3):
+        c['k'][i] = x[i] * 2.0
+    return np.sum(a) + np.sum(np.sin(c['k']))
+
+
+def item_of_a_tuple_written_in_a_for_loop(x):
+    a = np.outer(x, x + 1.0)
+    c = (a, x * 3.0)
+    b = a[1:]
+    for i in range(3):
+        c[0][i][(i + 1) % 3] = x[i] * 2.0
+    return np.sum(np.sin(c[0])) + np.sum(a) + np.sum(b * 2.0)
+
+
+def item_of_a_list_in_a_dict_written_in_a_for_loop(x):
+    a = np.outer(x, x + 1.0)
+    c = {'k': [x * 3.0, a]}
+    for i in range(2):
+        c['k'][1][i] += np.sum(x * x) * x
+    return np.sum(np.sin(c['k'][1])) + np.sum(a)
+
+
+@pytest.mark.parametrize("f", [item_written_in_a_for_loop, item_of_a_tuple_written_in_a_for_loop,
+                               item_of_a_list_in_a_dict_written_in_a_for_loop])
+def test_a_loop_writing_an_item_a_name_also_holds_gives_numpy_s_value(f):
+    x = np.array([0.5, -1.5, 2.0])
+    value, g = irad.value_and_grad(f)(x.copy())
+    assert value == pytest.approx(f(x.copy()), rel=1e-12)
+    np.testing.assert_allclose(g, central_difference(f, (x.copy(),), 0), rtol=1e-6, atol=1e-8)
+
+
+def item_written_in_a_while_loop(x):
+    a = np.outer(x, x + 1.0)
+    c = {'k': a}
+    i = 0
+    while i < 3 and x[i] < 1.0:
+        c['k'][i][i] *= x[i]
+        i += 1
+    return np.sum(a)
+
+
+def test_a_while_loop_writing_an_item_a_name_also_holds_is_refused():
+    with pytest.raises(UnsupportedError, match="this loop writes into an array that 'a' and an item of 'c' both hold"):
+        irad.value_and_grad(item_written_in_a_while_loop)(np.array([0.5, -1.5, 2.0]))

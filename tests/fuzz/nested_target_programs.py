@@ -3,7 +3,7 @@
 list, a tuple, a NamedTuple, a dict in a list, a list in a dict) or a view
 of a named array, with another holder of the array or of its container, or
 none, then a write (an item, `+=` on a row, an item of a view, through a mask
-of data). numpy shows
+of data; in a `for` or `while` loop, of a helper's value). numpy shows
 the write through every holder; irad must give numpy's value or refuse, never
 a different value. Every holder is read back into the result."""
 
@@ -37,6 +37,11 @@ WRITES = {
     "masked": "{get}[{get} > 1.0] = x[0] * 5.0\n",  # masks of data (masked_writes.py)
     "masked_rows": "{get}[x > 0.0] *= x[1]\n",
     "masked_copy": "{get}[np.abs({get}) > 0.5] = ({get} * 0.5 + x)[np.abs({get}) > 0.5]\n",
+    # with helper calls and loops: `a[i][j] = v` in a loop, a helper's value written, a row op= per iteration
+    "loop_item": "for i in range(3):\n    {get}[i][(i + 1) % 3] = x[i] * 2.0\n",
+    "helper_item": "{get}[2][0] = scale(x)\n",
+    "loop_helper_row": "for i in range(2):\n    {get}[i] += scale(x * (i + 1.0)) * x\n",
+    "while_item": "i = 0\nwhile i < 3 and x[i] < 1.0:\n    {get}[i][i] *= x[i]\n    i += 1\n",
 }
 INNER = {"dict_in_list": "c[0]", "list_in_dict": "c['k']"}
 
@@ -58,4 +63,5 @@ def program(container: str, holder: str, write: str) -> str:
     body = ("a = np.outer(x, x + 1.0)\n" + make + holds + WRITES[write].format(get=get)
             + f"return np.sum(np.sin({get}) * 2.0) + np.sum(a){reads[holder]}\n")
     return ("import numpy as np\nfrom typing import NamedTuple\n\n\nclass Pair(NamedTuple):\n"
-            "    first: np.ndarray\n    second: np.ndarray\n\n\ndef f(x):\n" + textwrap.indent(body, "    "))
+            "    first: np.ndarray\n    second: np.ndarray\n\n\ndef scale(v):\n    return np.sum(v * v) * 0.5\n\n\n"
+            "def f(x):\n" + textwrap.indent(body, "    "))
