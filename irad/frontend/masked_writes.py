@@ -28,9 +28,27 @@ from irad.ir import tensor as T
 _MASK_FORMS = (ast.Compare, ast.UnaryOp, ast.BinOp, ast.BoolOp, ast.Call, ast.Name, ast.Attribute, ast.Subscript)
 
 
+def _pure(expr: ast.expr) -> bool:
+    """No call but numpy's and Python's pure builtins, no `:=`: evaluating it once
+    more to look for a mask changes nothing (`y[order.pop()] = v` must pop once)."""
+    for n in ast.walk(expr):
+        if isinstance(n, ast.NamedExpr):
+            return False
+        if isinstance(n, ast.Call):
+            root = n.func
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if not (isinstance(root, ast.Name) and root.id in _PURE_ROOTS):
+                return False
+    return True
+
+
+_PURE_ROOTS = frozenset({"np", "numpy", "abs", "len", "float", "int", "bool", "min", "max", "round"})
+
+
 def runtime_mask(fl, target: ast.expr) -> SSAValue | None:
     """The mask of a target `E[m]`, where `m` is a bool array known only at run time; else None."""
-    if not (isinstance(target, ast.Subscript) and isinstance(target.slice, _MASK_FORMS)):
+    if not (isinstance(target, ast.Subscript) and isinstance(target.slice, _MASK_FORMS) and _pure(target.slice)):
         return None
     value = fl.expr(target.slice)
     if isinstance(value, Static) and isinstance(value.obj, np.ndarray) and value.obj.dtype == bool:
@@ -54,11 +72,13 @@ def assign_copy(fl, stmt: ast.Assign) -> bool:
     target = stmt.targets[0]
     if not isinstance(target, ast.Subscript) or ast.dump(target.slice) != ast.dump(stmt.value.slice):
         return False
-    source = fl.expr(stmt.value.value)
-    if not is_array(source):
+    if not _pure(stmt.value.value):  # evaluated here, and again where this is not the form
         return False
     mask = runtime_mask(fl, stmt.value)
     if mask is None:
+        return False
+    source = fl.expr(stmt.value.value)
+    if not is_array(source):
         return False
     y = _array(fl, target, stmt)
     k = len(T.shape(mask))

@@ -125,3 +125,19 @@ def wrong_mask_shape(x):
 ])
 def test_refused_where_numpy_needs_the_count(f, message):
     check_refused(f, (X,), message)
+
+
+def items_with_calls_in_their_indices(x, z):
+    """Looking for a mask must not evaluate an index or a source twice: each pop runs once."""
+    y = x.copy()
+    order = [0, 1, 2, 3]
+    rows = [x * 2.0, x * 3.0, z * 4.0]
+    y[order.pop()] = rows.pop()[order.pop()]  # the same index text on both sides, not a mask
+    c = {"k": x * 1.0}
+    c["k"][order.pop()] = 7.0
+    return np.sum(y * x) + np.sum(c["k"])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_indices_with_calls_are_evaluated_once(backend):
+    check_against_numpy(items_with_calls_in_their_indices, (X, Z), backend=backend)
