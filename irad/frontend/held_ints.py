@@ -101,7 +101,10 @@ class HeldInts:
         each float result. `error(message, hint)` makes the refusal."""
         leaves = [v for v in _leaves(result) if isa(v, SSAValue)]
         inputs = [v for v in _leaves(args) if isa(v, SSAValue)]
-        if not all(is_float(_element(v.type)) for v in inputs):
+        # an operator on numbers (no parameters, no array) follows Python's or numpy's rules by the numbers'
+        # kinds (numpy_scalars.py): Python's `True - False` is 1
+        operator_on_numbers = not params and not any(isa(v.type, TensorType) for v in inputs)
+        if not operator_on_numbers and not all(is_float(_element(v.type)) for v in inputs):
             refused = numpy_refusal(fn, args, params)
             if refused is not None:  # np.sign, np.positive of bools: numpy raises for any values
                 raise error(f"{_name(fn)} of these dtypes raises in numpy ({refused})",
@@ -129,7 +132,6 @@ class HeldInts:
                 self.rules[v] = candidates
             elif declared is not None:
                 self.floats.add(v)
-
 
     @staticmethod
     def _bools_kept(fn, args, params, leaves, inputs, error) -> None:

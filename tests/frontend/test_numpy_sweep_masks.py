@@ -120,3 +120,14 @@ def test_weights_summing_to_zero_raise_as_numpy(backend):
     with pytest.raises(ZeroDivisionError, match="Weights sum to zero"):
         irad.vjp(weighted, x, w, backend=backend)
     np.testing.assert_allclose(irad.vjp(weighted, x, np.array([1.0, 3.0]), backend=backend)[0], np.ones(3))
+
+
+def python_bools_subtracted(x, y):
+    return ((x > 0) - (y > 0)) * x + (True - (x > y)) * y  # Python's bools count: no numpy TypeError
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_operators_on_python_bools_are_pythons(backend):
+    for args in ((1.0, -1.0), (-1.0, 2.0)):
+        value, grads = irad.value_and_grad(python_bools_subtracted, (0, 1), backend=backend)(*args)
+        assert value == python_bools_subtracted(*args)
