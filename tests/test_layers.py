@@ -9,7 +9,7 @@ Every import counts, function-level ones included (see docs/design.md):
     rules     irad.rules      -> ir               (the table)
     ir        irad.ir         -> base             (dialect, types, tensor ops, metadata, builder)
     base      irad.base (errors, pytrees, config, recursion, gc_pause, stack_chunk); the library irad.numerics,
-              numpy_python, markers, linalg, special, scipy_linalg
+              numpy_python, functional_python, markers, linalg, special, scipy_linalg
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # the library functions programs call, written in irad's subset: base too
-LIBRARY = {"irad.numerics", "irad.numpy_python", "irad.markers", "irad.linalg", "irad.special", "irad.scipy_linalg"}
+LIBRARY = {"irad.numerics", "irad.numpy_python", "irad.functional_python", "irad.markers", "irad.linalg", "irad.special",
+           "irad.scipy_linalg"}
 MAY_IMPORT = {
     "base": {"base"},
     "ir": {"base", "ir"},

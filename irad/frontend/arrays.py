@@ -41,7 +41,7 @@ from irad.frontend.emitter import Emitter
 from irad.frontend.globals import is_hidden
 from irad.frontend.held_ints import HeldInts, zero_divisor_of_ints
 from irad.frontend.numpy_table import NUMPY, library_entries, numpy_function, numpy_name, numpy_signature, parameters
-from irad.frontend.values import MappingValue, Static, is_array
+from irad.frontend.values import ListValue, MappingValue, Static, is_array
 from irad.frontend import folding
 from irad.frontend.folding import folded
 from irad.frontend.views import Reshape, Slice, Transpose, Views
@@ -1618,8 +1618,6 @@ _TOLIST_LIMIT = 10_000  # elements: each becomes a number of its own in the prog
 def _tolist(al, node, a):
     """x.tolist(): nested lists of Python numbers (floats, ints, bools), as numpy gives;
     a number for a 0-d array."""
-    from irad.frontend.lists import Lists
-
     x = al.array(a, node)
     if not is_array(x) or not T.shape(x):
         return _item(al, node, x, Static(None))
@@ -1629,8 +1627,16 @@ def _tolist(al, node, a):
                        "keep it an array: index it, or loop over it (for v in x)")
     items = [_item(al, node, x, Static(i)) for i in range(math.prod(shape))]
     for length in reversed(shape[1:]):  # the innermost lists first
-        items = [Lists.new_list(tuple(items[k:k + length])) for k in range(0, len(items), length)]
-    return Lists.new_list(tuple(items))
+        items = [_new_list(tuple(items[k:k + length])) for k in range(0, len(items), length)]
+    return _new_list(tuple(items))
+
+
+def _new_list(items: tuple) -> ListValue:
+    """A list the program made, as lists.Lists.new_list makes one (lists.py imports this module)."""
+    value = ListValue(items)
+    value.mutable = True
+    value.nested = any(not isinstance(v, SSAValue) for v in items)
+    return value
 
 
 # methods of arrays: name -> the numpy function they call with the array first

@@ -33,10 +33,6 @@ REFUSED = {
                         "axis=0)"),
     "numpy.vectorize": ("it calls a Python function per element", _PER_ELEMENT),
     "numpy.frompyfunc": ("it calls a Python function per element, into an array of objects", _PER_ELEMENT),
-    "numpy.apply_along_axis": ("it calls a Python function per row",
-                               "irad.vmap(f)(m) of a function f defined at module level calls it on each row "
-                               "m[i] (np.apply_along_axis(f, 1, m) of a matrix); irad.vmap(f)(m.T) on each column "
-                               "(axis 0)"),
     "filter": ("its result's length depends on what the predicate says of each item",
                "loop with the condition: sum(v for v in xs if pred(v)) (a run-time condition works there), "
                "or mask an array: np.sum(np.where(pred(x), x, 0.0))"),

@@ -359,7 +359,8 @@ def test_own_tanh_loops_are_vectorised_arithmetic(dtype):
     and fused multiply-adds, no call of a tanh."""
     ir = native.compile_module(irad.lower(tanh_array, np.zeros(1000, dtype))).jit.optimised_ir()
     c_type, suffix = ("double", "f64") if dtype == np.float64 else ("float", "f32")
-    assert re.search(rf"fdiv <(8|16) x {c_type}>", ir) and re.search(rf"@llvm\.fma\.v(8|16){suffix}\(", ir)
+    # the width is the CPU's: 8 or 16 lanes on Zen 4, 4 or 8 where LLVM prefers 256-bit vectors (Intel's AVX-512)
+    assert re.search(rf"fdiv <(4|8|16) x {c_type}>", ir) and re.search(rf"@llvm\.fma\.v(4|8|16){suffix}\(", ir)
     assert not [c for c in _calls(ir) if re.search(r"(^|\.)tanhf?$|_ZGV", c)], sorted(_calls(ir))
 
 

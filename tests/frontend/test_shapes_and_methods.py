@@ -80,7 +80,7 @@ def clip_without_bounds(x):
 
 
 def unknown_method(x):
-    return x.tolist()  # <- refused
+    return x.byteswap()  # <- refused
 
 
 def two_ellipses(x):
@@ -98,7 +98,7 @@ REFUSED = [
     (runtime_shape, (np.ones(3), 2), "a shape must be known while lowering"),
     (item_of_a_vector, (np.ones(3),), r"x.item\(\) needs an array of size 1 \(this one has 3\)"),
     (clip_without_bounds, (np.ones(3),), "clip needs a lower or an upper bound"),
-    (unknown_method, (np.ones(3),), r"the array attribute or method `.tolist` is not supported"),
+    (unknown_method, (np.ones(3),), r"the array attribute or method `.byteswap` is not supported"),
     (two_ellipses, (np.ones((2, 2)),), r"an index can only have a single ellipsis"),
     (reversed_runtime_start, (np.ones(3), 1), "a slice with a run-time bound must give both bounds"),
 ]
