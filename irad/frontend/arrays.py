@@ -543,9 +543,9 @@ class ArrayLowering:
         if name in _METHODS:
             return Static(BoundMethod(_METHODS[name], x))
         if name == "at":  # JAX's functional update
-            raise self.error(node, "`x.at[...]` is JAX's; irad's arrays are numpy's",
-                             "copy and write in place: y = x.copy(); y[i] = v (.set), y[i] += v (.add), "
-                             "as numpy does; irad differentiates the writes")
+            raise self.error(node, "`x.at` is JAX's, and irad takes it only as a whole update",
+                             "write x.at[i].set(v) (or .add, .multiply, .divide, .power, .min, .max, .get()) "
+                             "in one expression, or numpy's y = x.copy(); y[i] = v")
         if name in _REMOVED_IN_NUMPY_2:  # numpy raises AttributeError too
             raise self.error(node, f"numpy 2 removed the array method `.{name}`", _REMOVED_IN_NUMPY_2[name])
         raise self.error(node, f"the array attribute or method `.{name}` is not supported",
@@ -815,7 +815,10 @@ class ArrayLowering:
 
     # ---- indexing ---------------------------------------------------------------------
     def subscript(self, x: SSAValue, index_node: ast.expr, node) -> SSAValue:
-        parts = indexing.parse(self, x, index_node, node)
+        return self.read(x, indexing.parse(self, x, index_node, node), node)
+
+    def read(self, x: SSAValue, parts, node) -> SSAValue:
+        """`x` at the parsed index (indexing.parse): a gather, an element or a view."""
         if indexing.has_arrays(parts):  # advanced indexing: a gather, a copy
             return indexing.read(self, x, parts, node)
         plan = self.index_plan(x, parts, node)
@@ -918,27 +921,28 @@ class ArrayLowering:
             raise self.error(node, f"item assignment to '{name}', which is not an array")
         self.refuse_write(name, node)
         parts = indexing.parse(self, y, index_node, node, runtime_masks=True)
+        self.views.write(name, self.written(y, parts, value, node))
+
+    def written(self, y: SSAValue, parts, value, node) -> SSAValue:
+        """`y` with `value` written at the parsed index (indexing.parse, run-time
+        masks taken), as `y[index] = value` writes it: a new array."""
         v = self.cast(self.value(value, node), T.element(y))
         if any(part.kind == "mask" for part in parts):
             if len(parts) != 1:
                 raise self.error(node, "a boolean mask computed at run time with other indices is not supported",
                                  "write y = np.where(mask, values, y) with a mask and values of y's shape")
-            self.views.write(name, indexing.masked_write(self, y, parts[0].value, v, node))
-            return
+            return indexing.masked_write(self, y, parts[0].value, v, node)
         if indexing.has_arrays(parts):  # a scatter
-            self.views.write(name, indexing.write(self, y, parts, v, node))
-            return
+            return indexing.write(self, y, parts, v, node)
         plan = self.index_plan(y, parts, node)
         if plan.element:
             if is_array(v):
                 raise self.error(node, "cannot assign an array to a single element")
-            updated = self.em.op(tensor.InsertOp(v, y, plan.offsets))
-        else:
-            target = tuple(plan.result_dims)
-            if T.broadcast_shapes(T.shape(v), target) != target:
-                raise self.error(node, f"cannot assign a value of shape {T.shape(v)} to a slice of shape {target}")
-            updated = _slice_step(plan).write(self.em, y, T.broadcast_to(self.em, v, target))
-        self.views.write(name, updated)
+            return self.em.op(tensor.InsertOp(v, y, plan.offsets))
+        target = tuple(plan.result_dims)
+        if T.broadcast_shapes(T.shape(v), target) != target:
+            raise self.error(node, f"cannot assign a value of shape {T.shape(v)} to a slice of shape {target}")
+        return _slice_step(plan).write(self.em, y, T.broadcast_to(self.em, v, target))
 
     def index_plan(self, x: SSAValue, parts, node) -> _IndexPlan:
         """The basic index (ints, slices, None) of parsed parts (indexing.parse)."""

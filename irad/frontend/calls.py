@@ -50,8 +50,8 @@ from irad.frontend.callables import (
     rebuild,
     static_argument,
 )
-from irad.frontend import (folding, held_ints, integers, known_calls, library_refusals, number_classes, numpy_scalars,
-                           ufunc_methods)
+from irad.frontend import (at_updates, folding, held_ints, integers, jax_numpy, known_calls, library_refusals,
+                           number_classes, numpy_scalars, ufunc_methods)
 from irad.frontend.containers import DictMethod, make_dict
 from irad.frontend.control_state import PathEnded
 from irad.frontend.iteration import ITERABLES
@@ -83,7 +83,7 @@ from irad.frontend.transformations import CONSTRUCTORS, JVP, PROGRAM_CALLS, Tran
 from irad.ir import builder
 from irad.ir.types import I1, I64, describe, is_bool, is_differentiable, is_float, is_int, is_tensor
 from irad import functional_python, numpy_python
-from irad.frontend.numpy_table import numpy_name
+from irad.frontend.numpy_table import NUMPY, library_entries, numpy_name
 from irad.rules.keys import IMPLEMENTED_IN_PYTHON
 
 _NOT_HANDLED = object()
@@ -139,8 +139,13 @@ class Calls:
         return self.expr_Call(node) if isinstance(node, ast.Call) else self.expr_Lambda(node)
 
     def expr_Call(self, node: ast.Call) -> Value:
+        if at_updates.is_at_update(node):  # JAX's x.at[i].set(v)
+            return at_updates.lower(self.fl, node)
         callee = self.fl.expr(node.func)
         if isinstance(callee, Static):
+            mirrored = jax_numpy.mirror(callee.obj)  # jax.grad(f) is irad.grad(f)
+            if mirrored is not None and (mirrored[1] in CONSTRUCTORS or mirrored[1] in PROGRAM_CALLS):
+                callee = Static(mirrored[1])
             if _hashable(callee.obj) and callee.obj in CONSTRUCTORS:
                 return self._transform(node, callee.obj)
             if _hashable(callee.obj) and callee.obj in PROGRAM_CALLS:  # irad.jvp(f, primals, tangents)
@@ -211,6 +216,9 @@ class Calls:
             return array_method(self.fl.arrays, obj, args, kwargs, node)
         if ufunc_methods.is_ufunc_method(obj):  # np.subtract.outer(x, y), np.add.reduce(x)
             return ufunc_methods.call(self.fl, obj, args, kwargs, node)
+        mirrored = jax_numpy.mirror(obj)  # jnp.tanh, jax.nn.softmax: numpy's, scipy's or irad/jax_python.py's
+        if mirrored is not None:
+            return self._call_mirrored(*mirrored, args, kwargs, node)
         frozen = _frozen_distribution(obj, callee.origin)  # scipy.stats.norm(0.0, 2.0).logpdf as a global
         if frozen is not None:
             method, bound, keywords = frozen
@@ -280,6 +288,21 @@ class Calls:
                 )
             return self.call_value(Static(wrapped), args, kwargs, node)
         self._not_supported(node, obj)
+
+    def _call_mirrored(self, name: str, counterpart, rewrite: str | None, args: list, kwargs: dict, node) -> Value:
+        if counterpart is None:
+            raise self.fl.src.error(
+                node, f"{name} is not supported: irad runs JAX's array functions as the numpy or scipy "
+                "functions of the same name, and lowers Python's control flow itself",
+                rewrite or "write it with numpy (docs/coming-from-jax.md lists the forms that lower)",
+            )
+        if is_numpy_callable(counterpart) and not _lowered(counterpart):
+            raise self.fl.src.error(
+                node, f"{name} is not supported: irad runs it as {numpy_name(counterpart)}, which irad does "
+                "not lower", "docs/arrays.md lists the numpy functions irad lowers (docs/scipy.md scipy's); "
+                "write it with those, or compute it outside the differentiated function",
+            )
+        return self.call_value(Static(counterpart), args, kwargs, node)
 
     def _not_supported(self, node: ast.AST, obj):
         refused = library_refusals.refusal(describe_callable(obj))
@@ -828,6 +851,14 @@ def _may_be_negative(n: SSAValue) -> bool:
 
 
 _KEEPS_BOOLS = (builtins.abs, builtins.max, builtins.min)  # of bools: a bool (numpy's abs too)
+
+
+def _lowered(fn) -> bool:
+    """Whether irad lowers the numpy or scipy function `fn`, or refuses it with
+    a reason of its own (np.fft's, np.random's)."""
+    name = library_entries(fn) or numpy_name(fn)  # registers scipy's entries on demand
+    return (fn in NUMPY or fn in IMPLEMENTED_IN_PYTHON or library_refusals.refusal(name) is not None
+            or name.startswith(("numpy.fft.", "numpy.random.")))
 
 
 def _frozen_distribution(obj, origin):
