@@ -84,7 +84,7 @@ FUZZ_SEED := $(shell $(PYTHON) -c "import random; print(random.randrange(2**32))
 endif
 fuzz: install-test
 	@echo "fuzzing $(FUZZ_EXAMPLES) programs, seed $(FUZZ_SEED)"
-	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_SEED=$(FUZZ_SEED) $(PY) -m pytest -q -n auto -p no:randomly tests/fuzz/test_fuzz.py tests/fuzz/test_int_fuzz.py tests/fuzz/test_float32_fuzz.py tests/fuzz/test_static_fuzz.py tests/fuzz/test_vmap_fuzz.py tests/fuzz/test_python_fuzz.py tests/fuzz/test_linalg_fuzz.py tests/backends/test_native_shared_inits.py
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_SEED=$(FUZZ_SEED) $(PY) -m pytest -q -n auto -p no:randomly tests/fuzz/test_fuzz.py tests/fuzz/test_int_fuzz.py tests/fuzz/test_float32_fuzz.py tests/fuzz/test_static_fuzz.py tests/fuzz/test_vmap_fuzz.py tests/fuzz/test_python_fuzz.py tests/fuzz/test_linalg_fuzz.py tests/fuzz/test_jnp_fuzz.py tests/backends/test_native_shared_inits.py
 
 # A campaign that counts: FUZZ_EXAMPLES programs on FUZZ_BACKEND (python or
 # native), going on past failures, one line per kind of failure at the end and

@@ -14,6 +14,9 @@ range with NaN), irad's run-time check fails as numpy's IndexError does.
 from __future__ import annotations
 
 import sys
+import types
+
+import numpy as np
 
 # (JAX's module, the module whose function of the same name it mirrors, the
 # names mirrored: None for all; the first entry for a function counts)
@@ -97,12 +100,27 @@ def mirror(obj) -> tuple[str, object, str | None] | None:
     if "jax" not in sys.modules:
         return None  # not imported: obj cannot be one of JAX's
     module = getattr(obj, "__module__", None) or ""
-    if module.split(".")[0] not in ("jax", "jaxlib") or isinstance(obj, type):
+    if module.split(".")[0] not in ("jax", "jaxlib"):
         return None
+    if isinstance(obj, type):  # jnp.float32(x), jnp.bool_(b): numpy's scalar types
+        dtype = getattr(obj, "dtype", None)
+        return (f"jax.numpy.{obj.__name__}", dtype.type, None) if isinstance(dtype, np.dtype) else None
     _add_imported()
+    owner = getattr(obj, "__self__", None)
+    if isinstance(obj, types.MethodType) and owner is not None and id(owner) in _table:
+        return _ufunc_method(owner, obj.__name__)
     entry = _table.get(id(obj))
     if entry is None or entry[0] is not obj:
         return f"{module}.{getattr(obj, '__name__', type(obj).__name__)}", None, None
     _, public, twin_module, name = entry
     counterpart = getattr(_module(twin_module), name, None) if twin_module else None
     return public, counterpart if callable(counterpart) else None, _REWRITES.get(public)
+
+
+def _ufunc_method(ufunc, method: str) -> tuple[str, object, str | None]:
+    """jnp.add.outer is np.add.outer; JAX's jnp.add.at returns a new array
+    where numpy's updates in place."""
+    name, counterpart, _ = mirror(ufunc)
+    if method == "at":
+        return f"{name}.at", None, "write x.at[indices].add(v): a new array, as JAX's jnp.add.at gives"
+    return f"{name}.{method}", getattr(counterpart, method, None), None
