@@ -45,6 +45,9 @@ _REWRITES = {
     "jax.checkpoint": "call the function itself",
 }
 
+_RANDOM = ("draw the numbers outside the program and pass them in (noise = jax.random.normal(key, shape), "
+           "then loss(w, x, noise)): a compiled program is a function of its arguments")
+
 # id -> (JAX's object, its public name, the module of its counterpart, the
 # counterpart's name), for the JAX modules imported so far
 _table: dict[int, tuple[object, str, str, str]] = {}
@@ -111,7 +114,10 @@ def mirror(obj) -> tuple[str, object, str | None] | None:
         return _ufunc_method(owner, obj.__name__)
     entry = _table.get(id(obj))
     if entry is None or entry[0] is not obj:
-        return f"{module}.{getattr(obj, '__name__', type(obj).__name__)}", None, None
+        name = getattr(obj, "__name__", type(obj).__name__)
+        if module.startswith(("jax.random", "jax._src.random")):
+            return f"jax.random.{name}", None, _RANDOM
+        return f"{module}.{name}", None, None
     _, public, twin_module, name = entry
     counterpart = getattr(_module(twin_module), name, None) if twin_module else None
     return public, counterpart if callable(counterpart) else None, _REWRITES.get(public)

@@ -199,6 +199,10 @@ def at_mask_add(x):
     return jnp.sum(x.at[x > 0].add(1.0))  # <- refused
 
 
+def random_draw(x):
+    return jnp.sum(x * jax.random.normal(jax.random.PRNGKey(0), (3,)))  # <- refused
+
+
 def bare_at(x):
     u = x.at  # <- refused
     return jnp.sum(x)
@@ -209,6 +213,7 @@ def bare_at(x):
     (histogram, r"jax.numpy.histogramdd is not supported: irad runs it as numpy.histogramdd"),
     (at_with_mode, r"x.at\[...\].set: its keyword 'mode' is not supported"),
     (at_mask_add, r"x.at\[...\].add at a boolean mask is not supported"),
+    (random_draw, r"jax.random.PRNGKey is not supported"),
     (bare_at, r"`x.at` is JAX's, and irad takes it only as a whole update"),
 ])
 def test_refusals_name_jaxs_function_and_the_rewrite(f, message):
