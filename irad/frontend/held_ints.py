@@ -60,12 +60,13 @@ from irad.frontend.emitter import INT_LITERAL
 from irad.frontend.number_joins import MARK, Flow, flow_from
 from irad.frontend.numpy_scalars import KIND as SCALAR_KIND
 from irad.frontend.numpy_scalars import WIDTH as SCALAR_WIDTH
+from irad.frontend.numpy_scalars import is_float64 as is_strong
 from irad.frontend.numpy_table import Parameter, numpy_name
 from irad.frontend.values import Kind, Static, value_kind
 from irad.ir import tensor as T
 from irad.ir.constants import float_constant
 from irad.ir.isa import isa
-from irad.ir.types import F32, F64, I1, is_bool, is_float, is_int
+from irad.ir.types import _NARROW_ELEMENTS, F32, F64, I1, I64, is_bool, is_float, numpy_dtype
 from irad.ir.walk import walk, walk_block
 
 INT_MARK = "irad.int_join"  # on the float a join made of an int: the origin, for the message
@@ -94,11 +95,14 @@ class HeldInts:
         self.any_rules: dict[SSAValue, tuple[tuple[SSAValue, ...], Summary, int]] = {}
         self.divisions: dict[SSAValue, tuple[SSAValue, SSAValue]] = {}  # "both ints" mask -> `//` or `%`'s x, y
 
-    def record(self, fn, args: Sequence, result, where: str, error, params: Sequence[Parameter] = ()) -> None:
+    def record(self, fn, args: Sequence, result, where: str, error, convert, params: Sequence[Parameter] = ()):
         """After `result = fn(*args)` was lowered (fn a numpy callable, a method
         name "ndarray.x", or a ufunc for an operator; `params` the parameters
-        `args` bind, from the numpy table): note what numpy's dtype says about
-        each float result. `error(message, hint)` makes the refusal."""
+        `args` bind, from the numpy table): `result` with each value in numpy's
+        dtype (`convert(value, element)` converts), or a refusal where irad has
+        no such dtype (`error(message, hint)` makes it); and what numpy's dtype
+        says of each float result made of floats that may be ints held as
+        floats (the module doc)."""
         leaves = [v for v in _leaves(result) if isa(v, SSAValue)]
         inputs = [v for v in _leaves(args) if isa(v, SSAValue)]
         # an operator on numbers (no parameters, no array) follows Python's or numpy's rules by the numbers'
@@ -109,46 +113,66 @@ class HeldInts:
             if refused is not None:  # np.sign, np.positive of bools: numpy raises for any values
                 raise error(f"{_name(fn)} of these dtypes raises in numpy ({refused})",
                             "convert first: mask * 1 or x.astype(float)")
-        if not any(is_float(_element(v.type)) for v in leaves):
-            self._bools_kept(fn, args, params, leaves, inputs, error)
-            return
+        declared = _numpy_dtypes(fn, args, params, frozenset())
+        if declared is not None and len(declared) != len(leaves):
+            declared = None
+        if declared is not None and not operator_on_numbers:
+            converted = {}
+            for v, dtype in zip(leaves, declared):
+                element = _numpy_element(fn, v, dtype, inputs, error)
+                if element is not None and element != _element(v.type):
+                    converted[v] = convert(v, element)
+            if converted:
+                result = _replaced(result, converted)
+                leaves = [converted.get(v, v) for v in leaves]
         candidates = tuple(v for v in inputs if is_float(_element(v.type)) and not _float_constant(v))
-        if not candidates and all(is_float(_element(v.type)) for v in inputs):
-            return  # floats in, floats out
-        as_declared = _numpy_kinds(fn, args, params, frozenset())
-        as_ints = _numpy_kinds(fn, args, params, frozenset(map(id, candidates))) if candidates else as_declared
+        if not (candidates or operator_on_numbers) or not any(is_float(_element(v.type)) for v in leaves):
+            return result  # numpy's dtypes: no float that may be an int held as one
+        as_ints = _numpy_dtypes(fn, args, params, frozenset(map(id, candidates))) if candidates else None
         for k, v in enumerate(leaves):
             if not is_float(_element(v.type)) or v in inputs:
                 continue
-            declared = as_declared[k] if as_declared and len(as_declared) == len(leaves) else None
-            if declared == "b":
-                raise error(f"{_name(fn)} of bool values is a bool in numpy, which irad would compute as a "
-                            "float (numpy's + of bools is `or`, and it casts what is written into a bool array)",
-                            "convert to float first (mask * 1.0, mask.astype(float)), or use | & ~ on masks")
-            if declared in ("i", "u"):
+            kind = declared[k].kind if declared is not None else None
+            if kind in ("i", "u"):  # an operator on numbers (numpy_scalars.py keeps Python's rules)
                 self.sources[v] = (f"{where}: {_name(fn)} of ints is an int in numpy, which irad computes "
                                    "as a float")
-            elif candidates and as_ints and len(as_ints) == len(leaves) and as_ints[k] in ("i", "u"):
+            elif as_ints and len(as_ints) == len(leaves) and as_ints[k].kind in ("i", "u"):
                 self.rules[v] = candidates
-            elif declared is not None:
+            elif kind is not None:
                 self.floats.add(v)
+        return result
 
-    @staticmethod
-    def _bools_kept(fn, args, params, leaves, inputs, error) -> None:
-        """Bools in, ints out: where numpy's result is a bool (np.sort, np.diag,
-        np.pad of a mask), an int would index by position where numpy masks."""
-        # array results only: numbers follow Python's or numpy's rules by their kind (numpy_scalars.py)
-        if not any(is_bool(_element(v.type)) for v in inputs) or not any(
-                isa(v.type, TensorType) and is_int(v.type.element_type) and not is_bool(v.type.element_type)
-                for v in leaves):
-            return
-        declared = _numpy_kinds(fn, args, params, frozenset())
-        if declared is None or len(declared) != len(leaves):
-            return
-        for kind, v in zip(declared, leaves):
-            if kind == "b" and isa(v.type, TensorType) and not is_bool(v.type.element_type) and v not in inputs:
-                raise error(f"{_name(fn)} of bool values is a bool in numpy, which irad computes as an int here",
-                            "convert to int first (mask * 1), or use | & ~ on masks")
+
+def _numpy_element(fn, v: SSAValue, dtype: np.dtype, inputs: Sequence[SSAValue], error):
+    """irad's element type for numpy's `dtype` of `fn`'s result `v` (irad's
+    value); a refusal where irad has no such dtype.
+
+    A bool numpy computes of bools (`+` is `or`, `*` `and`, np.dot, np.sort,
+    np.diag) irad may compute as ints or floats, 0 and 1 added and multiplied:
+    numpy's bool is True exactly where that number is not 0 (a sum of products
+    of 0s and 1s, exact in float too). Of other inputs (constant numbers
+    aside: axes) it need not be, and the call is refused."""
+    element = _element(v.type)
+    if dtype.kind == "b" and not is_bool(element) and not all(
+            is_bool(_element(u.type)) or _constant_number(u) is not None for u in inputs):  # an axis is no value
+        raise error(f"{_name(fn)} of these values is a bool in numpy, which irad computes as a number here",
+                    "convert to float first (x * 1.0, x.astype(float)), or use | & ~ on masks")
+    wanted = {np.dtype(np.float64): F64, np.dtype(np.float32): F32, np.dtype(np.int64): I64,
+              np.dtype(np.bool_): I1}.get(dtype)
+    if wanted is None and dtype.kind in ("i", "u") and dtype in _NARROW_ELEMENTS:
+        wanted = _NARROW_ELEMENTS[dtype]
+    if wanted is None:
+        raise error(f"{_name(fn)} of these dtypes is {dtype} in numpy, a dtype irad does not have",
+                    "convert the arguments first: x.astype(np.float64) (or * 1.0)")
+    return wanted
+
+
+def _replaced(result, converted: dict):
+    """`result` (a value, or tuples and lists of them) with the values in `converted` replaced."""
+    if isinstance(result, (tuple, list)):
+        items = [_replaced(v, converted) for v in result]
+        return type(result)._make(items) if hasattr(type(result), "_make") else type(result)(items)
+    return converted.get(result, result) if isa(result, SSAValue) else result
 
 
 class Summary:
@@ -359,15 +383,15 @@ _KINDS: dict[object, tuple[str, ...] | None] = {}
 _UNASKED = object()
 
 
-def _numpy_kinds(fn, args: Sequence, params: Sequence[Parameter], as_int: frozenset) -> tuple[str, ...] | None:
-    """The dtype kinds of numpy's results of `fn(*args)` on examples (`_numpy_outcome`), or None."""
-    kinds = _numpy_outcome(fn, args, params, as_int)
-    return None if isinstance(kinds, _Refused) else kinds
+def _numpy_dtypes(fn, args: Sequence, params: Sequence[Parameter], as_int: frozenset) -> tuple[np.dtype, ...] | None:
+    """numpy's dtypes of the results of `fn(*args)` on examples (`_numpy_outcome`), or None."""
+    dtypes = _numpy_outcome(fn, args, params, as_int)
+    return None if isinstance(dtypes, _Refused) else dtypes
 
 
 def _numpy_outcome(fn, args: Sequence, params: Sequence[Parameter], as_int: frozenset):
-    """The dtype kinds ('f', 'i', 'b', ...) of numpy's results of `fn(*args)`,
-    the SSA values in `args` given by example values of their types (those
+    """The dtypes of numpy's results of `fn(*args)`, the SSA values in `args`
+    given by example values of their types (those
     whose id is in `as_int` as int64 instead); None where numpy cannot say
     (the call needs values an example does not have)."""
     try:
@@ -387,7 +411,7 @@ def _numpy_outcome(fn, args: Sequence, params: Sequence[Parameter], as_int: froz
                 out = getattr(positional[0], fn.split(".", 1)[1])(*positional[1:], **keywords)
             else:
                 out = fn(*positional, **keywords)
-        kinds = tuple(np.asarray(leaf).dtype.kind for leaf in _leaves(out))
+        kinds = tuple(np.asarray(leaf).dtype for leaf in _leaves(out))
     except TypeError as error:  # numpy refusing these dtypes (np.sign of bools): whatever the values
         message = str(error)
         kinds = _Refused(message) if "ufunc" in message or "boolean" in message else None
@@ -452,14 +476,7 @@ _KEYWORD_ONLY: dict = {}
 
 
 def _dtype(t, as_int: bool):
-    element = _element(t)
-    if as_int:
-        return np.int64
-    if element == F64:
-        return np.float64
-    if element == F32:
-        return np.float32
-    return np.bool_ if element == I1 else np.int64
+    return np.int64 if as_int else numpy_dtype(_element(t))
 
 
 def _shape(t, small: bool) -> tuple[int, ...]:
@@ -484,9 +501,12 @@ def _example(value, as_int: frozenset, small: bool):
         if isinstance(value.type, TensorType):
             return np.ones(_shape(value.type, small), dtype=dtype)
         constant = _constant_number(value)
-        if constant is not None and id(value) not in as_int:  # np.tensordot(a, b, 2): the axes count
+        number = 1 if constant is None or id(value) in as_int else constant  # np.tensordot(a, b, 2): the axes count
+        if is_strong(value):  # an np.float64 or np.int64 is not weak (NEP 50): int8_array + np.int64(1) is int64
+            return np.dtype(dtype).type(number)
+        if constant is not None and id(value) not in as_int:
             return constant
-        return {np.float64: 1.0, np.float32: np.float32(1.0), np.bool_: True}.get(dtype, 1)
+        return {np.float32: np.float32(1.0), np.bool_: True, np.int64: 1}.get(np.dtype(dtype).type, 1.0)
     return value
 
 
@@ -509,7 +529,7 @@ def _key(value, as_int: frozenset):
     if isinstance(value, Static):
         return ("static", value.obj)
     if kind is Kind.RUNTIME:
-        return (value.type, id(value) in as_int, _constant_number(value))
+        return (value.type, id(value) in as_int, _constant_number(value), is_strong(value))
     return ("other", value)
 
 
