@@ -1,25 +1,32 @@
-"""Ints irad holds as floats: values numpy keeps as ints that irad computes in float.
+"""numpy's dtypes for what irad computes in others, and ints held as floats.
 
-irad lowers some of numpy on int inputs in float: `np.sign(i)`, `i @ j`,
-`i ** 2` of int arrays are float64 in irad and int64 in numpy (np.sum/prod/
-max/min, np.maximum/minimum, np.abs, np.where, np.clip of int arrays are int64
-in irad too: arrays.py); and a join holds an int on one path as a float (`m = 1;
-for ...: m = m * 0.5`). The value is the same (ints are exact in float64 up to
-2**53), and so is most of what is computed from it, but numpy casts what is
-written into an int array to int (`a[0] = 0.7` stores 0, with a gradient of
-0), and irad's float array would keep 0.7. Silently wrong, so refused.
+irad lowers some of numpy in a dtype of its own: `np.sign(i)`, `i @ j`,
+`np.trace(i)` of int arrays in float64, `m // m` of bools in int64, np.dot or
+np.sort of masks in numbers; numpy gives int64, int8 and bool. `record`, called
+where every numpy function and every arithmetic operator on arrays is lowered,
+asks numpy the dtype of its result (calling it on small example arrays of the
+arguments' exact dtypes, so no table of dtype rules is kept here) and has the
+lowering convert irad's value to it there: an int computed in float is checked
+exact at run time (arrays.as_numpy_dtype), a bool numpy computes of bools is
+irad's count `!= 0` (numpy's `+` of bools is `or`, `*` is `and`: a sum of
+products of 0s and 1s is not 0 exactly where numpy's bool is True), and a dtype
+irad does not have (float16: np.sin of bools) or a bool of other values is
+refused. Every numpy call's result has numpy's dtype from where it is made.
 
-Which values are such ints is one analysis over the function's IR, `check`:
+What stays is a join holding an int on one path as a float (`m = 1; for ...:
+m = m * 0.5`): the value is the same (ints are exact in float64 up to 2**53),
+and so is most of what is computed from it, but numpy casts what is written
+into an int array to int (`a[0] = 0.7` stores 0, with a gradient of 0), and
+irad's float array would keep 0.7. Silently wrong, so refused. Which values are
+such ints is one analysis over the function's IR, `check`:
 
-* sources: the floats a join made of an int (`mark`, from joins.py), and the
-  results of numpy functions and operators whose numpy dtype is an int where
-  irad's is a float (`record`, called where every numpy function and every
-  arithmetic operator is lowered);
-* rules: `record` also notes, for each such call, whether numpy's result would
-  be an int if its float inputs were ints (np.maximum, +, @, np.sum, np.sign:
-  yes; np.mean, /, np.sin, `* 0.5`: no), and the analysis follows that;
-  numpy's own answer decides, got by calling the function on small example
-  arrays of the inputs' dtypes, so no table of dtype rules is kept here;
+* sources: the floats a join made of an int (`mark`, from joins.py), and
+  operators on numbers whose numpy dtype is an int where irad's is a float
+  (`record`; numpy_scalars.py keeps Python's rules for numbers);
+* rules: `record` also notes, for each call, whether numpy's result would be
+  an int if its float inputs were ints (np.maximum, +, @, np.sum, np.sign:
+  yes; np.mean, /, np.sin, `* 0.5`: no), and the analysis follows that,
+  numpy's own answer deciding;
 * IR ops outside such calls keep an int an int where Python and numpy do:
   `+ - *`, max, min, abs and choices beside other ints (int literals
   included), and moving data (extract, slices, reshapes, broadcasts, splats,
@@ -37,9 +44,7 @@ finds is refused, naming where the int came from. A `//` or `%` of arrays
 whose operands the analysis finds are ints gets numpy's int answer for a zero
 divisor, 0 (the float one is inf or nan): the lowering guards each with a
 constant false mask for "both are ints" (`zero_divisor_of_ints`), which `check`
-sets, or takes the guard out. A bool numpy keeps that irad
-would hold as a float (np.maximum of masks: numpy's `+` of bools is `or`) is
-refused where it is made.
+sets, or takes the guard out.
 """
 
 from __future__ import annotations
