@@ -71,7 +71,7 @@ from irad.frontend.values import Kind, Static, value_kind
 from irad.ir import tensor as T
 from irad.ir.constants import float_constant
 from irad.ir.isa import isa
-from irad.ir.types import _NARROW_ELEMENTS, F32, F64, I1, I64, is_bool, is_float, numpy_dtype
+from irad.ir.types import F32, F64, I1, int_element, is_bool, is_float, numpy_dtype
 from irad.ir.walk import walk, walk_block
 
 INT_MARK = "irad.int_join"  # on the float a join made of an int: the origin, for the message
@@ -162,10 +162,14 @@ def _numpy_element(fn, v: SSAValue, dtype: np.dtype, inputs: Sequence[SSAValue],
             is_bool(_element(u.type)) or _constant_number(u) is not None for u in inputs):  # an axis is no value
         raise error(f"{_name(fn)} of these values is a bool in numpy, which irad computes as a number here",
                     "convert to float first (x * 1.0, x.astype(float)), or use | & ~ on masks")
-    wanted = {np.dtype(np.float64): F64, np.dtype(np.float32): F32, np.dtype(np.int64): I64,
-              np.dtype(np.bool_): I1}.get(dtype)
-    if wanted is None and dtype.kind in ("i", "u") and dtype in _NARROW_ELEMENTS:
-        wanted = _NARROW_ELEMENTS[dtype]
+    wanted = None
+    if dtype.kind == "f":
+        wanted = {np.dtype(np.float64): F64, np.dtype(np.float32): F32}.get(dtype)
+    elif dtype.kind in ("i", "u", "b"):
+        try:
+            wanted = int_element(dtype)
+        except KeyError:  # uint64
+            pass
     if wanted is None:
         raise error(f"{_name(fn)} of these dtypes is {dtype} in numpy, a dtype irad does not have",
                     "convert the arguments first: x.astype(np.float64) (or * 1.0)")
@@ -384,7 +388,7 @@ def _float_constant(v: SSAValue) -> bool:
 
 # ---- numpy's own dtype, from example values ------------------------------------------------
 _EXAMPLE_SIZE = 4096  # arrays up to this many elements keep their shape in the examples
-_KINDS: dict[object, tuple[str, ...] | None] = {}
+_DTYPES: dict[object, tuple[np.dtype, ...] | str | None] = {}
 _UNASKED = object()
 
 
@@ -401,7 +405,7 @@ def _numpy_outcome(fn, args: Sequence, params: Sequence[Parameter], as_int: froz
     (the call needs values an example does not have)."""
     try:
         key = (fn, tuple(_key(v, as_int) for v in args))
-        known = _KINDS.get(key, _UNASKED)  # one hash of the key (its types hash in Python)
+        known = _DTYPES.get(key, _UNASKED)  # one hash of the key (its types hash in Python)
     except TypeError:  # an unhashable static argument: asked, not remembered
         key, known = None, _UNASKED
     if known is not _UNASKED:
@@ -416,15 +420,15 @@ def _numpy_outcome(fn, args: Sequence, params: Sequence[Parameter], as_int: froz
                 out = getattr(positional[0], fn.split(".", 1)[1])(*positional[1:], **keywords)
             else:
                 out = fn(*positional, **keywords)
-        kinds = tuple(np.asarray(leaf).dtype for leaf in _leaves(out))
+        dtypes = tuple(np.asarray(leaf).dtype for leaf in _leaves(out))
     except TypeError as error:  # numpy refusing these dtypes (np.sign of bools): whatever the values
         message = str(error)
-        kinds = _Refused(message) if "ufunc" in message or "boolean" in message else None
+        dtypes = _Refused(message) if "ufunc" in message or "boolean" in message else None
     except Exception:  # noqa: BLE001 - numpy refusing an example's values: no answer
-        kinds = None
+        dtypes = None
     if key is not None:
-        _KINDS[key] = kinds
-    return kinds
+        _DTYPES[key] = dtypes
+    return dtypes
 
 
 class _Refused(str):
@@ -435,8 +439,8 @@ class _Refused(str):
 def numpy_refusal(fn, args: Sequence, params: Sequence[Parameter] = ()) -> str | None:
     """numpy's TypeError for `fn(*args)` with example values of the arguments'
     dtypes (np.sign, np.positive of bools; np.ptp's subtraction), or None."""
-    kinds = _numpy_outcome(fn, args, params, frozenset())
-    return str(kinds) if isinstance(kinds, _Refused) else None
+    dtypes = _numpy_outcome(fn, args, params, frozenset())
+    return str(dtypes) if isinstance(dtypes, _Refused) else None
 
 
 def _bound(fn, args: Sequence, params: Sequence[Parameter], examples: Sequence) -> tuple[list, dict]:
