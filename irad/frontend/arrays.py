@@ -123,10 +123,28 @@ class ArrayLowering:
         with the message when it fails."""
         self.em.op(cf.AssertOp(condition, f"{self.fl.src.location(node)}: {message}"))
 
-    def record(self, fn, args, result, node, params=()) -> None:
-        """What numpy's dtype of `fn(*args)` says of irad's `result` (held_ints.py)."""
-        self.held_ints.record(fn, args, result, self.fl.src.location(node) if node is not None else "",
-                              lambda message, hint: self.error(node, message, hint), params)
+    def record(self, fn, args, result, node, params=()):
+        """irad's `result` of `fn(*args)` in numpy's dtypes, and what they say of
+        ints held as floats (held_ints.py)."""
+        return self.held_ints.record(fn, args, result, self.fl.src.location(node) if node is not None else "",
+                                     lambda message, hint: self.error(node, message, hint),
+                                     lambda v, elem: self.as_numpy_dtype(v, elem, node), params)
+
+    def as_numpy_dtype(self, v: SSAValue, elem: Attribute, node) -> SSAValue:
+        """`v`, a result irad computed in another dtype, in numpy's (element type
+        `elem`). An int irad computed as a float is exact up to 2**53: beyond,
+        its float has rounded (and past 2**63 converting it is undefined), so
+        the program stops there at run time rather than return a rounded int."""
+        if is_float(T.element(v)) and is_int(elem):
+            em = self.em
+            size = T.pointwise(em, lambda e, a: e.op(mathd.AbsFOp(a[0])), [v], T.element(v))
+            if is_array(v):  # the largest (NaN, which is no int, fails the check too)
+                size = T.reduce_all(em, size, arith.MaximumfOp)
+            exact = em.op(arith.CmpfOp(size, em.const(float(integers.EXACT_IN_FLOAT), size.type), "ole"))
+            self.check(exact, node, "numpy computes this int exactly, irad computed it as a float, exact up to "
+                       "2**53 only, and it is beyond (convert the arguments to float first: x.astype(float))")
+        converted = self.cast(v, elem)
+        return self.new(converted) if is_array(converted) else converted  # numpy's own new array
 
     def new(self, v: SSAValue) -> SSAValue:
         """Mark a freshly created array (numpy would return a new array)."""
@@ -599,13 +617,12 @@ class ArrayLowering:
                 result = self.fl.calls.call(fn, list(args), node)
             except WrapperError as error:
                 raise self.error(node, error.message, error.hint) from None
-            self.record(fn, bound_args, result, node, parameters(params))  # np.tensordot of bools is bools
-            return result
+            return self.record(fn, bound_args, result, node, parameters(params))  # np.tensordot of bools is bools
         try:
             result = handler(self, node, *bound_args)
         except ConstantTooLarge as error:
             raise self.error(node, error.message, error.hint) from None
-        self.record(fn, bound_args, result, node, parameters(params))
+        result = self.record(fn, bound_args, result, node, parameters(params))
         numpy_scalars.mark_results(result, bound_args, numpy_scalars.PYTHON if fn == "ndarray.item" else numpy_scalars.NUMPY)
         return result
 

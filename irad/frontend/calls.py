@@ -234,7 +234,7 @@ class Calls:
                 return known
             result = self._call_function(IMPLEMENTED_IN_PYTHON[obj], args, kwargs, node)
             if not kwargs:  # what numpy's dtype says of the result (np.convolve of bools is bools)
-                self.fl.arrays.record(obj, args, result, node)
+                result = self.fl.arrays.record(obj, args, result, node)
             return result
         if is_numpy_callable(obj):
             return self.fl.arrays.call_values(obj, args, kwargs, node)

@@ -329,7 +329,7 @@ class Expressions:
         right = self.fl.as_number(right, right_node)
         result = self._binary(op, left, right, right_node, node)
         if type(op) in _UFUNCS:  # what numpy's dtype of the result says (held_ints.py)
-            self.fl.arrays.record(_UFUNCS[type(op)], (left, right), result, node)
+            result = self.fl.arrays.record(_UFUNCS[type(op)], (left, right), result, node)
         return result
 
     def _binary(self, op: ast.operator, left: SSAValue, right: SSAValue, right_node: ast.expr, node) -> SSAValue:

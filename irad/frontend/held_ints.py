@@ -1,25 +1,32 @@
-"""Ints irad holds as floats: values numpy keeps as ints that irad computes in float.
+"""numpy's dtypes for what irad computes in others, and ints held as floats.
 
-irad lowers some of numpy on int inputs in float: `np.sign(i)`, `i @ j`,
-`i ** 2` of int arrays are float64 in irad and int64 in numpy (np.sum/prod/
-max/min, np.maximum/minimum, np.abs, np.where, np.clip of int arrays are int64
-in irad too: arrays.py); and a join holds an int on one path as a float (`m = 1;
-for ...: m = m * 0.5`). The value is the same (ints are exact in float64 up to
-2**53), and so is most of what is computed from it, but numpy casts what is
-written into an int array to int (`a[0] = 0.7` stores 0, with a gradient of
-0), and irad's float array would keep 0.7. Silently wrong, so refused.
+irad lowers some of numpy in a dtype of its own: `np.sign(i)`, `i @ j`,
+`np.trace(i)` of int arrays in float64, `m // m` of bools in int64, np.dot or
+np.sort of masks in numbers; numpy gives int64, int8 and bool. `record`, called
+where every numpy function and every arithmetic operator on arrays is lowered,
+asks numpy the dtype of its result (calling it on small example arrays of the
+arguments' exact dtypes, so no table of dtype rules is kept here) and has the
+lowering convert irad's value to it there: an int computed in float is checked
+exact at run time (arrays.as_numpy_dtype), a bool numpy computes of bools is
+irad's count `!= 0` (numpy's `+` of bools is `or`, `*` is `and`: a sum of
+products of 0s and 1s is not 0 exactly where numpy's bool is True), and a dtype
+irad does not have (float16: np.sin of bools) or a bool of other values is
+refused. Every numpy call's result has numpy's dtype from where it is made.
 
-Which values are such ints is one analysis over the function's IR, `check`:
+What stays is a join holding an int on one path as a float (`m = 1; for ...:
+m = m * 0.5`): the value is the same (ints are exact in float64 up to 2**53),
+and so is most of what is computed from it, but numpy casts what is written
+into an int array to int (`a[0] = 0.7` stores 0, with a gradient of 0), and
+irad's float array would keep 0.7. Silently wrong, so refused. Which values are
+such ints is one analysis over the function's IR, `check`:
 
-* sources: the floats a join made of an int (`mark`, from joins.py), and the
-  results of numpy functions and operators whose numpy dtype is an int where
-  irad's is a float (`record`, called where every numpy function and every
-  arithmetic operator is lowered);
-* rules: `record` also notes, for each such call, whether numpy's result would
-  be an int if its float inputs were ints (np.maximum, +, @, np.sum, np.sign:
-  yes; np.mean, /, np.sin, `* 0.5`: no), and the analysis follows that;
-  numpy's own answer decides, got by calling the function on small example
-  arrays of the inputs' dtypes, so no table of dtype rules is kept here;
+* sources: the floats a join made of an int (`mark`, from joins.py), and
+  operators on numbers whose numpy dtype is an int where irad's is a float
+  (`record`; numpy_scalars.py keeps Python's rules for numbers);
+* rules: `record` also notes, for each call, whether numpy's result would be
+  an int if its float inputs were ints (np.maximum, +, @, np.sum, np.sign:
+  yes; np.mean, /, np.sin, `* 0.5`: no), and the analysis follows that,
+  numpy's own answer deciding;
 * IR ops outside such calls keep an int an int where Python and numpy do:
   `+ - *`, max, min, abs and choices beside other ints (int literals
   included), and moving data (extract, slices, reshapes, broadcasts, splats,
@@ -37,9 +44,7 @@ finds is refused, naming where the int came from. A `//` or `%` of arrays
 whose operands the analysis finds are ints gets numpy's int answer for a zero
 divisor, 0 (the float one is inf or nan): the lowering guards each with a
 constant false mask for "both are ints" (`zero_divisor_of_ints`), which `check`
-sets, or takes the guard out. A bool numpy keeps that irad
-would hold as a float (np.maximum of masks: numpy's `+` of bools is `or`) is
-refused where it is made.
+sets, or takes the guard out.
 """
 
 from __future__ import annotations
@@ -60,12 +65,13 @@ from irad.frontend.emitter import INT_LITERAL
 from irad.frontend.number_joins import MARK, Flow, flow_from
 from irad.frontend.numpy_scalars import KIND as SCALAR_KIND
 from irad.frontend.numpy_scalars import WIDTH as SCALAR_WIDTH
+from irad.frontend.numpy_scalars import is_float64 as is_strong
 from irad.frontend.numpy_table import Parameter, numpy_name
 from irad.frontend.values import Kind, Static, value_kind
 from irad.ir import tensor as T
 from irad.ir.constants import float_constant
 from irad.ir.isa import isa
-from irad.ir.types import F32, F64, I1, is_bool, is_float, is_int
+from irad.ir.types import F32, F64, I1, int_element, is_bool, is_float, numpy_dtype
 from irad.ir.walk import walk, walk_block
 
 INT_MARK = "irad.int_join"  # on the float a join made of an int: the origin, for the message
@@ -94,11 +100,14 @@ class HeldInts:
         self.any_rules: dict[SSAValue, tuple[tuple[SSAValue, ...], Summary, int]] = {}
         self.divisions: dict[SSAValue, tuple[SSAValue, SSAValue]] = {}  # "both ints" mask -> `//` or `%`'s x, y
 
-    def record(self, fn, args: Sequence, result, where: str, error, params: Sequence[Parameter] = ()) -> None:
+    def record(self, fn, args: Sequence, result, where: str, error, convert, params: Sequence[Parameter] = ()):
         """After `result = fn(*args)` was lowered (fn a numpy callable, a method
         name "ndarray.x", or a ufunc for an operator; `params` the parameters
-        `args` bind, from the numpy table): note what numpy's dtype says about
-        each float result. `error(message, hint)` makes the refusal."""
+        `args` bind, from the numpy table): `result` with each value in numpy's
+        dtype (`convert(value, element)` converts), or a refusal where irad has
+        no such dtype (`error(message, hint)` makes it); and what numpy's dtype
+        says of each float result made of floats that may be ints held as
+        floats (the module doc)."""
         leaves = [v for v in _leaves(result) if isa(v, SSAValue)]
         inputs = [v for v in _leaves(args) if isa(v, SSAValue)]
         # an operator on numbers (no parameters, no array) follows Python's or numpy's rules by the numbers'
@@ -109,46 +118,70 @@ class HeldInts:
             if refused is not None:  # np.sign, np.positive of bools: numpy raises for any values
                 raise error(f"{_name(fn)} of these dtypes raises in numpy ({refused})",
                             "convert first: mask * 1 or x.astype(float)")
-        if not any(is_float(_element(v.type)) for v in leaves):
-            self._bools_kept(fn, args, params, leaves, inputs, error)
-            return
+        declared = _numpy_dtypes(fn, args, params, frozenset())
+        if declared is not None and len(declared) != len(leaves):
+            declared = None
+        if declared is not None and not operator_on_numbers:
+            converted = {}
+            for v, dtype in zip(leaves, declared):
+                element = _numpy_element(fn, v, dtype, inputs, error)
+                if element is not None and element != _element(v.type):
+                    converted[v] = convert(v, element)
+            if converted:
+                result = _replaced(result, converted)
+                leaves = [converted.get(v, v) for v in leaves]
         candidates = tuple(v for v in inputs if is_float(_element(v.type)) and not _float_constant(v))
-        if not candidates and all(is_float(_element(v.type)) for v in inputs):
-            return  # floats in, floats out
-        as_declared = _numpy_kinds(fn, args, params, frozenset())
-        as_ints = _numpy_kinds(fn, args, params, frozenset(map(id, candidates))) if candidates else as_declared
+        if not (candidates or operator_on_numbers) or not any(is_float(_element(v.type)) for v in leaves):
+            return result  # numpy's dtypes: no float that may be an int held as one
+        as_ints = _numpy_dtypes(fn, args, params, frozenset(map(id, candidates))) if candidates else None
         for k, v in enumerate(leaves):
             if not is_float(_element(v.type)) or v in inputs:
                 continue
-            declared = as_declared[k] if as_declared and len(as_declared) == len(leaves) else None
-            if declared == "b":
-                raise error(f"{_name(fn)} of bool values is a bool in numpy, which irad would compute as a "
-                            "float (numpy's + of bools is `or`, and it casts what is written into a bool array)",
-                            "convert to float first (mask * 1.0, mask.astype(float)), or use | & ~ on masks")
-            if declared in ("i", "u"):
+            kind = declared[k].kind if declared is not None else None
+            if kind in ("i", "u"):  # an operator on numbers (numpy_scalars.py keeps Python's rules)
                 self.sources[v] = (f"{where}: {_name(fn)} of ints is an int in numpy, which irad computes "
                                    "as a float")
-            elif candidates and as_ints and len(as_ints) == len(leaves) and as_ints[k] in ("i", "u"):
+            elif as_ints and len(as_ints) == len(leaves) and as_ints[k].kind in ("i", "u"):
                 self.rules[v] = candidates
-            elif declared is not None:
+            elif kind is not None:
                 self.floats.add(v)
+        return result
 
-    @staticmethod
-    def _bools_kept(fn, args, params, leaves, inputs, error) -> None:
-        """Bools in, ints out: where numpy's result is a bool (np.sort, np.diag,
-        np.pad of a mask), an int would index by position where numpy masks."""
-        # array results only: numbers follow Python's or numpy's rules by their kind (numpy_scalars.py)
-        if not any(is_bool(_element(v.type)) for v in inputs) or not any(
-                isa(v.type, TensorType) and is_int(v.type.element_type) and not is_bool(v.type.element_type)
-                for v in leaves):
-            return
-        declared = _numpy_kinds(fn, args, params, frozenset())
-        if declared is None or len(declared) != len(leaves):
-            return
-        for kind, v in zip(declared, leaves):
-            if kind == "b" and isa(v.type, TensorType) and not is_bool(v.type.element_type) and v not in inputs:
-                raise error(f"{_name(fn)} of bool values is a bool in numpy, which irad computes as an int here",
-                            "convert to int first (mask * 1), or use | & ~ on masks")
+
+def _numpy_element(fn, v: SSAValue, dtype: np.dtype, inputs: Sequence[SSAValue], error):
+    """irad's element type for numpy's `dtype` of `fn`'s result `v` (irad's
+    value); a refusal where irad has no such dtype.
+
+    A bool numpy computes of bools (`+` is `or`, `*` `and`, np.dot, np.sort,
+    np.diag) irad may compute as ints or floats, 0 and 1 added and multiplied:
+    numpy's bool is True exactly where that number is not 0 (a sum of products
+    of 0s and 1s, exact in float too). Of other inputs (constant numbers
+    aside: axes) it need not be, and the call is refused."""
+    element = _element(v.type)
+    if dtype.kind == "b" and not is_bool(element) and not all(
+            is_bool(_element(u.type)) or _constant_number(u) is not None for u in inputs):  # an axis is no value
+        raise error(f"{_name(fn)} of these values is a bool in numpy, which irad computes as a number here",
+                    "convert to float first (x * 1.0, x.astype(float)), or use | & ~ on masks")
+    wanted = None
+    if dtype.kind == "f":
+        wanted = {np.dtype(np.float64): F64, np.dtype(np.float32): F32}.get(dtype)
+    elif dtype.kind in ("i", "u", "b"):
+        try:
+            wanted = int_element(dtype)
+        except KeyError:  # uint64
+            pass
+    if wanted is None:
+        raise error(f"{_name(fn)} of these dtypes is {dtype} in numpy, a dtype irad does not have",
+                    "convert the arguments first: x.astype(np.float64) (or * 1.0)")
+    return wanted
+
+
+def _replaced(result, converted: dict):
+    """`result` (a value, or tuples and lists of them) with the values in `converted` replaced."""
+    if isinstance(result, (tuple, list)):
+        items = [_replaced(v, converted) for v in result]
+        return type(result)._make(items) if hasattr(type(result), "_make") else type(result)(items)
+    return converted.get(result, result) if isa(result, SSAValue) else result
 
 
 class Summary:
@@ -355,24 +388,24 @@ def _float_constant(v: SSAValue) -> bool:
 
 # ---- numpy's own dtype, from example values ------------------------------------------------
 _EXAMPLE_SIZE = 4096  # arrays up to this many elements keep their shape in the examples
-_KINDS: dict[object, tuple[str, ...] | None] = {}
+_DTYPES: dict[object, tuple[np.dtype, ...] | str | None] = {}
 _UNASKED = object()
 
 
-def _numpy_kinds(fn, args: Sequence, params: Sequence[Parameter], as_int: frozenset) -> tuple[str, ...] | None:
-    """The dtype kinds of numpy's results of `fn(*args)` on examples (`_numpy_outcome`), or None."""
-    kinds = _numpy_outcome(fn, args, params, as_int)
-    return None if isinstance(kinds, _Refused) else kinds
+def _numpy_dtypes(fn, args: Sequence, params: Sequence[Parameter], as_int: frozenset) -> tuple[np.dtype, ...] | None:
+    """numpy's dtypes of the results of `fn(*args)` on examples (`_numpy_outcome`), or None."""
+    dtypes = _numpy_outcome(fn, args, params, as_int)
+    return None if isinstance(dtypes, _Refused) else dtypes
 
 
 def _numpy_outcome(fn, args: Sequence, params: Sequence[Parameter], as_int: frozenset):
-    """The dtype kinds ('f', 'i', 'b', ...) of numpy's results of `fn(*args)`,
-    the SSA values in `args` given by example values of their types (those
+    """The dtypes of numpy's results of `fn(*args)`, the SSA values in `args`
+    given by example values of their types (those
     whose id is in `as_int` as int64 instead); None where numpy cannot say
     (the call needs values an example does not have)."""
     try:
         key = (fn, tuple(_key(v, as_int) for v in args))
-        known = _KINDS.get(key, _UNASKED)  # one hash of the key (its types hash in Python)
+        known = _DTYPES.get(key, _UNASKED)  # one hash of the key (its types hash in Python)
     except TypeError:  # an unhashable static argument: asked, not remembered
         key, known = None, _UNASKED
     if known is not _UNASKED:
@@ -387,15 +420,15 @@ def _numpy_outcome(fn, args: Sequence, params: Sequence[Parameter], as_int: froz
                 out = getattr(positional[0], fn.split(".", 1)[1])(*positional[1:], **keywords)
             else:
                 out = fn(*positional, **keywords)
-        kinds = tuple(np.asarray(leaf).dtype.kind for leaf in _leaves(out))
+        dtypes = tuple(np.asarray(leaf).dtype for leaf in _leaves(out))
     except TypeError as error:  # numpy refusing these dtypes (np.sign of bools): whatever the values
         message = str(error)
-        kinds = _Refused(message) if "ufunc" in message or "boolean" in message else None
+        dtypes = _Refused(message) if "ufunc" in message or "boolean" in message else None
     except Exception:  # noqa: BLE001 - numpy refusing an example's values: no answer
-        kinds = None
+        dtypes = None
     if key is not None:
-        _KINDS[key] = kinds
-    return kinds
+        _DTYPES[key] = dtypes
+    return dtypes
 
 
 class _Refused(str):
@@ -406,8 +439,8 @@ class _Refused(str):
 def numpy_refusal(fn, args: Sequence, params: Sequence[Parameter] = ()) -> str | None:
     """numpy's TypeError for `fn(*args)` with example values of the arguments'
     dtypes (np.sign, np.positive of bools; np.ptp's subtraction), or None."""
-    kinds = _numpy_outcome(fn, args, params, frozenset())
-    return str(kinds) if isinstance(kinds, _Refused) else None
+    dtypes = _numpy_outcome(fn, args, params, frozenset())
+    return str(dtypes) if isinstance(dtypes, _Refused) else None
 
 
 def _bound(fn, args: Sequence, params: Sequence[Parameter], examples: Sequence) -> tuple[list, dict]:
@@ -452,14 +485,7 @@ _KEYWORD_ONLY: dict = {}
 
 
 def _dtype(t, as_int: bool):
-    element = _element(t)
-    if as_int:
-        return np.int64
-    if element == F64:
-        return np.float64
-    if element == F32:
-        return np.float32
-    return np.bool_ if element == I1 else np.int64
+    return np.int64 if as_int else numpy_dtype(_element(t))
 
 
 def _shape(t, small: bool) -> tuple[int, ...]:
@@ -484,9 +510,12 @@ def _example(value, as_int: frozenset, small: bool):
         if isinstance(value.type, TensorType):
             return np.ones(_shape(value.type, small), dtype=dtype)
         constant = _constant_number(value)
-        if constant is not None and id(value) not in as_int:  # np.tensordot(a, b, 2): the axes count
+        number = 1 if constant is None or id(value) in as_int else constant  # np.tensordot(a, b, 2): the axes count
+        if is_strong(value):  # an np.float64 or np.int64 is not weak (NEP 50): int8_array + np.int64(1) is int64
+            return np.dtype(dtype).type(number)
+        if constant is not None and id(value) not in as_int:
             return constant
-        return {np.float64: 1.0, np.float32: np.float32(1.0), np.bool_: True}.get(dtype, 1)
+        return {np.float32: np.float32(1.0), np.bool_: True, np.int64: 1}.get(np.dtype(dtype).type, 1.0)
     return value
 
 
@@ -509,7 +538,7 @@ def _key(value, as_int: frozenset):
     if isinstance(value, Static):
         return ("static", value.obj)
     if kind is Kind.RUNTIME:
-        return (value.type, id(value) in as_int, _constant_number(value))
+        return (value.type, id(value) in as_int, _constant_number(value), is_strong(value))
     return ("other", value)
 
 
