@@ -107,7 +107,9 @@ def mirror(obj) -> tuple[str, object, str | None] | None:
         return None
     if isinstance(obj, type):  # jnp.float32(x), jnp.bool_(b): numpy's scalar types
         dtype = getattr(obj, "dtype", None)
-        return (f"jax.numpy.{obj.__name__}", dtype.type, None) if isinstance(dtype, np.dtype) else None
+        if not isinstance(dtype, np.dtype):
+            return None
+        return f"jax.numpy.{obj.__name__}", dtype.type if dtype.type.__module__ == "numpy" else None, None
     _add_imported()
     owner = getattr(obj, "__self__", None)
     if isinstance(obj, types.MethodType) and owner is not None and id(owner) in _table:
