@@ -18,9 +18,10 @@ otherwise. irad lowers this in three steps:
 
 Index values are wrapped (negatives count from the end) and checked at run
 time, like `x[i]`. A boolean mask selects a number of elements known only at
-run time, so a read is supported only when the mask is a constant; otherwise the
-error points to np.where. A write through a run-time mask keeps the shape, and
-is a select (`y[y < 0] = 0.0`, `y[m] += v`: masked_write).
+run time: a read through a constant mask is a gather, a read through a run-time
+mask is a selection that only reductions and elementwise operations take
+(masked_reads.py). A write through a run-time mask keeps the shape, and is a
+select (`y[y < 0] = 0.0`, `y[m] += v`: masked_write).
 """
 
 from __future__ import annotations
@@ -80,8 +81,8 @@ def constant_values(v: SSAValue) -> np.ndarray | None:
 def parse(al, x: SSAValue, index_node: ast.expr, node, runtime_masks: bool = False) -> list[Part]:
     """The parts of `x[index]`, each evaluated once, an Ellipsis expanded, and
     boolean masks known while lowering turned into int arrays. With
-    `runtime_masks` (a write), a mask known only at run time is a part of kind
-    "mask" (masked_write), else an error."""
+    `runtime_masks` (a write, or a read: masked_reads.py), a mask known only at
+    run time is a part of kind "mask" (masked_write), else an error."""
     parts: list[Part] = []
     ellipsis = None
     for part, value in _entries(al, index_node, node):
