@@ -221,6 +221,8 @@ class Expressions:
             base = self.fl.static_number(base, node.value)
         if is_array(base):
             return self.fl.arrays.subscript(base, node.slice, node)
+        if isinstance(base, Selection):
+            raise base.refusal(self.fl.arrays, node, "indexing a selection")
         if isinstance(base, Keywords):  # kwargs["a"]: a function's **kwargs is a dict
             base = MappingValue(dict, base.items)
         if isinstance(base, MappingValue) and base.cls is dict:
