@@ -45,8 +45,9 @@ from irad.ir import tensor as T
 from irad.ir.constants import constant_array
 from irad.ir.types import F64, I1, I64, is_bool, is_float, is_int
 
-MASK_HINT = ("use np.where(mask, x, 0.0) instead of x[mask], with np.sum over it (x[mask].mean() is "
-             "np.sum(np.where(mask, x, 0.0)) / np.sum(mask)): irad's array shapes are known while lowering")
+MASK_HINT = ("x[mask] is taken where it is reduced (x[mask].mean(), np.sum(x[mask] ** 2), "
+             "docs/python-subset.md); elsewhere use np.where(mask, x, 0.0), which keeps the shape: "
+             "irad's array shapes are known while lowering")
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ from irad.frontend import numpy_scalars
 from irad.frontend.numpy_table import NUMPY, parameters
 from irad.frontend.values import Kind, Static, is_array
 from irad.ir import tensor as T
-from irad.ir.types import F64, I64, is_bool, is_float
+from irad.ir.types import F64, I64, is_bool, is_float, numpy_dtype
 
 READ_MESSAGE = ("indexing with a boolean mask computed at run time gives an array whose length is known "
                 "only at run time")
@@ -227,7 +227,7 @@ def _extreme(fn):
         elif is_bool(elem):
             fill = big
         else:
-            info = np.iinfo(_INT_DTYPES.get(elem.width.data, np.int64))
+            info = np.iinfo(numpy_dtype(elem))  # uint8's least is 0: its carrier's would not fit
             fill = int(info.max if big else info.min)
         n = count(al, s, node)
         al.check(al.em.op(arith.CmpiOp(n, al.em.const(0, I64), "sgt")), node,
@@ -235,9 +235,6 @@ def _extreme(fn):
                  f"identity (x[m] at {s.where} selects no element; numpy raises ValueError)")
         return _call(al, fn, [_masked(al, s, fill, node)], node, axis=axis, keepdims=keepdims)
     return reduce
-
-
-_INT_DTYPES = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
 
 
 def _float_array(al, s: Selection) -> SSAValue:

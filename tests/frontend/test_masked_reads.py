@@ -276,3 +276,23 @@ def stacked(x):
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_refused_naming_the_line(f, x, message):
     check_refused(f, (x,), message)
+
+
+def narrow_extremes(x, k):
+    return k[x > 0].max(keepdims=True), k[x <= 0].min(keepdims=True), k[x > 0].sum(), k[x > 0].mean()
+
+
+def narrow_extremes_only(x, k):
+    return k[x > 0].max(keepdims=True), k[x <= 0].min(keepdims=True)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.uint8])
+def test_narrow_ints_keep_their_dtype(dtype):
+    """max and min fill the unselected elements with the dtype's own extremes (uint8's least is 0)."""
+    k = np.array([5, 100, 3, 120, 1, 7, 2, 9, 4]).astype(dtype)
+    x = np.array([1.0, -2.0, 3.0, -0.5, 2.0, 0.1, -0.1, 0.2, -0.3])
+    f = narrow_extremes_only if dtype == np.uint8 else narrow_extremes  # numpy sums uint8 in uint64 (refused)
+    value, expected = irad.vjp(f, x, k)[0], f(x, k)
+    for v, e in zip(value, expected):
+        np.testing.assert_array_equal(v, e)
+        assert np.asarray(v).dtype == np.asarray(e).dtype or isinstance(v, (int, float))
