@@ -14,12 +14,12 @@ mask, and that only elementwise operations and reductions take:
   that broadcast against `rest` alone, or selections through the same mask;
 * a reduction over the compacted axis 0 is a reduction of the whole array where
   the unselected elements are its identity: sum (0), prod (1), max (-inf or the
-  dtype's least), min, any, all; mean and var divide by the mask's count; len(),
-  .shape[0] and .size are the count, a run-time int.
+  dtype's least), min, any, all, count_nonzero; mean and var divide by the
+  mask's count; len(), .shape[0] and .size are the count, a run-time int.
 
-Anything else (storing it in a container, returning it, indexing it, a
-reduction leaving the compacted axis) is refused where it happens, naming the
-line of the `x[m]`.
+A variable or a list may hold it until then. Anything else (returning it,
+passing it to a function, indexing it, np.sort, a reduction leaving the
+compacted axis) is refused where it happens, naming the line of the `x[m]`.
 
 Gradients: an unselected element takes no part in the result, but the
 elementwise operations still run on it, and its cotangent is 0 only if their
@@ -60,10 +60,12 @@ HINT = ("reduce it where it is made: x[m].sum(), .mean(), .max(), .min(), .prod(
 @dataclass(frozen=True, eq=False)
 class Selection:
     """`x[m]` for a run-time mask: `array` of shape (P, *rest), the mask `mask`
-    of shape (P,) (the axes it covered, merged), where it was made."""
+    of shape (P,) (the axes it covered, merged), the mask as written (`source`:
+    two selections pair their elements only through one), where it was made."""
 
     array: SSAValue
     mask: SSAValue
+    source: SSAValue
     where: str  # "f.py:3:12", the x[m]
     KIND = Kind.SELECTION
 
@@ -84,7 +86,7 @@ def read(al, x: SSAValue, parts, node):
             p.kind == "slice" and _whole(p.node) for p in parts[1:]):
         raise al.error(node, f"{READ_MESSAGE}; irad takes x[m] alone (a mask over x's leading axes), "
                        "reduced", HINT)
-    mask = masks[0].value
+    source = mask = masks[0].value
     dims, covered = T.shape(x), T.shape(mask)
     if len(covered) + len(parts) - 1 > len(dims):
         raise al.error(node, f"too many indices for an array of rank {len(dims)}")
@@ -99,7 +101,7 @@ def read(al, x: SSAValue, parts, node):
         first = _call(al, np.argmax, [mask], node)
         row = _call(al, np.take, [array, first], node, axis=Static(0))
         array = _call(al, np.where, [_against(al, mask, array, node), array, row], node)
-    return Selection(array, mask, al.fl.src.location(node))
+    return Selection(array, mask, source, al.fl.src.location(node))
 
 
 def _whole(s: ast.Slice) -> bool:
@@ -126,7 +128,7 @@ def elementwise(al, node, apply, operands: list):
     selections = [v for v in operands if isinstance(v, Selection)]
     first = selections[0]
     for s in selections[1:]:
-        if s.mask is not first.mask:
+        if s.source is not first.source:
             raise al.error(node, f"an operation on selections through two masks (x[m] at {first.where}, "
                            f"y[m] at {s.where}): irad pairs their elements only through one mask",
                            "compute the mask once and index with it: m = x > 0; x[m] * y[m]")
@@ -144,7 +146,7 @@ def elementwise(al, node, apply, operands: list):
     if not (is_array(result) and T.shape(result)[:1] == T.shape(first.array)[:1]
             and len(T.shape(result)) == len(T.shape(first.array))):  # pragma: no cover - guarded above
         raise first.refusal(al, node, "this operation")
-    return Selection(result, first.mask, first.where)
+    return Selection(result, first.mask, first.source, first.where)
 
 
 # ---- calls: numpy functions and methods --------------------------------------------------
@@ -270,7 +272,8 @@ def _variance(root: bool):
             raise al.error(node, f"ddof must be an int known while lowering, got {ddof!r}")
         x = _float_array(al, s)
         n = count(al, s, node)
-        center = _divided(al, _call(al, np.sum, [_masked(al, s, 0, node, x)], node, axis=axis, keepdims=Static(True)), n, 0, node)
+        total = _call(al, np.sum, [_masked(al, s, 0, node, x)], node, axis=axis, keepdims=Static(True))
+        center = _divided(al, total, n, 0, node)
         deviation = al.binary(ast.Sub(), x, center, node)
         squares = al.binary(ast.Mult(), deviation, deviation, node)
         total = _call(al, np.sum, [_masked(al, s, 0, node, squares)], node, axis=axis, keepdims=keepdims)
@@ -287,7 +290,7 @@ def _variance(root: bool):
 _REDUCTIONS = {
     np.sum: _sum(np.sum), np.prod: _sum(np.prod),
     np.max: _extreme(np.max), np.amax: _extreme(np.max), np.min: _extreme(np.min), np.amin: _extreme(np.min),
-    np.any: _logical(np.any), np.all: _logical(np.all),
+    np.any: _logical(np.any), np.all: _logical(np.all), np.count_nonzero: _logical(np.count_nonzero),
     np.mean: _mean, np.var: _variance(False), np.std: _variance(True),
 }
 

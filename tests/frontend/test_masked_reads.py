@@ -51,7 +51,7 @@ def spread(x):
 
 def product_and_logic(x):
     m = np.abs(x) < 1.5
-    return x[m].prod() + 2.0 * x[m].any() + (x[m] < 1.0).all() + len(x[m])
+    return x[m].prod() + 2.0 * x[m].any() + (x[m] < 1.0).all() + len(x[m]) + np.count_nonzero(x[m] > 0.5)
 
 
 def masked_loss(x, valid):
@@ -127,7 +127,9 @@ def test_held_in_a_list_until_reduced():
 
 def test_a_mask_over_two_axes_and_rows():
     def f(a):
-        return a[a > 0].mean() + a[a[:, 0] > 0, :].sum(axis=0).sum() + a[a > 0].shape[0] + a[a[:, 1] > 0].size
+        m = a > 0
+        return (a[m].mean() + a[a[:, 0] > 0, :].sum(axis=0).sum() + a[m].shape[0] + a[a[:, 1] > 0].size
+                + np.sum(a[m] * (2.0 * a)[m]))
 
     check_against_numpy(f, (A,))
 
