@@ -333,6 +333,8 @@ class Expressions:
     def _selection_binary(self, node: ast.BinOp, left: Value, right: Value) -> Value:
         def apply(a, b):
             return self.binary(node.op, self.fl.as_number(a, node.left), node.right, node, b)
+        if isinstance(node.op, ast.MatMult):  # x[rows] @ w: row by row
+            return masked_reads.rows_times(self.fl.arrays, node, apply, left, right)
         return masked_reads.elementwise(self.fl.arrays, node, apply, [left, right])
 
     def binary(

@@ -149,6 +149,14 @@ def elementwise(al, node, apply, operands: list):
     return Selection(result, first.mask, first.source, first.where)
 
 
+def rows_times(al, node, apply, left, right):
+    """x[m] @ w for a mask of rows of a 2-d x: each selected row times w (a selection)."""
+    if not isinstance(left, Selection) or isinstance(right, Selection) or len(left.rest) != 1:
+        raise _first([left, right], {}).refusal(al, node, "`@` of a selection other than x[rows] @ w")
+    result = apply(left.array, right)
+    return Selection(result, left.mask, left.source, left.where) if is_array(result) else result
+
+
 # ---- calls: numpy functions and methods --------------------------------------------------
 def call(al, fn, args: list, kwargs: dict, node):
     """A numpy function (or an array method, the selection first) with a selection among its arguments."""

@@ -24,6 +24,7 @@ rng = np.random.default_rng(11)
 X = rng.standard_normal(9)
 A = rng.standard_normal((8, 3))
 LABELS = np.array([0, 1, 2, 0, 1, 0, 2, 2])
+W = rng.standard_normal((3, 2))
 VALID = np.array([True, True, False, True, False, True, True, False, True])
 
 
@@ -129,7 +130,7 @@ def test_a_mask_over_two_axes_and_rows():
     def f(a):
         m = a > 0
         return (a[m].mean() + a[a[:, 0] > 0, :].sum(axis=0).sum() + a[m].shape[0] + a[a[:, 1] > 0].size
-                + np.sum(a[m] * (2.0 * a)[m]))
+                + np.sum(a[m] * (2.0 * a)[m]) + np.sum(np.tanh(a[a[:, 2] < 0.5] @ W) ** 2))
 
     check_against_numpy(f, (A,))
 
@@ -260,6 +261,12 @@ def to_a_helper(x):
     return total(x[x > 0])  # <- refused
 
 
+def updated_in_place(x):
+    s = x[x > 0]
+    s *= 2.0  # <- refused
+    return s.sum()
+
+
 def stacked(x):
     xs = [x[x > 0], x[x > 0]]  # a list may hold it until it is reduced
     return np.stack(xs).sum()  # <- refused
@@ -275,6 +282,7 @@ def stacked(x):
     (count_sized_array, X, "an array of shape \\(9,\\) with x\\[m\\]"),
     (to_a_helper, X, "x\\[m\\] for a boolean mask computed at run time .* cannot be passed to a function"),
     (stacked, X, "a selection used as a value here"),
+    (updated_in_place, X, "an in-place update of x\\[m\\]"),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_refused_naming_the_line(f, x, message):
     check_refused(f, (x,), message)
