@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
 from xdsl.ir import Attribute, SSAValue
 
 from irad.base.errors import UnsupportedError
-from irad.frontend import indexing, integers, library_refusals, numpy_scalars
+from irad.frontend import indexing, integers, library_refusals, masked_reads, numpy_scalars
 from irad.frontend.float_division import floor_divide, int_floor_divide, int_remainder, remainder
 from irad.frontend.call_aliases import CallAliases
 from irad.frontend.control_state import Path
@@ -572,6 +572,8 @@ class ArrayLowering:
     # ---- calls ------------------------------------------------------------------
     def call_values(self, fn, args: list, kwargs: dict, node):
         """A call to a numpy function (or an array method, the array first) with argument values."""
+        if any(isinstance(v, masked_reads.Selection) for v in (*args, *kwargs.values())):
+            return masked_reads.call(self, fn, args, kwargs, node)
         entry = NUMPY.get(fn)
         if entry is None:
             name = numpy_name(fn)
@@ -832,10 +834,13 @@ class ArrayLowering:
 
     # ---- indexing ---------------------------------------------------------------------
     def subscript(self, x: SSAValue, index_node: ast.expr, node) -> SSAValue:
-        return self.read(x, indexing.parse(self, x, index_node, node), node)
+        parts = indexing.parse(self, x, index_node, node, runtime_masks=True)
+        if any(p.kind == "mask" for p in parts):  # x[m]: a selection, reduced later (masked_reads.py)
+            return masked_reads.read(self, x, parts, node)
+        return self.read(x, parts, node)
 
     def read(self, x: SSAValue, parts, node) -> SSAValue:
-        """`x` at the parsed index (indexing.parse): a gather, an element or a view."""
+        """`x` at the parsed index (indexing.parse, no mask): a gather, an element or a view."""
         if indexing.has_arrays(parts):  # advanced indexing: a gather, a copy
             return indexing.read(self, x, parts, node)
         plan = self.index_plan(x, parts, node)
@@ -1679,6 +1684,8 @@ def array_method(al: ArrayLowering, method: BoundMethod, args: list, kwargs: dic
     x.reshape and x.transpose also take their shape or axes spread out
     (x.reshape(2, 3), x.transpose(1, 0, 2)), as numpy's methods do."""
     fn, x = method.fn, method.array
+    if isinstance(x, masked_reads.Selection):  # x[m].sum(), x[m].astype(float)
+        return masked_reads.call(al, fn, [x, *args], kwargs, node)
     if fn is np.reshape:
         _method_keywords(al, "reshape", kwargs, {"order": "C", "copy": None}, ("shape",), node)
         if "shape" in kwargs and args:
@@ -1709,6 +1716,11 @@ def _method_keywords(al: ArrayLowering, name: str, kwargs: dict, defaults: dict,
 
 def builtin_on_array(al: ArrayLowering, fn, args, node):
     """Python builtins applied to arrays: len, abs; None if `fn` is not one of them."""
+    if len(args) == 1 and isinstance(args[0], masked_reads.Selection):  # len(x[m]): the mask's count
+        if fn is builtins.len:
+            return masked_reads.count(al, args[0], node)
+        if fn is builtins.abs:
+            return al.call_values(np.absolute, [args[0]], {}, node)
     if fn is builtins.len and len(args) == 1 and is_array(args[0]):
         return Static(T.shape(args[0])[0])
     if fn is builtins.abs and len(args) == 1 and is_array(args[0]):  # numpy's abs: np.absolute

@@ -37,6 +37,7 @@ from xdsl.ir import SSAValue
 
 from irad.base.errors import IradWarning
 from irad.frontend.arrays import BoundMethod, array_method, builtin_on_array, is_numpy_callable, known_value
+from irad.frontend.masked_reads import Selection
 from irad.frontend.callables import (
     SELF,
     CallShape,
@@ -772,6 +773,8 @@ class Calls:
                                  "is not supported", f"irad takes the arguments of {describe_callable(fn)} positionally, without keywords")
         if len(args) not in arities:
             raise self.fl.src.error(node, f"{describe_callable(fn)} with {len(args)} arguments is not supported")
+        if len(args) == 1 and isinstance(args[0], Selection):  # abs(x[m]) (masked_reads.py)
+            return builtin_on_array(self.fl.arrays, fn, args, node) or self.fl.as_number(args[0], node)
         values = [self.fl.as_number(a, node) for a in args]
         if any(is_array(a) for a in values):
             result = builtin_on_array(self.fl.arrays, fn, values, node)

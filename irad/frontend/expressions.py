@@ -29,7 +29,8 @@ from irad.frontend.arrays import ARRAY_ATTRIBUTES, STATIC_OPERATORS, known_value
 from irad.frontend.callables import Closure, Keywords, Partial, rebuild
 from irad.frontend.known_methods import format_string
 from irad.ir import tensor as tensor_ops
-from irad.frontend import containers, integers, joins, number_joins, numpy_scalars
+from irad.frontend import containers, integers, joins, masked_reads, number_joins, numpy_scalars
+from irad.frontend.masked_reads import Selection
 from irad.frontend.emitter import Emitter, can_raise
 from irad.frontend.float_division import floor_divide, remainder
 from irad.frontend.numpy_shapes import index_concatenate
@@ -137,6 +138,8 @@ class Expressions:
             base = MappingValue(dict, base.items)
         if is_array(base):
             return self.fl.arrays.attribute(base, node.attr, node)
+        if isinstance(base, Selection):  # x[m].mean, x[m].shape
+            return masked_reads.attribute(self.fl.arrays, base, node.attr, node)
         if isinstance(base, (RecordValue, MappingValue)) and base.cls is not dict:
             return self._field(base, node)
         if isinstance(base, MappingValue):  # d.items(), d.get(k)
@@ -218,6 +221,8 @@ class Expressions:
             base = self.fl.static_number(base, node.value)
         if is_array(base):
             return self.fl.arrays.subscript(base, node.slice, node)
+        if isinstance(base, Selection):
+            raise base.refusal(self.fl.arrays, node, "indexing a selection")
         if isinstance(base, Keywords):  # kwargs["a"]: a function's **kwargs is a dict
             base = MappingValue(dict, base.items)
         if isinstance(base, MappingValue) and base.cls is dict:
@@ -272,6 +277,8 @@ class Expressions:
 
     def expr_UnaryOp(self, node: ast.UnaryOp) -> Value:
         operand = self.fl.expr(node.operand)
+        if isinstance(operand, Selection) and not isinstance(node.op, ast.Not):  # -x[m], ~x[m]
+            return masked_reads.elementwise(self.fl.arrays, node, lambda x: self._unary_array(node, x), [operand])
         if isinstance(node.op, ast.Not) and isinstance(operand, Static):
             return Static(not operand.obj)
         if isinstance(node.op, ast.Not) and isinstance(operand, (tuple, MappingValue)):  # `not xs`: its length
@@ -279,7 +286,9 @@ class Expressions:
         if isinstance(node.op, (ast.USub, ast.UAdd)) and _static_int(operand) is not None:
             n = _static_int(operand)
             return self.fl.integer(-n if isinstance(node.op, ast.USub) else n, node)
-        x = self.fl.as_number(operand, node.operand)
+        return self._unary_array(node, self.fl.as_number(operand, node.operand))
+
+    def _unary_array(self, node: ast.UnaryOp, x: SSAValue) -> Value:
         if isinstance(node.op, (ast.UAdd, ast.USub)) and not is_array(x):
             self.bool_rule("+x" if isinstance(node.op, ast.UAdd) else "-x", [x], node)
         if isinstance(node.op, ast.UAdd):
@@ -306,9 +315,13 @@ class Expressions:
 
     def expr_BinOp(self, node: ast.BinOp) -> Value:
         left = self.fl.expr(node.left)
+        if isinstance(left, Selection):  # x[m] ** 2, x[m] - y[m], c * x[m] (masked_reads.py)
+            return self._selection_binary(node, left, self.fl.expr(node.right))
         if isinstance(node.op, ast.Pow) and _literal_int(node.right) is not None and not is_array(left):
             return self.power(self.fl.as_number(left, node.left), node.right, node, None)
         right = self.fl.expr(node.right)
+        if isinstance(right, Selection):
+            return self._selection_binary(node, left, right)
         static = _static_arithmetic(node.op, left, right)
         if static is not None:  # shapes: x.shape[0] * 2 is known while lowering
             return static
@@ -316,6 +329,13 @@ class Expressions:
         if sequence is not None:
             return sequence
         return self.binary(node.op, self.fl.as_number(left, node.left), node.right, node, right)
+
+    def _selection_binary(self, node: ast.BinOp, left: Value, right: Value) -> Value:
+        def apply(a, b):
+            return self.binary(node.op, self.fl.as_number(a, node.left), node.right, node, b)
+        if isinstance(node.op, ast.MatMult):  # x[rows] @ w: row by row
+            return masked_reads.rows_times(self.fl.arrays, node, apply, left, right)
+        return masked_reads.elementwise(self.fl.arrays, node, apply, [left, right])
 
     def binary(
         self, op: ast.operator, left: SSAValue, right_node: ast.expr, node, right: Value = None
@@ -472,6 +492,10 @@ class Expressions:
                     break
                 result = k.obj
             return Static(result)
+        if len(node.ops) == 1 and any(isinstance(v, Selection) for v in (left, rights[0])):  # x[m] > 0
+            return masked_reads.elementwise(self.fl.arrays, node, lambda a, b: self.compare(
+                node.ops[0], self.fl.as_number(a, node.left), self.fl.as_number(b, node.comparators[0]), node),
+                [left, rights[0]])
         if len(node.ops) == 1:
             static = _static_arithmetic(node.ops[0], left, rights[0])
             if static is not None:

@@ -18,9 +18,10 @@ otherwise. irad lowers this in three steps:
 
 Index values are wrapped (negatives count from the end) and checked at run
 time, like `x[i]`. A boolean mask selects a number of elements known only at
-run time, so a read is supported only when the mask is a constant; otherwise the
-error points to np.where. A write through a run-time mask keeps the shape, and
-is a select (`y[y < 0] = 0.0`, `y[m] += v`: masked_write).
+run time: a read through a constant mask is a gather, a read through a run-time
+mask is a selection that only reductions and elementwise operations take
+(masked_reads.py). A write through a run-time mask keeps the shape, and is a
+select (`y[y < 0] = 0.0`, `y[m] += v`: masked_write).
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ from irad.ir import tensor as T
 from irad.ir.constants import constant_array
 from irad.ir.types import F64, I1, I64, is_bool, is_float, is_int
 
-MASK_HINT = ("use np.where(mask, x, 0.0) instead of x[mask], with np.sum over it (x[mask].mean() is "
-             "np.sum(np.where(mask, x, 0.0)) / np.sum(mask)): irad's array shapes are known while lowering")
+MASK_HINT = ("x[mask] is taken where it is reduced (x[mask].mean(), np.sum(x[mask] ** 2), "
+             "docs/python-subset.md); elsewhere use np.where(mask, x, 0.0), which keeps the shape: "
+             "irad's array shapes are known while lowering")
 
 
 @dataclass(frozen=True)
@@ -80,8 +82,8 @@ def constant_values(v: SSAValue) -> np.ndarray | None:
 def parse(al, x: SSAValue, index_node: ast.expr, node, runtime_masks: bool = False) -> list[Part]:
     """The parts of `x[index]`, each evaluated once, an Ellipsis expanded, and
     boolean masks known while lowering turned into int arrays. With
-    `runtime_masks` (a write), a mask known only at run time is a part of kind
-    "mask" (masked_write), else an error."""
+    `runtime_masks` (a write, or a read: masked_reads.py), a mask known only at
+    run time is a part of kind "mask" (masked_write), else an error."""
     parts: list[Part] = []
     ellipsis = None
     for part, value in _entries(al, index_node, node):

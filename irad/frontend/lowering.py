@@ -66,6 +66,7 @@ from irad.frontend.values import (
     value_node,
 )
 from irad.frontend.library import INT_RANGES, describe_callable
+from irad.frontend.masked_reads import Selection
 from irad.frontend.source import FunctionSource
 from irad.ir.types import F32, F64, I64, describe, is_float, is_int, refusal, type_of_value
 from irad.ir.isa import isa
@@ -368,6 +369,8 @@ class FunctionLowering:
     def as_number(self, value: Value, node: ast.expr) -> SSAValue:
         if isinstance(value, Static):
             value = self.static_number(value, node)
+        if isinstance(value, Selection):  # x[m] where neither a reduction nor an elementwise operation takes it
+            raise value.refusal(self.arrays, node, "a selection used as a value here")
         if not isa(value, SSAValue):
             raise self.src.error(node, f"expected a number here, got {_kind(value)}")
         return value
@@ -503,6 +506,8 @@ def _kind(value: Value) -> str:
         return f"a {type(value).__name__.removesuffix('Value').lower()} object"
     if kind is Kind.ABSENT:
         return "None (a call that returns nothing)" if value is None else "a variable without a value"
+    if kind is Kind.SELECTION:
+        return f"x[m] for a boolean mask computed at run time (at {value.where})"
     # Kind.CALLABLE
     if isinstance(value, Static):
         return f"the function {describe_callable(value.obj)}"

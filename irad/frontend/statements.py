@@ -22,6 +22,7 @@ from irad.frontend.arrays import known_value
 from irad.ir.symbols import value_name
 from irad.base.errors import raised_name
 from irad.frontend import contexts, imports, masked_writes, nested_targets, ufunc_at
+from irad.frontend.masked_reads import Selection
 from irad.frontend.values import ListValue, Value, is_array
 from irad.frontend.source import SUBSET_HINT
 from irad.ir.types import I1
@@ -78,6 +79,10 @@ class Statements:
             if isinstance(current, tuple):  # xs += ys extends a list in place; t += (v,) binds anew
                 self.fl.lists.augmented_list(stmt, current)
                 return
+            if isinstance(current, Selection):  # numpy's would change every name holding it
+                raise self.fl.src.error(
+                    stmt, f"an in-place update of x[m] for a boolean mask computed at run time (at {current.where})",
+                    f"bind the result anew: {stmt.target.id} = {ast.unparse(ast.BinOp(stmt.target, stmt.op, stmt.value))}")
             result = self.fl.expressions.binary(stmt.op, current, stmt.value, stmt)
             if is_array(current):  # numpy updates the array in place: y += v is np.add(y, v, out=y)
                 self.fl.arrays.update(stmt.target.id, current, result, stmt)

@@ -20,6 +20,9 @@ Every value the frontend holds for a Python value is of one `Kind`, which
 * ITERABLE: range, zip, enumerate and reversed objects (irad/frontend/iteration.py).
 * ABSENT: None (a call that returns nothing) and `NoValue` (a variable that
   has no value here, with why).
+* SELECTION: `x[m]` for a boolean mask known only at run time, whose length is
+  known only at run time: only reductions and elementwise operations take it
+  (irad/frontend/masked_reads.py).
 
 Value classes defined elsewhere declare their kind in a class attribute `KIND`.
 
@@ -59,6 +62,7 @@ class Kind(enum.Enum):
     CALLABLE = "callable"
     ITERABLE = "iterable"
     ABSENT = "absent"
+    SELECTION = "selection"
 
 
 @dataclass(frozen=True)

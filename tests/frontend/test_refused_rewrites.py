@@ -24,7 +24,8 @@ M = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
 
 # ---- refused, with the program numpy runs --------------------------------------------------------
 def mask_indexing(x):
-    return x[x > 0].mean()  # <- refused
+    """A reduction takes x[m] (test_masked_reads.py); np.sort does not."""
+    return np.sort(x[x > 0]).mean()  # <- refused
 
 
 def nonzero_sum(x):
