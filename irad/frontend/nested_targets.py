@@ -28,7 +28,7 @@ import ast
 from irad.frontend.control_state import is_user_variable
 from irad.frontend.lists import values_inside
 from irad.frontend.arrays import known_value
-from irad.frontend.values import ListValue, MappingValue, RecordValue, Static, is_array
+from irad.frontend.values import ListValue, MappingValue, RecordValue, Static, is_array, new_list
 
 
 def assign(fl, target: ast.Subscript, value, node: ast.AST) -> None:
@@ -139,7 +139,7 @@ def _replaced(fl, container, key, new, node):
         return RecordValue(tuple(new if j == i else v for j, v in enumerate(container)), container.cls)
     items = tuple(new if j == key else v for j, v in enumerate(container))
     if isinstance(container, ListValue):
-        return fl.lists.new_list(items)
+        return new_list(items)
     if type(container) is tuple:
         return items
     raise fl.src.error(node, f"assignment into {fl.kind_of(container)} is not supported")
