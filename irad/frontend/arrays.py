@@ -441,10 +441,11 @@ class ArrayLowering:
         return self.new(self.em.op(cls(x, y)))
 
     def refuse_bools(self, node, what: str, *values) -> None:
-        """numpy subtracts inside `what`, which it refuses on bools (TypeError), or
-        adds them as `or`, where irad would count them: refused by name."""
+        """numpy adds bools inside `what` as `or` where irad would count them, and
+        raises nothing (np.trapezoid): refused by name. Where numpy raises for
+        bools (a subtraction inside np.ptp), held_ints refuses every such call."""
         if any(isinstance(v, SSAValue) and is_bool(T.element(v)) for v in values):
-            raise self.error(node, f"{what} of bool values is not supported (numpy subtracts or adds them as bools)",
+            raise self.error(node, f"{what} of bool values is not supported (numpy adds them as bools)",
                              "convert to numbers first: mask * 1.0, mask.astype(float)")
 
     def invert(self, x: SSAValue, node) -> SSAValue:
