@@ -32,7 +32,13 @@ from irad.frontend.values import ListValue, MappingValue, RecordValue, Static, i
 
 
 def assign(fl, target: ast.Subscript, value, node: ast.AST) -> None:
-    """`<expr>[index] = value` where `<expr>` is not a name."""
+    """`<expr>[index] = value` where `<expr>` is not a name: its indices evaluated
+    first (`c["k"][c["k"] > 1] = v` reads `c["k"]` before the write takes `c` apart)."""
+    with fl.statements.indices_evaluated(target) as target:
+        _assign(fl, target, value, node)
+
+
+def _assign(fl, target: ast.Subscript, value, node: ast.AST) -> None:
     root, steps = _chain(target.value)
     if root is None:
         raise fl.src.error(
