@@ -235,12 +235,6 @@ def pytest_approx(expected):
 
 def save_regression(source: str, args, error: BaseException):
     """Keep a failing program as tests/fuzz/regressions/python_<hash>.py (test_regressions.py runs it)."""
-    import hashlib
+    from tests.fuzz.hypothesis_runs import save_regression as save
 
-    from tests.fuzz.checks import REGRESSIONS
-
-    path = REGRESSIONS / f"python_{hashlib.sha1(source.encode()).hexdigest()[:12]}.py"
-    first = str(error).splitlines()[0] if str(error) else ""
-    path.write_text(f"# A program the Python-constructs fuzzer found failing: {type(error).__name__}: {first}\n"
-                    f"# ARGS = {(list(args[0]), args[1])!r}\n{source}")
-    return path
+    return save("python", "Python-constructs", source, (list(args[0]), args[1]), error)
