@@ -20,6 +20,7 @@ import contextlib
 import sys
 from xdsl.ir import SSAValue
 from irad.frontend.arrays import known_value
+from irad.frontend.known_methods import format_string
 from irad.ir.symbols import value_name
 from irad.base.errors import raised_name
 from irad.frontend import contexts, imports, masked_writes, nested_targets, ufunc_at
@@ -220,21 +221,8 @@ class Statements:
 
     def _message(self, node: ast.expr) -> str:
         """An assert's or exception's message: its text where known while lowering, else its source."""
-        if isinstance(node, ast.JoinedStr):  # an f-string: known parts filled in
-            out = []
-            for part in node.values:
-                if isinstance(part, ast.Constant):
-                    out.append(str(part.value))
-                    continue
-                known, obj = known_value(self.fl.expr(part.value))
-                spec = part.format_spec
-                plain = spec is None or all(isinstance(p, ast.Constant) for p in spec.values)
-                if known and plain:
-                    converted = {-1: obj, ord("r"): repr(obj), ord("s"): str(obj), ord("a"): ascii(obj)}[part.conversion]
-                    out.append(format(converted, "".join(p.value for p in spec.values) if spec else ""))
-                else:
-                    out.append("{" + ast.unparse(part.value) + "}")
-            return "".join(out)
+        if isinstance(node, ast.JoinedStr):  # an f-string: known parts filled in, others as source
+            return format_string(self.fl, node, message=True).obj
         known, obj = known_value(self.fl.expr(node))
         return str(obj) if known else ast.unparse(node)
 
