@@ -118,7 +118,9 @@ class Statements:
         def once(expr):
             if expr is None or isinstance(expr, (ast.Constant, ast.Name)):
                 return expr
-            name = self.fl.iteration.hidden_name("index")
+            name = f"({ast.unparse(expr)})"  # no identifier: a refusal quoting the target shows the source
+            if name in self.fl.env:
+                name = self.fl.iteration.hidden_name(name)
             self.fl.env[name] = self.fl.expr(expr)
             temporaries.append(name)
             return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), expr)
