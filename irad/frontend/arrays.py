@@ -41,7 +41,7 @@ from irad.frontend.emitter import Emitter
 from irad.frontend.globals import is_hidden
 from irad.frontend.held_ints import HeldInts, zero_divisor_of_ints
 from irad.frontend.numpy_table import NUMPY, library_entries, numpy_function, numpy_name, numpy_signature, parameters
-from irad.frontend.values import ListValue, MappingValue, Static, is_array
+from irad.frontend.values import ListValue, MappingValue, Static, is_array, new_list
 from irad.frontend import folding
 from irad.frontend.folding import folded
 from irad.frontend.views import Reshape, Slice, Transpose, Views
@@ -459,10 +459,11 @@ class ArrayLowering:
         return self.new(self.em.op(cls(x, y)))
 
     def refuse_bools(self, node, what: str, *values) -> None:
-        """numpy subtracts inside `what`, which it refuses on bools (TypeError), or
-        adds them as `or`, where irad would count them: refused by name."""
+        """numpy adds bools inside `what` as `or` where irad would count them, and
+        raises nothing (np.trapezoid): refused by name. Where numpy raises for
+        bools (a subtraction inside np.ptp), held_ints refuses every such call."""
         if any(isinstance(v, SSAValue) and is_bool(T.element(v)) for v in values):
-            raise self.error(node, f"{what} of bool values is not supported (numpy subtracts or adds them as bools)",
+            raise self.error(node, f"{what} of bool values is not supported (numpy adds them as bools)",
                              "convert to numbers first: mask * 1.0, mask.astype(float)")
 
     def invert(self, x: SSAValue, node) -> SSAValue:
@@ -1653,16 +1654,8 @@ def _tolist(al, node, a):
                        "keep it an array: index it, or loop over it (for v in x)")
     items = [_item(al, node, x, Static(i)) for i in range(math.prod(shape))]
     for length in reversed(shape[1:]):  # the innermost lists first
-        items = [_new_list(tuple(items[k:k + length])) for k in range(0, len(items), length)]
-    return _new_list(tuple(items))
-
-
-def _new_list(items: tuple) -> ListValue:
-    """A list the program made, as lists.Lists.new_list makes one (lists.py imports this module)."""
-    value = ListValue(items)
-    value.mutable = True
-    value.nested = any(not isinstance(v, SSAValue) for v in items)
-    return value
+        items = [new_list(tuple(items[k:k + length])) for k in range(0, len(items), length)]
+    return new_list(tuple(items))
 
 
 # methods of arrays: name -> the numpy function they call with the array first

@@ -71,6 +71,7 @@ from irad.frontend.values import (
     Static,
     Value,
     is_array,
+    new_list,
     value_kind,
     make_value,
     python_class,
@@ -124,7 +125,7 @@ class Calls:
     expressions and assignments (`expr`, `assign`, `as_number`,
     `runtime_values`, `_static_value`, `check*`, `runtime_error`, `kind_of`);
     the arrays (`fl.arrays`); the lists and iterables it makes
-    (`new_list`, `items_of`, `length_of`, `make_range`/`zip`/`enumerate`/`reversed`,
+    (`items_of`, `length_of`, `make_range`/`zip`/`enumerate`/`reversed`,
     `sum_call`, `sum_values`, `tree_leaves`, `materialise`, `call_list_method`,
     `calls_may_return_lists`).
     """
@@ -346,10 +347,10 @@ class Calls:
         if obj is builtins.reversed and not kwargs:
             return self.fl.iteration.make_reversed(args, node)
         if obj is builtins.sorted:
-            return self.fl.lists.new_list(self.fl.iteration.sorted_items(args, kwargs, node))
+            return new_list(self.fl.iteration.sorted_items(args, kwargs, node))
         if obj in (builtins.tuple, builtins.list) and not kwargs and len(args) <= 1:
             items = self.fl.iteration.items_of(args[0], node) if args else ()
-            return self.fl.lists.new_list(items) if obj is builtins.list else items
+            return new_list(items) if obj is builtins.list else items
         if obj is builtins.sum:
             if kwargs.keys() - {"start"} or not 1 <= len(args) + len(kwargs) <= 2:
                 raise self.fl.src.error(node, "sum takes an iterable and an optional start")

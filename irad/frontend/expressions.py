@@ -37,7 +37,7 @@ from irad.frontend.numpy_shapes import index_concatenate
 from irad.base import pytrees
 from irad.base.pytrees import Tree
 from irad.frontend.values import (
-    ListValue, MappingValue, Method, NoValue, RecordValue, Static, Value, is_array,
+    ListValue, MappingValue, Method, NoValue, RecordValue, Static, Value, is_array, new_list,
 )
 from irad.ir.types import F64, I1, describe, is_bool, is_float, is_int, refusal
 from irad.ir.isa import isa
@@ -178,7 +178,7 @@ class Expressions:
         return tuple(self._elements(node.elts))
 
     def expr_List(self, node: ast.List) -> Value:
-        return self.fl.lists.new_list(self._elements(node.elts))
+        return new_list(self._elements(node.elts))
 
     def _elements(self, elts: list[ast.expr]) -> list[Value]:
         """The items of a tuple or list display: numbers known while lowering

@@ -332,19 +332,19 @@ def masked_write(al, y: SSAValue, mask: SSAValue, value, node) -> SSAValue:
     y where the mask is false, `value` where it is true. numpy takes `value`
     one per selected element too, a shape known only at run time: it must
     broadcast to one element's (a number, or a row of y's other axes)."""
-    check_masked_value(al, y, mask, value, node)
+    check_masked_value(al, y, mask, T.shape(value) if is_array(value) else (), node)
     return masked_select(al, y, mask, T.broadcast_to(al.em, value, T.shape(y)))
 
 
-def check_masked_value(al, y: SSAValue, mask: SSAValue, value, node) -> None:
-    """The mask covers y's leading axes, and the value is one element's."""
+def check_masked_value(al, y: SSAValue, mask: SSAValue, shape: tuple, node) -> None:
+    """The mask covers y's leading axes, and a value of `shape` is one element's."""
     dims, rank = T.shape(y), len(T.shape(mask))
     if T.shape(mask) != dims[:rank]:
         raise al.error(node, f"a boolean mask of shape {T.shape(mask)} does not match the array's "
                        f"leading axes {dims[:rank]} (numpy's IndexError)")
     rest = dims[rank:]
-    if T.broadcast_shapes(T.shape(value) if is_array(value) else (), rest) != rest:
-        raise al.error(node, f"assigning a value of shape {T.shape(value)} through a boolean mask computed at "
+    if T.broadcast_shapes(tuple(shape), rest) != rest:
+        raise al.error(node, f"assigning a value of shape {tuple(shape)} through a boolean mask computed at "
                        f"run time: numpy takes one item per selected element, a count known only at run time",
                        "assign a number, or a value for one element, or write y = np.where(mask, values, y) "
                        "with values of y's shape")

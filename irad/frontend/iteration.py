@@ -45,7 +45,7 @@ from irad.frontend.arrays import known_value
 from irad.frontend.callables import Closure, free_names, local_names
 from irad.frontend.containers import ordered_keys
 from irad.frontend.control_flow import INDEX
-from irad.frontend.values import Kind, MappingValue, Static, is_array
+from irad.frontend.values import Kind, MappingValue, Static, is_array, new_list
 from irad.ir.types import I1, I64, is_float
 
 
@@ -638,7 +638,7 @@ class Iteration:
 
     # ---- comprehensions --------------------------------------------------------------------
     def expr_ListComp(self, node: ast.ListComp):
-        return self.fl.lists.new_list(self.unrolled_comprehension(node))  # a list, when returned
+        return new_list(self.unrolled_comprehension(node))  # a list, when returned
 
     def expr_GeneratorExp(self, node: ast.GeneratorExp):
         return self.unrolled_comprehension(node)

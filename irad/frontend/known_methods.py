@@ -44,16 +44,29 @@ def call_known_method(src, obj, args: list, kwargs: dict, node) -> Static | None
     return Static(result)
 
 
-def format_string(fl, node: ast.JoinedStr) -> Static:
-    """An f-string whose values are known while lowering, lowered by the FunctionLowering `fl`."""
-    parts = []
+def format_string(fl, node: ast.JoinedStr, message: bool = False) -> Static:
+    """An f-string whose values are known while lowering, lowered by the
+    FunctionLowering `fl`, as Python formats it (conversions `!r`, format specs
+    `:.3f`, nested ones `:>{w}`). With `message` (a raise's or an assert's text,
+    made while lowering), any value known then is formatted, and a part known
+    only at run time keeps its source text, `{loss:.3f}`, where Python would
+    show the value."""
+    return Static(_formatted(fl, node, message)[0])
+
+
+_CONVERSIONS = {ord("s"): str, ord("r"): repr, ord("a"): ascii}
+
+
+def _formatted(fl, node: ast.JoinedStr, message: bool) -> tuple[str, bool]:
+    """The f-string's text, and whether all of it was known (else its run-time parts are source text)."""
+    parts, known_all = [], True
     for part in node.values:
         if isinstance(part, ast.Constant):
             parts.append(part.value)
             continue
         value = fl.expr(part.value)
         known, obj = known_value(value)
-        if not known or not isinstance(obj, (str, int, float, bool, type(None))):
+        if not message and (not known or not isinstance(obj, (str, int, float, bool, type(None)))):
             raise fl.src.error(
                 node, f"an f-string formats values known while lowering (strs, ints), not run-time values "
                 f"(`{ast.unparse(part.value)}` is {fl.kind_of(value)})",
@@ -62,7 +75,15 @@ def format_string(fl, node: ast.JoinedStr) -> Static:
                 "range(n) with n known while lowering (a constant, a shape, len(...), a static argument), "
                 "so the value is known",
             )
-        obj = {"s": str, "r": repr, "a": ascii}.get(chr(part.conversion), lambda v: v)(obj) if part.conversion != -1 else obj
-        spec = format_string(fl, part.format_spec).obj if part.format_spec is not None else ""
-        parts.append(format(obj, spec))
-    return Static("".join(parts))
+        spec, spec_known = _formatted(fl, part.format_spec, message) if part.format_spec is not None else ("", True)
+        if known and spec_known:
+            try:
+                parts.append(format(_CONVERSIONS.get(part.conversion, lambda v: v)(obj), spec))
+            except (TypeError, ValueError) as error:  # Python raises while making the string
+                raise fl.src.error(node, f"formatting `{ast.unparse(part.value)}` in an f-string raises "
+                                   f"{type(error).__name__}: {error}") from None
+            continue
+        known_all = False  # the part's source: `{s!r:>{w}}`
+        conversion = "" if part.conversion == -1 else "!" + chr(part.conversion)
+        parts.append("{" + ast.unparse(part.value) + conversion + (":" + spec if part.format_spec else "") + "}")
+    return "".join(parts), known_all

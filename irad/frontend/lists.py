@@ -56,7 +56,7 @@ from irad.frontend.callables import Closure, Keywords, Partial, rebuild
 from irad.frontend.emitter import Emitter
 from irad.frontend.iteration import ITERABLES, EnumerateValue, ReversedValue, ZipValue
 from irad.base.pytrees import Node
-from irad.frontend.values import Kind, ListValue, MappingValue, Method, value_node
+from irad.frontend.values import Kind, ListValue, MappingValue, Method, holds_containers, new_list, value_node
 from irad.frontend.values import Static
 from irad.frontend.views import Slice
 from irad.frontend.control_state import is_user_variable
@@ -135,10 +135,6 @@ def lists_inside(value) -> list[ListValue]:
     return [v for v in values_inside(value) if isinstance(v, ListValue)]
 
 
-def _holds_containers(items) -> bool:
-    return any(not isinstance(v, SSAValue) for v in items)
-
-
 def _changed_list_names(body: list[ast.stmt]) -> list[str]:
     """The variables a statement list changes as lists, syntactically (not
     inside nested functions, whose changes are refused where they happen):
@@ -170,8 +166,8 @@ class Lists:
     """Unpacking, list methods, and lists that change: a collaborator of the
     FunctionLowering `fl` that holds it (`fl.lists`).
 
-    What the others use: making and freezing lists (`new_list`,
-    `freeze_lists`), unpacking (`unpack`), the operations on a list or tuple
+    What the others use: freezing lists (`freeze_lists`; values.new_list
+    makes them), unpacking (`unpack`), the operations on a list or tuple
     (`sequence_attribute`, `call_list_method`, `sequence_item`,
     `assign_list_item`, `sequence_binary`, `augmented_list`,
     `refuse_known_list_change`), the rules of loops (`walking`,
@@ -191,15 +187,7 @@ class Lists:
         self.fl = fl
         self.walked: list[ListValue] = []  # the lists unrolled `for` loops are walking, innermost last
 
-    # ---- making lists ----------------------------------------------------------------------
-    @staticmethod
-    def new_list(items) -> ListValue:
-        """A list the program made (it may change)."""
-        value = ListValue(items)
-        value.mutable = True
-        value.nested = _holds_containers(value)
-        return value
-
+    # ---- freezing lists --------------------------------------------------------------------
     @staticmethod
     def freeze_lists(value, why: str, hint: str = "") -> None:
         """The lists in `value` may no longer change (a copy of them exists, or
@@ -228,7 +216,7 @@ class Lists:
             if n < len(elts) - 1:
                 raise self.fl.src.error(
                     target, f"not enough values to unpack (expected at least {len(elts) - 1}, got {n}){what}", hint)
-            pairs = [*zip(elts[:k], items[:k]), (elts[k].value, self.new_list(items[k:n - after])),
+            pairs = [*zip(elts[:k], items[:k]), (elts[k].value, new_list(items[k:n - after])),
                      *zip(elts[k + 1:], items[n - after:])]
         else:
             if n != len(elts):
@@ -286,7 +274,7 @@ class Lists:
             raise self.fl.src.error(node, f"list.{name}() takes {count} positional arguments ({len(args)} given)")
         items = list(method.receiver)
         if name == "copy":
-            return self.new_list(items)
+            return new_list(items)
         variable = self._changed_variable(method, node)
         result = None
         if name == "append":
@@ -313,7 +301,7 @@ class Lists:
         return result
 
     def _rebind(self, variable: str, items: list) -> None:
-        self.fl.env[variable] = self.new_list(items)
+        self.fl.env[variable] = new_list(items)
 
     def _new_item(self, value, receiver: ListValue, node):
         if any(v is receiver for v in lists_inside(value)):
@@ -389,7 +377,7 @@ class Lists:
             if bounds[2] == 0:
                 raise self.fl.src.error(node, "slice step cannot be zero")
             items = tuple(base)[slice(*bounds)]
-            return self.new_list(items) if isinstance(base, ListValue) else items
+            return new_list(items) if isinstance(base, ListValue) else items
         value = self.fl.expr(index_node)
         known, i = known_value(value)
         kind = "list" if isinstance(base, ListValue) else "tuple"
@@ -470,12 +458,12 @@ class Lists:
                 raise self.fl.src.error(node, f'can only concatenate {kind} (not "{other}") to {kind}',
                                         f"convert one: {kind}(...)")
             items = (*left, *right)
-            return self.new_list(items) if kind == "list" else items
+            return new_list(items) if kind == "list" else items
         if isinstance(op, ast.Mult):
             seq, count = (left, right) if isinstance(left, tuple) else (right, left)
             n = self._known_int(count, node, f"the number of times a {kind} is repeated")
             items = tuple(seq) * max(n, 0)
-            return self.new_list(items) if kind == "list" else items
+            return new_list(items) if kind == "list" else items
         raise self.fl.src.error(node, f"this operator on a {kind} is not supported",
                                 "lists and tuples take + (concatenation) and * (repetition)")
 
@@ -620,7 +608,7 @@ class Lists:
             for name in names:
                 arrays, before = [self.fl.env[b] for b in buffers[name]], self.fl.env[name]
                 items = [rebuild(trees[name], iter([self.buffer_row(a, k) for a in arrays])) for k in range(n)]
-                self.fl.env[name] = self.new_list([*before, *items])
+                self.fl.env[name] = new_list([*before, *items])
                 if not before and not isinstance(trees[name], Node):
                     self.fl.env[name].rows_of = arrays[0]  # np.stack(xs), sum(xs), xs[i], for x in xs: the buffer
         finally:
@@ -698,7 +686,7 @@ class Lists:
             held = [None if lists is None else lists[position] if position < len(lists) else False
                     for lists in per_arm]
             if all(h is None or (h is not False and h.mutable and _held_once(h, env)) for h, env in zip(held, envs)):
-                copy.mutable, copy.nested = True, _holds_containers(copy)
+                copy.mutable, copy.nested = True, holds_containers(copy)
             else:
                 self.freeze_lists(copy, f"it is the copy the `if` at {where} joins, of lists that may not change")
                 for h in held:

@@ -1,17 +1,15 @@
-"""Updates through a boolean mask known only at run time: `y[m] op= v`,
-`y[m] = z[m]` and `c["k"][m] = v` (`y[m] = v` of a named array is an index part
-of kind "mask": indexing.py).
-
-Reading `y[m]` gives an array whose length is known only at run time, which
-irad refuses; an update through the mask keeps `y`'s shape, so it is a select
-over the whole array (indexing.masked_select), written back in place as
-`E[...] = ...` (through views and containers, as any item assignment):
+"""Updates through a boolean mask known only at run time that are not one
+index part (`y[m] = v` is one, of kind "mask", written through views and
+containers as any item: indexing.py, nested_targets.py):
 
     y[m] op= v      y[...] = np.where(m, y op v, y)     (numpy's in-place casting)
     y[m] = z[m]     y[...] = np.where(m, z, y)          (one mask expression on both sides)
 
-`v` must be one item (indexing.check_masked_value): numpy broadcasts it to the
-run-time count of True entries."""
+Reading `y[m]` gives an array whose length is known only at run time, which
+irad refuses; an update through the mask keeps `y`'s shape, so it is a select
+over the whole array (indexing.masked_select), written back in place as
+`E[...] = ...`. `v` must be one item (indexing.check_masked_value): numpy
+broadcasts it to the run-time count of True entries."""
 
 from __future__ import annotations
 
@@ -24,13 +22,10 @@ from irad.frontend import indexing
 from irad.frontend.values import Static, is_array
 from irad.ir import tensor as T
 
-# index expressions that may compute a mask: evaluated once more to find out (pure, so CSE merges the copies)
-_MASK_FORMS = (ast.Compare, ast.UnaryOp, ast.BinOp, ast.BoolOp, ast.Call, ast.Name, ast.Attribute, ast.Subscript)
-
 
 def _pure(expr: ast.expr) -> bool:
-    """No call but numpy's and Python's pure builtins, no `:=`: evaluating it once
-    more to look for a mask changes nothing (`y[order.pop()] = v` must pop once)."""
+    """No call but numpy's and Python's pure builtins, no `:=`: evaluating it in
+    another order, or once for two places, changes nothing."""
     for n in ast.walk(expr):
         if isinstance(n, ast.NamedExpr):
             return False
@@ -47,8 +42,9 @@ _PURE_ROOTS = frozenset({"np", "numpy", "abs", "len", "float", "int", "bool", "m
 
 
 def runtime_mask(fl, target: ast.expr) -> SSAValue | None:
-    """The mask of a target `E[m]`, where `m` is a bool array known only at run time; else None."""
-    if not (isinstance(target, ast.Subscript) and isinstance(target.slice, _MASK_FORMS) and _pure(target.slice)):
+    """The mask of a target `E[m]` whose index was evaluated (Statements.indices_evaluated:
+    a variable, read, not lowered again), where `m` is a bool array known only at run time; else None."""
+    if not (isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Name)):
         return None
     value = fl.expr(target.slice)
     if isinstance(value, Static) and isinstance(value.obj, np.ndarray) and value.obj.dtype == bool:
@@ -56,51 +52,41 @@ def runtime_mask(fl, target: ast.expr) -> SSAValue | None:
     return value if isinstance(value, SSAValue) and indexing.is_runtime_mask(value) else None
 
 
-def assign(fl, target: ast.Subscript, mask: SSAValue, value, node) -> None:
-    """`E[m] = value` through a container or view (`c["k"][m] = v`): the mask is
-    read before the container is taken apart for the write (nested_targets.py)."""
-    y = _array(fl, target, node)
-    v = fl.arrays.cast(fl.arrays.value(value, node), T.element(y))
-    _write_whole(fl, target, indexing.masked_write(fl.arrays, y, mask, v, node), node)
-
-
 def assign_copy(fl, stmt: ast.Assign) -> bool:
-    """`E[m] = Z[m]` with one mask expression on both sides: np.where(m, Z, E). False
-    where the statement is not of this form or `m` is not a run-time mask."""
+    """`E[i] = Z[i]` with one pure index expression on both sides, evaluated once
+    for both: np.where(m, Z, E) where it is a mask `m` known only at run time,
+    else the assignment as any. False where the statement is not of this form."""
     if len(stmt.targets) != 1 or not isinstance(stmt.value, ast.Subscript):
         return False
-    target = stmt.targets[0]
-    if not isinstance(target, ast.Subscript) or ast.dump(target.slice) != ast.dump(stmt.value.slice):
+    target, source = stmt.targets[0], stmt.value
+    if not isinstance(target, ast.Subscript) or ast.dump(target.slice) != ast.dump(source.slice):
         return False
-    if not _pure(stmt.value.value):  # evaluated here, and again where this is not the form
+    if not (_pure(source.value) and _pure(source.slice)):  # Python evaluates the source, then the target's index
         return False
-    mask = runtime_mask(fl, stmt.value)
-    if mask is None:
-        return False
-    source = fl.expr(stmt.value.value)
-    if not is_array(source):
-        return False
-    y = _array(fl, target, stmt)
-    k = len(T.shape(mask))
-    if T.shape(source)[:k] != T.shape(mask):
-        raise fl.src.error(stmt, f"a boolean mask of shape {T.shape(mask)} does not match the indexed array's "
-                           f"leading axes {T.shape(source)[:k]} (numpy's IndexError)")
-    z = fl.arrays.cast(source, T.element(y))
-    rest = T.shape(y)[k:]
-    if T.broadcast_shapes(T.shape(z)[k:], rest) != rest:
-        raise fl.src.error(stmt, f"cannot assign items of shape {T.shape(z)[k:]} to items of shape {rest} through "
-                           "a boolean mask", "write y = np.where(mask, values, y) with values of y's shape")
-    _write_whole(fl, target, indexing.masked_select(fl.arrays, y, mask, T.broadcast_to(fl.em, z, T.shape(y))), stmt)
+    with fl.statements.indices_evaluated(source) as source:
+        mask = runtime_mask(fl, source)
+        z = fl.expr(source.value) if mask is not None else None
+        if not is_array(z):
+            target = ast.copy_location(ast.Subscript(target.value, source.slice, ast.Store()), target)
+            fl.statements.assign(target, fl.expr(source), stmt)
+            return True
+        with fl.statements.indices_evaluated(target.value) as base:  # its indices once: read, then written
+            y = _array(fl, base, stmt)
+            k = len(T.shape(mask))
+            indexing.check_masked_value(fl.arrays, z, mask, (), stmt)  # z[m]: numpy's IndexError
+            indexing.check_masked_value(fl.arrays, y, mask, T.shape(z)[k:], stmt)
+            z = T.broadcast_to(fl.em, fl.arrays.cast(z, T.element(y)), T.shape(y))
+            _write_whole(fl, base, indexing.masked_select(fl.arrays, y, mask, z), stmt)
     return True
 
 
-def augment(fl, stmt: ast.AugAssign, mask: SSAValue) -> None:
-    """`E[m] op= value`: numpy computes `E[m] op value` and writes it back with its
-    in-place casting (arrays.update refuses what numpy's same-kind rule does)."""
-    target = stmt.target
-    y = _array(fl, target, stmt)
+def augment(fl, stmt: ast.AugAssign, target: ast.Subscript, mask: SSAValue) -> None:
+    """`E[m] op= value` (`target` with its indices evaluated): numpy computes
+    `E[m] op value` and writes it back with its in-place casting (arrays.update
+    refuses what numpy's same-kind rule does)."""
+    y = _array(fl, target.value, stmt)
     v = fl.arrays.value(fl.expr(stmt.value), stmt)
-    indexing.check_masked_value(fl.arrays, y, mask, v, stmt)
+    indexing.check_masked_value(fl.arrays, y, mask, T.shape(v) if is_array(v) else (), stmt)
     combined = fl.expressions.binary(stmt.op, y, stmt.value, stmt, right=v)
     if T.shape(combined) != T.shape(y):
         combined = T.broadcast_to(fl.em, combined, T.shape(y))
@@ -109,18 +95,17 @@ def augment(fl, stmt: ast.AugAssign, mask: SSAValue) -> None:
     if isinstance(target.value, ast.Name) and is_array(fl.env.get(target.value.id)):
         fl.arrays.update(target.value.id, y, selected, stmt)  # numpy's same-kind cast, in place
     else:
-        _write_whole(fl, target, fl.arrays.cast(selected, T.element(y)), stmt)
+        _write_whole(fl, target.value, fl.arrays.cast(selected, T.element(y)), stmt)
 
 
-def _array(fl, target: ast.Subscript, node) -> SSAValue:
-    y = fl.expr(target.value)
+def _array(fl, base: ast.expr, node) -> SSAValue:
+    y = fl.expr(base)
     if not is_array(y):
         raise fl.src.error(node, "item assignment through a boolean mask to a value that is not an array")
     return y
 
 
-def _write_whole(fl, target: ast.Subscript, whole: SSAValue, node) -> None:
+def _write_whole(fl, base: ast.expr, whole: SSAValue, node) -> None:
     """`E[...] = whole`: an in-place write of every element, as any item assignment."""
-    everything = ast.copy_location(ast.Subscript(value=target.value, slice=ast.Constant(Ellipsis), ctx=ast.Store()),
-                                   target)
+    everything = ast.copy_location(ast.Subscript(value=base, slice=ast.Constant(Ellipsis), ctx=ast.Store()), base)
     fl.statements.assign(everything, whole, node)

@@ -28,11 +28,17 @@ import ast
 from irad.frontend.control_state import is_user_variable
 from irad.frontend.lists import values_inside
 from irad.frontend.arrays import known_value
-from irad.frontend.values import ListValue, MappingValue, RecordValue, Static, is_array
+from irad.frontend.values import ListValue, MappingValue, RecordValue, Static, is_array, new_list
 
 
 def assign(fl, target: ast.Subscript, value, node: ast.AST) -> None:
-    """`<expr>[index] = value` where `<expr>` is not a name."""
+    """`<expr>[index] = value` where `<expr>` is not a name: its indices evaluated
+    first (`c["k"][c["k"] > 1] = v` reads `c["k"]` before the write takes `c` apart)."""
+    with fl.statements.indices_evaluated(target) as target:
+        _assign(fl, target, value, node)
+
+
+def _assign(fl, target: ast.Subscript, value, node: ast.AST) -> None:
     root, steps = _chain(target.value)
     if root is None:
         raise fl.src.error(
@@ -139,7 +145,7 @@ def _replaced(fl, container, key, new, node):
         return RecordValue(tuple(new if j == i else v for j, v in enumerate(container)), container.cls)
     items = tuple(new if j == key else v for j, v in enumerate(container))
     if isinstance(container, ListValue):
-        return fl.lists.new_list(items)
+        return new_list(items)
     if type(container) is tuple:
         return items
     raise fl.src.error(node, f"assignment into {fl.kind_of(container)} is not supported")

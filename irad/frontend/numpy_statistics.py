@@ -281,7 +281,6 @@ def _average(al, node, a, axis, weights, returned, keepdims):
 @numpy_function(np.ptp, params=("a", "?axis", "?out", "?keepdims"))
 def _ptp(al, node, a, axis, out, keepdims):
     _unsupported(al, node, "ptp", out=out)
-    al.refuse_bools(node, "np.ptp", al.array(a, node))
     top = al.reduction(a, axis, keepdims, node, arith.MaximumfOp)
     bottom = al.reduction(a, axis, keepdims, node, arith.MinimumfOp)
     return al.new(al.binary(ast.Sub(), top, bottom, node))

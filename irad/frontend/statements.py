@@ -6,7 +6,7 @@ and `import`.
 `Statements` is a collaborator of the FunctionLowering `fl` that holds it
 (`fl.statements`); `fl.statement` routes the others (`if`, `while`, jumps to
 `fl.control_flow`, `for` to `fl.iteration`, `def` to `fl.calls`). What the
-others use: `assign`.
+others use: `assign`, `indices_evaluated`.
 
 What it needs from `fl`: the source (`src`), the emitter (`em`), the path
 (`env`, `control`), `expr`, `as_number`, `check`, and the other
@@ -16,9 +16,11 @@ collaborators: `expressions`, `arrays`, `lists`, `control_flow`.
 from __future__ import annotations
 
 import ast
+import contextlib
 import sys
 from xdsl.ir import SSAValue
 from irad.frontend.arrays import known_value
+from irad.frontend.known_methods import format_string
 from irad.ir.symbols import value_name
 from irad.base.errors import raised_name
 from irad.frontend import contexts, imports, masked_writes, nested_targets, ufunc_at
@@ -58,17 +60,13 @@ class Statements:
                 self.assign(target, value)
         elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Subscript):
             # y[i] += v, p["W"][i] += v: read, combine, write back, the indices evaluated once
-            target, temporaries = self._indices_evaluated(stmt.target)
-            try:
+            with self.indices_evaluated(stmt.target) as target:
                 mask = masked_writes.runtime_mask(self.fl, target)
                 if mask is not None:  # y[y < 0] *= 0.5: a select (masked_writes.py)
-                    masked_writes.augment(self.fl, stmt, mask)
+                    masked_writes.augment(self.fl, stmt, target, mask)
                 else:
                     current = self.fl.expressions.expr_Subscript(target)
                     self.assign(target, self.fl.expressions.binary(stmt.op, current, stmt.value, stmt), stmt)
-            finally:
-                for name in temporaries:
-                    self.fl.env.pop(name)
         elif isinstance(stmt, ast.AugAssign):
             if not isinstance(stmt.target, ast.Name):
                 raise self.fl.src.error(
@@ -112,17 +110,22 @@ class Statements:
             )
             raise self.fl.src.error(stmt, f"{what} is not supported", hint)
 
-    def _indices_evaluated(self, target: ast.Subscript) -> tuple[ast.Subscript, list[str]]:
-        """`target` with each index that calls something (`y[order.pop()]`,
-        `p[key()][i]`) evaluated now, in Python's order, and read from a temporary
-        (irad's names are not identifiers): an augmented assignment reads and
-        writes the item, and Python evaluates its indices once."""
+    @contextlib.contextmanager
+    def indices_evaluated(self, target: ast.expr):
+        """`target` (`y[i]`, `p[key()].W[y > 0]`) with each index that is an
+        expression evaluated now, in Python's order, and read from a hidden name
+        while the `with` lasts (constants, variables and list literals stay as
+        written): Python evaluates a target's indices once, where an augmented
+        assignment reads and writes the item, and before a container is taken
+        apart for a write into its item (nested_targets.py)."""
         temporaries: list[str] = []
 
         def once(expr):
-            if expr is None or not any(isinstance(n, (ast.Call, ast.NamedExpr)) for n in ast.walk(expr)):
+            if expr is None or isinstance(expr, (ast.Constant, ast.Name)):
                 return expr
-            name = f"index.{len(temporaries)}"
+            name = f"({ast.unparse(expr)})"  # no identifier: a refusal quoting the target shows the source
+            if name in self.fl.env:
+                name = self.fl.iteration.hidden_name(name)
             self.fl.env[name] = self.fl.expr(expr)
             temporaries.append(name)
             return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), expr)
@@ -134,18 +137,18 @@ class Statements:
                 return ast.copy_location(ast.Tuple([index(e) for e in node.elts], ast.Load()), node)
             return node if isinstance(node, ast.List) else once(node)  # a list literal: an index array
 
-        def chain(node):
-            if not isinstance(node, ast.Subscript):
-                return node
-            base = chain(node.value)  # the container first, then its index, as Python
-            return ast.copy_location(ast.Subscript(base, index(node.slice), node.ctx), node)
+        def chain(node):  # the container first, then its index, as Python
+            if isinstance(node, ast.Subscript):
+                return ast.copy_location(ast.Subscript(chain(node.value), index(node.slice), node.ctx), node)
+            if isinstance(node, ast.Attribute):
+                return ast.copy_location(ast.Attribute(chain(node.value), node.attr, node.ctx), node)
+            return node
 
         try:
-            return chain(target), temporaries
-        except BaseException:
+            yield chain(target)
+        finally:
             for name in temporaries:
                 self.fl.env.pop(name)
-            raise
 
     def stmt_With(self, stmt: ast.With) -> None:
         """`with np.errstate(...):` its body, as if the `with` were not there (contexts.py)."""
@@ -165,10 +168,7 @@ class Statements:
             self.fl.lists.assign_list_item(target.value.id, target, value, node or target)
         elif _is_item(target):
             self.fl.arrays.assign_item(target.value.id, target.slice, value, node or target)
-        elif (isinstance(target, ast.Subscript) and not isinstance(target.value, ast.Name)
-              and (mask := masked_writes.runtime_mask(self.fl, target)) is not None):
-            masked_writes.assign(self.fl, target, mask, value, node or target)  # c["k"][c["k"] > 1] = v
-        elif isinstance(target, ast.Subscript):  # a[i][j] = v, p["W"][i] = v
+        elif isinstance(target, ast.Subscript):  # a[i][j] = v, p["W"][i] = v, c["k"][c["k"] > 1] = v
             nested_targets.assign(self.fl, target, value, node or target)
         elif isinstance(target, ast.Attribute):
             nested_targets.refuse_attribute(self.fl, target)
@@ -228,21 +228,8 @@ class Statements:
 
     def _message(self, node: ast.expr) -> str:
         """An assert's or exception's message: its text where known while lowering, else its source."""
-        if isinstance(node, ast.JoinedStr):  # an f-string: known parts filled in
-            out = []
-            for part in node.values:
-                if isinstance(part, ast.Constant):
-                    out.append(str(part.value))
-                    continue
-                known, obj = known_value(self.fl.expr(part.value))
-                spec = part.format_spec
-                plain = spec is None or all(isinstance(p, ast.Constant) for p in spec.values)
-                if known and plain:
-                    converted = {-1: obj, ord("r"): repr(obj), ord("s"): str(obj), ord("a"): ascii(obj)}[part.conversion]
-                    out.append(format(converted, "".join(p.value for p in spec.values) if spec else ""))
-                else:
-                    out.append("{" + ast.unparse(part.value) + "}")
-            return "".join(out)
+        if isinstance(node, ast.JoinedStr):  # an f-string: known parts filled in, others as source
+            return format_string(self.fl, node, message=True).obj
         known, obj = known_value(self.fl.expr(node))
         return str(obj) if known else ast.unparse(node)
 

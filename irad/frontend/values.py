@@ -131,6 +131,19 @@ class ListValue(tuple):
     nested = True  # False: numbers and arrays only (nothing inside to look for)
 
 
+def holds_containers(items) -> bool:
+    """Whether a list's items include containers (what `ListValue.nested` says)."""
+    return any(not isinstance(v, SSAValue) for v in items)
+
+
+def new_list(items) -> ListValue:
+    """A list the program made (it may change)."""
+    value = ListValue(items)
+    value.mutable = True
+    value.nested = holds_containers(value)
+    return value
+
+
 class RecordValue(tuple):
     """A NamedTuple in a program: its items, and its class (for fields)."""
 

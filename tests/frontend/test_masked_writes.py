@@ -7,6 +7,8 @@ broadcast to the run-time count of True entries is refused with the rewrite."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pytest
 
@@ -138,6 +140,41 @@ def items_with_calls_in_their_indices(x, z):
     return np.sum(y * x) + np.sum(c["k"])
 
 
+def masked_writes_through_calls(x, z):
+    """A container's item chosen by a call, written through a mask: each pop runs once
+    (`c[order.pop()][m] = z[m]` read the item and wrote it back through a second pop)."""
+    order = [0, 1, 0, 1]
+    c = [x * 1.0, x * 2.0]
+    c[order.pop()][z > 0] = z[z > 0]
+    c[order.pop()][z < 0] += 3.0
+    c[order.pop()][x > 0] = 0.5
+    return np.sum(c[0] * x) + np.sum(c[1] * z) + len(order)
+
+
+class Holder(NamedTuple):
+    w: np.ndarray
+
+
+def attribute_in_the_chain(x, z):
+    """`ps[k()].w[j()] += v`: the call inside the chain's attribute step runs once too."""
+    order = [0, 1, 2]
+    ps = [Holder(x * 1.0), Holder(z * 2.0)]
+    ps[order.pop(0)].w[order.pop()] += 3.0
+    ps[order.pop()].w[x > 0] *= 2.0
+    return np.sum(ps[0].w * x) + np.sum(ps[1].w * z) + len(order)
+
+
+def mask_of_the_item_itself(x, z):
+    """The mask reads the container's item that the write takes apart."""
+    c = {"k": x * 1.0}
+    c["k"][c["k"] > 0] = 0.5
+    c["k"][c["k"] < z] *= 2.0
+    c["k"][c["k"] > z] = z[c["k"] > z]
+    return np.sum(c["k"] * x)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_indices_with_calls_are_evaluated_once(backend):
-    check_against_numpy(items_with_calls_in_their_indices, (X, Z), backend=backend)
+@pytest.mark.parametrize("f", [items_with_calls_in_their_indices, masked_writes_through_calls,
+                               attribute_in_the_chain, mask_of_the_item_itself])
+def test_indices_with_calls_are_evaluated_once(f, backend):
+    check_against_numpy(f, (X, Z), backend=backend)

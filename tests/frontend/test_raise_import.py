@@ -210,3 +210,41 @@ def test_a_helper_that_always_raises_ends_its_callers_path(backend):
 def test_a_helper_that_always_raises_in_a_conditional_expression_is_refused():
     with pytest.raises(UnsupportedError, match="activation raises on every path, and this expression calls it only on some"):
         irad.grad(guarded_layer_loss, static_argnames="kind")(np.array([0.5, -1.0]), "gelu")
+
+
+# ---- f-string messages: Python's formatting of known values, source text for run-time ones -----
+def formatted_messages(x, name, p, width):
+    n = x.shape[0]
+    if np.sum(x) > 100.0:
+        raise ValueError(f"{name!r} {name!s} {name!a} {p:.3f} {p!r:>12} {n:04d} {n:>{width}} {x.shape} "
+                         f"{p:{width}.{n}e} {name:*^{width + 4}}")
+    assert np.sum(x) < 50.0, f"{name!r}: {n:+d} values, p={p:.2%}"
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name, p, width", [("wé", 0.5, 6), ("b", -1234.5678, 3), ("", 1e-7, 1)])
+@pytest.mark.parametrize("fill", [200.0, 20.0])
+def test_known_parts_of_a_message_are_formatted_as_python_formats_them(name, p, width, fill, backend):
+    x = np.full(3, fill)
+    with pytest.raises(Exception) as python:
+        formatted_messages(x, name, p, width)
+    g = irad.grad(formatted_messages, static_argnames=("name", "p", "width"), backend=backend)
+    with pytest.raises(type(python.value)) as compiled:
+        g(x, name, p, width)
+    assert isinstance(compiled.value, RuntimeCheckError)
+    prefix = "assertion failed" if isinstance(python.value, AssertionError) else type(python.value).__name__
+    message = str(python.value).splitlines()[0]  # pytest explains a failed assert on the lines after
+    assert str(compiled.value).endswith(f"{prefix}: {message}")
+
+
+def runtime_parts(x):
+    s = np.sum(x)
+    if s > 1.0:
+        raise ValueError(f"sum {s:.3f} of {x!r}, {s!s:>{x.shape[0]}} [{x.shape[0]:03d}]")
+    return s
+
+
+def test_run_time_parts_of_a_message_keep_their_source_text():
+    with pytest.raises(ValueError, match=r"ValueError: sum \{s:\.3f\} of \{x!r\}, \{s!s:>3\} \[003\]$"):
+        irad.grad(runtime_parts)(np.ones(3))

@@ -129,12 +129,6 @@ def check(source: str, args, directory, backend: str = "python") -> None:
 
 def save_regression(source: str, args, error: BaseException):
     """Keep a failing program as tests/fuzz/regressions/linalg_<hash>.py (test_regressions.py runs it)."""
-    import hashlib
+    from tests.fuzz.hypothesis_runs import save_regression as save
 
-    from tests.fuzz.checks import REGRESSIONS
-
-    path = REGRESSIONS / f"linalg_{hashlib.sha1(source.encode()).hexdigest()[:12]}.py"
-    first = str(error).splitlines()[0] if str(error) else ""
-    path.write_text(f"# A program the scipy.linalg fuzzer found failing: {type(error).__name__}: {first}\n"
-                    f"# ARGS = {(list(args[0]), list(args[1]))!r}\n{source}")
-    return path
+    return save("linalg", "scipy.linalg", source, (list(args[0]), list(args[1])), error)

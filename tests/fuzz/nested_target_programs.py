@@ -3,7 +3,7 @@
 list, a tuple, a NamedTuple, a dict in a list, a list in a dict) or a view
 of a named array, with another holder of the array or of its container, or
 none, then a write (an item, `+=` on a row, an item of a view, through a mask
-of data; in a `for` or `while` loop, of a helper's value). numpy shows
+of data, indices that pop from a list; in a `for` or `while` loop, of a helper's value). numpy shows
 the write through every holder; irad must give numpy's value or refuse, never
 a different value. Every holder is read back into the result."""
 
@@ -42,6 +42,9 @@ WRITES = {
     "helper_item": "{get}[2][0] = scale(x)\n",
     "loop_helper_row": "for i in range(2):\n    {get}[i] += scale(x * (i + 1.0)) * x\n",
     "while_item": "i = 0\nwhile i < 3 and x[i] < 1.0:\n    {get}[i][i] *= x[i]\n    i += 1\n",
+    # indices with side effects: each runs once, in Python's order (the source's before the target's)
+    "popped_items": "order = [2, 0, 1]\n{get}[order.pop()][order.pop()] += x[2] * 3.0\n",
+    "popped_mask": "order = [0, 1]\n{get}[order.pop()][x > 0.0] = x[order.pop()]\n",
 }
 INNER = {"dict_in_list": "c[0]", "list_in_dict": "c['k']"}
 

@@ -210,8 +210,7 @@ def check(source: str, args, directory, backend: str = "python") -> str:
             assert at and int(at.group(1)) == line, f"CPython raised at line {line}: {error!r}; irad: {got}"
             raised = re.match(r'\s*raise \w+\((f?)"(.*)"\)$', source.splitlines()[line - 1])
             if raised:  # run-time parts of an f-string keep their source text (docs/python-subset.md)
-                text = re.sub(r"\{([^{}!:]+)(![rsa])?(:[^{}]*)?\}", r"{\1}", raised.group(2)) if raised.group(1) \
-                    else raised.group(2)
+                text = raised.group(2)
                 assert str(got).endswith(f"{type(error).__name__}: {text}"), f"CPython: {error}; irad: {got}"
             return "raised"
         raise AssertionError(f"CPython raised {error!r} at line {line}; irad returned a value")
@@ -235,12 +234,6 @@ def pytest_approx(expected):
 
 def save_regression(source: str, args, error: BaseException):
     """Keep a failing program as tests/fuzz/regressions/python_<hash>.py (test_regressions.py runs it)."""
-    import hashlib
+    from tests.fuzz.hypothesis_runs import save_regression as save
 
-    from tests.fuzz.checks import REGRESSIONS
-
-    path = REGRESSIONS / f"python_{hashlib.sha1(source.encode()).hexdigest()[:12]}.py"
-    first = str(error).splitlines()[0] if str(error) else ""
-    path.write_text(f"# A program the Python-constructs fuzzer found failing: {type(error).__name__}: {first}\n"
-                    f"# ARGS = {(list(args[0]), args[1])!r}\n{source}")
-    return path
+    return save("python", "Python-constructs", source, (list(args[0]), args[1]), error)

@@ -6,40 +6,33 @@ IREE (where the extra is installed), against float64 and numpy's float32.
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
-from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import Phase, given, seed
 from hypothesis import strategies as st
 
 from irad.backends.iree.compile import unavailable_reason as iree_missing
 from irad.backends.native.compile import unavailable_reason as native_missing
 from tests import generated_programs
 from tests.fuzz.float32_programs import arguments, check, programs
+from tests.fuzz.hypothesis_runs import fuzz_seed, fuzz_settings, work_folder
 
-LONG = os.environ.get("FUZZ_EXAMPLES")
-SEED = int(os.environ.get("FUZZ_SEED", "20261206"))
-WORK = Path(tempfile.mkdtemp(prefix="irad-float32-fuzz-"))
+SEED = fuzz_seed(20261206)
+WORK = work_folder("float32")
+# each example compiles once and runs on 10^6 elements: a small share of the
+# budget, and no shrinking (minutes per step); a failure prints its program
+SETTINGS = fuzz_settings(2, 100, phases=[Phase.explicit, Phase.generate])
 
 
 def _load(source: str):
     return generated_programs.load(source, "f32_" + hashlib.sha1(source.encode()).hexdigest()[:12], WORK)
 
 
-def _settings(examples: int):
-    # each example compiles once and runs on 10^6 elements: a small share of the
-    # budget, and no shrinking (minutes per step); a failure prints its program
-    return settings(max_examples=max(1, int(LONG) // 100) if LONG else examples, deadline=None, database=None,
-                    suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.generate])
-
-
 @pytest.mark.native
 @pytest.mark.skipif(native_missing() is not None, reason=str(native_missing()))
 def test_long_float32_programs_natively():
     @seed(SEED)
-    @_settings(2)
+    @SETTINGS
     @given(source=programs(), data_seed=st.integers(0, 2**16))
     def run(source, data_seed):
         check(_load(source), *arguments(data_seed), "native")
@@ -51,7 +44,7 @@ def test_long_float32_programs_natively():
 @pytest.mark.skipif(iree_missing() is not None, reason=str(iree_missing()))
 def test_long_float32_programs_on_iree():
     @seed(SEED + 1)
-    @_settings(2)
+    @SETTINGS
     @given(source=programs(), data_seed=st.integers(0, 2**16))
     def run(source, data_seed):
         check(_load(source), *arguments(data_seed), "iree")

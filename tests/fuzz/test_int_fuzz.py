@@ -6,34 +6,26 @@ the budget as for tests/fuzz/test_fuzz.py."""
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
-from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import given, seed
 
 from irad.backends.native.compile import unavailable_reason
 from tests import generated_programs
+from tests.fuzz.hypothesis_runs import fuzz_seed, fuzz_settings, work_folder
 from tests.fuzz.int_programs import check, int_arguments, int_programs
 
-LONG = os.environ.get("FUZZ_EXAMPLES")
-SEED = int(os.environ.get("FUZZ_SEED", "20261206"))
-WORK = Path(tempfile.mkdtemp(prefix="irad-int-fuzz-"))
+SEED = fuzz_seed(20261206)
+WORK = work_folder("int")
 
 
 def _load(source: str):
     return generated_programs.load(source, "ints_" + hashlib.sha1(source.encode()).hexdigest()[:12], WORK).f
 
 
-def _settings(examples: int):
-    return settings(max_examples=max(1, int(LONG) // 5) if LONG else examples, deadline=None, database=None,
-                    suppress_health_check=list(HealthCheck))
-
-
 def test_random_int_programs():
     @seed(SEED)
-    @_settings(40)
+    @fuzz_settings(40, 5)
     @given(source=int_programs(), args=int_arguments())
     def run(source, args):
         check(_load(source), args)
@@ -45,7 +37,7 @@ def test_random_int_programs():
 @pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
 def test_random_int_programs_natively():
     @seed(SEED + 1)
-    @_settings(4)
+    @fuzz_settings(4, 5)
     @given(source=int_programs(), args=int_arguments())
     def run(source, args):
         check(_load(source), args, "native")

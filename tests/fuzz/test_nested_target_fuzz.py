@@ -37,7 +37,8 @@ def test_numpy_value_or_a_refusal(combination):
 def test_the_plain_forms_run():
     """With no other holder, every container and write form runs (not refused)."""
     for container in ("dict", "list", "tuple", "record", "dict_in_list", "list_in_dict", "named"):
-        for write in ("item", "row_add", "view_item", "transposed", "masked", "masked_rows", "masked_copy"):
+        for write in ("item", "row_add", "view_item", "transposed", "masked", "masked_rows", "masked_copy",
+                      "popped_items", "popped_mask"):
             source = program(container, "array_named" if container == "named" else "none", write)
             f = generated_programs.load(source, "nested_" + hashlib.sha1(source.encode()).hexdigest()[:12], WORK).f
             value, _ = irad.value_and_grad(f)(X.copy())

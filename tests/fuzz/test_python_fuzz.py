@@ -8,43 +8,24 @@ tests/fuzz/test_fuzz.py; a failure is saved as a regression."""
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
-
 import pytest
-from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import given, seed
 
 from irad.backends.native.compile import unavailable_reason
+from tests.fuzz.hypothesis_runs import KeptFailure, fuzz_seed, fuzz_settings, work_folder
 from tests.fuzz.python_programs import arguments, blocks, check, program, save_regression
 
-LONG = os.environ.get("FUZZ_EXAMPLES")
-SEED = int(os.environ.get("FUZZ_SEED", "20261207"))
-WORK = Path(tempfile.mkdtemp(prefix="irad-python-fuzz-"))
-SAVED: list[Path] = []
-
-
-def _settings(examples: int):
-    return settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-
-
-def _run(source, args, backend):
-    try:
-        check(source, args, WORK, backend)
-    except BaseException as error:
-        if LONG:  # shrinking replaces it by smaller ones
-            for old in SAVED:
-                old.unlink(missing_ok=True)
-            SAVED[:] = [save_regression(source, args, error)]
-        raise
+SEED = fuzz_seed(20261207)
+WORK = work_folder("python")
+FAILURES = KeptFailure(save_regression)
 
 
 def test_random_python_programs():
     @seed(SEED)
-    @_settings(max(1, int(LONG) // 5) if LONG else 40)
+    @fuzz_settings(40, 5)
     @given(drawn=blocks, args=arguments)
     def run(drawn, args):
-        _run(program(drawn), args, "python")
+        FAILURES.run(check, program(drawn), args, WORK, "python")
 
     run()
 
@@ -53,9 +34,9 @@ def test_random_python_programs():
 @pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
 def test_random_python_programs_natively():
     @seed(SEED + 1)
-    @_settings(max(1, int(LONG) // 50) if LONG else 3)
+    @fuzz_settings(3, 50)
     @given(drawn=blocks, args=arguments)
     def run(drawn, args):
-        _run(program(drawn), args, "native")
+        FAILURES.run(check, program(drawn), args, WORK, "native")
 
     run()
