@@ -209,6 +209,14 @@ class Calls:
         obj = callee.obj
         if isinstance(obj, BoundMethod):  # x.sum(axis=0), x.reshape(2, 3)
             return array_method(self.fl.arrays, obj, args, kwargs, node)
+        if isinstance(obj, np.vectorize):  # @np.vectorize, or np.vectorize(f) made outside the program
+            signature = {"signature": self.fl._static_value(Static(obj.signature), node)}
+            self._refuse_limits(np.vectorize, numpy_python.vectorize, [Static(obj.pyfunc)], signature, node)
+            made = self._call_function(numpy_python.vectorize, [Static(obj.pyfunc)], {
+                "otypes": self.fl._static_value(Static(obj.otypes and tuple(np.dtype(c) for c in obj.otypes)), node),
+                "excluded": self.fl._static_value(Static(tuple(obj.excluded)), node),
+                "signature": self.fl._static_value(Static(obj.signature), node)}, node)
+            return self.call_value(made, args, kwargs, node)
         if ufunc_methods.is_ufunc_method(obj):  # np.subtract.outer(x, y), np.add.reduce(x)
             return ufunc_methods.call(self.fl, obj, args, kwargs, node)
         frozen = _frozen_distribution(obj, callee.origin)  # scipy.stats.norm(0.0, 2.0).logpdf as a global
@@ -255,6 +263,8 @@ class Calls:
         if _hashable(target) and target in OPS:
             return self._library_call(obj, args, kwargs, node)
         if isinstance(target, types.FunctionType):
+            if target is not obj:  # np.vectorize: irad/numpy_python.py
+                self._refuse_limits(obj, target, args, kwargs, node)
             return self._call_function(target, args, kwargs, node)
         if callable(target) and _hashable(target) and self.fl.owner.has_rules(target):
             return self._external_call(target, args, kwargs, node)

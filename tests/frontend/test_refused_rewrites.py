@@ -1,7 +1,7 @@
 """Constructs irad refuses, each by name with why and the rewrite (issue 32): numpy
 functions whose result's length depends on the data (np.unique, np.nonzero, a
 run-time boolean mask), ones that call a Python function per element or row
-(np.vectorize, np.piecewise), np.histogram, generator
+(np.frompyfunc, np.piecewise), np.histogram, generator
 functions, `nonlocal`, `global`, and f-strings of run-time values in print.
 
 Every refusal names its file:line; every rewrite its hint gives runs here, on
@@ -46,10 +46,6 @@ def histogram_weighted(x):
 
 def _square_or_negate(v):
     return v * v if v > 0 else -v
-
-
-def vectorized(x):
-    return np.vectorize(_square_or_negate)(x).sum()  # <- refused
 
 
 def frompyfunc_sum(x):
@@ -118,7 +114,6 @@ REFUSED = [
     (argwhere_count, X, "numpy.argwhere is not supported: its result's length depends on the data"),
     (unique_sum, X, "numpy.unique is not supported: its result's length depends on the data"),
     (histogram_weighted, X, "numpy.histogram is not supported"),
-    (vectorized, X, "numpy.vectorize is not supported: it calls a Python function per element"),
     (frompyfunc_sum, X, "numpy.frompyfunc is not supported"),
     (piecewise_sum, X, "numpy.piecewise is not supported"),
     (generator_sum, X, "a generator function \\(`yield`\\) is not supported"),
@@ -169,6 +164,10 @@ def histogram_rewritten(x):
 
 def vectorize_rewritten(x):
     return np.sum(irad.vmap(_square_or_negate)(x))
+
+
+def vectorize_by_numpy(x):
+    return np.sum(np.vectorize(_square_or_negate, otypes=[float])(x))
 
 
 def vectorize_rewritten_matrix(m):
@@ -239,8 +238,9 @@ REWRITES = [
     (mask_rewritten, X, mask_indexing), (nonzero_rewritten, X, nonzero_sum), (argwhere_rewritten, X, argwhere_count),
     (unique_rewritten, X[:4], unique_sum), (histogram_rewritten, X, histogram_weighted),
     (histogram_rewritten, np.random.default_rng(1).normal(size=200), histogram_weighted),
-    (vectorize_rewritten, X, vectorized), (vectorize_rewritten, X, frompyfunc_sum),
-    (vectorize_rewritten_matrix, M, lambda m: np.sum(np.vectorize(_square_or_negate)(m) * np.arange(6.0).reshape(2, 3))),
+    (vectorize_rewritten, X, frompyfunc_sum), (vectorize_by_numpy, X, frompyfunc_sum),
+    (vectorize_rewritten_matrix, M, lambda m: np.sum(np.frompyfunc(_square_or_negate, 1, 1)(m).astype(float)
+                                                     * np.arange(6.0).reshape(2, 3))),
     (along_rows_rewritten, M, along_rows),
     (along_columns_rewritten, M, lambda m: np.apply_along_axis(_row_energy, 0, m).sum()),
     (piecewise_rewritten, X, piecewise_sum), (generator_rewritten, X, generator_sum),
