@@ -50,7 +50,7 @@ from irad.frontend.callables import (
     rebuild,
     static_argument,
 )
-from irad.frontend import (folding, held_ints, integers, known_calls, library_refusals, number_classes, numpy_scalars,
+from irad.frontend import (folding, held_ints, nonlocal_writes, integers, known_calls, library_refusals, number_classes, numpy_scalars,
                            ufunc_methods)
 from irad.frontend.containers import DictMethod, make_dict
 from irad.frontend.control_state import PathEnded
@@ -461,6 +461,8 @@ class Calls:
     # ---- functions from source: specialised on the call's shape -----------------------
     def _call_function(self, fn, args: list, kwargs: dict, node) -> Value:
         """A call to a Python function or a closure, specialised for its arguments."""
+        if isinstance(fn, Closure) and fn.code.nonlocals:
+            nonlocal_writes.refuse_out_of_definer(self.fl, fn, node)
         closure = self.bind_closure(fn) if isinstance(fn, Closure) else None
         signature = closure_signature(closure) if closure else self.fl.owner.signature(fn)
         who = closure.code.name if closure else describe_callable(fn)
@@ -490,6 +492,8 @@ class Calls:
         origin = CallOrigin(self.fl, node, tuple(leaves), who, recursive)
         result = self.call(target, leaves, node, shape, origin)
         self.fl.lists.calls_may_return_lists(result, (*args, *kwargs.values(), closure), node)
+        if closure is not None and closure.code.nonlocals:
+            return nonlocal_writes.write_back(self.fl, closure, result, node)
         return result
 
     def shape_of(self, value, leaves: list, node, who: str, what: str, known=None):
@@ -582,7 +586,11 @@ class Calls:
         if node not in cache:
             tree = node if isinstance(node, ast.FunctionDef) else lambda_as_def(node)
             outer = self.fl.name_and_target[0] or self.fl.src.tree.name
-            cache[node] = ClosureCode(self.fl.src.with_tree(tree), f"{outer}.{tree.name}", free_names(node))
+            free, nonlocals = free_names(node), nonlocal_writes.nonlocal_names(node)
+            if nonlocals:  # it reads them from its definer, and returns what they hold after
+                tree = nonlocal_writes.returning_nonlocals(tree, nonlocals)
+                free = tuple(dict.fromkeys([*free, *nonlocals]))
+            cache[node] = ClosureCode(self.fl.src.with_tree(tree), f"{outer}.{tree.name}", free, nonlocals)
         return cache[node]
 
     def bind_closure(self, closure: Closure, binding: frozenset = frozenset()) -> Closure:
