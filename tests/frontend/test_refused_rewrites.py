@@ -73,6 +73,19 @@ def generator_sum(x):
     return sum(_doubled(x))
 
 
+def first_sufficient_step(x):
+    g = 2.0 * x
+    t = 1.0
+    for _ in range(20):
+        candidate = x - t * g
+        if np.sum(candidate ** 2) <= 0.9 * np.sum(x ** 2):
+            break
+        t = t * 0.5
+    else:
+        raise ValueError("no sufficient decrease")
+    return np.sum(candidate ** 2) + t  # runs now (control_flow.assigned_first); the rewrite still gives its value
+
+
 def nonlocal_total(x):  # runs now (irad/frontend/nonlocal_writes.py); its rewrite still gives its value
     total = 0.0
 
@@ -200,6 +213,20 @@ def generator_expression_rewritten(x):
     return sum(x[i] * 2.0 for i in range(3))
 
 
+def first_sufficient_step_rewritten(x):
+    g = 2.0 * x
+    t = 1.0
+    candidate = x  # assigned before the loop, so the loop carries it
+    for _ in range(20):
+        candidate = x - t * g
+        if np.sum(candidate ** 2) <= 0.9 * np.sum(x ** 2):
+            break
+        t = t * 0.5
+    else:
+        raise ValueError("no sufficient decrease")
+    return np.sum(candidate ** 2) + t
+
+
 def nonlocal_rewritten(x):
     total = 0.0
 
@@ -244,6 +271,7 @@ REWRITES = [
     (along_columns_rewritten, M, lambda m: np.apply_along_axis(_row_energy, 0, m).sum()),
     (piecewise_rewritten, X, piecewise_sum), (generator_rewritten, X, generator_sum),
     (generator_expression_rewritten, X, generator_sum), (nonlocal_rewritten, X, nonlocal_total),
+    (first_sufficient_step_rewritten, X, first_sufficient_step),
     (filter_rewritten, X, filtered), (filter_rewritten_masked, X, filtered), (fsum_rewritten, X, fsum),
 ]
 
