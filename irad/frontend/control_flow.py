@@ -691,6 +691,12 @@ class ControlFlow:
         state.value_like = self.fl.path.get(VALUE) if not returns or VALUE in self.fl.path else None
         return state
 
+    def _read_by_closures(self) -> set[str]:
+        """The names the lambdas and nested defs of the function being lowered read from it."""
+        tree = self.fl.src.tree
+        return {n for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.Lambda)) and node is not tree
+                for n in callables.free_names(node)}
+
     def _carry_created(self, state: _Carried, seen: dict) -> bool:
         """Carry the variables the body assigns first thing (`seen`: the values the
         first lowering gave them there), so that after a loop known to run they
@@ -733,6 +739,8 @@ class ControlFlow:
             n: first for n in assigned_names(stmt.body)
             if is_user_variable(n) and n not in exclude and isinstance(self.fl.path.get(n, NoValue("", "")), NoValue)
             and (first := assigned_first(stmt.body, n)) is not None}
+        if firsts:  # a closure reading one would see the placeholder where Python raises NameError
+            firsts = {n: first for n, first in firsts.items() if n not in self._read_by_closures()}
         for _ in range(_MAX_TYPE_ROUNDS):
             slots = state.slots()
             if VALUE in slots and VALUE not in state.types:
