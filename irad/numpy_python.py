@@ -253,6 +253,57 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
                        tuple(range(axis + tail, len(out.shape))))
 
 
+def vectorize(pyfunc, otypes=None, doc=None, excluded=None, cache=False, signature=None):
+    """np.vectorize: a function that calls pyfunc once per element of its
+    broadcast arguments (a loop), the arguments `excluded` names passed whole.
+    The result's dtype is otypes' first, or that of pyfunc's result for the
+    first element, as numpy's; a tuple result gives a tuple of arrays. Numpy
+    refuses size-0 arguments without otypes; so does this."""
+    skipped = () if excluded is None else tuple(excluded)
+    if isinstance(otypes, str):  # a type code per output: "d"
+        otypes = [otypes] if len(otypes) == 1 else list(otypes)
+
+    def vectorized(*args, **kwargs):
+        names = [k for k in kwargs.keys() if k not in skipped]
+        mapped = [i for i in range(len(args)) if i not in skipped]
+        arrays = [np.asarray(args[i]) for i in mapped] + [np.asarray(kwargs[k]) for k in names]
+        shape = np.shape(sum((np.zeros(np.shape(a)) for a in arrays), 0.0))  # the broadcast shape
+        arrays = [np.broadcast_to(a, shape) for a in arrays]
+        flat = [np.ravel(a) for a in arrays]
+        n = flat[0].shape[0] if flat else 1
+        if n == 0 and otypes is None:
+            raise ValueError("cannot call `vectorize` on size 0 inputs unless `otypes` is set")
+
+        def element(k):
+            positional = list(args)
+            for j, i in enumerate(mapped):
+                positional[i] = flat[j][k]
+            keywords = {name: kwargs[name] for name in kwargs.keys()}
+            for j, name in enumerate(names):
+                keywords[name] = flat[len(mapped) + j][k]
+            return pyfunc(*positional, **keywords)
+
+        if n == 0:  # with otypes (numpy refuses it without them)
+            outs = tuple(np.zeros(shape, dtype=t) for t in otypes)
+            return outs if len(otypes) > 1 else outs[0]
+        if otypes is not None:
+            several = len(otypes) > 1
+            starts = [np.zeros(n, dtype=t) for t in otypes]
+        else:
+            first = element(0)
+            several = isinstance(first, tuple)
+            starts = [np.full(n, v) for v in (first if several else (first,))]  # the first result's dtype
+        outs = []
+        for j, start in enumerate(starts):  # a tuple result: pyfunc is called once per output
+            out = np.copy(start)
+            for k in range(n):
+                out[k] = element(k)[j] if several else element(k)
+            outs.append(np.reshape(out, shape))
+        return tuple(outs) if several else outs[0]
+
+    return vectorized
+
+
 def logaddexp_reduce(a, axis=0, keepdims=False):
     """np.logaddexp.reduce: log(sum(exp(a))) along axis, shifted by the maximum
     (0 where it is not finite: inf stays inf, all -inf gives -inf)."""
@@ -298,6 +349,8 @@ def multivariate_normal_pdf(x, mean=None, cov=1, allow_singular=False):
 # The values of parameters these functions implement, and the rewrite for the
 # others: a call with another value is refused at the call, by numpy's (scipy's) name.
 LIMITS = {
+    vectorize: {"signature": ((None,), "np.vectorize calls pyfunc per element here; for a function of rows "
+                                       "(a signature like '(n)->()') use np.apply_along_axis(f, -1, x)")},
     quantile: {"method": (("linear",), "irad interpolates linearly only; sort and index for other methods")},
     percentile: {"method": (("linear",), "irad interpolates linearly only; sort and index for other methods")},
     convolve: {"mode": (("full", "same", "valid"), "numpy's modes are 'full', 'same' and 'valid'")},

@@ -48,6 +48,7 @@ class ClosureCode:
     source: FunctionSource
     name: str  # for symbols and messages: "loss.inner", "loss.lambda"
     free: tuple[str, ...]
+    nonlocals: tuple[str, ...] = ()  # what its `nonlocal` statements declare (nonlocal_writes.py)
 
 
 @dataclass(frozen=True, eq=False)

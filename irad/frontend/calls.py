@@ -52,7 +52,7 @@ from irad.frontend.callables import (
     static_argument,
 )
 from irad.frontend import (at_updates, folding, held_ints, integers, jax_numpy, known_calls, library_refusals,
-                           number_classes, numpy_scalars, ufunc_methods)
+                           nonlocal_writes, number_classes, numpy_scalars, ufunc_methods)
 from irad.frontend.containers import DictMethod, make_dict
 from irad.frontend.control_state import PathEnded
 from irad.frontend.iteration import ITERABLES
@@ -216,6 +216,14 @@ class Calls:
         obj = callee.obj
         if isinstance(obj, BoundMethod):  # x.sum(axis=0), x.reshape(2, 3)
             return array_method(self.fl.arrays, obj, args, kwargs, node)
+        if isinstance(obj, np.vectorize):  # @np.vectorize, or np.vectorize(f) made outside the program
+            signature = {"signature": self.fl._static_value(Static(obj.signature), node)}
+            self._refuse_limits(np.vectorize, numpy_python.vectorize, [Static(obj.pyfunc)], signature, node)
+            made = self._call_function(numpy_python.vectorize, [Static(obj.pyfunc)], {
+                "otypes": self.fl._static_value(Static(obj.otypes and tuple(np.dtype(c) for c in obj.otypes)), node),
+                "excluded": self.fl._static_value(Static(tuple(obj.excluded)), node),
+                "signature": self.fl._static_value(Static(obj.signature), node)}, node)
+            return self.call_value(made, args, kwargs, node)
         if ufunc_methods.is_ufunc_method(obj):  # np.subtract.outer(x, y), np.add.reduce(x)
             return ufunc_methods.call(self.fl, obj, args, kwargs, node)
         mirrored = jax_numpy.mirror(obj)  # jnp.tanh, jax.nn.softmax: numpy's, scipy's or irad/jax_python.py's
@@ -265,6 +273,8 @@ class Calls:
         if _hashable(target) and target in OPS:
             return self._library_call(obj, args, kwargs, node)
         if isinstance(target, types.FunctionType):
+            if target is not obj:  # np.vectorize: irad/numpy_python.py
+                self._refuse_limits(obj, target, args, kwargs, node)
             return self._call_function(target, args, kwargs, node)
         if callable(target) and _hashable(target) and self.fl.owner.has_rules(target):
             return self._external_call(target, args, kwargs, node)
@@ -476,6 +486,8 @@ class Calls:
     # ---- functions from source: specialised on the call's shape -----------------------
     def _call_function(self, fn, args: list, kwargs: dict, node) -> Value:
         """A call to a Python function or a closure, specialised for its arguments."""
+        if isinstance(fn, Closure) and fn.code.nonlocals:
+            nonlocal_writes.refuse_out_of_definer(self.fl, fn, node)
         closure = self.bind_closure(fn) if isinstance(fn, Closure) else None
         signature = closure_signature(closure) if closure else self.fl.owner.signature(fn)
         who = closure.code.name if closure else describe_callable(fn)
@@ -505,6 +517,8 @@ class Calls:
         origin = CallOrigin(self.fl, node, tuple(leaves), who, recursive)
         result = self.call(target, leaves, node, shape, origin)
         self.fl.lists.calls_may_return_lists(result, (*args, *kwargs.values(), closure), node)
+        if closure is not None and closure.code.nonlocals:
+            return nonlocal_writes.write_back(self.fl, closure, result, node)
         return result
 
     def shape_of(self, value, leaves: list, node, who: str, what: str, known=None):
@@ -597,7 +611,11 @@ class Calls:
         if node not in cache:
             tree = node if isinstance(node, ast.FunctionDef) else lambda_as_def(node)
             outer = self.fl.name_and_target[0] or self.fl.src.tree.name
-            cache[node] = ClosureCode(self.fl.src.with_tree(tree), f"{outer}.{tree.name}", free_names(node))
+            free, nonlocals = free_names(node), nonlocal_writes.nonlocal_names(node)
+            if nonlocals:  # it reads them from its definer, and returns what they hold after
+                tree = nonlocal_writes.returning_nonlocals(tree, nonlocals)
+                free = tuple(dict.fromkeys([*free, *nonlocals]))
+            cache[node] = ClosureCode(self.fl.src.with_tree(tree), f"{outer}.{tree.name}", free, nonlocals)
         return cache[node]
 
     def bind_closure(self, closure: Closure, binding: frozenset = frozenset()) -> Closure:

@@ -94,6 +94,25 @@ def _contains(body: list[ast.stmt], kinds: tuple, stop_at_loops: bool) -> bool:
     return False
 
 
+def assigned_first(body: list[ast.stmt], name: str) -> ast.Assign | None:
+    """The statement `name = <expr>` at the top of a loop body that runs before
+    anything in the body reads `name` or may leave the iteration (a `break`,
+    `continue` or `return`), its value not reading `name`; None if there is none.
+    Every iteration that starts then assigns `name` first, so in a loop known to
+    run, `name` holds after it what the last iteration assigned (created_kept)."""
+    for stmt in body:
+        if (isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets)
+                and any(t.id == name for t in stmt.targets) and not _mentions(stmt.value, name)):
+            return stmt
+        if _mentions(stmt, name) or _contains([stmt], (ast.Break, ast.Continue, ast.Return), stop_at_loops=False):
+            return None
+    return None
+
+
+def _mentions(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+
+
 def flatten(value, functions: bool = False) -> list[SSAValue] | None:
     """The SSA values of an environment entry (a number, an array, or a tuple,
     list, dict, NamedTuple or dataclass of them), or None if it holds something
@@ -256,6 +275,9 @@ class _Carried:
     # arrays fresh before the loop that an iteration may leave holding an array
     # irad cannot write through (a call's result): not writable in the body either
     unwritable: set = field(default_factory=set)
+    # variables the body creates, first thing (assigned_first), that a loop known to run
+    # keeps after it: name -> a value of their structure (see _carry_created)
+    created: dict = field(default_factory=dict)
 
     def slots(self) -> list:
         """What the scf op carries: the carried slots, and the returned value once its structure is known."""
@@ -301,6 +323,8 @@ class ControlFlow:
 
     def __init__(self, fl) -> None:
         self.fl = fl
+        # a loop body's first assignment of a variable it creates -> what it gave (_settled_body)
+        self.assigned_seen: dict[ast.stmt, dict] = {}
 
     def statement(self, stmt: ast.stmt) -> None:
         """Lower one of the STATEMENTS."""
@@ -325,6 +349,8 @@ class ControlFlow:
                 return
             finally:
                 self.fl.statement_em = outer
+            if stmt in self.assigned_seen:  # what a loop body's first assignment gave (_settled_body)
+                self.assigned_seen[stmt] = {t.id: self.fl.path.get(t.id) for t in stmt.targets}
 
     def taken(self) -> None:
         # On this path a jump was taken; with a single dynamic flag it is that one.
@@ -613,7 +639,7 @@ class ControlFlow:
         rebound = self._rebound_functions(stmt, exclude)
         saved = (self.fl.control.broke, self.fl.control.continued)
         state = self._loop_state(stmt, exclude, rebound)
-        outcome = self._settled_body(stmt, state, exclude, extra_args, bind_target, condition)
+        outcome = self._settled_body(stmt, state, exclude, extra_args, bind_target, condition, runs)
         results = self._emit_loop(stmt, state, outcome, build)
         self._rebind_after_loop(stmt, state, outcome, results, rebound, runs)
         self.fl.control.broke, self.fl.control.continued = saved  # break/continue belong to this loop only
@@ -665,6 +691,36 @@ class ControlFlow:
         state.value_like = self.fl.path.get(VALUE) if not returns or VALUE in self.fl.path else None
         return state
 
+    def _read_by_closures(self) -> set[str]:
+        """The names the lambdas and nested defs of the function being lowered read from it."""
+        tree = self.fl.src.tree
+        return {n for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.Lambda)) and node is not tree
+                for n in callables.free_names(node)}
+
+    def _carry_created(self, state: _Carried, seen: dict) -> bool:
+        """Carry the variables the body assigns first thing (`seen`: the values the
+        first lowering gave them there), so that after a loop known to run they
+        hold what the last iteration assigned, as in Python (the `for ... else`
+        search that breaks with what it found). Each enters the loop as a
+        placeholder of its types, which no iteration reads (assigned_first) and
+        the loop's results never hold: the first iteration assigns it. True if
+        the body must be lowered again, carrying them."""
+        added = False
+        for name, value in seen.items():
+            if isinstance(value, Static):  # a number known in that iteration: its type
+                value = self._runtime_number(value, Emitter(Block()), self.fl.src.tree)
+            if not isinstance(value, SSAValue):
+                continue  # not a number or an array: not kept, as before
+            values = [value]
+            state.carried.append(name)
+            state.created[name] = value
+            state.inits[name] = [self.fl.arrays.new(self.fl.em.const(0, v.type)) if isinstance(v.type, TensorType)
+                                 else self.fl.em.const(0, v.type) for v in values]
+            state.types[name] = [v.type for v in values]
+            state.widths[name] = [numpy_scalars.float_widths(v) for v in values]
+            added = True
+        return added
+
     def _carry(self, state: _Carried, name) -> None:
         """Carry `name` from the value it holds before the loop."""
         state.carried.append(name)
@@ -672,15 +728,25 @@ class ControlFlow:
         state.types[name] = [v.type for v in state.inits[name]]
         state.widths[name] = [numpy_scalars.float_widths(v) for v in state.inits[name]]
 
-    def _settled_body(self, stmt, state: _Carried, exclude, extra_args, bind_target, condition) -> LoopBodyOutcome:
+    def _settled_body(self, stmt, state: _Carried, exclude, extra_args, bind_target, condition,
+                      runs: bool) -> LoopBodyOutcome:
         """The body lowered with the carried state guessed, and again with the
         state widened (_widened says why) until one lowering confirms the guess:
         the loop's types are those of a fixed point, which is what scf needs."""
         widening_failed = None  # the error of the round before ints were widened
+        # variables the body creates first thing: kept after a loop known to run
+        firsts = {} if not runs else {
+            n: first for n in assigned_names(stmt.body)
+            if is_user_variable(n) and n not in exclude and isinstance(self.fl.path.get(n, NoValue("", "")), NoValue)
+            and (first := assigned_first(stmt.body, n)) is not None}
+        if firsts:  # a closure reading one would see the placeholder where Python raises NameError
+            firsts = {n: first for n, first in firsts.items() if n not in self._read_by_closures()}
         for _ in range(_MAX_TYPE_ROUNDS):
             slots = state.slots()
             if VALUE in slots and VALUE not in state.types:
                 state.types[VALUE] = [v.type for v in flatten(state.value_like)]
+            watched = [first for n, first in firsts.items() if n not in state.created]
+            self.assigned_seen.update({first: {} for first in watched})
             try:
                 outcome = self._lower_loop_body(stmt, state, extra_args, bind_target, condition)
             except UnsupportedError as error:
@@ -693,7 +759,10 @@ class ControlFlow:
                     raise (widening_failed or error) from None
                 widening_failed, state.types = error, widened
                 continue
-            if not self._widened(stmt, state, outcome, exclude):
+            seen = {n: self.assigned_seen[first].get(n) for n, first in firsts.items() if first in watched}
+            for first in watched:
+                self.assigned_seen.pop(first, None)
+            if not self._widened(stmt, state, outcome, exclude) and not self._carry_created(state, seen):
                 return outcome
             outcome.discard()
         raise self.fl.src.error(stmt, "the types this loop carries do not settle")  # pragma: no cover - monotone, short
@@ -782,7 +851,7 @@ class ControlFlow:
         for n in state.slots():
             count = len(state.types[n])
             values, results = results[:count], results[count:]
-            like = state.value_like if n == VALUE else self.fl.path.get(n)
+            like = state.value_like if n == VALUE else state.created.get(n, self.fl.path.get(n))
             if n in FLAGS:
                 self.fl.path[n] = values[0]
                 continue
@@ -879,7 +948,7 @@ class ControlFlow:
         for n in state.slots():
             count = len(state.types[n])
             values, args = args[:count], args[count:]
-            like = state.value_like if n == VALUE else outer.get(n)
+            like = state.value_like if n == VALUE else state.created.get(n, outer.get(n))
             self.fl.path[n] = values[0] if n in FLAGS else _rebuild(like, values)
             numpy_scalars.assume_carried(values, state.widths.get(n))
             if n not in state.unwritable and n not in FLAGS:
@@ -899,7 +968,7 @@ class ControlFlow:
                 continue
             value = self._runtime_number(value, self.fl.em, stmt)
             values = flatten(value) if value is not _MISSING else None
-            like = state.value_like if n == VALUE else outer.get(n)
+            like = state.value_like if n == VALUE else state.created.get(n, outer.get(n))
             self._check_carried(stmt, n, value, values, like, len(state.types[n]))
             if is_variable(n):
                 outcome.held[n] = values

@@ -5,14 +5,15 @@ tests/frontend/test_refused_rewrites.py).
 Most are refused because the length of their result depends on the data
 (np.unique, np.nonzero, boolean-mask indexing), where irad's shapes are
 known while lowering, as JAX's are; the others take a Python function to
-call per element or row, which irad.vmap of a module-level function does."""
+call per element or row, which np.vectorize (numpy_python.vectorize) or irad.vmap of a module-level function does."""
 
 from __future__ import annotations
 
 _DATA_LENGTH = "its result's length depends on the data, and irad's array shapes are known while lowering"
 _MASKED = ("keep the shape and mask the values: np.where(mask, x, 0.0), then np.sum over it "
            "(np.sum(mask) counts; np.sum(np.where(mask, x, 0.0)) / np.sum(mask) is the mean)")
-_PER_ELEMENT = ("irad.vmap(f)(x) of a function f defined at module level calls it per element of a vector "
+_PER_ELEMENT = ("np.vectorize(f, otypes=[float])(x) calls f per element (a loop); irad.vmap(f)(x) of a function f "
+                "defined at module level maps it over a vector's elements "
                 "(np.reshape(irad.vmap(f)(np.ravel(x)), x.shape) for more axes); an elementwise choice is "
                 "np.where(x > 0, x * x, -x)")
 
@@ -31,7 +32,6 @@ REFUSED = {
                         "upper = np.concatenate((edges[1:-1], np.array([np.inf]))) (numpy's last bin holds "
                         "its right edge); counts = np.sum((x[:, None] >= edges[:-1]) & (x[:, None] < upper), "
                         "axis=0)"),
-    "numpy.vectorize": ("it calls a Python function per element", _PER_ELEMENT),
     "numpy.frompyfunc": ("it calls a Python function per element, into an array of objects", _PER_ELEMENT),
     "filter": ("its result's length depends on what the predicate says of each item",
                "loop with the condition: sum(v for v in xs if pred(v)) (a run-time condition works there), "

@@ -37,7 +37,9 @@ UNSUPPORTED_STATEMENTS = {
                  "their arguments, run many times from one lowering)",
                  "return the value and assign the global around the call (`result, COUNT = f(x)`); reading a "
                  "global needs no `global` statement"),
-    ast.Nonlocal: ("a `nonlocal` statement (a helper writing its enclosing function's variable)",
+    ast.Nonlocal: ("a `nonlocal` statement in the function irad transforms (a closure whose enclosing "
+                   "function irad does not lower, so its variable cannot be written; a nested def called in "
+                   "the function that defines it may write it)",
                    "pass the value in and return the new one: `def add(total, v): return total + v`, then "
                    "`total = add(total, v)` in the enclosing function"),
     ast.Delete: ("a `del` statement", "remove it"),

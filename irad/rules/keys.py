@@ -39,6 +39,7 @@ IMPLEMENTED_IN_PYTHON: dict[object, object] = {
     np.allclose: numpy_python.allclose,
     np.block: numpy_python.block,
     np.apply_along_axis: numpy_python.apply_along_axis,
+    np.vectorize: numpy_python.vectorize,
 }
 
 

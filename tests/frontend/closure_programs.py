@@ -315,6 +315,89 @@ def lambda_rebound_in_while_loop(x):
     return s
 
 
+# ---- nonlocal: a nested def writing its definer's variables (irad/frontend/nonlocal_writes.py) ----
+def nonlocal_counter_in_loops(x, n):
+    calls = 0
+    total = 0.0
+
+    def rate(s):
+        nonlocal calls
+        calls += 1
+        return -s / (1.0 + s * s)
+
+    for _ in range(n):              # an scf.for around the call: it carries `calls`
+        total = total + rate(x)
+    k = 0
+    while k < 2:                    # an scf.while
+        x = x + 0.1 * rate(x)
+        k += 1
+    assert calls == n + 2, f"rate ran {calls} times"
+    return total * x + calls
+
+
+def nonlocal_write_on_some_paths(x):
+    total = 0.0
+    largest = x[0]
+
+    def add(v):
+        nonlocal total, largest
+        if v > 0:
+            total = total + v * v
+        if v > largest:
+            largest = v
+            return True
+        return False
+
+    found = 0
+    for v in x:                     # rows of an array: an scf.for
+        if add(v):
+            found += 1
+    add(x[1] * 3)
+    return total + largest * found
+
+
+def nonlocal_array_state(x):
+    h = np.zeros(2)
+
+    def step(v):
+        nonlocal h
+        h = np.tanh(h + v)
+        return np.sum(h)
+
+    out = sum(step(x[i:i + 2]) for i in range(3))
+    return out + np.sum(h * h)
+
+
+def nonlocal_seen_by_another_closure(x):
+    scale = 1.0
+
+    def grow():
+        nonlocal scale
+        scale = scale * x
+
+    def scaled(v):
+        return v * scale
+
+    a = scaled(2.0)
+    grow()
+    grow()
+    return a + scaled(3.0) + scale
+
+
+def nonlocal_of_a_nested_helper(x):
+    def outer(v):
+        count = 0
+
+        def inner():
+            nonlocal count
+            count += 1
+            return v * count
+
+        return inner() + inner() + count
+
+    return outer(x) * outer(2 * x)
+
+
 PROGRAMS = [
     (lambda_closure, lambda r: (0.7, -1.3)),
     (late_binding, lambda r: (0.7, -1.3)),
@@ -347,4 +430,9 @@ PROGRAMS = [
     (lambda_and_partial_in_tuple_loop, lambda r: (1.5,)),
     (def_rebound_in_range_loop, lambda r: (0.7,)),
     (lambda_rebound_in_while_loop, lambda r: (0.7,)),
+    (nonlocal_counter_in_loops, lambda r: (0.7, 3)),
+    (nonlocal_write_on_some_paths, lambda r: (r.normal(size=5),)),
+    (nonlocal_array_state, lambda r: (r.normal(size=4),)),
+    (nonlocal_seen_by_another_closure, lambda r: (1.3,)),
+    (nonlocal_of_a_nested_helper, lambda r: (0.6,)),
 ]

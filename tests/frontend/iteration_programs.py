@@ -318,3 +318,41 @@ def zip_reversed_range_rows(X, n):
 
 
 PROGRAMS += [(zip_reversed_range_rows, lambda r: (r.normal(size=(4, 2)), 5))]
+
+
+# ---- variables a loop known to run creates first thing, kept after it (control_flow.assigned_first) ----
+def armijo_step(x, c=1e-4):
+    g = 2.0 * x + np.sin(x)
+    f0 = np.sum(x * x - np.cos(x))
+    t = 1.0
+    for _ in range(30):
+        candidate = x - t * g
+        if np.sum(candidate * candidate - np.cos(candidate)) <= f0 - c * t * (g @ g):
+            break
+        t = t * 0.5
+    else:
+        raise ValueError(f"no sufficient decrease after 30 halvings")
+    return np.sum(candidate ** 2) + t
+
+
+def first_row_above(X, cut):
+    for row in X:                   # rows of an array: an scf.for
+        found = np.sum(row) > cut
+        best = row * 2.0
+        if found:
+            break
+    return np.where(found, np.sum(best), -1.0)
+
+
+def last_of_every_iteration(x):
+    for i in range(4):
+        scaled = x * (i + 1)
+        k = i * 2
+        x = np.sin(x)
+    return np.sum(scaled) + k
+
+
+PROGRAMS += [(armijo_step, lambda r: (r.normal(size=3),)), (armijo_step, lambda r: (np.array([2.0, -1.5, 0.5]),)),
+             (first_row_above, lambda r: (r.normal(size=(5, 3)), 0.5)),
+             (first_row_above, lambda r: (r.normal(size=(5, 3)), 50.0)),
+             (last_of_every_iteration, lambda r: (r.normal(size=3),))]

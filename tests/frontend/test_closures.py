@@ -136,14 +136,46 @@ def creates_an_object(x):
     return cp.Scaler(x).scale(x)  # <- refused
 
 
-def nonlocal_write(x):
+def _apply(f, v):
+    return f(v)
+
+
+def nonlocal_passed_on(x):
+    y = x
+
+    def bump(v):
+        nonlocal y
+        y = y + v
+
+    def apply(f, v):
+        return f(v)  # <- refused
+
+    apply(bump, 1.0)
+    return y
+
+
+def nonlocal_called_by_another_closure(x):
     y = x
 
     def bump():
-        nonlocal y  # <- refused
+        nonlocal y
+        y = y + 1.0
+
+    def twice():
+        bump()  # <- refused
+        bump()
+
+    twice()
+    return y
+
+
+def nonlocal_read_before_assigned(x):
+    def bump():  # <- refused
+        nonlocal y
         y = y + 1.0
 
     bump()
+    y = x
     return y
 
 
@@ -198,7 +230,12 @@ REFUSED = [
     (mutual_recursion, (1.0,), "the nested functions mutual_recursion.odd and mutual_recursion.even call each other"),
     (decorated_nested, (1.0,), "a decorator on a nested function is not supported"),
     (creates_an_object, (1.0,), "creating a .*Scaler object inside a program is not supported"),
-    (nonlocal_write, (1.0,), "a `nonlocal` statement \\(a helper writing its enclosing function.s variable\\) is not supported"),
+    (nonlocal_passed_on, (1.0,), "nonlocal_passed_on.bump writes 'y' of the function that defines it "
+     r"\(`nonlocal`\), and is called where that function's variables cannot be written"),
+    (nonlocal_called_by_another_closure, (1.0,), "nonlocal_called_by_another_closure.bump writes 'y' of the "
+     "function that defines it .*called by another nested function"),
+    (nonlocal_read_before_assigned, (1.0,), "nonlocal_read_before_assigned.bump reads 'y', which has no value "
+     "where it is called"),
     (bad_call_of_a_lambda, (1.0,), "bad call to bad_call_of_a_lambda.lambda: missing a required argument: 'b'"),
     (writes_a_captured_array, (np.ones(2),), "in-place write to the argument array 'y'"),
     (reads_a_function_the_loop_rebinds, (1.0, 2), "'g' has no value here: it is a function the loop at "
@@ -221,3 +258,16 @@ def test_refused_closures_name_the_line(f, args, message):
 def test_a_returned_closure_is_called_by_its_caller():
     # tests/api/test_returned_functions.py has the JAX idioms on both backends
     assert irad.grad(calls_a_closure_factory)(1.5) == pytest.approx(2 * 1.5, rel=1e-14)
+
+
+def test_the_nonlocal_rewrite_its_refusal_gives_runs():
+    """The hint of a closure with `nonlocal` handed on: pass the value in and return it."""
+    def step(y, v):
+        return y + v
+
+    def passed_on(x):
+        y = x
+        y = _apply(lambda v: step(y, v), 1.0)
+        return y * y
+
+    check_against_numpy(passed_on, (1.5,), "python")

@@ -110,7 +110,40 @@ def iterate_0d(x):
     return s
 
 
+def created_after_a_continue(x):
+    for i in range(3):
+        if x[i] < 0:
+            continue
+        last = x[i]
+    return last  # <- refused
+
+
+def created_in_a_loop_that_may_not_run(x, n):
+    for i in range(n):
+        last = x * i
+    return last  # <- refused
+
+
+def created_after_a_read(x):
+    for i in range(3):
+        x = x * 2.0
+        y = x + 1.0
+    return np.sum(x + y * y)
+
+
+def created_by_an_inner_loop(x):
+    for i in range(3):
+        for j in range(2):
+            inner = x * (i + j)
+        x = x + inner
+    return x + inner  # <- refused
+
+
 REFUSED = [
+    (created_after_a_continue, (np.array([0.5, -1.0, 2.0]),), "'last' has no value here: it is first assigned "
+     "inside the loop at .*, and irad keeps no variable the body of a `while` or of a `for` over a range"),
+    (created_in_a_loop_that_may_not_run, (np.ones(2), 3), "'last' has no value here: it is first assigned inside"),
+    (created_by_an_inner_loop, (np.ones(2),), "'inner' has no value here: it is first assigned inside"),
     (comprehension_over_runtime_range, (1.0, 3), "a comprehension over a range whose length is only known at run time"),
     (comprehension_with_runtime_condition, (1.0,), "must be known while lowering"),
     (iterate_a_float, (1.0,), r"iteration over a float \(f64\) value is not supported"),
@@ -125,6 +158,11 @@ REFUSED = [
 @pytest.mark.parametrize("f, args, message", REFUSED, ids=[c[0].__name__ for c in REFUSED])
 def test_refused_iteration_names_the_line(f, args, message):
     check_refused(f, args, message)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_variable_created_after_other_statements_is_kept(backend):
+    check_against_numpy(created_after_a_read, (np.array([0.5, -1.0]),), backend)
 
 
 # ---- any shape: the same loop code walks every length ------------------------------------------

@@ -1,8 +1,8 @@
 """Constructs irad refuses, each by name with why and the rewrite (issue 32): numpy
 functions whose result's length depends on the data (np.unique, np.nonzero, a
 run-time boolean mask), ones that call a Python function per element or row
-(np.vectorize, np.piecewise), np.histogram, generator
-functions, `nonlocal`, `global`, and f-strings of run-time values in print.
+(np.frompyfunc, np.piecewise), np.histogram, generator
+functions, `global`, and f-strings of run-time values in print.
 
 Every refusal names its file:line; every rewrite its hint gives runs here, on
 both backends, against numpy's value of the refused program and central
@@ -49,10 +49,6 @@ def _square_or_negate(v):
     return v * v if v > 0 else -v
 
 
-def vectorized(x):
-    return np.vectorize(_square_or_negate)(x).sum()  # <- refused
-
-
 def frompyfunc_sum(x):
     return np.frompyfunc(_square_or_negate, 1, 1)(x).astype(float).sum()  # <- refused
 
@@ -78,11 +74,24 @@ def generator_sum(x):
     return sum(_doubled(x))
 
 
-def nonlocal_total(x):
+def first_sufficient_step(x):
+    g = 2.0 * x
+    t = 1.0
+    for _ in range(20):
+        candidate = x - t * g
+        if np.sum(candidate ** 2) <= 0.9 * np.sum(x ** 2):
+            break
+        t = t * 0.5
+    else:
+        raise ValueError("no sufficient decrease")
+    return np.sum(candidate ** 2) + t  # runs now (control_flow.assigned_first); the rewrite still gives its value
+
+
+def nonlocal_total(x):  # runs now (irad/frontend/nonlocal_writes.py); its rewrite still gives its value
     total = 0.0
 
     def add(v):
-        nonlocal total  # <- refused
+        nonlocal total
         total += v
 
     for i in range(3):
@@ -119,11 +128,9 @@ REFUSED = [
     (argwhere_count, X, "numpy.argwhere is not supported: its result's length depends on the data"),
     (unique_sum, X, "numpy.unique is not supported: its result's length depends on the data"),
     (histogram_weighted, X, "numpy.histogram is not supported"),
-    (vectorized, X, "numpy.vectorize is not supported: it calls a Python function per element"),
     (frompyfunc_sum, X, "numpy.frompyfunc is not supported"),
     (piecewise_sum, X, "numpy.piecewise is not supported"),
     (generator_sum, X, "a generator function \\(`yield`\\) is not supported"),
-    (nonlocal_total, X, "a `nonlocal` statement \\(a helper writing its enclosing function's variable\\)"),
     (global_count, X, "a `global` statement \\(a write to a module's variable"),
     (printed, X, "an f-string formats values known while lowering"),
     (filtered, X, "filter is not supported: its result's length depends on what the predicate says"),
@@ -172,6 +179,10 @@ def vectorize_rewritten(x):
     return np.sum(irad.vmap(_square_or_negate)(x))
 
 
+def vectorize_by_numpy(x):
+    return np.sum(np.vectorize(_square_or_negate, otypes=[float])(x))
+
+
 def vectorize_rewritten_matrix(m):
     return np.sum(np.reshape(irad.vmap(_square_or_negate)(np.ravel(m)), m.shape) * np.arange(6.0).reshape(2, 3))
 
@@ -201,6 +212,20 @@ def generator_rewritten(x):
 
 def generator_expression_rewritten(x):
     return sum(x[i] * 2.0 for i in range(3))
+
+
+def first_sufficient_step_rewritten(x):
+    g = 2.0 * x
+    t = 1.0
+    candidate = x  # assigned before the loop, so the loop carries it
+    for _ in range(20):
+        candidate = x - t * g
+        if np.sum(candidate ** 2) <= 0.9 * np.sum(x ** 2):
+            break
+        t = t * 0.5
+    else:
+        raise ValueError("no sufficient decrease")
+    return np.sum(candidate ** 2) + t
 
 
 def nonlocal_rewritten(x):
@@ -240,12 +265,14 @@ REWRITES = [
     (mask_rewritten, X, mask_indexing), (nonzero_rewritten, X, nonzero_sum), (argwhere_rewritten, X, argwhere_count),
     (unique_rewritten, X[:4], unique_sum), (histogram_rewritten, X, histogram_weighted),
     (histogram_rewritten, np.random.default_rng(1).normal(size=200), histogram_weighted),
-    (vectorize_rewritten, X, vectorized), (vectorize_rewritten, X, frompyfunc_sum),
-    (vectorize_rewritten_matrix, M, lambda m: np.sum(np.vectorize(_square_or_negate)(m) * np.arange(6.0).reshape(2, 3))),
+    (vectorize_rewritten, X, frompyfunc_sum), (vectorize_by_numpy, X, frompyfunc_sum),
+    (vectorize_rewritten_matrix, M, lambda m: np.sum(np.frompyfunc(_square_or_negate, 1, 1)(m).astype(float)
+                                                     * np.arange(6.0).reshape(2, 3))),
     (along_rows_rewritten, M, along_rows),
     (along_columns_rewritten, M, lambda m: np.apply_along_axis(_row_energy, 0, m).sum()),
     (piecewise_rewritten, X, piecewise_sum), (generator_rewritten, X, generator_sum),
     (generator_expression_rewritten, X, generator_sum), (nonlocal_rewritten, X, nonlocal_total),
+    (first_sufficient_step_rewritten, X, first_sufficient_step),
     (filter_rewritten, X, filtered), (filter_rewritten_masked, X, filtered), (fsum_rewritten, X, fsum),
 ]
 

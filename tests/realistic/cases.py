@@ -16,6 +16,7 @@ from tests.realistic import factories as fac
 from tests.realistic import field as fl
 from tests.realistic import field2 as f2
 from tests.realistic import field3 as fl3
+from tests.realistic import field4 as fl4
 from tests.realistic import learning as ml
 from tests.realistic import modelling as mod
 from tests.realistic import science as sci
@@ -663,6 +664,104 @@ def sir_args():
 LINEAR_MODEL = ml.LinearModel(*huber_args()[1:])
 RIDGE_OBJECTIVE = ml.RidgeObjective(*huber_args()[1:])
 
+
+# ---- field4.py --------------------------------------------------------------------------------------
+def mala_args():
+    r = rng(301)
+    A = r.normal(size=(3, 3))
+    return np.array([0.4, -0.2, 0.7]), r.normal(size=3), np.log(0.8), A @ A.T / 3 + np.eye(3)
+
+
+def ista_args():
+    r = rng(302)
+    X, X_val = r.normal(size=(30, 4)) * 0.5, r.normal(size=(10, 4)) * 0.5
+    w_true = np.array([0.8, 0.0, -0.5, 0.0])
+    log_exposure = np.log(r.uniform(0.5, 2.0, size=30))
+    y = r.poisson(np.exp(X @ w_true + log_exposure)).astype(float)
+    y_val = r.poisson(np.exp(X_val @ w_true)).astype(float)
+    return np.array([0.3, 0.2, -0.1, 0.05]), X, y, log_exposure, X_val, y_val
+
+
+def enzyme_args():
+    t = 0.25 * np.arange(9)
+    return np.log(np.array([1.2, 0.8])), 2.0, 2.0 * np.exp(-0.6 * t) + 0.01 * np.cos(7 * t)
+
+
+def irls_args():
+    r = rng(303)
+    X, X_test = r.normal(size=(25, 3)), r.normal(size=(10, 3))
+    w = np.array([1.0, -2.0, 0.5])
+    y = X @ w + 0.3 * r.standard_t(2, size=25)
+    return y, X, X_test, X_test @ w
+
+
+def soft_tree_args():
+    r = rng(304)
+    X = r.normal(size=(20, 2))
+    params = {"w": r.normal(size=(3, 2)), "b": r.normal(size=3) * 0.1, "leaves": r.normal(size=4),
+              "temperature": 0.7}
+    return params, X, np.sin(X[:, 0]) * np.cos(X[:, 1])
+
+
+def chaos_args():
+    r = rng(305)
+    xi = r.normal(size=30)
+    return r.normal(size=5) * 0.3, xi, np.exp(0.3 * xi) + 0.05 * r.normal(size=30)
+
+
+def batched_args():
+    r = rng(306)
+    X = r.normal(size=(14, 3))
+    return r.normal(size=3) * 0.2, X, (X @ np.array([1.0, -1.0, 0.5]) > 0).astype(float)
+
+
+def ppo_args():
+    r = rng(307)
+    T = 8
+    return (r.normal(size=(3, 2)) * 0.3, r.normal(size=(T, 3)), r.integers(0, 2, size=T),
+            np.log(np.full(T, 0.5)) + 0.1 * r.normal(size=T), r.normal(size=T), r.normal(size=T + 1))
+
+
+def wgan_args():
+    r = rng(308)
+    params = {"W": r.normal(size=(4, 2)) * 0.7, "b": r.normal(size=4) * 0.1, "v": r.normal(size=4) * 0.5}
+    return params, r.normal(size=(5, 2)) + 1.0, r.normal(size=(5, 2)), r.uniform(size=5)
+
+
+def nca_args():
+    r = rng(309)
+    X = r.normal(size=(10, 3))
+    return np.eye(2, 3) + 0.1 * r.normal(size=(2, 3)), X, (X[:, 0] + 0.3 * X[:, 2] > 0).astype(int)
+
+
+def choice_args():
+    r = rng(310)
+    sets = [(r.normal(size=(n, 3)), int(r.integers(0, n))) for n in (2, 4, 3, 5)]
+    return np.array([0.5, -0.2, 0.1]), sets
+
+
+def bayes_linreg_args():
+    r = rng(311)
+    X = r.normal(size=(15, 3))
+    y = X @ np.array([0.7, -1.2, 0.3]) + 0.5 * r.normal(size=15)
+    return {"mean": r.normal(size=3) * 0.1, "log_sd": np.full(3, -1.0)}, X, y, r.normal(size=(6, 3))
+
+
+def tukey_args():
+    r = rng(312)
+    X = r.normal(size=(12, 2))
+    y = X @ np.array([2.0, -1.0]) + np.where(np.arange(12) % 5 == 0, 8.0, 0.3 * r.normal(size=12))
+    return np.array([1.5, -0.5]), X, y
+
+
+def silhouette_args():
+    u, v = np.meshgrid(np.linspace(-0.3, 0.3, 4), np.linspace(-0.3, 0.3, 4))
+    d = np.stack([u.ravel(), v.ravel(), np.ones(16)], axis=1)
+    d = d / np.linalg.norm(d, axis=1, keepdims=True)
+    target = (np.linalg.norm(d[:, :2] / d[:, 2:] - np.array([0.05, -0.05]), axis=1) < 0.2).astype(float)
+    return np.array([0.1, 0.0, 3.0]), np.log(0.5), d, target
+
+
 CASES = [
     Case("mlp", ml.mlp_loss, mlp_args),
     Case("logistic_regression", ml.logistic_loss, logistic_args),
@@ -829,4 +928,25 @@ CASES = [
     Case("sliced_wasserstein_sort", fl3.sliced_wasserstein, sliced_wasserstein_args, argnums=(0, 1)),
     Case("multivariate_t_cholesky", fl3.mvt_nll, mvt_args, reference="fd"),  # scipy.linalg
     Case("sir_epidemic", fl3.sir_poisson_nll, sir_args),
+    Case("mala_log_accept", fl4.mala_log_accept, mala_args, argnums=(0, 2), transforms=("value_and_grad", "jacfwd")),
+    Case("ista_poisson_offset", fl4.ista_validation_nll, ista_args),
+    Case("heun_enzyme_nonlocal_counter", fl4.enzyme_fit_loss, enzyme_args, transforms=("value_and_grad", "hessian")),
+    Case("irls_huber_regression", fl4.irls_prediction_error, irls_args),
+    Case("soft_decision_tree_recursive", fl4.soft_tree_loss, soft_tree_args,
+         refused="a recursive helper's int arguments are run-time values: its leaf returns a number, the other "
+                 "path an array"),
+    Case("polynomial_chaos_generator", fl4.chaos_surrogate_loss, chaos_args, refused="a generator function"),
+    Case("minibatches_from_a_generator", fl4.batched_logistic_loss, batched_args, refused="a generator function"),
+    Case("armijo_line_search_for_else", fl4.after_two_steps, lambda: (np.array([-1.2, 1.0, 0.5]),),
+         reference="fd"),  # writes into an array
+    Case("ppo_clipped_gae", fl4.ppo_loss, ppo_args),
+    Case("wgan_gradient_penalty", fl4.critic_loss, wgan_args),
+    Case("loo_kde_bandwidth", fl4.loo_kde_loglik, lambda: (np.log(0.4), rng(313).normal(size=12)),
+         transforms=("value_and_grad", "hessian")),
+    Case("neighbourhood_components", fl4.nca_objective, nca_args),
+    Case("conditional_logit_choice_sets", fl4.choice_nll, choice_args, transforms=("value_and_grad", "hessian")),
+    Case("bayesian_linreg_mean_field_elbo", fl4.bayes_linreg_elbo, bayes_linreg_args),
+    Case("tukey_biweight_vectorize", fl4.tukey_regression_loss, tukey_args,
+         reference="fd"),  # jnp.vectorize is a vmap, whose trace cannot branch on the residual
+    Case("ray_sphere_silhouette", fl4.silhouette_loss, silhouette_args, argnums=(0, 1)),
 ]
