@@ -6,7 +6,10 @@ tests/frontend/test_jax_numpy.py):
   kinks (relu's is 0 at 0);
 - jnp.linalg's cholesky, eigh and eigvalsh, which symmetrise their input first
   by default, where numpy's read one triangle: their values and gradients differ
-  from numpy's for an input that is not symmetric.
+  from numpy's for an input that is not symmetric;
+- jax.tree_util.tree_map and tree_leaves over dicts, lists, tuples and
+  NamedTuples, with None an empty subtree, as JAX's (a dict's leaves in the
+  order of its sorted keys).
 """
 
 import numpy as np
@@ -101,3 +104,30 @@ def eigvalsh(a, UPLO="L", symmetrize_input=True):
     if symmetrize_input:
         a = _symmetrised(a)
     return np.linalg.eigvalsh(a, UPLO)
+
+
+def tree_map(f, tree, *rest, is_leaf=None):
+    if is_leaf is not None and is_leaf(tree):
+        return f(tree, *rest)
+    if isinstance(tree, dict):
+        return {k: tree_map(f, tree[k], *[r[k] for r in rest], is_leaf=is_leaf) for k in tree}
+    if isinstance(tree, tuple):
+        items = [tree_map(f, t, *[r[i] for r in rest], is_leaf=is_leaf) for i, t in enumerate(tree)]
+        return tuple(items) if type(tree) is tuple else type(tree)(*items)  # a NamedTuple stays one
+    if isinstance(tree, list):
+        return [tree_map(f, t, *[r[i] for r in rest], is_leaf=is_leaf) for i, t in enumerate(tree)]
+    if tree is None:  # an empty subtree
+        return None
+    return f(tree, *rest)
+
+
+def tree_leaves(tree, is_leaf=None):
+    if is_leaf is not None and is_leaf(tree):
+        return [tree]
+    if isinstance(tree, dict):
+        return [leaf for k in sorted(tree) for leaf in tree_leaves(tree[k], is_leaf)]
+    if isinstance(tree, (list, tuple)):
+        return [leaf for t in tree for leaf in tree_leaves(t, is_leaf)]
+    if tree is None:  # an empty subtree
+        return []
+    return [tree]

@@ -64,6 +64,7 @@ from irad.frontend.rounding import lower_round
 from irad.frontend.source import lambda_as_def
 from irad.frontend.values import (
     Kind,
+    ListValue,
     MappingValue,
     Method,
     NoValue,
@@ -339,6 +340,12 @@ class Calls:
     def _builtin(self, obj, args: list, kwargs: dict, node):
         if obj is builtins.isinstance:
             return self._isinstance(args, kwargs, node)
+        if obj is builtins.type and len(args) == 1 and not kwargs:  # type(params)(*items): a container's class
+            value = args[0]
+            if isinstance(value, (RecordValue, MappingValue)):
+                return Static(value.cls)
+            if isinstance(value, (tuple, ListValue)):
+                return Static(list if isinstance(value, ListValue) else tuple)
         if obj is builtins.len and len(args) == 1 and not kwargs:
             value = args[0]
             if isinstance(value, tuple) or isinstance(value, ITERABLES):

@@ -19,7 +19,8 @@ import types
 import numpy as np
 
 # (JAX's module, the module whose function of the same name it mirrors, the
-# names mirrored: None for all; the first entry for a function counts)
+# names mirrored: None for all, or JAX's name -> the twin's; the first entry
+# for a function counts)
 _MIRRORS = (
     ("jax.numpy", "numpy", None),
     ("jax.numpy.linalg", "irad.jax_python", ("cholesky", "eigh", "eigvalsh")),  # they symmetrise first
@@ -31,6 +32,8 @@ _MIRRORS = (
     ("jax.nn", "irad.jax_python", None),
     ("jax", "irad", ("grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "vmap", "jvp", "vjp")),
     ("jax.lax", "irad", ("stop_gradient",)),
+    ("jax.tree_util", "irad.jax_python", ("tree_map", "tree_leaves")),
+    ("jax.tree", "irad.jax_python", {"map": "tree_map", "leaves": "tree_leaves"}),
 )
 
 # The hint for JAX's functions that have no counterpart
@@ -89,11 +92,12 @@ def _add_imported() -> None:
         if source is None or (jax_module, twin_module) in _seen:
             continue
         _seen.add((jax_module, twin_module))
+        renamed = names if isinstance(names, dict) else {}
         for name in names or dir(source):
             obj = getattr(source, name, None)
             if name.startswith("_") or not callable(obj) or isinstance(obj, type) or id(obj) in _table:
                 continue
-            _table[id(obj)] = (obj, f"{jax_module}.{name}", twin_module, name)
+            _table[id(obj)] = (obj, f"{jax_module}.{name}", twin_module, renamed.get(name, name))
 
 
 def mirror(obj) -> tuple[str, object, str | None] | None:

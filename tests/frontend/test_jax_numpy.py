@@ -7,6 +7,8 @@ by their public name, with the rewrite."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -153,6 +155,36 @@ def test_jax_grad_and_stop_gradient_inside_a_program(backend):
         return jnp.sum(g ** 2) + lax.stop_gradient(jnp.sum(w)) * jnp.sum(w)
 
     _against_jax(f, (np.array([0.3, 1.1]), np.array([2.0, -0.5])), backend)
+
+
+class Layer(NamedTuple):
+    W: np.ndarray
+    b: np.ndarray
+
+
+def _mse(params, x, y):
+    h = x
+    for layer in params["layers"]:
+        h = jnp.tanh(h @ layer.W + layer.b)
+    return jnp.mean((h @ params["out"][0] - y) ** 2)
+
+
+def maml(params, x, y, xq, yq):
+    g = jax.grad(_mse)(params, x, y)
+    fast = jax.tree_util.tree_map(lambda p, d: p - 0.1 * d, params, g)
+    fast = jax.tree.map(lambda p: p * 1.0, fast)
+    l2 = sum(jnp.sum(p ** 2) for p in jax.tree_util.tree_leaves(fast))
+    norms = jax.tree.leaves(jax.tree_util.tree_map(jnp.linalg.norm, {"skip": None, "p": params}))
+    return _mse(fast, xq, yq) + 1e-3 * l2 + 1e-3 * sum(norms)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tree_map_and_leaves_in_a_maml_step(backend):
+    params = {"layers": [Layer(rng.normal(size=(3, 4)), rng.normal(size=4)),
+                         Layer(rng.normal(size=(4, 4)), rng.normal(size=4))],
+              "out": (rng.normal(size=4),)}
+    args = (params, rng.normal(size=(5, 3)), rng.normal(size=5), rng.normal(size=(5, 3)), rng.normal(size=5))
+    _against_jax(maml, args, backend)
 
 
 UNARY = ["tanh", "exp", "sin", "cos", "log1p", "arctan", "sinh", "cbrt", "expm1", "square", "abs", "sign"]
