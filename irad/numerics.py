@@ -135,7 +135,8 @@ def interp(x, xp, fp):
     """np.interp(x, xp, fp): fp[0] left of xp[0], fp[-1] right of xp[-1], NaN at a NaN x."""
     onehot, t = interp_parts(x, xp)
     s = np.clip(t, 0.0, 1.0)
-    y = np.sum(onehot * (fp[:-1] + s * (fp[1:] - fp[:-1])), axis=-1)
+    # a select, not a product with the one-hot: an inf or NaN in another interval stays out
+    y = np.sum(np.where(onehot > 0.0, fp[:-1] + s * (fp[1:] - fp[:-1]), 0.0), axis=-1)
     return np.where(np.isnan(x), x, y)
 
 

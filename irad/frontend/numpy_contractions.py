@@ -98,9 +98,9 @@ def _parse_einsum(al, node, spec: str, values) -> tuple[list[str], str]:
 
 
 def _diagonal(al, node, x: SSAValue, letters: str) -> SSAValue:
-    """Take the diagonal of the axes a letter repeats on ('ii->i'): the product
-    with an identity mask, summed over the repeat."""
-    em = al.em
+    """Take the diagonal of the axes a letter repeats on ('ii->i'), at the
+    first of them: a strided slice, as np.diagonal (a product with an identity
+    mask would turn an inf off the diagonal into NaN)."""
     seen: dict[str, int] = {}
     for axis, c in enumerate(letters):
         if c not in seen:
@@ -111,10 +111,10 @@ def _diagonal(al, node, x: SSAValue, letters: str) -> SSAValue:
         if dims[first] != dims[axis]:
             raise al.error(node, f"np.einsum: the repeated letter {c!r} spans axes of sizes "
                            f"{dims[first]} and {dims[axis]}")
-        mask_dims = [n if i in (first, axis) else 1 for i, n in enumerate(dims)]
-        mask = T.reshape(em, T.band(em, dims[first], dims[first], 0, T.element(x)), mask_dims)
-        eye = T.broadcast_to(em, mask, dims)
-        x = T.reduce(em, em.op(arith.MulfOp(x, eye)), [axis])
+        diagonal = numpy_shapes.diagonal_of(al, x, 0, Static(first), Static(axis), node)  # (others..., n)
+        others = [d for d in range(len(dims)) if d not in (first, axis)]
+        order = [len(others) if d == first else others.index(d) for d in range(len(dims)) if d != axis]
+        x = T.transpose(al.em, diagonal, order)
         return _diagonal(al, node, x, letters[:axis] + letters[axis + 1:])
     return x
 

@@ -204,7 +204,10 @@ def _logaddexp(base_two: bool):
         log_cosh = em.op(mathd.LogOp(em.mul(cosh, _const(al, 2.0, x))))
         centre = em.add(em.mul(_const(al, 0.5, x), x), em.mul(_const(al, 0.5, x), y))
         close = em.add(centre, em.mul(log_cosh, _const(al, 1 / scale, x)) if base_two else log_cosh)
-        return al.new(_where(al, near, close, apart))
+        # numpy's x + log(2) where x == y: -inf and inf stay themselves (inf - inf is NaN above)
+        infinite = T.compare(em, "oeq", em.op(mathd.AbsFOp(x)), _const(al, math.inf, x))
+        both = em.op(arith.AndIOp(T.compare(em, "oeq", x, y), infinite))
+        return al.new(_where(al, both, x, _where(al, near, close, apart)))
 
     return handler
 
@@ -436,8 +439,10 @@ def _polyval(al, node, p, x):
     coefficients = [T.reshape(al.em, T.slice_along(al.em, c, 0, i, 1), ()) for i in range(T.shape(c)[0])]
     value = al.array(x, node)
     result = None
-    for c in coefficients:
-        result = c if result is None else al.binary(ast.Add(), al.binary(ast.Mult(), result, value, node), c, node)
+    for c in coefficients:  # from numpy's 0, so that x = inf gives its NaN (0 * inf)
+        product = al.binary(ast.Mult(), _const(al, 0.0, _floats(al, node, value)[0]) if result is None else result,
+                            value, node)
+        result = al.binary(ast.Add(), product, c, node)
     if result is None:
         return al.new(_const(al, 0.0, _floats(al, node, value)[0]))
     (result, _) = al.floats(node, result, value)

@@ -372,7 +372,7 @@ numpy_function(np.tril, params=("m", "?k=0"))(_triangle(lower=True))
 numpy_function(np.triu, params=("m", "?k=0"))(_triangle(lower=False))
 
 
-def _diagonal_of(al: ArrayLowering, x: SSAValue, offset: int, axis1: int, axis2: int, node) -> SSAValue:
+def diagonal_of(al: ArrayLowering, x: SSAValue, offset: int, axis1: int, axis2: int, node) -> SSAValue:
     """The diagonal `offset` of axes (axis1, axis2), as the last axis: the other axes
     moved first, the two merged, then a strided slice of the merged axis."""
     rank = len(T.shape(x))
@@ -395,7 +395,7 @@ def _diagonal_of(al: ArrayLowering, x: SSAValue, offset: int, axis1: int, axis2:
 @numpy_function(np.diagonal, params=("a", "?offset=0", "?axis1=0", "?axis2=1"))
 def _diagonal(al, node, a, offset, axis1, axis2):
     x = _tensor(al, a, node)
-    return al.new(_diagonal_of(al, x, al.static(offset, node, "offset"), axis1, axis2, node))
+    return al.new(diagonal_of(al, x, al.static(offset, node, "offset"), axis1, axis2, node))
 
 
 @numpy_function(np.trace, params=("a", "?offset=0", "?axis1=0", "?axis2=1", "?dtype", "?out"))
@@ -404,7 +404,7 @@ def trace(al, node, a, offset, axis1, axis2, dtype, out):
         if al.given(value):
             raise al.error(node, f"np.trace: the argument '{name}' is not supported")
     x = _float_tensor(al, a, node)
-    diagonal = _diagonal_of(al, x, al.static(offset, node, "offset"), axis1, axis2, node)
+    diagonal = diagonal_of(al, x, al.static(offset, node, "offset"), axis1, axis2, node)
     return al.reduction(diagonal, -1, False, node, arith.AddfOp)
 
 
@@ -413,7 +413,7 @@ def _diag(al, node, v, k):
     x = _tensor(al, v, node)
     k = al.static(k, node, "k")
     if len(T.shape(x)) == 2:
-        return al.new(_diagonal_of(al, x, k, 0, 1, node))
+        return al.new(diagonal_of(al, x, k, 0, 1, node))
     if len(T.shape(x)) != 1:
         raise al.error(node, "np.diag takes a vector or a matrix")
     (n,) = T.shape(x)

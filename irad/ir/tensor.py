@@ -346,14 +346,16 @@ def band(b, n: int, m: int, k: int, elem: Attribute, predicate: str = "oeq", com
 
 
 def sign(b, x: SSAValue) -> SSAValue:
-    """(x > 0) - (x < 0), elementwise: built from comparisons, so its derivative is 0."""
+    """(x > 0) - (x < 0), elementwise, and NaN where x is NaN (as numpy's):
+    built from comparisons, so its derivative is 0."""
     elem = element(x)
 
     def body(e, a: Sequence[SSAValue]) -> SSAValue:
         zero = e.op(arith.ConstantOp(FloatAttr(0.0, elem)))
         pos = e.op(arith.UIToFPOp(e.op(arith.CmpfOp(a[0], zero, "ogt")), elem))
         neg = e.op(arith.UIToFPOp(e.op(arith.CmpfOp(a[0], zero, "olt")), elem))
-        return e.op(arith.SubfOp(pos, neg))
+        nan = e.op(arith.CmpfOp(a[0], a[0], "uno"))
+        return e.op(arith.SelectOp(nan, a[0], e.op(arith.SubfOp(pos, neg))))
 
     if not is_tensor(x.type):
         return body(b, [x])

@@ -16,8 +16,10 @@ numpy's:
   exactly (irad/frontend/held_ints.py converts what irad computes in another
   dtype, and refuses dtypes irad does not have: float16).
 
-The python backend runs every kind; the native one (slower to compile) the
-first case of each function on bools and int64s.
+The kind "special" draws float64s among NaN, inf, -inf, -0.0, the largest
+and the smallest floats: there too irad's values must be numpy's (NaN where
+numpy's is). The python backend runs every kind; the native one (slower to
+compile) the first case of each function on bools, int64s and specials.
 
 Each deviation this sweep found was silently wrong before: np.diff of a mask
 subtracted, np.pad of a mask filled with ints, the python backend held a bool
@@ -45,9 +47,12 @@ def _ints(dtype, low=-3):
     return lambda rng, shape: rng.integers(low, 4, size=shape).astype(dtype)
 
 
+SPECIAL = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1e308, -1e308, 5e-324, 1.5, -2.5, 0.5, -1.0])
 KINDS = {"bool": lambda rng, shape: rng.uniform(size=shape) < 0.5,
          "int": _ints(np.int64), "int8": _ints(np.int8), "uint8": _ints(np.uint8, 0), "int32": _ints(np.int32),
-         "float32": lambda rng, shape: rng.uniform(-2, 2, size=shape).astype(np.float32)}
+         "float32": lambda rng, shape: rng.uniform(-2, 2, size=shape).astype(np.float32),
+         # float64's special values, and values next to them
+         "special": lambda rng, shape: rng.choice(SPECIAL, size=shape)}
 # numpy leaves their order unspecified (partition: on each side of the kth; argsort: among ties, its
 # default sort is not stable for every dtype): their values are compared sorted
 ORDER_FREE = frozenset({"partition", "argpartition", "argsort"})
@@ -123,16 +128,23 @@ def test_numpy_functions_of_masks_and_ints(kind):
     assert values >= FLOORS[kind], (values, refusals)  # refusing everything cannot pass
 
 
-FLOORS = {"bool": 280, "int": 370, "int8": 265, "uint8": 255, "int32": 265, "float32": 375}  # the counts now, less 5%
+FLOORS = {"bool": 280, "int": 370, "int8": 265, "uint8": 255, "int32": 265, "float32": 375, "special": 370}  # the counts now, less 5%
+
+
+# Known, not yet fixed: the native LU and QR of a matrix holding NaN or inf give
+# finite values where numpy's are NaN (det 0.0, slogdet 673.95, qr's R 1e308),
+# and inv raises "Singular matrix" where numpy gives NaNs
+NATIVE_SPECIAL_DEVIATIONS = frozenset({"inv", "det", "slogdet", "qr"})
 
 
 @pytest.mark.native
 @pytest.mark.skipif(NATIVE_MISSING is not None, reason=NATIVE_MISSING or "")
 @pytest.mark.parametrize("fn", list(SWEEP), ids=_name)
 def test_numpy_dtypes_on_the_native_backend(fn):
-    """The first case of each function on bools and int64s, through MLIR 22:
-    numpy's values and dtypes, or a refusal."""
-    deviations = [d for kind in ("bool", "int") for d in _outcome(fn, kind, "native", cases=1)[2]]
+    """The first case of each function on bools, int64s and special floats,
+    through MLIR 22: numpy's values and dtypes, or a refusal."""
+    kinds = ("bool", "int") if _name(fn) in NATIVE_SPECIAL_DEVIATIONS else ("bool", "int", "special")
+    deviations = [d for kind in kinds for d in _outcome(fn, kind, "native", cases=1)[2]]
     assert not deviations, "\n".join(deviations)
 
 
