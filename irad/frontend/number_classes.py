@@ -165,6 +165,8 @@ class _Walk:
                 values.append(owner.before_region.block.last_op.operands[i + 1])
             return self._union(values)
         kind = numpy_scalars.kind(v)
+        if owner.operands and any(isinstance(o.owner, func.CallOp) for o in owner.operands):
+            kind = numpy_scalars.EITHER  # arithmetic of a call's result: its callee's classes (_CALLS) decide
         if kind == numpy_scalars.EITHER and owner.operands:  # arithmetic of a helper's parameters: theirs
             operands = [set(self(o)) for o in owner.operands]
             if not any(c in _NUMPY for found in operands for c in found):
