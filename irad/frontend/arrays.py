@@ -1729,4 +1729,9 @@ STATIC_OPERATORS = {
 }
 
 
+def bound_method(name: str, receiver) -> Static | None:
+    """`receiver.name` for an array method (x.sum), bound; None for other names."""
+    return Static(BoundMethod(_METHODS[name], receiver)) if name in _METHODS else None
+
+
 __all__ = ["ArrayLowering", "BoundMethod", "array_method", "is_array", "is_numpy_callable"]

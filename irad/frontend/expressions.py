@@ -25,7 +25,7 @@ import numpy as np
 from xdsl.dialects import arith, scf
 from xdsl.dialects import math as mathd
 from xdsl.ir import Block, Region, SSAValue
-from irad.frontend.arrays import ARRAY_ATTRIBUTES, STATIC_OPERATORS, known_value
+from irad.frontend.arrays import ARRAY_ATTRIBUTES, STATIC_OPERATORS, bound_method, known_value
 from irad.frontend.callables import Closure, Keywords, Partial, rebuild
 from irad.frontend.known_methods import format_string
 from irad.ir import tensor as tensor_ops
@@ -139,7 +139,8 @@ class Expressions:
         if is_array(base):
             return self.fl.arrays.attribute(base, node.attr, node)
         if isinstance(base, Selection):  # x[m].mean, x[m].shape
-            return masked_reads.attribute(self.fl.arrays, base, node.attr, node)
+            method = bound_method(node.attr, base)
+            return method if method is not None else masked_reads.attribute(self.fl.arrays, base, node.attr, node)
         if isinstance(base, (RecordValue, MappingValue)) and base.cls is not dict:
             return self._field(base, node)
         if isinstance(base, MappingValue):  # d.items(), d.get(k)

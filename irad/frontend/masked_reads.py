@@ -305,9 +305,8 @@ _REDUCTIONS = {
 
 # ---- attributes ---------------------------------------------------------------------------
 def attribute(al, s: Selection, name: str, node):
-    """x[m].sum (a method), len-like attributes (.shape, .size, .ndim)."""
-    from irad.frontend.arrays import _METHODS, BoundMethod
-
+    """x[m]'s len-like attributes (.shape, .size, .ndim); its methods
+    (x[m].sum) are bound by arrays.bound_method, as an array's."""
     rank = 1 + len(s.rest)
     if name == "ndim":
         return Static(rank)
@@ -316,7 +315,5 @@ def attribute(al, s: Selection, name: str, node):
     if name == "size":
         n = count(al, s, node)
         return n if not s.rest else al.binary(ast.Mult(), n, al.em.const(math.prod(s.rest), I64), node)
-    if name in _METHODS:
-        return Static(BoundMethod(_METHODS[name], s))
     raise s.refusal(al, node, f"the attribute `.{name}` of a selection")
 

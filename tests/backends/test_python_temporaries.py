@@ -236,14 +236,14 @@ def all_rows_squared(x):
 
 
 @pytest.mark.parametrize("f,copy", [
-    (rows_squared, "= np.array(row, dtype=np.float64).reshape(-1)"),  # each row x[i] is recorded: a copy
-    (all_rows_squared, "= np.array(x, dtype=np.float64)"),  # a loop over all rows keeps x once (passes/ad/reverse_loops.py)
+    (rows_squared, r"= np\.array\(row(_\d+)?, dtype=np\.float64\)\.reshape\(-1\)"),  # each row x[i] is recorded: a copy
+    (all_rows_squared, r"= np\.array\(x, dtype=np\.float64\)"),  # a loop over all rows keeps x once (passes/ad/reverse_loops.py)
 ])
 def test_a_view_of_an_argument_is_copied_onto_the_tape(f, copy):
     x = np.array([[0.3, -0.7], [1.1, 0.5], [0.2, 0.9]])
     text = source(f, x)
-    assert re.search(r"row = \w+\.reshape", text)  # x[i], a view of the caller's x
-    assert copy in text
+    assert re.search(r"row(_\d+)? = \w+\.reshape", text)  # x[i], a view of the caller's x (row_1: row is carried)
+    assert re.search(copy, text)
     expected = central_difference(f, (x,), 0)
     y = x.copy()
     _, pullback = irad.vjp(f, y)
